@@ -1,0 +1,141 @@
+"""The provider seam: what an agent node asks of an LLM, and what it gets back.
+
+A provider receives an :class:`AgentInvocation` (system prompt, user content, model,
+reasoning effort, tools, the subagent tree) and a :class:`ProviderContext`, and
+returns an :class:`LLMResult`. Through the context it can
+
+* emit streamed text (``ctx.delta(text)``; the engine coalesces and logs it), and
+* run a subagent child as a tool (``await ctx.call_subagent(child, argument)``); the
+  engine emits ``subagent_call_start``/``end``/``error`` with the right
+  ``callId``/``parentCallId``/``depth`` and runs the child on the same provider
+  registry, so providers never build those payloads themselves.
+
+Failures are raised as :class:`LLMError` with a message a user understands.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Awaitable, Callable, Protocol, runtime_checkable
+
+__all__ = [
+    "AgentInvocation",
+    "SubagentSpec",
+    "LLMResult",
+    "LLMError",
+    "LLMProvider",
+    "ProviderContext",
+    "tool_name_for",
+    "describe_subagent",
+]
+
+
+class LLMError(Exception):
+    """An LLM call failed; the message is shown to the user as the ``llm_error`` content."""
+
+    def __init__(self, message: str, *, retryable: bool = False, status: int | None = None):
+        super().__init__(message)
+        self.retryable = retryable
+        self.status = status
+
+
+@dataclass(slots=True)
+class SubagentSpec:
+    """An agent offered to its parent as a tool (with its own children, recursively)."""
+
+    node_id: str
+    name: str
+    system_prompt: str
+    user_prompt: str
+    model: str
+    reasoning_effort: str
+    tools: dict[str, bool]
+    provider: str | None
+    children: list["SubagentSpec"] = field(default_factory=list)
+
+    @property
+    def tool_name(self) -> str:
+        return tool_name_for(self.name, self.node_id)
+
+    @property
+    def description(self) -> str:
+        return describe_subagent(self)
+
+
+@dataclass(slots=True)
+class AgentInvocation:
+    node_id: str
+    name: str
+    system_prompt: str
+    user_content: str
+    model: str
+    reasoning_effort: str
+    tools: dict[str, bool]
+    subagents: list[SubagentSpec]
+    provider: str | None = None
+    depth: int = 0  # 0 for a workflow step, n for a subagent n levels down
+
+
+@dataclass(slots=True)
+class LLMResult:
+    text: str
+    usage: dict[str, int] | None = None  # {"prompt_tokens", "completion_tokens"}
+    model: str | None = None
+
+
+class ProviderContext(Protocol):
+    node_id: str
+
+    def delta(self, text: str) -> None:
+        """Report streamed text as it arrives (coalesced by the engine)."""
+
+    async def call_subagent(self, child: SubagentSpec, argument: str) -> str:
+        """Run ``child`` as an agent on ``argument`` and return its answer (raises LLMError on failure)."""
+
+
+@runtime_checkable
+class LLMProvider(Protocol):
+    name: str
+
+    async def complete(self, invocation: AgentInvocation, ctx: ProviderContext) -> LLMResult: ...
+
+
+ProviderResolver = Callable[[AgentInvocation], LLMProvider]
+
+
+_TOOL_CHARS = re.compile(r"[^a-zA-Z0-9_]+")
+
+
+def tool_name_for(name: str, node_id: str) -> str:
+    """A function-tool name (``^[a-zA-Z0-9_-]{1,64}$``) derived from a name and a node id."""
+    base = _TOOL_CHARS.sub("_", name.strip().lower()).strip("_") or "agent"
+    suffix = _TOOL_CHARS.sub("_", node_id).strip("_")[-12:] or "x"
+    return f"{base[:40]}_{suffix}"[:64]
+
+
+def describe_subagent(spec: SubagentSpec) -> str:
+    parts = [f"Delegate a task to the subagent '{spec.name or 'Agent'}'."]
+    prompt = " ".join((spec.system_prompt or "You are a helpful assistant.").split())
+    if len(prompt) > 300:
+        prompt = prompt[:297] + "..."
+    parts.append(f"Its instructions: {prompt}")
+    tools = [k for k, v in spec.tools.items() if v and k != "subagents"]
+    if tools:
+        parts.append("It can use: " + ", ".join(tools) + ".")
+    if spec.children:
+        parts.append("It can delegate to: " + ", ".join(c.name or c.node_id for c in spec.children) + ".")
+    parts.append("Pass the full task as the 'input' argument; it answers with text.")
+    return " ".join(parts)
+
+
+def tool_schema(spec: SubagentSpec) -> dict[str, Any]:
+    """JSON schema of a subagent tool's parameters (same for every provider)."""
+    return {
+        "type": "object",
+        "properties": {"input": {"type": "string", "description": "The task or question for this subagent."}},
+        "required": ["input"],
+    }
+
+
+SubagentCaller = Callable[[SubagentSpec, str], Awaitable[str]]

@@ -1,0 +1,34 @@
+"""The built-in deterministic ``echo`` provider.
+
+It answers with the user content. When the agent has subagents it calls each of
+them (concurrently) with the same content and appends their answers, so a flow with
+subagents exercises the whole subagent path offline. ``delay`` (seconds) makes it
+slow, for tests and demos of concurrency and cancellation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from .base import AgentInvocation, LLMResult, ProviderContext
+
+__all__ = ["EchoProvider"]
+
+
+class EchoProvider:
+    name = "echo"
+
+    def __init__(self, delay: float = 0.0) -> None:
+        self.delay = delay
+
+    async def complete(self, invocation: AgentInvocation, ctx: ProviderContext) -> LLMResult:
+        if self.delay:
+            await asyncio.sleep(self.delay)
+        text = invocation.user_content
+        if invocation.subagents:
+            answers = await asyncio.gather(*(ctx.call_subagent(child, text) for child in invocation.subagents))
+            text = text + "".join(
+                f"\n\n[{child.name or child.node_id}] {answer}" for child, answer in zip(invocation.subagents, answers))
+        words = len(invocation.user_content.split())
+        return LLMResult(text=text, usage={"prompt_tokens": words, "completion_tokens": len(text.split())},
+                         model=invocation.model or "echo")

@@ -1,0 +1,653 @@
+"""The executor: runs a workflow with the semantics of DESIGN.md (normative).
+
+Concepts and invariants
+* A *branch* is one asyncio task that walks a path of the graph in a loop (never by
+  recursion): it runs a node, looks its outgoing execution edges up in a dict built
+  once, continues with the first successor itself and spawns a task for each other
+  one, so several successors run concurrently, each with the same output.
+* Subagent edges are never followed; subagent children are offered to their parent's
+  LLM as tools (see ``engine.llm.base``).
+* The first approval reached pauses the run (``paused``, ``waiting_for_input``,
+  ``current_node_id``). While paused, further approvals are queued and edges that
+  would be followed are deferred with their input. ``resume()`` follows the decision's
+  edges with the output that arrived at the approval, then drains deferred work, then
+  pauses at the next queued approval or completes.
+* ``start()``/``resume()`` return once the run is quiescent (no branch in flight):
+  paused, completed, failed or cancelled. ``cancel()`` cancels every branch task, which
+  closes open HTTP requests of providers at once.
+* Every node has a per-run visit limit (default 25); exceeding it fails the run with an
+  ``error`` event, so an execution loop cannot run forever.
+* A paused run's whole state is a JSON value (``snapshot()``); ``Run.restore()`` makes
+  a run that another process can resume.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+import uuid
+from collections import deque
+from dataclasses import dataclass
+from typing import Any, AsyncIterator, Callable, Iterable
+
+from .events import SYSTEM_NODE, EventType, RunEvent, RunStatus
+from .llm.base import AgentInvocation, LLMError, LLMProvider, LLMResult, SubagentSpec
+from .model import DEFAULT_REASONING_EFFORT, DEFAULT_SYSTEM_PROMPT, Node, Workflow, dumps_workflow, parse_workflow
+from .validate import errors_only, validate
+
+__all__ = ["Run", "RunStateError", "NodeRecord", "normalise_decision", "DEFAULT_MAX_VISITS", "SNAPSHOT_FORMAT"]
+
+DEFAULT_MAX_VISITS = 25
+SNAPSHOT_FORMAT = "flowdesk.run/1"
+MAX_SUBAGENT_DEPTH = 16
+_YIELD_EVERY = 64  # steps a branch runs before yielding to the event loop when nothing else awaits
+
+EventCallback = Callable[[RunEvent], None]
+
+
+class RunStateError(RuntimeError):
+    """An operation that the run's current state does not allow (resume a run that is not paused, ...)."""
+
+
+@dataclass(slots=True)
+class NodeRecord:
+    """What happened at an agent node the last time it ran (for the inspector's run tab)."""
+
+    input: str
+    output: str | None = None
+    started: float = 0.0
+    ended: float | None = None
+    usage: dict[str, int] | None = None
+    error: str | None = None
+
+    @property
+    def duration(self) -> float | None:
+        return None if self.ended is None else self.ended - self.started
+
+
+_APPROVE = {"approve", "approved", "yes", "y", "true", "ok", "accept", "accepted"}
+_REJECT = {"reject", "rejected", "no", "n", "false", "deny", "denied", "decline"}
+
+
+def normalise_decision(decision: Any, note: str | None = None) -> dict[str, str]:
+    """``{"decision": "approve"|"reject", "note": str}`` from a string, bool or dict."""
+    if isinstance(decision, dict):
+        note = decision.get("note", note)
+        decision = decision.get("decision")
+    if isinstance(decision, bool):
+        word = "approve" if decision else "reject"
+    elif isinstance(decision, str) and decision.strip().lower() in _APPROVE:
+        word = "approve"
+    elif isinstance(decision, str) and decision.strip().lower() in _REJECT:
+        word = "reject"
+    else:
+        raise ValueError(f"a decision must be 'approve' or 'reject', not {decision!r}")
+    return {"decision": word, "note": "" if note is None else str(note)}
+
+
+def as_text(value: Any) -> str:
+    """A node output as text: strings as is, None as "", anything else as JSON."""
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return ""
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def _is_decision(value: Any) -> bool:
+    return isinstance(value, dict) and "decision" in value
+
+
+class _Context:
+    """The ProviderContext handed to a provider for one agent call (a step or a subagent call)."""
+
+    __slots__ = ("run", "node_id", "depth", "call_id", "_buf", "_last_flush")
+
+    def __init__(self, run: "Run", node_id: str, depth: int, call_id: str | None) -> None:
+        self.run = run
+        self.node_id = node_id
+        self.depth = depth
+        self.call_id = call_id
+        self._buf: list[str] = []
+        self._last_flush = time.monotonic()
+
+    def delta(self, text: str) -> None:
+        if self.depth or not text:
+            return  # subagent streams are not shown; their answers are, in subagent_call_end
+        self._buf.append(text)
+        now = time.monotonic()
+        if now - self._last_flush >= self.run.delta_interval:
+            self.flush()
+
+    def flush(self) -> None:
+        if self._buf:
+            text = "".join(self._buf)
+            self._buf.clear()
+            self._last_flush = time.monotonic()
+            self.run._emit(self.node_id, EventType.LLM_DELTA, text)
+
+    async def call_subagent(self, child: SubagentSpec, argument: str) -> str:
+        return await self.run._call_subagent(self, child, argument)
+
+
+class Run:
+    """One execution of a workflow."""
+
+    def __init__(
+        self,
+        workflow: Workflow,
+        provider: LLMProvider | Callable[[AgentInvocation], LLMProvider],
+        *,
+        run_id: str | None = None,
+        initial_input: str | None = None,
+        max_visits: int = DEFAULT_MAX_VISITS,
+        on_event: EventCallback | None = None,
+        keep_events: bool = True,
+        delta_interval: float = 0.05,
+        check: bool = True,
+    ) -> None:
+        self.workflow = workflow
+        self.run_id = run_id or uuid.uuid4().hex
+        self.initial_input = initial_input
+        self.max_visits = max_visits
+        self.delta_interval = delta_interval
+        self.check = check
+        if hasattr(provider, "complete"):
+            single = provider
+            self._resolve: Callable[[AgentInvocation], LLMProvider] = lambda _inv: single  # type: ignore[assignment]
+        else:
+            self._resolve = provider  # type: ignore[assignment]
+
+        # Indexes built once: the run's cost per step does not grow with the graph.
+        self._nodes: dict[str, Node] = {}
+        for n in workflow.nodes:
+            self._nodes.setdefault(n.id, n)
+        out: dict[str, list[tuple[str, str]]] = {}
+        children: dict[str, list[str]] = {}
+        for c in workflow.connections:
+            if c.sourceHandle == "subagent":
+                children.setdefault(c.source, []).append(c.target)
+                continue
+            handle = c.sourceHandle or "output"
+            if handle == "true":
+                handle = "condition-0"
+            out.setdefault(c.source, []).append((handle, c.target))
+        self._out = out
+        self._sub_children = children
+        self._spec_cache: dict[str, list[SubagentSpec]] = {}
+
+        self.status = RunStatus.PENDING
+        self.waiting_for_input = False
+        self.current_node_id: str | None = None
+        self.error: str | None = None
+        self.outputs: dict[str, Any] = {}
+        self.visits: dict[str, int] = {}
+        self.records: dict[str, NodeRecord] = {}
+        self.last_text_output: str = ""
+        self.started_at: float | None = None
+        self.ended_at: float | None = None
+
+        self._pending: tuple[str, Any] | None = None
+        self._queue: deque[tuple[str, Any]] = deque()
+        self._deferred: list[tuple[str, Any]] = []
+        self._tasks: set[asyncio.Task] = set()
+        self._idle: asyncio.Event | None = None
+        self._lock: asyncio.Lock | None = None
+
+        self.events: list[RunEvent] | None = [] if keep_events else None
+        self._listeners: list[EventCallback] = [on_event] if on_event else []
+        self._streams: list[asyncio.Queue] = []
+        self._call_counter = 0
+
+    # ------------------------------------------------------------------ events
+    def add_listener(self, callback: EventCallback) -> None:
+        self._listeners.append(callback)
+
+    def remove_listener(self, callback: EventCallback) -> None:
+        try:
+            self._listeners.remove(callback)
+        except ValueError:
+            pass
+
+    def _emit(self, node_id: str, type: str, content: str = "", extra: dict[str, Any] | None = None) -> RunEvent:
+        ev = RunEvent(node_id, type, content, extra=extra)
+        if self.events is not None:
+            self.events.append(ev)
+        for cb in self._listeners:
+            cb(ev)
+        for q in self._streams:
+            q.put_nowait(ev)
+        return ev
+
+    async def iter_events(self) -> AsyncIterator[RunEvent]:
+        """Events as they are emitted, until the run next settles (paused or ended)."""
+        q: asyncio.Queue = asyncio.Queue()
+        self._streams.append(q)
+        try:
+            while True:
+                ev = await q.get()
+                if ev is None:
+                    return
+                yield ev
+        finally:
+            self._streams.remove(q)
+
+    def _set_status(self, status: RunStatus, detail: str = "") -> None:
+        self.status = status
+        if status.is_final:
+            self.ended_at = time.time()
+            self.waiting_for_input = False
+        self._emit(SYSTEM_NODE, EventType.RUN_STATUS, str(status), {"detail": detail} if detail else None)
+
+    # ------------------------------------------------------------------ lifecycle
+    def _ensure_async_state(self) -> None:
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+            self._idle = asyncio.Event()
+            self._idle.set()
+
+    async def start(self) -> RunStatus:
+        """Run from the start node until the run is paused or ended."""
+        self._ensure_async_state()
+        assert self._lock is not None
+        async with self._lock:
+            if self.status != RunStatus.PENDING:
+                raise RunStateError(f"this run has already started (status {self.status})")
+            self.started_at = time.time()
+            if self.check:
+                errors = errors_only(validate(self.workflow))
+                if errors:
+                    self.status = RunStatus.RUNNING
+                    for issue in errors:
+                        self._emit(issue.node_ids[0] if issue.node_ids else SYSTEM_NODE, EventType.ERROR, issue.message,
+                                   {"code": issue.code})
+                    self.error = f"The workflow has {len(errors)} error(s): {errors[0].message}"
+                    self._set_status(RunStatus.FAILED, self.error)
+                    self._end_streams()
+                    return self.status
+            start = next((n for n in self._nodes.values() if n.type == "start"), None)
+            self._set_status(RunStatus.RUNNING)
+            if start is None:
+                self._fail(SYSTEM_NODE, "The workflow has no Start node.")
+            else:
+                self._spawn(start.id, None)
+                await self._wait_idle()
+            self._settle()
+            return self.status
+
+    async def resume(self, decision: Any, note: str | None = None) -> RunStatus:
+        """Answer the pending approval and continue until the run is paused again or ended."""
+        self._ensure_async_state()
+        assert self._lock is not None
+        answer = normalise_decision(decision, note)
+        async with self._lock:
+            await self._wait_idle()
+            if self.status != RunStatus.PAUSED or self._pending is None:
+                raise RunStateError(f"this run is not waiting for input (status {self.status})")
+            node_id, arrived = self._pending
+            self._pending = None
+            self.waiting_for_input = False
+            self.current_node_id = None
+            self.outputs[node_id] = answer
+            self._emit(node_id, EventType.INPUT_RECEIVED, json.dumps(answer, ensure_ascii=False))
+            self._set_status(RunStatus.RUNNING)
+            for handle, target in self._out.get(node_id, ()):
+                if handle == answer["decision"]:
+                    self._spawn(target, arrived)
+            await self._wait_idle()
+            while self.status == RunStatus.RUNNING and self._deferred:
+                batch, self._deferred = self._deferred, []
+                for target, value in batch:
+                    self._spawn(target, value)
+                await self._wait_idle()
+            self._settle()
+            return self.status
+
+    def cancel(self, reason: str = "Cancelled by the user.") -> None:
+        """Stop the run now: every branch task is cancelled (open HTTP requests close)."""
+        if self.status.is_final:
+            return
+        self.error = reason
+        self._pending = None
+        self._queue.clear()
+        self._deferred.clear()
+        self.current_node_id = None
+        self._set_status(RunStatus.CANCELLED, reason)
+        for t in list(self._tasks):
+            t.cancel()
+        if not self._tasks:
+            self._end_streams()
+
+    async def wait(self) -> RunStatus:
+        """Wait until no branch is in flight (after cancel(), for example)."""
+        self._ensure_async_state()
+        await self._wait_idle()
+        return self.status
+
+    def _settle(self) -> None:
+        if self.status == RunStatus.RUNNING:
+            if self._queue:
+                node_id, value = self._queue.popleft()
+                self._pause_at(node_id, value)
+            else:
+                self.current_node_id = None
+                self._set_status(RunStatus.COMPLETED)
+        self._end_streams()
+
+    def _end_streams(self) -> None:
+        for q in self._streams:
+            q.put_nowait(None)
+
+    async def _wait_idle(self) -> None:
+        assert self._idle is not None
+        while self._tasks:
+            await self._idle.wait()
+
+    def _spawn(self, node_id: str, value: Any) -> None:
+        task = asyncio.get_running_loop().create_task(self._branch(node_id, value))
+        self._tasks.add(task)
+        assert self._idle is not None
+        self._idle.clear()
+        task.add_done_callback(self._task_done)
+
+    def _task_done(self, task: asyncio.Task) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled():
+            exc = task.exception()
+            if exc is not None:  # a bug, not a model failure: still end the run cleanly
+                self._fail(SYSTEM_NODE, f"Internal error: {exc!r}")
+        if not self._tasks:
+            assert self._idle is not None
+            self._idle.set()
+            if self.status.is_final and self._lock is not None and not self._lock.locked():
+                self._end_streams()
+
+    def _fail(self, node_id: str, message: str) -> None:
+        if self.status.is_final:
+            return
+        self.error = message
+        self._emit(node_id, EventType.ERROR, message)
+        self._pending = None
+        self.current_node_id = None
+        self._set_status(RunStatus.FAILED, message)
+        try:
+            current = asyncio.current_task()
+        except RuntimeError:
+            current = None
+        for t in list(self._tasks):
+            if t is not current:
+                t.cancel()
+
+    def _pause_at(self, node_id: str, value: Any) -> None:
+        self._pending = (node_id, value)
+        self.waiting_for_input = True
+        self.current_node_id = node_id
+        node = self._nodes[node_id]
+        prompt = getattr(node.data, "prompt", "") or "Approve or reject to continue."
+        self._emit(node_id, EventType.WAIT_INPUT, prompt)
+        self._set_status(RunStatus.PAUSED)
+
+    # ------------------------------------------------------------------ branches
+    async def _branch(self, node_id: str | None, value: Any) -> None:
+        nodes, out, visits, limit = self._nodes, self._out, self.visits, self.max_visits
+        steps = 0
+        while node_id is not None:
+            if self.status.is_final:
+                return
+            node = nodes.get(node_id)
+            if node is None:
+                self._fail(SYSTEM_NODE, f"A link points to a node that does not exist ('{node_id}').")
+                return
+            count = visits.get(node_id, 0) + 1
+            visits[node_id] = count
+            if count > limit:
+                self._fail(node_id, f"'{node.title}' was reached more than {limit} times in this run; stopping "
+                                    "to avoid an endless loop. Raise the visit limit if the loop is intended.")
+                return
+            self._emit(node_id, EventType.STEP_START, node.title)
+            kind = node.type
+            if kind == "agent":
+                output = await self._run_agent(node, value)
+                if output is None:
+                    return
+                handle = "output"
+            elif kind == "if":
+                handle = self._run_if(node, value)
+                output = value
+            elif kind == "start":
+                output = self.initial_input if self.initial_input is not None else node.data.initialInput  # type: ignore[attr-defined]
+                self.last_text_output = output
+                handle = "output"
+            elif kind == "approval":
+                if self.status == RunStatus.PAUSED:
+                    self._queue.append((node_id, value))
+                    self._emit(node_id, EventType.APPROVAL_QUEUED,
+                               "Another approval is pending; this one will be asked next.")
+                else:
+                    self._pause_at(node_id, value)
+                return
+            else:
+                self._fail(node_id, f"Node '{node_id}' has an unknown type '{kind}'.")
+                return
+            if self.status.is_final:
+                return
+            self.outputs[node_id] = output
+            edges = out.get(node_id)
+            if not edges:
+                return
+            targets = [t for h, t in edges if h == handle]
+            if not targets:
+                return
+            if self.status == RunStatus.PAUSED:
+                self._deferred.extend((t, output) for t in targets)
+                return
+            for t in targets[1:]:
+                self._spawn(t, output)
+            node_id, value = targets[0], output
+            steps += 1
+            if steps % _YIELD_EVERY == 0:
+                await asyncio.sleep(0)  # keep the event loop (and the GUI) responsive on instant providers
+
+    def _run_if(self, node: Node, value: Any) -> str:
+        text = as_text(value).lower()
+        for i, cond in enumerate(node.data.conditions):  # type: ignore[attr-defined]
+            want = cond.value.strip().lower()
+            if not want:
+                matched = False
+            elif cond.operator == "equal":
+                matched = text == want
+            else:
+                matched = want in text
+            self._emit(node.id, EventType.LOGIC_CHECK,
+                       f"Condition {i + 1}: {cond.operator} '{cond.value.strip()}' → {'matched' if matched else 'no match'}",
+                       {"conditionIndex": i, "matched": matched})
+            if matched:
+                return f"condition-{i}"
+        self._emit(node.id, EventType.LOGIC_CHECK, "No condition matched → Else branch",
+                   {"conditionIndex": None, "matched": False})
+        return "false"
+
+    def _user_content(self, user_prompt: str, previous: Any) -> str:
+        if _is_decision(previous):
+            previous = self.last_text_output
+        prev_text = as_text(previous)
+        if not user_prompt.strip():
+            return prev_text
+        return user_prompt.replace("{{PREVIOUS_OUTPUT}}", prev_text)
+
+    def _subagents_of(self, node_id: str, depth: int = 0) -> list[SubagentSpec]:
+        cached = self._spec_cache.get(node_id)
+        if cached is not None:
+            return cached
+        specs = []
+        if depth <= MAX_SUBAGENT_DEPTH:
+            for child_id in self._sub_children.get(node_id, ()):
+                child = self._nodes.get(child_id)
+                if child is None or child.type != "agent" or child_id == node_id:
+                    continue
+                d = child.data
+                specs.append(SubagentSpec(
+                    node_id=child_id, name=d.agentName or "Agent", system_prompt=d.systemPrompt or DEFAULT_SYSTEM_PROMPT,  # type: ignore[attr-defined]
+                    user_prompt=d.userPrompt, model=d.model, reasoning_effort=d.reasoningEffort or DEFAULT_REASONING_EFFORT,  # type: ignore[attr-defined]
+                    tools={"web_search": d.tools.web_search, "subagents": d.tools.subagents},  # type: ignore[attr-defined]
+                    provider=d.provider,  # type: ignore[attr-defined]
+                    children=self._subagents_of(child_id, depth + 1) if d.tools.subagents else []))  # type: ignore[attr-defined]
+        self._spec_cache[node_id] = specs
+        return specs
+
+    async def _run_agent(self, node: Node, value: Any) -> str | None:
+        d = node.data
+        content = self._user_content(d.userPrompt, value)  # type: ignore[attr-defined]
+        self._emit(node.id, EventType.START_PROMPT, content)
+        tools = d.tools  # type: ignore[attr-defined]
+        inv = AgentInvocation(
+            node_id=node.id, name=d.agentName or "Agent", system_prompt=d.systemPrompt or DEFAULT_SYSTEM_PROMPT,  # type: ignore[attr-defined]
+            user_content=content, model=d.model, reasoning_effort=d.reasoningEffort or DEFAULT_REASONING_EFFORT,  # type: ignore[attr-defined]
+            tools={"web_search": tools.web_search, "subagents": tools.subagents},
+            subagents=self._subagents_of(node.id) if tools.subagents else [], provider=d.provider)  # type: ignore[attr-defined]
+        record = NodeRecord(input=content, started=time.time())
+        self.records[node.id] = record
+        ctx = _Context(self, node.id, 0, None)
+        result = await self._invoke(inv, ctx, record)
+        if result is None:
+            return None
+        text = result.text
+        self._emit(node.id, EventType.LLM_RESPONSE, text, {"usage": result.usage} if result.usage else None)
+        self.last_text_output = text
+        return text
+
+    async def _invoke(self, inv: AgentInvocation, ctx: _Context, record: NodeRecord | None) -> LLMResult | None:
+        """Call the provider for a workflow step; on failure log llm_error and fail the run."""
+        try:
+            provider = self._resolve(inv)
+            result = await provider.complete(inv, ctx)
+            if not isinstance(result, LLMResult):
+                raise LLMError(f"the provider returned {type(result).__name__}, not an answer")
+        except asyncio.CancelledError:
+            ctx.flush()
+            if record is not None:
+                record.ended, record.error = time.time(), "cancelled"
+            raise
+        except LLMError as err:
+            message = str(err)
+        except Exception as err:  # a provider bug must not take the app down
+            message = f"Unexpected error from the model provider: {err!r}"
+        else:
+            ctx.flush()
+            if record is not None:
+                record.ended, record.output, record.usage = time.time(), result.text, result.usage
+            return result
+        ctx.flush()
+        if record is not None:
+            record.ended, record.error = time.time(), message
+        self._emit(inv.node_id, EventType.LLM_ERROR, message)
+        self._fail(inv.node_id, f"Agent '{inv.name}' failed: {message}")
+        return None
+
+    async def _call_subagent(self, parent: _Context, child: SubagentSpec, argument: str) -> str:
+        self._call_counter += 1
+        call_id = f"call_{self._call_counter}_{uuid.uuid4().hex[:8]}"
+        depth = parent.depth + 1
+        base = {"parentNodeId": parent.node_id, "subagentNodeId": child.node_id, "subagentName": child.name,
+                "callId": call_id, "parentCallId": parent.call_id, "depth": depth}
+
+        def log(kind: str, message: str) -> None:
+            self._emit(parent.node_id, kind, json.dumps({"type": kind, **base, "message": message}, ensure_ascii=False))
+
+        log(EventType.SUBAGENT_CALL_START, argument)
+        if depth > MAX_SUBAGENT_DEPTH:
+            message = f"subagents nested deeper than {MAX_SUBAGENT_DEPTH} levels"
+            log(EventType.SUBAGENT_CALL_ERROR, message)
+            raise LLMError(message)
+        content = child.user_prompt.replace("{{PREVIOUS_OUTPUT}}", argument) if child.user_prompt.strip() else argument
+        inv = AgentInvocation(node_id=child.node_id, name=child.name, system_prompt=child.system_prompt,
+                              user_content=content, model=child.model, reasoning_effort=child.reasoning_effort,
+                              tools=child.tools, subagents=child.children, provider=child.provider, depth=depth)
+        ctx = _Context(self, child.node_id, depth, call_id)
+        try:
+            provider = self._resolve(inv)
+            result = await provider.complete(inv, ctx)
+        except asyncio.CancelledError:
+            log(EventType.SUBAGENT_CALL_ERROR, "cancelled")
+            raise
+        except LLMError as err:
+            log(EventType.SUBAGENT_CALL_ERROR, str(err))
+            raise
+        except Exception as err:
+            message = f"Unexpected error from the model provider: {err!r}"
+            log(EventType.SUBAGENT_CALL_ERROR, message)
+            raise LLMError(message) from err
+        log(EventType.SUBAGENT_CALL_END, result.text)
+        return result.text
+
+    # ------------------------------------------------------------------ snapshot
+    @property
+    def pending_approval(self) -> str | None:
+        return self._pending[0] if self._pending else None
+
+    @property
+    def queued_approvals(self) -> list[str]:
+        return [n for n, _ in self._queue]
+
+    def pending_input(self) -> Any:
+        """The output under review at the pending approval (None when not paused)."""
+        return self._pending[1] if self._pending else None
+
+    def snapshot(self, *, include_workflow: bool = True) -> dict[str, Any]:
+        """The run's whole state as a JSON value. Only while no branch is in flight."""
+        if self._tasks:
+            raise RunStateError("a snapshot is taken when the run is paused or ended, not while steps are running")
+        snap: dict[str, Any] = {
+            "format": SNAPSHOT_FORMAT,
+            "runId": self.run_id,
+            "status": str(self.status),
+            "waitingForInput": self.waiting_for_input,
+            "currentNodeId": self.current_node_id,
+            "initialInput": self.initial_input,
+            "maxVisits": self.max_visits,
+            "pending": {"nodeId": self._pending[0], "input": self._pending[1]} if self._pending else None,
+            "approvalQueue": [{"nodeId": n, "input": v} for n, v in self._queue],
+            "deferred": [{"nodeId": n, "input": v} for n, v in self._deferred],
+            "outputs": dict(self.outputs),
+            "visits": dict(self.visits),
+            "lastTextOutput": self.last_text_output,
+            "error": self.error,
+            "startedAt": self.started_at,
+        }
+        if include_workflow:
+            snap["workflow"] = json.loads(dumps_workflow(self.workflow, indent=None))
+        return snap
+
+    @classmethod
+    def restore(cls, snapshot: dict[str, Any], provider: LLMProvider | Callable[[AgentInvocation], LLMProvider], *,
+                workflow: Workflow | None = None, **kwargs: Any) -> "Run":
+        """A run in the state ``snapshot`` describes (a paused run can then be resumed)."""
+        if not isinstance(snapshot, dict) or snapshot.get("format") != SNAPSHOT_FORMAT:
+            raise ValueError("not a Flowdesk run snapshot")
+        if workflow is None:
+            if "workflow" not in snapshot:
+                raise ValueError("the snapshot has no workflow; pass the workflow that ran")
+            workflow = parse_workflow(snapshot["workflow"])
+        kwargs.setdefault("max_visits", snapshot.get("maxVisits", DEFAULT_MAX_VISITS))
+        run = cls(workflow, provider, run_id=snapshot["runId"], initial_input=snapshot.get("initialInput"), **kwargs)
+        run.status = RunStatus(snapshot["status"])
+        run.waiting_for_input = bool(snapshot.get("waitingForInput"))
+        run.current_node_id = snapshot.get("currentNodeId")
+        pending = snapshot.get("pending")
+        run._pending = (pending["nodeId"], pending.get("input")) if pending else None
+        run._queue = deque((q["nodeId"], q.get("input")) for q in snapshot.get("approvalQueue", ()))
+        run._deferred = [(q["nodeId"], q.get("input")) for q in snapshot.get("deferred", ())]
+        run.outputs = dict(snapshot.get("outputs", {}))
+        run.visits = dict(snapshot.get("visits", {}))
+        run.last_text_output = snapshot.get("lastTextOutput", "")
+        run.error = snapshot.get("error")
+        run.started_at = snapshot.get("startedAt")
+        return run
+
+
+def run_events_wire(events: Iterable[RunEvent]) -> list[dict[str, Any]]:
+    return [e.to_wire() for e in events]

@@ -1,0 +1,421 @@
+"""Validation of a workflow: one function for the editor's preflight and the runtime.
+
+``validate(workflow)`` returns every :class:`Issue` (stable ``code``, ``severity``,
+the node ids concerned, a message a user understands). Errors block a run; warnings
+are shown but do not. ``check_connection(...)`` answers, for one link a user is
+dragging, whether it would be accepted and if not why; pass it a :class:`GraphIndex`
+built once at the start of the drag so each call is O(1)-ish.
+
+Rules (DESIGN.md, normative):
+* exactly one start node;
+* connections name existing nodes and handles those nodes have;
+* subagent links: agent -> agent, source has ``tools.subagents``, target handle ``input``,
+  no self-link, no cycle, at most one parent, the target takes part in no execution edge;
+* start has an outgoing execution edge and something is reachable from it;
+* a reachable if has a condition or false branch; a reachable approval has approve or reject.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Iterable
+
+from .model import Node, Workflow, source_handles
+
+__all__ = ["Issue", "Severity", "GraphIndex", "ConnectionCheck", "validate", "check_connection", "errors_only"]
+
+
+class Severity(StrEnum):
+    ERROR = "error"
+    WARNING = "warning"
+
+
+@dataclass(frozen=True, slots=True)
+class Issue:
+    code: str
+    severity: Severity
+    node_ids: tuple[str, ...]
+    message: str
+    connection_index: int | None = None
+
+    @property
+    def is_error(self) -> bool:
+        return self.severity == Severity.ERROR
+
+    def to_json(self) -> dict:
+        out = {"code": self.code, "severity": str(self.severity), "nodeIds": list(self.node_ids), "message": self.message}
+        if self.connection_index is not None:
+            out["connectionIndex"] = self.connection_index
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectionCheck:
+    ok: bool
+    reason: str = ""
+
+    def __bool__(self) -> bool:
+        return self.ok
+
+
+def _label(node: Node | None, node_id: str = "") -> str:
+    if node is None:
+        return f"'{node_id}'"
+    return f"'{node.title}'" if node.type != "agent" or node.title != "Agent" else f"Agent '{node.id}'"
+
+
+def _valid_source_handle(node: Node, handle: str) -> bool:
+    if node.type == "if" and handle == "true":
+        return bool(getattr(node.data, "conditions", []))
+    if node.type == "agent" and handle == "subagent":
+        return True  # whether tools.subagents is on is a rule of its own with a clearer message
+    return handle in source_handles(node)
+
+
+_HANDLE_NAMES = {"output": "output", "approve": "Approve", "reject": "Reject", "false": "Else", "subagent": "Subagents"}
+
+
+def handle_label(node: Node | None, handle: str) -> str:
+    if handle.startswith("condition-") and node is not None:
+        try:
+            i = int(handle.split("-", 1)[1])
+            cond = node.data.conditions[i]  # type: ignore[attr-defined]
+            return f"Condition {i + 1}: {cond.operator} '{cond.value}'"
+        except (ValueError, IndexError, AttributeError):
+            return handle
+    return _HANDLE_NAMES.get(handle, handle)
+
+
+class GraphIndex:
+    """Adjacency of a workflow built once: nodes by id, execution and subagent links."""
+
+    def __init__(self, workflow: Workflow) -> None:
+        self.workflow = workflow
+        self.nodes: dict[str, Node] = {}
+        self.duplicate_ids: list[str] = []
+        for n in workflow.nodes:
+            if n.id in self.nodes:
+                self.duplicate_ids.append(n.id)
+            else:
+                self.nodes[n.id] = n
+        self.exec_out: dict[str, list[str]] = defaultdict(list)
+        self.exec_in: dict[str, list[str]] = defaultdict(list)
+        self.sub_children: dict[str, list[str]] = defaultdict(list)
+        self.sub_parents: dict[str, list[str]] = defaultdict(list)
+        self.keys: set[tuple[str, str, str, str]] = set()
+        for c in workflow.connections:
+            self.keys.add(c.key())
+            if c.sourceHandle == "subagent":
+                self.sub_children[c.source].append(c.target)
+                self.sub_parents[c.target].append(c.source)
+            else:
+                self.exec_out[c.source].append(c.target)
+                self.exec_in[c.target].append(c.source)
+
+    def in_execution(self, node_id: str) -> bool:
+        return bool(self.exec_out.get(node_id) or self.exec_in.get(node_id))
+
+    def sub_reaches(self, start: str, goal: str) -> bool:
+        """Whether ``goal`` is reachable from ``start`` along subagent links."""
+        seen = {start}
+        stack = [start]
+        while stack:
+            cur = stack.pop()
+            if cur == goal:
+                return True
+            for nxt in self.sub_children.get(cur, ()):
+                if nxt not in seen:
+                    seen.add(nxt)
+                    stack.append(nxt)
+        return False
+
+
+def check_connection(workflow: Workflow | GraphIndex, source: str, source_handle: str | None, target: str,
+                     target_handle: str | None = "input") -> ConnectionCheck:
+    """Would the link ``source.source_handle -> target.target_handle`` be accepted? If not, why."""
+    index = workflow if isinstance(workflow, GraphIndex) else GraphIndex(workflow)
+    src = index.nodes.get(source)
+    tgt = index.nodes.get(target)
+    if src is None:
+        return ConnectionCheck(False, f"The source node '{source}' does not exist.")
+    if tgt is None:
+        return ConnectionCheck(False, f"The target node '{target}' does not exist.")
+    sh = source_handle or "output"
+    th = target_handle or "input"
+    if not _valid_source_handle(src, sh):
+        return ConnectionCheck(False, f"{src.title} has no '{sh}' output.")
+    if sh == "subagent":
+        if src.type != "agent" or tgt.type != "agent":
+            return ConnectionCheck(False, "Subagent links connect an agent to another agent.")
+        if not src.data.tools.subagents:  # type: ignore[attr-defined]
+            return ConnectionCheck(False, f"{_label(src)} does not have subagents turned on.")
+        if th != "input":
+            return ConnectionCheck(False, "A subagent link must end at the agent's input.")
+        if source == target:
+            return ConnectionCheck(False, "An agent cannot be its own subagent.")
+        parents = index.sub_parents.get(target, [])
+        if parents and source not in parents:
+            other = index.nodes.get(parents[0])
+            return ConnectionCheck(False, f"{_label(tgt)} is already a subagent of {_label(other, parents[0])}; "
+                                          "a subagent has one parent.")
+        if source in parents:
+            return ConnectionCheck(False, "These agents are already linked.")
+        if index.in_execution(target):
+            return ConnectionCheck(False, f"{_label(tgt)} is a step of the flow; a subagent takes part in no "
+                                          "execution link.")
+        if index.sub_reaches(target, source):
+            return ConnectionCheck(False, f"This link would make a subagent cycle ({_label(src)} is already "
+                                          f"below {_label(tgt)}).")
+        return ConnectionCheck(True)
+    # execution link
+    if tgt.type == "start":
+        return ConnectionCheck(False, "Start has no input; it is where a run begins.")
+    if tgt.type not in ("agent", "if", "approval"):
+        return ConnectionCheck(False, f"{_label(tgt)} is of unknown type '{tgt.type}' and takes no input.")
+    if th != "input":
+        return ConnectionCheck(False, f"{_label(tgt)} has no '{th}' input.")
+    if index.sub_parents.get(target):
+        parent = index.nodes.get(index.sub_parents[target][0])
+        return ConnectionCheck(False, f"{_label(tgt)} is a subagent of {_label(parent, index.sub_parents[target][0])}; "
+                                      "subagents are called as tools, not run as steps.")
+    if index.sub_parents.get(source):
+        return ConnectionCheck(False, f"{_label(src)} is a subagent; subagents are called as tools, not run as steps.")
+    key = (source, sh if sh != "true" else "condition-0", target, th)
+    if key in index.keys or (sh == "condition-0" and (source, "true", target, th) in index.keys):
+        return ConnectionCheck(False, "These handles are already connected.")
+    return ConnectionCheck(True)
+
+
+def _reachable(index: GraphIndex, start: str) -> set[str]:
+    seen = {start}
+    stack = [start]
+    out = index.exec_out
+    while stack:
+        for nxt in out.get(stack.pop(), ()):
+            if nxt not in seen:
+                seen.add(nxt)
+                stack.append(nxt)
+    return seen
+
+
+def validate(workflow: Workflow, *, web_search_available: bool | None = None) -> list[Issue]:
+    """Every issue of ``workflow``, errors first in rule order, then warnings.
+
+    ``web_search_available=False`` adds a warning for agents that use web search when no
+    search backend is configured (``None``: not checked).
+    """
+    issues: list[Issue] = []
+    add = issues.append
+    E, W = Severity.ERROR, Severity.WARNING
+    index = GraphIndex(workflow)
+    nodes = index.nodes
+
+    for dup in index.duplicate_ids:
+        add(Issue("duplicate_node_id", E, (dup,), f"Two nodes share the id '{dup}'; ids must be unique."))
+    for n in nodes.values():
+        if n.type not in ("start", "agent", "if", "approval"):
+            add(Issue("unknown_node_type", E, (n.id,), f"Node '{n.id}' has an unknown type '{n.type}'."))
+
+    starts = [n for n in nodes.values() if n.type == "start"]
+    if not starts:
+        add(Issue("no_start", E, (), "The workflow has no Start node; add one where the run should begin."))
+    elif len(starts) > 1:
+        add(Issue("multiple_starts", E, tuple(n.id for n in starts),
+                  f"The workflow has {len(starts)} Start nodes; keep exactly one."))
+
+    # Connections: endpoints and handles
+    seen_keys: set[tuple[str, str, str, str]] = set()
+    for i, c in enumerate(workflow.connections):
+        src, tgt = nodes.get(c.source), nodes.get(c.target)
+        if src is None:
+            add(Issue("missing_source", E, tuple(x for x in (c.target,) if x in nodes),
+                      f"Link {i + 1} starts at a node that does not exist ('{c.source}').", i))
+        if tgt is None:
+            add(Issue("missing_target", E, tuple(x for x in (c.source,) if x in nodes),
+                      f"Link {i + 1} ends at a node that does not exist ('{c.target}').", i))
+        if src is None or tgt is None:
+            continue
+        sh = c.sourceHandle or "output"
+        th = c.targetHandle or "input"
+        if sh == "subagent":
+            _check_subagent_link(c.source, c.target, th, src, tgt, index, i, add)
+            continue
+        if not _valid_source_handle(src, sh):
+            add(Issue("invalid_source_handle", E, (src.id,),
+                      f"A link leaves {_label(src)} from '{sh}', which that node does not have.", i))
+        if tgt.type == "start" or (tgt.type in ("agent", "if", "approval") and th != "input"):
+            add(Issue("invalid_target_handle", E, (tgt.id,),
+                      f"A link enters {_label(tgt)} at '{th}', which that node does not have.", i))
+        key = c.key()
+        if key in seen_keys:
+            add(Issue("duplicate_connection", W, (src.id, tgt.id),
+                      f"{_label(src)} and {_label(tgt)} are linked twice the same way.", i))
+        seen_keys.add(key)
+
+    # Subagent structure: in execution, multiple parents, cycles (networkx names the nodes).
+    for target, parents in index.sub_parents.items():
+        if target not in nodes:
+            continue
+        real = [p for p in parents if p in nodes and p != target]
+        if len(set(real)) > 1:
+            add(Issue("subagent_multiple_parents", E, (target, *dict.fromkeys(real)),
+                      f"{_label(nodes[target])} is a subagent of {len(set(real))} agents; a subagent has one parent."))
+        if index.in_execution(target):
+            add(Issue("subagent_in_execution", E, (target,),
+                      f"{_label(nodes[target])} is a subagent but also has execution links; subagents are called "
+                      "as tools, not run as steps."))
+    if index.sub_children:
+        import networkx as nx  # imported lazily: only graphs with subagent links pay for it
+
+        g = nx.DiGraph()
+        for parent, children in index.sub_children.items():
+            for child in children:
+                if parent != child and parent in nodes and child in nodes:
+                    g.add_edge(parent, child)
+        if not nx.is_directed_acyclic_graph(g):
+            for cycle in nx.simple_cycles(g):
+                names = " → ".join(nodes[n].title for n in (*cycle, cycle[0]))
+                add(Issue("subagent_cycle", E, tuple(cycle), f"Subagent links form a cycle: {names}."))
+
+    # Reachability from start
+    if len(starts) == 1:
+        start = starts[0]
+        if not index.exec_out.get(start.id):
+            add(Issue("start_no_output", E, (start.id,), "Start is not connected to anything; link it to the first step."))
+            reachable = {start.id}
+        else:
+            reachable = _reachable(index, start.id)
+            if len(reachable) == 1:
+                add(Issue("nothing_reachable", E, (start.id,), "Nothing can be reached from Start."))
+        _check_branches(workflow, index, reachable, add)
+        _check_exec_cycles(index, reachable, add)
+        unreachable = [n.id for n in nodes.values()
+                       if n.id not in reachable and not index.sub_parents.get(n.id) and n.type != "start"]
+        if unreachable and len(reachable) > 1:
+            add(Issue("unreachable", W, tuple(unreachable),
+                      f"{len(unreachable)} node{'s are' if len(unreachable) > 1 else ' is'} not reachable from Start "
+                      "and will not run."))
+
+    # Content warnings
+    for n in nodes.values():
+        if n.type == "agent":
+            if not n.data.model.strip():  # type: ignore[attr-defined]
+                add(Issue("agent_no_model", W, (n.id,), f"{_label(n)} has no model set; the provider's default is used."))
+            if n.data.tools.subagents and not index.sub_children.get(n.id):  # type: ignore[attr-defined]
+                add(Issue("subagents_unused", W, (n.id,), f"{_label(n)} has subagents turned on but none linked."))
+            if web_search_available is False and n.data.tools.web_search:  # type: ignore[attr-defined]
+                add(Issue("web_search_unconfigured", W, (n.id,),
+                          f"{_label(n)} uses web search, but no search backend is configured "
+                          "(set FLOWDESK_SEARXNG_URL or the search URL in settings)."))
+        elif n.type == "if":
+            for i, cond in enumerate(n.data.conditions):  # type: ignore[attr-defined]
+                if not cond.value.strip():
+                    add(Issue("empty_condition_value", W, (n.id,),
+                              f"Condition {i + 1} of {_label(n)} has an empty value; it never matches."))
+    issues.sort(key=lambda x: x.severity != Severity.ERROR)
+    return issues
+
+
+def _check_subagent_link(source: str, target: str, th: str, src: Node, tgt: Node, index: GraphIndex, i: int, add) -> None:
+    E = Severity.ERROR
+    if src.type != "agent" or tgt.type != "agent":
+        add(Issue("subagent_not_agent", E, (source, target),
+                  f"A subagent link joins {_label(src)} to {_label(tgt)}; both ends must be agents.", i))
+        return
+    if not src.data.tools.subagents:  # type: ignore[attr-defined]
+        add(Issue("subagent_tools_off", E, (source,),
+                  f"{_label(src)} has a subagent link but its subagents tool is off.", i))
+    if th != "input":
+        add(Issue("subagent_target_handle", E, (target,),
+                  f"A subagent link enters {_label(tgt)} at '{th}'; it must end at the input.", i))
+    if source == target:
+        add(Issue("subagent_self_link", E, (source,), f"{_label(src)} is linked as its own subagent.", i))
+
+
+def _check_branches(workflow: Workflow, index: GraphIndex, reachable: set[str], add) -> None:
+    handles_out: dict[str, set[str]] = defaultdict(set)
+    for c in workflow.connections:
+        if c.sourceHandle != "subagent" and c.target in index.nodes:
+            handles_out[c.source].add(c.sourceHandle or "output")
+    for nid in reachable:
+        n = index.nodes[nid]
+        hs = handles_out.get(nid, set())
+        if n.type == "if":
+            ncond = len(n.data.conditions)  # type: ignore[attr-defined]
+            valid = {f"condition-{k}" for k in range(ncond)} | ({"true"} if ncond else set()) | {"false"}
+            if not hs & valid:
+                add(Issue("if_no_branch", Severity.ERROR, (nid,),
+                          f"{_label(n)} has neither a condition branch nor an Else branch connected."))
+        elif n.type == "approval":
+            if not hs & {"approve", "reject"}:
+                add(Issue("approval_no_branch", Severity.ERROR, (nid,),
+                          f"{_label(n)} has neither an Approve nor a Reject branch connected."))
+
+
+def _check_exec_cycles(index: GraphIndex, reachable: set[str], add) -> None:
+    """Warn about execution cycles (reachable from start) that no link leaves."""
+    # Iterative Tarjan on the reachable execution subgraph (networkx would need a copy of it).
+    out = index.exec_out
+    counter = 0
+    idx: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    for root in reachable:
+        if root in idx:
+            continue
+        work = [(root, iter(out.get(root, ())))]
+        idx[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, it = work[-1]
+            advanced = False
+            for nxt in it:
+                if nxt not in index.nodes:
+                    continue
+                if nxt not in idx:
+                    idx[nxt] = low[nxt] = counter
+                    counter += 1
+                    stack.append(nxt)
+                    on_stack.add(nxt)
+                    work.append((nxt, iter(out.get(nxt, ()))))
+                    advanced = True
+                    break
+                if nxt in on_stack:
+                    low[node] = min(low[node], idx[nxt])
+            if advanced:
+                continue
+            work.pop()
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+            if low[node] == idx[node]:
+                comp = []
+                while True:
+                    w = stack.pop()
+                    on_stack.discard(w)
+                    comp.append(w)
+                    if w == node:
+                        break
+                _maybe_warn_cycle(comp, index, add)
+
+
+def _maybe_warn_cycle(comp: list[str], index: GraphIndex, add) -> None:
+    members = set(comp)
+    if len(comp) == 1 and comp[0] not in index.exec_out.get(comp[0], ()):
+        return  # not a cycle
+    for nid in comp:
+        for nxt in index.exec_out.get(nid, ()):
+            if nxt not in members:
+                return
+    names = " → ".join(index.nodes[n].title for n in comp[:6]) + (" …" if len(comp) > 6 else "")
+    add(Issue("execution_cycle_no_exit", Severity.WARNING, tuple(sorted(comp)),
+              f"These steps form a loop with no way out: {names}. The run stops at the visit limit."))
+
+
+def errors_only(issues: Iterable[Issue]) -> list[Issue]:
+    return [i for i in issues if i.severity == Severity.ERROR]
