@@ -121,3 +121,13 @@ def test_cli_connection_refused_fails_with_the_url(capsys):
     assert code == 1
     err = capsys.readouterr().err
     assert "Could not connect to" in err and url in err
+
+
+def test_cli_validate_warns_when_web_search_has_no_backend(tmp_path, capsys, monkeypatch):
+    path = tmp_path / "search.flow.json"
+    save_workflow(flow(agent("a", "A", web_search=True)), path)
+    assert cli_main(["validate", str(path)]) == 0
+    assert "web_search_unconfigured" in capsys.readouterr().out
+    monkeypatch.setenv("FLOWDESK_SEARXNG_URL", "http://127.0.0.1:8888")
+    assert cli_main(["validate", str(path)]) == 0
+    assert "web_search_unconfigured" not in capsys.readouterr().out
