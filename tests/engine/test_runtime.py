@@ -201,11 +201,18 @@ async def test_approval_object_never_leaks_into_agent_prompt() -> None:
 
 
 async def test_decision_input_uses_last_text_output() -> None:
-    # If the previous output *is* a decision (e.g. a restored legacy run), the last real text is used.
-    wf = flow([start(text="t"), agent("a")], [link("s", "a")])
+    # If the input that reaches an agent *is* a decision (an AgentFlow-style run restored with
+    # a decision as deferred input), the last real text output is used instead.
+    wf = flow([start(text="t"), approval("ap"), agent("a", "got {{PREVIOUS_OUTPUT}}"), agent("b")],
+              [link("s", "ap"), link("ap", "b", "reject")])
     run = Run(wf, Recorder())
-    run.last_text_output = "real text"
-    assert run._user_content("", {"decision": "approve", "note": ""}) == "real text"
+    await run.start()
+    snap = run.snapshot()
+    snap["deferred"] = [{"nodeId": "a", "input": {"decision": "approve", "note": ""}}]
+    snap["lastTextOutput"] = "real text"
+    restored = Run.restore(snap, Recorder())
+    assert await restored.resume("approve") == RunStatus.COMPLETED
+    assert ("a", "start_prompt", "got real text") in seq(restored)
 
 
 async def test_pause_while_sibling_running_defers_then_drains() -> None:
