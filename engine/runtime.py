@@ -149,6 +149,7 @@ class Run:
         keep_events: bool = True,
         delta_interval: float = 0.05,
         check: bool = True,
+        meta: dict[str, Any] | None = None,
     ) -> None:
         self.workflow = workflow
         self.run_id = run_id or uuid.uuid4().hex
@@ -156,6 +157,9 @@ class Run:
         self.max_visits = max_visits
         self.delta_interval = delta_interval
         self.check = check
+        # Caller's settings that a later process needs to resume the run the same way
+        # (for example the CLI's --provider/--model); JSON values, no secrets.
+        self.meta: dict[str, Any] = dict(meta or {})
         if hasattr(provider, "complete"):
             single = provider
             self._resolve: Callable[[AgentInvocation], LLMProvider] = lambda _inv: single  # type: ignore[assignment]
@@ -615,6 +619,7 @@ class Run:
             "lastTextOutput": self.last_text_output,
             "error": self.error,
             "startedAt": self.started_at,
+            "meta": self.meta,
         }
         if include_workflow:
             snap["workflow"] = json.loads(dumps_workflow(self.workflow, indent=None))
@@ -631,6 +636,7 @@ class Run:
                 raise ValueError("the snapshot has no workflow; pass the workflow that ran")
             workflow = parse_workflow(snapshot["workflow"])
         kwargs.setdefault("max_visits", snapshot.get("maxVisits", DEFAULT_MAX_VISITS))
+        kwargs.setdefault("meta", snapshot.get("meta"))
         run = cls(workflow, provider, run_id=snapshot["runId"], initial_input=snapshot.get("initialInput"), **kwargs)
         run.status = RunStatus(snapshot["status"])
         run._ended = run.status.is_final

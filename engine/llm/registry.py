@@ -12,13 +12,13 @@ from __future__ import annotations
 import dataclasses
 from typing import Callable
 
-from .base import AgentInvocation, LLMProvider, LLMResult, ProviderContext
+from .base import AgentInvocation, LLMError, LLMProvider, LLMResult, ProviderContext
 from .echo import EchoProvider
 
 __all__ = ["ProviderConfigError", "make_resolver", "available_providers"]
 
 
-class ProviderConfigError(ValueError):
+class ProviderConfigError(LLMError, ValueError):
     """No usable provider for a call; the message names what is missing and how to fix it."""
 
 
