@@ -252,6 +252,7 @@ class Run:
 
     # ------------------------------------------------------------------ lifecycle
     def _ensure_async_state(self) -> None:
+        self._loop = asyncio.get_running_loop()
         if self._lock is None:
             self._lock = asyncio.Lock()
             self._idle = asyncio.Event()
@@ -355,7 +356,7 @@ class Run:
             await self._idle.wait()
 
     def _spawn(self, node_id: str, value: Any) -> None:
-        task = asyncio.get_running_loop().create_task(self._branch(node_id, value))
+        task = self._loop.create_task(self._branch(node_id, value))
         self._tasks.add(task)
         assert self._idle is not None
         self._idle.clear()
