@@ -1,9 +1,12 @@
-"""Flowdesk's headless command line: ``flowdesk validate`` and ``flowdesk run``.
+"""Flowdesk's headless command line: ``validate``, ``run``, ``resume``, ``runs``, ``show``.
 
 Exit codes (a contract other tools rely on):
   validate: 0 no errors, 1 errors, 2 the file cannot be read as a workflow.
-  run:      0 completed, 1 failed (validation errors included), 2 usage or file error,
+  run, resume: 0 completed, 1 failed (validation errors included), 2 usage or file error,
             3 paused with no decision left, 4 cancelled (Ctrl+C).
+  runs, show: 0, or 2 when the run history cannot be read or the run does not exist.
+``run`` records every event in the run store (unless ``--no-store``); a run paused with
+no decision left prints its id and the ``flowdesk resume`` command that continues it.
 ``--jsonl`` prints each log entry as one JSON line in wire form, in emission order, as
 it happens; human-facing messages then go to stderr. This module imports no Qt.
 """
@@ -20,7 +23,7 @@ from typing import Any, Sequence, TextIO
 
 __all__ = ["main", "COMMANDS"]
 
-COMMANDS = ("run", "validate")
+COMMANDS = ("run", "validate", "resume", "runs", "show")
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_PAUSED, EXIT_CANCELLED = 0, 1, 2, 3, 4
 
@@ -49,6 +52,24 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--model", help="model for every agent, overriding the nodes' models")
     r.add_argument("--base-url", help="base URL of an OpenAI-compatible server")
     r.add_argument("--max-visits", type=int, default=25, help="how often one node may run in a run (loop guard)")
+    r.add_argument("--no-store", action="store_true", help="do not record the run in the run history")
+    rs = sub.add_parser("resume", help="answer a paused run's approval and continue it")
+    rs.add_argument("run_id")
+    rs.add_argument("--decide", action="append", type=_decision, default=[], metavar="approve|reject[:NOTE]",
+                    required=True, help="answer the pending approval; repeat for later ones")
+    rs.add_argument("--jsonl", action="store_true", help="print each new log entry as a JSON line")
+    rs.add_argument("--provider")
+    rs.add_argument("--model")
+    rs.add_argument("--base-url")
+    ls = sub.add_parser("runs", help="list recorded runs, newest first")
+    ls.add_argument("--workflow", help="only runs of the workflow with this name")
+    ls.add_argument("--status", choices=["running", "paused", "completed", "failed", "cancelled", "interrupted"])
+    ls.add_argument("--limit", type=int, default=20)
+    ls.add_argument("--offset", type=int, default=0)
+    ls.add_argument("--json", action="store_true")
+    sh = sub.add_parser("show", help="print a recorded run's log")
+    sh.add_argument("run_id")
+    sh.add_argument("--jsonl", action="store_true", help="print the log as JSON lines (wire form)")
     return p
 
 
@@ -124,29 +145,36 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     return EXIT_FAILED if errors else EXIT_OK
 
 
-async def _run_async(args: argparse.Namespace, wf: Any, resolver: Any) -> int:
+async def _drive(run: Any, decisions: list[tuple[str, str]], recorder: Any, *, resume_first: bool) -> int:
+    """Start (or resume) a run and answer its approvals in order; returns the exit code."""
     from .events import RunStatus
-    from .runtime import Run
 
-    out = sys.stdout
-    printer = _Printer(out, {n.id: n.title for n in wf.nodes}, args.jsonl)
-    run = Run(wf, resolver, initial_input=args.input, on_event=printer, max_visits=args.max_visits, check=False)
     loop = asyncio.get_running_loop()
     try:
         loop.add_signal_handler(signal.SIGINT, run.cancel)
         loop.add_signal_handler(signal.SIGTERM, run.cancel)
     except (NotImplementedError, RuntimeError):  # not on the main thread / not supported
         pass
-    decisions = list(args.decide)
-    status = await run.start()
+    if resume_first:
+        word, note = decisions.pop(0)
+        status = await run.resume(word, note)
+    else:
+        status = await run.start()
+    if recorder:
+        recorder.settled()
     while status == RunStatus.PAUSED:
         if not decisions:
             node = run.pending_approval
-            _err(f"run {run.run_id} is paused at approval '{node}' waiting for a decision "
-                 "(pass --decide approve|reject[:NOTE])")
+            _err(f"run {run.run_id} is paused at approval '{node}' waiting for a decision")
+            if recorder:
+                _err(f"continue it with: flowdesk resume {run.run_id} --decide approve   (or reject:NOTE)")
+            else:
+                _err("pass --decide approve|reject[:NOTE] to answer it")
             return EXIT_PAUSED
         word, note = decisions.pop(0)
         status = await run.resume(word, note)
+        if recorder:
+            recorder.settled()
     if status == RunStatus.COMPLETED:
         return EXIT_OK
     if status == RunStatus.CANCELLED:
@@ -154,6 +182,42 @@ async def _run_async(args: argparse.Namespace, wf: Any, resolver: Any) -> int:
         return EXIT_CANCELLED
     _err(f"run failed: {run.error}")
     return EXIT_FAILED
+
+
+def _open_store(*, required: bool) -> Any:
+    from .store import RunStore, StoreError
+
+    try:
+        store = RunStore()
+        store.recover()
+        return store
+    except StoreError as err:
+        if required:
+            _err(str(err))
+        else:
+            _err(f"warning: {err} The run is not recorded.")
+        return None
+
+
+def _execute(run: Any, store: Any, decisions: list[tuple[str, str]], *, workflow_path: str | None = None,
+             resume_first: bool = False) -> int:
+    from .store import RunRecorder, StoreError
+
+    recorder = None
+    if store is not None:
+        try:
+            recorder = RunRecorder(store, run, workflow_path=workflow_path, new=not resume_first)
+        except StoreError as err:
+            _err(f"warning: {err} The run is not recorded.")
+    try:
+        return asyncio.run(_drive(run, decisions, recorder, resume_first=resume_first))
+    except KeyboardInterrupt:
+        return EXIT_CANCELLED
+    finally:
+        if recorder:
+            recorder.close()
+            if recorder.error:
+                _err(f"warning: some events were not recorded: {recorder.error}")
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
@@ -181,10 +245,101 @@ def _cmd_run(args: argparse.Namespace) -> int:
     except ProviderConfigError as err:
         _err(str(err))
         return EXIT_USAGE
+    from .runtime import Run
+
+    printer = _Printer(sys.stdout, {n.id: n.title for n in wf.nodes}, args.jsonl)
+    meta = {k: v for k, v in (("provider", args.provider), ("model", args.model), ("baseUrl", args.base_url)) if v}
+    run = Run(wf, resolver, initial_input=args.input, on_event=printer, max_visits=args.max_visits, check=False,
+              meta=meta)
+    store = None if args.no_store else _open_store(required=False)
+    return _execute(run, store, list(args.decide), workflow_path=os.path.abspath(args.file))
+
+
+def _cmd_resume(args: argparse.Namespace) -> int:
+    from .llm.registry import ProviderConfigError, make_resolver
+    from .runtime import Run
+    from .store import StoreError
+
+    store = _open_store(required=True)
+    if store is None:
+        return EXIT_USAGE
+    info = store.find_run(args.run_id)
+    if info is None:
+        _err(f"there is no run '{args.run_id}' in the run history (see: flowdesk runs)")
+        return EXIT_USAGE
+    snap = store.snapshot_of(info.id)
+    if info.status == "paused" and snap is None:
+        _err(f"run {info.id} is paused but its state was not saved; it cannot be resumed")
+        return EXIT_USAGE
+    meta = (snap or {}).get("meta") or {}
     try:
-        return asyncio.run(_run_async(args, wf, resolver))
-    except KeyboardInterrupt:
-        return EXIT_CANCELLED
+        # The provider settings of the original run apply unless new ones are given.
+        resolver = make_resolver(args.provider or meta.get("provider"), model=args.model or meta.get("model"),
+                                 base_url=args.base_url or meta.get("baseUrl"))
+        wf = store.workflow_of(info.id)
+        store.claim_for_resume(info.id)
+    except (ProviderConfigError, StoreError) as err:
+        _err(str(err))
+        return EXIT_USAGE
+    printer = _Printer(sys.stdout, {n.id: n.title for n in wf.nodes}, args.jsonl)
+    run = Run.restore(snap, resolver, workflow=wf, on_event=printer, check=False)
+    return _execute(run, store, list(args.decide), resume_first=True)
+
+
+def _cmd_runs(args: argparse.Namespace) -> int:
+    from .store import StoreError
+
+    store = _open_store(required=True)
+    if store is None:
+        return EXIT_USAGE
+    try:
+        total = store.count_runs(workflow=args.workflow, status=args.status)
+        runs = store.list_runs(workflow=args.workflow, status=args.status, limit=args.limit, offset=args.offset)
+    except StoreError as err:
+        _err(str(err))
+        return EXIT_USAGE
+    if args.json:
+        print(json.dumps({"total": total, "offset": args.offset, "runs": [r.to_json() for r in runs]},
+                         ensure_ascii=False, indent=2))
+        return EXIT_OK
+    from .events import format_timestamp
+
+    print(f"{'RUN':<12} {'STATUS':<12} {'STARTED':<20} {'DURATION':>9}  WORKFLOW / INPUT")
+    for r in runs:
+        dur = f"{r.duration:.1f}s" if r.duration is not None else ""
+        text = (r.initial_input or "").replace("\n", " ")
+        text = text if len(text) < 40 else text[:37] + "..."
+        print(f"{r.id[:12]:<12} {r.status:<12} {format_timestamp(r.started_at)[:19].replace('T', ' '):<20} {dur:>9}  "
+              f"{r.workflow_name}" + (f" — {text}" if text else ""))
+    shown = f"{args.offset + 1}-{args.offset + len(runs)}" if runs else "none"
+    print(f"{shown} of {total} run{'s' if total != 1 else ''}")
+    return EXIT_OK
+
+
+def _cmd_show(args: argparse.Namespace) -> int:
+    from .store import StoreError
+
+    store = _open_store(required=True)
+    if store is None:
+        return EXIT_USAGE
+    info = store.find_run(args.run_id)
+    if info is None:
+        _err(f"there is no run '{args.run_id}' in the run history (see: flowdesk runs)")
+        return EXIT_USAGE
+    try:
+        if args.jsonl:
+            for line in store.export_jsonl(info.id):
+                sys.stdout.write(line + "\n")
+            return EXIT_OK
+        wf = store.workflow_of(info.id)
+        print(f"run {info.id} · {info.workflow_name} · {info.status}")
+        printer = _Printer(sys.stdout, {n.id: n.title for n in wf.nodes}, False)
+        for ev in store.iter_events(info.id):
+            printer(ev)
+    except StoreError as err:
+        _err(str(err))
+        return EXIT_USAGE
+    return EXIT_OK
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -195,8 +350,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(exc.code or 0)
     if args.command == "validate":
         return _cmd_validate(args)
-    if args.command == "run":
-        return _cmd_run(args)
+    handler = {"run": _cmd_run, "resume": _cmd_resume, "runs": _cmd_runs, "show": _cmd_show}.get(args.command)
+    if handler is not None:
+        try:
+            return handler(args)
+        except BrokenPipeError:  # `flowdesk show ... | head`
+            return EXIT_OK
     parser.print_help()
     return EXIT_USAGE
 

@@ -113,7 +113,7 @@ class _Context:
         self.depth = depth
         self.call_id = call_id
         self._buf: list[str] = []
-        self._last_flush = time.monotonic()
+        self._last_flush = 0.0  # the first streamed text is shown at once
 
     def delta(self, text: str) -> None:
         if self.depth or not text:
@@ -149,6 +149,7 @@ class Run:
         keep_events: bool = True,
         delta_interval: float = 0.05,
         check: bool = True,
+        meta: dict[str, Any] | None = None,
     ) -> None:
         self.workflow = workflow
         self.run_id = run_id or uuid.uuid4().hex
@@ -156,6 +157,9 @@ class Run:
         self.max_visits = max_visits
         self.delta_interval = delta_interval
         self.check = check
+        # Caller's settings that a later process needs to resume the run the same way
+        # (for example the CLI's --provider/--model); JSON values, no secrets.
+        self.meta: dict[str, Any] = dict(meta or {})
         if hasattr(provider, "complete"):
             single = provider
             self._resolve: Callable[[AgentInvocation], LLMProvider] = lambda _inv: single  # type: ignore[assignment]
@@ -181,6 +185,8 @@ class Run:
         self._spec_cache: dict[str, list[SubagentSpec]] = {}
 
         self.status = RunStatus.PENDING
+        self._ended = False  # status.is_final, kept as a plain bool for the hot path
+        self._agent_static: dict[str, tuple] = {}
         self.waiting_for_input = False
         self.current_node_id: str | None = None
         self.error: str | None = None
@@ -238,13 +244,15 @@ class Run:
 
     def _set_status(self, status: RunStatus, detail: str = "") -> None:
         self.status = status
-        if status.is_final:
+        self._ended = status.is_final
+        if self._ended:
             self.ended_at = time.time()
             self.waiting_for_input = False
         self._emit(SYSTEM_NODE, EventType.RUN_STATUS, str(status), {"detail": detail} if detail else None)
 
     # ------------------------------------------------------------------ lifecycle
     def _ensure_async_state(self) -> None:
+        self._loop = asyncio.get_running_loop()
         if self._lock is None:
             self._lock = asyncio.Lock()
             self._idle = asyncio.Event()
@@ -348,7 +356,7 @@ class Run:
             await self._idle.wait()
 
     def _spawn(self, node_id: str, value: Any) -> None:
-        task = asyncio.get_running_loop().create_task(self._branch(node_id, value))
+        task = self._loop.create_task(self._branch(node_id, value))
         self._tasks.add(task)
         assert self._idle is not None
         self._idle.clear()
@@ -396,7 +404,7 @@ class Run:
         nodes, out, visits, limit = self._nodes, self._out, self.visits, self.max_visits
         steps = 0
         while node_id is not None:
-            if self.status.is_final:
+            if self._ended:
                 return
             node = nodes.get(node_id)
             if node is None:
@@ -433,7 +441,7 @@ class Run:
             else:
                 self._fail(node_id, f"Node '{node_id}' has an unknown type '{kind}'.")
                 return
-            if self.status.is_final:
+            if self._ended:
                 return
             self.outputs[node_id] = output
             edges = out.get(node_id)
@@ -471,14 +479,6 @@ class Run:
                    {"conditionIndex": None, "matched": False})
         return "false"
 
-    def _user_content(self, user_prompt: str, previous: Any) -> str:
-        if _is_decision(previous):
-            previous = self.last_text_output
-        prev_text = as_text(previous)
-        if not user_prompt.strip():
-            return prev_text
-        return user_prompt.replace("{{PREVIOUS_OUTPUT}}", prev_text)
-
     def _subagents_of(self, node_id: str, depth: int = 0) -> list[SubagentSpec]:
         cached = self._spec_cache.get(node_id)
         if cached is not None:
@@ -499,53 +499,56 @@ class Run:
         self._spec_cache[node_id] = specs
         return specs
 
-    async def _run_agent(self, node: Node, value: Any) -> str | None:
-        d = node.data
-        content = self._user_content(d.userPrompt, value)  # type: ignore[attr-defined]
-        self._emit(node.id, EventType.START_PROMPT, content)
-        tools = d.tools  # type: ignore[attr-defined]
-        inv = AgentInvocation(
-            node_id=node.id, name=d.agentName or "Agent", system_prompt=d.systemPrompt or DEFAULT_SYSTEM_PROMPT,  # type: ignore[attr-defined]
-            user_content=content, model=d.model, reasoning_effort=d.reasoningEffort or DEFAULT_REASONING_EFFORT,  # type: ignore[attr-defined]
-            tools={"web_search": tools.web_search, "subagents": tools.subagents},
-            subagents=self._subagents_of(node.id) if tools.subagents else [], provider=d.provider)  # type: ignore[attr-defined]
-        record = NodeRecord(input=content, started=time.time())
-        self.records[node.id] = record
-        ctx = _Context(self, node.id, 0, None)
-        result = await self._invoke(inv, ctx, record)
-        if result is None:
-            return None
-        text = result.text
-        self._emit(node.id, EventType.LLM_RESPONSE, text, {"usage": result.usage} if result.usage else None)
-        self.last_text_output = text
-        return text
+    def _agent_info(self, node: Node) -> tuple:
+        """Per-node values of an agent that do not change during a run (computed once)."""
+        info = self._agent_static.get(node.id)
+        if info is None:
+            d = node.data
+            tools = d.tools  # type: ignore[attr-defined]
+            info = (d.agentName or "Agent", d.systemPrompt or DEFAULT_SYSTEM_PROMPT, d.userPrompt,  # type: ignore[attr-defined]
+                    d.model, d.reasoningEffort or DEFAULT_REASONING_EFFORT,  # type: ignore[attr-defined]
+                    {"web_search": tools.web_search, "subagents": tools.subagents},
+                    self._subagents_of(node.id) if tools.subagents else [], d.provider)  # type: ignore[attr-defined]
+            self._agent_static[node.id] = info
+        return info
 
-    async def _invoke(self, inv: AgentInvocation, ctx: _Context, record: NodeRecord | None) -> LLMResult | None:
-        """Call the provider for a workflow step; on failure log llm_error and fail the run."""
+    async def _run_agent(self, node: Node, value: Any) -> str | None:
+        """Run an agent step; on failure log llm_error, fail the run and return None."""
+        name, system, user_prompt, model, effort, tools, subagents, provider_name = self._agent_info(node)
+        node_id = node.id
+        if _is_decision(value):
+            value = self.last_text_output
+        prev = value if isinstance(value, str) else as_text(value)
+        content = user_prompt.replace("{{PREVIOUS_OUTPUT}}", prev) if user_prompt and not user_prompt.isspace() else prev
+        self._emit(node_id, EventType.START_PROMPT, content)
+        inv = AgentInvocation(node_id, name, system, content, model, effort, tools, subagents, provider_name)
+        record = NodeRecord(content, None, time.time())
+        self.records[node_id] = record
+        ctx = _Context(self, node_id, 0, None)
         try:
-            provider = self._resolve(inv)
-            result = await provider.complete(inv, ctx)
+            result = await self._resolve(inv).complete(inv, ctx)
             if not isinstance(result, LLMResult):
                 raise LLMError(f"the provider returned {type(result).__name__}, not an answer")
         except asyncio.CancelledError:
             ctx.flush()
-            if record is not None:
-                record.ended, record.error = time.time(), "cancelled"
+            record.ended, record.error = time.time(), "cancelled"
             raise
         except LLMError as err:
             message = str(err)
         except Exception as err:  # a provider bug must not take the app down
             message = f"Unexpected error from the model provider: {err!r}"
         else:
-            ctx.flush()
-            if record is not None:
-                record.ended, record.output, record.usage = time.time(), result.text, result.usage
-            return result
+            if ctx._buf:
+                ctx.flush()
+            text = result.text
+            record.ended, record.output, record.usage = time.time(), text, result.usage
+            self._emit(node_id, EventType.LLM_RESPONSE, text, {"usage": result.usage} if result.usage else None)
+            self.last_text_output = text
+            return text
         ctx.flush()
-        if record is not None:
-            record.ended, record.error = time.time(), message
-        self._emit(inv.node_id, EventType.LLM_ERROR, message)
-        self._fail(inv.node_id, f"Agent '{inv.name}' failed: {message}")
+        record.ended, record.error = time.time(), message
+        self._emit(node_id, EventType.LLM_ERROR, message)
+        self._fail(node_id, f"Agent '{name}' failed: {message}")
         return None
 
     async def _call_subagent(self, parent: _Context, child: SubagentSpec, argument: str) -> str:
@@ -617,6 +620,7 @@ class Run:
             "lastTextOutput": self.last_text_output,
             "error": self.error,
             "startedAt": self.started_at,
+            "meta": self.meta,
         }
         if include_workflow:
             snap["workflow"] = json.loads(dumps_workflow(self.workflow, indent=None))
@@ -633,8 +637,10 @@ class Run:
                 raise ValueError("the snapshot has no workflow; pass the workflow that ran")
             workflow = parse_workflow(snapshot["workflow"])
         kwargs.setdefault("max_visits", snapshot.get("maxVisits", DEFAULT_MAX_VISITS))
+        kwargs.setdefault("meta", snapshot.get("meta"))
         run = cls(workflow, provider, run_id=snapshot["runId"], initial_input=snapshot.get("initialInput"), **kwargs)
         run.status = RunStatus(snapshot["status"])
+        run._ended = run.status.is_final
         run.waiting_for_input = bool(snapshot.get("waitingForInput"))
         run.current_node_id = snapshot.get("currentNodeId")
         pending = snapshot.get("pending")

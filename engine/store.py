@@ -1,0 +1,564 @@
+"""The run store: every run and every event, durable in SQLite (WAL).
+
+Concepts and invariants
+* One database file (``runs.db``) in the user data folder (``FLOWDESK_DATA_DIR``
+  overrides it). Schema versioned with ``PRAGMA user_version``; :data:`MIGRATIONS`
+  bring any older file up to :data:`SCHEMA_VERSION` on open.
+* A :class:`RunRecorder` attaches to a :class:`engine.Run` as an event listener. The
+  listener only appends to an in-memory list; a writer thread commits batches at least
+  every 100 ms and at every pause or end, so the run never waits on the disk and a crash
+  loses at most the last batch. Event sequence numbers are per run and gapless.
+* A run row knows the process that owns it (pid and host). On start-up
+  :meth:`RunStore.recover` marks ``running`` runs whose process is gone ``interrupted``;
+  their events stay.
+* Resuming a paused run first *claims* it with one conditional UPDATE
+  (``status='paused'`` → ``running``), so two resumes at once cannot both win.
+* Every failure to open or use the database raises :class:`StoreError` whose message
+  names the file and what is wrong (corrupt, locked, not writable).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import queue
+import socket
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+from .events import EventType, RunEvent, RunStatus, format_timestamp
+from .model import Workflow, dumps_workflow, parse_workflow
+
+__all__ = ["RunStore", "RunRecorder", "RunInfo", "StoreError", "data_dir", "SCHEMA_VERSION", "agentflow_record",
+           "run_from_agentflow_record"]
+
+log = logging.getLogger(__name__)
+
+SCHEMA_VERSION = 2
+INTERRUPTED = "interrupted"
+COMMIT_INTERVAL = 0.1
+
+
+class StoreError(RuntimeError):
+    """The run store cannot be used; the message says which file and why."""
+
+
+def data_dir() -> Path:
+    env = os.environ.get("FLOWDESK_DATA_DIR")
+    if env:
+        return Path(env)
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("flowdesk", appauthor=False))
+
+
+# Each entry upgrades the schema from version i to i + 1.
+MIGRATIONS: list[str] = [
+    # 0 -> 1: the first schema
+    """
+    CREATE TABLE runs (
+        id TEXT PRIMARY KEY,
+        workflow_name TEXT NOT NULL DEFAULT '',
+        workflow_path TEXT,
+        workflow_json TEXT NOT NULL,
+        initial_input TEXT,
+        status TEXT NOT NULL,
+        started_at REAL NOT NULL,
+        ended_at REAL,
+        current_node TEXT,
+        waiting INTEGER NOT NULL DEFAULT 0,
+        snapshot TEXT,
+        error TEXT
+    );
+    CREATE TABLE events (
+        run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        seq INTEGER NOT NULL,
+        timestamp REAL NOT NULL,
+        node_id TEXT NOT NULL,
+        type TEXT NOT NULL,
+        content TEXT NOT NULL,
+        extra TEXT,
+        PRIMARY KEY (run_id, seq)
+    ) WITHOUT ROWID;
+    CREATE INDEX runs_started ON runs(started_at DESC);
+    """,
+    # 1 -> 2: the owning process, for crash recovery and safe resume
+    """
+    ALTER TABLE runs ADD COLUMN owner_pid INTEGER;
+    ALTER TABLE runs ADD COLUMN owner_host TEXT;
+    CREATE INDEX runs_workflow_status ON runs(workflow_name, status);
+    """,
+]
+assert len(MIGRATIONS) == SCHEMA_VERSION
+
+
+@dataclass(slots=True)
+class RunInfo:
+    id: str
+    workflow_name: str
+    workflow_path: str | None
+    initial_input: str | None
+    status: str
+    started_at: float
+    ended_at: float | None
+    current_node: str | None
+    waiting: bool
+    error: str | None
+    event_count: int = 0
+
+    @property
+    def duration(self) -> float | None:
+        return None if self.ended_at is None else self.ended_at - self.started_at
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "workflowName": self.workflow_name, "workflowPath": self.workflow_path,
+                "initialInput": self.initial_input, "status": self.status,
+                "startedAt": format_timestamp(self.started_at),
+                "endedAt": format_timestamp(self.ended_at) if self.ended_at else None,
+                "durationSeconds": self.duration, "currentNodeId": self.current_node, "waitingForInput": self.waiting,
+                "error": self.error, "eventCount": self.event_count}
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    except OSError:
+        return False
+    return True
+
+
+class RunStore:
+    """The SQLite run database. Safe to use from several threads and processes."""
+
+    def __init__(self, path: str | os.PathLike[str] | None = None, *, timeout: float = 5.0) -> None:
+        self.path = Path(path) if path is not None else data_dir() / "runs.db"
+        self.timeout = timeout
+        self._local = threading.local()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise StoreError(f"The run history folder {self.path.parent} cannot be created: {err.strerror or err}") from None
+        self._migrate()
+
+    # ------------------------------------------------------------------ connection
+    def _connect(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            try:
+                conn = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None, check_same_thread=False)
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA synchronous=NORMAL")
+                conn.execute("PRAGMA foreign_keys=ON")
+            except sqlite3.Error as err:
+                raise self._error(err) from None
+            self._local.conn = conn
+        return conn
+
+    def _error(self, err: BaseException) -> StoreError:
+        text = str(err)
+        if "locked" in text or "busy" in text:
+            why = "it is locked by another program (try again, or close the other Flowdesk)"
+        elif "not a database" in text or "malformed" in text or "corrupt" in text:
+            why = "it is damaged (not a readable SQLite database); move it away to start a fresh history"
+        elif "readonly" in text or "unable to open" in text:
+            why = "it cannot be opened for writing"
+        elif "disk" in text and "full" in text:
+            why = "the disk is full"
+        else:
+            why = text
+        return StoreError(f"The run history {self.path} cannot be used: {why}.")
+
+    def _migrate(self) -> None:
+        conn = self._connect()
+        try:
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            if version > SCHEMA_VERSION:
+                raise StoreError(f"The run history {self.path} was written by a newer Flowdesk (schema {version}); "
+                                 "update Flowdesk to open it.")
+            while version < SCHEMA_VERSION:
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    # user_version is re-read inside the write lock: another process may have migrated.
+                    current = conn.execute("PRAGMA user_version").fetchone()[0]
+                    if current == version:
+                        for stmt in MIGRATIONS[version].split(";"):
+                            if stmt.strip():
+                                conn.execute(stmt)
+                        conn.execute(f"PRAGMA user_version = {version + 1}")
+                    conn.execute("COMMIT")
+                except BaseException:
+                    conn.execute("ROLLBACK")
+                    raise
+                version = conn.execute("PRAGMA user_version").fetchone()[0]
+            conn.execute("SELECT count(*) FROM runs").fetchone()
+        except sqlite3.Error as err:
+            raise self._error(err) from None
+
+    def close(self) -> None:
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None
+
+    def _exec(self, sql: str, params: Iterable[Any] = ()) -> sqlite3.Cursor:
+        try:
+            return self._connect().execute(sql, tuple(params))
+        except sqlite3.Error as err:
+            raise self._error(err) from None
+
+    # ------------------------------------------------------------------ runs
+    def create_run(self, run_id: str, workflow: Workflow, *, workflow_path: str | None = None,
+                   initial_input: str | None = None, status: str = "running", started_at: float | None = None,
+                   workflow_json: str | None = None, owner: bool = True) -> None:
+        self._exec(
+            "INSERT INTO runs (id, workflow_name, workflow_path, workflow_json, initial_input, status, started_at,"
+            " owner_pid, owner_host) VALUES (?,?,?,?,?,?,?,?,?)",
+            (run_id, workflow.display_name(), workflow_path, workflow_json or dumps_workflow(workflow, indent=None),
+             initial_input, status, started_at or time.time(), os.getpid() if owner else None,
+             socket.gethostname() if owner else None))
+
+    def update_run(self, run_id: str, **fields: Any) -> None:
+        allowed = {"status", "ended_at", "current_node", "waiting", "snapshot", "error", "owner_pid", "owner_host"}
+        bad = set(fields) - allowed
+        if bad:
+            raise ValueError(f"unknown run fields: {sorted(bad)}")
+        cols = ", ".join(f"{k} = ?" for k in fields)
+        self._exec(f"UPDATE runs SET {cols} WHERE id = ?", (*fields.values(), run_id))
+
+    def claim_for_resume(self, run_id: str) -> None:
+        """Mark a paused run as resumed by this process; refuse if it is not paused (any more)."""
+        cur = self._exec("UPDATE runs SET status = 'running', waiting = 0, owner_pid = ?, owner_host = ? "
+                         "WHERE id = ? AND status = 'paused'", (os.getpid(), socket.gethostname(), run_id))
+        if cur.rowcount != 1:
+            info = self.get_run(run_id)
+            if info is None:
+                raise StoreError(f"There is no run '{run_id}' in the run history.")
+            if info.status == "running":
+                raise StoreError(f"Run {run_id} is already running or being resumed (by process "
+                                 f"{self._owner(run_id)}); it cannot be resumed twice at once.")
+            raise StoreError(f"Run {run_id} is {info.status}, not paused; only a paused run can be resumed.")
+
+    def _owner(self, run_id: str) -> str:
+        row = self._exec("SELECT owner_pid, owner_host FROM runs WHERE id = ?", (run_id,)).fetchone()
+        return f"{row[0]} on {row[1]}" if row else "?"
+
+    def recover(self) -> list[str]:
+        """Mark runs left ``running`` by a process that no longer exists as ``interrupted``."""
+        host = socket.gethostname()
+        rows = self._exec("SELECT id, owner_pid, owner_host FROM runs WHERE status = 'running'").fetchall()
+        gone = [rid for rid, pid, h in rows
+                if pid is None or (h == host and pid != os.getpid() and not _pid_alive(pid))]
+        for rid in gone:
+            self._exec("UPDATE runs SET status = ?, waiting = 0, ended_at = COALESCE(ended_at, ("
+                       "SELECT MAX(timestamp) FROM events WHERE run_id = ?)), error = COALESCE(error, ?) "
+                       "WHERE id = ? AND status = 'running'",
+                       (INTERRUPTED, rid, "The process running it stopped before the run ended.", rid))
+        return gone
+
+    _INFO_COLS = ("id, workflow_name, workflow_path, initial_input, status, started_at, ended_at, current_node, "
+                  "waiting, error")
+
+    def _info(self, row: tuple) -> RunInfo:
+        return RunInfo(*row[:8], bool(row[8]), row[9], *(row[10:11] or ()))
+
+    def get_run(self, run_id: str) -> RunInfo | None:
+        row = self._exec(f"SELECT {self._INFO_COLS}, (SELECT count(*) FROM events e WHERE e.run_id = runs.id) "
+                         "FROM runs WHERE id = ?", (run_id,)).fetchone()
+        return self._info(row) if row else None
+
+    def find_run(self, prefix: str) -> RunInfo | None:
+        """A run by its id or a unique prefix of it (as shown in lists)."""
+        exact = self.get_run(prefix)
+        if exact or len(prefix) < 4:
+            return exact
+        rows = self._exec("SELECT id FROM runs WHERE id LIKE ? ESCAPE '\\' LIMIT 2",
+                          (prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%",)).fetchall()
+        return self.get_run(rows[0][0]) if len(rows) == 1 else None
+
+    def _where(self, workflow: str | None, status: str | None) -> tuple[str, list[Any]]:
+        clauses, params = [], []
+        if workflow:
+            clauses.append("workflow_name = ?")
+            params.append(workflow)
+        if status:
+            clauses.append("status = ?")
+            params.append(status)
+        return (" WHERE " + " AND ".join(clauses)) if clauses else "", params
+
+    def list_runs(self, *, workflow: str | None = None, status: str | None = None, limit: int = 50,
+                  offset: int = 0) -> list[RunInfo]:
+        where, params = self._where(workflow, status)
+        rows = self._exec(f"SELECT {self._INFO_COLS} FROM runs{where} ORDER BY started_at DESC, id LIMIT ? OFFSET ?",
+                          (*params, limit, offset)).fetchall()
+        return [self._info(r) for r in rows]
+
+    def count_runs(self, *, workflow: str | None = None, status: str | None = None) -> int:
+        where, params = self._where(workflow, status)
+        return self._exec(f"SELECT count(*) FROM runs{where}", params).fetchone()[0]
+
+    def workflow_names(self) -> list[str]:
+        return [r[0] for r in self._exec("SELECT DISTINCT workflow_name FROM runs ORDER BY workflow_name").fetchall()]
+
+    def workflow_json(self, run_id: str) -> str | None:
+        row = self._exec("SELECT workflow_json FROM runs WHERE id = ?", (run_id,)).fetchone()
+        return row[0] if row else None
+
+    def workflow_of(self, run_id: str) -> Workflow:
+        text = self.workflow_json(run_id)
+        if text is None:
+            raise StoreError(f"There is no run '{run_id}' in the run history.")
+        return parse_workflow(json.loads(text))
+
+    def snapshot_of(self, run_id: str) -> dict[str, Any] | None:
+        row = self._exec("SELECT snapshot FROM runs WHERE id = ?", (run_id,)).fetchone()
+        return json.loads(row[0]) if row and row[0] else None
+
+    def delete_run(self, run_id: str) -> None:
+        conn = self._connect()
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            conn.execute("DELETE FROM events WHERE run_id = ?", (run_id,))
+            conn.execute("DELETE FROM runs WHERE id = ?", (run_id,))
+            conn.execute("COMMIT")
+        except sqlite3.Error as err:
+            try:
+                conn.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
+            raise self._error(err) from None
+
+    # ------------------------------------------------------------------ events
+    def append_events(self, run_id: str, first_seq: int, events: list[RunEvent], run_fields: dict[str, Any] | None = None) -> None:
+        """Write a batch of events (and optionally run fields) in one transaction."""
+        conn = self._connect()
+        rows = [(run_id, first_seq + i, e.timestamp, e.node_id, str(e.type), e.content,
+                 json.dumps(e.extra, ensure_ascii=False) if e.extra else None) for i, e in enumerate(events)]
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            conn.executemany("INSERT OR REPLACE INTO events VALUES (?,?,?,?,?,?,?)", rows)
+            if run_fields:
+                cols = ", ".join(f"{k} = ?" for k in run_fields)
+                conn.execute(f"UPDATE runs SET {cols} WHERE id = ?", (*run_fields.values(), run_id))
+            conn.execute("COMMIT")
+        except sqlite3.Error as err:
+            try:
+                conn.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
+            raise self._error(err) from None
+
+    def next_seq(self, run_id: str) -> int:
+        row = self._exec("SELECT MAX(seq) FROM events WHERE run_id = ?", (run_id,)).fetchone()
+        return 0 if row[0] is None else row[0] + 1
+
+    def events(self, run_id: str, *, offset: int = 0, limit: int = -1) -> list[RunEvent]:
+        rows = self._exec("SELECT timestamp, node_id, type, content, extra FROM events WHERE run_id = ? "
+                          "ORDER BY seq LIMIT ? OFFSET ?", (run_id, limit, offset)).fetchall()
+        return [RunEvent(n, t, c, timestamp=ts, extra=json.loads(x) if x else None) for ts, n, t, c, x in rows]
+
+    def iter_events(self, run_id: str, batch: int = 2000) -> Iterator[RunEvent]:
+        offset = 0
+        while True:
+            chunk = self.events(run_id, offset=offset, limit=batch)
+            yield from chunk
+            if len(chunk) < batch:
+                return
+            offset += batch
+
+    # ------------------------------------------------------------------ import / export
+    def export_jsonl(self, run_id: str) -> Iterator[str]:
+        for e in self.iter_events(run_id):
+            yield e.to_json()
+
+    def import_agentflow(self, record: dict[str, Any]) -> str:
+        """Store an AgentFlow-style run record; returns the run id (a fresh one if it exists already)."""
+        workflow, info, events = run_from_agentflow_record(record)
+        run_id = info["id"]
+        if self.get_run(run_id) is not None:
+            run_id = f"{run_id}-imported-{int(time.time())}"
+        self.create_run(run_id, workflow, initial_input=info.get("initialInput"), status=info["status"],
+                        started_at=info["startedAt"], owner=False)
+        self.append_events(run_id, 0, events, {"ended_at": info.get("endedAt"), "current_node": info.get("currentNodeId"),
+                                                "waiting": int(bool(info.get("waitingForInput"))),
+                                                "error": info.get("error")})
+        return run_id
+
+
+# ---------------------------------------------------------------------- AgentFlow records
+def agentflow_record(info: RunInfo, workflow_json: str, events: Iterable[RunEvent],
+                     outputs: dict[str, Any] | None = None) -> dict[str, Any]:
+    """An AgentFlow-style ``run_<id>.json`` record of a stored run."""
+    return {
+        "runId": info.id,
+        "workflowName": info.workflow_name,
+        "status": info.status,
+        "initialInput": info.initial_input,
+        "currentNodeId": info.current_node,
+        "waitingForInput": info.waiting,
+        "startedAt": format_timestamp(info.started_at),
+        "endedAt": format_timestamp(info.ended_at) if info.ended_at else None,
+        "error": info.error,
+        "workflow": json.loads(workflow_json),
+        "logs": [e.to_wire() for e in events],
+        "results": outputs or {},
+    }
+
+
+def run_from_agentflow_record(record: Any) -> tuple[Workflow, dict[str, Any], list[RunEvent]]:
+    """Read an AgentFlow-style run record (``{workflow, logs, status, ...}``); ValueError if it is not one."""
+    if not isinstance(record, dict) or not isinstance(record.get("logs"), list):
+        raise ValueError("not a run record: it has no 'logs' list")
+    wf_raw = record.get("workflow")
+    if not isinstance(wf_raw, dict):
+        wf_raw = {"nodes": record.get("nodes", []), "connections": record.get("connections", [])}
+    workflow = parse_workflow(wf_raw)
+    events = []
+    for i, entry in enumerate(record["logs"]):
+        if not isinstance(entry, dict):
+            raise ValueError(f"logs[{i}] is not an object")
+        events.append(RunEvent.from_wire(entry))
+    from .events import parse_timestamp
+
+    started = record.get("startedAt")
+    ended = record.get("endedAt")
+    status = str(record.get("status") or ("paused" if record.get("waitingForInput") else "completed"))
+    info = {
+        "id": str(record.get("runId") or record.get("id") or f"imported-{int(time.time() * 1000)}"),
+        "status": status,
+        "initialInput": record.get("initialInput"),
+        "currentNodeId": record.get("currentNodeId"),
+        "waitingForInput": bool(record.get("waitingForInput")),
+        "startedAt": parse_timestamp(started) if isinstance(started, str) else (events[0].timestamp if events else time.time()),
+        "endedAt": parse_timestamp(ended) if isinstance(ended, str) else (events[-1].timestamp if events else None),
+        "error": record.get("error"),
+    }
+    return workflow, info, events
+
+
+# ---------------------------------------------------------------------- recorder
+_FLUSH = object()
+_STOP = object()
+
+
+class RunRecorder:
+    """Records one run's events into a :class:`RunStore` from a writer thread.
+
+    Attach with ``recorder.attach(run)`` before ``run.start()`` (or after restoring a
+    paused run). ``close()`` blocks until everything is committed.
+    """
+
+    def __init__(self, store: RunStore, run: Any, *, workflow_path: str | None = None, new: bool = True,
+                 interval: float = COMMIT_INTERVAL) -> None:
+        self.store = store
+        self.run = run
+        self.interval = interval
+        self.error: StoreError | None = None
+        self._q: queue.Queue = queue.Queue()
+        self._done = threading.Event()
+        if new:
+            initial = run.initial_input
+            if initial is None:  # the start node's own input is the run's input
+                start = next((n for n in run.workflow.nodes if n.type == "start"), None)
+                initial = getattr(start.data, "initialInput", None) if start else None
+            store.create_run(run.run_id, run.workflow, workflow_path=workflow_path, initial_input=initial,
+                             status="running", started_at=run.started_at or time.time())
+            self._seq = 0
+        else:
+            self._seq = store.next_seq(run.run_id)
+        self._thread = threading.Thread(target=self._writer, name=f"run-store-{run.run_id[:8]}", daemon=True)
+        self._thread.start()
+        run.add_listener(self._on_event)
+
+    def _on_event(self, ev: RunEvent) -> None:
+        # Called on the event loop: only queue work, never touch the disk here.
+        self._q.put(ev)
+        if ev.type == EventType.RUN_STATUS and ev.content != RunStatus.RUNNING:
+            run = self.run
+            fields: dict[str, Any] = {"status": ev.content, "current_node": run.current_node_id,
+                                      "waiting": int(run.waiting_for_input), "error": run.error}
+            if ev.content == RunStatus.PAUSED:
+                fields["snapshot"] = None  # the snapshot is written once the run is quiescent (see settle())
+            if RunStatus(ev.content).is_final:
+                fields["ended_at"] = ev.timestamp
+                fields["snapshot"] = None
+            self._q.put((_FLUSH, fields))
+        elif ev.type == EventType.RUN_STATUS:
+            self._q.put((_FLUSH, {"status": "running", "waiting": 0, "current_node": None}))
+
+    def settled(self) -> None:
+        """Call when start()/resume() returned: stores the snapshot of a paused run and commits."""
+        run = self.run
+        if run.status == RunStatus.PAUSED:
+            try:
+                snap = json.dumps(run.snapshot(include_workflow=False), ensure_ascii=False)
+            except (TypeError, ValueError) as err:  # an output that is not JSON: still keep the run listed
+                log.warning("run %s: snapshot not stored: %s", run.run_id, err)
+                snap = None
+            self._q.put((_FLUSH, {"snapshot": snap, "status": "paused", "waiting": 1,
+                                  "current_node": run.current_node_id}))
+        self.flush()
+
+    def flush(self, timeout: float = 10.0) -> None:
+        done = threading.Event()
+        self._q.put((_FLUSH, None, done))
+        done.wait(timeout)
+
+    def close(self, timeout: float = 10.0) -> None:
+        if self._thread.is_alive():
+            self._q.put(_STOP)
+            self._thread.join(timeout)
+        self.run.remove_listener(self._on_event)
+
+    def _writer(self) -> None:
+        pending: list[RunEvent] = []
+        fields: dict[str, Any] = {}
+        waiters: list[threading.Event] = []
+        last = time.monotonic()
+        stop = False
+        while not stop:
+            timeout = max(0.0, self.interval - (time.monotonic() - last))
+            try:
+                item = self._q.get(timeout=timeout)
+            except queue.Empty:
+                item = None
+            force = False
+            while True:
+                if item is _STOP:
+                    stop = force = True
+                elif isinstance(item, RunEvent):
+                    pending.append(item)
+                elif isinstance(item, tuple) and item and item[0] is _FLUSH:
+                    if item[1]:
+                        fields.update(item[1])
+                    if len(item) > 2:
+                        waiters.append(item[2])
+                    force = True
+                try:
+                    item = self._q.get_nowait()
+                except queue.Empty:
+                    break
+            if (pending or fields) and (force or time.monotonic() - last >= self.interval):
+                try:
+                    self.store.append_events(self.run.run_id, self._seq, pending, fields or None)
+                    self._seq += len(pending)
+                except StoreError as err:
+                    if self.error is None:
+                        log.error("%s", err)
+                    self.error = err
+                pending, fields = [], {}
+                last = time.monotonic()
+            elif not pending and not fields:
+                last = time.monotonic()
+            for w in waiters:
+                w.set()
+            waiters.clear()
+        self._done.set()

@@ -1,0 +1,154 @@
+"""Engine overhead: nodes doing no work, events emitted and collected as in a real run.
+
+    python -m tests.bench.bench_engine [--json] [--quick]
+
+* chain of N agents (N = 100, 1,000, 10,000): µs per node, and the ratio to one
+  ``asyncio.Task`` per node awaited in sequence (targets: ≤ 1.5×; per-node cost at
+  10,000 within 1.3× of 100);
+* fan-out from start to N agents: µs per branch, ratio to ``asyncio.gather`` of N
+  coroutines (target ≤ 3×);
+* approval pause → snapshot → restore → resume, repeated: µs per cycle (target < 100 µs).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import statistics
+import time
+from typing import Any
+
+from engine import EchoProvider, Run, parse_workflow
+from tests.bench.common import parse_args, report
+
+
+def chain_workflow(n: int):
+    nodes: list[dict[str, Any]] = [{"id": "s", "type": "start", "data": {"initialInput": "x"}}]
+    nodes += [{"id": f"a{i}", "type": "agent", "data": {"agentName": f"A{i}", "model": "m"}} for i in range(n)]
+    conns = [{"source": "s", "target": "a0"}] + [{"source": f"a{i}", "target": f"a{i + 1}"} for i in range(n - 1)]
+    return parse_workflow({"nodes": nodes, "connections": conns})
+
+
+def fanout_workflow(n: int):
+    nodes: list[dict[str, Any]] = [{"id": "s", "type": "start", "data": {"initialInput": "x"}}]
+    nodes += [{"id": f"a{i}", "type": "agent", "data": {"agentName": f"A{i}", "model": "m"}} for i in range(n)]
+    conns = [{"source": "s", "target": f"a{i}"} for i in range(n)]
+    return parse_workflow({"nodes": nodes, "connections": conns})
+
+
+def approval_workflow():
+    return parse_workflow({"nodes": [{"id": "s", "type": "start", "data": {"initialInput": "x"}},
+                                     {"id": "ap", "type": "approval", "data": {"prompt": "ok?"}},
+                                     {"id": "a", "type": "agent", "data": {"model": "m"}}],
+                           "connections": [{"source": "s", "target": "ap"},
+                                           {"source": "ap", "target": "a", "sourceHandle": "approve"}]})
+
+
+async def _noop() -> None:
+    return None
+
+
+def _timed(coro_fn, repeat: int) -> float:
+    """Median seconds of ``asyncio.run``-free timing: one loop, several repeats."""
+    async def body() -> list[float]:
+        out = []
+        for _ in range(repeat + 1):
+            gc.collect()
+            t0 = time.perf_counter()
+            await coro_fn()
+            out.append(time.perf_counter() - t0)
+        return out[1:]  # first run warms caches
+
+    return statistics.median(asyncio.run(body()))
+
+
+def bench_chain(n: int, repeat: int, store_factory=None) -> dict[str, Any]:
+    wf = chain_workflow(n)
+    provider = EchoProvider()
+
+    async def baseline() -> None:
+        loop = asyncio.get_running_loop()
+        for _ in range(n):
+            await loop.create_task(_noop())
+
+    async def engine_run() -> None:
+        events: list = []
+        run = Run(wf, provider, on_event=events.append, keep_events=False, check=True)
+        if store_factory:
+            store_factory(run)
+        await run.start()
+        assert run.status == "completed"
+
+    base = _timed(baseline, repeat)
+    eng = _timed(engine_run, repeat)
+    return {"N": n, "engine µs/node": eng / n * 1e6, "Task/node µs": base / n * 1e6, "ratio": eng / base}
+
+
+def bench_fanout(n: int, repeat: int) -> dict[str, Any]:
+    wf = fanout_workflow(n)
+    provider = EchoProvider()
+
+    async def baseline() -> None:
+        await asyncio.gather(*(_noop() for _ in range(n)))
+
+    async def engine_run() -> None:
+        events: list = []
+        run = Run(wf, provider, on_event=events.append, keep_events=False)
+        await run.start()
+
+    base = _timed(baseline, repeat)
+    eng = _timed(engine_run, repeat)
+    return {"N": n, "engine µs/branch": eng / n * 1e6, "gather µs/coro": base / n * 1e6, "ratio": eng / base}
+
+
+def bench_pause_cycle(cycles: int) -> dict[str, Any]:
+    wf = approval_workflow()
+    provider = EchoProvider()
+
+    async def body() -> float:
+        run = Run(wf, provider, keep_events=False, check=False)
+        await run.start()
+        t0 = time.perf_counter()
+        for _ in range(cycles):
+            snap = run.snapshot(include_workflow=False)
+            restored = Run.restore(snap, provider, workflow=wf, keep_events=False, check=False)
+            await restored.resume("approve")
+            # back to a paused run for the next cycle
+            run = Run(wf, provider, keep_events=False, check=False)
+            await run.start()
+        return (time.perf_counter() - t0) / cycles
+
+    async def pause_only() -> float:
+        t0 = time.perf_counter()
+        for _ in range(cycles):
+            run = Run(wf, provider, keep_events=False, check=False)
+            await run.start()
+        return (time.perf_counter() - t0) / cycles
+
+    full = statistics.median(asyncio.run(body()) for _ in range(3))
+    start_only = statistics.median(asyncio.run(pause_only()) for _ in range(3))
+    return {"cycle µs (snapshot+restore+resume)": (full - start_only) * 1e6,
+            "start-to-pause µs": start_only * 1e6}
+
+
+def main() -> None:
+    args = parse_args(__doc__ or "")
+    repeat = 3 if args.quick else 5
+    sizes = (100, 1_000) if args.quick else (100, 1_000, 10_000)
+    chain = [bench_chain(n, repeat) for n in sizes]
+    growth = chain[-1]["engine µs/node"] / chain[0]["engine µs/node"]
+    fan = [bench_fanout(n, repeat) for n in sizes]
+    cycle = bench_pause_cycle(200 if args.quick else 1000)
+    if args.json:
+        import json
+        print(json.dumps({"chain": chain, "chain_growth_10k_vs_100": growth, "fanout": fan, "pause_cycle": cycle},
+                         indent=2))
+        return
+    report("Chain of N agents (instant provider), vs one asyncio.Task per node", chain, False)
+    print(f"per-node cost at N={sizes[-1]} / N={sizes[0]}: {growth:.2f}× (target ≤ 1.3×)")
+    report("Fan-out from start to N agents, vs asyncio.gather of N coroutines", fan, False)
+    report("Approval pause → snapshot → restore → resume", [cycle], False)
+
+
+if __name__ == "__main__":
+    main()

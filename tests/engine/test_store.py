@@ -1,0 +1,268 @@
+"""The run store: durability across a SIGKILL, resume from another process, concurrency,
+migrations, corrupt and locked databases, recovery, AgentFlow records."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from engine import EchoProvider, Run, RunStatus
+from engine.store import MIGRATIONS, SCHEMA_VERSION, RunRecorder, RunStore, StoreError, agentflow_record
+
+from .flows import agent, approval, flow, link, start
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLES = ROOT / "samples"
+
+SLOW_CLI = (
+    "import sys, os\n"
+    "from engine.llm import registry\n"
+    "from engine.llm.echo import EchoProvider\n"
+    "delay = float(os.environ.get('ECHO_DELAY', '0'))\n"
+    "registry._FACTORIES['echo'] = lambda **_: EchoProvider(delay=delay)\n"
+    "from engine.cli import main\n"
+    "sys.exit(main(sys.argv[1:]))\n"
+)
+
+
+@pytest.fixture()
+def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    d = tmp_path / "data"
+    monkeypatch.setenv("FLOWDESK_DATA_DIR", str(d))
+    return d
+
+
+def cli(*args: str, delay: float = 0.0, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", SLOW_CLI, *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=timeout, env={**os.environ, "ECHO_DELAY": str(delay), "PYTHONPATH": str(ROOT)})
+
+
+def jsonl(text: str) -> list[dict]:
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def chain_file(tmp_path: Path, n: int, name: str = "chain") -> Path:
+    nodes = [start(text="go")] + [agent(f"a{i}") for i in range(n)]
+    links = [link("s", "a0")] + [link(f"a{i}", f"a{i + 1}") for i in range(n - 1)]
+    p = tmp_path / f"{name}.flow.json"
+    p.write_text(json.dumps({"name": name, "nodes": nodes, "connections": links}))
+    return p
+
+
+def test_sigkill_mid_run_leaves_interrupted_run_with_committed_events(data_dir: Path, tmp_path: Path) -> None:
+    flow_file = chain_file(tmp_path, 50)
+    proc = subprocess.Popen([sys.executable, "-c", SLOW_CLI, "run", str(flow_file), "--provider", "echo", "--jsonl"],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "ECHO_DELAY": "0.05", "PYTHONPATH": str(ROOT)})
+    assert proc.stdout is not None
+    printed: list[dict] = []
+    for line in proc.stdout:
+        printed.append(json.loads(line))
+        if printed[-1]["type"] == "llm_response" and printed[-1]["nodeId"] == "a5":
+            break
+    time.sleep(0.4)  # > the 100 ms batch interval: what was printed before now is committed
+    cutoff = len(printed)
+    proc.send_signal(signal.SIGKILL)
+    rest, _ = proc.communicate(timeout=10)
+    printed += jsonl(rest)
+    res = cli("runs", "--json")
+    assert res.returncode == 0, res.stderr
+    listed = json.loads(res.stdout)
+    assert listed["total"] == 1
+    run = listed["runs"][0]
+    assert run["status"] == "interrupted"
+    stored = jsonl(cli("show", run["id"], "--jsonl").stdout)
+    assert len(stored) >= cutoff, "every event up to the last committed batch is kept"
+    assert stored == printed[:len(stored)], "stored events are exactly the emitted ones, in order"
+
+
+def test_pause_in_one_process_and_approve_from_another(data_dir: Path) -> None:
+    first = cli("run", str(SAMPLES / "review.flow.json"), "--provider", "echo", "--jsonl")
+    assert first.returncode == 3
+    assert "flowdesk resume" in first.stderr
+    run_id = json.loads(cli("runs", "--json").stdout)["runs"][0]["id"]
+    assert json.loads(cli("runs", "--json", "--status", "paused").stdout)["total"] == 1
+    second = cli("resume", run_id, "--decide", "approve:looks right", "--jsonl")
+    assert second.returncode == 0, second.stderr
+    stored = jsonl(cli("show", run_id, "--jsonl").stdout)
+    assert stored[:len(jsonl(first.stdout))] == jsonl(first.stdout)
+    appended = stored[len(jsonl(first.stdout)):]
+    assert appended == jsonl(second.stdout)
+    assert appended[0]["type"] == "input_received"
+    assert json.loads(appended[0]["content"]) == {"decision": "approve", "note": "looks right"}
+    assert [e["nodeId"] for e in appended if e["type"] == "llm_response"] == ["send"]
+    assert appended[-1]["content"] == "completed"
+    info = json.loads(cli("runs", "--json").stdout)["runs"][0]
+    assert info["status"] == "completed" and info["waitingForInput"] is False
+    again = cli("resume", run_id, "--decide", "approve")
+    assert again.returncode == 2 and "is completed, not paused" in again.stderr
+
+
+def test_resuming_the_same_run_twice_at_once_is_refused(data_dir: Path) -> None:
+    assert cli("run", str(SAMPLES / "review.flow.json"), "--provider", "echo").returncode == 3
+    store = RunStore()
+    run_id = store.list_runs()[0].id
+    store.claim_for_resume(run_id)  # as a first resumer would
+    res = cli("resume", run_id, "--decide", "approve")
+    assert res.returncode == 2 and "cannot be resumed twice at once" in res.stderr
+
+
+def test_two_concurrent_runs_lose_no_events(data_dir: Path, tmp_path: Path) -> None:
+    a, b = chain_file(tmp_path, 300, "left"), chain_file(tmp_path, 300, "right")
+    procs = [subprocess.Popen([sys.executable, "-c", SLOW_CLI, "run", str(f), "--provider", "echo", "--jsonl"],
+                              cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              env={**os.environ, "ECHO_DELAY": "0.001", "PYTHONPATH": str(ROOT)}) for f in (a, b)]
+    outs = [p.communicate(timeout=120)[0] for p in procs]
+    assert [p.returncode for p in procs] == [0, 0]
+    store = RunStore()
+    runs = {r.workflow_name: r for r in store.list_runs()}
+    for name, out in zip(("left", "right"), outs):
+        stored = [e.to_wire() for e in store.events(runs[name].id)]
+        assert stored == jsonl(out)
+        assert len(stored) == 1 + 1 + 300 * 3 + 1  # running, start, 3 per agent, completed
+
+
+def test_in_process_recorder_commits_at_pause_with_snapshot(data_dir: Path) -> None:
+    wf = flow([start(), approval("ap"), agent("a")], [link("s", "ap"), link("ap", "a", "approve")])
+    store = RunStore()
+
+    async def go() -> None:
+        run = Run(wf, EchoProvider())
+        rec = RunRecorder(store, run)
+        await run.start()
+        rec.settled()
+        info = store.get_run(run.run_id)
+        assert info is not None and info.status == "paused" and info.waiting and info.current_node == "ap"
+        assert store.snapshot_of(run.run_id)["pending"]["nodeId"] == "ap"
+        assert len(store.events(run.run_id)) == len(run.events)
+        restored = Run.restore(store.snapshot_of(run.run_id), EchoProvider(), workflow=store.workflow_of(run.run_id))
+        store.claim_for_resume(run.run_id)
+        rec2 = RunRecorder(store, restored, new=False)
+        assert await restored.resume("approve") == RunStatus.COMPLETED
+        rec2.settled()
+        rec.close()
+        rec2.close()
+        assert [e.to_wire() for e in store.events(run.run_id)] == [e.to_wire() for e in run.events + restored.events]
+        assert store.get_run(run.run_id).status == "completed"
+
+    asyncio.run(go())
+
+
+def test_older_schema_is_migrated(data_dir: Path) -> None:
+    data_dir.mkdir(parents=True)
+    db = data_dir / "runs.db"
+    conn = sqlite3.connect(db)
+    conn.executescript(MIGRATIONS[0])
+    conn.execute("PRAGMA user_version = 1")
+    conn.execute("INSERT INTO runs (id, workflow_name, workflow_json, status, started_at) VALUES "
+                 "('old1', 'Legacy', '{\"nodes\": [], \"connections\": []}', 'completed', 1700000000)")
+    conn.execute("INSERT INTO events VALUES ('old1', 0, 1700000000, 'system', 'run_status', 'completed', NULL)")
+    conn.commit()
+    conn.close()
+    store = RunStore()
+    conn = sqlite3.connect(db)
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    cols = {r[1] for r in conn.execute("PRAGMA table_info(runs)")}
+    assert {"owner_pid", "owner_host"} <= cols
+    info = store.get_run("old1")
+    assert info is not None and info.workflow_name == "Legacy" and info.event_count == 1
+    assert store.recover() == []  # a completed run is left alone
+
+
+def test_newer_schema_is_refused_clearly(data_dir: Path) -> None:
+    data_dir.mkdir(parents=True)
+    conn = sqlite3.connect(data_dir / "runs.db")
+    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 5}")
+    conn.close()
+    with pytest.raises(StoreError, match="newer Flowdesk"):
+        RunStore()
+
+
+def test_corrupt_database_gives_clear_error_and_runs_still_work(data_dir: Path) -> None:
+    data_dir.mkdir(parents=True)
+    (data_dir / "runs.db").write_bytes(b"this is not a database" * 100)
+    with pytest.raises(StoreError, match="damaged"):
+        RunStore()
+    res = cli("runs")
+    assert res.returncode == 2 and "damaged" in res.stderr and "Traceback" not in res.stderr
+    res = cli("run", str(SAMPLES / "hello.flow.json"), "--provider", "echo")
+    assert res.returncode == 0 and "not recorded" in res.stderr
+
+
+def test_locked_database_gives_clear_error(data_dir: Path) -> None:
+    RunStore().close()
+    holder = sqlite3.connect(data_dir / "runs.db", isolation_level=None)
+    holder.execute("PRAGMA locking_mode=EXCLUSIVE")
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        with pytest.raises(StoreError, match="locked"):
+            store = RunStore(timeout=0.2)
+            store.create_run("x", flow([start()], []))
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+
+
+def test_recover_marks_dead_process_runs_interrupted(data_dir: Path) -> None:
+    store = RunStore()
+    wf = flow([start(), agent("a")], [link("s", "a")])
+    store.create_run("dead", wf)
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    store.update_run("dead", owner_pid=dead.pid)
+    store.create_run("alive", wf)  # owned by this (live) process
+    assert store.recover() == ["dead"]
+    assert store.get_run("dead").status == "interrupted"
+    assert store.get_run("alive").status == "running"
+
+
+def test_list_filter_and_pagination(data_dir: Path) -> None:
+    store = RunStore()
+    wf_a = flow([start()], [])
+    wf_a.name = "A"
+    wf_b = flow([start()], [])
+    wf_b.name = "B"
+    for i in range(25):
+        store.create_run(f"r{i:02d}", wf_a if i % 2 else wf_b, status="completed" if i % 3 else "failed",
+                         started_at=1000 + i)
+    assert store.count_runs() == 25
+    page = store.list_runs(limit=10, offset=0)
+    assert [r.id for r in page] == [f"r{i:02d}" for i in range(24, 14, -1)]
+    assert [r.id for r in store.list_runs(limit=10, offset=20)] == [f"r{i:02d}" for i in range(4, -1, -1)]
+    assert store.count_runs(workflow="A") == 12 and store.count_runs(workflow="A", status="failed") == 4
+    assert store.workflow_names() == ["A", "B"]
+    store.delete_run("r00")
+    assert store.count_runs() == 24 and store.events("r00") == []
+
+
+def test_agentflow_record_export_and_import(data_dir: Path) -> None:
+    store = RunStore()
+    wf = flow([start(text="in"), agent("a")], [link("s", "a")])
+
+    async def go() -> str:
+        run = Run(wf, EchoProvider())
+        rec = RunRecorder(store, run)
+        await run.start()
+        rec.settled()
+        rec.close()
+        return run.run_id
+
+    run_id = asyncio.run(go())
+    info = store.get_run(run_id)
+    record = agentflow_record(info, store.workflow_json(run_id), store.events(run_id))
+    text = json.dumps(record)
+    new_id = store.import_agentflow(json.loads(text))
+    assert new_id != run_id  # the original still exists: the import gets its own id
+    assert [e.to_wire() for e in store.events(new_id)] == record["logs"]
+    assert store.get_run(new_id).status == "completed"
+    with pytest.raises(ValueError):
+        store.import_agentflow({"nodes": []})
