@@ -108,8 +108,9 @@ def build_provider(name: str, *, base_url: str | None = None, **kwargs: object) 
         raise ProviderConfigError(
             f"Provider '{info.id}' needs an API key for {url}: set the environment variable {info.api_key_env}, "
             f"or store it in the OS keyring (`keyring set {KEYRING_SERVICE} {info.id}`).")
-    common = dict(base_url=url, api_key=key, provider_id=info.id, models={m.id: m for m in info.models},
-                  default_model=info.default_model, http=settings.http, searxng_url=searxng_url(settings))
+    common: dict[str, object] = dict(base_url=url, api_key=key, provider_id=info.id,
+                                     models={m.id: m for m in info.models}, default_model=info.default_model,
+                                     http=settings.http, searxng_url=searxng_url(settings))
     common.update(kwargs)
     if info.kind == "anthropic":
         from .anthropic import AnthropicProvider
