@@ -183,7 +183,8 @@ async def post_stream(client: httpx.AsyncClient, url: str, payload: dict[str, An
 
 async def iter_sse(resp: httpx.Response) -> AsyncIterator[tuple[str, str]]:
     """(event, data) pairs of a ``text/event-stream`` body (W3C SSE framing)."""
-    event, data = "", list[str]()
+    event = ""
+    data: list[str] = []
     async for line in resp.aiter_lines():
         if not line:
             if data:
