@@ -65,15 +65,16 @@ def test_sigkill_mid_run_leaves_interrupted_run_with_committed_events(data_dir: 
                             env={**os.environ, "ECHO_DELAY": "0.05", "PYTHONPATH": str(ROOT)})
     assert proc.stdout is not None
     printed: list[dict] = []
-    for line in proc.stdout:
-        printed.append(json.loads(line))
+    while True:
+        printed.append(json.loads(proc.stdout.readline()))
         if printed[-1]["type"] == "llm_response" and printed[-1]["nodeId"] == "a5":
             break
     time.sleep(0.4)  # > the 100 ms batch interval: what was printed before now is committed
     cutoff = len(printed)
     proc.send_signal(signal.SIGKILL)
-    rest, _ = proc.communicate(timeout=10)
-    printed += jsonl(rest)
+    proc.wait(timeout=10)
+    # Read the rest from the same buffered reader (communicate() would skip its buffer).
+    printed += jsonl(proc.stdout.read())
     res = cli("runs", "--json")
     assert res.returncode == 0, res.stderr
     listed = json.loads(res.stdout)
