@@ -76,14 +76,14 @@ def format_duration(seconds: float | None) -> str:
 
 
 def format_started(ts: float, now: float | None = None) -> str:
-    """Local time: "Today 14:03:22", "Yesterday 09:12:05", else "2026-11-20 14:03"."""
+    """Local time: "Today 14:03", "Yesterday 09:12", else "2026-11-20 14:03" (the tooltip has seconds)."""
     when = datetime.fromtimestamp(ts)
     today = datetime.fromtimestamp(now if now is not None else time.time()).date()
     days = (today - when.date()).days
     if days == 0:
-        return f"Today {when:%H:%M:%S}"
+        return f"Today {when:%H:%M}"
     if days == 1:
-        return f"Yesterday {when:%H:%M:%S}"
+        return f"Yesterday {when:%H:%M}"
     return f"{when:%Y-%m-%d %H:%M}"
 
 

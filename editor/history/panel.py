@@ -25,13 +25,13 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QEvent, QModelIndex, QObject, QPoint, QRect, QSize, Qt, QTimer, Signal, Slot
-from PySide6.QtGui import QAction, QColor, QIcon, QKeyEvent, QKeySequence, QPainter, QPalette
+from PySide6.QtGui import QAction, QColor, QFontMetrics, QIcon, QKeyEvent, QKeySequence, QPainter, QPalette
 from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QFileDialog, QHBoxLayout, QHeaderView, QLabel, QMenu,
                                QMessageBox, QPushButton, QSizePolicy, QStackedWidget, QStyle, QStyledItemDelegate,
                                QStyleOptionViewItem, QTableView, QToolBar, QToolButton, QVBoxLayout, QWidget)
 
 from engine import RunEvent, Workflow, WorkflowLoadError, atomic_write_text
-from engine.store import RunInfo, RunStore, StoreError, agentflow_record
+from engine.store import RunInfo, RunStore, StoreError, agentflow_record, data_dir
 
 from .model import (COL_DURATION, COL_EVENTS, COL_INPUT, COL_STARTED, COL_STATUS, COL_WORKFLOW, RUN_ROLE,
                     STATUS_COLORS, STATUS_LABELS, RunHistoryModel)
@@ -114,8 +114,11 @@ class StatusBadgeDelegate(QStyledItemDelegate):
         painter.setBrush(colour)
         painter.drawRoundedRect(pill, h / 2, h / 2)
         painter.setPen(QColor("white"))
+        room = max(pill.width() - 16, 0)
+        if fm.horizontalAdvance(text) > room:  # elidedText() elides even text that fits exactly
+            text = fm.elidedText(text, Qt.TextElideMode.ElideRight, room)
         painter.drawText(pill.adjusted(8, 0, -8, 0), int(Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft),
-                         fm.elidedText(text, Qt.TextElideMode.ElideRight, max(pill.width() - 16, 0)))
+                         text)
         painter.restore()
 
     def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex) -> QSize:
@@ -165,7 +168,9 @@ class HistoryPanel(QWidget):
         lay.setSpacing(6)
 
         # filters
-        row = QHBoxLayout()
+        self.filter_bar = QWidget(self)
+        row = QHBoxLayout(self.filter_bar)
+        row.setContentsMargins(0, 0, 0, 0)
         row.setSpacing(6)
         self.workflow_combo = QComboBox(self)
         self.workflow_combo.setObjectName("workflowFilter")
@@ -180,10 +185,12 @@ class HistoryPanel(QWidget):
         for s in STATUS_FILTERS:
             self.status_combo.addItem(STATUS_LABELS[s], s)
         row.addWidget(QLabel("Workflow:", self))
-        row.addWidget(self.workflow_combo, 1)
+        row.addWidget(self.workflow_combo)
+        row.addSpacing(8)
         row.addWidget(QLabel("Status:", self))
         row.addWidget(self.status_combo)
-        lay.addLayout(row)
+        row.addStretch(1)
+        lay.addWidget(self.filter_bar)
         self.workflow_combo.currentIndexChanged.connect(self._filters_changed)
         self.status_combo.currentIndexChanged.connect(self._filters_changed)
 
@@ -254,14 +261,18 @@ class HistoryPanel(QWidget):
         header.setHighlightSections(False)
         header.setStretchLastSection(False)
         fm = self.fontMetrics()
-        widths = {COL_STATUS: fm.horizontalAdvance("Waiting for approval") + 34, COL_WORKFLOW: fm.horizontalAdvance("M") * 14,
-                  COL_STARTED: fm.horizontalAdvance("Yesterday 00:00:00") + 16,
+        bold = self.font()
+        bold.setBold(True)
+        widths = {COL_STATUS: QFontMetrics(bold).horizontalAdvance("Waiting for approval") + 30, COL_WORKFLOW: fm.horizontalAdvance("Support reply review") + 12,
+                  COL_STARTED: fm.horizontalAdvance("0000-00-00 00:00") + 16,
                   COL_DURATION: fm.horizontalAdvance("00 min 00 s") + 16, COL_EVENTS: fm.horizontalAdvance("Events") + 24}
         for col, w in widths.items():
             header.setSectionResizeMode(col, QHeaderView.ResizeMode.Interactive)
             header.resizeSection(col, w)
         header.setSectionResizeMode(COL_INPUT, QHeaderView.ResizeMode.Stretch)
         header.setMinimumSectionSize(40)
+        self._wide_columns = {COL_EVENTS: 760}  # hidden when the table is narrower (docked at the side)
+        self.table.viewport().installEventFilter(self)
         self.table.selectionModel().selectionChanged.connect(self._update_actions)
         self.stack.addWidget(self.table)
 
@@ -285,15 +296,25 @@ class HistoryPanel(QWidget):
         self.unavailable_label.setWordWrap(True)
         self.unavailable_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         ul.addWidget(self.unavailable_label)
-        self.retry_button = QPushButton("Try again", unavailable)
+        buttons = QHBoxLayout()
+        buttons.addStretch(1)
+        self.retry_button = QPushButton("Try Again", unavailable)
         self.retry_button.clicked.connect(self.retry)
-        ul.addWidget(self.retry_button, 0, Qt.AlignmentFlag.AlignHCenter)
+        buttons.addWidget(self.retry_button)
+        self.folder_button = QPushButton("Show Folder", unavailable)
+        self.folder_button.setToolTip("Open the folder that holds the run history file")
+        self.folder_button.clicked.connect(self._show_folder)
+        buttons.addWidget(self.folder_button)
+        buttons.addStretch(1)
+        ul.addLayout(buttons)
         ul.addStretch(2)
         self.stack.addWidget(unavailable)
         lay.addWidget(self.stack, 1)
 
         # pager
-        pager = QHBoxLayout()
+        self.pager = QWidget(self)
+        pager = QHBoxLayout(self.pager)
+        pager.setContentsMargins(0, 0, 0, 0)
         self.prev_button = QToolButton(self)
         self.prev_button.setDefaultAction(self.prev_action)
         self.prev_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
@@ -309,7 +330,7 @@ class HistoryPanel(QWidget):
         pager.addWidget(self.range_label)
         pager.addStretch(1)
         pager.addWidget(self.next_button)
-        lay.addLayout(pager)
+        lay.addWidget(self.pager)
 
         self._message = QLabel(self)
         self._message.setObjectName("historyMessage")
@@ -352,7 +373,7 @@ class HistoryPanel(QWidget):
         self.import_action = act("Import…", self.import_agentflow, "Import an AgentFlow run record (run_<id>.json)",
                                  (), QStyle.StandardPixmap.SP_DialogOpenButton)
         self.import_action.setIconText("Import")
-        self.refresh_action = act("Refresh", self.refresh, "Reload the runs list", (QKeySequence.StandardKey.Refresh,),
+        self.refresh_action = act("Refresh", self.retry, "Reload the runs list", (QKeySequence.StandardKey.Refresh,),
                                   QStyle.StandardPixmap.SP_BrowserReload)
         self.prev_action = act("Previous", self.previous_page, "Newer runs", ("Ctrl+PgUp",),
                                QStyle.StandardPixmap.SP_ArrowLeft)
@@ -411,9 +432,22 @@ class HistoryPanel(QWidget):
         self._total = 0
         self.paused_banner.setVisible(False)
         self.range_label.setText("")
-        for w in (self.workflow_combo, self.status_combo):
-            w.setEnabled(False)
+        for w in (self.filter_bar, self.toolbar, self.pager):
+            w.setVisible(False)
         self._update_actions()
+
+    def _show_folder(self) -> None:
+        from PySide6.QtCore import QUrl
+        from PySide6.QtGui import QDesktopServices
+
+        if self._store is not None:
+            path = Path(self._store.path)
+        else:
+            try:
+                path = Path(self._store_path) if self._store_path is not None else data_dir() / "runs.db"
+            except Exception:  # noqa: BLE001 - no folder to show is not worth an error dialog
+                return
+        QDesktopServices.openUrl(QUrl.fromLocalFile(str(path.parent)))
 
     def _fail(self, err: StoreError, doing: str) -> None:
         """A store error during an action: say so; if the store is unusable now, show that state."""
@@ -507,8 +541,8 @@ class HistoryPanel(QWidget):
             log.warning("run history: %s", err)
             self._show_unavailable(str(err))
             return
-        for w in (self.workflow_combo, self.status_combo):
-            w.setEnabled(True)
+        for w in (self.filter_bar, self.toolbar, self.pager):
+            w.setVisible(True)
         self._fill_workflows(names, wf)
         self._total = total
         self._paused_total = paused
@@ -639,6 +673,10 @@ class HistoryPanel(QWidget):
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:
         # When the window is not active the actions' shortcuts do not fire; the table's own
         # keys still must (Enter would otherwise only emit `activated`).
+        if obj is self.table.viewport() and event.type() == QEvent.Type.Resize:
+            width = self.table.width()
+            for col, minimum in self._wide_columns.items():
+                self.table.setColumnHidden(col, width < minimum)
         if obj is self.table and event.type() == QEvent.Type.KeyPress and isinstance(event, QKeyEvent):
             key = event.key()
             if key in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and event.modifiers() in (
