@@ -497,13 +497,13 @@ class HistoryPanel(QWidget):
     def next_page(self) -> None:
         if self._offset + self.page_size < self._total:
             self._offset += self.page_size
-            self.refresh(keep_selection=False)
+            self._reload(keep_selection=False)
 
     @Slot()
     def previous_page(self) -> None:
         if self._offset > 0:
             self._offset = max(0, self._offset - self.page_size)
-            self.refresh(keep_selection=False)
+            self._reload(keep_selection=False)
 
     def range_text(self) -> str:
         if self._total == 0:
@@ -515,12 +515,15 @@ class HistoryPanel(QWidget):
 
     # ================================================================ refresh
     @Slot()
-    def refresh(self, keep_selection: bool = True) -> None:
+    def refresh(self) -> None:
         """Reload the filters' choices, the total and the current page from the store.
 
         The main window calls this when a run starts or ends. Keeps the page (clamped to
         the last one) and the selected runs that are still on it.
         """
+        self._reload(keep_selection=True)
+
+    def _reload(self, keep_selection: bool) -> None:
         store = self._store
         if store is None:
             self._show_unavailable(self._reason or "no run history was opened.")
@@ -609,7 +612,15 @@ class HistoryPanel(QWidget):
 
     def _poll(self) -> None:
         if self.isVisible() and self._store is not None:
+            self._recover()  # a run whose process died meanwhile (a killed CLI) becomes interrupted
             self.refresh()
+
+    def _recover(self) -> None:
+        try:
+            if self._store is not None:
+                self._store.recover()
+        except StoreError as err:  # the refresh that follows shows the state
+            log.warning("run history: %s", err)
 
     # ================================================================ selection
     def selected_runs(self) -> list[RunInfo]:
@@ -916,6 +927,7 @@ class HistoryPanel(QWidget):
         except (ValueError, TypeError) as err:
             _warn(self, "Import run", f"{name} is not an AgentFlow run record: {err}\n\nNothing was imported.")
             return None
+        self._recover()  # an imported "running" record has no live process: it is interrupted
         self.refresh()
         self.select_run(run_id)
         self.show_message(f"Imported {name} as run {run_id[:12]}.")

@@ -182,6 +182,10 @@ def test_open_emits_log_and_replay_states(qtbot, tmp_path: Path, dialogs: Dialog
     with qtbot.waitSignal(panel.run_opened, timeout=2000) as blocker:
         qtbot.keyClick(panel.table, Qt.Key.Key_Return)  # Enter opens
     rid, workflow, events, info = blocker.args
+    opened: list[str] = []
+    panel.run_opened.connect(lambda rid, *_: opened.append(rid))
+    qtbot.keyClick(panel.table, Qt.Key.Key_Enter)
+    assert opened == [run_id]  # exactly once: the shortcut and the table's own Enter do not both fire
     assert rid == run_id and info.id == run_id and info.status == "paused" and info.waiting
     assert workflow.display_name() == "Support reply review"
     assert events == store.events(run_id) == emitted  # the log exactly as it was emitted and stored
@@ -358,3 +362,47 @@ def test_open_store_for_gui_recovers_interrupted_runs_and_the_message_box_does_n
     assert boxes and all(b.isVisible() and not b.isModal() for b in boxes)
     for b in boxes:
         b.close()
+
+
+def test_refresh_keeps_page_and_selection_and_follows_other_processes(qtbot, tmp_path: Path) -> None:
+    store = RunStore(tmp_path / "runs.db")
+    ids = fill(store, 120)
+    panel = make_panel(qtbot, store)
+    panel.next_page()
+    chosen = page_ids(panel)[7]
+    panel.select_run(chosen)
+    wf = flow([start()], [])
+    store.create_run("newest", wf, status="completed", started_at=BASE + 10**6, owner=False)
+    panel.refresh()
+    assert panel.total == 121 and panel.page_offset == 50 and panel.selected_run_ids() == [chosen]
+    assert panel.range_label.text() == "51–100 of 121 runs"
+
+    # deleting everything after page 1 from elsewhere clamps the page
+    for rid in ids[:80]:
+        store.delete_run(rid)
+    panel.next_page()
+    panel.next_page()
+    panel.refresh()
+    assert panel.total == 41 and panel.page_offset == 0 and panel.range_label.text() == "1–41 of 41 runs"
+
+    # a run of another process (the CLI) that is running is followed until it ends, and one
+    # whose process died becomes interrupted
+    store.create_run("cli-live", wf, status="running", started_at=BASE + 2 * 10**6)
+    store.create_run("cli-dead", wf, status="running", started_at=BASE + 3 * 10**6, owner=False)
+    panel.auto_refresh_interval = 50
+    panel.set_filters()
+    assert {r.id: r.status for r in panel.model.runs}["cli-live"] == "running"
+    store.update_run("cli-live", status="completed", ended_at=BASE + 2 * 10**6 + 3)
+    qtbot.waitUntil(lambda: {r.id: r.status for r in panel.model.runs}.get("cli-live") == "completed", timeout=3000)
+    assert {r.id: r.status for r in panel.model.runs}["cli-dead"] == "interrupted"
+
+
+def test_model_formatting() -> None:
+    from editor.history.model import format_duration, format_started
+
+    assert [format_duration(x) for x in (None, 0.04, 9.94, 42, 61, 3725, 200000)] == [
+        "", "0.0 s", "9.9 s", "42 s", "1 min 01 s", "1 h 02 min", "2 d 7 h"]
+    now = 1_700_000_000.0
+    assert format_started(now - 5, now).startswith("Today ")
+    assert format_started(now - 86400, now).startswith("Yesterday ")
+    assert format_started(now - 10 * 86400, now)[:4].isdigit()
