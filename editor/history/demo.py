@@ -112,10 +112,9 @@ def fill_demo_store(store: RunStore, n: int = 120, seed: int = 7) -> None:
     # Spread the runs over the last five days with plausible durations (the demo's own
     # database, so it may be rewritten directly).
     conn = sqlite3.connect(store.path)
-    times = sorted((now - rng.uniform(60, 5 * 86400) for _ in ids))
+    times = sorted(now - rng.uniform(60, 5 * 86400) for _ in ids)
     for rid, t0 in zip(ids, times):
-        started, ended, status = conn.execute("SELECT started_at, ended_at, status FROM runs WHERE id = ?",
-                                              (rid,)).fetchone()
+        started = conn.execute("SELECT started_at FROM runs WHERE id = ?", (rid,)).fetchone()[0]
         last = conn.execute("SELECT MAX(timestamp) FROM events WHERE run_id = ?", (rid,)).fetchone()[0] or started
         span = max(last - started, 1e-6)
         length = rng.choice([rng.uniform(1.2, 9), rng.uniform(10, 55), rng.uniform(60, 400)])

@@ -24,17 +24,18 @@ import os
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QEvent, QModelIndex, QObject, QPoint, QRect, QSize, Qt, QTimer, Signal, Slot
-from PySide6.QtGui import QAction, QColor, QFontMetrics, QIcon, QKeyEvent, QKeySequence, QPainter, QPalette
+from PySide6.QtCore import (QEvent, QItemSelection, QItemSelectionModel, QModelIndex, QObject, QPoint, QRect, QSize, Qt,
+                            QTimer, QUrl, Signal, Slot)
+from PySide6.QtGui import QAction, QColor, QDesktopServices, QFontMetrics, QIcon, QKeyEvent, QKeySequence, QPainter, QPalette
 from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QFileDialog, QHBoxLayout, QHeaderView, QLabel, QMenu,
                                QMessageBox, QPushButton, QSizePolicy, QStackedWidget, QStyle, QStyledItemDelegate,
                                QStyleOptionViewItem, QTableView, QToolBar, QToolButton, QVBoxLayout, QWidget)
 
-from engine import RunEvent, Workflow, WorkflowLoadError, atomic_write_text
+from engine import WorkflowLoadError, atomic_write_text
 from engine.store import RunInfo, RunStore, StoreError, agentflow_record, data_dir
 
-from .model import (COL_DURATION, COL_EVENTS, COL_INPUT, COL_STARTED, COL_STATUS, COL_WORKFLOW, RUN_ROLE,
-                    STATUS_COLORS, STATUS_LABELS, RunHistoryModel)
+from .model import (COL_DURATION, COL_EVENTS, COL_INPUT, COL_STARTED, COL_STATUS, COL_WORKFLOW, RUN_ROLE, STATUS_COLORS,
+                    STATUS_LABELS, STATUS_ROLE, RunHistoryModel)
 
 __all__ = ["HistoryPanel", "open_store_for_gui", "PAGE_SIZE"]
 
@@ -60,7 +61,7 @@ def _show_store_error(parent: QWidget | None, text: str) -> None:
 
 
 def open_store_for_gui(parent: QWidget | None = None, *, path: str | os.PathLike[str] | None = None,
-                       panel: "HistoryPanel | None" = None) -> RunStore | None:
+                       panel: HistoryPanel | None = None) -> RunStore | None:
     """Open the run store, mark runs left running by a dead process ``interrupted``.
 
     On :class:`StoreError` shows a non-blocking message and returns None, so the app still
@@ -100,7 +101,7 @@ class StatusBadgeDelegate(QStyledItemDelegate):
         style = opt.widget.style() if opt.widget else None
         if style is not None:
             style.drawControl(QStyle.ControlElement.CE_ItemViewItem, opt, painter, opt.widget)
-        status = index.data(Qt.ItemDataRole.UserRole + 3) or ""
+        status = index.data(STATUS_ROLE) or ""
         colour = STATUS_COLORS.get(status, QColor("#6e7681"))
         font = index.data(Qt.ItemDataRole.FontRole) or opt.font
         painter.save()
@@ -437,9 +438,6 @@ class HistoryPanel(QWidget):
         self._update_actions()
 
     def _show_folder(self) -> None:
-        from PySide6.QtCore import QUrl
-        from PySide6.QtGui import QDesktopServices
-
         if self._store is not None:
             path = Path(self._store.path)
         else:
@@ -590,8 +588,6 @@ class HistoryPanel(QWidget):
     def _restore_selection(self, run_ids: list[str], current_id: str | None) -> None:
         sel = self.table.selectionModel()
         sel.clearSelection()
-        from PySide6.QtCore import QItemSelection, QItemSelectionModel
-
         selection = QItemSelection()
         for rid in run_ids:
             row = self.model.row_of(rid)

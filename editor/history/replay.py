@@ -31,7 +31,8 @@ from __future__ import annotations
 
 import json
 from collections import deque
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from engine import RunEvent, Workflow
 

@@ -12,12 +12,12 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
-from engine import EchoProvider, Run, RunEvent, load_workflow
-from engine.store import RunRecorder, RunStore
 from editor.history import panel as panel_mod
 from editor.history.model import COL_DURATION, COL_INPUT, COL_STATUS, COL_WORKFLOW, RUN_ROLE
 from editor.history.panel import HistoryPanel, open_store_for_gui
 from editor.history.replay import NOT_REACHED, RunReplay
+from engine import EchoProvider, Run, RunEvent, load_workflow
+from engine.store import RunRecorder, RunStore
 
 from ..engine.flows import agent, flow, link, start
 
