@@ -264,9 +264,11 @@ class HistoryPanel(QWidget):
         fm = self.fontMetrics()
         bold = self.font()
         bold.setBold(True)
-        widths = {COL_STATUS: QFontMetrics(bold).horizontalAdvance("Waiting for approval") + 30, COL_WORKFLOW: fm.horizontalAdvance("Support reply review") + 12,
+        widths = {COL_STATUS: QFontMetrics(bold).horizontalAdvance("Waiting for approval") + 30,
+                  COL_WORKFLOW: fm.horizontalAdvance("Support reply review") + 12,
                   COL_STARTED: fm.horizontalAdvance("0000-00-00 00:00") + 16,
-                  COL_DURATION: fm.horizontalAdvance("00 min 00 s") + 16, COL_EVENTS: fm.horizontalAdvance("Events") + 24}
+                  COL_DURATION: fm.horizontalAdvance("00 min 00 s") + 16,
+                  COL_EVENTS: fm.horizontalAdvance("Events") + 24}
         for col, w in widths.items():
             header.setSectionResizeMode(col, QHeaderView.ResizeMode.Interactive)
             header.resizeSection(col, w)
