@@ -332,6 +332,7 @@ def test_corrupt_database_shows_unavailable_state(qtbot, tmp_path: Path, monkeyp
     assert "damaged" in panel.unavailable_reason
     for a in (panel.open_action, panel.delete_action, panel.import_action, panel.next_action):
         assert not a.isEnabled()
+    assert not panel.toolbar.isVisible() and not panel.filter_bar.isVisible() and not panel.pager.isVisible()
     panel.refresh()  # still no crash
     assert not panel.is_available
 
@@ -339,6 +340,7 @@ def test_corrupt_database_shows_unavailable_state(qtbot, tmp_path: Path, monkeyp
     db.rename(tmp_path / "runs.db.bad")
     qtbot.mouseClick(panel.retry_button, Qt.MouseButton.LeftButton)
     assert panel.is_available and panel.total == 0 and panel.range_label.text() == "No runs"
+    assert panel.toolbar.isVisible() and "No runs yet" in panel.empty_label.text()
 
 
 def test_open_store_for_gui_recovers_interrupted_runs_and_the_message_box_does_not_block(
@@ -406,3 +408,17 @@ def test_model_formatting() -> None:
     assert format_started(now - 5, now).startswith("Today ")
     assert format_started(now - 86400, now).startswith("Yesterday ")
     assert format_started(now - 10 * 86400, now)[:4].isdigit()
+
+
+def test_events_column_hides_when_docked_narrow(qtbot, tmp_path: Path) -> None:
+    from editor.history.model import COL_EVENTS
+
+    store = RunStore(tmp_path / "runs.db")
+    fill(store, 3)
+    panel = make_panel(qtbot, store)
+    assert not panel.table.isColumnHidden(COL_EVENTS)
+    assert panel.model.data(panel.model.index(0, COL_EVENTS)) == "3"  # run0002: 3 events
+    panel.resize(500, 600)
+    qtbot.waitUntil(lambda: panel.table.isColumnHidden(COL_EVENTS), timeout=2000)
+    panel.resize(1100, 600)
+    qtbot.waitUntil(lambda: not panel.table.isColumnHidden(COL_EVENTS), timeout=2000)
