@@ -561,13 +561,18 @@ class HistoryPanel(QWidget):
         if paused and status != "paused":
             self.paused_banner.setText(
                 f"<b>{paused} run{'s are' if paused != 1 else ' is'} waiting for approval.</b> "
-                f"&nbsp;<a href='#paused'>Show {'them' if paused != 1 else 'it'}</a>")
+                f"&nbsp;<a href='#paused' style='color: {self._link_colour()}'>Show {'them' if paused != 1 else 'it'}</a>")
             self.paused_banner.setVisible(True)
         else:
             self.paused_banner.setVisible(False)
         self._restore_selection(selected, current_id)
         self._update_actions()
         self._schedule_poll(runs)
+
+    def _link_colour(self) -> str:
+        # The palette's link blue is unreadable on the purple banner of a dark theme.
+        dark = self.palette().color(QPalette.ColorRole.Window).lightness() < 128
+        return "#cdb8ff" if dark else "#5a2fc2"
 
     def _fill_workflows(self, names: list[str], current: str | None) -> None:
         combo = self.workflow_combo
