@@ -245,6 +245,19 @@ def test_list_filter_and_pagination(data_dir: Path) -> None:
     assert store.count_runs() == 24 and store.events("r00") == []
 
 
+def test_event_counts_of_a_page(data_dir: Path) -> None:
+    from engine import RunEvent
+
+    store = RunStore()
+    wf = flow([start()], [])
+    for i, n in enumerate((0, 3, 7)):
+        store.create_run(f"c{i}", wf, status="completed")
+        if n:
+            store.append_events(f"c{i}", 0, [RunEvent("s", "step_start", str(k)) for k in range(n)])
+    assert store.event_counts(["c2", "c0", "c1", "nope"]) == {"c2": 7, "c0": 0, "c1": 3, "nope": 0}
+    assert store.event_counts([]) == {}
+
+
 def test_agentflow_record_export_and_import(data_dir: Path) -> None:
     store = RunStore()
     wf = flow([start(text="in"), agent("a")], [link("s", "a")])
