@@ -122,10 +122,12 @@ def test_two_concurrent_runs_lose_no_events(data_dir: Path, tmp_path: Path) -> N
     procs = [subprocess.Popen([sys.executable, "-c", SLOW_CLI, "run", str(f), "--provider", "echo", "--jsonl"],
                               cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                               env={**os.environ, "ECHO_DELAY": "0.001", "PYTHONPATH": str(ROOT)}) for f in (a, b)]
-    outs = [p.communicate(timeout=120)[0] for p in procs]
+    results = [p.communicate(timeout=120) for p in procs]
+    outs = [out for out, _ in results]
     assert [p.returncode for p in procs] == [0, 0]
     store = RunStore()
     runs = {r.workflow_name: r for r in store.list_runs()}
+    assert set(runs) == {"left", "right"}, [err for _, err in results]
     for name, out in zip(("left", "right"), outs):
         stored = [e.to_wire() for e in store.events(runs[name].id)]
         assert stored == jsonl(out)
