@@ -16,13 +16,15 @@ The on-disk format is AgentFlow's ``{nodes, connections}`` JSON, optionally with
 from __future__ import annotations
 
 import json
+import math
 import os
 import tempfile
 import uuid
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (BaseModel, ConfigDict, Field, SerializeAsAny, SerializerFunctionWrapHandler, ValidationError,
+                      ValidationInfo, field_serializer, field_validator, model_serializer)
 
 __all__ = [
     "NODE_TYPES",
@@ -64,16 +66,29 @@ class WorkflowLoadError(ValueError):
         self.where = where
         self.path = str(path) if path is not None else None
         self.reason = message
-        text = f"{where}: {message}" if where and not message.startswith(where) else message
+        text = f"{where} {message}" if where and not message.startswith(where) else message
         if self.path:
             text = f"{self.path}: {text}"
         super().__init__(text)
 
 
 class _Loose(BaseModel):
-    """Base for every model: unknown fields kept, assignment validated."""
+    """Base for every model: unknown fields kept (null values included)."""
 
     model_config = ConfigDict(extra="allow", validate_assignment=False, populate_by_name=True)
+
+    @model_serializer(mode="wrap")
+    def _drop_unset_none(self, handler: SerializerFunctionWrapHandler) -> Any:
+        # Optional known fields that were never given (None by default) are left out, so a
+        # plain AgentFlow file saves back without new nulls; a null that was in the file, or
+        # an unknown field whose value is null, is written back as it was.
+        out = handler(self)
+        if isinstance(out, dict):
+            given = self.model_fields_set
+            for name in type(self).model_fields:
+                if name not in given and name in out and out[name] is None:
+                    del out[name]
+        return out
 
 
 class Condition(_Loose):
@@ -164,9 +179,17 @@ DATA_CLASSES: dict[str, type[NodeData]] = {
 class Node(_Loose):
     id: str
     type: str
-    x: float = 0.0
-    y: float = 0.0
-    data: NodeData = Field(default_factory=NodeData)
+    x: float = Field(default=0.0, allow_inf_nan=False)
+    y: float = Field(default=0.0, allow_inf_nan=False)
+    # SerializeAsAny: data holds the per-type subclass (AgentData, ...); without it pydantic
+    # would serialise only NodeData's fields and every agent prompt would be lost on save.
+    # validate_default: a node built in code without data still gets its type's data class.
+    data: SerializeAsAny[NodeData] = Field(default_factory=NodeData, validate_default=True)
+
+    @field_serializer("x", "y")
+    def _coord_out(self, v: float) -> float | int:
+        # Whole coordinates are written as integers (80, not 80.0), as AgentFlow writes them.
+        return int(v) if v.is_integer() else v
 
     @field_validator("id", mode="before")
     @classmethod
@@ -183,19 +206,21 @@ class Node(_Loose):
     def _coord(cls, v: Any) -> Any:
         return 0.0 if v is None else v
 
-    @model_validator(mode="before")
+    @field_validator("data", mode="before")
     @classmethod
-    def _typed_data(cls, values: Any) -> Any:
-        if isinstance(values, dict):
-            data = values.get("data")
-            kind = DATA_CLASSES.get(values.get("type"))  # type: ignore[arg-type]
-            if data is None:
-                values = {**values, "data": (kind or NodeData)()}
-            elif isinstance(data, dict) and kind is not None:
-                values = {**values, "data": kind.model_validate(data)}
-            elif isinstance(data, dict):
-                values = {**values, "data": NodeData.model_validate(data)}
-        return values
+    def _typed_data(cls, data: Any, info: ValidationInfo) -> Any:
+        # A field validator (not a model one) so errors inside data keep their location
+        # (``nodes[0].data.model``); ``type`` is declared before ``data``, so it is known here.
+        node_type = info.data.get("type")
+        kind = DATA_CLASSES.get(node_type, NodeData) if isinstance(node_type, str) else NodeData
+        if data is None:
+            return kind()
+        if isinstance(data, dict):
+            return kind.model_validate(data)
+        if isinstance(data, NodeData) and not isinstance(data, kind):
+            # Data of another type's class (a node built in code): re-read it as this type's data.
+            return kind.model_validate(data.model_dump())
+        return data
 
     # Convenience accessors (typed views of data) -------------------------------------------
     @property
@@ -375,6 +400,22 @@ def _pydantic_error(err: ValidationError, path: str | os.PathLike[str] | None) -
     return WorkflowLoadError(msg, where=where, path=path)
 
 
+def _is_id(value: Any) -> bool:
+    """Ids are strings; integer ids (some generators write them) are accepted as their text."""
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not allowed in JSON")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"number {text[:20]} is too large")
+    return value
+
+
 def parse_workflow(raw: Any, *, path: str | os.PathLike[str] | None = None) -> Workflow:
     """Turn a decoded JSON value into a :class:`Workflow` or raise :class:`WorkflowLoadError`."""
     if not isinstance(raw, dict):
@@ -386,7 +427,7 @@ def parse_workflow(raw: Any, *, path: str | os.PathLike[str] | None = None) -> W
             raise WorkflowLoadError(
                 "not a workflow graph: this looks like a run record (it has 'logs'/'workflow' but no 'nodes'); "
                 "open it from run history instead", path=path)
-        raise WorkflowLoadError("not a workflow graph: no 'nodes' list", where="nodes", path=path)
+        raise WorkflowLoadError("missing: not a workflow graph (no 'nodes' list)", where="nodes", path=path)
     if not isinstance(raw["nodes"], list):
         raise WorkflowLoadError("must be a list", where="nodes", path=path)
     conns = raw.get("connections")
@@ -405,6 +446,9 @@ def parse_workflow(raw: Any, *, path: str | os.PathLike[str] | None = None) -> W
                 raise WorkflowLoadError("missing", where=f"nodes[{i}].{key}", path=path)
         if not isinstance(node["type"], str):
             raise WorkflowLoadError("must be a string", where=f"nodes[{i}].type", path=path)
+        if not _is_id(node["id"]):
+            # Checked before normalisation, which puts ids in sets (a list id would raise TypeError).
+            raise WorkflowLoadError("must be a string", where=f"nodes[{i}].id", path=path)
         if "data" in node and node["data"] is not None and not isinstance(node["data"], dict):
             raise WorkflowLoadError("must be an object", where=f"nodes[{i}].data", path=path)
     for i, conn in enumerate(conns):
@@ -413,6 +457,8 @@ def parse_workflow(raw: Any, *, path: str | os.PathLike[str] | None = None) -> W
         for key in ("source", "target"):
             if key not in conn:
                 raise WorkflowLoadError("missing", where=f"connections[{i}].{key}", path=path)
+            if not _is_id(conn[key]):
+                raise WorkflowLoadError("must be a string", where=f"connections[{i}].{key}", path=path)
     raw = normalise_legacy(raw)
     try:
         return Workflow.model_validate(raw)
@@ -425,14 +471,20 @@ def parse_workflow(raw: Any, *, path: str | os.PathLike[str] | None = None) -> W
 
 
 def loads_workflow(text: str | bytes, *, path: str | os.PathLike[str] | None = None) -> Workflow:
+    if not (text.strip() if isinstance(text, str) else text.strip(b" \t\r\n")):
+        raise WorkflowLoadError("the file is empty, not a workflow", path=path)
     try:
-        raw = json.loads(text)
+        # NaN/Infinity (which Python's json accepts) are refused: saved back they would make a
+        # file that AgentFlow and every strict JSON reader reject.
+        raw = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
     except UnicodeDecodeError as err:
         raise WorkflowLoadError(f"not a text file ({err.reason})", path=path) from None
     except json.JSONDecodeError as err:
         raise WorkflowLoadError(f"not valid JSON: {err.msg} at line {err.lineno}, column {err.colno}", path=path) from None
     except RecursionError:
         raise WorkflowLoadError("not a workflow: JSON nested too deeply", path=path) from None
+    except ValueError as err:  # NaN/Infinity, huge numbers, integers beyond Python's digit limit
+        raise WorkflowLoadError(f"not valid JSON: {err}", path=path) from None
     return parse_workflow(raw, path=path)
 
 
@@ -450,8 +502,8 @@ def load_workflow(path: str | os.PathLike[str]) -> Workflow:
 
 
 def workflow_to_dict(workflow: Workflow) -> dict[str, Any]:
-    """The JSON value written to disk (None fields are left out; unknown fields kept)."""
-    return workflow.model_dump(mode="json", exclude_none=True)
+    """The JSON value written to disk (unset optional fields left out; unknown fields kept)."""
+    return workflow.model_dump(mode="json")
 
 
 def dumps_workflow(workflow: Workflow, *, indent: int | None = 2) -> str:
