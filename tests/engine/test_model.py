@@ -334,7 +334,7 @@ def test_node_type_missing_names_the_location() -> None:
 
 @pytest.mark.parametrize(("mutate", "where", "says"), [
     (lambda r: r["nodes"][1].__setitem__("x", "left"), "nodes[1].x", "must be a number"),
-    (lambda r: r["nodes"][1].__setitem__("id", ["a"]), "nodes[1].id", "must be a string"),
+    (lambda r: r["nodes"][3].__setitem__("id", ["a"]), "nodes[3].id", "must be a string"),  # an if node
     (lambda r: r["nodes"][1].__setitem__("id", True), "nodes[1].id", "must be a string"),
     (lambda r: r["nodes"][1].__setitem__("id", ""), "nodes[1].id", "must not be empty"),
     (lambda r: r["nodes"][1].__setitem__("type", 5), "nodes[1].type", "must be a string"),
