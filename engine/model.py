@@ -315,6 +315,11 @@ def new_id(prefix: str = "node", taken: set[str] | dict[str, Any] | None = None)
 
 
 def normalise_legacy(raw: dict[str, Any]) -> dict[str, Any]:
+    """Apply DESIGN.md's legacy normalisation (see :func:`_normalise_legacy`)."""
+    return _normalise_legacy(raw)[0]
+
+
+def _normalise_legacy(raw: dict[str, Any]) -> tuple[dict[str, Any], list[int], list[int]]:
     """Apply DESIGN.md's legacy normalisation to a raw (already structurally checked) dict.
 
     * node type ``input`` -> ``approval``;
@@ -322,19 +327,25 @@ def normalise_legacy(raw: dict[str, Any]) -> dict[str, Any]:
     * ``if.data.condition`` (string) -> ``conditions: [{operator: contains, value}]`` when
       ``conditions`` is absent or empty (the legacy key is removed);
     * source handle ``true`` on an if node -> ``condition-0``.
+
+    Also returns, for each kept node and connection, its index in the file, so that error
+    locations name the file's ``nodes[3]`` even when end nodes before it were dropped.
+    Ids are compared as text (an id written 5 and a link to "5" name the same node).
     """
     nodes = []
-    dropped: set[Any] = set()
-    if_ids: set[Any] = set()
-    for node in raw["nodes"]:
+    node_origin: list[int] = []
+    dropped: set[str] = set()
+    if_ids: set[str] = set()
+    for i, node in enumerate(raw["nodes"]):
         kind = node.get("type")
         if kind == "end":
-            dropped.add(node.get("id"))
+            dropped.add(str(node.get("id")))
             continue
+        node_origin.append(i)
         if kind == "input":
             node = {**node, "type": "approval"}
         elif kind == "if":
-            if_ids.add(node.get("id"))
+            if_ids.add(str(node.get("id")))
             data = node.get("data")
             if isinstance(data, dict) and "condition" in data:
                 data = dict(data)
@@ -346,13 +357,15 @@ def normalise_legacy(raw: dict[str, Any]) -> dict[str, Any]:
                 node = {**node, "data": data}
         nodes.append(node)
     connections = []
-    for conn in raw["connections"]:
-        if conn.get("source") in dropped or conn.get("target") in dropped:
+    conn_origin: list[int] = []
+    for i, conn in enumerate(raw["connections"]):
+        if str(conn.get("source")) in dropped or str(conn.get("target")) in dropped:
             continue
-        if conn.get("sourceHandle") == "true" and conn.get("source") in if_ids:
+        if conn.get("sourceHandle") == "true" and str(conn.get("source")) in if_ids:
             conn = {**conn, "sourceHandle": "condition-0"}
         connections.append(conn)
-    return {**raw, "nodes": nodes, "connections": connections}
+        conn_origin.append(i)
+    return {**raw, "nodes": nodes, "connections": connections}, node_origin, conn_origin
 
 
 def _where(loc: tuple[Any, ...]) -> str:
@@ -385,9 +398,13 @@ _MESSAGES = {
 }
 
 
-def _pydantic_error(err: ValidationError, path: str | os.PathLike[str] | None) -> WorkflowLoadError:
+def _pydantic_error(err: ValidationError, path: str | os.PathLike[str] | None,
+                    origins: dict[str, list[int]] | None = None) -> WorkflowLoadError:
     first = err.errors(include_url=False)[0]
-    where = _where(tuple(first.get("loc", ())))
+    loc = tuple(first.get("loc", ()))
+    if origins and len(loc) >= 2 and loc[0] in origins and isinstance(loc[1], int) and loc[1] < len(origins[loc[0]]):
+        loc = (loc[0], origins[loc[0]][loc[1]], *loc[2:])  # back to the index in the file
+    where = _where(loc)
     kind = first.get("type", "")
     msg = _MESSAGES.get(kind) or str(first.get("msg", "is invalid"))
     if kind == "literal_error" and "expected" in first.get("ctx", {}):
@@ -459,13 +476,11 @@ def parse_workflow(raw: Any, *, path: str | os.PathLike[str] | None = None) -> W
                 raise WorkflowLoadError("missing", where=f"connections[{i}].{key}", path=path)
             if not _is_id(conn[key]):
                 raise WorkflowLoadError("must be a string", where=f"connections[{i}].{key}", path=path)
-    raw = normalise_legacy(raw)
+    raw, node_origin, conn_origin = _normalise_legacy(raw)
     try:
         return Workflow.model_validate(raw)
     except ValidationError as err:
-        # Locations refer to the normalised lists; end nodes removed can shift indices,
-        # which is rare enough that the message still points close to the problem.
-        raise _pydantic_error(err, path) from None
+        raise _pydantic_error(err, path, {"nodes": node_origin, "connections": conn_origin}) from None
     except (TypeError, ValueError, RecursionError) as err:  # defensive: odd values inside extras
         raise WorkflowLoadError(f"cannot be read: {err}", path=path) from None
 

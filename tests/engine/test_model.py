@@ -420,3 +420,24 @@ def test_load_error_is_a_value_error_with_location_fields() -> None:
     err = load_error('{"nodes": [{"id": "a"}], "connections": []}')
     assert isinstance(err, ValueError)
     assert err.where == "nodes[0].type" and err.reason == "missing"
+
+
+def test_error_location_counts_dropped_end_nodes() -> None:
+    """The location names the index in the file, even after legacy end nodes were dropped."""
+    raw = {"nodes": [{"id": "e", "type": "end"}, {"id": "s", "type": "start"}, {"id": "e2", "type": "end"},
+                     {"id": "a", "type": "agent", "data": {"model": 42}}],
+           "connections": [{"source": "s", "target": "e"}, {"source": "s", "target": "a", "sourceHandle": 7}]}
+    err = load_error(json.dumps(raw))
+    assert err.where == "nodes[3].data.model"
+    del raw["nodes"][3]["data"]
+    err = load_error(json.dumps(raw))
+    assert err.where == "connections[1].sourceHandle"
+
+
+def test_end_node_with_integer_id_dropped_with_text_links() -> None:
+    wf = parse_workflow({"nodes": [{"id": "s", "type": "start"}, {"id": 9, "type": "end"},
+                                   {"id": 4, "type": "if", "data": {"condition": "x"}}],
+                         "connections": [{"source": "s", "target": "9"}, {"source": "4", "target": "s",
+                                                                         "sourceHandle": "true"}]})
+    assert [n.id for n in wf.nodes] == ["s", "4"]
+    assert [(c.source, c.target, c.sourceHandle) for c in wf.connections] == [("4", "s", "condition-0")]
