@@ -15,13 +15,15 @@ The on-disk format is AgentFlow's ``{nodes, connections}`` JSON, optionally with
 
 from __future__ import annotations
 
+import gc
 import json
 import math
 import os
 import tempfile
 import uuid
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Iterator, Literal
 
 from pydantic import (BaseModel, ConfigDict, Field, SerializeAsAny, SerializerFunctionWrapHandler, ValidationError,
                       ValidationInfo, field_serializer, field_validator, model_serializer)
@@ -433,6 +435,23 @@ def _finite_float(text: str) -> float:
     return value
 
 
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while a large file becomes objects.
+
+    Building tens of thousands of acyclic objects triggers repeated full collections that
+    traverse everything alive; on a 10,000-node file that doubled the load time. Nothing
+    built here is cyclic garbage, so collection can wait until the load is done.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def parse_workflow(raw: Any, *, path: str | os.PathLike[str] | None = None) -> Workflow:
     """Turn a decoded JSON value into a :class:`Workflow` or raise :class:`WorkflowLoadError`."""
     if not isinstance(raw, dict):
@@ -478,7 +497,8 @@ def parse_workflow(raw: Any, *, path: str | os.PathLike[str] | None = None) -> W
                 raise WorkflowLoadError("must be a string", where=f"connections[{i}].{key}", path=path)
     raw, node_origin, conn_origin = _normalise_legacy(raw)
     try:
-        return Workflow.model_validate(raw)
+        with _gc_paused():
+            return Workflow.model_validate(raw)
     except ValidationError as err:
         raise _pydantic_error(err, path, {"nodes": node_origin, "connections": conn_origin}) from None
     except (TypeError, ValueError, RecursionError) as err:  # defensive: odd values inside extras
@@ -491,7 +511,8 @@ def loads_workflow(text: str | bytes, *, path: str | os.PathLike[str] | None = N
     try:
         # NaN/Infinity (which Python's json accepts) are refused: saved back they would make a
         # file that AgentFlow and every strict JSON reader reject.
-        raw = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
+        with _gc_paused():
+            raw = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
     except UnicodeDecodeError as err:
         raise WorkflowLoadError(f"not a text file ({err.reason})", path=path) from None
     except json.JSONDecodeError as err:
