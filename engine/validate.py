@@ -246,6 +246,11 @@ def validate(workflow: Workflow, *, web_search_available: bool | None = None) ->
             continue
         sh = c.sourceHandle or "output"
         th = c.targetHandle or "input"
+        key = (c.source, sh, c.target, th)  # subagent links too: check_connection refuses both
+        if key in seen_keys:
+            add(Issue("duplicate_connection", W, (src.id, tgt.id),
+                      f"{_label(src)} and {_label(tgt)} are linked twice the same way.", i))
+        seen_keys.add(key)
         if sh == "subagent":
             _check_subagent_link(c.source, c.target, th, src, tgt, index, i, add)
             continue
@@ -255,11 +260,6 @@ def validate(workflow: Workflow, *, web_search_available: bool | None = None) ->
         if tgt.type == "start" or (tgt.type in ("agent", "if", "approval") and th != "input"):
             add(Issue("invalid_target_handle", E, (tgt.id,),
                       f"A link enters {_label(tgt)} at '{th}', which that node does not have.", i))
-        key = c.key()
-        if key in seen_keys:
-            add(Issue("duplicate_connection", W, (src.id, tgt.id),
-                      f"{_label(src)} and {_label(tgt)} are linked twice the same way.", i))
-        seen_keys.add(key)
 
     # Subagent structure: in execution, multiple parents, cycles (networkx names the nodes).
     for target, parents in index.sub_parents.items():

@@ -535,3 +535,14 @@ def test_accepted_connections_validate_without_new_errors() -> None:
         raw = wf.model_dump(mode="json")
         raw["connections"].append(link(source, target, handle, target_handle))
         assert errors_only(validate(parse_workflow(raw))) == [], (source, handle, target)
+
+
+@pytest.mark.parametrize("twice", [link("s", "a"), link("s", "a", None, None), sub("a", "b")])
+def test_duplicate_link_warns(twice: dict[str, Any]) -> None:
+    """Validate warns about what check_connection refuses as a duplicate (subagent links included)."""
+    base = [link("s", "a", "output", "input"), sub("a", "b")]
+    wf = flow([start(), agent("a", subagents=True), agent("b")], [*base, twice])
+    issue = only(validate(wf), "duplicate_connection")
+    assert (issue.severity, issue.node_ids, issue.connection_index) == (WARNING, (twice["source"], twice["target"]), 2)
+    assert errors_only(validate(wf)) == []
+    assert_clean(flow([start(), agent("a", subagents=True), agent("b")], base))
