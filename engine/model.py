@@ -553,6 +553,8 @@ def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
     temporary file removed; the OSError propagates to the caller.
     """
     p = Path(path)
+    if p.is_symlink():
+        p = p.resolve()  # write through a link to its file; replacing the link itself would cut it
     fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=str(p.parent) or ".")
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:

@@ -441,3 +441,14 @@ def test_end_node_with_integer_id_dropped_with_text_links() -> None:
                                                                          "sourceHandle": "true"}]})
     assert [n.id for n in wf.nodes] == ["s", "4"]
     assert [(c.source, c.target, c.sourceHandle) for c in wf.connections] == [("4", "s", "condition-0")]
+
+
+def test_save_through_a_symlink_keeps_the_link(tmp_path: Path) -> None:
+    real = tmp_path / "real.flow.json"
+    real.write_text("{}", encoding="utf-8")
+    link_path = tmp_path / "link.flow.json"
+    link_path.symlink_to(real)
+    save_workflow(parse_workflow(agentflow_file()), link_path)
+    assert link_path.is_symlink()
+    assert load_workflow(real).nodes[0].id == "start-1"
+    assert _tmp_leftovers(tmp_path, {real.name, link_path.name}) == []
