@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Iterable
 
-from .model import Connection, Node, Workflow, source_handles
+from .model import Connection, Node, Workflow, gc_paused, source_handles
 
 __all__ = ["Issue", "Severity", "GraphIndex", "ConnectionCheck", "validate", "check_connection", "errors_only"]
 
@@ -94,6 +94,10 @@ class GraphIndex:
     """Adjacency of a workflow built once: nodes by id, execution and subagent links."""
 
     def __init__(self, workflow: Workflow) -> None:
+        with gc_paused():
+            self._build(workflow)
+
+    def _build(self, workflow: Workflow) -> None:
         self.workflow = workflow
         self.nodes: dict[str, Node] = {}
         self.duplicate_ids: list[str] = []
@@ -213,6 +217,11 @@ def validate(workflow: Workflow, *, web_search_available: bool | None = None) ->
     ``web_search_available=False`` adds a warning for agents that use web search when no
     search backend is configured (``None``: not checked).
     """
+    with gc_paused():
+        return _validate(workflow, web_search_available)
+
+
+def _validate(workflow: Workflow, web_search_available: bool | None) -> list[Issue]:
     issues: list[Issue] = []
     add = issues.append
     E, W = Severity.ERROR, Severity.WARNING
