@@ -353,7 +353,7 @@ class RunStore:
         """Write a batch of events (and optionally run fields) in one transaction."""
         conn = self._connect()
         rows = [(run_id, first_seq + i, e.timestamp, e.node_id, str(e.type), e.content,
-                 json.dumps(e.extra, ensure_ascii=False) if e.extra else None) for i, e in enumerate(events)]
+                 e.extra_json) for i, e in enumerate(events)]
         try:
             conn.execute("BEGIN IMMEDIATE")
             conn.executemany("INSERT OR REPLACE INTO events VALUES (?,?,?,?,?,?,?)", rows)
@@ -375,7 +375,7 @@ class RunStore:
     def events(self, run_id: str, *, offset: int = 0, limit: int = -1) -> list[RunEvent]:
         rows = self._exec("SELECT timestamp, node_id, type, content, extra FROM events WHERE run_id = ? "
                           "ORDER BY seq LIMIT ? OFFSET ?", (run_id, limit, offset)).fetchall()
-        return [RunEvent(n, t, c, timestamp=ts, extra=json.loads(x) if x else None) for ts, n, t, c, x in rows]
+        return [RunEvent(n, t, c, timestamp=ts, extra_json=x) for ts, n, t, c, x in rows]
 
     def iter_events(self, run_id: str, batch: int = 2000) -> Iterator[RunEvent]:
         offset = 0
