@@ -1,0 +1,250 @@
+"""NodeItem: paints one node - body, title, preview text, ports and validation badge.
+
+Holds the node id and display state only (no document, view or engine references). Its
+geometry comes from :func:`editor.canvas.style.node_layout` and is rebuilt when the node's
+data changes (:meth:`set_node`). Uses ``DeviceCoordinateCache``; level of detail skips
+text when zoomed out.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtGui import QBrush, QColor, QPainter, QPainterPath, QPolygonF
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsSceneHoverEvent, QStyleOptionGraphicsItem, QWidget
+
+from engine import Node
+
+from ..style import (BADGE_R, CORNER, ERROR, FIND_HIT, GRID, KIND_COLOR, LINE_H, NODE_BG, NODE_BORDER, NODE_MUTED,
+                     NODE_TEXT, PAD, ROW_H, SELECT, TARGET_OK, TITLE_H, WARNING, NodeLayout, font, handle_tooltip,
+                     metrics, node_layout, pen)
+from .port import PortHit, hit, paint_port
+
+
+def _icon_path(kind: str, cx: float, cy: float) -> QPainterPath:
+    """A small type glyph drawn as a path (no font dependency)."""
+    p = QPainterPath()
+    if kind == "start":
+        p.addPolygon(QPolygonF([QPointF(cx - 4, cy - 6), QPointF(cx + 6, cy), QPointF(cx - 4, cy + 6)]))
+        p.closeSubpath()
+    elif kind == "if":
+        p.addPolygon(QPolygonF([QPointF(cx, cy - 7), QPointF(cx + 7, cy), QPointF(cx, cy + 7), QPointF(cx - 7, cy)]))
+        p.closeSubpath()
+    elif kind == "approval":
+        p.moveTo(cx - 6, cy)
+        p.lineTo(cx - 2, cy + 5)
+        p.lineTo(cx + 6, cy - 5)
+    elif kind == "subagent":
+        p.addEllipse(QPointF(cx, cy - 3), 3.2, 3.2)
+        p.addEllipse(QPointF(cx - 5, cy + 4), 2.6, 2.6)
+        p.addEllipse(QPointF(cx + 5, cy + 4), 2.6, 2.6)
+    else:  # agent: a four-pointed spark
+        p.moveTo(cx, cy - 7)
+        p.quadTo(cx + 1.5, cy - 1.5, cx + 7, cy)
+        p.quadTo(cx + 1.5, cy + 1.5, cx, cy + 7)
+        p.quadTo(cx - 1.5, cy + 1.5, cx - 7, cy)
+        p.quadTo(cx - 1.5, cy - 1.5, cx, cy - 7)
+    return p
+
+
+class NodeItem(QGraphicsItem):
+    def __init__(self, node: Node, as_subagent: bool = False) -> None:
+        super().__init__()
+        self.node_id = node.id
+        self._node = node
+        self._as_subagent = as_subagent
+        self.layout: NodeLayout = node_layout(node, as_subagent)
+        self._rect = QRectF()
+        self.connected: set[str] = set()  # handles with at least one link
+        self.issue_severity: str | None = None
+        self.issue_text = ""
+        self.dimmed = False
+        self.target_state: str | None = None  # "ok" | "refused" while a link hovers it
+        self.found = False
+        self.snap = False
+        self._update_rect()
+        self.setFlags(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable | QGraphicsItem.GraphicsItemFlag.ItemIsMovable
+                      | QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges)
+        self.setAcceptHoverEvents(True)
+        self.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+        self.setPos(node.x, node.y)
+        self.setToolTip(self._body_tooltip())
+
+    # ------------------------------------------------------------------ state from the scene
+    def set_node(self, node: Node, as_subagent: bool) -> None:
+        self._node = node
+        self._as_subagent = as_subagent
+        self.prepareGeometryChange()
+        self.layout = node_layout(node, as_subagent)
+        self._update_rect()
+        self.setToolTip(self._body_tooltip())
+        self.update()
+
+    def _update_rect(self) -> None:
+        lay = self.layout
+        self._rect = QRectF(-10, -BADGE_R - 6, lay.width + 22, lay.height + BADGE_R + 18)
+
+    def set_issues(self, severity: str | None, text: str) -> None:
+        if (severity, text) != (self.issue_severity, self.issue_text):
+            self.issue_severity, self.issue_text = severity, text
+            self.update()
+
+    def set_dimmed(self, dimmed: bool) -> None:
+        if dimmed != self.dimmed:
+            self.dimmed = dimmed
+            self.update()
+
+    def set_target_state(self, state: str | None) -> None:
+        if state != self.target_state:
+            self.target_state = state
+            self.update()
+
+    def set_found(self, found: bool) -> None:
+        if found != self.found:
+            self.found = found
+            self.update()
+
+    def set_connected(self, handles: set[str]) -> None:
+        if handles != self.connected:
+            self.connected = set(handles)
+            self.update()
+
+    def port_scene_pos(self, handle: str | None) -> QPointF:
+        return self.pos() + self.layout.port_pos(handle)
+
+    def port_at(self, local: QPointF) -> PortHit | None:
+        lay = self.layout
+        for h, p, _ in lay.outputs:
+            if hit(local, p):
+                return PortHit(self.node_id, h, True)
+        if lay.input_pos is not None and hit(local, lay.input_pos):
+            return PortHit(self.node_id, "input", False)
+        return None
+
+    def badge_rect(self) -> QRectF:
+        w = self.layout.width
+        return QRectF(w - BADGE_R - 2, -BADGE_R + 2, 2 * BADGE_R, 2 * BADGE_R)
+
+    def _body_tooltip(self) -> str:
+        lay = self.layout
+        kind = {"subagent": "Subagent", "if": "Condition", "approval": "Approval", "start": "Start"}.get(lay.kind, "Agent")
+        return f"{lay.title} ({kind})" if lay.title != kind else kind
+
+    # ------------------------------------------------------------------ Qt overrides
+    def boundingRect(self) -> QRectF:
+        return self._rect
+
+    def shape(self) -> QPainterPath:
+        p = QPainterPath()
+        p.addRect(QRectF(-PAD, 0, self.layout.width + 2 * PAD, self.layout.height + PAD))
+        return p
+
+    def itemChange(self, change: QGraphicsItem.GraphicsItemChange, value):
+        if change == QGraphicsItem.GraphicsItemChange.ItemPositionChange and self.snap:
+            return QPointF(round(value.x() / GRID) * GRID, round(value.y() / GRID) * GRID)
+        if change == QGraphicsItem.GraphicsItemChange.ItemPositionHasChanged:
+            scene = self.scene()
+            if scene is not None and hasattr(scene, "node_item_moved"):
+                scene.node_item_moved(self)
+        return super().itemChange(change, value)
+
+    def hoverMoveEvent(self, event: QGraphicsSceneHoverEvent) -> None:
+        # The tooltip depends on what is under the pointer: a handle, the badge, or the body.
+        pos = event.pos()
+        port = self.port_at(pos)
+        if port is not None:
+            tip = handle_tooltip(self._node, port.handle)
+        elif self.issue_text and self.badge_rect().adjusted(-3, -3, 3, 3).contains(pos):
+            tip = self.issue_text
+        else:
+            tip = self._body_tooltip() + (f"\n{self.issue_text}" if self.issue_text else "")
+        if tip != self.toolTip():
+            self.setToolTip(tip)
+        super().hoverMoveEvent(event)
+
+    def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
+        lay = self.layout
+        lod = QStyleOptionGraphicsItem.levelOfDetailFromTransform(painter.worldTransform())
+        color = KIND_COLOR.get(lay.kind, KIND_COLOR["agent"])
+        body = QRectF(0, 0, lay.width, lay.height)
+        if self.dimmed:
+            painter.setOpacity(0.3)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, lod > 0.3)
+        # Body and title bar
+        if self.isSelected():
+            border = pen(SELECT.name(), 2.5)
+        elif self.target_state == "ok":
+            border = pen(TARGET_OK.name(), 2.5)
+        elif self.target_state == "refused":
+            border = pen(ERROR.name(), 2.5)
+        elif self.found:
+            border = pen(FIND_HIT.name(), 2.5)
+        else:
+            border = pen(NODE_BORDER.name(), 1.0)
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(QBrush(NODE_BG))
+        painter.drawRoundedRect(body, CORNER, CORNER)
+        title = QPainterPath()
+        title.addRoundedRect(QRectF(0, 0, lay.width, TITLE_H), CORNER, CORNER)
+        if not lay.collapsed:
+            title.addRect(QRectF(0, TITLE_H - CORNER, lay.width, CORNER))
+        title.setFillRule(Qt.FillRule.WindingFill)
+        painter.setBrush(QBrush(color))
+        painter.drawPath(title.simplified())
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        painter.setPen(border)
+        painter.drawRoundedRect(body, CORNER, CORNER)
+        if lod >= 0.4:
+            self._paint_text(painter, lay)
+        # Ports
+        port_color = QColor("#c9d1d9")
+        if lay.input_pos is not None:
+            paint_port(painter, lay.input_pos, TARGET_OK if self.target_state == "ok" else port_color,
+                       "input" in self.connected, self.target_state == "ok")
+        for h, p, _ in lay.outputs:
+            c = KIND_COLOR["subagent"] if h == "subagent" else port_color
+            paint_port(painter, p, c, h in self.connected)
+        # Validation badge
+        if self.issue_severity:
+            b = self.badge_rect()
+            painter.setPen(pen(NODE_BG.name(), 2.0))
+            painter.setBrush(QBrush(ERROR if self.issue_severity == "error" else WARNING))
+            painter.drawEllipse(b)
+            if lod >= 0.3:
+                painter.setPen(pen("#ffffff", 1.0))
+                painter.setFont(font("badge"))
+                painter.drawText(b, Qt.AlignmentFlag.AlignCenter, "!")
+
+    def _paint_text(self, painter: QPainter, lay: NodeLayout) -> None:
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(QBrush(QColor(255, 255, 255, 235)))
+        painter.drawPath(_icon_path(lay.kind, 18, TITLE_H / 2))
+        if lay.kind == "approval":  # the check mark is a stroke, not a fill
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.setPen(pen("#ffffff", 2.2))
+            painter.drawPath(_icon_path(lay.kind, 18, TITLE_H / 2))
+        painter.setFont(font("title"))
+        painter.setPen(pen(NODE_TEXT.name()))
+        right = 14 + (2 * BADGE_R if self.issue_severity else 0)
+        text_w = lay.width - 34 - right
+        painter.drawText(QRectF(32, 0, text_w, TITLE_H), Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft,
+                         metrics("title").elidedText(lay.title, Qt.TextElideMode.ElideRight, text_w))
+        if lay.collapsed:
+            return
+        painter.setFont(font("body"))
+        fm = metrics("body")
+        y = TITLE_H + PAD
+        for text, muted in lay.lines:
+            painter.setPen(pen((NODE_MUTED if muted else NODE_TEXT).name()))
+            painter.drawText(QRectF(12, y, lay.width - 24, LINE_H), Qt.AlignmentFlag.AlignVCenter,
+                             fm.elidedText(text, Qt.TextElideMode.ElideRight, lay.width - 24))
+            y += LINE_H
+        painter.setFont(font("small"))
+        sm = metrics("small")
+        painter.setPen(pen(NODE_MUTED.name()))
+        for h, p, label in lay.outputs:
+            if h == "subagent":
+                painter.drawText(QRectF(0, p.y() - 22, lay.width, 16), Qt.AlignmentFlag.AlignCenter, label)
+            else:
+                painter.drawText(QRectF(12, p.y() - ROW_H / 2, lay.width - 26, ROW_H),
+                                 Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight,
+                                 sm.elidedText(label, Qt.TextElideMode.ElideMiddle, lay.width - 40))
