@@ -35,7 +35,8 @@ FILE_FILTER = "Flowdesk workflows (*.flow.json *.json);;All files (*)"
 
 
 def settings() -> QSettings:
-    return QSettings(ORG, APP)
+    # INI everywhere (not the Windows registry) so tests can isolate it with QSettings.setPath.
+    return QSettings(QSettings.Format.IniFormat, QSettings.Scope.UserScope, ORG, APP)
 
 
 class FindBar(QWidget):
@@ -542,7 +543,8 @@ class MainWindow(QMainWindow):
         self.document.reset(workflow, path)
         self._show_canvas()
         self.run_validation()
-        QTimer.singleShot(0, self.view.fit_all)
+        if not self.view.isVisible():
+            QTimer.singleShot(0, self.view.fit_all)  # the viewport has no size until shown
         self.view.fit_all()
 
     def new_document(self) -> None:

@@ -54,7 +54,8 @@ class LinkDrag:
         self.item.set_ends(self.start, self.start, True)
 
     def verdict(self, target: str) -> ConnectionCheck:
-        return self.verdicts.get(target) or ConnectionCheck(False, "Unknown node.")
+        verdict = self.verdicts.get(target)  # not `or`: a refused ConnectionCheck is falsy
+        return verdict if verdict is not None else ConnectionCheck(False, "Unknown node.")
 
     def move(self, pos: QPointF) -> str:
         """Follow the pointer; returns the refusal reason under it ("" when none)."""

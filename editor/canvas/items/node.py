@@ -139,8 +139,11 @@ class NodeItem(QGraphicsItem):
         return p
 
     def itemChange(self, change: QGraphicsItem.GraphicsItemChange, value):
-        if change == QGraphicsItem.GraphicsItemChange.ItemPositionChange and self.snap:
-            return QPointF(round(value.x() / GRID) * GRID, round(value.y() / GRID) * GRID)
+        if change == QGraphicsItem.GraphicsItemChange.ItemPositionChange:
+            # Whole pixels (or the grid) so saved files hold tidy coordinates.
+            if self.snap:
+                return QPointF(round(value.x() / GRID) * GRID, round(value.y() / GRID) * GRID)
+            return QPointF(round(value.x()), round(value.y()))
         if change == QGraphicsItem.GraphicsItemChange.ItemPositionHasChanged:
             scene = self.scene()
             if scene is not None and hasattr(scene, "node_item_moved"):
