@@ -22,7 +22,7 @@ import uuid
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny, ValidationError, field_validator, model_validator
 
 __all__ = [
     "NODE_TYPES",
@@ -166,7 +166,8 @@ class Node(_Loose):
     type: str
     x: float = 0.0
     y: float = 0.0
-    data: NodeData = Field(default_factory=NodeData)
+    # SerializeAsAny: dump the typed subclass (AgentData, ...), not just the declared NodeData fields.
+    data: SerializeAsAny[NodeData] = Field(default_factory=NodeData)
 
     @field_validator("id", mode="before")
     @classmethod
