@@ -22,6 +22,9 @@ def configure_app(app) -> None:
 
     app.setOrganizationName("Flowdesk")
     app.setApplicationName("Flowdesk")
+    if app.property("flowdeskConfigured"):
+        return  # re-applying a style sheet re-polishes every widget; do it once
+    app.setProperty("flowdeskConfigured", True)
     app.setStyle("Fusion")
     app.setStyleSheet(style_sheet())
     # Node items use DeviceCoordinateCache; the 10 MB default overflows at 2,000 nodes.

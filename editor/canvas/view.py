@@ -17,7 +17,7 @@ from .scene import CanvasScene
 from .style import KIND_COLOR, TITLE_H, node_rect, node_size
 
 NODE_MIME = "application/x-flowdesk-node"
-MIN_ZOOM, MAX_ZOOM = 0.1, 3.0
+MIN_ZOOM, MAX_ZOOM = 0.02, 3.0
 
 
 class Minimap(QWidget):
@@ -107,7 +107,6 @@ class CanvasView(QGraphicsView):
         self._pan_from: QPoint | None = None
         self._space_down = False
         self.minimap = Minimap(self)
-        scene.changed.connect(lambda _r: self.minimap.schedule())
         scene.document.changed.connect(self.minimap.schedule)
         scene.document.workflow_reset.connect(self.minimap.schedule)
 

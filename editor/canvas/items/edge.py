@@ -65,6 +65,14 @@ class EdgeItem(QGraphicsItem):
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
         selected = self.isSelected()
         color = SELECT if selected else (EDGE_SUB if self.subagent else EDGE)
+        lod = QStyleOptionGraphicsItem.levelOfDetailFromTransform(painter.worldTransform())
+        if lod < 0.35 and not selected:
+            # Zoomed far out: a thin cosmetic line without antialiasing is the raster engine's fast path.
+            painter.setRenderHint(QPainter.RenderHint.Antialiasing, False)
+            painter.setPen(pen(color.name(), 0.0))
+            painter.drawPath(self._path)
+            return
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)  # the view does not save painter state
         width = 3.2 if selected else 2.0
         painter.setPen(pen(color.name(), width, self.subagent))
         painter.setBrush(Qt.BrushStyle.NoBrush)

@@ -169,8 +169,8 @@ class NodeItem(QGraphicsItem):
         lod = QStyleOptionGraphicsItem.levelOfDetailFromTransform(painter.worldTransform())
         color = KIND_COLOR.get(lay.kind, KIND_COLOR["agent"])
         body = QRectF(0, 0, lay.width, lay.height)
-        if self.dimmed:
-            painter.setOpacity(0.3)
+        # Always set: the view runs with DontSavePainterState, so state leaks between items.
+        painter.setOpacity(0.3 if self.dimmed else 1.0)
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, lod > 0.3)
         # Body and title bar
         if self.isSelected():
@@ -216,6 +216,7 @@ class NodeItem(QGraphicsItem):
                 painter.setPen(pen("#ffffff", 1.0))
                 painter.setFont(font("badge"))
                 painter.drawText(b, Qt.AlignmentFlag.AlignCenter, "!")
+        painter.setOpacity(1.0)
 
     def _paint_text(self, painter: QPainter, lay: NodeLayout) -> None:
         painter.setPen(Qt.PenStyle.NoPen)
