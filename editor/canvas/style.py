@@ -60,6 +60,14 @@ def font(role: str) -> QFont:
     if role == "title":
         f.setPointSizeF(10.5)
         f.setBold(True)
+    elif role == "title-large":  # drawn at 50-70 % zoom
+        f.setPointSizeF(14.0)
+        f.setBold(True)
+    elif role == "title-huge":  # drawn at 40-50 % zoom
+        f.setPointSizeF(17.0)
+        f.setBold(True)
+    elif role == "body-large":
+        f.setPointSizeF(13.0)
     elif role == "small":
         f.setPointSizeF(8.5)
     elif role == "badge":

@@ -46,7 +46,8 @@ class EdgeItem(QGraphicsItem):
         if self.subagent:
             self._arrow = QPolygonF()
         else:
-            self._arrow = QPolygonF([QPointF(b.x() - 9, b.y() - 5), QPointF(b.x() - 1, b.y()), QPointF(b.x() - 9, b.y() + 5)])
+            # The tip stops at the port's rim so the port circle does not hide it.
+            self._arrow = QPolygonF([QPointF(b.x() - 16, b.y() - 5), QPointF(b.x() - 7, b.y()), QPointF(b.x() - 16, b.y() + 5)])
         self._rect = self._path.controlPointRect().adjusted(-8, -8, 8, 8)
 
     def boundingRect(self) -> QRectF:

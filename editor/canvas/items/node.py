@@ -226,13 +226,34 @@ class NodeItem(QGraphicsItem):
             painter.setBrush(Qt.BrushStyle.NoBrush)
             painter.setPen(pen("#ffffff", 2.2))
             painter.drawPath(_icon_path(lay.kind, 18, TITLE_H / 2))
-        painter.setFont(font("title"))
+        lod = QStyleOptionGraphicsItem.levelOfDetailFromTransform(painter.worldTransform())
+        # Zoomed out, titles keep a readable size on screen and the small print is left out.
+        compact = lod < 0.7
+        role = "title"
+        if compact:
+            role = "title-large" if lod >= 0.5 else "title-huge"
+        painter.setFont(font(role))
         painter.setPen(pen(NODE_TEXT.name()))
         right = 14 + (2 * BADGE_R if self.issue_severity else 0)
         text_w = lay.width - 34 - right
         painter.drawText(QRectF(32, 0, text_w, TITLE_H), Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft,
-                         metrics("title").elidedText(lay.title, Qt.TextElideMode.ElideRight, text_w))
+                         metrics(role).elidedText(lay.title, Qt.TextElideMode.ElideRight, text_w))
         if lay.collapsed:
+            return
+        if compact:
+            painter.setFont(font("body-large"))
+            fm = metrics("body-large")
+            y = TITLE_H + PAD - 2
+            for text, muted in lay.lines[-1:]:  # the prompt/input preview, the most telling line
+                painter.setPen(pen(NODE_TEXT.name()))
+                painter.drawText(QRectF(12, y, lay.width - 24, LINE_H * len(lay.lines) + 4), Qt.AlignmentFlag.AlignVCenter,
+                                 fm.elidedText(text, Qt.TextElideMode.ElideRight, lay.width - 24))
+            painter.setPen(pen(NODE_MUTED.name()))
+            for h, p, label in lay.outputs:
+                if h != "subagent" and len(lay.outputs) > 1:
+                    painter.drawText(QRectF(12, p.y() - ROW_H / 2 - 2, lay.width - 26, ROW_H + 4),
+                                     Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight,
+                                     fm.elidedText(label, Qt.TextElideMode.ElideRight, lay.width - 40))
             return
         painter.setFont(font("body"))
         fm = metrics("body")
