@@ -490,7 +490,7 @@ class MainWindow(QMainWindow):
         errors = errors_only(self.issues)
         warnings = len(self.issues) - len(errors)
         if errors:
-            text = f"⛔ {len(errors)} error{'s' * (len(errors) != 1)}"
+            text = f"{len(errors)} error{'s' * (len(errors) != 1)}"
             if warnings:
                 text += f", {warnings} warning{'s' * (warnings != 1)}"
             self.validation_label.setProperty("state", "error")

@@ -68,6 +68,8 @@ def font(role: str) -> QFont:
         f.setBold(True)
     elif role == "body-large":
         f.setPointSizeF(13.0)
+    elif role == "body-huge":
+        f.setPointSizeF(16.0)
     elif role == "small":
         f.setPointSizeF(8.5)
     elif role == "badge":

@@ -67,7 +67,7 @@ class Minimap(QWidget):
             p.fillRect(QRectF(r.left() * s + ox, r.top() * s + oy, max(r.width() * s, 2), max(r.height() * s, 2)), c)
         v = self.view.visible_scene_rect()
         p.setPen(QPen(QColor("#ffb454"), 1.5))
-        p.setBrush(QColor(255, 180, 84, 30))
+        p.setBrush(QColor(255, 180, 84, 14))
         p.drawRect(QRectF(v.left() * s + ox, v.top() * s + oy, v.width() * s, v.height() * s))
         p.end()
 

@@ -81,7 +81,8 @@ class NodeItem(QGraphicsItem):
 
     def _update_rect(self) -> None:
         lay = self.layout
-        self._rect = QRectF(-10, -BADGE_R - 6, lay.width + 22, lay.height + BADGE_R + 18)
+        # Room for ports on the sides and the badge, which grows when zoomed out.
+        self._rect = QRectF(-10, -2 * BADGE_R - 4, lay.width + 2 * BADGE_R + 14, lay.height + 2 * BADGE_R + 16)
 
     def set_issues(self, severity: str | None, text: str) -> None:
         if (severity, text) != (self.issue_severity, self.issue_text):
@@ -209,6 +210,9 @@ class NodeItem(QGraphicsItem):
         # Validation badge
         if self.issue_severity:
             b = self.badge_rect()
+            if lod < 0.7:  # keep the badge noticeable when zoomed out
+                grow = BADGE_R * (min(0.7 / max(lod, 0.01), 1.8) - 1)
+                b = b.adjusted(-grow, -grow, grow, grow)
             painter.setPen(pen(NODE_BG.name(), 2.0))
             painter.setBrush(QBrush(ERROR if self.issue_severity == "error" else WARNING))
             painter.drawEllipse(b)
@@ -231,7 +235,8 @@ class NodeItem(QGraphicsItem):
         compact = lod < 0.7
         role = "title"
         if compact:
-            role = "title-large" if lod >= 0.5 else "title-huge"
+            role = "title-large" if lod >= 0.6 else "title-huge"
+        body_role = "body-large" if lod >= 0.6 else "body-huge"
         painter.setFont(font(role))
         painter.setPen(pen(NODE_TEXT.name()))
         right = 14 + (2 * BADGE_R if self.issue_severity else 0)
@@ -241,8 +246,8 @@ class NodeItem(QGraphicsItem):
         if lay.collapsed:
             return
         if compact:
-            painter.setFont(font("body-large"))
-            fm = metrics("body-large")
+            painter.setFont(font(body_role))
+            fm = metrics(body_role)
             y = TITLE_H + PAD - 2
             for text, muted in lay.lines[-1:]:  # the prompt/input preview, the most telling line
                 painter.setPen(pen(NODE_TEXT.name()))
