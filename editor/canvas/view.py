@@ -105,6 +105,8 @@ class CanvasView(QGraphicsView):
         self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self._pan_from: QPoint | None = None
+        self._pan_button = Qt.MouseButton.NoButton
+        self._pan_moved = False
         self._space_down = False
         self.minimap = Minimap(self)
         scene.document.changed.connect(self.minimap.schedule)
@@ -139,8 +141,11 @@ class CanvasView(QGraphicsView):
         self._zoomed()
 
     def _pan_by_scene(self, delta: QPointF) -> None:
-        centre = self.mapToScene(self.viewport().rect().center())
-        self.centerOn(centre + delta)
+        # Through the scroll bars in whole pixels: centerOn() rounds and drifts on every step.
+        z = self.zoom()
+        h, v = self.horizontalScrollBar(), self.verticalScrollBar()
+        h.setValue(h.value() + round(delta.x() * z))
+        v.setValue(v.value() + round(delta.y() * z))
 
     def _zoomed(self) -> None:
         self.zoom_changed.emit(self.zoom())
@@ -199,12 +204,25 @@ class CanvasView(QGraphicsView):
         self.zoom_by(1.0015 ** delta, event.position().toPoint())
         event.accept()
 
+    def _on_background(self, pos: QPoint) -> bool:
+        scene_pos = self.mapToScene(pos)
+        return self.itemAt(pos) is None and self.canvas_scene.port_at(scene_pos) is None
+
     def mousePressEvent(self, event: QMouseEvent) -> None:
-        pan_button = event.button() in (Qt.MouseButton.MiddleButton, Qt.MouseButton.RightButton) and \
-            (event.button() == Qt.MouseButton.MiddleButton or self.canvas_scene.node_item_at(
-                self.mapToScene(event.position().toPoint())) is None)
-        if pan_button or (self._space_down and event.button() == Qt.MouseButton.LeftButton):
-            self._pan_from = event.position().toPoint()
+        pos = event.position().toPoint()
+        button = event.button()
+        mods = event.modifiers()
+        selecting = bool(mods & (Qt.KeyboardModifier.ShiftModifier | Qt.KeyboardModifier.ControlModifier))
+        # Background drags pan (as in AgentFlow); Shift/Ctrl + drag draws a selection rectangle.
+        # Middle button and Space + drag pan anywhere; the right button pans on the background
+        # and opens the context menu when it does not move.
+        pan = (button == Qt.MouseButton.MiddleButton
+               or (button == Qt.MouseButton.LeftButton and self._space_down)
+               or (button == Qt.MouseButton.LeftButton and not selecting and self._on_background(pos))
+               or (button == Qt.MouseButton.RightButton and self._on_background(pos)))
+        if pan:
+            self._pan_from = pos
+            self._pan_button = button
             self._pan_moved = False
             self.viewport().setCursor(Qt.CursorShape.ClosedHandCursor)
             event.accept()
@@ -226,10 +244,13 @@ class CanvasView(QGraphicsView):
     def mouseReleaseEvent(self, event: QMouseEvent) -> None:
         if self._pan_from is not None:
             self._pan_from = None
-            self.viewport().unsetCursor()
-            if event.button() == Qt.MouseButton.RightButton and not self._pan_moved:
-                # A right click without a drag still opens the context menu.
-                self.canvas_scene.context_menu_requested.emit(self.mapToScene(event.position().toPoint()), None)
+            self.viewport().setCursor(Qt.CursorShape.OpenHandCursor if self._space_down else Qt.CursorShape.ArrowCursor)
+            if not self._pan_moved:
+                if self._pan_button == Qt.MouseButton.RightButton:
+                    # A right click without a drag still opens the context menu.
+                    self.canvas_scene.context_menu_requested.emit(self.mapToScene(event.position().toPoint()), None)
+                elif self._pan_button == Qt.MouseButton.LeftButton:
+                    self.canvas_scene.clearSelection()  # a click on the background deselects
             event.accept()
             return
         super().mouseReleaseEvent(event)

@@ -85,6 +85,7 @@ def test_release_on_nothing_cancels(window, qtbot, tmp_path):
     mouse_drag(qtbot, window.view, s.port_scene_pos("output"), s.port_scene_pos("output") + QPointF(150, 200))
     assert window.document.workflow.model_dump() == before
     assert window.document.undo_stack.count() == 0
+    assert window.document.undo_stack.count() == 0
     assert window.scene.link_drag is None
     assert not any(it.dimmed for it in window.scene.node_items.values())
 
@@ -205,7 +206,7 @@ def test_rubber_band_and_ctrl_click_select(window, qtbot, tmp_path):
     path = write_flow(tmp_path, flow([start("s", 0, 0), agent("a", 400, 0), agent("b", 400, 300)]))
     open_flow(window, path)
     scene, view = window.scene, window.view
-    mouse_drag(qtbot, view, QPointF(-60, -60), QPointF(700, 150))
+    mouse_drag(qtbot, view, QPointF(-60, -60), QPointF(700, 150), modifier=Qt.KeyboardModifier.ShiftModifier)
     assert sorted(scene.selected_node_ids()) == ["a", "s"]
     b = scene.node_items["b"]
     qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, Qt.KeyboardModifier.ControlModifier,
@@ -237,3 +238,33 @@ def test_handle_tooltips_and_condition_handles(window, tmp_path):
     assert handle_tooltip(node, "condition-0") == "Condition 1: contains 'refund'"
     assert handle_tooltip(window.document.node("start"), "output") == "Next step"
     assert handle_tooltip(window.document.node("signoff"), "approve") == "Approve"
+
+
+def test_background_drag_pans_and_click_deselects(window, qtbot, tmp_path):
+    s, a = _two_nodes(window, tmp_path)
+    view = window.view
+    window.scene.select_nodes(["a"])
+    before = view.mapToScene(view.viewport().rect().center())
+    mouse_drag(qtbot, view, QPointF(150, 400), QPointF(50, 350))
+    after = view.mapToScene(view.viewport().rect().center())
+    assert abs((after.x() - before.x()) - 100) < 3 and abs((after.y() - before.y()) - 50) < 3
+    assert window.document.undo_stack.count() == 0
+    qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=view.mapFromScene(QPointF(150, 400)))
+    assert window.scene.selected_node_ids() == []
+
+
+def test_escape_during_node_drag_restores(window, qtbot, tmp_path):
+    s, a = _two_nodes(window, tmp_path)
+    view = window.view
+    vp = view.viewport()
+    grab = a.pos() + QPointF(100, 12)
+    qtbot.mousePress(vp, Qt.MouseButton.LeftButton, pos=view.mapFromScene(grab))
+    from .conftest import _move
+
+    _move(vp, view.mapFromScene(grab + QPointF(60, 60)))
+    assert a.pos() != QPointF(400, 0)
+    qtbot.keyClick(vp, Qt.Key.Key_Escape)
+    assert a.pos() == QPointF(400, 0)
+    qtbot.mouseRelease(vp, Qt.MouseButton.LeftButton, pos=view.mapFromScene(grab + QPointF(60, 60)))
+    assert window.document.undo_stack.count() == 0
+    assert (window.document.node("a").x, window.document.node("a").y) == (400, 0)
