@@ -153,12 +153,14 @@ class WelcomePage(QWidget):
                 from engine import load_workflow
 
                 wf = load_workflow(path)
-                label = f"{wf.display_name()}  —  {wf.description or ''}"
+                desc = wf.description or ""
+                desc = desc if len(desc) <= 64 else desc[:63].rstrip() + "…"
+                label = f"{wf.display_name()}  —  {desc}"
             except WorkflowLoadError:
                 label = name
             b = QPushButton(QIcon(icon_path("sample")), label)
             b.setObjectName("sampleButton")
-            b.setToolTip(str(path))
+            b.setToolTip(f"{path}\n(opens a copy; Save As to keep it)")
             b.clicked.connect(lambda _=False, p=str(path): window.open_sample(p))
             self.sample_buttons[name] = b
             lay.addWidget(b)
@@ -450,6 +452,7 @@ class MainWindow(QMainWindow):
     # ------------------------------------------------------------------ document state
     def _show_welcome(self) -> None:
         self._has_document = False
+        self.inspector.setEnabled(False)
         self.welcome.refresh()
         self.central.setCurrentWidget(self.welcome)
         self._update_title()
@@ -457,6 +460,7 @@ class MainWindow(QMainWindow):
 
     def _show_canvas(self) -> None:
         self._has_document = True
+        self.inspector.setEnabled(True)
         self.central.setCurrentWidget(self.view)
         self._update_title()
         self._update_actions()
@@ -484,6 +488,15 @@ class MainWindow(QMainWindow):
             self.autosaver.clear()
 
     def run_validation(self) -> None:
+        if not self._has_document:
+            # The welcome page has no workflow to judge.
+            self.issues = []
+            self.scene.set_issues([])
+            self.problems.list.clear()
+            self.validation_label.setText("No workflow open")
+            self.validation_label.setProperty("state", "")
+            self._update_run_action()
+            return
         self.issues = validate(self.document.workflow)
         self.scene.set_issues(self.issues)
         self.problems.set_issues(self.issues)

@@ -11,7 +11,8 @@ import re
 from typing import Any
 
 from PySide6.QtCore import QEvent, QObject, QRegularExpression, Qt, Signal
-from PySide6.QtGui import QColor, QFont, QIcon, QSyntaxHighlighter, QTextCharFormat, QTextDocument
+from PySide6.QtGui import (QColor, QFont, QIcon, QKeyEvent, QKeySequence, QSyntaxHighlighter, QTextCharFormat,
+                           QTextDocument)
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QFrame, QHBoxLayout, QLabel, QLineEdit,
                                QPlainTextEdit, QPushButton, QScrollArea, QStackedWidget, QToolButton, QVBoxLayout,
                                QWidget)
@@ -53,6 +54,7 @@ class PromptEdit(QPlainTextEdit):
         self.setPlaceholderText(placeholder)
         self.setTabChangesFocus(True)
         self.setMinimumHeight(90)
+        self.setUndoRedoEnabled(False)  # undo is the document's (see _FocusOut)
         self.highlighter = TemplateHighlighter(self.document())
 
     def set_text_keep_cursor(self, text: str) -> None:
@@ -70,7 +72,11 @@ class PromptEdit(QPlainTextEdit):
 
 
 class _FocusOut(QObject):
-    """Ends the current typing merge when an editor loses focus, so the next edit is its own step."""
+    """Ends the current typing merge when an editor loses focus, so the next edit is its own step.
+
+    Also hands Ctrl+Z / Ctrl+Shift+Z to the document: a text widget's private undo would
+    otherwise undo characters locally and record that as yet another document edit.
+    """
 
     def __init__(self, doc: WorkflowDocument) -> None:
         super().__init__()
@@ -79,6 +85,12 @@ class _FocusOut(QObject):
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:
         if event.type() == QEvent.Type.FocusOut:
             self.doc.end_merge()
+        elif event.type() == QEvent.Type.ShortcutOverride and isinstance(event, QKeyEvent) and (
+                event.matches(QKeySequence.StandardKey.Undo) or event.matches(QKeySequence.StandardKey.Redo)
+                or (event.key() == Qt.Key.Key_Z and event.modifiers() == (Qt.KeyboardModifier.ControlModifier
+                                                                          | Qt.KeyboardModifier.ShiftModifier))):
+            event.ignore()  # not overridden: the window's Undo/Redo shortcut fires
+            return True
         return False
 
 

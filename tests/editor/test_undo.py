@@ -120,3 +120,19 @@ def test_undo_redo_keys(review, qtbot):
     assert doc.workflow.model_dump() == before
     review.act_redo.trigger()
     assert doc.node("general") is None
+
+
+def test_ctrl_z_in_a_prompt_undoes_the_document(review, qtbot):
+    review.scene.select_nodes(["triage"])
+    insp = review.inspector
+    doc = review.document
+    before = doc.workflow.model_dump()
+    insp.agent_system.setFocus()
+    qtbot.keyClicks(insp.agent_system, "xyz")
+    assert "xyz" in doc.node("triage").data.systemPrompt
+    qtbot.keyClick(insp.agent_system, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert doc.workflow.model_dump() == before
+    assert "xyz" not in insp.agent_system.toPlainText()
+    qtbot.keyClick(insp.agent_system, Qt.Key.Key_Z,
+                   Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
+    assert "xyz" in doc.node("triage").data.systemPrompt
