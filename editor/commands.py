@@ -38,10 +38,10 @@ class AddItemsCommand(QUndoCommand):
             self.doc.insert_connection(self.conn_start + i, d)
 
     def undo(self) -> None:
-        for i in reversed(range(len(self.conns))):
-            self.doc.remove_connection_at(self.conn_start + i)
-        for d in reversed(self.nodes):
-            self.doc.remove_node(d["id"])
+        if self.conns:
+            self.doc.remove_connections_at([self.conn_start + i for i in range(len(self.conns))])
+        if self.nodes:
+            self.doc.remove_nodes([d["id"] for d in self.nodes])
 
 
 class RemoveItemsCommand(QUndoCommand):
@@ -62,10 +62,10 @@ class RemoveItemsCommand(QUndoCommand):
             (i, node.model_dump()) for i, node in enumerate(wf.nodes) if node.id in ids]
 
     def redo(self) -> None:
-        for i, _ in reversed(self.conns):
-            self.doc.remove_connection_at(i)
-        for _, d in reversed(self.nodes):
-            self.doc.remove_node(d["id"])
+        if self.conns:
+            self.doc.remove_connections_at([i for i, _ in self.conns])
+        if self.nodes:
+            self.doc.remove_nodes([d["id"] for _, d in self.nodes])
 
     def undo(self) -> None:
         for i, d in self.nodes:

@@ -153,17 +153,15 @@ class WorkflowDocument(QObject):
         self.changed.emit()
 
     def remove_node(self, node_id: str) -> None:
-        node = self._nodes.pop(node_id)
-        self._workflow.nodes.remove(node)
-        self.node_removed.emit(node_id)
-        self.changed.emit()
+        self.remove_nodes([node_id])
 
-    def node_position_index(self, node_id: str) -> int:
-        node = self._nodes[node_id]
-        for i, n in enumerate(self._workflow.nodes):
-            if n is node:
-                return i
-        raise KeyError(node_id)
+    def remove_nodes(self, node_ids: list[str]) -> None:
+        """Remove several nodes in one pass (by identity: pydantic ``==`` compares every field)."""
+        doomed = {id(self._nodes.pop(nid)) for nid in node_ids}
+        self._workflow.nodes[:] = [n for n in self._workflow.nodes if id(n) not in doomed]
+        for nid in node_ids:
+            self.node_removed.emit(nid)
+        self.changed.emit()
 
     def insert_connection(self, index: int, dump: dict[str, Any]) -> None:
         conn = Connection.model_validate(copy.deepcopy(dump))
@@ -172,8 +170,16 @@ class WorkflowDocument(QObject):
         self.changed.emit()
 
     def remove_connection_at(self, index: int) -> None:
-        conn = self._workflow.connections.pop(index)
-        self.connection_removed.emit(conn.key())
+        self.remove_connections_at([index])
+
+    def remove_connections_at(self, indices: list[int]) -> None:
+        """Remove the links at ``indices`` (positions before the removal) in one pass."""
+        doomed = set(indices)
+        conns = self._workflow.connections
+        removed = [conns[i] for i in sorted(doomed)]
+        self._workflow.connections[:] = [c for i, c in enumerate(conns) if i not in doomed]
+        for conn in removed:
+            self.connection_removed.emit(conn.key())
         self.changed.emit()
 
     def replace_connection_at(self, index: int, dump: dict[str, Any]) -> None:

@@ -246,6 +246,7 @@ class MainWindow(QMainWindow):
         d.undo_stack.cleanChanged.connect(self._on_clean_changed)
         d.path_changed.connect(lambda _p: self._update_title())
         d.meta_changed.connect(self._update_title)
+        # scene.select_nodes() emits one selectionChanged per change, so this stays cheap.
         self.scene.selectionChanged.connect(self._selection_changed)
         self.scene.status_message.connect(lambda m: self.statusBar().showMessage(m, 5000))
         self.scene.background_double_clicked.connect(self._quick_add)
@@ -767,8 +768,7 @@ class MainWindow(QMainWindow):
         self.document.delete(self.scene.selected_node_ids(), self.scene.selected_conn_keys())
 
     def select_all(self) -> None:
-        for item in self.scene.node_items.values():
-            item.setSelected(True)
+        self.scene.select_nodes(list(self.scene.node_items))
 
     def toggle_collapse(self) -> None:
         ids = self.scene.selected_node_ids()

@@ -245,11 +245,17 @@ class CanvasScene(QGraphicsScene):
         return [it.key for it in self.selectedItems() if isinstance(it, EdgeItem)]
 
     def select_nodes(self, ids: list[str]) -> None:
-        self.clearSelection()
-        for nid in ids:
-            item = self.node_items.get(nid)
-            if item is not None:
-                item.setSelected(True)
+        # One selectionChanged for the whole change, not one per item.
+        self.blockSignals(True)
+        try:
+            self.clearSelection()
+            for nid in ids:
+                item = self.node_items.get(nid)
+                if item is not None:
+                    item.setSelected(True)
+        finally:
+            self.blockSignals(False)
+        self.selectionChanged.emit()
 
     def node_item_at(self, pos: QPointF) -> NodeItem | None:
         for item in self.items(QRectF(pos.x() - 4, pos.y() - 4, 8, 8), Qt.ItemSelectionMode.IntersectsItemShape,
