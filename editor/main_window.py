@@ -13,7 +13,8 @@ from pathlib import Path
 from PySide6.QtCore import QByteArray, QPointF, QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QGuiApplication, QIcon, QKeySequence
 from PySide6.QtWidgets import (QCompleter, QDockWidget, QFileDialog, QHBoxLayout, QLabel, QLineEdit, QMainWindow,
-                               QMenu, QMessageBox, QPushButton, QSizePolicy, QStackedWidget, QToolBar, QVBoxLayout, QWidget)
+                               QMenu, QMessageBox, QPushButton, QSizePolicy, QStackedWidget, QToolBar, QVBoxLayout, QWidget,
+                               QWidgetAction)
 
 from engine import Issue, Node, Workflow, WorkflowLoadError, errors_only, validate
 
@@ -704,12 +705,38 @@ class MainWindow(QMainWindow):
         self._add_node_at(kind, QPointF(c.x() - 110, c.y() - 40))
 
     def _quick_add(self, pos: QPointF) -> None:
+        """Double-click on the canvas: a small searchable menu of node types."""
         menu = QMenu(self)
-        menu.setTitle("Add node")
+        menu.setObjectName("quickAdd")
+        search = QLineEdit(menu)
+        search.setPlaceholderText("Add node…")
+        field = QWidgetAction(menu)
+        field.setDefaultWidget(search)
+        menu.addAction(field)
+        entries = []
         for kind in PALETTE_KINDS:
-            a = menu.addAction(QIcon(icon_path(f"node-{kind}")), f"Add {DESCRIPTIONS[kind][0]}")
+            name, desc = DESCRIPTIONS[kind]
+            a = menu.addAction(QIcon(icon_path(f"node-{kind}")), name)
+            a.setToolTip(desc)
             a.triggered.connect(lambda _=False, k=kind: self._add_node_at(k, pos))
+            entries.append((f"{name} {desc}".lower(), a))
+
+        def filter_(text: str) -> None:
+            for words, a in entries:
+                a.setVisible(text.lower() in words)
+
+        def pick() -> None:
+            for _words, a in entries:
+                if a.isVisible():
+                    a.trigger()
+                    menu.close()
+                    return
+
+        search.textChanged.connect(filter_)
+        search.returnPressed.connect(pick)
+        self.quick_add_menu = menu
         menu.popup(self.view.mapToGlobal(self.view.mapFromScene(pos)))
+        search.setFocus()
 
     def _context_menu(self, pos: QPointF, node_id: str | None) -> None:
         menu = QMenu(self)

@@ -296,4 +296,5 @@ class CanvasView(QGraphicsView):
         kind = bytes(event.mimeData().data(NODE_MIME).data()).decode()
         pos = self.mapToScene(event.position().toPoint())
         self.node_dropped.emit(kind, QPointF(pos.x() - 40, pos.y() - TITLE_H / 2))
-        event.acceptProposedAction()
+        event.setDropAction(Qt.DropAction.CopyAction)
+        event.accept()

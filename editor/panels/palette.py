@@ -27,6 +27,12 @@ def palette_mime(kind: str) -> QMimeData:
 
 
 class _List(QListWidget):
+    def supportedDropActions(self) -> Qt.DropAction:
+        return Qt.DropAction.CopyAction
+
+    def startDrag(self, supported: Qt.DropAction) -> None:
+        super().startDrag(Qt.DropAction.CopyAction)
+
     def mimeTypes(self) -> list[str]:
         return [NODE_MIME]
 
@@ -48,6 +54,8 @@ class PalettePanel(QWidget):
         self.list = _List(self)
         self.list.setDragEnabled(True)
         self.list.setDragDropMode(QAbstractItemView.DragDropMode.DragOnly)
+        # Copy, never Move: a move drop would make the list delete the dragged palette entry.
+        self.list.setDefaultDropAction(Qt.DropAction.CopyAction)
         self.list.setIconSize(QSize(28, 28))
         self.list.setSpacing(2)
         self.list.setWordWrap(True)

@@ -107,3 +107,18 @@ def test_large_graph_frames_from_model(window, qtbot, tmp_path):
     window.view.fit_all()
     assert len(window.scene.node_items) == 400 and len(window.scene.edge_items) == 600
     assert window.view.visible_scene_rect().contains(window.scene.items_bounds())
+
+
+def test_double_click_canvas_quick_add_search(window, qtbot, tmp_path):
+    open_flow(window, copy_sample(tmp_path, "hello"))
+    view = window.view
+    at = QPointF(200, 500)
+    qtbot.mouseDClick(view.viewport(), Qt.MouseButton.LeftButton, pos=view.mapFromScene(at))
+    menu = window.quick_add_menu
+    search = menu.actions()[0].defaultWidget()
+    qtbot.keyClicks(search, "appro")
+    visible = [a.text() for a in menu.actions()[1:] if a.isVisible()]
+    assert visible == ["Approval"]
+    qtbot.keyClick(search, Qt.Key.Key_Return)
+    node = window.document.workflow.nodes[-1]
+    assert node.type == "approval" and abs(node.x - at.x()) < 2 and abs(node.y - at.y()) < 2

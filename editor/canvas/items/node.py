@@ -163,6 +163,10 @@ class NodeItem(QGraphicsItem):
             tip = self._body_tooltip() + (f"\n{self.issue_text}" if self.issue_text else "")
         if tip != self.toolTip():
             self.setToolTip(tip)
+        # A crosshair over handles says "drag from here to link".
+        want = Qt.CursorShape.CrossCursor if port is not None else Qt.CursorShape.ArrowCursor
+        if self.cursor().shape() != want:
+            self.setCursor(want)
         super().hoverMoveEvent(event)
 
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
