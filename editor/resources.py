@@ -43,7 +43,12 @@ def style_sheet() -> str:
 
 @lru_cache(maxsize=1)
 def providers() -> list[dict[str, Any]]:
-    path = RESOURCES / "providers.json"
+    return load_providers(RESOURCES / "providers.json")
+
+
+def load_providers(path: Path) -> list[dict[str, Any]]:
+    """Providers from ``path`` (``{"providers": [{id, name, models: [{id, name, reasoningEfforts}]}]}``),
+    or a small built-in list when the file is missing or unreadable."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
         provs = data["providers"]
@@ -56,10 +61,10 @@ def providers() -> list[dict[str, Any]]:
     return BUILTIN_PROVIDERS["providers"]
 
 
-def model_choices() -> list[tuple[str, str, str]]:
+def model_choices(provs: list[dict[str, Any]] | None = None) -> list[tuple[str, str, str]]:
     """(model id, label, provider id) for every known model."""
     out = []
-    for p in providers():
+    for p in provs if provs is not None else providers():
         for m in p.get("models", []):
             if isinstance(m, dict) and m.get("id"):
                 out.append((str(m["id"]), f"{m.get('name') or m['id']}  ·  {p.get('name') or p.get('id')}", str(p.get("id", ""))))

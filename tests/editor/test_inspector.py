@@ -41,8 +41,10 @@ def test_model_and_effort_choices(window, tmp_path):
     open_flow(window, copy_sample(tmp_path, "hello"))
     window.scene.select_nodes(["greeter"])
     insp = window.inspector
+    from editor.resources import model_choices
+
     models = [insp.agent_model.itemText(i) for i in range(insp.agent_model.count())]
-    assert "gpt-4o-mini" in models
+    assert models == [m for m, _label, _p in model_choices()] and models
     insp.agent_model.setEditText("my-local-model")  # free text is allowed
     assert window.document.node("greeter").data.model == "my-local-model"
     assert insp.agent_effort.count() >= 1
@@ -91,3 +93,19 @@ def test_start_and_approval_forms(window, qtbot, tmp_path):
     window.inspector.start_input.setPlainText("Hello")
     assert window.document.node("start").data.initialInput == "Hello"
     assert window.scene.node_items["start"].layout.lines[0][0] == "Hello"
+
+
+def test_providers_file_and_fallback(tmp_path):
+    import json
+
+    from editor.resources import BUILTIN_PROVIDERS, load_providers, model_choices
+
+    assert load_providers(tmp_path / "missing.json") == BUILTIN_PROVIDERS["providers"]
+    bad = tmp_path / "bad.json"
+    bad.write_text("{", encoding="utf-8")
+    assert load_providers(bad) == BUILTIN_PROVIDERS["providers"]
+    good = tmp_path / "providers.json"
+    good.write_text(json.dumps({"providers": [{"id": "local", "name": "Local", "models": [
+        {"id": "llama3", "name": "Llama 3", "reasoningEfforts": []}]}]}), encoding="utf-8")
+    provs = load_providers(good)
+    assert [m for m, _l, p in model_choices(provs)] == ["llama3"]

@@ -70,6 +70,7 @@ class EdgeItem(QGraphicsItem):
         if lod < 0.35 and not selected:
             # Zoomed far out: a thin cosmetic line without antialiasing is the raster engine's fast path.
             painter.setRenderHint(QPainter.RenderHint.Antialiasing, False)
+            painter.setBrush(Qt.BrushStyle.NoBrush)
             painter.setPen(pen(color.name(), 0.0))
             painter.drawPath(self._path)
             return
@@ -106,5 +107,7 @@ class DragEdgeItem(QGraphicsItem):
 
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
         color = (EDGE_SUB if self.subagent else SELECT) if self.ok else EDGE
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+        painter.setBrush(Qt.BrushStyle.NoBrush)  # painter state is not saved between items
         painter.setPen(pen(color.name(), 2.4, True))
         painter.drawPath(self._path)
