@@ -229,7 +229,8 @@ class InspectorPanel(QWidget):
         self.agent_web.toggled.connect(lambda on: self._set("tools.web_search", on, merge=False))
         self.agent_subs = QCheckBox("Subagents (call linked agents as tools)")
         self.agent_subs.toggled.connect(self._subagents_toggled)
-        form.addRow(_title("Agent"))
+        self.agent_title = _title("Agent")
+        form.addRow(self.agent_title)
         form.addRow("Name", self.agent_name)
         form.addRow("System prompt", self.agent_system)
         form.addRow("User prompt", self._prompt_with_insert(self.agent_user))
@@ -421,6 +422,7 @@ class InspectorPanel(QWidget):
             if kind == "agent":
                 sub = is_subagent_node(node, self.doc.graph_index())
                 self.header.setText(f"{'Subagent' if sub else 'Agent'} · {node.id}")
+                self.agent_title.setText("Subagent" if sub else "Agent")
                 if self.agent_name.text() != d.agentName:
                     self.agent_name.setText(d.agentName)
                 self.agent_system.set_text_keep_cursor(d.systemPrompt)
