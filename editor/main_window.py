@@ -44,7 +44,9 @@ class FindBar(QWidget):
     """Ctrl+F: type part of a node's name; Enter selects and shows the next match."""
 
     def __init__(self, window: MainWindow) -> None:
-        super().__init__(window.view)
+        # A sibling floating over the view, not its child: the canvas's Delete/Ctrl+A/Ctrl+C
+        # shortcuts are scoped to the view and its children and must not fire while typing here.
+        super().__init__(window.central)
         self.window_ = window
         self.setObjectName("findBar")
         lay = QHBoxLayout(self)

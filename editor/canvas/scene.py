@@ -57,6 +57,7 @@ class CanvasScene(QGraphicsScene):
         document.connection_replaced.connect(self._on_connection_replaced)
         document.nodes_moved.connect(self._on_nodes_moved)
         document.node_data_changed.connect(self._on_node_data_changed)
+        document.changed.connect(self._cancel_stale_link_drag)
         self.rebuild()
 
     # ------------------------------------------------------------------ projection
@@ -273,6 +274,12 @@ class CanvasScene(QGraphicsScene):
                 if hit is not None:
                     return hit
         return None
+
+    def _cancel_stale_link_drag(self) -> None:
+        # The model changed under a link drag (an undo shortcut, say): its verdicts are stale.
+        if self.link_drag is not None:
+            self.link_drag.cleanup()
+            self.link_drag = None
 
     def cancel_gestures(self) -> None:
         if self.link_drag is not None:

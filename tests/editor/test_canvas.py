@@ -118,6 +118,9 @@ def test_second_subagent_parent_refused_with_reason(window, qtbot, tmp_path):
     QApplication.processEvents()
     assert scene.node_items["facts"].target_state == "refused"
     assert "already a subagent of" in window.statusBar().currentMessage()
+    from PySide6.QtWidgets import QToolTip
+
+    assert "already a subagent of" in QToolTip.text()  # also shown at the pointer
     with qtbot.waitSignal(scene.link_refused, timeout=2000) as sig:
         qtbot.mouseRelease(vp, Qt.MouseButton.LeftButton, pos=window.view.mapFromScene(dst))
     assert "one parent" in sig.args[0]
@@ -268,3 +271,14 @@ def test_escape_during_node_drag_restores(window, qtbot, tmp_path):
     qtbot.mouseRelease(vp, Qt.MouseButton.LeftButton, pos=view.mapFromScene(grab + QPointF(60, 60)))
     assert window.document.undo_stack.count() == 0
     assert (window.document.node("a").x, window.document.node("a").y) == (400, 0)
+
+
+def test_hovering_a_handle_shows_its_label(window, qtbot, tmp_path):
+    open_flow(window, copy_sample(tmp_path, "review"))
+    route = window.scene.node_items["route"]
+    vp = window.view.viewport()
+    qtbot.mouseMove(vp, window.view.mapFromScene(route.pos() + QPointF(60, 60)))
+    qtbot.mouseMove(vp, window.view.mapFromScene(route.port_scene_pos("condition-0")))
+    assert route.toolTip() == "Condition 1: contains 'refund'"
+    qtbot.mouseMove(vp, window.view.mapFromScene(route.port_scene_pos("false")))
+    assert route.toolTip() == "Else"

@@ -70,6 +70,12 @@ def test_find_node(window, qtbot, tmp_path):
     assert window.scene.node_items["revise"].found
     qtbot.keyClick(window.find_bar.edit, Qt.Key.Key_Return)
     assert window.scene.selected_node_ids() == ["revise"]
+    # Editing keys typed in the find field stay there (they do not delete the selection).
+    window.find_bar.edit.setFocus()
+    qtbot.keyClick(window.find_bar.edit, Qt.Key.Key_Backspace)
+    qtbot.keyClick(window.find_bar.edit, Qt.Key.Key_A, Qt.KeyboardModifier.ControlModifier)
+    qtbot.keyClick(window.find_bar.edit, Qt.Key.Key_Delete)
+    assert window.document.node("revise") is not None and window.find_bar.edit.text() == ""
     assert window.view.visible_scene_rect().contains(window.scene.node_items["revise"].sceneBoundingRect().center())
 
 
