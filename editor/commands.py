@@ -122,6 +122,8 @@ class SetNodeDataCommand(QUndoCommand):
         if not isinstance(other, SetNodeDataCommand) or other.merge != self.merge or self.merge is None:
             return False
         self.after = other.after
+        if self.after == self.before:
+            self.setObsolete(True)  # typed and deleted again: no step left behind
         return True
 
     def redo(self) -> None:

@@ -246,6 +246,8 @@ class MainWindow(QMainWindow):
 
         d = self.document
         d.changed.connect(self._validate_timer.start)
+        self._autosave_dirty = False
+        d.changed.connect(self._mark_autosave_dirty)
         d.undo_stack.cleanChanged.connect(self._on_clean_changed)
         d.path_changed.connect(lambda _p: self._update_title())
         d.meta_changed.connect(self._update_title)
@@ -652,9 +654,14 @@ class MainWindow(QMainWindow):
                 return
         self.open_path(path, ask=False)
 
+    def _mark_autosave_dirty(self) -> None:
+        self._autosave_dirty = True
+
     def autosave_now(self) -> None:
-        if self._has_document and self.document.is_modified():
+        """Write the autosave file if the document changed since the last one and is unsaved."""
+        if self._has_document and self.document.is_modified() and self._autosave_dirty:
             self.autosaver.write(self.document.workflow, self.document.path)
+            self._autosave_dirty = False
 
     def offer_recovery(self) -> bool:
         """Offer autosaves left by a crashed session; returns True when one was restored."""
@@ -697,7 +704,12 @@ class MainWindow(QMainWindow):
     def _add_node_at(self, kind: str, pos: QPointF) -> None:
         if not self._has_document:
             return
-        nid = self.document.add_node(kind, round(pos.x()), round(pos.y()))
+        x, y = round(pos.x()), round(pos.y())
+        if self.scene.snap_to_grid:
+            from .canvas.style import GRID
+
+            x, y = round(x / GRID) * GRID, round(y / GRID) * GRID
+        nid = self.document.add_node(kind, x, y)
         self.scene.select_nodes([nid])
 
     def _add_node_at_centre(self, kind: str) -> None:

@@ -136,3 +136,15 @@ def test_ctrl_z_in_a_prompt_undoes_the_document(review, qtbot):
     qtbot.keyClick(insp.agent_system, Qt.Key.Key_Z,
                    Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
     assert "xyz" in doc.node("triage").data.systemPrompt
+
+
+def test_typing_then_deleting_leaves_no_step(review, qtbot):
+    review.scene.select_nodes(["signoff"])
+    doc = review.document
+    count = doc.undo_stack.count()
+    edit = review.inspector.approval_prompt
+    edit.setFocus()
+    qtbot.keyClicks(edit, "ab")
+    qtbot.keyClick(edit, Qt.Key.Key_Backspace)
+    qtbot.keyClick(edit, Qt.Key.Key_Backspace)
+    assert doc.undo_stack.count() == count

@@ -50,9 +50,8 @@ class NodeItem(QGraphicsItem):
     def __init__(self, node: Node, as_subagent: bool = False) -> None:
         super().__init__()
         self.node_id = node.id
-        self._node = node
-        self._as_subagent = as_subagent
         self.layout: NodeLayout = node_layout(node, as_subagent)
+        self._port_tips = self._tips(node)
         self._rect = QRectF()
         self.connected: set[str] = set()  # handles with at least one link
         self.issue_severity: str | None = None
@@ -70,11 +69,14 @@ class NodeItem(QGraphicsItem):
         self.setToolTip(self._body_tooltip())
 
     # ------------------------------------------------------------------ state from the scene
+    def _tips(self, node: Node) -> dict[str, str]:
+        # Display state copied out of the model: the item keeps no reference to it.
+        return {h: handle_tooltip(node, h) for h in [h for h, _, _ in self.layout.outputs] + ["input"]}
+
     def set_node(self, node: Node, as_subagent: bool) -> None:
-        self._node = node
-        self._as_subagent = as_subagent
         self.prepareGeometryChange()
         self.layout = node_layout(node, as_subagent)
+        self._port_tips = self._tips(node)
         self._update_rect()
         self.setToolTip(self._body_tooltip())
         self.update()
@@ -156,7 +158,7 @@ class NodeItem(QGraphicsItem):
         pos = event.pos()
         port = self.port_at(pos)
         if port is not None:
-            tip = handle_tooltip(self._node, port.handle)
+            tip = self._port_tips.get(port.handle, port.handle)
         elif self.issue_text and self.badge_rect().adjusted(-3, -3, 3, 3).contains(pos):
             tip = self.issue_text
         else:
