@@ -31,6 +31,7 @@ def drop_from_palette(window, kind: str, at: QPoint) -> None:
 def test_drag_each_node_type_from_palette(window, tmp_path):
     window.new_document()
     doc = window.document
+    original = doc.workflow.model_dump()
     expected = {"start": ("start", None), "agent": ("agent", False), "subagent": ("agent", True),
                 "if": ("if", None), "approval": ("approval", None)}
     for i, kind in enumerate(PALETTE_KINDS):
@@ -48,6 +49,13 @@ def test_drag_each_node_type_from_palette(window, tmp_path):
         assert abs(node.x - (drop_scene.x() - 40)) <= 1
         assert window.scene.selected_node_ids() == [node.id]
     assert doc.undo_stack.count() == len(PALETTE_KINDS)
+    edited = doc.workflow.model_dump()
+    while doc.undo_stack.canUndo():
+        doc.undo_stack.undo()
+    assert doc.workflow.model_dump() == original and len(window.scene.node_items) == 1
+    while doc.undo_stack.canRedo():
+        doc.undo_stack.redo()
+    assert doc.workflow.model_dump() == edited and len(window.scene.node_items) == 6
     # A subagent shows only its subagent-target input, at the top.
     sub = window.scene.node_items[doc.workflow.nodes[3].id]
     assert sub.layout.input_pos == QPointF(sub.layout.width / 2, 0)
@@ -72,6 +80,11 @@ def test_connect_handles_by_mouse(window, qtbot, tmp_path):
     assert [c.key() for c in doc.workflow.connections] == [("s", "output", "a", "input")]
     assert ("s", "output", "a", "input") in window.scene.edge_items
     assert doc.undo_stack.count() == 1
+    edited = doc.workflow.model_dump()
+    doc.undo_stack.undo()
+    assert doc.workflow.connections == [] and not window.scene.edge_items
+    doc.undo_stack.redo()
+    assert doc.workflow.model_dump() == edited and ("s", "output", "a", "input") in window.scene.edge_items
     # Releasing on the node body (not exactly on the port) also targets its input.
     doc.undo_stack.undo()
     body = a.pos() + QPointF(a.layout.width / 2, a.layout.height / 2)
