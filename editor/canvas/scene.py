@@ -320,6 +320,13 @@ class CanvasScene(QGraphicsScene):
 
     def mousePressEvent(self, event: QGraphicsSceneMouseEvent) -> None:
         if event.button() == Qt.MouseButton.LeftButton and self.link_drag is None:
+            item = self.node_item_at(event.scenePos())
+            if item is not None and item.chevron_rect().contains(item.mapFromScene(event.scenePos())):
+                node = self.document.node(item.node_id)
+                if node is not None:
+                    self.document.set_collapsed([item.node_id], not bool(node.data.collapsed))
+                event.accept()
+                return
             hit = self.port_at(event.scenePos())
             if hit is not None:
                 if hit.is_output:

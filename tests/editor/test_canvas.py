@@ -295,3 +295,17 @@ def test_hovering_a_handle_shows_its_label(window, qtbot, tmp_path):
     assert route.toolTip() == "Condition 1: contains 'refund'"
     qtbot.mouseMove(vp, window.view.mapFromScene(route.port_scene_pos("false")))
     assert route.toolTip() == "Else"
+
+
+def test_chevron_click_collapses_and_expands(window, qtbot, tmp_path):
+    path = write_flow(tmp_path, flow([start("s", 0, 0), agent("a", 400, 0)], [link("s", "a")]))
+    open_flow(window, path)
+    a = window.scene.node_items["a"]
+    click = lambda: qtbot.mouseClick(window.view.viewport(), Qt.MouseButton.LeftButton,
+                                     pos=window.view.mapFromScene(a.pos() + a.chevron_rect().center()))
+    click()
+    assert window.document.node("a").data.collapsed is True
+    assert a.layout.collapsed
+    click()
+    assert window.document.node("a").data.collapsed is None
+    assert window.document.undo_stack.count() == 2

@@ -123,6 +123,10 @@ class NodeItem(QGraphicsItem):
             return PortHit(self.node_id, "input", False)
         return None
 
+    def chevron_rect(self) -> QRectF:
+        """The collapse/expand toggle at the right of the title bar."""
+        return QRectF(self.layout.width - 30, (TITLE_H - 20) / 2, 20, 20)
+
     def badge_rect(self) -> QRectF:
         w = self.layout.width
         return QRectF(w - BADGE_R - 2, -BADGE_R + 2, 2 * BADGE_R, 2 * BADGE_R)
@@ -161,6 +165,8 @@ class NodeItem(QGraphicsItem):
             tip = self._port_tips.get(port.handle, port.handle)
         elif self.issue_text and self.badge_rect().adjusted(-3, -3, 3, 3).contains(pos):
             tip = self.issue_text
+        elif self.chevron_rect().contains(pos):
+            tip = "Expand" if self.layout.collapsed else "Collapse to the title"
         else:
             tip = self._body_tooltip() + (f"\n{self.issue_text}" if self.issue_text else "")
         if tip != self.toolTip():
@@ -243,9 +249,23 @@ class NodeItem(QGraphicsItem):
         if compact:
             role = "title-large" if lod >= 0.6 else "title-huge"
         body_role = "body-large" if lod >= 0.6 else "body-huge"
+        # Collapse chevron: pointing down when expanded, right when collapsed.
+        c = self.chevron_rect().center()
+        chevron = QPainterPath()
+        if lay.collapsed:
+            chevron.moveTo(c.x() - 2.5, c.y() - 5)
+            chevron.lineTo(c.x() + 2.5, c.y())
+            chevron.lineTo(c.x() - 2.5, c.y() + 5)
+        else:
+            chevron.moveTo(c.x() - 5, c.y() - 2.5)
+            chevron.lineTo(c.x(), c.y() + 2.5)
+            chevron.lineTo(c.x() + 5, c.y() - 2.5)
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        painter.setPen(pen("#e6e9ef", 1.8))
+        painter.drawPath(chevron)
         painter.setFont(font(role))
         painter.setPen(pen(NODE_TEXT.name()))
-        right = 14 + (2 * BADGE_R if self.issue_severity else 0)
+        right = 36
         text_w = lay.width - 34 - right
         painter.drawText(QRectF(32, 0, text_w, TITLE_H), Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft,
                          metrics(role).elidedText(lay.title, Qt.TextElideMode.ElideRight, text_w))
