@@ -35,10 +35,13 @@ def icon_path(name: str) -> str:
 
 
 def style_sheet() -> str:
+    """The application style sheet; its ``url(resources/...)`` paths made absolute, since Qt
+    resolves them against the current directory, not the style sheet's folder."""
     try:
-        return (RESOURCES / "style.qss").read_text(encoding="utf-8")
+        text = (RESOURCES / "style.qss").read_text(encoding="utf-8")
     except OSError:
         return ""
+    return text.replace("url(resources/", f"url({RESOURCES.as_posix()}/")
 
 
 @lru_cache(maxsize=1)
