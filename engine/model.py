@@ -199,6 +199,9 @@ class Node(_Loose):
     @field_serializer("x", "y")
     def _coord_out(self, v: float) -> float | int:
         # Whole coordinates are written as integers (80, not 80.0), as AgentFlow writes them.
+        # (Values assigned in code may be ints already: assignment is not validated.)
+        if isinstance(v, int):
+            return v
         return int(v) if v.is_integer() else v
 
     @field_validator("id", mode="before")
