@@ -9,9 +9,10 @@ decides whether a link is legal (``engine.check_connection`` does, and its reaso
 from __future__ import annotations
 
 import logging
+import math
 from collections import defaultdict
 
-from PySide6.QtCore import QPointF, QRectF, Qt, Signal
+from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QKeyEvent, QPainter, QTransform
 from PySide6.QtWidgets import QGraphicsScene, QGraphicsSceneMouseEvent, QToolTip
 
@@ -47,6 +48,11 @@ class CanvasScene(QGraphicsScene):
         self.link_drag: LinkDrag | None = None
         self.move_tracker: MoveTracker | None = None
         self.snap_to_grid = False
+        self._run_states: dict[str, str] = {}
+        self._pulse_phase = 0.0
+        self._pulse_timer = QTimer(self)
+        self._pulse_timer.setInterval(60)
+        self._pulse_timer.timeout.connect(self._advance_pulse)
         self.setItemIndexMethod(QGraphicsScene.ItemIndexMethod.BspTreeIndex)
         self.setBackgroundBrush(CANVAS_BG)
         document.workflow_reset.connect(self.rebuild)
@@ -233,6 +239,41 @@ class CanvasScene(QGraphicsScene):
             severity = "error" if any(i.is_error for i in mine) else "warning"
             text = "\n".join(f"{'Error' if i.is_error else 'Warning'}: {i.message}" for i in mine)
             item.set_issues(severity, text)
+
+    # ------------------------------------------------------------------ run state (display only)
+    def set_run_states(self, states: dict[str, str], links: set[tuple[str, str, str]] | None = None,
+                       tips: dict[str, str] | None = None) -> None:
+        """Show a run on the canvas: node states and the links it followed.
+
+        ``states`` maps node id to running/done/failed/waiting/queued/not_reached; nodes
+        not in it are shown normally. ``links`` holds (source, sourceHandle, target).
+        Run state is never part of the document and never undoable.
+        """
+        tips = tips or {}
+        self._run_states = dict(states)
+        for nid, item in self.node_items.items():
+            item.set_run_state(states.get(nid), tips.get(nid, ""))
+        followed = links or set()
+        for key, edge in self.edge_items.items():
+            handle = "condition-0" if key[1] == "true" else key[1]
+            edge.set_followed((key[0], key[1], key[2]) in followed or (key[0], handle, key[2]) in followed)
+        if any(s == "running" for s in states.values()):
+            if not self._pulse_timer.isActive():
+                self._pulse_timer.start()
+        else:
+            self._pulse_timer.stop()
+
+    def clear_run_states(self) -> None:
+        self.set_run_states({}, set())
+
+    def _advance_pulse(self) -> None:
+        self._pulse_phase = (self._pulse_phase + 0.12) % (2 * math.pi)
+        value = 0.5 + 0.5 * math.sin(self._pulse_phase)
+        for nid, state in self._run_states.items():
+            if state == "running":
+                item = self.node_items.get(nid)
+                if item is not None:
+                    item.set_pulse(value)
 
     def set_snap(self, on: bool) -> None:
         self.snap_to_grid = on

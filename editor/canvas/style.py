@@ -42,6 +42,17 @@ EDGE = QColor("#8a93a6")
 EDGE_SUB = QColor("#2bb6a8")
 PORT_FILL = QColor("#1b1e25")
 FIND_HIT = QColor("#58a6ff")
+# Run states drawn on the canvas during and after a run (display only, never undoable).
+RUN_COLOR = {
+    "running": QColor("#58a6ff"),
+    "done": QColor("#3fb950"),
+    "failed": QColor("#f85149"),
+    "waiting": QColor("#ffb454"),
+    "queued": QColor("#d29922"),
+}
+RUN_LINK = QColor("#58a6ff")
+RUN_STATE_LABEL = {"running": "Running", "done": "Done", "failed": "Failed", "waiting": "Waiting for approval",
+                   "queued": "Approval queued", "not_reached": "Not reached", "skipped": "Not reached"}
 
 KIND_COLOR = {
     "start": QColor("#2ea043"),

@@ -39,7 +39,8 @@ class FirstPaint(QObject):
         return False
 
 app = QApplication.instance() or QApplication(sys.argv[:1])
-win = app_mod.create_main_window(sys.argv[1:])
+app_mod.configure_app(app)
+win = app_mod.create_window(sys.argv[1:])
 f = FirstPaint()
 view = getattr(win, "canvas_view", None) or getattr(win, "view", None)
 target = view.viewport() if view is not None else win

@@ -12,7 +12,7 @@ from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QPainter, QPainterPath, QPainterPathStroker, QPolygonF
 from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem, QWidget
 
-from ..style import EDGE, EDGE_SUB, SELECT, pen
+from ..style import EDGE, EDGE_SUB, RUN_LINK, SELECT, pen
 
 
 def bezier(a: QPointF, b: QPointF, vertical: bool) -> QPainterPath:
@@ -35,6 +35,7 @@ class EdgeItem(QGraphicsItem):
         self._shape: QPainterPath | None = None
         self._rect = QRectF()
         self._arrow = QPolygonF()
+        self.followed = False  # the last run went along this link (display only)
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable, True)
         self.setZValue(-1.0)
         self.setAcceptHoverEvents(False)
@@ -49,6 +50,12 @@ class EdgeItem(QGraphicsItem):
             # The tip stops at the port's rim so the port circle does not hide it.
             self._arrow = QPolygonF([QPointF(b.x() - 16, b.y() - 5), QPointF(b.x() - 7, b.y()), QPointF(b.x() - 16, b.y() + 5)])
         self._rect = self._path.controlPointRect().adjusted(-8, -8, 8, 8)
+
+    def set_followed(self, followed: bool) -> None:
+        if followed != self.followed:
+            self.followed = followed
+            self.setZValue(-0.5 if followed else -1.0)
+            self.update()
 
     def boundingRect(self) -> QRectF:
         return self._rect
@@ -65,7 +72,7 @@ class EdgeItem(QGraphicsItem):
 
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
         selected = self.isSelected()
-        color = SELECT if selected else (EDGE_SUB if self.subagent else EDGE)
+        color = SELECT if selected else RUN_LINK if self.followed else (EDGE_SUB if self.subagent else EDGE)
         lod = QStyleOptionGraphicsItem.levelOfDetailFromTransform(painter.worldTransform())
         if lod < 0.35 and not selected:
             # Zoomed far out: a thin cosmetic line without antialiasing is the raster engine's fast path.
@@ -75,7 +82,7 @@ class EdgeItem(QGraphicsItem):
             painter.drawPath(self._path)
             return
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)  # the view does not save painter state
-        width = 3.2 if selected else 2.0
+        width = 3.2 if selected or self.followed else 2.0
         painter.setPen(pen(color.name(), width, self.subagent))
         painter.setBrush(Qt.BrushStyle.NoBrush)
         painter.drawPath(self._path)

@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QGraphicsItem, QGraphicsSceneHoverEvent, QStyleOpt
 from engine import Node
 
 from ..style import (BADGE_R, CORNER, ERROR, FIND_HIT, GRID, KIND_COLOR, LINE_H, NODE_BG, NODE_BORDER, NODE_MUTED,
-                     NODE_TEXT, PAD, ROW_H, SELECT, TARGET_OK, TITLE_H, WARNING, NodeLayout, font, handle_tooltip,
+                     NODE_TEXT, PAD, ROW_H, RUN_COLOR, RUN_STATE_LABEL, SELECT, TARGET_OK, TITLE_H, WARNING, NodeLayout, font, handle_tooltip,
                      metrics, node_layout, pen)
 from .port import PortHit, hit, paint_port
 
@@ -60,6 +60,10 @@ class NodeItem(QGraphicsItem):
         self.target_state: str | None = None  # "ok" | "refused" while a link hovers it
         self.found = False
         self.snap = False
+        # Run state (display only): running/done/failed/waiting/queued/not_reached or None.
+        self.run_state: str | None = None
+        self.run_tip = ""
+        self.pulse = 0.0  # 0..1, advanced by the scene while the node runs
         self._update_rect()
         self.setFlags(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable | QGraphicsItem.GraphicsItemFlag.ItemIsMovable
                       | QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges)
@@ -106,6 +110,16 @@ class NodeItem(QGraphicsItem):
             self.found = found
             self.update()
 
+    def set_run_state(self, state: str | None, tip: str = "") -> None:
+        if (state, tip) != (self.run_state, self.run_tip):
+            self.run_state, self.run_tip = state, tip
+            self.setToolTip(self._body_tooltip())
+            self.update()
+
+    def set_pulse(self, phase: float) -> None:
+        self.pulse = phase
+        self.update()
+
     def set_connected(self, handles: set[str]) -> None:
         if handles != self.connected:
             self.connected = set(handles)
@@ -134,7 +148,12 @@ class NodeItem(QGraphicsItem):
     def _body_tooltip(self) -> str:
         lay = self.layout
         kind = {"subagent": "Subagent", "if": "Condition", "approval": "Approval", "start": "Start"}.get(lay.kind, "Agent")
-        return f"{lay.title} ({kind})" if lay.title != kind else kind
+        text = f"{lay.title} ({kind})" if lay.title != kind else kind
+        if self.run_state:
+            text += f"\n{RUN_STATE_LABEL.get(self.run_state, self.run_state)}"
+            if self.run_tip:
+                text += f": {self.run_tip}"
+        return text
 
     # ------------------------------------------------------------------ Qt overrides
     def boundingRect(self) -> QRectF:
@@ -183,7 +202,7 @@ class NodeItem(QGraphicsItem):
         color = KIND_COLOR.get(lay.kind, KIND_COLOR["agent"])
         body = QRectF(0, 0, lay.width, lay.height)
         # Always set: the view runs with DontSavePainterState, so state leaks between items.
-        painter.setOpacity(0.3 if self.dimmed else 1.0)
+        painter.setOpacity(0.3 if self.dimmed else 0.45 if self.run_state in ("not_reached", "skipped") else 1.0)
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, lod > 0.3)
         # Body and title bar
         if self.isSelected():
@@ -196,6 +215,16 @@ class NodeItem(QGraphicsItem):
             border = pen(FIND_HIT.name(), 2.5)
         else:
             border = pen(NODE_BORDER.name(), 1.0)
+        ring = RUN_COLOR.get(self.run_state or "")
+        if ring is not None:
+            # A halo around the body: pulsing while running, solid for the other states.
+            width = {"running": 2.0 + 3.0 * self.pulse, "waiting": 4.0, "failed": 3.5}.get(self.run_state or "", 2.5)
+            halo = QColor(ring)
+            if self.run_state == "running":
+                halo.setAlphaF(0.45 + 0.55 * self.pulse)
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.setPen(pen(halo.name(QColor.NameFormat.HexArgb), width, self.run_state == "queued"))
+            painter.drawRoundedRect(body.adjusted(-4, -4, 4, 4), CORNER + 3, CORNER + 3)
         painter.setPen(Qt.PenStyle.NoPen)
         painter.setBrush(QBrush(NODE_BG))
         painter.drawRoundedRect(body, CORNER, CORNER)
@@ -219,6 +248,8 @@ class NodeItem(QGraphicsItem):
         for h, p, _ in lay.outputs:
             c = KIND_COLOR["subagent"] if h == "subagent" else port_color
             paint_port(painter, p, c, h in self.connected)
+        if ring is not None and self.run_state in ("done", "failed", "waiting") and lod >= 0.3:
+            self._paint_run_mark(painter, lay, ring)
         # Validation badge
         if self.issue_severity:
             b = self.badge_rect()
@@ -233,6 +264,32 @@ class NodeItem(QGraphicsItem):
                 painter.setFont(font("badge"))
                 painter.drawText(b, Qt.AlignmentFlag.AlignCenter, "!")
         painter.setOpacity(1.0)
+
+    def _paint_run_mark(self, painter: QPainter, lay: NodeLayout, color: QColor) -> None:
+        """A disc on the top-left corner (the validation badge has the top-right one):
+        check (done), cross (failed), pause (waiting)."""
+        c = QPointF(1.0, 1.0)
+        painter.setPen(pen(NODE_BG.name(), 1.5))
+        painter.setBrush(QBrush(color))
+        painter.drawEllipse(c, 7.5, 7.5)
+        mark = QPainterPath()
+        if self.run_state == "done":
+            mark.moveTo(c.x() - 3.5, c.y())
+            mark.lineTo(c.x() - 1, c.y() + 2.8)
+            mark.lineTo(c.x() + 3.8, c.y() - 2.8)
+        elif self.run_state == "failed":
+            mark.moveTo(c.x() - 3, c.y() - 3)
+            mark.lineTo(c.x() + 3, c.y() + 3)
+            mark.moveTo(c.x() + 3, c.y() - 3)
+            mark.lineTo(c.x() - 3, c.y() + 3)
+        else:
+            mark.moveTo(c.x() - 2, c.y() - 3.5)
+            mark.lineTo(c.x() - 2, c.y() + 3.5)
+            mark.moveTo(c.x() + 2, c.y() - 3.5)
+            mark.lineTo(c.x() + 2, c.y() + 3.5)
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        painter.setPen(pen("#ffffff", 1.8))
+        painter.drawPath(mark)
 
     def _paint_text(self, painter: QPainter, lay: NodeLayout) -> None:
         painter.setPen(Qt.PenStyle.NoPen)
