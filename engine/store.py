@@ -22,11 +22,11 @@ from __future__ import annotations
 import json
 import logging
 import os
-import queue
 import socket
 import sqlite3
 import threading
 import time
+from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator
@@ -157,7 +157,8 @@ class RunStore:
                 conn = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None, check_same_thread=False)
                 conn.execute("PRAGMA journal_mode=WAL")
                 conn.execute("PRAGMA synchronous=NORMAL")
-                conn.execute("PRAGMA foreign_keys=ON")
+                # No foreign-key checks: they cost ~20% of every event insert, and delete_run
+                # removes a run's events itself.
             except sqlite3.Error as err:
                 raise self._error(err) from None
             self._local.conn = conn
@@ -356,7 +357,7 @@ class RunStore:
                  e.extra_json) for i, e in enumerate(events)]
         try:
             conn.execute("BEGIN IMMEDIATE")
-            conn.executemany("INSERT OR REPLACE INTO events VALUES (?,?,?,?,?,?,?)", rows)
+            conn.executemany("INSERT INTO events VALUES (?,?,?,?,?,?,?)", rows)
             if run_fields:
                 cols = ", ".join(f"{k} = ?" for k in run_fields)
                 conn.execute(f"UPDATE runs SET {cols} WHERE id = ?", (*run_fields.values(), run_id))
@@ -457,15 +458,17 @@ def run_from_agentflow_record(record: Any) -> tuple[Workflow, dict[str, Any], li
 
 
 # ---------------------------------------------------------------------- recorder
-_FLUSH = object()
 _STOP = object()
 
 
 class RunRecorder:
     """Records one run's events into a :class:`RunStore` from a writer thread.
 
-    Attach with ``recorder.attach(run)`` before ``run.start()`` (or after restoring a
-    paused run). ``close()`` blocks until everything is committed.
+    Create it before ``run.start()`` (or, with ``new=False``, after restoring a paused run
+    and claiming it). The event listener only appends to a deque (thread-safe, no lock,
+    no disk); the writer thread wakes every ``interval`` seconds, or at once on a status
+    change, and commits what has gathered in one transaction. ``settled()`` stores a
+    paused run's snapshot; ``flush()`` and ``close()`` block until everything is committed.
     """
 
     def __init__(self, store: RunStore, run: Any, *, workflow_path: str | None = None, new: bool = True,
@@ -474,15 +477,19 @@ class RunRecorder:
         self.run = run
         self.interval = interval
         self.error: StoreError | None = None
-        self._q: queue.Queue = queue.Queue()
-        self._done = threading.Event()
+        # Items: RunEvent, or (fields: dict | None, done: threading.Event | None), or _STOP.
+        self._items: deque[Any] = deque()
+        self._wake = threading.Event()
+        self._create: dict[str, Any] | None = None
         if new:
             initial = run.initial_input
             if initial is None:  # the start node's own input is the run's input
                 start = next((n for n in run.workflow.nodes if n.type == "start"), None)
                 initial = getattr(start.data, "initialInput", None) if start else None
-            store.create_run(run.run_id, run.workflow, workflow_path=workflow_path, initial_input=initial,
-                             status="running", started_at=run.started_at or time.time())
+            # The run row is written by the writer thread too (the workflow JSON of a big
+            # graph takes milliseconds to make); events are only written after it.
+            self._create = {"workflow_path": workflow_path, "initial_input": initial, "status": "running",
+                            "started_at": run.started_at or time.time()}
             self._seq = 0
         else:
             self._seq = store.next_seq(run.run_id)
@@ -492,19 +499,20 @@ class RunRecorder:
 
     def _on_event(self, ev: RunEvent) -> None:
         # Called on the event loop: only queue work, never touch the disk here.
-        self._q.put(ev)
-        if ev.type == EventType.RUN_STATUS and ev.content != RunStatus.RUNNING:
-            run = self.run
-            fields: dict[str, Any] = {"status": ev.content, "current_node": run.current_node_id,
-                                      "waiting": int(run.waiting_for_input), "error": run.error}
-            if ev.content == RunStatus.PAUSED:
-                fields["snapshot"] = None  # the snapshot is written once the run is quiescent (see settle())
+        self._items.append(ev)
+        if ev.type != EventType.RUN_STATUS:
+            return
+        run = self.run
+        if ev.content == RunStatus.RUNNING:
+            fields: dict[str, Any] = {"status": "running", "waiting": 0, "current_node": None}
+        else:
+            fields = {"status": ev.content, "current_node": run.current_node_id,
+                      "waiting": int(run.waiting_for_input), "error": run.error}
             if RunStatus(ev.content).is_final:
                 fields["ended_at"] = ev.timestamp
                 fields["snapshot"] = None
-            self._q.put((_FLUSH, fields))
-        elif ev.type == EventType.RUN_STATUS:
-            self._q.put((_FLUSH, {"status": "running", "waiting": 0, "current_node": None}))
+        self._items.append((fields, None))
+        self._wake.set()  # commit status changes (pause, end) at once
 
     def settled(self) -> None:
         """Call when start()/resume() returned: stores the snapshot of a paused run and commits."""
@@ -515,50 +523,51 @@ class RunRecorder:
             except (TypeError, ValueError) as err:  # an output that is not JSON: still keep the run listed
                 log.warning("run %s: snapshot not stored: %s", run.run_id, err)
                 snap = None
-            self._q.put((_FLUSH, {"snapshot": snap, "status": "paused", "waiting": 1,
-                                  "current_node": run.current_node_id}))
+            self._items.append(({"snapshot": snap, "status": "paused", "waiting": 1,
+                                 "current_node": run.current_node_id}, None))
         self.flush()
 
     def flush(self, timeout: float = 10.0) -> None:
         done = threading.Event()
-        self._q.put((_FLUSH, None, done))
+        self._items.append((None, done))
+        self._wake.set()
         done.wait(timeout)
 
     def close(self, timeout: float = 10.0) -> None:
         if self._thread.is_alive():
-            self._q.put(_STOP)
+            self._items.append(_STOP)
+            self._wake.set()
             self._thread.join(timeout)
         self.run.remove_listener(self._on_event)
 
     def _writer(self) -> None:
-        pending: list[RunEvent] = []
-        fields: dict[str, Any] = {}
-        waiters: list[threading.Event] = []
-        last = time.monotonic()
+        items = self._items
         stop = False
-        while not stop:
-            timeout = max(0.0, self.interval - (time.monotonic() - last))
+        if self._create is not None:
             try:
-                item = self._q.get(timeout=timeout)
-            except queue.Empty:
-                item = None
-            force = False
-            while True:
-                if item is _STOP:
-                    stop = force = True
-                elif isinstance(item, RunEvent):
+                self.store.create_run(self.run.run_id, self.run.workflow, **self._create)
+            except StoreError as err:
+                log.error("%s", err)
+                self.error = err
+        while not stop:
+            forced = self._wake.wait(self.interval)
+            self._wake.clear()
+            pending: list[RunEvent] = []
+            fields: dict[str, Any] = {}
+            waiters: list[threading.Event] = []
+            while items:
+                item = items.popleft()
+                if item.__class__ is RunEvent:
                     pending.append(item)
-                elif isinstance(item, tuple) and item and item[0] is _FLUSH:
-                    if item[1]:
-                        fields.update(item[1])
-                    if len(item) > 2:
-                        waiters.append(item[2])
-                    force = True
-                try:
-                    item = self._q.get_nowait()
-                except queue.Empty:
-                    break
-            if (pending or fields) and (force or time.monotonic() - last >= self.interval):
+                elif item is _STOP:
+                    stop = True
+                else:
+                    more, done = item
+                    if more:
+                        fields.update(more)
+                    if done is not None:
+                        waiters.append(done)
+            if pending or fields:
                 try:
                     self.store.append_events(self.run.run_id, self._seq, pending, fields or None)
                     self._seq += len(pending)
@@ -566,11 +575,6 @@ class RunRecorder:
                     if self.error is None:
                         log.error("%s", err)
                     self.error = err
-                pending, fields = [], {}
-                last = time.monotonic()
-            elif not pending and not fields:
-                last = time.monotonic()
             for w in waiters:
                 w.set()
-            waiters.clear()
-        self._done.set()
+            del forced

@@ -119,7 +119,6 @@ def test_unknown_fields_kept_on_save(tmp_path: Path) -> None:
     raw["nodes"][1]["color"] = "#ff0000"
     raw["nodes"][1]["width"] = 240
     raw["nodes"][1]["data"]["temperature"] = 0.2
-    raw["nodes"][1]["data"]["provider"] = None
     raw["nodes"][1]["data"]["tools"]["code_interpreter"] = True
     raw["nodes"][3]["data"]["conditions"][0]["caseSensitive"] = False
     raw["nodes"][4]["data"]["timeoutMinutes"] = 30
@@ -452,3 +451,19 @@ def test_save_through_a_symlink_keeps_the_link(tmp_path: Path) -> None:
     assert link_path.is_symlink()
     assert load_workflow(real).nodes[0].id == "start-1"
     assert _tmp_leftovers(tmp_path, {real.name, link_path.name}) == []
+
+
+def test_known_optional_field_given_as_null_is_written_as_absent(tmp_path: Path) -> None:
+    # AgentFlow reads a null and an absent optional field alike; Flowdesk writes neither
+    # a null it did not need nor a field that was never set.
+    raw = agentflow_file()
+    raw["nodes"][1]["data"]["provider"] = None
+    raw["connections"][0]["targetHandle"] = None
+    path = tmp_path / "nulls.flow.json"
+    save_workflow(parse_workflow(copy.deepcopy(raw)), path)
+    saved = json.loads(path.read_text(encoding="utf-8"))
+    assert "provider" not in saved["nodes"][1]["data"]
+    assert "targetHandle" not in saved["connections"][0]
+    del raw["nodes"][1]["data"]["provider"]
+    del raw["connections"][0]["targetHandle"]
+    assert saved["nodes"] == raw["nodes"] and saved["connections"] == raw["connections"]
