@@ -1,8 +1,15 @@
-"""LLM providers behind one seam (see :mod:`engine.llm.base`)."""
+"""LLM providers behind one seam (see :mod:`engine.llm.base`).
 
-from .base import (AgentInvocation, LLMError, LLMProvider, LLMResult, ProviderContext, SubagentSpec,
-                   describe_subagent, tool_name_for)
+HTTP providers (OpenAI-compatible, Anthropic) and the embedded local model are imported
+lazily by :mod:`engine.llm.registry`, so importing the engine stays cheap.
+"""
+
+from .base import (AgentInvocation, LLMError, LLMProvider, LLMResult, ProviderConfigError, ProviderContext,
+                   SubagentSpec, describe_subagent, tool_name_for)
+from .config import web_search_available
 from .echo import EchoProvider
+from .registry import available_providers, make_resolver
 
-__all__ = ["AgentInvocation", "LLMError", "LLMProvider", "LLMResult", "ProviderContext", "SubagentSpec",
-           "describe_subagent", "tool_name_for", "EchoProvider"]
+__all__ = ["AgentInvocation", "LLMError", "LLMProvider", "LLMResult", "ProviderConfigError", "ProviderContext",
+           "SubagentSpec", "describe_subagent", "tool_name_for", "EchoProvider", "make_resolver",
+           "available_providers", "web_search_available"]

@@ -24,6 +24,7 @@ __all__ = [
     "SubagentSpec",
     "LLMResult",
     "LLMError",
+    "ProviderConfigError",
     "LLMProvider",
     "ProviderContext",
     "tool_name_for",
@@ -38,6 +39,13 @@ class LLMError(Exception):
         super().__init__(message)
         self.retryable = retryable
         self.status = status
+
+
+class ProviderConfigError(LLMError, ValueError):
+    """No usable provider for a call; the message names what is missing and how to fix it.
+
+    An :class:`LLMError` too, so a run shows it as a clean ``llm_error`` message.
+    """
 
 
 @dataclass(slots=True)

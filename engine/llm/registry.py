@@ -3,23 +3,34 @@
 ``make_resolver(provider=..., model=..., base_url=...)`` returns a function that maps
 an :class:`AgentInvocation` to the provider that serves it: the forced provider when
 one is named (CLI ``--provider``), else the node's own ``provider``, else the default.
-``model`` overrides every node's model. Unknown names raise :class:`ProviderConfigError`
-whose message says what is available and how to configure it.
+
+Invariants
+* Provider ids come from the catalogue plus the user's settings (``engine.llm.config``):
+  ``openai``, ``anthropic``, ``local``, ``echo``, and the OpenAI-compatible aliases
+  ``ollama``, ``lmstudio``, ``openrouter`` (kind ``openai`` with their own base URL).
+* The default, when nothing names a provider: ``--base-url`` alone means an
+  OpenAI-compatible server; else the settings' ``defaultProvider``; else ``local`` when
+  its extra is installed; else a :class:`ProviderConfigError` saying how to configure one.
+* ``model`` overrides every node's model; ``base_url`` overrides the base URL of the
+  forced (or default) HTTP provider. A node's empty model means the provider's default.
+* A remote HTTP provider without an API key is a :class:`ProviderConfigError` naming the
+  environment variable and the keyring entry; servers on this machine need no key.
+* ``echo`` behaves exactly as before: no configuration is read for it.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import os
 from typing import Callable
 
-from .base import AgentInvocation, LLMError, LLMProvider, LLMResult, ProviderContext
+from .base import AgentInvocation, LLMProvider, LLMResult, ProviderConfigError, ProviderContext
+from .config import (KEYRING_SERVICE, ProviderInfo, api_key_for, is_local_url, load_settings, providers,
+                     searxng_url, web_search_available)
 from .echo import EchoProvider
 
-__all__ = ["ProviderConfigError", "make_resolver", "available_providers"]
-
-
-class ProviderConfigError(LLMError, ValueError):
-    """No usable provider for a call; the message names what is missing and how to fix it."""
+__all__ = ["ProviderConfigError", "make_resolver", "available_providers", "build_provider", "default_provider",
+           "web_search_available"]
 
 
 class _ModelOverride:
@@ -32,45 +43,99 @@ class _ModelOverride:
         return await self.inner.complete(dataclasses.replace(invocation, model=self.model), ctx)
 
 
-_FACTORIES: dict[str, Callable[..., LLMProvider]] = {
-    "echo": lambda **_: EchoProvider(),
-}
-
-
 def available_providers() -> list[str]:
-    return sorted(_FACTORIES)
+    try:
+        return sorted(providers())
+    except ProviderConfigError:
+        return ["echo"]
 
 
-def _build(name: str, base_url: str | None) -> LLMProvider:
-    factory = _FACTORIES.get(name)
-    if factory is None:
+def default_provider(base_url: str | None = None) -> str:
+    """The provider used when neither the run nor the node names one."""
+    if base_url:
+        return "openai"
+    settings = load_settings()
+    if settings.defaultProvider:
+        return settings.defaultProvider
+    from .local import LOCAL_MISSING_MESSAGE, local_available
+
+    if local_available():
+        return "local"
+    raise ProviderConfigError(LOCAL_MISSING_MESSAGE)
+
+
+def _base_url_for(info: ProviderInfo, override: str | None) -> str:
+    if override:
+        return override
+    if info.base_url_env:
+        env = os.environ.get(info.base_url_env, "").strip()
+        if env:
+            return env
+    if not info.base_url:
+        raise ProviderConfigError(f"Provider '{info.id}' has no base URL; set one with --base-url or in the "
+                                  "Flowdesk settings file.")
+    return info.base_url
+
+
+def build_provider(name: str, *, base_url: str | None = None, **kwargs: object) -> LLMProvider:
+    """A provider instance for the id ``name`` (``kwargs`` go to HTTP providers, for tests)."""
+    if name == "echo":
+        return EchoProvider()
+    settings = load_settings()
+    table = providers(settings)
+    info = table.get(name)
+    if info is None:
         raise ProviderConfigError(
-            f"Unknown LLM provider '{name}'. Available: {', '.join(available_providers())}.")
-    return factory(base_url=base_url)
+            f"Unknown LLM provider '{name}'. Available: {', '.join(sorted(table))}. Other OpenAI-compatible "
+            "servers can be used with --base-url URL, or added under 'providers' in the Flowdesk settings file.")
+    if info.kind == "echo":
+        return EchoProvider()
+    if info.kind == "local":
+        from .local import LocalProvider
+
+        return LocalProvider()
+    url = _base_url_for(info, base_url)
+    key = api_key_for(info)
+    if key is None and info.api_key_env and not is_local_url(url):
+        raise ProviderConfigError(
+            f"Provider '{info.id}' needs an API key for {url}: set the environment variable {info.api_key_env}, "
+            f"or store it in the OS keyring (`keyring set {KEYRING_SERVICE} {info.id}`).")
+    common = dict(base_url=url, api_key=key, provider_id=info.id, models={m.id: m for m in info.models},
+                  default_model=info.default_model, http=settings.http, searxng_url=searxng_url(settings))
+    common.update(kwargs)
+    if info.kind == "anthropic":
+        from .anthropic import AnthropicProvider
+
+        return AnthropicProvider(**common)  # type: ignore[arg-type]
+    from .openai import OpenAIProvider
+
+    return OpenAIProvider(**common)  # type: ignore[arg-type]
 
 
-def make_resolver(provider: str | None = None, *, model: str | None = None,
-                  base_url: str | None = None) -> Callable[[AgentInvocation], LLMProvider]:
+def make_resolver(provider: str | None = None, *, model: str | None = None, base_url: str | None = None,
+                  **provider_kwargs: object) -> Callable[[AgentInvocation], LLMProvider]:
+    """Map each agent call to its provider; fails early when a forced provider cannot be built."""
     cache: dict[str, LLMProvider] = {}
+    forced = provider or None
 
-    def get(name: str) -> LLMProvider:
-        p = cache.get(name)
+    def get(name: str, url: str | None) -> LLMProvider:
+        key = f"{name}\0{url or ''}"
+        p = cache.get(key)
         if p is None:
-            p = _build(name, base_url)
+            p = build_provider(name, base_url=url, **provider_kwargs)
             if model:
                 p = _ModelOverride(p, model)
-            cache[name] = p
+            cache[key] = p
         return p
 
-    if provider:
-        get(provider)  # fail early on an unknown name
+    if forced:
+        get(forced, base_url)  # fail early on an unknown name or a missing key
 
     def resolve(inv: AgentInvocation) -> LLMProvider:
-        name = provider or inv.provider
-        if not name:
-            raise ProviderConfigError(
-                "No LLM provider is configured for this agent. Run with --provider echo for an offline "
-                "dry run, or set the agent's provider.")
-        return get(name)
+        if forced:
+            return get(forced, base_url)
+        if inv.provider:
+            return get(inv.provider, None)
+        return get(default_provider(base_url), base_url)
 
     return resolve

@@ -28,7 +28,7 @@ SLOW_CLI = (
     "from engine.llm import registry\n"
     "from engine.llm.echo import EchoProvider\n"
     "delay = float(os.environ.get('ECHO_DELAY', '0'))\n"
-    "registry._FACTORIES['echo'] = lambda **_: EchoProvider(delay=delay)\n"
+    "registry.EchoProvider = lambda: EchoProvider(delay=delay)\n"
     "from engine.cli import main\n"
     "sys.exit(main(sys.argv[1:]))\n"
 )

@@ -1,0 +1,291 @@
+"""HTTP plumbing shared by the HTTP providers: retries, error mapping, SSE, the tool loop.
+
+Invariants
+* Every request has connect/read/write/pool timeouts (``httpx.Timeout``); a read timeout
+  bounds the gap between two chunks of a stream, so a stalled server cannot hang a run.
+* Retries happen only before a response body is consumed: on HTTP 429 and 5xx, at most
+  ``RetryPolicy.max_retries`` times, with exponential backoff and jitter, or the server's
+  ``Retry-After`` when it gives one. Nothing else is retried.
+* A response stream is always closed when its ``async with`` block exits, also on
+  cancellation, so cancelling a run closes the HTTP connection at once.
+* Every failure surfaces as :class:`LLMError` with a message for people (the URL for
+  connection problems, what to check for authentication or model errors); secrets are
+  redacted from anything a server echoes back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import logging
+import random
+import time
+import uuid
+from abc import ABC, abstractmethod
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any, AsyncIterator, Awaitable, Callable
+
+import httpx
+
+from .base import AgentInvocation, LLMError, LLMResult, ProviderConfigError, ProviderContext
+from .config import HttpSettings, is_local_url, redact
+from .tools import Tool, ToolCall, WebSearch, build_tools, run_tool_calls
+
+__all__ = ["RetryPolicy", "make_timeout", "post_stream", "iter_sse", "HttpChatProvider", "Turn", "parse_retry_after"]
+
+log = logging.getLogger("flowdesk.llm")
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """When and how long to wait before retrying a 429/5xx answer (data, so tests can shrink it)."""
+
+    max_retries: int = 3
+    base_delay: float = 0.5
+    max_delay: float = 30.0
+    max_retry_after: float = 120.0  # a server asking for a longer wait is not waited for
+    sleep: Callable[[float], Awaitable[Any]] = field(default=asyncio.sleep, compare=False)
+
+    @classmethod
+    def from_settings(cls, s: HttpSettings) -> "RetryPolicy":
+        return cls(max_retries=max(0, s.maxRetries), base_delay=s.retryBaseDelay, max_delay=s.retryMaxDelay)
+
+    def delay(self, attempt: int, retry_after: float | None) -> float:
+        if retry_after is not None:
+            return max(0.0, retry_after)
+        backoff = min(self.max_delay, self.base_delay * (2 ** attempt))
+        return backoff * random.uniform(0.5, 1.0)  # "equal jitter": spread clients that failed together
+
+
+def make_timeout(s: HttpSettings) -> httpx.Timeout:
+    return httpx.Timeout(connect=s.connectTimeout, read=s.readTimeout, write=s.writeTimeout, pool=s.connectTimeout)
+
+
+def parse_retry_after(headers: httpx.Headers) -> float | None:
+    """Seconds to wait from ``retry-after-ms`` or ``Retry-After`` (seconds or an HTTP date)."""
+    ms = headers.get("retry-after-ms")
+    if ms:
+        try:
+            return float(ms) / 1000.0
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def _error_detail(body: bytes, *secrets: str | None) -> tuple[str, str]:
+    """(message, code) from an error body in the OpenAI or Anthropic shape, or its text."""
+    text = body.decode("utf-8", "replace").strip()
+    message, code = text, ""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        data = None
+    if isinstance(data, dict):
+        err = data.get("error", data)
+        if isinstance(err, dict):
+            message = str(err.get("message") or err.get("detail") or text)
+            code = str(err.get("code") or err.get("type") or "")
+        elif isinstance(err, str):
+            message = err
+    if len(message) > 300:
+        message = message[:297] + "..."
+    return redact(message, *secrets), code
+
+
+def _describe_transport_error(err: httpx.HTTPError, url: str, secret: str | None) -> LLMError:
+    detail = redact(str(err) or type(err).__name__, secret)
+    if isinstance(err, httpx.ConnectTimeout):
+        return LLMError(f"Timed out connecting to {url}. Is the server reachable?")
+    if isinstance(err, httpx.ConnectError):
+        return LLMError(f"Could not connect to {url}: connection refused or host unreachable ({detail}). "
+                        "Is the server running, and is the base URL right?")
+    if isinstance(err, httpx.TimeoutException):
+        return LLMError(f"Timed out waiting for {url} to answer ({type(err).__name__}).")
+    if isinstance(err, (httpx.RemoteProtocolError, httpx.ReadError)):
+        return LLMError(f"The connection to {url} was cut before the answer was complete ({detail}).")
+    return LLMError(f"HTTP error talking to {url}: {detail}")
+
+
+async def _send(client: httpx.AsyncClient, url: str, payload: dict[str, Any], headers: dict[str, str], *,
+                policy: RetryPolicy, model: str, secret: str | None) -> httpx.Response:
+    """POST ``payload``; a streaming response with status < 400, after retries."""
+    attempt = 0
+    while True:
+        request = client.build_request("POST", url, json=payload, headers=headers)
+        log.debug("POST %s model=%s attempt=%d", url, model, attempt + 1)
+        try:
+            resp = await client.send(request, stream=True)
+        except httpx.HTTPError as err:
+            raise _describe_transport_error(err, url, secret) from None
+        status = resp.status_code
+        if status < 400:
+            return resp
+        try:
+            body = await resp.aread()
+        except httpx.HTTPError:
+            body = b""
+        finally:
+            await resp.aclose()
+        message, code = _error_detail(body, secret)
+        if status in (401, 403):
+            raise LLMError(f"Authentication failed at {url} (HTTP {status}): {message}. Check the API key "
+                           "(environment variable or OS keyring).", status=status)
+        if status == 404 or code == "model_not_found":
+            raise LLMError(f"Model '{model}' was not found at {url} (HTTP {status}): {message}. Check the model "
+                           "name and the base URL.", status=status)
+        if status == 429 or status >= 500:
+            retry_after = parse_retry_after(resp.headers)
+            if attempt < policy.max_retries and (retry_after is None or retry_after <= policy.max_retry_after):
+                delay = policy.delay(attempt, retry_after)
+                log.info("HTTP %d from %s; retrying in %.2f s (%d/%d)", status, url, delay, attempt + 1,
+                         policy.max_retries)
+                attempt += 1
+                await policy.sleep(delay)
+                continue
+            tries = attempt + 1
+            if status == 429:
+                raise LLMError(f"Rate limited by {url}: still HTTP 429 after {tries} attempt(s): {message}",
+                               retryable=True, status=status)
+            raise LLMError(f"The server at {url} failed with HTTP {status} after {tries} attempt(s): {message}",
+                           retryable=True, status=status)
+        raise LLMError(f"The server at {url} rejected the request (HTTP {status}): {message}", status=status)
+
+
+@asynccontextmanager
+async def post_stream(client: httpx.AsyncClient, url: str, payload: dict[str, Any], headers: dict[str, str], *,
+                      policy: RetryPolicy, model: str, secret: str | None) -> AsyncIterator[httpx.Response]:
+    """A response to read (streamed); errors while reading it become :class:`LLMError`; always closed."""
+    resp = await _send(client, url, payload, headers, policy=policy, model=model, secret=secret)
+    try:
+        yield resp
+    except httpx.HTTPError as err:
+        raise _describe_transport_error(err, url, secret) from None
+    finally:
+        await resp.aclose()
+
+
+async def iter_sse(resp: httpx.Response) -> AsyncIterator[tuple[str, str]]:
+    """(event, data) pairs of a ``text/event-stream`` body (W3C SSE framing)."""
+    event, data = "", []
+    async for line in resp.aiter_lines():
+        if not line:
+            if data:
+                yield event or "message", "\n".join(data)
+            event, data = "", []
+            continue
+        if line.startswith(":"):
+            continue
+        name, _, value = line.partition(":")
+        if value.startswith(" "):
+            value = value[1:]
+        if name == "event":
+            event = value
+        elif name == "data":
+            data.append(value)
+    if data:
+        yield event or "message", "\n".join(data)
+
+
+def is_event_stream(resp: httpx.Response) -> bool:
+    return "text/event-stream" in resp.headers.get("content-type", "")
+
+
+def malformed(url: str, what: str) -> LLMError:
+    return LLMError(f"Malformed response from {url}: {what}.")
+
+
+def new_call_id() -> str:
+    return f"call_{uuid.uuid4().hex[:12]}"
+
+
+@dataclass(slots=True)
+class Turn:
+    """One model answer: its text, the tools it asked for and the tokens it used."""
+
+    text: str
+    calls: list[ToolCall]
+    usage: dict[str, int] | None
+    model: str | None
+    raw: Any = None  # provider-specific data needed to replay the turn (Anthropic content blocks)
+
+
+class HttpChatProvider(ABC):
+    """The tool loop over HTTP: ask, run the requested tools concurrently, answer them, repeat.
+
+    Subclasses implement one model turn (:meth:`_turn`) and how a turn and its tool
+    results are appended to the conversation (:meth:`_append_round`).
+    """
+
+    name = "http"
+    kind = "http"
+
+    def __init__(self, *, base_url: str, api_key: str | None = None, provider_id: str | None = None,
+                 models: dict[str, Any] | None = None, default_model: str = "", http: HttpSettings | None = None,
+                 retry: RetryPolicy | None = None, searxng_url: str | None = None,
+                 transport: httpx.AsyncBaseTransport | None = None) -> None:
+        self.base_url = base_url.rstrip("/")
+        self._api_key = api_key  # never logged, never in repr or messages
+        self.provider_id = provider_id or self.name
+        self.models = models or {}
+        self.default_model = default_model
+        self.http = http or HttpSettings()
+        self.retry = retry or RetryPolicy.from_settings(self.http)
+        self.max_turns = max(1, self.http.maxTurns)
+        self.searxng_url = searxng_url
+        self._transport = transport
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(provider_id={self.provider_id!r}, base_url={self.base_url!r})"
+
+    # -- subclass hooks
+    @abstractmethod
+    def _initial_messages(self, inv: AgentInvocation) -> list[dict[str, Any]]: ...
+
+    @abstractmethod
+    async def _turn(self, client: httpx.AsyncClient, model: str, inv: AgentInvocation,
+                    messages: list[dict[str, Any]], tools: dict[str, Tool], ctx: ProviderContext) -> Turn: ...
+
+    @abstractmethod
+    def _append_round(self, messages: list[dict[str, Any]], turn: Turn, results: list[str]) -> None: ...
+
+    # -- the loop
+    def _client(self) -> httpx.AsyncClient:
+        # Proxy settings from the environment apply to remote servers only: a proxy must not
+        # swallow requests meant for a server on this machine.
+        return httpx.AsyncClient(timeout=make_timeout(self.http), transport=self._transport,
+                                 follow_redirects=True, trust_env=not is_local_url(self.base_url))
+
+    async def complete(self, invocation: AgentInvocation, ctx: ProviderContext) -> LLMResult:
+        model = invocation.model.strip() or self.default_model
+        if not model:
+            raise ProviderConfigError(
+                f"Agent '{invocation.name}' has no model, and provider '{self.provider_id}' has no default model. "
+                "Set the agent's model or pass --model.")
+        usage: dict[str, int] = {}
+        async with self._client() as client:
+            search = WebSearch(self.searxng_url, client) if invocation.tools.get("web_search") else None
+            tools = build_tools(invocation, ctx, search)
+            messages = self._initial_messages(invocation)
+            for _ in range(self.max_turns):
+                turn = await self._turn(client, model, invocation, messages, tools, ctx)
+                for k, v in (turn.usage or {}).items():
+                    usage[k] = usage.get(k, 0) + int(v)
+                if not turn.calls:
+                    return LLMResult(text=turn.text, usage=usage or None, model=turn.model or model)
+                results = await run_tool_calls(turn.calls, tools)
+                self._append_round(messages, turn, results)
+        raise LLMError(f"The model kept calling tools for {self.max_turns} turns without giving an answer; "
+                       "stopped. Raise http.maxTurns in the settings if this is expected.")

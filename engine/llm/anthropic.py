@@ -1,0 +1,155 @@
+"""Anthropic's Messages API over httpx (no vendor SDK): streaming and tool use.
+
+Invariants
+* ``POST {base}/v1/messages`` with ``x-api-key`` and ``anthropic-version``; the key goes
+  into that header only.
+* Streams are read event by event (``message_start`` … ``message_stop``); text deltas go
+  to ``ctx.delta``; ``tool_use`` blocks become tool calls whose results are sent back as
+  ``tool_result`` blocks, in the same loop as the OpenAI provider.
+* A stream without ``message_stop`` is an error (cut stream); an ``error`` event or data
+  that is not JSON is reported as such.
+* Usage is reported as ``prompt_tokens``/``completion_tokens`` like every provider.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+
+from ._http import HttpChatProvider, Turn, is_event_stream, iter_sse, malformed, new_call_id, post_stream
+from .base import AgentInvocation, LLMError, ProviderContext
+from .config import redact
+from .tools import Tool, ToolCall
+
+__all__ = ["AnthropicProvider", "ANTHROPIC_VERSION"]
+
+ANTHROPIC_VERSION = "2023-06-01"
+
+
+def _usage(input_tokens: int | None, output_tokens: int | None) -> dict[str, int] | None:
+    out = {}
+    if input_tokens is not None:
+        out["prompt_tokens"] = int(input_tokens)
+    if output_tokens is not None:
+        out["completion_tokens"] = int(output_tokens)
+    return out or None
+
+
+class AnthropicProvider(HttpChatProvider):
+    name = "anthropic"
+    kind = "anthropic"
+
+    @property
+    def url(self) -> str:
+        base = self.base_url
+        return f"{base}/messages" if base.endswith("/v1") else f"{base}/v1/messages"
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"anthropic-version": ANTHROPIC_VERSION, "Accept": "text/event-stream, application/json"}
+        if self._api_key:
+            headers["x-api-key"] = self._api_key
+        return headers
+
+    def _initial_messages(self, inv: AgentInvocation) -> list[dict[str, Any]]:
+        return [{"role": "user", "content": inv.user_content}]
+
+    async def _turn(self, client: httpx.AsyncClient, model: str, inv: AgentInvocation,
+                    messages: list[dict[str, Any]], tools: dict[str, Tool], ctx: ProviderContext) -> Turn:
+        payload: dict[str, Any] = {"model": model, "max_tokens": self.http.maxTokens, "system": inv.system_prompt,
+                                   "messages": messages, "stream": True}
+        if tools:
+            payload["tools"] = [{"name": t.name, "description": t.description, "input_schema": t.parameters}
+                                for t in tools.values()]
+        async with post_stream(client, self.url, payload, self._headers(), policy=self.retry, model=model,
+                               secret=self._api_key) as resp:
+            if is_event_stream(resp):
+                return await self._read_stream(resp, ctx)
+            body = await resp.aread()
+        return self._read_whole(body)
+
+    def _turn_from_blocks(self, blocks: list[dict[str, Any]], usage: dict[str, int] | None,
+                          model: str | None) -> Turn:
+        text = "".join(b.get("text", "") for b in blocks if b.get("type") == "text")
+        for b in blocks:
+            if b.get("type") == "tool_use" and not b.get("id"):
+                b["id"] = new_call_id()  # the replayed block and its tool_result must agree
+        calls = [ToolCall(b["id"], b.get("name", ""), json.dumps(b.get("input") or {}))
+                 for b in blocks if b.get("type") == "tool_use"]
+        return Turn(text, calls, usage, model, raw=blocks)
+
+    def _read_whole(self, body: bytes) -> Turn:
+        try:
+            data = json.loads(body)
+            blocks = data["content"]
+            if not isinstance(blocks, list):
+                raise TypeError
+        except (ValueError, KeyError, TypeError):
+            raise malformed(self.url, "expected a message with a 'content' list") from None
+        u = data.get("usage") or {}
+        return self._turn_from_blocks(blocks, _usage(u.get("input_tokens"), u.get("output_tokens")),
+                                      data.get("model"))
+
+    async def _read_stream(self, resp: httpx.Response, ctx: ProviderContext) -> Turn:
+        blocks: dict[int, dict[str, Any]] = {}
+        partial: dict[int, list[str]] = {}
+        input_tokens = output_tokens = None
+        model: str | None = None
+        stopped = False
+        async for event, data in iter_sse(resp):
+            try:
+                ev = json.loads(data)
+            except ValueError:
+                raise malformed(self.url, f"a stream event is not JSON ({data[:60]!r})") from None
+            if not isinstance(ev, dict):
+                raise malformed(self.url, "a stream event is not a JSON object")
+            kind = ev.get("type") or event
+            if kind == "message_start":
+                msg = ev.get("message") or {}
+                model = msg.get("model") or model
+                u = msg.get("usage") or {}
+                input_tokens = u.get("input_tokens", input_tokens)
+                output_tokens = u.get("output_tokens", output_tokens)
+            elif kind == "content_block_start":
+                block = dict(ev.get("content_block") or {})
+                blocks[int(ev.get("index", len(blocks)))] = block
+            elif kind == "content_block_delta":
+                idx = int(ev.get("index", 0))
+                delta = ev.get("delta") or {}
+                block = blocks.setdefault(idx, {"type": "text", "text": ""})
+                if delta.get("type") == "text_delta":
+                    text = delta.get("text", "")
+                    block["text"] = block.get("text", "") + text
+                    if text:
+                        ctx.delta(text)
+                elif delta.get("type") == "input_json_delta":
+                    partial.setdefault(idx, []).append(delta.get("partial_json", ""))
+            elif kind == "message_delta":
+                u = ev.get("usage") or {}
+                output_tokens = u.get("output_tokens", output_tokens)
+            elif kind == "message_stop":
+                stopped = True
+                break
+            elif kind == "error":
+                err = ev.get("error") or {}
+                raise LLMError(f"The server at {self.url} reported an error mid-stream: "
+                               f"{redact(str(err.get('message') or err), self._api_key)}")
+        if not stopped:
+            raise LLMError(f"The stream from {self.url} was cut before the model finished its answer.")
+        for idx, pieces in partial.items():
+            text = "".join(pieces)
+            try:
+                blocks[idx]["input"] = json.loads(text) if text.strip() else {}
+            except ValueError:
+                raise malformed(self.url, "a tool call's input is not JSON") from None
+        ordered = [blocks[i] for i in sorted(blocks)]
+        return self._turn_from_blocks(ordered, _usage(input_tokens, output_tokens), model)
+
+    def _append_round(self, messages: list[dict[str, Any]], turn: Turn, results: list[str]) -> None:
+        content = [b for b in (turn.raw or []) if b.get("type") in ("text", "tool_use") and
+                   (b.get("type") != "text" or b.get("text"))]
+        messages.append({"role": "assistant", "content": content})
+        messages.append({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": c.id, "content": r, **({"is_error": True} if r.startswith("Error:") else {})}
+            for c, r in zip(turn.calls, results)]})

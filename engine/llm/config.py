@@ -1,0 +1,223 @@
+"""Provider configuration: the catalogue, the user's overrides, API keys and web search.
+
+* The catalogue is ``resources/providers.json`` (providers with their kind, base URL, the
+  environment variable holding their key, and models with the reasoning efforts they
+  accept).
+* The user's overrides live in ``settings.json`` in the user config folder
+  (``platformdirs.user_config_dir("flowdesk")``, or ``$FLOWDESK_CONFIG_DIR``). They may
+  change a provider's fields, add models (merged by id) or add providers, and set
+  ``defaultProvider``, ``webSearch.searxngUrl`` and ``http`` limits.
+* API keys come from the provider's environment variable, else the OS keyring (service
+  ``flowdesk``, user = provider id). Any keyring failure, or no backend, means "no key".
+  Keys are held in memory only: this module never writes them, and they are kept out of
+  every ``repr``, log line and error message (see :func:`redact`).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from .base import ProviderConfigError
+
+__all__ = [
+    "ModelInfo", "ProviderInfo", "HttpSettings", "Settings", "config_dir", "settings_path", "load_catalogue",
+    "load_settings", "providers", "provider_info", "api_key_for", "searxng_url", "web_search_available",
+    "is_local_url", "redact", "KEYRING_SERVICE",
+]
+
+log = logging.getLogger("flowdesk.llm")
+
+KEYRING_SERVICE = "flowdesk"
+_CATALOGUE = Path(__file__).resolve().parents[2] / "resources" / "providers.json"
+
+
+class ModelInfo(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    id: str
+    name: str = ""
+    reasoningEfforts: list[str] = Field(default_factory=list)
+    supportsReasoningEffort: bool = False
+
+
+class ProviderInfo(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    id: str
+    name: str = ""
+    kind: Literal["openai", "anthropic", "local", "echo"]
+    base_url: str | None = None
+    base_url_env: str | None = None
+    api_key_env: str | None = None
+    models: list[ModelInfo] = Field(default_factory=list)
+
+    def model(self, model_id: str) -> ModelInfo | None:
+        return next((m for m in self.models if m.id == model_id), None)
+
+    @property
+    def default_model(self) -> str:
+        return self.models[0].id if self.models else ""
+
+
+class HttpSettings(BaseModel):
+    """Timeouts (seconds) and retry limits for HTTP providers."""
+
+    connectTimeout: float = 10.0
+    readTimeout: float = 120.0
+    writeTimeout: float = 30.0
+    maxRetries: int = 3
+    retryBaseDelay: float = 0.5
+    retryMaxDelay: float = 30.0
+    maxTurns: int = 20
+    maxTokens: int = 4096  # Anthropic requires max_tokens
+
+
+class WebSearchSettings(BaseModel):
+    searxngUrl: str | None = None
+
+
+class Settings(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    defaultProvider: str | None = None
+    providers: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    webSearch: WebSearchSettings = Field(default_factory=WebSearchSettings)
+    http: HttpSettings = Field(default_factory=HttpSettings)
+
+
+def config_dir() -> Path:
+    """The user config folder (``$FLOWDESK_CONFIG_DIR`` wins, so tests never touch the real one)."""
+    env = os.environ.get("FLOWDESK_CONFIG_DIR")
+    if env:
+        return Path(env)
+    import platformdirs
+
+    return Path(platformdirs.user_config_dir("flowdesk", appauthor=False))
+
+
+def settings_path() -> Path:
+    return config_dir() / "settings.json"
+
+
+@lru_cache(maxsize=1)
+def load_catalogue() -> tuple[list[ProviderInfo], WebSearchSettings]:
+    try:
+        raw = json.loads(_CATALOGUE.read_text(encoding="utf-8"))
+        infos = [ProviderInfo.model_validate(p) for p in raw.get("providers", [])]
+        return infos, WebSearchSettings.model_validate(raw.get("webSearch") or {})
+    except (OSError, ValueError, ValidationError) as err:
+        raise ProviderConfigError(f"The provider catalogue {_CATALOGUE} cannot be read: {err}") from err
+
+
+def load_settings() -> Settings:
+    """The user's settings (defaults when the file does not exist)."""
+    path = settings_path()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return Settings()
+    except OSError as err:
+        raise ProviderConfigError(f"The settings file {path} cannot be read: {err.strerror}") from err
+    try:
+        return Settings.model_validate_json(text)
+    except ValidationError as err:
+        raise ProviderConfigError(f"The settings file {path} is not valid: {err.errors()[0].get('msg')}") from err
+
+
+def providers(settings: Settings | None = None) -> dict[str, ProviderInfo]:
+    """The catalogue with the user's overrides applied, by provider id."""
+    settings = settings or load_settings()
+    base, _ = load_catalogue()
+    out = {p.id: p for p in base}
+    for pid, override in settings.providers.items():
+        current = out.get(pid)
+        data: dict[str, Any] = current.model_dump() if current else {"id": pid, "name": pid}
+        models = {m["id"]: m for m in data.get("models", [])}
+        for m in override.get("models", []) or []:
+            if isinstance(m, dict) and "id" in m:
+                models[m["id"]] = {**models.get(m["id"], {}), **m}
+        data.update({k: v for k, v in override.items() if k not in ("models", "id")})
+        data["models"] = list(models.values())
+        data.setdefault("kind", "openai")
+        try:
+            out[pid] = ProviderInfo.model_validate(data)
+        except ValidationError as err:
+            raise ProviderConfigError(
+                f"The settings for provider '{pid}' in {settings_path()} are not valid: {err.errors()[0].get('msg')}"
+            ) from err
+    return out
+
+
+def provider_info(pid: str, settings: Settings | None = None) -> ProviderInfo | None:
+    return providers(settings).get(pid)
+
+
+def _keyring_lookup(user: str) -> str | None:
+    # Tests run with FLOWDESK_TESTING set: never read the developer's real keyring then,
+    # unless a test opts in (FLOWDESK_KEYRING=1) with a fake backend.
+    if os.environ.get("FLOWDESK_TESTING") and os.environ.get("FLOWDESK_KEYRING") != "1":
+        return None
+    try:
+        import keyring
+
+        value = keyring.get_password(KEYRING_SERVICE, user)
+    except Exception as err:  # no backend, locked, D-Bus missing...: no key
+        log.debug("no key from the OS keyring for %s (%s)", user, type(err).__name__)
+        return None
+    return value or None
+
+
+def api_key_for(info: ProviderInfo) -> str | None:
+    """The provider's key from its environment variable, else the OS keyring, else None."""
+    if info.api_key_env:
+        value = os.environ.get(info.api_key_env, "").strip()
+        if value:
+            return value
+    return _keyring_lookup(info.id)
+
+
+def searxng_url(settings: Settings | None = None) -> str | None:
+    env = os.environ.get("FLOWDESK_SEARXNG_URL", "").strip()
+    if env:
+        return env
+    try:
+        settings = settings or load_settings()
+    except ProviderConfigError:
+        return None
+    return settings.webSearch.searxngUrl or load_catalogue()[1].searxngUrl or None
+
+
+def web_search_available() -> bool:
+    """Whether a web search backend is configured (for ``validate(web_search_available=...)``)."""
+    return searxng_url() is not None
+
+
+_LOOPBACK = {"localhost", "127.0.0.1", "::1", "[::1]", "0.0.0.0"}
+
+
+def is_local_url(url: str | None) -> bool:
+    """A server on this machine (no API key is needed for it)."""
+    if not url:
+        return False
+    host = (urlsplit(url).hostname or "").lower()
+    return host in _LOOPBACK or host.endswith(".localhost") or host.startswith("127.")
+
+
+_KEYLIKE = re.compile(r"\b(sk|pk|rk|key|sess)-[A-Za-z0-9_\-*.]{6,}")
+
+
+def redact(text: str, *secrets: str | None) -> str:
+    """``text`` with every given secret, and anything that looks like an API key, masked."""
+    for s in secrets:
+        if s and len(s) >= 4:
+            text = text.replace(s, "***")
+    return _KEYLIKE.sub(lambda m: m.group(1) + "-***", text)
