@@ -1,0 +1,250 @@
+"""RunBridge: the one place where engine run events become Qt signals.
+
+The engine runs on the Qt event loop through qasync: ``start()`` and ``resume()`` create
+asyncio tasks on the running loop (never threads, never a nested loop), so the window
+stays responsive whatever the run does.
+
+Invariants
+* The engine calls :meth:`_on_event` synchronously as it emits; that method only appends
+  to a buffer (and arms a timer). Views receive events in order, in batches, through
+  ``events_batched`` at most every :attr:`flush_interval_ms` (50 ms), and once more at
+  once when a run settles (paused or ended), so a settled run is fully shown.
+* In each flush, ``events_batched`` comes first, then ``status_changed`` (when the status
+  changed), ``node_states_changed`` / ``links_followed`` (when they changed) and
+  ``approvals_changed`` (when an approval was reached, queued or answered).
+* ``run_finished(status)`` is emitted exactly once per run, after its last events have
+  been flushed and the run is recorded (when a store was given).
+* At most one engine operation (start or resume) is in flight; ``resume()`` while one
+  is, or while nothing waits for input, raises :class:`RunStateError`.
+* ``cancel()`` calls ``Run.cancel()``, which cancels every branch task and so closes open
+  HTTP requests; a cancelled run settles on the next turns of the loop.
+* The run works on a deep copy of the workflow: edits made on the canvas during a run
+  do not reach it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from PySide6.QtCore import QObject, QTimer, Signal
+
+from engine import RunEvent, RunStateError, RunStatus, Workflow, as_text
+from engine import Run
+from engine.store import RunRecorder, RunStore, StoreError
+
+from .state import RunStateTracker
+
+__all__ = ["RunBridge", "ApprovalRequest"]
+
+log = logging.getLogger(__name__)
+
+_APPROVAL_EVENTS = frozenset({"wait_input", "approval_queued", "input_received"})
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalRequest:
+    """One approval waiting for a decision: the first in ``approvals()`` is the active one."""
+
+    node_id: str
+    title: str
+    prompt: str
+    input_text: str  # the output under review
+    active: bool
+
+
+class RunBridge(QObject):
+    """Starts, resumes and cancels one run at a time and turns its events into signals."""
+
+    events_batched = Signal(list)  # list[RunEvent], in emission order
+    status_changed = Signal(str)  # RunStatus value
+    run_started = Signal(str)  # run id
+    run_finished = Signal(str)  # final status: completed, failed or cancelled
+    approvals_changed = Signal()
+    node_states_changed = Signal(dict)  # {node_id: "running"|"done"|"failed"|"waiting"|"queued"|"skipped"|"cancelled"}
+    links_followed = Signal(object)  # frozenset[(source, sourceHandle, target)]
+    error_occurred = Signal(str)  # a problem outside the run (cannot start, store failure)
+
+    def __init__(self, parent: QObject | None = None, *, flush_interval_ms: int = 50,
+                 delta_interval: float = 0.05) -> None:
+        super().__init__(parent)
+        self.flush_interval_ms = flush_interval_ms
+        self.delta_interval = delta_interval
+        self.run: Run | None = None
+        self.tracker = RunStateTracker()
+        self._recorder: RunRecorder | None = None
+        self._buffer: list[RunEvent] = []
+        self._armed = False
+        self._task: asyncio.Task | None = None
+        self._finished_emitted = True
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(flush_interval_ms)
+        self._timer.timeout.connect(self.flush)
+
+    # ------------------------------------------------------------------ state
+    @property
+    def status(self) -> str:
+        return str(self.run.status) if self.run is not None else str(RunStatus.PENDING)
+
+    @property
+    def is_active(self) -> bool:
+        """A run exists and has not ended (running or paused)."""
+        return self.run is not None and not self.run.status.is_final and not self._finished_emitted
+
+    @property
+    def is_busy(self) -> bool:
+        """An engine operation (start or resume) is in flight."""
+        return self._task is not None and not self._task.done()
+
+    def approvals(self) -> list[ApprovalRequest]:
+        """The pending approval (active) then the queued ones, in the order they will be asked."""
+        run = self.run
+        if run is None or run.pending_approval is None:
+            return []
+        items = [(run.pending_approval, run.pending_input())]
+        items += run.queued_approval_inputs()
+        out = []
+        for i, (node_id, value) in enumerate(items):
+            node = run.workflow.node(node_id)
+            prompt = (getattr(node.data, "prompt", "") if node is not None else "") or "Approve or reject to continue."
+            out.append(ApprovalRequest(node_id, node.title if node is not None else node_id, prompt,
+                                       as_text(value), i == 0))
+        return out
+
+    # ------------------------------------------------------------------ requests
+    def start(self, workflow: Workflow, initial_input: str | None, resolver: Any, store: RunStore | None = None,
+              workflow_path: str | None = None, *, run_id: str | None = None) -> str:
+        """Start a run of ``workflow`` and return its id; the run proceeds on the event loop."""
+        if self.is_active:
+            raise RunStateError("a run is already in progress; cancel it first")
+        wf = workflow.model_copy(deep=True)
+        run = Run(wf, resolver, run_id=run_id, initial_input=initial_input, delta_interval=self.delta_interval)
+        self.run = run
+        self._buffer.clear()
+        self.tracker.reset(wf, initial_input)
+        self._finished_emitted = False
+        run.add_listener(self._on_event)
+        self._recorder = None
+        if store is not None:
+            try:
+                self._recorder = RunRecorder(store, run, workflow_path=workflow_path)
+            except StoreError as err:
+                log.error("%s", err)
+                self.error_occurred.emit(str(err))
+        self.run_started.emit(run.run_id)
+        self._task = asyncio.ensure_future(self._drive(run, run.start()))
+        return run.run_id
+
+    def resume(self, decision: str, note: str = "") -> None:
+        """Answer the active approval with ``decision`` ("approve" or "reject") and ``note``."""
+        run = self.run
+        if run is None or self.is_busy or run.status != RunStatus.PAUSED or run.pending_approval is None:
+            raise RunStateError("no approval is waiting for a decision")
+        self._task = asyncio.ensure_future(self._drive(run, run.resume(decision, note)))
+
+    def cancel(self) -> None:
+        """Stop the run now: its branch tasks (and their HTTP requests) are cancelled."""
+        run = self.run
+        if run is None or run.status.is_final:
+            return
+        run.cancel()
+        if not self.is_busy:  # paused: nothing in flight, the run ends here
+            self._after_settle(run)
+
+    # ------------------------------------------------------------------ engine side
+    def _on_event(self, ev: RunEvent) -> None:
+        self._buffer.append(ev)
+        if not self._armed:
+            self._armed = True
+            self._timer.start()
+
+    async def _drive(self, run: Run, operation: Any) -> None:
+        try:
+            await operation
+        except RunStateError as err:
+            self.error_occurred.emit(str(err))
+        except asyncio.CancelledError:
+            run.cancel()
+            raise
+        except Exception as err:  # an engine bug must not take the window down
+            log.exception("run %s failed unexpectedly", run.run_id)
+            self.error_occurred.emit(f"The run stopped on an internal error: {err!r}")
+            run.cancel(f"Internal error: {err!r}")
+        finally:
+            if run is self.run:
+                self._after_settle(run)
+
+    def _after_settle(self, run: Run) -> None:
+        recorder = self._recorder
+        if recorder is not None:
+            try:
+                recorder.settled()
+            except StoreError as err:
+                self.error_occurred.emit(str(err))
+        self.flush()
+        self.approvals_changed.emit()
+        if run.status.is_final and not self._finished_emitted:
+            self._finished_emitted = True
+            if recorder is not None:
+                recorder.close()
+                if recorder.error is not None:
+                    self.error_occurred.emit(str(recorder.error))
+                self._recorder = None
+            run.remove_listener(self._on_event)
+            self.run_finished.emit(str(run.status))
+
+    # ------------------------------------------------------------------ flushing
+    def flush(self) -> None:
+        """Deliver the buffered events now (the timer calls this every flush interval)."""
+        self._timer.stop()
+        self._armed = False
+        if not self._buffer:
+            return
+        batch, self._buffer = self._buffer, []
+        tracker = self.tracker
+        before = tracker.status
+        approvals = False
+        for ev in batch:
+            tracker.feed(ev)
+            if not approvals and ev.type in _APPROVAL_EVENTS:
+                approvals = True
+        self.events_batched.emit(batch)
+        if tracker.status != before:
+            self.status_changed.emit(str(tracker.status))
+        if tracker.states_dirty:
+            tracker.states_dirty = False
+            self.node_states_changed.emit(dict(tracker.states))
+        if tracker.links_dirty:
+            tracker.links_dirty = False
+            self.links_followed.emit(frozenset(tracker.links))
+        if approvals:
+            self.approvals_changed.emit()
+
+    def node_states(self) -> dict[str, str]:
+        return dict(self.tracker.states)
+
+    def followed_links(self) -> frozenset[tuple[str, str, str]]:
+        return frozenset(self.tracker.links)
+
+    def node_details(self, node_id: str) -> dict[str, Any]:
+        """Last input, output, duration, tokens and error of a node in the current run."""
+        details = self.tracker.node_details(node_id)
+        run = self.run
+        record = run.records.get(node_id) if run is not None else None
+        if record is not None:  # the engine's own record is authoritative for agent steps
+            details.update(input=record.input, output=record.output if record.output is not None else details["output"],
+                           started=record.started, ended=record.ended, duration=record.duration,
+                           usage=record.usage or details["usage"], error=record.error or details["error"])
+        if run is not None and run.pending_approval == node_id:
+            details["input"] = as_text(run.pending_input())
+        return details
+
+
+def default_resolver_factory() -> Callable[..., Any]:
+    """The provider registry's default resolver (each node's provider, else the configured default)."""
+    from engine.llm.registry import make_resolver
+
+    return make_resolver()
