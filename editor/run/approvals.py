@@ -46,7 +46,8 @@ class ApprovalCard(QFrame):
 
         head = QHBoxLayout()
         state = "Waiting for your decision" if request.active else f"Next in line (#{position + 1})"
-        self.title_label = QLabel(f"<b>{_esc(request.title)}</b> &nbsp;<span style='color:{accent}'>{state}</span>")
+        self.title_label = QLabel(f"<b>{_esc(request.title)}</b> <span style='color:#9ca3af'>({_esc(request.node_id)})"
+                                  f"</span> &nbsp;<span style='color:{accent}'>{state}</span>")
         head.addWidget(self.title_label, 1)
         lay.addLayout(head)
 
@@ -59,8 +60,8 @@ class ApprovalCard(QFrame):
         self.review.setObjectName("approvalReview")
         self.review.setOpenExternalLinks(True)
         self.review.setMarkdown(request.input_text or "*(empty output)*")
-        self.review.setMinimumHeight(60)
-        self.review.setMaximumHeight(160 if request.active else 80)
+        self.review.setMinimumHeight(44)
+        self.review.setMaximumHeight(110 if request.active else 60)
         self.review.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
         lay.addWidget(self.review)
 
@@ -86,7 +87,6 @@ class ApprovalCard(QFrame):
         lay.addLayout(row)
         self.approve_button.clicked.connect(lambda: self.decide("approve"))
         self.reject_button.clicked.connect(lambda: self.decide("reject"))
-        self.note_edit.returnPressed.connect(lambda: None)
 
     def decide(self, decision: str) -> None:
         if not self.request.active or not self.approve_button.isEnabled():
@@ -159,7 +159,7 @@ class ApprovalsPanel(QWidget):
             a.setEnabled(waiting)
         if self.cards:
             self.cards[0].note_edit.setFocus(Qt.FocusReason.OtherFocusReason)
-        self.setMinimumHeight(min(330, 250 + 100 * (len(requests) - 1)) if waiting else 0)
+        self.setMinimumHeight(min(300, 200 + 90 * (len(requests) - 1)) if waiting else 0)
         if waiting != was_waiting:
             self.waiting_changed.emit(waiting)
 

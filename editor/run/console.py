@@ -73,10 +73,10 @@ TYPE_COLOURS: dict[str, str] = {
 _STATUS_TEXT = {
     "pending": ("Ready", "#6b7280"),
     "running": ("● Running", "#2563eb"),
-    "paused": ("⏸ Paused — waiting for approval", "#d97706"),
-    "completed": ("✔ Completed", "#15803d"),
-    "failed": ("✖ Failed", "#dc2626"),
-    "cancelled": ("■ Cancelled", "#6b7280"),
+    "paused": ("● Paused — waiting for approval", "#d97706"),
+    "completed": ("● Completed", "#15803d"),
+    "failed": ("● Failed", "#dc2626"),
+    "cancelled": ("● Cancelled", "#6b7280"),
 }
 
 
@@ -212,10 +212,10 @@ class LogDelegate(QStyledItemDelegate):
 def _summary_for(entry: LogEntry) -> str:
     kind = entry.type
     if kind == EventType.STEP_START:
-        return f"Step started: {entry.content}" if entry.content else "Step started"
+        return "Step started" + (f" (visit {entry.visit})" if entry.visit > 1 else "")
     if kind == EventType.RUN_STATUS:
         detail = (entry.extra or {}).get("detail") if entry.extra else None
-        return f"Run {entry.content}" + (f": {detail}" if detail else "")
+        return f"Status → {entry.content}" + (f": {detail}" if detail else "")
     if kind in (EventType.SUBAGENT_CALL_START, EventType.SUBAGENT_CALL_END, EventType.SUBAGENT_CALL_ERROR):
         try:
             p = json.loads(entry.content)
@@ -380,6 +380,7 @@ class RunConsole(QWidget):
         self.type_button.setObjectName("typeFilter")
         self.type_button.setText("Types: all")
         self.type_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        self.type_button.setMinimumWidth(self.type_button.fontMetrics().horizontalAdvance("Types: 8 of 8") + 28)
         self.type_menu = QMenu(self.type_button)
         self.type_actions: dict[str, QAction] = {}
         for group in TYPE_GROUPS:
@@ -770,6 +771,8 @@ class RunConsole(QWidget):
         self.model.add_events(batch)
         self.trace.add_events(batch)
         self._update_actions()
+        if not self.view.currentIndex().isValid() and self.model.latest_response is not None:
+            self._show_entry(self.model.latest_response)  # nothing selected: follow the latest answer
 
     def _refresh_approvals(self) -> None:
         self.approvals.set_requests(self.bridge.approvals() if self._replay_tracker is None else [])
@@ -806,7 +809,7 @@ class RunConsole(QWidget):
             self._show_node_details(entry.node_id)
 
     def _on_model_data_changed(self, top: QModelIndex, bottom: QModelIndex, *_args: Any) -> None:
-        entry = self.current_entry()
+        entry = self.current_entry() or self.model.latest_response
         if entry is not None and top.row() <= entry.row <= bottom.row():
             self._show_entry(entry)
 

@@ -71,7 +71,7 @@ def type_label(kind: str) -> str:
 class LogEntry:
     """One row of the log: an event, or a response being streamed."""
 
-    __slots__ = ("timestamp", "node_id", "node_name", "type", "content", "extra", "row", "ended")
+    __slots__ = ("timestamp", "node_id", "node_name", "type", "content", "extra", "row", "ended", "visit")
 
     def __init__(self, timestamp: float, node_id: str, node_name: str, type: str, content: str,
                  extra: dict[str, Any] | None, row: int) -> None:
@@ -83,6 +83,7 @@ class LogEntry:
         self.extra = extra
         self.row = row
         self.ended: float | None = None  # when a streamed response got its final text
+        self.visit = 0  # for step_start rows: which visit of the node this step is (1, 2, ...)
 
     @property
     def label(self) -> str:
@@ -114,6 +115,8 @@ class LogModel(QAbstractListModel):
         self._names: dict[str, str] = {SYSTEM_NODE: "Run"}
         self._streams: dict[str, LogEntry] = {}  # node id -> its open streaming entry
         self._by_node: dict[str, list[int]] = {}  # node id -> rows, in order
+        self._visits: dict[str, int] = {}
+        self.latest_response: LogEntry | None = None  # the last response (or streaming) entry
 
     # ------------------------------------------------------------------ names
     def set_workflow(self, workflow: Workflow | None) -> None:
@@ -165,6 +168,8 @@ class LogModel(QAbstractListModel):
         self.raw_events.clear()
         self._streams.clear()
         self._by_node.clear()
+        self._visits.clear()
+        self.latest_response = None
         self.endResetModel()
 
     def add_events(self, events: Iterable[RunEvent]) -> None:
@@ -188,6 +193,7 @@ class LogModel(QAbstractListModel):
                                      first_new + len(new))
                     new.append(entry)
                     streams[nid] = entry
+                    self.latest_response = entry
                     by_node.setdefault(nid, []).append(entry.row)
                 else:
                     entry.content += ev.content
@@ -209,6 +215,10 @@ class LogModel(QAbstractListModel):
                 streams.clear()
             entry = LogEntry(ev.timestamp, nid, names.get(nid, nid), str(kind), ev.content, ev.extra,
                              first_new + len(new))
+            if kind == EventType.STEP_START:
+                entry.visit = self._visits[nid] = self._visits.get(nid, 0) + 1
+            elif kind == EventType.LLM_RESPONSE:
+                self.latest_response = entry
             new.append(entry)
             by_node.setdefault(nid, []).append(entry.row)
         if new:
@@ -233,45 +243,50 @@ class LogFilterProxy(QSortFilterProxyModel):
         self._collapsed: set[str] = set()
         self.setDynamicSortFilter(True)
 
-    def _refilter(self) -> None:
-        # invalidateFilter() is deprecated from Qt 6.10 on; invalidateRowsFilter() exists since 6.0
-        self.invalidateRowsFilter()
+    def _change(self, apply: Any) -> None:
+        # invalidateFilter() is deprecated from Qt 6.10 on: wrap the change in begin/endFilterChange
+        if hasattr(self, "beginFilterChange"):
+            self.beginFilterChange()
+            apply()
+            self.endFilterChange()
+        else:  # pragma: no cover - older Qt
+            apply()
+            self.invalidateFilter()
 
     def _active(self) -> bool:
         return bool(self._nodes is not None or self._types is not None or self._text or self._collapsed)
 
     # -------------------------------------------------------------- settings
     def set_node_filter(self, nodes: Iterable[str] | None) -> None:
-        self._nodes = frozenset(nodes) if nodes is not None else None
-        self._refilter()
+        def apply() -> None:
+            self._nodes = frozenset(nodes) if nodes is not None else None
+        self._change(apply)
 
     def set_type_filter(self, types: Iterable[str] | None) -> None:
-        self._types = frozenset(str(t) for t in types) if types is not None else None
-        self._refilter()
+        def apply() -> None:
+            self._types = frozenset(str(t) for t in types) if types is not None else None
+        self._change(apply)
 
     def set_text_filter(self, text: str) -> None:
-        self._text = text.strip().casefold()
-        self._refilter()
+        def apply() -> None:
+            self._text = text.strip().casefold()
+        self._change(apply)
 
     def set_collapsed(self, node_id: str, collapsed: bool) -> None:
         if collapsed == (node_id in self._collapsed):
             return
-        if collapsed:
-            self._collapsed.add(node_id)
-        else:
-            self._collapsed.discard(node_id)
-        self._refilter()
+        self._change(lambda: self._collapsed.add(node_id) if collapsed else self._collapsed.discard(node_id))
 
     def is_collapsed(self, node_id: str) -> bool:
         return node_id in self._collapsed
 
     def collapse_all(self, node_ids: Iterable[str]) -> None:
-        self._collapsed = {n for n in node_ids if n != SYSTEM_NODE}
-        self._refilter()
+        def apply() -> None:
+            self._collapsed = {n for n in node_ids if n != SYSTEM_NODE}
+        self._change(apply)
 
     def expand_all(self) -> None:
-        self._collapsed.clear()
-        self._refilter()
+        self._change(self._collapsed.clear)
 
     @property
     def node_filter(self) -> frozenset[str] | None:
