@@ -20,12 +20,18 @@ Invariants
   HTTP requests; a cancelled run settles on the next turns of the loop.
 * The run works on a deep copy of the workflow: edits made on the canvas during a run
   do not reach it.
+* qasync's ``run_forever`` does not install asyncio's async-generator hooks, so a
+  streamed HTTP response left unfinished (cancel) would be finalised by the garbage
+  collector outside the loop ("async generator ignored GeneratorExit"). ``start()``
+  installs the running loop's hooks when none are set, as ``BaseEventLoop.run_forever``
+  does, so such generators are closed on the loop.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import sys
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -120,6 +126,7 @@ class RunBridge(QObject):
         """Start a run of ``workflow`` and return its id; the run proceeds on the event loop."""
         if self.is_active:
             raise RunStateError("a run is already in progress; cancel it first")
+        ensure_asyncgen_hooks(asyncio.get_event_loop())
         wf = workflow.model_copy(deep=True)
         run = Run(wf, resolver, run_id=run_id, initial_input=initial_input, delta_interval=self.delta_interval)
         self.run = run
@@ -241,6 +248,14 @@ class RunBridge(QObject):
         if run is not None and run.pending_approval == node_id:
             details["input"] = as_text(run.pending_input())
         return details
+
+
+def ensure_asyncgen_hooks(loop: asyncio.AbstractEventLoop) -> None:
+    """Let ``loop`` finalise async generators (qasync does not install the hooks itself)."""
+    hooks = sys.get_asyncgen_hooks()
+    if hooks.finalizer is None and hasattr(loop, "_asyncgen_finalizer_hook"):
+        sys.set_asyncgen_hooks(firstiter=loop._asyncgen_firstiter_hook,  # type: ignore[attr-defined]
+                               finalizer=loop._asyncgen_finalizer_hook)  # type: ignore[attr-defined]
 
 
 def default_resolver_factory() -> Callable[..., Any]:

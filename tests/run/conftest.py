@@ -10,6 +10,8 @@ pytest-asyncio's own loops in other test folders are not disturbed. Tests drive 
 from __future__ import annotations
 
 import asyncio
+import sys
+import time
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -25,15 +27,21 @@ SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 def qloop(qapp) -> Iterator[asyncio.AbstractEventLoop]:
     import qasync
 
+    old_hooks = sys.get_asyncgen_hooks()
     loop = qasync.QEventLoop(qapp, already_running=True)
     asyncio.set_event_loop(loop)
     try:
         yield loop
     finally:
-        # let cancelled tasks finish their clean-up before the loop goes
+        # cancel what is left, and close async generators (HTTP streams) on the loop
         pending = [t for t in asyncio.all_tasks(loop) if not t.done()]
         for t in pending:
             t.cancel()
+        closing = loop.create_task(loop.shutdown_asyncgens())
+        deadline = time.monotonic() + 2
+        while not (closing.done() and all(t.done() for t in pending)) and time.monotonic() < deadline:
+            qapp.processEvents()
+        sys.set_asyncgen_hooks(*old_hooks)
         # Not loop.stop(): with no QApplication.exec() running it would call app.exit(), which
         # makes every later QEventLoop.exec() (qtbot.waitSignal) return at once.
         loop._QEventLoop__is_running = False  # type: ignore[attr-defined]
