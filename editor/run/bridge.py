@@ -7,8 +7,9 @@ stays responsive whatever the run does.
 Invariants
 * The engine calls :meth:`_on_event` synchronously as it emits; that method only appends
   to a buffer (and arms a timer). Views receive events in order, in batches, through
-  ``events_batched`` at most every :attr:`flush_interval_ms` (50 ms), and once more at
-  once when a run settles (paused or ended), so a settled run is fully shown.
+  ``events_batched`` at most every :attr:`flush_interval_ms` (50 ms), at most
+  :attr:`max_batch` at a time (a larger backlog follows on the next turns of the loop),
+  and all at once when a run settles (paused or ended), so a settled run is fully shown.
 * In each flush, ``events_batched`` comes first, then ``status_changed`` (when the status
   changed), ``node_states_changed`` / ``links_followed`` (when they changed) and
   ``approvals_changed`` (when an approval was reached, queued or answered).
@@ -77,6 +78,7 @@ class RunBridge(QObject):
                  delta_interval: float = 0.05) -> None:
         super().__init__(parent)
         self.flush_interval_ms = flush_interval_ms
+        self.max_batch = 5000  # events per timed flush; the rest follows on the next turn of the loop
         self.delta_interval = delta_interval
         self.run: Run | None = None
         self.tracker = RunStateTracker()
@@ -88,7 +90,7 @@ class RunBridge(QObject):
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(flush_interval_ms)
-        self._timer.timeout.connect(self.flush)
+        self._timer.timeout.connect(self._flush_some)
 
     # ------------------------------------------------------------------ state
     @property
@@ -166,7 +168,7 @@ class RunBridge(QObject):
         self._buffer.append(ev)
         if not self._armed:
             self._armed = True
-            self._timer.start()
+            self._timer.start(self.flush_interval_ms)
 
     async def _drive(self, run: Run, operation: Any) -> None:
         try:
@@ -204,13 +206,24 @@ class RunBridge(QObject):
             self.run_finished.emit(str(run.status))
 
     # ------------------------------------------------------------------ flushing
-    def flush(self) -> None:
-        """Deliver the buffered events now (the timer calls this every flush interval)."""
+    def _flush_some(self) -> None:
+        # A huge backlog is delivered in slices, with the event loop turning in between, so
+        # one flush never freezes the window for long.
+        self.flush(self.max_batch)
+        if self._buffer and not self._armed:
+            self._armed = True
+            self._timer.start(0)
+
+    def flush(self, limit: int | None = None) -> None:
+        """Deliver the buffered events now (at most ``limit`` of them; all when None)."""
         self._timer.stop()
         self._armed = False
         if not self._buffer:
             return
-        batch, self._buffer = self._buffer, []
+        if limit is not None and len(self._buffer) > limit:
+            batch, self._buffer = self._buffer[:limit], self._buffer[limit:]
+        else:
+            batch, self._buffer = self._buffer, []
         tracker = self.tracker
         before = tracker.status
         approvals = False
