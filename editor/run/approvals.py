@@ -15,7 +15,7 @@ Invariants
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLabel, QLineEdit, QPushButton, QScrollArea, QSizePolicy,
                                QTextBrowser, QVBoxLayout, QWidget)
@@ -23,6 +23,34 @@ from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLabel, QLineEdit, QPushButt
 from .bridge import ApprovalRequest
 
 __all__ = ["ApprovalCard", "ApprovalsPanel"]
+
+
+class _FitBrowser(QTextBrowser):
+    """A text browser as tall as its content, between a minimum and a maximum height."""
+
+    def __init__(self, lo: int, hi: int) -> None:
+        super().__init__()
+        self._lo, self._hi = lo, hi
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
+
+    def set_content(self, markdown: str) -> None:
+        self.setMarkdown(markdown)
+        # a first guess before the real width is known (resizeEvent refines it)
+        lines = sum(max(1, len(line) // 110 + 1) for line in markdown.splitlines() or [""])
+        spacing = self.fontMetrics().lineSpacing()
+        self.setFixedHeight(max(self._lo, min(self._hi, lines * (spacing + 4) + 12)))
+
+    def _fit(self) -> None:
+        doc = self.document()
+        doc.setTextWidth(self.viewport().width())
+        h = int(doc.size().height()) + 2 * self.frameWidth() + 4
+        h = max(self._lo, min(self._hi, h))
+        if h != self.height():
+            self.setFixedHeight(h)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt override
+        super().resizeEvent(event)
+        self._fit()
 
 
 class ApprovalCard(QFrame):
@@ -56,13 +84,11 @@ class ApprovalCard(QFrame):
         self.prompt_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         lay.addWidget(self.prompt_label)
 
-        self.review = QTextBrowser()
+        self.review = _FitBrowser(28, 130 if request.active else 60)
         self.review.setObjectName("approvalReview")
         self.review.setOpenExternalLinks(True)
-        self.review.setMarkdown(request.input_text or "*(empty output)*")
-        self.review.setMinimumHeight(44)
-        self.review.setMaximumHeight(110 if request.active else 60)
-        self.review.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
+        self.review.set_content(request.input_text or "*(empty output)*")
+        self.review.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         lay.addWidget(self.review)
 
         row = QHBoxLayout()
@@ -85,6 +111,9 @@ class ApprovalCard(QFrame):
             b.setEnabled(request.active)
             row.addWidget(b)
         lay.addLayout(row)
+        if not request.active:  # a waiting card shows what it will ask, not controls it cannot use yet
+            for w in (self.note_edit, self.approve_button, self.reject_button):
+                w.setVisible(False)
         self.approve_button.clicked.connect(lambda: self.decide("approve"))
         self.reject_button.clicked.connect(lambda: self.decide("reject"))
 
@@ -159,9 +188,16 @@ class ApprovalsPanel(QWidget):
             a.setEnabled(waiting)
         if self.cards:
             self.cards[0].note_edit.setFocus(Qt.FocusReason.OtherFocusReason)
-        self.setMinimumHeight(min(300, 200 + 90 * (len(requests) - 1)) if waiting else 0)
+        self._fit_height()
+        QTimer.singleShot(0, self._fit_height)  # again once the cards have their real width
         if waiting != was_waiting:
             self.waiting_changed.emit(waiting)
+
+    def _fit_height(self) -> None:
+        if not self.cards:
+            self.setMinimumHeight(0)
+            return
+        self.setMinimumHeight(min(320, self._layout.sizeHint().height() + 4))
 
     def decide_active(self, decision: str) -> None:
         card = self.active_card

@@ -45,7 +45,8 @@ from engine.store import RunInfo, RunStore, agentflow_record
 from .approvals import ApprovalsPanel
 from .bridge import RunBridge, default_resolver_factory
 from .details import NodeRunDetails, format_duration, format_usage, render_content
-from .log_model import STREAMING, TYPE_GROUPS, EntryRole, LogEntry, LogFilterProxy, LogModel, format_time
+from .log_model import (STREAMING, TYPE_GROUPS, EntryRole, LogEntry, LogFilterProxy, LogModel, display_name,
+                        format_time)
 from .state import RunStateTracker
 from .trace import SubagentTrace
 
@@ -478,8 +479,9 @@ class RunConsole(QWidget):
         self.view.selectionModel().currentChanged.connect(self._on_current_changed)
         self.view.customContextMenuRequested.connect(self._context_menu)
         self.model.dataChanged.connect(self._on_model_data_changed)
-        self.proxy.rowsAboutToBeInserted.connect(self._remember_tail)
-        self.proxy.rowsInserted.connect(self._follow)
+        bar = self.view.verticalScrollBar()
+        bar.valueChanged.connect(self._on_scrolled)
+        bar.rangeChanged.connect(self._on_range_changed)
 
     # ================================================================== public API
     def set_workflow(self, workflow: Workflow | None, path: str | None = None) -> None:
@@ -685,7 +687,7 @@ class RunConsole(QWidget):
 
     def _set_names(self, workflow: Workflow | None) -> None:
         self.model.set_workflow(workflow)
-        names = {n.id: n.title for n in workflow.nodes} if workflow is not None else {}
+        names = {n.id: display_name(n) for n in workflow.nodes} if workflow is not None else {}
         self.trace.set_node_names(names)
         current = self.node_filter.currentData()
         self.node_filter.blockSignals(True)
@@ -789,13 +791,13 @@ class RunConsole(QWidget):
             self._refresh_approvals()
 
     # -------------------------------------------------------------- view
-    def _remember_tail(self, *_args: Any) -> None:
-        bar = self.view.verticalScrollBar()
-        self._follow_tail = bar.value() >= bar.maximum() - 4
+    def _on_scrolled(self, value: int) -> None:
+        # following the tail stops when the user scrolls up, and resumes at the bottom
+        self._follow_tail = value >= self.view.verticalScrollBar().maximum() - 4
 
-    def _follow(self, *_args: Any) -> None:
+    def _on_range_changed(self, _lo: int, hi: int) -> None:
         if self._follow_tail:
-            self.view.scrollToBottom()
+            self.view.verticalScrollBar().setValue(hi)
 
     def _on_entry_clicked(self, index: QModelIndex) -> None:
         entry: LogEntry | None = index.data(EntryRole)
@@ -807,6 +809,10 @@ class RunConsole(QWidget):
         self._show_entry(entry)
         if entry is not None and entry.node_id != SYSTEM_NODE:
             self._show_node_details(entry.node_id)
+        if entry is not None and entry.type.startswith("subagent_call"):
+            payload = _json_or_none(entry.content)
+            if isinstance(payload, dict) and payload.get("callId"):
+                self.trace.select_call(str(payload["callId"]))
 
     def _on_model_data_changed(self, top: QModelIndex, bottom: QModelIndex, *_args: Any) -> None:
         entry = self.current_entry() or self.model.latest_response
@@ -907,6 +913,13 @@ class RunConsole(QWidget):
             fn()
         except OSError as err:
             self._on_error(f"Cannot save: {err.strerror or err}")
+
+
+def _json_or_none(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except (TypeError, ValueError):
+        return None
 
 
 def _elapsed_text(seconds: float) -> str:

@@ -43,6 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--provider", choices=("streaming", "echo"), default="streaming")
     p.add_argument("--word-delay", type=float, default=0.05)
     p.add_argument("--auto", action="store_true", help="press Run at start-up")
+    p.add_argument("--tab", choices=("entry", "subagents", "node"), default="entry", help="the details tab shown")
     args = p.parse_args(argv)
 
     import qasync
@@ -65,6 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     console.set_workflow(workflow, args.flow)
     console.waiting_for_input_changed.connect(
         lambda waiting: win.setWindowTitle(("⏸ Waiting for approval — " if waiting else "") + base_title))
+    console.tabs.setCurrentIndex(("entry", "subagents", "node").index(args.tab))
     win.setCentralWidget(console)
     win.resize(1300, 820)
     win.show()

@@ -24,7 +24,7 @@ from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelInde
 
 from engine import SYSTEM_NODE, EventType, RunEvent, Workflow
 
-__all__ = ["LogEntry", "LogModel", "LogFilterProxy", "STREAMING", "TYPE_LABELS", "EntryRole", "NodeRole", "TypeRole",
+__all__ = ["display_name", "LogEntry", "LogModel", "LogFilterProxy", "STREAMING", "TYPE_LABELS", "EntryRole", "NodeRole", "TypeRole",
            "type_label", "TYPE_GROUPS"]
 
 STREAMING = "llm_stream"  # the type of a response entry while its text is still streaming
@@ -62,6 +62,14 @@ TYPE_GROUPS: dict[str, tuple[str, ...]] = {
     "Errors": (EventType.LLM_ERROR, EventType.ERROR),
     "Run status": (EventType.RUN_STATUS,),
 }
+
+
+def display_name(node: Any) -> str:
+    """An agent's name; for other nodes, whose titles are generic ("Approval"), the title and id."""
+    title = node.title
+    if node.type == "agent" or node.id.casefold() == title.casefold():
+        return title
+    return f"{title} ({node.id})"
 
 
 def type_label(kind: str) -> str:
@@ -123,7 +131,7 @@ class LogModel(QAbstractListModel):
         self._names = {SYSTEM_NODE: "Run"}
         if workflow is not None:
             for n in workflow.nodes:
-                self._names[n.id] = n.title
+                self._names[n.id] = display_name(n)
         for e in self.entries:
             e.node_name = self.node_name(e.node_id)
         if self.entries:

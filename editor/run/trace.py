@@ -97,6 +97,14 @@ class SubagentTrace(QWidget):
         """The top-level items: one per workflow step that called subagents."""
         return [self.tree.topLevelItem(i) for i in range(self.tree.topLevelItemCount())]
 
+    def select_call(self, call_id: str) -> bool:
+        item = self._items.get(call_id)
+        if item is None:
+            return False
+        self.tree.setCurrentItem(item)
+        self.tree.scrollToItem(item)
+        return True
+
     # ------------------------------------------------------------------ feeding
     def add_events(self, events: Iterable[RunEvent]) -> None:
         for ev in events:
