@@ -742,6 +742,7 @@ class RunConsole(QWidget):
         self._started_mono = time.monotonic()
         self._ended_mono = None
         self._elapsed_timer.start()
+        self._update_elapsed()
         self._set_status_label("running")
         self._update_actions()
         self.run_started.emit(run_id)

@@ -10,8 +10,9 @@ Invariants
   ``running`` becomes ``cancelled`` (run cancelled) or ``failed`` (run failed).
 * A link ``(source, sourceHandle, target)`` is *followed* when its source produced
   output on that handle and its target then started. Links deferred while the run was
-  paused count only once their target really starts. Handles are reported as written
-  in the workflow file (``"true"`` stays ``"true"``; a missing handle is ``"output"``).
+  paused count only once their target really starts. Handles are reported as the
+  workflow model has them (a missing handle is ``"output"``), so the canvas can match
+  them to its connections.
 * ``details[node_id]`` holds what the inspector's run tab shows: the last input, output,
   start/end times, duration, token usage, error and visit count.
 """
