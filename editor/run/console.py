@@ -567,6 +567,12 @@ class RunConsole(QWidget):
             return self._replay_tracker.node_details(node_id)
         return self.bridge.node_details(node_id)
 
+    def node_errors(self) -> dict[str, str]:
+        """The error of every failed node in the shown run (for the canvas's tooltips)."""
+        tracker = self._tracker()
+        return {nid: d.error for nid, d in tracker.details.items()
+                if d.error and tracker.states.get(nid) in ("failed", "cancelled")}
+
     def replay(self, workflow: Workflow | None, events: Iterable[RunEvent], *, run_id: str | None = None,
                status: str | None = None) -> bool:
         """Show a stored run's log (history panel). Refused (False) while a live run is in progress."""

@@ -49,7 +49,11 @@ def highlight_json(value: Any) -> str:
     from pygments import highlight
 
     html = highlight(pretty_json(value), _lexer(), _formatter())
-    return f"<div style='font-family: monospace; white-space: pre-wrap'>{html}</div>"
+    # Qt's rich text never wraps a <pre>: a div with pre-wrap keeps the layout and wraps long strings
+    html = html.replace("<pre style=\"", "<div style=\"white-space: pre-wrap; font-family: monospace; ", 1)
+    html = html.replace("<pre>", "<div style=\"white-space: pre-wrap; font-family: monospace\">", 1)
+    html = html.replace("</pre>", "</div>", 1)
+    return html
 
 
 def parse_json_container(text: str) -> Any:

@@ -171,7 +171,9 @@ class RunStateTracker:
         if t in (EventType.LLM_ERROR, EventType.ERROR):
             if nid != SYSTEM_NODE:
                 d = self._detail(nid)
-                d.error, d.ended = ev.content, ev.timestamp
+                if t == EventType.LLM_ERROR or not d.error:  # the model's own message, not the run's summary
+                    d.error = ev.content
+                d.ended = d.ended or ev.timestamp
                 self._set(nid, "failed")
             return
         if t == EventType.LOGIC_CHECK:

@@ -203,3 +203,27 @@ def test_replay_is_refused_during_a_live_run(qtbot, console, review):
     qtbot.waitUntil(lambda: console.status == "paused", timeout=5000)
     assert console.replay(review, [RunEvent("system", "run_status", "completed")]) is False
     assert console.bridge.is_active
+
+
+class Failing:
+    name = "failing"
+
+    async def complete(self, inv: AgentInvocation, ctx: ProviderContext) -> LLMResult:
+        from engine import LLMError
+
+        raise LLMError("HTTP 401: invalid API key")
+
+
+def test_a_failing_agent_fails_the_run_and_its_node_carries_the_error(qtbot, console, review):
+    console.set_workflow(review)
+    console.set_resolver_factory(lambda: Failing())
+    with qtbot.waitSignal(console.run_finished, timeout=5000) as finished:
+        console.start_run()
+    assert finished.args == ["failed"]
+    kinds = [(e.node_id, e.type) for e in console.visible_entries()]
+    assert ("triage", "llm_error") in kinds and kinds[-1] == ("system", "run_status")
+    assert console.bridge.node_states()["triage"] == "failed"
+    assert console.node_errors() == {"triage": "HTTP 401: invalid API key"}
+    assert console.status_label.text().startswith("● Failed: Agent 'Triage and draft' failed: HTTP 401")
+    console.set_type_groups(["Errors"])
+    assert [e.type for e in console.visible_entries()] == ["llm_error", "error"]
