@@ -33,8 +33,9 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from PySide6.QtCore import QEvent, QModelIndex, QPoint, QRect, QSize, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QBrush, QColor, QFont, QFontMetrics, QGuiApplication, QKeySequence, QPainter, QPen
+from PySide6.QtCore import QEvent, QModelIndex, QPersistentModelIndex, QPoint, QRect, QSize, Qt, QTimer, Signal
+from PySide6.QtGui import (QAction, QBrush, QColor, QFont, QFontMetrics, QGuiApplication, QKeySequence, QMouseEvent,
+                           QPainter, QPen)
 from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QFileDialog, QHBoxLayout, QLabel, QLineEdit, QListView,
                                QMenu, QPlainTextEdit, QPushButton, QSplitter, QStyle, QStyledItemDelegate,
                                QStyleOptionViewItem, QTabWidget, QTextBrowser, QToolButton, QVBoxLayout, QWidget)
@@ -118,14 +119,15 @@ class LogDelegate(QStyledItemDelegate):
                                                                    "RESPONSE", "DECISION")) + 12
         self.row_h = self.fm.height() * 2 + 10
 
-    def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex) -> QSize:
+    def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> QSize:
         self._fonts(option.font)
         return QSize(200, self.row_h)
 
     def arrow_rect(self, rect: QRect) -> QRect:
         return QRect(rect.left() + 4, rect.top() + 3, self.ARROW_W, self.fm.height() + 2)
 
-    def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: QModelIndex) -> None:
+    def paint(self, painter: QPainter, option: QStyleOptionViewItem,
+              index: QModelIndex | QPersistentModelIndex) -> None:
         entry: LogEntry | None = index.data(EntryRole)
         if entry is None:
             return
@@ -197,8 +199,9 @@ class LogDelegate(QStyledItemDelegate):
                          self.fm.elidedText(summary, Qt.TextElideMode.ElideRight, w))
         painter.restore()
 
-    def editorEvent(self, event: QEvent, model: Any, option: QStyleOptionViewItem, index: QModelIndex) -> bool:
-        if event.type() == QEvent.Type.MouseButtonRelease:
+    def editorEvent(self, event: QEvent, model: Any, option: QStyleOptionViewItem,
+                    index: QModelIndex | QPersistentModelIndex) -> bool:
+        if isinstance(event, QMouseEvent) and event.type() == QEvent.Type.MouseButtonRelease:
             entry: LogEntry | None = index.data(EntryRole)
             if (entry is not None and entry.type == EventType.STEP_START and entry.node_id != SYSTEM_NODE
                     and self.arrow_rect(option.rect).adjusted(-4, -3, 2, 3).contains(event.position().toPoint())):
@@ -549,8 +552,6 @@ class RunConsole(QWidget):
         if node_filter is not None and node_id not in node_filter:
             i = self.node_filter.findData(node_id)
             self.node_filter.setCurrentIndex(i if i >= 0 else 0)
-        if self.proxy.is_collapsed(node_id):
-            pass  # its step rows stay visible
         entries = self.model.entries
         steps = [r for r in rows if entries[r].type == EventType.STEP_START]
         candidates = ([steps[-1]] if steps else []) + rows

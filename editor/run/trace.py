@@ -95,7 +95,8 @@ class SubagentTrace(QWidget):
 
     def roots(self) -> list[QTreeWidgetItem]:
         """The top-level items: one per workflow step that called subagents."""
-        return [self.tree.topLevelItem(i) for i in range(self.tree.topLevelItemCount())]
+        items = (self.tree.topLevelItem(i) for i in range(self.tree.topLevelItemCount()))
+        return [it for it in items if it is not None]
 
     def select_call(self, call_id: str) -> bool:
         item = self._items.get(call_id)

@@ -3,7 +3,6 @@ events, refused requests, and the Qt-free state tracker."""
 
 from __future__ import annotations
 
-import json
 
 import pytest
 from PySide6.QtCore import Qt

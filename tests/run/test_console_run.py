@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import time
 
-import pytest
 from PySide6.QtCore import Qt
 
 from engine.store import RunStore
@@ -34,7 +33,7 @@ def shown(console) -> list[tuple[str, str, str]]:
 
 def check(entries, expected) -> None:
     assert [(n, t) for n, t, _ in entries] == [(n, t) for n, t, _ in expected]
-    for (n, t, c), (_, _, want) in zip(entries, expected):
+    for (n, t, c), (_, _, want) in zip(entries, expected, strict=True):
         if want is not None:
             assert c == want, (n, t, c)
 
