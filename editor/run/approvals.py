@@ -189,7 +189,7 @@ class ApprovalsPanel(QWidget):
         if self.cards:
             self.cards[0].note_edit.setFocus(Qt.FocusReason.OtherFocusReason)
         self._fit_height()
-        QTimer.singleShot(0, self._fit_height)  # again once the cards have their real width
+        QTimer.singleShot(0, self, self._fit_height)  # again once the cards have their real width
         if waiting != was_waiting:
             self.waiting_changed.emit(waiting)
 

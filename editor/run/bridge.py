@@ -161,7 +161,7 @@ class RunBridge(QObject):
             return
         run.cancel()
         if not self.is_busy:  # paused: nothing in flight, the run ends here
-            self._after_settle(run)
+            self._task = asyncio.ensure_future(self._settle(run))
 
     # ------------------------------------------------------------------ engine side
     def _on_event(self, ev: RunEvent) -> None:
@@ -182,27 +182,34 @@ class RunBridge(QObject):
             log.exception("run %s failed unexpectedly", run.run_id)
             self.error_occurred.emit(f"The run stopped on an internal error: {err!r}")
             run.cancel(f"Internal error: {err!r}")
-        finally:
-            if run is self.run:
-                self._after_settle(run)
+        if run is self.run:
+            await self._settle(run)
 
-    def _after_settle(self, run: Run) -> None:
+    async def _settle(self, run: Run) -> None:
+        """After start()/resume() returned (or a paused run was cancelled): record, show, finish.
+
+        The store's commit waits on its writer thread, so it is awaited in a worker thread:
+        the window keeps painting even when the disk is slow. The operation stays "busy"
+        meanwhile, so no resume can overlap it."""
         recorder = self._recorder
         if recorder is not None:
             try:
-                recorder.settled()
-            except StoreError as err:
+                await asyncio.to_thread(recorder.settled)
+            except Exception as err:  # StoreError, or a snapshot raced by a cancel: the run goes on
+                log.error("run %s: not recorded: %s", run.run_id, err)
                 self.error_occurred.emit(str(err))
         self.flush()
         self.approvals_changed.emit()
         if run.status.is_final and not self._finished_emitted:
             self._finished_emitted = True
+            run.remove_listener(self._on_event)
             if recorder is not None:
-                recorder.close()
+                await asyncio.to_thread(recorder.close)
                 if recorder.error is not None:
                     self.error_occurred.emit(str(recorder.error))
-                self._recorder = None
-            run.remove_listener(self._on_event)
+                if self._recorder is recorder:
+                    self._recorder = None
+            self.flush()
             self.run_finished.emit(str(run.status))
 
     # ------------------------------------------------------------------ flushing
