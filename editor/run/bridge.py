@@ -87,6 +87,7 @@ class RunBridge(QObject):
         self._armed = False
         self._task: asyncio.Task | None = None
         self._finished_emitted = True
+        self._claim: RunStore | None = None  # a paused run taken from this store, not yet claimed
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(flush_interval_ms)
@@ -135,6 +136,7 @@ class RunBridge(QObject):
         self._buffer.clear()
         self.tracker.reset(wf, initial_input)
         self._finished_emitted = False
+        self._claim = None
         run.add_listener(self._on_event)
         self._recorder = None
         if store is not None:
@@ -147,11 +149,58 @@ class RunBridge(QObject):
         self._task = asyncio.ensure_future(self._drive(run, run.start()))
         return run.run_id
 
+    def open_paused(self, store: RunStore, run_id: str, resolver: Any) -> Run:
+        """Take up a paused run from the store (for example after the app restarted).
+
+        The run is restored from its snapshot and waits for a decision; the store is claimed
+        (so another process cannot resume it too) only when a decision or a cancel comes.
+        The caller shows the stored events; the tracker is fed with them here."""
+        if self.is_active:
+            raise RunStateError("a run is already in progress; cancel it first")
+        info = store.get_run(run_id)
+        if info is None:
+            raise RunStateError(f"There is no run '{run_id}' in the run history.")
+        snap = store.snapshot_of(run_id)
+        if info.status != RunStatus.PAUSED or snap is None:
+            raise RunStateError(f"Run {run_id} is {info.status}, not a paused run that can be resumed.")
+        workflow = store.workflow_of(run_id)
+        run = Run.restore(snap, resolver, workflow=workflow, check=False, delta_interval=self.delta_interval)
+        ensure_asyncgen_hooks(asyncio.get_event_loop())
+        self.run = run
+        self._buffer.clear()
+        self.tracker.reset(workflow, run.initial_input)
+        self.tracker.feed_all(store.iter_events(run_id))
+        self._finished_emitted = False
+        self._recorder = None
+        self._claim = store
+        run.add_listener(self._on_event)
+        self.run_started.emit(run.run_id)
+        self.node_states_changed.emit(dict(self.tracker.states))
+        self.links_followed.emit(frozenset(self.tracker.links))
+        self.status_changed.emit(str(run.status))
+        self.approvals_changed.emit()
+        return run
+
+    def _claim_stored(self, run: Run) -> bool:
+        """Before continuing a run taken from the store: claim it there and record what follows."""
+        store, self._claim = self._claim, None
+        if store is None:
+            return True
+        try:
+            store.claim_for_resume(run.run_id)
+            self._recorder = RunRecorder(store, run, new=False)
+        except StoreError as err:
+            self.error_occurred.emit(str(err))
+            return False
+        return True
+
     def resume(self, decision: str, note: str = "") -> None:
         """Answer the active approval with ``decision`` ("approve" or "reject") and ``note``."""
         run = self.run
         if run is None or self.is_busy or run.status != RunStatus.PAUSED or run.pending_approval is None:
             raise RunStateError("no approval is waiting for a decision")
+        if not self._claim_stored(run):
+            raise RunStateError("this run could not be taken up from the run history (see the message above)")
         self._task = asyncio.ensure_future(self._drive(run, run.resume(decision, note)))
 
     def cancel(self) -> None:
@@ -159,6 +208,8 @@ class RunBridge(QObject):
         run = self.run
         if run is None or run.status.is_final:
             return
+        if self._claim is not None:
+            self._claim_stored(run)  # so the store learns that the run was cancelled
         run.cancel()
         if not self.is_busy:  # paused: nothing in flight, the run ends here
             self._task = asyncio.ensure_future(self._settle(run))

@@ -568,6 +568,31 @@ class RunConsole(QWidget):
             return self._replay_tracker.node_details(node_id)
         return self.bridge.node_details(node_id)
 
+    def open_paused_run(self, run_id: str) -> bool:
+        """Show a paused run from the store (``set_store``) with its approval cards, ready to be
+        answered (for example after the app restarted). False, with the reason shown, if it cannot."""
+        if self.store is None:
+            self._on_error("No run history is open.")
+            return False
+        if self.bridge.is_active:
+            self._on_error("A run is in progress; cancel it before taking up another one.")
+            return False
+        try:
+            resolver = self._resolver_factory()
+            workflow = self.store.workflow_of(run_id)
+            events = self.store.events(run_id)
+            self._reset_views(workflow)
+            self._replay_tracker = None
+            self._replay_info = {}
+            self.bridge.open_paused(self.store, run_id, resolver)
+        except Exception as err:  # StoreError, RunStateError, ProviderConfigError: say why
+            self._on_error(f"Cannot take up run {run_id[:8]}: {err}")
+            return False
+        self.model.add_events(events)
+        self.trace.add_events(events)
+        self._set_status_label("paused")
+        return True
+
     def node_errors(self) -> dict[str, str]:
         """The error of every failed node in the shown run (for the canvas's tooltips)."""
         tracker = self._tracker()
