@@ -546,8 +546,9 @@ class RunConsole(QWidget):
         """Scroll to (and select) the entries of ``node_id`` — its latest step — and show its run details."""
         rows = self.model.rows_of(node_id)
         self._show_node_details(node_id)
-        if not rows:
-            return
+        current = self.current_entry()
+        if not rows or (current is not None and current.node_id == node_id):
+            return  # already there (the canvas echoing an entry click): keep the entry the user chose
         node_filter = self.proxy.node_filter
         if node_filter is not None and node_id not in node_filter:
             i = self.node_filter.findData(node_id)

@@ -146,6 +146,9 @@ def test_entry_click_activates_its_node_and_show_node_scrolls_to_it(qtbot, conso
     assert console.entry_kind == "markdown" and console.entry_view.toPlainText().strip() == "draft: go"
     assert console.node_panel.output_view.toPlainText().strip() == "draft: go"
 
+    # the canvas echoing the selection back does not move the entry the user clicked
+    console.show_node("draft")
+    assert console.current_entry() is entries[row]
     # a node selected on the canvas: its entries are scrolled to and selected, no echo back
     with qtbot.assertNotEmitted(console.node_activated):
         console.show_node("ap2")
