@@ -21,6 +21,10 @@ Invariants
   HTTP requests; a cancelled run settles on the next turns of the loop.
 * The run works on a deep copy of the workflow: edits made on the canvas during a run
   do not reach it.
+* A paused run taken up from the store (``open_paused``) is claimed there only when a
+  decision or a cancel comes, so merely looking at it never steals it from another process.
+* The store's waits (commit after a pause or the end, closing the recorder) happen in a
+  worker thread; the engine itself never leaves the event loop's thread.
 * qasync's ``run_forever`` does not install asyncio's async-generator hooks, so a
   streamed HTTP response left unfinished (cancel) would be finalised by the garbage
   collector outside the loop ("async generator ignored GeneratorExit"). ``start()``
@@ -38,8 +42,7 @@ from typing import Any, Callable
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from engine import RunEvent, RunStateError, RunStatus, Workflow, as_text
-from engine import Run
+from engine import Run, RunEvent, RunStateError, RunStatus, Workflow, as_text
 from engine.store import RunRecorder, RunStore, StoreError
 
 from .state import RunStateTracker

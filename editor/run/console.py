@@ -14,7 +14,10 @@ Public API (for the main window; everything else is private)
   ``run_started(str)``, ``run_finished(str)``, ``waiting_for_input_changed(bool)`` (for
   the window title).
 * Slots: ``show_node(node_id)`` (a node selected on the canvas: scroll to its entries),
-  ``replay(workflow, events, status=None)`` (show a stored run), ``node_details(node_id)``.
+  ``replay(workflow, events, run_id=None, status=None)`` (show a stored run, read-only),
+  ``open_paused_run(run_id)`` (take up a paused run from the store and answer it),
+  ``node_details(node_id)`` (for the inspector's run tab; see ``NodeRunDetails``),
+  ``node_errors()`` (failed nodes' errors, for canvas tooltips).
 * Exports: ``export_jsonl(path)``, ``export_record(path)``, ``copy_final_output()``.
 
 Invariants
