@@ -463,6 +463,7 @@ class RunConsole(QWidget):
         split.setSizes([600, 400])
         root.addWidget(split, 1)
         self.entry_kind: str | None = None  # how the shown entry was rendered: markdown, json or text
+        self._shown_entry: LogEntry | None = None
 
     def _connect(self) -> None:
         b = self.bridge
@@ -858,6 +859,7 @@ class RunConsole(QWidget):
 
     def _show_entry(self, entry: LogEntry | None) -> None:
         if entry is None:
+            self._shown_entry = None
             self.entry_header.setText("Select an entry to see it in full.")
             self.entry_view.clear()
             self.entry_kind = None
@@ -879,12 +881,14 @@ class RunConsole(QWidget):
             f"<span style='color:{colour}; font-weight:bold'>{_esc(entry.label)}</span> · "
             f"<span style='color:#6b7280'>{_esc(' · '.join(meta))}</span>")
         bar = self.entry_view.verticalScrollBar()
+        same = entry is self._shown_entry
         keep = bar.value()
+        self._shown_entry = entry
         self.entry_kind = render_content(self.entry_view, entry.type, entry.content)
         if entry.type == STREAMING:
-            bar.setValue(bar.maximum())
+            bar.setValue(bar.maximum())  # follow the text as it streams
         else:
-            bar.setValue(min(keep, bar.maximum()) if self.entry_kind else 0)
+            bar.setValue(min(keep, bar.maximum()) if same else 0)
 
     def _show_node_details(self, node_id: str) -> None:
         name = self.model.node_name(node_id)

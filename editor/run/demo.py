@@ -43,6 +43,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--provider", choices=("streaming", "echo"), default="streaming")
     p.add_argument("--word-delay", type=float, default=0.05)
     p.add_argument("--auto", action="store_true", help="press Run at start-up")
+    p.add_argument("--width", type=int, default=1300)
+    p.add_argument("--height", type=int, default=820)
     p.add_argument("--tab", choices=("entry", "subagents", "node"), default="entry", help="the details tab shown")
     args = p.parse_args(argv)
 
@@ -68,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
         lambda waiting: win.setWindowTitle(("⏸ Waiting for approval — " if waiting else "") + base_title))
     console.tabs.setCurrentIndex(("entry", "subagents", "node").index(args.tab))
     win.setCentralWidget(console)
-    win.resize(1300, 820)
+    win.resize(args.width, args.height)
     win.show()
     if args.auto:
         QTimer.singleShot(300, console.start_run)
