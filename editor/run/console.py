@@ -279,6 +279,10 @@ class RunConsole(QWidget):
         self._build_actions()
         self._build_ui()
         self._connect()
+        self._search_timer = QTimer(self)
+        self._search_timer.setSingleShot(True)
+        self._search_timer.setInterval(150)
+        self._search_timer.timeout.connect(lambda: self.proxy.set_text_filter(self.search_edit.text()))
         self._elapsed_timer = QTimer(self)
         self._elapsed_timer.setInterval(100)
         self._elapsed_timer.timeout.connect(self._update_elapsed)
@@ -479,7 +483,7 @@ class RunConsole(QWidget):
         self.approvals.decision_requested.connect(self._on_decision)
         self.approvals.waiting_changed.connect(self.waiting_for_input_changed)
         self.node_filter.currentIndexChanged.connect(self._apply_node_filter)
-        self.search_edit.textChanged.connect(self.proxy.set_text_filter)
+        self.search_edit.textChanged.connect(self._on_search_text)
         self.collapse_button.toggled.connect(self._collapse_all)
         self.view.clicked.connect(self._on_entry_clicked)
         self.view.activated.connect(self._on_entry_clicked)
@@ -898,6 +902,13 @@ class RunConsole(QWidget):
         d = self.node_panel.details
         if d and d.get("nodeId"):
             self._show_node_details(d["nodeId"])
+
+    def _on_search_text(self, text: str) -> None:
+        # a short log filters on every keystroke; a long one once typing pauses
+        if len(self.model.entries) < 5000:
+            self.proxy.set_text_filter(text)
+        else:
+            self._search_timer.start()
 
     def _apply_node_filter(self, *_args: Any) -> None:
         node = self.node_filter.currentData()

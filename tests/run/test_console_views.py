@@ -230,3 +230,23 @@ def test_a_failing_agent_fails_the_run_and_its_node_carries_the_error(qtbot, con
     assert console.status_label.text().startswith("● Failed: Agent 'Triage and draft' failed: HTTP 401")
     console.set_type_groups(["Errors"])
     assert [e.type for e in console.visible_entries()] == ["llm_error", "error"]
+
+
+def test_a_long_log_is_a_model_and_search_waits_for_typing_to_pause(qtbot, console, review):
+    import time as _time
+
+    events = [RunEvent("system", "run_status", "running")]
+    for i in range(4000):
+        nid = ("triage", "send", "revise")[i % 3]
+        events += [RunEvent(nid, "step_start", "x"), RunEvent(nid, "llm_delta", f"part {i} "),
+                   RunEvent(nid, "llm_delta", "more"), RunEvent(nid, "llm_response", f"answer {i}")]
+    events.append(RunEvent("system", "run_status", "completed"))
+    t0 = _time.perf_counter()
+    assert console.replay(review, events)
+    assert _time.perf_counter() - t0 < 5
+    assert console.proxy.rowCount() == 2 + 4000 * 2  # deltas fold into their response entries
+    assert console.view.uniformItemSizes()
+    qtbot.keyClicks(console.search_edit, "answer 3999")
+    assert console.proxy.rowCount() == 2 + 8000  # not filtered yet: typing has not paused
+    qtbot.waitUntil(lambda: console.proxy.rowCount() == 1, timeout=2000)
+    assert console.visible_entries()[0].content == "answer 3999"
