@@ -1,18 +1,57 @@
-"""GUI entry: one QApplication with a qasync event loop, and the main window."""
+"""GUI entry: one QApplication with a qasync event loop, and the main window.
+
+asyncio runs on the Qt event loop (qasync), so the run console can drive the engine's
+async API without threads.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import sys
 from typing import Sequence
 
+log = logging.getLogger(__name__)
+
+
+def configure_app(app) -> None:
+    """Application-wide look and caches shared by the app and the tests."""
+    from PySide6.QtGui import QPixmapCache
+
+    from .resources import style_sheet
+
+    app.setOrganizationName("Flowdesk")
+    app.setApplicationName("Flowdesk")
+    if app.property("flowdeskConfigured"):
+        return  # re-applying a style sheet re-polishes every widget; do it once
+    app.setProperty("flowdeskConfigured", True)
+    app.setStyle("Fusion")
+    app.setStyleSheet(style_sheet())
+    # Node items use DeviceCoordinateCache; the 10 MB default overflows at 2,000 nodes.
+    QPixmapCache.setCacheLimit(256 * 1024)
+
+
+def create_window(argv: Sequence[str] = ()):
+    from .main_window import MainWindow
+
+    win = MainWindow()
+    win.show()
+    win.start(list(argv))
+    return win
+
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from PySide6.QtWidgets import QApplication, QLabel, QMainWindow
+    import qasync
+    from PySide6.QtWidgets import QApplication
 
-    app = QApplication.instance() or QApplication([sys.argv[0], *(argv or [])])
-    win = QMainWindow()
-    win.setWindowTitle("Flowdesk")
-    win.setCentralWidget(QLabel("Flowdesk editor — coming soon"))
-    win.resize(1000, 700)
-    win.show()
-    return app.exec()
+    args = list(argv or [])
+    app = QApplication.instance() or QApplication([sys.argv[0], *args])
+    configure_app(app)
+    loop = qasync.QEventLoop(app)
+    asyncio.set_event_loop(loop)
+    closing = asyncio.Event()
+    app.aboutToQuit.connect(closing.set)
+    win = create_window(args)  # noqa: F841 - kept alive for the loop's lifetime
+    with loop:
+        loop.run_until_complete(closing.wait())
+    return 0

@@ -5,7 +5,8 @@ headless in the CLI, in tests and on servers. The editor uses only the names bel
 """
 
 from .events import SYSTEM_NODE, EventType, RunEvent, RunStatus
-from .llm import AgentInvocation, EchoProvider, LLMError, LLMProvider, LLMResult, ProviderContext, SubagentSpec
+from .llm import (AgentInvocation, EchoProvider, LLMError, LLMProvider, LLMResult, ProviderConfigError, ProviderContext,
+                  SubagentSpec, available_providers, make_resolver, web_search_available)
 from .model import (NODE_TYPES, AgentData, AgentTools, ApprovalData, Condition, Connection, IfData, Node, NodeData,
                     StartData, Workflow, WorkflowLoadError, accepts_input, atomic_write_text, dumps_workflow,
                     load_workflow, loads_workflow, new_id, parse_workflow, save_workflow, source_handles,
@@ -27,4 +28,5 @@ __all__ = [
     "normalise_decision", "as_text",
     # LLM seam
     "LLMProvider", "ProviderContext", "AgentInvocation", "SubagentSpec", "LLMResult", "LLMError", "EchoProvider",
+    "ProviderConfigError", "make_resolver", "available_providers", "web_search_available",
 ]

@@ -130,7 +130,9 @@ def _cmd_validate(args: argparse.Namespace) -> int:
         else:
             _err(str(err))
         return EXIT_USAGE
-    issues = validate(wf)
+    from .llm.config import web_search_available
+
+    issues = validate(wf, web_search_available=web_search_available())
     errors = sum(1 for i in issues if i.is_error)
     if args.json:
         print(json.dumps({"issues": [i.to_json() for i in issues]}, ensure_ascii=False, indent=2))

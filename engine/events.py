@@ -12,7 +12,7 @@ import json
 import time
 from datetime import datetime, timezone
 from enum import StrEnum
-from typing import Any
+from typing import Any, NamedTuple
 
 __all__ = ["EventType", "RunEvent", "RunStatus", "SYSTEM_NODE", "format_timestamp", "parse_timestamp"]
 
@@ -52,6 +52,10 @@ class EventType(StrEnum):
     NODE_OUTPUT = "node_output"  # reserved for non-agent outputs shown in the console
 
 
+# One encoder for every event: json.dumps(..., ensure_ascii=False) builds a new encoder per call.
+_encode = json.JSONEncoder(ensure_ascii=False).encode
+
+
 def format_timestamp(ts: float) -> str:
     return datetime.fromtimestamp(ts, tz=timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
@@ -63,18 +67,36 @@ def parse_timestamp(text: str) -> float:
         return 0.0
 
 
-class RunEvent:
-    """One log entry of a run."""
+class _EventFields(NamedTuple):
+    node_id: str
+    type: str
+    content: str
+    timestamp: float
+    extra_json: str | None  # further wire fields (usage, ...) as a JSON object text
 
-    __slots__ = ("timestamp", "node_id", "type", "content", "extra")
 
-    def __init__(self, node_id: str, type: str, content: str = "", *, timestamp: float | None = None,
-                 extra: dict[str, Any] | None = None) -> None:
-        self.timestamp = time.time() if timestamp is None else timestamp
-        self.node_id = node_id
-        self.type = type
-        self.content = content
-        self.extra = extra
+class RunEvent(_EventFields):
+    """One log entry of a run: an immutable tuple of plain values.
+
+    A tuple of strings and numbers is untracked by Python's cyclic garbage collector, so
+    a run holding tens of thousands of events does not make every collection slower
+    (measured: with a dict per response kept, the per-node cost of a 10,000-agent chain
+    was 2x that of a 100-agent one). Hence ``type`` is a plain ``str`` and the extra
+    fields are kept as JSON text, decoded on demand by :attr:`extra`.
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, node_id: str, type: str, content: str = "", *, timestamp: float | None = None,
+                extra: dict[str, Any] | None = None, extra_json: str | None = None) -> "RunEvent":
+        if extra:
+            extra_json = _encode(extra)
+        return _EventFields.__new__(cls, node_id, type if type.__class__ is str else str(type), content,
+                                    time.time() if timestamp is None else timestamp, extra_json or None)
+
+    @property
+    def extra(self) -> dict[str, Any] | None:
+        return json.loads(self.extra_json) if self.extra_json else None
 
     def to_wire(self) -> dict[str, Any]:
         wire: dict[str, Any] = {
@@ -83,8 +105,8 @@ class RunEvent:
             "type": str(self.type),
             "content": self.content,
         }
-        if self.extra:
-            wire.update(self.extra)
+        if self.extra_json:
+            wire.update(json.loads(self.extra_json))
         return wire
 
     def to_json(self) -> str:
@@ -113,7 +135,14 @@ class RunEvent:
         return f"RunEvent({self.node_id!r}, {str(self.type)!r}, {text!r})"
 
     def __eq__(self, other: object) -> bool:
+        # Same entry = same node, type, content and extra; the timestamp is not compared.
         if not isinstance(other, RunEvent):
             return NotImplemented
-        return (self.node_id, str(self.type), self.content, self.extra) == (
-            other.node_id, str(other.type), other.content, other.extra)
+        return (self[0], self[1], self[2], self[4]) == (other[0], other[1], other[2], other[4])
+
+    def __ne__(self, other: object) -> bool:
+        eq = self.__eq__(other)
+        return eq if eq is NotImplemented else not eq
+
+    def __hash__(self) -> int:
+        return hash((self[0], self[1], self[2]))

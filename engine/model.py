@@ -15,14 +15,18 @@ The on-disk format is AgentFlow's ``{nodes, connections}`` JSON, optionally with
 
 from __future__ import annotations
 
+import gc
 import json
+import math
 import os
 import tempfile
 import uuid
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Iterator, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny, ValidationError, field_validator, model_validator
+from pydantic import (BaseModel, ConfigDict, Field, SerializeAsAny, SerializerFunctionWrapHandler, ValidationError,
+                      ValidationInfo, field_serializer, field_validator, model_serializer)
 
 __all__ = [
     "NODE_TYPES",
@@ -64,16 +68,37 @@ class WorkflowLoadError(ValueError):
         self.where = where
         self.path = str(path) if path is not None else None
         self.reason = message
-        text = f"{where}: {message}" if where and not message.startswith(where) else message
+        text = f"{where} {message}" if where and not message.startswith(where) else message
         if self.path:
             text = f"{self.path}: {text}"
         super().__init__(text)
 
 
 class _Loose(BaseModel):
-    """Base for every model: unknown fields kept, assignment validated."""
+    """Base for every model: unknown fields kept (null values included)."""
 
     model_config = ConfigDict(extra="allow", validate_assignment=False, populate_by_name=True)
+
+    @model_serializer(mode="wrap")
+    def _drop_unset_none(self, handler: SerializerFunctionWrapHandler) -> Any:
+        # Optional known fields that were never given (None by default) are left out, so a
+        # plain AgentFlow file saves back without new nulls; a null that was in the file, or
+        # an unknown field whose value is null, is written back as it was.
+        out = handler(self)
+        optional = _OPTIONAL_FIELDS.get(type(self))
+        if optional is None:
+            optional = _OPTIONAL_FIELDS[type(self)] = tuple(
+                name for name, f in type(self).model_fields.items() if f.default is None)
+        if optional and isinstance(out, dict):
+            given = self.model_fields_set
+            for name in optional:
+                if name not in given and out.get(name, 0) is None:
+                    del out[name]
+        return out
+
+
+# Per model class: the fields whose default is None (the only ones that can be dropped).
+_OPTIONAL_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
 class Condition(_Loose):
@@ -164,10 +189,20 @@ DATA_CLASSES: dict[str, type[NodeData]] = {
 class Node(_Loose):
     id: str
     type: str
-    x: float = 0.0
-    y: float = 0.0
-    # SerializeAsAny: dump the per-type subclass's fields, not only NodeData's.
-    data: SerializeAsAny[NodeData] = Field(default_factory=NodeData)
+    x: float = Field(default=0.0, allow_inf_nan=False)
+    y: float = Field(default=0.0, allow_inf_nan=False)
+    # SerializeAsAny: data holds the per-type subclass (AgentData, ...); without it pydantic
+    # would serialise only NodeData's fields and every agent prompt would be lost on save.
+    # validate_default: a node built in code without data still gets its type's data class.
+    data: SerializeAsAny[NodeData] = Field(default_factory=NodeData, validate_default=True)
+
+    @field_serializer("x", "y")
+    def _coord_out(self, v: float) -> float | int:
+        # Whole coordinates are written as integers (80, not 80.0), as AgentFlow writes them.
+        # (Values assigned in code may be ints already: assignment is not validated.)
+        if isinstance(v, int):
+            return v
+        return int(v) if v.is_integer() else v
 
     @field_validator("id", mode="before")
     @classmethod
@@ -184,19 +219,21 @@ class Node(_Loose):
     def _coord(cls, v: Any) -> Any:
         return 0.0 if v is None else v
 
-    @model_validator(mode="before")
+    @field_validator("data", mode="before")
     @classmethod
-    def _typed_data(cls, values: Any) -> Any:
-        if isinstance(values, dict):
-            data = values.get("data")
-            kind = DATA_CLASSES.get(values.get("type"))  # type: ignore[arg-type]
-            if data is None:
-                values = {**values, "data": (kind or NodeData)()}
-            elif isinstance(data, dict) and kind is not None:
-                values = {**values, "data": kind.model_validate(data)}
-            elif isinstance(data, dict):
-                values = {**values, "data": NodeData.model_validate(data)}
-        return values
+    def _typed_data(cls, data: Any, info: ValidationInfo) -> Any:
+        # A field validator (not a model one) so errors inside data keep their location
+        # (``nodes[0].data.model``); ``type`` is declared before ``data``, so it is known here.
+        node_type = info.data.get("type")
+        kind = DATA_CLASSES.get(node_type, NodeData) if isinstance(node_type, str) else NodeData
+        if data is None:
+            return kind()
+        if isinstance(data, dict):
+            return kind.model_validate(data)
+        if isinstance(data, NodeData) and not isinstance(data, kind):
+            # Data of another type's class (a node built in code): re-read it as this type's data.
+            return kind.model_validate(data.model_dump())
+        return data
 
     # Convenience accessors (typed views of data) -------------------------------------------
     @property
@@ -291,6 +328,11 @@ def new_id(prefix: str = "node", taken: set[str] | dict[str, Any] | None = None)
 
 
 def normalise_legacy(raw: dict[str, Any]) -> dict[str, Any]:
+    """Apply DESIGN.md's legacy normalisation (see :func:`_normalise_legacy`)."""
+    return _normalise_legacy(raw)[0]
+
+
+def _normalise_legacy(raw: dict[str, Any]) -> tuple[dict[str, Any], list[int], list[int]]:
     """Apply DESIGN.md's legacy normalisation to a raw (already structurally checked) dict.
 
     * node type ``input`` -> ``approval``;
@@ -298,19 +340,25 @@ def normalise_legacy(raw: dict[str, Any]) -> dict[str, Any]:
     * ``if.data.condition`` (string) -> ``conditions: [{operator: contains, value}]`` when
       ``conditions`` is absent or empty (the legacy key is removed);
     * source handle ``true`` on an if node -> ``condition-0``.
+
+    Also returns, for each kept node and connection, its index in the file, so that error
+    locations name the file's ``nodes[3]`` even when end nodes before it were dropped.
+    Ids are compared as text (an id written 5 and a link to "5" name the same node).
     """
     nodes = []
-    dropped: set[Any] = set()
-    if_ids: set[Any] = set()
-    for node in raw["nodes"]:
+    node_origin: list[int] = []
+    dropped: set[str] = set()
+    if_ids: set[str] = set()
+    for i, node in enumerate(raw["nodes"]):
         kind = node.get("type")
         if kind == "end":
-            dropped.add(node.get("id"))
+            dropped.add(str(node.get("id")))
             continue
+        node_origin.append(i)
         if kind == "input":
             node = {**node, "type": "approval"}
         elif kind == "if":
-            if_ids.add(node.get("id"))
+            if_ids.add(str(node.get("id")))
             data = node.get("data")
             if isinstance(data, dict) and "condition" in data:
                 data = dict(data)
@@ -322,13 +370,15 @@ def normalise_legacy(raw: dict[str, Any]) -> dict[str, Any]:
                 node = {**node, "data": data}
         nodes.append(node)
     connections = []
-    for conn in raw["connections"]:
-        if conn.get("source") in dropped or conn.get("target") in dropped:
+    conn_origin: list[int] = []
+    for i, conn in enumerate(raw["connections"]):
+        if str(conn.get("source")) in dropped or str(conn.get("target")) in dropped:
             continue
-        if conn.get("sourceHandle") == "true" and conn.get("source") in if_ids:
+        if conn.get("sourceHandle") == "true" and str(conn.get("source")) in if_ids:
             conn = {**conn, "sourceHandle": "condition-0"}
         connections.append(conn)
-    return {**raw, "nodes": nodes, "connections": connections}
+        conn_origin.append(i)
+    return {**raw, "nodes": nodes, "connections": connections}, node_origin, conn_origin
 
 
 def _where(loc: tuple[Any, ...]) -> str:
@@ -361,9 +411,13 @@ _MESSAGES = {
 }
 
 
-def _pydantic_error(err: ValidationError, path: str | os.PathLike[str] | None) -> WorkflowLoadError:
+def _pydantic_error(err: ValidationError, path: str | os.PathLike[str] | None,
+                    origins: dict[str, list[int]] | None = None) -> WorkflowLoadError:
     first = err.errors(include_url=False)[0]
-    where = _where(tuple(first.get("loc", ())))
+    loc = tuple(first.get("loc", ()))
+    if origins and len(loc) >= 2 and loc[0] in origins and isinstance(loc[1], int) and loc[1] < len(origins[loc[0]]):
+        loc = (loc[0], origins[loc[0]][loc[1]], *loc[2:])  # back to the index in the file
+    where = _where(loc)
     kind = first.get("type", "")
     msg = _MESSAGES.get(kind) or str(first.get("msg", "is invalid"))
     if kind == "literal_error" and "expected" in first.get("ctx", {}):
@@ -374,6 +428,40 @@ def _pydantic_error(err: ValidationError, path: str | os.PathLike[str] | None) -
     if count > 1:
         msg += f" (and {count - 1} more problem{'s' if count > 2 else ''})"
     return WorkflowLoadError(msg, where=where, path=path)
+
+
+def _is_id(value: Any) -> bool:
+    """Ids are strings; integer ids (some generators write them) are accepted as their text."""
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not allowed in JSON")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"number {text[:20]} is too large")
+    return value
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector during a bounded, allocation-heavy step.
+
+    Building (or dumping, or indexing) tens of thousands of acyclic objects triggers
+    repeated full collections that traverse everything alive; on a 10,000-node file that
+    doubled load, save and validation times. Nothing built in such a step is cyclic
+    garbage, so collection can wait until it is done.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def parse_workflow(raw: Any, *, path: str | os.PathLike[str] | None = None) -> Workflow:
@@ -387,7 +475,7 @@ def parse_workflow(raw: Any, *, path: str | os.PathLike[str] | None = None) -> W
             raise WorkflowLoadError(
                 "not a workflow graph: this looks like a run record (it has 'logs'/'workflow' but no 'nodes'); "
                 "open it from run history instead", path=path)
-        raise WorkflowLoadError("not a workflow graph: no 'nodes' list", where="nodes", path=path)
+        raise WorkflowLoadError("missing: not a workflow graph (no 'nodes' list)", where="nodes", path=path)
     if not isinstance(raw["nodes"], list):
         raise WorkflowLoadError("must be a list", where="nodes", path=path)
     conns = raw.get("connections")
@@ -406,6 +494,9 @@ def parse_workflow(raw: Any, *, path: str | os.PathLike[str] | None = None) -> W
                 raise WorkflowLoadError("missing", where=f"nodes[{i}].{key}", path=path)
         if not isinstance(node["type"], str):
             raise WorkflowLoadError("must be a string", where=f"nodes[{i}].type", path=path)
+        if not _is_id(node["id"]):
+            # Checked before normalisation, which puts ids in sets (a list id would raise TypeError).
+            raise WorkflowLoadError("must be a string", where=f"nodes[{i}].id", path=path)
         if "data" in node and node["data"] is not None and not isinstance(node["data"], dict):
             raise WorkflowLoadError("must be an object", where=f"nodes[{i}].data", path=path)
     for i, conn in enumerate(conns):
@@ -414,26 +505,34 @@ def parse_workflow(raw: Any, *, path: str | os.PathLike[str] | None = None) -> W
         for key in ("source", "target"):
             if key not in conn:
                 raise WorkflowLoadError("missing", where=f"connections[{i}].{key}", path=path)
-    raw = normalise_legacy(raw)
+            if not _is_id(conn[key]):
+                raise WorkflowLoadError("must be a string", where=f"connections[{i}].{key}", path=path)
+    raw, node_origin, conn_origin = _normalise_legacy(raw)
     try:
-        return Workflow.model_validate(raw)
+        with gc_paused():
+            return Workflow.model_validate(raw)
     except ValidationError as err:
-        # Locations refer to the normalised lists; end nodes removed can shift indices,
-        # which is rare enough that the message still points close to the problem.
-        raise _pydantic_error(err, path) from None
+        raise _pydantic_error(err, path, {"nodes": node_origin, "connections": conn_origin}) from None
     except (TypeError, ValueError, RecursionError) as err:  # defensive: odd values inside extras
         raise WorkflowLoadError(f"cannot be read: {err}", path=path) from None
 
 
 def loads_workflow(text: str | bytes, *, path: str | os.PathLike[str] | None = None) -> Workflow:
+    if not (text.strip() if isinstance(text, str) else text.strip(b" \t\r\n")):
+        raise WorkflowLoadError("the file is empty, not a workflow", path=path)
     try:
-        raw = json.loads(text)
+        # NaN/Infinity (which Python's json accepts) are refused: saved back they would make a
+        # file that AgentFlow and every strict JSON reader reject.
+        with gc_paused():
+            raw = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
     except UnicodeDecodeError as err:
         raise WorkflowLoadError(f"not a text file ({err.reason})", path=path) from None
     except json.JSONDecodeError as err:
         raise WorkflowLoadError(f"not valid JSON: {err.msg} at line {err.lineno}, column {err.colno}", path=path) from None
     except RecursionError:
         raise WorkflowLoadError("not a workflow: JSON nested too deeply", path=path) from None
+    except ValueError as err:  # NaN/Infinity, huge numbers, integers beyond Python's digit limit
+        raise WorkflowLoadError(f"not valid JSON: {err}", path=path) from None
     return parse_workflow(raw, path=path)
 
 
@@ -451,12 +550,15 @@ def load_workflow(path: str | os.PathLike[str]) -> Workflow:
 
 
 def workflow_to_dict(workflow: Workflow) -> dict[str, Any]:
-    """The JSON value written to disk (None fields are left out; unknown fields kept)."""
-    return workflow.model_dump(mode="json", exclude_none=True)
+    """The JSON value written to disk (unset optional fields left out; unknown fields kept)."""
+    return workflow.model_dump(mode="json")
 
 
 def dumps_workflow(workflow: Workflow, *, indent: int | None = 2) -> str:
-    return json.dumps(workflow_to_dict(workflow), indent=indent, ensure_ascii=False) + ("\n" if indent else "")
+    # pydantic-core writes the JSON (indentation included) natively: the same text as
+    # json.dumps(workflow_to_dict(...), indent=2, ensure_ascii=False), 2-3x faster.
+    with gc_paused():
+        return workflow.model_dump_json(indent=indent) + ("\n" if indent else "")
 
 
 def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
@@ -466,6 +568,8 @@ def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
     temporary file removed; the OSError propagates to the caller.
     """
     p = Path(path)
+    if p.is_symlink():
+        p = p.resolve()  # write through a link to its file; replacing the link itself would cut it
     fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=str(p.parent) or ".")
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:

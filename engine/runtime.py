@@ -40,6 +40,10 @@ __all__ = ["Run", "RunStateError", "NodeRecord", "normalise_decision", "DEFAULT_
 
 DEFAULT_MAX_VISITS = 25
 SNAPSHOT_FORMAT = "flowdesk.run/1"
+# Event types as plain strings for the hot path (RunEvent stores plain str).
+_STEP_START = EventType.STEP_START.value
+_START_PROMPT = EventType.START_PROMPT.value
+_LLM_RESPONSE = EventType.LLM_RESPONSE.value
 MAX_SUBAGENT_DEPTH = 16
 _YIELD_EVERY = 64  # steps a branch runs before yielding to the event loop when nothing else awaits
 
@@ -186,7 +190,6 @@ class Run:
 
         self.status = RunStatus.PENDING
         self._ended = False  # status.is_final, kept as a plain bool for the hot path
-        self._agent_static: dict[str, tuple] = {}
         self.waiting_for_input = False
         self.current_node_id: str | None = None
         self.error: str | None = None
@@ -252,6 +255,7 @@ class Run:
 
     # ------------------------------------------------------------------ lifecycle
     def _ensure_async_state(self) -> None:
+        self._loop = asyncio.get_running_loop()
         if self._lock is None:
             self._lock = asyncio.Lock()
             self._idle = asyncio.Event()
@@ -355,7 +359,7 @@ class Run:
             await self._idle.wait()
 
     def _spawn(self, node_id: str, value: Any) -> None:
-        task = asyncio.get_running_loop().create_task(self._branch(node_id, value))
+        task = self._loop.create_task(self._branch(node_id, value))
         self._tasks.add(task)
         assert self._idle is not None
         self._idle.clear()
@@ -415,7 +419,7 @@ class Run:
                 self._fail(node_id, f"'{node.title}' was reached more than {limit} times in this run; stopping "
                                     "to avoid an endless loop. Raise the visit limit if the loop is intended.")
                 return
-            self._emit(node_id, EventType.STEP_START, node.title)
+            self._emit(node_id, _STEP_START, node.title)
             kind = node.type
             if kind == "agent":
                 output = await self._run_agent(node, value)
@@ -498,29 +502,24 @@ class Run:
         self._spec_cache[node_id] = specs
         return specs
 
-    def _agent_info(self, node: Node) -> tuple:
-        """Per-node values of an agent that do not change during a run (computed once)."""
-        info = self._agent_static.get(node.id)
-        if info is None:
-            d = node.data
-            tools = d.tools  # type: ignore[attr-defined]
-            info = (d.agentName or "Agent", d.systemPrompt or DEFAULT_SYSTEM_PROMPT, d.userPrompt,  # type: ignore[attr-defined]
-                    d.model, d.reasoningEffort or DEFAULT_REASONING_EFFORT,  # type: ignore[attr-defined]
-                    {"web_search": tools.web_search, "subagents": tools.subagents},
-                    self._subagents_of(node.id) if tools.subagents else [], d.provider)  # type: ignore[attr-defined]
-            self._agent_static[node.id] = info
-        return info
-
     async def _run_agent(self, node: Node, value: Any) -> str | None:
         """Run an agent step; on failure log llm_error, fail the run and return None."""
-        name, system, user_prompt, model, effort, tools, subagents, provider_name = self._agent_info(node)
+        # Read straight from the node: caching these per node would keep several more
+        # GC-tracked objects alive per step and slow every collection of a long run.
+        d = node.data
+        t = d.tools  # type: ignore[attr-defined]
+        name = d.agentName or "Agent"  # type: ignore[attr-defined]
+        user_prompt = d.userPrompt  # type: ignore[attr-defined]
         node_id = node.id
         if _is_decision(value):
             value = self.last_text_output
         prev = value if isinstance(value, str) else as_text(value)
         content = user_prompt.replace("{{PREVIOUS_OUTPUT}}", prev) if user_prompt and not user_prompt.isspace() else prev
-        self._emit(node_id, EventType.START_PROMPT, content)
-        inv = AgentInvocation(node_id, name, system, content, model, effort, tools, subagents, provider_name)
+        self._emit(node_id, _START_PROMPT, content)
+        inv = AgentInvocation(node_id, name, d.systemPrompt or DEFAULT_SYSTEM_PROMPT, content, d.model,  # type: ignore[attr-defined]
+                              d.reasoningEffort or DEFAULT_REASONING_EFFORT,  # type: ignore[attr-defined]
+                              {"web_search": t.web_search, "subagents": t.subagents},
+                              self._subagents_of(node_id) if t.subagents else [], d.provider)  # type: ignore[attr-defined]
         record = NodeRecord(content, None, time.time())
         self.records[node_id] = record
         ctx = _Context(self, node_id, 0, None)
@@ -541,7 +540,7 @@ class Run:
                 ctx.flush()
             text = result.text
             record.ended, record.output, record.usage = time.time(), text, result.usage
-            self._emit(node_id, EventType.LLM_RESPONSE, text, {"usage": result.usage} if result.usage else None)
+            self._emit(node_id, _LLM_RESPONSE, text, {"usage": result.usage} if result.usage else None)
             self.last_text_output = text
             return text
         ctx.flush()

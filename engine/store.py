@@ -305,6 +305,18 @@ class RunStore:
         where, params = self._where(workflow, status)
         return self._exec(f"SELECT count(*) FROM runs{where}", params).fetchone()[0]
 
+    def event_counts(self, run_ids: Iterable[str]) -> dict[str, int]:
+        """How many events each of these runs has (one query; for a page of a runs list)."""
+        ids = list(dict.fromkeys(run_ids))
+        counts = dict.fromkeys(ids, 0)
+        for i in range(0, len(ids), 500):  # stay far below SQLite's host-parameter limit
+            chunk = ids[i:i + 500]
+            marks = ",".join("?" * len(chunk))
+            for rid, n in self._exec(f"SELECT run_id, count(*) FROM events WHERE run_id IN ({marks}) GROUP BY run_id",
+                                     chunk).fetchall():
+                counts[rid] = n
+        return counts
+
     def workflow_names(self) -> list[str]:
         return [r[0] for r in self._exec("SELECT DISTINCT workflow_name FROM runs ORDER BY workflow_name").fetchall()]
 
@@ -341,7 +353,7 @@ class RunStore:
         """Write a batch of events (and optionally run fields) in one transaction."""
         conn = self._connect()
         rows = [(run_id, first_seq + i, e.timestamp, e.node_id, str(e.type), e.content,
-                 json.dumps(e.extra, ensure_ascii=False) if e.extra else None) for i, e in enumerate(events)]
+                 e.extra_json) for i, e in enumerate(events)]
         try:
             conn.execute("BEGIN IMMEDIATE")
             conn.executemany("INSERT OR REPLACE INTO events VALUES (?,?,?,?,?,?,?)", rows)
@@ -363,7 +375,7 @@ class RunStore:
     def events(self, run_id: str, *, offset: int = 0, limit: int = -1) -> list[RunEvent]:
         rows = self._exec("SELECT timestamp, node_id, type, content, extra FROM events WHERE run_id = ? "
                           "ORDER BY seq LIMIT ? OFFSET ?", (run_id, limit, offset)).fetchall()
-        return [RunEvent(n, t, c, timestamp=ts, extra=json.loads(x) if x else None) for ts, n, t, c, x in rows]
+        return [RunEvent(n, t, c, timestamp=ts, extra_json=x) for ts, n, t, c, x in rows]
 
     def iter_events(self, run_id: str, batch: int = 2000) -> Iterator[RunEvent]:
         offset = 0

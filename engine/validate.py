@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Iterable
 
-from .model import Node, Workflow, source_handles
+from .model import Connection, Node, Workflow, gc_paused, source_handles
 
 __all__ = ["Issue", "Severity", "GraphIndex", "ConnectionCheck", "validate", "check_connection", "errors_only"]
 
@@ -67,6 +67,8 @@ def _label(node: Node | None, node_id: str = "") -> str:
 
 
 def _valid_source_handle(node: Node, handle: str) -> bool:
+    if handle == "output" and node.type in ("start", "agent"):
+        return True  # the common case, answered without building the handle list
     if node.type == "if" and handle == "true":
         return bool(getattr(node.data, "conditions", []))
     if node.type == "agent" and handle == "subagent":
@@ -92,6 +94,10 @@ class GraphIndex:
     """Adjacency of a workflow built once: nodes by id, execution and subagent links."""
 
     def __init__(self, workflow: Workflow) -> None:
+        with gc_paused():
+            self._build(workflow)
+
+    def _build(self, workflow: Workflow) -> None:
         self.workflow = workflow
         self.nodes: dict[str, Node] = {}
         self.duplicate_ids: list[str] = []
@@ -104,15 +110,18 @@ class GraphIndex:
         self.exec_in: dict[str, list[str]] = defaultdict(list)
         self.sub_children: dict[str, list[str]] = defaultdict(list)
         self.sub_parents: dict[str, list[str]] = defaultdict(list)
+        self.exec_links_from: dict[str, list[Connection]] = defaultdict(list)
         self.keys: set[tuple[str, str, str, str]] = set()
+        keys_add = self.keys.add
         for c in workflow.connections:
-            self.keys.add(c.key())
+            keys_add((c.source, c.sourceHandle or "output", c.target, c.targetHandle or "input"))
             if c.sourceHandle == "subagent":
                 self.sub_children[c.source].append(c.target)
                 self.sub_parents[c.target].append(c.source)
             else:
                 self.exec_out[c.source].append(c.target)
                 self.exec_in[c.target].append(c.source)
+                self.exec_links_from[c.source].append(c)
 
     def in_execution(self, node_id: str) -> bool:
         return bool(self.exec_out.get(node_id) or self.exec_in.get(node_id))
@@ -189,12 +198,14 @@ def check_connection(workflow: Workflow | GraphIndex, source: str, source_handle
 
 
 def _reachable(index: GraphIndex, start: str) -> set[str]:
+    """Existing nodes reachable from ``start`` along execution links (links to missing nodes skipped)."""
     seen = {start}
     stack = [start]
     out = index.exec_out
+    nodes = index.nodes
     while stack:
         for nxt in out.get(stack.pop(), ()):
-            if nxt not in seen:
+            if nxt not in seen and nxt in nodes:
                 seen.add(nxt)
                 stack.append(nxt)
     return seen
@@ -206,6 +217,11 @@ def validate(workflow: Workflow, *, web_search_available: bool | None = None) ->
     ``web_search_available=False`` adds a warning for agents that use web search when no
     search backend is configured (``None``: not checked).
     """
+    with gc_paused():
+        return _validate(workflow, web_search_available)
+
+
+def _validate(workflow: Workflow, web_search_available: bool | None) -> list[Issue]:
     issues: list[Issue] = []
     add = issues.append
     E, W = Severity.ERROR, Severity.WARNING
@@ -239,6 +255,11 @@ def validate(workflow: Workflow, *, web_search_available: bool | None = None) ->
             continue
         sh = c.sourceHandle or "output"
         th = c.targetHandle or "input"
+        key = (c.source, sh, c.target, th)  # subagent links too: check_connection refuses both
+        if key in seen_keys:
+            add(Issue("duplicate_connection", W, (src.id, tgt.id),
+                      f"{_label(src)} and {_label(tgt)} are linked twice the same way.", i))
+        seen_keys.add(key)
         if sh == "subagent":
             _check_subagent_link(c.source, c.target, th, src, tgt, index, i, add)
             continue
@@ -248,11 +269,6 @@ def validate(workflow: Workflow, *, web_search_available: bool | None = None) ->
         if tgt.type == "start" or (tgt.type in ("agent", "if", "approval") and th != "input"):
             add(Issue("invalid_target_handle", E, (tgt.id,),
                       f"A link enters {_label(tgt)} at '{th}', which that node does not have.", i))
-        key = c.key()
-        if key in seen_keys:
-            add(Issue("duplicate_connection", W, (src.id, tgt.id),
-                      f"{_label(src)} and {_label(tgt)} are linked twice the same way.", i))
-        seen_keys.add(key)
 
     # Subagent structure: in execution, multiple parents, cycles (networkx names the nodes).
     for target, parents in index.sub_parents.items():
@@ -275,7 +291,12 @@ def validate(workflow: Workflow, *, web_search_available: bool | None = None) ->
                 if parent != child and parent in nodes and child in nodes:
                     g.add_edge(parent, child)
         if not nx.is_directed_acyclic_graph(g):
-            for cycle in nx.simple_cycles(g):
+            # One cycle per strongly connected component: enumerating every simple cycle is
+            # exponential in a dense tangle, and one named cycle is enough to fix it.
+            for comp in nx.strongly_connected_components(g):
+                if len(comp) < 2:
+                    continue
+                cycle = [u for u, _v in nx.find_cycle(g.subgraph(comp))]
                 names = " → ".join(nodes[n].title for n in (*cycle, cycle[0]))
                 add(Issue("subagent_cycle", E, tuple(cycle), f"Subagent links form a cycle: {names}."))
 
@@ -335,13 +356,11 @@ def _check_subagent_link(source: str, target: str, th: str, src: Node, tgt: Node
 
 
 def _check_branches(workflow: Workflow, index: GraphIndex, reachable: set[str], add) -> None:
-    handles_out: dict[str, set[str]] = defaultdict(set)
-    for c in workflow.connections:
-        if c.sourceHandle != "subagent" and c.target in index.nodes:
-            handles_out[c.source].add(c.sourceHandle or "output")
     for nid in reachable:
         n = index.nodes[nid]
-        hs = handles_out.get(nid, set())
+        if n.type not in ("if", "approval"):
+            continue
+        hs = {c.sourceHandle or "output" for c in index.exec_links_from.get(nid, ()) if c.target in index.nodes}
         if n.type == "if":
             ncond = len(n.data.conditions)  # type: ignore[attr-defined]
             valid = {f"condition-{k}" for k in range(ncond)} | ({"true"} if ncond else set()) | {"false"}
@@ -356,14 +375,34 @@ def _check_branches(workflow: Workflow, index: GraphIndex, reachable: set[str], 
 
 def _check_exec_cycles(index: GraphIndex, reachable: set[str], add) -> None:
     """Warn about execution cycles (reachable from start) that no link leaves."""
-    # Iterative Tarjan on the reachable execution subgraph (networkx would need a copy of it).
     out = index.exec_out
+    nodes = index.nodes
+    # Peel off the acyclic part first (Kahn): a node no remaining node links to is on no
+    # cycle. On the usual acyclic flow this settles everything in one cheap pass.
+    indegree = dict.fromkeys(reachable, 0)
+    for nid in reachable:
+        for nxt in out.get(nid, ()):
+            if nxt in indegree:
+                indegree[nxt] += 1
+    ready = [nid for nid, d in indegree.items() if d == 0]
+    while ready:
+        nid = ready.pop()
+        del indegree[nid]
+        for nxt in out.get(nid, ()):
+            if nxt in indegree:
+                indegree[nxt] -= 1
+                if indegree[nxt] == 0:
+                    ready.append(nxt)
+    if not indegree:
+        return
+    rest = set(indegree)  # nodes on a cycle or downstream of one
+    # Iterative Tarjan on what is left (networkx would need a copy of the subgraph).
     counter = 0
     idx: dict[str, int] = {}
     low: dict[str, int] = {}
     on_stack: set[str] = set()
     stack: list[str] = []
-    for root in reachable:
+    for root in rest:
         if root in idx:
             continue
         work = [(root, iter(out.get(root, ())))]
@@ -375,7 +414,7 @@ def _check_exec_cycles(index: GraphIndex, reachable: set[str], add) -> None:
             node, it = work[-1]
             advanced = False
             for nxt in it:
-                if nxt not in index.nodes:
+                if nxt not in rest:
                     continue
                 if nxt not in idx:
                     idx[nxt] = low[nxt] = counter
@@ -405,13 +444,26 @@ def _check_exec_cycles(index: GraphIndex, reachable: set[str], add) -> None:
 
 
 def _maybe_warn_cycle(comp: list[str], index: GraphIndex, add) -> None:
+    """Warn when a loop can never end by itself.
+
+    An agent follows all of its links, so an agent's link out of the loop does not end it
+    (the loop goes on beside the branch that left). Only a choice ends a loop: an if or
+    approval in it with some branch (handle) that does not lead back into the loop, either
+    because it leads elsewhere or because nothing is linked to it (the branch just ends).
+    """
     members = set(comp)
     if len(comp) == 1 and comp[0] not in index.exec_out.get(comp[0], ()):
         return  # not a cycle
     for nid in comp:
-        for nxt in index.exec_out.get(nid, ()):
-            if nxt not in members:
-                return
+        node = index.nodes[nid]
+        if node.type not in ("if", "approval"):
+            continue
+        loops_back: set[str] = set()
+        for c in index.exec_links_from.get(nid, ()):
+            if c.target in members:
+                loops_back.add("condition-0" if c.sourceHandle == "true" else (c.sourceHandle or "output"))
+        if any(h not in loops_back for h in source_handles(node)):
+            return
     names = " → ".join(index.nodes[n].title for n in comp[:6]) + (" …" if len(comp) > 6 else "")
     add(Issue("execution_cycle_no_exit", Severity.WARNING, tuple(sorted(comp)),
               f"These steps form a loop with no way out: {names}. The run stops at the visit limit."))

@@ -105,15 +105,19 @@ def _error_detail(body: bytes, *secrets: str | None) -> tuple[str, str]:
     return redact(message, *secrets), code
 
 
-def _describe_transport_error(err: httpx.HTTPError, url: str, secret: str | None) -> LLMError:
+def _describe_transport_error(err: httpx.HTTPError, url: str, secret: str | None,
+                              timeout: httpx.Timeout | None = None) -> LLMError:
     detail = redact(str(err) or type(err).__name__, secret)
     if isinstance(err, httpx.ConnectTimeout):
-        return LLMError(f"Timed out connecting to {url}. Is the server reachable?")
+        after = f" after {timeout.connect:g} s" if timeout and timeout.connect else ""
+        return LLMError(f"Timed out connecting to {url}{after}. Is the server reachable?")
     if isinstance(err, httpx.ConnectError):
         return LLMError(f"Could not connect to {url}: connection refused or host unreachable ({detail}). "
                         "Is the server running, and is the base URL right?")
     if isinstance(err, httpx.TimeoutException):
-        return LLMError(f"Timed out waiting for {url} to answer ({type(err).__name__}).")
+        quiet = f"sent nothing for {timeout.read:g} s" if timeout and timeout.read else "did not answer in time"
+        return LLMError(f"Timed out waiting for {url}: the server {quiet} ({type(err).__name__}). "
+                        "Raise http.readTimeout in the settings for slow models.")
     if isinstance(err, (httpx.RemoteProtocolError, httpx.ReadError)):
         return LLMError(f"The connection to {url} was cut before the answer was complete ({detail}).")
     return LLMError(f"HTTP error talking to {url}: {detail}")
@@ -129,7 +133,7 @@ async def _send(client: httpx.AsyncClient, url: str, payload: dict[str, Any], he
         try:
             resp = await client.send(request, stream=True)
         except httpx.HTTPError as err:
-            raise _describe_transport_error(err, url, secret) from None
+            raise _describe_transport_error(err, url, secret, client.timeout) from None
         status = resp.status_code
         if status < 400:
             return resp
@@ -172,14 +176,15 @@ async def post_stream(client: httpx.AsyncClient, url: str, payload: dict[str, An
     try:
         yield resp
     except httpx.HTTPError as err:
-        raise _describe_transport_error(err, url, secret) from None
+        raise _describe_transport_error(err, url, secret, client.timeout) from None
     finally:
         await resp.aclose()
 
 
 async def iter_sse(resp: httpx.Response) -> AsyncIterator[tuple[str, str]]:
     """(event, data) pairs of a ``text/event-stream`` body (W3C SSE framing)."""
-    event, data = "", []
+    event = ""
+    data: list[str] = []
     async for line in resp.aiter_lines():
         if not line:
             if data:

@@ -151,5 +151,6 @@ class AnthropicProvider(HttpChatProvider):
                    (b.get("type") != "text" or b.get("text"))]
         messages.append({"role": "assistant", "content": content})
         messages.append({"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": c.id, "content": r, **({"is_error": True} if r.startswith("Error:") else {})}
-            for c, r in zip(turn.calls, results)]})
+            {"type": "tool_result", "tool_use_id": c.id, "content": r,
+             **({"is_error": True} if r.startswith("Error:") else {})}
+            for c, r in zip(turn.calls, results, strict=True)]})

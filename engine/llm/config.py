@@ -31,7 +31,7 @@ from .base import ProviderConfigError
 __all__ = [
     "ModelInfo", "ProviderInfo", "HttpSettings", "Settings", "config_dir", "settings_path", "load_catalogue",
     "load_settings", "providers", "provider_info", "api_key_for", "searxng_url", "web_search_available",
-    "is_local_url", "redact", "KEYRING_SERVICE",
+    "is_local_url", "redact", "store_api_key", "KEYRING_SERVICE",
 ]
 
 log = logging.getLogger("flowdesk.llm")
@@ -174,6 +174,22 @@ def _keyring_lookup(user: str) -> str | None:
         log.debug("no key from the OS keyring for %s (%s)", user, type(err).__name__)
         return None
     return value or None
+
+
+def store_api_key(provider_id: str, key: str) -> None:
+    """Save a key in the OS keyring (the only place Flowdesk ever stores one).
+
+    Raises :class:`ProviderConfigError` (without the key in its message) when no keyring
+    backend can take it; the caller then tells the user to use the environment variable.
+    """
+    try:
+        import keyring
+
+        keyring.set_password(KEYRING_SERVICE, provider_id, key)
+    except Exception as err:  # no backend, locked, denied
+        raise ProviderConfigError(
+            f"The OS keyring could not store the key for '{provider_id}' ({type(err).__name__}); set the "
+            "provider's API key environment variable instead.") from None
 
 
 def api_key_for(info: ProviderInfo) -> str | None:

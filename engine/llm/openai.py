@@ -122,7 +122,10 @@ class OpenAIProvider(HttpChatProvider):
                     parts.append(text)
                     ctx.delta(text)
                 for tc in delta.get("tool_calls") or []:
-                    entry = calls.setdefault(int(tc.get("index", len(calls))), {"id": "", "name": "", "args": []})
+                    idx = tc.get("index")
+                    if idx is None:  # servers that omit it: a new id starts a call, fragments extend the last
+                        idx = len(calls) if tc.get("id") or not calls else max(calls)
+                    entry = calls.setdefault(int(idx), {"id": "", "name": "", "args": []})
                     if tc.get("id"):
                         entry["id"] = tc["id"]
                     fn = tc.get("function") or {}
@@ -144,5 +147,5 @@ class OpenAIProvider(HttpChatProvider):
             "role": "assistant", "content": turn.text or None,
             "tool_calls": [{"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
                            for c in turn.calls]})
-        for call, result in zip(turn.calls, results):
+        for call, result in zip(turn.calls, results, strict=True):
             messages.append({"role": "tool", "tool_call_id": call.id, "content": result})

@@ -43,11 +43,18 @@ class _ModelOverride:
         return await self.inner.complete(dataclasses.replace(invocation, model=self.model), ctx)
 
 
+# Providers built in code rather than from the catalogue, checked first (tests and embedders
+# may add or replace entries). ``echo`` lives here so it never reads any configuration.
+_FACTORIES: dict[str, Callable[..., LLMProvider]] = {
+    "echo": lambda **_: EchoProvider(),
+}
+
+
 def available_providers() -> list[str]:
     try:
-        return sorted(providers())
+        return sorted(set(providers()) | set(_FACTORIES))
     except ProviderConfigError:
-        return ["echo"]
+        return sorted(_FACTORIES)
 
 
 def default_provider(base_url: str | None = None) -> str:
@@ -79,8 +86,9 @@ def _base_url_for(info: ProviderInfo, override: str | None) -> str:
 
 def build_provider(name: str, *, base_url: str | None = None, **kwargs: object) -> LLMProvider:
     """A provider instance for the id ``name`` (``kwargs`` go to HTTP providers, for tests)."""
-    if name == "echo":
-        return EchoProvider()
+    factory = _FACTORIES.get(name)
+    if factory is not None:
+        return factory(base_url=base_url)
     settings = load_settings()
     table = providers(settings)
     info = table.get(name)
@@ -89,7 +97,7 @@ def build_provider(name: str, *, base_url: str | None = None, **kwargs: object) 
             f"Unknown LLM provider '{name}'. Available: {', '.join(sorted(table))}. Other OpenAI-compatible "
             "servers can be used with --base-url URL, or added under 'providers' in the Flowdesk settings file.")
     if info.kind == "echo":
-        return EchoProvider()
+        return _FACTORIES["echo"](base_url=base_url)
     if info.kind == "local":
         from .local import LocalProvider
 
@@ -100,8 +108,9 @@ def build_provider(name: str, *, base_url: str | None = None, **kwargs: object) 
         raise ProviderConfigError(
             f"Provider '{info.id}' needs an API key for {url}: set the environment variable {info.api_key_env}, "
             f"or store it in the OS keyring (`keyring set {KEYRING_SERVICE} {info.id}`).")
-    common = dict(base_url=url, api_key=key, provider_id=info.id, models={m.id: m for m in info.models},
-                  default_model=info.default_model, http=settings.http, searxng_url=searxng_url(settings))
+    common: dict[str, object] = dict(base_url=url, api_key=key, provider_id=info.id,
+                                     models={m.id: m for m in info.models}, default_model=info.default_model,
+                                     http=settings.http, searxng_url=searxng_url(settings))
     common.update(kwargs)
     if info.kind == "anthropic":
         from .anthropic import AnthropicProvider

@@ -77,7 +77,8 @@ class WebSearch:
         lines = []
         for i, r in enumerate(results[: self.max_results], 1):
             if isinstance(r, dict):
-                lines.append(f"{i}. {r.get('title', '').strip()} — {r.get('url', '')}\n   {str(r.get('content', '')).strip()}")
+                title, snippet = str(r.get("title", "")).strip(), str(r.get("content", "")).strip()
+                lines.append(f"{i}. {title} — {r.get('url', '')}\n   {snippet}")
         return "\n".join(lines)
 
 

@@ -105,7 +105,7 @@ def test_run_ctrl_c_exits_4(tmp_path: Path) -> None:
         "import sys\n"
         "from engine.llm import registry\n"
         "from engine.llm.echo import EchoProvider\n"
-        "registry.EchoProvider = lambda: EchoProvider(delay=30)\n"
+        "registry._FACTORIES['echo'] = lambda **_: EchoProvider(delay=30)\n"
         "from engine.cli import main\n"
         "sys.exit(main(sys.argv[1:]))\n")
     proc = subprocess.Popen([sys.executable, str(script), "run", str(SAMPLES / "hello.flow.json"), "--provider", "echo",

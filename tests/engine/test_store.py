@@ -28,7 +28,7 @@ SLOW_CLI = (
     "from engine.llm import registry\n"
     "from engine.llm.echo import EchoProvider\n"
     "delay = float(os.environ.get('ECHO_DELAY', '0'))\n"
-    "registry.EchoProvider = lambda: EchoProvider(delay=delay)\n"
+    "registry._FACTORIES['echo'] = lambda **_: EchoProvider(delay=delay)\n"
     "from engine.cli import main\n"
     "sys.exit(main(sys.argv[1:]))\n"
 )
@@ -65,15 +65,16 @@ def test_sigkill_mid_run_leaves_interrupted_run_with_committed_events(data_dir: 
                             env={**os.environ, "ECHO_DELAY": "0.05", "PYTHONPATH": str(ROOT)})
     assert proc.stdout is not None
     printed: list[dict] = []
-    for line in proc.stdout:
-        printed.append(json.loads(line))
+    while True:
+        printed.append(json.loads(proc.stdout.readline()))
         if printed[-1]["type"] == "llm_response" and printed[-1]["nodeId"] == "a5":
             break
     time.sleep(0.4)  # > the 100 ms batch interval: what was printed before now is committed
     cutoff = len(printed)
     proc.send_signal(signal.SIGKILL)
-    rest, _ = proc.communicate(timeout=10)
-    printed += jsonl(rest)
+    proc.wait(timeout=10)
+    # Read the rest from the same buffered reader (communicate() would skip its buffer).
+    printed += jsonl(proc.stdout.read())
     res = cli("runs", "--json")
     assert res.returncode == 0, res.stderr
     listed = json.loads(res.stdout)
@@ -121,10 +122,12 @@ def test_two_concurrent_runs_lose_no_events(data_dir: Path, tmp_path: Path) -> N
     procs = [subprocess.Popen([sys.executable, "-c", SLOW_CLI, "run", str(f), "--provider", "echo", "--jsonl"],
                               cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                               env={**os.environ, "ECHO_DELAY": "0.001", "PYTHONPATH": str(ROOT)}) for f in (a, b)]
-    outs = [p.communicate(timeout=120)[0] for p in procs]
+    results = [p.communicate(timeout=120) for p in procs]
+    outs = [out for out, _ in results]
     assert [p.returncode for p in procs] == [0, 0]
     store = RunStore()
     runs = {r.workflow_name: r for r in store.list_runs()}
+    assert set(runs) == {"left", "right"}, [err for _, err in results]
     for name, out in zip(("left", "right"), outs):
         stored = [e.to_wire() for e in store.events(runs[name].id)]
         assert stored == jsonl(out)
@@ -242,6 +245,19 @@ def test_list_filter_and_pagination(data_dir: Path) -> None:
     assert store.workflow_names() == ["A", "B"]
     store.delete_run("r00")
     assert store.count_runs() == 24 and store.events("r00") == []
+
+
+def test_event_counts_of_a_page(data_dir: Path) -> None:
+    from engine import RunEvent
+
+    store = RunStore()
+    wf = flow([start()], [])
+    for i, n in enumerate((0, 3, 7)):
+        store.create_run(f"c{i}", wf, status="completed")
+        if n:
+            store.append_events(f"c{i}", 0, [RunEvent("s", "step_start", str(k)) for k in range(n)])
+    assert store.event_counts(["c2", "c0", "c1", "nope"]) == {"c2": 7, "c0": 0, "c1": 3, "nope": 0}
+    assert store.event_counts([]) == {}
 
 
 def test_agentflow_record_export_and_import(data_dir: Path) -> None:

@@ -212,3 +212,28 @@ async def test_cancel_while_subagents_stream_closes_every_connection(server, fas
     errors = [e.json_content() for e in run.events if e.type == "subagent_call_error"]
     assert sorted(e["subagentNodeId"] for e in errors) == ["k1", "k2"]
     assert all(e["message"] == "cancelled" for e in errors)
+
+
+async def test_cancel_before_the_server_answers_closes_the_connection(server, fast):
+    server.push(Reply(delay=10, body=b"{}"))
+    run = make_run(flow(agent("a", "A")), server, fast)
+    task = asyncio.create_task(run.start())
+    await asyncio.to_thread(server.wait_for_requests, 1)
+    started = time.monotonic()
+    run.cancel()
+    assert await asyncio.wait_for(task, 2) == RunStatus.CANCELLED
+    assert await asyncio.to_thread(server.requests[0].disconnected.wait, 1.0)
+    assert time.monotonic() - started < 1.5
+
+
+async def test_cancel_during_a_retry_wait_is_prompt(server):
+    server.push(error_reply(503, "busy", retry_after="30"))
+    kwargs = {"http": HttpSettings(connectTimeout=1, readTimeout=2), "retry": RetryPolicy(max_retries=2)}
+    run = make_run(flow(agent("a", "A")), server, kwargs)
+    task = asyncio.create_task(run.start())
+    await asyncio.to_thread(server.wait_for_requests, 1)
+    await asyncio.sleep(0.1)
+    started = time.monotonic()
+    run.cancel()
+    assert await asyncio.wait_for(task, 2) == RunStatus.CANCELLED
+    assert time.monotonic() - started < 1 and len(server.requests) == 1

@@ -88,3 +88,102 @@ async def test_local_model_cancel_is_prompt():
     run.cancel()
     assert await asyncio.wait_for(task, 5) == RunStatus.CANCELLED
     assert time.monotonic() - started < 1
+
+
+class FakeLlama:
+    """Stands in for llama_cpp.Llama: yields chunks from a thread, records prompts and early stops."""
+
+    def __init__(self, words: list[str], pause: float = 0.0) -> None:
+        import threading
+
+        self.words, self.pause = words, pause
+        self.prompts: list[list[dict]] = []
+        self.yielded = 0
+        self.closed = threading.Event()
+        self.threads: set[str] = set()
+
+    def create_chat_completion(self, messages, stream, max_tokens):
+        import threading
+        import time
+
+        assert stream is True and max_tokens > 0
+        self.prompts.append(messages)
+        self.threads.add(threading.current_thread().name)
+        try:
+            for w in self.words:
+                if self.pause:
+                    time.sleep(self.pause)
+                self.yielded += 1
+                yield {"choices": [{"index": 0, "delta": {"content": w}, "finish_reason": None}]}
+        finally:
+            self.closed.set()
+
+
+@pytest.fixture
+def fake_llama(monkeypatch, tmp_path):
+    gguf = tmp_path / "fake.gguf"
+    gguf.write_bytes(b"GGUF")
+    monkeypatch.setenv("FLOWDESK_LOCAL_MODEL", str(gguf))
+    monkeypatch.setattr(local_mod, "_llama_installed", lambda: True)
+    fake = FakeLlama(["Hello", " from", " a", " thread."])
+    monkeypatch.setattr(local_mod, "_load", lambda path, n_ctx: fake)
+    return fake
+
+
+async def test_local_streams_from_a_worker_thread(fake_llama):
+    import threading
+
+    from engine import Run
+
+    run = Run(flow(agent("a", "A")), make_resolver("local"), delta_interval=0.0)
+    assert await run.start() == RunStatus.COMPLETED, run.error
+    assert [e.content for e in run.events if e.type == "llm_delta"] == ["Hello", " from", " a", " thread."]
+    response = next(e for e in run.events if e.type == "llm_response")
+    assert response.content == "Hello from a thread." and response.to_wire()["usage"] == {"completion_tokens": 4}
+    assert threading.current_thread().name not in fake_llama.threads
+    assert fake_llama.prompts[0] == [{"role": "system", "content": "You are A."},
+                                     {"role": "user", "content": "Question?"}]
+
+
+async def test_local_delegates_to_subagents_once(fake_llama):
+    from engine import Run
+
+    wf = flow(agent("p", "Parent", subagents=True), agent("k", "Kid"), links=[("p", "k")])
+    run = Run(wf, make_resolver("local"), delta_interval=0.0)
+    assert await run.start() == RunStatus.COMPLETED, run.error
+    kinds = [str(e.type) for e in run.events if str(e.type).startswith("subagent_")]
+    assert kinds == ["subagent_call_start", "subagent_call_end"]
+    parent_prompt = fake_llama.prompts[-1][1]["content"]
+    assert parent_prompt == "Question?\n\nAnswer from Kid:\nHello from a thread."
+
+
+async def test_local_cancel_stops_generation(fake_llama):
+    import time
+
+    from engine import Run
+
+    fake_llama.words = [f"w{i} " for i in range(200)]
+    fake_llama.pause = 0.02
+    run = Run(flow(agent("a", "A")), make_resolver("local"), delta_interval=0.0)
+    got = asyncio.Event()
+    run.add_listener(lambda ev: got.set() if ev.type == "llm_delta" else None)
+    task = asyncio.create_task(run.start())
+    await asyncio.wait_for(got.wait(), 5)
+    started = time.monotonic()
+    run.cancel()
+    assert await asyncio.wait_for(task, 2) == RunStatus.CANCELLED
+    assert await asyncio.to_thread(fake_llama.closed.wait, 1.0)
+    assert time.monotonic() - started < 1 and fake_llama.yielded < 200
+
+
+async def test_local_model_error_is_an_llm_error(fake_llama, monkeypatch):
+    from engine import Run
+
+    def boom(path, n_ctx):
+        raise ValueError("failed to load model")
+
+    monkeypatch.setattr(local_mod, "_load", boom)
+    run = Run(flow(agent("a", "A")), make_resolver("local"))
+    assert await run.start() == RunStatus.FAILED
+    assert next(e for e in run.events if e.type == "llm_error").content == \
+        "The local model failed: failed to load model"

@@ -296,3 +296,44 @@ async def test_provider_called_directly_streams_to_context(server, fast):
     assert result.model == "fake-model"
     assert "api_key" not in repr(provider)
     await asyncio.sleep(0)
+
+
+async def test_exact_event_sequence_of_a_nested_call_chain(server, fast):
+    """lead → mid → leaf, one call per level: the whole log, in order."""
+    def handler(rec):
+        system, results = rec.system_prompt, rec.tool_results
+        if system == "You are Lead.":
+            if not results:
+                return openai_tool_calls([(tool_name_for("Mid", "mid"), {"input": "go"})])
+            return openai_text("lead:" + results[0], pieces=2)
+        if system == "You are Mid.":
+            if not results:
+                return openai_tool_calls([(tool_name_for("Leaf", "leaf"), {"input": "deeper"})])
+            return openai_text("mid:" + results[0])
+        return openai_text("leaf")
+
+    server.handler = handler
+    wf = flow(agent("lead", "Lead", subagents=True), agent("mid", "Mid", subagents=True), agent("leaf", "Leaf"),
+              links=[("lead", "mid"), ("mid", "leaf")])
+    run = make_run(wf, server, fast)
+    assert await run.start() == RunStatus.COMPLETED, run.error
+    got = [(e.node_id, str(e.type), e.content if not str(e.type).startswith("subagent_") else
+            (e.json_content()["subagentNodeId"], e.json_content()["depth"], e.json_content()["message"]))
+           for e in run.events]
+    assert got == [
+        ("system", "run_status", "running"),
+        ("start", "step_start", "Start"),
+        ("lead", "step_start", "Lead"),
+        ("lead", "start_prompt", "Question?"),
+        ("lead", "subagent_call_start", ("mid", 1, "go")),
+        ("mid", "subagent_call_start", ("leaf", 2, "deeper")),
+        ("mid", "subagent_call_end", ("leaf", 2, "leaf")),
+        ("lead", "subagent_call_end", ("mid", 1, "mid:leaf")),
+        ("lead", "llm_delta", "lead:mi"),
+        ("lead", "llm_delta", "d:leaf"),
+        ("lead", "llm_response", "lead:mid:leaf"),
+        ("system", "run_status", "completed"),
+    ]
+    ids = [e.json_content() for e in run.events if str(e.type).startswith("subagent_")]
+    assert ids[0]["callId"] == ids[3]["callId"] and ids[1]["callId"] == ids[2]["callId"]
+    assert ids[1]["parentCallId"] == ids[0]["callId"] and ids[0]["parentCallId"] is None

@@ -152,3 +152,26 @@ def test_is_local_url_and_redact():
     assert is_local_url("http://[::1]:8/v1") and not is_local_url("https://api.openai.com/v1")
     assert not is_local_url(None)
     assert redact("key sk-proj-abcdef123456 and MYSECRET", "MYSECRET") == "key sk-*** and ***"
+
+
+def test_store_api_key_goes_to_the_keyring_only(monkeypatch, isolated_config):
+    from engine.llm.config import store_api_key
+
+    saved = {}
+    module = pytypes.ModuleType("keyring")
+    module.set_password = lambda service, user, key: saved.__setitem__((service, user), key)
+    module.get_password = lambda service, user: saved.get((service, user))
+    monkeypatch.setitem(sys.modules, "keyring", module)
+    monkeypatch.setenv("FLOWDESK_KEYRING", "1")
+    store_api_key("anthropic", "sk-ant-stored-999999")
+    assert saved == {("flowdesk", "anthropic"): "sk-ant-stored-999999"}
+    assert api_key_for(provider_info("anthropic")) == "sk-ant-stored-999999"
+    assert not any(isolated_config.iterdir())  # nothing written to the config folder
+
+    def refuse(service, user, key):
+        raise RuntimeError(f"backend refused {key}")
+
+    module.set_password = refuse
+    with pytest.raises(ProviderConfigError) as err:
+        store_api_key("openai", "sk-never-shown-123456")
+    assert "sk-never-shown" not in str(err.value) and err.value.__cause__ is None

@@ -57,6 +57,7 @@ async def test_no_key_in_workflow_events_snapshot_or_logs(server, fast, monkeypa
     assert SECRET not in json.dumps(run.snapshot())
     saved = tmp_path / "saved.flow.json"
     save_workflow(wf, saved)
+    assert "Lead researcher" in saved.read_text()
     assert SECRET not in saved.read_text() and SECRET not in dumps_workflow(wf)
     assert caplog.records and SECRET not in caplog.text
     assert all(SECRET not in p.read_text(errors="replace") for p in isolated_config.rglob("*") if p.is_file())
@@ -103,6 +104,11 @@ def test_cli_runs_the_research_sample_against_the_fake_server(server, isolated_c
         ("subagent_call_start", "facts"), ("subagent_call_start", "skeptic")]
     assert all(s["depth"] == 1 and s["parentNodeId"] == "lead" and s["parentCallId"] is None for s in subs)
     assert all(e["timestamp"].endswith("Z") for e in events)
+    # the run was recorded in the run store (and settings folder): no key in any file there
+    for folder in (os.environ.get("FLOWDESK_DATA_DIR"), str(isolated_config)):
+        for p in Path(folder or isolated_config).rglob("*"):
+            if p.is_file():
+                assert SECRET.encode() not in p.read_bytes(), p
 
 
 def test_cli_without_a_key_says_how_to_configure(capsys):
@@ -121,3 +127,13 @@ def test_cli_connection_refused_fails_with_the_url(capsys):
     assert code == 1
     err = capsys.readouterr().err
     assert "Could not connect to" in err and url in err
+
+
+def test_cli_validate_warns_when_web_search_has_no_backend(tmp_path, capsys, monkeypatch):
+    path = tmp_path / "search.flow.json"
+    save_workflow(flow(agent("a", "A", web_search=True)), path)
+    assert cli_main(["validate", str(path)]) == 0
+    assert "web_search_unconfigured" in capsys.readouterr().out
+    monkeypatch.setenv("FLOWDESK_SEARXNG_URL", "http://127.0.0.1:8888")
+    assert cli_main(["validate", str(path)]) == 0
+    assert "web_search_unconfigured" not in capsys.readouterr().out

@@ -1,0 +1,1 @@
+"""The canvas: a QGraphicsScene projection of the document, its view and interactions."""

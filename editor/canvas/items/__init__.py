@@ -1,0 +1,1 @@
+"""Scene items: one NodeItem paints a node with its ports; EdgeItem is a lean cached path."""

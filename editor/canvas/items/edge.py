@@ -1,0 +1,113 @@
+"""EdgeItem: one link, a cubic bezier between two port positions.
+
+The path, bounding rect and hit shape are rebuilt only when an endpoint moves
+(:meth:`set_ends`), never in ``paint()``; the item has no children and no cache.
+Execution links run left to right with an arrow; subagent links run top-down, dashed
+and in their own colour.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtGui import QBrush, QPainter, QPainterPath, QPainterPathStroker, QPolygonF
+from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem, QWidget
+
+from ..style import EDGE, EDGE_SUB, SELECT, pen
+
+
+def bezier(a: QPointF, b: QPointF, vertical: bool) -> QPainterPath:
+    path = QPainterPath(a)
+    if vertical:
+        dy = max(40.0, abs(b.y() - a.y()) * 0.5)
+        path.cubicTo(QPointF(a.x(), a.y() + dy), QPointF(b.x(), b.y() - dy), b)
+    else:
+        dx = max(50.0, abs(b.x() - a.x()) * 0.5)
+        path.cubicTo(QPointF(a.x() + dx, a.y()), QPointF(b.x() - dx, b.y()), b)
+    return path
+
+
+class EdgeItem(QGraphicsItem):
+    def __init__(self, key: tuple[str, str, str, str], subagent: bool) -> None:
+        super().__init__()
+        self.key = key
+        self.subagent = subagent
+        self._path = QPainterPath()
+        self._shape: QPainterPath | None = None
+        self._rect = QRectF()
+        self._arrow = QPolygonF()
+        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable, True)
+        self.setZValue(-1.0)
+        self.setAcceptHoverEvents(False)
+
+    def set_ends(self, a: QPointF, b: QPointF) -> None:
+        self.prepareGeometryChange()
+        self._path = bezier(a, b, self.subagent)
+        self._shape = None
+        if self.subagent:
+            self._arrow = QPolygonF()
+        else:
+            # The tip stops at the port's rim so the port circle does not hide it.
+            self._arrow = QPolygonF([QPointF(b.x() - 16, b.y() - 5), QPointF(b.x() - 7, b.y()), QPointF(b.x() - 16, b.y() + 5)])
+        self._rect = self._path.controlPointRect().adjusted(-8, -8, 8, 8)
+
+    def boundingRect(self) -> QRectF:
+        return self._rect
+
+    def shape(self) -> QPainterPath:
+        if self._shape is None:  # built on first hit test only: most links are never clicked
+            stroker = QPainterPathStroker()
+            stroker.setWidth(12.0)
+            self._shape = stroker.createStroke(self._path)
+        return self._shape
+
+    def path(self) -> QPainterPath:
+        return self._path
+
+    def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
+        selected = self.isSelected()
+        color = SELECT if selected else (EDGE_SUB if self.subagent else EDGE)
+        lod = QStyleOptionGraphicsItem.levelOfDetailFromTransform(painter.worldTransform())
+        if lod < 0.35 and not selected:
+            # Zoomed far out: a thin cosmetic line without antialiasing is the raster engine's fast path.
+            painter.setRenderHint(QPainter.RenderHint.Antialiasing, False)
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.setPen(pen(color.name(), 0.0))
+            painter.drawPath(self._path)
+            return
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)  # the view does not save painter state
+        width = 3.2 if selected else 2.0
+        painter.setPen(pen(color.name(), width, self.subagent))
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        painter.drawPath(self._path)
+        if not self._arrow.isEmpty():
+            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setBrush(QBrush(color))
+            painter.drawPolygon(self._arrow)
+
+
+class DragEdgeItem(QGraphicsItem):
+    """The live bezier shown while a link is being dragged."""
+
+    def __init__(self, subagent: bool) -> None:
+        super().__init__()
+        self.subagent = subagent
+        self.ok = True
+        self._path = QPainterPath()
+        self._rect = QRectF()
+        self.setZValue(10.0)
+
+    def set_ends(self, a: QPointF, b: QPointF, ok: bool) -> None:
+        self.prepareGeometryChange()
+        self.ok = ok
+        self._path = bezier(a, b, self.subagent)
+        self._rect = self._path.controlPointRect().adjusted(-6, -6, 6, 6)
+
+    def boundingRect(self) -> QRectF:
+        return self._rect
+
+    def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
+        color = (EDGE_SUB if self.subagent else SELECT) if self.ok else EDGE
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+        painter.setBrush(Qt.BrushStyle.NoBrush)  # painter state is not saved between items
+        painter.setPen(pen(color.name(), 2.4, True))
+        painter.drawPath(self._path)

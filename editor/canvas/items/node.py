@@ -1,0 +1,306 @@
+"""NodeItem: paints one node - body, title, preview text, ports and validation badge.
+
+Holds the node id and display state only (no document, view or engine references). Its
+geometry comes from :func:`editor.canvas.style.node_layout` and is rebuilt when the node's
+data changes (:meth:`set_node`). Uses ``DeviceCoordinateCache``; level of detail skips
+text when zoomed out.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtGui import QBrush, QColor, QPainter, QPainterPath, QPolygonF
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsSceneHoverEvent, QStyleOptionGraphicsItem, QWidget
+
+from engine import Node
+
+from ..style import (BADGE_R, CORNER, ERROR, FIND_HIT, GRID, KIND_COLOR, LINE_H, NODE_BG, NODE_BORDER, NODE_MUTED,
+                     NODE_TEXT, PAD, ROW_H, SELECT, TARGET_OK, TITLE_H, WARNING, NodeLayout, font, handle_tooltip,
+                     metrics, node_layout, pen)
+from .port import PortHit, hit, paint_port
+
+
+def _icon_path(kind: str, cx: float, cy: float) -> QPainterPath:
+    """A small type glyph drawn as a path (no font dependency)."""
+    p = QPainterPath()
+    if kind == "start":
+        p.addPolygon(QPolygonF([QPointF(cx - 4, cy - 6), QPointF(cx + 6, cy), QPointF(cx - 4, cy + 6)]))
+        p.closeSubpath()
+    elif kind == "if":
+        p.addPolygon(QPolygonF([QPointF(cx, cy - 7), QPointF(cx + 7, cy), QPointF(cx, cy + 7), QPointF(cx - 7, cy)]))
+        p.closeSubpath()
+    elif kind == "approval":
+        p.moveTo(cx - 6, cy)
+        p.lineTo(cx - 2, cy + 5)
+        p.lineTo(cx + 6, cy - 5)
+    elif kind == "subagent":
+        p.addEllipse(QPointF(cx, cy - 3), 3.2, 3.2)
+        p.addEllipse(QPointF(cx - 5, cy + 4), 2.6, 2.6)
+        p.addEllipse(QPointF(cx + 5, cy + 4), 2.6, 2.6)
+    else:  # agent: a four-pointed spark
+        p.moveTo(cx, cy - 7)
+        p.quadTo(cx + 1.5, cy - 1.5, cx + 7, cy)
+        p.quadTo(cx + 1.5, cy + 1.5, cx, cy + 7)
+        p.quadTo(cx - 1.5, cy + 1.5, cx - 7, cy)
+        p.quadTo(cx - 1.5, cy - 1.5, cx, cy - 7)
+    return p
+
+
+class NodeItem(QGraphicsItem):
+    def __init__(self, node: Node, as_subagent: bool = False) -> None:
+        super().__init__()
+        self.node_id = node.id
+        self.layout: NodeLayout = node_layout(node, as_subagent)
+        self._port_tips = self._tips(node)
+        self._rect = QRectF()
+        self.connected: set[str] = set()  # handles with at least one link
+        self.issue_severity: str | None = None
+        self.issue_text = ""
+        self.dimmed = False
+        self.target_state: str | None = None  # "ok" | "refused" while a link hovers it
+        self.found = False
+        self.snap = False
+        self._update_rect()
+        self.setFlags(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable | QGraphicsItem.GraphicsItemFlag.ItemIsMovable
+                      | QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges)
+        self.setAcceptHoverEvents(True)
+        self.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+        self.setPos(node.x, node.y)
+        self.setToolTip(self._body_tooltip())
+
+    # ------------------------------------------------------------------ state from the scene
+    def _tips(self, node: Node) -> dict[str, str]:
+        # Display state copied out of the model: the item keeps no reference to it.
+        return {h: handle_tooltip(node, h) for h in [h for h, _, _ in self.layout.outputs] + ["input"]}
+
+    def set_node(self, node: Node, as_subagent: bool) -> None:
+        self.prepareGeometryChange()
+        self.layout = node_layout(node, as_subagent)
+        self._port_tips = self._tips(node)
+        self._update_rect()
+        self.setToolTip(self._body_tooltip())
+        self.update()
+
+    def _update_rect(self) -> None:
+        lay = self.layout
+        # Room for ports on the sides and the badge, which grows when zoomed out.
+        self._rect = QRectF(-10, -2 * BADGE_R - 4, lay.width + 2 * BADGE_R + 14, lay.height + 2 * BADGE_R + 16)
+
+    def set_issues(self, severity: str | None, text: str) -> None:
+        if (severity, text) != (self.issue_severity, self.issue_text):
+            self.issue_severity, self.issue_text = severity, text
+            self.update()
+
+    def set_dimmed(self, dimmed: bool) -> None:
+        if dimmed != self.dimmed:
+            self.dimmed = dimmed
+            self.update()
+
+    def set_target_state(self, state: str | None) -> None:
+        if state != self.target_state:
+            self.target_state = state
+            self.update()
+
+    def set_found(self, found: bool) -> None:
+        if found != self.found:
+            self.found = found
+            self.update()
+
+    def set_connected(self, handles: set[str]) -> None:
+        if handles != self.connected:
+            self.connected = set(handles)
+            self.update()
+
+    def port_scene_pos(self, handle: str | None) -> QPointF:
+        return self.pos() + self.layout.port_pos(handle)
+
+    def port_at(self, local: QPointF) -> PortHit | None:
+        lay = self.layout
+        for h, p, _ in lay.outputs:
+            if hit(local, p):
+                return PortHit(self.node_id, h, True)
+        if lay.input_pos is not None and hit(local, lay.input_pos):
+            return PortHit(self.node_id, "input", False)
+        return None
+
+    def chevron_rect(self) -> QRectF:
+        """The collapse/expand toggle at the right of the title bar."""
+        return QRectF(self.layout.width - 30, (TITLE_H - 20) / 2, 20, 20)
+
+    def badge_rect(self) -> QRectF:
+        w = self.layout.width
+        return QRectF(w - BADGE_R - 2, -BADGE_R + 2, 2 * BADGE_R, 2 * BADGE_R)
+
+    def _body_tooltip(self) -> str:
+        lay = self.layout
+        kind = {"subagent": "Subagent", "if": "Condition", "approval": "Approval", "start": "Start"}.get(lay.kind, "Agent")
+        return f"{lay.title} ({kind})" if lay.title != kind else kind
+
+    # ------------------------------------------------------------------ Qt overrides
+    def boundingRect(self) -> QRectF:
+        return self._rect
+
+    def shape(self) -> QPainterPath:
+        p = QPainterPath()
+        p.addRect(QRectF(-PAD, 0, self.layout.width + 2 * PAD, self.layout.height + PAD))
+        return p
+
+    def itemChange(self, change: QGraphicsItem.GraphicsItemChange, value):
+        if change == QGraphicsItem.GraphicsItemChange.ItemPositionChange:
+            # Whole pixels (or the grid) so saved files hold tidy coordinates.
+            if self.snap:
+                return QPointF(round(value.x() / GRID) * GRID, round(value.y() / GRID) * GRID)
+            return QPointF(round(value.x()), round(value.y()))
+        if change == QGraphicsItem.GraphicsItemChange.ItemPositionHasChanged:
+            scene = self.scene()
+            if scene is not None and hasattr(scene, "node_item_moved"):
+                scene.node_item_moved(self)
+        return super().itemChange(change, value)
+
+    def hoverMoveEvent(self, event: QGraphicsSceneHoverEvent) -> None:
+        # The tooltip depends on what is under the pointer: a handle, the badge, or the body.
+        pos = event.pos()
+        port = self.port_at(pos)
+        if port is not None:
+            tip = self._port_tips.get(port.handle, port.handle)
+        elif self.issue_text and self.badge_rect().adjusted(-3, -3, 3, 3).contains(pos):
+            tip = self.issue_text
+        elif self.chevron_rect().contains(pos):
+            tip = "Expand" if self.layout.collapsed else "Collapse to the title"
+        else:
+            tip = self._body_tooltip() + (f"\n{self.issue_text}" if self.issue_text else "")
+        if tip != self.toolTip():
+            self.setToolTip(tip)
+        # A crosshair over handles says "drag from here to link".
+        want = Qt.CursorShape.CrossCursor if port is not None else Qt.CursorShape.ArrowCursor
+        if self.cursor().shape() != want:
+            self.setCursor(want)
+        super().hoverMoveEvent(event)
+
+    def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
+        lay = self.layout
+        lod = QStyleOptionGraphicsItem.levelOfDetailFromTransform(painter.worldTransform())
+        color = KIND_COLOR.get(lay.kind, KIND_COLOR["agent"])
+        body = QRectF(0, 0, lay.width, lay.height)
+        # Always set: the view runs with DontSavePainterState, so state leaks between items.
+        painter.setOpacity(0.3 if self.dimmed else 1.0)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, lod > 0.3)
+        # Body and title bar
+        if self.isSelected():
+            border = pen(SELECT.name(), 2.5)
+        elif self.target_state == "ok":
+            border = pen(TARGET_OK.name(), 2.5)
+        elif self.target_state == "refused":
+            border = pen(ERROR.name(), 2.5)
+        elif self.found:
+            border = pen(FIND_HIT.name(), 2.5)
+        else:
+            border = pen(NODE_BORDER.name(), 1.0)
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(QBrush(NODE_BG))
+        painter.drawRoundedRect(body, CORNER, CORNER)
+        title = QPainterPath()
+        title.addRoundedRect(QRectF(0, 0, lay.width, TITLE_H), CORNER, CORNER)
+        if not lay.collapsed:
+            title.addRect(QRectF(0, TITLE_H - CORNER, lay.width, CORNER))
+        title.setFillRule(Qt.FillRule.WindingFill)
+        painter.setBrush(QBrush(color))
+        painter.drawPath(title.simplified())
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        painter.setPen(border)
+        painter.drawRoundedRect(body, CORNER, CORNER)
+        if lod >= 0.4:
+            self._paint_text(painter, lay)
+        # Ports
+        port_color = QColor("#c9d1d9")
+        if lay.input_pos is not None:
+            paint_port(painter, lay.input_pos, TARGET_OK if self.target_state == "ok" else port_color,
+                       "input" in self.connected, self.target_state == "ok")
+        for h, p, _ in lay.outputs:
+            c = KIND_COLOR["subagent"] if h == "subagent" else port_color
+            paint_port(painter, p, c, h in self.connected)
+        # Validation badge
+        if self.issue_severity:
+            b = self.badge_rect()
+            if lod < 0.7:  # keep the badge noticeable when zoomed out
+                grow = BADGE_R * (min(0.7 / max(lod, 0.01), 1.8) - 1)
+                b = b.adjusted(-grow, -grow, grow, grow)
+            painter.setPen(pen(NODE_BG.name(), 2.0))
+            painter.setBrush(QBrush(ERROR if self.issue_severity == "error" else WARNING))
+            painter.drawEllipse(b)
+            if lod >= 0.3:
+                painter.setPen(pen("#ffffff", 1.0))
+                painter.setFont(font("badge"))
+                painter.drawText(b, Qt.AlignmentFlag.AlignCenter, "!")
+        painter.setOpacity(1.0)
+
+    def _paint_text(self, painter: QPainter, lay: NodeLayout) -> None:
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(QBrush(QColor(255, 255, 255, 235)))
+        painter.drawPath(_icon_path(lay.kind, 18, TITLE_H / 2))
+        if lay.kind == "approval":  # the check mark is a stroke, not a fill
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.setPen(pen("#ffffff", 2.2))
+            painter.drawPath(_icon_path(lay.kind, 18, TITLE_H / 2))
+        lod = QStyleOptionGraphicsItem.levelOfDetailFromTransform(painter.worldTransform())
+        # Zoomed out, titles keep a readable size on screen and the small print is left out.
+        compact = lod < 0.7
+        role = "title"
+        if compact:
+            role = "title-large" if lod >= 0.6 else "title-huge"
+        body_role = "body-large" if lod >= 0.6 else "body-huge"
+        # Collapse chevron: pointing down when expanded, right when collapsed.
+        c = self.chevron_rect().center()
+        chevron = QPainterPath()
+        if lay.collapsed:
+            chevron.moveTo(c.x() - 2.5, c.y() - 5)
+            chevron.lineTo(c.x() + 2.5, c.y())
+            chevron.lineTo(c.x() - 2.5, c.y() + 5)
+        else:
+            chevron.moveTo(c.x() - 5, c.y() - 2.5)
+            chevron.lineTo(c.x(), c.y() + 2.5)
+            chevron.lineTo(c.x() + 5, c.y() - 2.5)
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        painter.setPen(pen("#e6e9ef", 1.8))
+        painter.drawPath(chevron)
+        painter.setFont(font(role))
+        painter.setPen(pen(NODE_TEXT.name()))
+        right = 36
+        text_w = lay.width - 34 - right
+        painter.drawText(QRectF(32, 0, text_w, TITLE_H), Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft,
+                         metrics(role).elidedText(lay.title, Qt.TextElideMode.ElideRight, text_w))
+        if lay.collapsed:
+            return
+        if compact:
+            painter.setFont(font(body_role))
+            fm = metrics(body_role)
+            y = TITLE_H + PAD - 2
+            for text, muted in lay.lines[-1:]:  # the prompt/input preview, the most telling line
+                painter.setPen(pen(NODE_TEXT.name()))
+                painter.drawText(QRectF(12, y, lay.width - 24, LINE_H * len(lay.lines) + 4), Qt.AlignmentFlag.AlignVCenter,
+                                 fm.elidedText(text, Qt.TextElideMode.ElideRight, lay.width - 24))
+            painter.setPen(pen(NODE_MUTED.name()))
+            for h, p, label in lay.outputs:
+                if h != "subagent" and len(lay.outputs) > 1:
+                    painter.drawText(QRectF(12, p.y() - ROW_H / 2 - 2, lay.width - 26, ROW_H + 4),
+                                     Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight,
+                                     fm.elidedText(label, Qt.TextElideMode.ElideRight, lay.width - 40))
+            return
+        painter.setFont(font("body"))
+        fm = metrics("body")
+        y = TITLE_H + PAD
+        for text, muted in lay.lines:
+            painter.setPen(pen((NODE_MUTED if muted else NODE_TEXT).name()))
+            painter.drawText(QRectF(12, y, lay.width - 24, LINE_H), Qt.AlignmentFlag.AlignVCenter,
+                             fm.elidedText(text, Qt.TextElideMode.ElideRight, lay.width - 24))
+            y += LINE_H
+        painter.setFont(font("small"))
+        sm = metrics("small")
+        painter.setPen(pen(NODE_MUTED.name()))
+        for h, p, label in lay.outputs:
+            if h == "subagent":
+                painter.drawText(QRectF(0, p.y() - 22, lay.width, 16), Qt.AlignmentFlag.AlignCenter, label)
+            else:
+                painter.drawText(QRectF(12, p.y() - ROW_H / 2, lay.width - 26, ROW_H),
+                                 Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight,
+                                 sm.elidedText(label, Qt.TextElideMode.ElideMiddle, lay.width - 40))

@@ -1,0 +1,408 @@
+"""CanvasScene: a projection of a :class:`WorkflowDocument`.
+
+It catches up on the document's content, follows its signals, and keeps ``dict[id, item]``
+both ways (``node_items``, ``edge_items``, ``node_edges``). Gestures become document
+requests (see :mod:`.interactions`); the scene never edits the model itself and never
+decides whether a link is legal (``engine.check_connection`` does, and its reason is shown).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+
+from PySide6.QtCore import QPointF, QRectF, Qt, Signal
+from PySide6.QtGui import QKeyEvent, QPainter, QTransform
+from PySide6.QtWidgets import QGraphicsScene, QGraphicsSceneMouseEvent, QToolTip
+
+from engine import Issue, Node
+
+from ..document import ConnKey, WorkflowDocument
+from .interactions import LinkDrag, MoveTracker
+from .items.edge import EdgeItem
+from .items.node import NodeItem
+from .items.port import PortHit
+from .style import CANVAS_BG, GRID, GRID_DOT, GRID_DOT_MAJOR, PORT_HIT_R, TITLE_H, node_rect
+
+log = logging.getLogger(__name__)
+
+
+class CanvasScene(QGraphicsScene):
+    status_message = Signal(str)  # transient text for the status bar (link refusals, hints)
+    link_refused = Signal(str)  # a link gesture ended on a target the engine refused; the reason
+    node_activated = Signal(str)  # double-clicked a node body
+    background_double_clicked = Signal(QPointF)
+    context_menu_requested = Signal(QPointF, object)  # scene pos, node id or None
+
+    def __init__(self, document: WorkflowDocument, parent=None) -> None:
+        super().__init__(parent)
+        self.document = document
+        self.node_items: dict[str, NodeItem] = {}
+        self.edge_items: dict[ConnKey, EdgeItem] = {}
+        self.node_edges: dict[str, set[ConnKey]] = defaultdict(set)
+        self._handle_use: dict[tuple[str, str], int] = defaultdict(int)
+        self._sub_parents: dict[str, int] = defaultdict(int)
+        self._exec_links: dict[str, int] = defaultdict(int)
+        self._building = False
+        self.link_drag: LinkDrag | None = None
+        self.move_tracker: MoveTracker | None = None
+        self.snap_to_grid = False
+        self.setItemIndexMethod(QGraphicsScene.ItemIndexMethod.BspTreeIndex)
+        self.setBackgroundBrush(CANVAS_BG)
+        document.workflow_reset.connect(self.rebuild)
+        document.node_added.connect(self._on_node_added)
+        document.node_removed.connect(self._on_node_removed)
+        document.connection_added.connect(self._on_connection_added)
+        document.connection_removed.connect(self._on_connection_removed)
+        document.connection_replaced.connect(self._on_connection_replaced)
+        document.nodes_moved.connect(self._on_nodes_moved)
+        document.node_data_changed.connect(self._on_node_data_changed)
+        document.changed.connect(self._cancel_stale_link_drag)
+        self.rebuild()
+
+    # ------------------------------------------------------------------ projection
+    def rebuild(self) -> None:
+        self._building = True
+        try:
+            self.cancel_gestures()
+            self.clear()
+            self.node_items.clear()
+            self.edge_items.clear()
+            self.node_edges.clear()
+            self._handle_use.clear()
+            self._sub_parents.clear()
+            self._exec_links.clear()
+            wf = self.document.workflow
+            for c in wf.connections:
+                self._count(c.source, c.handle, c.target, c.targetHandle or "input", 1)
+            for node in wf.nodes:
+                self._add_node_item(node)
+            for c in wf.connections:
+                self._add_edge_item(c.key())
+            for nid, item in self.node_items.items():
+                item.set_connected(self._connected_handles(nid))
+        finally:
+            self._building = False
+        self.setSceneRect(self.items_bounds().adjusted(-6000, -6000, 6000, 6000))
+
+    def items_bounds(self) -> QRectF:
+        """Bounds of every node from model positions and sizes (no item is measured)."""
+        rect = QRectF()
+        for node in self.document.workflow.nodes:
+            rect = rect.united(node_rect(node, self._is_sub(node)))
+        return rect if not rect.isNull() else QRectF(0, 0, 800, 600)
+
+    def _is_sub(self, node: Node) -> bool:
+        if node.type != "agent":
+            return False
+        if self._sub_parents.get(node.id):
+            return True
+        return bool(getattr(node.data, "subagent", False)) and not self._exec_links.get(node.id)
+
+    def _count(self, source: str, handle: str, target: str, target_handle: str, delta: int) -> None:
+        handle = "condition-0" if handle == "true" else handle
+        self._handle_use[(source, handle)] += delta
+        self._handle_use[(target, target_handle)] += delta
+        if handle == "subagent":
+            self._sub_parents[target] += delta
+        else:
+            self._exec_links[source] += delta
+            self._exec_links[target] += delta
+
+    def _connected_handles(self, node_id: str) -> set[str]:
+        item = self.node_items.get(node_id)
+        if item is None:
+            return set()
+        handles = [h for h, _, _ in item.layout.outputs] + ["input"]
+        return {h for h in handles if self._handle_use.get((node_id, h), 0) > 0}
+
+    def _add_node_item(self, node: Node) -> NodeItem:
+        item = NodeItem(node, self._is_sub(node))
+        item.snap = self.snap_to_grid
+        self.node_items[node.id] = item
+        self.addItem(item)
+        return item
+
+    def _add_edge_item(self, key: ConnKey) -> None:
+        src, tgt = self.node_items.get(key[0]), self.node_items.get(key[2])
+        if src is None or tgt is None:
+            return  # a link to a missing node (invalid file): validation reports it
+        edge = EdgeItem(key, key[1] == "subagent")
+        self.edge_items[key] = edge
+        self.node_edges[key[0]].add(key)
+        self.node_edges[key[2]].add(key)
+        edge.set_ends(src.port_scene_pos(key[1]), tgt.port_scene_pos(key[3]))
+        edge.setToolTip(f"{src.layout.title} → {tgt.layout.title}"
+                        + (" (subagent)" if key[1] == "subagent" else f" ({key[1]})"))
+        self.addItem(edge)
+
+    def _update_edges(self, node_id: str) -> None:
+        for key in self.node_edges.get(node_id, ()):
+            edge = self.edge_items.get(key)
+            if edge is not None:
+                edge.set_ends(self.node_items[key[0]].port_scene_pos(key[1]),
+                              self.node_items[key[2]].port_scene_pos(key[3]))
+
+    def _refresh_node(self, node_id: str) -> None:
+        node = self.document.node(node_id)
+        item = self.node_items.get(node_id)
+        if node is None or item is None:
+            return
+        item.set_node(node, self._is_sub(node))
+        item.set_connected(self._connected_handles(node_id))
+        self._update_edges(node_id)
+
+    def node_item_moved(self, item: NodeItem) -> None:
+        if not self._building:
+            self._update_edges(item.node_id)
+
+    def _on_node_added(self, node_id: str) -> None:
+        node = self.document.node(node_id)
+        if node is not None:
+            item = self._add_node_item(node)
+            item.set_connected(self._connected_handles(node_id))
+            self._grow_scene_rect(item.sceneBoundingRect())
+
+    def _on_node_removed(self, node_id: str) -> None:
+        item = self.node_items.pop(node_id, None)
+        for key in list(self.node_edges.pop(node_id, ())):
+            self._remove_edge_item(key)
+        if item is not None:
+            if self.move_tracker and item in self.move_tracker.items:
+                self.move_tracker = None
+            self.removeItem(item)
+
+    def _remove_edge_item(self, key: ConnKey) -> None:
+        edge = self.edge_items.pop(key, None)
+        if edge is not None:
+            self.removeItem(edge)
+        for nid in (key[0], key[2]):
+            s = self.node_edges.get(nid)
+            if s is not None:
+                s.discard(key)
+
+    def _on_connection_added(self, key: ConnKey) -> None:
+        self._count(key[0], key[1], key[2], key[3], 1)
+        if key[1] == "subagent" or key[2] in self.node_items:
+            self._refresh_node(key[2])  # may turn into a subagent (input moves to the top)
+        self._add_edge_item(key)
+        for nid in (key[0], key[2]):
+            if nid in self.node_items:
+                self.node_items[nid].set_connected(self._connected_handles(nid))
+
+    def _on_connection_removed(self, key: ConnKey) -> None:
+        self._count(key[0], key[1], key[2], key[3], -1)
+        self._remove_edge_item(key)
+        if key[2] in self.node_items:
+            self._refresh_node(key[2])
+        if key[0] in self.node_items:
+            self.node_items[key[0]].set_connected(self._connected_handles(key[0]))
+
+    def _on_connection_replaced(self, old: ConnKey, new: ConnKey) -> None:
+        self._on_connection_removed(old)
+        self._on_connection_added(new)
+
+    def _on_nodes_moved(self, ids: list[str]) -> None:
+        for nid in ids:
+            node, item = self.document.node(nid), self.node_items.get(nid)
+            if node is not None and item is not None and (item.pos().x(), item.pos().y()) != (node.x, node.y):
+                item.setPos(node.x, node.y)
+
+    def _on_node_data_changed(self, node_id: str) -> None:
+        self._refresh_node(node_id)
+        for key in self.node_edges.get(node_id, ()):
+            edge = self.edge_items.get(key)
+            if edge is not None:
+                edge.setToolTip(f"{self.node_items[key[0]].layout.title} → {self.node_items[key[2]].layout.title}")
+
+    def _grow_scene_rect(self, rect: QRectF) -> None:
+        if not self.sceneRect().contains(rect):
+            self.setSceneRect(self.sceneRect().united(rect.adjusted(-6000, -6000, 6000, 6000)))
+
+    # ------------------------------------------------------------------ state pushed in by the window
+    def set_issues(self, issues: list[Issue]) -> None:
+        per_node: dict[str, list[Issue]] = defaultdict(list)
+        for issue in issues:
+            for nid in issue.node_ids:
+                per_node[nid].append(issue)
+        for nid, item in self.node_items.items():
+            mine = per_node.get(nid)
+            if not mine:
+                item.set_issues(None, "")
+                continue
+            severity = "error" if any(i.is_error for i in mine) else "warning"
+            text = "\n".join(f"{'Error' if i.is_error else 'Warning'}: {i.message}" for i in mine)
+            item.set_issues(severity, text)
+
+    def set_snap(self, on: bool) -> None:
+        self.snap_to_grid = on
+        for item in self.node_items.values():
+            item.snap = on
+
+    def selected_node_ids(self) -> list[str]:
+        return [it.node_id for it in self.selectedItems() if isinstance(it, NodeItem)]
+
+    def selected_conn_keys(self) -> list[ConnKey]:
+        return [it.key for it in self.selectedItems() if isinstance(it, EdgeItem)]
+
+    def select_nodes(self, ids: list[str]) -> None:
+        # One selectionChanged for the whole change, not one per item.
+        self.blockSignals(True)
+        try:
+            self.clearSelection()
+            for nid in ids:
+                item = self.node_items.get(nid)
+                if item is not None:
+                    item.setSelected(True)
+        finally:
+            self.blockSignals(False)
+        self.selectionChanged.emit()
+
+    def node_item_at(self, pos: QPointF) -> NodeItem | None:
+        for item in self.items(QRectF(pos.x() - 4, pos.y() - 4, 8, 8), Qt.ItemSelectionMode.IntersectsItemShape,
+                               Qt.SortOrder.DescendingOrder, QTransform()):
+            if isinstance(item, NodeItem):
+                return item
+        return None
+
+    def port_at(self, pos: QPointF) -> PortHit | None:
+        r = PORT_HIT_R
+        for item in self.items(QRectF(pos.x() - r, pos.y() - r, 2 * r, 2 * r), Qt.ItemSelectionMode.IntersectsItemBoundingRect,
+                               Qt.SortOrder.DescendingOrder, QTransform()):
+            if isinstance(item, NodeItem):
+                hit = item.port_at(item.mapFromScene(pos))
+                if hit is not None:
+                    return hit
+        return None
+
+    def _cancel_stale_link_drag(self) -> None:
+        # The model changed under a link drag (an undo shortcut, say): its verdicts are stale.
+        if self.link_drag is not None:
+            self.link_drag.cleanup()
+            self.link_drag = None
+
+    def cancel_gestures(self) -> None:
+        if self.link_drag is not None:
+            self.link_drag.cleanup()
+            self.link_drag = None
+        if self.move_tracker is not None:
+            self.move_tracker.restore()
+            self.move_tracker = None
+
+    # ------------------------------------------------------------------ Qt overrides
+    def drawBackground(self, painter: QPainter, rect: QRectF) -> None:
+        painter.fillRect(rect, CANVAS_BG)
+        lod = painter.worldTransform().m11()
+        step = GRID if lod >= 0.6 else GRID * 5
+        if lod < 0.15:
+            return
+        left = int(rect.left() // step) * step
+        top = int(rect.top() // step) * step
+        points_minor = []
+        points_major = []
+        y = top
+        while y < rect.bottom():
+            x = left
+            major_row = round(y / GRID) % 5 == 0
+            while x < rect.right():
+                (points_major if major_row and round(x / GRID) % 5 == 0 else points_minor).append(QPointF(x, y))
+                x += step
+            y += step
+        size = max(1.5, 1.5 / max(lod, 0.01))
+        painter.setPen(Qt.PenStyle.NoPen)
+        from PySide6.QtGui import QPen
+        p = QPen(GRID_DOT, size)
+        painter.setPen(p)
+        painter.drawPoints(points_minor)
+        p.setColor(GRID_DOT_MAJOR)
+        painter.setPen(p)
+        painter.drawPoints(points_major)
+
+    def mousePressEvent(self, event: QGraphicsSceneMouseEvent) -> None:
+        if event.button() == Qt.MouseButton.LeftButton and self.link_drag is None:
+            item = self.node_item_at(event.scenePos())
+            if item is not None and item.chevron_rect().contains(item.mapFromScene(event.scenePos())):
+                node = self.document.node(item.node_id)
+                if node is not None:
+                    self.document.set_collapsed([item.node_id], not bool(node.data.collapsed))
+                event.accept()
+                return
+            hit = self.port_at(event.scenePos())
+            if hit is not None:
+                if hit.is_output:
+                    self.link_drag = LinkDrag(self, hit.node_id, hit.handle)
+                    event.accept()
+                    return
+                incoming = [k for k in self.node_edges.get(hit.node_id, ()) if k[2] == hit.node_id]
+                if incoming:
+                    # Pick up the most recently added link ending here and carry it.
+                    order = {c.key(): i for i, c in enumerate(self.document.workflow.connections)}
+                    picked = max(incoming, key=lambda k: order.get(k, -1))
+                    self.link_drag = LinkDrag(self, picked[0], picked[1], picked)
+                    event.accept()
+                    return
+        super().mousePressEvent(event)
+        if event.button() == Qt.MouseButton.LeftButton and self.mouseGrabberItem() is not None:
+            items = [it for it in self.selectedItems() if isinstance(it, NodeItem)]
+            if items and isinstance(self.mouseGrabberItem(), NodeItem):
+                self.move_tracker = MoveTracker(items)
+
+    def mouseMoveEvent(self, event: QGraphicsSceneMouseEvent) -> None:
+        if self.link_drag is not None:
+            reason = self.link_drag.move(event.scenePos())
+            if reason:
+                self.status_message.emit(reason)
+                if event.widget() is not None:
+                    QToolTip.showText(event.screenPos(), reason, event.widget())
+            else:
+                QToolTip.hideText()
+            event.accept()
+            return
+        super().mouseMoveEvent(event)
+
+    def mouseReleaseEvent(self, event: QGraphicsSceneMouseEvent) -> None:
+        if self.link_drag is not None:
+            drag, self.link_drag = self.link_drag, None
+            result = drag.finish(event.scenePos())
+            QToolTip.hideText()
+            if result is not None and not result.ok:
+                self.status_message.emit(f"Link not created: {result.reason}")
+                self.link_refused.emit(result.reason)
+            event.accept()
+            return
+        super().mouseReleaseEvent(event)
+        tracker, self.move_tracker = self.move_tracker, None
+        if tracker is not None:
+            self.document.move_nodes(tracker.before, tracker.after())
+
+    def mouseDoubleClickEvent(self, event: QGraphicsSceneMouseEvent) -> None:
+        item = self.node_item_at(event.scenePos())
+        if item is None:
+            self.background_double_clicked.emit(event.scenePos())
+            event.accept()
+            return
+        local = item.mapFromScene(event.scenePos())
+        if local.y() <= TITLE_H:
+            node = self.document.node(item.node_id)
+            if node is not None:
+                self.document.set_collapsed([item.node_id], not bool(node.data.collapsed))
+        else:
+            self.node_activated.emit(item.node_id)
+        event.accept()
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        if event.key() == Qt.Key.Key_Escape and (self.link_drag or self.move_tracker):
+            grabber = self.mouseGrabberItem()
+            if grabber is not None:
+                grabber.ungrabMouse()
+            self.cancel_gestures()
+            event.accept()
+            return
+        super().keyPressEvent(event)
+
+    def contextMenuEvent(self, event) -> None:
+        item = self.node_item_at(event.scenePos())
+        if item is not None and not item.isSelected():
+            self.select_nodes([item.node_id])
+        self.context_menu_requested.emit(event.scenePos(), item.node_id if item else None)
+        event.accept()

@@ -1,0 +1,209 @@
+"""Canvas look and node geometry.
+
+Geometry is a pure function of the model (:func:`node_layout`), so frame-all and
+auto-layout can work from the document without measuring items, and a NodeItem only
+re-derives it when its node's data changes. Colours, pens and fonts are built once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPen
+
+from engine import Node, handle_label, source_handles
+
+TITLE_H = 36.0
+LINE_H = 18.0
+ROW_H = 24.0
+PAD = 8.0
+SUB_ROW_H = 22.0
+PORT_R = 6.0
+PORT_HIT_R = 13.0
+BADGE_R = 9.0
+CORNER = 8.0
+GRID = 20.0
+WIDTHS = {"agent": 248.0, "subagent": 236.0, "start": 216.0, "if": 232.0, "approval": 224.0}
+
+CANVAS_BG = QColor("#1b1e25")
+GRID_DOT = QColor("#2c313c")
+GRID_DOT_MAJOR = QColor("#3a404d")
+NODE_BG = QColor("#262a33")
+NODE_BORDER = QColor("#3a3f4b")
+NODE_TEXT = QColor("#e6e9ef")
+NODE_MUTED = QColor("#9aa3b2")
+SELECT = QColor("#ffb454")
+TARGET_OK = QColor("#3fb950")
+ERROR = QColor("#f85149")
+WARNING = QColor("#d29922")
+EDGE = QColor("#8a93a6")
+EDGE_SUB = QColor("#2bb6a8")
+PORT_FILL = QColor("#1b1e25")
+FIND_HIT = QColor("#58a6ff")
+
+KIND_COLOR = {
+    "start": QColor("#2ea043"),
+    "agent": QColor("#3b6fd9"),
+    "subagent": QColor("#1f9a8f"),
+    "if": QColor("#c98a12"),
+    "approval": QColor("#8957e5"),
+}
+KIND_LABEL = {"start": "Start", "agent": "Agent", "subagent": "Subagent", "if": "Condition", "approval": "Approval"}
+OUT_LABEL = {"output": "Next step", "approve": "Approve", "reject": "Reject", "false": "Else", "subagent": "Subagents"}
+
+
+@lru_cache(maxsize=None)
+def font(role: str) -> QFont:
+    f = QFont()
+    if role == "title":
+        f.setPointSizeF(10.5)
+        f.setBold(True)
+    elif role == "title-large":  # drawn at 50-70 % zoom
+        f.setPointSizeF(14.0)
+        f.setBold(True)
+    elif role == "title-huge":  # drawn at 40-50 % zoom
+        f.setPointSizeF(17.0)
+        f.setBold(True)
+    elif role == "body-large":
+        f.setPointSizeF(13.0)
+    elif role == "body-huge":
+        f.setPointSizeF(16.0)
+    elif role == "small":
+        f.setPointSizeF(8.5)
+    elif role == "badge":
+        f.setPointSizeF(8.5)
+        f.setBold(True)
+    else:
+        f.setPointSizeF(9.5)
+    return f
+
+
+@lru_cache(maxsize=None)
+def metrics(role: str) -> QFontMetricsF:
+    return QFontMetricsF(font(role))
+
+
+@lru_cache(maxsize=None)
+def pen(color: str, width: float = 1.0, dashed: bool = False) -> QPen:
+    p = QPen(QColor(color), width)
+    p.setCosmetic(False)
+    p.setCapStyle(Qt.PenCapStyle.RoundCap)
+    if dashed:
+        p.setStyle(Qt.PenStyle.CustomDashLine)
+        p.setDashPattern([5.0, 4.0])
+    return p
+
+
+def node_kind(node: Node, as_subagent: bool) -> str:
+    if node.type == "agent" and as_subagent:
+        return "subagent"
+    return node.type if node.type in KIND_COLOR else "agent"
+
+
+def node_title(node: Node) -> str:
+    if node.type == "agent":
+        return getattr(node.data, "agentName", "") or "Agent"
+    return KIND_LABEL.get(node.type, node.type)
+
+
+def out_label(node: Node, handle: str) -> str:
+    if handle.startswith("condition-"):
+        return handle_label(node, handle).split(": ", 1)[-1]
+    return OUT_LABEL.get(handle, handle)
+
+
+def handle_tooltip(node: Node, handle: str) -> str:
+    if handle == "input":
+        return "Input"
+    if handle.startswith("condition-"):
+        return handle_label(node, handle)
+    return OUT_LABEL.get(handle, handle_label(node, handle))
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+@dataclass(slots=True)
+class NodeLayout:
+    kind: str
+    title: str
+    width: float
+    height: float
+    input_pos: QPointF | None
+    outputs: list[tuple[str, QPointF, str]] = field(default_factory=list)  # handle, position, label
+    lines: list[tuple[str, bool]] = field(default_factory=list)  # text, muted
+    collapsed: bool = False
+
+    def port_pos(self, handle: str | None) -> QPointF:
+        if handle in (None, "input"):
+            return self.input_pos or QPointF(0, TITLE_H / 2)
+        if handle == "true":
+            handle = "condition-0"
+        for h, p, _ in self.outputs:
+            if h == handle:
+                return p
+        return QPointF(self.width, TITLE_H / 2)  # a handle the node lacks (invalid file): still drawable
+
+
+def node_layout(node: Node, as_subagent: bool = False) -> NodeLayout:
+    kind = node_kind(node, as_subagent)
+    width = WIDTHS.get(kind, 232.0)
+    collapsed = bool(node.data.collapsed)
+    handles = source_handles(node)
+    if kind == "subagent":
+        handles = [h for h in handles if h == "subagent"]
+    side = [h for h in handles if h != "subagent"]
+    has_sub = "subagent" in handles
+    lines: list[tuple[str, bool]] = []
+    d = node.data
+    if node.type == "agent":
+        model = getattr(d, "model", "") or "default model"
+        effort = getattr(d, "reasoningEffort", "")
+        tools = getattr(d, "tools", None)
+        extras = [t for t, on in (("web", tools and tools.web_search), ("subagents", tools and tools.subagents)) if on]
+        lines.append((" · ".join([model] + ([effort] if effort else []) + extras), True))
+        prompt = _one_line(getattr(d, "userPrompt", "") or getattr(d, "systemPrompt", ""))
+        lines.append((prompt or "(previous output)", False))
+    elif node.type == "start":
+        lines.append((_one_line(getattr(d, "initialInput", "")) or "(run input)", False))
+    elif node.type == "approval":
+        lines.append((_one_line(getattr(d, "prompt", "")) or "(no message)", False))
+    if collapsed:
+        height = TITLE_H
+        mid = TITLE_H / 2
+        outputs = [(h, QPointF(width, mid), out_label(node, h)) for h in side]
+        if has_sub:
+            outputs.append(("subagent", QPointF(width / 2, height), OUT_LABEL["subagent"]))
+        lines = []
+    else:
+        y = TITLE_H + (PAD + len(lines) * LINE_H if lines else 0.0) + 4.0
+        outputs = []
+        for h in side:
+            outputs.append((h, QPointF(width, y + ROW_H / 2), out_label(node, h)))
+            y += ROW_H
+        y += 6.0
+        if has_sub:
+            y += SUB_ROW_H
+        height = max(y, TITLE_H + 28.0)
+        if has_sub:
+            outputs.append(("subagent", QPointF(width / 2, height), OUT_LABEL["subagent"]))
+    if kind == "subagent":
+        input_pos: QPointF | None = QPointF(width / 2, 0.0)
+    elif node.type in ("agent", "if", "approval"):
+        input_pos = QPointF(0.0, TITLE_H / 2)
+    else:
+        input_pos = None
+    return NodeLayout(kind, node_title(node), width, height, input_pos, outputs, lines, collapsed)
+
+
+def node_size(node: Node, as_subagent: bool = False) -> tuple[float, float]:
+    lay = node_layout(node, as_subagent or bool(getattr(node.data, "subagent", False)))
+    return lay.width, lay.height
+
+
+def node_rect(node: Node, as_subagent: bool = False) -> QRectF:
+    w, h = node_size(node, as_subagent)
+    return QRectF(node.x, node.y, w, h)

@@ -1,0 +1,300 @@
+"""CanvasView: zoom towards the cursor, pan (middle/right button, or Space + drag), fit,
+100 %, palette drops, and a minimap overlay.
+
+Frame-all uses the scene's model-derived bounds, not item grouping. The minimap paints
+node rectangles from the model on its own (no second QGraphicsView rendering every item),
+refreshed on a short timer after changes.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QPoint, QPointF, QRectF, Qt, QTimer, Signal
+from PySide6.QtGui import (QColor, QDragEnterEvent, QDragMoveEvent, QDropEvent, QKeyEvent, QMouseEvent, QPainter,
+                           QPaintEvent, QPen, QWheelEvent)
+from PySide6.QtWidgets import QFrame, QGraphicsView, QWidget
+
+from .scene import CanvasScene
+from .style import KIND_COLOR, TITLE_H, node_rect, node_size
+
+NODE_MIME = "application/x-flowdesk-node"
+MIN_ZOOM, MAX_ZOOM = 0.02, 3.0
+
+
+class Minimap(QWidget):
+    """A small overview in the view's corner; click or drag to move the view there."""
+
+    def __init__(self, view: CanvasView) -> None:
+        super().__init__(view)
+        self.view = view
+        self.setFixedSize(200, 130)
+        self.setCursor(Qt.CursorShape.PointingHandCursor)
+        self.setToolTip("Minimap: click to move the view")
+        self._rects: list[tuple[QRectF, QColor]] = []
+        self._bounds = QRectF()
+        self._timer = QTimer(self, singleShot=True, interval=120)
+        self._timer.timeout.connect(self.refresh)
+
+    def schedule(self) -> None:
+        self._timer.start()
+
+    def refresh(self) -> None:
+        scene = self.view.canvas_scene
+        rects = []
+        bounds = QRectF()
+        for node in scene.document.workflow.nodes:
+            r = node_rect(node, scene._is_sub(node))
+            bounds = bounds.united(r)
+            rects.append((r, KIND_COLOR.get("subagent" if scene._is_sub(node) else node.type, KIND_COLOR["agent"])))
+        self._rects = rects
+        self._bounds = bounds.adjusted(-60, -60, 60, 60)
+        self.update()
+
+    def _transform(self) -> tuple[float, float, float]:
+        b = self._bounds.united(self.view.visible_scene_rect())
+        s = min((self.width() - 8) / max(b.width(), 1), (self.height() - 8) / max(b.height(), 1))
+        ox = 4 + (self.width() - 8 - b.width() * s) / 2 - b.left() * s
+        oy = 4 + (self.height() - 8 - b.height() * s) / 2 - b.top() * s
+        return s, ox, oy
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        p = QPainter(self)
+        p.fillRect(self.rect(), QColor(20, 23, 29, 225))
+        p.setPen(QPen(QColor("#3a3f4b")))
+        p.drawRect(self.rect().adjusted(0, 0, -1, -1))
+        s, ox, oy = self._transform()
+        p.setPen(Qt.PenStyle.NoPen)
+        for r, c in self._rects:
+            p.fillRect(QRectF(r.left() * s + ox, r.top() * s + oy, max(r.width() * s, 2), max(r.height() * s, 2)), c)
+        v = self.view.visible_scene_rect()
+        p.setPen(QPen(QColor("#ffb454"), 1.5))
+        p.setBrush(QColor(255, 180, 84, 14))
+        p.drawRect(QRectF(v.left() * s + ox, v.top() * s + oy, v.width() * s, v.height() * s))
+        p.end()
+
+    def _jump(self, pos: QPointF) -> None:
+        s, ox, oy = self._transform()
+        self.view.centerOn(QPointF((pos.x() - ox) / s, (pos.y() - oy) / s))
+
+    def mousePressEvent(self, event: QMouseEvent) -> None:
+        self._jump(event.position())
+
+    def mouseMoveEvent(self, event: QMouseEvent) -> None:
+        if event.buttons() & Qt.MouseButton.LeftButton:
+            self._jump(event.position())
+
+
+class CanvasView(QGraphicsView):
+    zoom_changed = Signal(float)
+    node_dropped = Signal(str, QPointF)  # palette kind, scene position
+
+    def __init__(self, scene: CanvasScene, parent: QWidget | None = None) -> None:
+        super().__init__(scene, parent)
+        self.canvas_scene = scene
+        self.setRenderHints(QPainter.RenderHint.Antialiasing | QPainter.RenderHint.TextAntialiasing)
+        self.setViewportUpdateMode(QGraphicsView.ViewportUpdateMode.MinimalViewportUpdate)
+        self.setOptimizationFlags(QGraphicsView.OptimizationFlag.DontSavePainterState
+                                  | QGraphicsView.OptimizationFlag.DontAdjustForAntialiasing)
+        self.setCacheMode(QGraphicsView.CacheModeFlag.CacheNone)
+        self.setTransformationAnchor(QGraphicsView.ViewportAnchor.AnchorUnderMouse)
+        self.setResizeAnchor(QGraphicsView.ViewportAnchor.AnchorViewCenter)
+        self.setDragMode(QGraphicsView.DragMode.RubberBandDrag)
+        self.setRubberBandSelectionMode(Qt.ItemSelectionMode.IntersectsItemShape)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setAcceptDrops(True)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        self._pan_from: QPoint | None = None
+        self._pan_button = Qt.MouseButton.NoButton
+        self._pan_moved = False
+        self._space_down = False
+        self.minimap = Minimap(self)
+        scene.document.changed.connect(self.minimap.schedule)
+        scene.document.workflow_reset.connect(self.minimap.schedule)
+
+    # ------------------------------------------------------------------ zoom and framing
+    def zoom(self) -> float:
+        return self.transform().m11()
+
+    def set_zoom(self, factor: float, anchor: QPointF | None = None) -> None:
+        factor = max(MIN_ZOOM, min(MAX_ZOOM, factor))
+        centre = anchor if anchor is not None else self.mapToScene(self.viewport().rect().center())
+        self.resetTransform()
+        self.scale(factor, factor)
+        self.centerOn(centre)
+        self._zoomed()
+
+    def zoom_by(self, step: float, at: QPoint | None = None) -> None:
+        current = self.zoom()
+        target = max(MIN_ZOOM, min(MAX_ZOOM, current * step))
+        if at is None:
+            self.set_zoom(target)
+            return
+        # Keep the scene point under the cursor fixed.
+        anchor = self.transformationAnchor()
+        self.setTransformationAnchor(QGraphicsView.ViewportAnchor.NoAnchor)
+        before = self.mapToScene(at)
+        self.scale(target / current, target / current)
+        after = self.mapToScene(at)
+        self._pan_by_scene(before - after)
+        self.setTransformationAnchor(anchor)
+        self._zoomed()
+
+    def _pan_by_scene(self, delta: QPointF) -> None:
+        # Through the scroll bars in whole pixels: centerOn() rounds and drifts on every step.
+        z = self.zoom()
+        h, v = self.horizontalScrollBar(), self.verticalScrollBar()
+        h.setValue(h.value() + round(delta.x() * z))
+        v.setValue(v.value() + round(delta.y() * z))
+
+    def _zoomed(self) -> None:
+        self.zoom_changed.emit(self.zoom())
+        self.minimap.update()
+
+    def visible_scene_rect(self) -> QRectF:
+        return self.mapToScene(self.viewport().rect()).boundingRect()
+
+    def fit_all(self) -> None:
+        self.fit_rect(self.canvas_scene.items_bounds())
+
+    def fit_rect(self, rect: QRectF) -> None:
+        if rect.isNull():
+            return
+        rect = rect.adjusted(-60, -60, 60, 60)
+        vp = self.viewport().rect()
+        factor = min(vp.width() / rect.width(), vp.height() / rect.height(), 1.0)
+        self.set_zoom(factor, rect.center())
+
+    def fit_selection(self) -> None:
+        scene = self.canvas_scene
+        rect = QRectF()
+        for nid in scene.selected_node_ids():
+            node = scene.document.node(nid)
+            if node is not None:
+                rect = rect.united(node_rect(node))
+        if rect.isNull():
+            self.fit_all()
+        else:
+            self.fit_rect(rect)
+
+    def centre_on_node(self, node_id: str) -> None:
+        node = self.canvas_scene.document.node(node_id)
+        if node is not None:
+            w, h = node_size(node)
+            self.centerOn(QPointF(node.x + w / 2, node.y + h / 2))
+            self.minimap.update()
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self.minimap.move(self.viewport().width() - self.minimap.width() - 12,
+                          self.viewport().height() - self.minimap.height() - 12)
+
+    def scrollContentsBy(self, dx: int, dy: int) -> None:
+        super().scrollContentsBy(dx, dy)
+        self.minimap.update()
+
+    # ------------------------------------------------------------------ input
+    def wheelEvent(self, event: QWheelEvent) -> None:
+        delta = event.angleDelta().y() or event.angleDelta().x()
+        if not delta:
+            return
+        if event.modifiers() & Qt.KeyboardModifier.ShiftModifier and not event.modifiers() & Qt.KeyboardModifier.ControlModifier:
+            self._pan_by_scene(QPointF(-delta / self.zoom(), 0))
+            return
+        self.zoom_by(1.0015 ** delta, event.position().toPoint())
+        event.accept()
+
+    def _on_background(self, pos: QPoint) -> bool:
+        scene_pos = self.mapToScene(pos)
+        return self.itemAt(pos) is None and self.canvas_scene.port_at(scene_pos) is None
+
+    def mousePressEvent(self, event: QMouseEvent) -> None:
+        pos = event.position().toPoint()
+        button = event.button()
+        mods = event.modifiers()
+        selecting = bool(mods & (Qt.KeyboardModifier.ShiftModifier | Qt.KeyboardModifier.ControlModifier))
+        # Background drags pan (as in AgentFlow); Shift/Ctrl + drag draws a selection rectangle.
+        # Middle button and Space + drag pan anywhere; the right button pans on the background
+        # and opens the context menu when it does not move.
+        pan = (button == Qt.MouseButton.MiddleButton
+               or (button == Qt.MouseButton.LeftButton and self._space_down)
+               or (button == Qt.MouseButton.LeftButton and not selecting and self._on_background(pos))
+               or (button == Qt.MouseButton.RightButton and self._on_background(pos)))
+        if pan:
+            self._pan_from = pos
+            self._pan_button = button
+            self._pan_moved = False
+            self.viewport().setCursor(Qt.CursorShape.ClosedHandCursor)
+            event.accept()
+            return
+        super().mousePressEvent(event)
+
+    def mouseMoveEvent(self, event: QMouseEvent) -> None:
+        if self._pan_from is not None:
+            pos = event.position().toPoint()
+            d = pos - self._pan_from
+            self._pan_from = pos
+            if d.manhattanLength():
+                self._pan_moved = True
+            self._pan_by_scene(QPointF(-d.x() / self.zoom(), -d.y() / self.zoom()))
+            event.accept()
+            return
+        super().mouseMoveEvent(event)
+
+    def mouseReleaseEvent(self, event: QMouseEvent) -> None:
+        if self._pan_from is not None:
+            self._pan_from = None
+            self.viewport().setCursor(Qt.CursorShape.OpenHandCursor if self._space_down else Qt.CursorShape.ArrowCursor)
+            if not self._pan_moved:
+                if self._pan_button == Qt.MouseButton.RightButton:
+                    # A right click without a drag still opens the context menu.
+                    self.canvas_scene.context_menu_requested.emit(self.mapToScene(event.position().toPoint()), None)
+                elif self._pan_button == Qt.MouseButton.LeftButton:
+                    self.canvas_scene.clearSelection()  # a click on the background deselects
+            event.accept()
+            return
+        super().mouseReleaseEvent(event)
+
+    def contextMenuEvent(self, event) -> None:
+        # Background right clicks are handled as pan-or-menu above; nodes get the scene's menu.
+        if self.canvas_scene.node_item_at(self.mapToScene(event.pos())) is not None:
+            super().contextMenuEvent(event)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        if event.key() == Qt.Key.Key_Space and not event.isAutoRepeat():
+            self._space_down = True
+            self.viewport().setCursor(Qt.CursorShape.OpenHandCursor)
+            event.accept()
+            return
+        super().keyPressEvent(event)
+
+    def keyReleaseEvent(self, event: QKeyEvent) -> None:
+        if event.key() == Qt.Key.Key_Space and not event.isAutoRepeat():
+            self._space_down = False
+            self.viewport().unsetCursor()
+            event.accept()
+            return
+        super().keyReleaseEvent(event)
+
+    # ------------------------------------------------------------------ palette drops
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        if event.mimeData().hasFormat(NODE_MIME):
+            event.acceptProposedAction()
+        else:
+            event.ignore()
+
+    def dragMoveEvent(self, event: QDragMoveEvent) -> None:
+        if event.mimeData().hasFormat(NODE_MIME):
+            event.acceptProposedAction()
+        else:
+            event.ignore()
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        if not event.mimeData().hasFormat(NODE_MIME):
+            event.ignore()
+            return
+        kind = bytes(event.mimeData().data(NODE_MIME).data()).decode()
+        pos = self.mapToScene(event.position().toPoint())
+        self.node_dropped.emit(kind, QPointF(pos.x() - 40, pos.y() - TITLE_H / 2))
+        event.setDropAction(Qt.DropAction.CopyAction)
+        event.accept()

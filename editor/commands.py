@@ -1,0 +1,156 @@
+"""Undo commands. Each stores ids plus before/after plain data (``model_dump()`` fragments and
+list positions), never scene items, and calls :class:`editor.document.WorkflowDocument`'s
+low-level methods only; the scene follows the document's signals.
+
+Undo restores the exact ``model_dump()``: removed nodes and links go back to their old list
+positions.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtGui import QUndoCommand
+
+if TYPE_CHECKING:
+    from .document import ConnKey, WorkflowDocument
+
+MERGE_DATA_ID = 1001
+MERGE_META_ID = 1002
+
+
+class AddItemsCommand(QUndoCommand):
+    """Append nodes then links (add from the palette, connect, paste, duplicate)."""
+
+    def __init__(self, doc: WorkflowDocument, nodes: list[dict[str, Any]], conns: list[dict[str, Any]], text: str) -> None:
+        super().__init__(text)
+        self.doc = doc
+        self.nodes = copy.deepcopy(nodes)
+        self.conns = copy.deepcopy(conns)
+        self.node_start = len(doc.workflow.nodes)
+        self.conn_start = len(doc.workflow.connections)
+
+    def redo(self) -> None:
+        for i, d in enumerate(self.nodes):
+            self.doc.insert_node(self.node_start + i, d)
+        for i, d in enumerate(self.conns):
+            self.doc.insert_connection(self.conn_start + i, d)
+
+    def undo(self) -> None:
+        if self.conns:
+            self.doc.remove_connections_at([self.conn_start + i for i in range(len(self.conns))])
+        if self.nodes:
+            self.doc.remove_nodes([d["id"] for d in self.nodes])
+
+
+class RemoveItemsCommand(QUndoCommand):
+    """Remove nodes (with every link touching them) and links; undo puts all back in place."""
+
+    def __init__(self, doc: WorkflowDocument, node_ids: list[str], conn_keys: list[ConnKey]) -> None:
+        n, c = len(node_ids), len(conn_keys)
+        parts = [f"{n} node{'s' * (n != 1)}" if n else "", f"{c} link{'s' * (c != 1)}" if c and not n else ""]
+        super().__init__("Delete " + " ".join(p for p in parts if p))
+        self.doc = doc
+        ids = set(node_ids)
+        keys = set(conn_keys)
+        wf = doc.workflow
+        self.conns: list[tuple[int, dict[str, Any]]] = [
+            (i, conn.model_dump()) for i, conn in enumerate(wf.connections)
+            if conn.source in ids or conn.target in ids or conn.key() in keys]
+        self.nodes: list[tuple[int, dict[str, Any]]] = [
+            (i, node.model_dump()) for i, node in enumerate(wf.nodes) if node.id in ids]
+
+    def redo(self) -> None:
+        if self.conns:
+            self.doc.remove_connections_at([i for i, _ in self.conns])
+        if self.nodes:
+            self.doc.remove_nodes([d["id"] for _, d in self.nodes])
+
+    def undo(self) -> None:
+        for i, d in self.nodes:
+            self.doc.insert_node(i, d)
+        for i, d in self.conns:
+            self.doc.insert_connection(i, d)
+
+
+class ReplaceConnectionCommand(QUndoCommand):
+    """Change one link in place (reconnect an end, renumber a condition branch)."""
+
+    def __init__(self, doc: WorkflowDocument, index: int, before: dict[str, Any], after: dict[str, Any], text: str) -> None:
+        super().__init__(text)
+        self.doc, self.index = doc, index
+        self.before, self.after = copy.deepcopy(before), copy.deepcopy(after)
+
+    def redo(self) -> None:
+        self.doc.replace_connection_at(self.index, self.after)
+
+    def undo(self) -> None:
+        self.doc.replace_connection_at(self.index, self.before)
+
+
+class MoveNodesCommand(QUndoCommand):
+    """One drag (or one auto-layout) of any number of nodes."""
+
+    def __init__(self, doc: WorkflowDocument, before: dict[str, tuple[float, float]],
+                 after: dict[str, tuple[float, float]], text: str = "Move") -> None:
+        n = len(after)
+        super().__init__(f"{text} {n} node{'s' * (n != 1)}" if text == "Move" else text)
+        self.doc, self.before, self.after = doc, dict(before), dict(after)
+
+    def redo(self) -> None:
+        self.doc.set_positions(self.after)
+
+    def undo(self) -> None:
+        self.doc.set_positions(self.before)
+
+
+class SetNodeDataCommand(QUndoCommand):
+    """Replace a node's data; typing in one field merges into one step (``merge`` key)."""
+
+    def __init__(self, doc: WorkflowDocument, node_id: str, before: dict[str, Any], after: dict[str, Any],
+                 merge: tuple | None, text: str) -> None:
+        super().__init__(text)
+        self.doc, self.node_id = doc, node_id
+        self.before, self.after = copy.deepcopy(before), copy.deepcopy(after)
+        self.merge = merge
+
+    def id(self) -> int:  # noqa: A003 - Qt API
+        return MERGE_DATA_ID if self.merge is not None else -1
+
+    def mergeWith(self, other: QUndoCommand) -> bool:
+        if not isinstance(other, SetNodeDataCommand) or other.merge != self.merge or self.merge is None:
+            return False
+        self.after = other.after
+        if self.after == self.before:
+            self.setObsolete(True)  # typed and deleted again: no step left behind
+        return True
+
+    def redo(self) -> None:
+        self.doc.set_node_data(self.node_id, self.after)
+
+    def undo(self) -> None:
+        self.doc.set_node_data(self.node_id, self.before)
+
+
+class SetMetaCommand(QUndoCommand):
+    """Workflow name/description."""
+
+    def __init__(self, doc: WorkflowDocument, before: dict[str, Any], after: dict[str, Any], merge: tuple) -> None:
+        super().__init__("Edit workflow info")
+        self.doc, self.before, self.after, self.merge = doc, before, after, merge
+
+    def id(self) -> int:  # noqa: A003 - Qt API
+        return MERGE_META_ID
+
+    def mergeWith(self, other: QUndoCommand) -> bool:
+        if not isinstance(other, SetMetaCommand) or other.merge != self.merge:
+            return False
+        self.after = other.after
+        return True
+
+    def redo(self) -> None:
+        self.doc.set_meta(self.after)
+
+    def undo(self) -> None:
+        self.doc.set_meta(self.before)

@@ -1,0 +1,836 @@
+"""MainWindow: docks, menus, actions and file handling - wiring only.
+
+Palette (left), canvas (centre), inspector (right), problems and a reserved run console
+(bottom). Validation runs debounced after every document change and drives the node
+badges, the problems list, the status bar and the Run action.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from PySide6.QtCore import QByteArray, QPointF, QSettings, Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QCloseEvent, QGuiApplication, QIcon, QKeySequence
+from PySide6.QtWidgets import (QCompleter, QDockWidget, QFileDialog, QHBoxLayout, QLabel, QLineEdit, QMainWindow,
+                               QMenu, QMessageBox, QPushButton, QSizePolicy, QStackedWidget, QToolBar, QVBoxLayout, QWidget,
+                               QWidgetAction)
+
+from engine import Issue, Node, Workflow, WorkflowLoadError, errors_only, validate
+
+from .canvas.scene import CanvasScene
+from .canvas.view import CanvasView
+from .document import PALETTE_KINDS, WorkflowDocument
+from .files import Autosaver, orphaned_autosaves
+from .panels.inspector import InspectorPanel
+from .panels.palette import DESCRIPTIONS, PalettePanel
+from .panels.problems import ProblemsPanel
+from .resources import icon_path, samples
+
+log = logging.getLogger(__name__)
+
+ORG = "Flowdesk"
+APP = "Flowdesk"
+MAX_RECENT = 10
+FILE_FILTER = "Flowdesk workflows (*.flow.json *.json);;All files (*)"
+
+
+def settings() -> QSettings:
+    # INI everywhere (not the Windows registry) so tests can isolate it with QSettings.setPath.
+    return QSettings(QSettings.Format.IniFormat, QSettings.Scope.UserScope, ORG, APP)
+
+
+class FindBar(QWidget):
+    """Ctrl+F: type part of a node's name; Enter selects and shows the next match."""
+
+    def __init__(self, window: MainWindow) -> None:
+        # A sibling floating over the view, not its child: the canvas's Delete/Ctrl+A/Ctrl+C
+        # shortcuts are scoped to the view and its children and must not fire while typing here.
+        super().__init__(window.central)
+        self.window_ = window
+        self.setObjectName("findBar")
+        lay = QHBoxLayout(self)
+        lay.setContentsMargins(8, 6, 8, 6)
+        self.edit = QLineEdit(self)
+        self.edit.setPlaceholderText("Find node by name…")
+        self.edit.setClearButtonEnabled(True)
+        self.count = QLabel(self)
+        self.count.setObjectName("hint")
+        lay.addWidget(self.edit, 1)
+        lay.addWidget(self.count)
+        self.setFixedWidth(340)
+        self.completer = QCompleter([], self)
+        self.completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
+        self.completer.setFilterMode(Qt.MatchFlag.MatchContains)
+        self.edit.setCompleter(self.completer)
+        self.edit.textChanged.connect(self.highlight)
+        self.edit.returnPressed.connect(self.next_match)
+        self._cursor = -1
+        self.hide()
+
+    def open(self) -> None:
+        doc = self.window_.document
+        titles = sorted({self.window_.scene.node_items[n.id].layout.title for n in doc.workflow.nodes
+                         if n.id in self.window_.scene.node_items})
+        self.completer.model().setStringList(titles)  # type: ignore[attr-defined]
+        self.move(12, 12)
+        self.show()
+        self.raise_()
+        self.edit.setFocus()
+        self.edit.selectAll()
+        self.highlight(self.edit.text())
+
+    def matches(self) -> list[str]:
+        text = self.edit.text().strip().lower()
+        if not text:
+            return []
+        scene = self.window_.scene
+        return [n.id for n in self.window_.document.workflow.nodes
+                if n.id in scene.node_items and (text in scene.node_items[n.id].layout.title.lower() or text == n.id.lower())]
+
+    def highlight(self, _text: str = "") -> None:
+        found = set(self.matches())
+        for nid, item in self.window_.scene.node_items.items():
+            item.set_found(nid in found)
+        self.count.setText(f"{len(found)} found" if self.edit.text() else "")
+        self._cursor = -1
+
+    def next_match(self) -> None:
+        ids = self.matches()
+        if not ids:
+            return
+        self._cursor = (self._cursor + 1) % len(ids)
+        nid = ids[self._cursor]
+        self.window_.scene.select_nodes([nid])
+        self.window_.view.centre_on_node(nid)
+
+    def close_bar(self) -> None:
+        for item in self.window_.scene.node_items.values():
+            item.set_found(False)
+        self.hide()
+        self.window_.view.setFocus()
+
+    def keyPressEvent(self, event) -> None:
+        if event.key() == Qt.Key.Key_Escape:
+            self.close_bar()
+            return
+        super().keyPressEvent(event)
+
+
+class WelcomePage(QWidget):
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__()
+        self.setObjectName("welcome")
+        self.window_ = window
+        outer = QVBoxLayout(self)
+        outer.addStretch(1)
+        box = QWidget()
+        box.setObjectName("welcomeBox")
+        box.setMaximumWidth(560)
+        lay = QVBoxLayout(box)
+        lay.setSpacing(10)
+        title = QLabel("Flowdesk")
+        title.setObjectName("welcomeTitle")
+        sub = QLabel("Draw agentic LLM workflows as graphs, then run them locally.")
+        sub.setObjectName("hint")
+        lay.addWidget(title)
+        lay.addWidget(sub)
+        row = QHBoxLayout()
+        new = QPushButton(QIcon(icon_path("new")), "New workflow")
+        new.setObjectName("primary")
+        new.clicked.connect(window.new_document)
+        opn = QPushButton(QIcon(icon_path("open")), "Open…")
+        opn.clicked.connect(window.open_dialog)
+        row.addWidget(new)
+        row.addWidget(opn)
+        row.addStretch(1)
+        lay.addLayout(row)
+        lay.addSpacing(8)
+        head = QLabel("Samples")
+        head.setObjectName("sectionTitle")
+        lay.addWidget(head)
+        self.sample_buttons: dict[str, QPushButton] = {}
+        for path in samples():
+            name = path.name.removesuffix(".flow.json")
+            try:
+                from engine import load_workflow
+
+                wf = load_workflow(path)
+                desc = wf.description or ""
+                desc = desc if len(desc) <= 64 else desc[:63].rstrip() + "…"
+                label = f"{wf.display_name()}  —  {desc}"
+            except WorkflowLoadError:
+                label = name
+            b = QPushButton(QIcon(icon_path("sample")), label)
+            b.setObjectName("sampleButton")
+            b.setToolTip(f"{path}\n(opens a copy; Save As to keep it)")
+            b.clicked.connect(lambda _=False, p=str(path): window.open_sample(p))
+            self.sample_buttons[name] = b
+            lay.addWidget(b)
+        self.recent_head = QLabel("Recent")
+        self.recent_head.setObjectName("sectionTitle")
+        lay.addSpacing(8)
+        lay.addWidget(self.recent_head)
+        self.recent_box = QVBoxLayout()
+        lay.addLayout(self.recent_box)
+        h = QHBoxLayout()
+        h.addStretch(1)
+        h.addWidget(box, 3)
+        h.addStretch(1)
+        outer.addLayout(h)
+        outer.addStretch(2)
+
+    def refresh(self) -> None:
+        while self.recent_box.count():
+            w = self.recent_box.takeAt(0).widget()
+            if w is not None:
+                w.deleteLater()
+        recent = self.window_.recent_files()
+        self.recent_head.setVisible(bool(recent))
+        for path in recent[:5]:
+            b = QPushButton(QIcon(icon_path("open")), Path(path).name)
+            b.setObjectName("sampleButton")
+            b.setToolTip(path)
+            b.clicked.connect(lambda _=False, p=path: self.window_.open_path(p))
+            self.recent_box.addWidget(b)
+
+
+class MainWindow(QMainWindow):
+    run_requested = Signal()  # the run console (a later issue) listens here
+    validated = Signal(list)  # list[Issue], after each debounced validation
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setObjectName("mainWindow")
+        self.setWindowIcon(QIcon(icon_path("app")))
+        self.document = WorkflowDocument(parent=self)
+        self.scene = CanvasScene(self.document, self)
+        self.view = CanvasView(self.scene)
+        self.issues: list[Issue] = []
+        self.autosaver = Autosaver()
+        self._has_document = False
+        self.find_bar: FindBar
+
+        self.central = QStackedWidget()
+        self.welcome = WelcomePage(self)
+        self.central.addWidget(self.welcome)
+        self.central.addWidget(self.view)
+        self.setCentralWidget(self.central)
+        self.find_bar = FindBar(self)
+
+        self.palette = PalettePanel()
+        self.inspector = InspectorPanel(self.document)
+        self.problems = ProblemsPanel()
+        self.palette_dock = self._dock("Nodes", "paletteDock", self.palette, Qt.DockWidgetArea.LeftDockWidgetArea)
+        self.inspector_dock = self._dock("Inspector", "inspectorDock", self.inspector, Qt.DockWidgetArea.RightDockWidgetArea)
+        self.problems_dock = self._dock("Problems", "problemsDock", self.problems, Qt.DockWidgetArea.BottomDockWidgetArea)
+        placeholder = QLabel("Runs will appear here: their log, approvals and outputs.")
+        placeholder.setObjectName("hint")
+        placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.run_console_dock = self._dock("Run console", "runConsoleDock", placeholder,
+                                           Qt.DockWidgetArea.BottomDockWidgetArea)
+        self.tabifyDockWidget(self.problems_dock, self.run_console_dock)
+        self.problems_dock.raise_()
+        self.resizeDocks([self.palette_dock, self.inspector_dock], [236, 350], Qt.Orientation.Horizontal)
+        self.resizeDocks([self.problems_dock], [150], Qt.Orientation.Vertical)
+
+        self._build_actions()
+        self._build_menus()
+        self._build_status_bar()
+
+        self._validate_timer = QTimer(self, singleShot=True, interval=150)
+        self._validate_timer.timeout.connect(self.run_validation)
+        self._autosave_timer = QTimer(self, interval=5000)
+        self._autosave_timer.timeout.connect(self.autosave_now)
+        self._autosave_timer.start()
+
+        d = self.document
+        d.changed.connect(self._validate_timer.start)
+        self._autosave_dirty = False
+        d.changed.connect(self._mark_autosave_dirty)
+        d.undo_stack.cleanChanged.connect(self._on_clean_changed)
+        d.path_changed.connect(lambda _p: self._update_title())
+        d.meta_changed.connect(self._update_title)
+        # scene.select_nodes() emits one selectionChanged per change, so this stays cheap.
+        self.scene.selectionChanged.connect(self._selection_changed)
+        self.scene.status_message.connect(lambda m: self.statusBar().showMessage(m, 5000))
+        self.scene.background_double_clicked.connect(self._quick_add)
+        self.scene.context_menu_requested.connect(self._context_menu)
+        self.scene.node_activated.connect(lambda nid: self.inspector_dock.raise_())
+        self.view.node_dropped.connect(self._add_node_at)
+        self.view.zoom_changed.connect(lambda z: self.zoom_label.setText(f"{round(z * 100)}%"))
+        self.palette.node_requested.connect(self._add_node_at_centre)
+        self.problems.nodes_requested.connect(self.show_nodes)
+
+        self.resize(1400, 860)
+        self._restore_settings()
+        self._show_welcome()
+        self.run_validation()
+
+    # ------------------------------------------------------------------ construction
+    def _dock(self, title: str, name: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
+        dock = QDockWidget(title, self)
+        dock.setObjectName(name)
+        dock.setWidget(widget)
+        self.addDockWidget(area, dock)
+        return dock
+
+    def _action(self, text: str, icon: str | None = None, shortcut=None, slot=None, tip: str = "",
+                local: bool = False) -> QAction:
+        action = QAction(QIcon(icon_path(icon)) if icon else QIcon(), text, self)
+        if shortcut is not None:
+            if isinstance(shortcut, list):
+                action.setShortcuts(shortcut)
+            else:
+                action.setShortcut(QKeySequence(shortcut))
+        if tip:
+            action.setToolTip(tip)
+            action.setStatusTip(tip)
+        if slot is not None:
+            action.triggered.connect(slot)
+        if local:
+            # Canvas editing keys must not fire while typing in the inspector.
+            action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+            self.view.addAction(action)
+        return action
+
+    def _build_actions(self) -> None:
+        K = QKeySequence.StandardKey
+        self.act_new = self._action("&New", "new", K.New, self.new_document, "New workflow")
+        self.act_open = self._action("&Open…", "open", K.Open, self.open_dialog, "Open a workflow file")
+        self.act_save = self._action("&Save", "save", K.Save, self.save, "Save")
+        self.act_save_as = self._action("Save &As…", "save-as", K.SaveAs, self.save_as, "Save under a new name")
+        self.act_revert = self._action("&Revert", "revert", None, self.revert, "Discard changes and reload the file")
+        self.act_quit = self._action("&Quit", None, K.Quit, self.close)
+        stack = self.document.undo_stack
+        self.act_undo = stack.createUndoAction(self, "&Undo")
+        self.act_undo.setIcon(QIcon(icon_path("undo")))
+        self.act_undo.setShortcut(K.Undo)
+        self.act_redo = stack.createRedoAction(self, "&Redo")
+        self.act_redo.setIcon(QIcon(icon_path("redo")))
+        self.act_redo.setShortcuts([QKeySequence("Ctrl+Shift+Z"), QKeySequence("Ctrl+Y")])
+        self.act_copy = self._action("&Copy", "copy", K.Copy, self.copy, local=True)
+        self.act_cut = self._action("Cu&t", "cut", K.Cut, self.cut, local=True)
+        self.act_paste = self._action("&Paste", "paste", K.Paste, self.paste, local=True)
+        self.act_duplicate = self._action("&Duplicate", "duplicate", "Ctrl+D", self.duplicate, local=True)
+        self.act_delete = self._action("De&lete", "delete", [QKeySequence(Qt.Key.Key_Delete),
+                                                               QKeySequence(Qt.Key.Key_Backspace)],
+                                       self.delete_selection, local=True)
+        self.act_select_all = self._action("Select &All", None, K.SelectAll, self.select_all, local=True)
+        self.act_find = self._action("&Find Node…", "find", K.Find, self.find_bar.open, "Find a node by name")
+        self.act_fit = self._action("&Fit to View", "fit", [QKeySequence("F"), QKeySequence("Ctrl+0")],
+                                    self.fit, "Fit the whole graph (F, Ctrl+0)", local=True)
+        self.act_fit.setShortcuts([QKeySequence("F"), QKeySequence("Ctrl+0")])
+        self.act_zoom_100 = self._action("Actual &Size", "zoom-100", "Ctrl+1", lambda: self.view.set_zoom(1.0),
+                                         "Zoom to 100% (Ctrl+1)")
+        self.act_zoom_in = self._action("Zoom &In", "zoom-in", K.ZoomIn, lambda: self.view.zoom_by(1.25))
+        self.act_zoom_out = self._action("Zoom &Out", "zoom-out", K.ZoomOut, lambda: self.view.zoom_by(0.8))
+        self.act_layout = self._action("Auto-&Layout", "layout", "Ctrl+L", self.auto_layout,
+                                       "Arrange the graph (or the selection) left to right")
+        self.act_snap = self._action("Snap to &Grid", "grid", None, None, "Snap moved nodes to the grid")
+        self.act_snap.setCheckable(True)
+        self.act_snap.toggled.connect(self.scene.set_snap)
+        self.act_minimap = self._action("&Minimap", "minimap", None, None, "Show the minimap")
+        self.act_minimap.setCheckable(True)
+        self.act_minimap.setChecked(True)
+        self.act_minimap.toggled.connect(self.view.minimap.setVisible)
+        self.act_collapse = self._action("Collapse / E&xpand", "collapse", "Ctrl+E", self.toggle_collapse, local=True)
+        self.act_run = self._action("&Run", "run", "Ctrl+R", self._run, "Run the workflow")
+        self.act_run.setEnabled(False)
+        for a in (self.act_undo, self.act_redo, self.act_find, self.act_zoom_100, self.act_zoom_in, self.act_zoom_out,
+                  self.act_layout, self.act_run):
+            self.addAction(a)
+
+    def _build_menus(self) -> None:
+        mb = self.menuBar()
+        f = mb.addMenu("&File")
+        f.addActions([self.act_new, self.act_open])
+        self.recent_menu = f.addMenu(QIcon(icon_path("recent")), "Open &Recent")
+        self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
+        self.sample_menu = f.addMenu(QIcon(icon_path("sample")), "Open Sa&mple")
+        for path in samples():
+            a = self.sample_menu.addAction(path.name.removesuffix(".flow.json"))
+            a.triggered.connect(lambda _=False, p=str(path): self.open_sample(p))
+        f.addSeparator()
+        f.addActions([self.act_save, self.act_save_as, self.act_revert])
+        f.addSeparator()
+        f.addAction(self.act_quit)
+        e = mb.addMenu("&Edit")
+        e.addActions([self.act_undo, self.act_redo])
+        e.addSeparator()
+        e.addActions([self.act_cut, self.act_copy, self.act_paste, self.act_duplicate, self.act_delete])
+        e.addSeparator()
+        e.addActions([self.act_select_all, self.act_find])
+        add = e.addMenu(QIcon(icon_path("add")), "Add &Node")
+        for kind in PALETTE_KINDS:
+            a = add.addAction(QIcon(icon_path(f"node-{kind}")), DESCRIPTIONS[kind][0])
+            a.triggered.connect(lambda _=False, k=kind: self._add_node_at_centre(k))
+        v = mb.addMenu("&View")
+        v.addActions([self.act_fit, self.act_zoom_100, self.act_zoom_in, self.act_zoom_out])
+        v.addSeparator()
+        v.addActions([self.act_layout, self.act_collapse, self.act_snap, self.act_minimap])
+        v.addSeparator()
+        for dock in (self.palette_dock, self.inspector_dock, self.problems_dock, self.run_console_dock):
+            v.addAction(dock.toggleViewAction())
+        r = mb.addMenu("&Run")
+        r.addAction(self.act_run)
+
+        tb = QToolBar("Main", self)
+        tb.setObjectName("mainToolbar")
+        tb.setMovable(False)
+        tb.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonIconOnly)
+        tb.addActions([self.act_new, self.act_open, self.act_save])
+        tb.addSeparator()
+        tb.addActions([self.act_undo, self.act_redo])
+        tb.addSeparator()
+        tb.addActions([self.act_fit, self.act_zoom_100, self.act_layout, self.act_find])
+        spacer = QWidget()
+        spacer.setObjectName("toolbarSpacer")
+        spacer.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
+        tb.addWidget(spacer)
+        tb.addAction(self.act_run)
+        run_button = tb.widgetForAction(self.act_run)
+        if run_button is not None:
+            run_button.setObjectName("runButton")
+            tb.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonIconOnly)
+        self.addToolBar(tb)
+        self.toolbar = tb
+
+    def _build_status_bar(self) -> None:
+        sb = self.statusBar()
+        self.validation_label = QLabel()
+        self.validation_label.setObjectName("validationLabel")
+        self.zoom_label = QLabel("100%")
+        self.zoom_label.setObjectName("hint")
+        sb.addPermanentWidget(self.validation_label)
+        sb.addPermanentWidget(self.zoom_label)
+
+    # ------------------------------------------------------------------ settings
+    def _restore_settings(self) -> None:
+        s = settings()
+        geo = s.value("window/geometry")
+        if isinstance(geo, QByteArray) and not geo.isEmpty():
+            self.restoreGeometry(geo)
+        state = s.value("window/state")
+        if isinstance(state, QByteArray) and not state.isEmpty():
+            self.restoreState(state)
+        self.act_snap.setChecked(s.value("canvas/snap", False, type=bool))
+        self.act_minimap.setChecked(s.value("canvas/minimap", True, type=bool))
+
+    def _save_settings(self) -> None:
+        s = settings()
+        s.setValue("window/geometry", self.saveGeometry())
+        s.setValue("window/state", self.saveState())
+        s.setValue("canvas/snap", self.act_snap.isChecked())
+        s.setValue("canvas/minimap", self.act_minimap.isChecked())
+        s.setValue("lastFile", self.document.path or "")
+        s.sync()
+
+    def recent_files(self) -> list[str]:
+        value = settings().value("recentFiles", [])
+        if isinstance(value, str):
+            value = [value] if value else []
+        return [str(v) for v in (value or [])]
+
+    def _add_recent(self, path: str) -> None:
+        recent = [p for p in self.recent_files() if p != path]
+        recent.insert(0, path)
+        s = settings()
+        s.setValue("recentFiles", recent[:MAX_RECENT])
+        s.setValue("lastFile", path)
+        s.sync()
+
+    def _fill_recent_menu(self) -> None:
+        self.recent_menu.clear()
+        recent = self.recent_files()
+        if not recent:
+            a = self.recent_menu.addAction("(none)")
+            a.setEnabled(False)
+            return
+        for path in recent:
+            a = self.recent_menu.addAction(Path(path).name)
+            a.setToolTip(path)
+            a.triggered.connect(lambda _=False, p=path: self.open_path(p))
+        self.recent_menu.addSeparator()
+        clear = self.recent_menu.addAction("Clear list")
+        clear.triggered.connect(lambda: settings().setValue("recentFiles", []))
+
+    # ------------------------------------------------------------------ document state
+    def _show_welcome(self) -> None:
+        self._has_document = False
+        self.inspector.setEnabled(False)
+        self.welcome.refresh()
+        self.central.setCurrentWidget(self.welcome)
+        self._update_title()
+        self._update_actions()
+
+    def _show_canvas(self) -> None:
+        self._has_document = True
+        self.inspector.setEnabled(True)
+        self.central.setCurrentWidget(self.view)
+        self._update_title()
+        self._update_actions()
+        self.view.setFocus()
+
+    def _update_actions(self) -> None:
+        for a in (self.act_save, self.act_save_as, self.act_revert, self.act_layout, self.act_fit, self.act_find):
+            a.setEnabled(self._has_document)
+        self.act_revert.setEnabled(self._has_document and bool(self.document.path))
+        self._update_run_action()
+
+    def _update_title(self) -> None:
+        if not self._has_document:
+            self.setWindowTitle("Flowdesk")
+            return
+        name = self.document.display_name()
+        wf_name = self.document.workflow.name
+        extra = f" — {wf_name}" if wf_name and self.document.path else ""
+        self.setWindowTitle(f"{name}[*]{extra} — Flowdesk")
+        self.setWindowModified(self.document.is_modified())
+
+    def _on_clean_changed(self, clean: bool) -> None:
+        self.setWindowModified(not clean)
+        if clean:
+            self.autosaver.clear()
+
+    def run_validation(self) -> None:
+        if not self._has_document:
+            # The welcome page has no workflow to judge.
+            self.issues = []
+            self.scene.set_issues([])
+            self.problems.list.clear()
+            self.validation_label.setText("No workflow open")
+            self.validation_label.setProperty("state", "")
+            self._update_run_action()
+            return
+        self.issues = validate(self.document.workflow)
+        self.scene.set_issues(self.issues)
+        self.problems.set_issues(self.issues)
+        errors = errors_only(self.issues)
+        warnings = len(self.issues) - len(errors)
+        if errors:
+            text = f"{len(errors)} error{'s' * (len(errors) != 1)}"
+            if warnings:
+                text += f", {warnings} warning{'s' * (warnings != 1)}"
+            self.validation_label.setProperty("state", "error")
+        elif warnings:
+            text = f"✓ Ready to run · {warnings} warning{'s' * (warnings != 1)}"
+            self.validation_label.setProperty("state", "warning")
+        else:
+            text = "✓ Ready to run"
+            self.validation_label.setProperty("state", "ok")
+        self.validation_label.setText(text)
+        self.validation_label.setToolTip(errors[0].message if errors else "No errors")
+        self.validation_label.style().unpolish(self.validation_label)
+        self.validation_label.style().polish(self.validation_label)
+        self._update_run_action()
+        self.validated.emit(self.issues)
+
+    def _update_run_action(self) -> None:
+        errors = errors_only(self.issues) if self._has_document else []
+        ok = self._has_document and not errors
+        self.act_run.setEnabled(ok)
+        if not self._has_document:
+            self.act_run.setToolTip("Open a workflow to run it")
+        elif errors:
+            self.act_run.setToolTip(f"Cannot run: {errors[0].message}")
+        else:
+            self.act_run.setToolTip("Run the workflow (Ctrl+R)")
+
+    def _run(self) -> None:
+        self.run_console_dock.show()
+        self.run_console_dock.raise_()
+        self.statusBar().showMessage("Running from the editor arrives with the run console; use `flowdesk run FILE` "
+                                     "meanwhile.", 6000)
+        self.run_requested.emit()
+
+    # ------------------------------------------------------------------ files
+    def maybe_save(self) -> bool:
+        """Ask about unsaved changes; False means the user cancelled."""
+        if not (self._has_document and self.document.is_modified()):
+            return True
+        answer = QMessageBox.question(
+            self, "Unsaved changes", f"Save the changes to “{self.document.display_name()}” before closing it?",
+            QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard | QMessageBox.StandardButton.Cancel,
+            QMessageBox.StandardButton.Save)
+        if answer == QMessageBox.StandardButton.Save:
+            return self.save()
+        return answer == QMessageBox.StandardButton.Discard
+
+    def _replace_document(self, workflow: Workflow, path: str | None) -> None:
+        self.autosaver.clear()
+        self.document.reset(workflow, path)
+        self._show_canvas()
+        self.run_validation()
+        if not self.view.isVisible():
+            QTimer.singleShot(0, self.view.fit_all)  # the viewport has no size until shown
+        self.view.fit_all()
+
+    def new_document(self) -> None:
+        if not self.maybe_save():
+            return
+        start = Node.model_validate({"id": "start", "type": "start", "x": 80, "y": 200, "data": {"initialInput": ""}})
+        self._replace_document(Workflow(name="Untitled workflow", version=1, nodes=[start]), None)
+        self.view.set_zoom(1.0, QPointF(420, 260))
+
+    def open_dialog(self) -> None:
+        if not self.maybe_save():
+            return
+        start = str(Path(self.document.path).parent) if self.document.path else str(Path.home())
+        path, _ = QFileDialog.getOpenFileName(self, "Open workflow", start, FILE_FILTER)
+        if path:
+            self.open_path(path, ask=False)
+
+    def open_path(self, path: str, ask: bool = True) -> bool:
+        """Open ``path``; a file that cannot be read shows the loader's message and changes nothing."""
+        if ask and not self.maybe_save():
+            return False
+        try:
+            from engine import load_workflow
+
+            workflow = load_workflow(path)
+        except WorkflowLoadError as err:
+            QMessageBox.critical(self, "Cannot open workflow", str(err))
+            return False
+        self._replace_document(workflow, str(Path(path).resolve()))
+        self._add_recent(str(Path(path).resolve()))
+        self.statusBar().showMessage(f"Opened {path}", 4000)
+        return True
+
+    def open_sample(self, path: str) -> bool:
+        """Open a sample as an untitled copy, so saving never overwrites the shipped sample."""
+        if not self.maybe_save():
+            return False
+        try:
+            from engine import load_workflow
+
+            workflow = load_workflow(path)
+        except WorkflowLoadError as err:
+            QMessageBox.critical(self, "Cannot open sample", str(err))
+            return False
+        self._replace_document(workflow, None)
+        self.statusBar().showMessage(f"Opened a copy of the sample {Path(path).name}; Save As to keep it.", 5000)
+        return True
+
+    def save(self) -> bool:
+        if not self._has_document:
+            return False
+        if not self.document.path:
+            return self.save_as()
+        return self._save_to(self.document.path)
+
+    def save_as(self) -> bool:
+        if not self._has_document:
+            return False
+        suggested = self.document.path or str(Path.home() / f"{(self.document.workflow.name or 'workflow').lower().replace(' ', '-')}.flow.json")
+        path, _ = QFileDialog.getSaveFileName(self, "Save workflow as", suggested, FILE_FILTER)
+        if not path:
+            return False
+        if not path.endswith(".json"):
+            path += ".flow.json"
+        return self._save_to(path)
+
+    def _save_to(self, path: str) -> bool:
+        try:
+            self.document.save(path)
+        except OSError as err:
+            QMessageBox.critical(self, "Cannot save", f"{path}: {err.strerror or err}")
+            return False
+        self._add_recent(str(Path(path).resolve()))
+        self.autosaver.clear()
+        self._update_title()
+        self._update_actions()
+        self.statusBar().showMessage(f"Saved {path}", 4000)
+        return True
+
+    def revert(self) -> None:
+        path = self.document.path
+        if not path:
+            return
+        if self.document.is_modified():
+            answer = QMessageBox.question(self, "Revert", f"Discard your changes and reload “{Path(path).name}”?",
+                                          QMessageBox.StandardButton.Discard | QMessageBox.StandardButton.Cancel)
+            if answer != QMessageBox.StandardButton.Discard:
+                return
+        self.open_path(path, ask=False)
+
+    def _mark_autosave_dirty(self) -> None:
+        self._autosave_dirty = True
+
+    def autosave_now(self) -> None:
+        """Write the autosave file if the document changed since the last one and is unsaved."""
+        if self._has_document and self.document.is_modified() and self._autosave_dirty:
+            self.autosaver.write(self.document.workflow, self.document.path)
+            self._autosave_dirty = False
+
+    def offer_recovery(self) -> bool:
+        """Offer autosaves left by a crashed session; returns True when one was restored."""
+        found = orphaned_autosaves()
+        if not found:
+            return False
+        latest = found[0]
+        where = latest.original_path or "an untitled workflow"
+        answer = QMessageBox.question(
+            self, "Recover unsaved work?",
+            f"Flowdesk closed unexpectedly with unsaved changes to {where} "
+            f"({latest.workflow.display_name()}). Recover them?",
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, QMessageBox.StandardButton.Yes)
+        for rec in found:
+            try:
+                rec.file.unlink()
+            except OSError:
+                pass
+        if answer != QMessageBox.StandardButton.Yes:
+            return False
+        self._replace_document(latest.workflow, latest.original_path)
+        self.document.undo_stack.resetClean()  # recovered work is unsaved
+        self._update_title()
+        self.autosave_now()
+        return True
+
+    def start(self, argv: list[str]) -> None:
+        """What ``flowdesk [FILE]`` opens: the file, else a crash recovery, else the last document."""
+        files = [a for a in argv if not a.startswith("-")]
+        if files:
+            self.open_path(files[0], ask=False)
+            return
+        if self.offer_recovery():
+            return
+        last = settings().value("lastFile", "")
+        if last and Path(str(last)).is_file():
+            self.open_path(str(last), ask=False)
+
+    # ------------------------------------------------------------------ editing
+    def _add_node_at(self, kind: str, pos: QPointF) -> None:
+        if not self._has_document:
+            return
+        x, y = round(pos.x()), round(pos.y())
+        if self.scene.snap_to_grid:
+            from .canvas.style import GRID
+
+            x, y = round(x / GRID) * GRID, round(y / GRID) * GRID
+        nid = self.document.add_node(kind, x, y)
+        self.scene.select_nodes([nid])
+
+    def _add_node_at_centre(self, kind: str) -> None:
+        if not self._has_document:
+            self.new_document()
+        c = self.view.mapToScene(self.view.viewport().rect().center())
+        self._add_node_at(kind, QPointF(c.x() - 110, c.y() - 40))
+
+    def _quick_add(self, pos: QPointF) -> None:
+        """Double-click on the canvas: a small searchable menu of node types."""
+        menu = QMenu(self)
+        menu.setObjectName("quickAdd")
+        search = QLineEdit(menu)
+        search.setPlaceholderText("Add node…")
+        field = QWidgetAction(menu)
+        field.setDefaultWidget(search)
+        menu.addAction(field)
+        entries = []
+        for kind in PALETTE_KINDS:
+            name, desc = DESCRIPTIONS[kind]
+            a = menu.addAction(QIcon(icon_path(f"node-{kind}")), name)
+            a.setToolTip(desc)
+            a.triggered.connect(lambda _=False, k=kind: self._add_node_at(k, pos))
+            entries.append((f"{name} {desc}".lower(), a))
+
+        def filter_(text: str) -> None:
+            for words, a in entries:
+                a.setVisible(text.lower() in words)
+
+        def pick() -> None:
+            for _words, a in entries:
+                if a.isVisible():
+                    a.trigger()
+                    menu.close()
+                    return
+
+        search.textChanged.connect(filter_)
+        search.returnPressed.connect(pick)
+        self.quick_add_menu = menu
+        menu.popup(self.view.mapToGlobal(self.view.mapFromScene(pos)))
+        search.setFocus()
+
+    def _context_menu(self, pos: QPointF, node_id: str | None) -> None:
+        menu = QMenu(self)
+        if node_id is not None:
+            menu.addActions([self.act_collapse, self.act_duplicate, self.act_copy, self.act_delete])
+            menu.addSeparator()
+            menu.addAction(self.act_layout)
+        else:
+            add = menu.addMenu(QIcon(icon_path("add")), "Add node")
+            for kind in PALETTE_KINDS:
+                a = add.addAction(QIcon(icon_path(f"node-{kind}")), DESCRIPTIONS[kind][0])
+                a.triggered.connect(lambda _=False, k=kind: self._add_node_at(k, pos))
+            menu.addActions([self.act_paste, self.act_select_all])
+            menu.addSeparator()
+            menu.addActions([self.act_layout, self.act_fit])
+        menu.popup(self.view.mapToGlobal(self.view.mapFromScene(pos)))
+
+    def _selection_changed(self) -> None:
+        self.inspector.show_selection(self.scene.selected_node_ids())
+
+    def show_nodes(self, ids: list[str]) -> None:
+        self.scene.select_nodes(ids)
+        if ids:
+            self.view.centre_on_node(ids[0])
+
+    def copy(self) -> None:
+        ids = self.scene.selected_node_ids()
+        if ids:
+            QGuiApplication.clipboard().setText(self.document.fragment_json(ids))
+            self.statusBar().showMessage(f"Copied {len(ids)} node{'s' * (len(ids) != 1)}", 3000)
+
+    def cut(self) -> None:
+        self.copy()
+        self.delete_selection()
+
+    def paste(self) -> None:
+        text = QGuiApplication.clipboard().text()
+        self._paste_text(text)
+
+    def _paste_text(self, text: str) -> None:
+        if not text.strip() or not self._has_document:
+            return
+        try:
+            ids = self.document.paste_json(text)
+        except WorkflowLoadError as err:
+            self.statusBar().showMessage(f"Nothing to paste: the clipboard does not hold workflow JSON ({err})", 5000)
+            return
+        self.scene.select_nodes(ids)
+
+    def duplicate(self) -> None:
+        ids = self.scene.selected_node_ids()
+        if ids:
+            self._paste_text(self.document.fragment_json(ids))
+
+    def delete_selection(self) -> None:
+        self.document.delete(self.scene.selected_node_ids(), self.scene.selected_conn_keys())
+
+    def select_all(self) -> None:
+        self.scene.select_nodes(list(self.scene.node_items))
+
+    def toggle_collapse(self) -> None:
+        ids = self.scene.selected_node_ids()
+        if ids:
+            any_open = any(not self.document.node(i).data.collapsed for i in ids)
+            self.document.set_collapsed(ids, any_open)
+
+    def auto_layout(self) -> None:
+        ids = self.scene.selected_node_ids()
+        self.document.auto_layout(ids if len(ids) > 1 else None)
+        if len(ids) <= 1:
+            self.view.fit_all()
+
+    def fit(self) -> None:
+        self.view.fit_all()
+
+    # ------------------------------------------------------------------ closing
+    def closeEvent(self, event: QCloseEvent) -> None:
+        if not self.maybe_save():
+            event.ignore()
+            return
+        self._save_settings()
+        self.autosaver.clear()
+        event.accept()

@@ -1,0 +1,1 @@
+"""Dock and side panels: node palette, inspector, problems list."""

@@ -1,0 +1,111 @@
+"""Inspector forms per node type; edits show on the canvas at once."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+
+from editor.panels.inspector import PREVIOUS_OUTPUT
+
+from .conftest import copy_sample, open_flow
+
+
+def test_forms_follow_selection(window, tmp_path):
+    open_flow(window, copy_sample(tmp_path, "review"))
+    insp = window.inspector
+    for nid, page in (("start", "start"), ("triage", "agent"), ("route", "if"), ("signoff", "approval")):
+        window.scene.select_nodes([nid])
+        assert insp.stack.currentWidget() is insp.pages[page]
+    window.scene.select_nodes(["triage", "route"])
+    assert insp.stack.currentWidget() is insp.pages["multi"]
+    window.scene.clearSelection()
+    assert insp.stack.currentWidget() is insp.pages["workflow"]
+    assert insp.wf_name.text() == "Support reply review"
+
+
+def test_prompt_highlight_and_insert_button(window, qtbot, tmp_path):
+    open_flow(window, copy_sample(tmp_path, "hello"))
+    window.scene.select_nodes(["greeter"])
+    insp = window.inspector
+    edit = insp.agent_user
+    assert edit.toPlainText() == ""
+    qtbot.mouseClick(edit.insert_button, Qt.MouseButton.LeftButton)
+    assert window.document.node("greeter").data.userPrompt == PREVIOUS_OUTPUT
+    edit.setPlainText("Say: {{PREVIOUS_OUTPUT}} and {{other}}")
+    ranges = edit.document().firstBlock().layout().formats()
+    spans = {(r.start, r.length): r.format.foreground().color().name() for r in ranges}
+    assert spans[(5, len(PREVIOUS_OUTPUT))] == "#ffb454"
+    assert any(length == len("{{other}}") for (_s, length) in spans)
+
+
+def test_model_and_effort_choices(window, tmp_path):
+    open_flow(window, copy_sample(tmp_path, "hello"))
+    window.scene.select_nodes(["greeter"])
+    insp = window.inspector
+    from editor.resources import model_choices
+
+    models = [insp.agent_model.itemText(i) for i in range(insp.agent_model.count())]
+    assert models == [m for m, _label, _p in model_choices()] and models
+    insp.agent_model.setEditText("my-local-model")  # free text is allowed
+    assert window.document.node("greeter").data.model == "my-local-model"
+    assert insp.agent_effort.count() >= 1
+    insp.agent_effort.setEditText("high")
+    assert window.document.node("greeter").data.reasoningEffort == "high"
+
+
+def test_tools_and_subagent_handle(window, tmp_path):
+    open_flow(window, copy_sample(tmp_path, "hello"))
+    window.scene.select_nodes(["greeter"])
+    insp = window.inspector
+    item = window.scene.node_items["greeter"]
+    assert "subagent" not in [h for h, _, _ in item.layout.outputs]
+    insp.agent_subs.setChecked(True)
+    assert window.document.node("greeter").data.tools.subagents
+    assert "subagent" in [h for h, _, _ in item.layout.outputs]
+    insp.agent_web.setChecked(True)
+    assert window.document.node("greeter").data.tools.web_search
+
+
+def test_condition_list_edits_handles(window, qtbot, tmp_path):
+    open_flow(window, copy_sample(tmp_path, "review"))
+    window.scene.select_nodes(["route"])
+    insp = window.inspector
+    item = window.scene.node_items["route"]
+    insp.cond_add.click()
+    assert [h for h, _, _ in item.layout.outputs] == ["condition-0", "condition-1", "false"]
+    op, value, *_ = insp.cond_rows[1]
+    value.setFocus()
+    qtbot.keyClicks(value, "late")
+    op.setCurrentIndex(1)
+    cond = window.document.node("route").data.conditions[1]
+    assert (cond.operator, cond.value) == ("equal", "late")
+    assert item.layout.outputs[1][2] == "equal 'late'"
+    insp.cond_rows[0][4].click()  # remove the first condition: its link goes too
+    assert [c.value for c in window.document.node("route").data.conditions] == ["late"]
+    assert window.document.connection(("route", "condition-0", "signoff", "input")) is None
+
+
+def test_start_and_approval_forms(window, qtbot, tmp_path):
+    open_flow(window, copy_sample(tmp_path, "review"))
+    window.scene.select_nodes(["signoff"])
+    window.inspector.approval_prompt.setPlainText("OK?")
+    assert window.document.node("signoff").data.prompt == "OK?"
+    window.scene.select_nodes(["start"])
+    window.inspector.start_input.setPlainText("Hello")
+    assert window.document.node("start").data.initialInput == "Hello"
+    assert window.scene.node_items["start"].layout.lines[0][0] == "Hello"
+
+
+def test_providers_file_and_fallback(tmp_path):
+    import json
+
+    from editor.resources import BUILTIN_PROVIDERS, load_providers, model_choices
+
+    assert load_providers(tmp_path / "missing.json") == BUILTIN_PROVIDERS["providers"]
+    bad = tmp_path / "bad.json"
+    bad.write_text("{", encoding="utf-8")
+    assert load_providers(bad) == BUILTIN_PROVIDERS["providers"]
+    good = tmp_path / "providers.json"
+    good.write_text(json.dumps({"providers": [{"id": "local", "name": "Local", "models": [
+        {"id": "llama3", "name": "Llama 3", "reasoningEfforts": []}]}]}), encoding="utf-8")
+    provs = load_providers(good)
+    assert [m for m, _l, p in model_choices(provs)] == ["llama3"]
