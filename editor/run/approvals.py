@@ -15,7 +15,7 @@ Invariants
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLabel, QLineEdit, QPushButton, QScrollArea, QSizePolicy,
                                QTextBrowser, QVBoxLayout, QWidget)
@@ -67,16 +67,40 @@ class ApprovalCard(QFrame):
         accent = "#d97706" if request.active else "#9ca3af"
         self.setStyleSheet(
             f"#approvalCard {{ border: 1px solid {accent}; border-left: 4px solid {accent}; border-radius: 6px;"
-            f" background: palette(base); }}")
+            f" }} #approvalCard QLabel {{ background: transparent; border: none; }}")
         lay = QVBoxLayout(self)
         lay.setContentsMargins(10, 8, 10, 8)
         lay.setSpacing(6)
 
+        # controls first: in a short dock the buttons stay visible while the text scrolls
         head = QHBoxLayout()
+        head.setSpacing(6)
         state = "Waiting for your decision" if request.active else f"Next in line (#{position + 1})"
-        self.title_label = QLabel(f"<b>{_esc(request.title)}</b> <span style='color:#9ca3af'>({_esc(request.node_id)})"
+        self.title_label = QLabel(f"<b>{_esc(request.title)}</b> <span style='color:#8b93a1'>({_esc(request.node_id)})"
                                   f"</span> &nbsp;<span style='color:{accent}'>{state}</span>")
-        head.addWidget(self.title_label, 1)
+        head.addWidget(self.title_label)
+        self.note_edit = QLineEdit()
+        self.note_edit.setPlaceholderText("Note for the next step (optional)")
+        self.note_edit.setEnabled(request.active)
+        head.addWidget(self.note_edit, 1)
+        self.approve_button = QPushButton("Approve")
+        self.approve_button.setObjectName("approveButton")
+        self.approve_button.setToolTip("Approve and continue (Ctrl+Return)")
+        self.reject_button = QPushButton("Reject")
+        self.reject_button.setObjectName("rejectButton")
+        self.reject_button.setToolTip("Reject and continue on the reject branch (Ctrl+Shift+Return)")
+        if request.active:
+            self.approve_button.setStyleSheet("QPushButton { background: #15803d; color: white; padding: 3px 14px;"
+                                              " border-radius: 4px; } QPushButton:disabled { background: #5f7a68; }")
+            self.reject_button.setStyleSheet("QPushButton { background: #b91c1c; color: white; padding: 3px 14px;"
+                                             " border-radius: 4px; } QPushButton:disabled { background: #7f5a5a; }")
+        for b in (self.approve_button, self.reject_button):
+            b.setEnabled(request.active)
+            head.addWidget(b)
+        if not request.active:  # a waiting card shows what it will ask, not controls it cannot use yet
+            head.addStretch(1)
+            for w in (self.note_edit, self.approve_button, self.reject_button):
+                w.setVisible(False)
         lay.addLayout(head)
 
         self.prompt_label = QLabel(request.prompt)
@@ -90,30 +114,6 @@ class ApprovalCard(QFrame):
         self.review.set_content(request.input_text or "*(empty output)*")
         self.review.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         lay.addWidget(self.review)
-
-        row = QHBoxLayout()
-        self.note_edit = QLineEdit()
-        self.note_edit.setPlaceholderText("Note for the next step (optional)")
-        self.note_edit.setEnabled(request.active)
-        row.addWidget(self.note_edit, 1)
-        self.approve_button = QPushButton("Approve")
-        self.approve_button.setObjectName("approveButton")
-        self.approve_button.setToolTip("Approve and continue (Ctrl+Return)")
-        self.reject_button = QPushButton("Reject")
-        self.reject_button.setObjectName("rejectButton")
-        self.reject_button.setToolTip("Reject and continue on the reject branch (Ctrl+Shift+Return)")
-        if request.active:
-            self.approve_button.setStyleSheet("QPushButton { background: #15803d; color: white; padding: 4px 14px;"
-                                              " border-radius: 4px; } QPushButton:disabled { background: #86a893; }")
-            self.reject_button.setStyleSheet("QPushButton { background: #b91c1c; color: white; padding: 4px 14px;"
-                                             " border-radius: 4px; } QPushButton:disabled { background: #c79a9a; }")
-        for b in (self.approve_button, self.reject_button):
-            b.setEnabled(request.active)
-            row.addWidget(b)
-        lay.addLayout(row)
-        if not request.active:  # a waiting card shows what it will ask, not controls it cannot use yet
-            for w in (self.note_edit, self.approve_button, self.reject_button):
-                w.setVisible(False)
         self.approve_button.clicked.connect(lambda: self.decide("approve"))
         self.reject_button.clicked.connect(lambda: self.decide("reject"))
 
@@ -194,10 +194,12 @@ class ApprovalsPanel(QWidget):
             self.waiting_changed.emit(waiting)
 
     def _fit_height(self) -> None:
-        if not self.cards:
-            self.setMinimumHeight(0)
-            return
-        self.setMinimumHeight(min(320, self._layout.sizeHint().height() + 4))
+        self._hint = min(360, self._layout.sizeHint().height() + 6) if self.cards else 0
+        self.setMinimumHeight(min(110, self._hint))
+        self.updateGeometry()
+
+    def sizeHint(self) -> QSize:  # noqa: N802 - Qt override
+        return QSize(400, getattr(self, "_hint", 0) or 0)
 
     def decide_active(self, decision: str) -> None:
         card = self.active_card

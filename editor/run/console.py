@@ -97,7 +97,7 @@ class LogDelegate(QStyledItemDelegate):
         self._colours = {k: QColor(v) for k, v in TYPE_COLOURS.items()}
         self._chip_bg = {k: QColor(c.red(), c.green(), c.blue(), 34) for k, c in self._colours.items()}
         self._default = QColor("#475569")
-        self._dim = QColor("#6b7280")
+        self._dim = QColor("#8b93a1")  # readable on light and dark backgrounds
 
     def _fonts(self, base: QFont) -> None:
         key = (base.family(), base.pointSizeF(), base.pixelSize())
@@ -142,7 +142,11 @@ class LogDelegate(QStyledItemDelegate):
         if selected:
             painter.fillRect(r, pal.highlight())
         elif index.row() % 2:
-            painter.fillRect(r, pal.alternateBase())
+            # a faint wash of the text colour: visible on light and dark themes alike (a style
+            # sheet may set the text colour while the palette's alternateBase stays light)
+            wash = QColor(pal.text().color())
+            wash.setAlpha(14)
+            painter.fillRect(r, wash)
         colour = self._colours.get(entry.type, self._default)
         painter.fillRect(QRect(r.left(), r.top() + 2, 3, r.height() - 4), colour)
         text_colour = pal.highlightedText().color() if selected else pal.text().color()
@@ -309,14 +313,15 @@ class RunConsole(QWidget):
         root.setContentsMargins(6, 6, 6, 6)
         root.setSpacing(6)
 
-        # --- input and controls
+        # --- one row: input | Run / Cancel | status | export (a short dock keeps room for the log)
         top = QHBoxLayout()
+        top.setSpacing(6)
         self.input_edit = QPlainTextEdit()
         self.input_edit.setObjectName("initialInput")
         self.input_edit.setPlaceholderText("Initial input for the run (empty: the Start node's own text)")
         self.input_edit.setTabChangesFocus(True)
         fm = self.input_edit.fontMetrics()
-        self.input_edit.setFixedHeight(fm.lineSpacing() * 3 + 12)
+        self.input_edit.setFixedHeight(fm.lineSpacing() * 2 + 14)
         top.addWidget(self.input_edit, 1)
         buttons = QVBoxLayout()
         buttons.setSpacing(4)
@@ -324,56 +329,66 @@ class RunConsole(QWidget):
         self.run_button.setObjectName("runButton")
         self.run_button.setDefaultAction(self.run_action)
         self.run_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
-        self.run_button.setMinimumWidth(96)
+        self.run_button.setMinimumWidth(90)
         self.run_button.setStyleSheet("QToolButton { background: #15803d; color: white; font-weight: bold;"
-                                      " border-radius: 4px; padding: 4px 10px; }"
-                                      " QToolButton:disabled { background: #a3b8aa; }")
+                                      " border-radius: 4px; padding: 3px 10px; }"
+                                      " QToolButton:disabled { background: #5f7a68; color: #d1d5db; }")
         self.cancel_button = QToolButton()
         self.cancel_button.setObjectName("cancelButton")
         self.cancel_button.setDefaultAction(self.cancel_action)
         self.cancel_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
-        self.cancel_button.setMinimumWidth(96)
+        self.cancel_button.setMinimumWidth(90)
         buttons.addWidget(self.run_button)
         buttons.addWidget(self.cancel_button)
-        buttons.addStretch(1)
         top.addLayout(buttons)
-        root.addLayout(top)
-
-        # --- status, elapsed, exports
-        bar = QHBoxLayout()
+        status_col = QVBoxLayout()
+        status_col.setSpacing(2)
         self.status_label = QLabel()
         self.status_label.setObjectName("runStatus")
+        self.status_label.setWordWrap(True)
+        self.status_label.setFixedWidth(250)
         self.status_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        meta = QHBoxLayout()
         self.elapsed_label = QLabel("")
         self.elapsed_label.setObjectName("runElapsed")
-        self.elapsed_label.setStyleSheet("color: #6b7280")
+        self.elapsed_label.setStyleSheet("color: #8b93a1")
         self.run_id_label = QLabel("")
-        self.run_id_label.setStyleSheet("color: #9ca3af")
+        self.run_id_label.setStyleSheet("color: #8b93a1")
         self.run_id_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        bar.addWidget(self.status_label)
-        bar.addSpacing(12)
-        bar.addWidget(self.elapsed_label)
-        bar.addSpacing(12)
-        bar.addWidget(self.run_id_label)
-        bar.addStretch(1)
-        self.copy_output_button = QPushButton("Copy output")
-        self.copy_output_button.setToolTip("Copy the run's final output")
-        self.copy_output_button.clicked.connect(self.copy_final_output)
-        self.save_jsonl_button = QPushButton("Save log…")
-        self.save_jsonl_button.setToolTip("Save the log as JSON Lines")
-        self.save_jsonl_button.clicked.connect(self._ask_export_jsonl)
-        self.save_record_button = QPushButton("Save run record…")
-        self.save_record_button.setToolTip("Save an AgentFlow-style run_<id>.json record")
-        self.save_record_button.clicked.connect(self._ask_export_record)
-        for b in (self.copy_output_button, self.save_jsonl_button, self.save_record_button):
-            bar.addWidget(b)
-        root.addLayout(bar)
+        meta.addWidget(self.elapsed_label)
+        meta.addSpacing(10)
+        meta.addWidget(self.run_id_label)
+        meta.addStretch(1)
+        status_col.addWidget(self.status_label)
+        status_col.addLayout(meta)
+        status_col.addStretch(1)
+        top.addLayout(status_col)
+        self.copy_output_action = QAction("Copy final output", self)
+        self.copy_output_action.triggered.connect(self.copy_final_output)
+        self.save_log_action = QAction("Save log as JSON Lines…", self)
+        self.save_log_action.triggered.connect(self._ask_export_jsonl)
+        self.save_record_action = QAction("Save run record (run_<id>.json)…", self)
+        self.save_record_action.triggered.connect(self._ask_export_record)
+        self.export_button = QToolButton()
+        self.export_button.setObjectName("exportButton")
+        self.export_button.setText("Export")
+        self.export_button.setToolTip("Copy the final output, or save the log or the run record")
+        self.export_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        export_menu = QMenu(self.export_button)
+        for a in (self.copy_output_action, self.save_log_action, self.save_record_action):
+            export_menu.addAction(a)
+        self.export_button.setMenu(export_menu)
+        top.addWidget(self.export_button, 0, Qt.AlignmentFlag.AlignTop)
+        root.addLayout(top)
 
         # --- approvals
         self.approvals = ApprovalsPanel(self)
         self.addAction(self.approvals.approve_action)
         self.addAction(self.approvals.reject_action)
-        root.addWidget(self.approvals)
+        # approvals above the log, in one vertical splitter: in a short dock both stay visible
+        self.vsplit = QSplitter(Qt.Orientation.Vertical)
+        self.vsplit.setChildrenCollapsible(False)
+        self.vsplit.addWidget(self.approvals)
 
         # --- log and details
         split = QSplitter(Qt.Orientation.Horizontal)
@@ -465,7 +480,11 @@ class RunConsole(QWidget):
         split.setStretchFactor(0, 3)
         split.setStretchFactor(1, 2)
         split.setSizes([600, 400])
-        root.addWidget(split, 1)
+        split.setMinimumHeight(90)
+        self.vsplit.addWidget(split)
+        self.vsplit.setStretchFactor(0, 0)
+        self.vsplit.setStretchFactor(1, 1)
+        root.addWidget(self.vsplit, 1)
         self.entry_kind: str | None = None  # how the shown entry was rendered: markdown, json or text
         self._shown_entry: LogEntry | None = None
 
@@ -758,9 +777,9 @@ class RunConsole(QWidget):
         self.run_action.setEnabled(not active and self.workflow is not None)
         self.cancel_action.setEnabled(active)
         has = bool(self.model.raw_events)
-        for b in (self.save_jsonl_button, self.save_record_button):
-            b.setEnabled(has)
-        self.copy_output_button.setEnabled(self._tracker().final_output is not None)
+        for a in (self.save_log_action, self.save_record_action):
+            a.setEnabled(has)
+        self.copy_output_action.setEnabled(self._tracker().final_output is not None)
 
     def _set_status_label(self, status: str, detail: str | None = None) -> None:
         text, colour = _STATUS_TEXT.get(status, (status, "#6b7280"))
@@ -819,7 +838,17 @@ class RunConsole(QWidget):
             self._show_entry(self.model.latest_response)  # nothing selected: follow the latest answer
 
     def _refresh_approvals(self) -> None:
+        before = len(self.approvals.cards)
         self.approvals.set_requests(self.bridge.approvals() if self._replay_tracker is None else [])
+        if self.approvals.cards and len(self.approvals.cards) != before:
+            QTimer.singleShot(0, self, lambda: self._size_approvals(bool(self.approvals.cards)))
+
+    def _size_approvals(self, waiting: bool) -> None:
+        if not waiting:
+            return
+        total = sum(self.vsplit.sizes()) or self.vsplit.height()
+        want = min(self.approvals.sizeHint().height(), int(total * 0.55))
+        self.vsplit.setSizes([want, max(90, total - want)])
 
     def _on_decision(self, node_id: str, decision: str, note: str) -> None:
         run = self.bridge.run
