@@ -150,6 +150,8 @@ class LogDelegate(QStyledItemDelegate):
         colour = self._colours.get(entry.type, self._default)
         painter.fillRect(QRect(r.left(), r.top() + 2, 3, r.height() - 4), colour)
         text_colour = pal.highlightedText().color() if selected else pal.text().color()
+        if pal.text().color().lightness() > 140:  # light text: a dark theme, so lighter type colours
+            colour = colour.lighter(165)
         dim = pal.highlightedText().color() if selected else self._dim
         fh = self.fm.height()
         y1 = r.top() + 4
