@@ -598,6 +598,11 @@ class Run:
         """The output under review at the pending approval (None when not paused)."""
         return self._pending[1] if self._pending else None
 
+    def queued_approval_inputs(self) -> list[tuple[str, Any]]:
+        """The approvals queued behind the pending one, in the order they will be asked, each with
+        the output it will review (a copy: changing it changes nothing in the run)."""
+        return list(self._queue)
+
     def snapshot(self, *, include_workflow: bool = True) -> dict[str, Any]:
         """The run's whole state as a JSON value. Only while no branch is in flight."""
         if self._tasks:

@@ -1,0 +1,211 @@
+"""Approval cards: one card per approval waiting for a decision, in the order they are asked.
+
+Invariants
+* The panel shows exactly the requests it was last given (``set_requests``); the first is
+  the *active* card (Approve / Reject enabled, note field editable), the others wait,
+  showing their prompt and the output they will review.
+* A decision is a request, not an action: the panel emits ``decision_requested(node_id,
+  decision, note)`` and disables its buttons until it is given new requests, so a
+  double click cannot answer twice.
+* Cards are rebuilt only when the requests change (node ids and inputs), so a note
+  being typed survives unrelated refreshes.
+* Keyboard: Ctrl+Return approves, Ctrl+Shift+Return rejects the active card (the
+  shortcuts live on the panel's parent console, so they work wherever focus is in it).
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QSize, Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLabel, QLineEdit, QPushButton, QScrollArea, QSizePolicy,
+                               QTextBrowser, QVBoxLayout, QWidget)
+
+from .bridge import ApprovalRequest
+
+__all__ = ["ApprovalCard", "ApprovalsPanel"]
+
+
+class _FitBrowser(QTextBrowser):
+    """A text browser as tall as its content, between a minimum and a maximum height."""
+
+    def __init__(self, lo: int, hi: int) -> None:
+        super().__init__()
+        self._lo, self._hi = lo, hi
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
+
+    def set_content(self, markdown: str) -> None:
+        self.setMarkdown(markdown)
+        # a first guess before the real width is known (resizeEvent refines it)
+        lines = sum(max(1, len(line) // 110 + 1) for line in markdown.splitlines() or [""])
+        spacing = self.fontMetrics().lineSpacing()
+        self.setFixedHeight(max(self._lo, min(self._hi, lines * (spacing + 4) + 12)))
+
+    def _fit(self) -> None:
+        doc = self.document()
+        doc.setTextWidth(self.viewport().width())
+        h = int(doc.size().height()) + 2 * self.frameWidth() + 4
+        h = max(self._lo, min(self._hi, h))
+        if h != self.height():
+            self.setFixedHeight(h)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt override
+        super().resizeEvent(event)
+        self._fit()
+
+
+class ApprovalCard(QFrame):
+    """One approval: prompt, the output under review (Markdown), a note, Approve / Reject."""
+
+    decision_requested = Signal(str, str, str)  # node_id, "approve"|"reject", note
+
+    def __init__(self, request: ApprovalRequest, position: int, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.request = request
+        self.setObjectName("approvalCard")
+        self.setProperty("active", request.active)
+        self.setFrameShape(QFrame.Shape.StyledPanel)
+        accent = "#d97706" if request.active else "#9ca3af"
+        self.setStyleSheet(
+            f"#approvalCard {{ border: 1px solid {accent}; border-left: 4px solid {accent}; border-radius: 6px;"
+            f" }} #approvalCard QLabel {{ background: transparent; border: none; }}")
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(10, 8, 10, 8)
+        lay.setSpacing(6)
+
+        # controls first: in a short dock the buttons stay visible while the text scrolls
+        head = QHBoxLayout()
+        head.setSpacing(6)
+        state = "Waiting for your decision" if request.active else f"Next in line (#{position + 1})"
+        self.title_label = QLabel(f"<b>{_esc(request.title)}</b> <span style='color:#8b93a1'>({_esc(request.node_id)})"
+                                  f"</span> &nbsp;<span style='color:{accent}'>{state}</span>")
+        head.addWidget(self.title_label)
+        self.note_edit = QLineEdit()
+        self.note_edit.setPlaceholderText("Note for the next step (optional)")
+        self.note_edit.setEnabled(request.active)
+        head.addWidget(self.note_edit, 1)
+        self.approve_button = QPushButton("Approve")
+        self.approve_button.setObjectName("approveButton")
+        self.approve_button.setToolTip("Approve and continue (Ctrl+Return)")
+        self.reject_button = QPushButton("Reject")
+        self.reject_button.setObjectName("rejectButton")
+        self.reject_button.setToolTip("Reject and continue on the reject branch (Ctrl+Shift+Return)")
+        if request.active:
+            self.approve_button.setStyleSheet("QPushButton { background: #15803d; color: white; padding: 3px 14px;"
+                                              " border-radius: 4px; } QPushButton:disabled { background: #5f7a68; }")
+            self.reject_button.setStyleSheet("QPushButton { background: #b91c1c; color: white; padding: 3px 14px;"
+                                             " border-radius: 4px; } QPushButton:disabled { background: #7f5a5a; }")
+        for b in (self.approve_button, self.reject_button):
+            b.setEnabled(request.active)
+            head.addWidget(b)
+        if not request.active:  # a waiting card shows what it will ask, not controls it cannot use yet
+            head.addStretch(1)
+            for w in (self.note_edit, self.approve_button, self.reject_button):
+                w.setVisible(False)
+        lay.addLayout(head)
+
+        self.prompt_label = QLabel(request.prompt)
+        self.prompt_label.setWordWrap(True)
+        self.prompt_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        lay.addWidget(self.prompt_label)
+
+        self.review = _FitBrowser(28, 130 if request.active else 60)
+        self.review.setObjectName("approvalReview")
+        self.review.setOpenExternalLinks(True)
+        self.review.set_content(request.input_text or "*(empty output)*")
+        self.review.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        lay.addWidget(self.review)
+        self.approve_button.clicked.connect(lambda: self.decide("approve"))
+        self.reject_button.clicked.connect(lambda: self.decide("reject"))
+
+    def decide(self, decision: str) -> None:
+        if not self.request.active or not self.approve_button.isEnabled():
+            return
+        self.approve_button.setEnabled(False)
+        self.reject_button.setEnabled(False)
+        self.decision_requested.emit(self.request.node_id, decision, self.note_edit.text())
+
+
+class ApprovalsPanel(QWidget):
+    """The cards of every approval waiting, in order; hidden when none waits."""
+
+    decision_requested = Signal(str, str, str)  # node_id, decision, note
+    waiting_changed = Signal(bool)  # True while at least one approval waits
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("approvalsPanel")
+        self._key: tuple = ()
+        self.cards: list[ApprovalCard] = []
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        self._scroll = QScrollArea()
+        self._scroll.setWidgetResizable(True)
+        self._scroll.setFrameShape(QFrame.Shape.NoFrame)
+        self._inner = QWidget()
+        self._layout = QVBoxLayout(self._inner)
+        self._layout.setContentsMargins(4, 4, 4, 4)
+        self._layout.setSpacing(6)
+        self._layout.addStretch(1)
+        self._scroll.setWidget(self._inner)
+        outer.addWidget(self._scroll)
+
+        self.approve_action = QAction("Approve", self)
+        self.approve_action.setShortcut(QKeySequence("Ctrl+Return"))
+        self.approve_action.triggered.connect(lambda: self.decide_active("approve"))
+        self.reject_action = QAction("Reject", self)
+        self.reject_action.setShortcut(QKeySequence("Ctrl+Shift+Return"))
+        self.reject_action.triggered.connect(lambda: self.decide_active("reject"))
+        for a in (self.approve_action, self.reject_action):
+            a.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+            a.setEnabled(False)
+        self.setVisible(False)
+
+    @property
+    def active_card(self) -> ApprovalCard | None:
+        return self.cards[0] if self.cards and self.cards[0].request.active else None
+
+    def set_requests(self, requests: list[ApprovalRequest]) -> None:
+        key = tuple((r.node_id, r.input_text, r.active) for r in requests)
+        if key == self._key:
+            if self.active_card is not None:  # same requests: re-enable after a refused decision
+                self.active_card.approve_button.setEnabled(True)
+                self.active_card.reject_button.setEnabled(True)
+            return
+        was_waiting = bool(self._key)
+        self._key = key
+        for card in self.cards:
+            card.setParent(None)
+            card.deleteLater()
+        self.cards = []
+        for i, req in enumerate(requests):
+            card = ApprovalCard(req, i, self._inner)
+            card.decision_requested.connect(self.decision_requested)
+            self._layout.insertWidget(i, card)
+            self.cards.append(card)
+        waiting = bool(requests)
+        self.setVisible(waiting)
+        for a in (self.approve_action, self.reject_action):
+            a.setEnabled(waiting)
+        if self.cards:
+            self.cards[0].note_edit.setFocus(Qt.FocusReason.OtherFocusReason)
+        self._fit_height()
+        QTimer.singleShot(0, self, self._fit_height)  # again once the cards have their real width
+        if waiting != was_waiting:
+            self.waiting_changed.emit(waiting)
+
+    def _fit_height(self) -> None:
+        self._hint = min(360, self._layout.sizeHint().height() + 6) if self.cards else 0
+        self.setMinimumHeight(min(110, self._hint))
+        self.updateGeometry()
+
+    def sizeHint(self) -> QSize:  # noqa: N802 - Qt override
+        return QSize(400, getattr(self, "_hint", 0) or 0)
+
+    def decide_active(self, decision: str) -> None:
+        card = self.active_card
+        if card is not None:
+            card.decide(decision)
+
+
+def _esc(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

@@ -1,0 +1,339 @@
+"""RunBridge: the one place where engine run events become Qt signals.
+
+The engine runs on the Qt event loop through qasync: ``start()`` and ``resume()`` create
+asyncio tasks on the running loop (never threads, never a nested loop), so the window
+stays responsive whatever the run does.
+
+Invariants
+* The engine calls :meth:`_on_event` synchronously as it emits; that method only appends
+  to a buffer (and arms a timer). Views receive events in order, in batches, through
+  ``events_batched`` at most every :attr:`flush_interval_ms` (50 ms), at most
+  :attr:`max_batch` at a time (a larger backlog follows on the next turns of the loop),
+  and all at once when a run settles (paused or ended), so a settled run is fully shown.
+* In each flush, ``events_batched`` comes first, then ``status_changed`` (when the status
+  changed), ``node_states_changed`` / ``links_followed`` (when they changed) and
+  ``approvals_changed`` (when an approval was reached, queued or answered).
+* ``run_finished(status)`` is emitted exactly once per run, after its last events have
+  been flushed and the run is recorded (when a store was given).
+* At most one engine operation (start or resume) is in flight; ``resume()`` while one
+  is, or while nothing waits for input, raises :class:`RunStateError`.
+* ``cancel()`` calls ``Run.cancel()``, which cancels every branch task and so closes open
+  HTTP requests; a cancelled run settles on the next turns of the loop.
+* The run works on a deep copy of the workflow: edits made on the canvas during a run
+  do not reach it.
+* A paused run taken up from the store (``open_paused``) is claimed there only when a
+  decision or a cancel comes, so merely looking at it never steals it from another process.
+* The store's waits (commit after a pause or the end, closing the recorder) happen in a
+  worker thread; the engine itself never leaves the event loop's thread.
+* qasync's ``run_forever`` does not install asyncio's async-generator hooks, so a
+  streamed HTTP response left unfinished (cancel) would be finalised by the garbage
+  collector outside the loop ("async generator ignored GeneratorExit"). ``start()``
+  installs the running loop's hooks when none are set, as ``BaseEventLoop.run_forever``
+  does, so such generators are closed on the loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from PySide6.QtCore import QObject, QTimer, Signal
+
+from engine import Run, RunEvent, RunStateError, RunStatus, Workflow, as_text
+from engine.store import RunRecorder, RunStore, StoreError
+
+from .state import RunStateTracker
+
+__all__ = ["RunBridge", "ApprovalRequest"]
+
+log = logging.getLogger(__name__)
+
+_APPROVAL_EVENTS = frozenset({"wait_input", "approval_queued", "input_received"})
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalRequest:
+    """One approval waiting for a decision: the first in ``approvals()`` is the active one."""
+
+    node_id: str
+    title: str
+    prompt: str
+    input_text: str  # the output under review
+    active: bool
+
+
+class RunBridge(QObject):
+    """Starts, resumes and cancels one run at a time and turns its events into signals."""
+
+    events_batched = Signal(list)  # list[RunEvent], in emission order
+    status_changed = Signal(str)  # RunStatus value
+    run_started = Signal(str)  # run id
+    run_finished = Signal(str)  # final status: completed, failed or cancelled
+    approvals_changed = Signal()
+    node_states_changed = Signal(dict)  # {node_id: "running"|"done"|"failed"|"waiting"|"queued"|"skipped"|"cancelled"}
+    links_followed = Signal(object)  # frozenset[(source, sourceHandle, target)]
+    error_occurred = Signal(str)  # a problem outside the run (cannot start, store failure)
+
+    def __init__(self, parent: QObject | None = None, *, flush_interval_ms: int = 50,
+                 delta_interval: float = 0.05) -> None:
+        super().__init__(parent)
+        self.flush_interval_ms = flush_interval_ms
+        self.max_batch = 5000  # events per timed flush; the rest follows on the next turn of the loop
+        self.delta_interval = delta_interval
+        self.run: Run | None = None
+        self.tracker = RunStateTracker()
+        self._recorder: RunRecorder | None = None
+        self._buffer: list[RunEvent] = []
+        self._armed = False
+        self._task: asyncio.Task | None = None
+        self._finished_emitted = True
+        self._claim: RunStore | None = None  # a paused run taken from this store, not yet claimed
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(flush_interval_ms)
+        self._timer.timeout.connect(self._flush_some)
+
+    # ------------------------------------------------------------------ state
+    @property
+    def status(self) -> str:
+        return str(self.run.status) if self.run is not None else str(RunStatus.PENDING)
+
+    @property
+    def is_active(self) -> bool:
+        """A run exists and has not ended (running or paused)."""
+        return self.run is not None and not self.run.status.is_final and not self._finished_emitted
+
+    @property
+    def is_busy(self) -> bool:
+        """An engine operation (start or resume) is in flight."""
+        return self._task is not None and not self._task.done()
+
+    def approvals(self) -> list[ApprovalRequest]:
+        """The pending approval (active) then the queued ones, in the order they will be asked."""
+        run = self.run
+        if run is None or run.pending_approval is None:
+            return []
+        items = [(run.pending_approval, run.pending_input())]
+        items += run.queued_approval_inputs()
+        out = []
+        for i, (node_id, value) in enumerate(items):
+            node = run.workflow.node(node_id)
+            prompt = (getattr(node.data, "prompt", "") if node is not None else "") or "Approve or reject to continue."
+            out.append(ApprovalRequest(node_id, node.title if node is not None else node_id, prompt,
+                                       as_text(value), i == 0))
+        return out
+
+    # ------------------------------------------------------------------ requests
+    def start(self, workflow: Workflow, initial_input: str | None, resolver: Any, store: RunStore | None = None,
+              workflow_path: str | None = None, *, run_id: str | None = None) -> str:
+        """Start a run of ``workflow`` and return its id; the run proceeds on the event loop."""
+        if self.is_active:
+            raise RunStateError("a run is already in progress; cancel it first")
+        ensure_asyncgen_hooks(asyncio.get_event_loop())
+        wf = workflow.model_copy(deep=True)
+        run = Run(wf, resolver, run_id=run_id, initial_input=initial_input, delta_interval=self.delta_interval)
+        self.run = run
+        self._buffer.clear()
+        self.tracker.reset(wf, initial_input)
+        self._finished_emitted = False
+        self._claim = None
+        run.add_listener(self._on_event)
+        self._recorder = None
+        if store is not None:
+            try:
+                self._recorder = RunRecorder(store, run, workflow_path=workflow_path)
+            except StoreError as err:
+                log.error("%s", err)
+                self.error_occurred.emit(str(err))
+        self.run_started.emit(run.run_id)
+        self._task = asyncio.ensure_future(self._drive(run, run.start()))
+        return run.run_id
+
+    def open_paused(self, store: RunStore, run_id: str, resolver: Any) -> Run:
+        """Take up a paused run from the store (for example after the app restarted).
+
+        The run is restored from its snapshot and waits for a decision; the store is claimed
+        (so another process cannot resume it too) only when a decision or a cancel comes.
+        The caller shows the stored events; the tracker is fed with them here."""
+        if self.is_active:
+            raise RunStateError("a run is already in progress; cancel it first")
+        info = store.get_run(run_id)
+        if info is None:
+            raise RunStateError(f"There is no run '{run_id}' in the run history.")
+        snap = store.snapshot_of(run_id)
+        if info.status != RunStatus.PAUSED or snap is None:
+            raise RunStateError(f"Run {run_id} is {info.status}, not a paused run that can be resumed.")
+        workflow = store.workflow_of(run_id)
+        run = Run.restore(snap, resolver, workflow=workflow, check=False, delta_interval=self.delta_interval)
+        ensure_asyncgen_hooks(asyncio.get_event_loop())
+        self.run = run
+        self._buffer.clear()
+        self.tracker.reset(workflow, run.initial_input)
+        self.tracker.feed_all(store.iter_events(run_id))
+        self._finished_emitted = False
+        self._recorder = None
+        self._claim = store
+        run.add_listener(self._on_event)
+        self.run_started.emit(run.run_id)
+        self.node_states_changed.emit(dict(self.tracker.states))
+        self.links_followed.emit(frozenset(self.tracker.links))
+        self.status_changed.emit(str(run.status))
+        self.approvals_changed.emit()
+        return run
+
+    def _claim_stored(self, run: Run) -> bool:
+        """Before continuing a run taken from the store: claim it there and record what follows."""
+        store, self._claim = self._claim, None
+        if store is None:
+            return True
+        try:
+            store.claim_for_resume(run.run_id)
+            self._recorder = RunRecorder(store, run, new=False)
+        except StoreError as err:
+            self.error_occurred.emit(str(err))
+            return False
+        return True
+
+    def resume(self, decision: str, note: str = "") -> None:
+        """Answer the active approval with ``decision`` ("approve" or "reject") and ``note``."""
+        run = self.run
+        if run is None or self.is_busy or run.status != RunStatus.PAUSED or run.pending_approval is None:
+            raise RunStateError("no approval is waiting for a decision")
+        if not self._claim_stored(run):
+            raise RunStateError("this run could not be taken up from the run history (see the message above)")
+        self._task = asyncio.ensure_future(self._drive(run, run.resume(decision, note)))
+
+    def cancel(self) -> None:
+        """Stop the run now: its branch tasks (and their HTTP requests) are cancelled."""
+        run = self.run
+        if run is None or run.status.is_final:
+            return
+        if self._claim is not None:
+            self._claim_stored(run)  # so the store learns that the run was cancelled
+        run.cancel()
+        if not self.is_busy:  # paused: nothing in flight, the run ends here
+            self._task = asyncio.ensure_future(self._settle(run))
+
+    # ------------------------------------------------------------------ engine side
+    def _on_event(self, ev: RunEvent) -> None:
+        self._buffer.append(ev)
+        if not self._armed:
+            self._armed = True
+            self._timer.start(self.flush_interval_ms)
+
+    async def _drive(self, run: Run, operation: Any) -> None:
+        try:
+            await operation
+        except RunStateError as err:
+            self.error_occurred.emit(str(err))
+        except asyncio.CancelledError:
+            run.cancel()
+            raise
+        except Exception as err:  # an engine bug must not take the window down
+            log.exception("run %s failed unexpectedly", run.run_id)
+            self.error_occurred.emit(f"The run stopped on an internal error: {err!r}")
+            run.cancel(f"Internal error: {err!r}")
+        if run is self.run:
+            await self._settle(run)
+
+    async def _settle(self, run: Run) -> None:
+        """After start()/resume() returned (or a paused run was cancelled): record, show, finish.
+
+        The store's commit waits on its writer thread, so it is awaited in a worker thread:
+        the window keeps painting even when the disk is slow. The operation stays "busy"
+        meanwhile, so no resume can overlap it."""
+        recorder = self._recorder
+        if recorder is not None:
+            try:
+                await asyncio.to_thread(recorder.settled)
+            except Exception as err:  # StoreError, or a snapshot raced by a cancel: the run goes on
+                log.error("run %s: not recorded: %s", run.run_id, err)
+                self.error_occurred.emit(str(err))
+        self.flush()
+        self.approvals_changed.emit()
+        if run.status.is_final and not self._finished_emitted:
+            self._finished_emitted = True
+            run.remove_listener(self._on_event)
+            if recorder is not None:
+                await asyncio.to_thread(recorder.close)
+                if recorder.error is not None:
+                    self.error_occurred.emit(str(recorder.error))
+                if self._recorder is recorder:
+                    self._recorder = None
+            self.flush()
+            self.run_finished.emit(str(run.status))
+
+    # ------------------------------------------------------------------ flushing
+    def _flush_some(self) -> None:
+        # A huge backlog is delivered in slices, with the event loop turning in between, so
+        # one flush never freezes the window for long.
+        self.flush(self.max_batch)
+        if self._buffer and not self._armed:
+            self._armed = True
+            self._timer.start(0)
+
+    def flush(self, limit: int | None = None) -> None:
+        """Deliver the buffered events now (at most ``limit`` of them; all when None)."""
+        self._timer.stop()
+        self._armed = False
+        if not self._buffer:
+            return
+        if limit is not None and len(self._buffer) > limit:
+            batch, self._buffer = self._buffer[:limit], self._buffer[limit:]
+        else:
+            batch, self._buffer = self._buffer, []
+        tracker = self.tracker
+        before = tracker.status
+        approvals = False
+        for ev in batch:
+            tracker.feed(ev)
+            if not approvals and ev.type in _APPROVAL_EVENTS:
+                approvals = True
+        self.events_batched.emit(batch)
+        if tracker.status != before:
+            self.status_changed.emit(str(tracker.status))
+        if tracker.states_dirty:
+            tracker.states_dirty = False
+            self.node_states_changed.emit(dict(tracker.states))
+        if tracker.links_dirty:
+            tracker.links_dirty = False
+            self.links_followed.emit(frozenset(tracker.links))
+        if approvals:
+            self.approvals_changed.emit()
+
+    def node_states(self) -> dict[str, str]:
+        return dict(self.tracker.states)
+
+    def followed_links(self) -> frozenset[tuple[str, str, str]]:
+        return frozenset(self.tracker.links)
+
+    def node_details(self, node_id: str) -> dict[str, Any]:
+        """Last input, output, duration, tokens and error of a node in the current run."""
+        details = self.tracker.node_details(node_id)
+        run = self.run
+        record = run.records.get(node_id) if run is not None else None
+        if record is not None:  # the engine's own record is authoritative for agent steps
+            details.update(input=record.input, output=record.output if record.output is not None else details["output"],
+                           started=record.started, ended=record.ended, duration=record.duration,
+                           usage=record.usage or details["usage"], error=record.error or details["error"])
+        if run is not None and run.pending_approval == node_id:
+            details["input"] = as_text(run.pending_input())
+        return details
+
+
+def ensure_asyncgen_hooks(loop: asyncio.AbstractEventLoop) -> None:
+    """Let ``loop`` finalise async generators (qasync does not install the hooks itself)."""
+    hooks = sys.get_asyncgen_hooks()
+    if hooks.finalizer is None and hasattr(loop, "_asyncgen_finalizer_hook"):
+        sys.set_asyncgen_hooks(firstiter=loop._asyncgen_firstiter_hook,  # type: ignore[attr-defined]
+                               finalizer=loop._asyncgen_finalizer_hook)  # type: ignore[attr-defined]
+
+
+def default_resolver_factory() -> Callable[..., Any]:
+    """The provider registry's default resolver (each node's provider, else the configured default)."""
+    from engine.llm.registry import make_resolver
+
+    return make_resolver()

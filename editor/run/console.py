@@ -1,0 +1,1015 @@
+"""RunConsole: run controls, the live log, approvals, the subagent trace and exports.
+
+A standalone widget that the main window puts in its "Run console" dock. It owns one
+:class:`~editor.run.bridge.RunBridge` and talks to the engine only through it.
+
+Public API (for the main window; everything else is private)
+* ``set_workflow(workflow, path=None)``, ``set_resolver_factory(factory)`` (``factory()``
+  returns a provider or a resolver), ``set_store(store)``.
+* ``run_action`` (F5) and ``cancel_action`` (Shift+F5): QActions for toolbars and menus;
+  ``start_run()`` / ``cancel_run()`` do the same.
+* Signals: ``node_activated(str)`` (an entry was clicked: select that node on the canvas),
+  ``node_states_changed(dict)`` and ``links_followed(object)`` (a frozenset of
+  ``(source, sourceHandle, target)``) for the canvas to paint, ``status_changed(str)``,
+  ``run_started(str)``, ``run_finished(str)``, ``waiting_for_input_changed(bool)`` (for
+  the window title).
+* Slots: ``show_node(node_id)`` (a node selected on the canvas: scroll to its entries),
+  ``replay(workflow, events, run_id=None, status=None)`` (show a stored run, read-only),
+  ``open_paused_run(run_id)`` (take up a paused run from the store and answer it),
+  ``node_details(node_id)`` (for the inspector's run tab; see ``NodeRunDetails``),
+  ``node_errors()`` (failed nodes' errors, for canvas tooltips).
+* Exports: ``export_jsonl(path)``, ``export_record(path)``, ``copy_final_output()``.
+
+Invariants
+* The log is a model + ``QListView`` with a painting delegate and uniform row heights:
+  no growing text widget, so 20,000 entries cost what is visible, not what is stored.
+* What the console shows comes from events only (live ones through the bridge, stored
+  ones through ``replay``), so a replayed run looks like the live one did.
+* While a run is live the log follows its tail unless the user scrolled up.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from PySide6.QtCore import QEvent, QModelIndex, QPersistentModelIndex, QPoint, QRect, QSize, Qt, QTimer, Signal
+from PySide6.QtGui import (QAction, QBrush, QColor, QFont, QFontMetrics, QGuiApplication, QKeySequence, QMouseEvent,
+                           QPainter, QPen)
+from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QFileDialog, QHBoxLayout, QLabel, QLineEdit, QListView,
+                               QMenu, QPlainTextEdit, QPushButton, QSplitter, QStyle, QStyledItemDelegate,
+                               QStyleOptionViewItem, QTabWidget, QTextBrowser, QToolButton, QVBoxLayout, QWidget)
+
+from engine import SYSTEM_NODE, EventType, RunEvent, RunStateError, RunStatus, Workflow, dumps_workflow
+from engine.store import RunInfo, RunStore, agentflow_record
+
+from .approvals import ApprovalsPanel
+from .bridge import RunBridge, default_resolver_factory
+from .details import NodeRunDetails, format_duration, format_usage, render_content
+from .log_model import (STREAMING, TYPE_GROUPS, EntryRole, LogEntry, LogFilterProxy, LogModel, display_name,
+                        format_time)
+from .state import RunStateTracker
+from .trace import SubagentTrace
+
+__all__ = ["RunConsole", "LogDelegate", "TYPE_COLOURS"]
+
+log = logging.getLogger(__name__)
+
+TYPE_COLOURS: dict[str, str] = {
+    EventType.STEP_START: "#64748b",
+    EventType.START_PROMPT: "#2563eb",
+    STREAMING: "#0891b2",
+    EventType.LLM_RESPONSE: "#15803d",
+    EventType.NODE_OUTPUT: "#15803d",
+    EventType.LLM_ERROR: "#dc2626",
+    EventType.ERROR: "#dc2626",
+    EventType.LOGIC_CHECK: "#7c3aed",
+    EventType.WAIT_INPUT: "#d97706",
+    EventType.APPROVAL_QUEUED: "#ca8a04",
+    EventType.INPUT_RECEIVED: "#b45309",
+    EventType.SUBAGENT_CALL_START: "#0e7490",
+    EventType.SUBAGENT_CALL_END: "#0e7490",
+    EventType.SUBAGENT_CALL_ERROR: "#dc2626",
+    EventType.RUN_STATUS: "#475569",
+}
+_STATUS_TEXT = {
+    "pending": ("Ready", "#6b7280"),
+    "running": ("● Running", "#2563eb"),
+    "paused": ("● Paused — waiting for approval", "#d97706"),
+    "completed": ("● Completed", "#15803d"),
+    "failed": ("● Failed", "#dc2626"),
+    "cancelled": ("● Cancelled", "#6b7280"),
+}
+
+
+class LogDelegate(QStyledItemDelegate):
+    """Paints one log entry on two lines: time, type chip, node; then the first lines of content."""
+
+    ARROW_W = 16
+
+    def __init__(self, is_collapsed: Callable[[str], bool], parent: Any = None) -> None:
+        super().__init__(parent)
+        self._is_collapsed = is_collapsed
+        self._fonts_key: Any = None
+        self._colours = {k: QColor(v) for k, v in TYPE_COLOURS.items()}
+        self._chip_bg = {k: QColor(c.red(), c.green(), c.blue(), 34) for k, c in self._colours.items()}
+        self._default = QColor("#475569")
+        self._dim = QColor("#8b93a1")  # readable on light and dark backgrounds
+
+    def _fonts(self, base: QFont) -> None:
+        key = (base.family(), base.pointSizeF(), base.pixelSize())
+        if key == self._fonts_key:
+            return
+        self._fonts_key = key
+        self.font = QFont(base)
+        self.bold = QFont(base)
+        self.bold.setBold(True)
+        self.chip = QFont(base)
+        self.chip.setBold(True)
+        self.chip.setPointSizeF(max(6.5, base.pointSizeF() * 0.8) if base.pointSizeF() > 0 else 8)
+        self.mono = QFont(base)
+        self.mono.setStyleHint(QFont.StyleHint.Monospace)
+        self.mono.setFamily("monospace")
+        self.fm = QFontMetrics(self.font)
+        self.bfm = QFontMetrics(self.bold)
+        self.cfm = QFontMetrics(self.chip)
+        self.mfm = QFontMetrics(self.mono)
+        self.time_w = self.mfm.horizontalAdvance("00:00:00.000")
+        self.chip_w = max(self.cfm.horizontalAdvance(t) for t in ("SUBAGENT ←", "STREAMING", "LLM ERROR", "APPROVAL",
+                                                                   "RESPONSE", "DECISION")) + 12
+        self.row_h = self.fm.height() * 2 + 10
+
+    def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> QSize:
+        self._fonts(option.font)
+        return QSize(200, self.row_h)
+
+    def arrow_rect(self, rect: QRect) -> QRect:
+        return QRect(rect.left() + 4, rect.top() + 3, self.ARROW_W, self.fm.height() + 2)
+
+    def paint(self, painter: QPainter, option: QStyleOptionViewItem,
+              index: QModelIndex | QPersistentModelIndex) -> None:
+        entry: LogEntry | None = index.data(EntryRole)
+        if entry is None:
+            return
+        self._fonts(option.font)
+        painter.save()
+        r = option.rect
+        selected = bool(option.state & QStyle.StateFlag.State_Selected)
+        pal = option.palette
+        if selected:
+            painter.fillRect(r, pal.highlight())
+        elif index.row() % 2:
+            # a faint wash of the text colour: visible on light and dark themes alike (a style
+            # sheet may set the text colour while the palette's alternateBase stays light)
+            wash = QColor(pal.text().color())
+            wash.setAlpha(14)
+            painter.fillRect(r, wash)
+        colour = self._colours.get(entry.type, self._default)
+        painter.fillRect(QRect(r.left(), r.top() + 2, 3, r.height() - 4), colour)
+        text_colour = pal.highlightedText().color() if selected else pal.text().color()
+        if pal.text().color().lightness() > 140:  # light text: a dark theme, so lighter type colours
+            colour = colour.lighter(165)
+        dim = pal.highlightedText().color() if selected else self._dim
+        fh = self.fm.height()
+        y1 = r.top() + 4
+        x = r.left() + 4
+        # disclosure arrow on a step's first row (collapse / expand the node's entries)
+        if entry.type == EventType.STEP_START and entry.node_id != SYSTEM_NODE:
+            painter.setPen(dim)
+            painter.setFont(self.font)
+            arrow = "▸" if self._is_collapsed(entry.node_id) else "▾"
+            painter.drawText(self.arrow_rect(r), Qt.AlignmentFlag.AlignCenter, arrow)
+        x += self.ARROW_W + 2
+        painter.setFont(self.mono)
+        painter.setPen(dim)
+        painter.drawText(QRect(x, y1, self.time_w + 2, fh), Qt.AlignmentFlag.AlignVCenter, format_time(entry.timestamp))
+        x += self.time_w + 10
+        # type chip
+        label = entry.label.upper()
+        chip = QRect(x, y1, self.chip_w, fh)
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(QBrush(self._chip_bg.get(entry.type, QColor(71, 85, 105, 34))))
+        painter.drawRoundedRect(chip, 4, 4)
+        painter.setFont(self.chip)
+        painter.setPen(QPen(colour if not selected else text_colour))
+        painter.drawText(chip, Qt.AlignmentFlag.AlignCenter, label)
+        x += self.chip_w + 8
+        # node name, then a hint on the right (tokens, streaming)
+        hint = ""
+        if entry.type == STREAMING:
+            hint = f"streaming… {len(entry.content)} chars"
+        elif entry.type == EventType.LLM_RESPONSE and entry.extra and isinstance(entry.extra.get("usage"), dict):
+            hint = format_usage(entry.extra["usage"]) + " tokens"
+        right = r.right() - 6
+        if hint:
+            painter.setFont(self.font)
+            painter.setPen(dim)
+            hw = self.fm.horizontalAdvance(hint)
+            painter.drawText(QRect(right - hw, y1, hw + 1, fh), Qt.AlignmentFlag.AlignVCenter, hint)
+            right -= hw + 10
+        painter.setFont(self.bold)
+        painter.setPen(text_colour)
+        name = entry.node_name if entry.node_id != SYSTEM_NODE else "Run"
+        painter.drawText(QRect(x, y1, max(0, right - x), fh), Qt.AlignmentFlag.AlignVCenter,
+                         self.bfm.elidedText(name, Qt.TextElideMode.ElideRight, max(0, right - x)))
+        # second line: the first lines of the content
+        y2 = y1 + fh + 2
+        x2 = r.left() + 4 + self.ARROW_W + 2
+        painter.setFont(self.font)
+        summary = _summary_for(entry)
+        painter.setPen(text_colour if entry.type not in (EventType.STEP_START, EventType.RUN_STATUS) else dim)
+        if entry.type in (EventType.LLM_ERROR, EventType.ERROR, EventType.SUBAGENT_CALL_ERROR) and not selected:
+            painter.setPen(colour)
+        w = max(0, r.right() - 6 - x2)
+        painter.drawText(QRect(x2, y2, w, fh), Qt.AlignmentFlag.AlignVCenter,
+                         self.fm.elidedText(summary, Qt.TextElideMode.ElideRight, w))
+        painter.restore()
+
+    def editorEvent(self, event: QEvent, model: Any, option: QStyleOptionViewItem,
+                    index: QModelIndex | QPersistentModelIndex) -> bool:
+        if isinstance(event, QMouseEvent) and event.type() == QEvent.Type.MouseButtonRelease:
+            entry: LogEntry | None = index.data(EntryRole)
+            if (entry is not None and entry.type == EventType.STEP_START and entry.node_id != SYSTEM_NODE
+                    and self.arrow_rect(option.rect).adjusted(-4, -3, 2, 3).contains(event.position().toPoint())):
+                self.toggle_requested(entry.node_id)
+                return True
+        return super().editorEvent(event, model, option, index)
+
+    def toggle_requested(self, node_id: str) -> None:  # replaced by the console
+        pass
+
+
+def _summary_for(entry: LogEntry) -> str:
+    kind = entry.type
+    if kind == EventType.STEP_START:
+        return "Step started" + (f" (visit {entry.visit})" if entry.visit > 1 else "")
+    if kind == EventType.RUN_STATUS:
+        detail = (entry.extra or {}).get("detail") if entry.extra else None
+        return f"Status → {entry.content}" + (f": {detail}" if detail else "")
+    if kind in (EventType.SUBAGENT_CALL_START, EventType.SUBAGENT_CALL_END, EventType.SUBAGENT_CALL_ERROR):
+        try:
+            p = json.loads(entry.content)
+        except ValueError:
+            return entry.summary()
+        if isinstance(p, dict):
+            arrow = {"subagent_call_start": "→", "subagent_call_end": "←", "subagent_call_error": "✗"}[kind]
+            msg = " ".join(str(p.get("message", "")).split())
+            indent = "  " * max(0, int(p.get("depth") or 1) - 1)
+            return f"{indent}{arrow} {p.get('subagentName', '')}: {msg}"
+    if kind == EventType.INPUT_RECEIVED:
+        try:
+            p = json.loads(entry.content)
+            if isinstance(p, dict):
+                note = p.get("note")
+                return f"{str(p.get('decision', '')).capitalize()}" + (f" — note: {note}" if note else "")
+        except ValueError:
+            pass
+    return entry.summary() or "(empty)"
+
+
+class RunConsole(QWidget):
+    """The run console: controls, live log, details, approvals, subagent trace, exports."""
+
+    node_activated = Signal(str)
+    node_states_changed = Signal(dict)
+    links_followed = Signal(object)
+    status_changed = Signal(str)
+    run_started = Signal(str)
+    run_finished = Signal(str)
+    waiting_for_input_changed = Signal(bool)
+
+    def __init__(self, parent: QWidget | None = None, *, bridge: RunBridge | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("runConsole")
+        self.bridge = bridge or RunBridge(self)
+        if self.bridge.parent() is None:
+            self.bridge.setParent(self)
+        self.workflow: Workflow | None = None
+        self.workflow_path: str | None = None
+        self.store: RunStore | None = None
+        self._resolver_factory: Callable[[], Any] = default_resolver_factory
+        self._replay_tracker: RunStateTracker | None = None
+        self._replay_info: dict[str, Any] = {}
+        self._run_id: str | None = None
+        self._started_mono: float | None = None
+        self._ended_mono: float | None = None
+        self._follow_tail = True
+        self._default_input = ""
+
+        self.model = LogModel(self)
+        self.proxy = LogFilterProxy(self)
+        self.proxy.setSourceModel(self.model)
+        self._build_actions()
+        self._build_ui()
+        self._connect()
+        self._search_timer = QTimer(self)
+        self._search_timer.setSingleShot(True)
+        self._search_timer.setInterval(150)
+        self._search_timer.timeout.connect(lambda: self.proxy.set_text_filter(self.search_edit.text()))
+        self._elapsed_timer = QTimer(self)
+        self._elapsed_timer.setInterval(100)
+        self._elapsed_timer.timeout.connect(self._update_elapsed)
+        self._update_actions()
+        self._set_status_label("pending")
+
+    # ================================================================== construction
+    def _build_actions(self) -> None:
+        self.run_action = QAction("▶ Run", self)
+        self.run_action.setObjectName("runAction")
+        self.run_action.setShortcut(QKeySequence("F5"))
+        self.run_action.setToolTip("Run the workflow (F5)")
+        self.run_action.triggered.connect(self.start_run)
+        self.cancel_action = QAction("■ Cancel", self)
+        self.cancel_action.setObjectName("cancelAction")
+        self.cancel_action.setShortcut(QKeySequence("Shift+F5"))
+        self.cancel_action.setToolTip("Stop the run now (Shift+F5)")
+        self.cancel_action.triggered.connect(self.cancel_run)
+        self.addAction(self.run_action)
+        self.addAction(self.cancel_action)
+
+    def _build_ui(self) -> None:
+        root = QVBoxLayout(self)
+        root.setContentsMargins(6, 6, 6, 6)
+        root.setSpacing(6)
+
+        # --- one row: input | Run / Cancel | status | export (a short dock keeps room for the log)
+        top = QHBoxLayout()
+        top.setSpacing(6)
+        self.input_edit = QPlainTextEdit()
+        self.input_edit.setObjectName("initialInput")
+        self.input_edit.setPlaceholderText("Initial input for the run (empty: the Start node's own text)")
+        self.input_edit.setTabChangesFocus(True)
+        fm = self.input_edit.fontMetrics()
+        self.input_edit.setFixedHeight(fm.lineSpacing() * 2 + 14)
+        top.addWidget(self.input_edit, 1)
+        buttons = QVBoxLayout()
+        buttons.setSpacing(4)
+        self.run_button = QToolButton()
+        self.run_button.setObjectName("runButton")
+        self.run_button.setDefaultAction(self.run_action)
+        self.run_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+        self.run_button.setMinimumWidth(90)
+        self.run_button.setStyleSheet("QToolButton { background: #15803d; color: white; font-weight: bold;"
+                                      " border-radius: 4px; padding: 3px 10px; }"
+                                      " QToolButton:disabled { background: #5f7a68; color: #d1d5db; }")
+        self.cancel_button = QToolButton()
+        self.cancel_button.setObjectName("cancelButton")
+        self.cancel_button.setDefaultAction(self.cancel_action)
+        self.cancel_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+        self.cancel_button.setMinimumWidth(90)
+        buttons.addWidget(self.run_button)
+        buttons.addWidget(self.cancel_button)
+        top.addLayout(buttons)
+        status_col = QVBoxLayout()
+        status_col.setSpacing(2)
+        self.status_label = QLabel()
+        self.status_label.setObjectName("runStatus")
+        self.status_label.setWordWrap(True)
+        self.status_label.setFixedWidth(250)
+        self.status_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        meta = QHBoxLayout()
+        self.elapsed_label = QLabel("")
+        self.elapsed_label.setObjectName("runElapsed")
+        self.elapsed_label.setStyleSheet("color: #8b93a1")
+        self.run_id_label = QLabel("")
+        self.run_id_label.setStyleSheet("color: #8b93a1")
+        self.run_id_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        meta.addWidget(self.elapsed_label)
+        meta.addSpacing(10)
+        meta.addWidget(self.run_id_label)
+        meta.addStretch(1)
+        status_col.addWidget(self.status_label)
+        status_col.addLayout(meta)
+        status_col.addStretch(1)
+        top.addLayout(status_col)
+        self.copy_output_action = QAction("Copy final output", self)
+        self.copy_output_action.triggered.connect(self.copy_final_output)
+        self.save_log_action = QAction("Save log as JSON Lines…", self)
+        self.save_log_action.triggered.connect(self._ask_export_jsonl)
+        self.save_record_action = QAction("Save run record (run_<id>.json)…", self)
+        self.save_record_action.triggered.connect(self._ask_export_record)
+        self.export_button = QToolButton()
+        self.export_button.setObjectName("exportButton")
+        self.export_button.setText("Export")
+        self.export_button.setToolTip("Copy the final output, or save the log or the run record")
+        self.export_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        export_menu = QMenu(self.export_button)
+        for a in (self.copy_output_action, self.save_log_action, self.save_record_action):
+            export_menu.addAction(a)
+        self.export_button.setMenu(export_menu)
+        top.addWidget(self.export_button, 0, Qt.AlignmentFlag.AlignTop)
+        root.addLayout(top)
+
+        # --- approvals
+        self.approvals = ApprovalsPanel(self)
+        self.addAction(self.approvals.approve_action)
+        self.addAction(self.approvals.reject_action)
+        # approvals above the log, in one vertical splitter: in a short dock both stay visible
+        self.vsplit = QSplitter(Qt.Orientation.Vertical)
+        self.vsplit.setChildrenCollapsible(False)
+        self.vsplit.addWidget(self.approvals)
+
+        # --- log and details
+        split = QSplitter(Qt.Orientation.Horizontal)
+        self.splitter = split
+        left = QWidget()
+        ll = QVBoxLayout(left)
+        ll.setContentsMargins(0, 0, 0, 0)
+        ll.setSpacing(4)
+        filters = QHBoxLayout()
+        self.node_filter = QComboBox()
+        self.node_filter.setObjectName("nodeFilter")
+        self.node_filter.setMinimumWidth(140)
+        self.node_filter.addItem("All nodes", None)
+        self.type_button = QToolButton()
+        self.type_button.setObjectName("typeFilter")
+        self.type_button.setText("Types: all")
+        self.type_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        self.type_button.setMinimumWidth(self.type_button.fontMetrics().horizontalAdvance("Types: 8 of 8") + 28)
+        self.type_menu = QMenu(self.type_button)
+        self.type_actions: dict[str, QAction] = {}
+        for group in TYPE_GROUPS:
+            a = self.type_menu.addAction(group)
+            a.setCheckable(True)
+            a.setChecked(True)
+            a.toggled.connect(self._apply_type_filter)
+            self.type_actions[group] = a
+        self.type_menu.addSeparator()
+        self.type_menu.addAction("Show all types", lambda: self.set_type_groups(None))
+        self.type_button.setMenu(self.type_menu)
+        self.search_edit = QLineEdit()
+        self.search_edit.setObjectName("logSearch")
+        self.search_edit.setPlaceholderText("Search the log…")
+        self.search_edit.setClearButtonEnabled(True)
+        self.collapse_button = QToolButton()
+        self.collapse_button.setText("Collapse all")
+        self.collapse_button.setToolTip("Show only each step's first entry (click ▸ on a step to expand it)")
+        self.collapse_button.setCheckable(True)
+        filters.addWidget(self.node_filter)
+        filters.addWidget(self.type_button)
+        filters.addWidget(self.search_edit, 1)
+        filters.addWidget(self.collapse_button)
+        ll.addLayout(filters)
+        self.view = QListView()
+        self.view.setObjectName("runLog")
+        self.view.setModel(self.proxy)
+        self.view.setUniformItemSizes(True)
+        self.view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.view.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+        self.view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.view.setMouseTracking(True)
+        self.delegate = LogDelegate(self.proxy.is_collapsed, self.view)
+        self.delegate.toggle_requested = self.toggle_collapsed  # type: ignore[method-assign]
+        self.view.setItemDelegate(self.delegate)
+        ll.addWidget(self.view, 1)
+        self.empty_label = QLabel("Press Run (F5) to run the workflow; its steps, prompts and answers appear here.")
+        self.empty_label.setStyleSheet("color: #6b7280; padding: 6px")
+        self.empty_label.setWordWrap(True)
+        ll.addWidget(self.empty_label)
+        split.addWidget(left)
+
+        self.tabs = QTabWidget()
+        self.tabs.setObjectName("runTabs")
+        entry_tab = QWidget()
+        el = QVBoxLayout(entry_tab)
+        el.setContentsMargins(4, 4, 4, 4)
+        head = QHBoxLayout()
+        self.entry_header = QLabel("Select an entry to see it in full.")
+        self.entry_header.setObjectName("entryHeader")
+        self.entry_header.setWordWrap(True)
+        self.entry_header.setTextFormat(Qt.TextFormat.RichText)
+        head.addWidget(self.entry_header, 1)
+        self.copy_entry_button = QToolButton()
+        self.copy_entry_button.setText("Copy")
+        self.copy_entry_button.setToolTip("Copy this entry's content")
+        self.copy_entry_button.clicked.connect(self.copy_current_entry)
+        head.addWidget(self.copy_entry_button, 0, Qt.AlignmentFlag.AlignTop)
+        el.addLayout(head)
+        self.entry_view = QTextBrowser()
+        self.entry_view.setObjectName("entryView")
+        self.entry_view.setOpenExternalLinks(True)
+        el.addWidget(self.entry_view, 1)
+        self.tabs.addTab(entry_tab, "Entry")
+        self.trace = SubagentTrace()
+        self.tabs.addTab(self.trace, "Subagents")
+        self.node_panel = NodeRunDetails()
+        self.tabs.addTab(self.node_panel, "Node")
+        split.addWidget(self.tabs)
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 2)
+        split.setSizes([600, 400])
+        split.setMinimumHeight(90)
+        self.vsplit.addWidget(split)
+        self.vsplit.setStretchFactor(0, 0)
+        self.vsplit.setStretchFactor(1, 1)
+        root.addWidget(self.vsplit, 1)
+        self.entry_kind: str | None = None  # how the shown entry was rendered: markdown, json or text
+        self._shown_entry: LogEntry | None = None
+
+    def _connect(self) -> None:
+        b = self.bridge
+        b.events_batched.connect(self._on_events)
+        b.status_changed.connect(self._on_status)
+        b.run_started.connect(self._on_run_started)
+        b.run_finished.connect(self._on_run_finished)
+        b.approvals_changed.connect(self._refresh_approvals)
+        b.node_states_changed.connect(self.node_states_changed)
+        b.node_states_changed.connect(lambda _s: self._refresh_node_panel())
+        b.links_followed.connect(self.links_followed)
+        b.error_occurred.connect(self._on_error)
+        self.approvals.decision_requested.connect(self._on_decision)
+        self.approvals.waiting_changed.connect(self.waiting_for_input_changed)
+        self.node_filter.currentIndexChanged.connect(self._apply_node_filter)
+        self.search_edit.textChanged.connect(self._on_search_text)
+        self.collapse_button.toggled.connect(self._collapse_all)
+        self.view.clicked.connect(self._on_entry_clicked)
+        self.view.activated.connect(self._on_entry_clicked)
+        self.view.selectionModel().currentChanged.connect(self._on_current_changed)
+        self.view.customContextMenuRequested.connect(self._context_menu)
+        self.model.dataChanged.connect(self._on_model_data_changed)
+        bar = self.view.verticalScrollBar()
+        bar.valueChanged.connect(self._on_scrolled)
+        bar.rangeChanged.connect(self._on_range_changed)
+
+    # ================================================================== public API
+    def set_workflow(self, workflow: Workflow | None, path: str | None = None) -> None:
+        """The workflow that Run starts (a copy is taken at start; later edits do not reach a live run)."""
+        self.workflow = workflow
+        self.workflow_path = str(path) if path else None
+        start = next((n for n in workflow.nodes if n.type == "start"), None) if workflow is not None else None
+        default = getattr(start.data, "initialInput", "") if start is not None else ""
+        current = self.input_edit.toPlainText()
+        if not current or current == self._default_input:
+            self.input_edit.setPlainText(default or "")
+        self._default_input = default or ""
+        if not self.bridge.is_active and self._replay_tracker is None and not self.model.entries:
+            self._set_names(workflow)
+        self._update_actions()
+
+    def set_resolver_factory(self, factory: Callable[[], Any]) -> None:
+        """``factory()`` is called at each Run and returns a provider or a resolver (AgentInvocation -> provider)."""
+        self._resolver_factory = factory
+
+    def set_store(self, store: RunStore | None) -> None:
+        """Runs started from now on are recorded in ``store`` (None: not recorded)."""
+        self.store = store
+
+    @property
+    def run_id(self) -> str | None:
+        return self._run_id
+
+    @property
+    def status(self) -> str:
+        return str(self._tracker().status)
+
+    def start_run(self) -> str | None:
+        """Start a run of the current workflow with the input box's text; returns its id (None if it cannot)."""
+        if self.bridge.is_active:
+            return None
+        if self.workflow is None:
+            self._on_error("Open a workflow to run it.")
+            return None
+        try:
+            resolver = self._resolver_factory()
+        except Exception as err:  # ProviderConfigError and friends: say why, start nothing
+            self._on_error(f"Cannot start the run: {err}")
+            return None
+        text = self.input_edit.toPlainText()
+        initial = text if text.strip() else None
+        self._reset_views(self.workflow)
+        self._replay_tracker = None
+        try:
+            return self.bridge.start(self.workflow, initial, resolver, self.store, self.workflow_path)
+        except RunStateError as err:
+            self._on_error(str(err))
+            return None
+
+    def cancel_run(self) -> None:
+        self.bridge.cancel()
+
+    def show_node(self, node_id: str) -> None:
+        """Scroll to (and select) the entries of ``node_id`` — its latest step — and show its run details."""
+        rows = self.model.rows_of(node_id)
+        self._show_node_details(node_id)
+        current = self.current_entry()
+        if not rows or (current is not None and current.node_id == node_id):
+            return  # already there (the canvas echoing an entry click): keep the entry the user chose
+        node_filter = self.proxy.node_filter
+        if node_filter is not None and node_id not in node_filter:
+            i = self.node_filter.findData(node_id)
+            self.node_filter.setCurrentIndex(i if i >= 0 else 0)
+        entries = self.model.entries
+        steps = [r for r in rows if entries[r].type == EventType.STEP_START]
+        candidates = ([steps[-1]] if steps else []) + rows
+        for row in candidates:
+            pidx = self.proxy.mapFromSource(self.model.index(row))
+            if pidx.isValid():
+                self.view.setCurrentIndex(pidx)
+                self.view.scrollTo(pidx, QAbstractItemView.ScrollHint.PositionAtCenter)
+                return
+
+    def node_details(self, node_id: str) -> dict[str, Any]:
+        """The node's last input, output, duration (s), tokens, error and state in the shown run."""
+        if self._replay_tracker is not None:
+            return self._replay_tracker.node_details(node_id)
+        return self.bridge.node_details(node_id)
+
+    def open_paused_run(self, run_id: str) -> bool:
+        """Show a paused run from the store (``set_store``) with its approval cards, ready to be
+        answered (for example after the app restarted). False, with the reason shown, if it cannot."""
+        if self.store is None:
+            self._on_error("No run history is open.")
+            return False
+        if self.bridge.is_active:
+            self._on_error("A run is in progress; cancel it before taking up another one.")
+            return False
+        try:
+            resolver = self._resolver_factory()
+            workflow = self.store.workflow_of(run_id)
+            events = self.store.events(run_id)
+            self._reset_views(workflow)
+            self._replay_tracker = None
+            self._replay_info = {}
+            self.bridge.open_paused(self.store, run_id, resolver)
+        except Exception as err:  # StoreError, RunStateError, ProviderConfigError: say why
+            self._on_error(f"Cannot take up run {run_id[:8]}: {err}")
+            return False
+        self.model.add_events(events)
+        self.trace.add_events(events)
+        self._set_status_label("paused")
+        return True
+
+    def node_errors(self) -> dict[str, str]:
+        """The error of every failed node in the shown run (for the canvas's tooltips)."""
+        tracker = self._tracker()
+        return {nid: d.error for nid, d in tracker.details.items()
+                if d.error and tracker.states.get(nid) in ("failed", "cancelled")}
+
+    def replay(self, workflow: Workflow | None, events: Iterable[RunEvent], *, run_id: str | None = None,
+               status: str | None = None) -> bool:
+        """Show a stored run's log (history panel). Refused (False) while a live run is in progress."""
+        if self.bridge.is_active:
+            self._on_error("A run is in progress; cancel it before opening another run's log.")
+            return False
+        events = list(events)
+        self._reset_views(workflow)
+        tracker = RunStateTracker(workflow)
+        tracker.feed_all(events)
+        if status:
+            try:
+                tracker.status = RunStatus(status)
+            except ValueError:
+                pass
+        self._replay_tracker = tracker
+        self._replay_info = {"workflow": workflow}
+        self._run_id = run_id
+        self.run_id_label.setText(f"run {run_id[:8]}" if run_id else "")
+        self.model.add_events(events)
+        self.trace.add_events(events)
+        self._started_mono = self._ended_mono = None
+        t0 = tracker.started_at or (events[0].timestamp if events else None)
+        t1 = tracker.ended_at or (events[-1].timestamp if events else None)
+        self.elapsed_label.setText(_elapsed_text(t1 - t0) if t0 and t1 else "")
+        self._set_status_label(str(tracker.status), tracker.error)
+        self.approvals.set_requests([])
+        self.node_states_changed.emit(dict(tracker.states))
+        self.links_followed.emit(frozenset(tracker.links))
+        self._update_actions()
+        return True
+
+    def set_type_groups(self, groups: Iterable[str] | None) -> None:
+        """Show only the entry type groups named (keys of TYPE_GROUPS); None shows every type."""
+        wanted = set(TYPE_GROUPS) if groups is None else set(groups)
+        for name, action in self.type_actions.items():
+            action.blockSignals(True)
+            action.setChecked(name in wanted)
+            action.blockSignals(False)
+        self._apply_type_filter()
+
+    def set_node_filter(self, node_id: str | None) -> None:
+        i = self.node_filter.findData(node_id) if node_id is not None else 0
+        self.node_filter.setCurrentIndex(max(0, i))
+
+    def toggle_collapsed(self, node_id: str) -> None:
+        self.proxy.set_collapsed(node_id, not self.proxy.is_collapsed(node_id))
+        self.view.viewport().update()
+
+    # ---------------------------------------------------------------- exports
+    def all_events(self) -> list[RunEvent]:
+        return list(self.model.raw_events)
+
+    def export_jsonl(self, path: str | Path) -> None:
+        """Every event of the shown run (streamed deltas included), one JSON object per line."""
+        with open(path, "w", encoding="utf-8") as f:
+            for ev in self.model.raw_events:
+                f.write(ev.to_json())
+                f.write("\n")
+
+    def run_record(self) -> dict[str, Any]:
+        """The shown run as an AgentFlow-style record (the shape of ``engine.store.agentflow_record``)."""
+        tracker = self._tracker()
+        run = self.bridge.run if self._replay_tracker is None else None
+        workflow = (run.workflow if run is not None else None) or self._replay_info.get("workflow") or self.workflow
+        events = self.model.raw_events
+        started = tracker.started_at or (events[0].timestamp if events else time.time())
+        info = RunInfo(
+            id=self._run_id or "unsaved", workflow_name=workflow.display_name() if workflow else "Untitled workflow",
+            workflow_path=self.workflow_path, initial_input=(run.initial_input if run is not None else None),
+            status=str(tracker.status), started_at=started, ended_at=tracker.ended_at,
+            current_node=run.current_node_id if run is not None else None,
+            waiting=bool(run.waiting_for_input) if run is not None else tracker.status == RunStatus.PAUSED,
+            error=(run.error if run is not None else tracker.error))
+        if run is not None:
+            outputs = dict(run.outputs)
+        else:
+            outputs = {nid: d.output for nid, d in tracker.details.items() if d.output is not None}
+        wf_json = dumps_workflow(workflow, indent=None) if workflow is not None else '{"nodes": [], "connections": []}'
+        try:
+            return agentflow_record(info, wf_json, events, outputs)
+        except TypeError:  # an output that is not JSON
+            return agentflow_record(info, wf_json, events, {k: str(v) for k, v in outputs.items()})
+
+    def export_record(self, path: str | Path | None = None) -> Path:
+        """Write the AgentFlow-style record; ``path`` may be a folder (the file is then ``run_<id>.json``)."""
+        record = self.run_record()
+        target = Path(path) if path is not None else Path.cwd()
+        if target.is_dir():
+            target = target / f"run_{record['runId']}.json"
+        target.write_text(json.dumps(record, indent=2, ensure_ascii=False), encoding="utf-8")
+        return target
+
+    def final_output(self) -> str | None:
+        return self._tracker().final_output
+
+    def copy_final_output(self) -> None:
+        text = self.final_output()
+        if text is not None:
+            QGuiApplication.clipboard().setText(text)
+
+    def current_entry(self) -> LogEntry | None:
+        idx = self.view.currentIndex()
+        return idx.data(EntryRole) if idx.isValid() else None
+
+    def copy_current_entry(self) -> None:
+        entry = self.current_entry()
+        if entry is not None:
+            QGuiApplication.clipboard().setText(entry.content)
+
+    def visible_entries(self) -> list[LogEntry]:
+        """The entries the view shows, in order (after filters)."""
+        return [self.proxy.index(r, 0).data(EntryRole) for r in range(self.proxy.rowCount())]
+
+    # ================================================================== internals
+    def _tracker(self) -> RunStateTracker:
+        return self._replay_tracker if self._replay_tracker is not None else self.bridge.tracker
+
+    def _set_names(self, workflow: Workflow | None) -> None:
+        self.model.set_workflow(workflow)
+        names = {n.id: display_name(n) for n in workflow.nodes} if workflow is not None else {}
+        self.trace.set_node_names(names)
+        current = self.node_filter.currentData()
+        self.node_filter.blockSignals(True)
+        self.node_filter.clear()
+        self.node_filter.addItem("All nodes", None)
+        if workflow is not None:
+            for n in workflow.nodes:
+                self.node_filter.addItem(f"{n.title} ({n.id})" if n.title != n.id else n.id, n.id)
+        self.node_filter.addItem("Run (status)", SYSTEM_NODE)
+        i = self.node_filter.findData(current) if current is not None else 0
+        self.node_filter.setCurrentIndex(max(0, i))
+        self.node_filter.blockSignals(False)
+        self._apply_node_filter()
+
+    def _reset_views(self, workflow: Workflow | None) -> None:
+        self.model.clear()
+        self.trace.clear()
+        self._set_names(workflow)
+        self.entry_view.clear()
+        self.entry_header.setText("Select an entry to see it in full.")
+        self.node_panel.set_details(None)
+        self._follow_tail = True
+        self.empty_label.setVisible(False)
+
+    def _update_actions(self) -> None:
+        active = self.bridge.is_active
+        self.run_action.setEnabled(not active and self.workflow is not None)
+        self.cancel_action.setEnabled(active)
+        has = bool(self.model.raw_events)
+        for a in (self.save_log_action, self.save_record_action):
+            a.setEnabled(has)
+        self.copy_output_action.setEnabled(self._tracker().final_output is not None)
+
+    def _set_status_label(self, status: str, detail: str | None = None) -> None:
+        text, colour = _STATUS_TEXT.get(status, (status, "#6b7280"))
+        if detail and status in ("failed", "cancelled") and detail != "Cancelled by the user.":
+            short = detail if len(detail) < 140 else detail[:137] + "…"
+            text = f"{text}: {short}"
+        self.status_label.setText(text)
+        self.status_label.setToolTip(detail or "")
+        self.status_label.setStyleSheet(f"color: {colour}; font-weight: bold")
+
+    def _on_error(self, message: str) -> None:
+        self.status_label.setText(message)
+        self.status_label.setToolTip(message)
+        self.status_label.setStyleSheet("color: #dc2626; font-weight: bold")
+
+    # -------------------------------------------------------------- bridge signals
+    def _on_run_started(self, run_id: str) -> None:
+        self._run_id = run_id
+        self.run_id_label.setText(f"run {run_id[:8]}")
+        self._started_mono = time.monotonic()
+        self._ended_mono = None
+        self._elapsed_timer.start()
+        self._update_elapsed()
+        self._set_status_label("running")
+        self._update_actions()
+        self.run_started.emit(run_id)
+
+    def _on_run_finished(self, status: str) -> None:
+        self._ended_mono = time.monotonic()
+        self._elapsed_timer.stop()
+        self._update_elapsed()
+        self._set_status_label(status, self.bridge.run.error if self.bridge.run else None)
+        self._update_actions()
+        self._refresh_approvals()
+        self._refresh_node_panel()
+        self.run_finished.emit(status)
+
+    def _on_status(self, status: str) -> None:
+        if status in ("completed", "failed", "cancelled"):
+            self._set_status_label(status, self.bridge.run.error if self.bridge.run else None)
+        else:
+            self._set_status_label(status)
+        self.status_changed.emit(status)
+
+    def _update_elapsed(self) -> None:
+        if self._started_mono is None:
+            return
+        end = self._ended_mono if self._ended_mono is not None else time.monotonic()
+        self.elapsed_label.setText(_elapsed_text(end - self._started_mono))
+
+    def _on_events(self, batch: list[RunEvent]) -> None:
+        self.model.add_events(batch)
+        self.trace.add_events(batch)
+        self._update_actions()
+        if not self.view.currentIndex().isValid() and self.model.latest_response is not None:
+            self._show_entry(self.model.latest_response)  # nothing selected: follow the latest answer
+
+    def _refresh_approvals(self) -> None:
+        before = len(self.approvals.cards)
+        self.approvals.set_requests(self.bridge.approvals() if self._replay_tracker is None else [])
+        if self.approvals.cards and len(self.approvals.cards) != before:
+            QTimer.singleShot(0, self, lambda: self._size_approvals(bool(self.approvals.cards)))
+
+    def _size_approvals(self, waiting: bool) -> None:
+        if not waiting:
+            return
+        total = sum(self.vsplit.sizes()) or self.vsplit.height()
+        want = min(self.approvals.sizeHint().height(), int(total * 0.55))
+        self.vsplit.setSizes([want, max(90, total - want)])
+
+    def _on_decision(self, node_id: str, decision: str, note: str) -> None:
+        run = self.bridge.run
+        if run is None or run.pending_approval != node_id:
+            self._refresh_approvals()
+            return
+        try:
+            self.bridge.resume(decision, note)
+        except RunStateError as err:
+            self._on_error(str(err))
+            self._refresh_approvals()
+
+    # -------------------------------------------------------------- view
+    def _on_scrolled(self, value: int) -> None:
+        # following the tail stops when the user scrolls up, and resumes at the bottom
+        self._follow_tail = value >= self.view.verticalScrollBar().maximum() - 4
+
+    def _on_range_changed(self, _lo: int, hi: int) -> None:
+        if self._follow_tail:
+            self.view.verticalScrollBar().setValue(hi)
+
+    def _on_entry_clicked(self, index: QModelIndex) -> None:
+        entry: LogEntry | None = index.data(EntryRole)
+        if entry is not None and entry.node_id != SYSTEM_NODE:
+            self.node_activated.emit(entry.node_id)
+
+    def _on_current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        entry: LogEntry | None = current.data(EntryRole) if current.isValid() else None
+        self._show_entry(entry)
+        if entry is not None and entry.node_id != SYSTEM_NODE:
+            self._show_node_details(entry.node_id)
+        if entry is not None and entry.type.startswith("subagent_call"):
+            payload = _json_or_none(entry.content)
+            if isinstance(payload, dict) and payload.get("callId"):
+                self.trace.select_call(str(payload["callId"]))
+
+    def _on_model_data_changed(self, top: QModelIndex, bottom: QModelIndex, *_args: Any) -> None:
+        entry = self.current_entry() or self.model.latest_response
+        if entry is not None and top.row() <= entry.row <= bottom.row():
+            self._show_entry(entry)
+
+    def _show_entry(self, entry: LogEntry | None) -> None:
+        if entry is None:
+            self._shown_entry = None
+            self.entry_header.setText("Select an entry to see it in full.")
+            self.entry_view.clear()
+            self.entry_kind = None
+            return
+        colour = TYPE_COLOURS.get(entry.type, "#475569")
+        meta = [format_time(entry.timestamp)]
+        usage = (entry.extra or {}).get("usage") if entry.extra else None
+        if isinstance(usage, dict):
+            meta.append(format_usage(usage) + " tokens")
+        if entry.type == STREAMING:
+            meta.append("streaming…")
+        if entry.ended is not None:
+            meta.append(f"streamed for {format_duration(entry.ended - entry.timestamp)}")
+        extra = {k: v for k, v in (entry.extra or {}).items() if k != "usage"}
+        if extra:
+            meta.append(", ".join(f"{k}: {v}" for k, v in extra.items()))
+        self.entry_header.setText(
+            f"<b>{_esc(entry.node_name)}</b> <span style='color:#9ca3af'>({_esc(entry.node_id)})</span> · "
+            f"<span style='color:{colour}; font-weight:bold'>{_esc(entry.label)}</span> · "
+            f"<span style='color:#6b7280'>{_esc(' · '.join(meta))}</span>")
+        bar = self.entry_view.verticalScrollBar()
+        same = entry is self._shown_entry
+        keep = bar.value()
+        self._shown_entry = entry
+        self.entry_kind = render_content(self.entry_view, entry.type, entry.content)
+        if entry.type == STREAMING:
+            bar.setValue(bar.maximum())  # follow the text as it streams
+        else:
+            bar.setValue(min(keep, bar.maximum()) if same else 0)
+
+    def _show_node_details(self, node_id: str) -> None:
+        name = self.model.node_name(node_id)
+        self.node_panel.set_details(self.node_details(node_id), name)
+
+    def _refresh_node_panel(self) -> None:
+        d = self.node_panel.details
+        if d and d.get("nodeId"):
+            self._show_node_details(d["nodeId"])
+
+    def _on_search_text(self, text: str) -> None:
+        # a short log filters on every keystroke; a long one once typing pauses
+        if len(self.model.entries) < 5000:
+            self.proxy.set_text_filter(text)
+        else:
+            self._search_timer.start()
+
+    def _apply_node_filter(self, *_args: Any) -> None:
+        node = self.node_filter.currentData()
+        self.proxy.set_node_filter(None if node is None else [node])
+
+    def _apply_type_filter(self, *_args: Any) -> None:
+        checked = [g for g, a in self.type_actions.items() if a.isChecked()]
+        if len(checked) == len(self.type_actions):
+            self.proxy.set_type_filter(None)
+            self.type_button.setText("Types: all")
+        else:
+            types = [t for g in checked for t in TYPE_GROUPS[g]]
+            self.proxy.set_type_filter(types)
+            self.type_button.setText(f"Types: {len(checked)} of {len(self.type_actions)}")
+
+    def _collapse_all(self, on: bool) -> None:
+        if on:
+            self.proxy.collapse_all(self.model.node_ids())
+            self.collapse_button.setText("Expand all")
+        else:
+            self.proxy.expand_all()
+            self.collapse_button.setText("Collapse all")
+
+    def _context_menu(self, pos: QPoint) -> None:
+        idx = self.view.indexAt(pos)
+        entry: LogEntry | None = idx.data(EntryRole) if idx.isValid() else None
+        menu = QMenu(self)
+        if entry is not None:
+            menu.addAction("Copy content", lambda: QGuiApplication.clipboard().setText(entry.content))
+            menu.addAction("Copy as JSON", lambda: QGuiApplication.clipboard().setText(entry.to_event().to_json()))
+            if entry.node_id != SYSTEM_NODE:
+                menu.addSeparator()
+                collapsed = self.proxy.is_collapsed(entry.node_id)
+                menu.addAction(("Expand" if collapsed else "Collapse") + f" entries of “{entry.node_name}”",
+                               lambda: self.toggle_collapsed(entry.node_id))
+                menu.addAction(f"Show only “{entry.node_name}”", lambda: self.set_node_filter(entry.node_id))
+        menu.addAction("Show all nodes", lambda: self.set_node_filter(None))
+        menu.exec(self.view.viewport().mapToGlobal(pos))
+
+    def _ask_export_jsonl(self) -> None:
+        name = f"run_{self._run_id or 'log'}.jsonl"
+        path, _ = QFileDialog.getSaveFileName(self, "Save the run log", name, "JSON Lines (*.jsonl)")
+        if path:
+            self._guarded(lambda: self.export_jsonl(path))
+
+    def _ask_export_record(self) -> None:
+        name = f"run_{self._run_id or 'unsaved'}.json"
+        path, _ = QFileDialog.getSaveFileName(self, "Save the run record", name, "Run record (*.json)")
+        if path:
+            self._guarded(lambda: self.export_record(path))
+
+    def _guarded(self, fn: Callable[[], Any]) -> None:
+        try:
+            fn()
+        except OSError as err:
+            self._on_error(f"Cannot save: {err.strerror or err}")
+
+
+def _json_or_none(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except (TypeError, ValueError):
+        return None
+
+
+def _elapsed_text(seconds: float) -> str:
+    seconds = max(0.0, seconds)
+    m, s = divmod(seconds, 60)
+    return f"{int(m):02d}:{s:04.1f}"
+
+
+def _esc(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

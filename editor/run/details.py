@@ -1,0 +1,161 @@
+"""Showing content: agent responses as Markdown, JSON pretty-printed and highlighted with
+pygments (inline styles, so no style sheet is needed), everything else as plain text;
+and :class:`NodeRunDetails`, the inspector's run tab for one node.
+
+Invariants
+* Rendering never raises on odd content: anything that is not valid JSON is text.
+* Highlighted JSON is HTML with inline styles only (``HtmlFormatter(noclasses=True)``),
+  which QTextBrowser renders without a style sheet.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QFormLayout, QLabel, QTextBrowser, QVBoxLayout, QWidget
+
+from engine import EventType
+
+from .log_model import STREAMING
+
+__all__ = ["render_content", "highlight_json", "NodeRunDetails", "pretty_json", "format_duration", "format_usage"]
+
+MARKDOWN_TYPES = frozenset({str(EventType.LLM_RESPONSE), STREAMING, str(EventType.NODE_OUTPUT)})
+
+
+@lru_cache(maxsize=1)
+def _formatter() -> Any:
+    from pygments.formatters import HtmlFormatter
+
+    return HtmlFormatter(noclasses=True, style="friendly", nobackground=True)
+
+
+@lru_cache(maxsize=1)
+def _lexer() -> Any:
+    from pygments.lexers import JsonLexer
+
+    return JsonLexer()
+
+
+def pretty_json(value: Any) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False)
+
+
+def highlight_json(value: Any) -> str:
+    """HTML (inline styles) of ``value`` pretty-printed as JSON."""
+    from pygments import highlight
+
+    html = highlight(pretty_json(value), _lexer(), _formatter())
+    # Qt's rich text never wraps a <pre>: a div with pre-wrap keeps the layout and wraps long strings
+    html = html.replace("<pre style=\"", "<div style=\"white-space: pre-wrap; font-family: monospace; ", 1)
+    html = html.replace("<pre>", "<div style=\"white-space: pre-wrap; font-family: monospace\">", 1)
+    html = html.replace("</pre>", "</div>", 1)
+    return html
+
+
+def parse_json_container(text: str) -> Any:
+    """The decoded value when ``text`` is a JSON object or array, else None."""
+    s = text.lstrip()
+    if not s or s[0] not in "[{":
+        return None
+    try:
+        value = json.loads(text)
+    except (TypeError, ValueError):
+        return None
+    return value if isinstance(value, (dict, list)) else None
+
+
+def render_content(browser: QTextBrowser, kind: str, content: str) -> str:
+    """Show ``content`` in ``browser`` as the entry type asks; returns "markdown", "json" or "text"."""
+    if kind in MARKDOWN_TYPES:
+        browser.setMarkdown(content)
+        return "markdown"
+    value = parse_json_container(content)
+    if value is not None:
+        browser.setHtml(highlight_json(value))
+        return "json"
+    browser.setPlainText(content)
+    return "text"
+
+
+def format_duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "—"
+    if seconds < 1:
+        return f"{seconds * 1000:.0f} ms"
+    if seconds < 60:
+        return f"{seconds:.2f} s"
+    m, s = divmod(seconds, 60)
+    return f"{int(m)} min {s:.0f} s"
+
+
+def format_usage(usage: dict[str, int] | None) -> str:
+    if not usage:
+        return "—"
+    p, c = usage.get("prompt_tokens"), usage.get("completion_tokens")
+    parts = []
+    if p is not None:
+        parts.append(f"{p} in")
+    if c is not None:
+        parts.append(f"{c} out")
+    return " · ".join(parts) or json.dumps(usage)
+
+
+class NodeRunDetails(QWidget):
+    """A node's last input, output, duration, tokens (and error) in the current or shown run."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("nodeRunDetails")
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(6, 6, 6, 6)
+        self.title = QLabel("Select a node to see what it did in the run.")
+        self.title.setWordWrap(True)
+        lay.addWidget(self.title)
+        form = QFormLayout()
+        form.setLabelAlignment(Qt.AlignmentFlag.AlignRight)
+        self.state_label = QLabel("—")
+        self.duration_label = QLabel("—")
+        self.tokens_label = QLabel("—")
+        self.error_label = QLabel("")
+        self.error_label.setWordWrap(True)
+        self.error_label.setStyleSheet("color: #b91c1c")
+        form.addRow("State:", self.state_label)
+        form.addRow("Duration:", self.duration_label)
+        form.addRow("Tokens:", self.tokens_label)
+        form.addRow("", self.error_label)
+        lay.addLayout(form)
+        lay.addWidget(QLabel("<b>Input</b>"))
+        self.input_view = QTextBrowser()
+        self.input_view.setObjectName("nodeInput")
+        lay.addWidget(self.input_view, 1)
+        lay.addWidget(QLabel("<b>Output</b>"))
+        self.output_view = QTextBrowser()
+        self.output_view.setObjectName("nodeOutput")
+        lay.addWidget(self.output_view, 2)
+        self.details: dict[str, Any] | None = None
+
+    def set_details(self, details: dict[str, Any] | None, name: str | None = None) -> None:
+        self.details = details
+        if not details:
+            self.title.setText("Select a node to see what it did in the run.")
+            for w in (self.state_label, self.duration_label, self.tokens_label):
+                w.setText("—")
+            self.error_label.setText("")
+            self.input_view.clear()
+            self.output_view.clear()
+            return
+        node = name or details.get("nodeId") or ""
+        visits = details.get("visits") or 0
+        self.title.setText(f"<b>{node}</b>" + (f" · ran {visits}×" if visits > 1 else ""))
+        self.state_label.setText(details.get("state") or "not reached")
+        self.duration_label.setText(format_duration(details.get("duration")))
+        self.tokens_label.setText(format_usage(details.get("usage")))
+        self.error_label.setText(details.get("error") or "")
+        render_content(self.input_view, "text", details.get("input") or "")
+        output = details.get("output") or ""
+        as_md = output and parse_json_container(output) is None
+        render_content(self.output_view, str(EventType.LLM_RESPONSE) if as_md else "text", output)

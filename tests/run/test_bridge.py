@@ -1,0 +1,150 @@
+"""RunBridge on its own: batching, signal order, node states and followed links derived from
+events, refused requests, and the Qt-free state tracker."""
+
+from __future__ import annotations
+
+
+import pytest
+from PySide6.QtCore import Qt
+
+from editor.run.bridge import RunBridge
+from editor.run.state import RunStateTracker
+from engine import EchoProvider, RunEvent, RunStateError, parse_workflow
+
+from .conftest import parallel_approvals
+
+
+@pytest.fixture
+def bridge(qtbot, qloop):
+    b = RunBridge()
+    yield b
+    if b.is_active:
+        b.cancel()
+        qtbot.waitUntil(lambda: not b.is_busy, timeout=3000)
+
+
+def test_signals_in_order_and_batches_hold_every_event(qtbot, bridge, review):
+    log: list[tuple] = []
+    batches: list[list[RunEvent]] = []
+    bridge.run_started.connect(lambda rid: log.append(("started", rid)))
+    bridge.events_batched.connect(lambda b: (batches.append(b), log.append(("batch", len(b)))))
+    bridge.status_changed.connect(lambda s: log.append(("status", s)))
+    bridge.approvals_changed.connect(lambda: log.append(("approvals",)))
+    bridge.node_states_changed.connect(lambda s: log.append(("states", dict(s))))
+    with qtbot.waitSignal(bridge.approvals_changed, timeout=5000):
+        run_id = bridge.start(review, None, EchoProvider())
+    qtbot.waitUntil(lambda: not bridge.is_busy, timeout=5000)
+    assert log[0] == ("started", run_id)
+    events = [e for b in batches for e in b]
+    assert events == bridge.run.events  # every event, in emission order, none twice
+    assert ("status", "paused") in log
+    # in a flush: the batch first, then the status it brought
+    i = log.index(("status", "paused"))
+    assert log[i - 1][0] == "batch"
+    states = [x[1] for x in log if x[0] == "states"][-1]
+    assert states == {"start": "done", "triage": "done", "route": "done", "signoff": "waiting"}
+    assert bridge.approvals()[0].node_id == "signoff" and bridge.approvals()[0].active
+    with pytest.raises(RunStateError):
+        bridge.start(review, None, EchoProvider())  # one run at a time
+    with qtbot.waitSignal(bridge.run_finished, timeout=5000) as finished:
+        bridge.resume("reject", "no")
+    assert finished.args == ["completed"]
+    with pytest.raises(RunStateError):
+        bridge.resume("approve")
+    assert bridge.approvals() == []
+
+
+def test_the_run_uses_a_copy_of_the_workflow(qtbot, bridge, review):
+    with qtbot.waitSignal(bridge.approvals_changed, timeout=5000):
+        bridge.start(review, "please refund me", EchoProvider())
+    qtbot.waitUntil(lambda: not bridge.is_busy, timeout=5000)
+    review.nodes[1].data.userPrompt = "changed on the canvas: {{PREVIOUS_OUTPUT}}"
+    assert bridge.run.workflow is not review
+    assert bridge.run.workflow.nodes[1].data.userPrompt.startswith("Customer message:")
+
+
+def test_queued_approvals_carry_their_inputs(qtbot, bridge):
+    with qtbot.waitSignal(bridge.approvals_changed, timeout=5000):
+        bridge.start(parallel_approvals(), None, EchoProvider())
+    qtbot.waitUntil(lambda: not bridge.is_busy and len(bridge.approvals()) == 2, timeout=5000)
+    first, second = bridge.approvals()
+    assert (first.node_id, first.active, first.prompt) == ("ap1", True, "Legal sign-off?")
+    assert (second.node_id, second.active, second.input_text) == ("ap2", False, "draft: go")
+
+
+def test_tracker_links_states_and_details_from_events():
+    wf = parse_workflow({"nodes": [
+        {"id": "s", "type": "start", "data": {"initialInput": "hi"}},
+        {"id": "c", "type": "if", "data": {"conditions": [{"operator": "contains", "value": "x"}]}},
+        {"id": "yes", "type": "agent", "data": {"agentName": "Yes"}},
+        {"id": "no", "type": "agent", "data": {"agentName": "No"}},
+        {"id": "never", "type": "agent", "data": {"agentName": "Never"}}],
+        "connections": [{"source": "s", "target": "c"}, {"source": "c", "target": "yes", "sourceHandle": "true"},
+                        {"source": "c", "target": "no", "sourceHandle": "false"}]})
+    t = RunStateTracker(wf)
+    t.feed_all([
+        RunEvent("system", "run_status", "running", timestamp=1.0),
+        RunEvent("s", "step_start", "Start", timestamp=1.0),
+        RunEvent("c", "step_start", "Condition", timestamp=1.1),
+        # an AgentFlow log: no extra fields, the text says what matched
+        RunEvent("c", "logic_check", "Condition 1: contains 'x' → matched", timestamp=1.1),
+        RunEvent("yes", "step_start", "Yes", timestamp=1.2),
+        RunEvent("yes", "start_prompt", "hix", timestamp=1.2),
+    ])
+    assert t.states == {"s": "done", "c": "done", "yes": "running"}
+    # the legacy "true" handle is read as condition-0 (engine.model normalises it on load)
+    assert t.links == {("s", "output", "c"), ("c", "condition-0", "yes")}
+    t.feed(RunEvent("yes", "llm_error", "HTTP 500", timestamp=2.0))
+    t.feed(RunEvent("system", "error", "Agent 'Yes' failed: HTTP 500", timestamp=2.0))
+    t.feed(RunEvent("system", "run_status", "failed", timestamp=2.0, extra={"detail": "Agent 'Yes' failed"}))
+    assert t.states == {"s": "done", "c": "done", "yes": "failed", "no": "skipped", "never": "skipped"}
+    d = t.node_details("yes")
+    assert d["input"] == "hix" and d["error"] == "HTTP 500" and d["duration"] == pytest.approx(0.8)
+    assert t.error == "Agent 'Yes' failed" and t.node_details("s")["output"] == "hi"
+
+
+def test_f5_runs_and_shift_f5_cancels(qtbot, console, review):
+    from .conftest import slow_echo
+
+    console.set_workflow(review)
+    console.set_resolver_factory(slow_echo(30))
+    with qtbot.waitSignal(console.run_started, timeout=2000):
+        qtbot.keyClick(console.view, Qt.Key.Key_F5)
+    qtbot.waitUntil(lambda: console.bridge.node_states().get("triage") == "running", timeout=5000)
+    assert console.elapsed_label.text() != ""
+    with qtbot.waitSignal(console.run_finished, timeout=1000) as finished:
+        qtbot.keyClick(console.view, Qt.Key.Key_F5, Qt.KeyboardModifier.ShiftModifier)
+    assert finished.args == ["cancelled"]
+
+
+def test_waiting_for_input_signal_for_the_window_title(qtbot, console, review):
+    console.set_workflow(review)
+    with qtbot.waitSignal(console.waiting_for_input_changed, timeout=5000) as waiting:
+        console.start_run()
+    assert waiting.args == [True]
+    with qtbot.waitSignal(console.waiting_for_input_changed, timeout=5000) as waiting:
+        console.approvals.decide_active("approve")
+    assert waiting.args == [False]
+
+
+def test_a_provider_that_cannot_be_built_is_reported_not_raised(qtbot, console, review):
+    def broken():
+        raise ValueError("Provider 'openai' needs an API key")
+
+    console.set_workflow(review)
+    console.set_resolver_factory(broken)
+    assert console.start_run() is None
+    assert "needs an API key" in console.status_label.text()
+    assert console.run_action.isEnabled() and not console.bridge.is_active
+
+
+def test_input_box_text_is_the_run_input(qtbot, console, review):
+    console.set_workflow(review)
+    assert console.input_edit.toPlainText().startswith("Hello, I was charged twice")
+    console.input_edit.setPlainText("Where is my parcel?")
+    with qtbot.waitSignal(console.run_finished, timeout=5000) as finished:
+        console.start_run()
+    assert finished.args == ["completed"]  # no "refund": the general branch, no approval
+    prompt = next(e for e in console.visible_entries() if e.type == "start_prompt")
+    assert prompt.content == "Customer message:\n\nWhere is my parcel?"
+    assert console.run_record()["initialInput"] == "Where is my parcel?"

@@ -1,0 +1,68 @@
+"""A paused run recorded by another process (here the CLI) is taken up in the console: its
+log and approval card are shown, a click resumes it, and the store records the rest."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+
+from engine.store import RunStore
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def paused_by_the_cli(tmp_path: Path) -> tuple[RunStore, str]:
+    data = tmp_path / "data"
+    res = subprocess.run([sys.executable, "-m", "engine.cli", "run", str(ROOT / "samples" / "review.flow.json"),
+                          "--provider", "echo", "--jsonl"], cwd=ROOT, capture_output=True, text=True, timeout=60,
+                         env={**os.environ, "FLOWDESK_DATA_DIR": str(data), "PYTHONPATH": str(ROOT)})
+    assert res.returncode == 3, res.stderr  # paused
+    store = RunStore(data / "runs.db")
+    return store, store.list_runs()[0].id
+
+
+def test_take_up_a_paused_run_and_approve_it(qtbot, console, tmp_path):
+    store, run_id = paused_by_the_cli(tmp_path)
+    before = [(e.node_id, e.type, e.content) for e in store.events(run_id)]
+    console.set_store(store)
+    with qtbot.waitSignal(console.waiting_for_input_changed, timeout=2000):
+        assert console.open_paused_run(run_id)
+    assert [(e.node_id, e.type, e.content) for e in console.visible_entries()] == before
+    card = console.approvals.active_card
+    assert card.request.node_id == "signoff" and "charged twice" in card.review.toPlainText()
+    assert console.bridge.node_states()["signoff"] == "waiting"
+    assert console.status_label.text().startswith("● Paused")
+    with qtbot.waitSignal(console.run_finished, timeout=5000) as finished:
+        qtbot.mouseClick(card.approve_button, Qt.MouseButton.LeftButton)
+    assert finished.args == ["completed"]
+    assert store.get_run(run_id).status == "completed"
+    stored = [(e.node_id, e.type, e.content) for e in store.events(run_id)]
+    assert stored[:len(before)] == before
+    appended = stored[len(before):]
+    assert appended[0][:2] == ("signoff", "input_received") and json.loads(appended[0][2])["decision"] == "approve"
+    assert [n for n, t, _ in appended if t == "llm_response"] == ["send"]
+    assert [(e.node_id, e.type, e.content) for e in console.visible_entries()] == stored
+
+
+def test_cancel_a_taken_up_run_records_it_cancelled(qtbot, console, tmp_path):
+    store, run_id = paused_by_the_cli(tmp_path)
+    console.set_store(store)
+    assert console.open_paused_run(run_id)
+    with qtbot.waitSignal(console.run_finished, timeout=2000) as finished:
+        console.cancel_run()
+    assert finished.args == ["cancelled"]
+    assert store.get_run(run_id).status == "cancelled"
+
+
+def test_a_run_that_is_not_paused_is_refused_with_a_reason(qtbot, console, tmp_path):
+    store, run_id = paused_by_the_cli(tmp_path)
+    store.update_run(run_id, status="completed")
+    console.set_store(store)
+    assert not console.open_paused_run(run_id)
+    assert "not a paused run" in console.status_label.text()
+    assert not console.bridge.is_active
