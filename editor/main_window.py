@@ -9,23 +9,28 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
+from typing import Any
 
 from PySide6.QtCore import QByteArray, QPointF, QSettings, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QGuiApplication, QIcon, QKeySequence
+from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QGuiApplication, QIcon, QKeySequence
 from PySide6.QtWidgets import (QCompleter, QDockWidget, QFileDialog, QHBoxLayout, QLabel, QLineEdit, QMainWindow,
-                               QMenu, QMessageBox, QPushButton, QSizePolicy, QStackedWidget, QToolBar, QVBoxLayout, QWidget,
-                               QWidgetAction)
+                               QMenu, QMessageBox, QPushButton, QSizePolicy, QStackedWidget, QTabWidget, QToolBar,
+                               QVBoxLayout, QWidget, QWidgetAction)
 
 from engine import Issue, Node, Workflow, WorkflowLoadError, errors_only, validate
 
 from .canvas.scene import CanvasScene
 from .canvas.view import CanvasView
 from .document import PALETTE_KINDS, WorkflowDocument
+from .history.panel import HistoryPanel, open_store_for_gui
 from .files import Autosaver, orphaned_autosaves
 from .panels.inspector import InspectorPanel
 from .panels.palette import DESCRIPTIONS, PalettePanel
 from .panels.problems import ProblemsPanel
 from .resources import icon_path, samples
+from .run.console import RunConsole
+from .run.details import NodeRunDetails
+from .run_view import RunViewWindow
 
 log = logging.getLogger(__name__)
 
@@ -224,15 +229,27 @@ class MainWindow(QMainWindow):
         self.palette_dock = self._dock("Nodes", "paletteDock", self.palette, Qt.DockWidgetArea.LeftDockWidgetArea)
         self.inspector_dock = self._dock("Inspector", "inspectorDock", self.inspector, Qt.DockWidgetArea.RightDockWidgetArea)
         self.problems_dock = self._dock("Problems", "problemsDock", self.problems, Qt.DockWidgetArea.BottomDockWidgetArea)
-        placeholder = QLabel("Runs will appear here: their log, approvals and outputs.")
-        placeholder.setObjectName("hint")
-        placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.run_console_dock = self._dock("Run console", "runConsoleDock", placeholder,
+        # Running: the console (live log, approvals, trace), the run history, and the
+        # inspector's Run tab. Run state lives there, apart from the document, never undoable.
+        self.run_console = RunConsole()
+        self.run_console.run_action.setShortcut(QKeySequence())  # F5 is the window's Run action
+        self.run_console_dock = self._dock("Run console", "runConsoleDock", self.run_console,
                                            Qt.DockWidgetArea.BottomDockWidgetArea)
+        self.history = HistoryPanel()
+        self.history_dock = self._dock("Run history", "historyDock", self.history,
+                                       Qt.DockWidgetArea.BottomDockWidgetArea)
         self.tabifyDockWidget(self.problems_dock, self.run_console_dock)
+        self.tabifyDockWidget(self.run_console_dock, self.history_dock)
         self.problems_dock.raise_()
+        self.node_run_details = NodeRunDetails()
+        self.inspector_tabs = QTabWidget()
+        self.inspector_tabs.setObjectName("inspectorTabs")
+        self.inspector_tabs.addTab(self.inspector, "Edit")
+        self.inspector_tabs.addTab(self.node_run_details, "Run")
+        self.inspector_dock.setWidget(self.inspector_tabs)
+        self.run_windows: list[RunViewWindow] = []
         self.resizeDocks([self.palette_dock, self.inspector_dock], [236, 350], Qt.Orientation.Horizontal)
-        self.resizeDocks([self.problems_dock], [150], Qt.Orientation.Vertical)
+        self.resizeDocks([self.problems_dock], [320], Qt.Orientation.Vertical)
 
         self._build_actions()
         self._build_menus()
@@ -261,6 +278,7 @@ class MainWindow(QMainWindow):
         self.view.zoom_changed.connect(lambda z: self.zoom_label.setText(f"{round(z * 100)}%"))
         self.palette.node_requested.connect(self._add_node_at_centre)
         self.problems.nodes_requested.connect(self.show_nodes)
+        self._wire_running()
 
         self.resize(1400, 860)
         self._restore_settings()
@@ -335,7 +353,8 @@ class MainWindow(QMainWindow):
         self.act_minimap.setChecked(True)
         self.act_minimap.toggled.connect(self.view.minimap.setVisible)
         self.act_collapse = self._action("Collapse / E&xpand", "collapse", "Ctrl+E", self.toggle_collapse, local=True)
-        self.act_run = self._action("&Run", "run", "Ctrl+R", self._run, "Run the workflow")
+        self.act_run = self._action("&Run", "run", [QKeySequence("F5"), QKeySequence("Ctrl+R")], self._run,
+                                    "Run the workflow")
         self.act_run.setEnabled(False)
         for a in (self.act_undo, self.act_redo, self.act_find, self.act_zoom_100, self.act_zoom_in, self.act_zoom_out,
                   self.act_layout, self.act_run):
@@ -370,10 +389,16 @@ class MainWindow(QMainWindow):
         v.addSeparator()
         v.addActions([self.act_layout, self.act_collapse, self.act_snap, self.act_minimap])
         v.addSeparator()
-        for dock in (self.palette_dock, self.inspector_dock, self.problems_dock, self.run_console_dock):
+        for dock in (self.palette_dock, self.inspector_dock, self.problems_dock, self.run_console_dock,
+                     self.history_dock):
             v.addAction(dock.toggleViewAction())
         r = mb.addMenu("&Run")
-        r.addAction(self.act_run)
+        r.addActions([self.act_run, self.run_console.cancel_action])
+        r.addSeparator()
+        self.provider_menu = r.addMenu("LLM &Provider")
+        self.provider_menu.aboutToShow.connect(self._fill_provider_menu)
+        r.addSeparator()
+        r.addAction(self.history_dock.toggleViewAction())
 
         tb = QToolBar("Main", self)
         tb.setObjectName("mainToolbar")
@@ -389,6 +414,7 @@ class MainWindow(QMainWindow):
         spacer.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
         tb.addWidget(spacer)
         tb.addAction(self.act_run)
+        tb.addAction(self.run_console.cancel_action)
         run_button = tb.widgetForAction(self.act_run)
         if run_button is not None:
             run_button.setObjectName("runButton")
@@ -485,7 +511,8 @@ class MainWindow(QMainWindow):
         name = self.document.display_name()
         wf_name = self.document.workflow.name
         extra = f" — {wf_name}" if wf_name and self.document.path else ""
-        self.setWindowTitle(f"{name}[*]{extra} — Flowdesk")
+        waiting = "⏸ Waiting for approval — " if getattr(self, "_waiting_for_input", False) else ""
+        self.setWindowTitle(f"{waiting}{name}[*]{extra} — Flowdesk")
         self.setWindowModified(self.document.is_modified())
 
     def _on_clean_changed(self, clean: bool) -> None:
@@ -538,11 +565,125 @@ class MainWindow(QMainWindow):
             self.act_run.setToolTip("Run the workflow (Ctrl+R)")
 
     def _run(self) -> None:
+        if not self._has_document:
+            return
         self.run_console_dock.show()
         self.run_console_dock.raise_()
-        self.statusBar().showMessage("Running from the editor arrives with the run console; use `flowdesk run FILE` "
-                                     "meanwhile.", 6000)
+        if self.run_console_dock.height() < 380 and not self.run_console_dock.isFloating():
+            self.resizeDocks([self.run_console_dock], [380], Qt.Orientation.Vertical)  # room for log + approvals
+        # The console runs a deep copy: edits made during the run do not reach it.
+        self.run_console.set_workflow(self.document.workflow, self.document.path)
+        self.run_console.start_run()
         self.run_requested.emit()
+
+    # ------------------------------------------------------------------ running
+    def _wire_running(self) -> None:
+        console = self.run_console
+        self.store = open_store_for_gui(self, panel=self.history)
+        console.set_store(self.store)
+        console.set_resolver_factory(self._resolver_factory)
+        self._run_states: dict[str, str] = {}
+        self._run_links: set = set()
+        self._waiting_for_input = False
+        console.node_states_changed.connect(self._on_run_states)
+        console.links_followed.connect(self._on_run_links)
+        console.node_activated.connect(self._run_entry_activated)
+        console.waiting_for_input_changed.connect(self._on_waiting_changed)
+        console.run_started.connect(lambda _id: self.history.refresh())
+        console.run_finished.connect(self._run_finished)
+        console.status_changed.connect(lambda _s: self._update_node_run_details())
+        self.history.run_opened.connect(self.open_run_view)
+        self.history.workflow_version_requested.connect(self.open_workflow_version)
+        self.history.resume_requested.connect(self._resume_stored_run)
+        self.scene.selectionChanged.connect(self._sync_console_selection)
+
+    def _resolver_factory(self) -> Any:
+        from engine import make_resolver
+
+        provider = str(settings().value("run/provider", "") or "") or None
+        return make_resolver(provider)
+
+    def _fill_provider_menu(self) -> None:
+        from engine import available_providers
+
+        menu = self.provider_menu
+        menu.clear()
+        current = str(settings().value("run/provider", "") or "")
+        group = QActionGroup(menu)
+        choices = [("", "Each agent's own, else the default")] + [(p, p) for p in available_providers()]
+        for value, label in choices:
+            a = menu.addAction(label)
+            a.setCheckable(True)
+            a.setChecked(value == current)
+            group.addAction(a)
+            a.triggered.connect(lambda _=False, v=value: settings().setValue("run/provider", v))
+
+    def _on_run_states(self, states: dict) -> None:
+        self._run_states = dict(states)
+        self._show_run_states()
+
+    def _on_run_links(self, links: Any) -> None:
+        self._run_links = set(links)
+        self._show_run_states()
+
+    def _on_waiting_changed(self, waiting: bool) -> None:
+        self._waiting_for_input = waiting
+        self._update_title()
+
+    def _show_run_states(self) -> None:
+        # "skipped" (not reached) and "cancelled" come from the console; the canvas dims the
+        # first and shows the second as not reached either.
+        states = {k: ("not_reached" if v in ("skipped", "cancelled") else v) for k, v in self._run_states.items()}
+        self.scene.set_run_states(states, self._run_links, self.run_console.node_errors())
+        self._update_node_run_details()
+
+    def _run_entry_activated(self, node_id: str) -> None:
+        if node_id in self.scene.node_items:
+            self.show_nodes([node_id])
+
+    def _sync_console_selection(self) -> None:
+        ids = self.scene.selected_node_ids()
+        if len(ids) == 1:
+            self.run_console.show_node(ids[0])
+        self._update_node_run_details()
+
+    def _update_node_run_details(self) -> None:
+        ids = self.scene.selected_node_ids()
+        if len(ids) != 1:
+            self.node_run_details.set_details(None)
+            return
+        node = self.document.node(ids[0])
+        details = self.run_console.node_details(ids[0])
+        self.node_run_details.set_details(details or None, node.title if node else ids[0])
+
+    def _run_finished(self, status: str) -> None:
+        self.history.refresh()
+        self._update_title()
+        self.statusBar().showMessage(f"Run {status}", 5000)
+
+    def _resume_stored_run(self, run_id: str) -> None:
+        self.run_console_dock.show()
+        self.run_console_dock.raise_()
+        self.run_console.open_paused_run(run_id)
+
+    def open_run_view(self, run_id: str, workflow: Workflow, events: list, info: Any) -> None:
+        """Show a stored run read-only, on the workflow snapshot that actually ran."""
+        win = RunViewWindow(run_id, workflow, events, info, store=self.store)
+        win.version_requested.connect(self.open_workflow_version)
+        win.destroyed.connect(lambda _=None, w=win: self.run_windows.remove(w) if w in self.run_windows else None)
+        self.run_windows.append(win)
+        win.show()
+
+    def open_workflow_version(self, workflow: Workflow, run_id: str = "") -> None:
+        """Open the workflow that a stored run used as a new, unsaved document."""
+        if not self.maybe_save():
+            return
+        self._replace_document(workflow.model_copy(deep=True), None)
+        self.document.undo_stack.resetClean()
+        self.raise_()
+        self.activateWindow()
+        self.statusBar().showMessage(f"Opened the workflow of run {run_id[:8]} as a new document; Save As to keep it.",
+                                     6000)
 
     # ------------------------------------------------------------------ files
     def maybe_save(self) -> bool:
@@ -831,6 +972,9 @@ class MainWindow(QMainWindow):
         if not self.maybe_save():
             event.ignore()
             return
+        self.run_console.cancel_run()  # a live run stops with the window (its events are kept)
+        for win in list(self.run_windows):
+            win.close()
         self._save_settings()
         self.autosaver.clear()
         event.accept()

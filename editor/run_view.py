@@ -1,0 +1,149 @@
+"""RunViewWindow: a stored run, read-only, on the workflow snapshot that actually ran.
+
+Opened from the run history. The canvas shows the run's node states and the links it
+followed (computed from its events by :class:`editor.history.replay.RunReplay`), the
+console replays its log, and a side panel shows the selected node's last input and
+output. Nothing here edits anything: the canvas takes clicks for selection only, and
+"Open this version as a new document" hands the workflow to the main window.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QCloseEvent, QKeySequence
+from PySide6.QtWidgets import (QGraphicsItem, QGraphicsSceneMouseEvent, QHBoxLayout, QLabel, QMainWindow, QPushButton,
+                               QSplitter, QVBoxLayout, QWidget)
+
+from engine import Workflow
+
+from .canvas.scene import CanvasScene
+from .canvas.view import CanvasView
+from .document import WorkflowDocument
+from .history.replay import RunReplay
+from .run.console import RunConsole
+from .run.details import NodeRunDetails
+
+
+class ReadOnlyScene(CanvasScene):
+    """A canvas scene that only selects: no moves, no links, no edits, no context menu."""
+
+    def mousePressEvent(self, event: QGraphicsSceneMouseEvent) -> None:
+        item = self.node_item_at(event.scenePos())
+        if event.button() == Qt.MouseButton.LeftButton:
+            self.clearSelection()
+            if item is not None:
+                item.setSelected(True)
+        event.accept()
+
+    def mouseMoveEvent(self, event: QGraphicsSceneMouseEvent) -> None:
+        event.accept()
+
+    def mouseReleaseEvent(self, event: QGraphicsSceneMouseEvent) -> None:
+        event.accept()
+
+    def mouseDoubleClickEvent(self, event: QGraphicsSceneMouseEvent) -> None:
+        event.accept()
+
+    def keyPressEvent(self, event) -> None:  # no Delete, no collapse toggles
+        event.ignore()
+
+    def contextMenuEvent(self, event) -> None:
+        event.accept()
+
+    def rebuild(self) -> None:
+        super().rebuild()
+        for item in self.node_items.values():
+            item.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsMovable, False)
+
+
+class RunViewWindow(QMainWindow):
+    version_requested = Signal(object, str)  # (workflow, run_id): open it as a new document
+
+    def __init__(self, run_id: str, workflow: Workflow, events: list, info: Any = None, *, store: Any = None,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        self.setObjectName("runViewWindow")
+        self.run_id = run_id
+        self.workflow = workflow
+        status = getattr(info, "status", "") or ""
+        self.setWindowTitle(f"Run {run_id[:8]} · {workflow.display_name()} · {status} (read-only) — Flowdesk")
+        self.document = WorkflowDocument(workflow.model_copy(deep=True), None, parent=self)
+        self.scene = ReadOnlyScene(self.document, self)
+        self.view = CanvasView(self.scene)
+        self.console = RunConsole()
+        self.console.set_store(store)
+        self.console.run_action.setEnabled(False)
+        self.console.run_action.setShortcut(QKeySequence())
+        self.details = NodeRunDetails()
+
+        banner = QWidget()
+        banner.setObjectName("runBanner")
+        row = QHBoxLayout(banner)
+        row.setContentsMargins(10, 6, 10, 6)
+        started = getattr(info, "started_at", None)
+        when = f" · started {datetime.fromtimestamp(started).strftime('%Y-%m-%d %H:%M:%S')}" if started else ""
+        self.banner_label = QLabel(f"<b>Run {run_id[:8]}</b> of “{workflow.display_name()}” · {status}{when} · "
+                                   "read-only: the workflow as it was when it ran")
+        self.banner_label.setTextFormat(Qt.TextFormat.RichText)
+        open_button = QPushButton("Open this version as a new document")
+        open_button.setObjectName("openVersionButton")
+        open_button.clicked.connect(lambda: self.version_requested.emit(self.workflow, self.run_id))
+        row.addWidget(self.banner_label, 1)
+        row.addWidget(open_button)
+        self.open_button = open_button
+
+        top = QSplitter(Qt.Orientation.Horizontal)
+        top.addWidget(self.view)
+        top.addWidget(self.details)
+        top.setStretchFactor(0, 4)
+        top.setStretchFactor(1, 1)
+        split = QSplitter(Qt.Orientation.Vertical)
+        split.addWidget(top)
+        split.addWidget(self.console)
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 2)
+        central = QWidget()
+        col = QVBoxLayout(central)
+        col.setContentsMargins(0, 0, 0, 0)
+        col.setSpacing(0)
+        col.addWidget(banner)
+        col.addWidget(split, 1)
+        self.setCentralWidget(central)
+        self.resize(1300, 900)
+
+        self.replay = RunReplay(workflow, events)
+        states = {k: ("not_reached" if v in ("skipped", "cancelled") else v) for k, v in self.replay.states.items()}
+        if self.replay.status not in ("running", "paused"):
+            # An ended run: a node that started and never finished did not finish.
+            states = {k: ("failed" if v == "running" and self.replay.status == "failed" else v)
+                      for k, v in states.items()}
+        self.scene.set_run_states(states, set(self.replay.links), dict(self.replay.errors))
+        self.console.replay(workflow, events, run_id=run_id, status=status or self.replay.status)
+        self.console.node_activated.connect(self._select_node)
+        self.scene.selectionChanged.connect(self._selection_changed)
+
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        self.view.fit_all()
+
+    def _select_node(self, node_id: str) -> None:
+        if node_id in self.scene.node_items:
+            self.scene.select_nodes([node_id])
+            self.view.centre_on_node(node_id)
+
+    def _selection_changed(self) -> None:
+        ids = self.scene.selected_node_ids()
+        if len(ids) != 1:
+            self.details.set_details(None)
+            return
+        self.console.show_node(ids[0])
+        node = self.document.node(ids[0])
+        self.details.set_details(self.console.node_details(ids[0]) or None, node.title if node else ids[0])
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        self.scene.clear_run_states()
+        event.accept()
