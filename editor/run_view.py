@@ -78,6 +78,9 @@ class RunViewWindow(QMainWindow):
         self.console.set_store(store)
         self.console.run_action.setEnabled(False)
         self.console.run_action.setShortcut(QKeySequence())
+        self.console.cancel_action.setShortcut(QKeySequence())
+        for widget in (self.console.input_edit, self.console.run_button, self.console.cancel_button):
+            widget.hide()  # a stored run is looked at here, not started
         self.details = NodeRunDetails()
 
         banner = QWidget()
@@ -101,11 +104,13 @@ class RunViewWindow(QMainWindow):
         top.addWidget(self.details)
         top.setStretchFactor(0, 4)
         top.setStretchFactor(1, 1)
+        top.setSizes([960, 340])
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(top)
         split.addWidget(self.console)
         split.setStretchFactor(0, 3)
         split.setStretchFactor(1, 2)
+        split.setSizes([520, 380])
         central = QWidget()
         col = QVBoxLayout(central)
         col.setContentsMargins(0, 0, 0, 0)
