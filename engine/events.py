@@ -52,8 +52,26 @@ class EventType(StrEnum):
     NODE_OUTPUT = "node_output"  # reserved for non-agent outputs shown in the console
 
 
-# One encoder for every event: json.dumps(..., ensure_ascii=False) builds a new encoder per call.
-_encode = json.JSONEncoder(ensure_ascii=False).encode
+def _make_encoder() -> Any:
+    """A JSON encoder for events' extra fields, built once.
+
+    ``json.dumps`` (and ``JSONEncoder.encode``) build a new C encoder on every call; events
+    are made on the hot path of every step, so the C encoder is made once here.
+    """
+    from json import encoder as _enc
+
+    c_make = getattr(_enc, "c_make_encoder", None)
+    if c_make is None:  # a Python without the C accelerator
+        return json.JSONEncoder(ensure_ascii=False).encode
+
+    def default(obj: Any) -> Any:
+        raise TypeError(f"Object of type {type(obj).__name__} is not JSON serializable")
+
+    c_encode = c_make(None, default, _enc.encode_basestring, None, ": ", ", ", False, False, True)
+    return lambda obj: "".join(c_encode(obj, 0))
+
+
+_encode = _make_encoder()
 
 
 def format_timestamp(ts: float) -> str:
@@ -75,6 +93,9 @@ class _EventFields(NamedTuple):
     extra_json: str | None  # further wire fields (usage, ...) as a JSON object text
 
 
+_tuple_new = tuple.__new__
+
+
 class RunEvent(_EventFields):
     """One log entry of a run: an immutable tuple of plain values.
 
@@ -91,8 +112,9 @@ class RunEvent(_EventFields):
                 extra: dict[str, Any] | None = None, extra_json: str | None = None) -> "RunEvent":
         if extra:
             extra_json = _encode(extra)
-        return _EventFields.__new__(cls, node_id, type if type.__class__ is str else str(type), content,
-                                    time.time() if timestamp is None else timestamp, extra_json or None)
+        # tuple.__new__ directly: the namedtuple's own __new__ is one more Python call per event.
+        return _tuple_new(cls, (node_id, type if type.__class__ is str else str(type), content,
+                                time.time() if timestamp is None else timestamp, extra_json or None))
 
     @property
     def extra(self) -> dict[str, Any] | None:

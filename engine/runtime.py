@@ -28,8 +28,7 @@ import json
 import time
 import uuid
 from collections import deque
-from dataclasses import dataclass
-from typing import Any, AsyncIterator, Callable, Iterable
+from typing import Any, AsyncIterator, Callable, Iterable, NamedTuple
 
 from .events import SYSTEM_NODE, EventType, RunEvent, RunStatus
 from .llm.base import AgentInvocation, LLMError, LLMProvider, LLMResult, SubagentSpec
@@ -54,9 +53,12 @@ class RunStateError(RuntimeError):
     """An operation that the run's current state does not allow (resume a run that is not paused, ...)."""
 
 
-@dataclass(slots=True)
-class NodeRecord:
-    """What happened at an agent node the last time it ran (for the inspector's run tab)."""
+class NodeRecord(NamedTuple):
+    """What happened at an agent node the last time it ran (for the inspector's run tab).
+
+    An immutable tuple of plain values (replaced, not mutated, when the step ends), so
+    a long run's records are not tracked by the cyclic garbage collector.
+    """
 
     input: str
     output: str | None = None
@@ -450,6 +452,15 @@ class Run:
             edges = out.get(node_id)
             if not edges:
                 return
+            if len(edges) == 1 and self.status is not RunStatus.PAUSED:  # the common case: one link out
+                h, t = edges[0]
+                if h != handle:
+                    return
+                node_id, value = t, output
+                steps += 1
+                if steps % _YIELD_EVERY == 0:
+                    await asyncio.sleep(0)
+                continue
             targets = [t for h, t in edges if h == handle]
             if not targets:
                 return
@@ -520,8 +531,9 @@ class Run:
                               d.reasoningEffort or DEFAULT_REASONING_EFFORT,  # type: ignore[attr-defined]
                               {"web_search": t.web_search, "subagents": t.subagents},
                               self._subagents_of(node_id) if t.subagents else [], d.provider)  # type: ignore[attr-defined]
-        record = NodeRecord(content, None, time.time())
-        self.records[node_id] = record
+        started = time.time()
+        records = self.records
+        records[node_id] = NodeRecord(content, None, started)
         ctx = _Context(self, node_id, 0, None)
         try:
             result = await self._resolve(inv).complete(inv, ctx)
@@ -529,7 +541,7 @@ class Run:
                 raise LLMError(f"the provider returned {type(result).__name__}, not an answer")
         except asyncio.CancelledError:
             ctx.flush()
-            record.ended, record.error = time.time(), "cancelled"
+            records[node_id] = NodeRecord(content, None, started, time.time(), None, "cancelled")
             raise
         except LLMError as err:
             message = str(err)
@@ -539,12 +551,12 @@ class Run:
             if ctx._buf:
                 ctx.flush()
             text = result.text
-            record.ended, record.output, record.usage = time.time(), text, result.usage
+            records[node_id] = NodeRecord(content, text, started, time.time(), result.usage)
             self._emit(node_id, _LLM_RESPONSE, text, {"usage": result.usage} if result.usage else None)
             self.last_text_output = text
             return text
         ctx.flush()
-        record.ended, record.error = time.time(), message
+        records[node_id] = NodeRecord(content, None, started, time.time(), None, message)
         self._emit(node_id, EventType.LLM_ERROR, message)
         self._fail(node_id, f"Agent '{name}' failed: {message}")
         return None
