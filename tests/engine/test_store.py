@@ -18,6 +18,8 @@ import pytest
 from engine import EchoProvider, Run, RunStatus
 from engine.store import MIGRATIONS, SCHEMA_VERSION, RunRecorder, RunStore, StoreError, agentflow_record
 
+from tests.fakes.openai_server import FakeLLMServer, openai_text
+
 from .flows import agent, approval, flow, link, start
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -59,22 +61,28 @@ def chain_file(tmp_path: Path, n: int, name: str = "chain") -> Path:
 
 
 def test_sigkill_mid_run_leaves_interrupted_run_with_committed_events(data_dir: Path, tmp_path: Path) -> None:
+    # Every agent talks to a slow fake OpenAI-compatible server (real HTTP, streamed answers).
     flow_file = chain_file(tmp_path, 50)
-    proc = subprocess.Popen([sys.executable, "-c", SLOW_CLI, "run", str(flow_file), "--provider", "echo", "--jsonl"],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "ECHO_DELAY": "0.05", "PYTHONPATH": str(ROOT)})
-    assert proc.stdout is not None
-    printed: list[dict] = []
-    while True:
-        printed.append(json.loads(proc.stdout.readline()))
-        if printed[-1]["type"] == "llm_response" and printed[-1]["nodeId"] == "a5":
-            break
-    time.sleep(0.4)  # > the 100 ms batch interval: what was printed before now is committed
-    cutoff = len(printed)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait(timeout=10)
-    # Read the rest from the same buffered reader (communicate() would skip its buffer).
-    printed += jsonl(proc.stdout.read())
+    with FakeLLMServer() as server:
+        server.handler = lambda _rec: openai_text("slow answer", pieces=2, pause=0.05)
+        proc = subprocess.Popen([sys.executable, "-m", "editor.launcher", "run", str(flow_file), "--provider", "openai",
+                                 "--base-url", server.base_url, "--jsonl"],
+                                cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                env={**os.environ, "PYTHONPATH": str(ROOT)})
+        assert proc.stdout is not None
+        printed: list[dict] = []
+        while True:
+            line = proc.stdout.readline()
+            assert line, proc.stderr.read() if proc.stderr else "the run ended early"
+            printed.append(json.loads(line))
+            if printed[-1]["type"] == "llm_response" and printed[-1]["nodeId"] == "a5":
+                break
+        time.sleep(0.4)  # > the 100 ms batch interval: what was printed before now is committed
+        cutoff = len(printed)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+        # Read the rest from the same buffered reader (communicate() would skip its buffer).
+        printed += jsonl(proc.stdout.read())
     res = cli("runs", "--json")
     assert res.returncode == 0, res.stderr
     listed = json.loads(res.stdout)
@@ -84,6 +92,7 @@ def test_sigkill_mid_run_leaves_interrupted_run_with_committed_events(data_dir: 
     stored = jsonl(cli("show", run["id"], "--jsonl").stdout)
     assert len(stored) >= cutoff, "every event up to the last committed batch is kept"
     assert stored == printed[:len(stored)], "stored events are exactly the emitted ones, in order"
+    assert any(e["type"] == "llm_delta" for e in stored), "streamed deltas are recorded too"
 
 
 def test_pause_in_one_process_and_approve_from_another(data_dir: Path) -> None:
