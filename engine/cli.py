@@ -255,18 +255,27 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return _execute(run, store, list(args.decide), workflow_path=os.path.abspath(args.file))
 
 
+def _find_run(run_id: str) -> tuple[Any, Any] | None:
+    """The store and a run by id (or unique prefix); None, with the reason printed, if there is none."""
+    store = _open_store(required=True)
+    if store is None:
+        return None
+    info = store.find_run(run_id)
+    if info is None:
+        _err(f"there is no run '{run_id}' in the run history (see: flowdesk runs)")
+        return None
+    return store, info
+
+
 def _cmd_resume(args: argparse.Namespace) -> int:
     from .llm.registry import ProviderConfigError, make_resolver
     from .runtime import Run
     from .store import StoreError
 
-    store = _open_store(required=True)
-    if store is None:
+    found = _find_run(args.run_id)
+    if found is None:
         return EXIT_USAGE
-    info = store.find_run(args.run_id)
-    if info is None:
-        _err(f"there is no run '{args.run_id}' in the run history (see: flowdesk runs)")
-        return EXIT_USAGE
+    store, info = found
     snap = store.snapshot_of(info.id)
     if info.status == "paused" and snap is None:
         _err(f"run {info.id} is paused but its state was not saved; it cannot be resumed")
@@ -319,13 +328,10 @@ def _cmd_runs(args: argparse.Namespace) -> int:
 def _cmd_show(args: argparse.Namespace) -> int:
     from .store import StoreError
 
-    store = _open_store(required=True)
-    if store is None:
+    found = _find_run(args.run_id)
+    if found is None:
         return EXIT_USAGE
-    info = store.find_run(args.run_id)
-    if info is None:
-        _err(f"there is no run '{args.run_id}' in the run history (see: flowdesk runs)")
-        return EXIT_USAGE
+    store, info = found
     try:
         if args.jsonl:
             for line in store.export_jsonl(info.id):

@@ -27,6 +27,7 @@ import sqlite3
 import threading
 import time
 from collections import deque
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator
@@ -210,6 +211,21 @@ class RunStore:
             conn.close()
             self._local.conn = None
 
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction (BEGIN IMMEDIATE ... COMMIT); rolled back and a StoreError on failure."""
+        conn = self._connect()
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            yield conn
+            conn.execute("COMMIT")
+        except sqlite3.Error as err:
+            try:
+                conn.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
+            raise self._error(err) from None
+
     def _exec(self, sql: str, params: Iterable[Any] = ()) -> sqlite3.Cursor:
         try:
             return self._connect().execute(sql, tuple(params))
@@ -336,38 +352,20 @@ class RunStore:
         return json.loads(row[0]) if row and row[0] else None
 
     def delete_run(self, run_id: str) -> None:
-        conn = self._connect()
-        try:
-            conn.execute("BEGIN IMMEDIATE")
+        with self._transaction() as conn:
             conn.execute("DELETE FROM events WHERE run_id = ?", (run_id,))
             conn.execute("DELETE FROM runs WHERE id = ?", (run_id,))
-            conn.execute("COMMIT")
-        except sqlite3.Error as err:
-            try:
-                conn.execute("ROLLBACK")
-            except sqlite3.Error:
-                pass
-            raise self._error(err) from None
 
     # ------------------------------------------------------------------ events
     def append_events(self, run_id: str, first_seq: int, events: list[RunEvent], run_fields: dict[str, Any] | None = None) -> None:
         """Write a batch of events (and optionally run fields) in one transaction."""
-        conn = self._connect()
-        rows = [(run_id, first_seq + i, e.timestamp, e.node_id, str(e.type), e.content,
-                 e.extra_json) for i, e in enumerate(events)]
-        try:
-            conn.execute("BEGIN IMMEDIATE")
+        rows = [(run_id, first_seq + i, e.timestamp, e.node_id, e.type, e.content, e.extra_json)
+                for i, e in enumerate(events)]
+        with self._transaction() as conn:
             conn.executemany("INSERT INTO events VALUES (?,?,?,?,?,?,?)", rows)
             if run_fields:
                 cols = ", ".join(f"{k} = ?" for k in run_fields)
                 conn.execute(f"UPDATE runs SET {cols} WHERE id = ?", (*run_fields.values(), run_id))
-            conn.execute("COMMIT")
-        except sqlite3.Error as err:
-            try:
-                conn.execute("ROLLBACK")
-            except sqlite3.Error:
-                pass
-            raise self._error(err) from None
 
     def next_seq(self, run_id: str) -> int:
         row = self._exec("SELECT MAX(seq) FROM events WHERE run_id = ?", (run_id,)).fetchone()
