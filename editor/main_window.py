@@ -397,6 +397,7 @@ class MainWindow(QMainWindow):
         r.addSeparator()
         self.provider_menu = r.addMenu("LLM &Provider")
         self.provider_menu.aboutToShow.connect(self._fill_provider_menu)
+        r.addAction("Provider &Settings…", self.open_provider_settings)
         r.addSeparator()
         r.addAction(self.history_dock.toggleViewAction())
 
@@ -617,6 +618,14 @@ class MainWindow(QMainWindow):
             a.setChecked(value == current)
             group.addAction(a)
             a.triggered.connect(lambda _=False, v=value: settings().setValue("run/provider", v))
+
+    def open_provider_settings(self) -> None:
+        from .panels.provider_settings import ProviderSettingsDialog
+
+        dialog = ProviderSettingsDialog(self)
+        if dialog.exec():
+            self.statusBar().showMessage("Provider settings saved.", 4000)
+            self.run_validation()  # web search availability may have changed
 
     def _on_run_states(self, states: dict) -> None:
         self._run_states = dict(states)

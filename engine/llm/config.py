@@ -31,7 +31,7 @@ from .base import ProviderConfigError
 __all__ = [
     "ModelInfo", "ProviderInfo", "HttpSettings", "Settings", "config_dir", "settings_path", "load_catalogue",
     "load_settings", "providers", "provider_info", "api_key_for", "searxng_url", "web_search_available",
-    "is_local_url", "redact", "store_api_key", "KEYRING_SERVICE",
+    "is_local_url", "redact", "store_api_key", "KEYRING_SERVICE", "save_settings", "key_source",
 ]
 
 log = logging.getLogger("flowdesk.llm")
@@ -155,6 +155,28 @@ def providers(settings: Settings | None = None) -> dict[str, ProviderInfo]:
                 f"The settings for provider '{pid}' in {settings_path()} are not valid: {err.errors()[0].get('msg')}"
             ) from err
     return out
+
+
+def save_settings(settings: Settings) -> Path:
+    """Write the user's settings file atomically. It never holds an API key: keys live in
+    the environment or the OS keyring only (any ``api_key``-like entry is refused)."""
+    from ..model import atomic_write_text
+
+    for pid, override in settings.providers.items():
+        if any("key" in k.lower() and k != "api_key_env" for k in override):
+            raise ProviderConfigError(f"Provider '{pid}': API keys are not written to the settings file; "
+                                      "store them in the OS keyring or the environment.")
+    path = settings_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(path, settings.model_dump_json(indent=2, exclude_defaults=True) + "\n")
+    return path
+
+
+def key_source(info: ProviderInfo) -> str:
+    """Where the provider's API key would come from: "env", "keyring" or "" (none)."""
+    if info.api_key_env and os.environ.get(info.api_key_env, "").strip():
+        return "env"
+    return "keyring" if _keyring_lookup(info.id) else ""
 
 
 def provider_info(pid: str, settings: Settings | None = None) -> ProviderInfo | None:

@@ -1,0 +1,174 @@
+"""ProviderSettingsDialog: where a user sets up the LLM providers without editing files.
+
+For each provider of the catalogue (``resources/providers.json`` plus the user's
+settings) it shows the base URL (saved in the user's ``settings.json``) and where its API
+key comes from. A key typed here goes to the OS keyring only (``store_api_key``); it is
+never written to the settings file, a workflow, a run record or a log. The default
+provider (used when neither the run nor the node names one) and the SearxNG URL for the
+``web_search`` tool are saved in the settings file too.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFormLayout, QHBoxLayout, QLabel, QLineEdit,
+                               QListWidget, QListWidgetItem, QMessageBox, QPushButton, QVBoxLayout, QWidget)
+
+from engine.llm.base import ProviderConfigError
+from engine.llm.config import (Settings, is_local_url, key_source, load_settings, providers, save_settings,
+                               settings_path, store_api_key)
+
+
+class ProviderSettingsDialog(QDialog):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("LLM Providers")
+        self.setObjectName("providerSettings")
+        self.resize(720, 440)
+        try:
+            self.settings = load_settings()
+        except ProviderConfigError as err:
+            QMessageBox.warning(self, "Provider settings", f"{err}\n\nStarting from the defaults; saving replaces "
+                                                          "the file.")
+            self.settings = Settings()
+        self.infos = providers(Settings())  # the catalogue; user overrides are shown per field
+        self._urls: dict[str, str] = {pid: str(o.get("base_url") or "") for pid, o in self.settings.providers.items()}
+
+        self.list = QListWidget()
+        self.list.setObjectName("providerList")
+        for pid, info in self.infos.items():
+            item = QListWidgetItem(info.name or pid)
+            item.setData(Qt.ItemDataRole.UserRole, pid)
+            self.list.addItem(item)
+        self.list.setFixedWidth(230)
+        self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+
+        self.title = QLabel()
+        self.title.setObjectName("sectionTitle")
+        self.url_edit = QLineEdit()
+        self.url_edit.setObjectName("baseUrl")
+        self.url_edit.textEdited.connect(self._url_edited)
+        self.key_label = QLabel()
+        self.key_label.setWordWrap(True)
+        self.key_edit = QLineEdit()
+        self.key_edit.setObjectName("apiKey")
+        self.key_edit.setEchoMode(QLineEdit.EchoMode.Password)
+        self.key_edit.setPlaceholderText("Paste a key to store it in the OS keyring")
+        self.key_button = QPushButton("Store in keyring")
+        self.key_button.setObjectName("storeKey")
+        self.key_button.clicked.connect(self._store_key)
+        key_row = QHBoxLayout()
+        key_row.addWidget(self.key_edit, 1)
+        key_row.addWidget(self.key_button)
+        form = QFormLayout()
+        form.addRow(self.title)
+        form.addRow("Base URL", self.url_edit)
+        form.addRow("API key", self.key_label)
+        form.addRow("", key_row)
+
+        self.default_combo = QComboBox()
+        self.default_combo.setObjectName("defaultProvider")
+        self.default_combo.addItem("Local model when installed", "")
+        for pid, info in self.infos.items():
+            self.default_combo.addItem(info.name or pid, pid)
+        index = self.default_combo.findData(self.settings.defaultProvider or "")
+        self.default_combo.setCurrentIndex(max(0, index))
+        self.search_edit = QLineEdit(self.settings.webSearch.searxngUrl or "")
+        self.search_edit.setObjectName("searxngUrl")
+        self.search_edit.setPlaceholderText("http://localhost:8888 (SearxNG, for the web_search tool)")
+        common = QFormLayout()
+        common.addRow("Default provider", self.default_combo)
+        common.addRow("Web search", self.search_edit)
+
+        right = QVBoxLayout()
+        right.addLayout(form)
+        right.addStretch(1)
+        right.addLayout(common)
+        note = QLabel(f"Saved in {settings_path()}. API keys are never written there: they come from the "
+                      "environment or the OS keyring.")
+        note.setObjectName("hint")
+        note.setWordWrap(True)
+        right.addWidget(note)
+        body = QHBoxLayout()
+        body.addWidget(self.list)
+        body.addLayout(right, 1)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel)
+        buttons.accepted.connect(self.save)
+        buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addLayout(body, 1)
+        layout.addWidget(buttons)
+        self.list.currentItemChanged.connect(lambda *_: self._show_current())
+        self.list.setCurrentRow(0)
+
+    def current_id(self) -> str:
+        item = self.list.currentItem()
+        return str(item.data(Qt.ItemDataRole.UserRole)) if item is not None else ""
+
+    def _show_current(self) -> None:
+        pid = self.current_id()
+        info = self.infos.get(pid)
+        if info is None:
+            return
+        self.title.setText(f"<b>{info.name or pid}</b> <span style='color:gray'>({info.kind})</span>")
+        http = info.kind in ("openai", "anthropic")
+        self.url_edit.setEnabled(http)
+        self.url_edit.setPlaceholderText(info.base_url or "")
+        self.url_edit.setText(self._urls.get(pid, ""))
+        self.key_edit.clear()
+        self.key_edit.setEnabled(http and bool(info.api_key_env))
+        self.key_button.setEnabled(http and bool(info.api_key_env))
+        self.key_label.setText(self._key_text(pid))
+
+    def _key_text(self, pid: str) -> str:
+        info = self.infos[pid]
+        if info.kind not in ("openai", "anthropic") or not info.api_key_env:
+            return "Not needed."
+        source = key_source(info)
+        url = self._urls.get(pid) or info.base_url
+        if source == "env":
+            return f"From the environment variable {info.api_key_env}."
+        if source == "keyring":
+            return "Stored in the OS keyring."
+        if is_local_url(url):
+            return f"Not needed for a server on this machine (or set {info.api_key_env})."
+        return f"None yet: set {info.api_key_env}, or store one in the keyring below."
+
+    def _url_edited(self, text: str) -> None:
+        self._urls[self.current_id()] = text.strip()
+        self.key_label.setText(self._key_text(self.current_id()))
+
+    def _store_key(self) -> None:
+        pid, key = self.current_id(), self.key_edit.text().strip()
+        if not key:
+            return
+        try:
+            store_api_key(pid, key)
+        except ProviderConfigError as err:
+            QMessageBox.warning(self, "API key not stored", str(err))
+            return
+        finally:
+            self.key_edit.clear()  # the key does not linger in the widget
+        self.key_label.setText(self._key_text(pid))
+
+    def save(self) -> None:
+        data = self.settings.model_copy(deep=True)
+        for pid, url in self._urls.items():
+            override = dict(data.providers.get(pid, {}))
+            if url:
+                override["base_url"] = url
+            else:
+                override.pop("base_url", None)
+            if override:
+                data.providers[pid] = override
+            else:
+                data.providers.pop(pid, None)
+        data.defaultProvider = self.default_combo.currentData() or None
+        data.webSearch.searxngUrl = self.search_edit.text().strip() or None
+        try:
+            save_settings(data)
+        except (OSError, ProviderConfigError) as err:
+            QMessageBox.critical(self, "Provider settings", f"The settings could not be saved: {err}")
+            return
+        self.settings = data
+        self.accept()

@@ -1,0 +1,77 @@
+"""The provider settings dialog: base URLs, default provider and search URL go to the
+settings file; an API key goes to the OS keyring only and never into any file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import engine.llm.config as config
+from editor.panels.provider_settings import ProviderSettingsDialog
+
+SECRET = "sk-test-PROVIDERDIALOG-0123456789"
+
+
+@pytest.fixture()
+def config_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    d = tmp_path / "config"
+    monkeypatch.setenv("FLOWDESK_CONFIG_DIR", str(d))
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    return d
+
+
+def select(dialog: ProviderSettingsDialog, pid: str) -> None:
+    for row in range(dialog.list.count()):
+        if dialog.list.item(row).data(0x0100) == pid:
+            dialog.list.setCurrentRow(row)
+            return
+    raise AssertionError(pid)
+
+
+def test_settings_saved_and_key_only_in_keyring(qtbot, config_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    stored: dict[str, str] = {}
+    monkeypatch.setattr("editor.panels.provider_settings.store_api_key", lambda pid, key: stored.__setitem__(pid, key))
+    dialog = ProviderSettingsDialog()
+    qtbot.addWidget(dialog)
+    select(dialog, "ollama")
+    qtbot.keyClicks(dialog.url_edit, "http://gpu-box:11434/v1")
+    assert "Not needed" in dialog.key_label.text() or "key" in dialog.key_label.text()
+    select(dialog, "openai")
+    assert "OPENAI_API_KEY" in dialog.key_label.text()
+    qtbot.keyClicks(dialog.key_edit, SECRET)
+    dialog.key_button.click()
+    assert stored == {"openai": SECRET}
+    assert dialog.key_edit.text() == ""
+    dialog.default_combo.setCurrentIndex(dialog.default_combo.findData("ollama"))
+    dialog.search_edit.setText("http://localhost:8888")
+    dialog.save()
+    saved = json.loads((config_dir / "settings.json").read_text())
+    assert saved["defaultProvider"] == "ollama"
+    assert saved["providers"]["ollama"]["base_url"] == "http://gpu-box:11434/v1"
+    assert saved["webSearch"]["searxngUrl"] == "http://localhost:8888"
+    assert SECRET not in (config_dir / "settings.json").read_text()
+    # The engine reads what the dialog wrote.
+    assert config.load_settings().defaultProvider == "ollama"
+    assert config.providers()["ollama"].base_url == "http://gpu-box:11434/v1"
+
+
+def test_save_settings_refuses_keys(config_dir: Path) -> None:
+    settings = config.Settings(providers={"openai": {"api_key": SECRET}})
+    with pytest.raises(config.ProviderConfigError):
+        config.save_settings(settings)
+    assert not (config_dir / "settings.json").exists()
+
+
+def test_bad_settings_file_does_not_block_the_dialog(qtbot, config_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    config_dir.mkdir(parents=True)
+    (config_dir / "settings.json").write_text("{not json")
+    warnings: list[str] = []
+    monkeypatch.setattr("editor.panels.provider_settings.QMessageBox.warning",
+                        lambda *a, **k: warnings.append(a[2]))
+    dialog = ProviderSettingsDialog()
+    qtbot.addWidget(dialog)
+    assert warnings and "not valid" in warnings[0]
+    dialog.save()
+    assert json.loads((config_dir / "settings.json").read_text()) == {}
