@@ -531,7 +531,7 @@ class MainWindow(QMainWindow):
             self.validation_label.setProperty("state", "")
             self._update_run_action()
             return
-        self.issues = validate(self.document.workflow)
+        self.issues = validate(self.document.workflow, web_search_available=self._web_search_available())
         self.scene.set_issues(self.issues)
         self.problems.set_issues(self.issues)
         errors = errors_only(self.issues)
@@ -618,6 +618,15 @@ class MainWindow(QMainWindow):
             a.setChecked(value == current)
             group.addAction(a)
             a.triggered.connect(lambda _=False, v=value: settings().setValue("run/provider", v))
+
+    def _web_search_available(self) -> bool | None:
+        """Whether agents with web search have a backend (None: the settings cannot be read)."""
+        from engine import web_search_available
+
+        try:
+            return web_search_available()
+        except Exception:  # a broken settings file is reported where providers are used
+            return None
 
     def open_provider_settings(self) -> None:
         from .panels.provider_settings import ProviderSettingsDialog
