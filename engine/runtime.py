@@ -28,6 +28,7 @@ import json
 import time
 import uuid
 from collections import deque
+from collections.abc import Iterator, Mapping
 from typing import Any, AsyncIterator, Callable, Iterable, NamedTuple
 
 from .events import SYSTEM_NODE, EventType, RunEvent, RunStatus
@@ -70,6 +71,24 @@ class NodeRecord(NamedTuple):
     @property
     def duration(self) -> float | None:
         return None if self.ended is None else self.ended - self.started
+
+
+class _RecordView(Mapping):
+    """A read-only view of a run's records as :class:`NodeRecord` tuples."""
+
+    __slots__ = ("_raw",)
+
+    def __init__(self, raw: dict[str, tuple]) -> None:
+        self._raw = raw
+
+    def __getitem__(self, node_id: str) -> NodeRecord:
+        return NodeRecord(*self._raw[node_id])
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._raw)
+
+    def __len__(self) -> int:
+        return len(self._raw)
 
 
 _APPROVE = {"approve", "approved", "yes", "y", "true", "ok", "accept", "accepted"}
@@ -186,7 +205,9 @@ class Run:
             if handle == "true":
                 handle = "condition-0"
             out.setdefault(c.source, []).append((handle, c.target))
-        self._out = out
+        # Exact tuples of strings: the cyclic GC untracks them, so a big graph's adjacency does
+        # not make every collection during the run slower (lists would stay tracked).
+        self._out: dict[str, tuple[tuple[str, str], ...]] = {k: tuple(v) for k, v in out.items()}
         self._sub_children = children
         self._spec_cache: dict[str, list[SubagentSpec]] = {}
 
@@ -197,7 +218,8 @@ class Run:
         self.error: str | None = None
         self.outputs: dict[str, Any] = {}
         self.visits: dict[str, int] = {}
-        self.records: dict[str, NodeRecord] = {}
+        # Plain tuples (untracked by the GC), seen as NodeRecords through ``records``.
+        self._records: dict[str, tuple] = {}
         self.last_text_output: str = ""
         self.started_at: float | None = None
         self.ended_at: float | None = None
@@ -213,6 +235,11 @@ class Run:
         self._listeners: list[EventCallback] = [on_event] if on_event else []
         self._streams: list[asyncio.Queue] = []
         self._call_counter = 0
+
+    @property
+    def records(self) -> "Mapping[str, NodeRecord]":
+        """What each agent node did the last time it ran, by node id."""
+        return _RecordView(self._records)
 
     # ------------------------------------------------------------------ events
     def add_listener(self, callback: EventCallback) -> None:
@@ -532,8 +559,8 @@ class Run:
                               {"web_search": t.web_search, "subagents": t.subagents},
                               self._subagents_of(node_id) if t.subagents else [], d.provider)  # type: ignore[attr-defined]
         started = time.time()
-        records = self.records
-        records[node_id] = NodeRecord(content, None, started)
+        records = self._records
+        records[node_id] = (content, None, started, None, None, None)
         ctx = _Context(self, node_id, 0, None)
         try:
             result = await self._resolve(inv).complete(inv, ctx)
@@ -541,7 +568,7 @@ class Run:
                 raise LLMError(f"the provider returned {type(result).__name__}, not an answer")
         except asyncio.CancelledError:
             ctx.flush()
-            records[node_id] = NodeRecord(content, None, started, time.time(), None, "cancelled")
+            records[node_id] = (content, None, started, time.time(), None, "cancelled")
             raise
         except LLMError as err:
             message = str(err)
@@ -551,12 +578,12 @@ class Run:
             if ctx._buf:
                 ctx.flush()
             text = result.text
-            records[node_id] = NodeRecord(content, text, started, time.time(), result.usage)
+            records[node_id] = (content, text, started, time.time(), result.usage, None)
             self._emit(node_id, _LLM_RESPONSE, text, {"usage": result.usage} if result.usage else None)
             self.last_text_output = text
             return text
         ctx.flush()
-        records[node_id] = NodeRecord(content, None, started, time.time(), None, message)
+        records[node_id] = (content, None, started, time.time(), None, message)
         self._emit(node_id, EventType.LLM_ERROR, message)
         self._fail(node_id, f"Agent '{name}' failed: {message}")
         return None
