@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import gc
 import json
 import os
 import signal
@@ -252,10 +251,6 @@ def _cmd_run(args: argparse.Namespace) -> int:
     meta = {k: v for k, v in (("provider", args.provider), ("model", args.model), ("baseUrl", args.base_url)) if v}
     run = Run(wf, resolver, initial_input=args.input, on_event=printer, max_visits=args.max_visits, check=False,
               meta=meta, keep_events=False)  # printed and stored as they happen; no need to hold them
-    # The loaded graph lives until the process ends: move it out of the cyclic GC's way, so
-    # the collections a long run triggers do not rescan every node of a big workflow.
-    gc.collect()
-    gc.freeze()
     store = None if args.no_store else _open_store(required=False)
     return _execute(run, store, list(args.decide), workflow_path=os.path.abspath(args.file))
 

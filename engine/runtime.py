@@ -24,11 +24,13 @@ Concepts and invariants
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import time
 import uuid
 from collections import deque
 from collections.abc import Iterator, Mapping
+from contextlib import asynccontextmanager
 from typing import Any, AsyncIterator, Callable, Iterable, NamedTuple
 
 from .events import SYSTEM_NODE, EventType, RunEvent, RunStatus
@@ -71,6 +73,31 @@ class NodeRecord(NamedTuple):
     @property
     def duration(self) -> float | None:
         return None if self.ended is None else self.ended - self.started
+
+
+_frozen_runs = 0
+
+
+@asynccontextmanager
+async def _older_objects_frozen() -> AsyncIterator[None]:
+    """While any run is live, objects that existed before it are left out of the cyclic GC.
+
+    A run with thousands of concurrent branches creates enough long-lived objects (tasks,
+    frames) to trigger full collections, and each one rescans the whole loaded graph (tens
+    of thousands of pydantic objects): measured at 10,000 branches, 100 ms of 270 ms.
+    ``gc.freeze()`` parks the older objects (O(1)); ``gc.unfreeze()`` returns them when the
+    last live run settles, so nothing is kept from collection for longer than a run.
+    """
+    global _frozen_runs
+    if _frozen_runs == 0:
+        gc.freeze()
+    _frozen_runs += 1
+    try:
+        yield
+    finally:
+        _frozen_runs -= 1
+        if _frozen_runs == 0:
+            gc.unfreeze()
 
 
 class _RecordView(Mapping):
@@ -294,7 +321,7 @@ class Run:
         """Run from the start node until the run is paused or ended."""
         self._ensure_async_state()
         assert self._lock is not None
-        async with self._lock:
+        async with self._lock, _older_objects_frozen():
             if self.status != RunStatus.PENDING:
                 raise RunStateError(f"this run has already started (status {self.status})")
             self.started_at = time.time()
@@ -324,7 +351,7 @@ class Run:
         self._ensure_async_state()
         assert self._lock is not None
         answer = normalise_decision(decision, note)
-        async with self._lock:
+        async with self._lock, _older_objects_frozen():
             await self._wait_idle()
             if self.status != RunStatus.PAUSED or self._pending is None:
                 raise RunStateError(f"this run is not waiting for input (status {self.status})")

@@ -90,18 +90,6 @@ def bench_chain(n: int, repeat: int, store_factory=None) -> dict[str, Any]:
     return {"N": n, "engine µs/node": eng / n * 1e6, "Task/node µs": base / n * 1e6, "ratio": eng / base}
 
 
-def bench_chain_frozen(n: int, repeat: int) -> dict[str, Any]:
-    """The chain with the loaded graph moved out of the GC's way (gc.freeze), as the CLI does."""
-    import gc
-
-    gc.collect()
-    gc.freeze()
-    try:
-        return bench_chain(n, repeat)
-    finally:
-        gc.unfreeze()
-
-
 def bench_chain_with_store(n: int, repeat: int) -> dict[str, Any]:
     """The chain with every event recorded in a run store (a temporary database)."""
     import tempfile
@@ -170,20 +158,17 @@ def main() -> None:
     sizes = (100, 1_000) if args.quick else (100, 1_000, 10_000)
     chain = [bench_chain(n, repeat) for n in sizes]
     growth = chain[-1]["engine µs/node"] / chain[0]["engine µs/node"]
-    frozen = [bench_chain_frozen(n, repeat) for n in sizes]
     stored = [bench_chain_with_store(n, repeat) for n in sizes]
     fan = [bench_fanout(n, repeat) for n in sizes]
     cycle = bench_pause_cycle(200 if args.quick else 1000)
     if args.json:
         import json
-        print(json.dumps({"chain": chain, "chain_growth_10k_vs_100": growth, "chain_frozen_graph": frozen,
-                          "chain_with_store": stored,
+        print(json.dumps({"chain": chain, "chain_growth_10k_vs_100": growth, "chain_with_store": stored,
                           "fanout": fan, "pause_cycle": cycle},
                          indent=2))
         return
     report("Chain of N agents (instant provider), vs one asyncio.Task per node", chain, False)
     print(f"per-node cost at N={sizes[-1]} / N={sizes[0]}: {growth:.2f}× (target ≤ 1.3×)")
-    report("The same chain, loaded graph frozen out of the GC (gc.freeze, as `flowdesk run` does)", frozen, False)
     report("Chain of N agents with the run store recording every event (target ≤ 4×)", stored, False)
     report("Fan-out from start to N agents, vs asyncio.gather of N coroutines", fan, False)
     report("Approval pause → snapshot → restore → resume", [cycle], False)
