@@ -505,13 +505,14 @@ class MainWindow(QMainWindow):
         self._update_run_action()
 
     def _update_title(self) -> None:
+        # A run waiting for a decision is worth a glance from the task bar, whatever is open.
+        waiting = "⏸ Waiting for approval — " if getattr(self, "_waiting_for_input", False) else ""
         if not self._has_document:
-            self.setWindowTitle("Flowdesk")
+            self.setWindowTitle(f"{waiting}Flowdesk")
             return
         name = self.document.display_name()
         wf_name = self.document.workflow.name
         extra = f" — {wf_name}" if wf_name and self.document.path else ""
-        waiting = "⏸ Waiting for approval — " if getattr(self, "_waiting_for_input", False) else ""
         self.setWindowTitle(f"{waiting}{name}[*]{extra} — Flowdesk")
         self.setWindowModified(self.document.is_modified())
 
@@ -573,7 +574,9 @@ class MainWindow(QMainWindow):
             self.resizeDocks([self.run_console_dock], [380], Qt.Orientation.Vertical)  # room for log + approvals
         # The console runs a deep copy: edits made during the run do not reach it.
         self.run_console.set_workflow(self.document.workflow, self.document.path)
-        self.run_console.start_run()
+        previous, self._run_doc = self._run_doc, self._doc_serial
+        if self.run_console.start_run() is None:
+            self._run_doc = previous  # nothing started: the run shown before stays as it was
         self.run_requested.emit()
 
     # ------------------------------------------------------------------ running
@@ -585,6 +588,11 @@ class MainWindow(QMainWindow):
         self._run_states: dict[str, str] = {}
         self._run_links: set = set()
         self._waiting_for_input = False
+        # The canvas shows the console's run only on the document that run belongs to: the one
+        # Run was pressed on, or the one a stored run was taken up on. Opening another file
+        # (or New) gives the document a new serial, and the old run is no longer painted there.
+        self._doc_serial = 0
+        self._run_doc: int | None = None
         console.node_states_changed.connect(self._on_run_states)
         console.links_followed.connect(self._on_run_links)
         console.node_activated.connect(self._run_entry_activated)
@@ -633,9 +641,16 @@ class MainWindow(QMainWindow):
     def _show_run_states(self) -> None:
         # "skipped" (not reached) and "cancelled" come from the console; the canvas dims the
         # first and shows the second as not reached either.
-        states = {k: ("not_reached" if v in ("skipped", "cancelled") else v) for k, v in self._run_states.items()}
-        self.scene.set_run_states(states, self._run_links, self.run_console.node_errors())
+        if not self._run_on_canvas():
+            self.scene.clear_run_states()
+        else:
+            states = {k: ("not_reached" if v in ("skipped", "cancelled") else v) for k, v in self._run_states.items()}
+            self.scene.set_run_states(states, self._run_links, self.run_console.node_errors())
         self._update_node_run_details()
+
+    def _run_on_canvas(self) -> bool:
+        """The console's run belongs to the document on the canvas."""
+        return self._has_document and self._run_doc is not None and self._run_doc == self._doc_serial
 
     def _run_entry_activated(self, node_id: str) -> None:
         if node_id in self.scene.node_items:
@@ -649,7 +664,7 @@ class MainWindow(QMainWindow):
 
     def _update_node_run_details(self) -> None:
         ids = self.scene.selected_node_ids()
-        if len(ids) != 1:
+        if len(ids) != 1 or not self._run_on_canvas():
             self.node_run_details.set_details(None)
             return
         node = self.document.node(ids[0])
@@ -662,9 +677,30 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(f"Run {status}", 5000)
 
     def _resume_stored_run(self, run_id: str) -> None:
+        """Take up a paused stored run in the console. Its states go on the canvas when the
+        canvas shows the graph that ran; with no document open, that workflow is opened (as an
+        untitled copy, like a sample) so the run can be seen where it waits."""
         self.run_console_dock.show()
         self.run_console_dock.raise_()
-        self.run_console.open_paused_run(run_id)
+        if self.run_console.bridge.is_active:
+            self.run_console.open_paused_run(run_id)  # refused, with the reason in the console
+            return
+        workflow = None
+        if self.store is not None:
+            try:
+                workflow = self.store.workflow_of(run_id)
+            except Exception:  # StoreError, an unreadable workflow: the console says why below
+                workflow = None
+        previous = self._run_doc
+        if workflow is not None and not self._has_document:
+            self._replace_document(workflow.model_copy(deep=True), None)
+            self.statusBar().showMessage(f"Opened the workflow of run {run_id[:8]} to resume it; "
+                                         "Save As to keep it.", 6000)
+        same = workflow is not None and self._has_document and _same_graph(workflow, self.document.workflow)
+        self._run_doc = self._doc_serial if same else None
+        if not self.run_console.open_paused_run(run_id):
+            self._run_doc = previous
+        self._show_run_states()
 
     def open_run_view(self, run_id: str, workflow: Workflow, events: list, info: Any) -> None:
         """Show a stored run read-only, on the workflow snapshot that actually ran."""
@@ -699,6 +735,7 @@ class MainWindow(QMainWindow):
         return answer == QMessageBox.StandardButton.Discard
 
     def _replace_document(self, workflow: Workflow, path: str | None) -> None:
+        self._doc_serial += 1  # a run shown on the previous document is not this one's
         self.autosaver.clear()
         self.document.reset(workflow, path)
         self._show_canvas()
@@ -978,3 +1015,9 @@ class MainWindow(QMainWindow):
         self._save_settings()
         self.autosaver.clear()
         event.accept()
+
+
+def _same_graph(a: Workflow, b: Workflow) -> bool:
+    """The same nodes (ids and types) and links: a run of ``a`` can be shown on ``b``."""
+    return ({(n.id, n.type) for n in a.nodes} == {(n.id, n.type) for n in b.nodes}
+            and {c.key() for c in a.connections} == {c.key() for c in b.connections})

@@ -110,5 +110,7 @@ def test_edits_during_and_after_a_run_do_not_change_what_ran(qtbot, window):
     # After the run: edit again; the recorded workflow stays as it ran.
     qtbot.keyClick(window.view, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
     assert window.document.node("send") is not None
+    assert window.scene.node_items["send"].run_state == "done"  # the restored node shows what it did
+    assert ("signoff", "approve", "send") in followed(window.scene)
     window.document.set_collapsed(["triage"], True)
     assert window.store.workflow_of(run_id).model_dump() == stored.model_dump()
