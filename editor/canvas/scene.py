@@ -14,7 +14,7 @@ from collections import defaultdict
 
 from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QKeyEvent, QPainter, QTransform
-from PySide6.QtWidgets import QGraphicsScene, QGraphicsSceneMouseEvent, QToolTip
+from PySide6.QtWidgets import QApplication, QGraphicsScene, QGraphicsSceneMouseEvent, QToolTip
 
 from engine import Issue, Node
 
@@ -404,6 +404,9 @@ class CanvasScene(QGraphicsScene):
 
     def mouseMoveEvent(self, event: QGraphicsSceneMouseEvent) -> None:
         if self.link_drag is not None:
+            if not self.link_drag.dragged:
+                travel = event.screenPos() - event.buttonDownScreenPos(Qt.MouseButton.LeftButton)
+                self.link_drag.dragged = travel.manhattanLength() >= QApplication.startDragDistance()
             reason = self.link_drag.move(event.scenePos())
             if reason:
                 self.status_message.emit(reason)
@@ -418,6 +421,13 @@ class CanvasScene(QGraphicsScene):
     def mouseReleaseEvent(self, event: QGraphicsSceneMouseEvent) -> None:
         if self.link_drag is not None:
             drag, self.link_drag = self.link_drag, None
+            if not drag.dragged:
+                # A click on a port is not a link: released where it was pressed, over the
+                # port's own node, it used to link that node to itself (or re-make the link).
+                drag.cleanup()
+                QToolTip.hideText()
+                event.accept()
+                return
             result = drag.finish(event.scenePos())
             QToolTip.hideText()
             if result is not None and not result.ok:
