@@ -248,8 +248,10 @@ class MainWindow(QMainWindow):
         self.inspector_tabs.addTab(self.node_run_details, "Run")
         self.inspector_dock.setWidget(self.inspector_tabs)
         self.run_windows: list[RunViewWindow] = []
-        self.resizeDocks([self.palette_dock, self.inspector_dock], [236, 350], Qt.Orientation.Horizontal)
-        self.resizeDocks([self.problems_dock], [320], Qt.Orientation.Vertical)
+        # The inspector keeps the full height on the right (its Run tab shows a node's input
+        # and output); the bottom docks sit under the canvas and the palette.
+        self.setCorner(Qt.Corner.BottomRightCorner, Qt.DockWidgetArea.RightDockWidgetArea)
+        self._default_dock_sizes()
 
         self._build_actions()
         self._build_menus()
@@ -273,7 +275,7 @@ class MainWindow(QMainWindow):
         self.scene.status_message.connect(lambda m: self.statusBar().showMessage(m, 5000))
         self.scene.background_double_clicked.connect(self._quick_add)
         self.scene.context_menu_requested.connect(self._context_menu)
-        self.scene.node_activated.connect(lambda nid: self.inspector_dock.raise_())
+        self.scene.node_activated.connect(self._edit_node)
         self.view.node_dropped.connect(self._add_node_at)
         self.view.zoom_changed.connect(lambda z: self.zoom_label.setText(f"{round(z * 100)}%"))
         self.palette.node_requested.connect(self._add_node_at_centre)
@@ -351,7 +353,8 @@ class MainWindow(QMainWindow):
         self.act_minimap = self._action("&Minimap", "minimap", None, None, "Show the minimap")
         self.act_minimap.setCheckable(True)
         self.act_minimap.setChecked(True)
-        self.act_minimap.toggled.connect(self.view.minimap.setVisible)
+        self.act_minimap.setToolTip("Show the minimap when part of the graph is out of view")
+        self.act_minimap.toggled.connect(self.view.set_minimap_enabled)
         self.act_collapse = self._action("Collapse / E&xpand", "collapse", "Ctrl+E", self.toggle_collapse, local=True)
         self.act_run = self._action("&Run", "run", [QKeySequence("F5"), QKeySequence("Ctrl+R")], self._run,
                                     "Run the workflow")
@@ -430,6 +433,12 @@ class MainWindow(QMainWindow):
         self.zoom_label.setObjectName("hint")
         sb.addPermanentWidget(self.validation_label)
         sb.addPermanentWidget(self.zoom_label)
+
+    def _default_dock_sizes(self) -> None:
+        self.resizeDocks([self.palette_dock, self.inspector_dock], [236, 350], Qt.Orientation.Horizontal)
+        # Room for a few runs of the history (and the log); the canvas keeps the rest. (The
+        # size asked for includes the tab bar of the tabbed bottom docks.)
+        self.resizeDocks([self.problems_dock], [340], Qt.Orientation.Vertical)
 
     # ------------------------------------------------------------------ settings
     def _restore_settings(self) -> None:
@@ -556,9 +565,14 @@ class MainWindow(QMainWindow):
 
     def _update_run_action(self) -> None:
         errors = errors_only(self.issues) if self._has_document else []
-        ok = self._has_document and not errors
+        busy = self.run_console.bridge.is_active
+        ok = self._has_document and not errors and not busy
         self.act_run.setEnabled(ok)
-        if not self._has_document:
+        if busy:  # F5 would do nothing: say why, and how to stop the run
+            waiting = self.run_console.status == "paused"
+            self.act_run.setToolTip("A run is waiting for approval (answer it in the run console, or Shift+F5 "
+                                    "cancels it)" if waiting else "A run is in progress (Shift+F5 cancels it)")
+        elif not self._has_document:
             self.act_run.setToolTip("Open a workflow to run it")
         elif errors:
             self.act_run.setToolTip(f"Cannot run: {errors[0].message}")
@@ -570,8 +584,11 @@ class MainWindow(QMainWindow):
             return
         self.run_console_dock.show()
         self.run_console_dock.raise_()
-        if self.run_console_dock.height() < 380 and not self.run_console_dock.isFloating():
-            self.resizeDocks([self.run_console_dock], [380], Qt.Orientation.Vertical)  # room for log + approvals
+        # Room for the log and an approval card, the canvas keeping the larger part. The view
+        # frames the graph again as it shrinks (if it was framed), so no node ends up cut off.
+        want = min(400, int(self.height() * 0.46))
+        if self.run_console_dock.height() < want and not self.run_console_dock.isFloating():
+            self.resizeDocks([self.run_console_dock], [want], Qt.Orientation.Vertical)
         # The console runs a deep copy: edits made during the run do not reach it.
         self.run_console.set_workflow(self.document.workflow, self.document.path)
         previous, self._run_doc = self._run_doc, self._doc_serial
@@ -597,7 +614,7 @@ class MainWindow(QMainWindow):
         console.links_followed.connect(self._on_run_links)
         console.node_activated.connect(self._run_entry_activated)
         console.waiting_for_input_changed.connect(self._on_waiting_changed)
-        console.run_started.connect(lambda _id: self.history.refresh())
+        console.run_started.connect(self._run_started)
         console.run_finished.connect(self._run_finished)
         console.status_changed.connect(lambda _s: self._update_node_run_details())
         self.history.run_opened.connect(self.open_run_view)
@@ -671,7 +688,15 @@ class MainWindow(QMainWindow):
         details = self.run_console.node_details(ids[0])
         self.node_run_details.set_details(details or None, node.title if node else ids[0])
 
+    def _run_started(self, _run_id: str) -> None:
+        self.history.refresh()
+        self._update_run_action()
+        if self._run_on_canvas():
+            # Watching a run: the inspector shows what the selected node did (Edit is one click away).
+            self.inspector_tabs.setCurrentWidget(self.node_run_details)
+
     def _run_finished(self, status: str) -> None:
+        self._update_run_action()
         self.history.refresh()
         self._update_title()
         self.statusBar().showMessage(f"Run {status}", 5000)
@@ -945,6 +970,12 @@ class MainWindow(QMainWindow):
             menu.addSeparator()
             menu.addActions([self.act_layout, self.act_fit])
         menu.popup(self.view.mapToGlobal(self.view.mapFromScene(pos)))
+
+    def _edit_node(self, _node_id: str) -> None:
+        """A double-click on a node body: show its settings."""
+        self.inspector_dock.show()
+        self.inspector_dock.raise_()
+        self.inspector_tabs.setCurrentWidget(self.inspector)
 
     def _selection_changed(self) -> None:
         self.inspector.show_selection(self.scene.selected_node_ids())

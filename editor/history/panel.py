@@ -218,6 +218,7 @@ class HistoryPanel(QWidget):
         self.toolbar.addWidget(export_button)
         self.toolbar.addAction(self.import_action)
         spacer = QWidget(self)
+        spacer.setObjectName("toolbarSpacer")  # transparent in the app style (not a box in the toolbar)
         spacer.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
         self.toolbar.addWidget(spacer)
         self.toolbar.addAction(self.refresh_action)
