@@ -654,6 +654,7 @@ class MainWindow(QMainWindow):
     def _on_waiting_changed(self, waiting: bool) -> None:
         self._waiting_for_input = waiting
         self._update_title()
+        self._update_run_action()
 
     def _show_run_states(self) -> None:
         # "skipped" (not reached) and "cancelled" come from the console; the canvas dims the

@@ -120,7 +120,10 @@ class CanvasView(QGraphicsView):
         # resized) frames the graph again, until the user zooms or pans.
         self.fitted = False
         scene.document.changed.connect(self.minimap.schedule)
-        scene.document.workflow_reset.connect(self.minimap.schedule)
+        # At once on a new workflow (rare, and it decides whether the minimap shows at all),
+        # and for a view made on a document that is already filled (a run view).
+        scene.document.workflow_reset.connect(self.minimap.refresh)
+        self.minimap.refresh()
 
     # ------------------------------------------------------------------ zoom and framing
     def zoom(self) -> float:

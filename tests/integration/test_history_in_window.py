@@ -31,6 +31,10 @@ def run_review_to_the_end(qtbot, window) -> str:
     return console.run_id
 
 
+def doc_nodes(win) -> list[str]:
+    return [n.id for n in win.document.workflow.nodes]
+
+
 def history_ids(window) -> list[str]:
     model = window.history.model
     return [r.id for r in model.runs] if hasattr(model, "runs") else []
@@ -60,6 +64,8 @@ def test_a_finished_run_is_listed_and_opens_read_only(qtbot, window):
     assert followed(view_win.scene) == live_links
     assert [(e.node_id, e.type, e.content) for e in view_win.console.visible_entries()] == live_log
     assert not view_win.console.run_button.isVisible() and not view_win.console.input_edit.isVisible()
+    qtbot.waitUntil(lambda: len(view_win.view.minimap._rects) == len(doc_nodes(view_win)), timeout=2000)
+    assert not view_win.view.acceptDrops()
 
     # Read-only: a drag on a node does not move it, Delete and a chevron click do nothing.
     doc = view_win.document

@@ -33,6 +33,12 @@ def test_review_run_pauses_for_approval_then_completes(qtbot, window):
     assert followed(window.scene) == PATH_TO_SIGNOFF
     assert "Waiting for approval" in window.windowTitle()
     assert "Waiting for approval" in window.scene.node_items["signoff"].toolTip()
+    assert not window.act_run.isEnabled()  # F5 would do nothing while a run is live: it says so
+    assert "waiting for approval" in window.act_run.toolTip()
+    assert window.inspector_tabs.currentWidget() is window.node_run_details
+    # The console grew for the run; the fitted canvas framed the whole graph again.
+    assert window.view.visible_scene_rect().contains(window.scene.items_bounds())
+    assert window.view.minimap.isHidden()  # everything is in view: the minimap would only cover nodes
     assert window.run_console_dock.isVisible()
 
     card = console.approvals.active_card
@@ -48,6 +54,7 @@ def test_review_run_pauses_for_approval_then_completes(qtbot, window):
     assert followed(window.scene) == PATH_TO_SIGNOFF | {("signoff", "approve", "send")}
     assert "Waiting for approval" not in window.windowTitle()
     assert not window.scene.node_items["send"].run_tip
+    assert window.act_run.isEnabled()
 
     # Selecting `send` on the canvas shows what it did in the inspector's Run tab.
     click_node(qtbot, window.view, window.scene, "send")
