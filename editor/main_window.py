@@ -616,7 +616,7 @@ class MainWindow(QMainWindow):
         console.waiting_for_input_changed.connect(self._on_waiting_changed)
         console.run_started.connect(self._run_started)
         console.run_finished.connect(self._run_finished)
-        console.status_changed.connect(lambda _s: self._update_node_run_details())
+        console.status_changed.connect(self._run_status_changed)
         self.history.run_opened.connect(self.open_run_view)
         self.history.workflow_version_requested.connect(self.open_workflow_version)
         self.history.resume_requested.connect(self._resume_stored_run)
@@ -695,6 +695,16 @@ class MainWindow(QMainWindow):
         if self._run_on_canvas():
             # Watching a run: the inspector shows what the selected node did (Edit is one click away).
             self.inspector_tabs.setCurrentWidget(self.node_run_details)
+
+    def _run_status_changed(self, status: str) -> None:
+        self._update_node_run_details()
+        if status in ("running", "paused"):
+            # The recorder writes the run's row from its own thread, so at run_started it may
+            # not be stored yet and the history missed it (a paused run then stayed unlisted,
+            # with nothing to refresh the list). At a pause the row is committed; "running"
+            # comes with the first events, by when it normally is (the panel then keeps
+            # polling while its page shows a running run).
+            self.history.refresh()
 
     def _run_finished(self, status: str) -> None:
         self._update_run_action()

@@ -39,6 +39,9 @@ def test_review_run_pauses_for_approval_then_completes(qtbot, window):
     # The console grew for the run; the fitted canvas framed the whole graph again.
     assert window.view.visible_scene_rect().contains(window.scene.items_bounds())
     assert window.view.minimap.isHidden()  # everything is in view: the minimap would only cover nodes
+    # The history lists the paused run (its row is written by the recorder's thread).
+    listed = {r.id: r.status for r in window.history.model.runs}
+    assert listed == {console.run_id: "paused"}
     assert window.run_console_dock.isVisible()
 
     card = console.approvals.active_card
