@@ -191,3 +191,22 @@ def test_closing_the_window_cancels_a_live_run(qtbot, window):
         window.close()
     assert finished.args == ["cancelled"]
     assert window.store.get_run(run_id).status == "cancelled"
+
+
+def test_a_subagent_run_looks_the_same_live_and_from_the_history(qtbot, window):
+    """research: the lead calls two subagents; the live canvas and the run view agree on
+    every node state and followed link, the subagent links included."""
+    assert window.open_sample(str(SAMPLES / "research.flow.json"))
+    choose_provider(window, "echo")
+    qtbot.waitUntil(lambda: window.act_run.isEnabled(), timeout=2000)
+    with qtbot.waitSignal(window.run_console.run_finished, timeout=5000) as finished:
+        qtbot.keyClick(window.view, Qt.Key.Key_F5)
+    assert finished.args == ["completed"]
+    live_states, live_links = states(window.scene), followed(window.scene)
+    subagent_links = {(k[0], k[1], k[2]) for k in window.scene.edge_items if k[1] == "subagent"}
+    assert subagent_links and subagent_links <= live_links
+    assert set(live_states.values()) == {"done"}
+    assert window.history.open_run(window.run_console.run_id)
+    view_win = window.run_windows[-1]
+    assert states(view_win.scene) == live_states
+    assert followed(view_win.scene) == live_links
