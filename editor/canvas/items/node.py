@@ -8,6 +8,8 @@ text when zoomed out.
 
 from __future__ import annotations
 
+import textwrap
+
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QPainter, QPainterPath, QPolygonF
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsSceneHoverEvent, QStyleOptionGraphicsItem, QWidget
@@ -153,7 +155,9 @@ class NodeItem(QGraphicsItem):
         if self.run_state:
             text += f"\n{RUN_STATE_LABEL.get(self.run_state, self.run_state)}"
             if self.run_tip:
-                text += f": {self.run_tip}"
+                # Tooltips only wrap rich text: a provider's error (often 200+ characters)
+                # made one line across the whole screen.
+                text += ":\n" + textwrap.fill(self.run_tip, 90, break_long_words=False, break_on_hyphens=False)
         return text
 
     # ------------------------------------------------------------------ Qt overrides
