@@ -1051,7 +1051,14 @@ class MainWindow(QMainWindow):
         if not self.maybe_save():
             event.ignore()
             return
-        self.run_console.cancel_run()  # a live run stops with the window (its events are kept)
+        bridge = self.run_console.bridge
+        run = bridge.run
+        if run is not None and run.status == "paused" and not bridge.is_busy:
+            # A run waiting for approval stays paused in the run history (its state was saved
+            # at the pause), to be answered after a restart: cancelling it here threw that away.
+            pass
+        else:
+            self.run_console.cancel_run()  # a running run stops with the window (its events are kept)
         for win in list(self.run_windows):
             win.close()
         self._save_settings()

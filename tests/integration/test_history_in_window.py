@@ -210,3 +210,34 @@ def test_a_subagent_run_looks_the_same_live_and_from_the_history(qtbot, window):
     view_win = window.run_windows[-1]
     assert states(view_win.scene) == live_states
     assert followed(view_win.scene) == live_links
+
+
+def test_a_paused_run_survives_closing_the_window_and_is_resumed_after(qtbot, window, app, dialogs):
+    """Close the app while a run waits for approval, start it again, approve from the history."""
+    from editor.main_window import MainWindow
+
+    assert window.open_sample(str(SAMPLES / "review.flow.json"))
+    choose_provider(window, "echo")
+    qtbot.waitUntil(lambda: window.act_run.isEnabled(), timeout=2000)
+    with qtbot.waitSignal(window.run_console.waiting_for_input_changed, timeout=5000):
+        window.act_run.trigger()
+    run_id = window.run_console.run_id
+    window.close()
+    assert window.store.get_run(run_id).status == "paused"  # not cancelled by the close
+    assert window.store.snapshot_of(run_id) is not None
+
+    again = MainWindow()
+    qtbot.addWidget(again)
+    again.show()
+    try:
+        assert again.history.select_run(run_id)
+        with qtbot.waitSignal(again.run_console.waiting_for_input_changed, timeout=3000):
+            again.history.resume_action.trigger()
+        assert states(again.scene)["signoff"] == "waiting"
+        with qtbot.waitSignal(again.run_console.run_finished, timeout=5000) as finished:
+            qtbot.mouseClick(again.run_console.approvals.active_card.approve_button, Qt.MouseButton.LeftButton)
+        assert finished.args == ["completed"]
+        assert again.store.get_run(run_id).status == "completed"
+    finally:
+        again.close()
+        again.store.close()
