@@ -740,6 +740,12 @@ class MainWindow(QMainWindow):
 
     def open_run_view(self, run_id: str, workflow: Workflow, events: list, info: Any) -> None:
         """Show a stored run read-only, on the workflow snapshot that actually ran."""
+        for open_win in self.run_windows:
+            if open_win.run_id == run_id:  # already open: bring it forward instead of a second copy
+                open_win.show()
+                open_win.raise_()
+                open_win.activateWindow()
+                return
         win = RunViewWindow(run_id, workflow, events, info, store=self.store)
         win.version_requested.connect(self.open_workflow_version)
         win.destroyed.connect(lambda _=None, w=win: self.run_windows.remove(w) if w in self.run_windows else None)

@@ -60,6 +60,8 @@ def test_a_finished_run_is_listed_and_opens_read_only(qtbot, window):
     qtbot.waitExposed(view_win)
     assert view_win.run_id == run_id
     assert "read-only" in view_win.windowTitle()
+    assert window.history.open_run(run_id)  # opened again: the same window comes forward
+    assert window.run_windows == [view_win]
     assert states(view_win.scene) == live_states
     assert followed(view_win.scene) == live_links
     assert [(e.node_id, e.type, e.content) for e in view_win.console.visible_entries()] == live_log
