@@ -635,9 +635,11 @@ class MainWindow(QMainWindow):
         menu.clear()
         current = str(settings().value("run/provider", "") or "")
         group = QActionGroup(menu)
-        choices = [("", "Each agent's own, else the default")] + [(p, p) for p in available_providers()]
+        hints = {"echo": "echo — offline, answers with its prompt (for trying a flow)"}
+        choices = [("", "Each agent's own, else the default")] + [(p, hints.get(p, p)) for p in available_providers()]
         for value, label in choices:
             a = menu.addAction(label)
+            a.setData(value)
             a.setCheckable(True)
             a.setChecked(value == current)
             group.addAction(a)

@@ -47,7 +47,7 @@ def choose_provider(window, provider: str) -> None:
     """Run ▸ LLM Provider ▸ ``provider``, as the menu does it."""
     menu = window.provider_menu
     menu.aboutToShow.emit()
-    matches = [a for a in menu.actions() if a.text() == provider]
+    matches = [a for a in menu.actions() if a.data() == provider]
     assert matches, [a.text() for a in menu.actions()]
     matches[0].trigger()
     assert matches[0].isChecked()
