@@ -542,6 +542,8 @@ class MainWindow(QMainWindow):
             return
         self.issues = validate(self.document.workflow)
         self.scene.set_issues(self.issues)
+        # What Run will start, so the console's input box shows the Start node's text before a run.
+        self.run_console.set_workflow(self.document.workflow, self.document.path)
         self.problems.set_issues(self.issues)
         errors = errors_only(self.issues)
         warnings = len(self.issues) - len(errors)
@@ -599,6 +601,11 @@ class MainWindow(QMainWindow):
     # ------------------------------------------------------------------ running
     def _wire_running(self) -> None:
         console = self.run_console
+        # The console's Run button is the window's Run action: it used to start the console's
+        # own copy of the workflow, set at the previous F5, so after an edit it ran the old
+        # graph (and before the first run it was disabled while F5 worked).
+        self.act_run.setIconText("▶ Run")
+        console.run_button.setDefaultAction(self.act_run)
         self.store = open_store_for_gui(self, panel=self.history)
         console.set_store(self.store)
         console.set_resolver_factory(self._resolver_factory)

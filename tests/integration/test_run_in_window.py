@@ -125,3 +125,24 @@ def test_edits_during_and_after_a_run_do_not_change_what_ran(qtbot, window):
     assert ("signoff", "approve", "send") in followed(window.scene)
     window.document.set_collapsed(["triage"], True)
     assert window.store.workflow_of(run_id).model_dump() == stored.model_dump()
+
+
+def test_the_console_run_button_runs_the_document_as_it_is_now(qtbot, window):
+    assert window.open_path(str(SAMPLES / "hello.flow.json"), ask=False)
+    choose_provider(window, "echo")
+    console = window.run_console
+    qtbot.waitUntil(lambda: console.run_button.isEnabled(), timeout=2000)
+    start = next(n for n in window.document.workflow.nodes if n.type == "start")
+    assert console.input_edit.toPlainText() == (start.data.initialInput or "")
+    with qtbot.waitSignal(console.run_finished, timeout=5000):
+        qtbot.mouseClick(console.run_button, Qt.MouseButton.LeftButton)
+    first = console.bridge.run.workflow
+    agent = next(n for n in window.document.workflow.nodes if n.type == "agent")
+    window.document.set_collapsed([agent.id], True)  # an edit after the run
+    qtbot.waitUntil(lambda: console.run_button.isEnabled(), timeout=2000)
+    with qtbot.waitSignal(console.run_finished, timeout=5000):
+        qtbot.mouseClick(console.run_button, Qt.MouseButton.LeftButton)
+    second = console.bridge.run.workflow
+    assert not first.node(agent.id).data.collapsed
+    assert second.node(agent.id).data.collapsed  # the edited document ran, not the previous copy
+    assert states(window.scene)[agent.id] == "done"
