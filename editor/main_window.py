@@ -605,6 +605,7 @@ class MainWindow(QMainWindow):
         # own copy of the workflow, set at the previous F5, so after an edit it ran the old
         # graph (and before the first run it was disabled while F5 worked).
         self.act_run.setIconText("▶ Run")
+        console.run_button.removeAction(console.run_action)  # else two actions: a menu arrow
         console.run_button.setDefaultAction(self.act_run)
         self.store = open_store_for_gui(self, panel=self.history)
         console.set_store(self.store)

@@ -132,6 +132,7 @@ def test_the_console_run_button_runs_the_document_as_it_is_now(qtbot, window):
     choose_provider(window, "echo")
     console = window.run_console
     qtbot.waitUntil(lambda: console.run_button.isEnabled(), timeout=2000)
+    assert console.run_button.actions() == [window.act_run]  # one action: no menu arrow on the button
     start = next(n for n in window.document.workflow.nodes if n.type == "start")
     assert console.input_edit.toPlainText() == (start.data.initialInput or "")
     with qtbot.waitSignal(console.run_finished, timeout=5000):
