@@ -248,8 +248,10 @@ class MainWindow(QMainWindow):
         self.inspector_tabs.addTab(self.node_run_details, "Run")
         self.inspector_dock.setWidget(self.inspector_tabs)
         self.run_windows: list[RunViewWindow] = []
-        self.resizeDocks([self.palette_dock, self.inspector_dock], [236, 350], Qt.Orientation.Horizontal)
-        self.resizeDocks([self.problems_dock], [320], Qt.Orientation.Vertical)
+        # The inspector keeps the full height on the right (its Run tab shows a node's input
+        # and output); the bottom docks sit under the canvas and the palette.
+        self.setCorner(Qt.Corner.BottomRightCorner, Qt.DockWidgetArea.RightDockWidgetArea)
+        self._default_dock_sizes()
 
         self._build_actions()
         self._build_menus()
@@ -273,7 +275,7 @@ class MainWindow(QMainWindow):
         self.scene.status_message.connect(lambda m: self.statusBar().showMessage(m, 5000))
         self.scene.background_double_clicked.connect(self._quick_add)
         self.scene.context_menu_requested.connect(self._context_menu)
-        self.scene.node_activated.connect(lambda nid: self.inspector_dock.raise_())
+        self.scene.node_activated.connect(self._edit_node)
         self.view.node_dropped.connect(self._add_node_at)
         self.view.zoom_changed.connect(lambda z: self.zoom_label.setText(f"{round(z * 100)}%"))
         self.palette.node_requested.connect(self._add_node_at_centre)
@@ -351,7 +353,8 @@ class MainWindow(QMainWindow):
         self.act_minimap = self._action("&Minimap", "minimap", None, None, "Show the minimap")
         self.act_minimap.setCheckable(True)
         self.act_minimap.setChecked(True)
-        self.act_minimap.toggled.connect(self.view.minimap.setVisible)
+        self.act_minimap.setToolTip("Show the minimap when part of the graph is out of view")
+        self.act_minimap.toggled.connect(self.view.set_minimap_enabled)
         self.act_collapse = self._action("Collapse / E&xpand", "collapse", "Ctrl+E", self.toggle_collapse, local=True)
         self.act_run = self._action("&Run", "run", [QKeySequence("F5"), QKeySequence("Ctrl+R")], self._run,
                                     "Run the workflow")
@@ -432,6 +435,12 @@ class MainWindow(QMainWindow):
         sb.addPermanentWidget(self.validation_label)
         sb.addPermanentWidget(self.zoom_label)
 
+    def _default_dock_sizes(self) -> None:
+        self.resizeDocks([self.palette_dock, self.inspector_dock], [236, 350], Qt.Orientation.Horizontal)
+        # Room for a few runs of the history (and the log); the canvas keeps the rest. (The
+        # size asked for includes the tab bar of the tabbed bottom docks.)
+        self.resizeDocks([self.problems_dock], [340], Qt.Orientation.Vertical)
+
     # ------------------------------------------------------------------ settings
     def _restore_settings(self) -> None:
         s = settings()
@@ -506,13 +515,14 @@ class MainWindow(QMainWindow):
         self._update_run_action()
 
     def _update_title(self) -> None:
+        # A run waiting for a decision is worth a glance from the task bar, whatever is open.
+        waiting = "⏸ Waiting for approval — " if getattr(self, "_waiting_for_input", False) else ""
         if not self._has_document:
-            self.setWindowTitle("Flowdesk")
+            self.setWindowTitle(f"{waiting}Flowdesk")
             return
         name = self.document.display_name()
         wf_name = self.document.workflow.name
         extra = f" — {wf_name}" if wf_name and self.document.path else ""
-        waiting = "⏸ Waiting for approval — " if getattr(self, "_waiting_for_input", False) else ""
         self.setWindowTitle(f"{waiting}{name}[*]{extra} — Flowdesk")
         self.setWindowModified(self.document.is_modified())
 
@@ -533,6 +543,8 @@ class MainWindow(QMainWindow):
             return
         self.issues = validate(self.document.workflow, web_search_available=self._web_search_available())
         self.scene.set_issues(self.issues)
+        # What Run will start, so the console's input box shows the Start node's text before a run.
+        self.run_console.set_workflow(self.document.workflow, self.document.path)
         self.problems.set_issues(self.issues)
         errors = errors_only(self.issues)
         warnings = len(self.issues) - len(errors)
@@ -556,9 +568,14 @@ class MainWindow(QMainWindow):
 
     def _update_run_action(self) -> None:
         errors = errors_only(self.issues) if self._has_document else []
-        ok = self._has_document and not errors
+        busy = self.run_console.bridge.is_active
+        ok = self._has_document and not errors and not busy
         self.act_run.setEnabled(ok)
-        if not self._has_document:
+        if busy:  # F5 would do nothing: say why, and how to stop the run
+            waiting = self.run_console.status == "paused"
+            self.act_run.setToolTip("A run is waiting for approval (answer it in the run console, or Shift+F5 "
+                                    "cancels it)" if waiting else "A run is in progress (Shift+F5 cancels it)")
+        elif not self._has_document:
             self.act_run.setToolTip("Open a workflow to run it")
         elif errors:
             self.act_run.setToolTip(f"Cannot run: {errors[0].message}")
@@ -570,29 +587,45 @@ class MainWindow(QMainWindow):
             return
         self.run_console_dock.show()
         self.run_console_dock.raise_()
-        if self.run_console_dock.height() < 380 and not self.run_console_dock.isFloating():
-            self.resizeDocks([self.run_console_dock], [380], Qt.Orientation.Vertical)  # room for log + approvals
+        # Room for the log and an approval card, the canvas keeping the larger part. The view
+        # frames the graph again as it shrinks (if it was framed), so no node ends up cut off.
+        want = min(400, int(self.height() * 0.46))
+        if self.run_console_dock.height() < want and not self.run_console_dock.isFloating():
+            self.resizeDocks([self.run_console_dock], [want], Qt.Orientation.Vertical)
         # The console runs a deep copy: edits made during the run do not reach it.
         self.run_console.set_workflow(self.document.workflow, self.document.path)
-        self.run_console.start_run()
+        previous, self._run_doc = self._run_doc, self._doc_serial
+        if self.run_console.start_run() is None:
+            self._run_doc = previous  # nothing started: the run shown before stays as it was
         self.run_requested.emit()
 
     # ------------------------------------------------------------------ running
     def _wire_running(self) -> None:
         console = self.run_console
+        # The console's Run button is the window's Run action: it used to start the console's
+        # own copy of the workflow, set at the previous F5, so after an edit it ran the old
+        # graph (and before the first run it was disabled while F5 worked).
+        self.act_run.setIconText("▶ Run")
+        console.run_button.removeAction(console.run_action)  # else two actions: a menu arrow
+        console.run_button.setDefaultAction(self.act_run)
         self.store = open_store_for_gui(self, panel=self.history)
         console.set_store(self.store)
         console.set_resolver_factory(self._resolver_factory)
         self._run_states: dict[str, str] = {}
         self._run_links: set = set()
         self._waiting_for_input = False
+        # The canvas shows the console's run only on the document that run belongs to: the one
+        # Run was pressed on, or the one a stored run was taken up on. Opening another file
+        # (or New) gives the document a new serial, and the old run is no longer painted there.
+        self._doc_serial = 0
+        self._run_doc: int | None = None
         console.node_states_changed.connect(self._on_run_states)
         console.links_followed.connect(self._on_run_links)
         console.node_activated.connect(self._run_entry_activated)
         console.waiting_for_input_changed.connect(self._on_waiting_changed)
-        console.run_started.connect(lambda _id: self.history.refresh())
+        console.run_started.connect(self._run_started)
         console.run_finished.connect(self._run_finished)
-        console.status_changed.connect(lambda _s: self._update_node_run_details())
+        console.status_changed.connect(self._run_status_changed)
         self.history.run_opened.connect(self.open_run_view)
         self.history.workflow_version_requested.connect(self.open_workflow_version)
         self.history.resume_requested.connect(self._resume_stored_run)
@@ -611,9 +644,11 @@ class MainWindow(QMainWindow):
         menu.clear()
         current = str(settings().value("run/provider", "") or "")
         group = QActionGroup(menu)
-        choices = [("", "Each agent's own, else the default")] + [(p, p) for p in available_providers()]
+        hints = {"echo": "echo — offline, answers with its prompt (for trying a flow)"}
+        choices = [("", "Each agent's own, else the default")] + [(p, hints.get(p, p)) for p in available_providers()]
         for value, label in choices:
             a = menu.addAction(label)
+            a.setData(value)
             a.setCheckable(True)
             a.setChecked(value == current)
             group.addAction(a)
@@ -647,13 +682,21 @@ class MainWindow(QMainWindow):
     def _on_waiting_changed(self, waiting: bool) -> None:
         self._waiting_for_input = waiting
         self._update_title()
+        self._update_run_action()
 
     def _show_run_states(self) -> None:
         # "skipped" (not reached) and "cancelled" come from the console; the canvas dims the
         # first and shows the second as not reached either.
-        states = {k: ("not_reached" if v in ("skipped", "cancelled") else v) for k, v in self._run_states.items()}
-        self.scene.set_run_states(states, self._run_links, self.run_console.node_errors())
+        if not self._run_on_canvas():
+            self.scene.clear_run_states()
+        else:
+            states = {k: ("not_reached" if v in ("skipped", "cancelled") else v) for k, v in self._run_states.items()}
+            self.scene.set_run_states(states, self._run_links, self.run_console.node_errors())
         self._update_node_run_details()
+
+    def _run_on_canvas(self) -> bool:
+        """The console's run belongs to the document on the canvas."""
+        return self._has_document and self._run_doc is not None and self._run_doc == self._doc_serial
 
     def _run_entry_activated(self, node_id: str) -> None:
         if node_id in self.scene.node_items:
@@ -667,25 +710,70 @@ class MainWindow(QMainWindow):
 
     def _update_node_run_details(self) -> None:
         ids = self.scene.selected_node_ids()
-        if len(ids) != 1:
+        if len(ids) != 1 or not self._run_on_canvas():
             self.node_run_details.set_details(None)
             return
         node = self.document.node(ids[0])
         details = self.run_console.node_details(ids[0])
         self.node_run_details.set_details(details or None, node.title if node else ids[0])
 
+    def _run_started(self, _run_id: str) -> None:
+        self.history.refresh()
+        self._update_run_action()
+        if self._run_on_canvas():
+            # Watching a run: the inspector shows what the selected node did (Edit is one click away).
+            self.inspector_tabs.setCurrentWidget(self.node_run_details)
+
+    def _run_status_changed(self, status: str) -> None:
+        self._update_node_run_details()
+        if status in ("running", "paused"):
+            # The recorder writes the run's row from its own thread, so at run_started it may
+            # not be stored yet and the history missed it (a paused run then stayed unlisted,
+            # with nothing to refresh the list). At a pause the row is committed; "running"
+            # comes with the first events, by when it normally is (the panel then keeps
+            # polling while its page shows a running run).
+            self.history.refresh()
+
     def _run_finished(self, status: str) -> None:
+        self._update_run_action()
         self.history.refresh()
         self._update_title()
         self.statusBar().showMessage(f"Run {status}", 5000)
 
     def _resume_stored_run(self, run_id: str) -> None:
+        """Take up a paused stored run in the console. Its states go on the canvas when the
+        canvas shows the graph that ran; with no document open, that workflow is opened (as an
+        untitled copy, like a sample) so the run can be seen where it waits."""
         self.run_console_dock.show()
         self.run_console_dock.raise_()
-        self.run_console.open_paused_run(run_id)
+        if self.run_console.bridge.is_active:
+            self.run_console.open_paused_run(run_id)  # refused, with the reason in the console
+            return
+        workflow = None
+        if self.store is not None:
+            try:
+                workflow = self.store.workflow_of(run_id)
+            except Exception:  # StoreError, an unreadable workflow: the console says why below
+                workflow = None
+        previous = self._run_doc
+        if workflow is not None and not self._has_document:
+            self._replace_document(workflow.model_copy(deep=True), None)
+            self.statusBar().showMessage(f"Opened the workflow of run {run_id[:8]} to resume it; "
+                                         "Save As to keep it.", 6000)
+        same = workflow is not None and self._has_document and _same_graph(workflow, self.document.workflow)
+        self._run_doc = self._doc_serial if same else None
+        if not self.run_console.open_paused_run(run_id):
+            self._run_doc = previous
+        self._show_run_states()
 
     def open_run_view(self, run_id: str, workflow: Workflow, events: list, info: Any) -> None:
         """Show a stored run read-only, on the workflow snapshot that actually ran."""
+        for open_win in self.run_windows:
+            if open_win.run_id == run_id:  # already open: bring it forward instead of a second copy
+                open_win.show()
+                open_win.raise_()
+                open_win.activateWindow()
+                return
         win = RunViewWindow(run_id, workflow, events, info, store=self.store)
         win.version_requested.connect(self.open_workflow_version)
         win.destroyed.connect(lambda _=None, w=win: self.run_windows.remove(w) if w in self.run_windows else None)
@@ -717,6 +805,7 @@ class MainWindow(QMainWindow):
         return answer == QMessageBox.StandardButton.Discard
 
     def _replace_document(self, workflow: Workflow, path: str | None) -> None:
+        self._doc_serial += 1  # a run shown on the previous document is not this one's
         self.autosaver.clear()
         self.document.reset(workflow, path)
         self._show_canvas()
@@ -927,6 +1016,12 @@ class MainWindow(QMainWindow):
             menu.addActions([self.act_layout, self.act_fit])
         menu.popup(self.view.mapToGlobal(self.view.mapFromScene(pos)))
 
+    def _edit_node(self, _node_id: str) -> None:
+        """A double-click on a node body: show its settings."""
+        self.inspector_dock.show()
+        self.inspector_dock.raise_()
+        self.inspector_tabs.setCurrentWidget(self.inspector)
+
     def _selection_changed(self) -> None:
         self.inspector.show_selection(self.scene.selected_node_ids())
 
@@ -990,9 +1085,22 @@ class MainWindow(QMainWindow):
         if not self.maybe_save():
             event.ignore()
             return
-        self.run_console.cancel_run()  # a live run stops with the window (its events are kept)
+        bridge = self.run_console.bridge
+        run = bridge.run
+        if run is not None and run.status == "paused" and not bridge.is_busy:
+            # A run waiting for approval stays paused in the run history (its state was saved
+            # at the pause), to be answered after a restart: cancelling it here threw that away.
+            pass
+        else:
+            self.run_console.cancel_run()  # a running run stops with the window (its events are kept)
         for win in list(self.run_windows):
             win.close()
         self._save_settings()
         self.autosaver.clear()
         event.accept()
+
+
+def _same_graph(a: Workflow, b: Workflow) -> bool:
+    """The same nodes (ids and types) and links: a run of ``a`` can be shown on ``b``."""
+    return ({(n.id, n.type) for n in a.nodes} == {(n.id, n.type) for n in b.nodes}
+            and {c.key() for c in a.connections} == {c.key() for c in b.connections})

@@ -74,6 +74,7 @@ class RunViewWindow(QMainWindow):
         self.document = WorkflowDocument(workflow.model_copy(deep=True), None, parent=self)
         self.scene = ReadOnlyScene(self.document, self)
         self.view = CanvasView(self.scene)
+        self.view.setAcceptDrops(False)  # palette drops would be accepted and then dropped on the floor
         self.console = RunConsole()
         self.console.set_store(store)
         self.console.run_action.setEnabled(False)

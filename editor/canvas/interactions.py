@@ -51,6 +51,7 @@ class LinkDrag:
         self.start = scene.node_items[source].port_scene_pos(handle)
         self.target: str | None = None
         self.last_reason = ""
+        self.dragged = False  # the pointer travelled past the drag distance (set by the scene)
         self.item.set_ends(self.start, self.start, True)
 
     def verdict(self, target: str) -> ConnectionCheck:

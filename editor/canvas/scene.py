@@ -14,7 +14,7 @@ from collections import defaultdict
 
 from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QKeyEvent, QPainter, QTransform
-from PySide6.QtWidgets import QGraphicsScene, QGraphicsSceneMouseEvent, QToolTip
+from PySide6.QtWidgets import QApplication, QGraphicsScene, QGraphicsSceneMouseEvent, QToolTip
 
 from engine import Issue, Node
 
@@ -49,6 +49,8 @@ class CanvasScene(QGraphicsScene):
         self.move_tracker: MoveTracker | None = None
         self.snap_to_grid = False
         self._run_states: dict[str, str] = {}
+        self._run_links: set[tuple[str, str, str]] = set()
+        self._run_tips: dict[str, str] = {}
         self._pulse_phase = 0.0
         self._pulse_timer = QTimer(self)
         self._pulse_timer.setInterval(60)
@@ -69,6 +71,9 @@ class CanvasScene(QGraphicsScene):
     # ------------------------------------------------------------------ projection
     def rebuild(self) -> None:
         self._building = True
+        # A new workflow: a run shown on the old one does not belong to it.
+        self._run_states, self._run_links, self._run_tips = {}, set(), {}
+        self._pulse_timer.stop()
         try:
             self.cancel_gestures()
             self.clear()
@@ -125,6 +130,8 @@ class CanvasScene(QGraphicsScene):
     def _add_node_item(self, node: Node) -> NodeItem:
         item = NodeItem(node, self._is_sub(node))
         item.snap = self.snap_to_grid
+        if self._run_states:  # a node back from undo during or after a run shows its run state again
+            item.set_run_state(self._run_states.get(node.id), self._run_tips.get(node.id, ""))
         self.node_items[node.id] = item
         self.addItem(item)
         return item
@@ -134,6 +141,8 @@ class CanvasScene(QGraphicsScene):
         if src is None or tgt is None:
             return  # a link to a missing node (invalid file): validation reports it
         edge = EdgeItem(key, key[1] == "subagent")
+        if self._run_links:
+            edge.set_followed(self._is_followed(key))
         self.edge_items[key] = edge
         self.node_edges[key[0]].add(key)
         self.node_edges[key[2]].add(key)
@@ -251,17 +260,22 @@ class CanvasScene(QGraphicsScene):
         """
         tips = tips or {}
         self._run_states = dict(states)
+        self._run_links = set(links or ())
+        self._run_tips = dict(tips)
         for nid, item in self.node_items.items():
             item.set_run_state(states.get(nid), tips.get(nid, ""))
-        followed = links or set()
         for key, edge in self.edge_items.items():
-            handle = "condition-0" if key[1] == "true" else key[1]
-            edge.set_followed((key[0], key[1], key[2]) in followed or (key[0], handle, key[2]) in followed)
+            edge.set_followed(self._is_followed(key))
         if any(s == "running" for s in states.values()):
             if not self._pulse_timer.isActive():
                 self._pulse_timer.start()
         else:
             self._pulse_timer.stop()
+
+    def _is_followed(self, key: ConnKey) -> bool:
+        followed = self._run_links
+        handle = "condition-0" if key[1] == "true" else key[1]
+        return (key[0], key[1], key[2]) in followed or (key[0], handle, key[2]) in followed
 
     def clear_run_states(self) -> None:
         self.set_run_states({}, set())
@@ -390,6 +404,9 @@ class CanvasScene(QGraphicsScene):
 
     def mouseMoveEvent(self, event: QGraphicsSceneMouseEvent) -> None:
         if self.link_drag is not None:
+            if not self.link_drag.dragged:
+                travel = event.screenPos() - event.buttonDownScreenPos(Qt.MouseButton.LeftButton)
+                self.link_drag.dragged = travel.manhattanLength() >= QApplication.startDragDistance()
             reason = self.link_drag.move(event.scenePos())
             if reason:
                 self.status_message.emit(reason)
@@ -404,6 +421,13 @@ class CanvasScene(QGraphicsScene):
     def mouseReleaseEvent(self, event: QGraphicsSceneMouseEvent) -> None:
         if self.link_drag is not None:
             drag, self.link_drag = self.link_drag, None
+            if not drag.dragged:
+                # A click on a port is not a link: released where it was pressed, over the
+                # port's own node, it used to link that node to itself (or re-make the link).
+                drag.cleanup()
+                QToolTip.hideText()
+                event.accept()
+                return
             result = drag.finish(event.scenePos())
             QToolTip.hideText()
             if result is not None and not result.ok:

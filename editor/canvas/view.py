@@ -31,6 +31,7 @@ class Minimap(QWidget):
         self.setToolTip("Minimap: click to move the view")
         self._rects: list[tuple[QRectF, QColor]] = []
         self._bounds = QRectF()
+        self.nodes_bounds = QRectF()  # the nodes' own bounds, no margin
         self._timer = QTimer(self, singleShot=True, interval=120)
         self._timer.timeout.connect(self.refresh)
 
@@ -46,8 +47,10 @@ class Minimap(QWidget):
             bounds = bounds.united(r)
             rects.append((r, KIND_COLOR.get("subagent" if scene._is_sub(node) else node.type, KIND_COLOR["agent"])))
         self._rects = rects
+        self.nodes_bounds = bounds
         self._bounds = bounds.adjusted(-60, -60, 60, 60)
         self.update()
+        self.view.update_minimap_visibility()
 
     def _transform(self) -> tuple[float, float, float]:
         b = self._bounds.united(self.view.visible_scene_rect())
@@ -73,6 +76,7 @@ class Minimap(QWidget):
 
     def _jump(self, pos: QPointF) -> None:
         s, ox, oy = self._transform()
+        self.view.fitted = False
         self.view.centerOn(QPointF((pos.x() - ox) / s, (pos.y() - oy) / s))
 
     def mousePressEvent(self, event: QMouseEvent) -> None:
@@ -109,14 +113,24 @@ class CanvasView(QGraphicsView):
         self._pan_moved = False
         self._space_down = False
         self.minimap = Minimap(self)
+        # The minimap helps to find what is off screen; with the whole graph in view it would
+        # only cover part of it (at the default fit, the bottom-right nodes), so it hides then.
+        self.minimap_enabled = True
+        # After "fit all", resizing the view (a dock growing when a run starts, the window
+        # resized) frames the graph again, until the user zooms or pans.
+        self.fitted = False
         scene.document.changed.connect(self.minimap.schedule)
-        scene.document.workflow_reset.connect(self.minimap.schedule)
+        # At once on a new workflow (rare, and it decides whether the minimap shows at all),
+        # and for a view made on a document that is already filled (a run view).
+        scene.document.workflow_reset.connect(self.minimap.refresh)
+        self.minimap.refresh()
 
     # ------------------------------------------------------------------ zoom and framing
     def zoom(self) -> float:
         return self.transform().m11()
 
     def set_zoom(self, factor: float, anchor: QPointF | None = None) -> None:
+        self.fitted = False
         factor = max(MIN_ZOOM, min(MAX_ZOOM, factor))
         centre = anchor if anchor is not None else self.mapToScene(self.viewport().rect().center())
         self.resetTransform()
@@ -125,6 +139,7 @@ class CanvasView(QGraphicsView):
         self._zoomed()
 
     def zoom_by(self, step: float, at: QPoint | None = None) -> None:
+        self.fitted = False
         current = self.zoom()
         target = max(MIN_ZOOM, min(MAX_ZOOM, current * step))
         if at is None:
@@ -141,6 +156,7 @@ class CanvasView(QGraphicsView):
         self._zoomed()
 
     def _pan_by_scene(self, delta: QPointF) -> None:
+        self.fitted = False
         # Through the scroll bars in whole pixels: centerOn() rounds and drifts on every step.
         z = self.zoom()
         h, v = self.horizontalScrollBar(), self.verticalScrollBar()
@@ -150,12 +166,25 @@ class CanvasView(QGraphicsView):
     def _zoomed(self) -> None:
         self.zoom_changed.emit(self.zoom())
         self.minimap.update()
+        self.update_minimap_visibility()
+
+    def set_minimap_enabled(self, on: bool) -> None:
+        """View ▸ Minimap: shown when enabled and part of the graph is out of view."""
+        self.minimap_enabled = on
+        self.update_minimap_visibility()
+
+    def update_minimap_visibility(self) -> None:
+        bounds = self.minimap.nodes_bounds
+        wanted = self.minimap_enabled and not (not bounds.isNull() and self.visible_scene_rect().contains(bounds))
+        if wanted == self.minimap.isHidden():
+            self.minimap.setVisible(wanted)
 
     def visible_scene_rect(self) -> QRectF:
         return self.mapToScene(self.viewport().rect()).boundingRect()
 
     def fit_all(self) -> None:
         self.fit_rect(self.canvas_scene.items_bounds())
+        self.fitted = True
 
     def fit_rect(self, rect: QRectF) -> None:
         if rect.isNull():
@@ -181,17 +210,22 @@ class CanvasView(QGraphicsView):
         node = self.canvas_scene.document.node(node_id)
         if node is not None:
             w, h = node_size(node)
+            self.fitted = False
             self.centerOn(QPointF(node.x + w / 2, node.y + h / 2))
             self.minimap.update()
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
+        if self.fitted and not self.viewport().rect().isEmpty():
+            self.fit_all()
         self.minimap.move(self.viewport().width() - self.minimap.width() - 12,
                           self.viewport().height() - self.minimap.height() - 12)
+        self.update_minimap_visibility()
 
     def scrollContentsBy(self, dx: int, dy: int) -> None:
         super().scrollContentsBy(dx, dy)
         self.minimap.update()
+        self.update_minimap_visibility()
 
     # ------------------------------------------------------------------ input
     def wheelEvent(self, event: QWheelEvent) -> None:

@@ -218,6 +218,7 @@ class HistoryPanel(QWidget):
         self.toolbar.addWidget(export_button)
         self.toolbar.addAction(self.import_action)
         spacer = QWidget(self)
+        spacer.setObjectName("toolbarSpacer")  # transparent in the app style (not a box in the toolbar)
         spacer.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
         self.toolbar.addWidget(spacer)
         self.toolbar.addAction(self.refresh_action)
@@ -261,17 +262,9 @@ class HistoryPanel(QWidget):
         header = self.table.horizontalHeader()
         header.setHighlightSections(False)
         header.setStretchLastSection(False)
-        fm = self.fontMetrics()
-        bold = self.font()
-        bold.setBold(True)
-        widths = {COL_STATUS: QFontMetrics(bold).horizontalAdvance("Waiting for approval") + 30,
-                  COL_WORKFLOW: fm.horizontalAdvance("Support reply review") + 12,
-                  COL_STARTED: fm.horizontalAdvance("0000-00-00 00:00") + 16,
-                  COL_DURATION: fm.horizontalAdvance("00 min 00 s") + 16,
-                  COL_EVENTS: fm.horizontalAdvance("Events") + 24}
-        for col, w in widths.items():
+        for col in (COL_STATUS, COL_WORKFLOW, COL_STARTED, COL_DURATION, COL_EVENTS):
             header.setSectionResizeMode(col, QHeaderView.ResizeMode.Interactive)
-            header.resizeSection(col, w)
+        self._size_columns()
         header.setSectionResizeMode(COL_INPUT, QHeaderView.ResizeMode.Stretch)
         header.setMinimumSectionSize(40)
         self._wide_columns = {COL_EVENTS: 760}  # hidden when the table is narrower (docked at the side)
@@ -683,6 +676,29 @@ class HistoryPanel(QWidget):
         menu.addSeparator()
         menu.addAction(self.refresh_action)
         menu.popup(self.table.viewport().mapToGlobal(pos))
+
+    def _size_columns(self) -> None:
+        table = self.table
+        fm = table.fontMetrics()
+        bold = table.font()
+        bold.setBold(True)
+        # the status pill: 6 px in, 8 px padding each side, and a few pixels to spare
+        widths = {COL_STATUS: QFontMetrics(bold).horizontalAdvance("Waiting for approval") + 36,
+                  COL_WORKFLOW: fm.horizontalAdvance("Support reply review") + 12,
+                  COL_STARTED: fm.horizontalAdvance("0000-00-00 00:00") + 16,
+                  COL_DURATION: fm.horizontalAdvance("00 min 00 s") + 16,
+                  COL_EVENTS: fm.horizontalAdvance("Events") + 24}
+        header = table.horizontalHeader()
+        for col, w in widths.items():
+            header.resizeSection(col, w)
+
+    def showEvent(self, event: Any) -> None:
+        super().showEvent(event)
+        if not getattr(self, "_columns_sized", False):
+            # The application style sheet sets the font size when the panel is polished, after
+            # it was built: measured before, "Waiting for approval" was elided in its pill.
+            self._columns_sized = True
+            self._size_columns()
 
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:
         # When the window is not active the actions' shortcuts do not fire; the table's own

@@ -323,7 +323,9 @@ class RunConsole(QWidget):
         self.input_edit.setPlaceholderText("Initial input for the run (empty: the Start node's own text)")
         self.input_edit.setTabChangesFocus(True)
         fm = self.input_edit.fontMetrics()
-        self.input_edit.setFixedHeight(fm.lineSpacing() * 2 + 14)
+        # two whole lines: the document margins (2 x 4) plus the app style's padding and border
+        # (2 x 6) left half of the second line hidden with "+ 14"
+        self.input_edit.setFixedHeight(fm.lineSpacing() * 2 + 24)
         top.addWidget(self.input_edit, 1)
         buttons = QVBoxLayout()
         buttons.setSpacing(4)

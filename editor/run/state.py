@@ -78,12 +78,14 @@ class RunStateTracker:
         # source -> [(normalised handle, handle as written, target)]
         self._out: dict[str, list[tuple[str, str, str]]] = {}
         self._offered: dict[str, set[Link]] = {}  # target -> links whose source produced output for it
+        self._sub_links: set[tuple[str, str]] = set()  # (parent, subagent) of every subagent link
         if self.workflow is not None:
             self._index(self.workflow)
 
     def _index(self, workflow: Workflow) -> None:
         self._types = {n.id: n.type for n in workflow.nodes}
         out: dict[str, list[tuple[str, str, str]]] = {}
+        self._sub_links = {(c.source, c.target) for c in workflow.connections if c.sourceHandle == "subagent"}
         for c in workflow.connections:
             if c.sourceHandle == "subagent":
                 continue
@@ -102,7 +104,7 @@ class RunStateTracker:
         self.status = RunStatus.PENDING
         self.final_output = self.error = None
         self.started_at = self.ended_at = None
-        self._types, self._out = {}, {}
+        self._types, self._out, self._sub_links = {}, {}, set()
         if workflow is not None:
             self._index(workflow)
         self.states_dirty = self.links_dirty = True
@@ -218,6 +220,11 @@ class RunStateTracker:
             message = payload.get("message")
             message = message if isinstance(message, str) else json.dumps(message)
             if t == EventType.SUBAGENT_CALL_START:
+                # the subagent link was followed (as the stored run's replay shows it)
+                parent = payload.get("parentNodeId") or ev.node_id
+                if (parent, child) in self._sub_links and (parent, "subagent", child) not in self.links:
+                    self.links.add((parent, "subagent", child))
+                    self.links_dirty = True
                 d.visits += 1
                 d.started, d.ended, d.input, d.error = ev.timestamp, None, message, None
                 self._set(child, "running")

@@ -309,3 +309,19 @@ def test_chevron_click_collapses_and_expands(window, qtbot, tmp_path):
     click()
     assert window.document.node("a").data.collapsed is None
     assert window.document.undo_stack.count() == 2
+
+
+def test_a_click_on_a_port_changes_nothing(window, qtbot, tmp_path):
+    """A click (no drag) on an output port used to link the node to itself; on an input port
+    it re-made the link, one more undo step and a modified document for nothing."""
+    open_flow(window, write_flow(tmp_path, flow([start("s", 0, 0), agent("a", 320, 0)], [link("s", "a")])))
+    scene, vp = window.scene, window.view.viewport()
+    before = window.document.workflow.model_dump()
+    for nid, handle in (("a", "output"), ("a", "input"), ("s", "output")):
+        qtbot.mouseClick(vp, Qt.MouseButton.LeftButton, pos=window.view.mapFromScene(
+            scene.node_items[nid].port_scene_pos(handle)))
+        QApplication.processEvents()
+        assert scene.link_drag is None
+    assert window.document.workflow.model_dump() == before
+    assert not window.document.is_modified()
+    assert all(not item.dimmed for item in scene.node_items.values())

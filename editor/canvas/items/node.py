@@ -8,6 +8,8 @@ text when zoomed out.
 
 from __future__ import annotations
 
+import textwrap
+
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QPainter, QPainterPath, QPolygonF
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsSceneHoverEvent, QStyleOptionGraphicsItem, QWidget
@@ -88,7 +90,8 @@ class NodeItem(QGraphicsItem):
     def _update_rect(self) -> None:
         lay = self.layout
         # Room for ports on the sides and the badge, which grows when zoomed out.
-        self._rect = QRectF(-10, -2 * BADGE_R - 4, lay.width + 2 * BADGE_R + 14, lay.height + 2 * BADGE_R + 16)
+        # Room for ports on the sides, the badge (which grows when zoomed out) and a run halo.
+        self._rect = QRectF(-16, -2 * BADGE_R - 4, lay.width + 2 * BADGE_R + 20, lay.height + 2 * BADGE_R + 20)
 
     def set_issues(self, severity: str | None, text: str) -> None:
         if (severity, text) != (self.issue_severity, self.issue_text):
@@ -152,7 +155,9 @@ class NodeItem(QGraphicsItem):
         if self.run_state:
             text += f"\n{RUN_STATE_LABEL.get(self.run_state, self.run_state)}"
             if self.run_tip:
-                text += f": {self.run_tip}"
+                # Tooltips only wrap rich text: a provider's error (often 200+ characters)
+                # made one line across the whole screen.
+                text += ":\n" + textwrap.fill(self.run_tip, 90, break_long_words=False, break_on_hyphens=False)
         return text
 
     # ------------------------------------------------------------------ Qt overrides
@@ -217,14 +222,26 @@ class NodeItem(QGraphicsItem):
             border = pen(NODE_BORDER.name(), 1.0)
         ring = RUN_COLOR.get(self.run_state or "")
         if ring is not None:
-            # A halo around the body: pulsing while running, solid for the other states.
+            # A halo around the body: pulsing while running, solid for the other states. Its
+            # width holds on screen when zoomed out (the default fit of a wide graph is ~50 %),
+            # so states read at a glance; waiting and failed nodes also get a tinted glow, which
+            # tells them from a selected node (its border is orange too).
             width = {"running": 2.0 + 3.0 * self.pulse, "waiting": 4.0, "failed": 3.5}.get(self.run_state or "", 2.5)
+            width = min(width / min(max(lod, 0.01), 1.0), 9.0)
             halo = QColor(ring)
             if self.run_state == "running":
                 halo.setAlphaF(0.45 + 0.55 * self.pulse)
+            gap = 3.0 + width / 2
+            outline = body.adjusted(-gap, -gap, gap, gap)
+            if self.run_state in ("waiting", "failed"):
+                glow = QColor(ring)
+                glow.setAlphaF(0.22)
+                painter.setPen(Qt.PenStyle.NoPen)
+                painter.setBrush(QBrush(glow))
+                painter.drawRoundedRect(outline, CORNER + gap, CORNER + gap)
             painter.setBrush(Qt.BrushStyle.NoBrush)
             painter.setPen(pen(halo.name(QColor.NameFormat.HexArgb), width, self.run_state == "queued"))
-            painter.drawRoundedRect(body.adjusted(-4, -4, 4, 4), CORNER + 3, CORNER + 3)
+            painter.drawRoundedRect(outline, CORNER + gap, CORNER + gap)
         painter.setPen(Qt.PenStyle.NoPen)
         painter.setBrush(QBrush(NODE_BG))
         painter.drawRoundedRect(body, CORNER, CORNER)
@@ -248,8 +265,8 @@ class NodeItem(QGraphicsItem):
         for h, p, _ in lay.outputs:
             c = KIND_COLOR["subagent"] if h == "subagent" else port_color
             paint_port(painter, p, c, h in self.connected)
-        if ring is not None and self.run_state in ("done", "failed", "waiting") and lod >= 0.3:
-            self._paint_run_mark(painter, lay, ring)
+        if ring is not None and self.run_state in ("done", "failed", "waiting") and lod >= 0.2:
+            self._paint_run_mark(painter, lay, ring, min(max(0.8 / max(lod, 0.01), 1.0), 2.0))
         # Validation badge
         if self.issue_severity:
             b = self.badge_rect()
@@ -265,10 +282,14 @@ class NodeItem(QGraphicsItem):
                 painter.drawText(b, Qt.AlignmentFlag.AlignCenter, "!")
         painter.setOpacity(1.0)
 
-    def _paint_run_mark(self, painter: QPainter, lay: NodeLayout, color: QColor) -> None:
+    def _paint_run_mark(self, painter: QPainter, lay: NodeLayout, color: QColor, scale: float = 1.0) -> None:
         """A disc on the top-left corner (the validation badge has the top-right one):
-        check (done), cross (failed), pause (waiting)."""
+        check (done), cross (failed), pause (waiting); ``scale`` grows it when zoomed out."""
         c = QPointF(1.0, 1.0)
+        painter.save()
+        painter.translate(c)
+        painter.scale(scale, scale)
+        painter.translate(-c)
         painter.setPen(pen(NODE_BG.name(), 1.5))
         painter.setBrush(QBrush(color))
         painter.drawEllipse(c, 7.5, 7.5)
@@ -290,6 +311,7 @@ class NodeItem(QGraphicsItem):
         painter.setBrush(Qt.BrushStyle.NoBrush)
         painter.setPen(pen("#ffffff", 1.8))
         painter.drawPath(mark)
+        painter.restore()
 
     def _paint_text(self, painter: QPainter, lay: NodeLayout) -> None:
         painter.setPen(Qt.PenStyle.NoPen)

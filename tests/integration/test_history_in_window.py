@@ -1,0 +1,245 @@
+"""Run history in the main window: a finished run is listed, opens read-only in a run view
+window with the same states and log, its workflow opens as a new document; a paused run
+stored by another process is resumed from the panel; closing the window cancels a live run."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from PySide6.QtCore import QPointF, Qt
+from PySide6.QtWidgets import QApplication
+
+from engine import EchoProvider, load_workflow
+from engine.store import RunStore
+
+from ..editor.conftest import mouse_drag
+from .conftest import ROOT, SAMPLES, choose_provider, click_node, followed, states
+
+
+def run_review_to_the_end(qtbot, window) -> str:
+    assert window.open_sample(str(SAMPLES / "review.flow.json"))
+    choose_provider(window, "echo")
+    qtbot.waitUntil(lambda: window.act_run.isEnabled(), timeout=2000)
+    console = window.run_console
+    with qtbot.waitSignal(console.waiting_for_input_changed, timeout=5000):
+        window.act_run.trigger()
+    with qtbot.waitSignal(console.run_finished, timeout=5000):
+        qtbot.mouseClick(console.approvals.active_card.approve_button, Qt.MouseButton.LeftButton)
+    return console.run_id
+
+
+def doc_nodes(win) -> list[str]:
+    return [n.id for n in win.document.workflow.nodes]
+
+
+def history_ids(window) -> list[str]:
+    model = window.history.model
+    return [r.id for r in model.runs] if hasattr(model, "runs") else []
+
+
+def test_a_finished_run_is_listed_and_opens_read_only(qtbot, window):
+    run_id = run_review_to_the_end(qtbot, window)
+    live_states = states(window.scene)
+    live_links = followed(window.scene)
+    live_log = [(e.node_id, e.type, e.content) for e in window.run_console.visible_entries()]
+
+    window.history_dock.show()
+    window.history_dock.raise_()
+    qtbot.waitUntil(lambda: run_id in history_ids(window), timeout=3000)
+    assert window.history.model.runs[0].status == "completed"
+
+    # Open it from the panel: select its row, press Return (the panel's Open action).
+    assert window.history.select_run(run_id)
+    window.history.table.setFocus()
+    qtbot.keyClick(window.history.table, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: len(window.run_windows) == 1, timeout=2000)
+    view_win = window.run_windows[0]
+    qtbot.waitExposed(view_win)
+    assert view_win.run_id == run_id
+    assert "read-only" in view_win.windowTitle()
+    assert window.history.open_run(run_id)  # opened again: the same window comes forward
+    assert window.run_windows == [view_win]
+    assert states(view_win.scene) == live_states
+    assert followed(view_win.scene) == live_links
+    assert [(e.node_id, e.type, e.content) for e in view_win.console.visible_entries()] == live_log
+    assert not view_win.console.run_button.isVisible() and not view_win.console.input_edit.isVisible()
+    qtbot.waitUntil(lambda: len(view_win.view.minimap._rects) == len(doc_nodes(view_win)), timeout=2000)
+    assert not view_win.view.acceptDrops()
+
+    # Read-only: a drag on a node does not move it, Delete and a chevron click do nothing.
+    doc = view_win.document
+    before = doc.workflow.model_dump()
+    item = view_win.scene.node_items["triage"]
+    pos = item.pos()
+    start = item.mapToScene(QPointF(60, 18))
+    mouse_drag(qtbot, view_win.view, start, start + QPointF(160, 120))
+    assert item.pos() == pos
+    click_node(qtbot, view_win.view, view_win.scene, "triage")
+    assert view_win.scene.selected_node_ids() == ["triage"]
+    assert view_win.details.details is not None and view_win.details.details["nodeId"] == "triage"
+    view_win.view.setFocus()
+    qtbot.keyClick(view_win.view, Qt.Key.Key_Delete)
+    qtbot.keyClick(view_win.view, Qt.Key.Key_Backspace)
+    chevron = item.mapToScene(item.chevron_rect().center())
+    qtbot.mouseClick(view_win.view.viewport(), Qt.MouseButton.LeftButton, pos=view_win.view.mapFromScene(chevron))
+    qtbot.mouseDClick(view_win.view.viewport(), Qt.MouseButton.LeftButton,
+                      pos=view_win.view.mapFromScene(item.mapToScene(QPointF(60, 18))))
+    QApplication.processEvents()
+    assert doc.workflow.model_dump() == before
+    assert not doc.is_modified() and doc.undo_stack.count() == 0
+    assert set(view_win.scene.node_items) == {n.id for n in doc.workflow.nodes}
+
+    # "Open this version as a new document": an untitled, unsaved document in the main window.
+    window.document.set_collapsed(["route"], True)  # the main document moved on since the run
+    window.save = lambda: True  # noqa: E731 - never asked: the dialog answer is Discard
+    qtbot.mouseClick(view_win.open_button, Qt.MouseButton.LeftButton)
+    assert window.document.path is None
+    assert window.document.display_name() == "Untitled"
+    assert window.document.is_modified()
+    assert window.document.workflow.model_dump() == window.store.workflow_of(run_id).model_dump()
+    assert "Untitled" in window.windowTitle()
+
+    view_win.close()
+    qtbot.waitUntil(lambda: not window.run_windows, timeout=2000)
+
+
+def paused_by_the_cli(data) -> tuple[RunStore, str]:
+    res = subprocess.run([sys.executable, "-m", "engine.cli", "run", str(SAMPLES / "review.flow.json"),
+                          "--provider", "echo", "--jsonl"], cwd=ROOT, capture_output=True, text=True, timeout=60,
+                         env={**os.environ, "FLOWDESK_DATA_DIR": str(data), "PYTHONPATH": str(ROOT)})
+    assert res.returncode == 3, res.stderr  # paused
+    other = RunStore(data / "runs.db")
+    return other, other.list_runs()[0].id
+
+
+def test_a_paused_run_from_another_process_is_resumed_from_the_panel(qtbot, window, isolated):
+    other, run_id = paused_by_the_cli(isolated / "data")
+    before = [(e.node_id, e.type, e.content) for e in other.events(run_id)]
+    choose_provider(window, "echo")
+
+    panel = window.history
+    window.history_dock.show()
+    window.history_dock.raise_()
+    panel.refresh()
+    qtbot.waitUntil(lambda: run_id in history_ids(window), timeout=3000)
+    assert panel.select_run(run_id)
+    assert panel.resume_action.isEnabled()
+    console = window.run_console
+    with qtbot.waitSignal(console.waiting_for_input_changed, timeout=3000):
+        panel.resume_action.trigger()
+    assert window.run_console_dock.isVisible()
+    assert "Waiting for approval" in window.windowTitle()
+    card = console.approvals.active_card
+    assert card is not None and card.request.node_id == "signoff"
+    # Nothing was open: the run's workflow is opened (untitled, like a sample) to show where it waits.
+    assert window.document.path is None and not window.document.is_modified()
+    assert window.document.workflow.model_dump() == other.workflow_of(run_id).model_dump()
+    s = states(window.scene)
+    assert (s["triage"], s["route"], s["signoff"]) == ("done", "done", "waiting")
+    with qtbot.waitSignal(console.run_finished, timeout=5000) as finished:
+        qtbot.mouseClick(card.approve_button, Qt.MouseButton.LeftButton)
+    assert finished.args == ["completed"]
+    assert other.get_run(run_id).status == "completed"
+    stored = [(e.node_id, e.type, e.content) for e in other.events(run_id)]
+    assert stored[:len(before)] == before
+    appended = stored[len(before):]
+    assert appended[0][:2] == ("signoff", "input_received")
+    assert json.loads(appended[0][2])["decision"] == "approve"
+    assert [n for n, t, _ in appended if t == "llm_response"] == ["send"]
+    assert "Waiting for approval" not in window.windowTitle()
+    qtbot.waitUntil(lambda: states(window.scene)["send"] == "done", timeout=2000)
+    assert states(window.scene)["revise"] == "not_reached"
+    qtbot.waitUntil(lambda: panel.model.runs and panel.model.runs[0].status == "completed", timeout=3000)
+    other.close()
+
+
+def test_a_stored_run_of_another_workflow_is_not_painted_on_the_open_one(qtbot, window, isolated):
+    other, run_id = paused_by_the_cli(isolated / "data")
+    assert window.open_sample(str(SAMPLES / "hello.flow.json"))
+    choose_provider(window, "echo")
+    window.history.refresh()
+    assert window.history.select_run(run_id)
+    console = window.run_console
+    with qtbot.waitSignal(console.waiting_for_input_changed, timeout=3000):
+        window.history.resume_action.trigger()
+    assert window.document.workflow.name == load_workflow(SAMPLES / "hello.flow.json").name
+    assert set(states(window.scene).values()) == {None}  # hello has a "start" too: not painted
+    assert not followed(window.scene)
+    assert "Waiting for approval" in window.windowTitle()
+    window.show_nodes(["start"])
+    assert window.node_run_details.details is None
+    with qtbot.waitSignal(console.run_finished, timeout=5000):
+        qtbot.mouseClick(console.approvals.active_card.approve_button, Qt.MouseButton.LeftButton)
+    assert set(states(window.scene).values()) == {None}
+    assert other.get_run(run_id).status == "completed"
+    other.close()
+
+
+def test_closing_the_window_cancels_a_live_run(qtbot, window):
+    assert window.open_sample(str(SAMPLES / "review.flow.json"))
+    slow = EchoProvider(delay=30.0)
+    window.run_console.set_resolver_factory(lambda: slow)
+    qtbot.waitUntil(lambda: window.act_run.isEnabled(), timeout=2000)
+    console = window.run_console
+    with qtbot.waitSignal(console.run_started, timeout=2000):
+        window.act_run.trigger()
+    qtbot.waitUntil(lambda: states(window.scene).get("triage") == "running", timeout=3000)
+    run_id = console.run_id
+    assert window.store.get_run(run_id).status == "running"
+    with qtbot.waitSignal(console.run_finished, timeout=3000) as finished:
+        window.close()
+    assert finished.args == ["cancelled"]
+    assert window.store.get_run(run_id).status == "cancelled"
+
+
+def test_a_subagent_run_looks_the_same_live_and_from_the_history(qtbot, window):
+    """research: the lead calls two subagents; the live canvas and the run view agree on
+    every node state and followed link, the subagent links included."""
+    assert window.open_sample(str(SAMPLES / "research.flow.json"))
+    choose_provider(window, "echo")
+    qtbot.waitUntil(lambda: window.act_run.isEnabled(), timeout=2000)
+    with qtbot.waitSignal(window.run_console.run_finished, timeout=5000) as finished:
+        qtbot.keyClick(window.view, Qt.Key.Key_F5)
+    assert finished.args == ["completed"]
+    live_states, live_links = states(window.scene), followed(window.scene)
+    subagent_links = {(k[0], k[1], k[2]) for k in window.scene.edge_items if k[1] == "subagent"}
+    assert subagent_links and subagent_links <= live_links
+    assert set(live_states.values()) == {"done"}
+    assert window.history.open_run(window.run_console.run_id)
+    view_win = window.run_windows[-1]
+    assert states(view_win.scene) == live_states
+    assert followed(view_win.scene) == live_links
+
+
+def test_a_paused_run_survives_closing_the_window_and_is_resumed_after(qtbot, window, app, dialogs):
+    """Close the app while a run waits for approval, start it again, approve from the history."""
+    from editor.main_window import MainWindow
+
+    assert window.open_sample(str(SAMPLES / "review.flow.json"))
+    choose_provider(window, "echo")
+    qtbot.waitUntil(lambda: window.act_run.isEnabled(), timeout=2000)
+    with qtbot.waitSignal(window.run_console.waiting_for_input_changed, timeout=5000):
+        window.act_run.trigger()
+    run_id = window.run_console.run_id
+    window.close()
+    assert window.store.get_run(run_id).status == "paused"  # not cancelled by the close
+    assert window.store.snapshot_of(run_id) is not None
+
+    again = MainWindow()
+    qtbot.addWidget(again)
+    again.show()
+    try:
+        assert again.history.select_run(run_id)
+        with qtbot.waitSignal(again.run_console.waiting_for_input_changed, timeout=3000):
+            again.history.resume_action.trigger()
+        assert states(again.scene)["signoff"] == "waiting"
+        with qtbot.waitSignal(again.run_console.run_finished, timeout=5000) as finished:
+            qtbot.mouseClick(again.run_console.approvals.active_card.approve_button, Qt.MouseButton.LeftButton)
+        assert finished.args == ["completed"]
+        assert again.store.get_run(run_id).status == "completed"
+    finally:
+        again.close()
+        again.store.close()
