@@ -541,18 +541,14 @@ class RunRecorder:
     def _writer(self) -> None:
         items = self._items
         stop = False
-        if self._create is not None:
-            try:
-                self.store.create_run(self.run.run_id, self.run.workflow, **self._create)
-            except StoreError as err:
-                log.error("%s", err)
-                self.error = err
-        while not stop:
-            forced = self._wake.wait(self.interval)
+        created = self._create is None
+        pending: list[RunEvent] = []
+        fields: dict[str, Any] = {}
+        waiters: list[threading.Event] = []  # flush() callers, released once their items are written
+        failures = 0
+        while True:
+            self._wake.wait(self.interval)
             self._wake.clear()
-            pending: list[RunEvent] = []
-            fields: dict[str, Any] = {}
-            waiters: list[threading.Event] = []
             while items:
                 item = items.popleft()
                 if item.__class__ is RunEvent:
@@ -565,14 +561,30 @@ class RunRecorder:
                         fields.update(more)
                     if done is not None:
                         waiters.append(done)
-            if pending or fields:
-                try:
+            try:
+                if not created:
+                    self.store.create_run(self.run.run_id, self.run.workflow, **self._create)  # type: ignore[arg-type]
+                    created = True
+                if pending or fields:
                     self.store.append_events(self.run.run_id, self._seq, pending, fields or None)
                     self._seq += len(pending)
-                except StoreError as err:
+                pending, fields, failures = [], {}, 0
+            except StoreError as err:
+                # A busy database (another process holding the write lock past the timeout)
+                # is retried with the next batch: events wait in memory, none is dropped.
+                # Anything else, or a lock that lasts, is reported and the batch given up.
+                failures += 1
+                if "locked" not in str(err) or failures >= 20 or stop:
                     if self.error is None:
                         log.error("%s", err)
                     self.error = err
-            for w in waiters:
-                w.set()
-            del forced
+                    pending, fields, failures = [], {}, 0
+                    created = True
+            if not pending and not fields:
+                for w in waiters:
+                    w.set()
+                waiters.clear()
+            if stop:
+                for w in waiters:
+                    w.set()
+                return
