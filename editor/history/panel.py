@@ -22,7 +22,7 @@ import json
 import logging
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from PySide6.QtCore import (QEvent, QItemSelection, QItemSelectionModel, QModelIndex, QObject, QPoint, QRect, QSize, Qt,
                             QTimer, QUrl, Signal, Slot)
@@ -869,46 +869,48 @@ class HistoryPanel(QWidget):
         self.show_message(f"Saved {os.path.basename(path)}.")
         return True
 
-    @Slot()
-    def export_jsonl(self, run_id: str | None = None, path: str | None = None) -> str | None:
-        """Save the run's log as JSON Lines (wire form, one event per line); returns the path written."""
+    def _export(self, run_id: str | None, path: str | None, title: str, filename: str, filters: str,
+                make_text: Callable[[RunStore, str], str | None], reading: str) -> str | None:
+        """Ask where (unless ``path``), make the text from the store, write it atomically."""
         store = self._require_store()
         run_id = self._one(run_id)
         if store is None or not run_id:
             return None
-        path = path or self._save_path("Export Run Log as JSON Lines", f"run_{run_id}.jsonl",
-                                       "JSON Lines (*.jsonl);;All files (*)")
+        path = path or self._save_path(title, filename.format(run_id=run_id), filters)
         if not path:
             return None
         try:
-            text = "".join(line + "\n" for line in store.export_jsonl(run_id))
+            text = make_text(store, run_id)
         except StoreError as err:
-            self._fail(err, "Reading the run's log")
+            self._fail(err, reading)
+            return None
+        if text is None:
+            _warn(self, "Export run", "This run is no longer in the run history.")
             return None
         return path if self._write(path, text) else None
 
     @Slot()
+    def export_jsonl(self, run_id: str | None = None, path: str | None = None) -> str | None:
+        """Save the run's log as JSON Lines (wire form, one event per line); returns the path written."""
+        return self._export(run_id, path, "Export Run Log as JSON Lines", "run_{run_id}.jsonl",
+                            "JSON Lines (*.jsonl);;All files (*)",
+                            lambda store, rid: "".join(line + "\n" for line in store.export_jsonl(rid)),
+                            "Reading the run's log")
+
+    @Slot()
     def export_agentflow(self, run_id: str | None = None, path: str | None = None) -> str | None:
         """Save the run as an AgentFlow ``run_<id>.json`` record; returns the path written."""
-        store = self._require_store()
-        run_id = self._one(run_id)
-        if store is None or not run_id:
-            return None
-        path = path or self._save_path("Export as AgentFlow Run Record", f"run_{run_id}.json",
-                                       "AgentFlow run records (*.json);;All files (*)")
-        if not path:
-            return None
-        try:
-            info = store.get_run(run_id)
-            wf_json = store.workflow_json(run_id)
+
+        def record_text(store: RunStore, rid: str) -> str | None:
+            info = store.get_run(rid)
+            wf_json = store.workflow_json(rid)
             if info is None or wf_json is None:
-                _warn(self, "Export run", "This run is no longer in the run history.")
                 return None
-            record = agentflow_record(info, wf_json, store.iter_events(run_id))
-        except StoreError as err:
-            self._fail(err, "Reading the run")
-            return None
-        return path if self._write(path, json.dumps(record, ensure_ascii=False, indent=2) + "\n") else None
+            record = agentflow_record(info, wf_json, store.iter_events(rid))
+            return json.dumps(record, ensure_ascii=False, indent=2) + "\n"
+
+        return self._export(run_id, path, "Export as AgentFlow Run Record", "run_{run_id}.json",
+                            "AgentFlow run records (*.json);;All files (*)", record_text, "Reading the run")
 
     @Slot()
     def import_agentflow(self, path: str | None = None) -> str | None:
