@@ -40,6 +40,11 @@ MAX_RECENT = 10
 FILE_FILTER = "Flowdesk workflows (*.flow.json *.json);;All files (*)"
 
 
+# Bumped whenever the set of docks changes, so a layout saved by an older version (which
+# Qt would apply to the new docks, squashing them) is ignored instead of restored.
+DOCK_LAYOUT_VERSION = 2
+
+
 def settings() -> QSettings:
     # INI everywhere (not the Windows registry) so tests can isolate it with QSettings.setPath.
     return QSettings(QSettings.Format.IniFormat, QSettings.Scope.UserScope, ORG, APP)
@@ -449,14 +454,14 @@ class MainWindow(QMainWindow):
             self.restoreGeometry(geo)
         state = s.value("window/state")
         if isinstance(state, QByteArray) and not state.isEmpty():
-            self.restoreState(state)
+            self.restoreState(state, DOCK_LAYOUT_VERSION)
         self.act_snap.setChecked(s.value("canvas/snap", False, type=bool))
         self.act_minimap.setChecked(s.value("canvas/minimap", True, type=bool))
 
     def _save_settings(self) -> None:
         s = settings()
         s.setValue("window/geometry", self.saveGeometry())
-        s.setValue("window/state", self.saveState())
+        s.setValue("window/state", self.saveState(DOCK_LAYOUT_VERSION))
         s.setValue("canvas/snap", self.act_snap.isChecked())
         s.setValue("canvas/minimap", self.act_minimap.isChecked())
         s.setValue("lastFile", self.document.path or "")
