@@ -34,6 +34,7 @@ from contextlib import asynccontextmanager
 from typing import Any, AsyncIterator, Callable, Iterable, NamedTuple
 
 from .events import SYSTEM_NODE, EventType, RunEvent, RunStatus
+from .events import _encode as _encode_extra
 from .llm.base import AgentInvocation, LLMError, LLMProvider, LLMResult, SubagentSpec
 from .model import DEFAULT_REASONING_EFFORT, DEFAULT_SYSTEM_PROMPT, Node, Workflow, dumps_workflow, parse_workflow
 from .validate import errors_only, validate
@@ -42,6 +43,8 @@ __all__ = ["Run", "RunStateError", "NodeRecord", "normalise_decision", "DEFAULT_
 
 DEFAULT_MAX_VISITS = 25
 SNAPSHOT_FORMAT = "flowdesk.run/1"
+_tuple_new = tuple.__new__
+_now = time.time
 # Event types as plain strings for the hot path (RunEvent stores plain str).
 _STEP_START = EventType.STEP_START.value
 _START_PROMPT = EventType.START_PROMPT.value
@@ -279,7 +282,9 @@ class Run:
             pass
 
     def _emit(self, node_id: str, type: str, content: str = "", extra: dict[str, Any] | None = None) -> RunEvent:
-        ev = RunEvent(node_id, type, content, extra=extra)
+        # RunEvent's fields built inline (as RunEvent.__new__ would): this runs 3 times a step.
+        ev = _tuple_new(RunEvent, (node_id, type if type.__class__ is str else str(type), content, _now(),
+                                   _encode_extra(extra) if extra else None))
         if self.events is not None:
             self.events.append(ev)
         for cb in self._listeners:
