@@ -132,6 +132,21 @@ class RunInfo:
                 "error": self.error, "eventCount": self.event_count}
 
 
+def _retry_while_busy(action: Any, timeout: float, error: type[BaseException] = sqlite3.OperationalError) -> Any:
+    """Run ``action``, retrying while SQLite says the database is locked or busy, up to ``timeout`` s."""
+    deadline = time.monotonic() + timeout
+    delay = 0.01
+    while True:
+        try:
+            return action()
+        except error as err:
+            text = str(err)
+            if ("locked" not in text and "busy" not in text) or time.monotonic() + delay > deadline:
+                raise
+            time.sleep(delay)
+            delay = min(delay * 2, 0.2)
+
+
 def _pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -155,7 +170,7 @@ class RunStore:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as err:
             raise StoreError(f"The run history folder {self.path.parent} cannot be created: {err.strerror or err}") from None
-        self._migrate()
+        _retry_while_busy(self._migrate, self.timeout, StoreError)
 
     # ------------------------------------------------------------------ connection
     def _connect(self) -> sqlite3.Connection:
@@ -163,7 +178,10 @@ class RunStore:
         if conn is None:
             try:
                 conn = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None, check_same_thread=False)
-                conn.execute("PRAGMA journal_mode=WAL")
+                # Switching to WAL takes a lock without waiting on SQLite's busy handler: when
+                # two processes open a new database at once, one is told "locked" at once.
+                # Retry for as long as the busy timeout would have waited.
+                _retry_while_busy(lambda: conn.execute("PRAGMA journal_mode=WAL"), self.timeout)
                 conn.execute("PRAGMA synchronous=NORMAL")
                 # No foreign-key checks: they cost ~20% of every event insert, and delete_run
                 # removes a run's events itself.

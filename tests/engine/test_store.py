@@ -291,3 +291,18 @@ def test_agentflow_record_export_and_import(data_dir: Path) -> None:
     assert store.get_run(new_id).status == "completed"
     with pytest.raises(ValueError):
         store.import_agentflow({"nodes": []})
+
+
+def test_processes_opening_a_new_store_at_once_all_succeed(tmp_path: Path) -> None:
+    # Switching a new database to WAL does not wait on SQLite's busy handler; the store
+    # retries it, so simultaneous first opens (two `flowdesk run` at once) never fail.
+    code = ("import sys\nfrom engine.store import RunStore\nfrom engine import parse_workflow\n"
+            "s = RunStore()\ns.create_run(sys.argv[1], parse_workflow({'nodes': [], 'connections': []}))\n")
+    for round_ in range(3):
+        env = {**os.environ, "FLOWDESK_DATA_DIR": str(tmp_path / f"d{round_}"), "PYTHONPATH": str(ROOT)}
+        procs = [subprocess.Popen([sys.executable, "-c", code, f"r{k}"], env=env, stderr=subprocess.PIPE, text=True)
+                 for k in range(4)]
+        errors = [p.communicate(timeout=60)[1] for p in procs]
+        assert [p.returncode for p in procs] == [0] * 4, errors
+        store = RunStore(tmp_path / f"d{round_}" / "runs.db")
+        assert store.count_runs() == 4
