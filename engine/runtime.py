@@ -31,7 +31,7 @@ import uuid
 from collections import deque
 from collections.abc import Iterator, Mapping
 from contextlib import asynccontextmanager
-from typing import Any, AsyncIterator, Callable, Iterable, NamedTuple
+from typing import Any, AsyncIterator, Callable, NamedTuple
 
 from .events import SYSTEM_NODE, EventType, RunEvent, RunStatus
 from .events import _encode as _encode_extra
@@ -727,7 +727,3 @@ class Run:
         run.error = snapshot.get("error")
         run.started_at = snapshot.get("startedAt")
         return run
-
-
-def run_events_wire(events: Iterable[RunEvent]) -> list[dict[str, Any]]:
-    return [e.to_wire() for e in events]

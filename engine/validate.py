@@ -18,7 +18,7 @@ Rules (DESIGN.md, normative):
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Iterable
 
@@ -376,7 +376,6 @@ def _check_branches(workflow: Workflow, index: GraphIndex, reachable: set[str], 
 def _check_exec_cycles(index: GraphIndex, reachable: set[str], add) -> None:
     """Warn about execution cycles (reachable from start) that no link leaves."""
     out = index.exec_out
-    nodes = index.nodes
     # Peel off the acyclic part first (Kahn): a node no remaining node links to is on no
     # cycle. On the usual acyclic flow this settles everything in one cheap pass.
     indegree = dict.fromkeys(reachable, 0)

@@ -40,7 +40,7 @@ from PySide6.QtCore import QEvent, QModelIndex, QPersistentModelIndex, QPoint, Q
 from PySide6.QtGui import (QAction, QBrush, QColor, QFont, QFontMetrics, QGuiApplication, QKeySequence, QMouseEvent,
                            QPainter, QPen)
 from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QFileDialog, QHBoxLayout, QLabel, QLineEdit, QListView,
-                               QMenu, QPlainTextEdit, QPushButton, QSplitter, QStyle, QStyledItemDelegate,
+                               QMenu, QPlainTextEdit, QSplitter, QStyle, QStyledItemDelegate,
                                QStyleOptionViewItem, QTabWidget, QTextBrowser, QToolButton, QVBoxLayout, QWidget)
 
 from engine import SYSTEM_NODE, EventType, RunEvent, RunStateError, RunStatus, Workflow, dumps_workflow
