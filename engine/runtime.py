@@ -153,6 +153,13 @@ def as_text(value: Any) -> str:
         return str(value)
 
 
+def fill_prompt(user_prompt: str, previous: str) -> str:
+    """An agent's user content: ``{{PREVIOUS_OUTPUT}}`` replaced, or ``previous`` itself when the prompt is empty."""
+    if not user_prompt or user_prompt.isspace():
+        return previous
+    return user_prompt.replace("{{PREVIOUS_OUTPUT}}", previous)
+
+
 def _is_decision(value: Any) -> bool:
     return isinstance(value, dict) and "decision" in value
 
@@ -584,7 +591,7 @@ class Run:
         if _is_decision(value):
             value = self.last_text_output
         prev = value if isinstance(value, str) else as_text(value)
-        content = user_prompt.replace("{{PREVIOUS_OUTPUT}}", prev) if user_prompt and not user_prompt.isspace() else prev
+        content = fill_prompt(user_prompt, prev)
         self._emit(node_id, _START_PROMPT, content)
         inv = AgentInvocation(node_id, name, d.systemPrompt or DEFAULT_SYSTEM_PROMPT, content, d.model,  # type: ignore[attr-defined]
                               d.reasoningEffort or DEFAULT_REASONING_EFFORT,  # type: ignore[attr-defined]
@@ -635,7 +642,7 @@ class Run:
             message = f"subagents nested deeper than {MAX_SUBAGENT_DEPTH} levels"
             log(EventType.SUBAGENT_CALL_ERROR, message)
             raise LLMError(message)
-        content = child.user_prompt.replace("{{PREVIOUS_OUTPUT}}", argument) if child.user_prompt.strip() else argument
+        content = fill_prompt(child.user_prompt, argument)
         inv = AgentInvocation(node_id=child.node_id, name=child.name, system_prompt=child.system_prompt,
                               user_content=content, model=child.model, reasoning_effort=child.reasoning_effort,
                               tools=child.tools, subagents=child.children, provider=child.provider, depth=depth)

@@ -212,8 +212,7 @@ class RunStore:
                 raise StoreError(f"The run history {self.path} was written by a newer Flowdesk (schema {version}); "
                                  "update Flowdesk to open it.")
             while version < SCHEMA_VERSION:
-                conn.execute("BEGIN IMMEDIATE")
-                try:
+                with self._transaction():
                     # user_version is re-read inside the write lock: another process may have migrated.
                     current = conn.execute("PRAGMA user_version").fetchone()[0]
                     if current == version:
@@ -221,10 +220,6 @@ class RunStore:
                             if stmt.strip():
                                 conn.execute(stmt)
                         conn.execute(f"PRAGMA user_version = {version + 1}")
-                    conn.execute("COMMIT")
-                except BaseException:
-                    conn.execute("ROLLBACK")
-                    raise
                 version = conn.execute("PRAGMA user_version").fetchone()[0]
             conn.execute("SELECT count(*) FROM runs").fetchone()
         except sqlite3.Error as err:
@@ -242,14 +237,19 @@ class RunStore:
         conn = self._connect()
         try:
             conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as err:
+            raise self._error(err) from None
+        try:
             yield conn
             conn.execute("COMMIT")
-        except sqlite3.Error as err:
+        except BaseException as exc:  # anything, even an interrupt, leaves no transaction open
             try:
                 conn.execute("ROLLBACK")
             except sqlite3.Error:
                 pass
-            raise self._error(err) from None
+            if isinstance(exc, sqlite3.Error):
+                raise self._error(exc) from None
+            raise
 
     def _exec(self, sql: str, params: Iterable[Any] = ()) -> sqlite3.Cursor:
         try:
