@@ -546,7 +546,9 @@ class MainWindow(QMainWindow):
             self.validation_label.setProperty("state", "")
             self._update_run_action()
             return
-        self.issues = validate(self.document.workflow, web_search_available=self._web_search_available())
+        if not hasattr(self, "_search_backend"):
+            self._search_backend = self._web_search_available()  # read once, not on every edit
+        self.issues = validate(self.document.workflow, web_search_available=self._search_backend)
         self.scene.set_issues(self.issues)
         # What Run will start, so the console's input box shows the Start node's text before a run.
         self.run_console.set_workflow(self.document.workflow, self.document.path)
@@ -674,7 +676,8 @@ class MainWindow(QMainWindow):
         dialog = ProviderSettingsDialog(self)
         if dialog.exec():
             self.statusBar().showMessage("Provider settings saved.", 4000)
-            self.run_validation()  # web search availability may have changed
+            self._search_backend = self._web_search_available()  # it may have changed
+            self.run_validation()
 
     def _on_run_states(self, states: dict) -> None:
         self._run_states = dict(states)
