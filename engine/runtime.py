@@ -160,6 +160,19 @@ def fill_prompt(user_prompt: str, previous: str) -> str:
     return user_prompt.replace("{{PREVIOUS_OUTPUT}}", previous)
 
 
+def _usage_json(usage: dict[str, Any]) -> str:
+    """The ``llm_response`` event's extra fields, ``{"usage": {...}}``, as JSON text.
+
+    Every response of a run carries one; the usual shape (the two int counts providers
+    report) is formatted directly, at a third of the general encoder's cost.
+    """
+    p = usage.get("prompt_tokens")
+    c = usage.get("completion_tokens")
+    if p.__class__ is int and c.__class__ is int and len(usage) == 2:
+        return f'{{"usage": {{"prompt_tokens": {p}, "completion_tokens": {c}}}}}'
+    return _encode_extra({"usage": usage})
+
+
 def _is_decision(value: Any) -> bool:
     return isinstance(value, dict) and "decision" in value
 
@@ -174,12 +187,14 @@ class _Context:
         self.node_id = node_id
         self.depth = depth
         self.call_id = call_id
-        self._buf: list[str] = []
+        self._buf: list[str] | None = None  # made on the first delta: most steps of a run stream nothing
         self._last_flush = 0.0  # the first streamed text is shown at once
 
     def delta(self, text: str) -> None:
         if self.depth or not text:
             return  # subagent streams are not shown; their answers are, in subagent_call_end
+        if self._buf is None:
+            self._buf = []
         self._buf.append(text)
         now = time.monotonic()
         if now - self._last_flush >= self.run.delta_interval:
@@ -288,10 +303,11 @@ class Run:
         except ValueError:
             pass
 
-    def _emit(self, node_id: str, type: str, content: str = "", extra: dict[str, Any] | None = None) -> RunEvent:
+    def _emit(self, node_id: str, type: str, content: str = "", extra: dict[str, Any] | None = None,
+              ts: float | None = None, extra_json: str | None = None) -> RunEvent:
         # RunEvent's fields built inline (as RunEvent.__new__ would): this runs 3 times a step.
-        ev = _tuple_new(RunEvent, (node_id, type if type.__class__ is str else str(type), content, _now(),
-                                   _encode_extra(extra) if extra else None))
+        ev = _tuple_new(RunEvent, (node_id, type if type.__class__ is str else str(type), content, ts or _now(),
+                                   _encode_extra(extra) if extra else extra_json))
         if self.events is not None:
             self.events.append(ev)
         for cb in self._listeners:
@@ -396,8 +412,7 @@ class Run:
         self._deferred.clear()
         self.current_node_id = None
         self._set_status(RunStatus.CANCELLED, reason)
-        for t in list(self._tasks):
-            t.cancel()
+        self._cancel_branches(None)
         if not self._tasks:
             self._end_streams()
 
@@ -427,23 +442,32 @@ class Run:
             await self._idle.wait()
 
     def _spawn(self, node_id: str, value: Any) -> None:
-        task = self._loop.create_task(self._branch(node_id, value))
-        self._tasks.add(task)
-        assert self._idle is not None
-        self._idle.clear()
-        task.add_done_callback(self._task_done)
+        tasks = self._tasks
+        if not tasks:
+            assert self._idle is not None
+            self._idle.clear()
+        # The branch takes itself out of ``_tasks`` when it ends (see ``_branch``): no done
+        # callback, which would cost one more event-loop callback per branch.
+        tasks.add(self._loop.create_task(self._branch(node_id, value)))
 
-    def _task_done(self, task: asyncio.Task) -> None:
-        self._tasks.discard(task)
-        if not task.cancelled():
-            exc = task.exception()
-            if exc is not None:  # a bug, not a model failure: still end the run cleanly
-                self._fail(SYSTEM_NODE, f"Internal error: {exc!r}")
-        if not self._tasks:
+    def _branch_ended(self, task: asyncio.Task | None) -> None:
+        tasks = self._tasks
+        if task not in tasks:
+            return
+        tasks.remove(task)
+        if not tasks:
             assert self._idle is not None
             self._idle.set()
             if self.status.is_final and self._lock is not None and not self._lock.locked():
                 self._end_streams()
+
+    def _cancel_branches(self, keep: asyncio.Task | None) -> None:
+        for t in list(self._tasks):
+            if t is not keep:
+                t.cancel()
+                # A task cancelled before its first step never enters ``_branch``, so its own
+                # ``finally`` cannot take it out of ``_tasks``; this callback does (once either way).
+                t.add_done_callback(self._branch_ended)
 
     def _fail(self, node_id: str, message: str) -> None:
         if self.status.is_final:
@@ -457,9 +481,7 @@ class Run:
             current = asyncio.current_task()
         except RuntimeError:
             current = None
-        for t in list(self._tasks):
-            if t is not current:
-                t.cancel()
+        self._cancel_branches(current)
 
     def _pause_at(self, node_id: str, value: Any) -> None:
         self._pending = (node_id, value)
@@ -472,6 +494,17 @@ class Run:
 
     # ------------------------------------------------------------------ branches
     async def _branch(self, node_id: str | None, value: Any) -> None:
+        """One branch task: walks its path, then takes itself out of the live tasks."""
+        try:
+            await self._walk(node_id, value)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # a bug, not a model failure: still end the run cleanly
+            self._fail(SYSTEM_NODE, f"Internal error: {exc!r}")
+        finally:
+            self._branch_ended(asyncio.current_task())
+
+    async def _walk(self, node_id: str | None, value: Any) -> None:
         nodes, out, visits, limit = self._nodes, self._out, self.visits, self.max_visits
         steps = 0
         while node_id is not None:
@@ -487,31 +520,32 @@ class Run:
                 self._fail(node_id, f"'{node.title}' was reached more than {limit} times in this run; stopping "
                                     "to avoid an endless loop. Raise the visit limit if the loop is intended.")
                 return
-            self._emit(node_id, _STEP_START, node.title)
             kind = node.type
-            if kind == "agent":
+            if kind == "agent":  # emits its own step_start (with the agent's name, read once)
                 output = await self._run_agent(node, value)
                 if output is None:
                     return
                 handle = "output"
-            elif kind == "if":
-                handle = self._run_if(node, value)
-                output = value
-            elif kind == "start":
-                output = self.initial_input if self.initial_input is not None else node.data.initialInput  # type: ignore[attr-defined]
-                self.last_text_output = output
-                handle = "output"
-            elif kind == "approval":
-                if self.status == RunStatus.PAUSED:
-                    self._queue.append((node_id, value))
-                    self._emit(node_id, EventType.APPROVAL_QUEUED,
-                               "Another approval is pending; this one will be asked next.")
-                else:
-                    self._pause_at(node_id, value)
-                return
             else:
-                self._fail(node_id, f"Node '{node_id}' has an unknown type '{kind}'.")
-                return
+                self._emit(node_id, _STEP_START, node.title)
+                if kind == "if":
+                    handle = self._run_if(node, value)
+                    output = value
+                elif kind == "start":
+                    output = self.initial_input if self.initial_input is not None else node.data.initialInput  # type: ignore[attr-defined]
+                    self.last_text_output = output
+                    handle = "output"
+                elif kind == "approval":
+                    if self.status == RunStatus.PAUSED:
+                        self._queue.append((node_id, value))
+                        self._emit(node_id, EventType.APPROVAL_QUEUED,
+                                   "Another approval is pending; this one will be asked next.")
+                    else:
+                        self._pause_at(node_id, value)
+                    return
+                else:
+                    self._fail(node_id, f"Node '{node_id}' has an unknown type '{kind}'.")
+                    return
             if self._ended:
                 return
             self.outputs[node_id] = output
@@ -588,18 +622,23 @@ class Run:
         name = d.agentName or "Agent"  # type: ignore[attr-defined]
         user_prompt = d.userPrompt  # type: ignore[attr-defined]
         node_id = node.id
-        if _is_decision(value):
-            value = self.last_text_output
-        prev = value if isinstance(value, str) else as_text(value)
-        content = fill_prompt(user_prompt, prev)
-        self._emit(node_id, _START_PROMPT, content)
+        emit = self._emit
+        emit(node_id, _STEP_START, name)
+        if value.__class__ is not str:
+            if _is_decision(value):
+                value = self.last_text_output
+            value = value if isinstance(value, str) else as_text(value)
+        content = fill_prompt(user_prompt, value) if user_prompt else value
         inv = AgentInvocation(node_id, name, d.systemPrompt or DEFAULT_SYSTEM_PROMPT, content, d.model,  # type: ignore[attr-defined]
                               d.reasoningEffort or DEFAULT_REASONING_EFFORT,  # type: ignore[attr-defined]
                               {"web_search": t.web_search, "subagents": t.subagents},
                               self._subagents_of(node_id) if t.subagents else [], d.provider)  # type: ignore[attr-defined]
-        started = time.time()
+        # One clock reading for the record and its event (the record first, so a listener
+        # of the event finds it up to date).
+        started = _now()
         records = self._records
         records[node_id] = (content, None, started, None, None, None)
+        emit(node_id, _START_PROMPT, content, None, started)
         ctx = _Context(self, node_id, 0, None)
         try:
             result = await self._resolve(inv).complete(inv, ctx)
@@ -617,8 +656,10 @@ class Run:
             if ctx._buf:
                 ctx.flush()
             text = result.text
-            records[node_id] = (content, text, started, time.time(), result.usage, None)
-            self._emit(node_id, _LLM_RESPONSE, text, {"usage": result.usage} if result.usage else None)
+            usage = result.usage
+            ended = _now()
+            records[node_id] = (content, text, started, ended, usage, None)
+            emit(node_id, _LLM_RESPONSE, text, None, ended, _usage_json(usage) if usage else None)
             self.last_text_output = text
             return text
         ctx.flush()

@@ -52,18 +52,28 @@ async def _noop() -> None:
     return None
 
 
-def _timed(coro_fn, repeat: int) -> float:
-    """Median seconds of ``asyncio.run``-free timing: one loop, several repeats."""
-    async def body() -> list[float]:
+def _paired(baseline_fn, engine_fn, repeat: int) -> tuple[float, float, float]:
+    """Median seconds of the baseline and of the engine, and the median of their per-pair ratios.
+
+    The two are measured in alternation in one event loop (baseline, engine, baseline, ...),
+    so a slow spell of the shared machine weighs on both sides of a ratio alike. The first
+    pair warms caches and is dropped.
+    """
+    async def body() -> list[tuple[float, float]]:
         out = []
         for _ in range(repeat + 1):
-            gc.collect()
-            t0 = time.perf_counter()
-            await coro_fn()
-            out.append(time.perf_counter() - t0)
-        return out[1:]  # first run warms caches
+            pair = []
+            for fn in (baseline_fn, engine_fn):
+                gc.collect()
+                t0 = time.perf_counter()
+                await fn()
+                pair.append(time.perf_counter() - t0)
+            out.append((pair[0], pair[1]))
+        return out[1:]
 
-    return statistics.median(asyncio.run(body()))
+    pairs = asyncio.run(body())
+    return (statistics.median(b for b, _ in pairs), statistics.median(e for _, e in pairs),
+            statistics.median(e / b for b, e in pairs))
 
 
 def bench_chain(n: int, repeat: int, store_factory=None) -> dict[str, Any]:
@@ -85,9 +95,8 @@ def bench_chain(n: int, repeat: int, store_factory=None) -> dict[str, Any]:
             recorder.settled()  # the last batch committed, as at the end of a real run
             recorder.close()
 
-    base = _timed(baseline, repeat)
-    eng = _timed(engine_run, repeat)
-    return {"N": n, "engine µs/node": eng / n * 1e6, "Task/node µs": base / n * 1e6, "ratio": eng / base}
+    base, eng, ratio = _paired(baseline, engine_run, repeat)
+    return {"N": n, "engine µs/node": eng / n * 1e6, "Task/node µs": base / n * 1e6, "ratio": ratio}
 
 
 def bench_chain_with_store(n: int, repeat: int) -> dict[str, Any]:
@@ -117,9 +126,8 @@ def bench_fanout(n: int, repeat: int) -> dict[str, Any]:
         run = Run(wf, provider, on_event=events.append, keep_events=False, check=False)
         await run.start()
 
-    base = _timed(baseline, repeat)
-    eng = _timed(engine_run, repeat)
-    return {"N": n, "engine µs/branch": eng / n * 1e6, "gather µs/coro": base / n * 1e6, "ratio": eng / base}
+    base, eng, ratio = _paired(baseline, engine_run, repeat)
+    return {"N": n, "engine µs/branch": eng / n * 1e6, "gather µs/coro": base / n * 1e6, "ratio": ratio}
 
 
 def bench_pause_cycle(cycles: int) -> dict[str, Any]:
