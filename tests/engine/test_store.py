@@ -306,3 +306,71 @@ def test_processes_opening_a_new_store_at_once_all_succeed(tmp_path: Path) -> No
         assert [p.returncode for p in procs] == [0] * 4, errors
         store = RunStore(tmp_path / f"d{round_}" / "runs.db")
         assert store.count_runs() == 4
+
+
+@pytest.mark.parametrize("count", [0, 1, 4, 5, 26, 523, 1234])
+def test_event_batches_of_any_size_are_stored_whole_and_in_order(data_dir: Path, count: int) -> None:
+    # A batch is cut into INSERTs of a few fixed sizes (500, 100, 20, 5, 1 rows).
+    from engine.events import RunEvent
+
+    store = RunStore()
+    wf = flow([start(), agent("a")], [link("s", "a")])
+    store.create_run("r1", wf)
+    events = [RunEvent(f"n{i}", "step_start", f"c{i}", timestamp=float(i), extra={"i": i} if i % 3 else None)
+              for i in range(count)]
+    store.append_events("r1", 0, events[: count // 2])
+    store.append_events("r1", count // 2, events[count // 2:], {"status": "completed"})
+    assert store.events("r1") == events
+    assert store.get_run("r1").status == "completed"
+
+
+def test_concurrent_recorders_share_one_writer_thread(data_dir: Path) -> None:
+    import threading
+
+    store = RunStore()
+    flows = [flow([start()] + [agent(f"a{i}") for i in range(50)],
+                  [link("s", "a0")] + [link(f"a{i}", f"a{i + 1}") for i in range(49)]) for _ in range(3)]
+
+    async def go() -> list[Run]:
+        before = set(threading.enumerate())
+        runs = [Run(wf, EchoProvider(delay=0.001)) for wf in flows]
+        recs = [RunRecorder(store, run) for run in runs]
+        await asyncio.gather(*(run.start() for run in runs))
+        assert [t.name for t in set(threading.enumerate()) - before] == ["run-store-writer"]
+        for rec in recs:
+            rec.settled()
+            rec.close()
+            assert rec.error is None
+        return runs
+
+    runs = asyncio.run(go())
+    for run in runs:
+        assert [e.to_wire() for e in store.events(run.run_id)] == [e.to_wire() for e in run.events]
+        assert store.get_run(run.run_id).status == "completed"
+
+
+def test_writer_thread_ends_when_idle_and_a_new_recorder_starts_another(data_dir: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    import engine.store as store_mod
+
+    monkeypatch.setattr(store_mod, "_WRITER_IDLE_EXIT", 0.2)
+    store = RunStore()
+    wf = flow([start(), agent("a")], [link("s", "a")])
+
+    async def one_run() -> Run:
+        run = Run(wf, EchoProvider())
+        rec = RunRecorder(store, run)
+        await run.start()
+        rec.settled()
+        rec.close()
+        return run
+
+    first = asyncio.run(one_run())
+    writer = store._writer()
+    deadline = time.monotonic() + 5
+    while writer.alive() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not writer.alive()
+    second = asyncio.run(one_run())
+    assert [store.get_run(r.run_id).status for r in (first, second)] == ["completed", "completed"]
+    assert len(store.events(second.run_id)) == len(second.events)
