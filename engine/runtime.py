@@ -104,7 +104,11 @@ async def _older_objects_frozen() -> AsyncIterator[None]:
 
 
 class _RecordView(Mapping):
-    """A read-only view of a run's records as :class:`NodeRecord` tuples."""
+    """A read-only view of a run's records as :class:`NodeRecord` tuples.
+
+    A raw record holds the usage as the ``llm_response`` event's extra JSON text
+    (``{"usage": {...}}``), decoded here.
+    """
 
     __slots__ = ("_raw",)
 
@@ -112,7 +116,9 @@ class _RecordView(Mapping):
         self._raw = raw
 
     def __getitem__(self, node_id: str) -> NodeRecord:
-        return NodeRecord(*self._raw[node_id])
+        inp, out, started, ended, usage_json, error = self._raw[node_id]
+        usage = json.loads(usage_json)["usage"] if usage_json else None
+        return NodeRecord(inp, out, started, ended, usage, error)
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._raw)
@@ -658,8 +664,11 @@ class Run:
             text = result.text
             usage = result.usage
             ended = _now()
-            records[node_id] = (content, text, started, ended, usage, None)
-            emit(node_id, _LLM_RESPONSE, text, None, ended, _usage_json(usage) if usage else None)
+            # The usage as the event's JSON text, in the record too: a tuple of strings and
+            # numbers only is left alone by the cyclic GC (a dict in it would keep it tracked).
+            extra = _usage_json(usage) if usage else None
+            records[node_id] = (content, text, started, ended, extra, None)
+            emit(node_id, _LLM_RESPONSE, text, None, ended, extra)
             self.last_text_output = text
             return text
         ctx.flush()

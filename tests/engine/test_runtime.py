@@ -33,6 +33,30 @@ async def test_start_agent_sequence_exact() -> None:
     assert run.records["a"].input == "hi" and run.records["a"].output == "a(hi)"
 
 
+@pytest.mark.parametrize("usage", [{"prompt_tokens": 7, "completion_tokens": 3},
+                                   {"completion_tokens": 5},
+                                   {"prompt_tokens": 2, "completion_tokens": 1, "cached_tokens": 1},
+                                   None])
+async def test_usage_reaches_the_response_event_and_the_record(usage) -> None:
+    from engine.llm.base import LLMResult
+
+    class Fixed:
+        name = "fixed"
+
+        async def complete(self, inv, ctx):
+            return LLMResult("ok", usage)
+
+    wf = flow([start(text="hi"), agent("a")], [link("s", "a")])
+    run = Run(wf, Fixed())
+    await run.start()
+    response = next(e for e in run.events if e.type == "llm_response")
+    assert response.extra == ({"usage": usage} if usage else None)
+    record = run.records["a"]
+    assert record.usage == usage and record.output == "ok" and record.error is None
+    assert record.started == run.events[run.events.index(response) - 1].timestamp
+    assert record.ended == response.timestamp and record.duration >= 0
+
+
 async def test_initial_input_overrides_start_and_empty_start_is_empty_string() -> None:
     wf = flow([start(text="from file"), agent("a")], [link("s", "a")])
     run = Run(wf, Recorder(), initial_input="from user")
