@@ -511,8 +511,8 @@ class _Writer:
     One thread (and so one SQLite connection, with its prepared INSERT statements) per
     store rather than per run: a short run does not pay for a new thread, a new
     connection and re-preparing its statements, and concurrent runs of one process do not
-    compete for SQLite's write lock. The thread wakes every ``COMMIT_INTERVAL`` while a
-    recorder is live, or at once when one asks (a pause, an end, a flush), and ends after
+    compete for SQLite's write lock. The thread commits every ``COMMIT_INTERVAL``, or at
+    once when a recorder asks (a pause, an end, a flush), and ends after
     ``_WRITER_IDLE_EXIT`` seconds without recorders (the next recorder starts a new one).
     """
 
@@ -529,22 +529,26 @@ class _Writer:
             if self._thread is None:
                 self._thread = threading.Thread(target=self._loop, name="run-store-writer", daemon=True)
                 self._thread.start()
-        self.wake.set()
 
     def alive(self) -> bool:
         thread = self._thread
         return thread is not None and thread.is_alive()
 
     def _loop(self) -> None:
+        idle_since = time.monotonic()
         try:
             while True:
-                woken = self.wake.wait(COMMIT_INTERVAL if self._recorders else _WRITER_IDLE_EXIT)
+                # A new recorder does not wake the thread: its first batch goes with the next
+                # tick, so a short run is not slowed by a commit while it runs.
+                self.wake.wait(COMMIT_INTERVAL)
                 self.wake.clear()
                 with self._lock:
-                    if not woken and not self._recorders:
+                    recorders = list(self._recorders)
+                    if recorders:
+                        idle_since = time.monotonic()
+                    elif time.monotonic() - idle_since >= _WRITER_IDLE_EXIT:
                         self._thread = None
                         return
-                    recorders = list(self._recorders)
                 for rec in recorders:
                     try:
                         finished = rec._drain()
