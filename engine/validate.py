@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
+from functools import cached_property
 from enum import StrEnum
 from typing import Iterable
 
@@ -91,7 +92,13 @@ def handle_label(node: Node | None, handle: str) -> str:
 
 
 class GraphIndex:
-    """Adjacency of a workflow built once: nodes by id, execution and subagent links."""
+    """Adjacency of a workflow built once: nodes by id, execution and subagent links.
+
+    Built in one pass over the nodes and one over the links; ``validate`` builds one and
+    reuses its normalised link keys instead of reading every pydantic link again.
+    ``exec_in`` and ``exec_links_from`` are built on first use: neither a drag nor
+    validation needs them.
+    """
 
     def __init__(self, workflow: Workflow) -> None:
         with gc_paused():
@@ -107,24 +114,43 @@ class GraphIndex:
             else:
                 self.nodes[n.id] = n
         self.exec_out: dict[str, list[str]] = defaultdict(list)
-        self.exec_in: dict[str, list[str]] = defaultdict(list)
         self.sub_children: dict[str, list[str]] = defaultdict(list)
         self.sub_parents: dict[str, list[str]] = defaultdict(list)
-        self.exec_links_from: dict[str, list[Connection]] = defaultdict(list)
-        self.keys: set[tuple[str, str, str, str]] = set()
-        keys_add = self.keys.add
-        for c in workflow.connections:
-            keys_add((c.source, c.sourceHandle or "output", c.target, c.targetHandle or "input"))
-            if c.sourceHandle == "subagent":
-                self.sub_children[c.source].append(c.target)
-                self.sub_parents[c.target].append(c.source)
+        self._connections = tuple(workflow.connections)  # the links the lazy views below describe
+        # (source, source handle, target, target handle) of every link in file order, defaults filled in.
+        self._links = [(c.source, c.sourceHandle or "output", c.target, c.targetHandle or "input")
+                       for c in self._connections]
+        self.keys: set[tuple[str, str, str, str]] = set(self._links)
+        self._exec_targets: set[str] = set()
+        exec_targets_add = self._exec_targets.add
+        for source, handle, target, _th in self._links:
+            if handle == "subagent":
+                self.sub_children[source].append(target)
+                self.sub_parents[target].append(source)
             else:
-                self.exec_out[c.source].append(c.target)
-                self.exec_in[c.target].append(c.source)
-                self.exec_links_from[c.source].append(c)
+                self.exec_out[source].append(target)
+                exec_targets_add(target)
+
+    @cached_property
+    def exec_in(self) -> dict[str, list[str]]:
+        """Sources of the execution links into each node."""
+        exec_in: dict[str, list[str]] = defaultdict(list)
+        for source, handle, target, _th in self._links:
+            if handle != "subagent":
+                exec_in[target].append(source)
+        return exec_in
+
+    @cached_property
+    def exec_links_from(self) -> dict[str, list[Connection]]:
+        """The execution links leaving each node."""
+        links: dict[str, list[Connection]] = defaultdict(list)
+        for c, (source, handle, _t, _th) in zip(self._connections, self._links):
+            if handle != "subagent":
+                links[source].append(c)
+        return links
 
     def in_execution(self, node_id: str) -> bool:
-        return bool(self.exec_out.get(node_id) or self.exec_in.get(node_id))
+        return bool(self.exec_out.get(node_id)) or node_id in self._exec_targets
 
     def sub_reaches(self, start: str, goal: str) -> bool:
         """Whether ``goal`` is reachable from ``start`` along subagent links."""
