@@ -324,8 +324,10 @@ def _validate(workflow: Workflow, web_search_available: bool | None) -> list[Iss
     steps = agents | choices
     to_check = [i for i, (source, sh, target, th) in enumerate(links)
                 if sh != "output" or th != "input" or source not in outputs or target not in steps]
-    # Execution links out of if and approval nodes, as (handle, target): the branch and loop checks.
+    # Execution links out of if and approval nodes, as (handle, target), for the loop check;
+    # and which of those nodes have a branch (a link from a handle they have).
     choice_links: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    branched: set[str] = set()
     for i in to_check:
         source, sh, target, th = links[i]
         src, tgt = nodes.get(source), nodes.get(target)
@@ -340,9 +342,12 @@ def _validate(workflow: Workflow, web_search_available: bool | None) -> list[Iss
         if sh == "subagent":
             _check_subagent_link(source, target, th, src, tgt, index, i, add)
             continue
+        valid = _valid_source_handle(src, sh)
         if source in choices:
             choice_links[source].append((sh, target))
-        if not _valid_source_handle(src, sh):
+            if valid:
+                branched.add(source)
+        if not valid:
             add(Issue("invalid_source_handle", E, (source,),
                       f"A link leaves {_label(src)} from '{sh}', which that node does not have.", i))
         if tgt.type == "start" or (tgt.type in ("agent", "if", "approval") and th != "input"):
@@ -389,7 +394,15 @@ def _validate(workflow: Workflow, web_search_available: bool | None) -> list[Iss
             reachable = _reachable(index, start.id)
             if len(reachable) == 1:
                 add(Issue("nothing_reachable", E, (start.id,), "Nothing can be reached from Start."))
-        _check_branches(index, reachable, choices, choice_links, add)
+        # In the reachable set's order, which is the order of these issues.
+        for nid in [nid for nid in reachable if nid in choices and nid not in branched]:
+            n = nodes[nid]
+            if n.type == "if":
+                add(Issue("if_no_branch", E, (nid,),
+                          f"{_label(n)} has neither a condition branch nor an Else branch connected."))
+            else:
+                add(Issue("approval_no_branch", E, (nid,),
+                          f"{_label(n)} has neither an Approve nor a Reject branch connected."))
         _check_exec_cycles(index, reachable, choice_links, add)
         unreachable = [nid for nid, n in nodes.items()
                        if nid not in reachable and not index.sub_parents.get(nid) and n.type != "start"]
@@ -417,21 +430,6 @@ def _check_subagent_link(source: str, target: str, th: str, src: Node, tgt: Node
                   f"A subagent link enters {_label(tgt)} at '{th}'; it must end at the input.", i))
     if source == target:
         add(Issue("subagent_self_link", E, (source,), f"{_label(src)} is linked as its own subagent.", i))
-
-
-def _check_branches(index: GraphIndex, reachable: set[str], choices: set[str],
-                    choice_links: dict[str, list[tuple[str, str]]], add) -> None:
-    # In the reachable set's order, which is the order of these issues.
-    for nid in [nid for nid in reachable if nid in choices]:
-        n = index.nodes[nid]
-        handles = {handle for handle, _target in choice_links.get(nid, ())}
-        if n.type == "if":
-            if not any(_valid_source_handle(n, h) for h in handles):
-                add(Issue("if_no_branch", Severity.ERROR, (nid,),
-                          f"{_label(n)} has neither a condition branch nor an Else branch connected."))
-        elif not ("approve" in handles or "reject" in handles):
-            add(Issue("approval_no_branch", Severity.ERROR, (nid,),
-                      f"{_label(n)} has neither an Approve nor a Reject branch connected."))
 
 
 def _check_exec_cycles(index: GraphIndex, reachable: set[str], choice_links: dict[str, list[tuple[str, str]]],
