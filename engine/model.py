@@ -218,7 +218,9 @@ class Node(_Loose):
         if data is None:
             return kind()
         if isinstance(data, dict):
-            return kind.model_validate(data)
+            # The class's validator itself: model_validate's Python wrapper around it cost about
+            # 1 µs a node, a fifth of the whole data validation, on a 10,000-node file.
+            return kind.__pydantic_validator__.validate_python(data)
         if isinstance(data, NodeData) and not isinstance(data, kind):
             # Data of another type's class (a node built in code): re-read it as this type's data.
             return kind.model_validate(data.model_dump())
@@ -361,7 +363,7 @@ def _normalise_legacy(raw: dict[str, Any]) -> tuple[dict[str, Any], list[int], l
     connections = []
     conn_origin: list[int] = []
     for i, conn in enumerate(raw["connections"]):
-        if str(conn.get("source")) in dropped or str(conn.get("target")) in dropped:
+        if dropped and (str(conn.get("source")) in dropped or str(conn.get("target")) in dropped):
             continue
         if conn.get("sourceHandle") == "true" and str(conn.get("source")) in if_ids:
             conn = {**conn, "sourceHandle": "condition-0"}
@@ -424,6 +426,9 @@ def _is_id(value: Any) -> bool:
     return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
 
 
+_DATA_OK = (dict, type(None))  # node data as JSON gives it, null, or left out
+
+
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not allowed in JSON")
 
@@ -476,6 +481,9 @@ def parse_workflow(raw: Any, *, path: str | os.PathLike[str] | None = None) -> W
         raise WorkflowLoadError("must be a list", where="connections", path=path)
     raw = {**raw, "connections": conns}
     for i, node in enumerate(raw["nodes"]):
+        if type(node) is dict and type(node.get("type")) is str and type(node.get("id")) is str \
+                and type(node.get("data")) in _DATA_OK:
+            continue  # the usual node, settled with four lookups; anything else gets the checks below
         if not isinstance(node, dict):
             raise WorkflowLoadError("must be an object", where=f"nodes[{i}]", path=path)
         for key in ("id", "type"):
@@ -489,6 +497,8 @@ def parse_workflow(raw: Any, *, path: str | os.PathLike[str] | None = None) -> W
         if "data" in node and node["data"] is not None and not isinstance(node["data"], dict):
             raise WorkflowLoadError("must be an object", where=f"nodes[{i}].data", path=path)
     for i, conn in enumerate(conns):
+        if type(conn) is dict and type(conn.get("source")) is str and type(conn.get("target")) is str:
+            continue  # the usual link; anything else gets the checks below
         if not isinstance(conn, dict):
             raise WorkflowLoadError("must be an object", where=f"connections[{i}]", path=path)
         for key in ("source", "target"):
@@ -507,13 +517,20 @@ def parse_workflow(raw: Any, *, path: str | os.PathLike[str] | None = None) -> W
 
 
 def loads_workflow(text: str | bytes, *, path: str | os.PathLike[str] | None = None) -> Workflow:
+    # One pause for decoding and building, over only once the decoded JSON is freed (with
+    # _loads_workflow's frame): the collection that follows then walks the workflow's objects
+    # alone, not the JSON's ~45,000 dicts as well (9 of 184 ms on a 10,000-node file).
+    with gc_paused():
+        return _loads_workflow(text, path)
+
+
+def _loads_workflow(text: str | bytes, path: str | os.PathLike[str] | None) -> Workflow:
     if not (text.strip() if isinstance(text, str) else text.strip(b" \t\r\n")):
         raise WorkflowLoadError("the file is empty, not a workflow", path=path)
     try:
         # NaN/Infinity (which Python's json accepts) are refused: saved back they would make a
         # file that AgentFlow and every strict JSON reader reject.
-        with gc_paused():
-            raw = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
+        raw = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
     except UnicodeDecodeError as err:
         raise WorkflowLoadError(f"not a text file ({err.reason})", path=path) from None
     except json.JSONDecodeError as err:

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import cached_property
 from typing import Iterable
 
 from .model import Connection, Node, Workflow, gc_paused, source_handles
@@ -67,13 +68,21 @@ def _label(node: Node | None, node_id: str = "") -> str:
 
 
 def _valid_source_handle(node: Node, handle: str) -> bool:
-    if handle == "output" and node.type in ("start", "agent"):
-        return True  # the common case, answered without building the handle list
-    if node.type == "if" and handle == "true":
-        return bool(getattr(node.data, "conditions", []))
-    if node.type == "agent" and handle == "subagent":
-        return True  # whether tools.subagents is on is a rule of its own with a clearer message
-    return handle in source_handles(node)
+    """Whether ``node`` has the output ``handle`` (answered by type, without building the handle list
+    except for an if node's conditions). An agent's ``subagent`` handle counts even with the tool off:
+    that is a rule of its own with a clearer message."""
+    kind = node.type
+    if kind == "agent":
+        return handle == "output" or handle == "subagent"
+    if kind == "start":
+        return handle == "output"
+    if kind == "approval":
+        return handle == "approve" or handle == "reject"
+    if kind == "if":
+        if handle == "true":  # legacy name of condition-0
+            return bool(getattr(node.data, "conditions", []))
+        return handle == "false" or handle in source_handles(node)
+    return False
 
 
 _HANDLE_NAMES = {"output": "output", "approve": "Approve", "reject": "Reject", "false": "Else", "subagent": "Subagents"}
@@ -91,7 +100,13 @@ def handle_label(node: Node | None, handle: str) -> str:
 
 
 class GraphIndex:
-    """Adjacency of a workflow built once: nodes by id, execution and subagent links."""
+    """Adjacency of a workflow built once: nodes by id, execution and subagent links.
+
+    Built in one pass over the nodes and one over the links; ``validate`` builds one and
+    reuses its normalised link keys instead of reading every pydantic link again.
+    ``exec_in`` and ``exec_links_from`` are built on first use: neither a drag nor
+    validation needs them.
+    """
 
     def __init__(self, workflow: Workflow) -> None:
         with gc_paused():
@@ -107,24 +122,43 @@ class GraphIndex:
             else:
                 self.nodes[n.id] = n
         self.exec_out: dict[str, list[str]] = defaultdict(list)
-        self.exec_in: dict[str, list[str]] = defaultdict(list)
         self.sub_children: dict[str, list[str]] = defaultdict(list)
         self.sub_parents: dict[str, list[str]] = defaultdict(list)
-        self.exec_links_from: dict[str, list[Connection]] = defaultdict(list)
-        self.keys: set[tuple[str, str, str, str]] = set()
-        keys_add = self.keys.add
-        for c in workflow.connections:
-            keys_add((c.source, c.sourceHandle or "output", c.target, c.targetHandle or "input"))
-            if c.sourceHandle == "subagent":
-                self.sub_children[c.source].append(c.target)
-                self.sub_parents[c.target].append(c.source)
+        self._connections = tuple(workflow.connections)  # the links the lazy views below describe
+        # (source, source handle, target, target handle) of every link in file order, defaults filled in.
+        self._links = [(c.source, c.sourceHandle or "output", c.target, c.targetHandle or "input")
+                       for c in self._connections]
+        self.keys: set[tuple[str, str, str, str]] = set(self._links)
+        self._exec_targets: set[str] = set()
+        exec_targets_add = self._exec_targets.add
+        for source, handle, target, _th in self._links:
+            if handle == "subagent":
+                self.sub_children[source].append(target)
+                self.sub_parents[target].append(source)
             else:
-                self.exec_out[c.source].append(c.target)
-                self.exec_in[c.target].append(c.source)
-                self.exec_links_from[c.source].append(c)
+                self.exec_out[source].append(target)
+                exec_targets_add(target)
+
+    @cached_property
+    def exec_in(self) -> dict[str, list[str]]:
+        """Sources of the execution links into each node."""
+        exec_in: dict[str, list[str]] = defaultdict(list)
+        for source, handle, target, _th in self._links:
+            if handle != "subagent":
+                exec_in[target].append(source)
+        return exec_in
+
+    @cached_property
+    def exec_links_from(self) -> dict[str, list[Connection]]:
+        """The execution links leaving each node."""
+        links: dict[str, list[Connection]] = defaultdict(list)
+        for c, (source, handle, _t, _th) in zip(self._connections, self._links):
+            if handle != "subagent":
+                links[source].append(c)
+        return links
 
     def in_execution(self, node_id: str) -> bool:
-        return bool(self.exec_out.get(node_id) or self.exec_in.get(node_id))
+        return bool(self.exec_out.get(node_id)) or node_id in self._exec_targets
 
     def sub_reaches(self, start: str, goal: str) -> bool:
         """Whether ``goal`` is reachable from ``start`` along subagent links."""
@@ -230,44 +264,94 @@ def _validate(workflow: Workflow, web_search_available: bool | None) -> list[Iss
 
     for dup in index.duplicate_ids:
         add(Issue("duplicate_node_id", E, (dup,), f"Two nodes share the id '{dup}'; ids must be unique."))
-    for n in nodes.values():
-        if n.type not in ("start", "agent", "if", "approval"):
-            add(Issue("unknown_node_type", E, (n.id,), f"Node '{n.id}' has an unknown type '{n.type}'."))
 
-    starts = [n for n in nodes.values() if n.type == "start"]
+    # One pass over the nodes: unknown types, start nodes, node ids by role for the link
+    # checks, and the content warnings (held back: they come after every other issue).
+    starts: list[Node] = []
+    agents: set[str] = set()
+    choices: set[str] = set()  # if and approval nodes
+    content: list[Issue] = []
+    for nid, n in nodes.items():
+        kind = n.type
+        if kind == "agent":
+            agents.add(nid)
+            data = n.data
+            if not data.model.strip():  # type: ignore[attr-defined]
+                content.append(Issue("agent_no_model", W, (nid,),
+                                     f"{_label(n)} has no model set; the provider's default is used."))
+            if data.tools.subagents and not index.sub_children.get(nid):  # type: ignore[attr-defined]
+                content.append(Issue("subagents_unused", W, (nid,), f"{_label(n)} has subagents turned on but none linked."))
+            if web_search_available is False and data.tools.web_search:  # type: ignore[attr-defined]
+                content.append(Issue("web_search_unconfigured", W, (nid,),
+                                     f"{_label(n)} uses web search, but no search backend is configured "
+                                     "(set FLOWDESK_SEARXNG_URL or the search URL in settings)."))
+        elif kind == "if":
+            choices.add(nid)
+            for i, cond in enumerate(n.data.conditions):  # type: ignore[attr-defined]
+                if not cond.value.strip():
+                    content.append(Issue("empty_condition_value", W, (nid,),
+                                         f"Condition {i + 1} of {_label(n)} has an empty value; it never matches."))
+        elif kind == "approval":
+            choices.add(nid)
+        elif kind == "start":
+            starts.append(n)
+        else:
+            add(Issue("unknown_node_type", E, (nid,), f"Node '{nid}' has an unknown type '{kind}'."))
+
     if not starts:
         add(Issue("no_start", E, (), "The workflow has no Start node; add one where the run should begin."))
     elif len(starts) > 1:
         add(Issue("multiple_starts", E, tuple(n.id for n in starts),
                   f"The workflow has {len(starts)} Start nodes; keep exactly one."))
 
-    # Connections: endpoints and handles
-    seen_keys: set[tuple[str, str, str, str]] = set()
-    for i, c in enumerate(workflow.connections):
-        src, tgt = nodes.get(c.source), nodes.get(c.target)
+    # Connections: endpoints and handles.
+    links = index._links
+    # Repeated links (a warning, so listed after the errors whichever pass finds it). Only
+    # when some link repeats another is the index's key set smaller than the link list, so
+    # most graphs skip the search.
+    if len(index.keys) < len(links):
+        seen_keys: set[tuple[str, str, str, str]] = set()
+        for i, key in enumerate(links):  # subagent links too: check_connection refuses both
+            source, _sh, target, _th = key
+            if key in seen_keys and source in nodes and target in nodes:
+                add(Issue("duplicate_connection", W, (source, target),
+                          f"{_label(nodes[source])} and {_label(nodes[target])} are linked twice the same way.", i))
+            seen_keys.add(key)
+    # Most links go from a start or agent's output to a step's input, which breaks no rule:
+    # one quick pass picks out the others, and only those go through the rules (in file
+    # order, which is the order of their issues).
+    outputs = agents.union(n.id for n in starts)
+    steps = agents | choices
+    to_check = [i for i, (source, sh, target, th) in enumerate(links)
+                if sh != "output" or th != "input" or source not in outputs or target not in steps]
+    # Execution links out of if and approval nodes, as (handle, target), for the loop check;
+    # and which of those nodes have a branch (a link from a handle they have).
+    choice_links: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    branched: set[str] = set()
+    for i in to_check:
+        source, sh, target, th = links[i]
+        src, tgt = nodes.get(source), nodes.get(target)
         if src is None:
-            add(Issue("missing_source", E, tuple(x for x in (c.target,) if x in nodes),
-                      f"Link {i + 1} starts at a node that does not exist ('{c.source}').", i))
+            add(Issue("missing_source", E, tuple(x for x in (target,) if x in nodes),
+                      f"Link {i + 1} starts at a node that does not exist ('{source}').", i))
         if tgt is None:
-            add(Issue("missing_target", E, tuple(x for x in (c.source,) if x in nodes),
-                      f"Link {i + 1} ends at a node that does not exist ('{c.target}').", i))
+            add(Issue("missing_target", E, tuple(x for x in (source,) if x in nodes),
+                      f"Link {i + 1} ends at a node that does not exist ('{target}').", i))
         if src is None or tgt is None:
             continue
-        sh = c.sourceHandle or "output"
-        th = c.targetHandle or "input"
-        key = (c.source, sh, c.target, th)  # subagent links too: check_connection refuses both
-        if key in seen_keys:
-            add(Issue("duplicate_connection", W, (src.id, tgt.id),
-                      f"{_label(src)} and {_label(tgt)} are linked twice the same way.", i))
-        seen_keys.add(key)
         if sh == "subagent":
-            _check_subagent_link(c.source, c.target, th, src, tgt, index, i, add)
+            _check_subagent_link(source, target, th, src, tgt, index, i, add)
             continue
-        if not _valid_source_handle(src, sh):
-            add(Issue("invalid_source_handle", E, (src.id,),
+        valid = _valid_source_handle(src, sh)
+        if source in choices:
+            choice_links[source].append((sh, target))
+            if valid:
+                branched.add(source)
+        if not valid:
+            add(Issue("invalid_source_handle", E, (source,),
                       f"A link leaves {_label(src)} from '{sh}', which that node does not have.", i))
         if tgt.type == "start" or (tgt.type in ("agent", "if", "approval") and th != "input"):
-            add(Issue("invalid_target_handle", E, (tgt.id,),
+            add(Issue("invalid_target_handle", E, (target,),
                       f"A link enters {_label(tgt)} at '{th}', which that node does not have.", i))
 
     # Subagent structure: in execution, multiple parents, cycles (networkx names the nodes).
@@ -310,31 +394,24 @@ def _validate(workflow: Workflow, web_search_available: bool | None) -> list[Iss
             reachable = _reachable(index, start.id)
             if len(reachable) == 1:
                 add(Issue("nothing_reachable", E, (start.id,), "Nothing can be reached from Start."))
-        _check_branches(workflow, index, reachable, add)
-        _check_exec_cycles(index, reachable, add)
-        unreachable = [n.id for n in nodes.values()
-                       if n.id not in reachable and not index.sub_parents.get(n.id) and n.type != "start"]
+        # In the reachable set's order, which is the order of these issues.
+        for nid in [nid for nid in reachable if nid in choices and nid not in branched]:
+            n = nodes[nid]
+            if n.type == "if":
+                add(Issue("if_no_branch", E, (nid,),
+                          f"{_label(n)} has neither a condition branch nor an Else branch connected."))
+            else:
+                add(Issue("approval_no_branch", E, (nid,),
+                          f"{_label(n)} has neither an Approve nor a Reject branch connected."))
+        _check_exec_cycles(index, reachable, choice_links, add)
+        unreachable = [nid for nid, n in nodes.items()
+                       if nid not in reachable and not index.sub_parents.get(nid) and n.type != "start"]
         if unreachable and len(reachable) > 1:
             add(Issue("unreachable", W, tuple(unreachable),
                       f"{len(unreachable)} node{'s are' if len(unreachable) > 1 else ' is'} not reachable from Start "
                       "and will not run."))
 
-    # Content warnings
-    for n in nodes.values():
-        if n.type == "agent":
-            if not n.data.model.strip():  # type: ignore[attr-defined]
-                add(Issue("agent_no_model", W, (n.id,), f"{_label(n)} has no model set; the provider's default is used."))
-            if n.data.tools.subagents and not index.sub_children.get(n.id):  # type: ignore[attr-defined]
-                add(Issue("subagents_unused", W, (n.id,), f"{_label(n)} has subagents turned on but none linked."))
-            if web_search_available is False and n.data.tools.web_search:  # type: ignore[attr-defined]
-                add(Issue("web_search_unconfigured", W, (n.id,),
-                          f"{_label(n)} uses web search, but no search backend is configured "
-                          "(set FLOWDESK_SEARXNG_URL or the search URL in settings)."))
-        elif n.type == "if":
-            for i, cond in enumerate(n.data.conditions):  # type: ignore[attr-defined]
-                if not cond.value.strip():
-                    add(Issue("empty_condition_value", W, (n.id,),
-                              f"Condition {i + 1} of {_label(n)} has an empty value; it never matches."))
+    issues += content
     issues.sort(key=lambda x: x.severity != Severity.ERROR)
     return issues
 
@@ -355,25 +432,8 @@ def _check_subagent_link(source: str, target: str, th: str, src: Node, tgt: Node
         add(Issue("subagent_self_link", E, (source,), f"{_label(src)} is linked as its own subagent.", i))
 
 
-def _check_branches(workflow: Workflow, index: GraphIndex, reachable: set[str], add) -> None:
-    for nid in reachable:
-        n = index.nodes[nid]
-        if n.type not in ("if", "approval"):
-            continue
-        hs = {c.sourceHandle or "output" for c in index.exec_links_from.get(nid, ()) if c.target in index.nodes}
-        if n.type == "if":
-            ncond = len(n.data.conditions)  # type: ignore[attr-defined]
-            valid = {f"condition-{k}" for k in range(ncond)} | ({"true"} if ncond else set()) | {"false"}
-            if not hs & valid:
-                add(Issue("if_no_branch", Severity.ERROR, (nid,),
-                          f"{_label(n)} has neither a condition branch nor an Else branch connected."))
-        elif n.type == "approval":
-            if not hs & {"approve", "reject"}:
-                add(Issue("approval_no_branch", Severity.ERROR, (nid,),
-                          f"{_label(n)} has neither an Approve nor a Reject branch connected."))
-
-
-def _check_exec_cycles(index: GraphIndex, reachable: set[str], add) -> None:
+def _check_exec_cycles(index: GraphIndex, reachable: set[str], choice_links: dict[str, list[tuple[str, str]]],
+                       add) -> None:
     """Warn about execution cycles (reachable from start) that no link leaves."""
     out = index.exec_out
     # Peel off the acyclic part first (Kahn): a node no remaining node links to is on no
@@ -395,54 +455,53 @@ def _check_exec_cycles(index: GraphIndex, reachable: set[str], add) -> None:
     if not indegree:
         return
     rest = set(indegree)  # nodes on a cycle or downstream of one
-    # Iterative Tarjan on what is left (networkx would need a copy of the subgraph).
-    counter = 0
-    idx: dict[str, int] = {}
+    # Iterative Tarjan on what is left (networkx would need a copy of the subgraph). Which
+    # node a loop's message starts at follows this visiting order, so it is kept as it is.
+    # A node whose component is done gets a number above every other, so a link to it never
+    # lowers a low link: that stands in for an "on the stack" set.
+    finished = len(rest)
+    number: dict[str, int] = {}
     low: dict[str, int] = {}
-    on_stack: set[str] = set()
     stack: list[str] = []
+    counter = 0
     for root in rest:
-        if root in idx:
+        if root in number:
             continue
-        work = [(root, iter(out.get(root, ())))]
-        idx[root] = low[root] = counter
+        number[root] = low[root] = counter
         counter += 1
         stack.append(root)
-        on_stack.add(root)
+        work = [(root, iter(out.get(root, ())))]
         while work:
             node, it = work[-1]
-            advanced = False
             for nxt in it:
-                if nxt not in rest:
-                    continue
-                if nxt not in idx:
-                    idx[nxt] = low[nxt] = counter
-                    counter += 1
-                    stack.append(nxt)
-                    on_stack.add(nxt)
-                    work.append((nxt, iter(out.get(nxt, ()))))
-                    advanced = True
-                    break
-                if nxt in on_stack:
-                    low[node] = min(low[node], idx[nxt])
-            if advanced:
-                continue
-            work.pop()
-            if work:
-                parent = work[-1][0]
-                low[parent] = min(low[parent], low[node])
-            if low[node] == idx[node]:
-                comp = []
-                while True:
-                    w = stack.pop()
-                    on_stack.discard(w)
-                    comp.append(w)
-                    if w == node:
+                seen = number.get(nxt)
+                if seen is None:
+                    if nxt in rest:  # descend
+                        number[nxt] = low[nxt] = counter
+                        counter += 1
+                        stack.append(nxt)
+                        work.append((nxt, iter(out.get(nxt, ()))))
                         break
-                _maybe_warn_cycle(comp, index, add)
+                elif seen < low[node]:
+                    low[node] = seen
+            else:  # every link of node followed
+                work.pop()
+                node_low = low[node]
+                if work and node_low < low[work[-1][0]]:
+                    low[work[-1][0]] = node_low
+                if node_low == number[node]:
+                    comp = []
+                    while True:
+                        w = stack.pop()
+                        number[w] = finished
+                        comp.append(w)
+                        if w == node:
+                            break
+                    _maybe_warn_cycle(comp, index, choice_links, add)
 
 
-def _maybe_warn_cycle(comp: list[str], index: GraphIndex, add) -> None:
+def _maybe_warn_cycle(comp: list[str], index: GraphIndex, choice_links: dict[str, list[tuple[str, str]]],
+                      add) -> None:
     """Warn when a loop can never end by itself.
 
     An agent follows all of its links, so an agent's link out of the loop does not end it
@@ -450,17 +509,17 @@ def _maybe_warn_cycle(comp: list[str], index: GraphIndex, add) -> None:
     approval in it with some branch (handle) that does not lead back into the loop, either
     because it leads elsewhere or because nothing is linked to it (the branch just ends).
     """
-    members = set(comp)
     if len(comp) == 1 and comp[0] not in index.exec_out.get(comp[0], ()):
         return  # not a cycle
+    members = set(comp)
     for nid in comp:
         node = index.nodes[nid]
         if node.type not in ("if", "approval"):
             continue
         loops_back: set[str] = set()
-        for c in index.exec_links_from.get(nid, ()):
-            if c.target in members:
-                loops_back.add("condition-0" if c.sourceHandle == "true" else (c.sourceHandle or "output"))
+        for handle, target in choice_links.get(nid, ()):
+            if target in members:
+                loops_back.add("condition-0" if handle == "true" else handle)
         if any(h not in loops_back for h in source_handles(node)):
             return
     names = " → ".join(index.nodes[n].title for n in comp[:6]) + (" …" if len(comp) > 6 else "")

@@ -10,11 +10,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import networkx as nx
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine import (ConnectionCheck, GraphIndex, Issue, Workflow, WorkflowLoadError, check_connection,
                     dumps_workflow, loads_workflow, parse_workflow, validate)
+from engine.model import source_handles
 
 FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -139,6 +141,62 @@ def test_validate_and_check_connection_never_raise(raw: dict[str, Any]) -> None:
                 answer = check_connection(index, source, handle, target, "input")
                 assert isinstance(answer, ConnectionCheck)
                 assert answer.ok or answer.reason
+
+
+def loops_without_exit(wf: Workflow) -> set[frozenset[str]]:
+    """The rule for execution_cycle_no_exit, straight from networkx: among the nodes reachable
+    from the one start, every cycle (strongly connected component) in which no if or approval
+    has a branch that leaves it."""
+    nodes: dict[str, Any] = {}
+    for n in wf.nodes:
+        nodes.setdefault(n.id, n)
+    starts = [n.id for n in nodes.values() if n.type == "start"]
+    if len(starts) != 1:
+        return set()
+    links = [(c.source, c.sourceHandle or "output", c.target) for c in wf.connections
+             if c.sourceHandle != "subagent" and c.source in nodes and c.target in nodes]
+    g = nx.DiGraph()
+    g.add_nodes_from(nodes)
+    g.add_edges_from((s, t) for s, _h, t in links)
+    reached = g.subgraph(nx.descendants(g, starts[0]) | {starts[0]})
+
+    def leaves(nid: str, comp: set[str]) -> bool:
+        back = {"condition-0" if h == "true" else h for s, h, t in links if s == nid and t in comp}
+        return any(h not in back for h in source_handles(nodes[nid]))
+
+    found = set()
+    for comp in nx.strongly_connected_components(reached):
+        if len(comp) == 1 and not reached.has_edge(next(iter(comp)), next(iter(comp))):
+            continue
+        if not any(nodes[nid].type in ("if", "approval") and leaves(nid, comp) for nid in comp):
+            found.add(frozenset(comp))
+    return found
+
+
+@st.composite
+def looping_workflows(draw: st.DrawFn) -> Workflow:
+    """A start and a row of up to 12 steps, mostly linked one to the next, plus links between near
+    neighbours either way: several loops, with and without exits, one leading into another."""
+    kinds = draw(st.lists(st.sampled_from(["agent", "agent", "agent", "if", "approval"]), min_size=1, max_size=12))
+    ids = ["s"] + [f"n{k}" for k in range(len(kinds))]
+    nodes: list[dict[str, Any]] = [{"id": "s", "type": "start"}]
+    for node_id, kind in zip(ids[1:], kinds):
+        data = {"conditions": [{"value": "x"}] * draw(st.integers(0, 2))} if kind == "if" else {}
+        nodes.append({"id": node_id, "type": kind, "data": data})
+    handles = st.sampled_from(["output", "condition-0", "condition-1", "true", "false", "approve", "reject", "subagent"])
+    row = [(k, draw(handles), 1) for k in range(len(kinds)) if draw(st.integers(0, 9))]
+    extra = draw(st.lists(st.tuples(st.integers(0, len(kinds)), handles, st.integers(-3, 3)), max_size=10))
+    links = [{"source": ids[k], "sourceHandle": h, "target": ids[k + step] if 0 <= k + step < len(ids) else "ghost"}
+             for k, h, step in [*row, *extra]]
+    return parse_workflow({"nodes": nodes, "connections": links})
+
+
+@FUZZ
+@given(looping_workflows())
+def test_loop_warnings_match_networkx(wf: Workflow) -> None:
+    warned = [frozenset(i.node_ids) for i in validate(wf) if i.code == "execution_cycle_no_exit"]
+    assert len(warned) == len(set(warned))
+    assert set(warned) == loops_without_exit(wf)
 
 
 @FUZZ

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import copy
 import errno
+import gc
 import json
 import os
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
@@ -419,6 +421,29 @@ def test_load_error_is_a_value_error_with_location_fields() -> None:
     err = load_error('{"nodes": [{"id": "a"}], "connections": []}')
     assert isinstance(err, ValueError)
     assert err.where == "nodes[0].type" and err.reason == "missing"
+
+
+@pytest.mark.parametrize("text", ['{"nodes": [{"id": "s", "type": "start"}], "connections": []}', "not json",
+                                  '{"nodes": [{"id": "s"}], "connections": []}', '{"nodes": [{"id": "s", "x": "a"}]}'])
+def test_loading_leaves_the_garbage_collector_on(text: str) -> None:
+    """Loading pauses the cyclic collector, and resumes it whether the text loads or not."""
+    assert gc.isenabled()
+    try:
+        loads_workflow(text)
+    except WorkflowLoadError:
+        pass
+    assert gc.isenabled()
+
+
+def test_nodes_and_links_of_dict_subclasses_are_read_like_dicts() -> None:
+    """Values that are not plain JSON dicts (built in code) take the full structural checks."""
+    wf = parse_workflow({"nodes": [OrderedDict(id="s", type="start"), OrderedDict(id=2, type="agent", data=None)],
+                         "connections": [OrderedDict(source="s", target=2)]})
+    assert [(n.id, type(n.data)) for n in wf.nodes] == [("s", StartData), ("2", AgentData)]
+    assert wf.connections[0].key() == ("s", "output", "2", "input")
+    with pytest.raises(WorkflowLoadError) as info:
+        parse_workflow({"nodes": [OrderedDict(id="s")], "connections": []})
+    assert info.value.where == "nodes[0].type"
 
 
 def test_error_location_counts_dropped_end_nodes() -> None:

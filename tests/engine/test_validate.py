@@ -171,6 +171,20 @@ def test_link_into_start_is_invalid_target() -> None:
     assert (issue.severity, issue.node_ids) == (ERROR, ("s",))
 
 
+def test_output_to_input_link_from_a_node_of_unknown_type_is_checked() -> None:
+    """Output-to-input links skip the rules only when they join a start or agent to a step."""
+    wf = flow([start(), agent("a"), {"id": "w", "type": "webhook"}], [link("s", "a"), link("w", "a"), link("a", "w")])
+    issues = validate(wf)
+    assert codes(errors_only(issues)) == ["unknown_node_type", "invalid_source_handle"]
+    assert only(issues, "invalid_source_handle").connection_index == 1
+
+
+def test_repeated_link_to_a_missing_node_is_reported_as_missing_not_as_repeated() -> None:
+    issues = validate(flow([start(), agent("a")], [link("s", "a"), link("a", "ghost"), link("a", "ghost")]))
+    assert codes(issues) == ["missing_target", "missing_target"]
+    assert [i.connection_index for i in issues] == [1, 2]
+
+
 # ---------------------------------------------------------------------------------------
 # Subagent links
 
@@ -399,6 +413,15 @@ def test_unreachable_cycle_is_not_warned() -> None:
     assert "execution_cycle_no_exit" not in codes(validate(wf))
 
 
+def test_loops_linked_one_to_another_are_warned_one_by_one() -> None:
+    """Three loops, the last linking into the second after it is done: each is its own component."""
+    wf = flow([start(), agent("a"), agent("b"), agent("c"), agent("d"), agent("e"), agent("f")],
+              [link("s", "a"), link("a", "b"), link("b", "a"), link("b", "c"), link("c", "d"), link("d", "c"),
+               link("b", "e"), link("e", "f"), link("f", "e"), link("e", "c")])
+    loops = [i.node_ids for i in validate(wf) if i.code == "execution_cycle_no_exit"]
+    assert sorted(loops) == [("a", "b"), ("c", "d"), ("e", "f")]
+
+
 # ---------------------------------------------------------------------------------------
 # Content warnings
 
@@ -546,3 +569,14 @@ def test_duplicate_link_warns(twice: dict[str, Any]) -> None:
     assert (issue.severity, issue.node_ids, issue.connection_index) == (WARNING, (twice["source"], twice["target"]), 2)
     assert errors_only(validate(wf)) == []
     assert_clean(flow([start(), agent("a", subagents=True), agent("b")], base))
+
+
+def test_graph_index_views_built_on_first_use() -> None:
+    wf = flow([start(), agent("a", subagents=True), agent("b"), agent("c")],
+              [link("s", "a"), link("a", "b"), sub("a", "c"), link("s", "b")])
+    index = GraphIndex(wf)
+    assert index.exec_out == {"s": ["a", "b"], "a": ["b"]}
+    assert index.exec_in == {"a": ["s"], "b": ["a", "s"]}
+    assert index.exec_links_from == {"s": [wf.connections[0], wf.connections[3]], "a": [wf.connections[1]]}
+    assert (index.sub_children, index.sub_parents) == ({"a": ["c"]}, {"c": ["a"]})
+    assert [index.in_execution(n) for n in ("s", "a", "b", "c")] == [True, True, True, False]
