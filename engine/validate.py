@@ -394,8 +394,8 @@ def _validate(workflow: Workflow, web_search_available: bool | None) -> list[Iss
             reachable = _reachable(index, start.id)
             if len(reachable) == 1:
                 add(Issue("nothing_reachable", E, (start.id,), "Nothing can be reached from Start."))
-        # In the reachable set's order, which is the order of these issues.
-        for nid in [nid for nid in reachable if nid in choices and nid not in branched]:
+        # In file order (not the reachable set's, which changes with the hash seed per process).
+        for nid in [nid for nid in nodes if nid in choices and nid not in branched and nid in reachable]:
             n = nodes[nid]
             if n.type == "if":
                 add(Issue("if_no_branch", E, (nid,),
@@ -455,8 +455,9 @@ def _check_exec_cycles(index: GraphIndex, reachable: set[str], choice_links: dic
     if not indegree:
         return
     rest = set(indegree)  # nodes on a cycle or downstream of one
-    # Iterative Tarjan on what is left (networkx would need a copy of the subgraph). Which
-    # node a loop's message starts at follows this visiting order, so it is kept as it is.
+    # Iterative Tarjan on what is left (networkx would need a copy of the subgraph), with
+    # roots in file order: which node a loop's message starts at follows the visiting
+    # order, so it must not depend on set order (the hash seed of the process).
     # A node whose component is done gets a number above every other, so a link to it never
     # lowers a low link: that stands in for an "on the stack" set.
     finished = len(rest)
@@ -464,7 +465,7 @@ def _check_exec_cycles(index: GraphIndex, reachable: set[str], choice_links: dic
     low: dict[str, int] = {}
     stack: list[str] = []
     counter = 0
-    for root in rest:
+    for root in [nid for nid in index.nodes if nid in rest]:
         if root in number:
             continue
         number[root] = low[root] = counter

@@ -580,3 +580,36 @@ def test_graph_index_views_built_on_first_use() -> None:
     assert index.exec_links_from == {"s": [wf.connections[0], wf.connections[3]], "a": [wf.connections[1]]}
     assert (index.sub_children, index.sub_parents) == ({"a": ["c"]}, {"c": ["a"]})
     assert [index.in_execution(n) for n in ("s", "a", "b", "c")] == [True, True, True, False]
+
+
+def test_issue_order_does_not_depend_on_the_hash_seed() -> None:
+    # Unbranched ifs/approvals and loops with no way out used to follow set order, which
+    # changes between processes (PYTHONHASHSEED): the Problems list reordered per launch.
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = (
+        "import json\n"
+        "from engine import parse_workflow, validate\n"
+        "nodes=[{'id':'s','type':'start'}]\n"
+        "links=[]\n"
+        "for i in range(12):\n"
+        "    nodes.append({'id':f'c{i}','type':'if' if i%2 else 'approval','data':{'conditions':[]}})\n"
+        "    links.append({'source':'s','target':f'c{i}'})\n"
+        "for i in range(6):\n"
+        "    a,b=f'l{i}a',f'l{i}b'\n"
+        "    nodes += [{'id':a,'type':'agent'},{'id':b,'type':'agent'}]\n"
+        "    links += [{'source':'s','target':a},{'source':a,'target':b},{'source':b,'target':a}]\n"
+        "print(json.dumps([i.to_json() for i in validate(parse_workflow({'nodes':nodes,'connections':links}))]))\n"
+    )
+    root = Path(__file__).resolve().parents[2]
+    outs = set()
+    for seed in ("0", "1", "2", "3"):
+        proc = subprocess.run([sys.executable, "-c", script], cwd=root, capture_output=True, text=True, check=True,
+                              env={**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(root)})
+        outs.add(proc.stdout)
+    assert len(outs) == 1
+    codes = [i["code"] for i in __import__("json").loads(outs.pop())]
+    assert codes.count("execution_cycle_no_exit") == 6 and len([c for c in codes if c.endswith("_no_branch")]) == 12
