@@ -270,15 +270,21 @@ class RunStore:
             raise self._error(err) from None
 
     # ------------------------------------------------------------------ runs
-    def create_run(self, run_id: str, workflow: Workflow, *, workflow_path: str | None = None,
-                   initial_input: str | None = None, status: str = "running", started_at: float | None = None,
-                   workflow_json: str | None = None, owner: bool = True) -> None:
-        self._exec(
-            "INSERT INTO runs (id, workflow_name, workflow_path, workflow_json, initial_input, status, started_at,"
-            " owner_pid, owner_host) VALUES (?,?,?,?,?,?,?,?,?)",
-            (run_id, workflow.display_name(), workflow_path, workflow_json or dumps_workflow(workflow, indent=None),
-             initial_input, status, started_at or time.time(), os.getpid() if owner else None,
-             socket.gethostname() if owner else None))
+    _INSERT_RUN = ("INSERT INTO runs (id, workflow_name, workflow_path, workflow_json, initial_input, status,"
+                   " started_at, owner_pid, owner_host) VALUES (?,?,?,?,?,?,?,?,?)")
+
+    @staticmethod
+    def run_row(run_id: str, workflow: Workflow, *, workflow_path: str | None = None,
+                initial_input: str | None = None, status: str = "running", started_at: float | None = None,
+                workflow_json: str | None = None, owner: bool = True) -> tuple:
+        """The values of a new run's row (the workflow's JSON made here, outside any transaction)."""
+        return (run_id, workflow.display_name(), workflow_path, workflow_json or dumps_workflow(workflow, indent=None),
+                initial_input, status, started_at or time.time(), os.getpid() if owner else None,
+                socket.gethostname() if owner else None)
+
+    def create_run(self, run_id: str, workflow: Workflow, **fields: Any) -> None:
+        """Add a run (its fields as :meth:`run_row` takes them)."""
+        self._exec(self._INSERT_RUN, self.run_row(run_id, workflow, **fields))
 
     def update_run(self, run_id: str, **fields: Any) -> None:
         allowed = {"status", "ended_at", "current_node", "waiting", "snapshot", "error", "owner_pid", "owner_host"}
@@ -394,12 +400,16 @@ class RunStore:
             conn.execute("DELETE FROM runs WHERE id = ?", (run_id,))
 
     # ------------------------------------------------------------------ events
-    def append_events(self, run_id: str, first_seq: int, events: list[RunEvent], run_fields: dict[str, Any] | None = None) -> None:
-        """Write a batch of events (and optionally run fields) in one transaction."""
+    def append_events(self, run_id: str, first_seq: int, events: list[RunEvent], run_fields: dict[str, Any] | None = None,
+                      *, new_run: tuple | None = None) -> None:
+        """Write a batch of events (and optionally run fields) in one transaction, after the
+        run's row when ``new_run`` (a :meth:`run_row`) is given."""
         values: list[Any] = []
         for i, e in enumerate(events):
             values += (run_id, first_seq + i, e.timestamp, e.node_id, e.type, e.content, e.extra_json)
         with self._transaction() as conn:
+            if new_run is not None:
+                conn.execute(self._INSERT_RUN, new_run)
             # Multi-row INSERTs: one SQLite step (and one release of the GIL) per chunk
             # instead of per row; measured ~30% faster than executemany.
             pos, end = 0, len(values)
@@ -503,6 +513,7 @@ def run_from_agentflow_record(record: Any) -> tuple[Workflow, dict[str, Any], li
 # ---------------------------------------------------------------------- recorder
 _STOP = object()
 _WRITER_IDLE_EXIT = 30.0  # seconds a writer thread with no live recorder waits before it ends
+_CHECKPOINT_EVENTS = 120_000
 
 
 class _Writer:
@@ -522,6 +533,8 @@ class _Writer:
         self._lock = threading.Lock()
         self._recorders: list[RunRecorder] = []
         self._thread: threading.Thread | None = None
+        self.unchecked = 0  # events written since the last checkpoint (writer thread only)
+        self._wrote = False  # whether this round wrote anything
 
     def attach(self, recorder: "RunRecorder") -> None:
         with self._lock:
@@ -534,13 +547,26 @@ class _Writer:
         thread = self._thread
         return thread is not None and thread.is_alive()
 
+    def _checkpoint(self) -> None:
+        try:
+            self.store._connect().execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+        except (sqlite3.Error, StoreError) as err:  # a reader in the way: the next one will do
+            log.debug("checkpoint skipped: %s", err)
+        self.unchecked = 0
+
     def _loop(self) -> None:
         idle_since = time.monotonic()
         try:
+            # This connection copies the WAL into the database itself, between batches (see
+            # below), rather than inside a commit that a flush() may be waiting for.
+            try:
+                self.store._connect().execute("PRAGMA wal_autocheckpoint=0")
+            except (sqlite3.Error, StoreError):
+                pass
             while True:
                 # A new recorder does not wake the thread: its first batch goes with the next
                 # tick, so a short run is not slowed by a commit while it runs.
-                self.wake.wait(COMMIT_INTERVAL)
+                asked = self.wake.wait(COMMIT_INTERVAL)
                 self.wake.clear()
                 with self._lock:
                     recorders = list(self._recorders)
@@ -559,6 +585,12 @@ class _Writer:
                     if finished:
                         with self._lock:
                             self._recorders.remove(rec)
+                # Checkpoint on a quiet tick (nobody asked for a commit, nothing new was written),
+                # so no flush() or close() waits for it; or once the WAL has grown by about
+                # 16 MB (120,000 events) during a long busy run.
+                if self.unchecked and ((not asked and not self._wrote) or self.unchecked >= _CHECKPOINT_EVENTS):
+                    self._checkpoint()
+                self._wrote = False
         finally:
             self.store.close()  # this thread's own connection
 
@@ -581,6 +613,7 @@ class RunRecorder:
         # Items: RunEvent, or (fields: dict | None, done: threading.Event | None), or _STOP.
         self._items: deque[Any] = deque()
         self._create: dict[str, Any] | None = None
+        self._create_row: tuple | None = None
         if new:
             initial = run.initial_input
             if initial is None:  # the start node's own input is the run's input
@@ -675,12 +708,16 @@ class RunRecorder:
                 if done is not None:
                     waiters.append(done)
         try:
-            if self._create is not None:
-                self.store.create_run(self.run.run_id, self.run.workflow, **self._create)
-                self._create = None
-            if pending or fields:
-                self.store.append_events(self.run.run_id, self._seq, pending, fields or None)
+            new_run = None
+            if self._create is not None:  # the run's row goes in the same transaction as its first events
+                new_run = self._create_row or RunStore.run_row(self.run.run_id, self.run.workflow, **self._create)
+                self._create_row = new_run  # kept for a retry when the database is busy
+            if pending or fields or new_run:
+                self.store.append_events(self.run.run_id, self._seq, pending, fields or None, new_run=new_run)
                 self._seq += len(pending)
+                self._writer.unchecked += len(pending) + 1
+                self._writer._wrote = True
+                self._create = self._create_row = None
             pending.clear()
             fields.clear()
             self._failures = 0
@@ -696,7 +733,7 @@ class RunRecorder:
                 pending.clear()
                 fields.clear()
                 self._failures = 0
-                self._create = None
+                self._create = self._create_row = None
         if stop or (not pending and not fields):
             for w in waiters:
                 w.set()
