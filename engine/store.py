@@ -19,6 +19,7 @@ Concepts and invariants
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
@@ -41,7 +42,7 @@ __all__ = ["RunStore", "RunRecorder", "RunInfo", "StoreError", "data_dir", "SCHE
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 # Events per INSERT statement, largest first (7 parameters each; SQLite allows 32,766). A
 # batch is cut into these sizes so that only these few statements are ever prepared (once
 # per connection): preparing a many-row INSERT costs more than running it.
@@ -104,6 +105,13 @@ MIGRATIONS: list[str] = [
     ALTER TABLE runs ADD COLUMN owner_pid INTEGER;
     ALTER TABLE runs ADD COLUMN owner_host TEXT;
     CREATE INDEX runs_workflow_status ON runs(workflow_name, status);
+    """,
+    # 2 -> 3: a workflow's JSON stored once however many runs it had (runs of older versions
+    # keep theirs in runs.workflow_json; new runs leave it '' and name a workflows row)
+    """
+    CREATE TABLE workflows (hash TEXT PRIMARY KEY, json TEXT NOT NULL);
+    ALTER TABLE runs ADD COLUMN workflow_hash TEXT;
+    CREATE INDEX runs_workflow_hash ON runs(workflow_hash);
     """,
 ]
 assert len(MIGRATIONS) == SCHEMA_VERSION
@@ -270,21 +278,31 @@ class RunStore:
             raise self._error(err) from None
 
     # ------------------------------------------------------------------ runs
-    _INSERT_RUN = ("INSERT INTO runs (id, workflow_name, workflow_path, workflow_json, initial_input, status,"
-                   " started_at, owner_pid, owner_host) VALUES (?,?,?,?,?,?,?,?,?)")
-
     @staticmethod
     def run_row(run_id: str, workflow: Workflow, *, workflow_path: str | None = None,
                 initial_input: str | None = None, status: str = "running", started_at: float | None = None,
-                workflow_json: str | None = None, owner: bool = True) -> tuple:
-        """The values of a new run's row (the workflow's JSON made here, outside any transaction)."""
-        return (run_id, workflow.display_name(), workflow_path, workflow_json or dumps_workflow(workflow, indent=None),
-                initial_input, status, started_at or time.time(), os.getpid() if owner else None,
-                socket.gethostname() if owner else None)
+                workflow_json: str | None = None, owner: bool = True) -> tuple[tuple, tuple[str, str]]:
+        """A new run's row and its workflow's (hash, JSON), made here, outside any transaction."""
+        text = workflow_json or dumps_workflow(workflow, indent=None)
+        digest = hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
+        return ((run_id, workflow.display_name(), workflow_path, digest, initial_input, status,
+                 started_at or time.time(), os.getpid() if owner else None, socket.gethostname() if owner else None),
+                (digest, text))
+
+    @staticmethod
+    def _insert_run(conn: sqlite3.Connection, new_run: tuple[tuple, tuple[str, str]]) -> None:
+        row, workflow = new_run
+        # A workflow that ran before is not stored again: rerunning a big graph adds rows,
+        # not megabytes.
+        conn.execute("INSERT OR IGNORE INTO workflows (hash, json) VALUES (?, ?)", workflow)
+        conn.execute("INSERT INTO runs (id, workflow_name, workflow_path, workflow_json, workflow_hash, initial_input,"
+                     " status, started_at, owner_pid, owner_host) VALUES (?,?,?,'',?,?,?,?,?,?)", row)
 
     def create_run(self, run_id: str, workflow: Workflow, **fields: Any) -> None:
         """Add a run (its fields as :meth:`run_row` takes them)."""
-        self._exec(self._INSERT_RUN, self.run_row(run_id, workflow, **fields))
+        new_run = self.run_row(run_id, workflow, **fields)
+        with self._transaction() as conn:
+            self._insert_run(conn, new_run)
 
     def update_run(self, run_id: str, **fields: Any) -> None:
         allowed = {"status", "ended_at", "current_node", "waiting", "snapshot", "error", "owner_pid", "owner_host"}
@@ -381,7 +399,8 @@ class RunStore:
         return [r[0] for r in self._exec("SELECT DISTINCT workflow_name FROM runs ORDER BY workflow_name").fetchall()]
 
     def workflow_json(self, run_id: str) -> str | None:
-        row = self._exec("SELECT workflow_json FROM runs WHERE id = ?", (run_id,)).fetchone()
+        row = self._exec("SELECT coalesce(w.json, r.workflow_json) FROM runs r "
+                         "LEFT JOIN workflows w ON w.hash = r.workflow_hash WHERE r.id = ?", (run_id,)).fetchone()
         return row[0] if row else None
 
     def workflow_of(self, run_id: str) -> Workflow:
@@ -396,12 +415,16 @@ class RunStore:
 
     def delete_run(self, run_id: str) -> None:
         with self._transaction() as conn:
+            row = conn.execute("SELECT workflow_hash FROM runs WHERE id = ?", (run_id,)).fetchone()
             conn.execute("DELETE FROM events WHERE run_id = ?", (run_id,))
             conn.execute("DELETE FROM runs WHERE id = ?", (run_id,))
+            if row and row[0]:  # the workflow goes with its last run
+                conn.execute("DELETE FROM workflows WHERE hash = ? AND NOT EXISTS "
+                             "(SELECT 1 FROM runs WHERE workflow_hash = ?)", (row[0], row[0]))
 
     # ------------------------------------------------------------------ events
     def append_events(self, run_id: str, first_seq: int, events: list[RunEvent], run_fields: dict[str, Any] | None = None,
-                      *, new_run: tuple | None = None) -> None:
+                      *, new_run: tuple[tuple, tuple[str, str]] | None = None) -> None:
         """Write a batch of events (and optionally run fields) in one transaction, after the
         run's row when ``new_run`` (a :meth:`run_row`) is given."""
         values: list[Any] = []
@@ -409,7 +432,7 @@ class RunStore:
             values += (run_id, first_seq + i, e.timestamp, e.node_id, e.type, e.content, e.extra_json)
         with self._transaction() as conn:
             if new_run is not None:
-                conn.execute(self._INSERT_RUN, new_run)
+                self._insert_run(conn, new_run)
             # Multi-row INSERTs: one SQLite step (and one release of the GIL) per chunk
             # instead of per row; measured ~30% faster than executemany.
             pos, end = 0, len(values)
@@ -613,7 +636,7 @@ class RunRecorder:
         # Items: RunEvent, or (fields: dict | None, done: threading.Event | None), or _STOP.
         self._items: deque[Any] = deque()
         self._create: dict[str, Any] | None = None
-        self._create_row: tuple | None = None
+        self._create_row: tuple[tuple, tuple[str, str]] | None = None
         if new:
             initial = run.initial_input
             if initial is None:  # the start node's own input is the run's input

@@ -374,3 +374,40 @@ def test_writer_thread_ends_when_idle_and_a_new_recorder_starts_another(data_dir
     second = asyncio.run(one_run())
     assert [store.get_run(r.run_id).status for r in (first, second)] == ["completed", "completed"]
     assert len(store.events(second.run_id)) == len(second.events)
+
+
+def test_a_workflow_that_ran_many_times_is_stored_once_and_goes_with_its_last_run(data_dir: Path) -> None:
+    store = RunStore()
+    wf_a = flow([start(), agent("a")], [link("s", "a")])
+    wf_b = flow([start(), agent("b")], [link("s", "b")])
+    for rid, wf in (("r1", wf_a), ("r2", wf_a), ("r3", wf_b)):
+        store.create_run(rid, wf, status="completed")
+    conn = sqlite3.connect(store.path)
+    count = lambda: conn.execute("SELECT count(*) FROM workflows").fetchone()[0]  # noqa: E731
+    assert count() == 2
+    assert store.workflow_of("r1") == store.workflow_of("r2") == wf_a and store.workflow_of("r3") == wf_b
+    store.delete_run("r1")
+    assert count() == 2 and store.workflow_of("r2") == wf_a
+    store.delete_run("r2")
+    assert count() == 1 and store.workflow_json("r2") is None
+    store.delete_run("r3")
+    assert count() == 0
+
+
+def test_runs_recorded_before_workflows_were_shared_keep_their_workflow(data_dir: Path) -> None:
+    data_dir.mkdir(parents=True)
+    db = data_dir / "runs.db"
+    conn = sqlite3.connect(db)
+    conn.executescript(MIGRATIONS[0] + MIGRATIONS[1])
+    conn.execute("PRAGMA user_version = 2")
+    legacy = json.dumps({"nodes": [{"id": "s", "type": "start", "data": {"initialInput": "old"}}], "connections": []})
+    conn.execute("INSERT INTO runs (id, workflow_name, workflow_json, status, started_at) VALUES "
+                 "('v2run', 'Old', ?, 'completed', 1700000000)", (legacy,))
+    conn.commit()
+    conn.close()
+    store = RunStore()
+    assert store.workflow_of("v2run").nodes[0].data.initialInput == "old"
+    store.create_run("v3run", flow([start()], []), status="completed")
+    assert {r.id for r in store.list_runs()} == {"v2run", "v3run"}
+    store.delete_run("v2run")
+    assert store.workflow_json("v2run") is None and store.workflow_of("v3run").nodes[0].id == "s"
