@@ -52,6 +52,12 @@ async def _noop() -> None:
     return None
 
 
+def _pairs(n: int, repeat: int) -> int:
+    """How many pairs to time: ``repeat``, or more for small graphs, whose runs take a
+    millisecond or less and so are at the mercy of the machine's hiccups."""
+    return max(repeat, 3_000 // n)
+
+
 def _paired(baseline_fn, engine_fn, repeat: int) -> tuple[float, float, float]:
     """Median seconds of the baseline and of the engine, and the median of their per-pair ratios.
 
@@ -95,7 +101,7 @@ def bench_chain(n: int, repeat: int, store_factory=None) -> dict[str, Any]:
             recorder.settled()  # the last batch committed, as at the end of a real run
             recorder.close()
 
-    base, eng, ratio = _paired(baseline, engine_run, repeat)
+    base, eng, ratio = _paired(baseline, engine_run, _pairs(n, repeat))
     return {"N": n, "engine µs/node": eng / n * 1e6, "Task/node µs": base / n * 1e6, "ratio": ratio}
 
 
@@ -126,7 +132,7 @@ def bench_fanout(n: int, repeat: int) -> dict[str, Any]:
         run = Run(wf, provider, on_event=events.append, keep_events=False, check=False)
         await run.start()
 
-    base, eng, ratio = _paired(baseline, engine_run, repeat)
+    base, eng, ratio = _paired(baseline, engine_run, _pairs(n, repeat))
     return {"N": n, "engine µs/branch": eng / n * 1e6, "gather µs/coro": base / n * 1e6, "ratio": ratio}
 
 
