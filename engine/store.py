@@ -580,8 +580,8 @@ class _Writer:
     def _loop(self) -> None:
         idle_since = time.monotonic()
         try:
-            # This connection copies the WAL into the database itself, between batches (see
-            # below), rather than inside a commit that a flush() may be waiting for.
+            # This connection copies the WAL into the database itself, on quiet ticks (see
+            # below), rather than inside the commit of a batch.
             try:
                 self.store._connect().execute("PRAGMA wal_autocheckpoint=0")
             except (sqlite3.Error, StoreError):
@@ -599,12 +599,8 @@ class _Writer:
                         self._thread = None
                         return
                 for rec in recorders:
-                    try:
-                        finished = rec._drain()
-                    except Exception as exc:  # a bug in one recording must not stop the others'
-                        log.exception("run %s: recording stopped", rec.run.run_id)
-                        rec._give_up(StoreError(f"Recording this run failed: {exc!r}"))
-                        finished = True
+                    with rec._drain_lock:
+                        finished = rec._drain_safely() or rec._closed.is_set()
                     if finished:
                         with self._lock:
                             self._recorders.remove(rec)
@@ -625,8 +621,9 @@ class RunRecorder:
     and claiming it). The event listener only appends to a deque (thread-safe, no lock,
     no disk); the store's writer thread commits what has gathered every
     ``COMMIT_INTERVAL`` seconds, or at once on a pause or an end, in one transaction.
-    ``settled()`` stores a paused run's snapshot; ``flush()`` and ``close()`` block until
-    everything is committed.
+    ``settled()`` stores a paused run's snapshot; ``flush()`` and ``close()`` commit what
+    is left on the calling thread (which would only wait otherwise), so the end of a run
+    costs no round trip to the writer thread and back.
     """
 
     def __init__(self, store: RunStore, run: Any, *, workflow_path: str | None = None, new: bool = True) -> None:
@@ -655,6 +652,7 @@ class RunRecorder:
         self._waiters: list[threading.Event] = []  # flush() callers, released once their items are written
         self._failures = 0
         self._closed = threading.Event()
+        self._drain_lock = threading.Lock()  # held by whichever thread drains this recorder
         self._writer = store._writer()
         self._wake = self._writer.wake
         self._writer.attach(self)
@@ -675,8 +673,10 @@ class RunRecorder:
                 fields["ended_at"] = ev.timestamp
                 fields["snapshot"] = None
         self._items.append((fields, None))
-        if ev.content != RunStatus.RUNNING:
-            self._wake.set()  # commit a pause or an end at once (a start goes with the next batch)
+        # Commit a pause or an end at once, and the start of a new run (its row, so that
+        # the history lists the run while it runs); a resume goes with the next batch.
+        if ev.content != RunStatus.RUNNING or self._create is not None:
+            self._wake.set()
 
     def settled(self) -> None:
         """Call when start()/resume() returned: stores the snapshot of a paused run and commits."""
@@ -694,17 +694,41 @@ class RunRecorder:
     def flush(self, timeout: float = 10.0) -> None:
         if self._closed.is_set():
             return
+        # Commit on the calling thread, which would only wait otherwise: no round trip to
+        # the writer thread and back. The lock keeps the writer off this recorder meanwhile.
+        if self._drain_lock.acquire(timeout=timeout):
+            try:
+                self._drain_safely()
+            finally:
+                self._drain_lock.release()
+            if not self._pending and not self._fields:
+                return
         done = threading.Event()
         self._items.append((None, done))
         self._wake.set()
         done.wait(timeout)
 
     def close(self, timeout: float = 10.0) -> None:
-        if not self._closed.is_set() and self._writer.alive():
-            self._items.append(_STOP)
+        self.run.remove_listener(self._on_event)
+        if self._closed.is_set():
+            return
+        self._items.append(_STOP)
+        if self._drain_lock.acquire(timeout=timeout):  # written here, as in flush()
+            try:
+                self._drain_safely()
+            finally:
+                self._drain_lock.release()
+        if not self._closed.is_set() and self._writer.alive():  # still busy (a locked database): the writer retries
             self._wake.set()
             self._closed.wait(timeout)
-        self.run.remove_listener(self._on_event)
+
+    def _drain_safely(self) -> bool:
+        try:
+            return self._drain()
+        except Exception as exc:  # a bug in one recording must not stop the others', nor the run
+            log.exception("run %s: recording stopped", self.run.run_id)
+            self._give_up(StoreError(f"Recording this run failed: {exc!r}"))
+            return True
 
     def _give_up(self, err: StoreError) -> None:
         self.error = self.error or err

@@ -411,3 +411,28 @@ def test_runs_recorded_before_workflows_were_shared_keep_their_workflow(data_dir
     assert {r.id for r in store.list_runs()} == {"v2run", "v3run"}
     store.delete_run("v2run")
     assert store.workflow_json("v2run") is None and store.workflow_of("v3run").nodes[0].id == "s"
+
+
+def test_a_new_run_is_listed_while_it_runs_and_its_events_follow_within_a_tick(data_dir: Path) -> None:
+    store = RunStore()
+    wf = flow([start(), agent("a"), agent("b")], [link("s", "a"), link("a", "b")])
+
+    async def go() -> None:
+        run = Run(wf, EchoProvider(delay=0.6))
+        rec = RunRecorder(store, run)
+        task = asyncio.create_task(run.start())
+        t0 = time.monotonic()
+        while store.get_run(run.run_id) is None:
+            assert time.monotonic() - t0 < 1.0, "the run's row was not written at its start"
+            await asyncio.sleep(0.01)
+        assert store.get_run(run.run_id).status == "running"
+        t0 = time.monotonic()
+        while store.get_run(run.run_id).event_count < 4:  # running, start's step, a's step and prompt
+            assert time.monotonic() - t0 < 1.0, "events were not committed within a tick"
+            await asyncio.sleep(0.01)
+        await task
+        rec.settled()
+        rec.close()
+        assert [e.to_wire() for e in store.events(run.run_id)] == [e.to_wire() for e in run.events]
+
+    asyncio.run(go())
