@@ -102,6 +102,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as d:
         env["FLOWDESK_DATA_DIR"] = str(Path(d) / "data")
         env["FLOWDESK_CONFIG_DIR"] = str(Path(d) / "config")
+        # The window's own settings (geometry, dock layout, recent files) too: a benchmark
+        # must not leave its offscreen window's layout and temporary files in the user's.
+        env["XDG_CONFIG_HOME"] = str(Path(d) / "xdg-config")
         base = statistics.median(_wall([sys.executable, "-c", "pass"], env) for _ in range(n))
         cli = statistics.median(_wall([sys.executable, "-m", "editor.launcher", "validate", str(SAMPLE)], env)
                                 for _ in range(n))
