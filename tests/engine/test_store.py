@@ -36,6 +36,19 @@ SLOW_CLI = (
 )
 
 
+def recorded_run(store: RunStore, wf) -> Run:
+    """Run ``wf`` on the echo provider with a recorder, to its end or first pause, committed."""
+    async def go() -> Run:
+        run = Run(wf, EchoProvider())
+        rec = RunRecorder(store, run)
+        await run.start()
+        rec.settled()
+        rec.close()
+        return run
+
+    return asyncio.run(go())
+
+
 @pytest.fixture()
 def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     d = tmp_path / "data"
@@ -273,15 +286,7 @@ def test_agentflow_record_export_and_import(data_dir: Path) -> None:
     store = RunStore()
     wf = flow([start(text="in"), agent("a")], [link("s", "a")])
 
-    async def go() -> str:
-        run = Run(wf, EchoProvider())
-        rec = RunRecorder(store, run)
-        await run.start()
-        rec.settled()
-        rec.close()
-        return run.run_id
-
-    run_id = asyncio.run(go())
+    run_id = recorded_run(store, wf).run_id
     info = store.get_run(run_id)
     record = agentflow_record(info, store.workflow_json(run_id), store.events(run_id))
     text = json.dumps(record)
@@ -356,22 +361,13 @@ def test_writer_thread_ends_when_idle_and_a_new_recorder_starts_another(data_dir
     monkeypatch.setattr(store_mod, "_WRITER_IDLE_EXIT", 0.2)
     store = RunStore()
     wf = flow([start(), agent("a")], [link("s", "a")])
-
-    async def one_run() -> Run:
-        run = Run(wf, EchoProvider())
-        rec = RunRecorder(store, run)
-        await run.start()
-        rec.settled()
-        rec.close()
-        return run
-
-    first = asyncio.run(one_run())
+    first = recorded_run(store, wf)
     writer = store._writer()
     deadline = time.monotonic() + 5
     while writer.alive() and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not writer.alive()
-    second = asyncio.run(one_run())
+    second = recorded_run(store, wf)
     assert [store.get_run(r.run_id).status for r in (first, second)] == ["completed", "completed"]
     assert len(store.events(second.run_id)) == len(second.events)
 
