@@ -177,7 +177,7 @@ def main() -> None:
     cycle = bench_pause_cycle(200 if args.quick else 1000)
     if args.json:
         import json
-        print(json.dumps({"chain": chain, "chain_growth_10k_vs_100": growth, "chain_with_store": stored,
+        print(json.dumps({"chain": chain, f"chain_growth_{sizes[-1]}_vs_{sizes[0]}": growth, "chain_with_store": stored,
                           "fanout": fan, "pause_cycle": cycle},
                          indent=2))
         return
