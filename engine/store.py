@@ -5,9 +5,12 @@ Concepts and invariants
   overrides it). Schema versioned with ``PRAGMA user_version``; :data:`MIGRATIONS`
   bring any older file up to :data:`SCHEMA_VERSION` on open.
 * A :class:`RunRecorder` attaches to a :class:`engine.Run` as an event listener. The
-  listener only appends to an in-memory list; a writer thread commits batches at least
-  every 100 ms and at every pause or end, so the run never waits on the disk and a crash
-  loses at most the last batch. Event sequence numbers are per run and gapless.
+  listener only appends to an in-memory list; the store's one writer thread commits
+  batches at least every 100 ms and at every pause or end, so the run never waits on the
+  disk and a crash loses at most the last batch. Event sequence numbers are per run and
+  gapless.
+* A workflow's JSON is stored once (``workflows``, by a hash of the JSON), however many
+  runs it had; it is deleted with its last run.
 * A run row knows the process that owns it (pid and host). On start-up
   :meth:`RunStore.recover` marks ``running`` runs whose process is gone ``interrupted``;
   their events stay.
