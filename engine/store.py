@@ -590,8 +590,8 @@ class _Writer:
             except (sqlite3.Error, StoreError):
                 pass
             while True:
-                # A new recorder does not wake the thread: its first batch goes with the next
-                # tick, so a short run is not slowed by a commit while it runs.
+                # Woken by a recorder (a run's start, a pause, an end, a flush the caller could
+                # not do itself), or every COMMIT_INTERVAL.
                 asked = self.wake.wait(COMMIT_INTERVAL)
                 self.wake.clear()
                 with self._lock:
@@ -649,7 +649,7 @@ class RunRecorder:
             self._seq = 0
         else:
             self._seq = store.next_seq(run.run_id)
-        # The writer thread's state of this recorder (touched by that thread only).
+        # The drain state of this recorder (touched only under _drain_lock).
         self._pending: list[RunEvent] = []
         self._fields: dict[str, Any] = {}
         self._waiters: list[threading.Event] = []  # flush() callers, released once their items are written
@@ -741,7 +741,7 @@ class RunRecorder:
         self._closed.set()
 
     def _drain(self) -> bool:
-        """Commit what has gathered (on the writer thread); True once the recorder is closed."""
+        """Commit what has gathered (under ``_drain_lock``); True once the recorder is closed."""
         items = self._items
         stop = False
         pending, fields, waiters = self._pending, self._fields, self._waiters
