@@ -5,7 +5,8 @@ Invariants
   bounds the gap between two chunks of a stream, so a stalled server cannot hang a run.
 * Retries happen only before a response body is consumed: on HTTP 429 and 5xx, at most
   ``RetryPolicy.max_retries`` times, with exponential backoff and jitter, or the server's
-  ``Retry-After`` when it gives one. Nothing else is retried.
+  ``Retry-After`` when it gives one. A connection that cannot be opened (nothing was
+  sent yet) is tried again twice by httpx's transport. Nothing else is retried.
 * A response stream is always closed when its ``async with`` block exits, also on
   cancellation, so cancelling a run closes the HTTP connection at once.
 * Every failure surfaces as :class:`LLMError` with a message for people (the URL for
@@ -32,6 +33,8 @@ import httpx
 from .base import AgentInvocation, LLMError, LLMResult, ProviderConfigError, ProviderContext
 from .config import HttpSettings, is_local_url, redact
 from .tools import Tool, ToolCall, WebSearch, build_tools, run_tool_calls
+
+CONNECT_RETRIES = 2
 
 __all__ = ["RetryPolicy", "make_timeout", "post_stream", "iter_sse", "HttpChatProvider", "Turn", "parse_retry_after"]
 
@@ -270,7 +273,10 @@ class HttpChatProvider(ABC):
     def _client(self) -> httpx.AsyncClient:
         # Proxy settings from the environment apply to remote servers only: a proxy must not
         # swallow requests meant for a server on this machine.
-        return httpx.AsyncClient(timeout=make_timeout(self.http), transport=self._transport,
+        # A refused or failed connection is tried again twice (httpcore waits 0.5 s, then
+        # 1 s): a local server that is still starting is not reported down at once.
+        transport = self._transport or httpx.AsyncHTTPTransport(retries=CONNECT_RETRIES)
+        return httpx.AsyncClient(timeout=make_timeout(self.http), transport=transport,
                                  follow_redirects=True, trust_env=not is_local_url(self.base_url))
 
     async def complete(self, invocation: AgentInvocation, ctx: ProviderContext) -> LLMResult:

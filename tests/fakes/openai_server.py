@@ -79,7 +79,7 @@ class Recorded:
 
 
 class FakeLLMServer:
-    def __init__(self) -> None:
+    def __init__(self, port: int = 0) -> None:
         self.requests: list[Recorded] = []
         self.handler: Callable[[Recorded], Reply] | None = None
         self._queue: deque[Reply] = deque()
@@ -87,12 +87,12 @@ class FakeLLMServer:
         self._loop = asyncio.new_event_loop()
         self._server: asyncio.base_events.Server | None = None
         self._thread = threading.Thread(target=self._loop.run_forever, name="fake-llm-server", daemon=True)
-        self.port = 0
+        self.port = port  # 0: a free one, chosen when the server starts
 
     # ------------------------------------------------------------------ control
     def start(self) -> "FakeLLMServer":
         self._thread.start()
-        fut = asyncio.run_coroutine_threadsafe(asyncio.start_server(self._handle, "127.0.0.1", 0), self._loop)
+        fut = asyncio.run_coroutine_threadsafe(asyncio.start_server(self._handle, "127.0.0.1", self.port), self._loop)
         self._server = fut.result(5)
         self.port = self._server.sockets[0].getsockname()[1]
         return self

@@ -34,6 +34,27 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+async def test_a_server_that_starts_a_moment_late_is_connected_to(fast):
+    # A local server still starting up: the refused connection is tried again (by httpx's
+    # transport, 0.5 s later), and the run completes.
+    import threading
+
+    from tests.fakes.openai_server import FakeLLMServer
+
+    port = _free_port()
+    late = FakeLLMServer(port=port)
+    late.push(openai_text("ready now"))
+    timer = threading.Timer(0.2, late.start)
+    timer.start()
+    try:
+        run = make_run(flow(agent("a", "A")), None, fast, base_url=f"http://127.0.0.1:{port}/v1")
+        assert await run.start() == RunStatus.COMPLETED
+        assert run.outputs["a"] == "ready now" and len(late.requests) == 1
+    finally:
+        timer.join()
+        late.stop()
+
+
 async def test_connection_refused_names_the_url(fast):
     url = f"http://127.0.0.1:{_free_port()}/v1"
     message = await _fail(make_run(flow(agent("a", "A")), None, fast, base_url=url))
