@@ -215,6 +215,16 @@ def malformed(url: str, what: str) -> LLMError:
     return LLMError(f"Malformed response from {url}: {what}.")
 
 
+def token_usage(prompt: Any, completion: Any) -> dict[str, int] | None:
+    """A server's token counts as ``{prompt_tokens, completion_tokens}`` (the shape every
+    provider reports); a count it did not give, or that is not a number, is left out."""
+    out = {}
+    for key, value in (("prompt_tokens", prompt), ("completion_tokens", completion)):
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            out[key] = int(value)
+    return out or None
+
+
 def new_call_id() -> str:
     return f"call_{uuid.uuid4().hex[:12]}"
 

@@ -18,7 +18,8 @@ from typing import Any
 
 import httpx
 
-from ._http import HttpChatProvider, Turn, is_event_stream, iter_sse, malformed, new_call_id, post_stream
+from ._http import (HttpChatProvider, Turn, is_event_stream, iter_sse, malformed, new_call_id, post_stream,
+                    token_usage)
 from .base import AgentInvocation, LLMError, ProviderContext
 from .config import redact
 from .tools import Tool, ToolCall
@@ -26,15 +27,6 @@ from .tools import Tool, ToolCall
 __all__ = ["AnthropicProvider", "ANTHROPIC_VERSION"]
 
 ANTHROPIC_VERSION = "2023-06-01"
-
-
-def _usage(input_tokens: int | None, output_tokens: int | None) -> dict[str, int] | None:
-    out = {}
-    if input_tokens is not None:
-        out["prompt_tokens"] = int(input_tokens)
-    if output_tokens is not None:
-        out["completion_tokens"] = int(output_tokens)
-    return out or None
 
 
 class AnthropicProvider(HttpChatProvider):
@@ -88,7 +80,7 @@ class AnthropicProvider(HttpChatProvider):
         except (ValueError, KeyError, TypeError):
             raise malformed(self.url, "expected a message with a 'content' list") from None
         u = data.get("usage") or {}
-        return self._turn_from_blocks(blocks, _usage(u.get("input_tokens"), u.get("output_tokens")),
+        return self._turn_from_blocks(blocks, token_usage(u.get("input_tokens"), u.get("output_tokens")),
                                       data.get("model"))
 
     async def _read_stream(self, resp: httpx.Response, ctx: ProviderContext) -> Turn:
@@ -144,7 +136,7 @@ class AnthropicProvider(HttpChatProvider):
             except ValueError:
                 raise malformed(self.url, "a tool call's input is not JSON") from None
         ordered = [blocks[i] for i in sorted(blocks)]
-        return self._turn_from_blocks(ordered, _usage(input_tokens, output_tokens), model)
+        return self._turn_from_blocks(ordered, token_usage(input_tokens, output_tokens), model)
 
     def _append_round(self, messages: list[dict[str, Any]], turn: Turn, results: list[str]) -> None:
         content = [b for b in (turn.raw or []) if b.get("type") in ("text", "tool_use") and

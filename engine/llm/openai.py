@@ -19,7 +19,8 @@ from typing import Any
 
 import httpx
 
-from ._http import HttpChatProvider, Turn, is_event_stream, iter_sse, malformed, new_call_id, post_stream
+from ._http import (HttpChatProvider, Turn, is_event_stream, iter_sse, malformed, new_call_id, post_stream,
+                    token_usage)
 from .base import AgentInvocation, LLMError, ProviderContext
 from .config import redact
 from .tools import Tool, ToolCall
@@ -28,10 +29,7 @@ __all__ = ["OpenAIProvider"]
 
 
 def _usage(raw: Any) -> dict[str, int] | None:
-    if not isinstance(raw, dict):
-        return None
-    out = {k: int(raw[k]) for k in ("prompt_tokens", "completion_tokens") if isinstance(raw.get(k), (int, float))}
-    return out or None
+    return token_usage(raw.get("prompt_tokens"), raw.get("completion_tokens")) if isinstance(raw, dict) else None
 
 
 class OpenAIProvider(HttpChatProvider):

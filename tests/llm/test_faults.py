@@ -258,3 +258,11 @@ async def test_cancel_during_a_retry_wait_is_prompt(server):
     run.cancel()
     assert await asyncio.wait_for(task, 2) == RunStatus.CANCELLED
     assert time.monotonic() - started < 1 and len(server.requests) == 1
+
+
+def test_token_counts_keep_the_numbers_a_server_gave_and_drop_the_rest():
+    from engine.llm._http import token_usage
+
+    assert token_usage(12, 3.0) == {"prompt_tokens": 12, "completion_tokens": 3}
+    assert token_usage(None, 5) == {"completion_tokens": 5}
+    assert token_usage("many", True) is None and token_usage(None, None) is None
