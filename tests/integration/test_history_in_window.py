@@ -5,18 +5,15 @@ stored by another process is resumed from the panel; closing the window cancels 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 
 from PySide6.QtCore import QPointF, Qt
 from PySide6.QtWidgets import QApplication
 
 from engine import EchoProvider, load_workflow
-from engine.store import RunStore
+from tests.fakes.cli_runs import paused_by_the_cli
 
 from ..editor.conftest import mouse_drag
-from .conftest import ROOT, SAMPLES, choose_provider, click_node, followed, states
+from .conftest import SAMPLES, choose_provider, click_node, followed, states
 
 
 def run_review_to_the_end(qtbot, window) -> str:
@@ -104,15 +101,6 @@ def test_a_finished_run_is_listed_and_opens_read_only(qtbot, window):
 
     view_win.close()
     qtbot.waitUntil(lambda: not window.run_windows, timeout=2000)
-
-
-def paused_by_the_cli(data) -> tuple[RunStore, str]:
-    res = subprocess.run([sys.executable, "-m", "engine.cli", "run", str(SAMPLES / "review.flow.json"),
-                          "--provider", "echo", "--jsonl"], cwd=ROOT, capture_output=True, text=True, timeout=60,
-                         env={**os.environ, "FLOWDESK_DATA_DIR": str(data), "PYTHONPATH": str(ROOT)})
-    assert res.returncode == 3, res.stderr  # paused
-    other = RunStore(data / "runs.db")
-    return other, other.list_runs()[0].id
 
 
 def test_a_paused_run_from_another_process_is_resumed_from_the_panel(qtbot, window, isolated):

@@ -4,30 +4,17 @@ log and approval card are shown, a click resumes it, and the store records the r
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 from PySide6.QtCore import Qt
 
-from engine.store import RunStore
+from tests.fakes.cli_runs import paused_by_the_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def paused_by_the_cli(tmp_path: Path) -> tuple[RunStore, str]:
-    data = tmp_path / "data"
-    res = subprocess.run([sys.executable, "-m", "engine.cli", "run", str(ROOT / "samples" / "review.flow.json"),
-                          "--provider", "echo", "--jsonl"], cwd=ROOT, capture_output=True, text=True, timeout=60,
-                         env={**os.environ, "FLOWDESK_DATA_DIR": str(data), "PYTHONPATH": str(ROOT)})
-    assert res.returncode == 3, res.stderr  # paused
-    store = RunStore(data / "runs.db")
-    return store, store.list_runs()[0].id
-
-
 def test_take_up_a_paused_run_and_approve_it(qtbot, console, tmp_path):
-    store, run_id = paused_by_the_cli(tmp_path)
+    store, run_id = paused_by_the_cli(tmp_path / "data")
     before = [(e.node_id, e.type, e.content) for e in store.events(run_id)]
     console.set_store(store)
     with qtbot.waitSignal(console.waiting_for_input_changed, timeout=2000):
@@ -50,7 +37,7 @@ def test_take_up_a_paused_run_and_approve_it(qtbot, console, tmp_path):
 
 
 def test_cancel_a_taken_up_run_records_it_cancelled(qtbot, console, tmp_path):
-    store, run_id = paused_by_the_cli(tmp_path)
+    store, run_id = paused_by_the_cli(tmp_path / "data")
     console.set_store(store)
     assert console.open_paused_run(run_id)
     with qtbot.waitSignal(console.run_finished, timeout=2000) as finished:
@@ -60,7 +47,7 @@ def test_cancel_a_taken_up_run_records_it_cancelled(qtbot, console, tmp_path):
 
 
 def test_a_run_that_is_not_paused_is_refused_with_a_reason(qtbot, console, tmp_path):
-    store, run_id = paused_by_the_cli(tmp_path)
+    store, run_id = paused_by_the_cli(tmp_path / "data")
     store.update_run(run_id, status="completed")
     console.set_store(store)
     assert not console.open_paused_run(run_id)
