@@ -56,7 +56,6 @@ _INSERT_CHUNKS = (500, 100, 20, 5, 1)
 def _insert_sql(rows: int) -> str:
     return "INSERT INTO events VALUES " + ",".join(["(?,?,?,?,?,?,?)"] * rows)
 INTERRUPTED = "interrupted"
-_WRITERS_LOCK = threading.Lock()
 COMMIT_INTERVAL = 0.1
 
 
@@ -186,6 +185,7 @@ class RunStore:
         except OSError as err:
             raise StoreError(f"The run history folder {self.path.parent} cannot be created: {err.strerror or err}") from None
         _retry_while_busy(self._migrate, self.timeout, StoreError)
+        self.writer = _Writer(self)  # its thread starts with the first recorder
 
     # ------------------------------------------------------------------ connection
     def _connect(self) -> sqlite3.Connection:
@@ -239,13 +239,6 @@ class RunStore:
             conn.execute("SELECT count(*) FROM runs").fetchone()
         except sqlite3.Error as err:
             raise self._error(err) from None
-
-    def _writer(self) -> "_Writer":
-        with _WRITERS_LOCK:
-            writer = self.__dict__.get("_writer_obj")
-            if writer is None:
-                writer = self._writer_obj = _Writer(self)
-            return writer
 
     def close(self) -> None:
         """Close this thread's connection (each thread has its own)."""
@@ -656,7 +649,7 @@ class RunRecorder:
         self._failures = 0
         self._closed = threading.Event()
         self._drain_lock = threading.Lock()  # held by whichever thread drains this recorder
-        self._writer = store._writer()
+        self._writer = store.writer
         self._wake = self._writer.wake
         self._writer.attach(self)
         run.add_listener(self._on_event)

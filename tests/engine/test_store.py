@@ -362,7 +362,7 @@ def test_writer_thread_ends_when_idle_and_a_new_recorder_starts_another(data_dir
     store = RunStore()
     wf = flow([start(), agent("a")], [link("s", "a")])
     first = recorded_run(store, wf)
-    writer = store._writer()
+    writer = store.writer
     deadline = time.monotonic() + 5
     while writer.alive() and time.monotonic() < deadline:
         time.sleep(0.05)
