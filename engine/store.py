@@ -635,8 +635,8 @@ class RunRecorder:
             if initial is None:  # the start node's own input is the run's input
                 start = next((n for n in run.workflow.nodes if n.type == "start"), None)
                 initial = getattr(start.data, "initialInput", None) if start else None
-            # The run row is written by the writer thread too (the workflow JSON of a big
-            # graph takes milliseconds to make); events are only written after it.
+            # The run row is written with the first batch, not here (the workflow JSON of a
+            # big graph takes milliseconds to make); events are only written after it.
             self._create = {"workflow_path": workflow_path, "initial_input": initial, "status": "running",
                             "started_at": run.started_at or time.time()}
             self._seq = 0
