@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from engine import EchoProvider, LLMError, LLMResult, Run, load_workflow
-from engine.store import RunRecorder, RunStore
+from engine import RunRecorder, RunStore
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "samples"
