@@ -21,8 +21,10 @@ from engine import Issue, Node, Workflow, WorkflowLoadError, errors_only, valida
 
 from .canvas.scene import CanvasScene
 from .canvas.view import CanvasView
-from .document import PALETTE_KINDS, WorkflowDocument
+from .document import PALETTE_KINDS
+from .editing import WorkflowDocument
 from .history.panel import HistoryPanel, open_store_for_gui
+from .layout import auto_layout
 from .files import Autosaver, orphaned_autosaves
 from .panels.inspector import InspectorPanel
 from .panels.palette import DESCRIPTIONS, PalettePanel
@@ -1081,7 +1083,7 @@ class MainWindow(QMainWindow):
 
     def auto_layout(self) -> None:
         ids = self.scene.selected_node_ids()
-        self.document.auto_layout(ids if len(ids) > 1 else None)
+        auto_layout(self.document, ids if len(ids) > 1 else None)
         if len(ids) <= 1:
             self.view.fit_all()
 

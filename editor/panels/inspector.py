@@ -20,7 +20,8 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QFrame, QHBoxL
 from engine import model_choices
 from engine import reasoning_efforts as efforts_for
 
-from ..document import WorkflowDocument, is_subagent_node
+from ..document import is_subagent_node
+from ..editing import WorkflowDocument
 from ..resources import icon_path
 
 PREVIOUS_OUTPUT = "{{PREVIOUS_OUTPUT}}"
