@@ -20,7 +20,7 @@ class EditActionsMixin:
             return
         x, y = round(pos.x()), round(pos.y())
         if self.scene.snap_to_grid:
-            from .canvas.style import GRID
+            from ..canvas.style import GRID
 
             x, y = round(x / GRID) * GRID, round(y / GRID) * GRID
         nid = self.document.add_node(kind, x, y)

@@ -110,7 +110,7 @@ class RunWiringMixin:
             a.triggered.connect(lambda _=False, v=value: settings().setValue("run/provider", v))
 
     def open_provider_settings(self) -> None:
-        from .panels.provider_settings import ProviderSettingsDialog
+        from ..panels.provider_settings import ProviderSettingsDialog
 
         dialog = ProviderSettingsDialog(self)
         if dialog.exec():

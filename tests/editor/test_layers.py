@@ -85,3 +85,26 @@ def test_the_import_reader_sees_function_level_imports() -> None:
           "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .canvas.style import node_size\n"
     assert _runtime_imports(EDITOR / "document.py", old) == {"editor.commands", "editor.layout"}
     assert {"editor.document", "editor.canvas.style"} <= _runtime_imports(EDITOR / "layout.py")
+
+
+def test_every_editor_import_resolves() -> None:
+    """Function-level imports run late; a module moved to another package must not break them."""
+    import importlib
+    import importlib.util
+
+    missing = []
+    for path in sorted(EDITOR.rglob("*.py")):
+        package = _module_name(path).split(".")
+        if path.name != "__init__.py":
+            package = package[:-1]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level:
+                mod = ".".join(package[:len(package) - node.level + 1] + ([node.module] if node.module else []))
+                if importlib.util.find_spec(mod) is None:
+                    missing.append(f"{path.relative_to(EDITOR.parent)}:{node.lineno}: {mod}")
+                    continue
+                module = importlib.import_module(mod)
+                for alias in node.names:
+                    if not hasattr(module, alias.name) and importlib.util.find_spec(f"{mod}.{alias.name}") is None:
+                        missing.append(f"{path.relative_to(EDITOR.parent)}:{node.lineno}: {mod}.{alias.name}")
+    assert missing == []
