@@ -88,7 +88,7 @@ class WorkflowModel(QObject):
     # ------------------------------------------------------------------ reading
     @property
     def workflow(self) -> Workflow:
-        """The model, for reading. Mutate only through this class."""
+        """The model, for reading. It changes only through the low-level methods below (commands only)."""
         return self._workflow
 
     @property
