@@ -177,8 +177,7 @@ class MainWindow(MenusMixin, FilesMixin, AutosaveMixin, ValidationMixin, RunWiri
             event.ignore()
             return
         bridge = self.run_console.bridge
-        run = bridge.run
-        if run is not None and run.status == "paused" and not bridge.is_busy:
+        if bridge.status == "paused" and not bridge.is_busy:
             # A run waiting for approval stays paused in the run history (its state was saved
             # at the pause), to be answered after a restart: cancelling it here threw that away.
             pass
