@@ -102,3 +102,18 @@ def test_import_check_would_catch_a_private_import(tmp_path) -> None:
                       "    import engine.cli\n    from engine import _LAZY\n", encoding="utf-8")
     assert _engine_imports(sample) == ["5: from engine.store import ...", "6: import engine.cli",
                                        "7: from engine import _LAZY (not public)"]
+
+
+def test_the_provider_catalogue_is_read_by_the_engine_only() -> None:
+    """No editor module opens providers.json or settings.json itself: it asks the engine."""
+    readers = []
+    for path in sorted((REPO / "editor").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        docstrings = {id(n.body[0].value) for n in ast.walk(tree)
+                      if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef)) and n.body
+                      and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings
+                    and ("providers.json" in node.value or "settings.json" in node.value)):
+                readers.append(f"{path.relative_to(REPO)}:{node.lineno}")
+    assert readers == []
