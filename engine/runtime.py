@@ -394,7 +394,8 @@ class Run:
             self.waiting_for_input = False
             self.current_node_id = None
             self.outputs[node_id] = answer
-            self._emit(node_id, EventType.INPUT_RECEIVED, json.dumps(answer, ensure_ascii=False))
+            self._emit(node_id, EventType.INPUT_RECEIVED, json.dumps(answer, ensure_ascii=False),
+                       {"handle": answer["decision"]})
             self._set_status(RunStatus.RUNNING)
             for handle, target in self._out.get(node_id, ()):
                 if handle == answer["decision"]:
@@ -685,7 +686,7 @@ class Run:
                 "callId": call_id, "parentCallId": parent.call_id, "depth": depth}
 
         def log(kind: str, message: str) -> None:
-            self._emit(parent.node_id, kind, json.dumps({"type": kind, **base, "message": message}, ensure_ascii=False))
+            self._emit(parent.node_id, kind, message, extra=base)
 
         log(EventType.SUBAGENT_CALL_START, argument)
         if depth > MAX_SUBAGENT_DEPTH:
