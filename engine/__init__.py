@@ -11,7 +11,10 @@ from .model import (NODE_TYPES, AgentData, AgentTools, ApprovalData, Condition, 
                     StartData, Workflow, WorkflowLoadError, accepts_input, atomic_write_text, dumps_workflow,
                     load_workflow, loads_workflow, new_id, parse_workflow, save_workflow, source_handles,
                     workflow_to_dict)
+from .runstate import NODE_STATES, NodeDetails, RunState, SubagentCall
 from .runtime import DEFAULT_MAX_VISITS, NodeRecord, Run, RunStateError, as_text, normalise_decision
+from .store import (RunInfo, RunRecorder, RunStore, StoreError, agentflow_record, data_dir,
+                    run_from_agentflow_record)
 from .validate import ConnectionCheck, GraphIndex, Issue, Severity, check_connection, errors_only, handle_label, validate
 
 __all__ = [
@@ -26,6 +29,10 @@ __all__ = [
     # runtime
     "Run", "RunStateError", "RunStatus", "RunEvent", "EventType", "SYSTEM_NODE", "NodeRecord", "DEFAULT_MAX_VISITS",
     "normalise_decision", "as_text",
+    # what a run did (one reducer for every view)
+    "RunState", "NodeDetails", "SubagentCall", "NODE_STATES",
+    # run history
+    "RunStore", "RunRecorder", "RunInfo", "StoreError", "agentflow_record", "run_from_agentflow_record", "data_dir",
     # LLM seam
     "LLMProvider", "ProviderContext", "AgentInvocation", "SubagentSpec", "LLMResult", "LLMError", "EchoProvider",
     "ProviderConfigError", "make_resolver", "available_providers", "web_search_available",
