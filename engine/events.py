@@ -4,6 +4,25 @@ An event is created on the hot path of every step, so it is a slotted object tha
 stores a float timestamp; the ISO 8601 text is only made when the wire form is asked
 for. Wire form: ``{timestamp, nodeId, type, content}`` (plus ``usage`` when a
 response reports token usage).
+
+Structured data travels in typed fields, never inside ``content``:
+
+* ``extra`` (kept as JSON text, see :class:`RunEvent`) holds an event's structured fields:
+  ``usage`` on ``llm_response``; ``conditionIndex``/``matched`` on ``logic_check``;
+  ``handle`` (the decision followed) and ``note`` (when not empty) on ``input_received``;
+  ``detail`` on ``run_status``; and on ``subagent_call_*`` the call: ``parentNodeId,
+  subagentNodeId, subagentName, callId, parentCallId, depth`` (``content`` is then the
+  call's message: its input, answer or error).
+* ``path``: where the run that emitted the event sits: ``""`` for a top-level run; a nested
+  run (a subflow, later) names its parent run and call, so the events of nested runs never
+  collide in one log.
+
+The AgentFlow wire form is made only when events are written out (:meth:`RunEvent.to_wire`,
+and :meth:`RunEvent.stored` for the run store): there ``subagent_call_*`` carry their fields
+as a JSON string in ``content`` (``{type, parentNodeId, subagentNodeId, subagentName, callId,
+parentCallId, depth, message}``) and ``path`` appears only when it is not empty. Reading
+stored or imported events goes through :meth:`RunEvent.from_wire` / :meth:`RunEvent.from_stored`,
+which turn that form (and older logs without Flowdesk's fields) back into typed fields once.
 """
 
 from __future__ import annotations
@@ -15,7 +34,7 @@ from enum import StrEnum
 from typing import Any, NamedTuple
 
 __all__ = ["EventType", "RunEvent", "RunStatus", "SYSTEM_NODE", "SUBAGENT_CALL_TYPES", "SUBAGENT_FIELDS",
-           "format_timestamp", "parse_timestamp"]
+           "decision_fields",            "format_timestamp", "parse_timestamp"]
 
 SYSTEM_NODE = "system"
 
@@ -104,14 +123,21 @@ _tuple_new = tuple.__new__
 _WIRE_KEYS = ("timestamp", "nodeId", "type", "content", "path")
 
 
-def _decision_handle(content: str) -> str | None:
-    """The decision an ``input_received`` content names (logs written before events carried it)."""
+def decision_fields(answer: dict[str, Any]) -> dict[str, Any]:
+    """The typed fields of an ``input_received`` event: the handle followed, and the note when there is one."""
+    note = answer.get("note")
+    return {"handle": answer.get("decision"), "note": note} if note else {"handle": answer.get("decision")}
+
+
+def _decision_fields(content: str) -> dict[str, Any] | None:
+    """The typed fields an ``input_received`` content names (logs written before events carried them)."""
     try:
         answer = json.loads(content)
     except (TypeError, ValueError):
         return None
-    word = answer.get("decision") if isinstance(answer, dict) else None
-    return word if word in ("approve", "reject") else None
+    if not isinstance(answer, dict) or answer.get("decision") not in ("approve", "reject"):
+        return None
+    return decision_fields(answer)
 
 
 def _condition_fields(text: str) -> dict[str, Any] | None:
@@ -234,9 +260,9 @@ class RunEvent(_EventFields):
                 content = message if isinstance(message, str) else json.dumps(message, ensure_ascii=False)
                 extra = {**(extra or {}), **{k: payload.get(k) for k in SUBAGENT_FIELDS}}
         elif type == EventType.INPUT_RECEIVED and not (extra and "handle" in extra):
-            handle = _decision_handle(content)
-            if handle is not None:
-                extra = {**(extra or {}), "handle": handle}
+            fields = _decision_fields(content)
+            if fields is not None:
+                extra = {**(extra or {}), **fields}
         elif type == EventType.LOGIC_CHECK and not (extra and "conditionIndex" in extra):
             fields = _condition_fields(content)
             if fields is not None:

@@ -117,6 +117,12 @@ class SubagentCall:
     ended: float | None = None
     children: list[str] = field(default_factory=list)  # call ids, in start order
 
+    @property
+    def duration(self) -> float | None:
+        if self.started is None or self.ended is None:
+            return None
+        return max(0.0, self.ended - self.started)
+
 
 @dataclass
 class RunState:
@@ -376,6 +382,10 @@ class RunState:
                     input=message, started=ev[3])
                 up = self.calls.get(call.parent_call_id) if call.parent_call_id else None
                 (up.children if up is not None else self.call_roots).append(call_id)
+                # calls logged before their parent call hang under the step until it shows up
+                for orphan in [c for c in self.call_roots if self.calls[c].parent_call_id == call_id]:
+                    self.call_roots.remove(orphan)
+                    call.children.append(orphan)
         elif t == _CALL_END:
             d.output, d.ended = message, ev[3]
             self._set(child, DONE)

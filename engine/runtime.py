@@ -33,7 +33,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any, AsyncIterator, Callable, NamedTuple
 
-from .events import SYSTEM_NODE, EventType, RunEvent, RunStatus
+from .events import SYSTEM_NODE, EventType, RunEvent, RunStatus, decision_fields
 from .events import _encode as _encode_extra
 from .llm.base import AgentInvocation, LLMError, LLMProvider, LLMResult, SubagentSpec
 from .model import DEFAULT_REASONING_EFFORT, DEFAULT_SYSTEM_PROMPT, Node, Workflow, dumps_workflow, parse_workflow
@@ -395,7 +395,7 @@ class Run:
             self.current_node_id = None
             self.outputs[node_id] = answer
             self._emit(node_id, EventType.INPUT_RECEIVED, json.dumps(answer, ensure_ascii=False),
-                       {"handle": answer["decision"]})
+                       decision_fields(answer))
             self._set_status(RunStatus.RUNNING)
             for handle, target in self._out.get(node_id, ()):
                 if handle == answer["decision"]:
