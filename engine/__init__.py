@@ -4,7 +4,7 @@ Pure Python (pydantic, networkx, httpx, asyncio); it never imports Qt, so it run
 headless in the CLI, in tests and on servers. The editor uses only the names below.
 """
 
-from .events import SUBAGENT_CALL_TYPES, SYSTEM_NODE, EventType, RunEvent, RunStatus
+from .events import SUBAGENT_CALL_TYPES, SUBAGENT_FIELDS, SYSTEM_NODE, EventType, RunEvent, RunStatus
 from .llm import (AgentInvocation, EchoProvider, LLMError, LLMProvider, LLMResult, ProviderConfigError, ProviderContext,
                   SubagentSpec, available_providers, make_resolver, web_search_available)
 from .model import (NODE_TYPES, AgentData, AgentTools, ApprovalData, Condition, Connection, IfData, Node, NodeData,
@@ -30,7 +30,7 @@ __all__ = [
     "Run", "RunStateError", "RunStatus", "RunEvent", "EventType", "SYSTEM_NODE", "NodeRecord", "DEFAULT_MAX_VISITS",
     "normalise_decision", "as_text",
     # what a run did (one reducer for every view)
-    "RunState", "NodeDetails", "SubagentCall", "NODE_STATES", "SUBAGENT_CALL_TYPES",
+    "RunState", "NodeDetails", "SubagentCall", "NODE_STATES", "SUBAGENT_CALL_TYPES", "SUBAGENT_FIELDS",
     # run history
     "RunStore", "RunRecorder", "RunInfo", "StoreError", "agentflow_record", "run_from_agentflow_record", "data_dir",
     # LLM seam
