@@ -463,6 +463,11 @@ class RunConsole(QWidget):
         return [self.proxy.index(r, 0).data(EntryRole) for r in range(self.proxy.rowCount())]
 
     # ================================================================== internals
+    @property
+    def run_state(self) -> RunState:
+        """What the shown run did (the engine's reducer): the replayed run's, else the live one's."""
+        return self._state()
+
     def _state(self) -> RunState:
         """What the shown run did: the replayed run's state, else the bridge's live one."""
         return self._replay_state if self._replay_state is not None else self.bridge.run_state
