@@ -16,7 +16,7 @@ are not needed to edit or validate a workflow), so importing the engine stays ch
 from typing import TYPE_CHECKING, Any
 
 from .errors import FlowdeskError
-from .events import SYSTEM_NODE, EventType, RunEvent, RunStatus
+from .events import SUBAGENT_CALL_TYPES, SUBAGENT_FIELDS, SYSTEM_NODE, EventType, RunEvent, RunStatus
 from .llm import (AgentInvocation, EchoProvider, LLMError, LLMProvider, LLMResult, ProviderConfigError, ProviderContext,
                   SubagentSpec, available_providers, make_resolver, web_search_available)
 from .llm.config import (DEFAULT_EFFORTS, ModelInfo, ProviderInfo, Settings, is_local_url, key_source, load_settings,
@@ -27,19 +27,21 @@ from .model import (NODE_TYPES, AgentData, AgentTools, ApprovalData, Condition, 
                     StartData, Workflow, WorkflowLoadError, accepts_input, atomic_write_text, dumps_workflow,
                     load_workflow, loads_workflow, new_id, parse_workflow, save_workflow, source_handles,
                     workflow_to_dict)
+from .runstate import NODE_STATES, NodeDetails, RunState, SubagentCall
 from .runtime import DEFAULT_MAX_VISITS, NodeRecord, Run, RunStateError, as_text, normalise_decision
 from .validate import ConnectionCheck, GraphIndex, Issue, Severity, check_connection, errors_only, handle_label, validate
 
 if TYPE_CHECKING:
     from .cli import COMMANDS as CLI_COMMANDS
     from .cli import main as cli_main
-    from .store import RunInfo, RunRecorder, RunStore, StoreError, agentflow_record, data_dir
+    from .store import RunInfo, RunRecorder, RunStore, StoreError, agentflow_record, data_dir, run_from_agentflow_record
 
 # Public name -> (private module, name there), imported on first access.
 _LAZY = {
     "RunStore": ("store", "RunStore"), "RunInfo": ("store", "RunInfo"), "RunRecorder": ("store", "RunRecorder"),
     "StoreError": ("store", "StoreError"), "agentflow_record": ("store", "agentflow_record"),
-    "data_dir": ("store", "data_dir"), "cli_main": ("cli", "main"), "CLI_COMMANDS": ("cli", "COMMANDS"),
+    "data_dir": ("store", "data_dir"), "run_from_agentflow_record": ("store", "run_from_agentflow_record"),
+    "cli_main": ("cli", "main"), "CLI_COMMANDS": ("cli", "COMMANDS"),
 }
 
 
@@ -73,6 +75,8 @@ __all__ = sorted([
     # runtime
     "Run", "RunStateError", "RunStatus", "RunEvent", "EventType", "SYSTEM_NODE", "NodeRecord", "DEFAULT_MAX_VISITS",
     "normalise_decision", "as_text",
+    # what a run did (one reducer for every view)
+    "RunState", "NodeDetails", "SubagentCall", "NODE_STATES", "SUBAGENT_CALL_TYPES", "SUBAGENT_FIELDS",
     # LLM seam
     "LLMProvider", "ProviderContext", "AgentInvocation", "SubagentSpec", "LLMResult", "LLMError", "EchoProvider",
     "ProviderConfigError", "make_resolver", "available_providers", "default_provider", "web_search_available",
@@ -80,7 +84,7 @@ __all__ = sorted([
     "Settings", "ProviderInfo", "ModelInfo", "load_settings", "save_settings", "settings_path", "store_api_key",
     "key_source", "is_local_url", "provider_catalogue", "model_choices", "reasoning_efforts", "DEFAULT_EFFORTS",
     # run store (loaded on first use)
-    "RunStore", "RunInfo", "RunRecorder", "StoreError", "agentflow_record", "data_dir",
+    "RunStore", "RunInfo", "RunRecorder", "StoreError", "agentflow_record", "run_from_agentflow_record", "data_dir",
     # command line (loaded on first use)
     "cli_main", "CLI_COMMANDS",
 ])

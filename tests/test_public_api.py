@@ -19,15 +19,17 @@ REPO = Path(__file__).resolve().parents[1]
 PUBLIC = [
     "AgentData", "AgentInvocation", "AgentTools", "ApprovalData", "CLI_COMMANDS", "Condition", "Connection",
     "ConnectionCheck", "DEFAULT_EFFORTS", "DEFAULT_MAX_VISITS", "EchoProvider", "EventType", "FlowdeskError",
-    "GraphIndex", "IfData", "Issue", "LLMError", "LLMProvider", "LLMResult", "ModelInfo", "NODE_TYPES", "Node",
-    "NodeData", "NodeRecord", "ProviderConfigError", "ProviderContext", "ProviderInfo", "Run", "RunEvent", "RunInfo",
-    "RunRecorder", "RunStateError", "RunStatus", "RunStore", "SYSTEM_NODE", "Settings", "Severity", "StartData",
-    "StoreError", "SubagentSpec", "Workflow", "WorkflowLoadError", "accepts_input", "agentflow_record", "as_text",
-    "atomic_write_text", "available_providers", "check_connection", "cli_main", "data_dir", "default_provider",
-    "dumps_workflow", "errors_only", "handle_label", "is_local_url", "key_source", "load_settings", "load_workflow",
-    "loads_workflow", "make_resolver", "model_choices", "new_id", "normalise_decision", "parse_workflow",
-    "provider_catalogue", "reasoning_efforts", "save_settings", "save_workflow", "settings_path", "source_handles",
-    "store_api_key", "validate", "web_search_available", "workflow_to_dict",
+    "GraphIndex", "IfData", "Issue", "LLMError", "LLMProvider", "LLMResult", "ModelInfo", "NODE_STATES",
+    "NODE_TYPES", "Node", "NodeData", "NodeDetails", "NodeRecord", "ProviderConfigError", "ProviderContext",
+    "ProviderInfo", "Run", "RunEvent", "RunInfo", "RunRecorder", "RunState", "RunStateError", "RunStatus",
+    "RunStore", "SUBAGENT_CALL_TYPES", "SUBAGENT_FIELDS", "SYSTEM_NODE", "Settings", "Severity", "StartData",
+    "StoreError", "SubagentCall", "SubagentSpec", "Workflow", "WorkflowLoadError", "accepts_input",
+    "agentflow_record", "as_text", "atomic_write_text", "available_providers", "check_connection", "cli_main",
+    "data_dir", "default_provider", "dumps_workflow", "errors_only", "handle_label", "is_local_url", "key_source",
+    "load_settings", "load_workflow", "loads_workflow", "make_resolver", "model_choices", "new_id",
+    "normalise_decision", "parse_workflow", "provider_catalogue", "reasoning_efforts", "run_from_agentflow_record",
+    "save_settings", "save_workflow", "settings_path", "source_handles", "store_api_key", "validate",
+    "web_search_available", "workflow_to_dict",
 ]
 
 
