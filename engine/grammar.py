@@ -24,7 +24,9 @@ Matching semantics (deterministic)
   and case kept, surrounding punctuation dropped); a word capture binds its word without
   surrounding punctuation.
 * Among several patterns (of several flows), the match with the fewest wildcard words wins,
-  then the order given (:func:`best_match`).
+  then the order given (:func:`best_match`). Words bound by ``word`` captures count as
+  wildcard words too (they accept any word), so ``play some music`` beats ``play some
+  $(what:word)``; numbers do not count.
 
 A pattern compiles to a small NFA whose states are tried in priority order; a failed
 ``(state, position)`` is remembered, so matching costs at most states × words steps, whatever
@@ -354,7 +356,8 @@ class Match:
 
     ``captures``: name → ``str`` (wildcard, word) or ``int``/``float`` (number), only the
     captures the match went through; ``spans``: name → ``(start, end)`` character offsets in
-    the sentence; ``wildcard_words``: how many words the wildcards took (lower is a better match).
+    the sentence; ``wildcard_words``: how many words the wildcard and word captures took, the
+    captures that accept any word (lower is a better match; numbers do not count).
     """
 
     pattern: Pattern
@@ -397,10 +400,9 @@ class Pattern:
                 if kind == "number":
                     value: str | int | float | None = _number(first.raw)
                     assert value is not None
-                else:
+                else:  # wildcard or word: any words, so they count against the match
                     value = _EDGE_PUNCT.sub("", sentence[first.start:last.end])
-                    if kind == "wildcard":
-                        wild += pos - opened[st.arg]
+                    wild += pos - opened[st.arg]
                 captures[st.arg] = value
                 spans[st.arg] = (first.start, last.end)
         return Match(self, captures, spans, wild)
