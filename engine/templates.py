@@ -34,6 +34,7 @@ import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Literal
 
 __all__ = [
@@ -118,11 +119,20 @@ def _reference(m: re.Match[str], offset: int = 0) -> Reference:
                      form)
 
 
+@lru_cache(maxsize=8192)
+def _parse(text: str) -> tuple[tuple[Reference, ...], bool]:
+    """The references of a text, and whether the text is exactly one reference.
+
+    Cached: node data holds the same template strings at every step of every run."""
+    refs = tuple(_reference(m) for m in _REFERENCE.finditer(text))
+    return refs, len(refs) == 1 and refs[0].start == 0 and refs[0].end == len(text)
+
+
 def find_references(text: str) -> list[Reference]:
     """Every reference in ``text``, in order, with its offsets (for the highlighter and the validator)."""
     if "{" not in text:
         return []
-    return [_reference(m) for m in _REFERENCE.finditer(text)]
+    return list(_parse(text)[0])
 
 
 def walk_references(value: Any, where: tuple[Step, ...] = ()) -> Iterator[tuple[tuple[Step, ...], Reference]]:
@@ -282,10 +292,11 @@ class Resolved:
 
 def _resolve_text(text: str, scope: Scope, found: set[str]) -> tuple[Any, Any]:
     """``(real, masked)`` for one string; ``masked`` is ``real`` when no secret was used."""
-    whole = _REFERENCE.fullmatch(text)
-    if whole is not None:
-        ref = _reference(whole)
-        value, secret = scope._lookup(ref.name, ref.path)
+    refs, whole = _parse(text)
+    if not refs:
+        return text, text
+    if whole:
+        value, secret = scope._lookup(refs[0].name, refs[0].path)
         if value is _MISSING:
             return text, text
         if secret:
@@ -293,40 +304,50 @@ def _resolve_text(text: str, scope: Scope, found: set[str]) -> tuple[Any, Any]:
             return value, SECRET_MASK
         return value, value
     real: list[str] = []
-    shown: list[str] = []
-    any_secret = False
+    shown: list[str] | None = None
     last = 0
-    for m in _REFERENCE.finditer(text):
-        ref = _reference(m)
+    for ref in refs:
         value, secret = scope._lookup(ref.name, ref.path)
         if value is _MISSING:
             continue  # stays as written: it is part of the next literal slice
-        literal = text[last:m.start()]
-        rendered = render_value(value)
-        real += (literal, rendered)
-        shown += (literal, SECRET_MASK if secret else rendered)
+        literal = text[last:ref.start]
+        rendered = SECRET_MASK if secret else render_value(value)
         if secret:
-            any_secret = True
             found.add(value)
-        last = m.end()
+            if shown is None:
+                shown = real.copy()
+            shown += (literal, SECRET_MASK)
+            real += (literal, value)
+        else:
+            real += (literal, rendered)
+            if shown is not None:
+                shown += (literal, rendered)
+        last = ref.end
     if not real:
         return text, text
     tail = text[last:]
     real.append(tail)
     joined = "".join(real)
-    if not any_secret:
+    if shown is None:
         return joined, joined
     shown.append(tail)
     return joined, "".join(shown)
 
 
+_SCALARS = frozenset({int, float, bool, type(None)})
+_PLAIN = frozenset({dict, list, tuple, int, float, bool, type(None)})
+
+
 def _resolve_deep(value: Any, scope: Scope, found: set[str]) -> tuple[Any, Any]:
     """``(real, masked)``; ``masked is real`` when the value holds no secret reference."""
-    if isinstance(value, str):
+    kind = type(value)
+    if kind is str or (kind not in _PLAIN and isinstance(value, str)):
         if "{" not in value:
             return value, value
         return _resolve_text(value, scope, found)
-    if isinstance(value, Mapping):
+    if kind in _SCALARS:
+        return value, value
+    if kind is dict or (kind is not list and isinstance(value, Mapping)):
         real: dict[Any, Any] = {}
         masked: dict[Any, Any] | None = None
         for k, v in value.items():
