@@ -13,6 +13,12 @@ from .model import (NODE_TYPES, AgentData, AgentTools, ApprovalData, Condition, 
                     workflow_to_dict)
 from .runtime import DEFAULT_MAX_VISITS, NodeRecord, Run, RunStateError, as_text, normalise_decision
 from .validate import ConnectionCheck, GraphIndex, Issue, Severity, check_connection, errors_only, handle_label, validate
+from .templates import (SECRET_MASK, TEMPLATE_BUILTINS, ResolvedTemplate, TemplateCompletion, TemplateReference,
+                        TemplateScope, find_references, mask_secrets, reference_first_name, render_template_value,
+                        resolve_templates, resolve_templates_masked, secret_lookup, template_completion,
+                        unknown_references, walk_references)
+from .grammar import (TriggerCaptureKind, TriggerMatch, TriggerPattern, TriggerPatternError, all_trigger_matches,
+                      best_trigger_match, compile_trigger, generate_trigger_example, trigger_words)
 
 __all__ = [
     # model and files
@@ -29,4 +35,11 @@ __all__ = [
     # LLM seam
     "LLMProvider", "ProviderContext", "AgentInvocation", "SubagentSpec", "LLMResult", "LLMError", "EchoProvider",
     "ProviderConfigError", "make_resolver", "available_providers", "web_search_available",
+    # templates
+    "TemplateScope", "TemplateReference", "ResolvedTemplate", "TemplateCompletion", "TEMPLATE_BUILTINS", "SECRET_MASK",
+    "find_references", "walk_references", "reference_first_name", "unknown_references", "resolve_templates",
+    "resolve_templates_masked", "render_template_value", "mask_secrets", "secret_lookup", "template_completion",
+    # trigger grammar
+    "TriggerPattern", "TriggerMatch", "TriggerPatternError", "TriggerCaptureKind", "compile_trigger",
+    "best_trigger_match", "all_trigger_matches", "generate_trigger_example", "trigger_words",
 ]

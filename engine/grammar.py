@@ -24,7 +24,7 @@ Matching semantics (deterministic)
   and case kept, surrounding punctuation dropped); a word capture binds its word without
   surrounding punctuation.
 * Among several patterns (of several flows), the match with the fewest wildcard words wins,
-  then the order given (:func:`best_match`). Words bound by ``word`` captures count as
+  then the order given (:func:`best_trigger_match`). Words bound by ``word`` captures count as
   wildcard words too (they accept any word), so ``play some music`` beats ``play some
   $(what:word)``; numbers do not count.
 
@@ -43,12 +43,13 @@ from functools import lru_cache
 from typing import Generic, Literal, TypeVar, Union
 
 __all__ = [
-    "GrammarError", "Pattern", "Match", "CaptureKind", "compile_pattern", "best_match", "all_matches",
-    "generate_example", "split_words",
+    "TriggerPatternError", "TriggerPattern", "TriggerMatch", "TriggerCaptureKind", "compile_trigger",
+    "best_trigger_match", "all_trigger_matches", "generate_trigger_example", "trigger_words",
 ]
 
-CaptureKind = Literal["wildcard", "word", "number"]
-_KINDS: dict[str, CaptureKind] = {"wildcard": "wildcard", "string": "wildcard", "word": "word", "number": "number"}
+TriggerCaptureKind = Literal["wildcard", "word", "number"]
+_KINDS: dict[str, TriggerCaptureKind] = {"wildcard": "wildcard", "string": "wildcard", "word": "word",
+                                          "number": "number"}
 _CAPTURE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _EDGE_PUNCT = re.compile(r"^\W+|\W+$")
 _WORD = re.compile(r"\S+")
@@ -57,7 +58,7 @@ _NUMBER = re.compile(r"[^\w+\-.]*(?P<n>[+-]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?
 K = TypeVar("K")
 
 
-class GrammarError(ValueError):
+class TriggerPatternError(ValueError):
     """A malformed pattern; names the pattern and the (0-based) character position."""
 
     def __init__(self, pattern: str, position: int, reason: str) -> None:
@@ -82,7 +83,7 @@ class _Lit:
 @dataclass(frozen=True, slots=True)
 class _Cap:
     name: str
-    kind: CaptureKind
+    kind: TriggerCaptureKind
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,7 +113,7 @@ class _Tok:
     pos: int
     text: str = ""
     name: str = ""
-    cap: CaptureKind = "wildcard"
+    cap: TriggerCaptureKind = "wildcard"
 
 
 def _tokenise(pattern: str) -> list[_Tok]:
@@ -129,17 +130,18 @@ def _tokenise(pattern: str) -> list[_Tok]:
             close = pattern.find(")", i + 2)
             inner_open = pattern.find("(", i + 2)
             if close < 0 or 0 <= inner_open < close:
-                raise GrammarError(pattern, i, 'unclosed capture "$("')
+                raise TriggerPatternError(pattern, i, 'unclosed capture "$("')
             body = pattern[i + 2:close]
             name, _, kind = body.partition(":")
             name, kind = name.strip(), kind.strip()
             if not name:
-                raise GrammarError(pattern, i, "capture without a name")
+                raise TriggerPatternError(pattern, i, "capture without a name")
             if not _CAPTURE_NAME.match(name):
-                raise GrammarError(pattern, i + 2, f'invalid capture name "{name}" (letters, digits and _)')
+                raise TriggerPatternError(pattern, i + 2, f'invalid capture name "{name}" (letters, digits and _)')
             if ":" in body and kind not in _KINDS:
                 where = i + 2 + body.index(":") + 1
-                raise GrammarError(pattern, where, f'unknown capture type "{kind}" (expected wildcard, word or number)')
+                raise TriggerPatternError(pattern, where,
+                                          f'unknown capture type "{kind}" (expected wildcard, word or number)')
             toks.append(_Tok("cap", i, body, name, _KINDS[kind] if kind else "wildcard"))
             i = close + 1
         else:
@@ -157,8 +159,8 @@ class _Parser:
         self.i = 0
         self._positions: dict[int, int] = {}  # id(capture node) -> its position, for errors
 
-    def error(self, pos: int, reason: str) -> GrammarError:
-        return GrammarError(self.pattern, pos, reason)
+    def error(self, pos: int, reason: str) -> TriggerPatternError:
+        return TriggerPatternError(self.pattern, pos, reason)
 
     def peek(self) -> _Tok | None:
         return self.toks[self.i] if self.i < len(self.toks) else None
@@ -334,7 +336,7 @@ def _words(sentence: str) -> list[_Word]:
     return out
 
 
-def split_words(sentence: str) -> list[str]:
+def trigger_words(sentence: str) -> list[str]:
     """The sentence's words as the matcher sees them (case folded, surrounding punctuation dropped)."""
     return [w.norm for w in _words(sentence)]
 
@@ -351,7 +353,7 @@ def _number(raw: str) -> int | float | None:
 
 
 @dataclass(frozen=True, slots=True)
-class Match:
+class TriggerMatch:
     """A sentence matched by a pattern.
 
     ``captures``: name → ``str`` (wildcard, word) or ``int``/``float`` (number), only the
@@ -360,27 +362,27 @@ class Match:
     captures that accept any word (lower is a better match; numbers do not count).
     """
 
-    pattern: Pattern
+    pattern: TriggerPattern
     captures: dict[str, str | int | float]
     spans: dict[str, tuple[int, int]]
     wildcard_words: int
 
 
 @dataclass(frozen=True, slots=True, eq=False)
-class Pattern:
-    """A compiled trigger pattern (make one with :func:`compile_pattern`)."""
+class TriggerPattern:
+    """A compiled trigger pattern (make one with :func:`compile_trigger`)."""
 
     text: str
-    captures: dict[str, CaptureKind]  # every capture the pattern can bind, in the order written
+    captures: dict[str, TriggerCaptureKind]  # every capture the pattern can bind, in the order written
     _tree: _Node = field(repr=False)
     _states: tuple[_State, ...] = field(repr=False)
     _start: int = field(repr=False)
 
-    def match(self, sentence: str) -> Match | None:
+    def match(self, sentence: str) -> TriggerMatch | None:
         """The match of the whole ``sentence``, or None."""
         return self._match(sentence, _words(sentence))
 
-    def _match(self, sentence: str, words: list[_Word]) -> Match | None:
+    def _match(self, sentence: str, words: list[_Word]) -> TriggerMatch | None:
         if not words:
             return None
         path = _search(self._states, self._start, words)
@@ -405,7 +407,7 @@ class Pattern:
                     wild += pos - opened[st.arg]
                 captures[st.arg] = value
                 spans[st.arg] = (first.start, last.end)
-        return Match(self, captures, spans, wild)
+        return TriggerMatch(self, captures, spans, wild)
 
 
 def _search(states: tuple[_State, ...], start: int, words: list[_Word]) -> list[tuple[int, int]] | None:
@@ -465,8 +467,8 @@ def _search(states: tuple[_State, ...], start: int, words: list[_Word]) -> list[
 
 
 @lru_cache(maxsize=2048)
-def compile_pattern(text: str) -> Pattern:
-    """Parse and compile a trigger pattern; raises :class:`GrammarError` when it is malformed.
+def compile_trigger(text: str) -> TriggerPattern:
+    """Parse and compile a trigger pattern; raises :class:`TriggerPatternError` when malformed.
 
     Compiled patterns are cached by text (they are immutable)."""
     parser = _Parser(text)
@@ -474,12 +476,12 @@ def compile_pattern(text: str) -> Pattern:
     builder = _Builder()
     accept = builder.add(_ACCEPT)
     start = builder.build(tree, accept)
-    captures: dict[str, CaptureKind] = {}
+    captures: dict[str, TriggerCaptureKind] = {}
     _collect_captures(tree, captures)
-    return Pattern(text, captures, tree, tuple(builder.states), start)
+    return TriggerPattern(text, captures, tree, tuple(builder.states), start)
 
 
-def _collect_captures(node: _Node, out: dict[str, CaptureKind]) -> None:
+def _collect_captures(node: _Node, out: dict[str, TriggerCaptureKind]) -> None:
     if isinstance(node, _Cap):
         out.setdefault(node.name, node.kind)
     elif isinstance(node, _Seq):
@@ -492,12 +494,13 @@ def _collect_captures(node: _Node, out: dict[str, CaptureKind]) -> None:
         _collect_captures(node.inner, out)
 
 
-def all_matches(sentence: str, candidates: Iterable[tuple[K, Pattern]]) -> list[tuple[K, Match]]:
+def all_trigger_matches(sentence: str,
+                        candidates: Iterable[tuple[K, TriggerPattern]]) -> list[tuple[K, TriggerMatch]]:
     """Every candidate that matches, best first: fewest wildcard words, then the order given."""
     words = _words(sentence)
     if not words:
         return []
-    found: list[tuple[int, int, K, Match]] = []
+    found: list[tuple[int, int, K, TriggerMatch]] = []
     for order, (key, pattern) in enumerate(candidates):
         m = pattern._match(sentence, words)
         if m is not None:
@@ -506,13 +509,14 @@ def all_matches(sentence: str, candidates: Iterable[tuple[K, Pattern]]) -> list[
     return [(key, m) for _, _, key, m in found]
 
 
-def best_match(sentence: str, candidates: Iterable[tuple[K, Pattern]]) -> tuple[K, Match] | None:
+def best_trigger_match(sentence: str,
+                       candidates: Iterable[tuple[K, TriggerPattern]]) -> tuple[K, TriggerMatch] | None:
     """The winning ``(key, match)`` among the candidates, or None when none matches."""
-    ranked = all_matches(sentence, candidates)
+    ranked = all_trigger_matches(sentence, candidates)
     return ranked[0] if ranked else None
 
 
-def generate_example(pattern: Pattern, rng: random.Random | None = None,
+def generate_trigger_example(pattern: TriggerPattern, rng: random.Random | None = None,
                      values: dict[str, str | int | float] | None = None) -> str:
     """A sentence the pattern can match: alternatives and optionals chosen by ``rng`` (the
     first alternative and every optional without one), captures filled from ``values`` or

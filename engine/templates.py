@@ -20,9 +20,10 @@ Concepts and invariants
   ``workflow`` — whichever the caller provides); then the run's variables.
 * A ``.key`` or ``[index]`` step into a string that holds a JSON object or list steps into
   the parsed JSON (model answers are text; ``{{review.verdict}}`` should still work).
-* Secret values never reach an event, a record or a log: :func:`resolve_masked` returns the
-  real value (to send) together with a rendering where each secret reads ``••••``, and
-  :func:`mask` hides known secret values in any later text (a response that echoes one).
+* Secret values never reach an event, a record or a log: :func:`resolve_templates_masked`
+  returns the real value (to send) together with a rendering where each secret reads
+  ``••••``, and :func:`mask_secrets` hides known secret values in any later text (a response
+  that echoes one).
 * Nothing here compiles a pattern per call; text without ``{`` is returned at once.
 """
 
@@ -38,9 +39,9 @@ from functools import lru_cache
 from typing import Any, Literal
 
 __all__ = [
-    "Reference", "Scope", "Resolved", "BUILTIN_NAMES", "SECRET_MASK", "find_references", "walk_references",
-    "first_name", "unknown_references", "resolve", "resolve_masked", "render_value", "mask", "secret_lookup",
-    "completion_prefix", "CompletionContext",
+    "TemplateReference", "TemplateScope", "ResolvedTemplate", "TemplateCompletion", "TEMPLATE_BUILTINS", "SECRET_MASK",
+    "find_references", "walk_references", "reference_first_name", "unknown_references", "resolve_templates",
+    "resolve_templates_masked", "render_template_value", "mask_secrets", "secret_lookup", "template_completion",
 ]
 
 log = logging.getLogger("flowdesk.templates")
@@ -48,7 +49,7 @@ log = logging.getLogger("flowdesk.templates")
 SECRET_MASK = "••••"
 
 #: First names the runtime provides; the validator never calls them unknown.
-BUILTIN_NAMES: frozenset[str] = frozenset({
+TEMPLATE_BUILTINS: frozenset[str] = frozenset({
     "PREVIOUS_OUTPUT", "input", "iteration", "APPROVAL_NOTE", "APPROVAL_DECISION", "__fanout", "run", "workflow",
     "env", "secrets",
 })
@@ -78,7 +79,7 @@ _MISSING: Any = _Missing()
 
 
 @dataclass(frozen=True, slots=True)
-class Reference:
+class TemplateReference:
     """One reference found in a text.
 
     ``text[start:end]`` of the searched text is ``raw``; ``name`` is the first name and
@@ -107,7 +108,7 @@ def _steps(text: str) -> tuple[Step, ...]:
                  for m in _STEPS.finditer(text))
 
 
-def _reference(m: re.Match[str], offset: int = 0) -> Reference:
+def _reference(m: re.Match[str], offset: int = 0) -> TemplateReference:
     body = m.group("b")
     form: Form = "braces"
     if body is None:
@@ -115,12 +116,12 @@ def _reference(m: re.Match[str], offset: int = 0) -> Reference:
         form = "dollar"
     head = _HEAD.match(body)
     assert head is not None  # the reference pattern guarantees a name
-    return Reference(m.group(0), head.group(0), _steps(body[head.end():]), m.start() + offset, m.end() + offset,
-                     form)
+    return TemplateReference(m.group(0), head.group(0), _steps(body[head.end():]), m.start() + offset,
+                             m.end() + offset, form)
 
 
 @lru_cache(maxsize=8192)
-def _parse(text: str) -> tuple[tuple[Reference, ...], bool]:
+def _parse(text: str) -> tuple[tuple[TemplateReference, ...], bool]:
     """The references of a text, and whether the text is exactly one reference.
 
     Cached: node data holds the same template strings at every step of every run."""
@@ -128,14 +129,15 @@ def _parse(text: str) -> tuple[tuple[Reference, ...], bool]:
     return refs, len(refs) == 1 and refs[0].start == 0 and refs[0].end == len(text)
 
 
-def find_references(text: str) -> list[Reference]:
+def find_references(text: str) -> list[TemplateReference]:
     """Every reference in ``text``, in order, with its offsets (for the highlighter and the validator)."""
     if "{" not in text:
         return []
     return list(_parse(text)[0])
 
 
-def walk_references(value: Any, where: tuple[Step, ...] = ()) -> Iterator[tuple[tuple[Step, ...], Reference]]:
+def walk_references(value: Any,
+                    where: tuple[Step, ...] = ()) -> Iterator[tuple[tuple[Step, ...], TemplateReference]]:
     """``(field path, reference)`` for every reference in every string of ``value`` (deep).
 
     The field path names where the string sits in the data (``("headers", 0, "value")``).
@@ -152,9 +154,9 @@ def walk_references(value: Any, where: tuple[Step, ...] = ()) -> Iterator[tuple[
             yield from walk_references(v, (*where, i))
 
 
-def first_name(ref: Reference | str) -> str:
+def reference_first_name(ref: TemplateReference | str) -> str:
     """The name a reference starts with: ``resp`` for ``{{resp.items[0]}}``, ``${resp}`` or ``resp.items``."""
-    if isinstance(ref, Reference):
+    if isinstance(ref, TemplateReference):
         return ref.name
     m = _REFERENCE.fullmatch(ref.strip())
     body = (m.group("b") or m.group("d")) if m else ref.strip()
@@ -162,10 +164,10 @@ def first_name(ref: Reference | str) -> str:
     return head.group(0) if head else ""
 
 
-def unknown_references(value: Any, known: Iterable[str]) -> list[tuple[tuple[Step, ...], Reference]]:
+def unknown_references(value: Any, known: Iterable[str]) -> list[tuple[tuple[Step, ...], TemplateReference]]:
     """The references in ``value`` whose first name is neither in ``known`` (declared variables
     and ``outputVar`` names) nor a built-in: the validator's "unknown reference" warnings."""
-    names = set(known) | BUILTIN_NAMES
+    names = set(known) | TEMPLATE_BUILTINS
     return [(where, ref) for where, ref in walk_references(value) if ref.name not in names]
 
 
@@ -184,7 +186,7 @@ def secret_lookup(name: str) -> str | None:
 
 
 @dataclass(slots=True)
-class Scope:
+class TemplateScope:
     """What references resolve against, built by the caller for one node's step.
 
     * ``variables``: the run's variable map (Start variables, arguments, ``outputVar``s).
@@ -196,7 +198,7 @@ class Scope:
     * ``env``: the mapping for ``env.NAME`` (default: ``os.environ``).
 
     ``secrets_used`` collects every secret value resolved through this scope, so the caller
-    can :func:`mask` later text (an HTTP response, a model answer) that might echo one.
+    can :func:`mask_secrets` later text (an HTTP response, a model answer) that might echo one.
     """
 
     variables: Mapping[str, Any] = field(default_factory=dict)
@@ -205,8 +207,8 @@ class Scope:
     env: Mapping[str, str] = field(default_factory=lambda: os.environ)
     secrets_used: set[str] = field(default_factory=set)
 
-    def lookup(self, ref: Reference) -> Any:
-        """The reference's value, or the module's missing marker (see :func:`resolve`)."""
+    def lookup(self, ref: TemplateReference) -> Any:
+        """The reference's value, or the module's missing marker (see :func:`resolve_templates`)."""
         return self._lookup(ref.name, ref.path)[0]
 
     def _lookup(self, name: str, path: tuple[Step, ...]) -> tuple[Any, bool]:
@@ -265,7 +267,7 @@ def _step(value: Any, step: Step) -> Any:
     return _MISSING
 
 
-def render_value(value: Any) -> str:
+def render_template_value(value: Any) -> str:
     """A value as it is inserted into text: strings as they are, numbers and booleans as
     JSON, objects and lists as compact JSON, null as ""."""
     if isinstance(value, str):
@@ -281,7 +283,7 @@ def render_value(value: Any) -> str:
 
 
 @dataclass(frozen=True, slots=True)
-class Resolved:
+class ResolvedTemplate:
     """A resolution's two faces: ``value`` to use (what is sent), ``masked`` to show, log or
     record (each secret reference reads ``••••``), and ``secrets``, the secret values used."""
 
@@ -290,7 +292,7 @@ class Resolved:
     secrets: frozenset[str]
 
 
-def _resolve_text(text: str, scope: Scope, found: set[str]) -> tuple[Any, Any]:
+def _resolve_text(text: str, scope: TemplateScope, found: set[str]) -> tuple[Any, Any]:
     """``(real, masked)`` for one string; ``masked`` is ``real`` when no secret was used."""
     refs, whole = _parse(text)
     if not refs:
@@ -311,7 +313,7 @@ def _resolve_text(text: str, scope: Scope, found: set[str]) -> tuple[Any, Any]:
         if value is _MISSING:
             continue  # stays as written: it is part of the next literal slice
         literal = text[last:ref.start]
-        rendered = SECRET_MASK if secret else render_value(value)
+        rendered = SECRET_MASK if secret else render_template_value(value)
         if secret:
             found.add(value)
             if shown is None:
@@ -338,7 +340,7 @@ _SCALARS = frozenset({int, float, bool, type(None)})
 _PLAIN = frozenset({dict, list, tuple, int, float, bool, type(None)})
 
 
-def _resolve_deep(value: Any, scope: Scope, found: set[str]) -> tuple[Any, Any]:
+def _resolve_deep(value: Any, scope: TemplateScope, found: set[str]) -> tuple[Any, Any]:
     """``(real, masked)``; ``masked is real`` when the value holds no secret reference."""
     kind = type(value)
     if kind is str or (kind not in _PLAIN and isinstance(value, str)):
@@ -368,26 +370,26 @@ def _resolve_deep(value: Any, scope: Scope, found: set[str]) -> tuple[Any, Any]:
     return value, value
 
 
-def resolve(value: Any, scope: Scope) -> Any:
+def resolve_templates(value: Any, scope: TemplateScope) -> Any:
     """``value`` with every reference in every string resolved (deep over dicts, lists and
     tuples; dict keys untouched). The input is never mutated; containers are new.
 
-    Use :func:`resolve_masked` instead whenever the result may be shown or recorded.
+    Use :func:`resolve_templates_masked` instead whenever the result may be shown or recorded.
     """
     if isinstance(value, str) and "{" not in value:
         return value
     return _resolve_deep(value, scope, set())[0]
 
 
-def resolve_masked(value: Any, scope: Scope) -> Resolved:
-    """Like :func:`resolve`, also returning the rendering for events and records, where
+def resolve_templates_masked(value: Any, scope: TemplateScope) -> ResolvedTemplate:
+    """Like :func:`resolve_templates`, also returning the rendering for events and records, where
     each secret reads ``••••``, and the set of secret values used."""
     found: set[str] = set()
     real, masked = _resolve_deep(value, scope, found)
-    return Resolved(real, masked, frozenset(found))
+    return ResolvedTemplate(real, masked, frozenset(found))
 
 
-def mask(value: Any, secrets: Iterable[str]) -> Any:
+def mask_secrets(value: Any, secrets: Iterable[str]) -> Any:
     """``value`` (deep over str/dict/list/tuple) with each occurrence of the given secret
     values replaced by ``••••``: for text produced after resolution (a response, an error
     message) that might echo a secret. Longer secrets are replaced first."""
@@ -413,7 +415,7 @@ def _mask(value: Any, secrets: list[str]) -> Any:
 
 
 @dataclass(frozen=True, slots=True)
-class CompletionContext:
+class TemplateCompletion:
     """An unfinished reference before the cursor: the path typed so far starts at ``start``."""
 
     start: int
@@ -421,7 +423,7 @@ class CompletionContext:
     form: Form
 
 
-def completion_prefix(text: str, cursor: int) -> CompletionContext | None:
+def template_completion(text: str, cursor: int) -> TemplateCompletion | None:
     """What the user is typing inside an open ``{{`` or ``${`` just before ``cursor``, if
     anything (for Ctrl+Space completion of names); None outside a reference."""
     before = text[:cursor]
@@ -431,4 +433,4 @@ def completion_prefix(text: str, cursor: int) -> CompletionContext | None:
     m = _OPEN.search(before, opened)
     if m is None:
         return None
-    return CompletionContext(m.start("path"), m.group("path"), "dollar" if before[m.start()] == "$" else "braces")
+    return TemplateCompletion(m.start("path"), m.group("path"), "dollar" if before[m.start()] == "$" else "braces")

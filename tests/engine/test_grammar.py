@@ -10,13 +10,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.grammar import GrammarError, Pattern, all_matches, best_match, compile_pattern, generate_example, split_words
+from engine.grammar import (TriggerPattern, TriggerPatternError, all_trigger_matches, best_trigger_match,
+                            compile_trigger, generate_trigger_example, trigger_words)
 
 PLAYLIST = "create (a)? $(genre:wildcard) playlist (with)? $(quantity:number) (songs)?"
 
 
 def captures(pattern: str, sentence: str) -> dict | None:
-    m = compile_pattern(pattern).match(sentence)
+    m = compile_trigger(pattern).match(sentence)
     return None if m is None else m.captures
 
 
@@ -31,7 +32,7 @@ def captures(pattern: str, sentence: str) -> dict | None:
     ("create a playlist with 3 songs", {"genre": "a", "quantity": 3}, 1),
 ])
 def test_seed_pattern(sentence: str, expected: dict, wild: int) -> None:
-    m = compile_pattern(PLAYLIST).match(sentence)
+    m = compile_trigger(PLAYLIST).match(sentence)
     assert m is not None
     assert m.captures == expected
     assert type(m.captures["quantity"]) is type(expected["quantity"])
@@ -45,7 +46,7 @@ def test_seed_pattern(sentence: str, expected: dict, wild: int) -> None:
     "please create a blues playlist with 3 songs", "create a blues playlist with 3 songs now", "", "  ,. ",
 ])
 def test_seed_pattern_refuses(sentence: str) -> None:
-    assert compile_pattern(PLAYLIST).match(sentence) is None
+    assert compile_trigger(PLAYLIST).match(sentence) is None
 
 
 # -- optional groups, alternatives -----------------------------------------------------------------
@@ -88,7 +89,7 @@ def test_top_level_alternatives_and_same_name_in_branches() -> None:
     p = "play $(song:wildcard) | put on $(song:wildcard)"
     assert captures(p, "play hey jude") == {"song": "hey jude"}
     assert captures(p, "put on hey jude") == {"song": "hey jude"}
-    assert compile_pattern(p).captures == {"song": "wildcard"}
+    assert compile_trigger(p).captures == {"song": "wildcard"}
 
 
 def test_nested_groups() -> None:
@@ -124,7 +125,7 @@ def test_wildcard_keeps_inner_text_and_case_and_drops_surrounding_punctuation() 
 
 
 def test_capture_without_type_and_string_are_wildcards() -> None:
-    assert compile_pattern("play $(track) by $( artist : string )").captures == {"track": "wildcard",
+    assert compile_trigger("play $(track) by $( artist : string )").captures == {"track": "wildcard",
                                                                                  "artist": "wildcard"}
     assert captures("play $(track) by $(artist:string)", "play a b by c d") == {"track": "a b", "artist": "c d"}
 
@@ -167,7 +168,7 @@ def test_case_and_surrounding_punctuation_are_ignored() -> None:
 
 
 def test_split_words() -> None:
-    assert split_words("  Hello, World! -- it's 3.5 ") == ["hello", "world", "it's", "3.5"]
+    assert trigger_words("  Hello, World! -- it's 3.5 ") == ["hello", "world", "it's", "3.5"]
 
 
 def test_the_whole_input_must_be_covered() -> None:
@@ -181,29 +182,31 @@ def test_the_whole_input_must_be_covered() -> None:
 
 def test_fewest_wildcard_words_wins_then_order() -> None:
     flows = [
-        ("generic", compile_pattern("play $(query:wildcard)")),
-        ("by-artist", compile_pattern("play $(track:wildcard) by $(artist:wildcard)")),
-        ("exact", compile_pattern("play some music")),
-        ("generic-again", compile_pattern("play $(what:wildcard)")),
+        ("generic", compile_trigger("play $(query:wildcard)")),
+        ("by-artist", compile_trigger("play $(track:wildcard) by $(artist:wildcard)")),
+        ("exact", compile_trigger("play some music")),
+        ("generic-again", compile_trigger("play $(what:wildcard)")),
     ]
-    key, m = best_match("play some music", flows)
+    key, m = best_trigger_match("play some music", flows)
     assert (key, m.captures, m.wildcard_words) == ("exact", {}, 0)
-    key, m = best_match("play help by the beatles", flows)
+    key, m = best_trigger_match("play help by the beatles", flows)
     # by-artist binds 1 + 2 = 3 wildcard words; generic binds 4
     assert (key, m.captures) == ("by-artist", {"track": "help", "artist": "the beatles"})
-    key, m = best_match("play jazz", flows)
+    key, m = best_trigger_match("play jazz", flows)
     assert (key, m.captures) == ("generic", {"query": "jazz"})  # a tie: the order given
-    ranked = all_matches("play jazz", flows)
+    ranked = all_trigger_matches("play jazz", flows)
     assert [k for k, _ in ranked] == ["generic", "generic-again"]
-    assert [k for k, _ in all_matches("play help by the beatles", flows)] == ["by-artist", "generic", "generic-again"]
-    assert best_match("stop the music", flows) is None
-    assert best_match("", flows) is None
+    ranked = all_trigger_matches("play help by the beatles", flows)
+    assert [k for k, _ in ranked] == ["by-artist", "generic", "generic-again"]
+    assert best_trigger_match("stop the music", flows) is None
+    assert best_trigger_match("", flows) is None
 
 
 def test_best_match_accepts_any_keys_and_iterables() -> None:
-    candidates = ((i, compile_pattern(p)) for i, p in enumerate(["a $(x:word)", "a b", "a $(n:number)"]))
-    assert best_match("a b", candidates)[0] == 1  # a word capture counts as a wildcard word
-    key, m = best_match("a 2", ((i, compile_pattern(p)) for i, p in enumerate(["a $(x:word)", "a $(n:number)"])))
+    candidates = ((i, compile_trigger(p)) for i, p in enumerate(["a $(x:word)", "a b", "a $(n:number)"]))
+    assert best_trigger_match("a b", candidates)[0] == 1  # a word capture counts as a wildcard word
+    candidates = ((i, compile_trigger(p)) for i, p in enumerate(["a $(x:word)", "a $(n:number)"]))
+    key, m = best_trigger_match("a 2", candidates)
     assert (key, m.captures, m.wildcard_words) == (1, {"n": 2}, 0)  # a number does not
 
 
@@ -238,10 +241,10 @@ def test_best_match_accepts_any_keys_and_iterables() -> None:
 ])
 def test_malformed_patterns_name_the_pattern_and_the_position(pattern: str, position: int, reason: str) -> None:
     if position < 0:
-        compile_pattern(pattern)
+        compile_trigger(pattern)
         return
-    with pytest.raises(GrammarError) as info:
-        compile_pattern(pattern)
+    with pytest.raises(TriggerPatternError) as info:
+        compile_trigger(pattern)
     err = info.value
     assert isinstance(err, ValueError)
     assert (err.pattern, err.position, err.reason) == (pattern, position, reason)
@@ -252,7 +255,7 @@ def test_malformed_patterns_name_the_pattern_and_the_position(pattern: str, posi
 
 
 def test_matching_is_not_exponential() -> None:
-    p = compile_pattern("$(a:wildcard) x $(b:wildcard) y $(c:wildcard) z $(d:wildcard) (w)? (v)?")
+    p = compile_trigger("$(a:wildcard) x $(b:wildcard) y $(c:wildcard) z $(d:wildcard) (w)? (v)?")
     words = ["q"] * 3000
     t0 = time.perf_counter()
     assert p.match(" ".join(words)) is None  # naive backtracking would try ~n^4 splits
@@ -261,17 +264,17 @@ def test_matching_is_not_exponential() -> None:
 
 
 def test_compiled_patterns_are_cached() -> None:
-    assert compile_pattern(PLAYLIST) is compile_pattern(PLAYLIST)
-    assert isinstance(compile_pattern(PLAYLIST), Pattern)
+    assert compile_trigger(PLAYLIST) is compile_trigger(PLAYLIST)
+    assert isinstance(compile_trigger(PLAYLIST), TriggerPattern)
 
 
 def test_generate_example() -> None:
-    p = compile_pattern(PLAYLIST)
-    assert generate_example(p) == "create a genre playlist with 3 songs"
-    assert p.match(generate_example(p)).captures == {"genre": "genre", "quantity": 3}
+    p = compile_trigger(PLAYLIST)
+    assert generate_trigger_example(p) == "create a genre playlist with 3 songs"
+    assert p.match(generate_trigger_example(p)).captures == {"genre": "genre", "quantity": 3}
     rng = random.Random(5)
     for _ in range(20):
-        sentence = generate_example(p, rng, {"genre": "deep house", "quantity": 7})
+        sentence = generate_trigger_example(p, rng, {"genre": "deep house", "quantity": 7})
         assert p.match(sentence).captures == {"genre": "deep house", "quantity": 7}
 
 
@@ -375,7 +378,7 @@ def pattern_and_sentence(draw):
 @given(pattern_and_sentence())
 def test_a_generated_sentence_matches_and_binds_the_generated_values(case) -> None:
     pattern, sentence, expected, wild = case
-    m = compile_pattern(pattern).match(sentence)
+    m = compile_trigger(pattern).match(sentence)
     assert m is not None, (pattern, sentence)
     assert m.captures == expected, (pattern, sentence)
     assert m.wildcard_words == wild
@@ -384,9 +387,9 @@ def test_a_generated_sentence_matches_and_binds_the_generated_values(case) -> No
 @settings(max_examples=100, deadline=None)
 @given(pattern_and_sentence(), st.randoms(use_true_random=False))
 def test_generate_example_matches_its_pattern(case, rng) -> None:
-    pattern = compile_pattern(case[0])
+    pattern = compile_trigger(case[0])
     values = {name: (4 if kind == "number" else "zz") for name, kind in pattern.captures.items()}
-    sentence = generate_example(pattern, rng, values)
+    sentence = generate_trigger_example(pattern, rng, values)
     m = pattern.match(sentence)
     assert m is not None, (case[0], sentence)
     assert all(m.captures[k] == values[k] for k in m.captures)

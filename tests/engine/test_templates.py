@@ -8,14 +8,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.templates import (BUILTIN_NAMES, SECRET_MASK, Reference, Scope, completion_prefix, find_references,
-                              first_name, mask, render_value, resolve, resolve_masked, secret_lookup,
-                              unknown_references, walk_references)
+from engine.templates import (SECRET_MASK, TEMPLATE_BUILTINS, TemplateReference, TemplateScope, find_references,
+                              mask_secrets, reference_first_name, render_template_value, resolve_templates,
+                              resolve_templates_masked, secret_lookup, template_completion, unknown_references,
+                              walk_references)
 
 SECRET = "tok-9f8e7d6c5b4a"
 
 
-def make_scope(**builtins) -> Scope:
+def make_scope(**builtins) -> TemplateScope:
     variables = {
         "name": "Ada",
         "resp": {"items": [{"name": "first", "tags": ["x", "y"]}, {"name": "second"}], "total": 2},
@@ -33,7 +34,7 @@ def make_scope(**builtins) -> Scope:
     base = {"PREVIOUS_OUTPUT": "prev out", "input": "prev out", "run": {"id": "run-1"},
             "workflow": {"name": "Review"}}
     base.update(builtins)
-    return Scope(variables=variables, builtins=base, secrets={"API_TOKEN": SECRET}.get,
+    return TemplateScope(variables=variables, builtins=base, secrets={"API_TOKEN": SECRET}.get,
                  env={"HOME": "/home/ada", "EMPTY": ""})
 
 
@@ -70,14 +71,14 @@ def test_keys_may_hold_hyphens_and_digits() -> None:
 def test_triple_braces_take_the_inner_reference() -> None:
     (ref,) = find_references("{{{name}}}")
     assert (ref.raw, ref.start) == ("{{name}}", 1)
-    assert resolve("{{{name}}}", make_scope()) == "{Ada}"
+    assert resolve_templates("{{{name}}}", make_scope()) == "{Ada}"
 
 
 def test_first_name_and_walk() -> None:
-    assert first_name(find_references("{{resp.items[0].name}}")[0]) == "resp"
-    assert first_name("${ env.HOME }") == "env"
-    assert first_name("resp.items[0]") == "resp"
-    assert first_name("") == ""
+    assert reference_first_name(find_references("{{resp.items[0].name}}")[0]) == "resp"
+    assert reference_first_name("${ env.HOME }") == "env"
+    assert reference_first_name("resp.items[0]") == "resp"
+    assert reference_first_name("") == ""
     data = {"url": "https://x/{{host}}", "headers": [{"key": "A", "value": "${secrets.K} {{who}}"}], "n": 3,
             "{{key}}": "keys are not templates"}
     found = [(where, r.raw) for where, r in walk_references(data)]
@@ -88,10 +89,10 @@ def test_first_name_and_walk() -> None:
 
 
 def test_builtins_are_never_unknown() -> None:
-    text = " ".join(f"{{{{{n}.x}}}}" for n in sorted(BUILTIN_NAMES))
+    text = " ".join(f"{{{{{n}.x}}}}" for n in sorted(TEMPLATE_BUILTINS))
     assert unknown_references(text, known=()) == []
     assert {"PREVIOUS_OUTPUT", "input", "iteration", "APPROVAL_NOTE", "APPROVAL_DECISION", "__fanout", "run",
-            "workflow", "env", "secrets"} == BUILTIN_NAMES
+            "workflow", "env", "secrets"} == TEMPLATE_BUILTINS
 
 
 # -- resolving -----------------------------------------------------------------------------------
@@ -119,7 +120,7 @@ def test_builtins_are_never_unknown() -> None:
     ("home={{env.HOME}} empty=[{{env.EMPTY}}]", "home=/home/ada empty=[]"),
 ])
 def test_resolve_in_text(template: str, expected: str) -> None:
-    assert resolve(template, make_scope()) == expected
+    assert resolve_templates(template, make_scope()) == expected
 
 
 @pytest.mark.parametrize("template", [
@@ -129,25 +130,26 @@ def test_resolve_in_text(template: str, expected: str) -> None:
 ])
 def test_unresolved_references_stay_as_written(template: str) -> None:
     scope = make_scope()
-    assert resolve(template, scope) == template
-    assert resolve(f"a {template} b {{{{name}}}}", scope) == f"a {template} b Ada"
+    assert resolve_templates(template, scope) == template
+    assert resolve_templates(f"a {template} b {{{{name}}}}", scope) == f"a {template} b Ada"
 
 
 @pytest.mark.parametrize(("template", "expected"), [
     ("{{count}}", 3), ("${ratio}", 0.25), ("{{ok}}", True), ("{{off}}", False), ("{{nothing}}", None),
-    ("{{obj}}", {"a": 1, "b": [1, 2], "c": "é"}), ("${resp.items[0].tags}", ["x", "y"]), ("{{ lst }}", [1, "two", None]),
+    ("{{obj}}", {"a": 1, "b": [1, 2], "c": "é"}), ("${resp.items[0].tags}", ["x", "y"]),
+    ("{{ lst }}", [1, "two", None]),
     ("{{answer.scores}}", [4, 5]), ("{{name}}", "Ada"),
 ])
 def test_whole_field_reference_keeps_its_type(template: str, expected: object) -> None:
-    assert resolve(template, make_scope()) == expected
-    assert type(resolve(template, make_scope())) is type(expected)
+    assert resolve_templates(template, make_scope()) == expected
+    assert type(resolve_templates(template, make_scope())) is type(expected)
 
 
 def test_not_a_whole_field_when_anything_else_is_there() -> None:
     scope = make_scope()
-    assert resolve(" {{count}}", scope) == " 3"
-    assert resolve("{{count}}{{count}}", scope) == "33"
-    assert resolve("{{obj}}\n", scope) == '{"a":1,"b":[1,2],"c":"é"}\n'
+    assert resolve_templates(" {{count}}", scope) == " 3"
+    assert resolve_templates("{{count}}{{count}}", scope) == "33"
+    assert resolve_templates("{{obj}}\n", scope) == '{"a":1,"b":[1,2],"c":"é"}\n'
 
 
 def test_deep_resolution_of_node_data() -> None:
@@ -158,7 +160,7 @@ def test_deep_resolution_of_node_data() -> None:
         "tuple": ("{{name}}", 1), "maxChars": 100, "{{name}}": "dict keys are field names, left alone",
     }
     before = json.dumps(data, default=list)
-    out = resolve(data, make_scope())
+    out = resolve_templates(data, make_scope())
     assert out == {
         "method": "POST", "url": "https://api.test/users/first?n=3",
         "headers": [{"key": "X-Who", "value": "Ada"}, {"key": "Ada", "value": "{{unknown}}"}],
@@ -173,18 +175,18 @@ def test_deep_resolution_of_node_data() -> None:
 def test_builtins_shadow_variables_and_loop_and_approval_names() -> None:
     scope = make_scope(iteration=2, APPROVAL_NOTE="tighten the intro", APPROVAL_DECISION="reject",
                        __fanout=["a", {"b": 1}], name="builtin wins")
-    assert resolve("#{{iteration}}: {{APPROVAL_DECISION}} - {{APPROVAL_NOTE}}", scope) == \
+    assert resolve_templates("#{{iteration}}: {{APPROVAL_DECISION}} - {{APPROVAL_NOTE}}", scope) == \
         "#2: reject - tighten the intro"
-    assert resolve("{{__fanout}}", scope) == ["a", {"b": 1}]
-    assert resolve("all: {{__fanout}}; {{__fanout[1].b}}", scope) == 'all: ["a",{"b":1}]; 1'
-    assert resolve("{{name}}", scope) == "builtin wins"
-    assert resolve("{{iteration}}", scope) == 2
+    assert resolve_templates("{{__fanout}}", scope) == ["a", {"b": 1}]
+    assert resolve_templates("all: {{__fanout}}; {{__fanout[1].b}}", scope) == 'all: ["a",{"b":1}]; 1'
+    assert resolve_templates("{{name}}", scope) == "builtin wins"
+    assert resolve_templates("{{iteration}}", scope) == 2
 
 
 def test_env_and_secrets_are_reserved_names() -> None:
-    scope = Scope(variables={"env": {"HOME": "variable"}, "secrets": {"K": "variable"}}, env={},
+    scope = TemplateScope(variables={"env": {"HOME": "variable"}, "secrets": {"K": "variable"}}, env={},
                   secrets=lambda n: None)
-    assert resolve("{{env.HOME}} {{secrets.K}}", scope) == "{{env.HOME}} {{secrets.K}}"
+    assert resolve_templates("{{env.HOME}} {{secrets.K}}", scope) == "{{env.HOME}} {{secrets.K}}"
 
 
 # -- secrets -------------------------------------------------------------------------------------
@@ -193,8 +195,9 @@ def test_env_and_secrets_are_reserved_names() -> None:
 def test_secrets_are_sent_but_masked_for_events_and_records() -> None:
     scope = make_scope()
     data = {"headers": [{"key": "Authorization", "value": "Bearer {{secrets.API_TOKEN}}"}],
-            "body": "${secrets.API_TOKEN}", "url": "https://x/?q={{name}}", "list": ["{{secrets.API_TOKEN}}", "{{count}}"]}
-    r = resolve_masked(data, scope)
+            "body": "${secrets.API_TOKEN}", "url": "https://x/?q={{name}}",
+            "list": ["{{secrets.API_TOKEN}}", "{{count}}"]}
+    r = resolve_templates_masked(data, scope)
     assert r.value == {"headers": [{"key": "Authorization", "value": f"Bearer {SECRET}"}], "body": SECRET,
                        "url": "https://x/?q=Ada", "list": [SECRET, 3]}
     assert r.masked == {"headers": [{"key": "Authorization", "value": f"Bearer {SECRET_MASK}"}], "body": SECRET_MASK,
@@ -206,17 +209,18 @@ def test_secrets_are_sent_but_masked_for_events_and_records() -> None:
 
 
 def test_masked_is_the_value_when_no_secret_is_used() -> None:
-    r = resolve_masked({"a": "{{name}}", "b": ["{{count}}"]}, make_scope())
+    r = resolve_templates_masked({"a": "{{name}}", "b": ["{{count}}"]}, make_scope())
     assert r.masked is r.value
     assert r.secrets == frozenset()
 
 
 def test_mask_hides_echoed_secrets_anywhere() -> None:
     echoed = {"status": 200, "body": f'{{"auth": "Bearer {SECRET}"}}', "list": [SECRET, 5], "t": (SECRET,)}
-    assert mask(echoed, {SECRET}) == {"status": 200, "body": '{"auth": "Bearer ••••"}', "list": ["••••", 5],
+    assert mask_secrets(echoed, {SECRET}) == {"status": 200, "body": '{"auth": "Bearer ••••"}',
+                                              "list": ["••••", 5],
                                       "t": ("••••",)}
-    assert mask("abc-long abc", ["abc", "abc-long", ""]) == "•••• ••••"
-    assert mask("text", []) == "text"
+    assert mask_secrets("abc-long abc", ["abc", "abc-long", ""]) == "•••• ••••"
+    assert mask_secrets("text", []) == "text"
 
 
 def test_secret_lookup_reads_the_environment_then_the_keyring(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -245,7 +249,7 @@ def test_secret_lookup_reads_the_environment_then_the_keyring(monkeypatch: pytes
         monkeypatch.setenv("FLOWDESK_KEYRING", "1")
         assert secret_lookup("KEYRING_ONLY") == "from-keyring"
         assert secret_lookup("NOT_ANYWHERE_AT_ALL") is None
-        r = resolve_masked("k={{secrets.KEYRING_ONLY}} e={{secrets.FLOWDESK_TEST_SECRET}}", Scope())
+        r = resolve_templates_masked("k={{secrets.KEYRING_ONLY}} e={{secrets.FLOWDESK_TEST_SECRET}}", TemplateScope())
         assert r.value == "k=from-keyring e=from-env"
         assert r.masked == "k=•••• e=••••"
     finally:
@@ -256,31 +260,31 @@ def test_a_failing_secret_lookup_is_no_secret() -> None:
     def broken(name: str) -> str | None:
         raise RuntimeError("locked")
 
-    assert resolve("{{secrets.X}}", Scope(secrets=broken)) == "{{secrets.X}}"
+    assert resolve_templates("{{secrets.X}}", TemplateScope(secrets=broken)) == "{{secrets.X}}"
 
 
 def test_secret_values_are_not_resolved_again() -> None:
-    scope = Scope(variables={"name": "Ada"}, secrets={"S": "{{name}}"}.get)
-    assert resolve("{{secrets.S}}!", scope) == "{{name}}!"
+    scope = TemplateScope(variables={"name": "Ada"}, secrets={"S": "{{name}}"}.get)
+    assert resolve_templates("{{secrets.S}}!", scope) == "{{name}}!"
 
 
 # -- rendering and completion --------------------------------------------------------------------
 
 
 def test_render_value() -> None:
-    assert [render_value(v) for v in ("s", 1, 1.5, True, None, [1, "a"], {"k": None}, (1, 2))] == \
+    assert [render_template_value(v) for v in ("s", 1, 1.5, True, None, [1, "a"], {"k": None}, (1, 2))] == \
         ["s", "1", "1.5", "true", "", '[1,"a"]', '{"k":null}', "[1,2]"]
 
 
 def test_completion_prefix() -> None:
     text = "Summarise {{ resp.ite"
-    ctx = completion_prefix(text, len(text))
+    ctx = template_completion(text, len(text))
     assert ctx is not None and (ctx.prefix, ctx.form, text[ctx.start:]) == ("resp.ite", "braces", "resp.ite")
-    ctx = completion_prefix("x ${", 4)
+    ctx = template_completion("x ${", 4)
     assert ctx is not None and (ctx.prefix, ctx.start, ctx.form) == ("", 4, "dollar")
-    assert completion_prefix("{{a}} done", 10) is None
-    assert completion_prefix("no braces", 5) is None
-    assert completion_prefix("{{a b", 5) is None
+    assert template_completion("{{a}} done", 10) is None
+    assert template_completion("no braces", 5) is None
+    assert template_completion("{{a b", 5) is None
 
 
 # -- properties ----------------------------------------------------------------------------------
@@ -292,16 +296,16 @@ no_references = st.text(max_size=200).filter(lambda t: not find_references(t))
 @settings(max_examples=200)
 @given(no_braces)
 def test_text_without_braces_is_unchanged(text: str) -> None:
-    assert resolve(text, make_scope()) == text
-    assert resolve_masked(text, make_scope()).masked == text
+    assert resolve_templates(text, make_scope()) == text
+    assert resolve_templates_masked(text, make_scope()).masked == text
 
 
 @settings(max_examples=200)
 @given(no_references)
 def test_resolve_is_idempotent_on_text_without_references(text: str) -> None:
-    once = resolve(text, make_scope())
+    once = resolve_templates(text, make_scope())
     assert once == text
-    assert resolve(once, make_scope()) == once
+    assert resolve_templates(once, make_scope()) == once
 
 
 @settings(max_examples=200)
@@ -309,8 +313,8 @@ def test_resolve_is_idempotent_on_text_without_references(text: str) -> None:
 def test_references_are_found_where_they_are(chunks: list[str]) -> None:
     text = "<" + "".join(chunks) + ">"  # never one whole-field reference: the result is text
     for ref in find_references(text):
-        assert isinstance(ref, Reference)
+        assert isinstance(ref, TemplateReference)
         assert text[ref.start:ref.end] == ref.raw
-    out = resolve(text, make_scope())
+    out = resolve_templates(text, make_scope())
     assert "{{name}}" not in out and "${count}" not in out
     assert out.count("{{nope}}") == text.count("{{nope}}")
