@@ -283,16 +283,17 @@ _EPS, _LIT, _ANY, _ONE, _NUM, _OPEN, _CLOSE, _ACCEPT = range(8)
 @dataclass(slots=True)
 class _State:
     kind: int
-    arg: str = ""
+    arg: str = ""  # the literal word, or the capture's name
     nexts: list[int] = field(default_factory=list)
+    cap: str = ""  # a capture's kind, on its closing state
 
 
 class _Builder:
     def __init__(self) -> None:
         self.states: list[_State] = []
 
-    def add(self, kind: int, arg: str = "", nexts: list[int] | None = None) -> int:
-        self.states.append(_State(kind, arg, nexts or []))
+    def add(self, kind: int, arg: str = "", nexts: list[int] | None = None, cap: str = "") -> int:
+        self.states.append(_State(kind, arg, nexts or [], cap))
         return len(self.states) - 1
 
     def build(self, node: _Node, nxt: int) -> int:
@@ -307,7 +308,7 @@ class _Builder:
             return self.add(_EPS, "", [self.build(b, nxt) for b in node.branches])
         if isinstance(node, _Opt):
             return self.add(_EPS, "", [self.build(node.inner, nxt), nxt])  # take it when it can
-        close = self.add(_CLOSE, node.name, [nxt])
+        close = self.add(_CLOSE, node.name, [nxt], node.kind)
         if node.kind == "wildcard":
             any_state = self.add(_ANY, node.name)
             self.states[any_state].nexts = [close, any_state]  # fewest words first
@@ -373,7 +374,9 @@ class TriggerPattern:
     """A compiled trigger pattern (make one with :func:`compile_trigger`)."""
 
     text: str
-    captures: dict[str, TriggerCaptureKind]  # every capture the pattern can bind, in the order written
+    #: every capture the pattern can bind, in the order written (a name captured with different
+    #: kinds in different alternatives shows its first kind here; its match holds the right type)
+    captures: dict[str, TriggerCaptureKind]
     _tree: _Node = field(repr=False)
     _states: tuple[_State, ...] = field(repr=False)
     _start: int = field(repr=False)
@@ -398,7 +401,7 @@ class TriggerPattern:
                 opened[st.arg] = pos
             elif st.kind == _CLOSE:
                 first, last = words[opened[st.arg]], words[pos - 1]
-                kind = self.captures[st.arg]
+                kind = st.cap
                 if kind == "number":
                     value: str | int | float | None = _number(first.raw)
                     assert value is not None

@@ -65,6 +65,7 @@ _HEAD = re.compile(_NAME)
 _OPEN = re.compile(rf"(?:\{{\{{|\$\{{)\s*(?P<path>(?:{_NAME}(?:\.(?:{_KEY})?|\[\s*-?\d*\s*\]?)*)?)$")
 
 Step = str | int
+Escape = Callable[[str], str] | None
 Form = Literal["braces", "dollar"]
 
 
@@ -207,9 +208,19 @@ class TemplateScope:
     env: Mapping[str, str] = field(default_factory=lambda: os.environ)
     secrets_used: set[str] = field(default_factory=set)
 
-    def lookup(self, ref: TemplateReference) -> Any:
-        """The reference's value, or the module's missing marker (see :func:`resolve_templates`)."""
-        return self._lookup(ref.name, ref.path)[0]
+    def lookup(self, ref: TemplateReference | str) -> Any:
+        """The value a reference (or a path such as ``resp.items[0]``) stands for, typed as
+        it is; raises ``KeyError`` naming the path when it does not resolve. (For previews:
+        a ``secrets.NAME`` path returns the real secret.)"""
+        if isinstance(ref, str):
+            refs = find_references("{{" + ref.strip() + "}}")
+            if len(refs) != 1:
+                raise KeyError(ref)
+            ref = refs[0]
+        value = self._lookup(ref.name, ref.path)[0]
+        if value is _MISSING:
+            raise KeyError(ref.dotted)
+        return value
 
     def _lookup(self, name: str, path: tuple[Step, ...]) -> tuple[Any, bool]:
         """``(value or _MISSING, is_secret)``."""
@@ -292,7 +303,7 @@ class ResolvedTemplate:
     secrets: frozenset[str]
 
 
-def _resolve_text(text: str, scope: TemplateScope, found: set[str]) -> tuple[Any, Any]:
+def _resolve_text(text: str, scope: TemplateScope, found: set[str], escape: Escape) -> tuple[Any, Any]:
     """``(real, masked)`` for one string; ``masked`` is ``real`` when no secret was used."""
     refs, whole = _parse(text)
     if not refs:
@@ -314,12 +325,14 @@ def _resolve_text(text: str, scope: TemplateScope, found: set[str]) -> tuple[Any
             continue  # stays as written: it is part of the next literal slice
         literal = text[last:ref.start]
         rendered = SECRET_MASK if secret else render_template_value(value)
+        if escape is not None and not secret:
+            rendered = escape(rendered)
         if secret:
             found.add(value)
             if shown is None:
                 shown = real.copy()
             shown += (literal, SECRET_MASK)
-            real += (literal, value)
+            real += (literal, value if escape is None else escape(value))
         else:
             real += (literal, rendered)
             if shown is not None:
@@ -340,20 +353,20 @@ _SCALARS = frozenset({int, float, bool, type(None)})
 _PLAIN = frozenset({dict, list, tuple, int, float, bool, type(None)})
 
 
-def _resolve_deep(value: Any, scope: TemplateScope, found: set[str]) -> tuple[Any, Any]:
+def _resolve_deep(value: Any, scope: TemplateScope, found: set[str], escape: Escape) -> tuple[Any, Any]:
     """``(real, masked)``; ``masked is real`` when the value holds no secret reference."""
     kind = type(value)
     if kind is str or (kind not in _PLAIN and isinstance(value, str)):
         if "{" not in value:
             return value, value
-        return _resolve_text(value, scope, found)
+        return _resolve_text(value, scope, found, escape)
     if kind in _SCALARS:
         return value, value
     if kind is dict or (kind is not list and isinstance(value, Mapping)):
         real: dict[Any, Any] = {}
         masked: dict[Any, Any] | None = None
         for k, v in value.items():
-            r, m = _resolve_deep(v, scope, found)
+            r, m = _resolve_deep(v, scope, found, escape)
             real[k] = r
             if m is not r and masked is None:
                 masked = dict(real)
@@ -361,7 +374,7 @@ def _resolve_deep(value: Any, scope: TemplateScope, found: set[str]) -> tuple[An
                 masked[k] = m
         return real, (real if masked is None else masked)
     if isinstance(value, (list, tuple)):
-        pairs = [_resolve_deep(v, scope, found) for v in value]
+        pairs = [_resolve_deep(v, scope, found, escape) for v in value]
         kind = list if isinstance(value, list) else tuple
         items = kind(p[0] for p in pairs)
         if all(p[1] is p[0] for p in pairs):
@@ -370,22 +383,25 @@ def _resolve_deep(value: Any, scope: TemplateScope, found: set[str]) -> tuple[An
     return value, value
 
 
-def resolve_templates(value: Any, scope: TemplateScope) -> Any:
+def resolve_templates(value: Any, scope: TemplateScope, *, escape: Escape = None) -> Any:
     """``value`` with every reference in every string resolved (deep over dicts, lists and
     tuples; dict keys untouched). The input is never mutated; containers are new.
 
+    ``escape``, when given, is applied to each value inserted into text (not to a whole-field
+    value, which keeps its type): ``urllib.parse.quote`` for a URL's query, or
+    ``lambda s: json.dumps(s)[1:-1]`` for a JSON body written as text.
     Use :func:`resolve_templates_masked` instead whenever the result may be shown or recorded.
     """
     if isinstance(value, str) and "{" not in value:
         return value
-    return _resolve_deep(value, scope, set())[0]
+    return _resolve_deep(value, scope, set(), escape)[0]
 
 
-def resolve_templates_masked(value: Any, scope: TemplateScope) -> ResolvedTemplate:
+def resolve_templates_masked(value: Any, scope: TemplateScope, *, escape: Escape = None) -> ResolvedTemplate:
     """Like :func:`resolve_templates`, also returning the rendering for events and records, where
     each secret reads ``••••``, and the set of secret values used."""
     found: set[str] = set()
-    real, masked = _resolve_deep(value, scope, found)
+    real, masked = _resolve_deep(value, scope, found, escape)
     return ResolvedTemplate(real, masked, frozenset(found))
 
 

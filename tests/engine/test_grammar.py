@@ -393,3 +393,9 @@ def test_generate_example_matches_its_pattern(case, rng) -> None:
     m = pattern.match(sentence)
     assert m is not None, (case[0], sentence)
     assert all(m.captures[k] == values[k] for k in m.captures)
+
+
+def test_same_name_with_different_kinds_in_alternatives() -> None:
+    p = "set volume (to $(level:number)|$(level:word))"
+    assert captures(p, "set volume to 7") == {"level": 7}
+    assert captures(p, "set volume loud") == {"level": "loud"}

@@ -183,6 +183,30 @@ def test_builtins_shadow_variables_and_loop_and_approval_names() -> None:
     assert resolve_templates("{{iteration}}", scope) == 2
 
 
+def test_escape_applies_to_inserted_values_only() -> None:
+    import json as _json
+    from urllib.parse import quote
+
+    scope = TemplateScope(variables={"q": 'say "hi" & go', "n": 2, "obj": {"a": 1}}, secrets={"K": "a b"}.get)
+    assert resolve_templates("https://x/?q={{q}}&n={{n}}&k={{secrets.K}}", scope, escape=quote) == \
+        "https://x/?q=say%20%22hi%22%20%26%20go&n=2&k=a%20b"
+    as_json = resolve_templates('{"text": "{{q}}"}', scope, escape=lambda s: _json.dumps(s)[1:-1])
+    assert _json.loads(as_json) == {"text": 'say "hi" & go'}
+    assert resolve_templates("{{q}}", scope, escape=quote) == 'say "hi" & go'  # a whole field keeps its value
+    r = resolve_templates_masked("k={{secrets.K}}", scope, escape=quote)
+    assert (r.value, r.masked) == ("k=a%20b", "k=••••")
+
+
+def test_scope_lookup() -> None:
+    scope = make_scope()
+    assert scope.lookup("resp.items[1].name") == "second"
+    assert scope.lookup(find_references("{{ obj }}")[0]) == {"a": 1, "b": [1, 2], "c": "é"}
+    with pytest.raises(KeyError):
+        scope.lookup("resp.nope")
+    with pytest.raises(KeyError):
+        scope.lookup("not a path")
+
+
 def test_env_and_secrets_are_reserved_names() -> None:
     scope = TemplateScope(variables={"env": {"HOME": "variable"}, "secrets": {"K": "variable"}}, env={},
                   secrets=lambda n: None)
