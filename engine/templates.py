@@ -6,7 +6,7 @@ references are, what is being typed for completion).
 
 Concepts and invariants
 * A *reference* is ``{{path}}`` or ``${path}``; whitespace inside the braces is allowed.
-  ``path`` is a name (``[A-Za-z_]`` then letters, digits, ``_``) followed by any number of
+  ``path`` is a name (a letter or ``_``, then letters, digits, ``_``) followed by any number of
   ``.key`` steps (letters, digits, ``_``, ``-``) and ``[index]`` steps (an integer, negative
   counts from the end): ``{{resp.items[0].name}}``, ``${ a.b[0] }``.
 * In text, a resolved value is inserted as: a string as it is, a number or boolean as
@@ -24,7 +24,10 @@ Concepts and invariants
   returns the real value (to send) together with a rendering where each secret reads
   ``••••``, and :func:`mask_secrets` hides known secret values in any later text (a response
   that echoes one).
-* Nothing here compiles a pattern per call; text without ``{`` is returned at once.
+* Resolution is one pass: an inserted value (a secret, a model's output) is never searched
+  for references again.
+* Nothing here compiles a pattern per call; text without ``{`` is returned at once, and the
+  parsed references of node data strings (the same at every step) are cached.
 """
 
 from __future__ import annotations
@@ -121,20 +124,26 @@ def _reference(m: re.Match[str], offset: int = 0) -> TemplateReference:
                              m.end() + offset, form)
 
 
-@lru_cache(maxsize=8192)
-def _parse(text: str) -> tuple[tuple[TemplateReference, ...], bool]:
-    """The references of a text, and whether the text is exactly one reference.
-
-    Cached: node data holds the same template strings at every step of every run."""
+def _parse_text(text: str) -> tuple[tuple[TemplateReference, ...], bool]:
+    """The references of a text, and whether the text is exactly one reference."""
     refs = tuple(_reference(m) for m in _REFERENCE.finditer(text))
     return refs, len(refs) == 1 and refs[0].start == 0 and refs[0].end == len(text)
+
+
+_parse_cached = lru_cache(maxsize=1024)(_parse_text)
+_CACHE_CHARS = 8192  # longer texts are parsed each time, so the cache stays under ~8 MB
+
+
+def _parse(text: str) -> tuple[tuple[TemplateReference, ...], bool]:
+    # node data holds the same template strings at every step of every run
+    return _parse_cached(text) if len(text) <= _CACHE_CHARS else _parse_text(text)
 
 
 def find_references(text: str) -> list[TemplateReference]:
     """Every reference in ``text``, in order, with its offsets (for the highlighter and the validator)."""
     if "{" not in text:
         return []
-    return list(_parse(text)[0])
+    return list(_parse_text(text)[0])
 
 
 def walk_references(value: Any,
