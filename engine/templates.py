@@ -20,6 +20,8 @@ Concepts and invariants
   ``workflow`` — whichever the caller provides); then the run's variables.
 * A ``.key`` or ``[index]`` step into a string that holds a JSON object or list steps into
   the parsed JSON (model answers are text; ``{{review.verdict}}`` should still work).
+* ``env.NAME`` is masked like a secret when ``NAME`` says it holds a credential (``KEY``,
+  ``TOKEN``, ``SECRET``, ``PASSW``, ``AUTH``, ...), so ``{{env.OPENAI_API_KEY}}`` is never logged.
 * Secret values never reach an event, a record or a log: :func:`resolve_templates_masked`
   returns the real value (to send) together with a rendering where each secret reads
   ``••••``, and :func:`mask_secrets` hides known secret values in any later text (a response
@@ -64,6 +66,8 @@ _PATH = rf"{_NAME}{_STEP}*"
 _REFERENCE = re.compile(rf"\{{\{{\s*(?P<b>{_PATH})\s*\}}\}}|\$\{{\s*(?P<d>{_PATH})\s*\}}")
 _STEPS = re.compile(rf"\.(?P<key>{_KEY})|\[\s*(?P<index>-?\d+)\s*\]")
 _HEAD = re.compile(_NAME)
+# Environment variables whose name says they hold a credential are masked like secrets.
+_SECRET_ENV = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|SESSION|COOKIE|PRIVATE", re.IGNORECASE)
 # An unfinished reference just before the cursor: "{{ resp.ite" or "${a[0].b"
 _OPEN = re.compile(rf"(?:\{{\{{|\$\{{)\s*(?P<path>(?:{_NAME}(?:\.(?:{_KEY})?|\[\s*-?\d*\s*\]?)*)?)$")
 
@@ -238,7 +242,12 @@ class TemplateScope:
                 return _MISSING, False
             if name == "env":
                 value = self.env.get(path[0])
-                return (_MISSING if value is None else value), False
+                if value is None:
+                    return _MISSING, False
+                if value and _SECRET_ENV.search(path[0]):  # env.OPENAI_API_KEY is a secret too
+                    self.secrets_used.add(value)
+                    return value, True
+                return value, False
             try:
                 secret = self.secrets(path[0])
             except Exception as err:  # a broken lookup is "no secret", never a crash

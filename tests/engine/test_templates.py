@@ -232,6 +232,16 @@ def test_secrets_are_sent_but_masked_for_events_and_records() -> None:
     assert SECRET_MASK == "••••"
 
 
+def test_credential_like_environment_variables_are_masked_too() -> None:
+    scope = TemplateScope(env={"OPENAI_API_KEY": "sk-abcdef123456", "GitHub_Token": "ghp_x1", "HOME": "/h",
+                               "EMPTY_PASSWORD": ""})
+    r = resolve_templates_masked("{{env.OPENAI_API_KEY}} {{env.GitHub_Token}} {{env.HOME}} [{{env.EMPTY_PASSWORD}}]",
+                                 scope)
+    assert r.value == "sk-abcdef123456 ghp_x1 /h []"
+    assert r.masked == "•••• •••• /h []"
+    assert r.secrets == frozenset({"sk-abcdef123456", "ghp_x1"}) == frozenset(scope.secrets_used)
+
+
 def test_masked_is_the_value_when_no_secret_is_used() -> None:
     r = resolve_templates_masked({"a": "{{name}}", "b": ["{{count}}"]}, make_scope())
     assert r.masked is r.value
