@@ -30,6 +30,12 @@ from .model import (NODE_TYPES, AgentData, AgentTools, ApprovalData, Condition, 
 from .runstate import NODE_STATES, NodeDetails, RunState, SubagentCall
 from .runtime import DEFAULT_MAX_VISITS, NodeRecord, Run, RunStateError, as_text, normalise_decision
 from .validate import ConnectionCheck, GraphIndex, Issue, Severity, check_connection, errors_only, handle_label, validate
+from .templates import (SECRET_MASK, TEMPLATE_BUILTINS, ResolvedTemplate, TemplateCompletion, TemplateReference,
+                        TemplateScope, find_references, mask_secrets, reference_first_name, render_template_value,
+                        resolve_templates, resolve_templates_masked, secret_lookup, template_completion,
+                        unknown_references, walk_references)
+from .grammar import (TriggerCaptureKind, TriggerMatch, TriggerPattern, TriggerPatternError, all_trigger_matches,
+                      best_trigger_match, compile_trigger, generate_trigger_example, trigger_words)
 
 if TYPE_CHECKING:
     from .cli import COMMANDS as CLI_COMMANDS
@@ -83,6 +89,13 @@ __all__ = sorted([
     # provider settings and the provider/model catalogue (resources/providers.json + settings.json)
     "Settings", "ProviderInfo", "ModelInfo", "load_settings", "save_settings", "settings_path", "store_api_key",
     "key_source", "is_local_url", "provider_catalogue", "model_choices", "reasoning_efforts", "DEFAULT_EFFORTS",
+    # templates
+    "TemplateScope", "TemplateReference", "ResolvedTemplate", "TemplateCompletion", "TEMPLATE_BUILTINS", "SECRET_MASK",
+    "find_references", "walk_references", "reference_first_name", "unknown_references", "resolve_templates",
+    "resolve_templates_masked", "render_template_value", "mask_secrets", "secret_lookup", "template_completion",
+    # trigger grammar
+    "TriggerPattern", "TriggerMatch", "TriggerPatternError", "TriggerCaptureKind", "compile_trigger",
+    "best_trigger_match", "all_trigger_matches", "generate_trigger_example", "trigger_words",
     # run store (loaded on first use)
     "RunStore", "RunInfo", "RunRecorder", "StoreError", "agentflow_record", "run_from_agentflow_record", "data_dir",
     # command line (loaded on first use)
