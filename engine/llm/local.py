@@ -52,8 +52,10 @@ LOCAL_MISSING_MESSAGE = (
     "--provider echo for an offline dry run. A default can also be set as defaultProvider in the Flowdesk "
     "settings file. In the editor: Run ▸ LLM Provider, or Run ▸ Provider Settings.")
 
-# SmolLM2's recommended sampling (its model card); a tiny model wanders at llama.cpp's default 0.8.
-SAMPLING = {"temperature": 0.2, "top_p": 0.9}
+# SmolLM2's recommended sampling (its model card; a tiny model wanders at llama.cpp's default
+# 0.8), and a light repeat penalty: without it the research sample's lead agent looped on one
+# paragraph until max_tokens (222 s for the sample; 90 s with it).
+SAMPLING = {"temperature": 0.2, "top_p": 0.9, "repeat_penalty": 1.1}
 
 _servers: dict[str, Any] = {}
 _load_lock = threading.Lock()
