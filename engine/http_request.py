@@ -534,7 +534,8 @@ def _build(client: httpx.AsyncClient, spec: HttpRequestSpec, url: httpx.URL, sec
                                 timeout=httpx.Timeout(timeout) if timeout else httpx.USE_CLIENT_DEFAULT, **kwargs)
 
 
-def _excerpt(text: str, secrets: list[str]) -> str:
+def body_excerpt(text: str, secrets: Iterable[str]) -> str:
+    """The start of a response body for an error message: one line, masked, ~200 characters."""
     flat = " ".join(mask_text(text, secrets).split())
     return flat if len(flat) <= EXCERPT_CHARS else flat[:EXCERPT_CHARS - 1] + "…"
 
@@ -583,7 +584,7 @@ async def send_request(spec: HttpRequestSpec | Mapping[str, Any], *, client: htt
                         output=output, text=text, redirects=raw.redirects)
     await emit(on_event, "http_response", result.response_event())
     if spec.failOnStatus and raw.status >= 400:
-        excerpt = _excerpt(text, secrets)
+        excerpt = body_excerpt(text, secrets)
         reason = f" {raw.reason}" if raw.reason else ""
         raise HttpStatusError(f"HTTP {raw.status}{reason} from {spec.method} {result.url}"
                               + (f": {excerpt}" if excerpt else ""), url=result.url, status=raw.status,
