@@ -28,6 +28,7 @@ choice and its measurements are in the commit that added this module and in
 from __future__ import annotations
 
 import asyncio
+import functools
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -35,7 +36,6 @@ from typing import Any, Literal
 from urllib.parse import urljoin
 
 import httpx
-import markdownify
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 from selectolax.lexbor import LexborHTMLParser, LexborNode, SelectolaxError
 
@@ -140,39 +140,43 @@ class FetchResult:
 
 # --------------------------------------------------------------------------- extraction
 
-class _Markdown(markdownify.MarkdownConverter):
-    pass
+@functools.cache
+def _converters() -> tuple[Any, Any]:
+    """markdownify's converters for Markdown and text, built on first use: markdownify brings in
+    BeautifulSoup, over 100 ms of import that ``import engine`` need not pay."""
+    import markdownify
 
+    class Text(markdownify.MarkdownConverter):
+        """Plain text: the same block structure as the Markdown, without its markup."""
 
-class _Text(markdownify.MarkdownConverter):
-    """Plain text: the same block structure as the Markdown, without its markup."""
+        def convert_hN(self, n: int, el: Any, text: str, parent_tags: set[str]) -> str:
+            if "_inline" in parent_tags:
+                return text
+            text = text.strip()
+            return f"\n\n{text}\n\n" if text else ""
 
-    def convert_hN(self, n: int, el: Any, text: str, parent_tags: set[str]) -> str:
-        if "_inline" in parent_tags:
+        def convert_a(self, el: Any, text: str, parent_tags: set[str]) -> str:
             return text
-        text = text.strip()
-        return f"\n\n{text}\n\n" if text else ""
 
-    def convert_a(self, el: Any, text: str, parent_tags: set[str]) -> str:
-        return text
+        def convert_img(self, el: Any, text: str, parent_tags: set[str]) -> str:
+            return el.attrs.get("alt", "") or ""
 
-    def convert_img(self, el: Any, text: str, parent_tags: set[str]) -> str:
-        return el.attrs.get("alt", "") or ""
+        def convert_pre(self, el: Any, text: str, parent_tags: set[str]) -> str:
+            text = text.strip("\n")
+            return f"\n\n{text}\n\n" if text else ""
 
-    def convert_pre(self, el: Any, text: str, parent_tags: set[str]) -> str:
-        text = text.strip("\n")
-        return f"\n\n{text}\n\n" if text else ""
+        def convert_code(self, el: Any, text: str, parent_tags: set[str]) -> str:
+            return text
 
-    def convert_code(self, el: Any, text: str, parent_tags: set[str]) -> str:
-        return text
+        def convert_b(self, el: Any, text: str, parent_tags: set[str]) -> str:
+            return text
 
-    def convert_b(self, el: Any, text: str, parent_tags: set[str]) -> str:
-        return text
+        convert_strong = convert_em = convert_i = convert_b
 
-    convert_strong = convert_em = convert_i = convert_b
+        def convert_hr(self, el: Any, text: str, parent_tags: set[str]) -> str:
+            return "\n\n"
 
-    def convert_hr(self, el: Any, text: str, parent_tags: set[str]) -> str:
-        return "\n\n"
+    return markdownify.MarkdownConverter(**_MD_OPTIONS), Text(**_TEXT_OPTIONS)
 
 
 def _code_language(el: Any) -> str:
@@ -293,7 +297,8 @@ def extract(html: str, *, format: str = "markdown", selector: str | None = None,
     fragment = "\n".join(n.html or "" for n in nodes)
     if format == "html":
         return title, fragment.strip()
-    converter = _Markdown(**_MD_OPTIONS) if format == "markdown" else _Text(**_TEXT_OPTIONS)
+    markdown, text = _converters()
+    converter = markdown if format == "markdown" else text
     return title, _normalise(converter.convert(fragment))
 
 
@@ -423,8 +428,9 @@ async def fetch_page(spec: FetchSpec | Mapping[str, Any], *, client: httpx.Async
         raise _binary_refusal(final, raw.content_type or "binary data with no content type")
     if kind == "html":
         try:
-            title, text = extract(_html_text(raw), format=spec.format, selector=spec.selector or None,
-                                  base_url=str(raw.url))
+            # off the event loop: a big page takes a few hundred ms, and the editor's loop is the GUI's
+            title, text = await asyncio.to_thread(extract, _html_text(raw), format=spec.format,
+                                                  selector=spec.selector or None, base_url=str(raw.url))
         except SelectorNotFoundError:
             raise SelectorNotFoundError(f"The selector {spec.selector!r} matched nothing on {final}.",
                                         url=final) from None
