@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gzip
 import json
 import socket
 import threading
@@ -158,6 +159,20 @@ async def test_20_mb_announced_body_is_refused_before_reading(web: WebServer) ->
     req = web.last("/big-announced")
     assert await asyncio.to_thread(req.disconnected.wait, 10)
     assert req.sent == 0
+
+
+async def test_a_small_gzip_body_that_inflates_past_the_limit_is_refused(web: WebServer) -> None:
+    bomb = gzip.compress(b"\0" * (20 * MB), compresslevel=9)
+    assert len(bomb) < MB
+    web.route("/bomb", Answer(200, {"Content-Type": "text/plain", "Content-Encoding": "gzip"}, bomb))
+    with pytest.raises(ResponseTooLargeError, match="more than 10 MB received"):
+        await send_request({"url": web.url("/bomb")})
+
+
+async def test_head_reads_no_body(web: WebServer) -> None:
+    web.route("/head", Answer(200, {"Content-Type": "text/plain", "Content-Length": str(20 * MB)}))
+    result = await send_request({"method": "HEAD", "url": web.url("/head")})
+    assert result.status == 200 and result.bytes == 0 and result.headers["content-length"] == str(20 * MB)
 
 
 async def test_custom_size_limit(web: WebServer) -> None:
