@@ -345,3 +345,6 @@ def test_credential_header_names_make_shorter_values_count() -> None:
     assert looks_like_literal_credential("hunter2hunter", "X-API-Key")
     assert not looks_like_literal_credential("hunter2hunter", "X-Request-Id")
     assert not looks_like_literal_credential("{{secrets.KEY}}", "Authorization")
+    uuid = "123e4567-e89b-12d3-a456-426614174000"
+    assert not looks_like_literal_credential(uuid, "Idempotency-Key") and not looks_like_literal_credential(uuid)
+    assert looks_like_literal_credential(uuid, "X-API-Key")
