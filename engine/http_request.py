@@ -37,6 +37,9 @@ from urllib.parse import quote, quote_plus, unquote_plus, urlencode, urlsplit, u
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from .errors import FlowdeskError
+from .templates import SECRET_MASK
+
 __all__ = [
     "HttpRequestSpec", "HttpResult", "KeyValue", "send_request", "request_event_data", "mask_url", "mask_text",
     "looks_like_literal_credential", "WebRequestError", "InvalidRequestError", "UrlNotAllowedError",
@@ -46,7 +49,6 @@ __all__ = [
 
 MAX_REDIRECTS = 5
 MAX_RESPONSE_BYTES = 10 * 1024 * 1024
-SECRET_MASK = "••••"  # the same mask as engine.templates (branch textmods)
 ALLOWED_SCHEMES = ("http", "https")
 METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
 USER_AGENT = "Flowdesk/0.1"
@@ -63,7 +65,7 @@ sent and ``("http_response", {status, bytes, durationMs})`` once the body is rea
 
 # --------------------------------------------------------------------------- errors
 
-class WebRequestError(RuntimeError):
+class WebRequestError(FlowdeskError, RuntimeError):
     """Root of every refusal or failure of an ``http`` or ``fetch`` step; ``str()`` is for people
     (secrets already masked). ``url`` is the masked URL concerned, when there is one."""
 

@@ -13,6 +13,7 @@ from urllib.parse import quote
 import httpx
 import pytest
 
+from engine import FlowdeskError
 from engine.http_request import (MAX_RESPONSE_BYTES, SECRET_MASK, HttpRequestSpec, HttpStatusError, InvalidRequestError,
                                  RedirectError, RequestFailedError, ResponseTooLargeError, UrlNotAllowedError,
                                  WebRequestError, looks_like_literal_credential, mask_url, request_event_data,
@@ -304,7 +305,7 @@ async def test_bad_requests_are_refused_clearly(data: dict[str, Any], message: s
 def test_error_hierarchy() -> None:
     for cls in (InvalidRequestError, UrlNotAllowedError, RedirectError, ResponseTooLargeError, HttpStatusError,
                 RequestFailedError):
-        assert issubclass(cls, WebRequestError) and issubclass(cls, RuntimeError)
+        assert issubclass(cls, WebRequestError) and issubclass(cls, RuntimeError) and issubclass(cls, FlowdeskError)
     assert issubclass(UrlNotAllowedError, ValueError)
 
 
