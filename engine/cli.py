@@ -19,7 +19,8 @@ import json
 import os
 import signal
 import sys
-from typing import Any, Sequence, TextIO
+from contextlib import contextmanager
+from typing import Any, Iterator, Sequence, TextIO
 
 __all__ = ["main", "COMMANDS"]
 
@@ -214,17 +215,36 @@ def _execute(run: Any, store: Any, decisions: list[tuple[str, str]], *, workflow
     except KeyboardInterrupt:
         return EXIT_CANCELLED
     finally:
-        if recorder:
-            recorder.close()
-            if recorder.error:
-                _err(f"warning: some events were not recorded: {recorder.error}")
+        with _interrupts_ignored():  # a second Ctrl+C must not cut the last batch's commit
+            if recorder:
+                recorder.close()
+                if recorder.error:
+                    _err(f"warning: some events were not recorded: {recorder.error}")
+
+
+@contextmanager
+def _interrupts_ignored() -> Iterator[None]:
+    """SIGINT ignored meanwhile (on the main thread; elsewhere signals are not ours to set)."""
+    try:
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except ValueError:
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
+    from .inputs import has_surrogates
     from .llm.registry import ProviderConfigError, make_resolver
     from .model import WorkflowLoadError, load_workflow
     from .validate import validate
 
+    if args.input is not None and has_surrogates(args.input):
+        _err("--input is not valid text: it holds bytes that are not UTF-8")
+        return EXIT_USAGE
     try:
         wf = load_workflow(args.file)
     except WorkflowLoadError as err:
@@ -349,6 +369,11 @@ def _cmd_show(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    for stream in (sys.stdout, sys.stderr):  # a path or text that is not UTF-8 is escaped, never a traceback
+        try:
+            stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
+        except (AttributeError, ValueError):
+            pass
     parser = _parser()
     try:
         args = parser.parse_args(argv)

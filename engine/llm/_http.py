@@ -305,6 +305,9 @@ class HttpChatProvider(ABC):
                 for k, v in (turn.usage or {}).items():
                     usage[k] = usage.get(k, 0) + int(v)
                 if not turn.calls:
+                    if not turn.text:  # `choices: []` then [DONE], or `content: null`: no answer at all
+                        raise LLMError(f"The server at {self.url} sent an empty answer (no text and no tool "
+                                       "call).")
                     return LLMResult(text=turn.text, usage=usage or None, model=turn.model or model)
                 results = await run_tool_calls(turn.calls, tools)
                 self._append_round(messages, turn, results)
