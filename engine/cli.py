@@ -268,11 +268,22 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from .runtime import Run
 
     printer = _Printer(sys.stdout, {n.id: n.title for n in wf.nodes}, args.jsonl)
-    meta = {k: v for k, v in (("provider", args.provider), ("model", args.model), ("baseUrl", args.base_url)) if v}
+    # Kept for a resume in another process; credentials in the base URL are not (see _stored_base_url).
+    meta = {k: v for k, v in (("provider", args.provider), ("model", args.model),
+                              ("baseUrl", _stored_base_url(args.base_url))) if v}
     run = Run(wf, resolver, initial_input=args.input, on_event=printer, max_visits=args.max_visits, check=False,
               meta=meta, keep_events=False)  # printed and stored as they happen; no need to hold them
     store = None if args.no_store else _open_store(required=False)
     return _execute(run, store, list(args.decide), workflow_path=os.path.abspath(args.file))
+
+
+def _stored_base_url(url: str | None) -> str | None:
+    """The base URL as a run record keeps it: without ``user:password@`` (a secret)."""
+    if not url:
+        return url
+    from .llm.config import split_url_credentials
+
+    return split_url_credentials(url)[0]
 
 
 def _find_run(run_id: str) -> tuple[Any, Any] | None:
