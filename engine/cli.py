@@ -90,6 +90,12 @@ class _Printer:
         self.jsonl = jsonl
         self.colour = not jsonl and out.isatty() and os.environ.get("NO_COLOR") is None
 
+    def committed(self, events: list[Any], recorded: bool) -> None:
+        """The recorder's ``on_commit``: a batch is printed once it is in the run history (or
+        once it could not be written), so nothing printed is lost to a kill."""
+        for ev in events:
+            self(ev)
+
     def __call__(self, ev: Any) -> None:
         if self.jsonl:
             self.out.write(ev.to_json() + "\n")
@@ -200,26 +206,34 @@ def _open_store(*, required: bool) -> Any:
         return None
 
 
-def _execute(run: Any, store: Any, decisions: list[tuple[str, str]], *, workflow_path: str | None = None,
-             resume_first: bool = False) -> int:
+def _execute(run: Any, store: Any, decisions: list[tuple[str, str]], printer: "_Printer", *,
+             workflow_path: str | None = None, resume_first: bool = False) -> int:
     from .store import RunRecorder, StoreError
 
     recorder = None
     if store is not None:
         try:
-            recorder = RunRecorder(store, run, workflow_path=workflow_path, new=not resume_first)
+            recorder = RunRecorder(store, run, workflow_path=workflow_path, new=not resume_first,
+                                   on_commit=printer.committed)
         except StoreError as err:
             _err(f"warning: {err} The run is not recorded.")
+    if recorder is None:
+        run.add_listener(printer)  # nothing to wait for: printed as it happens
+    code = EXIT_CANCELLED
     try:
-        return asyncio.run(_drive(run, decisions, recorder, resume_first=resume_first))
+        code = asyncio.run(_drive(run, decisions, recorder, resume_first=resume_first))
     except KeyboardInterrupt:
-        return EXIT_CANCELLED
+        code = EXIT_CANCELLED
     finally:
         with _interrupts_ignored():  # a second Ctrl+C must not cut the last batch's commit
             if recorder:
                 recorder.close()
-                if recorder.error:
-                    _err(f"warning: some events were not recorded: {recorder.error}")
+    if recorder is not None and recorder.error is not None:
+        lost = f"{recorder.lost} event{'s' if recorder.lost != 1 else ''}" if recorder.lost else "the run's state"
+        _err(f"the run's history is not fully recorded: {lost} could not be written. {recorder.error}")
+        if code in (EXIT_OK, EXIT_PAUSED):  # a run that cannot be looked at or resumed later did not succeed
+            return EXIT_FAILED
+    return code
 
 
 @contextmanager
@@ -271,10 +285,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
     # Kept for a resume in another process; credentials in the base URL are not (see _stored_base_url).
     meta = {k: v for k, v in (("provider", args.provider), ("model", args.model),
                               ("baseUrl", _stored_base_url(args.base_url))) if v}
-    run = Run(wf, resolver, initial_input=args.input, on_event=printer, max_visits=args.max_visits, check=False,
+    run = Run(wf, resolver, initial_input=args.input, max_visits=args.max_visits, check=False,
               meta=meta, keep_events=False)  # printed and stored as they happen; no need to hold them
     store = None if args.no_store else _open_store(required=False)
-    return _execute(run, store, list(args.decide), workflow_path=os.path.abspath(args.file))
+    return _execute(run, store, list(args.decide), printer, workflow_path=os.path.abspath(args.file))
 
 
 def _stored_base_url(url: str | None) -> str | None:
@@ -322,8 +336,8 @@ def _cmd_resume(args: argparse.Namespace) -> int:
         _err(str(err))
         return EXIT_USAGE
     printer = _Printer(sys.stdout, {n.id: n.title for n in wf.nodes}, args.jsonl)
-    run = Run.restore(snap, resolver, workflow=wf, on_event=printer, check=False)
-    return _execute(run, store, list(args.decide), resume_first=True)
+    run = Run.restore(snap, resolver, workflow=wf, check=False)
+    return _execute(run, store, list(args.decide), printer, resume_first=True)
 
 
 def _cmd_runs(args: argparse.Namespace) -> int:
@@ -350,7 +364,8 @@ def _cmd_runs(args: argparse.Namespace) -> int:
         text = (r.initial_input or "").replace("\n", " ")
         text = text if len(text) < 40 else text[:37] + "..."
         print(f"{r.id[:12]:<12} {r.status:<12} {format_timestamp(r.started_at)[:19].replace('T', ' '):<20} {dur:>9}  "
-              f"{r.workflow_name}" + (f" — {text}" if text else ""))
+              f"{r.workflow_name}" + (f" — {text}" if text else "")
+              + ("" if r.fully_recorded else "  [not fully recorded]"))
     shown = f"{args.offset + 1}-{args.offset + len(runs)}" if runs else "none"
     print(f"{shown} of {total} run{'s' if total != 1 else ''}")
     return EXIT_OK
