@@ -10,6 +10,9 @@ Invariants
   ``events_batched`` at most every :attr:`flush_interval_ms` (50 ms), at most
   :attr:`max_batch` at a time (a larger backlog follows on the next turns of the loop),
   and all at once when a run settles (paused or ended), so a settled run is fully shown.
+* While a run is recorded, an event is delivered only once the store has committed it
+  (the recorder's ``on_commit`` count, see :meth:`_committed_batch`): what the window
+  painted survives a kill of the app.
 * In each flush, ``events_batched`` comes first, then ``status_changed`` (when the status
   changed), ``node_states_changed`` / ``links_followed`` (when they changed) and
   ``approvals_changed`` (when an approval was reached, queued or answered).
@@ -88,6 +91,11 @@ class RunBridge(QObject):
         self._recorder: RunRecorder | None = None
         self._buffer: list[RunEvent] = []
         self._armed = False
+        # Delivery waits for the store: events committed (counted on the writer thread) and
+        # delivered, since the recorder was made; _gated while a recorder records this run.
+        self._committed = 0
+        self._delivered = 0
+        self._gated = False
         self._task: asyncio.Task | None = None
         self._finished_emitted = True
         self._claim: RunStore | None = None  # a paused run taken from this store, not yet claimed
@@ -137,6 +145,7 @@ class RunBridge(QObject):
         run = Run(wf, resolver, run_id=run_id, initial_input=initial_input, delta_interval=self.delta_interval)
         self.run = run
         self._buffer.clear()
+        self._gated = False
         self.tracker.reset(wf, initial_input)
         self._finished_emitted = False
         self._claim = None
@@ -144,7 +153,7 @@ class RunBridge(QObject):
         self._recorder = None
         if store is not None:
             try:
-                self._recorder = RunRecorder(store, run, workflow_path=workflow_path)
+                self._recorder = self._new_recorder(store, run, workflow_path=workflow_path)
             except StoreError as err:
                 log.error("%s", err)
                 self.error_occurred.emit(str(err))
@@ -171,6 +180,7 @@ class RunBridge(QObject):
         ensure_asyncgen_hooks(asyncio.get_event_loop())
         self.run = run
         self._buffer.clear()
+        self._gated = False
         self.tracker.reset(workflow, run.initial_input)
         self.tracker.feed_all(store.iter_events(run_id))
         self._finished_emitted = False
@@ -191,7 +201,7 @@ class RunBridge(QObject):
             return True
         try:
             store.claim_for_resume(run.run_id)
-            self._recorder = RunRecorder(store, run, new=False)
+            self._recorder = self._new_recorder(store, run, new=False)
         except StoreError as err:
             self.error_occurred.emit(str(err))
             return False
@@ -216,6 +226,21 @@ class RunBridge(QObject):
         run.cancel()
         if not self.is_busy:  # paused: nothing in flight, the run ends here
             self._task = asyncio.ensure_future(self._settle(run))
+
+    def _new_recorder(self, store: RunStore, run: Run, **kwargs: Any) -> RunRecorder:
+        self._committed = self._delivered = 0
+        recorder = RunRecorder(store, run, on_commit=self._committed_batch, **kwargs)
+        self._gated = True
+        return recorder
+
+    def _committed_batch(self, events: list[RunEvent], recorded: bool) -> None:
+        # On the store's writer thread (or the one closing it): only a count, read by flush().
+        # Events that could not be written are released too (the error is reported).
+        self._committed += len(events)
+
+    def _ungate(self) -> None:
+        """The recorder is closed (or failed): whatever is buffered is shown."""
+        self._gated = False
 
     # ------------------------------------------------------------------ engine side
     def _on_event(self, ev: RunEvent) -> None:
@@ -259,6 +284,7 @@ class RunBridge(QObject):
             run.remove_listener(self._on_event)
             if recorder is not None:
                 await asyncio.to_thread(recorder.close)
+                self._ungate()
                 if recorder.error is not None:
                     self.error_occurred.emit(str(recorder.error))
                 if self._recorder is recorder:
@@ -273,7 +299,15 @@ class RunBridge(QObject):
         self.flush(self.max_batch)
         if self._buffer and not self._armed:
             self._armed = True
-            self._timer.start(0)
+            # Waiting for the store's next commit, or a backlog sliced: the next turn of the loop.
+            self._timer.start(self.flush_interval_ms if self._ready() == 0 else 0)
+
+    def _ready(self) -> int | None:
+        """How many buffered events may be delivered (None: all)."""
+        recorder = self._recorder
+        if not self._gated or (recorder is not None and recorder.error is not None):  # a failing store holds nothing back
+            return None
+        return max(0, self._committed - self._delivered)
 
     def flush(self, limit: int | None = None) -> None:
         """Deliver the buffered events now (at most ``limit`` of them; all when None)."""
@@ -281,10 +315,19 @@ class RunBridge(QObject):
         self._armed = False
         if not self._buffer:
             return
+        ready = self._ready()
+        if ready is not None:
+            limit = ready if limit is None else min(limit, ready)
+            if limit == 0:
+                if not self._armed:  # the writer commits within its interval: look again then
+                    self._armed = True
+                    self._timer.start(self.flush_interval_ms)
+                return
         if limit is not None and len(self._buffer) > limit:
             batch, self._buffer = self._buffer[:limit], self._buffer[limit:]
         else:
             batch, self._buffer = self._buffer, []
+        self._delivered += len(batch)
         tracker = self.tracker
         before = tracker.status
         approvals = False
