@@ -53,7 +53,7 @@ def _reply(rec: Recorded) -> Reply:
     user = next((m["content"] for m in body.get("messages", []) if m.get("role") == "user"), "")
     # Pre and Post answer at once; the sibling's agents stream slowly (the run pauses meanwhile).
     slow = user.startswith(("SLOW", "NEXT"))
-    return openai_text(f"answer to {user[:40]}", pieces=6, pause=0.06 if slow else 0.0)
+    return openai_text(f"answer to {user[:40]}", pieces=6, pause=0.08 if slow else 0.0)
 
 
 def _env(data: Path) -> dict[str, str]:
@@ -71,21 +71,30 @@ def _key(entry: dict[str, Any]) -> tuple[str, str, str, str]:
 
 def one_kill(tmp: Path, server: FakeLLMServer, delay: float) -> dict[str, Any]:
     """Run, SIGKILL after ``delay`` s, then check the store and resume in new processes."""
-    data = tmp / f"d{delay:.3f}-{random.random():.6f}"
+    data = tmp / f"d{delay:+.3f}-{random.random():.6f}"
     data.mkdir()
     wf = data / "soak.flow.json"
     wf.write_text(json.dumps(WORKFLOW))
     proc = _spawn(["run", str(wf), "--provider", "openai", "--base-url", server.base_url, "--jsonl"], data)
     lines: list[str] = []
+    first = threading.Event()
 
     def read() -> None:
         assert proc.stdout is not None
         for line in proc.stdout:
             lines.append(line)
+            first.set()
+        first.set()
 
     reader = threading.Thread(target=read, daemon=True)
     reader.start()
-    time.sleep(delay)
+    # The kill point is counted from the run's first printed event, so that a slow start-up
+    # (a busy machine) does not push every kill before the run; a negative one kills during start-up.
+    if delay < 0:
+        time.sleep(-delay)
+    else:
+        first.wait(30)
+        time.sleep(delay)
     proc.send_signal(signal.SIGKILL)
     proc.wait(10)
     reader.join(10)
@@ -122,7 +131,7 @@ def one_kill(tmp: Path, server: FakeLLMServer, delay: float) -> dict[str, Any]:
     return result
 
 
-def soak(tmp: Path, kills: int, *, seed: int | None = None, low: float = 0.25, high: float = 1.6) -> list[dict[str, Any]]:
+def soak(tmp: Path, kills: int, *, seed: int | None = None, low: float = -0.1, high: float = 1.0) -> list[dict[str, Any]]:
     rng = random.Random(seed)
     with FakeLLMServer() as server:
         server.handler = _reply
