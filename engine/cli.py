@@ -230,7 +230,9 @@ def _execute(run: Any, store: Any, decisions: list[tuple[str, str]], printer: "_
                 recorder.close()
     if recorder is not None and recorder.error is not None:
         lost = f"{recorder.lost} event{'s' if recorder.lost != 1 else ''}" if recorder.lost else "the run's state"
-        _err(f"the run's history is not fully recorded: {lost} could not be written. {recorder.error}")
+        where = ("the run's history is not fully recorded" if recorder.row_written
+                 else "the run is not in the run history at all")
+        _err(f"{where}: {lost} could not be written. {recorder.error}")
         if code in (EXIT_OK, EXIT_PAUSED):  # a run that cannot be looked at or resumed later did not succeed
             return EXIT_FAILED
     return code

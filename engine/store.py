@@ -665,6 +665,7 @@ class RunRecorder:
         # CLI's printer, the GUI's log) shows only what a kill can no longer take away.
         self.on_commit = on_commit
         self.lost = 0  # events that could not be written
+        self.row_written = not new  # whether the run has a row in the store
         self._checkpoint_due = False
         # Items: RunEvent, or (fields: dict | None, done: threading.Event | None), or _STOP.
         self._items: deque[Any] = deque()
@@ -799,10 +800,18 @@ class RunRecorder:
         return (f"{NOT_FULLY_RECORDED}: {self.lost} event{'s' if self.lost != 1 else ''} could not be written "
                 f"({self.error}).")
 
-    def _mark_not_fully_recorded(self) -> None:
-        """Best effort: say on the run's row that events are missing (a one-row update may still fit)."""
+    def _mark_not_fully_recorded(self, fields: dict[str, Any], new_run: tuple[tuple, tuple[str, str]] | None) -> None:
+        """Best effort: the run's row says that events are missing, with the batch's own run
+        fields (its end, say): a one-row update may still fit where the events did not."""
+        update = {k: v for k, v in fields.items() if k != "snapshot"}
+        if not update.get("error"):
+            update["error"] = self._lost_note()
         try:
-            self.store._exec("UPDATE runs SET error = ? WHERE id = ?", (self._lost_note(), self.run.run_id))
+            if new_run is not None:  # the run's row was in the batch: without its events it may fit
+                self.store.append_events(self.run.run_id, self._seq, [], update, new_run=new_run)
+                self.row_written = True
+            else:
+                self.store.update_run(self.run.run_id, **update)
         except StoreError:
             pass
 
@@ -855,6 +864,7 @@ class RunRecorder:
                             fields[k] = _utf8_safe(v)
                     self.store.append_events(self.run.run_id, self._seq, pending, fields or None, new_run=new_run)
                 self._seq += len(pending)
+                self.row_written = True
                 if self.on_commit is not None and pending:
                     self._notify(pending, True)
                 self._writer.unchecked += len(pending) + 1
@@ -875,7 +885,7 @@ class RunRecorder:
                 self.lost += len(pending)
                 if self.on_commit is not None and pending:
                     self._notify(pending, False)
-                self._mark_not_fully_recorded()
+                self._mark_not_fully_recorded(fields, new_run)
                 pending.clear()
                 fields.clear()
                 self._failures = 0
