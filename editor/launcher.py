@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 EXIT_CANCELLED = 4  # engine.cli's code for a cancelled run, not imported: that import is the slow part
 
