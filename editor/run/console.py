@@ -58,6 +58,11 @@ __all__ = ["RunConsole", "LogDelegate", "TYPE_COLOURS"]
 
 log = logging.getLogger(__name__)
 
+INPUT_PLACEHOLDER = "Initial input for the run (empty: the Start node's own text)"
+# Characters of the Start node's text shown in the run input box; a longer text is used as
+# is but not laid out in the box (a long line costs QPlainTextEdit seconds).
+LONG_INPUT = 4000
+
 TYPE_COLOURS: dict[str, str] = {
     EventType.STEP_START: "#64748b",
     EventType.START_PROMPT: "#2563eb",
@@ -320,7 +325,7 @@ class RunConsole(QWidget):
         top.setSpacing(6)
         self.input_edit = QPlainTextEdit()
         self.input_edit.setObjectName("initialInput")
-        self.input_edit.setPlaceholderText("Initial input for the run (empty: the Start node's own text)")
+        self.input_edit.setPlaceholderText(INPUT_PLACEHOLDER)
         self.input_edit.setTabChangesFocus(True)
         fm = self.input_edit.fontMetrics()
         # two whole lines: the document margins (2 x 4) plus the app style's padding and border
@@ -523,14 +528,30 @@ class RunConsole(QWidget):
         self.workflow = workflow
         self.workflow_path = str(path) if path else None
         start = next((n for n in workflow.nodes if n.type == "start"), None) if workflow is not None else None
-        default = getattr(start.data, "initialInput", "") if start is not None else ""
-        current = self.input_edit.toPlainText()
-        if not current or current == self._default_input:
-            self.input_edit.setPlainText(default or "")
-        self._default_input = default or ""
+        default = (getattr(start.data, "initialInput", "") if start is not None else "") or ""
+        # Called on every validation: the box is only touched when the Start node's text changed,
+        # and only while it shows that text (or nothing), not what the user typed.
+        if default != self._default_input:
+            box = self.input_edit.document()
+            if box.isEmpty() or not box.isModified():
+                self._show_default_input(default)
+            self._default_input = default
         if not self.bridge.is_active and self._replay_tracker is None and not self.model.entries:
             self._set_names(workflow)
         self._update_actions()
+
+    def _show_default_input(self, default: str) -> None:
+        """Put the Start node's text in the input box; a long one is not laid out (QPlainTextEdit
+        takes seconds on a long line): the box stays empty, which runs with that text, and says so."""
+        edit = self.input_edit
+        if len(default) > LONG_INPUT:
+            edit.clear()
+            edit.setPlaceholderText(f"The Start node's input ({len(default):,} characters) is used; "
+                                    "type here to replace it for this run")
+        else:
+            edit.setPlainText(default)
+            edit.setPlaceholderText(INPUT_PLACEHOLDER)
+        edit.document().setModified(False)
 
     def set_resolver_factory(self, factory: Callable[[], Any]) -> None:
         """``factory()`` is called at each Run and returns a provider or a resolver (AgentInvocation -> provider)."""
