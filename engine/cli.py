@@ -287,6 +287,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     # Kept for a resume in another process; credentials in the base URL are not (see _stored_base_url).
     meta = {k: v for k, v in (("provider", args.provider), ("model", args.model),
                               ("baseUrl", _stored_base_url(args.base_url))) if v}
+    if args.base_url and _stored_base_url(args.base_url) != args.base_url:
+        meta["baseUrlCredentials"] = True  # resume says to pass --base-url again
     run = Run(wf, resolver, initial_input=args.input, max_visits=args.max_visits, check=False,
               meta=meta, keep_events=False)  # printed and stored as they happen; no need to hold them
     store = None if args.no_store else _open_store(required=False)
@@ -328,6 +330,9 @@ def _cmd_resume(args: argparse.Namespace) -> int:
         _err(f"run {info.id} is paused but its state was not saved; it cannot be resumed")
         return EXIT_USAGE
     meta = (snap or {}).get("meta") or {}
+    if meta.get("baseUrlCredentials") and not args.base_url:
+        _err("note: the run's --base-url had credentials, which are not stored; pass --base-url again if the "
+             "server needs them")
     try:
         # The provider settings of the original run apply unless new ones are given.
         resolver = make_resolver(args.provider or meta.get("provider"), model=args.model or meta.get("model"),
