@@ -96,6 +96,7 @@ class RunBridge(QObject):
         self._committed = 0
         self._delivered = 0
         self._gated = False
+        self._settling = False  # a paused run's state is being stored (a decision may already come)
         self._task: asyncio.Task | None = None
         self._finished_emitted = True
         self._claim: RunStore | None = None  # a paused run taken from this store, not yet claimed
@@ -210,11 +211,21 @@ class RunBridge(QObject):
     def resume(self, decision: str, note: str = "") -> None:
         """Answer the active approval with ``decision`` ("approve" or "reject") and ``note``."""
         run = self.run
-        if run is None or self.is_busy or run.status != RunStatus.PAUSED or run.pending_approval is None:
+        if (run is None or (self.is_busy and not self._settling) or run.status != RunStatus.PAUSED
+                or run.pending_approval is None):
             raise RunStateError("no approval is waiting for a decision")
         if not self._claim_stored(run):
             raise RunStateError("this run could not be taken up from the run history (see the message above)")
-        self._task = asyncio.ensure_future(self._drive(run, run.resume(decision, note)))
+        # A decision that comes while the pause is still being stored (the approval is shown
+        # once its events are committed) follows that, rather than being refused.
+        previous = self._task if self.is_busy else None
+        self._task = asyncio.ensure_future(self._drive(run, self._resume_after(previous, run, decision, note)))
+
+    @staticmethod
+    async def _resume_after(previous: asyncio.Task | None, run: Run, decision: str, note: str) -> RunStatus:
+        if previous is not None:
+            await asyncio.wait({previous})
+        return await run.resume(decision, note)
 
     def cancel(self) -> None:
         """Stop the run now: its branch tasks (and their HTTP requests) are cancelled."""
@@ -272,11 +283,14 @@ class RunBridge(QObject):
         meanwhile, so no resume can overlap it."""
         recorder = self._recorder
         if recorder is not None:
+            self._settling = not run.status.is_final
             try:
                 await asyncio.to_thread(recorder.settled)
             except Exception as err:  # StoreError, or a snapshot raced by a cancel: the run goes on
                 log.error("run %s: not recorded: %s", run.run_id, err)
                 self.error_occurred.emit(str(err))
+            finally:
+                self._settling = False
         self.flush()
         self.approvals_changed.emit()
         if run.status.is_final and not self._finished_emitted:
