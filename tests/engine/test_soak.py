@@ -6,8 +6,8 @@ deltas aside, is in the run store; recovery leaves no run ``running``; a run tha
 ``paused`` resumes to completion (``flowdesk resume``), and a run whose printed log shows
 the pause is ``paused`` (resumable), never lost.
 
-``FLOWDESK_SOAK_KILLS`` sets the number of kill points (20 by default, to keep the suite
-fast; the issue's check uses 100). ``python -m tests.engine.test_soak 100`` prints a summary.
+``FLOWDESK_SOAK_KILLS`` sets the number of kill points (20 by default, fewer if they take more
+than 40 s on a busy machine, to keep the suite fast; the issue's check uses 100). ``python -m tests.engine.test_soak 100`` prints a summary.
 """
 
 from __future__ import annotations
@@ -131,11 +131,19 @@ def one_kill(tmp: Path, server: FakeLLMServer, delay: float) -> dict[str, Any]:
     return result
 
 
-def soak(tmp: Path, kills: int, *, seed: int | None = None, low: float = -0.1, high: float = 1.0) -> list[dict[str, Any]]:
+def soak(tmp: Path, kills: int, *, seed: int | None = None, low: float = -0.1, high: float = 1.0,
+         budget: float | None = None, at_least: int = 8) -> list[dict[str, Any]]:
+    """``kills`` kill points; with a ``budget`` (seconds), fewer once it is spent (never under ``at_least``)."""
     rng = random.Random(seed)
+    t0 = time.monotonic()
+    results: list[dict[str, Any]] = []
     with FakeLLMServer() as server:
         server.handler = _reply
-        return [one_kill(tmp, server, rng.uniform(low, high)) for _ in range(kills)]
+        for _ in range(kills):
+            if budget is not None and len(results) >= at_least and time.monotonic() - t0 > budget:
+                break  # a busy machine: the suite stays fast, the kill points already done still count
+            results.append(one_kill(tmp, server, rng.uniform(low, high)))
+    return results
 
 
 def check(results: list[dict[str, Any]]) -> list[str]:
@@ -155,7 +163,8 @@ def check(results: list[dict[str, Any]]) -> list[str]:
 
 def test_sigkill_soak(tmp_path: Path) -> None:
     kills = int(os.environ.get("FLOWDESK_SOAK_KILLS", "20"))
-    results = soak(tmp_path, kills, seed=int(os.environ.get("FLOWDESK_SOAK_SEED", "13")))
+    budget = None if "FLOWDESK_SOAK_KILLS" in os.environ else 40.0
+    results = soak(tmp_path, kills, seed=int(os.environ.get("FLOWDESK_SOAK_SEED", "13")), budget=budget)
     assert check(results) == []
     # The kill points cover the pause with the sibling still streaming.
     assert any(r["status"] == "paused" for r in results), results
