@@ -54,7 +54,7 @@ from .bridge import RunBridge, default_resolver_factory
 from .details import NodeRunDetails
 from .entry_pane import EntryPane
 from .exports import run_record, write_jsonl, write_record
-from .header import RunHeader
+from .header import INPUT_PLACEHOLDER, RunHeader
 from .log_model import TYPE_GROUPS, EntryRole, LogEntry, LogFilterProxy, LogModel, display_name
 from .log_view import TYPE_COLOURS, LogDelegate
 from .trace import SubagentTrace
@@ -62,6 +62,10 @@ from .trace import SubagentTrace
 __all__ = ["RunConsole", "LogDelegate", "TYPE_COLOURS"]
 
 log = logging.getLogger(__name__)
+
+# Characters of the Start node's text shown in the run input box; a longer text is used as
+# is but not laid out in the box (a long line costs QPlainTextEdit seconds).
+LONG_INPUT = 4000
 
 
 class RunConsole(QWidget):
@@ -265,14 +269,30 @@ class RunConsole(QWidget):
         self.workflow = workflow
         self.workflow_path = str(path) if path else None
         start = next((n for n in workflow.nodes if n.type == "start"), None) if workflow is not None else None
-        default = getattr(start.data, "initialInput", "") if start is not None else ""
-        current = self.input_edit.toPlainText()
-        if not current or current == self._default_input:
-            self.input_edit.setPlainText(default or "")
-        self._default_input = default or ""
+        default = (getattr(start.data, "initialInput", "") if start is not None else "") or ""
+        # Called on every validation: the box is only touched when the Start node's text changed,
+        # and only while it shows that text (or nothing), not what the user typed.
+        if default != self._default_input:
+            box = self.input_edit.document()
+            if box.isEmpty() or not box.isModified():
+                self._show_default_input(default)
+            self._default_input = default
         if not self.bridge.is_active and self._replay_state is None and not self.model.entries:
             self._set_names(workflow)
         self._update_actions()
+
+    def _show_default_input(self, default: str) -> None:
+        """Put the Start node's text in the input box; a long one is not laid out (QPlainTextEdit
+        takes seconds on a long line): the box stays empty, which runs with that text, and says so."""
+        edit = self.input_edit
+        if len(default) > LONG_INPUT:
+            edit.clear()
+            edit.setPlaceholderText(f"The Start node's input ({len(default):,} characters) is used; "
+                                    "type here to replace it for this run")
+        else:
+            edit.setPlainText(default)
+            edit.setPlaceholderText(INPUT_PLACEHOLDER)
+        edit.document().setModified(False)
 
     def set_resolver_factory(self, factory: Callable[[], Any]) -> None:
         """``factory()`` is called at each Run and returns a provider or a resolver (AgentInvocation -> provider)."""

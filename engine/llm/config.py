@@ -290,9 +290,33 @@ def is_local_url(url: str | None) -> bool:
 _KEYLIKE = re.compile(r"\b(sk|pk|rk|key|sess)-[A-Za-z0-9_\-*.]{6,}")
 
 
+# The password part of credentials written into a URL (scheme://user:password@host).
+_URL_PASSWORD = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]*:)[^@\s/]*@")
+
+
 def redact(text: str, *secrets: str | None) -> str:
-    """``text`` with every given secret, and anything that looks like an API key, masked."""
+    """``text`` with every given secret, URL passwords and anything that looks like an API key masked."""
     for s in secrets:
         if s and len(s) >= 4:
             text = text.replace(s, "***")
+    text = _URL_PASSWORD.sub(r"\1***@", text)
     return _KEYLIKE.sub(lambda m: m.group(1) + "-***", text)
+
+
+def split_url_credentials(url: str) -> tuple[str, tuple[str, str] | None]:
+    """``url`` without its ``user:password@`` part, and that pair (None when there is none).
+
+    Credentials in a base URL are sent as HTTP Basic auth; the URL shown in messages,
+    logs, snapshots and the run store is the one without them.
+    """
+    from urllib.parse import unquote, urlsplit, urlunsplit
+
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return redact(url), None
+    if "@" not in parts.netloc:
+        return url, None
+    userinfo, _, hostport = parts.netloc.rpartition("@")
+    user, _, password = userinfo.partition(":")
+    return urlunsplit(parts._replace(netloc=hostport)), (unquote(user), unquote(password))

@@ -25,7 +25,7 @@ import os
 from typing import Callable
 
 from .base import AgentInvocation, LLMProvider, LLMResult, ProviderConfigError, ProviderContext
-from .config import (KEYRING_SERVICE, ProviderInfo, api_key_for, is_local_url, load_settings, providers,
+from .config import (KEYRING_SERVICE, ProviderInfo, api_key_for, is_local_url, load_settings, providers, redact,
                      searxng_url, web_search_available)
 from .echo import EchoProvider
 
@@ -106,7 +106,7 @@ def build_provider(name: str, *, base_url: str | None = None, **kwargs: object) 
     key = api_key_for(info)
     if key is None and info.api_key_env and not is_local_url(url):
         raise ProviderConfigError(
-            f"Provider '{info.id}' needs an API key for {url}: set the environment variable {info.api_key_env}, "
+            f"Provider '{info.id}' needs an API key for {redact(url)}: set the environment variable {info.api_key_env}, "
             f"or store it in the OS keyring (`keyring set {KEYRING_SERVICE} {info.id}`).")
     common: dict[str, object] = dict(base_url=url, api_key=key, provider_id=info.id,
                                      models={m.id: m for m in info.models}, default_model=info.default_model,
