@@ -8,11 +8,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from engine import read_resource_text, resource_path, sample_paths
+
 log = logging.getLogger(__name__)
 
-ROOT = Path(__file__).resolve().parent.parent
-RESOURCES = ROOT / "resources"
-SAMPLES = ROOT / "samples"
 
 # Used when resources/providers.json is missing or unreadable, so the model box is never empty.
 BUILTIN_PROVIDERS: dict[str, Any] = {"providers": [
@@ -31,22 +30,25 @@ DEFAULT_EFFORTS = ["low", "medium", "high"]
 
 
 def icon_path(name: str) -> str:
-    return str(RESOURCES / "icons" / f"{name}.svg")
+    path = resource_path("icons", f"{name}.svg")
+    return str(path) if path is not None else ""
 
 
 def style_sheet() -> str:
     """The application style sheet; its ``url(resources/...)`` paths made absolute, since Qt
     resolves them against the current directory, not the style sheet's folder."""
     try:
-        text = (RESOURCES / "style.qss").read_text(encoding="utf-8")
+        text = read_resource_text("style.qss")
     except OSError:
         return ""
-    return text.replace("url(resources/", f"url({RESOURCES.as_posix()}/")
+    folder = resource_path()
+    return text.replace("url(resources/", f"url({folder.as_posix()}/") if folder is not None else text
 
 
 @lru_cache(maxsize=1)
 def providers() -> list[dict[str, Any]]:
-    return load_providers(RESOURCES / "providers.json")
+    path = resource_path("providers.json")
+    return load_providers(path) if path is not None else BUILTIN_PROVIDERS["providers"]
 
 
 def load_providers(path: Path) -> list[dict[str, Any]]:
@@ -84,4 +86,4 @@ def efforts_for(model: str) -> list[str]:
 
 
 def samples() -> list[Path]:
-    return sorted(SAMPLES.glob("*.flow.json"))
+    return sample_paths()

@@ -11,6 +11,7 @@ from .model import (NODE_TYPES, AgentData, AgentTools, ApprovalData, Condition, 
                     StartData, Workflow, WorkflowLoadError, accepts_input, atomic_write_text, dumps_workflow,
                     load_workflow, loads_workflow, new_id, parse_workflow, save_workflow, source_handles,
                     workflow_to_dict)
+from .resources import read_resource_text, resource_path, sample_paths
 from .runtime import DEFAULT_MAX_VISITS, NodeRecord, Run, RunStateError, as_text, normalise_decision
 from .validate import ConnectionCheck, GraphIndex, Issue, Severity, check_connection, errors_only, handle_label, validate
 
@@ -29,4 +30,6 @@ __all__ = [
     # LLM seam
     "LLMProvider", "ProviderContext", "AgentInvocation", "SubagentSpec", "LLMResult", "LLMError", "EchoProvider",
     "ProviderConfigError", "make_resolver", "available_providers", "web_search_available",
+    # data files shipped in the package (icons, style sheet, catalogue, samples)
+    "resource_path", "read_resource_text", "sample_paths",
 ]

@@ -17,11 +17,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from engine import EchoProvider, LLMError, LLMResult, Run, load_workflow
+from engine import EchoProvider, LLMError, LLMResult, Run, load_workflow, sample_paths
 from engine.store import RunRecorder, RunStore
 
-ROOT = Path(__file__).resolve().parents[2]
-SAMPLES = ROOT / "samples"
+SAMPLES = {p.name: p for p in sample_paths()}
 
 INPUTS = [
     "Hello, I was charged twice for my order #1042. I would like a refund for the duplicate charge.",
@@ -78,8 +77,8 @@ async def _one(store: RunStore, path: Path, provider, initial: str | None, decis
 
 def fill_demo_store(store: RunStore, n: int = 120, seed: int = 7) -> None:
     rng = random.Random(seed)
-    flows = sorted(SAMPLES.glob("*.flow.json"))
-    review = SAMPLES / "review.flow.json"
+    flows = sorted(SAMPLES.values())
+    review = SAMPLES["review.flow.json"]
     now = time.time()
 
     async def go() -> list[str]:
@@ -99,7 +98,7 @@ def fill_demo_store(store: RunStore, n: int = 120, seed: int = 7) -> None:
                 path = review
                 decisions = [rng.choice(["approve", "reject"])]
             elif roll < 0.38:
-                path = review if rng.random() < 0.5 else SAMPLES / "research.flow.json"
+                path = review if rng.random() < 0.5 else SAMPLES["research.flow.json"]
                 provider = FlakyProvider("send" if path == review else "writer")
                 decisions = ["approve"]
             elif roll < 0.43:
@@ -123,7 +122,7 @@ def fill_demo_store(store: RunStore, n: int = 120, seed: int = 7) -> None:
         conn.execute("UPDATE runs SET started_at = ?, ended_at = CASE WHEN ended_at IS NULL THEN NULL ELSE ? END "
                      "WHERE id = ?", (t0, t0 + length, rid))
     # A few runs whose process died: recovery marks them interrupted.
-    wf = load_workflow(SAMPLES / "research.flow.json")
+    wf = load_workflow(SAMPLES["research.flow.json"])
     conn.commit()
     conn.close()
     for k in range(3):

@@ -12,11 +12,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-from pathlib import Path
 
-from engine import AgentInvocation, EchoProvider, LLMResult, ProviderContext, load_workflow
+from engine import AgentInvocation, EchoProvider, LLMResult, ProviderContext, load_workflow, sample_paths
 
-SAMPLES = Path(__file__).resolve().parents[2] / "samples"
+SAMPLES = {p.name: p for p in sample_paths()}
 
 
 class StreamingEcho:
@@ -39,7 +38,7 @@ class StreamingEcho:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("flow", nargs="?", default=str(SAMPLES / "review.flow.json"))
+    p.add_argument("flow", nargs="?", default=str(SAMPLES.get("review.flow.json", "")))
     p.add_argument("--provider", choices=("streaming", "echo"), default="streaming")
     p.add_argument("--word-delay", type=float, default=0.05)
     p.add_argument("--auto", action="store_true", help="press Run at start-up")
