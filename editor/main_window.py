@@ -11,7 +11,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QByteArray, QPointF, QSettings, Qt, QTimer, Signal
+from PySide6.QtCore import QByteArray, QPointF, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QGuiApplication, QIcon, QKeySequence
 from PySide6.QtWidgets import (QCompleter, QDockWidget, QFileDialog, QHBoxLayout, QLabel, QLineEdit, QMainWindow,
                                QMenu, QMessageBox, QPushButton, QSizePolicy, QStackedWidget, QTabWidget, QToolBar,
@@ -28,14 +28,13 @@ from .panels.inspector import InspectorPanel
 from .panels.palette import DESCRIPTIONS, PalettePanel
 from .panels.problems import ProblemsPanel
 from .resources import icon_path, samples
+from .settings import settings
 from .run.console import RunConsole
 from .run.details import NodeRunDetails
 from .run_view import RunViewWindow
 
 log = logging.getLogger(__name__)
 
-ORG = "Flowdesk"
-APP = "Flowdesk"
 MAX_RECENT = 10
 FILE_FILTER = "Flowdesk workflows (*.flow.json *.json);;All files (*)"
 
@@ -43,11 +42,6 @@ FILE_FILTER = "Flowdesk workflows (*.flow.json *.json);;All files (*)"
 # Bumped whenever the set of docks changes, so a layout saved by an older version (which
 # Qt would apply to the new docks, squashing them) is ignored instead of restored.
 DOCK_LAYOUT_VERSION = 2
-
-
-def settings() -> QSettings:
-    # INI everywhere (not the Windows registry) so tests can isolate it with QSettings.setPath.
-    return QSettings(QSettings.Format.IniFormat, QSettings.Scope.UserScope, ORG, APP)
 
 
 class FindBar(QWidget):

@@ -240,6 +240,14 @@ def _cmd_run(args: argparse.Namespace) -> int:
             _err(f"error: {i.message} ({i.code})")
         _err(f"{args.file} has {len(errors)} error{'s' if len(errors) != 1 else ''}; the run was not started")
         return EXIT_FAILED
+    if not args.provider and not args.base_url:
+        from .llm.discovery import default_provider_problem, describe, needs_default_provider, survey
+        from .llm.registry import NoProviderConfigured
+
+        problem = default_provider_problem() if needs_default_provider(wf) else None
+        if problem is not None:  # said once, before the run, rather than by every agent
+            _err(describe(survey()) if isinstance(problem, NoProviderConfigured) else str(problem))
+            return EXIT_USAGE
     try:
         resolver = make_resolver(args.provider, model=args.model, base_url=args.base_url)
     except ProviderConfigError as err:

@@ -1,0 +1,28 @@
+"""The GUI's own settings (recent files, the provider chosen in the Run menu, window and dock
+layout, the first-run choice), kept in ``gui.ini`` in Flowdesk's config folder, beside
+``settings.json``: ``$FLOWDESK_CONFIG_DIR`` or the platform's user config folder (see
+``engine.config_dir``). One folder holds every setting Flowdesk writes, so moving or
+isolating it (as the tests do) covers the GUI too.
+
+The provider's defaults are not kept here: the default provider is ``defaultProvider`` in
+``settings.json``, read by the engine (``engine.default_provider_name``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QSettings
+
+from engine import config_dir
+
+GUI_SETTINGS_FILE = "gui.ini"
+
+
+def settings_file() -> Path:
+    return config_dir() / GUI_SETTINGS_FILE
+
+
+def settings() -> QSettings:
+    """The GUI settings, an INI file at an explicit path (never the registry or ~/.config/Flowdesk)."""
+    return QSettings(str(settings_file()), QSettings.Format.IniFormat)
