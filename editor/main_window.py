@@ -24,14 +24,15 @@ from .canvas.view import CanvasView
 from .document import PALETTE_KINDS, WorkflowDocument
 from .history.panel import HistoryPanel, open_store_for_gui
 from .files import Autosaver, orphaned_autosaves
+from .first_run import offer_setup
 from .panels.inspector import InspectorPanel
 from .panels.palette import DESCRIPTIONS, PalettePanel
 from .panels.problems import ProblemsPanel
 from .resources import icon_path, samples
-from .settings import settings
 from .run.console import RunConsole
 from .run.details import NodeRunDetails
 from .run_view import RunViewWindow
+from .settings import settings
 
 log = logging.getLogger(__name__)
 
@@ -586,6 +587,8 @@ class MainWindow(QMainWindow):
     def _run(self) -> None:
         if not self._has_document:
             return
+        if offer_setup(self, self.document.workflow, str(settings().value("run/provider", "") or ""), self._run):
+            return  # no provider yet: the set-up dialog asks, then runs
         self.run_console_dock.show()
         self.run_console_dock.raise_()
         # Room for the log and an approval card, the canvas keeping the larger part. The view

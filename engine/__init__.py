@@ -7,6 +7,10 @@ headless in the CLI, in tests and on servers. The editor uses only the names bel
 from .events import SYSTEM_NODE, EventType, RunEvent, RunStatus
 from .llm import (AgentInvocation, EchoProvider, LLMError, LLMProvider, LLMResult, ProviderConfigError, ProviderContext,
                   SubagentSpec, available_providers, make_resolver, web_search_available)
+from .llm.config import config_dir
+from .llm.discovery import (FoundKey, FoundServer, ProviderSurvey, default_provider_problem, local_install_command,
+                            needs_default_provider, remember_choice, survey)
+from .llm.registry import NoProviderConfigured
 from .model import (NODE_TYPES, AgentData, AgentTools, ApprovalData, Condition, Connection, IfData, Node, NodeData,
                     StartData, Workflow, WorkflowLoadError, accepts_input, atomic_write_text, dumps_workflow,
                     load_workflow, loads_workflow, new_id, parse_workflow, save_workflow, source_handles,
@@ -30,6 +34,9 @@ __all__ = [
     # LLM seam
     "LLMProvider", "ProviderContext", "AgentInvocation", "SubagentSpec", "LLMResult", "LLMError", "EchoProvider",
     "ProviderConfigError", "make_resolver", "available_providers", "web_search_available",
+    # first run: what can serve a run, and the user's choice (settings.json); the config folder
+    "NoProviderConfigured", "ProviderSurvey", "FoundKey", "FoundServer", "survey", "default_provider_problem",
+    "needs_default_provider", "remember_choice", "local_install_command", "config_dir",
     # data files shipped in the package (icons, style sheet, catalogue, samples)
     "resource_path", "read_resource_text", "sample_paths",
 ]
