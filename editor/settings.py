@@ -4,8 +4,10 @@ layout, the first-run choice), kept in ``gui.ini`` in Flowdesk's config folder, 
 ``engine.config_dir``). One folder holds every setting Flowdesk writes, so moving or
 isolating it (as the tests do) covers the GUI too.
 
-The provider's defaults are not kept here: the default provider is ``defaultProvider`` in
-``settings.json``, read by the engine (``engine.default_provider_name``).
+The default provider is not kept here: one place names it, ``defaultProvider`` in
+``settings.json`` (written by Provider Settings and by the first-run dialog, read by the
+engine for the GUI and the CLI alike). The Run menu's provider, kept here, overrides every
+agent's provider for runs started from this window.
 """
 
 from __future__ import annotations
