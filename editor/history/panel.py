@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QFileDialog, QHBoxL
                                QStyleOptionViewItem, QTableView, QToolBar, QToolButton, QVBoxLayout, QWidget)
 
 from engine import WorkflowLoadError, atomic_write_text
-from engine.store import RunInfo, RunStore, StoreError, agentflow_record, data_dir
+from engine.store import AlreadyImported, RunInfo, RunStore, StoreError, agentflow_record, data_dir
 
 from .model import (COL_DURATION, COL_EVENTS, COL_INPUT, COL_STARTED, COL_STATUS, COL_WORKFLOW, RUN_ROLE, STATUS_COLORS,
                     STATUS_LABELS, STATUS_ROLE, RunHistoryModel)
@@ -942,6 +942,11 @@ class HistoryPanel(QWidget):
             return None
         try:
             run_id = store.import_agentflow(record)
+        except AlreadyImported as err:  # the same record twice: say so, show the one already there
+            QMessageBox.information(self, "Import run", f"{name}: {err}")
+            self.refresh()
+            self.select_run(err.run_id)
+            return None
         except StoreError as err:
             self._fail(err, "Importing the run")
             return None

@@ -44,7 +44,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QFileDialog, QHBoxL
                                QStyleOptionViewItem, QTabWidget, QTextBrowser, QToolButton, QVBoxLayout, QWidget)
 
 from engine import SYSTEM_NODE, EventType, RunEvent, RunStateError, RunStatus, Workflow, dumps_workflow
-from engine.store import RunInfo, RunStore, agentflow_record
+from engine.store import RunInfo, RunStore, StoreError, agentflow_record
 
 from .approvals import ApprovalsPanel
 from .bridge import RunBridge, default_resolver_factory
@@ -700,7 +700,7 @@ class RunConsole(QWidget):
         started = tracker.started_at or (events[0].timestamp if events else time.time())
         info = RunInfo(
             id=self._run_id or "unsaved", workflow_name=workflow.display_name() if workflow else "Untitled workflow",
-            workflow_path=self.workflow_path, initial_input=(run.initial_input if run is not None else None),
+            workflow_path=self.workflow_path, initial_input=self._record_input(run, workflow),
             status=str(tracker.status), started_at=started, ended_at=tracker.ended_at,
             current_node=run.current_node_id if run is not None else None,
             waiting=bool(run.waiting_for_input) if run is not None else tracker.status == RunStatus.PAUSED,
@@ -714,6 +714,20 @@ class RunConsole(QWidget):
             return agentflow_record(info, wf_json, events, outputs)
         except TypeError:  # an output that is not JSON
             return agentflow_record(info, wf_json, events, {k: str(v) for k, v in outputs.items()})
+
+    def _record_input(self, run: Any, workflow: Workflow | None) -> str | None:
+        """The run's input as recorded: the input given, else the stored run's, else the Start node's."""
+        if run is not None and run.initial_input is not None:
+            return run.initial_input
+        if self.store is not None and self._run_id:
+            try:
+                stored = self.store.get_run(self._run_id)
+            except StoreError:
+                stored = None
+            if stored is not None and stored.initial_input is not None:
+                return stored.initial_input
+        start = next((n for n in workflow.nodes if n.type == "start"), None) if workflow is not None else None
+        return getattr(start.data, "initialInput", None) if start is not None else None
 
     def export_record(self, path: str | Path | None = None) -> Path:
         """Write the AgentFlow-style record; ``path`` may be a folder (the file is then ``run_<id>.json``)."""
