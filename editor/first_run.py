@@ -52,7 +52,7 @@ def _looked_for(found: ProviderSurvey) -> str:
              + (", ".join(k.name for k in found.keys) or "none found"),
              f"Local servers on ports {ports}: " + (", ".join(s.name for s in found.servers) or "none answering"),
              "The embedded model: " + ("installed" if found.local_model else "not installed")]
-    return "Looked for — " + " · ".join(lines)
+    return "Looked for:\n" + "\n".join(f"  •  {line}" for line in lines)
 
 
 class FirstRunDialog(QDialog):
@@ -80,7 +80,11 @@ class FirstRunDialog(QDialog):
             item.setData(Qt.ItemDataRole.UserRole, choice)
             self.list.addItem(item)
         self.list.setCurrentRow(0)
-        self.list.itemDoubleClicked.connect(lambda _item: self.accept())
+        # Enter or a double-click on a choice takes it (the list would otherwise keep Enter from
+        # reaching the default button).
+        self.list.activated.connect(lambda _index: self.accept())
+        rows = min(max(self.list.count(), 1), 6)  # as tall as its choices (up to six), no empty box
+        self.list.setFixedHeight(rows * max(self.list.sizeHintForRow(0), 24) + 2 * self.list.frameWidth() + 6)
 
         looked = QLabel(_looked_for(found))
         looked.setObjectName("firstRunLookedFor")
@@ -110,14 +114,15 @@ class FirstRunDialog(QDialog):
 
         lay = QVBoxLayout(self)
         lay.addWidget(intro)
-        lay.addWidget(self.list, 1)
+        lay.addWidget(self.list)
         lay.addWidget(looked)
         lay.addSpacing(6)
         lay.addWidget(install_label)
         if not found.local_model:
             lay.addLayout(install_row)
         lay.addWidget(buttons)
-        self.resize(620, 440)
+        lay.setSizeConstraint(QVBoxLayout.SizeConstraint.SetFixedSize)
+        self.setMinimumWidth(700)
 
     def choice(self, provider_id: str) -> int:
         """The row of the first choice for ``provider_id`` (-1 if none)."""
@@ -131,7 +136,7 @@ class FirstRunDialog(QDialog):
 
     def accept(self) -> None:
         item = self.list.currentItem()
-        if item is None:
+        if item is None or self.chosen is not None:
             return
         choice: Choice = item.data(Qt.ItemDataRole.UserRole)
         try:
@@ -140,6 +145,10 @@ class FirstRunDialog(QDialog):
             QMessageBox.warning(self, "Provider settings", str(err))
             return
         self.chosen = choice
+        bar = getattr(self.parent(), "statusBar", None)
+        if callable(bar):
+            bar().showMessage(f"Runs now use {choice.provider_id} unless an agent names its own provider "
+                              "(Run ▸ Provider Settings changes it).", 10000)
         super().accept()
 
 
@@ -163,4 +172,7 @@ def offer_setup(parent: QWidget, workflow: Any, forced: str | None, then: Callab
     dialog.setWindowModality(Qt.WindowModality.WindowModal)
     dialog.accepted.connect(then)
     dialog.open()
+    dialog.raise_()
+    dialog.activateWindow()  # Enter chooses, Esc cancels, even where no window manager moves focus
+    dialog.list.setFocus()
     return True

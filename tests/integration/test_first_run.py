@@ -81,9 +81,10 @@ def test_dry_run_with_echo_is_remembered(qtbot, window, nothing_configured, loca
     assert not any("API key" in text for text in labels(dialog))
     dialog.list.setCurrentRow(dialog.choice("echo"))
     with qtbot.waitSignal(console.waiting_for_input_changed, timeout=8000):
-        qtbot.mouseClick(dialog.run_button, Qt.MouseButton.LeftButton)
+        qtbot.keyClick(dialog.list, Qt.Key.Key_Return)  # Enter on a choice takes it
     qtbot.waitUntil(lambda: states(window.scene)["signoff"] == "waiting", timeout=3000)
     assert json.loads(settings_path().read_text())["defaultProvider"] == "echo"
+    assert "Runs now use echo" in window.statusBar().currentMessage()
     with qtbot.waitSignal(console.run_finished, timeout=5000):
         qtbot.mouseClick(console.approvals.active_card.approve_button, Qt.MouseButton.LeftButton)
     # the next Run goes straight ahead: the choice was remembered
