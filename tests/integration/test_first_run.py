@@ -85,6 +85,8 @@ def test_dry_run_with_echo_is_remembered(qtbot, window, nothing_configured, loca
     qtbot.waitUntil(lambda: states(window.scene)["signoff"] == "waiting", timeout=3000)
     assert json.loads(settings_path().read_text())["defaultProvider"] == "echo"
     assert "Runs now use echo" in window.statusBar().currentMessage()
+    # (the card's button is live a tick before the bridge takes decisions: wait for the bridge)
+    qtbot.waitUntil(lambda: not console.bridge.is_busy, timeout=3000)
     with qtbot.waitSignal(console.run_finished, timeout=5000):
         qtbot.mouseClick(console.approvals.active_card.approve_button, Qt.MouseButton.LeftButton)
     # the next Run goes straight ahead: the choice was remembered
