@@ -21,7 +21,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
@@ -108,6 +107,8 @@ def _probe_one(pid: str, port: int, host: str, timeout: float) -> FoundServer | 
 def probe_servers(ports: Iterable[tuple[str, int]] | None = None, *, host: str = "127.0.0.1",
                   timeout: float = PROBE_TIMEOUT) -> list[FoundServer]:
     """OpenAI-compatible servers answering ``GET /v1/models`` on this machine, probed in parallel."""
+    from concurrent.futures import ThreadPoolExecutor
+
     todo = list(probe_ports() if ports is None else ports)
     if not todo:
         return []
@@ -126,6 +127,8 @@ def _key_providers() -> list[ProviderInfo]:
 
 def survey(ports: Iterable[tuple[str, int]] | None = None, *, timeout: float = PROBE_TIMEOUT) -> ProviderSurvey:
     """Keys in the environment or keyring, local servers, and whether the embedded model is installed."""
+    from concurrent.futures import ThreadPoolExecutor
+
     from .local import local_available
 
     ports = list(probe_ports() if ports is None else ports)
