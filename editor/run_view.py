@@ -21,7 +21,7 @@ from engine import Workflow
 
 from .canvas.scene import CanvasScene
 from .canvas.view import CanvasView
-from .document import WorkflowDocument
+from .editing import WorkflowDocument
 from .history.replay import RunReplay
 from .run.console import RunConsole
 from .run.details import NodeRunDetails

@@ -33,6 +33,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any, AsyncIterator, Callable, NamedTuple
 
+from .errors import FlowdeskError
 from .events import SYSTEM_NODE, EventType, RunEvent, RunStatus
 from .events import _encode as _encode_extra
 from .llm.base import AgentInvocation, LLMError, LLMProvider, LLMResult, SubagentSpec
@@ -55,7 +56,7 @@ _YIELD_EVERY = 64  # steps a branch runs before yielding to the event loop when 
 EventCallback = Callable[[RunEvent], None]
 
 
-class RunStateError(RuntimeError):
+class RunStateError(FlowdeskError, RuntimeError):
     """An operation that the run's current state does not allow (resume a run that is not paused, ...)."""
 
 

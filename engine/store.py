@@ -37,6 +37,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
+from .errors import FlowdeskError
 from .events import EventType, RunEvent, RunStatus, format_timestamp
 from .model import Workflow, dumps_workflow, parse_workflow
 
@@ -59,7 +60,7 @@ INTERRUPTED = "interrupted"
 COMMIT_INTERVAL = 0.1
 
 
-class StoreError(RuntimeError):
+class StoreError(FlowdeskError, RuntimeError):
     """The run store cannot be used; the message says which file and why."""
 
 

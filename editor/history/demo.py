@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from engine import EchoProvider, LLMError, LLMResult, Run, load_workflow, sample_paths
-from engine.store import RunRecorder, RunStore
+from engine import RunRecorder, RunStore
 
 SAMPLES = {p.name: p for p in sample_paths()}
 

@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QFileDialog, QHBoxL
                                QStyleOptionViewItem, QTableView, QToolBar, QToolButton, QVBoxLayout, QWidget)
 
 from engine import WorkflowLoadError, atomic_write_text
-from engine.store import AlreadyImported, RunInfo, RunStore, StoreError, agentflow_record, data_dir
+from engine import AlreadyImported, RunInfo, RunStore, StoreError, agentflow_record, data_dir
 
 from .model import (COL_DURATION, COL_EVENTS, COL_INPUT, COL_STARTED, COL_STATUS, COL_WORKFLOW, RUN_ROLE, STATUS_COLORS,
                     STATUS_LABELS, STATUS_ROLE, RunHistoryModel)

@@ -43,7 +43,7 @@ from typing import Any, Callable
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from engine import Run, RunEvent, RunStateError, RunStatus, Workflow, as_text
-from engine.store import RunRecorder, RunStore, StoreError
+from engine import RunRecorder, RunStore, StoreError
 
 from .state import RunStateTracker
 
@@ -334,6 +334,6 @@ def ensure_asyncgen_hooks(loop: asyncio.AbstractEventLoop) -> None:
 
 def default_resolver_factory() -> Callable[..., Any]:
     """The provider registry's default resolver (each node's provider, else the configured default)."""
-    from engine.llm.registry import make_resolver
+    from engine import make_resolver
 
     return make_resolver()

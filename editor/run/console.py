@@ -44,7 +44,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QFileDialog, QHBoxL
                                QStyleOptionViewItem, QTabWidget, QTextBrowser, QToolButton, QVBoxLayout, QWidget)
 
 from engine import SYSTEM_NODE, EventType, RunEvent, RunStateError, RunStatus, Workflow, dumps_workflow
-from engine.store import RunInfo, RunStore, StoreError, agentflow_record
+from engine import RunInfo, RunStore, StoreError, agentflow_record
 
 from .approvals import ApprovalsPanel
 from .bridge import RunBridge, default_resolver_factory

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import QSettings
 
-from editor.settings import settings, settings_file
+from editor.window.settings import settings, settings_file
 from engine import config_dir
 
 from .conftest import copy_sample
