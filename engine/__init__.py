@@ -16,7 +16,7 @@ are not needed to edit or validate a workflow), so importing the engine stays ch
 from typing import TYPE_CHECKING, Any
 
 from .errors import FlowdeskError
-from .events import SYSTEM_NODE, EventType, RunEvent, RunStatus
+from .events import SUBAGENT_CALL_TYPES, SUBAGENT_FIELDS, SYSTEM_NODE, EventType, RunEvent, RunStatus
 from .llm import (AgentInvocation, EchoProvider, LLMError, LLMProvider, LLMResult, ProviderConfigError, ProviderContext,
                   SubagentSpec, available_providers, make_resolver, web_search_available)
 from .llm.config import (DEFAULT_EFFORTS, ModelInfo, ProviderInfo, Settings, config_dir, is_local_url, key_source,
@@ -30,19 +30,29 @@ from .model import (NODE_TYPES, AgentData, AgentTools, ApprovalData, Condition, 
                     load_workflow, loads_workflow, new_id, parse_workflow, save_workflow, source_handles,
                     workflow_to_dict)
 from .resources import read_resource_text, resource_path, sample_paths
+from .runstate import NODE_STATES, NodeDetails, RunState, SubagentCall
 from .runtime import DEFAULT_MAX_VISITS, NodeRecord, Run, RunStateError, as_text, normalise_decision
 from .validate import ConnectionCheck, GraphIndex, Issue, Severity, check_connection, errors_only, handle_label, validate
+from .templates import (SECRET_MASK, TEMPLATE_BUILTINS, ResolvedTemplate, TemplateCompletion, TemplateReference,
+                        TemplateScope, find_references, mask_secrets, reference_first_name, render_template_value,
+                        resolve_templates, resolve_templates_masked, secret_lookup, template_completion,
+                        unknown_references, walk_references)
+from .grammar import (TriggerCaptureKind, TriggerMatch, TriggerPattern, TriggerPatternError, all_trigger_matches,
+                      best_trigger_match, compile_trigger, generate_trigger_example, trigger_words)
 
 if TYPE_CHECKING:
     from .cli import COMMANDS as CLI_COMMANDS
     from .cli import main as cli_main
-    from .store import AlreadyImported, RunInfo, RunRecorder, RunStore, StoreError, agentflow_record, data_dir
+    from .store import (AlreadyImported, RunInfo, RunRecorder, RunStore, StoreError, agentflow_record, data_dir,
+                        run_from_agentflow_record)
 
 # Public name -> (private module, name there), imported on first access.
 _LAZY = {
     "RunStore": ("store", "RunStore"), "RunInfo": ("store", "RunInfo"), "RunRecorder": ("store", "RunRecorder"),
     "StoreError": ("store", "StoreError"), "AlreadyImported": ("store", "AlreadyImported"),
-    "agentflow_record": ("store", "agentflow_record"), "data_dir": ("store", "data_dir"), "cli_main": ("cli", "main"), "CLI_COMMANDS": ("cli", "COMMANDS"),
+    "agentflow_record": ("store", "agentflow_record"),
+    "data_dir": ("store", "data_dir"), "run_from_agentflow_record": ("store", "run_from_agentflow_record"),
+    "cli_main": ("cli", "main"), "CLI_COMMANDS": ("cli", "COMMANDS"),
 }
 
 
@@ -76,6 +86,8 @@ __all__ = sorted([
     # runtime
     "Run", "RunStateError", "RunStatus", "RunEvent", "EventType", "SYSTEM_NODE", "NodeRecord", "DEFAULT_MAX_VISITS",
     "normalise_decision", "as_text",
+    # what a run did (one reducer for every view)
+    "RunState", "NodeDetails", "SubagentCall", "NODE_STATES", "SUBAGENT_CALL_TYPES", "SUBAGENT_FIELDS",
     # LLM seam
     "LLMProvider", "ProviderContext", "AgentInvocation", "SubagentSpec", "LLMResult", "LLMError", "EchoProvider",
     "ProviderConfigError", "make_resolver", "available_providers", "default_provider", "web_search_available",
@@ -87,8 +99,16 @@ __all__ = sorted([
     "needs_default_provider", "remember_choice", "local_install_command", "config_dir",
     # data files shipped in the package (icons, style sheet, catalogue, samples)
     "resource_path", "read_resource_text", "sample_paths",
+    # templates
+    "TemplateScope", "TemplateReference", "ResolvedTemplate", "TemplateCompletion", "TEMPLATE_BUILTINS", "SECRET_MASK",
+    "find_references", "walk_references", "reference_first_name", "unknown_references", "resolve_templates",
+    "resolve_templates_masked", "render_template_value", "mask_secrets", "secret_lookup", "template_completion",
+    # trigger grammar
+    "TriggerPattern", "TriggerMatch", "TriggerPatternError", "TriggerCaptureKind", "compile_trigger",
+    "best_trigger_match", "all_trigger_matches", "generate_trigger_example", "trigger_words",
     # run store (loaded on first use)
-    "RunStore", "RunInfo", "RunRecorder", "StoreError", "AlreadyImported", "agentflow_record", "data_dir",
+    "RunStore", "RunInfo", "RunRecorder", "StoreError", "AlreadyImported", "agentflow_record",
+    "run_from_agentflow_record", "data_dir",
     # command line (loaded on first use)
     "cli_main", "CLI_COMMANDS",
 ])

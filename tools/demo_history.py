@@ -1,4 +1,4 @@
-"""Look at the history panel: ``python -m editor.history.demo [--runs N] [--screenshot PNG] [--db PATH]``.
+"""Look at the history panel: ``python -m tools.demo_history [--runs N] [--screenshot PNG] [--db PATH]``.
 
 Fills a throw-away run store with real runs of ``samples/*.flow.json`` (echo provider,
 recorded by :class:`engine.store.RunRecorder`): completed, paused at an approval,
@@ -17,10 +17,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from engine import EchoProvider, LLMError, LLMResult, Run, load_workflow, sample_paths
-from engine import RunRecorder, RunStore
+from engine import EchoProvider, LLMError, LLMResult, Run, RunRecorder, RunStore, load_workflow
 
-SAMPLES = {p.name: p for p in sample_paths()}
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLES = ROOT / "samples"
 
 INPUTS = [
     "Hello, I was charged twice for my order #1042. I would like a refund for the duplicate charge.",
@@ -77,8 +77,8 @@ async def _one(store: RunStore, path: Path, provider, initial: str | None, decis
 
 def fill_demo_store(store: RunStore, n: int = 120, seed: int = 7) -> None:
     rng = random.Random(seed)
-    flows = sorted(SAMPLES.values())
-    review = SAMPLES["review.flow.json"]
+    flows = sorted(SAMPLES.glob("*.flow.json"))
+    review = SAMPLES / "review.flow.json"
     now = time.time()
 
     async def go() -> list[str]:
@@ -98,7 +98,7 @@ def fill_demo_store(store: RunStore, n: int = 120, seed: int = 7) -> None:
                 path = review
                 decisions = [rng.choice(["approve", "reject"])]
             elif roll < 0.38:
-                path = review if rng.random() < 0.5 else SAMPLES["research.flow.json"]
+                path = review if rng.random() < 0.5 else SAMPLES / "research.flow.json"
                 provider = FlakyProvider("send" if path == review else "writer")
                 decisions = ["approve"]
             elif roll < 0.43:
@@ -122,7 +122,7 @@ def fill_demo_store(store: RunStore, n: int = 120, seed: int = 7) -> None:
         conn.execute("UPDATE runs SET started_at = ?, ended_at = CASE WHEN ended_at IS NULL THEN NULL ELSE ? END "
                      "WHERE id = ?", (t0, t0 + length, rid))
     # A few runs whose process died: recovery marks them interrupted.
-    wf = load_workflow(SAMPLES["research.flow.json"])
+    wf = load_workflow(SAMPLES / "research.flow.json")
     conn.commit()
     conn.close()
     for k in range(3):
@@ -149,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication, QMainWindow
 
-    from .panel import HistoryPanel, open_store_for_gui
+    from editor.history.panel import HistoryPanel, open_store_for_gui
 
     db = Path(args.db) if args.db else Path(tempfile.mkdtemp(prefix="flowdesk-history-demo-")) / "runs.db"
     store = RunStore(db)

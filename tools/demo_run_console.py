@@ -1,6 +1,6 @@
 """A window with the run console alone, on a sample flow, offline.
 
-    python -m editor.run.demo [FLOW] [--provider echo|streaming] [--word-delay S] [--auto]
+    python -m tools.demo_run_console [FLOW] [--provider echo|streaming] [--word-delay S] [--auto]
 
 The default provider, ``streaming``, answers like the echo provider but streams its
 answer word by word (``--word-delay`` seconds apart), so the live log has something to
@@ -12,10 +12,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+from pathlib import Path
 
-from engine import AgentInvocation, EchoProvider, LLMResult, ProviderContext, load_workflow, sample_paths
+from engine import AgentInvocation, EchoProvider, LLMResult, ProviderContext, load_workflow
 
-SAMPLES = {p.name: p for p in sample_paths()}
+SAMPLES = Path(__file__).resolve().parents[1] / "samples"
 
 
 class StreamingEcho:
@@ -38,7 +39,7 @@ class StreamingEcho:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("flow", nargs="?", default=str(SAMPLES.get("review.flow.json", "")))
+    p.add_argument("flow", nargs="?", default=str(SAMPLES / "review.flow.json"))
     p.add_argument("--provider", choices=("streaming", "echo"), default="streaming")
     p.add_argument("--word-delay", type=float, default=0.05)
     p.add_argument("--auto", action="store_true", help="press Run at start-up")
