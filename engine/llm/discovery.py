@@ -88,12 +88,12 @@ def probe_ports(spec: str | None = None) -> list[tuple[str, int]]:
     return out
 
 
-def _probe_one(pid: str, port: int, host: str, timeout: float) -> FoundServer | None:
+def _probe_one(client: Any, pid: str, port: int, host: str) -> FoundServer | None:
     import httpx
 
     base = f"http://{host}:{port}/v1"
     try:
-        resp = httpx.get(f"{base}/models", timeout=timeout, headers={"Accept": "application/json"})
+        resp = client.get(f"{base}/models", headers={"Accept": "application/json"})
         if resp.status_code != 200:
             return None
         data = resp.json()
@@ -109,11 +109,16 @@ def probe_servers(ports: Iterable[tuple[str, int]] | None = None, *, host: str =
     """OpenAI-compatible servers answering ``GET /v1/models`` on this machine, probed in parallel."""
     from concurrent.futures import ThreadPoolExecutor
 
+    import httpx
+
     todo = list(probe_ports() if ports is None else ports)
     if not todo:
         return []
-    with ThreadPoolExecutor(max_workers=len(todo)) as pool:
-        found = list(pool.map(lambda p: _probe_one(p[0], p[1], host, timeout), todo))
+    # One client for all (it is thread-safe): plain HTTP to this machine, so no CA bundle to
+    # load (verify=False costs nothing here) and no proxy from the environment.
+    with httpx.Client(timeout=timeout, verify=False, trust_env=False) as client, \
+            ThreadPoolExecutor(max_workers=len(todo)) as pool:
+        found = list(pool.map(lambda p: _probe_one(client, p[0], p[1], host), todo))
     return [s for s in found if s is not None]
 
 
