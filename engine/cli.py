@@ -211,6 +211,7 @@ async def _drive(run: Any, decisions: list[tuple[str, str]], recorder: Any, *, r
         if recorder:
             recorder.settled()
     if status == RunStatus.COMPLETED:
+        _err(f"run {run.run_id} completed" + (f" (its log: flowdesk show {run.run_id[:8]})" if recorder else ""))
         return EXIT_OK
     if status == RunStatus.CANCELLED:
         _err("run cancelled")
@@ -304,6 +305,14 @@ def _cmd_run(args: argparse.Namespace) -> int:
             _err(f"error: {i.message} ({i.code})")
         _err(f"{args.file} has {len(errors)} error{'s' if len(errors) != 1 else ''}; the run was not started")
         return EXIT_FAILED
+    if not args.provider and not args.base_url:
+        from .llm.discovery import default_provider_problem, describe, needs_default_provider, survey
+        from .llm.registry import NoProviderConfigured
+
+        problem = default_provider_problem() if needs_default_provider(wf) else None
+        if problem is not None:  # said once, before the run, rather than by every agent
+            _err(describe(survey()) if isinstance(problem, NoProviderConfigured) else str(problem))
+            return EXIT_USAGE
     try:
         resolver = make_resolver(args.provider, model=args.model, base_url=args.base_url)
     except ProviderConfigError as err:
@@ -339,7 +348,13 @@ def _find_run(run_id: str) -> tuple[Any, Any] | None:
         return None
     info = store.find_run(run_id)
     if info is None:
-        _err(f"there is no run '{run_id}' in the run history (see: flowdesk runs)")
+        matches = store.matching_run_ids(run_id, limit=6) if len(run_id) >= 4 else []
+        if len(matches) > 1:
+            more = ", ..." if len(matches) > 5 else ""
+            _err(f"the run id '{run_id}' is ambiguous: it starts {'more than 5' if more else len(matches)} runs "
+                 f"({', '.join(matches[:5])}{more}); give more of it")
+        else:
+            _err(f"there is no run '{run_id}' in the run history (see: flowdesk runs)")
         return None
     return store, info
 
@@ -390,7 +405,13 @@ def _cmd_runs(args: argparse.Namespace) -> int:
         _err(str(err))
         return EXIT_USAGE
     if args.json:
-        print(json.dumps({"total": total, "offset": args.offset, "runs": [r.to_json() for r in runs]},
+        try:
+            counts = store.event_counts(r.id for r in runs)
+        except StoreError as err:
+            _err(str(err))
+            return EXIT_USAGE
+        print(json.dumps({"total": total, "offset": args.offset,
+                          "runs": [{**r.to_json(), "eventCount": counts.get(r.id, 0)} for r in runs]},
                          ensure_ascii=False, indent=2))
         return EXIT_OK
     print(f"{'RUN':<12} {'STATUS':<12} {'STARTED':<20} {'DURATION':>9}  WORKFLOW / INPUT")

@@ -44,7 +44,7 @@ from .events import SUBAGENT_CALL_TYPES as _WIRE_TYPES
 from .events import EventType, RunEvent, RunStatus, format_timestamp
 from .model import Workflow, dumps_workflow, parse_workflow
 
-__all__ = ["RunStore", "RunRecorder", "RunInfo", "StoreError", "data_dir", "SCHEMA_VERSION", "agentflow_record",
+__all__ = ["RunStore", "RunRecorder", "RunInfo", "StoreError", "AlreadyImported", "data_dir", "SCHEMA_VERSION", "agentflow_record",
            "run_from_agentflow_record"]
 
 log = logging.getLogger(__name__)
@@ -65,6 +65,14 @@ COMMIT_INTERVAL = 0.1
 
 class StoreError(FlowdeskError, RuntimeError):
     """The run store cannot be used; the message says which file and why."""
+
+
+class AlreadyImported(StoreError):
+    """The run record being imported is in the history already (as ``run_id``); nothing was added."""
+
+    def __init__(self, message: str, run_id: str) -> None:
+        super().__init__(message)
+        self.run_id = run_id
 
 
 def data_dir() -> Path:
@@ -389,9 +397,14 @@ class RunStore:
         exact = self.get_run(prefix)
         if exact or len(prefix) < 4:
             return exact
-        rows = self._exec("SELECT id FROM runs WHERE id LIKE ? ESCAPE '\\' LIMIT 2",
-                          (prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%",)).fetchall()
-        return self.get_run(rows[0][0]) if len(rows) == 1 else None
+        ids = self.matching_run_ids(prefix, limit=2)
+        return self.get_run(ids[0]) if len(ids) == 1 else None  # none, or ambiguous (see matching_run_ids)
+
+    def matching_run_ids(self, prefix: str, limit: int = 10) -> list[str]:
+        """The ids of the runs starting with ``prefix`` (at most ``limit``), in id order."""
+        rows = self._exec("SELECT id FROM runs WHERE id LIKE ? ESCAPE '\\' ORDER BY id LIMIT ?",
+                          (prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%", limit)).fetchall()
+        return [r[0] for r in rows]
 
     def _where(self, workflow: str | None, status: str | None) -> tuple[str, list[Any]]:
         clauses, params = [], []
@@ -506,6 +519,10 @@ class RunStore:
         """Store an AgentFlow-style run record; returns the run id (a fresh one if it exists already)."""
         workflow, info, events = run_from_agentflow_record(record)
         run_id = info["id"]
+        same = self._same_run(run_id, info, len(events))
+        if same is not None:
+            raise AlreadyImported(f"This run record is in the run history already, as run {same[:12]}; it was not "
+                                  "imported again.", same)
         if self.get_run(run_id) is not None:
             run_id = f"{run_id}-imported-{int(time.time())}"
         self.create_run(run_id, workflow, initial_input=info.get("initialInput"), status=info["status"],
@@ -514,6 +531,17 @@ class RunStore:
                                                 "waiting": int(bool(info.get("waitingForInput"))),
                                                 "error": info.get("error")})
         return run_id
+
+
+    def _same_run(self, run_id: str, info: dict[str, Any], n_events: int) -> str | None:
+        """A stored run that this record already is: the same id (or an import of it), the same
+        start (to the millisecond a record keeps) and as many events."""
+        for rid in [run_id, *self.matching_run_ids(f"{run_id}-imported-", limit=50)]:
+            stored = self.get_run(rid)
+            if (stored is not None and abs(stored.started_at - float(info["startedAt"])) < 0.0015
+                    and stored.event_count == n_events):
+                return rid
+        return None
 
 
 # ---------------------------------------------------------------------- AgentFlow records

@@ -47,7 +47,8 @@ from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QFileDialog, QHBoxLayout, QLabel, QLineEdit, QListView,
                                QMenu, QSplitter, QTabWidget, QToolButton, QVBoxLayout, QWidget)
 
-from engine import SYSTEM_NODE, EventType, RunEvent, RunState, RunStateError, RunStatus, RunStore, Workflow
+from engine import (SYSTEM_NODE, EventType, RunEvent, RunState, RunStateError, RunStatus, RunStore, StoreError,
+                    Workflow)
 
 from .approvals import ApprovalsPanel
 from .bridge import RunBridge, default_resolver_factory
@@ -454,8 +455,23 @@ class RunConsole(QWidget):
         live = self._replay_state is None
         workflow = (self.bridge.workflow if live else self._replay_info.get("workflow")) or self.workflow
         return run_record(self._state(), self.model.raw_events, run_id=self._run_id, workflow=workflow,
-                          workflow_path=self.workflow_path, initial_input=self.bridge.initial_input if live else None,
+                          workflow_path=self.workflow_path,
+                          initial_input=self._record_input(self.bridge.initial_input if live else None, workflow),
                           error=self.bridge.error if live else None)
+
+    def _record_input(self, given: str | None, workflow: Workflow | None) -> str | None:
+        """The run's input as recorded: the input given, else the stored run's, else the Start node's."""
+        if given is not None:
+            return given
+        if self.store is not None and self._run_id:
+            try:
+                stored = self.store.get_run(self._run_id)
+            except StoreError:
+                stored = None
+            if stored is not None and stored.initial_input is not None:
+                return stored.initial_input
+        start = next((n for n in workflow.nodes if n.type == "start"), None) if workflow is not None else None
+        return getattr(start.data, "initialInput", None) if start is not None else None
 
     def export_record(self, path: str | Path | None = None) -> Path:
         """Write the AgentFlow-style record; ``path`` may be a folder (the file is then ``run_<id>.json``)."""

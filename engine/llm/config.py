@@ -38,7 +38,6 @@ __all__ = [
 log = logging.getLogger("flowdesk.llm")
 
 KEYRING_SERVICE = "flowdesk"
-_CATALOGUE = Path(__file__).resolve().parents[2] / "resources" / "providers.json"
 
 
 class ModelInfo(BaseModel):
@@ -111,12 +110,14 @@ def settings_path() -> Path:
 
 @lru_cache(maxsize=1)
 def load_catalogue() -> tuple[list[ProviderInfo], WebSearchSettings]:
+    from ..resources import read_resource_text, resource
+
     try:
-        raw = json.loads(_CATALOGUE.read_text(encoding="utf-8"))
+        raw = json.loads(read_resource_text("providers.json"))
         infos = [ProviderInfo.model_validate(p) for p in raw.get("providers", [])]
         return infos, WebSearchSettings.model_validate(raw.get("webSearch") or {})
     except (OSError, ValueError, ValidationError) as err:
-        raise ProviderConfigError(f"The provider catalogue {_CATALOGUE} cannot be read: {err}") from err
+        raise ProviderConfigError(f"The provider catalogue {resource('providers.json')} cannot be read: {err}") from err
 
 
 def load_settings() -> Settings:

@@ -29,7 +29,7 @@ from .config import (KEYRING_SERVICE, ProviderInfo, api_key_for, is_local_url, l
                      searxng_url, web_search_available)
 from .echo import EchoProvider
 
-__all__ = ["ProviderConfigError", "make_resolver", "available_providers", "build_provider", "default_provider",
+__all__ = ["ProviderConfigError", "NoProviderConfigured", "make_resolver", "available_providers", "build_provider", "default_provider",
            "web_search_available"]
 
 
@@ -68,7 +68,11 @@ def default_provider(base_url: str | None = None) -> str:
 
     if local_available():
         return "local"
-    raise ProviderConfigError(LOCAL_MISSING_MESSAGE)
+    raise NoProviderConfigured(LOCAL_MISSING_MESSAGE)
+
+
+class NoProviderConfigured(ProviderConfigError):
+    """Nothing names a provider and the embedded model is not installed (see ``engine.llm.discovery``)."""
 
 
 def _base_url_for(info: ProviderInfo, override: str | None) -> str:

@@ -168,6 +168,7 @@ def test_a_stored_run_of_another_workflow_is_not_painted_on_the_open_one(qtbot, 
 
 def test_closing_the_window_cancels_a_live_run(qtbot, window):
     assert window.open_sample(str(SAMPLES / "review.flow.json"))
+    choose_provider(window, "echo")  # a provider is chosen: Run starts at once
     slow = EchoProvider(delay=30.0)
     window.run_console.set_resolver_factory(lambda: slow)
     qtbot.waitUntil(lambda: window.act_run.isEnabled(), timeout=2000)
