@@ -43,8 +43,11 @@ class ApprovalSpec(NodeSpec):
     def new_data(self) -> dict[str, Any]:
         return {"prompt": "Please review and approve."}
 
+    def pause_prompt(self, data: NodeData) -> str:
+        return getattr(data, "prompt", "") or "Approve or reject to continue."
+
     async def execute(self, ctx: Any, node: Any, value: Any) -> PauseRequest:
-        return PauseRequest(node.data.prompt or "Approve or reject to continue.")
+        return PauseRequest(self.pause_prompt(node.data))
 
 
 SPEC = ApprovalSpec()

@@ -185,6 +185,10 @@ class NodeSpec:
     def check(self, node: "Node", checks: Any) -> None:
         """Add this node's own issues: ``checks.error(code, message)`` / ``checks.warning(...)``."""
 
+    def pause_prompt(self, data: NodeData) -> str:
+        """The message shown while a run waits at a node of this kind (see :class:`PauseRequest`)."""
+        return "Approve or reject to continue."
+
     async def execute(self, ctx: Any, node: "Node", value: Any) -> "tuple[Any, str | tuple[str, ...] | None] | PauseRequest":
         raise NodeError(f"Nodes of type '{self.kind}' cannot run.")
 
