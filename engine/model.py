@@ -194,6 +194,14 @@ class Workflow(_Loose):
     def display_name(self) -> str:
         return self.name or "Untitled workflow"
 
+    def start_node(self) -> Node | None:
+        """The first node where a run begins (the kind's spec says ``entry``), or None."""
+        for n in self.nodes:
+            spec = SPECS.get(n.type) or spec_for(n.type)
+            if spec is not None and spec.entry:
+                return n
+        return None
+
 
 # ---------------------------------------------------------------------------------------
 # Handles

@@ -320,7 +320,7 @@ class Run:
                     self._set_status(RunStatus.FAILED, self.error)
                     self._end_streams()
                     return self.status
-            start = next((n for n in self._nodes.values() if _is_entry(n)), None)
+            start = self.workflow.start_node()
             self._set_status(RunStatus.RUNNING)
             if start is None:
                 self._fail(SYSTEM_NODE, "The workflow has no Start node.")
@@ -657,7 +657,3 @@ class Run:
         run.started_at = snapshot.get("startedAt")
         return run
 
-
-def _is_entry(node: Node) -> bool:
-    spec = SPECS.get(node.type) or spec_for(node.type)
-    return spec is not None and spec.entry
