@@ -132,6 +132,7 @@ class AgentSpec(NodeSpec):
     description = "Calls an LLM with your prompts."
     icon = "agent"
     color = "#3b6fd9"
+    width = 248.0
     category = "Agents"
     tool_capable = True
 

@@ -27,6 +27,7 @@ class ApprovalSpec(NodeSpec):
     description = "Pauses until a person approves or rejects."
     icon = "approval"
     color = "#8957e5"
+    width = 224.0
     category = "Flow"
     chooses = True
     no_branch = ("approval_no_branch", "{label} has neither an Approve nor a Reject branch connected.")

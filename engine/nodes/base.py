@@ -120,6 +120,7 @@ class NodeSpec:
     description: ClassVar[str] = ""
     icon: ClassVar[str] = ""
     color: ClassVar[str] = "#5b6478"
+    width: ClassVar[float] = 232.0  # on the canvas, in scene units
     category: ClassVar[str] = "Steps"
     in_palette: ClassVar[bool] = True
     inputs: ClassVar[tuple[str, ...]] = ("input",)

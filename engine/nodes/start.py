@@ -29,6 +29,7 @@ class StartSpec(NodeSpec):
     description = "Where a run begins; holds the initial input."
     icon = "start"
     color = "#2ea043"
+    width = 216.0
     category = "Flow"
     inputs = ()
     entry = True
