@@ -113,6 +113,33 @@ async def _older_objects_frozen() -> AsyncIterator[None]:
             gc.unfreeze()
 
 
+class _OutcomeView(Mapping):
+    """A read-only view of the nodes' outcomes: the recorded ones, else done for a node with an output."""
+
+    __slots__ = ("_recorded", "_outputs")
+
+    def __init__(self, recorded: dict[str, NodeOutcome], outputs: dict[str, Any]) -> None:
+        self._recorded = recorded
+        self._outputs = outputs
+
+    def __getitem__(self, node_id: str) -> NodeOutcome:
+        outcome = self._recorded.get(node_id)
+        if outcome is not None:
+            return outcome
+        if node_id in self._outputs:
+            return NodeOutcome.DONE
+        raise KeyError(node_id)
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self._outputs
+        for node_id in self._recorded:
+            if node_id not in self._outputs:
+                yield node_id
+
+    def __len__(self) -> int:
+        return len(self._outputs) + sum(1 for n in self._recorded if n not in self._outputs)
+
+
 class _RecordView(Mapping):
     """A read-only view of a run's records as :class:`NodeRecord` tuples.
 
@@ -122,7 +149,7 @@ class _RecordView(Mapping):
 
     __slots__ = ("_raw", "_outcomes")
 
-    def __init__(self, raw: dict[str, tuple], outcomes: dict[str, NodeOutcome]) -> None:
+    def __init__(self, raw: dict[str, tuple], outcomes: Mapping[str, NodeOutcome]) -> None:
         self._raw = raw
         self._outcomes = outcomes
 
@@ -223,8 +250,10 @@ class Run:
         self.error: str | None = None
         self.outputs: dict[str, Any] = {}
         self.visits: dict[str, int] = {}
-        # How each node's last step ended (done, failed, cancelled; skipped comes with policies).
-        self.outcomes: dict[str, NodeOutcome] = {}
+        # How each node's last step ended (see ``outcomes``): a step that ended otherwise than
+        # done is recorded here; done is a node with an output and no such entry (so the hot
+        # path of a step writes nothing more than its output).
+        self._outcomes: dict[str, NodeOutcome] = {}
         # Plain tuples (untracked by the GC), seen as NodeRecords through ``records``.
         self._records: dict[str, tuple] = {}
         self.last_text_output: str = ""
@@ -248,6 +277,11 @@ class Run:
     def records(self) -> "Mapping[str, NodeRecord]":
         """What each agent node did the last time it ran, by node id."""
         return _RecordView(self._records, self.outcomes)
+
+    @property
+    def outcomes(self) -> "Mapping[str, NodeOutcome]":
+        """How each node's last step ended (done, failed, cancelled; skipped with later policies), by node id."""
+        return _OutcomeView(self._outcomes, self.outputs)
 
     # ------------------------------------------------------------------ events
     def add_listener(self, callback: EventCallback) -> None:
@@ -344,7 +378,6 @@ class Run:
             self.waiting_for_input = False
             self.current_node_id = None
             self.outputs[node_id] = answer
-            self.outcomes[node_id] = _DONE
             self._emit(node_id, EventType.INPUT_RECEIVED, json.dumps(answer, ensure_ascii=False))
             self._set_status(RunStatus.RUNNING)
             for handle, target in self._out.get(node_id, ()):
@@ -465,7 +498,7 @@ class Run:
 
     async def _walk(self, node_id: str | None, value: Any) -> None:
         nodes, out, visits, limit = self._nodes, self._out, self.visits, self.max_visits
-        specs, ctx, emit, outcomes = SPECS, self._ctx, self._emit, self.outcomes
+        specs, ctx, emit, outcomes = SPECS, self._ctx, self._emit, self._outcomes
         steps = 0
         while node_id is not None:
             if self._ended:
@@ -506,7 +539,8 @@ class Run:
                     self._pause_at(node_id, value, result.prompt)  # type: ignore[union-attr]
                 return
             output, handle = result  # type: ignore[misc]
-            outcomes[node_id] = _DONE
+            if outcomes and node_id in outcomes:  # done this time (after a failure a policy let pass)
+                del outcomes[node_id]
             if self._ended:
                 return
             self.outputs[node_id] = output
@@ -544,7 +578,7 @@ class Run:
         The one policy today fails the run (as before); per-node policies (retry, skip,
         an error handle) will choose here instead.
         """
-        self.outcomes[node.id] = NodeOutcome.FAILED
+        self._outcomes[node.id] = NodeOutcome.FAILED
         self._fail(node.id, message)
 
     async def _call_subagent(self, parent: ProviderCall, child: SubagentSpec, argument: str) -> str:
@@ -651,7 +685,7 @@ class Run:
         run._deferred = [(q["nodeId"], q.get("input")) for q in snapshot.get("deferred", ())]
         run.outputs = dict(snapshot.get("outputs", {}))
         run.visits = dict(snapshot.get("visits", {}))
-        run.outcomes = {k: NodeOutcome(v) for k, v in snapshot.get("outcomes", {}).items()}
+        run._outcomes = {k: NodeOutcome(v) for k, v in snapshot.get("outcomes", {}).items() if v != _DONE}
         run.last_text_output = snapshot.get("lastTextOutput", "")
         run.error = snapshot.get("error")
         run.started_at = snapshot.get("startedAt")

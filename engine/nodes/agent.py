@@ -152,7 +152,7 @@ class AgentSpec(NodeSpec):
         return bool(data.tools.subagents)  # type: ignore[attr-defined]
 
     def title(self, data: NodeData) -> str:
-        return getattr(data, "agentName", "") or "Agent"
+        return data.agentName or "Agent"  # type: ignore[attr-defined]
 
     def describe(self, node: Any) -> str:
         title = self.title(node.data)
