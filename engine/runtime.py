@@ -51,6 +51,7 @@ _tuple_new = tuple.__new__
 # Event types as plain strings for the hot path (RunEvent stores plain str).
 _STEP_START = EventType.STEP_START.value
 _DONE = NodeOutcome.DONE
+_NODE_OUTPUT = EventType.NODE_OUTPUT.value
 _YIELD_EVERY = 64  # steps a branch runs before yielding to the event loop when nothing else awaits
 
 EventCallback = Callable[[RunEvent], None]
@@ -539,6 +540,9 @@ class Run:
                     self._pause_at(node_id, value, result.prompt)  # type: ignore[union-attr]
                 return
             output, handle = result  # type: ignore[misc]
+            if not spec.reports_output:
+                emit(node_id, _NODE_OUTPUT, as_text(output),
+                     {"handle": handle} if handle is None or handle.__class__ is str else {"handles": list(handle)})
             if outcomes and node_id in outcomes:  # done this time (after a failure a policy let pass)
                 del outcomes[node_id]
             if self._ended:

@@ -128,6 +128,7 @@ def subagents_of(run: Any, node_id: str, depth: int = 0) -> list[SubagentSpec]:
 class AgentSpec(NodeSpec):
     kind = "agent"
     data_model = AgentData
+    reports_output = True
     label = "Agent"
     description = "Calls an LLM with your prompts."
     icon = "agent"

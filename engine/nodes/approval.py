@@ -23,6 +23,7 @@ class ApprovalData(NodeData):
 class ApprovalSpec(NodeSpec):
     kind = "approval"
     data_model = ApprovalData
+    reports_output = True
     label = "Approval"
     description = "Pauses until a person approves or rejects."
     icon = "approval"

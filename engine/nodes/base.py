@@ -128,6 +128,10 @@ class NodeSpec:
     entry: ClassVar[bool] = False
     tool_capable: ClassVar[bool] = False
     handle_labels: ClassVar[dict[str, str]] = {}
+    #: Whether ``execute`` emits events that say what the step produced (the built-ins do:
+    #: ``llm_response``, ``logic_check``...). When False the run emits ``node_output`` after
+    #: the step (content: the output as text; extra: ``{"handle": ...}``, the handle followed).
+    reports_output: ClassVar[bool] = False
     #: Why a link cannot enter a node of this kind (when ``inputs`` is empty).
     no_input_message: ClassVar[str] = ""
     #: For ``chooses`` kinds: the error when a reachable node has no branch linked (code, message

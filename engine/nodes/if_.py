@@ -42,6 +42,7 @@ class IfData(NodeData):
 class IfSpec(NodeSpec):
     kind = "if"
     data_model = IfData
+    reports_output = True
     label = "Condition"
     description = "Routes by what the previous output says."
     icon = "if"

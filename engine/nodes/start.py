@@ -25,6 +25,7 @@ def _one_line(text: str) -> str:
 class StartSpec(NodeSpec):
     kind = "start"
     data_model = StartData
+    reports_output = True
     label = "Start"
     description = "Where a run begins; holds the initial input."
     icon = "start"

@@ -83,6 +83,7 @@ def test_the_plugin_kind_runs_with_exact_events(example_plugin) -> None:
         ("t", "node_output", "HELLO WORLD"), ("a", "step_start", "Echo"), ("a", "start_prompt", "HELLO WORLD"),
         ("a", "llm_response", "HELLO WORLD"), ("system", "run_status", "completed")]
     assert run.run_id == "fixed"
+    assert run.events[3].extra == {"handle": "output"}  # node_output, logged by the run for a plug-in kind
     stamps = [e.timestamp for e in run.events]
     assert stamps == sorted(stamps) and stamps[0] >= 100 and all(float(s).is_integer() for s in stamps)
     assert run.outcomes == {"s": NodeOutcome.DONE, "t": NodeOutcome.DONE, "a": NodeOutcome.DONE}

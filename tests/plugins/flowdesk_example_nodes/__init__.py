@@ -52,7 +52,6 @@ class TemplateSpec(NodeSpec):
             text = text.lower()
         if data.strip:
             text = text.strip()
-        ctx.emit(node.id, "node_output", text)
         ctx.last_text_output = text
         return text, "output"
 
