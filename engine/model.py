@@ -37,6 +37,8 @@ from .nodes.start import StartData
 if TYPE_CHECKING:  # pragma: no cover
     from .nodes import NodeSpec
 
+from .errors import FlowdeskError
+
 __all__ = [
     "NODE_TYPES",
     "Condition",
@@ -64,7 +66,7 @@ __all__ = [
 NODE_TYPES = BUILTIN_KINDS
 
 
-class WorkflowLoadError(ValueError):
+class WorkflowLoadError(FlowdeskError, ValueError):
     """A file or value could not be read as a workflow.
 
     ``where`` is the location inside the document (``nodes[3].type``) or ``""``;

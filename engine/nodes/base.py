@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING, Any, Callable, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..errors import FlowdeskError
+
 if TYPE_CHECKING:  # pragma: no cover
     from ..model import Node
 
@@ -63,7 +65,7 @@ class NodeOutcome(StrEnum):
     CANCELLED = "cancelled"
 
 
-class NodeError(Exception):
+class NodeError(FlowdeskError):
     """A step failed; ``str(err)`` is the message the run's ``error`` event shows."""
 
 

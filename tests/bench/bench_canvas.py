@@ -75,7 +75,7 @@ def run(n_nodes: int, n_links: int, frames: int) -> dict[str, float]:
     configure_app(app)
     from editor.canvas.scene import CanvasScene
     from editor.canvas.view import CanvasView
-    from editor.document import WorkflowDocument
+    from editor.editing import WorkflowDocument
 
     wf = generate(n_nodes, n_links)
     t0 = time.perf_counter()

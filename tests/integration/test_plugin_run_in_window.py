@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from .conftest import choose_provider, press_run, states
+from .conftest import choose_provider, followed, press_run, states
 
 
 def test_a_plugin_kind_runs_in_the_window(example_plugin, qtbot, window, tmp_path):
@@ -23,6 +23,7 @@ def test_a_plugin_kind_runs_in_the_window(example_plugin, qtbot, window, tmp_pat
     assert finished.args == ["completed"]
     run = console.bridge.run
     assert run.outputs["t"] == "HELLO WORLD" and run.outputs["a"] == "HELLO WORLD"
+    # The plug-in step's end is its node_output event (extra: the handle followed).
     qtbot.waitUntil(lambda: states(window.scene)["a"] == "done", timeout=2000)
-    # The plug-in step's end is its node_output event (extra: the handle followed); the
-    # canvas shows "done" for it once the run-state reducer reads that event (issue 11, item 4).
+    assert states(window.scene)["t"] == "done"
+    assert ("s", "output", "t") in followed(window.scene) and ("t", "output", "a") in followed(window.scene)
