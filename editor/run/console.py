@@ -264,7 +264,7 @@ class RunConsole(QWidget):
         """The workflow that Run starts (a copy is taken at start; later edits do not reach a live run)."""
         self.workflow = workflow
         self.workflow_path = str(path) if path else None
-        start = next((n for n in workflow.nodes if n.type == "start"), None) if workflow is not None else None
+        start = workflow.start_node() if workflow is not None else None
         default = getattr(start.data, "initialInput", "") if start is not None else ""
         current = self.input_edit.toPlainText()
         if not current or current == self._default_input:
