@@ -32,6 +32,16 @@ from .nodes import (NodeError, NodeOutcome, NodeSpec, PaletteEntry, PauseRequest
 from .runstate import NODE_STATES, NodeDetails, RunState, SubagentCall
 from .runtime import DEFAULT_MAX_VISITS, NodeRecord, Run, RunStateError, as_text, normalise_decision
 from .validate import ConnectionCheck, GraphIndex, Issue, Severity, check_connection, errors_only, handle_label, validate
+from .templates import (SECRET_MASK, TEMPLATE_BUILTINS, ResolvedTemplate, TemplateCompletion, TemplateReference,
+                        TemplateScope, find_references, mask_secrets, reference_first_name, render_template_value,
+                        resolve_templates, resolve_templates_masked, secret_lookup, template_completion,
+                        unknown_references, walk_references)
+from .grammar import (TriggerCaptureKind, TriggerMatch, TriggerPattern, TriggerPatternError, all_trigger_matches,
+                      best_trigger_match, compile_trigger, generate_trigger_example, trigger_words)
+from .http_request import (HttpRequestSpec, HttpResult, HttpStatusError, InvalidRequestError, RedirectError,
+                           RequestFailedError, ResponseTooLargeError, UrlNotAllowedError, WebRequestError,
+                           looks_like_literal_credential, mask_url, send_request)
+from .web_fetch import FetchResult, FetchSpec, SelectorNotFoundError, UnsupportedContentError, fetch_page
 
 if TYPE_CHECKING:
     from .cli import COMMANDS as CLI_COMMANDS
@@ -88,6 +98,18 @@ __all__ = sorted([
     # provider settings and the provider/model catalogue (resources/providers.json + settings.json)
     "Settings", "ProviderInfo", "ModelInfo", "load_settings", "save_settings", "settings_path", "store_api_key",
     "key_source", "is_local_url", "provider_catalogue", "model_choices", "reasoning_efforts", "DEFAULT_EFFORTS",
+    # templates
+    "TemplateScope", "TemplateReference", "ResolvedTemplate", "TemplateCompletion", "TEMPLATE_BUILTINS", "SECRET_MASK",
+    "find_references", "walk_references", "reference_first_name", "unknown_references", "resolve_templates",
+    "resolve_templates_masked", "render_template_value", "mask_secrets", "secret_lookup", "template_completion",
+    # trigger grammar
+    "TriggerPattern", "TriggerMatch", "TriggerPatternError", "TriggerCaptureKind", "compile_trigger",
+    "best_trigger_match", "all_trigger_matches", "generate_trigger_example", "trigger_words",
+    # web: the http and fetch nodes' I/O
+    "HttpRequestSpec", "HttpResult", "send_request", "FetchSpec", "FetchResult", "fetch_page",
+    "looks_like_literal_credential", "mask_url", "WebRequestError", "InvalidRequestError", "UrlNotAllowedError",
+    "RedirectError", "ResponseTooLargeError", "HttpStatusError", "RequestFailedError", "UnsupportedContentError",
+    "SelectorNotFoundError",
     # run store (loaded on first use)
     "RunStore", "RunInfo", "RunRecorder", "StoreError", "agentflow_record", "run_from_agentflow_record", "data_dir",
     # command line (loaded on first use)
