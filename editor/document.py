@@ -18,31 +18,46 @@ from __future__ import annotations
 
 import copy
 from pathlib import Path
+from collections.abc import Sequence
 from typing import Any, Iterable
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QUndoStack
 
-from engine import (ConnectionCheck, Connection, GraphIndex, Node, Workflow, check_connection, dumps_workflow,
-                    load_workflow, new_id, save_workflow)
+from engine import (ConnectionCheck, Connection, GraphIndex, Node, PaletteEntry, Workflow, check_connection,
+                    dumps_workflow, load_workflow, new_id, palette_entries, save_workflow, spec_for)
 
 ConnKey = tuple[str, str, str, str]
 
-# Default data for a node created from the palette, by palette kind.
-_NEW_NODE_DATA: dict[str, tuple[str, dict[str, Any]]] = {
-    "start": ("start", {"initialInput": ""}),
-    "agent": ("agent", {"agentName": "Agent", "systemPrompt": "", "userPrompt": "{{PREVIOUS_OUTPUT}}",
-                        "model": "", "reasoningEffort": "low", "tools": {"web_search": False, "subagents": False}}),
-    "if": ("if", {"conditions": [{"operator": "contains", "value": ""}]}),
-    "approval": ("approval", {"prompt": "Please review and approve."}),
-    # A subagent is an agent; the extra ``subagent`` flag (kept by the format's extra-field
-    # rule, ignored by AgentFlow) lets the canvas draw it with only its subagent input
-    # before it is linked to a parent.
-    "subagent": ("agent", {"agentName": "Subagent", "systemPrompt": "", "userPrompt": "", "model": "",
-                           "reasoningEffort": "low", "tools": {"web_search": False, "subagents": False},
-                           "subagent": True}),
-}
-PALETTE_KINDS = ("start", "agent", "subagent", "if", "approval")
+class _PaletteKinds(Sequence[str]):
+    """The palette's keys in order (a kind, or a variant such as ``subagent``), read from the
+    engine's node registry when asked (plug-in kinds included)."""
+
+    def _keys(self) -> list[str]:
+        return [e.key for e in palette_entries()]
+
+    def __getitem__(self, i):  # type: ignore[override]
+        return self._keys()[i]
+
+    def __len__(self) -> int:
+        return len(self._keys())
+
+    def __iter__(self):
+        return iter(self._keys())
+
+    def __repr__(self) -> str:
+        return f"PALETTE_KINDS{tuple(self._keys())!r}"
+
+
+PALETTE_KINDS = _PaletteKinds()
+
+
+def palette_entry(key: str) -> PaletteEntry:
+    """The palette entry named ``key`` (KeyError when no kind offers it)."""
+    for entry in palette_entries():
+        if entry.key == key:
+            return entry
+    raise KeyError(key)
 
 
 def conn_key(c: Connection) -> ConnKey:
@@ -51,7 +66,8 @@ def conn_key(c: Connection) -> ConnKey:
 
 def is_subagent_node(node: Node, index: GraphIndex | None = None) -> bool:
     """Whether the canvas shows ``node`` as a subagent (linked under a parent, or created as one)."""
-    if node.type != "agent":
+    spec = spec_for(node.type)
+    if spec is None or not spec.tool_capable:
         return False
     if index is not None and index.sub_parents.get(node.id):
         return True
@@ -123,9 +139,9 @@ class WorkflowModel(QObject):
         return "Untitled"
 
     def new_node_dump(self, kind: str, x: float, y: float) -> dict[str, Any]:
-        node_type, data = _NEW_NODE_DATA[kind]
-        node = Node.model_validate({"id": new_id(node_type, self._nodes), "type": node_type, "x": x, "y": y,
-                                    "data": copy.deepcopy(data)})
+        entry = palette_entry(kind)
+        node = Node.model_validate({"id": new_id(entry.kind, self._nodes), "type": entry.kind, "x": x, "y": y,
+                                    "data": copy.deepcopy(entry.data)})
         return node.model_dump()
 
     def check(self, source: str, source_handle: str, target: str, target_handle: str = "input",
@@ -245,4 +261,4 @@ class WorkflowModel(QObject):
             self.changed.emit()
 
 
-__all__ = ["WorkflowModel", "ConnKey", "PALETTE_KINDS", "is_subagent_node", "conn_key"]
+__all__ = ["WorkflowModel", "ConnKey", "PALETTE_KINDS", "palette_entry", "is_subagent_node", "conn_key"]

@@ -12,7 +12,7 @@ from collections import defaultdict
 
 from typing import TYPE_CHECKING, Iterable
 
-from engine import GraphIndex, Workflow
+from engine import GraphIndex, Node, Workflow, spec_for
 
 from .canvas.style import node_size
 from .document import is_subagent_node
@@ -38,7 +38,7 @@ def layered_positions(workflow: Workflow, only: set[str] | None = None) -> dict[
     order: list[str] = []
     state: dict[str, int] = {}
     dag: dict[str, list[str]] = defaultdict(list)
-    roots = [n.id for n in main if n.type == "start"] + [n.id for n in main]
+    roots = [n.id for n in main if _is_entry(n)] + [n.id for n in main]
     for root in roots:
         if root in state:
             continue
@@ -111,3 +111,8 @@ def auto_layout(document: WorkflowDocument, node_ids: Iterable[str] | None = Non
     positions = layered_positions(document.workflow, set(node_ids) if node_ids else None)
     before = {nid: (document.node(nid).x, document.node(nid).y) for nid in positions}  # type: ignore[union-attr]
     document.move_nodes(before, positions, "Auto-layout")
+
+
+def _is_entry(node: Node) -> bool:
+    spec = spec_for(node.type)
+    return spec is not None and spec.entry

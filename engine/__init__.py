@@ -29,6 +29,8 @@ from .model import (NODE_TYPES, AgentData, AgentTools, ApprovalData, Condition, 
                     StartData, Workflow, WorkflowLoadError, accepts_input, atomic_write_text, dumps_workflow,
                     load_workflow, loads_workflow, new_id, parse_workflow, save_workflow, source_handles,
                     workflow_to_dict)
+from .nodes import (NodeError, NodeOutcome, NodeSpec, PaletteEntry, PauseRequest, RunContext, load_plugins,
+                    node_specs, palette_entries, register_node_spec, spec_for, unregister_node_spec)
 from .resources import read_resource_text, resource_path, sample_paths
 from .runstate import NODE_STATES, NodeDetails, RunState, SubagentCall
 from .runtime import DEFAULT_MAX_VISITS, NodeRecord, Run, RunStateError, as_text, normalise_decision
@@ -90,6 +92,9 @@ __all__ = sorted([
     # runtime
     "Run", "RunStateError", "RunStatus", "RunEvent", "EventType", "SYSTEM_NODE", "NodeRecord", "DEFAULT_MAX_VISITS",
     "normalise_decision", "as_text",
+    # node kinds (specs, plug-ins)
+    "NodeSpec", "NodeError", "NodeOutcome", "PauseRequest", "RunContext", "PaletteEntry", "spec_for", "node_specs",
+    "register_node_spec", "unregister_node_spec", "palette_entries", "load_plugins",
     # what a run did (one reducer for every view)
     "RunState", "NodeDetails", "SubagentCall", "NODE_STATES", "SUBAGENT_CALL_TYPES", "SUBAGENT_FIELDS",
     # LLM seam

@@ -24,10 +24,19 @@ import tempfile
 import uuid
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, ClassVar, Iterator, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Iterator
 
-from pydantic import (BaseModel, ConfigDict, Field, SerializeAsAny, ValidationError, ValidationInfo, field_serializer,
-                      field_validator)
+from pydantic import Field, SerializeAsAny, ValidationError, ValidationInfo, field_serializer, field_validator
+
+from .nodes import BUILTIN_KINDS, SPECS, spec_for
+from .nodes.agent import DEFAULT_REASONING_EFFORT, DEFAULT_SYSTEM_PROMPT, AgentData, AgentTools
+from .nodes.approval import ApprovalData
+from .nodes.base import _OPTIONAL, NodeData, _Loose
+from .nodes.if_ import Condition, IfData
+from .nodes.start import StartData
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .nodes import NodeSpec
 
 from .errors import FlowdeskError
 from .inputs import huge_integer_at, lone_surrogate_at, may_hold_surrogates, not_a_regular_file
@@ -55,10 +64,8 @@ __all__ = [
     "accepts_input",
 ]
 
-NODE_TYPES = ("start", "agent", "if", "approval")
-
-DEFAULT_SYSTEM_PROMPT = "You are a helpful assistant."
-DEFAULT_REASONING_EFFORT = "low"
+# The built-in kinds (plug-in kinds come from the registry, :mod:`engine.nodes`).
+NODE_TYPES = BUILTIN_KINDS
 
 
 class WorkflowLoadError(FlowdeskError, ValueError):
@@ -76,107 +83,6 @@ class WorkflowLoadError(FlowdeskError, ValueError):
         if self.path:
             text = f"{self.path}: {text}"
         super().__init__(text)
-
-
-def _is_none(value: Any) -> bool:
-    return value is None
-
-
-# Optional known fields (name, provider, sourceHandle, ...) are left out of the file when
-# they are None: AgentFlow reads an absent field and a null one alike. Checked per field
-# by pydantic-core, this keeps saving 2-3x faster than a Python serializer per model.
-_OPTIONAL = {"default": None, "exclude_if": _is_none}
-
-
-class _Loose(BaseModel):
-    """Base for every model: unknown fields kept (null values included)."""
-
-    model_config = ConfigDict(extra="allow", validate_assignment=False, populate_by_name=True)
-
-
-class Condition(_Loose):
-    operator: Literal["equal", "contains"] = "contains"
-    value: str = ""
-
-    @field_validator("operator", mode="before")
-    @classmethod
-    def _operator(cls, v: Any) -> Any:
-        if isinstance(v, str):
-            v = v.strip().lower()
-            return {"equals": "equal", "eq": "equal", "==": "equal", "includes": "contains"}.get(v, v)
-        return v
-
-    @field_validator("value", mode="before")
-    @classmethod
-    def _value(cls, v: Any) -> Any:
-        if v is None:
-            return ""
-        if isinstance(v, bool):
-            return "true" if v else "false"
-        if isinstance(v, (int, float)):
-            return str(v)
-        return v
-
-
-class NodeData(_Loose):
-    """Data common to every node type (display-only fields)."""
-
-    collapsed: bool | None = Field(**_OPTIONAL)
-
-
-class StartData(NodeData):
-    initialInput: str = ""
-
-    @field_validator("initialInput", mode="before")
-    @classmethod
-    def _none_is_empty(cls, v: Any) -> Any:
-        return "" if v is None else v
-
-
-class AgentTools(_Loose):
-    web_search: bool = False
-    subagents: bool = False
-
-
-class AgentData(NodeData):
-    agentName: str = ""
-    systemPrompt: str = ""
-    userPrompt: str = ""
-    model: str = ""
-    reasoningEffort: str = ""
-    tools: AgentTools = Field(default_factory=AgentTools)
-    provider: str | None = Field(**_OPTIONAL)
-
-    @field_validator("agentName", "systemPrompt", "userPrompt", "model", "reasoningEffort", mode="before")
-    @classmethod
-    def _none_is_empty(cls, v: Any) -> Any:
-        return "" if v is None else v
-
-    @field_validator("tools", mode="before")
-    @classmethod
-    def _tools(cls, v: Any) -> Any:
-        return {} if v is None else v
-
-
-class IfData(NodeData):
-    conditions: list[Condition] = Field(default_factory=list)
-
-
-class ApprovalData(NodeData):
-    prompt: str = ""
-
-    @field_validator("prompt", mode="before")
-    @classmethod
-    def _none_is_empty(cls, v: Any) -> Any:
-        return "" if v is None else v
-
-
-DATA_CLASSES: dict[str, type[NodeData]] = {
-    "start": StartData,
-    "agent": AgentData,
-    "if": IfData,
-    "approval": ApprovalData,
-}
 
 
 class Node(_Loose):
@@ -218,7 +124,10 @@ class Node(_Loose):
         # A field validator (not a model one) so errors inside data keep their location
         # (``nodes[0].data.model``); ``type`` is declared before ``data``, so it is known here.
         node_type = info.data.get("type")
-        kind = DATA_CLASSES.get(node_type, NodeData) if isinstance(node_type, str) else NodeData
+        spec = SPECS.get(node_type) if isinstance(node_type, str) else None
+        if spec is None and isinstance(node_type, str):
+            spec = spec_for(node_type)  # not built in: a plug-in kind (loaded on first need) or unknown
+        kind = spec.data_model if spec is not None else NodeData
         if data is None:
             return kind()
         if isinstance(data, dict):
@@ -233,10 +142,13 @@ class Node(_Loose):
     # Convenience accessors (typed views of data) -------------------------------------------
     @property
     def title(self) -> str:
-        if self.type == "agent":
-            name = getattr(self.data, "agentName", "")
-            return name or "Agent"
-        return {"start": "Start", "if": "Condition", "approval": "Approval"}.get(self.type, self.type)
+        spec = SPECS.get(self.type)
+        return spec.title(self.data) if spec is not None else self.type
+
+    @property
+    def spec(self) -> "NodeSpec | None":
+        """The node kind's spec (None for an unknown type)."""
+        return spec_for(self.type)
 
 
 class Connection(_Loose):
@@ -286,6 +198,14 @@ class Workflow(_Loose):
     def display_name(self) -> str:
         return self.name or "Untitled workflow"
 
+    def start_node(self) -> Node | None:
+        """The first node where a run begins (the kind's spec says ``entry``), or None."""
+        for n in self.nodes:
+            spec = SPECS.get(n.type) or spec_for(n.type)
+            if spec is not None and spec.entry:
+                return n
+        return None
+
 
 # ---------------------------------------------------------------------------------------
 # Handles
@@ -293,21 +213,13 @@ class Workflow(_Loose):
 
 def source_handles(node: Node) -> list[str]:
     """Source handles a node has, in drawing order (legacy ``true`` not included)."""
-    if node.type == "start":
-        return ["output"]
-    if node.type == "agent":
-        tools = getattr(node.data, "tools", None)
-        return ["output", "subagent"] if tools is not None and tools.subagents else ["output"]
-    if node.type == "if":
-        conds = getattr(node.data, "conditions", [])
-        return [f"condition-{i}" for i in range(len(conds))] + ["false"]
-    if node.type == "approval":
-        return ["approve", "reject"]
-    return []
+    spec = SPECS.get(node.type) or spec_for(node.type)
+    return list(spec.outputs(node.data)) if spec is not None else []
 
 
 def accepts_input(node: Node) -> bool:
-    return node.type in ("agent", "if", "approval")
+    spec = SPECS.get(node.type) or spec_for(node.type)
+    return bool(spec is not None and spec.inputs)
 
 
 # ---------------------------------------------------------------------------------------
@@ -381,7 +293,7 @@ def _where(loc: tuple[Any, ...]) -> str:
     for part in loc:
         if isinstance(part, int):
             out += f"[{part}]"
-        elif part in DATA_CLASSES or part in ("NodeData",) or str(part).startswith("function-"):
+        elif part in BUILTIN_KINDS or part in ("NodeData",) or str(part).startswith("function-"):
             continue  # pydantic's internal union/validator labels
         else:
             out += f".{part}" if out else str(part)

@@ -40,6 +40,7 @@ from typing import Any, Iterable
 
 from .events import SYSTEM_NODE, EventType, RunEvent, RunStatus
 from .model import Workflow
+from .nodes import SPECS, spec_for
 
 __all__ = ["RunState", "NodeDetails", "SubagentCall", "NODE_STATES", "Link",
            "IDLE", "RUNNING", "DONE", "FAILED", "WAITING", "QUEUED", "CANCELLED", "SKIPPED"]
@@ -55,6 +56,7 @@ _STATUS = EventType.RUN_STATUS.value
 _STEP_START = EventType.STEP_START.value
 _START_PROMPT = EventType.START_PROMPT.value
 _LLM_RESPONSE = EventType.LLM_RESPONSE.value
+_NODE_OUTPUT = EventType.NODE_OUTPUT.value
 _LLM_ERROR = EventType.LLM_ERROR.value
 _ERROR = EventType.ERROR.value
 _LOGIC_CHECK = EventType.LOGIC_CHECK.value
@@ -295,7 +297,7 @@ class RunState:
             d = self._detail(nid)
             d.visits += 1
             d.started, d.ended, d.error = ev[3], None, None
-            if self._kinds.get(nid) == "start":  # a start node logs nothing else: it is done at once
+            if _is_entry(self._kinds.get(nid)):  # a start node logs nothing else: it is done at once
                 out = self.initial_input
                 if out is None and self.workflow is not None:
                     node = self.workflow.node(nid)
@@ -315,6 +317,15 @@ class RunState:
             self.final_output = ev[2]
             self._set(nid, DONE)
             self._offer(nid, "output")
+        elif t == _NODE_OUTPUT:  # a kind that logs no output of its own (a plug-in's): done, its handle followed
+            d = self._detail(nid)
+            d.output, d.ended = ev[2], ev[3]
+            self._set(nid, DONE)
+            extra = ev.extra or {}
+            handles = extra.get("handles") if isinstance(extra.get("handles"), list) else [extra.get("handle")]
+            for handle in handles:
+                if isinstance(handle, str):
+                    self._offer(nid, handle)
         elif t == _STATUS:
             self._on_status(ev)
         elif t == _LLM_ERROR or t == _ERROR:
@@ -431,3 +442,11 @@ class RunState:
     def __repr__(self) -> str:
         return (f"RunState({self.status}, {len(self.states)} nodes touched, {len(self.links)} links, "
                 f"{len(self.pending_approvals)} approvals pending)")
+
+
+def _is_entry(kind: str | None) -> bool:
+    """Whether a node of ``kind`` is where a run begins (the kind's spec says so)."""
+    if kind is None:
+        return False
+    spec = SPECS.get(kind) or spec_for(kind)
+    return spec is not None and spec.entry

@@ -36,24 +36,33 @@ from typing import Any, AsyncIterator, Callable, NamedTuple
 from .errors import FlowdeskError
 from .events import SYSTEM_NODE, EventType, RunEvent, RunStatus, decision_fields
 from .events import _encode as _encode_extra
-from .llm.base import AgentInvocation, LLMError, LLMProvider, LLMResult, SubagentSpec
-from .model import DEFAULT_REASONING_EFFORT, DEFAULT_SYSTEM_PROMPT, Node, Workflow, dumps_workflow, parse_workflow
+from .llm.base import AgentInvocation, LLMError, LLMProvider, SubagentSpec
+from .model import Node, Workflow, dumps_workflow, parse_workflow
+from .nodes import SPECS, NodeError, NodeOutcome, PauseRequest, RunContext, spec_for
+from .nodes.agent import MAX_SUBAGENT_DEPTH, ProviderCall, _usage_json  # noqa: F401  (_usage_json: kept importable)
+from .nodes.base import as_text, fill_prompt
 from .validate import errors_only, validate
 
-__all__ = ["Run", "RunStateError", "NodeRecord", "normalise_decision", "DEFAULT_MAX_VISITS", "SNAPSHOT_FORMAT"]
+__all__ = ["Run", "RunStateError", "NodeRecord", "normalise_decision", "DEFAULT_MAX_VISITS", "SNAPSHOT_FORMAT",
+           "Clock", "IdSource", "uuid_ids"]
 
 DEFAULT_MAX_VISITS = 25
 SNAPSHOT_FORMAT = "flowdesk.run/1"
 _tuple_new = tuple.__new__
-_now = time.time
 # Event types as plain strings for the hot path (RunEvent stores plain str).
 _STEP_START = EventType.STEP_START.value
-_START_PROMPT = EventType.START_PROMPT.value
-_LLM_RESPONSE = EventType.LLM_RESPONSE.value
-MAX_SUBAGENT_DEPTH = 16
+_DONE = NodeOutcome.DONE
+_NODE_OUTPUT = EventType.NODE_OUTPUT.value
 _YIELD_EVERY = 64  # steps a branch runs before yielding to the event loop when nothing else awaits
 
 EventCallback = Callable[[RunEvent], None]
+Clock = Callable[[], float]
+IdSource = Callable[[], str]
+
+
+def uuid_ids() -> str:
+    """The default id source: a random UUID as 32 hex digits."""
+    return uuid.uuid4().hex
 
 
 class RunStateError(FlowdeskError, RuntimeError):
@@ -64,7 +73,8 @@ class NodeRecord(NamedTuple):
     """What happened at an agent node the last time it ran (for the inspector's run tab).
 
     An immutable tuple of plain values (replaced, not mutated, when the step ends), so
-    a long run's records are not tracked by the cyclic garbage collector.
+    a long run's records are not tracked by the cyclic garbage collector. ``outcome`` is
+    the node's :class:`~engine.NodeOutcome` (``Run.outcomes``), None while it runs.
     """
 
     input: str
@@ -73,6 +83,7 @@ class NodeRecord(NamedTuple):
     ended: float | None = None
     usage: dict[str, int] | None = None
     error: str | None = None
+    outcome: NodeOutcome | None = None
 
     @property
     def duration(self) -> float | None:
@@ -104,6 +115,33 @@ async def _older_objects_frozen() -> AsyncIterator[None]:
             gc.unfreeze()
 
 
+class _OutcomeView(Mapping):
+    """A read-only view of the nodes' outcomes: the recorded ones, else done for a node with an output."""
+
+    __slots__ = ("_recorded", "_outputs")
+
+    def __init__(self, recorded: dict[str, NodeOutcome], outputs: dict[str, Any]) -> None:
+        self._recorded = recorded
+        self._outputs = outputs
+
+    def __getitem__(self, node_id: str) -> NodeOutcome:
+        outcome = self._recorded.get(node_id)
+        if outcome is not None:
+            return outcome
+        if node_id in self._outputs:
+            return NodeOutcome.DONE
+        raise KeyError(node_id)
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self._outputs
+        for node_id in self._recorded:
+            if node_id not in self._outputs:
+                yield node_id
+
+    def __len__(self) -> int:
+        return len(self._outputs) + sum(1 for n in self._recorded if n not in self._outputs)
+
+
 class _RecordView(Mapping):
     """A read-only view of a run's records as :class:`NodeRecord` tuples.
 
@@ -111,15 +149,16 @@ class _RecordView(Mapping):
     (``{"usage": {...}}``), decoded here.
     """
 
-    __slots__ = ("_raw",)
+    __slots__ = ("_raw", "_outcomes")
 
-    def __init__(self, raw: dict[str, tuple]) -> None:
+    def __init__(self, raw: dict[str, tuple], outcomes: Mapping[str, NodeOutcome]) -> None:
         self._raw = raw
+        self._outcomes = outcomes
 
     def __getitem__(self, node_id: str) -> NodeRecord:
         inp, out, started, ended, usage_json, error = self._raw[node_id]
         usage = json.loads(usage_json)["usage"] if usage_json else None
-        return NodeRecord(inp, out, started, ended, usage, error)
+        return NodeRecord(inp, out, started, ended, usage, error, self._outcomes.get(node_id))
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._raw)
@@ -148,76 +187,6 @@ def normalise_decision(decision: Any, note: str | None = None) -> dict[str, str]
     return {"decision": word, "note": "" if note is None else str(note)}
 
 
-def as_text(value: Any) -> str:
-    """A node output as text: strings as is, None as "", anything else as JSON."""
-    if isinstance(value, str):
-        return value
-    if value is None:
-        return ""
-    try:
-        return json.dumps(value, ensure_ascii=False)
-    except (TypeError, ValueError):
-        return str(value)
-
-
-def fill_prompt(user_prompt: str, previous: str) -> str:
-    """An agent's user content: ``{{PREVIOUS_OUTPUT}}`` replaced, or ``previous`` itself when the prompt is empty."""
-    if not user_prompt or user_prompt.isspace():
-        return previous
-    return user_prompt.replace("{{PREVIOUS_OUTPUT}}", previous)
-
-
-def _usage_json(usage: dict[str, Any]) -> str:
-    """The ``llm_response`` event's extra fields, ``{"usage": {...}}``, as JSON text.
-
-    Every response of a run carries one; the usual shape (the two int counts providers
-    report) is formatted directly, at a third of the general encoder's cost.
-    """
-    p = usage.get("prompt_tokens")
-    c = usage.get("completion_tokens")
-    if p.__class__ is int and c.__class__ is int and len(usage) == 2:
-        return f'{{"usage": {{"prompt_tokens": {p}, "completion_tokens": {c}}}}}'
-    return _encode_extra({"usage": usage})
-
-
-def _is_decision(value: Any) -> bool:
-    return isinstance(value, dict) and "decision" in value
-
-
-class _Context:
-    """The ProviderContext handed to a provider for one agent call (a step or a subagent call)."""
-
-    __slots__ = ("run", "node_id", "depth", "call_id", "_buf", "_last_flush")
-
-    def __init__(self, run: "Run", node_id: str, depth: int, call_id: str | None) -> None:
-        self.run = run
-        self.node_id = node_id
-        self.depth = depth
-        self.call_id = call_id
-        self._buf: list[str] | None = None  # made on the first delta: most steps of a run stream nothing
-        self._last_flush = 0.0  # the first streamed text is shown at once
-
-    def delta(self, text: str) -> None:
-        if self.depth or not text:
-            return  # subagent streams are not shown; their answers are, in subagent_call_end
-        if self._buf is None:
-            self._buf = []
-        self._buf.append(text)
-        now = time.monotonic()
-        if now - self._last_flush >= self.run.delta_interval:
-            self.flush()
-
-    def flush(self) -> None:
-        if self._buf:
-            text = "".join(self._buf)
-            self._buf.clear()
-            self._last_flush = time.monotonic()
-            self.run._emit(self.node_id, EventType.LLM_DELTA, text)
-
-    async def call_subagent(self, child: SubagentSpec, argument: str) -> str:
-        return await self.run._call_subagent(self, child, argument)
-
-
 class Run:
     """One execution of a workflow."""
 
@@ -234,9 +203,15 @@ class Run:
         delta_interval: float = 0.05,
         check: bool = True,
         meta: dict[str, Any] | None = None,
+        clock: Clock = time.time,
+        id_source: IdSource = uuid_ids,
     ) -> None:
+        # The scheduler reads time and makes ids only through these two (a durable engine
+        # replaying the run injects its own); all other I/O happens in the nodes' execute.
+        self._clock = clock
+        self._id_source = id_source
         self.workflow = workflow
-        self.run_id = run_id or uuid.uuid4().hex
+        self.run_id = run_id or id_source()
         self.initial_input = initial_input
         self.max_visits = max_visits
         self.delta_interval = delta_interval
@@ -277,6 +252,10 @@ class Run:
         self.error: str | None = None
         self.outputs: dict[str, Any] = {}
         self.visits: dict[str, int] = {}
+        # How each node's last step ended (see ``outcomes``): a step that ended otherwise than
+        # done is recorded here; done is a node with an output and no such entry (so the hot
+        # path of a step writes nothing more than its output).
+        self._outcomes: dict[str, NodeOutcome] = {}
         # Plain tuples (untracked by the GC), seen as NodeRecords through ``records``.
         self._records: dict[str, tuple] = {}
         self.last_text_output: str = ""
@@ -297,11 +276,17 @@ class Run:
         self._listeners: list[EventCallback] = [on_event] if on_event else []
         self._streams: list[asyncio.Queue] = []
         self._call_counter = 0
+        self._ctx = RunContext(self)
 
     @property
     def records(self) -> "Mapping[str, NodeRecord]":
         """What each agent node did the last time it ran, by node id."""
-        return _RecordView(self._records)
+        return _RecordView(self._records, self.outcomes)
+
+    @property
+    def outcomes(self) -> "Mapping[str, NodeOutcome]":
+        """How each node's last step ended (done, failed, cancelled; skipped with later policies), by node id."""
+        return _OutcomeView(self._outcomes, self.outputs)
 
     # ------------------------------------------------------------------ events
     def add_listener(self, callback: EventCallback) -> None:
@@ -316,7 +301,7 @@ class Run:
     def _emit(self, node_id: str, type: str, content: str = "", extra: dict[str, Any] | None = None,
               ts: float | None = None, extra_json: str | None = None) -> RunEvent:
         # RunEvent's fields built inline (as RunEvent.__new__ would): this runs 3 times a step.
-        ev = _tuple_new(RunEvent, (node_id, type if type.__class__ is str else str(type), content, ts or _now(),
+        ev = _tuple_new(RunEvent, (node_id, type if type.__class__ is str else str(type), content, ts or self._clock(),
                                    _encode_extra(extra) if extra else extra_json))
         if self.events is not None:
             self.events.append(ev)
@@ -343,7 +328,7 @@ class Run:
         self.status = status
         self._ended = status.is_final
         if self._ended:
-            self.ended_at = time.time()
+            self.ended_at = self._clock()
             self.waiting_for_input = False
         self._emit(SYSTEM_NODE, EventType.RUN_STATUS, str(status), {"detail": detail} if detail else None)
 
@@ -362,7 +347,7 @@ class Run:
         async with self._lock, _older_objects_frozen():
             if self.status != RunStatus.PENDING:
                 raise RunStateError(f"this run has already started (status {self.status})")
-            self.started_at = time.time()
+            self.started_at = self._clock()
             if self.check:
                 errors = errors_only(validate(self.workflow))
                 if errors:
@@ -374,7 +359,7 @@ class Run:
                     self._set_status(RunStatus.FAILED, self.error)
                     self._end_streams()
                     return self.status
-            start = next((n for n in self._nodes.values() if n.type == "start"), None)
+            start = self.workflow.start_node()
             self._set_status(RunStatus.RUNNING)
             if start is None:
                 self._fail(SYSTEM_NODE, "The workflow has no Start node.")
@@ -497,13 +482,15 @@ class Run:
             current = None
         self._cancel_branches(current)
 
-    def _pause_at(self, node_id: str, value: Any) -> None:
+    def _pause_at(self, node_id: str, value: Any, prompt: str | None = None) -> None:
         self._pending = (node_id, value)
         self.waiting_for_input = True
         self.current_node_id = node_id
-        node = self._nodes[node_id]
-        prompt = getattr(node.data, "prompt", "") or "Approve or reject to continue."
-        self._emit(node_id, EventType.WAIT_INPUT, prompt)
+        if prompt is None:  # a queued approval, asked now
+            node = self._nodes[node_id]
+            spec = SPECS.get(node.type) or spec_for(node.type)
+            prompt = spec.pause_prompt(node.data) if spec is not None else ""
+        self._emit(node_id, EventType.WAIT_INPUT, prompt or "Approve or reject to continue.")
         self._set_status(RunStatus.PAUSED)
 
     # ------------------------------------------------------------------ branches
@@ -521,6 +508,7 @@ class Run:
     async def _walk(self, node_id: str | None, value: Any) -> None:
         nodes, out, visits, limit = self._nodes, self._out, self.visits, self.max_visits
         at, task = self._at, asyncio.current_task()
+        specs, ctx, emit, outcomes = SPECS, self._ctx, self._emit, self._outcomes
         steps = 0
         while node_id is not None:
             if self._ended:
@@ -532,36 +520,41 @@ class Run:
             count = visits.get(node_id, 0) + 1
             visits[node_id] = count
             if count > limit:
+                outcomes[node_id] = NodeOutcome.FAILED
                 self._fail(node_id, f"'{node.title}' was reached more than {limit} times in this run; stopping "
                                     "to avoid an endless loop. Raise the visit limit if the loop is intended.")
                 return
-            kind = node.type
-            if kind == "agent":  # emits its own step_start (with the agent's name, read once)
-                at[task] = (node_id, value, True)  # type: ignore[index]
-                output = await self._run_agent(node, value)
-                if output is None:
-                    return
-                handle = "output"
-            else:
-                self._emit(node_id, _STEP_START, node.title)
-                if kind == "if":
-                    handle = self._run_if(node, value)
-                    output = value
-                elif kind == "start":
-                    output = self.initial_input if self.initial_input is not None else node.data.initialInput  # type: ignore[attr-defined]
-                    self.last_text_output = output
-                    handle = "output"
-                elif kind == "approval":
-                    if self.status == RunStatus.PAUSED:
-                        self._queue.append((node_id, value))
-                        self._emit(node_id, EventType.APPROVAL_QUEUED,
-                                   "Another approval is pending; this one will be asked next.")
-                    else:
-                        self._pause_at(node_id, value)
-                    return
+            spec = specs.get(node.type) or spec_for(node.type)
+            if spec is None:
+                emit(node_id, _STEP_START, node.title)
+                self._fail(node_id, f"Node '{node_id}' has an unknown type '{node.type}'.")
+                return
+            emit(node_id, _STEP_START, spec.title(node.data))
+            at[task] = (node_id, value, True)  # type: ignore[index]  # in flight: redone on a resume
+            try:
+                result = await spec.execute(ctx, node, value)
+            except asyncio.CancelledError:
+                outcomes[node_id] = NodeOutcome.CANCELLED
+                raise
+            except NodeError as err:
+                self._node_failed(node, str(err))
+                return
+            except Exception as err:  # a node kind's bug must not take the run down
+                self._node_failed(node, f"'{node.title}' failed: {err!r}")
+                return
+            if result.__class__ is PauseRequest:
+                if self.status == RunStatus.PAUSED:
+                    self._queue.append((node_id, value))
+                    emit(node_id, EventType.APPROVAL_QUEUED, "Another approval is pending; this one will be asked next.")
                 else:
-                    self._fail(node_id, f"Node '{node_id}' has an unknown type '{kind}'.")
-                    return
+                    self._pause_at(node_id, value, result.prompt)  # type: ignore[union-attr]
+                return
+            output, handle = result  # type: ignore[misc]
+            if not spec.reports_output:
+                emit(node_id, _NODE_OUTPUT, as_text(output),
+                     {"handle": handle} if handle is None or handle.__class__ is str else {"handles": list(handle)})
+            if outcomes and node_id in outcomes:  # done this time (after a failure a policy let pass)
+                del outcomes[node_id]
             if self._ended:
                 return
             self.outputs[node_id] = output
@@ -570,7 +563,7 @@ class Run:
                 return
             if len(edges) == 1 and self.status is not RunStatus.PAUSED:  # the common case: one link out
                 h, t = edges[0]
-                if h != handle:
+                if h != handle and (handle.__class__ is str or handle is None or h not in handle):
                     return
                 node_id, value = t, output
                 steps += 1
@@ -578,7 +571,10 @@ class Run:
                     at[task] = (node_id, value, False)  # type: ignore[index]
                     await asyncio.sleep(0)
                 continue
-            targets = [t for h, t in edges if h == handle]
+            if handle.__class__ is str:
+                targets = [t for h, t in edges if h == handle]
+            else:  # several handles (a tuple) or none
+                targets = [t for h, t in edges if handle and h in handle]
             if not targets:
                 return
             if self.status == RunStatus.PAUSED:
@@ -592,106 +588,18 @@ class Run:
                 at[task] = (node_id, value, False)  # type: ignore[index]
                 await asyncio.sleep(0)  # keep the event loop (and the GUI) responsive on instant providers
 
-    def _run_if(self, node: Node, value: Any) -> str:
-        text = as_text(value).lower()
-        for i, cond in enumerate(node.data.conditions):  # type: ignore[attr-defined]
-            want = cond.value.strip().lower()
-            if not want:
-                matched = False
-            elif cond.operator == "equal":
-                matched = text == want
-            else:
-                matched = want in text
-            self._emit(node.id, EventType.LOGIC_CHECK,
-                       f"Condition {i + 1}: {cond.operator} '{cond.value.strip()}' → {'matched' if matched else 'no match'}",
-                       {"conditionIndex": i, "matched": matched})
-            if matched:
-                return f"condition-{i}"
-        self._emit(node.id, EventType.LOGIC_CHECK, "No condition matched → Else branch",
-                   {"conditionIndex": None, "matched": False})
-        return "false"
+    def _node_failed(self, node: Node, message: str) -> None:
+        """A step failed: its outcome is recorded, then the node's policy applies.
 
-    def _subagents_of(self, node_id: str, depth: int = 0) -> list[SubagentSpec]:
-        cached = self._spec_cache.get(node_id)
-        if cached is not None:
-            return cached
-        specs = []
-        if depth <= MAX_SUBAGENT_DEPTH:
-            for child_id in self._sub_children.get(node_id, ()):
-                child = self._nodes.get(child_id)
-                if child is None or child.type != "agent" or child_id == node_id:
-                    continue
-                d = child.data
-                specs.append(SubagentSpec(
-                    node_id=child_id, name=d.agentName or "Agent", system_prompt=d.systemPrompt or DEFAULT_SYSTEM_PROMPT,  # type: ignore[attr-defined]
-                    user_prompt=d.userPrompt, model=d.model, reasoning_effort=d.reasoningEffort or DEFAULT_REASONING_EFFORT,  # type: ignore[attr-defined]
-                    tools={"web_search": d.tools.web_search, "subagents": d.tools.subagents},  # type: ignore[attr-defined]
-                    provider=d.provider,  # type: ignore[attr-defined]
-                    children=self._subagents_of(child_id, depth + 1) if d.tools.subagents else []))  # type: ignore[attr-defined]
-        self._spec_cache[node_id] = specs
-        return specs
+        The one policy today fails the run (as before); per-node policies (retry, skip,
+        an error handle) will choose here instead.
+        """
+        self._outcomes[node.id] = NodeOutcome.FAILED
+        self._fail(node.id, message)
 
-    async def _run_agent(self, node: Node, value: Any) -> str | None:
-        """Run an agent step; on failure log llm_error, fail the run and return None."""
-        # Read straight from the node: caching these per node would keep several more
-        # GC-tracked objects alive per step and slow every collection of a long run.
-        d = node.data
-        t = d.tools  # type: ignore[attr-defined]
-        name = d.agentName or "Agent"  # type: ignore[attr-defined]
-        user_prompt = d.userPrompt  # type: ignore[attr-defined]
-        node_id = node.id
-        emit = self._emit
-        emit(node_id, _STEP_START, name)
-        if value.__class__ is not str:
-            if _is_decision(value):
-                value = self.last_text_output
-            value = value if isinstance(value, str) else as_text(value)
-        content = fill_prompt(user_prompt, value) if user_prompt else value
-        inv = AgentInvocation(node_id, name, d.systemPrompt or DEFAULT_SYSTEM_PROMPT, content, d.model,  # type: ignore[attr-defined]
-                              d.reasoningEffort or DEFAULT_REASONING_EFFORT,  # type: ignore[attr-defined]
-                              {"web_search": t.web_search, "subagents": t.subagents},
-                              self._subagents_of(node_id) if t.subagents else [], d.provider)  # type: ignore[attr-defined]
-        # One clock reading for the record and its event (the record first, so a listener
-        # of the event finds it up to date).
-        started = _now()
-        records = self._records
-        records[node_id] = (content, None, started, None, None, None)
-        emit(node_id, _START_PROMPT, content, None, started)
-        ctx = _Context(self, node_id, 0, None)
-        try:
-            result = await self._resolve(inv).complete(inv, ctx)
-            if not isinstance(result, LLMResult):
-                raise LLMError(f"the provider returned {type(result).__name__}, not an answer")
-        except asyncio.CancelledError:
-            ctx.flush()
-            records[node_id] = (content, None, started, time.time(), None, "cancelled")
-            raise
-        except LLMError as err:
-            message = str(err)
-        except Exception as err:  # a provider bug must not take the app down
-            message = f"Unexpected error from the model provider: {err!r}"
-        else:
-            if ctx._buf:
-                ctx.flush()
-            text = result.text
-            usage = result.usage
-            ended = _now()
-            # The usage as the event's JSON text, in the record too: a tuple of strings and
-            # numbers only is left alone by the cyclic GC (a dict in it would keep it tracked).
-            extra = _usage_json(usage) if usage else None
-            records[node_id] = (content, text, started, ended, extra, None)
-            emit(node_id, _LLM_RESPONSE, text, None, ended, extra)
-            self.last_text_output = text
-            return text
-        ctx.flush()
-        records[node_id] = (content, None, started, time.time(), None, message)
-        self._emit(node_id, EventType.LLM_ERROR, message)
-        self._fail(node_id, f"Agent '{name}' failed: {message}")
-        return None
-
-    async def _call_subagent(self, parent: _Context, child: SubagentSpec, argument: str) -> str:
+    async def _call_subagent(self, parent: ProviderCall, child: SubagentSpec, argument: str) -> str:
         self._call_counter += 1
-        call_id = f"call_{self._call_counter}_{uuid.uuid4().hex[:8]}"
+        call_id = f"call_{self._call_counter}_{self._id_source()[:8]}"
         depth = parent.depth + 1
         base = {"parentNodeId": parent.node_id, "subagentNodeId": child.node_id, "subagentName": child.name,
                 "callId": call_id, "parentCallId": parent.call_id, "depth": depth}
@@ -708,7 +616,7 @@ class Run:
         inv = AgentInvocation(node_id=child.node_id, name=child.name, system_prompt=child.system_prompt,
                               user_content=content, model=child.model, reasoning_effort=child.reasoning_effort,
                               tools=child.tools, subagents=child.children, provider=child.provider, depth=depth)
-        ctx = _Context(self, child.node_id, depth, call_id)
+        ctx = ProviderCall(self, child.node_id, depth, call_id)
         try:
             provider = self._resolve(inv)
             result = await provider.complete(inv, ctx)
@@ -789,6 +697,7 @@ class Run:
             "deferred": [{"nodeId": n, "input": v} for n, v in deferred],
             "outputs": dict(self.outputs),
             "visits": dict(visits),
+            "outcomes": {k: str(v) for k, v in self.outcomes.items()},
             "lastTextOutput": self.last_text_output,
             "error": self.error,
             "startedAt": self.started_at,
@@ -821,7 +730,9 @@ class Run:
         run._deferred = [(q["nodeId"], q.get("input")) for q in snapshot.get("deferred", ())]
         run.outputs = dict(snapshot.get("outputs", {}))
         run.visits = dict(snapshot.get("visits", {}))
+        run._outcomes = {k: NodeOutcome(v) for k, v in snapshot.get("outcomes", {}).items() if v != _DONE}
         run.last_text_output = snapshot.get("lastTextOutput", "")
         run.error = snapshot.get("error")
         run.started_at = snapshot.get("startedAt")
         return run
+

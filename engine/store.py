@@ -707,7 +707,7 @@ class RunRecorder:
         if new:
             initial = run.initial_input
             if initial is None:  # the start node's own input is the run's input
-                start = next((n for n in run.workflow.nodes if n.type == "start"), None)
+                start = run.workflow.start_node()
                 initial = getattr(start.data, "initialInput", None) if start else None
             # The run row is written with the first batch, not here (the workflow JSON of a
             # big graph takes milliseconds to make); events are only written after it.

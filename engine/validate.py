@@ -24,6 +24,7 @@ from functools import cached_property
 from typing import Iterable
 
 from .model import Connection, Node, Workflow, gc_paused, source_handles
+from .nodes import COMMON_HANDLE_LABELS, SPECS, NodeSpec, spec_for
 
 __all__ = ["Issue", "Severity", "GraphIndex", "ConnectionCheck", "validate", "check_connection", "errors_only"]
 
@@ -61,42 +62,62 @@ class ConnectionCheck:
         return self.ok
 
 
+def _spec(node: Node) -> NodeSpec | None:
+    return SPECS.get(node.type) or spec_for(node.type)
+
+
 def _label(node: Node | None, node_id: str = "") -> str:
     if node is None:
         return f"'{node_id}'"
-    return f"'{node.title}'" if node.type != "agent" or node.title != "Agent" else f"Agent '{node.id}'"
+    spec = _spec(node)
+    return spec.describe(node) if spec is not None else f"'{node.title}'"
 
 
 def _valid_source_handle(node: Node, handle: str) -> bool:
-    """Whether ``node`` has the output ``handle`` (answered by type, without building the handle list
-    except for an if node's conditions). An agent's ``subagent`` handle counts even with the tool off:
-    that is a rule of its own with a clearer message."""
-    kind = node.type
-    if kind == "agent":
-        return handle == "output" or handle == "subagent"
-    if kind == "start":
-        return handle == "output"
-    if kind == "approval":
-        return handle == "approve" or handle == "reject"
-    if kind == "if":
-        if handle == "true":  # legacy name of condition-0
-            return bool(getattr(node.data, "conditions", []))
-        return handle == "false" or handle in source_handles(node)
-    return False
+    """Whether ``node`` has the output ``handle`` (the kind's spec answers; unknown kinds have none)."""
+    spec = _spec(node)
+    return spec is not None and spec.has_output(node.data, handle)
 
 
-_HANDLE_NAMES = {"output": "output", "approve": "Approve", "reject": "Reject", "false": "Else", "subagent": "Subagents"}
+def _subagents_on(node: Node) -> bool:
+    spec = _spec(node)
+    return spec is not None and spec.subagents_on(node.data)
+
+
+def _tool_capable(node: Node) -> bool:
+    spec = _spec(node)
+    return spec is not None and spec.tool_capable
 
 
 def handle_label(node: Node | None, handle: str) -> str:
-    if handle.startswith("condition-") and node is not None:
-        try:
-            i = int(handle.split("-", 1)[1])
-            cond = node.data.conditions[i]  # type: ignore[attr-defined]
-            return f"Condition {i + 1}: {cond.operator} '{cond.value}'"
-        except (ValueError, IndexError, AttributeError):
+    if node is not None:
+        spec = _spec(node)
+        if spec is not None:
+            return spec.handle_label(node.data, handle)
+        if handle.startswith("condition-"):
             return handle
-    return _HANDLE_NAMES.get(handle, handle)
+    return COMMON_HANDLE_LABELS.get(handle, handle)
+
+
+class _Checks:
+    """What a spec's ``check(node, checks)`` reports to: ``error``/``warning`` for the node at hand."""
+
+    __slots__ = ("index", "web_search_available", "_add", "node")
+
+    def __init__(self, index: "GraphIndex", web_search_available: bool | None, add) -> None:
+        self.index = index
+        self.web_search_available = web_search_available
+        self._add = add
+        self.node: Node | None = None
+
+    def label(self, node: Node) -> str:
+        return _label(node)
+
+    def error(self, code: str, message: str, node_ids: tuple[str, ...] | None = None) -> None:
+        self._add(Issue(code, Severity.ERROR, node_ids or (self.node.id,), message))  # type: ignore[union-attr]
+
+    def warning(self, code: str, message: str, node_ids: tuple[str, ...] | None = None) -> None:
+        self._add(Issue(code, Severity.WARNING, node_ids or (self.node.id,), message))  # type: ignore[union-attr]
 
 
 class GraphIndex:
@@ -207,9 +228,9 @@ def check_connection(workflow: Workflow | GraphIndex, source: str, source_handle
     if not _valid_source_handle(src, sh):
         return ConnectionCheck(False, f"{src.title} has no '{sh}' output.")
     if sh == "subagent":
-        if src.type != "agent" or tgt.type != "agent":
+        if not _tool_capable(src) or not _tool_capable(tgt):
             return ConnectionCheck(False, "Subagent links connect an agent to another agent.")
-        if not src.data.tools.subagents:  # type: ignore[attr-defined]
+        if not _subagents_on(src):
             return ConnectionCheck(False, f"{_label(src)} does not have subagents turned on.")
         if th != "input":
             return ConnectionCheck(False, "A subagent link must end at the agent's input.")
@@ -230,11 +251,12 @@ def check_connection(workflow: Workflow | GraphIndex, source: str, source_handle
                                           f"below {_label(tgt)}).")
         return ConnectionCheck(True)
     # execution link
-    if tgt.type == "start":
-        return ConnectionCheck(False, "Start has no input; it is where a run begins.")
-    if tgt.type not in ("agent", "if", "approval"):
+    tspec = _spec(tgt)
+    if tspec is None:
         return ConnectionCheck(False, f"{_label(tgt)} is of unknown type '{tgt.type}' and takes no input.")
-    if th != "input":
+    if not tspec.inputs:
+        return ConnectionCheck(False, tspec.no_input_message or f"{_label(tgt)} has no input.")
+    if th not in tspec.inputs:
         return ConnectionCheck(False, f"{_label(tgt)} has no '{th}' input.")
     if index.sub_parents.get(target):
         parent = index.nodes.get(index.sub_parents[target][0])
@@ -246,6 +268,11 @@ def check_connection(workflow: Workflow | GraphIndex, source: str, source_handle
     if key in index.keys or (sh == "condition-0" and (source, "true", target, th) in index.keys):
         return ConnectionCheck(False, "These handles are already connected.")
     return ConnectionCheck(True)
+
+
+def _is_entry(node: Node) -> bool:
+    spec = _spec(node)
+    return spec is not None and spec.entry
 
 
 def _reachable(index: GraphIndex, start: str) -> set[str]:
@@ -284,36 +311,35 @@ def _validate(workflow: Workflow, web_search_available: bool | None) -> list[Iss
 
     # One pass over the nodes: unknown types, start nodes, node ids by role for the link
     # checks, and the content warnings (held back: they come after every other issue).
+    # The kind's spec is looked up once per node; its own rules (``check``) add content issues.
     starts: list[Node] = []
-    agents: set[str] = set()
-    choices: set[str] = set()  # if and approval nodes
+    outputs: set[str] = set()  # nodes that always have an ``output`` handle
+    steps: set[str] = set()  # nodes with an ``input`` handle
+    choices: set[str] = set()  # nodes that follow one of their outputs (if, approval)
     content: list[Issue] = []
+    checks = _Checks(index, web_search_available, content.append)
+    specs = SPECS
     for nid, n in nodes.items():
         kind = n.type
-        if kind == "agent":
-            agents.add(nid)
-            data = n.data
-            if not data.model.strip():  # type: ignore[attr-defined]
-                content.append(Issue("agent_no_model", W, (nid,),
-                                     f"{_label(n)} has no model set; the provider's default is used."))
-            if data.tools.subagents and not index.sub_children.get(nid):  # type: ignore[attr-defined]
-                content.append(Issue("subagents_unused", W, (nid,), f"{_label(n)} has subagents turned on but none linked."))
-            if web_search_available is False and data.tools.web_search:  # type: ignore[attr-defined]
-                content.append(Issue("web_search_unconfigured", W, (nid,),
-                                     f"{_label(n)} uses web search, but no search backend is configured "
-                                     "(set FLOWDESK_SEARXNG_URL or the search URL in settings)."))
-        elif kind == "if":
-            choices.add(nid)
-            for i, cond in enumerate(n.data.conditions):  # type: ignore[attr-defined]
-                if not cond.value.strip():
-                    content.append(Issue("empty_condition_value", W, (nid,),
-                                         f"Condition {i + 1} of {_label(n)} has an empty value; it never matches."))
-        elif kind == "approval":
-            choices.add(nid)
-        elif kind == "start":
-            starts.append(n)
-        else:
+        spec = specs.get(kind) or spec_for(kind)
+        if spec is None:
             add(Issue("unknown_node_type", E, (nid,), f"Node '{nid}' has an unknown type '{kind}'."))
+            continue
+        if spec.plain_out:
+            outputs.add(nid)
+        if spec.takes_input:
+            steps.add(nid)
+        if spec.chooses:
+            choices.add(nid)
+        if spec.entry:
+            starts.append(n)
+        if spec.has_check:
+            checks.node = n
+            try:
+                spec.check(n, checks)
+            except Exception as err:  # a plug-in's rule must not break validation
+                content.append(Issue("node_check_failed", W, (nid,),
+                                     f"The rules of {_label(n)} could not be checked: {err!r}"))
 
     if not starts:
         add(Issue("no_start", E, (), "The workflow has no Start node; add one where the run should begin."))
@@ -337,8 +363,6 @@ def _validate(workflow: Workflow, web_search_available: bool | None) -> list[Iss
     # Most links go from a start or agent's output to a step's input, which breaks no rule:
     # one quick pass picks out the others, and only those go through the rules (in file
     # order, which is the order of their issues).
-    outputs = agents.union(n.id for n in starts)
-    steps = agents | choices
     to_check = [i for i, (source, sh, target, th) in enumerate(links)
                 if sh != "output" or th != "input" or source not in outputs or target not in steps]
     # Execution links out of if and approval nodes, as (handle, target), for the loop check;
@@ -367,7 +391,8 @@ def _validate(workflow: Workflow, web_search_available: bool | None) -> list[Iss
         if not valid:
             add(Issue("invalid_source_handle", E, (source,),
                       f"A link leaves {_label(src)} from '{sh}', which that node does not have.", i))
-        if tgt.type == "start" or (tgt.type in ("agent", "if", "approval") and th != "input"):
+        tspec = specs.get(tgt.type) or spec_for(tgt.type)
+        if tspec is not None and th not in tspec.inputs:
             add(Issue("invalid_target_handle", E, (target,),
                       f"A link enters {_label(tgt)} at '{th}', which that node does not have.", i))
 
@@ -414,15 +439,11 @@ def _validate(workflow: Workflow, web_search_available: bool | None) -> list[Iss
         # In file order (not the reachable set's, which changes with the hash seed per process).
         for nid in [nid for nid in nodes if nid in choices and nid not in branched and nid in reachable]:
             n = nodes[nid]
-            if n.type == "if":
-                add(Issue("if_no_branch", E, (nid,),
-                          f"{_label(n)} has neither a condition branch nor an Else branch connected."))
-            else:
-                add(Issue("approval_no_branch", E, (nid,),
-                          f"{_label(n)} has neither an Approve nor a Reject branch connected."))
+            code, message = _spec(n).no_branch  # type: ignore[union-attr]
+            add(Issue(code, E, (nid,), message.format(label=_label(n))))
         _check_exec_cycles(index, reachable, choice_links, add)
         unreachable = [nid for nid, n in nodes.items()
-                       if nid not in reachable and not index.sub_parents.get(nid) and n.type != "start"]
+                       if nid not in reachable and not index.sub_parents.get(nid) and not _is_entry(n)]
         if unreachable and len(reachable) > 1:
             add(Issue("unreachable", W, tuple(unreachable),
                       f"{len(unreachable)} node{'s are' if len(unreachable) > 1 else ' is'} not reachable from Start "
@@ -435,11 +456,11 @@ def _validate(workflow: Workflow, web_search_available: bool | None) -> list[Iss
 
 def _check_subagent_link(source: str, target: str, th: str, src: Node, tgt: Node, index: GraphIndex, i: int, add) -> None:
     E = Severity.ERROR
-    if src.type != "agent" or tgt.type != "agent":
+    if not _tool_capable(src) or not _tool_capable(tgt):
         add(Issue("subagent_not_agent", E, (source, target),
                   f"A subagent link joins {_label(src)} to {_label(tgt)}; both ends must be agents.", i))
         return
-    if not src.data.tools.subagents:  # type: ignore[attr-defined]
+    if not _subagents_on(src):
         add(Issue("subagent_tools_off", E, (source,),
                   f"{_label(src)} has a subagent link but its subagents tool is off.", i))
     if th != "input":
@@ -532,7 +553,8 @@ def _maybe_warn_cycle(comp: list[str], index: GraphIndex, choice_links: dict[str
     members = set(comp)
     for nid in comp:
         node = index.nodes[nid]
-        if node.type not in ("if", "approval"):
+        spec = _spec(node)
+        if spec is None or not spec.chooses:
             continue
         loops_back: set[str] = set()
         for handle, target in choice_links.get(nid, ()):

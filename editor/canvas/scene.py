@@ -16,7 +16,7 @@ from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QKeyEvent, QPainter, QTransform
 from PySide6.QtWidgets import QApplication, QGraphicsScene, QGraphicsSceneMouseEvent, QToolTip
 
-from engine import Issue, Node
+from engine import Issue, Node, spec_for
 
 from ..document import ConnKey
 from ..editing import WorkflowDocument
@@ -105,7 +105,8 @@ class CanvasScene(QGraphicsScene):
         return rect if not rect.isNull() else QRectF(0, 0, 800, 600)
 
     def _is_sub(self, node: Node) -> bool:
-        if node.type != "agent":
+        spec = spec_for(node.type)
+        if spec is None or not spec.tool_capable:
             return False
         if self._sub_parents.get(node.id):
             return True

@@ -13,7 +13,7 @@ from functools import lru_cache
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPen
 
-from engine import Node, handle_label, source_handles
+from engine import Node, NodeSpec, handle_label, source_handles, spec_for
 
 TITLE_H = 36.0
 LINE_H = 18.0
@@ -25,7 +25,10 @@ PORT_HIT_R = 13.0
 BADGE_R = 9.0
 CORNER = 8.0
 GRID = 20.0
-WIDTHS = {"agent": 248.0, "subagent": 236.0, "start": 216.0, "if": 232.0, "approval": 224.0}
+# Node widths come from the kind's spec (``width``); an agent drawn as a subagent is narrower,
+# and a node of an unknown type is drawn as wide as an agent (as before kinds were specs).
+SUBAGENT_WIDTH = 236.0
+UNKNOWN_WIDTH = 248.0
 
 CANVAS_BG = QColor("#1b1e25")
 GRID_DOT = QColor("#2c313c")
@@ -54,14 +57,24 @@ RUN_LINK = QColor("#58a6ff")
 RUN_STATE_LABEL = {"running": "Running", "done": "Done", "failed": "Failed", "waiting": "Waiting for approval",
                    "queued": "Approval queued", "not_reached": "Not reached", "skipped": "Not reached"}
 
-KIND_COLOR = {
-    "start": QColor("#2ea043"),
-    "agent": QColor("#3b6fd9"),
-    "subagent": QColor("#1f9a8f"),
-    "if": QColor("#c98a12"),
-    "approval": QColor("#8957e5"),
-}
-KIND_LABEL = {"start": "Start", "agent": "Agent", "subagent": "Subagent", "if": "Condition", "approval": "Approval"}
+SUBAGENT_COLOR = QColor("#1f9a8f")
+UNKNOWN_COLOR = QColor("#3b6fd9")  # a node of an unknown type is drawn in the agent's blue, as before
+
+
+class _KindColors(dict):
+    """Accent colour by kind, from the kind's spec (``color``), made once per kind."""
+
+    def __missing__(self, kind: str) -> QColor:
+        spec = spec_for(kind)
+        color = QColor(spec.color) if spec is not None else UNKNOWN_COLOR
+        self[kind] = color
+        return color
+
+    def get(self, kind, default=None):  # type: ignore[override]
+        return self[kind]
+
+
+KIND_COLOR: dict[str, QColor] = _KindColors(subagent=SUBAGENT_COLOR)
 OUT_LABEL = {"output": "Next step", "approve": "Approve", "reject": "Reject", "false": "Else", "subagent": "Subagents"}
 
 
@@ -108,15 +121,24 @@ def pen(color: str, width: float = 1.0, dashed: bool = False) -> QPen:
 
 
 def node_kind(node: Node, as_subagent: bool) -> str:
-    if node.type == "agent" and as_subagent:
+    """The look a node is drawn with: its kind, or ``subagent`` for an agent shown as one."""
+    spec = spec_for(node.type)
+    if spec is not None and spec.tool_capable and as_subagent:
         return "subagent"
-    return node.type if node.type in KIND_COLOR else "agent"
+    return node.type
+
+
+def kind_label(kind: str) -> str:
+    """How the canvas names a kind (``Condition`` for ``if``); ``subagent`` is the agent's look."""
+    if kind == "subagent":
+        return "Subagent"
+    spec = spec_for(kind)
+    return (spec.label or kind) if spec is not None else "Agent"
 
 
 def node_title(node: Node) -> str:
-    if node.type == "agent":
-        return getattr(node.data, "agentName", "") or "Agent"
-    return KIND_LABEL.get(node.type, node.type)
+    spec = spec_for(node.type)
+    return spec.title(node.data) if spec is not None else node.type
 
 
 def out_label(node: Node, handle: str) -> str:
@@ -150,6 +172,8 @@ class NodeLayout:
     outputs: list[tuple[str, QPointF, str]] = field(default_factory=list)  # handle, position, label
     lines: list[tuple[str, bool]] = field(default_factory=list)  # text, muted
     collapsed: bool = False
+    icon: str = "agent"  # the title glyph (the kind's icon name)
+    label: str = "Agent"  # the kind's name, for tooltips
 
     def port_pos(self, handle: str | None) -> QPointF:
         if handle in (None, "input"):
@@ -164,27 +188,15 @@ class NodeLayout:
 
 def node_layout(node: Node, as_subagent: bool = False) -> NodeLayout:
     kind = node_kind(node, as_subagent)
-    width = WIDTHS.get(kind, 232.0)
+    spec = spec_for(node.type)
+    width = SUBAGENT_WIDTH if kind == "subagent" else spec.width if spec is not None else UNKNOWN_WIDTH
     collapsed = bool(node.data.collapsed)
     handles = source_handles(node)
     if kind == "subagent":
         handles = [h for h in handles if h == "subagent"]
     side = [h for h in handles if h != "subagent"]
     has_sub = "subagent" in handles
-    lines: list[tuple[str, bool]] = []
-    d = node.data
-    if node.type == "agent":
-        model = getattr(d, "model", "") or "default model"
-        effort = getattr(d, "reasoningEffort", "")
-        tools = getattr(d, "tools", None)
-        extras = [t for t, on in (("web", tools and tools.web_search), ("subagents", tools and tools.subagents)) if on]
-        lines.append((" · ".join([model] + ([effort] if effort else []) + extras), True))
-        prompt = _one_line(getattr(d, "userPrompt", "") or getattr(d, "systemPrompt", ""))
-        lines.append((prompt or "(previous output)", False))
-    elif node.type == "start":
-        lines.append((_one_line(getattr(d, "initialInput", "")) or "(run input)", False))
-    elif node.type == "approval":
-        lines.append((_one_line(getattr(d, "prompt", "")) or "(no message)", False))
+    lines: list[tuple[str, bool]] = _summary(spec, node)
     if collapsed:
         height = TITLE_H
         mid = TITLE_H / 2
@@ -206,11 +218,22 @@ def node_layout(node: Node, as_subagent: bool = False) -> NodeLayout:
             outputs.append(("subagent", QPointF(width / 2, height), OUT_LABEL["subagent"]))
     if kind == "subagent":
         input_pos: QPointF | None = QPointF(width / 2, 0.0)
-    elif node.type in ("agent", "if", "approval"):
+    elif spec is not None and spec.inputs:
         input_pos = QPointF(0.0, TITLE_H / 2)
     else:
         input_pos = None
-    return NodeLayout(kind, node_title(node), width, height, input_pos, outputs, lines, collapsed)
+    icon = "subagent" if kind == "subagent" else (spec.icon or node.type) if spec is not None else "agent"
+    return NodeLayout(kind, node_title(node), width, height, input_pos, outputs, lines, collapsed, icon,
+                      kind_label(kind))
+
+
+def _summary(spec: NodeSpec | None, node: Node) -> list[tuple[str, bool]]:
+    if spec is None:
+        return []
+    try:
+        return [(str(text), bool(muted)) for text, muted in spec.summary(node.data)]
+    except Exception:  # a plug-in's bug: the node is still drawn
+        return []
 
 
 def node_size(node: Node, as_subagent: bool = False) -> tuple[float, float]:

@@ -45,7 +45,7 @@ class Minimap(QWidget):
         for node in scene.document.workflow.nodes:
             r = node_rect(node, scene._is_sub(node))
             bounds = bounds.united(r)
-            rects.append((r, KIND_COLOR.get("subagent" if scene._is_sub(node) else node.type, KIND_COLOR["agent"])))
+            rects.append((r, KIND_COLOR["subagent" if scene._is_sub(node) else node.type]))
         self._rects = rects
         self.nodes_bounds = bounds
         self._bounds = bounds.adjusted(-60, -60, 60, 60)

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QFrame, QHBoxL
                                QPlainTextEdit, QPushButton, QScrollArea, QStackedWidget, QToolButton, QVBoxLayout,
                                QWidget)
 
-from engine import model_choices
+from engine import model_choices, spec_for
 from engine import reasoning_efforts as efforts_for
 
 from ..document import is_subagent_node
@@ -142,6 +142,11 @@ class InspectorPanel(QWidget):
         self._build_if_page()
         self._build_approval_page()
         self._build_multi_page()
+        # Hand-made pages of the built-in kinds; any other kind the engine knows gets a form
+        # generated from its data model (built on first use, one per kind).
+        self._custom_loaders = {"agent": self._load_agent, "start": self._load_start, "if": self._load_if,
+                                "approval": self._load_approval}
+        self.forms: dict[str, Any] = {}
         document.node_data_changed.connect(self._on_data_changed)
         document.node_removed.connect(self._on_node_removed)
         document.workflow_reset.connect(lambda: self.show_node(None))
@@ -432,40 +437,63 @@ class InspectorPanel(QWidget):
                 self.wf_desc.set_text_keep_cursor(wf.description or "")
                 self.stack.setCurrentWidget(self.pages["workflow"])
                 return
-            d = node.data
             kind = node.type
-            if kind == "agent":
-                sub = is_subagent_node(node, self.doc.graph_index())
-                self.header.setText(f"{'Subagent' if sub else 'Agent'} · {node.id}")
-                self.agent_title.setText("Subagent" if sub else "Agent")
-                if self.agent_name.text() != d.agentName:
-                    self.agent_name.setText(d.agentName)
-                self.agent_system.set_text_keep_cursor(d.systemPrompt)
-                self.agent_user.set_text_keep_cursor(d.userPrompt)
-                if self.agent_model.currentText() != d.model:
-                    self.agent_model.setEditText(d.model)
-                self._fill_efforts(d.model)
-                if self.agent_effort.currentText() != d.reasoningEffort:
-                    self.agent_effort.setEditText(d.reasoningEffort)
-                self.agent_web.setChecked(bool(d.tools.web_search))
-                self.agent_subs.setChecked(bool(d.tools.subagents))
-            elif kind == "start":
-                self.header.setText(f"Start · {node.id}")
-                self.start_input.set_text_keep_cursor(d.initialInput)
-            elif kind == "if":
-                self.header.setText(f"Condition · {node.id}")
-                self._sync_condition_rows([c.model_dump() for c in d.conditions])
-            elif kind == "approval":
-                self.header.setText(f"Approval · {node.id}")
-                self.approval_prompt.set_text_keep_cursor(d.prompt)
+            spec = spec_for(kind)
+            loader = self._custom_loaders.get(kind) if spec is not None else None
+            if loader is not None:
+                loader(node)
+                self.stack.setCurrentWidget(self.pages[kind])
+            elif spec is not None:
+                self.header.setText(f"{spec.label or kind} · {node.id}")
+                form = self._form_for(spec)
+                form.load(node.data)
+                self.stack.setCurrentWidget(form)
             else:
                 self.header.setText(f"{kind} · {node.id}")
                 self.multi_label.setText(f"Nodes of type '{kind}' have no editable fields.")
                 self.stack.setCurrentWidget(self.pages["multi"])
-                return
-            self.stack.setCurrentWidget(self.pages[kind])
         finally:
             self._loading = False
+
+    def _form_for(self, spec: Any) -> Any:
+        from .data_form import DataForm
+
+        form = self.forms.get(spec.kind)
+        if form is None or form.model is not spec.data_model:
+            form = DataForm(spec.data_model, spec.label or spec.kind, self._watch)
+            form.edited.connect(lambda field, value, merge: self._set(field, value, merge))
+            self.forms[spec.kind] = form
+            self.stack.addWidget(form)
+        return form
+
+    def _load_agent(self, node: Any) -> None:
+        d = node.data
+        sub = is_subagent_node(node, self.doc.graph_index())
+        self.header.setText(f"{'Subagent' if sub else 'Agent'} · {node.id}")
+        self.agent_title.setText("Subagent" if sub else "Agent")
+        if self.agent_name.text() != d.agentName:
+            self.agent_name.setText(d.agentName)
+        self.agent_system.set_text_keep_cursor(d.systemPrompt)
+        self.agent_user.set_text_keep_cursor(d.userPrompt)
+        if self.agent_model.currentText() != d.model:
+            self.agent_model.setEditText(d.model)
+        self._fill_efforts(d.model)
+        if self.agent_effort.currentText() != d.reasoningEffort:
+            self.agent_effort.setEditText(d.reasoningEffort)
+        self.agent_web.setChecked(bool(d.tools.web_search))
+        self.agent_subs.setChecked(bool(d.tools.subagents))
+
+    def _load_start(self, node: Any) -> None:
+        self.header.setText(f"Start · {node.id}")
+        self.start_input.set_text_keep_cursor(node.data.initialInput)
+
+    def _load_if(self, node: Any) -> None:
+        self.header.setText(f"Condition · {node.id}")
+        self._sync_condition_rows([c.model_dump() for c in node.data.conditions])
+
+    def _load_approval(self, node: Any) -> None:
+        self.header.setText(f"Approval · {node.id}")
+        self.approval_prompt.set_text_keep_cursor(node.data.prompt)
 
 
 __all__ = ["InspectorPanel", "PromptEdit", "TemplateHighlighter", "PREVIOUS_OUTPUT"]

@@ -2,21 +2,58 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator, Mapping
+
 from PySide6.QtCore import QMimeData, QSize, Qt, Signal
-from PySide6.QtGui import QIcon
+from PySide6.QtGui import QColor, QIcon, QPainter, QPixmap
 from PySide6.QtWidgets import QAbstractItemView, QListWidget, QListWidgetItem, QVBoxLayout, QWidget, QLabel
 
+from engine import PaletteEntry, palette_entries, spec_for
+
 from ..canvas.view import NODE_MIME
-from ..document import PALETTE_KINDS
 from ..resources import icon_path
 
-DESCRIPTIONS = {
-    "start": ("Start", "Where a run begins; holds the initial input."),
-    "agent": ("Agent", "Calls an LLM with your prompts."),
-    "subagent": ("Subagent", "An agent another agent calls as a tool."),
-    "if": ("Condition", "Routes by what the previous output says."),
-    "approval": ("Approval", "Pauses until a person approves or rejects."),
-}
+class _Descriptions(Mapping[str, tuple[str, str]]):
+    """(label, description) of each palette entry, by key, read from the engine's node registry."""
+
+    def _all(self) -> dict[str, tuple[str, str]]:
+        return {e.key: (e.label, e.description) for e in palette_entries()}
+
+    def __getitem__(self, key: str) -> tuple[str, str]:
+        return self._all()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._all())
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+
+DESCRIPTIONS = _Descriptions()
+
+
+def palette_icon(entry: PaletteEntry) -> QIcon:
+    """The palette icon of an entry: its ``node-<icon>`` picture, or a square in the kind's colour."""
+    path = icon_path(f"node-{entry.icon}")
+    if os.path.exists(path):
+        return QIcon(path)
+    spec = spec_for(entry.kind)
+    pix = QPixmap(48, 48)
+    pix.fill(Qt.GlobalColor.transparent)
+    painter = QPainter(pix)
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+    painter.setPen(Qt.PenStyle.NoPen)
+    painter.setBrush(QColor(spec.color if spec is not None else "#5b6478"))
+    painter.drawRoundedRect(4, 4, 40, 40, 10, 10)
+    painter.setPen(QColor("#ffffff"))
+    font = painter.font()
+    font.setBold(True)
+    font.setPixelSize(24)
+    painter.setFont(font)
+    painter.drawText(pix.rect(), Qt.AlignmentFlag.AlignCenter, (entry.label or entry.kind)[:1].upper())
+    painter.end()
+    return QIcon(pix)
 
 
 def palette_mime(kind: str) -> QMimeData:
@@ -61,11 +98,10 @@ class PalettePanel(QWidget):
         self.list.setWordWrap(True)
         self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.list.setTextElideMode(Qt.TextElideMode.ElideNone)
-        for kind in PALETTE_KINDS:
-            name, desc = DESCRIPTIONS[kind]
-            item = QListWidgetItem(QIcon(icon_path(f"node-{kind}")), f"{name}\n{desc}")
-            item.setData(Qt.ItemDataRole.UserRole, kind)
-            item.setToolTip(desc)
+        for entry in palette_entries():
+            item = QListWidgetItem(palette_icon(entry), f"{entry.label}\n{entry.description}")
+            item.setData(Qt.ItemDataRole.UserRole, entry.key)
+            item.setToolTip(entry.description)
             self.list.addItem(item)
         self.list.itemDoubleClicked.connect(lambda it: self.node_requested.emit(it.data(Qt.ItemDataRole.UserRole)))
         layout.addWidget(hint)

@@ -269,7 +269,7 @@ class RunConsole(QWidget):
         """The workflow that Run starts (a copy is taken at start; later edits do not reach a live run)."""
         self.workflow = workflow
         self.workflow_path = str(path) if path else None
-        start = next((n for n in workflow.nodes if n.type == "start"), None) if workflow is not None else None
+        start = workflow.start_node() if workflow is not None else None
         default = (getattr(start.data, "initialInput", "") if start is not None else "") or ""
         # Called on every validation: the box is only touched when the Start node's text changed,
         # and only while it shows that text (or nothing), not what the user typed.

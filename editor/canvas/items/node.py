@@ -22,8 +22,13 @@ from ..style import (BADGE_R, CORNER, ERROR, FIND_HIT, GRID, KIND_COLOR, LINE_H,
 from .port import PortHit, hit, paint_port
 
 
-def _icon_path(kind: str, cx: float, cy: float) -> QPainterPath:
-    """A small type glyph drawn as a path (no font dependency)."""
+# Glyphs drawn with a stroke rather than a fill.
+_STROKED_GLYPHS = {"approval"}
+
+
+def _icon_path(icon: str, cx: float, cy: float) -> QPainterPath:
+    """A small glyph for a kind's icon name, drawn as a path (no font dependency)."""
+    kind = icon
     p = QPainterPath()
     if kind == "start":
         p.addPolygon(QPolygonF([QPointF(cx - 4, cy - 6), QPointF(cx + 6, cy), QPointF(cx - 4, cy + 6)]))
@@ -39,6 +44,8 @@ def _icon_path(kind: str, cx: float, cy: float) -> QPainterPath:
         p.addEllipse(QPointF(cx, cy - 3), 3.2, 3.2)
         p.addEllipse(QPointF(cx - 5, cy + 4), 2.6, 2.6)
         p.addEllipse(QPointF(cx + 5, cy + 4), 2.6, 2.6)
+    elif kind != "agent":  # an icon name without a glyph (a plug-in kind): a rounded square
+        p.addRoundedRect(QRectF(cx - 6, cy - 6, 12, 12), 3, 3)
     else:  # agent: a four-pointed spark
         p.moveTo(cx, cy - 7)
         p.quadTo(cx + 1.5, cy - 1.5, cx + 7, cy)
@@ -150,7 +157,7 @@ class NodeItem(QGraphicsItem):
 
     def _body_tooltip(self) -> str:
         lay = self.layout
-        kind = {"subagent": "Subagent", "if": "Condition", "approval": "Approval", "start": "Start"}.get(lay.kind, "Agent")
+        kind = lay.label
         text = f"{lay.title} ({kind})" if lay.title != kind else kind
         if self.run_state:
             text += f"\n{RUN_STATE_LABEL.get(self.run_state, self.run_state)}"
@@ -204,7 +211,7 @@ class NodeItem(QGraphicsItem):
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
         lay = self.layout
         lod = QStyleOptionGraphicsItem.levelOfDetailFromTransform(painter.worldTransform())
-        color = KIND_COLOR.get(lay.kind, KIND_COLOR["agent"])
+        color = KIND_COLOR[lay.kind]
         body = QRectF(0, 0, lay.width, lay.height)
         # Always set: the view runs with DontSavePainterState, so state leaks between items.
         painter.setOpacity(0.3 if self.dimmed else 0.45 if self.run_state in ("not_reached", "skipped") else 1.0)
@@ -316,11 +323,12 @@ class NodeItem(QGraphicsItem):
     def _paint_text(self, painter: QPainter, lay: NodeLayout) -> None:
         painter.setPen(Qt.PenStyle.NoPen)
         painter.setBrush(QBrush(QColor(255, 255, 255, 235)))
-        painter.drawPath(_icon_path(lay.kind, 18, TITLE_H / 2))
-        if lay.kind == "approval":  # the check mark is a stroke, not a fill
+        glyph = _icon_path(lay.icon, 18, TITLE_H / 2)
+        painter.drawPath(glyph)
+        if lay.icon in _STROKED_GLYPHS:  # the check mark is a stroke, not a fill
             painter.setBrush(Qt.BrushStyle.NoBrush)
             painter.setPen(pen("#ffffff", 2.2))
-            painter.drawPath(_icon_path(lay.kind, 18, TITLE_H / 2))
+            painter.drawPath(glyph)
         lod = QStyleOptionGraphicsItem.levelOfDetailFromTransform(painter.worldTransform())
         # Zoomed out, titles keep a readable size on screen and the small print is left out.
         compact = lod < 0.7

@@ -1,0 +1,253 @@
+"""The ``agent`` node: calls an LLM with its prompts; linked agents are offered to it as tools."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+from pydantic import Field, field_validator
+
+from ..events import _encode as _encode_extra
+from ..llm.base import AgentInvocation, LLMError, LLMResult, SubagentSpec
+from .base import _OPTIONAL, NodeData, NodeError, NodeSpec, PaletteEntry, _Loose, as_text, fill_prompt
+
+DEFAULT_SYSTEM_PROMPT = "You are a helpful assistant."
+DEFAULT_REASONING_EFFORT = "low"
+MAX_SUBAGENT_DEPTH = 16
+_START_PROMPT = "start_prompt"
+_LLM_RESPONSE = "llm_response"
+_LLM_DELTA = "llm_delta"
+_LLM_ERROR = "llm_error"
+
+
+class AgentTools(_Loose):
+    web_search: bool = False
+    subagents: bool = False
+
+
+class AgentData(NodeData):
+    agentName: str = ""
+    systemPrompt: str = ""
+    userPrompt: str = ""
+    model: str = ""
+    reasoningEffort: str = ""
+    tools: AgentTools = Field(default_factory=AgentTools)
+    provider: str | None = Field(**_OPTIONAL)
+
+    @field_validator("agentName", "systemPrompt", "userPrompt", "model", "reasoningEffort", mode="before")
+    @classmethod
+    def _none_is_empty(cls, v: Any) -> Any:
+        return "" if v is None else v
+
+    @field_validator("tools", mode="before")
+    @classmethod
+    def _tools(cls, v: Any) -> Any:
+        return {} if v is None else v
+
+
+def _usage_json(usage: dict[str, Any]) -> str:
+    """The ``llm_response`` event's extra fields, ``{"usage": {...}}``, as JSON text.
+
+    Every response of a run carries one; the usual shape (the two int counts providers
+    report) is formatted directly, at a third of the general encoder's cost.
+    """
+    p = usage.get("prompt_tokens")
+    c = usage.get("completion_tokens")
+    if p.__class__ is int and c.__class__ is int and len(usage) == 2:
+        return f'{{"usage": {{"prompt_tokens": {p}, "completion_tokens": {c}}}}}'
+    return _encode_extra({"usage": usage})
+
+
+def _is_decision(value: Any) -> bool:
+    return isinstance(value, dict) and "decision" in value
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+class ProviderCall:
+    """The ProviderContext handed to a provider for one agent call (a step or a subagent call)."""
+
+    __slots__ = ("run", "node_id", "depth", "call_id", "_buf", "_last_flush")
+
+    def __init__(self, run: Any, node_id: str, depth: int, call_id: str | None) -> None:
+        self.run = run
+        self.node_id = node_id
+        self.depth = depth
+        self.call_id = call_id
+        self._buf: list[str] | None = None  # made on the first delta: most steps of a run stream nothing
+        self._last_flush = 0.0  # the first streamed text is shown at once
+
+    def delta(self, text: str) -> None:
+        if self.depth or not text:
+            return  # subagent streams are not shown; their answers are, in subagent_call_end
+        if self._buf is None:
+            self._buf = []
+        self._buf.append(text)
+        now = time.monotonic()
+        if now - self._last_flush >= self.run.delta_interval:
+            self.flush()
+
+    def flush(self) -> None:
+        if self._buf:
+            text = "".join(self._buf)
+            self._buf.clear()
+            self._last_flush = time.monotonic()
+            self.run._emit(self.node_id, _LLM_DELTA, text)
+
+    async def call_subagent(self, child: SubagentSpec, argument: str) -> str:
+        return await self.run._call_subagent(self, child, argument)
+
+
+def subagents_of(run: Any, node_id: str, depth: int = 0) -> list[SubagentSpec]:
+    """The agents linked below ``node_id`` as tools (cached per run)."""
+    cache = run._spec_cache
+    cached = cache.get(node_id)
+    if cached is not None:
+        return cached
+    specs = []
+    if depth <= MAX_SUBAGENT_DEPTH:
+        nodes = run._nodes
+        for child_id in run._sub_children.get(node_id, ()):
+            child = nodes.get(child_id)
+            if child is None or child.type != AgentSpec.kind or child_id == node_id:
+                continue
+            d = child.data
+            specs.append(SubagentSpec(
+                node_id=child_id, name=d.agentName or "Agent", system_prompt=d.systemPrompt or DEFAULT_SYSTEM_PROMPT,
+                user_prompt=d.userPrompt, model=d.model, reasoning_effort=d.reasoningEffort or DEFAULT_REASONING_EFFORT,
+                tools={"web_search": d.tools.web_search, "subagents": d.tools.subagents},
+                provider=d.provider,
+                children=subagents_of(run, child_id, depth + 1) if d.tools.subagents else []))
+    cache[node_id] = specs
+    return specs
+
+
+class AgentSpec(NodeSpec):
+    kind = "agent"
+    data_model = AgentData
+    reports_output = True
+    label = "Agent"
+    description = "Calls an LLM with your prompts."
+    icon = "agent"
+    color = "#3b6fd9"
+    width = 248.0
+    category = "Agents"
+    tool_capable = True
+
+    def outputs(self, data: NodeData) -> tuple[str, ...]:
+        tools = getattr(data, "tools", None)
+        return ("output", "subagent") if tools is not None and tools.subagents else ("output",)
+
+    def has_output(self, data: NodeData, handle: str) -> bool:
+        # The subagent handle counts even with the tool off: that is a rule of its own with a
+        # clearer message.
+        return handle == "output" or handle == "subagent"
+
+    def plain_output(self) -> bool:
+        return True
+
+    def subagents_on(self, data: NodeData) -> bool:
+        return bool(data.tools.subagents)  # type: ignore[attr-defined]
+
+    def title(self, data: NodeData) -> str:
+        return data.agentName or "Agent"  # type: ignore[attr-defined]
+
+    def describe(self, node: Any) -> str:
+        title = self.title(node.data)
+        return f"'{title}'" if title != "Agent" else f"Agent '{node.id}'"
+
+    def summary(self, data: NodeData) -> list[tuple[str, bool]]:
+        model = getattr(data, "model", "") or "default model"
+        effort = getattr(data, "reasoningEffort", "")
+        tools = getattr(data, "tools", None)
+        extras = [t for t, on in (("web", tools and tools.web_search), ("subagents", tools and tools.subagents)) if on]
+        prompt = _one_line(getattr(data, "userPrompt", "") or getattr(data, "systemPrompt", ""))
+        return [(" · ".join([model] + ([effort] if effort else []) + extras), True), (prompt or "(previous output)", False)]
+
+    def new_data(self) -> dict[str, Any]:
+        return {"agentName": "Agent", "systemPrompt": "", "userPrompt": "{{PREVIOUS_OUTPUT}}", "model": "",
+                "reasoningEffort": "low", "tools": {"web_search": False, "subagents": False}}
+
+    def palette_entries(self) -> list[PaletteEntry]:
+        # A subagent is an agent; the extra ``subagent`` flag (kept by the format's extra-field
+        # rule, ignored by AgentFlow) lets the canvas draw it with only its subagent input
+        # before it is linked to a parent.
+        sub = {"agentName": "Subagent", "systemPrompt": "", "userPrompt": "", "model": "", "reasoningEffort": "low",
+               "tools": {"web_search": False, "subagents": False}, "subagent": True}
+        return [PaletteEntry("agent", "agent", self.label, self.description, "agent", self.new_data()),
+                PaletteEntry("subagent", "agent", "Subagent", "An agent another agent calls as a tool.", "subagent", sub)]
+
+    def check(self, node: Any, checks: Any) -> None:
+        data = node.data
+        if not data.model.strip():
+            checks.warning("agent_no_model", f"{checks.label(node)} has no model set; the provider's default is used.")
+        if data.tools.subagents and not checks.index.sub_children.get(node.id):
+            checks.warning("subagents_unused", f"{checks.label(node)} has subagents turned on but none linked.")
+        if checks.web_search_available is False and data.tools.web_search:
+            checks.warning("web_search_unconfigured",
+                           f"{checks.label(node)} uses web search, but no search backend is configured "
+                           "(set FLOWDESK_SEARXNG_URL or the search URL in settings).")
+
+    async def execute(self, ctx: Any, node: Any, value: Any) -> tuple[str, str]:
+        """One LLM call; on failure an ``llm_error`` event and :class:`NodeError`."""
+        run = ctx.run
+        # Read straight from the node: caching these per node would keep several more
+        # GC-tracked objects alive per step and slow every collection of a long run.
+        d = node.data
+        t = d.tools
+        name = d.agentName or "Agent"
+        user_prompt = d.userPrompt
+        node_id = node.id
+        emit = run._emit
+        if value.__class__ is not str:
+            if _is_decision(value):
+                value = run.last_text_output
+            value = value if isinstance(value, str) else as_text(value)
+        content = fill_prompt(user_prompt, value) if user_prompt else value
+        inv = AgentInvocation(node_id, name, d.systemPrompt or DEFAULT_SYSTEM_PROMPT, content, d.model,
+                              d.reasoningEffort or DEFAULT_REASONING_EFFORT,
+                              {"web_search": t.web_search, "subagents": t.subagents},
+                              subagents_of(run, node_id) if t.subagents else [], d.provider)
+        # One clock reading for the record and its event (the record first, so a listener
+        # of the event finds it up to date).
+        clock = run._clock
+        started = clock()
+        records = run._records
+        records[node_id] = (content, None, started, None, None, None)
+        emit(node_id, _START_PROMPT, content, None, started)
+        call = ProviderCall(run, node_id, 0, None)
+        try:
+            result = await run._resolve(inv).complete(inv, call)
+            if not isinstance(result, LLMResult):
+                raise LLMError(f"the provider returned {type(result).__name__}, not an answer")
+        except asyncio.CancelledError:
+            call.flush()
+            records[node_id] = (content, None, started, clock(), None, "cancelled")
+            raise
+        except LLMError as err:
+            message = str(err)
+        except Exception as err:  # a provider bug must not take the app down
+            message = f"Unexpected error from the model provider: {err!r}"
+        else:
+            if call._buf:
+                call.flush()
+            text = result.text
+            usage = result.usage
+            ended = clock()
+            # The usage as the event's JSON text, in the record too: a tuple of strings and
+            # numbers only is left alone by the cyclic GC (a dict in it would keep it tracked).
+            extra = _usage_json(usage) if usage else None
+            records[node_id] = (content, text, started, ended, extra, None)
+            emit(node_id, _LLM_RESPONSE, text, None, ended, extra)
+            run.last_text_output = text
+            return text, "output"
+        call.flush()
+        records[node_id] = (content, None, started, clock(), None, message)
+        emit(node_id, _LLM_ERROR, message)
+        raise NodeError(f"Agent '{name}' failed: {message}")
+
+
+SPEC = AgentSpec()

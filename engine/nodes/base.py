@@ -1,0 +1,267 @@
+"""What a node kind is: :class:`NodeSpec`, and what its ``execute`` gets and gives back.
+
+A spec is one object per kind (``start``, ``agent``, ``if``, ``approval``, and any plug-in
+kind). Everything the engine and the editor need to know about a kind is asked of it:
+
+* ``data_model``: the pydantic class of the node's ``data`` (a :class:`NodeData`
+  subclass; unknown fields are kept, as everywhere in the format);
+* ports: ``inputs`` (the input handles, ``()`` for a node nothing links into) and
+  ``outputs(data)`` (the output handles in drawing order, which may depend on the data);
+* ``label``, ``description``, ``icon``, ``color``, ``category``: how the kind is shown;
+* ``check(node, checks)``: its own validation rules (graph rules stay in ``validate``);
+* ``execute(ctx, node, value)``: what a step does. It returns ``(output, handle)`` where
+  ``handle`` is the output handle whose links are followed (a tuple of handles for
+  several, ``None`` for none), or a :class:`PauseRequest` to wait for a person; it raises
+  :class:`NodeError` when the step fails. All I/O of a run happens inside ``execute``.
+
+Specs are plain objects: a subclass sets class attributes and overrides what it needs.
+"""
+
+from __future__ import annotations
+
+import json
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any, Callable, ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..errors import FlowdeskError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..model import Node
+
+__all__ = ["NodeData", "NodeSpec", "RunContext", "PauseRequest", "NodeError", "NodeOutcome", "PaletteEntry", "as_text",
+           "fill_prompt", "COMMON_HANDLE_LABELS"]
+
+
+def _is_none(value: Any) -> bool:
+    return value is None
+
+
+# Optional known fields (name, provider, sourceHandle, ...) are left out of the file when
+# they are None: AgentFlow reads an absent field and a null one alike. Checked per field
+# by pydantic-core, this keeps saving 2-3x faster than a Python serializer per model.
+_OPTIONAL = {"default": None, "exclude_if": _is_none}
+
+
+class _Loose(BaseModel):
+    """Base for every model: unknown fields kept (null values included)."""
+
+    model_config = ConfigDict(extra="allow", validate_assignment=False, populate_by_name=True)
+
+
+class NodeData(_Loose):
+    """Data common to every node type (display-only fields)."""
+
+    collapsed: bool | None = Field(**_OPTIONAL)
+
+
+class NodeOutcome(StrEnum):
+    """How a node's last step ended (``Run.outcomes``; ``NodeRecord.outcome``)."""
+
+    DONE = "done"
+    FAILED = "failed"
+    SKIPPED = "skipped"
+    CANCELLED = "cancelled"
+
+
+class NodeError(FlowdeskError):
+    """A step failed; ``str(err)`` is the message the run's ``error`` event shows."""
+
+
+class PauseRequest:
+    """Returned by ``execute`` to stop here until a person decides (approve or reject).
+
+    The run pauses at the node (or queues it behind a pending approval); ``resume()``
+    then follows the output handle named by the decision with the value that arrived.
+    """
+
+    __slots__ = ("prompt",)
+
+    def __init__(self, prompt: str = "") -> None:
+        self.prompt = prompt
+
+
+class PaletteEntry:
+    """One entry of the editor's palette: a kind, or a variant of it with other starting data."""
+
+    __slots__ = ("key", "kind", "label", "description", "icon", "data")
+
+    def __init__(self, key: str, kind: str, label: str, description: str, icon: str, data: dict[str, Any]) -> None:
+        self.key = key
+        self.kind = kind
+        self.label = label
+        self.description = description
+        self.icon = icon
+        self.data = data
+
+    def __repr__(self) -> str:
+        return f"PaletteEntry({self.key!r}, kind={self.kind!r})"
+
+
+COMMON_HANDLE_LABELS = {"output": "output", "approve": "Approve", "reject": "Reject", "false": "Else",
+                        "subagent": "Subagents"}
+
+
+class NodeSpec:
+    """A node kind. Subclass it, set the class attributes, override what differs.
+
+    Class attributes:
+      ``kind`` (the ``type`` written in the file), ``data_model``, ``label``,
+      ``description``, ``icon`` (an icon name; the editor falls back to a generic glyph),
+      ``color`` (accent colour, ``#rrggbb``), ``category`` (palette group),
+      ``in_palette``, ``inputs``, ``chooses`` (the node follows exactly one of its outputs,
+      so a loop through it can end there and it must have a branch linked), ``entry``
+      (a run begins here; exactly one per workflow), ``tool_capable`` (can call and be
+      called as a subagent tool; only agents), ``handle_labels`` (names of fixed handles).
+    """
+
+    kind: ClassVar[str] = ""
+    data_model: ClassVar[type[NodeData]] = NodeData
+    label: ClassVar[str] = ""
+    description: ClassVar[str] = ""
+    icon: ClassVar[str] = ""
+    color: ClassVar[str] = "#5b6478"
+    width: ClassVar[float] = 232.0  # on the canvas, in scene units
+    category: ClassVar[str] = "Steps"
+    in_palette: ClassVar[bool] = True
+    inputs: ClassVar[tuple[str, ...]] = ("input",)
+    chooses: ClassVar[bool] = False
+    entry: ClassVar[bool] = False
+    tool_capable: ClassVar[bool] = False
+    handle_labels: ClassVar[dict[str, str]] = {}
+    #: Whether ``execute`` emits events that say what the step produced (the built-ins do:
+    #: ``llm_response``, ``logic_check``...). When False the run emits ``node_output`` after
+    #: the step (content: the output as text; extra: ``{"handle": ...}``, the handle followed).
+    reports_output: ClassVar[bool] = False
+    #: Why a link cannot enter a node of this kind (when ``inputs`` is empty).
+    no_input_message: ClassVar[str] = ""
+    #: For ``chooses`` kinds: the error when a reachable node has no branch linked (code, message
+    #: with ``{label}``).
+    no_branch: ClassVar[tuple[str, str]] = ("no_branch", "{label} has no branch connected.")
+    #: Set by the registry when the spec is registered (read on validation's hot path):
+    #: whether ``check`` is overridden, ``plain_output()``, and whether ``input`` is an input.
+    has_check: bool = False
+    plain_out: bool = False
+    takes_input: bool = False
+
+    # ---------------------------------------------------------------- ports
+    def outputs(self, data: NodeData) -> tuple[str, ...]:
+        """Output handles in drawing order (the legacy ``true`` is never listed)."""
+        return ("output",)
+
+    def has_output(self, data: NodeData, handle: str) -> bool:
+        """Whether a link may leave from ``handle`` (may accept more than ``outputs`` lists)."""
+        return handle in self.outputs(data)
+
+    def plain_output(self) -> bool:
+        """Whether ``output`` is always one of this kind's handles (lets validation skip most links)."""
+        return "output" in self.outputs(self.data_model())
+
+    def subagents_on(self, data: NodeData) -> bool:
+        """Whether a ``tool_capable`` node calls the agents linked below it."""
+        return False
+
+    def handle_label(self, data: NodeData, handle: str) -> str:
+        return self.handle_labels.get(handle) or COMMON_HANDLE_LABELS.get(handle, handle)
+
+    # ---------------------------------------------------------------- naming
+    def title(self, data: NodeData) -> str:
+        """The node's title on the canvas and in messages."""
+        return self.label or self.kind
+
+    def describe(self, node: "Node") -> str:
+        """How messages name a node of this kind (quoted title)."""
+        return f"'{self.title(node.data)}'"
+
+    def summary(self, data: NodeData) -> list[tuple[str, bool]]:
+        """Preview lines under the title on the canvas: (text, muted)."""
+        return []
+
+    def palette_entries(self) -> list[PaletteEntry]:
+        if not self.in_palette:
+            return []
+        return [PaletteEntry(self.kind, self.kind, self.label or self.kind, self.description, self.icon or self.kind,
+                             self.new_data())]
+
+    def new_data(self) -> dict[str, Any]:
+        """The data of a node created from the palette (the model's defaults)."""
+        return self.data_model().model_dump(mode="json", exclude_none=True)
+
+    # ---------------------------------------------------------------- rules and running
+    def check(self, node: "Node", checks: Any) -> None:
+        """Add this node's own issues: ``checks.error(code, message)`` / ``checks.warning(...)``."""
+
+    def pause_prompt(self, data: NodeData) -> str:
+        """The message shown while a run waits at a node of this kind (see :class:`PauseRequest`)."""
+        return "Approve or reject to continue."
+
+    async def execute(self, ctx: Any, node: "Node", value: Any) -> "tuple[Any, str | tuple[str, ...] | None] | PauseRequest":
+        raise NodeError(f"Nodes of type '{self.kind}' cannot run.")
+
+    def __repr__(self) -> str:
+        return f"<NodeSpec {self.kind!r}>"
+
+
+def as_text(value: Any) -> str:
+    """A node output as text: strings as is, None as "", anything else as JSON."""
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return ""
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def fill_prompt(user_prompt: str, previous: str) -> str:
+    """An agent's user content: ``{{PREVIOUS_OUTPUT}}`` replaced, or ``previous`` itself when the prompt is empty."""
+    if not user_prompt or user_prompt.isspace():
+        return previous
+    return user_prompt.replace("{{PREVIOUS_OUTPUT}}", previous)
+
+
+Clock = Callable[[], float]
+IdSource = Callable[[], str]
+
+
+class RunContext:
+    """What a node's ``execute`` gets from its run (one object per run, shared by its steps).
+
+    * ``emit(node_id, type, content="", extra=None)``: add an event to the run's log;
+    * ``now()``: the run's clock (seconds); ``new_id()``: a fresh unique id (hex text);
+    * ``outputs``: the outputs so far by node id (read only, by convention);
+    * ``initial_input``: the run's input when given on start (else None);
+    * ``last_text_output``: the last text a step produced (read and set);
+    * ``resolve(invocation)``: the LLM provider for an agent call;
+    * ``cancelled``: whether the run was cancelled (a cancelled step is also interrupted
+      with ``asyncio.CancelledError`` at its next await);
+    * ``run``: the :class:`~engine.Run` itself, for built-in kinds.
+    """
+
+    __slots__ = ("run", "emit", "now", "new_id", "initial_input", "resolve")
+
+    def __init__(self, run: Any) -> None:
+        self.run = run
+        self.emit = run._emit
+        self.now: Clock = run._clock
+        self.new_id: IdSource = run._id_source
+        self.initial_input: str | None = run.initial_input
+        self.resolve = run._resolve
+
+    @property
+    def outputs(self) -> dict[str, Any]:
+        return self.run.outputs
+
+    @property
+    def last_text_output(self) -> str:
+        return self.run.last_text_output
+
+    @last_text_output.setter
+    def last_text_output(self, text: str) -> None:
+        self.run.last_text_output = text
+
+    @property
+    def cancelled(self) -> bool:
+        return str(self.run.status) == "cancelled"
