@@ -23,6 +23,7 @@ from .interactions import LinkDrag, MoveTracker
 from .items.edge import EdgeItem
 from .items.node import NodeItem
 from .items.port import PortHit
+from .routing import ObstacleGrid, route
 from .style import CANVAS_BG, GRID, GRID_DOT, GRID_DOT_MAJOR, PORT_HIT_R, TITLE_H, node_rect
 
 log = logging.getLogger(__name__)
@@ -45,6 +46,9 @@ class CanvasScene(QGraphicsScene):
         self._sub_parents: dict[str, int] = defaultdict(int)
         self._exec_links: dict[str, int] = defaultdict(int)
         self._building = False
+        self._batch_move = False  # a document move in progress: links are routed once at the end
+        # Cards by model position, for routing links around them (kept in step with the items).
+        self.obstacles = ObstacleGrid()
         self.link_drag: LinkDrag | None = None
         self.move_tracker: MoveTracker | None = None
         self.snap_to_grid = False
@@ -83,6 +87,7 @@ class CanvasScene(QGraphicsScene):
             self._handle_use.clear()
             self._sub_parents.clear()
             self._exec_links.clear()
+            self.obstacles.clear()
             wf = self.document.workflow
             for c in wf.connections:
                 self._count(c.source, c.handle, c.target, c.targetHandle or "input", 1)
@@ -134,7 +139,29 @@ class CanvasScene(QGraphicsScene):
             item.set_run_state(self._run_states.get(node.id), self._run_tips.get(node.id, ""))
         self.node_items[node.id] = item
         self.addItem(item)
+        self._place_obstacle(item)
         return item
+
+    def _place_obstacle(self, item: NodeItem) -> None:
+        x, y = item.pos().x(), item.pos().y()
+        self.obstacles.set(item.node_id, (x, y, x + item.layout.width, y + item.layout.height))
+
+    def _route_edge(self, key: ConnKey, edge: EdgeItem) -> None:
+        a = self.node_items[key[0]].port_scene_pos(key[1])
+        b = self.node_items[key[2]].port_scene_pos(key[3])
+        bends = route((a.x(), a.y()), (b.x(), b.y()), edge.subagent, self.obstacles, (key[0], key[2]))
+        edge.set_ends(a, b, bends)
+
+    def _reroute_across(self, ids: list[str]) -> None:
+        """Route again the links that now run under the cards ``ids`` (dropped or laid out there)."""
+        for nid in ids:
+            r = self.obstacles.rects.get(nid)
+            if r is None:
+                continue
+            for item in self.items(QRectF(r[0], r[1], r[2] - r[0], r[3] - r[1]), Qt.ItemSelectionMode.IntersectsItemShape,
+                                   Qt.SortOrder.AscendingOrder, QTransform()):
+                if isinstance(item, EdgeItem) and item.key in self.edge_items and nid not in (item.key[0], item.key[2]):
+                    self._route_edge(item.key, item)
 
     def _add_edge_item(self, key: ConnKey) -> None:
         src, tgt = self.node_items.get(key[0]), self.node_items.get(key[2])
@@ -146,7 +173,7 @@ class CanvasScene(QGraphicsScene):
         self.edge_items[key] = edge
         self.node_edges[key[0]].add(key)
         self.node_edges[key[2]].add(key)
-        edge.set_ends(src.port_scene_pos(key[1]), tgt.port_scene_pos(key[3]))
+        self._route_edge(key, edge)
         edge.setToolTip(f"{src.layout.title} → {tgt.layout.title}"
                         + (" (subagent)" if key[1] == "subagent" else f" ({key[1]})"))
         self.addItem(edge)
@@ -155,8 +182,7 @@ class CanvasScene(QGraphicsScene):
         for key in self.node_edges.get(node_id, ()):
             edge = self.edge_items.get(key)
             if edge is not None:
-                edge.set_ends(self.node_items[key[0]].port_scene_pos(key[1]),
-                              self.node_items[key[2]].port_scene_pos(key[3]))
+                self._route_edge(key, edge)
 
     def _refresh_node(self, node_id: str) -> None:
         node = self.document.node(node_id)
@@ -165,10 +191,13 @@ class CanvasScene(QGraphicsScene):
             return
         item.set_node(node, self._is_sub(node))
         item.set_connected(self._connected_handles(node_id))
+        self._place_obstacle(item)
         self._update_edges(node_id)
 
     def node_item_moved(self, item: NodeItem) -> None:
-        if not self._building:
+        if self.node_items.get(item.node_id) is item:
+            self._place_obstacle(item)
+        if not self._building and not self._batch_move:
             self._update_edges(item.node_id)
 
     def _on_node_added(self, node_id: str) -> None:
@@ -177,9 +206,11 @@ class CanvasScene(QGraphicsScene):
             item = self._add_node_item(node)
             item.set_connected(self._connected_handles(node_id))
             self._grow_scene_rect(item.sceneBoundingRect())
+            self._reroute_across([node_id])
 
     def _on_node_removed(self, node_id: str) -> None:
         item = self.node_items.pop(node_id, None)
+        self.obstacles.remove(node_id)
         for key in list(self.node_edges.pop(node_id, ())):
             self._remove_edge_item(key)
         if item is not None:
@@ -218,10 +249,22 @@ class CanvasScene(QGraphicsScene):
         self._on_connection_added(new)
 
     def _on_nodes_moved(self, ids: list[str]) -> None:
-        for nid in ids:
-            node, item = self.document.node(nid), self.node_items.get(nid)
-            if node is not None and item is not None and (item.pos().x(), item.pos().y()) != (node.x, node.y):
-                item.setPos(node.x, node.y)
+        # Every card first, then each link once: routed against where the cards end up, not
+        # against a half-moved graph (auto-layout moves them all at once).
+        self._batch_move = True
+        try:
+            for nid in ids:
+                node, item = self.document.node(nid), self.node_items.get(nid)
+                if node is not None and item is not None and (item.pos().x(), item.pos().y()) != (node.x, node.y):
+                    item.setPos(node.x, node.y)
+        finally:
+            self._batch_move = False
+        keys = {k for nid in ids for k in self.node_edges.get(nid, ())}
+        for key in keys:
+            edge = self.edge_items.get(key)
+            if edge is not None:
+                self._route_edge(key, edge)
+        self._reroute_across([nid for nid in ids if nid in self.node_items])
 
     def _on_node_data_changed(self, node_id: str) -> None:
         self._refresh_node(node_id)
