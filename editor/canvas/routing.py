@@ -14,13 +14,14 @@ few dict look-ups, not a scan of the scene. Routing runs only when a link's endp
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Iterable
 
 Rect = tuple[float, float, float, float]  # x0, y0, x1, y1
 Point = tuple[float, float]
 
-CELL = 256.0
+CELL = 512.0
 MARGIN = 12.0  # clearance kept between a routed link and a card (the corner radius must stay under 2x this)
 STUB = 22.0  # straight run out of a port before the first bend
 CORNER_R = 12.0
@@ -72,16 +73,18 @@ class ObstacleGrid:
         found: dict[str, Rect] = {}
         x0, y0, x1, y1 = r
         cells = self._cells
-        span_x = int(x1 // CELL) - int(x0 // CELL) + 1
-        span_y = int(y1 // CELL) - int(y0 // CELL) + 1
-        if span_x * span_y > len(cells):  # a huge query: walk the occupied cells instead
-            keys: Iterable[str] = self.rects
-        else:
-            keys = {k for c in self._span(r) for k in cells.get(c, ())}
-        for k in keys:
-            o = self.rects[k]
-            if o[0] < x1 and o[2] > x0 and o[1] < y1 and o[3] > y0:
-                found[k] = o
+        if not all(math.isfinite(v) for v in r):
+            return {k: o for k, o in self.rects.items() if o[0] < x1 and o[2] > x0 and o[1] < y1 and o[3] > y0}
+        cx0, cx1, cy0, cy1 = int(x0 // CELL), int(x1 // CELL), int(y0 // CELL), int(y1 // CELL)
+        rects = self.rects
+        if (cx1 - cx0 + 1) * (cy1 - cy0 + 1) > len(cells):  # a huge query: walk the cards instead
+            return {k: o for k, o in rects.items() if o[0] < x1 and o[2] > x0 and o[1] < y1 and o[3] > y0}
+        for cx in range(cx0, cx1 + 1):
+            for cy in range(cy0, cy1 + 1):
+                for k in cells.get((cx, cy), ()):
+                    o = rects[k]
+                    if o[0] < x1 and o[2] > x0 and o[1] < y1 and o[3] > y0:
+                        found[k] = o
         return found
 
 
@@ -126,6 +129,12 @@ def _bezier_points(a: Point, b: Point) -> list[Point]:
 
 
 def _clear(points: list[Point], rects: list[Rect]) -> bool:
+    xs = [p[0] for p in points]
+    ys = [p[1] for p in points]
+    x0, x1, y0, y1 = min(xs), max(xs), min(ys), max(ys)
+    rects = [r for r in rects if r[0] < x1 and r[2] > x0 and r[1] < y1 and r[3] > y0]
+    if not rects:
+        return True
     for i in range(len(points) - 1):
         p, q = points[i], points[i + 1]
         for r in rects:
@@ -161,57 +170,120 @@ def route(a: Point, b: Point, vertical: bool, grid: ObstacleGrid, ends: tuple[st
 
 
 def _route_h(a: Point, b: Point, query, ends: tuple[str, str]) -> list[Point] | None:
-    # 1. The default curve, when it touches no card but its own two.
-    curve = _bezier_points(a, b)
-    xs = [p[0] for p in curve]
-    ys = [p[1] for p in curve]
-    near = query((min(xs) - MARGIN, min(ys) - MARGIN, max(xs) + MARGIN, max(ys) + MARGIN))
-    rects = [(_inflate(r, -2.0) if k in ends else _inflate(r, 4.0)) for k, r in near.items()]
-    if _clear(curve, rects):
+    # 1. The default curve, when it touches no card but its own two. A cubic stays inside
+    # its control points' box, and a forward link of 100+ units never turns back into its
+    # own cards, so most links are accepted from one look-up without sampling the curve.
+    c1, c2 = bezier_controls(a, b)
+    box = (min(a[0], c2[0]) - 4.0, min(a[1], b[1]) - 4.0, max(b[0], c1[0]) + 4.0, max(a[1], b[1]) + 4.0)
+    near = query(box)
+    others = [r for k, r in near.items() if k not in ends]
+    if not others and b[0] - a[0] >= 100.0:
         return None
+    if len(others) <= 8:  # a long curve over a crowd of cards is routed without trying it
+        curve = _bezier_points(a, b)
+        rects = [_inflate(r, 4.0) for r in others]
+        if b[0] - a[0] < 100.0:
+            rects += [_inflate(r, -2.0) for k, r in near.items() if k in ends]
+        if _clear(curve, rects):
+            return None
     a1 = (a[0] + STUB, a[1])
     b1 = (b[0] - STUB, b[1])
     lo, hi = min(a1[0], b1[0]), max(a1[0], b1[0])
-    for extent in (600.0, 4000.0, float("inf")):
-        band = query((lo - MARGIN, min(a[1], b[1]) - extent, hi + MARGIN, max(a[1], b[1]) + extent))
-        obstacles = [_inflate(r, MARGIN) for r in band.values()]
-        pts = _z_route(a1, b1, obstacles) or _track_route(a1, b1, obstacles)
+    seen = -1
+    m = MARGIN
+    for extent in (160.0, 640.0, 2560.0, 1e7):  # nearby cards first, then further out
+        ymin, ymax = min(a[1], b[1]) - extent, max(a[1], b[1]) + extent
+        band = query((lo - m, ymin, hi + m, ymax))
+        if len(band) == seen:
+            continue  # no more cards than last time: the same answer
+        seen = len(band)
+        obstacles = [(r[0] - m, r[1] - m, r[2] + m, r[3] + m) for r in band.values()]
+        pts = _z_route(a1, b1, obstacles) or _track_route(a1, b1, obstacles, ymin, ymax)
         if pts is not None:
             return _simplify([a, *pts, b])
-        if extent == float("inf") or len(band) == len(query((lo - MARGIN, -1e12, hi + MARGIN, 1e12))):
-            break
     return None  # nowhere to go (a card sits on the port): keep the curve
 
 
+def _free(intervals: list[tuple[float, float]], lo: float, hi: float) -> list[tuple[float, float]]:
+    """The closed sub-ranges of [lo, hi] outside every open interval."""
+    gaps = []
+    at = lo
+    for s, e in sorted(intervals):
+        if e <= at:
+            continue
+        if s >= hi:
+            break
+        if s >= at:
+            gaps.append((at, s))
+        at = max(at, e)
+    if at <= hi:
+        gaps.append((at, hi))
+    return gaps
+
+
+def _nearest(gaps: list[tuple[float, float]], want: float) -> float | None:
+    best = None
+    for g0, g1 in gaps:
+        v = min(max(want, g0), g1)
+        if best is None or abs(v - want) < abs(best - want):
+            best = v
+    return best
+
+
 def _z_route(a1: Point, b1: Point, obstacles: list[Rect]) -> list[Point] | None:
-    """Right, down/up through a free vertical channel, right."""
-    if b1[0] < a1[0]:
+    """Right, down/up through a free vertical channel, right: solved on intervals, O(k log k)."""
+    lo, hi = a1[0], b1[0]
+    if hi < lo:
         return None
-    ylo, yhi = min(a1[1], b1[1]), max(a1[1], b1[1])
-    mid = (a1[0] + b1[0]) / 2
-    cands = {mid, a1[0], b1[0]}
+    ya, yb = a1[1], b1[1]
     for r in obstacles:
-        if r[1] < yhi and r[3] > ylo:
-            cands.update((r[0] - 1.0, r[2] + 1.0))
-    for xm in sorted((x for x in cands if a1[0] <= x <= b1[0]), key=lambda x: abs(x - mid)):
-        pts = [a1, (xm, a1[1]), (xm, b1[1]), b1]
-        if _clear(pts, obstacles):
-            return pts
-    return None
+        if r[1] < ya < r[3] and r[2] > a1[0]:  # in the way along the source's row
+            if r[0] <= a1[0]:
+                return None
+            hi = min(hi, r[0])
+        if r[1] < yb < r[3] and r[0] < b1[0]:  # in the way along the target's row
+            if r[2] >= b1[0]:
+                return None
+            lo = max(lo, r[2])
+    if hi < lo:
+        return None
+    ylo, yhi = min(ya, yb), max(ya, yb)
+    columns = [(r[0], r[2]) for r in obstacles if r[1] < yhi and r[3] > ylo]
+    xm = _nearest(_free(columns, lo, hi), (a1[0] + b1[0]) / 2)
+    if xm is None:
+        return None
+    return [a1, (xm, ya), (xm, yb), b1]
 
 
-def _track_route(a1: Point, b1: Point, obstacles: list[Rect]) -> list[Point] | None:
-    """Up or down to a free horizontal track, along it, then back to the target's row."""
+def _ray(x: float, y: float, obstacles: list[Rect]) -> tuple[float, float] | None:
+    """How far a vertical line at ``x`` is free above and below ``y`` (None: ``y`` is inside a card)."""
+    up, down = -math.inf, math.inf
+    for r in obstacles:
+        if r[0] < x < r[2]:
+            if r[1] < y < r[3]:
+                return None
+            if r[3] <= y:
+                up = max(up, r[3])
+            else:
+                down = min(down, r[1])
+    return up, down
+
+
+def _track_route(a1: Point, b1: Point, obstacles: list[Rect], ymin: float, ymax: float) -> list[Point] | None:
+    """Up or down to a free horizontal track within [ymin, ymax] (the rows whose cards are
+    known), along it, then back to the target's row."""
+    ra, rb = _ray(a1[0], a1[1], obstacles), _ray(b1[0], b1[1], obstacles)
+    if ra is None or rb is None:
+        return None
+    top, bottom = max(ra[0], rb[0], ymin), min(ra[1], rb[1], ymax)
+    if bottom < top:
+        return None
     lo, hi = min(a1[0], b1[0]), max(a1[0], b1[0])
-    cands = {a1[1], b1[1]}
-    for r in obstacles:
-        if r[0] < hi and r[2] > lo:
-            cands.update((r[1] - 1.0, r[3] + 1.0))
-    for yt in sorted(cands, key=lambda y: (abs(y - a1[1]) + abs(y - b1[1]), y)):
-        pts = [a1, (a1[0], yt), (b1[0], yt), b1]
-        if _clear(pts, obstacles):
-            return pts
-    return None
+    rows = [(r[1], r[3]) for r in obstacles if r[0] < hi and r[2] > lo]
+    yt = _nearest(_free(rows, top, bottom), (a1[1] + b1[1]) / 2)
+    if yt is None:
+        return None
+    return [a1, (a1[0], yt), (b1[0], yt), b1]
 
 
 def _simplify(points: list[Point]) -> list[Point]:

@@ -149,11 +149,16 @@ class CanvasScene(QGraphicsScene):
     def _route_edge(self, key: ConnKey, edge: EdgeItem) -> None:
         a = self.node_items[key[0]].port_scene_pos(key[1])
         b = self.node_items[key[2]].port_scene_pos(key[3])
-        bends = route((a.x(), a.y()), (b.x(), b.y()), edge.subagent, self.obstacles, (key[0], key[2]))
+        try:
+            bends = route((a.x(), a.y()), (b.x(), b.y()), edge.subagent, self.obstacles, (key[0], key[2]))
+        except Exception:  # never let geometry take the canvas down (this runs inside Qt callbacks)
+            log.exception("routing the link %s failed; drawing it as a curve", key)
+            bends = None
         edge.set_ends(a, b, bends)
 
-    def _reroute_across(self, ids: list[str]) -> None:
-        """Route again the links that now run under the cards ``ids`` (dropped or laid out there)."""
+    def _links_across(self, ids: list[str]) -> set[ConnKey]:
+        """Links that run under the cards ``ids`` without ending there (from the scene's index)."""
+        found: set[ConnKey] = set()
         for nid in ids:
             r = self.obstacles.rects.get(nid)
             if r is None:
@@ -161,7 +166,14 @@ class CanvasScene(QGraphicsScene):
             for item in self.items(QRectF(r[0], r[1], r[2] - r[0], r[3] - r[1]), Qt.ItemSelectionMode.IntersectsItemShape,
                                    Qt.SortOrder.AscendingOrder, QTransform()):
                 if isinstance(item, EdgeItem) and item.key in self.edge_items and nid not in (item.key[0], item.key[2]):
-                    self._route_edge(item.key, item)
+                    found.add(item.key)
+        return found
+
+    def _reroute(self, keys: set[ConnKey]) -> None:
+        for key in keys:
+            edge = self.edge_items.get(key)
+            if edge is not None:
+                self._route_edge(key, edge)
 
     def _add_edge_item(self, key: ConnKey) -> None:
         src, tgt = self.node_items.get(key[0]), self.node_items.get(key[2])
@@ -206,7 +218,7 @@ class CanvasScene(QGraphicsScene):
             item = self._add_node_item(node)
             item.set_connected(self._connected_handles(node_id))
             self._grow_scene_rect(item.sceneBoundingRect())
-            self._reroute_across([node_id])
+            self._reroute(self._links_across([node_id]))
 
     def _on_node_removed(self, node_id: str) -> None:
         item = self.node_items.pop(node_id, None)
@@ -260,11 +272,11 @@ class CanvasScene(QGraphicsScene):
         finally:
             self._batch_move = False
         keys = {k for nid in ids for k in self.node_edges.get(nid, ())}
-        for key in keys:
-            edge = self.edge_items.get(key)
-            if edge is not None:
-                self._route_edge(key, edge)
-        self._reroute_across([nid for nid in ids if nid in self.node_items])
+        # Links that now pass under a moved card, found before any link changes (each change
+        # would make the scene index the items again).
+        if len(keys) < len(self.edge_items):
+            keys |= self._links_across([nid for nid in ids if nid in self.node_items])
+        self._reroute(keys)
 
     def _on_node_data_changed(self, node_id: str) -> None:
         self._refresh_node(node_id)
