@@ -3,15 +3,17 @@
 
 Frame-all uses the scene's model-derived bounds, not item grouping. The minimap paints
 node rectangles from the model on its own (no second QGraphicsView rendering every item),
-refreshed on a short timer after changes.
+refreshed on a short timer after changes. It never covers what the user is working on: it
+shows only when part of the graph is out of view, hides while a node or link is dragged,
+and moves to another corner (or hides) when a selected or hovered node is under it.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import QPoint, QPointF, QRectF, Qt, QTimer, Signal
+from PySide6.QtCore import QPoint, QPointF, QRect, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import (QColor, QDragEnterEvent, QDragMoveEvent, QDropEvent, QKeyEvent, QMouseEvent, QPainter,
                            QPaintEvent, QPen, QWheelEvent)
-from PySide6.QtWidgets import QFrame, QGraphicsView, QWidget
+from PySide6.QtWidgets import QApplication, QFrame, QGraphicsView, QWidget
 
 from .scene import CanvasScene
 from .style import KIND_COLOR, TITLE_H, node_rect, node_size
@@ -112,6 +114,7 @@ class CanvasView(QGraphicsView):
         self._pan_button = Qt.MouseButton.NoButton
         self._pan_moved = False
         self._space_down = False
+        self._hover_node: str | None = None  # the node under the pointer (the minimap keeps clear of it)
         self.minimap = Minimap(self)
         # The minimap helps to find what is off screen; with the whole graph in view it would
         # only cover part of it (at the default fit, the bottom-right nodes), so it hides then.
@@ -120,6 +123,7 @@ class CanvasView(QGraphicsView):
         # resized) frames the graph again, until the user zooms or pans.
         self.fitted = False
         scene.document.changed.connect(self.minimap.schedule)
+        scene.selectionChanged.connect(self.update_minimap_visibility)
         # At once on a new workflow (rare, and it decides whether the minimap shows at all),
         # and for a view made on a document that is already filled (a run view).
         scene.document.workflow_reset.connect(self.minimap.refresh)
@@ -175,9 +179,54 @@ class CanvasView(QGraphicsView):
 
     def update_minimap_visibility(self) -> None:
         bounds = self.minimap.nodes_bounds
-        wanted = self.minimap_enabled and not (not bounds.isNull() and self.visible_scene_rect().contains(bounds))
+        scene = self.canvas_scene
+        dragging = scene.link_drag is not None or (scene.move_tracker is not None and self._buttons_down())
+        wanted = (self.minimap_enabled and not dragging
+                  and not (not bounds.isNull() and self.visible_scene_rect().contains(bounds)))
+        corner = self._free_corner() if wanted else None
+        if corner is not None and corner != self.minimap.pos():
+            self.minimap.move(corner)
+        wanted = wanted and corner is not None
         if wanted == self.minimap.isHidden():
             self.minimap.setVisible(wanted)
+
+    def _buttons_down(self) -> bool:
+        return QApplication.mouseButtons() != Qt.MouseButton.NoButton
+
+    def minimap_corners(self) -> list[QPoint]:
+        """Where the minimap may sit, in order of preference: bottom-right, bottom-left, top-right, top-left."""
+        vp = self.viewport().rect()
+        w, h, m = self.minimap.width(), self.minimap.height(), 12
+        right, bottom = vp.width() - w - m, vp.height() - h - m
+        return [QPoint(right, bottom), QPoint(m, bottom), QPoint(right, m), QPoint(m, m)]
+
+    def minimap_keep_clear(self) -> list[QRect]:
+        """Viewport rectangles the minimap must not cover: selected and hovered nodes, a dragged link."""
+        scene = self.canvas_scene
+        rects: list[QRect] = []
+        visible = self.visible_scene_rect()
+        ids = list(scene.selected_node_ids())
+        if self._hover_node is not None:
+            ids.append(self._hover_node)
+        for nid in ids:
+            item = scene.node_items.get(nid)
+            if item is None:
+                continue
+            r = item.sceneBoundingRect()
+            if r.intersects(visible):
+                rects.append(self.mapFromScene(r).boundingRect())
+        if scene.link_drag is not None:
+            rects.append(self.mapFromScene(scene.link_drag.item.sceneBoundingRect()).boundingRect())
+        return rects
+
+    def _free_corner(self) -> QPoint | None:
+        keep = self.minimap_keep_clear()
+        size = self.minimap.size()
+        for corner in self.minimap_corners():
+            area = QRect(corner, size).adjusted(-4, -4, 4, 4)
+            if not any(area.intersects(r) for r in keep):
+                return corner
+        return None  # every corner would cover something in use: stay hidden
 
     def visible_scene_rect(self) -> QRectF:
         return self.mapToScene(self.viewport().rect()).boundingRect()
@@ -218,8 +267,6 @@ class CanvasView(QGraphicsView):
         super().resizeEvent(event)
         if self.fitted and not self.viewport().rect().isEmpty():
             self.fit_all()
-        self.minimap.move(self.viewport().width() - self.minimap.width() - 12,
-                          self.viewport().height() - self.minimap.height() - 12)
         self.update_minimap_visibility()
 
     def scrollContentsBy(self, dx: int, dy: int) -> None:
@@ -274,6 +321,20 @@ class CanvasView(QGraphicsView):
             event.accept()
             return
         super().mouseMoveEvent(event)
+        self._track_hover(event.position().toPoint())
+
+    def _track_hover(self, pos: QPoint) -> None:
+        scene = self.canvas_scene
+        busy = scene.link_drag is not None or scene.move_tracker is not None
+        if busy or self.minimap.isVisible() or self._hover_node is not None:
+            item = scene.node_item_at(self.mapToScene(pos)) if not busy else None
+            self._hover_node = item.node_id if item is not None else None
+            self.update_minimap_visibility()
+
+    def leaveEvent(self, event) -> None:
+        self._hover_node = None
+        self.update_minimap_visibility()
+        super().leaveEvent(event)
 
     def mouseReleaseEvent(self, event: QMouseEvent) -> None:
         if self._pan_from is not None:
@@ -288,6 +349,7 @@ class CanvasView(QGraphicsView):
             event.accept()
             return
         super().mouseReleaseEvent(event)
+        self.update_minimap_visibility()  # back after a drag, clear of what was dropped
 
     def contextMenuEvent(self, event) -> None:
         # Background right clicks are handled as pan-or-menu above; nodes get the scene's menu.
