@@ -26,6 +26,9 @@ from .items.port import PortHit
 from .routing import ObstacleGrid, route
 from .style import CANVAS_BG, GRID, GRID_DOT, GRID_DOT_MAJOR, PORT_HIT_R, TITLE_H, node_rect
 
+PORT_HIT_PX = 11.0  # a handle's hit radius on screen, at least, whatever the zoom
+PORT_HIT_MAX = 24.0  # ... but never more than this in model units (it would swallow the card)
+
 log = logging.getLogger(__name__)
 
 
@@ -46,6 +49,7 @@ class CanvasScene(QGraphicsScene):
         self._sub_parents: dict[str, int] = defaultdict(int)
         self._exec_links: dict[str, int] = defaultdict(int)
         self._building = False
+        self.port_hit_radius = PORT_HIT_R  # grows when zoomed out (see set_zoom)
         self._batch_move = False  # a document move in progress: links are routed once at the end
         # Cards by model position, for routing links around them (kept in step with the items).
         self.obstacles = ObstacleGrid()
@@ -375,15 +379,25 @@ class CanvasScene(QGraphicsScene):
                 return item
         return None
 
+    def set_zoom(self, zoom: float) -> None:
+        """The view's scale: handles keep a hit area of ``PORT_HIT_PX`` screen pixels when zoomed
+        out (the drawn dot does not grow), up to ``PORT_HIT_MAX`` model units."""
+        self.port_hit_radius = min(max(PORT_HIT_R, PORT_HIT_PX / max(zoom, 0.01)), PORT_HIT_MAX)
+
     def port_at(self, pos: QPointF) -> PortHit | None:
-        r = PORT_HIT_R
+        r = self.port_hit_radius
+        best: tuple[float, PortHit] | None = None
         for item in self.items(QRectF(pos.x() - r, pos.y() - r, 2 * r, 2 * r), Qt.ItemSelectionMode.IntersectsItemBoundingRect,
                                Qt.SortOrder.DescendingOrder, QTransform()):
             if isinstance(item, NodeItem):
-                hit = item.port_at(item.mapFromScene(pos))
+                hit = item.port_at(item.mapFromScene(pos), r)
                 if hit is not None:
-                    return hit
-        return None
+                    # With grown hit areas two handles can both be in reach: take the nearest.
+                    d = item.port_scene_pos(hit.handle) - pos
+                    dist = d.x() * d.x() + d.y() * d.y()
+                    if best is None or dist < best[0]:
+                        best = (dist, hit)
+        return best[1] if best is not None else None
 
     def _cancel_stale_link_drag(self) -> None:
         # The model changed under a link drag (an undo shortcut, say): its verdicts are stale.
@@ -462,12 +476,16 @@ class CanvasScene(QGraphicsScene):
             if not self.link_drag.dragged:
                 travel = event.screenPos() - event.buttonDownScreenPos(Qt.MouseButton.LeftButton)
                 self.link_drag.dragged = travel.manhattanLength() >= QApplication.startDragDistance()
+            shown = self.link_drag.last_reason
             reason = self.link_drag.move(event.scenePos())
             if reason:
-                self.status_message.emit(reason)
+                if reason != shown:
+                    self.status_message.emit(reason)
                 if event.widget() is not None:
                     QToolTip.showText(event.screenPos(), reason, event.widget())
             else:
+                if shown:
+                    self.status_message.emit("")  # off the refused target: its reason no longer applies
                 QToolTip.hideText()
             event.accept()
             return
@@ -488,6 +506,8 @@ class CanvasScene(QGraphicsScene):
             if result is not None and not result.ok:
                 self.status_message.emit(f"Link not created: {result.reason}")
                 self.link_refused.emit(result.reason)
+            else:
+                self.status_message.emit("")  # a link made (or a drag let go): no stale refusal stays
             event.accept()
             return
         super().mouseReleaseEvent(event)

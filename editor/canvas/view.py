@@ -11,12 +11,14 @@ and moves to another corner (or hides) when a selected or hovered node is under 
 from __future__ import annotations
 
 from PySide6.QtCore import QPoint, QPointF, QRect, QRectF, Qt, QTimer, Signal
-from PySide6.QtGui import (QColor, QDragEnterEvent, QDragMoveEvent, QDropEvent, QKeyEvent, QMouseEvent, QPainter,
+from PySide6.QtGui import (QColor, QCursor, QDragEnterEvent, QDragMoveEvent, QDropEvent, QKeyEvent, QMouseEvent, QPainter,
                            QPaintEvent, QPen, QWheelEvent)
 from PySide6.QtWidgets import QApplication, QFrame, QGraphicsView, QWidget
 
 from .scene import CanvasScene
-from .style import KIND_COLOR, TITLE_H, node_rect, node_size
+from engine import loads_workflow
+
+from .style import GRID, KIND_COLOR, TITLE_H, node_rect, node_size
 
 NODE_MIME = "application/x-flowdesk-node"
 MIN_ZOOM, MAX_ZOOM = 0.02, 3.0
@@ -168,6 +170,7 @@ class CanvasView(QGraphicsView):
         v.setValue(v.value() + round(delta.y() * z))
 
     def _zoomed(self) -> None:
+        self.canvas_scene.set_zoom(self.zoom())
         self.zoom_changed.emit(self.zoom())
         self.minimap.update()
         self.update_minimap_visibility()
@@ -262,6 +265,38 @@ class CanvasView(QGraphicsView):
             self.fitted = False
             self.centerOn(QPointF(node.x + w / 2, node.y + h / 2))
             self.minimap.update()
+
+    def paste_position(self, text: str) -> tuple[float, float] | None:
+        """Where pasted nodes go (their bounding box's top-left): at the pointer when it is over
+        the canvas, else just below the copied nodes, clear of them, of their links and of any
+        other card. None when ``text`` is not workflow JSON (the paste reports that)."""
+        try:
+            frag = loads_workflow(text)
+        except Exception:  # the document's paste says what is wrong with it
+            return None
+        if not frag.nodes:
+            return None
+        rects = [node_rect(n, bool(getattr(n.data, "subagent", False))) for n in frag.nodes]
+        box = rects[0]
+        for r in rects[1:]:
+            box = box.united(r)
+        cursor = self.viewport().mapFromGlobal(QCursor.pos())
+        if self.viewport().rect().contains(cursor) and self.underMouse():
+            at = self.mapToScene(cursor)
+            x, y = at.x(), at.y()
+        else:
+            # Below the source, stepping further down past any card in the way.
+            x, y = box.left(), box.bottom() + 60.0
+            grid = self.canvas_scene.obstacles
+            for _ in range(200):
+                area = (x - 20, y - 20, x + box.width() + 20, y + box.height() + 20)
+                hits = grid.query(area)
+                if not hits:
+                    break
+                y = max(r[3] for r in hits.values()) + 40.0
+        if self.canvas_scene.snap_to_grid:
+            x, y = round(x / GRID) * GRID, round(y / GRID) * GRID
+        return round(x), round(y)
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
