@@ -124,3 +124,5 @@ def test_view_menu_minimap_toggle_shows_its_state(window, tmp_path):
     act.trigger()
     assert act.isChecked() and view.minimap.isVisible()
     assert window.act_snap.isCheckable()
+    # A menu item with an icon draws the icon where the check mark goes: these two show the mark.
+    assert not act.isIconVisibleInMenu() and not window.act_snap.isIconVisibleInMenu()
