@@ -10,6 +10,7 @@ and moves to another corner (or hides) when a selected or hovered node is under 
 
 from __future__ import annotations
 
+import shiboken6
 from PySide6.QtCore import QPoint, QPointF, QRect, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import (QColor, QCursor, QDragEnterEvent, QDragMoveEvent, QDropEvent, QKeyEvent, QMouseEvent, QPainter,
                            QPaintEvent, QPen, QWheelEvent)
@@ -181,6 +182,8 @@ class CanvasView(QGraphicsView):
         self.update_minimap_visibility()
 
     def update_minimap_visibility(self) -> None:
+        if not shiboken6.isValid(self.canvas_scene):  # the scene went first (the window closing)
+            return
         bounds = self.minimap.nodes_bounds
         scene = self.canvas_scene
         dragging = scene.link_drag is not None or (scene.move_tracker is not None and self._buttons_down())
@@ -359,6 +362,8 @@ class CanvasView(QGraphicsView):
         self._track_hover(event.position().toPoint())
 
     def _track_hover(self, pos: QPoint) -> None:
+        if not shiboken6.isValid(self.canvas_scene):
+            return
         scene = self.canvas_scene
         busy = scene.link_drag is not None or scene.move_tracker is not None
         if busy or self.minimap.isVisible() or self._hover_node is not None:
