@@ -5,7 +5,8 @@ Frame-all uses the scene's model-derived bounds, not item grouping. The minimap 
 node rectangles from the model on its own (no second QGraphicsView rendering every item),
 refreshed on a short timer after changes. It never covers what the user is working on: it
 shows only when part of the graph is out of view, hides while a node or link is dragged,
-and moves to another corner (or hides) when a selected or hovered node is under it.
+sits in a corner with no card under it when there is one, and otherwise moves to another
+corner (or hides) when a selected or hovered node is under it.
 """
 
 from __future__ import annotations
@@ -228,10 +229,20 @@ class CanvasView(QGraphicsView):
     def _free_corner(self) -> QPoint | None:
         keep = self.minimap_keep_clear()
         size = self.minimap.size()
+        usable = []
         for corner in self.minimap_corners():
             area = QRect(corner, size).adjusted(-4, -4, 4, 4)
             if not any(area.intersects(r) for r in keep):
+                usable.append(corner)
+        # Best a corner over no card at all (handles, badges and ports stay in sight), else
+        # one over nothing selected, hovered or dragged.
+        grid = self.canvas_scene.obstacles
+        for corner in usable:
+            r = self.mapToScene(QRect(corner, size).adjusted(-4, -4, 4, 4)).boundingRect()
+            if not grid.query((r.left(), r.top(), r.right(), r.bottom())):
                 return corner
+        if usable:
+            return usable[0]
         return None  # every corner would cover something in use: stay hidden
 
     def visible_scene_rect(self) -> QRectF:
