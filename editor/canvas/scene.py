@@ -284,6 +284,7 @@ class CanvasScene(QGraphicsScene):
 
     def _on_node_data_changed(self, node_id: str) -> None:
         self._refresh_node(node_id)
+        self._reroute(self._links_across([node_id]))  # a card that grew (expanded) may now cover links
         for key in self.node_edges.get(node_id, ()):
             edge = self.edge_items.get(key)
             if edge is not None:

@@ -126,3 +126,23 @@ def test_view_menu_minimap_toggle_shows_its_state(window, tmp_path):
     assert window.act_snap.isCheckable()
     # A menu item with an icon draws the icon where the check mark goes: these two show the mark.
     assert not act.isIconVisibleInMenu() and not window.act_snap.isIconVisibleInMenu()
+
+
+def test_prefers_a_corner_with_no_card_under_it(window, tmp_path):
+    # A wide row along the top and one card low on the right: at 100 % the bottom-right
+    # corner is over that card, the bottom-left one over empty canvas.
+    nodes = [start("s", 0, 0)] + [agent(f"a{i}", 320 * i, 0) for i in range(1, 12)]
+    assert window.open_path(str(write_flow(tmp_path, flow(nodes, []))), ask=False)
+    view = window.view
+    view.set_zoom(1.0, QPointF(1200, 300))
+    QApplication.processEvents()
+    vp = view.viewport().rect()
+    low = view.mapToScene(QPoint(vp.width() - 150, vp.height() - 80))
+    window.document.add_node("agent", round(low.x()) - 100, round(low.y()) - 40)
+    view.set_zoom(1.0, QPointF(1200, 300))
+    QApplication.processEvents()
+    mm = view.minimap
+    assert mm.isVisible()
+    area = view.mapToScene(QRect(mm.pos(), mm.size())).boundingRect()
+    assert not any(area.intersects(it.sceneBoundingRect()) for it in window.scene.node_items.values())
+    assert mm.pos() != view.minimap_corners()[0]
