@@ -117,15 +117,14 @@ def bezier_controls(a: Point, b: Point) -> tuple[Point, Point]:
     return (a[0] + dx, a[1]), (b[0] - dx, b[1])
 
 
+_WEIGHTS = [((1 - t) ** 3, 3 * (1 - t) ** 2 * t, 3 * (1 - t) * t * t, t ** 3)
+            for t in (i / _BEZIER_SAMPLES for i in range(_BEZIER_SAMPLES + 1))]
+
+
 def _bezier_points(a: Point, b: Point) -> list[Point]:
-    c1, c2 = bezier_controls(a, b)
-    pts = []
-    for i in range(_BEZIER_SAMPLES + 1):
-        t = i / _BEZIER_SAMPLES
-        u = 1 - t
-        w0, w1, w2, w3 = u * u * u, 3 * u * u * t, 3 * u * t * t, t * t * t
-        pts.append((w0 * a[0] + w1 * c1[0] + w2 * c2[0] + w3 * b[0], w0 * a[1] + w1 * c1[1] + w2 * c2[1] + w3 * b[1]))
-    return pts
+    (c1x, c1y), (c2x, c2y) = bezier_controls(a, b)
+    ax, ay, bx, by = a[0], a[1], b[0], b[1]
+    return [(w0 * ax + w1 * c1x + w2 * c2x + w3 * bx, w0 * ay + w1 * c1y + w2 * c2y + w3 * by) for w0, w1, w2, w3 in _WEIGHTS]
 
 
 def _clear(points: list[Point], rects: list[Rect]) -> bool:
@@ -191,7 +190,7 @@ def _route_h(a: Point, b: Point, query, ends: tuple[str, str]) -> list[Point] | 
     lo, hi = min(a1[0], b1[0]), max(a1[0], b1[0])
     seen = -1
     m = MARGIN
-    for extent in (160.0, 640.0, 2560.0, 1e7):  # nearby cards first, then further out
+    for extent in (160.0, 640.0, 2560.0):  # nearby cards first, then further out (then give up)
         ymin, ymax = min(a[1], b[1]) - extent, max(a[1], b[1]) + extent
         band = query((lo - m, ymin, hi + m, ymax))
         if len(band) == seen:
