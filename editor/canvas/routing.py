@@ -174,11 +174,14 @@ def _route_h(a: Point, b: Point, query, ends: tuple[str, str]) -> list[Point] | 
     # own cards, so most links are accepted from one look-up without sampling the curve.
     c1, c2 = bezier_controls(a, b)
     box = (min(a[0], c2[0]) - 4.0, min(a[1], b[1]) - 4.0, max(b[0], c1[0]) + 4.0, max(a[1], b[1]) + 4.0)
-    near = query(box)
+    # A curve across a big stretch of a large graph would cross something: route it at once
+    # rather than gather every card under it.
+    big = (box[2] - box[0]) * (box[3] - box[1]) > 16 * CELL * CELL
+    near = {} if big else query(box)
     others = [r for k, r in near.items() if k not in ends]
-    if not others and b[0] - a[0] >= 100.0:
+    if not big and not others and b[0] - a[0] >= 100.0:
         return None
-    if len(others) <= 8:  # a long curve over a crowd of cards is routed without trying it
+    if not big and len(others) <= 8:  # a long curve over a crowd of cards is routed without trying it
         curve = _bezier_points(a, b)
         rects = [_inflate(r, 4.0) for r in others]
         if b[0] - a[0] < 100.0:
