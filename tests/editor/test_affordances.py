@@ -130,3 +130,22 @@ def _crosses(path, rect: QRectF) -> bool:
             if rect.contains(poly.at(i)):
                 return True
     return False
+
+
+def test_paste_lands_at_the_pointer_over_the_canvas(window, qtbot, tmp_path):
+    from PySide6.QtGui import QCursor
+
+    open_flow(window, copy_sample(tmp_path, "review"))
+    doc, scene, view = window.document, window.scene, window.view
+    old = doc.node_ids()
+    scene.select_nodes(["triage"])
+    window.copy()
+    vp = view.viewport()
+    at = QPoint(vp.width() // 2, vp.height() - 60)
+    QCursor.setPos(vp.mapToGlobal(at))
+    qtbot.mouseMove(vp, at)
+    qtbot.waitUntil(lambda: view.underMouse(), timeout=2000)
+    window.paste()
+    (new,) = doc.node_ids() - old
+    target = view.mapToScene(at)
+    assert abs(doc.node(new).x - target.x()) <= 1 and abs(doc.node(new).y - target.y()) <= 1
