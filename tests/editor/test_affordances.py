@@ -145,7 +145,10 @@ def test_paste_lands_at_the_pointer_over_the_canvas(window, qtbot, tmp_path):
     QCursor.setPos(vp.mapToGlobal(at))
     qtbot.mouseMove(vp, at)
     qtbot.waitUntil(lambda: view.underMouse(), timeout=2000)
-    window.paste()
+    try:
+        window.paste()
+    finally:
+        QCursor.setPos(-5000, -5000)  # later tests start with the pointer away from their windows
     (new,) = doc.node_ids() - old
     target = view.mapToScene(at)
     assert abs(doc.node(new).x - target.x()) <= 1 and abs(doc.node(new).y - target.y()) <= 1
