@@ -1,6 +1,7 @@
 """Undo commands. Each stores ids plus before/after plain data (``model_dump()`` fragments and
-list positions), never scene items, and calls :class:`editor.document.WorkflowDocument`'s
-low-level methods only; the scene follows the document's signals.
+list positions), never scene items, and calls :class:`editor.document.WorkflowModel`'s
+low-level methods only; the scene follows the model's signals. The requests that push them
+are :class:`editor.editing.WorkflowDocument`'s.
 
 Undo restores the exact ``model_dump()``: removed nodes and links go back to their old list
 positions.
@@ -14,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtGui import QUndoCommand
 
 if TYPE_CHECKING:
-    from .document import ConnKey, WorkflowDocument
+    from .document import ConnKey, WorkflowModel
 
 MERGE_DATA_ID = 1001
 MERGE_META_ID = 1002
@@ -23,7 +24,7 @@ MERGE_META_ID = 1002
 class AddItemsCommand(QUndoCommand):
     """Append nodes then links (add from the palette, connect, paste, duplicate)."""
 
-    def __init__(self, doc: WorkflowDocument, nodes: list[dict[str, Any]], conns: list[dict[str, Any]], text: str) -> None:
+    def __init__(self, doc: WorkflowModel, nodes: list[dict[str, Any]], conns: list[dict[str, Any]], text: str) -> None:
         super().__init__(text)
         self.doc = doc
         self.nodes = copy.deepcopy(nodes)
@@ -47,7 +48,7 @@ class AddItemsCommand(QUndoCommand):
 class RemoveItemsCommand(QUndoCommand):
     """Remove nodes (with every link touching them) and links; undo puts all back in place."""
 
-    def __init__(self, doc: WorkflowDocument, node_ids: list[str], conn_keys: list[ConnKey]) -> None:
+    def __init__(self, doc: WorkflowModel, node_ids: list[str], conn_keys: list[ConnKey]) -> None:
         n, c = len(node_ids), len(conn_keys)
         parts = [f"{n} node{'s' * (n != 1)}" if n else "", f"{c} link{'s' * (c != 1)}" if c and not n else ""]
         super().__init__("Delete " + " ".join(p for p in parts if p))
@@ -77,7 +78,7 @@ class RemoveItemsCommand(QUndoCommand):
 class ReplaceConnectionCommand(QUndoCommand):
     """Change one link in place (reconnect an end, renumber a condition branch)."""
 
-    def __init__(self, doc: WorkflowDocument, index: int, before: dict[str, Any], after: dict[str, Any], text: str) -> None:
+    def __init__(self, doc: WorkflowModel, index: int, before: dict[str, Any], after: dict[str, Any], text: str) -> None:
         super().__init__(text)
         self.doc, self.index = doc, index
         self.before, self.after = copy.deepcopy(before), copy.deepcopy(after)
@@ -92,7 +93,7 @@ class ReplaceConnectionCommand(QUndoCommand):
 class MoveNodesCommand(QUndoCommand):
     """One drag (or one auto-layout) of any number of nodes."""
 
-    def __init__(self, doc: WorkflowDocument, before: dict[str, tuple[float, float]],
+    def __init__(self, doc: WorkflowModel, before: dict[str, tuple[float, float]],
                  after: dict[str, tuple[float, float]], text: str = "Move") -> None:
         n = len(after)
         super().__init__(f"{text} {n} node{'s' * (n != 1)}" if text == "Move" else text)
@@ -108,7 +109,7 @@ class MoveNodesCommand(QUndoCommand):
 class SetNodeDataCommand(QUndoCommand):
     """Replace a node's data; typing in one field merges into one step (``merge`` key)."""
 
-    def __init__(self, doc: WorkflowDocument, node_id: str, before: dict[str, Any], after: dict[str, Any],
+    def __init__(self, doc: WorkflowModel, node_id: str, before: dict[str, Any], after: dict[str, Any],
                  merge: tuple | None, text: str) -> None:
         super().__init__(text)
         self.doc, self.node_id = doc, node_id
@@ -136,7 +137,7 @@ class SetNodeDataCommand(QUndoCommand):
 class SetMetaCommand(QUndoCommand):
     """Workflow name/description."""
 
-    def __init__(self, doc: WorkflowDocument, before: dict[str, Any], after: dict[str, Any], merge: tuple) -> None:
+    def __init__(self, doc: WorkflowModel, before: dict[str, Any], after: dict[str, Any], merge: tuple) -> None:
         super().__init__("Edit workflow info")
         self.doc, self.before, self.after, self.merge = doc, before, after, merge
 

@@ -1,12 +1,14 @@
-"""WorkflowDocument: the one object that mutates the open workflow.
+"""The document's model: the open workflow, its signals and its undo stack.
 
 Invariants:
 * The pydantic :class:`engine.Workflow` is the source of truth; views (scene, inspector,
-  problems) subscribe to the past-tense signals below and never write to the model.
-* Every user edit goes through a request method (``add_node``, ``connect``, ``delete``,
-  ``move_nodes``, ``edit_node_data`` ...) that pushes one :mod:`editor.commands` command on
-  :attr:`undo_stack`; the low-level ``insert_*``/``remove_*``/``set_*`` methods are for those
-  commands only and emit the signals.
+  problems) subscribe to the past-tense signals of :class:`WorkflowModel` and never write
+  to the model.
+* Only :mod:`editor.commands` calls the low-level ``insert_*``/``remove_*``/``set_*``
+  methods, which emit the signals. Every user edit is a request of
+  :class:`editor.editing.WorkflowDocument` (``add_node``, ``connect``, ``delete``, ...) that
+  pushes one command on :attr:`WorkflowModel.undo_stack`. This module imports neither the
+  commands nor the canvas: the layers are model <- commands <- requests.
 * Node ids are kept as read; new ids come from :func:`engine.new_id` and never collide.
 * Connections have no id in the file format; they are named by their key
   ``(source, sourceHandle or "output", target, targetHandle or "input")``.
@@ -22,7 +24,7 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QUndoStack
 
 from engine import (ConnectionCheck, Connection, GraphIndex, Node, Workflow, check_connection, dumps_workflow,
-                    load_workflow, loads_workflow, new_id, save_workflow)
+                    load_workflow, new_id, save_workflow)
 
 ConnKey = tuple[str, str, str, str]
 
@@ -56,7 +58,14 @@ def is_subagent_node(node: Node, index: GraphIndex | None = None) -> bool:
     return bool(getattr(node.data, "subagent", False)) and not (index is not None and index.in_execution(node.id))
 
 
-class WorkflowDocument(QObject):
+class WorkflowModel(QObject):
+    """The open workflow, its past-tense signals and its undo stack.
+
+    Reading methods are for everyone; the low-level ``insert_*``/``remove_*``/``set_*``
+    methods are for :mod:`editor.commands` only (user edits are requested through
+    :class:`editor.editing.WorkflowDocument`, which pushes those commands).
+    """
+
     node_added = Signal(str)
     node_removed = Signal(str)
     connection_added = Signal(object)  # ConnKey
@@ -75,12 +84,11 @@ class WorkflowDocument(QObject):
         self._workflow = workflow or Workflow(name="Untitled workflow", version=1)
         self._nodes: dict[str, Node] = {n.id: n for n in self._workflow.nodes}
         self._path: str | None = path
-        self._merge_epoch = 0
 
     # ------------------------------------------------------------------ reading
     @property
     def workflow(self) -> Workflow:
-        """The model, for reading. Mutate only through this class."""
+        """The model, for reading. It changes only through the low-level methods below (commands only)."""
         return self._workflow
 
     @property
@@ -113,6 +121,24 @@ class WorkflowDocument(QObject):
         if self._path:
             return Path(self._path).name
         return "Untitled"
+
+    def new_node_dump(self, kind: str, x: float, y: float) -> dict[str, Any]:
+        node_type, data = _NEW_NODE_DATA[kind]
+        node = Node.model_validate({"id": new_id(node_type, self._nodes), "type": node_type, "x": x, "y": y,
+                                    "data": copy.deepcopy(data)})
+        return node.model_dump()
+
+    def check(self, source: str, source_handle: str, target: str, target_handle: str = "input",
+              index: GraphIndex | None = None) -> ConnectionCheck:
+        return check_connection(index or self._workflow, source, source_handle, target, target_handle)
+
+    def fragment_json(self, node_ids: Iterable[str]) -> str:
+        """The selected nodes and the links among them, as workflow JSON (for the clipboard)."""
+        ids = [n.id for n in self._workflow.nodes if n.id in set(node_ids)]
+        chosen = set(ids)
+        frag = Workflow(nodes=[self._nodes[i] for i in ids],
+                        connections=[c for c in self._workflow.connections if c.source in chosen and c.target in chosen])
+        return dumps_workflow(frag)
 
     # ------------------------------------------------------------------ files
     def reset(self, workflow: Workflow, path: str | None) -> None:
@@ -218,223 +244,5 @@ class WorkflowDocument(QObject):
             self.meta_changed.emit()
             self.changed.emit()
 
-    # ------------------------------------------------------------------ requests (one undo step each)
-    def end_merge(self) -> None:
-        """Start a new undo step for the next typed edit (called when an editor loses focus)."""
-        self._merge_epoch += 1
 
-    def new_node_dump(self, kind: str, x: float, y: float) -> dict[str, Any]:
-        node_type, data = _NEW_NODE_DATA[kind]
-        node = Node.model_validate({"id": new_id(node_type, self._nodes), "type": node_type, "x": x, "y": y,
-                                    "data": copy.deepcopy(data)})
-        return node.model_dump()
-
-    def add_node(self, kind: str, x: float, y: float) -> str:
-        from .commands import AddItemsCommand
-
-        dump = self.new_node_dump(kind, x, y)
-        self.undo_stack.push(AddItemsCommand(self, [dump], [], f"Add {kind}"))
-        return dump["id"]
-
-    def add_items(self, node_dumps: list[dict[str, Any]], conn_dumps: list[dict[str, Any]], text: str) -> None:
-        from .commands import AddItemsCommand
-
-        if node_dumps or conn_dumps:
-            self.undo_stack.push(AddItemsCommand(self, node_dumps, conn_dumps, text))
-
-    def check(self, source: str, source_handle: str, target: str, target_handle: str = "input",
-              index: GraphIndex | None = None) -> ConnectionCheck:
-        return check_connection(index or self._workflow, source, source_handle, target, target_handle)
-
-    def connect(self, source: str, source_handle: str, target: str, target_handle: str = "input") -> ConnectionCheck:
-        from .commands import AddItemsCommand
-
-        result = self.check(source, source_handle, target, target_handle)
-        if result.ok:
-            dump = Connection(source=source, target=target, sourceHandle=source_handle,
-                              targetHandle=target_handle).model_dump()
-            self.undo_stack.push(AddItemsCommand(self, [], [dump], "Connect"))
-        return result
-
-    def reconnect(self, old: ConnKey, source: str, source_handle: str, target: str,
-                  target_handle: str = "input") -> ConnectionCheck:
-        """Move the link ``old`` to new ends (one undo step); checked as if ``old`` were gone."""
-        from .commands import ReplaceConnectionCommand
-
-        i = self.connection_index(old)
-        if i is None:
-            return ConnectionCheck(False, "That link no longer exists.")
-        without = self._workflow.model_copy(update={"connections": [c for j, c in enumerate(self._workflow.connections)
-                                                                     if j != i]})
-        result = check_connection(without, source, source_handle, target, target_handle)
-        if result.ok:
-            before = self._workflow.connections[i].model_dump()
-            after = {**before, "source": source, "sourceHandle": source_handle, "target": target,
-                     "targetHandle": target_handle}
-            self.undo_stack.push(ReplaceConnectionCommand(self, i, before, after, "Reconnect"))
-        return result
-
-    def delete(self, node_ids: Iterable[str] = (), conn_keys: Iterable[ConnKey] = ()) -> None:
-        from .commands import RemoveItemsCommand
-
-        node_ids = [n for n in node_ids if n in self._nodes]
-        conn_keys = list(conn_keys)
-        if node_ids or conn_keys:
-            self.undo_stack.push(RemoveItemsCommand(self, node_ids, conn_keys))
-
-    def move_nodes(self, before: dict[str, tuple[float, float]], after: dict[str, tuple[float, float]],
-                   text: str = "Move") -> None:
-        from .commands import MoveNodesCommand
-
-        after = {k: v for k, v in after.items() if before.get(k) != v}
-        if after:
-            self.undo_stack.push(MoveNodesCommand(self, {k: before[k] for k in after}, after, text))
-
-    def edit_node_data(self, node_id: str, data: dict[str, Any], field: str | None = None) -> None:
-        """Replace ``node_id``'s data; consecutive edits of the same ``field`` merge into one step."""
-        from .commands import SetNodeDataCommand
-
-        node = self._nodes.get(node_id)
-        if node is None:
-            return
-        before = node.data.model_dump()
-        if before == data:
-            return
-        merge = (node_id, field, self._merge_epoch) if field else None
-        self.undo_stack.push(SetNodeDataCommand(self, node_id, before, data, merge, f"Edit {field or 'node'}"))
-
-    def set_node_field(self, node_id: str, field: str, value: Any, merge: bool = True) -> None:
-        node = self._nodes.get(node_id)
-        if node is None:
-            return
-        data = node.data.model_dump()
-        if "." in field:
-            outer, inner = field.split(".", 1)
-            data[outer] = {**(data.get(outer) or {}), inner: value}
-        else:
-            data[field] = value
-        self.edit_node_data(node_id, data, field if merge else None)
-
-    def set_subagents_enabled(self, node_id: str, enabled: bool) -> None:
-        """Toggle an agent's subagents tool; turning it off also removes its subagent links (one step)."""
-        node = self._nodes.get(node_id)
-        if node is None:
-            return
-        self.undo_stack.beginMacro("Toggle subagents")
-        if not enabled:
-            self.delete((), [c.key() for c in self._workflow.connections
-                             if c.source == node_id and c.sourceHandle == "subagent"])
-        self.set_node_field(node_id, "tools.subagents", enabled, merge=False)
-        self.undo_stack.endMacro()
-
-    def set_conditions(self, node_id: str, conditions: list[dict[str, Any]], mapping: dict[int, int | None],
-                       text: str = "Edit conditions") -> None:
-        """Replace an if node's conditions; ``mapping`` sends old condition indices to new ones
-        (``None``: removed), so links follow their condition when it moves and go when it goes."""
-        from .commands import ReplaceConnectionCommand
-
-        node = self._nodes.get(node_id)
-        if node is None:
-            return
-        self.undo_stack.beginMacro(text)
-        doomed: list[ConnKey] = []
-        for i, c in enumerate(list(self._workflow.connections)):
-            if c.source != node_id:
-                continue
-            handle = c.handle if c.handle != "true" else "condition-0"
-            if not handle.startswith("condition-"):
-                continue
-            try:
-                old = int(handle.split("-", 1)[1])
-            except ValueError:
-                continue
-            new = mapping.get(old, old)
-            if new is None:
-                doomed.append(c.key())
-            elif new != old:
-                before = c.model_dump()
-                self.undo_stack.push(ReplaceConnectionCommand(self, i, before, {**before, "sourceHandle": f"condition-{new}"},
-                                                              "Move branch"))
-        self.delete((), doomed)
-        data = node.data.model_dump()
-        data["conditions"] = conditions
-        self.edit_node_data(node_id, data)
-        self.undo_stack.endMacro()
-
-    def set_collapsed(self, node_ids: Iterable[str], collapsed: bool) -> None:
-        ids = [n for n in node_ids if n in self._nodes and bool(self._nodes[n].data.collapsed) != collapsed]
-        if not ids:
-            return
-        self.undo_stack.beginMacro("Collapse" if collapsed else "Expand")
-        for nid in ids:
-            data = self._nodes[nid].data.model_dump()
-            data["collapsed"] = collapsed or None
-            self.edit_node_data(nid, data)
-        self.undo_stack.endMacro()
-
-    def set_info(self, name: str | None = None, description: str | None = None) -> None:
-        from .commands import SetMetaCommand
-
-        after = {}
-        if name is not None and name != self._workflow.name:
-            after["name"] = name
-        if description is not None and description != self._workflow.description:
-            after["description"] = description
-        if after:
-            before = {k: getattr(self._workflow, k) for k in after}
-            merge = ("meta", tuple(after), self._merge_epoch)
-            self.undo_stack.push(SetMetaCommand(self, before, after, merge))
-
-    # ------------------------------------------------------------------ clipboard
-    def fragment_json(self, node_ids: Iterable[str]) -> str:
-        """The selected nodes and the links among them, as workflow JSON (for the clipboard)."""
-        ids = [n.id for n in self._workflow.nodes if n.id in set(node_ids)]
-        chosen = set(ids)
-        frag = Workflow(nodes=[self._nodes[i] for i in ids],
-                        connections=[c for c in self._workflow.connections if c.source in chosen and c.target in chosen])
-        return dumps_workflow(frag)
-
-    def paste_json(self, text: str, offset: tuple[float, float] = (40.0, 40.0),
-                   at: tuple[float, float] | None = None) -> list[str]:
-        """Add the workflow in ``text`` with fresh ids (one undo step); returns the new ids.
-
-        Raises :class:`WorkflowLoadError` when ``text`` is not workflow JSON.
-        """
-        frag = loads_workflow(text)
-        if not frag.nodes:
-            return []
-        taken = set(self._nodes)
-        remap: dict[str, str] = {}
-        for n in frag.nodes:
-            remap[n.id] = new_id(n.type, taken)
-            taken.add(remap[n.id])
-        if at is not None:
-            minx = min(n.x for n in frag.nodes)
-            miny = min(n.y for n in frag.nodes)
-            dx, dy = at[0] - minx, at[1] - miny
-        else:
-            dx, dy = offset
-        nodes = []
-        for n in frag.nodes:
-            d = n.model_dump()
-            d.update(id=remap[n.id], x=n.x + dx, y=n.y + dy)
-            nodes.append(d)
-        conns = []
-        for c in frag.connections:
-            if c.source in remap and c.target in remap:
-                d = c.model_dump()
-                d.update(source=remap[c.source], target=remap[c.target])
-                conns.append(d)
-        self.add_items(nodes, conns, "Paste")
-        return [d["id"] for d in nodes]
-
-    # ------------------------------------------------------------------ layout
-    def auto_layout(self, node_ids: Iterable[str] | None = None) -> None:
-        from .layout import layered_positions
-
-        positions = layered_positions(self._workflow, set(node_ids) if node_ids else None)
-        before = {nid: (self._nodes[nid].x, self._nodes[nid].y) for nid in positions}
-        self.move_nodes(before, positions, "Auto-layout")
-
-
-__all__ = ["WorkflowDocument", "ConnKey", "PALETTE_KINDS", "is_subagent_node", "conn_key"]
+__all__ = ["WorkflowModel", "ConnKey", "PALETTE_KINDS", "is_subagent_node", "conn_key"]

@@ -13,10 +13,10 @@ from typing import Sequence
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    from engine.cli import COMMANDS
+    from engine import CLI_COMMANDS
 
-    if args and (args[0] in COMMANDS or args[0] in ("-h", "--help")):
-        from engine.cli import main as cli_main
+    if args and (args[0] in CLI_COMMANDS or args[0] in ("-h", "--help")):
+        from engine import cli_main
 
         return cli_main(args)
     from editor.app import main as gui_main

@@ -10,10 +10,15 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from typing import TYPE_CHECKING, Iterable
+
 from engine import GraphIndex, Workflow
 
 from .canvas.style import node_size
 from .document import is_subagent_node
+
+if TYPE_CHECKING:
+    from .editing import WorkflowDocument
 
 LAYER_GAP = 110.0
 ROW_GAP = 48.0
@@ -27,12 +32,8 @@ def layered_positions(workflow: Workflow, only: set[str] | None = None) -> dict[
     ids = {n.id for n in nodes}
     subs = {n.id for n in nodes if is_subagent_node(n, index)}
     main = [n for n in nodes if n.id not in subs]
-    out_edges: dict[str, list[str]] = defaultdict(list)
-    indeg: dict[str, int] = {n.id: 0 for n in main}
-    for c in workflow.connections:
-        if c.sourceHandle == "subagent" or c.source not in indeg or c.target not in indeg or c.source == c.target:
-            continue
-        out_edges[c.source].append(c.target)
+    main_ids = {n.id for n in main}
+    out_edges = {nid: [t for t in index.exec_out.get(nid, ()) if t in main_ids and t != nid] for nid in main_ids}
     # Depth-first order to drop back edges, so execution cycles do not stretch layers forever.
     order: list[str] = []
     state: dict[str, int] = {}
@@ -75,10 +76,7 @@ def layered_positions(workflow: Workflow, only: set[str] | None = None) -> dict[
     origin_y = min(n.y for n in nodes)
     positions: dict[str, tuple[float, float]] = {}
     x = origin_x
-    children: dict[str, list[str]] = defaultdict(list)
-    for c in workflow.connections:
-        if c.sourceHandle == "subagent" and c.target in subs and c.source in ids:
-            children[c.source].append(c.target)
+    children = {nid: [t for t in index.sub_children.get(nid, ()) if t in subs] for nid in ids}
     for li in sorted(layers):
         members = layers[li]
         members.sort(key=lambda m: (sum(rank.get(p, 0) for p in preds[m]) / len(preds[m])) if preds[m] else rank.get(m, 0))
@@ -106,3 +104,10 @@ def layered_positions(workflow: Workflow, only: set[str] | None = None) -> dict[
             positions[sid] = (round(x), round(y))
             y += node_size(by_node[sid])[1] + ROW_GAP
     return {k: (float(v[0]), float(v[1])) for k, v in positions.items()}
+
+
+def auto_layout(document: WorkflowDocument, node_ids: Iterable[str] | None = None) -> None:
+    """Lay out ``node_ids`` (all nodes when None) left to right, as one undo step."""
+    positions = layered_positions(document.workflow, set(node_ids) if node_ids else None)
+    before = {nid: (document.node(nid).x, document.node(nid).y) for nid in positions}  # type: ignore[union-attr]
+    document.move_nodes(before, positions, "Auto-layout")

@@ -1,9 +1,10 @@
 """RunViewWindow: a stored run, read-only, on the workflow snapshot that actually ran.
 
 Opened from the run history. The canvas shows the run's node states and the links it
-followed (computed from its events by :class:`editor.history.replay.RunReplay`), the
-console replays its log, and a side panel shows the selected node's last input and
-output. Nothing here edits anything: the canvas takes clicks for selection only, and
+followed, the console replays its log, and a side panel shows the selected node's last
+input and output. What the run did is derived from its events by the engine's one reducer
+(:class:`engine.RunState`, the console's), exactly as for a live run, so the stored run
+looks as the live one did. Nothing here edits anything: the canvas takes clicks for selection only, and
 "Open this version as a new document" hands the workflow to the main window.
 """
 
@@ -17,12 +18,11 @@ from PySide6.QtGui import QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (QGraphicsItem, QGraphicsSceneMouseEvent, QHBoxLayout, QLabel, QMainWindow, QPushButton,
                                QSplitter, QVBoxLayout, QWidget)
 
-from engine import Workflow
+from engine import RunState, Workflow
 
 from .canvas.scene import CanvasScene
 from .canvas.view import CanvasView
-from .document import WorkflowDocument
-from .history.replay import RunReplay
+from .editing import WorkflowDocument
 from .run.console import RunConsole
 from .run.details import NodeRunDetails
 
@@ -121,16 +121,18 @@ class RunViewWindow(QMainWindow):
         self.setCentralWidget(central)
         self.resize(1300, 900)
 
-        self.replay = RunReplay(workflow, events)
-        states = {k: ("not_reached" if v in ("skipped", "cancelled") else v) for k, v in self.replay.states.items()}
-        if self.replay.status not in ("running", "paused"):
-            # An ended run: a node that started and never finished did not finish.
-            states = {k: ("failed" if v == "running" and self.replay.status == "failed" else v)
-                      for k, v in states.items()}
-        self.scene.set_run_states(states, set(self.replay.links), dict(self.replay.errors))
-        self.console.replay(workflow, events, run_id=run_id, status=status or self.replay.status)
+        self.console.replay(workflow, events, run_id=run_id, status=status or None)
+        state = self.run_state
+        # the canvas's words, as the main window paints a live run: skipped and cancelled are "not reached"
+        states = {k: ("not_reached" if v in ("skipped", "cancelled") else v) for k, v in state.states.items()}
+        self.scene.set_run_states(states, set(state.links), self.console.node_errors())
         self.console.node_activated.connect(self._select_node)
         self.scene.selectionChanged.connect(self._selection_changed)
+
+    @property
+    def run_state(self) -> RunState:
+        """What the stored run did (node states, links, details), derived from its events."""
+        return self.console.run_state
 
     def showEvent(self, event) -> None:
         super().showEvent(event)

@@ -1,32 +1,103 @@
 """Flowdesk's engine: the workflow model, validation, the runtime and its LLM seam.
 
 Pure Python (pydantic, networkx, httpx, asyncio); it never imports Qt, so it runs
-headless in the CLI, in tests and on servers. The editor uses only the names below.
+headless in the CLI, in tests and on servers.
+
+The names in ``__all__`` are the engine's public API, and the only engine names the editor
+uses (``tests/test_public_api.py`` pins the list and checks every ``editor/`` import). The
+submodules (``engine.model``, ``engine.store``, ``engine.llm.config``, ``engine.cli``, ...)
+are private: their names may move between them without notice. Every error the engine
+raises on purpose derives from :class:`FlowdeskError`.
+
+The run store and the command line are loaded on first use (``sqlite3`` and ``argparse``
+are not needed to edit or validate a workflow), so importing the engine stays cheap.
 """
 
-from .events import SYSTEM_NODE, EventType, RunEvent, RunStatus
+from typing import TYPE_CHECKING, Any
+
+from .errors import FlowdeskError
+from .events import SUBAGENT_CALL_TYPES, SUBAGENT_FIELDS, SYSTEM_NODE, EventType, RunEvent, RunStatus
 from .llm import (AgentInvocation, EchoProvider, LLMError, LLMProvider, LLMResult, ProviderConfigError, ProviderContext,
                   SubagentSpec, available_providers, make_resolver, web_search_available)
+from .llm.config import (DEFAULT_EFFORTS, ModelInfo, ProviderInfo, Settings, is_local_url, key_source, load_settings,
+                         model_choices, reasoning_efforts, save_settings, settings_path, store_api_key)
+from .llm.config import providers as provider_catalogue
+from .llm.registry import default_provider
 from .model import (NODE_TYPES, AgentData, AgentTools, ApprovalData, Condition, Connection, IfData, Node, NodeData,
                     StartData, Workflow, WorkflowLoadError, accepts_input, atomic_write_text, dumps_workflow,
                     load_workflow, loads_workflow, new_id, parse_workflow, save_workflow, source_handles,
                     workflow_to_dict)
+from .runstate import NODE_STATES, NodeDetails, RunState, SubagentCall
 from .runtime import DEFAULT_MAX_VISITS, NodeRecord, Run, RunStateError, as_text, normalise_decision
 from .validate import ConnectionCheck, GraphIndex, Issue, Severity, check_connection, errors_only, handle_label, validate
+from .templates import (SECRET_MASK, TEMPLATE_BUILTINS, ResolvedTemplate, TemplateCompletion, TemplateReference,
+                        TemplateScope, find_references, mask_secrets, reference_first_name, render_template_value,
+                        resolve_templates, resolve_templates_masked, secret_lookup, template_completion,
+                        unknown_references, walk_references)
+from .grammar import (TriggerCaptureKind, TriggerMatch, TriggerPattern, TriggerPatternError, all_trigger_matches,
+                      best_trigger_match, compile_trigger, generate_trigger_example, trigger_words)
 
-__all__ = [
+if TYPE_CHECKING:
+    from .cli import COMMANDS as CLI_COMMANDS
+    from .cli import main as cli_main
+    from .store import RunInfo, RunRecorder, RunStore, StoreError, agentflow_record, data_dir, run_from_agentflow_record
+
+# Public name -> (private module, name there), imported on first access.
+_LAZY = {
+    "RunStore": ("store", "RunStore"), "RunInfo": ("store", "RunInfo"), "RunRecorder": ("store", "RunRecorder"),
+    "StoreError": ("store", "StoreError"), "agentflow_record": ("store", "agentflow_record"),
+    "data_dir": ("store", "data_dir"), "run_from_agentflow_record": ("store", "run_from_agentflow_record"),
+    "cli_main": ("cli", "main"), "CLI_COMMANDS": ("cli", "COMMANDS"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    try:
+        module, attr = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module 'engine' has no attribute {name!r}") from None
+    from importlib import import_module
+
+    value = getattr(import_module(f".{module}", __name__), attr)
+    globals()[name] = value  # later lookups skip this hook
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
+
+__all__ = sorted([
+    # errors
+    "FlowdeskError",
     # model and files
     "NODE_TYPES", "Workflow", "Node", "Connection", "NodeData", "StartData", "AgentData", "AgentTools", "IfData",
     "ApprovalData", "Condition", "WorkflowLoadError", "load_workflow", "loads_workflow", "parse_workflow",
     "save_workflow", "dumps_workflow", "workflow_to_dict", "atomic_write_text", "new_id", "source_handles",
     "accepts_input",
-    # validation
+    # validation and the workflow's adjacency
     "validate", "check_connection", "Issue", "Severity", "ConnectionCheck", "GraphIndex", "errors_only",
     "handle_label",
     # runtime
     "Run", "RunStateError", "RunStatus", "RunEvent", "EventType", "SYSTEM_NODE", "NodeRecord", "DEFAULT_MAX_VISITS",
     "normalise_decision", "as_text",
+    # what a run did (one reducer for every view)
+    "RunState", "NodeDetails", "SubagentCall", "NODE_STATES", "SUBAGENT_CALL_TYPES", "SUBAGENT_FIELDS",
     # LLM seam
     "LLMProvider", "ProviderContext", "AgentInvocation", "SubagentSpec", "LLMResult", "LLMError", "EchoProvider",
-    "ProviderConfigError", "make_resolver", "available_providers", "web_search_available",
-]
+    "ProviderConfigError", "make_resolver", "available_providers", "default_provider", "web_search_available",
+    # provider settings and the provider/model catalogue (resources/providers.json + settings.json)
+    "Settings", "ProviderInfo", "ModelInfo", "load_settings", "save_settings", "settings_path", "store_api_key",
+    "key_source", "is_local_url", "provider_catalogue", "model_choices", "reasoning_efforts", "DEFAULT_EFFORTS",
+    # templates
+    "TemplateScope", "TemplateReference", "ResolvedTemplate", "TemplateCompletion", "TEMPLATE_BUILTINS", "SECRET_MASK",
+    "find_references", "walk_references", "reference_first_name", "unknown_references", "resolve_templates",
+    "resolve_templates_masked", "render_template_value", "mask_secrets", "secret_lookup", "template_completion",
+    # trigger grammar
+    "TriggerPattern", "TriggerMatch", "TriggerPatternError", "TriggerCaptureKind", "compile_trigger",
+    "best_trigger_match", "all_trigger_matches", "generate_trigger_example", "trigger_words",
+    # run store (loaded on first use)
+    "RunStore", "RunInfo", "RunRecorder", "StoreError", "agentflow_record", "run_from_agentflow_record", "data_dir",
+    # command line (loaded on first use)
+    "cli_main", "CLI_COMMANDS",
+])

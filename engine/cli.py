@@ -21,6 +21,8 @@ import signal
 import sys
 from typing import Any, Sequence, TextIO
 
+from .events import SUBAGENT_CALL_TYPES, format_timestamp
+
 __all__ = ["main", "COMMANDS"]
 
 COMMANDS = ("run", "validate", "resume", "runs", "show")
@@ -83,10 +85,20 @@ _COLOURS = {
 
 
 class _Printer:
-    def __init__(self, out: TextIO, titles: dict[str, str], jsonl: bool) -> None:
+    """Prints each event as it comes: a JSON line (wire form) with ``--jsonl``, else a readable line.
+
+    Readable output is derived like every other view of a run: the events feed the engine's
+    run-state reducer (:class:`engine.RunState`), subagent calls are printed from their typed
+    fields, and when the run pauses or ends a one-line summary of the node states follows.
+    """
+
+    def __init__(self, out: TextIO, workflow: Any, jsonl: bool) -> None:
+        from .runstate import RunState
+
         self.out = out
-        self.titles = titles
+        self.titles = {n.id: n.title for n in workflow.nodes}
         self.jsonl = jsonl
+        self.state = RunState(workflow)
         self.colour = not jsonl and out.isatty() and os.environ.get("NO_COLOR") is None
 
     def __call__(self, ev: Any) -> None:
@@ -94,23 +106,39 @@ class _Printer:
             self.out.write(ev.to_json() + "\n")
             self.out.flush()
             return
-        kind = str(ev.type)
+        kind = ev.type
         if kind == "llm_delta":
             return
+        self.state.apply(ev)
         content = ev.content
-        if kind.startswith("subagent_call_"):
-            data = ev.json_content() or {}
+        if kind in SUBAGENT_CALL_TYPES:
+            fields = ev.extra or {}
+            depth = fields.get("depth")
             arrow = {"subagent_call_start": "→", "subagent_call_end": "←", "subagent_call_error": "✗"}[kind]
-            indent = "  " * max(0, int(data.get("depth", 1)) - 1)
-            content = f"{indent}{arrow} {data.get('subagentName', '?')}: {data.get('message', '')}"
+            indent = "  " * max(0, (depth if isinstance(depth, int) else 1) - 1)
+            content = f"{indent}{arrow} {fields.get('subagentName') or '?'}: {content}"
         who = self.titles.get(ev.node_id, ev.node_id)
-        stamp = ev.to_wire()["timestamp"][11:23]
+        stamp = format_timestamp(ev.timestamp)[11:23]
         text = content.replace("\n", "\n" + " " * 16) if content else ""
         line = f"{stamp}  {who} · {kind}" + (f"\n{' ' * 16}{text}" if text and kind not in ("step_start", "run_status") else f"  {text}")
         if self.colour:
             line = f"{_COLOURS.get(kind, '')}{line}\033[0m"
         self.out.write(line + "\n")
+        if kind == "run_status" and content in ("paused", "completed", "failed", "cancelled"):
+            self.out.write(self.summary() + "\n")
         self.out.flush()
+
+    def summary(self) -> str:
+        """``nodes: 4 done · 1 waiting · 2 skipped`` (and the approvals waiting, in order)."""
+        counts: dict[str, int] = {}
+        for state in self.state.node_states().values():
+            counts[state] = counts.get(state, 0) + 1
+        order = ("done", "running", "waiting", "queued", "failed", "cancelled", "skipped", "idle")
+        text = " · ".join(f"{counts[s]} {s}" for s in order if counts.get(s))
+        pending = self.state.pending_approvals
+        if pending:
+            text += " · approvals waiting: " + ", ".join(self.titles.get(n, n) for n in pending)
+        return f"{' ' * 14}nodes: {text or 'none'}"
 
 
 def _err(msg: str) -> None:
@@ -247,7 +275,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     from .runtime import Run
 
-    printer = _Printer(sys.stdout, {n.id: n.title for n in wf.nodes}, args.jsonl)
+    printer = _Printer(sys.stdout, wf, args.jsonl)
     meta = {k: v for k, v in (("provider", args.provider), ("model", args.model), ("baseUrl", args.base_url)) if v}
     run = Run(wf, resolver, initial_input=args.input, on_event=printer, max_visits=args.max_visits, check=False,
               meta=meta, keep_events=False)  # printed and stored as they happen; no need to hold them
@@ -290,7 +318,9 @@ def _cmd_resume(args: argparse.Namespace) -> int:
     except (ProviderConfigError, StoreError) as err:
         _err(str(err))
         return EXIT_USAGE
-    printer = _Printer(sys.stdout, {n.id: n.title for n in wf.nodes}, args.jsonl)
+    printer = _Printer(sys.stdout, wf, args.jsonl)
+    if not args.jsonl:  # the summary counts what happened before the pause too
+        printer.state.apply_many(store.iter_events(info.id))
     run = Run.restore(snap, resolver, workflow=wf, on_event=printer, check=False)
     return _execute(run, store, list(args.decide), resume_first=True)
 
@@ -311,8 +341,6 @@ def _cmd_runs(args: argparse.Namespace) -> int:
         print(json.dumps({"total": total, "offset": args.offset, "runs": [r.to_json() for r in runs]},
                          ensure_ascii=False, indent=2))
         return EXIT_OK
-    from .events import format_timestamp
-
     print(f"{'RUN':<12} {'STATUS':<12} {'STARTED':<20} {'DURATION':>9}  WORKFLOW / INPUT")
     for r in runs:
         dur = f"{r.duration:.1f}s" if r.duration is not None else ""
@@ -339,9 +367,11 @@ def _cmd_show(args: argparse.Namespace) -> int:
             return EXIT_OK
         wf = store.workflow_of(info.id)
         print(f"run {info.id} · {info.workflow_name} · {info.status}")
-        printer = _Printer(sys.stdout, {n.id: n.title for n in wf.nodes}, False)
+        printer = _Printer(sys.stdout, wf, False)
         for ev in store.iter_events(info.id):
             printer(ev)
+        if info.status not in ("paused", "completed", "failed", "cancelled"):  # no final status in the log
+            print(printer.summary())
     except StoreError as err:
         _err(str(err))
         return EXIT_USAGE

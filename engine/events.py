@@ -4,6 +4,25 @@ An event is created on the hot path of every step, so it is a slotted object tha
 stores a float timestamp; the ISO 8601 text is only made when the wire form is asked
 for. Wire form: ``{timestamp, nodeId, type, content}`` (plus ``usage`` when a
 response reports token usage).
+
+Structured data travels in typed fields, never inside ``content``:
+
+* ``extra`` (kept as JSON text, see :class:`RunEvent`) holds an event's structured fields:
+  ``usage`` on ``llm_response``; ``conditionIndex``/``matched`` on ``logic_check``;
+  ``handle`` (the decision followed) and ``note`` (when not empty) on ``input_received``;
+  ``detail`` on ``run_status``; and on ``subagent_call_*`` the call: ``parentNodeId,
+  subagentNodeId, subagentName, callId, parentCallId, depth`` (``content`` is then the
+  call's message: its input, answer or error).
+* ``path``: where the run that emitted the event sits: ``""`` for a top-level run; a nested
+  run (a subflow, later) names its parent run and call, so the events of nested runs never
+  collide in one log.
+
+The AgentFlow wire form is made only when events are written out (:meth:`RunEvent.to_wire`,
+and :meth:`RunEvent.stored` for the run store): there ``subagent_call_*`` carry their fields
+as a JSON string in ``content`` (``{type, parentNodeId, subagentNodeId, subagentName, callId,
+parentCallId, depth, message}``) and ``path`` appears only when it is not empty. Reading
+stored or imported events goes through :meth:`RunEvent.from_wire` / :meth:`RunEvent.from_stored`,
+which turn that form (and older logs without Flowdesk's fields) back into typed fields once.
 """
 
 from __future__ import annotations
@@ -14,7 +33,8 @@ from datetime import datetime, timezone
 from enum import StrEnum
 from typing import Any, NamedTuple
 
-__all__ = ["EventType", "RunEvent", "RunStatus", "SYSTEM_NODE", "format_timestamp", "parse_timestamp"]
+__all__ = ["EventType", "RunEvent", "RunStatus", "SYSTEM_NODE", "SUBAGENT_CALL_TYPES", "SUBAGENT_FIELDS",
+           "decision_fields",            "format_timestamp", "parse_timestamp"]
 
 SYSTEM_NODE = "system"
 
@@ -50,6 +70,12 @@ class EventType(StrEnum):
     RUN_STATUS = "run_status"  # content: the new status
     APPROVAL_QUEUED = "approval_queued"  # an approval reached while another one is pending
     NODE_OUTPUT = "node_output"  # reserved for non-agent outputs shown in the console
+
+
+SUBAGENT_CALL_TYPES = frozenset({EventType.SUBAGENT_CALL_START.value, EventType.SUBAGENT_CALL_END.value,
+                                 EventType.SUBAGENT_CALL_ERROR.value})
+# The structured fields of a subagent_call_* event, in their wire order.
+SUBAGENT_FIELDS = ("parentNodeId", "subagentNodeId", "subagentName", "callId", "parentCallId", "depth")
 
 
 def _make_encoder() -> Any:
@@ -90,10 +116,39 @@ class _EventFields(NamedTuple):
     type: str
     content: str
     timestamp: float
-    extra_json: str | None  # further wire fields (usage, ...) as a JSON object text
+    extra_json: str | None  # structured fields (usage, ...) as a JSON object text
 
 
 _tuple_new = tuple.__new__
+_WIRE_KEYS = ("timestamp", "nodeId", "type", "content", "path")
+
+
+def decision_fields(answer: dict[str, Any]) -> dict[str, Any]:
+    """The typed fields of an ``input_received`` event: the handle followed, and the note when there is one."""
+    note = answer.get("note")
+    return {"handle": answer.get("decision"), "note": note} if note else {"handle": answer.get("decision")}
+
+
+def _decision_fields(content: str) -> dict[str, Any] | None:
+    """The typed fields an ``input_received`` content names (logs written before events carried them)."""
+    try:
+        answer = json.loads(content)
+    except (TypeError, ValueError):
+        return None
+    if not isinstance(answer, dict) or answer.get("decision") not in ("approve", "reject"):
+        return None
+    return decision_fields(answer)
+
+
+def _condition_fields(text: str) -> dict[str, Any] | None:
+    """``conditionIndex``/``matched`` of an AgentFlow ``logic_check`` written without them."""
+    if text.startswith("Condition "):
+        num = text[len("Condition "):].split(":", 1)[0]
+        if num.isdigit():
+            return {"conditionIndex": int(num) - 1, "matched": "→ matched" in text or "-> matched" in text}
+    if "Else" in text or "No condition" in text:
+        return {"conditionIndex": None, "matched": False}
+    return None
 
 
 class RunEvent(_EventFields):
@@ -103,22 +158,51 @@ class RunEvent(_EventFields):
     a run holding tens of thousands of events does not make every collection slower
     (measured: with a dict per response kept, the per-node cost of a 10,000-agent chain
     was 2x that of a 100-agent one). Hence ``type`` is a plain ``str`` and the extra
-    fields are kept as JSON text, decoded on demand by :attr:`extra`.
+    fields are kept as JSON text, decoded on demand by :attr:`extra`. The run path is a
+    sixth item only when it is not empty (a top-level run's events are five-item tuples,
+    as the runtime builds them inline).
     """
 
     __slots__ = ()
 
     def __new__(cls, node_id: str, type: str, content: str = "", *, timestamp: float | None = None,
-                extra: dict[str, Any] | None = None, extra_json: str | None = None) -> "RunEvent":
+                extra: dict[str, Any] | None = None, extra_json: str | None = None, path: str = "") -> "RunEvent":
         if extra:
             extra_json = _encode(extra)
         # tuple.__new__ directly: the namedtuple's own __new__ is one more Python call per event.
-        return _tuple_new(cls, (node_id, type if type.__class__ is str else str(type), content,
-                                time.time() if timestamp is None else timestamp, extra_json or None))
+        fields = (node_id, type if type.__class__ is str else str(type), content,
+                  time.time() if timestamp is None else timestamp, extra_json or None)
+        return _tuple_new(cls, fields + (path,) if path else fields)
+
+    @property
+    def path(self) -> str:
+        """The run path: ``""`` for a top-level run (see the module's docstring)."""
+        return self[5] if len(self) > 5 else ""
 
     @property
     def extra(self) -> dict[str, Any] | None:
         return json.loads(self.extra_json) if self.extra_json else None
+
+    # ------------------------------------------------------------------ written out
+    def wire_content(self) -> str:
+        """``content`` as the wire form has it (a JSON string for ``subagent_call_*``)."""
+        if self[1] in SUBAGENT_CALL_TYPES:
+            fields = json.loads(self[4]) if self[4] else {}
+            return _encode({"type": self[1], **{k: fields.get(k) for k in SUBAGENT_FIELDS}, "message": self[2]})
+        return self[2]
+
+    def stored(self) -> tuple[str, str | None]:
+        """``(content, extra_json)`` as the run store keeps them: the wire form's content and
+        the other wire fields (the path included when it is not empty)."""
+        if self[1] in SUBAGENT_CALL_TYPES:
+            content, extra_json = self.wire_content(), None
+        else:
+            content, extra_json = self[2], self[4]
+        if len(self) > 5:
+            extra = json.loads(extra_json) if extra_json else {}
+            extra["path"] = self[5]
+            extra_json = _encode(extra)
+        return content, extra_json
 
     def to_wire(self) -> dict[str, Any]:
         wire: dict[str, Any] = {
@@ -127,40 +211,74 @@ class RunEvent(_EventFields):
             "type": str(self.type),
             "content": self.content,
         }
-        if self.extra_json:
+        if self[1] in SUBAGENT_CALL_TYPES:
+            wire["content"] = self.wire_content()
+        elif self.extra_json:
             wire.update(json.loads(self.extra_json))
+        if len(self) > 5:
+            wire["path"] = self[5]
         return wire
 
     def to_json(self) -> str:
         return json.dumps(self.to_wire(), ensure_ascii=False)
 
+    # ------------------------------------------------------------------ read back
     @classmethod
     def from_wire(cls, wire: dict[str, Any]) -> "RunEvent":
-        extra = {k: v for k, v in wire.items() if k not in ("timestamp", "nodeId", "type", "content")}
+        """An event from its wire form (an imported log, a JSON line), typed fields restored."""
+        extra = {k: v for k, v in wire.items() if k not in _WIRE_KEYS}
         ts = wire.get("timestamp")
         timestamp = parse_timestamp(ts) if isinstance(ts, str) else float(ts or 0.0)
         content = wire.get("content", "")
         if not isinstance(content, str):
             content = json.dumps(content, ensure_ascii=False)
-        return cls(str(wire.get("nodeId", SYSTEM_NODE)), str(wire.get("type", "")), content,
-                   timestamp=timestamp, extra=extra or None)
+        path = wire.get("path")
+        return cls._typed(str(wire.get("nodeId", SYSTEM_NODE)), str(wire.get("type", "")), content, timestamp,
+                          extra or None, path if isinstance(path, str) else "")
 
-    def json_content(self) -> Any:
-        """The content decoded as JSON, or None when it is not JSON."""
-        try:
-            return json.loads(self.content)
-        except (TypeError, ValueError):
-            return None
+    @classmethod
+    def from_stored(cls, node_id: str, type: str, content: str, timestamp: float, extra_json: str | None) -> "RunEvent":
+        """An event from a run store row (see :meth:`stored`); older rows hold the wire form too."""
+        if not (extra_json and '"path"' in extra_json):
+            mark = _TYPED_MARK.get(type)
+            if mark is None or (extra_json and mark in extra_json):  # nothing to turn back
+                return _tuple_new(cls, (node_id, type, content, timestamp, extra_json))
+        extra = json.loads(extra_json) if extra_json else None
+        path = extra.pop("path", "") if isinstance(extra, dict) and "path" in extra else ""
+        return cls._typed(node_id, type, content, timestamp, extra, path if isinstance(path, str) else "")
+
+    @classmethod
+    def _typed(cls, node_id: str, type: str, content: str, timestamp: float, extra: dict[str, Any] | None,
+               path: str) -> "RunEvent":
+        if type in SUBAGENT_CALL_TYPES and not (extra and "subagentNodeId" in extra):
+            try:
+                payload = json.loads(content)
+            except (TypeError, ValueError):
+                payload = None
+            if isinstance(payload, dict) and isinstance(payload.get("subagentNodeId"), str):
+                message = payload.get("message", "")
+                content = message if isinstance(message, str) else json.dumps(message, ensure_ascii=False)
+                extra = {**(extra or {}), **{k: payload.get(k) for k in SUBAGENT_FIELDS}}
+        elif type == EventType.INPUT_RECEIVED and not (extra and "handle" in extra):
+            fields = _decision_fields(content)
+            if fields is not None:
+                extra = {**(extra or {}), **fields}
+        elif type == EventType.LOGIC_CHECK and not (extra and "conditionIndex" in extra):
+            fields = _condition_fields(content)
+            if fields is not None:
+                extra = {**(extra or {}), **fields}
+        return cls(node_id, type, content, timestamp=timestamp, extra=extra, path=path)
 
     def __repr__(self) -> str:
         text = self.content if len(self.content) < 60 else self.content[:57] + "..."
         return f"RunEvent({self.node_id!r}, {str(self.type)!r}, {text!r})"
 
     def __eq__(self, other: object) -> bool:
-        # Same entry = same node, type, content and extra; the timestamp is not compared.
+        # Same entry = same node, type, content, extra and path; the timestamp is not compared.
         if not isinstance(other, RunEvent):
             return NotImplemented
-        return (self[0], self[1], self[2], self[4]) == (other[0], other[1], other[2], other[4])
+        return ((self[0], self[1], self[2], self[4], self.path)
+                == (other[0], other[1], other[2], other[4], other.path))
 
     def __ne__(self, other: object) -> bool:
         eq = self.__eq__(other)
@@ -168,3 +286,9 @@ class RunEvent(_EventFields):
 
     def __hash__(self) -> int:
         return hash((self[0], self[1], self[2]))
+
+
+# Types whose stored or imported form may need turning back into typed fields
+# (the field whose presence says it is typed already)
+_TYPED_MARK = {**{t: '"subagentNodeId"' for t in SUBAGENT_CALL_TYPES}, EventType.INPUT_RECEIVED.value: '"handle"',
+               EventType.LOGIC_CHECK.value: '"conditionIndex"'}

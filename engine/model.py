@@ -28,6 +28,8 @@ from typing import Any, ClassVar, Iterator, Literal
 from pydantic import (BaseModel, ConfigDict, Field, SerializeAsAny, ValidationError, ValidationInfo, field_serializer,
                       field_validator)
 
+from .errors import FlowdeskError
+
 __all__ = [
     "NODE_TYPES",
     "Condition",
@@ -57,7 +59,7 @@ DEFAULT_SYSTEM_PROMPT = "You are a helpful assistant."
 DEFAULT_REASONING_EFFORT = "low"
 
 
-class WorkflowLoadError(ValueError):
+class WorkflowLoadError(FlowdeskError, ValueError):
     """A file or value could not be read as a workflow.
 
     ``where`` is the location inside the document (``nodes[3].type``) or ``""``;

@@ -33,7 +33,8 @@ from collections.abc import Iterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any, AsyncIterator, Callable, NamedTuple
 
-from .events import SYSTEM_NODE, EventType, RunEvent, RunStatus
+from .errors import FlowdeskError
+from .events import SYSTEM_NODE, EventType, RunEvent, RunStatus, decision_fields
 from .events import _encode as _encode_extra
 from .llm.base import AgentInvocation, LLMError, LLMProvider, LLMResult, SubagentSpec
 from .model import DEFAULT_REASONING_EFFORT, DEFAULT_SYSTEM_PROMPT, Node, Workflow, dumps_workflow, parse_workflow
@@ -55,7 +56,7 @@ _YIELD_EVERY = 64  # steps a branch runs before yielding to the event loop when 
 EventCallback = Callable[[RunEvent], None]
 
 
-class RunStateError(RuntimeError):
+class RunStateError(FlowdeskError, RuntimeError):
     """An operation that the run's current state does not allow (resume a run that is not paused, ...)."""
 
 
@@ -394,7 +395,8 @@ class Run:
             self.waiting_for_input = False
             self.current_node_id = None
             self.outputs[node_id] = answer
-            self._emit(node_id, EventType.INPUT_RECEIVED, json.dumps(answer, ensure_ascii=False))
+            self._emit(node_id, EventType.INPUT_RECEIVED, json.dumps(answer, ensure_ascii=False),
+                       decision_fields(answer))
             self._set_status(RunStatus.RUNNING)
             for handle, target in self._out.get(node_id, ()):
                 if handle == answer["decision"]:
@@ -685,7 +687,7 @@ class Run:
                 "callId": call_id, "parentCallId": parent.call_id, "depth": depth}
 
         def log(kind: str, message: str) -> None:
-            self._emit(parent.node_id, kind, json.dumps({"type": kind, **base, "message": message}, ensure_ascii=False))
+            self._emit(parent.node_id, kind, message, extra=base)
 
         log(EventType.SUBAGENT_CALL_START, argument)
         if depth > MAX_SUBAGENT_DEPTH:

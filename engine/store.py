@@ -37,6 +37,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
+from .errors import FlowdeskError
+from .events import SUBAGENT_CALL_TYPES as _WIRE_TYPES
 from .events import EventType, RunEvent, RunStatus, format_timestamp
 from .model import Workflow, dumps_workflow, parse_workflow
 
@@ -59,7 +61,7 @@ INTERRUPTED = "interrupted"
 COMMIT_INTERVAL = 0.1
 
 
-class StoreError(RuntimeError):
+class StoreError(FlowdeskError, RuntimeError):
     """The run store cannot be used; the message says which file and why."""
 
 
@@ -425,7 +427,10 @@ class RunStore:
         run's row when ``new_run`` (a :meth:`run_row`) is given."""
         values: list[Any] = []
         for i, e in enumerate(events):
-            values += (run_id, first_seq + i, e.timestamp, e.node_id, e.type, e.content, e.extra_json)
+            if e[1] in _WIRE_TYPES or len(e) > 5:  # kept in their wire form (see RunEvent.stored)
+                values += (run_id, first_seq + i, e[3], e[0], e[1], *e.stored())
+            else:
+                values += (run_id, first_seq + i, e[3], e[0], e[1], e[2], e[4])
         with self._transaction() as conn:
             if new_run is not None:
                 self._insert_run(conn, new_run)
@@ -448,7 +453,7 @@ class RunStore:
     def events(self, run_id: str, *, offset: int = 0, limit: int = -1) -> list[RunEvent]:
         rows = self._exec("SELECT timestamp, node_id, type, content, extra FROM events WHERE run_id = ? "
                           "ORDER BY seq LIMIT ? OFFSET ?", (run_id, limit, offset)).fetchall()
-        return [RunEvent(n, t, c, timestamp=ts, extra_json=x) for ts, n, t, c, x in rows]
+        return [RunEvent.from_stored(n, t, c, ts, x) for ts, n, t, c, x in rows]
 
     def iter_events(self, run_id: str, batch: int = 2000) -> Iterator[RunEvent]:
         offset = 0

@@ -102,6 +102,9 @@ def handle_label(node: Node | None, handle: str) -> str:
 class GraphIndex:
     """Adjacency of a workflow built once: nodes by id, execution and subagent links.
 
+    The one place a workflow's adjacency is built; the editor (auto-layout, the canvas's
+    subagent test, drag checks) uses it through ``engine.GraphIndex`` rather than walking
+    ``workflow.connections`` itself.
     Built in one pass over the nodes and one over the links; ``validate`` builds one and
     reuses its normalised link keys instead of reading every pydantic link again.
     ``exec_in`` and ``exec_links_from`` are built on first use: neither a drag nor
@@ -156,6 +159,20 @@ class GraphIndex:
             if handle != "subagent":
                 links[source].append(c)
         return links
+
+    @cached_property
+    def exec_out_handles(self) -> dict[str, tuple[tuple[str, str, str], ...]]:
+        """``(handle, handle as written, target)`` of the execution links leaving each node, in
+        file order; ``handle`` is normalised (the legacy ``true`` is ``condition-0``).
+
+        The one adjacency the runtime, the run-state reducers and auto-layout need; tuples of
+        strings, which the cyclic GC does not track, so keeping it for a run costs nothing.
+        """
+        out: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
+        for source, handle, target, _th in self._links:
+            if handle != "subagent":
+                out[source].append(("condition-0" if handle == "true" else handle, handle, target))
+        return {k: tuple(v) for k, v in out.items()}
 
     def in_execution(self, node_id: str) -> bool:
         return bool(self.exec_out.get(node_id)) or node_id in self._exec_targets

@@ -18,7 +18,8 @@ from PySide6.QtWidgets import QApplication, QGraphicsScene, QGraphicsSceneMouseE
 
 from engine import Issue, Node
 
-from ..document import ConnKey, WorkflowDocument
+from ..document import ConnKey
+from ..editing import WorkflowDocument
 from .interactions import LinkDrag, MoveTracker
 from .items.edge import EdgeItem
 from .items.node import NodeItem

@@ -18,7 +18,7 @@ from typing import Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QColor, QFont
 
-from engine.store import RunInfo
+from engine import RunInfo
 
 __all__ = ["RunHistoryModel", "RUN_ROLE", "RUN_ID_ROLE", "STATUS_ROLE", "COLUMNS", "STATUS_LABELS", "STATUS_COLORS",
            "status_label", "format_duration", "format_started"]

@@ -5,7 +5,7 @@ directly (a page of 50 runs is a couple of indexed queries, well under a frame),
 everything that needs the rest of the application back as signals:
 
 * ``run_opened(run_id, workflow, events, info)`` — show this past run read-only (console log,
-  canvas states: see :class:`editor.history.replay.RunReplay`);
+  canvas states: derived by :class:`engine.RunState`);
 * ``workflow_version_requested(workflow, run_id)`` — open the workflow that ran as a new document;
 * ``resume_requested(run_id)`` — the run is paused with a saved state; the owner of runs resumes it.
 
@@ -14,28 +14,34 @@ from a user action (every :class:`StoreError`, file or format error ends in a me
 no usable store it shows "Run history unavailable: <reason>" instead of the table and the
 application keeps working. Deleting skips runs that are still running (their recorder would
 lose its row). Files are written with :func:`engine.atomic_write_text`.
+
+The panel's parts: the list, filters and paging (here), what it does with a run
+(``actions``), export and import (``transfer``), the status pill (``badge``) and opening
+the store at start-up (``store_open``).
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
-from PySide6.QtCore import (QEvent, QItemSelection, QItemSelectionModel, QModelIndex, QObject, QPoint, QRect, QSize, Qt,
-                            QTimer, QUrl, Signal, Slot)
-from PySide6.QtGui import QAction, QColor, QDesktopServices, QFontMetrics, QIcon, QKeyEvent, QKeySequence, QPainter, QPalette
-from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QFileDialog, QHBoxLayout, QHeaderView, QLabel, QMenu,
-                               QMessageBox, QPushButton, QSizePolicy, QStackedWidget, QStyle, QStyledItemDelegate,
-                               QStyleOptionViewItem, QTableView, QToolBar, QToolButton, QVBoxLayout, QWidget)
+from PySide6.QtCore import (QEvent, QItemSelection, QItemSelectionModel, QModelIndex, QObject, QPoint, QSize, Qt, QTimer,
+                            QUrl, Signal, Slot)
+from PySide6.QtGui import QAction, QDesktopServices, QFontMetrics, QKeyEvent, QKeySequence, QPalette
+from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QHBoxLayout, QHeaderView, QLabel, QMenu, QPushButton,
+                               QSizePolicy, QStackedWidget, QStyle, QTableView, QToolBar, QToolButton, QVBoxLayout,
+                               QWidget)
 
-from engine import WorkflowLoadError, atomic_write_text
-from engine.store import RunInfo, RunStore, StoreError, agentflow_record, data_dir
+from engine import RunInfo, RunStore, StoreError, data_dir
 
-from .model import (COL_DURATION, COL_EVENTS, COL_INPUT, COL_STARTED, COL_STATUS, COL_WORKFLOW, RUN_ROLE, STATUS_COLORS,
-                    STATUS_LABELS, STATUS_ROLE, RunHistoryModel)
+from .actions import RunActions, warn
+from .badge import StatusBadgeDelegate
+from .model import (COL_DURATION, COL_EVENTS, COL_INPUT, COL_STARTED, COL_STATUS, COL_WORKFLOW, RUN_ROLE,
+                    STATUS_LABELS, RunHistoryModel)
+from .store_open import open_store_for_gui
+from .transfer import RunTransfer
 
 __all__ = ["HistoryPanel", "open_store_for_gui", "PAGE_SIZE"]
 
@@ -45,91 +51,7 @@ PAGE_SIZE = 50
 STATUS_FILTERS = ("paused", "running", "completed", "failed", "cancelled", "interrupted")
 PAGE_TABLE, PAGE_EMPTY, PAGE_UNAVAILABLE = range(3)
 
-# Non-modal message boxes without a parent must outlive the call that shows them.
-_open_boxes: set[QMessageBox] = set()
-
-
-def _show_store_error(parent: QWidget | None, text: str) -> None:
-    """Tell the user the run history cannot be used, without blocking start-up."""
-    box = QMessageBox(QMessageBox.Icon.Warning, "Run history unavailable", text, QMessageBox.StandardButton.Ok, parent)
-    box.setInformativeText("Flowdesk works without it, but runs are not recorded or listed until this is fixed.")
-    box.setWindowModality(Qt.WindowModality.NonModal)
-    box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-    _open_boxes.add(box)
-    box.finished.connect(lambda _r, b=box: _open_boxes.discard(b))
-    box.show()
-
-
-def open_store_for_gui(parent: QWidget | None = None, *, path: str | os.PathLike[str] | None = None,
-                       panel: HistoryPanel | None = None) -> RunStore | None:
-    """Open the run store, mark runs left running by a dead process ``interrupted``.
-
-    On :class:`StoreError` shows a non-blocking message and returns None, so the app still
-    starts. With ``panel`` (or when ``parent`` is a :class:`HistoryPanel`) the panel is given
-    the store, or the reason it is unavailable.
-    """
-    if panel is None and isinstance(parent, HistoryPanel):
-        panel = parent
-    try:
-        store = RunStore(path)
-        recovered = store.recover()
-    except StoreError as err:
-        log.warning("%s", err)
-        if panel is not None:
-            panel.set_store(None, reason=str(err), path=path)
-        _show_store_error(parent, str(err))
-        return None
-    if panel is not None:
-        panel.set_store(store)
-        if recovered:
-            n = len(recovered)
-            panel.show_message(f"{n} run{'s' if n != 1 else ''} left running when Flowdesk last stopped "
-                               f"{'were' if n != 1 else 'was'} marked interrupted.")
-    return store
-
-
-class StatusBadgeDelegate(QStyledItemDelegate):
-    """Paints the status column as a coloured pill with the status label."""
-
-    def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: QModelIndex) -> None:
-        opt = QStyleOptionViewItem(option)
-        self.initStyleOption(opt, index)
-        text = opt.text
-        opt.text = ""
-        opt.icon = QIcon()  # no decoration: the pill is the icon
-        opt.features &= ~QStyleOptionViewItem.ViewItemFeature.HasDecoration
-        style = opt.widget.style() if opt.widget else None
-        if style is not None:
-            style.drawControl(QStyle.ControlElement.CE_ItemViewItem, opt, painter, opt.widget)
-        status = index.data(STATUS_ROLE) or ""
-        colour = STATUS_COLORS.get(status, QColor("#6e7681"))
-        font = index.data(Qt.ItemDataRole.FontRole) or opt.font
-        painter.save()
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        painter.setFont(font)
-        fm = painter.fontMetrics()
-        h = fm.height() + 4
-        w = min(fm.horizontalAdvance(text) + 16, opt.rect.width() - 8)
-        pill = QRect(opt.rect.left() + 6, opt.rect.center().y() - h // 2 + 1, max(w, 0), h)
-        painter.setPen(Qt.PenStyle.NoPen)
-        painter.setBrush(colour)
-        painter.drawRoundedRect(pill, h / 2, h / 2)
-        painter.setPen(QColor("white"))
-        room = max(pill.width() - 16, 0)
-        if fm.horizontalAdvance(text) > room:  # elidedText() elides even text that fits exactly
-            text = fm.elidedText(text, Qt.TextElideMode.ElideRight, room)
-        painter.drawText(pill.adjusted(8, 0, -8, 0), int(Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft),
-                         text)
-        painter.restore()
-
-    def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex) -> QSize:
-        base = super().sizeHint(option, index)
-        fm = option.fontMetrics
-        text = index.data(Qt.ItemDataRole.DisplayRole) or ""
-        return QSize(fm.horizontalAdvance(text) + 30, max(base.height(), fm.height() + 10))
-
-
-class HistoryPanel(QWidget):
+class HistoryPanel(RunActions, RunTransfer, QWidget):
     """Runs list with pagination, filters and actions. Dock it; connect its three signals."""
 
     #: ``(run_id, workflow that ran, its events in order, its RunInfo)``
@@ -445,7 +367,7 @@ class HistoryPanel(QWidget):
     def _fail(self, err: StoreError, doing: str) -> None:
         """A store error during an action: say so; if the store is unusable now, show that state."""
         log.warning("%s: %s", doing, err)
-        _warn(self, "Run history", f"{doing} failed.\n\n{err}")
+        warn(self, "Run history", f"{doing} failed.\n\n{err}")
 
     # ================================================================ paging and filters
     @property
@@ -734,229 +656,8 @@ class HistoryPanel(QWidget):
     # ================================================================ actions
     def _require_store(self) -> RunStore | None:
         if self._store is None:
-            _warn(self, "Run history", f"Run history unavailable: {self._reason}")
+            warn(self, "Run history", f"Run history unavailable: {self._reason}")
         return self._store
-
-    @Slot()
-    def open_run(self, run_id: str | None = None) -> bool:
-        """Emit ``run_opened`` for the selected run (or ``run_id``); False if it cannot be read."""
-        store = self._require_store()
-        run_id = self._one(run_id)
-        if store is None or not run_id:
-            return False
-        try:
-            info = store.get_run(run_id)
-            if info is None:
-                _warn(self, "Open run", "This run is no longer in the run history.")
-                self.refresh()
-                return False
-            workflow = store.workflow_of(run_id)
-            events = store.events(run_id)
-        except StoreError as err:
-            self._fail(err, "Opening the run")
-            return False
-        except (WorkflowLoadError, ValueError) as err:
-            _warn(self, "Open run", f"The workflow recorded with run {run_id} cannot be read:\n\n{err}")
-            return False
-        self.run_opened.emit(run_id, workflow, events, info)
-        return True
-
-    @Slot()
-    def open_version(self, run_id: str | None = None) -> bool:
-        """Emit ``workflow_version_requested`` with the workflow exactly as it ran."""
-        store = self._require_store()
-        run_id = self._one(run_id)
-        if store is None or not run_id:
-            return False
-        try:
-            workflow = store.workflow_of(run_id)
-        except StoreError as err:
-            self._fail(err, "Reading the run's workflow")
-            return False
-        except (WorkflowLoadError, ValueError) as err:
-            _warn(self, "Open this version", f"The workflow recorded with run {run_id} cannot be read:\n\n{err}")
-            return False
-        self.workflow_version_requested.emit(workflow, run_id)
-        return True
-
-    @Slot()
-    def resume_run(self, run_id: str | None = None) -> bool:
-        """Emit ``resume_requested`` if the run is paused and its state was saved."""
-        store = self._require_store()
-        run_id = self._one(run_id)
-        if store is None or not run_id:
-            return False
-        try:
-            info = store.get_run(run_id)
-            snap = store.snapshot_of(run_id) if info is not None and info.status == "paused" else None
-        except StoreError as err:
-            self._fail(err, "Reading the run")
-            return False
-        if info is None:
-            _warn(self, "Resume run", "This run is no longer in the run history.")
-        elif info.status != "paused":
-            _warn(self, "Resume run", f"This run is {info.status}, not waiting for approval; only a paused run "
-                                      "can be resumed.")
-        elif snap is None:
-            _warn(self, "Resume run", "This run is paused, but its state was not saved (it may have been imported "
-                                      "or recorded by an older Flowdesk), so it cannot be resumed.")
-        else:
-            self.resume_requested.emit(run_id)
-            return True
-        self.refresh()
-        return False
-
-    @Slot()
-    def delete_runs(self, run_ids: list[str] | None = None) -> int:
-        """Delete the selected runs (or ``run_ids``) after confirmation; returns how many were deleted."""
-        store = self._require_store()
-        if store is None:
-            return 0
-        if run_ids is None:
-            runs = self.selected_runs()
-        else:
-            try:
-                runs = [r for r in (store.get_run(i) for i in run_ids) if r is not None]
-            except StoreError as err:
-                self._fail(err, "Reading the runs")
-                return 0
-        running = [r for r in runs if r.status == "running"]
-        runs = [r for r in runs if r.status != "running"]
-        if not runs:
-            if running:
-                _warn(self, "Delete runs", "A run that is still running cannot be deleted. Cancel it first.")
-            return 0
-        n = len(runs)
-        what = f"run {runs[0].id[:8]} of “{runs[0].workflow_name}”" if n == 1 else f"these {n} runs"
-        text = f"Delete {what}? Its log is removed from the run history. This cannot be undone." if n == 1 else \
-            f"Delete {what}? Their logs are removed from the run history. This cannot be undone."
-        paused = sum(1 for r in runs if r.status == "paused")
-        if paused:
-            text += f"\n\n{paused} of them {'is' if paused == 1 else 'are'} waiting for approval and can no longer " \
-                    "be resumed." if n > 1 else "\n\nIt is waiting for approval and can no longer be resumed."
-        if running:
-            text += f"\n\n{len(running)} running run{'s are' if len(running) != 1 else ' is'} not deleted."
-        answer = QMessageBox.question(self, "Delete runs" if n > 1 else "Delete run", text,
-                                      QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel,
-                                      QMessageBox.StandardButton.Cancel)
-        if answer != QMessageBox.StandardButton.Yes:
-            return 0
-        deleted = 0
-        try:
-            for r in runs:
-                store.delete_run(r.id)
-                deleted += 1
-        except StoreError as err:
-            self._fail(err, "Deleting runs")
-        self.refresh()
-        if deleted:
-            self.show_message(f"Deleted {deleted} run{'s' if deleted != 1 else ''}.")
-        return deleted
-
-    def _save_path(self, title: str, name: str, filters: str) -> str | None:
-        path, _ = QFileDialog.getSaveFileName(self, title, os.path.join(self._last_dir, name), filters)
-        if not path:
-            return None
-        self._last_dir = os.path.dirname(path) or self._last_dir
-        return path
-
-    def _write(self, path: str, text: str) -> bool:
-        try:
-            atomic_write_text(path, text)
-        except OSError as err:
-            _warn(self, "Export run", f"{path} could not be written: {err.strerror or err}")
-            return False
-        self.show_message(f"Saved {os.path.basename(path)}.")
-        return True
-
-    def _export(self, run_id: str | None, path: str | None, title: str, filename: str, filters: str,
-                make_text: Callable[[RunStore, str], str | None], reading: str) -> str | None:
-        """Ask where (unless ``path``), make the text from the store, write it atomically."""
-        store = self._require_store()
-        run_id = self._one(run_id)
-        if store is None or not run_id:
-            return None
-        path = path or self._save_path(title, filename.format(run_id=run_id), filters)
-        if not path:
-            return None
-        try:
-            text = make_text(store, run_id)
-        except StoreError as err:
-            self._fail(err, reading)
-            return None
-        if text is None:
-            _warn(self, "Export run", "This run is no longer in the run history.")
-            return None
-        return path if self._write(path, text) else None
-
-    @Slot()
-    def export_jsonl(self, run_id: str | None = None, path: str | None = None) -> str | None:
-        """Save the run's log as JSON Lines (wire form, one event per line); returns the path written."""
-        return self._export(run_id, path, "Export Run Log as JSON Lines", "run_{run_id}.jsonl",
-                            "JSON Lines (*.jsonl);;All files (*)",
-                            lambda store, rid: "".join(line + "\n" for line in store.export_jsonl(rid)),
-                            "Reading the run's log")
-
-    @Slot()
-    def export_agentflow(self, run_id: str | None = None, path: str | None = None) -> str | None:
-        """Save the run as an AgentFlow ``run_<id>.json`` record; returns the path written."""
-
-        def record_text(store: RunStore, rid: str) -> str | None:
-            info = store.get_run(rid)
-            wf_json = store.workflow_json(rid)
-            if info is None or wf_json is None:
-                return None
-            record = agentflow_record(info, wf_json, store.iter_events(rid))
-            return json.dumps(record, ensure_ascii=False, indent=2) + "\n"
-
-        return self._export(run_id, path, "Export as AgentFlow Run Record", "run_{run_id}.json",
-                            "AgentFlow run records (*.json);;All files (*)", record_text, "Reading the run")
-
-    @Slot()
-    def import_agentflow(self, path: str | None = None) -> str | None:
-        """Import an AgentFlow run record file; returns the new run's id (None if nothing was imported)."""
-        store = self._require_store()
-        if store is None:
-            return None
-        if not path:
-            path, _ = QFileDialog.getOpenFileName(self, "Import AgentFlow Run Record", self._last_dir,
-                                                  "AgentFlow run records (*.json);;All files (*)")
-            if not path:
-                return None
-            self._last_dir = os.path.dirname(path) or self._last_dir
-        name = os.path.basename(path)
-        try:
-            raw = Path(path).read_bytes()
-        except OSError as err:
-            _warn(self, "Import run", f"{name} could not be read: {err.strerror or err}")
-            return None
-        try:
-            record = json.loads(raw.decode("utf-8-sig"))
-        except UnicodeDecodeError:
-            _warn(self, "Import run", f"{name} is not a text file (not UTF-8), so it is not an AgentFlow run record. "
-                                      "Nothing was imported.")
-            return None
-        except json.JSONDecodeError as err:
-            _warn(self, "Import run", f"{name} is not valid JSON (line {err.lineno}, column {err.colno}: {err.msg}). "
-                                      "Nothing was imported.")
-            return None
-        try:
-            run_id = store.import_agentflow(record)
-        except StoreError as err:
-            self._fail(err, "Importing the run")
-            return None
-        except (ValueError, TypeError) as err:
-            _warn(self, "Import run", f"{name} is not an AgentFlow run record: {err}\n\nNothing was imported.")
-            return None
-        self._recover()  # an imported "running" record has no live process: it is interrupted
-        self.refresh()
-        self.select_run(run_id)
-        self.show_message(f"Imported {name} as run {run_id[:12]}.")
-        return run_id
-
-
-def _warn(parent: QWidget, title: str, text: str) -> None:
-    QMessageBox.warning(parent, title, text)
 
 
 def _html(text: str) -> str:

@@ -17,8 +17,12 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QFrame, QHBoxL
                                QPlainTextEdit, QPushButton, QScrollArea, QStackedWidget, QToolButton, QVBoxLayout,
                                QWidget)
 
-from ..document import WorkflowDocument, is_subagent_node
-from ..resources import efforts_for, icon_path, model_choices
+from engine import model_choices
+from engine import reasoning_efforts as efforts_for
+
+from ..document import is_subagent_node
+from ..editing import WorkflowDocument
+from ..resources import icon_path
 
 PREVIOUS_OUTPUT = "{{PREVIOUS_OUTPUT}}"
 TEMPLATE_RE = r"\{\{\s*[A-Za-z_][A-Za-z0-9_.]*\s*\}\}"

@@ -14,9 +14,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFormLayout, QHBoxLayout, QLabel, QLineEdit,
                                QListWidget, QListWidgetItem, QMessageBox, QPushButton, QVBoxLayout, QWidget)
 
-from engine.llm.base import ProviderConfigError
-from engine.llm.config import (Settings, is_local_url, key_source, load_settings, providers, save_settings,
-                               settings_path, store_api_key)
+from engine import (ProviderConfigError, Settings, is_local_url, key_source, load_settings, provider_catalogue,
+                    save_settings, settings_path, store_api_key)
 
 
 class ProviderSettingsDialog(QDialog):
@@ -31,7 +30,7 @@ class ProviderSettingsDialog(QDialog):
             QMessageBox.warning(self, "Provider settings", f"{err}\n\nStarting from the defaults; saving replaces "
                                                           "the file.")
             self.settings = Settings()
-        self.infos = providers(Settings())  # the catalogue; user overrides are shown per field
+        self.infos = provider_catalogue(Settings())  # the catalogue; user overrides are shown per field
         self._urls: dict[str, str] = {pid: str(o.get("base_url") or "") for pid, o in self.settings.providers.items()}
 
         self.list = QListWidget()

@@ -2,5 +2,6 @@
 subagent trace and per-node run details.
 
 Importing this package imports no Qt; import the submodules (``editor.run.console``,
-``editor.run.bridge``, ...) for the widgets. ``editor.run.state`` is Qt-free.
+``editor.run.bridge``, ...) for the widgets. What a run did (node states, followed links,
+details, approvals, subagent calls) is derived by the engine's :class:`engine.RunState`.
 """

@@ -10,6 +10,9 @@ Invariants
   ``events_batched`` at most every :attr:`flush_interval_ms` (50 ms), at most
   :attr:`max_batch` at a time (a larger backlog follows on the next turns of the loop),
   and all at once when a run settles (paused or ended), so a settled run is fully shown.
+* What the run did is derived by the engine's one reducer, :attr:`run_state`
+  (:class:`engine.RunState`), fed in each flush before any signal; widgets read it (and
+  the other accessors here), never the engine's ``Run`` itself.
 * In each flush, ``events_batched`` comes first, then ``status_changed`` (when the status
   changed), ``node_states_changed`` / ``links_followed`` (when they changed) and
   ``approvals_changed`` (when an approval was reached, queued or answered).
@@ -42,10 +45,8 @@ from typing import Any, Callable
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from engine import Run, RunEvent, RunStateError, RunStatus, Workflow, as_text
-from engine.store import RunRecorder, RunStore, StoreError
-
-from .state import RunStateTracker
+from engine import (Run, RunEvent, RunRecorder, RunState, RunStateError, RunStatus, RunStore, StoreError, Workflow,
+                    as_text)
 
 __all__ = ["RunBridge", "ApprovalRequest"]
 
@@ -84,7 +85,7 @@ class RunBridge(QObject):
         self.max_batch = 5000  # events per timed flush; the rest follows on the next turn of the loop
         self.delta_interval = delta_interval
         self.run: Run | None = None
-        self.tracker = RunStateTracker()
+        self.run_state = RunState()
         self._recorder: RunRecorder | None = None
         self._buffer: list[RunEvent] = []
         self._armed = False
@@ -137,7 +138,7 @@ class RunBridge(QObject):
         run = Run(wf, resolver, run_id=run_id, initial_input=initial_input, delta_interval=self.delta_interval)
         self.run = run
         self._buffer.clear()
-        self.tracker.reset(wf, initial_input)
+        self.run_state.reset(wf, initial_input)
         self._finished_emitted = False
         self._claim = None
         run.add_listener(self._on_event)
@@ -157,7 +158,7 @@ class RunBridge(QObject):
 
         The run is restored from its snapshot and waits for a decision; the store is claimed
         (so another process cannot resume it too) only when a decision or a cancel comes.
-        The caller shows the stored events; the tracker is fed with them here."""
+        The caller shows the stored events; the run state is fed with them here."""
         if self.is_active:
             raise RunStateError("a run is already in progress; cancel it first")
         info = store.get_run(run_id)
@@ -171,15 +172,16 @@ class RunBridge(QObject):
         ensure_asyncgen_hooks(asyncio.get_event_loop())
         self.run = run
         self._buffer.clear()
-        self.tracker.reset(workflow, run.initial_input)
-        self.tracker.feed_all(store.iter_events(run_id))
+        self.run_state.reset(workflow, run.initial_input)
+        self.run_state.apply_many(store.iter_events(run_id))
+        self.run_state.states_dirty = self.run_state.links_dirty = False
         self._finished_emitted = False
         self._recorder = None
         self._claim = store
         run.add_listener(self._on_event)
         self.run_started.emit(run.run_id)
-        self.node_states_changed.emit(dict(self.tracker.states))
-        self.links_followed.emit(frozenset(self.tracker.links))
+        self.node_states_changed.emit(dict(self.run_state.states))
+        self.links_followed.emit(frozenset(self.run_state.links))
         self.status_changed.emit(str(run.status))
         self.approvals_changed.emit()
         return run
@@ -285,34 +287,66 @@ class RunBridge(QObject):
             batch, self._buffer = self._buffer[:limit], self._buffer[limit:]
         else:
             batch, self._buffer = self._buffer, []
-        tracker = self.tracker
-        before = tracker.status
+        state = self.run_state
+        before = state.status
         approvals = False
+        apply = state.apply
+        delta = "llm_delta"
         for ev in batch:
-            tracker.feed(ev)
-            if not approvals and ev.type in _APPROVAL_EVENTS:
-                approvals = True
+            t = ev[1]
+            if t != delta:
+                apply(ev)
+                if not approvals and t in _APPROVAL_EVENTS:
+                    approvals = True
         self.events_batched.emit(batch)
-        if tracker.status != before:
-            self.status_changed.emit(str(tracker.status))
-        if tracker.states_dirty:
-            tracker.states_dirty = False
-            self.node_states_changed.emit(dict(tracker.states))
-        if tracker.links_dirty:
-            tracker.links_dirty = False
-            self.links_followed.emit(frozenset(tracker.links))
+        if state.status != before:
+            self.status_changed.emit(str(state.status))
+        if state.states_dirty:
+            state.states_dirty = False
+            self.node_states_changed.emit(dict(state.states))
+        if state.links_dirty:
+            state.links_dirty = False
+            self.links_followed.emit(frozenset(state.links))
         if approvals:
             self.approvals_changed.emit()
 
     def node_states(self) -> dict[str, str]:
-        return dict(self.tracker.states)
+        return dict(self.run_state.states)
 
     def followed_links(self) -> frozenset[tuple[str, str, str]]:
-        return frozenset(self.tracker.links)
+        return frozenset(self.run_state.links)
+
+    # ------------------------------------------------------------------ what widgets read
+    @property
+    def run_id(self) -> str | None:
+        return self.run.run_id if self.run is not None else None
+
+    @property
+    def error(self) -> str | None:
+        """Why the run failed or was cancelled (None otherwise)."""
+        return self.run.error if self.run is not None else None
+
+    @property
+    def pending_approval(self) -> str | None:
+        """The approval node waiting for a decision now (None when none is)."""
+        return self.run.pending_approval if self.run is not None else None
+
+    @property
+    def is_paused(self) -> bool:
+        return self.run is not None and self.run.status == RunStatus.PAUSED
+
+    @property
+    def workflow(self) -> Workflow | None:
+        """The workflow the run works on (a copy of the one Run was pressed on)."""
+        return self.run.workflow if self.run is not None else None
+
+    @property
+    def initial_input(self) -> str | None:
+        return self.run.initial_input if self.run is not None else None
 
     def node_details(self, node_id: str) -> dict[str, Any]:
         """Last input, output, duration, tokens and error of a node in the current run."""
-        details = self.tracker.node_details(node_id)
+        details = self.run_state.node_details(node_id)
         run = self.run
         record = run.records.get(node_id) if run is not None else None
         if record is not None:  # the engine's own record is authoritative for agent steps
@@ -334,6 +368,6 @@ def ensure_asyncgen_hooks(loop: asyncio.AbstractEventLoop) -> None:
 
 def default_resolver_factory() -> Callable[..., Any]:
     """The provider registry's default resolver (each node's provider, else the configured default)."""
-    from engine.llm.registry import make_resolver
+    from engine import make_resolver
 
     return make_resolver()

@@ -3,6 +3,11 @@
 A standalone widget that the main window puts in its "Run console" dock. It owns one
 :class:`~editor.run.bridge.RunBridge` and talks to the engine only through it.
 
+Its parts live in their own modules: the header row (``header``), the log's painting
+(``log_view``) and model (``log_model``), the entry tab (``entry_pane``), approvals,
+the subagent trace, per-node details and what is written out (``exports``). This module
+wires them together.
+
 Public API (for the main window; everything else is private)
 * ``set_workflow(workflow, path=None)``, ``set_resolver_factory(factory)`` (``factory()``
   returns a provider or a resolver), ``set_store(store)``.
@@ -24,230 +29,39 @@ Invariants
 * The log is a model + ``QListView`` with a painting delegate and uniform row heights:
   no growing text widget, so 20,000 entries cost what is visible, not what is stored.
 * What the console shows comes from events only (live ones through the bridge, stored
-  ones through ``replay``), so a replayed run looks like the live one did.
+  ones through ``replay``), and what a run did is derived from them by the engine's one
+  reducer (:class:`engine.RunState`: the bridge's for a live run, the console's own for a
+  replayed one), so a replayed run looks like the live one did.
 * While a run is live the log follows its tail unless the user scrolled up.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from PySide6.QtCore import QEvent, QModelIndex, QPersistentModelIndex, QPoint, QRect, QSize, Qt, QTimer, Signal
-from PySide6.QtGui import (QAction, QBrush, QColor, QFont, QFontMetrics, QGuiApplication, QKeySequence, QMouseEvent,
-                           QPainter, QPen)
+from PySide6.QtCore import QModelIndex, QPoint, Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QFileDialog, QHBoxLayout, QLabel, QLineEdit, QListView,
-                               QMenu, QPlainTextEdit, QSplitter, QStyle, QStyledItemDelegate,
-                               QStyleOptionViewItem, QTabWidget, QTextBrowser, QToolButton, QVBoxLayout, QWidget)
+                               QMenu, QSplitter, QTabWidget, QToolButton, QVBoxLayout, QWidget)
 
-from engine import SYSTEM_NODE, EventType, RunEvent, RunStateError, RunStatus, Workflow, dumps_workflow
-from engine.store import RunInfo, RunStore, agentflow_record
+from engine import SYSTEM_NODE, EventType, RunEvent, RunState, RunStateError, RunStatus, RunStore, Workflow
 
 from .approvals import ApprovalsPanel
 from .bridge import RunBridge, default_resolver_factory
-from .details import NodeRunDetails, format_duration, format_usage, render_content
-from .log_model import (STREAMING, TYPE_GROUPS, EntryRole, LogEntry, LogFilterProxy, LogModel, display_name,
-                        format_time)
-from .state import RunStateTracker
+from .details import NodeRunDetails
+from .entry_pane import EntryPane
+from .exports import run_record, write_jsonl, write_record
+from .header import RunHeader
+from .log_model import TYPE_GROUPS, EntryRole, LogEntry, LogFilterProxy, LogModel, display_name
+from .log_view import TYPE_COLOURS, LogDelegate
 from .trace import SubagentTrace
 
 __all__ = ["RunConsole", "LogDelegate", "TYPE_COLOURS"]
 
 log = logging.getLogger(__name__)
-
-TYPE_COLOURS: dict[str, str] = {
-    EventType.STEP_START: "#64748b",
-    EventType.START_PROMPT: "#2563eb",
-    STREAMING: "#0891b2",
-    EventType.LLM_RESPONSE: "#15803d",
-    EventType.NODE_OUTPUT: "#15803d",
-    EventType.LLM_ERROR: "#dc2626",
-    EventType.ERROR: "#dc2626",
-    EventType.LOGIC_CHECK: "#7c3aed",
-    EventType.WAIT_INPUT: "#d97706",
-    EventType.APPROVAL_QUEUED: "#ca8a04",
-    EventType.INPUT_RECEIVED: "#b45309",
-    EventType.SUBAGENT_CALL_START: "#0e7490",
-    EventType.SUBAGENT_CALL_END: "#0e7490",
-    EventType.SUBAGENT_CALL_ERROR: "#dc2626",
-    EventType.RUN_STATUS: "#475569",
-}
-_STATUS_TEXT = {
-    "pending": ("Ready", "#6b7280"),
-    "running": ("● Running", "#2563eb"),
-    "paused": ("● Paused — waiting for approval", "#d97706"),
-    "completed": ("● Completed", "#15803d"),
-    "failed": ("● Failed", "#dc2626"),
-    "cancelled": ("● Cancelled", "#6b7280"),
-}
-
-
-class LogDelegate(QStyledItemDelegate):
-    """Paints one log entry on two lines: time, type chip, node; then the first lines of content."""
-
-    ARROW_W = 16
-
-    def __init__(self, is_collapsed: Callable[[str], bool], parent: Any = None) -> None:
-        super().__init__(parent)
-        self._is_collapsed = is_collapsed
-        self._fonts_key: Any = None
-        self._colours = {k: QColor(v) for k, v in TYPE_COLOURS.items()}
-        self._chip_bg = {k: QColor(c.red(), c.green(), c.blue(), 34) for k, c in self._colours.items()}
-        self._default = QColor("#475569")
-        self._dim = QColor("#8b93a1")  # readable on light and dark backgrounds
-
-    def _fonts(self, base: QFont) -> None:
-        key = (base.family(), base.pointSizeF(), base.pixelSize())
-        if key == self._fonts_key:
-            return
-        self._fonts_key = key
-        self.font = QFont(base)
-        self.bold = QFont(base)
-        self.bold.setBold(True)
-        self.chip = QFont(base)
-        self.chip.setBold(True)
-        self.chip.setPointSizeF(max(6.5, base.pointSizeF() * 0.8) if base.pointSizeF() > 0 else 8)
-        self.mono = QFont(base)
-        self.mono.setStyleHint(QFont.StyleHint.Monospace)
-        self.mono.setFamily("monospace")
-        self.fm = QFontMetrics(self.font)
-        self.bfm = QFontMetrics(self.bold)
-        self.cfm = QFontMetrics(self.chip)
-        self.mfm = QFontMetrics(self.mono)
-        self.time_w = self.mfm.horizontalAdvance("00:00:00.000")
-        self.chip_w = max(self.cfm.horizontalAdvance(t) for t in ("SUBAGENT ←", "STREAMING", "LLM ERROR", "APPROVAL",
-                                                                   "RESPONSE", "DECISION")) + 12
-        self.row_h = self.fm.height() * 2 + 10
-
-    def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> QSize:
-        self._fonts(option.font)
-        return QSize(200, self.row_h)
-
-    def arrow_rect(self, rect: QRect) -> QRect:
-        return QRect(rect.left() + 4, rect.top() + 3, self.ARROW_W, self.fm.height() + 2)
-
-    def paint(self, painter: QPainter, option: QStyleOptionViewItem,
-              index: QModelIndex | QPersistentModelIndex) -> None:
-        entry: LogEntry | None = index.data(EntryRole)
-        if entry is None:
-            return
-        self._fonts(option.font)
-        painter.save()
-        r = option.rect
-        selected = bool(option.state & QStyle.StateFlag.State_Selected)
-        pal = option.palette
-        if selected:
-            painter.fillRect(r, pal.highlight())
-        elif index.row() % 2:
-            # a faint wash of the text colour: visible on light and dark themes alike (a style
-            # sheet may set the text colour while the palette's alternateBase stays light)
-            wash = QColor(pal.text().color())
-            wash.setAlpha(14)
-            painter.fillRect(r, wash)
-        colour = self._colours.get(entry.type, self._default)
-        painter.fillRect(QRect(r.left(), r.top() + 2, 3, r.height() - 4), colour)
-        text_colour = pal.highlightedText().color() if selected else pal.text().color()
-        if pal.text().color().lightness() > 140:  # light text: a dark theme, so lighter type colours
-            colour = colour.lighter(165)
-        dim = pal.highlightedText().color() if selected else self._dim
-        fh = self.fm.height()
-        y1 = r.top() + 4
-        x = r.left() + 4
-        # disclosure arrow on a step's first row (collapse / expand the node's entries)
-        if entry.type == EventType.STEP_START and entry.node_id != SYSTEM_NODE:
-            painter.setPen(dim)
-            painter.setFont(self.font)
-            arrow = "▸" if self._is_collapsed(entry.node_id) else "▾"
-            painter.drawText(self.arrow_rect(r), Qt.AlignmentFlag.AlignCenter, arrow)
-        x += self.ARROW_W + 2
-        painter.setFont(self.mono)
-        painter.setPen(dim)
-        painter.drawText(QRect(x, y1, self.time_w + 2, fh), Qt.AlignmentFlag.AlignVCenter, format_time(entry.timestamp))
-        x += self.time_w + 10
-        # type chip
-        label = entry.label.upper()
-        chip = QRect(x, y1, self.chip_w, fh)
-        painter.setPen(Qt.PenStyle.NoPen)
-        painter.setBrush(QBrush(self._chip_bg.get(entry.type, QColor(71, 85, 105, 34))))
-        painter.drawRoundedRect(chip, 4, 4)
-        painter.setFont(self.chip)
-        painter.setPen(QPen(colour if not selected else text_colour))
-        painter.drawText(chip, Qt.AlignmentFlag.AlignCenter, label)
-        x += self.chip_w + 8
-        # node name, then a hint on the right (tokens, streaming)
-        hint = ""
-        if entry.type == STREAMING:
-            hint = f"streaming… {len(entry.content)} chars"
-        elif entry.type == EventType.LLM_RESPONSE and entry.extra and isinstance(entry.extra.get("usage"), dict):
-            hint = format_usage(entry.extra["usage"]) + " tokens"
-        right = r.right() - 6
-        if hint:
-            painter.setFont(self.font)
-            painter.setPen(dim)
-            hw = self.fm.horizontalAdvance(hint)
-            painter.drawText(QRect(right - hw, y1, hw + 1, fh), Qt.AlignmentFlag.AlignVCenter, hint)
-            right -= hw + 10
-        painter.setFont(self.bold)
-        painter.setPen(text_colour)
-        name = entry.node_name if entry.node_id != SYSTEM_NODE else "Run"
-        painter.drawText(QRect(x, y1, max(0, right - x), fh), Qt.AlignmentFlag.AlignVCenter,
-                         self.bfm.elidedText(name, Qt.TextElideMode.ElideRight, max(0, right - x)))
-        # second line: the first lines of the content
-        y2 = y1 + fh + 2
-        x2 = r.left() + 4 + self.ARROW_W + 2
-        painter.setFont(self.font)
-        summary = _summary_for(entry)
-        painter.setPen(text_colour if entry.type not in (EventType.STEP_START, EventType.RUN_STATUS) else dim)
-        if entry.type in (EventType.LLM_ERROR, EventType.ERROR, EventType.SUBAGENT_CALL_ERROR) and not selected:
-            painter.setPen(colour)
-        w = max(0, r.right() - 6 - x2)
-        painter.drawText(QRect(x2, y2, w, fh), Qt.AlignmentFlag.AlignVCenter,
-                         self.fm.elidedText(summary, Qt.TextElideMode.ElideRight, w))
-        painter.restore()
-
-    def editorEvent(self, event: QEvent, model: Any, option: QStyleOptionViewItem,
-                    index: QModelIndex | QPersistentModelIndex) -> bool:
-        if isinstance(event, QMouseEvent) and event.type() == QEvent.Type.MouseButtonRelease:
-            entry: LogEntry | None = index.data(EntryRole)
-            if (entry is not None and entry.type == EventType.STEP_START and entry.node_id != SYSTEM_NODE
-                    and self.arrow_rect(option.rect).adjusted(-4, -3, 2, 3).contains(event.position().toPoint())):
-                self.toggle_requested(entry.node_id)
-                return True
-        return super().editorEvent(event, model, option, index)
-
-    def toggle_requested(self, node_id: str) -> None:  # replaced by the console
-        pass
-
-
-def _summary_for(entry: LogEntry) -> str:
-    kind = entry.type
-    if kind == EventType.STEP_START:
-        return "Step started" + (f" (visit {entry.visit})" if entry.visit > 1 else "")
-    if kind == EventType.RUN_STATUS:
-        detail = (entry.extra or {}).get("detail") if entry.extra else None
-        return f"Status → {entry.content}" + (f": {detail}" if detail else "")
-    if kind in (EventType.SUBAGENT_CALL_START, EventType.SUBAGENT_CALL_END, EventType.SUBAGENT_CALL_ERROR):
-        try:
-            p = json.loads(entry.content)
-        except ValueError:
-            return entry.summary()
-        if isinstance(p, dict):
-            arrow = {"subagent_call_start": "→", "subagent_call_end": "←", "subagent_call_error": "✗"}[kind]
-            msg = " ".join(str(p.get("message", "")).split())
-            indent = "  " * max(0, int(p.get("depth") or 1) - 1)
-            return f"{indent}{arrow} {p.get('subagentName', '')}: {msg}"
-    if kind == EventType.INPUT_RECEIVED:
-        try:
-            p = json.loads(entry.content)
-            if isinstance(p, dict):
-                note = p.get("note")
-                return f"{str(p.get('decision', '')).capitalize()}" + (f" — note: {note}" if note else "")
-        except ValueError:
-            pass
-    return entry.summary() or "(empty)"
 
 
 class RunConsole(QWidget):
@@ -271,7 +85,7 @@ class RunConsole(QWidget):
         self.workflow_path: str | None = None
         self.store: RunStore | None = None
         self._resolver_factory: Callable[[], Any] = default_resolver_factory
-        self._replay_tracker: RunStateTracker | None = None
+        self._replay_state: RunState | None = None
         self._replay_info: dict[str, Any] = {}
         self._run_id: str | None = None
         self._started_mono: float | None = None
@@ -316,74 +130,19 @@ class RunConsole(QWidget):
         root.setSpacing(6)
 
         # --- one row: input | Run / Cancel | status | export (a short dock keeps room for the log)
-        top = QHBoxLayout()
-        top.setSpacing(6)
-        self.input_edit = QPlainTextEdit()
-        self.input_edit.setObjectName("initialInput")
-        self.input_edit.setPlaceholderText("Initial input for the run (empty: the Start node's own text)")
-        self.input_edit.setTabChangesFocus(True)
-        fm = self.input_edit.fontMetrics()
-        # two whole lines: the document margins (2 x 4) plus the app style's padding and border
-        # (2 x 6) left half of the second line hidden with "+ 14"
-        self.input_edit.setFixedHeight(fm.lineSpacing() * 2 + 24)
-        top.addWidget(self.input_edit, 1)
-        buttons = QVBoxLayout()
-        buttons.setSpacing(4)
-        self.run_button = QToolButton()
-        self.run_button.setObjectName("runButton")
-        self.run_button.setDefaultAction(self.run_action)
-        self.run_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
-        self.run_button.setMinimumWidth(90)
-        self.run_button.setStyleSheet("QToolButton { background: #15803d; color: white; font-weight: bold;"
-                                      " border-radius: 4px; padding: 3px 10px; }"
-                                      " QToolButton:disabled { background: #5f7a68; color: #d1d5db; }")
-        self.cancel_button = QToolButton()
-        self.cancel_button.setObjectName("cancelButton")
-        self.cancel_button.setDefaultAction(self.cancel_action)
-        self.cancel_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
-        self.cancel_button.setMinimumWidth(90)
-        buttons.addWidget(self.run_button)
-        buttons.addWidget(self.cancel_button)
-        top.addLayout(buttons)
-        status_col = QVBoxLayout()
-        status_col.setSpacing(2)
-        self.status_label = QLabel()
-        self.status_label.setObjectName("runStatus")
-        self.status_label.setWordWrap(True)
-        self.status_label.setFixedWidth(250)
-        self.status_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        meta = QHBoxLayout()
-        self.elapsed_label = QLabel("")
-        self.elapsed_label.setObjectName("runElapsed")
-        self.elapsed_label.setStyleSheet("color: #8b93a1")
-        self.run_id_label = QLabel("")
-        self.run_id_label.setStyleSheet("color: #8b93a1")
-        self.run_id_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        meta.addWidget(self.elapsed_label)
-        meta.addSpacing(10)
-        meta.addWidget(self.run_id_label)
-        meta.addStretch(1)
-        status_col.addWidget(self.status_label)
-        status_col.addLayout(meta)
-        status_col.addStretch(1)
-        top.addLayout(status_col)
         self.copy_output_action = QAction("Copy final output", self)
         self.copy_output_action.triggered.connect(self.copy_final_output)
         self.save_log_action = QAction("Save log as JSON Lines…", self)
         self.save_log_action.triggered.connect(self._ask_export_jsonl)
         self.save_record_action = QAction("Save run record (run_<id>.json)…", self)
         self.save_record_action.triggered.connect(self._ask_export_record)
-        self.export_button = QToolButton()
-        self.export_button.setObjectName("exportButton")
-        self.export_button.setText("Export")
-        self.export_button.setToolTip("Copy the final output, or save the log or the run record")
-        self.export_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
-        export_menu = QMenu(self.export_button)
-        for a in (self.copy_output_action, self.save_log_action, self.save_record_action):
-            export_menu.addAction(a)
-        self.export_button.setMenu(export_menu)
-        top.addWidget(self.export_button, 0, Qt.AlignmentFlag.AlignTop)
-        root.addLayout(top)
+        self.header = RunHeader(self.run_action, self.cancel_action,
+                                [self.copy_output_action, self.save_log_action, self.save_record_action], self)
+        h = self.header
+        self.input_edit, self.run_button, self.cancel_button = h.input_edit, h.run_button, h.cancel_button
+        self.status_label, self.elapsed_label, self.run_id_label = h.status_label, h.elapsed_label, h.run_id_label
+        self.export_button = h.export_button
+        root.addWidget(h)
 
         # --- approvals
         self.approvals = ApprovalsPanel(self)
@@ -456,26 +215,11 @@ class RunConsole(QWidget):
 
         self.tabs = QTabWidget()
         self.tabs.setObjectName("runTabs")
-        entry_tab = QWidget()
-        el = QVBoxLayout(entry_tab)
-        el.setContentsMargins(4, 4, 4, 4)
-        head = QHBoxLayout()
-        self.entry_header = QLabel("Select an entry to see it in full.")
-        self.entry_header.setObjectName("entryHeader")
-        self.entry_header.setWordWrap(True)
-        self.entry_header.setTextFormat(Qt.TextFormat.RichText)
-        head.addWidget(self.entry_header, 1)
-        self.copy_entry_button = QToolButton()
-        self.copy_entry_button.setText("Copy")
-        self.copy_entry_button.setToolTip("Copy this entry's content")
-        self.copy_entry_button.clicked.connect(self.copy_current_entry)
-        head.addWidget(self.copy_entry_button, 0, Qt.AlignmentFlag.AlignTop)
-        el.addLayout(head)
-        self.entry_view = QTextBrowser()
-        self.entry_view.setObjectName("entryView")
-        self.entry_view.setOpenExternalLinks(True)
-        el.addWidget(self.entry_view, 1)
-        self.tabs.addTab(entry_tab, "Entry")
+        self.entry_pane = EntryPane()
+        self.entry_pane.copy_button.clicked.connect(self.copy_current_entry)
+        self.entry_header, self.entry_view = self.entry_pane.header, self.entry_pane.view
+        self.copy_entry_button = self.entry_pane.copy_button
+        self.tabs.addTab(self.entry_pane, "Entry")
         self.trace = SubagentTrace()
         self.tabs.addTab(self.trace, "Subagents")
         self.node_panel = NodeRunDetails()
@@ -489,8 +233,6 @@ class RunConsole(QWidget):
         self.vsplit.setStretchFactor(0, 0)
         self.vsplit.setStretchFactor(1, 1)
         root.addWidget(self.vsplit, 1)
-        self.entry_kind: str | None = None  # how the shown entry was rendered: markdown, json or text
-        self._shown_entry: LogEntry | None = None
 
     def _connect(self) -> None:
         b = self.bridge
@@ -528,7 +270,7 @@ class RunConsole(QWidget):
         if not current or current == self._default_input:
             self.input_edit.setPlainText(default or "")
         self._default_input = default or ""
-        if not self.bridge.is_active and self._replay_tracker is None and not self.model.entries:
+        if not self.bridge.is_active and self._replay_state is None and not self.model.entries:
             self._set_names(workflow)
         self._update_actions()
 
@@ -546,7 +288,7 @@ class RunConsole(QWidget):
 
     @property
     def status(self) -> str:
-        return str(self._tracker().status)
+        return str(self._state().status)
 
     def start_run(self) -> str | None:
         """Start a run of the current workflow with the input box's text; returns its id (None if it cannot)."""
@@ -563,7 +305,7 @@ class RunConsole(QWidget):
         text = self.input_edit.toPlainText()
         initial = text if text.strip() else None
         self._reset_views(self.workflow)
-        self._replay_tracker = None
+        self._replay_state = None
         try:
             return self.bridge.start(self.workflow, initial, resolver, self.store, self.workflow_path)
         except RunStateError as err:
@@ -596,8 +338,8 @@ class RunConsole(QWidget):
 
     def node_details(self, node_id: str) -> dict[str, Any]:
         """The node's last input, output, duration (s), tokens, error and state in the shown run."""
-        if self._replay_tracker is not None:
-            return self._replay_tracker.node_details(node_id)
+        if self._replay_state is not None:
+            return self._replay_state.node_details(node_id)
         return self.bridge.node_details(node_id)
 
     def open_paused_run(self, run_id: str) -> bool:
@@ -614,22 +356,22 @@ class RunConsole(QWidget):
             workflow = self.store.workflow_of(run_id)
             events = self.store.events(run_id)
             self._reset_views(workflow)
-            self._replay_tracker = None
+            self._replay_state = None
             self._replay_info = {}
             self.bridge.open_paused(self.store, run_id, resolver)
         except Exception as err:  # StoreError, RunStateError, ProviderConfigError: say why
             self._on_error(f"Cannot take up run {run_id[:8]}: {err}")
             return False
         self.model.add_events(events)
-        self.trace.add_events(events)
+        self.trace.add_events(events, self.bridge.run_state)
         self._set_status_label("paused")
         return True
 
     def node_errors(self) -> dict[str, str]:
         """The error of every failed node in the shown run (for the canvas's tooltips)."""
-        tracker = self._tracker()
-        return {nid: d.error for nid, d in tracker.details.items()
-                if d.error and tracker.states.get(nid) in ("failed", "cancelled")}
+        state = self._state()
+        return {nid: d.error for nid, d in state.details.items()
+                if d.error and state.states.get(nid) in ("failed", "cancelled")}
 
     def replay(self, workflow: Workflow | None, events: Iterable[RunEvent], *, run_id: str | None = None,
                status: str | None = None) -> bool:
@@ -639,27 +381,26 @@ class RunConsole(QWidget):
             return False
         events = list(events)
         self._reset_views(workflow)
-        tracker = RunStateTracker(workflow)
-        tracker.feed_all(events)
+        state = RunState.of(workflow, events)
         if status:
             try:
-                tracker.status = RunStatus(status)
+                state.status = RunStatus(status)
             except ValueError:
                 pass
-        self._replay_tracker = tracker
+        self._replay_state = state
         self._replay_info = {"workflow": workflow}
         self._run_id = run_id
-        self.run_id_label.setText(f"run {run_id[:8]}" if run_id else "")
+        self.header.set_run_id(run_id)
         self.model.add_events(events)
-        self.trace.add_events(events)
+        self.trace.add_events(events, state)
         self._started_mono = self._ended_mono = None
-        t0 = tracker.started_at or (events[0].timestamp if events else None)
-        t1 = tracker.ended_at or (events[-1].timestamp if events else None)
-        self.elapsed_label.setText(_elapsed_text(t1 - t0) if t0 and t1 else "")
-        self._set_status_label(str(tracker.status), tracker.error)
+        t0 = state.started_at or (events[0].timestamp if events else None)
+        t1 = state.ended_at or (events[-1].timestamp if events else None)
+        self.header.set_elapsed(t1 - t0 if t0 and t1 else None)
+        self._set_status_label(str(state.status), state.error)
         self.approvals.set_requests([])
-        self.node_states_changed.emit(dict(tracker.states))
-        self.links_followed.emit(frozenset(tracker.links))
+        self.node_states_changed.emit(dict(state.states))
+        self.links_followed.emit(frozenset(state.links))
         self._update_actions()
         return True
 
@@ -686,46 +427,22 @@ class RunConsole(QWidget):
 
     def export_jsonl(self, path: str | Path) -> None:
         """Every event of the shown run (streamed deltas included), one JSON object per line."""
-        with open(path, "w", encoding="utf-8") as f:
-            for ev in self.model.raw_events:
-                f.write(ev.to_json())
-                f.write("\n")
+        write_jsonl(self.model.raw_events, path)
 
     def run_record(self) -> dict[str, Any]:
-        """The shown run as an AgentFlow-style record (the shape of ``engine.store.agentflow_record``)."""
-        tracker = self._tracker()
-        run = self.bridge.run if self._replay_tracker is None else None
-        workflow = (run.workflow if run is not None else None) or self._replay_info.get("workflow") or self.workflow
-        events = self.model.raw_events
-        started = tracker.started_at or (events[0].timestamp if events else time.time())
-        info = RunInfo(
-            id=self._run_id or "unsaved", workflow_name=workflow.display_name() if workflow else "Untitled workflow",
-            workflow_path=self.workflow_path, initial_input=(run.initial_input if run is not None else None),
-            status=str(tracker.status), started_at=started, ended_at=tracker.ended_at,
-            current_node=run.current_node_id if run is not None else None,
-            waiting=bool(run.waiting_for_input) if run is not None else tracker.status == RunStatus.PAUSED,
-            error=(run.error if run is not None else tracker.error))
-        if run is not None:
-            outputs = dict(run.outputs)
-        else:
-            outputs = {nid: d.output for nid, d in tracker.details.items() if d.output is not None}
-        wf_json = dumps_workflow(workflow, indent=None) if workflow is not None else '{"nodes": [], "connections": []}'
-        try:
-            return agentflow_record(info, wf_json, events, outputs)
-        except TypeError:  # an output that is not JSON
-            return agentflow_record(info, wf_json, events, {k: str(v) for k, v in outputs.items()})
+        """The shown run as an AgentFlow-style record (the shape of ``engine.agentflow_record``)."""
+        live = self._replay_state is None
+        workflow = (self.bridge.workflow if live else self._replay_info.get("workflow")) or self.workflow
+        return run_record(self._state(), self.model.raw_events, run_id=self._run_id, workflow=workflow,
+                          workflow_path=self.workflow_path, initial_input=self.bridge.initial_input if live else None,
+                          error=self.bridge.error if live else None)
 
     def export_record(self, path: str | Path | None = None) -> Path:
         """Write the AgentFlow-style record; ``path`` may be a folder (the file is then ``run_<id>.json``)."""
-        record = self.run_record()
-        target = Path(path) if path is not None else Path.cwd()
-        if target.is_dir():
-            target = target / f"run_{record['runId']}.json"
-        target.write_text(json.dumps(record, indent=2, ensure_ascii=False), encoding="utf-8")
-        return target
+        return write_record(self.run_record(), path)
 
     def final_output(self) -> str | None:
-        return self._tracker().final_output
+        return self._state().final_output
 
     def copy_final_output(self) -> None:
         text = self.final_output()
@@ -746,8 +463,14 @@ class RunConsole(QWidget):
         return [self.proxy.index(r, 0).data(EntryRole) for r in range(self.proxy.rowCount())]
 
     # ================================================================== internals
-    def _tracker(self) -> RunStateTracker:
-        return self._replay_tracker if self._replay_tracker is not None else self.bridge.tracker
+    @property
+    def run_state(self) -> RunState:
+        """What the shown run did (the engine's reducer): the replayed run's, else the live one's."""
+        return self._state()
+
+    def _state(self) -> RunState:
+        """What the shown run did: the replayed run's state, else the bridge's live one."""
+        return self._replay_state if self._replay_state is not None else self.bridge.run_state
 
     def _set_names(self, workflow: Workflow | None) -> None:
         self.model.set_workflow(workflow)
@@ -770,8 +493,7 @@ class RunConsole(QWidget):
         self.model.clear()
         self.trace.clear()
         self._set_names(workflow)
-        self.entry_view.clear()
-        self.entry_header.setText("Select an entry to see it in full.")
+        self.entry_pane.clear()
         self.node_panel.set_details(None)
         self._follow_tail = True
         self.empty_label.setVisible(False)
@@ -783,26 +505,18 @@ class RunConsole(QWidget):
         has = bool(self.model.raw_events)
         for a in (self.save_log_action, self.save_record_action):
             a.setEnabled(has)
-        self.copy_output_action.setEnabled(self._tracker().final_output is not None)
+        self.copy_output_action.setEnabled(self._state().final_output is not None)
 
     def _set_status_label(self, status: str, detail: str | None = None) -> None:
-        text, colour = _STATUS_TEXT.get(status, (status, "#6b7280"))
-        if detail and status in ("failed", "cancelled") and detail != "Cancelled by the user.":
-            short = detail if len(detail) < 140 else detail[:137] + "…"
-            text = f"{text}: {short}"
-        self.status_label.setText(text)
-        self.status_label.setToolTip(detail or "")
-        self.status_label.setStyleSheet(f"color: {colour}; font-weight: bold")
+        self.header.set_status(status, detail)
 
     def _on_error(self, message: str) -> None:
-        self.status_label.setText(message)
-        self.status_label.setToolTip(message)
-        self.status_label.setStyleSheet("color: #dc2626; font-weight: bold")
+        self.header.show_error(message)
 
     # -------------------------------------------------------------- bridge signals
     def _on_run_started(self, run_id: str) -> None:
         self._run_id = run_id
-        self.run_id_label.setText(f"run {run_id[:8]}")
+        self.header.set_run_id(run_id)
         self._started_mono = time.monotonic()
         self._ended_mono = None
         self._elapsed_timer.start()
@@ -815,7 +529,7 @@ class RunConsole(QWidget):
         self._ended_mono = time.monotonic()
         self._elapsed_timer.stop()
         self._update_elapsed()
-        self._set_status_label(status, self.bridge.run.error if self.bridge.run else None)
+        self._set_status_label(status, self.bridge.error)
         self._update_actions()
         self._refresh_approvals()
         self._refresh_node_panel()
@@ -823,7 +537,7 @@ class RunConsole(QWidget):
 
     def _on_status(self, status: str) -> None:
         if status in ("completed", "failed", "cancelled"):
-            self._set_status_label(status, self.bridge.run.error if self.bridge.run else None)
+            self._set_status_label(status, self.bridge.error)
         else:
             self._set_status_label(status)
         self.status_changed.emit(status)
@@ -832,18 +546,18 @@ class RunConsole(QWidget):
         if self._started_mono is None:
             return
         end = self._ended_mono if self._ended_mono is not None else time.monotonic()
-        self.elapsed_label.setText(_elapsed_text(end - self._started_mono))
+        self.header.set_elapsed(end - self._started_mono)
 
     def _on_events(self, batch: list[RunEvent]) -> None:
         self.model.add_events(batch)
-        self.trace.add_events(batch)
+        self.trace.add_events(batch, self.bridge.run_state)
         self._update_actions()
         if not self.view.currentIndex().isValid() and self.model.latest_response is not None:
             self._show_entry(self.model.latest_response)  # nothing selected: follow the latest answer
 
     def _refresh_approvals(self) -> None:
         before = len(self.approvals.cards)
-        self.approvals.set_requests(self.bridge.approvals() if self._replay_tracker is None else [])
+        self.approvals.set_requests(self.bridge.approvals() if self._replay_state is None else [])
         if self.approvals.cards and len(self.approvals.cards) != before:
             QTimer.singleShot(0, self, lambda: self._size_approvals(bool(self.approvals.cards)))
 
@@ -855,8 +569,7 @@ class RunConsole(QWidget):
         self.vsplit.setSizes([want, max(90, total - want)])
 
     def _on_decision(self, node_id: str, decision: str, note: str) -> None:
-        run = self.bridge.run
-        if run is None or run.pending_approval != node_id:
+        if self.bridge.pending_approval != node_id:
             self._refresh_approvals()
             return
         try:
@@ -885,9 +598,9 @@ class RunConsole(QWidget):
         if entry is not None and entry.node_id != SYSTEM_NODE:
             self._show_node_details(entry.node_id)
         if entry is not None and entry.type.startswith("subagent_call"):
-            payload = _json_or_none(entry.content)
-            if isinstance(payload, dict) and payload.get("callId"):
-                self.trace.select_call(str(payload["callId"]))
+            call_id = (entry.extra or {}).get("callId")
+            if isinstance(call_id, str):
+                self.trace.select_call(call_id)
 
     def _on_model_data_changed(self, top: QModelIndex, bottom: QModelIndex, *_args: Any) -> None:
         entry = self.current_entry() or self.model.latest_response
@@ -895,37 +608,12 @@ class RunConsole(QWidget):
             self._show_entry(entry)
 
     def _show_entry(self, entry: LogEntry | None) -> None:
-        if entry is None:
-            self._shown_entry = None
-            self.entry_header.setText("Select an entry to see it in full.")
-            self.entry_view.clear()
-            self.entry_kind = None
-            return
-        colour = TYPE_COLOURS.get(entry.type, "#475569")
-        meta = [format_time(entry.timestamp)]
-        usage = (entry.extra or {}).get("usage") if entry.extra else None
-        if isinstance(usage, dict):
-            meta.append(format_usage(usage) + " tokens")
-        if entry.type == STREAMING:
-            meta.append("streaming…")
-        if entry.ended is not None:
-            meta.append(f"streamed for {format_duration(entry.ended - entry.timestamp)}")
-        extra = {k: v for k, v in (entry.extra or {}).items() if k != "usage"}
-        if extra:
-            meta.append(", ".join(f"{k}: {v}" for k, v in extra.items()))
-        self.entry_header.setText(
-            f"<b>{_esc(entry.node_name)}</b> <span style='color:#9ca3af'>({_esc(entry.node_id)})</span> · "
-            f"<span style='color:{colour}; font-weight:bold'>{_esc(entry.label)}</span> · "
-            f"<span style='color:#6b7280'>{_esc(' · '.join(meta))}</span>")
-        bar = self.entry_view.verticalScrollBar()
-        same = entry is self._shown_entry
-        keep = bar.value()
-        self._shown_entry = entry
-        self.entry_kind = render_content(self.entry_view, entry.type, entry.content)
-        if entry.type == STREAMING:
-            bar.setValue(bar.maximum())  # follow the text as it streams
-        else:
-            bar.setValue(min(keep, bar.maximum()) if same else 0)
+        self.entry_pane.show_entry(entry)
+
+    @property
+    def entry_kind(self) -> str | None:
+        """How the shown entry was rendered: markdown, json or text."""
+        return self.entry_pane.kind
 
     def _show_node_details(self, node_id: str) -> None:
         name = self.model.node_name(node_id)
@@ -1000,18 +688,3 @@ class RunConsole(QWidget):
             self._on_error(f"Cannot save: {err.strerror or err}")
 
 
-def _json_or_none(text: str) -> Any:
-    try:
-        return json.loads(text)
-    except (TypeError, ValueError):
-        return None
-
-
-def _elapsed_text(seconds: float) -> str:
-    seconds = max(0.0, seconds)
-    m, s = divmod(seconds, 60)
-    return f"{int(m):02d}:{s:04.1f}"
-
-
-def _esc(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

@@ -22,7 +22,7 @@ from typing import Any, Iterable
 
 from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, QSortFilterProxyModel, Qt
 
-from engine import SYSTEM_NODE, EventType, RunEvent, Workflow
+from engine import SUBAGENT_CALL_TYPES, SYSTEM_NODE, EventType, RunEvent, Workflow
 
 __all__ = ["display_name", "LogEntry", "LogModel", "LogFilterProxy", "STREAMING", "TYPE_LABELS", "EntryRole", "NodeRole", "TypeRole",
            "type_label", "TYPE_GROUPS"]
@@ -323,7 +323,9 @@ class LogFilterProxy(QSortFilterProxyModel):
         if self._text:
             t = self._text
             if (t not in entry.content.casefold() and t not in entry.node_name.casefold()
-                    and t not in entry.label.casefold()):
+                    and t not in entry.label.casefold()
+                    and not (entry.type in SUBAGENT_CALL_TYPES and entry.extra
+                             and t in str(entry.extra.get("subagentName", "")).casefold())):
                 return False
         return True
 

@@ -19,6 +19,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Protocol, runtime_checkable
 
+from ..errors import FlowdeskError
+
 __all__ = [
     "AgentInvocation",
     "SubagentSpec",
@@ -32,7 +34,7 @@ __all__ = [
 ]
 
 
-class LLMError(Exception):
+class LLMError(FlowdeskError):
     """An LLM call failed; the message is shown to the user as the ``llm_error`` content."""
 
     def __init__(self, message: str, *, retryable: bool = False, status: int | None = None):

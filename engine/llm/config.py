@@ -31,7 +31,8 @@ from .base import ProviderConfigError
 __all__ = [
     "ModelInfo", "ProviderInfo", "HttpSettings", "Settings", "config_dir", "settings_path", "load_catalogue",
     "load_settings", "providers", "provider_info", "api_key_for", "searxng_url", "web_search_available",
-    "is_local_url", "redact", "store_api_key", "KEYRING_SERVICE", "save_settings", "key_source",
+    "is_local_url", "redact", "store_api_key", "KEYRING_SERVICE", "save_settings", "key_source", "model_choices",
+    "reasoning_efforts", "DEFAULT_EFFORTS",
 ]
 
 log = logging.getLogger("flowdesk.llm")
@@ -155,6 +156,42 @@ def providers(settings: Settings | None = None) -> dict[str, ProviderInfo]:
                 f"The settings for provider '{pid}' in {settings_path()} are not valid: {err.errors()[0].get('msg')}"
             ) from err
     return out
+
+
+DEFAULT_EFFORTS = ("low", "medium", "high")  # offered for a model the catalogue does not describe
+
+
+def _known_providers(settings: Settings | None = None) -> list[ProviderInfo]:
+    """:func:`providers` for listing choices: unreadable settings fall back to the bare
+    catalogue, an unreadable catalogue to no providers (the editor's model box stays free text)."""
+    try:
+        return list(providers(settings).values())
+    except ProviderConfigError as err:
+        log.warning("%s", err)
+    try:
+        return list(load_catalogue()[0])
+    except ProviderConfigError as err:
+        log.warning("%s", err)
+        return []
+
+
+def model_choices(settings: Settings | None = None) -> list[tuple[str, str, str]]:
+    """``(model id, label, provider id)`` for every model of every provider, the user's own
+    (``providers.<id>.models`` in settings.json) included; the list the editor offers."""
+    out = []
+    for p in _known_providers(settings):
+        for m in p.models:
+            out.append((m.id, f"{m.name or m.id}  ·  {p.name or p.id}", p.id))
+    return out
+
+
+def reasoning_efforts(model: str, settings: Settings | None = None) -> list[str]:
+    """The reasoning efforts ``model`` accepts (:data:`DEFAULT_EFFORTS` when it lists none or is unknown)."""
+    for p in _known_providers(settings):
+        info = p.model(model)
+        if info is not None:
+            return [str(e) for e in info.reasoningEfforts] or list(DEFAULT_EFFORTS)
+    return list(DEFAULT_EFFORTS)
 
 
 def save_settings(settings: Settings) -> Path:

@@ -120,7 +120,7 @@ def main() -> int:
         bridge = console.bridge
         wf = chain(200)
         console.set_workflow(wf)
-        bridge.tracker.reset(wf)
+        bridge.run_state.reset(wf)
         events = synthetic_events(n)
         flushes = 0
 

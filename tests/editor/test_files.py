@@ -164,3 +164,16 @@ def test_autosave_and_crash_recovery(window, app, qtbot, tmp_path, dialogs):
     assert w2.save()
     assert not w2.autosaver.file.exists()
     w2.close()
+
+
+def test_add_node_snaps_to_the_grid_when_snap_is_on(window):
+    from PySide6.QtCore import QPointF
+
+    from editor.canvas.style import GRID
+
+    window.new_document()
+    window.act_snap.setChecked(True)
+    window._add_node_at("agent", QPointF(GRID * 3 + 3, GRID * 5 - 4))
+    (nid,) = window.scene.selected_node_ids()
+    node = window.document.node(nid)
+    assert (node.x, node.y) == (GRID * 3, GRID * 5)

@@ -41,7 +41,7 @@ def test_model_and_effort_choices(window, tmp_path):
     open_flow(window, copy_sample(tmp_path, "hello"))
     window.scene.select_nodes(["greeter"])
     insp = window.inspector
-    from editor.resources import model_choices
+    from engine import model_choices
 
     models = [insp.agent_model.itemText(i) for i in range(insp.agent_model.count())]
     assert models == [m for m, _label, _p in model_choices()] and models
@@ -95,17 +95,51 @@ def test_start_and_approval_forms(window, qtbot, tmp_path):
     assert window.scene.node_items["start"].layout.lines[0][0] == "Hello"
 
 
-def test_providers_file_and_fallback(tmp_path):
+def test_model_list_is_the_engines_catalogue_with_user_models(app, qtbot, dialogs, tmp_path, monkeypatch):
+    """A model the user adds in settings.json (``providers.<id>.models``) is offered by the inspector."""
     import json
 
-    from editor.resources import BUILTIN_PROVIDERS, load_providers, model_choices
+    from editor.main_window import MainWindow
+    from engine import model_choices, reasoning_efforts
 
-    assert load_providers(tmp_path / "missing.json") == BUILTIN_PROVIDERS["providers"]
-    bad = tmp_path / "bad.json"
-    bad.write_text("{", encoding="utf-8")
-    assert load_providers(bad) == BUILTIN_PROVIDERS["providers"]
-    good = tmp_path / "providers.json"
-    good.write_text(json.dumps({"providers": [{"id": "local", "name": "Local", "models": [
-        {"id": "llama3", "name": "Llama 3", "reasoningEfforts": []}]}]}), encoding="utf-8")
-    provs = load_providers(good)
-    assert [m for m, _l, p in model_choices(provs)] == ["llama3"]
+    monkeypatch.setenv("FLOWDESK_CONFIG_DIR", str(tmp_path / "cfg"))
+    (tmp_path / "cfg").mkdir()
+    (tmp_path / "cfg" / "settings.json").write_text(json.dumps({"providers": {
+        "ollama": {"models": [{"id": "my-finetune:7b", "name": "My finetune", "reasoningEfforts": ["low", "max"]}]},
+        "gpu-box": {"base_url": "http://gpu-box:8000/v1", "models": [{"id": "big-model"}]}}}), encoding="utf-8")
+    choices = model_choices()
+    assert ("my-finetune:7b", "My finetune  ·  Ollama (local server)", "ollama") in choices
+    assert ("big-model", "big-model  ·  gpu-box", "gpu-box") in choices
+    assert ("gpt-4o-mini", "GPT-4o mini  ·  OpenAI", "openai") in choices  # the shipped catalogue too
+    assert reasoning_efforts("my-finetune:7b") == ["low", "max"]
+    assert reasoning_efforts("no-such-model") == ["low", "medium", "high"]
+
+    win = MainWindow()
+    qtbot.addWidget(win)
+    open_flow(win, copy_sample(tmp_path, "hello"))
+    win.scene.select_nodes(["greeter"])
+    box = win.inspector.agent_model
+    models = [box.itemText(i) for i in range(box.count())]
+    assert models == [m for m, _label, _p in choices]
+    assert "my-finetune:7b" in models and "big-model" in models
+    box.setCurrentIndex(models.index("my-finetune:7b"))
+    assert win.document.node("greeter").data.model == "my-finetune:7b"
+    effort = win.inspector.agent_effort
+    assert [effort.itemText(i) for i in range(effort.count())] == ["low", "max"]
+    win.close()
+
+
+def test_model_list_survives_bad_settings(tmp_path, monkeypatch):
+    """Unreadable settings fall back to the shipped catalogue: the model box is never empty."""
+    from engine import load_settings, model_choices, ProviderConfigError
+
+    monkeypatch.setenv("FLOWDESK_CONFIG_DIR", str(tmp_path))
+    (tmp_path / "settings.json").write_text("{", encoding="utf-8")
+    try:
+        load_settings()
+    except ProviderConfigError:
+        pass
+    else:
+        raise AssertionError("bad settings were accepted")
+    models = [m for m, _l, _p in model_choices()]
+    assert "gpt-4o-mini" in models and "echo" in models

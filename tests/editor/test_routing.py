@@ -12,7 +12,8 @@ from engine import Workflow
 from editor.canvas.routing import ObstacleGrid, route
 from editor.canvas.scene import CanvasScene
 from editor.canvas.style import node_rect
-from editor.document import WorkflowDocument
+from editor.editing import WorkflowDocument
+from editor.layout import auto_layout
 
 from .conftest import SAMPLES, agent, flow, link, start
 
@@ -47,7 +48,7 @@ def crossings(scene: CanvasScene) -> list[tuple[tuple, str]]:
 def laid_out(data: dict) -> CanvasScene:
     doc = WorkflowDocument(Workflow.model_validate(data))
     scene = CanvasScene(doc)
-    doc.auto_layout()
+    auto_layout(doc)
     return scene
 
 

@@ -7,6 +7,8 @@ from typing import Callable
 import pytest
 from PySide6.QtCore import Qt
 
+from editor.layout import auto_layout
+
 from .conftest import copy_sample, open_flow
 
 
@@ -49,7 +51,7 @@ EDITS: dict[str, Callable] = {
     "remove condition with its link": lambda w: w.document.set_conditions("route", [], {0: None}),
     "workflow name": lambda w: w.document.set_info(name="Renamed"),
     "paste": lambda w: w.document.paste_json(w.document.fragment_json(["triage", "route"])),
-    "auto-layout": lambda w: w.document.auto_layout(),
+    "auto-layout": lambda w: auto_layout(w.document),
 }
 
 

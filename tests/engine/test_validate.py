@@ -582,6 +582,21 @@ def test_graph_index_views_built_on_first_use() -> None:
     assert [index.in_execution(n) for n in ("s", "a", "b", "c")] == [True, True, True, False]
 
 
+def test_graph_index_exec_out_handles_normalises_legacy_true() -> None:
+    """The shared adjacency by handle: (handle, handle as written, target), in file order."""
+    wf = flow([start(), if_node("i", "x", "y"), agent("a", subagents=True), agent("b"), agent("c")],
+              [link("s", "i", None), link("i", "a", "true"), link("i", "b", "condition-1"), link("i", "a", "false"),
+               sub("a", "c"), link("a", "b")])
+    assert wf.connections[1].sourceHandle == "condition-0"  # loading already renames it ...
+    wf.connections[1].sourceHandle = "true"  # ... a workflow built in code may still say it
+    index = GraphIndex(wf)
+    assert index.exec_out_handles == {
+        "s": (("output", "output", "i"),),
+        "i": (("condition-0", "true", "a"), ("condition-1", "condition-1", "b"), ("false", "false", "a")),
+        "a": (("output", "output", "b"),),
+    }
+
+
 def test_issue_order_does_not_depend_on_the_hash_seed() -> None:
     # Unbranched ifs/approvals and loops with no way out used to follow set order, which
     # changes between processes (PYTHONHASHSEED): the Problems list reordered per launch.

@@ -12,11 +12,10 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
-from editor.history import panel as panel_mod
+from editor.history import store_open as store_open_mod
 from editor.history.model import COL_DURATION, COL_INPUT, COL_STATUS, COL_WORKFLOW, RUN_ROLE
 from editor.history.panel import HistoryPanel, open_store_for_gui
-from editor.history.replay import NOT_REACHED, RunReplay
-from engine import EchoProvider, Run, RunEvent, load_workflow
+from engine import EchoProvider, Run, RunEvent, RunState, load_workflow
 from engine.store import RunRecorder, RunStore
 
 from ..engine.flows import agent, flow, link, start
@@ -191,9 +190,9 @@ def test_open_emits_log_and_replay_states(qtbot, tmp_path: Path, dialogs: Dialog
     assert events == store.events(run_id) == emitted  # the log exactly as it was emitted and stored
     assert len(events) == info.event_count
 
-    replay = RunReplay(workflow, events)
-    assert replay.states == {"start": "done", "triage": "done", "route": "done", "signoff": "waiting",
-                             "send": NOT_REACHED, "revise": NOT_REACHED, "general": NOT_REACHED}
+    replay = RunState.of(workflow, events)
+    assert replay.node_states() == {"start": "done", "triage": "done", "route": "done", "signoff": "waiting",
+                                    "send": "idle", "revise": "idle", "general": "idle"}
     assert replay.links == {("start", "output", "triage"), ("triage", "output", "route"),
                             ("route", "condition-0", "signoff")}
 
@@ -321,7 +320,7 @@ def test_corrupt_database_shows_unavailable_state(qtbot, tmp_path: Path, monkeyp
     db = tmp_path / "runs.db"
     db.write_bytes(b"this is not an sqlite database at all \x00\x01\x02" * 200)
     shown: list[str] = []
-    monkeypatch.setattr(panel_mod, "_show_store_error", lambda _parent, text: shown.append(text))
+    monkeypatch.setattr(store_open_mod, "_show_store_error", lambda _parent, text: shown.append(text))
     panel = make_panel(qtbot, None)
     store = open_store_for_gui(panel, path=db)
     assert store is None
@@ -360,7 +359,7 @@ def test_open_store_for_gui_recovers_interrupted_runs_and_the_message_box_does_n
     bad = tmp_path / "bad.db"
     bad.write_bytes(b"garbage" * 100)
     assert open_store_for_gui(None, path=bad) is None
-    boxes = list(panel_mod._open_boxes)
+    boxes = list(store_open_mod._open_boxes)
     assert boxes and all(b.isVisible() and not b.isModal() for b in boxes)
     for b in boxes:
         b.close()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 
 from engine import RunStatus
@@ -74,7 +75,7 @@ async def test_tool_use_with_nested_subagents(server, fast):
     run = _run(wf, server, fast)
     assert await run.start() == RunStatus.COMPLETED, run.error
     assert next(e for e in run.events if e.type == "llm_response").content == "Final: mid/leaf | other"
-    starts = {e.json_content()["subagentNodeId"]: e.json_content() for e in run.events
+    starts = {json.loads(e.to_wire()["content"])["subagentNodeId"]: json.loads(e.to_wire()["content"]) for e in run.events
               if e.type == "subagent_call_start"}
     assert starts["mid"]["depth"] == 1 and starts["other"]["depth"] == 1 and starts["leaf"]["depth"] == 2
     assert starts["leaf"]["parentCallId"] == starts["mid"]["callId"] and starts["mid"]["parentCallId"] is None

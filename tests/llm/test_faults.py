@@ -4,6 +4,7 @@ cancellation closes the HTTP stream at once, nothing hangs."""
 from __future__ import annotations
 
 import asyncio
+import json
 import socket
 import time
 
@@ -230,7 +231,7 @@ async def test_cancel_while_subagents_stream_closes_every_connection(server, fas
     assert await asyncio.wait_for(task, 2) == RunStatus.CANCELLED
     for rec in server.requests[1:]:
         assert await asyncio.to_thread(rec.disconnected.wait, 1.0)
-    errors = [e.json_content() for e in run.events if e.type == "subagent_call_error"]
+    errors = [json.loads(e.to_wire()["content"]) for e in run.events if e.type == "subagent_call_error"]
     assert sorted(e["subagentNodeId"] for e in errors) == ["k1", "k2"]
     assert all(e["message"] == "cancelled" for e in errors)
 

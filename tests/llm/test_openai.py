@@ -112,7 +112,7 @@ async def test_nested_subagents_two_levels_deep(server, fast):
     # usage sums the lead's two turns
     assert response.to_wire()["usage"] == {"prompt_tokens": 31, "completion_tokens": 17}
 
-    calls = [(str(e.type), e.node_id, e.json_content()) for e in run.events if str(e.type).startswith("subagent_")]
+    calls = [(str(e.type), e.node_id, json.loads(e.to_wire()["content"])) for e in run.events if str(e.type).startswith("subagent_")]
     assert len(calls) == 6
     by = {(c[2]["subagentNodeId"], c[0]): c for c in calls}
     mid_start, mid_end = by[("mid", "subagent_call_start")], by[("mid", "subagent_call_end")]
@@ -180,7 +180,7 @@ async def test_failing_subagent_becomes_error_tool_result(server, fast):
     wf = flow(agent("p", "Parent", subagents=True), agent("child", "Child"), links=[("p", "child")])
     run = make_run(wf, server, fast)
     assert await run.start() == RunStatus.COMPLETED, run.error
-    err = next(e for e in run.events if e.type == "subagent_call_error").json_content()
+    err = json.loads(next(e for e in run.events if e.type == "subagent_call_error").to_wire()["content"])
     assert "the child cannot do this" in err["message"]
     response = next(e for e in run.events if e.type == "llm_response")
     assert response.content.startswith("recovered after: Error: ")
@@ -318,7 +318,7 @@ async def test_exact_event_sequence_of_a_nested_call_chain(server, fast):
     run = make_run(wf, server, fast)
     assert await run.start() == RunStatus.COMPLETED, run.error
     got = [(e.node_id, str(e.type), e.content if not str(e.type).startswith("subagent_") else
-            (e.json_content()["subagentNodeId"], e.json_content()["depth"], e.json_content()["message"]))
+            (json.loads(e.to_wire()["content"])["subagentNodeId"], json.loads(e.to_wire()["content"])["depth"], json.loads(e.to_wire()["content"])["message"]))
            for e in run.events]
     assert got == [
         ("system", "run_status", "running"),
@@ -334,6 +334,6 @@ async def test_exact_event_sequence_of_a_nested_call_chain(server, fast):
         ("lead", "llm_response", "lead:mid:leaf"),
         ("system", "run_status", "completed"),
     ]
-    ids = [e.json_content() for e in run.events if str(e.type).startswith("subagent_")]
+    ids = [json.loads(e.to_wire()["content"]) for e in run.events if str(e.type).startswith("subagent_")]
     assert ids[0]["callId"] == ids[3]["callId"] and ids[1]["callId"] == ids[2]["callId"]
     assert ids[1]["parentCallId"] == ids[0]["callId"] and ids[0]["parentCallId"] is None

@@ -1,5 +1,5 @@
 """RunBridge on its own: batching, signal order, node states and followed links derived from
-events, refused requests, and the Qt-free state tracker."""
+events, refused requests, and the Qt-free run state."""
 
 from __future__ import annotations
 
@@ -8,8 +8,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from editor.run.bridge import RunBridge
-from editor.run.state import RunStateTracker
-from engine import EchoProvider, RunEvent, RunStateError, parse_workflow
+from engine import EchoProvider, RunEvent, RunState, RunStateError, parse_workflow
 
 from .conftest import parallel_approvals
 
@@ -72,7 +71,7 @@ def test_queued_approvals_carry_their_inputs(qtbot, bridge):
     assert (second.node_id, second.active, second.input_text) == ("ap2", False, "draft: go")
 
 
-def test_tracker_links_states_and_details_from_events():
+def test_run_state_links_states_and_details_from_events():
     wf = parse_workflow({"nodes": [
         {"id": "s", "type": "start", "data": {"initialInput": "hi"}},
         {"id": "c", "type": "if", "data": {"conditions": [{"operator": "contains", "value": "x"}]}},
@@ -81,22 +80,23 @@ def test_tracker_links_states_and_details_from_events():
         {"id": "never", "type": "agent", "data": {"agentName": "Never"}}],
         "connections": [{"source": "s", "target": "c"}, {"source": "c", "target": "yes", "sourceHandle": "true"},
                         {"source": "c", "target": "no", "sourceHandle": "false"}]})
-    t = RunStateTracker(wf)
-    t.feed_all([
+    t = RunState(wf)
+    t.apply_many([
         RunEvent("system", "run_status", "running", timestamp=1.0),
         RunEvent("s", "step_start", "Start", timestamp=1.0),
         RunEvent("c", "step_start", "Condition", timestamp=1.1),
-        # an AgentFlow log: no extra fields, the text says what matched
-        RunEvent("c", "logic_check", "Condition 1: contains 'x' → matched", timestamp=1.1),
+        # an AgentFlow log: no extra fields, the text says what matched (read once, as it is imported)
+        RunEvent.from_wire({"timestamp": 1.1, "nodeId": "c", "type": "logic_check",
+                            "content": "Condition 1: contains 'x' → matched"}),
         RunEvent("yes", "step_start", "Yes", timestamp=1.2),
         RunEvent("yes", "start_prompt", "hix", timestamp=1.2),
     ])
     assert t.states == {"s": "done", "c": "done", "yes": "running"}
     # the legacy "true" handle is read as condition-0 (engine.model normalises it on load)
     assert t.links == {("s", "output", "c"), ("c", "condition-0", "yes")}
-    t.feed(RunEvent("yes", "llm_error", "HTTP 500", timestamp=2.0))
-    t.feed(RunEvent("system", "error", "Agent 'Yes' failed: HTTP 500", timestamp=2.0))
-    t.feed(RunEvent("system", "run_status", "failed", timestamp=2.0, extra={"detail": "Agent 'Yes' failed"}))
+    t.apply(RunEvent("yes", "llm_error", "HTTP 500", timestamp=2.0))
+    t.apply(RunEvent("system", "error", "Agent 'Yes' failed: HTTP 500", timestamp=2.0))
+    t.apply(RunEvent("system", "run_status", "failed", timestamp=2.0, extra={"detail": "Agent 'Yes' failed"}))
     assert t.states == {"s": "done", "c": "done", "yes": "failed", "no": "skipped", "never": "skipped"}
     d = t.node_details("yes")
     assert d["input"] == "hix" and d["error"] == "HTTP 500" and d["duration"] == pytest.approx(0.8)

@@ -1,4 +1,4 @@
-"""Look at the history panel: ``python -m editor.history.demo [--runs N] [--screenshot PNG] [--db PATH]``.
+"""Look at the history panel: ``python -m tools.demo_history [--runs N] [--screenshot PNG] [--db PATH]``.
 
 Fills a throw-away run store with real runs of ``samples/*.flow.json`` (echo provider,
 recorded by :class:`engine.store.RunRecorder`): completed, paused at an approval,
@@ -17,10 +17,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from engine import EchoProvider, LLMError, LLMResult, Run, load_workflow
-from engine.store import RunRecorder, RunStore
+from engine import EchoProvider, LLMError, LLMResult, Run, RunRecorder, RunStore, load_workflow
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "samples"
 
 INPUTS = [
@@ -150,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication, QMainWindow
 
-    from .panel import HistoryPanel, open_store_for_gui
+    from editor.history.panel import HistoryPanel, open_store_for_gui
 
     db = Path(args.db) if args.db else Path(tempfile.mkdtemp(prefix="flowdesk-history-demo-")) / "runs.db"
     store = RunStore(db)

@@ -1,6 +1,6 @@
 """A window with the run console alone, on a sample flow, offline.
 
-    python -m editor.run.demo [FLOW] [--provider echo|streaming] [--word-delay S] [--auto]
+    python -m tools.demo_run_console [FLOW] [--provider echo|streaming] [--word-delay S] [--auto]
 
 The default provider, ``streaming``, answers like the echo provider but streams its
 answer word by word (``--word-delay`` seconds apart), so the live log has something to
@@ -16,7 +16,7 @@ from pathlib import Path
 
 from engine import AgentInvocation, EchoProvider, LLMResult, ProviderContext, load_workflow
 
-SAMPLES = Path(__file__).resolve().parents[2] / "samples"
+SAMPLES = Path(__file__).resolve().parents[1] / "samples"
 
 
 class StreamingEcho:

@@ -1,0 +1,93 @@
+"""The run console's "Entry" tab: one log entry in full, with its metadata and a Copy button.
+
+Content is shown as its type asks (markdown answers, highlighted JSON, plain text); a
+subagent call shows its typed fields and message as the JSON object the wire form has.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QTextBrowser, QToolButton, QVBoxLayout, QWidget
+
+from engine import SUBAGENT_CALL_TYPES, SUBAGENT_FIELDS
+
+from .details import format_duration, format_usage, highlight_json, render_content
+from .log_model import STREAMING, LogEntry, format_time
+from .log_view import TYPE_COLOURS
+
+__all__ = ["EntryPane"]
+
+_PROMPT = "Select an entry to see it in full."
+
+
+class EntryPane(QWidget):
+    """Shows one :class:`LogEntry`; ``kind`` says how it was rendered (markdown, json or text)."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        el = QVBoxLayout(self)
+        el.setContentsMargins(4, 4, 4, 4)
+        head = QHBoxLayout()
+        self.header = QLabel(_PROMPT)
+        self.header.setObjectName("entryHeader")
+        self.header.setWordWrap(True)
+        self.header.setTextFormat(Qt.TextFormat.RichText)
+        head.addWidget(self.header, 1)
+        self.copy_button = QToolButton()
+        self.copy_button.setText("Copy")
+        self.copy_button.setToolTip("Copy this entry's content")
+        head.addWidget(self.copy_button, 0, Qt.AlignmentFlag.AlignTop)
+        el.addLayout(head)
+        self.view = QTextBrowser()
+        self.view.setObjectName("entryView")
+        self.view.setOpenExternalLinks(True)
+        el.addWidget(self.view, 1)
+        self.kind: str | None = None
+        self.entry: LogEntry | None = None
+
+    def clear(self) -> None:
+        self.entry = None
+        self.kind = None
+        self.header.setText(_PROMPT)
+        self.view.clear()
+
+    def show_entry(self, entry: LogEntry | None) -> None:
+        if entry is None:
+            self.clear()
+            return
+        colour = TYPE_COLOURS.get(entry.type, "#475569")
+        fields = entry.extra or {}
+        meta = [format_time(entry.timestamp)]
+        usage = fields.get("usage")
+        if isinstance(usage, dict):
+            meta.append(format_usage(usage) + " tokens")
+        if entry.type == STREAMING:
+            meta.append("streaming…")
+        if entry.ended is not None:
+            meta.append(f"streamed for {format_duration(entry.ended - entry.timestamp)}")
+        if entry.type not in SUBAGENT_CALL_TYPES:
+            shown = {k: v for k, v in fields.items() if k != "usage"}
+            if shown:
+                meta.append(", ".join(f"{k}: {v}" for k, v in shown.items()))
+        self.header.setText(
+            f"<b>{_esc(entry.node_name)}</b> <span style='color:#9ca3af'>({_esc(entry.node_id)})</span> · "
+            f"<span style='color:{colour}; font-weight:bold'>{_esc(entry.label)}</span> · "
+            f"<span style='color:#6b7280'>{_esc(' · '.join(meta))}</span>")
+        bar = self.view.verticalScrollBar()
+        same = entry is self.entry
+        keep = bar.value()
+        self.entry = entry
+        if entry.type in SUBAGENT_CALL_TYPES:
+            call = {"type": entry.type, **{k: fields.get(k) for k in SUBAGENT_FIELDS}, "message": entry.content}
+            self.view.setHtml(highlight_json(call))
+            self.kind = "json"
+        else:
+            self.kind = render_content(self.view, entry.type, entry.content)
+        if entry.type == STREAMING:
+            bar.setValue(bar.maximum())  # follow the text as it streams
+        else:
+            bar.setValue(min(keep, bar.maximum()) if same else 0)
+
+
+def _esc(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

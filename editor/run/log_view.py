@@ -1,0 +1,204 @@
+"""The run log's list view: how one entry is painted (two lines: time, type chip and node;
+then a one-line summary) and the summary text of each entry type.
+
+Structured entries are summarised from their typed fields (a subagent call's name, depth
+and message; an approval's decision), never by parsing their content.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from PySide6.QtCore import QEvent, QModelIndex, QPersistentModelIndex, QRect, QSize, Qt
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QMouseEvent, QPainter, QPen
+from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem
+
+from engine import SUBAGENT_CALL_TYPES, SYSTEM_NODE, EventType
+
+from .details import format_usage
+from .log_model import STREAMING, EntryRole, LogEntry, format_time
+
+__all__ = ["LogDelegate", "TYPE_COLOURS", "summary_for", "subagent_line"]
+
+TYPE_COLOURS: dict[str, str] = {
+    EventType.STEP_START: "#64748b",
+    EventType.START_PROMPT: "#2563eb",
+    STREAMING: "#0891b2",
+    EventType.LLM_RESPONSE: "#15803d",
+    EventType.NODE_OUTPUT: "#15803d",
+    EventType.LLM_ERROR: "#dc2626",
+    EventType.ERROR: "#dc2626",
+    EventType.LOGIC_CHECK: "#7c3aed",
+    EventType.WAIT_INPUT: "#d97706",
+    EventType.APPROVAL_QUEUED: "#ca8a04",
+    EventType.INPUT_RECEIVED: "#b45309",
+    EventType.SUBAGENT_CALL_START: "#0e7490",
+    EventType.SUBAGENT_CALL_END: "#0e7490",
+    EventType.SUBAGENT_CALL_ERROR: "#dc2626",
+    EventType.RUN_STATUS: "#475569",
+}
+
+
+class LogDelegate(QStyledItemDelegate):
+    """Paints one log entry on two lines: time, type chip, node; then the first lines of content."""
+
+    ARROW_W = 16
+
+    def __init__(self, is_collapsed: Callable[[str], bool], parent: Any = None) -> None:
+        super().__init__(parent)
+        self._is_collapsed = is_collapsed
+        self._fonts_key: Any = None
+        self._colours = {k: QColor(v) for k, v in TYPE_COLOURS.items()}
+        self._chip_bg = {k: QColor(c.red(), c.green(), c.blue(), 34) for k, c in self._colours.items()}
+        self._default = QColor("#475569")
+        self._dim = QColor("#8b93a1")  # readable on light and dark backgrounds
+
+    def _fonts(self, base: QFont) -> None:
+        key = (base.family(), base.pointSizeF(), base.pixelSize())
+        if key == self._fonts_key:
+            return
+        self._fonts_key = key
+        self.font = QFont(base)
+        self.bold = QFont(base)
+        self.bold.setBold(True)
+        self.chip = QFont(base)
+        self.chip.setBold(True)
+        self.chip.setPointSizeF(max(6.5, base.pointSizeF() * 0.8) if base.pointSizeF() > 0 else 8)
+        self.mono = QFont(base)
+        self.mono.setStyleHint(QFont.StyleHint.Monospace)
+        self.mono.setFamily("monospace")
+        self.fm = QFontMetrics(self.font)
+        self.bfm = QFontMetrics(self.bold)
+        self.cfm = QFontMetrics(self.chip)
+        self.mfm = QFontMetrics(self.mono)
+        self.time_w = self.mfm.horizontalAdvance("00:00:00.000")
+        self.chip_w = max(self.cfm.horizontalAdvance(t) for t in ("SUBAGENT ←", "STREAMING", "LLM ERROR", "APPROVAL",
+                                                                   "RESPONSE", "DECISION")) + 12
+        self.row_h = self.fm.height() * 2 + 10
+
+    def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> QSize:
+        self._fonts(option.font)
+        return QSize(200, self.row_h)
+
+    def arrow_rect(self, rect: QRect) -> QRect:
+        return QRect(rect.left() + 4, rect.top() + 3, self.ARROW_W, self.fm.height() + 2)
+
+    def paint(self, painter: QPainter, option: QStyleOptionViewItem,
+              index: QModelIndex | QPersistentModelIndex) -> None:
+        entry: LogEntry | None = index.data(EntryRole)
+        if entry is None:
+            return
+        self._fonts(option.font)
+        painter.save()
+        r = option.rect
+        selected = bool(option.state & QStyle.StateFlag.State_Selected)
+        pal = option.palette
+        if selected:
+            painter.fillRect(r, pal.highlight())
+        elif index.row() % 2:
+            # a faint wash of the text colour: visible on light and dark themes alike (a style
+            # sheet may set the text colour while the palette's alternateBase stays light)
+            wash = QColor(pal.text().color())
+            wash.setAlpha(14)
+            painter.fillRect(r, wash)
+        colour = self._colours.get(entry.type, self._default)
+        painter.fillRect(QRect(r.left(), r.top() + 2, 3, r.height() - 4), colour)
+        text_colour = pal.highlightedText().color() if selected else pal.text().color()
+        if pal.text().color().lightness() > 140:  # light text: a dark theme, so lighter type colours
+            colour = colour.lighter(165)
+        dim = pal.highlightedText().color() if selected else self._dim
+        fh = self.fm.height()
+        y1 = r.top() + 4
+        x = r.left() + 4
+        # disclosure arrow on a step's first row (collapse / expand the node's entries)
+        if entry.type == EventType.STEP_START and entry.node_id != SYSTEM_NODE:
+            painter.setPen(dim)
+            painter.setFont(self.font)
+            arrow = "▸" if self._is_collapsed(entry.node_id) else "▾"
+            painter.drawText(self.arrow_rect(r), Qt.AlignmentFlag.AlignCenter, arrow)
+        x += self.ARROW_W + 2
+        painter.setFont(self.mono)
+        painter.setPen(dim)
+        painter.drawText(QRect(x, y1, self.time_w + 2, fh), Qt.AlignmentFlag.AlignVCenter, format_time(entry.timestamp))
+        x += self.time_w + 10
+        # type chip
+        label = entry.label.upper()
+        chip = QRect(x, y1, self.chip_w, fh)
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(QBrush(self._chip_bg.get(entry.type, QColor(71, 85, 105, 34))))
+        painter.drawRoundedRect(chip, 4, 4)
+        painter.setFont(self.chip)
+        painter.setPen(QPen(colour if not selected else text_colour))
+        painter.drawText(chip, Qt.AlignmentFlag.AlignCenter, label)
+        x += self.chip_w + 8
+        # node name, then a hint on the right (tokens, streaming)
+        hint = ""
+        if entry.type == STREAMING:
+            hint = f"streaming… {len(entry.content)} chars"
+        elif entry.type == EventType.LLM_RESPONSE and entry.extra and isinstance(entry.extra.get("usage"), dict):
+            hint = format_usage(entry.extra["usage"]) + " tokens"
+        right = r.right() - 6
+        if hint:
+            painter.setFont(self.font)
+            painter.setPen(dim)
+            hw = self.fm.horizontalAdvance(hint)
+            painter.drawText(QRect(right - hw, y1, hw + 1, fh), Qt.AlignmentFlag.AlignVCenter, hint)
+            right -= hw + 10
+        painter.setFont(self.bold)
+        painter.setPen(text_colour)
+        name = entry.node_name if entry.node_id != SYSTEM_NODE else "Run"
+        painter.drawText(QRect(x, y1, max(0, right - x), fh), Qt.AlignmentFlag.AlignVCenter,
+                         self.bfm.elidedText(name, Qt.TextElideMode.ElideRight, max(0, right - x)))
+        # second line: the first lines of the content
+        y2 = y1 + fh + 2
+        x2 = r.left() + 4 + self.ARROW_W + 2
+        painter.setFont(self.font)
+        summary = summary_for(entry)
+        painter.setPen(text_colour if entry.type not in (EventType.STEP_START, EventType.RUN_STATUS) else dim)
+        if entry.type in (EventType.LLM_ERROR, EventType.ERROR, EventType.SUBAGENT_CALL_ERROR) and not selected:
+            painter.setPen(colour)
+        w = max(0, r.right() - 6 - x2)
+        painter.drawText(QRect(x2, y2, w, fh), Qt.AlignmentFlag.AlignVCenter,
+                         self.fm.elidedText(summary, Qt.TextElideMode.ElideRight, w))
+        painter.restore()
+
+    def editorEvent(self, event: QEvent, model: Any, option: QStyleOptionViewItem,
+                    index: QModelIndex | QPersistentModelIndex) -> bool:
+        if isinstance(event, QMouseEvent) and event.type() == QEvent.Type.MouseButtonRelease:
+            entry: LogEntry | None = index.data(EntryRole)
+            if (entry is not None and entry.type == EventType.STEP_START and entry.node_id != SYSTEM_NODE
+                    and self.arrow_rect(option.rect).adjusted(-4, -3, 2, 3).contains(event.position().toPoint())):
+                self.toggle_requested(entry.node_id)
+                return True
+        return super().editorEvent(event, model, option, index)
+
+    def toggle_requested(self, node_id: str) -> None:  # replaced by the console
+        pass
+
+
+
+def summary_for(entry: LogEntry) -> str:
+    kind = entry.type
+    if kind == EventType.STEP_START:
+        return "Step started" + (f" (visit {entry.visit})" if entry.visit > 1 else "")
+    if kind == EventType.RUN_STATUS:
+        detail = (entry.extra or {}).get("detail") if entry.extra else None
+        return f"Status → {entry.content}" + (f": {detail}" if detail else "")
+    if kind in SUBAGENT_CALL_TYPES:
+        return subagent_line(kind, entry.extra or {}, entry.content)
+    if kind == EventType.INPUT_RECEIVED:
+        fields = entry.extra or {}
+        if fields.get("handle"):
+            note = fields.get("note")
+            return str(fields["handle"]).capitalize() + (f" — note: {note}" if note else "")
+    return entry.summary() or "(empty)"
+
+
+_ARROWS = {"subagent_call_start": "→", "subagent_call_end": "←", "subagent_call_error": "✗"}
+
+
+def subagent_line(kind: str, fields: dict[str, Any], message: str) -> str:
+    """``→ Name: message`` (indented by depth) for a ``subagent_call_*`` event's fields."""
+    depth = fields.get("depth")
+    indent = "  " * max(0, (depth if isinstance(depth, int) else 1) - 1)
+    return f"{indent}{_ARROWS.get(kind, '·')} {fields.get('subagentName') or '?'}: {' '.join(message.split())}"

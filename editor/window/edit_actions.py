@@ -1,0 +1,97 @@
+"""Edit commands of the main window: add a node, clipboard, delete, select, collapse,
+auto-layout, fit; and keeping the inspector on the selection. Every change to the
+workflow is a request to the document (one undo step each)."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QPointF
+from PySide6.QtGui import QGuiApplication
+
+from engine import WorkflowLoadError
+
+from ..layout import auto_layout
+
+
+class EditActionsMixin:
+    """The window's edit actions; they act on the canvas selection through the document."""
+
+    def _add_node_at(self, kind: str, pos: QPointF) -> None:
+        if not self._has_document:
+            return
+        x, y = round(pos.x()), round(pos.y())
+        if self.scene.snap_to_grid:
+            from ..canvas.style import GRID
+
+            x, y = round(x / GRID) * GRID, round(y / GRID) * GRID
+        nid = self.document.add_node(kind, x, y)
+        self.scene.select_nodes([nid])
+
+    def _add_node_at_centre(self, kind: str) -> None:
+        if not self._has_document:
+            self.new_document()
+        c = self.view.mapToScene(self.view.viewport().rect().center())
+        self._add_node_at(kind, QPointF(c.x() - 110, c.y() - 40))
+
+    def _edit_node(self, _node_id: str) -> None:
+        """A double-click on a node body: show its settings."""
+        self.inspector_dock.show()
+        self.inspector_dock.raise_()
+        self.inspector_tabs.setCurrentWidget(self.inspector)
+
+    def _selection_changed(self) -> None:
+        self.inspector.show_selection(self.scene.selected_node_ids())
+
+    def show_nodes(self, ids: list[str]) -> None:
+        self.scene.select_nodes(ids)
+        if ids:
+            self.view.centre_on_node(ids[0])
+
+    def copy(self) -> None:
+        ids = self.scene.selected_node_ids()
+        if ids:
+            QGuiApplication.clipboard().setText(self.document.fragment_json(ids))
+            self.statusBar().showMessage(f"Copied {len(ids)} node{'s' * (len(ids) != 1)}", 3000)
+
+    def cut(self) -> None:
+        self.copy()
+        self.delete_selection()
+
+    def paste(self) -> None:
+        text = QGuiApplication.clipboard().text()
+        self._paste_text(text)
+
+    def _paste_text(self, text: str) -> None:
+        if not text.strip() or not self._has_document:
+            return
+        try:
+            ids = self.document.paste_json(text, at=self.view.paste_position(text))
+        except WorkflowLoadError as err:
+            self.statusBar().showMessage(f"Nothing to paste: the clipboard does not hold workflow JSON ({err})", 5000)
+            return
+        self.scene.select_nodes(ids)
+
+    def duplicate(self) -> None:
+        ids = self.scene.selected_node_ids()
+        if ids:
+            self._paste_text(self.document.fragment_json(ids))
+
+    def delete_selection(self) -> None:
+        self.document.delete(self.scene.selected_node_ids(), self.scene.selected_conn_keys())
+
+    def select_all(self) -> None:
+        self.scene.select_nodes(list(self.scene.node_items))
+
+    def toggle_collapse(self) -> None:
+        ids = self.scene.selected_node_ids()
+        if ids:
+            any_open = any(not self.document.node(i).data.collapsed for i in ids)
+            self.document.set_collapsed(ids, any_open)
+
+    def auto_layout(self) -> None:
+        ids = self.scene.selected_node_ids()
+        auto_layout(self.document, ids if len(ids) > 1 else None)
+        if len(ids) <= 1:
+            self.view.fit_all()
+
+    def fit(self) -> None:
+        self.view.fit_all()

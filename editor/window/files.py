@@ -1,0 +1,152 @@
+"""Opening, saving, reverting and the recent-files list; what ``flowdesk [FILE]`` opens."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QPointF, QTimer
+from PySide6.QtWidgets import QFileDialog, QMessageBox
+
+from engine import Node, Workflow, WorkflowLoadError, load_workflow
+
+from .settings import settings
+
+MAX_RECENT = 10
+FILE_FILTER = "Flowdesk workflows (*.flow.json *.json);;All files (*)"
+
+
+class FilesMixin:
+    """File commands of the main window. A file that cannot be read shows the loader's
+    message and changes nothing; unsaved changes are asked about before they are replaced."""
+
+    def recent_files(self) -> list[str]:
+        value = settings().value("recentFiles", [])
+        if isinstance(value, str):
+            value = [value] if value else []
+        return [str(v) for v in (value or [])]
+
+    def _add_recent(self, path: str) -> None:
+        recent = [p for p in self.recent_files() if p != path]
+        recent.insert(0, path)
+        s = settings()
+        s.setValue("recentFiles", recent[:MAX_RECENT])
+        s.setValue("lastFile", path)
+        s.sync()
+
+    def maybe_save(self) -> bool:
+        """Ask about unsaved changes; False means the user cancelled."""
+        if not (self._has_document and self.document.is_modified()):
+            return True
+        answer = QMessageBox.question(
+            self, "Unsaved changes", f"Save the changes to “{self.document.display_name()}” before closing it?",
+            QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard | QMessageBox.StandardButton.Cancel,
+            QMessageBox.StandardButton.Save)
+        if answer == QMessageBox.StandardButton.Save:
+            return self.save()
+        return answer == QMessageBox.StandardButton.Discard
+
+    def _replace_document(self, workflow: Workflow, path: str | None) -> None:
+        self._doc_serial += 1  # a run shown on the previous document is not this one's
+        self.autosaver.clear()
+        self.document.reset(workflow, path)
+        self._show_canvas()
+        self.run_validation()
+        if not self.view.isVisible():
+            QTimer.singleShot(0, self.view.fit_all)  # the viewport has no size until shown
+        self.view.fit_all()
+
+    def new_document(self) -> None:
+        if not self.maybe_save():
+            return
+        start = Node.model_validate({"id": "start", "type": "start", "x": 80, "y": 200, "data": {"initialInput": ""}})
+        self._replace_document(Workflow(name="Untitled workflow", version=1, nodes=[start]), None)
+        self.view.set_zoom(1.0, QPointF(420, 260))
+
+    def open_dialog(self) -> None:
+        if not self.maybe_save():
+            return
+        start = str(Path(self.document.path).parent) if self.document.path else str(Path.home())
+        path, _ = QFileDialog.getOpenFileName(self, "Open workflow", start, FILE_FILTER)
+        if path:
+            self.open_path(path, ask=False)
+
+    def open_path(self, path: str, ask: bool = True) -> bool:
+        """Open ``path``; a file that cannot be read shows the loader's message and changes nothing."""
+        if ask and not self.maybe_save():
+            return False
+        try:
+            workflow = load_workflow(path)
+        except WorkflowLoadError as err:
+            QMessageBox.critical(self, "Cannot open workflow", str(err))
+            return False
+        self._replace_document(workflow, str(Path(path).resolve()))
+        self._add_recent(str(Path(path).resolve()))
+        self.statusBar().showMessage(f"Opened {path}", 4000)
+        return True
+
+    def open_sample(self, path: str) -> bool:
+        """Open a sample as an untitled copy, so saving never overwrites the shipped sample."""
+        if not self.maybe_save():
+            return False
+        try:
+            workflow = load_workflow(path)
+        except WorkflowLoadError as err:
+            QMessageBox.critical(self, "Cannot open sample", str(err))
+            return False
+        self._replace_document(workflow, None)
+        self.statusBar().showMessage(f"Opened a copy of the sample {Path(path).name}; Save As to keep it.", 5000)
+        return True
+
+    def save(self) -> bool:
+        if not self._has_document:
+            return False
+        if not self.document.path:
+            return self.save_as()
+        return self._save_to(self.document.path)
+
+    def save_as(self) -> bool:
+        if not self._has_document:
+            return False
+        suggested = self.document.path or str(Path.home() / f"{(self.document.workflow.name or 'workflow').lower().replace(' ', '-')}.flow.json")
+        path, _ = QFileDialog.getSaveFileName(self, "Save workflow as", suggested, FILE_FILTER)
+        if not path:
+            return False
+        if not path.endswith(".json"):
+            path += ".flow.json"
+        return self._save_to(path)
+
+    def _save_to(self, path: str) -> bool:
+        try:
+            self.document.save(path)
+        except OSError as err:
+            QMessageBox.critical(self, "Cannot save", f"{path}: {err.strerror or err}")
+            return False
+        self._add_recent(str(Path(path).resolve()))
+        self.autosaver.clear()
+        self._update_title()
+        self._update_actions()
+        self.statusBar().showMessage(f"Saved {path}", 4000)
+        return True
+
+    def revert(self) -> None:
+        path = self.document.path
+        if not path:
+            return
+        if self.document.is_modified():
+            answer = QMessageBox.question(self, "Revert", f"Discard your changes and reload “{Path(path).name}”?",
+                                          QMessageBox.StandardButton.Discard | QMessageBox.StandardButton.Cancel)
+            if answer != QMessageBox.StandardButton.Discard:
+                return
+        self.open_path(path, ask=False)
+
+    def start(self, argv: list[str]) -> None:
+        """What ``flowdesk [FILE]`` opens: the file, else a crash recovery, else the last document."""
+        files = [a for a in argv if not a.startswith("-")]
+        if files:
+            self.open_path(files[0], ask=False)
+            return
+        if self.offer_recovery():
+            return
+        last = settings().value("lastFile", "")
+        if last and Path(str(last)).is_file():
+            self.open_path(str(last), ask=False)

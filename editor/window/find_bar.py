@@ -1,0 +1,88 @@
+"""Ctrl+F: a bar floating over the canvas that finds nodes by name."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QCompleter, QHBoxLayout, QLabel, QLineEdit, QWidget
+
+if TYPE_CHECKING:
+    from ..main_window import MainWindow
+
+
+class FindBar(QWidget):
+    """Ctrl+F: type part of a node's name; Enter selects and shows the next match."""
+
+    def __init__(self, window: MainWindow) -> None:
+        # A sibling floating over the view, not its child: the canvas's Delete/Ctrl+A/Ctrl+C
+        # shortcuts are scoped to the view and its children and must not fire while typing here.
+        super().__init__(window.central)
+        self.window_ = window
+        self.setObjectName("findBar")
+        lay = QHBoxLayout(self)
+        lay.setContentsMargins(8, 6, 8, 6)
+        self.edit = QLineEdit(self)
+        self.edit.setPlaceholderText("Find node by name…")
+        self.edit.setClearButtonEnabled(True)
+        self.count = QLabel(self)
+        self.count.setObjectName("hint")
+        lay.addWidget(self.edit, 1)
+        lay.addWidget(self.count)
+        self.setFixedWidth(340)
+        self.completer = QCompleter([], self)
+        self.completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
+        self.completer.setFilterMode(Qt.MatchFlag.MatchContains)
+        self.edit.setCompleter(self.completer)
+        self.edit.textChanged.connect(self.highlight)
+        self.edit.returnPressed.connect(self.next_match)
+        self._cursor = -1
+        self.hide()
+
+    def open(self) -> None:
+        doc = self.window_.document
+        titles = sorted({self.window_.scene.node_items[n.id].layout.title for n in doc.workflow.nodes
+                         if n.id in self.window_.scene.node_items})
+        self.completer.model().setStringList(titles)  # type: ignore[attr-defined]
+        self.move(12, 12)
+        self.show()
+        self.raise_()
+        self.edit.setFocus()
+        self.edit.selectAll()
+        self.highlight(self.edit.text())
+
+    def matches(self) -> list[str]:
+        text = self.edit.text().strip().lower()
+        if not text:
+            return []
+        scene = self.window_.scene
+        return [n.id for n in self.window_.document.workflow.nodes
+                if n.id in scene.node_items and (text in scene.node_items[n.id].layout.title.lower() or text == n.id.lower())]
+
+    def highlight(self, _text: str = "") -> None:
+        found = set(self.matches())
+        for nid, item in self.window_.scene.node_items.items():
+            item.set_found(nid in found)
+        self.count.setText(f"{len(found)} found" if self.edit.text() else "")
+        self._cursor = -1
+
+    def next_match(self) -> None:
+        ids = self.matches()
+        if not ids:
+            return
+        self._cursor = (self._cursor + 1) % len(ids)
+        nid = ids[self._cursor]
+        self.window_.scene.select_nodes([nid])
+        self.window_.view.centre_on_node(nid)
+
+    def close_bar(self) -> None:
+        for item in self.window_.scene.node_items.values():
+            item.set_found(False)
+        self.hide()
+        self.window_.view.setFocus()
+
+    def keyPressEvent(self, event) -> None:
+        if event.key() == Qt.Key.Key_Escape:
+            self.close_bar()
+            return
+        super().keyPressEvent(event)

@@ -1,0 +1,245 @@
+"""Running from the main window: the Run action, the run console, the canvas's run states,
+the inspector's Run tab, the run history (open, resume, reopen a version) and the provider menu.
+
+Run state lives in the console, apart from the document, and is never undoable. The canvas
+shows the console's run only on the document that run belongs to (see ``_run_on_canvas``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QActionGroup
+
+from engine import Workflow, errors_only
+
+from ..history.panel import open_store_for_gui
+from ..run_view import RunViewWindow
+from .settings import settings
+
+
+class RunWiringMixin:
+    """Connects the run console and the run history to the window, canvas and inspector."""
+
+    def _update_run_action(self) -> None:
+        errors = errors_only(self.issues) if self._has_document else []
+        busy = self.run_console.bridge.is_active
+        ok = self._has_document and not errors and not busy
+        self.act_run.setEnabled(ok)
+        if busy:  # F5 would do nothing: say why, and how to stop the run
+            waiting = self.run_console.status == "paused"
+            self.act_run.setToolTip("A run is waiting for approval (answer it in the run console, or Shift+F5 "
+                                    "cancels it)" if waiting else "A run is in progress (Shift+F5 cancels it)")
+        elif not self._has_document:
+            self.act_run.setToolTip("Open a workflow to run it")
+        elif errors:
+            self.act_run.setToolTip(f"Cannot run: {errors[0].message}")
+        else:
+            self.act_run.setToolTip("Run the workflow (Ctrl+R)")
+
+    def _run(self) -> None:
+        if not self._has_document:
+            return
+        self.run_console_dock.show()
+        self.run_console_dock.raise_()
+        # Room for the log and an approval card, the canvas keeping the larger part. The view
+        # frames the graph again as it shrinks (if it was framed), so no node ends up cut off.
+        want = min(400, int(self.height() * 0.46))
+        if self.run_console_dock.height() < want and not self.run_console_dock.isFloating():
+            self.resizeDocks([self.run_console_dock], [want], Qt.Orientation.Vertical)
+        # The console runs a deep copy: edits made during the run do not reach it.
+        self.run_console.set_workflow(self.document.workflow, self.document.path)
+        previous, self._run_doc = self._run_doc, self._doc_serial
+        if self.run_console.start_run() is None:
+            self._run_doc = previous  # nothing started: the run shown before stays as it was
+        self.run_requested.emit()
+
+    def _wire_running(self) -> None:
+        console = self.run_console
+        # The console's Run button is the window's Run action: it used to start the console's
+        # own copy of the workflow, set at the previous F5, so after an edit it ran the old
+        # graph (and before the first run it was disabled while F5 worked).
+        self.act_run.setIconText("▶ Run")
+        console.run_button.removeAction(console.run_action)  # else two actions: a menu arrow
+        console.run_button.setDefaultAction(self.act_run)
+        self.store = open_store_for_gui(self, panel=self.history)
+        console.set_store(self.store)
+        console.set_resolver_factory(self._resolver_factory)
+        self._run_states: dict[str, str] = {}
+        self._run_links: set = set()
+        self._waiting_for_input = False
+        # The canvas shows the console's run only on the document that run belongs to: the one
+        # Run was pressed on, or the one a stored run was taken up on. Opening another file
+        # (or New) gives the document a new serial, and the old run is no longer painted there.
+        self._doc_serial = 0
+        self._run_doc: int | None = None
+        console.node_states_changed.connect(self._on_run_states)
+        console.links_followed.connect(self._on_run_links)
+        console.node_activated.connect(self._run_entry_activated)
+        console.waiting_for_input_changed.connect(self._on_waiting_changed)
+        console.run_started.connect(self._run_started)
+        console.run_finished.connect(self._run_finished)
+        console.status_changed.connect(self._run_status_changed)
+        self.history.run_opened.connect(self.open_run_view)
+        self.history.workflow_version_requested.connect(self.open_workflow_version)
+        self.history.resume_requested.connect(self._resume_stored_run)
+        self.scene.selectionChanged.connect(self._sync_console_selection)
+
+    def _resolver_factory(self) -> Any:
+        from engine import make_resolver
+
+        provider = str(settings().value("run/provider", "") or "") or None
+        return make_resolver(provider)
+
+    def _fill_provider_menu(self) -> None:
+        from engine import available_providers
+
+        menu = self.provider_menu
+        menu.clear()
+        current = str(settings().value("run/provider", "") or "")
+        group = QActionGroup(menu)
+        hints = {"echo": "echo — offline, answers with its prompt (for trying a flow)"}
+        choices = [("", "Each agent's own, else the default")] + [(p, hints.get(p, p)) for p in available_providers()]
+        for value, label in choices:
+            a = menu.addAction(label)
+            a.setData(value)
+            a.setCheckable(True)
+            a.setChecked(value == current)
+            group.addAction(a)
+            a.triggered.connect(lambda _=False, v=value: settings().setValue("run/provider", v))
+
+    def open_provider_settings(self) -> None:
+        from ..panels.provider_settings import ProviderSettingsDialog
+
+        dialog = ProviderSettingsDialog(self)
+        if dialog.exec():
+            self.statusBar().showMessage("Provider settings saved.", 4000)
+            self._search_backend = self._web_search_available()  # it may have changed
+            self.run_validation()
+
+    def _on_run_states(self, states: dict) -> None:
+        self._run_states = dict(states)
+        self._show_run_states()
+
+    def _on_run_links(self, links: Any) -> None:
+        self._run_links = set(links)
+        self._show_run_states()
+
+    def _on_waiting_changed(self, waiting: bool) -> None:
+        self._waiting_for_input = waiting
+        self._update_title()
+        self._update_run_action()
+
+    def _show_run_states(self) -> None:
+        # "skipped" (not reached) and "cancelled" come from the console; the canvas dims the
+        # first and shows the second as not reached either.
+        if not self._run_on_canvas():
+            self.scene.clear_run_states()
+        else:
+            states = {k: ("not_reached" if v in ("skipped", "cancelled") else v) for k, v in self._run_states.items()}
+            self.scene.set_run_states(states, self._run_links, self.run_console.node_errors())
+        self._update_node_run_details()
+
+    def _run_on_canvas(self) -> bool:
+        """The console's run belongs to the document on the canvas."""
+        return self._has_document and self._run_doc is not None and self._run_doc == self._doc_serial
+
+    def _run_entry_activated(self, node_id: str) -> None:
+        if node_id in self.scene.node_items:
+            self.show_nodes([node_id])
+
+    def _sync_console_selection(self) -> None:
+        ids = self.scene.selected_node_ids()
+        if len(ids) == 1:
+            self.run_console.show_node(ids[0])
+        self._update_node_run_details()
+
+    def _update_node_run_details(self) -> None:
+        ids = self.scene.selected_node_ids()
+        if len(ids) != 1 or not self._run_on_canvas():
+            self.node_run_details.set_details(None)
+            return
+        node = self.document.node(ids[0])
+        details = self.run_console.node_details(ids[0])
+        self.node_run_details.set_details(details or None, node.title if node else ids[0])
+
+    def _run_started(self, _run_id: str) -> None:
+        self.history.refresh()
+        self._update_run_action()
+        if self._run_on_canvas():
+            # Watching a run: the inspector shows what the selected node did (Edit is one click away).
+            self.inspector_tabs.setCurrentWidget(self.node_run_details)
+
+    def _run_status_changed(self, status: str) -> None:
+        self._update_node_run_details()
+        if status in ("running", "paused"):
+            # The recorder writes the run's row from its own thread, so at run_started it may
+            # not be stored yet and the history missed it (a paused run then stayed unlisted,
+            # with nothing to refresh the list). At a pause the row is committed; "running"
+            # comes with the first events, by when it normally is (the panel then keeps
+            # polling while its page shows a running run).
+            self.history.refresh()
+
+    def _run_finished(self, status: str) -> None:
+        self._update_run_action()
+        self.history.refresh()
+        self._update_title()
+        self.statusBar().showMessage(f"Run {status}", 5000)
+
+    def _resume_stored_run(self, run_id: str) -> None:
+        """Take up a paused stored run in the console. Its states go on the canvas when the
+        canvas shows the graph that ran; with no document open, that workflow is opened (as an
+        untitled copy, like a sample) so the run can be seen where it waits."""
+        self.run_console_dock.show()
+        self.run_console_dock.raise_()
+        if self.run_console.bridge.is_active:
+            self.run_console.open_paused_run(run_id)  # refused, with the reason in the console
+            return
+        workflow = None
+        if self.store is not None:
+            try:
+                workflow = self.store.workflow_of(run_id)
+            except Exception:  # StoreError, an unreadable workflow: the console says why below
+                workflow = None
+        previous = self._run_doc
+        if workflow is not None and not self._has_document:
+            self._replace_document(workflow.model_copy(deep=True), None)
+            self.statusBar().showMessage(f"Opened the workflow of run {run_id[:8]} to resume it; "
+                                         "Save As to keep it.", 6000)
+        same = workflow is not None and self._has_document and _same_graph(workflow, self.document.workflow)
+        self._run_doc = self._doc_serial if same else None
+        if not self.run_console.open_paused_run(run_id):
+            self._run_doc = previous
+        self._show_run_states()
+
+    def open_run_view(self, run_id: str, workflow: Workflow, events: list, info: Any) -> None:
+        """Show a stored run read-only, on the workflow snapshot that actually ran."""
+        for open_win in self.run_windows:
+            if open_win.run_id == run_id:  # already open: bring it forward instead of a second copy
+                open_win.show()
+                open_win.raise_()
+                open_win.activateWindow()
+                return
+        win = RunViewWindow(run_id, workflow, events, info, store=self.store)
+        win.version_requested.connect(self.open_workflow_version)
+        win.destroyed.connect(lambda _=None, w=win: self.run_windows.remove(w) if w in self.run_windows else None)
+        self.run_windows.append(win)
+        win.show()
+
+    def open_workflow_version(self, workflow: Workflow, run_id: str = "") -> None:
+        """Open the workflow that a stored run used as a new, unsaved document."""
+        if not self.maybe_save():
+            return
+        self._replace_document(workflow.model_copy(deep=True), None)
+        self.document.undo_stack.resetClean()
+        self.raise_()
+        self.activateWindow()
+        self.statusBar().showMessage(f"Opened the workflow of run {run_id[:8]} as a new document; Save As to keep it.",
+                                     6000)
+
+
+def _same_graph(a: Workflow, b: Workflow) -> bool:
+    """The same nodes (ids and types) and links: a run of ``a`` can be shown on ``b``."""
+    return ({(n.id, n.type) for n in a.nodes} == {(n.id, n.type) for n in b.nodes}
+            and {c.key() for c in a.connections} == {c.key() for c in b.connections})

@@ -1,0 +1,546 @@
+"""Trigger phrases: TypeAgent's pattern grammar and a matcher (DESIGN.md, "Reusable flows").
+
+A workflow's ``triggers`` are patterns such as
+``create (a)? $(genre:wildcard) playlist (with)? $(quantity:number) (songs)?``; a sentence
+that matches one runs the flow with the captures as its arguments, with no model call.
+
+Pattern syntax
+* words, matched ignoring case and surrounding punctuation (``playlist,`` is ``playlist``;
+  a word that is only punctuation, like ``&``, is ignored on both sides);
+* ``(a|b c)`` alternatives, each any sequence; ``|`` at the top level separates alternatives
+  of the whole pattern;
+* ``(…)?`` an optional group; ``?`` may also follow a capture;
+* captures ``$(name:wildcard)`` (one or more words; ``$(name)`` and ``$(name:string)`` mean
+  the same), ``$(name:word)`` (one word) and ``$(name:number)`` (an integer or a decimal,
+  bound as ``int`` or ``float``). A name may be captured once per match (the same name in
+  two alternatives is fine).
+
+Matching semantics (deterministic)
+* The whole sentence must be covered; a sentence with no words never matches.
+* An optional group takes its words when it can; alternatives are tried in the order written;
+  a wildcard takes the fewest words that let the rest match. The first match in that order is
+  the match.
+* A wildcard binds the sentence's own text from its first to its last word (inner punctuation
+  and case kept, surrounding punctuation dropped); a word capture binds its word without
+  surrounding punctuation.
+* Among several patterns (of several flows), the match with the fewest wildcard words wins,
+  then the order given (:func:`best_trigger_match`). Words bound by ``word`` captures count as
+  wildcard words too (they accept any word), so ``play some music`` beats ``play some
+  $(what:word)``; numbers do not count.
+
+A pattern compiles to a small NFA whose states are tried in priority order; a failed
+``(state, position)`` is remembered, so matching costs at most states × words steps, whatever
+the sentence (no exponential backtracking), and it never recurses.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Generic, Literal, TypeVar, Union
+
+from .errors import FlowdeskError
+
+__all__ = [
+    "TriggerPatternError", "TriggerPattern", "TriggerMatch", "TriggerCaptureKind", "compile_trigger",
+    "best_trigger_match", "all_trigger_matches", "generate_trigger_example", "trigger_words",
+]
+
+TriggerCaptureKind = Literal["wildcard", "word", "number"]
+_KINDS: dict[str, TriggerCaptureKind] = {"wildcard": "wildcard", "string": "wildcard", "word": "word",
+                                          "number": "number"}
+_CAPTURE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_EDGE_PUNCT = re.compile(r"^\W+|\W+$")
+_WORD = re.compile(r"\S+")
+_NUMBER = re.compile(r"[^\w+\-.]*(?P<n>[+-]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|[+-]?\.\d+)\W*")
+
+K = TypeVar("K")
+
+
+class TriggerPatternError(FlowdeskError, ValueError):
+    """A malformed pattern; names the pattern and the (0-based) character position."""
+
+    def __init__(self, pattern: str, position: int, reason: str) -> None:
+        self.pattern = pattern
+        self.position = position
+        self.reason = reason
+        super().__init__(f'{reason} at position {position} in pattern "{pattern}"')
+
+
+def _norm(word: str) -> str:
+    return _EDGE_PUNCT.sub("", word.replace("\u2019", "'")).casefold()
+
+
+# -- pattern syntax tree ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Lit:
+    word: str  # normalised
+
+
+@dataclass(frozen=True, slots=True)
+class _Cap:
+    name: str
+    kind: TriggerCaptureKind
+
+
+@dataclass(frozen=True, slots=True)
+class _Seq:
+    items: tuple[_Node, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _Alt:
+    branches: tuple[_Seq, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _Opt:
+    inner: _Node
+
+
+_Node = Union[_Lit, _Cap, _Seq, _Alt, _Opt]
+
+
+# -- tokeniser and parser -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Tok:
+    kind: Literal["word", "cap", "(", ")", "|", "?"]
+    pos: int
+    text: str = ""
+    name: str = ""
+    cap: TriggerCaptureKind = "wildcard"
+
+
+def _tokenise(pattern: str) -> list[_Tok]:
+    toks: list[_Tok] = []
+    i, n = 0, len(pattern)
+    while i < n:
+        c = pattern[i]
+        if c.isspace():
+            i += 1
+        elif c in "()|?":
+            toks.append(_Tok(c, i))  # type: ignore[arg-type]
+            i += 1
+        elif c == "$" and pattern.startswith("$(", i):
+            close = pattern.find(")", i + 2)
+            inner_open = pattern.find("(", i + 2)
+            if close < 0 or 0 <= inner_open < close:
+                raise TriggerPatternError(pattern, i, 'unclosed capture "$("')
+            body = pattern[i + 2:close]
+            name, _, kind = body.partition(":")
+            name, kind = name.strip(), kind.strip()
+            if not name:
+                raise TriggerPatternError(pattern, i, "capture without a name")
+            if not _CAPTURE_NAME.match(name):
+                raise TriggerPatternError(pattern, i + 2, f'invalid capture name "{name}" (letters, digits and _)')
+            if ":" in body and kind not in _KINDS:
+                where = i + 2 + body.index(":") + 1
+                raise TriggerPatternError(pattern, where,
+                                          f'unknown capture type "{kind}" (expected wildcard, word or number)')
+            toks.append(_Tok("cap", i, body, name, _KINDS[kind] if kind else "wildcard"))
+            i = close + 1
+        else:
+            start = i
+            while i < n and not pattern[i].isspace() and pattern[i] not in "()|" and not pattern.startswith("$(", i):
+                i += 1
+            toks.append(_Tok("word", start, pattern[start:i]))
+    return toks
+
+
+class _Parser:
+    def __init__(self, pattern: str) -> None:
+        self.pattern = pattern
+        self.toks = _tokenise(pattern)
+        self.i = 0
+        self._positions: dict[int, int] = {}  # id(capture node) -> its position, for errors
+
+    def error(self, pos: int, reason: str) -> TriggerPatternError:
+        return TriggerPatternError(self.pattern, pos, reason)
+
+    def peek(self) -> _Tok | None:
+        return self.toks[self.i] if self.i < len(self.toks) else None
+
+    def parse(self) -> _Node:
+        if not self.toks:
+            raise self.error(0, "empty pattern")
+        node = self.alternation(top=True)
+        tok = self.peek()
+        if tok is not None:  # only a stray ")" stops the top level
+            raise self.error(tok.pos, 'unmatched ")"')
+        if not _has_words(node):
+            raise self.error(0, "the pattern has no words")
+        _check_names(node, self)
+        return node
+
+    def alternation(self, top: bool, open_pos: int = 0) -> _Node:
+        branches = [self.sequence()]
+        bar_positions: list[int] = []
+        while (tok := self.peek()) is not None and tok.kind == "|":
+            bar_positions.append(tok.pos)
+            self.i += 1
+            branches.append(self.sequence())
+        for k, branch in enumerate(branches):
+            if not branch.items:
+                if len(branches) == 1:
+                    raise self.error(open_pos, "empty pattern" if top else "empty group")
+                pos = bar_positions[k - 1] if k else bar_positions[0]
+                raise self.error(pos, "empty alternative")
+        return branches[0] if len(branches) == 1 else _Alt(tuple(branches))
+
+    def sequence(self) -> _Seq:
+        items: list[_Node] = []
+        while (tok := self.peek()) is not None and tok.kind not in ("|", ")"):
+            self.i += 1
+            node: _Node | None
+            if tok.kind == "word":
+                word = _norm(tok.text)
+                node = _Lit(word) if word else None
+            elif tok.kind == "cap":
+                node = _Cap(tok.name, tok.cap)
+                self._positions[id(node)] = tok.pos
+            elif tok.kind == "(":
+                inner = self.alternation(top=False, open_pos=tok.pos)
+                close = self.peek()
+                if close is None or close.kind != ")":
+                    raise self.error(tok.pos, 'unclosed "("')
+                self.i += 1
+                if not _has_words(inner):
+                    raise self.error(tok.pos, "a group needs at least one word or capture")
+                node = inner
+            else:  # "?"
+                raise self.error(tok.pos, '"?" must follow a group or a capture, as in "(word)?"')
+            nxt = self.peek()
+            if nxt is not None and nxt.kind == "?":
+                if tok.kind == "word":
+                    raise self.error(nxt.pos, '"?" must follow a group or a capture, as in "(word)?"')
+                self.i += 1
+                node = _Opt(node) if node is not None else None
+            if node is not None:
+                items.append(node)
+        return _Seq(tuple(items))
+
+
+def _has_words(node: _Node) -> bool:
+    if isinstance(node, (_Lit, _Cap)):
+        return True
+    if isinstance(node, _Seq):
+        return any(_has_words(n) for n in node.items)
+    if isinstance(node, _Alt):
+        return any(_has_words(b) for b in node.branches)
+    return _has_words(node.inner)
+
+
+def _check_names(node: _Node, parser: _Parser) -> frozenset[str]:
+    """The capture names a match can bind; a name bound twice in one match is an error."""
+    if isinstance(node, _Lit):
+        return frozenset()
+    if isinstance(node, _Cap):
+        return frozenset({node.name})
+    if isinstance(node, _Opt):
+        return _check_names(node.inner, parser)
+    if isinstance(node, _Alt):
+        names: frozenset[str] = frozenset()
+        for b in node.branches:
+            names |= _check_names(b, parser)
+        return names
+    seen: set[str] = set()
+    for item in node.items:
+        names = _check_names(item, parser)
+        twice = names & seen
+        if twice:
+            name = sorted(twice)[0]
+            raise parser.error(_first_capture_pos(item, name, parser), f'capture "{name}" appears twice')
+        seen |= names
+    return frozenset(seen)
+
+
+def _first_capture_pos(node: _Node, name: str, parser: _Parser) -> int:
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, _Cap) and n.name == name:
+            return parser._positions.get(id(n), 0)
+        if isinstance(n, _Seq):
+            stack.extend(reversed(n.items))
+        elif isinstance(n, _Alt):
+            stack.extend(reversed(n.branches))
+        elif isinstance(n, _Opt):
+            stack.append(n.inner)
+    return 0
+
+
+# -- the NFA --------------------------------------------------------------------------------------
+
+# state kinds
+_EPS, _LIT, _ANY, _ONE, _NUM, _OPEN, _CLOSE, _ACCEPT = range(8)
+
+
+@dataclass(slots=True)
+class _State:
+    kind: int
+    arg: str = ""  # the literal word, or the capture's name
+    nexts: list[int] = field(default_factory=list)
+    cap: str = ""  # a capture's kind, on its closing state
+
+
+class _Builder:
+    def __init__(self) -> None:
+        self.states: list[_State] = []
+
+    def add(self, kind: int, arg: str = "", nexts: list[int] | None = None, cap: str = "") -> int:
+        self.states.append(_State(kind, arg, nexts or [], cap))
+        return len(self.states) - 1
+
+    def build(self, node: _Node, nxt: int) -> int:
+        """The entry state of ``node`` followed by state ``nxt`` (built right to left)."""
+        if isinstance(node, _Lit):
+            return self.add(_LIT, node.word, [nxt])
+        if isinstance(node, _Seq):
+            for item in reversed(node.items):
+                nxt = self.build(item, nxt)
+            return nxt
+        if isinstance(node, _Alt):
+            return self.add(_EPS, "", [self.build(b, nxt) for b in node.branches])
+        if isinstance(node, _Opt):
+            return self.add(_EPS, "", [self.build(node.inner, nxt), nxt])  # take it when it can
+        close = self.add(_CLOSE, node.name, [nxt], node.kind)
+        if node.kind == "wildcard":
+            any_state = self.add(_ANY, node.name)
+            self.states[any_state].nexts = [close, any_state]  # fewest words first
+            return self.add(_OPEN, node.name, [any_state])
+        return self.add(_OPEN, node.name, [self.add(_ONE if node.kind == "word" else _NUM, node.name, [close])])
+
+
+# -- sentences --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Word:
+    raw: str
+    norm: str
+    start: int
+    end: int
+
+
+def _words(sentence: str) -> list[_Word]:
+    out = []
+    for m in _WORD.finditer(sentence):
+        raw = m.group(0)
+        norm = _norm(raw)
+        if norm:
+            out.append(_Word(raw, norm, m.start(), m.end()))
+    return out
+
+
+def trigger_words(sentence: str) -> list[str]:
+    """The sentence's words as the matcher sees them (case folded, surrounding punctuation dropped)."""
+    return [w.norm for w in _words(sentence)]
+
+
+def _number(raw: str) -> int | float | None:
+    m = _NUMBER.fullmatch(raw)
+    if m is None:
+        return None
+    text = m.group("n").replace(",", "")
+    return float(text) if "." in text else int(text)
+
+
+# -- public API -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class TriggerMatch:
+    """A sentence matched by a pattern.
+
+    ``captures``: name → ``str`` (wildcard, word) or ``int``/``float`` (number), only the
+    captures the match went through; ``spans``: name → ``(start, end)`` character offsets in
+    the sentence; ``wildcard_words``: how many words the wildcard and word captures took, the
+    captures that accept any word (lower is a better match; numbers do not count).
+    """
+
+    pattern: TriggerPattern
+    captures: dict[str, str | int | float]
+    spans: dict[str, tuple[int, int]]
+    wildcard_words: int
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class TriggerPattern:
+    """A compiled trigger pattern (make one with :func:`compile_trigger`)."""
+
+    text: str
+    #: every capture the pattern can bind, in the order written (a name captured with different
+    #: kinds in different alternatives shows its first kind here; its match holds the right type)
+    captures: dict[str, TriggerCaptureKind]
+    _tree: _Node = field(repr=False)
+    _states: tuple[_State, ...] = field(repr=False)
+    _start: int = field(repr=False)
+
+    def match(self, sentence: str) -> TriggerMatch | None:
+        """The match of the whole ``sentence``, or None."""
+        return self._match(sentence, _words(sentence))
+
+    def _match(self, sentence: str, words: list[_Word]) -> TriggerMatch | None:
+        if not words:
+            return None
+        path = _search(self._states, self._start, words)
+        if path is None:
+            return None
+        captures: dict[str, str | int | float] = {}
+        spans: dict[str, tuple[int, int]] = {}
+        opened: dict[str, int] = {}
+        wild = 0
+        for state_index, pos in path:
+            st = self._states[state_index]
+            if st.kind == _OPEN:
+                opened[st.arg] = pos
+            elif st.kind == _CLOSE:
+                first, last = words[opened[st.arg]], words[pos - 1]
+                kind = st.cap
+                if kind == "number":
+                    value: str | int | float | None = _number(first.raw)
+                    assert value is not None
+                else:  # wildcard or word: any words, so they count against the match
+                    value = _EDGE_PUNCT.sub("", sentence[first.start:last.end])
+                    wild += pos - opened[st.arg]
+                captures[st.arg] = value
+                spans[st.arg] = (first.start, last.end)
+        return TriggerMatch(self, captures, spans, wild)
+
+
+def _search(states: tuple[_State, ...], start: int, words: list[_Word]) -> list[tuple[int, int]] | None:
+    """The first accepting path in priority order, as ``(state, position)`` pairs, or None.
+
+    Iterative depth-first search; ``failed`` remembers every ``(state, position)`` from which
+    no path accepts (that depends on nothing else), so each pair is expanded at most once.
+    """
+    n = len(words)
+    failed: set[tuple[int, int]] = set()
+    # frames: [state, position, successors, next successor index]
+    stack: list[list] = []
+
+    def successors(s: int, pos: int) -> list[tuple[int, int]] | None:
+        st = states[s]
+        kind = st.kind
+        if kind in (_EPS, _OPEN, _CLOSE):
+            return [(t, pos) for t in st.nexts]
+        if kind == _ACCEPT:
+            return None
+        if pos >= n:
+            return []
+        w = words[pos]
+        if kind == _LIT and w.norm != st.arg:
+            return []
+        if kind == _NUM and _number(w.raw) is None:
+            return []
+        return [(t, pos + 1) for t in st.nexts]
+
+    def push(s: int, pos: int) -> bool:
+        """Push a frame; True when it is an accepting one."""
+        succ = successors(s, pos)
+        if succ is None:
+            if pos == n:
+                stack.append([s, pos, [], 0])
+                return True
+            failed.add((s, pos))
+            return False
+        stack.append([s, pos, succ, 0])
+        return False
+
+    if push(start, 0):
+        return [(start, 0)]
+    while stack:
+        frame = stack[-1]
+        succ, k = frame[2], frame[3]
+        while k < len(succ) and succ[k] in failed:
+            k += 1
+        if k == len(succ):
+            failed.add((frame[0], frame[1]))
+            stack.pop()
+            continue
+        frame[3] = k + 1
+        if push(*succ[k]):
+            return [(f[0], f[1]) for f in stack]
+    return None
+
+
+@lru_cache(maxsize=2048)
+def compile_trigger(text: str) -> TriggerPattern:
+    """Parse and compile a trigger pattern; raises :class:`TriggerPatternError` when malformed.
+
+    Compiled patterns are cached by text (they are immutable)."""
+    parser = _Parser(text)
+    tree = parser.parse()
+    builder = _Builder()
+    accept = builder.add(_ACCEPT)
+    start = builder.build(tree, accept)
+    captures: dict[str, TriggerCaptureKind] = {}
+    _collect_captures(tree, captures)
+    return TriggerPattern(text, captures, tree, tuple(builder.states), start)
+
+
+def _collect_captures(node: _Node, out: dict[str, TriggerCaptureKind]) -> None:
+    if isinstance(node, _Cap):
+        out.setdefault(node.name, node.kind)
+    elif isinstance(node, _Seq):
+        for n in node.items:
+            _collect_captures(n, out)
+    elif isinstance(node, _Alt):
+        for b in node.branches:
+            _collect_captures(b, out)
+    elif isinstance(node, _Opt):
+        _collect_captures(node.inner, out)
+
+
+def all_trigger_matches(sentence: str,
+                        candidates: Iterable[tuple[K, TriggerPattern]]) -> list[tuple[K, TriggerMatch]]:
+    """Every candidate that matches, best first: fewest wildcard words, then the order given."""
+    words = _words(sentence)
+    if not words:
+        return []
+    found: list[tuple[int, int, K, TriggerMatch]] = []
+    for order, (key, pattern) in enumerate(candidates):
+        m = pattern._match(sentence, words)
+        if m is not None:
+            found.append((m.wildcard_words, order, key, m))
+    found.sort(key=lambda t: (t[0], t[1]))
+    return [(key, m) for _, _, key, m in found]
+
+
+def best_trigger_match(sentence: str,
+                       candidates: Iterable[tuple[K, TriggerPattern]]) -> tuple[K, TriggerMatch] | None:
+    """The winning ``(key, match)`` among the candidates, or None when none matches."""
+    ranked = all_trigger_matches(sentence, candidates)
+    return ranked[0] if ranked else None
+
+
+def generate_trigger_example(pattern: TriggerPattern, rng: random.Random | None = None,
+                     values: dict[str, str | int | float] | None = None) -> str:
+    """A sentence the pattern can match: alternatives and optionals chosen by ``rng`` (the
+    first alternative and every optional without one), captures filled from ``values`` or
+    with their name (wildcard, word) or 3 (number). For placeholders and tests."""
+    out: list[str] = []
+    values = values or {}
+
+    def walk(node: _Node) -> None:
+        if isinstance(node, _Lit):
+            out.append(node.word)
+        elif isinstance(node, _Cap):
+            out.append(str(values.get(node.name, 3 if node.kind == "number" else node.name)))
+        elif isinstance(node, _Seq):
+            for item in node.items:
+                walk(item)
+        elif isinstance(node, _Alt):
+            walk(rng.choice(node.branches) if rng else node.branches[0])
+        elif rng is None or rng.random() < 0.5:
+            walk(node.inner)
+
+    walk(pattern._tree)
+    return " ".join(out)

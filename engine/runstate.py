@@ -1,0 +1,433 @@
+"""What a run did, derived from its events only: the one run-state reducer (no Qt).
+
+Every view of a run reads it: the live console and the canvas (fed event by event by the
+editor's run bridge), a stored run's view and the run history (fed a stored log at once),
+the CLI's printer and the exports. The same events therefore always give the same picture.
+
+Feed events in order with :meth:`RunState.apply` (or :meth:`RunState.apply_many`); read:
+
+* ``states``: node id → one of :data:`NODE_STATES` for every node an event touched;
+  :meth:`RunState.state_of` answers ``idle`` for the others and :meth:`RunState.node_states`
+  gives every node of the workflow. When the run ends, nodes never reached become
+  ``skipped``; nodes still ``running`` become ``cancelled`` (run cancelled) or ``failed``
+  (run failed); approvals still ``waiting``/``queued`` become ``cancelled`` or ``skipped``.
+* ``links``: the links followed, ``(source, sourceHandle, target)`` with the handle as the
+  workflow has it (a missing handle is ``"output"``). A node that ends offers its target(s) on
+  the handle its event names (``llm_response`` → ``output``; ``logic_check``'s
+  ``conditionIndex``/``matched`` → ``condition-<i>``/``false``; ``input_received``'s
+  ``handle`` → ``approve``/``reject``); the target's next ``step_start`` takes the oldest
+  offer. Offers made while the run was paused count only once their target really starts.
+  A subagent call marks its ``subagent`` link followed.
+* ``details``: per node the last input, output, start/end, duration, token usage, error and
+  visits (:class:`NodeDetails`).
+* ``pending_approvals``: approval nodes waiting for a decision, in the order they will be
+  asked (the one asked now first).
+* ``status`` (a :class:`RunStatus` value; ``pending`` before any event), ``error``,
+  ``final_output``, ``started_at``, ``ended_at``.
+* ``calls``/``call_roots``: the subagent call tree (:class:`SubagentCall`, by call id).
+
+Events whose run path differs from this state's go to a nested :class:`RunState` in
+``children`` (nested runs never collide). ``llm_delta`` (the hot path of a stream) changes
+nothing and costs one comparison. ``states_dirty``/``links_dirty`` are set when states or
+links change, for a view that repaints only then (it clears them).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from .events import SYSTEM_NODE, EventType, RunEvent, RunStatus
+from .model import Workflow
+
+__all__ = ["RunState", "NodeDetails", "SubagentCall", "NODE_STATES", "Link",
+           "IDLE", "RUNNING", "DONE", "FAILED", "WAITING", "QUEUED", "CANCELLED", "SKIPPED"]
+
+IDLE, RUNNING, DONE, FAILED, WAITING, QUEUED, CANCELLED, SKIPPED = (
+    "idle", "running", "done", "failed", "waiting", "queued", "cancelled", "skipped")
+NODE_STATES = (IDLE, RUNNING, DONE, FAILED, WAITING, QUEUED, CANCELLED, SKIPPED)
+
+Link = tuple[str, str, str]  # (source, sourceHandle as written, target)
+
+_DELTA = EventType.LLM_DELTA.value
+_STATUS = EventType.RUN_STATUS.value
+_STEP_START = EventType.STEP_START.value
+_START_PROMPT = EventType.START_PROMPT.value
+_LLM_RESPONSE = EventType.LLM_RESPONSE.value
+_LLM_ERROR = EventType.LLM_ERROR.value
+_ERROR = EventType.ERROR.value
+_LOGIC_CHECK = EventType.LOGIC_CHECK.value
+_WAIT_INPUT = EventType.WAIT_INPUT.value
+_QUEUED = EventType.APPROVAL_QUEUED.value
+_INPUT_RECEIVED = EventType.INPUT_RECEIVED.value
+_CALL_START = EventType.SUBAGENT_CALL_START.value
+_CALL_END = EventType.SUBAGENT_CALL_END.value
+_CALL_ERROR = EventType.SUBAGENT_CALL_ERROR.value
+
+
+@dataclass(slots=True)
+class NodeDetails:
+    node_id: str
+    input: str | None = None
+    output: str | None = None
+    started: float | None = None
+    ended: float | None = None
+    usage: dict[str, int] | None = None
+    error: str | None = None
+    visits: int = 0
+
+    @property
+    def duration(self) -> float | None:
+        if self.started is None or self.ended is None:
+            return None
+        return max(0.0, self.ended - self.started)
+
+    @property
+    def tokens(self) -> int | None:
+        """Total tokens the node's last response reported (None when it reported none)."""
+        if not self.usage:
+            return None
+        total = self.usage.get("total_tokens")
+        if isinstance(total, int):
+            return total
+        return sum(v for k, v in self.usage.items() if isinstance(v, int) and k.endswith("_tokens")) or None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"nodeId": self.node_id, "input": self.input, "output": self.output, "started": self.started,
+                "ended": self.ended, "duration": self.duration, "usage": self.usage, "error": self.error,
+                "visits": self.visits}
+
+
+@dataclass(slots=True)
+class SubagentCall:
+    """One subagent call: who called whom, with what, and how it ended."""
+
+    call_id: str
+    parent_call_id: str | None
+    parent_node_id: str
+    node_id: str
+    name: str
+    depth: int
+    input: str = ""
+    output: str | None = None
+    error: str | None = None
+    state: str = RUNNING  # running, done or failed
+    started: float | None = None
+    ended: float | None = None
+    children: list[str] = field(default_factory=list)  # call ids, in start order
+
+    @property
+    def duration(self) -> float | None:
+        if self.started is None or self.ended is None:
+            return None
+        return max(0.0, self.ended - self.started)
+
+
+@dataclass
+class RunState:
+    """Feed it a run's events in order; read the fields listed in the module's docstring."""
+
+    workflow: Workflow | None = None
+    initial_input: str | None = None
+    path: str = ""
+    states: dict[str, str] = field(default_factory=dict)
+    links: set[Link] = field(default_factory=set)
+    details: dict[str, NodeDetails] = field(default_factory=dict)
+    status: str = RunStatus.PENDING
+    final_output: str | None = None
+    error: str | None = None
+    started_at: float | None = None
+    ended_at: float | None = None
+    pending_approvals: list[str] = field(default_factory=list)
+    calls: dict[str, SubagentCall] = field(default_factory=dict)
+    call_roots: list[str] = field(default_factory=list)
+    children: dict[str, "RunState"] = field(default_factory=dict)
+    states_dirty: bool = False
+    links_dirty: bool = False
+
+    def __post_init__(self) -> None:
+        self._kinds: dict[str, str] = {}
+        self._out: dict[tuple[str, str], list[Link]] = {}  # (source, handle as the runtime names it) -> links
+        self._sub_links: set[tuple[str, str]] = set()
+        self._offers: dict[str, deque[Link]] = {}  # target -> links offered to it, oldest first
+        if self.workflow is not None:
+            self._index(self.workflow)
+
+    def _index(self, workflow: Workflow) -> None:
+        self._kinds = {n.id: n.type for n in workflow.nodes}
+        out: dict[tuple[str, str], list[Link]] = {}
+        sub: set[tuple[str, str]] = set()
+        for c in workflow.connections:
+            if c.sourceHandle == "subagent":
+                sub.add((c.source, c.target))
+                continue
+            written = c.sourceHandle or "output"
+            handle = "condition-0" if written == "true" else written
+            out.setdefault((c.source, handle), []).append((c.source, written, c.target))
+        self._out, self._sub_links = out, sub
+
+    def reset(self, workflow: Workflow | None = None, initial_input: str | None = None) -> None:
+        """Forget everything and start over for a new run (of ``workflow``)."""
+        self.workflow = workflow
+        self.initial_input = initial_input
+        self.states.clear()
+        self.links.clear()
+        self.details.clear()
+        self.pending_approvals.clear()
+        self.calls.clear()
+        self.call_roots.clear()
+        self.children.clear()
+        self._offers = {}
+        self.status = RunStatus.PENDING
+        self.final_output = self.error = None
+        self.started_at = self.ended_at = None
+        self._kinds, self._out, self._sub_links = {}, {}, set()
+        if workflow is not None:
+            self._index(workflow)
+        self.states_dirty = self.links_dirty = True
+
+    @classmethod
+    def of(cls, workflow: Workflow | None, events: Iterable[RunEvent], *, initial_input: str | None = None) -> "RunState":
+        """The state after ``events`` (a stored or finished run)."""
+        state = cls(workflow, initial_input)
+        state.apply_many(events)
+        return state
+
+    # ------------------------------------------------------------------ reading
+    def state_of(self, node_id: str) -> str:
+        return self.states.get(node_id, IDLE)
+
+    def node_states(self) -> dict[str, str]:
+        """Every node of the workflow (``idle`` when no event touched it), and any other node touched."""
+        out = {nid: IDLE for nid in self._kinds}
+        out.update(self.states)
+        return out
+
+    def nodes_in(self, state: str) -> set[str]:
+        return {nid for nid, s in self.node_states().items() if s == state}
+
+    @property
+    def visits(self) -> dict[str, int]:
+        return {nid: d.visits for nid, d in self.details.items() if d.visits}
+
+    @property
+    def outputs(self) -> dict[str, str]:
+        return {nid: d.output for nid, d in self.details.items() if d.output is not None}
+
+    @property
+    def errors(self) -> dict[str, str]:
+        return {nid: d.error for nid, d in self.details.items() if d.error}
+
+    @property
+    def waiting_for(self) -> str | None:
+        """The approval asked now, or None."""
+        return self.pending_approvals[0] if self.pending_approvals else None
+
+    @property
+    def is_final(self) -> bool:
+        return self.status in (RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.CANCELLED)
+
+    def node_details(self, node_id: str) -> dict[str, Any]:
+        d = self.details.get(node_id)
+        out = (d or NodeDetails(node_id)).to_dict()
+        out["state"] = self.states.get(node_id)
+        return out
+
+    def call_tree(self) -> list[tuple[SubagentCall, int]]:
+        """Every subagent call in tree order (depth-first, calls in start order), with its level."""
+        out: list[tuple[SubagentCall, int]] = []
+        stack = [(cid, 0) for cid in reversed(self.call_roots)]
+        while stack:
+            cid, level = stack.pop()
+            call = self.calls[cid]
+            out.append((call, level))
+            stack.extend((c, level + 1) for c in reversed(call.children))
+        return out
+
+    # ------------------------------------------------------------------ feeding
+    def apply_many(self, events: Iterable[RunEvent]) -> None:
+        apply = self.apply
+        for ev in events:
+            if ev[1] != _DELTA:
+                apply(ev)
+
+    def _set(self, node_id: str, state: str) -> None:
+        if self.states.get(node_id) != state:
+            self.states[node_id] = state
+            self.states_dirty = True
+
+    def _detail(self, node_id: str) -> NodeDetails:
+        d = self.details.get(node_id)
+        if d is None:
+            d = self.details[node_id] = NodeDetails(node_id)
+        return d
+
+    def _offer(self, node_id: str, handle: str) -> None:
+        for link in self._out.get((node_id, handle), ()):
+            offers = self._offers.get(link[2])
+            if offers is None:
+                self._offers[link[2]] = deque((link,))
+            else:
+                offers.append(link)
+
+    def _not_pending(self, node_id: str) -> None:
+        if node_id in self.pending_approvals:
+            self.pending_approvals.remove(node_id)
+
+    def apply(self, ev: RunEvent) -> None:
+        """Take one event into account (events must come in emission order)."""
+        t = ev[1]
+        if t == _DELTA:
+            return
+        if len(ev) > 5 and ev[5] != self.path:
+            child = self.children.get(ev[5])
+            if child is None:
+                child = self.children[ev[5]] = RunState(path=ev[5])
+            child.apply(ev)
+            return
+        nid = ev[0]
+        if t == _STEP_START:
+            offers = self._offers.get(nid)
+            if offers:
+                self.links.add(offers.popleft())
+                self.links_dirty = True
+            d = self._detail(nid)
+            d.visits += 1
+            d.started, d.ended, d.error = ev[3], None, None
+            if self._kinds.get(nid) == "start":  # a start node logs nothing else: it is done at once
+                out = self.initial_input
+                if out is None and self.workflow is not None:
+                    node = self.workflow.node(nid)
+                    out = getattr(node.data, "initialInput", "") if node is not None else ""
+                d.output, d.ended = out or "", ev[3]
+                self._set(nid, DONE)
+                self._offer(nid, "output")
+            else:
+                self._set(nid, RUNNING)
+        elif t == _START_PROMPT:
+            self._detail(nid).input = ev[2]
+        elif t == _LLM_RESPONSE:
+            d = self._detail(nid)
+            d.output, d.ended = ev[2], ev[3]
+            usage = (ev.extra or {}).get("usage") if ev[4] else None
+            d.usage = usage if isinstance(usage, dict) else None
+            self.final_output = ev[2]
+            self._set(nid, DONE)
+            self._offer(nid, "output")
+        elif t == _STATUS:
+            self._on_status(ev)
+        elif t == _LLM_ERROR or t == _ERROR:
+            if nid != SYSTEM_NODE:
+                d = self._detail(nid)
+                if t == _LLM_ERROR or not d.error:  # the model's own message, not the run's summary
+                    d.error = ev[2]
+                d.ended = d.ended or ev[3]
+                self._set(nid, FAILED)
+        elif t == _LOGIC_CHECK:
+            extra = ev.extra or {}
+            index = extra.get("conditionIndex")
+            if extra.get("matched") and isinstance(index, int):
+                handle = f"condition-{index}"
+            elif "conditionIndex" in extra and index is None:  # no condition matched: the else branch
+                handle = "false"
+            else:
+                return
+            d = self._detail(nid)
+            d.output, d.ended = handle, ev[3]
+            self._set(nid, DONE)
+            self._offer(nid, handle)
+        elif t == _WAIT_INPUT:
+            self._not_pending(nid)
+            self.pending_approvals.insert(0, nid)
+            self._set(nid, WAITING)
+        elif t == _QUEUED:
+            if nid not in self.pending_approvals:
+                self.pending_approvals.append(nid)
+            self._set(nid, QUEUED)
+        elif t == _INPUT_RECEIVED:
+            self._not_pending(nid)
+            d = self._detail(nid)
+            d.output, d.ended = ev[2], ev[3]
+            self._set(nid, DONE)
+            handle = (ev.extra or {}).get("handle") if ev[4] else None
+            if handle in ("approve", "reject"):
+                self._offer(nid, handle)
+        elif t == _CALL_START or t == _CALL_END or t == _CALL_ERROR:
+            self._on_call(ev)
+
+    def _on_call(self, ev: RunEvent) -> None:
+        fields = ev.extra or {}
+        child = fields.get("subagentNodeId")
+        if not isinstance(child, str):
+            return
+        t, message = ev[1], ev[2]
+        d = self._detail(child)
+        call_id = fields.get("callId")
+        call = self.calls.get(call_id) if isinstance(call_id, str) else None
+        if t == _CALL_START:
+            parent = fields.get("parentNodeId") or ev[0]
+            if (parent, child) in self._sub_links and (parent, "subagent", child) not in self.links:
+                self.links.add((parent, "subagent", child))
+                self.links_dirty = True
+            d.visits += 1
+            d.started, d.ended, d.input, d.error = ev[3], None, message, None
+            self._set(child, RUNNING)
+            if isinstance(call_id, str):
+                parent_call = fields.get("parentCallId")
+                depth = fields.get("depth")
+                call = self.calls[call_id] = SubagentCall(
+                    call_id, parent_call if isinstance(parent_call, str) else None, parent, child,
+                    str(fields.get("subagentName") or child), depth if isinstance(depth, int) else 1,
+                    input=message, started=ev[3])
+                up = self.calls.get(call.parent_call_id) if call.parent_call_id else None
+                (up.children if up is not None else self.call_roots).append(call_id)
+                # calls logged before their parent call hang under the step until it shows up
+                for orphan in [c for c in self.call_roots if self.calls[c].parent_call_id == call_id]:
+                    self.call_roots.remove(orphan)
+                    call.children.append(orphan)
+        elif t == _CALL_END:
+            d.output, d.ended = message, ev[3]
+            self._set(child, DONE)
+            if call is not None:
+                call.output, call.ended, call.state = message, ev[3], DONE
+        else:
+            d.error, d.ended = message, ev[3]
+            self._set(child, FAILED)
+            if call is not None:
+                call.error, call.ended, call.state = message, ev[3], FAILED
+
+    def _on_status(self, ev: RunEvent) -> None:
+        try:
+            status = RunStatus(ev[2])
+        except ValueError:
+            return
+        self.status = status
+        if status == RunStatus.RUNNING and self.started_at is None:
+            self.started_at = ev[3]
+        if not status.is_final:
+            return
+        self.ended_at = ev[3]
+        detail = (ev.extra or {}).get("detail") if ev[4] else None
+        if status != RunStatus.COMPLETED:
+            self.error = detail if isinstance(detail, str) else self.error
+        self.pending_approvals.clear()
+        interrupted = CANCELLED if status == RunStatus.CANCELLED else FAILED
+        for nid, state in list(self.states.items()):
+            if state == RUNNING:
+                self._set(nid, interrupted)
+                d = self._detail(nid)
+                d.error = d.error or ("Cancelled." if interrupted == CANCELLED else "Not finished.")
+                d.ended = d.ended or ev[3]
+            elif state in (WAITING, QUEUED):
+                self._set(nid, CANCELLED if status == RunStatus.CANCELLED else SKIPPED)
+        for call in self.calls.values():
+            if call.state == RUNNING:
+                call.state, call.ended = FAILED, call.ended or ev[3]
+        for nid in self._kinds:
+            if nid not in self.states:
+                self._set(nid, SKIPPED)
+
+    def __repr__(self) -> str:
+        return (f"RunState({self.status}, {len(self.states)} nodes touched, {len(self.links)} links, "
+                f"{len(self.pending_approvals)} approvals pending)")

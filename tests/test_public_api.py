@@ -1,0 +1,126 @@
+"""The engine's public API is exactly ``engine.__all__``, and the editor uses nothing else.
+
+Like httpx's ``test_exported_members``: adding or removing a public name is a deliberate
+change to :data:`PUBLIC` below. The editor may import ``engine`` (the package) only; its
+submodules (``engine.store``, ``engine.llm.config``, ``engine.cli``, ...) are private.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+import engine
+
+REPO = Path(__file__).resolve().parents[1]
+
+PUBLIC = [
+    "AgentData", "AgentInvocation", "AgentTools", "ApprovalData", "CLI_COMMANDS", "Condition", "Connection",
+    "ConnectionCheck", "DEFAULT_EFFORTS", "DEFAULT_MAX_VISITS", "EchoProvider", "EventType", "FlowdeskError",
+    "GraphIndex", "IfData", "Issue", "LLMError", "LLMProvider", "LLMResult", "ModelInfo", "NODE_STATES",
+    "NODE_TYPES", "Node", "NodeData", "NodeDetails", "NodeRecord", "ProviderConfigError", "ProviderContext",
+    "ProviderInfo", "ResolvedTemplate", "Run", "RunEvent", "RunInfo", "RunRecorder", "RunState", "RunStateError",
+    "RunStatus", "RunStore", "SECRET_MASK", "SUBAGENT_CALL_TYPES", "SUBAGENT_FIELDS", "SYSTEM_NODE", "Settings",
+    "Severity", "StartData", "StoreError", "SubagentCall", "SubagentSpec", "TEMPLATE_BUILTINS",
+    "TemplateCompletion", "TemplateReference", "TemplateScope", "TriggerCaptureKind", "TriggerMatch",
+    "TriggerPattern", "TriggerPatternError", "Workflow", "WorkflowLoadError", "accepts_input", "agentflow_record",
+    "all_trigger_matches", "as_text", "atomic_write_text", "available_providers", "best_trigger_match",
+    "check_connection", "cli_main", "compile_trigger", "data_dir", "default_provider", "dumps_workflow",
+    "errors_only", "find_references", "generate_trigger_example", "handle_label", "is_local_url", "key_source",
+    "load_settings", "load_workflow", "loads_workflow", "make_resolver", "mask_secrets", "model_choices", "new_id",
+    "normalise_decision", "parse_workflow", "provider_catalogue", "reasoning_efforts", "reference_first_name",
+    "render_template_value", "resolve_templates", "resolve_templates_masked", "run_from_agentflow_record",
+    "save_settings", "save_workflow", "secret_lookup", "settings_path", "source_handles", "store_api_key",
+    "template_completion", "trigger_words", "unknown_references", "validate", "walk_references",
+    "web_search_available", "workflow_to_dict",
+]
+
+
+def test_public_surface_is_exactly_this() -> None:
+    assert PUBLIC == sorted(PUBLIC)
+    assert engine.__all__ == PUBLIC
+
+
+def test_every_public_name_resolves() -> None:
+    for name in engine.__all__:
+        assert getattr(engine, name) is not None, name
+    assert set(engine.__all__) <= set(dir(engine))
+    with pytest.raises(AttributeError):
+        engine.no_such_name  # noqa: B018
+
+
+def test_lazy_names_are_the_private_modules_objects() -> None:
+    from engine import cli, store
+
+    assert engine.RunStore is store.RunStore and engine.StoreError is store.StoreError
+    assert engine.cli_main is cli.main and engine.CLI_COMMANDS == cli.COMMANDS
+
+
+def test_one_error_root_keeping_the_builtin_bases() -> None:
+    root = engine.FlowdeskError
+    for err, builtin in [(engine.WorkflowLoadError, ValueError), (engine.RunStateError, RuntimeError),
+                         (engine.StoreError, RuntimeError), (engine.LLMError, Exception),
+                         (engine.ProviderConfigError, ValueError)]:
+        assert issubclass(err, root) and issubclass(err, builtin), err
+    assert issubclass(engine.ProviderConfigError, engine.LLMError)
+    with pytest.raises(engine.FlowdeskError, match="not valid JSON"):
+        engine.loads_workflow("{")
+    # every error class the engine defines derives from the root
+    import importlib
+    import inspect
+    import pkgutil
+
+    for info in pkgutil.walk_packages(engine.__path__, "engine."):
+        module = importlib.import_module(info.name)
+        for name, obj in vars(module).items():
+            if (inspect.isclass(obj) and issubclass(obj, Exception) and obj.__module__ == info.name):
+                assert issubclass(obj, root), f"{info.name}.{name} does not derive from FlowdeskError"
+
+
+def _engine_imports(path: Path) -> list[str]:
+    """Every ``engine.<sub>`` import in ``path`` (top level or inside functions), as 'line: text'."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    bad = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            if node.module.startswith("engine."):
+                bad.append(f"{node.lineno}: from {node.module} import ...")
+            elif node.module == "engine":
+                for alias in node.names:
+                    if alias.name not in engine.__all__:
+                        bad.append(f"{node.lineno}: from engine import {alias.name} (not public)")
+        elif isinstance(node, ast.Import):
+            bad += [f"{node.lineno}: import {a.name}" for a in node.names if a.name.startswith("engine.")]
+    return bad
+
+
+def test_editor_imports_only_the_public_api() -> None:
+    files = sorted((REPO / "editor").rglob("*.py"))
+    assert len(files) > 20
+    found = {str(f.relative_to(REPO)): bad for f in files if (bad := _engine_imports(f))}
+    assert found == {}
+
+
+def test_import_check_would_catch_a_private_import(tmp_path) -> None:
+    sample = tmp_path / "sample.py"
+    sample.write_text("import engine\nfrom engine import Workflow\n\ndef f():\n    from engine.store import RunStore\n"
+                      "    import engine.cli\n    from engine import _LAZY\n", encoding="utf-8")
+    assert _engine_imports(sample) == ["5: from engine.store import ...", "6: import engine.cli",
+                                       "7: from engine import _LAZY (not public)"]
+
+
+def test_the_provider_catalogue_is_read_by_the_engine_only() -> None:
+    """No editor module opens providers.json or settings.json itself: it asks the engine."""
+    readers = []
+    for path in sorted((REPO / "editor").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        docstrings = {id(n.body[0].value) for n in ast.walk(tree)
+                      if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef)) and n.body
+                      and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings
+                    and ("providers.json" in node.value or "settings.json" in node.value)):
+                readers.append(f"{path.relative_to(REPO)}:{node.lineno}")
+    assert readers == []

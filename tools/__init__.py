@@ -1,0 +1,1 @@
+"""Developer tools that do not ship with Flowdesk (demos of single widgets)."""
