@@ -36,6 +36,10 @@ from .templates import (SECRET_MASK, TEMPLATE_BUILTINS, ResolvedTemplate, Templa
                         unknown_references, walk_references)
 from .grammar import (TriggerCaptureKind, TriggerMatch, TriggerPattern, TriggerPatternError, all_trigger_matches,
                       best_trigger_match, compile_trigger, generate_trigger_example, trigger_words)
+from .http_request import (HttpRequestSpec, HttpResult, HttpStatusError, InvalidRequestError, RedirectError,
+                           RequestFailedError, ResponseTooLargeError, UrlNotAllowedError, WebRequestError,
+                           looks_like_literal_credential, mask_url, send_request)
+from .web_fetch import FetchResult, FetchSpec, SelectorNotFoundError, UnsupportedContentError, fetch_page
 
 if TYPE_CHECKING:
     from .cli import COMMANDS as CLI_COMMANDS
@@ -96,6 +100,11 @@ __all__ = sorted([
     # trigger grammar
     "TriggerPattern", "TriggerMatch", "TriggerPatternError", "TriggerCaptureKind", "compile_trigger",
     "best_trigger_match", "all_trigger_matches", "generate_trigger_example", "trigger_words",
+    # web: the http and fetch nodes' I/O
+    "HttpRequestSpec", "HttpResult", "send_request", "FetchSpec", "FetchResult", "fetch_page",
+    "looks_like_literal_credential", "mask_url", "WebRequestError", "InvalidRequestError", "UrlNotAllowedError",
+    "RedirectError", "ResponseTooLargeError", "HttpStatusError", "RequestFailedError", "UnsupportedContentError",
+    "SelectorNotFoundError",
     # run store (loaded on first use)
     "RunStore", "RunInfo", "RunRecorder", "StoreError", "agentflow_record", "run_from_agentflow_record", "data_dir",
     # command line (loaded on first use)
