@@ -3,7 +3,7 @@
 * :class:`LinkDrag` - dragging a new link from a source handle, or an existing link picked up
   by its target end. A :class:`engine.GraphIndex` is built once at the start so every
   ``check_connection`` while hovering is O(1); targets that would be refused are dimmed and
-  the hovered one shows the engine's reason. Releasing on nothing cancels (or, for a picked
+  the hovered one (a Start node too) shows the engine's reason, as does a refused drop. Releasing on nothing cancels (or, for a picked
   up link, deletes it).
 * :class:`MoveTracker` - positions recorded on press, one move command pushed on release,
   restored on Esc.
@@ -60,9 +60,9 @@ class LinkDrag:
 
     def move(self, pos: QPointF) -> str:
         """Follow the pointer; returns the refusal reason under it ("" when none)."""
+        # Every node is a drop target, a Start node too: a refused one says why (the engine's
+        # reason), where it used to be only dimmed.
         target_item = self.scene.node_item_at(pos)
-        if target_item is not None and target_item.layout.input_pos is None:
-            target_item = None  # start nodes take no input: nothing to snap to
         new_target = target_item.node_id if target_item is not None else None
         if new_target != self.target:
             if self.target in self.scene.node_items:

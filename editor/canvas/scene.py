@@ -24,7 +24,11 @@ from .interactions import LinkDrag, MoveTracker
 from .items.edge import EdgeItem
 from .items.node import NodeItem
 from .items.port import PortHit
+from .routing import ObstacleGrid, route
 from .style import CANVAS_BG, GRID, GRID_DOT, GRID_DOT_MAJOR, PORT_HIT_R, TITLE_H, node_rect
+
+PORT_HIT_PX = 11.0  # a handle's hit radius on screen, at least, whatever the zoom
+PORT_HIT_MAX = 24.0  # ... but never more than this in model units (it would swallow the card)
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +50,10 @@ class CanvasScene(QGraphicsScene):
         self._sub_parents: dict[str, int] = defaultdict(int)
         self._exec_links: dict[str, int] = defaultdict(int)
         self._building = False
+        self.port_hit_radius = PORT_HIT_R  # grows when zoomed out (see set_zoom)
+        self._batch_move = False  # a document move in progress: links are routed once at the end
+        # Cards by model position, for routing links around them (kept in step with the items).
+        self.obstacles = ObstacleGrid()
         self.link_drag: LinkDrag | None = None
         self.move_tracker: MoveTracker | None = None
         self.snap_to_grid = False
@@ -84,6 +92,7 @@ class CanvasScene(QGraphicsScene):
             self._handle_use.clear()
             self._sub_parents.clear()
             self._exec_links.clear()
+            self.obstacles.clear()
             wf = self.document.workflow
             for c in wf.connections:
                 self._count(c.source, c.handle, c.target, c.targetHandle or "input", 1)
@@ -136,7 +145,41 @@ class CanvasScene(QGraphicsScene):
             item.set_run_state(self._run_states.get(node.id), self._run_tips.get(node.id, ""))
         self.node_items[node.id] = item
         self.addItem(item)
+        self._place_obstacle(item)
         return item
+
+    def _place_obstacle(self, item: NodeItem) -> None:
+        x, y = item.pos().x(), item.pos().y()
+        self.obstacles.set(item.node_id, (x, y, x + item.layout.width, y + item.layout.height))
+
+    def _route_edge(self, key: ConnKey, edge: EdgeItem) -> None:
+        a = self.node_items[key[0]].port_scene_pos(key[1])
+        b = self.node_items[key[2]].port_scene_pos(key[3])
+        try:
+            bends = route((a.x(), a.y()), (b.x(), b.y()), edge.subagent, self.obstacles, (key[0], key[2]))
+        except Exception:  # never let geometry take the canvas down (this runs inside Qt callbacks)
+            log.exception("routing the link %s failed; drawing it as a curve", key)
+            bends = None
+        edge.set_ends(a, b, bends)
+
+    def _links_across(self, ids: list[str]) -> set[ConnKey]:
+        """Links that run under the cards ``ids`` without ending there (from the scene's index)."""
+        found: set[ConnKey] = set()
+        for nid in ids:
+            r = self.obstacles.rects.get(nid)
+            if r is None:
+                continue
+            for item in self.items(QRectF(r[0], r[1], r[2] - r[0], r[3] - r[1]), Qt.ItemSelectionMode.IntersectsItemShape,
+                                   Qt.SortOrder.AscendingOrder, QTransform()):
+                if isinstance(item, EdgeItem) and item.key in self.edge_items and nid not in (item.key[0], item.key[2]):
+                    found.add(item.key)
+        return found
+
+    def _reroute(self, keys: set[ConnKey]) -> None:
+        for key in keys:
+            edge = self.edge_items.get(key)
+            if edge is not None:
+                self._route_edge(key, edge)
 
     def _add_edge_item(self, key: ConnKey) -> None:
         src, tgt = self.node_items.get(key[0]), self.node_items.get(key[2])
@@ -148,7 +191,7 @@ class CanvasScene(QGraphicsScene):
         self.edge_items[key] = edge
         self.node_edges[key[0]].add(key)
         self.node_edges[key[2]].add(key)
-        edge.set_ends(src.port_scene_pos(key[1]), tgt.port_scene_pos(key[3]))
+        self._route_edge(key, edge)
         edge.setToolTip(f"{src.layout.title} → {tgt.layout.title}"
                         + (" (subagent)" if key[1] == "subagent" else f" ({key[1]})"))
         self.addItem(edge)
@@ -157,8 +200,7 @@ class CanvasScene(QGraphicsScene):
         for key in self.node_edges.get(node_id, ()):
             edge = self.edge_items.get(key)
             if edge is not None:
-                edge.set_ends(self.node_items[key[0]].port_scene_pos(key[1]),
-                              self.node_items[key[2]].port_scene_pos(key[3]))
+                self._route_edge(key, edge)
 
     def _refresh_node(self, node_id: str) -> None:
         node = self.document.node(node_id)
@@ -167,10 +209,13 @@ class CanvasScene(QGraphicsScene):
             return
         item.set_node(node, self._is_sub(node))
         item.set_connected(self._connected_handles(node_id))
+        self._place_obstacle(item)
         self._update_edges(node_id)
 
     def node_item_moved(self, item: NodeItem) -> None:
-        if not self._building:
+        if self.node_items.get(item.node_id) is item:
+            self._place_obstacle(item)
+        if not self._building and not self._batch_move:
             self._update_edges(item.node_id)
 
     def _on_node_added(self, node_id: str) -> None:
@@ -179,9 +224,11 @@ class CanvasScene(QGraphicsScene):
             item = self._add_node_item(node)
             item.set_connected(self._connected_handles(node_id))
             self._grow_scene_rect(item.sceneBoundingRect())
+            self._reroute(self._links_across([node_id]))
 
     def _on_node_removed(self, node_id: str) -> None:
         item = self.node_items.pop(node_id, None)
+        self.obstacles.remove(node_id)
         for key in list(self.node_edges.pop(node_id, ())):
             self._remove_edge_item(key)
         if item is not None:
@@ -220,13 +267,26 @@ class CanvasScene(QGraphicsScene):
         self._on_connection_added(new)
 
     def _on_nodes_moved(self, ids: list[str]) -> None:
-        for nid in ids:
-            node, item = self.document.node(nid), self.node_items.get(nid)
-            if node is not None and item is not None and (item.pos().x(), item.pos().y()) != (node.x, node.y):
-                item.setPos(node.x, node.y)
+        # Every card first, then each link once: routed against where the cards end up, not
+        # against a half-moved graph (auto-layout moves them all at once).
+        self._batch_move = True
+        try:
+            for nid in ids:
+                node, item = self.document.node(nid), self.node_items.get(nid)
+                if node is not None and item is not None and (item.pos().x(), item.pos().y()) != (node.x, node.y):
+                    item.setPos(node.x, node.y)
+        finally:
+            self._batch_move = False
+        keys = {k for nid in ids for k in self.node_edges.get(nid, ())}
+        # Links that now pass under a moved card, found before any link changes (each change
+        # would make the scene index the items again).
+        if len(keys) < len(self.edge_items):
+            keys |= self._links_across([nid for nid in ids if nid in self.node_items])
+        self._reroute(keys)
 
     def _on_node_data_changed(self, node_id: str) -> None:
         self._refresh_node(node_id)
+        self._reroute(self._links_across([node_id]))  # a card that grew (expanded) may now cover links
         for key in self.node_edges.get(node_id, ()):
             edge = self.edge_items.get(key)
             if edge is not None:
@@ -322,15 +382,25 @@ class CanvasScene(QGraphicsScene):
                 return item
         return None
 
+    def set_zoom(self, zoom: float) -> None:
+        """The view's scale: handles keep a hit area of ``PORT_HIT_PX`` screen pixels when zoomed
+        out (the drawn dot does not grow), up to ``PORT_HIT_MAX`` model units."""
+        self.port_hit_radius = min(max(PORT_HIT_R, PORT_HIT_PX / max(zoom, 0.01)), PORT_HIT_MAX)
+
     def port_at(self, pos: QPointF) -> PortHit | None:
-        r = PORT_HIT_R
+        r = self.port_hit_radius
+        best: tuple[float, PortHit] | None = None
         for item in self.items(QRectF(pos.x() - r, pos.y() - r, 2 * r, 2 * r), Qt.ItemSelectionMode.IntersectsItemBoundingRect,
                                Qt.SortOrder.DescendingOrder, QTransform()):
             if isinstance(item, NodeItem):
-                hit = item.port_at(item.mapFromScene(pos))
+                hit = item.port_at(item.mapFromScene(pos), r)
                 if hit is not None:
-                    return hit
-        return None
+                    # With grown hit areas two handles can both be in reach: take the nearest.
+                    d = item.port_scene_pos(hit.handle) - pos
+                    dist = d.x() * d.x() + d.y() * d.y()
+                    if best is None or dist < best[0]:
+                        best = (dist, hit)
+        return best[1] if best is not None else None
 
     def _cancel_stale_link_drag(self) -> None:
         # The model changed under a link drag (an undo shortcut, say): its verdicts are stale.
@@ -409,12 +479,16 @@ class CanvasScene(QGraphicsScene):
             if not self.link_drag.dragged:
                 travel = event.screenPos() - event.buttonDownScreenPos(Qt.MouseButton.LeftButton)
                 self.link_drag.dragged = travel.manhattanLength() >= QApplication.startDragDistance()
+            shown = self.link_drag.last_reason
             reason = self.link_drag.move(event.scenePos())
             if reason:
-                self.status_message.emit(reason)
+                if reason != shown:
+                    self.status_message.emit(reason)
                 if event.widget() is not None:
                     QToolTip.showText(event.screenPos(), reason, event.widget())
             else:
+                if shown:
+                    self.status_message.emit("")  # off the refused target: its reason no longer applies
                 QToolTip.hideText()
             event.accept()
             return
@@ -435,6 +509,8 @@ class CanvasScene(QGraphicsScene):
             if result is not None and not result.ok:
                 self.status_message.emit(f"Link not created: {result.reason}")
                 self.link_refused.emit(result.reason)
+            else:
+                self.status_message.emit("")  # a link made (or a drag let go): no stale refusal stays
             event.accept()
             return
         super().mouseReleaseEvent(event)

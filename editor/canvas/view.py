@@ -3,18 +3,24 @@
 
 Frame-all uses the scene's model-derived bounds, not item grouping. The minimap paints
 node rectangles from the model on its own (no second QGraphicsView rendering every item),
-refreshed on a short timer after changes.
+refreshed on a short timer after changes. It never covers what the user is working on: it
+shows only when part of the graph is out of view, hides while a node or link is dragged,
+sits in a corner with no card under it when there is one, and otherwise moves to another
+corner (or hides) when a selected or hovered node is under it.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import QPoint, QPointF, QRectF, Qt, QTimer, Signal
-from PySide6.QtGui import (QColor, QDragEnterEvent, QDragMoveEvent, QDropEvent, QKeyEvent, QMouseEvent, QPainter,
+import shiboken6
+from PySide6.QtCore import QPoint, QPointF, QRect, QRectF, Qt, QTimer, Signal
+from PySide6.QtGui import (QColor, QCursor, QDragEnterEvent, QDragMoveEvent, QDropEvent, QKeyEvent, QMouseEvent, QPainter,
                            QPaintEvent, QPen, QWheelEvent)
-from PySide6.QtWidgets import QFrame, QGraphicsView, QWidget
+from PySide6.QtWidgets import QApplication, QFrame, QGraphicsView, QWidget
 
 from .scene import CanvasScene
-from .style import KIND_COLOR, TITLE_H, node_rect, node_size
+from engine import loads_workflow
+
+from .style import GRID, KIND_COLOR, TITLE_H, node_rect, node_size
 
 NODE_MIME = "application/x-flowdesk-node"
 MIN_ZOOM, MAX_ZOOM = 0.02, 3.0
@@ -112,6 +118,7 @@ class CanvasView(QGraphicsView):
         self._pan_button = Qt.MouseButton.NoButton
         self._pan_moved = False
         self._space_down = False
+        self._hover_node: str | None = None  # the node under the pointer (the minimap keeps clear of it)
         self.minimap = Minimap(self)
         # The minimap helps to find what is off screen; with the whole graph in view it would
         # only cover part of it (at the default fit, the bottom-right nodes), so it hides then.
@@ -120,6 +127,7 @@ class CanvasView(QGraphicsView):
         # resized) frames the graph again, until the user zooms or pans.
         self.fitted = False
         scene.document.changed.connect(self.minimap.schedule)
+        scene.selectionChanged.connect(self.update_minimap_visibility)
         # At once on a new workflow (rare, and it decides whether the minimap shows at all),
         # and for a view made on a document that is already filled (a run view).
         scene.document.workflow_reset.connect(self.minimap.refresh)
@@ -164,6 +172,7 @@ class CanvasView(QGraphicsView):
         v.setValue(v.value() + round(delta.y() * z))
 
     def _zoomed(self) -> None:
+        self.canvas_scene.set_zoom(self.zoom())
         self.zoom_changed.emit(self.zoom())
         self.minimap.update()
         self.update_minimap_visibility()
@@ -174,10 +183,67 @@ class CanvasView(QGraphicsView):
         self.update_minimap_visibility()
 
     def update_minimap_visibility(self) -> None:
+        if not shiboken6.isValid(self.canvas_scene):  # the scene went first (the window closing)
+            return
         bounds = self.minimap.nodes_bounds
-        wanted = self.minimap_enabled and not (not bounds.isNull() and self.visible_scene_rect().contains(bounds))
+        scene = self.canvas_scene
+        dragging = scene.link_drag is not None or (scene.move_tracker is not None and self._buttons_down())
+        wanted = (self.minimap_enabled and not dragging
+                  and not (not bounds.isNull() and self.visible_scene_rect().contains(bounds)))
+        corner = self._free_corner() if wanted else None
+        if corner is not None and corner != self.minimap.pos():
+            self.minimap.move(corner)
+        wanted = wanted and corner is not None
         if wanted == self.minimap.isHidden():
             self.minimap.setVisible(wanted)
+
+    def _buttons_down(self) -> bool:
+        return QApplication.mouseButtons() != Qt.MouseButton.NoButton
+
+    def minimap_corners(self) -> list[QPoint]:
+        """Where the minimap may sit, in order of preference: bottom-right, bottom-left, top-right, top-left."""
+        vp = self.viewport().rect()
+        w, h, m = self.minimap.width(), self.minimap.height(), 12
+        right, bottom = vp.width() - w - m, vp.height() - h - m
+        return [QPoint(right, bottom), QPoint(m, bottom), QPoint(right, m), QPoint(m, m)]
+
+    def minimap_keep_clear(self) -> list[QRect]:
+        """Viewport rectangles the minimap must not cover: selected and hovered nodes, a dragged link."""
+        scene = self.canvas_scene
+        rects: list[QRect] = []
+        visible = self.visible_scene_rect()
+        ids = list(scene.selected_node_ids())
+        if self._hover_node is not None:
+            ids.append(self._hover_node)
+        for nid in ids:
+            item = scene.node_items.get(nid)
+            if item is None:
+                continue
+            r = item.sceneBoundingRect()
+            if r.intersects(visible):
+                rects.append(self.mapFromScene(r).boundingRect())
+        if scene.link_drag is not None:
+            rects.append(self.mapFromScene(scene.link_drag.item.sceneBoundingRect()).boundingRect())
+        return rects
+
+    def _free_corner(self) -> QPoint | None:
+        keep = self.minimap_keep_clear()
+        size = self.minimap.size()
+        usable = []
+        for corner in self.minimap_corners():
+            area = QRect(corner, size).adjusted(-4, -4, 4, 4)
+            if not any(area.intersects(r) for r in keep):
+                usable.append(corner)
+        # Best a corner over no card at all (handles, badges and ports stay in sight), else
+        # one over nothing selected, hovered or dragged.
+        grid = self.canvas_scene.obstacles
+        for corner in usable:
+            r = self.mapToScene(QRect(corner, size).adjusted(-4, -4, 4, 4)).boundingRect()
+            if not grid.query((r.left(), r.top(), r.right(), r.bottom())):
+                return corner
+        if usable:
+            return usable[0]
+        return None  # every corner would cover something in use: stay hidden
 
     def visible_scene_rect(self) -> QRectF:
         return self.mapToScene(self.viewport().rect()).boundingRect()
@@ -214,12 +280,42 @@ class CanvasView(QGraphicsView):
             self.centerOn(QPointF(node.x + w / 2, node.y + h / 2))
             self.minimap.update()
 
+    def paste_position(self, text: str) -> tuple[float, float] | None:
+        """Where pasted nodes go (their bounding box's top-left): at the pointer when it is over
+        the canvas, else just below the copied nodes, clear of them, of their links and of any
+        other card. None when ``text`` is not workflow JSON (the paste reports that)."""
+        try:
+            frag = loads_workflow(text)
+        except Exception:  # the document's paste says what is wrong with it
+            return None
+        if not frag.nodes:
+            return None
+        rects = [node_rect(n, bool(getattr(n.data, "subagent", False))) for n in frag.nodes]
+        box = rects[0]
+        for r in rects[1:]:
+            box = box.united(r)
+        cursor = self.viewport().mapFromGlobal(QCursor.pos())
+        if self.viewport().rect().contains(cursor) and self.underMouse():
+            at = self.mapToScene(cursor)
+            x, y = at.x(), at.y()
+        else:
+            # Below the source, stepping further down past any card in the way.
+            x, y = box.left(), box.bottom() + 60.0
+            grid = self.canvas_scene.obstacles
+            for _ in range(200):
+                area = (x - 20, y - 20, x + box.width() + 20, y + box.height() + 20)
+                hits = grid.query(area)
+                if not hits:
+                    break
+                y = max(r[3] for r in hits.values()) + 40.0
+        if self.canvas_scene.snap_to_grid:
+            x, y = round(x / GRID) * GRID, round(y / GRID) * GRID
+        return round(x), round(y)
+
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         if self.fitted and not self.viewport().rect().isEmpty():
             self.fit_all()
-        self.minimap.move(self.viewport().width() - self.minimap.width() - 12,
-                          self.viewport().height() - self.minimap.height() - 12)
         self.update_minimap_visibility()
 
     def scrollContentsBy(self, dx: int, dy: int) -> None:
@@ -274,6 +370,22 @@ class CanvasView(QGraphicsView):
             event.accept()
             return
         super().mouseMoveEvent(event)
+        self._track_hover(event.position().toPoint())
+
+    def _track_hover(self, pos: QPoint) -> None:
+        if not shiboken6.isValid(self.canvas_scene):
+            return
+        scene = self.canvas_scene
+        busy = scene.link_drag is not None or scene.move_tracker is not None
+        if busy or self.minimap.isVisible() or self._hover_node is not None:
+            item = scene.node_item_at(self.mapToScene(pos)) if not busy else None
+            self._hover_node = item.node_id if item is not None else None
+            self.update_minimap_visibility()
+
+    def leaveEvent(self, event) -> None:
+        self._hover_node = None
+        self.update_minimap_visibility()
+        super().leaveEvent(event)
 
     def mouseReleaseEvent(self, event: QMouseEvent) -> None:
         if self._pan_from is not None:
@@ -288,6 +400,7 @@ class CanvasView(QGraphicsView):
             event.accept()
             return
         super().mouseReleaseEvent(event)
+        self.update_minimap_visibility()  # back after a drag, clear of what was dropped
 
     def contextMenuEvent(self, event) -> None:
         # Background right clicks are handled as pan-or-menu above; nodes get the scene's menu.

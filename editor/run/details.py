@@ -30,7 +30,9 @@ MARKDOWN_TYPES = frozenset({str(EventType.LLM_RESPONSE), STREAMING, str(EventTyp
 def _formatter() -> Any:
     from pygments.formatters import HtmlFormatter
 
-    return HtmlFormatter(noclasses=True, style="friendly", nobackground=True)
+    from ..code_style import FlowdeskDarkStyle  # readable (WCAG AA) on the dark theme
+
+    return HtmlFormatter(noclasses=True, style=FlowdeskDarkStyle, nobackground=True)
 
 
 @lru_cache(maxsize=1)

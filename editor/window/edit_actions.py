@@ -64,7 +64,7 @@ class EditActionsMixin:
         if not text.strip() or not self._has_document:
             return
         try:
-            ids = self.document.paste_json(text)
+            ids = self.document.paste_json(text, at=self.view.paste_position(text))
         except WorkflowLoadError as err:
             self.statusBar().showMessage(f"Nothing to paste: the clipboard does not hold workflow JSON ({err})", 5000)
             return

@@ -73,9 +73,11 @@ class MenusMixin:
                                        "Arrange the graph (or the selection) left to right")
         self.act_snap = self._action("Snap to &Grid", "grid", None, None, "Snap moved nodes to the grid")
         self.act_snap.setCheckable(True)
+        self.act_snap.setIconVisibleInMenu(False)  # a menu draws an icon instead of the check mark
         self.act_snap.toggled.connect(self.scene.set_snap)
         self.act_minimap = self._action("&Minimap", "minimap", None, None, "Show the minimap")
         self.act_minimap.setCheckable(True)
+        self.act_minimap.setIconVisibleInMenu(False)
         self.act_minimap.setChecked(True)
         self.act_minimap.setToolTip("Show the minimap when part of the graph is out of view")
         self.act_minimap.toggled.connect(self.view.set_minimap_enabled)

@@ -1,4 +1,6 @@
-"""EdgeItem: one link, a cubic bezier between two port positions.
+"""EdgeItem: one link, a cubic bezier between two port positions, or, when that curve
+would cross another card, the orthogonal route found by :mod:`..routing` drawn with
+rounded corners.
 
 The path, bounding rect and hit shape are rebuilt only when an endpoint moves
 (:meth:`set_ends`), never in ``paint()``; the item has no children and no cache.
@@ -8,10 +10,13 @@ and in their own colour.
 
 from __future__ import annotations
 
+import math
+
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QPainter, QPainterPath, QPainterPathStroker, QPolygonF
 from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem, QWidget
 
+from ..routing import CORNER_R
 from ..style import EDGE, EDGE_SUB, RUN_LINK, SELECT, pen
 
 
@@ -26,6 +31,23 @@ def bezier(a: QPointF, b: QPointF, vertical: bool) -> QPainterPath:
     return path
 
 
+def rounded_polyline(points: list[tuple[float, float]], radius: float = CORNER_R) -> QPainterPath:
+    """A path through ``points`` whose bends are rounded (radius capped by the segment lengths)."""
+    path = QPainterPath(QPointF(*points[0]))
+    for i in range(1, len(points) - 1):
+        (px, py), (cx, cy), (nx, ny) = points[i - 1], points[i], points[i + 1]
+        l1 = math.hypot(cx - px, cy - py)
+        l2 = math.hypot(nx - cx, ny - cy)
+        r = min(radius, l1 / 2, l2 / 2)
+        if r < 0.5:
+            path.lineTo(cx, cy)
+            continue
+        path.lineTo(cx - (cx - px) / l1 * r, cy - (cy - py) / l1 * r)
+        path.quadTo(QPointF(cx, cy), QPointF(cx + (nx - cx) / l2 * r, cy + (ny - cy) / l2 * r))
+    path.lineTo(QPointF(*points[-1]))
+    return path
+
+
 class EdgeItem(QGraphicsItem):
     def __init__(self, key: tuple[str, str, str, str], subagent: bool) -> None:
         super().__init__()
@@ -36,13 +58,16 @@ class EdgeItem(QGraphicsItem):
         self._rect = QRectF()
         self._arrow = QPolygonF()
         self.followed = False  # the last run went along this link (display only)
+        self.routed = False  # drawn around cards (see set_ends)
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable, True)
         self.setZValue(-1.0)
         self.setAcceptHoverEvents(False)
 
-    def set_ends(self, a: QPointF, b: QPointF) -> None:
+    def set_ends(self, a: QPointF, b: QPointF, bends: list[tuple[float, float]] | None = None) -> None:
+        """Ends moved: the default curve, or the routed polyline ``bends`` (from ``a`` to ``b``)."""
         self.prepareGeometryChange()
-        self._path = bezier(a, b, self.subagent)
+        self.routed = bends is not None
+        self._path = bezier(a, b, self.subagent) if bends is None else rounded_polyline(bends)
         self._shape = None
         if self.subagent:
             self._arrow = QPolygonF()

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import QGraphicsItem, QGraphicsSceneHoverEvent, QStyleOpt
 from engine import Node
 
 from ..style import (BADGE_R, CORNER, ERROR, FIND_HIT, GRID, KIND_COLOR, LINE_H, NODE_BG, NODE_BORDER, NODE_MUTED,
-                     NODE_TEXT, PAD, ROW_H, RUN_COLOR, RUN_STATE_LABEL, SELECT, TARGET_OK, TITLE_H, WARNING, NodeLayout, font, handle_tooltip,
+                     NODE_TEXT, PAD, PORT_HIT_R, ROW_H, RUN_COLOR, RUN_STATE_LABEL, SELECT, TARGET_OK, TITLE_H, WARNING, NodeLayout, font, handle_tooltip,
                      metrics, node_layout, pen)
 from .port import PortHit, hit, paint_port
 
@@ -138,12 +138,12 @@ class NodeItem(QGraphicsItem):
     def port_scene_pos(self, handle: str | None) -> QPointF:
         return self.pos() + self.layout.port_pos(handle)
 
-    def port_at(self, local: QPointF) -> PortHit | None:
+    def port_at(self, local: QPointF, radius: float = PORT_HIT_R) -> PortHit | None:
         lay = self.layout
         for h, p, _ in lay.outputs:
-            if hit(local, p):
+            if hit(local, p, radius):
                 return PortHit(self.node_id, h, True)
-        if lay.input_pos is not None and hit(local, lay.input_pos):
+        if lay.input_pos is not None and hit(local, lay.input_pos, radius):
             return PortHit(self.node_id, "input", False)
         return None
 
@@ -159,6 +159,8 @@ class NodeItem(QGraphicsItem):
         lay = self.layout
         kind = lay.label
         text = f"{lay.title} ({kind})" if lay.title != kind else kind
+        if lay.kind == "agent" and not any(h == "subagent" for h, _, _ in lay.outputs):
+            text += "\nTo give it subagents, tick Subagents in the inspector (a handle appears at the bottom)."
         if self.run_state:
             text += f"\n{RUN_STATE_LABEL.get(self.run_state, self.run_state)}"
             if self.run_tip:
@@ -191,7 +193,7 @@ class NodeItem(QGraphicsItem):
     def hoverMoveEvent(self, event: QGraphicsSceneHoverEvent) -> None:
         # The tooltip depends on what is under the pointer: a handle, the badge, or the body.
         pos = event.pos()
-        port = self.port_at(pos)
+        port = self.port_at(pos, getattr(self.scene(), "port_hit_radius", PORT_HIT_R))
         if port is not None:
             tip = self._port_tips.get(port.handle, port.handle)
         elif self.issue_text and self.badge_rect().adjusted(-3, -3, 3, 3).contains(pos):
