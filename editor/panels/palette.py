@@ -56,6 +56,12 @@ def palette_icon(entry: PaletteEntry) -> QIcon:
     return QIcon(pix)
 
 
+def entry_icon(key: str) -> QIcon:
+    """The icon of the palette entry ``key`` (as the palette shows it), for menus."""
+    entry = next((e for e in palette_entries() if e.key == key), None)
+    return palette_icon(entry) if entry is not None else QIcon()
+
+
 def palette_mime(kind: str) -> QMimeData:
     mime = QMimeData()
     mime.setData(NODE_MIME, kind.encode())

@@ -10,7 +10,7 @@ from PySide6.QtGui import QAction, QIcon, QKeySequence
 from PySide6.QtWidgets import QLabel, QLineEdit, QMenu, QSizePolicy, QToolBar, QWidget, QWidgetAction
 
 from ..document import PALETTE_KINDS
-from ..panels.palette import DESCRIPTIONS
+from ..panels.palette import DESCRIPTIONS, entry_icon
 from ..resources import icon_path, samples
 from .settings import settings
 
@@ -111,7 +111,7 @@ class MenusMixin:
         e.addActions([self.act_select_all, self.act_find])
         add = e.addMenu(QIcon(icon_path("add")), "Add &Node")
         for kind in PALETTE_KINDS:
-            a = add.addAction(QIcon(icon_path(f"node-{kind}")), DESCRIPTIONS[kind][0])
+            a = add.addAction(entry_icon(kind), DESCRIPTIONS[kind][0])
             a.triggered.connect(lambda _=False, k=kind: self._add_node_at_centre(k))
         v = mb.addMenu("&View")
         v.addActions([self.act_fit, self.act_zoom_100, self.act_zoom_in, self.act_zoom_out])
@@ -188,7 +188,7 @@ class MenusMixin:
         entries = []
         for kind in PALETTE_KINDS:
             name, desc = DESCRIPTIONS[kind]
-            a = menu.addAction(QIcon(icon_path(f"node-{kind}")), name)
+            a = menu.addAction(entry_icon(kind), name)
             a.setToolTip(desc)
             a.triggered.connect(lambda _=False, k=kind: self._add_node_at(k, pos))
             entries.append((f"{name} {desc}".lower(), a))
@@ -219,7 +219,7 @@ class MenusMixin:
         else:
             add = menu.addMenu(QIcon(icon_path("add")), "Add node")
             for kind in PALETTE_KINDS:
-                a = add.addAction(QIcon(icon_path(f"node-{kind}")), DESCRIPTIONS[kind][0])
+                a = add.addAction(entry_icon(kind), DESCRIPTIONS[kind][0])
                 a.triggered.connect(lambda _=False, k=kind: self._add_node_at(k, pos))
             menu.addActions([self.act_paste, self.act_select_all])
             menu.addSeparator()
