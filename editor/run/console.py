@@ -92,6 +92,7 @@ class RunConsole(QWidget):
         self._ended_mono: float | None = None
         self._follow_tail = True
         self._default_input = ""
+        self._detached: str | None = None  # a run let go of (clear()): what it still sends is not shown
 
         self.model = LogModel(self)
         self.proxy = LogFilterProxy(self)
@@ -315,6 +316,34 @@ class RunConsole(QWidget):
     def cancel_run(self) -> None:
         self.bridge.cancel()
 
+    def clear(self) -> None:
+        """Show no run, as for a document that has none (File ▸ New or Open): an empty log, no
+        banner, no card. A paused run is let go of (it stays paused in the run history, to be
+        resumed from there); a running one is cancelled, and what it still sends is not shown."""
+        bridge = self.bridge
+        if bridge.is_active and not bridge.release():
+            self._detached = bridge.run_id
+            bridge.cancel()
+        self._replay_state = None
+        self._replay_info = {}
+        self._run_id = None
+        self._elapsed_timer.stop()
+        self._started_mono = self._ended_mono = None
+        self._reset_views(self.workflow)
+        self.empty_label.setVisible(True)
+        self.header.set_run_id(None)
+        self.header.set_elapsed(None)
+        self.header.set_running(False)
+        self._set_status_label("pending")
+        self.approvals.set_requests([])
+        self.node_states_changed.emit({})
+        self.links_followed.emit(frozenset())
+        self._update_actions()
+
+    def _shows_bridge(self) -> bool:
+        """The bridge's run is the one shown (not one let go of by ``clear``)."""
+        return self._detached is None or self.bridge.run_id != self._detached
+
     def show_node(self, node_id: str) -> None:
         """Scroll to (and select) the entries of ``node_id`` — its latest step — and show its run details."""
         rows = self.model.rows_of(node_id)
@@ -365,6 +394,11 @@ class RunConsole(QWidget):
         self.model.add_events(events)
         self.trace.add_events(events, self.bridge.run_state)
         self._set_status_label("paused")
+        # The input of that run (not the open document's Start text), shown collapsed.
+        info = self.store.get_run(run_id)
+        initial = self.bridge.initial_input or (info.initial_input if info is not None else None) or ""
+        self.input_edit.setPlainText(initial)
+        self.header.set_running(True, initial)
         return True
 
     def node_errors(self) -> dict[str, str]:
@@ -398,6 +432,7 @@ class RunConsole(QWidget):
         t1 = state.ended_at or (events[-1].timestamp if events else None)
         self.header.set_elapsed(t1 - t0 if t0 and t1 else None)
         self._set_status_label(str(state.status), state.error)
+        self.header.set_running(False)
         self.approvals.set_requests([])
         self.node_states_changed.emit(dict(state.states))
         self.links_followed.emit(frozenset(state.links))
@@ -515,6 +550,7 @@ class RunConsole(QWidget):
 
     # -------------------------------------------------------------- bridge signals
     def _on_run_started(self, run_id: str) -> None:
+        self._detached = None
         self._run_id = run_id
         self.header.set_run_id(run_id)
         self._started_mono = time.monotonic()
@@ -522,20 +558,28 @@ class RunConsole(QWidget):
         self._elapsed_timer.start()
         self._update_elapsed()
         self._set_status_label("running")
+        self.header.set_running(True, self.bridge.initial_input)
         self._update_actions()
         self.run_started.emit(run_id)
 
     def _on_run_finished(self, status: str) -> None:
+        if not self._shows_bridge():
+            self._update_actions()
+            self.run_finished.emit(status)
+            return
         self._ended_mono = time.monotonic()
         self._elapsed_timer.stop()
         self._update_elapsed()
         self._set_status_label(status, self.bridge.error)
+        self.header.set_running(False)
         self._update_actions()
         self._refresh_approvals()
         self._refresh_node_panel()
         self.run_finished.emit(status)
 
     def _on_status(self, status: str) -> None:
+        if not self._shows_bridge():
+            return
         if status in ("completed", "failed", "cancelled"):
             self._set_status_label(status, self.bridge.error)
         else:
@@ -549,6 +593,8 @@ class RunConsole(QWidget):
         self.header.set_elapsed(end - self._started_mono)
 
     def _on_events(self, batch: list[RunEvent]) -> None:
+        if not self._shows_bridge():
+            return
         self.model.add_events(batch)
         self.trace.add_events(batch, self.bridge.run_state)
         self._update_actions()
@@ -557,7 +603,8 @@ class RunConsole(QWidget):
 
     def _refresh_approvals(self) -> None:
         before = len(self.approvals.cards)
-        self.approvals.set_requests(self.bridge.approvals() if self._replay_state is None else [])
+        live = self._replay_state is None and self._shows_bridge()
+        self.approvals.set_requests(self.bridge.approvals() if live else [])
         if self.approvals.cards and len(self.approvals.cards) != before:
             QTimer.singleShot(0, self, lambda: self._size_approvals(bool(self.approvals.cards)))
 

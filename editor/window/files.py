@@ -34,7 +34,9 @@ class FilesMixin:
         s.sync()
 
     def maybe_save(self) -> bool:
-        """Ask about unsaved changes; False means the user cancelled."""
+        """Ask about a running run and unsaved changes; False means the user cancelled."""
+        if not self._may_stop_run():
+            return False
         if not (self._has_document and self.document.is_modified()):
             return True
         answer = QMessageBox.question(
@@ -45,8 +47,28 @@ class FilesMixin:
             return self.save()
         return answer == QMessageBox.StandardButton.Discard
 
+    def _may_stop_run(self) -> bool:
+        """Closing the document stops its running run: ask first (a paused run is not asked
+        about: it stays paused in the run history)."""
+        bridge = self.run_console.bridge
+        if not (self._has_document and bridge.is_active and bridge.status != "paused"):
+            return True
+        answer = QMessageBox.question(
+            self, "A run is in progress",
+            f"“{self.document.display_name()}” is running. Closing it stops the run (what it did so far "
+            "stays in Run history). Stop the run?",
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel, QMessageBox.StandardButton.Cancel)
+        return answer not in (QMessageBox.StandardButton.Cancel, QMessageBox.StandardButton.No)
+
     def _replace_document(self, workflow: Workflow, path: str | None) -> None:
         self._doc_serial += 1  # a run shown on the previous document is not this one's
+        # Runs belong to their document: the console shows none for the new one. A paused
+        # run stays paused in the run history; a running one was asked about (maybe_save).
+        paused = self.run_console.bridge.status == "paused" and self.run_console.bridge.is_active
+        self.run_console.clear()
+        self._run_doc = None
+        if paused:
+            self.statusBar().showMessage("The paused run stays in Run history; resume it from there.", 6000)
         self.autosaver.clear()
         self.document.reset(workflow, path)
         self._show_canvas()
