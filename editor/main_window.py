@@ -90,6 +90,7 @@ class MainWindow(MenusMixin, FilesMixin, AutosaveMixin, ValidationMixin, RunWiri
         self.inspector_tabs.addTab(self.node_run_details, "Run")
         self.inspector_dock.setWidget(self.inspector_tabs)
         self.run_windows: list[RunViewWindow] = []
+        self._console_max_state = None  # the dock layout to go back to when the console is maximised
         # The inspector keeps the full height on the right (its Run tab shows a node's input
         # and output); the bottom docks sit under the canvas and the palette.
         self.setCorner(Qt.Corner.BottomRightCorner, Qt.DockWidgetArea.RightDockWidgetArea)
@@ -135,6 +136,29 @@ class MainWindow(MenusMixin, FilesMixin, AutosaveMixin, ValidationMixin, RunWiri
         # Room for a few runs of the history (and the log); the canvas keeps the rest. (The
         # size asked for includes the tab bar of the tabbed bottom docks.)
         self.resizeDocks([self.problems_dock], [340], Qt.Orientation.Vertical)
+
+    def set_console_maximised(self, on: bool) -> None:
+        """The run console takes the whole window (canvas and side docks hidden), or goes back
+        to the layout it had. View ▸ Maximise Run Console (Ctrl+Shift+M)."""
+        if on == (self._console_max_state is not None):
+            return
+        dock = self.run_console_dock
+        if on:
+            self._console_max_state = self.saveState()
+            if dock.isFloating():
+                dock.setFloating(False)
+            dock.show()
+            dock.raise_()
+            for other in (self.palette_dock, self.inspector_dock):
+                other.hide()
+            self.central.hide()
+            self.resizeDocks([dock], [self.height()], Qt.Orientation.Vertical)
+        else:
+            state, self._console_max_state = self._console_max_state, None
+            self.central.show()
+            self.restoreState(state)
+        if self.act_max_console.isChecked() != on:
+            self.act_max_console.setChecked(on)
 
     # ------------------------------------------------------------------ document state
     def _show_welcome(self) -> None:
@@ -185,6 +209,7 @@ class MainWindow(MenusMixin, FilesMixin, AutosaveMixin, ValidationMixin, RunWiri
             self.run_console.cancel_run()  # a running run stops with the window (its events are kept)
         for win in list(self.run_windows):
             win.close()
+        self.set_console_maximised(False)  # the layout saved is the normal one
         self._save_settings()
         self.autosaver.clear()
         event.accept()

@@ -149,8 +149,10 @@ class RunConsole(QWidget):
         self.approvals = ApprovalsPanel(self)
         self.addAction(self.approvals.approve_action)
         self.addAction(self.approvals.reject_action)
-        # approvals above the log, in one vertical splitter: in a short dock both stay visible
+        # Approvals beside the log, above the entry tabs (one vertical splitter on the right):
+        # stacked above the log they left it one and a half entries in a short dock.
         self.vsplit = QSplitter(Qt.Orientation.Vertical)
+        self.vsplit.setObjectName("consoleSide")
         self.vsplit.setChildrenCollapsible(False)
         self.vsplit.addWidget(self.approvals)
 
@@ -225,15 +227,16 @@ class RunConsole(QWidget):
         self.tabs.addTab(self.trace, "Subagents")
         self.node_panel = NodeRunDetails()
         self.tabs.addTab(self.node_panel, "Node")
-        split.addWidget(self.tabs)
+        self.tabs.setMinimumHeight(90)
+        self.vsplit.addWidget(self.tabs)
+        self.vsplit.setStretchFactor(0, 0)
+        self.vsplit.setStretchFactor(1, 1)
+        split.addWidget(self.vsplit)
         split.setStretchFactor(0, 3)
         split.setStretchFactor(1, 2)
         split.setSizes([600, 400])
-        split.setMinimumHeight(90)
-        self.vsplit.addWidget(split)
-        self.vsplit.setStretchFactor(0, 0)
-        self.vsplit.setStretchFactor(1, 1)
-        root.addWidget(self.vsplit, 1)
+        split.setChildrenCollapsible(False)
+        root.addWidget(split, 1)
 
     def _connect(self) -> None:
         b = self.bridge
@@ -367,9 +370,15 @@ class RunConsole(QWidget):
 
     def node_details(self, node_id: str) -> dict[str, Any]:
         """The node's last input, output, duration (s), tokens, error and state in the shown run."""
-        if self._replay_state is not None:
-            return self._replay_state.node_details(node_id)
-        return self.bridge.node_details(node_id)
+        state = self._state()
+        details = state.node_details(node_id) if self._replay_state is not None else self.bridge.node_details(node_id)
+        if not details.get("input"):
+            # An approval (or a condition) records no input of its own: it is what reached it,
+            # the output of the step before it along the links the run followed.
+            passed = _passed_input(state, node_id)
+            if passed is not None:
+                details["input"] = passed
+        return details
 
     def open_paused_run(self, run_id: str) -> bool:
         """Show a paused run from the store (``set_store``) with its approval cards, ready to be
@@ -532,6 +541,9 @@ class RunConsole(QWidget):
         self.node_panel.set_details(None)
         self._follow_tail = True
         self.empty_label.setVisible(False)
+        # Each run starts with every type shown: a filter left from an earlier run hid its
+        # Step entries without a word.
+        self.set_type_groups(None)
 
     def _update_actions(self) -> None:
         active = self.bridge.is_active
@@ -612,7 +624,7 @@ class RunConsole(QWidget):
         if not waiting:
             return
         total = sum(self.vsplit.sizes()) or self.vsplit.height()
-        want = min(self.approvals.sizeHint().height(), int(total * 0.55))
+        want = min(self.approvals.sizeHint().height(), int(total * 0.7))
         self.vsplit.setSizes([want, max(90, total - want)])
 
     def _on_decision(self, node_id: str, decision: str, note: str) -> None:
@@ -735,3 +747,35 @@ class RunConsole(QWidget):
             self._on_error(f"Cannot save: {err.strerror or err}")
 
 
+
+
+_PASS_THROUGH = ("if", "approval")
+
+
+def _passed_input(state: RunState, node_id: str) -> str | None:
+    """What reached ``node_id`` in the run: the output of the nearest step before it (through
+    conditions and approvals, which pass their input on) along the followed links."""
+    workflow = state.workflow
+    if workflow is None:
+        return None
+    node = workflow.node(node_id)
+    if node is None or node.type not in _PASS_THROUGH:
+        return None
+    seen = {node_id}
+    current = node_id
+    while True:
+        sources = [src for (src, _handle, target) in state.links if target == current and src not in seen]
+        if not sources:
+            return None
+        src = sources[0]
+        seen.add(src)
+        src_node = workflow.node(src)
+        if src_node is None:
+            return None
+        if src_node.type not in _PASS_THROUGH:
+            if src_node.type == "start":
+                return state.initial_input if state.initial_input is not None else \
+                    getattr(src_node.data, "initialInput", None)
+            out = state.details.get(src)
+            return out.output if out is not None else None
+        current = src

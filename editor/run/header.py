@@ -49,7 +49,7 @@ class RunHeader(QWidget):
         top.addWidget(self.input_edit, 1)
         # While a run is live its input cannot change: one elided line instead of the box,
         # so a paused run's card and log get the height.
-        self.input_summary = QLabel()
+        self.input_summary = _ElidedLabel()
         self.input_summary.setObjectName("inputSummary")
         self.input_summary.setStyleSheet("color: #8b93a1")
         self.input_summary.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
@@ -83,6 +83,7 @@ class RunHeader(QWidget):
         self.status_label.setFixedWidth(250)
         self._status_text = ""
         self._collapsed = False
+        self._input_line = ""
         self._status_colour = "#6b7280"
         self.status_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         meta = QHBoxLayout()
@@ -152,14 +153,18 @@ class RunHeader(QWidget):
         if running:
             text = self.input_edit.toPlainText() if input_text is None else input_text
             one_line = " ".join(text.split()) or "(the Start node's own input)"
-            self.input_summary.setText(f"Input: {one_line}")
+            self._input_line = f"Input: {one_line}"
             self.input_summary.setToolTip(text)
+            self._elide_input()
         elif not self._collapsed:
             return  # not collapsed by us (a read-only run view hides the box for good)
         self._collapsed = running
         self.input_edit.setVisible(not running)
         self.input_summary.setVisible(running)
         self.buttons.setDirection(QBoxLayout.Direction.LeftToRight if running else QBoxLayout.Direction.TopToBottom)
+
+    def _elide_input(self) -> None:
+        self.input_summary.set_full_text(self._input_line)
 
     def resizeEvent(self, event) -> None:  # noqa: N802 - Qt override
         super().resizeEvent(event)
@@ -171,3 +176,23 @@ class RunHeader(QWidget):
 
     def set_elapsed(self, seconds: float | None) -> None:
         self.elapsed_label.setText(elapsed_text(seconds) if seconds is not None else "")
+
+
+class _ElidedLabel(QLabel):
+    """One line of text, elided with "…" to the label's width."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.full_text = ""
+
+    def set_full_text(self, text: str) -> None:
+        self.full_text = text
+        self._elide()
+
+    def _elide(self) -> None:
+        width = max(40, self.width() - 4)
+        self.setText(self.fontMetrics().elidedText(self.full_text, Qt.TextElideMode.ElideRight, width))
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt override
+        super().resizeEvent(event)
+        self._elide()

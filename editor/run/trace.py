@@ -18,7 +18,8 @@ from typing import Any, Iterable
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
-from PySide6.QtWidgets import QSplitter, QTextBrowser, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (QHeaderView, QSplitter, QTextBrowser, QTreeWidget, QTreeWidgetItem, QVBoxLayout,
+                               QWidget)
 
 from engine import SUBAGENT_CALL_TYPES, RunEvent, RunState, SubagentCall
 
@@ -45,9 +46,21 @@ class SubagentTrace(QWidget):
         self.tree.setHeaderLabels(["Call", "Status", "Duration", "Input", "Output"])
         self.tree.setUniformRowHeights(True)
         self.tree.setAlternatingRowColors(True)
+        # Status and Duration as wide as their header and values; Call, Input and Output
+        # share the rest (resizeEvent), so a narrow pane elides them instead of cutting
+        # "Duration" and pushing Input out of view.
+        header = self.tree.header()
+        header.setStretchLastSection(True)
+        header.setMinimumSectionSize(48)
+        fm = self.tree.fontMetrics()
+        for col, sample in ((1, "running"), (2, "999.99 s")):
+            header.setSectionResizeMode(col, QHeaderView.ResizeMode.Fixed)
+            width = max(fm.horizontalAdvance(sample), header.fontMetrics().horizontalAdvance(
+                self.tree.headerItem().text(col))) + 28
+            self.tree.setColumnWidth(col, width)
+        for col in (0, 3):
+            header.setSectionResizeMode(col, QHeaderView.ResizeMode.Interactive)
         self.tree.setColumnWidth(0, 220)
-        self.tree.setColumnWidth(1, 70)
-        self.tree.setColumnWidth(2, 70)
         self.tree.setColumnWidth(3, 200)
         self.tree.currentItemChanged.connect(self._show_current)
         self.detail = QTextBrowser()
@@ -58,6 +71,17 @@ class SubagentTrace(QWidget):
         split.setStretchFactor(0, 3)
         split.setStretchFactor(1, 2)
         lay.addWidget(split)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt override
+        super().resizeEvent(event)
+        self._fit_columns()
+
+    def _fit_columns(self) -> None:
+        free = self.tree.viewport().width() - self.tree.columnWidth(1) - self.tree.columnWidth(2)
+        if free <= 0:
+            return
+        self.tree.setColumnWidth(0, max(80, int(free * 0.4)))
+        self.tree.setColumnWidth(3, max(48, int(free * 0.3)))  # Output stretches over the rest
 
     def set_node_names(self, names: dict[str, str]) -> None:
         self._names = dict(names)

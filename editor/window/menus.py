@@ -83,8 +83,13 @@ class MenusMixin:
         self.act_run = self._action("&Run", "run", [QKeySequence("F5"), QKeySequence("Ctrl+R")], self._run,
                                     "Run the workflow")
         self.act_run.setEnabled(False)
+        self.act_max_console = self._action("Ma&ximise Run Console", None, "Ctrl+Shift+M", None,
+                                            "The run console takes the whole window, or goes back (Ctrl+Shift+M); "
+                                            "its title bar's float button detaches it")
+        self.act_max_console.setCheckable(True)
+        self.act_max_console.toggled.connect(self.set_console_maximised)
         for a in (self.act_undo, self.act_redo, self.act_find, self.act_zoom_100, self.act_zoom_in, self.act_zoom_out,
-                  self.act_layout, self.act_run):
+                  self.act_layout, self.act_run, self.act_max_console):
             self.addAction(a)
 
     def _build_menus(self) -> None:
@@ -119,6 +124,7 @@ class MenusMixin:
         for dock in (self.palette_dock, self.inspector_dock, self.problems_dock, self.run_console_dock,
                      self.history_dock):
             v.addAction(dock.toggleViewAction())
+        v.addAction(self.act_max_console)
         r = mb.addMenu("&Run")
         r.addActions([self.act_run, self.run_console.cancel_action])
         r.addSeparator()

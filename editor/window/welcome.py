@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtGui import QIcon
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QScrollArea, QSizePolicy, QVBoxLayout, QWidget
 
 from engine import WorkflowLoadError, load_workflow
 
@@ -21,7 +21,20 @@ class WelcomePage(QWidget):
         super().__init__()
         self.setObjectName("welcome")
         self.window_ = window
-        outer = QVBoxLayout(self)
+        # Scrolls when short, and asks for no minimum height: hidden behind the canvas, its
+        # minimum (growing with the recent list) kept the run console from being made taller.
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Ignored)
+        page = QVBoxLayout(self)
+        page.setContentsMargins(0, 0, 0, 0)
+        scroll = QScrollArea()
+        scroll.setObjectName("welcomeScroll")
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        page.addWidget(scroll)
+        content = QWidget()
+        content.setObjectName("welcomeContent")
+        scroll.setWidget(content)
+        outer = QVBoxLayout(content)
         outer.addStretch(1)
         box = QWidget()
         box.setObjectName("welcomeBox")
