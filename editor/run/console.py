@@ -624,7 +624,7 @@ class RunConsole(QWidget):
         if not waiting:
             return
         total = sum(self.vsplit.sizes()) or self.vsplit.height()
-        want = min(self.approvals.sizeHint().height(), int(total * 0.7))
+        want = min(self.approvals.sizeHint().height(), int(total * 0.62))
         self.vsplit.setSizes([want, max(90, total - want)])
 
     def _on_decision(self, node_id: str, decision: str, note: str) -> None:

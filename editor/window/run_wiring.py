@@ -45,7 +45,7 @@ class RunWiringMixin:
         self.run_console_dock.raise_()
         # Room for the log and an approval card, the canvas keeping the larger part. The view
         # frames the graph again as it shrinks (if it was framed), so no node ends up cut off.
-        want = min(400, int(self.height() * 0.46))
+        want = min(460, int(self.height() * 0.52))
         if self.run_console_dock.height() < want and not self.run_console_dock.isFloating():
             self.resizeDocks([self.run_console_dock], [want], Qt.Orientation.Vertical)
         # The console runs a deep copy: edits made during the run do not reach it.
