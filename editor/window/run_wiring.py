@@ -15,6 +15,7 @@ from PySide6.QtGui import QActionGroup
 from engine import Workflow, errors_only
 
 from ..history.panel import open_store_for_gui
+from ..panels.problems import describe_issue
 from ..run_view import RunViewWindow
 from .settings import settings
 
@@ -34,9 +35,10 @@ class RunWiringMixin:
         elif not self._has_document:
             self.act_run.setToolTip("Open a workflow to run it")
         elif errors:
-            self.act_run.setToolTip(f"Cannot run: {errors[0].message}")
+            self.act_run.setToolTip(f"Cannot run: {describe_issue(errors[0], self.document.workflow)}")
         else:
-            self.act_run.setToolTip("Run the workflow (Ctrl+R)")
+            # the shortcut the Run menu shows (F5; Ctrl+R works too)
+            self.act_run.setToolTip("Run the workflow (F5)")
 
     def _run(self) -> None:
         if not self._has_document:
