@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QCloseEvent, QIcon, QKeySequence
-from PySide6.QtWidgets import QDockWidget, QMainWindow, QStackedWidget, QTabWidget, QWidget
+from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QStackedWidget, QTabWidget, QWidget
 
 from engine import Issue
 
@@ -88,7 +88,19 @@ class MainWindow(MenusMixin, FilesMixin, AutosaveMixin, ValidationMixin, RunWiri
         self.inspector_tabs.setObjectName("inspectorTabs")
         self.inspector_tabs.addTab(self.inspector, "Edit")
         self.inspector_tabs.addTab(self.node_run_details, "Run")
-        self.inspector_dock.setWidget(self.inspector_tabs)
+        # With no document open the inspector says so instead of showing an editable
+        # "Untitled workflow" form that belongs to nothing.
+        self.inspector_empty = QLabel("No workflow is open.\n\nCreate a new one or open a file to edit "
+                                      "its nodes here.")
+        self.inspector_empty.setObjectName("hint")
+        self.inspector_empty.setWordWrap(True)
+        self.inspector_empty.setAlignment(Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop)
+        self.inspector_empty.setContentsMargins(16, 24, 16, 16)
+        self.inspector_stack = QStackedWidget()
+        self.inspector_stack.setObjectName("inspectorStack")
+        self.inspector_stack.addWidget(self.inspector_empty)
+        self.inspector_stack.addWidget(self.inspector_tabs)
+        self.inspector_dock.setWidget(self.inspector_stack)
         self.run_windows: list[RunViewWindow] = []
         self._console_max_state = None  # the dock layout to go back to when the console is maximised
         # The inspector keeps the full height on the right (its Run tab shows a node's input
@@ -164,6 +176,7 @@ class MainWindow(MenusMixin, FilesMixin, AutosaveMixin, ValidationMixin, RunWiri
     def _show_welcome(self) -> None:
         self._has_document = False
         self.inspector.setEnabled(False)
+        self.inspector_stack.setCurrentWidget(self.inspector_empty)
         self.welcome.refresh()
         self.central.setCurrentWidget(self.welcome)
         self._update_title()
@@ -172,6 +185,7 @@ class MainWindow(MenusMixin, FilesMixin, AutosaveMixin, ValidationMixin, RunWiri
     def _show_canvas(self) -> None:
         self._has_document = True
         self.inspector.setEnabled(True)
+        self.inspector_stack.setCurrentWidget(self.inspector_tabs)
         self.central.setCurrentWidget(self.view)
         self._update_title()
         self._update_actions()

@@ -728,14 +728,21 @@ class RunConsole(QWidget):
         menu.addAction("Show all nodes", lambda: self.set_node_filter(None))
         menu.exec(self.view.viewport().mapToGlobal(pos))
 
+    def _export_folder(self) -> Path:
+        """Exports are offered next to the workflow file (else in the home folder), not in
+        whatever folder the process was started from."""
+        if self.workflow_path and Path(self.workflow_path).parent.is_dir():
+            return Path(self.workflow_path).parent
+        return Path.home()
+
     def _ask_export_jsonl(self) -> None:
-        name = f"run_{self._run_id or 'log'}.jsonl"
+        name = str(self._export_folder() / f"run_{self._run_id or 'log'}.jsonl")
         path, _ = QFileDialog.getSaveFileName(self, "Save the run log", name, "JSON Lines (*.jsonl)")
         if path:
             self._guarded(lambda: self.export_jsonl(path))
 
     def _ask_export_record(self) -> None:
-        name = f"run_{self._run_id or 'unsaved'}.json"
+        name = str(self._export_folder() / f"run_{self._run_id or 'unsaved'}.json")
         path, _ = QFileDialog.getSaveFileName(self, "Save the run record", name, "Run record (*.json)")
         if path:
             self._guarded(lambda: self.export_record(path))

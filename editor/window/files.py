@@ -84,10 +84,19 @@ class FilesMixin:
         self._replace_document(Workflow(name="Untitled workflow", version=1, nodes=[start]), None)
         self.view.set_zoom(1.0, QPointF(420, 260))
 
+    def document_folder(self) -> Path:
+        """Where file dialogs open: the document's folder, else the last file's, else home."""
+        if self._has_document and self.document.path:
+            return Path(self.document.path).parent
+        last = str(settings().value("lastFile", "") or "")
+        if last and Path(last).parent.is_dir():
+            return Path(last).parent
+        return Path.home()
+
     def open_dialog(self) -> None:
         if not self.maybe_save():
             return
-        start = str(Path(self.document.path).parent) if self.document.path else str(Path.home())
+        start = str(self.document_folder())
         path, _ = QFileDialog.getOpenFileName(self, "Open workflow", start, FILE_FILTER)
         if path:
             self.open_path(path, ask=False)
@@ -129,7 +138,9 @@ class FilesMixin:
     def save_as(self) -> bool:
         if not self._has_document:
             return False
-        suggested = self.document.path or str(Path.home() / f"{(self.document.workflow.name or 'workflow').lower().replace(' ', '-')}.flow.json")
+        # In the document's folder (an untitled one: the folder of the last file used).
+        name = f"{(self.document.workflow.name or 'workflow').lower().replace(' ', '-')}.flow.json"
+        suggested = self.document.path or str(self.document_folder() / name)
         path, _ = QFileDialog.getSaveFileName(self, "Save workflow as", suggested, FILE_FILTER)
         if not path:
             return False

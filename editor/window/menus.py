@@ -11,8 +11,9 @@ from PySide6.QtWidgets import QLabel, QLineEdit, QMenu, QSizePolicy, QToolBar, Q
 
 from ..document import PALETTE_KINDS
 from ..panels.palette import DESCRIPTIONS
-from ..resources import icon_path, samples
+from ..resources import icon_path
 from .settings import settings
+from .welcome import sample_list
 
 
 class MenusMixin:
@@ -99,9 +100,12 @@ class MenusMixin:
         self.recent_menu = f.addMenu(QIcon(icon_path("recent")), "Open &Recent")
         self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
         self.sample_menu = f.addMenu(QIcon(icon_path("sample")), "Open Sa&mple")
-        for path in samples():
-            a = self.sample_menu.addAction(path.name.removesuffix(".flow.json"))
+        for path, name, desc in sample_list():  # the names the welcome page shows
+            a = self.sample_menu.addAction(name)
+            a.setToolTip(desc or name)
+            a.setStatusTip(desc)
             a.triggered.connect(lambda _=False, p=str(path): self.open_sample(p))
+        self.sample_menu.setToolTipsVisible(True)
         f.addSeparator()
         f.addActions([self.act_save, self.act_save_as, self.act_revert])
         f.addSeparator()
