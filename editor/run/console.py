@@ -631,6 +631,11 @@ class RunConsole(QWidget):
         if self.bridge.pending_approval != node_id:
             self._refresh_approvals()
             return
+        if self.bridge.is_busy:
+            # The card shows as soon as the pause is seen, while the pause is still being
+            # written to the run history: a quick decision waits for that, not refused.
+            QTimer.singleShot(20, self, lambda: self._on_decision(node_id, decision, note))
+            return
         try:
             self.bridge.resume(decision, note)
         except RunStateError as err:
