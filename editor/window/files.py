@@ -67,6 +67,7 @@ class FilesMixin:
         paused = self.run_console.bridge.status == "paused" and self.run_console.bridge.is_active
         self.run_console.clear()
         self._run_doc = None
+        self.inspector_tabs.setCurrentWidget(self.inspector)  # no run to show on the new document
         if paused:
             self.statusBar().showMessage("The paused run stays in Run history; resume it from there.", 6000)
         self.autosaver.clear()
