@@ -227,7 +227,7 @@ class RunConsole(QWidget):
         self.tabs.addTab(self.trace, "Subagents")
         self.node_panel = NodeRunDetails()
         self.tabs.addTab(self.node_panel, "Node")
-        self.tabs.setMinimumHeight(90)
+        self.tabs.setMinimumHeight(120)  # the entry header and a few lines of it, beside a card
         self.vsplit.addWidget(self.tabs)
         self.vsplit.setStretchFactor(0, 0)
         self.vsplit.setStretchFactor(1, 1)
