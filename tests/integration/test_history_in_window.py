@@ -299,3 +299,33 @@ def test_a_paused_run_survives_closing_the_window_and_is_resumed_after(qtbot, wi
     finally:
         again.close()
         again.store.close()
+
+
+def test_opening_another_file_during_a_run_asks_and_stops_it(qtbot, window, dialogs):
+    """A running run belongs to its document: New asks first; "Cancel" keeps both, "Yes"
+    stops the run, and nothing it still sends reaches the new document's empty console."""
+    from PySide6.QtWidgets import QMessageBox
+
+    assert window.open_sample(str(SAMPLES / "review.flow.json"))
+    slow = EchoProvider(delay=30.0)
+    window.run_console.set_resolver_factory(lambda: slow)
+    qtbot.waitUntil(lambda: window.act_run.isEnabled(), timeout=2000)
+    console = window.run_console
+    with qtbot.waitSignal(console.run_started, timeout=2000):
+        window.act_run.trigger()
+    qtbot.waitUntil(lambda: states(window.scene).get("triage") == "running", timeout=3000)
+    run_id = console.run_id
+    dialogs.question_answer = QMessageBox.StandardButton.Cancel
+    window.new_document()
+    assert dialogs.of("question") and "running" in dialogs.of("question")[-1][2]
+    assert window.document.workflow.name == load_workflow(SAMPLES / "review.flow.json").name
+    assert console.bridge.is_active and console.run_id == run_id
+    dialogs.question_answer = QMessageBox.StandardButton.Yes
+    with qtbot.waitSignal(console.run_finished, timeout=3000) as finished:
+        window.new_document()
+    assert finished.args == ["cancelled"]
+    assert window.store.get_run(run_id).status == "cancelled"
+    assert [n.type for n in window.document.workflow.nodes] == ["start"]
+    assert not console.model.entries and console.run_id is None
+    assert console.header.status_text == "Ready" and set(states(window.scene).values()) == {None}
+    assert not console.bridge.is_active and "in progress" not in window.act_run.toolTip()
