@@ -9,7 +9,7 @@ badges, the problems list, the status bar and the Run action.
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QCloseEvent, QIcon, QKeySequence
 from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QStackedWidget, QTabWidget, QWidget
 
@@ -148,6 +148,23 @@ class MainWindow(MenusMixin, FilesMixin, AutosaveMixin, ValidationMixin, RunWiri
         # Room for a few runs of the history (and the log); the canvas keeps the rest. (The
         # size asked for includes the tab bar of the tabbed bottom docks.)
         self.resizeDocks([self.problems_dock], [340], Qt.Orientation.Vertical)
+        QTimer.singleShot(0, self, self._fit_palette)  # once shown, at the size it opens with
+
+    def _fit_palette(self) -> None:
+        """In the default layout the palette shows all its entries (the last one was cut off):
+        the bottom docks give up what it lacks, keeping at least 240 px."""
+        saved = settings().value("window/state")
+        if saved or self._console_max_state is not None or not self.palette_dock.isVisible():
+            return  # the user's own layout, or not the default one
+        lst = self.palette.list
+        if not lst.count():
+            return
+        last = lst.visualItemRect(lst.item(lst.count() - 1))  # laid out, word wrap included
+        need = last.bottom() + lst.verticalScrollBar().value() + 2 * lst.spacing() + 2
+        deficit = need - lst.viewport().height()
+        bottom = self.problems_dock if self.problems_dock.isVisible() else self.run_console_dock
+        if deficit > 0 and bottom.isVisible() and not bottom.isFloating():
+            self.resizeDocks([bottom], [max(240, bottom.height() - deficit)], Qt.Orientation.Vertical)
 
     def set_console_maximised(self, on: bool) -> None:
         """The run console takes the whole window (canvas and side docks hidden), or goes back

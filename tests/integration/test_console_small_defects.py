@@ -126,3 +126,16 @@ def test_save_as_and_exports_open_in_the_documents_folder(qtbot, window, tmp_pat
     console._ask_export_record()
     assert len(asked) == 3
     assert all(Path(a).parent == folder for a in asked), asked
+
+
+def test_the_palette_shows_its_last_entry_in_the_default_layout(qtbot, window):
+    window.resize(1400, 860)
+    lst = window.palette.list
+    window._fit_palette()
+
+    def last_visible() -> bool:
+        QApplication.processEvents()
+        rect = lst.visualItemRect(lst.item(lst.count() - 1))
+        return rect.top() >= 0 and rect.bottom() <= lst.viewport().height()
+
+    qtbot.waitUntil(last_visible, timeout=2000)
