@@ -41,6 +41,13 @@ def create_window(argv: Sequence[str] = ()):
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    if "PySide6.QtGui" not in sys.modules:  # Qt aborts when its platform plugin cannot load: check first
+        from .startup_check import startup_problem
+
+        problem = startup_problem()
+        if problem:
+            sys.stderr.write(problem)
+            return 2
     import qasync
     from PySide6.QtWidgets import QApplication
 

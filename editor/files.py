@@ -60,12 +60,12 @@ class Autosaver:
         self.file = autosave_dir() / f"{os.getpid()}-{next(_counter)}.json"
 
     def write(self, workflow: Workflow, original_path: str | None) -> None:
-        payload: dict[str, Any] = {"flowdeskAutosave": 1, "path": original_path, "pid": os.getpid(),
-                                   "workflow": workflow_to_dict(workflow)}
         try:
+            payload: dict[str, Any] = {"flowdeskAutosave": 1, "path": original_path, "pid": os.getpid(),
+                                       "workflow": workflow_to_dict(workflow)}
             self.file.parent.mkdir(parents=True, exist_ok=True)
             atomic_write_text(self.file, json.dumps(payload, ensure_ascii=False))
-        except OSError as err:
+        except (OSError, ValueError) as err:  # ValueError: text that UTF-8 cannot hold (a lone surrogate)
             log.warning("autosave failed: %s", err)
 
     def clear(self) -> None:

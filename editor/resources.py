@@ -1,4 +1,6 @@
-"""Where the editor's resources live (icons, style sheet, samples).
+"""Where the editor's resources live (icons, style sheet, samples): inside the installed
+package, found through the engine (:func:`engine.resource_path`, :func:`engine.sample_paths`),
+so a wheel works like the checkout.
 
 The provider and model catalogue is the engine's (:func:`engine.model_choices`), read in
 one place, so a model the user adds in settings.json shows up in the editor too.
@@ -8,24 +10,24 @@ from __future__ import annotations
 
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-RESOURCES = ROOT / "resources"
-SAMPLES = ROOT / "samples"
+from engine import read_resource_text, resource_path, sample_paths
 
 
 def icon_path(name: str) -> str:
-    return str(RESOURCES / "icons" / f"{name}.svg")
+    path = resource_path("icons", f"{name}.svg")
+    return str(path) if path is not None else ""
 
 
 def style_sheet() -> str:
     """The application style sheet; its ``url(resources/...)`` paths made absolute, since Qt
     resolves them against the current directory, not the style sheet's folder."""
     try:
-        text = (RESOURCES / "style.qss").read_text(encoding="utf-8")
+        text = read_resource_text("style.qss")
     except OSError:
         return ""
-    return text.replace("url(resources/", f"url({RESOURCES.as_posix()}/")
+    folder = resource_path()
+    return text.replace("url(resources/", f"url({folder.as_posix()}/") if folder is not None else text
 
 
 def samples() -> list[Path]:
-    return sorted(SAMPLES.glob("*.flow.json"))
+    return sample_paths()

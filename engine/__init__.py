@@ -19,14 +19,17 @@ from .errors import FlowdeskError
 from .events import SUBAGENT_CALL_TYPES, SUBAGENT_FIELDS, SYSTEM_NODE, EventType, RunEvent, RunStatus
 from .llm import (AgentInvocation, EchoProvider, LLMError, LLMProvider, LLMResult, ProviderConfigError, ProviderContext,
                   SubagentSpec, available_providers, make_resolver, web_search_available)
-from .llm.config import (DEFAULT_EFFORTS, ModelInfo, ProviderInfo, Settings, is_local_url, key_source, load_settings,
-                         model_choices, reasoning_efforts, save_settings, settings_path, store_api_key)
+from .llm.config import (DEFAULT_EFFORTS, ModelInfo, ProviderInfo, Settings, config_dir, is_local_url, key_source,
+                         load_settings, model_choices, reasoning_efforts, save_settings, settings_path, store_api_key)
 from .llm.config import providers as provider_catalogue
-from .llm.registry import default_provider
+from .llm.discovery import (FoundKey, FoundServer, ProviderSurvey, default_provider_problem, local_install_command,
+                            needs_default_provider, remember_choice, survey)
+from .llm.registry import NoProviderConfigured, default_provider
 from .model import (NODE_TYPES, AgentData, AgentTools, ApprovalData, Condition, Connection, IfData, Node, NodeData,
                     StartData, Workflow, WorkflowLoadError, accepts_input, atomic_write_text, dumps_workflow,
                     load_workflow, loads_workflow, new_id, parse_workflow, save_workflow, source_handles,
                     workflow_to_dict)
+from .resources import read_resource_text, resource_path, sample_paths
 from .runstate import NODE_STATES, NodeDetails, RunState, SubagentCall
 from .runtime import DEFAULT_MAX_VISITS, NodeRecord, Run, RunStateError, as_text, normalise_decision
 from .validate import ConnectionCheck, GraphIndex, Issue, Severity, check_connection, errors_only, handle_label, validate
@@ -36,16 +39,22 @@ from .templates import (SECRET_MASK, TEMPLATE_BUILTINS, ResolvedTemplate, Templa
                         unknown_references, walk_references)
 from .grammar import (TriggerCaptureKind, TriggerMatch, TriggerPattern, TriggerPatternError, all_trigger_matches,
                       best_trigger_match, compile_trigger, generate_trigger_example, trigger_words)
+from .http_request import (HttpRequestSpec, HttpResult, HttpStatusError, InvalidRequestError, RedirectError,
+                           RequestFailedError, ResponseTooLargeError, UrlNotAllowedError, WebRequestError,
+                           looks_like_literal_credential, mask_url, send_request)
+from .web_fetch import FetchResult, FetchSpec, SelectorNotFoundError, UnsupportedContentError, fetch_page
 
 if TYPE_CHECKING:
     from .cli import COMMANDS as CLI_COMMANDS
     from .cli import main as cli_main
-    from .store import RunInfo, RunRecorder, RunStore, StoreError, agentflow_record, data_dir, run_from_agentflow_record
+    from .store import (AlreadyImported, RunInfo, RunRecorder, RunStore, StoreError, agentflow_record, data_dir,
+                        run_from_agentflow_record)
 
 # Public name -> (private module, name there), imported on first access.
 _LAZY = {
     "RunStore": ("store", "RunStore"), "RunInfo": ("store", "RunInfo"), "RunRecorder": ("store", "RunRecorder"),
-    "StoreError": ("store", "StoreError"), "agentflow_record": ("store", "agentflow_record"),
+    "StoreError": ("store", "StoreError"), "AlreadyImported": ("store", "AlreadyImported"),
+    "agentflow_record": ("store", "agentflow_record"),
     "data_dir": ("store", "data_dir"), "run_from_agentflow_record": ("store", "run_from_agentflow_record"),
     "cli_main": ("cli", "main"), "CLI_COMMANDS": ("cli", "COMMANDS"),
 }
@@ -89,6 +98,11 @@ __all__ = sorted([
     # provider settings and the provider/model catalogue (resources/providers.json + settings.json)
     "Settings", "ProviderInfo", "ModelInfo", "load_settings", "save_settings", "settings_path", "store_api_key",
     "key_source", "is_local_url", "provider_catalogue", "model_choices", "reasoning_efforts", "DEFAULT_EFFORTS",
+    # first run: what can serve a run, and the user's choice (settings.json); the config folder
+    "NoProviderConfigured", "ProviderSurvey", "FoundKey", "FoundServer", "survey", "default_provider_problem",
+    "needs_default_provider", "remember_choice", "local_install_command", "config_dir",
+    # data files shipped in the package (icons, style sheet, catalogue, samples)
+    "resource_path", "read_resource_text", "sample_paths",
     # templates
     "TemplateScope", "TemplateReference", "ResolvedTemplate", "TemplateCompletion", "TEMPLATE_BUILTINS", "SECRET_MASK",
     "find_references", "walk_references", "reference_first_name", "unknown_references", "resolve_templates",
@@ -96,8 +110,14 @@ __all__ = sorted([
     # trigger grammar
     "TriggerPattern", "TriggerMatch", "TriggerPatternError", "TriggerCaptureKind", "compile_trigger",
     "best_trigger_match", "all_trigger_matches", "generate_trigger_example", "trigger_words",
+    # web: the http and fetch nodes' I/O
+    "HttpRequestSpec", "HttpResult", "send_request", "FetchSpec", "FetchResult", "fetch_page",
+    "looks_like_literal_credential", "mask_url", "WebRequestError", "InvalidRequestError", "UrlNotAllowedError",
+    "RedirectError", "ResponseTooLargeError", "HttpStatusError", "RequestFailedError", "UnsupportedContentError",
+    "SelectorNotFoundError",
     # run store (loaded on first use)
-    "RunStore", "RunInfo", "RunRecorder", "StoreError", "agentflow_record", "run_from_agentflow_record", "data_dir",
+    "RunStore", "RunInfo", "RunRecorder", "StoreError", "AlreadyImported", "agentflow_record",
+    "run_from_agentflow_record", "data_dir",
     # command line (loaded on first use)
     "cli_main", "CLI_COMMANDS",
 ])

@@ -19,7 +19,8 @@ import json
 import os
 import signal
 import sys
-from typing import Any, Sequence, TextIO
+from contextlib import contextmanager
+from typing import Any, Iterator, Sequence, TextIO
 
 from .events import SUBAGENT_CALL_TYPES, format_timestamp
 
@@ -100,6 +101,12 @@ class _Printer:
         self.jsonl = jsonl
         self.state = RunState(workflow)
         self.colour = not jsonl and out.isatty() and os.environ.get("NO_COLOR") is None
+
+    def committed(self, events: list[Any], recorded: bool) -> None:
+        """The recorder's ``on_commit``: a batch is printed once it is in the run history (or
+        once it could not be written), so nothing printed is lost to a kill."""
+        for ev in events:
+            self(ev)
 
     def __call__(self, ev: Any) -> None:
         if self.jsonl:
@@ -204,6 +211,7 @@ async def _drive(run: Any, decisions: list[tuple[str, str]], recorder: Any, *, r
         if recorder:
             recorder.settled()
     if status == RunStatus.COMPLETED:
+        _err(f"run {run.run_id} completed" + (f" (its log: flowdesk show {run.run_id[:8]})" if recorder else ""))
         return EXIT_OK
     if status == RunStatus.CANCELLED:
         _err("run cancelled")
@@ -227,32 +235,61 @@ def _open_store(*, required: bool) -> Any:
         return None
 
 
-def _execute(run: Any, store: Any, decisions: list[tuple[str, str]], *, workflow_path: str | None = None,
-             resume_first: bool = False) -> int:
+def _execute(run: Any, store: Any, decisions: list[tuple[str, str]], printer: "_Printer", *,
+             workflow_path: str | None = None, resume_first: bool = False) -> int:
     from .store import RunRecorder, StoreError
 
     recorder = None
     if store is not None:
         try:
-            recorder = RunRecorder(store, run, workflow_path=workflow_path, new=not resume_first)
+            recorder = RunRecorder(store, run, workflow_path=workflow_path, new=not resume_first,
+                                   on_commit=printer.committed)
         except StoreError as err:
             _err(f"warning: {err} The run is not recorded.")
+    if recorder is None:
+        run.add_listener(printer)  # nothing to wait for: printed as it happens
+    code = EXIT_CANCELLED
     try:
-        return asyncio.run(_drive(run, decisions, recorder, resume_first=resume_first))
+        code = asyncio.run(_drive(run, decisions, recorder, resume_first=resume_first))
     except KeyboardInterrupt:
-        return EXIT_CANCELLED
+        code = EXIT_CANCELLED
     finally:
-        if recorder:
-            recorder.close()
-            if recorder.error:
-                _err(f"warning: some events were not recorded: {recorder.error}")
+        with _interrupts_ignored():  # a second Ctrl+C must not cut the last batch's commit
+            if recorder:
+                recorder.close()
+    if recorder is not None and recorder.error is not None:
+        lost = f"{recorder.lost} event{'s' if recorder.lost != 1 else ''}" if recorder.lost else "the run's state"
+        where = ("the run's history is not fully recorded" if recorder.row_written
+                 else "the run is not in the run history at all")
+        _err(f"{where}: {lost} could not be written. {recorder.error}")
+        if code in (EXIT_OK, EXIT_PAUSED):  # a run that cannot be looked at or resumed later did not succeed
+            return EXIT_FAILED
+    return code
+
+
+@contextmanager
+def _interrupts_ignored() -> Iterator[None]:
+    """SIGINT ignored meanwhile (on the main thread; elsewhere signals are not ours to set)."""
+    try:
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except ValueError:
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
+    from .inputs import has_surrogates
     from .llm.registry import ProviderConfigError, make_resolver
     from .model import WorkflowLoadError, load_workflow
     from .validate import validate
 
+    if args.input is not None and has_surrogates(args.input):
+        _err("--input is not valid text: it holds bytes that are not UTF-8")
+        return EXIT_USAGE
     try:
         wf = load_workflow(args.file)
     except WorkflowLoadError as err:
@@ -268,6 +305,14 @@ def _cmd_run(args: argparse.Namespace) -> int:
             _err(f"error: {i.message} ({i.code})")
         _err(f"{args.file} has {len(errors)} error{'s' if len(errors) != 1 else ''}; the run was not started")
         return EXIT_FAILED
+    if not args.provider and not args.base_url:
+        from .llm.discovery import default_provider_problem, describe, needs_default_provider, survey
+        from .llm.registry import NoProviderConfigured
+
+        problem = default_provider_problem() if needs_default_provider(wf) else None
+        if problem is not None:  # said once, before the run, rather than by every agent
+            _err(describe(survey()) if isinstance(problem, NoProviderConfigured) else str(problem))
+            return EXIT_USAGE
     try:
         resolver = make_resolver(args.provider, model=args.model, base_url=args.base_url)
     except ProviderConfigError as err:
@@ -276,11 +321,24 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from .runtime import Run
 
     printer = _Printer(sys.stdout, wf, args.jsonl)
-    meta = {k: v for k, v in (("provider", args.provider), ("model", args.model), ("baseUrl", args.base_url)) if v}
-    run = Run(wf, resolver, initial_input=args.input, on_event=printer, max_visits=args.max_visits, check=False,
+    # Kept for a resume in another process; credentials in the base URL are not (see _stored_base_url).
+    meta = {k: v for k, v in (("provider", args.provider), ("model", args.model),
+                              ("baseUrl", _stored_base_url(args.base_url))) if v}
+    if args.base_url and _stored_base_url(args.base_url) != args.base_url:
+        meta["baseUrlCredentials"] = True  # resume says to pass --base-url again
+    run = Run(wf, resolver, initial_input=args.input, max_visits=args.max_visits, check=False,
               meta=meta, keep_events=False)  # printed and stored as they happen; no need to hold them
     store = None if args.no_store else _open_store(required=False)
-    return _execute(run, store, list(args.decide), workflow_path=os.path.abspath(args.file))
+    return _execute(run, store, list(args.decide), printer, workflow_path=os.path.abspath(args.file))
+
+
+def _stored_base_url(url: str | None) -> str | None:
+    """The base URL as a run record keeps it: without ``user:password@`` (a secret)."""
+    if not url:
+        return url
+    from .llm.config import split_url_credentials
+
+    return split_url_credentials(url)[0]
 
 
 def _find_run(run_id: str) -> tuple[Any, Any] | None:
@@ -290,7 +348,13 @@ def _find_run(run_id: str) -> tuple[Any, Any] | None:
         return None
     info = store.find_run(run_id)
     if info is None:
-        _err(f"there is no run '{run_id}' in the run history (see: flowdesk runs)")
+        matches = store.matching_run_ids(run_id, limit=6) if len(run_id) >= 4 else []
+        if len(matches) > 1:
+            more = ", ..." if len(matches) > 5 else ""
+            _err(f"the run id '{run_id}' is ambiguous: it starts {'more than 5' if more else len(matches)} runs "
+                 f"({', '.join(matches[:5])}{more}); give more of it")
+        else:
+            _err(f"there is no run '{run_id}' in the run history (see: flowdesk runs)")
         return None
     return store, info
 
@@ -309,6 +373,9 @@ def _cmd_resume(args: argparse.Namespace) -> int:
         _err(f"run {info.id} is paused but its state was not saved; it cannot be resumed")
         return EXIT_USAGE
     meta = (snap or {}).get("meta") or {}
+    if meta.get("baseUrlCredentials") and not args.base_url:
+        _err("note: the run's --base-url had credentials, which are not stored; pass --base-url again if the "
+             "server needs them")
     try:
         # The provider settings of the original run apply unless new ones are given.
         resolver = make_resolver(args.provider or meta.get("provider"), model=args.model or meta.get("model"),
@@ -321,8 +388,8 @@ def _cmd_resume(args: argparse.Namespace) -> int:
     printer = _Printer(sys.stdout, wf, args.jsonl)
     if not args.jsonl:  # the summary counts what happened before the pause too
         printer.state.apply_many(store.iter_events(info.id))
-    run = Run.restore(snap, resolver, workflow=wf, on_event=printer, check=False)
-    return _execute(run, store, list(args.decide), resume_first=True)
+    run = Run.restore(snap, resolver, workflow=wf, check=False)
+    return _execute(run, store, list(args.decide), printer, resume_first=True)
 
 
 def _cmd_runs(args: argparse.Namespace) -> int:
@@ -338,7 +405,13 @@ def _cmd_runs(args: argparse.Namespace) -> int:
         _err(str(err))
         return EXIT_USAGE
     if args.json:
-        print(json.dumps({"total": total, "offset": args.offset, "runs": [r.to_json() for r in runs]},
+        try:
+            counts = store.event_counts(r.id for r in runs)
+        except StoreError as err:
+            _err(str(err))
+            return EXIT_USAGE
+        print(json.dumps({"total": total, "offset": args.offset,
+                          "runs": [{**r.to_json(), "eventCount": counts.get(r.id, 0)} for r in runs]},
                          ensure_ascii=False, indent=2))
         return EXIT_OK
     print(f"{'RUN':<12} {'STATUS':<12} {'STARTED':<20} {'DURATION':>9}  WORKFLOW / INPUT")
@@ -347,7 +420,8 @@ def _cmd_runs(args: argparse.Namespace) -> int:
         text = (r.initial_input or "").replace("\n", " ")
         text = text if len(text) < 40 else text[:37] + "..."
         print(f"{r.id[:12]:<12} {r.status:<12} {format_timestamp(r.started_at)[:19].replace('T', ' '):<20} {dur:>9}  "
-              f"{r.workflow_name}" + (f" — {text}" if text else ""))
+              f"{r.workflow_name}" + (f" — {text}" if text else "")
+              + ("" if r.fully_recorded else "  [not fully recorded]"))
     shown = f"{args.offset + 1}-{args.offset + len(runs)}" if runs else "none"
     print(f"{shown} of {total} run{'s' if total != 1 else ''}")
     return EXIT_OK
@@ -379,6 +453,11 @@ def _cmd_show(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    for stream in (sys.stdout, sys.stderr):  # a path or text that is not UTF-8 is escaped, never a traceback
+        try:
+            stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
+        except (AttributeError, ValueError):
+            pass
     parser = _parser()
     try:
         args = parser.parse_args(argv)

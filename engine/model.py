@@ -19,6 +19,7 @@ import gc
 import json
 import math
 import os
+import sys
 import tempfile
 import uuid
 from contextlib import contextmanager
@@ -29,6 +30,7 @@ from pydantic import (BaseModel, ConfigDict, Field, SerializeAsAny, ValidationEr
                       field_validator)
 
 from .errors import FlowdeskError
+from .inputs import huge_integer_at, lone_surrogate_at, may_hold_surrogates, not_a_regular_file
 
 __all__ = [
     "NODE_TYPES",
@@ -540,12 +542,27 @@ def _loads_workflow(text: str | bytes, path: str | os.PathLike[str] | None) -> W
     except RecursionError:
         raise WorkflowLoadError("not a workflow: JSON nested too deeply", path=path) from None
     except ValueError as err:  # NaN/Infinity, huge numbers, integers beyond Python's digit limit
+        where = huge_integer_at(text) if "integer string conversion" in str(err) else None
+        if where is not None:
+            raise WorkflowLoadError(f"not valid JSON: the number at {where} is too long (over "
+                                    f"{sys.get_int_max_str_digits()} digits)", path=path) from None
         raise WorkflowLoadError(f"not valid JSON: {err}", path=path) from None
+    if may_hold_surrogates(text):
+        # A "\ud800" escape decodes to a lone surrogate, which no UTF-8 file, database or
+        # terminal can hold: refused here, with its place, rather than failing on save or run.
+        found = lone_surrogate_at(raw)
+        if found is not None:
+            place, char = found
+            raise WorkflowLoadError(f"holds a lone surrogate ({char}), which is not valid Unicode text",
+                                    where=place, path=path)
     return parse_workflow(raw, path=path)
 
 
 def load_workflow(path: str | os.PathLike[str]) -> Workflow:
     p = Path(path)
+    special = not_a_regular_file(p)  # a FIFO would block the read, /dev/zero fill the memory
+    if special is not None:
+        raise WorkflowLoadError(special, path=p)
     try:
         data = p.read_bytes()
     except FileNotFoundError:

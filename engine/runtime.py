@@ -287,6 +287,9 @@ class Run:
         self._queue: deque[tuple[str, Any]] = deque()
         self._deferred: list[tuple[str, Any]] = []
         self._tasks: set[asyncio.Task] = set()
+        # Where each branch task is while it waits: (node id, input, whether that node's visit is
+        # counted). Read by checkpoint() to keep a sibling's step that is still in flight.
+        self._at: dict[asyncio.Task, tuple[str, Any, bool]] = {}
         self._idle: asyncio.Event | None = None
         self._lock: asyncio.Lock | None = None
 
@@ -456,13 +459,16 @@ class Run:
             self._idle.clear()
         # The branch takes itself out of ``_tasks`` when it ends (see ``_branch``): no done
         # callback, which would cost one more event-loop callback per branch.
-        tasks.add(self._loop.create_task(self._branch(node_id, value)))
+        task = self._loop.create_task(self._branch(node_id, value))
+        tasks.add(task)
+        self._at[task] = (node_id, value, False)
 
     def _branch_ended(self, task: asyncio.Task | None) -> None:
         tasks = self._tasks
         if task not in tasks:
             return
         tasks.remove(task)
+        self._at.pop(task, None)  # type: ignore[arg-type]
         if not tasks:
             assert self._idle is not None
             self._idle.set()
@@ -514,6 +520,7 @@ class Run:
 
     async def _walk(self, node_id: str | None, value: Any) -> None:
         nodes, out, visits, limit = self._nodes, self._out, self.visits, self.max_visits
+        at, task = self._at, asyncio.current_task()
         steps = 0
         while node_id is not None:
             if self._ended:
@@ -530,6 +537,7 @@ class Run:
                 return
             kind = node.type
             if kind == "agent":  # emits its own step_start (with the agent's name, read once)
+                at[task] = (node_id, value, True)  # type: ignore[index]
                 output = await self._run_agent(node, value)
                 if output is None:
                     return
@@ -567,6 +575,7 @@ class Run:
                 node_id, value = t, output
                 steps += 1
                 if steps % _YIELD_EVERY == 0:
+                    at[task] = (node_id, value, False)  # type: ignore[index]
                     await asyncio.sleep(0)
                 continue
             targets = [t for h, t in edges if h == handle]
@@ -580,6 +589,7 @@ class Run:
             node_id, value = targets[0], output
             steps += 1
             if steps % _YIELD_EVERY == 0:
+                at[task] = (node_id, value, False)  # type: ignore[index]
                 await asyncio.sleep(0)  # keep the event loop (and the GUI) responsive on instant providers
 
     def _run_if(self, node: Node, value: Any) -> str:
@@ -737,6 +747,35 @@ class Run:
         """The run's whole state as a JSON value. Only while no branch is in flight."""
         if self._tasks:
             raise RunStateError("a snapshot is taken when the run is paused or ended, not while steps are running")
+        return self._state(include_workflow, self._deferred, self.visits)
+
+    def checkpoint(self) -> dict[str, Any] | None:
+        """A paused run's snapshot taken while sibling branches may still be running (None when
+        the run is not paused).
+
+        Each branch in flight is kept as deferred work at the node it is on, its visit
+        uncounted: resumed from this snapshot (in another process, after this one was killed),
+        that step runs again and the rest of the branch follows. Call it on the event loop
+        between steps (from a listener of the ``paused`` event, or a callback scheduled from
+        one); the task that is emitting, if it is a branch, is on its way out of an approval.
+        """
+        if self.status != RunStatus.PAUSED:
+            return None
+        try:
+            current = asyncio.current_task()
+        except RuntimeError:
+            current = None
+        deferred = list(self._deferred)
+        visits = dict(self.visits)
+        for task, (node_id, value, counted) in list(self._at.items()):
+            if task is current or task.done():
+                continue
+            deferred.append((node_id, value))
+            if counted and visits.get(node_id):
+                visits[node_id] -= 1
+        return self._state(False, deferred, visits)
+
+    def _state(self, include_workflow: bool, deferred: list[tuple[str, Any]], visits: dict[str, int]) -> dict[str, Any]:
         snap: dict[str, Any] = {
             "format": SNAPSHOT_FORMAT,
             "runId": self.run_id,
@@ -747,9 +786,9 @@ class Run:
             "maxVisits": self.max_visits,
             "pending": {"nodeId": self._pending[0], "input": self._pending[1]} if self._pending else None,
             "approvalQueue": [{"nodeId": n, "input": v} for n, v in self._queue],
-            "deferred": [{"nodeId": n, "input": v} for n, v in self._deferred],
+            "deferred": [{"nodeId": n, "input": v} for n, v in deferred],
             "outputs": dict(self.outputs),
-            "visits": dict(self.visits),
+            "visits": dict(visits),
             "lastTextOutput": self.last_text_output,
             "error": self.error,
             "startedAt": self.started_at,

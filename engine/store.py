@@ -22,10 +22,12 @@ Concepts and invariants
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import logging
 import os
+import shutil
 import socket
 import sqlite3
 import threading
@@ -35,14 +37,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from .errors import FlowdeskError
 from .events import SUBAGENT_CALL_TYPES as _WIRE_TYPES
 from .events import EventType, RunEvent, RunStatus, format_timestamp
 from .model import Workflow, dumps_workflow, parse_workflow
 
-__all__ = ["RunStore", "RunRecorder", "RunInfo", "StoreError", "data_dir", "SCHEMA_VERSION", "agentflow_record",
+__all__ = ["RunStore", "RunRecorder", "RunInfo", "StoreError", "AlreadyImported", "data_dir", "SCHEMA_VERSION", "agentflow_record",
            "run_from_agentflow_record"]
 
 log = logging.getLogger(__name__)
@@ -63,6 +65,14 @@ COMMIT_INTERVAL = 0.1
 
 class StoreError(FlowdeskError, RuntimeError):
     """The run store cannot be used; the message says which file and why."""
+
+
+class AlreadyImported(StoreError):
+    """The run record being imported is in the history already (as ``run_id``); nothing was added."""
+
+    def __init__(self, message: str, run_id: str) -> None:
+        super().__init__(message)
+        self.run_id = run_id
 
 
 def data_dir() -> Path:
@@ -139,13 +149,18 @@ class RunInfo:
     def duration(self) -> float | None:
         return None if self.ended_at is None else self.ended_at - self.started_at
 
+    @property
+    def fully_recorded(self) -> bool:
+        """False when some of the run's events could not be written (a full disk, ...)."""
+        return not (self.error or "").startswith(NOT_FULLY_RECORDED)
+
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "workflowName": self.workflow_name, "workflowPath": self.workflow_path,
                 "initialInput": self.initial_input, "status": self.status,
                 "startedAt": format_timestamp(self.started_at),
                 "endedAt": format_timestamp(self.ended_at) if self.ended_at else None,
                 "durationSeconds": self.duration, "currentNodeId": self.current_node, "waitingForInput": self.waiting,
-                "error": self.error, "eventCount": self.event_count}
+                "error": self.error, "eventCount": self.event_count, "fullyRecorded": self.fully_recorded}
 
 
 def _retry_while_busy(action: Any, timeout: float, error: type[BaseException] = sqlite3.OperationalError) -> Any:
@@ -173,6 +188,17 @@ def _pid_alive(pid: int) -> bool:
     except OSError:
         return False
     return True
+
+
+def _disk_nearly_full(path: Path) -> bool:
+    try:
+        return shutil.disk_usage(path.parent).free < _FULL_BELOW
+    except OSError:
+        return False
+
+
+_FULL_BELOW = 1 << 20  # bytes free under which a disk I/O error is taken for a full disk
+NOT_FULLY_RECORDED = "Not fully recorded"
 
 
 class RunStore:
@@ -215,7 +241,9 @@ class RunStore:
             why = "it is damaged (not a readable SQLite database); move it away to start a fresh history"
         elif "readonly" in text or "unable to open" in text:
             why = "it cannot be opened for writing"
-        elif "disk" in text and "full" in text:
+        elif ("disk" in text and "full" in text) or ("disk I/O error" in text and _disk_nearly_full(self.path)):
+            # SQLite says "disk I/O error", not "full", when the disk fills while it grows the
+            # WAL's shared memory or syncs: the free space tells which it was.
             why = "the disk is full"
         else:
             why = text
@@ -338,6 +366,19 @@ class RunStore:
                        "SELECT MAX(timestamp) FROM events WHERE run_id = ?)), error = COALESCE(error, ?) "
                        "WHERE id = ? AND status = 'running'",
                        (INTERRUPTED, rid, "The process running it stopped before the run ended.", rid))
+        return gone + self._recover_unresumable(host)
+
+    def _recover_unresumable(self, host: str) -> list[str]:
+        """Mark ``paused`` runs that have no stored state and whose process is gone ``interrupted``:
+        nothing can resume them (a run recorded before its pause stored a snapshot at once)."""
+        rows = self._exec("SELECT id, owner_pid, owner_host FROM runs WHERE status = 'paused' AND snapshot IS NULL "
+                          "AND owner_pid IS NOT NULL").fetchall()
+        gone = [rid for rid, pid, h in rows if h == host and pid != os.getpid() and not _pid_alive(pid)]
+        for rid in gone:
+            self._exec("UPDATE runs SET status = ?, waiting = 0, error = COALESCE(error, ?) "
+                       "WHERE id = ? AND status = 'paused' AND snapshot IS NULL",
+                       (INTERRUPTED, "The process that paused it stopped before its state was saved; it cannot "
+                                     "be resumed.", rid))
         return gone
 
     _INFO_COLS = ("id, workflow_name, workflow_path, initial_input, status, started_at, ended_at, current_node, "
@@ -356,9 +397,14 @@ class RunStore:
         exact = self.get_run(prefix)
         if exact or len(prefix) < 4:
             return exact
-        rows = self._exec("SELECT id FROM runs WHERE id LIKE ? ESCAPE '\\' LIMIT 2",
-                          (prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%",)).fetchall()
-        return self.get_run(rows[0][0]) if len(rows) == 1 else None
+        ids = self.matching_run_ids(prefix, limit=2)
+        return self.get_run(ids[0]) if len(ids) == 1 else None  # none, or ambiguous (see matching_run_ids)
+
+    def matching_run_ids(self, prefix: str, limit: int = 10) -> list[str]:
+        """The ids of the runs starting with ``prefix`` (at most ``limit``), in id order."""
+        rows = self._exec("SELECT id FROM runs WHERE id LIKE ? ESCAPE '\\' ORDER BY id LIMIT ?",
+                          (prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%", limit)).fetchall()
+        return [r[0] for r in rows]
 
     def _where(self, workflow: str | None, status: str | None) -> tuple[str, list[Any]]:
         clauses, params = [], []
@@ -473,6 +519,10 @@ class RunStore:
         """Store an AgentFlow-style run record; returns the run id (a fresh one if it exists already)."""
         workflow, info, events = run_from_agentflow_record(record)
         run_id = info["id"]
+        same = self._same_run(run_id, info, len(events))
+        if same is not None:
+            raise AlreadyImported(f"This run record is in the run history already, as run {same[:12]}; it was not "
+                                  "imported again.", same)
         if self.get_run(run_id) is not None:
             run_id = f"{run_id}-imported-{int(time.time())}"
         self.create_run(run_id, workflow, initial_input=info.get("initialInput"), status=info["status"],
@@ -481,6 +531,17 @@ class RunStore:
                                                 "waiting": int(bool(info.get("waitingForInput"))),
                                                 "error": info.get("error")})
         return run_id
+
+
+    def _same_run(self, run_id: str, info: dict[str, Any], n_events: int) -> str | None:
+        """A stored run that this record already is: the same id (or an import of it), the same
+        start (to the millisecond a record keeps) and as many events."""
+        for rid in [run_id, *self.matching_run_ids(f"{run_id}-imported-", limit=50)]:
+            stored = self.get_run(rid)
+            if (stored is not None and abs(stored.started_at - float(info["startedAt"])) < 0.0015
+                    and stored.event_count == n_events):
+                return rid
+        return None
 
 
 # ---------------------------------------------------------------------- AgentFlow records
@@ -627,10 +688,18 @@ class RunRecorder:
     costs no round trip to the writer thread and back.
     """
 
-    def __init__(self, store: RunStore, run: Any, *, workflow_path: str | None = None, new: bool = True) -> None:
+    def __init__(self, store: RunStore, run: Any, *, workflow_path: str | None = None, new: bool = True,
+                 on_commit: Callable[[list[RunEvent], bool], None] | None = None) -> None:
         self.store = store
         self.run = run
         self.error: StoreError | None = None
+        # Called with each batch of events once it is committed (True), or once it could not be
+        # written (False), in order, on the thread that wrote it: whoever shows events (the
+        # CLI's printer, the GUI's log) shows only what a kill can no longer take away.
+        self.on_commit = on_commit
+        self.lost = 0  # events that could not be written
+        self.row_written = not new  # whether the run has a row in the store
+        self._checkpoint_due = False
         # Items: RunEvent, or (fields: dict | None, done: threading.Event | None), or _STOP.
         self._items: deque[Any] = deque()
         self._create: dict[str, Any] | None = None
@@ -663,6 +732,8 @@ class RunRecorder:
         # Called on the event loop: only queue work, never touch the disk here.
         self._items.append(ev)
         if ev.type != EventType.RUN_STATUS:
+            if self.run.status is RunStatus.PAUSED and not self._checkpoint_due and ev.type != EventType.LLM_DELTA:
+                self._schedule_checkpoint()  # a sibling branch moved on while the run is paused
             return
         run = self.run
         if ev.content == RunStatus.RUNNING:
@@ -673,10 +744,39 @@ class RunRecorder:
             if RunStatus(ev.content).is_final:
                 fields["ended_at"] = ev.timestamp
                 fields["snapshot"] = None
+            elif ev.content == RunStatus.PAUSED:
+                # The state goes in the same commit as the pause, even while a sibling branch
+                # still runs (start() has not returned): a kill from now on leaves it resumable.
+                fields["snapshot"] = self._checkpoint_json()
         self._items.append((fields, None))
         # Commit a pause or an end at once, and the start of a new run (its row, so that
         # the history lists the run while it runs); a resume goes with the next batch.
         if ev.content != RunStatus.RUNNING or self._create is not None:
+            self._wake.set()
+
+    def _checkpoint_json(self) -> str | None:
+        try:
+            snap = self.run.checkpoint()
+            return None if snap is None else json.dumps(snap, ensure_ascii=False)
+        except (TypeError, ValueError, AttributeError) as err:  # an output that is not JSON
+            log.warning("run %s: snapshot not stored: %s", self.run.run_id, err)
+            return None
+
+    def _schedule_checkpoint(self) -> None:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        self._checkpoint_due = True
+        loop.call_soon(self._store_checkpoint)  # between steps, when every branch is at a known place
+
+    def _store_checkpoint(self) -> None:
+        self._checkpoint_due = False
+        if self.run.status is not RunStatus.PAUSED or self._closed.is_set():
+            return
+        snap = self._checkpoint_json()
+        if snap is not None:
+            self._items.append(({"snapshot": snap}, None))
             self._wake.set()
 
     def settled(self) -> None:
@@ -723,6 +823,31 @@ class RunRecorder:
             self._wake.set()
             self._closed.wait(timeout)
 
+    def _notify(self, events: list[RunEvent], committed: bool) -> None:
+        try:
+            self.on_commit(list(events), committed)  # type: ignore[misc]
+        except Exception:  # a closed pipe or a bug in a viewer must not stop the recording
+            log.debug("run %s: on_commit failed", self.run.run_id, exc_info=True)
+
+    def _lost_note(self) -> str:
+        return (f"{NOT_FULLY_RECORDED}: {self.lost} event{'s' if self.lost != 1 else ''} could not be written "
+                f"({self.error}).")
+
+    def _mark_not_fully_recorded(self, fields: dict[str, Any], new_run: tuple[tuple, tuple[str, str]] | None) -> None:
+        """Best effort: the run's row says that events are missing, with the batch's own run
+        fields (its end, say): a one-row update may still fit where the events did not."""
+        update = {k: v for k, v in fields.items() if k != "snapshot"}
+        if not update.get("error"):
+            update["error"] = self._lost_note()
+        try:
+            if new_run is not None:  # the run's row was in the batch: without its events it may fit
+                self.store.append_events(self.run.run_id, self._seq, [], update, new_run=new_run)
+                self.row_written = True
+            else:
+                self.store.update_run(self.run.run_id, **update)
+        except StoreError:
+            pass
+
     def _drain_safely(self) -> bool:
         try:
             return self._drain()
@@ -761,8 +886,20 @@ class RunRecorder:
                 new_run = self._create_row or RunStore.run_row(self.run.run_id, self.run.workflow, **self._create)
                 self._create_row = new_run  # kept for a retry when the database is busy
             if pending or fields or new_run:
-                self.store.append_events(self.run.run_id, self._seq, pending, fields or None, new_run=new_run)
+                if self.lost and fields.get("status") and not fields.get("error"):
+                    fields["error"] = self._lost_note()
+                try:
+                    self.store.append_events(self.run.run_id, self._seq, pending, fields or None, new_run=new_run)
+                except UnicodeEncodeError:  # a lone surrogate from a server: written escaped, not lost
+                    pending[:] = [_utf8_safe_event(e) for e in pending]
+                    for k, v in fields.items():
+                        if isinstance(v, str):
+                            fields[k] = _utf8_safe(v)
+                    self.store.append_events(self.run.run_id, self._seq, pending, fields or None, new_run=new_run)
                 self._seq += len(pending)
+                self.row_written = True
+                if self.on_commit is not None and pending:
+                    self._notify(pending, True)
                 self._writer.unchecked += len(pending) + 1
                 self._writer._wrote = True
                 self._create = self._create_row = None
@@ -778,6 +915,10 @@ class RunRecorder:
                 if self.error is None:
                     log.error("%s", err)
                 self.error = err
+                self.lost += len(pending)
+                if self.on_commit is not None and pending:
+                    self._notify(pending, False)
+                self._mark_not_fully_recorded(fields, new_run)
                 pending.clear()
                 fields.clear()
                 self._failures = 0
@@ -789,3 +930,14 @@ class RunRecorder:
         if stop:
             self._closed.set()
         return stop
+
+
+def _utf8_safe(text: str) -> str:
+    """``text`` with each lone surrogate as its ``\\udXXX`` escape (UTF-8 cannot hold it)."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _utf8_safe_event(ev: RunEvent) -> RunEvent:
+    x = ev.extra_json
+    return RunEvent(_utf8_safe(ev.node_id), _utf8_safe(ev.type), _utf8_safe(ev.content), timestamp=ev.timestamp,
+                    extra_json=_utf8_safe(x) if x else x)

@@ -133,8 +133,11 @@ def handle_tooltip(node: Node, handle: str) -> str:
     return OUT_LABEL.get(handle, handle_label(node, handle))
 
 
+_PREVIEW_CHARS = 400  # far more than a node shows: a preview is elided, and eliding costs per character
+
+
 def _one_line(text: str) -> str:
-    return " ".join(text.split())
+    return " ".join(text[:_PREVIEW_CHARS].split())
 
 
 @dataclass(slots=True)

@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import Any, Callable
 
 from PySide6.QtCore import Slot
-from PySide6.QtWidgets import QFileDialog
+from PySide6.QtWidgets import QFileDialog, QMessageBox
 
-from engine import (RunEvent, RunState, RunStore, StoreError, WorkflowLoadError, agentflow_record, atomic_write_text,
-                    loads_workflow)
+from engine import (AlreadyImported, RunEvent, RunState, RunStore, StoreError, WorkflowLoadError, agentflow_record,
+                    atomic_write_text, loads_workflow)
 
 from .actions import warn
 
@@ -126,6 +126,11 @@ class RunTransfer:
             return None
         try:
             run_id = store.import_agentflow(record)
+        except AlreadyImported as err:  # the same record twice: say so, show the one already there
+            QMessageBox.information(self, "Import run", f"{name}: {err}")
+            self.refresh()
+            self.select_run(err.run_id)
+            return None
         except StoreError as err:
             self._fail(err, "Importing the run")
             return None

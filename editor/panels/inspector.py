@@ -23,6 +23,7 @@ from engine import reasoning_efforts as efforts_for
 from ..document import is_subagent_node
 from ..editing import WorkflowDocument
 from ..resources import icon_path
+from ..long_text import preview, too_long_to_show
 
 PREVIOUS_OUTPUT = "{{PREVIOUS_OUTPUT}}"
 TEMPLATE_RE = r"\{\{\s*[A-Za-z_][A-Za-z0-9_.]*\s*\}\}"
@@ -62,7 +63,15 @@ class PromptEdit(QPlainTextEdit):
         self.highlighter = TemplateHighlighter(self.document())
 
     def set_text_keep_cursor(self, text: str) -> None:
-        if self.toPlainText() == text:
+        if too_long_to_show(text):  # laying it out would freeze the window: a read-only preview
+            self._shows_preview = text
+            self.setReadOnly(True)
+            self.setPlainText(preview(text))
+            return
+        if getattr(self, "_shows_preview", None) is not None:
+            self._shows_preview = None
+            self.setReadOnly(False)
+        elif self.toPlainText() == text:
             return
         pos = self.textCursor().position()
         self.setPlainText(text)
@@ -159,7 +168,9 @@ class InspectorPanel(QWidget):
         if isinstance(widget, QLineEdit):
             widget.textEdited.connect(lambda text: self._set(field, text))
         else:
-            widget.textChanged.connect(lambda: self._set(field, widget.toPlainText()))
+            # A read-only preview of a long text is never written back over the text itself.
+            widget.textChanged.connect(lambda: None if getattr(widget, "_shows_preview", None) is not None
+                                       else self._set(field, widget.toPlainText()))
 
     def _set(self, field: str, value: Any, merge: bool = True) -> None:
         if self._loading or self.node_id is None:

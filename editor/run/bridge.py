@@ -13,6 +13,9 @@ Invariants
 * What the run did is derived by the engine's one reducer, :attr:`run_state`
   (:class:`engine.RunState`), fed in each flush before any signal; widgets read it (and
   the other accessors here), never the engine's ``Run`` itself.
+* While a run is recorded, an event is delivered only once the store has committed it
+  (the recorder's ``on_commit`` count, see :meth:`_committed_batch`): what the window
+  painted survives a kill of the app.
 * In each flush, ``events_batched`` comes first, then ``status_changed`` (when the status
   changed), ``node_states_changed`` / ``links_followed`` (when they changed) and
   ``approvals_changed`` (when an approval was reached, queued or answered).
@@ -89,6 +92,12 @@ class RunBridge(QObject):
         self._recorder: RunRecorder | None = None
         self._buffer: list[RunEvent] = []
         self._armed = False
+        # Delivery waits for the store: events committed (counted on the writer thread) and
+        # delivered, since the recorder was made; _gated while a recorder records this run.
+        self._committed = 0
+        self._delivered = 0
+        self._gated = False
+        self._settling = False  # a paused run's state is being stored (a decision may already come)
         self._task: asyncio.Task | None = None
         self._finished_emitted = True
         self._claim: RunStore | None = None  # a paused run taken from this store, not yet claimed
@@ -138,6 +147,7 @@ class RunBridge(QObject):
         run = Run(wf, resolver, run_id=run_id, initial_input=initial_input, delta_interval=self.delta_interval)
         self.run = run
         self._buffer.clear()
+        self._gated = False
         self.run_state.reset(wf, initial_input)
         self._finished_emitted = False
         self._claim = None
@@ -145,7 +155,7 @@ class RunBridge(QObject):
         self._recorder = None
         if store is not None:
             try:
-                self._recorder = RunRecorder(store, run, workflow_path=workflow_path)
+                self._recorder = self._new_recorder(store, run, workflow_path=workflow_path)
             except StoreError as err:
                 log.error("%s", err)
                 self.error_occurred.emit(str(err))
@@ -172,6 +182,7 @@ class RunBridge(QObject):
         ensure_asyncgen_hooks(asyncio.get_event_loop())
         self.run = run
         self._buffer.clear()
+        self._gated = False
         self.run_state.reset(workflow, run.initial_input)
         self.run_state.apply_many(store.iter_events(run_id))
         self.run_state.states_dirty = self.run_state.links_dirty = False
@@ -193,7 +204,7 @@ class RunBridge(QObject):
             return True
         try:
             store.claim_for_resume(run.run_id)
-            self._recorder = RunRecorder(store, run, new=False)
+            self._recorder = self._new_recorder(store, run, new=False)
         except StoreError as err:
             self.error_occurred.emit(str(err))
             return False
@@ -202,11 +213,21 @@ class RunBridge(QObject):
     def resume(self, decision: str, note: str = "") -> None:
         """Answer the active approval with ``decision`` ("approve" or "reject") and ``note``."""
         run = self.run
-        if run is None or self.is_busy or run.status != RunStatus.PAUSED or run.pending_approval is None:
+        if (run is None or (self.is_busy and not self._settling) or run.status != RunStatus.PAUSED
+                or run.pending_approval is None):
             raise RunStateError("no approval is waiting for a decision")
         if not self._claim_stored(run):
             raise RunStateError("this run could not be taken up from the run history (see the message above)")
-        self._task = asyncio.ensure_future(self._drive(run, run.resume(decision, note)))
+        # A decision that comes while the pause is still being stored (the approval is shown
+        # once its events are committed) follows that, rather than being refused.
+        previous = self._task if self.is_busy else None
+        self._task = asyncio.ensure_future(self._drive(run, self._resume_after(previous, run, decision, note)))
+
+    @staticmethod
+    async def _resume_after(previous: asyncio.Task | None, run: Run, decision: str, note: str) -> RunStatus:
+        if previous is not None:
+            await asyncio.wait({previous})
+        return await run.resume(decision, note)
 
     def cancel(self) -> None:
         """Stop the run now: its branch tasks (and their HTTP requests) are cancelled."""
@@ -239,6 +260,8 @@ class RunBridge(QObject):
         self._recorder = None
         self._claim = None
         self._buffer.clear()
+        self._gated = False
+        self._committed = self._delivered = 0
         self._finished_emitted = True
         self.run = None
         self.run_state.reset()
@@ -246,6 +269,21 @@ class RunBridge(QObject):
         self.node_states_changed.emit({})
         self.links_followed.emit(frozenset())
         return True
+
+    def _new_recorder(self, store: RunStore, run: Run, **kwargs: Any) -> RunRecorder:
+        self._committed = self._delivered = 0
+        recorder = RunRecorder(store, run, on_commit=self._committed_batch, **kwargs)
+        self._gated = True
+        return recorder
+
+    def _committed_batch(self, events: list[RunEvent], recorded: bool) -> None:
+        # On the store's writer thread (or the one closing it): only a count, read by flush().
+        # Events that could not be written are released too (the error is reported).
+        self._committed += len(events)
+
+    def _ungate(self) -> None:
+        """The recorder is closed (or failed): whatever is buffered is shown."""
+        self._gated = False
 
     # ------------------------------------------------------------------ engine side
     def _on_event(self, ev: RunEvent) -> None:
@@ -277,11 +315,14 @@ class RunBridge(QObject):
         meanwhile, so no resume can overlap it."""
         recorder = self._recorder
         if recorder is not None:
+            self._settling = not run.status.is_final
             try:
                 await asyncio.to_thread(recorder.settled)
             except Exception as err:  # StoreError, or a snapshot raced by a cancel: the run goes on
                 log.error("run %s: not recorded: %s", run.run_id, err)
                 self.error_occurred.emit(str(err))
+            finally:
+                self._settling = False
         self.flush()
         self.approvals_changed.emit()
         if run.status.is_final and not self._finished_emitted:
@@ -289,6 +330,7 @@ class RunBridge(QObject):
             run.remove_listener(self._on_event)
             if recorder is not None:
                 await asyncio.to_thread(recorder.close)
+                self._ungate()
                 if recorder.error is not None:
                     self.error_occurred.emit(str(recorder.error))
                 if self._recorder is recorder:
@@ -303,7 +345,15 @@ class RunBridge(QObject):
         self.flush(self.max_batch)
         if self._buffer and not self._armed:
             self._armed = True
-            self._timer.start(0)
+            # Waiting for the store's next commit, or a backlog sliced: the next turn of the loop.
+            self._timer.start(self.flush_interval_ms if self._ready() == 0 else 0)
+
+    def _ready(self) -> int | None:
+        """How many buffered events may be delivered (None: all)."""
+        recorder = self._recorder
+        if not self._gated or (recorder is not None and recorder.error is not None):  # a failing store holds nothing back
+            return None
+        return max(0, self._committed - self._delivered)
 
     def flush(self, limit: int | None = None) -> None:
         """Deliver the buffered events now (at most ``limit`` of them; all when None)."""
@@ -311,10 +361,19 @@ class RunBridge(QObject):
         self._armed = False
         if not self._buffer:
             return
+        ready = self._ready()
+        if ready is not None:
+            limit = ready if limit is None else min(limit, ready)
+            if limit == 0:
+                if not self._armed:  # the writer commits within its interval: look again then
+                    self._armed = True
+                    self._timer.start(self.flush_interval_ms)
+                return
         if limit is not None and len(self._buffer) > limit:
             batch, self._buffer = self._buffer[:limit], self._buffer[limit:]
         else:
             batch, self._buffer = self._buffer, []
+        self._delivered += len(batch)
         state = self.run_state
         before = state.status
         approvals = False

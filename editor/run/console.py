@@ -47,14 +47,15 @@ from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QFileDialog, QHBoxLayout, QLabel, QLineEdit, QListView,
                                QMenu, QSplitter, QTabWidget, QToolButton, QVBoxLayout, QWidget)
 
-from engine import SYSTEM_NODE, EventType, RunEvent, RunState, RunStateError, RunStatus, RunStore, Workflow
+from engine import (SYSTEM_NODE, EventType, RunEvent, RunState, RunStateError, RunStatus, RunStore, StoreError,
+                    Workflow)
 
 from .approvals import ApprovalsPanel
 from .bridge import RunBridge, default_resolver_factory
 from .details import NodeRunDetails
 from .entry_pane import EntryPane
 from .exports import run_record, write_jsonl, write_record
-from .header import RunHeader
+from .header import INPUT_PLACEHOLDER, RunHeader
 from .log_model import TYPE_GROUPS, EntryRole, LogEntry, LogFilterProxy, LogModel, display_name
 from .log_view import TYPE_COLOURS, LogDelegate
 from .trace import SubagentTrace
@@ -62,6 +63,10 @@ from .trace import SubagentTrace
 __all__ = ["RunConsole", "LogDelegate", "TYPE_COLOURS"]
 
 log = logging.getLogger(__name__)
+
+# Characters of the Start node's text shown in the run input box; a longer text is used as
+# is but not laid out in the box (a long line costs QPlainTextEdit seconds).
+LONG_INPUT = 4000
 
 
 class RunConsole(QWidget):
@@ -269,14 +274,30 @@ class RunConsole(QWidget):
         self.workflow = workflow
         self.workflow_path = str(path) if path else None
         start = next((n for n in workflow.nodes if n.type == "start"), None) if workflow is not None else None
-        default = getattr(start.data, "initialInput", "") if start is not None else ""
-        current = self.input_edit.toPlainText()
-        if not current or current == self._default_input:
-            self.input_edit.setPlainText(default or "")
-        self._default_input = default or ""
+        default = (getattr(start.data, "initialInput", "") if start is not None else "") or ""
+        # Called on every validation: the box is only touched when the Start node's text changed,
+        # and only while it shows that text (or nothing), not what the user typed.
+        if default != self._default_input:
+            box = self.input_edit.document()
+            if box.isEmpty() or not box.isModified():
+                self._show_default_input(default)
+            self._default_input = default
         if not self.bridge.is_active and self._replay_state is None and not self.model.entries:
             self._set_names(workflow)
         self._update_actions()
+
+    def _show_default_input(self, default: str) -> None:
+        """Put the Start node's text in the input box; a long one is not laid out (QPlainTextEdit
+        takes seconds on a long line): the box stays empty, which runs with that text, and says so."""
+        edit = self.input_edit
+        if len(default) > LONG_INPUT:
+            edit.clear()
+            edit.setPlaceholderText(f"The Start node's input ({len(default):,} characters) is used; "
+                                    "type here to replace it for this run")
+        else:
+            edit.setPlainText(default)
+            edit.setPlaceholderText(INPUT_PLACEHOLDER)
+        edit.document().setModified(False)
 
     def set_resolver_factory(self, factory: Callable[[], Any]) -> None:
         """``factory()`` is called at each Run and returns a provider or a resolver (AgentInvocation -> provider)."""
@@ -478,8 +499,23 @@ class RunConsole(QWidget):
         live = self._replay_state is None
         workflow = (self.bridge.workflow if live else self._replay_info.get("workflow")) or self.workflow
         return run_record(self._state(), self.model.raw_events, run_id=self._run_id, workflow=workflow,
-                          workflow_path=self.workflow_path, initial_input=self.bridge.initial_input if live else None,
+                          workflow_path=self.workflow_path,
+                          initial_input=self._record_input(self.bridge.initial_input if live else None, workflow),
                           error=self.bridge.error if live else None)
+
+    def _record_input(self, given: str | None, workflow: Workflow | None) -> str | None:
+        """The run's input as recorded: the input given, else the stored run's, else the Start node's."""
+        if given is not None:
+            return given
+        if self.store is not None and self._run_id:
+            try:
+                stored = self.store.get_run(self._run_id)
+            except StoreError:
+                stored = None
+            if stored is not None and stored.initial_input is not None:
+                return stored.initial_input
+        start = next((n for n in workflow.nodes if n.type == "start"), None) if workflow is not None else None
+        return getattr(start.data, "initialInput", None) if start is not None else None
 
     def export_record(self, path: str | Path | None = None) -> Path:
         """Write the AgentFlow-style record; ``path`` may be a folder (the file is then ``run_<id>.json``)."""
@@ -630,11 +666,6 @@ class RunConsole(QWidget):
     def _on_decision(self, node_id: str, decision: str, note: str) -> None:
         if self.bridge.pending_approval != node_id:
             self._refresh_approvals()
-            return
-        if self.bridge.is_busy:
-            # The card shows as soon as the pause is seen, while the pause is still being
-            # written to the run history: a quick decision waits for that, not refused.
-            QTimer.singleShot(20, self, lambda: self._on_decision(node_id, decision, note))
             return
         try:
             self.bridge.resume(decision, note)

@@ -29,6 +29,9 @@ def elapsed_text(seconds: float) -> str:
     return f"{int(m):02d}:{s:04.1f}"
 
 
+INPUT_PLACEHOLDER = "Initial input for the run (empty: the Start node's own text)"
+
+
 class RunHeader(QWidget):
     """One row: input | Run / Cancel | status | Export (a short dock keeps room for the log)."""
 
@@ -40,7 +43,7 @@ class RunHeader(QWidget):
         top.setSpacing(6)
         self.input_edit = QPlainTextEdit()
         self.input_edit.setObjectName("initialInput")
-        self.input_edit.setPlaceholderText("Initial input for the run (empty: the Start node's own text)")
+        self.input_edit.setPlaceholderText(INPUT_PLACEHOLDER)
         self.input_edit.setTabChangesFocus(True)
         fm = self.input_edit.fontMetrics()
         # two whole lines: the document margins (2 x 4) plus the app style's padding and border

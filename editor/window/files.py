@@ -155,6 +155,10 @@ class FilesMixin:
         except OSError as err:
             QMessageBox.critical(self, "Cannot save", f"{path}: {err.strerror or err}")
             return False
+        except ValueError as err:  # text that cannot be written as UTF-8 (a lone surrogate); nothing was written
+            QMessageBox.critical(self, "Cannot save", f"{path}: the workflow holds text that cannot be written "
+                                 f"(not valid Unicode): {err}. The file was not changed; fix that text and save again.")
+            return False
         self._add_recent(str(Path(path).resolve()))
         self.autosaver.clear()
         self._update_title()

@@ -14,6 +14,7 @@ from PySide6.QtGui import QActionGroup
 
 from engine import Workflow, errors_only
 
+from ..first_run import offer_setup
 from ..history.panel import open_store_for_gui
 from ..panels.problems import describe_issue
 from ..run_view import RunViewWindow
@@ -43,6 +44,8 @@ class RunWiringMixin:
     def _run(self) -> None:
         if not self._has_document:
             return
+        if offer_setup(self, self.document.workflow, str(settings().value("run/provider", "") or ""), self._run):
+            return  # no provider yet: the set-up dialog asks, then runs
         self.run_console_dock.show()
         self.run_console_dock.raise_()
         # Room for the log and an approval card, the canvas keeping the larger part. The view

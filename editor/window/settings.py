@@ -1,20 +1,38 @@
-"""Where the window keeps its state between sessions (QSettings): geometry, docks, canvas toggles."""
+"""Where the window keeps its state between sessions (QSettings): geometry, docks, canvas toggles.
+
+The GUI's settings (recent files, the provider chosen in the Run menu, window and dock layout)
+are ``gui.ini`` in Flowdesk's config folder, beside ``settings.json``: ``$FLOWDESK_CONFIG_DIR``
+or the platform's user config folder (``engine.config_dir``). One folder holds every setting
+Flowdesk writes, so moving or isolating it (as the tests do) covers the GUI too.
+
+The default provider is not kept here: one place names it, ``defaultProvider`` in
+``settings.json`` (written by Provider Settings and by the first-run dialog, read by the
+engine for the GUI and the CLI alike). The Run menu's provider, kept here, overrides every
+agent's provider for runs started from this window.
+"""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from PySide6.QtCore import QByteArray, QSettings
 
-ORG = "Flowdesk"
-APP = "Flowdesk"
+from engine import config_dir
+
+GUI_SETTINGS_FILE = "gui.ini"
 
 # Bumped whenever the set of docks changes, so a layout saved by an older version (which
 # Qt would apply to the new docks, squashing them) is ignored instead of restored.
 DOCK_LAYOUT_VERSION = 2
 
 
+def settings_file() -> Path:
+    return config_dir() / GUI_SETTINGS_FILE
+
+
 def settings() -> QSettings:
-    # INI everywhere (not the Windows registry) so tests can isolate it with QSettings.setPath.
-    return QSettings(QSettings.Format.IniFormat, QSettings.Scope.UserScope, ORG, APP)
+    """The GUI settings, an INI file at an explicit path (never the registry or ~/.config/Flowdesk)."""
+    return QSettings(str(settings_file()), QSettings.Format.IniFormat)
 
 
 class WindowSettingsMixin:

@@ -31,7 +31,7 @@ from typing import Any, AsyncIterator, Awaitable, Callable
 import httpx
 
 from .base import AgentInvocation, LLMError, LLMResult, ProviderConfigError, ProviderContext
-from .config import HttpSettings, is_local_url, redact
+from .config import HttpSettings, is_local_url, redact, split_url_credentials
 from .tools import Tool, ToolCall, WebSearch, build_tools, run_tool_calls
 
 CONNECT_RETRIES = 2
@@ -254,6 +254,9 @@ class HttpChatProvider(ABC):
                  models: dict[str, Any] | None = None, default_model: str = "", http: HttpSettings | None = None,
                  retry: RetryPolicy | None = None, searxng_url: str | None = None,
                  transport: httpx.AsyncBaseTransport | None = None) -> None:
+        # user:password@ in the URL is sent as Basic auth and kept out of the URL (and so out
+        # of every message that names it).
+        base_url, self._url_auth = split_url_credentials(base_url)
         self.base_url = base_url.rstrip("/")
         self._api_key = api_key  # never logged, never in repr or messages
         self.provider_id = provider_id or self.name
@@ -287,6 +290,7 @@ class HttpChatProvider(ABC):
         # 1 s): a local server that is still starting is not reported down at once.
         transport = self._transport or httpx.AsyncHTTPTransport(retries=CONNECT_RETRIES)
         return httpx.AsyncClient(timeout=make_timeout(self.http), transport=transport,
+                                 auth=httpx.BasicAuth(*self._url_auth) if self._url_auth else None,
                                  follow_redirects=True, trust_env=not is_local_url(self.base_url))
 
     async def complete(self, invocation: AgentInvocation, ctx: ProviderContext) -> LLMResult:
@@ -305,6 +309,9 @@ class HttpChatProvider(ABC):
                 for k, v in (turn.usage or {}).items():
                     usage[k] = usage.get(k, 0) + int(v)
                 if not turn.calls:
+                    if not turn.text:  # `choices: []` then [DONE], or `content: null`: no answer at all
+                        raise LLMError(f"The server at {self.url} sent an empty answer (no text and no tool "
+                                       "call).")
                     return LLMResult(text=turn.text, usage=usage or None, model=turn.model or model)
                 results = await run_tool_calls(turn.calls, tools)
                 self._append_round(messages, turn, results)

@@ -38,7 +38,6 @@ __all__ = [
 log = logging.getLogger("flowdesk.llm")
 
 KEYRING_SERVICE = "flowdesk"
-_CATALOGUE = Path(__file__).resolve().parents[2] / "resources" / "providers.json"
 
 
 class ModelInfo(BaseModel):
@@ -111,12 +110,14 @@ def settings_path() -> Path:
 
 @lru_cache(maxsize=1)
 def load_catalogue() -> tuple[list[ProviderInfo], WebSearchSettings]:
+    from ..resources import read_resource_text, resource
+
     try:
-        raw = json.loads(_CATALOGUE.read_text(encoding="utf-8"))
+        raw = json.loads(read_resource_text("providers.json"))
         infos = [ProviderInfo.model_validate(p) for p in raw.get("providers", [])]
         return infos, WebSearchSettings.model_validate(raw.get("webSearch") or {})
     except (OSError, ValueError, ValidationError) as err:
-        raise ProviderConfigError(f"The provider catalogue {_CATALOGUE} cannot be read: {err}") from err
+        raise ProviderConfigError(f"The provider catalogue {resource('providers.json')} cannot be read: {err}") from err
 
 
 def load_settings() -> Settings:
@@ -290,9 +291,33 @@ def is_local_url(url: str | None) -> bool:
 _KEYLIKE = re.compile(r"\b(sk|pk|rk|key|sess)-[A-Za-z0-9_\-*.]{6,}")
 
 
+# The password part of credentials written into a URL (scheme://user:password@host).
+_URL_PASSWORD = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]*:)[^@\s/]*@")
+
+
 def redact(text: str, *secrets: str | None) -> str:
-    """``text`` with every given secret, and anything that looks like an API key, masked."""
+    """``text`` with every given secret, URL passwords and anything that looks like an API key masked."""
     for s in secrets:
         if s and len(s) >= 4:
             text = text.replace(s, "***")
+    text = _URL_PASSWORD.sub(r"\1***@", text)
     return _KEYLIKE.sub(lambda m: m.group(1) + "-***", text)
+
+
+def split_url_credentials(url: str) -> tuple[str, tuple[str, str] | None]:
+    """``url`` without its ``user:password@`` part, and that pair (None when there is none).
+
+    Credentials in a base URL are sent as HTTP Basic auth; the URL shown in messages,
+    logs, snapshots and the run store is the one without them.
+    """
+    from urllib.parse import unquote, urlsplit, urlunsplit
+
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return redact(url), None
+    if "@" not in parts.netloc:
+        return url, None
+    userinfo, _, hostport = parts.netloc.rpartition("@")
+    user, _, password = userinfo.partition(":")
+    return urlunsplit(parts._replace(netloc=hostport)), (unquote(user), unquote(password))

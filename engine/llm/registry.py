@@ -25,11 +25,11 @@ import os
 from typing import Callable
 
 from .base import AgentInvocation, LLMProvider, LLMResult, ProviderConfigError, ProviderContext
-from .config import (KEYRING_SERVICE, ProviderInfo, api_key_for, is_local_url, load_settings, providers,
+from .config import (KEYRING_SERVICE, ProviderInfo, api_key_for, is_local_url, load_settings, providers, redact,
                      searxng_url, web_search_available)
 from .echo import EchoProvider
 
-__all__ = ["ProviderConfigError", "make_resolver", "available_providers", "build_provider", "default_provider",
+__all__ = ["ProviderConfigError", "NoProviderConfigured", "make_resolver", "available_providers", "build_provider", "default_provider",
            "web_search_available"]
 
 
@@ -68,7 +68,11 @@ def default_provider(base_url: str | None = None) -> str:
 
     if local_available():
         return "local"
-    raise ProviderConfigError(LOCAL_MISSING_MESSAGE)
+    raise NoProviderConfigured(LOCAL_MISSING_MESSAGE)
+
+
+class NoProviderConfigured(ProviderConfigError):
+    """Nothing names a provider and the embedded model is not installed (see ``engine.llm.discovery``)."""
 
 
 def _base_url_for(info: ProviderInfo, override: str | None) -> str:
@@ -106,7 +110,7 @@ def build_provider(name: str, *, base_url: str | None = None, **kwargs: object) 
     key = api_key_for(info)
     if key is None and info.api_key_env and not is_local_url(url):
         raise ProviderConfigError(
-            f"Provider '{info.id}' needs an API key for {url}: set the environment variable {info.api_key_env}, "
+            f"Provider '{info.id}' needs an API key for {redact(url)}: set the environment variable {info.api_key_env}, "
             f"or store it in the OS keyring (`keyring set {KEYRING_SERVICE} {info.id}`).")
     common: dict[str, object] = dict(base_url=url, api_key=key, provider_id=info.id,
                                      models={m.id: m for m in info.models}, default_model=info.default_model,

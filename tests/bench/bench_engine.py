@@ -8,7 +8,8 @@ run (``Run(check=False)``); validation has its own figures in ``bench_validate``
 * chain of N agents (N = 100, 1,000, 10,000): µs per node, and the ratio to one
   ``asyncio.Task`` per node awaited in sequence (targets: ≤ 1.5×; per-node cost at
   10,000 within 1.3× of 100);
-* the same chain with the run store recording every event (target ≤ 4× the baseline);
+* the same chain with the run store recording every event, each event shown once committed
+  (the recorder's ``on_commit``, as the CLI prints and the window paints) (target ≤ 4× the baseline);
 * fan-out from start to N agents: µs per branch, ratio to ``asyncio.gather`` of N
   coroutines (target ≤ 3×);
 * approval pause → snapshot → restore → resume, repeated: µs per cycle (target < 100 µs).
@@ -93,8 +94,12 @@ def bench_chain(n: int, repeat: int, store_factory=None) -> dict[str, Any]:
 
     async def engine_run() -> None:
         events: list = []
-        run = Run(wf, provider, on_event=events.append, keep_events=False, check=False)
-        recorder = store_factory(run) if store_factory else None
+        if store_factory:  # shown once committed, as the CLI prints and the window paints
+            run = Run(wf, provider, keep_events=False, check=False)
+            recorder = store_factory(run, events)
+        else:
+            run = Run(wf, provider, on_event=events.append, keep_events=False, check=False)
+            recorder = None
         await run.start()
         assert run.status == "completed"
         if recorder is not None:
@@ -113,7 +118,8 @@ def bench_chain_with_store(n: int, repeat: int) -> dict[str, Any]:
 
     with tempfile.TemporaryDirectory() as d:
         store = RunStore(f"{d}/runs.db")
-        row = bench_chain(n, repeat, store_factory=lambda run: RunRecorder(store, run))
+        row = bench_chain(n, repeat, store_factory=lambda run, shown: RunRecorder(
+            store, run, on_commit=lambda evs, _recorded: shown.extend(evs)))
         stored = store.count_runs()
         store.close()
     row["runs stored"] = stored

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QPoint, QPointF, QSettings, Qt
+from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtGui import QMouseEvent
 from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox
 
@@ -36,9 +36,9 @@ class Dialogs:
 
 @pytest.fixture(autouse=True)
 def isolated(tmp_path, monkeypatch):
-    """Settings and the data folder live in tmp_path; nothing touches the user's real ones."""
-    QSettings.setDefaultFormat(QSettings.Format.IniFormat)
-    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(tmp_path / "settings"))
+    """Settings (settings.json and the GUI's gui.ini) and the data folder live in tmp_path;
+    nothing touches the user's real ones."""
+    monkeypatch.setenv("FLOWDESK_CONFIG_DIR", str(tmp_path / "config"))
     monkeypatch.setenv("FLOWDESK_DATA_DIR", str(tmp_path / "data"))
     yield tmp_path
 

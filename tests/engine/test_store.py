@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from engine import EchoProvider, Run, RunStatus
-from engine.store import MIGRATIONS, SCHEMA_VERSION, RunRecorder, RunStore, StoreError, agentflow_record
+from engine.store import AlreadyImported, MIGRATIONS, SCHEMA_VERSION, RunRecorder, RunStore, StoreError, agentflow_record
 
 from tests.fakes.openai_server import FakeLLMServer, openai_text
 
@@ -290,8 +290,12 @@ def test_agentflow_record_export_and_import(data_dir: Path) -> None:
     info = store.get_run(run_id)
     record = agentflow_record(info, store.workflow_json(run_id), store.events(run_id))
     text = json.dumps(record)
+    with pytest.raises(AlreadyImported) as already:  # the run is in the history: no duplicate
+        store.import_agentflow(json.loads(text))
+    assert already.value.run_id == run_id and store.count_runs() == 1
+    store.delete_run(run_id)
     new_id = store.import_agentflow(json.loads(text))
-    assert new_id != run_id  # the original still exists: the import gets its own id
+    assert new_id == run_id
     assert [e.to_wire() for e in store.events(new_id)] == record["logs"]
     assert store.get_run(new_id).status == "completed"
     with pytest.raises(ValueError):

@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 __all__ = ["FakeLLMServer", "Reply", "Recorded", "sse", "openai_text", "openai_plain", "openai_tool_calls",
-           "error_reply", "garbage_stream", "garbage_json"]
+           "error_reply", "garbage_stream", "garbage_json", "openai_empty_stream", "openai_null_content",
+           "local_server_handler"]
 
 _REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found",
             429: "Too Many Requests", 500: "Internal Server Error", 502: "Bad Gateway", 503: "Service Unavailable",
@@ -291,3 +292,35 @@ def garbage_stream() -> Reply:
 
 def garbage_json() -> Reply:
     return Reply(body=b'{"unexpected": true}')
+
+
+def openai_empty_stream(*, usage: tuple[int, int] | None = (3, 0)) -> Reply:
+    """A stream that carries no choice at all: ``choices: []`` (usage only), then ``[DONE]``."""
+    events: list[bytes | float] = []
+    if usage:
+        events.append(sse({"id": "chatcmpl-1", "object": "chat.completion.chunk", "choices": [],
+                           "usage": {"prompt_tokens": usage[0], "completion_tokens": usage[1]}}))
+    events.append(sse({"id": "chatcmpl-1", "object": "chat.completion.chunk", "choices": []}))
+    events.append(b"data: [DONE]\n\n")
+    return Reply(events=events)
+
+
+def openai_null_content() -> Reply:
+    """A whole (not streamed) completion whose message has ``content: null`` and no tool call."""
+    body = {"id": "chatcmpl-1", "object": "chat.completion", "model": "fake-model",
+            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": None}}]}
+    return Reply(body=json.dumps(body).encode())
+
+
+def local_server_handler(models: tuple[str, ...] = ("fake-model",), answer: str = "fake answer") -> Callable[[Recorded], Reply]:
+    """A handler for a server standing in for Ollama / LM Studio: ``GET /v1/models`` lists
+    ``models``; every chat completion is answered with ``answer`` (streamed when asked)."""
+
+    def handle(rec: Recorded) -> Reply:
+        if rec.method == "GET" and rec.path.rstrip("/").endswith("/models"):
+            return Reply(body=json.dumps({"object": "list", "data": [{"id": m, "object": "model"} for m in models]}).encode())
+        if rec.method == "POST" and rec.path.endswith("/chat/completions"):
+            return openai_text(answer) if (rec.json or {}).get("stream") else openai_plain(answer)
+        return error_reply(404, f"fake server: no route {rec.method} {rec.path}")
+
+    return handle

@@ -31,11 +31,12 @@ class Dialogs:
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch, answer=QMessageBox.StandardButton.Yes) -> None:
         self.warnings: list[str] = []
+        self.infos: list[str] = []
         self.questions: list[str] = []
         self.answer = answer
         monkeypatch.setattr(QMessageBox, "warning", lambda _p, _t, text, *a, **k: self.warnings.append(text))
         monkeypatch.setattr(QMessageBox, "critical", lambda _p, _t, text, *a, **k: self.warnings.append(text))
-        monkeypatch.setattr(QMessageBox, "information", lambda _p, _t, text, *a, **k: self.warnings.append(text))
+        monkeypatch.setattr(QMessageBox, "information", lambda _p, _t, text, *a, **k: self.infos.append(text))
         monkeypatch.setattr(QMessageBox, "question", lambda _p, _t, text, *a, **k: (self.questions.append(text),
                                                                                      self.answer)[1])
 
@@ -285,14 +286,22 @@ def test_export_jsonl_and_agentflow_then_import(qtbot, tmp_path: Path, dialogs: 
 
     monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a, **k: (str(target), ""))
     before = store.count_runs()
+    # the run is in the history already: importing its record again adds no duplicate, and says so
     panel.import_action.trigger()
-    assert store.count_runs() == before + 1 and not dialogs.warnings
-    new_id = next(r.id for r in store.list_runs(limit=10) if r.id != run_id and r.workflow_name == "Support reply review")
+    assert store.count_runs() == before and not dialogs.warnings
+    assert f"already, as run {run_id[:12]}" in dialogs.infos[-1] and panel.selected_run_ids() == [run_id]
+    # once it is gone, the record brings it back
+    assert panel.delete_runs([run_id]) == 1
+    panel.import_action.trigger()
+    assert store.count_runs() == before and not dialogs.warnings
+    new_id = run_id
     assert store.events(new_id) == events  # same events
     assert [e.to_wire() for e in store.events(new_id)] == record["logs"]
     assert store.get_run(new_id).status == "paused"
-    assert panel.total == before + 1 and new_id in page_ids(panel) and panel.selected_run_ids() == [new_id]
+    assert panel.total == before and new_id in page_ids(panel) and panel.selected_run_ids() == [new_id]
     assert "Imported" in panel.message
+    panel.import_action.trigger()  # twice: refused
+    assert store.count_runs() == before and len(dialogs.infos) == 2
 
 
 @pytest.mark.parametrize("content, says", [

@@ -236,6 +236,7 @@ def test_after_new_or_open_the_console_shows_no_old_run(qtbot, window, tmp_path)
 
 def test_closing_the_window_cancels_a_live_run(qtbot, window):
     assert window.open_sample(str(SAMPLES / "review.flow.json"))
+    choose_provider(window, "echo")  # a provider is chosen: Run starts at once
     slow = EchoProvider(delay=30.0)
     window.run_console.set_resolver_factory(lambda: slow)
     qtbot.waitUntil(lambda: window.act_run.isEnabled(), timeout=2000)
@@ -307,6 +308,7 @@ def test_opening_another_file_during_a_run_asks_and_stops_it(qtbot, window, dial
     from PySide6.QtWidgets import QMessageBox
 
     assert window.open_sample(str(SAMPLES / "review.flow.json"))
+    choose_provider(window, "echo")  # a provider is chosen: Run starts at once
     slow = EchoProvider(delay=30.0)
     window.run_console.set_resolver_factory(lambda: slow)
     qtbot.waitUntil(lambda: window.act_run.isEnabled(), timeout=2000)

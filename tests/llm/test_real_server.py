@@ -1,6 +1,6 @@
 """The research sample through the CLI against a real OpenAI-compatible server, when one is
 running locally: set ``FLOWDESK_TEST_OPENAI_URL`` (for example ``http://127.0.0.1:8000/v1``
-for ``python -m llama_cpp.server --model <SmolLM2 GGUF from the local extra>``). Skipped
+for llama.cpp's ``llama-server -m <a GGUF model>``, or Ollama at ``http://127.0.0.1:11434/v1``). Skipped
 otherwise, so the suite never needs a network or a model."""
 
 from __future__ import annotations

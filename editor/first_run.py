@@ -1,0 +1,178 @@
+"""The first Run with no usable provider: a short set-up dialog instead of a failed run.
+
+:func:`offer_setup` is the window's one hook (called by Run before anything starts). When
+the run needs the default provider and there is none (nothing named, no ``defaultProvider``,
+no embedded model), it surveys what this machine has (``engine.survey``: API keys in the
+environment or keyring, OpenAI-compatible servers answering on the usual local ports, the
+embedded model) and opens :class:`FirstRunDialog`, window-modal and non-blocking. The choice
+is remembered as ``defaultProvider`` in ``settings.json`` (``engine.remember_choice``), then
+the run starts. Cancelling starts nothing. A configured default that cannot serve (a missing
+key) is not this dialog's business: the run says why, as before.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import (QApplication, QDialog, QDialogButtonBox, QHBoxLayout, QLabel, QLineEdit, QListWidget,
+                               QListWidgetItem, QMessageBox, QPushButton, QVBoxLayout, QWidget)
+
+from engine import (FoundServer, NoProviderConfigured, ProviderConfigError, ProviderSurvey, default_provider_problem,
+                    local_install_command, needs_default_provider, read_resource_text, remember_choice, survey)
+
+__all__ = ["Choice", "FirstRunDialog", "offer_setup", "choices_for"]
+
+INTRO_FALLBACK = "Agents need a language model to answer. Choose one below; Flowdesk remembers the choice."
+
+
+@dataclass(frozen=True)
+class Choice:
+    provider_id: str
+    label: str
+    server: FoundServer | None = None
+
+
+def choices_for(found: ProviderSurvey) -> list[Choice]:
+    """What the dialog offers, best first: found servers and keys, the embedded model, echo."""
+    out = [Choice(s.provider_id, f"{s.name} at {s.base_url}" + (f" — {', '.join(s.models[:3])}" if s.models else ""),
+                  s) for s in found.servers]
+    out += [Choice(k.provider_id, f"{k.name} — API key in {k.where}") for k in found.keys]
+    if found.local_model:
+        out.append(Choice("local", "The embedded model (offline, no key)"))
+    out.append(Choice("echo", "Dry run with echo — each agent answers with its prompt (no model)"))
+    return out
+
+
+def _looked_for(found: ProviderSurvey) -> str:
+    ports = ", ".join(str(port) for _pid, port in found.probed) or "none"
+    lines = [f"API keys ({', '.join(found.key_vars)}, or the OS keyring): "
+             + (", ".join(k.name for k in found.keys) or "none found"),
+             f"Local servers on ports {ports}: " + (", ".join(s.name for s in found.servers) or "none answering"),
+             "The embedded model: " + ("installed" if found.local_model else "not installed")]
+    return "Looked for:\n" + "\n".join(f"  •  {line}" for line in lines)
+
+
+class FirstRunDialog(QDialog):
+    """Lists what the survey found; ``chosen`` is the selected :class:`Choice` once accepted."""
+
+    def __init__(self, found: ProviderSurvey, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Set up a model for this run")
+        self.setObjectName("firstRunDialog")
+        self.found = found
+        self.chosen: Choice | None = None
+        try:
+            intro_text = read_resource_text("help", "first-run.md")
+        except OSError:
+            intro_text = INTRO_FALLBACK
+        intro = QLabel(intro_text)
+        intro.setObjectName("firstRunIntro")
+        intro.setTextFormat(Qt.TextFormat.MarkdownText)
+        intro.setWordWrap(True)
+
+        self.list = QListWidget()
+        self.list.setObjectName("firstRunChoices")
+        for choice in choices_for(found):
+            item = QListWidgetItem(choice.label)
+            item.setData(Qt.ItemDataRole.UserRole, choice)
+            self.list.addItem(item)
+        self.list.setCurrentRow(0)
+        # Enter or a double-click on a choice takes it (the list would otherwise keep Enter from
+        # reaching the default button).
+        self.list.activated.connect(lambda _index: self.accept())
+        rows = min(max(self.list.count(), 1), 6)  # as tall as its choices (up to six), no empty box
+        self.list.setFixedHeight(rows * max(self.list.sizeHintForRow(0), 24) + 2 * self.list.frameWidth() + 6)
+
+        looked = QLabel(_looked_for(found))
+        looked.setObjectName("firstRunLookedFor")
+        looked.setWordWrap(True)
+        looked.setStyleSheet("color: palette(mid);")
+
+        self.install_command = QLineEdit(local_install_command())
+        self.install_command.setObjectName("installCommand")
+        self.install_command.setReadOnly(True)
+        self.install_command.setCursorPosition(0)
+        copy = QPushButton("Copy")
+        copy.setObjectName("copyInstallCommand")
+        copy.clicked.connect(self._copy_command)
+        install_row = QHBoxLayout()
+        install_row.addWidget(self.install_command, 1)
+        install_row.addWidget(copy)
+        install_label = QLabel("Install the embedded model (offline, no key; then restart Flowdesk) with:"
+                               if not found.local_model else "The embedded model is installed.")
+        install_label.setWordWrap(True)
+
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
+        self.run_button = buttons.addButton("Use it and run", QDialogButtonBox.ButtonRole.AcceptRole)
+        self.run_button.setObjectName("firstRunUse")
+        self.run_button.setDefault(True)
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+
+        lay = QVBoxLayout(self)
+        lay.addWidget(intro)
+        lay.addWidget(self.list)
+        lay.addWidget(looked)
+        lay.addSpacing(6)
+        lay.addWidget(install_label)
+        if not found.local_model:
+            lay.addLayout(install_row)
+        lay.addWidget(buttons)
+        lay.setSizeConstraint(QVBoxLayout.SizeConstraint.SetFixedSize)
+        self.setMinimumWidth(700)
+
+    def choice(self, provider_id: str) -> int:
+        """The row of the first choice for ``provider_id`` (-1 if none)."""
+        for row in range(self.list.count()):
+            if self.list.item(row).data(Qt.ItemDataRole.UserRole).provider_id == provider_id:
+                return row
+        return -1
+
+    def _copy_command(self) -> None:
+        QGuiApplication.clipboard().setText(self.install_command.text())
+
+    def accept(self) -> None:
+        item = self.list.currentItem()
+        if item is None or self.chosen is not None:
+            return
+        choice: Choice = item.data(Qt.ItemDataRole.UserRole)
+        try:
+            remember_choice(choice.provider_id, choice.server)
+        except ProviderConfigError as err:  # an unreadable settings file: say so, keep the dialog open
+            QMessageBox.warning(self, "Provider settings", str(err))
+            return
+        self.chosen = choice
+        bar = getattr(self.parent(), "statusBar", None)
+        if callable(bar):
+            bar().showMessage(f"Runs now use {choice.provider_id} unless an agent names its own provider "
+                              "(Run ▸ Provider Settings changes it).", 10000)
+        super().accept()
+
+
+def offer_setup(parent: QWidget, workflow: Any, forced: str | None, then: Callable[[], None]) -> bool:
+    """Open the set-up dialog when ``workflow`` needs a default provider and none is usable.
+
+    Returns True when the dialog was opened (``then`` runs once a choice is made), False when
+    the run can go ahead now.
+    """
+    if forced or workflow is None or not needs_default_provider(workflow):
+        return False
+    if not isinstance(default_provider_problem(), NoProviderConfigured):
+        return False
+    QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
+    try:
+        found = survey()  # in parallel, a short timeout: well under a second
+    finally:
+        QApplication.restoreOverrideCursor()
+    dialog = FirstRunDialog(found, parent)
+    dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+    dialog.setWindowModality(Qt.WindowModality.WindowModal)
+    dialog.accepted.connect(then)
+    dialog.open()
+    dialog.raise_()
+    dialog.activateWindow()  # Enter chooses, Esc cancels, even where no window manager moves focus
+    dialog.list.setFocus()
+    return True

@@ -1,0 +1,108 @@
+"""The first Run with nothing configured: the set-up dialog lists what it found (a key in the
+environment, an OpenAI-compatible server on a probed port), remembers the choice, and the run
+of the review sample goes ahead with it."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from PySide6.QtCore import Qt
+
+import engine.llm.local as local_mod
+from editor.first_run import FirstRunDialog
+from engine.llm.config import settings_path
+from tests.fakes.openai_server import FakeLLMServer, local_server_handler
+
+from .conftest import SAMPLES, press_run, states
+
+_KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENROUTER_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL")
+
+
+@pytest.fixture
+def nothing_configured(monkeypatch):
+    for name in _KEYS:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(local_mod, "local_available", lambda: False)
+
+
+@pytest.fixture
+def local_server(monkeypatch):
+    with FakeLLMServer() as srv:
+        srv.handler = local_server_handler(("tiny-instruct",), answer="REFUND: we will refund the duplicate charge.")
+        monkeypatch.setenv("FLOWDESK_PROBE_PORTS", f"ollama={srv.port}")
+        yield srv
+
+
+def the_dialog(qtbot, window) -> FirstRunDialog:
+    qtbot.waitUntil(lambda: window.findChild(FirstRunDialog) is not None, timeout=3000)
+    dialog = window.findChild(FirstRunDialog)
+    qtbot.waitUntil(dialog.isVisible, timeout=2000)
+    return dialog
+
+
+def labels(dialog: FirstRunDialog) -> list[str]:
+    return [dialog.list.item(i).text() for i in range(dialog.list.count())]
+
+
+def test_first_run_offers_the_server_and_the_key_and_runs_with_the_choice(qtbot, window, nothing_configured,
+                                                                           local_server, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-firstrun-0001")
+    assert window.open_sample(str(SAMPLES / "review.flow.json"))
+    qtbot.waitUntil(lambda: window.act_run.isEnabled(), timeout=2000)
+    console = window.run_console
+    press_run(qtbot, window)
+    dialog = the_dialog(qtbot, window)
+    assert console.run_id is None or console.bridge.is_active is False  # nothing started yet
+    found = labels(dialog)
+    assert found[0] == f"Ollama at http://127.0.0.1:{local_server.port}/v1 — tiny-instruct"
+    assert "OpenAI — API key in OPENAI_API_KEY" in found
+    assert found[-1].startswith("Dry run with echo")
+    assert "sk-test" not in " ".join(found)
+    assert "pip install" in dialog.install_command.text()
+    dialog.list.setCurrentRow(dialog.choice("ollama"))
+    with qtbot.waitSignal(console.waiting_for_input_changed, timeout=8000) as waiting:
+        qtbot.mouseClick(dialog.run_button, Qt.MouseButton.LeftButton)
+    assert waiting.args == [True]
+    qtbot.waitUntil(lambda: states(window.scene)["signoff"] == "waiting", timeout=3000)
+    assert [r.path for r in local_server.requests if r.method == "POST"] == ["/v1/chat/completions"]
+    saved = json.loads(settings_path().read_text())
+    assert saved["defaultProvider"] == "ollama"
+    assert saved["providers"]["ollama"]["base_url"] == f"http://127.0.0.1:{local_server.port}/v1"
+    assert "sk-test" not in settings_path().read_text()
+
+
+def test_dry_run_with_echo_is_remembered(qtbot, window, nothing_configured, local_server):
+    assert window.open_sample(str(SAMPLES / "review.flow.json"))
+    qtbot.waitUntil(lambda: window.act_run.isEnabled(), timeout=2000)
+    console = window.run_console
+    press_run(qtbot, window)
+    dialog = the_dialog(qtbot, window)
+    assert not any("API key" in text for text in labels(dialog))
+    dialog.list.setCurrentRow(dialog.choice("echo"))
+    with qtbot.waitSignal(console.waiting_for_input_changed, timeout=8000):
+        qtbot.keyClick(dialog.list, Qt.Key.Key_Return)  # Enter on a choice takes it
+    qtbot.waitUntil(lambda: states(window.scene)["signoff"] == "waiting", timeout=3000)
+    assert json.loads(settings_path().read_text())["defaultProvider"] == "echo"
+    assert "Runs now use echo" in window.statusBar().currentMessage()
+    # (the card's button is live a tick before the bridge takes decisions: wait for the bridge)
+    qtbot.waitUntil(lambda: not console.bridge.is_busy, timeout=3000)
+    with qtbot.waitSignal(console.run_finished, timeout=5000):
+        qtbot.mouseClick(console.approvals.active_card.approve_button, Qt.MouseButton.LeftButton)
+    # the next Run goes straight ahead: the choice was remembered
+    qtbot.waitUntil(lambda: window.act_run.isEnabled() and window.findChild(FirstRunDialog) is None, timeout=3000)
+    first = console.run_id
+    with qtbot.waitSignal(console.run_started, timeout=8000):
+        window.act_run.trigger()
+    assert window.findChild(FirstRunDialog) is None
+    qtbot.waitUntil(lambda: console.run_id != first and states(window.scene)["signoff"] == "waiting", timeout=5000)
+
+
+def test_cancelling_the_dialog_starts_nothing(qtbot, window, nothing_configured, local_server):
+    assert window.open_sample(str(SAMPLES / "review.flow.json"))
+    qtbot.waitUntil(lambda: window.act_run.isEnabled(), timeout=2000)
+    press_run(qtbot, window)
+    dialog = the_dialog(qtbot, window)
+    dialog.reject()
+    qtbot.waitUntil(lambda: window.findChild(FirstRunDialog) is None, timeout=2000)
+    assert window.run_console.run_id is None and not settings_path().exists()
