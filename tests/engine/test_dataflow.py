@@ -433,3 +433,16 @@ async def test_snapshot_inside_a_loop_body_resumes_with_its_counter() -> None:
     again = Run.restore(snap, Recorder())
     assert await again.resume("approve", "n2") == RunStatus.COMPLETED
     assert again.records["w"].input == "2 n2"
+
+
+async def test_the_panel_sample_runs_with_echo() -> None:
+    from engine import load_workflow
+
+    wf = load_workflow(ROOT / "samples" / "panel.flow.json")
+    assert [i.code for i in validate(wf)] == []
+    run = Run(wf, EchoProvider())
+    assert await run.start() == RunStatus.COMPLETED
+    assert len(run.outputs["reviews"].split("\n\n---\n\n")) == 3  # three reviews joined, once
+    assert [e.extra for e in run.events if e.type == "loop_check"] == [{"iteration": 1, "matched": True}]
+    assert "Round 1. Revise this draft" in run.records["reviser"].input
+    assert run.records["final"].input.startswith("Final announcement:\n\nRound 1.")
