@@ -64,7 +64,8 @@ class DataForm(QWidget):
 
     edited = Signal(str, object, bool)  # field, new value, merge with the previous edit of it
 
-    def __init__(self, model: type[NodeData], title: str, watch: Any = None, parent: QWidget | None = None) -> None:
+    def __init__(self, model: type[NodeData], title: str, watch: Any = None, parent: QWidget | None = None,
+                 exclude: tuple[str, ...] = ()) -> None:
         super().__init__(parent)
         from .inspector import PromptEdit, _title  # the inspector's widgets (imported late: it imports this module)
 
@@ -79,7 +80,7 @@ class DataForm(QWidget):
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
         form.addRow(_title(title))
         watch = watch or (lambda w: w)
-        common = set(NodeData.model_fields)
+        common = set(NodeData.model_fields) | set(exclude)  # excluded: fields another section edits
         for name, field in model.model_fields.items():
             if name in common:
                 continue
