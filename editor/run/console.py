@@ -47,10 +47,11 @@ from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QFileDialog, QHBoxLayout, QLabel, QLineEdit, QListView,
                                QMenu, QSplitter, QTabWidget, QToolButton, QVBoxLayout, QWidget)
 
-from engine import (SYSTEM_NODE, EventType, RunEvent, RunState, RunStateError, RunStatus, RunStore, StoreError,
-                    Workflow)
+from engine import (SYSTEM_NODE, EventType, FlowdeskError, RunEvent, RunState, RunStateError, RunStatus, RunStore,
+                    StoreError, Workflow)
 
 from .approvals import ApprovalsPanel
+from .arguments import RunArguments, declared_variables, remember_arguments, remembered_arguments
 from .bridge import RunBridge, default_resolver_factory
 from .details import NodeRunDetails
 from .entry_pane import EntryPane
@@ -148,6 +149,8 @@ class RunConsole(QWidget):
         self.status_label, self.elapsed_label, self.run_id_label = h.status_label, h.elapsed_label, h.run_id_label
         self.export_button = h.export_button
         root.addWidget(h)
+        self.arguments = RunArguments(self)  # the run's variables (hidden when the Start node declares none)
+        root.addWidget(self.arguments)
 
         # --- approvals
         self.approvals = ApprovalsPanel(self)
@@ -280,6 +283,7 @@ class RunConsole(QWidget):
             self._default_input = default
         if not self.bridge.is_active and self._replay_state is None and not self.model.entries:
             self._set_names(workflow)
+        self.arguments.set_variables(declared_variables(workflow), remembered_arguments(self.workflow_path))
         self._update_actions()
 
     def _show_default_input(self, default: str) -> None:
@@ -325,12 +329,18 @@ class RunConsole(QWidget):
             return None
         text = self.input_edit.toPlainText()
         initial = text if text.strip() else None
+        variables = self.arguments.values()
+        remember_arguments(self.workflow_path, self.arguments.values(include_empty=True))
         self._reset_views(self.workflow)
         self._replay_state = None
         try:
-            return self.bridge.start(self.workflow, initial, resolver, self.store, self.workflow_path)
+            return self.bridge.start(self.workflow, initial, resolver, self.store, self.workflow_path,
+                                     variables=variables if self.arguments.fields else None)
         except RunStateError as err:
             self._on_error(str(err))
+            return None
+        except FlowdeskError as err:  # refused before it starts: a required variable missing, a bad value
+            self._on_error(f"Cannot start the run: {err}")
             return None
 
     def cancel_run(self) -> None:

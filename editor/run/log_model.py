@@ -49,17 +49,22 @@ TYPE_LABELS: dict[str, str] = {
     EventType.SUBAGENT_CALL_ERROR: "Subagent ✗",
     EventType.RUN_STATUS: "Run",
     EventType.NODE_OUTPUT: "Output",
+    # step policies and loops (DESIGN.md "Step policies", "More node kinds")
+    "step_retry": "Retry",
+    "step_skipped": "Skipped",
+    "step_end": "Step end",
+    "loop_check": "Loop",
 }
 
 # Filter groups shown in the type menu: label -> entry types
 TYPE_GROUPS: dict[str, tuple[str, ...]] = {
-    "Steps": (EventType.STEP_START,),
+    "Steps": (EventType.STEP_START, "step_end"),
     "Prompts": (EventType.START_PROMPT,),
     "Responses": (EventType.LLM_RESPONSE, STREAMING, EventType.NODE_OUTPUT),
-    "Condition checks": (EventType.LOGIC_CHECK,),
+    "Condition checks": (EventType.LOGIC_CHECK, "loop_check"),
     "Approvals": (EventType.WAIT_INPUT, EventType.APPROVAL_QUEUED, EventType.INPUT_RECEIVED),
     "Subagent calls": (EventType.SUBAGENT_CALL_START, EventType.SUBAGENT_CALL_END, EventType.SUBAGENT_CALL_ERROR),
-    "Errors": (EventType.LLM_ERROR, EventType.ERROR),
+    "Errors": (EventType.LLM_ERROR, EventType.ERROR, "step_retry", "step_skipped"),
     "Run status": (EventType.RUN_STATUS,),
 }
 
