@@ -51,6 +51,7 @@ from engine import (SYSTEM_NODE, EventType, FlowdeskError, RunEvent, RunState, R
                     StoreError, Workflow)
 
 from .approvals import ApprovalsPanel
+from .badges import RunBadges
 from .arguments import RunArguments, declared_variables, remember_arguments, remembered_arguments
 from .bridge import RunBridge, default_resolver_factory
 from .details import NodeRunDetails
@@ -80,6 +81,7 @@ class RunConsole(QWidget):
     run_started = Signal(str)
     run_finished = Signal(str)
     waiting_for_input_changed = Signal(bool)
+    run_badges_changed = Signal(dict)  # {node_id: (text, "retry"|"loop")}: retries and loop iterations
 
     def __init__(self, parent: QWidget | None = None, *, bridge: RunBridge | None = None) -> None:
         super().__init__(parent)
@@ -98,6 +100,7 @@ class RunConsole(QWidget):
         self._ended_mono: float | None = None
         self._follow_tail = True
         self._default_input = ""
+        self._badges = RunBadges()
 
         self.model = LogModel(self)
         self.proxy = LogFilterProxy(self)
@@ -398,6 +401,10 @@ class RunConsole(QWidget):
         self._set_status_label("paused")
         return True
 
+    def run_badges(self) -> dict[str, tuple[str, str]]:
+        """Badges of the shown run: node id -> ("attempt 2 of 4", "retry") or ("iteration 3", "loop")."""
+        return dict(self._badges.badges)
+
     def node_errors(self) -> dict[str, str]:
         """The error of every failed node in the shown run (for the canvas's tooltips)."""
         state = self._state()
@@ -424,6 +431,8 @@ class RunConsole(QWidget):
         self.header.set_run_id(run_id)
         self.model.add_events(events)
         self.trace.add_events(events, state)
+        self._badges.apply(events)
+        self.run_badges_changed.emit(dict(self._badges.badges))
         self._started_mono = self._ended_mono = None
         t0 = state.started_at or (events[0].timestamp if events else None)
         t1 = state.ended_at or (events[-1].timestamp if events else None)
@@ -536,6 +545,8 @@ class RunConsole(QWidget):
         self._apply_node_filter()
 
     def _reset_views(self, workflow: Workflow | None) -> None:
+        self._badges.reset(workflow)
+        self.run_badges_changed.emit({})
         self.model.clear()
         self.trace.clear()
         self._set_names(workflow)
@@ -597,6 +608,8 @@ class RunConsole(QWidget):
     def _on_events(self, batch: list[RunEvent]) -> None:
         self.model.add_events(batch)
         self.trace.add_events(batch, self.bridge.run_state)
+        if self._badges.apply(batch):
+            self.run_badges_changed.emit(dict(self._badges.badges))
         self._update_actions()
         if not self.view.currentIndex().isValid() and self.model.latest_response is not None:
             self._show_entry(self.model.latest_response)  # nothing selected: follow the latest answer
