@@ -168,7 +168,7 @@ class VariablesTable(QWidget):
         n = 1
         while f"var{n}" in taken:
             n += 1
-        rows = self._rows + [{"name": f"var{n}", "value": "", "description": "", "type": "string",
+        rows = self._rows + [{"name": f"var{n}", "value": None, "description": "", "type": "string",
                               "required": False}]
         self._pending_select = len(rows) - 1
         self.edited.emit(rows, "Add variable", None)
@@ -207,15 +207,13 @@ class VariablesTable(QWidget):
                 self._add_row_widgets(t.rowCount())
             for i, v in enumerate(self._rows):
                 name, value, kind, req, desc = self._cells(i)
-                if name.text() != str(v.get("name") or ""):
-                    name.setText(str(v.get("name") or ""))
+                _show(name, str(v.get("name") or ""))
                 shown = _value_text(v.get("value"))
                 if value.text() != shown and not value.hasFocus():
                     value.setText(shown)
                 kind.setCurrentIndex(max(0, kind.findData(v.get("type") or "string")))
                 req.setChecked(bool(v.get("required")))
-                if desc.text() != str(v.get("description") or ""):
-                    desc.setText(str(v.get("description") or ""))
+                _show(desc, str(v.get("description") or ""))
             pending = getattr(self, "_pending_select", None)
             if pending is not None and 0 <= pending < t.rowCount():
                 t.selectRow(pending)
@@ -247,7 +245,7 @@ class VariablesTable(QWidget):
         value = self._watch(QLineEdit())
         value.setPlaceholderText("default (empty: none)")
         value.setFrame(False)
-        value.textEdited.connect(lambda text, w=value: self.set_cell(self._row_of(w, 1), "value", text))
+        value.textEdited.connect(lambda text, w=value: self.set_cell(self._row_of(w, 1), "value", text or None))
         kind = QComboBox()
         for k in VARIABLE_TYPES:
             kind.addItem(k, k)
@@ -288,6 +286,12 @@ class VariablesTable(QWidget):
         self.remove_button.setEnabled(row >= 0)
         self.up_button.setEnabled(row > 0)
         self.down_button.setEnabled(0 <= row < len(self._rows) - 1)
+
+
+def _show(edit: QLineEdit, text: str) -> None:
+    # The model trims names and descriptions: a space just typed at the end is kept on screen.
+    if edit.text() != text and not (edit.hasFocus() and edit.text().strip() == text):
+        edit.setText(text)
 
 
 def _value_text(value: Any) -> str:
@@ -424,3 +428,6 @@ class AvailableNames(QWidget):
 
     def names(self) -> list[str]:
         return [n for n, _ in getattr(self, "_names", [])]
+
+    def names_with_origin(self) -> list[tuple[str, str]]:
+        return list(getattr(self, "_names", []))
