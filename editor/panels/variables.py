@@ -30,8 +30,7 @@ __all__ = ["VARIABLE_TYPES", "POLICY_FIELDS", "VariablesTable", "PolicySection",
 
 VARIABLE_TYPES = ("string", "number", "boolean", "json")
 POLICY_FIELDS = ("errorMode", "maxRetries", "retryDelayMs", "timeoutMs")
-ERROR_MODES = (("fail", "Fail the node"), ("skip", "Skip: go on with an empty output"),
-               ("retry", "Retry, then fail"))
+ERROR_MODES = (("fail", "Fail"), ("skip", "Skip (go on)"), ("retry", "Retry"))
 
 # What each built-in name holds (the variable view's tooltips and the completion list).
 BUILTIN_HELP: dict[str, str] = {
@@ -46,7 +45,7 @@ BUILTIN_HELP: dict[str, str] = {
     "env": "env.NAME: an environment variable",
     "secrets": "secrets.NAME: a secret (environment or keyring), shown as ••••",
 }
-_COLUMNS = ("Name", "Default value", "Type", "Required", "Description")
+_COLUMNS = ("Name", "Default", "Type", "Req.")
 
 
 def has_fields(kind: str, *fields: str) -> bool:
@@ -100,8 +99,10 @@ def available_names(workflow_or_index: Any, node_id: str | None) -> list[tuple[s
 
 
 class VariablesTable(QWidget):
-    """The Start node's ``variables``: one row per variable, edited in place.
+    """The Start node's ``variables``: one entry per variable, edited in place.
 
+    Each variable takes two lines of the table (the inspector is narrow): name, default value,
+    type and required, then its description across the width.
     ``edited(variables, text, merge_key)``: the whole new list; ``merge_key`` is set for typing
     in a cell (consecutive keystrokes in that cell are one undo step), None for a gesture.
     """
@@ -112,26 +113,31 @@ class VariablesTable(QWidget):
         super().__init__(parent)
         self._watch = watch or (lambda w: w)
         self._rows: list[dict[str, Any]] = []
+        self._widgets: list[tuple[QLineEdit, QLineEdit, QComboBox, QCheckBox, QLineEdit]] = []
         self._loading = False
+        self._pending_select: int | None = None
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.setSpacing(4)
         self.table = QTableWidget(0, len(_COLUMNS))
         self.table.setObjectName("variablesTable")
         self.table.setHorizontalHeaderLabels(list(_COLUMNS))
+        self.table.horizontalHeaderItem(3).setToolTip("Required: a run without a value for it is refused")
         self.table.verticalHeader().setVisible(False)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         head = self.table.horizontalHeader()
-        head.setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)
+        head.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         head.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
         head.setSectionResizeMode(2, QHeaderView.ResizeMode.ResizeToContents)
         head.setSectionResizeMode(3, QHeaderView.ResizeMode.ResizeToContents)
-        head.setSectionResizeMode(4, QHeaderView.ResizeMode.Stretch)
-        self.table.setColumnWidth(0, 110)
-        self.table.setMinimumHeight(150)
+        self.table.setMinimumHeight(90)
         lay.addWidget(self.table)
+        self.empty = QLabel("No variables: add one to give the run arguments.")
+        self.empty.setObjectName("hint")
+        lay.addWidget(self.empty)
         buttons = QHBoxLayout()
         self.add_button = QToolButton()
         self.add_button.setIcon(QIcon(icon_path("add")))
@@ -159,9 +165,16 @@ class VariablesTable(QWidget):
         self._update_buttons()
 
     # ------------------------------------------------------------------ requests
+    def count(self) -> int:
+        return len(self._widgets)
+
     def current_row(self) -> int:
         rows = self.table.selectionModel().selectedRows()
-        return rows[0].row() if rows else -1
+        return rows[0].row() // 2 if rows else -1
+
+    def select_variable(self, i: int) -> None:
+        if 0 <= i < len(self._widgets):
+            self.table.selectRow(2 * i)
 
     def add_variable(self) -> None:
         taken = {str(v.get("name")) for v in self._rows}
@@ -201,12 +214,14 @@ class VariablesTable(QWidget):
         try:
             self._rows = [dict(v) for v in variables]
             t = self.table
-            while t.rowCount() > len(self._rows):
+            while len(self._widgets) > len(self._rows):
+                self._widgets.pop()
                 t.removeRow(t.rowCount() - 1)
-            while t.rowCount() < len(self._rows):
-                self._add_row_widgets(t.rowCount())
+                t.removeRow(t.rowCount() - 1)
+            while len(self._widgets) < len(self._rows):
+                self._add_row_widgets()
             for i, v in enumerate(self._rows):
-                name, value, kind, req, desc = self._cells(i)
+                name, value, kind, req, desc = self._widgets[i]
                 _show(name, str(v.get("name") or ""))
                 shown = _value_text(v.get("value"))
                 if value.text() != shown and not value.hasFocus():
@@ -214,71 +229,71 @@ class VariablesTable(QWidget):
                 kind.setCurrentIndex(max(0, kind.findData(v.get("type") or "string")))
                 req.setChecked(bool(v.get("required")))
                 _show(desc, str(v.get("description") or ""))
-            pending = getattr(self, "_pending_select", None)
-            if pending is not None and 0 <= pending < t.rowCount():
-                t.selectRow(pending)
+            if self._pending_select is not None:
+                self.select_variable(self._pending_select)
             self._pending_select = None
+            self.table.setVisible(bool(self._rows))
+            self.empty.setVisible(not self._rows)
+            height = self.table.horizontalHeader().height() + sum(t.rowHeight(r) for r in range(t.rowCount())) + 6
+            self.table.setFixedHeight(max(90, min(height, 330)))
         finally:
             self._loading = False
         self._update_buttons()
 
     def _cells(self, row: int) -> tuple[QLineEdit, QLineEdit, QComboBox, QCheckBox, QLineEdit]:
-        t = self.table
-        req_box = t.cellWidget(row, 3)
-        return (t.cellWidget(row, 0), t.cellWidget(row, 1), t.cellWidget(row, 2),  # type: ignore[return-value]
-                req_box.findChild(QCheckBox), t.cellWidget(row, 4))
+        return self._widgets[row]
 
-    def _row_of(self, widget: QWidget, column: int) -> int:
-        for r in range(self.table.rowCount()):
-            cell = self.table.cellWidget(r, column)
-            if cell is widget or (cell is not None and cell.isAncestorOf(widget)):
-                return r
+    def _row_of(self, widget: QWidget) -> int:
+        for i, cells in enumerate(self._widgets):
+            if widget in cells:
+                return i
         return -1
 
-    def _add_row_widgets(self, row: int) -> None:
+    def _add_row_widgets(self) -> None:
         t = self.table
+        row = t.rowCount()
         t.insertRow(row)
+        t.insertRow(row + 1)
         name = self._watch(QLineEdit())
         name.setPlaceholderText("name")
-        name.setFrame(False)
-        name.textEdited.connect(lambda text, w=name: self.set_cell(self._row_of(w, 0), "name", text.strip()))
+        name.textEdited.connect(lambda text, w=name: self.set_cell(self._row_of(w), "name", text.strip()))
         value = self._watch(QLineEdit())
-        value.setPlaceholderText("default (empty: none)")
-        value.setFrame(False)
-        value.textEdited.connect(lambda text, w=value: self.set_cell(self._row_of(w, 1), "value", text or None))
+        value.setPlaceholderText("no default")
+        value.setToolTip("The default value (coerced to the type when a run starts)")
+        value.textEdited.connect(lambda text, w=value: self.set_cell(self._row_of(w), "value", text or None))
         kind = QComboBox()
         for k in VARIABLE_TYPES:
             kind.addItem(k, k)
         kind.currentIndexChanged.connect(
-            lambda _i, w=kind: self.set_cell(self._row_of(w, 2), "type", w.currentData(), merge=False))
+            lambda _i, w=kind: self.set_cell(self._row_of(w), "type", w.currentData(), merge=False))
         box = QWidget()
         bl = QHBoxLayout(box)
         bl.setContentsMargins(0, 0, 0, 0)
         bl.setAlignment(Qt.AlignmentFlag.AlignCenter)
         req = QCheckBox()
         req.setToolTip("Required: a run without a value for it is refused")
-        req.toggled.connect(lambda on, w=box: self.set_cell(self._row_of(w, 3), "required", on, merge=False))
+        req.toggled.connect(lambda on, w=req: self.set_cell(self._row_of(w), "required", on, merge=False))
         bl.addWidget(req)
         desc = self._watch(QLineEdit())
-        desc.setPlaceholderText("what it is for")
-        desc.setFrame(False)
-        desc.textEdited.connect(lambda text, w=desc: self.set_cell(self._row_of(w, 4), "description", text))
-        for col, w in enumerate((name, value, kind, box, desc)):
+        desc.setPlaceholderText("description: what it is for")
+        desc.textEdited.connect(lambda text, w=desc: self.set_cell(self._row_of(w), "description", text))
+        for col, w in enumerate((name, value, kind, box)):
             t.setCellWidget(row, col, w)
-            for child in (w, *w.findChildren(QWidget)):
-                child.installEventFilter(self)  # focusing a cell selects its row
+        t.setSpan(row + 1, 0, 1, len(_COLUMNS))
+        t.setCellWidget(row + 1, 0, desc)
+        for w in (name, value, kind, req, desc):
+            w.installEventFilter(self)  # focusing a cell selects its variable
+        self._widgets.append((name, value, kind, req, desc))
         t.resizeRowToContents(row)
+        t.resizeRowToContents(row + 1)
 
     def eventFilter(self, obj: Any, event: Any) -> bool:
         from PySide6.QtCore import QEvent
 
         if event.type() == QEvent.Type.FocusIn and isinstance(obj, QWidget):
-            for col in range(self.table.columnCount()):
-                r = self._row_of(obj, col)
-                if r >= 0:
-                    if self.current_row() != r:
-                        self.table.selectRow(r)
-                    break
+            r = self._row_of(obj)
+            if r >= 0 and self.current_row() != r:
+                self.select_variable(r)
         return False
 
     def _update_buttons(self) -> None:
@@ -320,11 +335,13 @@ class PolicySection(QFrame):
         form = QFormLayout(self)
         form.setContentsMargins(0, 4, 0, 0)
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+        form.setLabelAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
         title = QLabel("Policy")
         title.setObjectName("inspectorTitle")
         form.addRow(title)
         self.error_mode = QComboBox()
         self.error_mode.setObjectName("policy-errorMode")
+        self.error_mode.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         for value, label in ERROR_MODES:
             self.error_mode.addItem(label, value)
         self.error_mode.setToolTip("What happens when a step of this node fails. Whatever the mode, a link "

@@ -53,14 +53,14 @@ def test_variables_table_edits_are_undoable_steps_and_saved(qtbot, window, tmp_p
     window.scene.select_nodes(["start"])
     insp = window.inspector
     table = insp.variables_table
-    assert table.isVisible() and table.table.rowCount() == 0
+    assert table.isVisible() and table.count() == 0
     stack = window.document.undo_stack
     steps = stack.count()
 
     qtbot.mouseClick(table.add_button, Qt.MouseButton.LeftButton)
     assert _variables(window) == [{"name": "var1", "value": None, "description": "", "type": "string",
                                    "required": False}]
-    assert table.table.rowCount() == 1
+    assert table.count() == 1
     name, value, kind, required, desc = table._cells(0)
     name.setFocus()
     name.selectAll()
@@ -95,14 +95,14 @@ def test_variables_table_edits_are_undoable_steps_and_saved(qtbot, window, tmp_p
         stack.redo()
     assert _variables(window) == [want]
     window.scene.select_nodes(["start"])
-    assert table.table.rowCount() == 1 and table._cells(0)[0].text() == "topic"
+    assert table.count() == 1 and table._cells(0)[0].text() == "topic"
 
     # a second variable, moved to the top, then removed
     qtbot.mouseClick(table.add_button, Qt.MouseButton.LeftButton)
-    table.table.selectRow(1)
+    table.select_variable(1)
     qtbot.mouseClick(table.up_button, Qt.MouseButton.LeftButton)
     assert [v["name"] for v in _variables(window)] == ["var1", "topic"]
-    table.table.selectRow(0)
+    table.select_variable(0)
     qtbot.mouseClick(table.remove_button, Qt.MouseButton.LeftButton)
     assert [v["name"] for v in _variables(window)] == ["topic"]
 
