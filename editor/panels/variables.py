@@ -430,6 +430,8 @@ class AvailableNames(QWidget):
         self.list.setToolTip("Double-click to insert {{name}} in the prompt being edited (Ctrl+Space completes names)")
         self.list.itemActivated.connect(lambda item: self.insert_requested.emit(item.data(Qt.ItemDataRole.UserRole)))
         self.list.setMaximumHeight(160)
+        self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.list.setTextElideMode(Qt.TextElideMode.ElideRight)
         lay.addWidget(self.list)
 
     def set_names(self, names: list[tuple[str, str]]) -> None:
