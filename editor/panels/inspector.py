@@ -15,7 +15,7 @@ from PySide6.QtCore import QEvent, QObject, QStringListModel, Qt, Signal
 from PySide6.QtGui import (QColor, QFont, QHelpEvent, QIcon, QKeyEvent, QKeySequence, QSyntaxHighlighter,
                            QTextCharFormat, QTextCursor, QTextDocument)
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QCompleter, QFormLayout, QFrame, QHBoxLayout, QLabel, QLineEdit,
-                               QPlainTextEdit, QPushButton, QScrollArea, QSizePolicy, QStackedWidget, QToolButton,
+                               QPlainTextEdit, QPushButton, QScrollArea, QStackedWidget, QToolButton,
                                QToolTip, QVBoxLayout, QWidget)
 
 from engine import (TEMPLATE_BUILTINS, TemplateCompletion, TemplateReference, find_references, model_choices,
@@ -259,16 +259,8 @@ class InspectorPanel(QWidget):
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QFrame.Shape.NoFrame)
         self.stack = QStackedWidget()
-        body = QWidget()
-        body_lay = QVBoxLayout(body)
-        body_lay.setContentsMargins(0, 0, 0, 0)
-        body_lay.setSpacing(0)
-        body_lay.addWidget(self.stack)
-        self._build_data_flow(body_lay)
-        body_lay.addStretch(1)
-        # Only the current page sizes the stack: a short page leaves no gap above the sections below.
-        self.stack.currentChanged.connect(self._size_pages)
-        scroll.setWidget(body)
+        self._build_data_flow()
+        scroll.setWidget(self.stack)
         outer.addWidget(scroll, 1)
         self.pages: dict[str, QWidget] = {}
         self._build_workflow_page()
@@ -277,7 +269,6 @@ class InspectorPanel(QWidget):
         self._build_if_page()
         self._build_approval_page()
         self._build_multi_page()
-        self._size_pages(self.stack.currentIndex())
         # Hand-made pages of the built-in kinds; any other kind the engine knows gets a form
         # generated from its data model (built on first use, one per kind).
         self._custom_loaders = {"agent": self._load_agent, "start": self._load_start, "if": self._load_if,
@@ -387,11 +378,12 @@ class InspectorPanel(QWidget):
         self.doc.edit_node_data(self.node_id, data, merge)
 
     # ------------------------------------------------------------------ data flow (any kind, asked of its spec)
-    def _build_data_flow(self, lay: QVBoxLayout) -> None:
+    def _build_data_flow(self) -> None:
         box = QWidget()
         self.flow_box = box
+        self._flow_host: QWidget | None = None
         col = QVBoxLayout(box)
-        col.setContentsMargins(12, 0, 12, 12)
+        col.setContentsMargins(0, 0, 0, 0)
         col.setSpacing(8)
         out_row = QWidget()
         orl = QFormLayout(out_row)
@@ -411,13 +403,21 @@ class InspectorPanel(QWidget):
         self.available = AvailableNames()
         self.available.insert_requested.connect(self._insert_name)
         col.addWidget(self.available)
-        lay.addWidget(box)
 
-    def _size_pages(self, current: int) -> None:
-        for i in range(self.stack.count()):
-            policy = QSizePolicy.Policy.Preferred if i == current else QSizePolicy.Policy.Ignored
-            self.stack.widget(i).setSizePolicy(policy, policy)
-        self.stack.adjustSize()
+    def _host_data_flow(self) -> None:
+        """The data-flow sections sit at the end of the page shown (moved there on each change)."""
+        host = self.stack.currentWidget()
+        if host is self._flow_host or host is None or host.layout() is None:
+            return
+        if self._flow_host is not None and self._flow_host.layout() is not None:
+            self._flow_host.layout().removeWidget(self.flow_box)
+        lay = host.layout()
+        if isinstance(lay, QFormLayout):
+            lay.addRow(self.flow_box)
+        else:
+            lay.addWidget(self.flow_box)
+        self._flow_host = host
+        self.flow_box.show()
 
     def _names_here(self) -> list[tuple[str, str]]:
         return available_names(self.doc.graph_index(), self.node_id)
@@ -642,6 +642,7 @@ class InspectorPanel(QWidget):
             self.multi_label.setText("Edit one node at a time. Delete, copy, duplicate or auto-layout "
                                      "apply to the whole selection.")
             self.stack.setCurrentWidget(self.pages["multi"])
+            self._host_data_flow()
 
     def show_node(self, node_id: str | None) -> None:
         self.node_id = node_id if node_id and self.doc.node(node_id) else None
@@ -689,6 +690,7 @@ class InspectorPanel(QWidget):
                 self.stack.setCurrentWidget(self.pages["multi"])
         finally:
             self._loading = False
+            self._host_data_flow()
 
     def _form_for(self, spec: Any) -> Any:
         from .data_form import DataForm
@@ -696,7 +698,8 @@ class InspectorPanel(QWidget):
         form = self.forms.get(spec.kind)
         if form is None or form.model is not spec.data_model:
             form = DataForm(spec.data_model, spec.label or spec.kind, self._watch,
-                            exclude=("outputVar", *POLICY_FIELDS))  # shown by the data-flow sections
+                            exclude=("outputVar", *POLICY_FIELDS),  # shown by the data-flow sections
+                            description=getattr(spec, "description", "") or "")
             form.edited.connect(lambda field, value, merge: self._set(field, value, merge))
             self.forms[spec.kind] = form
             self.stack.addWidget(form)
