@@ -59,8 +59,9 @@ ERROR_PORT = QColor("#f85149")
 ERROR_LINK = QColor("#e5534b")
 ERROR_HANDLE = "error"
 # Run badges above a node: a retry in progress, a loop's iteration.
-BADGE_RETRY = QColor("#d97706")
-BADGE_LOOP = QColor("#8957e5")
+BADGE_RETRY = QColor("#b45309")  # white text on these reaches WCAG AA
+BADGE_LOOP = QColor("#7c3aed")
+BADGE_JOIN = QColor("#1f7a7a")
 RUN_STATE_LABEL = {"running": "Running", "done": "Done", "failed": "Failed", "waiting": "Waiting for approval",
                    "queued": "Approval queued", "not_reached": "Not reached", "skipped": "Not reached"}
 

@@ -3,9 +3,11 @@
 Derived from the run's events one at a time (the live console applies each batch; a stored
 run is replayed the same way). Display only: never part of the document, never undoable.
 
-* ``step_retry {attempt, maxAttempts}``: attempt ``attempt`` failed and the next one is coming:
-  the node shows "attempt <attempt + 1> of <maxAttempts>" until its step ends; a step that ends
+* ``step_retry {attempt, maxAttempts}`` announces attempt ``attempt`` (the one about to run):
+  the node shows "attempt <attempt> of <maxAttempts>" until its step ends; a step that ends
   failed after retries keeps "failed after <n> attempts", one that succeeded drops the badge.
+* ``join_wait {delivered, expected}``: a join still waiting shows "<delivered> of <expected> in"
+  until it fires.
 * a loop: its first step starts iteration 1; ``loop_check {iteration, matched}`` ends iteration
   ``iteration``: unmatched, iteration + 1 runs next; matched (or the last), the badge says how
   many iterations ran.
@@ -52,8 +54,8 @@ class RunBadges:
             if kind == "step_retry":
                 attempt, most = extra.get("attempt"), extra.get("maxAttempts")
                 if isinstance(attempt, int) and isinstance(most, int):
-                    self._attempts[nid] = (attempt + 1, most)
-                    self.badges[nid] = (f"attempt {attempt + 1} of {most}", "retry")
+                    self._attempts[nid] = (attempt, most)
+                    self.badges[nid] = (f"attempt {attempt} of {most}", "retry")
             elif kind == "step_end":
                 tried = self._attempts.pop(nid, None)
                 if nid in self.badges and self.badges[nid][1] == "retry":
@@ -61,7 +63,13 @@ class RunBadges:
                         self.badges[nid] = (f"failed after {tried[0]} attempts", "retry")
                     else:
                         del self.badges[nid]
+            elif kind == "join_wait":
+                got, want = extra.get("delivered"), extra.get("expected")
+                if isinstance(got, int) and isinstance(want, int):
+                    self.badges[nid] = (f"{got} of {want} in", "join")
             elif kind == "step_start":
+                if nid in self.badges and self.badges[nid][1] == "join":
+                    del self.badges[nid]  # the join fires
                 if self._is_loop(nid) and nid not in self._loops:
                     self._loops.add(nid)
                     self.badges[nid] = ("iteration 1", "loop")

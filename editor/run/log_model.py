@@ -54,6 +54,7 @@ TYPE_LABELS: dict[str, str] = {
     "step_skipped": "Skipped",
     "step_end": "Step end",
     "loop_check": "Loop",
+    "join_wait": "Join",
 }
 
 # Filter groups shown in the type menu: label -> entry types
@@ -61,7 +62,7 @@ TYPE_GROUPS: dict[str, tuple[str, ...]] = {
     "Steps": (EventType.STEP_START, "step_end"),
     "Prompts": (EventType.START_PROMPT,),
     "Responses": (EventType.LLM_RESPONSE, STREAMING, EventType.NODE_OUTPUT),
-    "Condition checks": (EventType.LOGIC_CHECK, "loop_check"),
+    "Condition checks": (EventType.LOGIC_CHECK, "loop_check", "join_wait"),
     "Approvals": (EventType.WAIT_INPUT, EventType.APPROVAL_QUEUED, EventType.INPUT_RECEIVED),
     "Subagent calls": (EventType.SUBAGENT_CALL_START, EventType.SUBAGENT_CALL_END, EventType.SUBAGENT_CALL_ERROR),
     "Errors": (EventType.LLM_ERROR, EventType.ERROR, "step_retry", "step_skipped"),

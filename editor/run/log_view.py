@@ -40,6 +40,7 @@ TYPE_COLOURS: dict[str, str] = {
     "step_skipped": "#8b5cf6",
     "step_end": "#64748b",
     "loop_check": "#7c3aed",
+    "join_wait": "#0f766e",
 }
 
 
@@ -211,10 +212,10 @@ def _one_line(text: Any) -> str:
 
 
 def _retry_line(f: dict[str, Any], content: str) -> str:
+    # ``attempt`` is the attempt about to run; the one before it failed with ``error``
     attempt, most = f.get("attempt"), f.get("maxAttempts")
     error = _one_line(f.get("error") or content)
-    return (f"Attempt {attempt} of {most} failed" + (f": {error}" if error else "")
-            + f" — retrying in {_ms(f.get('delayMs'))}")
+    return f"Attempt {attempt} of {most} in {_ms(f.get('delayMs'))}" + (f" — the last one failed: {error}" if error else "")
 
 
 def _skipped_line(f: dict[str, Any], content: str) -> str:
@@ -235,8 +236,13 @@ def _loop_line(f: dict[str, Any], content: str) -> str:
     return f"Iteration {it}: 'until' not matched"
 
 
+def _join_line(f: dict[str, Any], content: str) -> str:
+    return f"Waiting: {f.get('delivered')} of {f.get('expected')} branches in"
+
+
 _POLICY_LINES: dict[str, Callable[[dict[str, Any], str], str]] = {
     "step_retry": _retry_line, "step_skipped": _skipped_line, "step_end": _end_line, "loop_check": _loop_line,
+    "join_wait": _join_line,
 }
 
 _ARROWS = {"subagent_call_start": "→", "subagent_call_end": "←", "subagent_call_error": "✗"}

@@ -251,7 +251,8 @@ def test_a_retry_is_shown_on_the_canvas(qtbot, window, tmp_path, server):
     assert [e.label for e in retries] == ["Retry", "Retry"]
     from editor.run.log_view import summary_for
 
-    assert summary_for(retries[0]).startswith("Attempt 1 of 4 failed")
+    line = summary_for(retries[0])
+    assert line.startswith("Attempt 2 of 4 in 400 ms — the last one failed:") and "overloaded" in line
 
 
 def test_the_error_port_is_linked_and_followed(qtbot, window, tmp_path, server):

@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QGraphicsItem, QGraphicsSceneHoverEvent, QStyleOpt
 
 from engine import Node
 
-from ..style import (BADGE_LOOP, BADGE_R, BADGE_RETRY, CORNER, ERROR, ERROR_HANDLE, ERROR_PORT, FIND_HIT, GRID, KIND_COLOR, LINE_H, NODE_BG, NODE_BORDER, NODE_MUTED,
+from ..style import (BADGE_JOIN, BADGE_LOOP, BADGE_R, BADGE_RETRY, CORNER, ERROR, ERROR_HANDLE, ERROR_PORT, FIND_HIT, GRID, KIND_COLOR, LINE_H, NODE_BG, NODE_BORDER, NODE_MUTED,
                      NODE_TEXT, PAD, PORT_HIT_R, ROW_H, RUN_COLOR, RUN_STATE_LABEL, SELECT, TARGET_OK, TITLE_H, WARNING, NodeLayout, font, handle_tooltip,
                      metrics, node_layout, pen)
 from .port import PortHit, hit, paint_port
@@ -75,7 +75,7 @@ class NodeItem(QGraphicsItem):
         self.run_state: str | None = None
         self.run_tip = ""
         self.run_badge = ""  # "attempt 2 of 4" while retrying, "iteration 3" for a loop (display only)
-        self.run_badge_kind = ""  # "retry" | "loop"
+        self.run_badge_kind = ""  # "retry" | "loop" | "join"
         self.pulse = 0.0  # 0..1, advanced by the scene while the node runs
         self._update_rect()
         self.setFlags(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable | QGraphicsItem.GraphicsItemFlag.ItemIsMovable
@@ -311,7 +311,7 @@ class NodeItem(QGraphicsItem):
         w = min(fm.horizontalAdvance(self.run_badge) + 14, self.layout.width - 40)
         r = QRectF(14, -2 * BADGE_R - 3, w, 15)
         painter.setPen(pen(NODE_BG.name(), 1.5))
-        painter.setBrush(QBrush(BADGE_LOOP if self.run_badge_kind == "loop" else BADGE_RETRY))
+        painter.setBrush(QBrush({"loop": BADGE_LOOP, "join": BADGE_JOIN}.get(self.run_badge_kind, BADGE_RETRY)))
         painter.drawRoundedRect(r, 7.5, 7.5)
         painter.setFont(font("badge"))
         painter.setPen(pen("#ffffff"))
