@@ -52,6 +52,8 @@ RUN_COLOR = {
     "failed": QColor("#f85149"),
     "waiting": QColor("#ffb454"),
     "queued": QColor("#d29922"),
+    "retrying": QColor("#e3a008"),  # between attempts of a retry policy
+    "skipped": QColor("#a371f7"),  # failed, skipped by its policy: the branch went on
 }
 RUN_LINK = QColor("#58a6ff")
 # The error port of a working node and its links: red, dashed (DESIGN.md "Step policies").
@@ -63,7 +65,8 @@ BADGE_RETRY = QColor("#b45309")  # white text on these reaches WCAG AA
 BADGE_LOOP = QColor("#7c3aed")
 BADGE_JOIN = QColor("#1f7a7a")
 RUN_STATE_LABEL = {"running": "Running", "done": "Done", "failed": "Failed", "waiting": "Waiting for approval",
-                   "queued": "Approval queued", "not_reached": "Not reached", "skipped": "Not reached"}
+                   "queued": "Approval queued", "not_reached": "Not reached", "skipped": "Skipped after an error",
+                   "retrying": "Retrying"}
 
 SUBAGENT_COLOR = QColor("#1f9a8f")
 UNKNOWN_COLOR = QColor("#3b6fd9")  # a node of an unknown type is drawn in the agent's blue, as before

@@ -51,7 +51,7 @@ from engine import (SYSTEM_NODE, EventType, FlowdeskError, RunEvent, RunState, R
                     StoreError, Workflow)
 
 from .approvals import ApprovalsPanel
-from .badges import RunBadges
+from .badges import run_badges
 from .arguments import RunArguments, declared_variables, remember_arguments, remembered_arguments
 from .bridge import RunBridge, default_resolver_factory
 from .details import NodeRunDetails
@@ -100,7 +100,7 @@ class RunConsole(QWidget):
         self._ended_mono: float | None = None
         self._follow_tail = True
         self._default_input = ""
-        self._badges = RunBadges()
+        self._badges: dict[str, tuple[str, str]] = {}
 
         self.model = LogModel(self)
         self.proxy = LogFilterProxy(self)
@@ -402,8 +402,14 @@ class RunConsole(QWidget):
         return True
 
     def run_badges(self) -> dict[str, tuple[str, str]]:
-        """Badges of the shown run: node id -> ("attempt 2 of 4", "retry") or ("iteration 3", "loop")."""
-        return dict(self._badges.badges)
+        """Badges of the shown run: node id -> ("attempt 2 of 4", "retry"), ("iteration 3", "loop"), ("1 of 3 in", "join")."""
+        return dict(self._badges)
+
+    def _update_badges(self) -> None:
+        badges = run_badges(self._state())
+        if badges != self._badges:
+            self._badges = badges
+            self.run_badges_changed.emit(dict(badges))
 
     def node_errors(self) -> dict[str, str]:
         """The error of every failed node in the shown run (for the canvas's tooltips)."""
@@ -431,8 +437,7 @@ class RunConsole(QWidget):
         self.header.set_run_id(run_id)
         self.model.add_events(events)
         self.trace.add_events(events, state)
-        self._badges.apply(events)
-        self.run_badges_changed.emit(dict(self._badges.badges))
+        self._update_badges()
         self._started_mono = self._ended_mono = None
         t0 = state.started_at or (events[0].timestamp if events else None)
         t1 = state.ended_at or (events[-1].timestamp if events else None)
@@ -545,7 +550,7 @@ class RunConsole(QWidget):
         self._apply_node_filter()
 
     def _reset_views(self, workflow: Workflow | None) -> None:
-        self._badges.reset(workflow)
+        self._badges = {}
         self.run_badges_changed.emit({})
         self.model.clear()
         self.trace.clear()
@@ -608,8 +613,7 @@ class RunConsole(QWidget):
     def _on_events(self, batch: list[RunEvent]) -> None:
         self.model.add_events(batch)
         self.trace.add_events(batch, self.bridge.run_state)
-        if self._badges.apply(batch):
-            self.run_badges_changed.emit(dict(self._badges.badges))
+        self._update_badges()
         self._update_actions()
         if not self.view.currentIndex().isValid() and self.model.latest_response is not None:
             self._show_entry(self.model.latest_response)  # nothing selected: follow the latest answer

@@ -223,6 +223,7 @@ def server(monkeypatch, tmp_path) -> Iterator[FakeLLMServer]:
 
 
 def _use_server(window, server: FakeLLMServer) -> None:
+    choose_provider(window, "echo")  # a provider is chosen (no set-up dialog); the runs below use the fake server
     fast: dict[str, Any] = {"http": HttpSettings(connectTimeout=1.0, readTimeout=20.0, maxRetries=0),
                             "retry": RetryPolicy(max_retries=0, base_delay=0.01, max_delay=0.05)}
     window.run_console.set_resolver_factory(lambda: make_resolver("openai", base_url=server.base_url, **fast))
@@ -241,7 +242,7 @@ def test_a_retry_is_shown_on_the_canvas(qtbot, window, tmp_path, server):
     qtbot.waitUntil(lambda: window.act_run.isEnabled(), timeout=2000)
     press_run(qtbot, window)
     qtbot.waitUntil(lambda: item.run_badge == "attempt 2 of 4", timeout=5000)
-    assert item.run_badge_kind == "retry" and item.run_state == "running"
+    assert item.run_badge_kind == "retry" and item.run_state == "retrying"
     assert "Attempt 2 of 4" in item.toolTip()
     qtbot.waitUntil(lambda: item.run_badge == "attempt 3 of 4", timeout=5000)
     qtbot.waitUntil(lambda: console.status == "completed", timeout=10000)

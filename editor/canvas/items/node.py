@@ -261,7 +261,7 @@ class NodeItem(QGraphicsItem):
                 painter.setBrush(QBrush(glow))
                 painter.drawRoundedRect(outline, CORNER + gap, CORNER + gap)
             painter.setBrush(Qt.BrushStyle.NoBrush)
-            painter.setPen(pen(halo.name(QColor.NameFormat.HexArgb), width, self.run_state == "queued"))
+            painter.setPen(pen(halo.name(QColor.NameFormat.HexArgb), width, self.run_state in ("queued", "retrying")))
             painter.drawRoundedRect(outline, CORNER + gap, CORNER + gap)
         painter.setPen(Qt.PenStyle.NoPen)
         painter.setBrush(QBrush(NODE_BG))
