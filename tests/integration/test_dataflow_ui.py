@@ -193,7 +193,7 @@ def test_run_form_prefills_marks_required_and_passes_values(qtbot, window, tmp_p
     qtbot.waitUntil(lambda: window.act_run.isEnabled(), timeout=2000)
     console.start_run()
     assert not console.bridge.is_active
-    assert "topic" in console.status_label.text()
+    assert "topic" in console.header.status_text and "required" in console.header.status_text
 
     form.fields["topic"].setText("otters")
     with qtbot.waitSignal(console.run_finished, timeout=10000) as finished:
