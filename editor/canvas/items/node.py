@@ -102,7 +102,8 @@ class NodeItem(QGraphicsItem):
         lay = self.layout
         # Room for ports on the sides and the badge, which grows when zoomed out.
         # Room for ports on the sides, the badge (which grows when zoomed out) and a run halo.
-        self._rect = QRectF(-16, -2 * BADGE_R - 4, lay.width + 2 * BADGE_R + 20, lay.height + 2 * BADGE_R + 20)
+        # The top leaves room for a run badge, which also grows when zoomed out (up to 2 x 15 px).
+        self._rect = QRectF(-16, -36, lay.width + 2 * BADGE_R + 20, lay.height + 36 + 2 * BADGE_R + 2)
 
     def set_issues(self, severity: str | None, text: str) -> None:
         if (severity, text) != (self.issue_severity, self.issue_text):
@@ -286,8 +287,8 @@ class NodeItem(QGraphicsItem):
         for h, p, _ in lay.outputs:
             c = KIND_COLOR["subagent"] if h == "subagent" else ERROR_PORT if h == ERROR_HANDLE else port_color
             paint_port(painter, p, c, h in self.connected)
-        if self.run_badge and lod >= 0.3:
-            self._paint_run_badge(painter)
+        if self.run_badge and lod >= 0.2:
+            self._paint_run_badge(painter, min(max(0.8 / max(lod, 0.01), 1.0), 2.0))
         if ring is not None and self.run_state in ("done", "failed", "waiting") and lod >= 0.2:
             self._paint_run_mark(painter, lay, ring, min(max(0.8 / max(lod, 0.01), 1.0), 2.0))
         # Validation badge
@@ -305,17 +306,22 @@ class NodeItem(QGraphicsItem):
                 painter.drawText(b, Qt.AlignmentFlag.AlignCenter, "!")
         painter.setOpacity(1.0)
 
-    def _paint_run_badge(self, painter: QPainter) -> None:
-        """A pill above the title, left of the validation badge: "attempt 2 of 4", "iteration 3"."""
+    def _paint_run_badge(self, painter: QPainter, scale: float = 1.0) -> None:
+        """A pill above the title, left of the validation badge: "attempt 2 of 4", "iteration 3";
+        ``scale`` keeps it readable when zoomed out (it grows up from the title's top edge)."""
         fm = metrics("badge")
-        w = min(fm.horizontalAdvance(self.run_badge) + 14, self.layout.width - 40)
-        r = QRectF(14, -2 * BADGE_R - 3, w, 15)
+        w = min(fm.horizontalAdvance(self.run_badge) + 14, (self.layout.width - 40) / scale)
+        painter.save()
+        painter.translate(14, -3)
+        painter.scale(scale, scale)
+        r = QRectF(0, -15, w, 15)
         painter.setPen(pen(NODE_BG.name(), 1.5))
         painter.setBrush(QBrush({"loop": BADGE_LOOP, "join": BADGE_JOIN}.get(self.run_badge_kind, BADGE_RETRY)))
         painter.drawRoundedRect(r, 7.5, 7.5)
         painter.setFont(font("badge"))
         painter.setPen(pen("#ffffff"))
         painter.drawText(r, Qt.AlignmentFlag.AlignCenter, fm.elidedText(self.run_badge, Qt.TextElideMode.ElideRight, w - 10))
+        painter.restore()
 
     def _paint_run_mark(self, painter: QPainter, lay: NodeLayout, color: QColor, scale: float = 1.0) -> None:
         """A disc on the top-left corner (the validation badge has the top-right one):
