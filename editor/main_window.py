@@ -232,9 +232,10 @@ class MainWindow(MenusMixin, FilesMixin, AutosaveMixin, ValidationMixin, RunWiri
             event.ignore()
             return
         bridge = self.run_console.bridge
-        if bridge.status == "paused" and not bridge.is_busy:
+        if bridge.status == "paused":
             # A run waiting for approval stays paused in the run history (its state was saved
-            # at the pause), to be answered after a restart: cancelling it here threw that away.
+            # at the pause, even while its pause is still being settled or a sibling branch
+            # runs on), to be answered after a restart: cancelling it here threw that away.
             pass
         else:
             self.run_console.cancel_run()  # a running run stops with the window (its events are kept)
