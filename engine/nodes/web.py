@@ -10,7 +10,8 @@ export holds one.
 Data (DESIGN.md "More node kinds"):
 * ``http``: ``method``, ``url``, ``query`` and ``headers`` (``[{key, value}]``), ``bodyType``
   (``none``, ``json``, ``form``, ``text``), ``body``, ``formData``, ``failOnStatus`` (default
-  true), ``outputVar``;
+  true: a 4xx/5xx fails the step; off: the output is ``{status, reason, body}`` for such an
+  answer), ``outputVar``;
 * ``fetch``: ``url``, ``format`` (``markdown``, ``text``, ``html``), ``selector``, ``maxChars``
   (default 20,000), ``outputVar``.
 Step policies (``timeoutMs``, ``errorMode``, retries) are common to working nodes.
@@ -211,7 +212,11 @@ class HttpSpec(NodeSpec):
             raise NodeError(f"{self.describe(node)} failed: {err}") from None
         except WebRequestError as err:
             raise NodeError(f"{self.describe(node)} failed: {err}") from None
-        return _masked_output(result.output, secrets), "output"
+        output = result.output
+        if result.status >= 400:
+            # failOnStatus off: the step succeeds, and the output says how the server answered.
+            output = {"status": result.status, "reason": result.reason, "body": output}
+        return _masked_output(output, secrets), "output"
 
     def describe(self, node: Any) -> str:
         return f"HTTP request '{node.id}'"
