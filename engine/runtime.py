@@ -681,7 +681,7 @@ class Run:
         child.add_listener(self._relay)
         return child
 
-    async def run_subflow(self, node: Node, ref: str, field: str, *, by_name: bool) -> Any:
+    async def run_subflow(self, node: Node, ref: str, field: str, *, by_name: bool, value: Any = None) -> Any:
         """A ``flow``/``action`` step: run the library flow ``ref`` nested, with the node's ``field``
         (``inputs``/``parameters``, templates resolved) as its variables.
 
@@ -706,11 +706,14 @@ class Run:
                     workflow = library.load_path(entry.path)
                 except FlowdeskError as err:
                     raise NodeError(f"{_describe(node)} cannot run: {err}") from None
-                data, _secrets = resolve_for_step(self._ctx, node)
+                data, _secrets = resolve_for_step(self._ctx, node, value)
                 inputs = data.get(field) or {}
                 if not isinstance(inputs, dict):
                     raise NodeError(f"{_describe(node)}: '{field}' must be an object of variable names and values.")
-                child = self._child_run(workflow, entry.path, node.id, inputs)
+                try:
+                    child = self._child_run(workflow, entry.path, node.id, inputs)
+                except FlowdeskError as err:  # an input that does not fit the flow's variables
+                    raise NodeError(f"{_describe(node)}: the flow '{entry.name}' cannot start: {err}") from None
                 self._subruns[node.id] = child
                 status = await child.start()
         except asyncio.CancelledError:
@@ -745,7 +748,10 @@ class Run:
             if entry is None:
                 raise LLMError(f"the flow '{tool.flow_id}' is not in the library")
             workflow = library.load_path(entry.path)
-            child = self._child_run(workflow, entry.path, f"{parent.node_id}.{call_id}", dict(arguments))
+            try:
+                child = self._child_run(workflow, entry.path, f"{parent.node_id}.{call_id}", dict(arguments))
+            except FlowdeskError as err:
+                raise LLMError(f"the flow '{entry.name}' cannot start: {err}") from None
             status = await child.start()
             if status == RunStatus.PAUSED:
                 child.cancel("A flow called as a tool cannot wait for an approval.")
