@@ -235,3 +235,39 @@ def test_palette_lists_the_new_kinds_with_icons() -> None:
     for kind in ("http", "fetch", "flow", "action"):
         assert kind in entries
         assert resource_path("icons", f"node-{entries[kind].icon}.svg") is not None
+
+
+# ------------------------------------------------------------------ with variables and templates
+
+async def test_get_json_into_output_var_then_a_path_in_a_prompt(web: WebServer) -> None:
+    wf = flow({"type": "http", "data": {"url": web.url("/items"), "outputVar": "resp"}},
+              {"type": "agent", "data": {"agentName": "A", "userPrompt": "first: {{resp.items[0].name}}"}})
+    run = await run_flow(wf)
+    assert run.status == "completed", run.error
+    assert run.variables["resp"] == {"items": [{"name": "alpha"}, {"name": "beta"}]}
+    assert run.outputs["n2"] == "first: alpha"
+
+
+async def test_post_json_body_whose_whole_field_reference_keeps_a_list(web: WebServer) -> None:
+    wf = parse_workflow({"nodes": [
+        {"id": "s", "type": "start", "data": {"variables": [{"name": "tags", "type": "json", "value": ["x", 2]},
+                                                            {"name": "who", "value": "ann"}]}},
+        {"id": "h", "type": "http", "data": {"method": "POST", "url": web.url("/echo"), "bodyType": "json",
+                                             "body": {"tags": "{{tags}}", "who": "{{who}}", "n": "{{tags[1]}}"}}}],
+        "connections": [{"source": "s", "target": "h"}]})
+    run = await run_flow(wf)
+    assert run.status == "completed", run.error
+    assert json.loads(run.outputs["h"]["body"]) == {"tags": ["x", 2], "who": "ann", "n": 2}
+
+
+async def test_query_and_headers_templated_from_variables(web: WebServer) -> None:
+    wf = parse_workflow({"nodes": [
+        {"id": "s", "type": "start", "data": {"variables": [{"name": "q", "value": "cats & dogs"},
+                                                            {"name": "lang", "value": "en"}]}},
+        {"id": "h", "type": "http", "data": {"url": web.url("/echo"), "query": [{"key": "q", "value": "{{q}}"}],
+                                             "headers": [{"key": "Accept-Language", "value": "{{lang}}-GB"}]}}],
+        "connections": [{"source": "s", "target": "h"}]})
+    run = await run_flow(wf, variables={"lang": "fr"})
+    assert run.status == "completed", run.error
+    sent = web.last("/echo")
+    assert sent.query == [("q", "cats & dogs")] and sent.headers["accept-language"] == "fr-GB"
