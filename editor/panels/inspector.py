@@ -115,6 +115,7 @@ def _title(text: str) -> QLabel:
 
 class InspectorPanel(QWidget):
     status_message = Signal(str)
+    open_flow_requested = Signal(str)  # a flow node's "Open this flow": its ``flow`` reference
 
     def __init__(self, document: WorkflowDocument, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -147,6 +148,9 @@ class InspectorPanel(QWidget):
         self._custom_loaders = {"agent": self._load_agent, "start": self._load_start, "if": self._load_if,
                                 "approval": self._load_approval}
         self.forms: dict[str, Any] = {}
+        # Hand-made pages of the kinds of issue 16 (http, flow, action): built on first use.
+        self.kind_pages: dict[str, Any] = {}
+        self.library_flows: Any = list  # () -> the library's flows; the window sets it
         document.node_data_changed.connect(self._on_data_changed)
         document.node_removed.connect(self._on_node_removed)
         document.workflow_reset.connect(lambda: self.show_node(None))
@@ -440,7 +444,12 @@ class InspectorPanel(QWidget):
             kind = node.type
             spec = spec_for(kind)
             loader = self._custom_loaders.get(kind) if spec is not None else None
-            if loader is not None:
+            kind_page = self._kind_page(kind) if spec is not None and loader is None else None
+            if kind_page is not None:
+                self.header.setText(f"{spec.label or kind} · {node.id}")
+                kind_page.load(node.data.model_dump())
+                self.stack.setCurrentWidget(kind_page)
+            elif loader is not None:
                 loader(node)
                 self.stack.setCurrentWidget(self.pages[kind])
             elif spec is not None:
@@ -454,6 +463,19 @@ class InspectorPanel(QWidget):
                 self.stack.setCurrentWidget(self.pages["multi"])
         finally:
             self._loading = False
+
+    def _kind_page(self, kind: str) -> Any:
+        """The hand-made page of ``kind`` (see :mod:`editor.panels.kind_pages`), or None."""
+        page = self.kind_pages.get(kind)
+        if page is None:
+            from .kind_pages import make_kind_page
+
+            page = make_kind_page(kind, self)
+            if page is None:
+                return None
+            self.kind_pages[kind] = page
+            self.stack.addWidget(page)
+        return page
 
     def _form_for(self, spec: Any) -> Any:
         from .data_form import DataForm
