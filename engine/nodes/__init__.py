@@ -144,10 +144,12 @@ def _warn(text: str) -> None:
 
 
 def _register_builtins() -> None:
-    from . import agent, approval, if_, start
+    from . import agent, approval, flow, if_, start, web
 
     for module in (start, agent, if_, approval):
         register_node_spec(module.SPEC)
+    for spec in (*web.SPECS, *flow.SPECS):
+        register_node_spec(spec)
 
 
 _register_builtins()
