@@ -1,10 +1,15 @@
-"""Problems list: every validation issue; clicking one selects its node(s)."""
+"""Problems list: every validation issue; clicking one selects its node(s).
+
+An issue whose code has a quick fix (``quick_fixes``: code -> action label, set by the
+window) says so in its text and offers the fix in its context menu and on the "Quick fix"
+button; choosing it emits ``quick_fix_requested(issue)``.
+"""
 
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QIcon
-from PySide6.QtWidgets import QListWidget, QListWidgetItem, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QListWidget, QListWidgetItem, QMenu, QPushButton, QVBoxLayout, QWidget
 
 from engine import Issue
 
@@ -13,6 +18,7 @@ from ..resources import icon_path
 
 class ProblemsPanel(QWidget):
     nodes_requested = Signal(list)  # node ids to select and show
+    quick_fix_requested = Signal(object)  # the Issue
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -23,6 +29,15 @@ class ProblemsPanel(QWidget):
         self.list.itemClicked.connect(self._clicked)
         self.list.itemActivated.connect(self._clicked)
         layout.addWidget(self.list)
+        self.quick_fixes: dict[str, str] = {}
+        self.fix_button = QPushButton("Quick fix")
+        self.fix_button.setObjectName("quickFix")
+        self.fix_button.setVisible(False)
+        self.fix_button.clicked.connect(self._fix_current)
+        layout.addWidget(self.fix_button)
+        self.list.currentItemChanged.connect(lambda *_: self._update_fix_button())
+        self.list.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.list.customContextMenuRequested.connect(self._context_menu)
         self._error_icon = QIcon(icon_path("error"))
         self._warning_icon = QIcon(icon_path("warning"))
         self._ok_icon = QIcon(icon_path("ok"))
@@ -35,10 +50,39 @@ class ProblemsPanel(QWidget):
             self.list.addItem(item)
             return
         for issue in issues:
-            item = QListWidgetItem(self._error_icon if issue.is_error else self._warning_icon, issue.message)
+            fix = self.quick_fixes.get(issue.code)
+            text = issue.message + (f"  — quick fix: {fix}" if fix else "")
+            item = QListWidgetItem(self._error_icon if issue.is_error else self._warning_icon, text)
             item.setData(Qt.ItemDataRole.UserRole, list(issue.node_ids))
-            item.setToolTip(f"{issue.code}: {issue.message}")
+            item.setData(Qt.ItemDataRole.UserRole + 1, issue)
+            item.setToolTip(f"{issue.code}: {issue.message}" + (f"\nRight-click: {fix}" if fix else ""))
             self.list.addItem(item)
+        self._update_fix_button()
+
+    def fix_for(self, item: QListWidgetItem | None) -> str | None:
+        issue = item.data(Qt.ItemDataRole.UserRole + 1) if item is not None else None
+        return self.quick_fixes.get(issue.code) if issue is not None else None
+
+    def _update_fix_button(self) -> None:
+        fix = self.fix_for(self.list.currentItem())
+        self.fix_button.setVisible(bool(fix))
+        if fix:
+            self.fix_button.setText(f"Quick fix: {fix}")
+
+    def _fix_current(self) -> None:
+        item = self.list.currentItem()
+        if self.fix_for(item):
+            self.quick_fix_requested.emit(item.data(Qt.ItemDataRole.UserRole + 1))
+
+    def _context_menu(self, pos) -> None:
+        item = self.list.itemAt(pos)
+        fix = self.fix_for(item)
+        if not fix:
+            return
+        self.list.setCurrentItem(item)
+        menu = QMenu(self)
+        menu.addAction(fix, self._fix_current)
+        menu.exec(self.list.viewport().mapToGlobal(pos))
 
     def _clicked(self, item: QListWidgetItem) -> None:
         ids = item.data(Qt.ItemDataRole.UserRole)

@@ -3,9 +3,9 @@
 :class:`HttpPage` edits method, URL, query and headers (key/value tables, each finished edit
 one undo step), the body by ``bodyType`` (JSON/text in an editor, form rows in a table) and
 ``failOnStatus``. "Send test request" resolves the node's templates against the workflow's
-Start variables and sends the request on the running asyncio loop (qasync), so the window
-stays responsive; the status, headers and body (pretty JSON, capped) show below. Secrets used
-by the request are masked in everything shown.
+Start variables and sends the request (:func:`engine.send_test_request`) on the running asyncio
+loop (qasync), so the window stays responsive; the status, headers and body (pretty JSON,
+capped) show below. Secrets used by the request are masked by the engine.
 
 A header whose value looks like a literal credential (``looks_like_literal_credential``)
 enables "Move to keyring": the value is stored in the OS keyring under a name the user picks
@@ -24,8 +24,7 @@ from PySide6.QtGui import QFont, QIcon
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QHBoxLayout, QInputDialog, QLabel, QLineEdit,
                                QMessageBox, QPlainTextEdit, QPushButton, QStackedWidget, QVBoxLayout, QWidget)
 
-from engine import (FlowdeskError, TemplateScope, looks_like_literal_credential, mask_secrets,
-                    resolve_templates_masked, send_request, store_api_key)
+from engine import FlowdeskError, looks_like_literal_credential, mask_secrets, send_test_request, store_api_key
 
 from ..resources import icon_path
 from .kv_table import KeyValueTable
@@ -301,13 +300,10 @@ class HttpPage(QWidget):
         ok = False
         secrets: frozenset[str] = frozenset()
         try:
-            resolved = resolve_templates_masked(data, TemplateScope(variables=self._variables()))
-            secrets = resolved.secrets
-            spec = dict(resolved.value)
-            spec["failOnStatus"] = False  # a test shows any status
-            if spec.get("bodyType") == "json" and isinstance(spec.get("body"), str) and not spec["body"].strip():
-                spec["body"] = None
-            result = await send_request(spec, secrets=secrets, timeout=30.0)
+            if data.get("bodyType") == "json" and isinstance(data.get("body"), str) and not data["body"].strip():
+                data["body"] = None
+            # the engine runs the node alone: templates resolved, failOnStatus ignored, secrets masked
+            result = await send_test_request(data, self._variables(), timeout=30.0)
         except asyncio.CancelledError:
             self.result_status.setText("Test request cancelled.")
         except FlowdeskError as err:

@@ -121,6 +121,8 @@ class MenusMixin:
         for dock in (self.palette_dock, self.inspector_dock, self.problems_dock, self.run_console_dock,
                      self.history_dock):
             v.addAction(dock.toggleViewAction())
+        if hasattr(self, "library_dock"):
+            v.addAction(self.library_dock.toggleViewAction())
         r = mb.addMenu("&Run")
         r.addActions([self.act_run, self.run_console.cancel_action])
         r.addSeparator()
