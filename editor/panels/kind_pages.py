@@ -205,10 +205,12 @@ class FlowPage(QWidget):
         inputs = dict(self._data.get("inputs") or {})
         if text:
             inputs[name] = text
+            self._data["inputs"] = inputs
+            self._edit(f"inputs.{name}", text, True)  # typing in one field merges into one step
         else:
             inputs.pop(name, None)
-        self._data["inputs"] = inputs
-        self._edit("inputs", inputs, True)
+            self._data["inputs"] = inputs
+            self._edit("inputs", inputs, False)
 
 
 class ActionPage(QWidget):
