@@ -87,14 +87,19 @@ def display_name(node: Any) -> str:
 def flow_node_of_path(path: str, known: Any = ()) -> str:
     """The top-level node a nested run's ``path`` hangs under (the flow node that started it).
 
-    A path names the parent run and call (for example ``"flow1/1"`` or ``"run:flow1/inner:2"``):
-    the first of its segments (split on ``/``, then ``:``) that is one of the ``known`` node
-    ids, else its first segment."""
+    A path names the call that started each nested run, outermost first, joined with ``/``:
+    ``<flow node id>:<child run id>`` for a subflow, ``<agent node id>.<call id>:<child run id>``
+    for a flow called as an agent's tool. The first segment (split on ``/`` and ``:``; a
+    segment's part before ``.`` too) that is one of the ``known`` node ids wins, else the
+    first call's node id."""
     segments = [seg for part in path.split("/") for seg in part.split(":") if seg]
     for seg in segments:
         if seg in known:
             return seg
-    return segments[0] if segments else path
+        head = seg.split(".", 1)[0]
+        if head in known:
+            return head
+    return segments[0].split(".", 1)[0] if segments else path
 
 
 def path_depth(path: str) -> int:

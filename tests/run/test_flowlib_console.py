@@ -56,6 +56,7 @@ def test_path_names_the_flow_node():
     assert flow_node_of_path("sub:run-1", {"sub": "Subflow"}) == "sub"
     assert flow_node_of_path("sub:run-1/inner:run-2", {"sub": "x"}) == "sub"
     assert flow_node_of_path("other/1", {}) == "other"
+    assert flow_node_of_path("writer.call_1_ab12:run-9", {"writer": "Writer"}) == "writer"  # a flow as a tool
 
 
 def test_child_entries_are_grouped_under_the_flow_node_and_collapse_with_it(console):
