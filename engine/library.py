@@ -377,6 +377,7 @@ class FlowLibrary:
         entry = self._read(target)
         assert entry is not None
         entry.enabled = entry.id not in set(self._settings().library.disabled)
+        entry.can_pause = workflow_can_pause(workflow, self, base=target, _seen={str(target)})
         return entry
 
     def _free_path(self, stem: str) -> Path:

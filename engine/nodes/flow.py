@@ -149,9 +149,6 @@ class FlowNodeSpec(NodeSpec):
     category = "Flows"
     reports_output = False
 
-    def title(self, data: NodeData) -> str:
-        return f"Flow {getattr(data, 'flow', '')}".strip() or "Flow"
-
     def describe(self, node: Any) -> str:
         return f"Flow '{node.id}'"
 
