@@ -36,8 +36,7 @@ class KeyValueTable(QWidget):
         self.table.verticalHeader().setVisible(False)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.table.setMinimumHeight(90)
-        self.table.setMaximumHeight(170)
+        self.table.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
         self.table.setColumnWidth(0, 120)
         self.table.itemChanged.connect(self._item_changed)
         self.table.currentCellChanged.connect(lambda r, _c, _pr, _pc: self.cell_selected.emit(r))
@@ -85,6 +84,13 @@ class KeyValueTable(QWidget):
                 self.table.setCurrentCell(current, self.table.currentColumn())
         finally:
             self._loading = False
+        self._fit_height()
+
+    def _fit_height(self) -> None:
+        """As tall as its rows (one empty row's room when there are none), at most 6 rows."""
+        rows = max(1, min(6, self.table.rowCount()))
+        h = self.table.horizontalHeader().sizeHint().height() + rows * self.table.verticalHeader().defaultSectionSize()
+        self.table.setFixedHeight(h + 2 * self.table.frameWidth() + 2)
 
     def _item_changed(self, _item: QTableWidgetItem) -> None:
         if not self._loading:

@@ -79,7 +79,6 @@ class LibraryPanel(QWidget):
         self.list = QListWidget()
         self.list.setObjectName("libraryList")
         self.list.setWordWrap(True)
-        self.list.setAlternatingRowColors(True)
         self.list.setSpacing(1)
         self.list.itemDoubleClicked.connect(lambda it: self._open_item(it))
         self.list.itemChanged.connect(self._item_changed)

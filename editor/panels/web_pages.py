@@ -204,8 +204,7 @@ class HttpPage(QWidget):
             self.form_data.set_rows(data.get("formData") or [])
             body_type = str(data.get("bodyType") or "none")
             self.body_type.setCurrentIndex(max(0, self.body_type.findData(body_type)))
-            self.body_stack.setCurrentWidget({"none": self.body_none, "form": self.form_data}.get(body_type,
-                                                                                                   self.body_text))
+            self._show_body_page({"none": self.body_none, "form": self.form_data}.get(body_type, self.body_text))
             text = _body_text(data.get("body"))
             if self.body_text.toPlainText() != text:
                 self.body_text.setPlainText(text)
@@ -214,6 +213,17 @@ class HttpPage(QWidget):
         finally:
             self._loading = False
         self._update_credential_hint()
+
+    def _show_body_page(self, page: QWidget) -> None:
+        """Show one body editor; the hidden ones take no room (a stack is as tall as its tallest page)."""
+        from PySide6.QtWidgets import QSizePolicy
+
+        for i in range(self.body_stack.count()):
+            w = self.body_stack.widget(i)
+            policy = QSizePolicy.Policy.Preferred if w is page else QSizePolicy.Policy.Ignored
+            w.setSizePolicy(QSizePolicy.Policy.Preferred, policy)
+        self.body_stack.setCurrentWidget(page)
+        self.body_stack.adjustSize()
 
     def _body_edited(self) -> None:
         text = self.body_text.toPlainText()
@@ -317,10 +327,26 @@ class HttpPage(QWidget):
             self.result_headers.setPlainText(headers)
             self.result_body.setPlainText(body)
             self.result_box.setVisible(True)
+            self._scroll_to_result()
         finally:
             self.send.setText("Send test request")
             self._task = None
         self.test_finished.emit(ok)
+
+
+    def _scroll_to_result(self) -> None:
+        from PySide6.QtCore import QTimer
+        from PySide6.QtWidgets import QScrollArea
+
+        w = self.parentWidget()
+        while w is not None and not isinstance(w, QScrollArea):
+            w = w.parentWidget()
+        if w is not None:
+            area = w
+            def scroll() -> None:  # the result's top at the top of the inspector
+                top = self.result_status.mapTo(area.widget(), self.result_status.rect().topLeft()).y()
+                area.verticalScrollBar().setValue(max(0, top - 60))
+            QTimer.singleShot(0, self, scroll)
 
 
 def _body_text(body: Any) -> str:
