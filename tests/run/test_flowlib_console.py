@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 
+from PySide6.QtCore import Qt
+
 from engine import RunEvent, parse_workflow
 from tests.fakes.web_server import WebServer, json_answer, text_answer
 
@@ -152,3 +154,56 @@ def test_send_test_request_shows_status_headers_and_pretty_json(qtbot, qloop):
         with qtbot.waitSignal(page.test_finished, timeout=10000) as sig:
             page.send.click()
         assert sig.args == [False] and page.result_status.text().startswith("✗ ")
+
+
+def test_live_subflow_run_groups_entries_and_a_child_approval_is_answered_from_the_parent(qtbot, console, tmp_path):
+    """A real run (echo provider): the flow node runs a library flow that waits for an approval;
+    the parent's console shows the card, the click resumes the child, the parent completes."""
+    from engine import FlowLibrary, set_default_library
+
+    folder = tmp_path / "lib"
+    folder.mkdir()
+    (folder / "child.flow.json").write_text(json.dumps({
+        "id": "flow-child", "name": "Child", "version": 1, "nodes": [
+            {"id": "start", "type": "start", "x": 0, "y": 0, "data": {"initialInput": "draft"}},
+            {"id": "writer", "type": "agent", "x": 300, "y": 0, "data": {"agentName": "Child writer"}},
+            {"id": "ok", "type": "approval", "x": 600, "y": 0, "data": {"prompt": "Send the child's draft?"}},
+            {"id": "done", "type": "agent", "x": 900, "y": 0, "data": {"agentName": "Child sender"}}],
+        "connections": [
+            {"source": "start", "target": "writer", "sourceHandle": "output", "targetHandle": "input"},
+            {"source": "writer", "target": "ok", "sourceHandle": "output", "targetHandle": "input"},
+            {"source": "ok", "target": "done", "sourceHandle": "approve", "targetHandle": "input"}]}))
+    set_default_library(FlowLibrary([folder], seed=False))
+    try:
+        wf = parse_workflow({"name": "Parent", "version": 1, "nodes": [
+            {"id": "start", "type": "start", "x": 0, "y": 0, "data": {"initialInput": "go"}},
+            {"id": "sub", "type": "flow", "x": 300, "y": 0, "data": {"flow": "flow-child"}},
+            {"id": "after", "type": "agent", "x": 600, "y": 0, "data": {"agentName": "After"}}],
+            "connections": [
+                {"source": "start", "target": "sub", "sourceHandle": "output", "targetHandle": "input"},
+                {"source": "sub", "target": "after", "sourceHandle": "output", "targetHandle": "input"}]})
+        console.model.child_workflow = lambda nid: FlowLibrary([folder], seed=False).load("flow-child")
+        console.set_workflow(wf, str(tmp_path / "parent.flow.json"))
+        with qtbot.waitSignal(console.approvals.waiting_changed, timeout=8000):
+            console.run_action.trigger()
+        qtbot.waitUntil(lambda: console.status == "paused" and console.approvals.active_card is not None, timeout=5000)
+        card = console.approvals.active_card
+        assert card.request.node_id == "sub"  # the parent waits at its flow node
+        assert "Send the child's draft?" in card.prompt_label.text()
+        nested = [(e.group, e.node_name, e.type) for e in console.visible_entries() if e.depth]
+        assert ("sub", "Child writer", "step_start") in nested
+        assert any(t == "wait_input" for _g, _n, t in nested)
+        with qtbot.waitSignal(console.run_finished, timeout=8000) as finished:
+            qtbot.mouseClick(card.approve_button, Qt.MouseButton.LeftButton)
+        assert finished.args == ["completed"]
+        entries = console.visible_entries()
+        nested_nodes = [e.node_name for e in entries if e.depth and e.type == "step_start"]
+        assert nested_nodes[-1] == "Child sender"  # the child went on along approve
+        top = [e.node_id for e in entries if not e.depth and e.type == "step_start"]
+        assert top[0] == "start" and top[-1] == "after" and set(top[1:-1]) == {"sub"}  # resumed: a new step
+        # every child entry sits between the flow node's step and the next top-level step
+        i_sub = next(i for i, e in enumerate(entries) if e.node_id == "sub" and e.type == "step_start" and not e.depth)
+        i_after = next(i for i, e in enumerate(entries) if e.node_id == "after" and e.type == "step_start")
+        assert all(i_sub < i < i_after for i, e in enumerate(entries) if e.depth)
+    finally:
+        set_default_library(None)
