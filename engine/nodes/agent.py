@@ -10,7 +10,8 @@ from pydantic import Field, field_validator
 
 from ..events import _encode as _encode_extra
 from ..llm.base import AgentInvocation, FlowToolSpec, LLMError, LLMResult, SubagentSpec
-from .base import _OPTIONAL, NodeData, NodeError, NodeSpec, PaletteEntry, _Loose, as_text, fill_prompt
+from .base import (_OPTIONAL, ERROR_HANDLE, NodeData, NodeError, NodeSpec, PaletteEntry, PolicyData, _Loose, as_text,
+                   fill_prompt)
 
 DEFAULT_SYSTEM_PROMPT = "You are a helpful assistant."
 DEFAULT_REASONING_EFFORT = "low"
@@ -28,7 +29,7 @@ class AgentTools(_Loose):
     flows: list[str] | None = Field(**_OPTIONAL)
 
 
-class AgentData(NodeData):
+class AgentData(PolicyData):
     agentName: str = ""
     systemPrompt: str = ""
     userPrompt: str = ""
@@ -182,6 +183,7 @@ class AgentSpec(NodeSpec):
     width = 248.0
     category = "Agents"
     tool_capable = True
+    works = True
 
     def outputs(self, data: NodeData) -> tuple[str, ...]:
         tools = getattr(data, "tools", None)
@@ -190,7 +192,7 @@ class AgentSpec(NodeSpec):
     def has_output(self, data: NodeData, handle: str) -> bool:
         # The subagent handle counts even with the tool off: that is a rule of its own with a
         # clearer message.
-        return handle == "output" or handle == "subagent"
+        return handle == "output" or handle == "subagent" or handle == ERROR_HANDLE
 
     def plain_output(self) -> bool:
         return True

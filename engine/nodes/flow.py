@@ -24,15 +24,14 @@ from typing import Any
 
 from pydantic import ConfigDict, Field, field_validator
 
-from .base import _OPTIONAL, NodeData, NodeError, NodeSpec
+from .base import NodeData, NodeError, NodeSpec, PolicyData
 
 __all__ = ["FlowData", "ActionData", "FlowNodeSpec", "ActionSpec", "new_flow_for_action", "flow_cycle"]
 
 
-class FlowData(NodeData):
+class FlowData(PolicyData):
     flow: str = ""
     inputs: dict[str, Any] = Field(default_factory=dict)
-    outputVar: str | None = Field(**_OPTIONAL)
 
     @field_validator("flow", mode="before")
     @classmethod
@@ -45,13 +44,12 @@ class FlowData(NodeData):
         return {} if v is None else v
 
 
-class ActionData(NodeData):
+class ActionData(PolicyData):
     model_config = ConfigDict(extra="allow", validate_assignment=False, populate_by_name=True, serialize_by_alias=True)
 
     schema_: str = Field(default="", alias="schema")
     action: str = ""
     parameters: dict[str, Any] = Field(default_factory=dict)
-    outputVar: str | None = Field(**_OPTIONAL)
 
     @field_validator("schema_", "action", mode="before")
     @classmethod
@@ -148,6 +146,7 @@ class FlowNodeSpec(NodeSpec):
     width = 232.0
     category = "Flows"
     reports_output = False
+    works = True
 
     def describe(self, node: Any) -> str:
         return f"Flow '{node.id}'"
@@ -181,6 +180,7 @@ class ActionSpec(NodeSpec):
     width = 232.0
     category = "Flows"
     reports_output = False
+    works = True
 
     def title(self, data: NodeData) -> str:
         schema = getattr(data, "schema_", "")
