@@ -128,8 +128,9 @@ def _check_ref(spec: NodeSpec, node: Any, checks: Any, ref: str, *, by_name: boo
         checks.error("flow_recursive", f"{checks.label(node)} runs the flow '{entry.name}' it is part of.")
         return
     start = Path(base) if base else None
-    if start is None and own_id:
-        start = entry.path if entry.id == own_id else None
+    if start is None and own_id:  # not saved where it is being edited: its library copy stands for it
+        own = library.resolve(own_id, by_name=False)
+        start = own.path if own is not None else None
     chain = flow_cycle(library, start, ref, by_name=by_name, base=base) if start is not None else None
     if chain:
         checks.error("flow_recursive", f"{checks.label(node)}: the {what} '{ref}' reaches this flow again "
