@@ -135,6 +135,9 @@ class InspectorPanel(QWidget):
         scroll.setFrameShape(QFrame.Shape.NoFrame)
         self.stack = QStackedWidget()
         scroll.setWidget(self.stack)
+        self.scroll = scroll
+        # another page shown: back to its top (a long page's scroll position means nothing there)
+        self.stack.currentChanged.connect(lambda _i: scroll.verticalScrollBar().setValue(0))
         outer.addWidget(scroll, 1)
         self.pages: dict[str, QWidget] = {}
         self._build_workflow_page()
