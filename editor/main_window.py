@@ -180,7 +180,7 @@ class MainWindow(LibraryMixin, MenusMixin, FilesMixin, AutosaveMixin, Validation
                 dock.setFloating(False)
             dock.show()
             dock.raise_()
-            for other in (self.palette_dock, self.inspector_dock):
+            for other in (self.palette_dock, self.inspector_dock, self.library_dock):
                 other.hide()
             self.central.hide()
             self.resizeDocks([dock], [self.height()], Qt.Orientation.Vertical)

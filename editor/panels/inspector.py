@@ -268,6 +268,11 @@ class InspectorPanel(QWidget):
         tl.setContentsMargins(0, 0, 0, 0)
         tl.addWidget(self.agent_web)
         tl.addWidget(self.agent_subs)
+        from .kind_pages import FlowToolsList
+
+        self.agent_flows = FlowToolsList(lambda: list(self.library_flows()))
+        self.agent_flows.edited.connect(lambda ids: self._set("tools.flows", ids, merge=False))
+        tl.addWidget(self.agent_flows)
         form.addRow("Tools", tools)
 
     def _model_edited(self, text: str) -> None:
@@ -507,6 +512,7 @@ class InspectorPanel(QWidget):
             self.agent_effort.setEditText(d.reasoningEffort)
         self.agent_web.setChecked(bool(d.tools.web_search))
         self.agent_subs.setChecked(bool(d.tools.subagents))
+        self.agent_flows.load(getattr(d.tools, "flows", None))
 
     def _load_start(self, node: Any) -> None:
         self.header.setText(f"Start · {node.id}")

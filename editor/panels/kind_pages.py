@@ -18,7 +18,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QComboBox, QCompleter, QFormLayout, QLabel, QLineEdit, QPushButton, QVBoxLayout,
                                QWidget)
 
-__all__ = ["make_kind_page", "FlowPage", "ActionPage", "param_fields", "flow_label"]
+__all__ = ["make_kind_page", "FlowPage", "ActionPage", "FlowToolsList", "param_fields", "flow_label"]
 
 
 def _get(obj: Any, name: str, default: Any = None) -> Any:
@@ -259,3 +259,85 @@ def _json(value: Any) -> str:
 
 def _esc(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+class FlowToolsList(QWidget):
+    """An agent's ``tools.flows``: the library flows offered to the model as tools (checkable).
+
+    A flow that can wait for an approval is listed but cannot be checked (it cannot be a tool);
+    a checked id that is no longer in the library stays listed (marked missing) so it can be
+    unchecked. Each change is one edit: ``edited(list_of_ids)`` (empty list -> None)."""
+
+    edited = Signal(object)
+
+    def __init__(self, flows: Callable[[], list[Any]], parent: QWidget | None = None) -> None:
+        from PySide6.QtWidgets import QListWidget
+
+        super().__init__(parent)
+        self._flows = flows
+        self._loading = False
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.setSpacing(2)
+        self.label = QLabel("Library flows offered as tools")
+        lay.addWidget(self.label)
+        self.list = QListWidget()
+        self.list.setObjectName("agentFlowTools")
+        self.list.setMaximumHeight(120)
+        self.list.itemChanged.connect(self._changed)
+        lay.addWidget(self.list)
+
+    def load(self, checked: list[str] | None) -> None:
+        from PySide6.QtWidgets import QListWidgetItem
+
+        checked = list(checked or [])
+        flows = self._flows()
+        key = (tuple((_get(f, "id"), flow_label(f), bool(_get(f, "can_pause", False)), bool(_get(f, "error")))
+                     for f in flows), tuple(checked))
+        if key == getattr(self, "_key", None):
+            return  # unchanged (the agent page reloads on every keystroke)
+        self._key = key
+        self._loading = True
+        try:
+            self.list.clear()
+            seen = set()
+            for f in flows:
+                fid = str(_get(f, "id") or "")
+                if not fid or _get(f, "error"):
+                    continue
+                seen.add(fid)
+                item = QListWidgetItem(flow_label(f))
+                item.setData(Qt.ItemDataRole.UserRole, fid)
+                item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+                item.setCheckState(Qt.CheckState.Checked if fid in checked else Qt.CheckState.Unchecked)
+                tip = str(_get(f, "description") or "")
+                if _get(f, "can_pause", False):
+                    tip = "Waits for an approval: it cannot be offered as a tool." + ("\n" + tip if tip else "")
+                    if fid not in checked:
+                        item.setFlags(item.flags() & ~Qt.ItemFlag.ItemIsEnabled)
+                item.setToolTip(tip)
+                self.list.addItem(item)
+            for fid in checked:
+                if fid not in seen:
+                    item = QListWidgetItem(f"{fid} (not in the library)")
+                    item.setData(Qt.ItemDataRole.UserRole, fid)
+                    item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+                    item.setCheckState(Qt.CheckState.Checked)
+                    self.list.addItem(item)
+            self.label.setVisible(self.list.count() > 0)
+            self.list.setVisible(self.list.count() > 0)
+        finally:
+            self._loading = False
+
+    def checked(self) -> list[str]:
+        out = []
+        for i in range(self.list.count()):
+            item = self.list.item(i)
+            if item.checkState() == Qt.CheckState.Checked:
+                out.append(item.data(Qt.ItemDataRole.UserRole))
+        return out
+
+    def _changed(self, _item: Any) -> None:
+        if not self._loading:
+            ids = self.checked()
+            self.edited.emit(ids or None)

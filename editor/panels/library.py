@@ -68,30 +68,35 @@ class LibraryPanel(QWidget):
         self._library = library
         self._loading = False
         lay = QVBoxLayout(self)
-        lay.setContentsMargins(6, 6, 6, 6)
+        lay.setContentsMargins(4, 4, 4, 4)
         lay.setSpacing(4)
         self.search = QLineEdit()
         self.search.setObjectName("librarySearch")
-        self.search.setPlaceholderText("Search flows (name, description, parameters, triggers)")
+        self.search.setPlaceholderText("Search flows…")
+        self.search.setToolTip("Search the library: name, description, parameters, triggers")
         self.search.setClearButtonEnabled(True)
         self.search.textChanged.connect(self._filter)
-        lay.addWidget(self.search)
+        top = QHBoxLayout()  # search and the actions on one row: the dock can be short
+        top.setSpacing(2)
+        top.addWidget(self.search, 1)
+        lay.addLayout(top)
         self.list = QListWidget()
         self.list.setObjectName("libraryList")
         self.list.setWordWrap(True)
+        self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)  # long lines wrap
+        self.list.setResizeMode(QListWidget.ResizeMode.Adjust)
         self.list.setSpacing(1)
         self.list.itemDoubleClicked.connect(lambda it: self._open_item(it))
         self.list.itemChanged.connect(self._item_changed)
         self.list.currentItemChanged.connect(lambda *_: self._update_buttons())
         self.list.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.list.customContextMenuRequested.connect(self._context_menu)
+        self.list.setMinimumHeight(24)  # the dock can shrink (the console may take most of the window)
         lay.addWidget(self.list, 1)
         self.empty = QLabel()
         self.empty.setObjectName("hint")
         self.empty.setWordWrap(True)
         lay.addWidget(self.empty)
-        bar = QHBoxLayout()
-        bar.setSpacing(2)
         self.save_button = self._button("save", "Save the current workflow to the library", self.save_requested.emit,
                                         "Save to library")
         self.open_button = self._button("open", "Open the selected flow", self.open_selected, "Open")
@@ -103,9 +108,10 @@ class LibraryPanel(QWidget):
         self.folders_button.setMenu(self.folders_menu)
         self.folders_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
         for b in (self.save_button, self.open_button, self.reveal_button, self.folders_button):
-            bar.addWidget(b)
-        bar.addStretch(1)
-        lay.addLayout(bar)
+            b.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonIconOnly)  # a narrow dock: icons, tips say what
+            b.setToolTip(f"{b.text()}: {b.toolTip()}")
+            b.setAutoRaise(True)
+            top.addWidget(b)
         self.refresh()
 
     def _button(self, icon: str, tip: str, slot: Any, text: str) -> QToolButton:

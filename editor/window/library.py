@@ -31,6 +31,9 @@ class LibraryMixin:
                                        Qt.DockWidgetArea.LeftDockWidgetArea)
         self.tabifyDockWidget(self.palette_dock, self.library_dock)
         self.palette_dock.raise_()
+        # Shown from View ▸ Library (or by "Save to library"); hidden in the default layout, where
+        # the tab bar it adds under the palette would take height from the palette and the console.
+        self.library_dock.hide()
         self.library_panel.open_requested.connect(lambda path: self.open_path(path))
         self.library_panel.save_requested.connect(self.save_to_library)
         self.library_panel.changed.connect(self.run_validation)

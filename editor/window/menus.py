@@ -110,6 +110,9 @@ class MenusMixin:
         self.sample_menu.setToolTipsVisible(True)
         f.addSeparator()
         f.addActions([self.act_save, self.act_save_as, self.act_revert])
+        if hasattr(self, "library_panel"):
+            self.act_save_library = f.addAction(QIcon(icon_path("save")), "Save to &Library", self.save_to_library)
+            self.act_save_library.setStatusTip("Save this workflow into the flow library (it gets a stable id)")
         f.addSeparator()
         f.addAction(self.act_quit)
         e = mb.addMenu("&Edit")

@@ -211,3 +211,23 @@ def test_http_page_tables_are_one_undo_step_per_edit_and_keyring_move(window, mo
     page.query.table.setCurrentCell(0, 0)
     page.query.remove_current()
     assert window.document.node(nid).data.query == []
+
+
+def test_agent_tools_offer_library_flows(window, tmp_path):
+    folder = tmp_path / "data" / "library"
+    lib_flow(folder, "tool", "Lookup", "Looks a word up", [{"name": "word", "required": True}], fid="flow-lookup")
+    pausing = json.loads(lib_flow(folder, "signoff", "Sign-off", fid="flow-signoff").read_text())
+    pausing["nodes"].append({"id": "ok", "type": "approval", "x": 600, "y": 0, "data": {"prompt": "Sure?"}})
+    (folder / "signoff.flow.json").write_text(json.dumps(pausing))
+    window.new_document()
+    nid = window.document.add_node("agent", 300, 200)
+    window.scene.select_nodes([nid])
+    tools = window.inspector.agent_flows
+    items = {tools.list.item(i).data(Qt.ItemDataRole.UserRole): tools.list.item(i) for i in range(tools.list.count())}
+    assert {"flow-lookup", "flow-signoff"} <= set(items)
+    assert not (items["flow-signoff"].flags() & Qt.ItemFlag.ItemIsEnabled)  # can pause: not a tool
+    items["flow-lookup"].setCheckState(Qt.CheckState.Checked)
+    assert window.document.node(nid).data.tools.flows == ["flow-lookup"]
+    window.document.undo_stack.undo()
+    assert not window.document.node(nid).data.tools.flows
+    assert tools.list.item(list(items).index("flow-lookup")).checkState() == Qt.CheckState.Unchecked
