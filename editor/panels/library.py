@@ -38,7 +38,7 @@ def flow_summary(flow: LibraryFlow) -> str:
         return "\n".join(lines)
     if flow.description:
         desc = " ".join(flow.description.split())
-        lines.append(desc if len(desc) <= 90 else desc[:87] + "…")
+        lines.append(desc if len(desc) <= 70 else desc[:67] + "…")
     meta = []
     if flow.parameters:
         meta.append("⚙ " + ", ".join(p.name + ("*" if p.required else "") for p in flow.parameters))
@@ -65,6 +65,7 @@ class LibraryPanel(QWidget):
     def __init__(self, library: FlowLibrary | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("libraryPanel")
+        self.setMinimumWidth(290)  # room for the search field and a flow's lines (only while the dock is shown)
         self._library = library
         self._loading = False
         lay = QVBoxLayout(self)
