@@ -168,7 +168,7 @@ class FlowNodeSpec(NodeSpec):
         _check_ref(self, node, checks, ref, by_name=False, what="flow")
 
     async def execute(self, ctx: Any, node: Any, value: Any) -> Any:
-        return await ctx.run.run_subflow(node, node.data.flow.strip(), "inputs", by_name=False)
+        return await ctx.run.run_subflow(node, node.data.flow.strip(), "inputs", by_name=False, value=value)
 
 
 class ActionSpec(NodeSpec):
@@ -206,7 +206,7 @@ class ActionSpec(NodeSpec):
         _check_ref(self, node, checks, name, by_name=True, what="action")
 
     async def execute(self, ctx: Any, node: Any, value: Any) -> Any:
-        return await ctx.run.run_subflow(node, node.data.action.strip(), "parameters", by_name=True)
+        return await ctx.run.run_subflow(node, node.data.action.strip(), "parameters", by_name=True, value=value)
 
 
 def new_flow_for_action(action: str, parameters: dict[str, Any] | None = None, *, schema: str = "") -> Any:

@@ -102,7 +102,7 @@ class FetchData(PolicyData):
 
 # --------------------------------------------------------------------------- running
 
-def resolve_for_step(ctx: Any, node: Any) -> tuple[dict[str, Any], list[str]]:
+def resolve_for_step(ctx: Any, node: Any, value: Any = None) -> tuple[dict[str, Any], list[str]]:
     """The node's data with templates resolved, and the secret values that went into it.
 
     Uses the run's variables and built-ins when the run offers them (``ctx.resolve_data``,
@@ -110,14 +110,15 @@ def resolve_for_step(ctx: Any, node: Any) -> tuple[dict[str, Any], list[str]]:
     """
     resolver = getattr(ctx, "resolve_data", None)
     if resolver is not None:
-        resolved = resolver(node)
+        resolved = resolver(node, value)
         value = getattr(resolved, "value", resolved)
         secrets = list(getattr(resolved, "secrets", ()) or ())
         return dict(value), secrets
     from ..templates import TemplateScope, resolve_templates_masked
 
     data = node.data.model_dump(mode="json", exclude_none=True)
-    scope = TemplateScope(variables=dict(getattr(ctx, "variables", None) or {}))
+    scope = TemplateScope(variables=dict(getattr(ctx, "variables", None) or {}),
+                          builtins={"PREVIOUS_OUTPUT": value, "input": value})
     res = resolve_templates_masked(data, scope)
     return dict(res.value), list(res.secrets)
 
@@ -205,7 +206,7 @@ class HttpSpec(NodeSpec):
     async def execute(self, ctx: Any, node: Any, value: Any) -> tuple[Any, str]:
         from ..http_request import HttpStatusError, WebRequestError, send_request
 
-        data, secrets = resolve_for_step(ctx, node)
+        data, secrets = resolve_for_step(ctx, node, value)
         try:
             result = await send_request(data, secrets=secrets, on_event=_emitter(ctx, node.id, secrets))
         except HttpStatusError as err:
@@ -259,7 +260,7 @@ class FetchSpec(NodeSpec):
         from ..http_request import WebRequestError
         from ..web_fetch import fetch_page
 
-        data, secrets = resolve_for_step(ctx, node)
+        data, secrets = resolve_for_step(ctx, node, value)
         try:
             result = await fetch_page(data, secrets=secrets, on_event=_emitter(ctx, node.id, secrets))
         except WebRequestError as err:
