@@ -31,6 +31,7 @@ from engine import SUBAGENT_CALL_TYPES, SYSTEM_NODE, EventType, RunEvent, Workfl
 __all__ = ["display_name", "flow_node_of_path", "FLOW_CALL_TYPES", "LogEntry", "LogModel", "LogFilterProxy", "STREAMING", "TYPE_LABELS", "EntryRole", "NodeRole", "TypeRole",
            "type_label", "TYPE_GROUPS"]
 
+_STEP_END = "step_end"
 STREAMING = "llm_stream"  # the type of a response entry while its text is still streaming
 
 EntryRole = Qt.ItemDataRole.UserRole + 1
@@ -116,8 +117,8 @@ def type_label(kind: str) -> str:
 class LogEntry:
     """One row of the log: an event, or a response being streamed."""
 
-    __slots__ = ("timestamp", "node_id", "node_name", "type", "content", "extra", "row", "ended", "visit", "path",
-                 "group", "depth")
+    __slots__ = ("timestamp", "node_id", "node_name", "type", "content", "extra", "row", "ended", "visit", "end",
+                 "path", "group", "depth")
 
     def __init__(self, timestamp: float, node_id: str, node_name: str, type: str, content: str,
                  extra: dict[str, Any] | None, row: int, path: str = "", group: str | None = None) -> None:
@@ -130,6 +131,7 @@ class LogEntry:
         self.row = row
         self.ended: float | None = None  # when a streamed response got its final text
         self.visit = 0  # for step_start rows: which visit of the node this step is (1, 2, ...)
+        self.end: dict[str, Any] | None = None  # for step_start rows: the step's step_end fields, once it ended
         self.path = path  # "" for the top-level run; a nested run's path otherwise
         self.group = node_id if group is None else group  # the top-level node this entry is shown under
         self.depth = path_depth(path)  # 0 top-level, 1 a subflow's entry, ...
@@ -165,6 +167,7 @@ class LogModel(QAbstractListModel):
         self._streams: dict[str, LogEntry] = {}  # node id -> its open streaming entry
         self._by_node: dict[str, list[int]] = {}  # node id -> rows, in order
         self._visits: dict[str, int] = {}
+        self._steps: dict[str, LogEntry] = {}  # the latest step_start row of each node (step_end lands there)
         self.latest_response: LogEntry | None = None  # the last response (or streaming) entry
         self.child_workflow: Any = None  # (flow node id) -> the child Workflow or None; the console sets it
         self._child_names: dict[str, dict[str, str]] = {}  # flow node id -> child node id -> name
@@ -239,6 +242,7 @@ class LogModel(QAbstractListModel):
         self._streams.clear()
         self._by_node.clear()
         self._visits.clear()
+        self._steps.clear()
         self._child_names.clear()
         self._groups.clear()
         self.latest_response = None
@@ -284,6 +288,15 @@ class LogModel(QAbstractListModel):
                         changed_lo = entry.row if changed_lo < 0 else min(changed_lo, entry.row)
                         changed_hi = max(changed_hi, entry.row)
                     continue
+            elif kind == _STEP_END:
+                # Shown compactly: on its step's row ("Step · ✓ done in 1.2 s"), not as a row of its own.
+                step = self._steps.get(nid)
+                if step is not None:
+                    step.end = {**(ev.extra or {}), "content": ev.content}
+                    if step.row < first_new:
+                        changed_lo = step.row if changed_lo < 0 else min(changed_lo, step.row)
+                        changed_hi = max(changed_hi, step.row)
+                continue
             elif kind == EventType.LLM_ERROR or kind == EventType.STEP_START:
                 streams.pop(nid, None)
             elif kind == EventType.RUN_STATUS and ev.content in ("completed", "failed", "cancelled"):
@@ -292,6 +305,7 @@ class LogModel(QAbstractListModel):
                              first_new + len(new))
             if kind == EventType.STEP_START:
                 entry.visit = self._visits[nid] = self._visits.get(nid, 0) + 1
+                self._steps[nid] = entry
             elif kind == EventType.LLM_RESPONSE:
                 self.latest_response = entry
             new.append(entry)
@@ -334,6 +348,12 @@ class LogModel(QAbstractListModel):
                 entry.type, entry.content, entry.extra, entry.ended = str(kind), ev.content, ev.extra, ev.timestamp
                 self._nested_changed.add(entry.row)
                 return
+        elif kind == _STEP_END:  # on its step's row, as for a top-level step
+            step = self._steps.get(key)
+            if step is not None:
+                step.end = {**(ev.extra or {}), "content": ev.content}
+                self._nested_changed.add(step.row)
+            return
         elif kind == EventType.LLM_ERROR or kind == EventType.STEP_START:
             streams.pop(key, None)
         entry = LogEntry(ev.timestamp, nid, self.child_node_name(group, nid), str(kind), ev.content, ev.extra,
@@ -341,6 +361,7 @@ class LogModel(QAbstractListModel):
         if kind == EventType.STEP_START:
             vkey = key
             entry.visit = self._visits[vkey] = self._visits.get(vkey, 0) + 1
+            self._steps[key] = entry
         new.append(entry)
 
     def streaming_entry(self, node_id: str) -> LogEntry | None:
