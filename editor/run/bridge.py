@@ -89,6 +89,7 @@ class RunBridge(QObject):
         self.delta_interval = delta_interval
         self.run: Run | None = None
         self.run_state = RunState()
+        self._wait_prompts: dict[str, str] = {}  # node id -> the prompt of its last wait_input (subflows)
         self._recorder: RunRecorder | None = None
         self._buffer: list[RunEvent] = []
         self._armed = False
@@ -131,7 +132,8 @@ class RunBridge(QObject):
         out = []
         for i, (node_id, value) in enumerate(items):
             node = run.workflow.node(node_id)
-            prompt = (getattr(node.data, "prompt", "") if node is not None else "") or "Approve or reject to continue."
+            prompt = ((getattr(node.data, "prompt", "") if node is not None else "")
+                      or self._wait_prompts.get(node_id) or "Approve or reject to continue.")
             out.append(ApprovalRequest(node_id, node.title if node is not None else node_id, prompt,
                                        as_text(value), i == 0))
         return out
@@ -407,6 +409,8 @@ class RunBridge(QObject):
                 apply(ev)
                 if not approvals and t in _APPROVAL_EVENTS:
                     approvals = True
+                if t == "wait_input" and not (len(ev) > 5 and ev[5]):
+                    self._wait_prompts[ev[0]] = ev[2]  # a subflow's approval: its prompt, asked at the flow node
         self.events_batched.emit(batch)
         if state.status != before:
             self.status_changed.emit(str(state.status))

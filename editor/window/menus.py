@@ -110,6 +110,9 @@ class MenusMixin:
         self.sample_menu.setToolTipsVisible(True)
         f.addSeparator()
         f.addActions([self.act_save, self.act_save_as, self.act_revert])
+        if hasattr(self, "library_panel"):
+            self.act_save_library = f.addAction(QIcon(icon_path("save")), "Save to &Library", self.save_to_library)
+            self.act_save_library.setStatusTip("Save this workflow into the flow library (it gets a stable id)")
         f.addSeparator()
         f.addAction(self.act_quit)
         e = mb.addMenu("&Edit")
@@ -130,6 +133,8 @@ class MenusMixin:
         for dock in (self.palette_dock, self.inspector_dock, self.problems_dock, self.run_console_dock,
                      self.history_dock):
             v.addAction(dock.toggleViewAction())
+        if hasattr(self, "library_dock"):
+            v.addAction(self.library_dock.toggleViewAction())
         v.addAction(self.act_max_console)
         r = mb.addMenu("&Run")
         r.addActions([self.act_run, self.run_console.cancel_action])
