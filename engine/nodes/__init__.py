@@ -144,9 +144,9 @@ def _warn(text: str) -> None:
 
 
 def _register_builtins() -> None:
-    from . import agent, approval, if_, start
+    from . import agent, approval, if_, script, start
 
-    for module in (start, agent, if_, approval):
+    for module in (start, agent, if_, approval, script):
         register_node_spec(module.SPEC)
 
 
