@@ -5,6 +5,9 @@ Exit codes (a contract other tools rely on):
   run, resume: 0 completed, 1 failed (validation errors included), 2 usage or file error,
             3 paused with no decision left, 4 cancelled (Ctrl+C).
   runs, show: 0, or 2 when the run history cannot be read or the run does not exist.
+  import, export: 0 written, 2 the file cannot be read or converted (the reason printed).
+``validate`` and ``run`` also accept the flow files ``import`` reads (AnythingLLM agent flows,
+TypeAgent recipes): they are converted on load, with a note on stderr naming the format.
 ``run`` records every event in the run store (unless ``--no-store``); a run paused with
 no decision left prints its id and the ``flowdesk resume`` command that continues it.
 ``--jsonl`` prints each log entry as one JSON line in wire form, in emission order, as
@@ -26,7 +29,7 @@ from .events import SUBAGENT_CALL_TYPES, format_timestamp
 
 __all__ = ["main", "COMMANDS"]
 
-COMMANDS = ("run", "validate", "resume", "runs", "show")
+COMMANDS = ("run", "validate", "resume", "runs", "show", "import", "export")
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_PAUSED, EXIT_CANCELLED = 0, 1, 2, 3, 4
 
@@ -70,6 +73,13 @@ def _parser() -> argparse.ArgumentParser:
     ls.add_argument("--limit", type=int, default=20)
     ls.add_argument("--offset", type=int, default=0)
     ls.add_argument("--json", action="store_true")
+    im = sub.add_parser("import", help="convert an AnythingLLM agent flow or a TypeAgent recipe to a Flowdesk workflow")
+    im.add_argument("file")
+    im.add_argument("-o", "--output", metavar="OUT", help="write the workflow here (default: print it)")
+    ex = sub.add_parser("export", help="write a Flowdesk workflow in another system's format")
+    ex.add_argument("file")
+    ex.add_argument("--to", required=True, choices=["anythingllm"], help="the target format")
+    ex.add_argument("-o", "--output", metavar="OUT", help="write the file here (default: print it)")
     sh = sub.add_parser("show", help="print a recorded run's log")
     sh.add_argument("run_id")
     sh.add_argument("--jsonl", action="store_true", help="print the log as JSON lines (wire form)")
@@ -153,12 +163,82 @@ def _err(msg: str) -> None:
 
 
 # ------------------------------------------------------------------------------- commands
+def _load_any(path: str) -> Any:
+    """The workflow in ``path``; a foreign flow file is converted, with a note on stderr."""
+    from .importers import load_any_workflow
+
+    wf, imported = load_any_workflow(path)
+    if imported is not None:
+        _err(f"note: {imported.note(path)}")
+        for warning in imported.warnings:
+            _err(f"warning: {warning}")
+    return wf
+
+
+def _write_out(text: str, output: str | None) -> int:
+    from .model import atomic_write_text
+
+    if not output:
+        sys.stdout.write(text)
+        return EXIT_OK
+    try:
+        atomic_write_text(output, text)
+    except OSError as err:
+        _err(f"{output}: cannot be written: {err.strerror or err}")
+        return EXIT_USAGE
+    return EXIT_OK
+
+
+def _cmd_import(args: argparse.Namespace) -> int:
+    from .importers import import_flow
+    from .model import WorkflowLoadError, dumps_workflow, load_workflow, loads_workflow, parse_workflow
+
+    try:
+        data = open(args.file, "rb").read()
+    except OSError:
+        data = None
+    try:
+        if data is None:
+            load_workflow(args.file)  # says what is wrong with the path
+            return EXIT_USAGE
+        try:
+            raw = json.loads(data)
+        except (ValueError, RecursionError):
+            loads_workflow(data, path=args.file)  # the model's own message
+            return EXIT_USAGE
+        result = import_flow(raw, path=args.file)
+        wf = parse_workflow(result.workflow, path=args.file)
+    except WorkflowLoadError as err:
+        _err(str(err))
+        return EXIT_USAGE
+    for warning in result.warnings:
+        _err(f"warning: {warning}")
+    if result.format == "flowdesk":
+        _err(f"note: {args.file} is already a Flowdesk workflow; written unchanged")
+    else:
+        _err(f"{result.note(args.file)}" + (f"; written to {args.output}" if args.output else ""))
+    return _write_out(dumps_workflow(wf), args.output)
+
+
+def _cmd_export(args: argparse.Namespace) -> int:
+    from .importers import ExportRefused, export_anythingllm
+    from .model import WorkflowLoadError
+
+    try:
+        wf = _load_any(args.file)
+        out = export_anythingllm(wf)
+    except (WorkflowLoadError, ExportRefused) as err:
+        _err(str(err))
+        return EXIT_USAGE
+    return _write_out(json.dumps(out, ensure_ascii=False, indent=2) + "\n", args.output)
+
+
 def _cmd_validate(args: argparse.Namespace) -> int:
-    from .model import WorkflowLoadError, load_workflow
+    from .model import WorkflowLoadError
     from .validate import validate
 
     try:
-        wf = load_workflow(args.file)
+        wf = _load_any(args.file)
     except WorkflowLoadError as err:
         if args.json:
             print(json.dumps({"error": str(err)}))
@@ -284,14 +364,14 @@ def _interrupts_ignored() -> Iterator[None]:
 def _cmd_run(args: argparse.Namespace) -> int:
     from .inputs import has_surrogates
     from .llm.registry import ProviderConfigError, make_resolver
-    from .model import WorkflowLoadError, load_workflow
+    from .model import WorkflowLoadError
     from .validate import validate
 
     if args.input is not None and has_surrogates(args.input):
         _err("--input is not valid text: it holds bytes that are not UTF-8")
         return EXIT_USAGE
     try:
-        wf = load_workflow(args.file)
+        wf = _load_any(args.file)
     except WorkflowLoadError as err:
         _err(str(err))
         return EXIT_USAGE
@@ -465,7 +545,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(exc.code or 0)
     if args.command == "validate":
         return _cmd_validate(args)
-    handler = {"run": _cmd_run, "resume": _cmd_resume, "runs": _cmd_runs, "show": _cmd_show}.get(args.command)
+    handler = {"run": _cmd_run, "resume": _cmd_resume, "runs": _cmd_runs, "show": _cmd_show, "import": _cmd_import,
+               "export": _cmd_export}.get(args.command)
     if handler is not None:
         try:
             return handler(args)
