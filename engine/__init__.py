@@ -45,6 +45,10 @@ from .http_request import (HttpRequestSpec, HttpResult, HttpStatusError, Invalid
                            RequestFailedError, ResponseTooLargeError, UrlNotAllowedError, WebRequestError,
                            looks_like_literal_credential, mask_url, send_request)
 from .web_fetch import FetchResult, FetchSpec, SelectorNotFoundError, UnsupportedContentError, fetch_page
+from .nodes.web import FetchData, HttpData, KeyValueRow, send_test_request
+from .nodes.flow import ActionData, FlowData, new_flow_for_action
+from .library import (FlowLibrary, FlowParameter, LibraryError, LibraryFlow, default_library, flow_parameters,
+                      library_dir, set_default_library, workflow_can_pause)
 
 if TYPE_CHECKING:
     from .cli import COMMANDS as CLI_COMMANDS
@@ -120,6 +124,11 @@ __all__ = sorted([
     "looks_like_literal_credential", "mask_url", "WebRequestError", "InvalidRequestError", "UrlNotAllowedError",
     "RedirectError", "ResponseTooLargeError", "HttpStatusError", "RequestFailedError", "UnsupportedContentError",
     "SelectorNotFoundError",
+    # node kinds of issue 16: http, fetch, flow, action (data models); "Send test request"
+    "HttpData", "FetchData", "KeyValueRow", "FlowData", "ActionData", "send_test_request", "new_flow_for_action",
+    # the flow library
+    "FlowLibrary", "LibraryFlow", "FlowParameter", "LibraryError", "library_dir", "default_library",
+    "set_default_library", "flow_parameters", "workflow_can_pause",
     # run store (loaded on first use)
     "RunStore", "RunInfo", "RunRecorder", "StoreError", "AlreadyImported", "agentflow_record",
     "run_from_agentflow_record", "data_dir",

@@ -178,9 +178,13 @@ class Connection(_Loose):
 
 
 class Workflow(_Loose):
+    #: Stable id in the flow library (made on first save there; kept on load and save).
+    id: str | None = Field(**_OPTIONAL)
     name: str | None = Field(**_OPTIONAL)
     description: str | None = Field(**_OPTIONAL)
     version: int | None = Field(**_OPTIONAL)
+    #: Trigger patterns (engine.grammar) that start this flow from a sentence; kept as text.
+    triggers: list[Any] | None = Field(**_OPTIONAL)
     nodes: list[Node] = Field(default_factory=list)
     connections: list[Connection] = Field(default_factory=list)
 

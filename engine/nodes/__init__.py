@@ -144,10 +144,13 @@ def _warn(text: str) -> None:
 
 
 def _register_builtins() -> None:
-    from . import agent, approval, if_, script, start
+    from . import agent, approval, flow, if_, script, start, web
 
-    for module in (start, agent, if_, approval, script):
+    for module in (start, agent, if_, approval):
         register_node_spec(module.SPEC)
+    for spec in (*web.SPECS, *flow.SPECS):
+        register_node_spec(spec)
+    register_node_spec(script.SPEC)
 
 
 _register_builtins()

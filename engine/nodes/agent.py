@@ -24,6 +24,8 @@ _LLM_ERROR = "llm_error"
 class AgentTools(_Loose):
     web_search: bool = False
     subagents: bool = False
+    #: Library flows offered to the model as tools (library ids); absent = none.
+    flows: list[str] | None = Field(**_OPTIONAL)
 
 
 class AgentData(NodeData):
