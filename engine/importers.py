@@ -33,10 +33,10 @@ from typing import Any, Mapping
 from .errors import FlowdeskError
 from .model import Workflow, WorkflowLoadError, load_workflow, loads_workflow, parse_workflow, workflow_to_dict
 
-__all__ = ["FORMAT_LABELS", "ImportResult", "ImportRefused", "ExportRefused", "detect_format", "format_label",
+__all__ = ["FLOW_FORMATS", "ImportResult", "ImportRefused", "ExportRefused", "detect_flow_format", "format_label",
            "import_flow", "load_any_workflow", "export_anythingllm", "EXPORT_FORMATS"]
 
-FORMAT_LABELS = {
+FLOW_FORMATS = {
     "anythingllm": "AnythingLLM agent flow",
     "typeagent-steps": "TypeAgent step recipe",
     "typeagent-script": "TypeAgent script recipe",
@@ -70,7 +70,7 @@ class ImportResult:
 
     @property
     def label(self) -> str:
-        return FORMAT_LABELS[self.format]
+        return FLOW_FORMATS[self.format]
 
     def note(self, path: str | os.PathLike[str] | None = None) -> str:
         """One line for a status bar or stderr: what was converted from what."""
@@ -82,11 +82,11 @@ class ImportResult:
 
 
 def format_label(fmt: str) -> str:
-    return FORMAT_LABELS.get(fmt, fmt)
+    return FLOW_FORMATS.get(fmt, fmt)
 
 
 # ------------------------------------------------------------------------------- detection
-def detect_format(raw: Any) -> str | None:
+def detect_flow_format(raw: Any) -> str | None:
     """The format of a decoded document by its shape, or None when it is none of them."""
     if not isinstance(raw, dict):
         return None
@@ -451,7 +451,7 @@ _IMPORTERS = {"anythingllm": _import_anythingllm, "typeagent-steps": _import_typ
 def import_flow(raw: Any, *, path: str | os.PathLike[str] | None = None) -> ImportResult:
     """Convert a decoded foreign document. Raises :class:`ImportRefused` (format named) when it
     cannot be represented, :class:`WorkflowLoadError` when it is no known format."""
-    fmt = detect_format(raw)
+    fmt = detect_flow_format(raw)
     if fmt is None:
         raise WorkflowLoadError("not a workflow graph (no 'nodes' list), and not a flow file Flowdesk can import "
                                 "(AnythingLLM agent flow, TypeAgent step or script recipe)", where="nodes", path=path)
@@ -481,7 +481,7 @@ def load_any_workflow(path: str | os.PathLike[str]) -> tuple[Workflow, ImportRes
         raw = json.loads(head)
     except (ValueError, RecursionError):
         return loads_workflow(head, path=p), None  # the model's message says what is wrong
-    fmt = detect_format(raw)
+    fmt = detect_flow_format(raw)
     if fmt is None or fmt == "flowdesk":
         return loads_workflow(head, path=p), None
     result = import_flow(raw, path=p)

@@ -21,7 +21,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import cached_property
-from typing import Iterable
+from typing import Any, Iterable
 
 from .model import Connection, Node, Workflow, gc_paused, source_handles
 from .nodes import COMMON_HANDLE_LABELS, SPECS, NodeSpec, spec_for
@@ -289,6 +289,38 @@ def _reachable(index: GraphIndex, start: str) -> set[str]:
     return seen
 
 
+def workflow_triggers(workflow: Workflow) -> list[Any]:
+    """The workflow's ``triggers`` list as written (patterns; an absent list is empty)."""
+    value = getattr(workflow, "triggers", None)
+    if value is None:
+        value = (workflow.model_extra or {}).get("triggers")
+    return list(value) if isinstance(value, list) else []
+
+
+def trigger_issues(workflow: Workflow) -> list[Issue]:
+    """Errors for malformed trigger patterns: each names the pattern and the position."""
+    raw = getattr(workflow, "triggers", None)
+    if raw is None:
+        raw = (workflow.model_extra or {}).get("triggers")
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        return [Issue("trigger_invalid", Severity.ERROR, (), "The workflow's triggers must be a list of patterns.")]
+    from .grammar import TriggerPatternError, compile_trigger
+
+    out = []
+    for i, pattern in enumerate(raw):
+        if not isinstance(pattern, str):
+            out.append(Issue("trigger_invalid", Severity.ERROR, (), f"Trigger {i + 1} is not a pattern (text)."))
+            continue
+        try:
+            compile_trigger(pattern)
+        except TriggerPatternError as err:
+            out.append(Issue("trigger_invalid", Severity.ERROR, (),
+                             f"Trigger {i + 1} '{pattern}' is malformed at character {err.position + 1}: {err.reason.rstrip('.')}."))
+    return out
+
+
 def validate(workflow: Workflow, *, web_search_available: bool | None = None) -> list[Issue]:
     """Every issue of ``workflow``, errors first in rule order, then warnings.
 
@@ -308,6 +340,8 @@ def _validate(workflow: Workflow, web_search_available: bool | None) -> list[Iss
 
     for dup in index.duplicate_ids:
         add(Issue("duplicate_node_id", E, (dup,), f"Two nodes share the id '{dup}'; ids must be unique."))
+    for issue in trigger_issues(workflow):
+        add(issue)
 
     # One pass over the nodes: unknown types, start nodes, node ids by role for the link
     # checks, and the content warnings (held back: they come after every other issue).

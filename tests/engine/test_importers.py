@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 
 from engine import load_workflow, parse_workflow, spec_for, validate
-from engine.importers import (ExportRefused, ImportRefused, detect_format, export_anythingllm, import_flow,
+from engine.importers import (ExportRefused, ImportRefused, detect_flow_format, export_anythingllm, import_flow,
                               load_any_workflow)
 from engine.model import WorkflowLoadError
 
-FIX = Path(__file__).parent / "fixtures" / "imports"
+FIX = Path(__file__).parent.parent / "fixtures" / "imports"
 
 
 def raw(name: str) -> dict:
@@ -56,13 +56,13 @@ def data_of(wf: dict, kind: str, index: int = 0) -> dict:
     ("typeagent_top_songs.recipe.json", "typeagent-script"),
 ])
 def test_detected_by_shape(name: str, fmt: str) -> None:
-    assert detect_format(raw(name)) == fmt
+    assert detect_flow_format(raw(name)) == fmt
 
 
 def test_flowdesk_and_unknown_shapes() -> None:
-    assert detect_format({"nodes": [], "connections": []}) == "flowdesk"
-    assert detect_format({"hello": 1}) is None
-    assert detect_format([1, 2]) is None
+    assert detect_flow_format({"nodes": [], "connections": []}) == "flowdesk"
+    assert detect_flow_format({"hello": 1}) is None
+    assert detect_flow_format([1, 2]) is None
 
 
 def test_plain_load_names_the_foreign_format(tmp_path: Path) -> None:
@@ -297,3 +297,13 @@ def test_cli_export(tmp_path: Path) -> None:
     assert [s["type"] for s in json.loads(r.stdout)["steps"]] == ["start", "apiCall", "webScraping", "llmInstruction"]
     r = _cli("export", str(FIX / "typeagent_list_files.recipe.json"), "--to", "anythingllm", cwd=tmp_path)
     assert r.returncode == 2 and "'script' node" in r.stderr
+
+
+def test_malformed_trigger_is_a_workflow_error_naming_pattern_and_position() -> None:
+    wf = parse_workflow({"triggers": ["research $(topic:wildcard)", "play $(song:wildcard"],
+                         "nodes": [{"id": "s", "type": "start", "data": {}}, {"id": "a", "type": "agent", "data": {}}],
+                         "connections": [{"source": "s", "target": "a"}]})
+    errors = [i for i in validate(wf) if i.is_error]
+    assert [i.code for i in errors] == ["trigger_invalid"]
+    assert errors[0].node_ids == ()
+    assert "'play $(song:wildcard'" in errors[0].message and "character 6" in errors[0].message
