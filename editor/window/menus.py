@@ -44,6 +44,8 @@ class MenusMixin:
         self.act_open = self._action("&Open…", "open", K.Open, self.open_dialog, "Open a workflow file")
         self.act_save = self._action("&Save", "save", K.Save, self.save, "Save")
         self.act_save_as = self._action("Save &As…", "save-as", K.SaveAs, self.save_as, "Save under a new name")
+        self.act_export = self._action("&Export as AnythingLLM Agent Flow…", None, None, self.export_dialog,
+                                       "Write this workflow as an AnythingLLM agent flow")
         self.act_revert = self._action("&Revert", "revert", None, self.revert, "Discard changes and reload the file")
         self.act_quit = self._action("&Quit", None, K.Quit, self.close)
         stack = self.document.undo_stack
@@ -101,6 +103,8 @@ class MenusMixin:
             a.triggered.connect(lambda _=False, p=str(path): self.open_sample(p))
         f.addSeparator()
         f.addActions([self.act_save, self.act_save_as, self.act_revert])
+        f.addSeparator()
+        f.addAction(self.act_export)
         f.addSeparator()
         f.addAction(self.act_quit)
         e = mb.addMenu("&Edit")
