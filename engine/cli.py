@@ -6,6 +6,8 @@ Exit codes (a contract other tools rely on):
             3 paused with no decision left, 4 cancelled (Ctrl+C).
   runs, show: 0, or 2 when the run history cannot be read or the run does not exist.
   import, export: 0 written, 2 the file cannot be read or converted (the reason printed).
+  do: as run once a flow runs; 0 with --dry-run; 2 no flow matches (nor a usable model answer);
+      4 not confirmed (no --yes, and no "y" on a terminal).
 ``validate`` and ``run`` also accept the flow files ``import`` reads (AnythingLLM agent flows,
 TypeAgent recipes): they are converted on load, with a note on stderr naming the format.
 ``run`` records every event in the run store (unless ``--no-store``); a run paused with
@@ -29,7 +31,7 @@ from .events import SUBAGENT_CALL_TYPES, format_timestamp
 
 __all__ = ["main", "COMMANDS"]
 
-COMMANDS = ("run", "validate", "resume", "runs", "show", "import", "export")
+COMMANDS = ("run", "validate", "resume", "runs", "show", "import", "export", "do")
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_PAUSED, EXIT_CANCELLED = 0, 1, 2, 3, 4
 
@@ -42,14 +44,7 @@ def _decision(text: str) -> tuple[str, str]:
     return word, note
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="flowdesk", description="Draw, run and inspect agentic LLM workflows.")
-    sub = p.add_subparsers(dest="command", metavar="COMMAND")
-    v = sub.add_parser("validate", help="check a workflow file and list its problems")
-    v.add_argument("file")
-    v.add_argument("--json", action="store_true", help="print the issues as JSON")
-    r = sub.add_parser("run", help="run a workflow headless")
-    r.add_argument("file")
+def _run_options(r: argparse.ArgumentParser) -> None:
     r.add_argument("--input", help="the run's initial input (overrides the start node's)")
     r.add_argument("--decide", action="append", type=_decision, default=[], metavar="approve|reject[:NOTE]",
                    help="answer the next approval; repeat for later ones, applied in order")
@@ -59,6 +54,25 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--base-url", help="base URL of an OpenAI-compatible server")
     r.add_argument("--max-visits", type=int, default=25, help="how often one node may run in a run (loop guard)")
     r.add_argument("--no-store", action="store_true", help="do not record the run in the run history")
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="flowdesk", description="Draw, run and inspect agentic LLM workflows.")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    v = sub.add_parser("validate", help="check a workflow file and list its problems")
+    v.add_argument("file")
+    v.add_argument("--json", action="store_true", help="print the issues as JSON")
+    r = sub.add_parser("run", help="run a workflow headless")
+    r.add_argument("file")
+    _run_options(r)
+    d = sub.add_parser("do", help="run the library flow a sentence asks for (trigger phrases first, else the model)")
+    d.add_argument("text", metavar="TEXT")
+    d.add_argument("--yes", action="store_true", help="run without asking for confirmation")
+    d.add_argument("--dry-run", action="store_true", help="print the flow and its arguments; run nothing")
+    d.add_argument("--json", action="store_true", help="print the choice as JSON")
+    d.add_argument("--library", action="append", metavar="FOLDER",
+                   help="use this folder as the library instead of the user's (repeatable)")
+    _run_options(d)
     rs = sub.add_parser("resume", help="answer a paused run's approval and continue it")
     rs.add_argument("run_id")
     rs.add_argument("--decide", action="append", type=_decision, default=[], metavar="approve|reject[:NOTE]",
@@ -233,6 +247,65 @@ def _cmd_export(args: argparse.Namespace) -> int:
     return _write_out(json.dumps(out, ensure_ascii=False, indent=2) + "\n", args.output)
 
 
+def _cmd_do(args: argparse.Namespace) -> int:
+    """Match the library's triggers (no model call); else ask the model once; confirm; run."""
+    from .dispatch import NoFlowMatches, ask_model_for_flow, match_sentence, routable_flows
+    from .inputs import has_surrogates
+    from .library import FlowLibrary, LibraryError, default_library
+    from .llm.base import LLMError
+    from .llm.registry import ProviderConfigError, make_resolver
+
+    text = args.text.strip()
+    if not text or has_surrogates(text):
+        _err("TEXT is empty" if not text else "TEXT is not valid text: it holds bytes that are not UTF-8")
+        return EXIT_USAGE
+    library = FlowLibrary(args.library, seed=False) if args.library else default_library()
+    flows = routable_flows(library)
+    matches = match_sentence(text, flows)
+    if matches:
+        choice = matches[0]
+    else:
+        if not flows:
+            _err("no flow matches: the library has no flows")
+            return EXIT_USAGE
+        try:
+            resolver = make_resolver(args.provider, model=args.model, base_url=args.base_url)
+            choice = asyncio.run(ask_model_for_flow(text, flows, resolver, model=args.model or ""))
+        except NoFlowMatches as err:
+            _err(str(err))
+            return EXIT_USAGE
+        except (ProviderConfigError, LLMError) as err:
+            _err(f"no flow matches: the model could not be asked: {err}")
+            return EXIT_USAGE
+    out = sys.stderr if args.jsonl else sys.stdout  # with --jsonl, stdout holds only the log's JSON lines
+    if args.json:
+        out.write(json.dumps(choice.to_json(), ensure_ascii=False, indent=2) + "\n")
+    else:
+        how = f"trigger \"{choice.pattern}\"" if choice.source == "trigger" else "chosen by the model"
+        lines = [f"flow: {choice.flow.name} ({choice.flow.id}) · {how}"]
+        lines += [f"  {name} = {json.dumps(value, ensure_ascii=False)}" for name, value in choice.arguments.items()]
+        out.write("\n".join(lines + ([] if choice.arguments else ["  (no arguments)"])) + "\n")
+    out.flush()
+    if args.dry_run:
+        return EXIT_OK
+    if not args.yes:
+        answer = ""
+        if sys.stdin is not None and sys.stdin.isatty():
+            try:
+                answer = input(f"Run {choice.flow.name}? [y/N] ")
+            except EOFError:
+                answer = ""
+        if answer.strip().lower() not in ("y", "yes"):
+            _err("not run: not confirmed (pass --yes to run without asking)")
+            return EXIT_CANCELLED
+    try:
+        wf = library.load_path(choice.flow.path)
+    except LibraryError as err:
+        _err(str(err))
+        return EXIT_USAGE
+    return _run_loaded(wf, args, str(choice.flow.path), choice.arguments)
+
+
 def _cmd_validate(args: argparse.Namespace) -> int:
     from .model import WorkflowLoadError
     from .validate import validate
@@ -363,9 +436,7 @@ def _interrupts_ignored() -> Iterator[None]:
 
 def _cmd_run(args: argparse.Namespace) -> int:
     from .inputs import has_surrogates
-    from .llm.registry import ProviderConfigError, make_resolver
     from .model import WorkflowLoadError
-    from .validate import validate
 
     if args.input is not None and has_surrogates(args.input):
         _err("--input is not valid text: it holds bytes that are not UTF-8")
@@ -375,6 +446,14 @@ def _cmd_run(args: argparse.Namespace) -> int:
     except WorkflowLoadError as err:
         _err(str(err))
         return EXIT_USAGE
+    return _run_loaded(wf, args, args.file)
+
+
+def _run_loaded(wf: Any, args: argparse.Namespace, path: str, arguments: dict[str, Any] | None = None) -> int:
+    """``flowdesk run`` from a loaded workflow (``arguments``: the run's variables, from ``do``)."""
+    from .llm.registry import ProviderConfigError, make_resolver
+    from .validate import validate
+
     if args.max_visits < 1:
         _err("--max-visits must be at least 1")
         return EXIT_USAGE
@@ -383,7 +462,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if errors:
         for i in errors:
             _err(f"error: {i.message} ({i.code})")
-        _err(f"{args.file} has {len(errors)} error{'s' if len(errors) != 1 else ''}; the run was not started")
+        _err(f"{path} has {len(errors)} error{'s' if len(errors) != 1 else ''}; the run was not started")
         return EXIT_FAILED
     if not args.provider and not args.base_url:
         from .llm.discovery import default_provider_problem, describe, needs_default_provider, survey
@@ -406,10 +485,18 @@ def _cmd_run(args: argparse.Namespace) -> int:
                               ("baseUrl", _stored_base_url(args.base_url))) if v}
     if args.base_url and _stored_base_url(args.base_url) != args.base_url:
         meta["baseUrlCredentials"] = True  # resume says to pass --base-url again
+    extra: dict[str, Any] = {}
+    if arguments:
+        import inspect
+
+        if "variables" in inspect.signature(Run).parameters:
+            extra["variables"] = arguments
+        else:
+            _err("warning: this build of the engine has no run variables; the arguments are not passed")
     run = Run(wf, resolver, initial_input=args.input, max_visits=args.max_visits, check=False,
-              meta=meta, keep_events=False)  # printed and stored as they happen; no need to hold them
+              meta=meta, keep_events=False, **extra)  # printed and stored as they happen; no need to hold them
     store = None if args.no_store else _open_store(required=False)
-    return _execute(run, store, list(args.decide), printer, workflow_path=os.path.abspath(args.file))
+    return _execute(run, store, list(args.decide), printer, workflow_path=os.path.abspath(path))
 
 
 def _stored_base_url(url: str | None) -> str | None:
@@ -546,7 +633,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "validate":
         return _cmd_validate(args)
     handler = {"run": _cmd_run, "resume": _cmd_resume, "runs": _cmd_runs, "show": _cmd_show, "import": _cmd_import,
-               "export": _cmd_export}.get(args.command)
+               "export": _cmd_export, "do": _cmd_do}.get(args.command)
     if handler is not None:
         try:
             return handler(args)
