@@ -50,7 +50,7 @@ from .nodes.flow import ActionData, FlowData, new_flow_for_action
 from .importers import (FLOW_FORMATS, ExportRefused, ImportRefused, ImportResult, detect_flow_format,
                         export_anythingllm, import_flow, load_any_workflow)
 from .validate import trigger_issues
-from .dispatch import (FlowChoice, NoFlowMatches, ask_model_for_flow, match_sentence, parse_routing_answer,
+from .dispatch import (FlowChoice, NoFlowMatches, apply_arguments, ask_model_for_flow, match_sentence, parse_routing_answer,
                        routable_flows, routing_schema)
 from .library import (FlowLibrary, FlowParameter, LibraryError, LibraryFlow, default_library, flow_parameters,
                       library_dir, set_default_library, workflow_can_pause)
@@ -135,7 +135,7 @@ __all__ = sorted([
     "FLOW_FORMATS", "ImportResult", "ImportRefused", "ExportRefused", "detect_flow_format", "import_flow",
     "load_any_workflow", "export_anythingllm", "trigger_issues",
     # say it, run it: a sentence → a library flow (triggers first, else one routed model request)
-    "FlowChoice", "NoFlowMatches", "match_sentence", "ask_model_for_flow", "parse_routing_answer", "routable_flows",
+    "FlowChoice", "NoFlowMatches", "apply_arguments", "match_sentence", "ask_model_for_flow", "parse_routing_answer", "routable_flows",
     "routing_schema",
     # the flow library
     "FlowLibrary", "LibraryFlow", "FlowParameter", "LibraryError", "library_dir", "default_library",

@@ -303,7 +303,9 @@ def _cmd_do(args: argparse.Namespace) -> int:
     except LibraryError as err:
         _err(str(err))
         return EXIT_USAGE
-    return _run_loaded(wf, args, str(choice.flow.path), choice.arguments)
+    from .dispatch import apply_arguments
+
+    return _run_loaded(apply_arguments(wf, choice.arguments), args, str(choice.flow.path))
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
@@ -449,8 +451,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return _run_loaded(wf, args, args.file)
 
 
-def _run_loaded(wf: Any, args: argparse.Namespace, path: str, arguments: dict[str, Any] | None = None) -> int:
-    """``flowdesk run`` from a loaded workflow (``arguments``: the run's variables, from ``do``)."""
+def _run_loaded(wf: Any, args: argparse.Namespace, path: str) -> int:
+    """``flowdesk run`` from a loaded workflow."""
     from .llm.registry import ProviderConfigError, make_resolver
     from .validate import validate
 
@@ -485,16 +487,8 @@ def _run_loaded(wf: Any, args: argparse.Namespace, path: str, arguments: dict[st
                               ("baseUrl", _stored_base_url(args.base_url))) if v}
     if args.base_url and _stored_base_url(args.base_url) != args.base_url:
         meta["baseUrlCredentials"] = True  # resume says to pass --base-url again
-    extra: dict[str, Any] = {}
-    if arguments:
-        import inspect
-
-        if "variables" in inspect.signature(Run).parameters:
-            extra["variables"] = arguments
-        else:
-            _err("warning: this build of the engine has no run variables; the arguments are not passed")
     run = Run(wf, resolver, initial_input=args.input, max_visits=args.max_visits, check=False,
-              meta=meta, keep_events=False, **extra)  # printed and stored as they happen; no need to hold them
+              meta=meta, keep_events=False)  # printed and stored as they happen; no need to hold them
     store = None if args.no_store else _open_store(required=False)
     return _execute(run, store, list(args.decide), printer, workflow_path=os.path.abspath(path))
 

@@ -29,7 +29,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .library import FlowLibrary, LibraryFlow
 
 __all__ = ["FlowChoice", "NoFlowMatches", "match_sentence", "routing_schema", "parse_routing_answer",
-           "ask_model_for_flow", "routable_flows", "ROUTER_NODE"]
+           "ask_model_for_flow", "routable_flows", "apply_arguments", "ROUTER_NODE"]
 
 ROUTER_NODE = "router"
 _SYSTEM = ("You route a user's request to one saved flow of their library. Answer with one JSON object only: "
@@ -208,3 +208,28 @@ async def ask_model_for_flow(sentence: str, flows: list["LibraryFlow"], resolver
     provider = resolver(inv) if callable(resolver) and not hasattr(resolver, "complete") else resolver
     result = await provider.complete(inv, _QuietContext())
     return parse_routing_answer(result.text, flows)
+
+
+def apply_arguments(workflow: Any, arguments: dict[str, Any]) -> Any:
+    """A copy of ``workflow`` whose Start variables hold ``arguments`` as their values (the run's
+    variables start from them; the run coerces and checks them as it does any value). An
+    argument with no variable of that name is added as a string variable."""
+    copy = workflow.model_copy(deep=True)
+    start = copy.start_node()
+    if start is None or not arguments:
+        return copy
+    raw = getattr(start.data, "variables", None)
+    from_extra = raw is None
+    if from_extra:
+        raw = (start.data.model_extra or {}).get("variables") or []
+    rows = [v.model_dump(mode="json") if hasattr(v, "model_dump") else dict(v) for v in raw if
+            hasattr(v, "model_dump") or isinstance(v, dict)]
+    left = dict(arguments)
+    for row in rows:
+        if row.get("name") in left:
+            row["value"] = left.pop(row["name"])
+    rows.extend({"name": k, "value": v, "type": "string"} for k, v in left.items())
+    data = start.data.model_dump(mode="json")
+    data["variables"] = rows
+    start.data = type(start.data).model_validate(data)
+    return copy
