@@ -33,6 +33,7 @@ class TriggersEditor(QWidget):
         self.edit.setPlaceholderText("One pattern per line, e.g.\ncreate (a)? $(genre:wildcard) playlist "
                                      "(with)? $(quantity:number) (songs)?")
         self.edit.setFixedHeight(84)
+        self.edit.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)  # one pattern per line, as stored
         self.errors = QLabel()
         self.errors.setObjectName("triggerErrors")
         self.errors.setWordWrap(True)

@@ -66,7 +66,7 @@ class CommandBar(QDialog):
         lay.addWidget(self.edit)
         lay.addWidget(self.list, 1)
         lay.addWidget(self.hint)
-        self.resize(640, 380)
+        self.setFixedWidth(640)
         self.setStyleSheet("#commandBar { border: 1px solid #3d444d; border-radius: 8px; }"
                            "#commandList::item { padding: 6px 4px; }")
         self.edit.textChanged.connect(self._refresh)
@@ -110,6 +110,10 @@ class CommandBar(QDialog):
         return [(self.list.item(i).data(ROLE)[0], self.list.item(i).text()) for i in range(self.list.count())]
 
     def _refresh(self) -> None:
+        self._fill()
+        self._fit()
+
+    def _fill(self) -> None:
         self.list.clear()
         text = self.edit.text().strip()
         if not text:
@@ -133,6 +137,12 @@ class CommandBar(QDialog):
         if self._flows:
             self._add("ask", "Ask the model…", "one request picks a flow and its arguments; you confirm", text)
         self.list.setCurrentRow(0)
+
+    def _fit(self) -> None:
+        """The list as tall as its items (up to a limit): the bar does not show an empty well."""
+        rows = sum(self.list.sizeHintForRow(i) for i in range(self.list.count()))
+        self.list.setFixedHeight(max(44, min(320, rows + 2 * self.list.frameWidth() + 4)))
+        self.adjustSize()
 
     # ------------------------------------------------------------------ choosing
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:
