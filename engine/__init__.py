@@ -16,7 +16,9 @@ are not needed to edit or validate a workflow), so importing the engine stays ch
 from typing import TYPE_CHECKING, Any
 
 from .errors import FlowdeskError
-from .events import SUBAGENT_CALL_TYPES, SUBAGENT_FIELDS, SYSTEM_NODE, EventType, RunEvent, RunStatus
+from .events import (FLOW_CALL_FIELDS, FLOW_CALL_TYPES, SUBAGENT_CALL_TYPES, SUBAGENT_FIELDS, SYSTEM_NODE, EventType,
+                     RunEvent, RunStatus)
+from .llm.base import FlowToolSpec
 from .llm import (AgentInvocation, EchoProvider, LLMError, LLMProvider, LLMResult, ProviderConfigError, ProviderContext,
                   SubagentSpec, available_providers, make_resolver, web_search_available)
 from .llm.config import (DEFAULT_EFFORTS, ModelInfo, ProviderInfo, Settings, config_dir, is_local_url, key_source,
@@ -139,7 +141,8 @@ __all__ = sorted([
     "routing_schema",
     # the flow library
     "FlowLibrary", "LibraryFlow", "FlowParameter", "LibraryError", "library_dir", "default_library",
-    "set_default_library", "flow_parameters", "workflow_can_pause",
+    "set_default_library", "flow_parameters", "workflow_can_pause", "FlowToolSpec", "FLOW_CALL_TYPES",
+    "FLOW_CALL_FIELDS",
     # run store (loaded on first use)
     "RunStore", "RunInfo", "RunRecorder", "StoreError", "AlreadyImported", "agentflow_record",
     "run_from_agentflow_record", "data_dir",

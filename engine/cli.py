@@ -31,7 +31,7 @@ from .events import SUBAGENT_CALL_TYPES, format_timestamp
 
 __all__ = ["main", "COMMANDS"]
 
-COMMANDS = ("run", "validate", "resume", "runs", "show", "import", "export", "do")
+COMMANDS = ("run", "validate", "resume", "runs", "show", "flows", "import", "export", "do")
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_PAUSED, EXIT_CANCELLED = 0, 1, 2, 3, 4
 
@@ -97,6 +97,8 @@ def _parser() -> argparse.ArgumentParser:
     sh = sub.add_parser("show", help="print a recorded run's log")
     sh.add_argument("run_id")
     sh.add_argument("--jsonl", action="store_true", help="print the log as JSON lines (wire form)")
+    fl = sub.add_parser("flows", help="list the flow library (reusable flows, their parameters and triggers)")
+    fl.add_argument("--json", action="store_true", help="print the flows as JSON")
     return p
 
 
@@ -322,7 +324,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     from .llm.config import web_search_available
 
-    issues = validate(wf, web_search_available=web_search_available())
+    issues = validate(wf, web_search_available=web_search_available(), path=os.path.abspath(args.file))
     errors = sum(1 for i in issues if i.is_error)
     if args.json:
         print(json.dumps({"issues": [i.to_json() for i in issues]}, ensure_ascii=False, indent=2))
@@ -459,7 +461,7 @@ def _run_loaded(wf: Any, args: argparse.Namespace, path: str) -> int:
     if args.max_visits < 1:
         _err("--max-visits must be at least 1")
         return EXIT_USAGE
-    issues = validate(wf)
+    issues = validate(wf, path=os.path.abspath(path))
     errors = [i for i in issues if i.is_error]
     if errors:
         for i in errors:
@@ -488,7 +490,7 @@ def _run_loaded(wf: Any, args: argparse.Namespace, path: str) -> int:
     if args.base_url and _stored_base_url(args.base_url) != args.base_url:
         meta["baseUrlCredentials"] = True  # resume says to pass --base-url again
     run = Run(wf, resolver, initial_input=args.input, max_visits=args.max_visits, check=False,
-              meta=meta, keep_events=False)  # printed and stored as they happen; no need to hold them
+              meta=meta, keep_events=False, path=os.path.abspath(path))  # printed and stored as they happen
     store = None if args.no_store else _open_store(required=False)
     return _execute(run, store, list(args.decide), printer, workflow_path=os.path.abspath(path))
 
@@ -613,6 +615,34 @@ def _cmd_show(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_flows(args: argparse.Namespace) -> int:
+    from .library import default_library
+
+    flows = default_library().flows()
+    if args.json:
+        print(json.dumps({"folders": [str(f) for f in default_library().folders],
+                          "flows": [f.to_json() for f in flows]}, ensure_ascii=False, indent=2))
+        return EXIT_OK
+    if not flows:
+        print(f"The flow library is empty ({default_library().primary}).")
+        return EXIT_OK
+    for f in flows:
+        if f.error:
+            print(f"! {f.path}: {f.error}")
+            continue
+        state = "" if f.enabled else "  (off)"
+        print(f"{f.name}  [{f.id}]{state}")
+        if f.description:
+            print(f"    {' '.join(f.description.split())}")
+        if f.parameters:
+            params = ", ".join(f"{p.name}: {p.type}{'' if p.required else '?'}" for p in f.parameters)
+            print(f"    parameters: {params}")
+        for t in f.triggers:
+            print(f"    trigger: {t}")
+        print(f"    {f.path}")
+    return EXIT_OK
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     for stream in (sys.stdout, sys.stderr):  # a path or text that is not UTF-8 is escaped, never a traceback
         try:
@@ -626,8 +656,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(exc.code or 0)
     if args.command == "validate":
         return _cmd_validate(args)
-    handler = {"run": _cmd_run, "resume": _cmd_resume, "runs": _cmd_runs, "show": _cmd_show, "import": _cmd_import,
-               "export": _cmd_export, "do": _cmd_do}.get(args.command)
+    handler = {"run": _cmd_run, "resume": _cmd_resume, "runs": _cmd_runs, "show": _cmd_show, "flows": _cmd_flows,
+               "import": _cmd_import, "export": _cmd_export, "do": _cmd_do}.get(args.command)
     if handler is not None:
         try:
             return handler(args)

@@ -244,6 +244,18 @@ class FlowLibrary:
     # ------------------------------------------------------------------ listing
     def flows(self) -> list[LibraryFlow]:
         """Every flow, in library order (folder order, then file name); unreadable files included with ``error``."""
+        out = self._scan()
+        for entry in out:
+            self._fill_can_pause(entry)
+        return out
+
+    def _fill_can_pause(self, entry: LibraryFlow) -> LibraryFlow:
+        if not entry.error:
+            wf = self._cache.get(entry.path, (None, None, None))[2]
+            entry.can_pause = wf is not None and workflow_can_pause(wf, self, base=entry.path, _seen={str(entry.path)})
+        return entry
+
+    def _scan(self) -> list[LibraryFlow]:
         disabled = set(self._settings().library.disabled)
         out: list[LibraryFlow] = []
         seen_ids: set[str] = set()
@@ -262,11 +274,6 @@ class FlowLibrary:
                     seen_ids.add(entry.id)
                     entry.enabled = entry.id not in disabled
                     out.append(entry)
-        for entry in out:
-            if not entry.error:
-                wf = self._cache.get(entry.path, (None, None, None))[2]
-                entry.can_pause = wf is not None and workflow_can_pause(wf, self, base=entry.path,
-                                                                         _seen={str(entry.path)})
         return out
 
     def _read(self, path: Path) -> LibraryFlow | None:
@@ -295,25 +302,19 @@ class FlowLibrary:
         """A readable flow by id, else by name (case-insensitive), else by file stem."""
         if not id_or_name:
             return None
-        flows = [f for f in self.flows() if not f.error]
-        for f in flows:
-            if f.id == id_or_name:
-                return f
+        flows = [f for f in self._scan() if not f.error]
         low = id_or_name.strip().lower()
-        for f in flows:
-            if f.name.strip().lower() == low:
-                return f
-        for f in flows:
-            if f.path.name[: -len(FLOW_SUFFIX)].lower() == low:
-                return f
-        return None
+        found = next((f for f in flows if f.id == id_or_name), None) \
+            or next((f for f in flows if f.name.strip().lower() == low), None) \
+            or next((f for f in flows if f.path.name[: -len(FLOW_SUFFIX)].lower() == low), None)
+        return self._fill_can_pause(found) if found is not None else None
 
     def resolve(self, ref: str, *, base: str | os.PathLike[str] | None = None, by_name: bool = True) -> LibraryFlow | None:
         """What a flow reference names: a library id, a path (relative to the file ``base``), or a name."""
         ref = (ref or "").strip()
         if not ref:
             return None
-        flows = [f for f in self.flows() if not f.error]
+        flows = [f for f in self._scan() if not f.error]
         for f in flows:
             if f.id == ref:
                 return f
@@ -367,7 +368,7 @@ class FlowLibrary:
             workflow.id = new_id("flow")  # type: ignore[attr-defined]
         target: Path | None = Path(path) if path is not None else None
         if target is None:
-            current = next((f for f in self.flows() if f.id == workflow.id and not f.error), None)  # type: ignore[attr-defined]
+            current = next((f for f in self._scan() if f.id == workflow.id and not f.error), None)  # type: ignore[attr-defined]
             target = current.path if current is not None else self._free_path(_slug(workflow.display_name()))
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -377,6 +378,7 @@ class FlowLibrary:
         entry = self._read(target)
         assert entry is not None
         entry.enabled = entry.id not in set(self._settings().library.disabled)
+        entry.can_pause = workflow_can_pause(workflow, self, base=target, _seen={str(target)})
         return entry
 
     def _free_path(self, stem: str) -> Path:

@@ -21,17 +21,18 @@ from __future__ import annotations
 
 import json
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, Callable, ClassVar
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..errors import FlowdeskError
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..model import Node
 
-__all__ = ["NodeData", "NodeSpec", "RunContext", "PauseRequest", "NodeError", "NodeOutcome", "PaletteEntry", "as_text",
-           "fill_prompt", "COMMON_HANDLE_LABELS"]
+__all__ = ["NodeData", "PolicyData", "NodeSpec", "RunContext", "PauseRequest", "NodeError", "NodeOutcome", "PaletteEntry", "as_text",
+           "fill_prompt", "COMMON_HANDLE_LABELS", "ERROR_MODES", "DEFAULT_MAX_RETRIES", "DEFAULT_RETRY_DELAY_MS",
+           "ERROR_HANDLE"]
 
 
 def _is_none(value: Any) -> bool:
@@ -51,9 +52,59 @@ class _Loose(BaseModel):
 
 
 class NodeData(_Loose):
-    """Data common to every node type (display-only fields)."""
+    """Data common to every node type: ``collapsed`` (display only) and ``outputVar`` (the
+    name of the run variable the node's output is stored under after each step; absent or
+    empty: not stored)."""
 
     collapsed: bool | None = Field(**_OPTIONAL)
+    outputVar: str | None = Field(**_OPTIONAL)
+
+    @field_validator("outputVar", mode="before")
+    @classmethod
+    def _output_var(cls, v: Any) -> Any:
+        if isinstance(v, str):
+            return v.strip() or None
+        return v
+
+
+#: Step policy defaults (DESIGN.md, "Step policies").
+ERROR_MODES = ("fail", "skip", "retry")
+DEFAULT_MAX_RETRIES = 3
+DEFAULT_RETRY_DELAY_MS = 1000
+ERROR_HANDLE = "error"
+
+
+class PolicyData(NodeData):
+    """Data of a node kind that does work (``NodeSpec.works``): its step policy.
+
+    ``timeoutMs`` (one attempt's limit; absent or 0: none), ``errorMode`` (``fail`` default,
+    ``skip``, ``retry``), ``maxRetries`` (more attempts with ``retry``; default 3) and
+    ``retryDelayMs`` (before the first retry, doubling; default 1000). Absent fields are left
+    out of the file (their defaults apply), so AgentFlow files round-trip unchanged.
+    """
+
+    timeoutMs: int | None = Field(**_OPTIONAL, ge=0)
+    errorMode: Literal["fail", "skip", "retry"] | None = Field(**_OPTIONAL)
+    maxRetries: int | None = Field(**_OPTIONAL, ge=0)
+    retryDelayMs: int | None = Field(**_OPTIONAL, ge=0)
+
+    @field_validator("errorMode", mode="before")
+    @classmethod
+    def _error_mode(cls, v: Any) -> Any:
+        if isinstance(v, str):
+            v = v.strip().lower()
+            return {"": None, "continue": "skip", "ignore": "skip", "stop": "fail"}.get(v, v)
+        return v
+
+    @field_validator("timeoutMs", "maxRetries", "retryDelayMs", mode="before")
+    @classmethod
+    def _whole(cls, v: Any) -> Any:
+        if isinstance(v, float) and v.is_integer():
+            return int(v)
+        if isinstance(v, str):
+            v = v.strip()
+            return int(v) if v.isdigit() else (None if not v else v)
+        return v
 
 
 class NodeOutcome(StrEnum):
@@ -100,7 +151,7 @@ class PaletteEntry:
 
 
 COMMON_HANDLE_LABELS = {"output": "output", "approve": "Approve", "reject": "Reject", "false": "Else",
-                        "subagent": "Subagents"}
+                        "subagent": "Subagents", "error": "On error", "body": "Body", "done": "Done"}
 
 
 class NodeSpec:
@@ -113,7 +164,10 @@ class NodeSpec:
       ``in_palette``, ``inputs``, ``chooses`` (the node follows exactly one of its outputs,
       so a loop through it can end there and it must have a branch linked), ``entry``
       (a run begins here; exactly one per workflow), ``tool_capable`` (can call and be
-      called as a subagent tool; only agents), ``handle_labels`` (names of fixed handles).
+      called as a subagent tool; only agents), ``handle_labels`` (names of fixed handles),
+      ``works`` (the node does work: its data is a :class:`PolicyData` with a step policy, and
+      it has the ``error`` source handle, which ``outputs`` does not list: the canvas draws it
+      apart; ``has_output(data, "error")`` is true).
     """
 
     kind: ClassVar[str] = ""
@@ -130,6 +184,7 @@ class NodeSpec:
     entry: ClassVar[bool] = False
     tool_capable: ClassVar[bool] = False
     handle_labels: ClassVar[dict[str, str]] = {}
+    works: ClassVar[bool] = False
     #: Whether ``execute`` emits events that say what the step produced (the built-ins do:
     #: ``llm_response``, ``logic_check``...). When False the run emits ``node_output`` after
     #: the step (content: the output as text; extra: ``{"handle": ...}``, the handle followed).
@@ -151,8 +206,9 @@ class NodeSpec:
         return ("output",)
 
     def has_output(self, data: NodeData, handle: str) -> bool:
-        """Whether a link may leave from ``handle`` (may accept more than ``outputs`` lists)."""
-        return handle in self.outputs(data)
+        """Whether a link may leave from ``handle`` (may accept more than ``outputs`` lists:
+        ``error`` on a kind that ``works``)."""
+        return handle in self.outputs(data) or (handle == ERROR_HANDLE and self.works)
 
     def plain_output(self) -> bool:
         """Whether ``output`` is always one of this kind's handles (lets validation skip most links)."""

@@ -24,15 +24,14 @@ from typing import Any
 
 from pydantic import ConfigDict, Field, field_validator
 
-from .base import _OPTIONAL, NodeData, NodeError, NodeSpec
+from .base import NodeData, NodeError, NodeSpec, PolicyData
 
 __all__ = ["FlowData", "ActionData", "FlowNodeSpec", "ActionSpec", "new_flow_for_action", "flow_cycle"]
 
 
-class FlowData(NodeData):
+class FlowData(PolicyData):
     flow: str = ""
     inputs: dict[str, Any] = Field(default_factory=dict)
-    outputVar: str | None = Field(**_OPTIONAL)
 
     @field_validator("flow", mode="before")
     @classmethod
@@ -45,13 +44,12 @@ class FlowData(NodeData):
         return {} if v is None else v
 
 
-class ActionData(NodeData):
+class ActionData(PolicyData):
     model_config = ConfigDict(extra="allow", validate_assignment=False, populate_by_name=True, serialize_by_alias=True)
 
     schema_: str = Field(default="", alias="schema")
     action: str = ""
     parameters: dict[str, Any] = Field(default_factory=dict)
-    outputVar: str | None = Field(**_OPTIONAL)
 
     @field_validator("schema_", "action", mode="before")
     @classmethod
@@ -130,8 +128,9 @@ def _check_ref(spec: NodeSpec, node: Any, checks: Any, ref: str, *, by_name: boo
         checks.error("flow_recursive", f"{checks.label(node)} runs the flow '{entry.name}' it is part of.")
         return
     start = Path(base) if base else None
-    if start is None and own_id:
-        start = entry.path if entry.id == own_id else None
+    if start is None and own_id:  # not saved where it is being edited: its library copy stands for it
+        own = library.resolve(own_id, by_name=False)
+        start = own.path if own is not None else None
     chain = flow_cycle(library, start, ref, by_name=by_name, base=base) if start is not None else None
     if chain:
         checks.error("flow_recursive", f"{checks.label(node)}: the {what} '{ref}' reaches this flow again "
@@ -148,9 +147,7 @@ class FlowNodeSpec(NodeSpec):
     width = 232.0
     category = "Flows"
     reports_output = False
-
-    def title(self, data: NodeData) -> str:
-        return f"Flow {getattr(data, 'flow', '')}".strip() or "Flow"
+    works = True
 
     def describe(self, node: Any) -> str:
         return f"Flow '{node.id}'"
@@ -171,7 +168,7 @@ class FlowNodeSpec(NodeSpec):
         _check_ref(self, node, checks, ref, by_name=False, what="flow")
 
     async def execute(self, ctx: Any, node: Any, value: Any) -> Any:
-        return await ctx.run.run_subflow(node, node.data.flow.strip(), "inputs", by_name=False)
+        return await ctx.run.run_subflow(node, node.data.flow.strip(), "inputs", by_name=False, value=value)
 
 
 class ActionSpec(NodeSpec):
@@ -184,6 +181,7 @@ class ActionSpec(NodeSpec):
     width = 232.0
     category = "Flows"
     reports_output = False
+    works = True
 
     def title(self, data: NodeData) -> str:
         schema = getattr(data, "schema_", "")
@@ -208,7 +206,7 @@ class ActionSpec(NodeSpec):
         _check_ref(self, node, checks, name, by_name=True, what="action")
 
     async def execute(self, ctx: Any, node: Any, value: Any) -> Any:
-        return await ctx.run.run_subflow(node, node.data.action.strip(), "parameters", by_name=True)
+        return await ctx.run.run_subflow(node, node.data.action.strip(), "parameters", by_name=True, value=value)
 
 
 def new_flow_for_action(action: str, parameters: dict[str, Any] | None = None, *, schema: str = "") -> Any:

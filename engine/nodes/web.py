@@ -10,7 +10,8 @@ export holds one.
 Data (DESIGN.md "More node kinds"):
 * ``http``: ``method``, ``url``, ``query`` and ``headers`` (``[{key, value}]``), ``bodyType``
   (``none``, ``json``, ``form``, ``text``), ``body``, ``formData``, ``failOnStatus`` (default
-  true), ``outputVar``;
+  true: a 4xx/5xx fails the step; off: the output is ``{status, reason, body}`` for such an
+  answer), ``outputVar``;
 * ``fetch``: ``url``, ``format`` (``markdown``, ``text``, ``html``), ``selector``, ``maxChars``
   (default 20,000), ``outputVar``.
 Step policies (``timeoutMs``, ``errorMode``, retries) are common to working nodes.
@@ -23,7 +24,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
-from .base import _OPTIONAL, NodeData, NodeError, NodeSpec, _Loose
+from .base import NodeData, NodeError, NodeSpec, PolicyData, _Loose
 
 __all__ = ["KeyValueRow", "HttpData", "FetchData", "HttpSpec", "FetchSpec", "send_test_request", "HTTP_METHODS",
            "resolve_for_step"]
@@ -46,7 +47,7 @@ def _rows(value: Any) -> Any:
     return value
 
 
-class HttpData(NodeData):
+class HttpData(PolicyData):
     method: Literal["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"] = "GET"
     url: str = ""
     query: list[KeyValueRow] = Field(default_factory=list)
@@ -55,7 +56,6 @@ class HttpData(NodeData):
     body: Any = Field(default="", json_schema_extra={"multiline": True})
     formData: list[KeyValueRow] = Field(default_factory=list)
     failOnStatus: bool = True
-    outputVar: str | None = Field(**_OPTIONAL)
 
     @field_validator("query", "headers", "formData", mode="before")
     @classmethod
@@ -78,12 +78,11 @@ class HttpData(NodeData):
         return "" if v is None else v
 
 
-class FetchData(NodeData):
+class FetchData(PolicyData):
     url: str = ""
     format: Literal["markdown", "text", "html"] = "markdown"
     selector: str = ""
     maxChars: int = 20_000
-    outputVar: str | None = Field(**_OPTIONAL)
 
     @field_validator("url", "selector", mode="before")
     @classmethod
@@ -103,7 +102,7 @@ class FetchData(NodeData):
 
 # --------------------------------------------------------------------------- running
 
-def resolve_for_step(ctx: Any, node: Any) -> tuple[dict[str, Any], list[str]]:
+def resolve_for_step(ctx: Any, node: Any, value: Any = None) -> tuple[dict[str, Any], list[str]]:
     """The node's data with templates resolved, and the secret values that went into it.
 
     Uses the run's variables and built-ins when the run offers them (``ctx.resolve_data``,
@@ -111,14 +110,15 @@ def resolve_for_step(ctx: Any, node: Any) -> tuple[dict[str, Any], list[str]]:
     """
     resolver = getattr(ctx, "resolve_data", None)
     if resolver is not None:
-        resolved = resolver(node)
+        resolved = resolver(node, value)
         value = getattr(resolved, "value", resolved)
         secrets = list(getattr(resolved, "secrets", ()) or ())
         return dict(value), secrets
     from ..templates import TemplateScope, resolve_templates_masked
 
     data = node.data.model_dump(mode="json", exclude_none=True)
-    scope = TemplateScope(variables=dict(getattr(ctx, "variables", None) or {}))
+    scope = TemplateScope(variables=dict(getattr(ctx, "variables", None) or {}),
+                          builtins={"PREVIOUS_OUTPUT": value, "input": value})
     res = resolve_templates_masked(data, scope)
     return dict(res.value), list(res.secrets)
 
@@ -163,16 +163,6 @@ async def send_test_request(node: Any, variables: Mapping[str, Any] | None = Non
     return result
 
 
-def _policy_timeout(node: Any) -> float | None:
-    ms = getattr(node.data, "timeoutMs", None)
-    if ms is None and node.data.model_extra:
-        ms = node.data.model_extra.get("timeoutMs")
-    try:
-        return float(ms) / 1000.0 if ms else None
-    except (TypeError, ValueError):
-        return None
-
-
 class HttpSpec(NodeSpec):
     kind = "http"
     data_model = HttpData
@@ -183,6 +173,7 @@ class HttpSpec(NodeSpec):
     width = 240.0
     category = "Web"
     reports_output = False
+    works = True
 
     def summary(self, data: NodeData) -> list[tuple[str, bool]]:
         url = getattr(data, "url", "") or "(no URL)"
@@ -215,15 +206,18 @@ class HttpSpec(NodeSpec):
     async def execute(self, ctx: Any, node: Any, value: Any) -> tuple[Any, str]:
         from ..http_request import HttpStatusError, WebRequestError, send_request
 
-        data, secrets = resolve_for_step(ctx, node)
+        data, secrets = resolve_for_step(ctx, node, value)
         try:
-            result = await send_request(data, secrets=secrets, timeout=_policy_timeout(node),
-                                        on_event=_emitter(ctx, node.id, secrets))
+            result = await send_request(data, secrets=secrets, on_event=_emitter(ctx, node.id, secrets))
         except HttpStatusError as err:
             raise NodeError(f"{self.describe(node)} failed: {err}") from None
         except WebRequestError as err:
             raise NodeError(f"{self.describe(node)} failed: {err}") from None
-        return _masked_output(result.output, secrets), "output"
+        output = result.output
+        if result.status >= 400:
+            # failOnStatus off: the step succeeds, and the output says how the server answered.
+            output = {"status": result.status, "reason": result.reason, "body": output}
+        return _masked_output(output, secrets), "output"
 
     def describe(self, node: Any) -> str:
         return f"HTTP request '{node.id}'"
@@ -239,6 +233,7 @@ class FetchSpec(NodeSpec):
     width = 232.0
     category = "Web"
     reports_output = False
+    works = True
 
     def summary(self, data: NodeData) -> list[tuple[str, bool]]:
         url = getattr(data, "url", "") or "(no URL)"
@@ -265,10 +260,9 @@ class FetchSpec(NodeSpec):
         from ..http_request import WebRequestError
         from ..web_fetch import fetch_page
 
-        data, secrets = resolve_for_step(ctx, node)
+        data, secrets = resolve_for_step(ctx, node, value)
         try:
-            result = await fetch_page(data, secrets=secrets, timeout=_policy_timeout(node),
-                                      on_event=_emitter(ctx, node.id, secrets))
+            result = await fetch_page(data, secrets=secrets, on_event=_emitter(ctx, node.id, secrets))
         except WebRequestError as err:
             raise NodeError(f"{self.describe(node)} failed: {err}") from None
         return _masked_output(result.output, secrets), "output"
