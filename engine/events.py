@@ -76,6 +76,12 @@ class EventType(StrEnum):
     FLOW_CALL_START = "flow_call_start"  # a library flow called by a model as a tool (extra: FLOW_CALL_FIELDS)
     FLOW_CALL_END = "flow_call_end"
     FLOW_CALL_ERROR = "flow_call_error"
+    # Step policies and data flow (DESIGN.md, "Step policies", "More node kinds")
+    STEP_END = "step_end"  # extra {status: done|skipped|failed, durationMs}
+    STEP_RETRY = "step_retry"  # extra {attempt (the one about to run), maxAttempts, delayMs, error}
+    STEP_SKIPPED = "step_skipped"  # content: the error; the output is null, the branch goes on
+    LOOP_CHECK = "loop_check"  # extra {iteration, matched}
+    JOIN_WAIT = "join_wait"  # extra {delivered, expected}: an arrival at a join that keeps waiting
 
 
 SUBAGENT_CALL_TYPES = frozenset({EventType.SUBAGENT_CALL_START.value, EventType.SUBAGENT_CALL_END.value,

@@ -256,9 +256,24 @@ class AgentSpec(NodeSpec):
             if _is_decision(value):
                 value = run.last_text_output
             value = value if isinstance(value, str) else as_text(value)
-        content = fill_prompt(user_prompt, value) if user_prompt else value
-        inv = AgentInvocation(node_id, name, d.systemPrompt or DEFAULT_SYSTEM_PROMPT, content, d.model,
-                              d.reasoningEffort or DEFAULT_REASONING_EFFORT,
+        secrets: frozenset[str] = frozenset()
+        if run._has_templates(node):
+            # Every string of the data resolved (DESIGN.md, "Data flow"); what is sent holds the
+            # secrets, what is shown and recorded reads •••• in their place.
+            resolved = ctx.resolve_data(node, value)
+            real, masked, secrets = resolved.value, resolved.masked, resolved.secrets
+            user_prompt = real.get("userPrompt", "")
+            blank = not user_prompt or (isinstance(user_prompt, str) and user_prompt.isspace())
+            content = value if blank else as_text(user_prompt)
+            shown = value if blank else as_text(masked.get("userPrompt", ""))
+            name = as_text(real.get("agentName")) or "Agent"
+            system = as_text(real.get("systemPrompt")) or DEFAULT_SYSTEM_PROMPT
+            model = as_text(real.get("model"))
+            effort = as_text(real.get("reasoningEffort")) or DEFAULT_REASONING_EFFORT
+        else:
+            content = shown = fill_prompt(user_prompt, value) if user_prompt else value
+            system, model, effort = d.systemPrompt or DEFAULT_SYSTEM_PROMPT, d.model, d.reasoningEffort or DEFAULT_REASONING_EFFORT
+        inv = AgentInvocation(node_id, name, system, content, model, effort,
                               {"web_search": t.web_search, "subagents": t.subagents},
                               subagents_of(run, node_id) if t.subagents else [], d.provider)
         if t.flows:
@@ -268,8 +283,8 @@ class AgentSpec(NodeSpec):
         clock = run._clock
         started = clock()
         records = run._records
-        records[node_id] = (content, None, started, None, None, None)
-        emit(node_id, _START_PROMPT, content, None, started)
+        records[node_id] = (shown, None, started, None, None, None)
+        emit(node_id, _START_PROMPT, shown, None, started)
         call = ProviderCall(run, node_id, 0, None)
         try:
             result = await run._resolve(inv).complete(inv, call)
@@ -277,7 +292,7 @@ class AgentSpec(NodeSpec):
                 raise LLMError(f"the provider returned {type(result).__name__}, not an answer")
         except asyncio.CancelledError:
             call.flush()
-            records[node_id] = (content, None, started, clock(), None, "cancelled")
+            records[node_id] = (shown, None, started, clock(), None, "cancelled")
             raise
         except LLMError as err:
             message = str(err)
@@ -287,17 +302,21 @@ class AgentSpec(NodeSpec):
             if call._buf:
                 call.flush()
             text = result.text
+            if secrets:  # an answer that echoes a secret is never shown, recorded or passed on
+                text = ctx.mask(text, secrets)
             usage = result.usage
             ended = clock()
             # The usage as the event's JSON text, in the record too: a tuple of strings and
             # numbers only is left alone by the cyclic GC (a dict in it would keep it tracked).
             extra = _usage_json(usage) if usage else None
-            records[node_id] = (content, text, started, ended, extra, None)
+            records[node_id] = (shown, text, started, ended, extra, None)
             emit(node_id, _LLM_RESPONSE, text, None, ended, extra)
             run.last_text_output = text
             return text, "output"
         call.flush()
-        records[node_id] = (content, None, started, clock(), None, message)
+        if secrets:
+            message = ctx.mask(message, secrets)
+        records[node_id] = (shown, None, started, clock(), None, message)
         emit(node_id, _LLM_ERROR, message)
         raise NodeError(f"Agent '{name}' failed: {message}")
 

@@ -56,6 +56,7 @@ class JoinSpec(NodeSpec):
     width = 200.0
     category = "Flow"
     handle_labels = {"output": "output"}
+    gathers = True
 
     def summary(self, data: NodeData) -> list[tuple[str, bool]]:
         if getattr(data, "mode", "list") == "text":

@@ -52,7 +52,7 @@ def until_matches(until: str, output_text: str) -> bool:
 class LoopSpec(NodeSpec):
     kind = "loop"
     data_model = LoopData
-    reports_output = True
+    reports_output = False  # node_output says which handle (body or done) was followed
     label = "Loop"
     description = "Repeats its body until the output says a word, at most a number of times."
     icon = "loop"

@@ -81,7 +81,8 @@ async def test_the_model_calls_a_flow_with_arguments_and_gets_its_result(server,
     nested = [e for e in run.events if e.path]
     assert nested and all(e.path.startswith(f"lead.{start.extra['callId']}:") for e in nested)
     assert [(e.node_id, e.type) for e in nested if e.type not in ("run_status", "llm_delta")] == [
-        ("s", "step_start"), ("a", "step_start"), ("a", "start_prompt"), ("a", "llm_response")]
+        ("s", "step_start"), ("s", "step_end"), ("a", "step_start"), ("a", "start_prompt"), ("a", "llm_response"),
+        ("a", "step_end")]
     state = RunState()
     state.apply_many(run.events)
     (call,) = state.calls.values()
