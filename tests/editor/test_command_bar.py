@@ -60,7 +60,7 @@ def test_command_bar_lists_matches_and_runs_a_flow(window, qtbot, qloop, library
     assert run_window.choice.arguments == {"genre": "blues", "quantity": 12}
     variables = console.workflow.start_node().data.model_dump()["variables"]
     assert {v["name"]: v.get("value") for v in variables} == {"genre": "blues", "quantity": 12}
-    assert console.final_output() is not None
+    assert console.final_output() == "Make a playlist: blues, 12 songs"
     run_window.close()
     # remembered: the empty box lists the recent command
     window.act_command.trigger()

@@ -70,6 +70,7 @@ def test_trigger_match_runs_with_no_model_request(library, tmp_path, server) -> 
     assert 'flow: Make playlist (make-playlist) · trigger "create (a)?' in r.stdout
     assert '  genre = "blues"' in r.stdout and "  quantity = 12" in r.stdout
     assert "llm_response" in r.stdout and "completed" in r.stderr
+    assert "Make a blues playlist of 12 songs" in r.stdout  # the captures are the run's variables
 
 
 def test_dry_run_and_json(library, tmp_path, server) -> None:
@@ -105,7 +106,7 @@ def test_no_match_asks_the_model_once_with_the_library_schema(library, tmp_path,
     assert per_flow["arguments of weather"]["required"] == ["city"]
     assert body["messages"][-1]["content"] == "boil this memo down for me"
     assert "flow: Summarise text (summarise) · chosen by the model" in r.stdout
-    assert '  text = "the memo"' in r.stdout and "llm_response" in r.stdout
+    assert '  text = "the memo"' in r.stdout and "Summarise the memo in 4 bullets" in r.stdout
 
 
 @pytest.mark.parametrize("answer, reason", [

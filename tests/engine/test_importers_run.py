@@ -4,7 +4,6 @@ web server, with the echo provider (the agent's answer is its prompt, templates 
 from __future__ import annotations
 
 import asyncio
-import inspect
 import json
 from pathlib import Path
 
@@ -14,10 +13,6 @@ from engine import EchoProvider, Run, RunStatus, apply_arguments, import_flow, p
 from tests.fakes.web_server import WebServer, json_answer, text_answer
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "imports"
-# Run variables, outputVar and templates resolved at run time are the data-flow work (branch dataflow).
-pytestmark = pytest.mark.skipif("variables" not in inspect.signature(Run.__init__).parameters,
-                                reason="needs run variables and run-time templates (the data-flow work)")
-
 PAGE = ("<html><head><title>Crash on save</title><style>p{}</style></head><body><nav>Home · Issues</nav>"
         "<main><h1>Crash on save</h1><p>Saving a flow with 10,000 nodes crashes the editor.</p></main></body></html>")
 
