@@ -323,7 +323,6 @@ class Run:
         self._join_links_cache: dict[str, tuple[str, ...]] = {}
         self._feeders_cache: dict[tuple[str, str], frozenset[str]] = {}
         self._body_cache: dict[str, frozenset[str]] = {}
-        self._templated: dict[str, bool] = {}
         self._paused_since: float | None = None
 
         self.status = RunStatus.PENDING
@@ -817,19 +816,6 @@ class Run:
             if frame.fanout is not None:
                 builtins["__fanout"] = frame.fanout
         return TemplateScope(self.variables, builtins)
-
-    def _has_templates(self, node: Node) -> bool:
-        """Whether the node's data holds a reference other than the agent's legacy
-        ``{{PREVIOUS_OUTPUT}}`` in ``userPrompt`` (cached per run; the run's workflow is fixed)."""
-        cached = self._templated.get(node.id)
-        if cached is None:
-            from .templates import walk_references
-
-            data = node.data.model_dump(mode="json", exclude_none=True)
-            cached = any(not (where == ("userPrompt",) and ref.raw == "{{PREVIOUS_OUTPUT}}")
-                         for where, ref in walk_references(data))
-            self._templated[node.id] = cached
-        return cached
 
     # ------------------------------------------------------------------ joins
     def _gathers(self, node_id: str) -> bool:

@@ -246,13 +246,19 @@ class RunBridge(QObject):
         done) unless a run is paused with nothing in flight and recorded (or taken from the
         store), since otherwise letting go would lose it."""
         run = self.run
-        if run is None or self.is_busy or run.status != RunStatus.PAUSED or self._finished_emitted:
+        if run is None or run.status != RunStatus.PAUSED or self._finished_emitted:
+            return False
+        # Just paused, its pause still being stored (``_settle``): let go of it now, and the
+        # settling task closes the recorder once the pause is stored. Any other operation in
+        # flight (a start or resume still running) cannot be let go of.
+        storing = self.is_busy
+        if storing and not self._settling:
             return False
         recorder, claim = self._recorder, self._claim
         if recorder is None and claim is None:
             return False
         run.remove_listener(self._on_event)
-        if recorder is not None:
+        if recorder is not None and not storing:
             try:
                 recorder.close()
             except Exception as err:  # StoreError: the pause was committed at settled()
@@ -323,6 +329,12 @@ class RunBridge(QObject):
                 self.error_occurred.emit(str(err))
             finally:
                 self._settling = False
+            if run is not self.run:  # let go of (release) while its pause was being stored
+                try:
+                    await asyncio.to_thread(recorder.close)
+                except Exception as err:  # StoreError: the pause itself was committed
+                    log.error("run %s: %s", run.run_id, err)
+                return
         self.flush()
         self.approvals_changed.emit()
         if run.status.is_final and not self._finished_emitted:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from functools import lru_cache
 from typing import Any
 
 from pydantic import Field, field_validator
@@ -60,6 +61,15 @@ def _usage_json(usage: dict[str, Any]) -> str:
     if p.__class__ is int and c.__class__ is int and len(usage) == 2:
         return f'{{"usage": {{"prompt_tokens": {p}, "completion_tokens": {c}}}}}'
     return _encode_extra({"usage": usage})
+
+
+@lru_cache(maxsize=1024)
+def _templated_prompt(text: str) -> bool:
+    """Whether a user prompt holds a reference other than the legacy ``{{PREVIOUS_OUTPUT}}``
+    (which the plain replace of :func:`fill_prompt` fills exactly as before)."""
+    from ..templates import find_references
+
+    return any(ref.raw != "{{PREVIOUS_OUTPUT}}" for ref in find_references(text))
 
 
 def _is_decision(value: Any) -> bool:
@@ -257,7 +267,8 @@ class AgentSpec(NodeSpec):
                 value = run.last_text_output
             value = value if isinstance(value, str) else as_text(value)
         secrets: frozenset[str] = frozenset()
-        if run._has_templates(node):
+        if ("{" in user_prompt and _templated_prompt(user_prompt)) or "{" in d.systemPrompt or "{" in name \
+                or "{" in d.model:
             # Every string of the data resolved (DESIGN.md, "Data flow"); what is sent holds the
             # secrets, what is shown and recorded reads •••• in their place.
             resolved = ctx.resolve_data(node, value)

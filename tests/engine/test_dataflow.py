@@ -81,6 +81,8 @@ async def test_variable_defaults_fill_the_prompt_with_exact_events() -> None:
 async def test_run_arguments_override_defaults_and_are_coerced() -> None:
     wf = flow([_start_vars(*VARS), agent("a", "{{topic}}/{{count}}/{{loud}}")], [link("s", "a")])
     run = Run(wf, Recorder(), variables={"topic": "dogs", "count": "3.5", "loud": "yes", "extra": "kept"})
+    restored = Run.restore(json.loads(json.dumps(run.snapshot())), Recorder())  # a resume keeps the arguments
+    assert restored.variables == run.variables
     assert run.variables == {"topic": "dogs", "count": 3.5, "loud": True, "cfg": {"items": [{"name": "first"}]},
                              "extra": "kept"}
     await run.start()
@@ -230,6 +232,13 @@ async def test_retry_against_the_flaky_server_three_attempts_two_step_retry() ->
     assert [(r["attempt"], r["maxAttempts"], r["delayMs"]) for r in retries] == [(2, 4, 10), (3, 4, 20)]
     assert "flaky failure" in retries[0]["error"]
     assert run.outputs["a"] == "finally"
+    from engine import RunState
+
+    first_retry = next(i for i, e in enumerate(run.events) if e.type == "step_retry")
+    state = RunState.of(wf, run.events[:first_retry + 1])
+    assert state.states["a"] == "retrying"
+    assert (state.details["a"].attempt, state.details["a"].max_attempts) == (2, 4)
+    assert RunState.of(wf, run.events).states["a"] == "done"
 
 
 async def test_a_429_retried_by_the_provider_counts_as_one_attempt() -> None:
@@ -430,6 +439,7 @@ async def test_snapshot_inside_a_loop_body_resumes_with_its_counter() -> None:
     assert run.status == RunStatus.PAUSED
     snap = json.loads(json.dumps(run.snapshot()))
     assert snap["loops"] == {"L": 2} and snap["pending"]["frame"]["loops"] == ["L"]
+    assert snap["variables"] == {}
     again = Run.restore(snap, Recorder())
     assert await again.resume("approve", "n2") == RunStatus.COMPLETED
     assert again.records["w"].input == "2 n2"
