@@ -138,13 +138,18 @@ class RunBridge(QObject):
 
     # ------------------------------------------------------------------ requests
     def start(self, workflow: Workflow, initial_input: str | None, resolver: Any, store: RunStore | None = None,
-              workflow_path: str | None = None, *, run_id: str | None = None) -> str:
-        """Start a run of ``workflow`` and return its id; the run proceeds on the event loop."""
+              workflow_path: str | None = None, *, run_id: str | None = None,
+              variables: dict[str, Any] | None = None) -> str:
+        """Start a run of ``workflow`` and return its id; the run proceeds on the event loop.
+
+        ``variables`` are the run's arguments (name -> value, coerced by the engine); a run the
+        engine refuses (a required variable missing, a value that does not coerce) raises its error."""
         if self.is_active:
             raise RunStateError("a run is already in progress; cancel it first")
         ensure_asyncgen_hooks(asyncio.get_event_loop())
         wf = workflow.model_copy(deep=True)
-        run = Run(wf, resolver, run_id=run_id, initial_input=initial_input, delta_interval=self.delta_interval)
+        extra = {} if variables is None else {"variables": variables}
+        run = Run(wf, resolver, run_id=run_id, initial_input=initial_input, delta_interval=self.delta_interval, **extra)
         self.run = run
         self._buffer.clear()
         self._gated = False
