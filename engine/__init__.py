@@ -54,6 +54,11 @@ from .http_request import (HttpRequestSpec, HttpResult, HttpStatusError, Invalid
 from .web_fetch import FetchResult, FetchSpec, SelectorNotFoundError, UnsupportedContentError, fetch_page
 from .nodes.web import FetchData, HttpData, KeyValueRow, send_test_request
 from .nodes.flow import ActionData, FlowData, new_flow_for_action
+from .importers import (FLOW_FORMATS, ExportRefused, ImportRefused, ImportResult, detect_flow_format,
+                        export_anythingllm, import_flow, load_any_workflow)
+from .validate import trigger_issues
+from .dispatch import (FlowChoice, NoFlowMatches, apply_arguments, ask_model_for_flow, match_sentence, parse_routing_answer,
+                       routable_flows, routing_schema)
 from .library import (FlowLibrary, FlowParameter, LibraryError, LibraryFlow, default_library, flow_parameters,
                       library_dir, set_default_library, workflow_can_pause)
 
@@ -137,6 +142,12 @@ __all__ = sorted([
     "SelectorNotFoundError",
     # node kinds of issue 16: http, fetch, flow, action (data models); "Send test request"
     "HttpData", "FetchData", "KeyValueRow", "FlowData", "ActionData", "send_test_request", "new_flow_for_action",
+    # files of other systems: import (AnythingLLM agent flows, TypeAgent recipes) and export
+    "FLOW_FORMATS", "ImportResult", "ImportRefused", "ExportRefused", "detect_flow_format", "import_flow",
+    "load_any_workflow", "export_anythingllm", "trigger_issues",
+    # say it, run it: a sentence → a library flow (triggers first, else one routed model request)
+    "FlowChoice", "NoFlowMatches", "apply_arguments", "match_sentence", "ask_model_for_flow", "parse_routing_answer", "routable_flows",
+    "routing_schema",
     # the flow library
     "FlowLibrary", "LibraryFlow", "FlowParameter", "LibraryError", "library_dir", "default_library",
     "set_default_library", "flow_parameters", "workflow_can_pause", "FlowToolSpec", "FLOW_CALL_TYPES",

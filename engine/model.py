@@ -389,6 +389,14 @@ def parse_workflow(raw: Any, *, path: str | os.PathLike[str] | None = None) -> W
             raise WorkflowLoadError(
                 "not a workflow graph: this looks like a run record (it has 'logs'/'workflow' but no 'nodes'); "
                 "open it from run history instead", path=path)
+        from .importers import detect_flow_format, format_label
+
+        fmt = detect_flow_format(raw)
+        if fmt is not None:  # a flow file of another system: say which, and how to open it
+            raise WorkflowLoadError(
+                f"this is a {format_label(fmt)}, not a Flowdesk workflow graph (no 'nodes' list); open it in the "
+                "editor (File > Open converts it) or convert it with: flowdesk import FILE -o OUT.flow.json",
+                path=path)
         raise WorkflowLoadError("missing: not a workflow graph (no 'nodes' list)", where="nodes", path=path)
     if not isinstance(raw["nodes"], list):
         raise WorkflowLoadError("must be a list", where="nodes", path=path)

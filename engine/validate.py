@@ -297,6 +297,30 @@ def _reachable(index: GraphIndex, start: str) -> set[str]:
     return seen
 
 
+def trigger_issues(workflow: Workflow) -> list[Issue]:
+    """Errors for malformed trigger patterns: each names the pattern and the position."""
+    raw = getattr(workflow, "triggers", None)
+    if raw is None:
+        raw = (workflow.model_extra or {}).get("triggers")
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        return [Issue("trigger_invalid", Severity.ERROR, (), "The workflow's triggers must be a list of patterns.")]
+    from .grammar import TriggerPatternError, compile_trigger
+
+    out = []
+    for i, pattern in enumerate(raw):
+        if not isinstance(pattern, str):
+            out.append(Issue("trigger_invalid", Severity.ERROR, (), f"Trigger {i + 1} is not a pattern (text)."))
+            continue
+        try:
+            compile_trigger(pattern)
+        except TriggerPatternError as err:
+            out.append(Issue("trigger_invalid", Severity.ERROR, (),
+                             f"Trigger {i + 1} '{pattern}' is malformed at character {err.position + 1}: {err.reason.rstrip('.')}."))
+    return out
+
+
 def validate(workflow: Workflow, *, web_search_available: bool | None = None, library=None,
              path=None) -> list[Issue]:
     """Every issue of ``workflow``, errors first in rule order, then warnings.
@@ -321,6 +345,8 @@ def _validate(workflow: Workflow, web_search_available: bool | None, library=Non
 
     for dup in index.duplicate_ids:
         add(Issue("duplicate_node_id", E, (dup,), f"Two nodes share the id '{dup}'; ids must be unique."))
+    for issue in trigger_issues(workflow):
+        add(issue)
 
     # One pass over the nodes: unknown types, start nodes, node ids by role for the link
     # checks, and the content warnings (held back: they come after every other issue).

@@ -351,6 +351,12 @@ class InspectorPanel(QWidget):
         form.addRow(_title("Workflow"))
         form.addRow("Name", self.wf_name)
         form.addRow("Description", self.wf_desc)
+        from .triggers import TriggersEditor
+
+        self.wf_triggers = TriggersEditor()
+        self._watch(self.wf_triggers.edit)
+        self.wf_triggers.patterns_edited.connect(lambda p: None if self._loading else self.doc.set_triggers(p))
+        form.addRow("Trigger phrases", self.wf_triggers)
         hint = QLabel("Select a node to edit it. Drag node types from the palette; drag from a handle to link.")
         hint.setWordWrap(True)
         hint.setObjectName("hint")
@@ -683,6 +689,10 @@ class InspectorPanel(QWidget):
                 if self.wf_name.text() != (wf.name or ""):
                     self.wf_name.setText(wf.name or "")
                 self.wf_desc.set_text_keep_cursor(wf.description or "")
+                triggers = getattr(wf, "triggers", None)
+                if triggers is None:
+                    triggers = (wf.model_extra or {}).get("triggers")
+                self.wf_triggers.set_patterns(list(triggers) if isinstance(triggers, list) else [])
                 self.stack.setCurrentWidget(self.pages["workflow"])
                 return
             kind = node.type

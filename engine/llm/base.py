@@ -121,6 +121,9 @@ class AgentInvocation:
     provider: str | None = None
     depth: int = 0  # 0 for a workflow step, n for a subagent n levels down
     flows: list[FlowToolSpec] = field(default_factory=list)  # library flows offered as tools
+    #: A structured answer wanted (OpenAI's ``response_format``, e.g. ``{"type": "json_schema", ...}``);
+    #: sent by providers that support it (OpenAI-compatible servers), ignored by the others.
+    response_format: dict[str, Any] | None = None
 
 
 @dataclass(slots=True)
