@@ -14,6 +14,8 @@ import pytest
 
 import engine
 
+from tests.ast_parse import parse as parse_source
+
 REPO = Path(__file__).resolve().parents[1]
 
 PUBLIC = [
@@ -97,7 +99,7 @@ def test_one_error_root_keeping_the_builtin_bases() -> None:
 
 def _engine_imports(path: Path) -> list[str]:
     """Every ``engine.<sub>`` import in ``path`` (top level or inside functions), as 'line: text'."""
-    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    tree = parse_source(path.read_text(encoding="utf-8"), str(path))
     bad = []
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
@@ -131,7 +133,7 @@ def test_the_provider_catalogue_is_read_by_the_engine_only() -> None:
     """No editor module opens providers.json or settings.json itself: it asks the engine."""
     readers = []
     for path in sorted((REPO / "editor").rglob("*.py")):
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        tree = parse_source(path.read_text(encoding="utf-8"))
         docstrings = {id(n.body[0].value) for n in ast.walk(tree)
                       if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef)) and n.body
                       and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}

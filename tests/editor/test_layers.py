@@ -12,6 +12,8 @@ from pathlib import Path
 
 import networkx as nx
 
+from tests.ast_parse import parse as parse_source
+
 EDITOR = Path(__file__).resolve().parents[2] / "editor"
 
 
@@ -25,7 +27,7 @@ def _module_name(path: Path) -> str:
 
 def _runtime_imports(path: Path, source: str | None = None) -> set[str]:
     """The ``editor.*`` modules ``path`` (or ``source`` as if it were at ``path``) imports when it runs."""
-    tree = ast.parse(path.read_text(encoding="utf-8") if source is None else source)
+    tree = parse_source(path.read_text(encoding="utf-8") if source is None else source)
     package = _module_name(path).split(".")
     if path.name != "__init__.py":
         package = package[:-1]
@@ -97,7 +99,7 @@ def test_every_editor_import_resolves() -> None:
         package = _module_name(path).split(".")
         if path.name != "__init__.py":
             package = package[:-1]
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(parse_source(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.ImportFrom) and node.level:
                 mod = ".".join(package[:len(package) - node.level + 1] + ([node.module] if node.module else []))
                 if importlib.util.find_spec(mod) is None:
