@@ -1,10 +1,12 @@
-"""Flowdesk's headless command line: ``validate``, ``run``, ``resume``, ``runs``, ``show``.
+"""Flowdesk's headless command line: ``validate``, ``run``, ``resume``, ``runs``, ``show``, ``diff``.
 
 Exit codes (a contract other tools rely on):
   validate: 0 no errors, 1 errors, 2 the file cannot be read as a workflow.
   run, resume: 0 completed, 1 failed (validation errors included), 2 usage or file error,
             3 paused with no decision left, 4 cancelled (Ctrl+C).
-  runs, show: 0, or 2 when the run history cannot be read or the run does not exist.
+  runs, show, diff: 0, or 2 when the run history cannot be read or the run does not exist.
+``run FILE --from NODE [--reuse RUN_ID]`` reuses the outputs recorded in an earlier run (default:
+the document's last run) for every node upstream of NODE whose execution key still matches.
 ``run`` records every event in the run store (unless ``--no-store``); a run paused with
 no decision left prints its id and the ``flowdesk resume`` command that continues it.
 ``--jsonl`` prints each log entry as one JSON line in wire form, in emission order, as
@@ -26,7 +28,7 @@ from .events import SUBAGENT_CALL_TYPES, format_timestamp
 
 __all__ = ["main", "COMMANDS"]
 
-COMMANDS = ("run", "validate", "resume", "runs", "show")
+COMMANDS = ("run", "validate", "resume", "runs", "show", "diff")
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_PAUSED, EXIT_CANCELLED = 0, 1, 2, 3, 4
 
@@ -56,11 +58,16 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--base-url", help="base URL of an OpenAI-compatible server")
     r.add_argument("--max-visits", type=int, default=25, help="how often one node may run in a run (loop guard)")
     r.add_argument("--no-store", action="store_true", help="do not record the run in the run history")
+    r.add_argument("--from", dest="from_node", metavar="NODE",
+                   help="run from this node: upstream nodes reuse the outputs recorded in an earlier run")
+    r.add_argument("--reuse", metavar="RUN_ID", help="the earlier run to reuse (default: the file's last run)")
     rs = sub.add_parser("resume", help="answer a paused run's approval and continue it")
     rs.add_argument("run_id")
     rs.add_argument("--decide", action="append", type=_decision, default=[], metavar="approve|reject[:NOTE]",
                     required=True, help="answer the pending approval; repeat for later ones")
     rs.add_argument("--jsonl", action="store_true", help="print each new log entry as a JSON line")
+    rs.add_argument("--output", metavar="TEXT|@FILE",
+                    help="the reviewed output, edited: what flows on from the approval (@FILE reads a file)")
     rs.add_argument("--provider")
     rs.add_argument("--model")
     rs.add_argument("--base-url")
@@ -73,6 +80,10 @@ def _parser() -> argparse.ArgumentParser:
     sh = sub.add_parser("show", help="print a recorded run's log")
     sh.add_argument("run_id")
     sh.add_argument("--jsonl", action="store_true", help="print the log as JSON lines (wire form)")
+    df = sub.add_parser("diff", help="compare two runs: workflow changes and, node by node, output, status, time")
+    df.add_argument("run_a")
+    df.add_argument("run_b")
+    df.add_argument("--json", action="store_true", help="print the comparison as JSON")
     return p
 
 
@@ -180,7 +191,8 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     return EXIT_FAILED if errors else EXIT_OK
 
 
-async def _drive(run: Any, decisions: list[tuple[str, str]], recorder: Any, *, resume_first: bool) -> int:
+async def _drive(run: Any, decisions: list[tuple[str, str]], recorder: Any, *, resume_first: bool,
+                 first_output: str | None = None) -> int:
     """Start (or resume) a run and answer its approvals in order; returns the exit code."""
     from .events import RunStatus
 
@@ -192,7 +204,7 @@ async def _drive(run: Any, decisions: list[tuple[str, str]], recorder: Any, *, r
         pass
     if resume_first:
         word, note = decisions.pop(0)
-        status = await run.resume(word, note)
+        status = await run.resume(word, note, output=first_output)
     else:
         status = await run.start()
     if recorder:
@@ -236,7 +248,7 @@ def _open_store(*, required: bool) -> Any:
 
 
 def _execute(run: Any, store: Any, decisions: list[tuple[str, str]], printer: "_Printer", *,
-             workflow_path: str | None = None, resume_first: bool = False) -> int:
+             workflow_path: str | None = None, resume_first: bool = False, first_output: str | None = None) -> int:
     from .store import RunRecorder, StoreError
 
     recorder = None
@@ -250,7 +262,7 @@ def _execute(run: Any, store: Any, decisions: list[tuple[str, str]], printer: "_
         run.add_listener(printer)  # nothing to wait for: printed as it happens
     code = EXIT_CANCELLED
     try:
-        code = asyncio.run(_drive(run, decisions, recorder, resume_first=resume_first))
+        code = asyncio.run(_drive(run, decisions, recorder, resume_first=resume_first, first_output=first_output))
     except KeyboardInterrupt:
         code = EXIT_CANCELLED
     finally:
@@ -326,10 +338,44 @@ def _cmd_run(args: argparse.Namespace) -> int:
                               ("baseUrl", _stored_base_url(args.base_url))) if v}
     if args.base_url and _stored_base_url(args.base_url) != args.base_url:
         meta["baseUrlCredentials"] = True  # resume says to pass --base-url again
-    run = Run(wf, resolver, initial_input=args.input, max_visits=args.max_visits, check=False,
-              meta=meta, keep_events=False)  # printed and stored as they happen; no need to hold them
     store = None if args.no_store else _open_store(required=False)
+    reuse = None
+    if args.from_node is not None:
+        if wf.node(args.from_node) is None:
+            _err(f"--from: {args.file} has no node '{args.from_node}'")
+            return EXIT_USAGE
+        reuse = _reuse_source(args, wf, store)
+        if reuse is None:
+            return EXIT_USAGE
+    elif args.reuse:
+        _err("--reuse goes with --from NODE (the node to run from)")
+        return EXIT_USAGE
+    run = Run(wf, resolver, initial_input=args.input, max_visits=args.max_visits, check=False,
+              meta=meta, keep_events=False,  # printed and stored as they happen; no need to hold them
+              reuse_from=reuse or None, start_at=args.from_node, store=store)
     return _execute(run, store, list(args.decide), printer, workflow_path=os.path.abspath(args.file))
+
+
+def _reuse_source(args: argparse.Namespace, wf: Any, store: Any) -> dict[str, Any] | None:
+    """The recorded executions a ``--from`` run reuses (None, with the reason printed, when there are none)."""
+    if store is None:
+        _err("--from needs the run history (it holds the recorded outputs to reuse)")
+        return None
+    if args.reuse:
+        info = store.find_run(args.reuse)
+        if info is None:
+            _err(f"--reuse: there is no run '{args.reuse}' in the run history (see: flowdesk runs)")
+            return None
+        run_id = info.id
+    else:
+        run_id = store.last_run_of(workflow_path=os.path.abspath(args.file), workflow_name=wf.display_name())
+        if run_id is None:
+            _err(f"--from: {args.file} has no earlier run to reuse; run it once first (or pass --reuse RUN_ID)")
+            return None
+    recorded = store.recorded_executions(run_id)
+    if not recorded:
+        _err(f"note: run {run_id[:12]} has no recorded outputs left (cleared or evicted); every node runs")
+    return recorded or {}
 
 
 def _stored_base_url(url: str | None) -> str | None:
@@ -364,6 +410,14 @@ def _cmd_resume(args: argparse.Namespace) -> int:
     from .runtime import Run
     from .store import StoreError
 
+    output = None
+    if args.output is not None:
+        output = _text_arg(args.output, "--output")
+        if output is None:
+            return EXIT_USAGE
+        if not args.decide:
+            _err("--output goes with --decide approve|reject (the decision it comes with)")
+            return EXIT_USAGE
     found = _find_run(args.run_id)
     if found is None:
         return EXIT_USAGE
@@ -389,7 +443,45 @@ def _cmd_resume(args: argparse.Namespace) -> int:
     if not args.jsonl:  # the summary counts what happened before the pause too
         printer.state.apply_many(store.iter_events(info.id))
     run = Run.restore(snap, resolver, workflow=wf, check=False)
-    return _execute(run, store, list(args.decide), printer, resume_first=True)
+    return _execute(run, store, list(args.decide), printer, resume_first=True, first_output=output)
+
+
+def _text_arg(value: str, option: str) -> str | None:
+    """TEXT, or the text of FILE for @FILE (None, with the reason printed, when it cannot be read)."""
+    if not value.startswith("@"):
+        return value
+    try:
+        with open(value[1:], encoding="utf-8") as f:
+            return f.read()
+    except OSError as err:
+        _err(f"{option}: cannot read {value[1:]}: {err.strerror or err}")
+    except UnicodeDecodeError:
+        _err(f"{option}: {value[1:]} is not UTF-8 text")
+    return None
+
+
+def _cmd_diff(args: argparse.Namespace) -> int:
+    from .rundiff import diff_runs, format_diff
+    from .store import StoreError
+
+    found = _find_run(args.run_a)
+    if found is None:
+        return EXIT_USAGE
+    store, a = found
+    b = store.find_run(args.run_b)
+    if b is None:
+        _err(f"there is no run '{args.run_b}' in the run history (see: flowdesk runs)")
+        return EXIT_USAGE
+    try:
+        result = diff_runs(store, a.id, b.id)
+    except StoreError as err:
+        _err(str(err))
+        return EXIT_USAGE
+    if args.json:
+        print(json.dumps(result, ensure_ascii=False, indent=2))
+    else:
+        print(format_diff(result))
+    return EXIT_OK
 
 
 def _cmd_runs(args: argparse.Namespace) -> int:
@@ -465,7 +557,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(exc.code or 0)
     if args.command == "validate":
         return _cmd_validate(args)
-    handler = {"run": _cmd_run, "resume": _cmd_resume, "runs": _cmd_runs, "show": _cmd_show}.get(args.command)
+    handler = {"run": _cmd_run, "resume": _cmd_resume, "runs": _cmd_runs, "show": _cmd_show, "diff": _cmd_diff}.get(args.command)
     if handler is not None:
         try:
             return handler(args)

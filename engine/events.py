@@ -70,6 +70,8 @@ class EventType(StrEnum):
     RUN_STATUS = "run_status"  # content: the new status
     APPROVAL_QUEUED = "approval_queued"  # an approval reached while another one is pending
     NODE_OUTPUT = "node_output"  # reserved for non-agent outputs shown in the console
+    CACHE_HIT = "cache_hit"  # a run from a node reused this node's recorded output (extra: fromRun, handle)
+    STEP_PINNED = "step_pinned"  # a pinned node did not run; its pinned output flows on (extra: handle)
 
 
 SUBAGENT_CALL_TYPES = frozenset({EventType.SUBAGENT_CALL_START.value, EventType.SUBAGENT_CALL_END.value,
@@ -124,9 +126,15 @@ _WIRE_KEYS = ("timestamp", "nodeId", "type", "content", "path")
 
 
 def decision_fields(answer: dict[str, Any]) -> dict[str, Any]:
-    """The typed fields of an ``input_received`` event: the handle followed, and the note when there is one."""
+    """The typed fields of an ``input_received`` event: the handle followed, the note when there is
+    one, and for an output the reviewer edited ``edited``, ``output`` (what flows on) and ``original``."""
     note = answer.get("note")
-    return {"handle": answer.get("decision"), "note": note} if note else {"handle": answer.get("decision")}
+    fields = {"handle": answer.get("decision"), "note": note} if note else {"handle": answer.get("decision")}
+    if answer.get("edited"):
+        fields["edited"] = True
+        fields["output"] = answer.get("output")
+        fields["original"] = answer.get("original")
+    return fields
 
 
 def _decision_fields(content: str) -> dict[str, Any] | None:

@@ -43,11 +43,12 @@ from .model import Workflow
 from .nodes import SPECS, spec_for
 
 __all__ = ["RunState", "NodeDetails", "SubagentCall", "NODE_STATES", "Link",
-           "IDLE", "RUNNING", "DONE", "FAILED", "WAITING", "QUEUED", "CANCELLED", "SKIPPED"]
+           "IDLE", "RUNNING", "DONE", "FAILED", "WAITING", "QUEUED", "CANCELLED", "SKIPPED", "CACHED"]
 
-IDLE, RUNNING, DONE, FAILED, WAITING, QUEUED, CANCELLED, SKIPPED = (
-    "idle", "running", "done", "failed", "waiting", "queued", "cancelled", "skipped")
-NODE_STATES = (IDLE, RUNNING, DONE, FAILED, WAITING, QUEUED, CANCELLED, SKIPPED)
+IDLE, RUNNING, DONE, FAILED, WAITING, QUEUED, CANCELLED, SKIPPED, CACHED = (
+    "idle", "running", "done", "failed", "waiting", "queued", "cancelled", "skipped", "cached")
+# ``cached``: a run from a node reused the node's recorded output (``cache_hit``); not run again.
+NODE_STATES = (IDLE, RUNNING, DONE, FAILED, WAITING, QUEUED, CANCELLED, SKIPPED, CACHED)
 
 Link = tuple[str, str, str]  # (source, sourceHandle as written, target)
 
@@ -66,6 +67,8 @@ _INPUT_RECEIVED = EventType.INPUT_RECEIVED.value
 _CALL_START = EventType.SUBAGENT_CALL_START.value
 _CALL_END = EventType.SUBAGENT_CALL_END.value
 _CALL_ERROR = EventType.SUBAGENT_CALL_ERROR.value
+_CACHE_HIT = EventType.CACHE_HIT.value
+_STEP_PINNED = EventType.STEP_PINNED.value
 
 
 @dataclass(slots=True)
@@ -78,6 +81,10 @@ class NodeDetails:
     usage: dict[str, int] | None = None
     error: str | None = None
     visits: int = 0
+    cached_from: str | None = None  # the run whose recorded output was reused (cache_hit)
+    pinned: bool = False  # the node's pinned output flowed on (step_pinned)
+    # An approval whose reviewer edited the output: {decision, note, output, original}
+    review: dict[str, Any] | None = None
 
     @property
     def duration(self) -> float | None:
@@ -98,7 +105,7 @@ class NodeDetails:
     def to_dict(self) -> dict[str, Any]:
         return {"nodeId": self.node_id, "input": self.input, "output": self.output, "started": self.started,
                 "ended": self.ended, "duration": self.duration, "usage": self.usage, "error": self.error,
-                "visits": self.visits}
+                "visits": self.visits, "cachedFrom": self.cached_from, "pinned": self.pinned, "review": self.review}
 
 
 @dataclass(slots=True)
@@ -297,6 +304,7 @@ class RunState:
             d = self._detail(nid)
             d.visits += 1
             d.started, d.ended, d.error = ev[3], None, None
+            d.cached_from, d.pinned = None, False
             if _is_entry(self._kinds.get(nid)):  # a start node logs nothing else: it is done at once
                 out = self.initial_input
                 if out is None and self.workflow is not None:
@@ -361,11 +369,31 @@ class RunState:
             d = self._detail(nid)
             d.output, d.ended = ev[2], ev[3]
             self._set(nid, DONE)
-            handle = (ev.extra or {}).get("handle") if ev[4] else None
+            extra = (ev.extra or {}) if ev[4] else {}
+            handle = extra.get("handle")
+            if extra.get("edited"):
+                d.review = {"decision": handle, "note": extra.get("note", ""), "output": extra.get("output"),
+                            "original": extra.get("original")}
             if handle in ("approve", "reject"):
                 self._offer(nid, handle)
         elif t == _CALL_START or t == _CALL_END or t == _CALL_ERROR:
             self._on_call(ev)
+        elif t == _CACHE_HIT or t == _STEP_PINNED:  # not run: a recorded or pinned output flows on
+            d = self._detail(nid)
+            d.output, d.ended = ev[2], ev[3]
+            extra = ev.extra or {}
+            if t == _CACHE_HIT:
+                d.cached_from = extra.get("fromRun") if isinstance(extra.get("fromRun"), str) else ""
+                self._set(nid, CACHED)
+            else:
+                d.pinned = True
+                self._set(nid, DONE)
+            if self._kinds.get(nid) == "agent":
+                self.final_output = ev[2]
+            handles = extra.get("handles") if isinstance(extra.get("handles"), list) else [extra.get("handle")]
+            for handle in handles:
+                if isinstance(handle, str):
+                    self._offer(nid, handle)
 
     def _on_call(self, ev: RunEvent) -> None:
         fields = ev.extra or {}

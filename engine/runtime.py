@@ -205,6 +205,9 @@ class Run:
         meta: dict[str, Any] | None = None,
         clock: Clock = time.time,
         id_source: IdSource = uuid_ids,
+        reuse_from: Any = None,
+        start_at: str | None = None,
+        store: Any = None,
     ) -> None:
         # The scheduler reads time and makes ids only through these two (a durable engine
         # replaying the run injects its own); all other I/O happens in the nodes' execute.
@@ -277,6 +280,25 @@ class Run:
         self._streams: list[asyncio.Queue] = []
         self._call_counter = 0
         self._ctx = RunContext(self)
+        # Pinned outputs, a run from a node and recorded executions (engine/rerun.py); None for
+        # a plain run. A recorder asks for recordings with ``record_executions``.
+        self._hook: Any = None
+        self.reused_from: str | None = None
+        self.start_at = start_at
+        from .rerun import StepHook, reuse_map
+
+        if start_at is not None and start_at not in self._nodes:
+            raise ValueError(f"there is no node '{start_at}' to run from")
+        reuse, self.reused_from = reuse_map(reuse_from, store)
+        self._step_hook = StepHook(self, reuse=reuse, start_at=start_at)
+        if self._step_hook.active or start_at is not None:
+            self._hook = self._step_hook
+
+    def record_executions(self, callback: Callable[[str, str, Any, Any], None]) -> None:
+        """Call ``callback(node_id, key, output, handle)`` for each step that ends with an output
+        (a reused one included); the run store's recorder keeps them for later runs from a node."""
+        self._step_hook.recorders.append(callback)
+        self._hook = self._step_hook
 
     @property
     def records(self) -> "Mapping[str, NodeRecord]":
@@ -369,11 +391,15 @@ class Run:
             self._settle()
             return self.status
 
-    async def resume(self, decision: Any, note: str | None = None) -> RunStatus:
-        """Answer the pending approval and continue until the run is paused again or ended."""
+    async def resume(self, decision: Any, note: str | None = None, *, output: Any = None) -> RunStatus:
+        """Answer the pending approval and continue until the run is paused again or ended.
+
+        ``output``: the reviewer's edit of the output under review; when given (and different),
+        it is what flows on, and ``input_received`` records ``edited: true`` with the original.
+        """
         self._ensure_async_state()
         assert self._lock is not None
-        answer = normalise_decision(decision, note)
+        answer: dict[str, Any] = normalise_decision(decision, note)
         async with self._lock, _older_objects_frozen():
             await self._wait_idle()
             if self.status != RunStatus.PAUSED or self._pending is None:
@@ -382,13 +408,24 @@ class Run:
             self._pending = None
             self.waiting_for_input = False
             self.current_node_id = None
+            flowing = arrived
+            if output is not None and output != arrived:
+                flowing = output
+                answer = {**answer, "edited": True, "output": output, "original": arrived}
+                if output.__class__ is str:
+                    self.last_text_output = output
             self.outputs[node_id] = answer
-            self._emit(node_id, EventType.INPUT_RECEIVED, json.dumps(answer, ensure_ascii=False),
+            content = {k: answer[k] for k in ("decision", "note", "edited") if k in answer}
+            self._emit(node_id, EventType.INPUT_RECEIVED, json.dumps(content, ensure_ascii=False),
                        decision_fields(answer))
             self._set_status(RunStatus.RUNNING)
+            if self._hook is not None:
+                node = self._nodes.get(node_id)
+                if node is not None:
+                    self._hook.after(node, arrived, flowing, answer["decision"])
             for handle, target in self._out.get(node_id, ()):
                 if handle == answer["decision"]:
-                    self._spawn(target, arrived)
+                    self._spawn(target, flowing)
             await self._wait_idle()
             while self.status == RunStatus.RUNNING and self._deferred:
                 batch, self._deferred = self._deferred, []
@@ -532,7 +569,15 @@ class Run:
             emit(node_id, _STEP_START, spec.title(node.data))
             at[task] = (node_id, value, True)  # type: ignore[index]  # in flight: redone on a resume
             try:
-                result = await spec.execute(ctx, node, value)
+                hook = self._hook
+                if hook is None:
+                    result = await spec.execute(ctx, node, value)
+                else:  # pinned? reusable recorded execution? (engine/rerun.py) else run it and record it
+                    result = hook.before(spec, node, value)
+                    if result is None:
+                        result = await spec.execute(ctx, node, value)
+                        if result.__class__ is not PauseRequest:
+                            hook.after(node, value, *result)
             except asyncio.CancelledError:
                 outcomes[node_id] = NodeOutcome.CANCELLED
                 raise
