@@ -210,8 +210,9 @@ class RunBridge(QObject):
             return False
         return True
 
-    def resume(self, decision: str, note: str = "") -> None:
-        """Answer the active approval with ``decision`` ("approve" or "reject") and ``note``."""
+    def resume(self, decision: str, note: str = "", output: str | None = None) -> None:
+        """Answer the active approval with ``decision`` ("approve" or "reject") and ``note``;
+        ``output``: the reviewer's edit of the output under review (what flows on)."""
         run = self.run
         if (run is None or (self.is_busy and not self._settling) or run.status != RunStatus.PAUSED
                 or run.pending_approval is None):
@@ -221,13 +222,14 @@ class RunBridge(QObject):
         # A decision that comes while the pause is still being stored (the approval is shown
         # once its events are committed) follows that, rather than being refused.
         previous = self._task if self.is_busy else None
-        self._task = asyncio.ensure_future(self._drive(run, self._resume_after(previous, run, decision, note)))
+        self._task = asyncio.ensure_future(self._drive(run, self._resume_after(previous, run, decision, note, output)))
 
     @staticmethod
-    async def _resume_after(previous: asyncio.Task | None, run: Run, decision: str, note: str) -> RunStatus:
+    async def _resume_after(previous: asyncio.Task | None, run: Run, decision: str, note: str,
+                            output: str | None = None) -> RunStatus:
         if previous is not None:
             await asyncio.wait({previous})
-        return await run.resume(decision, note)
+        return await run.resume(decision, note, output=output)
 
     def cancel(self) -> None:
         """Stop the run now: its branch tasks (and their HTTP requests) are cancelled."""

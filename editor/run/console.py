@@ -609,7 +609,7 @@ class RunConsole(QWidget):
             self._refresh_approvals()
             return
         try:
-            self.bridge.resume(decision, note)
+            self.bridge.resume(decision, note, output=self.approvals.edited_output(node_id))
         except RunStateError as err:
             self._on_error(str(err))
             self._refresh_approvals()
