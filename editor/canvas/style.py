@@ -52,10 +52,12 @@ RUN_COLOR = {
     "failed": QColor("#f85149"),
     "waiting": QColor("#ffb454"),
     "queued": QColor("#d29922"),
+    "cached": QColor("#a371f7"),  # reused from an earlier run (run from a node): not run again
 }
+PINNED_COLOR = QColor("#db61a2")
 RUN_LINK = QColor("#58a6ff")
 RUN_STATE_LABEL = {"running": "Running", "done": "Done", "failed": "Failed", "waiting": "Waiting for approval",
-                   "queued": "Approval queued", "not_reached": "Not reached", "skipped": "Not reached"}
+                   "queued": "Approval queued", "cached": "From cache (reused from an earlier run)", "not_reached": "Not reached", "skipped": "Not reached"}
 
 SUBAGENT_COLOR = QColor("#1f9a8f")
 UNKNOWN_COLOR = QColor("#3b6fd9")  # a node of an unknown type is drawn in the agent's blue, as before

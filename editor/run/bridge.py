@@ -138,13 +138,21 @@ class RunBridge(QObject):
 
     # ------------------------------------------------------------------ requests
     def start(self, workflow: Workflow, initial_input: str | None, resolver: Any, store: RunStore | None = None,
-              workflow_path: str | None = None, *, run_id: str | None = None) -> str:
-        """Start a run of ``workflow`` and return its id; the run proceeds on the event loop."""
+              workflow_path: str | None = None, *, run_id: str | None = None, start_at: str | None = None,
+              reuse_from: Any = None) -> str:
+        """Start a run of ``workflow`` and return its id; the run proceeds on the event loop.
+
+        ``start_at``/``reuse_from``: a run from a node, reusing the outputs recorded in an
+        earlier run (a run id in ``store``) for the nodes upstream of it (see ``engine.Run``)."""
         if self.is_active:
             raise RunStateError("a run is already in progress; cancel it first")
         ensure_asyncgen_hooks(asyncio.get_event_loop())
         wf = workflow.model_copy(deep=True)
-        run = Run(wf, resolver, run_id=run_id, initial_input=initial_input, delta_interval=self.delta_interval)
+        try:
+            run = Run(wf, resolver, run_id=run_id, initial_input=initial_input, delta_interval=self.delta_interval,
+                      start_at=start_at, reuse_from=reuse_from, store=store)
+        except (ValueError, StoreError) as err:
+            raise RunStateError(str(err)) from None
         self.run = run
         self._buffer.clear()
         self._gated = False

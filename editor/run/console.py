@@ -311,8 +311,11 @@ class RunConsole(QWidget):
     def status(self) -> str:
         return str(self._state().status)
 
-    def start_run(self) -> str | None:
-        """Start a run of the current workflow with the input box's text; returns its id (None if it cannot)."""
+    def start_run(self, *, start_at: str | None = None, reuse_from: Any = None) -> str | None:
+        """Start a run of the current workflow with the input box's text; returns its id (None if it cannot).
+
+        ``start_at``/``reuse_from``: run from that node, reusing the outputs recorded in that earlier
+        run for the nodes upstream of it ("Run from here")."""
         if self.bridge.is_active:
             return None
         if self.workflow is None:
@@ -328,7 +331,8 @@ class RunConsole(QWidget):
         self._reset_views(self.workflow)
         self._replay_state = None
         try:
-            return self.bridge.start(self.workflow, initial, resolver, self.store, self.workflow_path)
+            return self.bridge.start(self.workflow, initial, resolver, self.store, self.workflow_path,
+                                     start_at=start_at, reuse_from=reuse_from)
         except RunStateError as err:
             self._on_error(str(err))
             return None

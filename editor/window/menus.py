@@ -85,6 +85,12 @@ class MenusMixin:
         self.act_run = self._action("&Run", "run", [QKeySequence("F5"), QKeySequence("Ctrl+R")], self._run,
                                     "Run the workflow")
         self.act_run.setEnabled(False)
+        self.act_run_from = self._action("Run from &Here", "run", "Ctrl+Shift+R", lambda: self.run_from_node(),
+                                         "Run from the selected node: the nodes before it reuse their outputs "
+                                         "from the last run (from cache) when nothing they depend on changed")
+        self.act_run_from.setIconText("▶ From here")
+        self.act_run_only = self._action("Run &Only This Node", None, None, lambda: self.run_from_node(only=True),
+                                         "Run the selected node alone, its inputs from the last run")
         for a in (self.act_undo, self.act_redo, self.act_find, self.act_zoom_100, self.act_zoom_in, self.act_zoom_out,
                   self.act_layout, self.act_run):
             self.addAction(a)
@@ -122,7 +128,7 @@ class MenusMixin:
                      self.history_dock):
             v.addAction(dock.toggleViewAction())
         r = mb.addMenu("&Run")
-        r.addActions([self.act_run, self.run_console.cancel_action])
+        r.addActions([self.act_run, self.act_run_from, self.act_run_only, self.run_console.cancel_action])
         r.addSeparator()
         self.provider_menu = r.addMenu("LLM &Provider")
         self.provider_menu.aboutToShow.connect(self._fill_provider_menu)
@@ -144,6 +150,7 @@ class MenusMixin:
         spacer.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
         tb.addWidget(spacer)
         tb.addAction(self.act_run)
+        tb.addAction(self.act_run_from)
         tb.addAction(self.run_console.cancel_action)
         run_button = tb.widgetForAction(self.act_run)
         if run_button is not None:
@@ -214,6 +221,14 @@ class MenusMixin:
         menu = QMenu(self)
         if node_id is not None:
             menu.addActions([self.act_collapse, self.act_duplicate, self.act_copy, self.act_delete])
+            menu.addSeparator()
+            run_from = menu.addAction(QIcon(icon_path("run")), "Run from Here")
+            run_from.setToolTip(self.act_run_from.toolTip())
+            run_from.triggered.connect(lambda _=False, n=node_id: self.run_from_node(n))
+            run_only = menu.addAction("Run Only This Node")
+            run_only.triggered.connect(lambda _=False, n=node_id: self.run_from_node(n, only=True))
+            for a in (run_from, run_only):
+                a.setEnabled(self.act_run.isEnabled())
             menu.addSeparator()
             menu.addAction(self.act_layout)
         else:
