@@ -52,6 +52,7 @@ from engine import (SYSTEM_NODE, EventType, RunEvent, RunState, RunStateError, R
 
 from .approvals import ApprovalsPanel
 from .bridge import RunBridge, default_resolver_factory
+from .timeline import TimelineView
 from .details import NodeRunDetails
 from .entry_pane import EntryPane
 from .exports import run_record, write_jsonl, write_record
@@ -229,6 +230,9 @@ class RunConsole(QWidget):
         self.tabs.addTab(self.trace, "Subagents")
         self.node_panel = NodeRunDetails()
         self.tabs.addTab(self.node_panel, "Node")
+        self.timeline = TimelineView()
+        self.tabs.addTab(self.timeline, "Timeline")
+        self.timeline.node_clicked.connect(self._timeline_clicked)
         split.addWidget(self.tabs)
         split.setStretchFactor(0, 3)
         split.setStretchFactor(1, 2)
@@ -418,6 +422,8 @@ class RunConsole(QWidget):
         self.header.set_run_id(run_id)
         self.model.add_events(events)
         self.trace.add_events(events, state)
+        self.timeline.canvas.live = False
+        self.timeline.add_events(events)
         self._started_mono = self._ended_mono = None
         t0 = state.started_at or (events[0].timestamp if events else None)
         t1 = state.ended_at or (events[-1].timestamp if events else None)
@@ -529,7 +535,14 @@ class RunConsole(QWidget):
         self.node_filter.blockSignals(False)
         self._apply_node_filter()
 
+    def _timeline_clicked(self, node_id: str) -> None:
+        """A bar of the timeline: that node's log entries and details, and the node on the canvas."""
+        self.show_node(node_id)
+        self.tabs.setCurrentWidget(self.timeline)
+        self.node_activated.emit(node_id)
+
     def _reset_views(self, workflow: Workflow | None) -> None:
+        self.timeline.reset(workflow, live=True)
         self.model.clear()
         self.trace.clear()
         self._set_names(workflow)
@@ -590,6 +603,7 @@ class RunConsole(QWidget):
 
     def _on_events(self, batch: list[RunEvent]) -> None:
         self.model.add_events(batch)
+        self.timeline.add_events(batch)
         self.trace.add_events(batch, self.bridge.run_state)
         self._update_actions()
         if not self.view.currentIndex().isValid() and self.model.latest_response is not None:

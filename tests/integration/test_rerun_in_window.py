@@ -52,3 +52,18 @@ def test_pin_an_output_from_the_run_tab(qtbot, window):
 
 def console_output(window, node_id: str) -> str:
     return window.run_console.bridge.run_state.details[node_id].output
+
+
+def test_history_compare_with_previous_run(qtbot, window):
+    first = run_review_to_the_end(qtbot, window)
+    second = run_review_to_the_end(qtbot, window)
+    window.history_dock.show()
+    qtbot.waitUntil(lambda: second in [r.id for r in window.history.model.runs], timeout=3000)
+    assert window.history.select_run(second)
+    assert window.history.compare_action.isEnabled()
+    assert window.history.compare_action.text() == "Compare with Previous Run"
+    window.history.compare_action.trigger()
+    win = window.history.compare_windows[-1]
+    assert (win.run_a, win.run_b) == (first, second)
+    assert win.result["workflow"]["changed"] == {}
+    win.close()
