@@ -35,6 +35,7 @@ from .resources import read_resource_text, resource_path, sample_paths
 from .runstate import NODE_STATES, NodeDetails, RunState, SubagentCall
 from .rerun import RecordedExecution, execution_key
 from .timeline import Span, Timeline
+from .costs import format_cost, model_prices, run_costs, usage_cost
 from .rundiff import diff_runs, diff_states, diff_workflows, run_usage, word_diff
 from .runtime import DEFAULT_MAX_VISITS, NodeRecord, Run, RunStateError, as_text, normalise_decision
 from .validate import ConnectionCheck, GraphIndex, Issue, Severity, check_connection, errors_only, handle_label, validate
@@ -97,7 +98,7 @@ __all__ = sorted([
     "normalise_decision", "as_text",
     # re-running, comparing: recorded executions, run diff
     "RecordedExecution", "execution_key", "diff_runs", "diff_states", "diff_workflows", "word_diff", "run_usage",
-    "Timeline", "Span",
+    "Timeline", "Span", "model_prices", "run_costs", "usage_cost", "format_cost",
     # node kinds (specs, plug-ins)
     "NodeSpec", "NodeError", "NodeOutcome", "PauseRequest", "RunContext", "PaletteEntry", "spec_for", "node_specs",
     "register_node_spec", "unregister_node_spec", "palette_entries", "load_plugins",

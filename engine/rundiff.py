@@ -110,9 +110,19 @@ def diff_states(wa: Workflow, sa: RunState, wb: Workflow, sb: RunState) -> dict[
                       "changed": nid in workflow["changed"] or nid in workflow["added"] or nid in workflow["removed"],
                       "outputChanged": not same,
                       "outputDiff": [] if same else [list(p) for p in word_diff(a["output"], b["output"])]})
+    from .costs import model_prices, run_costs
+
+    try:
+        prices = model_prices()
+    except Exception:  # an unreadable catalogue: tokens without costs
+        prices = {}
+    ca, cb = run_costs(sa, wa, prices), run_costs(sb, wb, prices)
+    for n in nodes:
+        n["a"]["cost"] = (ca["nodes"].get(n["nodeId"]) or {}).get("cost")
+        n["b"]["cost"] = (cb["nodes"].get(n["nodeId"]) or {}).get("cost")
     return {"workflow": workflow, "nodes": nodes,
-            "totals": {"a": {"status": str(sa.status), "tokens": run_usage(sa)},
-                       "b": {"status": str(sb.status), "tokens": run_usage(sb)}}}
+            "totals": {"a": {"status": str(sa.status), "tokens": run_usage(sa), "cost": ca["total"]["cost"]},
+                       "b": {"status": str(sb.status), "tokens": run_usage(sb), "cost": cb["total"]["cost"]}}}
 
 
 def diff_runs(store: Any, run_a: str, run_b: str) -> dict[str, Any]:
@@ -154,5 +164,8 @@ def format_diff(result: dict[str, Any]) -> str:
                            for op, t in n["outputDiff"])
             lines.append("    " + text.replace("\n", "\n    "))
     ta, tb = result["totals"]["a"], result["totals"]["b"]
-    lines.append(f"tokens: {ta['tokens']['total']} → {tb['tokens']['total']}")
+    from .costs import format_cost
+
+    lines.append(f"tokens: {ta['tokens']['total']} → {tb['tokens']['total']}; "
+                 f"cost: {format_cost(ta.get('cost'))} → {format_cost(tb.get('cost'))}")
     return "\n".join(lines)

@@ -546,6 +546,21 @@ class RunStore:
         conn.executemany("DELETE FROM executions WHERE key = ?", doomed)
         conn.executemany("DELETE FROM run_executions WHERE key = ?", doomed)
 
+    def usage_by_node(self, run_ids: Iterable[str]) -> dict[str, dict[str, tuple[int, int]]]:
+        """Tokens each run's nodes reported: ``{run id: {node id: (prompt, completion)}}`` (one query)."""
+        ids = list(dict.fromkeys(run_ids))
+        out: dict[str, dict[str, tuple[int, int]]] = {rid: {} for rid in ids}
+        for i in range(0, len(ids), 500):
+            chunk = ids[i:i + 500]
+            marks = ",".join("?" * len(chunk))
+            rows = self._exec("SELECT run_id, node_id, sum(coalesce(json_extract(extra, '$.usage.prompt_tokens'), 0)), "
+                              "sum(coalesce(json_extract(extra, '$.usage.completion_tokens'), 0)) FROM events "
+                              f"WHERE run_id IN ({marks}) AND type = 'llm_response' AND extra IS NOT NULL "
+                              "GROUP BY run_id, node_id", chunk).fetchall()
+            for rid, nid, p, c in rows:
+                out[rid][nid] = (int(p or 0), int(c or 0))
+        return out
+
     def recorded_executions(self, run_id: str) -> dict[str, Any]:
         """The executions recorded in run ``run_id`` still in the cache: node id -> RecordedExecution."""
         from .rerun import RecordedExecution

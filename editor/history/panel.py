@@ -38,7 +38,7 @@ from engine import RunInfo, RunStore, StoreError, WorkflowLoadError, data_dir
 
 from .actions import RunActions, warn
 from .badge import StatusBadgeDelegate
-from .model import (COL_DURATION, COL_EVENTS, COL_INPUT, COL_STARTED, COL_STATUS, COL_WORKFLOW, RUN_ROLE,
+from .model import (COL_COST, COL_DURATION, COL_EVENTS, COL_INPUT, COL_STARTED, COL_STATUS, COL_WORKFLOW, RUN_ROLE,
                     STATUS_LABELS, RunHistoryModel)
 from .store_open import open_store_for_gui
 from .transfer import RunTransfer
@@ -184,12 +184,12 @@ class HistoryPanel(RunActions, RunTransfer, QWidget):
         header = self.table.horizontalHeader()
         header.setHighlightSections(False)
         header.setStretchLastSection(False)
-        for col in (COL_STATUS, COL_WORKFLOW, COL_STARTED, COL_DURATION, COL_EVENTS):
+        for col in (COL_STATUS, COL_WORKFLOW, COL_STARTED, COL_DURATION, COL_EVENTS, COL_COST):
             header.setSectionResizeMode(col, QHeaderView.ResizeMode.Interactive)
         self._size_columns()
         header.setSectionResizeMode(COL_INPUT, QHeaderView.ResizeMode.Stretch)
         header.setMinimumSectionSize(40)
-        self._wide_columns = {COL_EVENTS: 760}  # hidden when the table is narrower (docked at the side)
+        self._wide_columns = {COL_EVENTS: 760, COL_COST: 900}  # hidden when the table is narrower (docked at the side)
         self.table.viewport().installEventFilter(self)
         self.table.selectionModel().selectionChanged.connect(self._update_actions)
         self.stack.addWidget(self.table)
@@ -457,6 +457,7 @@ class HistoryPanel(RunActions, RunTransfer, QWidget):
                 self._offset = (total - 1) // self.page_size * self.page_size
             runs = store.list_runs(workflow=wf, status=status, limit=self.page_size, offset=self._offset)
             counts = store.event_counts([r.id for r in runs])
+            costs = self._run_costs(store, runs)
             paused = store.count_runs(status="paused")
         except StoreError as err:
             log.warning("run history: %s", err)
@@ -467,7 +468,7 @@ class HistoryPanel(RunActions, RunTransfer, QWidget):
         self._fill_workflows(names, wf)
         self._total = total
         self._paused_total = paused
-        self.model.set_page(runs, counts)
+        self.model.set_page(runs, counts, costs)
         self.range_label.setText(self.range_text())
         if runs:
             self.stack.setCurrentIndex(PAGE_TABLE)
@@ -542,6 +543,36 @@ class HistoryPanel(RunActions, RunTransfer, QWidget):
                 self._store.recover()
         except StoreError as err:  # the refresh that follows shows the state
             log.warning("run history: %s", err)
+
+    def _run_costs(self, store: RunStore, runs: list[RunInfo]) -> dict[str, tuple[int, float | None]]:
+        """Tokens and cost of each listed run (prices from the provider catalogue)."""
+        import json
+
+        from engine import model_prices, usage_cost
+
+        try:
+            prices = model_prices()
+        except Exception:  # an unreadable catalogue: tokens without costs
+            prices = {}
+        usage = store.usage_by_node(r.id for r in runs)
+        models_of = getattr(self, "_models_of", None)
+        if models_of is None:
+            models_of = self._models_of = {}
+        out = {}
+        for r in runs:
+            if not usage.get(r.id):
+                continue
+            models = models_of.get(r.id)
+            if models is None:
+                try:
+                    wf = json.loads(store.workflow_json(r.id) or "{}")
+                    models = {n.get("id"): (n.get("data") or {}).get("model") or "" for n in wf.get("nodes", [])
+                              if isinstance(n, dict)}
+                except (ValueError, AttributeError):
+                    models = {}
+                models_of[r.id] = models
+            out[r.id] = usage_cost(usage[r.id], models, prices)
+        return out
 
     # ================================================================ compare
     def previous_run_of(self, run_id: str) -> str | None:
@@ -658,7 +689,8 @@ class HistoryPanel(RunActions, RunTransfer, QWidget):
                   COL_WORKFLOW: fm.horizontalAdvance("Support reply review") + 12,
                   COL_STARTED: fm.horizontalAdvance("0000-00-00 00:00") + 16,
                   COL_DURATION: fm.horizontalAdvance("00 min 00 s") + 16,
-                  COL_EVENTS: fm.horizontalAdvance("Events") + 24}
+                  COL_EVENTS: fm.horizontalAdvance("Events") + 24,
+                  COL_COST: fm.horizontalAdvance("12,345 · $0.0000") + 16}
         header = table.horizontalHeader()
         for col, w in widths.items():
             header.resizeSection(col, w)

@@ -47,7 +47,7 @@ from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QFileDialog, QHBoxLayout, QLabel, QLineEdit, QListView,
                                QMenu, QSplitter, QTabWidget, QToolButton, QVBoxLayout, QWidget)
 
-from engine import (SYSTEM_NODE, EventType, RunEvent, RunState, RunStateError, RunStatus, RunStore, StoreError,
+from engine import (model_prices, run_costs, SYSTEM_NODE, EventType, RunEvent, RunState, RunStateError, RunStatus, RunStore, StoreError,
                     Workflow)
 
 from .approvals import ApprovalsPanel
@@ -424,6 +424,7 @@ class RunConsole(QWidget):
         self.trace.add_events(events, state)
         self.timeline.canvas.live = False
         self.timeline.add_events(events)
+        self._update_cost()
         self._started_mono = self._ended_mono = None
         t0 = state.started_at or (events[0].timestamp if events else None)
         t1 = state.ended_at or (events[-1].timestamp if events else None)
@@ -543,6 +544,7 @@ class RunConsole(QWidget):
 
     def _reset_views(self, workflow: Workflow | None) -> None:
         self.timeline.reset(workflow, live=True)
+        self.header.set_cost(0, None)
         self.model.clear()
         self.trace.clear()
         self._set_names(workflow)
@@ -601,9 +603,22 @@ class RunConsole(QWidget):
         end = self._ended_mono if self._ended_mono is not None else time.monotonic()
         self.header.set_elapsed(end - self._started_mono)
 
+    def _update_cost(self) -> None:
+        state = self._state()
+        try:
+            if not hasattr(self, "_prices"):
+                self._prices = model_prices()
+            costs = run_costs(state, state.workflow or self.workflow, self._prices)
+        except Exception:  # an unreadable catalogue: no cost shown, the run goes on
+            return
+        cached = sum(1 for v in state.states.values() if v == "cached")
+        self.header.set_cost(costs["total"]["tokens"], costs["total"]["cost"], cached)
+
     def _on_events(self, batch: list[RunEvent]) -> None:
         self.model.add_events(batch)
         self.timeline.add_events(batch)
+        if any(e[1] in ("llm_response", "cache_hit") for e in batch):
+            self._update_cost()
         self.trace.add_events(batch, self.bridge.run_state)
         self._update_actions()
         if not self.view.currentIndex().isValid() and self.model.latest_response is not None:

@@ -246,3 +246,27 @@ def test_resume_with_an_edited_output_from_the_cli(server, tmp_path) -> None:
     assert server.requests[-1].json["messages"][-1]["content"] == "polish: hand-fixed draft"
     got = next(json.loads(x) for x in res.stdout.splitlines() if '"input_received"' in x)
     assert got["edited"] is True and got["output"] == "hand-fixed draft" and got["original"] == "[draft topic]"
+
+
+def test_token_and_cost_totals_per_node_and_run_with_user_prices(server, tmp_path, monkeypatch) -> None:
+    from engine import model_prices, run_costs
+
+    monkeypatch.setenv("FLOWDESK_CONFIG_DIR", str(tmp_path / "cfg"))
+    (tmp_path / "cfg").mkdir()
+    assert model_prices()["gpt-4o-mini"] == (0.15, 0.6)  # the catalogue's
+    # a user price for the model the chain uses ("m"), in settings.json
+    (tmp_path / "cfg" / "settings.json").write_text(json.dumps(
+        {"providers": {"openai": {"models": [{"id": "m", "price": {"input": 1.0, "output": 2.0}}]}}}))
+    prices = model_prices()
+    assert prices["m"] == (1.0, 2.0)
+    store = RunStore(tmp_path / "runs.db")
+    first = run_recorded(store, chain(3), server.base_url)
+    state = RunState.of(first.workflow, store.events(first.run_id))
+    costs = run_costs(state, first.workflow, prices)
+    assert costs["nodes"]["a1"] == {"prompt": 4, "completion": 2, "model": "m", "cost": (4 * 1.0 + 2 * 2.0) / 1e6}
+    assert costs["total"]["tokens"] == 18 and costs["total"]["cost"] == pytest.approx(24 / 1e6)
+    # a run from a3 reusing a1, a2: only a3's tokens are paid
+    again = run_recorded(store, chain(3), server.base_url, reuse_from=first.run_id, start_at="a3")
+    state = RunState.of(again.workflow, store.events(again.run_id))
+    assert run_costs(state, again.workflow, prices)["total"]["tokens"] == 6
+    assert store.usage_by_node([again.run_id]) == {again.run_id: {"a3": (4, 2)}}
