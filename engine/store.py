@@ -77,6 +77,19 @@ class AlreadyImported(StoreError):
         self.run_id = run_id
 
 
+def configured_cache_limit() -> int:
+    """The recorded executions' size limit in bytes: settings.json's ``runCache.limitMB``, else the default."""
+    try:
+        from .llm.config import load_settings
+
+        mb = ((load_settings().model_extra or {}).get("runCache") or {}).get("limitMB")
+        if isinstance(mb, (int, float)) and mb >= 0:
+            return int(mb * 1024 * 1024)
+    except Exception:  # unreadable settings: the default (the settings dialog says what is wrong)
+        pass
+    return DEFAULT_CACHE_LIMIT
+
+
 def data_dir() -> Path:
     env = os.environ.get("FLOWDESK_DATA_DIR")
     if env:
@@ -225,6 +238,7 @@ class RunStore:
         except OSError as err:
             raise StoreError(f"The run history folder {self.path.parent} cannot be created: {err.strerror or err}") from None
         _retry_while_busy(self._migrate, self.timeout, StoreError)
+        self.cache_limit = configured_cache_limit()
         self.writer = _Writer(self)  # its thread starts with the first recorder
 
     # ------------------------------------------------------------------ connection
@@ -509,7 +523,6 @@ class RunStore:
                 self._put_executions(conn, run_id, executions)
 
     # ------------------------------------------------------------------ recorded executions
-    cache_limit = DEFAULT_CACHE_LIMIT
 
     def _put_executions(self, conn: sqlite3.Connection, run_id: str, executions: list[tuple[str, str, Any, Any]]) -> None:
         now = time.time()

@@ -168,7 +168,7 @@ class RunWiringMixin:
     def open_provider_settings(self) -> None:
         from ..panels.provider_settings import ProviderSettingsDialog
 
-        dialog = ProviderSettingsDialog(self)
+        dialog = ProviderSettingsDialog(self, store=getattr(self, "store", None))
         if dialog.exec():
             self.statusBar().showMessage("Provider settings saved.", 4000)
             self._search_backend = self._web_search_available()  # it may have changed
