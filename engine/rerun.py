@@ -50,24 +50,54 @@ class RecordedExecution(NamedTuple):
     run_id: str
 
 
-def _data_of(node: Any) -> dict[str, Any]:
+def _data_json(node: Any) -> bytes:
+    """The node's data as JSON (display-only fields left out) for its execution key; made at
+    every step of a recorded run, so by pydantic's serializer directly when nothing is left out."""
     data = node.data
-    dump = data.model_dump(mode="json") if hasattr(data, "model_dump") else dict(data or {})
-    return {k: v for k, v in dump.items() if k not in _NOT_IN_KEY}
+    if not hasattr(data, "model_dump_json"):
+        return json.dumps({k: v for k, v in dict(data or {}).items() if k not in _NOT_IN_KEY}, sort_keys=True,
+                          default=str).encode()
+    extra = data.__pydantic_extra__
+    fields = data.__dict__
+    drop = {k for k in _NOT_IN_KEY if (extra and k in extra) or fields.get(k) is not None}
+    if drop:
+        return data.model_dump_json(exclude=drop).encode()
+    return type(data).__pydantic_serializer__.to_json(data)
+
+
+def _key_prefix(kind: str, data_json: bytes, provider: Any, model: Any) -> Any:
+    h = hashlib.blake2b(digest_size=20)
+    h.update(f"{kind}\0{provider or ''}\0{model or ''}\0".encode("utf-8", "backslashreplace"))
+    h.update(data_json)
+    h.update(b"\0")
+    return h
+
+
+def _value_bytes(value: Any) -> bytes:
+    if value.__class__ is str:
+        return b"s" + value.encode("utf-8", "backslashreplace")
+    return b"j" + json.dumps(value, sort_keys=True, ensure_ascii=False, default=str).encode("utf-8", "backslashreplace")
 
 
 def execution_key(kind: str, data: Mapping[str, Any], value: Any, provider: Any = None, model: Any = None) -> str:
-    """The execution key of one step: a hash of kind, data, input, provider and model."""
-    text = json.dumps([kind, data, value, provider, model], sort_keys=True, ensure_ascii=False, default=str)
-    return hashlib.blake2b(text.encode("utf-8", "backslashreplace"), digest_size=20).hexdigest()
+    """The execution key of one step: a hash of kind, data (display fields left out), input, and
+    the run's provider and model override."""
+    h = _key_prefix(kind, _data_json(_Holder(data)), provider, model)
+    h.update(_value_bytes(value))
+    return h.hexdigest()
+
+
+class _Holder:
+    __slots__ = ("data",)
+
+    def __init__(self, data: Any) -> None:
+        self.data = data
 
 
 def pinned_value(node: Any) -> tuple[bool, Any]:
-    """(whether the node is pinned, its pinned output)."""
-    extra = getattr(node.data, "__pydantic_extra__", None) or {}
-    if PINNED_FIELD in extra and extra[PINNED_FIELD] is not None:
-        return True, extra[PINNED_FIELD]
-    value = getattr(node.data, PINNED_FIELD, None)
+    """(whether the node is pinned, its pinned output): ``pinnedOutput`` is an extra field of the data."""
+    extra = getattr(node.data, "__pydantic_extra__", None)
+    value = extra.get(PINNED_FIELD) if extra else None
     return value is not None, value
 
 
@@ -101,7 +131,8 @@ class StepHook:
             on, value = pinned_value(node)
             if on:
                 self.pinned[node.id] = value
-        self._data: dict[str, dict[str, Any]] = {}  # node id -> its data for the key (made once)
+        # node id -> a hash of everything in its key but the input (made once per node per run)
+        self._prefix: dict[str, Any] = {}
         meta = run.meta or {}
         self._provider = meta.get("provider")
         self._model = meta.get("model")
@@ -112,10 +143,13 @@ class StepHook:
         return bool(self.pinned or self.reuse or self.recorders)
 
     def key(self, node: Any, value: Any) -> str:
-        data = self._data.get(node.id)
-        if data is None:
-            data = self._data[node.id] = _data_of(node)
-        return execution_key(node.type, data, value, self._provider, self._model)
+        """:func:`execution_key` of this step; the hash of the node's part is made once per run."""
+        prefix = self._prefix.get(node.id)
+        if prefix is None:
+            prefix = self._prefix[node.id] = _key_prefix(node.type, _data_json(node), self._provider, self._model)
+        h = prefix.copy()
+        h.update(_value_bytes(value))
+        return h.hexdigest()
 
     def before(self, spec: Any, node: Any, value: Any) -> tuple[Any, Any] | None:
         """The step's result without running it (pinned or reused), or None: run it."""

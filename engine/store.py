@@ -37,7 +37,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, NamedTuple
+from typing import Any, Callable, Iterable, Iterator
 
 from .errors import FlowdeskError
 from .events import SUBAGENT_CALL_TYPES as _WIRE_TYPES
@@ -528,25 +528,36 @@ class RunStore:
         now = time.time()
         rows, links = [], []
         for node_id, key, output, handle in executions:
-            try:
-                text = json.dumps(output, ensure_ascii=False)
-            except (TypeError, ValueError):  # an output that is not JSON cannot be reused
-                continue
+            # A text output is kept as it is ("s" + text), anything else as JSON ("j" + JSON).
+            if output.__class__ is str:
+                text = "s" + output
+            else:
+                try:
+                    text = "j" + json.dumps(output, ensure_ascii=False)
+                except (TypeError, ValueError):  # an output that is not JSON cannot be reused
+                    continue
             if not text.isascii():
                 try:
                     text.encode("utf-8")
                 except UnicodeEncodeError:  # a lone surrogate: kept as its JSON escape
-                    text = json.dumps(output)
+                    text = "j" + json.dumps(output)
             h = handle if handle is None or isinstance(handle, str) else json.dumps(list(handle))
             rows.append((key, text, h, len(text), now))
             links.append((run_id, node_id, key))
         conn.executemany("INSERT INTO executions (key, output, handle, size, used_at) VALUES (?,?,?,?,?) "
                          "ON CONFLICT(key) DO UPDATE SET used_at = excluded.used_at", rows)
         conn.executemany("INSERT OR REPLACE INTO run_executions VALUES (?,?,?)", links)
-        self._evict(conn)
+        self._evict(conn, sum(r[3] for r in rows))
 
-    def _evict(self, conn: sqlite3.Connection) -> None:
+    def _evict(self, conn: sqlite3.Connection, added: int | None = None) -> None:
+        # The cache's size is summed once, then counted up by what is added (an upper bound:
+        # an execution recorded again adds nothing), and summed again only once it may be over.
+        known = getattr(self, "_cache_bytes", None)
+        if added is not None and known is not None and known + added <= self.cache_limit:
+            self._cache_bytes = known + added
+            return
         total = conn.execute("SELECT coalesce(sum(size), 0) FROM executions").fetchone()[0]
+        self._cache_bytes = total
         if total <= self.cache_limit:
             return
         over = total - self.cache_limit
@@ -558,6 +569,7 @@ class RunStore:
                 break
         conn.executemany("DELETE FROM executions WHERE key = ?", doomed)
         conn.executemany("DELETE FROM run_executions WHERE key = ?", doomed)
+        self._cache_bytes = total - freed
 
     def usage_by_node(self, run_ids: Iterable[str]) -> dict[str, dict[str, tuple[int, int]]]:
         """Tokens each run's nodes reported: ``{run id: {node id: (prompt, completion)}}`` (one query)."""
@@ -584,7 +596,8 @@ class RunStore:
         for node_id, key, output, handle in rows:
             if handle and handle.startswith("["):
                 handle = tuple(json.loads(handle))
-            out[node_id] = RecordedExecution(key, json.loads(output), handle, run_id)
+            out[node_id] = RecordedExecution(key, output[1:] if output[:1] == "s" else json.loads(output[1:]), handle,
+                                             run_id)
         if out:  # reused: kept longest
             self._exec(f"UPDATE executions SET used_at = ? WHERE key IN (SELECT key FROM run_executions "
                        "WHERE run_id = ?)", (time.time(), run_id))
@@ -607,6 +620,7 @@ class RunStore:
             n = conn.execute("SELECT count(*) FROM executions").fetchone()[0]
             conn.execute("DELETE FROM executions")
             conn.execute("DELETE FROM run_executions")
+            self._cache_bytes = 0
         return n
 
     def last_run_of(self, *, workflow_path: str | None = None, workflow_name: str | None = None) -> str | None:
@@ -832,7 +846,8 @@ class RunRecorder:
         self.lost = 0  # events that could not be written
         self.row_written = not new  # whether the run has a row in the store
         self._checkpoint_due = False
-        # Items: RunEvent, or (fields: dict | None, done: threading.Event | None), or _STOP.
+        # Items: RunEvent, or (fields: dict | None, done: threading.Event | None), or a recorded execution
+        # (node id, key, output, handle), or _STOP.
         self._items: deque[Any] = deque()
         self._create: dict[str, Any] | None = None
         self._create_row: tuple[tuple, tuple[str, str]] | None = None
@@ -864,7 +879,7 @@ class RunRecorder:
             run.record_executions(self._on_execution)
 
     def _on_execution(self, node_id: str, key: str, output: Any, handle: Any) -> None:
-        self._items.append(_Execution((node_id, key, output, handle)))
+        self._items.append((node_id, key, output, handle))  # a 4-tuple: an execution (see _drain)
 
     def _on_event(self, ev: RunEvent) -> None:
         # Called on the event loop: only queue work, never touch the disk here.
@@ -1010,8 +1025,8 @@ class RunRecorder:
             item = items.popleft()
             if item.__class__ is RunEvent:
                 pending.append(item)
-            elif item.__class__ is _Execution:
-                self._executions.append(item.fields)
+            elif item.__class__ is tuple and len(item) == 4:  # a recorded execution
+                self._executions.append(item)
             elif item is _STOP:
                 stop = True
             else:
@@ -1075,12 +1090,6 @@ class RunRecorder:
         if stop:
             self._closed.set()
         return stop
-
-
-class _Execution(NamedTuple):
-    """A recorded node execution queued for the writer: (node id, key, output, handle)."""
-
-    fields: tuple
 
 
 def _utf8_safe(text: str) -> str:
