@@ -77,13 +77,14 @@ class ApprovalCard(QFrame):
         lay.setContentsMargins(10, 8, 10, 8)
         lay.setSpacing(6)
 
-        # controls first: in a short dock the buttons stay visible while the text scrolls
+        # The card sits beside the log, so it is narrow: a title line, the controls (note,
+        # Approve, Reject) on the next line where they stay visible, then what is reviewed.
+        state = "Waiting for your decision" if request.active else f"Next in line (#{position + 1})"
+        self.title_label = QLabel(f"<b>{_esc(request.title)}</b> &nbsp;<span style='color:{accent}'>{state}</span>")
+        self.title_label.setToolTip(f"Node {request.node_id}")
+        lay.addWidget(self.title_label)
         head = QHBoxLayout()
         head.setSpacing(6)
-        state = "Waiting for your decision" if request.active else f"Next in line (#{position + 1})"
-        self.title_label = QLabel(f"<b>{_esc(request.title)}</b> <span style='color:#8b93a1'>({_esc(request.node_id)})"
-                                  f"</span> &nbsp;<span style='color:{accent}'>{state}</span>")
-        head.addWidget(self.title_label)
         self.note_edit = QLineEdit()
         self.note_edit.setPlaceholderText("Note for the next step (optional)")
         self.note_edit.setEnabled(request.active)
@@ -120,16 +121,16 @@ class ApprovalCard(QFrame):
         self.review.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         lay.addWidget(self.review)
         # Edit before approving: the text under review, editable, and its changes as a word diff.
-        self.editor = QPlainTextEdit(request.input_text)
+        self.editor = QPlainTextEdit(request.input_text, self)
         self.editor.setObjectName("approvalEditor")
         self.editor.setFixedHeight(130)
-        self.editor.setVisible(False)
         lay.addWidget(self.editor)
-        self.changes = QTextBrowser()
+        self.editor.setVisible(False)
+        self.changes = QTextBrowser(self)
         self.changes.setObjectName("approvalChanges")
         self.changes.setFixedHeight(90)
-        self.changes.setVisible(False)
         lay.addWidget(self.changes)
+        self.changes.setVisible(False)
         tools = QHBoxLayout()
         tools.setSpacing(8)
         self.edit_button = QPushButton("Edit")
@@ -146,7 +147,7 @@ class ApprovalCard(QFrame):
         for w in (self.edit_button, self.changes_box, self.revert_button, self.edited_label):
             tools.addWidget(w)
         tools.addStretch(1)
-        self._tools = QWidget()
+        self._tools = QWidget(self)
         self._tools.setLayout(tools)
         tools.setContentsMargins(0, 0, 0, 0)
         self._tools.setVisible(request.active)
