@@ -70,6 +70,8 @@ def format_cost(cost: float | None) -> str:
         return "—"
     if cost == 0:
         return "$0"
+    if cost < 0.0001:
+        return "<$0.0001"
     return f"${cost:.4f}" if cost < 0.01 else f"${cost:.2f}"
 
 

@@ -34,6 +34,7 @@ links change, for a view that repaints only then (it clears them).
 
 from __future__ import annotations
 
+import json
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Iterable
@@ -380,8 +381,17 @@ class RunState:
             self._on_call(ev)
         elif t == _CACHE_HIT or t == _STEP_PINNED:  # not run: a recorded or pinned output flows on
             d = self._detail(nid)
-            d.output, d.ended = ev[2], ev[3]
             extra = ev.extra or {}
+            kind = self._kinds.get(nid)
+            handle = extra.get("handle")
+            # shown as a run of the kind shows it: a condition's branch, an approval's decision
+            if kind == "if" and isinstance(handle, str):
+                d.output = handle
+            elif kind == "approval" and handle in ("approve", "reject"):
+                d.output = json.dumps({"decision": handle, "note": ""})
+            else:
+                d.output = ev[2]
+            d.ended = ev[3]
             if t == _CACHE_HIT:
                 d.cached_from = extra.get("fromRun") if isinstance(extra.get("fromRun"), str) else ""
                 self._set(nid, CACHED)

@@ -87,6 +87,11 @@ class Timeline:
                 self._open.clear()
             return
         span = self._open.get(nid)
+        if span is None and t == EventType.CACHE_HIT.value and nid in self._entries:
+            last = next((s for s in reversed(self.spans) if s.node_id == nid), None)
+            if last is not None:  # an entry node closes at its step_start: reused, it is from cache
+                last.state = "cached"
+            return
         if span is None or nid == SYSTEM_NODE:
             return
         if t == EventType.WAIT_INPUT.value or t == EventType.APPROVAL_QUEUED.value:

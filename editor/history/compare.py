@@ -95,7 +95,7 @@ class CompareWindow(QMainWindow):
         self.summary = QLabel("Workflow " + ("; ".join(parts) if parts else "unchanged between the two runs")
                               + "  ·  outlined in blue on the canvases")
         self.summary.setWordWrap(True)
-        self.summary.setStyleSheet("padding: 4px 8px; color: #c9d1d9")
+        self.summary.setStyleSheet("padding: 6px 8px; font-weight: bold")
 
         self.table = QTreeWidget()
         self.table.setObjectName("compareTable")

@@ -127,11 +127,21 @@ class TimelineCanvas(QWidget):
             text = ("from cache" if span.state == "cached" else _fmt(dur) if dur is not None else "running…")
             if span.wait_start is not None and span.wait_end is not None:
                 text += f" (waited {_fmt(span.wait_end - span.wait_start)})"
-            p.setPen(TEXT)
-            tx = r.right() + 6
-            if tx + 90 > self.width():
-                tx = max(LABEL_W + 2, r.left() - 6 - p.fontMetrics().horizontalAdvance(text))
-            p.drawText(QRectF(tx, y, 200, ROW_H), Qt.AlignmentFlag.AlignVCenter, text)
+            advance = p.fontMetrics().horizontalAdvance(text)
+            if r.right() + 6 + advance <= self.width() - 4:  # after the bar
+                p.setPen(TEXT)
+                p.drawText(QRectF(r.right() + 6, y, advance + 4, ROW_H), Qt.AlignmentFlag.AlignVCenter, text)
+            elif r.width() >= advance + 12:  # inside a long bar, on a dark plate
+                plate = QRectF(r.right() - advance - 10, r.top() + 1, advance + 8, r.height() - 2)
+                p.setPen(Qt.PenStyle.NoPen)
+                p.setBrush(QBrush(QColor(15, 17, 21, 200)))
+                p.drawRoundedRect(plate, 2, 2)
+                p.setPen(TEXT)
+                p.drawText(plate, Qt.AlignmentFlag.AlignCenter, text)
+            else:  # before the bar
+                p.setPen(TEXT)
+                p.drawText(QRectF(max(LABEL_W + 2, r.left() - 6 - advance), y, advance + 4, ROW_H),
+                           Qt.AlignmentFlag.AlignVCenter, text)
         p.end()
 
     def span_at(self, x: float, y: float) -> int | None:

@@ -86,7 +86,7 @@ class MenusMixin:
         self.act_run = self._action("&Run", "run", [QKeySequence("F5"), QKeySequence("Ctrl+R")], self._run,
                                     "Run the workflow")
         self.act_run.setEnabled(False)
-        self.act_run_from = self._action("Run from &Here", "run", "Ctrl+Alt+R", lambda: self.run_from_node(),
+        self.act_run_from = self._action("Run from &Here", "run-from", "Ctrl+Alt+R", lambda: self.run_from_node(),
                                          "Run from the selected node: the nodes before it reuse their outputs "
                                          "from the last run (from cache) when nothing they depend on changed")
         self.act_run_from.setIconText("▶ From here")
@@ -232,7 +232,7 @@ class MenusMixin:
         if node_id is not None:
             menu.addActions([self.act_collapse, self.act_duplicate, self.act_copy, self.act_delete])
             menu.addSeparator()
-            run_from = menu.addAction(QIcon(icon_path("run")), "Run from Here")
+            run_from = menu.addAction(QIcon(icon_path("run-from")), "Run from Here")
             run_from.setToolTip(self.act_run_from.toolTip())
             run_from.triggered.connect(lambda _=False, n=node_id: self.run_from_node(n))
             run_only = menu.addAction("Run Only This Node")
