@@ -36,6 +36,7 @@ from .runstate import NODE_STATES, NodeDetails, RunState, SubagentCall
 from .rerun import RecordedExecution, execution_key
 from .timeline import Span, Timeline
 from .costs import format_cost, model_prices, run_costs, usage_cost
+from .repair import RepairError, RepairProposal, apply_repair, failed_node, parse_repair, propose_repair
 from .rundiff import diff_runs, diff_states, diff_workflows, run_usage, word_diff
 from .runtime import DEFAULT_MAX_VISITS, NodeRecord, Run, RunStateError, as_text, normalise_decision
 from .validate import ConnectionCheck, GraphIndex, Issue, Severity, check_connection, errors_only, handle_label, validate
@@ -99,6 +100,7 @@ __all__ = sorted([
     # re-running, comparing: recorded executions, run diff
     "RecordedExecution", "execution_key", "diff_runs", "diff_states", "diff_workflows", "word_diff", "run_usage",
     "Timeline", "Span", "model_prices", "run_costs", "usage_cost", "format_cost",
+    "RepairError", "RepairProposal", "propose_repair", "parse_repair", "apply_repair", "failed_node",
     # node kinds (specs, plug-ins)
     "NodeSpec", "NodeError", "NodeOutcome", "PauseRequest", "RunContext", "PaletteEntry", "spec_for", "node_specs",
     "register_node_spec", "unregister_node_spec", "palette_entries", "load_plugins",

@@ -28,7 +28,7 @@ from .events import SUBAGENT_CALL_TYPES, format_timestamp
 
 __all__ = ["main", "COMMANDS"]
 
-COMMANDS = ("run", "validate", "resume", "runs", "show", "diff")
+COMMANDS = ("run", "validate", "resume", "runs", "show", "diff", "repair")
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_PAUSED, EXIT_CANCELLED = 0, 1, 2, 3, 4
 
@@ -84,6 +84,15 @@ def _parser() -> argparse.ArgumentParser:
     df.add_argument("run_a")
     df.add_argument("run_b")
     df.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    rp = sub.add_parser("repair", help="ask the model to patch the data of a failed run's failed node")
+    rp.add_argument("run_id")
+    rp.add_argument("--apply", action="store_true", help="write the patched workflow to its file (after confirmation)")
+    rp.add_argument("--yes", action="store_true", help="with --apply: do not ask for confirmation")
+    rp.add_argument("--file", help="the workflow file to write (default: the file the run was started from)")
+    rp.add_argument("--provider")
+    rp.add_argument("--model")
+    rp.add_argument("--base-url")
+    rp.add_argument("--json", action="store_true", help="print the proposal as JSON")
     return p
 
 
@@ -484,6 +493,81 @@ def _cmd_diff(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_repair(args: argparse.Namespace) -> int:
+    from .llm.registry import ProviderConfigError, make_resolver
+    from .llm.base import LLMError
+    from .model import atomic_write_text, dumps_workflow, load_workflow, WorkflowLoadError
+    from .repair import RepairError, apply_repair, failed_node, propose_repair
+    from .runstate import RunState
+    from .store import StoreError
+
+    found = _find_run(args.run_id)
+    if found is None:
+        return EXIT_USAGE
+    store, info = found
+    try:
+        wf = store.workflow_of(info.id)
+        state = RunState.of(wf, store.iter_events(info.id))
+    except StoreError as err:
+        _err(str(err))
+        return EXIT_USAGE
+    failed = failed_node(state)
+    if failed is None:
+        _err(f"run {info.id[:12]} has no failed node to repair")
+        return EXIT_USAGE
+    node_id, input_text, error = failed
+    snap_meta = {}
+    try:
+        resolver = make_resolver(args.provider or snap_meta.get("provider"), model=args.model, base_url=args.base_url)
+        from .llm.base import AgentInvocation
+
+        provider = resolver(AgentInvocation(node_id=node_id, name="Repair", system_prompt="", user_content="",
+                                            model=args.model or "", reasoning_effort="low", tools={}, subagents=[]))
+        proposal = asyncio.run(propose_repair(provider, wf, node_id, input_text, error, model=args.model or ""))
+    except (ProviderConfigError, LLMError) as err:
+        _err(f"the repair request failed: {err}")
+        return EXIT_FAILED
+    except RepairError as err:
+        _err(f"the proposed repair was refused: {err}")
+        return EXIT_FAILED
+    if args.json:
+        print(json.dumps(proposal.to_json(), ensure_ascii=False, indent=2))
+    else:
+        node = wf.node(node_id)
+        print(f"repair of {node.title if node else node_id} [{node_id}]: {proposal.reason}")
+        for f, before, after in proposal.changes:
+            print(f"  {f}: {json.dumps(before, ensure_ascii=False)} → {json.dumps(after, ensure_ascii=False)}")
+    if not args.apply:
+        return EXIT_OK
+    path = args.file or info.workflow_path
+    if not path:
+        _err("the run does not say which file it was started from; pass --file PATH")
+        return EXIT_USAGE
+    try:
+        current = load_workflow(path)
+    except WorkflowLoadError as err:
+        _err(str(err))
+        return EXIT_USAGE
+    if current.node(node_id) is None:
+        _err(f"{path} has no node '{node_id}' any more; nothing written")
+        return EXIT_USAGE
+    if not args.yes:
+        sys.stderr.write(f"write the patched workflow to {path}? [y/N] ")
+        sys.stderr.flush()
+        answer = sys.stdin.readline().strip().lower()
+        if answer not in ("y", "yes"):
+            _err("nothing written")
+            return EXIT_OK
+    try:
+        patched = apply_repair(current, proposal)
+        atomic_write_text(path, dumps_workflow(patched))
+    except (RepairError, OSError) as err:
+        _err(f"the workflow could not be written: {err}")
+        return EXIT_FAILED
+    _err(f"written: {path} (run it again from the node: flowdesk run {path} --from {node_id})")
+    return EXIT_OK
+
+
 def _cmd_runs(args: argparse.Namespace) -> int:
     from .store import StoreError
 
@@ -557,7 +641,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(exc.code or 0)
     if args.command == "validate":
         return _cmd_validate(args)
-    handler = {"run": _cmd_run, "resume": _cmd_resume, "runs": _cmd_runs, "show": _cmd_show, "diff": _cmd_diff}.get(args.command)
+    handler = {"run": _cmd_run, "resume": _cmd_resume, "runs": _cmd_runs, "show": _cmd_show, "diff": _cmd_diff,
+               "repair": _cmd_repair}.get(args.command)
     if handler is not None:
         try:
             return handler(args)

@@ -270,3 +270,89 @@ def test_token_and_cost_totals_per_node_and_run_with_user_prices(server, tmp_pat
     state = RunState.of(again.workflow, store.events(again.run_id))
     assert run_costs(state, again.workflow, prices)["total"]["tokens"] == 6
     assert store.usage_by_node([again.run_id]) == {again.run_id: {"a3": (4, 2)}}
+
+
+def repair_handler(patch: dict, reason: str = "the model name does not exist"):
+    """Chat requests: a repair request gets ``{"patch", "reason"}``; model 'bad-model' is refused (404);
+    anything else is echoed."""
+    from tests.fakes.openai_server import error_reply
+
+    def handle(rec: Recorded):
+        body = rec.json or {}
+        if "You repair one failing node" in json.dumps(body.get("messages", [])):
+            return openai_plain("```json\n" + json.dumps({"patch": patch, "reason": reason}) + "\n```", usage=(50, 10))
+        if body.get("model") == "bad-model":
+            return error_reply(404, "The model `bad-model` does not exist", code="model_not_found")
+        return echo_handler(rec)
+
+    return handle
+
+
+def test_repair_patches_a_bad_model_name_and_the_rerun_from_the_node_completes(server, tmp_path) -> None:
+    from engine.repair import apply_repair, failed_node, propose_repair
+
+    server.handler = repair_handler({"model": "good-model"})
+    store = RunStore(tmp_path / "runs.db")
+    flow = chain(4)
+    flow["nodes"][3]["data"]["model"] = "bad-model"  # a3
+    first = run_recorded(store, flow, server.base_url)
+    assert first.status == RunStatus.FAILED
+    state = RunState.of(first.workflow, store.events(first.run_id))
+    node_id, input_text, error = failed_node(state)
+    assert node_id == "a3" and "bad-model" in error
+    resolver = make_resolver("openai", base_url=server.base_url)
+    proposal = asyncio.run(propose_repair(resolver(None), first.workflow, node_id, input_text, error))
+    assert proposal.changes == [("model", "bad-model", "good-model")]
+    assert proposal.reason == "the model name does not exist"
+    repaired = apply_repair(first.workflow, proposal)
+    assert first.workflow.node("a3").data.model == "bad-model"  # a copy
+    server.requests.clear()
+    again = Run(repaired, make_resolver("openai", base_url=server.base_url), store=store, reuse_from=first.run_id,
+                start_at="a3")
+    rec = RunRecorder(store, again)
+    assert asyncio.run(again.start()) == RunStatus.COMPLETED
+    rec.close()
+    assert kinds(again, "cache_hit") == ["s", "a1", "a2"]
+    assert len(server.requests) == 2
+
+
+def test_an_invalid_repair_is_refused_with_the_reason(server) -> None:
+    from engine.repair import RepairError, parse_repair
+
+    wf = parse_workflow(chain(2))
+    with pytest.raises(RepairError, match="does not have: colour"):
+        parse_repair(wf, "a1", json.dumps({"patch": {"colour": "red"}, "reason": "x"}))
+    with pytest.raises(RepairError, match="not valid: tools"):
+        parse_repair(wf, "a1", json.dumps({"patch": {"tools": "yes please"}, "reason": "x"}))
+    with pytest.raises(RepairError, match="not JSON"):
+        parse_repair(wf, "a1", "I would change the model")
+    with pytest.raises(RepairError, match="changes nothing"):
+        parse_repair(wf, "a1", json.dumps({"patch": {"model": "m"}, "reason": "x"}))
+
+
+def test_flowdesk_repair_apply_writes_the_file_atomically(server, tmp_path) -> None:
+    server.handler = repair_handler({"model": "good-model"})
+    flow = chain(2)
+    flow["nodes"][2]["data"]["model"] = "bad-model"
+    path = tmp_path / "chain.flow.json"
+    path.write_text(json.dumps(flow))
+    env = {"PYTHONPATH": str(ROOT), "FLOWDESK_DATA_DIR": str(tmp_path), "OPENAI_API_KEY": "test-key",
+           "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    base = [sys.executable, "-m", "engine.cli"]
+    res = subprocess.run(base + ["run", str(path), "--provider", "openai", "--base-url", server.base_url], cwd=ROOT,
+                         env=env, capture_output=True, text=True, timeout=60)
+    assert res.returncode == 1
+    run_id = RunStore(tmp_path / "runs.db").list_runs()[0].id
+    repair = base + ["repair", run_id[:10], "--provider", "openai", "--base-url", server.base_url]
+    res = subprocess.run(repair + ["--apply"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60,
+                         input="n\n")
+    assert res.returncode == 0 and "nothing written" in res.stderr
+    assert "model: \"bad-model\" → \"good-model\"" in res.stdout
+    assert json.loads(path.read_text())["nodes"][2]["data"]["model"] == "bad-model"
+    res = subprocess.run(repair + ["--apply"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60,
+                         input="y\n")
+    assert res.returncode == 0, res.stderr
+    assert json.loads(path.read_text())["nodes"][2]["data"]["model"] == "good-model"
+    res = subprocess.run(base + ["run", str(path), "--provider", "openai", "--base-url", server.base_url, "--from",
+                                 "a2"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stderr
