@@ -32,6 +32,7 @@ from .window.edit_actions import EditActionsMixin
 from .window.files import FilesMixin
 from .window.find_bar import FindBar
 from .window.menus import MenusMixin
+from .window.repair import RepairMixin
 from .window.run_wiring import RunWiringMixin
 from .window.settings import WindowSettingsMixin, settings
 from .window.validation import ValidationMixin
@@ -41,8 +42,8 @@ from .window.welcome import WelcomePage
 __all__ = ["MainWindow", "settings"]
 
 
-class MainWindow(MenusMixin, FilesMixin, AutosaveMixin, ValidationMixin, RunWiringMixin, EditActionsMixin,
-                 WindowSettingsMixin, QMainWindow):
+class MainWindow(MenusMixin, FilesMixin, AutosaveMixin, ValidationMixin, RunWiringMixin, RepairMixin,
+                 EditActionsMixin, WindowSettingsMixin, QMainWindow):
     run_requested = Signal()  # the run console (a later issue) listens here
     validated = Signal(list)  # list[Issue], after each debounced validation
 

@@ -239,6 +239,11 @@ class MenusMixin:
             run_only.triggered.connect(lambda _=False, n=node_id: self.run_from_node(n, only=True))
             for a in (run_from, run_only):
                 a.setEnabled(self.act_run.isEnabled())
+            item = self.scene.node_items.get(node_id)
+            if item is not None and item.run_state == "failed":
+                repair = menu.addAction("Repair…")
+                repair.setToolTip("Ask the model for a fix of this node's settings, shown before it is applied")
+                repair.triggered.connect(lambda _=False, n=node_id: self.repair_node(n))
             menu.addSeparator()
             menu.addAction(self.act_layout)
         else:

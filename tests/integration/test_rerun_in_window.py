@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt
 
-from .conftest import states
+from .conftest import choose_provider, states
 from .test_history_in_window import run_review_to_the_end
 
 
@@ -67,3 +67,73 @@ def test_history_compare_with_previous_run(qtbot, window):
     assert (win.run_a, win.run_b) == (first, second)
     assert win.result["workflow"]["changed"] == {}
     win.close()
+
+
+class _ScriptedModel:
+    """A test provider: model 'bad-model' fails; a repair request gets a patch; others echo."""
+
+    name = "scripted"
+
+    def __init__(self, patch: dict) -> None:
+        self.patch = patch
+        self.calls = 0
+
+    async def complete(self, inv, ctx):
+        import json as _json
+
+        from engine import LLMError, LLMResult
+
+        self.calls += 1
+        if inv.system_prompt.startswith("You repair one failing node"):
+            return LLMResult(text=_json.dumps({"patch": self.patch, "reason": "that model does not exist"}))
+        if inv.model == "bad-model":
+            raise LLMError("The model `bad-model` does not exist")
+        return LLMResult(text=f"[{inv.user_content}]")
+
+
+def test_repair_a_failed_node_one_undo_step_then_run_from_here(qtbot, window):
+    from engine import parse_workflow
+    from tests.engine.flows import agent, link, start
+
+    flow = {"name": "Repairable", "nodes": [start("s", "go"), agent("a1", "{{PREVIOUS_OUTPUT}}"),
+                                              agent("a2", "{{PREVIOUS_OUTPUT}}", model="bad-model")],
+            "connections": [link("s", "a1"), link("a1", "a2")]}
+    window.open_workflow_version(parse_workflow(flow))
+    model = _ScriptedModel({"model": "good-model"})
+    choose_provider(window, "echo")  # a provider chosen (no set-up dialog); the test's model serves the run
+    window.run_console.set_resolver_factory(lambda: (lambda inv: model))
+    qtbot.waitUntil(lambda: window.act_run.isEnabled(), timeout=2000)
+    with qtbot.waitSignal(window.run_console.run_finished, timeout=5000) as finished:
+        window.act_run.trigger()
+    assert finished.args == ["failed"]
+    assert window.scene.node_items["a2"].run_state == "failed"
+    task = window.repair_node("a2", provider=model)
+    dialog = window.repair_dialog
+    qtbot.waitUntil(lambda: dialog.accept_button.isEnabled(), timeout=3000)
+    assert "that model does not exist" in dialog.reason_label.text()
+    assert "good-model" in dialog.diff_view.toPlainText()
+    steps = window.document.undo_stack.count()
+    dialog.accept_button.click()
+    assert window.document.node("a2").data.model == "good-model"
+    assert window.document.undo_stack.count() == steps + 1
+    box = window.repair_question
+    with qtbot.waitSignal(window.run_console.run_finished, timeout=5000) as finished:
+        box.button(box.StandardButton.Yes).click()
+    assert finished.args == ["completed"]
+    assert states(window.scene)["a1"] == "cached" and states(window.scene)["a2"] == "done"
+    window.document.undo_stack.undo()
+    assert window.document.node("a2").data.model == "bad-model"
+    assert task.done()
+
+
+def test_an_invalid_repair_is_refused_in_the_dialog(qtbot, window):
+    from engine import parse_workflow
+    from tests.engine.flows import agent, link, start
+
+    window.open_workflow_version(parse_workflow({"nodes": [start("s", "go"), agent("a1", "x", model="bad-model")],
+                                                 "connections": [link("s", "a1")]}))
+    model = _ScriptedModel({"temperature": 3})
+    window.repair_node("a1", provider=model)
+    dialog = window.repair_dialog
+    qtbot.waitUntil(lambda: "No usable repair" in dialog.reason_label.text(), timeout=3000)
+    assert "temperature" in dialog.reason_label.text() and not dialog.accept_button.isEnabled()
