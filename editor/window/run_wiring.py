@@ -16,7 +16,7 @@ from engine import Workflow, errors_only
 
 from ..first_run import offer_setup
 from ..history.panel import open_store_for_gui
-from ..panels.problems import describe_issue
+from ..issue_text import describe_issue
 from ..run_view import RunViewWindow
 from .settings import settings
 
