@@ -386,10 +386,9 @@ class RunState:
             extra = ev.extra or {}
             kind = self._kinds.get(nid)
             handle = extra.get("handle")
-            # shown as a run of the kind shows it: a condition's branch, an approval's decision
-            if kind == "if" and isinstance(handle, str):
-                d.output = handle
-            elif kind == "approval" and handle in ("approve", "reject"):
+            # shown as a run of the kind shows it: an approval's decision; a condition's output is what
+            # it passes on (the recorded output itself)
+            if kind == "approval" and handle in ("approve", "reject"):
                 d.output = json.dumps({"decision": handle, "note": ""})
             else:
                 d.output = ev[2]
