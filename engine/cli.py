@@ -516,9 +516,8 @@ def _cmd_repair(args: argparse.Namespace) -> int:
         _err(f"run {info.id[:12]} has no failed node to repair")
         return EXIT_USAGE
     node_id, input_text, error = failed
-    snap_meta = {}
     try:
-        resolver = make_resolver(args.provider or snap_meta.get("provider"), model=args.model, base_url=args.base_url)
+        resolver = make_resolver(args.provider, model=args.model, base_url=args.base_url)
         from .llm.base import AgentInvocation
 
         provider = resolver(AgentInvocation(node_id=node_id, name="Repair", system_prompt="", user_content="",

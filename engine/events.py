@@ -9,7 +9,9 @@ Structured data travels in typed fields, never inside ``content``:
 
 * ``extra`` (kept as JSON text, see :class:`RunEvent`) holds an event's structured fields:
   ``usage`` on ``llm_response``; ``conditionIndex``/``matched`` on ``logic_check``;
-  ``handle`` (the decision followed) and ``note`` (when not empty) on ``input_received``;
+  ``handle`` (the decision followed) and ``note`` (when not empty) on ``input_received``, and
+  when the reviewer edited the output ``edited: true``, ``output`` (what flowed on) and
+  ``original``; ``fromRun`` and ``handle`` on ``cache_hit``; ``handle`` on ``step_pinned``;
   ``detail`` on ``run_status``; and on ``subagent_call_*`` the call: ``parentNodeId,
   subagentNodeId, subagentName, callId, parentCallId, depth`` (``content`` is then the
   call's message: its input, answer or error).

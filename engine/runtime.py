@@ -41,6 +41,7 @@ from .model import Node, Workflow, dumps_workflow, parse_workflow
 from .nodes import SPECS, NodeError, NodeOutcome, PauseRequest, RunContext, spec_for
 from .nodes.agent import MAX_SUBAGENT_DEPTH, ProviderCall, _usage_json  # noqa: F401  (_usage_json: kept importable)
 from .nodes.base import as_text, fill_prompt
+from .rerun import StepHook, reuse_map
 from .validate import errors_only, validate
 
 __all__ = ["Run", "RunStateError", "NodeRecord", "normalise_decision", "DEFAULT_MAX_VISITS", "SNAPSHOT_FORMAT",
@@ -188,7 +189,13 @@ def normalise_decision(decision: Any, note: str | None = None) -> dict[str, str]
 
 
 class Run:
-    """One execution of a workflow."""
+    """One execution of a workflow.
+
+    A run from a node (DESIGN.md "Re-running"): ``start_at`` names the node that, with everything
+    downstream of it, runs fresh; ``reuse_from`` (a run id in ``store``, default the user's run
+    store, or a mapping of node ids to recorded executions) gives the outputs the other nodes
+    reuse when their execution key still matches (see ``engine.rerun``).
+    """
 
     def __init__(
         self,
@@ -285,8 +292,6 @@ class Run:
         self._hook: Any = None
         self.reused_from: str | None = None
         self.start_at = start_at
-        from .rerun import StepHook, reuse_map
-
         if start_at is not None and start_at not in self._nodes:
             raise ValueError(f"there is no node '{start_at}' to run from")
         reuse, self.reused_from = reuse_map(reuse_from, store)
