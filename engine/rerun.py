@@ -15,8 +15,9 @@ test per step):
   it once in the run store (keyed by :func:`execution_key`), shared by every run that made it.
 
 The key hashes the node's kind, its data (``pinnedOutput``/display fields left out), its
-input and the run's provider and model override (``Run.meta``): an agent's own model and
-provider are part of its data.
+input, the run's variables at that step (templates in the data resolve against them, so a
+changed variable counts as changed data) and the run's provider and model override
+(``Run.meta``): an agent's own model and provider are part of its data.
 """
 
 from __future__ import annotations
@@ -149,6 +150,10 @@ class StepHook:
             prefix = self._prefix[node.id] = _key_prefix(node.type, _data_json(node), self._provider, self._model)
         h = prefix.copy()
         h.update(_value_bytes(value))
+        variables = getattr(self.run, "variables", None)
+        if variables:  # templates resolve against them: a changed variable is changed data
+            h.update(b"\0v" + json.dumps(variables, sort_keys=True, ensure_ascii=False, default=str).encode(
+                "utf-8", "backslashreplace"))
         return h.hexdigest()
 
     def before(self, spec: Any, node: Any, value: Any) -> tuple[Any, Any] | None:

@@ -44,12 +44,13 @@ from .model import Workflow
 from .nodes import SPECS, spec_for
 
 __all__ = ["RunState", "NodeDetails", "SubagentCall", "NODE_STATES", "Link",
-           "IDLE", "RUNNING", "DONE", "FAILED", "WAITING", "QUEUED", "CANCELLED", "SKIPPED", "CACHED"]
+           "IDLE", "RUNNING", "DONE", "FAILED", "WAITING", "QUEUED", "CANCELLED", "SKIPPED", "RETRYING", "CACHED"]
 
-IDLE, RUNNING, DONE, FAILED, WAITING, QUEUED, CANCELLED, SKIPPED, CACHED = (
-    "idle", "running", "done", "failed", "waiting", "queued", "cancelled", "skipped", "cached")
-# ``cached``: a run from a node reused the node's recorded output (``cache_hit``); not run again.
-NODE_STATES = (IDLE, RUNNING, DONE, FAILED, WAITING, QUEUED, CANCELLED, SKIPPED, CACHED)
+IDLE, RUNNING, DONE, FAILED, WAITING, QUEUED, CANCELLED, SKIPPED, RETRYING, CACHED = (
+    "idle", "running", "done", "failed", "waiting", "queued", "cancelled", "skipped", "retrying", "cached")
+# retrying: a working node between attempts (``details[n].attempt`` of ``.max_attempts``)
+# cached: a run from a node reused the node's recorded output (``cache_hit``); not run again.
+NODE_STATES = (IDLE, RUNNING, DONE, FAILED, WAITING, QUEUED, CANCELLED, SKIPPED, RETRYING, CACHED)
 
 Link = tuple[str, str, str]  # (source, sourceHandle as written, target)
 
@@ -70,6 +71,11 @@ _CALL_END = EventType.SUBAGENT_CALL_END.value
 _CALL_ERROR = EventType.SUBAGENT_CALL_ERROR.value
 _CACHE_HIT = EventType.CACHE_HIT.value
 _STEP_PINNED = EventType.STEP_PINNED.value
+_STEP_END = EventType.STEP_END.value
+_STEP_RETRY = EventType.STEP_RETRY.value
+_STEP_SKIPPED = EventType.STEP_SKIPPED.value
+_LOOP_CHECK = EventType.LOOP_CHECK.value
+_JOIN_WAIT = EventType.JOIN_WAIT.value
 
 
 @dataclass(slots=True)
@@ -86,6 +92,15 @@ class NodeDetails:
     pinned: bool = False  # the node's pinned output flowed on (step_pinned)
     # An approval whose reviewer edited the output: {decision, note, output, original}
     review: dict[str, Any] | None = None
+    #: Step policies: the attempt running now (2 after the first ``step_retry``) of how many; 0: no retry.
+    attempt: int = 0
+    max_attempts: int = 0
+    #: The step's last ``step_end``: ``done``, ``skipped`` or ``failed`` (None before one).
+    outcome: str | None = None
+    #: A loop: the iteration its body is on (from 1); a join: arrivals so far and expected.
+    iteration: int = 0
+    delivered: int = 0
+    expected: int = 0
 
     @property
     def duration(self) -> float | None:
@@ -106,7 +121,9 @@ class NodeDetails:
     def to_dict(self) -> dict[str, Any]:
         return {"nodeId": self.node_id, "input": self.input, "output": self.output, "started": self.started,
                 "ended": self.ended, "duration": self.duration, "usage": self.usage, "error": self.error,
-                "visits": self.visits, "cachedFrom": self.cached_from, "pinned": self.pinned, "review": self.review}
+                "visits": self.visits, "attempt": self.attempt, "maxAttempts": self.max_attempts,
+                "outcome": self.outcome, "iteration": self.iteration, "cachedFrom": self.cached_from,
+                "pinned": self.pinned, "review": self.review}
 
 
 @dataclass(slots=True)
@@ -161,6 +178,7 @@ class RunState:
         self._out: dict[tuple[str, str], list[Link]] = {}  # (source, handle as the runtime names it) -> links
         self._sub_links: set[tuple[str, str]] = set()
         self._offers: dict[str, deque[Link]] = {}  # target -> links offered to it, oldest first
+        self._checked: set[str] = set()  # loops whose last event was a loop_check
         if self.workflow is not None:
             self._index(self.workflow)
 
@@ -189,6 +207,7 @@ class RunState:
         self.call_roots.clear()
         self.children.clear()
         self._offers = {}
+        self._checked = set()
         self.status = RunStatus.PENDING
         self.final_output = self.error = None
         self.started_at = self.ended_at = None
@@ -305,6 +324,8 @@ class RunState:
             d = self._detail(nid)
             d.visits += 1
             d.started, d.ended, d.error = ev[3], None, None
+            d.attempt = d.max_attempts = 0
+            d.outcome = None
             d.cached_from, d.pinned = None, False
             if _is_entry(self._kinds.get(nid)):  # a start node logs nothing else: it is done at once
                 out = self.initial_input
@@ -335,6 +356,53 @@ class RunState:
             for handle in handles:
                 if isinstance(handle, str):
                     self._offer(nid, handle)
+            if handles == ["body"]:  # a loop going round: its first iteration, or the one after its check
+                d.iteration = d.iteration + 1 if nid in self._checked else 1
+                self._checked.discard(nid)
+        elif t == _STEP_END:
+            extra = ev.extra or {}
+            status = extra.get("status")
+            d = self._detail(nid)
+            d.outcome = status if isinstance(status, str) else None
+            d.ended = d.ended or ev[3]
+            if status == "failed" and extra.get("handle") == "error":  # failed, followed its error links
+                d.error = ev[2]
+                d.output = ev[2]
+                self._set(nid, FAILED)
+                self._offer(nid, "error")
+            elif status == "failed":
+                d.error = d.error or ev[2]
+                self._set(nid, FAILED)
+        elif t == _STEP_RETRY:
+            extra = ev.extra or {}
+            d = self._detail(nid)
+            attempt, most = extra.get("attempt"), extra.get("maxAttempts")
+            d.attempt = attempt if isinstance(attempt, int) else d.attempt + 1
+            d.max_attempts = most if isinstance(most, int) else d.max_attempts
+            d.error = ev[2]
+            self._set(nid, RETRYING)
+        elif t == _STEP_SKIPPED:
+            d = self._detail(nid)
+            d.error, d.output, d.ended = ev[2], None, ev[3]
+            self._set(nid, SKIPPED)
+            self._offer(nid, "output")
+        elif t == _LOOP_CHECK:
+            extra = ev.extra or {}
+            d = self._detail(nid)
+            iteration = extra.get("iteration")
+            if isinstance(iteration, int):
+                d.iteration = iteration
+            self._checked.add(nid)
+        elif t == _JOIN_WAIT:
+            extra = ev.extra or {}
+            d = self._detail(nid)
+            d.delivered = extra.get("delivered") if isinstance(extra.get("delivered"), int) else d.delivered + 1
+            d.expected = extra.get("expected") if isinstance(extra.get("expected"), int) else d.expected
+            # the links that delivered are followed; their offers wait for the join's step
+            offers = self._offers.get(nid)
+            if offers:
+                self.links.add(offers.popleft())
+                self.links_dirty = True
         elif t == _STATUS:
             self._on_status(ev)
         elif t == _LLM_ERROR or t == _ERROR:
@@ -464,7 +532,7 @@ class RunState:
         self.pending_approvals.clear()
         interrupted = CANCELLED if status == RunStatus.CANCELLED else FAILED
         for nid, state in list(self.states.items()):
-            if state == RUNNING:
+            if state == RUNNING or state == RETRYING:
                 self._set(nid, interrupted)
                 d = self._detail(nid)
                 d.error = d.error or ("Cancelled." if interrupted == CANCELLED else "Not finished.")

@@ -2,7 +2,7 @@
 
 Rows come from :class:`engine.Timeline` (fed the same events as the log). Each bar starts
 and ends where the execution did, coloured by how it ended (the canvas's run colours: done
-green, failed red, from cache violet, running blue); the time an approval waited for a
+green, failed red, from cache cyan, running blue); the time an approval waited for a
 person is drawn hatched in amber, so waits and concurrency (overlapping bars) read at a
 glance. A node that ran again (a loop, a retry) has a row per execution (``×2``...).
 Clicking a bar emits ``node_clicked(node_id)``.
@@ -24,7 +24,7 @@ __all__ = ["TimelineView", "TimelineCanvas"]
 ROW_H = 22
 LABEL_W = 170
 AXIS_H = 22
-COLORS = {"running": "#58a6ff", "done": "#3fb950", "failed": "#f85149", "waiting": "#ffb454", "cached": "#a371f7",
+COLORS = {"running": "#58a6ff", "done": "#3fb950", "failed": "#f85149", "waiting": "#ffb454", "cached": "#39c5cf",
           "cancelled": "#8b949e", "skipped": "#8b949e"}
 BG = QColor("#0f1115")
 GRID = QColor("#2a2f3a")

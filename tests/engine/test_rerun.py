@@ -75,8 +75,8 @@ def test_run_from_node_9_after_its_prompt_changed_reuses_eight(server, tmp_path)
     assert [e for e in again.events if e.type == "cache_hit"][1].extra["fromRun"] == first.run_id
     # the exact sequence for a reused node and the fresh ones
     seq = [(e.node_id, e.type) for e in again.events if e.node_id in ("a8", "a9")]
-    assert seq == [("a8", "step_start"), ("a8", "cache_hit"), ("a9", "step_start"), ("a9", "start_prompt"),
-                   ("a9", "llm_response"), ]
+    assert seq == [("a8", "step_start"), ("a8", "cache_hit"), ("a8", "step_end"), ("a9", "step_start"),
+                   ("a9", "start_prompt"), ("a9", "llm_response"), ("a9", "step_end")]
     assert again.outputs["a8"] == first.outputs["a8"]
     state = RunState.of(again.workflow, again.events)
     assert state.state_of("a3") == "cached" and state.details["a3"].cached_from == first.run_id
@@ -138,8 +138,8 @@ def test_pinned_node_makes_no_request(server, tmp_path) -> None:
     run = Run(wf, make_resolver("openai", base_url=server.base_url))
     assert asyncio.run(run.start()) == RunStatus.COMPLETED
     assert len(server.requests) == 2
-    assert [(e.node_id, e.type) for e in run.events if e.node_id == "a2"] == [("a2", "step_start"),
-                                                                              ("a2", "step_pinned")]
+    assert [(e.node_id, e.type) for e in run.events if e.node_id == "a2"] == [
+        ("a2", "step_start"), ("a2", "step_pinned"), ("a2", "step_end")]
     assert run.outputs["a2"] == "PINNED"
     assert "PINNED" in server.requests[-1].json["messages"][-1]["content"]
     state = RunState.of(wf, run.events)
