@@ -48,7 +48,7 @@ from typing import Any, Callable
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from engine import (Run, RunEvent, RunRecorder, RunState, RunStateError, RunStatus, RunStore, StoreError, Workflow,
+from engine import (FlowdeskError, Run, RunEvent, RunRecorder, RunState, RunStateError, RunStatus, RunStore, StoreError, Workflow,
                     as_text)
 
 __all__ = ["RunBridge", "ApprovalRequest"]
