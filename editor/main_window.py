@@ -33,6 +33,7 @@ from .window.files import FilesMixin
 from .window.library import LibraryMixin
 from .window.find_bar import FindBar
 from .window.menus import MenusMixin
+from .window.repair import RepairMixin
 from .window.run_wiring import RunWiringMixin
 from .window.settings import WindowSettingsMixin, settings
 from .window.validation import ValidationMixin
@@ -42,8 +43,8 @@ from .window.welcome import WelcomePage
 __all__ = ["MainWindow", "settings"]
 
 
-class MainWindow(LibraryMixin, MenusMixin, FilesMixin, AutosaveMixin, ValidationMixin, RunWiringMixin, EditActionsMixin,
-                 WindowSettingsMixin, QMainWindow):
+class MainWindow(LibraryMixin, MenusMixin, FilesMixin, AutosaveMixin, ValidationMixin, RunWiringMixin, RepairMixin,
+                 EditActionsMixin, WindowSettingsMixin, QMainWindow):
     run_requested = Signal()  # the run console (a later issue) listens here
     validated = Signal(list)  # list[Issue], after each debounced validation
 

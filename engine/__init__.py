@@ -40,6 +40,11 @@ from .nodes.start import VARIABLE_TYPES, Variable
 from .variables import VariableError, coerce_variable, parse_var_argument, run_variables
 from .resources import read_resource_text, resource_path, sample_paths
 from .runstate import NODE_STATES, NodeDetails, RunState, SubagentCall
+from .rerun import RecordedExecution, execution_key
+from .timeline import Span, Timeline
+from .costs import format_cost, model_prices, run_costs, usage_cost
+from .repair import RepairError, RepairProposal, apply_repair, failed_node, parse_repair, propose_repair
+from .rundiff import diff_runs, diff_states, diff_workflows, run_usage, word_diff
 from .runtime import DEFAULT_MAX_VISITS, NodeRecord, Run, RunStateError, as_text, normalise_decision
 from .validate import ConnectionCheck, GraphIndex, Issue, Severity, check_connection, errors_only, handle_label, validate
 from .templates import (SECRET_MASK, TEMPLATE_BUILTINS, ResolvedTemplate, TemplateCompletion, TemplateReference,
@@ -108,6 +113,10 @@ __all__ = sorted([
     # runtime
     "Run", "RunStateError", "RunStatus", "RunEvent", "EventType", "SYSTEM_NODE", "NodeRecord", "DEFAULT_MAX_VISITS",
     "normalise_decision", "as_text",
+    # re-running, comparing: recorded executions, run diff
+    "RecordedExecution", "execution_key", "diff_runs", "diff_states", "diff_workflows", "word_diff", "run_usage",
+    "Timeline", "Span", "model_prices", "run_costs", "usage_cost", "format_cost",
+    "RepairError", "RepairProposal", "propose_repair", "parse_repair", "apply_repair", "failed_node",
     # node kinds (specs, plug-ins)
     "NodeSpec", "NodeError", "NodeOutcome", "PauseRequest", "RunContext", "PaletteEntry", "spec_for", "node_specs",
     "register_node_spec", "unregister_node_spec", "palette_entries", "load_plugins",

@@ -1,15 +1,17 @@
-"""Flowdesk's headless command line: ``validate``, ``run``, ``resume``, ``runs``, ``show``.
+"""Flowdesk's headless command line: ``validate``, ``run``, ``resume``, ``runs``, ``show``, ``diff``, ``repair``, ``flows``, ``import``, ``export``, ``do``.
 
 Exit codes (a contract other tools rely on):
   validate: 0 no errors, 1 errors, 2 the file cannot be read as a workflow.
   run, resume: 0 completed, 1 failed (validation errors included), 2 usage or file error,
             3 paused with no decision left, 4 cancelled (Ctrl+C).
-  runs, show: 0, or 2 when the run history cannot be read or the run does not exist.
+  runs, show, diff: 0, or 2 when the run history cannot be read or the run does not exist.
   import, export: 0 written, 2 the file cannot be read or converted (the reason printed).
   do: as run once a flow runs; 0 with --dry-run; 2 no flow matches (nor a usable model answer);
       4 not confirmed (no --yes, and no "y" on a terminal).
 ``validate`` and ``run`` also accept the flow files ``import`` reads (AnythingLLM agent flows,
 TypeAgent recipes): they are converted on load, with a note on stderr naming the format.
+``run FILE --from NODE [--reuse RUN_ID]`` reuses the outputs recorded in an earlier run (default:
+the document's last run) for every node upstream of NODE whose execution key still matches.
 ``run`` records every event in the run store (unless ``--no-store``); a run paused with
 no decision left prints its id and the ``flowdesk resume`` command that continues it.
 ``--jsonl`` prints each log entry as one JSON line in wire form, in emission order, as
@@ -31,7 +33,7 @@ from .events import SUBAGENT_CALL_TYPES, format_timestamp
 
 __all__ = ["main", "COMMANDS"]
 
-COMMANDS = ("run", "validate", "resume", "runs", "show", "flows", "import", "export", "do")
+COMMANDS = ("run", "validate", "resume", "runs", "show", "diff", "repair", "flows", "import", "export", "do")
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_PAUSED, EXIT_CANCELLED = 0, 1, 2, 3, 4
 
@@ -67,6 +69,9 @@ def _parser() -> argparse.ArgumentParser:
     r = sub.add_parser("run", help="run a workflow headless")
     r.add_argument("file")
     _run_options(r)
+    r.add_argument("--from", dest="from_node", metavar="NODE",
+                   help="run from this node: upstream nodes reuse the outputs recorded in an earlier run")
+    r.add_argument("--reuse", metavar="RUN_ID", help="the earlier run to reuse (default: the file's last run)")
     d = sub.add_parser("do", help="run the library flow a sentence asks for (trigger phrases first, else the model)")
     d.add_argument("text", metavar="TEXT")
     d.add_argument("--yes", action="store_true", help="run without asking for confirmation")
@@ -80,6 +85,8 @@ def _parser() -> argparse.ArgumentParser:
     rs.add_argument("--decide", action="append", type=_decision, default=[], metavar="approve|reject[:NOTE]",
                     required=True, help="answer the pending approval; repeat for later ones")
     rs.add_argument("--jsonl", action="store_true", help="print each new log entry as a JSON line")
+    rs.add_argument("--output", metavar="TEXT|@FILE",
+                    help="the reviewed output, edited: what flows on from the approval (@FILE reads a file)")
     rs.add_argument("--provider")
     rs.add_argument("--model")
     rs.add_argument("--base-url")
@@ -101,6 +108,19 @@ def _parser() -> argparse.ArgumentParser:
     sh.add_argument("--jsonl", action="store_true", help="print the log as JSON lines (wire form)")
     fl = sub.add_parser("flows", help="list the flow library (reusable flows, their parameters and triggers)")
     fl.add_argument("--json", action="store_true", help="print the flows as JSON")
+    df = sub.add_parser("diff", help="compare two runs: workflow changes and, node by node, output, status, time")
+    df.add_argument("run_a")
+    df.add_argument("run_b")
+    df.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    rp = sub.add_parser("repair", help="ask the model to patch the data of a failed run's failed node")
+    rp.add_argument("run_id")
+    rp.add_argument("--apply", action="store_true", help="write the patched workflow to its file (after confirmation)")
+    rp.add_argument("--yes", action="store_true", help="with --apply: do not ask for confirmation")
+    rp.add_argument("--file", help="the workflow file to write (default: the file the run was started from)")
+    rp.add_argument("--provider")
+    rp.add_argument("--model")
+    rp.add_argument("--base-url")
+    rp.add_argument("--json", action="store_true", help="print the proposal as JSON")
     return p
 
 
@@ -351,7 +371,8 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     return EXIT_FAILED if errors else EXIT_OK
 
 
-async def _drive(run: Any, decisions: list[tuple[str, str]], recorder: Any, *, resume_first: bool) -> int:
+async def _drive(run: Any, decisions: list[tuple[str, str]], recorder: Any, *, resume_first: bool,
+                 first_output: str | None = None) -> int:
     """Start (or resume) a run and answer its approvals in order; returns the exit code."""
     from .events import RunStatus
 
@@ -363,7 +384,7 @@ async def _drive(run: Any, decisions: list[tuple[str, str]], recorder: Any, *, r
         pass
     if resume_first:
         word, note = decisions.pop(0)
-        status = await run.resume(word, note)
+        status = await run.resume(word, note, output=first_output)
     else:
         status = await run.start()
     if recorder:
@@ -407,7 +428,7 @@ def _open_store(*, required: bool) -> Any:
 
 
 def _execute(run: Any, store: Any, decisions: list[tuple[str, str]], printer: "_Printer", *,
-             workflow_path: str | None = None, resume_first: bool = False) -> int:
+             workflow_path: str | None = None, resume_first: bool = False, first_output: str | None = None) -> int:
     from .store import RunRecorder, StoreError
 
     recorder = None
@@ -421,7 +442,7 @@ def _execute(run: Any, store: Any, decisions: list[tuple[str, str]], printer: "_
         run.add_listener(printer)  # nothing to wait for: printed as it happens
     code = EXIT_CANCELLED
     try:
-        code = asyncio.run(_drive(run, decisions, recorder, resume_first=resume_first))
+        code = asyncio.run(_drive(run, decisions, recorder, resume_first=resume_first, first_output=first_output))
     except KeyboardInterrupt:
         code = EXIT_CANCELLED
     finally:
@@ -522,11 +543,46 @@ def _run_loaded(wf: Any, args: argparse.Namespace, path: str, given: dict[str, A
                               ("baseUrl", _stored_base_url(args.base_url))) if v}
     if args.base_url and _stored_base_url(args.base_url) != args.base_url:
         meta["baseUrlCredentials"] = True  # resume says to pass --base-url again
-    run = Run(wf, resolver, initial_input=args.input, max_visits=args.max_visits, check=False,
-              meta=meta, keep_events=False, variables=arguments,
-              path=os.path.abspath(path))  # printed and stored as they happen; no need to hold them
     store = None if args.no_store else _open_store(required=False)
+    reuse = None
+    from_node, reuse_id = getattr(args, "from_node", None), getattr(args, "reuse", None)
+    if from_node is not None:
+        if wf.node(from_node) is None:
+            _err(f"--from: {path} has no node '{from_node}'")
+            return EXIT_USAGE
+        reuse = _reuse_source(args, wf, store)
+        if reuse is None:
+            return EXIT_USAGE
+    elif reuse_id:
+        _err("--reuse goes with --from NODE (the node to run from)")
+        return EXIT_USAGE
+    run = Run(wf, resolver, initial_input=args.input, max_visits=args.max_visits, check=False,
+              meta=meta, keep_events=False,  # printed and stored as they happen; no need to hold them
+              variables=arguments, path=os.path.abspath(path), reuse_from=reuse or None, start_at=from_node,
+              store=store)
     return _execute(run, store, list(args.decide), printer, workflow_path=os.path.abspath(path))
+
+
+def _reuse_source(args: argparse.Namespace, wf: Any, store: Any) -> dict[str, Any] | None:
+    """The recorded executions a ``--from`` run reuses (None, with the reason printed, when there are none)."""
+    if store is None:
+        _err("--from needs the run history (it holds the recorded outputs to reuse)")
+        return None
+    if args.reuse:
+        info = store.find_run(args.reuse)
+        if info is None:
+            _err(f"--reuse: there is no run '{args.reuse}' in the run history (see: flowdesk runs)")
+            return None
+        run_id = info.id
+    else:
+        run_id = store.last_run_of(workflow_path=os.path.abspath(args.file), workflow_name=wf.display_name())
+        if run_id is None:
+            _err(f"--from: {args.file} has no earlier run to reuse; run it once first (or pass --reuse RUN_ID)")
+            return None
+    recorded = store.recorded_executions(run_id)
+    if not recorded:
+        _err(f"note: run {run_id[:12]} has no recorded outputs left (cleared or evicted); every node runs")
+    return recorded or {}
 
 
 def _stored_base_url(url: str | None) -> str | None:
@@ -561,6 +617,14 @@ def _cmd_resume(args: argparse.Namespace) -> int:
     from .runtime import Run
     from .store import StoreError
 
+    output = None
+    if args.output is not None:
+        output = _text_arg(args.output, "--output")
+        if output is None:
+            return EXIT_USAGE
+        if not args.decide:
+            _err("--output goes with --decide approve|reject (the decision it comes with)")
+            return EXIT_USAGE
     found = _find_run(args.run_id)
     if found is None:
         return EXIT_USAGE
@@ -586,7 +650,119 @@ def _cmd_resume(args: argparse.Namespace) -> int:
     if not args.jsonl:  # the summary counts what happened before the pause too
         printer.state.apply_many(store.iter_events(info.id))
     run = Run.restore(snap, resolver, workflow=wf, check=False)
-    return _execute(run, store, list(args.decide), printer, resume_first=True)
+    return _execute(run, store, list(args.decide), printer, resume_first=True, first_output=output)
+
+
+def _text_arg(value: str, option: str) -> str | None:
+    """TEXT, or the text of FILE for @FILE (None, with the reason printed, when it cannot be read)."""
+    if not value.startswith("@"):
+        return value
+    try:
+        with open(value[1:], encoding="utf-8") as f:
+            return f.read()
+    except OSError as err:
+        _err(f"{option}: cannot read {value[1:]}: {err.strerror or err}")
+    except UnicodeDecodeError:
+        _err(f"{option}: {value[1:]} is not UTF-8 text")
+    return None
+
+
+def _cmd_diff(args: argparse.Namespace) -> int:
+    from .rundiff import diff_runs, format_diff
+    from .store import StoreError
+
+    found = _find_run(args.run_a)
+    if found is None:
+        return EXIT_USAGE
+    store, a = found
+    b = store.find_run(args.run_b)
+    if b is None:
+        _err(f"there is no run '{args.run_b}' in the run history (see: flowdesk runs)")
+        return EXIT_USAGE
+    try:
+        result = diff_runs(store, a.id, b.id)
+    except StoreError as err:
+        _err(str(err))
+        return EXIT_USAGE
+    if args.json:
+        print(json.dumps(result, ensure_ascii=False, indent=2))
+    else:
+        print(format_diff(result))
+    return EXIT_OK
+
+
+def _cmd_repair(args: argparse.Namespace) -> int:
+    from .llm.registry import ProviderConfigError, make_resolver
+    from .llm.base import LLMError
+    from .model import atomic_write_text, dumps_workflow, load_workflow, WorkflowLoadError
+    from .repair import RepairError, apply_repair, failed_node, propose_repair
+    from .runstate import RunState
+    from .store import StoreError
+
+    found = _find_run(args.run_id)
+    if found is None:
+        return EXIT_USAGE
+    store, info = found
+    try:
+        wf = store.workflow_of(info.id)
+        state = RunState.of(wf, store.iter_events(info.id))
+    except StoreError as err:
+        _err(str(err))
+        return EXIT_USAGE
+    failed = failed_node(state)
+    if failed is None:
+        _err(f"run {info.id[:12]} has no failed node to repair")
+        return EXIT_USAGE
+    node_id, input_text, error = failed
+    try:
+        resolver = make_resolver(args.provider, model=args.model, base_url=args.base_url)
+        from .llm.base import AgentInvocation
+
+        provider = resolver(AgentInvocation(node_id=node_id, name="Repair", system_prompt="", user_content="",
+                                            model=args.model or "", reasoning_effort="low", tools={}, subagents=[]))
+        proposal = asyncio.run(propose_repair(provider, wf, node_id, input_text, error, model=args.model or ""))
+    except (ProviderConfigError, LLMError) as err:
+        _err(f"the repair request failed: {err}")
+        return EXIT_FAILED
+    except RepairError as err:
+        _err(f"the proposed repair was refused: {err}")
+        return EXIT_FAILED
+    if args.json:
+        print(json.dumps(proposal.to_json(), ensure_ascii=False, indent=2))
+    else:
+        node = wf.node(node_id)
+        print(f"repair of {node.title if node else node_id} [{node_id}]: {proposal.reason}")
+        for f, before, after in proposal.changes:
+            print(f"  {f}: {json.dumps(before, ensure_ascii=False)} → {json.dumps(after, ensure_ascii=False)}")
+    if not args.apply:
+        return EXIT_OK
+    path = args.file or info.workflow_path
+    if not path:
+        _err("the run does not say which file it was started from; pass --file PATH")
+        return EXIT_USAGE
+    try:
+        current = load_workflow(path)
+    except WorkflowLoadError as err:
+        _err(str(err))
+        return EXIT_USAGE
+    if current.node(node_id) is None:
+        _err(f"{path} has no node '{node_id}' any more; nothing written")
+        return EXIT_USAGE
+    if not args.yes:
+        sys.stderr.write(f"write the patched workflow to {path}? [y/N] ")
+        sys.stderr.flush()
+        answer = sys.stdin.readline().strip().lower()
+        if answer not in ("y", "yes"):
+            _err("nothing written")
+            return EXIT_OK
+    try:
+        patched = apply_repair(current, proposal)
+        atomic_write_text(path, dumps_workflow(patched))
+    except (RepairError, OSError) as err:
+        _err(f"the workflow could not be written: {err}")
+        return EXIT_FAILED
+    _err(f"written: {path} (run it again from the node: flowdesk run {path} --from {node_id})")
+    return EXIT_OK
 
 
 def _cmd_runs(args: argparse.Namespace) -> int:
@@ -690,8 +866,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(exc.code or 0)
     if args.command == "validate":
         return _cmd_validate(args)
-    handler = {"run": _cmd_run, "resume": _cmd_resume, "runs": _cmd_runs, "show": _cmd_show, "flows": _cmd_flows,
-               "import": _cmd_import, "export": _cmd_export, "do": _cmd_do}.get(args.command)
+    handler = {"run": _cmd_run, "resume": _cmd_resume, "runs": _cmd_runs, "show": _cmd_show, "diff": _cmd_diff,
+               "repair": _cmd_repair, "flows": _cmd_flows, "import": _cmd_import, "export": _cmd_export,
+               "do": _cmd_do}.get(args.command)
     if handler is not None:
         try:
             return handler(args)

@@ -9,7 +9,9 @@ Structured data travels in typed fields, never inside ``content``:
 
 * ``extra`` (kept as JSON text, see :class:`RunEvent`) holds an event's structured fields:
   ``usage`` on ``llm_response``; ``conditionIndex``/``matched`` on ``logic_check``;
-  ``handle`` (the decision followed) and ``note`` (when not empty) on ``input_received``;
+  ``handle`` (the decision followed) and ``note`` (when not empty) on ``input_received``, and
+  when the reviewer edited the output ``edited: true``, ``output`` (what flowed on) and
+  ``original``; ``fromRun`` and ``handle`` on ``cache_hit``; ``handle`` on ``step_pinned``;
   ``detail`` on ``run_status``; and on ``subagent_call_*`` the call: ``parentNodeId,
   subagentNodeId, subagentName, callId, parentCallId, depth`` (``content`` is then the
   call's message: its input, answer or error).
@@ -76,6 +78,8 @@ class EventType(StrEnum):
     FLOW_CALL_START = "flow_call_start"  # a library flow called by a model as a tool (extra: FLOW_CALL_FIELDS)
     FLOW_CALL_END = "flow_call_end"
     FLOW_CALL_ERROR = "flow_call_error"
+    CACHE_HIT = "cache_hit"  # a run from a node reused this node's recorded output (extra: fromRun, handle)
+    STEP_PINNED = "step_pinned"  # a pinned node did not run; its pinned output flows on (extra: handle)
     # Step policies and data flow (DESIGN.md, "Step policies", "More node kinds")
     STEP_END = "step_end"  # extra {status: done|skipped|failed, durationMs}
     STEP_RETRY = "step_retry"  # extra {attempt (the one about to run), maxAttempts, delayMs, error}
@@ -140,9 +144,15 @@ _WIRE_KEYS = ("timestamp", "nodeId", "type", "content", "path")
 
 
 def decision_fields(answer: dict[str, Any]) -> dict[str, Any]:
-    """The typed fields of an ``input_received`` event: the handle followed, and the note when there is one."""
+    """The typed fields of an ``input_received`` event: the handle followed, the note when there is
+    one, and for an output the reviewer edited ``edited``, ``output`` (what flows on) and ``original``."""
     note = answer.get("note")
-    return {"handle": answer.get("decision"), "note": note} if note else {"handle": answer.get("decision")}
+    fields = {"handle": answer.get("decision"), "note": note} if note else {"handle": answer.get("decision")}
+    if answer.get("edited"):
+        fields["edited"] = True
+        fields["output"] = answer.get("output")
+        fields["original"] = answer.get("original")
+    return fields
 
 
 def _decision_fields(content: str) -> dict[str, Any] | None:

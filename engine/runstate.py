@@ -34,6 +34,7 @@ links change, for a view that repaints only then (it clears them).
 
 from __future__ import annotations
 
+import json
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Iterable
@@ -43,12 +44,13 @@ from .model import Workflow
 from .nodes import SPECS, spec_for
 
 __all__ = ["RunState", "NodeDetails", "SubagentCall", "NODE_STATES", "Link",
-           "IDLE", "RUNNING", "DONE", "FAILED", "WAITING", "QUEUED", "CANCELLED", "SKIPPED", "RETRYING"]
+           "IDLE", "RUNNING", "DONE", "FAILED", "WAITING", "QUEUED", "CANCELLED", "SKIPPED", "RETRYING", "CACHED"]
 
-IDLE, RUNNING, DONE, FAILED, WAITING, QUEUED, CANCELLED, SKIPPED, RETRYING = (
-    "idle", "running", "done", "failed", "waiting", "queued", "cancelled", "skipped", "retrying")
+IDLE, RUNNING, DONE, FAILED, WAITING, QUEUED, CANCELLED, SKIPPED, RETRYING, CACHED = (
+    "idle", "running", "done", "failed", "waiting", "queued", "cancelled", "skipped", "retrying", "cached")
 # retrying: a working node between attempts (``details[n].attempt`` of ``.max_attempts``)
-NODE_STATES = (IDLE, RUNNING, DONE, FAILED, WAITING, QUEUED, CANCELLED, SKIPPED, RETRYING)
+# cached: a run from a node reused the node's recorded output (``cache_hit``); not run again.
+NODE_STATES = (IDLE, RUNNING, DONE, FAILED, WAITING, QUEUED, CANCELLED, SKIPPED, RETRYING, CACHED)
 
 Link = tuple[str, str, str]  # (source, sourceHandle as written, target)
 
@@ -70,6 +72,8 @@ _FLOW_CALLS = (_FLOW_START, _FLOW_END, EventType.FLOW_CALL_ERROR.value)
 _CALL_START = EventType.SUBAGENT_CALL_START.value
 _CALL_END = EventType.SUBAGENT_CALL_END.value
 _CALL_ERROR = EventType.SUBAGENT_CALL_ERROR.value
+_CACHE_HIT = EventType.CACHE_HIT.value
+_STEP_PINNED = EventType.STEP_PINNED.value
 _STEP_END = EventType.STEP_END.value
 _STEP_RETRY = EventType.STEP_RETRY.value
 _STEP_SKIPPED = EventType.STEP_SKIPPED.value
@@ -87,6 +91,10 @@ class NodeDetails:
     usage: dict[str, int] | None = None
     error: str | None = None
     visits: int = 0
+    cached_from: str | None = None  # the run whose recorded output was reused (cache_hit)
+    pinned: bool = False  # the node's pinned output flowed on (step_pinned)
+    # An approval whose reviewer edited the output: {decision, note, output, original}
+    review: dict[str, Any] | None = None
     #: Step policies: the attempt running now (2 after the first ``step_retry``) of how many; 0: no retry.
     attempt: int = 0
     max_attempts: int = 0
@@ -117,7 +125,8 @@ class NodeDetails:
         return {"nodeId": self.node_id, "input": self.input, "output": self.output, "started": self.started,
                 "ended": self.ended, "duration": self.duration, "usage": self.usage, "error": self.error,
                 "visits": self.visits, "attempt": self.attempt, "maxAttempts": self.max_attempts,
-                "outcome": self.outcome, "iteration": self.iteration}
+                "outcome": self.outcome, "iteration": self.iteration, "cachedFrom": self.cached_from,
+                "pinned": self.pinned, "review": self.review}
 
 
 @dataclass(slots=True)
@@ -323,6 +332,7 @@ class RunState:
             d.started, d.ended, d.error = ev[3], None, None
             d.attempt = d.max_attempts = 0
             d.outcome = None
+            d.cached_from, d.pinned = None, False
             if _is_entry(self._kinds.get(nid)):  # a start node logs nothing else: it is done at once
                 out = self.initial_input
                 if out is None and self.workflow is not None:
@@ -436,13 +446,41 @@ class RunState:
             d = self._detail(nid)
             d.output, d.ended = ev[2], ev[3]
             self._set(nid, DONE)
-            handle = (ev.extra or {}).get("handle") if ev[4] else None
+            extra = (ev.extra or {}) if ev[4] else {}
+            handle = extra.get("handle")
+            if extra.get("edited"):
+                d.review = {"decision": handle, "note": extra.get("note", ""), "output": extra.get("output"),
+                            "original": extra.get("original")}
             if handle in ("approve", "reject"):
                 self._offer(nid, handle)
         elif t == _CALL_START or t == _CALL_END or t == _CALL_ERROR:
             self._on_call(ev)
         elif t in _FLOW_CALLS:
             self._on_flow_call(ev)
+        elif t == _CACHE_HIT or t == _STEP_PINNED:  # not run: a recorded or pinned output flows on
+            d = self._detail(nid)
+            extra = ev.extra or {}
+            kind = self._kinds.get(nid)
+            handle = extra.get("handle")
+            # shown as a run of the kind shows it: an approval's decision; a condition's output is what
+            # it passes on (the recorded output itself)
+            if kind == "approval" and handle in ("approve", "reject"):
+                d.output = json.dumps({"decision": handle, "note": ""})
+            else:
+                d.output = ev[2]
+            d.ended = ev[3]
+            if t == _CACHE_HIT:
+                d.cached_from = extra.get("fromRun") if isinstance(extra.get("fromRun"), str) else ""
+                self._set(nid, CACHED)
+            else:
+                d.pinned = True
+                self._set(nid, DONE)
+            if self._kinds.get(nid) == "agent":
+                self.final_output = ev[2]
+            handles = extra.get("handles") if isinstance(extra.get("handles"), list) else [extra.get("handle")]
+            for handle in handles:
+                if isinstance(handle, str):
+                    self._offer(nid, handle)
 
     def _on_flow_call(self, ev: RunEvent) -> None:
         """A library flow called by a model as a tool: kept in ``calls`` (kind "flow") beside subagent calls."""

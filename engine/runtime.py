@@ -41,6 +41,7 @@ from .llm.base import AgentInvocation, LLMError, LLMProvider, SubagentSpec
 from .model import Node, Workflow, dumps_workflow, parse_workflow
 from .nodes import SPECS, NodeError, NodeOutcome, PauseRequest, RunContext, spec_for
 from .nodes.agent import MAX_SUBAGENT_DEPTH, ProviderCall, _usage_json  # noqa: F401  (_usage_json: kept importable)
+from .rerun import StepHook, reuse_map
 from .nodes.base import (BRANCH, DEFAULT_MAX_RETRIES, DEFAULT_RETRY_DELAY_MS, ERROR_HANDLE, BranchFrame, as_text,
                          fill_prompt)
 from .nodes.loop import DEFAULT_MAX_ITERATIONS, until_matches
@@ -239,7 +240,13 @@ def _child_prompt(child: "Run") -> str:
 
 
 class Run:
-    """One execution of a workflow."""
+    """One execution of a workflow.
+
+    A run from a node (DESIGN.md "Re-running"): ``start_at`` names the node that, with everything
+    downstream of it, runs fresh; ``reuse_from`` (a run id in ``store``, default the user's run
+    store, or a mapping of node ids to recorded executions) gives the outputs the other nodes
+    reuse when their execution key still matches (see ``engine.rerun``).
+    """
 
     def __init__(
         self,
@@ -256,6 +263,9 @@ class Run:
         meta: dict[str, Any] | None = None,
         clock: Clock = time.time,
         id_source: IdSource = uuid_ids,
+        reuse_from: Any = None,
+        start_at: str | None = None,
+        store: Any = None,
         variables: Mapping[str, Any] | None = None,
         _restoring: bool = False,
         library: Any = None,
@@ -361,6 +371,23 @@ class Run:
         self._streams: list[asyncio.Queue] = []
         self._call_counter = 0
         self._ctx = RunContext(self)
+        # Pinned outputs, a run from a node and recorded executions (engine/rerun.py); None for
+        # a plain run. A recorder asks for recordings with ``record_executions``.
+        self._hook: Any = None
+        self.reused_from: str | None = None
+        self.start_at = start_at
+        if start_at is not None and start_at not in self._nodes:
+            raise ValueError(f"there is no node '{start_at}' to run from")
+        reuse, self.reused_from = reuse_map(reuse_from, store)
+        self._step_hook = StepHook(self, reuse=reuse, start_at=start_at)
+        if self._step_hook.active or start_at is not None:
+            self._hook = self._step_hook
+
+    def record_executions(self, callback: Callable[[str, str, Any, Any], None]) -> None:
+        """Call ``callback(node_id, key, output, handle)`` for each step that ends with an output
+        (a reused one included); the run store's recorder keeps them for later runs from a node."""
+        self._step_hook.recorders.append(callback)
+        self._hook = self._step_hook
 
     @property
     def records(self) -> "Mapping[str, NodeRecord]":
@@ -463,11 +490,15 @@ class Run:
             self._settle()
             return self.status
 
-    async def resume(self, decision: Any, note: str | None = None) -> RunStatus:
-        """Answer the pending approval and continue until the run is paused again or ended."""
+    async def resume(self, decision: Any, note: str | None = None, *, output: Any = None) -> RunStatus:
+        """Answer the pending approval and continue until the run is paused again or ended.
+
+        ``output``: the reviewer's edit of the output under review; when given (and different),
+        it is what flows on, and ``input_received`` records ``edited: true`` with the original.
+        """
         self._ensure_async_state()
         assert self._lock is not None
-        answer = normalise_decision(decision, note)
+        answer: dict[str, Any] = normalise_decision(decision, note)
         async with self._lock, _older_objects_frozen():
             await self._wait_idle()
             if self.status != RunStatus.PAUSED or self._pending is None:
@@ -476,10 +507,17 @@ class Run:
             self._pending = None
             self.waiting_for_input = False
             self.current_node_id = None
+            flowing = arrived
+            if output is not None and output != arrived:
+                flowing = output
+                answer = {**answer, "edited": True, "output": output, "original": arrived}
+                if output.__class__ is str:
+                    self.last_text_output = output
             sub = node_id in self._subruns
             if not sub:
                 self.outputs[node_id] = answer
-            self._emit(node_id, EventType.INPUT_RECEIVED, json.dumps(answer, ensure_ascii=False),
+            content = {k: answer[k] for k in ("decision", "note", "edited") if k in answer}
+            self._emit(node_id, EventType.INPUT_RECEIVED, json.dumps(content, ensure_ascii=False),
                        decision_fields(answer))
             node = self._nodes.get(node_id)
             out_var = node.data.outputVar if node is not None and not sub else None
@@ -500,11 +538,15 @@ class Run:
                 self.visits[node_id] = max(0, self.visits.get(node_id, 1) - 1)
                 self._spawn(node_id, arrived, None, frame)
             else:
+                if self._hook is not None:
+                    node = self._nodes.get(node_id)
+                    if node is not None:
+                        self._hook.after(node, arrived, flowing, answer["decision"])
                 # The branches leaving the approval know its decision and note (APPROVAL_NOTE, ...).
                 frame = frame._replace(decision=answer["decision"], note=answer["note"])
                 for handle, target in self._out.get(node_id, ()):
                     if handle == answer["decision"]:
-                        self._spawn(target, arrived, node_id, frame)
+                        self._spawn(target, flowing, node_id, frame)
                 self._check_joins()
             await self._wait_idle()
             while self.status == RunStatus.RUNNING and self._deferred:
@@ -670,12 +712,19 @@ class Run:
             started = emit(node_id, _STEP_START, spec.title(node.data))[3]
             at[task] = (node_id, value, True, _FIRE if spec.gathers else src, BRANCH.get())  # type: ignore[index]
             status = "done"
+            reused = False
             try:
-                data = node.data
-                if spec.works and (data.timeoutMs or data.errorMode == "retry"):  # type: ignore[attr-defined]
-                    result = await self._attempts(spec, node, value)
-                else:
-                    result = await spec.execute(ctx, node, value)
+                hook = self._hook
+                # pinned? a reusable recorded execution? (engine/rerun.py) else it runs, and is recorded
+                reused = hook is not None and (result := hook.before(spec, node, value)) is not None
+                if not reused:
+                    data = node.data
+                    if spec.works and (data.timeoutMs or data.errorMode == "retry"):  # type: ignore[attr-defined]
+                        result = await self._attempts(spec, node, value)
+                    else:
+                        result = await spec.execute(ctx, node, value)
+                    if hook is not None and result.__class__ is not PauseRequest:
+                        hook.after(node, value, *result)
             except asyncio.CancelledError:
                 outcomes[node_id] = NodeOutcome.CANCELLED
                 raise
@@ -695,7 +744,7 @@ class Run:
                 return
             output, handle = result  # type: ignore[misc]
             if status == "done":
-                if not spec.reports_output:
+                if not spec.reports_output and not reused:  # (a reused output was logged by cache_hit)
                     emit(node_id, _NODE_OUTPUT, as_text(output),
                          {"handle": handle} if handle is None or handle.__class__ is str else {"handles": list(handle)})
                 if outcomes and node_id in outcomes:  # done this time (after a failure a policy let pass)

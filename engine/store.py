@@ -49,7 +49,9 @@ __all__ = ["RunStore", "RunRecorder", "RunInfo", "StoreError", "AlreadyImported"
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
+# The recorded node executions' size limit (bytes of output kept); least recently used go first.
+DEFAULT_CACHE_LIMIT = 64 * 1024 * 1024
 # Events per INSERT statement, largest first (7 parameters each; SQLite allows 32,766). A
 # batch is cut into these sizes so that only these few statements are ever prepared (once
 # per connection): preparing a many-row INSERT costs more than running it.
@@ -73,6 +75,19 @@ class AlreadyImported(StoreError):
     def __init__(self, message: str, run_id: str) -> None:
         super().__init__(message)
         self.run_id = run_id
+
+
+def configured_cache_limit() -> int:
+    """The recorded executions' size limit in bytes: settings.json's ``runCache.limitMB``, else the default."""
+    try:
+        from .llm.config import load_settings
+
+        mb = ((load_settings().model_extra or {}).get("runCache") or {}).get("limitMB")
+        if isinstance(mb, (int, float)) and mb >= 0:
+            return int(mb * 1024 * 1024)
+    except Exception:  # unreadable settings: the default (the settings dialog says what is wrong)
+        pass
+    return DEFAULT_CACHE_LIMIT
 
 
 def data_dir() -> Path:
@@ -126,6 +141,16 @@ MIGRATIONS: list[str] = [
     CREATE TABLE workflows (hash TEXT PRIMARY KEY, json TEXT NOT NULL);
     ALTER TABLE runs ADD COLUMN workflow_hash TEXT;
     CREATE INDEX runs_workflow_hash ON runs(workflow_hash);
+    """,
+    # 3 -> 4: recorded node executions (engine/rerun.py), stored once by key however many runs
+    # made them; run_executions says which run's node had which (its last step).
+    """
+    CREATE TABLE executions (key TEXT PRIMARY KEY, output TEXT NOT NULL, handle TEXT, size INTEGER NOT NULL,
+                             used_at REAL NOT NULL) WITHOUT ROWID;
+    CREATE INDEX executions_used ON executions(used_at);
+    CREATE TABLE run_executions (run_id TEXT NOT NULL, node_id TEXT NOT NULL, key TEXT NOT NULL,
+                                 PRIMARY KEY (run_id, node_id)) WITHOUT ROWID;
+    CREATE INDEX run_executions_key ON run_executions(key);
     """,
 ]
 assert len(MIGRATIONS) == SCHEMA_VERSION
@@ -213,6 +238,7 @@ class RunStore:
         except OSError as err:
             raise StoreError(f"The run history folder {self.path.parent} cannot be created: {err.strerror or err}") from None
         _retry_while_busy(self._migrate, self.timeout, StoreError)
+        self.cache_limit = configured_cache_limit()
         self.writer = _Writer(self)  # its thread starts with the first recorder
 
     # ------------------------------------------------------------------ connection
@@ -461,6 +487,7 @@ class RunStore:
         with self._transaction() as conn:
             row = conn.execute("SELECT workflow_hash FROM runs WHERE id = ?", (run_id,)).fetchone()
             conn.execute("DELETE FROM events WHERE run_id = ?", (run_id,))
+            conn.execute("DELETE FROM run_executions WHERE run_id = ?", (run_id,))
             conn.execute("DELETE FROM runs WHERE id = ?", (run_id,))
             if row and row[0]:  # the workflow goes with its last run
                 conn.execute("DELETE FROM workflows WHERE hash = ? AND NOT EXISTS "
@@ -468,7 +495,8 @@ class RunStore:
 
     # ------------------------------------------------------------------ events
     def append_events(self, run_id: str, first_seq: int, events: list[RunEvent], run_fields: dict[str, Any] | None = None,
-                      *, new_run: tuple[tuple, tuple[str, str]] | None = None) -> None:
+                      *, new_run: tuple[tuple, tuple[str, str]] | None = None,
+                      executions: list[tuple[str, str, Any, Any]] | None = None) -> None:
         """Write a batch of events (and optionally run fields) in one transaction, after the
         run's row when ``new_run`` (a :meth:`run_row`) is given."""
         values: list[Any] = []
@@ -491,6 +519,123 @@ class RunStore:
             if run_fields:
                 cols = ", ".join(f"{k} = ?" for k in run_fields)
                 conn.execute(f"UPDATE runs SET {cols} WHERE id = ?", (*run_fields.values(), run_id))
+            if executions:
+                self._put_executions(conn, run_id, executions)
+
+    # ------------------------------------------------------------------ recorded executions
+
+    def _put_executions(self, conn: sqlite3.Connection, run_id: str, executions: list[tuple[str, str, Any, Any]]) -> None:
+        now = time.time()
+        rows, links = [], []
+        for node_id, key, output, handle in executions:
+            # A text output is kept as it is ("s" + text), anything else as JSON ("j" + JSON).
+            if output.__class__ is str:
+                text = "s" + output
+            else:
+                try:
+                    text = "j" + json.dumps(output, ensure_ascii=False)
+                except (TypeError, ValueError):  # an output that is not JSON cannot be reused
+                    continue
+            if not text.isascii():
+                try:
+                    text.encode("utf-8")
+                except UnicodeEncodeError:  # a lone surrogate: kept as its JSON escape
+                    text = "j" + json.dumps(output)
+            h = handle if handle is None or isinstance(handle, str) else json.dumps(list(handle))
+            rows.append((key, text, h, len(text), now))
+            links.append((run_id, node_id, key))
+        conn.executemany("INSERT INTO executions (key, output, handle, size, used_at) VALUES (?,?,?,?,?) "
+                         "ON CONFLICT(key) DO UPDATE SET used_at = excluded.used_at", rows)
+        conn.executemany("INSERT OR REPLACE INTO run_executions VALUES (?,?,?)", links)
+        self._evict(conn, sum(r[3] for r in rows))
+
+    def _evict(self, conn: sqlite3.Connection, added: int | None = None) -> None:
+        # The cache's size is summed once, then counted up by what is added (an upper bound:
+        # an execution recorded again adds nothing), and summed again only once it may be over.
+        known = getattr(self, "_cache_bytes", None)
+        if added is not None and known is not None and known + added <= self.cache_limit:
+            self._cache_bytes = known + added
+            return
+        total = conn.execute("SELECT coalesce(sum(size), 0) FROM executions").fetchone()[0]
+        self._cache_bytes = total
+        if total <= self.cache_limit:
+            return
+        over = total - self.cache_limit
+        doomed, freed = [], 0
+        for key, size in conn.execute("SELECT key, size FROM executions ORDER BY used_at, key"):
+            doomed.append((key,))
+            freed += size
+            if freed >= over:
+                break
+        conn.executemany("DELETE FROM executions WHERE key = ?", doomed)
+        conn.executemany("DELETE FROM run_executions WHERE key = ?", doomed)
+        self._cache_bytes = total - freed
+
+    def usage_by_node(self, run_ids: Iterable[str]) -> dict[str, dict[str, tuple[int, int]]]:
+        """Tokens each run's nodes reported: ``{run id: {node id: (prompt, completion)}}`` (one query)."""
+        ids = list(dict.fromkeys(run_ids))
+        out: dict[str, dict[str, tuple[int, int]]] = {rid: {} for rid in ids}
+        for i in range(0, len(ids), 500):
+            chunk = ids[i:i + 500]
+            marks = ",".join("?" * len(chunk))
+            rows = self._exec("SELECT run_id, node_id, sum(coalesce(json_extract(extra, '$.usage.prompt_tokens'), 0)), "
+                              "sum(coalesce(json_extract(extra, '$.usage.completion_tokens'), 0)) FROM events "
+                              f"WHERE run_id IN ({marks}) AND type = 'llm_response' AND extra IS NOT NULL "
+                              "GROUP BY run_id, node_id", chunk).fetchall()
+            for rid, nid, p, c in rows:
+                out[rid][nid] = (int(p or 0), int(c or 0))
+        return out
+
+    def recorded_executions(self, run_id: str) -> dict[str, Any]:
+        """The executions recorded in run ``run_id`` still in the cache: node id -> RecordedExecution."""
+        from .rerun import RecordedExecution
+
+        rows = self._exec("SELECT re.node_id, e.key, e.output, e.handle FROM run_executions re "
+                          "JOIN executions e ON e.key = re.key WHERE re.run_id = ?", (run_id,)).fetchall()
+        out = {}
+        for node_id, key, output, handle in rows:
+            if handle and handle.startswith("["):
+                handle = tuple(json.loads(handle))
+            out[node_id] = RecordedExecution(key, output[1:] if output[:1] == "s" else json.loads(output[1:]), handle,
+                                             run_id)
+        if out:  # reused: kept longest
+            self._exec(f"UPDATE executions SET used_at = ? WHERE key IN (SELECT key FROM run_executions "
+                       "WHERE run_id = ?)", (time.time(), run_id))
+        return out
+
+    def cache_stats(self) -> dict[str, int]:
+        """The recorded executions: ``{"entries", "bytes", "limit"}``."""
+        n, size = self._exec("SELECT count(*), coalesce(sum(size), 0) FROM executions").fetchone()
+        return {"entries": n, "bytes": size, "limit": self.cache_limit}
+
+    def set_cache_limit(self, limit: int) -> None:
+        """A new size limit (bytes); least recently used executions go at once if over it."""
+        self.cache_limit = max(0, int(limit))
+        with self._transaction() as conn:
+            self._evict(conn)
+
+    def clear_cache(self) -> int:
+        """Forget every recorded execution (runs and their logs stay); returns how many went."""
+        with self._transaction() as conn:
+            n = conn.execute("SELECT count(*) FROM executions").fetchone()[0]
+            conn.execute("DELETE FROM executions")
+            conn.execute("DELETE FROM run_executions")
+            self._cache_bytes = 0
+        return n
+
+    def last_run_of(self, *, workflow_path: str | None = None, workflow_name: str | None = None) -> str | None:
+        """The newest run of a document (by its file path, else by the workflow's name)."""
+        if workflow_path:
+            row = self._exec("SELECT id FROM runs WHERE workflow_path = ? ORDER BY started_at DESC LIMIT 1",
+                             (workflow_path,)).fetchone()
+            if row:
+                return row[0]
+        if workflow_name:
+            row = self._exec("SELECT id FROM runs WHERE workflow_name = ? ORDER BY started_at DESC LIMIT 1",
+                             (workflow_name,)).fetchone()
+            if row:
+                return row[0]
+        return None
 
     def next_seq(self, run_id: str) -> int:
         row = self._exec("SELECT MAX(seq) FROM events WHERE run_id = ?", (run_id,)).fetchone()
@@ -689,7 +834,8 @@ class RunRecorder:
     """
 
     def __init__(self, store: RunStore, run: Any, *, workflow_path: str | None = None, new: bool = True,
-                 on_commit: Callable[[list[RunEvent], bool], None] | None = None) -> None:
+                 on_commit: Callable[[list[RunEvent], bool], None] | None = None,
+                 record_executions: bool = True) -> None:
         self.store = store
         self.run = run
         self.error: StoreError | None = None
@@ -700,7 +846,8 @@ class RunRecorder:
         self.lost = 0  # events that could not be written
         self.row_written = not new  # whether the run has a row in the store
         self._checkpoint_due = False
-        # Items: RunEvent, or (fields: dict | None, done: threading.Event | None), or _STOP.
+        # Items: RunEvent, or (fields: dict | None, done: threading.Event | None), or a recorded execution
+        # (node id, key, output, handle), or _STOP.
         self._items: deque[Any] = deque()
         self._create: dict[str, Any] | None = None
         self._create_row: tuple[tuple, tuple[str, str]] | None = None
@@ -727,6 +874,12 @@ class RunRecorder:
         self._wake = self._writer.wake
         self._writer.attach(self)
         run.add_listener(self._on_event)
+        self._executions: list[tuple[str, str, Any, Any]] = []
+        if hasattr(run, "record_executions") and record_executions:
+            run.record_executions(self._on_execution)
+
+    def _on_execution(self, node_id: str, key: str, output: Any, handle: Any) -> None:
+        self._items.append((node_id, key, output, handle))  # a 4-tuple: an execution (see _drain)
 
     def _on_event(self, ev: RunEvent) -> None:
         # Called on the event loop: only queue work, never touch the disk here.
@@ -872,6 +1025,8 @@ class RunRecorder:
             item = items.popleft()
             if item.__class__ is RunEvent:
                 pending.append(item)
+            elif item.__class__ is tuple and len(item) == 4:  # a recorded execution
+                self._executions.append(item)
             elif item is _STOP:
                 stop = True
             else:
@@ -885,18 +1040,22 @@ class RunRecorder:
             if self._create is not None:  # the run's row goes in the same transaction as its first events
                 new_run = self._create_row or RunStore.run_row(self.run.run_id, self.run.workflow, **self._create)
                 self._create_row = new_run  # kept for a retry when the database is busy
-            if pending or fields or new_run:
+            executions = self._executions
+            if pending or fields or new_run or executions:
                 if self.lost and fields.get("status") and not fields.get("error"):
                     fields["error"] = self._lost_note()
                 try:
-                    self.store.append_events(self.run.run_id, self._seq, pending, fields or None, new_run=new_run)
+                    self.store.append_events(self.run.run_id, self._seq, pending, fields or None, new_run=new_run,
+                                             executions=executions)
                 except UnicodeEncodeError:  # a lone surrogate from a server: written escaped, not lost
                     pending[:] = [_utf8_safe_event(e) for e in pending]
                     for k, v in fields.items():
                         if isinstance(v, str):
                             fields[k] = _utf8_safe(v)
-                    self.store.append_events(self.run.run_id, self._seq, pending, fields or None, new_run=new_run)
+                    self.store.append_events(self.run.run_id, self._seq, pending, fields or None, new_run=new_run,
+                                             executions=executions)
                 self._seq += len(pending)
+                executions.clear()
                 self.row_written = True
                 if self.on_commit is not None and pending:
                     self._notify(pending, True)
@@ -921,6 +1080,7 @@ class RunRecorder:
                 self._mark_not_fully_recorded(fields, new_run)
                 pending.clear()
                 fields.clear()
+                self._executions.clear()
                 self._failures = 0
                 self._create = self._create_row = None
         if stop or (not pending and not fields):

@@ -54,7 +54,9 @@ RUN_COLOR = {
     "queued": QColor("#d29922"),
     "retrying": QColor("#e3a008"),  # between attempts of a retry policy
     "skipped": QColor("#a371f7"),  # failed, skipped by its policy: the branch went on
+    "cached": QColor("#39c5cf"),  # reused from an earlier run (run from a node): not run again
 }
+PINNED_COLOR = QColor("#db61a2")
 RUN_LINK = QColor("#58a6ff")
 # The error port of a working node and its links: red, dashed (DESIGN.md "Step policies").
 ERROR_PORT = QColor("#f85149")
@@ -66,7 +68,7 @@ BADGE_LOOP = QColor("#7c3aed")
 BADGE_JOIN = QColor("#1f7a7a")
 RUN_STATE_LABEL = {"running": "Running", "done": "Done", "failed": "Failed", "waiting": "Waiting for approval",
                    "queued": "Approval queued", "not_reached": "Not reached", "skipped": "Skipped after an error",
-                   "retrying": "Retrying"}
+                   "retrying": "Retrying", "cached": "From cache (reused from an earlier run)"}
 
 SUBAGENT_COLOR = QColor("#1f9a8f")
 UNKNOWN_COLOR = QColor("#6b7280")  # a node of an unknown type: grey, so it is not taken for an agent

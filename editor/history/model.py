@@ -27,8 +27,8 @@ RUN_ROLE = Qt.ItemDataRole.UserRole + 1
 RUN_ID_ROLE = Qt.ItemDataRole.UserRole + 2
 STATUS_ROLE = Qt.ItemDataRole.UserRole + 3
 
-COL_STATUS, COL_WORKFLOW, COL_STARTED, COL_DURATION, COL_INPUT, COL_EVENTS = range(6)
-COLUMNS = ("Status", "Workflow", "Started", "Duration", "Initial input", "Events")
+COL_STATUS, COL_WORKFLOW, COL_STARTED, COL_DURATION, COL_INPUT, COL_EVENTS, COL_COST = range(7)
+COLUMNS = ("Status", "Workflow", "Started", "Duration", "Initial input", "Events", "Tokens · cost")
 
 STATUS_LABELS = {
     "paused": "Waiting for approval",
@@ -101,14 +101,17 @@ class RunHistoryModel(QAbstractTableModel):
         super().__init__(parent)
         self._runs: list[RunInfo] = []
         self._counts: dict[str, int] = {}
+        self._costs: dict[str, tuple[int, float | None]] = {}  # run id -> (tokens, cost)
         self._bold = QFont()
         self._bold.setBold(True)
 
     # ---------------------------------------------------------------- content
-    def set_page(self, runs: list[RunInfo], event_counts: dict[str, int] | None = None) -> None:
+    def set_page(self, runs: list[RunInfo], event_counts: dict[str, int] | None = None,
+                 costs: dict[str, tuple[int, float | None]] | None = None) -> None:
         self.beginResetModel()
         self._runs = list(runs)
         self._counts = dict(event_counts or {})
+        self._costs = dict(costs or {})
         for r in self._runs:
             if r.id in self._counts:
                 r.event_count = self._counts[r.id]
@@ -138,7 +141,7 @@ class RunHistoryModel(QAbstractTableModel):
         if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole and 0 <= section < len(COLUMNS):
             return COLUMNS[section]
         if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.TextAlignmentRole:
-            if section in (COL_DURATION, COL_EVENTS):
+            if section in (COL_DURATION, COL_EVENTS, COL_COST):
                 return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
             return int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
         return None
@@ -163,7 +166,7 @@ class RunHistoryModel(QAbstractTableModel):
             return self._display(run, col)
         if role == Qt.ItemDataRole.ToolTipRole:
             return self._tooltip(run, col)
-        if role == Qt.ItemDataRole.TextAlignmentRole and col in (COL_DURATION, COL_EVENTS):
+        if role == Qt.ItemDataRole.TextAlignmentRole and col in (COL_DURATION, COL_EVENTS, COL_COST):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == Qt.ItemDataRole.FontRole and col == COL_STATUS and run.status == "paused":
             return self._bold
@@ -191,6 +194,13 @@ class RunHistoryModel(QAbstractTableModel):
         if col == COL_EVENTS:
             n = self._counts.get(run.id)
             return "" if n is None else f"{n:,}"
+        if col == COL_COST:
+            tokens, cost = self._costs.get(run.id, (0, None))
+            if not tokens:
+                return ""
+            from engine import format_cost
+
+            return f"{tokens:,}" + (f" · {format_cost(cost)}" if cost is not None else "")
         return ""
 
     def _tooltip(self, run: RunInfo, col: int) -> str:

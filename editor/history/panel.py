@@ -34,11 +34,11 @@ from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QHBoxLayout, QHeade
                                QSizePolicy, QStackedWidget, QStyle, QTableView, QToolBar, QToolButton, QVBoxLayout,
                                QWidget)
 
-from engine import RunInfo, RunStore, StoreError, data_dir
+from engine import RunInfo, RunStore, StoreError, WorkflowLoadError, data_dir
 
 from .actions import RunActions, warn
 from .badge import StatusBadgeDelegate
-from .model import (COL_DURATION, COL_EVENTS, COL_INPUT, COL_STARTED, COL_STATUS, COL_WORKFLOW, RUN_ROLE,
+from .model import (COL_COST, COL_DURATION, COL_EVENTS, COL_INPUT, COL_STARTED, COL_STATUS, COL_WORKFLOW, RUN_ROLE,
                     STATUS_LABELS, RunHistoryModel)
 from .store_open import open_store_for_gui
 from .transfer import RunTransfer
@@ -184,12 +184,12 @@ class HistoryPanel(RunActions, RunTransfer, QWidget):
         header = self.table.horizontalHeader()
         header.setHighlightSections(False)
         header.setStretchLastSection(False)
-        for col in (COL_STATUS, COL_WORKFLOW, COL_STARTED, COL_DURATION, COL_EVENTS):
+        for col in (COL_STATUS, COL_WORKFLOW, COL_STARTED, COL_DURATION, COL_EVENTS, COL_COST):
             header.setSectionResizeMode(col, QHeaderView.ResizeMode.Interactive)
         self._size_columns()
         header.setSectionResizeMode(COL_INPUT, QHeaderView.ResizeMode.Stretch)
         header.setMinimumSectionSize(40)
-        self._wide_columns = {COL_EVENTS: 760}  # hidden when the table is narrower (docked at the side)
+        self._wide_columns = {COL_EVENTS: 760, COL_COST: 900}  # hidden when the table is narrower (docked at the side)
         self.table.viewport().installEventFilter(self)
         self.table.selectionModel().selectionChanged.connect(self._update_actions)
         self.stack.addWidget(self.table)
@@ -282,6 +282,9 @@ class HistoryPanel(RunActions, RunTransfer, QWidget):
                                        "Open the exact workflow that ran as a new document")
         self.resume_action = act("Resume…", self.resume_run, "Answer the pending approval of this paused run",
                                  ("Ctrl+Shift+R",), QStyle.StandardPixmap.SP_MediaPlay)
+        self.compare_action = act("Compare", self.compare_runs, "Compare two selected runs, or the selected run with "
+                                  "the previous run of its workflow: workflow changes and, node by node, output, "
+                                  "status, duration and tokens", ())
         self.delete_action = act("Delete", self.delete_runs, "Delete the selected runs from the history",
                                  (QKeySequence.StandardKey.Delete,), QStyle.StandardPixmap.SP_TrashIcon)
         self.export_jsonl_action = act("Export Log as JSON Lines…", self.export_jsonl,
@@ -454,6 +457,7 @@ class HistoryPanel(RunActions, RunTransfer, QWidget):
                 self._offset = (total - 1) // self.page_size * self.page_size
             runs = store.list_runs(workflow=wf, status=status, limit=self.page_size, offset=self._offset)
             counts = store.event_counts([r.id for r in runs])
+            costs = self._run_costs(store, runs)
             paused = store.count_runs(status="paused")
         except StoreError as err:
             log.warning("run history: %s", err)
@@ -464,7 +468,7 @@ class HistoryPanel(RunActions, RunTransfer, QWidget):
         self._fill_workflows(names, wf)
         self._total = total
         self._paused_total = paused
-        self.model.set_page(runs, counts)
+        self.model.set_page(runs, counts, costs)
         self.range_label.setText(self.range_text())
         if runs:
             self.stack.setCurrentIndex(PAGE_TABLE)
@@ -540,6 +544,79 @@ class HistoryPanel(RunActions, RunTransfer, QWidget):
         except StoreError as err:  # the refresh that follows shows the state
             log.warning("run history: %s", err)
 
+    def _run_costs(self, store: RunStore, runs: list[RunInfo]) -> dict[str, tuple[int, float | None]]:
+        """Tokens and cost of each listed run (prices from the provider catalogue)."""
+        import json
+
+        from engine import model_prices, usage_cost
+
+        try:
+            prices = model_prices()
+        except Exception:  # an unreadable catalogue: tokens without costs
+            prices = {}
+        usage = store.usage_by_node(r.id for r in runs)
+        models_of = getattr(self, "_models_of", None)
+        if models_of is None:
+            models_of = self._models_of = {}
+        out = {}
+        for r in runs:
+            if not usage.get(r.id):
+                continue
+            models = models_of.get(r.id)
+            if models is None:
+                try:
+                    wf = json.loads(store.workflow_json(r.id) or "{}")
+                    models = {n.get("id"): (n.get("data") or {}).get("model") or "" for n in wf.get("nodes", [])
+                              if isinstance(n, dict)}
+                except (ValueError, AttributeError):
+                    models = {}
+                models_of[r.id] = models
+            out[r.id] = usage_cost(usage[r.id], models, prices)
+        return out
+
+    # ================================================================ compare
+    def previous_run_of(self, run_id: str) -> str | None:
+        """The run of the same workflow started just before ``run_id`` (None when it is the first)."""
+        store = self._store
+        info = store.get_run(run_id) if store is not None else None
+        if info is None:
+            return None
+        older = [r for r in store.list_runs(workflow=info.workflow_name, limit=200)
+                 if (r.started_at, r.id) < (info.started_at, info.id)]
+        return older[0].id if older else None
+
+    def compare_runs(self, run_a: str | None = None, run_b: str | None = None) -> Any:
+        """Open the compare view of two runs (default: the two selected, oldest first, or the
+        selected one and the run before it). Returns the window (None when it cannot)."""
+        from .compare import CompareWindow
+
+        store = self._store
+        if store is None:
+            return None
+        if run_a is None or run_b is None:
+            runs = sorted(self.selected_runs(), key=lambda r: (r.started_at, r.id))
+            if len(runs) == 2:
+                run_a, run_b = runs[0].id, runs[1].id
+            elif len(runs) == 1:
+                run_b = runs[0].id
+                run_a = self.previous_run_of(run_b)
+                if run_a is None:
+                    warn(self, "Compare runs", "This is the first run of its workflow: there is no previous run to "
+                                               "compare it with. Select two runs to compare them.")
+                    return None
+            else:
+                return None
+        try:
+            wa, wb = store.workflow_of(run_a), store.workflow_of(run_b)
+            ea, eb = store.events(run_a), store.events(run_b)
+        except (StoreError, WorkflowLoadError, ValueError) as err:
+            warn(self, "Compare runs", f"The runs cannot be read: {err}")
+            return None
+        win = CompareWindow(run_a, wa, ea, run_b, wb, eb)
+        self.compare_windows = [w for w in getattr(self, "compare_windows", []) if w.isVisible()] + [win]
+        win.show()
+        return win
+
     # ================================================================ selection
     def selected_runs(self) -> list[RunInfo]:
         rows = sorted({i.row() for i in self.table.selectionModel().selectedRows()})
@@ -576,6 +653,8 @@ class HistoryPanel(RunActions, RunTransfer, QWidget):
             a.setEnabled(one)
         self._export_button.setEnabled(one)
         self.resume_action.setEnabled(one and runs[0].status == "paused")
+        self.compare_action.setEnabled(len(runs) in (1, 2))
+        self.compare_action.setText("Compare" if len(runs) == 2 else "Compare with Previous Run")
         self.delete_action.setEnabled(any(r.status != "running" for r in runs))
         self.import_action.setEnabled(ok)
         self.prev_action.setEnabled(ok and self._offset > 0)
@@ -589,6 +668,7 @@ class HistoryPanel(RunActions, RunTransfer, QWidget):
         menu.addAction(self.open_action)
         menu.addAction(self.open_version_action)
         menu.addAction(self.resume_action)
+        menu.addAction(self.compare_action)
         menu.addSeparator()
         menu.addAction(self.export_jsonl_action)
         menu.addAction(self.export_agentflow_action)
@@ -609,7 +689,8 @@ class HistoryPanel(RunActions, RunTransfer, QWidget):
                   COL_WORKFLOW: fm.horizontalAdvance("Support reply review") + 12,
                   COL_STARTED: fm.horizontalAdvance("0000-00-00 00:00") + 16,
                   COL_DURATION: fm.horizontalAdvance("00 min 00 s") + 16,
-                  COL_EVENTS: fm.horizontalAdvance("Events") + 24}
+                  COL_EVENTS: fm.horizontalAdvance("Events") + 24,
+                  COL_COST: fm.horizontalAdvance("12,345 · $0.0000") + 16}
         header = table.horizontalHeader()
         for col, w in widths.items():
             header.resizeSection(col, w)

@@ -5,22 +5,27 @@ settings) it shows the base URL (saved in the user's ``settings.json``) and wher
 key comes from. A key typed here goes to the OS keyring only (``store_api_key``); it is
 never written to the settings file, a workflow, a run record or a log. The default
 provider (used when neither the run nor the node names one) and the SearxNG URL for the
-``web_search`` tool are saved in the settings file too.
+``web_search`` tool are saved in the settings file too. The "Run cache" row shows the
+recorded node outputs that "Run from here" reuses (how many, how big, the size limit, kept
+as ``runCache.limitMB``) and clears them.
 """
 
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
+from typing import Any
+
 from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFormLayout, QHBoxLayout, QLabel, QLineEdit,
-                               QListWidget, QListWidgetItem, QMessageBox, QPushButton, QVBoxLayout, QWidget)
+                               QListWidget, QListWidgetItem, QMessageBox, QPushButton, QSpinBox, QVBoxLayout, QWidget)
 
 from engine import (ProviderConfigError, Settings, is_local_url, key_source, load_settings, provider_catalogue,
                     save_settings, settings_path, store_api_key)
 
 
 class ProviderSettingsDialog(QDialog):
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, store: Any = None) -> None:
         super().__init__(parent)
+        self.store = store
         self.setWindowTitle("LLM Providers")
         self.setObjectName("providerSettings")
         self.resize(720, 440)
@@ -78,6 +83,25 @@ class ProviderSettingsDialog(QDialog):
         common = QFormLayout()
         common.addRow("Default provider", self.default_combo)
         common.addRow("Web search", self.search_edit)
+        # Run cache: the recorded node outputs a run from a node reuses
+        cache_row = QHBoxLayout()
+        self.cache_label = QLabel("")
+        self.cache_label.setObjectName("runCacheLabel")
+        self.cache_limit = QSpinBox()
+        self.cache_limit.setObjectName("runCacheLimit")
+        self.cache_limit.setRange(0, 100_000)
+        self.cache_limit.setSuffix(" MB limit")
+        mb = ((self.settings.model_extra or {}).get("runCache") or {}).get("limitMB")
+        self.cache_limit.setValue(int(mb) if isinstance(mb, (int, float)) else 64)
+        self.cache_limit.setToolTip("The least recently used recorded outputs go first when the cache is over it")
+        self.clear_cache_button = QPushButton("Clear")
+        self.clear_cache_button.setObjectName("clearRunCache")
+        self.clear_cache_button.clicked.connect(self.clear_cache)
+        cache_row.addWidget(self.cache_label, 1)
+        cache_row.addWidget(self.cache_limit)
+        cache_row.addWidget(self.clear_cache_button)
+        common.addRow("Run cache", cache_row)
+        self._show_cache()
 
         right = QVBoxLayout()
         right.addLayout(form)
@@ -150,8 +174,35 @@ class ProviderSettingsDialog(QDialog):
             self.key_edit.clear()  # the key does not linger in the widget
         self.key_label.setText(self._key_text(pid))
 
+    def _show_cache(self) -> None:
+        if self.store is None:
+            self.cache_label.setText("no run history")
+            self.clear_cache_button.setEnabled(False)
+            return
+        try:
+            stats = self.store.cache_stats()
+        except Exception as err:  # a history that cannot be read: said, not raised
+            self.cache_label.setText(f"cannot be read: {err}")
+            self.clear_cache_button.setEnabled(False)
+            return
+        self.cache_label.setText(f"{stats['entries']:,} recorded outputs, {stats['bytes'] / 1048576:.1f} MB")
+        self.clear_cache_button.setEnabled(stats["entries"] > 0)
+
+    def clear_cache(self) -> None:
+        if self.store is not None:
+            try:
+                self.store.clear_cache()
+            except Exception as err:
+                QMessageBox.warning(self, "Run cache", f"The run cache could not be cleared: {err}")
+        self._show_cache()
+
     def save(self) -> None:
         data = self.settings.model_copy(deep=True)
+        limit = self.cache_limit.value()
+        extra = dict((data.model_extra or {}).get("runCache") or {})
+        if limit != 64 or extra:
+            extra["limitMB"] = limit
+            setattr(data, "runCache", extra)
         for pid, url in self._urls.items():
             override = dict(data.providers.get(pid, {}))
             if url:
@@ -170,4 +221,9 @@ class ProviderSettingsDialog(QDialog):
             QMessageBox.critical(self, "Provider settings", f"The settings could not be saved: {err}")
             return
         self.settings = data
+        if self.store is not None:
+            try:
+                self.store.set_cache_limit(limit * 1024 * 1024)
+            except Exception:  # the limit applies at the next start
+                pass
         self.accept()

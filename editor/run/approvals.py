@@ -9,6 +9,9 @@ Invariants
   double click cannot answer twice.
 * Cards are rebuilt only when the requests change (node ids and inputs), so a note
   being typed survives unrelated refreshes.
+* Edit before approving: "Edit" turns the output under review into an editable text; "Show
+  changes" renders a word-level diff against the original. ``edited_output`` is the edited
+  text (None when untouched); the console sends it with the decision, so it is what flows on.
 * Keyboard: Ctrl+Return approves, Ctrl+Shift+Return rejects the active card (the
   shortcuts live on the panel's parent console, so they work wherever focus is in it).
 """
@@ -17,8 +20,10 @@ from __future__ import annotations
 
 from PySide6.QtCore import QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLabel, QLineEdit, QPushButton, QScrollArea, QSizePolicy,
-                               QTextBrowser, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QCheckBox, QFrame, QHBoxLayout, QLabel, QLineEdit, QPlainTextEdit, QPushButton,
+                               QScrollArea, QSizePolicy, QTextBrowser, QVBoxLayout, QWidget)
+
+from engine import word_diff
 
 from .bridge import ApprovalRequest
 
@@ -115,8 +120,71 @@ class ApprovalCard(QFrame):
         self.review.set_content(request.input_text or "*(empty output)*")
         self.review.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         lay.addWidget(self.review)
+        # Edit before approving: the text under review, editable, and its changes as a word diff.
+        self.editor = QPlainTextEdit(request.input_text, self)
+        self.editor.setObjectName("approvalEditor")
+        self.editor.setFixedHeight(130)
+        lay.addWidget(self.editor)
+        self.editor.setVisible(False)
+        self.changes = QTextBrowser(self)
+        self.changes.setObjectName("approvalChanges")
+        self.changes.setFixedHeight(90)
+        lay.addWidget(self.changes)
+        self.changes.setVisible(False)
+        tools = QHBoxLayout()
+        tools.setSpacing(8)
+        self.edit_button = QPushButton("Edit")
+        self.edit_button.setObjectName("approvalEditButton")
+        self.edit_button.setCheckable(True)
+        self.edit_button.setToolTip("Edit the output before deciding: the edited text is what flows on")
+        self.changes_box = QCheckBox("Show changes")
+        self.changes_box.setObjectName("approvalShowChanges")
+        self.changes_box.setEnabled(False)
+        self.revert_button = QPushButton("Revert")
+        self.revert_button.setEnabled(False)
+        self.edited_label = QLabel("")
+        self.edited_label.setStyleSheet("color: #d97706")
+        for w in (self.edit_button, self.changes_box, self.revert_button, self.edited_label):
+            tools.addWidget(w)
+        tools.addStretch(1)
+        self._tools = QWidget(self)
+        self._tools.setLayout(tools)
+        tools.setContentsMargins(0, 0, 0, 0)
+        self._tools.setVisible(request.active)
+        lay.addWidget(self._tools)
+        self.edit_button.toggled.connect(self._set_editing)
+        self.editor.textChanged.connect(self._edited)
+        self.changes_box.toggled.connect(self._edited)
+        self.revert_button.clicked.connect(lambda: self.editor.setPlainText(self.request.input_text))
         self.approve_button.clicked.connect(lambda: self.decide("approve"))
         self.reject_button.clicked.connect(lambda: self.decide("reject"))
+
+    @property
+    def edited_output(self) -> str | None:
+        """The reviewer's edit of the output (None when not edited)."""
+        text = self.editor.toPlainText()
+        return text if text != self.request.input_text else None
+
+    def set_edited_text(self, text: str) -> None:
+        self.edit_button.setChecked(True)
+        self.editor.setPlainText(text)
+
+    def _set_editing(self, on: bool) -> None:
+        self.editor.setVisible(on)
+        self.review.setVisible(not on)
+        self.changes_box.setEnabled(on)
+        if on:
+            self.editor.setFocus(Qt.FocusReason.OtherFocusReason)
+        self._edited()
+
+    def _edited(self) -> None:
+        changed = self.edited_output is not None
+        self.revert_button.setEnabled(changed)
+        self.edited_label.setText("edited: the edited text flows on" if changed else "")
+        show = self.changes_box.isChecked() and self.edit_button.isChecked()
+        self.changes.setVisible(show)
+        if show:
+            self.changes.setHtml(diff_html(self.request.input_text, self.editor.toPlainText()))
 
     def decide(self, decision: str) -> None:
         if not self.request.active or not self.approve_button.isEnabled():
@@ -202,10 +270,31 @@ class ApprovalsPanel(QWidget):
     def sizeHint(self) -> QSize:  # noqa: N802 - Qt override
         return QSize(400, getattr(self, "_hint", 0) or 0)
 
+    def edited_output(self, node_id: str) -> str | None:
+        """The edited output of the card for ``node_id`` (None when not edited)."""
+        for card in self.cards:
+            if card.request.node_id == node_id:
+                return card.edited_output
+        return None
+
     def decide_active(self, decision: str) -> None:
         card = self.active_card
         if card is not None:
             card.decide(decision)
+
+
+def diff_html(old: str, new: str) -> str:
+    """A word-level diff as HTML: deletions struck through in red, insertions in green."""
+    parts = []
+    for op, text in word_diff(old, new):
+        t = _esc(text).replace("\n", "<br>")
+        if op == "delete":
+            parts.append(f"<span style='background:#5c1d1d;color:#fca5a5;text-decoration:line-through'>{t}</span>")
+        elif op == "insert":
+            parts.append(f"<span style='background:#14532d;color:#86efac'>{t}</span>")
+        else:
+            parts.append(t)
+    return "<div style='white-space:pre-wrap'>" + "".join(parts) + "</div>"
 
 
 def _esc(text: str) -> str:

@@ -48,7 +48,7 @@ from typing import Any, Callable
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from engine import (Run, RunEvent, RunRecorder, RunState, RunStateError, RunStatus, RunStore, StoreError, Workflow,
+from engine import (FlowdeskError, Run, RunEvent, RunRecorder, RunState, RunStateError, RunStatus, RunStore, StoreError, Workflow,
                     as_text)
 
 __all__ = ["RunBridge", "ApprovalRequest"]
@@ -141,17 +141,27 @@ class RunBridge(QObject):
     # ------------------------------------------------------------------ requests
     def start(self, workflow: Workflow, initial_input: str | None, resolver: Any, store: RunStore | None = None,
               workflow_path: str | None = None, *, run_id: str | None = None,
-              variables: dict[str, Any] | None = None) -> str:
+              variables: dict[str, Any] | None = None, start_at: str | None = None, reuse_from: Any = None) -> str:
         """Start a run of ``workflow`` and return its id; the run proceeds on the event loop.
 
         ``variables`` are the run's arguments (name -> value, coerced by the engine); a run the
-        engine refuses (a required variable missing, a value that does not coerce) raises its error."""
+        engine refuses (a required variable missing, a value that does not coerce) raises its error.
+        ``start_at``/``reuse_from``: a run from a node, reusing the outputs recorded in an
+        earlier run (a run id in ``store``) for the nodes upstream of it (see ``engine.Run``)."""
         if self.is_active:
             raise RunStateError("a run is already in progress; cancel it first")
         ensure_asyncgen_hooks(asyncio.get_event_loop())
         wf = workflow.model_copy(deep=True)
-        extra = {} if variables is None else {"variables": variables}
-        run = Run(wf, resolver, run_id=run_id, initial_input=initial_input, delta_interval=self.delta_interval, **extra)
+        extra: dict[str, Any] = {} if variables is None else {"variables": variables}
+        if start_at is not None:
+            extra.update(start_at=start_at, reuse_from=reuse_from, store=store)
+        try:
+            run = Run(wf, resolver, run_id=run_id, initial_input=initial_input, delta_interval=self.delta_interval,
+                      **extra)
+        except (ValueError, StoreError) as err:
+            if isinstance(err, FlowdeskError):
+                raise
+            raise RunStateError(str(err)) from None
         self.run = run
         self._buffer.clear()
         self._gated = False
@@ -217,8 +227,9 @@ class RunBridge(QObject):
             return False
         return True
 
-    def resume(self, decision: str, note: str = "") -> None:
-        """Answer the active approval with ``decision`` ("approve" or "reject") and ``note``."""
+    def resume(self, decision: str, note: str = "", output: str | None = None) -> None:
+        """Answer the active approval with ``decision`` ("approve" or "reject") and ``note``;
+        ``output``: the reviewer's edit of the output under review (what flows on)."""
         run = self.run
         if (run is None or (self.is_busy and not self._settling) or run.status != RunStatus.PAUSED
                 or run.pending_approval is None):
@@ -228,13 +239,14 @@ class RunBridge(QObject):
         # A decision that comes while the pause is still being stored (the approval is shown
         # once its events are committed) follows that, rather than being refused.
         previous = self._task if self.is_busy else None
-        self._task = asyncio.ensure_future(self._drive(run, self._resume_after(previous, run, decision, note)))
+        self._task = asyncio.ensure_future(self._drive(run, self._resume_after(previous, run, decision, note, output)))
 
     @staticmethod
-    async def _resume_after(previous: asyncio.Task | None, run: Run, decision: str, note: str) -> RunStatus:
+    async def _resume_after(previous: asyncio.Task | None, run: Run, decision: str, note: str,
+                            output: str | None = None) -> RunStatus:
         if previous is not None:
             await asyncio.wait({previous})
-        return await run.resume(decision, note)
+        return await run.resume(decision, note, output=output)
 
     def cancel(self) -> None:
         """Stop the run now: its branch tasks (and their HTTP requests) are cancelled."""

@@ -48,12 +48,13 @@ from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QFileDialog, QHBoxL
                                QMenu, QSplitter, QTabWidget, QToolButton, QVBoxLayout, QWidget)
 
 from engine import (SYSTEM_NODE, EventType, FlowdeskError, RunEvent, RunState, RunStateError, RunStatus, RunStore,
-                    StoreError, Workflow)
+                    StoreError, Workflow, model_prices, run_costs)
 
 from .approvals import ApprovalsPanel
 from .badges import run_badges
 from .arguments import RunArguments, declared_variables, remember_arguments, remembered_arguments
 from .bridge import RunBridge, default_resolver_factory
+from .timeline import TimelineView
 from .details import NodeRunDetails
 from .entry_pane import EntryPane
 from .exports import run_record, write_jsonl, write_record
@@ -238,6 +239,9 @@ class RunConsole(QWidget):
         self.tabs.addTab(self.trace, "Calls")
         self.node_panel = NodeRunDetails()
         self.tabs.addTab(self.node_panel, "Node")
+        self.timeline = TimelineView()
+        self.tabs.addTab(self.timeline, "Timeline")
+        self.timeline.node_clicked.connect(self._timeline_clicked)
         self.tabs.setMinimumHeight(120)  # the entry header and a few lines of it, beside a card
         self.vsplit.addWidget(self.tabs)
         self.vsplit.setStretchFactor(0, 0)
@@ -322,8 +326,11 @@ class RunConsole(QWidget):
     def status(self) -> str:
         return str(self._state().status)
 
-    def start_run(self) -> str | None:
-        """Start a run of the current workflow with the input box's text; returns its id (None if it cannot)."""
+    def start_run(self, *, start_at: str | None = None, reuse_from: Any = None) -> str | None:
+        """Start a run of the current workflow with the input box's text; returns its id (None if it cannot).
+
+        ``start_at``/``reuse_from``: run from that node, reusing the outputs recorded in that earlier
+        run for the nodes upstream of it ("Run from here")."""
         if self.bridge.is_active:
             return None
         if self.workflow is None:
@@ -342,7 +349,8 @@ class RunConsole(QWidget):
         self._replay_state = None
         try:
             return self.bridge.start(self.workflow, initial, resolver, self.store, self.workflow_path,
-                                     variables=variables if self.arguments.fields else None)
+                                     variables=variables if self.arguments.fields else None,
+                                     start_at=start_at, reuse_from=reuse_from)
         except RunStateError as err:
             self._on_error(str(err))
             return None
@@ -480,6 +488,9 @@ class RunConsole(QWidget):
         self.header.set_run_id(run_id)
         self.model.add_events(events)
         self.trace.add_events(events, state)
+        self.timeline.canvas.live = False
+        self.timeline.add_events(events)
+        self._update_cost()
         self._update_badges()
         self._started_mono = self._ended_mono = None
         t0 = state.started_at or (events[0].timestamp if events else None)
@@ -593,7 +604,15 @@ class RunConsole(QWidget):
         self.node_filter.blockSignals(False)
         self._apply_node_filter()
 
+    def _timeline_clicked(self, node_id: str) -> None:
+        """A bar of the timeline: that node's log entries and details, and the node on the canvas."""
+        self.show_node(node_id)
+        self.tabs.setCurrentWidget(self.timeline)
+        self.node_activated.emit(node_id)
+
     def _reset_views(self, workflow: Workflow | None) -> None:
+        self.timeline.reset(workflow, live=True)
+        self.header.set_cost(0, None)
         self._badges = {}
         self.run_badges_changed.emit({})
         self.model.clear()
@@ -667,10 +686,24 @@ class RunConsole(QWidget):
         end = self._ended_mono if self._ended_mono is not None else time.monotonic()
         self.header.set_elapsed(end - self._started_mono)
 
+    def _update_cost(self) -> None:
+        state = self._state()
+        try:
+            if not hasattr(self, "_prices"):
+                self._prices = model_prices()
+            costs = run_costs(state, state.workflow or self.workflow, self._prices)
+        except Exception:  # an unreadable catalogue: no cost shown, the run goes on
+            return
+        cached = sum(1 for v in state.states.values() if v == "cached")
+        self.header.set_cost(costs["total"]["tokens"], costs["total"]["cost"], cached)
+
     def _on_events(self, batch: list[RunEvent]) -> None:
         if not self._shows_bridge():
             return
         self.model.add_events(batch)
+        self.timeline.add_events(batch)
+        if any(e[1] in ("llm_response", "cache_hit") for e in batch):
+            self._update_cost()
         self.trace.add_events(batch, self.bridge.run_state)
         self._update_badges()
         self._update_actions()
@@ -696,7 +729,7 @@ class RunConsole(QWidget):
             self._refresh_approvals()
             return
         try:
-            self.bridge.resume(decision, note)
+            self.bridge.resume(decision, note, output=self.approvals.edited_output(node_id))
         except RunStateError as err:
             self._on_error(str(err))
             self._refresh_approvals()

@@ -14,8 +14,9 @@ import json
 from functools import lru_cache
 from typing import Any
 
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QFormLayout, QFrame, QLabel, QScrollArea, QTextBrowser, QVBoxLayout, QWidget
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (QFormLayout, QFrame, QHBoxLayout, QInputDialog, QLabel, QPushButton, QScrollArea,
+                               QTextBrowser, QVBoxLayout, QWidget)
 
 from engine import EventType
 
@@ -107,7 +108,11 @@ def format_usage(usage: dict[str, int] | None) -> str:
 
 
 class NodeRunDetails(QWidget):
-    """A node's last input, output, duration, tokens (and error) in the current or shown run."""
+    """A node's last input, output, duration, tokens (and error) in the current or shown run,
+    and its pinned output: "Pin this output" (the last one), "Pin a value…" (typed), "Unpin"."""
+
+    pin_requested = Signal(str, object)  # node id, the value to pin
+    unpin_requested = Signal(str)  # node id
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -129,6 +134,34 @@ class NodeRunDetails(QWidget):
         self.title = QLabel("Select a node to see what it did in the run.")
         self.title.setWordWrap(True)
         lay.addWidget(self.title)
+        # Pinned output: a pinned node does not run and outputs its pinned value.
+        self._pin_node: str | None = None
+        self._pinned: Any = None
+        pins = QHBoxLayout()
+        pins.setSpacing(6)
+        self.pin_label = QLabel("")
+        self.pin_label.setObjectName("pinLabel")
+        self.pin_label.setStyleSheet("color: #db61a2")
+        self.pin_button = QPushButton("Pin this output")
+        self.pin_button.setObjectName("pinButton")
+        self.pin_button.setToolTip("Keep this output: the node will not run, its pinned output flows on (saved in "
+                                   "the file)")
+        self.pin_value_button = QPushButton("Pin a value…")
+        self.unpin_button = QPushButton("Unpin")
+        self.unpin_button.setObjectName("unpinButton")
+        for w in (self.pin_button, self.pin_value_button, self.unpin_button):
+            pins.addWidget(w)
+        pins.addStretch(1)
+        self._pins = QWidget()
+        self._pins.setLayout(pins)
+        pins.setContentsMargins(0, 0, 0, 0)
+        lay.addWidget(self._pins)
+        lay.addWidget(self.pin_label)
+        self._pins.setVisible(False)
+        self.pin_label.setVisible(False)
+        self.pin_button.clicked.connect(self._pin_last)
+        self.pin_value_button.clicked.connect(self._pin_typed)
+        self.unpin_button.clicked.connect(lambda: self._pin_node and self.unpin_requested.emit(self._pin_node))
         form = QFormLayout()
         form.setLabelAlignment(Qt.AlignmentFlag.AlignRight)
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
@@ -156,8 +189,39 @@ class NodeRunDetails(QWidget):
         lay.addWidget(self.output_view, 2)
         self.details: dict[str, Any] | None = None
 
+    def set_pin(self, node_id: str | None, pinned: Any = None) -> None:
+        """The node whose pin the buttons act on (None: no single node selected) and its pinned value."""
+        self._pin_node, self._pinned = node_id, pinned
+        self._pins.setVisible(node_id is not None)
+        self._update_pin()
+
+    def _update_pin(self) -> None:
+        on = self._pinned is not None
+        self.unpin_button.setEnabled(on)
+        output = (self.details or {}).get("output")
+        self.pin_button.setEnabled(self._pin_node is not None and output is not None)
+        text = self._pinned if isinstance(self._pinned, str) else json.dumps(self._pinned, ensure_ascii=False)
+        self.pin_label.setText(f"📌 Pinned: {preview_line(text)}" if on else "")
+        self.pin_label.setVisible(on and self._pin_node is not None)
+
+    def _pin_last(self) -> None:
+        output = (self.details or {}).get("output")
+        if self._pin_node is not None and output is not None:
+            self.pin_requested.emit(self._pin_node, output)
+
+    def _pin_typed(self) -> None:
+        if self._pin_node is None:
+            return
+        current = self._pinned if isinstance(self._pinned, str) else (self.details or {}).get("output") or ""
+        text, ok = QInputDialog.getMultiLineText(self, "Pin a value", "The output this node gives instead of "
+                                                 "running:", current)
+        if ok:
+            self.pin_requested.emit(self._pin_node, text)
+
     def set_details(self, details: dict[str, Any] | None, name: str | None = None) -> None:
         self.details = details
+        if self._pin_node is not None:
+            self._update_pin()
         if not details:
             self.title.setText("Select a node to see what it did in the run.")
             for w in (self.state_label, self.duration_label, self.tokens_label):
@@ -177,3 +241,8 @@ class NodeRunDetails(QWidget):
         output = details.get("output") or ""
         as_md = output and parse_json_container(output) is None
         render_content(self.output_view, str(EventType.LLM_RESPONSE) if as_md else "text", output)
+
+
+def preview_line(text: str, limit: int = 80) -> str:
+    one = " ".join(text.split())
+    return one if len(one) <= limit else one[:limit - 1] + "…"

@@ -98,6 +98,13 @@ class RunHeader(QWidget):
         self.run_id_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         meta.addWidget(self.elapsed_label)
         meta.addSpacing(10)
+        self.cost_label = QLabel("")
+        self.cost_label.setObjectName("runCost")
+        self.cost_label.setStyleSheet("color: #8b93a1")
+        self.cost_label.setToolTip("Tokens the run's model calls reported, and their cost at the prices in the "
+                                   "provider catalogue (editable in the settings file)")
+        meta.addWidget(self.cost_label)
+        meta.addSpacing(10)
         meta.addWidget(self.run_id_label)
         self.details_button = QToolButton()
         self.details_button.setObjectName("statusDetails")
@@ -176,6 +183,17 @@ class RunHeader(QWidget):
 
     def set_run_id(self, run_id: str | None) -> None:
         self.run_id_label.setText(f"run {run_id[:8]}" if run_id else "")
+
+    def set_cost(self, tokens: int, cost: float | None, cached: int = 0) -> None:
+        """``1,234 tokens · $0.0021`` (and how many nodes came from the cache)."""
+        from engine import format_cost
+
+        parts = []
+        if tokens:
+            parts.append(f"{tokens:,} tokens" + (f" · {format_cost(cost)}" if cost is not None else ""))
+        if cached:
+            parts.append(f"{cached} from cache")
+        self.cost_label.setText(" · ".join(parts))
 
     def set_elapsed(self, seconds: float | None) -> None:
         self.elapsed_label.setText(elapsed_text(seconds) if seconds is not None else "")

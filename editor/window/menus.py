@@ -90,6 +90,12 @@ class MenusMixin:
         self.act_run = self._action("&Run", "run", [QKeySequence("F5"), QKeySequence("Ctrl+R")], self._run,
                                     "Run the workflow")
         self.act_run.setEnabled(False)
+        self.act_run_from = self._action("Run from &Here", "run-from", "Ctrl+Alt+R", lambda: self.run_from_node(),
+                                         "Run from the selected node: the nodes before it reuse their outputs "
+                                         "from the last run (from cache) when nothing they depend on changed")
+        self.act_run_from.setIconText("▶ From here")
+        self.act_run_only = self._action("Run &Only This Node", None, None, lambda: self.run_from_node(only=True),
+                                         "Run the selected node alone, its inputs from the last run")
         self.act_max_console = self._action("Ma&ximise Run Console", None, "Ctrl+Shift+M", None,
                                             "The run console takes the whole window, or goes back (Ctrl+Shift+M); "
                                             "its title bar's float button detaches it")
@@ -143,7 +149,7 @@ class MenusMixin:
             v.addAction(self.library_dock.toggleViewAction())
         v.addAction(self.act_max_console)
         r = mb.addMenu("&Run")
-        r.addActions([self.act_run, self.run_console.cancel_action])
+        r.addActions([self.act_run, self.act_run_from, self.act_run_only, self.run_console.cancel_action])
         r.addAction(self.act_command)
         r.addSeparator()
         self.provider_menu = r.addMenu("LLM &Provider")
@@ -166,6 +172,7 @@ class MenusMixin:
         spacer.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
         tb.addWidget(spacer)
         tb.addAction(self.act_run)
+        tb.addAction(self.act_run_from)
         tb.addAction(self.run_console.cancel_action)
         run_button = tb.widgetForAction(self.act_run)
         if run_button is not None:
@@ -236,6 +243,19 @@ class MenusMixin:
         menu = QMenu(self)
         if node_id is not None:
             menu.addActions([self.act_collapse, self.act_duplicate, self.act_copy, self.act_delete])
+            menu.addSeparator()
+            run_from = menu.addAction(QIcon(icon_path("run-from")), "Run from Here")
+            run_from.setToolTip(self.act_run_from.toolTip())
+            run_from.triggered.connect(lambda _=False, n=node_id: self.run_from_node(n))
+            run_only = menu.addAction("Run Only This Node")
+            run_only.triggered.connect(lambda _=False, n=node_id: self.run_from_node(n, only=True))
+            for a in (run_from, run_only):
+                a.setEnabled(self.act_run.isEnabled())
+            item = self.scene.node_items.get(node_id)
+            if item is not None and item.run_state == "failed":
+                repair = menu.addAction("Repair…")
+                repair.setToolTip("Ask the model for a fix of this node's settings, shown before it is applied")
+                repair.triggered.connect(lambda _=False, n=node_id: self.repair_node(n))
             menu.addSeparator()
             menu.addAction(self.act_layout)
         else:

@@ -29,6 +29,9 @@ class RunWiringMixin:
         busy = self.run_console.bridge.is_active
         ok = self._has_document and not errors and not busy
         self.act_run.setEnabled(ok)
+        for a in (getattr(self, "act_run_from", None), getattr(self, "act_run_only", None)):
+            if a is not None:
+                a.setEnabled(ok)
         if busy:  # F5 would do nothing: say why, and how to stop the run
             waiting = self.run_console.status == "paused"
             self.act_run.setToolTip("A run is waiting for approval (answer it in the run console, or Shift+F5 "
@@ -54,14 +57,64 @@ class RunWiringMixin:
         if self.run_console_dock.height() < want and not self.run_console_dock.isFloating():
             self.resizeDocks([self.run_console_dock], [want], Qt.Orientation.Vertical)
         # The console runs a deep copy: edits made during the run do not reach it.
-        self.run_console.set_workflow(self.document.workflow, self.document.path)
+        workflow = self.document.workflow
+        rerun, self._run_from = getattr(self, "_run_from", None), None
+        start: dict[str, Any] = {}
+        if rerun is not None:
+            node_id, only = rerun
+            if only:  # run only this node: its outgoing execution links cut in the copy that runs
+                workflow = workflow.model_copy(deep=True)
+                workflow.connections = [c for c in workflow.connections
+                                        if c.source != node_id or c.sourceHandle == "subagent"]
+            start = {"start_at": node_id, "reuse_from": self._reuse_source()}
+        self.run_console.set_workflow(workflow, self.document.path)
         previous, self._run_doc = self._run_doc, self._doc_serial
-        if self.run_console.start_run() is None:
+        if self.run_console.start_run(**start) is None:
             self._run_doc = previous  # nothing started: the run shown before stays as it was
         self.run_requested.emit()
 
+    def pin_output(self, node_id: str, value: Any) -> None:
+        """Pin ``value`` as the node's output (one undo step; saved in the file as ``pinnedOutput``)."""
+        self.document.set_node_field(node_id, "pinnedOutput", value, merge=False)
+        self._update_node_run_details()
+
+    def unpin_output(self, node_id: str) -> None:
+        node = self.document.node(node_id)
+        if node is None:
+            return
+        data = node.data.model_dump()
+        if data.pop("pinnedOutput", None) is not None or "pinnedOutput" in node.data.model_dump():
+            self.document.edit_node_data(node_id, data, None)
+        self._update_node_run_details()
+
+    def run_from_node(self, node_id: str | None = None, only: bool = False) -> None:
+        """Run from ``node_id`` (the selected node when None): upstream nodes reuse the outputs
+        recorded in the document's last run when nothing they depend on changed ("from cache");
+        ``only``: stop after that node."""
+        if node_id is None:
+            ids = self.scene.selected_node_ids()
+            if len(ids) != 1:
+                self.statusBar().showMessage("Select one node to run from it.", 4000)
+                return
+            node_id = ids[0]
+        self._run_from = (node_id, only)
+        self._run()
+
+    def _reuse_source(self) -> str | None:
+        """The run a run from a node reuses: the document's last run in the history."""
+        store = getattr(self, "store", None)
+        if store is None:
+            return None
+        try:
+            return store.last_run_of(workflow_path=self.document.path,
+                                     workflow_name=self.document.workflow.display_name())
+        except Exception:  # a history that cannot be read: every node runs
+            return None
+
     def _wire_running(self) -> None:
         console = self.run_console
+        self.node_run_details.pin_requested.connect(self.pin_output)
+        self.node_run_details.unpin_requested.connect(self.unpin_output)
         # The console's Run button is the window's Run action: it used to start the console's
         # own copy of the workflow, set at the previous F5, so after an edit it ran the old
         # graph (and before the first run it was disabled while F5 worked).
@@ -152,7 +205,7 @@ class RunWiringMixin:
     def open_provider_settings(self) -> None:
         from ..panels.provider_settings import ProviderSettingsDialog
 
-        dialog = ProviderSettingsDialog(self)
+        dialog = ProviderSettingsDialog(self, store=getattr(self, "store", None))
         if dialog.exec():
             self.statusBar().showMessage("Provider settings saved.", 4000)
             self._search_backend = self._web_search_available()  # it may have changed
@@ -198,6 +251,9 @@ class RunWiringMixin:
 
     def _update_node_run_details(self) -> None:
         ids = self.scene.selected_node_ids()
+        pinned_node = self.document.node(ids[0]) if len(ids) == 1 and self._has_document else None
+        self.node_run_details.set_pin(pinned_node.id if pinned_node else None,
+                                      getattr(pinned_node.data, "pinnedOutput", None) if pinned_node else None)
         if len(ids) != 1 or not self._run_on_canvas():
             self.node_run_details.set_details(None)
             return

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-BENCHES = ["bench_engine", "bench_validate", "bench_startup", "bench_canvas", "bench_console"]
+BENCHES = ["bench_engine", "bench_validate", "bench_startup", "bench_canvas", "bench_console", "bench_rerun"]
 
 
 def main() -> int:

@@ -75,3 +75,22 @@ def test_bad_settings_file_does_not_block_the_dialog(qtbot, config_dir: Path, mo
     assert warnings and "not valid" in warnings[0]
     dialog.save()
     assert json.loads((config_dir / "settings.json").read_text()) == {}
+
+
+def test_run_cache_is_shown_limited_and_cleared(qtbot, config_dir: Path, tmp_path: Path) -> None:
+    from engine import RunStore
+
+    store = RunStore(tmp_path / "runs.db")
+    with store._transaction() as conn:
+        store._put_executions(conn, "r1", [("a", "k1", "x" * 1000, "output"), ("b", "k2", "y" * 10, "output")])
+    dialog = ProviderSettingsDialog(store=store)
+    qtbot.addWidget(dialog)
+    assert dialog.cache_label.text().startswith("2 recorded outputs")
+    assert dialog.clear_cache_button.isEnabled()
+    dialog.clear_cache_button.click()
+    assert store.cache_stats()["entries"] == 0 and dialog.cache_label.text().startswith("0 recorded")
+    dialog.cache_limit.setValue(5)
+    dialog.save()
+    assert json.loads((config_dir / "settings.json").read_text())["runCache"] == {"limitMB": 5}
+    assert store.cache_limit == 5 * 1024 * 1024
+    assert RunStore(tmp_path / "runs.db").cache_limit == 5 * 1024 * 1024  # applied at the next start

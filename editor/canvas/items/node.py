@@ -17,7 +17,7 @@ from PySide6.QtWidgets import QGraphicsItem, QGraphicsSceneHoverEvent, QStyleOpt
 from engine import Node
 
 from ..style import (BADGE_JOIN, BADGE_LOOP, BADGE_R, BADGE_RETRY, CORNER, ERROR, ERROR_HANDLE, ERROR_PORT, FIND_HIT, GRID, KIND_COLOR, LINE_H, NODE_BG, NODE_BORDER, NODE_MUTED,
-                     NODE_TEXT, PAD, PORT_HIT_R, ROW_H, RUN_COLOR, RUN_STATE_LABEL, SELECT, TARGET_OK, TITLE_H, WARNING, NodeLayout, font, handle_tooltip,
+                     NODE_TEXT, PAD, PINNED_COLOR, PORT_HIT_R, ROW_H, RUN_COLOR, RUN_STATE_LABEL, SELECT, TARGET_OK, TITLE_H, WARNING, NodeLayout, font, handle_tooltip,
                      metrics, node_layout, pen)
 from .port import PortHit, hit, paint_port
 
@@ -77,6 +77,7 @@ class NodeItem(QGraphicsItem):
         self.run_badge = ""  # "attempt 2 of 4" while retrying, "iteration 3" for a loop (display only)
         self.run_badge_kind = ""  # "retry" | "loop" | "join"
         self.pulse = 0.0  # 0..1, advanced by the scene while the node runs
+        self.pinned = _is_pinned(node)  # its data holds a pinnedOutput: it does not run
         self._update_rect()
         self.setFlags(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable | QGraphicsItem.GraphicsItemFlag.ItemIsMovable
                       | QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges)
@@ -94,6 +95,7 @@ class NodeItem(QGraphicsItem):
         self.prepareGeometryChange()
         self.layout = node_layout(node, as_subagent)
         self._port_tips = self._tips(node)
+        self.pinned = _is_pinned(node)
         self._update_rect()
         self.setToolTip(self._body_tooltip())
         self.update()
@@ -172,6 +174,8 @@ class NodeItem(QGraphicsItem):
         text = f"{lay.title} ({kind})" if lay.title != kind else kind
         if lay.kind == "agent" and not any(h == "subagent" for h, _, _ in lay.outputs):
             text += "\nTo give it subagents, tick Subagents in the inspector (a handle appears at the bottom)."
+        if self.pinned:
+            text += "\nPinned: outputs its pinned value and does not run (unpin in the inspector's Run tab)."
         if self.run_badge:
             text += f"\n{self.run_badge[0].upper()}{self.run_badge[1:]}"
         if self.run_state:
@@ -262,7 +266,8 @@ class NodeItem(QGraphicsItem):
                 painter.setBrush(QBrush(glow))
                 painter.drawRoundedRect(outline, CORNER + gap, CORNER + gap)
             painter.setBrush(Qt.BrushStyle.NoBrush)
-            painter.setPen(pen(halo.name(QColor.NameFormat.HexArgb), width, self.run_state in ("queued", "retrying")))
+            painter.setPen(pen(halo.name(QColor.NameFormat.HexArgb), width,
+                               self.run_state in ("queued", "retrying", "cached")))
             painter.drawRoundedRect(outline, CORNER + gap, CORNER + gap)
         painter.setPen(Qt.PenStyle.NoPen)
         painter.setBrush(QBrush(NODE_BG))
@@ -289,7 +294,9 @@ class NodeItem(QGraphicsItem):
             paint_port(painter, p, c, h in self.connected)
         if self.run_badge and lod >= 0.2:
             self._paint_run_badge(painter, min(max(0.8 / max(lod, 0.01), 1.0), 2.0))
-        if ring is not None and self.run_state in ("done", "failed", "waiting") and lod >= 0.2:
+        if self.pinned and lod >= 0.2:
+            self._paint_pin(painter, lay)
+        if ring is not None and self.run_state in ("done", "failed", "waiting", "cached") and lod >= 0.2:
             self._paint_run_mark(painter, lay, ring, min(max(0.8 / max(lod, 0.01), 1.0), 2.0))
         # Validation badge
         if self.issue_severity:
@@ -306,6 +313,16 @@ class NodeItem(QGraphicsItem):
                 painter.drawText(b, Qt.AlignmentFlag.AlignCenter, "!")
         painter.setOpacity(1.0)
 
+    def _paint_pin(self, painter: QPainter, lay: NodeLayout) -> None:
+        """A pin badge on the bottom-right corner: the node's output is pinned (it does not run)."""
+        c = QPointF(lay.width - 2.0, lay.height - 2.0)
+        painter.setPen(pen(NODE_BG.name(), 1.5))
+        painter.setBrush(QBrush(PINNED_COLOR))
+        painter.drawEllipse(c, 8.0, 8.0)
+        painter.setPen(pen("#ffffff", 1.8))
+        painter.drawLine(QPointF(c.x() - 3.0, c.y() + 4.0), QPointF(c.x() + 0.5, c.y() + 0.5))
+        painter.setBrush(QBrush(QColor("#ffffff")))
+        painter.drawEllipse(QPointF(c.x() + 1.5, c.y() - 1.5), 2.6, 2.6)
     def _paint_run_badge(self, painter: QPainter, scale: float = 1.0) -> None:
         """A pill above the title, left of the validation badge: "attempt 2 of 4", "iteration 3";
         ``scale`` keeps it readable when zoomed out (it grows up from the title's top edge)."""
@@ -339,6 +356,10 @@ class NodeItem(QGraphicsItem):
             mark.moveTo(c.x() - 3.5, c.y())
             mark.lineTo(c.x() - 1, c.y() + 2.8)
             mark.lineTo(c.x() + 3.8, c.y() - 2.8)
+        elif self.run_state == "cached":  # a stack: a recorded output taken from the store
+            for dy in (-2.5, 0.0, 2.5):
+                mark.moveTo(c.x() - 3.5, c.y() + dy)
+                mark.lineTo(c.x() + 3.5, c.y() + dy)
         elif self.run_state == "failed":
             mark.moveTo(c.x() - 3, c.y() - 3)
             mark.lineTo(c.x() + 3, c.y() + 3)
@@ -426,3 +447,7 @@ class NodeItem(QGraphicsItem):
                 painter.drawText(QRectF(12, p.y() - ROW_H / 2, lay.width - 26, ROW_H),
                                  Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight,
                                  sm.elidedText(label, Qt.TextElideMode.ElideMiddle, lay.width - 40))
+
+
+def _is_pinned(node: Node) -> bool:
+    return getattr(node.data, "pinnedOutput", None) is not None

@@ -1,0 +1,89 @@
+"""Token and cost totals of a run, per node and in all (no Qt).
+
+Prices are per model in the provider catalogue (``resources/providers.json``: a model's
+``price`` is ``{"input": USD, "output": USD}`` per million tokens), which the user overrides
+in settings.json like any catalogue field (``providers.<id>.models: [{"id", "price"}]``).
+A node's model is its own (``data.model``) or the run's override (``meta.model``); a model
+with no known price counts its tokens but no cost (``cost`` None, ``unpriced`` names it).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+__all__ = ["model_prices", "run_costs", "format_cost", "usage_cost"]
+
+
+def model_prices(settings: Any = None) -> dict[str, tuple[float, float]]:
+    """``{model id: (input, output)}`` USD per million tokens, from the catalogue with the user's overrides."""
+    from .llm.config import _known_providers
+
+    out: dict[str, tuple[float, float]] = {}
+    for info in _known_providers(settings):
+        for m in info.models:
+            price = (m.model_extra or {}).get("price")
+            if isinstance(price, Mapping):
+                i, o = price.get("input"), price.get("output")
+                if isinstance(i, (int, float)) and isinstance(o, (int, float)):
+                    out.setdefault(m.id, (float(i), float(o)))
+    return out
+
+
+def run_costs(state: Any, workflow: Any = None, prices: Mapping[str, tuple[float, float]] | None = None,
+              model_override: str | None = None) -> dict[str, Any]:
+    """Per node ``{prompt, completion, model, cost}`` and the run's ``total`` (same keys, plus
+    ``unpriced``: the models with tokens but no price). Cached and pinned nodes cost nothing."""
+    prices = model_prices() if prices is None else prices
+    wf = workflow if workflow is not None else getattr(state, "workflow", None)
+    models = {}
+    if wf is not None:
+        for n in wf.nodes:
+            models[n.id] = model_override or getattr(n.data, "model", "") or ""
+    nodes: dict[str, dict[str, Any]] = {}
+    tp = tc = 0
+    cost = 0.0
+    unpriced: set[str] = set()
+    for nid, d in state.details.items():
+        usage = d.usage or {}
+        p, c = usage.get("prompt_tokens"), usage.get("completion_tokens")
+        p = p if isinstance(p, int) else 0
+        c = c if isinstance(c, int) else 0
+        if d.cached_from is not None or d.pinned or not (p or c):
+            continue
+        model = models.get(nid, "")
+        price = prices.get(model)
+        node_cost = None if price is None else (p * price[0] + c * price[1]) / 1_000_000
+        if price is None:
+            unpriced.add(model or "(default model)")
+        else:
+            cost += node_cost
+        nodes[nid] = {"prompt": p, "completion": c, "model": model, "cost": node_cost}
+        tp += p
+        tc += c
+    return {"nodes": nodes, "total": {"prompt": tp, "completion": tc, "tokens": tp + tc,
+                                      "cost": cost if nodes and not unpriced else (cost or None),
+                                      "unpriced": sorted(unpriced)}}
+
+
+def format_cost(cost: float | None) -> str:
+    if cost is None:
+        return "—"
+    if cost == 0:
+        return "$0"
+    if cost < 0.0001:
+        return "<$0.0001"
+    return f"${cost:.4f}" if cost < 0.01 else f"${cost:.2f}"
+
+
+def usage_cost(usage: Mapping[str, tuple[int, int]], models: Mapping[str, str],
+               prices: Mapping[str, tuple[float, float]]) -> tuple[int, float | None]:
+    """(tokens, cost) of ``{node id: (prompt, completion)}`` with each node's model (cost None when
+    no node with tokens has a known price)."""
+    tokens, cost, priced = 0, 0.0, False
+    for nid, (p, c) in usage.items():
+        tokens += p + c
+        price = prices.get(models.get(nid, ""))
+        if price is not None:
+            cost += (p * price[0] + c * price[1]) / 1_000_000
+            priced = True
+    return tokens, (cost if priced else None)

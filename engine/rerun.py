@@ -1,0 +1,228 @@
+"""Re-running without paying twice: pinned outputs and recorded node executions.
+
+DESIGN.md, "Re-running, editing, comparing" (normative). The runtime asks one hook per
+step (``Run._walk``: ``Run._hook``, None for a plain run, so a plain run pays one attribute
+test per step):
+
+* a node whose data holds ``pinnedOutput`` does not run: ``step_pinned`` and the pinned
+  value flow on (on the node's first output, or ``pinnedHandle`` when the data names one);
+* in a run "from here" (``Run(..., reuse_from=..., start_at=NODE)``), every node that is not
+  NODE nor downstream of it reuses the output recorded for it in the chosen earlier run when
+  the execution key still matches (``cache_hit`` with ``fromRun``); otherwise it runs, and
+  everything downstream of it runs fresh too;
+* when executions are recorded (a :class:`engine.RunRecorder` asks for them), each step that
+  ended with an output hands ``(node id, key, output, handle)`` to the recorder, which stores
+  it once in the run store (keyed by :func:`execution_key`), shared by every run that made it.
+
+The key hashes the node's kind, its data (``pinnedOutput``/display fields left out), its
+input, the run's variables at that step (templates in the data resolve against them, so a
+changed variable counts as changed data) and the run's provider and model override
+(``Run.meta``): an agent's own model and provider are part of its data.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import deque
+from collections.abc import Mapping
+from typing import Any, Callable, NamedTuple
+
+from .events import EventType
+from .nodes.base import as_text
+
+__all__ = ["RecordedExecution", "StepHook", "execution_key", "downstream_of", "PINNED_FIELD", "CACHE_HIT",
+           "STEP_PINNED"]
+
+PINNED_FIELD = "pinnedOutput"
+PINNED_HANDLE_FIELD = "pinnedHandle"
+CACHE_HIT = EventType.CACHE_HIT.value
+STEP_PINNED = EventType.STEP_PINNED.value
+# Data fields that do not change what a node does (display only), left out of its key.
+_NOT_IN_KEY = frozenset({PINNED_FIELD, PINNED_HANDLE_FIELD, "collapsed", "label", "note"})
+
+
+class RecordedExecution(NamedTuple):
+    """One node's recorded execution in an earlier run: its key, output, handle and that run."""
+
+    key: str
+    output: Any
+    handle: Any
+    run_id: str
+
+
+def _data_json(node: Any) -> bytes:
+    """The node's data as JSON (display-only fields left out) for its execution key; made at
+    every step of a recorded run, so by pydantic's serializer directly when nothing is left out."""
+    data = node.data
+    if not hasattr(data, "model_dump_json"):
+        return json.dumps({k: v for k, v in dict(data or {}).items() if k not in _NOT_IN_KEY}, sort_keys=True,
+                          default=str).encode()
+    extra = data.__pydantic_extra__
+    fields = data.__dict__
+    drop = {k for k in _NOT_IN_KEY if (extra and k in extra) or fields.get(k) is not None}
+    if drop:
+        return data.model_dump_json(exclude=drop).encode()
+    return type(data).__pydantic_serializer__.to_json(data)
+
+
+def _key_prefix(kind: str, data_json: bytes, provider: Any, model: Any) -> Any:
+    h = hashlib.blake2b(digest_size=20)
+    h.update(f"{kind}\0{provider or ''}\0{model or ''}\0".encode("utf-8", "backslashreplace"))
+    h.update(data_json)
+    h.update(b"\0")
+    return h
+
+
+def _value_bytes(value: Any) -> bytes:
+    if value.__class__ is str:
+        return b"s" + value.encode("utf-8", "backslashreplace")
+    return b"j" + json.dumps(value, sort_keys=True, ensure_ascii=False, default=str).encode("utf-8", "backslashreplace")
+
+
+def execution_key(kind: str, data: Mapping[str, Any], value: Any, provider: Any = None, model: Any = None) -> str:
+    """The execution key of one step: a hash of kind, data (display fields left out), input, and
+    the run's provider and model override."""
+    h = _key_prefix(kind, _data_json(_Holder(data)), provider, model)
+    h.update(_value_bytes(value))
+    return h.hexdigest()
+
+
+class _Holder:
+    __slots__ = ("data",)
+
+    def __init__(self, data: Any) -> None:
+        self.data = data
+
+
+def pinned_value(node: Any) -> tuple[bool, Any]:
+    """(whether the node is pinned, its pinned output): ``pinnedOutput`` is an extra field of the data."""
+    extra = getattr(node.data, "__pydantic_extra__", None)
+    value = extra.get(PINNED_FIELD) if extra else None
+    return value is not None, value
+
+
+def downstream_of(workflow: Any, node_ids: Any) -> set[str]:
+    """The nodes reachable from ``node_ids`` along execution links (themselves included)."""
+    out: dict[str, list[str]] = {}
+    for c in workflow.connections:
+        if c.sourceHandle != "subagent":
+            out.setdefault(c.source, []).append(c.target)
+    seen = set(node_ids)
+    todo = deque(seen)
+    while todo:
+        for t in out.get(todo.popleft(), ()):
+            if t not in seen:
+                seen.add(t)
+                todo.append(t)
+    return seen
+
+
+class StepHook:
+    """What the runtime asks before and after each step of a run that pins, reuses or records."""
+
+    def __init__(self, run: Any, *, reuse: Mapping[str, RecordedExecution] | None = None,
+                 start_at: str | None = None) -> None:
+        self.run = run
+        self.reuse: dict[str, RecordedExecution] = dict(reuse or {})
+        self.fresh: set[str] = downstream_of(run.workflow, [start_at]) if start_at else set()
+        self.recorders: list[Callable[[str, str, Any, Any], None]] = []
+        self.pinned: dict[str, Any] = {}
+        for node in run.workflow.nodes:
+            on, value = pinned_value(node)
+            if on:
+                self.pinned[node.id] = value
+        # node id -> a hash of everything in its key but the input (made once per node per run)
+        self._prefix: dict[str, Any] = {}
+        meta = run.meta or {}
+        self._provider = meta.get("provider")
+        self._model = meta.get("model")
+        self.hits = 0
+
+    @property
+    def active(self) -> bool:
+        return bool(self.pinned or self.reuse or self.recorders)
+
+    def key(self, node: Any, value: Any) -> str:
+        """:func:`execution_key` of this step; the hash of the node's part is made once per run."""
+        prefix = self._prefix.get(node.id)
+        if prefix is None:
+            prefix = self._prefix[node.id] = _key_prefix(node.type, _data_json(node), self._provider, self._model)
+        h = prefix.copy()
+        h.update(_value_bytes(value))
+        variables = getattr(self.run, "variables", None)
+        if variables:  # templates resolve against them: a changed variable is changed data
+            h.update(b"\0v" + json.dumps(variables, sort_keys=True, ensure_ascii=False, default=str).encode(
+                "utf-8", "backslashreplace"))
+        return h.hexdigest()
+
+    def before(self, spec: Any, node: Any, value: Any) -> tuple[Any, Any] | None:
+        """The step's result without running it (pinned or reused), or None: run it."""
+        node_id = node.id
+        if node_id in self.pinned:
+            output = self.pinned[node_id]
+            handle = getattr(node.data, PINNED_HANDLE_FIELD, None)
+            if not isinstance(handle, str):
+                outs = spec.outputs(node.data)
+                handle = outs[0] if outs else "output"
+            self.run._emit(node_id, STEP_PINNED, as_text(output), {"handle": handle})
+            if output.__class__ is str:
+                self.run.last_text_output = output
+            return output, handle
+        recorded = self.reuse.get(node_id)
+        if recorded is None or node_id in self.fresh:
+            return None
+        if recorded.key != self.key(node, value):
+            return None
+        self.hits += 1
+        handle = recorded.handle
+        if isinstance(handle, list):
+            handle = tuple(handle)
+        extra: dict[str, Any] = {"fromRun": recorded.run_id}
+        extra["handle" if handle is None or isinstance(handle, str) else "handles"] = (
+            handle if handle is None or isinstance(handle, str) else list(handle))
+        self.run._emit(node_id, CACHE_HIT, as_text(recorded.output), extra)
+        if recorded.output.__class__ is str:
+            self.run.last_text_output = recorded.output
+        if self.recorders:  # the reused execution belongs to this run too (a later run may reuse it)
+            for rec in self.recorders:
+                rec(node_id, recorded.key, recorded.output, handle)
+        return recorded.output, handle
+
+    def after(self, node: Any, value: Any, output: Any, handle: Any) -> None:
+        """A step ran and produced ``output`` on ``handle``: recorded; in a rerun, its downstream runs fresh."""
+        node_id = node.id
+        if self.reuse and node_id not in self.fresh:
+            # It ran again (its data or input changed): nothing downstream of it may be reused.
+            self.fresh |= downstream_of(self.run.workflow, [node_id])
+        if self.recorders:
+            key = self.key(node, value)
+            for rec in self.recorders:
+                rec(node_id, key, output, handle)
+
+
+def reuse_map(reuse_from: Any, store: Any = None) -> tuple[dict[str, RecordedExecution], str | None]:
+    """The recorded executions a run from a node may reuse, and the run they came from.
+
+    ``reuse_from``: None (nothing), a run id (its executions in ``store``, the default run store
+    when None), or a mapping node id -> :class:`RecordedExecution` (or ``{key, output, handle,
+    runId}``).
+    """
+    if reuse_from is None:
+        return {}, None
+    if isinstance(reuse_from, str):
+        if store is None:
+            from .store import RunStore
+
+            store = RunStore()
+        return store.recorded_executions(reuse_from), reuse_from
+    if not isinstance(reuse_from, Mapping):
+        raise TypeError("reuse_from must be a run id or a mapping of node ids to recorded executions")
+    out: dict[str, RecordedExecution] = {}
+    run_ids = set()
+    for node_id, rec in reuse_from.items():
+        if not isinstance(rec, RecordedExecution):
+            rec = RecordedExecution(rec["key"], rec.get("output"), rec.get("handle"), rec.get("runId", ""))
+        out[node_id] = rec
+        run_ids.add(rec.run_id)
+    return out, (run_ids.pop() if len(run_ids) == 1 else None)
