@@ -74,6 +74,7 @@ class FilesMixin:
         self.document.reset(workflow, path)
         self._show_canvas()
         self.run_validation()
+        self._validate_timer.stop()  # the reset's change is validated just above (once: a big file takes a while)
         if not self.view.isVisible():
             QTimer.singleShot(0, self.view.fit_all)  # the viewport has no size until shown
         self.view.fit_all()
