@@ -183,8 +183,9 @@ class CanvasScene(QGraphicsScene):
             size = self._sizes[key] = (r.width(), r.height())
         return node.x, node.y, node.x + size[0], node.y + size[1]
 
-    def _make_node_item(self, node_id) -> NodeItem | None:
-        """``node_items[id]`` for a node with no item yet: make it (lazy mode), with its links."""
+    def _make_node_item(self, node_id, links: bool = True) -> NodeItem | None:
+        """``node_items[id]`` for a node with no item yet: make it (lazy mode), with its links
+        to cards that have items (the others are drawn from the model, see drawBackground)."""
         if not isinstance(node_id, str) or not self.lazy or self._building:
             return None
         node = self.document.node(node_id)
@@ -192,10 +193,15 @@ class CanvasScene(QGraphicsScene):
             return None
         item = self._add_node_item(node)
         item.set_connected(self._connected_handles(node_id))
-        for key in list(self._links.get(node_id, ())):
-            if not self.edge_items.has(key):
-                self._add_edge_item(key)
+        if links:
+            self._make_links(node_id)
         return item
+
+    def _make_links(self, node_id: str) -> None:
+        has = self.node_items.has
+        for key in list(self._links.get(node_id, ())):
+            if not self.edge_items.has(key) and has(key[0]) and has(key[2]):
+                self._add_edge_item(key)
 
     def _make_edge_item(self, key) -> EdgeItem | None:
         if not self.lazy or self._building or not isinstance(key, tuple) or key not in self._links.get(key[0], ()):
@@ -228,9 +234,11 @@ class CanvasScene(QGraphicsScene):
         was = self.overview
         self.overview = False
         made = [nid for nid in hits if not self.node_items.has(nid)]
+        for nid in made:  # cards first, then the links between cards with items
+            self._make_node_item(nid, links=False)
         for nid in made:
-            self._make_node_item(nid)
-        if was:
+            self._make_links(nid)
+        if was or made:
             self.update()
         return bool(made)
 
@@ -278,7 +286,10 @@ class CanvasScene(QGraphicsScene):
             return False
         if self._sub_parents.get(node.id):
             return True
-        return bool(getattr(node.data, "subagent", False)) and not self._exec_links.get(node.id)
+        # Not getattr(): a missing attribute costs pydantic a slow failed look-up (per node of a big file).
+        data = node.data
+        flag = data.__dict__.get("subagent") or (data.__pydantic_extra__ or {}).get("subagent", False)
+        return bool(flag) and not self._exec_links.get(node.id)
 
     def _count(self, source: str, handle: str, target: str, target_handle: str, delta: int) -> None:
         handle = "condition-0" if handle == "true" else handle
@@ -608,6 +619,8 @@ class CanvasScene(QGraphicsScene):
         if self.lazy and self.overview:
             self._draw_overview(painter, rect)
             return
+        if self.lazy:
+            self._draw_loose_links(painter, rect)
         step = GRID if lod >= 0.6 else GRID * 5
         if lod < 0.15:
             return
@@ -659,6 +672,24 @@ class CanvasScene(QGraphicsScene):
             painter.setBrush(KIND_COLOR[kind])
             painter.drawRects(rects)
         painter.setBrush(Qt.BrushStyle.NoBrush)
+
+    def _draw_loose_links(self, painter: QPainter, rect: QRectF) -> None:
+        """Links from a card in ``rect`` to a card without an item (off screen), as straight
+        lines from the model: they get an item when the other card is made."""
+        hits = self.obstacles.query((rect.left(), rect.top(), rect.right(), rect.bottom()), limit=self.REALIZE_CAP * 4)
+        if not hits:
+            return
+        rects = self.obstacles.rects
+        lines = []
+        for nid in hits:
+            for key in self._links.get(nid, ()):
+                if not self.edge_items.has(key):
+                    a, b = rects.get(key[0]), rects.get(key[2])
+                    if a is not None and b is not None:
+                        lines.append(QLineF(a[2], (a[1] + a[3]) / 2, b[0], (b[1] + b[3]) / 2))
+        if lines:
+            painter.setPen(QPen(EDGE_OVERVIEW, 0))
+            painter.drawLines(lines)
 
     def mousePressEvent(self, event: QGraphicsSceneMouseEvent) -> None:
         if event.button() == Qt.MouseButton.LeftButton and self.link_drag is None:
