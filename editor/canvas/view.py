@@ -23,7 +23,7 @@ from engine import loads_workflow
 from .style import GRID, KIND_COLOR, TITLE_H, node_rect, node_size
 
 NODE_MIME = "application/x-flowdesk-node"
-MIN_ZOOM, MAX_ZOOM = 0.02, 3.0
+MIN_ZOOM, MAX_ZOOM = 0.005, 3.0  # far enough out to frame a 100k-node file (drawn as an overview)
 
 
 class Minimap(QWidget):
