@@ -96,6 +96,9 @@ class CanvasScene(QGraphicsScene):
         self._links: dict[str, set[ConnKey]] = defaultdict(set)  # every link of each node (lazy mode)
         self._issues: dict[str, tuple[str | None, str]] = {}
         self._found: set[str] = set()
+        # Select all on a big document: every node counts as selected (items made later too)
+        # until the selection changes otherwise.
+        self._all_selected = False
         self._sizes: dict[tuple[str, bool, bool], tuple[float, float]] = {}
         self.node_edges: dict[str, set[ConnKey]] = defaultdict(set)
         self._handle_use: dict[tuple[str, str], int] = defaultdict(int)
@@ -127,6 +130,7 @@ class CanvasScene(QGraphicsScene):
         document.nodes_moved.connect(self._on_nodes_moved)
         document.node_data_changed.connect(self._on_node_data_changed)
         document.changed.connect(self._cancel_stale_link_drag)
+        self.selectionChanged.connect(self._check_all_selected)
         self.rebuild()
 
     # ------------------------------------------------------------------ projection
@@ -147,6 +151,7 @@ class CanvasScene(QGraphicsScene):
             self.obstacles.clear()
             self._links.clear()
             self._issues, self._found = {}, set()
+            self._all_selected = False
             self._sizes.clear()
             wf = self.document.workflow
             self.lazy = len(wf.nodes) > self.LAZY_NODES
@@ -248,6 +253,8 @@ class CanvasScene(QGraphicsScene):
             item.set_issues(*self._issues[nid])
         if nid in self._found:
             item.set_found(True)
+        if self._all_selected:
+            item.setSelected(True)
         self._prepare_item(item)
 
     def _prepare_item(self, item: NodeItem) -> None:
@@ -553,13 +560,42 @@ class CanvasScene(QGraphicsScene):
             item.snap = on
 
     def selected_node_ids(self) -> list[str]:
+        if self._all_selected:
+            return [n.id for n in self.document.workflow.nodes]
         return [it.node_id for it in self.selectedItems() if isinstance(it, NodeItem)]
+
+    def select_all(self) -> None:
+        """Every node selected; on a big document without making an item for each."""
+        if not self.lazy:
+            self.select_nodes(list(self.node_items))
+            return
+        self.blockSignals(True)
+        try:
+            for item in self.node_items.values():
+                item.setSelected(True)
+        finally:
+            self.blockSignals(False)
+        self._all_selected = True
+        self.selectionChanged.emit()
+
+    def clearSelection(self) -> None:
+        was = self._all_selected
+        self._all_selected = False
+        had = bool(self.selectedItems())
+        super().clearSelection()
+        if was and not had:
+            self.selectionChanged.emit()
+
+    def _check_all_selected(self) -> None:
+        if self._all_selected and any(not item.isSelected() for item in self.node_items.values()):
+            self._all_selected = False
 
     def selected_conn_keys(self) -> list[ConnKey]:
         return [it.key for it in self.selectedItems() if isinstance(it, EdgeItem)]
 
     def select_nodes(self, ids: list[str]) -> None:
         # One selectionChanged for the whole change, not one per item.
+        self._all_selected = False
         self.blockSignals(True)
         try:
             self.clearSelection()

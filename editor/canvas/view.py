@@ -260,7 +260,7 @@ class CanvasView(QGraphicsView):
         if self._hover_node is not None:
             ids.append(self._hover_node)
         for nid in ids:
-            item = scene.node_items.get(nid)
+            item = scene.node_items.peek(nid)  # (a node without an item is off screen)
             if item is None:
                 continue
             r = item.sceneBoundingRect()

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import gc
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from PySide6.QtCore import QPointF, QTimer
-from PySide6.QtWidgets import QFileDialog, QMessageBox
+from PySide6.QtCore import QEventLoop, QPointF, Qt, QTimer
+from PySide6.QtWidgets import QFileDialog, QMessageBox, QProgressDialog
 
 from engine import Node, Workflow, WorkflowLoadError, load_workflow
 
@@ -18,6 +19,7 @@ MAX_RECENT = 10
 FILE_FILTER = "Flowdesk workflows (*.flow.json *.json);;All files (*)"
 
 
+BIG_FILE = 2_000_000  # bytes: a file this big (~15k nodes) is read under a progress dialog with Cancel
 BIG_OBJECTS = 200_000  # more objects than this made by an open: they are frozen out of the cycle collector
 
 
@@ -133,14 +135,52 @@ class FilesMixin:
             return False
         with collector_paused():
             try:
-                workflow = load_workflow(path)
+                workflow = self._load_with_progress(path)
             except WorkflowLoadError as err:
                 QMessageBox.critical(self, "Cannot open workflow", str(err))
+                return False
+            if workflow is None:  # cancelled: the open document stays as it was
+                self.statusBar().showMessage(f"Opening {path} cancelled", 4000)
                 return False
             self._replace_document(workflow, str(Path(path).resolve()))
         self._add_recent(str(Path(path).resolve()))
         self.statusBar().showMessage(f"Opened {path}", 4000)
         return True
+
+    def _load_with_progress(self, path: str) -> Workflow | None:
+        """``load_workflow(path)``; a big file (over ``BIG_FILE`` bytes, a second or more) is
+        read on a worker thread under a progress dialog whose Cancel returns None at once
+        (the worker's result is dropped; nothing of the open document is touched)."""
+        try:
+            size = Path(path).stat().st_size
+        except OSError:
+            size = 0
+        if size <= BIG_FILE:
+            return load_workflow(path)
+        pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="flowdesk-open")
+        future = pool.submit(load_workflow, path)
+        pool.shutdown(wait=False)
+        dialog = QProgressDialog(f"Reading {Path(path).name} ({size / 1e6:.0f} MB)…", "Cancel", 0, 0, self)
+        dialog.setWindowTitle("Opening workflow")
+        dialog.setWindowModality(Qt.WindowModality.WindowModal)
+        dialog.setMinimumDuration(0)
+        self._open_progress = dialog
+        loop = QEventLoop()
+        poll = QTimer(interval=30)
+        poll.timeout.connect(lambda: future.done() and loop.quit())
+        dialog.canceled.connect(loop.quit)
+        poll.start()
+        dialog.show()
+        if not future.done():
+            loop.exec()
+        poll.stop()
+        cancelled = dialog.wasCanceled()  # Cancel wins, even over a result that came in meanwhile
+        dialog.close()
+        dialog.deleteLater()
+        self._open_progress = None
+        if cancelled:
+            return None
+        return future.result()  # re-raises WorkflowLoadError (or any other failure) here
 
     def open_sample(self, path: str) -> bool:
         """Open a sample as an untitled copy, so saving never overwrites the shipped sample."""

@@ -92,6 +92,16 @@ def test_lazy_projection_follows_edits_and_undo(window, tmp_path, monkeypatch):
     doc.undo_stack.undo()
     assert scene.obstacles.rects["a200"] == before
 
+    # Select all counts every node, items or not; any other selection ends it.
+    window.select_all()
+    assert len(scene.selected_node_ids()) == 400 and scene.node_items.peek("a5").isSelected()
+    assert scene.node_items["a395"].isSelected()  # made while all are selected
+    scene.clearSelection()
+    assert scene.selected_node_ids() == []
+    window.select_all()
+    scene.select_nodes(["a5"])
+    assert scene.selected_node_ids() == ["a5"]
+
     # Removing a node drops its rectangle and links; undo brings the item back when asked for.
     doc.delete(["a6"])
     assert "a6" not in scene.obstacles.rects and not scene.node_items.has("a6")
@@ -100,3 +110,28 @@ def test_lazy_projection_follows_edits_and_undo(window, tmp_path, monkeypatch):
     QApplication.processEvents()
     assert "a6" in scene.obstacles.rects and scene.node_items["a6"].node_id == "a6"
     assert scene.edge_items.has(("a5", "output", "a6", "input"))
+
+
+def test_cancelling_a_big_open_keeps_the_open_document(window, tmp_path):
+    from PySide6.QtCore import QTimer
+
+    from editor.window import files
+
+    small = write_flow(tmp_path, many_nodes_doc(3), "small.flow.json")
+    assert window.open_path(str(small), ask=False)
+    before = window.document.workflow
+    big = write_flow(tmp_path, many_nodes_doc(20_000), "big.flow.json")
+    assert big.stat().st_size > files.BIG_FILE  # read under the progress dialog
+    seen = []
+
+    def cancel() -> None:
+        dialog = getattr(window, "_open_progress", None)
+        seen.append(dialog is not None and dialog.isVisible())
+        if dialog is not None:
+            dialog.cancel()
+
+    QTimer.singleShot(0, cancel)  # runs inside the dialog's loop, long before 20k nodes are read
+    assert not window.open_path(str(big), ask=False)
+    assert seen == [True]
+    assert window.document.workflow is before and len(window.scene.node_items) == 3
+    assert window.document.path == str(small.resolve())
