@@ -3,78 +3,28 @@
 Problems name nodes as the user sees them, by title (an agent's name, a node's label),
 never by ids the canvas does not show: :func:`describe_issue` rewrites the validator's
 message (which may quote ids) with :func:`node_labels`, which numbers duplicate titles
-("Writer (1)", "Writer (2)", left to right on the canvas)."""
+("Writer (1)", "Writer (2)", left to right on the canvas).
+
+An issue whose code has a quick fix (``quick_fixes``: code -> action label, set by the
+window) says so in its text and offers the fix in its context menu and on the "Quick fix"
+button; choosing it emits ``quick_fix_requested(issue)``.
+"""
 
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QIcon
-from PySide6.QtWidgets import QListWidget, QListWidgetItem, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QListWidget, QListWidgetItem, QMenu, QPushButton, QVBoxLayout, QWidget
 
 from engine import Issue, Workflow
 
+from ..issue_text import describe_issue, node_labels, node_title  # noqa: F401 (re-exported)
 from ..resources import icon_path
-
-
-def node_title(node) -> str:
-    """What the canvas calls a node: its label if it has one, else its title (agent name)."""
-    label = getattr(node.data, "label", None)
-    return label.strip() if isinstance(label, str) and label.strip() else node.title
-
-
-def node_labels(workflow: Workflow | None) -> dict[str, str]:
-    """Node id -> the name to show the user: the node's title, numbered where titles repeat
-    ("Writer (1)", "Writer (2)", in canvas order: left to right, then top to bottom)."""
-    if workflow is None:
-        return {}
-    by_title: dict[str, list] = {}
-    for node in workflow.nodes:
-        by_title.setdefault(node_title(node), []).append(node)
-    out: dict[str, str] = {}
-    for title, nodes in by_title.items():
-        if len(nodes) == 1:
-            out[nodes[0].id] = title
-            continue
-        for i, node in enumerate(sorted(nodes, key=lambda n: (n.x, n.y)), 1):
-            out[node.id] = f"{title} ({i})"
-    return out
-
-
-def describe_issue(issue: Issue, workflow: Workflow | None, labels: dict[str, str] | None = None) -> str:
-    """The issue's message naming its nodes by their (disambiguated) titles, not their ids."""
-    message = issue.message
-    if workflow is None:
-        return message
-    labels = node_labels(workflow) if labels is None else labels
-    mentioned = ambiguous = False
-    for nid in dict.fromkeys(issue.node_ids):
-        name = labels.get(nid)
-        node = workflow.node(nid)
-        if name is None or node is None:
-            continue
-        title = node_title(node)
-        for quoted in (f"Agent '{nid}'", f"'{nid}'", f"'{node.title}'", f"'{title}'"):
-            if quoted in message:
-                message = message.replace(quoted, f"“{name}”", 1)
-                mentioned = True
-                break
-        else:
-            if name in message:
-                mentioned = True
-            elif name != title:  # a repeated title quoted bare ("Writer → Writer"): say which
-                ambiguous = True
-    if (ambiguous or not mentioned) and issue.node_ids:
-        names = [labels[n] for n in dict.fromkeys(issue.node_ids) if n in labels]
-        if names:
-            shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
-            body = message.rstrip()
-            end = "." if body.endswith(".") else ""
-            message = f"{body.removesuffix('.')} ({shown}){end}"
-    return message
 
 
 class ProblemsPanel(QWidget):
     nodes_requested = Signal(list)  # node ids to select and show
+    quick_fix_requested = Signal(object)  # the Issue
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -85,6 +35,15 @@ class ProblemsPanel(QWidget):
         self.list.itemClicked.connect(self._clicked)
         self.list.itemActivated.connect(self._clicked)
         layout.addWidget(self.list)
+        self.quick_fixes: dict[str, str] = {}
+        self.fix_button = QPushButton("Quick fix")
+        self.fix_button.setObjectName("quickFix")
+        self.fix_button.setVisible(False)
+        self.fix_button.clicked.connect(self._fix_current)
+        layout.addWidget(self.fix_button)
+        self.list.currentItemChanged.connect(lambda *_: self._update_fix_button())
+        self.list.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.list.customContextMenuRequested.connect(self._context_menu)
         self._error_icon = QIcon(icon_path("error"))
         self._warning_icon = QIcon(icon_path("warning"))
         self._ok_icon = QIcon(icon_path("ok"))
@@ -96,15 +55,45 @@ class ProblemsPanel(QWidget):
             item = QListWidgetItem(self._ok_icon, "No problems: the workflow is ready to run.")
             item.setFlags(Qt.ItemFlag.ItemIsEnabled)
             self.list.addItem(item)
+            self.fix_button.setVisible(False)
             return
         labels = node_labels(workflow)
         for issue in issues:
             text = describe_issue(issue, workflow, labels)
-            item = QListWidgetItem(self._error_icon if issue.is_error else self._warning_icon, text)
+            fix = self.quick_fixes.get(issue.code)
+            item = QListWidgetItem(self._error_icon if issue.is_error else self._warning_icon,
+                                   text + (f"  — quick fix: {fix}" if fix else ""))
             item.setData(Qt.ItemDataRole.UserRole, list(issue.node_ids))
-            item.setToolTip(f"{text}\n(click to select the node{'s' * (len(issue.node_ids) != 1)})"
-                            if issue.node_ids else text)
+            item.setData(Qt.ItemDataRole.UserRole + 1, issue)
+            item.setToolTip((f"{text}\n(click to select the node{'s' * (len(issue.node_ids) != 1)})"
+                             if issue.node_ids else text) + (f"\nRight-click or the button below: {fix}" if fix else ""))
             self.list.addItem(item)
+        self._update_fix_button()
+
+    def fix_for(self, item: QListWidgetItem | None) -> str | None:
+        issue = item.data(Qt.ItemDataRole.UserRole + 1) if item is not None else None
+        return self.quick_fixes.get(issue.code) if issue is not None else None
+
+    def _update_fix_button(self) -> None:
+        fix = self.fix_for(self.list.currentItem())
+        self.fix_button.setVisible(bool(fix))
+        if fix:
+            self.fix_button.setText(f"Quick fix: {fix}")
+
+    def _fix_current(self) -> None:
+        item = self.list.currentItem()
+        if self.fix_for(item):
+            self.quick_fix_requested.emit(item.data(Qt.ItemDataRole.UserRole + 1))
+
+    def _context_menu(self, pos) -> None:
+        item = self.list.itemAt(pos)
+        fix = self.fix_for(item)
+        if not fix:
+            return
+        self.list.setCurrentItem(item)
+        menu = QMenu(self)
+        menu.addAction(fix, self._fix_current)
+        menu.exec(self.list.viewport().mapToGlobal(pos))
 
     def _clicked(self, item: QListWidgetItem) -> None:
         ids = item.data(Qt.ItemDataRole.UserRole)

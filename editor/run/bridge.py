@@ -89,6 +89,7 @@ class RunBridge(QObject):
         self.delta_interval = delta_interval
         self.run: Run | None = None
         self.run_state = RunState()
+        self._wait_prompts: dict[str, str] = {}  # node id -> the prompt of its last wait_input (subflows)
         self._recorder: RunRecorder | None = None
         self._buffer: list[RunEvent] = []
         self._armed = False
@@ -131,20 +132,26 @@ class RunBridge(QObject):
         out = []
         for i, (node_id, value) in enumerate(items):
             node = run.workflow.node(node_id)
-            prompt = (getattr(node.data, "prompt", "") if node is not None else "") or "Approve or reject to continue."
+            prompt = ((getattr(node.data, "prompt", "") if node is not None else "")
+                      or self._wait_prompts.get(node_id) or "Approve or reject to continue.")
             out.append(ApprovalRequest(node_id, node.title if node is not None else node_id, prompt,
                                        as_text(value), i == 0))
         return out
 
     # ------------------------------------------------------------------ requests
     def start(self, workflow: Workflow, initial_input: str | None, resolver: Any, store: RunStore | None = None,
-              workflow_path: str | None = None, *, run_id: str | None = None) -> str:
-        """Start a run of ``workflow`` and return its id; the run proceeds on the event loop."""
+              workflow_path: str | None = None, *, run_id: str | None = None,
+              variables: dict[str, Any] | None = None) -> str:
+        """Start a run of ``workflow`` and return its id; the run proceeds on the event loop.
+
+        ``variables`` are the run's arguments (name -> value, coerced by the engine); a run the
+        engine refuses (a required variable missing, a value that does not coerce) raises its error."""
         if self.is_active:
             raise RunStateError("a run is already in progress; cancel it first")
         ensure_asyncgen_hooks(asyncio.get_event_loop())
         wf = workflow.model_copy(deep=True)
-        run = Run(wf, resolver, run_id=run_id, initial_input=initial_input, delta_interval=self.delta_interval)
+        extra = {} if variables is None else {"variables": variables}
+        run = Run(wf, resolver, run_id=run_id, initial_input=initial_input, delta_interval=self.delta_interval, **extra)
         self.run = run
         self._buffer.clear()
         self._gated = False
@@ -246,13 +253,17 @@ class RunBridge(QObject):
         done) unless a run is paused with nothing in flight and recorded (or taken from the
         store), since otherwise letting go would lose it."""
         run = self.run
-        if run is None or self.is_busy or run.status != RunStatus.PAUSED or self._finished_emitted:
+        if run is None or run.status != RunStatus.PAUSED or self._finished_emitted:
             return False
+        # Paused while its start or resume is still finishing (siblings running on, or the
+        # pause being stored): let go of it now; the operation's task records the rest and
+        # closes the recorder when it ends (``_drive``/``_settle``).
+        storing = self.is_busy
         recorder, claim = self._recorder, self._claim
         if recorder is None and claim is None:
             return False
         run.remove_listener(self._on_event)
-        if recorder is not None:
+        if recorder is not None and not storing:
             try:
                 recorder.close()
             except Exception as err:  # StoreError: the pause was committed at settled()
@@ -293,6 +304,7 @@ class RunBridge(QObject):
             self._timer.start(self.flush_interval_ms)
 
     async def _drive(self, run: Run, operation: Any) -> None:
+        recorder = self._recorder
         try:
             await operation
         except RunStateError as err:
@@ -306,6 +318,12 @@ class RunBridge(QObject):
             run.cancel(f"Internal error: {err!r}")
         if run is self.run:
             await self._settle(run)
+        elif recorder is not None and recorder is not self._recorder:  # let go of (release) meanwhile
+            try:
+                await asyncio.to_thread(recorder.settled)
+                await asyncio.to_thread(recorder.close)
+            except Exception as err:  # StoreError: the pause itself was committed when it happened
+                log.error("run %s: %s", run.run_id, err)
 
     async def _settle(self, run: Run) -> None:
         """After start()/resume() returned (or a paused run was cancelled): record, show, finish.
@@ -323,6 +341,12 @@ class RunBridge(QObject):
                 self.error_occurred.emit(str(err))
             finally:
                 self._settling = False
+            if run is not self.run:  # let go of (release) while its pause was being stored
+                try:
+                    await asyncio.to_thread(recorder.close)
+                except Exception as err:  # StoreError: the pause itself was committed
+                    log.error("run %s: %s", run.run_id, err)
+                return
         self.flush()
         self.approvals_changed.emit()
         if run.status.is_final and not self._finished_emitted:
@@ -385,6 +409,8 @@ class RunBridge(QObject):
                 apply(ev)
                 if not approvals and t in _APPROVAL_EVENTS:
                     approvals = True
+                if t == "wait_input" and not (len(ev) > 5 and ev[5]):
+                    self._wait_prompts[ev[0]] = ev[2]  # a subflow's approval: its prompt, asked at the flow node
         self.events_batched.emit(batch)
         if state.status != before:
             self.status_changed.emit(str(state.status))

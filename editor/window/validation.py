@@ -7,7 +7,7 @@ from PySide6.QtCore import QTimer
 
 from engine import errors_only, validate
 
-from ..panels.problems import describe_issue
+from ..issue_text import describe_issue
 
 VALIDATE_DELAY_MS = 150
 

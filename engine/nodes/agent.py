@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import time
+from functools import lru_cache
 from typing import Any
 
 from pydantic import Field, field_validator
 
 from ..events import _encode as _encode_extra
-from ..llm.base import AgentInvocation, LLMError, LLMResult, SubagentSpec
-from .base import _OPTIONAL, NodeData, NodeError, NodeSpec, PaletteEntry, _Loose, as_text, fill_prompt
+from ..llm.base import AgentInvocation, FlowToolSpec, LLMError, LLMResult, SubagentSpec
+from .base import (_OPTIONAL, ERROR_HANDLE, NodeData, NodeError, NodeSpec, PaletteEntry, PolicyData, _Loose, as_text,
+                   fill_prompt)
 
 DEFAULT_SYSTEM_PROMPT = "You are a helpful assistant."
 DEFAULT_REASONING_EFFORT = "low"
@@ -24,9 +26,11 @@ _LLM_ERROR = "llm_error"
 class AgentTools(_Loose):
     web_search: bool = False
     subagents: bool = False
+    #: Library flows offered to the model as tools (library ids); absent = none.
+    flows: list[str] | None = Field(**_OPTIONAL)
 
 
-class AgentData(NodeData):
+class AgentData(PolicyData):
     agentName: str = ""
     systemPrompt: str = ""
     userPrompt: str = ""
@@ -57,6 +61,15 @@ def _usage_json(usage: dict[str, Any]) -> str:
     if p.__class__ is int and c.__class__ is int and len(usage) == 2:
         return f'{{"usage": {{"prompt_tokens": {p}, "completion_tokens": {c}}}}}'
     return _encode_extra({"usage": usage})
+
+
+@lru_cache(maxsize=1024)
+def _templated_prompt(text: str) -> bool:
+    """Whether a user prompt holds a reference other than the legacy ``{{PREVIOUS_OUTPUT}}``
+    (which the plain replace of :func:`fill_prompt` fills exactly as before)."""
+    from ..templates import find_references
+
+    return any(ref.raw != "{{PREVIOUS_OUTPUT}}" for ref in find_references(text))
 
 
 def _is_decision(value: Any) -> bool:
@@ -100,6 +113,23 @@ class ProviderCall:
     async def call_subagent(self, child: SubagentSpec, argument: str) -> str:
         return await self.run._call_subagent(self, child, argument)
 
+    async def call_flow(self, flow: FlowToolSpec, arguments: dict[str, Any]) -> str:
+        return await self.run._call_flow(self, flow, arguments)
+
+
+def flow_tools_of(run: Any, node: Any) -> list[FlowToolSpec]:
+    """The library flows an agent offers as tools (``tools.flows``), those found in the library."""
+    refs = node.data.tools.flows
+    if not refs:
+        return []
+    library = run._library()
+    out = []
+    for ref in refs:
+        entry = library.resolve(str(ref), base=run.path, by_name=False)
+        if entry is not None:
+            out.append(FlowToolSpec(entry.id, entry.name, entry.description, entry.parameters_schema()))
+    return out
+
 
 def subagents_of(run: Any, node_id: str, depth: int = 0) -> list[SubagentSpec]:
     """The agents linked below ``node_id`` as tools (cached per run)."""
@@ -125,6 +155,33 @@ def subagents_of(run: Any, node_id: str, depth: int = 0) -> list[SubagentSpec]:
     return specs
 
 
+def _check_flow_tools(node: Any, checks: Any, flows: list[str]) -> None:
+    """Each flow an agent offers as a tool exists in the library and cannot wait for an approval."""
+    from ..library import default_library, workflow_can_pause
+
+    library = getattr(checks, "library", None) or default_library()
+    base = getattr(checks, "path", None)
+    for ref in flows:
+        entry = library.resolve(str(ref), base=base, by_name=False)
+        if entry is None:
+            checks.error("flow_tool_missing", f"{checks.label(node)} offers the flow '{ref}' as a tool, but it is not "
+                                              "in the library.")
+            continue
+        own = getattr(checks, "workflow_id", None)
+        if own and entry.id == own:
+            checks.error("flow_recursive", f"{checks.label(node)} offers the flow it is part of ('{entry.name}') as a "
+                                           "tool; a flow cannot run itself.")
+            continue
+        try:
+            pauses = workflow_can_pause(library.load_path(entry.path), library, base=entry.path,
+                                        _seen={str(entry.path)})
+        except Exception:
+            pauses = False
+        if pauses:
+            checks.error("flow_tool_pauses", f"{checks.label(node)} cannot offer the flow '{entry.name}' as a tool: it "
+                                             "can wait for an approval, and a tool call cannot pause.")
+
+
 class AgentSpec(NodeSpec):
     kind = "agent"
     data_model = AgentData
@@ -136,6 +193,7 @@ class AgentSpec(NodeSpec):
     width = 248.0
     category = "Agents"
     tool_capable = True
+    works = True
 
     def outputs(self, data: NodeData) -> tuple[str, ...]:
         tools = getattr(data, "tools", None)
@@ -144,7 +202,7 @@ class AgentSpec(NodeSpec):
     def has_output(self, data: NodeData, handle: str) -> bool:
         # The subagent handle counts even with the tool off: that is a rule of its own with a
         # clearer message.
-        return handle == "output" or handle == "subagent"
+        return handle == "output" or handle == "subagent" or handle == ERROR_HANDLE
 
     def plain_output(self) -> bool:
         return True
@@ -186,6 +244,8 @@ class AgentSpec(NodeSpec):
             checks.warning("agent_no_model", f"{checks.label(node)} has no model set; the provider's default is used.")
         if data.tools.subagents and not checks.index.sub_children.get(node.id):
             checks.warning("subagents_unused", f"{checks.label(node)} has subagents turned on but none linked.")
+        if data.tools.flows:
+            _check_flow_tools(node, checks, data.tools.flows)
         if checks.web_search_available is False and data.tools.web_search:
             checks.warning("web_search_unconfigured",
                            f"{checks.label(node)} uses web search, but no search backend is configured "
@@ -206,18 +266,36 @@ class AgentSpec(NodeSpec):
             if _is_decision(value):
                 value = run.last_text_output
             value = value if isinstance(value, str) else as_text(value)
-        content = fill_prompt(user_prompt, value) if user_prompt else value
-        inv = AgentInvocation(node_id, name, d.systemPrompt or DEFAULT_SYSTEM_PROMPT, content, d.model,
-                              d.reasoningEffort or DEFAULT_REASONING_EFFORT,
+        secrets: frozenset[str] = frozenset()
+        if ("{" in user_prompt and _templated_prompt(user_prompt)) or "{" in d.systemPrompt or "{" in name \
+                or "{" in d.model:
+            # Every string of the data resolved (DESIGN.md, "Data flow"); what is sent holds the
+            # secrets, what is shown and recorded reads •••• in their place.
+            resolved = ctx.resolve_data(node, value)
+            real, masked, secrets = resolved.value, resolved.masked, resolved.secrets
+            user_prompt = real.get("userPrompt", "")
+            blank = not user_prompt or (isinstance(user_prompt, str) and user_prompt.isspace())
+            content = value if blank else as_text(user_prompt)
+            shown = value if blank else as_text(masked.get("userPrompt", ""))
+            name = as_text(real.get("agentName")) or "Agent"
+            system = as_text(real.get("systemPrompt")) or DEFAULT_SYSTEM_PROMPT
+            model = as_text(real.get("model"))
+            effort = as_text(real.get("reasoningEffort")) or DEFAULT_REASONING_EFFORT
+        else:
+            content = shown = fill_prompt(user_prompt, value) if user_prompt else value
+            system, model, effort = d.systemPrompt or DEFAULT_SYSTEM_PROMPT, d.model, d.reasoningEffort or DEFAULT_REASONING_EFFORT
+        inv = AgentInvocation(node_id, name, system, content, model, effort,
                               {"web_search": t.web_search, "subagents": t.subagents},
                               subagents_of(run, node_id) if t.subagents else [], d.provider)
+        if t.flows:
+            inv.flows = flow_tools_of(run, node)
         # One clock reading for the record and its event (the record first, so a listener
         # of the event finds it up to date).
         clock = run._clock
         started = clock()
         records = run._records
-        records[node_id] = (content, None, started, None, None, None)
-        emit(node_id, _START_PROMPT, content, None, started)
+        records[node_id] = (shown, None, started, None, None, None)
+        emit(node_id, _START_PROMPT, shown, None, started)
         call = ProviderCall(run, node_id, 0, None)
         try:
             result = await run._resolve(inv).complete(inv, call)
@@ -225,7 +303,7 @@ class AgentSpec(NodeSpec):
                 raise LLMError(f"the provider returned {type(result).__name__}, not an answer")
         except asyncio.CancelledError:
             call.flush()
-            records[node_id] = (content, None, started, clock(), None, "cancelled")
+            records[node_id] = (shown, None, started, clock(), None, "cancelled")
             raise
         except LLMError as err:
             message = str(err)
@@ -235,17 +313,21 @@ class AgentSpec(NodeSpec):
             if call._buf:
                 call.flush()
             text = result.text
+            if secrets:  # an answer that echoes a secret is never shown, recorded or passed on
+                text = ctx.mask(text, secrets)
             usage = result.usage
             ended = clock()
             # The usage as the event's JSON text, in the record too: a tuple of strings and
             # numbers only is left alone by the cyclic GC (a dict in it would keep it tracked).
             extra = _usage_json(usage) if usage else None
-            records[node_id] = (content, text, started, ended, extra, None)
+            records[node_id] = (shown, text, started, ended, extra, None)
             emit(node_id, _LLM_RESPONSE, text, None, ended, extra)
             run.last_text_output = text
             return text, "output"
         call.flush()
-        records[node_id] = (content, None, started, clock(), None, message)
+        if secrets:
+            message = ctx.mask(message, secrets)
+        records[node_id] = (shown, None, started, clock(), None, message)
         emit(node_id, _LLM_ERROR, message)
         raise NodeError(f"Agent '{name}' failed: {message}")
 

@@ -55,3 +55,10 @@ def test_the_run_tooltip_names_the_shortcut_the_menu_shows(qtbot, window, tmp_pa
     assert window.act_run.isEnabled()
     assert "F5" in window.act_run.toolTip() and "Ctrl+R" not in window.act_run.toolTip()
     assert window.act_run.shortcut().toString() == "F5"
+
+
+def test_the_canvas_badges_name_nodes_by_title_too(qtbot, window, tmp_path):
+    open_flow(window, write_flow(tmp_path, graph()))
+    window.run_validation()
+    texts = [item.issue_text for item in window.scene.node_items.values() if item.issue_text]
+    assert texts and not any(f"'{nid}'" in t for t in texts for nid in IDS), texts
