@@ -56,7 +56,10 @@ class ReadOnlyScene(CanvasScene):
     def rebuild(self) -> None:
         super().rebuild()
         for item in self.node_items.values():
-            item.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsMovable, False)
+            self._prepare_item(item)
+
+    def _prepare_item(self, item) -> None:
+        item.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsMovable, False)
 
 
 class RunViewWindow(QMainWindow):

@@ -26,6 +26,7 @@ MARGIN = 12.0  # clearance kept between a routed link and a card (the corner rad
 STUB = 22.0  # straight run out of a port before the first bend
 CORNER_R = 12.0
 _BEZIER_SAMPLES = 16
+CROWD = 400  # more cards than this near a link (cards piled up): it keeps its curve
 
 
 class ObstacleGrid:
@@ -68,23 +69,31 @@ class ObstacleGrid:
         self._cells.clear()
         self._of.clear()
 
-    def query(self, r: Rect) -> dict[str, Rect]:
-        """Rectangles intersecting ``r``."""
+    def query(self, r: Rect, limit: int | None = None) -> dict[str, Rect] | None:
+        """Rectangles intersecting ``r``; with ``limit``, None as soon as more than that many do
+        (a crowd: the caller gives up without gathering them all)."""
         found: dict[str, Rect] = {}
         x0, y0, x1, y1 = r
         cells = self._cells
-        if not all(math.isfinite(v) for v in r):
-            return {k: o for k, o in self.rects.items() if o[0] < x1 and o[2] > x0 and o[1] < y1 and o[3] > y0}
-        cx0, cx1, cy0, cy1 = int(x0 // CELL), int(x1 // CELL), int(y0 // CELL), int(y1 // CELL)
         rects = self.rects
-        if (cx1 - cx0 + 1) * (cy1 - cy0 + 1) > len(cells):  # a huge query: walk the cards instead
-            return {k: o for k, o in rects.items() if o[0] < x1 and o[2] > x0 and o[1] < y1 and o[3] > y0}
+        finite = all(math.isfinite(v) for v in r)
+        if finite:
+            cx0, cx1, cy0, cy1 = int(x0 // CELL), int(x1 // CELL), int(y0 // CELL), int(y1 // CELL)
+        if not finite or (cx1 - cx0 + 1) * (cy1 - cy0 + 1) > len(cells):  # a huge query: walk the cards instead
+            for k, o in rects.items():
+                if o[0] < x1 and o[2] > x0 and o[1] < y1 and o[3] > y0:
+                    found[k] = o
+                    if limit is not None and len(found) > limit:
+                        return None
+            return found
         for cx in range(cx0, cx1 + 1):
             for cy in range(cy0, cy1 + 1):
                 for k in cells.get((cx, cy), ()):
                     o = rects[k]
                     if o[0] < x1 and o[2] > x0 and o[1] < y1 and o[3] > y0:
                         found[k] = o
+                if limit is not None and len(found) > limit:
+                    return None
         return found
 
 
@@ -163,7 +172,10 @@ def route(a: Point, b: Point, vertical: bool, grid: ObstacleGrid, ends: tuple[st
     joins. The returned polyline starts at ``a`` and ends at ``b``.
     """
     if vertical:
-        pts = _route_h(_t(a), _t(b), lambda r: {k: _tr(v) for k, v in grid.query(_tr(r)).items()}, ends)
+        def query(r: Rect, limit: int | None = None) -> dict[str, Rect] | None:
+            found = grid.query(_tr(r), limit)
+            return None if found is None else {k: _tr(v) for k, v in found.items()}
+        pts = _route_h(_t(a), _t(b), query, ends)
         return None if pts is None else [_t(p) for p in pts]
     return _route_h(a, b, grid.query, ends)
 
@@ -177,7 +189,9 @@ def _route_h(a: Point, b: Point, query, ends: tuple[str, str]) -> list[Point] | 
     # A curve across a big stretch of a large graph would cross something: route it at once
     # rather than gather every card under it.
     big = (box[2] - box[0]) * (box[3] - box[1]) > 16 * CELL * CELL
-    near = {} if big else query(box)
+    near = {} if big else query(box, CROWD)
+    if near is None:  # cards piled on each other under the curve: no route would be clear
+        return None
     others = [r for k, r in near.items() if k not in ends]
     if not big and not others and b[0] - a[0] >= 100.0:
         return None
@@ -195,7 +209,9 @@ def _route_h(a: Point, b: Point, query, ends: tuple[str, str]) -> list[Point] | 
     m = MARGIN
     for extent in (160.0, 640.0, 2560.0):  # nearby cards first, then further out (then give up)
         ymin, ymax = min(a[1], b[1]) - extent, max(a[1], b[1]) + extent
-        band = query((lo - m, ymin, hi + m, ymax))
+        band = query((lo - m, ymin, hi + m, ymax), CROWD)
+        if band is None:
+            return None  # a crowd of cards in the way: keep the curve rather than search it (O(n) per link)
         if len(band) == seen:
             continue  # no more cards than last time: the same answer
         seen = len(band)

@@ -4,6 +4,16 @@ It catches up on the document's content, follows its signals, and keeps ``dict[i
 both ways (``node_items``, ``edge_items``, ``node_edges``). Gestures become document
 requests (see :mod:`.interactions`); the scene never edits the model itself and never
 decides whether a link is legal (``engine.check_connection`` does, and its reason is shown).
+
+Big documents (more than ``LAZY_NODES`` nodes) are projected lazily: the scene keeps every
+card's rectangle in its :class:`ObstacleGrid` (from the model, no item), and makes items only
+for the cards the view shows (``realize_rect``, called by the view as it scrolls and zooms)
+and for the links of those cards. Zoomed out over more than ``REALIZE_CAP`` cards, the rest
+is painted from the grid as a level-of-detail overview (rectangles and straight links) in
+``drawBackground``, with no items. ``node_items`` / ``edge_items`` make an item on demand
+for any node or link of the model (``node_items[id]``, ``.get(id)``, ``id in node_items``);
+iterating them walks only the items made so far, and state pushed in by the window (issues,
+run states, find hits) is kept by the scene and given to an item when it is made.
 """
 
 from __future__ import annotations
@@ -12,8 +22,8 @@ import logging
 import math
 from collections import defaultdict
 
-from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
-from PySide6.QtGui import QKeyEvent, QPainter, QTransform
+from PySide6.QtCore import QLineF, QPointF, QRectF, Qt, QTimer, Signal
+from PySide6.QtGui import QColor, QKeyEvent, QPainter, QPen, QTransform
 from PySide6.QtWidgets import QApplication, QGraphicsScene, QGraphicsSceneMouseEvent, QToolTip
 
 from engine import Issue, Node, spec_for
@@ -26,12 +36,45 @@ from .items.edge import EdgeItem
 from .items.node import NodeItem
 from .items.port import PortHit
 from .routing import ObstacleGrid, route
-from .style import CANVAS_BG, GRID, GRID_DOT, GRID_DOT_MAJOR, PORT_HIT_R, TITLE_H, node_rect
+from .style import CANVAS_BG, GRID, GRID_DOT, GRID_DOT_MAJOR, KIND_COLOR, PORT_HIT_R, TITLE_H, node_rect, node_title
 
 PORT_HIT_PX = 11.0  # a handle's hit radius on screen, at least, whatever the zoom
+EDGE_OVERVIEW = QColor("#5c6373")  # links in the overview of a big document
 PORT_HIT_MAX = 24.0  # ... but never more than this in model units (it would swallow the card)
 
 log = logging.getLogger(__name__)
+
+
+class _LazyItems(dict):
+    """A dict of items that makes an item for a model id on first look-up (see the module doc).
+
+    Iteration, ``len`` and ``values()`` cover the items made so far; ``peek`` never makes one.
+    """
+
+    def __init__(self, make) -> None:
+        super().__init__()
+        self._make = make
+
+    def __missing__(self, key):
+        item = self._make(key)
+        if item is None:
+            raise KeyError(key)
+        return item
+
+    def get(self, key, default=None):
+        item = dict.get(self, key)
+        if item is None:
+            item = self._make(key)
+        return default if item is None else item
+
+    def __contains__(self, key) -> bool:
+        return dict.__contains__(self, key) or self._make(key) is not None
+
+    def peek(self, key):
+        return dict.get(self, key)
+
+    def has(self, key) -> bool:
+        return dict.__contains__(self, key)
 
 
 class CanvasScene(QGraphicsScene):
@@ -41,11 +84,23 @@ class CanvasScene(QGraphicsScene):
     background_double_clicked = Signal(QPointF)
     context_menu_requested = Signal(QPointF, object)  # scene pos, node id or None
 
+    LAZY_NODES = 2500  # above this many nodes, items are made only for what is in view
+    REALIZE_CAP = 600  # at most this many cards in view get items; more (zoomed out): the overview
+
     def __init__(self, document: WorkflowDocument, parent=None) -> None:
         super().__init__(parent)
         self.document = document
-        self.node_items: dict[str, NodeItem] = {}
-        self.edge_items: dict[ConnKey, EdgeItem] = {}
+        self.node_items: _LazyItems = _LazyItems(self._make_node_item)
+        self.edge_items: _LazyItems = _LazyItems(self._make_edge_item)
+        self.lazy = False  # a big document: items only for what is in view (see the module doc)
+        self.overview = False  # zoomed out over a big document: cards painted from the grid
+        self._links: dict[str, set[ConnKey]] = defaultdict(set)  # every link of each node (lazy mode)
+        self._issues: dict[str, tuple[str | None, str]] = {}
+        self._found: set[str] = set()
+        # Select all on a big document: every node counts as selected (items made later too)
+        # until the selection changes otherwise.
+        self._all_selected = False
+        self._sizes: dict[tuple[str, bool, bool], tuple[float, float]] = {}
         self.node_edges: dict[str, set[ConnKey]] = defaultdict(set)
         self._handle_use: dict[tuple[str, str], int] = defaultdict(int)
         self._sub_parents: dict[str, int] = defaultdict(int)
@@ -77,6 +132,7 @@ class CanvasScene(QGraphicsScene):
         document.nodes_moved.connect(self._on_nodes_moved)
         document.node_data_changed.connect(self._on_node_data_changed)
         document.changed.connect(self._cancel_stale_link_drag)
+        self.selectionChanged.connect(self._check_all_selected)
         self.rebuild()
 
     # ------------------------------------------------------------------ projection
@@ -96,21 +152,139 @@ class CanvasScene(QGraphicsScene):
             self._sub_parents.clear()
             self._exec_links.clear()
             self.obstacles.clear()
+            self._links.clear()
+            self._issues, self._found = {}, set()
+            self._all_selected = False
+            self._sizes.clear()
             wf = self.document.workflow
+            self.lazy = len(wf.nodes) > self.LAZY_NODES
+            self.overview = self.lazy
             for c in wf.connections:
                 self._count(c.source, c.handle, c.target, c.targetHandle or "input", 1)
-            for node in wf.nodes:
-                self._add_node_item(node)
-            for c in wf.connections:
-                self._add_edge_item(c.key())
-            for nid, item in self.node_items.items():
-                item.set_connected(self._connected_handles(nid))
+            if self.lazy:
+                for c in wf.connections:
+                    key = c.key()
+                    self._links[key[0]].add(key)
+                    self._links[key[2]].add(key)
+                for node in wf.nodes:
+                    self.obstacles.set(node.id, self._model_rect(node))
+            else:
+                for node in wf.nodes:
+                    self._add_node_item(node)
+                for c in wf.connections:
+                    self._add_edge_item(c.key())
+                for nid, item in self.node_items.items():
+                    item.set_connected(self._connected_handles(nid))
         finally:
             self._building = False
         self.setSceneRect(self.items_bounds().adjusted(-6000, -6000, 6000, 6000))
 
+    # ------------------------------------------------------------------ lazy projection (big documents)
+    def _model_rect(self, node: Node) -> tuple[float, float, float, float]:
+        """A card's rectangle without laying it out: its kind's size (the first card of each
+        kind, look and fold is measured); the exact one replaces it when the item is made."""
+        sub = self._is_sub(node)
+        key = (node.type, sub, bool(node.data.collapsed))
+        size = self._sizes.get(key)
+        if size is None:
+            r = node_rect(node, sub)
+            size = self._sizes[key] = (r.width(), r.height())
+        return node.x, node.y, node.x + size[0], node.y + size[1]
+
+    def _make_node_item(self, node_id, links: bool = True) -> NodeItem | None:
+        """``node_items[id]`` for a node with no item yet: make it (lazy mode), with its links
+        to cards that have items (the others are drawn from the model, see drawBackground)."""
+        if not isinstance(node_id, str) or not self.lazy or self._building:
+            return None
+        node = self.document.node(node_id)
+        if node is None:
+            return None
+        item = self._add_node_item(node)
+        item.set_connected(self._connected_handles(node_id))
+        if links:
+            self._make_links(node_id)
+        return item
+
+    def _make_links(self, node_id: str) -> None:
+        has = self.node_items.has
+        for key in list(self._links.get(node_id, ())):
+            if not self.edge_items.has(key) and has(key[0]) and has(key[2]):
+                self._add_edge_item(key)
+
+    def _make_edge_item(self, key) -> EdgeItem | None:
+        if not self.lazy or self._building or not isinstance(key, tuple) or key not in self._links.get(key[0], ()):
+            return None
+        self._add_edge_item(key)
+        return self.edge_items.peek(key)
+
+    def _ensure_node_item(self, node_id: str) -> NodeItem | None:
+        """The item of ``node_id``, made (without its other links) when missing in lazy mode."""
+        item = self.node_items.peek(node_id)
+        if item is None and self.lazy:
+            node = self.document.node(node_id)
+            if node is not None:
+                item = self._add_node_item(node)
+                item.set_connected(self._connected_handles(node_id))
+        return item
+
+    def realize_rect(self, rect: QRectF) -> bool:
+        """Make the items of the cards in ``rect`` (and their links), unless more than
+        ``REALIZE_CAP`` cards are there: then the overview paints them. True when items were made."""
+        if not self.lazy:
+            return False
+        r = (rect.left(), rect.top(), rect.right(), rect.bottom())
+        hits = self.obstacles.query(r, limit=self.REALIZE_CAP)
+        if hits is None:
+            if not self.overview:
+                self.overview = True
+                self.update()
+            return False
+        was = self.overview
+        self.overview = False
+        made = [nid for nid in hits if not self.node_items.has(nid)]
+        for nid in made:  # cards first, then the links between cards with items
+            self._make_node_item(nid, links=False)
+        for nid in made:
+            self._make_links(nid)
+        if was or made:
+            self.update()
+        return bool(made)
+
+    def _apply_kept_state(self, item: NodeItem) -> None:
+        nid = item.node_id
+        if nid in self._issues:
+            item.set_issues(*self._issues[nid])
+        if nid in self._found:
+            item.set_found(True)
+        if self._all_selected:
+            item.setSelected(True)
+        self._prepare_item(item)
+
+    def _prepare_item(self, item: NodeItem) -> None:
+        """Hook for a scene that changes what items can do (a read-only run view)."""
+
+    def set_found_nodes(self, ids: set[str]) -> None:
+        """Find hits: highlighted now, and on items made later."""
+        self._found = set(ids)
+        for nid, item in self.node_items.items():
+            item.set_found(nid in self._found)
+
+    def node_title(self, node_id: str) -> str:
+        """A node's title as the canvas shows it, with no item needed."""
+        item = self.node_items.peek(node_id)
+        if item is not None:
+            return item.layout.title
+        node = self.document.node(node_id)
+        return node_title(node) if node is not None else ""
+
     def items_bounds(self) -> QRectF:
         """Bounds of every node from model positions and sizes (no item is measured)."""
+        if self.lazy:
+            rects = self.obstacles.rects.values()
+            if rects:
+                x0, y0 = min(r[0] for r in rects), min(r[1] for r in rects)
+                x1, y1 = max(r[2] for r in rects), max(r[3] for r in rects)
+                return QRectF(x0, y0, x1 - x0, y1 - y0)
         rect = QRectF()
         for node in self.document.workflow.nodes:
             rect = rect.united(node_rect(node, self._is_sub(node)))
@@ -122,7 +296,10 @@ class CanvasScene(QGraphicsScene):
             return False
         if self._sub_parents.get(node.id):
             return True
-        return bool(getattr(node.data, "subagent", False)) and not self._exec_links.get(node.id)
+        # Not getattr(): a missing attribute costs pydantic a slow failed look-up (per node of a big file).
+        data = node.data
+        flag = data.__dict__.get("subagent") or (data.__pydantic_extra__ or {}).get("subagent", False)
+        return bool(flag) and not self._exec_links.get(node.id)
 
     def _count(self, source: str, handle: str, target: str, target_handle: str, delta: int) -> None:
         handle = "condition-0" if handle == "true" else handle
@@ -135,7 +312,7 @@ class CanvasScene(QGraphicsScene):
             self._exec_links[target] += delta
 
     def _connected_handles(self, node_id: str) -> set[str]:
-        item = self.node_items.get(node_id)
+        item = self.node_items.peek(node_id)
         if item is None:
             return set()
         handles = [h for h, _, _ in item.layout.outputs] + ["input"]
@@ -147,9 +324,11 @@ class CanvasScene(QGraphicsScene):
         if self._run_states:  # a node back from undo during or after a run shows its run state again
             item.set_run_state(self._run_states.get(node.id), self._run_tips.get(node.id, ""))
             item.set_run_badge(*self._run_badges.get(node.id, ("", "")))
-        self.node_items[node.id] = item
+        dict.__setitem__(self.node_items, node.id, item)
         self.addItem(item)
         self._place_obstacle(item)
+        if self.lazy:
+            self._apply_kept_state(item)
         return item
 
     def _place_obstacle(self, item: NodeItem) -> None:
@@ -157,8 +336,8 @@ class CanvasScene(QGraphicsScene):
         self.obstacles.set(item.node_id, (x, y, x + item.layout.width, y + item.layout.height))
 
     def _route_edge(self, key: ConnKey, edge: EdgeItem) -> None:
-        a = self.node_items[key[0]].port_scene_pos(key[1])
-        b = self.node_items[key[2]].port_scene_pos(key[3])
+        a = self.node_items.peek(key[0]).port_scene_pos(key[1])
+        b = self.node_items.peek(key[2]).port_scene_pos(key[3])
         try:
             bends = route((a.x(), a.y()), (b.x(), b.y()), edge.subagent, self.obstacles, (key[0], key[2]))
         except Exception:  # never let geometry take the canvas down (this runs inside Qt callbacks)
@@ -175,24 +354,24 @@ class CanvasScene(QGraphicsScene):
                 continue
             for item in self.items(QRectF(r[0], r[1], r[2] - r[0], r[3] - r[1]), Qt.ItemSelectionMode.IntersectsItemShape,
                                    Qt.SortOrder.AscendingOrder, QTransform()):
-                if isinstance(item, EdgeItem) and item.key in self.edge_items and nid not in (item.key[0], item.key[2]):
+                if isinstance(item, EdgeItem) and self.edge_items.has(item.key) and nid not in (item.key[0], item.key[2]):
                     found.add(item.key)
         return found
 
     def _reroute(self, keys: set[ConnKey]) -> None:
         for key in keys:
-            edge = self.edge_items.get(key)
+            edge = self.edge_items.peek(key)
             if edge is not None:
                 self._route_edge(key, edge)
 
     def _add_edge_item(self, key: ConnKey) -> None:
-        src, tgt = self.node_items.get(key[0]), self.node_items.get(key[2])
+        src, tgt = self._ensure_node_item(key[0]), self._ensure_node_item(key[2])
         if src is None or tgt is None:
             return  # a link to a missing node (invalid file): validation reports it
         edge = EdgeItem(key, key[1] == "subagent")
         if self._run_links:
             edge.set_followed(self._is_followed(key))
-        self.edge_items[key] = edge
+        dict.__setitem__(self.edge_items, key, edge)
         self.node_edges[key[0]].add(key)
         self.node_edges[key[2]].add(key)
         self._route_edge(key, edge)
@@ -202,14 +381,18 @@ class CanvasScene(QGraphicsScene):
 
     def _update_edges(self, node_id: str) -> None:
         for key in self.node_edges.get(node_id, ()):
-            edge = self.edge_items.get(key)
+            edge = self.edge_items.peek(key)
             if edge is not None:
                 self._route_edge(key, edge)
 
     def _refresh_node(self, node_id: str) -> None:
         node = self.document.node(node_id)
-        item = self.node_items.get(node_id)
+        item = self.node_items.peek(node_id)
         if node is None or item is None:
+            if node is not None and self.lazy:
+                self._sizes.clear()  # a kind's size may have changed
+                self.obstacles.set(node_id, self._model_rect(node))
+                self.update()
             return
         item.set_node(node, self._is_sub(node))
         item.set_connected(self._connected_handles(node_id))
@@ -217,7 +400,7 @@ class CanvasScene(QGraphicsScene):
         self._update_edges(node_id)
 
     def node_item_moved(self, item: NodeItem) -> None:
-        if self.node_items.get(item.node_id) is item:
+        if self.node_items.peek(item.node_id) is item:
             self._place_obstacle(item)
         if not self._building and not self._batch_move:
             self._update_edges(item.node_id)
@@ -233,6 +416,9 @@ class CanvasScene(QGraphicsScene):
     def _on_node_removed(self, node_id: str) -> None:
         item = self.node_items.pop(node_id, None)
         self.obstacles.remove(node_id)
+        self._links.pop(node_id, None)
+        if self.lazy:
+            self.update()
         for key in list(self.node_edges.pop(node_id, ())):
             self._remove_edge_item(key)
         if item is not None:
@@ -251,20 +437,31 @@ class CanvasScene(QGraphicsScene):
 
     def _on_connection_added(self, key: ConnKey) -> None:
         self._count(key[0], key[1], key[2], key[3], 1)
-        if key[1] == "subagent" or key[2] in self.node_items:
+        if self.lazy:
+            self._links[key[0]].add(key)
+            self._links[key[2]].add(key)
+            self.update()
+        if key[1] == "subagent" or self.node_items.has(key[2]):
             self._refresh_node(key[2])  # may turn into a subagent (input moves to the top)
-        self._add_edge_item(key)
+        if not self.lazy or self.node_items.has(key[0]) or self.node_items.has(key[2]):
+            self._add_edge_item(key)
         for nid in (key[0], key[2]):
-            if nid in self.node_items:
-                self.node_items[nid].set_connected(self._connected_handles(nid))
+            if self.node_items.has(nid):
+                self.node_items.peek(nid).set_connected(self._connected_handles(nid))
 
     def _on_connection_removed(self, key: ConnKey) -> None:
         self._count(key[0], key[1], key[2], key[3], -1)
+        for nid in (key[0], key[2]):
+            s = self._links.get(nid)
+            if s is not None:
+                s.discard(key)
+        if self.lazy:
+            self.update()
         self._remove_edge_item(key)
-        if key[2] in self.node_items:
+        if self.node_items.has(key[2]):
             self._refresh_node(key[2])
-        if key[0] in self.node_items:
-            self.node_items[key[0]].set_connected(self._connected_handles(key[0]))
+        if self.node_items.has(key[0]):
+            self.node_items.peek(key[0]).set_connected(self._connected_handles(key[0]))
 
     def _on_connection_replaced(self, old: ConnKey, new: ConnKey) -> None:
         self._on_connection_removed(old)
@@ -276,25 +473,32 @@ class CanvasScene(QGraphicsScene):
         self._batch_move = True
         try:
             for nid in ids:
-                node, item = self.document.node(nid), self.node_items.get(nid)
+                node, item = self.document.node(nid), self.node_items.peek(nid)
                 if node is not None and item is not None and (item.pos().x(), item.pos().y()) != (node.x, node.y):
                     item.setPos(node.x, node.y)
+                elif node is not None and item is None and self.lazy:
+                    r = self.obstacles.rects.get(nid)
+                    if r is not None:
+                        self.obstacles.set(nid, (node.x, node.y, node.x + r[2] - r[0], node.y + r[3] - r[1]))
         finally:
             self._batch_move = False
+        if self.lazy:
+            self.update()
+            self._grow_scene_rect(self.items_bounds())
         keys = {k for nid in ids for k in self.node_edges.get(nid, ())}
         # Links that now pass under a moved card, found before any link changes (each change
         # would make the scene index the items again).
         if len(keys) < len(self.edge_items):
-            keys |= self._links_across([nid for nid in ids if nid in self.node_items])
+            keys |= self._links_across([nid for nid in ids if self.node_items.has(nid)])
         self._reroute(keys)
 
     def _on_node_data_changed(self, node_id: str) -> None:
         self._refresh_node(node_id)
         self._reroute(self._links_across([node_id]))  # a card that grew (expanded) may now cover links
         for key in self.node_edges.get(node_id, ()):
-            edge = self.edge_items.get(key)
+            edge = self.edge_items.peek(key)
             if edge is not None:
-                edge.setToolTip(f"{self.node_items[key[0]].layout.title} → {self.node_items[key[2]].layout.title}")
+                edge.setToolTip(f"{self.node_title(key[0])} → {self.node_title(key[2])}")
 
     def _grow_scene_rect(self, rect: QRectF) -> None:
         if not self.sceneRect().contains(rect):
@@ -308,14 +512,14 @@ class CanvasScene(QGraphicsScene):
                 per_node[nid].append(issue)
         wf = self.document.workflow
         labels = node_labels(wf) if per_node else {}
-        for nid, item in self.node_items.items():
-            mine = per_node.get(nid)
-            if not mine:
-                item.set_issues(None, "")
-                continue
+        kept: dict[str, tuple[str | None, str]] = {}
+        for nid, mine in per_node.items():
             severity = "error" if any(i.is_error for i in mine) else "warning"
-            text = "\n".join(f"{'Error' if i.is_error else 'Warning'}: {describe_issue(i, wf, labels)}" for i in mine)
-            item.set_issues(severity, text)
+            kept[nid] = (severity, "\n".join(f"{'Error' if i.is_error else 'Warning'}: {describe_issue(i, wf, labels)}"
+                                             for i in mine))
+        self._issues = kept  # for items made later (a big document)
+        for nid, item in self.node_items.items():
+            item.set_issues(*kept.get(nid, (None, "")))
 
     # ------------------------------------------------------------------ run state (display only)
     def set_run_states(self, states: dict[str, str], links: set[tuple[str, str, str]] | None = None,
@@ -355,7 +559,7 @@ class CanvasScene(QGraphicsScene):
         value = 0.5 + 0.5 * math.sin(self._pulse_phase)
         for nid, state in self._run_states.items():
             if state == "running":
-                item = self.node_items.get(nid)
+                item = self.node_items.peek(nid)
                 if item is not None:
                     item.set_pulse(value)
 
@@ -365,18 +569,47 @@ class CanvasScene(QGraphicsScene):
             item.snap = on
 
     def selected_node_ids(self) -> list[str]:
+        if self._all_selected:
+            return [n.id for n in self.document.workflow.nodes]
         return [it.node_id for it in self.selectedItems() if isinstance(it, NodeItem)]
+
+    def select_all(self) -> None:
+        """Every node selected; on a big document without making an item for each."""
+        if not self.lazy:
+            self.select_nodes(list(self.node_items))
+            return
+        self.blockSignals(True)
+        try:
+            for item in self.node_items.values():
+                item.setSelected(True)
+        finally:
+            self.blockSignals(False)
+        self._all_selected = True
+        self.selectionChanged.emit()
+
+    def clearSelection(self) -> None:
+        was = self._all_selected
+        self._all_selected = False
+        had = bool(self.selectedItems())
+        super().clearSelection()
+        if was and not had:
+            self.selectionChanged.emit()
+
+    def _check_all_selected(self) -> None:
+        if self._all_selected and any(not item.isSelected() for item in self.node_items.values()):
+            self._all_selected = False
 
     def selected_conn_keys(self) -> list[ConnKey]:
         return [it.key for it in self.selectedItems() if isinstance(it, EdgeItem)]
 
     def select_nodes(self, ids: list[str]) -> None:
         # One selectionChanged for the whole change, not one per item.
+        self._all_selected = False
         self.blockSignals(True)
         try:
             self.clearSelection()
             for nid in ids:
-                item = self.node_items.get(nid)
+                item = self.node_items.get(nid)  # made on demand (a find hit off screen)
                 if item is not None:
                     item.setSelected(True)
         finally:
@@ -428,6 +661,11 @@ class CanvasScene(QGraphicsScene):
     def drawBackground(self, painter: QPainter, rect: QRectF) -> None:
         painter.fillRect(rect, CANVAS_BG)
         lod = painter.worldTransform().m11()
+        if self.lazy and self.overview:
+            self._draw_overview(painter, rect)
+            return
+        if self.lazy:
+            self._draw_loose_links(painter, rect)
         step = GRID if lod >= 0.6 else GRID * 5
         if lod < 0.15:
             return
@@ -452,6 +690,51 @@ class CanvasScene(QGraphicsScene):
         p.setColor(GRID_DOT_MAJOR)
         painter.setPen(p)
         painter.drawPoints(points_major)
+
+    def _draw_overview(self, painter: QPainter, rect: QRectF) -> None:
+        """A big document zoomed out: cards as rectangles in their kind's colour and links as
+        straight lines, from the grid and the model (cards with an item paint themselves)."""
+        hits = self.obstacles.query((rect.left(), rect.top(), rect.right(), rect.bottom()))
+        has = self.node_items.has
+        node = self.document.node
+        by_color: dict[str, list[QRectF]] = defaultdict(list)
+        lines = []
+        for nid, r in hits.items():
+            if not has(nid):
+                n = node(nid)
+                if n is not None:
+                    by_color[n.type].append(QRectF(r[0], r[1], r[2] - r[0], r[3] - r[1]))
+            if len(hits) <= 40_000:
+                for key in self._links.get(nid, ()):
+                    if key[0] == nid and not self.edge_items.has(key):
+                        t = self.obstacles.rects.get(key[2])
+                        if t is not None:
+                            lines.append(QLineF(r[2], (r[1] + r[3]) / 2, t[0], (t[1] + t[3]) / 2))
+        painter.setPen(QPen(EDGE_OVERVIEW, 0))
+        painter.drawLines(lines)
+        painter.setPen(Qt.PenStyle.NoPen)
+        for kind, rects in by_color.items():
+            painter.setBrush(KIND_COLOR[kind])
+            painter.drawRects(rects)
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+
+    def _draw_loose_links(self, painter: QPainter, rect: QRectF) -> None:
+        """Links from a card in ``rect`` to a card without an item (off screen), as straight
+        lines from the model: they get an item when the other card is made."""
+        hits = self.obstacles.query((rect.left(), rect.top(), rect.right(), rect.bottom()), limit=self.REALIZE_CAP * 4)
+        if not hits:
+            return
+        rects = self.obstacles.rects
+        lines = []
+        for nid in hits:
+            for key in self._links.get(nid, ()):
+                if not self.edge_items.has(key):
+                    a, b = rects.get(key[0]), rects.get(key[2])
+                    if a is not None and b is not None:
+                        lines.append(QLineF(a[2], (a[1] + a[3]) / 2, b[0], (b[1] + b[3]) / 2))
+        if lines:
+            painter.setPen(QPen(EDGE_OVERVIEW, 0))
+            painter.drawLines(lines)
 
     def mousePressEvent(self, event: QGraphicsSceneMouseEvent) -> None:
         if event.button() == Qt.MouseButton.LeftButton and self.link_drag is None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import shiboken6
 from PySide6.QtCore import QPoint, QPointF, QRect, QRectF, Qt, QTimer, Signal
-from PySide6.QtGui import (QColor, QCursor, QDragEnterEvent, QDragMoveEvent, QDropEvent, QKeyEvent, QMouseEvent, QPainter,
+from PySide6.QtGui import (QColor, QCursor, QDragEnterEvent, QDragMoveEvent, QDropEvent, QImage, QKeyEvent, QMouseEvent, QPainter,
                            QPaintEvent, QPen, QWheelEvent)
 from PySide6.QtWidgets import QApplication, QFrame, QGraphicsView, QWidget
 
@@ -23,7 +23,7 @@ from engine import loads_workflow
 from .style import GRID, KIND_COLOR, TITLE_H, node_rect, node_size
 
 NODE_MIME = "application/x-flowdesk-node"
-MIN_ZOOM, MAX_ZOOM = 0.02, 3.0
+MIN_ZOOM, MAX_ZOOM = 0.005, 3.0  # far enough out to frame a 100k-node file (drawn as an overview)
 
 
 class Minimap(QWidget):
@@ -37,6 +37,7 @@ class Minimap(QWidget):
         self.setToolTip("Minimap: click to move the view")
         self._rects: list[tuple[QRectF, QColor]] = []
         self._bounds = QRectF()
+        self._image: QImage | None = None  # a big document's nodes, drawn once per refresh
         self.nodes_bounds = QRectF()  # the nodes' own bounds, no margin
         self._timer = QTimer(self, singleShot=True, interval=120)
         self._timer.timeout.connect(self.refresh)
@@ -48,6 +49,15 @@ class Minimap(QWidget):
         scene = self.view.canvas_scene
         rects = []
         bounds = QRectF()
+        self._image = None
+        if scene.lazy:  # a big document: from the scene's grid, painted once into an image
+            self._rects = []
+            self.nodes_bounds = scene.items_bounds()
+            self._bounds = self.nodes_bounds.adjusted(-60, -60, 60, 60)
+            self._image = self._render_big(scene)
+            self.update()
+            self.view.update_minimap_visibility()
+            return
         for node in scene.document.workflow.nodes:
             r = node_rect(node, scene._is_sub(node))
             bounds = bounds.united(r)
@@ -57,6 +67,22 @@ class Minimap(QWidget):
         self._bounds = bounds.adjusted(-60, -60, 60, 60)
         self.update()
         self.view.update_minimap_visibility()
+
+    def _render_big(self, scene) -> QImage:
+        b = self._bounds
+        w, h = 2 * self.width(), 2 * self.height()
+        s = min(w / max(b.width(), 1), h / max(b.height(), 1))
+        img = QImage(max(1, int(b.width() * s)), max(1, int(b.height() * s)), QImage.Format.Format_ARGB32_Premultiplied)
+        img.fill(Qt.GlobalColor.transparent)
+        p = QPainter(img)
+        node = scene.document.node
+        for nid, r in scene.obstacles.rects.items():
+            n = node(nid)
+            if n is not None:
+                p.fillRect(QRectF((r[0] - b.left()) * s, (r[1] - b.top()) * s, max((r[2] - r[0]) * s, 1.5),
+                                  max((r[3] - r[1]) * s, 1.5)), KIND_COLOR[n.type])
+        p.end()
+        return img
 
     def _transform(self) -> tuple[float, float, float]:
         b = self._bounds.united(self.view.visible_scene_rect())
@@ -72,6 +98,9 @@ class Minimap(QWidget):
         p.drawRect(self.rect().adjusted(0, 0, -1, -1))
         s, ox, oy = self._transform()
         p.setPen(Qt.PenStyle.NoPen)
+        if self._image is not None:
+            b = self._bounds
+            p.drawImage(QRectF(b.left() * s + ox, b.top() * s + oy, b.width() * s, b.height() * s), self._image)
         for r, c in self._rects:
             p.fillRect(QRectF(r.left() * s + ox, r.top() * s + oy, max(r.width() * s, 2), max(r.height() * s, 2)), c)
         v = self.view.visible_scene_rect()
@@ -132,6 +161,20 @@ class CanvasView(QGraphicsView):
         # and for a view made on a document that is already filled (a run view).
         scene.document.workflow_reset.connect(self.minimap.refresh)
         self.minimap.refresh()
+        # A big document has items only for what is in view (see CanvasScene): more are made
+        # as the view moves, and after edits (a node moved into view, an undo).
+        self._realize_timer = QTimer(self, singleShot=True, interval=0)
+        self._realize_timer.timeout.connect(self.realize_visible)
+        scene.document.changed.connect(self._realize_timer.start)
+
+    def realize_visible(self) -> None:
+        """Make the items of the cards in view (plus a margin) of a big document."""
+        scene = self.canvas_scene
+        if not shiboken6.isValid(scene) or not scene.lazy or self.viewport().rect().isEmpty():
+            return
+        r = self.visible_scene_rect()
+        m = max(r.width(), r.height()) * 0.25
+        scene.realize_rect(r.adjusted(-m, -m, m, m))
 
     # ------------------------------------------------------------------ zoom and framing
     def zoom(self) -> float:
@@ -172,6 +215,7 @@ class CanvasView(QGraphicsView):
         v.setValue(v.value() + round(delta.y() * z))
 
     def _zoomed(self) -> None:
+        self.realize_visible()
         self.canvas_scene.set_zoom(self.zoom())
         self.zoom_changed.emit(self.zoom())
         self.minimap.update()
@@ -216,7 +260,7 @@ class CanvasView(QGraphicsView):
         if self._hover_node is not None:
             ids.append(self._hover_node)
         for nid in ids:
-            item = scene.node_items.get(nid)
+            item = scene.node_items.peek(nid)  # (a node without an item is off screen)
             if item is None:
                 continue
             r = item.sceneBoundingRect()
@@ -314,12 +358,14 @@ class CanvasView(QGraphicsView):
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
+        self.realize_visible()
         if self.fitted and not self.viewport().rect().isEmpty():
             self.fit_all()
         self.update_minimap_visibility()
 
     def scrollContentsBy(self, dx: int, dy: int) -> None:
         super().scrollContentsBy(dx, dy)
+        self.realize_visible()
         self.minimap.update()
         self.update_minimap_visibility()
 

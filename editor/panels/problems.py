@@ -51,13 +51,13 @@ class ProblemsPanel(QWidget):
     def set_issues(self, issues: list[Issue], workflow: Workflow | None = None) -> None:
         """Show ``issues``; with ``workflow``, nodes are named by their titles."""
         self.list.clear()
-        labels = node_labels(workflow)
-        if not issues:
+        if not issues:  # (no node labels needed: they cost a walk over every node of a big file)
             item = QListWidgetItem(self._ok_icon, "No problems: the workflow is ready to run.")
             item.setFlags(Qt.ItemFlag.ItemIsEnabled)
             self.list.addItem(item)
             self.fix_button.setVisible(False)
             return
+        labels = node_labels(workflow)
         for issue in issues:
             text = describe_issue(issue, workflow, labels)
             fix = self.quick_fixes.get(issue.code)

@@ -92,6 +92,7 @@ class RunConsole(QWidget):
             self.bridge.setParent(self)
         self.workflow: Workflow | None = None
         self.workflow_path: str | None = None
+        self._names_shown: dict[str, str] | None = None  # the node names the log and filter show
         self.store: RunStore | None = None
         self._resolver_factory: Callable[[], Any] = default_resolver_factory
         self._replay_state: RunState | None = None
@@ -588,8 +589,11 @@ class RunConsole(QWidget):
         return self._replay_state if self._replay_state is not None else self.bridge.run_state
 
     def _set_names(self, workflow: Workflow | None) -> None:
-        self.model.set_workflow(workflow)
         names = {n.id: display_name(n) for n in workflow.nodes} if workflow is not None else {}
+        if names and names == self._names_shown:
+            return  # the same nodes and names (set on every validation; a big file has 100k of them)
+        self._names_shown = names
+        self.model.set_workflow(workflow)
         self.trace.set_node_names(names)
         current = self.node_filter.currentData()
         self.node_filter.blockSignals(True)
@@ -613,6 +617,7 @@ class RunConsole(QWidget):
     def _reset_views(self, workflow: Workflow | None) -> None:
         self.timeline.reset(workflow, live=True)
         self.header.set_cost(0, None)
+        self._names_shown = None
         self._badges = {}
         self.run_badges_changed.emit({})
         self.model.clear()

@@ -79,7 +79,7 @@ class EditActionsMixin:
         self.document.delete(self.scene.selected_node_ids(), self.scene.selected_conn_keys())
 
     def select_all(self) -> None:
-        self.scene.select_nodes(list(self.scene.node_items))
+        self.scene.select_all()
 
     def toggle_collapse(self) -> None:
         ids = self.scene.selected_node_ids()

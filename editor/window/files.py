@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import gc
+from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
-from PySide6.QtCore import QPointF, QTimer
-from PySide6.QtWidgets import QFileDialog, QMessageBox
+from PySide6.QtCore import QEventLoop, QPointF, Qt, QTimer
+from PySide6.QtWidgets import QFileDialog, QMessageBox, QProgressDialog
 
 from engine import (ExportRefused, Node, Workflow, WorkflowLoadError, atomic_write_text, export_anythingllm,
                     load_any_workflow, load_workflow)
@@ -15,6 +19,28 @@ from .settings import settings
 MAX_RECENT = 10
 FILE_FILTER = ("Flowdesk workflows (*.flow.json *.json);;AnythingLLM agent flows, TypeAgent recipes (*.json);;"
                "All files (*)")
+
+
+BIG_FILE = 2_000_000  # bytes: a file this big (~15k nodes) is read under a progress dialog with Cancel
+BIG_OBJECTS = 200_000  # more objects than this made by an open: they are frozen out of the cycle collector
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Opening a big file makes ~10 objects per node, and Python's cycle collector would walk
+    every one of them again on each full pass while they are made (seconds for 100k nodes):
+    it is paused for the open. Then, when the open made many objects, they are moved out of
+    its way (``gc.freeze``: they live as long as the document; refcounting still frees them)."""
+    was = gc.isenabled()
+    before = gc.get_count()[0]
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            if gc.get_count()[0] - before > BIG_OBJECTS:
+                gc.freeze()
+            gc.enable()
 
 
 class FilesMixin:
@@ -76,6 +102,7 @@ class FilesMixin:
         self.document.reset(workflow, path)
         self._show_canvas()
         self.run_validation()
+        self._validate_timer.stop()  # the reset's change is validated just above (once: a big file takes a while)
         if not self.view.isVisible():
             QTimer.singleShot(0, self.view.fit_all)  # the viewport has no size until shown
         self.view.fit_all()
@@ -108,27 +135,67 @@ class FilesMixin:
         """Open ``path``; a file that cannot be read shows the loader's message and changes nothing."""
         if ask and not self.maybe_save():
             return False
-        try:
-            workflow, imported = load_any_workflow(path)
-        except WorkflowLoadError as err:
-            QMessageBox.critical(self, "Cannot open workflow", str(err))
-            return False
-        if imported is not None:
-            # A file of another system opens as a new, unsaved document: saving never writes the original.
-            self._replace_document(workflow, None)
-            self.document.undo_stack.resetClean()  # unsaved: closing it asks first
-            self._update_title()
-            self._add_recent(str(Path(path).resolve()))
-            text = (f"Opened {Path(path).name}, a {imported.label}, as a new unsaved workflow "
-                    "(the original file is untouched)")
-            if imported.warnings:
-                text += " · " + " · ".join(w.split(": ", 1)[-1] for w in imported.warnings)
-            self.statusBar().showMessage(text, 15000)
-            return True
-        self._replace_document(workflow, str(Path(path).resolve()))
+        with collector_paused():
+            try:
+                loaded = self._load_with_progress(path)
+            except WorkflowLoadError as err:
+                QMessageBox.critical(self, "Cannot open workflow", str(err))
+                return False
+            if loaded is None:  # cancelled: the open document stays as it was
+                self.statusBar().showMessage(f"Opening {path} cancelled", 4000)
+                return False
+            workflow, imported = loaded
+            if imported is not None:
+                # A file of another system opens as a new, unsaved document: saving never writes the original.
+                self._replace_document(workflow, None)
+                self.document.undo_stack.resetClean()  # unsaved: closing it asks first
+                self._update_title()
+                self._add_recent(str(Path(path).resolve()))
+                text = (f"Opened {Path(path).name}, a {imported.label}, as a new unsaved workflow "
+                        "(the original file is untouched)")
+                if imported.warnings:
+                    text += " · " + " · ".join(w.split(": ", 1)[-1] for w in imported.warnings)
+                self.statusBar().showMessage(text, 15000)
+                return True
+            self._replace_document(workflow, str(Path(path).resolve()))
         self._add_recent(str(Path(path).resolve()))
         self.statusBar().showMessage(f"Opened {path}", 4000)
         return True
+
+    def _load_with_progress(self, path: str):
+        """``load_any_workflow(path)`` (workflow, importer or None); a big file (over ``BIG_FILE`` bytes, a second or more) is
+        read on a worker thread under a progress dialog whose Cancel returns None at once
+        (the worker's result is dropped; nothing of the open document is touched)."""
+        try:
+            size = Path(path).stat().st_size
+        except OSError:
+            size = 0
+        if size <= BIG_FILE:
+            return load_any_workflow(path)
+        pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="flowdesk-open")
+        future = pool.submit(load_any_workflow, path)
+        pool.shutdown(wait=False)
+        dialog = QProgressDialog(f"Reading {Path(path).name} ({size / 1e6:.0f} MB)…", "Cancel", 0, 0, self)
+        dialog.setWindowTitle("Opening workflow")
+        dialog.setWindowModality(Qt.WindowModality.WindowModal)
+        dialog.setMinimumDuration(0)
+        self._open_progress = dialog
+        loop = QEventLoop()
+        poll = QTimer(interval=30)
+        poll.timeout.connect(lambda: future.done() and loop.quit())
+        dialog.canceled.connect(loop.quit)
+        poll.start()
+        dialog.show()
+        if not future.done():
+            loop.exec()
+        poll.stop()
+        cancelled = dialog.wasCanceled()  # Cancel wins, even over a result that came in meanwhile
+        dialog.close()
+        dialog.deleteLater()
+        self._open_progress = None
+        if cancelled:
+            return None
+        return future.result()  # re-raises WorkflowLoadError (or any other failure) here
 
     def export_dialog(self) -> None:
         """File ▸ Export: the workflow as an AnythingLLM agent flow (refused, with the reason, when it

@@ -42,8 +42,8 @@ class FindBar(QWidget):
 
     def open(self) -> None:
         doc = self.window_.document
-        titles = sorted({self.window_.scene.node_items[n.id].layout.title for n in doc.workflow.nodes
-                         if n.id in self.window_.scene.node_items})
+        scene = self.window_.scene
+        titles = sorted({scene.node_title(n.id) for n in doc.workflow.nodes})
         self.completer.model().setStringList(titles)  # type: ignore[attr-defined]
         self.move(12, 12)
         # Sized to its contents as styled now: a size taken before the style sheet applied cut
@@ -62,13 +62,13 @@ class FindBar(QWidget):
         if not text:
             return []
         scene = self.window_.scene
+        # From the model (a big document has items only for what is in view).
         return [n.id for n in self.window_.document.workflow.nodes
-                if n.id in scene.node_items and (text in scene.node_items[n.id].layout.title.lower() or text == n.id.lower())]
+                if text in scene.node_title(n.id).lower() or text == n.id.lower()]
 
     def highlight(self, _text: str = "") -> None:
         found = set(self.matches())
-        for nid, item in self.window_.scene.node_items.items():
-            item.set_found(nid in found)
+        self.window_.scene.set_found_nodes(found)
         self.count.setText(f"{len(found)} found" if self.edit.text() else "")
         self._cursor = -1
 
@@ -82,8 +82,7 @@ class FindBar(QWidget):
         self.window_.view.centre_on_node(nid)
 
     def close_bar(self) -> None:
-        for item in self.window_.scene.node_items.values():
-            item.set_found(False)
+        self.window_.scene.set_found_nodes(set())
         self.hide()
         self.window_.view.setFocus()
 
