@@ -73,6 +73,10 @@ def _parser() -> argparse.ArgumentParser:
     sh = sub.add_parser("show", help="print a recorded run's log")
     sh.add_argument("run_id")
     sh.add_argument("--jsonl", action="store_true", help="print the log as JSON lines (wire form)")
+    # Scale-out (issue 19): `worker`, `follow`, `cancel` and --temporal on run/resume/runs.
+    from .temporal.cli import add_arguments as _temporal_arguments
+
+    _temporal_arguments(sub)
     return p
 
 
@@ -465,6 +469,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(exc.code or 0)
     if args.command == "validate":
         return _cmd_validate(args)
+    from .temporal.cli import dispatch as _temporal_dispatch, wants as _temporal_wanted
+
+    if _temporal_wanted(args):
+        return _temporal_dispatch(args)
     handler = {"run": _cmd_run, "resume": _cmd_resume, "runs": _cmd_runs, "show": _cmd_show}.get(args.command)
     if handler is not None:
         try:
