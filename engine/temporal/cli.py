@@ -77,6 +77,13 @@ def dispatch(args: argparse.Namespace) -> int:
         if run_id:
             _detached(args, run_id)
         return EXIT_CANCELLED
+    finally:
+        # The SDK's client (a Rust core with threads of its own) is let go while the interpreter
+        # is whole: left to the interpreter's shutdown, a late callback from one of its threads
+        # could abort the process.
+        import gc
+
+        gc.collect()
 
 
 def _where(args: argparse.Namespace) -> str:
