@@ -42,6 +42,7 @@ __all__ = ["FlowdeskRunWorkflow", "PAGE", "step_options"]
 PAGE = 2000
 DEFAULT_HEARTBEAT_MS = 20_000
 DEFAULT_TIMEOUT_MS = 3_600_000
+TIMEOUT_GRACE_MS = 30_000
 DEFAULT_ATTEMPTS = 3  # a lost worker's step is tried again on another one
 
 
@@ -63,7 +64,11 @@ def step_options(data: Any, heartbeat_ms: int) -> dict[str, Any]:
     if mode == "retry":
         attempts = 1 + (int(retries) if isinstance(retries, (int, float)) and retries >= 0 else 3)
     delay = int(delay_ms) if isinstance(delay_ms, (int, float)) and delay_ms > 0 else 1000
-    timeout = int(timeout_ms) if isinstance(timeout_ms, (int, float)) and timeout_ms > 0 else DEFAULT_TIMEOUT_MS
+    # The node's timeoutMs is enforced in the activity (a timed-out attempt fails the step as in a
+    # local run, for the node's policy to handle); the server's start-to-close timeout is that
+    # plus a grace period, for a worker that cannot even report the timeout.
+    timeout = int(timeout_ms) + TIMEOUT_GRACE_MS if isinstance(timeout_ms, (int, float)) and timeout_ms > 0 \
+        else DEFAULT_TIMEOUT_MS
     return {
         "start_to_close_timeout": timedelta(milliseconds=timeout),
         "heartbeat_timeout": timedelta(milliseconds=heartbeat_ms),
@@ -85,7 +90,9 @@ class _ActivityProvider:
         owner = self.owner
         node = owner.nodes.get(inv.node_id)
         options = step_options(node.data if node is not None else None, owner.heartbeat_ms)
-        request = {"invocation": invocation_to_json(inv), "meta": owner.run.meta}
+        timeout_ms = _field(node.data, "timeoutMs") if node is not None else None
+        request = {"invocation": invocation_to_json(inv), "meta": owner.run.meta,
+                   "timeoutMs": timeout_ms if isinstance(timeout_ms, (int, float)) and timeout_ms > 0 else None}
         run = owner.run
         try:
             answer = await workflow.execute_activity(AGENT_ACTIVITY, request, **options)
