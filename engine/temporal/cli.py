@@ -209,12 +209,17 @@ async def _follow(args: argparse.Namespace) -> int:
 
 
 async def _cancel(args: argparse.Namespace) -> int:
+    from temporalio.client import WorkflowExecutionStatus
     from temporalio.service import RPCError
 
     from .client import cancel, connect
 
     client = await connect(args.temporal, args.namespace)
     try:
+        described = await client.get_workflow_handle(args.run_id).describe()
+        if described.status is not None and described.status != WorkflowExecutionStatus.RUNNING:
+            _err(f"run {args.run_id} has already ended ({described.status.name.lower()})")
+            return 0
         await cancel(client, args.run_id)
     except RPCError as err:
         _err(f"cannot cancel run {args.run_id}: {err.message}")

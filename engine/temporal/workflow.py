@@ -28,6 +28,7 @@ from typing import Any
 from temporalio import workflow
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError
+from temporalio.exceptions import CancelledError as TemporalCancelledError
 
 with workflow.unsafe.imports_passed_through():
     from ..events import RunStatus
@@ -98,6 +99,8 @@ class _ActivityProvider:
             answer = await workflow.execute_activity(AGENT_ACTIVITY, request, **options)
         except ActivityError as err:
             cause = err.cause
+            if isinstance(cause, TemporalCancelledError):  # the step was cancelled (the run was): as locally
+                raise asyncio.CancelledError() from None
             if isinstance(cause, ApplicationError) and cause.type == "LLMError":
                 for node_id, kind, content, extra_json in (cause.details[0] if cause.details else ()):
                     run._emit(node_id, kind, content, extra_json=extra_json)
