@@ -88,6 +88,9 @@ class RunBridge(QObject):
         self.max_batch = 5000  # events per timed flush; the rest follows on the next turn of the loop
         self.delta_interval = delta_interval
         self.run: Run | None = None
+        # What start() makes: the local Run, or a drop-in such as engine.RemoteRun (a run on a
+        # Temporal server, same surface), set by whoever offers "Run on".
+        self.run_factory: Any = Run
         self.run_state = RunState()
         self._recorder: RunRecorder | None = None
         self._buffer: list[RunEvent] = []
@@ -144,7 +147,8 @@ class RunBridge(QObject):
             raise RunStateError("a run is already in progress; cancel it first")
         ensure_asyncgen_hooks(asyncio.get_event_loop())
         wf = workflow.model_copy(deep=True)
-        run = Run(wf, resolver, run_id=run_id, initial_input=initial_input, delta_interval=self.delta_interval)
+        run = self.run_factory(wf, resolver, run_id=run_id, initial_input=initial_input,
+                               delta_interval=self.delta_interval)
         self.run = run
         self._buffer.clear()
         self._gated = False
@@ -237,8 +241,8 @@ class RunBridge(QObject):
         if self._claim is not None:
             self._claim_stored(run)  # so the store learns that the run was cancelled
         run.cancel()
-        if not self.is_busy:  # paused: nothing in flight, the run ends here
-            self._task = asyncio.ensure_future(self._settle(run))
+        if not self.is_busy:  # paused: nothing in flight, the run ends once wait() returns (at once when local)
+            self._task = asyncio.ensure_future(self._drive(run, run.wait()))
 
     def _new_recorder(self, store: RunStore, run: Run, **kwargs: Any) -> RunRecorder:
         self._committed = self._delivered = 0

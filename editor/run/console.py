@@ -47,7 +47,7 @@ from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QFileDialog, QHBoxLayout, QLabel, QLineEdit, QListView,
                                QMenu, QSplitter, QTabWidget, QToolButton, QVBoxLayout, QWidget)
 
-from engine import (SYSTEM_NODE, EventType, RunEvent, RunState, RunStateError, RunStatus, RunStore, StoreError,
+from engine import (SYSTEM_NODE, EventType, Run, RunEvent, RunState, RunStateError, RunStatus, RunStore, StoreError,
                     Workflow)
 
 from .approvals import ApprovalsPanel
@@ -303,6 +303,12 @@ class RunConsole(QWidget):
         """Runs started from now on are recorded in ``store`` (None: not recorded)."""
         self.store = store
 
+    def set_run_factory(self, factory: Callable[..., Any] | None) -> None:
+        """Runs started from now on are made by ``factory`` (Run's arguments), for example a
+        remote run on a Temporal server; None: on this computer. A remote run is kept by its
+        server, not recorded in the local store."""
+        self._run_factory = factory
+
     @property
     def run_id(self) -> str | None:
         return self._run_id
@@ -327,8 +333,11 @@ class RunConsole(QWidget):
         initial = text if text.strip() else None
         self._reset_views(self.workflow)
         self._replay_state = None
+        factory = getattr(self, "_run_factory", None)
+        self.bridge.run_factory = factory or Run
         try:
-            return self.bridge.start(self.workflow, initial, resolver, self.store, self.workflow_path)
+            return self.bridge.start(self.workflow, initial, resolver, None if factory else self.store,
+                                     self.workflow_path)
         except RunStateError as err:
             self._on_error(str(err))
             return None

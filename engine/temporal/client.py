@@ -52,6 +52,8 @@ class RemoteRun:
         self.status = "pending"
         self.pending: str | None = None
         self.error: str | None = None
+        self.pending_input: Any = None
+        self.queued: list[tuple[str, Any]] = []
 
 
 async def _query(handle: WorkflowHandle, after: int) -> dict[str, Any]:
@@ -74,6 +76,8 @@ async def follow(client: Client, run_id: str, on_event: Callable[[RunEvent], Non
             on_event(event_from_row(row))
         state.next = page["next"]
         state.status, state.pending, state.error = page["status"], page["pending"], page["error"]
+        state.pending_input = page.get("pendingInput")
+        state.queued = [(n, v) for n, v in page.get("queuedInputs") or ()]
         if state.next < page["total"]:
             continue
         if not settle:

@@ -184,6 +184,8 @@ class FlowdeskRunWorkflow:
                 "status": str(run.status) if run else "pending",
                 "pending": run.pending_approval if run else None,
                 "queued": run.queued_approvals if run else [], "error": run.error if run else None,
+                "pendingInput": run.pending_input() if run else None,
+                "queuedInputs": [[n, v] for n, v in run.queued_approval_inputs()] if run else [],
                 "answering": bool(self.answers)}
 
     @workflow.query(name="definition")
