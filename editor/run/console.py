@@ -561,7 +561,7 @@ class RunConsole(QWidget):
     # -------------------------------------------------------------- bridge signals
     def _on_run_started(self, run_id: str) -> None:
         self._run_id = run_id
-        self.header.set_run_id(run_id)
+        self.header.set_run_id(run_id, getattr(self.bridge.run, "address", None))  # a remote run: its server
         self._started_mono = time.monotonic()
         self._ended_mono = None
         self._elapsed_timer.start()

@@ -114,8 +114,15 @@ class RunHeader(QWidget):
         self.status_label.setToolTip(message)
         self.status_label.setStyleSheet("color: #dc2626; font-weight: bold")
 
-    def set_run_id(self, run_id: str | None) -> None:
-        self.run_id_label.setText(f"run {run_id[:8]}" if run_id else "")
+    def set_run_id(self, run_id: str | None, server: str | None = None) -> None:
+        """The run's short id, with a badge naming the Temporal server when it runs there."""
+        text = f"run {run_id[:8]}" if run_id else ""
+        if run_id and server:
+            text += f"  ·  ☁ Temporal {server}"
+        self.run_id_label.setText(text)
+        self.run_id_label.setToolTip(f"Run {run_id} on the Temporal server at {server} (its workers run it; "
+                                     "follow it with: flowdesk follow ID --temporal SERVER)" if run_id and server else
+                                     (f"Run {run_id}" if run_id else ""))
 
     def set_elapsed(self, seconds: float | None) -> None:
         self.elapsed_label.setText(elapsed_text(seconds) if seconds is not None else "")

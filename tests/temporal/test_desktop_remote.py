@@ -48,6 +48,7 @@ def test_review_runs_on_the_server_and_is_approved_from_the_window(qtbot, window
     assert followed(window.scene) == {("start", "output", "triage"), ("triage", "output", "route"),
                                       ("route", "condition-0", "signoff")}
     assert "Waiting for approval" in window.windowTitle()
+    assert f"Temporal {temporal_server}" in console.header.run_id_label.text()  # the remote run's badge
     card = console.approvals.active_card
     assert card is not None and card.request.node_id == "signoff"
     assert "charged twice" in card.request.input_text
