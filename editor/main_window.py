@@ -9,9 +9,9 @@ badges, the problems list, the status bar and the Run action.
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QCloseEvent, QIcon, QKeySequence
-from PySide6.QtWidgets import QDockWidget, QMainWindow, QStackedWidget, QTabWidget, QWidget
+from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QStackedWidget, QTabWidget, QWidget
 
 from engine import Issue
 
@@ -88,8 +88,21 @@ class MainWindow(MenusMixin, FilesMixin, AutosaveMixin, ValidationMixin, RunWiri
         self.inspector_tabs.setObjectName("inspectorTabs")
         self.inspector_tabs.addTab(self.inspector, "Edit")
         self.inspector_tabs.addTab(self.node_run_details, "Run")
-        self.inspector_dock.setWidget(self.inspector_tabs)
+        # With no document open the inspector says so instead of showing an editable
+        # "Untitled workflow" form that belongs to nothing.
+        self.inspector_empty = QLabel("No workflow is open.\n\nCreate a new one or open a file to edit "
+                                      "its nodes here.")
+        self.inspector_empty.setObjectName("hint")
+        self.inspector_empty.setWordWrap(True)
+        self.inspector_empty.setAlignment(Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop)
+        self.inspector_empty.setContentsMargins(16, 24, 16, 16)
+        self.inspector_stack = QStackedWidget()
+        self.inspector_stack.setObjectName("inspectorStack")
+        self.inspector_stack.addWidget(self.inspector_empty)
+        self.inspector_stack.addWidget(self.inspector_tabs)
+        self.inspector_dock.setWidget(self.inspector_stack)
         self.run_windows: list[RunViewWindow] = []
+        self._console_max_state = None  # the dock layout to go back to when the console is maximised
         # The inspector keeps the full height on the right (its Run tab shows a node's input
         # and output); the bottom docks sit under the canvas and the palette.
         self.setCorner(Qt.Corner.BottomRightCorner, Qt.DockWidgetArea.RightDockWidgetArea)
@@ -135,11 +148,52 @@ class MainWindow(MenusMixin, FilesMixin, AutosaveMixin, ValidationMixin, RunWiri
         # Room for a few runs of the history (and the log); the canvas keeps the rest. (The
         # size asked for includes the tab bar of the tabbed bottom docks.)
         self.resizeDocks([self.problems_dock], [340], Qt.Orientation.Vertical)
+        QTimer.singleShot(0, self, self._fit_palette)  # once shown, at the size it opens with
+
+    def _fit_palette(self) -> None:
+        """In the default layout the palette shows all its entries (the last one was cut off):
+        the bottom docks give up what it lacks, keeping at least 240 px."""
+        saved = settings().value("window/state")
+        if saved or self._console_max_state is not None or not self.palette_dock.isVisible():
+            return  # the user's own layout, or not the default one
+        lst = self.palette.list
+        if not lst.count():
+            return
+        last = lst.visualItemRect(lst.item(lst.count() - 1))  # laid out, word wrap included
+        need = last.bottom() + lst.verticalScrollBar().value() + 2 * lst.spacing() + 2
+        deficit = need - lst.viewport().height()
+        bottom = self.problems_dock if self.problems_dock.isVisible() else self.run_console_dock
+        if deficit > 0 and bottom.isVisible() and not bottom.isFloating():
+            self.resizeDocks([bottom], [max(240, bottom.height() - deficit)], Qt.Orientation.Vertical)
+
+    def set_console_maximised(self, on: bool) -> None:
+        """The run console takes the whole window (canvas and side docks hidden), or goes back
+        to the layout it had. View ▸ Maximise Run Console (Ctrl+Shift+M)."""
+        if on == (self._console_max_state is not None):
+            return
+        dock = self.run_console_dock
+        if on:
+            self._console_max_state = self.saveState()
+            if dock.isFloating():
+                dock.setFloating(False)
+            dock.show()
+            dock.raise_()
+            for other in (self.palette_dock, self.inspector_dock):
+                other.hide()
+            self.central.hide()
+            self.resizeDocks([dock], [self.height()], Qt.Orientation.Vertical)
+        else:
+            state, self._console_max_state = self._console_max_state, None
+            self.central.show()
+            self.restoreState(state)
+        if self.act_max_console.isChecked() != on:
+            self.act_max_console.setChecked(on)
 
     # ------------------------------------------------------------------ document state
     def _show_welcome(self) -> None:
         self._has_document = False
         self.inspector.setEnabled(False)
+        self.inspector_stack.setCurrentWidget(self.inspector_empty)
         self.welcome.refresh()
         self.central.setCurrentWidget(self.welcome)
         self._update_title()
@@ -148,6 +202,7 @@ class MainWindow(MenusMixin, FilesMixin, AutosaveMixin, ValidationMixin, RunWiri
     def _show_canvas(self) -> None:
         self._has_document = True
         self.inspector.setEnabled(True)
+        self.inspector_stack.setCurrentWidget(self.inspector_tabs)
         self.central.setCurrentWidget(self.view)
         self._update_title()
         self._update_actions()
@@ -185,6 +240,7 @@ class MainWindow(MenusMixin, FilesMixin, AutosaveMixin, ValidationMixin, RunWiri
             self.run_console.cancel_run()  # a running run stops with the window (its events are kept)
         for win in list(self.run_windows):
             win.close()
+        self.set_console_maximised(False)  # the layout saved is the normal one
         self._save_settings()
         self.autosaver.clear()
         event.accept()

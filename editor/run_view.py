@@ -63,14 +63,18 @@ class RunViewWindow(QMainWindow):
     version_requested = Signal(object, str)  # (workflow, run_id): open it as a new document
 
     def __init__(self, run_id: str, workflow: Workflow, events: list, info: Any = None, *, store: Any = None,
-                 parent: QWidget | None = None) -> None:
+                 resolver_factory: Any = None, parent: QWidget | None = None) -> None:
+        """``resolver_factory`` given: the run is a paused one, taken up here to be answered
+        (its own workflow, read-only, with its approval card and input) instead of replayed."""
         super().__init__(parent)
         self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         self.setObjectName("runViewWindow")
         self.run_id = run_id
         self.workflow = workflow
         status = getattr(info, "status", "") or ""
-        self.setWindowTitle(f"Run {run_id[:8]} · {workflow.display_name()} · {status} (read-only) — Flowdesk")
+        self.live = resolver_factory is not None
+        self._status = status
+        self._update_title(False)
         self.document = WorkflowDocument(workflow.model_copy(deep=True), None, parent=self)
         self.scene = ReadOnlyScene(self.document, self)
         self.view = CanvasView(self.scene)
@@ -82,6 +86,8 @@ class RunViewWindow(QMainWindow):
         self.console.cancel_action.setShortcut(QKeySequence())
         for widget in (self.console.input_edit, self.console.run_button, self.console.cancel_button):
             widget.hide()  # a stored run is looked at here, not started
+        if self.live:
+            self.console.cancel_button.show()
         self.details = NodeRunDetails()
 
         banner = QWidget()
@@ -121,13 +127,36 @@ class RunViewWindow(QMainWindow):
         self.setCentralWidget(central)
         self.resize(1300, 900)
 
-        self.console.replay(workflow, events, run_id=run_id, status=status or None)
+        if self.live:
+            self.console.set_resolver_factory(resolver_factory)
+            self.console.node_states_changed.connect(lambda _s: self._paint())
+            self.console.links_followed.connect(lambda _l: self._paint())
+            self.console.waiting_for_input_changed.connect(self._update_title)
+            self.console.status_changed.connect(self._status_changed)
+            self.console.run_finished.connect(self._status_changed)
+            self.console.open_paused_run(run_id)
+            self._update_title(bool(self.console.approvals.cards))
+        else:
+            self.console.replay(workflow, events, run_id=run_id, status=status or None)
+        self._paint()
+        self.console.node_activated.connect(self._select_node)
+        self.scene.selectionChanged.connect(self._selection_changed)
+
+    def _paint(self) -> None:
         state = self.run_state
         # the canvas's words, as the main window paints a live run: skipped and cancelled are "not reached"
         states = {k: ("not_reached" if v in ("skipped", "cancelled") else v) for k, v in state.states.items()}
         self.scene.set_run_states(states, set(state.links), self.console.node_errors())
-        self.console.node_activated.connect(self._select_node)
-        self.scene.selectionChanged.connect(self._selection_changed)
+
+    def _status_changed(self, status: str) -> None:
+        self._status = status
+        self._update_title(bool(self.console.approvals.cards))
+
+    def _update_title(self, waiting: bool) -> None:
+        mark = "⏸ Waiting for approval — " if waiting else ""
+        status = f" · {self._status}" if self._status else ""
+        self.setWindowTitle(f"{mark}Run {self.run_id[:8]} · {self.workflow.display_name()}{status} (read-only)"
+                            " — Flowdesk")
 
     @property
     def run_state(self) -> RunState:
@@ -153,5 +182,8 @@ class RunViewWindow(QMainWindow):
         self.details.set_details(self.console.node_details(ids[0]) or None, node.title if node else ids[0])
 
     def closeEvent(self, event: QCloseEvent) -> None:
+        bridge = self.console.bridge
+        if bridge.is_active and not bridge.release():  # paused: it stays paused in the run history
+            bridge.cancel()
         self.scene.clear_run_states()
         event.accept()

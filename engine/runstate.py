@@ -345,7 +345,9 @@ class RunState:
             else:
                 return
             d = self._detail(nid)
-            d.output, d.ended = handle, ev[3]
+            # A condition passes on what it received (the runtime's output for it): that is its
+            # output; the branch it chose is the link offered, shown on the canvas.
+            d.output, d.ended = (d.input if d.input is not None else ""), ev[3]
             self._set(nid, DONE)
             self._offer(nid, handle)
         elif t == _WAIT_INPUT:

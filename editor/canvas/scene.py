@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QApplication, QGraphicsScene, QGraphicsSceneMouseE
 
 from engine import Issue, Node, spec_for
 
+from ..issue_text import describe_issue, node_labels
 from ..document import ConnKey
 from ..editing import WorkflowDocument
 from .interactions import LinkDrag, MoveTracker
@@ -302,13 +303,15 @@ class CanvasScene(QGraphicsScene):
         for issue in issues:
             for nid in issue.node_ids:
                 per_node[nid].append(issue)
+        wf = self.document.workflow
+        labels = node_labels(wf) if per_node else {}
         for nid, item in self.node_items.items():
             mine = per_node.get(nid)
             if not mine:
                 item.set_issues(None, "")
                 continue
             severity = "error" if any(i.is_error for i in mine) else "warning"
-            text = "\n".join(f"{'Error' if i.is_error else 'Warning'}: {i.message}" for i in mine)
+            text = "\n".join(f"{'Error' if i.is_error else 'Warning'}: {describe_issue(i, wf, labels)}" for i in mine)
             item.set_issues(severity, text)
 
     # ------------------------------------------------------------------ run state (display only)

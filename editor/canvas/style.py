@@ -58,7 +58,7 @@ RUN_STATE_LABEL = {"running": "Running", "done": "Done", "failed": "Failed", "wa
                    "queued": "Approval queued", "not_reached": "Not reached", "skipped": "Not reached"}
 
 SUBAGENT_COLOR = QColor("#1f9a8f")
-UNKNOWN_COLOR = QColor("#3b6fd9")  # a node of an unknown type is drawn in the agent's blue, as before
+UNKNOWN_COLOR = QColor("#6b7280")  # a node of an unknown type: grey, so it is not taken for an agent
 
 
 class _KindColors(dict):
@@ -133,7 +133,7 @@ def kind_label(kind: str) -> str:
     if kind == "subagent":
         return "Subagent"
     spec = spec_for(kind)
-    return (spec.label or kind) if spec is not None else "Agent"
+    return (spec.label or kind) if spec is not None else "Unknown type"
 
 
 def node_title(node: Node) -> str:
@@ -222,14 +222,14 @@ def node_layout(node: Node, as_subagent: bool = False) -> NodeLayout:
         input_pos = QPointF(0.0, TITLE_H / 2)
     else:
         input_pos = None
-    icon = "subagent" if kind == "subagent" else (spec.icon or node.type) if spec is not None else "agent"
+    icon = "subagent" if kind == "subagent" else (spec.icon or node.type) if spec is not None else "warning"
     return NodeLayout(kind, node_title(node), width, height, input_pos, outputs, lines, collapsed, icon,
                       kind_label(kind))
 
 
 def _summary(spec: NodeSpec | None, node: Node) -> list[tuple[str, bool]]:
-    if spec is None:
-        return []
+    if spec is None:  # say what it is: drawn like a known kind, it would be taken for one
+        return [(f"Unknown node type '{node.type}'", False), ("Kept in the file as it is; it cannot run", True)]
     try:
         return [(str(text), bool(muted)) for text, muted in spec.summary(node.data)]
     except Exception:  # a plug-in's bug: the node is still drawn

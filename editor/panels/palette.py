@@ -56,6 +56,12 @@ def palette_icon(entry: PaletteEntry) -> QIcon:
     return QIcon(pix)
 
 
+def entry_icon(key: str) -> QIcon:
+    """The icon of the palette entry ``key`` (as the palette shows it), for menus."""
+    entry = next((e for e in palette_entries() if e.key == key), None)
+    return palette_icon(entry) if entry is not None else QIcon()
+
+
 def palette_mime(kind: str) -> QMimeData:
     mime = QMimeData()
     mime.setData(NODE_MIME, kind.encode())
@@ -85,7 +91,8 @@ class PalettePanel(QWidget):
         self.setObjectName("palette")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 8, 8, 8)
-        hint = QLabel("Drag onto the canvas, or double-click")
+        # A non-breaking hyphen: the hint wrapped as "double-" / "click".
+        hint = QLabel("Drag onto the canvas, or double\u2011click")
         hint.setObjectName("hint")
         hint.setWordWrap(True)
         self.list = _List(self)
@@ -98,6 +105,7 @@ class PalettePanel(QWidget):
         self.list.setWordWrap(True)
         self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.list.setTextElideMode(Qt.TextElideMode.ElideNone)
+        self.list.setMinimumHeight(48)  # it scrolls: a tall list must not keep the run console short
         for entry in palette_entries():
             item = QListWidgetItem(palette_icon(entry), f"{entry.label}\n{entry.description}")
             item.setData(Qt.ItemDataRole.UserRole, entry.key)

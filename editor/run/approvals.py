@@ -72,13 +72,14 @@ class ApprovalCard(QFrame):
         lay.setContentsMargins(10, 8, 10, 8)
         lay.setSpacing(6)
 
-        # controls first: in a short dock the buttons stay visible while the text scrolls
+        # The card sits beside the log, so it is narrow: a title line, the controls (note,
+        # Approve, Reject) on the next line where they stay visible, then what is reviewed.
+        state = "Waiting for your decision" if request.active else f"Next in line (#{position + 1})"
+        self.title_label = QLabel(f"<b>{_esc(request.title)}</b> &nbsp;<span style='color:{accent}'>{state}</span>")
+        self.title_label.setToolTip(f"Node {request.node_id}")
+        lay.addWidget(self.title_label)
         head = QHBoxLayout()
         head.setSpacing(6)
-        state = "Waiting for your decision" if request.active else f"Next in line (#{position + 1})"
-        self.title_label = QLabel(f"<b>{_esc(request.title)}</b> <span style='color:#8b93a1'>({_esc(request.node_id)})"
-                                  f"</span> &nbsp;<span style='color:{accent}'>{state}</span>")
-        head.addWidget(self.title_label)
         self.note_edit = QLineEdit()
         self.note_edit.setPlaceholderText("Note for the next step (optional)")
         self.note_edit.setEnabled(request.active)

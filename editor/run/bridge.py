@@ -244,6 +244,36 @@ class RunBridge(QObject):
         if not self.is_busy:  # paused: nothing in flight, the run ends once wait() returns (at once when local)
             self._task = asyncio.ensure_future(self._drive(run, run.wait()))
 
+    def release(self) -> bool:
+        """Let go of a paused run without answering it: it stays paused in the run history
+        (its snapshot was stored at the pause), to be resumed from there. False (nothing
+        done) unless a run is paused with nothing in flight and recorded (or taken from the
+        store), since otherwise letting go would lose it."""
+        run = self.run
+        if run is None or self.is_busy or run.status != RunStatus.PAUSED or self._finished_emitted:
+            return False
+        recorder, claim = self._recorder, self._claim
+        if recorder is None and claim is None:
+            return False
+        run.remove_listener(self._on_event)
+        if recorder is not None:
+            try:
+                recorder.close()
+            except Exception as err:  # StoreError: the pause was committed at settled()
+                log.error("run %s: %s", run.run_id, err)
+        self._recorder = None
+        self._claim = None
+        self._buffer.clear()
+        self._gated = False
+        self._committed = self._delivered = 0
+        self._finished_emitted = True
+        self.run = None
+        self.run_state.reset()
+        self.approvals_changed.emit()
+        self.node_states_changed.emit({})
+        self.links_followed.emit(frozenset())
+        return True
+
     def _new_recorder(self, store: RunStore, run: Run, **kwargs: Any) -> RunRecorder:
         self._committed = self._delivered = 0
         recorder = RunRecorder(store, run, on_commit=self._committed_batch, **kwargs)

@@ -97,6 +97,7 @@ class RunConsole(QWidget):
         self._ended_mono: float | None = None
         self._follow_tail = True
         self._default_input = ""
+        self._detached: str | None = None  # a run let go of (clear()): what it still sends is not shown
 
         self.model = LogModel(self)
         self.proxy = LogFilterProxy(self)
@@ -153,8 +154,10 @@ class RunConsole(QWidget):
         self.approvals = ApprovalsPanel(self)
         self.addAction(self.approvals.approve_action)
         self.addAction(self.approvals.reject_action)
-        # approvals above the log, in one vertical splitter: in a short dock both stay visible
+        # Approvals beside the log, above the entry tabs (one vertical splitter on the right):
+        # stacked above the log they left it one and a half entries in a short dock.
         self.vsplit = QSplitter(Qt.Orientation.Vertical)
+        self.vsplit.setObjectName("consoleSide")
         self.vsplit.setChildrenCollapsible(False)
         self.vsplit.addWidget(self.approvals)
 
@@ -229,15 +232,16 @@ class RunConsole(QWidget):
         self.tabs.addTab(self.trace, "Subagents")
         self.node_panel = NodeRunDetails()
         self.tabs.addTab(self.node_panel, "Node")
-        split.addWidget(self.tabs)
+        self.tabs.setMinimumHeight(120)  # the entry header and a few lines of it, beside a card
+        self.vsplit.addWidget(self.tabs)
+        self.vsplit.setStretchFactor(0, 0)
+        self.vsplit.setStretchFactor(1, 1)
+        split.addWidget(self.vsplit)
         split.setStretchFactor(0, 3)
         split.setStretchFactor(1, 2)
         split.setSizes([600, 400])
-        split.setMinimumHeight(90)
-        self.vsplit.addWidget(split)
-        self.vsplit.setStretchFactor(0, 0)
-        self.vsplit.setStretchFactor(1, 1)
-        root.addWidget(self.vsplit, 1)
+        split.setChildrenCollapsible(False)
+        root.addWidget(split, 1)
 
     def _connect(self) -> None:
         b = self.bridge
@@ -345,6 +349,34 @@ class RunConsole(QWidget):
     def cancel_run(self) -> None:
         self.bridge.cancel()
 
+    def clear(self) -> None:
+        """Show no run, as for a document that has none (File ▸ New or Open): an empty log, no
+        banner, no card. A paused run is let go of (it stays paused in the run history, to be
+        resumed from there); a running one is cancelled, and what it still sends is not shown."""
+        bridge = self.bridge
+        if bridge.is_active and not bridge.release():
+            self._detached = bridge.run_id
+            bridge.cancel()
+        self._replay_state = None
+        self._replay_info = {}
+        self._run_id = None
+        self._elapsed_timer.stop()
+        self._started_mono = self._ended_mono = None
+        self._reset_views(self.workflow)
+        self.empty_label.setVisible(True)
+        self.header.set_run_id(None)
+        self.header.set_elapsed(None)
+        self.header.set_running(False)
+        self._set_status_label("pending")
+        self.approvals.set_requests([])
+        self.node_states_changed.emit({})
+        self.links_followed.emit(frozenset())
+        self._update_actions()
+
+    def _shows_bridge(self) -> bool:
+        """The bridge's run is the one shown (not one let go of by ``clear``)."""
+        return self._detached is None or self.bridge.run_id != self._detached
+
     def show_node(self, node_id: str) -> None:
         """Scroll to (and select) the entries of ``node_id`` — its latest step — and show its run details."""
         rows = self.model.rows_of(node_id)
@@ -368,9 +400,15 @@ class RunConsole(QWidget):
 
     def node_details(self, node_id: str) -> dict[str, Any]:
         """The node's last input, output, duration (s), tokens, error and state in the shown run."""
-        if self._replay_state is not None:
-            return self._replay_state.node_details(node_id)
-        return self.bridge.node_details(node_id)
+        state = self._state()
+        details = state.node_details(node_id) if self._replay_state is not None else self.bridge.node_details(node_id)
+        if not details.get("input"):
+            # An approval (or a condition) records no input of its own: it is what reached it,
+            # the output of the step before it along the links the run followed.
+            passed = _passed_input(state, node_id)
+            if passed is not None:
+                details["input"] = passed
+        return details
 
     def open_paused_run(self, run_id: str) -> bool:
         """Show a paused run from the store (``set_store``) with its approval cards, ready to be
@@ -395,6 +433,11 @@ class RunConsole(QWidget):
         self.model.add_events(events)
         self.trace.add_events(events, self.bridge.run_state)
         self._set_status_label("paused")
+        # The input of that run (not the open document's Start text), shown collapsed.
+        info = self.store.get_run(run_id)
+        initial = self.bridge.initial_input or (info.initial_input if info is not None else None) or ""
+        self.input_edit.setPlainText(initial)
+        self.header.set_running(True, initial)
         return True
 
     def node_errors(self) -> dict[str, str]:
@@ -428,6 +471,7 @@ class RunConsole(QWidget):
         t1 = state.ended_at or (events[-1].timestamp if events else None)
         self.header.set_elapsed(t1 - t0 if t0 and t1 else None)
         self._set_status_label(str(state.status), state.error)
+        self.header.set_running(False)
         self.approvals.set_requests([])
         self.node_states_changed.emit(dict(state.states))
         self.links_followed.emit(frozenset(state.links))
@@ -542,6 +586,9 @@ class RunConsole(QWidget):
         self.node_panel.set_details(None)
         self._follow_tail = True
         self.empty_label.setVisible(False)
+        # Each run starts with every type shown: a filter left from an earlier run hid its
+        # Step entries without a word.
+        self.set_type_groups(None)
 
     def _update_actions(self) -> None:
         active = self.bridge.is_active
@@ -560,6 +607,7 @@ class RunConsole(QWidget):
 
     # -------------------------------------------------------------- bridge signals
     def _on_run_started(self, run_id: str) -> None:
+        self._detached = None
         self._run_id = run_id
         self.header.set_run_id(run_id, getattr(self.bridge.run, "address", None))  # a remote run: its server
         self._started_mono = time.monotonic()
@@ -567,20 +615,28 @@ class RunConsole(QWidget):
         self._elapsed_timer.start()
         self._update_elapsed()
         self._set_status_label("running")
+        self.header.set_running(True, self.bridge.initial_input)
         self._update_actions()
         self.run_started.emit(run_id)
 
     def _on_run_finished(self, status: str) -> None:
+        if not self._shows_bridge():
+            self._update_actions()
+            self.run_finished.emit(status)
+            return
         self._ended_mono = time.monotonic()
         self._elapsed_timer.stop()
         self._update_elapsed()
         self._set_status_label(status, self.bridge.error)
+        self.header.set_running(False)
         self._update_actions()
         self._refresh_approvals()
         self._refresh_node_panel()
         self.run_finished.emit(status)
 
     def _on_status(self, status: str) -> None:
+        if not self._shows_bridge():
+            return
         if status in ("completed", "failed", "cancelled"):
             self._set_status_label(status, self.bridge.error)
         else:
@@ -594,6 +650,8 @@ class RunConsole(QWidget):
         self.header.set_elapsed(end - self._started_mono)
 
     def _on_events(self, batch: list[RunEvent]) -> None:
+        if not self._shows_bridge():
+            return
         self.model.add_events(batch)
         self.trace.add_events(batch, self.bridge.run_state)
         self._update_actions()
@@ -602,7 +660,8 @@ class RunConsole(QWidget):
 
     def _refresh_approvals(self) -> None:
         before = len(self.approvals.cards)
-        self.approvals.set_requests(self.bridge.approvals() if self._replay_state is None else [])
+        live = self._replay_state is None and self._shows_bridge()
+        self.approvals.set_requests(self.bridge.approvals() if live else [])
         if self.approvals.cards and len(self.approvals.cards) != before:
             QTimer.singleShot(0, self, lambda: self._size_approvals(bool(self.approvals.cards)))
 
@@ -610,7 +669,7 @@ class RunConsole(QWidget):
         if not waiting:
             return
         total = sum(self.vsplit.sizes()) or self.vsplit.height()
-        want = min(self.approvals.sizeHint().height(), int(total * 0.55))
+        want = min(self.approvals.sizeHint().height(), int(total * 0.62))
         self.vsplit.setSizes([want, max(90, total - want)])
 
     def _on_decision(self, node_id: str, decision: str, note: str) -> None:
@@ -714,14 +773,21 @@ class RunConsole(QWidget):
         menu.addAction("Show all nodes", lambda: self.set_node_filter(None))
         menu.exec(self.view.viewport().mapToGlobal(pos))
 
+    def _export_folder(self) -> Path:
+        """Exports are offered next to the workflow file (else in the home folder), not in
+        whatever folder the process was started from."""
+        if self.workflow_path and Path(self.workflow_path).parent.is_dir():
+            return Path(self.workflow_path).parent
+        return Path.home()
+
     def _ask_export_jsonl(self) -> None:
-        name = f"run_{self._run_id or 'log'}.jsonl"
+        name = str(self._export_folder() / f"run_{self._run_id or 'log'}.jsonl")
         path, _ = QFileDialog.getSaveFileName(self, "Save the run log", name, "JSON Lines (*.jsonl)")
         if path:
             self._guarded(lambda: self.export_jsonl(path))
 
     def _ask_export_record(self) -> None:
-        name = f"run_{self._run_id or 'unsaved'}.json"
+        name = str(self._export_folder() / f"run_{self._run_id or 'unsaved'}.json")
         path, _ = QFileDialog.getSaveFileName(self, "Save the run record", name, "Run record (*.json)")
         if path:
             self._guarded(lambda: self.export_record(path))
@@ -733,3 +799,35 @@ class RunConsole(QWidget):
             self._on_error(f"Cannot save: {err.strerror or err}")
 
 
+
+
+_PASS_THROUGH = ("if", "approval")
+
+
+def _passed_input(state: RunState, node_id: str) -> str | None:
+    """What reached ``node_id`` in the run: the output of the nearest step before it (through
+    conditions and approvals, which pass their input on) along the followed links."""
+    workflow = state.workflow
+    if workflow is None:
+        return None
+    node = workflow.node(node_id)
+    if node is None or node.type not in _PASS_THROUGH:
+        return None
+    seen = {node_id}
+    current = node_id
+    while True:
+        sources = [src for (src, _handle, target) in state.links if target == current and src not in seen]
+        if not sources:
+            return None
+        src = sources[0]
+        seen.add(src)
+        src_node = workflow.node(src)
+        if src_node is None:
+            return None
+        if src_node.type not in _PASS_THROUGH:
+            if src_node.type == "start":
+                return state.initial_input if state.initial_input is not None else \
+                    getattr(src_node.data, "initialInput", None)
+            out = state.details.get(src)
+            return out.output if out is not None else None
+        current = src

@@ -15,7 +15,7 @@ from functools import lru_cache
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QFormLayout, QLabel, QTextBrowser, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFormLayout, QFrame, QLabel, QScrollArea, QTextBrowser, QVBoxLayout, QWidget
 
 from engine import EventType
 
@@ -112,13 +112,27 @@ class NodeRunDetails(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("nodeRunDetails")
-        lay = QVBoxLayout(self)
+        # Everything in a scroll area: squeezed below its minimum (a short console tab) the
+        # State, Duration and Tokens rows were drawn on top of each other; now it scrolls.
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        self.scroll = QScrollArea()
+        self.scroll.setObjectName("nodeRunScroll")
+        self.scroll.setWidgetResizable(True)
+        self.scroll.setFrameShape(QFrame.Shape.NoFrame)
+        outer.addWidget(self.scroll)
+        body = QWidget()
+        body.setObjectName("nodeRunBody")
+        self.scroll.setWidget(body)
+        lay = QVBoxLayout(body)
         lay.setContentsMargins(6, 6, 6, 6)
         self.title = QLabel("Select a node to see what it did in the run.")
         self.title.setWordWrap(True)
         lay.addWidget(self.title)
         form = QFormLayout()
         form.setLabelAlignment(Qt.AlignmentFlag.AlignRight)
+        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+        form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.DontWrapRows)
         self.state_label = QLabel("—")
         self.duration_label = QLabel("—")
         self.tokens_label = QLabel("—")
@@ -133,10 +147,12 @@ class NodeRunDetails(QWidget):
         lay.addWidget(QLabel("<b>Input</b>"))
         self.input_view = QTextBrowser()
         self.input_view.setObjectName("nodeInput")
+        self.input_view.setMinimumHeight(64)
         lay.addWidget(self.input_view, 1)
         lay.addWidget(QLabel("<b>Output</b>"))
         self.output_view = QTextBrowser()
         self.output_view.setObjectName("nodeOutput")
+        self.output_view.setMinimumHeight(64)
         lay.addWidget(self.output_view, 2)
         self.details: dict[str, Any] | None = None
 

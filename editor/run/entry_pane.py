@@ -69,8 +69,12 @@ class EntryPane(QWidget):
             shown = {k: v for k, v in fields.items() if k != "usage"}
             if shown:
                 meta.append(", ".join(f"{k}: {v}" for k, v in shown.items()))
+        # the node's id only where its name does not already carry it ("Approval (signoff)")
+        name = entry.node_name
+        ident = "" if entry.node_id == name or name.endswith(f"({entry.node_id})") else \
+            f" <span style='color:#9ca3af'>({_esc(entry.node_id)})</span>"
         self.header.setText(
-            f"<b>{_esc(entry.node_name)}</b> <span style='color:#9ca3af'>({_esc(entry.node_id)})</span> · "
+            f"<b>{_esc(name)}</b>{ident} · "
             f"<span style='color:{colour}; font-weight:bold'>{_esc(entry.label)}</span> · "
             f"<span style='color:#6b7280'>{_esc(' · '.join(meta))}</span>")
         bar = self.view.verticalScrollBar()

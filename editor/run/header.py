@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QMenu, QPlainTextEdit, QToolButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (QBoxLayout, QHBoxLayout, QLabel, QMenu, QMessageBox, QPlainTextEdit, QSizePolicy,
+                               QToolButton, QVBoxLayout, QWidget)
 
 __all__ = ["RunHeader", "STATUS_TEXT", "elapsed_text"]
 
@@ -49,7 +50,16 @@ class RunHeader(QWidget):
         # (2 x 6) left half of the second line hidden with "+ 14"
         self.input_edit.setFixedHeight(fm.lineSpacing() * 2 + 24)
         top.addWidget(self.input_edit, 1)
-        buttons = QVBoxLayout()
+        # While a run is live its input cannot change: one elided line instead of the box,
+        # so a paused run's card and log get the height.
+        self.input_summary = _ElidedLabel()
+        self.input_summary.setObjectName("inputSummary")
+        self.input_summary.setStyleSheet("color: #8b93a1")
+        self.input_summary.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.input_summary.hide()
+        top.addWidget(self.input_summary, 1)
+        buttons = QBoxLayout(QBoxLayout.Direction.TopToBottom)
+        self.buttons = buttons
         buttons.setSpacing(4)
         self.run_button = QToolButton()
         self.run_button.setObjectName("runButton")
@@ -71,8 +81,13 @@ class RunHeader(QWidget):
         status_col.setSpacing(2)
         self.status_label = QLabel()
         self.status_label.setObjectName("runStatus")
-        self.status_label.setWordWrap(True)
+        # One line, elided (the whole text in the tooltip and behind "Details"): a long error
+        # wrapped to four lines and pushed the Run button down.
         self.status_label.setFixedWidth(250)
+        self._status_text = ""
+        self._collapsed = False
+        self._input_line = ""
+        self._status_colour = "#6b7280"
         self.status_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         meta = QHBoxLayout()
         self.elapsed_label = QLabel("")
@@ -84,6 +99,14 @@ class RunHeader(QWidget):
         meta.addWidget(self.elapsed_label)
         meta.addSpacing(10)
         meta.addWidget(self.run_id_label)
+        self.details_button = QToolButton()
+        self.details_button.setObjectName("statusDetails")
+        self.details_button.setText("Details…")
+        self.details_button.setAutoRaise(True)
+        self.details_button.setToolTip("Show the whole message")
+        self.details_button.clicked.connect(self._show_details)
+        self.details_button.hide()
+        meta.addWidget(self.details_button)
         meta.addStretch(1)
         status_col.addWidget(self.status_label)
         status_col.addLayout(meta)
@@ -103,16 +126,53 @@ class RunHeader(QWidget):
     def set_status(self, status: str, detail: str | None = None) -> None:
         text, colour = STATUS_TEXT.get(status, (status, "#6b7280"))
         if detail and status in ("failed", "cancelled") and detail != "Cancelled by the user.":
-            short = detail if len(detail) < 140 else detail[:137] + "…"
-            text = f"{text}: {short}"
-        self.status_label.setText(text)
-        self.status_label.setToolTip(detail or "")
-        self.status_label.setStyleSheet(f"color: {colour}; font-weight: bold")
+            text = f"{text}: {detail}"
+        self._set_status_text(text, colour)
 
     def show_error(self, message: str) -> None:
-        self.status_label.setText(message)
-        self.status_label.setToolTip(message)
-        self.status_label.setStyleSheet("color: #dc2626; font-weight: bold")
+        self._set_status_text(message, "#dc2626")
+
+    @property
+    def status_text(self) -> str:
+        """The whole status text (the label may show it elided)."""
+        return self._status_text
+
+    def _set_status_text(self, text: str, colour: str) -> None:
+        self._status_text, self._status_colour = text, colour
+        self.status_label.setStyleSheet(f"color: {colour}; font-weight: bold")
+        one_line = " ".join(text.split())
+        fm = self.status_label.fontMetrics()
+        shown = fm.elidedText(one_line, Qt.TextElideMode.ElideRight, self.status_label.width() - 4)
+        self.status_label.setText(shown)
+        cut = shown != text
+        self.status_label.setToolTip(text if cut else "")
+        self.details_button.setVisible(cut)
+
+    def _show_details(self) -> None:
+        QMessageBox.information(self, "Run status", self._status_text)
+
+    def set_running(self, running: bool, input_text: str | None = None) -> None:
+        """Collapse the input box to one line while a run is live (its input is fixed then)."""
+        if running:
+            text = self.input_edit.toPlainText() if input_text is None else input_text
+            one_line = " ".join(text.split()) or "(the Start node's own input)"
+            self._input_line = f"Input: {one_line}"
+            self.input_summary.setToolTip(text)
+            self._elide_input()
+        elif not self._collapsed:
+            return  # not collapsed by us (a read-only run view hides the box for good)
+        self._collapsed = running
+        self.input_edit.setVisible(not running)
+        self.input_summary.setVisible(running)
+        self.buttons.setDirection(QBoxLayout.Direction.LeftToRight if running else QBoxLayout.Direction.TopToBottom)
+
+    def _elide_input(self) -> None:
+        self.input_summary.set_full_text(self._input_line)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt override
+        super().resizeEvent(event)
+        if self._status_text:
+            self._set_status_text(self._status_text, self._status_colour)
 
     def set_run_id(self, run_id: str | None, server: str | None = None) -> None:
         """The run's short id, with a badge naming the Temporal server when it runs there."""
@@ -126,3 +186,23 @@ class RunHeader(QWidget):
 
     def set_elapsed(self, seconds: float | None) -> None:
         self.elapsed_label.setText(elapsed_text(seconds) if seconds is not None else "")
+
+
+class _ElidedLabel(QLabel):
+    """One line of text, elided with "…" to the label's width."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.full_text = ""
+
+    def set_full_text(self, text: str) -> None:
+        self.full_text = text
+        self._elide()
+
+    def _elide(self) -> None:
+        width = max(40, self.width() - 4)
+        self.setText(self.fontMetrics().elidedText(self.full_text, Qt.TextElideMode.ElideRight, width))
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt override
+        super().resizeEvent(event)
+        self._elide()

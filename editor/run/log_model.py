@@ -22,7 +22,7 @@ from typing import Any, Iterable
 
 from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, QSortFilterProxyModel, Qt
 
-from engine import SUBAGENT_CALL_TYPES, SYSTEM_NODE, EventType, RunEvent, Workflow
+from engine import SUBAGENT_CALL_TYPES, SYSTEM_NODE, EventType, RunEvent, Workflow, spec_for
 
 __all__ = ["display_name", "LogEntry", "LogModel", "LogFilterProxy", "STREAMING", "TYPE_LABELS", "EntryRole", "NodeRole", "TypeRole",
            "type_label", "TYPE_GROUPS"]
@@ -65,9 +65,12 @@ TYPE_GROUPS: dict[str, tuple[str, ...]] = {
 
 
 def display_name(node: Any) -> str:
-    """An agent's name; for other nodes, whose titles are generic ("Approval"), the title and id."""
+    """A node's own name (an agent's); a title that is only the kind's generic label ("Approval")
+    gets the id too, so two such nodes can be told apart."""
     title = node.title
-    if node.type == "agent" or node.id.casefold() == title.casefold():
+    spec = spec_for(node.type)
+    generic = title.casefold() == ((spec.label if spec is not None else "") or node.type).casefold()
+    if not generic or node.id.casefold() == title.casefold():
         return title
     return f"{title} ({node.id})"
 

@@ -16,9 +16,10 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QEvent, Qt
 from PySide6.QtGui import QColor
-from PySide6.QtWidgets import QSplitter, QTextBrowser, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (QHeaderView, QSplitter, QTextBrowser, QTreeWidget, QTreeWidgetItem, QVBoxLayout,
+                               QWidget)
 
 from engine import SUBAGENT_CALL_TYPES, RunEvent, RunState, SubagentCall
 
@@ -45,10 +46,23 @@ class SubagentTrace(QWidget):
         self.tree.setHeaderLabels(["Call", "Status", "Duration", "Input", "Output"])
         self.tree.setUniformRowHeights(True)
         self.tree.setAlternatingRowColors(True)
+        # Status and Duration as wide as their header and values; Call, Input and Output
+        # share the rest (resizeEvent), so a narrow pane elides them instead of cutting
+        # "Duration" and pushing Input out of view.
+        header = self.tree.header()
+        header.setStretchLastSection(False)
+        header.setMinimumSectionSize(48)
+        fm = self.tree.fontMetrics()
+        for col, sample in ((1, "running"), (2, "999.99 s")):
+            header.setSectionResizeMode(col, QHeaderView.ResizeMode.Fixed)
+            width = max(fm.horizontalAdvance(sample), header.fontMetrics().horizontalAdvance(
+                self.tree.headerItem().text(col))) + 28
+            self.tree.setColumnWidth(col, width)
+        for col in (0, 3, 4):
+            header.setSectionResizeMode(col, QHeaderView.ResizeMode.Interactive)
         self.tree.setColumnWidth(0, 220)
-        self.tree.setColumnWidth(1, 70)
-        self.tree.setColumnWidth(2, 70)
         self.tree.setColumnWidth(3, 200)
+        self.tree.viewport().installEventFilter(self)
         self.tree.currentItemChanged.connect(self._show_current)
         self.detail = QTextBrowser()
         self.detail.setObjectName("subagentDetail")
@@ -58,6 +72,20 @@ class SubagentTrace(QWidget):
         split.setStretchFactor(0, 3)
         split.setStretchFactor(1, 2)
         lay.addWidget(split)
+
+    def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt override
+        if event.type() == QEvent.Type.Resize and watched is self.tree.viewport():
+            self._fit_columns()
+        return False
+
+    def _fit_columns(self) -> None:
+        free = self.tree.viewport().width() - self.tree.columnWidth(1) - self.tree.columnWidth(2)
+        if free <= 0:
+            return
+        call, given = max(60, int(free * 0.4)), max(48, int(free * 0.3))
+        self.tree.setColumnWidth(0, call)
+        self.tree.setColumnWidth(3, given)
+        self.tree.setColumnWidth(4, max(48, free - call - given))
 
     def set_node_names(self, names: dict[str, str]) -> None:
         self._names = dict(names)

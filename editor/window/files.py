@@ -34,7 +34,9 @@ class FilesMixin:
         s.sync()
 
     def maybe_save(self) -> bool:
-        """Ask about unsaved changes; False means the user cancelled."""
+        """Ask about a running run and unsaved changes; False means the user cancelled."""
+        if not self._may_stop_run():
+            return False
         if not (self._has_document and self.document.is_modified()):
             return True
         answer = QMessageBox.question(
@@ -45,8 +47,29 @@ class FilesMixin:
             return self.save()
         return answer == QMessageBox.StandardButton.Discard
 
+    def _may_stop_run(self) -> bool:
+        """Closing the document stops its running run: ask first (a paused run is not asked
+        about: it stays paused in the run history)."""
+        bridge = self.run_console.bridge
+        if not (self._has_document and bridge.is_active and bridge.status != "paused"):
+            return True
+        answer = QMessageBox.question(
+            self, "A run is in progress",
+            f"“{self.document.display_name()}” is running. Closing it stops the run (what it did so far "
+            "stays in Run history). Stop the run?",
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel, QMessageBox.StandardButton.Cancel)
+        return answer not in (QMessageBox.StandardButton.Cancel, QMessageBox.StandardButton.No)
+
     def _replace_document(self, workflow: Workflow, path: str | None) -> None:
         self._doc_serial += 1  # a run shown on the previous document is not this one's
+        # Runs belong to their document: the console shows none for the new one. A paused
+        # run stays paused in the run history; a running one was asked about (maybe_save).
+        paused = self.run_console.bridge.status == "paused" and self.run_console.bridge.is_active
+        self.run_console.clear()
+        self._run_doc = None
+        self.inspector_tabs.setCurrentWidget(self.inspector)  # no run to show on the new document
+        if paused:
+            self.statusBar().showMessage("The paused run stays in Run history; resume it from there.", 6000)
         self.autosaver.clear()
         self.document.reset(workflow, path)
         self._show_canvas()
@@ -62,10 +85,19 @@ class FilesMixin:
         self._replace_document(Workflow(name="Untitled workflow", version=1, nodes=[start]), None)
         self.view.set_zoom(1.0, QPointF(420, 260))
 
+    def document_folder(self) -> Path:
+        """Where file dialogs open: the document's folder, else the last file's, else home."""
+        if self._has_document and self.document.path:
+            return Path(self.document.path).parent
+        last = str(settings().value("lastFile", "") or "")
+        if last and Path(last).parent.is_dir():
+            return Path(last).parent
+        return Path.home()
+
     def open_dialog(self) -> None:
         if not self.maybe_save():
             return
-        start = str(Path(self.document.path).parent) if self.document.path else str(Path.home())
+        start = str(self.document_folder())
         path, _ = QFileDialog.getOpenFileName(self, "Open workflow", start, FILE_FILTER)
         if path:
             self.open_path(path, ask=False)
@@ -107,7 +139,9 @@ class FilesMixin:
     def save_as(self) -> bool:
         if not self._has_document:
             return False
-        suggested = self.document.path or str(Path.home() / f"{(self.document.workflow.name or 'workflow').lower().replace(' ', '-')}.flow.json")
+        # In the document's folder (an untitled one: the folder of the last file used).
+        name = f"{(self.document.workflow.name or 'workflow').lower().replace(' ', '-')}.flow.json"
+        suggested = self.document.path or str(self.document_folder() / name)
         path, _ = QFileDialog.getSaveFileName(self, "Save workflow as", suggested, FILE_FILTER)
         if not path:
             return False

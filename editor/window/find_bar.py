@@ -20,6 +20,7 @@ class FindBar(QWidget):
         super().__init__(window.central)
         self.window_ = window
         self.setObjectName("findBar")
+        self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)  # the style sheet's panel, not the canvas through it
         lay = QHBoxLayout(self)
         lay.setContentsMargins(8, 6, 8, 6)
         self.edit = QLineEdit(self)
@@ -45,6 +46,11 @@ class FindBar(QWidget):
                          if n.id in self.window_.scene.node_items})
         self.completer.model().setStringList(titles)  # type: ignore[attr-defined]
         self.move(12, 12)
+        # Sized to its contents as styled now: a size taken before the style sheet applied cut
+        # the field's text in half, and the suggestion list then sat over what was left of it.
+        self.ensurePolished()
+        self.edit.ensurePolished()
+        self.resize(self.width(), self.layout().sizeHint().height())
         self.show()
         self.raise_()
         self.edit.setFocus()

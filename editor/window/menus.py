@@ -10,9 +10,10 @@ from PySide6.QtGui import QAction, QIcon, QKeySequence
 from PySide6.QtWidgets import QLabel, QLineEdit, QMenu, QSizePolicy, QToolBar, QWidget, QWidgetAction
 
 from ..document import PALETTE_KINDS
-from ..panels.palette import DESCRIPTIONS
-from ..resources import icon_path, samples
+from ..panels.palette import DESCRIPTIONS, entry_icon
+from ..resources import icon_path
 from .settings import settings
+from .welcome import sample_list
 
 
 class MenusMixin:
@@ -85,8 +86,13 @@ class MenusMixin:
         self.act_run = self._action("&Run", "run", [QKeySequence("F5"), QKeySequence("Ctrl+R")], self._run,
                                     "Run the workflow")
         self.act_run.setEnabled(False)
+        self.act_max_console = self._action("Ma&ximise Run Console", None, "Ctrl+Shift+M", None,
+                                            "The run console takes the whole window, or goes back (Ctrl+Shift+M); "
+                                            "its title bar's float button detaches it")
+        self.act_max_console.setCheckable(True)
+        self.act_max_console.toggled.connect(self.set_console_maximised)
         for a in (self.act_undo, self.act_redo, self.act_find, self.act_zoom_100, self.act_zoom_in, self.act_zoom_out,
-                  self.act_layout, self.act_run):
+                  self.act_layout, self.act_run, self.act_max_console):
             self.addAction(a)
 
     def _build_menus(self) -> None:
@@ -96,9 +102,12 @@ class MenusMixin:
         self.recent_menu = f.addMenu(QIcon(icon_path("recent")), "Open &Recent")
         self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
         self.sample_menu = f.addMenu(QIcon(icon_path("sample")), "Open Sa&mple")
-        for path in samples():
-            a = self.sample_menu.addAction(path.name.removesuffix(".flow.json"))
+        for path, name, desc in sample_list():  # the names the welcome page shows
+            a = self.sample_menu.addAction(name)
+            a.setToolTip(desc or name)
+            a.setStatusTip(desc)
             a.triggered.connect(lambda _=False, p=str(path): self.open_sample(p))
+        self.sample_menu.setToolTipsVisible(True)
         f.addSeparator()
         f.addActions([self.act_save, self.act_save_as, self.act_revert])
         f.addSeparator()
@@ -111,7 +120,7 @@ class MenusMixin:
         e.addActions([self.act_select_all, self.act_find])
         add = e.addMenu(QIcon(icon_path("add")), "Add &Node")
         for kind in PALETTE_KINDS:
-            a = add.addAction(QIcon(icon_path(f"node-{kind}")), DESCRIPTIONS[kind][0])
+            a = add.addAction(entry_icon(kind), DESCRIPTIONS[kind][0])
             a.triggered.connect(lambda _=False, k=kind: self._add_node_at_centre(k))
         v = mb.addMenu("&View")
         v.addActions([self.act_fit, self.act_zoom_100, self.act_zoom_in, self.act_zoom_out])
@@ -121,6 +130,7 @@ class MenusMixin:
         for dock in (self.palette_dock, self.inspector_dock, self.problems_dock, self.run_console_dock,
                      self.history_dock):
             v.addAction(dock.toggleViewAction())
+        v.addAction(self.act_max_console)
         r = mb.addMenu("&Run")
         r.addActions([self.act_run, self.run_console.cancel_action])
         r.addSeparator()
@@ -190,7 +200,7 @@ class MenusMixin:
         entries = []
         for kind in PALETTE_KINDS:
             name, desc = DESCRIPTIONS[kind]
-            a = menu.addAction(QIcon(icon_path(f"node-{kind}")), name)
+            a = menu.addAction(entry_icon(kind), name)
             a.setToolTip(desc)
             a.triggered.connect(lambda _=False, k=kind: self._add_node_at(k, pos))
             entries.append((f"{name} {desc}".lower(), a))
@@ -221,7 +231,7 @@ class MenusMixin:
         else:
             add = menu.addMenu(QIcon(icon_path("add")), "Add node")
             for kind in PALETTE_KINDS:
-                a = add.addAction(QIcon(icon_path(f"node-{kind}")), DESCRIPTIONS[kind][0])
+                a = add.addAction(entry_icon(kind), DESCRIPTIONS[kind][0])
                 a.triggered.connect(lambda _=False, k=kind: self._add_node_at(k, pos))
             menu.addActions([self.act_paste, self.act_select_all])
             menu.addSeparator()

@@ -16,6 +16,7 @@ from engine import Workflow, errors_only
 
 from ..first_run import offer_setup
 from ..history.panel import open_store_for_gui
+from ..issue_text import describe_issue
 from ..run_view import RunViewWindow
 from .run_on import RunOnMixin, remote_run_factory
 from .settings import settings
@@ -36,9 +37,10 @@ class RunWiringMixin(RunOnMixin):
         elif not self._has_document:
             self.act_run.setToolTip("Open a workflow to run it")
         elif errors:
-            self.act_run.setToolTip(f"Cannot run: {errors[0].message}")
+            self.act_run.setToolTip(f"Cannot run: {describe_issue(errors[0], self.document.workflow)}")
         else:
-            self.act_run.setToolTip("Run the workflow (Ctrl+R)")
+            # the shortcut the Run menu shows (F5; Ctrl+R works too)
+            self.act_run.setToolTip("Run the workflow (F5)")
 
     def _run(self) -> None:
         if not self._has_document:
@@ -54,7 +56,7 @@ class RunWiringMixin(RunOnMixin):
         self.run_console_dock.raise_()
         # Room for the log and an approval card, the canvas keeping the larger part. The view
         # frames the graph again as it shrinks (if it was framed), so no node ends up cut off.
-        want = min(400, int(self.height() * 0.46))
+        want = min(460, int(self.height() * 0.52))
         if self.run_console_dock.height() < want and not self.run_console_dock.isFloating():
             self.resizeDocks([self.run_console_dock], [want], Qt.Orientation.Vertical)
         # The console runs a deep copy: edits made during the run do not reach it.
@@ -197,20 +199,25 @@ class RunWiringMixin(RunOnMixin):
         self.statusBar().showMessage(f"Run {status}", 5000)
 
     def _resume_stored_run(self, run_id: str) -> None:
-        """Take up a paused stored run in the console. Its states go on the canvas when the
-        canvas shows the graph that ran; with no document open, that workflow is opened (as an
-        untitled copy, like a sample) so the run can be seen where it waits."""
-        self.run_console_dock.show()
-        self.run_console_dock.raise_()
-        if self.run_console.bridge.is_active:
-            self.run_console.open_paused_run(run_id)  # refused, with the reason in the console
-            return
+        """Take up a paused stored run where its own workflow is shown. Runs belong to their
+        document: when the open document is the graph that ran, in the window's console on
+        that canvas; with no document open, that workflow is opened (as an untitled copy, like
+        a sample); when another workflow is open, in a window of its own showing the run's
+        workflow read-only, with its approval card, input and title."""
         workflow = None
         if self.store is not None:
             try:
                 workflow = self.store.workflow_of(run_id)
             except Exception:  # StoreError, an unreadable workflow: the console says why below
                 workflow = None
+        if workflow is not None and self._has_document and not _same_graph(workflow, self.document.workflow):
+            self._resume_in_own_window(run_id, workflow)
+            return
+        self.run_console_dock.show()
+        self.run_console_dock.raise_()
+        if self.run_console.bridge.is_active:
+            self.run_console.open_paused_run(run_id)  # refused, with the reason in the console
+            return
         previous = self._run_doc
         if workflow is not None and not self._has_document:
             self._replace_document(workflow.model_copy(deep=True), None)
@@ -222,10 +229,27 @@ class RunWiringMixin(RunOnMixin):
             self._run_doc = previous
         self._show_run_states()
 
+    def _resume_in_own_window(self, run_id: str, workflow: Workflow) -> None:
+        for open_win in self.run_windows:
+            if open_win.run_id == run_id and open_win.live:
+                open_win.show()
+                open_win.raise_()
+                open_win.activateWindow()
+                return
+        info = self.store.get_run(run_id) if self.store is not None else None
+        win = RunViewWindow(run_id, workflow, [], info, store=self.store, resolver_factory=self._resolver_factory)
+        win.version_requested.connect(self.open_workflow_version)
+        win.console.run_finished.connect(lambda _s: self.history.refresh())
+        win.destroyed.connect(lambda _=None, w=win: self.run_windows.remove(w) if w in self.run_windows else None)
+        self.run_windows.append(win)
+        win.show()
+        win.raise_()
+        win.activateWindow()
+
     def open_run_view(self, run_id: str, workflow: Workflow, events: list, info: Any) -> None:
         """Show a stored run read-only, on the workflow snapshot that actually ran."""
         for open_win in self.run_windows:
-            if open_win.run_id == run_id:  # already open: bring it forward instead of a second copy
+            if open_win.run_id == run_id and not open_win.live:  # already open: bring it forward instead of a second copy
                 open_win.show()
                 open_win.raise_()
                 open_win.activateWindow()

@@ -7,6 +7,8 @@ from PySide6.QtCore import QTimer
 
 from engine import errors_only, validate
 
+from ..issue_text import describe_issue
+
 VALIDATE_DELAY_MS = 150
 
 
@@ -34,7 +36,7 @@ class ValidationMixin:
         self.scene.set_issues(self.issues)
         # What Run will start, so the console's input box shows the Start node's text before a run.
         self.run_console.set_workflow(self.document.workflow, self.document.path)
-        self.problems.set_issues(self.issues)
+        self.problems.set_issues(self.issues, self.document.workflow)
         errors = errors_only(self.issues)
         warnings = len(self.issues) - len(errors)
         if errors:
@@ -49,7 +51,7 @@ class ValidationMixin:
             text = "✓ Ready to run"
             self.validation_label.setProperty("state", "ok")
         self.validation_label.setText(text)
-        self.validation_label.setToolTip(errors[0].message if errors else "No errors")
+        self.validation_label.setToolTip(describe_issue(errors[0], self.document.workflow) if errors else "No errors")
         self.validation_label.style().unpolish(self.validation_label)
         self.validation_label.style().polish(self.validation_label)
         self._update_run_action()

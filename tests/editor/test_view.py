@@ -128,3 +128,17 @@ def test_double_click_canvas_quick_add_search(window, qtbot, tmp_path):
     qtbot.keyClick(search, Qt.Key.Key_Return)
     node = window.document.workflow.nodes[-1]
     assert node.type == "approval" and abs(node.x - at.x()) < 2 and abs(node.y - at.y()) < 2
+
+
+def test_find_field_shows_its_text_and_the_suggestions_sit_below_it(window, qtbot, tmp_path):
+    open_flow(window, copy_sample(tmp_path, "review"))
+    window.act_find.trigger()
+    bar, edit = window.find_bar, window.find_bar.edit
+    # The field is whole inside the bar (a bar sized before styling cut its text in half).
+    assert bar.rect().contains(edit.geometry())
+    assert edit.height() >= edit.sizeHint().height()
+    qtbot.keyClicks(edit, "re")
+    popup = edit.completer().popup()
+    qtbot.waitUntil(popup.isVisible)
+    # The suggestion list opens below the field, not over it.
+    assert popup.mapToGlobal(popup.rect().topLeft()).y() >= edit.mapToGlobal(edit.rect().bottomLeft()).y() - 2

@@ -144,26 +144,94 @@ def test_a_paused_run_from_another_process_is_resumed_from_the_panel(qtbot, wind
     other.close()
 
 
-def test_a_stored_run_of_another_workflow_is_not_painted_on_the_open_one(qtbot, window, isolated):
+def test_a_paused_run_of_another_workflow_resumes_in_its_own_window(qtbot, window, isolated):
+    """Runs belong to their document: resuming a paused review run while hello is open
+    opens the review workflow read-only in a window of its own, with the run's card, input
+    and title; the main console and canvas keep showing hello (no card, no states)."""
     other, run_id = paused_by_the_cli(isolated / "data")
     assert window.open_sample(str(SAMPLES / "hello.flow.json"))
     choose_provider(window, "echo")
     window.history.refresh()
     assert window.history.select_run(run_id)
     console = window.run_console
-    with qtbot.waitSignal(console.waiting_for_input_changed, timeout=3000):
-        window.history.resume_action.trigger()
+    window.history.resume_action.trigger()
+    qtbot.waitUntil(lambda: any(w.live for w in window.run_windows), timeout=3000)
+    run_win = next(w for w in window.run_windows if w.live)
+    review = load_workflow(SAMPLES / "review.flow.json")
+    # its own workflow, read-only, with its card, its input and its title
+    assert run_win.document.workflow.model_dump() == other.workflow_of(run_id).model_dump()
+    assert {n.id for n in run_win.document.workflow.nodes} == {n.id for n in review.nodes}
+    card = run_win.console.approvals.active_card
+    assert card is not None and card.request.node_id == "signoff"
+    assert card.approve_button.isVisible()
+    initial = other.get_run(run_id).initial_input
+    assert initial and initial.split()[0] in run_win.console.header.input_summary.text()
+    assert run_win.windowTitle().startswith("⏸ Waiting for approval")
+    assert review.display_name() in run_win.windowTitle() and "read-only" in run_win.windowTitle()
+    assert states(run_win.scene)["signoff"] == "waiting"
+    # the main window still shows hello and no run
     assert window.document.workflow.name == load_workflow(SAMPLES / "hello.flow.json").name
-    assert set(states(window.scene).values()) == {None}  # hello has a "start" too: not painted
+    assert set(states(window.scene).values()) == {None}
     assert not followed(window.scene)
-    assert "Waiting for approval" in window.windowTitle()
-    window.show_nodes(["start"])
-    assert window.node_run_details.details is None
-    with qtbot.waitSignal(console.run_finished, timeout=5000):
-        qtbot.mouseClick(console.approvals.active_card.approve_button, Qt.MouseButton.LeftButton)
+    assert console.approvals.active_card is None and not console.model.entries
+    assert "Waiting for approval" not in window.windowTitle()
+    with qtbot.waitSignal(run_win.console.run_finished, timeout=5000) as finished:
+        qtbot.mouseClick(card.approve_button, Qt.MouseButton.LeftButton)
+    assert finished.args == ["completed"]
+    assert states(run_win.scene)["send"] == "done"
+    assert not run_win.windowTitle().startswith("⏸")
     assert set(states(window.scene).values()) == {None}
     assert other.get_run(run_id).status == "completed"
+    run_win.close()
     other.close()
+
+
+def test_after_new_or_open_the_console_shows_no_old_run(qtbot, window, tmp_path):
+    """A failed run's log and red banner do not follow the user to another document; a paused
+    run is let go of (it stays paused in the run history) rather than shown on the new one."""
+    data = json.loads((SAMPLES / "hello.flow.json").read_text(encoding="utf-8"))
+    next(n for n in data["nodes"] if n["type"] == "agent")["data"]["provider"] = "no-such-provider"
+    broken = tmp_path / "broken.flow.json"
+    broken.write_text(json.dumps(data), encoding="utf-8")
+    assert window.open_path(str(broken))
+    console = window.run_console
+    qtbot.waitUntil(lambda: window.act_run.isEnabled(), timeout=2000)
+    with qtbot.waitSignal(console.run_finished, timeout=5000) as finished:
+        window.act_run.trigger()
+    assert finished.args == ["failed"]
+    assert console.model.entries and "Failed" in console.header.status_text
+
+    def empty() -> bool:
+        return (not console.model.entries and not console.visible_entries() and console.run_id is None
+                and console.approvals.active_card is None and console.header.status_text == "Ready"
+                and console.empty_label.isVisibleTo(console) and not console.header.run_id_label.text())
+
+    window.new_document()
+    assert empty()
+    # a paused run: opening another file lets go of it; it stays paused in the history
+    assert window.open_sample(str(SAMPLES / "review.flow.json"))
+    choose_provider(window, "echo")
+    qtbot.waitUntil(lambda: window.act_run.isEnabled(), timeout=2000)
+    with qtbot.waitSignal(console.waiting_for_input_changed, timeout=5000):
+        window.act_run.trigger()
+    paused_id = console.run_id
+    qtbot.waitUntil(lambda: window.store.get_run(paused_id).status == "paused", timeout=3000)
+    assert window.open_path(str(broken))
+    assert empty()
+    assert "Waiting for approval" not in window.windowTitle()
+    assert not console.bridge.is_active and window.act_run.isEnabled()
+    assert window.store.get_run(paused_id).status == "paused"
+    assert set(states(window.scene).values()) == {None}
+    # ... and can be resumed from there, on its own workflow
+    window.history.refresh()
+    assert window.history.select_run(paused_id)
+    window.history.resume_action.trigger()
+    qtbot.waitUntil(lambda: any(w.live for w in window.run_windows), timeout=3000)
+    run_win = next(w for w in window.run_windows if w.live)
+    with qtbot.waitSignal(run_win.console.run_finished, timeout=5000) as finished:
+        run_win.console.approvals.active_card.approve_button.click()
+    assert finished.args == ["completed"]
+    run_win.close()
 
 
 def test_closing_the_window_cancels_a_live_run(qtbot, window):
@@ -232,3 +300,34 @@ def test_a_paused_run_survives_closing_the_window_and_is_resumed_after(qtbot, wi
     finally:
         again.close()
         again.store.close()
+
+
+def test_opening_another_file_during_a_run_asks_and_stops_it(qtbot, window, dialogs):
+    """A running run belongs to its document: New asks first; "Cancel" keeps both, "Yes"
+    stops the run, and nothing it still sends reaches the new document's empty console."""
+    from PySide6.QtWidgets import QMessageBox
+
+    assert window.open_sample(str(SAMPLES / "review.flow.json"))
+    choose_provider(window, "echo")  # a provider is chosen: Run starts at once
+    slow = EchoProvider(delay=30.0)
+    window.run_console.set_resolver_factory(lambda: slow)
+    qtbot.waitUntil(lambda: window.act_run.isEnabled(), timeout=2000)
+    console = window.run_console
+    with qtbot.waitSignal(console.run_started, timeout=2000):
+        window.act_run.trigger()
+    qtbot.waitUntil(lambda: states(window.scene).get("triage") == "running", timeout=3000)
+    run_id = console.run_id
+    dialogs.question_answer = QMessageBox.StandardButton.Cancel
+    window.new_document()
+    assert dialogs.of("question") and "running" in dialogs.of("question")[-1][2]
+    assert window.document.workflow.name == load_workflow(SAMPLES / "review.flow.json").name
+    assert console.bridge.is_active and console.run_id == run_id
+    dialogs.question_answer = QMessageBox.StandardButton.Yes
+    with qtbot.waitSignal(console.run_finished, timeout=3000) as finished:
+        window.new_document()
+    assert finished.args == ["cancelled"]
+    assert window.store.get_run(run_id).status == "cancelled"
+    assert [n.type for n in window.document.workflow.nodes] == ["start"]
+    assert not console.model.entries and console.run_id is None
+    assert console.header.status_text == "Ready" and set(states(window.scene).values()) == {None}
+    assert not console.bridge.is_active and "in progress" not in window.act_run.toolTip()

@@ -90,7 +90,7 @@ def test_a_failing_agent_is_failed_on_the_canvas_with_its_error(qtbot, window, t
     assert "no-such-provider" in item.run_tip
     assert "Failed" in item.toolTip() and "no-such-provider" in item.toolTip()
     assert max(len(line) for line in item.toolTip().splitlines()) <= 90  # wrapped, not one screen-wide line
-    assert "Failed" in window.run_console.status_label.text()
+    assert "Failed" in window.run_console.header.status_text
     stored = window.store.get_run(window.run_console.run_id)
     assert stored.status == "failed"
 

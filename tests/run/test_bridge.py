@@ -134,7 +134,7 @@ def test_a_provider_that_cannot_be_built_is_reported_not_raised(qtbot, console, 
     console.set_workflow(review)
     console.set_resolver_factory(broken)
     assert console.start_run() is None
-    assert "needs an API key" in console.status_label.text()
+    assert "needs an API key" in console.header.status_text
     assert console.run_action.isEnabled() and not console.bridge.is_active
 
 

@@ -23,7 +23,7 @@ def test_take_up_a_paused_run_and_approve_it(qtbot, console, tmp_path):
     card = console.approvals.active_card
     assert card.request.node_id == "signoff" and "charged twice" in card.review.toPlainText()
     assert console.bridge.node_states()["signoff"] == "waiting"
-    assert console.status_label.text().startswith("● Paused")
+    assert console.header.status_text.startswith("● Paused")
     with qtbot.waitSignal(console.run_finished, timeout=5000) as finished:
         qtbot.mouseClick(card.approve_button, Qt.MouseButton.LeftButton)
     assert finished.args == ["completed"]
@@ -51,5 +51,5 @@ def test_a_run_that_is_not_paused_is_refused_with_a_reason(qtbot, console, tmp_p
     store.update_run(run_id, status="completed")
     console.set_store(store)
     assert not console.open_paused_run(run_id)
-    assert "not a paused run" in console.status_label.text()
+    assert "not a paused run" in console.header.status_text
     assert not console.bridge.is_active

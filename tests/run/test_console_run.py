@@ -51,7 +51,7 @@ def test_review_sample_entries_in_order_until_the_approval(qtbot, console, revie
     entries = shown(console)
     assert "Hello, I was charged twice" in entries[3][2] and entries[3][2].startswith("Customer message:")
     assert entries[6][2].endswith("matched")
-    assert console.status_label.text().startswith("● Paused")
+    assert console.header.status_text.startswith("● Paused")
     assert not console.run_action.isEnabled() and console.cancel_action.isEnabled()
     card = console.approvals.active_card
     assert card.request.node_id == "signoff"
@@ -85,7 +85,7 @@ def test_approve_by_click_resumes_on_the_approve_branch(qtbot, console, review):
     assert states["send"] == "done" and states["signoff"] == "done"
     assert states["revise"] == "skipped" and states["general"] == "skipped"
     assert ("signoff", "approve", "send") in console.bridge.followed_links()
-    assert console.status_label.text() == "● Completed"
+    assert console.header.status_text == "● Completed"
     assert console.run_action.isEnabled() and not console.cancel_action.isEnabled()
     assert console.final_output().startswith("Final reply to send:")
 
@@ -155,7 +155,7 @@ def test_cancel_during_a_slow_response_ends_cancelled_within_a_second(qtbot, con
     assert finished.args == ["cancelled"]
     assert console.bridge.node_states()["triage"] == "cancelled"
     assert shown(console)[-1][1:] == ("run_status", "cancelled")
-    assert console.status_label.text().startswith("● Cancelled")
+    assert console.header.status_text.startswith("● Cancelled")
     assert console.run_action.isEnabled()
 
 

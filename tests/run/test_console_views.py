@@ -195,7 +195,7 @@ def test_replay_of_a_stored_run_shows_the_same_log_and_states(qtbot, console, re
         assert other.replay(store.workflow_of(run_id), store.events(run_id), run_id=run_id, status="completed")
     assert [(e.node_id, e.type, e.content) for e in other.visible_entries()] == live
     assert states.args[0] == live_states
-    assert other.status_label.text() == "● Completed"
+    assert other.header.status_text == "● Completed"
     assert other.node_details("revise")["output"] == console.node_details("revise")["output"]
     assert other.run_record()["results"]["revise"] == console.node_details("revise")["output"]
 
@@ -227,7 +227,7 @@ def test_a_failing_agent_fails_the_run_and_its_node_carries_the_error(qtbot, con
     assert ("triage", "llm_error") in kinds and kinds[-1] == ("system", "run_status")
     assert console.bridge.node_states()["triage"] == "failed"
     assert console.node_errors() == {"triage": "HTTP 401: invalid API key"}
-    assert console.status_label.text().startswith("● Failed: Agent 'Triage and draft' failed: HTTP 401")
+    assert console.header.status_text.startswith("● Failed: Agent 'Triage and draft' failed: HTTP 401")
     console.set_type_groups(["Errors"])
     assert [e.type for e in console.visible_entries()] == ["llm_error", "error"]
 
