@@ -57,6 +57,27 @@ async def test_samples_run_remotely_with_the_same_events(temporal_server, worker
     assert _comparable(remote) == _comparable(local)
 
 
+def _parallel_approvals():
+    """Two approvals reached at once (the second queued) and a branch that goes on meanwhile
+    (its successor deferred while the run is paused), ending in a subagent call."""
+    from tests.engine.flows import agent, approval, flow, link, start
+
+    return flow([start(), approval("ap1", "first?"), approval("ap2", "second?"), agent("w", "work on {{PREVIOUS_OUTPUT}}"),
+                 agent("after1"), agent("after2"), agent("boss", subagents=True), agent("helper", name="Helper")],
+                [link("s", "ap1"), link("s", "ap2"), link("s", "w"), link("ap1", "after1", "approve"),
+                 link("ap2", "after2", "reject"), link("w", "boss"), link("boss", "helper", "subagent")])
+
+
+async def test_queued_approvals_and_deferred_branches_as_locally(temporal_server, worker):
+    wf = _parallel_approvals()
+    local, local_status = await _local(wf, ["approve", "reject"])
+    remote, remote_status = await _remote(temporal_server, wf, ["approve", "reject"])
+    assert remote_status == str(local_status) == "completed"
+    kinds = [e.type for e in remote]
+    assert "approval_queued" in kinds and kinds.count("wait_input") == 2 and "subagent_call_end" in kinds
+    assert _comparable(remote) == _comparable(local)
+
+
 def _cli(*args, timeout=60):
     return subprocess.run([sys.executable, "-m", "engine.cli", *args], cwd=ROOT, capture_output=True, text=True,
                           timeout=timeout)
