@@ -113,6 +113,7 @@ async def _worker(args: argparse.Namespace) -> int:
 
     await run_worker(args.temporal, namespace=args.namespace, task_queue=args.task_queue,
                      concurrency=args.concurrency, ready=ready)
+    _err("worker stopped")
     return 0
 
 

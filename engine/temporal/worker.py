@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import signal
 from datetime import timedelta
 from typing import Any
 
@@ -47,7 +48,14 @@ async def run_worker(address: str, *, namespace: str = DEFAULT_NAMESPACE, task_q
                      concurrency: int = 10, ready: Any = None) -> None:
     client = await connect(address, namespace)
     worker = make_worker(client, task_queue=task_queue, concurrency=concurrency)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):  # stop taking tasks; in-flight steps go to other workers
+        try:
+            loop.add_signal_handler(sig, stop.set)
+        except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or not supported
+            pass
     async with worker:
         if ready is not None:
             ready()
-        await asyncio.Event().wait()
+        await stop.wait()
