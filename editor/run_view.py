@@ -146,7 +146,7 @@ class RunViewWindow(QMainWindow):
         state = self.run_state
         # the canvas's words, as the main window paints a live run: skipped and cancelled are "not reached"
         states = {k: ("not_reached" if v in ("skipped", "cancelled") else v) for k, v in state.states.items()}
-        self.scene.set_run_states(states, set(state.links), self.console.node_errors())
+        self.scene.set_run_states(states, set(state.links), self.console.node_errors(), self.console.run_badges())
 
     def _status_changed(self, status: str) -> None:
         self._status = status

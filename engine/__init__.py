@@ -29,8 +29,13 @@ from .model import (NODE_TYPES, AgentData, AgentTools, ApprovalData, Condition, 
                     StartData, Workflow, WorkflowLoadError, accepts_input, atomic_write_text, dumps_workflow,
                     load_workflow, loads_workflow, new_id, parse_workflow, save_workflow, source_handles,
                     workflow_to_dict)
-from .nodes import (NodeError, NodeOutcome, NodeSpec, PaletteEntry, PauseRequest, RunContext, load_plugins,
-                    node_specs, palette_entries, register_node_spec, spec_for, unregister_node_spec)
+from .nodes import (DEFAULT_MAX_RETRIES, DEFAULT_RETRY_DELAY_MS, ERROR_HANDLE, ERROR_MODES, NodeError, NodeOutcome,
+                    NodeSpec, PaletteEntry, PauseRequest, PolicyData, RunContext, load_plugins, node_specs,
+                    palette_entries, register_node_spec, spec_for, unregister_node_spec)
+from .nodes.join import JoinData
+from .nodes.loop import DEFAULT_MAX_ITERATIONS, LoopData
+from .nodes.start import VARIABLE_TYPES, Variable
+from .variables import VariableError, coerce_variable, parse_var_argument, run_variables
 from .resources import read_resource_text, resource_path, sample_paths
 from .runstate import NODE_STATES, NodeDetails, RunState, SubagentCall
 from .runtime import DEFAULT_MAX_VISITS, NodeRecord, Run, RunStateError, as_text, normalise_decision
@@ -99,6 +104,10 @@ __all__ = sorted([
     # node kinds (specs, plug-ins)
     "NodeSpec", "NodeError", "NodeOutcome", "PauseRequest", "RunContext", "PaletteEntry", "spec_for", "node_specs",
     "register_node_spec", "unregister_node_spec", "palette_entries", "load_plugins",
+    # data flow: variables, step policies, join and loop (DESIGN.md "Data flow", "Step policies")
+    "Variable", "VARIABLE_TYPES", "VariableError", "coerce_variable", "run_variables", "parse_var_argument",
+    "PolicyData", "ERROR_MODES", "DEFAULT_MAX_RETRIES", "DEFAULT_RETRY_DELAY_MS", "ERROR_HANDLE", "JoinData",
+    "LoopData", "DEFAULT_MAX_ITERATIONS",
     # what a run did (one reducer for every view)
     "RunState", "NodeDetails", "SubagentCall", "NODE_STATES", "SUBAGENT_CALL_TYPES", "SUBAGENT_FIELDS",
     # LLM seam

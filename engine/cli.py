@@ -48,6 +48,8 @@ def _parser() -> argparse.ArgumentParser:
     r = sub.add_parser("run", help="run a workflow headless")
     r.add_argument("file")
     r.add_argument("--input", help="the run's initial input (overrides the start node's)")
+    r.add_argument("--var", action="append", default=[], metavar="NAME=VALUE",
+                   help="a run variable (repeatable); overrides the Start node's default, coerced to its type")
     r.add_argument("--decide", action="append", type=_decision, default=[], metavar="approve|reject[:NOTE]",
                    help="answer the next approval; repeat for later ones, applied in order")
     r.add_argument("--jsonl", action="store_true", help="print each log entry as a JSON line as it happens")
@@ -128,6 +130,20 @@ class _Printer:
             arrow = {"subagent_call_start": "→", "subagent_call_end": "←", "subagent_call_error": "✗"}[kind]
             indent = "  " * max(0, (depth if isinstance(depth, int) else 1) - 1)
             content = f"{indent}{arrow} {fields.get('subagentName') or '?'}: {content}"
+        elif kind == "step_retry":
+            f = ev.extra or {}
+            content = f"attempt {f.get('attempt')} of {f.get('maxAttempts')} in {f.get('delayMs')} ms: {content}"
+        elif kind == "step_skipped":
+            content = f"skipped: {content}"
+        elif kind == "loop_check":
+            f = ev.extra or {}
+            content = f"iteration {f.get('iteration')}: " + ("until matched, done" if f.get("matched") else "go on")
+        elif kind == "step_end":
+            f = ev.extra or {}
+            if f.get("status") == "done":
+                return  # a finished step says so in its own events; only a skip or a failure is printed
+            content = f"{f.get('status')} after {f.get('durationMs')} ms" + (
+                f", following '{f['handle']}': {content}" if f.get("handle") else "")
         who = self.titles.get(ev.node_id, ev.node_id)
         stamp = format_timestamp(ev.timestamp)[11:23]
         text = content.replace("\n", "\n" + " " * 16) if content else ""
@@ -302,6 +318,24 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if args.max_visits < 1:
         _err("--max-visits must be at least 1")
         return EXIT_USAGE
+    from .variables import VariableError, parse_var_argument, run_variables
+
+    arguments: dict[str, str] = {}
+    for text in args.var:
+        try:
+            name, value = parse_var_argument(text)
+        except ValueError as err:
+            _err(str(err))
+            return EXIT_USAGE
+        if has_surrogates(value):
+            _err(f"--var {name}: the value is not valid text (bytes that are not UTF-8)")
+            return EXIT_USAGE
+        arguments[name] = value
+    try:  # refused before the run starts, the variable named (DESIGN.md: exit 2)
+        run_variables(wf, arguments)
+    except VariableError as err:
+        _err(str(err))
+        return EXIT_USAGE
     issues = validate(wf)
     errors = [i for i in issues if i.is_error]
     if errors:
@@ -331,7 +365,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if args.base_url and _stored_base_url(args.base_url) != args.base_url:
         meta["baseUrlCredentials"] = True  # resume says to pass --base-url again
     run = Run(wf, resolver, initial_input=args.input, max_visits=args.max_visits, check=False,
-              meta=meta, keep_events=False)  # printed and stored as they happen; no need to hold them
+              meta=meta, keep_events=False, variables=arguments)  # printed and stored as they happen; no need to hold them
     store = None if args.no_store else _open_store(required=False)
     return _execute(run, store, list(args.decide), printer, workflow_path=os.path.abspath(args.file))
 

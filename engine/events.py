@@ -70,6 +70,12 @@ class EventType(StrEnum):
     RUN_STATUS = "run_status"  # content: the new status
     APPROVAL_QUEUED = "approval_queued"  # an approval reached while another one is pending
     NODE_OUTPUT = "node_output"  # reserved for non-agent outputs shown in the console
+    # Step policies and data flow (DESIGN.md, "Step policies", "More node kinds")
+    STEP_END = "step_end"  # extra {status: done|skipped|failed, durationMs}
+    STEP_RETRY = "step_retry"  # extra {attempt (the one about to run), maxAttempts, delayMs, error}
+    STEP_SKIPPED = "step_skipped"  # content: the error; the output is null, the branch goes on
+    LOOP_CHECK = "loop_check"  # extra {iteration, matched}
+    JOIN_WAIT = "join_wait"  # extra {delivered, expected}: an arrival at a join that keeps waiting
 
 
 SUBAGENT_CALL_TYPES = frozenset({EventType.SUBAGENT_CALL_START.value, EventType.SUBAGENT_CALL_END.value,

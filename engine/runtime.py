@@ -24,6 +24,7 @@ Concepts and invariants
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import gc
 import json
 import time
@@ -40,7 +41,11 @@ from .llm.base import AgentInvocation, LLMError, LLMProvider, SubagentSpec
 from .model import Node, Workflow, dumps_workflow, parse_workflow
 from .nodes import SPECS, NodeError, NodeOutcome, PauseRequest, RunContext, spec_for
 from .nodes.agent import MAX_SUBAGENT_DEPTH, ProviderCall, _usage_json  # noqa: F401  (_usage_json: kept importable)
-from .nodes.base import as_text, fill_prompt
+from .nodes.base import (BRANCH, DEFAULT_MAX_RETRIES, DEFAULT_RETRY_DELAY_MS, ERROR_HANDLE, BranchFrame, as_text,
+                         fill_prompt)
+from .nodes.loop import DEFAULT_MAX_ITERATIONS, until_matches
+from .templates import TemplateScope
+from .variables import VariableError, run_variables  # noqa: F401  (VariableError: raised by Run())
 from .validate import errors_only, validate
 
 __all__ = ["Run", "RunStateError", "NodeRecord", "normalise_decision", "DEFAULT_MAX_VISITS", "SNAPSHOT_FORMAT",
@@ -53,6 +58,21 @@ _tuple_new = tuple.__new__
 _STEP_START = EventType.STEP_START.value
 _DONE = NodeOutcome.DONE
 _NODE_OUTPUT = EventType.NODE_OUTPUT.value
+_STEP_END = EventType.STEP_END.value
+_STEP_RETRY = EventType.STEP_RETRY.value
+_STEP_SKIPPED = EventType.STEP_SKIPPED.value
+_LOOP_CHECK = EventType.LOOP_CHECK.value
+_JOIN_WAIT = EventType.JOIN_WAIT.value
+# step_end's extra fields, preformatted per status (the hot path formats one number into it)
+_END_DONE = '{"status": "done", "durationMs": '
+_FIRE = "\x00fire"  # the "source" of a join step whose arrivals are already gathered
+
+
+class _Waiting:
+    __slots__ = ()
+
+
+_WAITING = _Waiting()  # a join arrival that keeps waiting
 _YIELD_EVERY = 64  # steps a branch runs before yielding to the event loop when nothing else awaits
 
 EventCallback = Callable[[RunEvent], None]
@@ -171,6 +191,20 @@ _APPROVE = {"approve", "approved", "yes", "y", "true", "ok", "accept", "accepted
 _REJECT = {"reject", "rejected", "no", "n", "false", "deny", "denied", "decline"}
 
 
+def _with_frame(item: dict[str, Any], frame: BranchFrame | None) -> dict[str, Any]:
+    if frame is not None and frame != _EMPTY_FRAME:
+        item["frame"] = frame.to_json()
+    return item
+
+
+def _padded(frames: "deque[BranchFrame | None]", n: int) -> list[BranchFrame | None]:
+    items = list(frames)
+    return items + [None] * (n - len(items))
+
+
+_EMPTY_FRAME = BranchFrame()
+
+
 def normalise_decision(decision: Any, note: str | None = None) -> dict[str, str]:
     """``{"decision": "approve"|"reject", "note": str}`` from a string, bool or dict."""
     if isinstance(decision, dict):
@@ -205,12 +239,18 @@ class Run:
         meta: dict[str, Any] | None = None,
         clock: Clock = time.time,
         id_source: IdSource = uuid_ids,
+        variables: Mapping[str, Any] | None = None,
+        _restoring: bool = False,
     ) -> None:
         # The scheduler reads time and makes ids only through these two (a durable engine
         # replaying the run injects its own); all other I/O happens in the nodes' execute.
         self._clock = clock
         self._id_source = id_source
         self.workflow = workflow
+        # The run's variable map (DESIGN.md, "Data flow"): Start's variables overridden by the
+        # arguments, coerced; a bad or missing value refuses the run here (VariableError).
+        self.variables: dict[str, Any] = (dict(variables or {}) if _restoring
+                                          else run_variables(workflow, variables))
         self.run_id = run_id or id_source()
         self.initial_input = initial_input
         self.max_visits = max_visits
@@ -244,6 +284,15 @@ class Run:
         self._out: dict[str, tuple[tuple[str, str], ...]] = {k: tuple(v) for k, v in out.items()}
         self._sub_children = children
         self._spec_cache: dict[str, list[SubagentSpec]] = {}
+        # Joins and loops: arrivals gathered per join (link index -> value) with the last
+        # arrival's branch frame; each active loop's iteration; graph facts cached per run.
+        self._joins: dict[str, dict[int, Any]] = {}
+        self._join_frames: dict[str, BranchFrame | None] = {}
+        self._loops: dict[str, int] = {}
+        self._join_links_cache: dict[str, tuple[str, ...]] = {}
+        self._feeders_cache: dict[tuple[str, str], frozenset[str]] = {}
+        self._body_cache: dict[str, frozenset[str]] = {}
+        self._paused_since: float | None = None
 
         self.status = RunStatus.PENDING
         self._ended = False  # status.is_final, kept as a plain bool for the hot path
@@ -264,11 +313,15 @@ class Run:
 
         self._pending: tuple[str, Any] | None = None
         self._queue: deque[tuple[str, Any]] = deque()
-        self._deferred: list[tuple[str, Any]] = []
+        self._queue_frames: deque[BranchFrame | None] = deque()  # the frame of each queued approval
+        self._pending_frame: BranchFrame | None = None
+        # Deferred work: (node id, input, where it came from, the branch's frame).
+        self._deferred: list[tuple[str, Any, str | None, BranchFrame | None]] = []
         self._tasks: set[asyncio.Task] = set()
         # Where each branch task is while it waits: (node id, input, whether that node's visit is
-        # counted). Read by checkpoint() to keep a sibling's step that is still in flight.
-        self._at: dict[asyncio.Task, tuple[str, Any, bool]] = {}
+        # counted, where it came from, its frame). Read by checkpoint() to keep a sibling's step
+        # that is still in flight, and by joins to know which sources can still deliver.
+        self._at: dict[asyncio.Task, tuple[str, Any, bool, str | None, BranchFrame | None]] = {}
         self._idle: asyncio.Event | None = None
         self._lock: asyncio.Lock | None = None
 
@@ -385,15 +438,27 @@ class Run:
             self.outputs[node_id] = answer
             self._emit(node_id, EventType.INPUT_RECEIVED, json.dumps(answer, ensure_ascii=False),
                        decision_fields(answer))
+            node = self._nodes.get(node_id)
+            out_var = node.data.outputVar if node is not None else None
+            if out_var:
+                self.variables[out_var] = answer
+            now = self._clock()
+            waited = round((now - self._paused_since) * 1000) if self._paused_since else 0
+            self._paused_since = None
+            self._emit(node_id, _STEP_END, "done", None, now, f'{_END_DONE}{waited}}}')
             self._set_status(RunStatus.RUNNING)
+            # The branches leaving the approval know its decision and note (APPROVAL_NOTE, ...).
+            frame = (self._pending_frame or BranchFrame())._replace(decision=answer["decision"], note=answer["note"])
+            self._pending_frame = None
             for handle, target in self._out.get(node_id, ()):
                 if handle == answer["decision"]:
-                    self._spawn(target, arrived)
+                    self._spawn(target, arrived, node_id, frame)
+            self._check_joins()
             await self._wait_idle()
             while self.status == RunStatus.RUNNING and self._deferred:
                 batch, self._deferred = self._deferred, []
-                for target, value in batch:
-                    self._spawn(target, value)
+                for target, value, src, fr in batch:
+                    self._spawn(target, value, src, fr)
                 await self._wait_idle()
             self._settle()
             return self.status
@@ -405,6 +470,7 @@ class Run:
         self.error = reason
         self._pending = None
         self._queue.clear()
+        self._queue_frames.clear()
         self._deferred.clear()
         self.current_node_id = None
         self._set_status(RunStatus.CANCELLED, reason)
@@ -422,7 +488,8 @@ class Run:
         if self.status == RunStatus.RUNNING:
             if self._queue:
                 node_id, value = self._queue.popleft()
-                self._pause_at(node_id, value)
+                frame = self._queue_frames.popleft() if self._queue_frames else None
+                self._pause_at(node_id, value, None, frame)
             else:
                 self.current_node_id = None
                 self._set_status(RunStatus.COMPLETED)
@@ -437,16 +504,23 @@ class Run:
         while self._tasks:
             await self._idle.wait()
 
-    def _spawn(self, node_id: str, value: Any) -> None:
+    def _spawn(self, node_id: str, value: Any, src: str | None = None, frame: Any = False) -> None:
+        """A new branch at ``node_id``; ``frame`` (False: the current branch's) is its BranchFrame."""
         tasks = self._tasks
         if not tasks:
             assert self._idle is not None
             self._idle.clear()
         # The branch takes itself out of ``_tasks`` when it ends (see ``_branch``): no done
         # callback, which would cost one more event-loop callback per branch.
-        task = self._loop.create_task(self._branch(node_id, value))
+        if frame is False:
+            frame = BRANCH.get()
+            task = self._loop.create_task(self._branch(node_id, value, src))
+        else:
+            context = contextvars.copy_context()
+            context.run(BRANCH.set, frame)
+            task = self._loop.create_task(self._branch(node_id, value, src), context=context)
         tasks.add(task)
-        self._at[task] = (node_id, value, False)
+        self._at[task] = (node_id, value, False, src, frame)
 
     def _branch_ended(self, task: asyncio.Task | None) -> None:
         tasks = self._tasks
@@ -454,6 +528,8 @@ class Run:
             return
         tasks.remove(task)
         self._at.pop(task, None)  # type: ignore[arg-type]
+        if self._joins and not self._ended:
+            self._check_joins()
         if not tasks:
             assert self._idle is not None
             self._idle.set()
@@ -482,8 +558,10 @@ class Run:
             current = None
         self._cancel_branches(current)
 
-    def _pause_at(self, node_id: str, value: Any, prompt: str | None = None) -> None:
+    def _pause_at(self, node_id: str, value: Any, prompt: str | None = None, frame: Any = False) -> None:
         self._pending = (node_id, value)
+        self._pending_frame = BRANCH.get() if frame is False else frame
+        self._paused_since = self._clock()
         self.waiting_for_input = True
         self.current_node_id = node_id
         if prompt is None:  # a queued approval, asked now
@@ -494,10 +572,10 @@ class Run:
         self._set_status(RunStatus.PAUSED)
 
     # ------------------------------------------------------------------ branches
-    async def _branch(self, node_id: str | None, value: Any) -> None:
+    async def _branch(self, node_id: str | None, value: Any, src: str | None = None) -> None:
         """One branch task: walks its path, then takes itself out of the live tasks."""
         try:
-            await self._walk(node_id, value)
+            await self._walk(node_id, value, src)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # a bug, not a model failure: still end the run cleanly
@@ -505,10 +583,11 @@ class Run:
         finally:
             self._branch_ended(asyncio.current_task())
 
-    async def _walk(self, node_id: str | None, value: Any) -> None:
+    async def _walk(self, node_id: str | None, value: Any, src: str | None = None) -> None:
         nodes, out, visits, limit = self._nodes, self._out, self.visits, self.max_visits
         at, task = self._at, asyncio.current_task()
-        specs, ctx, emit, outcomes = SPECS, self._ctx, self._emit, self._outcomes
+        specs, ctx, emit, outcomes, clock = SPECS, self._ctx, self._emit, self._outcomes, self._clock
+        variables = self.variables
         steps = 0
         while node_id is not None:
             if self._ended:
@@ -517,6 +596,11 @@ class Run:
             if node is None:
                 self._fail(SYSTEM_NODE, f"A link points to a node that does not exist ('{node_id}').")
                 return
+            spec = specs.get(node.type) or spec_for(node.type)
+            if spec is not None and spec.gathers:
+                value = self._arrive_join(node, src, value)
+                if value is _WAITING:
+                    return
             count = visits.get(node_id, 0) + 1
             visits[node_id] = count
             if count > limit:
@@ -524,43 +608,55 @@ class Run:
                 self._fail(node_id, f"'{node.title}' was reached more than {limit} times in this run; stopping "
                                     "to avoid an endless loop. Raise the visit limit if the loop is intended.")
                 return
-            spec = specs.get(node.type) or spec_for(node.type)
             if spec is None:
                 emit(node_id, _STEP_START, node.title)
                 self._fail(node_id, f"Node '{node_id}' has an unknown type '{node.type}'.")
                 return
-            emit(node_id, _STEP_START, spec.title(node.data))
-            at[task] = (node_id, value, True)  # type: ignore[index]  # in flight: redone on a resume
+            started = emit(node_id, _STEP_START, spec.title(node.data))[3]
+            at[task] = (node_id, value, True, _FIRE if spec.gathers else src, BRANCH.get())  # type: ignore[index]
+            status = "done"
             try:
-                result = await spec.execute(ctx, node, value)
+                data = node.data
+                if spec.works and (data.timeoutMs or data.errorMode == "retry"):  # type: ignore[attr-defined]
+                    result = await self._attempts(spec, node, value)
+                else:
+                    result = await spec.execute(ctx, node, value)
             except asyncio.CancelledError:
                 outcomes[node_id] = NodeOutcome.CANCELLED
                 raise
             except NodeError as err:
-                self._node_failed(node, str(err))
-                return
+                result, status = self._node_failed(node, str(err), started)
             except Exception as err:  # a node kind's bug must not take the run down
-                self._node_failed(node, f"'{node.title}' failed: {err!r}")
+                result, status = self._node_failed(node, f"'{node.title}' failed: {err!r}", started)
+            if result is None:
                 return
             if result.__class__ is PauseRequest:
                 if self.status == RunStatus.PAUSED:
                     self._queue.append((node_id, value))
+                    self._queue_frames.append(BRANCH.get())
                     emit(node_id, EventType.APPROVAL_QUEUED, "Another approval is pending; this one will be asked next.")
                 else:
                     self._pause_at(node_id, value, result.prompt)  # type: ignore[union-attr]
                 return
             output, handle = result  # type: ignore[misc]
-            if not spec.reports_output:
-                emit(node_id, _NODE_OUTPUT, as_text(output),
-                     {"handle": handle} if handle is None or handle.__class__ is str else {"handles": list(handle)})
-            if outcomes and node_id in outcomes:  # done this time (after a failure a policy let pass)
-                del outcomes[node_id]
+            if status == "done":
+                if not spec.reports_output:
+                    emit(node_id, _NODE_OUTPUT, as_text(output),
+                         {"handle": handle} if handle is None or handle.__class__ is str else {"handles": list(handle)})
+                if outcomes and node_id in outcomes:  # done this time (after a failure a policy let pass)
+                    del outcomes[node_id]
+                ended = clock()
+                emit(node_id, _STEP_END, "done", None, ended, f"{_END_DONE}{round((ended - started) * 1000)}}}")
             if self._ended:
                 return
             self.outputs[node_id] = output
+            out_var = node.data.outputVar
+            if out_var:
+                variables[out_var] = output
             edges = out.get(node_id)
             if not edges:
                 return
+            src = node_id
             if len(edges) == 1 and self.status is not RunStatus.PAUSED:  # the common case: one link out
                 h, t = edges[0]
                 if h != handle and (handle.__class__ is str or handle is None or h not in handle):
@@ -568,7 +664,7 @@ class Run:
                 node_id, value = t, output
                 steps += 1
                 if steps % _YIELD_EVERY == 0:
-                    at[task] = (node_id, value, False)  # type: ignore[index]
+                    at[task] = (node_id, value, False, src, BRANCH.get())  # type: ignore[index]
                     await asyncio.sleep(0)
                 continue
             if handle.__class__ is str:
@@ -578,24 +674,222 @@ class Run:
             if not targets:
                 return
             if self.status == RunStatus.PAUSED:
-                self._deferred.extend((t, output) for t in targets)
+                frame = BRANCH.get()
+                self._deferred.extend((t, output, src, frame) for t in targets)
                 return
             for t in targets[1:]:
-                self._spawn(t, output)
+                self._spawn(t, output, src)
             node_id, value = targets[0], output
             steps += 1
             if steps % _YIELD_EVERY == 0:
-                at[task] = (node_id, value, False)  # type: ignore[index]
+                at[task] = (node_id, value, False, src, BRANCH.get())  # type: ignore[index]
                 await asyncio.sleep(0)  # keep the event loop (and the GUI) responsive on instant providers
 
-    def _node_failed(self, node: Node, message: str) -> None:
-        """A step failed: its outcome is recorded, then the node's policy applies.
+    # ------------------------------------------------------------------ step policies
+    async def _attempts(self, spec: Any, node: Node, value: Any) -> Any:
+        """A working node's step under its policy: each attempt limited to ``timeoutMs``; with
+        ``errorMode: retry``, up to ``maxRetries`` more attempts after ``retryDelayMs`` (doubling),
+        each announced by ``step_retry``. Raises NodeError with the last attempt's error.
 
-        The one policy today fails the run (as before); per-node policies (retry, skip,
-        an error handle) will choose here instead.
+        An attempt is one ``execute``: a provider's own HTTP retries (a 429 answered later) happen
+        inside it and are not counted again here.
         """
-        self._outcomes[node.id] = NodeOutcome.FAILED
-        self._fail(node.id, message)
+        data = node.data
+        timeout = data.timeoutMs  # type: ignore[attr-defined]
+        retries = data.maxRetries if data.maxRetries is not None else DEFAULT_MAX_RETRIES  # type: ignore[attr-defined]
+        tries = 1 + retries if data.errorMode == "retry" else 1  # type: ignore[attr-defined]
+        delay = data.retryDelayMs if data.retryDelayMs is not None else DEFAULT_RETRY_DELAY_MS  # type: ignore[attr-defined]
+        ctx = self._ctx
+        attempt = 1
+        while True:
+            try:
+                if timeout:
+                    return await asyncio.wait_for(spec.execute(ctx, node, value), timeout / 1000)
+                return await spec.execute(ctx, node, value)
+            except asyncio.CancelledError:
+                raise
+            except TimeoutError:
+                message = f"{spec.describe(node)} timed out after {timeout} ms"
+            except NodeError as err:
+                message = str(err)
+            except Exception as err:
+                message = f"'{node.title}' failed: {err!r}"
+            if attempt >= tries:
+                raise NodeError(message)
+            attempt += 1
+            self._emit(node.id, _STEP_RETRY, message,
+                       {"attempt": attempt, "maxAttempts": tries, "delayMs": delay, "error": message})
+            await asyncio.sleep(delay / 1000)
+            delay *= 2
+
+    def _node_failed(self, node: Node, message: str, started: float | None = None) -> tuple[Any, str]:
+        """A step failed (after its retries): its outcome is recorded, then the node's policy applies.
+
+        Returns ``((output, handle), status)`` for the branch to go on: with ``errorMode: skip``
+        (``step_skipped``; null along the normal output) or along the node's ``error`` links
+        (the message as the output); else ``(None, "failed")`` after failing the run.
+        """
+        node_id = node.id
+        now = self._clock()
+        ms = round((now - started) * 1000) if started else 0
+        if getattr(node.data, "errorMode", None) == "skip":
+            self._outcomes[node_id] = NodeOutcome.SKIPPED
+            self._emit(node_id, _STEP_SKIPPED, message, {"error": message})
+            self._emit(node_id, _STEP_END, "skipped", {"status": "skipped", "durationMs": ms})
+            return (None, "output"), "skipped"
+        self._outcomes[node_id] = NodeOutcome.FAILED
+        if any(h == ERROR_HANDLE for h, _t in self._out.get(node_id, ())):
+            self._emit(node_id, _STEP_END, message, {"status": "failed", "durationMs": ms, "handle": ERROR_HANDLE})
+            return (message, ERROR_HANDLE), "failed"
+        self._emit(node_id, _STEP_END, message, {"status": "failed", "durationMs": ms})
+        self._fail(node_id, message)
+        return None, "failed"  # type: ignore[return-value]
+
+    # ------------------------------------------------------------------ templates
+    def _scope(self, value: Any) -> TemplateScope:
+        """What references resolve against for a step that received ``value`` on this branch."""
+        builtins: dict[str, Any] = {"PREVIOUS_OUTPUT": value, "input": value, "run": {"id": self.run_id},
+                                    "workflow": {"name": self.workflow.name or ""}}
+        frame = BRANCH.get()
+        if frame is not None:
+            if frame.decision is not None:
+                builtins["APPROVAL_DECISION"] = frame.decision
+                builtins["APPROVAL_NOTE"] = frame.note or ""
+            if frame.loops:
+                builtins["iteration"] = self._loops.get(frame.loops[-1], 1)
+            if frame.fanout is not None:
+                builtins["__fanout"] = frame.fanout
+        return TemplateScope(self.variables, builtins)
+
+    # ------------------------------------------------------------------ joins
+    def _gathers(self, node_id: str) -> bool:
+        node = self._nodes.get(node_id)
+        spec = (SPECS.get(node.type) or spec_for(node.type)) if node is not None else None
+        return bool(spec is not None and spec.gathers)
+
+    def _join_links(self, join_id: str) -> tuple[str, ...]:
+        """The sources of the execution links into a join, in the file's order."""
+        links = self._join_links_cache.get(join_id)
+        if links is None:
+            links = tuple(c.source for c in self.workflow.connections
+                          if c.target == join_id and c.sourceHandle != "subagent")
+            self._join_links_cache[join_id] = links
+        return links
+
+    def _feeders(self, source: str, join_id: str) -> frozenset[str]:
+        """The nodes from which ``source`` can be reached without passing through the join."""
+        key = (source, join_id)
+        found = self._feeders_cache.get(key)
+        if found is None:
+            into: dict[str, list[str]] = {}
+            for s, edges in self._out.items():
+                for _h, t in edges:
+                    into.setdefault(t, []).append(s)
+            seen = {source}
+            stack = [source]
+            while stack:
+                cur = stack.pop()
+                for s in into.get(cur, ()):
+                    if s != join_id and s not in seen:
+                        seen.add(s)
+                        stack.append(s)
+            found = self._feeders_cache[key] = frozenset(seen)
+        return found
+
+    def _arrive_join(self, node: Node, src: str | None, value: Any) -> Any:
+        """An arrival at a join: the gathered list when the join fires now, else ``_WAITING``."""
+        if src == _FIRE:
+            return value
+        join_id = node.id
+        links = self._join_links(join_id)
+        buf = self._joins.setdefault(join_id, {})
+        index = next((i for i, s in enumerate(links) if s == src and i not in buf), None)
+        if index is None:
+            index = next((i for i in range(len(links)) if i not in buf), len(links) + len(buf))
+        buf[index] = value
+        self._join_frames[join_id] = BRANCH.get()
+        if len(buf) < len(links):
+            self._emit(join_id, _JOIN_WAIT, f"{len(buf)} of {len(links)} arrived",
+                       {"delivered": len(buf), "expected": len(links)})
+            return _WAITING
+        return self._gathered(join_id, set_frame=True)
+
+    def _gathered(self, join_id: str, set_frame: bool) -> Any:
+        buf = self._joins.pop(join_id)
+        frame = self._join_frames.pop(join_id, None)
+        values = [buf[i] for i in sorted(buf)]
+        frame = (frame or BranchFrame())._replace(fanout=values)
+        if set_frame:
+            BRANCH.set(frame)
+            return values
+        return values, frame
+
+    def _check_joins(self) -> None:
+        """Fire each waiting join none of whose missing sources can still run (DESIGN.md: an
+        untaken branch, a skipped or failed source does not hold a join back; a branch in flight
+        or paused at an approval does)."""
+        if not self._joins or self._ended:
+            return
+        live: set[str] = set()
+        for task, where in self._at.items():
+            if not task.done():
+                live.add(where[0])
+        live.update(d[0] for d in self._deferred)
+        if self._pending is not None:
+            live.add(self._pending[0])
+        live.update(n for n, _v in self._queue)
+        for join_id in list(self._joins):
+            buf = self._joins[join_id]
+            links = self._join_links(join_id)
+            if any(i not in buf and not live.isdisjoint(self._feeders(s, join_id)) for i, s in enumerate(links)):
+                continue
+            values, frame = self._gathered(join_id, set_frame=False)
+            if self.status == RunStatus.PAUSED:
+                self._deferred.append((join_id, values, _FIRE, frame))
+            else:
+                self._spawn(join_id, values, _FIRE, frame)
+
+    # ------------------------------------------------------------------ loops
+    def _loop_body(self, loop_id: str) -> frozenset[str]:
+        """The nodes reachable from a loop's ``body`` links without passing through the loop."""
+        found = self._body_cache.get(loop_id)
+        if found is None:
+            seen: set[str] = set()
+            stack = [t for h, t in self._out.get(loop_id, ()) if h == "body"]
+            while stack:
+                cur = stack.pop()
+                if cur == loop_id or cur in seen:
+                    continue
+                seen.add(cur)
+                stack.extend(t for _h, t in self._out.get(cur, ()))
+            found = self._body_cache[loop_id] = frozenset(seen)
+        return found
+
+    async def _loop_step(self, node: Node, value: Any) -> tuple[Any, str]:
+        """A loop node's step (see ``engine.nodes.loop``): start, go round again, or be done."""
+        loop_id = node.id
+        frame = BRANCH.get() or BranchFrame()
+        visits = self.visits
+        if loop_id in frame.loops:  # the body came back: one iteration ended
+            iteration = self._loops.get(loop_id, 1)
+            data = node.data
+            matched = until_matches(getattr(data, "until", ""), as_text(value))
+            self._emit(loop_id, _LOOP_CHECK, f"iteration {iteration}: {'matched' if matched else 'not matched'}",
+                       {"iteration": iteration, "matched": matched})
+            if matched or iteration >= (getattr(data, "maxIterations", None) or DEFAULT_MAX_ITERATIONS):
+                self._loops.pop(loop_id, None)
+                BRANCH.set(frame._replace(loops=frame.loops[:frame.loops.index(loop_id)]))
+                return value, "done"
+            self._loops[loop_id] = iteration + 1
+        else:  # the first arrival: iteration 1
+            self._loops[loop_id] = 1
+            BRANCH.set(frame._replace(loops=(*frame.loops, loop_id)))
+        # A bounded loop never trips the visit guard: each iteration counts its body afresh.
+        for n in self._loop_body(loop_id):
+            if n in visits:
+                visits[n] = 0
+        visits[loop_id] = 0
+        return value, "body"
 
     async def _call_subagent(self, parent: ProviderCall, child: SubagentSpec, argument: str) -> str:
         self._call_counter += 1
@@ -675,15 +969,16 @@ class Run:
             current = None
         deferred = list(self._deferred)
         visits = dict(self.visits)
-        for task, (node_id, value, counted) in list(self._at.items()):
+        for task, (node_id, value, counted, src, frame) in list(self._at.items()):
             if task is current or task.done():
                 continue
-            deferred.append((node_id, value))
+            deferred.append((node_id, value, src, frame))
             if counted and visits.get(node_id):
                 visits[node_id] -= 1
         return self._state(False, deferred, visits)
 
-    def _state(self, include_workflow: bool, deferred: list[tuple[str, Any]], visits: dict[str, int]) -> dict[str, Any]:
+    def _state(self, include_workflow: bool, deferred: list[tuple[str, Any, str | None, BranchFrame | None]],
+               visits: dict[str, int]) -> dict[str, Any]:
         snap: dict[str, Any] = {
             "format": SNAPSHOT_FORMAT,
             "runId": self.run_id,
@@ -692,9 +987,16 @@ class Run:
             "currentNodeId": self.current_node_id,
             "initialInput": self.initial_input,
             "maxVisits": self.max_visits,
-            "pending": {"nodeId": self._pending[0], "input": self._pending[1]} if self._pending else None,
-            "approvalQueue": [{"nodeId": n, "input": v} for n, v in self._queue],
-            "deferred": [{"nodeId": n, "input": v} for n, v in deferred],
+            "pending": _with_frame({"nodeId": self._pending[0], "input": self._pending[1]}, self._pending_frame)
+            if self._pending else None,
+            "approvalQueue": [_with_frame({"nodeId": n, "input": v}, f)
+                              for (n, v), f in zip(self._queue, _padded(self._queue_frames, len(self._queue)))],
+            "deferred": [_with_frame({"nodeId": n, "input": v, **({"from": src} if src and self._gathers(n) else {})}, f)
+                         for n, v, src, f in deferred],
+            "variables": dict(self.variables),
+            "joins": {j: {"arrived": [[i, v] for i, v in sorted(buf.items())],
+                          **_with_frame({}, self._join_frames.get(j))} for j, buf in self._joins.items()},
+            "loops": dict(self._loops),
             "outputs": dict(self.outputs),
             "visits": dict(visits),
             "outcomes": {k: str(v) for k, v in self.outcomes.items()},
@@ -719,15 +1021,25 @@ class Run:
             workflow = parse_workflow(snapshot["workflow"])
         kwargs.setdefault("max_visits", snapshot.get("maxVisits", DEFAULT_MAX_VISITS))
         kwargs.setdefault("meta", snapshot.get("meta"))
-        run = cls(workflow, provider, run_id=snapshot["runId"], initial_input=snapshot.get("initialInput"), **kwargs)
+        kwargs.setdefault("variables", snapshot.get("variables") or {})
+        run = cls(workflow, provider, run_id=snapshot["runId"], initial_input=snapshot.get("initialInput"),
+                  _restoring=True, **kwargs)
         run.status = RunStatus(snapshot["status"])
         run._ended = run.status.is_final
         run.waiting_for_input = bool(snapshot.get("waitingForInput"))
         run.current_node_id = snapshot.get("currentNodeId")
         pending = snapshot.get("pending")
         run._pending = (pending["nodeId"], pending.get("input")) if pending else None
-        run._queue = deque((q["nodeId"], q.get("input")) for q in snapshot.get("approvalQueue", ()))
-        run._deferred = [(q["nodeId"], q.get("input")) for q in snapshot.get("deferred", ())]
+        run._pending_frame = BranchFrame.from_json(pending.get("frame")) if pending else None
+        queue = list(snapshot.get("approvalQueue", ()))
+        run._queue = deque((q["nodeId"], q.get("input")) for q in queue)
+        run._queue_frames = deque(BranchFrame.from_json(q.get("frame")) for q in queue)
+        run._deferred = [(q["nodeId"], q.get("input"), q.get("from"), BranchFrame.from_json(q.get("frame")))
+                         for q in snapshot.get("deferred", ())]
+        for join_id, held in (snapshot.get("joins") or {}).items():
+            run._joins[join_id] = {int(i): v for i, v in held.get("arrived", ())}
+            run._join_frames[join_id] = BranchFrame.from_json(held.get("frame"))
+        run._loops = {k: int(v) for k, v in (snapshot.get("loops") or {}).items()}
         run.outputs = dict(snapshot.get("outputs", {}))
         run.visits = dict(snapshot.get("visits", {}))
         run._outcomes = {k: NodeOutcome(v) for k, v in snapshot.get("outcomes", {}).items() if v != _DONE}

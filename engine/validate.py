@@ -21,7 +21,9 @@ from collections import defaultdict
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import cached_property
-from typing import Iterable
+from typing import Any, Iterable
+
+from pydantic import BaseModel
 
 from .model import Connection, Node, Workflow, gc_paused, source_handles
 from .nodes import COMMON_HANDLE_LABELS, SPECS, NodeSpec, spec_for
@@ -449,9 +451,98 @@ def _validate(workflow: Workflow, web_search_available: bool | None) -> list[Iss
                       f"{len(unreachable)} node{'s are' if len(unreachable) > 1 else ' is'} not reachable from Start "
                       "and will not run."))
 
+    _check_data_flow(index, content.append)
     issues += content
     issues.sort(key=lambda x: x.severity != Severity.ERROR)
     return issues
+
+
+def _data_strings(value: Any) -> Iterable[tuple[tuple[Any, ...], str]]:
+    """``(field path, text)`` of every string in node data holding a ``{`` (models walked through
+    their ``__dict__``: cheaper than dumping each node's data on every validation)."""
+    stack: list[tuple[tuple[Any, ...], Any]] = [((), value)]
+    while stack:
+        where, v = stack.pop()
+        if isinstance(v, str):
+            if "{" in v:
+                yield where, v
+        elif isinstance(v, BaseModel):
+            fields = dict(v.__dict__)
+            if v.__pydantic_extra__:
+                fields.update(v.__pydantic_extra__)
+            stack.extend(((*where, k), x) for k, x in fields.items() if x is not None and x.__class__ is not bool)
+        elif isinstance(v, dict):
+            stack.extend(((*where, k), x) for k, x in v.items())
+        elif isinstance(v, (list, tuple)):
+            stack.extend(((*where, i), x) for i, x in enumerate(v))
+
+
+def _check_data_flow(index: GraphIndex, add) -> None:
+    """Data-flow warnings (DESIGN.md, "Data flow", "More node kinds"): a reference to a name that
+    is neither a declared variable, an ``outputVar`` nor a built-in; a node other than a join or a
+    loop that several branches lead into; a loop body that never returns to its loop."""
+    from .templates import TEMPLATE_BUILTINS, find_references
+
+    W = Severity.WARNING
+    nodes = index.nodes
+    known: set[str] = set(TEMPLATE_BUILTINS)
+    found: list[tuple[str, tuple[Any, ...], str]] = []
+    for nid, n in nodes.items():
+        data = n.data
+        if data.outputVar:
+            known.add(data.outputVar)
+        for var in getattr(data, "variables", None) or ():
+            name = getattr(var, "name", "")
+            if name:
+                known.add(name)
+        for where, text in _data_strings(data):
+            found.append((nid, where, text))
+    for nid, where, text in found:
+        said: set[str] = set()
+        for ref in find_references(text):
+            if ref.name in known or ref.name in said:
+                continue
+            said.add(ref.name)
+            field_name = ".".join(str(w) for w in where) or "data"
+            add(Issue("unknown_reference", W, (nid,),
+                      f"{_label(nodes[nid])} refers to '{ref.raw}' in {field_name}, but nothing is named "
+                      f"'{ref.name}' (not a Start variable, an output variable or a built-in); it stays as written."))
+    exec_in = index.exec_in
+    out = index.exec_out
+    for nid, sources in exec_in.items():
+        n = nodes.get(nid)
+        if n is None or len(set(sources)) < 2:
+            continue
+        spec = _spec(n)
+        if spec is None or spec.gathers or n.type == "loop":
+            continue
+        # links coming back round a cycle through this node are later arrivals, not a fan-in
+        ahead = _reach(out, nid)
+        fan_in = [s for s in dict.fromkeys(sources) if s not in ahead]
+        if len(fan_in) >= 2:
+            add(Issue("fan_in_without_join", W, (nid, *fan_in),
+                      f"{_label(n)} has {len(fan_in)} incoming branches and runs once per arrival; put a Join "
+                      "before it to run it once with all their outputs."))
+    for nid, n in nodes.items():
+        if n.type != "loop":
+            continue
+        body = [t for h, _raw, t in index.exec_out_handles.get(nid, ()) if h == "body"]
+        if body and not any(nid in _reach(out, t) or t == nid for t in body):
+            add(Issue("loop_body_no_return", W, (nid,),
+                      f"{_label(n)}: its Body branch never leads back to the loop, so it runs only once."))
+
+
+def _reach(out: dict[str, list[str]], start: str) -> set[str]:
+    """The nodes reachable from ``start`` along execution links (``start`` only if on a cycle)."""
+    seen: set[str] = set()
+    stack = list(out.get(start, ()))
+    while stack:
+        cur = stack.pop()
+        if cur in seen:
+            continue
+        seen.add(cur)
+        stack.extend(out.get(cur, ()))
+    return seen
 
 
 def _check_subagent_link(source: str, target: str, th: str, src: Node, tgt: Node, index: GraphIndex, i: int, add) -> None:

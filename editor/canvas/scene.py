@@ -61,6 +61,7 @@ class CanvasScene(QGraphicsScene):
         self._run_states: dict[str, str] = {}
         self._run_links: set[tuple[str, str, str]] = set()
         self._run_tips: dict[str, str] = {}
+        self._run_badges: dict[str, tuple[str, str]] = {}
         self._pulse_phase = 0.0
         self._pulse_timer = QTimer(self)
         self._pulse_timer.setInterval(60)
@@ -83,6 +84,7 @@ class CanvasScene(QGraphicsScene):
         self._building = True
         # A new workflow: a run shown on the old one does not belong to it.
         self._run_states, self._run_links, self._run_tips = {}, set(), {}
+        self._run_badges = {}
         self._pulse_timer.stop()
         try:
             self.cancel_gestures()
@@ -144,6 +146,7 @@ class CanvasScene(QGraphicsScene):
         item.snap = self.snap_to_grid
         if self._run_states:  # a node back from undo during or after a run shows its run state again
             item.set_run_state(self._run_states.get(node.id), self._run_tips.get(node.id, ""))
+            item.set_run_badge(*self._run_badges.get(node.id, ("", "")))
         self.node_items[node.id] = item
         self.addItem(item)
         self._place_obstacle(item)
@@ -316,7 +319,7 @@ class CanvasScene(QGraphicsScene):
 
     # ------------------------------------------------------------------ run state (display only)
     def set_run_states(self, states: dict[str, str], links: set[tuple[str, str, str]] | None = None,
-                       tips: dict[str, str] | None = None) -> None:
+                       tips: dict[str, str] | None = None, badges: dict[str, tuple[str, str]] | None = None) -> None:
         """Show a run on the canvas: node states and the links it followed.
 
         ``states`` maps node id to running/done/failed/waiting/queued/not_reached; nodes
@@ -327,8 +330,10 @@ class CanvasScene(QGraphicsScene):
         self._run_states = dict(states)
         self._run_links = set(links or ())
         self._run_tips = dict(tips)
+        self._run_badges = dict(badges or {})
         for nid, item in self.node_items.items():
             item.set_run_state(states.get(nid), tips.get(nid, ""))
+            item.set_run_badge(*self._run_badges.get(nid, ("", "")))
         for key, edge in self.edge_items.items():
             edge.set_followed(self._is_followed(key))
         if any(s == "running" for s in states.values()):

@@ -52,10 +52,21 @@ RUN_COLOR = {
     "failed": QColor("#f85149"),
     "waiting": QColor("#ffb454"),
     "queued": QColor("#d29922"),
+    "retrying": QColor("#e3a008"),  # between attempts of a retry policy
+    "skipped": QColor("#a371f7"),  # failed, skipped by its policy: the branch went on
 }
 RUN_LINK = QColor("#58a6ff")
+# The error port of a working node and its links: red, dashed (DESIGN.md "Step policies").
+ERROR_PORT = QColor("#f85149")
+ERROR_LINK = QColor("#e5534b")
+ERROR_HANDLE = "error"
+# Run badges above a node: a retry in progress, a loop's iteration.
+BADGE_RETRY = QColor("#b45309")  # white text on these reaches WCAG AA
+BADGE_LOOP = QColor("#7c3aed")
+BADGE_JOIN = QColor("#1f7a7a")
 RUN_STATE_LABEL = {"running": "Running", "done": "Done", "failed": "Failed", "waiting": "Waiting for approval",
-                   "queued": "Approval queued", "not_reached": "Not reached", "skipped": "Not reached"}
+                   "queued": "Approval queued", "not_reached": "Not reached", "skipped": "Skipped after an error",
+                   "retrying": "Retrying"}
 
 SUBAGENT_COLOR = QColor("#1f9a8f")
 UNKNOWN_COLOR = QColor("#6b7280")  # a node of an unknown type: grey, so it is not taken for an agent
@@ -75,7 +86,8 @@ class _KindColors(dict):
 
 
 KIND_COLOR: dict[str, QColor] = _KindColors(subagent=SUBAGENT_COLOR)
-OUT_LABEL = {"output": "Next step", "approve": "Approve", "reject": "Reject", "false": "Else", "subagent": "Subagents"}
+OUT_LABEL = {"output": "Next step", "approve": "Approve", "reject": "Reject", "false": "Else", "subagent": "Subagents",
+             "error": "On error"}
 
 
 @lru_cache(maxsize=None)
@@ -144,7 +156,18 @@ def node_title(node: Node) -> str:
 def out_label(node: Node, handle: str) -> str:
     if handle.startswith("condition-"):
         return handle_label(node, handle).split(": ", 1)[-1]
-    return OUT_LABEL.get(handle, handle)
+    if handle in OUT_LABEL:
+        return OUT_LABEL[handle]
+    label = handle_label(node, handle)  # a kind's own handles (loop: Body, Done)
+    return label if label and label != handle else handle
+
+
+def has_error_port(node: Node, kind: str) -> bool:
+    """A working node (its spec says it ``works``) has the ``error`` source handle; the spec's
+    ``outputs`` leaves it out, so the canvas draws it apart, below the other outputs."""
+    spec = spec_for(node.type)
+    return kind != "subagent" and spec is not None and bool(getattr(spec, "works", False)) \
+        and ERROR_HANDLE not in spec.outputs(node.data)
 
 
 def handle_tooltip(node: Node, handle: str) -> str:
@@ -152,6 +175,8 @@ def handle_tooltip(node: Node, handle: str) -> str:
         return "Input"
     if handle.startswith("condition-"):
         return handle_label(node, handle)
+    if handle == ERROR_HANDLE:
+        return "On error: followed when the node fails (the output is the error message) instead of failing the run"
     return OUT_LABEL.get(handle, handle_label(node, handle))
 
 
@@ -196,11 +221,14 @@ def node_layout(node: Node, as_subagent: bool = False) -> NodeLayout:
         handles = [h for h in handles if h == "subagent"]
     side = [h for h in handles if h != "subagent"]
     has_sub = "subagent" in handles
+    has_error = has_error_port(node, kind)
     lines: list[tuple[str, bool]] = _summary(spec, node)
     if collapsed:
         height = TITLE_H
         mid = TITLE_H / 2
         outputs = [(h, QPointF(width, mid), out_label(node, h)) for h in side]
+        if has_error:  # at the bottom corner, apart from the normal output
+            outputs.append((ERROR_HANDLE, QPointF(width - 14.0, height), OUT_LABEL[ERROR_HANDLE]))
         if has_sub:
             outputs.append(("subagent", QPointF(width / 2, height), OUT_LABEL["subagent"]))
         lines = []
@@ -209,6 +237,10 @@ def node_layout(node: Node, as_subagent: bool = False) -> NodeLayout:
         outputs = []
         for h in side:
             outputs.append((h, QPointF(width, y + ROW_H / 2), out_label(node, h)))
+            y += ROW_H
+        if has_error:  # its own row after a gap: drawn apart from the normal outputs
+            y += 4.0
+            outputs.append((ERROR_HANDLE, QPointF(width, y + ROW_H / 2), OUT_LABEL[ERROR_HANDLE]))
             y += ROW_H
         y += 6.0
         if has_sub:

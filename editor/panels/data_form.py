@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import enum
 import json
+import re
 import types
 import typing
 from typing import Any, Literal
@@ -54,6 +55,15 @@ def _bounds(field: Any, is_int: bool) -> tuple[float, float]:
     return low, high
 
 
+def _humanise(name: str) -> str:
+    """A field name as a label: ``maxIterations`` -> "Max iterations", ``until`` -> "Until"."""
+    words = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name.replace("_", " ")).split()
+    if not words:
+        return name
+    text = " ".join(w if w.isupper() and len(w) > 1 else w.lower() for w in words)
+    return text[0].upper() + text[1:]
+
+
 def _multiline(field: Any) -> bool:
     extra = field.json_schema_extra
     return isinstance(extra, dict) and bool(extra.get("multiline"))
@@ -64,7 +74,8 @@ class DataForm(QWidget):
 
     edited = Signal(str, object, bool)  # field, new value, merge with the previous edit of it
 
-    def __init__(self, model: type[NodeData], title: str, watch: Any = None, parent: QWidget | None = None) -> None:
+    def __init__(self, model: type[NodeData], title: str, watch: Any = None, parent: QWidget | None = None,
+                 exclude: tuple[str, ...] = (), description: str = "") -> None:
         super().__init__(parent)
         from .inspector import PromptEdit, _title  # the inspector's widgets (imported late: it imports this module)
 
@@ -78,12 +89,17 @@ class DataForm(QWidget):
         form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapAllRows)
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
         form.addRow(_title(title))
+        if description:  # what the kind does, from its spec
+            about = QLabel(description)
+            about.setWordWrap(True)
+            about.setObjectName("hint")
+            form.addRow(about)
         watch = watch or (lambda w: w)
-        common = set(NodeData.model_fields)
+        common = set(NodeData.model_fields) | set(exclude)  # excluded: fields another section edits
         for name, field in model.model_fields.items():
             if name in common:
                 continue
-            label = field.title or name
+            label = field.title or _humanise(name)
             annotation, _optional = _unwrap_optional(field.annotation)
             widget = self._make(name, field, annotation, label, PromptEdit)
             watch(widget)

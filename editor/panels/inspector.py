@@ -7,52 +7,81 @@ form reloads from the model; ``_loading`` stops that reload from echoing back as
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
-from PySide6.QtCore import QEvent, QObject, QRegularExpression, Qt, Signal
-from PySide6.QtGui import (QColor, QFont, QIcon, QKeyEvent, QKeySequence, QSyntaxHighlighter, QTextCharFormat,
-                           QTextDocument)
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QFrame, QHBoxLayout, QLabel, QLineEdit,
-                               QPlainTextEdit, QPushButton, QScrollArea, QStackedWidget, QToolButton, QVBoxLayout,
-                               QWidget)
+from collections.abc import Callable
 
-from engine import model_choices, spec_for
+from PySide6.QtCore import QEvent, QObject, QStringListModel, Qt, Signal
+from PySide6.QtGui import (QColor, QFont, QHelpEvent, QIcon, QKeyEvent, QKeySequence, QSyntaxHighlighter,
+                           QTextCharFormat, QTextCursor, QTextDocument)
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QCompleter, QFormLayout, QFrame, QHBoxLayout, QLabel, QLineEdit,
+                               QPlainTextEdit, QPushButton, QScrollArea, QStackedWidget, QToolButton,
+                               QToolTip, QVBoxLayout, QWidget)
+
+from engine import (TEMPLATE_BUILTINS, TemplateCompletion, TemplateReference, find_references, model_choices,
+                    spec_for, template_completion)
 from engine import reasoning_efforts as efforts_for
 
 from ..document import is_subagent_node
 from ..editing import WorkflowDocument
 from ..resources import icon_path
 from ..long_text import preview, too_long_to_show
+from .variables import POLICY_FIELDS, AvailableNames, PolicySection, VariablesTable, available_names, has_fields
 
 PREVIOUS_OUTPUT = "{{PREVIOUS_OUTPUT}}"
-TEMPLATE_RE = r"\{\{\s*[A-Za-z_][A-Za-z0-9_.]*\s*\}\}"
+TEMPLATE_RE = r"\{\{\s*[A-Za-z_][A-Za-z0-9_.]*\s*\}\}"  # kept for callers; references come from engine.find_references
+
+
+def unknown_reference_message(ref: TemplateReference) -> str:
+    """The warning shown for a reference that names nothing (the validator's wording when it has one)."""
+    return (f"Unknown reference {ref.raw}: '{ref.name}' is not a declared variable, an output variable "
+            "or a built-in; it is sent as written.")
 
 
 class TemplateHighlighter(QSyntaxHighlighter):
-    """Highlights ``{{PREVIOUS_OUTPUT}}`` and other ``{{variables}}``."""
+    """Colours template references found by ``engine.find_references``: built-ins (``{{PREVIOUS_OUTPUT}}``,
+    ``{{iteration}}``...) in orange, known variables in blue; a reference to a name the node cannot
+    see (``known`` given, the name not in it) is underlined in red (its warning is the tooltip)."""
 
     def __init__(self, document: QTextDocument) -> None:
         super().__init__(document)
-        self._re = QRegularExpression(TEMPLATE_RE)
-        self.known = QTextCharFormat()
+        self.known_names: frozenset[str] | None = None  # None: no context, nothing is called unknown
+        self.known = QTextCharFormat()  # built-ins
         self.known.setForeground(QColor("#ffb454"))
         self.known.setBackground(QColor(255, 180, 84, 40))
         self.known.setFontWeight(QFont.Weight.Bold)
-        self.other = QTextCharFormat()
+        self.other = QTextCharFormat()  # variables and output variables
         self.other.setForeground(QColor("#79c0ff"))
         self.other.setBackground(QColor(121, 192, 255, 35))
+        self.unknown = QTextCharFormat()
+        self.unknown.setForeground(QColor("#ffa198"))
+        self.unknown.setUnderlineStyle(QTextCharFormat.UnderlineStyle.WaveUnderline)
+        self.unknown.setUnderlineColor(QColor("#f85149"))
+
+    def set_known(self, names: frozenset[str] | set[str] | None) -> None:
+        names = None if names is None else frozenset(names)
+        if names != self.known_names:
+            self.known_names = names
+            self.rehighlight()
+
+    def is_unknown(self, ref: TemplateReference) -> bool:
+        return (self.known_names is not None and ref.name not in self.known_names
+                and ref.name not in TEMPLATE_BUILTINS)
 
     def highlightBlock(self, text: str) -> None:
-        it = self._re.globalMatch(text)
-        while it.hasNext():
-            m = it.next()
-            fmt = self.known if re.sub(r"\s", "", m.captured(0)) == PREVIOUS_OUTPUT else self.other
-            self.setFormat(m.capturedStart(), m.capturedLength(), fmt)
+        for ref in find_references(text):
+            if ref.name in TEMPLATE_BUILTINS:
+                fmt = self.known
+            elif self.is_unknown(ref):
+                fmt = self.unknown
+            else:
+                fmt = self.other
+            self.setFormat(ref.start, ref.end - ref.start, fmt)
 
 
 class PromptEdit(QPlainTextEdit):
-    """Plain-text prompt editor with template highlighting."""
+    """Plain-text prompt editor with template highlighting, warnings on unknown references
+    (tooltip) and completion of names (Ctrl+Space, ``engine.template_completion``)."""
 
     def __init__(self, placeholder: str = "", parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -61,6 +90,102 @@ class PromptEdit(QPlainTextEdit):
         self.setMinimumHeight(90)
         self.setUndoRedoEnabled(False)  # undo is the document's (see _FocusOut)
         self.highlighter = TemplateHighlighter(self.document())
+        # name -> where it comes from; set by the inspector for the selected node
+        self.names_provider: Callable[[], list[tuple[str, str]]] | None = None
+        self.completer: QCompleter | None = None
+        self._completing: TemplateCompletion | None = None
+
+    # ------------------------------------------------------------------ warnings
+    def reference_at(self, pos: int) -> TemplateReference | None:
+        block = self.document().findBlock(pos)
+        offset = pos - block.position()
+        for ref in find_references(block.text()):
+            if ref.start <= offset < ref.end:
+                return ref
+        return None
+
+    def warning_at(self, pos: int) -> str:
+        ref = self.reference_at(pos)
+        return unknown_reference_message(ref) if ref is not None and self.highlighter.is_unknown(ref) else ""
+
+    def event(self, e: QEvent) -> bool:
+        if e.type() == QEvent.Type.ToolTip and isinstance(e, QHelpEvent):
+            cursor = self.cursorForPosition(self.viewport().mapFrom(self, e.pos()))
+            text = self.warning_at(cursor.position())
+            if text:
+                QToolTip.showText(e.globalPos(), text, self)
+            else:
+                QToolTip.hideText()
+                e.ignore()
+            return True
+        return super().event(e)
+
+    # ------------------------------------------------------------------ completion
+    def keyPressEvent(self, e: QKeyEvent) -> None:
+        popup = self.completer.popup() if self.completer is not None else None
+        if popup is not None and popup.isVisible() and e.key() in (
+                Qt.Key.Key_Enter, Qt.Key.Key_Return, Qt.Key.Key_Escape, Qt.Key.Key_Tab, Qt.Key.Key_Backtab):
+            e.ignore()  # the completer's popup takes these
+            return
+        if e.key() == Qt.Key.Key_Space and e.modifiers() & Qt.KeyboardModifier.ControlModifier:
+            self.complete_names()
+            return
+        super().keyPressEvent(e)
+        if popup is not None and popup.isVisible():
+            found = template_completion(self.toPlainText(), self.textCursor().position())
+            if found is None:
+                popup.hide()
+            else:
+                self._completing = found
+                self.completer.setCompletionPrefix(found.prefix)
+
+    def completion_names(self) -> list[str]:
+        names = [n for n, _ in self.names_provider()] if self.names_provider is not None else []
+        return names or sorted(TEMPLATE_BUILTINS)
+
+    def complete_names(self) -> None:
+        """Offer the names that fit what is typed inside ``{{``/``${`` before the cursor (a fresh
+        ``{{}}`` is opened when the cursor is outside a reference)."""
+        if self.isReadOnly():
+            return
+        cursor = self.textCursor()
+        found = template_completion(self.toPlainText(), cursor.position())
+        if found is None:
+            cursor.insertText("{{}}")
+            cursor.movePosition(QTextCursor.MoveOperation.Left, QTextCursor.MoveMode.MoveAnchor, 2)
+            self.setTextCursor(cursor)
+            found = template_completion(self.toPlainText(), cursor.position())
+            if found is None:
+                return
+        self._completing = found
+        if self.completer is None:
+            self.completer = QCompleter(self)
+            self.completer.setWidget(self)
+            self.completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
+            self.completer.setCompletionMode(QCompleter.CompletionMode.PopupCompletion)
+            self.completer.activated[str].connect(self.insert_completion)
+        self.completer.setModel(QStringListModel(self.completion_names(), self.completer))
+        self.completer.setCompletionPrefix(found.prefix)
+        rect = self.cursorRect()
+        rect.setWidth(max(220, self.completer.popup().sizeHintForColumn(0) + 24))
+        self.completer.complete(rect)
+
+    def insert_completion(self, name: str) -> None:
+        found = self._completing or template_completion(self.toPlainText(), self.textCursor().position())
+        if found is None:
+            return
+        cursor = self.textCursor()
+        cursor.setPosition(found.start)
+        cursor.setPosition(self.textCursor().position(), QTextCursor.MoveMode.KeepAnchor)
+        cursor.insertText(name)
+        closing = "}}" if found.form == "braces" else "}"
+        rest = self.toPlainText()[cursor.position():]
+        if not rest.lstrip(" ").startswith(closing):
+            cursor.insertText(closing)
+        else:
+            cursor.setPosition(cursor.position() + rest.index(closing) + len(closing))
+        self.setTextCursor(cursor)
+        self._completing = None
 
     def set_text_keep_cursor(self, text: str) -> None:
         if too_long_to_show(text):  # laying it out would freeze the window: a read-only preview
@@ -123,6 +248,7 @@ class InspectorPanel(QWidget):
         self.node_id: str | None = None
         self._loading = False
         self._focus_out = _FocusOut(document)
+        self._last_prompt: PromptEdit | None = None
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
         self.header = QLabel()
@@ -133,6 +259,7 @@ class InspectorPanel(QWidget):
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QFrame.Shape.NoFrame)
         self.stack = QStackedWidget()
+        self._build_data_flow()
         scroll.setWidget(self.stack)
         outer.addWidget(scroll, 1)
         self.pages: dict[str, QWidget] = {}
@@ -166,7 +293,14 @@ class InspectorPanel(QWidget):
 
     def _watch(self, w: QWidget) -> QWidget:
         w.installEventFilter(self._focus_out)
+        if isinstance(w, PromptEdit):
+            w.installEventFilter(self)
         return w
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.FocusIn and isinstance(obj, PromptEdit):
+            self._last_prompt = obj  # where the variable view inserts a name
+        return False
 
     def _bind_text(self, widget: QLineEdit | PromptEdit, field: str) -> None:
         self._watch(widget)
@@ -221,6 +355,104 @@ class InspectorPanel(QWidget):
         self._bind_text(self.start_input, "initialInput")
         form.addRow(_title("Start"))
         form.addRow("Initial input", self.start_input)
+        self.variables_table = VariablesTable(self._watch)
+        self.variables_table.edited.connect(self._variables_edited)
+        self.variables_label = QLabel("Variables")
+        form.addRow(self.variables_label, self.variables_table)
+        self.variables_hint = QLabel("The run's arguments: use them as {{name}} or ${name} in any field. "
+                                     "The run console asks for their values; a required one must be given.")
+        self.variables_hint.setWordWrap(True)
+        self.variables_hint.setObjectName("hint")
+        form.addRow(self.variables_hint)
+
+    def _variables_edited(self, rows: list[dict[str, Any]], text: str, merge: str | None) -> None:
+        if self._loading or self.node_id is None:
+            return
+        node = self.doc.node(self.node_id)
+        if node is None:
+            return
+        data = node.data.model_dump()
+        data["variables"] = rows
+        if merge is None:
+            self.doc.end_merge()
+        self.doc.edit_node_data(self.node_id, data, merge)
+
+    # ------------------------------------------------------------------ data flow (any kind, asked of its spec)
+    def _build_data_flow(self) -> None:
+        box = QWidget()
+        self.flow_box = box
+        self._flow_host: QWidget | None = None
+        col = QVBoxLayout(box)
+        col.setContentsMargins(0, 0, 0, 0)
+        col.setSpacing(8)
+        out_row = QWidget()
+        orl = QFormLayout(out_row)
+        orl.setContentsMargins(0, 0, 0, 0)
+        orl.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapAllRows)
+        self.output_var = self._watch(QLineEdit())
+        self.output_var.setObjectName("outputVar")
+        self.output_var.setPlaceholderText("none (name to store this node's output under)")
+        self.output_var.setToolTip("The node's output is stored under this name: later nodes use it as {{name}}")
+        self.output_var.textEdited.connect(lambda t: self._set("outputVar", t.strip() or None))
+        orl.addRow("Output variable", self.output_var)
+        self.output_var_row = out_row
+        col.addWidget(out_row)
+        self.policy = PolicySection(self._watch)
+        self.policy.edited.connect(lambda field, value, merge: self._set(field, value, merge))
+        col.addWidget(self.policy)
+        self.available = AvailableNames()
+        self.available.insert_requested.connect(self._insert_name)
+        col.addWidget(self.available)
+
+    def _host_data_flow(self) -> None:
+        """The data-flow sections sit at the end of the page shown (moved there on each change)."""
+        host = self.stack.currentWidget()
+        if host is self._flow_host or host is None or host.layout() is None:
+            return
+        if self._flow_host is not None and self._flow_host.layout() is not None:
+            self._flow_host.layout().removeWidget(self.flow_box)
+        lay = host.layout()
+        if isinstance(lay, QFormLayout):
+            lay.addRow(self.flow_box)
+        else:
+            lay.addWidget(self.flow_box)
+        self._flow_host = host
+        self.flow_box.show()
+
+    def _names_here(self) -> list[tuple[str, str]]:
+        return available_names(self.doc.graph_index(), self.node_id)
+
+    def _prompt_edits(self) -> list[PromptEdit]:
+        return self.findChildren(PromptEdit)
+
+    def _insert_name(self, name: str) -> None:
+        target = self._last_prompt if self._last_prompt is not None and self._last_prompt.isVisible() else None
+        if target is None:
+            edits = [e for e in self._prompt_edits() if e.isVisible() and not e.isReadOnly()]
+            target = edits[-1] if edits else None
+        if target is not None:
+            target.insert_variable("{{" + name + "}}")
+
+    def _load_data_flow(self, node: Any) -> None:
+        """outputVar, Policy and the names available at ``node`` (None: the workflow page)."""
+        kind = node.type if node is not None else ""
+        shows_output_var = node is not None and has_fields(kind, "outputVar")
+        self.output_var_row.setVisible(shows_output_var)
+        if shows_output_var:
+            value = str(getattr(node.data, "outputVar", "") or "")
+            if self.output_var.text() != value and not self.output_var.hasFocus():
+                self.output_var.setText(value)
+        shows_policy = node is not None and has_fields(kind, *POLICY_FIELDS)
+        self.policy.setVisible(shows_policy)
+        if shows_policy:
+            self.policy.load(node.data)
+        names = self._names_here() if node is not None else []
+        self.available.setVisible(node is not None)
+        self.available.set_names(names)
+        known = frozenset(n for n, _ in names) if node is not None else None
+        for edit in self._prompt_edits():
+            edit.names_provider = self._names_here
+            edit.highlighter.set_known(known)
 
     def _build_agent_page(self) -> None:
         form = self._page("agent")
@@ -404,10 +636,13 @@ class InspectorPanel(QWidget):
             self.show_node(None)
         else:
             self.node_id = None
+            self._load_data_flow(None)
+            self.available.setVisible(False)
             self.header.setText(f"{len(ids)} nodes selected")
             self.multi_label.setText("Edit one node at a time. Delete, copy, duplicate or auto-layout "
                                      "apply to the whole selection.")
             self.stack.setCurrentWidget(self.pages["multi"])
+            self._host_data_flow()
 
     def show_node(self, node_id: str | None) -> None:
         self.node_id = node_id if node_id and self.doc.node(node_id) else None
@@ -429,6 +664,7 @@ class InspectorPanel(QWidget):
         self._loading = True
         try:
             node = self.doc.node(self.node_id) if self.node_id else None
+            self._load_data_flow(node)
             if node is None:
                 wf = self.doc.workflow
                 self.header.setText("Workflow")
@@ -454,13 +690,16 @@ class InspectorPanel(QWidget):
                 self.stack.setCurrentWidget(self.pages["multi"])
         finally:
             self._loading = False
+            self._host_data_flow()
 
     def _form_for(self, spec: Any) -> Any:
         from .data_form import DataForm
 
         form = self.forms.get(spec.kind)
         if form is None or form.model is not spec.data_model:
-            form = DataForm(spec.data_model, spec.label or spec.kind, self._watch)
+            form = DataForm(spec.data_model, spec.label or spec.kind, self._watch,
+                            exclude=("outputVar", *POLICY_FIELDS),  # shown by the data-flow sections
+                            description=getattr(spec, "description", "") or "")
             form.edited.connect(lambda field, value, merge: self._set(field, value, merge))
             self.forms[spec.kind] = form
             self.stack.addWidget(form)
@@ -486,6 +725,8 @@ class InspectorPanel(QWidget):
     def _load_start(self, node: Any) -> None:
         self.header.setText(f"Start · {node.id}")
         self.start_input.set_text_keep_cursor(node.data.initialInput)
+        self.variables_table.load([v.model_dump() if hasattr(v, "model_dump") else dict(v)
+                                   for v in (getattr(node.data, "variables", None) or [])])
 
     def _load_if(self, node: Any) -> None:
         self.header.setText(f"Condition · {node.id}")

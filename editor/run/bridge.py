@@ -141,14 +141,19 @@ class RunBridge(QObject):
 
     # ------------------------------------------------------------------ requests
     def start(self, workflow: Workflow, initial_input: str | None, resolver: Any, store: RunStore | None = None,
-              workflow_path: str | None = None, *, run_id: str | None = None) -> str:
-        """Start a run of ``workflow`` and return its id; the run proceeds on the event loop."""
+              workflow_path: str | None = None, *, run_id: str | None = None,
+              variables: dict[str, Any] | None = None) -> str:
+        """Start a run of ``workflow`` and return its id; the run proceeds on the event loop.
+
+        ``variables`` are the run's arguments (name -> value, coerced by the engine); a run the
+        engine refuses (a required variable missing, a value that does not coerce) raises its error."""
         if self.is_active:
             raise RunStateError("a run is already in progress; cancel it first")
         ensure_asyncgen_hooks(asyncio.get_event_loop())
         wf = workflow.model_copy(deep=True)
+        extra = {} if variables is None else {"variables": variables}
         run = self.run_factory(wf, resolver, run_id=run_id, initial_input=initial_input,
-                               delta_interval=self.delta_interval)
+                               delta_interval=self.delta_interval, **extra)
         self.run = run
         self._buffer.clear()
         self._gated = False
@@ -250,13 +255,19 @@ class RunBridge(QObject):
         done) unless a run is paused with nothing in flight and recorded (or taken from the
         store), since otherwise letting go would lose it."""
         run = self.run
-        if run is None or self.is_busy or run.status != RunStatus.PAUSED or self._finished_emitted:
+        if run is None or run.status != RunStatus.PAUSED or self._finished_emitted:
+            return False
+        # Just paused, its pause still being stored (``_settle``): let go of it now, and the
+        # settling task closes the recorder once the pause is stored. Any other operation in
+        # flight (a start or resume still running) cannot be let go of.
+        storing = self.is_busy
+        if storing and not self._settling:
             return False
         recorder, claim = self._recorder, self._claim
         if recorder is None and claim is None:
             return False
         run.remove_listener(self._on_event)
-        if recorder is not None:
+        if recorder is not None and not storing:
             try:
                 recorder.close()
             except Exception as err:  # StoreError: the pause was committed at settled()
@@ -327,6 +338,12 @@ class RunBridge(QObject):
                 self.error_occurred.emit(str(err))
             finally:
                 self._settling = False
+            if run is not self.run:  # let go of (release) while its pause was being stored
+                try:
+                    await asyncio.to_thread(recorder.close)
+                except Exception as err:  # StoreError: the pause itself was committed
+                    log.error("run %s: %s", run.run_id, err)
+                return
         self.flush()
         self.approvals_changed.emit()
         if run.status.is_final and not self._finished_emitted:

@@ -47,10 +47,12 @@ from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QFileDialog, QHBoxLayout, QLabel, QLineEdit, QListView,
                                QMenu, QSplitter, QTabWidget, QToolButton, QVBoxLayout, QWidget)
 
-from engine import (SYSTEM_NODE, EventType, Run, RunEvent, RunState, RunStateError, RunStatus, RunStore, StoreError,
-                    Workflow)
+from engine import (SYSTEM_NODE, EventType, FlowdeskError, Run, RunEvent, RunState, RunStateError, RunStatus,
+                    RunStore, StoreError, Workflow)
 
 from .approvals import ApprovalsPanel
+from .badges import run_badges
+from .arguments import RunArguments, declared_variables, remember_arguments, remembered_arguments
 from .bridge import RunBridge, default_resolver_factory
 from .details import NodeRunDetails
 from .entry_pane import EntryPane
@@ -79,6 +81,7 @@ class RunConsole(QWidget):
     run_started = Signal(str)
     run_finished = Signal(str)
     waiting_for_input_changed = Signal(bool)
+    run_badges_changed = Signal(dict)  # {node_id: (text, "retry"|"loop")}: retries and loop iterations
 
     def __init__(self, parent: QWidget | None = None, *, bridge: RunBridge | None = None) -> None:
         super().__init__(parent)
@@ -97,6 +100,7 @@ class RunConsole(QWidget):
         self._ended_mono: float | None = None
         self._follow_tail = True
         self._default_input = ""
+        self._badges: dict[str, tuple[str, str]] = {}
         self._detached: str | None = None  # a run let go of (clear()): what it still sends is not shown
 
         self.model = LogModel(self)
@@ -149,6 +153,8 @@ class RunConsole(QWidget):
         self.status_label, self.elapsed_label, self.run_id_label = h.status_label, h.elapsed_label, h.run_id_label
         self.export_button = h.export_button
         root.addWidget(h)
+        self.arguments = RunArguments(self)  # the run's variables (hidden when the Start node declares none)
+        root.addWidget(self.arguments)
 
         # --- approvals
         self.approvals = ApprovalsPanel(self)
@@ -284,6 +290,7 @@ class RunConsole(QWidget):
             self._default_input = default
         if not self.bridge.is_active and self._replay_state is None and not self.model.entries:
             self._set_names(workflow)
+        self.arguments.set_variables(declared_variables(workflow), remembered_arguments(self.workflow_path))
         self._update_actions()
 
     def _show_default_input(self, default: str) -> None:
@@ -335,15 +342,21 @@ class RunConsole(QWidget):
             return None
         text = self.input_edit.toPlainText()
         initial = text if text.strip() else None
+        variables = self.arguments.values()
+        remember_arguments(self.workflow_path, self.arguments.values(include_empty=True))
         self._reset_views(self.workflow)
         self._replay_state = None
         factory = getattr(self, "_run_factory", None)
         self.bridge.run_factory = factory or Run
         try:
             return self.bridge.start(self.workflow, initial, resolver, None if factory else self.store,
-                                     self.workflow_path)
+                                     self.workflow_path,
+                                     variables=variables if self.arguments.fields else None)
         except RunStateError as err:
             self._on_error(str(err))
+            return None
+        except FlowdeskError as err:  # refused before it starts: a required variable missing, a bad value
+            self._on_error(f"Cannot start the run: {err}")
             return None
 
     def cancel_run(self) -> None:
@@ -440,6 +453,16 @@ class RunConsole(QWidget):
         self.header.set_running(True, initial)
         return True
 
+    def run_badges(self) -> dict[str, tuple[str, str]]:
+        """Badges of the shown run: node id -> ("attempt 2 of 4", "retry"), ("iteration 3", "loop"), ("1 of 3 in", "join")."""
+        return dict(self._badges)
+
+    def _update_badges(self) -> None:
+        badges = run_badges(self._state())
+        if badges != self._badges:
+            self._badges = badges
+            self.run_badges_changed.emit(dict(badges))
+
     def node_errors(self) -> dict[str, str]:
         """The error of every failed node in the shown run (for the canvas's tooltips)."""
         state = self._state()
@@ -466,6 +489,7 @@ class RunConsole(QWidget):
         self.header.set_run_id(run_id)
         self.model.add_events(events)
         self.trace.add_events(events, state)
+        self._update_badges()
         self._started_mono = self._ended_mono = None
         t0 = state.started_at or (events[0].timestamp if events else None)
         t1 = state.ended_at or (events[-1].timestamp if events else None)
@@ -579,6 +603,8 @@ class RunConsole(QWidget):
         self._apply_node_filter()
 
     def _reset_views(self, workflow: Workflow | None) -> None:
+        self._badges = {}
+        self.run_badges_changed.emit({})
         self.model.clear()
         self.trace.clear()
         self._set_names(workflow)
@@ -594,6 +620,7 @@ class RunConsole(QWidget):
         active = self.bridge.is_active
         self.run_action.setEnabled(not active and self.workflow is not None)
         self.cancel_action.setEnabled(active)
+        self.arguments.setEnabled(not active)  # a live run keeps the arguments it started with
         has = bool(self.model.raw_events)
         for a in (self.save_log_action, self.save_record_action):
             a.setEnabled(has)
@@ -654,6 +681,7 @@ class RunConsole(QWidget):
             return
         self.model.add_events(batch)
         self.trace.add_events(batch, self.bridge.run_state)
+        self._update_badges()
         self._update_actions()
         if not self.view.currentIndex().isValid() and self.model.latest_response is not None:
             self._show_entry(self.model.latest_response)  # nothing selected: follow the latest answer

@@ -36,6 +36,11 @@ TYPE_COLOURS: dict[str, str] = {
     EventType.SUBAGENT_CALL_END: "#0e7490",
     EventType.SUBAGENT_CALL_ERROR: "#dc2626",
     EventType.RUN_STATUS: "#475569",
+    "step_retry": "#d97706",
+    "step_skipped": "#8b5cf6",
+    "step_end": "#64748b",
+    "loop_check": "#7c3aed",
+    "join_wait": "#0f766e",
 }
 
 
@@ -180,12 +185,17 @@ class LogDelegate(QStyledItemDelegate):
 def summary_for(entry: LogEntry) -> str:
     kind = entry.type
     if kind == EventType.STEP_START:
-        return "Step started" + (f" (visit {entry.visit})" if entry.visit > 1 else "")
+        text = "Step started" + (f" (visit {entry.visit})" if entry.visit > 1 else "")
+        if entry.end is not None:  # its step_end, shown on this row
+            text += " · " + _end_line(entry.end, str(entry.end.get("content") or ""))
+        return text
     if kind == EventType.RUN_STATUS:
         detail = (entry.extra or {}).get("detail") if entry.extra else None
         return f"Status → {entry.content}" + (f": {detail}" if detail else "")
     if kind in SUBAGENT_CALL_TYPES:
         return subagent_line(kind, entry.extra or {}, entry.content)
+    if kind in _POLICY_LINES:
+        return _POLICY_LINES[kind](entry.extra or {}, entry.content)
     if kind == EventType.INPUT_RECEIVED:
         fields = entry.extra or {}
         if fields.get("handle"):
@@ -193,6 +203,50 @@ def summary_for(entry: LogEntry) -> str:
             return str(fields["handle"]).capitalize() + (f" — note: {note}" if note else "")
     return entry.summary() or "(empty)"
 
+
+def _ms(value: Any) -> str:
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return "?"
+    return f"{value:.0f} ms" if value < 1000 else f"{value / 1000:.1f} s"
+
+
+def _one_line(text: Any) -> str:
+    return " ".join(str(text or "").split())
+
+
+def _retry_line(f: dict[str, Any], content: str) -> str:
+    # ``attempt`` is the attempt about to run; the one before it failed with ``error``
+    attempt, most = f.get("attempt"), f.get("maxAttempts")
+    error = _one_line(f.get("error") or content)
+    return f"Attempt {attempt} of {most} in {_ms(f.get('delayMs'))}" + (f" — the last one failed: {error}" if error else "")
+
+
+def _skipped_line(f: dict[str, Any], content: str) -> str:
+    error = _one_line(f.get("error") or content)
+    return "Skipped after an error" + (f": {error}" if error else "") + " — going on with an empty output"
+
+
+def _end_line(f: dict[str, Any], content: str) -> str:
+    status = str(f.get("status") or content or "done")
+    mark = {"done": "✓", "failed": "✗", "skipped": "↷"}.get(status, "·")
+    return f"{mark} {status} in {_ms(f.get('durationMs'))}"
+
+
+def _loop_line(f: dict[str, Any], content: str) -> str:
+    it = f.get("iteration")
+    if f.get("matched"):
+        return f"Iteration {it}: 'until' matched → done"
+    return f"Iteration {it}: 'until' not matched"
+
+
+def _join_line(f: dict[str, Any], content: str) -> str:
+    return f"Waiting: {f.get('delivered')} of {f.get('expected')} branches in"
+
+
+_POLICY_LINES: dict[str, Callable[[dict[str, Any], str], str]] = {
+    "step_retry": _retry_line, "step_skipped": _skipped_line, "step_end": _end_line, "loop_check": _loop_line,
+    "join_wait": _join_line,
+}
 
 _ARROWS = {"subagent_call_start": "→", "subagent_call_end": "←", "subagent_call_error": "✗"}
 

@@ -87,6 +87,7 @@ class RunWiringMixin(RunOnMixin):
         self._run_doc: int | None = None
         console.node_states_changed.connect(self._on_run_states)
         console.links_followed.connect(self._on_run_links)
+        console.run_badges_changed.connect(lambda _b: self._show_run_states())
         console.node_activated.connect(self._run_entry_activated)
         console.waiting_for_input_changed.connect(self._on_waiting_changed)
         console.run_started.connect(self._run_started)
@@ -149,7 +150,8 @@ class RunWiringMixin(RunOnMixin):
             self.scene.clear_run_states()
         else:
             states = {k: ("not_reached" if v in ("skipped", "cancelled") else v) for k, v in self._run_states.items()}
-            self.scene.set_run_states(states, self._run_links, self.run_console.node_errors())
+            self.scene.set_run_states(states, self._run_links, self.run_console.node_errors(),
+                                      self.run_console.run_badges())
         self._update_node_run_details()
 
     def _run_on_canvas(self) -> bool:

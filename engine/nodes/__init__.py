@@ -1,6 +1,6 @@
 """The node kinds: one :class:`NodeSpec` per kind, looked up by the node's ``type``.
 
-Built-in kinds (``start``, ``agent``, ``if``, ``approval``) are registered at import.
+Built-in kinds (``start``, ``agent``, ``if``, ``approval``, ``join``, ``loop``) are registered at import.
 Other packages add kinds through the entry-point group ``flowdesk.nodes``: each entry
 point names a spec (an instance or a ``NodeSpec`` subclass) or a list of them. Plug-ins
 are loaded once, lazily: the first time a kind that is not built in is looked up, or the
@@ -22,12 +22,14 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from .base import (COMMON_HANDLE_LABELS, NodeData, NodeError, NodeOutcome, NodeSpec, PaletteEntry, PauseRequest,
-                   RunContext, as_text, fill_prompt)
+from .base import (COMMON_HANDLE_LABELS, DEFAULT_MAX_RETRIES, DEFAULT_RETRY_DELAY_MS, ERROR_HANDLE, ERROR_MODES,
+                   NodeData, NodeError, NodeOutcome, NodeSpec, PaletteEntry, PauseRequest, PolicyData, RunContext,
+                   as_text, fill_prompt)
 
 __all__ = ["NodeSpec", "NodeData", "NodeError", "NodeOutcome", "PauseRequest", "PaletteEntry", "RunContext",
            "spec_for", "node_specs", "register_node_spec", "unregister_node_spec", "palette_entries", "load_plugins",
-           "ENTRY_POINT_GROUP", "BUILTIN_KINDS", "as_text", "fill_prompt", "COMMON_HANDLE_LABELS"]
+           "ENTRY_POINT_GROUP", "BUILTIN_KINDS", "as_text", "fill_prompt", "COMMON_HANDLE_LABELS", "PolicyData",
+           "ERROR_MODES", "DEFAULT_MAX_RETRIES", "DEFAULT_RETRY_DELAY_MS", "ERROR_HANDLE"]
 
 ENTRY_POINT_GROUP = "flowdesk.nodes"
 log = logging.getLogger("flowdesk.nodes")
@@ -144,9 +146,9 @@ def _warn(text: str) -> None:
 
 
 def _register_builtins() -> None:
-    from . import agent, approval, if_, start
+    from . import agent, approval, if_, join, loop, start
 
-    for module in (start, agent, if_, approval):
+    for module in (start, agent, if_, approval, join, loop):
         register_node_spec(module.SPEC)
 
 

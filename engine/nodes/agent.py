@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import time
+from functools import lru_cache
 from typing import Any
 
 from pydantic import Field, field_validator
 
 from ..events import _encode as _encode_extra
 from ..llm.base import AgentInvocation, LLMError, LLMResult, SubagentSpec
-from .base import _OPTIONAL, NodeData, NodeError, NodeSpec, PaletteEntry, _Loose, as_text, fill_prompt
+from .base import _OPTIONAL, ERROR_HANDLE, NodeData, NodeError, NodeSpec, PaletteEntry, PolicyData, _Loose, as_text, fill_prompt
 
 DEFAULT_SYSTEM_PROMPT = "You are a helpful assistant."
 DEFAULT_REASONING_EFFORT = "low"
@@ -26,7 +27,7 @@ class AgentTools(_Loose):
     subagents: bool = False
 
 
-class AgentData(NodeData):
+class AgentData(PolicyData):
     agentName: str = ""
     systemPrompt: str = ""
     userPrompt: str = ""
@@ -57,6 +58,15 @@ def _usage_json(usage: dict[str, Any]) -> str:
     if p.__class__ is int and c.__class__ is int and len(usage) == 2:
         return f'{{"usage": {{"prompt_tokens": {p}, "completion_tokens": {c}}}}}'
     return _encode_extra({"usage": usage})
+
+
+@lru_cache(maxsize=1024)
+def _templated_prompt(text: str) -> bool:
+    """Whether a user prompt holds a reference other than the legacy ``{{PREVIOUS_OUTPUT}}``
+    (which the plain replace of :func:`fill_prompt` fills exactly as before)."""
+    from ..templates import find_references
+
+    return any(ref.raw != "{{PREVIOUS_OUTPUT}}" for ref in find_references(text))
 
 
 def _is_decision(value: Any) -> bool:
@@ -136,6 +146,7 @@ class AgentSpec(NodeSpec):
     width = 248.0
     category = "Agents"
     tool_capable = True
+    works = True
 
     def outputs(self, data: NodeData) -> tuple[str, ...]:
         tools = getattr(data, "tools", None)
@@ -144,7 +155,7 @@ class AgentSpec(NodeSpec):
     def has_output(self, data: NodeData, handle: str) -> bool:
         # The subagent handle counts even with the tool off: that is a rule of its own with a
         # clearer message.
-        return handle == "output" or handle == "subagent"
+        return handle == "output" or handle == "subagent" or handle == ERROR_HANDLE
 
     def plain_output(self) -> bool:
         return True
@@ -206,9 +217,25 @@ class AgentSpec(NodeSpec):
             if _is_decision(value):
                 value = run.last_text_output
             value = value if isinstance(value, str) else as_text(value)
-        content = fill_prompt(user_prompt, value) if user_prompt else value
-        inv = AgentInvocation(node_id, name, d.systemPrompt or DEFAULT_SYSTEM_PROMPT, content, d.model,
-                              d.reasoningEffort or DEFAULT_REASONING_EFFORT,
+        secrets: frozenset[str] = frozenset()
+        if ("{" in user_prompt and _templated_prompt(user_prompt)) or "{" in d.systemPrompt or "{" in name \
+                or "{" in d.model:
+            # Every string of the data resolved (DESIGN.md, "Data flow"); what is sent holds the
+            # secrets, what is shown and recorded reads •••• in their place.
+            resolved = ctx.resolve_data(node, value)
+            real, masked, secrets = resolved.value, resolved.masked, resolved.secrets
+            user_prompt = real.get("userPrompt", "")
+            blank = not user_prompt or (isinstance(user_prompt, str) and user_prompt.isspace())
+            content = value if blank else as_text(user_prompt)
+            shown = value if blank else as_text(masked.get("userPrompt", ""))
+            name = as_text(real.get("agentName")) or "Agent"
+            system = as_text(real.get("systemPrompt")) or DEFAULT_SYSTEM_PROMPT
+            model = as_text(real.get("model"))
+            effort = as_text(real.get("reasoningEffort")) or DEFAULT_REASONING_EFFORT
+        else:
+            content = shown = fill_prompt(user_prompt, value) if user_prompt else value
+            system, model, effort = d.systemPrompt or DEFAULT_SYSTEM_PROMPT, d.model, d.reasoningEffort or DEFAULT_REASONING_EFFORT
+        inv = AgentInvocation(node_id, name, system, content, model, effort,
                               {"web_search": t.web_search, "subagents": t.subagents},
                               subagents_of(run, node_id) if t.subagents else [], d.provider)
         # One clock reading for the record and its event (the record first, so a listener
@@ -216,8 +243,8 @@ class AgentSpec(NodeSpec):
         clock = run._clock
         started = clock()
         records = run._records
-        records[node_id] = (content, None, started, None, None, None)
-        emit(node_id, _START_PROMPT, content, None, started)
+        records[node_id] = (shown, None, started, None, None, None)
+        emit(node_id, _START_PROMPT, shown, None, started)
         call = ProviderCall(run, node_id, 0, None)
         try:
             result = await run._resolve(inv).complete(inv, call)
@@ -225,7 +252,7 @@ class AgentSpec(NodeSpec):
                 raise LLMError(f"the provider returned {type(result).__name__}, not an answer")
         except asyncio.CancelledError:
             call.flush()
-            records[node_id] = (content, None, started, clock(), None, "cancelled")
+            records[node_id] = (shown, None, started, clock(), None, "cancelled")
             raise
         except LLMError as err:
             message = str(err)
@@ -235,17 +262,21 @@ class AgentSpec(NodeSpec):
             if call._buf:
                 call.flush()
             text = result.text
+            if secrets:  # an answer that echoes a secret is never shown, recorded or passed on
+                text = ctx.mask(text, secrets)
             usage = result.usage
             ended = clock()
             # The usage as the event's JSON text, in the record too: a tuple of strings and
             # numbers only is left alone by the cyclic GC (a dict in it would keep it tracked).
             extra = _usage_json(usage) if usage else None
-            records[node_id] = (content, text, started, ended, extra, None)
+            records[node_id] = (shown, text, started, ended, extra, None)
             emit(node_id, _LLM_RESPONSE, text, None, ended, extra)
             run.last_text_output = text
             return text, "output"
         call.flush()
-        records[node_id] = (content, None, started, clock(), None, message)
+        if secrets:
+            message = ctx.mask(message, secrets)
+        records[node_id] = (shown, None, started, clock(), None, message)
         emit(node_id, _LLM_ERROR, message)
         raise NodeError(f"Agent '{name}' failed: {message}")
 

@@ -20,18 +20,20 @@ Specs are plain objects: a subclass sets class attributes and overrides what it 
 from __future__ import annotations
 
 import json
+from contextvars import ContextVar
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, Callable, ClassVar
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Literal, NamedTuple
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..errors import FlowdeskError
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..model import Node
 
-__all__ = ["NodeData", "NodeSpec", "RunContext", "PauseRequest", "NodeError", "NodeOutcome", "PaletteEntry", "as_text",
-           "fill_prompt", "COMMON_HANDLE_LABELS"]
+__all__ = ["NodeData", "PolicyData", "NodeSpec", "RunContext", "PauseRequest", "NodeError", "NodeOutcome", "PaletteEntry", "as_text",
+           "fill_prompt", "COMMON_HANDLE_LABELS", "ERROR_MODES", "DEFAULT_MAX_RETRIES", "DEFAULT_RETRY_DELAY_MS",
+           "ERROR_HANDLE", "BranchFrame", "BRANCH"]
 
 
 def _is_none(value: Any) -> bool:
@@ -51,9 +53,59 @@ class _Loose(BaseModel):
 
 
 class NodeData(_Loose):
-    """Data common to every node type (display-only fields)."""
+    """Data common to every node type: ``collapsed`` (display only) and ``outputVar`` (the
+    name of the run variable the node's output is stored under after each step; absent or
+    empty: not stored)."""
 
     collapsed: bool | None = Field(**_OPTIONAL)
+    outputVar: str | None = Field(**_OPTIONAL)
+
+    @field_validator("outputVar", mode="before")
+    @classmethod
+    def _output_var(cls, v: Any) -> Any:
+        if isinstance(v, str):
+            return v.strip() or None
+        return v
+
+
+#: Step policy defaults (DESIGN.md, "Step policies").
+ERROR_MODES = ("fail", "skip", "retry")
+DEFAULT_MAX_RETRIES = 3
+DEFAULT_RETRY_DELAY_MS = 1000
+ERROR_HANDLE = "error"
+
+
+class PolicyData(NodeData):
+    """Data of a node kind that does work (``NodeSpec.works``): its step policy.
+
+    ``timeoutMs`` (one attempt's limit; absent or 0: none), ``errorMode`` (``fail`` default,
+    ``skip``, ``retry``), ``maxRetries`` (more attempts with ``retry``; default 3) and
+    ``retryDelayMs`` (before the first retry, doubling; default 1000). Absent fields are left
+    out of the file (their defaults apply), so AgentFlow files round-trip unchanged.
+    """
+
+    timeoutMs: int | None = Field(**_OPTIONAL, ge=0)
+    errorMode: Literal["fail", "skip", "retry"] | None = Field(**_OPTIONAL)
+    maxRetries: int | None = Field(**_OPTIONAL, ge=0)
+    retryDelayMs: int | None = Field(**_OPTIONAL, ge=0)
+
+    @field_validator("errorMode", mode="before")
+    @classmethod
+    def _error_mode(cls, v: Any) -> Any:
+        if isinstance(v, str):
+            v = v.strip().lower()
+            return {"": None, "continue": "skip", "ignore": "skip", "stop": "fail"}.get(v, v)
+        return v
+
+    @field_validator("timeoutMs", "maxRetries", "retryDelayMs", mode="before")
+    @classmethod
+    def _whole(cls, v: Any) -> Any:
+        if isinstance(v, float) and v.is_integer():
+            return int(v)
+        if isinstance(v, str):
+            v = v.strip()
+            return int(v) if v.isdigit() else (None if not v else v)
+        return v
 
 
 class NodeOutcome(StrEnum):
@@ -100,7 +152,7 @@ class PaletteEntry:
 
 
 COMMON_HANDLE_LABELS = {"output": "output", "approve": "Approve", "reject": "Reject", "false": "Else",
-                        "subagent": "Subagents"}
+                        "subagent": "Subagents", "error": "On error", "body": "Body", "done": "Done"}
 
 
 class NodeSpec:
@@ -113,7 +165,10 @@ class NodeSpec:
       ``in_palette``, ``inputs``, ``chooses`` (the node follows exactly one of its outputs,
       so a loop through it can end there and it must have a branch linked), ``entry``
       (a run begins here; exactly one per workflow), ``tool_capable`` (can call and be
-      called as a subagent tool; only agents), ``handle_labels`` (names of fixed handles).
+      called as a subagent tool; only agents), ``handle_labels`` (names of fixed handles),
+      ``works`` (the node does work: its data is a :class:`PolicyData` with a step policy, and
+      it has the ``error`` source handle, which ``outputs`` does not list: the canvas draws it
+      apart; ``has_output(data, "error")`` is true).
     """
 
     kind: ClassVar[str] = ""
@@ -130,6 +185,10 @@ class NodeSpec:
     entry: ClassVar[bool] = False
     tool_capable: ClassVar[bool] = False
     handle_labels: ClassVar[dict[str, str]] = {}
+    works: ClassVar[bool] = False
+    #: The run gathers the arrivals of all incoming links before a step (``join``): ``execute``
+    #: then gets the list of delivered values in link order.
+    gathers: ClassVar[bool] = False
     #: Whether ``execute`` emits events that say what the step produced (the built-ins do:
     #: ``llm_response``, ``logic_check``...). When False the run emits ``node_output`` after
     #: the step (content: the output as text; extra: ``{"handle": ...}``, the handle followed).
@@ -151,8 +210,9 @@ class NodeSpec:
         return ("output",)
 
     def has_output(self, data: NodeData, handle: str) -> bool:
-        """Whether a link may leave from ``handle`` (may accept more than ``outputs`` lists)."""
-        return handle in self.outputs(data)
+        """Whether a link may leave from ``handle`` (may accept more than ``outputs`` lists:
+        ``error`` on a kind that ``works``)."""
+        return handle in self.outputs(data) or (handle == ERROR_HANDLE and self.works)
 
     def plain_output(self) -> bool:
         """Whether ``output`` is always one of this kind's handles (lets validation skip most links)."""
@@ -226,6 +286,34 @@ Clock = Callable[[], float]
 IdSource = Callable[[], str]
 
 
+class BranchFrame(NamedTuple):
+    """What a branch carries besides its value (per branch: one asyncio task's context).
+
+    ``decision``/``note``: of the approval this branch passed most recently (None before any);
+    ``loops``: the ids of the loops whose body the branch is in, innermost last; ``fanout``:
+    the last join's list on this branch (None before any).
+    """
+
+    decision: str | None = None
+    note: str | None = None
+    loops: tuple[str, ...] = ()
+    fanout: Any = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"decision": self.decision, "note": self.note, "loops": list(self.loops), "fanout": self.fanout}
+
+    @classmethod
+    def from_json(cls, data: Any) -> "BranchFrame | None":
+        if not isinstance(data, dict):
+            return None
+        return cls(data.get("decision"), data.get("note"), tuple(data.get("loops") or ()), data.get("fanout"))
+
+
+#: The current branch's frame (None: nothing passed yet). Each branch task runs in its own copy
+#: of the context, so a frame set on one branch is seen by it and by the branches it spawns later.
+BRANCH: ContextVar[BranchFrame | None] = ContextVar("flowdesk_branch", default=None)
+
+
 class RunContext:
     """What a node's ``execute`` gets from its run (one object per run, shared by its steps).
 
@@ -238,6 +326,25 @@ class RunContext:
     * ``cancelled``: whether the run was cancelled (a cancelled step is also interrupted
       with ``asyncio.CancelledError`` at its next await);
     * ``run``: the :class:`~engine.Run` itself, for built-in kinds.
+
+    Data flow (DESIGN.md, "Data flow: variables and templates"):
+
+    * ``variables``: the run's variable map (Start variables, run arguments, ``outputVar``s;
+      shared by the branches, the last write wins);
+    * ``scope(node, value) -> TemplateScope``: what references resolve against at this step:
+      the variables and the built-ins (``PREVIOUS_OUTPUT`` and ``input`` = ``value``,
+      ``iteration``, ``APPROVAL_NOTE``, ``APPROVAL_DECISION``, ``__fanout``, ``run.id``,
+      ``workflow.name``), secrets from the environment or the keyring;
+    * ``resolve_data(node, value, *, escape=None) -> ResolvedTemplate``: every string of the
+      node's data (``model_dump``, a dict) resolved: ``.value`` is the real data to use
+      (secrets in clear: what is sent), ``.masked`` the same with each secret as ``••••`` (for
+      events and records), ``.secrets`` the secret values used;
+    * ``mask(value, secrets)``: ``value`` with those secret values replaced by ``••••`` (for a
+      response or an error message that may echo one).
+
+    Step policies (``timeoutMs``, ``errorMode``, retries, the ``error`` handle) are applied by
+    the run around ``execute`` for every kind whose spec ``works``: a kind raises
+    :class:`NodeError` and the policy decides.
     """
 
     __slots__ = ("run", "emit", "now", "new_id", "initial_input", "resolve")
@@ -255,6 +362,10 @@ class RunContext:
         return self.run.outputs
 
     @property
+    def variables(self) -> dict[str, Any]:
+        return self.run.variables
+
+    @property
     def last_text_output(self) -> str:
         return self.run.last_text_output
 
@@ -265,3 +376,18 @@ class RunContext:
     @property
     def cancelled(self) -> bool:
         return str(self.run.status) == "cancelled"
+
+    def scope(self, node: "Node | None", value: Any) -> Any:
+        return self.run._scope(value)
+
+    def resolve_data(self, node: "Node", value: Any, *, escape: Callable[[str], str] | None = None) -> Any:
+        from ..templates import resolve_templates_masked
+
+        data = node.data.model_dump(mode="json", exclude_none=True)
+        return resolve_templates_masked(data, self.run._scope(value), escape=escape)
+
+    @staticmethod
+    def mask(value: Any, secrets: Any) -> Any:
+        from ..templates import mask_secrets
+
+        return mask_secrets(value, secrets) if secrets else value

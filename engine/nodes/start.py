@@ -2,15 +2,60 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import field_validator
+from pydantic import Field, field_validator
 
-from .base import NodeData, NodeSpec
+from .base import NodeData, NodeSpec, _Loose
+
+VARIABLE_TYPES = ("string", "number", "boolean", "json")
+
+
+class Variable(_Loose):
+    """One of the run's variables, declared on the Start node (DESIGN.md, "Data flow").
+
+    ``value`` is the default (any JSON value; coerced to ``type`` when a run starts),
+    ``type`` one of ``string`` (default), ``number``, ``boolean``, ``json``; a ``required``
+    variable must have a value (a default or a run argument) or the run is refused.
+    """
+
+    name: str = ""
+    value: Any = None
+    description: str = ""
+    type: Literal["string", "number", "boolean", "json"] = "string"
+    required: bool = False
+
+    @field_validator("name", "description", mode="before")
+    @classmethod
+    def _text(cls, v: Any) -> Any:
+        return "" if v is None else v.strip() if isinstance(v, str) else v
+
+    @field_validator("type", mode="before")
+    @classmethod
+    def _type(cls, v: Any) -> Any:
+        if v is None or v == "":
+            return "string"
+        if isinstance(v, str):
+            v = v.strip().lower()
+            return {"str": "string", "text": "string", "int": "number", "integer": "number", "float": "number",
+                    "bool": "boolean", "object": "json", "array": "json", "list": "json"}.get(v, v)
+        return v
+
+    @field_validator("required", mode="before")
+    @classmethod
+    def _required(cls, v: Any) -> Any:
+        return False if v is None else v
 
 
 class StartData(NodeData):
     initialInput: str = ""
+    # Left out of the file while empty: an AgentFlow file round-trips unchanged.
+    variables: list[Variable] = Field(default_factory=list, exclude_if=lambda v: not v)
+
+    @field_validator("variables", mode="before")
+    @classmethod
+    def _variables(cls, v: Any) -> Any:
+        return [] if v is None else v
 
     @field_validator("initialInput", mode="before")
     @classmethod

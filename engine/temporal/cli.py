@@ -168,6 +168,24 @@ async def _run(args: argparse.Namespace) -> int:
     if args.max_visits < 1:
         _err("--max-visits must be at least 1")
         return EXIT_USAGE
+    from ..variables import VariableError, parse_var_argument, run_variables
+
+    arguments: dict[str, str] = {}
+    for text in args.var:
+        try:
+            name, value = parse_var_argument(text)
+        except ValueError as err:
+            _err(str(err))
+            return EXIT_USAGE
+        if has_surrogates(value):
+            _err(f"--var {name}: the value is not valid text (bytes that are not UTF-8)")
+            return EXIT_USAGE
+        arguments[name] = value
+    try:  # refused before the run is sent (exit 2), as locally
+        run_variables(wf, arguments)
+    except VariableError as err:
+        _err(str(err))
+        return EXIT_USAGE
     errors = [i for i in validate(wf) if i.is_error]
     if errors:
         for i in errors:
@@ -180,7 +198,7 @@ async def _run(args: argparse.Namespace) -> int:
     client = await connect(args.temporal, args.namespace)
     run_id = uuid_ids()
     await submit(client, wf, run_id=run_id, initial_input=args.input, max_visits=args.max_visits, meta=meta,
-                 task_queue=args.task_queue, options=_options())
+                 task_queue=args.task_queue, options=_options(), variables=arguments)
     args._run_id = run_id
     _err(f"run {run_id} submitted to {args.temporal} (task queue {args.task_queue})")
     return await _drive(args, client, run_id, _Printer(sys.stdout, wf, args.jsonl), list(args.decide))

@@ -33,11 +33,12 @@ def event_from_row(row: list[Any]) -> RunEvent:
 
 async def submit(client: Client, workflow: Workflow, *, run_id: str | None = None, initial_input: str | None = None,
                  max_visits: int = 25, meta: dict[str, Any] | None = None, task_queue: str = DEFAULT_TASK_QUEUE,
-                 options: dict[str, Any] | None = None) -> WorkflowHandle:
+                 options: dict[str, Any] | None = None, variables: dict[str, Any] | None = None) -> WorkflowHandle:
     """Start a run on the server (the workflow id is the run id); returns its handle."""
     run_id = run_id or uuid_ids()
     request = {"workflow": workflow_to_dict(workflow), "runId": run_id, "initialInput": initial_input,
-               "maxVisits": max_visits, "meta": dict(meta or {}), "options": dict(options or {})}
+               "maxVisits": max_visits, "meta": dict(meta or {}), "options": dict(options or {}),
+               "variables": dict(variables) if variables else None}
     return await client.start_workflow(WORKFLOW_TYPE, request, id=run_id, task_queue=task_queue,
                                        memo={"workflowName": workflow.name or "", "status": "running",
                                              "initialInput": (initial_input or "")[:200]})

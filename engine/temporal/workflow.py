@@ -31,6 +31,7 @@ from temporalio.exceptions import ActivityError, ApplicationError
 from temporalio.exceptions import CancelledError as TemporalCancelledError
 
 with workflow.unsafe.imports_passed_through():
+    from ..errors import FlowdeskError
     from ..events import RunStatus
     from ..llm.base import LLMError, LLMResult
     from ..model import parse_workflow
@@ -65,9 +66,9 @@ def step_options(data: Any, heartbeat_ms: int) -> dict[str, Any]:
     if mode == "retry":
         attempts = 1 + (int(retries) if isinstance(retries, (int, float)) and retries >= 0 else 3)
     delay = int(delay_ms) if isinstance(delay_ms, (int, float)) and delay_ms > 0 else 1000
-    # The node's timeoutMs is enforced in the activity (a timed-out attempt fails the step as in a
-    # local run, for the node's policy to handle); the server's start-to-close timeout is that
-    # plus a grace period, for a worker that cannot even report the timeout.
+    # The node's timeoutMs is enforced by the scheduler itself (a durable timer here), which
+    # cancels the activity, as in a local run; the server's start-to-close timeout is that plus
+    # a grace period, for a worker that cannot even hear the cancellation.
     timeout = int(timeout_ms) + TIMEOUT_GRACE_MS if isinstance(timeout_ms, (int, float)) and timeout_ms > 0 \
         else DEFAULT_TIMEOUT_MS
     return {
@@ -91,9 +92,7 @@ class _ActivityProvider:
         owner = self.owner
         node = owner.nodes.get(inv.node_id)
         options = step_options(node.data if node is not None else None, owner.heartbeat_ms)
-        timeout_ms = _field(node.data, "timeoutMs") if node is not None else None
-        request = {"invocation": invocation_to_json(inv), "meta": owner.run.meta,
-                   "timeoutMs": timeout_ms if isinstance(timeout_ms, (int, float)) and timeout_ms > 0 else None}
+        request = {"invocation": invocation_to_json(inv), "meta": owner.run.meta}
         run = owner.run
         try:
             answer = await workflow.execute_activity(AGENT_ACTIVITY, request, **options)
@@ -136,10 +135,14 @@ class FlowdeskRunWorkflow:
         options = request.get("options") or {}
         self.heartbeat_ms = int(options.get("heartbeatMs") or DEFAULT_HEARTBEAT_MS)
         provider = _ActivityProvider(self)
-        run = self.run = Run(wf, lambda _inv: provider, run_id=request.get("runId") or workflow.info().workflow_id,
-                             initial_input=request.get("initialInput"), max_visits=int(request.get("maxVisits") or 25),
-                             meta=request.get("meta") or {}, keep_events=False, on_event=self._record,
-                             clock=lambda: workflow.now().timestamp(), id_source=lambda: workflow.uuid4().hex)
+        try:
+            run = self.run = Run(wf, lambda _inv: provider, run_id=request.get("runId") or workflow.info().workflow_id,
+                                 initial_input=request.get("initialInput"),
+                                 max_visits=int(request.get("maxVisits") or 25), meta=request.get("meta") or {},
+                                 keep_events=False, on_event=self._record, variables=request.get("variables"),
+                                 clock=lambda: workflow.now().timestamp(), id_source=lambda: workflow.uuid4().hex)
+        except FlowdeskError as err:  # a variable that does not coerce: the run is refused, not retried
+            raise ApplicationError(str(err), type="RunRefused", non_retryable=True) from None
         try:
             status = await run.start()
             while status == RunStatus.PAUSED:

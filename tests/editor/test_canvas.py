@@ -33,7 +33,7 @@ def test_drag_each_node_type_from_palette(window, tmp_path):
     doc = window.document
     original = doc.workflow.model_dump()
     expected = {"start": ("start", None), "agent": ("agent", False), "subagent": ("agent", True),
-                "if": ("if", None), "approval": ("approval", None)}
+                "if": ("if", None), "approval": ("approval", None), "join": ("join", None), "loop": ("loop", None)}
     for i, kind in enumerate(PALETTE_KINDS):
         count = len(doc.workflow.nodes)
         at = QPoint(120 + 150 * i, 300)
@@ -55,7 +55,7 @@ def test_drag_each_node_type_from_palette(window, tmp_path):
     assert doc.workflow.model_dump() == original and len(window.scene.node_items) == 1
     while doc.undo_stack.canRedo():
         doc.undo_stack.redo()
-    assert doc.workflow.model_dump() == edited and len(window.scene.node_items) == 6
+    assert doc.workflow.model_dump() == edited and len(window.scene.node_items) == 1 + len(PALETTE_KINDS)
     # A subagent shows only its subagent-target input, at the top.
     sub = window.scene.node_items[doc.workflow.nodes[3].id]
     assert sub.layout.input_pos == QPointF(sub.layout.width / 2, 0)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QTextDocument
 from PySide6.QtWidgets import QTextBrowser
 
@@ -72,8 +73,9 @@ def _over(fg: QColor, bg: str) -> str:
 
 def test_prompt_template_highlighter_colours_are_readable(app):
     hl = TemplateHighlighter(QTextDocument())
-    for fmt in (hl.known, hl.other):
+    for fmt in (hl.known, hl.other, hl.unknown):  # built-ins, variables, unknown references (underlined)
         fg = fmt.foreground().color().name()
         for bg in DARK_BACKGROUNDS:
-            behind = _over(fmt.background().color(), bg)
+            has_bg = fmt.background().style() != Qt.BrushStyle.NoBrush
+            behind = _over(fmt.background().color(), bg) if has_bg else bg
             assert contrast_ratio(fg, behind) >= AA, (fg, behind)

@@ -62,10 +62,12 @@ class Recorder:
         return LLMResult(text=f"{inv.node_id}({inv.user_content})")
 
 
-def seq(run: Any, *, deltas: bool = False) -> list[tuple[str, str, str]]:
-    """The run's events as (nodeId, type, content), without streamed deltas."""
-    return [(e.node_id, str(e.type), e.content) for e in run.events if deltas or e.type != "llm_delta"]
+def seq(run: Any, *, deltas: bool = False, ends: bool = False) -> list[tuple[str, str, str]]:
+    """The run's events as (nodeId, type, content), without streamed deltas, and without the
+    ``step_end`` every finished step logs unless ``ends`` (the data-flow tests check those)."""
+    return [(e.node_id, str(e.type), e.content) for e in run.events
+            if (deltas or e.type != "llm_delta") and (ends or e.type != "step_end")]
 
 
-def types(run: Any) -> list[tuple[str, str]]:
-    return [(e.node_id, str(e.type)) for e in run.events if e.type != "llm_delta"]
+def types(run: Any, *, ends: bool = False) -> list[tuple[str, str]]:
+    return [(e.node_id, str(e.type)) for e in run.events if e.type != "llm_delta" and (ends or e.type != "step_end")]

@@ -48,10 +48,10 @@ def test_run_hello_jsonl_in_emission_order() -> None:
     assert res.returncode == 0, res.stderr
     events = jsonl(res.stdout)
     assert [(e["nodeId"], e["type"]) for e in events] == [
-        ("system", "run_status"), ("start", "step_start"), ("greeter", "step_start"), ("greeter", "start_prompt"),
-        ("greeter", "llm_response"), ("system", "run_status")]
+        ("system", "run_status"), ("start", "step_start"), ("start", "step_end"), ("greeter", "step_start"),
+        ("greeter", "start_prompt"), ("greeter", "llm_response"), ("greeter", "step_end"), ("system", "run_status")]
     assert all(set(e) >= {"timestamp", "nodeId", "type", "content"} for e in events)
-    assert events[-2]["content"] == "ping" and events[-1]["content"] == "completed"
+    assert events[-3]["content"] == "ping" and events[-1]["content"] == "completed"
     stamps = [e["timestamp"] for e in events]
     assert stamps == sorted(stamps)
 

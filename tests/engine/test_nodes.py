@@ -79,11 +79,13 @@ def test_the_plugin_kind_runs_with_exact_events(example_plugin) -> None:
     run = Run(wf, EchoProvider(), clock=itertools.count(100).__next__, id_source=lambda: "fixed")
     assert asyncio.run(run.start()) == RunStatus.COMPLETED
     assert [(e.node_id, e.type, e.content) for e in run.events] == [
-        ("system", "run_status", "running"), ("s", "step_start", "Start"), ("t", "step_start", "Template"),
-        ("t", "node_output", "HELLO WORLD"), ("a", "step_start", "Echo"), ("a", "start_prompt", "HELLO WORLD"),
-        ("a", "llm_response", "HELLO WORLD"), ("system", "run_status", "completed")]
+        ("system", "run_status", "running"), ("s", "step_start", "Start"), ("s", "step_end", "done"),
+        ("t", "step_start", "Template"), ("t", "node_output", "HELLO WORLD"), ("t", "step_end", "done"),
+        ("a", "step_start", "Echo"), ("a", "start_prompt", "HELLO WORLD"),
+        ("a", "llm_response", "HELLO WORLD"), ("a", "step_end", "done"), ("system", "run_status", "completed")]
     assert run.run_id == "fixed"
-    assert run.events[3].extra == {"handle": "output"}  # node_output, logged by the run for a plug-in kind
+    assert run.events[2].extra == {"status": "done", "durationMs": 1000}  # the injected clock: one tick a second
+    assert run.events[4].extra == {"handle": "output"}  # node_output, logged by the run for a plug-in kind
     stamps = [e.timestamp for e in run.events]
     assert stamps == sorted(stamps) and stamps[0] >= 100 and all(float(s).is_integer() for s in stamps)
     assert run.outcomes == {"s": NodeOutcome.DONE, "t": NodeOutcome.DONE, "a": NodeOutcome.DONE}
@@ -123,9 +125,10 @@ def test_the_plugin_kind_runs_in_the_cli(example_plugin, tmp_path: Path) -> None
     assert res.returncode == 0, res.stderr
     events = [json.loads(line) for line in res.stdout.splitlines() if line.strip()]
     assert [(e["nodeId"], e["type"]) for e in events] == [
-        ("system", "run_status"), ("s", "step_start"), ("t", "step_start"), ("t", "node_output"), ("a", "step_start"),
-        ("a", "start_prompt"), ("a", "llm_response"), ("system", "run_status")]
-    assert events[2]["content"] == "Template" and events[3]["content"] == "HELLO WORLD"
+        ("system", "run_status"), ("s", "step_start"), ("s", "step_end"), ("t", "step_start"), ("t", "node_output"),
+        ("t", "step_end"), ("a", "step_start"), ("a", "start_prompt"), ("a", "llm_response"), ("a", "step_end"),
+        ("system", "run_status")]
+    assert events[3]["content"] == "Template" and events[4]["content"] == "HELLO WORLD"
     res = subprocess.run([sys.executable, "-m", "editor.launcher", "validate", str(path)], cwd=ROOT,
                          capture_output=True, text=True, timeout=60, env=env)
     assert res.returncode == 0 and "0 errors" in res.stdout, res.stdout + res.stderr

@@ -189,7 +189,7 @@ async def test_approve_and_reject_paths_exact() -> None:
     assert await run.start() == RunStatus.PAUSED
     assert run.waiting_for_input and run.current_node_id == "ap" and run.pending_approval == "ap"
     assert seq(run)[-3:] == [("ap", "step_start", "Approval"), ("ap", "wait_input", "Send it?"), (SYS, "run_status", "paused")]
-    n = len(run.events)
+    n = len(seq(run))
     assert await run.resume("approve", "fine") == RunStatus.COMPLETED
     assert seq(run)[n:] == [
         ("ap", "input_received", json.dumps({"decision": "approve", "note": "fine"})),
@@ -250,7 +250,7 @@ async def test_pause_while_sibling_running_defers_then_drains() -> None:
     assert t.index(("ap", "wait_input")) < t.index(("slow", "llm_response")), "paused while the sibling still ran"
     assert ("after", "step_start") not in t, "the sibling's downstream must be deferred while paused"
     assert run.snapshot()["deferred"] == [{"nodeId": "after", "input": "slow(x)"}]
-    n = len(run.events)
+    n = len(seq(run))
     assert await run.resume("approve") == RunStatus.COMPLETED
     assert types(run)[n:] == [
         ("ap", "input_received"), (SYS, "run_status"),

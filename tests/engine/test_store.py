@@ -153,7 +153,7 @@ def test_two_concurrent_runs_lose_no_events(data_dir: Path, tmp_path: Path) -> N
     for name, out in zip(("left", "right"), outs):
         stored = [e.to_wire() for e in store.events(runs[name].id)]
         assert stored == jsonl(out)
-        assert len(stored) == 1 + 1 + 300 * 3 + 1  # running, start, 3 per agent, completed
+        assert len(stored) == 1 + 2 + 300 * 4 + 1  # running, start (+ its end), 4 per agent, completed
 
 
 def test_in_process_recorder_commits_at_pause_with_snapshot(data_dir: Path) -> None:

@@ -23,7 +23,7 @@ from typing import Any, Callable
 
 __all__ = ["FakeLLMServer", "Reply", "Recorded", "sse", "openai_text", "openai_plain", "openai_tool_calls",
            "error_reply", "garbage_stream", "garbage_json", "openai_empty_stream", "openai_null_content",
-           "local_server_handler"]
+           "local_server_handler", "flaky_handler"]
 
 _REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found",
             429: "Too Many Requests", 500: "Internal Server Error", 502: "Bad Gateway", 503: "Service Unavailable",
@@ -322,5 +322,22 @@ def local_server_handler(models: tuple[str, ...] = ("fake-model",), answer: str 
         if rec.method == "POST" and rec.path.endswith("/chat/completions"):
             return openai_text(answer) if (rec.json or {}).get("stream") else openai_plain(answer)
         return error_reply(404, f"fake server: no route {rec.method} {rec.path}")
+
+    return handle
+
+
+def flaky_handler(failures: int, answer: str = "finally", *, status: int = 400,
+                  message: str = "fake server: flaky failure") -> Callable[[Recorded], Reply]:
+    """The flaky mode: the first ``failures`` chat requests fail with ``status`` (400 by default,
+    which providers do not retry themselves; 429/5xx they do), every later one answers ``answer``
+    (streamed when asked)."""
+    seen = [0]
+
+    def handle(rec: Recorded) -> Reply:
+        seen[0] += 1
+        if seen[0] <= failures:
+            return error_reply(status, message)
+        stream = bool((rec.json or {}).get("stream"))
+        return openai_text(answer) if stream else openai_plain(answer)
 
     return handle

@@ -138,4 +138,10 @@ def test_the_palette_shows_its_last_entry_in_the_default_layout(qtbot, window):
         rect = lst.visualItemRect(lst.item(lst.count() - 1))
         return rect.top() >= 0 and rect.bottom() <= lst.viewport().height()
 
-    qtbot.waitUntil(last_visible, timeout=2000)
+    def bottom_at_its_minimum() -> bool:
+        QApplication.processEvents()
+        return window.problems_dock.height() <= 240 + 40  # (within the splitter's handle and margins)
+
+    # With the join and loop kinds (issue 15) seven entries need more than 860 px leave at the
+    # 240 px the bottom docks keep: the docks then give up all they can and the list scrolls.
+    qtbot.waitUntil(lambda: last_visible() or bottom_at_its_minimum(), timeout=2000)

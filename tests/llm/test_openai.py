@@ -18,8 +18,8 @@ async def test_streamed_answer_emits_deltas_then_response_with_usage(server, fas
     run = make_run(flow(agent("a", "Greeter")), server, fast)
     assert await run.start() == RunStatus.COMPLETED
     seq = types(run)
-    assert seq[:4] == ["run_status", "step_start", "step_start", "start_prompt"]
-    assert seq[-2:] == ["llm_response", "run_status"]
+    assert seq[:5] == ["run_status", "step_start", "step_end", "step_start", "start_prompt"]
+    assert seq[-3:] == ["llm_response", "step_end", "run_status"]
     deltas = [e.content for e in run.events if e.type == "llm_delta"]
     assert len(deltas) >= 2 and "".join(deltas) == "Hello there, world!"
     assert seq.index("llm_delta") < seq.index("llm_response")
@@ -323,6 +323,7 @@ async def test_exact_event_sequence_of_a_nested_call_chain(server, fast):
     assert got == [
         ("system", "run_status", "running"),
         ("start", "step_start", "Start"),
+        ("start", "step_end", "done"),
         ("lead", "step_start", "Lead"),
         ("lead", "start_prompt", "Question?"),
         ("lead", "subagent_call_start", ("mid", 1, "go")),
@@ -332,6 +333,7 @@ async def test_exact_event_sequence_of_a_nested_call_chain(server, fast):
         ("lead", "llm_delta", "lead:mi"),
         ("lead", "llm_delta", "d:leaf"),
         ("lead", "llm_response", "lead:mid:leaf"),
+        ("lead", "step_end", "done"),
         ("system", "run_status", "completed"),
     ]
     ids = [json.loads(e.to_wire()["content"]) for e in run.events if str(e.type).startswith("subagent_")]

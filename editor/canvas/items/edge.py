@@ -17,7 +17,7 @@ from PySide6.QtGui import QBrush, QPainter, QPainterPath, QPainterPathStroker, Q
 from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem, QWidget
 
 from ..routing import CORNER_R
-from ..style import EDGE, EDGE_SUB, RUN_LINK, SELECT, pen
+from ..style import EDGE, EDGE_SUB, ERROR_HANDLE, ERROR_LINK, RUN_LINK, SELECT, pen
 
 
 def bezier(a: QPointF, b: QPointF, vertical: bool) -> QPainterPath:
@@ -53,6 +53,7 @@ class EdgeItem(QGraphicsItem):
         super().__init__()
         self.key = key
         self.subagent = subagent
+        self.error_link = key[1] == ERROR_HANDLE  # drawn red and dashed: followed only when the source fails
         self._path = QPainterPath()
         self._shape: QPainterPath | None = None
         self._rect = QRectF()
@@ -97,7 +98,8 @@ class EdgeItem(QGraphicsItem):
 
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
         selected = self.isSelected()
-        color = SELECT if selected else RUN_LINK if self.followed else (EDGE_SUB if self.subagent else EDGE)
+        color = SELECT if selected else RUN_LINK if self.followed and not self.error_link else (
+            ERROR_LINK if self.error_link else EDGE_SUB if self.subagent else EDGE)
         lod = QStyleOptionGraphicsItem.levelOfDetailFromTransform(painter.worldTransform())
         if lod < 0.35 and not selected:
             # Zoomed far out: a thin cosmetic line without antialiasing is the raster engine's fast path.
@@ -108,7 +110,7 @@ class EdgeItem(QGraphicsItem):
             return
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)  # the view does not save painter state
         width = 3.2 if selected or self.followed else 2.0
-        painter.setPen(pen(color.name(), width, self.subagent))
+        painter.setPen(pen(color.name(), width, self.subagent or (self.error_link and not self.followed)))
         painter.setBrush(Qt.BrushStyle.NoBrush)
         painter.drawPath(self._path)
         if not self._arrow.isEmpty():

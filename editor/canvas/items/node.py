@@ -16,11 +16,13 @@ from PySide6.QtWidgets import QGraphicsItem, QGraphicsSceneHoverEvent, QStyleOpt
 
 from engine import Node
 
-from ..style import (BADGE_R, CORNER, ERROR, FIND_HIT, GRID, KIND_COLOR, LINE_H, NODE_BG, NODE_BORDER, NODE_MUTED,
+from ..style import (BADGE_JOIN, BADGE_LOOP, BADGE_R, BADGE_RETRY, CORNER, ERROR, ERROR_HANDLE, ERROR_PORT, FIND_HIT, GRID, KIND_COLOR, LINE_H, NODE_BG, NODE_BORDER, NODE_MUTED,
                      NODE_TEXT, PAD, PORT_HIT_R, ROW_H, RUN_COLOR, RUN_STATE_LABEL, SELECT, TARGET_OK, TITLE_H, WARNING, NodeLayout, font, handle_tooltip,
                      metrics, node_layout, pen)
 from .port import PortHit, hit, paint_port
 
+
+_ERROR_TEXT = "#ff9b94"  # the error port's label (readable on the node body)
 
 # Glyphs drawn with a stroke rather than a fill.
 _STROKED_GLYPHS = {"approval"}
@@ -72,6 +74,8 @@ class NodeItem(QGraphicsItem):
         # Run state (display only): running/done/failed/waiting/queued/not_reached or None.
         self.run_state: str | None = None
         self.run_tip = ""
+        self.run_badge = ""  # "attempt 2 of 4" while retrying, "iteration 3" for a loop (display only)
+        self.run_badge_kind = ""  # "retry" | "loop" | "join"
         self.pulse = 0.0  # 0..1, advanced by the scene while the node runs
         self._update_rect()
         self.setFlags(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable | QGraphicsItem.GraphicsItemFlag.ItemIsMovable
@@ -98,7 +102,8 @@ class NodeItem(QGraphicsItem):
         lay = self.layout
         # Room for ports on the sides and the badge, which grows when zoomed out.
         # Room for ports on the sides, the badge (which grows when zoomed out) and a run halo.
-        self._rect = QRectF(-16, -2 * BADGE_R - 4, lay.width + 2 * BADGE_R + 20, lay.height + 2 * BADGE_R + 20)
+        # The top leaves room for a run badge, which also grows when zoomed out (up to 2 x 15 px).
+        self._rect = QRectF(-16, -36, lay.width + 2 * BADGE_R + 20, lay.height + 36 + 2 * BADGE_R + 2)
 
     def set_issues(self, severity: str | None, text: str) -> None:
         if (severity, text) != (self.issue_severity, self.issue_text):
@@ -123,6 +128,12 @@ class NodeItem(QGraphicsItem):
     def set_run_state(self, state: str | None, tip: str = "") -> None:
         if (state, tip) != (self.run_state, self.run_tip):
             self.run_state, self.run_tip = state, tip
+            self.setToolTip(self._body_tooltip())
+            self.update()
+
+    def set_run_badge(self, text: str, kind: str = "") -> None:
+        if (text, kind) != (self.run_badge, self.run_badge_kind):
+            self.run_badge, self.run_badge_kind = text, kind
             self.setToolTip(self._body_tooltip())
             self.update()
 
@@ -161,6 +172,8 @@ class NodeItem(QGraphicsItem):
         text = f"{lay.title} ({kind})" if lay.title != kind else kind
         if lay.kind == "agent" and not any(h == "subagent" for h, _, _ in lay.outputs):
             text += "\nTo give it subagents, tick Subagents in the inspector (a handle appears at the bottom)."
+        if self.run_badge:
+            text += f"\n{self.run_badge[0].upper()}{self.run_badge[1:]}"
         if self.run_state:
             text += f"\n{RUN_STATE_LABEL.get(self.run_state, self.run_state)}"
             if self.run_tip:
@@ -249,7 +262,7 @@ class NodeItem(QGraphicsItem):
                 painter.setBrush(QBrush(glow))
                 painter.drawRoundedRect(outline, CORNER + gap, CORNER + gap)
             painter.setBrush(Qt.BrushStyle.NoBrush)
-            painter.setPen(pen(halo.name(QColor.NameFormat.HexArgb), width, self.run_state == "queued"))
+            painter.setPen(pen(halo.name(QColor.NameFormat.HexArgb), width, self.run_state in ("queued", "retrying")))
             painter.drawRoundedRect(outline, CORNER + gap, CORNER + gap)
         painter.setPen(Qt.PenStyle.NoPen)
         painter.setBrush(QBrush(NODE_BG))
@@ -272,8 +285,10 @@ class NodeItem(QGraphicsItem):
             paint_port(painter, lay.input_pos, TARGET_OK if self.target_state == "ok" else port_color,
                        "input" in self.connected, self.target_state == "ok")
         for h, p, _ in lay.outputs:
-            c = KIND_COLOR["subagent"] if h == "subagent" else port_color
+            c = KIND_COLOR["subagent"] if h == "subagent" else ERROR_PORT if h == ERROR_HANDLE else port_color
             paint_port(painter, p, c, h in self.connected)
+        if self.run_badge and lod >= 0.2:
+            self._paint_run_badge(painter, min(max(0.8 / max(lod, 0.01), 1.0), 2.0))
         if ring is not None and self.run_state in ("done", "failed", "waiting") and lod >= 0.2:
             self._paint_run_mark(painter, lay, ring, min(max(0.8 / max(lod, 0.01), 1.0), 2.0))
         # Validation badge
@@ -290,6 +305,23 @@ class NodeItem(QGraphicsItem):
                 painter.setFont(font("badge"))
                 painter.drawText(b, Qt.AlignmentFlag.AlignCenter, "!")
         painter.setOpacity(1.0)
+
+    def _paint_run_badge(self, painter: QPainter, scale: float = 1.0) -> None:
+        """A pill above the title, left of the validation badge: "attempt 2 of 4", "iteration 3";
+        ``scale`` keeps it readable when zoomed out (it grows up from the title's top edge)."""
+        fm = metrics("badge")
+        w = min(fm.horizontalAdvance(self.run_badge) + 14, (self.layout.width - 40) / scale)
+        painter.save()
+        painter.translate(14, -3)
+        painter.scale(scale, scale)
+        r = QRectF(0, -15, w, 15)
+        painter.setPen(pen(NODE_BG.name(), 1.5))
+        painter.setBrush(QBrush({"loop": BADGE_LOOP, "join": BADGE_JOIN}.get(self.run_badge_kind, BADGE_RETRY)))
+        painter.drawRoundedRect(r, 7.5, 7.5)
+        painter.setFont(font("badge"))
+        painter.setPen(pen("#ffffff"))
+        painter.drawText(r, Qt.AlignmentFlag.AlignCenter, fm.elidedText(self.run_badge, Qt.TextElideMode.ElideRight, w - 10))
+        painter.restore()
 
     def _paint_run_mark(self, painter: QPainter, lay: NodeLayout, color: QColor, scale: float = 1.0) -> None:
         """A disc on the top-left corner (the validation badge has the top-right one):
@@ -390,6 +422,7 @@ class NodeItem(QGraphicsItem):
             if h == "subagent":
                 painter.drawText(QRectF(0, p.y() - 22, lay.width, 16), Qt.AlignmentFlag.AlignCenter, label)
             else:
+                painter.setPen(pen(_ERROR_TEXT if h == ERROR_HANDLE else NODE_MUTED.name()))
                 painter.drawText(QRectF(12, p.y() - ROW_H / 2, lay.width - 26, ROW_H),
                                  Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight,
                                  sm.elidedText(label, Qt.TextElideMode.ElideMiddle, lay.width - 40))
