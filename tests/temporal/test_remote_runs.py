@@ -20,11 +20,13 @@ from .conftest import ROOT, WorkerProcess, needs_temporal
 pytestmark = needs_temporal
 
 _CALL_ID = re.compile(r"call_\d+_[0-9a-f]{8}")
+_DURATION = re.compile(r'"durationMs": \d+')
 
 
 def _comparable(events):
-    """Events without timestamps, the random part of subagent call ids masked."""
-    return [(e.node_id, e.type, e.content, _CALL_ID.sub("call_*", e.extra_json or ""), e.path) for e in events]
+    """Events without timestamps and durations, the random part of subagent call ids masked."""
+    return [(e.node_id, e.type, e.content, _DURATION.sub('"durationMs": *', _CALL_ID.sub("call_*", e.extra_json or "")),
+             e.path) for e in events]
 
 
 async def _local(wf, decisions):
@@ -48,13 +50,24 @@ async def _remote(address, wf, decisions, *, task_queue="shared", meta=None, opt
     return events, state.status
 
 
+def _same_events(remote, local):
+    """The same events: each node's in the same order, and the run's; concurrent branches may
+    interleave differently (remote model calls finish in any order, as real ones do locally)."""
+    a, b = _comparable(remote), _comparable(local)
+    assert sorted(a) == sorted(b)
+    for node_id in {e[0] for e in b}:
+        assert [e for e in a if e[0] == node_id] == [e for e in b if e[0] == node_id], node_id
+
+
 @pytest.mark.parametrize("path", sample_paths(), ids=lambda p: p.name)
 async def test_samples_run_remotely_with_the_same_events(temporal_server, worker, path):
     wf = load_workflow(path)
     local, local_status = await _local(wf, ["approve", "approve", "approve"])
     remote, remote_status = await _remote(temporal_server, wf, ["approve", "approve", "approve"])
     assert remote_status == str(local_status) == "completed"
-    assert _comparable(remote) == _comparable(local)
+    _same_events(remote, local)
+    if "panel" not in path.name:  # one branch at a time: the very same sequence
+        assert _comparable(remote) == _comparable(local)
 
 
 def _parallel_approvals():
@@ -75,7 +88,7 @@ async def test_queued_approvals_and_deferred_branches_as_locally(temporal_server
     assert remote_status == str(local_status) == "completed"
     kinds = [e.type for e in remote]
     assert "approval_queued" in kinds and kinds.count("wait_input") == 2 and "subagent_call_end" in kinds
-    assert _comparable(remote) == _comparable(local)
+    _same_events(remote, local)
 
 
 def _cli(*args, timeout=60):
