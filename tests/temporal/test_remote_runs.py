@@ -59,7 +59,18 @@ def _same_events(remote, local):
         assert [e for e in a if e[0] == node_id] == [e for e in b if e[0] == node_id], node_id
 
 
-@pytest.mark.parametrize("path", sample_paths(), ids=lambda p: p.name)
+_ACTIVITY_KINDS = {"start", "agent", "approval", "if", "join", "loop"}  # kinds a remote run supports so far
+
+
+def _sample_params():
+    for path in sample_paths():
+        kinds = {n.type for n in load_workflow(path).nodes}
+        marks = () if kinds <= _ACTIVITY_KINDS else pytest.mark.xfail(
+            strict=True, reason=f"{sorted(kinds - _ACTIVITY_KINDS)} steps do not run as activities yet (issue 19)")
+        yield pytest.param(path, id=path.name, marks=marks)
+
+
+@pytest.mark.parametrize("path", list(_sample_params()))
 async def test_samples_run_remotely_with_the_same_events(temporal_server, worker, path):
     wf = load_workflow(path)
     local, local_status = await _local(wf, ["approve", "approve", "approve"])
