@@ -70,6 +70,8 @@ from .library import (FlowLibrary, FlowParameter, LibraryError, LibraryFlow, def
 if TYPE_CHECKING:
     from .cli import COMMANDS as CLI_COMMANDS
     from .cli import main as cli_main
+    from .temporal import TemporalUnavailable
+    from .temporal.remote import RemoteRun
     from .store import (AlreadyImported, RunInfo, RunRecorder, RunStore, StoreError, agentflow_record, data_dir,
                         run_from_agentflow_record)
 
@@ -80,6 +82,8 @@ _LAZY = {
     "agentflow_record": ("store", "agentflow_record"),
     "data_dir": ("store", "data_dir"), "run_from_agentflow_record": ("store", "run_from_agentflow_record"),
     "cli_main": ("cli", "main"), "CLI_COMMANDS": ("cli", "COMMANDS"),
+    # scale-out on Temporal (the 'temporal' extra; importable without it)
+    "RemoteRun": ("temporal.remote", "RemoteRun"), "TemporalUnavailable": ("temporal", "TemporalUnavailable"),
 }
 
 
@@ -166,4 +170,6 @@ __all__ = sorted([
     "run_from_agentflow_record", "data_dir",
     # command line (loaded on first use)
     "cli_main", "CLI_COMMANDS",
+    # runs on a Temporal server (loaded on first use)
+    "RemoteRun", "TemporalUnavailable",
 ])

@@ -121,6 +121,10 @@ def _parser() -> argparse.ArgumentParser:
     rp.add_argument("--model")
     rp.add_argument("--base-url")
     rp.add_argument("--json", action="store_true", help="print the proposal as JSON")
+    # Scale-out (issue 19): `worker`, `follow`, `cancel` and --temporal on run/resume/runs.
+    from .temporal.cli import add_arguments as _temporal_arguments
+
+    _temporal_arguments(sub)
     return p
 
 
@@ -866,6 +870,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(exc.code or 0)
     if args.command == "validate":
         return _cmd_validate(args)
+    from .temporal.cli import dispatch as _temporal_dispatch, wants as _temporal_wanted
+
+    if _temporal_wanted(args):
+        return _temporal_dispatch(args)
     handler = {"run": _cmd_run, "resume": _cmd_resume, "runs": _cmd_runs, "show": _cmd_show, "diff": _cmd_diff,
                "repair": _cmd_repair, "flows": _cmd_flows, "import": _cmd_import, "export": _cmd_export,
                "do": _cmd_do}.get(args.command)

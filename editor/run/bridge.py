@@ -88,6 +88,9 @@ class RunBridge(QObject):
         self.max_batch = 5000  # events per timed flush; the rest follows on the next turn of the loop
         self.delta_interval = delta_interval
         self.run: Run | None = None
+        # What start() makes: the local Run, or a drop-in such as engine.RemoteRun (a run on a
+        # Temporal server, same surface), set by whoever offers "Run on".
+        self.run_factory: Any = Run
         self.run_state = RunState()
         self._wait_prompts: dict[str, str] = {}  # node id -> the prompt of its last wait_input (subflows)
         self._recorder: RunRecorder | None = None
@@ -156,8 +159,8 @@ class RunBridge(QObject):
         if start_at is not None:
             extra.update(start_at=start_at, reuse_from=reuse_from, store=store)
         try:
-            run = Run(wf, resolver, run_id=run_id, initial_input=initial_input, delta_interval=self.delta_interval,
-                      **extra)
+            run = self.run_factory(wf, resolver, run_id=run_id, initial_input=initial_input,
+                                   delta_interval=self.delta_interval, **extra)
         except (ValueError, StoreError) as err:
             if isinstance(err, FlowdeskError):
                 raise
@@ -256,8 +259,8 @@ class RunBridge(QObject):
         if self._claim is not None:
             self._claim_stored(run)  # so the store learns that the run was cancelled
         run.cancel()
-        if not self.is_busy:  # paused: nothing in flight, the run ends here
-            self._task = asyncio.ensure_future(self._settle(run))
+        if not self.is_busy:  # paused: nothing in flight, the run ends once wait() returns (at once when local)
+            self._task = asyncio.ensure_future(self._drive(run, run.wait()))
 
     def release(self) -> bool:
         """Let go of a paused run without answering it: it stays paused in the run history

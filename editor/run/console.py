@@ -47,8 +47,8 @@ from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QFileDialog, QHBoxLayout, QLabel, QLineEdit, QListView,
                                QMenu, QSplitter, QTabWidget, QToolButton, QVBoxLayout, QWidget)
 
-from engine import (SYSTEM_NODE, EventType, FlowdeskError, RunEvent, RunState, RunStateError, RunStatus, RunStore,
-                    StoreError, Workflow, model_prices, run_costs)
+from engine import (SYSTEM_NODE, EventType, FlowdeskError, Run, RunEvent, RunState, RunStateError, RunStatus,
+                    RunStore, StoreError, Workflow, model_prices, run_costs)
 
 from .approvals import ApprovalsPanel
 from .badges import run_badges
@@ -319,6 +319,12 @@ class RunConsole(QWidget):
         """Runs started from now on are recorded in ``store`` (None: not recorded)."""
         self.store = store
 
+    def set_run_factory(self, factory: Callable[..., Any] | None) -> None:
+        """Runs started from now on are made by ``factory`` (Run's arguments), for example a
+        remote run on a Temporal server; None: on this computer. A remote run is kept by its
+        server, not recorded in the local store."""
+        self._run_factory = factory
+
     @property
     def run_id(self) -> str | None:
         return self._run_id
@@ -348,8 +354,11 @@ class RunConsole(QWidget):
         remember_arguments(self.workflow_path, self.arguments.values(include_empty=True))
         self._reset_views(self.workflow)
         self._replay_state = None
+        factory = getattr(self, "_run_factory", None)
+        self.bridge.run_factory = factory or Run
         try:
-            return self.bridge.start(self.workflow, initial, resolver, self.store, self.workflow_path,
+            return self.bridge.start(self.workflow, initial, resolver, None if factory else self.store,
+                                     self.workflow_path,
                                      variables=variables if self.arguments.fields else None,
                                      start_at=start_at, reuse_from=reuse_from)
         except RunStateError as err:
@@ -651,7 +660,7 @@ class RunConsole(QWidget):
     def _on_run_started(self, run_id: str) -> None:
         self._detached = None
         self._run_id = run_id
-        self.header.set_run_id(run_id)
+        self.header.set_run_id(run_id, getattr(self.bridge.run, "address", None))  # a remote run: its server
         self._started_mono = time.monotonic()
         self._ended_mono = None
         self._elapsed_timer.start()

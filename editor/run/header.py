@@ -181,8 +181,15 @@ class RunHeader(QWidget):
         if self._status_text:
             self._set_status_text(self._status_text, self._status_colour)
 
-    def set_run_id(self, run_id: str | None) -> None:
-        self.run_id_label.setText(f"run {run_id[:8]}" if run_id else "")
+    def set_run_id(self, run_id: str | None, server: str | None = None) -> None:
+        """The run's short id, with a badge naming the Temporal server when it runs there."""
+        text = f"run {run_id[:8]}" if run_id else ""
+        if run_id and server:
+            text += f"  ·  ☁ Temporal {server}"
+        self.run_id_label.setText(text)
+        self.run_id_label.setToolTip(f"Run {run_id} on the Temporal server at {server} (its workers run it; "
+                                     "follow it with: flowdesk follow ID --temporal SERVER)" if run_id and server else
+                                     (f"Run {run_id}" if run_id else ""))
 
     def set_cost(self, tokens: int, cost: float | None, cached: int = 0) -> None:
         """``1,234 tokens · $0.0021`` (and how many nodes came from the cache)."""

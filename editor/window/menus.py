@@ -155,6 +155,8 @@ class MenusMixin:
         self.provider_menu = r.addMenu("LLM &Provider")
         self.provider_menu.aboutToShow.connect(self._fill_provider_menu)
         r.addAction("Provider &Settings…", self.open_provider_settings)
+        self.run_on_menu = r.addMenu("Run &On")  # this computer, or a Temporal server (window/run_on.py)
+        self.run_on_menu.aboutToShow.connect(self._fill_run_on_menu)
         r.addSeparator()
         r.addAction(self.history_dock.toggleViewAction())
 

@@ -18,10 +18,11 @@ from ..first_run import offer_setup
 from ..history.panel import open_store_for_gui
 from ..issue_text import describe_issue
 from ..run_view import RunViewWindow
+from .run_on import RunOnMixin, remote_run_factory
 from .settings import settings
 
 
-class RunWiringMixin:
+class RunWiringMixin(RunOnMixin):
     """Connects the run console and the run history to the window, canvas and inspector."""
 
     def _update_run_action(self) -> None:
@@ -47,8 +48,13 @@ class RunWiringMixin:
     def _run(self) -> None:
         if not self._has_document:
             return
-        if offer_setup(self, self.document.workflow, str(settings().value("run/provider", "") or ""), self._run):
+        remote = remote_run_factory()  # Run On: a Temporal server's workers, with their own providers
+        if remote is None and offer_setup(self, self.document.workflow, str(settings().value("run/provider", "") or ""),
+                                          self._run):
             return  # no provider yet: the set-up dialog asks, then runs
+        self.run_console.set_run_factory(remote)
+        if remote is not None:
+            self.statusBar().showMessage(f"Running on the Temporal server at {remote.keywords['address']}.", 6000)
         self.run_console_dock.show()
         self.run_console_dock.raise_()
         # Room for the log and an approval card, the canvas keeping the larger part. The view

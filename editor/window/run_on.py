@@ -1,0 +1,100 @@
+"""Run ▸ Run On: runs on this computer, or on a Temporal server (the ``temporal`` extra).
+
+The choice and the server (address, namespace, task queue) are GUI settings (``gui.ini``).
+A run on a server is an :class:`engine.RemoteRun`: the console, the canvas states and the
+approval cards show it as they show a local run, and an approval answered here goes to the
+server. Its workers use their own provider keys; the provider chosen in the Run menu is
+passed on by name.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import partial
+from typing import Any, Callable
+
+from PySide6.QtGui import QActionGroup
+from PySide6.QtWidgets import QDialog, QDialogButtonBox, QFormLayout, QLabel, QLineEdit, QMessageBox
+
+from .settings import settings
+
+__all__ = ["RunOnMixin", "TemporalServerDialog", "remote_run_factory"]
+
+_ADDRESS = re.compile(r"^[^\s:/]+:\d{1,5}$")
+
+
+def remote_run_factory() -> Callable[..., Any] | None:
+    """What makes runs when "Run On" is a Temporal server (None: this computer)."""
+    s = settings()
+    address = str(s.value("run/temporalAddress", "") or "")
+    if str(s.value("run/on", "local")) != "temporal" or not address:
+        return None
+    from engine import RemoteRun
+
+    provider = str(s.value("run/provider", "") or "")
+    return partial(RemoteRun, address=address, namespace=str(s.value("run/temporalNamespace", "") or "default"),
+                   task_queue=str(s.value("run/temporalTaskQueue", "") or "flowdesk"),
+                   meta={"provider": provider} if provider else {})
+
+
+class TemporalServerDialog(QDialog):
+    """The Temporal server runs go to: HOST:PORT, namespace, task queue."""
+
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Temporal Server")
+        s = settings()
+        form = QFormLayout(self)
+        form.addRow(QLabel("Runs go to this server's workers (`flowdesk worker --temporal HOST:PORT`)."))
+        self.address = QLineEdit(str(s.value("run/temporalAddress", "") or ""))
+        self.address.setPlaceholderText("127.0.0.1:7233")
+        self.namespace = QLineEdit(str(s.value("run/temporalNamespace", "") or "default"))
+        self.task_queue = QLineEdit(str(s.value("run/temporalTaskQueue", "") or "flowdesk"))
+        form.addRow("Address", self.address)
+        form.addRow("Namespace", self.namespace)
+        form.addRow("Task queue", self.task_queue)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        form.addRow(buttons)
+
+    def accept(self) -> None:
+        address = self.address.text().strip()
+        if not _ADDRESS.match(address):
+            QMessageBox.warning(self, "Temporal Server", f"'{address}' is not HOST:PORT (for example 127.0.0.1:7233).")
+            return
+        s = settings()
+        s.setValue("run/temporalAddress", address)
+        s.setValue("run/temporalNamespace", self.namespace.text().strip() or "default")
+        s.setValue("run/temporalTaskQueue", self.task_queue.text().strip() or "flowdesk")
+        s.setValue("run/on", "temporal")
+        super().accept()
+
+
+class RunOnMixin:
+    """The Run On menu of the main window."""
+
+    def _fill_run_on_menu(self) -> None:
+        menu = self.run_on_menu
+        menu.clear()
+        s = settings()
+        address = str(s.value("run/temporalAddress", "") or "")
+        remote = str(s.value("run/on", "local")) == "temporal" and bool(address)
+        group = QActionGroup(menu)
+        for value, label, on, enabled in (
+                ("local", "This Computer", not remote, True),
+                ("temporal", f"Temporal Server ({address})" if address else "Temporal Server (not set)", remote,
+                 bool(address))):
+            a = menu.addAction(label)
+            a.setCheckable(True)
+            a.setChecked(on)
+            a.setEnabled(enabled)
+            group.addAction(a)
+            a.triggered.connect(lambda _=False, v=value: settings().setValue("run/on", v))
+        menu.addSeparator()
+        menu.addAction("Temporal Server…", self.open_temporal_settings)
+
+    def open_temporal_settings(self) -> None:
+        if TemporalServerDialog(self).exec():
+            self.statusBar().showMessage(f"Runs go to the Temporal server at {settings().value('run/temporalAddress')}.",
+                                         4000)

@@ -1,0 +1,134 @@
+"""Clients of remote runs: submit, follow (the ``events`` query), answer, cancel, list."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Callable
+
+from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
+from temporalio.service import RPCError
+
+from ..events import RunEvent
+from ..model import Workflow, workflow_to_dict
+from ..runtime import uuid_ids
+from . import DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE, WORKFLOW_TYPE, TemporalUnavailable
+
+__all__ = ["connect", "submit", "follow", "answer", "cancel", "list_runs", "event_from_row", "RemoteRun"]
+
+POLL_EVERY = 0.2
+FINAL = ("completed", "failed", "cancelled")
+
+
+async def connect(address: str, namespace: str = DEFAULT_NAMESPACE) -> Client:
+    try:
+        return await Client.connect(address, namespace=namespace)
+    except Exception as err:  # the SDK raises RuntimeError for a refused connection
+        raise TemporalUnavailable(f"cannot reach the Temporal server at {address} (namespace {namespace}): {err}") from None
+
+
+def event_from_row(row: list[Any]) -> RunEvent:
+    node_id, kind, content, ts, extra_json, path = row
+    return RunEvent(node_id, kind, content, timestamp=ts, extra_json=extra_json, path=path or "")
+
+
+async def submit(client: Client, workflow: Workflow, *, run_id: str | None = None, initial_input: str | None = None,
+                 max_visits: int = 25, meta: dict[str, Any] | None = None, task_queue: str = DEFAULT_TASK_QUEUE,
+                 options: dict[str, Any] | None = None, variables: dict[str, Any] | None = None) -> WorkflowHandle:
+    """Start a run on the server (the workflow id is the run id); returns its handle."""
+    run_id = run_id or uuid_ids()
+    request = {"workflow": workflow_to_dict(workflow), "runId": run_id, "initialInput": initial_input,
+               "maxVisits": max_visits, "meta": dict(meta or {}), "options": dict(options or {}),
+               "variables": dict(variables) if variables else None}
+    return await client.start_workflow(WORKFLOW_TYPE, request, id=run_id, task_queue=task_queue,
+                                       memo={"workflowName": workflow.name or "", "status": "running",
+                                             "initialInput": (initial_input or "")[:200]})
+
+
+class RemoteRun:
+    """What a client knows of a remote run after following it (the last ``events`` answer)."""
+
+    def __init__(self, run_id: str) -> None:
+        self.run_id = run_id
+        self.next = 0
+        self.status = "pending"
+        self.pending: str | None = None
+        self.error: str | None = None
+        self.pending_input: Any = None
+        self.queued: list[tuple[str, Any]] = []
+
+
+async def _query(handle: WorkflowHandle, after: int) -> dict[str, Any]:
+    return await handle.query("events", after)
+
+
+async def follow(client: Client, run_id: str, on_event: Callable[[RunEvent], None], *, after: int = 0,
+                 state: RemoteRun | None = None, settle: bool = True) -> RemoteRun:
+    """Pass the run's events after ``after`` to ``on_event`` as they come, until it pauses or ends
+    (``settle=False``: until the events so far are passed)."""
+    handle = client.get_workflow_handle(run_id)
+    state = state or RemoteRun(run_id)
+    state.next = after
+    while True:
+        try:
+            page = await _query(handle, state.next)
+        except RPCError as err:
+            raise TemporalUnavailable(f"cannot follow run {run_id}: {err.message}") from None
+        for row in page["events"]:
+            on_event(event_from_row(row))
+        state.next = page["next"]
+        state.status, state.pending, state.error = page["status"], page["pending"], page["error"]
+        state.pending_input = page.get("pendingInput")
+        state.queued = [(n, v) for n, v in page.get("queuedInputs") or ()]
+        if state.next < page["total"]:
+            continue
+        if not settle:
+            return state
+        if state.status in FINAL or (state.status == "paused" and not page.get("answering")):
+            return state
+        await asyncio.sleep(POLL_EVERY)
+
+
+async def definition(client: Client, run_id: str) -> Workflow:
+    """The workflow a remote run runs."""
+    from ..model import parse_workflow
+
+    try:
+        data = await client.get_workflow_handle(run_id).query("definition")
+    except RPCError as err:
+        raise TemporalUnavailable(f"there is no run '{run_id}' on the Temporal server ({err.message})") from None
+    return parse_workflow(data)
+
+
+async def answer(client: Client, run_id: str, decision: str, note: str = "", *, node_id: str | None = None,
+                 output: Any = None) -> None:
+    handle = client.get_workflow_handle(run_id)
+    await handle.execute_update("approve", {"nodeId": node_id, "decision": decision, "note": note, "output": output})
+
+
+async def cancel(client: Client, run_id: str) -> None:
+    await client.get_workflow_handle(run_id).cancel()
+
+
+_STATUS = {WorkflowExecutionStatus.COMPLETED: "completed", WorkflowExecutionStatus.FAILED: "failed",
+           WorkflowExecutionStatus.CANCELED: "cancelled", WorkflowExecutionStatus.TERMINATED: "cancelled",
+           WorkflowExecutionStatus.TIMED_OUT: "failed"}
+
+
+async def list_runs(client: Client, *, limit: int = 20) -> list[dict[str, Any]]:
+    """Runs on the server, newest first, from Temporal's visibility API."""
+    found = []
+    async for ex in client.list_workflows(f"WorkflowType = '{WORKFLOW_TYPE}'", limit=limit):
+        memo = await ex.memo()
+        status = _STATUS.get(ex.status) or memo.get("status") or "running"
+        ended = ex.close_time.timestamp() if ex.close_time else None
+        found.append({"id": ex.id, "status": status, "workflowName": memo.get("workflowName", ""),
+                      "initialInput": memo.get("initialInput", ""), "pending": memo.get("pending"),
+                      "startedAt": ex.start_time.timestamp(),
+                      "duration": (ended - ex.start_time.timestamp()) if ended else None, "taskQueue": ex.task_queue})
+    return found
+
+
+def heartbeat_options(ms: int | None) -> dict[str, Any]:
+    return {"heartbeatMs": ms} if ms else {}
+
+

@@ -1,0 +1,189 @@
+"""``RemoteRun``: a run on a Temporal server, seen through the same surface as :class:`engine.Run`.
+
+What a view of a run reads and calls (``run_id``, ``workflow``, ``status``, ``error``,
+``pending_approval``, ``pending_input()``, ``queued_approval_inputs()``, listeners,
+``start()``/``resume()``/``cancel()``/``wait()``) works the same on a remote run, so the
+desktop's console, canvas states and approval cards show it with no code of their own:
+``start()`` submits the run and passes its events to the listeners as the server records
+them, until it pauses or ends; ``resume()`` answers the pending approval (the ``approve``
+update) and follows again; ``cancel()`` asks the server to cancel it and ``wait()`` follows
+it to its end. The events are the server's (``events`` query), in order, each once.
+
+Importable without the ``temporal`` extra: ``temporalio`` is needed only when a method
+talks to the server (:class:`~engine.temporal.TemporalUnavailable` says how to install it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Callable
+
+from ..events import RunEvent, RunStatus
+from ..model import Workflow
+from ..runtime import RunStateError, normalise_decision, uuid_ids
+from . import DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE, require_temporal, split_address
+
+__all__ = ["RemoteRun"]
+
+_clients: dict[tuple[int, str, str], Any] = {}  # (event loop, address, namespace) -> connected client
+
+
+class RemoteRun:
+    """A run of ``workflow`` on the Temporal server at ``address`` (workers run it)."""
+
+    def __init__(self, workflow: Workflow, provider: Any = None, *, address: str, namespace: str = DEFAULT_NAMESPACE,
+                 task_queue: str = DEFAULT_TASK_QUEUE, run_id: str | None = None, initial_input: str | None = None,
+                 max_visits: int = 25, meta: dict[str, Any] | None = None, options: dict[str, Any] | None = None,
+                 variables: dict[str, Any] | None = None, **_local_only: Any) -> None:
+        # ``provider`` and local-only options (delta_interval, ...) are accepted for a drop-in
+        # swap with Run and not used: the workers resolve providers with their own keys.
+        self.workflow = workflow
+        self.address = split_address(address)
+        self.namespace = namespace
+        self.task_queue = task_queue
+        self.run_id = run_id or uuid_ids()
+        self.initial_input = initial_input
+        self.max_visits = max_visits
+        self.meta = dict(meta or {})
+        self.options = dict(options or {})
+        # Checked here as Run checks them (VariableError names the first bad one); sent as given.
+        from ..variables import run_variables
+
+        run_variables(workflow, variables)
+        self.arguments = dict(variables or {})
+        self.status = RunStatus.PENDING
+        self.error: str | None = None
+        self.records: dict[str, Any] = {}  # node records live on the server; views use the events
+        self.outputs: dict[str, Any] = {}
+        self._pending: str | None = None
+        self._pending_input: Any = None
+        self._queued: list[tuple[str, Any]] = []
+        self._next = 0
+        self._listeners: list[Callable[[RunEvent], None]] = []
+        self._cancel_task: asyncio.Task | None = None
+
+    @classmethod
+    def attach(cls, workflow: Workflow, run_id: str, *, address: str, namespace: str = DEFAULT_NAMESPACE) -> "RemoteRun":
+        """A run already on the server (started elsewhere), to follow, answer or cancel."""
+        run = cls(workflow, address=address, namespace=namespace, run_id=run_id)
+        run.status = RunStatus.RUNNING
+        return run
+
+    # ------------------------------------------------------------------ listeners
+    def add_listener(self, callback: Callable[[RunEvent], None]) -> None:
+        self._listeners.append(callback)
+
+    def remove_listener(self, callback: Callable[[RunEvent], None]) -> None:
+        try:
+            self._listeners.remove(callback)
+        except ValueError:
+            pass
+
+    def _emit(self, ev: RunEvent) -> None:
+        for cb in list(self._listeners):
+            cb(ev)
+
+    # ------------------------------------------------------------------ what views read
+    @property
+    def pending_approval(self) -> str | None:
+        return self._pending
+
+    @property
+    def waiting_for_input(self) -> bool:
+        return self._pending is not None
+
+    @property
+    def queued_approvals(self) -> list[str]:
+        return [n for n, _ in self._queued]
+
+    def pending_input(self) -> Any:
+        return self._pending_input
+
+    def queued_approval_inputs(self) -> list[tuple[str, Any]]:
+        return list(self._queued)
+
+    # ------------------------------------------------------------------ operations
+    async def _client(self) -> Any:
+        require_temporal()
+        from .client import connect
+
+        key = (id(asyncio.get_running_loop()), self.address, self.namespace)
+        client = _clients.get(key)
+        if client is None:
+            client = _clients[key] = await connect(self.address, self.namespace)
+        return client
+
+    async def _follow(self) -> RunStatus:
+        from .client import follow
+
+        state = await follow(await self._client(), self.run_id, self._emit, after=self._next)
+        self._next = state.next
+        try:
+            self.status = RunStatus(state.status)
+        except ValueError:
+            pass
+        self.error = state.error
+        self._pending = state.pending if self.status == RunStatus.PAUSED else None
+        self._pending_input = state.pending_input if self._pending else None
+        self._queued = state.queued if self._pending else []
+        return self.status
+
+    async def start(self) -> RunStatus:
+        """Submit the run, then follow it until it pauses or ends."""
+        if self.status != RunStatus.PENDING:
+            raise RunStateError(f"this run has already started (status {self.status})")
+        from .client import submit
+
+        try:
+            await submit(await self._client(), self.workflow, run_id=self.run_id, initial_input=self.initial_input,
+                         max_visits=self.max_visits, meta=self.meta, task_queue=self.task_queue, options=self.options,
+                         variables=self.arguments)
+        except Exception as err:  # no server, no extra: the run did not start, and says why
+            self.status = RunStatus.FAILED
+            self.error = f"The run could not be sent to the Temporal server at {self.address}: {err}"
+            raise RunStateError(self.error) from None
+        self.status = RunStatus.RUNNING
+        return await self._follow()
+
+    async def resume(self, decision: Any, note: str | None = None, output: Any = None) -> RunStatus:
+        """Answer the pending approval on the server and follow the run until it pauses or ends."""
+        answer = normalise_decision(decision, note)
+        if self.status != RunStatus.PAUSED or self._pending is None:
+            raise RunStateError(f"this run is not waiting for input (status {self.status})")
+        from .client import answer as send_answer
+
+        try:
+            await send_answer(await self._client(), self.run_id, answer["decision"], answer["note"],
+                              node_id=self._pending, output=output)
+        except Exception as err:  # refused by the workflow (answered elsewhere meanwhile), or unreachable
+            raise RunStateError(f"the server did not take the answer: {getattr(err, 'message', None) or err}") from None
+        return await self._follow()
+
+    async def follow(self) -> RunStatus:
+        """Show what the run did so far and follow it until it pauses or ends (a run from ``attach``)."""
+        return await self._follow()
+
+    def cancel(self, reason: str = "Cancelled by the user.") -> None:
+        """Ask the server to cancel the run (its in-flight model calls are closed); ``wait()`` follows it to its end."""
+        if self.status.is_final or self._cancel_task is not None:
+            return
+        from .client import cancel as send_cancel
+
+        async def go() -> None:
+            await send_cancel(await self._client(), self.run_id)
+
+        self._cancel_task = asyncio.ensure_future(go())
+
+    async def wait(self) -> RunStatus:
+        """After ``cancel()``: follow the run until the server has ended it."""
+        if self._cancel_task is not None:
+            await self._cancel_task
+        from .client import POLL_EVERY
+
+        while not self.status.is_final:
+            await self._follow()
+            if self.status == RunStatus.PAUSED:
+                if self._cancel_task is None:
+                    break
+                await asyncio.sleep(POLL_EVERY)  # the server has not ended it yet
+        return self.status

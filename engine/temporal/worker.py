@@ -1,0 +1,61 @@
+"""``flowdesk worker``: a Temporal worker that runs Flowdesk runs and their model calls."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from datetime import timedelta
+from typing import Any
+
+from temporalio.client import Client
+from temporalio.worker import Worker
+from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
+
+from . import DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE
+from .activities import agent_call
+from .workflow import FlowdeskRunWorkflow
+
+__all__ = ["make_worker", "run_worker", "connect"]
+
+# Passed through the workflow sandbox: the engine (whose scheduler reads time and ids only
+# through the clock and id source the workflow gives it) and the libraries it is built on,
+# imported once per worker rather than once per workflow run.
+PASSTHROUGH = ("engine", "pydantic", "pydantic_core", "networkx", "httpx", "httpcore", "anyio", "keyring",
+               "platformdirs", "selectolax", "markdownify")
+
+
+async def connect(address: str, namespace: str = DEFAULT_NAMESPACE) -> Client:
+    return await Client.connect(address, namespace=namespace)
+
+
+def make_worker(client: Client, *, task_queue: str = DEFAULT_TASK_QUEUE, concurrency: int = 10) -> Worker:
+    restrictions = SandboxRestrictions.default.with_passthrough_modules(*PASSTHROUGH)
+    return Worker(
+        client,
+        task_queue=task_queue,
+        workflows=[FlowdeskRunWorkflow],
+        activities=[agent_call],
+        workflow_runner=SandboxedWorkflowRunner(restrictions=restrictions),
+        max_concurrent_activities=max(1, concurrency),
+        max_concurrent_workflow_tasks=max(2, concurrency),
+        # Heartbeats reach the server at least every 2 s, so a cancelled step hears of it soon.
+        max_heartbeat_throttle_interval=timedelta(seconds=2),
+        default_heartbeat_throttle_interval=timedelta(seconds=2),
+    )
+
+
+async def run_worker(address: str, *, namespace: str = DEFAULT_NAMESPACE, task_queue: str = DEFAULT_TASK_QUEUE,
+                     concurrency: int = 10, ready: Any = None) -> None:
+    client = await connect(address, namespace)
+    worker = make_worker(client, task_queue=task_queue, concurrency=concurrency)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):  # stop taking tasks; in-flight steps go to other workers
+        try:
+            loop.add_signal_handler(sig, stop.set)
+        except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or not supported
+            pass
+    async with worker:
+        if ready is not None:
+            ready()
+        await stop.wait()
