@@ -130,7 +130,11 @@ def test_prompt_highlights_unknown_references_and_completes_names(qtbot, window,
     assert fmt["draft_text"][0] == "#79c0ff" and fmt["topic"][0] == "#79c0ff"
     assert fmt["nope"][1] == QTextCharFormat.UnderlineStyle.WaveUnderline
     assert fmt["draft_text"][1] != QTextCharFormat.UnderlineStyle.WaveUnderline
-    assert "nope" in edit.warning_at(text.index("{{nope}}") + 3)
+    window.run_validation()
+    warning = edit.warning_at(text.index("{{nope}}") + 3)
+    # the validator's own warning for this node and field
+    assert warning.startswith("'Review' refers to '{{nope}}' in userPrompt") or "{{nope}}" in warning, warning
+    assert any(i.code == "unknown_reference" and i.message == warning for i in window.issues)
     assert edit.warning_at(text.index("{{topic}}") + 3) == ""
     # draft_text is an output upstream of review, not of draft itself
     window.scene.select_nodes(["draft"])
