@@ -227,6 +227,7 @@ class VariablesTable(QWidget):
                 if value.text() != shown and not value.hasFocus():
                     value.setText(shown)
                     value.setCursorPosition(0)
+                value.setToolTip(f"Default: {shown}" if shown else "No default value (coerced to the type when a run starts)")
                 kind.setCurrentIndex(max(0, kind.findData(v.get("type") or "string")))
                 req.setChecked(bool(v.get("required")))
                 _show(desc, str(v.get("description") or ""))
