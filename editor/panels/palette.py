@@ -101,12 +101,10 @@ class PalettePanel(QWidget):
         # Copy, never Move: a move drop would make the list delete the dragged palette entry.
         self.list.setDefaultDropAction(Qt.DropAction.CopyAction)
         self.list.setIconSize(QSize(28, 28))
-        self.list.setSpacing(0)
-        # Two lines an entry (title, description elided; the whole description is the tooltip):
-        # wrapped to three lines, the seven built-in kinds no longer fit the default layout.
-        self.list.setWordWrap(False)
+        self.list.setSpacing(2)
+        self.list.setWordWrap(True)
         self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.list.setTextElideMode(Qt.TextElideMode.ElideRight)
+        self.list.setTextElideMode(Qt.TextElideMode.ElideNone)
         self.list.setMinimumHeight(48)  # it scrolls: a tall list must not keep the run console short
         for entry in palette_entries():
             item = QListWidgetItem(palette_icon(entry), f"{entry.label}\n{entry.description}")

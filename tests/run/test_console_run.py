@@ -16,14 +16,11 @@ from .conftest import parallel_approvals, slow_echo
 PAUSED_ENTRIES = [
     ("system", "run_status", "running"),
     ("start", "step_start", None),
-    ("start", "step_end", "done"),
     ("triage", "step_start", None),
     ("triage", "start_prompt", None),
     ("triage", "llm_response", None),
-    ("triage", "step_end", "done"),
     ("route", "step_start", None),
     ("route", "logic_check", None),
-    ("route", "step_end", "done"),
     ("signoff", "step_start", None),
     ("signoff", "wait_input", None),
     ("system", "run_status", "paused"),
@@ -52,8 +49,8 @@ def test_review_sample_entries_in_order_until_the_approval(qtbot, console, revie
     run_to_pause(qtbot, console, review)
     check(shown(console), PAUSED_ENTRIES)
     entries = shown(console)
-    assert "Hello, I was charged twice" in entries[4][2] and entries[4][2].startswith("Customer message:")
-    assert entries[8][2].endswith("matched")
+    assert "Hello, I was charged twice" in entries[3][2] and entries[3][2].startswith("Customer message:")
+    assert entries[6][2].endswith("matched")
     assert console.header.status_text.startswith("● Paused")
     assert not console.run_action.isEnabled() and console.cancel_action.isEnabled()
     card = console.approvals.active_card
@@ -76,15 +73,13 @@ def test_approve_by_click_resumes_on_the_approve_branch(qtbot, console, review):
     entries = shown(console)
     check(entries[len(PAUSED_ENTRIES):], [
         ("signoff", "input_received", json.dumps({"decision": "approve", "note": ""})),
-        ("signoff", "step_end", "done"),
         ("system", "run_status", "running"),
         ("send", "step_start", None),
         ("send", "start_prompt", None),
         ("send", "llm_response", None),
-        ("send", "step_end", "done"),
         ("system", "run_status", "completed"),
     ])
-    assert entries[-3][2].startswith("Final reply to send:")
+    assert entries[-2][2].startswith("Final reply to send:")
     assert not console.approvals.isVisible() and console.approvals.cards == []
     states = console.bridge.node_states()
     assert states["send"] == "done" and states["signoff"] == "done"

@@ -46,8 +46,7 @@ def test_streamed_text_fills_the_response_entry_live_then_the_final_answer_repla
     with qtbot.waitSignal(console.run_finished, timeout=5000):
         provider.gate.set()  # the answer has no "refund": the flow ends on the general branch
     triage = [e for e in console.visible_entries() if e.node_id == "triage"]
-    assert [e.type for e in triage] == ["step_start", "start_prompt", "llm_response", "step_end"]
-    triage = triage[:-1]
+    assert [e.type for e in triage] == ["step_start", "start_prompt", "llm_response"]
     assert triage[-1].content == "Hello **world**, final." and triage[-1].extra == {"usage": {"prompt_tokens": 3,
                                                                                             "completion_tokens": 4}}
     assert not any(e.type == "llm_delta" for e in console.visible_entries())
@@ -97,8 +96,7 @@ def test_filters_by_node_type_and_text_and_collapse(qtbot, console, review):
     total = len(console.visible_entries())
 
     console.set_node_filter("triage")
-    assert _entries(console) == [("triage", "step_start"), ("triage", "start_prompt"), ("triage", "llm_response"),
-                                 ("triage", "step_end")]
+    assert _entries(console) == [("triage", "step_start"), ("triage", "start_prompt"), ("triage", "llm_response")]
     console.set_node_filter(None)
     assert len(console.visible_entries()) == total
 
@@ -115,7 +113,7 @@ def test_filters_by_node_type_and_text_and_collapse(qtbot, console, review):
     console.toggle_collapsed("triage")
     assert [t for n, t in _entries(console) if n == "triage"] == ["step_start"]
     console.toggle_collapsed("triage")
-    assert [t for n, t in _entries(console) if n == "triage"] == ["step_start", "start_prompt", "llm_response", "step_end"]
+    assert [t for n, t in _entries(console) if n == "triage"] == ["step_start", "start_prompt", "llm_response"]
     console.collapse_button.setChecked(True)
     assert all(t == "step_start" or n == "system" for n, t in _entries(console))
     console.collapse_button.setChecked(False)
