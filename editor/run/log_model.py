@@ -27,6 +27,7 @@ from engine import SUBAGENT_CALL_TYPES, SYSTEM_NODE, EventType, RunEvent, Workfl
 __all__ = ["display_name", "LogEntry", "LogModel", "LogFilterProxy", "STREAMING", "TYPE_LABELS", "EntryRole", "NodeRole", "TypeRole",
            "type_label", "TYPE_GROUPS"]
 
+_STEP_END = "step_end"
 STREAMING = "llm_stream"  # the type of a response entry while its text is still streaming
 
 EntryRole = Qt.ItemDataRole.UserRole + 1
@@ -88,7 +89,7 @@ def type_label(kind: str) -> str:
 class LogEntry:
     """One row of the log: an event, or a response being streamed."""
 
-    __slots__ = ("timestamp", "node_id", "node_name", "type", "content", "extra", "row", "ended", "visit")
+    __slots__ = ("timestamp", "node_id", "node_name", "type", "content", "extra", "row", "ended", "visit", "end")
 
     def __init__(self, timestamp: float, node_id: str, node_name: str, type: str, content: str,
                  extra: dict[str, Any] | None, row: int) -> None:
@@ -101,6 +102,7 @@ class LogEntry:
         self.row = row
         self.ended: float | None = None  # when a streamed response got its final text
         self.visit = 0  # for step_start rows: which visit of the node this step is (1, 2, ...)
+        self.end: dict[str, Any] | None = None  # for step_start rows: the step's step_end fields, once it ended
 
     @property
     def label(self) -> str:
@@ -133,6 +135,7 @@ class LogModel(QAbstractListModel):
         self._streams: dict[str, LogEntry] = {}  # node id -> its open streaming entry
         self._by_node: dict[str, list[int]] = {}  # node id -> rows, in order
         self._visits: dict[str, int] = {}
+        self._steps: dict[str, LogEntry] = {}  # the latest step_start row of each node (step_end lands there)
         self.latest_response: LogEntry | None = None  # the last response (or streaming) entry
 
     # ------------------------------------------------------------------ names
@@ -186,6 +189,7 @@ class LogModel(QAbstractListModel):
         self._streams.clear()
         self._by_node.clear()
         self._visits.clear()
+        self._steps.clear()
         self.latest_response = None
         self.endResetModel()
 
@@ -226,6 +230,15 @@ class LogModel(QAbstractListModel):
                         changed_lo = entry.row if changed_lo < 0 else min(changed_lo, entry.row)
                         changed_hi = max(changed_hi, entry.row)
                     continue
+            elif kind == _STEP_END:
+                # Shown compactly: on its step's row ("Step · ✓ done in 1.2 s"), not as a row of its own.
+                step = self._steps.get(nid)
+                if step is not None:
+                    step.end = {**(ev.extra or {}), "content": ev.content}
+                    if step.row < first_new:
+                        changed_lo = step.row if changed_lo < 0 else min(changed_lo, step.row)
+                        changed_hi = max(changed_hi, step.row)
+                continue
             elif kind == EventType.LLM_ERROR or kind == EventType.STEP_START:
                 streams.pop(nid, None)
             elif kind == EventType.RUN_STATUS and ev.content in ("completed", "failed", "cancelled"):
@@ -234,6 +247,7 @@ class LogModel(QAbstractListModel):
                              first_new + len(new))
             if kind == EventType.STEP_START:
                 entry.visit = self._visits[nid] = self._visits.get(nid, 0) + 1
+                self._steps[nid] = entry
             elif kind == EventType.LLM_RESPONSE:
                 self.latest_response = entry
             new.append(entry)

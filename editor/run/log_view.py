@@ -185,7 +185,10 @@ class LogDelegate(QStyledItemDelegate):
 def summary_for(entry: LogEntry) -> str:
     kind = entry.type
     if kind == EventType.STEP_START:
-        return "Step started" + (f" (visit {entry.visit})" if entry.visit > 1 else "")
+        text = "Step started" + (f" (visit {entry.visit})" if entry.visit > 1 else "")
+        if entry.end is not None:  # its step_end, shown on this row
+            text += " · " + _end_line(entry.end, str(entry.end.get("content") or ""))
+        return text
     if kind == EventType.RUN_STATUS:
         detail = (entry.extra or {}).get("detail") if entry.extra else None
         return f"Status → {entry.content}" + (f": {detail}" if detail else "")
