@@ -166,6 +166,15 @@ class WorkflowDocument(WorkflowModel):
             merge = ("meta", tuple(after), self._merge_epoch)
             self.undo_stack.push(SetMetaCommand(self, before, after, merge))
 
+    def set_triggers(self, patterns: list[str]) -> None:
+        """The workflow's trigger phrases (an empty list removes the field)."""
+        current = getattr(self._workflow, "triggers", None)
+        after_value = list(patterns) or None
+        if (current or None) == after_value:
+            return
+        merge = ("meta", ("triggers",), self._merge_epoch)
+        self.undo_stack.push(SetMetaCommand(self, {"triggers": current}, {"triggers": after_value}, merge))
+
     # ------------------------------------------------------------------ clipboard
     def paste_json(self, text: str, offset: tuple[float, float] = (40.0, 40.0),
                    at: tuple[float, float] | None = None) -> list[str]:

@@ -30,6 +30,7 @@ from .run_view import RunViewWindow
 from .window.autosave import AutosaveMixin
 from .window.edit_actions import EditActionsMixin
 from .window.files import FilesMixin
+from .window.library import LibraryMixin
 from .window.find_bar import FindBar
 from .window.menus import MenusMixin
 from .window.run_wiring import RunWiringMixin
@@ -41,7 +42,7 @@ from .window.welcome import WelcomePage
 __all__ = ["MainWindow", "settings"]
 
 
-class MainWindow(MenusMixin, FilesMixin, AutosaveMixin, ValidationMixin, RunWiringMixin, EditActionsMixin,
+class MainWindow(LibraryMixin, MenusMixin, FilesMixin, AutosaveMixin, ValidationMixin, RunWiringMixin, EditActionsMixin,
                  WindowSettingsMixin, QMainWindow):
     run_requested = Signal()  # the run console (a later issue) listens here
     validated = Signal(list)  # list[Issue], after each debounced validation
@@ -106,6 +107,7 @@ class MainWindow(MenusMixin, FilesMixin, AutosaveMixin, ValidationMixin, RunWiri
         # The inspector keeps the full height on the right (its Run tab shows a node's input
         # and output); the bottom docks sit under the canvas and the palette.
         self.setCorner(Qt.Corner.BottomRightCorner, Qt.DockWidgetArea.RightDockWidgetArea)
+        self._init_library()  # the Library dock, tabbed with the palette
         self._default_dock_sizes()
 
         self._build_actions()
@@ -178,7 +180,7 @@ class MainWindow(MenusMixin, FilesMixin, AutosaveMixin, ValidationMixin, RunWiri
                 dock.setFloating(False)
             dock.show()
             dock.raise_()
-            for other in (self.palette_dock, self.inspector_dock):
+            for other in (self.palette_dock, self.inspector_dock, self.library_dock):
                 other.hide()
             self.central.hide()
             self.resizeDocks([dock], [self.height()], Qt.Orientation.Vertical)
@@ -232,9 +234,10 @@ class MainWindow(MenusMixin, FilesMixin, AutosaveMixin, ValidationMixin, RunWiri
             event.ignore()
             return
         bridge = self.run_console.bridge
-        if bridge.status == "paused" and not bridge.is_busy:
+        if bridge.status == "paused":
             # A run waiting for approval stays paused in the run history (its state was saved
-            # at the pause), to be answered after a restart: cancelling it here threw that away.
+            # at the pause, even while its pause is still being settled or a sibling branch
+            # runs on), to be answered after a restart: cancelling it here threw that away.
             pass
         else:
             self.run_console.cancel_run()  # a running run stops with the window (its events are kept)

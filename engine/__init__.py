@@ -16,7 +16,9 @@ are not needed to edit or validate a workflow), so importing the engine stays ch
 from typing import TYPE_CHECKING, Any
 
 from .errors import FlowdeskError
-from .events import SUBAGENT_CALL_TYPES, SUBAGENT_FIELDS, SYSTEM_NODE, EventType, RunEvent, RunStatus
+from .events import (FLOW_CALL_FIELDS, FLOW_CALL_TYPES, SUBAGENT_CALL_TYPES, SUBAGENT_FIELDS, SYSTEM_NODE, EventType,
+                     RunEvent, RunStatus)
+from .llm.base import FlowToolSpec
 from .llm import (AgentInvocation, EchoProvider, LLMError, LLMProvider, LLMResult, ProviderConfigError, ProviderContext,
                   SubagentSpec, available_providers, make_resolver, web_search_available)
 from .llm.config import (DEFAULT_EFFORTS, ModelInfo, ProviderInfo, Settings, config_dir, is_local_url, key_source,
@@ -50,6 +52,15 @@ from .http_request import (HttpRequestSpec, HttpResult, HttpStatusError, Invalid
                            RequestFailedError, ResponseTooLargeError, UrlNotAllowedError, WebRequestError,
                            looks_like_literal_credential, mask_url, send_request)
 from .web_fetch import FetchResult, FetchSpec, SelectorNotFoundError, UnsupportedContentError, fetch_page
+from .nodes.web import FetchData, HttpData, KeyValueRow, send_test_request
+from .nodes.flow import ActionData, FlowData, new_flow_for_action
+from .importers import (FLOW_FORMATS, ExportRefused, ImportRefused, ImportResult, detect_flow_format,
+                        export_anythingllm, import_flow, load_any_workflow)
+from .validate import trigger_issues
+from .dispatch import (FlowChoice, NoFlowMatches, apply_arguments, ask_model_for_flow, match_sentence, parse_routing_answer,
+                       routable_flows, routing_schema)
+from .library import (FlowLibrary, FlowParameter, LibraryError, LibraryFlow, default_library, flow_parameters,
+                      library_dir, set_default_library, workflow_can_pause)
 
 if TYPE_CHECKING:
     from .cli import COMMANDS as CLI_COMMANDS
@@ -129,6 +140,18 @@ __all__ = sorted([
     "looks_like_literal_credential", "mask_url", "WebRequestError", "InvalidRequestError", "UrlNotAllowedError",
     "RedirectError", "ResponseTooLargeError", "HttpStatusError", "RequestFailedError", "UnsupportedContentError",
     "SelectorNotFoundError",
+    # node kinds of issue 16: http, fetch, flow, action (data models); "Send test request"
+    "HttpData", "FetchData", "KeyValueRow", "FlowData", "ActionData", "send_test_request", "new_flow_for_action",
+    # files of other systems: import (AnythingLLM agent flows, TypeAgent recipes) and export
+    "FLOW_FORMATS", "ImportResult", "ImportRefused", "ExportRefused", "detect_flow_format", "import_flow",
+    "load_any_workflow", "export_anythingllm", "trigger_issues",
+    # say it, run it: a sentence → a library flow (triggers first, else one routed model request)
+    "FlowChoice", "NoFlowMatches", "apply_arguments", "match_sentence", "ask_model_for_flow", "parse_routing_answer", "routable_flows",
+    "routing_schema",
+    # the flow library
+    "FlowLibrary", "LibraryFlow", "FlowParameter", "LibraryError", "library_dir", "default_library",
+    "set_default_library", "flow_parameters", "workflow_can_pause", "FlowToolSpec", "FLOW_CALL_TYPES",
+    "FLOW_CALL_FIELDS",
     # run store (loaded on first use)
     "RunStore", "RunInfo", "RunRecorder", "StoreError", "AlreadyImported", "agentflow_record",
     "run_from_agentflow_record", "data_dir",

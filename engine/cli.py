@@ -5,6 +5,11 @@ Exit codes (a contract other tools rely on):
   run, resume: 0 completed, 1 failed (validation errors included), 2 usage or file error,
             3 paused with no decision left, 4 cancelled (Ctrl+C).
   runs, show: 0, or 2 when the run history cannot be read or the run does not exist.
+  import, export: 0 written, 2 the file cannot be read or converted (the reason printed).
+  do: as run once a flow runs; 0 with --dry-run; 2 no flow matches (nor a usable model answer);
+      4 not confirmed (no --yes, and no "y" on a terminal).
+``validate`` and ``run`` also accept the flow files ``import`` reads (AnythingLLM agent flows,
+TypeAgent recipes): they are converted on load, with a note on stderr naming the format.
 ``run`` records every event in the run store (unless ``--no-store``); a run paused with
 no decision left prints its id and the ``flowdesk resume`` command that continues it.
 ``--jsonl`` prints each log entry as one JSON line in wire form, in emission order, as
@@ -26,7 +31,7 @@ from .events import SUBAGENT_CALL_TYPES, format_timestamp
 
 __all__ = ["main", "COMMANDS"]
 
-COMMANDS = ("run", "validate", "resume", "runs", "show")
+COMMANDS = ("run", "validate", "resume", "runs", "show", "flows", "import", "export", "do")
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_PAUSED, EXIT_CANCELLED = 0, 1, 2, 3, 4
 
@@ -39,14 +44,7 @@ def _decision(text: str) -> tuple[str, str]:
     return word, note
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="flowdesk", description="Draw, run and inspect agentic LLM workflows.")
-    sub = p.add_subparsers(dest="command", metavar="COMMAND")
-    v = sub.add_parser("validate", help="check a workflow file and list its problems")
-    v.add_argument("file")
-    v.add_argument("--json", action="store_true", help="print the issues as JSON")
-    r = sub.add_parser("run", help="run a workflow headless")
-    r.add_argument("file")
+def _run_options(r: argparse.ArgumentParser) -> None:
     r.add_argument("--input", help="the run's initial input (overrides the start node's)")
     r.add_argument("--var", action="append", default=[], metavar="NAME=VALUE",
                    help="a run variable (repeatable); overrides the Start node's default, coerced to its type")
@@ -58,6 +56,25 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--base-url", help="base URL of an OpenAI-compatible server")
     r.add_argument("--max-visits", type=int, default=25, help="how often one node may run in a run (loop guard)")
     r.add_argument("--no-store", action="store_true", help="do not record the run in the run history")
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="flowdesk", description="Draw, run and inspect agentic LLM workflows.")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    v = sub.add_parser("validate", help="check a workflow file and list its problems")
+    v.add_argument("file")
+    v.add_argument("--json", action="store_true", help="print the issues as JSON")
+    r = sub.add_parser("run", help="run a workflow headless")
+    r.add_argument("file")
+    _run_options(r)
+    d = sub.add_parser("do", help="run the library flow a sentence asks for (trigger phrases first, else the model)")
+    d.add_argument("text", metavar="TEXT")
+    d.add_argument("--yes", action="store_true", help="run without asking for confirmation")
+    d.add_argument("--dry-run", action="store_true", help="print the flow and its arguments; run nothing")
+    d.add_argument("--json", action="store_true", help="print the choice as JSON")
+    d.add_argument("--library", action="append", metavar="FOLDER",
+                   help="use this folder as the library instead of the user's (repeatable)")
+    _run_options(d)
     rs = sub.add_parser("resume", help="answer a paused run's approval and continue it")
     rs.add_argument("run_id")
     rs.add_argument("--decide", action="append", type=_decision, default=[], metavar="approve|reject[:NOTE]",
@@ -72,9 +89,18 @@ def _parser() -> argparse.ArgumentParser:
     ls.add_argument("--limit", type=int, default=20)
     ls.add_argument("--offset", type=int, default=0)
     ls.add_argument("--json", action="store_true")
+    im = sub.add_parser("import", help="convert an AnythingLLM agent flow or a TypeAgent recipe to a Flowdesk workflow")
+    im.add_argument("file")
+    im.add_argument("-o", "--output", metavar="OUT", help="write the workflow here (default: print it)")
+    ex = sub.add_parser("export", help="write a Flowdesk workflow in another system's format")
+    ex.add_argument("file")
+    ex.add_argument("--to", required=True, choices=["anythingllm"], help="the target format")
+    ex.add_argument("-o", "--output", metavar="OUT", help="write the file here (default: print it)")
     sh = sub.add_parser("show", help="print a recorded run's log")
     sh.add_argument("run_id")
     sh.add_argument("--jsonl", action="store_true", help="print the log as JSON lines (wire form)")
+    fl = sub.add_parser("flows", help="list the flow library (reusable flows, their parameters and triggers)")
+    fl.add_argument("--json", action="store_true", help="print the flows as JSON")
     return p
 
 
@@ -169,12 +195,141 @@ def _err(msg: str) -> None:
 
 
 # ------------------------------------------------------------------------------- commands
+def _load_any(path: str) -> Any:
+    """The workflow in ``path``; a foreign flow file is converted, with a note on stderr."""
+    from .importers import load_any_workflow
+
+    wf, imported = load_any_workflow(path)
+    if imported is not None:
+        _err(f"note: {imported.note(path)}")
+        for warning in imported.warnings:
+            _err(f"warning: {warning}")
+    return wf
+
+
+def _write_out(text: str, output: str | None) -> int:
+    from .model import atomic_write_text
+
+    if not output:
+        sys.stdout.write(text)
+        return EXIT_OK
+    try:
+        atomic_write_text(output, text)
+    except OSError as err:
+        _err(f"{output}: cannot be written: {err.strerror or err}")
+        return EXIT_USAGE
+    return EXIT_OK
+
+
+def _cmd_import(args: argparse.Namespace) -> int:
+    from .importers import import_flow
+    from .model import WorkflowLoadError, dumps_workflow, load_workflow, loads_workflow, parse_workflow
+
+    try:
+        data = open(args.file, "rb").read()
+    except OSError:
+        data = None
+    try:
+        if data is None:
+            load_workflow(args.file)  # says what is wrong with the path
+            return EXIT_USAGE
+        try:
+            raw = json.loads(data)
+        except (ValueError, RecursionError):
+            loads_workflow(data, path=args.file)  # the model's own message
+            return EXIT_USAGE
+        result = import_flow(raw, path=args.file)
+        wf = parse_workflow(result.workflow, path=args.file)
+    except WorkflowLoadError as err:
+        _err(str(err))
+        return EXIT_USAGE
+    for warning in result.warnings:
+        _err(f"warning: {warning}")
+    if result.format == "flowdesk":
+        _err(f"note: {args.file} is already a Flowdesk workflow; written unchanged")
+    else:
+        _err(f"{result.note(args.file)}" + (f"; written to {args.output}" if args.output else ""))
+    return _write_out(dumps_workflow(wf), args.output)
+
+
+def _cmd_export(args: argparse.Namespace) -> int:
+    from .importers import ExportRefused, export_anythingllm
+    from .model import WorkflowLoadError
+
+    try:
+        wf = _load_any(args.file)
+        out = export_anythingllm(wf)
+    except (WorkflowLoadError, ExportRefused) as err:
+        _err(str(err))
+        return EXIT_USAGE
+    return _write_out(json.dumps(out, ensure_ascii=False, indent=2) + "\n", args.output)
+
+
+def _cmd_do(args: argparse.Namespace) -> int:
+    """Match the library's triggers (no model call); else ask the model once; confirm; run."""
+    from .dispatch import NoFlowMatches, ask_model_for_flow, match_sentence, routable_flows
+    from .inputs import has_surrogates
+    from .library import FlowLibrary, LibraryError, default_library
+    from .llm.base import LLMError
+    from .llm.registry import ProviderConfigError, make_resolver
+
+    text = args.text.strip()
+    if not text or has_surrogates(text):
+        _err("TEXT is empty" if not text else "TEXT is not valid text: it holds bytes that are not UTF-8")
+        return EXIT_USAGE
+    library = FlowLibrary(args.library, seed=False) if args.library else default_library()
+    flows = routable_flows(library)
+    matches = match_sentence(text, flows)
+    if matches:
+        choice = matches[0]
+    else:
+        if not flows:
+            _err("no flow matches: the library has no flows")
+            return EXIT_USAGE
+        try:
+            resolver = make_resolver(args.provider, model=args.model, base_url=args.base_url)
+            choice = asyncio.run(ask_model_for_flow(text, flows, resolver, model=args.model or ""))
+        except NoFlowMatches as err:
+            _err(str(err))
+            return EXIT_USAGE
+        except (ProviderConfigError, LLMError) as err:
+            _err(f"no flow matches: the model could not be asked: {err}")
+            return EXIT_USAGE
+    out = sys.stderr if args.jsonl else sys.stdout  # with --jsonl, stdout holds only the log's JSON lines
+    if args.json:
+        out.write(json.dumps(choice.to_json(), ensure_ascii=False, indent=2) + "\n")
+    else:
+        how = f"trigger \"{choice.pattern}\"" if choice.source == "trigger" else "chosen by the model"
+        lines = [f"flow: {choice.flow.name} ({choice.flow.id}) · {how}"]
+        lines += [f"  {name} = {json.dumps(value, ensure_ascii=False)}" for name, value in choice.arguments.items()]
+        out.write("\n".join(lines + ([] if choice.arguments else ["  (no arguments)"])) + "\n")
+    out.flush()
+    if args.dry_run:
+        return EXIT_OK
+    if not args.yes:
+        answer = ""
+        if sys.stdin is not None and sys.stdin.isatty():
+            try:
+                answer = input(f"Run {choice.flow.name}? [y/N] ")
+            except EOFError:
+                answer = ""
+        if answer.strip().lower() not in ("y", "yes"):
+            _err("not run: not confirmed (pass --yes to run without asking)")
+            return EXIT_CANCELLED
+    try:
+        wf = library.load_path(choice.flow.path)
+    except LibraryError as err:
+        _err(str(err))
+        return EXIT_USAGE
+    return _run_loaded(wf, args, str(choice.flow.path), choice.arguments)
+
+
 def _cmd_validate(args: argparse.Namespace) -> int:
-    from .model import WorkflowLoadError, load_workflow
+    from .model import WorkflowLoadError
     from .validate import validate
 
     try:
-        wf = load_workflow(args.file)
+        wf = _load_any(args.file)
     except WorkflowLoadError as err:
         if args.json:
             print(json.dumps({"error": str(err)}))
@@ -183,7 +338,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     from .llm.config import web_search_available
 
-    issues = validate(wf, web_search_available=web_search_available())
+    issues = validate(wf, web_search_available=web_search_available(), path=os.path.abspath(args.file))
     errors = sum(1 for i in issues if i.is_error)
     if args.json:
         print(json.dumps({"issues": [i.to_json() for i in issues]}, ensure_ascii=False, indent=2))
@@ -299,24 +454,31 @@ def _interrupts_ignored() -> Iterator[None]:
 
 def _cmd_run(args: argparse.Namespace) -> int:
     from .inputs import has_surrogates
-    from .llm.registry import ProviderConfigError, make_resolver
-    from .model import WorkflowLoadError, load_workflow
-    from .validate import validate
+    from .model import WorkflowLoadError
 
     if args.input is not None and has_surrogates(args.input):
         _err("--input is not valid text: it holds bytes that are not UTF-8")
         return EXIT_USAGE
     try:
-        wf = load_workflow(args.file)
+        wf = _load_any(args.file)
     except WorkflowLoadError as err:
         _err(str(err))
         return EXIT_USAGE
+    return _run_loaded(wf, args, args.file)
+
+
+def _run_loaded(wf: Any, args: argparse.Namespace, path: str, given: dict[str, Any] | None = None) -> int:
+    """``flowdesk run`` from a loaded workflow (``given``: run variables, from ``do``)."""
+    from .inputs import has_surrogates
+    from .llm.registry import ProviderConfigError, make_resolver
+    from .validate import validate
+
     if args.max_visits < 1:
         _err("--max-visits must be at least 1")
         return EXIT_USAGE
     from .variables import VariableError, parse_var_argument, run_variables
 
-    arguments: dict[str, str] = {}
+    arguments: dict[str, Any] = dict(given or {})  # `do`'s arguments; --var overrides them
     for text in args.var:
         try:
             name, value = parse_var_argument(text)
@@ -332,12 +494,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
     except VariableError as err:
         _err(str(err))
         return EXIT_USAGE
-    issues = validate(wf)
+    issues = validate(wf, path=os.path.abspath(path))
     errors = [i for i in issues if i.is_error]
     if errors:
         for i in errors:
             _err(f"error: {i.message} ({i.code})")
-        _err(f"{args.file} has {len(errors)} error{'s' if len(errors) != 1 else ''}; the run was not started")
+        _err(f"{path} has {len(errors)} error{'s' if len(errors) != 1 else ''}; the run was not started")
         return EXIT_FAILED
     if not args.provider and not args.base_url:
         from .llm.discovery import default_provider_problem, describe, needs_default_provider, survey
@@ -361,9 +523,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if args.base_url and _stored_base_url(args.base_url) != args.base_url:
         meta["baseUrlCredentials"] = True  # resume says to pass --base-url again
     run = Run(wf, resolver, initial_input=args.input, max_visits=args.max_visits, check=False,
-              meta=meta, keep_events=False, variables=arguments)  # printed and stored as they happen; no need to hold them
+              meta=meta, keep_events=False, variables=arguments,
+              path=os.path.abspath(path))  # printed and stored as they happen; no need to hold them
     store = None if args.no_store else _open_store(required=False)
-    return _execute(run, store, list(args.decide), printer, workflow_path=os.path.abspath(args.file))
+    return _execute(run, store, list(args.decide), printer, workflow_path=os.path.abspath(path))
 
 
 def _stored_base_url(url: str | None) -> str | None:
@@ -486,6 +649,34 @@ def _cmd_show(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_flows(args: argparse.Namespace) -> int:
+    from .library import default_library
+
+    flows = default_library().flows()
+    if args.json:
+        print(json.dumps({"folders": [str(f) for f in default_library().folders],
+                          "flows": [f.to_json() for f in flows]}, ensure_ascii=False, indent=2))
+        return EXIT_OK
+    if not flows:
+        print(f"The flow library is empty ({default_library().primary}).")
+        return EXIT_OK
+    for f in flows:
+        if f.error:
+            print(f"! {f.path}: {f.error}")
+            continue
+        state = "" if f.enabled else "  (off)"
+        print(f"{f.name}  [{f.id}]{state}")
+        if f.description:
+            print(f"    {' '.join(f.description.split())}")
+        if f.parameters:
+            params = ", ".join(f"{p.name}: {p.type}{'' if p.required else '?'}" for p in f.parameters)
+            print(f"    parameters: {params}")
+        for t in f.triggers:
+            print(f"    trigger: {t}")
+        print(f"    {f.path}")
+    return EXIT_OK
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     for stream in (sys.stdout, sys.stderr):  # a path or text that is not UTF-8 is escaped, never a traceback
         try:
@@ -499,7 +690,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(exc.code or 0)
     if args.command == "validate":
         return _cmd_validate(args)
-    handler = {"run": _cmd_run, "resume": _cmd_resume, "runs": _cmd_runs, "show": _cmd_show}.get(args.command)
+    handler = {"run": _cmd_run, "resume": _cmd_resume, "runs": _cmd_runs, "show": _cmd_show, "flows": _cmd_flows,
+               "import": _cmd_import, "export": _cmd_export, "do": _cmd_do}.get(args.command)
     if handler is not None:
         try:
             return handler(args)

@@ -34,6 +34,7 @@ from enum import StrEnum
 from typing import Any, NamedTuple
 
 __all__ = ["EventType", "RunEvent", "RunStatus", "SYSTEM_NODE", "SUBAGENT_CALL_TYPES", "SUBAGENT_FIELDS",
+           "FLOW_CALL_TYPES", "FLOW_CALL_FIELDS",
            "decision_fields",            "format_timestamp", "parse_timestamp"]
 
 SYSTEM_NODE = "system"
@@ -70,6 +71,11 @@ class EventType(StrEnum):
     RUN_STATUS = "run_status"  # content: the new status
     APPROVAL_QUEUED = "approval_queued"  # an approval reached while another one is pending
     NODE_OUTPUT = "node_output"  # reserved for non-agent outputs shown in the console
+    HTTP_REQUEST = "http_request"  # extra {method, url} (secrets masked)
+    HTTP_RESPONSE = "http_response"  # extra {status, bytes, durationMs}
+    FLOW_CALL_START = "flow_call_start"  # a library flow called by a model as a tool (extra: FLOW_CALL_FIELDS)
+    FLOW_CALL_END = "flow_call_end"
+    FLOW_CALL_ERROR = "flow_call_error"
     # Step policies and data flow (DESIGN.md, "Step policies", "More node kinds")
     STEP_END = "step_end"  # extra {status: done|skipped|failed, durationMs}
     STEP_RETRY = "step_retry"  # extra {attempt (the one about to run), maxAttempts, delayMs, error}
@@ -80,6 +86,10 @@ class EventType(StrEnum):
 
 SUBAGENT_CALL_TYPES = frozenset({EventType.SUBAGENT_CALL_START.value, EventType.SUBAGENT_CALL_END.value,
                                  EventType.SUBAGENT_CALL_ERROR.value})
+FLOW_CALL_TYPES = frozenset({EventType.FLOW_CALL_START.value, EventType.FLOW_CALL_END.value,
+                             EventType.FLOW_CALL_ERROR.value})
+# The structured fields of a flow_call_* event (content: the arguments as JSON, the result or the error).
+FLOW_CALL_FIELDS = ("parentNodeId", "flowId", "flowName", "callId", "parentCallId", "depth")
 # The structured fields of a subagent_call_* event, in their wire order.
 SUBAGENT_FIELDS = ("parentNodeId", "subagentNodeId", "subagentName", "callId", "parentCallId", "depth")
 

@@ -178,9 +178,13 @@ class Connection(_Loose):
 
 
 class Workflow(_Loose):
+    #: Stable id in the flow library (made on first save there; kept on load and save).
+    id: str | None = Field(**_OPTIONAL)
     name: str | None = Field(**_OPTIONAL)
     description: str | None = Field(**_OPTIONAL)
     version: int | None = Field(**_OPTIONAL)
+    #: Trigger patterns (engine.grammar) that start this flow from a sentence; kept as text.
+    triggers: list[Any] | None = Field(**_OPTIONAL)
     nodes: list[Node] = Field(default_factory=list)
     connections: list[Connection] = Field(default_factory=list)
 
@@ -385,6 +389,14 @@ def parse_workflow(raw: Any, *, path: str | os.PathLike[str] | None = None) -> W
             raise WorkflowLoadError(
                 "not a workflow graph: this looks like a run record (it has 'logs'/'workflow' but no 'nodes'); "
                 "open it from run history instead", path=path)
+        from .importers import detect_flow_format, format_label
+
+        fmt = detect_flow_format(raw)
+        if fmt is not None:  # a flow file of another system: say which, and how to open it
+            raise WorkflowLoadError(
+                f"this is a {format_label(fmt)}, not a Flowdesk workflow graph (no 'nodes' list); open it in the "
+                "editor (File > Open converts it) or convert it with: flowdesk import FILE -o OUT.flow.json",
+                path=path)
         raise WorkflowLoadError("missing: not a workflow graph (no 'nodes' list)", where="nodes", path=path)
     if not isinstance(raw["nodes"], list):
         raise WorkflowLoadError("must be a list", where="nodes", path=path)

@@ -64,6 +64,9 @@ _LOGIC_CHECK = EventType.LOGIC_CHECK.value
 _WAIT_INPUT = EventType.WAIT_INPUT.value
 _QUEUED = EventType.APPROVAL_QUEUED.value
 _INPUT_RECEIVED = EventType.INPUT_RECEIVED.value
+_FLOW_START = EventType.FLOW_CALL_START.value
+_FLOW_END = EventType.FLOW_CALL_END.value
+_FLOW_CALLS = (_FLOW_START, _FLOW_END, EventType.FLOW_CALL_ERROR.value)
 _CALL_START = EventType.SUBAGENT_CALL_START.value
 _CALL_END = EventType.SUBAGENT_CALL_END.value
 _CALL_ERROR = EventType.SUBAGENT_CALL_ERROR.value
@@ -134,6 +137,9 @@ class SubagentCall:
     started: float | None = None
     ended: float | None = None
     children: list[str] = field(default_factory=list)  # call ids, in start order
+    #: "subagent", or "flow" for a library flow called as a tool (``node_id`` is then the flow's id,
+    #: ``name`` its name, ``input`` the arguments as JSON; its events are in ``RunState.children``).
+    kind: str = "subagent"
 
     @property
     def duration(self) -> float | None:
@@ -435,6 +441,31 @@ class RunState:
                 self._offer(nid, handle)
         elif t == _CALL_START or t == _CALL_END or t == _CALL_ERROR:
             self._on_call(ev)
+        elif t in _FLOW_CALLS:
+            self._on_flow_call(ev)
+
+    def _on_flow_call(self, ev: RunEvent) -> None:
+        """A library flow called by a model as a tool: kept in ``calls`` (kind "flow") beside subagent calls."""
+        fields = ev.extra or {}
+        call_id = fields.get("callId")
+        if not isinstance(call_id, str):
+            return
+        t, message = ev[1], ev[2]
+        call = self.calls.get(call_id)
+        if t == _FLOW_START:
+            parent_call = fields.get("parentCallId")
+            depth = fields.get("depth")
+            call = self.calls[call_id] = SubagentCall(
+                call_id, parent_call if isinstance(parent_call, str) else None,
+                str(fields.get("parentNodeId") or ev[0]), str(fields.get("flowId") or ""),
+                str(fields.get("flowName") or fields.get("flowId") or "flow"), depth if isinstance(depth, int) else 1,
+                input=message, started=ev[3], kind="flow")
+            up = self.calls.get(call.parent_call_id) if call.parent_call_id else None
+            (up.children if up is not None else self.call_roots).append(call_id)
+        elif call is not None and t == _FLOW_END:
+            call.output, call.ended, call.state = message, ev[3], DONE
+        elif call is not None:
+            call.error, call.ended, call.state = message, ev[3], FAILED
 
     def _on_call(self, ev: RunEvent) -> None:
         fields = ev.extra or {}

@@ -221,6 +221,23 @@ def normalise_decision(decision: Any, note: str | None = None) -> dict[str, str]
     return {"decision": word, "note": "" if note is None else str(note)}
 
 
+def _describe(node: Node) -> str:
+    spec = SPECS.get(node.type) or spec_for(node.type)
+    return spec.describe(node) if spec is not None else f"'{node.id}'"
+
+
+def _child_prompt(child: "Run") -> str:
+    pending = child._pending
+    while pending is not None and pending[0] in child._subruns:  # a grandchild waits
+        child = child._subruns[pending[0]]
+        pending = child._pending
+    if pending is None:
+        return "Approve or reject to continue."
+    node = child._nodes.get(pending[0])
+    spec = (SPECS.get(node.type) or spec_for(node.type)) if node is not None else None
+    return (spec.pause_prompt(node.data) if spec is not None else "") or "Approve or reject to continue."
+
+
 class Run:
     """One execution of a workflow."""
 
@@ -241,6 +258,9 @@ class Run:
         id_source: IdSource = uuid_ids,
         variables: Mapping[str, Any] | None = None,
         _restoring: bool = False,
+        library: Any = None,
+        path: str | None = None,
+        run_path: str = "",
     ) -> None:
         # The scheduler reads time and makes ids only through these two (a durable engine
         # replaying the run injects its own); all other I/O happens in the nodes' execute.
@@ -259,6 +279,17 @@ class Run:
         # Caller's settings that a later process needs to resume the run the same way
         # (for example the CLI's --provider/--model); JSON values, no secrets.
         self.meta: dict[str, Any] = dict(meta or {})
+        # Flows this run may run (flow/action nodes, flows as tools): the library they are looked
+        # up in (None: the user's default library) and this workflow's file (relative references).
+        self.library = library
+        self.path = str(path) if path is not None else None
+        # Where this run sits: "" for a top-level run; a nested run's events carry it (RunEvent.path).
+        self.run_path = run_path
+        # The output of the last node to complete that has no outgoing execution link (a flow's result).
+        self.result: Any = None
+        # Nested runs paused at an approval, by the flow node that runs them; decisions routed to them.
+        self._subruns: dict[str, "Run"] = {}
+        self._subanswers: dict[str, dict[str, Any]] = {}
         if hasattr(provider, "complete"):
             single = provider
             self._resolve: Callable[[AgentInvocation], LLMProvider] = lambda _inv: single  # type: ignore[assignment]
@@ -355,7 +386,8 @@ class Run:
               ts: float | None = None, extra_json: str | None = None) -> RunEvent:
         # RunEvent's fields built inline (as RunEvent.__new__ would): this runs 3 times a step.
         ev = _tuple_new(RunEvent, (node_id, type if type.__class__ is str else str(type), content, ts or self._clock(),
-                                   _encode_extra(extra) if extra else extra_json))
+                                   _encode_extra(extra) if extra else extra_json)
+                        + ((self.run_path,) if self.run_path else ()))
         if self.events is not None:
             self.events.append(ev)
         for cb in self._listeners:
@@ -363,6 +395,15 @@ class Run:
         for q in self._streams:
             q.put_nowait(ev)
         return ev
+
+    def _relay(self, ev: RunEvent) -> None:
+        """An event of a nested run (it carries its run path), logged in this run's log as it is."""
+        if self.events is not None:
+            self.events.append(ev)
+        for cb in self._listeners:
+            cb(ev)
+        for q in self._streams:
+            q.put_nowait(ev)
 
     async def iter_events(self) -> AsyncIterator[RunEvent]:
         """Events as they are emitted, until the run next settles (paused or ended)."""
@@ -402,7 +443,7 @@ class Run:
                 raise RunStateError(f"this run has already started (status {self.status})")
             self.started_at = self._clock()
             if self.check:
-                errors = errors_only(validate(self.workflow))
+                errors = errors_only(validate(self.workflow, library=self.library, path=self.path))
                 if errors:
                     self.status = RunStatus.RUNNING
                     for issue in errors:
@@ -435,25 +476,36 @@ class Run:
             self._pending = None
             self.waiting_for_input = False
             self.current_node_id = None
-            self.outputs[node_id] = answer
+            sub = node_id in self._subruns
+            if not sub:
+                self.outputs[node_id] = answer
             self._emit(node_id, EventType.INPUT_RECEIVED, json.dumps(answer, ensure_ascii=False),
                        decision_fields(answer))
             node = self._nodes.get(node_id)
-            out_var = node.data.outputVar if node is not None else None
+            out_var = node.data.outputVar if node is not None and not sub else None
             if out_var:
                 self.variables[out_var] = answer
             now = self._clock()
             waited = round((now - self._paused_since) * 1000) if self._paused_since else 0
             self._paused_since = None
-            self._emit(node_id, _STEP_END, "done", None, now, f'{_END_DONE}{waited}}}')
+            if not sub:  # a flow node's step goes on (it ends when its nested run does)
+                self._emit(node_id, _STEP_END, "done", None, now, f'{_END_DONE}{waited}}}')
             self._set_status(RunStatus.RUNNING)
-            # The branches leaving the approval know its decision and note (APPROVAL_NOTE, ...).
-            frame = (self._pending_frame or BranchFrame())._replace(decision=answer["decision"], note=answer["note"])
+            frame = self._pending_frame or BranchFrame()
             self._pending_frame = None
-            for handle, target in self._out.get(node_id, ()):
-                if handle == answer["decision"]:
-                    self._spawn(target, arrived, node_id, frame)
-            self._check_joins()
+            if sub:
+                # The approval is inside the nested run this node runs: the step is taken again,
+                # and it hands the decision to that run (see run_subflow); the visit is not counted twice.
+                self._subanswers[node_id] = answer
+                self.visits[node_id] = max(0, self.visits.get(node_id, 1) - 1)
+                self._spawn(node_id, arrived, None, frame)
+            else:
+                # The branches leaving the approval know its decision and note (APPROVAL_NOTE, ...).
+                frame = frame._replace(decision=answer["decision"], note=answer["note"])
+                for handle, target in self._out.get(node_id, ()):
+                    if handle == answer["decision"]:
+                        self._spawn(target, arrived, node_id, frame)
+                self._check_joins()
             await self._wait_idle()
             while self.status == RunStatus.RUNNING and self._deferred:
                 batch, self._deferred = self._deferred, []
@@ -473,6 +525,9 @@ class Run:
         self._queue_frames.clear()
         self._deferred.clear()
         self.current_node_id = None
+        for child in list(self._subruns.values()):
+            child.cancel(reason)
+        self._subruns.clear()
         self._set_status(RunStatus.CANCELLED, reason)
         self._cancel_branches(None)
         if not self._tasks:
@@ -655,6 +710,7 @@ class Run:
                 variables[out_var] = output
             edges = out.get(node_id)
             if not edges:
+                self.result = output
                 return
             src = node_id
             if len(edges) == 1 and self.status is not RunStatus.PAUSED:  # the common case: one link out
@@ -891,6 +947,118 @@ class Run:
         visits[loop_id] = 0
         return value, "body"
 
+    # ------------------------------------------------------------------ nested runs (flows)
+    def _library(self) -> Any:
+        if self.library is None:
+            from .library import default_library
+
+            self.library = default_library()
+        return self.library
+
+    def _child_run(self, workflow: Workflow, path: Any, call: str, inputs: dict[str, Any]) -> "Run":
+        """A nested run of ``workflow`` with ``inputs`` as its variables; its events relayed here."""
+        child_id = self._id_source()
+        run_path = (self.run_path + "/" if self.run_path else "") + f"{call}:{child_id}"
+        child = Run(workflow, self._resolve, run_id=child_id, max_visits=self.max_visits, keep_events=False,
+                    delta_interval=self.delta_interval, clock=self._clock, id_source=self._id_source,
+                    library=self._library(), path=str(path) if path is not None else None, run_path=run_path,
+                    variables=inputs)
+        child.inputs = inputs  # type: ignore[attr-defined]
+        child.add_listener(self._relay)
+        return child
+
+    async def run_subflow(self, node: Node, ref: str, field: str, *, by_name: bool, value: Any = None) -> Any:
+        """A ``flow``/``action`` step: run the library flow ``ref`` nested, with the node's ``field``
+        (``inputs``/``parameters``, templates resolved) as its variables.
+
+        Returns ``(result, "output")`` when the child completes, a :class:`PauseRequest` when it
+        waits for an approval (the parent pauses at this node; ``resume`` routes the decision
+        back here), and raises :class:`NodeError` when it fails or cannot start.
+        """
+        from .nodes.web import resolve_for_step
+
+        child = self._subruns.get(node.id)
+        answer = self._subanswers.pop(node.id, None)
+        try:
+            if child is not None and answer is not None:
+                status = await child.resume(answer)
+            else:
+                library = self._library()
+                entry = library.resolve(ref, base=self.path, by_name=by_name)
+                if entry is None:
+                    what = f"no flow for the action '{ref}'" if by_name else f"the flow '{ref}' is not in the library"
+                    raise NodeError(f"{_describe(node)} cannot run: {what}.")
+                try:
+                    workflow = library.load_path(entry.path)
+                except FlowdeskError as err:
+                    raise NodeError(f"{_describe(node)} cannot run: {err}") from None
+                data, _secrets = resolve_for_step(self._ctx, node, value)
+                inputs = data.get(field) or {}
+                if not isinstance(inputs, dict):
+                    raise NodeError(f"{_describe(node)}: '{field}' must be an object of variable names and values.")
+                try:
+                    child = self._child_run(workflow, entry.path, node.id, inputs)
+                except FlowdeskError as err:  # an input that does not fit the flow's variables
+                    raise NodeError(f"{_describe(node)}: the flow '{entry.name}' cannot start: {err}") from None
+                self._subruns[node.id] = child
+                status = await child.start()
+        except asyncio.CancelledError:
+            if child is not None:
+                child.cancel()
+                self._subruns.pop(node.id, None)
+            raise
+        if status == RunStatus.PAUSED:
+            return PauseRequest(_child_prompt(child))
+        self._subruns.pop(node.id, None)
+        if status == RunStatus.COMPLETED:
+            return child.result, "output"
+        raise NodeError(f"{_describe(node)}: the flow '{child.workflow.display_name()}' {status}: "
+                        f"{child.error or 'no reason given'}")
+
+    async def _call_flow(self, parent: ProviderCall, tool: Any, arguments: dict[str, Any]) -> str:
+        """A library flow called by a model as a tool: run nested, ``flow_call_*`` logged on the agent."""
+        self._call_counter += 1
+        call_id = f"call_{self._call_counter}_{self._id_source()[:8]}"
+        base = {"parentNodeId": parent.node_id, "flowId": tool.flow_id, "flowName": tool.name, "callId": call_id,
+                "parentCallId": parent.call_id, "depth": parent.depth + 1}
+        args_text = json.dumps(arguments, ensure_ascii=False)
+
+        def log(kind: str, message: str) -> None:
+            self._emit(parent.node_id, kind, message, extra=base)
+
+        log(EventType.FLOW_CALL_START, args_text)
+        child = None
+        try:
+            library = self._library()
+            entry = library.resolve(tool.flow_id, base=self.path, by_name=False)
+            if entry is None:
+                raise LLMError(f"the flow '{tool.flow_id}' is not in the library")
+            workflow = library.load_path(entry.path)
+            try:
+                child = self._child_run(workflow, entry.path, f"{parent.node_id}.{call_id}", dict(arguments))
+            except FlowdeskError as err:
+                raise LLMError(f"the flow '{entry.name}' cannot start: {err}") from None
+            status = await child.start()
+            if status == RunStatus.PAUSED:
+                child.cancel("A flow called as a tool cannot wait for an approval.")
+                raise LLMError(f"the flow '{entry.name}' waited for an approval, which a tool call cannot do")
+            if status != RunStatus.COMPLETED:
+                raise LLMError(f"the flow '{entry.name}' {status}: {child.error or 'no reason given'}")
+        except asyncio.CancelledError:
+            if child is not None:
+                child.cancel()
+            log(EventType.FLOW_CALL_ERROR, "cancelled")
+            raise
+        except LLMError as err:
+            log(EventType.FLOW_CALL_ERROR, str(err))
+            raise
+        except FlowdeskError as err:
+            log(EventType.FLOW_CALL_ERROR, str(err))
+            raise LLMError(str(err)) from err
+        text = as_text(child.result)
+        log(EventType.FLOW_CALL_END, text)
+        return text
+
     async def _call_subagent(self, parent: ProviderCall, child: SubagentSpec, argument: str) -> str:
         self._call_counter += 1
         call_id = f"call_{self._call_counter}_{self._id_source()[:8]}"
@@ -977,6 +1145,14 @@ class Run:
                 visits[node_id] -= 1
         return self._state(False, deferred, visits)
 
+    def _nested_state(self) -> dict[str, Any]:
+        """This nested run's snapshot, workflow included (a checkpoint when siblings are in flight)."""
+        if not self._tasks:
+            return self.snapshot(include_workflow=True)
+        state = self.checkpoint() or self._state(False, self._deferred, self.visits)
+        state["workflow"] = json.loads(dumps_workflow(self.workflow, indent=None))
+        return state
+
     def _state(self, include_workflow: bool, deferred: list[tuple[str, Any, str | None, BranchFrame | None]],
                visits: dict[str, int]) -> dict[str, Any]:
         snap: dict[str, Any] = {
@@ -1005,6 +1181,14 @@ class Run:
             "startedAt": self.started_at,
             "meta": self.meta,
         }
+        if self.result is not None:
+            snap["result"] = self.result
+        if self.run_path:
+            snap["runPath"] = self.run_path
+        if self.path:
+            snap["path"] = self.path
+        if self._subruns:
+            snap["subflows"] = {nid: child._nested_state() for nid, child in self._subruns.items()}
         if include_workflow:
             snap["workflow"] = json.loads(dumps_workflow(self.workflow, indent=None))
         return snap
@@ -1046,5 +1230,15 @@ class Run:
         run.last_text_output = snapshot.get("lastTextOutput", "")
         run.error = snapshot.get("error")
         run.started_at = snapshot.get("startedAt")
+        run.result = snapshot.get("result")
+        if "runPath" in snapshot and not run.run_path:
+            run.run_path = snapshot["runPath"]
+        if run.path is None and isinstance(snapshot.get("path"), str):
+            run.path = snapshot["path"]
+        for nid, child_snap in (snapshot.get("subflows") or {}).items():
+            child = cls.restore(child_snap, run._resolve, library=run.library, clock=run._clock,
+                                id_source=run._id_source, keep_events=False, delta_interval=run.delta_interval)
+            child.add_listener(run._relay)
+            run._subruns[nid] = child
         return run
 

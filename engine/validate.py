@@ -104,13 +104,19 @@ def handle_label(node: Node | None, handle: str) -> str:
 class _Checks:
     """What a spec's ``check(node, checks)`` reports to: ``error``/``warning`` for the node at hand."""
 
-    __slots__ = ("index", "web_search_available", "_add", "node")
+    __slots__ = ("index", "web_search_available", "_add", "node", "library", "path", "workflow_id")
 
-    def __init__(self, index: "GraphIndex", web_search_available: bool | None, add) -> None:
+    def __init__(self, index: "GraphIndex", web_search_available: bool | None, add, library=None, path=None,
+                 workflow_id: str | None = None) -> None:
         self.index = index
         self.web_search_available = web_search_available
         self._add = add
         self.node: Node | None = None
+        # For rules that look at other flows (flow/action nodes, flows as tools): the flow
+        # library (None: the user's default library), this workflow's file and library id.
+        self.library = library
+        self.path = path
+        self.workflow_id = workflow_id
 
     def label(self, node: Node) -> str:
         return _label(node)
@@ -291,17 +297,46 @@ def _reachable(index: GraphIndex, start: str) -> set[str]:
     return seen
 
 
-def validate(workflow: Workflow, *, web_search_available: bool | None = None) -> list[Issue]:
+def trigger_issues(workflow: Workflow) -> list[Issue]:
+    """Errors for malformed trigger patterns: each names the pattern and the position."""
+    raw = getattr(workflow, "triggers", None)
+    if raw is None:
+        raw = (workflow.model_extra or {}).get("triggers")
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        return [Issue("trigger_invalid", Severity.ERROR, (), "The workflow's triggers must be a list of patterns.")]
+    from .grammar import TriggerPatternError, compile_trigger
+
+    out = []
+    for i, pattern in enumerate(raw):
+        if not isinstance(pattern, str):
+            out.append(Issue("trigger_invalid", Severity.ERROR, (), f"Trigger {i + 1} is not a pattern (text)."))
+            continue
+        try:
+            compile_trigger(pattern)
+        except TriggerPatternError as err:
+            out.append(Issue("trigger_invalid", Severity.ERROR, (),
+                             f"Trigger {i + 1} '{pattern}' is malformed at character {err.position + 1}: {err.reason.rstrip('.')}."))
+    return out
+
+
+def validate(workflow: Workflow, *, web_search_available: bool | None = None, library=None,
+             path=None) -> list[Issue]:
     """Every issue of ``workflow``, errors first in rule order, then warnings.
 
     ``web_search_available=False`` adds a warning for agents that use web search when no
-    search backend is configured (``None``: not checked).
+    search backend is configured (``None``: not checked). ``library`` (an
+    :class:`engine.FlowLibrary`; None: the user's default library) and ``path`` (the
+    workflow's file) are what ``flow``/``action`` nodes and agents' ``tools.flows`` are
+    resolved against (a missing flow, a flow that reaches itself, a flow offered as a tool
+    that can wait for an approval).
     """
     with gc_paused():
-        return _validate(workflow, web_search_available)
+        return _validate(workflow, web_search_available, library, path)
 
 
-def _validate(workflow: Workflow, web_search_available: bool | None) -> list[Issue]:
+def _validate(workflow: Workflow, web_search_available: bool | None, library=None, path=None) -> list[Issue]:
     issues: list[Issue] = []
     add = issues.append
     E, W = Severity.ERROR, Severity.WARNING
@@ -310,6 +345,8 @@ def _validate(workflow: Workflow, web_search_available: bool | None) -> list[Iss
 
     for dup in index.duplicate_ids:
         add(Issue("duplicate_node_id", E, (dup,), f"Two nodes share the id '{dup}'; ids must be unique."))
+    for issue in trigger_issues(workflow):
+        add(issue)
 
     # One pass over the nodes: unknown types, start nodes, node ids by role for the link
     # checks, and the content warnings (held back: they come after every other issue).
@@ -319,7 +356,7 @@ def _validate(workflow: Workflow, web_search_available: bool | None) -> list[Iss
     steps: set[str] = set()  # nodes with an ``input`` handle
     choices: set[str] = set()  # nodes that follow one of their outputs (if, approval)
     content: list[Issue] = []
-    checks = _Checks(index, web_search_available, content.append)
+    checks = _Checks(index, web_search_available, content.append, library, path, getattr(workflow, "id", None))
     specs = SPECS
     for nid, n in nodes.items():
         kind = n.type

@@ -147,7 +147,7 @@ class DataForm(QWidget):
             if not is_int:
                 w.setDecimals(3)
             w.valueChanged.connect(lambda v: self._emit(name, v, True))
-            self._setters[name] = lambda v, w=w, is_int=is_int: w.setValue(int(v) if is_int else float(v or 0))
+            self._setters[name] = lambda v, w=w, is_int=is_int: w.setValue(int(v or 0) if is_int else float(v or 0))
             return w
         if annotation is str:
             if _multiline(field):

@@ -245,6 +245,7 @@ def _title(text: str) -> QLabel:
 
 class InspectorPanel(QWidget):
     status_message = Signal(str)
+    open_flow_requested = Signal(str)  # a flow node's "Open this flow": its ``flow`` reference
 
     def __init__(self, document: WorkflowDocument, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -266,6 +267,9 @@ class InspectorPanel(QWidget):
         self.stack = QStackedWidget()
         self._build_data_flow()
         scroll.setWidget(self.stack)
+        self.scroll = scroll
+        # another page shown: back to its top (a long page's scroll position means nothing there)
+        self.stack.currentChanged.connect(lambda _i: scroll.verticalScrollBar().setValue(0))
         outer.addWidget(scroll, 1)
         self.pages: dict[str, QWidget] = {}
         self._build_workflow_page()
@@ -279,6 +283,9 @@ class InspectorPanel(QWidget):
         self._custom_loaders = {"agent": self._load_agent, "start": self._load_start, "if": self._load_if,
                                 "approval": self._load_approval}
         self.forms: dict[str, Any] = {}
+        # Hand-made pages of the kinds of issue 16 (http, flow, action): built on first use.
+        self.kind_pages: dict[str, Any] = {}
+        self.library_flows: Any = list  # () -> the library's flows; the window sets it
         document.node_data_changed.connect(self._on_data_changed)
         document.node_removed.connect(self._on_node_removed)
         document.workflow_reset.connect(lambda: self.show_node(None))
@@ -349,6 +356,12 @@ class InspectorPanel(QWidget):
         form.addRow(_title("Workflow"))
         form.addRow("Name", self.wf_name)
         form.addRow("Description", self.wf_desc)
+        from .triggers import TriggersEditor
+
+        self.wf_triggers = TriggersEditor()
+        self._watch(self.wf_triggers.edit)
+        self.wf_triggers.patterns_edited.connect(lambda p: None if self._loading else self.doc.set_triggers(p))
+        form.addRow("Trigger phrases", self.wf_triggers)
         hint = QLabel("Select a node to edit it. Drag node types from the palette; drag from a handle to link.")
         hint.setWordWrap(True)
         hint.setObjectName("hint")
@@ -499,6 +512,11 @@ class InspectorPanel(QWidget):
         tl.setContentsMargins(0, 0, 0, 0)
         tl.addWidget(self.agent_web)
         tl.addWidget(self.agent_subs)
+        from .kind_pages import FlowToolsList
+
+        self.agent_flows = FlowToolsList(lambda: list(self.library_flows()))
+        self.agent_flows.edited.connect(lambda ids: self._set("tools.flows", ids, merge=False))
+        tl.addWidget(self.agent_flows)
         form.addRow("Tools", tools)
 
     def _model_edited(self, text: str) -> None:
@@ -687,12 +705,21 @@ class InspectorPanel(QWidget):
                 if self.wf_name.text() != (wf.name or ""):
                     self.wf_name.setText(wf.name or "")
                 self.wf_desc.set_text_keep_cursor(wf.description or "")
+                triggers = getattr(wf, "triggers", None)
+                if triggers is None:
+                    triggers = (wf.model_extra or {}).get("triggers")
+                self.wf_triggers.set_patterns(list(triggers) if isinstance(triggers, list) else [])
                 self.stack.setCurrentWidget(self.pages["workflow"])
                 return
             kind = node.type
             spec = spec_for(kind)
             loader = self._custom_loaders.get(kind) if spec is not None else None
-            if loader is not None:
+            kind_page = self._kind_page(kind) if spec is not None and loader is None else None
+            if kind_page is not None:
+                self.header.setText(f"{spec.label or kind} · {node.id}")
+                kind_page.load(node.data.model_dump())
+                self.stack.setCurrentWidget(kind_page)
+            elif loader is not None:
                 loader(node)
                 self.stack.setCurrentWidget(self.pages[kind])
             elif spec is not None:
@@ -707,6 +734,19 @@ class InspectorPanel(QWidget):
         finally:
             self._loading = False
             self._host_data_flow()
+
+    def _kind_page(self, kind: str) -> Any:
+        """The hand-made page of ``kind`` (see :mod:`editor.panels.kind_pages`), or None."""
+        page = self.kind_pages.get(kind)
+        if page is None:
+            from .kind_pages import make_kind_page
+
+            page = make_kind_page(kind, self)
+            if page is None:
+                return None
+            self.kind_pages[kind] = page
+            self.stack.addWidget(page)
+        return page
 
     def _form_for(self, spec: Any) -> Any:
         from .data_form import DataForm
@@ -737,6 +777,7 @@ class InspectorPanel(QWidget):
             self.agent_effort.setEditText(d.reasoningEffort)
         self.agent_web.setChecked(bool(d.tools.web_search))
         self.agent_subs.setChecked(bool(d.tools.subagents))
+        self.agent_flows.load(getattr(d.tools, "flows", None))
 
     def _load_start(self, node: Any) -> None:
         self.header.setText(f"Start · {node.id}")

@@ -101,15 +101,20 @@ class PalettePanel(QWidget):
         # Copy, never Move: a move drop would make the list delete the dragged palette entry.
         self.list.setDefaultDropAction(Qt.DropAction.CopyAction)
         self.list.setIconSize(QSize(28, 28))
-        self.list.setSpacing(2)
+        self.list.setSpacing(1)
         self.list.setWordWrap(True)
         self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.list.setTextElideMode(Qt.TextElideMode.ElideNone)
+        # Each entry is two lines tall (label, description; a longer description is cut with an
+        # ellipsis and whole in the tooltip): with a dozen kinds, fully wrapped descriptions made
+        # the list taller than the default layout has room for.
+        self.list.setTextElideMode(Qt.TextElideMode.ElideRight)
+        row = QSize(0, max(28, 2 * self.list.fontMetrics().lineSpacing()) + 2)
         self.list.setMinimumHeight(48)  # it scrolls: a tall list must not keep the run console short
         for entry in palette_entries():
             item = QListWidgetItem(palette_icon(entry), f"{entry.label}\n{entry.description}")
             item.setData(Qt.ItemDataRole.UserRole, entry.key)
             item.setToolTip(entry.description)
+            item.setSizeHint(row)
             self.list.addItem(item)
         self.list.itemDoubleClicked.connect(lambda it: self.node_requested.emit(it.data(Qt.ItemDataRole.UserRole)))
         layout.addWidget(hint)

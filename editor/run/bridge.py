@@ -89,6 +89,7 @@ class RunBridge(QObject):
         self.delta_interval = delta_interval
         self.run: Run | None = None
         self.run_state = RunState()
+        self._wait_prompts: dict[str, str] = {}  # node id -> the prompt of its last wait_input (subflows)
         self._recorder: RunRecorder | None = None
         self._buffer: list[RunEvent] = []
         self._armed = False
@@ -131,7 +132,8 @@ class RunBridge(QObject):
         out = []
         for i, (node_id, value) in enumerate(items):
             node = run.workflow.node(node_id)
-            prompt = (getattr(node.data, "prompt", "") if node is not None else "") or "Approve or reject to continue."
+            prompt = ((getattr(node.data, "prompt", "") if node is not None else "")
+                      or self._wait_prompts.get(node_id) or "Approve or reject to continue.")
             out.append(ApprovalRequest(node_id, node.title if node is not None else node_id, prompt,
                                        as_text(value), i == 0))
         return out
@@ -253,12 +255,10 @@ class RunBridge(QObject):
         run = self.run
         if run is None or run.status != RunStatus.PAUSED or self._finished_emitted:
             return False
-        # Just paused, its pause still being stored (``_settle``): let go of it now, and the
-        # settling task closes the recorder once the pause is stored. Any other operation in
-        # flight (a start or resume still running) cannot be let go of.
+        # Paused while its start or resume is still finishing (siblings running on, or the
+        # pause being stored): let go of it now; the operation's task records the rest and
+        # closes the recorder when it ends (``_drive``/``_settle``).
         storing = self.is_busy
-        if storing and not self._settling:
-            return False
         recorder, claim = self._recorder, self._claim
         if recorder is None and claim is None:
             return False
@@ -304,6 +304,7 @@ class RunBridge(QObject):
             self._timer.start(self.flush_interval_ms)
 
     async def _drive(self, run: Run, operation: Any) -> None:
+        recorder = self._recorder
         try:
             await operation
         except RunStateError as err:
@@ -317,6 +318,12 @@ class RunBridge(QObject):
             run.cancel(f"Internal error: {err!r}")
         if run is self.run:
             await self._settle(run)
+        elif recorder is not None and recorder is not self._recorder:  # let go of (release) meanwhile
+            try:
+                await asyncio.to_thread(recorder.settled)
+                await asyncio.to_thread(recorder.close)
+            except Exception as err:  # StoreError: the pause itself was committed when it happened
+                log.error("run %s: %s", run.run_id, err)
 
     async def _settle(self, run: Run) -> None:
         """After start()/resume() returned (or a paused run was cancelled): record, show, finish.
@@ -402,6 +409,8 @@ class RunBridge(QObject):
                 apply(ev)
                 if not approvals and t in _APPROVAL_EVENTS:
                     approvals = True
+                if t == "wait_input" and not (len(ev) > 5 and ev[5]):
+                    self._wait_prompts[ev[0]] = ev[2]  # a subflow's approval: its prompt, asked at the flow node
         self.events_batched.emit(batch)
         if state.status != before:
             self.status_changed.emit(str(state.status))

@@ -235,7 +235,7 @@ class RunConsole(QWidget):
         self.copy_entry_button = self.entry_pane.copy_button
         self.tabs.addTab(self.entry_pane, "Entry")
         self.trace = SubagentTrace()
-        self.tabs.addTab(self.trace, "Subagents")
+        self.tabs.addTab(self.trace, "Calls")
         self.node_panel = NodeRunDetails()
         self.tabs.addTab(self.node_panel, "Node")
         self.tabs.setMinimumHeight(120)  # the entry header and a few lines of it, beside a card
@@ -713,14 +713,14 @@ class RunConsole(QWidget):
 
     def _on_entry_clicked(self, index: QModelIndex) -> None:
         entry: LogEntry | None = index.data(EntryRole)
-        if entry is not None and entry.node_id != SYSTEM_NODE:
-            self.node_activated.emit(entry.node_id)
+        if entry is not None and entry.group != SYSTEM_NODE:
+            self.node_activated.emit(entry.group)  # a subflow's entry: its flow node
 
     def _on_current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
         entry: LogEntry | None = current.data(EntryRole) if current.isValid() else None
         self._show_entry(entry)
-        if entry is not None and entry.node_id != SYSTEM_NODE:
-            self._show_node_details(entry.node_id)
+        if entry is not None and entry.group != SYSTEM_NODE:
+            self._show_node_details(entry.group)
         if entry is not None and entry.type.startswith("subagent_call"):
             call_id = (entry.extra or {}).get("callId")
             if isinstance(call_id, str):
@@ -784,12 +784,13 @@ class RunConsole(QWidget):
         if entry is not None:
             menu.addAction("Copy content", lambda: QGuiApplication.clipboard().setText(entry.content))
             menu.addAction("Copy as JSON", lambda: QGuiApplication.clipboard().setText(entry.to_event().to_json()))
-            if entry.node_id != SYSTEM_NODE:
+            if entry.group != SYSTEM_NODE:
                 menu.addSeparator()
-                collapsed = self.proxy.is_collapsed(entry.node_id)
-                menu.addAction(("Expand" if collapsed else "Collapse") + f" entries of “{entry.node_name}”",
-                               lambda: self.toggle_collapsed(entry.node_id))
-                menu.addAction(f"Show only “{entry.node_name}”", lambda: self.set_node_filter(entry.node_id))
+                group, name = entry.group, self.model.node_name(entry.group)
+                collapsed = self.proxy.is_collapsed(group)
+                menu.addAction(("Expand" if collapsed else "Collapse") + f" entries of “{name}”",
+                               lambda: self.toggle_collapsed(group))
+                menu.addAction(f"Show only “{name}”", lambda: self.set_node_filter(group))
         menu.addAction("Show all nodes", lambda: self.set_node_filter(None))
         menu.exec(self.view.viewport().mapToGlobal(pos))
 

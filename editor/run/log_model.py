@@ -13,6 +13,10 @@ Concepts and invariants
 * :class:`LogFilterProxy` filters by node, by event type, by text (case-insensitive,
   over content, node name and type label) and hides collapsed nodes' entries except
   their ``step_start`` rows. With no filter it accepts rows without looking at them.
+* Entries of a nested run (a subflow: events whose ``path`` is not empty) are grouped under
+  the flow node that started it (:func:`flow_node_of_path`): ``entry.group`` is that node's
+  id, ``entry.depth`` the nesting level; collapsing the flow node hides them all. Their node
+  names come from the child workflow when ``LogModel.child_workflow`` can find it.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelInde
 
 from engine import SUBAGENT_CALL_TYPES, SYSTEM_NODE, EventType, RunEvent, Workflow, spec_for
 
-__all__ = ["display_name", "LogEntry", "LogModel", "LogFilterProxy", "STREAMING", "TYPE_LABELS", "EntryRole", "NodeRole", "TypeRole",
+__all__ = ["display_name", "flow_node_of_path", "FLOW_CALL_TYPES", "LogEntry", "LogModel", "LogFilterProxy", "STREAMING", "TYPE_LABELS", "EntryRole", "NodeRole", "TypeRole",
            "type_label", "TYPE_GROUPS"]
 
 _STEP_END = "step_end"
@@ -56,7 +60,13 @@ TYPE_LABELS: dict[str, str] = {
     "step_end": "Step end",
     "loop_check": "Loop",
     "join_wait": "Join",
+    "flow_call_start": "Flow →",
+    "flow_call_end": "Flow ←",
+    "flow_call_error": "Flow ✗",
+    "http_request": "Request",
+    "http_response": "Response",
 }
+FLOW_CALL_TYPES = frozenset({"flow_call_start", "flow_call_end", "flow_call_error"})
 
 # Filter groups shown in the type menu: label -> entry types
 TYPE_GROUPS: dict[str, tuple[str, ...]] = {
@@ -66,6 +76,8 @@ TYPE_GROUPS: dict[str, tuple[str, ...]] = {
     "Condition checks": (EventType.LOGIC_CHECK, "loop_check", "join_wait"),
     "Approvals": (EventType.WAIT_INPUT, EventType.APPROVAL_QUEUED, EventType.INPUT_RECEIVED),
     "Subagent calls": (EventType.SUBAGENT_CALL_START, EventType.SUBAGENT_CALL_END, EventType.SUBAGENT_CALL_ERROR),
+    "Flow calls": tuple(sorted(FLOW_CALL_TYPES)),
+    "HTTP": ("http_request", "http_response"),
     "Errors": (EventType.LLM_ERROR, EventType.ERROR, "step_retry", "step_skipped"),
     "Run status": (EventType.RUN_STATUS,),
 }
@@ -82,6 +94,28 @@ def display_name(node: Any) -> str:
     return f"{title} ({node.id})"
 
 
+def flow_node_of_path(path: str, known: Any = ()) -> str:
+    """The top-level node a nested run's ``path`` hangs under (the flow node that started it).
+
+    A path names the call that started each nested run, outermost first, joined with ``/``:
+    ``<flow node id>:<child run id>`` for a subflow, ``<agent node id>.<call id>:<child run id>``
+    for a flow called as an agent's tool. The first segment (split on ``/`` and ``:``; a
+    segment's part before ``.`` too) that is one of the ``known`` node ids wins, else the
+    first call's node id."""
+    segments = [seg for part in path.split("/") for seg in part.split(":") if seg]
+    for seg in segments:
+        if seg in known:
+            return seg
+        head = seg.split(".", 1)[0]
+        if head in known:
+            return head
+    return segments[0].split(".", 1)[0] if segments else path
+
+
+def path_depth(path: str) -> int:
+    return len([p for p in path.split("/") if p]) if path else 0
+
+
 def type_label(kind: str) -> str:
     return TYPE_LABELS.get(kind, kind.replace("_", " ").capitalize())
 
@@ -89,10 +123,11 @@ def type_label(kind: str) -> str:
 class LogEntry:
     """One row of the log: an event, or a response being streamed."""
 
-    __slots__ = ("timestamp", "node_id", "node_name", "type", "content", "extra", "row", "ended", "visit", "end")
+    __slots__ = ("timestamp", "node_id", "node_name", "type", "content", "extra", "row", "ended", "visit", "end",
+                 "path", "group", "depth")
 
     def __init__(self, timestamp: float, node_id: str, node_name: str, type: str, content: str,
-                 extra: dict[str, Any] | None, row: int) -> None:
+                 extra: dict[str, Any] | None, row: int, path: str = "", group: str | None = None) -> None:
         self.timestamp = timestamp
         self.node_id = node_id
         self.node_name = node_name
@@ -103,6 +138,9 @@ class LogEntry:
         self.ended: float | None = None  # when a streamed response got its final text
         self.visit = 0  # for step_start rows: which visit of the node this step is (1, 2, ...)
         self.end: dict[str, Any] | None = None  # for step_start rows: the step's step_end fields, once it ended
+        self.path = path  # "" for the top-level run; a nested run's path otherwise
+        self.group = node_id if group is None else group  # the top-level node this entry is shown under
+        self.depth = path_depth(path)  # 0 top-level, 1 a subflow's entry, ...
 
     @property
     def label(self) -> str:
@@ -110,7 +148,7 @@ class LogEntry:
 
     def to_event(self) -> RunEvent:
         kind = EventType.LLM_RESPONSE if self.type == STREAMING else self.type
-        return RunEvent(self.node_id, kind, self.content, timestamp=self.timestamp, extra=self.extra)
+        return RunEvent(self.node_id, kind, self.content, timestamp=self.timestamp, extra=self.extra, path=self.path)
 
     def summary(self) -> str:
         """The first lines of the content, on one line."""
@@ -137,6 +175,10 @@ class LogModel(QAbstractListModel):
         self._visits: dict[str, int] = {}
         self._steps: dict[str, LogEntry] = {}  # the latest step_start row of each node (step_end lands there)
         self.latest_response: LogEntry | None = None  # the last response (or streaming) entry
+        self.child_workflow: Any = None  # (flow node id) -> the child Workflow or None; the console sets it
+        self._child_names: dict[str, dict[str, str]] = {}  # flow node id -> child node id -> name
+        self._groups: dict[str, str] = {}  # nested run path -> the flow node it hangs under
+        self._nested_changed: set[int] = set()  # rows of nested entries changed in place in this batch
 
     # ------------------------------------------------------------------ names
     def set_workflow(self, workflow: Workflow | None) -> None:
@@ -144,13 +186,30 @@ class LogModel(QAbstractListModel):
         if workflow is not None:
             for n in workflow.nodes:
                 self._names[n.id] = display_name(n)
+        self._child_names.clear()
         for e in self.entries:
-            e.node_name = self.node_name(e.node_id)
+            e.node_name = self.child_node_name(e.group, e.node_id) if e.depth else self.node_name(e.node_id)
         if self.entries:
             self.dataChanged.emit(self.index(0), self.index(len(self.entries) - 1))
 
     def node_name(self, node_id: str) -> str:
         return self._names.get(node_id, node_id)
+
+    def child_node_name(self, group: str, node_id: str) -> str:
+        names = self._child_names.get(group)
+        if names is None:
+            names = {}
+            wf = None
+            if self.child_workflow is not None:
+                try:
+                    wf = self.child_workflow(group)
+                except Exception:  # noqa: BLE001 - a missing or broken child file: ids are shown
+                    wf = None
+            if wf is not None:
+                names = {n.id: display_name(n) for n in wf.nodes}
+            names[SYSTEM_NODE] = "Subflow"
+            self._child_names[group] = names
+        return names.get(node_id, node_id)
 
     def node_ids(self) -> list[str]:
         """Nodes that have entries, in order of their first entry."""
@@ -190,6 +249,8 @@ class LogModel(QAbstractListModel):
         self._by_node.clear()
         self._visits.clear()
         self._steps.clear()
+        self._child_names.clear()
+        self._groups.clear()
         self.latest_response = None
         self.endResetModel()
 
@@ -205,6 +266,9 @@ class LogModel(QAbstractListModel):
         raw = self.raw_events
         for ev in events:
             raw.append(ev)
+            if len(ev) > 5 and ev[5]:  # a nested run's event: grouped under its flow node
+                self._add_nested(ev, new, first_new)
+                continue
             kind = ev.type
             nid = ev.node_id
             if kind == EventType.LLM_DELTA:
@@ -256,8 +320,55 @@ class LogModel(QAbstractListModel):
             self.beginInsertRows(QModelIndex(), first_new, first_new + len(new) - 1)
             entries.extend(new)
             self.endInsertRows()
+        if self._nested_changed:
+            rows = [r for r in self._nested_changed if r < first_new]
+            self._nested_changed = set()
+            if rows:
+                changed_lo = min(rows) if changed_lo < 0 else min(changed_lo, min(rows))
+                changed_hi = max(changed_hi, max(rows))
         if changed_lo >= 0:
             self.dataChanged.emit(self.index(changed_lo), self.index(changed_hi))
+
+    def _add_nested(self, ev: RunEvent, new: list[LogEntry], first_new: int) -> None:
+        """One event of a nested run: its own streams (keyed by path and node), shown under the flow node."""
+        path, nid, kind = ev[5], ev.node_id, ev.type
+        group = self._groups.get(path)
+        if group is None:
+            group = self._groups[path] = flow_node_of_path(path, self._names)
+        key = f"{path}\x00{nid}"
+        streams = self._streams
+        if kind == EventType.LLM_DELTA:
+            entry = streams.get(key)
+            if entry is None:
+                entry = LogEntry(ev.timestamp, nid, self.child_node_name(group, nid), STREAMING, ev.content, None,
+                                 first_new + len(new), path, group)
+                new.append(entry)
+                streams[key] = entry
+            else:
+                entry.content += ev.content
+                self._nested_changed.add(entry.row)
+            return
+        if kind == EventType.LLM_RESPONSE:
+            entry = streams.pop(key, None)
+            if entry is not None:
+                entry.type, entry.content, entry.extra, entry.ended = str(kind), ev.content, ev.extra, ev.timestamp
+                self._nested_changed.add(entry.row)
+                return
+        elif kind == _STEP_END:  # on its step's row, as for a top-level step
+            step = self._steps.get(key)
+            if step is not None:
+                step.end = {**(ev.extra or {}), "content": ev.content}
+                self._nested_changed.add(step.row)
+            return
+        elif kind == EventType.LLM_ERROR or kind == EventType.STEP_START:
+            streams.pop(key, None)
+        entry = LogEntry(ev.timestamp, nid, self.child_node_name(group, nid), str(kind), ev.content, ev.extra,
+                         first_new + len(new), path, group)
+        if kind == EventType.STEP_START:
+            vkey = key
+            entry.visit = self._visits[vkey] = self._visits.get(vkey, 0) + 1
+            self._steps[key] = entry
+        new.append(entry)
 
     def streaming_entry(self, node_id: str) -> LogEntry | None:
         return self._streams.get(node_id)
@@ -337,11 +448,11 @@ class LogFilterProxy(QSortFilterProxyModel):
             return True
         model = self.sourceModel()
         entry: LogEntry = model.entries[source_row]  # type: ignore[attr-defined]
-        if self._nodes is not None and entry.node_id not in self._nodes:
+        if self._nodes is not None and entry.group not in self._nodes:
             return False
         if self._types is not None and entry.type not in self._types:
             return False
-        if entry.node_id in self._collapsed and entry.type != EventType.STEP_START:
+        if entry.group in self._collapsed and (entry.type != EventType.STEP_START or entry.depth):
             return False
         if self._text:
             t = self._text

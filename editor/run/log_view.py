@@ -16,9 +16,9 @@ from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem
 from engine import SUBAGENT_CALL_TYPES, SYSTEM_NODE, EventType
 
 from .details import format_usage
-from .log_model import STREAMING, EntryRole, LogEntry, format_time
+from .log_model import FLOW_CALL_TYPES, STREAMING, EntryRole, LogEntry, format_time
 
-__all__ = ["LogDelegate", "TYPE_COLOURS", "summary_for", "subagent_line"]
+__all__ = ["LogDelegate", "TYPE_COLOURS", "summary_for", "subagent_line", "flow_call_line"]
 
 TYPE_COLOURS: dict[str, str] = {
     EventType.STEP_START: "#64748b",
@@ -41,7 +41,13 @@ TYPE_COLOURS: dict[str, str] = {
     "step_end": "#64748b",
     "loop_check": "#7c3aed",
     "join_wait": "#0f766e",
+    "flow_call_start": "#9333ea",
+    "flow_call_end": "#9333ea",
+    "flow_call_error": "#dc2626",
+    "http_request": "#0369a1",
+    "http_response": "#0369a1",
 }
+INDENT = 18  # pixels per nesting level of a subflow's entries
 
 
 class LogDelegate(QStyledItemDelegate):
@@ -106,6 +112,11 @@ class LogDelegate(QStyledItemDelegate):
             wash = QColor(pal.text().color())
             wash.setAlpha(14)
             painter.fillRect(r, wash)
+        if entry.depth:  # a subflow's entry: indented under its flow node, with a guide line
+            indent = INDENT * entry.depth
+            painter.fillRect(QRect(r.left() + 3, r.top(), indent - 6, r.height()), QColor(147, 51, 234, 22))
+            painter.fillRect(QRect(r.left() + indent - 5, r.top(), 2, r.height()), QColor(147, 51, 234, 110))
+            r = QRect(r.left() + indent, r.top(), r.width() - indent, r.height())
         colour = self._colours.get(entry.type, self._default)
         painter.fillRect(QRect(r.left(), r.top() + 2, 3, r.height() - 4), colour)
         text_colour = pal.highlightedText().color() if selected else pal.text().color()
@@ -116,7 +127,7 @@ class LogDelegate(QStyledItemDelegate):
         y1 = r.top() + 4
         x = r.left() + 4
         # disclosure arrow on a step's first row (collapse / expand the node's entries)
-        if entry.type == EventType.STEP_START and entry.node_id != SYSTEM_NODE:
+        if entry.type == EventType.STEP_START and entry.node_id != SYSTEM_NODE and not entry.depth:
             painter.setPen(dim)
             painter.setFont(self.font)
             arrow = "▸" if self._is_collapsed(entry.node_id) else "▾"
@@ -151,7 +162,9 @@ class LogDelegate(QStyledItemDelegate):
             right -= hw + 10
         painter.setFont(self.bold)
         painter.setPen(text_colour)
-        name = entry.node_name if entry.node_id != SYSTEM_NODE else "Run"
+        name = entry.node_name if entry.node_id != SYSTEM_NODE else ("Run" if not entry.depth else "Subflow run")
+        if entry.depth:
+            name = "↳ " + name
         painter.drawText(QRect(x, y1, max(0, right - x), fh), Qt.AlignmentFlag.AlignVCenter,
                          self.bfm.elidedText(name, Qt.TextElideMode.ElideRight, max(0, right - x)))
         # second line: the first lines of the content
@@ -172,6 +185,7 @@ class LogDelegate(QStyledItemDelegate):
         if isinstance(event, QMouseEvent) and event.type() == QEvent.Type.MouseButtonRelease:
             entry: LogEntry | None = index.data(EntryRole)
             if (entry is not None and entry.type == EventType.STEP_START and entry.node_id != SYSTEM_NODE
+                    and not entry.depth
                     and self.arrow_rect(option.rect).adjusted(-4, -3, 2, 3).contains(event.position().toPoint())):
                 self.toggle_requested(entry.node_id)
                 return True
@@ -196,6 +210,13 @@ def summary_for(entry: LogEntry) -> str:
         return subagent_line(kind, entry.extra or {}, entry.content)
     if kind in _POLICY_LINES:
         return _POLICY_LINES[kind](entry.extra or {}, entry.content)
+    if kind in FLOW_CALL_TYPES:
+        return flow_call_line(kind, entry.extra or {}, entry.content)
+    if kind == "http_request" and entry.extra:
+        return f"{entry.extra.get('method', '')} {entry.extra.get('url', '')}".strip() or entry.summary()
+    if kind == "http_response" and entry.extra and "status" in entry.extra:
+        x = entry.extra
+        return f"{x.get('status')} · {x.get('bytes', '?')} bytes · {x.get('durationMs', '?')} ms"
     if kind == EventType.INPUT_RECEIVED:
         fields = entry.extra or {}
         if fields.get("handle"):
@@ -248,7 +269,14 @@ _POLICY_LINES: dict[str, Callable[[dict[str, Any], str], str]] = {
     "join_wait": _join_line,
 }
 
-_ARROWS = {"subagent_call_start": "→", "subagent_call_end": "←", "subagent_call_error": "✗"}
+_ARROWS = {"subagent_call_start": "→", "subagent_call_end": "←", "subagent_call_error": "✗",
+           "flow_call_start": "→", "flow_call_end": "←", "flow_call_error": "✗"}
+
+
+def flow_call_line(kind: str, fields: dict[str, Any], message: str) -> str:
+    """``→ flow Name: message`` for a ``flow_call_*`` event's fields (a flow called as an agent's tool)."""
+    name = fields.get("flowName") or fields.get("flowId") or fields.get("name") or "?"
+    return f"{_ARROWS.get(kind, '·')} flow {name}: {' '.join(message.split())}"
 
 
 def subagent_line(kind: str, fields: dict[str, Any], message: str) -> str:

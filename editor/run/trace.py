@@ -10,6 +10,10 @@ Concepts and invariants
 * ``add_events(events, state)`` shows the calls those events touched, as ``state`` has them
   after the events; a call whose parent is not known yet is shown under its parent step,
   then moved when the parent call shows up, so the tree never loses a call.
+* Flows called as an agent's tools (``flow_call_start``/``_end``/``_error``) are shown next to
+  the subagent calls, under the same step (or the subagent call that made them, by
+  ``parentCallId``), read from their events' typed fields (``callId``, ``flowId``,
+  ``flowName``; ``content`` the arguments, the result or the error).
 """
 
 from __future__ import annotations
@@ -23,7 +27,9 @@ from PySide6.QtWidgets import (QHeaderView, QSplitter, QTextBrowser, QTreeWidget
 
 from engine import SUBAGENT_CALL_TYPES, RunEvent, RunState, SubagentCall
 
-__all__ = ["SubagentTrace"]
+__all__ = ["SubagentTrace", "FLOW_CALL_TYPES"]
+
+FLOW_CALL_TYPES = frozenset({"flow_call_start", "flow_call_end", "flow_call_error"})
 
 _STATUS_COLOURS = {"running": QColor("#2563eb"), "done": QColor("#15803d"), "failed": QColor("#b91c1c")}
 CallRole = Qt.ItemDataRole.UserRole + 1
@@ -38,6 +44,7 @@ class SubagentTrace(QWidget):
         self._items: dict[str, QTreeWidgetItem] = {}
         self._step_items: dict[str, QTreeWidgetItem] = {}
         self._names: dict[str, str] = {}
+        self.flow_calls: dict[str, dict[str, Any]] = {}  # flow calls shown, by call id
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         split = QSplitter(Qt.Orientation.Vertical)
@@ -92,6 +99,7 @@ class SubagentTrace(QWidget):
 
     def clear(self) -> None:
         self.calls.clear()
+        self.flow_calls.clear()
         self._items.clear()
         self._step_items.clear()
         self.tree.clear()
@@ -115,6 +123,9 @@ class SubagentTrace(QWidget):
         """Show the calls ``events`` touched, as ``state`` (fed with them already) has them."""
         touched: dict[str, None] = {}
         for ev in events:
+            if ev[1] in FLOW_CALL_TYPES:
+                self._flow_call(ev)
+                continue
             if ev[1] in SUBAGENT_CALL_TYPES and ev[4]:
                 call_id = (ev.extra or {}).get("callId")
                 if isinstance(call_id, str):
@@ -123,6 +134,38 @@ class SubagentTrace(QWidget):
             call = state.calls.get(call_id)
             if call is not None:
                 self._show(call, state)
+
+    def _flow_call(self, ev: RunEvent) -> None:
+        x = ev.extra or {}
+        call_id = str(x.get("callId") or f"{ev.node_id}:{x.get('flowId', '')}")
+        call = self.flow_calls.get(call_id)
+        item = self._items.get(call_id)
+        if call is None or item is None:
+            name = str(x.get("flowName") or x.get("flowId") or "flow")
+            call = self.flow_calls[call_id] = {"name": name, "flowId": x.get("flowId"), "state": "running",
+                                               "input": "", "output": "", "started": ev.timestamp, "ended": None}
+            parent_call = x.get("parentCallId")
+            parent_item = (self._items.get(parent_call) if isinstance(parent_call, str) else None) \
+                or self._step_item(str(x.get("parentNodeId") or ev.node_id))
+            item = QTreeWidgetItem([f"⇢ flow {name}", "", "", "", ""])
+            item.setData(0, CallRole, call_id)
+            item.setToolTip(0, f"Library flow {name} ({x.get('flowId', '?')}) called as a tool · call {call_id}")
+            parent_item.addChild(item)
+            parent_item.setExpanded(True)
+            self._items[call_id] = item
+        if ev[1] == "flow_call_start":
+            call["input"], call["started"] = ev.content, ev.timestamp
+        else:
+            call["state"] = "done" if ev[1] == "flow_call_end" else "failed"
+            call["output"], call["ended"] = ev.content, ev.timestamp
+        item.setText(1, call["state"])
+        item.setForeground(1, _STATUS_COLOURS.get(call["state"], QColor("#6b7280")))
+        dur = None if call["ended"] is None else max(0.0, call["ended"] - call["started"])
+        item.setText(2, "" if dur is None else f"{dur:.2f} s")
+        item.setText(3, _one_line(call["input"]))
+        item.setText(4, _one_line(call["output"]))
+        if self.tree.currentItem() is item:
+            self._show_current(item, None)
 
     def _step_item(self, node_id: str) -> QTreeWidgetItem:
         item = self._step_items.get(node_id)
@@ -173,6 +216,13 @@ class SubagentTrace(QWidget):
 
     def _show_current(self, item: QTreeWidgetItem | None, _prev: Any) -> None:
         call_id = item.data(0, CallRole) if item is not None else None
+        flow = self.flow_calls.get(call_id) if call_id else None
+        if flow is not None:
+            failed = flow["state"] == "failed"
+            self.detail.setMarkdown(f"### Flow {flow['name']}\n\n`{flow.get('flowId') or ''}` · {flow['state']}\n\n"
+                                    f"**Arguments**\n\n{_quote(flow['input'])}\n\n**{'Error' if failed else 'Result'}**"
+                                    f"\n\n{_quote(flow['output'] or '(none yet)')}\n")
+            return
         call = self.calls.get(call_id) if call_id else None
         if call is None:
             self.detail.clear()

@@ -7,12 +7,14 @@ from pathlib import Path
 from PySide6.QtCore import QPointF, QTimer
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
-from engine import Node, Workflow, WorkflowLoadError, load_workflow
+from engine import (ExportRefused, Node, Workflow, WorkflowLoadError, atomic_write_text, export_anythingllm,
+                    load_any_workflow, load_workflow)
 
 from .settings import settings
 
 MAX_RECENT = 10
-FILE_FILTER = "Flowdesk workflows (*.flow.json *.json);;All files (*)"
+FILE_FILTER = ("Flowdesk workflows (*.flow.json *.json);;AnythingLLM agent flows, TypeAgent recipes (*.json);;"
+               "All files (*)")
 
 
 class FilesMixin:
@@ -107,13 +109,59 @@ class FilesMixin:
         if ask and not self.maybe_save():
             return False
         try:
-            workflow = load_workflow(path)
+            workflow, imported = load_any_workflow(path)
         except WorkflowLoadError as err:
             QMessageBox.critical(self, "Cannot open workflow", str(err))
             return False
+        if imported is not None:
+            # A file of another system opens as a new, unsaved document: saving never writes the original.
+            self._replace_document(workflow, None)
+            self.document.undo_stack.resetClean()  # unsaved: closing it asks first
+            self._update_title()
+            self._add_recent(str(Path(path).resolve()))
+            text = (f"Opened {Path(path).name}, a {imported.label}, as a new unsaved workflow "
+                    "(the original file is untouched)")
+            if imported.warnings:
+                text += " · " + " · ".join(w.split(": ", 1)[-1] for w in imported.warnings)
+            self.statusBar().showMessage(text, 15000)
+            return True
         self._replace_document(workflow, str(Path(path).resolve()))
         self._add_recent(str(Path(path).resolve()))
         self.statusBar().showMessage(f"Opened {path}", 4000)
+        return True
+
+    def export_dialog(self) -> None:
+        """File ▸ Export: the workflow as an AnythingLLM agent flow (refused, with the reason, when it
+        uses what that format lacks)."""
+        if not self._has_document:
+            return
+        try:
+            data = export_anythingllm(self.document.workflow)
+        except ExportRefused as err:
+            QMessageBox.warning(self, "Cannot export", str(err))
+            return
+        base = (self.document.workflow.name or "workflow").lower().replace(" ", "-")
+        folder = Path(self.document.path).parent if self.document.path else Path.home()
+        path, _ = QFileDialog.getSaveFileName(self, "Export as AnythingLLM agent flow",
+                                              str(folder / f"{base}.anythingllm.json"),
+                                              "AnythingLLM agent flows (*.json);;All files (*)")
+        if not path:
+            return
+        self.export_to(path)
+
+    def export_to(self, path: str) -> bool:
+        import json
+
+        try:
+            text = json.dumps(export_anythingllm(self.document.workflow), ensure_ascii=False, indent=2) + "\n"
+            atomic_write_text(path, text)
+        except ExportRefused as err:
+            QMessageBox.warning(self, "Cannot export", str(err))
+            return False
+        except OSError as err:
+            QMessageBox.critical(self, "Cannot export", f"{path}: {err.strerror or err}")
+            return False
+        self.statusBar().showMessage(f"Exported {Path(path).name} as an AnythingLLM agent flow", 5000)
         return True
 
     def open_sample(self, path: str) -> bool:

@@ -45,6 +45,10 @@ class MenusMixin:
         self.act_open = self._action("&Open…", "open", K.Open, self.open_dialog, "Open a workflow file")
         self.act_save = self._action("&Save", "save", K.Save, self.save, "Save")
         self.act_save_as = self._action("Save &As…", "save-as", K.SaveAs, self.save_as, "Save under a new name")
+        self.act_export = self._action("&Export as AnythingLLM Agent Flow…", None, None, self.export_dialog,
+                                       "Write this workflow as an AnythingLLM agent flow")
+        self.act_command = self._action("&Command Bar…", None, "Ctrl+K", self.open_command_bar,
+                                        "Run a library flow by saying what you want (trigger phrases, or the model)")
         self.act_revert = self._action("&Revert", "revert", None, self.revert, "Discard changes and reload the file")
         self.act_quit = self._action("&Quit", None, K.Quit, self.close)
         stack = self.document.undo_stack
@@ -110,6 +114,11 @@ class MenusMixin:
         self.sample_menu.setToolTipsVisible(True)
         f.addSeparator()
         f.addActions([self.act_save, self.act_save_as, self.act_revert])
+        if hasattr(self, "library_panel"):
+            self.act_save_library = f.addAction(QIcon(icon_path("save")), "Save to &Library", self.save_to_library)
+            self.act_save_library.setStatusTip("Save this workflow into the flow library (it gets a stable id)")
+        f.addSeparator()
+        f.addAction(self.act_export)
         f.addSeparator()
         f.addAction(self.act_quit)
         e = mb.addMenu("&Edit")
@@ -130,9 +139,12 @@ class MenusMixin:
         for dock in (self.palette_dock, self.inspector_dock, self.problems_dock, self.run_console_dock,
                      self.history_dock):
             v.addAction(dock.toggleViewAction())
+        if hasattr(self, "library_dock"):
+            v.addAction(self.library_dock.toggleViewAction())
         v.addAction(self.act_max_console)
         r = mb.addMenu("&Run")
         r.addActions([self.act_run, self.run_console.cancel_action])
+        r.addAction(self.act_command)
         r.addSeparator()
         self.provider_menu = r.addMenu("LLM &Provider")
         self.provider_menu.aboutToShow.connect(self._fill_provider_menu)

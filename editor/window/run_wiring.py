@@ -71,6 +71,7 @@ class RunWiringMixin:
         self.store = open_store_for_gui(self, panel=self.history)
         console.set_store(self.store)
         console.set_resolver_factory(self._resolver_factory)
+        self.command_windows: list[Any] = []
         self._run_states: dict[str, str] = {}
         self._run_links: set = set()
         self._waiting_for_input = False
@@ -91,6 +92,39 @@ class RunWiringMixin:
         self.history.workflow_version_requested.connect(self.open_workflow_version)
         self.history.resume_requested.connect(self._resume_stored_run)
         self.scene.selectionChanged.connect(self._sync_console_selection)
+
+    # ------------------------------------------------------------------ command bar (Ctrl+K)
+    def open_command_bar(self) -> None:
+        bar = getattr(self, "command_bar", None)
+        if bar is None:
+            from .command_bar import CommandBar
+
+            bar = self.command_bar = CommandBar(self, resolver_factory=self._resolver_factory)
+            bar.run_requested.connect(self.run_command_choice)
+            bar.open_requested.connect(lambda path: self.open_path(path))
+        bar.popup()
+
+    def run_command_choice(self, choice: Any) -> Any:
+        """Run a library flow picked in the command bar, in a run window of its own."""
+        from engine import LibraryError, WorkflowLoadError, load_workflow
+
+        from .command_bar import CommandRunWindow
+
+        try:
+            workflow = load_workflow(choice.flow.path)
+        except (WorkflowLoadError, LibraryError) as err:
+            self.statusBar().showMessage(f"Cannot run {choice.flow.name}: {err}", 8000)
+            return None
+        win = CommandRunWindow(choice, workflow, store=self.store, resolver_factory=self._resolver_factory)
+        self.command_windows.append(win)
+        win.destroyed.connect(lambda _=None, w=win: self.command_windows.remove(w) if w in self.command_windows
+                              else None)
+        win.show()
+        if win.start() is None:
+            self.statusBar().showMessage(f"{choice.flow.name} could not start; see its run window", 8000)
+        else:
+            self.statusBar().showMessage(f"Running {choice.flow.name} in its own window", 5000)
+        return win
 
     def _resolver_factory(self) -> Any:
         from engine import make_resolver

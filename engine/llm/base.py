@@ -31,6 +31,8 @@ __all__ = [
     "ProviderContext",
     "tool_name_for",
     "describe_subagent",
+    "FlowToolSpec",
+    "flow_tool_arguments",
 ]
 
 
@@ -74,6 +76,39 @@ class SubagentSpec:
 
 
 @dataclass(slots=True)
+class FlowToolSpec:
+    """A library flow offered to a model as a tool (an agent's ``tools.flows``).
+
+    ``parameters`` is the JSON schema of the flow's Start variables (types from ``type``,
+    ``required`` listed); ``description`` the flow's description. Calling it goes through
+    ``ctx.call_flow(spec, arguments)``, which runs the flow nested and logs ``flow_call_*``.
+    """
+
+    flow_id: str
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+    @property
+    def tool_name(self) -> str:
+        return tool_name_for(self.name or "flow", "flow_" + self.flow_id)
+
+    @property
+    def tool_description(self) -> str:
+        text = " ".join((self.description or "").split()) or f"Runs the flow '{self.name}'."
+        return f"Run the Flowdesk flow '{self.name}': {text}"[:1000]
+
+
+def flow_tool_arguments(spec: FlowToolSpec, text: str) -> dict[str, Any]:
+    """Arguments for a flow called without function calling (echo, local): ``text`` for each
+    string parameter (the required ones, or all when none is required)."""
+    props = spec.parameters.get("properties") or {}
+    required = set(spec.parameters.get("required") or ())
+    names = [n for n in props if not required or n in required]
+    return {n: text for n in names if props[n].get("type", "string") == "string"}
+
+
+@dataclass(slots=True)
 class AgentInvocation:
     node_id: str
     name: str
@@ -85,6 +120,10 @@ class AgentInvocation:
     subagents: list[SubagentSpec]
     provider: str | None = None
     depth: int = 0  # 0 for a workflow step, n for a subagent n levels down
+    flows: list[FlowToolSpec] = field(default_factory=list)  # library flows offered as tools
+    #: A structured answer wanted (OpenAI's ``response_format``, e.g. ``{"type": "json_schema", ...}``);
+    #: sent by providers that support it (OpenAI-compatible servers), ignored by the others.
+    response_format: dict[str, Any] | None = None
 
 
 @dataclass(slots=True)
@@ -102,6 +141,9 @@ class ProviderContext(Protocol):
 
     async def call_subagent(self, child: SubagentSpec, argument: str) -> str:
         """Run ``child`` as an agent on ``argument`` and return its answer (raises LLMError on failure)."""
+
+    async def call_flow(self, flow: FlowToolSpec, arguments: dict[str, Any]) -> str:
+        """Run a library flow with ``arguments`` as its variables; its result as text (LLMError on failure)."""
 
 
 @runtime_checkable

@@ -85,6 +85,16 @@ class WebSearchSettings(BaseModel):
     searxngUrl: str | None = None
 
 
+class LibrarySettings(BaseModel):
+    """The flow library (engine.library): extra folders, flows turned off, samples already seeded."""
+
+    model_config = ConfigDict(extra="allow")
+
+    folders: list[str] = Field(default_factory=list)
+    disabled: list[str] = Field(default_factory=list)  # flow ids
+    seeded: list[str] = Field(default_factory=list)  # sample file names copied in once
+
+
 class Settings(BaseModel):
     model_config = ConfigDict(extra="allow")
 
@@ -92,6 +102,7 @@ class Settings(BaseModel):
     providers: dict[str, dict[str, Any]] = Field(default_factory=dict)
     webSearch: WebSearchSettings = Field(default_factory=WebSearchSettings)
     http: HttpSettings = Field(default_factory=HttpSettings)
+    library: LibrarySettings = Field(default_factory=LibrarySettings)
 
 
 def config_dir() -> Path:

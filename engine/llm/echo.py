@@ -2,7 +2,8 @@
 
 It answers with the user content. When the agent has subagents it calls each of
 them (concurrently) with the same content and appends their answers, so a flow with
-subagents exercises the whole subagent path offline. ``delay`` (seconds) makes it
+subagents exercises the whole subagent path offline. Library flows offered as tools are
+called the same way (each string parameter given the content; :func:`flow_tool_arguments`). ``delay`` (seconds) makes it
 slow, for tests and demos of concurrency and cancellation.
 """
 
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 
-from .base import AgentInvocation, LLMResult, ProviderContext
+from .base import AgentInvocation, LLMError, LLMResult, ProviderContext, flow_tool_arguments
 
 __all__ = ["EchoProvider"]
 
@@ -29,6 +30,16 @@ class EchoProvider:
             answers = await asyncio.gather(*(ctx.call_subagent(child, text) for child in invocation.subagents))
             text = text + "".join(
                 f"\n\n[{child.name or child.node_id}] {answer}" for child, answer in zip(invocation.subagents, answers))
+        if invocation.flows:
+            # Each flow offered as a tool is called once, its string parameters given the content.
+            async def call(flow):
+                try:
+                    return await ctx.call_flow(flow, flow_tool_arguments(flow, invocation.user_content))
+                except LLMError as err:
+                    return f"Error: {err}"
+
+            results = await asyncio.gather(*(call(f) for f in invocation.flows))
+            text = text + "".join(f"\n\n[{flow.name}] {result}" for flow, result in zip(invocation.flows, results))
         # Token counts estimated as characters / 4 (the usual rule of thumb); cheap on purpose,
         # since echo also serves as the "instant provider" of the engine benchmarks.
         return LLMResult(text, {"prompt_tokens": len(invocation.user_content) // 4 + 1,

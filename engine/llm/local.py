@@ -36,7 +36,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from .base import AgentInvocation, LLMError, LLMResult, ProviderConfigError, ProviderContext, SubagentSpec
+from .base import (AgentInvocation, LLMError, LLMResult, ProviderConfigError, ProviderContext, SubagentSpec,
+                   flow_tool_arguments)
 
 __all__ = ["LocalProvider", "local_model_path", "local_available", "LOCAL_MISSING_MESSAGE",
            "LOCAL_INSTALL_COMMAND"]
@@ -155,6 +156,16 @@ class LocalProvider:
             notes = "\n\n".join(f"Answer from {child.name or child.node_id}:\n{answer}"
                                  for child, answer in zip(invocation.subagents, answers, strict=True))
             user = f"{user}\n\n{notes}"
+        if invocation.flows:  # flows offered as tools: each run once on the input, like subagents
+            async def run_flow(flow):
+                try:
+                    return await ctx.call_flow(flow, flow_tool_arguments(flow, invocation.user_content))
+                except LLMError as err:
+                    return f"Error: {err}"
+
+            results = await asyncio.gather(*(run_flow(f) for f in invocation.flows))
+            user = user + "".join(f"\n\nResult of the flow {flow.name}:\n{result}"
+                                  for flow, result in zip(invocation.flows, results, strict=True))
         request = {"messages": [{"role": "system", "content": invocation.system_prompt},
                                 {"role": "user", "content": user}],
                    "max_tokens": self.max_tokens, "stream": True, **SAMPLING}

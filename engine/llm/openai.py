@@ -57,6 +57,8 @@ class OpenAIProvider(HttpChatProvider):
             payload["tools"] = [{"type": "function", "function": {"name": t.name, "description": t.description,
                                                                   "parameters": t.parameters}}
                                 for t in tools.values()]
+        if inv.response_format:
+            payload["response_format"] = inv.response_format
         info = self.models.get(model)
         if info is not None and info.supportsReasoningEffort and inv.reasoning_effort:
             if not info.reasoningEfforts or inv.reasoning_effort in info.reasoningEfforts:

@@ -21,7 +21,7 @@ from typing import Any, Awaitable, Callable
 
 import httpx
 
-from .base import AgentInvocation, LLMError, ProviderContext, SubagentSpec, tool_schema
+from .base import AgentInvocation, FlowToolSpec, LLMError, ProviderContext, SubagentSpec, tool_schema
 
 __all__ = ["Tool", "ToolCall", "WebSearch", "build_tools", "run_tool_calls", "WEB_SEARCH_TOOL"]
 
@@ -93,11 +93,21 @@ def _subagent_tool(spec: SubagentSpec, ctx: ProviderContext) -> Tool:
     return Tool(spec.tool_name, spec.description, tool_schema(spec), run)
 
 
+def _flow_tool(spec: FlowToolSpec, ctx: ProviderContext) -> Tool:
+    async def run(args: dict[str, Any]) -> str:
+        return await ctx.call_flow(spec, args)
+
+    return Tool(spec.tool_name, spec.tool_description, spec.parameters, run)
+
+
 def build_tools(inv: AgentInvocation, ctx: ProviderContext, search: WebSearch | None) -> dict[str, Tool]:
     """The tools this agent gets, by name."""
     tools: dict[str, Tool] = {}
     for spec in inv.subagents:
         tool = _subagent_tool(spec, ctx)
+        tools[tool.name] = tool
+    for flow in getattr(inv, "flows", None) or ():
+        tool = _flow_tool(flow, ctx)
         tools[tool.name] = tool
     if search is not None:
         async def run_search(args: dict[str, Any]) -> str:

@@ -146,10 +146,13 @@ def _warn(text: str) -> None:
 
 
 def _register_builtins() -> None:
-    from . import agent, approval, if_, join, loop, start
+    from . import agent, approval, flow, if_, join, loop, script, start, web
 
     for module in (start, agent, if_, approval, join, loop):
         register_node_spec(module.SPEC)
+    for spec in (*web.SPECS, *flow.SPECS):
+        register_node_spec(spec)
+    register_node_spec(script.SPEC)
 
 
 _register_builtins()

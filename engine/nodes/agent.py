@@ -10,8 +10,9 @@ from typing import Any
 from pydantic import Field, field_validator
 
 from ..events import _encode as _encode_extra
-from ..llm.base import AgentInvocation, LLMError, LLMResult, SubagentSpec
-from .base import _OPTIONAL, ERROR_HANDLE, NodeData, NodeError, NodeSpec, PaletteEntry, PolicyData, _Loose, as_text, fill_prompt
+from ..llm.base import AgentInvocation, FlowToolSpec, LLMError, LLMResult, SubagentSpec
+from .base import (_OPTIONAL, ERROR_HANDLE, NodeData, NodeError, NodeSpec, PaletteEntry, PolicyData, _Loose, as_text,
+                   fill_prompt)
 
 DEFAULT_SYSTEM_PROMPT = "You are a helpful assistant."
 DEFAULT_REASONING_EFFORT = "low"
@@ -25,6 +26,8 @@ _LLM_ERROR = "llm_error"
 class AgentTools(_Loose):
     web_search: bool = False
     subagents: bool = False
+    #: Library flows offered to the model as tools (library ids); absent = none.
+    flows: list[str] | None = Field(**_OPTIONAL)
 
 
 class AgentData(PolicyData):
@@ -110,6 +113,23 @@ class ProviderCall:
     async def call_subagent(self, child: SubagentSpec, argument: str) -> str:
         return await self.run._call_subagent(self, child, argument)
 
+    async def call_flow(self, flow: FlowToolSpec, arguments: dict[str, Any]) -> str:
+        return await self.run._call_flow(self, flow, arguments)
+
+
+def flow_tools_of(run: Any, node: Any) -> list[FlowToolSpec]:
+    """The library flows an agent offers as tools (``tools.flows``), those found in the library."""
+    refs = node.data.tools.flows
+    if not refs:
+        return []
+    library = run._library()
+    out = []
+    for ref in refs:
+        entry = library.resolve(str(ref), base=run.path, by_name=False)
+        if entry is not None:
+            out.append(FlowToolSpec(entry.id, entry.name, entry.description, entry.parameters_schema()))
+    return out
+
 
 def subagents_of(run: Any, node_id: str, depth: int = 0) -> list[SubagentSpec]:
     """The agents linked below ``node_id`` as tools (cached per run)."""
@@ -133,6 +153,33 @@ def subagents_of(run: Any, node_id: str, depth: int = 0) -> list[SubagentSpec]:
                 children=subagents_of(run, child_id, depth + 1) if d.tools.subagents else []))
     cache[node_id] = specs
     return specs
+
+
+def _check_flow_tools(node: Any, checks: Any, flows: list[str]) -> None:
+    """Each flow an agent offers as a tool exists in the library and cannot wait for an approval."""
+    from ..library import default_library, workflow_can_pause
+
+    library = getattr(checks, "library", None) or default_library()
+    base = getattr(checks, "path", None)
+    for ref in flows:
+        entry = library.resolve(str(ref), base=base, by_name=False)
+        if entry is None:
+            checks.error("flow_tool_missing", f"{checks.label(node)} offers the flow '{ref}' as a tool, but it is not "
+                                              "in the library.")
+            continue
+        own = getattr(checks, "workflow_id", None)
+        if own and entry.id == own:
+            checks.error("flow_recursive", f"{checks.label(node)} offers the flow it is part of ('{entry.name}') as a "
+                                           "tool; a flow cannot run itself.")
+            continue
+        try:
+            pauses = workflow_can_pause(library.load_path(entry.path), library, base=entry.path,
+                                        _seen={str(entry.path)})
+        except Exception:
+            pauses = False
+        if pauses:
+            checks.error("flow_tool_pauses", f"{checks.label(node)} cannot offer the flow '{entry.name}' as a tool: it "
+                                             "can wait for an approval, and a tool call cannot pause.")
 
 
 class AgentSpec(NodeSpec):
@@ -197,6 +244,8 @@ class AgentSpec(NodeSpec):
             checks.warning("agent_no_model", f"{checks.label(node)} has no model set; the provider's default is used.")
         if data.tools.subagents and not checks.index.sub_children.get(node.id):
             checks.warning("subagents_unused", f"{checks.label(node)} has subagents turned on but none linked.")
+        if data.tools.flows:
+            _check_flow_tools(node, checks, data.tools.flows)
         if checks.web_search_available is False and data.tools.web_search:
             checks.warning("web_search_unconfigured",
                            f"{checks.label(node)} uses web search, but no search backend is configured "
@@ -238,6 +287,8 @@ class AgentSpec(NodeSpec):
         inv = AgentInvocation(node_id, name, system, content, model, effort,
                               {"web_search": t.web_search, "subagents": t.subagents},
                               subagents_of(run, node_id) if t.subagents else [], d.provider)
+        if t.flows:
+            inv.flows = flow_tools_of(run, node)
         # One clock reading for the record and its event (the record first, so a listener
         # of the event finds it up to date).
         clock = run._clock

@@ -102,7 +102,7 @@ def test_filters_by_node_type_and_text_and_collapse(qtbot, console, review):
 
     console.set_type_groups(["Condition checks", "Approvals"])
     assert _entries(console) == [("route", "logic_check"), ("signoff", "wait_input")]
-    assert console.type_button.text() == "Types: 2 of 8"
+    assert console.type_button.text() == "Types: 2 of 10"
     console.set_type_groups(None)
 
     qtbot.keyClicks(console.search_edit, "REFUND REPLY")

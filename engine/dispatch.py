@@ -1,0 +1,235 @@
+"""Say it, run it: a sentence → a library flow and its arguments.
+
+:func:`match_sentence` matches the library's trigger patterns (no model call): every match,
+best first — the fewest words taken by wildcard/word captures, then library order (flow, then
+the flow's trigger order). Captures are coerced to the flow's parameter types.
+
+With no match, :func:`ask_model_for_flow` makes ONE request to the configured model whose
+answer is constrained by :func:`routing_schema`: ``flow`` is an enum of the library's flow ids
+(or null) and ``arguments`` follows each flow's parameters. OpenAI-compatible servers get it as
+``response_format: {type: json_schema}``; the schema is in the prompt too. The answer is
+validated with pydantic (:func:`parse_routing_answer`) before anything runs: a flow that does
+not exist, arguments of the wrong type, unknown or missing required arguments, text that is
+not JSON, or an empty answer are all "no flow matches" (:class:`NoFlowMatches`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Iterable, Literal, Optional, Union
+
+from pydantic import (BaseModel, ConfigDict, StrictBool, StrictFloat, StrictInt, StrictStr, ValidationError,
+                      create_model)
+
+from .errors import FlowdeskError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .library import FlowLibrary, LibraryFlow
+
+__all__ = ["FlowChoice", "NoFlowMatches", "match_sentence", "routing_schema", "parse_routing_answer",
+           "ask_model_for_flow", "routable_flows", "apply_arguments", "ROUTER_NODE"]
+
+ROUTER_NODE = "router"
+_SYSTEM = ("You route a user's request to one saved flow of their library. Answer with one JSON object only: "
+           '{"flow": <a flow id from the list, or null when none fits>, "arguments": {<the chosen flow\'s '
+           "parameters, with values of the declared types>}}. Use only ids and parameter names that are listed.")
+
+
+class NoFlowMatches(FlowdeskError):
+    """Nothing in the library matches the sentence (or the model's answer was not usable)."""
+
+
+@dataclass
+class FlowChoice:
+    """A flow picked for a sentence: by a ``trigger`` (``pattern``, ``wildcard_words``,
+    capture ``spans``) or by the ``model``."""
+
+    flow: "LibraryFlow"
+    arguments: dict[str, Any]
+    source: Literal["trigger", "model"]
+    pattern: str = ""
+    wildcard_words: int = 0
+    spans: dict[str, tuple[int, int]] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"flow": self.flow.id, "name": self.flow.name, "arguments": self.arguments,
+                               "source": self.source, "path": str(self.flow.path)}
+        if self.source == "trigger":
+            out["pattern"] = self.pattern
+            out["wildcardWords"] = self.wildcard_words
+        return out
+
+
+def routable_flows(library: "FlowLibrary") -> list["LibraryFlow"]:
+    """The flows a sentence may pick: readable and enabled, in library order."""
+    return [f for f in library.flows() if f.enabled and not f.error]
+
+
+def _coerce(value: Any, kind: str) -> Any:
+    """A capture as the parameter's type (a number capture for a string parameter is its text)."""
+    if kind == "number" and isinstance(value, str):
+        try:
+            number = float(value.replace(",", ""))
+            return int(number) if number.is_integer() and "." not in value else number
+        except ValueError:
+            return value
+    if kind == "boolean" and isinstance(value, str):
+        low = value.strip().lower()
+        return {"true": True, "yes": True, "on": True, "false": False, "no": False, "off": False}.get(low, value)
+    if kind == "string" and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)
+    return value
+
+
+def match_sentence(sentence: str, flows: Iterable["LibraryFlow"]) -> list[FlowChoice]:
+    """Every trigger match of ``sentence`` among ``flows``, best first. Malformed patterns are
+    skipped (the validator reports them on their workflow)."""
+    from .grammar import TriggerPatternError, all_trigger_matches, compile_trigger
+
+    candidates = []
+    for flow in flows:
+        for text in flow.triggers:
+            try:
+                candidates.append(((flow, text), compile_trigger(text)))
+            except TriggerPatternError:
+                continue
+    out = []
+    for (flow, text), m in all_trigger_matches(sentence, candidates):
+        kinds = {p.name: p.type for p in flow.parameters}
+        args = {name: _coerce(value, kinds.get(name, "string")) for name, value in m.captures.items()}
+        out.append(FlowChoice(flow, args, "trigger", text, m.wildcard_words, dict(m.spans)))
+    return out
+
+
+# ------------------------------------------------------------------------------- the model
+def _param_schema(flow: "LibraryFlow") -> dict[str, Any]:
+    schema = flow.parameters_schema()
+    schema["additionalProperties"] = False
+    schema["title"] = f"arguments of {flow.id}"
+    if flow.description:
+        schema["description"] = f"{flow.name}: {flow.description}"
+    return schema
+
+
+def routing_schema(flows: list["LibraryFlow"]) -> dict[str, Any]:
+    """The answer's JSON schema: ``flow`` an enum of the flow ids (or null), ``arguments`` one
+    of the flows' parameter schemas."""
+    return {
+        "type": "object",
+        "properties": {
+            "flow": {"type": ["string", "null"], "enum": [*(f.id for f in flows), None],
+                     "description": "the id of the flow to run, or null when none fits"},
+            "arguments": {"anyOf": [_param_schema(f) for f in flows] or [{"type": "object"}]},
+        },
+        "required": ["flow", "arguments"],
+        "additionalProperties": False,
+    }
+
+
+_TYPES: dict[str, Any] = {"string": StrictStr, "number": Union[StrictInt, StrictFloat], "boolean": StrictBool,
+                          "json": Any}
+
+
+def _arguments_model(flow: "LibraryFlow") -> type[BaseModel]:
+    fields: dict[str, Any] = {}
+    for p in flow.parameters:
+        kind = _TYPES.get(p.type, StrictStr)
+        fields[p.name] = (kind, ...) if p.required and p.value in (None, "") else (Optional[kind], None)
+    name = "Arguments_" + re.sub(r"\W", "_", flow.id)
+    return create_model(name, __config__=ConfigDict(extra="forbid"), **fields)
+
+
+def _json_text(text: str) -> str:
+    text = text.strip()
+    fence = re.match(r"^```(?:json)?\s*(.*?)\s*```$", text, re.S)
+    return fence.group(1) if fence else text
+
+
+def parse_routing_answer(text: str, flows: list["LibraryFlow"]) -> FlowChoice:
+    """The model's answer as a :class:`FlowChoice`; :class:`NoFlowMatches` saying why it is not usable."""
+    if not text or not text.strip():
+        raise NoFlowMatches("no flow matches: the model gave an empty answer")
+    by_id = {f.id: f for f in flows}
+
+    class Answer(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+        flow: Optional[StrictStr]
+        arguments: dict[str, Any] = {}
+
+    try:
+        answer = Answer.model_validate_json(_json_text(text))
+    except ValidationError as err:
+        first = err.errors(include_url=False)[0]
+        raise NoFlowMatches(f"no flow matches: the model's answer is not a flow choice ({first.get('msg')})") from None
+    if answer.flow is None or answer.flow == "":
+        raise NoFlowMatches("no flow matches: the model found no flow for it")
+    flow = by_id.get(answer.flow)
+    if flow is None:
+        raise NoFlowMatches(f"no flow matches: the model named the flow '{answer.flow}', which is not in the library")
+    try:
+        args = _arguments_model(flow).model_validate(answer.arguments)
+    except ValidationError as err:
+        first = err.errors(include_url=False)[0]
+        where = ".".join(str(p) for p in first.get("loc", ())) or "arguments"
+        raise NoFlowMatches(f"no flow matches: the model's arguments for '{flow.id}' are wrong ({where}: "
+                            f"{first.get('msg')})") from None
+    values = {k: v for k, v in args.model_dump().items() if k in answer.arguments}
+    return FlowChoice(flow, values, "model")
+
+
+class _QuietContext:
+    node_id = ROUTER_NODE
+
+    def delta(self, text: str) -> None:
+        pass
+
+    async def call_subagent(self, child: Any, argument: str) -> str:  # pragma: no cover - no tools offered
+        raise NoFlowMatches("the router has no subagents")
+
+
+async def ask_model_for_flow(sentence: str, flows: list["LibraryFlow"], resolver: Any, *,
+                             model: str = "") -> FlowChoice:
+    """One request to the model (through ``resolver``, as runs use it) for a flow and its
+    arguments; the answer is checked by :func:`parse_routing_answer`."""
+    from .llm.base import AgentInvocation
+
+    if not flows:
+        raise NoFlowMatches("no flow matches: the library has no flows")
+    schema = routing_schema(flows)
+    listing = "\n".join(f"- {f.id}: {f.name}" + (f" — {f.description}" if f.description else "") for f in flows)
+    inv = AgentInvocation(
+        node_id=ROUTER_NODE, name="Flow router",
+        system_prompt=f"{_SYSTEM}\n\nFlows:\n{listing}\n\nJSON schema of the answer:\n{json.dumps(schema)}",
+        user_content=sentence, model=model, reasoning_effort="low", tools={"web_search": False, "subagents": False},
+        subagents=[], response_format={"type": "json_schema",
+                                       "json_schema": {"name": "flow_choice", "schema": schema, "strict": False}})
+    provider = resolver(inv) if callable(resolver) and not hasattr(resolver, "complete") else resolver
+    result = await provider.complete(inv, _QuietContext())
+    return parse_routing_answer(result.text, flows)
+
+
+def apply_arguments(workflow: Any, arguments: dict[str, Any]) -> Any:
+    """A copy of ``workflow`` whose Start variables hold ``arguments`` as their values (the run's
+    variables start from them; the run coerces and checks them as it does any value). An
+    argument with no variable of that name is added as a string variable."""
+    copy = workflow.model_copy(deep=True)
+    start = copy.start_node()
+    if start is None or not arguments:
+        return copy
+    raw = getattr(start.data, "variables", None)
+    from_extra = raw is None
+    if from_extra:
+        raw = (start.data.model_extra or {}).get("variables") or []
+    rows = [v.model_dump(mode="json") if hasattr(v, "model_dump") else dict(v) for v in raw if
+            hasattr(v, "model_dump") or isinstance(v, dict)]
+    left = dict(arguments)
+    for row in rows:
+        if row.get("name") in left:
+            row["value"] = left.pop(row["name"])
+    rows.extend({"name": k, "value": v, "type": "string"} for k, v in left.items())
+    data = start.data.model_dump(mode="json")
+    data["variables"] = rows
+    start.data = type(start.data).model_validate(data)
+    return copy

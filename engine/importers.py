@@ -1,0 +1,609 @@
+"""Flow files of other systems: detection by shape, import into a Flowdesk workflow, export back.
+
+Formats (see DESIGN.md, "Reusable flows: library, triggers, import"):
+
+* ``anythingllm`` — an AnythingLLM agent flow: ``{name, description, active, steps: [{type,
+  config}]}`` with blocks ``start`` (``variables``), ``apiCall``, ``llmInstruction``,
+  ``webScraping``; ``${…}`` references; ``responseVariable``/``resultVariable``; ``directOutput``.
+* ``typeagent-steps`` — a TypeAgent step recipe: ``{name, description, parameters, steps: [{id,
+  schemaName, actionName, parameters}], grammarPatterns}`` with ``${param}``, ``${id.text}`` and
+  ``${id.data.path}`` references.
+* ``typeagent-script`` — a TypeAgent script recipe: a ScriptFlow recipe (``actionName``,
+  ``script: {language, body}``, ``grammarPatterns: [{pattern, isAlias, examples}]``, ``sandbox``)
+  or a TaskFlow recipe (``name``, ``script`` as a string, ``grammarPatterns: [str]``).
+* ``flowdesk`` — a Flowdesk (or AgentFlow) workflow: ``{nodes, connections}``.
+
+:func:`import_flow` turns a decoded foreign document into a laid-out Flowdesk workflow dict
+(start → blocks in order), with the document's other fields kept under the workflow's
+``imported`` field so nothing is lost; :class:`ImportRefused` (a :class:`WorkflowLoadError`)
+names the format and what cannot be represented. :func:`load_any_workflow` reads a file of any
+of these formats (Flowdesk files go through :func:`engine.model.load_workflow` unchanged).
+:func:`export_anythingllm` writes a chain workflow back as an AnythingLLM agent flow.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+from .errors import FlowdeskError
+from .model import Workflow, WorkflowLoadError, load_workflow, loads_workflow, parse_workflow, workflow_to_dict
+
+__all__ = ["FLOW_FORMATS", "ImportResult", "ImportRefused", "ExportRefused", "detect_flow_format", "format_label",
+           "import_flow", "load_any_workflow", "export_anythingllm", "EXPORT_FORMATS"]
+
+FLOW_FORMATS = {
+    "anythingllm": "AnythingLLM agent flow",
+    "typeagent-steps": "TypeAgent step recipe",
+    "typeagent-script": "TypeAgent script recipe",
+    "flowdesk": "Flowdesk workflow",
+}
+EXPORT_FORMATS = ("anythingllm",)
+
+_ANYTHINGLLM_BLOCKS = ("start", "apiCall", "llmInstruction", "webScraping", "code", "website", "file")
+_X0, _Y0, _DX, _Y_UNLINKED = 80, 120, 320, 360
+
+
+class ImportRefused(WorkflowLoadError):
+    """A foreign file that cannot be imported; the message names its format and the reason."""
+
+    def __init__(self, message: str, *, fmt: str, path: str | os.PathLike[str] | None = None):
+        self.format = fmt
+        super().__init__(message, path=path)
+
+
+class ExportRefused(FlowdeskError):
+    """A workflow that the target format cannot express; the message says which node and why."""
+
+
+@dataclass
+class ImportResult:
+    """A converted document: ``workflow`` (a Flowdesk workflow dict), ``warnings`` (text)."""
+
+    format: str
+    workflow: dict[str, Any]
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def label(self) -> str:
+        return FLOW_FORMATS[self.format]
+
+    def note(self, path: str | os.PathLike[str] | None = None) -> str:
+        """One line for a status bar or stderr: what was converted from what."""
+        name = Path(path).name if path else "the file"
+        text = f"{name} is a {self.label}; converted to a Flowdesk workflow"
+        if self.warnings:
+            text += f" ({len(self.warnings)} warning{'s' if len(self.warnings) != 1 else ''})"
+        return text
+
+
+def format_label(fmt: str) -> str:
+    return FLOW_FORMATS.get(fmt, fmt)
+
+
+# ------------------------------------------------------------------------------- detection
+def detect_flow_format(raw: Any) -> str | None:
+    """The format of a decoded document by its shape, or None when it is none of them."""
+    if not isinstance(raw, dict):
+        return None
+    if isinstance(raw.get("nodes"), list):
+        return "flowdesk"
+    steps = raw.get("steps")
+    if isinstance(steps, list) and steps:
+        items = [s for s in steps if isinstance(s, dict)]
+        if items and all("schemaName" in s or "actionName" in s for s in items):
+            return "typeagent-steps"
+        if items and all("type" in s and ("config" in s or s.get("type") in _ANYTHINGLLM_BLOCKS) for s in items):
+            return "anythingllm"
+    elif isinstance(steps, list) and ("active" in raw or "name" in raw) and "parameters" in raw:
+        return "typeagent-steps"
+    elif isinstance(steps, list):
+        return "anythingllm"
+    script = raw.get("script")
+    if (isinstance(script, str) or (isinstance(script, dict) and "body" in script)) and (
+            "grammarPatterns" in raw or "parameters" in raw or "actionName" in raw):
+        return "typeagent-script"
+    return None
+
+
+# ------------------------------------------------------------------------------- building blocks
+class _Builder:
+    def __init__(self, fmt: str, path: Any) -> None:
+        self.fmt = fmt
+        self.path = path
+        self.nodes: list[dict[str, Any]] = []
+        self.connections: list[dict[str, Any]] = []
+        self.warnings: list[str] = []
+        self.chain: list[str] = []  # node ids linked from start, in order
+        self.unlinked = 0
+
+    def refuse(self, message: str) -> ImportRefused:
+        return ImportRefused(f"{format_label(self.fmt)}: {message}", fmt=self.fmt, path=self.path)
+
+    def warn(self, message: str) -> None:
+        self.warnings.append(f"{format_label(self.fmt)}: {message}")
+
+    def add(self, kind: str, data: dict[str, Any], *, linked: bool = True) -> str:
+        nid = f"n{len(self.nodes) + 1}"
+        if linked:
+            x, y = _X0 + _DX * len(self.chain), _Y0
+            if self.chain:
+                self.connections.append({"source": self.chain[-1], "target": nid, "sourceHandle": "output",
+                                         "targetHandle": "input"})
+            self.chain.append(nid)
+        else:
+            x, y = _X0 + _DX * (len(self.chain) + self.unlinked - 1), _Y_UNLINKED
+            self.unlinked += 1
+        self.nodes.append({"id": nid, "type": kind, "x": x, "y": y, "data": data})
+        return nid
+
+    def workflow(self, raw: Mapping[str, Any], *, name: Any, description: Any, variables: list[dict[str, Any]],
+                 triggers: list[str], used: set[str]) -> dict[str, Any]:
+        wf: dict[str, Any] = {}
+        if isinstance(name, str) and name:
+            wf["name"] = name
+        if isinstance(description, str) and description:
+            wf["description"] = description
+        wf["version"] = 1
+        if triggers:
+            wf["triggers"] = triggers
+        wf["nodes"] = self.nodes
+        wf["connections"] = self.connections
+        metadata = {k: v for k, v in raw.items() if k not in used}
+        wf["imported"] = {"format": self.fmt, "formatLabel": format_label(self.fmt), **(
+            {"file": Path(self.path).name} if self.path else {}), "metadata": metadata}
+        self._check_triggers(triggers)
+        return wf
+
+    def _check_triggers(self, triggers: list[str]) -> None:
+        from .grammar import TriggerPatternError, compile_trigger
+
+        for pattern in triggers:
+            try:
+                compile_trigger(pattern)
+            except TriggerPatternError as err:
+                self.warn(f"the grammar pattern '{pattern}' is not valid in Flowdesk ({err}); kept as written")
+
+
+def _start_node(b: _Builder, variables: list[dict[str, Any]], extra: Mapping[str, Any] | None = None) -> str:
+    data: dict[str, Any] = {"initialInput": ""}
+    if variables:
+        data["variables"] = variables
+    if extra:
+        data.update(extra)
+    return b.add("start", data)
+
+
+def _credential_safe_headers(b: _Builder, where: str, headers: Any) -> Any:
+    """Header rows with any literal credential replaced by a ``{{secrets.NAME}}`` reference
+    (a workflow file never holds a secret); each replacement is a warning naming the header."""
+    from .http_request import looks_like_literal_credential
+
+    if not isinstance(headers, list):
+        return headers
+    out = []
+    for row in headers:
+        if isinstance(row, dict) and looks_like_literal_credential(row.get("value"), str(row.get("key") or "")):
+            key = str(row.get("key") or "header")
+            secret = re.sub(r"\W+", "_", key).strip("_").upper() or "API_KEY"
+            value = str(row.get("value"))
+            scheme = re.match(r"\s*(Bearer|Token|Basic)\s+", value, re.IGNORECASE)
+            row = {**row, "value": (scheme.group(0) if scheme else "") + f"{{{{secrets.{secret}}}}}"}
+            b.warn(f"{where}: the header '{key}' held a literal credential; it now reads {{{{secrets.{secret}}}}} "
+                   f"(set {secret} in the environment or the keyring)")
+        out.append(row)
+    return out
+
+
+# ------------------------------------------------------------------------------- AnythingLLM
+def _import_anythingllm(raw: Mapping[str, Any], path: Any) -> ImportResult:
+    b = _Builder("anythingllm", path)
+    steps = raw.get("steps") or []
+    variables: list[dict[str, Any]] = []
+    start_extra: dict[str, Any] = {}
+    for i, step in enumerate(steps):
+        if not isinstance(step, dict):
+            raise b.refuse(f"steps[{i}] is not an object")
+        kind = step.get("type")
+        if kind == "start":
+            config = step.get("config") or {}
+            for j, var in enumerate(config.get("variables") or []):
+                if not isinstance(var, dict) or not isinstance(var.get("name"), str) or not var["name"]:
+                    if isinstance(var, dict) and not var.get("name"):
+                        continue  # AnythingLLM's editor leaves an empty row; it defines nothing
+                    raise b.refuse(f"steps[{i}].config.variables[{j}] has no name")
+                value = var.get("value")
+                item = {"name": var["name"], "value": "" if value is None else value, "type": "string"}
+                if var.get("description"):
+                    item["description"] = var["description"]
+                item.update({k: v for k, v in var.items() if k not in item and k not in ("value",)})
+                variables.append(item)
+            start_extra = {k: v for k, v in config.items() if k != "variables"}
+        elif kind not in ("apiCall", "llmInstruction", "webScraping"):
+            what = f"a '{kind}' block" if isinstance(kind, str) else "a block without a type"
+            hint = " (Flowdesk does not run code blocks)" if kind == "code" else ""
+            raise b.refuse(f"{what} at steps[{i}] cannot be imported{hint}; nothing was imported")
+    _start_node(b, variables, start_extra)
+    ended_at: int | None = None
+    for i, step in enumerate(steps):
+        kind = step.get("type")
+        if kind == "start":
+            continue
+        config = dict(step.get("config") or {})
+        out_var = config.pop("responseVariable", None) or config.pop("resultVariable", None)
+        config.pop("responseVariable", None)
+        config.pop("resultVariable", None)
+        direct = bool(config.get("directOutput"))
+        if kind == "apiCall":
+            data: dict[str, Any] = {"method": str(config.pop("method", "GET") or "GET").upper(),
+                                    "url": config.pop("url", "") or ""}
+            headers = config.pop("headers", None)
+            if headers:
+                data["headers"] = _credential_safe_headers(b, f"steps[{i}] (apiCall)", headers)
+            body_type = config.pop("bodyType", None)
+            body = config.pop("body", None)
+            form = config.pop("formData", None)
+            if body_type:
+                data["bodyType"] = str(body_type).lower()
+            elif body not in (None, ""):
+                data["bodyType"] = "json"
+            if body not in (None, ""):
+                data["body"] = body
+            if form:
+                data["formData"] = form
+            kind_out = "http"
+        elif kind == "llmInstruction":
+            data = {"agentName": f"Instruction {i}", "userPrompt": config.pop("instruction", "") or "",
+                    "tools": {"web_search": False, "subagents": False}}
+            kind_out = "agent"
+        else:  # webScraping
+            data = {"url": config.pop("url", "") or "", "format": "markdown"}
+            kind_out = "fetch"
+        if out_var:
+            data["outputVar"] = out_var
+        data.update({k: v for k, v in config.items() if k not in data})  # directOutput and the rest, kept
+        linked = ended_at is None
+        b.add(kind_out, data, linked=linked)
+        if not linked:
+            continue
+        if direct:
+            ended_at = i
+    if ended_at is not None and any(s.get("type") != "start" for s in steps[ended_at + 1:]):
+        later = len([s for s in steps[ended_at + 1:] if s.get("type") != "start"])
+        b.warn(f"steps[{ended_at}] ({steps[ended_at].get('type')}) has directOutput: the flow ends there; the "
+               f"{later} later block{'s are' if later != 1 else ' is'} kept below the chain, unlinked")
+    wf = b.workflow(raw, name=raw.get("name"), description=raw.get("description"), variables=variables, triggers=[],
+                    used={"name", "description", "steps"})
+    return ImportResult("anythingllm", wf, b.warnings)
+
+
+# ------------------------------------------------------------------------------- TypeAgent
+_TA_TYPES = {"string": "string", "number": "number", "boolean": "boolean", "path": "string", "json": "json",
+             "object": "json", "array": "json", "integer": "number"}
+
+
+def _typeagent_variables(b: _Builder, params: Any) -> list[dict[str, Any]]:
+    """TypeAgent parameters (a list, or WebFlow's name → parameter map) as Start variables."""
+    if isinstance(params, dict):
+        params = [{"name": k, **(v if isinstance(v, dict) else {})} for k, v in params.items()]
+    out: list[dict[str, Any]] = []
+    for j, p in enumerate(params or []):
+        if not isinstance(p, dict) or not isinstance(p.get("name"), str) or not p["name"]:
+            raise b.refuse(f"parameters[{j}] has no name")
+        declared = str(p.get("type") or "string")
+        kind = _TA_TYPES.get(declared)
+        if kind is None:
+            b.warn(f"parameter '{p['name']}' has the type '{declared}', read as string")
+            kind = "string"
+        var: dict[str, Any] = {"name": p["name"], "type": kind}
+        if "default" in p:
+            var["value"] = p["default"]
+        if p.get("description"):
+            var["description"] = p["description"]
+        var["required"] = bool(p.get("required", False))
+        if declared != kind:
+            var["originalType"] = declared  # `path` → string, kept so an export can say so
+        var.update({k: v for k, v in p.items() if k not in var and k not in ("default", "type")})
+        out.append(var)
+    return out
+
+
+def _patterns(b: _Builder, raw: Any) -> list[str]:
+    out = []
+    for j, item in enumerate(raw or []):
+        if isinstance(item, str):
+            out.append(item)
+        elif isinstance(item, dict) and isinstance(item.get("pattern"), str):
+            out.append(item["pattern"])
+        else:
+            b.warn(f"grammarPatterns[{j}] is neither a pattern nor {{pattern}}; kept in the metadata only")
+    return out
+
+
+_STEP_REF = re.compile(r"(\$\{\s*|\{\{\s*)([^\W\d]\w*)((?:\.[^\s.}\[]+|\[\s*-?\d+\s*\])*)(\s*\}\}?)")
+
+
+def _rewrite_refs(value: Any, steps: Mapping[str, str]) -> Any:
+    """``${id.text}`` → ``${var}``, ``${id.data.x}`` → ``${var.x}`` for each step id → output var."""
+    if isinstance(value, str):
+        def sub(m: re.Match[str]) -> str:
+            head, name, rest, tail = m.groups()
+            if name not in steps:
+                return m.group(0)
+            if rest.startswith(".text"):
+                rest = rest[len(".text"):]
+            elif rest.startswith(".data"):
+                rest = rest[len(".data"):]
+            return f"{head}{steps[name]}{rest}{tail}"
+        return _STEP_REF.sub(sub, value) if ("${" in value or "{{" in value) else value
+    if isinstance(value, list):
+        return [_rewrite_refs(v, steps) for v in value]
+    if isinstance(value, dict):
+        return {k: _rewrite_refs(v, steps) for k, v in value.items()}
+    return value
+
+
+def _text_param(params: Mapping[str, Any], *names: str) -> str:
+    for n in names:
+        v = params.get(n)
+        if isinstance(v, str) and v:
+            return v
+    return ""
+
+
+def _import_typeagent_steps(raw: Mapping[str, Any], path: Any) -> ImportResult:
+    b = _Builder("typeagent-steps", path)
+    variables = _typeagent_variables(b, raw.get("parameters"))
+    names = {v["name"] for v in variables}
+    steps = raw.get("steps") or []
+    out_vars: dict[str, str] = {}
+    for i, step in enumerate(steps):
+        if not isinstance(step, dict):
+            raise b.refuse(f"steps[{i}] is not an object")
+        if not isinstance(step.get("actionName"), str) or not step["actionName"]:
+            raise b.refuse(f"steps[{i}] has no actionName")
+        sid = step.get("id")
+        if isinstance(sid, str) and sid:
+            var = re.sub(r"\W+", "_", sid)
+            if not re.match(r"[^\W\d]", var):
+                var = f"step_{var}"
+            while var in names or var in out_vars.values():
+                var += "_result"
+            out_vars[sid] = var
+    _start_node(b, variables)
+    for i, step in enumerate(steps):
+        schema = str(step.get("schemaName") or "")
+        action = step["actionName"]
+        params = _rewrite_refs(step.get("parameters") or {}, out_vars)
+        if not isinstance(params, dict):
+            raise b.refuse(f"steps[{i}].parameters is not an object")
+        full = f"{schema}.{action}" if schema else action
+        origin = {k: v for k, v in step.items() if k != "parameters"}
+        if full in ("utility.llmTransform", "utility.claudeTask"):
+            prompt = _text_param(params, "prompt", "instruction", "task", "goal", "request")
+            extra = params.get("input")
+            if isinstance(extra, str) and extra:
+                prompt = f"{prompt}\n\n{extra}" if prompt else extra
+            if not prompt:
+                prompt = json.dumps(params, ensure_ascii=False)
+            data: dict[str, Any] = {"agentName": str(step.get("id") or action), "userPrompt": prompt,
+                                    "tools": {"web_search": False, "subagents": False}}
+            if isinstance(params.get("model"), str):
+                data["model"] = params["model"]
+            kind = "agent"
+        elif full == "utility.webFetch":
+            data = {"url": _text_param(params, "url", "uri", "address"), "format": "markdown"}
+            kind = "fetch"
+        elif full == "utility.webSearch":
+            query = _text_param(params, "query", "q", "search", "text")
+            data = {"agentName": str(step.get("id") or "Web search"),
+                    "systemPrompt": "Search the web and answer with what you found, citing the sources.",
+                    "userPrompt": query or json.dumps(params, ensure_ascii=False),
+                    "tools": {"web_search": True, "subagents": False}}
+            kind = "agent"
+        else:
+            data = {"schema": schema, "action": action, "parameters": params}
+            kind = "action"
+        if kind != "action":
+            data["typeagentParameters"] = params  # the step's own parameters, kept as written
+        sid = step.get("id")
+        if isinstance(sid, str) and sid in out_vars:
+            data["outputVar"] = out_vars[sid]
+        data["typeagentStep"] = origin
+        b.add(kind, data)
+    wf = b.workflow(raw, name=raw.get("name") or raw.get("actionName"), description=raw.get("description"),
+                    variables=variables, triggers=_patterns(b, raw.get("grammarPatterns")),
+                    used={"name", "description", "parameters", "steps"})
+    return ImportResult("typeagent-steps", wf, b.warnings)
+
+
+def _import_typeagent_script(raw: Mapping[str, Any], path: Any) -> ImportResult:
+    b = _Builder("typeagent-script", path)
+    variables = _typeagent_variables(b, raw.get("parameters"))
+    _start_node(b, variables)
+    script = raw.get("script")
+    if isinstance(script, dict):  # ScriptFlow: {language, body, expectedOutputFormat}
+        data = {"language": str(script.get("language") or "powershell"), "script": str(script.get("body") or "")}
+        data.update({k: v for k, v in script.items() if k not in ("language", "body")})
+        flavour = "ScriptFlow"
+    else:  # TaskFlow: the TypeScript source as a string
+        data = {"language": "typescript", "script": str(script or "")}
+        flavour = "TaskFlow"
+    data["recipeKind"] = flavour
+    b.add("script", data)
+    b.warn(f"the {data['language']} script is kept verbatim in a script node, which cannot run in Flowdesk")
+    name = raw.get("actionName") or raw.get("name")
+    wf = b.workflow(raw, name=name, description=raw.get("description"), variables=variables,
+                    triggers=_patterns(b, raw.get("grammarPatterns")),
+                    used={"name", "actionName", "description", "parameters", "script"})
+    # grammarPatterns stays in the metadata: ScriptFlow's isAlias/examples are not triggers' business
+    return ImportResult("typeagent-script", wf, b.warnings)
+
+
+_IMPORTERS = {"anythingllm": _import_anythingllm, "typeagent-steps": _import_typeagent_steps,
+              "typeagent-script": _import_typeagent_script}
+
+
+def import_flow(raw: Any, *, path: str | os.PathLike[str] | None = None) -> ImportResult:
+    """Convert a decoded foreign document. Raises :class:`ImportRefused` (format named) when it
+    cannot be represented, :class:`WorkflowLoadError` when it is no known format."""
+    fmt = detect_flow_format(raw)
+    if fmt is None:
+        raise WorkflowLoadError("not a workflow graph (no 'nodes' list), and not a flow file Flowdesk can import "
+                                "(AnythingLLM agent flow, TypeAgent step or script recipe)", where="nodes", path=path)
+    if fmt == "flowdesk":
+        wf = parse_workflow(raw, path=path)
+        return ImportResult("flowdesk", workflow_to_dict(wf))
+    result = _IMPORTERS[fmt](raw, path)
+    try:
+        parse_workflow(result.workflow, path=path)  # what we made must load
+    except WorkflowLoadError as err:
+        raise ImportRefused(f"{format_label(fmt)}: {err.reason}", fmt=fmt, path=path) from None
+    return result
+
+
+def load_any_workflow(path: str | os.PathLike[str]) -> tuple[Workflow, ImportResult | None]:
+    """A workflow from a file of any known format; the :class:`ImportResult` when it was converted.
+
+    Flowdesk files are read by :func:`engine.model.load_workflow` (no second parse)."""
+    p = Path(path)
+    try:
+        head = p.read_bytes() if p.is_file() else None
+    except OSError:
+        head = None
+    if head is None or b'"nodes"' in head:
+        return load_workflow(p), None
+    try:
+        raw = json.loads(head)
+    except (ValueError, RecursionError):
+        return loads_workflow(head, path=p), None  # the model's message says what is wrong
+    fmt = detect_flow_format(raw)
+    if fmt is None or fmt == "flowdesk":
+        return loads_workflow(head, path=p), None
+    result = import_flow(raw, path=p)
+    return parse_workflow(result.workflow, path=p), result
+
+
+# ------------------------------------------------------------------------------- export
+def export_anythingllm(workflow: Workflow) -> dict[str, Any]:
+    """The workflow as an AnythingLLM agent flow. It must be a chain from start through http,
+    agent and fetch nodes only (one link out of each); anything else raises :class:`ExportRefused`."""
+    from .nodes import spec_for
+
+    def label(n: Any) -> str:
+        spec = spec_for(n.type)
+        return spec.describe(n) if spec is not None else f"'{n.id}'"
+
+    start = workflow.start_node()
+    if start is None:
+        raise ExportRefused("Cannot export to an AnythingLLM agent flow: the workflow has no start node.")
+    nodes = workflow.node_map()
+    out_links: dict[str, list[Any]] = {}
+    in_count: dict[str, int] = {}
+    for c in workflow.connections:
+        out_links.setdefault(c.source, []).append(c)
+        in_count[c.target] = in_count.get(c.target, 0) + 1
+    start_vars = getattr(start.data, "variables", None)
+    if start_vars is None:
+        start_vars = (start.data.model_extra or {}).get("variables") or []
+    variables = []
+    for v in start_vars:
+        v = v if isinstance(v, dict) else v.model_dump(mode="json")
+        value = v.get("value")
+        item = {"name": v.get("name"), "value": "" if value is None else (value if isinstance(value, str)
+                                                                          else json.dumps(value))}
+        if v.get("description"):
+            item["description"] = v["description"]
+        variables.append(item)
+    steps: list[dict[str, Any]] = [{"type": "start", "config": {"variables": variables}}]
+    seen = {start.id}
+    current = start
+    previous_var: str | None = None
+    while True:
+        links = out_links.get(current.id, [])
+        if not links:
+            break
+        if len(links) > 1:
+            raise ExportRefused(f"Cannot export to an AnythingLLM agent flow: {label(current)} has "
+                                f"{len(links)} outgoing links; the format has only a chain of blocks.")
+        link = links[0]
+        if link.sourceHandle not in (None, "output"):
+            raise ExportRefused(f"Cannot export to an AnythingLLM agent flow: the link from {label(current)} leaves "
+                                f"from its '{link.sourceHandle}' handle; the format has only a chain of blocks.")
+        node = nodes.get(link.target)
+        if node is None:
+            break
+        if node.id in seen:
+            raise ExportRefused(f"Cannot export to an AnythingLLM agent flow: {label(node)} is reached twice (a "
+                                "loop); the format has only a chain of blocks.")
+        if in_count.get(node.id, 0) > 1:
+            raise ExportRefused(f"Cannot export to an AnythingLLM agent flow: {label(node)} has several incoming "
+                                "links; the format has only a chain of blocks.")
+        seen.add(node.id)
+        d = node.data.model_dump(mode="json", exclude_none=True)
+        out_var = d.get("outputVar") or None
+        if node.type == "http":
+            config: dict[str, Any] = {"url": d.get("url", ""), "method": str(d.get("method") or "GET").upper()}
+            if d.get("query"):
+                raise ExportRefused(f"Cannot export to an AnythingLLM agent flow: {label(node)} has query rows; "
+                                    "put them in its URL.")
+            for key in ("headers", "bodyType", "body", "formData"):
+                if d.get(key) not in (None, "", []):
+                    config[key] = d[key]
+            if isinstance(config.get("body"), (dict, list)):
+                config["body"] = json.dumps(config["body"], ensure_ascii=False)
+            if out_var:
+                config["responseVariable"] = out_var
+            step = {"type": "apiCall", "config": config}
+        elif node.type == "agent":
+            tools = d.get("tools") or {}
+            if tools.get("web_search") or tools.get("subagents") or tools.get("flows"):
+                raise ExportRefused(f"Cannot export to an AnythingLLM agent flow: {label(node)} uses tools; an "
+                                    "llmInstruction block has none.")
+            prompt = d.get("userPrompt") or ""
+            if not prompt or "PREVIOUS_OUTPUT" in prompt or re.search(r"(\{\{|\$\{)\s*input\b", prompt):
+                if previous_var is None:
+                    raise ExportRefused(f"Cannot export to an AnythingLLM agent flow: {label(node)} uses the previous "
+                                        "output, which the format has no name for; give the previous node an output "
+                                        "variable (outputVar).")
+                prompt = (re.sub(r"\{\{\s*(PREVIOUS_OUTPUT|input)\s*\}\}|\$\{\s*(PREVIOUS_OUTPUT|input)\s*\}",
+                                 "${" + previous_var + "}", prompt) if prompt else "${" + previous_var + "}")
+            system = d.get("systemPrompt") or ""
+            from .nodes.agent import DEFAULT_SYSTEM_PROMPT
+
+            if system and system != DEFAULT_SYSTEM_PROMPT:
+                prompt = f"{system}\n\n{prompt}"
+            config = {"instruction": prompt}
+            if out_var:
+                config["resultVariable"] = out_var
+            step = {"type": "llmInstruction", "config": config}
+        elif node.type == "fetch":
+            config = {"url": d.get("url", "")}
+            if out_var:
+                config["resultVariable"] = out_var
+            step = {"type": "webScraping", "config": config}
+        else:
+            raise ExportRefused(f"Cannot export to an AnythingLLM agent flow: {label(node)} is a '{node.type}' node; "
+                                "the format has only start variables, API calls (http), LLM instructions (agent) "
+                                "and web scraping (fetch).")
+        if d.get("directOutput"):
+            step["config"]["directOutput"] = True
+        steps.append(step)
+        previous_var = out_var
+        current = node
+    reachable_others = [n for n in workflow.nodes if n.id not in seen]
+    if reachable_others:
+        raise ExportRefused(f"Cannot export to an AnythingLLM agent flow: {label(reachable_others[0])} is not in the "
+                            "chain from start; the format has only a chain of blocks.")
+    out: dict[str, Any] = {"name": workflow.name or "Untitled workflow"}
+    if workflow.description:
+        out["description"] = workflow.description
+    meta = (workflow.model_extra or {}).get("imported")
+    active = meta.get("metadata", {}).get("active") if isinstance(meta, dict) and isinstance(meta.get("metadata"), dict) else None
+    out["active"] = True if active is None else active
+    out["steps"] = steps
+    return out

@@ -1,0 +1,464 @@
+"""The flow library: reusable, parameterised flows kept as ``.flow.json`` files in folders.
+
+Folders: the user data folder's ``library/`` (:func:`library_dir`, always first; new flows
+are saved there) plus the folders listed in the settings (``library.folders``). Each flow is
+a :class:`LibraryFlow`: its stable ``id`` (the workflow's top-level ``id``, made on first save
+by :meth:`FlowLibrary.save`; a file without one is known by its file stem), ``name``,
+``description``, ``parameters`` (the Start node's ``variables``), ``triggers`` (the top-level
+list of patterns, kept as text; :mod:`engine.grammar` compiles them), ``enabled`` (flows turned
+off are listed in the settings' ``library.disabled``) and ``path``.
+
+The samples shipped with Flowdesk are copied into ``library/`` once: the settings remember
+each sample seeded (``library.seeded``), so a sample the user deleted does not come back.
+
+A file that cannot be read is listed with ``error`` set (never raised); ``get`` and
+``load`` skip such entries. Scans are cached per file (size and modification time), so
+asking for the flows again (validation does, on every edit) costs one ``stat`` per file.
+
+Flow references (the ``flow`` node's ``flow``, an agent's ``tools.flows``, the ``action``
+node's name) are resolved by :meth:`FlowLibrary.resolve`: a library id, else a path
+(relative to the referring file), else a flow's name (``action`` binds by name).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+from .errors import FlowdeskError
+from .model import Workflow, WorkflowLoadError, load_workflow, new_id, save_workflow
+
+__all__ = ["FlowLibrary", "LibraryFlow", "FlowParameter", "LibraryError", "library_dir", "default_library",
+           "flow_parameters", "workflow_can_pause", "FLOW_SUFFIX"]
+
+FLOW_SUFFIX = ".flow.json"
+
+
+class LibraryError(FlowdeskError):
+    """A library operation failed (a flow not found, a file that cannot be written); the message names it."""
+
+
+@dataclass(frozen=True, slots=True)
+class FlowParameter:
+    """One parameter of a library flow: a Start variable (``type``: string, number, boolean, json)."""
+
+    name: str
+    type: str = "string"
+    description: str = ""
+    required: bool = False
+    value: Any = None  # the default
+
+    def json_schema(self) -> dict[str, Any]:
+        kind = {"number": "number", "boolean": "boolean", "json": None}.get(self.type, "string")
+        schema: dict[str, Any] = {"type": kind} if kind else {}
+        if self.description:
+            schema["description"] = self.description
+        return schema
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "type": self.type, "description": self.description, "required": self.required,
+                "value": self.value}
+
+
+@dataclass(slots=True)
+class LibraryFlow:
+    """One flow of the library (read from its file)."""
+
+    id: str
+    name: str
+    path: Path
+    description: str = ""
+    parameters: list[FlowParameter] = field(default_factory=list)
+    triggers: list[str] = field(default_factory=list)
+    enabled: bool = True
+    can_pause: bool = False  # it holds an approval (directly or through flows it runs)
+    error: str | None = None  # why the file could not be read
+
+    @property
+    def folder(self) -> Path:
+        return self.path.parent
+
+    def parameters_schema(self) -> dict[str, Any]:
+        """The JSON schema of the flow's parameters (a tool's ``parameters``)."""
+        return {"type": "object", "properties": {p.name: p.json_schema() for p in self.parameters},
+                "required": [p.name for p in self.parameters if p.required]}
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"id": self.id, "name": self.name, "description": self.description,
+                               "parameters": [p.to_json() for p in self.parameters], "triggers": list(self.triggers),
+                               "enabled": self.enabled, "canPause": self.can_pause, "path": str(self.path)}
+        if self.error:
+            out["error"] = self.error
+        return out
+
+
+def library_dir() -> Path:
+    """The user data folder's ``library/`` (``$FLOWDESK_DATA_DIR/library`` in tests)."""
+    from .store import data_dir
+
+    return data_dir() / "library"
+
+
+def flow_parameters(workflow: Workflow) -> list[FlowParameter]:
+    """The Start node's ``variables`` as parameters (entries without a name are skipped)."""
+    start = workflow.start_node()
+    if start is None:
+        return []
+    raw = getattr(start.data, "variables", None)
+    if raw is None and start.data.model_extra:
+        raw = start.data.model_extra.get("variables")
+    out: list[FlowParameter] = []
+    for v in raw or ():
+        if hasattr(v, "model_dump"):
+            v = v.model_dump()
+        if not isinstance(v, dict) or not isinstance(v.get("name"), str) or not v["name"].strip():
+            continue
+        kind = v.get("type") if v.get("type") in ("string", "number", "boolean", "json") else "string"
+        out.append(FlowParameter(v["name"].strip(), kind, str(v.get("description") or ""), bool(v.get("required")),
+                                 v.get("value")))
+    return out
+
+
+def _triggers(workflow: Workflow) -> list[str]:
+    raw = (workflow.model_extra or {}).get("triggers") if getattr(workflow, "triggers", None) is None \
+        else workflow.triggers  # type: ignore[attr-defined]
+    return [t for t in raw or () if isinstance(t, str)]
+
+
+_PAUSING_KINDS = ("approval",)
+
+
+def workflow_can_pause(workflow: Workflow, library: "FlowLibrary | None" = None, *,
+                       base: str | os.PathLike[str] | None = None, _seen: set[str] | None = None) -> bool:
+    """Whether a run of ``workflow`` can wait for a person: it has an approval node, or a
+    ``flow``/``action`` node runs a flow that can (looked up in ``library``)."""
+    seen = _seen if _seen is not None else set()
+    for node in workflow.nodes:
+        if node.type in _PAUSING_KINDS:
+            return True
+    if library is None:
+        return False
+    for node in workflow.nodes:
+        ref = _node_flow_ref(node)
+        if not ref:
+            continue
+        entry = library.resolve(ref, base=base, by_name=node.type == "action")
+        if entry is None or entry.error or str(entry.path) in seen:
+            continue
+        seen.add(str(entry.path))
+        try:
+            child = library.load_path(entry.path)
+        except LibraryError:
+            continue
+        if workflow_can_pause(child, library, base=entry.path, _seen=seen):
+            return True
+    return False
+
+
+def _node_flow_ref(node: Any) -> str:
+    """The flow a ``flow`` node names (``flow``), or an ``action`` node's action name."""
+    if node.type == "flow":
+        return str(getattr(node.data, "flow", "") or "").strip()
+    if node.type == "action":
+        return str(getattr(node.data, "action", "") or "").strip()
+    return ""
+
+
+_SLUG = re.compile(r"[^a-z0-9]+")
+
+
+def _slug(name: str) -> str:
+    return _SLUG.sub("-", name.lower()).strip("-")[:60] or "flow"
+
+
+class FlowLibrary:
+    """The library over ``folders`` (default: :func:`library_dir` plus the settings' folders).
+
+    ``seed=True`` (the default for the default folders) copies the samples in once.
+    """
+
+    def __init__(self, folders: Iterable[str | os.PathLike[str]] | None = None, *, seed: bool | None = None) -> None:
+        self._explicit = folders is not None
+        self._folders = [Path(f) for f in folders] if folders is not None else None
+        self._cache: dict[Path, tuple[tuple[int, int], LibraryFlow, Workflow | None]] = {}
+        self._lock = threading.Lock()
+        if seed if seed is not None else not self._explicit:
+            try:
+                self.seed_samples()
+            except (OSError, FlowdeskError):
+                pass  # a read-only data folder: the library works without the samples
+
+    # ------------------------------------------------------------------ folders and settings
+    @property
+    def folders(self) -> list[Path]:
+        """The folders read, the first one being where new flows are saved."""
+        if self._folders is not None:
+            return list(self._folders)
+        out = [library_dir()]
+        for f in self._settings().library.folders:
+            p = Path(f).expanduser()
+            if p not in out:
+                out.append(p)
+        return out
+
+    @property
+    def primary(self) -> Path:
+        return self.folders[0]
+
+    def _settings(self) -> Any:
+        from .llm.config import Settings, load_settings
+
+        try:
+            return load_settings()
+        except FlowdeskError:
+            return Settings()
+
+    def _save_settings(self, settings: Any) -> None:
+        from .llm.config import save_settings
+
+        save_settings(settings)
+
+    def add_folder(self, folder: str | os.PathLike[str]) -> None:
+        """Add a folder to the settings' list (the default library only)."""
+        settings = self._settings()
+        text = str(Path(folder).expanduser())
+        if text not in settings.library.folders:
+            settings.library.folders.append(text)
+            self._save_settings(settings)
+        if self._folders is not None and Path(text) not in self._folders:
+            self._folders.append(Path(text))
+
+    def remove_folder(self, folder: str | os.PathLike[str]) -> None:
+        settings = self._settings()
+        text = str(Path(folder).expanduser())
+        if text in settings.library.folders:
+            settings.library.folders.remove(text)
+            self._save_settings(settings)
+        if self._folders is not None and Path(text) in self._folders[1:]:
+            self._folders.remove(Path(text))
+
+    # ------------------------------------------------------------------ listing
+    def flows(self) -> list[LibraryFlow]:
+        """Every flow, in library order (folder order, then file name); unreadable files included with ``error``."""
+        out = self._scan()
+        for entry in out:
+            self._fill_can_pause(entry)
+        return out
+
+    def _fill_can_pause(self, entry: LibraryFlow) -> LibraryFlow:
+        if not entry.error:
+            wf = self._cache.get(entry.path, (None, None, None))[2]
+            entry.can_pause = wf is not None and workflow_can_pause(wf, self, base=entry.path, _seen={str(entry.path)})
+        return entry
+
+    def _scan(self) -> list[LibraryFlow]:
+        disabled = set(self._settings().library.disabled)
+        out: list[LibraryFlow] = []
+        seen_ids: set[str] = set()
+        with self._lock:
+            for folder in self.folders:
+                try:
+                    files = sorted(p for p in folder.glob(f"*{FLOW_SUFFIX}") if p.is_file())
+                except OSError:
+                    continue
+                for path in files:
+                    entry = self._read(path)
+                    if entry is None:
+                        continue
+                    if entry.id in seen_ids and not entry.error:
+                        entry = LibraryFlow(**{**_fields(entry), "error": f"another flow already has the id '{entry.id}'"})
+                    seen_ids.add(entry.id)
+                    entry.enabled = entry.id not in disabled
+                    out.append(entry)
+        return out
+
+    def _read(self, path: Path) -> LibraryFlow | None:
+        try:
+            st = path.stat()
+        except OSError:
+            return None
+        key = (st.st_mtime_ns, st.st_size)
+        cached = self._cache.get(path)
+        if cached is not None and cached[0] == key:
+            return LibraryFlow(**_fields(cached[1]))
+        stem = path.name[: -len(FLOW_SUFFIX)]
+        try:
+            wf = load_workflow(path)
+        except WorkflowLoadError as err:
+            entry = LibraryFlow(id=stem, name=stem, path=path, error=str(err))
+            self._cache[path] = (key, entry, None)
+            return LibraryFlow(**_fields(entry))
+        flow_id = getattr(wf, "id", None) or stem
+        entry = LibraryFlow(id=str(flow_id), name=wf.name or stem, path=path, description=wf.description or "",
+                            parameters=flow_parameters(wf), triggers=_triggers(wf))
+        self._cache[path] = (key, entry, wf)
+        return LibraryFlow(**_fields(entry))
+
+    def get(self, id_or_name: str) -> LibraryFlow | None:
+        """A readable flow by id, else by name (case-insensitive), else by file stem."""
+        if not id_or_name:
+            return None
+        flows = [f for f in self._scan() if not f.error]
+        low = id_or_name.strip().lower()
+        found = next((f for f in flows if f.id == id_or_name), None) \
+            or next((f for f in flows if f.name.strip().lower() == low), None) \
+            or next((f for f in flows if f.path.name[: -len(FLOW_SUFFIX)].lower() == low), None)
+        return self._fill_can_pause(found) if found is not None else None
+
+    def resolve(self, ref: str, *, base: str | os.PathLike[str] | None = None, by_name: bool = True) -> LibraryFlow | None:
+        """What a flow reference names: a library id, a path (relative to the file ``base``), or a name."""
+        ref = (ref or "").strip()
+        if not ref:
+            return None
+        flows = [f for f in self._scan() if not f.error]
+        for f in flows:
+            if f.id == ref:
+                return f
+        if ref.endswith(".json") or "/" in ref or os.sep in ref:
+            p = Path(ref).expanduser()
+            if not p.is_absolute() and base is not None:
+                p = Path(base).parent / p
+            try:
+                p = p.resolve()
+            except OSError:
+                return None
+            for f in flows:
+                try:
+                    if f.path.resolve() == p:
+                        return f
+                except OSError:
+                    continue
+            if p.is_file():
+                entry = self._read(p)
+                return entry if entry is not None and not entry.error else None
+            return None
+        if by_name:
+            low = ref.lower()
+            for f in flows:
+                if f.name.strip().lower() == low:
+                    return f
+        return None
+
+    def load(self, id_or_name: str) -> Workflow:
+        """The workflow of a flow (a fresh copy); :class:`LibraryError` when there is none."""
+        entry = self.get(id_or_name)
+        if entry is None:
+            raise LibraryError(f"There is no flow '{id_or_name}' in the library.")
+        return self.load_path(entry.path)
+
+    def load_path(self, path: str | os.PathLike[str]) -> Workflow:
+        p = Path(path)
+        try:
+            return load_workflow(p)
+        except WorkflowLoadError as err:
+            raise LibraryError(f"The library flow {p} cannot be read: {err.reason}") from None
+
+    # ------------------------------------------------------------------ changing
+    def save(self, workflow: Workflow, path: str | os.PathLike[str] | None = None) -> LibraryFlow:
+        """Save ``workflow`` into the library (its ``id`` made if it has none) and return its entry.
+
+        Without ``path``: where the flow with that id already is, else a new file in the first
+        folder named after the flow. The workflow object gets its ``id``.
+        """
+        if not getattr(workflow, "id", None):
+            workflow.id = new_id("flow")  # type: ignore[attr-defined]
+        target: Path | None = Path(path) if path is not None else None
+        if target is None:
+            current = next((f for f in self._scan() if f.id == workflow.id and not f.error), None)  # type: ignore[attr-defined]
+            target = current.path if current is not None else self._free_path(_slug(workflow.display_name()))
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            save_workflow(workflow, target)
+        except OSError as err:
+            raise LibraryError(f"The flow could not be saved to {target}: {err.strerror or err}") from None
+        entry = self._read(target)
+        assert entry is not None
+        entry.enabled = entry.id not in set(self._settings().library.disabled)
+        entry.can_pause = workflow_can_pause(workflow, self, base=target, _seen={str(target)})
+        return entry
+
+    def _free_path(self, stem: str) -> Path:
+        folder = self.primary
+        candidate = folder / f"{stem}{FLOW_SUFFIX}"
+        n = 2
+        while candidate.exists():
+            candidate = folder / f"{stem}-{n}{FLOW_SUFFIX}"
+            n += 1
+        return candidate
+
+    def delete(self, flow_id: str) -> None:
+        """Remove a flow's file."""
+        entry = self.get(flow_id)
+        if entry is None:
+            raise LibraryError(f"There is no flow '{flow_id}' in the library.")
+        try:
+            entry.path.unlink()
+        except OSError as err:
+            raise LibraryError(f"{entry.path} could not be removed: {err.strerror or err}") from None
+        self._cache.pop(entry.path, None)
+
+    def set_enabled(self, flow_id: str, enabled: bool) -> None:
+        """Turn a flow on or off (kept in the settings' ``library.disabled``)."""
+        settings = self._settings()
+        disabled = settings.library.disabled
+        if enabled and flow_id in disabled:
+            disabled.remove(flow_id)
+        elif not enabled and flow_id not in disabled:
+            disabled.append(flow_id)
+        else:
+            return
+        self._save_settings(settings)
+
+    def seed_samples(self) -> list[Path]:
+        """Copy the samples not seeded before into the first folder (each once, ever). Returns the new files."""
+        from .model import load_workflow as _load
+        from .resources import sample_paths
+
+        settings = self._settings()
+        seeded = settings.library.seeded
+        todo = [p for p in sample_paths() if p.name not in seeded]
+        if not todo:
+            return []
+        made: list[Path] = []
+        folder = self.primary
+        folder.mkdir(parents=True, exist_ok=True)
+        for sample in todo:
+            seeded.append(sample.name)
+            target = folder / sample.name
+            if target.exists():
+                continue
+            try:
+                wf = _load(sample)
+            except WorkflowLoadError:
+                continue
+            if not getattr(wf, "id", None):
+                wf.id = "sample-" + sample.name[: -len(FLOW_SUFFIX)]  # type: ignore[attr-defined]
+            save_workflow(wf, target)
+            made.append(target)
+        self._save_settings(settings)
+        return made
+
+
+def _fields(entry: LibraryFlow) -> dict[str, Any]:
+    return {k: getattr(entry, k) for k in LibraryFlow.__slots__ if not k.startswith("__")}  # type: ignore[attr-defined]
+
+
+_default: FlowLibrary | None = None
+
+
+def default_library() -> FlowLibrary:
+    """The user's library (made, and the samples seeded, on first use); shared per process."""
+    global _default
+    if _default is None:
+        _default = FlowLibrary()
+    return _default
+
+
+def set_default_library(library: FlowLibrary | None) -> None:
+    """Replace the process's default library (tests; an app that points it elsewhere)."""
+    global _default
+    _default = library

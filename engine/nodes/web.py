@@ -1,0 +1,273 @@
+"""The ``http`` and ``fetch`` node kinds: an API call and a web page as readable text.
+
+Both run through the cores on main (:mod:`engine.http_request`, :mod:`engine.web_fetch`):
+the node's data is resolved (templates, secrets) just before the step, the request is
+sent, and ``http_request`` (``{method, url}``, secrets masked) and ``http_response``
+(``{status, bytes, durationMs}``) are logged on the node. The output (parsed JSON or text)
+is stored with every secret that went into the request masked, so no event, record or
+export holds one.
+
+Data (DESIGN.md "More node kinds"):
+* ``http``: ``method``, ``url``, ``query`` and ``headers`` (``[{key, value}]``), ``bodyType``
+  (``none``, ``json``, ``form``, ``text``), ``body``, ``formData``, ``failOnStatus`` (default
+  true: a 4xx/5xx fails the step; off: the output is ``{status, reason, body}`` for such an
+  answer), ``outputVar``;
+* ``fetch``: ``url``, ``format`` (``markdown``, ``text``, ``html``), ``selector``, ``maxChars``
+  (default 20,000), ``outputVar``.
+Step policies (``timeoutMs``, ``errorMode``, retries) are common to working nodes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from pydantic import Field, field_validator
+
+from .base import NodeData, NodeError, NodeSpec, PolicyData, _Loose
+
+__all__ = ["KeyValueRow", "HttpData", "FetchData", "HttpSpec", "FetchSpec", "send_test_request", "HTTP_METHODS",
+           "resolve_for_step"]
+
+HTTP_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
+
+
+class KeyValueRow(_Loose):
+    """One row of a key/value table (``headers``, ``query``, ``formData``)."""
+
+    key: str = ""
+    value: Any = ""
+
+
+def _rows(value: Any) -> Any:
+    if value is None:
+        return []
+    if isinstance(value, Mapping):  # {key: value} written by hand
+        return [{"key": str(k), "value": v} for k, v in value.items()]
+    return value
+
+
+class HttpData(PolicyData):
+    method: Literal["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"] = "GET"
+    url: str = ""
+    query: list[KeyValueRow] = Field(default_factory=list)
+    headers: list[KeyValueRow] = Field(default_factory=list)
+    bodyType: Literal["none", "json", "form", "text"] = "none"
+    body: Any = Field(default="", json_schema_extra={"multiline": True})
+    formData: list[KeyValueRow] = Field(default_factory=list)
+    failOnStatus: bool = True
+
+    @field_validator("query", "headers", "formData", mode="before")
+    @classmethod
+    def _tables(cls, v: Any) -> Any:
+        return _rows(v)
+
+    @field_validator("method", mode="before")
+    @classmethod
+    def _method(cls, v: Any) -> Any:
+        return str(v or "GET").strip().upper()
+
+    @field_validator("bodyType", mode="before")
+    @classmethod
+    def _body_type(cls, v: Any) -> Any:
+        return str(v or "none").strip().lower()
+
+    @field_validator("url", mode="before")
+    @classmethod
+    def _none_is_empty(cls, v: Any) -> Any:
+        return "" if v is None else v
+
+
+class FetchData(PolicyData):
+    url: str = ""
+    format: Literal["markdown", "text", "html"] = "markdown"
+    selector: str = ""
+    maxChars: int = 20_000
+
+    @field_validator("url", "selector", mode="before")
+    @classmethod
+    def _none_is_empty(cls, v: Any) -> Any:
+        return "" if v is None else v
+
+    @field_validator("format", mode="before")
+    @classmethod
+    def _format(cls, v: Any) -> Any:
+        return str(v or "markdown").strip().lower()
+
+    @field_validator("maxChars", mode="before")
+    @classmethod
+    def _max_chars(cls, v: Any) -> Any:
+        return 20_000 if v in (None, "") else v
+
+
+# --------------------------------------------------------------------------- running
+
+def resolve_for_step(ctx: Any, node: Any, value: Any = None) -> tuple[dict[str, Any], list[str]]:
+    """The node's data with templates resolved, and the secret values that went into it.
+
+    Uses the run's variables and built-ins when the run offers them (``ctx.resolve_data``,
+    from the data-flow work), else resolves against the environment and the keyring only.
+    """
+    resolver = getattr(ctx, "resolve_data", None)
+    if resolver is not None:
+        resolved = resolver(node, value)
+        value = getattr(resolved, "value", resolved)
+        secrets = list(getattr(resolved, "secrets", ()) or ())
+        return dict(value), secrets
+    from ..templates import TemplateScope, resolve_templates_masked
+
+    data = node.data.model_dump(mode="json", exclude_none=True)
+    scope = TemplateScope(variables=dict(getattr(ctx, "variables", None) or {}),
+                          builtins={"PREVIOUS_OUTPUT": value, "input": value})
+    res = resolve_templates_masked(data, scope)
+    return dict(res.value), list(res.secrets)
+
+
+def _emitter(ctx: Any, node_id: str, secrets: list[str]):
+    from ..http_request import mask_text
+
+    def on_event(kind: str, data: dict[str, Any]) -> None:
+        if kind == "http_request":
+            ctx.emit(node_id, kind, mask_text(f"{data.get('method', '')} {data.get('url', '')}", secrets), data)
+        else:
+            ctx.emit(node_id, kind, f"HTTP {data.get('status')} · {data.get('bytes')} bytes · {data.get('durationMs')} ms",
+                     data)
+    return on_event
+
+
+def _masked_output(value: Any, secrets: list[str]) -> Any:
+    if not secrets:
+        return value
+    from ..templates import mask_secrets
+
+    return mask_secrets(value, secrets)
+
+
+async def send_test_request(node: Any, variables: Mapping[str, Any] | None = None, *, timeout: float | None = 30.0,
+                         on_event: Any = None) -> Any:
+    """Run one ``http`` node alone ("Send test request"): its data resolved with ``variables``
+    (and ``env.``/``secrets.``), the request sent, the :class:`~engine.HttpResult` returned
+    with secrets masked in its output and text. ``failOnStatus`` is ignored here (a 404 is a
+    result to show, not a failure). Raises :class:`~engine.WebRequestError` on a refusal."""
+    from ..http_request import HttpRequestSpec, mask_text, send_request
+    from ..templates import TemplateScope, resolve_templates_masked
+
+    data = node.data.model_dump(mode="json", exclude_none=True) if hasattr(node, "data") else dict(node)
+    res = resolve_templates_masked(data, TemplateScope(variables=dict(variables or {})))
+    secrets = list(res.secrets)
+    spec = HttpRequestSpec.from_data({**dict(res.value), "failOnStatus": False})
+    result = await send_request(spec, secrets=secrets, timeout=timeout, on_event=on_event)
+    if secrets:
+        result.output = _masked_output(result.output, secrets)
+        result.text = mask_text(result.text, secrets)
+    return result
+
+
+class HttpSpec(NodeSpec):
+    kind = "http"
+    data_model = HttpData
+    label = "HTTP request"
+    description = "Calls an API over HTTP(S); the JSON or text answer is the output."
+    icon = "http"
+    color = "#d97706"
+    width = 240.0
+    category = "Web"
+    reports_output = False
+    works = True
+
+    def summary(self, data: NodeData) -> list[tuple[str, bool]]:
+        url = getattr(data, "url", "") or "(no URL)"
+        return [(f"{getattr(data, 'method', 'GET')} {url}", False)]
+
+    def new_data(self) -> dict[str, Any]:
+        return {"method": "GET", "url": "", "query": [], "headers": [], "bodyType": "none", "body": "",
+                "formData": [], "failOnStatus": True}
+
+    def check(self, node: Any, checks: Any) -> None:
+        from ..http_request import looks_like_literal_credential
+
+        d = node.data
+        if not d.url.strip():
+            checks.warning("http_no_url", f"{checks.label(node)} has no URL.")
+        elif "{{" not in d.url and "${" not in d.url and not d.url.strip().lower().startswith(("http://", "https://")):
+            checks.error("http_bad_scheme", f"{checks.label(node)}: only http:// and https:// URLs can be requested "
+                                            f"(not '{d.url.strip()[:60]}').")
+        for row in d.headers:
+            if looks_like_literal_credential(row.value, row.key):
+                checks.warning("literal_credential",
+                               f"{checks.label(node)}: the header '{row.key}' looks like a credential typed in; "
+                               "keep it in the keyring and write {{secrets.NAME}} instead.")
+        for row in d.query:
+            if looks_like_literal_credential(row.value, row.key):
+                checks.warning("literal_credential",
+                               f"{checks.label(node)}: the query parameter '{row.key}' looks like a credential typed "
+                               "in; keep it in the keyring and write {{secrets.NAME}} instead.")
+
+    async def execute(self, ctx: Any, node: Any, value: Any) -> tuple[Any, str]:
+        from ..http_request import HttpStatusError, WebRequestError, send_request
+
+        data, secrets = resolve_for_step(ctx, node, value)
+        try:
+            result = await send_request(data, secrets=secrets, on_event=_emitter(ctx, node.id, secrets))
+        except HttpStatusError as err:
+            raise NodeError(f"{self.describe(node)} failed: {err}") from None
+        except WebRequestError as err:
+            raise NodeError(f"{self.describe(node)} failed: {err}") from None
+        output = result.output
+        if result.status >= 400:
+            # failOnStatus off: the step succeeds, and the output says how the server answered.
+            output = {"status": result.status, "reason": result.reason, "body": output}
+        return _masked_output(output, secrets), "output"
+
+    def describe(self, node: Any) -> str:
+        return f"HTTP request '{node.id}'"
+
+
+class FetchSpec(NodeSpec):
+    kind = "fetch"
+    data_model = FetchData
+    label = "Web page"
+    description = "Reads a web page as Markdown or text (scripts, styles and navigation dropped)."
+    icon = "fetch"
+    color = "#0e8a7e"
+    width = 232.0
+    category = "Web"
+    reports_output = False
+    works = True
+
+    def summary(self, data: NodeData) -> list[tuple[str, bool]]:
+        url = getattr(data, "url", "") or "(no URL)"
+        sel = getattr(data, "selector", "")
+        return [(url, False)] + ([(f"selector {sel}", True)] if sel else [])
+
+    def new_data(self) -> dict[str, Any]:
+        return {"url": "", "format": "markdown", "selector": "", "maxChars": 20000}
+
+    def check(self, node: Any, checks: Any) -> None:
+        d = node.data
+        if not d.url.strip():
+            checks.warning("fetch_no_url", f"{checks.label(node)} has no URL.")
+        elif "{{" not in d.url and "${" not in d.url and not d.url.strip().lower().startswith(("http://", "https://")):
+            checks.error("fetch_bad_scheme", f"{checks.label(node)}: only http:// and https:// pages can be fetched "
+                                             f"(not '{d.url.strip()[:60]}').")
+        if d.maxChars < 1:
+            checks.error("fetch_bad_max_chars", f"{checks.label(node)}: maxChars must be at least 1.")
+
+    def describe(self, node: Any) -> str:
+        return f"Web page '{node.id}'"
+
+    async def execute(self, ctx: Any, node: Any, value: Any) -> tuple[Any, str]:
+        from ..http_request import WebRequestError
+        from ..web_fetch import fetch_page
+
+        data, secrets = resolve_for_step(ctx, node, value)
+        try:
+            result = await fetch_page(data, secrets=secrets, on_event=_emitter(ctx, node.id, secrets))
+        except WebRequestError as err:
+            raise NodeError(f"{self.describe(node)} failed: {err}") from None
+        return _masked_output(result.output, secrets), "output"
+
+
+HTTP_SPEC = HttpSpec()
+FETCH_SPEC = FetchSpec()
+SPECS = [HTTP_SPEC, FETCH_SPEC]

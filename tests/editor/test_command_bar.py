@@ -1,0 +1,79 @@
+"""Ctrl+K: the command bar lists trigger matches with their bound arguments, then library flows,
+then "Ask the model…"; Enter runs the chosen flow in its own run window."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import Qt
+
+from engine import FlowLibrary, set_default_library
+from tests.run.conftest import qloop  # noqa: F401  (asyncio on the Qt loop for the run)
+
+
+def _flow(fid: str, name: str, variables: list, triggers: list, prompt: str) -> dict:
+    return {"id": fid, "name": name, "description": f"{name} (test library)", "version": 1, "triggers": triggers,
+            "nodes": [{"id": "start", "type": "start", "x": 80, "y": 120,
+                       "data": {"initialInput": "", "variables": variables}},
+                      {"id": "work", "type": "agent", "x": 400, "y": 120,
+                       "data": {"agentName": name, "userPrompt": prompt, "provider": "echo",
+                                "tools": {"web_search": False, "subagents": False}}}],
+            "connections": [{"source": "start", "target": "work", "sourceHandle": "output", "targetHandle": "input"}]}
+
+
+@pytest.fixture
+def library(tmp_path: Path):
+    folder = tmp_path / "lib"
+    folder.mkdir()
+    flows = [_flow("make-playlist", "Make playlist",
+                   [{"name": "genre", "type": "string", "required": True},
+                    {"name": "quantity", "type": "number", "value": 10}],
+                   ["create (a)? $(genre:wildcard) playlist (with)? $(quantity:number) (songs)?"],
+                   "Make a playlist: {{genre}}, {{quantity}} songs"),
+             _flow("weather", "Weather report", [{"name": "city", "type": "string", "required": True}],
+                   ["(what is the)? weather in $(city:wildcard)"], "Weather in {{city}}")]
+    for f in flows:
+        (folder / f"{f['id']}.flow.json").write_text(json.dumps(f))
+    lib = FlowLibrary([folder], seed=False)
+    set_default_library(lib)
+    yield lib
+    set_default_library(None)
+
+
+def test_command_bar_lists_matches_and_runs_a_flow(window, qtbot, qloop, library):  # noqa: F811
+    window.act_command.trigger()
+    bar = window.command_bar
+    assert bar.isVisible()
+    qtbot.keyClicks(bar.edit, "create a blues playlist with 12 songs")
+    kinds = [k for k, _ in bar.items()]
+    assert kinds[0] == "trigger" and kinds[-1] == "ask"
+    first = bar.items()[0][1]
+    assert "Make playlist" in first and "genre = “blues”" in first and "quantity = 12" in first
+    qtbot.keyClick(bar.edit, Qt.Key.Key_Return)
+    assert not bar.isVisible()
+    assert len(window.command_windows) == 1
+    run_window = window.command_windows[0]
+    console = run_window.console
+    qtbot.waitUntil(lambda: console.status == "completed", timeout=10000)
+    assert run_window.choice.arguments == {"genre": "blues", "quantity": 12}
+    variables = console.workflow.start_node().data.model_dump()["variables"]
+    assert {v["name"]: v.get("value") for v in variables} == {"genre": "blues", "quantity": 12}
+    assert console.final_output() == "Make a playlist: blues, 12 songs"
+    run_window.close()
+    # remembered: the empty box lists the recent command
+    window.act_command.trigger()
+    bar.edit.clear()
+    assert bar.items()[0] == ("recent", "↺ create a blues playlist with 12 songs")
+
+
+def test_command_bar_lists_flows_by_name_and_alt_enter_opens(window, qtbot, library):
+    window.act_command.trigger()
+    bar = window.command_bar
+    qtbot.keyClicks(bar.edit, "weather")
+    kinds = [k for k, _ in bar.items()]
+    assert kinds == ["flow", "ask"]
+    qtbot.keyClick(bar.edit, Qt.Key.Key_Return, Qt.KeyboardModifier.AltModifier)
+    assert window.document.workflow.name == "Weather report"
+    assert window.document.path and window.document.path.endswith("weather.flow.json")
