@@ -50,7 +50,7 @@ class JoinSpec(NodeSpec):
     kind = "join"
     data_model = JoinData
     label = "Join"
-    description = "Waits for every branch leading in, then continues once with all their outputs."
+    description = "Waits for its branches, then goes on once."
     icon = "join"
     color = "#1f8a8a"
     width = 200.0

@@ -54,7 +54,7 @@ class LoopSpec(NodeSpec):
     data_model = LoopData
     reports_output = False  # node_output says which handle (body or done) was followed
     label = "Loop"
-    description = "Repeats its body until the output says a word, at most a number of times."
+    description = "Repeats its body until a word or a limit."
     icon = "loop"
     color = "#b0417a"
     width = 216.0
