@@ -94,6 +94,7 @@ class PromptEdit(QPlainTextEdit):
         self.names_provider: Callable[[], list[tuple[str, str]]] | None = None
         self.completer: QCompleter | None = None
         self._completing: TemplateCompletion | None = None
+        self.validator_warnings: list[str] = []  # its "unknown_reference" messages for the node shown
 
     # ------------------------------------------------------------------ warnings
     def reference_at(self, pos: int) -> TemplateReference | None:
@@ -105,8 +106,12 @@ class PromptEdit(QPlainTextEdit):
         return None
 
     def warning_at(self, pos: int) -> str:
+        """The warning of the unknown reference at ``pos`` (the validator's, when it has said it)."""
         ref = self.reference_at(pos)
-        return unknown_reference_message(ref) if ref is not None and self.highlighter.is_unknown(ref) else ""
+        if ref is None or not self.highlighter.is_unknown(ref):
+            return ""
+        said = [m for m in self.validator_warnings if f"'{ref.raw}'" in m]
+        return said[0] if said else unknown_reference_message(ref)
 
     def event(self, e: QEvent) -> bool:
         if e.type() == QEvent.Type.ToolTip and isinstance(e, QHelpEvent):
@@ -466,6 +471,7 @@ class InspectorPanel(QWidget):
         for edit in self._prompt_edits():
             edit.names_provider = self._names_here
             edit.highlighter.set_known(known)
+        self._show_warnings()
 
     def _build_agent_page(self) -> None:
         form = self._page("agent")
@@ -647,6 +653,16 @@ class InspectorPanel(QWidget):
         form.addRow(self.multi_label)
 
     # ------------------------------------------------------------------ showing
+    def set_issues(self, issues: list[Any]) -> None:
+        """The validator's issues: an unknown reference's tooltip in a prompt field is its warning."""
+        self._issues = [i for i in issues if getattr(i, "code", "") == "unknown_reference"]
+        self._show_warnings()
+
+    def _show_warnings(self) -> None:
+        mine = [i.message for i in getattr(self, "_issues", []) if self.node_id in i.node_ids]
+        for edit in self._prompt_edits():
+            edit.validator_warnings = mine
+
     def show_selection(self, ids: list[str]) -> None:
         if len(ids) == 1:
             self.show_node(ids[0])

@@ -226,6 +226,8 @@ class VariablesTable(QWidget):
                 shown = _value_text(v.get("value"))
                 if value.text() != shown and not value.hasFocus():
                     value.setText(shown)
+                    value.setCursorPosition(0)
+                value.setToolTip(f"Default: {shown}" if shown else "No default value (coerced to the type when a run starts)")
                 kind.setCurrentIndex(max(0, kind.findData(v.get("type") or "string")))
                 req.setChecked(bool(v.get("required")))
                 _show(desc, str(v.get("description") or ""))
@@ -307,6 +309,8 @@ def _show(edit: QLineEdit, text: str) -> None:
     # The model trims names and descriptions: a space just typed at the end is kept on screen.
     if edit.text() != text and not (edit.hasFocus() and edit.text().strip() == text):
         edit.setText(text)
+        if not edit.hasFocus():
+            edit.setCursorPosition(0)  # a long value shows its start, not its tail
 
 
 def _value_text(value: Any) -> str:

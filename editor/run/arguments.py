@@ -128,6 +128,7 @@ class RunArguments(QWidget):
                 field.setChecked(str(start).strip().lower() in ("true", "1", "yes", "on"))
             else:
                 field = QLineEdit(start)
+                field.setCursorPosition(0)  # a long default shows its start
                 field.setPlaceholderText(("required " if required else "") + kind)
                 field.setClearButtonEnabled(True)
             field.setObjectName(f"arg-{name}")

@@ -473,10 +473,11 @@ class RunConsole(QWidget):
             self.run_badges_changed.emit(dict(badges))
 
     def node_errors(self) -> dict[str, str]:
-        """The error of every failed node in the shown run (for the canvas's tooltips)."""
+        """The error of every failed node in the shown run, and of every node its policy skipped
+        after an error (for the canvas's tooltips; a skipped node without one was not reached)."""
         state = self._state()
         return {nid: d.error for nid, d in state.details.items()
-                if d.error and state.states.get(nid) in ("failed", "cancelled")}
+                if d.error and state.states.get(nid) in ("failed", "cancelled", "skipped")}
 
     def replay(self, workflow: Workflow | None, events: Iterable[RunEvent], *, run_id: str | None = None,
                status: str | None = None) -> bool:

@@ -236,8 +236,10 @@ class RunWiringMixin(RunOnMixin):
         if not self._run_on_canvas():
             self.scene.clear_run_states()
         else:
-            states = {k: ("not_reached" if v in ("skipped", "cancelled") else v) for k, v in self._run_states.items()}
-            self.scene.set_run_states(states, self._run_links, self.run_console.node_errors(),
+            errors = self.run_console.node_errors()  # a node skipped after an error shows as skipped
+            states = {k: ("not_reached" if v == "cancelled" or (v == "skipped" and k not in errors) else v)
+                      for k, v in self._run_states.items()}
+            self.scene.set_run_states(states, self._run_links, errors,
                                       self.run_console.run_badges())
         self._update_node_run_details()
 

@@ -34,6 +34,7 @@ class ValidationMixin:
             self._search_backend = self._web_search_available()  # read once, not on every edit
         self.issues = validate(self.document.workflow, web_search_available=self._search_backend)
         self.scene.set_issues(self.issues)
+        self.inspector.set_issues(self.issues)  # prompt fields word unknown references as the validator does
         # What Run will start, so the console's input box shows the Start node's text before a run.
         self.run_console.set_workflow(self.document.workflow, self.document.path)
         self.problems.set_issues(self.issues, self.document.workflow)

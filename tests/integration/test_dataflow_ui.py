@@ -130,7 +130,11 @@ def test_prompt_highlights_unknown_references_and_completes_names(qtbot, window,
     assert fmt["draft_text"][0] == "#79c0ff" and fmt["topic"][0] == "#79c0ff"
     assert fmt["nope"][1] == QTextCharFormat.UnderlineStyle.WaveUnderline
     assert fmt["draft_text"][1] != QTextCharFormat.UnderlineStyle.WaveUnderline
-    assert "nope" in edit.warning_at(text.index("{{nope}}") + 3)
+    window.run_validation()
+    warning = edit.warning_at(text.index("{{nope}}") + 3)
+    # the validator's own warning for this node and field
+    assert warning.startswith("'Review' refers to '{{nope}}' in userPrompt") or "{{nope}}" in warning, warning
+    assert any(i.code == "unknown_reference" and i.message == warning for i in window.issues)
     assert edit.warning_at(text.index("{{topic}}") + 3) == ""
     # draft_text is an output upstream of review, not of draft itself
     window.scene.select_nodes(["draft"])
@@ -286,3 +290,22 @@ def test_the_error_port_is_linked_and_followed(qtbot, window, tmp_path, server):
     assert edge.followed
     prompts = [e.content for e in console.all_events() if e.type == "start_prompt" and e.node_id == "fallback"]
     assert prompts and "the model refused" in prompts[0]
+
+
+def test_a_node_skipped_by_its_policy_is_shown_skipped_and_the_branch_goes_on(qtbot, window, tmp_path, server):
+    _open(window, tmp_path, _flow([{"id": "start", "type": "start", "x": 0, "y": 0, "data": {"initialInput": "hi"}},
+                                   _agent("flaky", 320, 0, errorMode="skip"), _agent("next", 640, 0, "Go on")],
+                                  [("start", "output", "flaky"), ("flaky", "output", "next")]))
+    _use_server(window, server)
+    server.push(error_reply(400, "bad request"), openai_text("went on"))
+    console = window.run_console
+    qtbot.waitUntil(lambda: window.act_run.isEnabled(), timeout=2000)
+    with qtbot.waitSignal(console.run_finished, timeout=10000) as finished:
+        press_run(qtbot, window)
+    assert finished.args == ["completed"]
+    qtbot.waitUntil(lambda: states(window.scene)["next"] == "done", timeout=2000)
+    item = window.scene.node_items["flaky"]
+    assert item.run_state == "skipped"
+    assert "Skipped after an error" in item.toolTip() and "bad request" in item.toolTip()
+    skipped = [e for e in console.visible_entries() if e.type == "step_skipped"]
+    assert [e.label for e in skipped] == ["Skipped"]
