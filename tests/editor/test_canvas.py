@@ -56,7 +56,7 @@ def test_drag_each_node_type_from_palette(window, tmp_path):
     assert doc.workflow.model_dump() == original and len(window.scene.node_items) == 1
     while doc.undo_stack.canRedo():
         doc.undo_stack.redo()
-    assert doc.workflow.model_dump() == edited and len(window.scene.node_items) == 1 + len(PALETTE_KINDS)
+    assert doc.workflow.model_dump() == edited and len(window.scene.node_items) == 1 + len(kinds)
     # A subagent shows only its subagent-target input, at the top.
     sub = window.scene.node_items[doc.workflow.nodes[3].id]
     assert sub.layout.input_pos == QPointF(sub.layout.width / 2, 0)
