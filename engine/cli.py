@@ -33,7 +33,8 @@ from .events import SUBAGENT_CALL_TYPES, format_timestamp
 
 __all__ = ["main", "COMMANDS"]
 
-COMMANDS = ("run", "validate", "resume", "runs", "show", "diff", "repair", "flows", "import", "export", "do")
+COMMANDS = ("run", "validate", "resume", "runs", "show", "diff", "repair", "flows", "import", "export", "do",
+            "worker", "follow", "cancel")
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_PAUSED, EXIT_CANCELLED = 0, 1, 2, 3, 4
 
