@@ -104,16 +104,18 @@ class PalettePanel(QWidget):
         self.list.setSpacing(1)
         self.list.setWordWrap(True)
         self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        # Each entry is two lines tall (label, description; a longer description is cut with an
-        # ellipsis and whole in the tooltip): with a dozen kinds, fully wrapped descriptions made
-        # the list taller than the default layout has room for.
+        # One line per entry, the kind's name (its description in the tooltip and the status
+        # tip): with a dozen kinds, two-line entries made the list taller than the default
+        # layout has room for, and its last entries were cut off.
         self.list.setTextElideMode(Qt.TextElideMode.ElideRight)
-        row = QSize(0, max(28, 2 * self.list.fontMetrics().lineSpacing()) + 2)
+        self.list.setMouseTracking(True)
+        row = QSize(0, max(30, self.list.fontMetrics().lineSpacing() + 8))
         self.list.setMinimumHeight(48)  # it scrolls: a tall list must not keep the run console short
         for entry in palette_entries():
-            item = QListWidgetItem(palette_icon(entry), f"{entry.label}\n{entry.description}")
+            item = QListWidgetItem(palette_icon(entry), entry.label)
             item.setData(Qt.ItemDataRole.UserRole, entry.key)
-            item.setToolTip(entry.description)
+            item.setToolTip(f"<b>{entry.label}</b><br>{entry.description}")
+            item.setStatusTip(f"{entry.label}: {entry.description}")
             item.setSizeHint(row)
             self.list.addItem(item)
         self.list.itemDoubleClicked.connect(lambda it: self.node_requested.emit(it.data(Qt.ItemDataRole.UserRole)))

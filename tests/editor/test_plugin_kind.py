@@ -15,7 +15,7 @@ def test_the_plugin_kind_in_palette_inspector_canvas_and_file(example_plugin, wi
     # Palette: listed with its label and description, after the built-ins.
     palette = window.palette
     item = palette.item_for("template")
-    assert item.text() == "Template\nFills a text template with the previous output."
+    assert item.text() == "Template" and "Fills a text template with the previous output." in item.toolTip()
     assert not item.icon().isNull()
     open_flow(window, write_flow(tmp_path, flow([start()], [])))
     doc = window.document

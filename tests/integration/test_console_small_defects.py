@@ -4,7 +4,6 @@ the approval's input, the one-line failure banner, dialogs in the document's fol
 
 from __future__ import annotations
 
-import pytest
 
 import json
 from pathlib import Path
@@ -133,11 +132,6 @@ def test_save_as_and_exports_open_in_the_documents_folder(qtbot, window, tmp_pat
 def test_the_palette_shows_its_last_entry_in_the_default_layout(qtbot, window):
     window.resize(1400, 860)
     lst = window.palette.list
-    if lst.count() > 7:
-        # Issues 15/16 brought the palette to 11 entries (join, loop, http, fetch, flow, action):
-        # they cannot all fit above the bottom docks' 240 px at 860 px; the list scrolls. How the
-        # palette should present that many kinds (groups, compact rows) is still to be decided.
-        pytest.xfail(f"the palette has {lst.count()} entries; they no longer fit the default layout")
     window._fit_palette()
 
     def last_visible() -> bool:
