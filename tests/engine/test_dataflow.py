@@ -456,3 +456,19 @@ async def test_the_panel_sample_runs_with_echo() -> None:
     assert [e.extra for e in run.events if e.type == "loop_check"] == [{"iteration": 1, "matched": True}]
     assert "Round 1. Revise this draft" in run.records["reviser"].input
     assert run.records["final"].input.startswith("Final announcement:\n\nRound 1.")
+
+
+async def test_the_start_nodes_own_text_resolves_its_templates_but_a_given_input_is_taken_as_it_is():
+    from engine import EchoProvider, Run, parse_workflow
+
+    wf = parse_workflow({"nodes": [
+        {"id": "s", "type": "start", "x": 0, "y": 0,
+         "data": {"initialInput": "Topic: {{topic}}", "variables": [{"name": "topic", "value": "owls"}]}},
+        {"id": "a", "type": "agent", "x": 1, "y": 0, "data": {"agentName": "A", "userPrompt": "", "model": "m"}}],
+        "connections": [{"source": "s", "target": "a", "sourceHandle": "output", "targetHandle": "input"}]})
+    run = Run(wf, EchoProvider(), variables={"topic": "bats"})
+    assert await run.start() == "completed"
+    assert run.outputs["s"] == "Topic: bats"
+    given = Run(wf, EchoProvider(), initial_input="{{topic}} stays")
+    assert await given.start() == "completed"
+    assert given.outputs["s"] == "{{topic}} stays"
