@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 from enum import StrEnum
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any, Iterable
 
 from pydantic import BaseModel
@@ -494,6 +494,15 @@ def _validate(workflow: Workflow, web_search_available: bool | None, library=Non
     return issues
 
 
+@lru_cache(maxsize=4096)
+def _references(text: str) -> tuple[Any, ...]:
+    """The template references in ``text``, by text: node data repeats the same few prompts
+    ("{{PREVIOUS_OUTPUT}}") across thousands of nodes, validated after every edit."""
+    from .templates import find_references
+
+    return tuple(find_references(text))
+
+
 def _data_strings(value: Any) -> Iterable[tuple[tuple[Any, ...], str]]:
     """``(field path, text)`` of every string in node data holding a ``{`` (models walked through
     their ``__dict__``: cheaper than dumping each node's data on every validation)."""
@@ -518,7 +527,7 @@ def _check_data_flow(index: GraphIndex, add) -> None:
     """Data-flow warnings (DESIGN.md, "Data flow", "More node kinds"): a reference to a name that
     is neither a declared variable, an ``outputVar`` nor a built-in; a node other than a join or a
     loop that several branches lead into; a loop body that never returns to its loop."""
-    from .templates import TEMPLATE_BUILTINS, find_references
+    from .templates import TEMPLATE_BUILTINS
 
     W = Severity.WARNING
     nodes = index.nodes
@@ -536,7 +545,7 @@ def _check_data_flow(index: GraphIndex, add) -> None:
             found.append((nid, where, text))
     for nid, where, text in found:
         said: set[str] = set()
-        for ref in find_references(text):
+        for ref in _references(text):
             if ref.name in known or ref.name in said:
                 continue
             said.add(ref.name)
@@ -545,7 +554,17 @@ def _check_data_flow(index: GraphIndex, add) -> None:
                       f"{_label(nodes[nid])} refers to '{ref.raw}' in {field_name}, but nothing is named "
                       f"'{ref.name}' (not a Start variable, an output variable or a built-in); it stays as written."))
     exec_in = index.exec_in
-    out = index.exec_out
+    comps: dict[str, int] | None = None  # the execution cycles' components, made when first needed
+
+    def same_cycle(a: str, b: str) -> bool:
+        """Whether ``b`` is reachable from ``a`` and back: one strongly connected component.
+        (Reachability per fan-in node, walked each time, made validation quadratic.)"""
+        nonlocal comps
+        if comps is None:
+            comps = _cycle_components(index)
+        ca = comps.get(a)
+        return ca is not None and ca == comps.get(b)
+
     for nid, sources in exec_in.items():
         n = nodes.get(nid)
         if n is None or len(set(sources)) < 2:
@@ -554,8 +573,8 @@ def _check_data_flow(index: GraphIndex, add) -> None:
         if spec is None or spec.gathers or n.type == "loop":
             continue
         # links coming back round a cycle through this node are later arrivals, not a fan-in
-        ahead = _reach(out, nid)
-        fan_in = [s for s in dict.fromkeys(sources) if s not in ahead]
+        # (a source linking into this node and reachable from it: the two share a cycle)
+        fan_in = [s for s in dict.fromkeys(sources) if not same_cycle(nid, s)]
         if len(fan_in) >= 2:
             add(Issue("fan_in_without_join", W, (nid, *fan_in),
                       f"{_label(n)} has {len(fan_in)} incoming branches and runs once per arrival; put a Join "
@@ -564,22 +583,67 @@ def _check_data_flow(index: GraphIndex, add) -> None:
         if n.type != "loop":
             continue
         body = [t for h, _raw, t in index.exec_out_handles.get(nid, ()) if h == "body"]
-        if body and not any(nid in _reach(out, t) or t == nid for t in body):
+        if body and not any(t == nid or same_cycle(nid, t) for t in body):
             add(Issue("loop_body_no_return", W, (nid,),
                       f"{_label(n)}: its Body branch never leads back to the loop, so it runs only once."))
 
 
-def _reach(out: dict[str, list[str]], start: str) -> set[str]:
-    """The nodes reachable from ``start`` along execution links (``start`` only if on a cycle)."""
-    seen: set[str] = set()
-    stack = list(out.get(start, ()))
-    while stack:
-        cur = stack.pop()
-        if cur in seen:
+def _cycle_components(index: GraphIndex) -> dict[str, int]:
+    """Node -> the number of its strongly connected component along execution links, for the
+    nodes left after peeling off every node on no path between cycles (Kahn); a node on a
+    cycle shares its number with every node of that cycle. Iterative Tarjan, O(nodes + links)."""
+    out = index.exec_out
+    indegree = dict.fromkeys(index.nodes, 0)
+    for nid in index.nodes:
+        for nxt in out.get(nid, ()):
+            if nxt in indegree:
+                indegree[nxt] += 1
+    ready = [nid for nid, d in indegree.items() if d == 0]
+    while ready:
+        nid = ready.pop()
+        del indegree[nid]
+        for nxt in out.get(nid, ()):
+            if nxt in indegree:
+                indegree[nxt] -= 1
+                if indegree[nxt] == 0:
+                    ready.append(nxt)
+    rest = indegree
+    comp: dict[str, int] = {}
+    number: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    counter = 0
+    for root in rest:
+        if root in number:
             continue
-        seen.add(cur)
-        stack.extend(out.get(cur, ()))
-    return seen
+        number[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        work = [(root, iter(out.get(root, ())))]
+        while work:
+            node, it = work[-1]
+            for nxt in it:
+                if nxt not in rest:
+                    continue
+                if nxt not in number:
+                    number[nxt] = low[nxt] = counter
+                    counter += 1
+                    stack.append(nxt)
+                    work.append((nxt, iter(out.get(nxt, ()))))
+                    break
+                if nxt not in comp and number[nxt] < low[node]:
+                    low[node] = number[nxt]
+            else:
+                work.pop()
+                if work and low[node] < low[work[-1][0]]:
+                    low[work[-1][0]] = low[node]
+                if low[node] == number[node]:
+                    while True:
+                        member = stack.pop()
+                        comp[member] = number[node]
+                        if member == node:
+                            break
+    return comp
 
 
 def _check_subagent_link(source: str, target: str, th: str, src: Node, tgt: Node, index: GraphIndex, i: int, add) -> None:
