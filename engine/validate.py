@@ -21,7 +21,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import cached_property, lru_cache
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 from pydantic import BaseModel
 
@@ -589,87 +589,25 @@ def _check_data_flow(index: GraphIndex, add) -> None:
 
 
 def _cycle_components(index: GraphIndex) -> dict[str, int]:
-    """Node -> the number of its strongly connected component along execution links, for the
-    nodes left after peeling off every node on no path between cycles (Kahn); a node on a
-    cycle shares its number with every node of that cycle. Iterative Tarjan, O(nodes + links)."""
-    out = index.exec_out
-    indegree = dict.fromkeys(index.nodes, 0)
-    for nid in index.nodes:
-        for nxt in out.get(nid, ()):
-            if nxt in indegree:
-                indegree[nxt] += 1
-    ready = [nid for nid, d in indegree.items() if d == 0]
-    while ready:
-        nid = ready.pop()
-        del indegree[nid]
-        for nxt in out.get(nid, ()):
-            if nxt in indegree:
-                indegree[nxt] -= 1
-                if indegree[nxt] == 0:
-                    ready.append(nxt)
-    rest = indegree
+    """Node -> the number of its strongly connected component along execution links (for the
+    nodes :func:`_strong_components` leaves after the acyclic peel); the nodes of one cycle
+    share a number."""
     comp: dict[str, int] = {}
-    number: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    counter = 0
-    for root in rest:
-        if root in number:
-            continue
-        number[root] = low[root] = counter
-        counter += 1
-        stack.append(root)
-        work = [(root, iter(out.get(root, ())))]
-        while work:
-            node, it = work[-1]
-            for nxt in it:
-                if nxt not in rest:
-                    continue
-                if nxt not in number:
-                    number[nxt] = low[nxt] = counter
-                    counter += 1
-                    stack.append(nxt)
-                    work.append((nxt, iter(out.get(nxt, ()))))
-                    break
-                if nxt not in comp and number[nxt] < low[node]:
-                    low[node] = number[nxt]
-            else:
-                work.pop()
-                if work and low[node] < low[work[-1][0]]:
-                    low[work[-1][0]] = low[node]
-                if low[node] == number[node]:
-                    while True:
-                        member = stack.pop()
-                        comp[member] = number[node]
-                        if member == node:
-                            break
+    for i, members in enumerate(_strong_components(index, index.nodes)):
+        for member in members:
+            comp[member] = i
     return comp
 
 
-def _check_subagent_link(source: str, target: str, th: str, src: Node, tgt: Node, index: GraphIndex, i: int, add) -> None:
-    E = Severity.ERROR
-    if not _tool_capable(src) or not _tool_capable(tgt):
-        add(Issue("subagent_not_agent", E, (source, target),
-                  f"A subagent link joins {_label(src)} to {_label(tgt)}; both ends must be agents.", i))
-        return
-    if not _subagents_on(src):
-        add(Issue("subagent_tools_off", E, (source,),
-                  f"{_label(src)} has a subagent link but its subagents tool is off.", i))
-    if th != "input":
-        add(Issue("subagent_target_handle", E, (target,),
-                  f"A subagent link enters {_label(tgt)} at '{th}'; it must end at the input.", i))
-    if source == target:
-        add(Issue("subagent_self_link", E, (source,), f"{_label(src)} is linked as its own subagent.", i))
-
-
-def _check_exec_cycles(index: GraphIndex, reachable: set[str], choice_links: dict[str, list[tuple[str, str]]],
-                       add) -> None:
-    """Warn about execution cycles (reachable from start) that no link leaves."""
+def _strong_components(index: GraphIndex, among: Iterable[str]) -> Iterator[list[str]]:
+    """The strongly connected components of the execution links between the nodes ``among``,
+    once the acyclic part is peeled off; roots are taken in file order, so the components and
+    their members come in the same order whatever the hash seed of the process."""
     out = index.exec_out
     # Peel off the acyclic part first (Kahn): a node no remaining node links to is on no
     # cycle. On the usual acyclic flow this settles everything in one cheap pass.
-    indegree = dict.fromkeys(reachable, 0)
-    for nid in reachable:
+    indegree = dict.fromkeys(among, 0)
+    for nid in list(indegree):
         for nxt in out.get(nid, ()):
             if nxt in indegree:
                 indegree[nxt] += 1
@@ -685,9 +623,7 @@ def _check_exec_cycles(index: GraphIndex, reachable: set[str], choice_links: dic
     if not indegree:
         return
     rest = set(indegree)  # nodes on a cycle or downstream of one
-    # Iterative Tarjan on what is left (networkx would need a copy of the subgraph), with
-    # roots in file order: which node a loop's message starts at follows the visiting
-    # order, so it must not depend on set order (the hash seed of the process).
+    # Iterative Tarjan on what is left (networkx would need a copy of the subgraph).
     # A node whose component is done gets a number above every other, so a link to it never
     # lowers a low link: that stands in for an "on the stack" set.
     finished = len(rest)
@@ -728,8 +664,29 @@ def _check_exec_cycles(index: GraphIndex, reachable: set[str], choice_links: dic
                         comp.append(w)
                         if w == node:
                             break
-                    _maybe_warn_cycle(comp, index, choice_links, add)
+                    yield comp
 
+def _check_subagent_link(source: str, target: str, th: str, src: Node, tgt: Node, index: GraphIndex, i: int, add) -> None:
+    E = Severity.ERROR
+    if not _tool_capable(src) or not _tool_capable(tgt):
+        add(Issue("subagent_not_agent", E, (source, target),
+                  f"A subagent link joins {_label(src)} to {_label(tgt)}; both ends must be agents.", i))
+        return
+    if not _subagents_on(src):
+        add(Issue("subagent_tools_off", E, (source,),
+                  f"{_label(src)} has a subagent link but its subagents tool is off.", i))
+    if th != "input":
+        add(Issue("subagent_target_handle", E, (target,),
+                  f"A subagent link enters {_label(tgt)} at '{th}'; it must end at the input.", i))
+    if source == target:
+        add(Issue("subagent_self_link", E, (source,), f"{_label(src)} is linked as its own subagent.", i))
+
+
+def _check_exec_cycles(index: GraphIndex, reachable: set[str], choice_links: dict[str, list[tuple[str, str]]],
+                       add) -> None:
+    """Warn about execution cycles (reachable from start) that no link leaves."""
+    for comp in _strong_components(index, reachable):
+        _maybe_warn_cycle(comp, index, choice_links, add)
 
 def _maybe_warn_cycle(comp: list[str], index: GraphIndex, choice_links: dict[str, list[tuple[str, str]]],
                       add) -> None:
