@@ -49,13 +49,16 @@ __all__ = ["RunStore", "RunRecorder", "RunInfo", "StoreError", "AlreadyImported"
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 # The recorded node executions' size limit (bytes of output kept); least recently used go first.
 DEFAULT_CACHE_LIMIT = 64 * 1024 * 1024
 # Events per INSERT statement, largest first (7 parameters each; SQLite allows 32,766). A
 # batch is cut into these sizes so that only these few statements are ever prepared (once
 # per connection): preparing a many-row INSERT costs more than running it.
 _INSERT_CHUNKS = (500, 100, 20, 5, 1)
+# Outputs this process knows are stored (their content ids): recording them again writes only
+# the step's link. Only a shortcut: forgotten when it grows past this, or when outputs go.
+_KNOWN_OUTPUTS_MAX = 200_000
 
 
 @lru_cache(maxsize=8)
@@ -152,6 +155,22 @@ MIGRATIONS: list[str] = [
                                  PRIMARY KEY (run_id, node_id)) WITHOUT ROWID;
     CREATE INDEX run_executions_key ON run_executions(key);
     """,
+    # 4 -> 5: outputs stored once by their content (not by execution key: two runs of one
+    # unchanged node may answer differently, and reusing a run must give that run's output);
+    # each run's node points at its output. Least recently used is counted per run (its start,
+    # or when a later run last reused it), so recording a step writes one row, not three.
+    """
+    CREATE TABLE outputs (cid TEXT PRIMARY KEY, output TEXT NOT NULL, handle TEXT, size INTEGER NOT NULL)
+        WITHOUT ROWID;
+    CREATE TABLE run_outputs (run_id TEXT NOT NULL, node_id TEXT NOT NULL, key TEXT NOT NULL, cid TEXT NOT NULL,
+                              n INTEGER NOT NULL, PRIMARY KEY (run_id, node_id)) WITHOUT ROWID;
+    ALTER TABLE runs ADD COLUMN reused_at REAL;
+    INSERT INTO outputs SELECT key, output, handle, size FROM executions;
+    INSERT INTO run_outputs SELECT re.run_id, re.node_id, re.key, re.key, CAST(e.used_at * 1000000 AS INTEGER)
+        FROM run_executions re JOIN executions e ON e.key = re.key;
+    DROP TABLE run_executions;
+    DROP TABLE executions
+    """,
 ]
 assert len(MIGRATIONS) == SCHEMA_VERSION
 
@@ -239,6 +258,8 @@ class RunStore:
             raise StoreError(f"The run history folder {self.path.parent} cannot be created: {err.strerror or err}") from None
         _retry_while_busy(self._migrate, self.timeout, StoreError)
         self.cache_limit = configured_cache_limit()
+        self._cache_bytes: int | None = None  # the recorded outputs' size, once summed
+        self._known_outputs: set[str] = set()
         self.writer = _Writer(self)  # its thread starts with the first recorder
 
     # ------------------------------------------------------------------ connection
@@ -487,7 +508,9 @@ class RunStore:
         with self._transaction() as conn:
             row = conn.execute("SELECT workflow_hash FROM runs WHERE id = ?", (run_id,)).fetchone()
             conn.execute("DELETE FROM events WHERE run_id = ?", (run_id,))
-            conn.execute("DELETE FROM run_executions WHERE run_id = ?", (run_id,))
+            cids = [r[0] for r in conn.execute("SELECT cid FROM run_outputs WHERE run_id = ?", (run_id,))]
+            conn.execute("DELETE FROM run_outputs WHERE run_id = ?", (run_id,))
+            self._drop_orphans(conn, cids)
             conn.execute("DELETE FROM runs WHERE id = ?", (run_id,))
             if row and row[0]:  # the workflow goes with its last run
                 conn.execute("DELETE FROM workflows WHERE hash = ? AND NOT EXISTS "
@@ -519,15 +542,22 @@ class RunStore:
             if run_fields:
                 cols = ", ".join(f"{k} = ?" for k in run_fields)
                 conn.execute(f"UPDATE runs SET {cols} WHERE id = ?", (*run_fields.values(), run_id))
-            if executions:
-                self._put_executions(conn, run_id, executions)
+            stored = self._put_executions(conn, run_id, executions) if executions else None
+        if stored:  # committed: a later step with the same output writes only its link
+            known = self._known_outputs
+            if len(known) > _KNOWN_OUTPUTS_MAX:
+                known.clear()
+            known.update(stored)
 
     # ------------------------------------------------------------------ recorded executions
 
-    def _put_executions(self, conn: sqlite3.Connection, run_id: str, executions: list[tuple[str, str, Any, Any]]) -> None:
-        now = time.time()
-        rows, links = [], []
-        for node_id, key, output, handle in executions:
+    def _put_executions(self, conn: sqlite3.Connection, run_id: str,
+                        executions: list[tuple[str, str, Any, Any]]) -> list[str]:
+        """Record steps' outputs: one ``run_outputs`` row per step; an output's text once (by content)."""
+        known = self._known_outputs
+        base = int(time.time() * 1_000_000)
+        rows, links, added = [], [], 0
+        for i, (node_id, key, output, handle) in enumerate(executions):
             # A text output is kept as it is ("s" + text), anything else as JSON ("j" + JSON).
             if output.__class__ is str:
                 text = "s" + output
@@ -542,34 +572,65 @@ class RunStore:
                 except UnicodeEncodeError:  # a lone surrogate: kept as its JSON escape
                     text = "j" + json.dumps(output)
             h = handle if handle is None or isinstance(handle, str) else json.dumps(list(handle))
-            rows.append((key, text, h, len(text), now))
-            links.append((run_id, node_id, key))
-        conn.executemany("INSERT INTO executions (key, output, handle, size, used_at) VALUES (?,?,?,?,?) "
-                         "ON CONFLICT(key) DO UPDATE SET used_at = excluded.used_at", rows)
-        conn.executemany("INSERT OR REPLACE INTO run_executions VALUES (?,?,?)", links)
-        self._evict(conn, sum(r[3] for r in rows))
+            digest = hashlib.blake2b(text.encode(), digest_size=16)
+            digest.update(b"\0" + (h or "").encode("utf-8", "backslashreplace"))
+            cid = digest.hexdigest()
+            if cid not in known:
+                rows.append((cid, text, h, len(text)))
+                added += len(text)
+            links.append((run_id, node_id, key, cid, base + i))
+        if rows:
+            conn.executemany("INSERT OR IGNORE INTO outputs (cid, output, handle, size) VALUES (?,?,?,?)", rows)
+        conn.executemany("INSERT OR REPLACE INTO run_outputs VALUES (?,?,?,?,?)", links)
+        self._evict(conn, added)
+        return [r[0] for r in rows]  # known once the caller's transaction commits (see append_events)
+
+    def _drop_orphans(self, conn: sqlite3.Connection, cids: Iterable[str]) -> None:
+        """Forget outputs among ``cids`` that no run points at any more."""
+        doomed = [(c,) for c in set(cids)]
+        if not doomed:
+            return
+        conn.executemany("DELETE FROM outputs WHERE cid = ? AND NOT EXISTS "
+                         "(SELECT 1 FROM run_outputs WHERE cid = outputs.cid)", doomed)
+        self._known_outputs.difference_update(c for (c,) in doomed)
+        self._cache_bytes = None
 
     def _evict(self, conn: sqlite3.Connection, added: int | None = None) -> None:
         # The cache's size is summed once, then counted up by what is added (an upper bound:
-        # an execution recorded again adds nothing), and summed again only once it may be over.
-        known = getattr(self, "_cache_bytes", None)
+        # an output stored already adds nothing), and summed again only once it may be over.
+        known = self._cache_bytes
         if added is not None and known is not None and known + added <= self.cache_limit:
             self._cache_bytes = known + added
             return
-        total = conn.execute("SELECT coalesce(sum(size), 0) FROM executions").fetchone()[0]
+        total = conn.execute("SELECT coalesce(sum(size), 0) FROM outputs").fetchone()[0]
         self._cache_bytes = total
         if total <= self.cache_limit:
             return
-        over = total - self.cache_limit
-        doomed, freed = [], 0
-        for key, size in conn.execute("SELECT key, size FROM executions ORDER BY used_at, key"):
-            doomed.append((key,))
-            freed += size
-            if freed >= over:
-                break
-        conn.executemany("DELETE FROM executions WHERE key = ?", doomed)
-        conn.executemany("DELETE FROM run_executions WHERE key = ?", doomed)
-        self._cache_bytes = total - freed
+        # Least recently used first: runs by their start or last reuse, a run's steps in order.
+        # An output goes once no remaining step points at it.
+        sizes = dict(conn.execute("SELECT cid, size FROM outputs"))
+        refs: dict[str, int] = {}
+        for (cid,) in conn.execute("SELECT cid FROM run_outputs"):
+            refs[cid] = refs.get(cid, 0) + 1
+        doomed_outputs = [cid for cid in sizes if cid not in refs]
+        for cid in doomed_outputs:
+            total -= sizes[cid]
+        doomed_links = []
+        if total > self.cache_limit:
+            for run_id, node_id, cid in conn.execute(
+                    "SELECT ro.run_id, ro.node_id, ro.cid FROM run_outputs ro LEFT JOIN runs r ON r.id = ro.run_id "
+                    "ORDER BY coalesce(r.reused_at, r.started_at, 0), ro.run_id, ro.n"):
+                doomed_links.append((run_id, node_id))
+                refs[cid] -= 1
+                if refs[cid] == 0 and cid in sizes:
+                    doomed_outputs.append(cid)
+                    total -= sizes[cid]
+                    if total <= self.cache_limit:
+                        break
+        conn.executemany("DELETE FROM run_outputs WHERE run_id = ? AND node_id = ?", doomed_links)
+        conn.executemany("DELETE FROM outputs WHERE cid = ?", [(c,) for c in doomed_outputs])
+        self._known_outputs.difference_update(doomed_outputs)
+        self._cache_bytes = total
 
     def usage_by_node(self, run_ids: Iterable[str]) -> dict[str, dict[str, tuple[int, int]]]:
         """Tokens each run's nodes reported: ``{run id: {node id: (prompt, completion)}}`` (one query)."""
@@ -590,8 +651,8 @@ class RunStore:
         """The executions recorded in run ``run_id`` still in the cache: node id -> RecordedExecution."""
         from .rerun import RecordedExecution
 
-        rows = self._exec("SELECT re.node_id, e.key, e.output, e.handle FROM run_executions re "
-                          "JOIN executions e ON e.key = re.key WHERE re.run_id = ?", (run_id,)).fetchall()
+        rows = self._exec("SELECT ro.node_id, ro.key, o.output, o.handle FROM run_outputs ro "
+                          "JOIN outputs o ON o.cid = ro.cid WHERE ro.run_id = ?", (run_id,)).fetchall()
         out = {}
         for node_id, key, output, handle in rows:
             if handle and handle.startswith("["):
@@ -599,13 +660,12 @@ class RunStore:
             out[node_id] = RecordedExecution(key, output[1:] if output[:1] == "s" else json.loads(output[1:]), handle,
                                              run_id)
         if out:  # reused: kept longest
-            self._exec(f"UPDATE executions SET used_at = ? WHERE key IN (SELECT key FROM run_executions "
-                       "WHERE run_id = ?)", (time.time(), run_id))
+            self._exec("UPDATE runs SET reused_at = ? WHERE id = ?", (time.time(), run_id))
         return out
 
     def cache_stats(self) -> dict[str, int]:
         """The recorded executions: ``{"entries", "bytes", "limit"}``."""
-        n, size = self._exec("SELECT count(*), coalesce(sum(size), 0) FROM executions").fetchone()
+        n, size = self._exec("SELECT count(*), coalesce(sum(size), 0) FROM outputs").fetchone()
         return {"entries": n, "bytes": size, "limit": self.cache_limit}
 
     def set_cache_limit(self, limit: int) -> None:
@@ -617,10 +677,11 @@ class RunStore:
     def clear_cache(self) -> int:
         """Forget every recorded execution (runs and their logs stay); returns how many went."""
         with self._transaction() as conn:
-            n = conn.execute("SELECT count(*) FROM executions").fetchone()[0]
-            conn.execute("DELETE FROM executions")
-            conn.execute("DELETE FROM run_executions")
+            n = conn.execute("SELECT count(*) FROM outputs").fetchone()[0]
+            conn.execute("DELETE FROM outputs")
+            conn.execute("DELETE FROM run_outputs")
             self._cache_bytes = 0
+            self._known_outputs.clear()
         return n
 
     def last_run_of(self, *, workflow_path: str | None = None, workflow_name: str | None = None) -> str | None:
