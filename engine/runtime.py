@@ -385,7 +385,9 @@ class Run:
 
     def record_executions(self, callback: Callable[[str, str, Any, Any], None]) -> None:
         """Call ``callback(node_id, key, output, handle)`` for each step that ends with an output
-        (a reused one included); the run store's recorder keeps them for later runs from a node."""
+        (a reused one included); the run store's recorder keeps them for later runs from a node.
+        ``key`` is the step's part of its execution key (``engine.rerun``: ``i`` + a digest); the
+        store makes the full key again from the run's workflow when a later run reuses it."""
         self._step_hook.recorders.append(callback)
         self._hook = self._step_hook
 

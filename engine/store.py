@@ -649,12 +649,25 @@ class RunStore:
 
     def recorded_executions(self, run_id: str) -> dict[str, Any]:
         """The executions recorded in run ``run_id`` still in the cache: node id -> RecordedExecution."""
-        from .rerun import RecordedExecution
+        from .rerun import STEP_DIGEST_MARK, RecordedExecution, stored_key
 
         rows = self._exec("SELECT ro.node_id, ro.key, o.output, o.handle FROM run_outputs ro "
                           "JOIN outputs o ON o.cid = ro.cid WHERE ro.run_id = ?", (run_id,)).fetchall()
+        nodes: dict[str, Any] = {}
+        if any(key.startswith(STEP_DIGEST_MARK) for _n, key, _o, _h in rows):
+            # The nodes' part of each key, from the workflow as that run had it (see engine.rerun).
+            try:
+                nodes = {n.id: n for n in self.workflow_of(run_id).nodes}
+            except (StoreError, ValueError) as err:  # its workflow unreadable: nothing to reuse
+                log.warning("run %s: its recorded outputs cannot be reused: %s", run_id, err)
+                return {}
         out = {}
         for node_id, key, output, handle in rows:
+            if key.startswith(STEP_DIGEST_MARK):
+                node = nodes.get(node_id)
+                if node is None:
+                    continue
+                key = stored_key(node, key)
             if handle and handle.startswith("["):
                 handle = tuple(json.loads(handle))
             out[node_id] = RecordedExecution(key, output[1:] if output[:1] == "s" else json.loads(output[1:]), handle,

@@ -377,7 +377,9 @@ def test_reusing_a_run_gives_that_runs_own_outputs_when_an_unchanged_node_answer
     assert store.cache_stats()["entries"] == 1 + 3 + 3 + 1
 
 
-def test_outputs_recorded_by_schema_4_stay_reusable(tmp_path) -> None:
+def test_outputs_recorded_by_schema_4_are_kept_with_their_keys(tmp_path) -> None:
+    """Migrated recordings keep their full keys (the key is made in two parts since; an old key
+    matches no new step, so the first run from a node after the upgrade runs its upstream once)."""
     import sqlite3
 
     from engine.store import MIGRATIONS
