@@ -105,12 +105,17 @@ def combine_key(node_digest: str, step_digest: str) -> str:
 STEP_DIGEST_MARK = "i"
 
 
-def stored_key(node: Any, stored: str) -> str:
-    """The full key of a recorded step of ``node`` (the node as it was in the run that recorded
-    it) from what the store kept: ``i`` + the step's part, or a full key (recordings of older
-    versions, compared as they are)."""
+def node_digest(node: Any) -> str:
+    """The node's part of its execution keys (its kind and data)."""
+    return _node_digest(node.type, _data_json(node))
+
+
+def stored_key(node_part: str, stored: str) -> str:
+    """The full key of a recorded step from what the store kept (``i`` + the step's part) and
+    the node's part (:func:`node_digest` of the node as the recording run had it); a stored
+    full key (recordings of older versions) is returned as it is."""
     if stored.startswith(STEP_DIGEST_MARK):
-        return combine_key(_node_digest(node.type, _data_json(node)), stored[len(STEP_DIGEST_MARK):])
+        return combine_key(node_part, stored[len(STEP_DIGEST_MARK):])
     return stored
 
 
@@ -190,7 +195,7 @@ class StepHook:
         """:func:`execution_key` of this step; the node's part is made once per run."""
         part = self._node_part.get(node.id)
         if part is None:
-            part = self._node_part[node.id] = _node_digest(node.type, _data_json(node))
+            part = self._node_part[node.id] = node_digest(node)
         return combine_key(part, step or self.step_digest(value))
 
     def before(self, spec: Any, node: Any, value: Any) -> tuple[Any, Any] | None:
