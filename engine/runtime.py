@@ -41,7 +41,7 @@ from .llm.base import AgentInvocation, LLMError, LLMProvider, SubagentSpec
 from .model import Node, Workflow, dumps_workflow, parse_workflow
 from .nodes import SPECS, NodeError, NodeOutcome, PauseRequest, RunContext, spec_for
 from .nodes.agent import MAX_SUBAGENT_DEPTH, ProviderCall, _usage_json  # noqa: F401  (_usage_json: kept importable)
-from .rerun import StepHook, reuse_map
+from .rerun import PINNED_FIELD, StepHook, reuse_map
 from .nodes.base import (BRANCH, DEFAULT_MAX_RETRIES, DEFAULT_RETRY_DELAY_MS, ERROR_HANDLE, BranchFrame, as_text,
                          fill_prompt)
 from .nodes.loop import DEFAULT_MAX_ITERATIONS, until_matches
@@ -307,22 +307,42 @@ class Run:
             self._resolve = provider  # type: ignore[assignment]
 
         # Indexes built once: the run's cost per step does not grow with the graph.
-        self._nodes: dict[str, Node] = {}
+        nodes: dict[str, Node] = {}
+        pinned = False
         for n in workflow.nodes:
-            self._nodes.setdefault(n.id, n)
-        out: dict[str, list[tuple[str, str]]] = {}
+            if n.id not in nodes:
+                nodes[n.id] = n
+            if not pinned:
+                extra = getattr(n.data, "__pydantic_extra__", None)
+                pinned = bool(extra) and extra.get(PINNED_FIELD) is not None  # type: ignore[union-attr]
+        self._nodes = nodes
+        # Exact tuples of strings: the cyclic GC untracks them, so a big graph's adjacency does
+        # not make every collection during the run slower (lists would stay tracked). A node
+        # with one link out (most) gets its tuple at once; lists only for several.
+        out: dict[str, Any] = {}
+        several: list[str] = []
         children: dict[str, list[str]] = {}
         for c in workflow.connections:
-            if c.sourceHandle == "subagent":
+            handle = c.sourceHandle
+            if handle == "subagent":
                 children.setdefault(c.source, []).append(c.target)
                 continue
-            handle = c.sourceHandle or "output"
-            if handle == "true":
+            if not handle:
+                handle = "output"
+            elif handle == "true":
                 handle = "condition-0"
-            out.setdefault(c.source, []).append((handle, c.target))
-        # Exact tuples of strings: the cyclic GC untracks them, so a big graph's adjacency does
-        # not make every collection during the run slower (lists would stay tracked).
-        self._out: dict[str, tuple[tuple[str, str], ...]] = {k: tuple(v) for k, v in out.items()}
+            source = c.source
+            edges = out.get(source)
+            if edges is None:
+                out[source] = ((handle, c.target),)
+            elif edges.__class__ is tuple:
+                out[source] = [*edges, (handle, c.target)]
+                several.append(source)
+            else:
+                edges.append((handle, c.target))
+        for source in several:
+            out[source] = tuple(out[source])
+        self._out: dict[str, tuple[tuple[str, str], ...]] = out
         self._sub_children = children
         self._spec_cache: dict[str, list[SubagentSpec]] = {}
         # Joins and loops: arrivals gathered per join (link index -> value) with the last
@@ -379,8 +399,10 @@ class Run:
         if start_at is not None and start_at not in self._nodes:
             raise ValueError(f"there is no node '{start_at}' to run from")
         reuse, self.reused_from = reuse_map(reuse_from, store)
-        self._step_hook = StepHook(self, reuse=reuse, start_at=start_at)
-        if self._step_hook.active or start_at is not None:
+        # Made only when a step may be pinned, reused or recorded: a plain run does not scan for it.
+        self._step_hook: StepHook | None = None
+        if pinned or reuse or start_at is not None:
+            self._step_hook = StepHook(self, reuse=reuse, start_at=start_at)
             self._hook = self._step_hook
 
     def record_executions(self, callback: Callable[[str, str, Any, Any], None]) -> None:
@@ -388,6 +410,8 @@ class Run:
         (a reused one included); the run store's recorder keeps them for later runs from a node.
         ``key`` is the step's part of its execution key (``engine.rerun``: ``i`` + a digest); the
         store makes the full key again from the run's workflow when a later run reuses it."""
+        if self._step_hook is None:
+            self._step_hook = StepHook(self)
         self._step_hook.recorders.append(callback)
         self._hook = self._step_hook
 
