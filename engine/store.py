@@ -359,6 +359,21 @@ class RunStore:
                 raise self._error(exc) from None
             raise
 
+    def _leave_checkpoints_to_writer(self) -> None:
+        """This thread's connection commits recorded batches without copying the WAL into the
+        database inside the commit (SQLite's automatic checkpoint: a copy and an fsync every
+        ~1,000 pages, on whichever commit crosses it). The writer thread checkpoints on a quiet
+        tick instead (see ``_Writer``); the last connection to close checkpoints too."""
+        local = self._local
+        if getattr(local, "manual_checkpoints", None) is getattr(local, "conn", None) is not None:
+            return
+        conn = self._connect()
+        try:
+            conn.execute("PRAGMA wal_autocheckpoint=0")
+        except sqlite3.Error:
+            return
+        local.manual_checkpoints = conn
+
     def _exec(self, sql: str, params: Iterable[Any] = ()) -> sqlite3.Cursor:
         try:
             return self._connect().execute(sql, tuple(params))
@@ -1009,11 +1024,20 @@ class RunRecorder:
                 # still runs (start() has not returned): a kill from now on leaves it resumable.
                 fields["snapshot"] = self._checkpoint_json()
         self._items.append((fields, None))
-        # Commit a pause or an end at once. A start (the run's row) or a resume goes with the
-        # writer's next tick, within COMMIT_INTERVAL: a run that ends sooner is written once,
-        # at its end, by the caller, and the writer thread does not wake to compete with the
-        # run's own thread for the interpreter while it runs.
+        # Commit a pause or an end at once: the writer is woken when the event loop next turns,
+        # unless the caller has committed it by then (``settled()`` right after ``start()``
+        # returns, as the CLI and the window do). A start (the run's row) or a resume goes with
+        # the writer's next tick, within COMMIT_INTERVAL: a run that ends sooner is written
+        # once, by its caller, and the writer thread does not wake to compete with the run's
+        # own thread for the interpreter.
         if ev.content != RunStatus.RUNNING:
+            try:
+                asyncio.get_running_loop().call_soon(self._wake_if_waiting)
+            except RuntimeError:  # not on an event loop (a test driving the run by hand)
+                self._wake.set()
+
+    def _wake_if_waiting(self) -> None:
+        if self._items and not self._closed.is_set():
             self._wake.set()
 
     def _checkpoint_json(self) -> str | None:
@@ -1151,6 +1175,7 @@ class RunRecorder:
                 self._create_row = new_run  # kept for a retry when the database is busy
             executions = self._executions
             if pending or fields or new_run or executions:
+                self.store._leave_checkpoints_to_writer()
                 if self.lost and fields.get("status") and not fields.get("error"):
                     fields["error"] = self._lost_note()
                 try:
