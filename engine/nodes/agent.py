@@ -83,15 +83,21 @@ def _one_line(text: str) -> str:
 class ProviderCall:
     """The ProviderContext handed to a provider for one agent call (a step or a subagent call)."""
 
-    __slots__ = ("run", "node_id", "depth", "call_id", "_buf", "_last_flush")
+    __slots__ = ("run", "node_id", "depth", "call_id", "_buf", "_last_flush", "secrets", "_held")
 
-    def __init__(self, run: Any, node_id: str, depth: int, call_id: str | None) -> None:
+    def __init__(self, run: Any, node_id: str, depth: int, call_id: str | None,
+                 secrets: frozenset[str] = frozenset()) -> None:
         self.run = run
         self.node_id = node_id
         self.depth = depth
         self.call_id = call_id
         self._buf: list[str] | None = None  # made on the first delta: most steps of a run stream nothing
         self._last_flush = 0.0  # the first streamed text is shown at once
+        # Secrets the prompt held: a streamed answer that echoes one shows •••• in its place. The
+        # end of what has streamed is held back while it could be the start of a secret that
+        # the next piece completes.
+        self.secrets = secrets
+        self._held = ""
 
     def delta(self, text: str) -> None:
         if self.depth or not text:
@@ -101,14 +107,35 @@ class ProviderCall:
         self._buf.append(text)
         now = time.monotonic()
         if now - self._last_flush >= self.run.delta_interval:
-            self.flush()
+            self.flush(final=False)
 
-    def flush(self) -> None:
-        if self._buf:
-            text = "".join(self._buf)
-            self._buf.clear()
+    def flush(self, final: bool = True) -> None:
+        if self._buf or (final and self._held):
+            text = "".join(self._buf or ())
+            if self._buf:
+                self._buf.clear()
             self._last_flush = time.monotonic()
+            if self.secrets:
+                text = self._masked(self._held + text, final)
+                if not text:
+                    return
             self.run._emit(self.node_id, _LLM_DELTA, text)
+
+    def _masked(self, text: str, final: bool) -> str:
+        """``text`` with its secrets masked; unless ``final``, less an end that may be the start
+        of a secret (kept for the next piece)."""
+        from ..templates import mask_secrets
+
+        text = mask_secrets(text, self.secrets)  # whole secrets first: what is held is a part of one
+        cut = len(text)
+        if not final:
+            for secret in self.secrets:  # the longest end of text that begins some secret
+                for size in range(min(len(secret) - 1, len(text)), 0, -1):
+                    if secret.startswith(text[-size:]):
+                        cut = min(cut, len(text) - size)
+                        break
+        self._held = text[cut:]
+        return text[:cut]
 
     async def call_subagent(self, child: SubagentSpec, argument: str) -> str:
         return await self.run._call_subagent(self, child, argument)
@@ -296,7 +323,7 @@ class AgentSpec(NodeSpec):
         records = run._records
         records[node_id] = (shown, None, started, None, None, None)
         emit(node_id, _START_PROMPT, shown, None, started)
-        call = ProviderCall(run, node_id, 0, None)
+        call = ProviderCall(run, node_id, 0, None, secrets)
         try:
             result = await run._resolve(inv).complete(inv, call)
             if not isinstance(result, LLMResult):
