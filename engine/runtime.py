@@ -40,12 +40,12 @@ from .events import _encode as _encode_extra
 from .llm.base import AgentInvocation, LLMError, LLMProvider, SubagentSpec
 from .model import Node, Workflow, dumps_workflow, parse_workflow
 from .nodes import SPECS, NodeError, NodeOutcome, PauseRequest, RunContext, spec_for
-from .nodes.agent import MAX_SUBAGENT_DEPTH, ProviderCall, _usage_json  # noqa: F401  (_usage_json: kept importable)
+from .nodes.agent import MAX_SUBAGENT_DEPTH, ProviderCall, _usage_json, resolved_prompt, templated  # noqa: F401  (_usage_json: kept importable)
 from .rerun import PINNED_FIELD, StepHook, reuse_map
 from .nodes.base import (BRANCH, DEFAULT_MAX_RETRIES, DEFAULT_RETRY_DELAY_MS, ERROR_HANDLE, BranchFrame, as_text,
                          fill_prompt)
 from .nodes.loop import DEFAULT_MAX_ITERATIONS, until_matches
-from .templates import TemplateScope
+from .templates import TemplateScope, mask_secrets
 from .variables import VariableError, run_variables  # noqa: F401  (VariableError: raised by Run())
 from .validate import errors_only, validate
 
@@ -1149,11 +1149,17 @@ class Run:
             message = f"subagents nested deeper than {MAX_SUBAGENT_DEPTH} levels"
             log(EventType.SUBAGENT_CALL_ERROR, message)
             raise LLMError(message)
-        content = fill_prompt(child.user_prompt, argument)
-        inv = AgentInvocation(node_id=child.node_id, name=child.name, system_prompt=child.system_prompt,
-                              user_content=content, model=child.model, reasoning_effort=child.reasoning_effort,
+        name, system, model, effort = child.name, child.system_prompt, child.model, child.reasoning_effort
+        secrets: frozenset[str] = frozenset()
+        node = self._nodes.get(child.node_id)
+        if node is not None and templated(node.data):  # its data's templates, with the call's input as input
+            content, _shown, name, system, model, effort, secrets = resolved_prompt(self._ctx, node, argument)
+        else:
+            content = fill_prompt(child.user_prompt, argument)
+        inv = AgentInvocation(node_id=child.node_id, name=name, system_prompt=system,
+                              user_content=content, model=model, reasoning_effort=effort,
                               tools=child.tools, subagents=child.children, provider=child.provider, depth=depth)
-        ctx = ProviderCall(self, child.node_id, depth, call_id)
+        ctx = ProviderCall(self, child.node_id, depth, call_id, secrets)
         try:
             provider = self._resolve(inv)
             result = await provider.complete(inv, ctx)
@@ -1167,8 +1173,9 @@ class Run:
             message = f"Unexpected error from the model provider: {err!r}"
             log(EventType.SUBAGENT_CALL_ERROR, message)
             raise LLMError(message) from err
-        log(EventType.SUBAGENT_CALL_END, result.text)
-        return result.text
+        text = mask_secrets(result.text, secrets) if secrets else result.text  # an echoed secret is never shown
+        log(EventType.SUBAGENT_CALL_END, text)
+        return text
 
     # ------------------------------------------------------------------ snapshot
     @property

@@ -72,6 +72,29 @@ def _templated_prompt(text: str) -> bool:
     return any(ref.raw != "{{PREVIOUS_OUTPUT}}" for ref in find_references(text))
 
 
+def templated(data: Any) -> bool:
+    """Whether an agent's prompt, name or model holds a template reference (other than the
+    legacy ``{{PREVIOUS_OUTPUT}}`` in the user prompt, which :func:`fill_prompt` fills)."""
+    user_prompt = data.userPrompt
+    return bool(("{" in user_prompt and _templated_prompt(user_prompt)) or "{" in data.systemPrompt
+                or "{" in data.agentName or "{" in data.model)
+
+
+def resolved_prompt(ctx: Any, node: Any, value: str) -> tuple[str, str, str, str, str, str, frozenset[str]]:
+    """An agent's call with every string of its data resolved (DESIGN.md, "Data flow"):
+    ``(content sent, content shown, name, system prompt, model, effort, secrets used)``. What is
+    sent holds the secrets; what is shown and recorded reads •••• in their place."""
+    resolved = ctx.resolve_data(node, value)
+    real, masked = resolved.value, resolved.masked
+    user_prompt = real.get("userPrompt", "")
+    blank = not user_prompt or (isinstance(user_prompt, str) and user_prompt.isspace())
+    content = value if blank else as_text(user_prompt)
+    shown = value if blank else as_text(masked.get("userPrompt", ""))
+    return (content, shown, as_text(real.get("agentName")) or "Agent",
+            as_text(real.get("systemPrompt")) or DEFAULT_SYSTEM_PROMPT, as_text(real.get("model")),
+            as_text(real.get("reasoningEffort")) or DEFAULT_REASONING_EFFORT, resolved.secrets)
+
+
 def _is_decision(value: Any) -> bool:
     return isinstance(value, dict) and "decision" in value
 
@@ -294,20 +317,8 @@ class AgentSpec(NodeSpec):
                 value = run.last_text_output
             value = value if isinstance(value, str) else as_text(value)
         secrets: frozenset[str] = frozenset()
-        if ("{" in user_prompt and _templated_prompt(user_prompt)) or "{" in d.systemPrompt or "{" in name \
-                or "{" in d.model:
-            # Every string of the data resolved (DESIGN.md, "Data flow"); what is sent holds the
-            # secrets, what is shown and recorded reads •••• in their place.
-            resolved = ctx.resolve_data(node, value)
-            real, masked, secrets = resolved.value, resolved.masked, resolved.secrets
-            user_prompt = real.get("userPrompt", "")
-            blank = not user_prompt or (isinstance(user_prompt, str) and user_prompt.isspace())
-            content = value if blank else as_text(user_prompt)
-            shown = value if blank else as_text(masked.get("userPrompt", ""))
-            name = as_text(real.get("agentName")) or "Agent"
-            system = as_text(real.get("systemPrompt")) or DEFAULT_SYSTEM_PROMPT
-            model = as_text(real.get("model"))
-            effort = as_text(real.get("reasoningEffort")) or DEFAULT_REASONING_EFFORT
+        if templated(d):
+            content, shown, name, system, model, effort, secrets = resolved_prompt(ctx, node, value)
         else:
             content = shown = fill_prompt(user_prompt, value) if user_prompt else value
             system, model, effort = d.systemPrompt or DEFAULT_SYSTEM_PROMPT, d.model, d.reasoningEffort or DEFAULT_REASONING_EFFORT

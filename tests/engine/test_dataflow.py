@@ -206,6 +206,20 @@ async def test_a_streamed_answer_that_echoes_a_secret_shows_it_masked_even_split
     assert [e.content for e in run.events if e.type == "llm_response"] == ["you sent ••••, ok"]
 
 
+async def test_a_subagents_prompt_is_resolved_with_the_calls_input_and_its_secrets_masked(monkeypatch) -> None:
+    monkeypatch.setenv("FLOWDESK_DF_SECRET", "s3cr3t-value")
+    s = start(text="hello")
+    s["data"]["variables"] = [{"name": "topic", "value": "cats"}]
+    child = agent("c", "about {{topic}}: {{PREVIOUS_OUTPUT}} [{{secrets.FLOWDESK_DF_SECRET}}]", name="Child")
+    wf = flow([s, agent("p", "", subagents=True), child], [link("s", "p"), link("p", "c", "subagent")])
+    run = Run(wf, EchoProvider())
+    assert await run.start() == RunStatus.COMPLETED
+    ends = [e for e in run.events if e.type == "subagent_call_end"]
+    assert [e.extra["message"] if "message" in e.extra else e.content for e in ends] == [
+        "about cats: hello [••••]"]
+    assert "s3cr3t" not in json.dumps([e.to_wire() for e in run.events])
+
+
 async def test_approval_note_and_decision_after_approve_and_reject() -> None:
     def make() -> Run:
         wf = flow([start(text="draft"), approval("ap"), agent("yes", "ok {{APPROVAL_DECISION}}: {{APPROVAL_NOTE}}"),
