@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+from hashlib import blake2b
 import json
 import logging
 import os
@@ -596,10 +597,9 @@ class RunStore:
                     text.encode("utf-8")
                 except UnicodeEncodeError:  # a lone surrogate: kept as its JSON escape
                     text = "j" + json.dumps(output)
-            h = handle if handle is None or isinstance(handle, str) else json.dumps(list(handle))
-            digest = hashlib.blake2b(text.encode(), digest_size=16)
-            digest.update(b"\0" + (h or "").encode("utf-8", "backslashreplace"))
-            cid = digest.hexdigest()
+            h = handle if handle is None or handle.__class__ is str else json.dumps(list(handle))
+            cid = blake2b(b"%s\0%s" % (text.encode(), (h or "").encode("utf-8", "backslashreplace")),
+                          digest_size=16).hexdigest()
             if cid not in known:
                 rows.append((cid, text, h, len(text)))
                 added += len(text)
