@@ -72,6 +72,9 @@ def _templated_prompt(text: str) -> bool:
     return any(ref.raw != "{{PREVIOUS_OUTPUT}}" for ref in find_references(text))
 
 
+_NO_SECRETS: frozenset[str] = frozenset()
+
+
 def templated(data: Any) -> bool:
     """Whether an agent's prompt, name or model holds a template reference (other than the
     legacy ``{{PREVIOUS_OUTPUT}}`` in the user prompt, which :func:`fill_prompt` fills)."""
@@ -316,8 +319,9 @@ class AgentSpec(NodeSpec):
             if _is_decision(value):
                 value = run.last_text_output
             value = value if isinstance(value, str) else as_text(value)
-        secrets: frozenset[str] = frozenset()
-        if templated(d):
+        secrets = _NO_SECRETS
+        if ("{" in user_prompt and _templated_prompt(user_prompt)) or "{" in d.systemPrompt or "{" in name \
+                or "{" in d.model:  # (templated(d), inline: this runs at every step)
             content, shown, name, system, model, effort, secrets = resolved_prompt(ctx, node, value)
         else:
             content = shown = fill_prompt(user_prompt, value) if user_prompt else value
