@@ -388,6 +388,7 @@ class Run:
 
         self.events: list[RunEvent] | None = [] if keep_events else None
         self._listeners: list[EventCallback] = [on_event] if on_event else []
+        self._status_listeners: list[EventCallback] = []
         self._streams: list[asyncio.Queue] = []
         self._call_counter = 0
         self._ctx = RunContext(self)
@@ -435,6 +436,17 @@ class Run:
         except ValueError:
             pass
 
+    def add_status_listener(self, callback: EventCallback) -> None:
+        """Call ``callback(event)`` with each ``run_status`` event, after every event listener
+        has had it (a listener may be added or removed from there)."""
+        self._status_listeners.append(callback)
+
+    def remove_status_listener(self, callback: EventCallback) -> None:
+        try:
+            self._status_listeners.remove(callback)
+        except ValueError:
+            pass
+
     def _emit(self, node_id: str, type: str, content: str = "", extra: dict[str, Any] | None = None,
               ts: float | None = None, extra_json: str | None = None) -> RunEvent:
         # RunEvent's fields built inline (as RunEvent.__new__ would): this runs 3 times a step.
@@ -477,7 +489,9 @@ class Run:
         if self._ended:
             self.ended_at = self._clock()
             self.waiting_for_input = False
-        self._emit(SYSTEM_NODE, EventType.RUN_STATUS, str(status), {"detail": detail} if detail else None)
+        ev = self._emit(SYSTEM_NODE, EventType.RUN_STATUS, str(status), {"detail": detail} if detail else None)
+        for cb in list(self._status_listeners):
+            cb(ev)
 
     # ------------------------------------------------------------------ lifecycle
     def _ensure_async_state(self) -> None:

@@ -858,9 +858,6 @@ def run_from_agentflow_record(record: Any) -> tuple[Workflow, dict[str, Any], li
 
 # ---------------------------------------------------------------------- recorder
 _STOP = object()
-# A recorder with this many items waiting (a power of two) wakes the writer before its tick:
-# SQLite writes the batch with the interpreter lock released, beside the run's own thread.
-_BATCH_MASK = 1024 - 1
 _WRITER_IDLE_EXIT = 30.0  # seconds a writer thread with no live recorder waits before it ends
 _CHECKPOINT_EVENTS = 120_000
 
@@ -965,8 +962,11 @@ class RunRecorder:
         self.lost = 0  # events that could not be written
         self.row_written = not new  # whether the run has a row in the store
         self._checkpoint_due = False
-        # Items: RunEvent, or (fields: dict | None, done: threading.Event | None), or a recorded execution
-        # (node id, key, output, handle), or _STOP.
+        # The run's events, as they come (appended on the event loop, taken by the drain).
+        self._events: deque[RunEvent] = deque()
+        # Everything else: (fields: dict | None, done: threading.Event | None), a recorded execution
+        # (node id, key, output, handle), or _STOP. The drain takes these before the events, so
+        # an item queued after an event (a status's fields, a flush) never goes without it.
         self._items: deque[Any] = deque()
         self._create: dict[str, Any] | None = None
         self._create_row: tuple[tuple, tuple[str, str]] | None = None
@@ -992,7 +992,16 @@ class RunRecorder:
         self._writer = store.writer
         self._wake = self._writer.wake
         self._writer.attach(self)
-        run.add_listener(self._on_event)
+        # An event is only queued (the listener is the deque's own append: no Python call per
+        # event); a status change is handled by a status listener; while the run is paused, a
+        # listener that also keeps the stored state up to date (see _on_event_while_paused).
+        add_status_listener = getattr(run, "add_status_listener", None)
+        if add_status_listener is None:  # a run without status listeners: one listener does both
+            self._listener: Callable[[RunEvent], None] = self._on_event
+        else:
+            self._listener = self._on_event_while_paused if run.status is RunStatus.PAUSED else self._events.append
+            add_status_listener(self._on_status)
+        run.add_listener(self._listener)
         self._executions: list[tuple[str, str, Any, Any]] = []
         if hasattr(run, "record_executions") and record_executions:
             run.record_executions(self._on_execution)
@@ -1002,27 +1011,43 @@ class RunRecorder:
 
     def _on_event(self, ev: RunEvent) -> None:
         # Called on the event loop: only queue work, never touch the disk here.
-        items = self._items
-        items.append(ev)
-        if not len(items) & _BATCH_MASK:  # a busy run: the writer commits this much at once, beside it
-            self._wake.set()
-        if ev.type != EventType.RUN_STATUS:
-            if self.run.status is RunStatus.PAUSED and not self._checkpoint_due and ev.type != EventType.LLM_DELTA:
-                self._schedule_checkpoint()  # a sibling branch moved on while the run is paused
-            return
+        if ev.type == EventType.RUN_STATUS:
+            self._events.append(ev)
+            self._on_status(ev)
+        elif self.run.status is RunStatus.PAUSED:
+            self._on_event_while_paused(ev)
+        else:
+            self._events.append(ev)
+
+    def _on_event_while_paused(self, ev: RunEvent) -> None:
+        self._events.append(ev)
+        if not self._checkpoint_due and ev.type != EventType.LLM_DELTA:
+            self._schedule_checkpoint()  # a sibling branch moved on while the run is paused
+
+    def _use_listener(self, listener: Callable[[RunEvent], None]) -> None:
+        if self._listener is not listener and getattr(self.run, "add_status_listener", None) is not None:
+            self.run.remove_listener(self._listener)
+            self.run.add_listener(listener)
+            self._listener = listener
+
+    def _on_status(self, ev: RunEvent) -> None:
+        """A status change (called on the event loop right after its ``run_status`` event)."""
         run = self.run
         if ev.content == RunStatus.RUNNING:
             fields: dict[str, Any] = {"status": "running", "waiting": 0, "current_node": None}
+            self._use_listener(self._events.append)
         else:
             fields = {"status": ev.content, "current_node": run.current_node_id,
                       "waiting": int(run.waiting_for_input), "error": run.error}
             if RunStatus(ev.content).is_final:
                 fields["ended_at"] = ev.timestamp
                 fields["snapshot"] = None
+                self._use_listener(self._events.append)
             elif ev.content == RunStatus.PAUSED:
                 # The state goes in the same commit as the pause, even while a sibling branch
                 # still runs (start() has not returned): a kill from now on leaves it resumable.
                 fields["snapshot"] = self._checkpoint_json()
+                self._use_listener(self._on_event_while_paused)
         self._items.append((fields, None))
         # Commit a pause or an end at once: the writer is woken when the event loop next turns,
         # unless the caller has committed it by then (``settled()`` right after ``start()``
@@ -1037,7 +1062,7 @@ class RunRecorder:
                 self._wake.set()
 
     def _wake_if_waiting(self) -> None:
-        if self._items and not self._closed.is_set():
+        if (self._items or self._events) and not self._closed.is_set():
             self._wake.set()
 
     def _checkpoint_json(self) -> str | None:
@@ -1096,7 +1121,10 @@ class RunRecorder:
         done.wait(timeout)
 
     def close(self, timeout: float = 10.0) -> None:
-        self.run.remove_listener(self._on_event)
+        self.run.remove_listener(self._listener)
+        remove_status_listener = getattr(self.run, "remove_status_listener", None)
+        if remove_status_listener is not None:
+            remove_status_listener(self._on_status)
         if self._closed.is_set():
             return
         self._items.append(_STOP)
@@ -1156,9 +1184,7 @@ class RunRecorder:
         pending, fields, waiters = self._pending, self._fields, self._waiters
         while items:
             item = items.popleft()
-            if item.__class__ is RunEvent:
-                pending.append(item)
-            elif item.__class__ is tuple and len(item) == 4:  # a recorded execution
+            if item.__class__ is tuple and len(item) == 4:  # a recorded execution
                 self._executions.append(item)
             elif item is _STOP:
                 stop = True
@@ -1168,6 +1194,10 @@ class RunRecorder:
                     fields.update(more)
                 if done is not None:
                     waiters.append(done)
+        events = self._events  # after the items: every event queued before them is here
+        if events:
+            popleft = events.popleft
+            pending += [popleft() for _ in range(len(events))]
         try:
             new_run = None
             if self._create is not None:  # the run's row goes in the same transaction as its first events
