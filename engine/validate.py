@@ -466,6 +466,7 @@ def _validate(workflow: Workflow, web_search_available: bool | None, library=Non
                 add(Issue("subagent_cycle", E, tuple(cycle), f"Subagent links form a cycle: {names}."))
 
     # Reachability from start
+    components = _Components(index)  # the execution cycles', for the data-flow checks
     if len(starts) == 1:
         start = starts[0]
         if not index.exec_out.get(start.id):
@@ -480,7 +481,7 @@ def _validate(workflow: Workflow, web_search_available: bool | None, library=Non
             n = nodes[nid]
             code, message = _spec(n).no_branch  # type: ignore[union-attr]
             add(Issue(code, E, (nid,), message.format(label=_label(n))))
-        _check_exec_cycles(index, reachable, choice_links, add)
+        components = _Components(index, _check_exec_cycles(index, reachable, choice_links, add), reachable)
         unreachable = [nid for nid, n in nodes.items()
                        if nid not in reachable and not index.sub_parents.get(nid) and not _is_entry(n)]
         if unreachable and len(reachable) > 1:
@@ -488,7 +489,7 @@ def _validate(workflow: Workflow, web_search_available: bool | None, library=Non
                       f"{len(unreachable)} node{'s are' if len(unreachable) > 1 else ' is'} not reachable from Start "
                       "and will not run."))
 
-    _check_data_flow(index, content.append)
+    _check_data_flow(index, content.append, components)
     issues += content
     issues.sort(key=lambda x: x.severity != Severity.ERROR)
     return issues
@@ -503,100 +504,223 @@ def _references(text: str) -> tuple[Any, ...]:
     return tuple(find_references(text))
 
 
-def _data_strings(value: Any) -> Iterable[tuple[tuple[Any, ...], str]]:
-    """``(field path, text)`` of every string in node data holding a ``{`` (models walked through
-    their ``__dict__``: cheaper than dumping each node's data on every validation)."""
-    stack: list[tuple[tuple[Any, ...], Any]] = [((), value)]
+#: Classes of values that hold no text, passed over without a look.
+_NO_TEXT = frozenset({bool, int, float, type(None)})
+#: Nesting depth after which the walk of node data goes on with an explicit stack (pasted
+#: JSON can be nested deeper than the interpreter's recursion limit).
+_DEEP = 100
+
+
+def _members(v: Any) -> list[tuple[Any, Any]] | None:
+    """``(key, value)`` of what a model (its fields, then its extra fields; None and booleans
+    left out), a dict or a list holds; None for anything else."""
+    if isinstance(v, BaseModel):
+        fields = v.__dict__
+        extra = v.__pydantic_extra__
+        if extra:
+            fields = {**fields, **extra}
+        return [(k, x) for k, x in fields.items() if x is not None and x.__class__ is not bool]
+    if isinstance(v, dict):
+        return list(v.items())
+    if isinstance(v, (list, tuple)):
+        return list(enumerate(v))
+    return None
+
+
+def _data_strings(value: Any, where: tuple[Any, ...] = ()) -> list[tuple[tuple[Any, ...], str]]:
+    """``(field path, text)`` of every string in node data that may hold a reference (a ``{{``
+    or a ``${``), models read through their ``__dict__`` (cheaper than dumping each node's
+    data on every validation). Order: a container's members last to first, each member's
+    own strings before the next member's (the order of the warnings)."""
+    out: list[tuple[tuple[Any, ...], str]] = []
+    if isinstance(value, str):
+        if "{{" in value or "${" in value:
+            out.append((where, value))
+    else:
+        _strings_into(value, where, out, 0)
+    return out
+
+
+def _strings_into(value: Any, where: tuple[Any, ...], out: list, depth: int) -> None:
+    if isinstance(value, BaseModel):
+        fields = value.__dict__
+        extra = value.__pydantic_extra__
+        if extra:
+            fields = {**fields, **extra}
+        members: Iterable[tuple[Any, Any]] = reversed(fields.items())  # None and booleans: no text
+    elif isinstance(value, dict):
+        members = reversed(value.items())
+    elif isinstance(value, (list, tuple)):
+        members = zip(range(len(value) - 1, -1, -1), reversed(value))
+    else:
+        return
+    for k, x in members:
+        cls = x.__class__
+        if cls is str:
+            if "{{" in x or "${" in x:  # C-level tests: most strings hold no reference
+                out.append(((*where, k), x))
+        elif cls in _NO_TEXT:
+            continue
+        elif isinstance(x, str):
+            if "{{" in x or "${" in x:
+                out.append(((*where, k), x))
+        elif depth < _DEEP:
+            _strings_into(x, (*where, k), out, depth + 1)
+        else:
+            out += _data_strings_deep(x, (*where, k))
+
+
+def _data_strings_deep(value: Any, where: tuple[Any, ...]) -> list[tuple[tuple[Any, ...], str]]:
+    """:func:`_data_strings` with an explicit stack instead of recursion (same order)."""
+    out = []
+    stack: list[tuple[tuple[Any, ...], Any]] = [(where, value)]
     while stack:
         where, v = stack.pop()
         if isinstance(v, str):
-            if "{" in v:
-                yield where, v
-        elif isinstance(v, BaseModel):
-            fields = dict(v.__dict__)
-            if v.__pydantic_extra__:
-                fields.update(v.__pydantic_extra__)
-            stack.extend(((*where, k), x) for k, x in fields.items() if x is not None and x.__class__ is not bool)
-        elif isinstance(v, dict):
-            stack.extend(((*where, k), x) for k, x in v.items())
-        elif isinstance(v, (list, tuple)):
-            stack.extend(((*where, i), x) for i, x in enumerate(v))
+            if "{{" in v or "${" in v:
+                out.append((where, v))
+            continue
+        members = _members(v)
+        if members:
+            stack.extend(((*where, k), x) for k, x in members)
+    return out
 
 
-def _check_data_flow(index: GraphIndex, add) -> None:
+@lru_cache(maxsize=256)
+def _class_has_variables(cls: type) -> bool:
+    """Whether a data class answers ``variables`` itself (a property, say), asked once per class."""
+    return hasattr(cls, "variables")
+
+
+def _check_data_flow(index: GraphIndex, add, components: "_Components") -> None:
     """Data-flow warnings (DESIGN.md, "Data flow", "More node kinds"): a reference to a name that
     is neither a declared variable, an ``outputVar`` nor a built-in; a node other than a join or a
-    loop that several branches lead into; a loop body that never returns to its loop."""
+    loop that several branches lead into; a loop body that never returns to its loop.
+
+    One pass over the nodes reads each node's data once (names declared, strings that may hold
+    references, loops); the cycle components come from the pass that found the execution cycles."""
     from .templates import TEMPLATE_BUILTINS
 
     W = Severity.WARNING
     nodes = index.nodes
     known: set[str] = set(TEMPLATE_BUILTINS)
     found: list[tuple[str, tuple[Any, ...], str]] = []
+    loops: list[tuple[str, Node]] = []
     for nid, n in nodes.items():
         data = n.data
         if data.outputVar:
             known.add(data.outputVar)
-        for var in getattr(data, "variables", None) or ():
+        # getattr(data, "variables", None) without pydantic's slow miss path on the many data
+        # classes that have no such field
+        declared = data.__dict__.get("variables")
+        if declared is None:
+            extra = data.__pydantic_extra__
+            if extra:
+                declared = extra.get("variables")
+            if declared is None and _class_has_variables(data.__class__):
+                declared = getattr(data, "variables", None)
+        for var in declared or ():
             name = getattr(var, "name", "")
             if name:
                 known.add(name)
         for where, text in _data_strings(data):
             found.append((nid, where, text))
+        if n.type == "loop":
+            loops.append((nid, n))
+    unknown_in: dict[str, tuple[Any, ...]] = {}  # text -> its references to unknown names, first of each name
     for nid, where, text in found:
-        said: set[str] = set()
-        for ref in _references(text):
-            if ref.name in known or ref.name in said:
-                continue
-            said.add(ref.name)
+        unknown = unknown_in.get(text)
+        if unknown is None:
+            said: set[str] = set()
+            picked = []
+            for ref in _references(text):
+                if ref.name in known or ref.name in said:
+                    continue
+                said.add(ref.name)
+                picked.append(ref)
+            unknown = unknown_in[text] = tuple(picked)
+        for ref in unknown:
             field_name = ".".join(str(w) for w in where) or "data"
             add(Issue("unknown_reference", W, (nid,),
                       f"{_label(nodes[nid])} refers to '{ref.raw}' in {field_name}, but nothing is named "
                       f"'{ref.name}' (not a Start variable, an output variable or a built-in); it stays as written."))
     exec_in = index.exec_in
-    comps: dict[str, int] | None = None  # the execution cycles' components, made when first needed
-
-    def same_cycle(a: str, b: str) -> bool:
-        """Whether ``b`` is reachable from ``a`` and back: one strongly connected component.
-        (Reachability per fan-in node, walked each time, made validation quadratic.)"""
-        nonlocal comps
-        if comps is None:
-            comps = _cycle_components(index)
-        ca = comps.get(a)
-        return ca is not None and ca == comps.get(b)
-
     for nid, sources in exec_in.items():
+        if len(sources) < 2:
+            continue
         n = nodes.get(nid)
-        if n is None or len(set(sources)) < 2:
+        if n is None:
+            continue
+        distinct = dict.fromkeys(sources)
+        if len(distinct) < 2:
             continue
         spec = _spec(n)
         if spec is None or spec.gathers or n.type == "loop":
             continue
         # links coming back round a cycle through this node are later arrivals, not a fan-in
-        # (a source linking into this node and reachable from it: the two share a cycle)
-        fan_in = [s for s in dict.fromkeys(sources) if not same_cycle(nid, s)]
+        # (a source linking into this node and reachable from it: the two share a cycle;
+        # reachability per fan-in node, walked each time, made validation quadratic)
+        comp = components.of(nid)
+        if comp is None:
+            fan_in = list(distinct)
+        else:
+            comps = components.comps
+            fan_in = [s for s in distinct if comps.get(s) != comp]
         if len(fan_in) >= 2:
             add(Issue("fan_in_without_join", W, (nid, *fan_in),
                       f"{_label(n)} has {len(fan_in)} incoming branches and runs once per arrival; put a Join "
                       "before it to run it once with all their outputs."))
-    for nid, n in nodes.items():
-        if n.type != "loop":
-            continue
+    for nid, n in loops:
         body = [t for h, _raw, t in index.exec_out_handles.get(nid, ()) if h == "body"]
-        if body and not any(t == nid or same_cycle(nid, t) for t in body):
+        if body and not any(t == nid or components.same(nid, t) for t in body):
             add(Issue("loop_body_no_return", W, (nid,),
                       f"{_label(n)}: its Body branch never leads back to the loop, so it runs only once."))
 
 
-def _cycle_components(index: GraphIndex) -> dict[str, int]:
-    """Node -> the number of its strongly connected component along execution links (for the
-    nodes :func:`_strong_components` leaves after the acyclic peel); the nodes of one cycle
-    share a number."""
-    comp: dict[str, int] = {}
-    for i, members in enumerate(_strong_components(index, index.nodes)):
-        for member in members:
-            comp[member] = i
-    return comp
+class _Components:
+    """Node -> the number of its strongly connected component along execution links, for the
+    nodes :func:`_strong_components` leaves after the acyclic peel; the nodes of one cycle
+    share a number. Made on first use, from the components the execution-cycle check found
+    among the nodes reachable from Start (``found``, with ``reachable``) and one more pass
+    over the other nodes only: a cycle lies wholly inside or wholly outside what is reachable
+    (everything a reachable node links to is reachable), so the two together are the
+    components of the whole graph."""
+
+    __slots__ = ("_index", "_found", "_reachable", "_comps")
+
+    def __init__(self, index: GraphIndex, found: list[list[str]] | None = None,
+                 reachable: set[str] | None = None) -> None:
+        self._index = index
+        self._found = found
+        self._reachable = reachable
+        self._comps: dict[str, int] | None = None
+
+    @property
+    def comps(self) -> dict[str, int]:
+        comps = self._comps
+        if comps is None:
+            index = self._index
+            comps = self._comps = {}
+            groups: Iterable[list[str]]
+            if self._found is None or self._reachable is None:
+                groups = _strong_components(index, index.nodes)
+            else:
+                reachable = self._reachable
+                rest = [nid for nid in index.nodes if nid not in reachable]
+                groups = self._found if not rest else (*self._found, *_strong_components(index, rest))
+            for i, members in enumerate(groups):
+                for member in members:
+                    comps[member] = i
+        return comps
+
+    def of(self, node_id: str) -> int | None:
+        return self.comps.get(node_id)
+
+    def same(self, a: str, b: str) -> bool:
+        """Whether ``b`` is reachable from ``a`` and back: one strongly connected component."""
+        comps = self.comps
+        ca = comps.get(a)
+        return ca is not None and ca == comps.get(b)
 
 
 def _strong_components(index: GraphIndex, among: Iterable[str]) -> Iterator[list[str]]:
@@ -683,10 +807,14 @@ def _check_subagent_link(source: str, target: str, th: str, src: Node, tgt: Node
 
 
 def _check_exec_cycles(index: GraphIndex, reachable: set[str], choice_links: dict[str, list[tuple[str, str]]],
-                       add) -> None:
-    """Warn about execution cycles (reachable from start) that no link leaves."""
+                       add) -> list[list[str]]:
+    """Warn about execution cycles (reachable from start) that no link leaves. Returns the
+    components found (the data-flow checks reuse them)."""
+    found = []
     for comp in _strong_components(index, reachable):
+        found.append(comp)
         _maybe_warn_cycle(comp, index, choice_links, add)
+    return found
 
 def _maybe_warn_cycle(comp: list[str], index: GraphIndex, choice_links: dict[str, list[tuple[str, str]]],
                       add) -> None:
