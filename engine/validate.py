@@ -504,27 +504,9 @@ def _references(text: str) -> tuple[Any, ...]:
     return tuple(find_references(text))
 
 
-#: Classes of values that hold no text, passed over without a look.
-_NO_TEXT = frozenset({bool, int, float, type(None)})
 #: Nesting depth after which the walk of node data goes on with an explicit stack (pasted
 #: JSON can be nested deeper than the interpreter's recursion limit).
 _DEEP = 100
-
-
-def _members(v: Any) -> list[tuple[Any, Any]] | None:
-    """``(key, value)`` of what a model (its fields, then its extra fields; None and booleans
-    left out), a dict or a list holds; None for anything else."""
-    if isinstance(v, BaseModel):
-        fields = v.__dict__
-        extra = v.__pydantic_extra__
-        if extra:
-            fields = {**fields, **extra}
-        return [(k, x) for k, x in fields.items() if x is not None and x.__class__ is not bool]
-    if isinstance(v, dict):
-        return list(v.items())
-    if isinstance(v, (list, tuple)):
-        return list(enumerate(v))
-    return None
 
 
 def _data_strings(value: Any, where: tuple[Any, ...] = ()) -> list[tuple[tuple[Any, ...], str]]:
@@ -532,22 +514,24 @@ def _data_strings(value: Any, where: tuple[Any, ...] = ()) -> list[tuple[tuple[A
     or a ``${``), models read through their ``__dict__`` (cheaper than dumping each node's
     data on every validation). Order: a container's members last to first, each member's
     own strings before the next member's (the order of the warnings)."""
-    out: list[tuple[tuple[Any, ...], str]] = []
+    out: list[tuple[Any, tuple[Any, ...], str]] = []
     if isinstance(value, str):
         if "{{" in value or "${" in value:
-            out.append((where, value))
+            out.append((None, where, value))
     else:
-        _strings_into(value, where, out, 0)
-    return out
+        _strings_into(value, where, out, 0, None)
+    return [(w, text) for _tag, w, text in out]
 
 
-def _strings_into(value: Any, where: tuple[Any, ...], out: list, depth: int) -> None:
+def _strings_into(value: Any, where: tuple[Any, ...], out: list, depth: int, tag: Any) -> None:
+    """Append ``(tag, field path, text)`` to ``out`` for the strings of ``value`` that may hold
+    a reference, in :func:`_data_strings`'s order."""
     if isinstance(value, BaseModel):
         fields = value.__dict__
         extra = value.__pydantic_extra__
         if extra:
             fields = {**fields, **extra}
-        members: Iterable[tuple[Any, Any]] = reversed(fields.items())  # None and booleans: no text
+        members: Iterable[tuple[Any, Any]] = reversed(fields.items())
     elif isinstance(value, dict):
         members = reversed(value.items())
     elif isinstance(value, (list, tuple)):
@@ -555,35 +539,43 @@ def _strings_into(value: Any, where: tuple[Any, ...], out: list, depth: int) -> 
     else:
         return
     for k, x in members:
+        if x is None:
+            continue
         cls = x.__class__
         if cls is str:
-            if "{{" in x or "${" in x:  # C-level tests: most strings hold no reference
-                out.append(((*where, k), x))
-        elif cls in _NO_TEXT:
+            # C-level tests: most strings hold no brace at all
+            if "{" in x and ("{{" in x or "${" in x):
+                out.append((tag, (*where, k), x))
+        elif cls is bool or cls is int or cls is float:
             continue
         elif isinstance(x, str):
             if "{{" in x or "${" in x:
-                out.append(((*where, k), x))
+                out.append((tag, (*where, k), x))
         elif depth < _DEEP:
-            _strings_into(x, (*where, k), out, depth + 1)
+            _strings_into(x, (*where, k), out, depth + 1, tag)
         else:
-            out += _data_strings_deep(x, (*where, k))
+            _strings_deep(x, (*where, k), out, tag)
 
 
-def _data_strings_deep(value: Any, where: tuple[Any, ...]) -> list[tuple[tuple[Any, ...], str]]:
-    """:func:`_data_strings` with an explicit stack instead of recursion (same order)."""
-    out = []
+def _strings_deep(value: Any, where: tuple[Any, ...], out: list, tag: Any) -> None:
+    """:func:`_strings_into` with an explicit stack instead of recursion (same order)."""
     stack: list[tuple[tuple[Any, ...], Any]] = [(where, value)]
     while stack:
         where, v = stack.pop()
         if isinstance(v, str):
             if "{{" in v or "${" in v:
-                out.append((where, v))
+                out.append((tag, where, v))
             continue
-        members = _members(v)
-        if members:
-            stack.extend(((*where, k), x) for k, x in members)
-    return out
+        if isinstance(v, BaseModel):
+            fields = v.__dict__
+            extra = v.__pydantic_extra__
+            if extra:
+                fields = {**fields, **extra}
+            stack.extend(((*where, k), x) for k, x in fields.items() if x is not None and x.__class__ is not bool)
+        elif isinstance(v, dict):
+            stack.extend(((*where, k), x) for k, x in v.items())
+        elif isinstance(v, (list, tuple)):
+            stack.extend(((*where, i), x) for i, x in enumerate(v))
 
 
 @lru_cache(maxsize=256)
@@ -604,27 +596,48 @@ def _check_data_flow(index: GraphIndex, add, components: "_Components") -> None:
     W = Severity.WARNING
     nodes = index.nodes
     known: set[str] = set(TEMPLATE_BUILTINS)
-    found: list[tuple[str, tuple[Any, ...], str]] = []
+    found: list[tuple[str, tuple[Any, ...], str]] = []  # (node id, field path, text that may hold references)
+    add_found = found.append
     loops: list[tuple[str, Node]] = []
+    has_variables = _class_has_variables
     for nid, n in nodes.items():
         data = n.data
-        if data.outputVar:
-            known.add(data.outputVar)
+        output_var = data.outputVar
+        if output_var:
+            known.add(output_var)
+        fields = data.__dict__
+        extra = data.__pydantic_extra__
         # getattr(data, "variables", None) without pydantic's slow miss path on the many data
         # classes that have no such field
-        declared = data.__dict__.get("variables")
+        declared = fields.get("variables")
         if declared is None:
-            extra = data.__pydantic_extra__
             if extra:
                 declared = extra.get("variables")
-            if declared is None and _class_has_variables(data.__class__):
+            if declared is None and has_variables(data.__class__):
                 declared = getattr(data, "variables", None)
-        for var in declared or ():
-            name = getattr(var, "name", "")
-            if name:
-                known.add(name)
-        for where, text in _data_strings(data):
-            found.append((nid, where, text))
+        if declared:
+            for var in declared:
+                name = getattr(var, "name", "")
+                if name:
+                    known.add(name)
+        # The data's own fields (as _strings_into would read them, inlined: this runs for
+        # every node); nested values go through _strings_into.
+        if extra:
+            fields = {**fields, **extra}
+        for k, x in reversed(fields.items()):
+            if x is None:
+                continue
+            cls = x.__class__
+            if cls is str:
+                if "{" in x and ("{{" in x or "${" in x):
+                    add_found((nid, (k,), x))
+            elif cls is bool or cls is int or cls is float:
+                continue
+            elif isinstance(x, str):
+                if "{{" in x or "${" in x:
+                    add_found((nid, (k,), x))
+            else:
+                _strings_into(x, (k,), found, 1, nid)
         if n.type == "loop":
             loops.append((nid, n))
     unknown_in: dict[str, tuple[Any, ...]] = {}  # text -> its references to unknown names, first of each name
@@ -644,8 +657,9 @@ def _check_data_flow(index: GraphIndex, add, components: "_Components") -> None:
             add(Issue("unknown_reference", W, (nid,),
                       f"{_label(nodes[nid])} refers to '{ref.raw}' in {field_name}, but nothing is named "
                       f"'{ref.name}' (not a Start variable, an output variable or a built-in); it stays as written."))
-    exec_in = index.exec_in
-    for nid, sources in exec_in.items():
+    comps: dict[str, int] | None = None  # the cycles' components, asked for when first needed
+    specs = SPECS
+    for nid, sources in index.exec_in.items():
         if len(sources) < 2:
             continue
         n = nodes.get(nid)
@@ -654,18 +668,17 @@ def _check_data_flow(index: GraphIndex, add, components: "_Components") -> None:
         distinct = dict.fromkeys(sources)
         if len(distinct) < 2:
             continue
-        spec = _spec(n)
-        if spec is None or spec.gathers or n.type == "loop":
+        kind = n.type
+        spec = specs.get(kind) or spec_for(kind)
+        if spec is None or spec.gathers or kind == "loop":
             continue
         # links coming back round a cycle through this node are later arrivals, not a fan-in
         # (a source linking into this node and reachable from it: the two share a cycle;
         # reachability per fan-in node, walked each time, made validation quadratic)
-        comp = components.of(nid)
-        if comp is None:
-            fan_in = list(distinct)
-        else:
+        if comps is None:
             comps = components.comps
-            fan_in = [s for s in distinct if comps.get(s) != comp]
+        comp = comps.get(nid)
+        fan_in = list(distinct) if comp is None else [s for s in distinct if comps.get(s) != comp]
         if len(fan_in) >= 2:
             add(Issue("fan_in_without_join", W, (nid, *fan_in),
                       f"{_label(n)} has {len(fan_in)} incoming branches and runs once per arrival; put a Join "
@@ -713,9 +726,6 @@ class _Components:
                     comps[member] = i
         return comps
 
-    def of(self, node_id: str) -> int | None:
-        return self.comps.get(node_id)
-
     def same(self, a: str, b: str) -> bool:
         """Whether ``b`` is reachable from ``a`` and back: one strongly connected component."""
         comps = self.comps
@@ -731,7 +741,7 @@ def _strong_components(index: GraphIndex, among: Iterable[str]) -> Iterator[list
     # Peel off the acyclic part first (Kahn): a node no remaining node links to is on no
     # cycle. On the usual acyclic flow this settles everything in one cheap pass.
     indegree = dict.fromkeys(among, 0)
-    for nid in list(indegree):
+    for nid in indegree:
         for nxt in out.get(nid, ()):
             if nxt in indegree:
                 indegree[nxt] += 1
@@ -741,46 +751,47 @@ def _strong_components(index: GraphIndex, among: Iterable[str]) -> Iterator[list
         del indegree[nid]
         for nxt in out.get(nid, ()):
             if nxt in indegree:
-                indegree[nxt] -= 1
-                if indegree[nxt] == 0:
+                left = indegree[nxt] - 1
+                indegree[nxt] = left
+                if not left:
                     ready.append(nxt)
     if not indegree:
         return
-    rest = set(indegree)  # nodes on a cycle or downstream of one
-    # Iterative Tarjan on what is left (networkx would need a copy of the subgraph).
+    rest = indegree  # what is left: nodes on a cycle or downstream of one
+    # Iterative Tarjan on what is left (networkx would need a copy of the subgraph); the
+    # node being visited, its link iterator and its low link are locals, and only the
+    # frames of its ancestors are on ``work``.
     # A node whose component is done gets a number above every other, so a link to it never
     # lowers a low link: that stands in for an "on the stack" set.
     finished = len(rest)
     number: dict[str, int] = {}
-    low: dict[str, int] = {}
     stack: list[str] = []
     counter = 0
     for root in [nid for nid in index.nodes if nid in rest]:
         if root in number:
             continue
-        number[root] = low[root] = counter
+        number[root] = low = counter
         counter += 1
         stack.append(root)
-        work = [(root, iter(out.get(root, ())))]
-        while work:
-            node, it = work[-1]
+        node = root
+        it = iter(out.get(root, ()))
+        work: list[tuple[str, Iterator[str], int]] = []
+        while True:
             for nxt in it:
                 seen = number.get(nxt)
                 if seen is None:
                     if nxt in rest:  # descend
-                        number[nxt] = low[nxt] = counter
+                        work.append((node, it, low))
+                        node = nxt
+                        it = iter(out.get(nxt, ()))
+                        number[nxt] = low = counter
                         counter += 1
                         stack.append(nxt)
-                        work.append((nxt, iter(out.get(nxt, ()))))
                         break
-                elif seen < low[node]:
-                    low[node] = seen
+                elif seen < low:
+                    low = seen
             else:  # every link of node followed
-                work.pop()
-                node_low = low[node]
-                if work and node_low < low[work[-1][0]]:
-                    low[work[-1][0]] = node_low
-                if node_low == number[node]:
+                if low == number[node]:
                     comp = []
                     while True:
                         w = stack.pop()
@@ -789,6 +800,13 @@ def _strong_components(index: GraphIndex, among: Iterable[str]) -> Iterator[list
                         if w == node:
                             break
                     yield comp
+                if not work:
+                    break
+                child_low = low
+                node, it, low = work.pop()
+                if child_low < low:
+                    low = child_low
+
 
 def _check_subagent_link(source: str, target: str, th: str, src: Node, tgt: Node, index: GraphIndex, i: int, add) -> None:
     E = Severity.ERROR
