@@ -657,32 +657,34 @@ def _check_data_flow(index: GraphIndex, add, components: "_Components") -> None:
             add(Issue("unknown_reference", W, (nid,),
                       f"{_label(nodes[nid])} refers to '{ref.raw}' in {field_name}, but nothing is named "
                       f"'{ref.name}' (not a Start variable, an output variable or a built-in); it stays as written."))
-    comps: dict[str, int] | None = None  # the cycles' components, asked for when first needed
+    comps: dict[str, int] | None = None  # the cycles' components, made when first needed
     specs = SPECS
     for nid, sources in index.exec_in.items():
         if len(sources) < 2:
             continue
+        # links coming back round a cycle through this node are later arrivals, not a fan-in
+        # (a source linking into this node and reachable from it: the two share a cycle;
+        # reachability per fan-in node, walked each time, made validation quadratic).
+        # Asked first: on a graph with cycles it rules out most nodes before their kind is read.
+        if comps is None:
+            comps = components.comps
+        comp = comps.get(nid)
+        if comp is None:
+            fan_in = list(dict.fromkeys(sources))
+        else:
+            fan_in = [s for s in dict.fromkeys(sources) if comps.get(s) != comp]
+        if len(fan_in) < 2:
+            continue
         n = nodes.get(nid)
         if n is None:
-            continue
-        distinct = dict.fromkeys(sources)
-        if len(distinct) < 2:
             continue
         kind = n.type
         spec = specs.get(kind) or spec_for(kind)
         if spec is None or spec.gathers or kind == "loop":
             continue
-        # links coming back round a cycle through this node are later arrivals, not a fan-in
-        # (a source linking into this node and reachable from it: the two share a cycle;
-        # reachability per fan-in node, walked each time, made validation quadratic)
-        if comps is None:
-            comps = components.comps
-        comp = comps.get(nid)
-        fan_in = list(distinct) if comp is None else [s for s in distinct if comps.get(s) != comp]
-        if len(fan_in) >= 2:
-            add(Issue("fan_in_without_join", W, (nid, *fan_in),
-                      f"{_label(n)} has {len(fan_in)} incoming branches and runs once per arrival; put a Join "
-                      "before it to run it once with all their outputs."))
+        add(Issue("fan_in_without_join", W, (nid, *fan_in),
+                  f"{_label(n)} has {len(fan_in)} incoming branches and runs once per arrival; put a Join "
+                  "before it to run it once with all their outputs."))
     for nid, n in loops:
         body = [t for h, _raw, t in index.exec_out_handles.get(nid, ()) if h == "body"]
         if body and not any(t == nid or components.same(nid, t) for t in body):
