@@ -509,23 +509,14 @@ def _references(text: str) -> tuple[Any, ...]:
 _DEEP = 100
 
 
-def _data_strings(value: Any, where: tuple[Any, ...] = ()) -> list[tuple[tuple[Any, ...], str]]:
-    """``(field path, text)`` of every string in node data that may hold a reference (a ``{{``
-    or a ``${``), models read through their ``__dict__`` (cheaper than dumping each node's
-    data on every validation). Order: a container's members last to first, each member's
-    own strings before the next member's (the order of the warnings)."""
-    out: list[tuple[Any, tuple[Any, ...], str]] = []
-    if isinstance(value, str):
-        if "{{" in value or "${" in value:
-            out.append((None, where, value))
-    else:
-        _strings_into(value, where, out, 0, None)
-    return [(w, text) for _tag, w, text in out]
-
-
 def _strings_into(value: Any, where: tuple[Any, ...], out: list, depth: int, tag: Any) -> None:
-    """Append ``(tag, field path, text)`` to ``out`` for the strings of ``value`` that may hold
-    a reference, in :func:`_data_strings`'s order."""
+    """Append ``(tag, field path, text)`` to ``out`` for every string in ``value`` (node data:
+    models read through their ``__dict__``, cheaper than dumping each node's data on every
+    validation; dicts, lists, tuples) that may hold a reference, a ``{{`` or a ``${``.
+
+    Order (the order of the warnings): a container's members last to first (a model's
+    fields, then its extra fields), each member's own strings before the next member's.
+    Past ``_DEEP`` levels the walk goes on with an explicit stack, in the same order."""
     if isinstance(value, BaseModel):
         fields = value.__dict__
         extra = value.__pydantic_extra__
@@ -620,8 +611,8 @@ def _check_data_flow(index: GraphIndex, add, components: "_Components") -> None:
                 name = getattr(var, "name", "")
                 if name:
                     known.add(name)
-        # The data's own fields (as _strings_into would read them, inlined: this runs for
-        # every node); nested values go through _strings_into.
+        # The data's own fields, read as _strings_into reads them (inlined: this runs for
+        # every node; strings with no "{" cost one C-level test); nested values go through it.
         if extra:
             fields = {**fields, **extra}
         for k, x in reversed(fields.items()):
