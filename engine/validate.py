@@ -148,11 +148,13 @@ class GraphIndex:
         self.workflow = workflow
         self.nodes: dict[str, Node] = {}
         self.duplicate_ids: list[str] = []
+        nodes = self.nodes
         for n in workflow.nodes:
-            if n.id in self.nodes:
-                self.duplicate_ids.append(n.id)
+            nid = n.id
+            if nid in nodes:
+                self.duplicate_ids.append(nid)
             else:
-                self.nodes[n.id] = n
+                nodes[nid] = n
         self.exec_out: dict[str, list[str]] = defaultdict(list)
         self.sub_children: dict[str, list[str]] = defaultdict(list)
         self.sub_parents: dict[str, list[str]] = defaultdict(list)
@@ -163,12 +165,13 @@ class GraphIndex:
         self.keys: set[tuple[str, str, str, str]] = set(self._links)
         self._exec_targets: set[str] = set()
         exec_targets_add = self._exec_targets.add
+        exec_out, sub_children, sub_parents = self.exec_out, self.sub_children, self.sub_parents
         for source, handle, target, _th in self._links:
             if handle == "subagent":
-                self.sub_children[source].append(target)
-                self.sub_parents[target].append(source)
+                sub_children[source].append(target)
+                sub_parents[target].append(source)
             else:
-                self.exec_out[source].append(target)
+                exec_out[source].append(target)
                 exec_targets_add(target)
 
     @cached_property
@@ -295,6 +298,29 @@ def _reachable(index: GraphIndex, start: str) -> set[str]:
                 seen.add(nxt)
                 stack.append(nxt)
     return seen
+
+
+def _subagent_cycle(children: dict[str, list[str]], nodes: dict[str, Node]) -> bool:
+    """Whether the subagent links between existing nodes (self-links aside) form a cycle:
+    peel the nodes nothing links to until none is left (acyclic) or some remain."""
+    indegree: dict[str, int] = {}
+    for parent, kids in children.items():
+        if parent in nodes:
+            for child in kids:
+                if child != parent and child in nodes:
+                    indegree[child] = indegree.get(child, 0) + 1
+    ready = [p for p in children if p in nodes and p not in indegree]
+    while ready:
+        parent = ready.pop()
+        for child in children.get(parent, ()):
+            if child != parent and child in indegree:
+                left = indegree[child] - 1
+                if left:
+                    indegree[child] = left
+                else:
+                    del indegree[child]
+                    ready.append(child)
+    return bool(indegree)
 
 
 def trigger_issues(workflow: Workflow) -> list[Issue]:
@@ -447,23 +473,24 @@ def _validate(workflow: Workflow, web_search_available: bool | None, library=Non
             add(Issue("subagent_in_execution", E, (target,),
                       f"{_label(nodes[target])} is a subagent but also has execution links; subagents are called "
                       "as tools, not run as steps."))
-    if index.sub_children:
-        import networkx as nx  # imported lazily: only graphs with subagent links pay for it
+    if index.sub_children and _subagent_cycle(index.sub_children, nodes):
+        # networkx (imported only here: the usual subagent forest has no cycle, which the
+        # dict pass above tells) names one cycle per tangle.
+        import networkx as nx
 
         g = nx.DiGraph()
         for parent, children in index.sub_children.items():
             for child in children:
                 if parent != child and parent in nodes and child in nodes:
                     g.add_edge(parent, child)
-        if not nx.is_directed_acyclic_graph(g):
-            # One cycle per strongly connected component: enumerating every simple cycle is
-            # exponential in a dense tangle, and one named cycle is enough to fix it.
-            for comp in nx.strongly_connected_components(g):
-                if len(comp) < 2:
-                    continue
-                cycle = [u for u, _v in nx.find_cycle(g.subgraph(comp))]
-                names = " → ".join(nodes[n].title for n in (*cycle, cycle[0]))
-                add(Issue("subagent_cycle", E, tuple(cycle), f"Subagent links form a cycle: {names}."))
+        # One cycle per strongly connected component: enumerating every simple cycle is
+        # exponential in a dense tangle, and one named cycle is enough to fix it.
+        for comp in nx.strongly_connected_components(g):
+            if len(comp) < 2:
+                continue
+            cycle = [u for u, _v in nx.find_cycle(g.subgraph(comp))]
+            names = " → ".join(nodes[n].title for n in (*cycle, cycle[0]))
+            add(Issue("subagent_cycle", E, tuple(cycle), f"Subagent links form a cycle: {names}."))
 
     # Reachability from start
     components = _Components(index)  # the execution cycles', for the data-flow checks
