@@ -618,6 +618,7 @@ def _check_data_flow(index: GraphIndex, add, components: "_Components") -> None:
     add_found = found.append
     loops: list[tuple[str, Node]] = []
     has_variables = _class_has_variables
+    plain_classes: set[type] = set()  # data classes with no ``variables`` of their own
     for nid, n in nodes.items():
         data = n.data
         output_var = data.outputVar
@@ -631,8 +632,13 @@ def _check_data_flow(index: GraphIndex, add, components: "_Components") -> None:
         if declared is None:
             if extra:
                 declared = extra.get("variables")
-            if declared is None and has_variables(data.__class__):
-                declared = getattr(data, "variables", None)
+            if declared is None:
+                cls = data.__class__
+                if cls not in plain_classes:
+                    if has_variables(cls):
+                        declared = getattr(data, "variables", None)
+                    else:
+                        plain_classes.add(cls)
         if declared:
             for var in declared:
                 name = getattr(var, "name", "")
