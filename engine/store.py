@@ -50,7 +50,7 @@ __all__ = ["RunStore", "RunRecorder", "RunInfo", "StoreError", "AlreadyImported"
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 # The recorded node executions' size limit (bytes of output kept); least recently used go first.
 DEFAULT_CACHE_LIMIT = 64 * 1024 * 1024
 # Events per INSERT statement, largest first (7 parameters each; SQLite allows 32,766). A
@@ -186,6 +186,28 @@ MIGRATIONS: list[str] = [
         FROM run_executions re JOIN executions e ON e.key = re.key;
     DROP TABLE run_executions;
     DROP TABLE executions
+    """,
+    # 5 -> 6: events keyed by a run's number (``runs.num``, given in order) instead of its id:
+    # a run's events are appended at the end of the table rather than at a random place in it
+    # (fewer, fuller pages: a third smaller, and cheaper to write).
+    """
+    ALTER TABLE runs ADD COLUMN num INTEGER;
+    UPDATE runs SET num = rowid;
+    CREATE UNIQUE INDEX runs_num ON runs(num);
+    CREATE TABLE events_by_num (
+        run_num INTEGER NOT NULL,
+        seq INTEGER NOT NULL,
+        timestamp REAL NOT NULL,
+        node_id TEXT NOT NULL,
+        type TEXT NOT NULL,
+        content TEXT NOT NULL,
+        extra TEXT,
+        PRIMARY KEY (run_num, seq)
+    ) WITHOUT ROWID;
+    INSERT INTO events_by_num SELECT r.num, e.seq, e.timestamp, e.node_id, e.type, e.content, e.extra
+        FROM events e JOIN runs r ON r.id = e.run_id;
+    DROP TABLE events;
+    ALTER TABLE events_by_num RENAME TO events
     """,
 ]
 assert len(MIGRATIONS) == SCHEMA_VERSION
@@ -399,8 +421,10 @@ class RunStore:
         # A workflow that ran before is not stored again: rerunning a big graph adds rows,
         # not megabytes.
         conn.execute("INSERT OR IGNORE INTO workflows (hash, json) VALUES (?, ?)", workflow)
+        # Numbered in order (inside the write lock): the run's events are keyed by it.
         conn.execute("INSERT INTO runs (id, workflow_name, workflow_path, workflow_json, workflow_hash, initial_input,"
-                     " status, started_at, owner_pid, owner_host) VALUES (?,?,?,'',?,?,?,?,?,?)", row)
+                     " status, started_at, owner_pid, owner_host, num) VALUES (?,?,?,'',?,?,?,?,?,?,"
+                     "(SELECT coalesce(max(num), 0) + 1 FROM runs))", row)
 
     def create_run(self, run_id: str, workflow: Workflow, **fields: Any) -> None:
         """Add a run (its fields as :meth:`run_row` takes them)."""
@@ -441,9 +465,9 @@ class RunStore:
                 if pid is None or (h == host and pid != os.getpid() and not _pid_alive(pid))]
         for rid in gone:
             self._exec("UPDATE runs SET status = ?, waiting = 0, ended_at = COALESCE(ended_at, ("
-                       "SELECT MAX(timestamp) FROM events WHERE run_id = ?)), error = COALESCE(error, ?) "
+                       "SELECT MAX(timestamp) FROM events WHERE run_num = runs.num)), error = COALESCE(error, ?) "
                        "WHERE id = ? AND status = 'running'",
-                       (INTERRUPTED, rid, "The process running it stopped before the run ended.", rid))
+                       (INTERRUPTED, "The process running it stopped before the run ended.", rid))
         return gone + self._recover_unresumable(host)
 
     def _recover_unresumable(self, host: str) -> list[str]:
@@ -466,7 +490,7 @@ class RunStore:
         return RunInfo(*row[:8], bool(row[8]), row[9], *(row[10:11] or ()))
 
     def get_run(self, run_id: str) -> RunInfo | None:
-        row = self._exec(f"SELECT {self._INFO_COLS}, (SELECT count(*) FROM events e WHERE e.run_id = runs.id) "
+        row = self._exec(f"SELECT {self._INFO_COLS}, (SELECT count(*) FROM events e WHERE e.run_num = runs.num) "
                          "FROM runs WHERE id = ?", (run_id,)).fetchone()
         return self._info(row) if row else None
 
@@ -512,8 +536,8 @@ class RunStore:
         for i in range(0, len(ids), 500):  # stay far below SQLite's host-parameter limit
             chunk = ids[i:i + 500]
             marks = ",".join("?" * len(chunk))
-            for rid, n in self._exec(f"SELECT run_id, count(*) FROM events WHERE run_id IN ({marks}) GROUP BY run_id",
-                                     chunk).fetchall():
+            for rid, n in self._exec(f"SELECT r.id, count(*) FROM runs r JOIN events e ON e.run_num = r.num "
+                                     f"WHERE r.id IN ({marks}) GROUP BY r.id", chunk).fetchall():
                 counts[rid] = n
         return counts
 
@@ -538,7 +562,7 @@ class RunStore:
     def delete_run(self, run_id: str) -> None:
         with self._transaction() as conn:
             row = conn.execute("SELECT workflow_hash FROM runs WHERE id = ?", (run_id,)).fetchone()
-            conn.execute("DELETE FROM events WHERE run_id = ?", (run_id,))
+            conn.execute("DELETE FROM events WHERE run_num = (SELECT num FROM runs WHERE id = ?)", (run_id,))
             cids = [r[0] for r in conn.execute("SELECT cid FROM run_outputs WHERE run_id = ?", (run_id,))]
             conn.execute("DELETE FROM run_outputs WHERE run_id = ?", (run_id,))
             self._drop_orphans(conn, cids)
@@ -553,16 +577,18 @@ class RunStore:
                       executions: list[tuple[str, str, Any, Any]] | None = None) -> None:
         """Write a batch of events (and optionally run fields) in one transaction, after the
         run's row when ``new_run`` (a :meth:`run_row`) is given."""
-        values: list[Any] = []
-        for i, e in enumerate(events):
-            if e[1] in _WIRE_TYPES or len(e) > 5:  # kept in their wire form (see RunEvent.stored)
-                values += (run_id, first_seq + i, e[3], e[0], e[1], *e.stored())
-            else:
-                values += (run_id, first_seq + i, e[3], e[0], e[1], e[2], e[4])
         with self._transaction() as conn:
             if new_run is not None:
                 self._insert_run(conn, new_run)
-            _insert_rows(conn, values)
+            if events:
+                num = self._num(conn, run_id)
+                values: list[Any] = []
+                for i, e in enumerate(events):
+                    if e[1] in _WIRE_TYPES or len(e) > 5:  # kept in their wire form (see RunEvent.stored)
+                        values += (num, first_seq + i, e[3], e[0], e[1], *e.stored())
+                    else:
+                        values += (num, first_seq + i, e[3], e[0], e[1], e[2], e[4])
+                _insert_rows(conn, values)
             if run_fields:
                 cols = ", ".join(f"{k} = ?" for k in run_fields)
                 conn.execute(f"UPDATE runs SET {cols} WHERE id = ?", (*run_fields.values(), run_id))
@@ -572,6 +598,14 @@ class RunStore:
             if len(known) > _KNOWN_OUTPUTS_MAX:
                 known.clear()
             known.update(stored)
+
+    @staticmethod
+    def _num(conn: sqlite3.Connection, run_id: str) -> int:
+        """The number of run ``run_id`` (its events' key; one indexed lookup per batch)."""
+        row = conn.execute("SELECT num FROM runs WHERE id = ?", (run_id,)).fetchone()
+        if row is None or row[0] is None:
+            raise StoreError(f"There is no run '{run_id}' in the run history to add events to.")
+        return row[0]
 
     # ------------------------------------------------------------------ recorded executions
 
@@ -664,10 +698,11 @@ class RunStore:
         for i in range(0, len(ids), 500):
             chunk = ids[i:i + 500]
             marks = ",".join("?" * len(chunk))
-            rows = self._exec("SELECT run_id, node_id, sum(coalesce(json_extract(extra, '$.usage.prompt_tokens'), 0)), "
-                              "sum(coalesce(json_extract(extra, '$.usage.completion_tokens'), 0)) FROM events "
-                              f"WHERE run_id IN ({marks}) AND type = 'llm_response' AND extra IS NOT NULL "
-                              "GROUP BY run_id, node_id", chunk).fetchall()
+            rows = self._exec("SELECT r.id, e.node_id, sum(coalesce(json_extract(e.extra, '$.usage.prompt_tokens'), 0)), "
+                              "sum(coalesce(json_extract(e.extra, '$.usage.completion_tokens'), 0)) "
+                              "FROM runs r JOIN events e ON e.run_num = r.num "
+                              f"WHERE r.id IN ({marks}) AND e.type = 'llm_response' AND e.extra IS NOT NULL "
+                              "GROUP BY r.id, e.node_id", chunk).fetchall()
             for rid, nid, p, c in rows:
                 out[rid][nid] = (int(p or 0), int(c or 0))
         return out
@@ -754,11 +789,13 @@ class RunStore:
         return None
 
     def next_seq(self, run_id: str) -> int:
-        row = self._exec("SELECT MAX(seq) FROM events WHERE run_id = ?", (run_id,)).fetchone()
+        row = self._exec("SELECT MAX(seq) FROM events WHERE run_num = (SELECT num FROM runs WHERE id = ?)",
+                         (run_id,)).fetchone()
         return 0 if row[0] is None else row[0] + 1
 
     def events(self, run_id: str, *, offset: int = 0, limit: int = -1) -> list[RunEvent]:
-        rows = self._exec("SELECT timestamp, node_id, type, content, extra FROM events WHERE run_id = ? "
+        rows = self._exec("SELECT timestamp, node_id, type, content, extra FROM events "
+                          "WHERE run_num = (SELECT num FROM runs WHERE id = ?) "
                           "ORDER BY seq LIMIT ? OFFSET ?", (run_id, limit, offset)).fetchall()
         return [RunEvent.from_stored(n, t, c, ts, x) for ts, n, t, c, x in rows]
 
