@@ -895,6 +895,8 @@ def run_from_agentflow_record(record: Any) -> tuple[Workflow, dict[str, Any], li
 
 # ---------------------------------------------------------------------- recorder
 _STOP = object()
+_BACKLOG = 1024  # events waiting that the writer is woken for while a run runs
+_BACKLOG_LOOK = 0.003  # seconds between looks
 _WRITER_IDLE_EXIT = 30.0  # seconds a writer thread with no live recorder waits before it ends
 _CHECKPOINT_EVENTS = 120_000
 
@@ -999,6 +1001,7 @@ class RunRecorder:
         self.lost = 0  # events that could not be written
         self.row_written = not new  # whether the run has a row in the store
         self._checkpoint_due = False
+        self._watching = False  # whether _watch_backlog is scheduled
         # The run's events, as they come (appended on the event loop, taken by the drain).
         self._events: deque[RunEvent] = deque()
         # Everything else: (fields: dict | None, done: threading.Event | None), a recorded execution
@@ -1073,6 +1076,8 @@ class RunRecorder:
         if ev.content == RunStatus.RUNNING:
             fields: dict[str, Any] = {"status": "running", "waiting": 0, "current_node": None}
             self._use_listener(self._events.append)
+            if not self._watching:
+                self._watch_backlog()
         else:
             fields = {"status": ev.content, "current_node": run.current_node_id,
                       "waiting": int(run.waiting_for_input), "error": run.error}
@@ -1097,6 +1102,21 @@ class RunRecorder:
                 asyncio.get_running_loop().call_soon(self._wake_if_waiting)
             except RuntimeError:  # not on an event loop (a test driving the run by hand)
                 self._wake.set()
+
+    def _watch_backlog(self) -> None:
+        """While the run runs, look every few milliseconds (on the event loop) whether a batch
+        has gathered: the writer then commits it beside the run (SQLite writes with the
+        interpreter lock released) instead of all at the end or at its next tick."""
+        self._watching = False
+        if self._closed.is_set() or self.run.status is not RunStatus.RUNNING:
+            return
+        if len(self._events) >= _BACKLOG:
+            self._wake.set()
+        try:
+            asyncio.get_running_loop().call_later(_BACKLOG_LOOK, self._watch_backlog)
+        except RuntimeError:  # not on an event loop: the writer's tick does
+            return
+        self._watching = True
 
     def _wake_if_waiting(self) -> None:
         if (self._items or self._events) and not self._closed.is_set():
