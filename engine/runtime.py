@@ -1165,8 +1165,11 @@ class Run:
             raise LLMError(message)
         name, system, model, effort = child.name, child.system_prompt, child.model, child.reasoning_effort
         secrets: frozenset[str] = frozenset()
-        node = self._nodes.get(child.node_id)
-        if node is not None and templated(node.data):  # its data's templates, with the call's input as input
+        # Its data's templates, with the call's input as input (a host without the workflow's
+        # nodes, a remote worker's model call, sends the prompt as written).
+        nodes = getattr(self, "_nodes", None)
+        node = nodes.get(child.node_id) if nodes is not None else None
+        if node is not None and templated(node.data):
             content, _shown, name, system, model, effort, secrets = resolved_prompt(self._ctx, node, argument)
         else:
             content = fill_prompt(child.user_prompt, argument)
