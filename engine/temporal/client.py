@@ -12,6 +12,7 @@ from ..events import RunEvent
 from ..model import Workflow, workflow_to_dict
 from ..runtime import uuid_ids
 from . import DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE, WORKFLOW_TYPE, TemporalUnavailable
+from .converter import DATA_CONVERTER
 
 __all__ = ["connect", "submit", "follow", "answer", "cancel", "list_runs", "event_from_row", "RemoteRun"]
 
@@ -21,7 +22,7 @@ FINAL = ("completed", "failed", "cancelled")
 
 async def connect(address: str, namespace: str = DEFAULT_NAMESPACE) -> Client:
     try:
-        return await Client.connect(address, namespace=namespace)
+        return await Client.connect(address, namespace=namespace, data_converter=DATA_CONVERTER)
     except Exception as err:  # the SDK raises RuntimeError for a refused connection
         raise TemporalUnavailable(f"cannot reach the Temporal server at {address} (namespace {namespace}): {err}") from None
 
@@ -33,12 +34,15 @@ def event_from_row(row: list[Any]) -> RunEvent:
 
 async def submit(client: Client, workflow: Workflow, *, run_id: str | None = None, initial_input: str | None = None,
                  max_visits: int = 25, meta: dict[str, Any] | None = None, task_queue: str = DEFAULT_TASK_QUEUE,
-                 options: dict[str, Any] | None = None, variables: dict[str, Any] | None = None) -> WorkflowHandle:
-    """Start a run on the server (the workflow id is the run id); returns its handle."""
+                 options: dict[str, Any] | None = None, variables: dict[str, Any] | None = None,
+                 path: str | None = None) -> WorkflowHandle:
+    """Start a run on the server (the workflow id is the run id); returns its handle. ``path``: the
+    workflow's file, where its ``flow`` steps' relative references are looked up (on the workers)."""
     run_id = run_id or uuid_ids()
     request = {"workflow": workflow_to_dict(workflow), "runId": run_id, "initialInput": initial_input,
                "maxVisits": max_visits, "meta": dict(meta or {}), "options": dict(options or {}),
-               "variables": dict(variables) if variables else None}
+               "variables": dict(variables) if variables else None,
+               "path": str(path) if path is not None else None}
     return await client.start_workflow(WORKFLOW_TYPE, request, id=run_id, task_queue=task_queue,
                                        memo={"workflowName": workflow.name or "", "status": "running",
                                              "initialInput": (initial_input or "")[:200]})

@@ -12,7 +12,8 @@ from temporalio.worker import Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from . import DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE
-from .activities import agent_call
+from .converter import DATA_CONVERTER
+from .activities import agent_call, find_flow, run_step
 from .workflow import FlowdeskRunWorkflow
 
 __all__ = ["make_worker", "run_worker", "connect"]
@@ -25,7 +26,7 @@ PASSTHROUGH = ("engine", "pydantic", "pydantic_core", "networkx", "httpx", "http
 
 
 async def connect(address: str, namespace: str = DEFAULT_NAMESPACE) -> Client:
-    return await Client.connect(address, namespace=namespace)
+    return await Client.connect(address, namespace=namespace, data_converter=DATA_CONVERTER)
 
 
 def make_worker(client: Client, *, task_queue: str = DEFAULT_TASK_QUEUE, concurrency: int = 10) -> Worker:
@@ -34,7 +35,7 @@ def make_worker(client: Client, *, task_queue: str = DEFAULT_TASK_QUEUE, concurr
         client,
         task_queue=task_queue,
         workflows=[FlowdeskRunWorkflow],
-        activities=[agent_call],
+        activities=[agent_call, run_step, find_flow],
         workflow_runner=SandboxedWorkflowRunner(restrictions=restrictions),
         max_concurrent_activities=max(1, concurrency),
         max_concurrent_workflow_tasks=max(2, concurrency),

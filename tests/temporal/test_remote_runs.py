@@ -4,6 +4,7 @@ a worker killed mid-call, cancel closing the in-flight request."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import re
 import subprocess
@@ -21,27 +22,29 @@ pytestmark = needs_temporal
 
 _CALL_ID = re.compile(r"call_\d+_[0-9a-f]{8}")
 _DURATION = re.compile(r'"durationMs": \d+')
+_DURATION_TEXT = re.compile(r" · \d+ ms$")  # http_response's content: "HTTP 200 · 446 bytes · 6 ms"
 
 
 def _comparable(events):
-    """Events without timestamps and durations, the random part of subagent call ids masked."""
-    return [(e.node_id, e.type, e.content, _DURATION.sub('"durationMs": *', _CALL_ID.sub("call_*", e.extra_json or "")),
+    """Events without timestamps and durations (also in the text of ``http_response``), the random part of subagent call ids masked."""
+    return [(e.node_id, e.type, _DURATION_TEXT.sub(" · * ms", e.content), _DURATION.sub('"durationMs": *', _CALL_ID.sub("call_*", e.extra_json or "")),
              e.path) for e in events]
 
 
-async def _local(wf, decisions):
-    run = Run(wf, EchoProvider())
+async def _local(wf, decisions, *, variables=None, path=None):
+    run = Run(wf, EchoProvider(), variables=variables, path=path)
     status = await run.start()
     while status == RunStatus.PAUSED:
         status = await run.resume(decisions.pop(0))
     return run.events, status
 
 
-async def _remote(address, wf, decisions, *, task_queue="shared", meta=None, options=None):
+async def _remote(address, wf, decisions, *, task_queue="shared", meta=None, options=None, variables=None, path=None):
     from engine.temporal.client import answer, connect, follow, submit
 
     client = await connect(address)
-    handle = await submit(client, wf, meta=meta or {"provider": "echo"}, task_queue=task_queue, options=options)
+    handle = await submit(client, wf, meta=meta or {"provider": "echo"}, task_queue=task_queue, options=options,
+                          variables=variables, path=path)
     events = []
     state = await follow(client, handle.id, events.append)
     while state.status == "paused":
@@ -59,26 +62,39 @@ def _same_events(remote, local):
         assert [e for e in a if e[0] == node_id] == [e for e in b if e[0] == node_id], node_id
 
 
-_ACTIVITY_KINDS = {"start", "agent", "approval", "if", "join", "loop"}  # kinds a remote run supports so far
+FIXTURES = ROOT / "tests" / "fixtures"
 
 
-def _sample_params():
-    for path in sample_paths():
-        kinds = {n.type for n in load_workflow(path).nodes}
-        marks = () if kinds <= _ACTIVITY_KINDS else pytest.mark.xfail(
-            strict=True, reason=f"{sorted(kinds - _ACTIVITY_KINDS)} steps do not run as activities yet (issue 19)")
-        yield pytest.param(path, id=path.name, marks=marks)
+@contextlib.contextmanager
+def _sample_variables(path):
+    """What a sample needs to run offline: web-brief reads the project's fixtures served on 127.0.0.1."""
+    if "web-brief" not in path.name:
+        yield None
+        return
+    from tests.fakes.web_server import WebServer, text_answer
+
+    with WebServer() as web:
+        web.route("/pages/python-secrets.html", text_answer((FIXTURES / "pages" / "python-secrets.html").read_bytes(),
+                                                            content_type="text/html"))
+        web.route("/api/releases.json", text_answer((FIXTURES / "api" / "releases.json").read_bytes(),
+                                                    content_type="application/json"))
+        yield {"base": web.url("")}
 
 
-@pytest.mark.parametrize("path", list(_sample_params()))
+@pytest.mark.parametrize("path", sample_paths(), ids=lambda p: p.name)
 async def test_samples_run_remotely_with_the_same_events(temporal_server, worker, path):
     wf = load_workflow(path)
-    local, local_status = await _local(wf, ["approve", "approve", "approve"])
-    remote, remote_status = await _remote(temporal_server, wf, ["approve", "approve", "approve"])
+    with _sample_variables(path) as variables:
+        local, local_status = await _local(wf, ["approve", "approve", "approve"], variables=variables)
+        remote, remote_status = await _remote(temporal_server, wf, ["approve", "approve", "approve"],
+                                              variables=variables)
     assert remote_status == str(local_status) == "completed"
     _same_events(remote, local)
     if "panel" not in path.name:  # one branch at a time: the very same sequence
         assert _comparable(remote) == _comparable(local)
+    if "web-brief" in path.name:
+        assert [e.type for e in remote if e.node_id == "api"][:4] == ["step_start", "http_request", "http_response",
+                                                                      "node_output"]
 
 
 def _parallel_approvals():
