@@ -34,7 +34,7 @@ class RemoteRun:
     def __init__(self, workflow: Workflow, provider: Any = None, *, address: str, namespace: str = DEFAULT_NAMESPACE,
                  task_queue: str = DEFAULT_TASK_QUEUE, run_id: str | None = None, initial_input: str | None = None,
                  max_visits: int = 25, meta: dict[str, Any] | None = None, options: dict[str, Any] | None = None,
-                 variables: dict[str, Any] | None = None, **_local_only: Any) -> None:
+                 variables: dict[str, Any] | None = None, path: str | None = None, **_local_only: Any) -> None:
         # ``provider`` and local-only options (delta_interval, ...) are accepted for a drop-in
         # swap with Run and not used: the workers resolve providers with their own keys.
         self.workflow = workflow
@@ -46,6 +46,7 @@ class RemoteRun:
         self.max_visits = max_visits
         self.meta = dict(meta or {})
         self.options = dict(options or {})
+        self.path = str(path) if path is not None else None  # where its flow steps' relative references point
         # Checked here as Run checks them (VariableError names the first bad one); sent as given.
         from ..variables import run_variables
 
@@ -137,7 +138,7 @@ class RemoteRun:
         try:
             await submit(await self._client(), self.workflow, run_id=self.run_id, initial_input=self.initial_input,
                          max_visits=self.max_visits, meta=self.meta, task_queue=self.task_queue, options=self.options,
-                         variables=self.arguments)
+                         variables=self.arguments, path=self.path)
         except Exception as err:  # no server, no extra: the run did not start, and says why
             self.status = RunStatus.FAILED
             self.error = f"The run could not be sent to the Temporal server at {self.address}: {err}"

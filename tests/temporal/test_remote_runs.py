@@ -198,3 +198,88 @@ async def test_cancel_stops_the_in_flight_request(temporal_server, worker):
     assert [(e.node_id, e.type) for e in events][-1] == ("system", "run_status")
     assert events[-1].content == "cancelled"
     assert not {"llm_response", "llm_error", "error"} & {e.type for e in events}
+
+
+def _write(path, nodes, links, name):
+    path.write_text(json.dumps({"name": name, "nodes": nodes, "connections": links}), encoding="utf-8")
+    return path
+
+
+async def test_flow_steps_run_as_child_workflows_with_the_same_events(temporal_server, worker, tmp_path):
+    """A flow step's nested run is a child workflow: its events (with their run path) reach the
+    parent's log, its approval pauses the parent and is answered there, its result flows on."""
+    from tests.engine.flows import agent, approval, link, start
+
+    _write(tmp_path / "child.flow.json",
+           [{"id": "s", "type": "start", "data": {"initialInput": "", "variables": [
+               {"name": "topic", "value": "", "type": "string", "required": True}]}},
+            agent("draft", "draft about {{topic}}"), approval("check", "ok to go on?"), agent("polish")],
+           [link("s", "draft"), link("draft", "check"), link("check", "polish", "approve")], "Child")
+    parent_path = _write(tmp_path / "parent.flow.json",
+                         [start(text="cats"), {"id": "sub", "type": "flow",
+                                               "data": {"flow": "child.flow.json",
+                                                        "inputs": {"topic": "{{PREVIOUS_OUTPUT}}"}}},
+                          agent("after", "result: {{PREVIOUS_OUTPUT}}")],
+                         [link("s", "sub"), link("sub", "after")], "Parent")
+    wf = load_workflow(parent_path)
+    local, local_status = await _local(wf, ["approve"], path=str(parent_path))
+    remote, remote_status = await _remote(temporal_server, wf, ["approve"], path=str(parent_path))
+    assert remote_status == str(local_status) == "completed"
+    # The child run's id (in the run path) is the server's: compare the paths' shape.
+    path_of = re.compile(r"^sub:[0-9a-f]{32}$")
+    assert {e.path for e in remote if e.path} and all(path_of.match(e.path) for e in remote if e.path)
+
+    def shape(events):
+        return [(n, t, c, x, "sub:*" if p else "") for n, t, c, x, p in _comparable(events)]
+
+    assert shape(remote) == shape(local)
+    kinds = [(e.node_id, e.type) for e in remote]
+    assert ("check", "wait_input") in kinds and ("sub", "input_received") in kinds
+    assert remote[-1].content == "completed"
+
+
+async def test_http_step_policy_and_secrets_from_the_worker(temporal_server, monkeypatch):
+    """An http step retried per its policy on the worker, its token from the worker's environment:
+    the server sees it, no event and nothing in the workflow's history holds it."""
+    from tests.fakes.web_server import WebServer, json_answer, text_answer
+
+    from engine.temporal.client import connect
+
+    wf = parse_workflow({"name": "Api", "nodes": [
+        {"id": "s", "type": "start", "data": {"initialInput": "go", "variables": [
+            {"name": "base", "value": "", "type": "string", "required": True}]}},
+        {"id": "api", "type": "http", "data": {
+            "url": "{{base}}/api", "headers": [{"key": "Authorization", "value": "Bearer {{secrets.FD_TEST_TOKEN}}"}],
+            "errorMode": "retry", "maxRetries": 2, "retryDelayMs": 50}}],
+        "connections": [{"source": "s", "target": "api", "sourceHandle": "output"}]})
+    token = "tok-9f8e7d6c5b4a"
+    with WebServer() as web:
+        answers = iter([text_answer(b"busy", status=503), json_answer({"ok": True, "b": 1, "a": 2})] * 2)
+        web.route("/api", lambda req: next(answers))
+        variables = {"base": web.url("")}
+        monkeypatch.setenv("FD_TEST_TOKEN", token)
+        local, local_status = await _local(wf, [], variables=variables)
+        monkeypatch.delenv("FD_TEST_TOKEN")
+        w = WorkerProcess(temporal_server, "secrets", env={"FD_TEST_TOKEN": token})
+        try:
+            remote, remote_status = await _remote(temporal_server, wf, [], task_queue="secrets", variables=variables)
+        finally:
+            w.stop()
+        seen = [{k.lower(): v for k, v in r.headers.items()}.get("authorization") for r in web.requests]
+    assert remote_status == str(local_status) == "completed"
+    assert seen == [f"Bearer {token}"] * 4
+    assert _comparable(remote) == _comparable(local)
+    assert [e.type for e in remote if e.node_id == "api"].count("step_retry") == 1
+    assert ("api", "node_output") in [(e.node_id, e.type) for e in remote]
+    assert json.loads([e for e in remote if e.type == "node_output"][0].content) == {"ok": True, "b": 1, "a": 2}
+    client = await connect(temporal_server)
+    run_id = next(iter(await _run_ids(client, "Api")))
+    history = await client.get_workflow_handle(run_id).fetch_history()
+    assert token not in history.to_json()
+    assert not any(token in (e.content + (e.extra_json or "")) for e in remote)
+
+
+async def _run_ids(client, name):
+    from engine.temporal.client import list_runs
+
+    return [r["id"] for r in await list_runs(client, limit=50) if r["workflowName"] == name]
