@@ -122,6 +122,8 @@ async def list_runs(client: Client, *, limit: int = 20) -> list[dict[str, Any]]:
     """Runs on the server, newest first, from Temporal's visibility API."""
     found = []
     async for ex in client.list_workflows(f"WorkflowType = '{WORKFLOW_TYPE}'", limit=limit):
+        if ex.parent_id:  # a flow step's nested run: its events are in its parent's log
+            continue
         memo = await ex.memo()
         status = _STATUS.get(ex.status) or memo.get("status") or "running"
         ended = ex.close_time.timestamp() if ex.close_time else None

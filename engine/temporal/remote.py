@@ -28,6 +28,17 @@ __all__ = ["RemoteRun"]
 _clients: dict[tuple[int, str, str], Any] = {}  # (event loop, address, namespace) -> connected client
 
 
+async def _client(address: str, namespace: str) -> Any:
+    """The connected client of this event loop for the server (one per loop, address and namespace)."""
+    from .client import connect
+
+    key = (id(asyncio.get_running_loop()), address, namespace)
+    client = _clients.get(key)
+    if client is None:
+        client = _clients[key] = await connect(address, namespace)
+    return client
+
+
 class RemoteRun:
     """A run of ``workflow`` on the Temporal server at ``address`` (workers run it)."""
 
@@ -61,6 +72,7 @@ class RemoteRun:
         self._queued: list[tuple[str, Any]] = []
         self._next = 0
         self._listeners: list[Callable[[RunEvent], None]] = []
+        self.events: list[RunEvent] | None = None  # kept only by fetch()
         self._cancel_task: asyncio.Task | None = None
 
     @classmethod
@@ -69,6 +81,35 @@ class RemoteRun:
         run = cls(workflow, address=address, namespace=namespace, run_id=run_id)
         run.status = RunStatus.RUNNING
         return run
+
+    @classmethod
+    async def fetch(cls, run_id: str, *, address: str, namespace: str = DEFAULT_NAMESPACE) -> "RemoteRun":
+        """A run on the server as it is now: its workflow (as it runs there), ``events`` (all so
+        far, in order), ``status``, ``error`` and pending approval. Raises TemporalUnavailable
+        (no extra, no server, no such run)."""
+        require_temporal()
+        from .client import definition
+
+        address = split_address(address)
+        client = await _client(address, namespace)
+        run = cls.attach(await definition(client, run_id), run_id, address=address, namespace=namespace)
+        run.events = []
+        run.add_listener(run.events.append)
+        from .client import follow
+
+        state = await follow(client, run_id, run._emit, settle=False)
+        run._take(state)
+        return run
+
+    @staticmethod
+    async def list_server_runs(address: str, *, namespace: str = DEFAULT_NAMESPACE, limit: int = 50) -> list[dict[str, Any]]:
+        """The runs on the server (Temporal's visibility API), newest first: ``{id, status,
+        workflowName, initialInput, pending, startedAt, duration, taskQueue}`` each (flow
+        steps' child runs are left out: they show in their parent's log)."""
+        require_temporal()
+        from .client import list_runs
+
+        return await list_runs(await _client(split_address(address), namespace), limit=limit)
 
     # ------------------------------------------------------------------ listeners
     def add_listener(self, callback: Callable[[RunEvent], None]) -> None:
@@ -106,18 +147,15 @@ class RemoteRun:
     # ------------------------------------------------------------------ operations
     async def _client(self) -> Any:
         require_temporal()
-        from .client import connect
-
-        key = (id(asyncio.get_running_loop()), self.address, self.namespace)
-        client = _clients.get(key)
-        if client is None:
-            client = _clients[key] = await connect(self.address, self.namespace)
-        return client
+        return await _client(self.address, self.namespace)
 
     async def _follow(self) -> RunStatus:
         from .client import follow
 
         state = await follow(await self._client(), self.run_id, self._emit, after=self._next)
+        return self._take(state)
+
+    def _take(self, state: Any) -> RunStatus:
         self._next = state.next
         try:
             self.status = RunStatus(state.status)
