@@ -65,11 +65,12 @@ async def _query(handle: WorkflowHandle, after: int) -> dict[str, Any]:
     return await handle.query("events", after)
 
 
-async def follow(client: Client, run_id: str, on_event: Callable[[RunEvent], None], *, after: int = 0,
-                 state: RemoteRun | None = None, settle: bool = True) -> RemoteRun:
+async def follow(client: Client | None, run_id: str, on_event: Callable[[RunEvent], None], *, after: int = 0,
+                 state: RemoteRun | None = None, settle: bool = True, handle: Any = None) -> RemoteRun:
     """Pass the run's events after ``after`` to ``on_event`` as they come, until it pauses or ends
-    (``settle=False``: until the events so far are passed)."""
-    handle = client.get_workflow_handle(run_id)
+    (``settle=False``: until the events so far are passed). ``handle``: what to query instead of
+    ``client``'s handle of the run (anything with ``async query(name, after)``)."""
+    handle = handle if handle is not None else client.get_workflow_handle(run_id)
     state = state or RemoteRun(run_id)
     state.next = after
     while True:
