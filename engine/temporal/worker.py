@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import signal
 from datetime import timedelta
 from typing import Any
@@ -18,6 +19,8 @@ from .workflow import FlowdeskRunWorkflow
 
 __all__ = ["make_worker", "run_worker", "connect"]
 
+log = logging.getLogger("flowdesk.worker")
+
 # Passed through the workflow sandbox: the engine (whose scheduler reads time and ids only
 # through the clock and id source the workflow gives it) and the libraries it is built on,
 # imported once per worker rather than once per workflow run.
@@ -30,6 +33,12 @@ async def connect(address: str, namespace: str = DEFAULT_NAMESPACE) -> Client:
 
 
 def make_worker(client: Client, *, task_queue: str = DEFAULT_TASK_QUEUE, concurrency: int = 10) -> Worker:
+    from ..nodes import load_plugins
+
+    # Plug-in node kinds are loaded here, once, outside any workflow's sandbox: steps of their
+    # kinds then run on this worker as on a desktop that has them installed.
+    for warning in load_plugins():
+        log.warning("%s", warning)
     restrictions = SandboxRestrictions.default.with_passthrough_modules(*PASSTHROUGH)
     return Worker(
         client,

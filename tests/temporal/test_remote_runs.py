@@ -283,3 +283,25 @@ async def _run_ids(client, name):
     from engine.temporal.client import list_runs
 
     return [r["id"] for r in await list_runs(client, limit=50) if r["workflowName"] == name]
+
+
+async def test_plugin_kinds_run_on_a_worker_that_has_them(temporal_server, example_plugin):
+    """A plug-in's node kind runs remotely on a worker where the plug-in is installed (its entry
+    point found at the worker's start), with the same events as locally."""
+    from tests.conftest import PLUGINS_DIR
+
+    wf = parse_workflow({"name": "Plugged", "nodes": [
+        {"id": "s", "type": "start", "data": {"initialInput": "hi there"}},
+        {"id": "t", "type": "template", "data": {"template": "<< {{input}} >>", "case": "upper", "repeat": 2}},
+        {"id": "a", "type": "agent", "data": {"agentName": "Echo", "userPrompt": "{{PREVIOUS_OUTPUT}}"}}],
+        "connections": [{"source": "s", "target": "t", "sourceHandle": "output"},
+                        {"source": "t", "target": "a", "sourceHandle": "output"}]})
+    local, local_status = await _local(wf, [])
+    w = WorkerProcess(temporal_server, "plugins", env={"PYTHONPATH": str(PLUGINS_DIR)})
+    try:
+        remote, remote_status = await _remote(temporal_server, wf, [], task_queue="plugins")
+    finally:
+        w.stop()
+    assert remote_status == str(local_status) == "completed"
+    assert _comparable(remote) == _comparable(local)
+    assert ("t", "node_output", "<< HI THERE >><< HI THERE >>") in [(e.node_id, e.type, e.content) for e in remote]
