@@ -113,7 +113,8 @@ async def agent_call(request: dict[str, Any]) -> dict[str, Any]:
             await task
         except BaseException:
             pass
-        raise
+        call.flush()
+        return _cancelled(host.events)
     except LLMError as err:
         call.flush()
         raise ApplicationError(str(err), host.events, type="LLMError", non_retryable=True) from None
@@ -183,6 +184,16 @@ class StepContext:
         return mask_secrets(value, secrets) if secrets else value
 
 
+def _cancelled(events: list[list[Any]]) -> dict[str, Any]:
+    """A step the workflow gave up (its run was cancelled, its timeoutMs passed): what it logged
+    until then goes back with the answer ``cancelled`` (a cancelled activity's own report
+    carries no details), so the run's log keeps it as a local run's does. A worker shutting
+    down is not that: the step is tried again elsewhere."""
+    if activity.is_worker_shutdown():
+        raise asyncio.CancelledError()
+    return {"cancelled": True, "events": events}
+
+
 def _step_error(message: str, events: list[list[Any]]) -> ApplicationError:
     return ApplicationError(message, events, type="NodeError", non_retryable=True)
 
@@ -204,7 +215,7 @@ async def run_step(request: dict[str, Any]) -> dict[str, Any]:
     except NodeError as err:
         raise _step_error(str(err), ctx.events) from None
     except asyncio.CancelledError:
-        raise
+        return _cancelled(ctx.events)
     except Exception as err:  # a node kind's bug: reported as the local run reports it
         raise _step_error(f"'{node.title}' failed: {err!r}", ctx.events) from None
     if isinstance(result, PauseRequest):

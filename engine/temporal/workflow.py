@@ -130,6 +130,8 @@ class _ActivityStep:
             raise _activity_error(err, run) from None
         for node_id, kind, content, extra_json in answer.get("events") or ():
             run._emit(node_id, kind, content, extra_json=extra_json)
+        if answer.get("cancelled"):  # given up (timeoutMs, the run cancelled): as locally
+            raise asyncio.CancelledError()
         if "pause" in answer:
             return PauseRequest(answer["pause"] or "")
         if answer.get("lastText") != run.last_text_output:
@@ -262,6 +264,8 @@ class _ActivityProvider:
             raise failure from None
         for node_id, kind, content, extra_json in answer.get("events") or ():
             run._emit(node_id, kind, content, extra_json=extra_json)
+        if answer.get("cancelled"):  # given up (timeoutMs, the run cancelled): as locally
+            raise asyncio.CancelledError()
         return LLMResult(answer["text"], answer.get("usage"), answer.get("model"))
 
 

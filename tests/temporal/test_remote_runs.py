@@ -305,3 +305,30 @@ async def test_plugin_kinds_run_on_a_worker_that_has_them(temporal_server, examp
     assert remote_status == str(local_status) == "completed"
     assert _comparable(remote) == _comparable(local)
     assert ("t", "node_output", "<< HI THERE >><< HI THERE >>") in [(e.node_id, e.type, e.content) for e in remote]
+
+
+async def test_http_step_timeout_from_its_policy_closes_the_request_on_the_worker(temporal_server, worker):
+    """``timeoutMs`` bounds the remote step as locally (the same events: skipped after the
+    timeout), and the worker's request is closed when the step is given up."""
+    from tests.fakes.web_server import Answer, WebServer
+
+    wf = parse_workflow({"name": "Slow api", "nodes": [
+        {"id": "s", "type": "start", "data": {"initialInput": "go", "variables": [
+            {"name": "base", "value": "", "type": "string", "required": True}]}},
+        {"id": "api", "type": "http", "data": {"url": "{{base}}/slow", "timeoutMs": 800, "errorMode": "skip"}},
+        {"id": "a", "type": "agent", "data": {"agentName": "After", "userPrompt": "after: {{PREVIOUS_OUTPUT}}"}}],
+        "connections": [{"source": "s", "target": "api", "sourceHandle": "output"},
+                        {"source": "api", "target": "a", "sourceHandle": "output"}]})
+    with WebServer() as web:
+        web.route("/slow", lambda req: Answer(200, {"Content-Type": "text/plain"}, chunks=[b"x"] * 120, pause=0.5))
+        variables = {"base": web.url("")}
+        local, local_status = await _local(wf, [], variables=variables)
+        started = time.monotonic()
+        remote, remote_status = await _remote(temporal_server, wf, [], variables=variables)
+        took = time.monotonic() - started
+        assert await asyncio.to_thread(web.requests[-1].disconnected.wait, 10)  # the worker's request is gone
+    assert remote_status == str(local_status) == "completed"
+    assert _comparable(remote) == _comparable(local)
+    skipped = [e for e in remote if e.type == "step_skipped"]
+    assert [(e.node_id, e.content) for e in skipped] == [("api", "HTTP request 'api' timed out after 800 ms")]
+    assert took < 15
