@@ -332,3 +332,44 @@ async def test_http_step_timeout_from_its_policy_closes_the_request_on_the_worke
     skipped = [e for e in remote if e.type == "step_skipped"]
     assert [(e.node_id, e.content) for e in skipped] == [("api", "HTTP request 'api' timed out after 800 ms")]
     assert took < 15
+
+
+async def test_action_steps_run_the_workers_library_flow(temporal_server, tmp_path, monkeypatch):
+    """An ``action`` step runs the flow of its name from the worker's library, as a child
+    workflow, with the local events; a missing one refuses the run as locally."""
+    from engine.library import set_default_library
+    from tests.engine.flows import agent, link
+
+    monkeypatch.setenv("FLOWDESK_DATA_DIR", str(tmp_path / "data"))
+    set_default_library(None)
+    (tmp_path / "data" / "library").mkdir(parents=True)
+    _write(tmp_path / "data" / "library" / "summarize.flow.json",
+           [{"id": "s", "type": "start", "data": {"initialInput": "", "variables": [
+               {"name": "text", "value": "", "type": "string", "required": True}]}},
+            agent("sum", "summarize: {{text}}")], [link("s", "sum")], "Summarize")
+
+    def parent(action):
+        return parse_workflow({"name": "Acting", "nodes": [
+            {"id": "s", "type": "start", "data": {"initialInput": "a long text"}},
+            {"id": "act", "type": "action", "data": {"schema": "docs", "action": action,
+                                                     "parameters": {"text": "{{PREVIOUS_OUTPUT}}"}}}],
+            "connections": [{"source": "s", "target": "act", "sourceHandle": "output"}]})
+
+    w = WorkerProcess(temporal_server, "actions")
+    try:
+        for action, expected in (("Summarize", "completed"), ("Translate", "failed")):
+            wf = parent(action)
+            run = Run(wf, EchoProvider())
+            local_status = await run.start()
+            remote, remote_status = await _remote(temporal_server, wf, [], task_queue="actions")
+            assert remote_status == str(local_status) == expected
+            shape = [(n, t, c, x, "act:*" if p else "") for n, t, c, x, p in _comparable(remote)]
+            assert shape == [(n, t, c, x, "act:*" if p else "") for n, t, c, x, p in _comparable(run.events)]
+            if expected == "completed":
+                assert ("sum", "llm_response", "summarize: a long text") in [(e.node_id, e.type, e.content)
+                                                                             for e in remote]
+            else:  # refused by the worker's validation, as locally
+                assert remote[0].type == "error" and "no flow for the action 'Translate'" in remote[0].content
+    finally:
+        w.stop()
+        set_default_library(None)
