@@ -17,7 +17,11 @@ test per step):
 The key hashes the node's kind, its data (``pinnedOutput``/display fields left out), its
 input, the run's variables at that step (templates in the data resolve against them, so a
 changed variable counts as changed data) and the run's provider and model override
-(``Run.meta``): an agent's own model and provider are part of its data.
+(``Run.meta``): an agent's own model and provider are part of its data. It is made of two
+parts, the node's (kind and data) and the step's (input, variables, provider and model): a
+recorded step stores only the step's part, as ``i`` + its digest; the node's part is made
+again from the run's stored workflow when a later run asks for the recording. So recording
+costs a step one short hash, not a serialisation of the node's data.
 """
 
 from __future__ import annotations
@@ -66,12 +70,53 @@ def _data_json(node: Any) -> bytes:
     return type(data).__pydantic_serializer__.to_json(data)
 
 
-def _key_prefix(kind: str, data_json: bytes, provider: Any, model: Any) -> Any:
+def _node_digest(kind: str, data_json: bytes) -> str:
+    """The node's part of an execution key: its kind and data."""
     h = hashlib.blake2b(digest_size=20)
-    h.update(f"{kind}\0{provider or ''}\0{model or ''}\0".encode("utf-8", "backslashreplace"))
+    h.update(kind.encode("utf-8", "backslashreplace") + b"\0")
     h.update(data_json)
-    h.update(b"\0")
+    return h.hexdigest()
+
+
+def _run_part(provider: Any, model: Any) -> Any:
+    """The hash state every step's part of a run starts from: the run's provider and model."""
+    h = hashlib.blake2b(digest_size=20)
+    h.update(f"{provider or ''}\0{model or ''}\0".encode("utf-8", "backslashreplace"))
     return h
+
+
+def _step_digest(run_part: Any, value: Any, variables: Mapping[str, Any] | None) -> str:
+    """The step's part of an execution key: its input and the run's variables (and, through
+    ``run_part``, the run's provider and model)."""
+    h = run_part.copy()
+    h.update(_value_bytes(value))
+    if variables:  # templates resolve against them: a changed variable is changed data
+        h.update(b"\0v" + json.dumps(variables, sort_keys=True, ensure_ascii=False, default=str).encode(
+            "utf-8", "backslashreplace"))
+    return h.hexdigest()
+
+
+def combine_key(node_digest: str, step_digest: str) -> str:
+    """An execution key from its node's part and its step's part."""
+    return hashlib.blake2b(f"{node_digest}:{step_digest}".encode("ascii"), digest_size=20).hexdigest()
+
+
+#: A recorded step's stored key that holds only the step's part (see the module's doc).
+STEP_DIGEST_MARK = "i"
+
+
+def node_digest(node: Any) -> str:
+    """The node's part of its execution keys (its kind and data)."""
+    return _node_digest(node.type, _data_json(node))
+
+
+def stored_key(node_part: str, stored: str) -> str:
+    """The full key of a recorded step from what the store kept (``i`` + the step's part) and
+    the node's part (:func:`node_digest` of the node as the recording run had it); a stored
+    full key (recordings of older versions) is returned as it is."""
+    if stored.startswith(STEP_DIGEST_MARK):
+        return combine_key(node_part, stored[len(STEP_DIGEST_MARK):])
+    return stored
 
 
 def _value_bytes(value: Any) -> bytes:
@@ -80,12 +125,12 @@ def _value_bytes(value: Any) -> bytes:
     return b"j" + json.dumps(value, sort_keys=True, ensure_ascii=False, default=str).encode("utf-8", "backslashreplace")
 
 
-def execution_key(kind: str, data: Mapping[str, Any], value: Any, provider: Any = None, model: Any = None) -> str:
-    """The execution key of one step: a hash of kind, data (display fields left out), input, and
-    the run's provider and model override."""
-    h = _key_prefix(kind, _data_json(_Holder(data)), provider, model)
-    h.update(_value_bytes(value))
-    return h.hexdigest()
+def execution_key(kind: str, data: Mapping[str, Any], value: Any, provider: Any = None, model: Any = None,
+                  variables: Mapping[str, Any] | None = None) -> str:
+    """The execution key of one step: a hash of kind, data (display fields left out), input, the
+    run's variables, and the run's provider and model override."""
+    return combine_key(_node_digest(kind, _data_json(_Holder(data))),
+                       _step_digest(_run_part(provider, model), value, variables))
 
 
 class _Holder:
@@ -132,29 +177,26 @@ class StepHook:
             on, value = pinned_value(node)
             if on:
                 self.pinned[node.id] = value
-        # node id -> a hash of everything in its key but the input (made once per node per run)
-        self._prefix: dict[str, Any] = {}
+        # node id -> the node's part of its key (made once per node per run, in reruns only)
+        self._node_part: dict[str, str] = {}
         meta = run.meta or {}
-        self._provider = meta.get("provider")
-        self._model = meta.get("model")
+        self._run_part = _run_part(meta.get("provider"), meta.get("model"))
         self.hits = 0
 
     @property
     def active(self) -> bool:
         return bool(self.pinned or self.reuse or self.recorders)
 
-    def key(self, node: Any, value: Any) -> str:
-        """:func:`execution_key` of this step; the hash of the node's part is made once per run."""
-        prefix = self._prefix.get(node.id)
-        if prefix is None:
-            prefix = self._prefix[node.id] = _key_prefix(node.type, _data_json(node), self._provider, self._model)
-        h = prefix.copy()
-        h.update(_value_bytes(value))
-        variables = getattr(self.run, "variables", None)
-        if variables:  # templates resolve against them: a changed variable is changed data
-            h.update(b"\0v" + json.dumps(variables, sort_keys=True, ensure_ascii=False, default=str).encode(
-                "utf-8", "backslashreplace"))
-        return h.hexdigest()
+    def step_digest(self, value: Any) -> str:
+        """The step's part of the key of a step with input ``value`` (see :func:`execution_key`)."""
+        return _step_digest(self._run_part, value, getattr(self.run, "variables", None))
+
+    def key(self, node: Any, value: Any, step: str | None = None) -> str:
+        """:func:`execution_key` of this step; the node's part is made once per run."""
+        part = self._node_part.get(node.id)
+        if part is None:
+            part = self._node_part[node.id] = node_digest(node)
+        return combine_key(part, step or self.step_digest(value))
 
     def before(self, spec: Any, node: Any, value: Any) -> tuple[Any, Any] | None:
         """The step's result without running it (pinned or reused), or None: run it."""
@@ -172,7 +214,8 @@ class StepHook:
         recorded = self.reuse.get(node_id)
         if recorded is None or node_id in self.fresh:
             return None
-        if recorded.key != self.key(node, value):
+        step = self.step_digest(value)
+        if recorded.key != self.key(node, value, step):
             return None
         self.hits += 1
         handle = recorded.handle
@@ -186,7 +229,7 @@ class StepHook:
             self.run.last_text_output = recorded.output
         if self.recorders:  # the reused execution belongs to this run too (a later run may reuse it)
             for rec in self.recorders:
-                rec(node_id, recorded.key, recorded.output, handle)
+                rec(node_id, STEP_DIGEST_MARK + step, recorded.output, handle)
         return recorded.output, handle
 
     def after(self, node: Any, value: Any, output: Any, handle: Any) -> None:
@@ -195,8 +238,8 @@ class StepHook:
         if self.reuse and node_id not in self.fresh:
             # It ran again (its data or input changed): nothing downstream of it may be reused.
             self.fresh |= downstream_of(self.run.workflow, [node_id])
-        if self.recorders:
-            key = self.key(node, value)
+        if self.recorders:  # the step's part only: the node's is made again from the stored workflow
+            key = STEP_DIGEST_MARK + self.step_digest(value)
             for rec in self.recorders:
                 rec(node_id, key, output, handle)
 

@@ -40,12 +40,12 @@ from .events import _encode as _encode_extra
 from .llm.base import AgentInvocation, LLMError, LLMProvider, SubagentSpec
 from .model import Node, Workflow, dumps_workflow, parse_workflow
 from .nodes import SPECS, NodeError, NodeOutcome, PauseRequest, RunContext, spec_for
-from .nodes.agent import MAX_SUBAGENT_DEPTH, ProviderCall, _usage_json  # noqa: F401  (_usage_json: kept importable)
-from .rerun import StepHook, reuse_map
+from .nodes.agent import MAX_SUBAGENT_DEPTH, ProviderCall, _usage_json, resolved_prompt, templated  # noqa: F401  (_usage_json: kept importable)
+from .rerun import PINNED_FIELD, StepHook, reuse_map
 from .nodes.base import (BRANCH, DEFAULT_MAX_RETRIES, DEFAULT_RETRY_DELAY_MS, ERROR_HANDLE, BranchFrame, as_text,
                          fill_prompt)
 from .nodes.loop import DEFAULT_MAX_ITERATIONS, until_matches
-from .templates import TemplateScope
+from .templates import TemplateScope, mask_secrets
 from .variables import VariableError, run_variables  # noqa: F401  (VariableError: raised by Run())
 from .validate import errors_only, validate
 
@@ -311,22 +311,42 @@ class Run:
             self._resolve = provider  # type: ignore[assignment]
 
         # Indexes built once: the run's cost per step does not grow with the graph.
-        self._nodes: dict[str, Node] = {}
+        nodes: dict[str, Node] = {}
+        pinned = False
         for n in workflow.nodes:
-            self._nodes.setdefault(n.id, n)
-        out: dict[str, list[tuple[str, str]]] = {}
+            if n.id not in nodes:
+                nodes[n.id] = n
+            if not pinned:
+                extra = getattr(n.data, "__pydantic_extra__", None)
+                pinned = bool(extra) and extra.get(PINNED_FIELD) is not None  # type: ignore[union-attr]
+        self._nodes = nodes
+        # Exact tuples of strings: the cyclic GC untracks them, so a big graph's adjacency does
+        # not make every collection during the run slower (lists would stay tracked). A node
+        # with one link out (most) gets its tuple at once; lists only for several.
+        out: dict[str, Any] = {}
+        several: list[str] = []
         children: dict[str, list[str]] = {}
         for c in workflow.connections:
-            if c.sourceHandle == "subagent":
+            handle = c.sourceHandle
+            if handle == "subagent":
                 children.setdefault(c.source, []).append(c.target)
                 continue
-            handle = c.sourceHandle or "output"
-            if handle == "true":
+            if not handle:
+                handle = "output"
+            elif handle == "true":
                 handle = "condition-0"
-            out.setdefault(c.source, []).append((handle, c.target))
-        # Exact tuples of strings: the cyclic GC untracks them, so a big graph's adjacency does
-        # not make every collection during the run slower (lists would stay tracked).
-        self._out: dict[str, tuple[tuple[str, str], ...]] = {k: tuple(v) for k, v in out.items()}
+            source = c.source
+            edges = out.get(source)
+            if edges is None:
+                out[source] = ((handle, c.target),)
+            elif edges.__class__ is tuple:
+                out[source] = [*edges, (handle, c.target)]
+                several.append(source)
+            else:
+                edges.append((handle, c.target))
+        for source in several:
+            out[source] = tuple(out[source])
+        self._out: dict[str, tuple[tuple[str, str], ...]] = out
         self._sub_children = children
         self._spec_cache: dict[str, list[SubagentSpec]] = {}
         # Joins and loops: arrivals gathered per join (link index -> value) with the last
@@ -372,6 +392,7 @@ class Run:
 
         self.events: list[RunEvent] | None = [] if keep_events else None
         self._listeners: list[EventCallback] = [on_event] if on_event else []
+        self._status_listeners: list[EventCallback] = []
         self._streams: list[asyncio.Queue] = []
         self._call_counter = 0
         self._ctx = RunContext(self)
@@ -383,13 +404,19 @@ class Run:
         if start_at is not None and start_at not in self._nodes:
             raise ValueError(f"there is no node '{start_at}' to run from")
         reuse, self.reused_from = reuse_map(reuse_from, store)
-        self._step_hook = StepHook(self, reuse=reuse, start_at=start_at)
-        if self._step_hook.active or start_at is not None:
+        # Made only when a step may be pinned, reused or recorded: a plain run does not scan for it.
+        self._step_hook: StepHook | None = None
+        if pinned or reuse or start_at is not None:
+            self._step_hook = StepHook(self, reuse=reuse, start_at=start_at)
             self._hook = self._step_hook
 
     def record_executions(self, callback: Callable[[str, str, Any, Any], None]) -> None:
         """Call ``callback(node_id, key, output, handle)`` for each step that ends with an output
-        (a reused one included); the run store's recorder keeps them for later runs from a node."""
+        (a reused one included); the run store's recorder keeps them for later runs from a node.
+        ``key`` is the step's part of its execution key (``engine.rerun``: ``i`` + a digest); the
+        store makes the full key again from the run's workflow when a later run reuses it."""
+        if self._step_hook is None:
+            self._step_hook = StepHook(self)
         self._step_hook.recorders.append(callback)
         self._hook = self._step_hook
 
@@ -410,6 +437,17 @@ class Run:
     def remove_listener(self, callback: EventCallback) -> None:
         try:
             self._listeners.remove(callback)
+        except ValueError:
+            pass
+
+    def add_status_listener(self, callback: EventCallback) -> None:
+        """Call ``callback(event)`` with each ``run_status`` event, after every event listener
+        has had it (a listener may be added or removed from there)."""
+        self._status_listeners.append(callback)
+
+    def remove_status_listener(self, callback: EventCallback) -> None:
+        try:
+            self._status_listeners.remove(callback)
         except ValueError:
             pass
 
@@ -455,7 +493,9 @@ class Run:
         if self._ended:
             self.ended_at = self._clock()
             self.waiting_for_input = False
-        self._emit(SYSTEM_NODE, EventType.RUN_STATUS, str(status), {"detail": detail} if detail else None)
+        ev = self._emit(SYSTEM_NODE, EventType.RUN_STATUS, str(status), {"detail": detail} if detail else None)
+        for cb in list(self._status_listeners):
+            cb(ev)
 
     # ------------------------------------------------------------------ lifecycle
     def _ensure_async_state(self) -> None:
@@ -1127,11 +1167,17 @@ class Run:
             message = f"subagents nested deeper than {MAX_SUBAGENT_DEPTH} levels"
             log(EventType.SUBAGENT_CALL_ERROR, message)
             raise LLMError(message)
-        content = fill_prompt(child.user_prompt, argument)
-        inv = AgentInvocation(node_id=child.node_id, name=child.name, system_prompt=child.system_prompt,
-                              user_content=content, model=child.model, reasoning_effort=child.reasoning_effort,
+        name, system, model, effort = child.name, child.system_prompt, child.model, child.reasoning_effort
+        secrets: frozenset[str] = frozenset()
+        node = self._nodes.get(child.node_id)
+        if node is not None and templated(node.data):  # its data's templates, with the call's input as input
+            content, _shown, name, system, model, effort, secrets = resolved_prompt(self._ctx, node, argument)
+        else:
+            content = fill_prompt(child.user_prompt, argument)
+        inv = AgentInvocation(node_id=child.node_id, name=name, system_prompt=system,
+                              user_content=content, model=model, reasoning_effort=effort,
                               tools=child.tools, subagents=child.children, provider=child.provider, depth=depth)
-        ctx = ProviderCall(self, child.node_id, depth, call_id)
+        ctx = ProviderCall(self, child.node_id, depth, call_id, secrets)
         try:
             provider = self._resolve(inv)
             result = await provider.complete(inv, ctx)
@@ -1145,8 +1191,9 @@ class Run:
             message = f"Unexpected error from the model provider: {err!r}"
             log(EventType.SUBAGENT_CALL_ERROR, message)
             raise LLMError(message) from err
-        log(EventType.SUBAGENT_CALL_END, result.text)
-        return result.text
+        text = mask_secrets(result.text, secrets) if secrets else result.text  # an echoed secret is never shown
+        log(EventType.SUBAGENT_CALL_END, text)
+        return text
 
     # ------------------------------------------------------------------ snapshot
     @property

@@ -148,11 +148,13 @@ class GraphIndex:
         self.workflow = workflow
         self.nodes: dict[str, Node] = {}
         self.duplicate_ids: list[str] = []
+        nodes = self.nodes
         for n in workflow.nodes:
-            if n.id in self.nodes:
-                self.duplicate_ids.append(n.id)
+            nid = n.id
+            if nid in nodes:
+                self.duplicate_ids.append(nid)
             else:
-                self.nodes[n.id] = n
+                nodes[nid] = n
         self.exec_out: dict[str, list[str]] = defaultdict(list)
         self.sub_children: dict[str, list[str]] = defaultdict(list)
         self.sub_parents: dict[str, list[str]] = defaultdict(list)
@@ -163,12 +165,13 @@ class GraphIndex:
         self.keys: set[tuple[str, str, str, str]] = set(self._links)
         self._exec_targets: set[str] = set()
         exec_targets_add = self._exec_targets.add
+        exec_out, sub_children, sub_parents = self.exec_out, self.sub_children, self.sub_parents
         for source, handle, target, _th in self._links:
             if handle == "subagent":
-                self.sub_children[source].append(target)
-                self.sub_parents[target].append(source)
+                sub_children[source].append(target)
+                sub_parents[target].append(source)
             else:
-                self.exec_out[source].append(target)
+                exec_out[source].append(target)
                 exec_targets_add(target)
 
     @cached_property
@@ -295,6 +298,29 @@ def _reachable(index: GraphIndex, start: str) -> set[str]:
                 seen.add(nxt)
                 stack.append(nxt)
     return seen
+
+
+def _subagent_cycle(children: dict[str, list[str]], nodes: dict[str, Node]) -> bool:
+    """Whether the subagent links between existing nodes (self-links aside) form a cycle:
+    peel the nodes nothing links to until none is left (acyclic) or some remain."""
+    indegree: dict[str, int] = {}
+    for parent, kids in children.items():
+        if parent in nodes:
+            for child in kids:
+                if child != parent and child in nodes:
+                    indegree[child] = indegree.get(child, 0) + 1
+    ready = [p for p in children if p in nodes and p not in indegree]
+    while ready:
+        parent = ready.pop()
+        for child in children.get(parent, ()):
+            if child != parent and child in indegree:
+                left = indegree[child] - 1
+                if left:
+                    indegree[child] = left
+                else:
+                    del indegree[child]
+                    ready.append(child)
+    return bool(indegree)
 
 
 def trigger_issues(workflow: Workflow) -> list[Issue]:
@@ -447,25 +473,27 @@ def _validate(workflow: Workflow, web_search_available: bool | None, library=Non
             add(Issue("subagent_in_execution", E, (target,),
                       f"{_label(nodes[target])} is a subagent but also has execution links; subagents are called "
                       "as tools, not run as steps."))
-    if index.sub_children:
-        import networkx as nx  # imported lazily: only graphs with subagent links pay for it
+    if index.sub_children and _subagent_cycle(index.sub_children, nodes):
+        # networkx (imported only here: the usual subagent forest has no cycle, which the
+        # dict pass above tells) names one cycle per tangle.
+        import networkx as nx
 
         g = nx.DiGraph()
         for parent, children in index.sub_children.items():
             for child in children:
                 if parent != child and parent in nodes and child in nodes:
                     g.add_edge(parent, child)
-        if not nx.is_directed_acyclic_graph(g):
-            # One cycle per strongly connected component: enumerating every simple cycle is
-            # exponential in a dense tangle, and one named cycle is enough to fix it.
-            for comp in nx.strongly_connected_components(g):
-                if len(comp) < 2:
-                    continue
-                cycle = [u for u, _v in nx.find_cycle(g.subgraph(comp))]
-                names = " → ".join(nodes[n].title for n in (*cycle, cycle[0]))
-                add(Issue("subagent_cycle", E, tuple(cycle), f"Subagent links form a cycle: {names}."))
+        # One cycle per strongly connected component: enumerating every simple cycle is
+        # exponential in a dense tangle, and one named cycle is enough to fix it.
+        for comp in nx.strongly_connected_components(g):
+            if len(comp) < 2:
+                continue
+            cycle = [u for u, _v in nx.find_cycle(g.subgraph(comp))]
+            names = " → ".join(nodes[n].title for n in (*cycle, cycle[0]))
+            add(Issue("subagent_cycle", E, tuple(cycle), f"Subagent links form a cycle: {names}."))
 
     # Reachability from start
+    components = _Components(index)  # the execution cycles', for the data-flow checks
     if len(starts) == 1:
         start = starts[0]
         if not index.exec_out.get(start.id):
@@ -480,7 +508,7 @@ def _validate(workflow: Workflow, web_search_available: bool | None, library=Non
             n = nodes[nid]
             code, message = _spec(n).no_branch  # type: ignore[union-attr]
             add(Issue(code, E, (nid,), message.format(label=_label(n))))
-        _check_exec_cycles(index, reachable, choice_links, add)
+        components = _Components(index, _check_exec_cycles(index, reachable, choice_links, add), reachable)
         unreachable = [nid for nid, n in nodes.items()
                        if nid not in reachable and not index.sub_parents.get(nid) and not _is_entry(n)]
         if unreachable and len(reachable) > 1:
@@ -488,7 +516,7 @@ def _validate(workflow: Workflow, web_search_available: bool | None, library=Non
                       f"{len(unreachable)} node{'s are' if len(unreachable) > 1 else ' is'} not reachable from Start "
                       "and will not run."))
 
-    _check_data_flow(index, content.append)
+    _check_data_flow(index, content.append, components)
     issues += content
     issues.sort(key=lambda x: x.severity != Severity.ERROR)
     return issues
@@ -503,19 +531,64 @@ def _references(text: str) -> tuple[Any, ...]:
     return tuple(find_references(text))
 
 
-def _data_strings(value: Any) -> Iterable[tuple[tuple[Any, ...], str]]:
-    """``(field path, text)`` of every string in node data holding a ``{`` (models walked through
-    their ``__dict__``: cheaper than dumping each node's data on every validation)."""
-    stack: list[tuple[tuple[Any, ...], Any]] = [((), value)]
+#: Nesting depth after which the walk of node data goes on with an explicit stack (pasted
+#: JSON can be nested deeper than the interpreter's recursion limit).
+_DEEP = 100
+
+
+def _strings_into(value: Any, where: tuple[Any, ...], out: list, depth: int, tag: Any) -> None:
+    """Append ``(tag, field path, text)`` to ``out`` for every string in ``value`` (node data:
+    models read through their ``__dict__``, cheaper than dumping each node's data on every
+    validation; dicts, lists, tuples) that may hold a reference, a ``{{`` or a ``${``.
+
+    Order (the order of the warnings): a container's members last to first (a model's
+    fields, then its extra fields), each member's own strings before the next member's.
+    Past ``_DEEP`` levels the walk goes on with an explicit stack, in the same order."""
+    if isinstance(value, BaseModel):
+        fields = value.__dict__
+        extra = value.__pydantic_extra__
+        if extra:
+            fields = {**fields, **extra}
+        members: Iterable[tuple[Any, Any]] = reversed(fields.items())
+    elif isinstance(value, dict):
+        members = reversed(value.items())
+    elif isinstance(value, (list, tuple)):
+        members = zip(range(len(value) - 1, -1, -1), reversed(value))
+    else:
+        return
+    for k, x in members:
+        if x is None:
+            continue
+        cls = x.__class__
+        if cls is str:
+            # C-level tests: most strings hold no brace at all
+            if "{" in x and ("{{" in x or "${" in x):
+                out.append((tag, (*where, k), x))
+        elif cls is bool or cls is int or cls is float:
+            continue
+        elif isinstance(x, str):
+            if "{{" in x or "${" in x:
+                out.append((tag, (*where, k), x))
+        elif depth < _DEEP:
+            _strings_into(x, (*where, k), out, depth + 1, tag)
+        else:
+            _strings_deep(x, (*where, k), out, tag)
+
+
+def _strings_deep(value: Any, where: tuple[Any, ...], out: list, tag: Any) -> None:
+    """:func:`_strings_into` with an explicit stack instead of recursion (same order)."""
+    stack: list[tuple[tuple[Any, ...], Any]] = [(where, value)]
     while stack:
         where, v = stack.pop()
         if isinstance(v, str):
-            if "{" in v:
-                yield where, v
-        elif isinstance(v, BaseModel):
-            fields = dict(v.__dict__)
-            if v.__pydantic_extra__:
-                fields.update(v.__pydantic_extra__)
+            if "{{" in v or "${" in v:
+                out.append((tag, where, v))
+            continue
+        if isinstance(v, BaseModel):
+            fields = v.__dict__
+            extra = v.__pydantic_extra__
+            if extra:
+                fields = {**fields, **extra}
             stack.extend(((*where, k), x) for k, x in fields.items() if x is not None and x.__class__ is not bool)
         elif isinstance(v, dict):
             stack.extend(((*where, k), x) for k, x in v.items())
@@ -523,80 +596,167 @@ def _data_strings(value: Any) -> Iterable[tuple[tuple[Any, ...], str]]:
             stack.extend(((*where, i), x) for i, x in enumerate(v))
 
 
-def _check_data_flow(index: GraphIndex, add) -> None:
+@lru_cache(maxsize=256)
+def _class_has_variables(cls: type) -> bool:
+    """Whether a data class answers ``variables`` itself (a property, say), asked once per class."""
+    return hasattr(cls, "variables")
+
+
+def _check_data_flow(index: GraphIndex, add, components: "_Components") -> None:
     """Data-flow warnings (DESIGN.md, "Data flow", "More node kinds"): a reference to a name that
     is neither a declared variable, an ``outputVar`` nor a built-in; a node other than a join or a
-    loop that several branches lead into; a loop body that never returns to its loop."""
+    loop that several branches lead into; a loop body that never returns to its loop.
+
+    One pass over the nodes reads each node's data once (names declared, strings that may hold
+    references, loops); the cycle components come from the pass that found the execution cycles."""
     from .templates import TEMPLATE_BUILTINS
 
     W = Severity.WARNING
     nodes = index.nodes
     known: set[str] = set(TEMPLATE_BUILTINS)
-    found: list[tuple[str, tuple[Any, ...], str]] = []
+    found: list[tuple[str, tuple[Any, ...], str]] = []  # (node id, field path, text that may hold references)
+    add_found = found.append
+    loops: list[tuple[str, Node]] = []
+    has_variables = _class_has_variables
+    plain_classes: set[type] = set()  # data classes with no ``variables`` of their own
     for nid, n in nodes.items():
         data = n.data
-        if data.outputVar:
-            known.add(data.outputVar)
-        for var in getattr(data, "variables", None) or ():
-            name = getattr(var, "name", "")
-            if name:
-                known.add(name)
-        for where, text in _data_strings(data):
-            found.append((nid, where, text))
-    for nid, where, text in found:
-        said: set[str] = set()
-        for ref in _references(text):
-            if ref.name in known or ref.name in said:
+        output_var = data.outputVar
+        if output_var:
+            known.add(output_var)
+        fields = data.__dict__
+        extra = data.__pydantic_extra__
+        # getattr(data, "variables", None) without pydantic's slow miss path on the many data
+        # classes that have no such field
+        declared = fields.get("variables")
+        if declared is None:
+            if extra:
+                declared = extra.get("variables")
+            if declared is None:
+                cls = data.__class__
+                if cls not in plain_classes:
+                    if has_variables(cls):
+                        declared = getattr(data, "variables", None)
+                    else:
+                        plain_classes.add(cls)
+        if declared:
+            for var in declared:
+                name = getattr(var, "name", "")
+                if name:
+                    known.add(name)
+        # The data's own fields, read as _strings_into reads them (inlined: this runs for
+        # every node; strings with no "{" cost one C-level test); nested values go through it.
+        if extra:
+            fields = {**fields, **extra}
+        for k, x in reversed(fields.items()):
+            if x is None:
                 continue
-            said.add(ref.name)
+            cls = x.__class__
+            if cls is str:
+                if "{" in x and ("{{" in x or "${" in x):
+                    add_found((nid, (k,), x))
+            elif cls is bool or cls is int or cls is float:
+                continue
+            elif isinstance(x, str):
+                if "{{" in x or "${" in x:
+                    add_found((nid, (k,), x))
+            else:
+                _strings_into(x, (k,), found, 1, nid)
+        if n.type == "loop":
+            loops.append((nid, n))
+    unknown_in: dict[str, tuple[Any, ...]] = {}  # text -> its references to unknown names, first of each name
+    for nid, where, text in found:
+        unknown = unknown_in.get(text)
+        if unknown is None:
+            said: set[str] = set()
+            picked = []
+            for ref in _references(text):
+                if ref.name in known or ref.name in said:
+                    continue
+                said.add(ref.name)
+                picked.append(ref)
+            unknown = unknown_in[text] = tuple(picked)
+        for ref in unknown:
             field_name = ".".join(str(w) for w in where) or "data"
             add(Issue("unknown_reference", W, (nid,),
                       f"{_label(nodes[nid])} refers to '{ref.raw}' in {field_name}, but nothing is named "
                       f"'{ref.name}' (not a Start variable, an output variable or a built-in); it stays as written."))
-    exec_in = index.exec_in
-    comps: dict[str, int] | None = None  # the execution cycles' components, made when first needed
-
-    def same_cycle(a: str, b: str) -> bool:
-        """Whether ``b`` is reachable from ``a`` and back: one strongly connected component.
-        (Reachability per fan-in node, walked each time, made validation quadratic.)"""
-        nonlocal comps
-        if comps is None:
-            comps = _cycle_components(index)
-        ca = comps.get(a)
-        return ca is not None and ca == comps.get(b)
-
-    for nid, sources in exec_in.items():
-        n = nodes.get(nid)
-        if n is None or len(set(sources)) < 2:
-            continue
-        spec = _spec(n)
-        if spec is None or spec.gathers or n.type == "loop":
+    comps: dict[str, int] | None = None  # the cycles' components, made when first needed
+    specs = SPECS
+    for nid, sources in index.exec_in.items():
+        if len(sources) < 2:
             continue
         # links coming back round a cycle through this node are later arrivals, not a fan-in
-        # (a source linking into this node and reachable from it: the two share a cycle)
-        fan_in = [s for s in dict.fromkeys(sources) if not same_cycle(nid, s)]
-        if len(fan_in) >= 2:
-            add(Issue("fan_in_without_join", W, (nid, *fan_in),
-                      f"{_label(n)} has {len(fan_in)} incoming branches and runs once per arrival; put a Join "
-                      "before it to run it once with all their outputs."))
-    for nid, n in nodes.items():
-        if n.type != "loop":
+        # (a source linking into this node and reachable from it: the two share a cycle;
+        # reachability per fan-in node, walked each time, made validation quadratic).
+        # Asked first: on a graph with cycles it rules out most nodes before their kind is read.
+        if comps is None:
+            comps = components.comps
+        comp = comps.get(nid)
+        if comp is None:
+            fan_in = list(dict.fromkeys(sources))
+        else:
+            fan_in = [s for s in dict.fromkeys(sources) if comps.get(s) != comp]
+        if len(fan_in) < 2:
             continue
+        n = nodes.get(nid)
+        if n is None:
+            continue
+        kind = n.type
+        spec = specs.get(kind) or spec_for(kind)
+        if spec is None or spec.gathers or kind == "loop":
+            continue
+        add(Issue("fan_in_without_join", W, (nid, *fan_in),
+                  f"{_label(n)} has {len(fan_in)} incoming branches and runs once per arrival; put a Join "
+                  "before it to run it once with all their outputs."))
+    for nid, n in loops:
         body = [t for h, _raw, t in index.exec_out_handles.get(nid, ()) if h == "body"]
-        if body and not any(t == nid or same_cycle(nid, t) for t in body):
+        if body and not any(t == nid or components.same(nid, t) for t in body):
             add(Issue("loop_body_no_return", W, (nid,),
                       f"{_label(n)}: its Body branch never leads back to the loop, so it runs only once."))
 
 
-def _cycle_components(index: GraphIndex) -> dict[str, int]:
-    """Node -> the number of its strongly connected component along execution links (for the
-    nodes :func:`_strong_components` leaves after the acyclic peel); the nodes of one cycle
-    share a number."""
-    comp: dict[str, int] = {}
-    for i, members in enumerate(_strong_components(index, index.nodes)):
-        for member in members:
-            comp[member] = i
-    return comp
+class _Components:
+    """Node -> the number of its strongly connected component along execution links, for the
+    nodes :func:`_strong_components` leaves after the acyclic peel; the nodes of one cycle
+    share a number. Made on first use, from the components the execution-cycle check found
+    among the nodes reachable from Start (``found``, with ``reachable``) and one more pass
+    over the other nodes only: a cycle lies wholly inside or wholly outside what is reachable
+    (everything a reachable node links to is reachable), so the two together are the
+    components of the whole graph."""
+
+    __slots__ = ("_index", "_found", "_reachable", "_comps")
+
+    def __init__(self, index: GraphIndex, found: list[list[str]] | None = None,
+                 reachable: set[str] | None = None) -> None:
+        self._index = index
+        self._found = found
+        self._reachable = reachable
+        self._comps: dict[str, int] | None = None
+
+    @property
+    def comps(self) -> dict[str, int]:
+        comps = self._comps
+        if comps is None:
+            index = self._index
+            comps = self._comps = {}
+            groups: Iterable[list[str]]
+            if self._found is None or self._reachable is None:
+                groups = _strong_components(index, index.nodes)
+            else:
+                reachable = self._reachable
+                rest = [nid for nid in index.nodes if nid not in reachable]
+                groups = self._found if not rest else (*self._found, *_strong_components(index, rest))
+            for i, members in enumerate(groups):
+                for member in members:
+                    comps[member] = i
+        return comps
+
+    def same(self, a: str, b: str) -> bool:
+        """Whether ``b`` is reachable from ``a`` and back: one strongly connected component."""
+        comps = self.comps
+        ca = comps.get(a)
+        return ca is not None and ca == comps.get(b)
 
 
 def _strong_components(index: GraphIndex, among: Iterable[str]) -> Iterator[list[str]]:
@@ -607,7 +767,7 @@ def _strong_components(index: GraphIndex, among: Iterable[str]) -> Iterator[list
     # Peel off the acyclic part first (Kahn): a node no remaining node links to is on no
     # cycle. On the usual acyclic flow this settles everything in one cheap pass.
     indegree = dict.fromkeys(among, 0)
-    for nid in list(indegree):
+    for nid in indegree:
         for nxt in out.get(nid, ()):
             if nxt in indegree:
                 indegree[nxt] += 1
@@ -617,46 +777,47 @@ def _strong_components(index: GraphIndex, among: Iterable[str]) -> Iterator[list
         del indegree[nid]
         for nxt in out.get(nid, ()):
             if nxt in indegree:
-                indegree[nxt] -= 1
-                if indegree[nxt] == 0:
+                left = indegree[nxt] - 1
+                indegree[nxt] = left
+                if not left:
                     ready.append(nxt)
     if not indegree:
         return
-    rest = set(indegree)  # nodes on a cycle or downstream of one
-    # Iterative Tarjan on what is left (networkx would need a copy of the subgraph).
+    rest = indegree  # what is left: nodes on a cycle or downstream of one
+    # Iterative Tarjan on what is left (networkx would need a copy of the subgraph); the
+    # node being visited, its link iterator and its low link are locals, and only the
+    # frames of its ancestors are on ``work``.
     # A node whose component is done gets a number above every other, so a link to it never
     # lowers a low link: that stands in for an "on the stack" set.
     finished = len(rest)
     number: dict[str, int] = {}
-    low: dict[str, int] = {}
     stack: list[str] = []
     counter = 0
     for root in [nid for nid in index.nodes if nid in rest]:
         if root in number:
             continue
-        number[root] = low[root] = counter
+        number[root] = low = counter
         counter += 1
         stack.append(root)
-        work = [(root, iter(out.get(root, ())))]
-        while work:
-            node, it = work[-1]
+        node = root
+        it = iter(out.get(root, ()))
+        work: list[tuple[str, Iterator[str], int]] = []
+        while True:
             for nxt in it:
                 seen = number.get(nxt)
                 if seen is None:
                     if nxt in rest:  # descend
-                        number[nxt] = low[nxt] = counter
+                        work.append((node, it, low))
+                        node = nxt
+                        it = iter(out.get(nxt, ()))
+                        number[nxt] = low = counter
                         counter += 1
                         stack.append(nxt)
-                        work.append((nxt, iter(out.get(nxt, ()))))
                         break
-                elif seen < low[node]:
-                    low[node] = seen
+                elif seen < low:
+                    low = seen
             else:  # every link of node followed
-                work.pop()
-                node_low = low[node]
-                if work and node_low < low[work[-1][0]]:
-                    low[work[-1][0]] = node_low
-                if node_low == number[node]:
+                if low == number[node]:
                     comp = []
                     while True:
                         w = stack.pop()
@@ -665,6 +826,13 @@ def _strong_components(index: GraphIndex, among: Iterable[str]) -> Iterator[list
                         if w == node:
                             break
                     yield comp
+                if not work:
+                    break
+                child_low = low
+                node, it, low = work.pop()
+                if child_low < low:
+                    low = child_low
+
 
 def _check_subagent_link(source: str, target: str, th: str, src: Node, tgt: Node, index: GraphIndex, i: int, add) -> None:
     E = Severity.ERROR
@@ -683,10 +851,14 @@ def _check_subagent_link(source: str, target: str, th: str, src: Node, tgt: Node
 
 
 def _check_exec_cycles(index: GraphIndex, reachable: set[str], choice_links: dict[str, list[tuple[str, str]]],
-                       add) -> None:
-    """Warn about execution cycles (reachable from start) that no link leaves."""
+                       add) -> list[list[str]]:
+    """Warn about execution cycles (reachable from start) that no link leaves. Returns the
+    components found (the data-flow checks reuse them)."""
+    found = []
     for comp in _strong_components(index, reachable):
+        found.append(comp)
         _maybe_warn_cycle(comp, index, choice_links, add)
+    return found
 
 def _maybe_warn_cycle(comp: list[str], index: GraphIndex, choice_links: dict[str, list[tuple[str, str]]],
                       add) -> None:

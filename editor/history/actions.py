@@ -6,6 +6,8 @@ emit and the store they read); it never raises from a user action.
 
 from __future__ import annotations
 
+from typing import Any
+
 from PySide6.QtCore import Slot
 from PySide6.QtWidgets import QMessageBox, QWidget
 
@@ -39,16 +41,25 @@ class RunActions:
                 warn(self, "Open run", "This run is no longer in the run history.")
                 self.refresh()
                 return False
-            workflow = store.workflow_of(run_id)
             events = store.events(run_id)
         except StoreError as err:
             self._fail(err, "Opening the run")
             return False
-        except (WorkflowLoadError, ValueError) as err:
-            warn(self, "Open run", f"The workflow recorded with run {run_id} cannot be read:\n\n{err}")
+        workflow = self._recorded_workflow(store, run_id, "Open run", "Opening the run")
+        if workflow is None:
             return False
         self.run_opened.emit(run_id, workflow, events, info)
         return True
+
+    def _recorded_workflow(self, store: Any, run_id: str, title: str, doing: str) -> Any:
+        """The workflow recorded with run ``run_id``, or None once the user was told why not."""
+        try:
+            return store.workflow_of(run_id)
+        except StoreError as err:
+            self._fail(err, doing)
+        except (WorkflowLoadError, ValueError) as err:
+            warn(self, title, f"The workflow recorded with run {run_id} cannot be read:\n\n{err}")
+        return None
 
     @Slot()
     def open_version(self, run_id: str | None = None) -> bool:
@@ -57,13 +68,8 @@ class RunActions:
         run_id = self._one(run_id)
         if store is None or not run_id:
             return False
-        try:
-            workflow = store.workflow_of(run_id)
-        except StoreError as err:
-            self._fail(err, "Reading the run's workflow")
-            return False
-        except (WorkflowLoadError, ValueError) as err:
-            warn(self, "Open this version", f"The workflow recorded with run {run_id} cannot be read:\n\n{err}")
+        workflow = self._recorded_workflow(store, run_id, "Open this version", "Reading the run's workflow")
+        if workflow is None:
             return False
         self.workflow_version_requested.emit(workflow, run_id)
         return True

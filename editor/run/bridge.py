@@ -156,6 +156,8 @@ class RunBridge(QObject):
         ensure_asyncgen_hooks(asyncio.get_event_loop())
         wf = workflow.model_copy(deep=True)
         extra: dict[str, Any] = {} if variables is None else {"variables": variables}
+        if workflow_path:  # flow nodes name other flows relative to this file, as `flowdesk run` resolves them
+            extra["path"] = workflow_path
         if start_at is not None:
             extra.update(start_at=start_at, reuse_from=reuse_from, store=store)
         try:

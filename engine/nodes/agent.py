@@ -72,6 +72,32 @@ def _templated_prompt(text: str) -> bool:
     return any(ref.raw != "{{PREVIOUS_OUTPUT}}" for ref in find_references(text))
 
 
+_NO_SECRETS: frozenset[str] = frozenset()
+
+
+def templated(data: Any) -> bool:
+    """Whether an agent's prompt, name or model holds a template reference (other than the
+    legacy ``{{PREVIOUS_OUTPUT}}`` in the user prompt, which :func:`fill_prompt` fills)."""
+    user_prompt = data.userPrompt
+    return bool(("{" in user_prompt and _templated_prompt(user_prompt)) or "{" in data.systemPrompt
+                or "{" in data.agentName or "{" in data.model)
+
+
+def resolved_prompt(ctx: Any, node: Any, value: str) -> tuple[str, str, str, str, str, str, frozenset[str]]:
+    """An agent's call with every string of its data resolved (DESIGN.md, "Data flow"):
+    ``(content sent, content shown, name, system prompt, model, effort, secrets used)``. What is
+    sent holds the secrets; what is shown and recorded reads •••• in their place."""
+    resolved = ctx.resolve_data(node, value)
+    real, masked = resolved.value, resolved.masked
+    user_prompt = real.get("userPrompt", "")
+    blank = not user_prompt or (isinstance(user_prompt, str) and user_prompt.isspace())
+    content = value if blank else as_text(user_prompt)
+    shown = value if blank else as_text(masked.get("userPrompt", ""))
+    return (content, shown, as_text(real.get("agentName")) or "Agent",
+            as_text(real.get("systemPrompt")) or DEFAULT_SYSTEM_PROMPT, as_text(real.get("model")),
+            as_text(real.get("reasoningEffort")) or DEFAULT_REASONING_EFFORT, resolved.secrets)
+
+
 def _is_decision(value: Any) -> bool:
     return isinstance(value, dict) and "decision" in value
 
@@ -83,15 +109,21 @@ def _one_line(text: str) -> str:
 class ProviderCall:
     """The ProviderContext handed to a provider for one agent call (a step or a subagent call)."""
 
-    __slots__ = ("run", "node_id", "depth", "call_id", "_buf", "_last_flush")
+    __slots__ = ("run", "node_id", "depth", "call_id", "_buf", "_last_flush", "secrets", "_held")
 
-    def __init__(self, run: Any, node_id: str, depth: int, call_id: str | None) -> None:
+    def __init__(self, run: Any, node_id: str, depth: int, call_id: str | None,
+                 secrets: frozenset[str] = frozenset()) -> None:
         self.run = run
         self.node_id = node_id
         self.depth = depth
         self.call_id = call_id
         self._buf: list[str] | None = None  # made on the first delta: most steps of a run stream nothing
         self._last_flush = 0.0  # the first streamed text is shown at once
+        # Secrets the prompt held: a streamed answer that echoes one shows •••• in its place. The
+        # end of what has streamed is held back while it could be the start of a secret that
+        # the next piece completes.
+        self.secrets = secrets
+        self._held = ""
 
     def delta(self, text: str) -> None:
         if self.depth or not text:
@@ -101,14 +133,35 @@ class ProviderCall:
         self._buf.append(text)
         now = time.monotonic()
         if now - self._last_flush >= self.run.delta_interval:
-            self.flush()
+            self.flush(final=False)
 
-    def flush(self) -> None:
-        if self._buf:
-            text = "".join(self._buf)
-            self._buf.clear()
+    def flush(self, final: bool = True) -> None:
+        if self._buf or (final and self._held):
+            text = "".join(self._buf or ())
+            if self._buf:
+                self._buf.clear()
             self._last_flush = time.monotonic()
+            if self.secrets:
+                text = self._masked(self._held + text, final)
+                if not text:
+                    return
             self.run._emit(self.node_id, _LLM_DELTA, text)
+
+    def _masked(self, text: str, final: bool) -> str:
+        """``text`` with its secrets masked; unless ``final``, less an end that may be the start
+        of a secret (kept for the next piece)."""
+        from ..templates import mask_secrets
+
+        text = mask_secrets(text, self.secrets)  # whole secrets first: what is held is a part of one
+        cut = len(text)
+        if not final:
+            for secret in self.secrets:  # the longest end of text that begins some secret
+                for size in range(min(len(secret) - 1, len(text)), 0, -1):
+                    if secret.startswith(text[-size:]):
+                        cut = min(cut, len(text) - size)
+                        break
+        self._held = text[cut:]
+        return text[:cut]
 
     async def call_subagent(self, child: SubagentSpec, argument: str) -> str:
         return await self.run._call_subagent(self, child, argument)
@@ -267,21 +320,10 @@ class AgentSpec(NodeSpec):
             if _is_decision(value):
                 value = run.last_text_output
             value = value if isinstance(value, str) else as_text(value)
-        secrets: frozenset[str] = frozenset()
+        secrets = _NO_SECRETS
         if ("{" in user_prompt and _templated_prompt(user_prompt)) or "{" in d.systemPrompt or "{" in name \
-                or "{" in d.model:
-            # Every string of the data resolved (DESIGN.md, "Data flow"); what is sent holds the
-            # secrets, what is shown and recorded reads •••• in their place.
-            resolved = ctx.resolve_data(node, value)
-            real, masked, secrets = resolved.value, resolved.masked, resolved.secrets
-            user_prompt = real.get("userPrompt", "")
-            blank = not user_prompt or (isinstance(user_prompt, str) and user_prompt.isspace())
-            content = value if blank else as_text(user_prompt)
-            shown = value if blank else as_text(masked.get("userPrompt", ""))
-            name = as_text(real.get("agentName")) or "Agent"
-            system = as_text(real.get("systemPrompt")) or DEFAULT_SYSTEM_PROMPT
-            model = as_text(real.get("model"))
-            effort = as_text(real.get("reasoningEffort")) or DEFAULT_REASONING_EFFORT
+                or "{" in d.model:  # (templated(d), inline: this runs at every step)
+            content, shown, name, system, model, effort, secrets = resolved_prompt(ctx, node, value)
         else:
             content = shown = fill_prompt(user_prompt, value) if user_prompt else value
             system, model, effort = d.systemPrompt or DEFAULT_SYSTEM_PROMPT, d.model, d.reasoningEffort or DEFAULT_REASONING_EFFORT
@@ -297,7 +339,7 @@ class AgentSpec(NodeSpec):
         records = run._records
         records[node_id] = (shown, None, started, None, None, None)
         emit(node_id, _START_PROMPT, shown, None, started)
-        call = ProviderCall(run, node_id, 0, None)
+        call = ProviderCall(run, node_id, 0, None, secrets)
         try:
             result = await run._resolve(inv).complete(inv, call)
             if not isinstance(result, LLMResult):

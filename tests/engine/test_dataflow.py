@@ -190,6 +190,36 @@ async def test_secrets_are_sent_but_masked_in_every_event_and_record(monkeypatch
     assert "s3cr3t" not in everything
 
 
+async def test_a_streamed_answer_that_echoes_a_secret_shows_it_masked_even_split_across_pieces(monkeypatch) -> None:
+    monkeypatch.setenv("FLOWDESK_DF_SECRET", "s3cr3t-value")
+    wf = flow([start(text="t"), agent("a", "key={{secrets.FLOWDESK_DF_SECRET}}")], [link("s", "a")])
+    with FakeLLMServer() as server:
+        # "you sent s3cr3t-value, ok" in pieces of 5: the secret arrives cut in three
+        server.push(openai_text("you sent s3cr3t-value, ok", pieces=5, pause=0.02))
+        run = Run(wf, _openai(server), delta_interval=0.0)
+        assert await run.start() == RunStatus.COMPLETED
+        assert "key=s3cr3t-value" in server.requests[0].body.decode()
+    deltas = [e.content for e in run.events if e.type == "llm_delta"]
+    assert len(deltas) >= 3
+    assert "".join(deltas) == "you sent ••••, ok"
+    assert all("s3c" not in d and "value" not in d for d in deltas)
+    assert [e.content for e in run.events if e.type == "llm_response"] == ["you sent ••••, ok"]
+
+
+async def test_a_subagents_prompt_is_resolved_with_the_calls_input_and_its_secrets_masked(monkeypatch) -> None:
+    monkeypatch.setenv("FLOWDESK_DF_SECRET", "s3cr3t-value")
+    s = start(text="hello")
+    s["data"]["variables"] = [{"name": "topic", "value": "cats"}]
+    child = agent("c", "about {{topic}}: {{PREVIOUS_OUTPUT}} [{{secrets.FLOWDESK_DF_SECRET}}]", name="Child")
+    wf = flow([s, agent("p", "", subagents=True), child], [link("s", "p"), link("p", "c", "subagent")])
+    run = Run(wf, EchoProvider())
+    assert await run.start() == RunStatus.COMPLETED
+    ends = [e for e in run.events if e.type == "subagent_call_end"]
+    assert [e.extra["message"] if "message" in e.extra else e.content for e in ends] == [
+        "about cats: hello [••••]"]
+    assert "s3cr3t" not in json.dumps([e.to_wire() for e in run.events])
+
+
 async def test_approval_note_and_decision_after_approve_and_reject() -> None:
     def make() -> Run:
         wf = flow([start(text="draft"), approval("ap"), agent("yes", "ok {{APPROVAL_DECISION}}: {{APPROVAL_NOTE}}"),

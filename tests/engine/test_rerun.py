@@ -356,3 +356,48 @@ def test_flowdesk_repair_apply_writes_the_file_atomically(server, tmp_path) -> N
     res = subprocess.run(base + ["run", str(path), "--provider", "openai", "--base-url", server.base_url, "--from",
                                  "a2"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
     assert res.returncode == 0, res.stderr
+
+
+def test_reusing_a_run_gives_that_runs_own_outputs_when_an_unchanged_node_answered_differently(server,
+                                                                                                 tmp_path) -> None:
+    """Two full runs of one unchanged chain whose model answers differently each time: the
+    execution keys are equal, but a run from a node reusing the second run gets the second
+    run's outputs (what its console showed), not the first's."""
+    store = RunStore(tmp_path / "runs.db")
+    answers = iter(range(1000))
+    server.handler = lambda rec: openai_plain(f"answer {next(answers)}", usage=(1, 1))
+    first = run_recorded(store, chain(3), server.base_url)
+    second = run_recorded(store, chain(3), server.base_url)
+    assert first.outputs["a2"] != second.outputs["a2"]
+    again = run_recorded(store, chain(3), server.base_url, reuse_from=second.run_id, start_at="a3")
+    assert kinds(again, "cache_hit") == ["s", "a1", "a2"]
+    assert again.outputs["a2"] == second.outputs["a2"]
+    assert {k: v.output for k, v in store.recorded_executions(first.run_id).items()} == first.outputs
+    # equal outputs are stored once: the start's input in every run, the reused ones of the third
+    assert store.cache_stats()["entries"] == 1 + 3 + 3 + 1
+
+
+def test_outputs_recorded_by_schema_4_are_kept_with_their_keys(tmp_path) -> None:
+    """Migrated recordings keep their full keys (the key is made in two parts since; an old key
+    matches no new step, so the first run from a node after the upgrade runs its upstream once)."""
+    import sqlite3
+
+    from engine.store import MIGRATIONS
+
+    db = tmp_path / "runs.db"
+    conn = sqlite3.connect(db)
+    conn.executescript(";".join(MIGRATIONS[:4]))
+    conn.execute("PRAGMA user_version = 4")
+    conn.execute("INSERT INTO runs (id, workflow_name, workflow_json, status, started_at) VALUES "
+                 "('r4', 'Old', '{\"nodes\": [], \"connections\": []}', 'completed', 1700000000)")
+    conn.execute("INSERT INTO executions VALUES ('k1', 'shello', 'output', 6, 1700000001)")
+    conn.execute("INSERT INTO run_executions VALUES ('r4', 'a1', 'k1')")
+    conn.commit()
+    conn.close()
+    store = RunStore(db)
+    recorded = store.recorded_executions("r4")
+    assert list(recorded) == ["a1"]
+    assert (recorded["a1"].key, recorded["a1"].output, recorded["a1"].handle) == ("k1", "hello", "output")
+    assert store.cache_stats()["entries"] == 1
+    store.delete_run("r4")
+    assert store.cache_stats()["entries"] == 0

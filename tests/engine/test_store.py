@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from engine import EchoProvider, Run, RunStatus
+from engine import EchoProvider, Run, RunEvent, RunStatus
 from engine.store import AlreadyImported, MIGRATIONS, SCHEMA_VERSION, RunRecorder, RunStore, StoreError, agentflow_record
 
 from tests.fakes.openai_server import FakeLLMServer, openai_text
@@ -436,3 +436,28 @@ def test_a_new_run_is_listed_while_it_runs_and_its_events_follow_within_a_tick(d
         assert [e.to_wire() for e in store.events(run.run_id)] == [e.to_wire() for e in run.events]
 
     asyncio.run(go())
+
+
+def test_events_of_schema_5_are_kept_in_order_under_the_runs_numbers(data_dir: Path) -> None:
+    data_dir.mkdir(parents=True)
+    db = data_dir / "runs.db"
+    conn = sqlite3.connect(db)
+    conn.executescript(";".join(MIGRATIONS[:5]))
+    conn.execute("PRAGMA user_version = 5")
+    for rid, started in (("b-run", 1700000002), ("a-run", 1700000001)):
+        conn.execute("INSERT INTO runs (id, workflow_name, workflow_json, status, started_at) VALUES "
+                     "(?, 'Old', '{\"nodes\": [], \"connections\": []}', 'completed', ?)", (rid, started))
+        for seq in range(3):
+            conn.execute("INSERT INTO events VALUES (?, ?, ?, 'n', 'step_start', ?, NULL)",
+                         (rid, seq, started + seq, f"{rid} {seq}"))
+    conn.commit()
+    conn.close()
+    store = RunStore()
+    assert [e.content for e in store.events("a-run")] == ["a-run 0", "a-run 1", "a-run 2"]
+    assert [e.content for e in store.events("b-run", offset=1)] == ["b-run 1", "b-run 2"]
+    assert store.event_counts(["a-run", "b-run"]) == {"a-run": 3, "b-run": 3}
+    store.create_run("new-run", flow([start()], []), status="running")
+    store.append_events("new-run", 0, [RunEvent("s", "step_start", "x", timestamp=1.0)])
+    assert store.next_seq("new-run") == 1 and store.get_run("new-run").event_count == 1
+    store.delete_run("b-run")
+    assert store.events("b-run") == [] and [e.content for e in store.events("a-run")][0] == "a-run 0"

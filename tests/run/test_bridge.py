@@ -148,3 +148,22 @@ def test_input_box_text_is_the_run_input(qtbot, console, review):
     prompt = next(e for e in console.visible_entries() if e.type == "start_prompt")
     assert prompt.content == "Customer message:\n\nWhere is my parcel?"
     assert console.run_record()["initialInput"] == "Where is my parcel?"
+
+
+def test_a_flow_node_names_its_subflow_relative_to_the_documents_file(qtbot, bridge, tmp_path):
+    """As `flowdesk run FILE` does: `child.flow.json` next to the open document is found."""
+    import json
+
+    (tmp_path / "child.flow.json").write_text(json.dumps({"name": "Child", "nodes": [
+        {"id": "s", "type": "start", "data": {"initialInput": "", "variables": [{"name": "topic"}]}},
+        {"id": "w", "type": "agent", "data": {"agentName": "W", "userPrompt": "child got: {{topic}}"}}],
+        "connections": [{"source": "s", "target": "w"}]}))
+    parent = parse_workflow({"name": "Parent", "nodes": [
+        {"id": "s", "type": "start", "data": {"initialInput": "hello"}},
+        {"id": "f", "type": "flow", "data": {"flow": "child.flow.json", "inputs": {"topic": "{{PREVIOUS_OUTPUT}}"}}}],
+        "connections": [{"source": "s", "target": "f"}]})
+    (tmp_path / "parent.flow.json").write_text("{}")  # where the document lives
+    with qtbot.waitSignal(bridge.run_finished, timeout=10000) as finished:
+        bridge.start(parent, None, EchoProvider(), workflow_path=str(tmp_path / "parent.flow.json"))
+    assert finished.args == ["completed"], [e for e in bridge.run.events if "error" in e.type]
+    assert bridge.run.outputs["f"] == "child got: hello"
