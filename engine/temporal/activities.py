@@ -71,13 +71,21 @@ class _CallHost:
 
     _call_subagent = Run._call_subagent  # the engine's own subagent path, events and all
 
-    def __init__(self, resolve: Any) -> None:
+    def __init__(self, resolve: Any, request: dict[str, Any] | None = None) -> None:
+        from ..model import Node
+
+        request = request or {}
         self._resolve = resolve
         self._clock = time.time
         self._id_source = uuid_ids
         self._call_counter = 0
         self.delta_interval = 0.05
         self.events: list[list[Any]] = []
+        # The subagents' nodes (their data's templates are resolved here, secrets from this
+        # worker) and what those templates resolve against (the step's variables and built-ins).
+        nodes = [Node.model_validate(n) for n in request.get("nodes") or ()]
+        self._nodes = {n.id: n for n in nodes}
+        self._ctx = StepContext(request, resolve)
 
     def _emit(self, node_id: str, type: str, content: str = "", extra: dict[str, Any] | None = None,
               ts: float | None = None, extra_json: str | None = None) -> None:
@@ -95,7 +103,7 @@ async def agent_call(request: dict[str, Any]) -> dict[str, Any]:
         resolve = _resolver(request.get("meta") or {})
     except LLMError as err:
         raise ApplicationError(str(err), [], type="LLMError", non_retryable=True) from None
-    host = _CallHost(resolve)
+    host = _CallHost(resolve, request)
     call = ProviderCall(host, inv.node_id, 0, None)
     task = asyncio.ensure_future(resolve(inv).complete(inv, call))
     try:

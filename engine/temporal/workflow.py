@@ -241,6 +241,16 @@ class _TemporalRun(Run):
                         f"{ended.get('error') or 'no reason given'}")
 
 
+def _subagent_ids(inv: Any) -> list[str]:
+    """The node ids of an agent call's subagent tree."""
+    found, todo = [], list(inv.subagents or ())
+    while todo:
+        sub = todo.pop()
+        found.append(sub.node_id)
+        todo.extend(sub.children or ())
+    return found
+
+
 class _ActivityProvider:
     """The provider every agent step of a remote run gets: the call is an activity."""
 
@@ -253,8 +263,12 @@ class _ActivityProvider:
         owner = self.owner
         node = owner.nodes.get(inv.node_id)
         options = step_options(node.data if node is not None else None, owner.heartbeat_ms)
-        request = {"invocation": invocation_to_json(inv), "meta": owner.run.meta}
         run = owner.run
+        scope = run._scope(None)  # this branch's built-ins, for the subagents' templates
+        request = {"invocation": invocation_to_json(inv), "meta": run.meta,
+                   "nodes": [owner.nodes[i].model_dump(mode="json") for i in _subagent_ids(inv) if i in owner.nodes],
+                   "variables": dict(scope.variables),
+                   "builtins": {k: v for k, v in scope.builtins.items() if k not in ("PREVIOUS_OUTPUT", "input")}}
         try:
             answer = await workflow.execute_activity(AGENT_ACTIVITY, request, **options)
         except ActivityError as err:
