@@ -141,6 +141,10 @@ class RunViewWindow(QMainWindow):
             self._update_title(bool(self.console.approvals.cards))
         else:
             self.console.replay(workflow, events, run_id=run_id, status=status or None)
+        server = getattr(info, "server", "") or ""
+        if server:  # a run of a Temporal server: the console's badge names it, as for a live remote run
+            self.console.header.set_run_id(run_id, server)
+            self.banner_label.setText(self.banner_label.text().replace(" · read-only", f" · on Temporal {server} · read-only", 1))
         self._paint()
         self.console.node_activated.connect(self._select_node)
         self.scene.selectionChanged.connect(self._selection_changed)

@@ -248,6 +248,10 @@ class Run:
     reuse when their execution key still matches (see ``engine.rerun``).
     """
 
+    #: The kinds' specs by node type, as the steps look them up (a durable engine driving the
+    #: scheduler gives its run a mapping whose working kinds run their steps elsewhere).
+    _specs: Mapping[str, Any] = SPECS
+
     def __init__(
         self,
         workflow: Workflow,
@@ -723,7 +727,7 @@ class Run:
     async def _walk(self, node_id: str | None, value: Any, src: str | None = None) -> None:
         nodes, out, visits, limit = self._nodes, self._out, self.visits, self.max_visits
         at, task = self._at, asyncio.current_task()
-        specs, ctx, emit, outcomes, clock = SPECS, self._ctx, self._emit, self._outcomes, self._clock
+        specs, ctx, emit, outcomes, clock = self._specs, self._ctx, self._emit, self._outcomes, self._clock
         variables = self.variables
         steps = 0
         while node_id is not None:

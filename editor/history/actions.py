@@ -25,11 +25,16 @@ class RunActions:
 
     @Slot()
     def open_run(self, run_id: str | None = None) -> bool:
-        """Emit ``run_opened`` for the selected run (or ``run_id``); False if it cannot be read."""
+        """Emit ``run_opened`` for the selected run (or ``run_id``); False if it cannot be read.
+        A run on the Temporal server is read from there: ``run_opened`` follows when its log arrives."""
         store = self._require_store()
         run_id = self._one(run_id)
         if store is None or not run_id:
             return False
+        remote = self.remote_runs
+        if remote is not None and any(r.id == run_id for r in self._remote_rows):
+            remote.open(run_id)
+            return True
         try:
             info = store.get_run(run_id)
             if info is None:
@@ -110,6 +115,7 @@ class RunActions:
             except StoreError as err:
                 self._fail(err, "Reading the runs")
                 return 0
+        runs = [r for r in runs if not self.is_remote(r)]  # the server keeps its runs
         running = [r for r in runs if r.status == "running"]
         runs = [r for r in runs if r.status != "running"]
         if not runs:

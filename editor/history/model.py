@@ -20,12 +20,15 @@ from PySide6.QtGui import QColor, QFont
 
 from engine import RunInfo
 
-__all__ = ["RunHistoryModel", "RUN_ROLE", "RUN_ID_ROLE", "STATUS_ROLE", "COLUMNS", "STATUS_LABELS", "STATUS_COLORS",
+__all__ = ["RunHistoryModel", "RUN_ROLE", "RUN_ID_ROLE", "STATUS_ROLE", "SERVER_ROLE", "REMOTE_BADGE", "COLUMNS", "STATUS_LABELS", "STATUS_COLORS",
            "status_label", "format_duration", "format_started"]
 
 RUN_ROLE = Qt.ItemDataRole.UserRole + 1
 RUN_ID_ROLE = Qt.ItemDataRole.UserRole + 2
 STATUS_ROLE = Qt.ItemDataRole.UserRole + 3
+#: HOST:PORT of the Temporal server a run is on ("" for a local run): the row's "Temporal" badge
+SERVER_ROLE = Qt.ItemDataRole.UserRole + 4
+REMOTE_BADGE = "Temporal"
 
 COL_STATUS, COL_WORKFLOW, COL_STARTED, COL_DURATION, COL_INPUT, COL_EVENTS, COL_COST = range(7)
 COLUMNS = ("Status", "Workflow", "Started", "Duration", "Initial input", "Events", "Tokens · cost")
@@ -162,6 +165,8 @@ class RunHistoryModel(QAbstractTableModel):
             return run.id
         if role == STATUS_ROLE:
             return run.status
+        if role == SERVER_ROLE:
+            return getattr(run, "server", "") or ""
         if role == Qt.ItemDataRole.DisplayRole:
             return self._display(run, col)
         if role == Qt.ItemDataRole.ToolTipRole:
@@ -173,7 +178,10 @@ class RunHistoryModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.DecorationRole and col == COL_STATUS:
             return STATUS_COLORS.get(run.status, STATUS_COLORS["cancelled"])
         if role == Qt.ItemDataRole.AccessibleTextRole:
-            return self._display(run, col)
+            text = self._display(run, col)
+            if col == COL_WORKFLOW and getattr(run, "server", ""):
+                text += f" ({REMOTE_BADGE} run on {run.server})"
+            return text
         return None
 
     def _display(self, run: RunInfo, col: int) -> str:
@@ -204,6 +212,12 @@ class RunHistoryModel(QAbstractTableModel):
         return ""
 
     def _tooltip(self, run: RunInfo, col: int) -> str:
+        server = getattr(run, "server", "")
+        if server and col in (COL_STATUS, COL_WORKFLOW):
+            where = (f"Runs on the Temporal server at {server} (namespace {getattr(run, 'namespace', 'default')}); "
+                     "its workers run it. Open shows its log.")
+            return f"{run.workflow_name or 'Untitled workflow'}\n{where}" if col == COL_WORKFLOW else \
+                f"{status_label(run.status)}\n{where}"
         if col == COL_STATUS:
             if run.status == "paused":
                 where = f" at '{run.current_node}'" if run.current_node else ""

@@ -9,6 +9,10 @@ everything that needs the rest of the application back as signals:
 * ``workflow_version_requested(workflow, run_id)`` — open the workflow that ran as a new document;
 * ``resume_requested(run_id)`` — the run is paused with a saved state; the owner of runs resumes it.
 
+Runs on a Temporal server (``set_remote_server``): listed on the first page with the local
+ones, newest first, each with a "Temporal" badge (``remote``); opened through ``run_opened``
+like a stored run (see :mod:`.remote`). Delete, export, resume and compare are for local runs.
+
 Invariants: the panel never blocks on the database for more than one page; it never raises
 from a user action (every :class:`StoreError`, file or format error ends in a message); with
 no usable store it shows "Run history unavailable: <reason>" instead of the table and the
@@ -37,7 +41,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QHBoxLayout, QHeade
 from engine import RunInfo, RunStore, StoreError, WorkflowLoadError, data_dir
 
 from .actions import RunActions, warn
-from .badge import StatusBadgeDelegate
+from .badge import RemoteBadgeDelegate, StatusBadgeDelegate
 from .model import (COL_COST, COL_DURATION, COL_EVENTS, COL_INPUT, COL_STARTED, COL_STATUS, COL_WORKFLOW, RUN_ROLE,
                     STATUS_LABELS, RunHistoryModel)
 from .store_open import open_store_for_gui
@@ -77,6 +81,9 @@ class HistoryPanel(RunActions, RunTransfer, QWidget):
         self.auto_refresh_interval = 3000
 
         self.model = RunHistoryModel(self)
+        self._remote: Any = None  # RemoteRuns of the configured Temporal server, if any
+        self._remote_rows: list[RunInfo] = []
+        self._remote_note = ""
         self._build()
         self._message_timer = QTimer(self, singleShot=True, interval=8000)
         self._message_timer.timeout.connect(lambda: self._message.setVisible(False))
@@ -181,6 +188,8 @@ class HistoryPanel(RunActions, RunTransfer, QWidget):
         self.table.installEventFilter(self)
         self._badges = StatusBadgeDelegate(self.table)
         self.table.setItemDelegateForColumn(COL_STATUS, self._badges)
+        self._remote_badges = RemoteBadgeDelegate(self.table)
+        self.table.setItemDelegateForColumn(COL_WORKFLOW, self._remote_badges)
         header = self.table.horizontalHeader()
         header.setHighlightSections(False)
         header.setStretchLastSection(False)
@@ -437,9 +446,68 @@ class HistoryPanel(RunActions, RunTransfer, QWidget):
         """Reload the filters' choices, the total and the current page from the store.
 
         The main window calls this when a run starts or ends. Keeps the page (clamped to
-        the last one) and the selected runs that are still on it.
+        the last one) and the selected runs that are still on it. The Temporal server's runs
+        (if one is set) are listed again too; they join the page when they arrive.
         """
         self._reload(keep_selection=True)
+        if self._remote is not None:
+            self._remote.refresh()
+
+    # ================================================================ runs on a Temporal server
+    @property
+    def remote_server(self) -> str | None:
+        """HOST:PORT of the Temporal server whose runs are listed (None: none)."""
+        return self._remote.address if self._remote is not None else None
+
+    @property
+    def remote_runs(self) -> Any:
+        """The :class:`~editor.history.remote.RemoteRuns` in use (None without a server)."""
+        return self._remote
+
+    def set_remote_server(self, address: str | None, namespace: str = "default") -> None:
+        """List the runs of the Temporal server at ``address`` too (None or "": local runs only)."""
+        address = (address or "").strip() or None
+        if self._remote is not None:
+            if address == self._remote.address and (namespace or "default") == self._remote.namespace:
+                return
+            self._remote.close()
+            self._remote.deleteLater()
+            self._remote = None
+        self._remote_rows = []
+        self._remote_note = ""
+        if address is not None:
+            from .remote import RemoteRuns
+
+            self._remote = RemoteRuns(address, namespace, limit=self.page_size, parent=self)
+            self._remote.listed.connect(self._remote_listed)
+            self._remote.unavailable.connect(self._remote_unavailable)
+            self._remote.opened.connect(self.run_opened)
+            self._remote.open_failed.connect(
+                lambda run_id, why: warn(self, "Open run", f"Run {run_id} on the Temporal server at "
+                                                           f"{self.remote_server} cannot be read:\n\n{why}"))
+        self.refresh()
+
+    def is_remote(self, run: RunInfo | None) -> bool:
+        return getattr(run, "server", None) is not None and bool(getattr(run, "server", ""))
+
+    def _remote_listed(self, rows: list) -> None:
+        self._remote_rows = list(rows)
+        self._remote_note = ""
+        self._reload(keep_selection=True)
+
+    def _remote_unavailable(self, why: str) -> None:
+        self._remote_rows = []
+        if why != self._remote_note:
+            self._remote_note = why
+            self.show_message(why)
+        self._reload(keep_selection=True)
+
+    def _remote_page(self, wf: str | None, status: str | None) -> list[RunInfo]:
+        """The server's runs that join this page: on the first page, those the filters let through."""
+        if self._offset or not self._remote_rows:
+            return []
+        return [r for r in self._remote_rows if (wf is None or r.workflow_name == wf)
+                and (status is None or r.status == status)]
 
     def _reload(self, keep_selection: bool) -> None:
         store = self._store
@@ -459,6 +527,12 @@ class HistoryPanel(RunActions, RunTransfer, QWidget):
             counts = store.event_counts([r.id for r in runs])
             costs = self._run_costs(store, runs)
             paused = store.count_runs(status="paused")
+            remote = self._remote_page(wf, status)
+            if remote:  # merged by start time, newest first (the store's order)
+                runs = sorted(runs + remote, key=lambda r: r.started_at, reverse=True)
+                total += len(remote)
+                counts.update({r.id: r.event_count for r in remote if r.event_count})
+            names = sorted(set(names) | {r.workflow_name for r in self._remote_rows if r.workflow_name})
         except StoreError as err:
             log.warning("run history: %s", err)
             self._show_unavailable(str(err))
@@ -649,13 +723,15 @@ class HistoryPanel(RunActions, RunTransfer, QWidget):
         ok = self._store is not None and self.stack.currentIndex() != PAGE_UNAVAILABLE
         runs = self.selected_runs() if ok else []
         one = len(runs) == 1
-        for a in (self.open_action, self.open_version_action, self.export_jsonl_action, self.export_agentflow_action):
-            a.setEnabled(one)
-        self._export_button.setEnabled(one)
-        self.resume_action.setEnabled(one and runs[0].status == "paused")
-        self.compare_action.setEnabled(len(runs) in (1, 2))
+        local = one and not self.is_remote(runs[0])
+        self.open_action.setEnabled(one)
+        for a in (self.open_version_action, self.export_jsonl_action, self.export_agentflow_action):
+            a.setEnabled(local)
+        self._export_button.setEnabled(local)
+        self.resume_action.setEnabled(local and runs[0].status == "paused")
+        self.compare_action.setEnabled(len(runs) in (1, 2) and not any(self.is_remote(r) for r in runs))
         self.compare_action.setText("Compare" if len(runs) == 2 else "Compare with Previous Run")
-        self.delete_action.setEnabled(any(r.status != "running" for r in runs))
+        self.delete_action.setEnabled(any(r.status != "running" and not self.is_remote(r) for r in runs))
         self.import_action.setEnabled(ok)
         self.prev_action.setEnabled(ok and self._offset > 0)
         self.next_action.setEnabled(ok and self._offset + self.page_size < self._total)

@@ -4,7 +4,7 @@ The choice and the server (address, namespace, task queue) are GUI settings (``g
 A run on a server is an :class:`engine.RemoteRun`: the console, the canvas states and the
 approval cards show it as they show a local run, and an approval answered here goes to the
 server. Its workers use their own provider keys; the provider chosen in the Run menu is
-passed on by name.
+passed on by name. The history lists the configured server's runs with a "Temporal" badge.
 """
 
 from __future__ import annotations
@@ -94,7 +94,14 @@ class RunOnMixin:
         menu.addSeparator()
         menu.addAction("Temporal Server…", self.open_temporal_settings)
 
+    def sync_remote_history(self) -> None:
+        """The history lists the configured Temporal server's runs (none configured: local runs only)."""
+        s = settings()
+        self.history.set_remote_server(str(s.value("run/temporalAddress", "") or "") or None,
+                                       str(s.value("run/temporalNamespace", "") or "default"))
+
     def open_temporal_settings(self) -> None:
         if TemporalServerDialog(self).exec():
+            self.sync_remote_history()
             self.statusBar().showMessage(f"Runs go to the Temporal server at {settings().value('run/temporalAddress')}.",
                                          4000)

@@ -150,6 +150,7 @@ class RunWiringMixin(RunOnMixin):
         self.history.run_opened.connect(self.open_run_view)
         self.history.workflow_version_requested.connect(self.open_workflow_version)
         self.history.resume_requested.connect(self._resume_stored_run)
+        self.sync_remote_history()
         self.scene.selectionChanged.connect(self._sync_console_selection)
 
     # ------------------------------------------------------------------ command bar (Ctrl+K)

@@ -247,6 +247,7 @@ class AgentSpec(NodeSpec):
     category = "Agents"
     tool_capable = True
     works = True
+    through_run = True
 
     def outputs(self, data: NodeData) -> tuple[str, ...]:
         tools = getattr(data, "tools", None)

@@ -168,7 +168,8 @@ class NodeSpec:
       called as a subagent tool; only agents), ``handle_labels`` (names of fixed handles),
       ``works`` (the node does work: its data is a :class:`PolicyData` with a step policy, and
       it has the ``error`` source handle, which ``outputs`` does not list: the canvas draws it
-      apart; ``has_output(data, "error")`` is true).
+      apart; ``has_output(data, "error")`` is true), ``through_run`` (a working kind whose
+      ``execute`` does its I/O only through the run: see the attribute).
     """
 
     kind: ClassVar[str] = ""
@@ -186,6 +187,12 @@ class NodeSpec:
     tool_capable: ClassVar[bool] = False
     handle_labels: ClassVar[dict[str, str]] = {}
     works: ClassVar[bool] = False
+    #: For a kind that ``works``: whether ``execute`` reaches the outside world only through the
+    #: run (model calls through ``ctx.resolve``, nested runs through ``ctx.run.run_subflow``), so a
+    #: durable engine (Temporal, DESIGN.md "Scale-out") runs it inside its scheduler and makes the
+    #: model call or the nested run the remote part. False (the default): its whole ``execute``
+    #: does I/O and runs as one remote activity, with a context that has no ``run``.
+    through_run: ClassVar[bool] = False
     #: The run gathers the arrivals of all incoming links before a step (``join``): ``execute``
     #: then gets the list of delivered values in link order.
     gathers: ClassVar[bool] = False

@@ -148,6 +148,7 @@ class FlowNodeSpec(NodeSpec):
     category = "Flows"
     reports_output = False
     works = True
+    through_run = True
 
     def describe(self, node: Any) -> str:
         return f"Flow '{node.id}'"
@@ -182,6 +183,7 @@ class ActionSpec(NodeSpec):
     category = "Flows"
     reports_output = False
     works = True
+    through_run = True
 
     def title(self, data: NodeData) -> str:
         schema = getattr(data, "schema_", "")

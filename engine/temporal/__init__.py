@@ -2,10 +2,13 @@
 
 * :mod:`.workflow` — ``FlowdeskRun``: Flowdesk's own deterministic scheduler (:class:`engine.Run`)
   driven inside a Temporal workflow, its clock and ids from the workflow (``workflow.now()``,
-  ``workflow.uuid4()``); each agent step's model call is an activity. Approvals are the
+  ``workflow.uuid4()``); each agent step's model call is an activity, every other working
+  step (``http``, ``fetch``, plug-in kinds) runs as an activity, and ``flow``/``action`` steps
+  run their flow as a child workflow. Approvals are the
   ``approve`` update ``{nodeId, decision, note, output}``; the ``events`` query returns the
   run's events after a sequence number, so any process can follow a run live.
-* :mod:`.activities` — the activity that makes one model call on a worker, with the worker's
+* :mod:`.activities` — the activities: one working step; finding a subflow in the worker's
+  library; and one model call on a worker, with the worker's
   provider keys (environment or keyring: never in the workflow's input or history), heartbeating
   while the call lasts and closing the request when the step is cancelled.
 * :mod:`.worker` — ``flowdesk worker``; :mod:`.client` — submit, follow, answer, cancel, list.
@@ -24,6 +27,8 @@ __all__ = ["WORKFLOW_TYPE", "DEFAULT_TASK_QUEUE", "DEFAULT_NAMESPACE", "Temporal
 
 WORKFLOW_TYPE = "FlowdeskRun"
 AGENT_ACTIVITY = "flowdesk.agent_call"
+STEP_ACTIVITY = "flowdesk.step"
+FLOW_ACTIVITY = "flowdesk.find_flow"
 DEFAULT_TASK_QUEUE = "flowdesk"
 DEFAULT_NAMESPACE = "default"
 

@@ -1,4 +1,16 @@
-"""The activity that runs one agent step's model call on a worker.
+"""The activities a worker runs: one agent step's model call (:func:`agent_call`), one step of
+any other working kind (:func:`run_step`), and finding a subflow (:func:`find_flow`).
+
+``run_step``: the workflow sends the node (its data as the file has it: templates unresolved),
+the value that reached it, the run's variables and the step's built-ins; the worker resolves the
+templates itself, ``secrets.``/``env.`` from its own environment or keyring, and runs the
+kind's own ``execute`` (looked up in the worker's registry, plug-ins included) with a context
+like the run's (``emit``, ``now``, ``new_id``, ``variables``, ``scope``, ``resolve_data``,
+``mask``, ``resolve`` for model calls; no ``run``). The events it emits and its output (which
+the kind masks, as locally) are returned; a step's failure is a non-retryable ``NodeError``
+(the node's policy decides, in the workflow, as in a local run).
+
+Agent model calls:
 
 The workflow sends the invocation (prompts, model, the subagent tree) and the run's provider
 settings (``provider``/``model``/``baseUrl`` names, never keys); the worker builds the provider
@@ -26,9 +38,9 @@ from ..llm.base import AgentInvocation, LLMError, LLMResult, SubagentSpec
 from ..llm.registry import make_resolver
 from ..nodes.agent import ProviderCall
 from ..runtime import Run, uuid_ids
-from . import AGENT_ACTIVITY
+from . import AGENT_ACTIVITY, FLOW_ACTIVITY, STEP_ACTIVITY
 
-__all__ = ["agent_call", "invocation_to_json", "invocation_from_json", "HEARTBEAT_EVERY"]
+__all__ = ["agent_call", "run_step", "find_flow", "invocation_to_json", "invocation_from_json", "HEARTBEAT_EVERY"]
 
 HEARTBEAT_EVERY = 1.0  # seconds between heartbeats (the SDK throttles what reaches the server)
 _resolvers: dict[tuple, Any] = {}
@@ -59,13 +71,21 @@ class _CallHost:
 
     _call_subagent = Run._call_subagent  # the engine's own subagent path, events and all
 
-    def __init__(self, resolve: Any) -> None:
+    def __init__(self, resolve: Any, request: dict[str, Any] | None = None) -> None:
+        from ..model import Node
+
+        request = request or {}
         self._resolve = resolve
         self._clock = time.time
         self._id_source = uuid_ids
         self._call_counter = 0
         self.delta_interval = 0.05
         self.events: list[list[Any]] = []
+        # The subagents' nodes (their data's templates are resolved here, secrets from this
+        # worker) and what those templates resolve against (the step's variables and built-ins).
+        nodes = [Node.model_validate(n) for n in request.get("nodes") or ()]
+        self._nodes = {n.id: n for n in nodes}
+        self._ctx = StepContext(request, resolve)
 
     def _emit(self, node_id: str, type: str, content: str = "", extra: dict[str, Any] | None = None,
               ts: float | None = None, extra_json: str | None = None) -> None:
@@ -83,7 +103,7 @@ async def agent_call(request: dict[str, Any]) -> dict[str, Any]:
         resolve = _resolver(request.get("meta") or {})
     except LLMError as err:
         raise ApplicationError(str(err), [], type="LLMError", non_retryable=True) from None
-    host = _CallHost(resolve)
+    host = _CallHost(resolve, request)
     call = ProviderCall(host, inv.node_id, 0, None)
     task = asyncio.ensure_future(resolve(inv).complete(inv, call))
     try:
@@ -101,7 +121,8 @@ async def agent_call(request: dict[str, Any]) -> dict[str, Any]:
             await task
         except BaseException:
             pass
-        raise
+        call.flush()
+        return _cancelled(host.events)
     except LLMError as err:
         call.flush()
         raise ApplicationError(str(err), host.events, type="LLMError", non_retryable=True) from None
@@ -111,3 +132,121 @@ async def agent_call(request: dict[str, Any]) -> dict[str, Any]:
                                non_retryable=True) from None
     call.flush()
     return {"text": result.text, "usage": result.usage, "model": result.model, "events": host.events}
+
+
+async def _heartbeating(coro: Any) -> Any:
+    """Await ``coro`` while heartbeating; a cancelled activity cancels it (closing its requests)."""
+    task = asyncio.ensure_future(coro)
+    try:
+        while True:
+            done, _ = await asyncio.wait({task}, timeout=HEARTBEAT_EVERY)
+            if done:
+                return task.result()
+            activity.heartbeat()
+    except asyncio.CancelledError:
+        task.cancel()
+        try:
+            await task
+        except BaseException:
+            pass
+        raise
+
+
+class StepContext:
+    """What a step's ``execute`` gets on a worker (see :class:`engine.RunContext`); records events."""
+
+    run = None
+    cancelled = False
+
+    def __init__(self, request: dict[str, Any], resolve: Any) -> None:
+        self.events: list[list[Any]] = []
+        self.now = time.time
+        self.new_id = uuid_ids
+        self.initial_input = request.get("initialInput")
+        self.resolve = resolve
+        self.outputs: dict[str, Any] = {}
+        self.variables: dict[str, Any] = dict(request.get("variables") or {})
+        self._builtins: dict[str, Any] = dict(request.get("builtins") or {})
+        self.last_text_output: str = request.get("lastText") or ""
+
+    def emit(self, node_id: str, type: str, content: str = "", extra: dict[str, Any] | None = None) -> None:
+        from ..events import _encode
+
+        self.events.append([node_id, str(type), content, _encode(extra) if extra else None])
+
+    def scope(self, node: Any, value: Any) -> Any:
+        from ..templates import TemplateScope
+
+        return TemplateScope(self.variables, {**self._builtins, "PREVIOUS_OUTPUT": value, "input": value})
+
+    def resolve_data(self, node: Any, value: Any, *, escape: Any = None) -> Any:
+        from ..templates import resolve_templates_masked
+
+        data = node.data.model_dump(mode="json", exclude_none=True)
+        return resolve_templates_masked(data, self.scope(node, value), escape=escape)
+
+    @staticmethod
+    def mask(value: Any, secrets: Any) -> Any:
+        from ..templates import mask_secrets
+
+        return mask_secrets(value, secrets) if secrets else value
+
+
+def _cancelled(events: list[list[Any]]) -> dict[str, Any]:
+    """A step the workflow gave up (its run was cancelled, its timeoutMs passed): what it logged
+    until then goes back with the answer ``cancelled`` (a cancelled activity's own report
+    carries no details), so the run's log keeps it as a local run's does. A worker shutting
+    down is not that: the step is tried again elsewhere."""
+    if activity.is_worker_shutdown():
+        raise asyncio.CancelledError()
+    return {"cancelled": True, "events": events}
+
+
+def _step_error(message: str, events: list[list[Any]]) -> ApplicationError:
+    return ApplicationError(message, events, type="NodeError", non_retryable=True)
+
+
+@activity.defn(name=STEP_ACTIVITY)
+async def run_step(request: dict[str, Any]) -> dict[str, Any]:
+    """One step of a working kind: ``{output, handle, events, lastText}`` (or ``{pause, events}``)."""
+    from ..model import Node
+    from ..nodes import NodeError, PauseRequest, spec_for
+
+    node = Node.model_validate(request["node"])
+    spec = spec_for(node.type)
+    if spec is None:
+        raise _step_error(f"Node '{node.id}' has an unknown type '{node.type}' on this worker "
+                          "(is the plug-in that provides it installed here?).", [])
+    ctx = StepContext(request, lambda inv: _resolver(request.get("meta") or {})(inv))
+    try:
+        result = await _heartbeating(spec.execute(ctx, node, request.get("value")))
+    except NodeError as err:
+        raise _step_error(str(err), ctx.events) from None
+    except asyncio.CancelledError:
+        return _cancelled(ctx.events)
+    except Exception as err:  # a node kind's bug: reported as the local run reports it
+        raise _step_error(f"'{node.title}' failed: {err!r}", ctx.events) from None
+    if isinstance(result, PauseRequest):
+        return {"pause": result.prompt, "events": ctx.events}
+    output, handle = result
+    return {"output": output, "handle": list(handle) if isinstance(handle, tuple) else handle,
+            "events": ctx.events, "lastText": ctx.last_text_output}
+
+
+@activity.defn(name=FLOW_ACTIVITY)
+async def find_flow(request: dict[str, Any]) -> dict[str, Any]:
+    """The flow a ``flow``/``action`` step runs, from the worker's library: ``{workflow, path,
+    name}``, or ``{missing: true}`` / ``{error}`` (it cannot be loaded)."""
+    from ..errors import FlowdeskError
+    from ..library import default_library
+    from ..model import workflow_to_dict
+
+    library = default_library()
+    entry = library.resolve(request["ref"], base=request.get("base"), by_name=bool(request.get("byName")))
+    if entry is None:
+        return {"missing": True}
+    try:
+        wf = library.load_path(entry.path)
+    except FlowdeskError as err:
+        return {"error": str(err)}
+    return {"workflow": workflow_to_dict(wf), "path": str(entry.path), "name": entry.name}

@@ -198,7 +198,7 @@ async def _run(args: argparse.Namespace) -> int:
     client = await connect(args.temporal, args.namespace)
     run_id = uuid_ids()
     await submit(client, wf, run_id=run_id, initial_input=args.input, max_visits=args.max_visits, meta=meta,
-                 task_queue=args.task_queue, options=_options(), variables=arguments)
+                 task_queue=args.task_queue, options=_options(), variables=arguments, path=os.path.abspath(args.file))
     args._run_id = run_id
     _err(f"run {run_id} submitted to {args.temporal} (task queue {args.task_queue})")
     return await _drive(args, client, run_id, _Printer(sys.stdout, wf, args.jsonl), list(args.decide))

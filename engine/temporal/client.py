@@ -12,6 +12,7 @@ from ..events import RunEvent
 from ..model import Workflow, workflow_to_dict
 from ..runtime import uuid_ids
 from . import DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE, WORKFLOW_TYPE, TemporalUnavailable
+from .converter import DATA_CONVERTER
 
 __all__ = ["connect", "submit", "follow", "answer", "cancel", "list_runs", "event_from_row", "RemoteRun"]
 
@@ -21,7 +22,7 @@ FINAL = ("completed", "failed", "cancelled")
 
 async def connect(address: str, namespace: str = DEFAULT_NAMESPACE) -> Client:
     try:
-        return await Client.connect(address, namespace=namespace)
+        return await Client.connect(address, namespace=namespace, data_converter=DATA_CONVERTER)
     except Exception as err:  # the SDK raises RuntimeError for a refused connection
         raise TemporalUnavailable(f"cannot reach the Temporal server at {address} (namespace {namespace}): {err}") from None
 
@@ -33,12 +34,15 @@ def event_from_row(row: list[Any]) -> RunEvent:
 
 async def submit(client: Client, workflow: Workflow, *, run_id: str | None = None, initial_input: str | None = None,
                  max_visits: int = 25, meta: dict[str, Any] | None = None, task_queue: str = DEFAULT_TASK_QUEUE,
-                 options: dict[str, Any] | None = None, variables: dict[str, Any] | None = None) -> WorkflowHandle:
-    """Start a run on the server (the workflow id is the run id); returns its handle."""
+                 options: dict[str, Any] | None = None, variables: dict[str, Any] | None = None,
+                 path: str | None = None) -> WorkflowHandle:
+    """Start a run on the server (the workflow id is the run id); returns its handle. ``path``: the
+    workflow's file, where its ``flow`` steps' relative references are looked up (on the workers)."""
     run_id = run_id or uuid_ids()
     request = {"workflow": workflow_to_dict(workflow), "runId": run_id, "initialInput": initial_input,
                "maxVisits": max_visits, "meta": dict(meta or {}), "options": dict(options or {}),
-               "variables": dict(variables) if variables else None}
+               "variables": dict(variables) if variables else None,
+               "path": str(path) if path is not None else None}
     return await client.start_workflow(WORKFLOW_TYPE, request, id=run_id, task_queue=task_queue,
                                        memo={"workflowName": workflow.name or "", "status": "running",
                                              "initialInput": (initial_input or "")[:200]})
@@ -61,11 +65,12 @@ async def _query(handle: WorkflowHandle, after: int) -> dict[str, Any]:
     return await handle.query("events", after)
 
 
-async def follow(client: Client, run_id: str, on_event: Callable[[RunEvent], None], *, after: int = 0,
-                 state: RemoteRun | None = None, settle: bool = True) -> RemoteRun:
+async def follow(client: Client | None, run_id: str, on_event: Callable[[RunEvent], None], *, after: int = 0,
+                 state: RemoteRun | None = None, settle: bool = True, handle: Any = None) -> RemoteRun:
     """Pass the run's events after ``after`` to ``on_event`` as they come, until it pauses or ends
-    (``settle=False``: until the events so far are passed)."""
-    handle = client.get_workflow_handle(run_id)
+    (``settle=False``: until the events so far are passed). ``handle``: what to query instead of
+    ``client``'s handle of the run (anything with ``async query(name, after)``)."""
+    handle = handle if handle is not None else client.get_workflow_handle(run_id)
     state = state or RemoteRun(run_id)
     state.next = after
     while True:
@@ -118,6 +123,8 @@ async def list_runs(client: Client, *, limit: int = 20) -> list[dict[str, Any]]:
     """Runs on the server, newest first, from Temporal's visibility API."""
     found = []
     async for ex in client.list_workflows(f"WorkflowType = '{WORKFLOW_TYPE}'", limit=limit):
+        if ex.parent_id:  # a flow step's nested run: its events are in its parent's log
+            continue
         memo = await ex.memo()
         status = _STATUS.get(ex.status) or memo.get("status") or "running"
         ended = ex.close_time.timestamp() if ex.close_time else None

@@ -16,7 +16,9 @@ talks to the server (:class:`~engine.temporal.TemporalUnavailable` says how to i
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Callable
+import atexit
+import threading
+from typing import Any, Awaitable, Callable
 
 from ..events import RunEvent, RunStatus
 from ..model import Workflow
@@ -25,7 +27,92 @@ from . import DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE, require_temporal, split_add
 
 __all__ = ["RemoteRun"]
 
-_clients: dict[tuple[int, str, str], Any] = {}  # (event loop, address, namespace) -> connected client
+class _ServerThread:
+    """Where every remote run of this process talks to Temporal: one asyncio loop in a thread
+    of its own, with one connected client per server and namespace.
+
+    The SDK completes its calls from threads of its own Rust core (``call_soon_threadsafe`` on
+    the loop that made the call). Made on the desktop's loop (qasync), that would have those
+    threads emit Qt signals, and leave calls still in flight when a window's loop is closed
+    and dropped. Made here instead, they only ever reach this plain asyncio loop; callers
+    await the results on their own loop (``asyncio.wrap_future``: delivered on the caller's
+    thread, cancelled with the caller's task). The clients live as long as the process and
+    are let go by :meth:`shutdown` (at exit, in the main thread, with the interpreter whole).
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._clients: dict[tuple[str, str], Any] = {}
+
+    def _started(self) -> asyncio.AbstractEventLoop:
+        with self._lock:
+            if self._loop is None:
+                loop = asyncio.new_event_loop()
+                ready = threading.Event()
+
+                def serve() -> None:
+                    asyncio.set_event_loop(loop)
+                    loop.call_soon(ready.set)
+                    loop.run_forever()
+
+                thread = threading.Thread(target=serve, name="flowdesk-temporal", daemon=True)
+                thread.start()
+                ready.wait()
+                self._loop, self._thread = loop, thread
+                atexit.register(self.shutdown)
+            return self._loop
+
+    async def run(self, address: str, namespace: str, work: Callable[[Any], Awaitable[Any]]) -> Any:
+        """``await work(client)`` on the server thread; its result (or exception) here."""
+        require_temporal()
+        loop = self._started()
+
+        async def go() -> Any:
+            key = (address, namespace)
+            client = self._clients.get(key)
+            if client is None:
+                from .client import connect
+
+                client = self._clients[key] = await connect(address, namespace)
+            return await work(client)
+
+        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(go(), loop))
+
+    def shutdown(self, timeout: float = 5.0) -> None:
+        """Stop the thread (what is in flight is cancelled) and let the clients go."""
+        with self._lock:
+            loop, thread = self._loop, self._thread
+            self._loop = self._thread = None
+        if loop is None or thread is None:
+            return
+
+        async def stop() -> None:
+            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for t in tasks:
+                t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            self._clients.clear()
+            loop.stop()
+
+        try:
+            loop.call_soon_threadsafe(lambda: loop.create_task(stop()))
+        except RuntimeError:  # already closed
+            return
+        thread.join(timeout)
+        if not thread.is_alive():
+            loop.close()
+        import gc
+
+        gc.collect()
+
+
+_server = _ServerThread()
+
+
+async def _on_server(address: str, namespace: str, work: Callable[[Any], Awaitable[Any]]) -> Any:
+    return await _server.run(address, namespace, work)
 
 
 class RemoteRun:
@@ -34,7 +121,7 @@ class RemoteRun:
     def __init__(self, workflow: Workflow, provider: Any = None, *, address: str, namespace: str = DEFAULT_NAMESPACE,
                  task_queue: str = DEFAULT_TASK_QUEUE, run_id: str | None = None, initial_input: str | None = None,
                  max_visits: int = 25, meta: dict[str, Any] | None = None, options: dict[str, Any] | None = None,
-                 variables: dict[str, Any] | None = None, **_local_only: Any) -> None:
+                 variables: dict[str, Any] | None = None, path: str | None = None, **_local_only: Any) -> None:
         # ``provider`` and local-only options (delta_interval, ...) are accepted for a drop-in
         # swap with Run and not used: the workers resolve providers with their own keys.
         self.workflow = workflow
@@ -46,6 +133,7 @@ class RemoteRun:
         self.max_visits = max_visits
         self.meta = dict(meta or {})
         self.options = dict(options or {})
+        self.path = str(path) if path is not None else None  # where its flow steps' relative references point
         # Checked here as Run checks them (VariableError names the first bad one); sent as given.
         from ..variables import run_variables
 
@@ -60,6 +148,7 @@ class RemoteRun:
         self._queued: list[tuple[str, Any]] = []
         self._next = 0
         self._listeners: list[Callable[[RunEvent], None]] = []
+        self.events: list[RunEvent] | None = None  # kept only by fetch()
         self._cancel_task: asyncio.Task | None = None
 
     @classmethod
@@ -68,6 +157,30 @@ class RemoteRun:
         run = cls(workflow, address=address, namespace=namespace, run_id=run_id)
         run.status = RunStatus.RUNNING
         return run
+
+    @classmethod
+    async def fetch(cls, run_id: str, *, address: str, namespace: str = DEFAULT_NAMESPACE) -> "RemoteRun":
+        """A run on the server as it is now: its workflow (as it runs there), ``events`` (all so
+        far, in order), ``status``, ``error`` and pending approval. Raises TemporalUnavailable
+        (no extra, no server, no such run)."""
+        from .client import definition
+
+        address = split_address(address)
+        workflow = await _on_server(address, namespace, lambda client: definition(client, run_id))
+        run = cls.attach(workflow, run_id, address=address, namespace=namespace)
+        run.events = []
+        run.add_listener(run.events.append)
+        run._take(await run._follow_state(settle=False))
+        return run
+
+    @staticmethod
+    async def list_server_runs(address: str, *, namespace: str = DEFAULT_NAMESPACE, limit: int = 50) -> list[dict[str, Any]]:
+        """The runs on the server (Temporal's visibility API), newest first: ``{id, status,
+        workflowName, initialInput, pending, startedAt, duration, taskQueue}`` each (flow
+        steps' child runs are left out: they show in their parent's log)."""
+        from .client import list_runs
+
+        return await _on_server(split_address(address), namespace, lambda client: list_runs(client, limit=limit))
 
     # ------------------------------------------------------------------ listeners
     def add_listener(self, callback: Callable[[RunEvent], None]) -> None:
@@ -103,20 +216,21 @@ class RemoteRun:
         return list(self._queued)
 
     # ------------------------------------------------------------------ operations
-    async def _client(self) -> Any:
-        require_temporal()
-        from .client import connect
+    async def _on_server(self, work: Callable[[Any], Awaitable[Any]]) -> Any:
+        return await _on_server(self.address, self.namespace, work)
 
-        key = (id(asyncio.get_running_loop()), self.address, self.namespace)
-        client = _clients.get(key)
-        if client is None:
-            client = _clients[key] = await connect(self.address, self.namespace)
-        return client
-
-    async def _follow(self) -> RunStatus:
+    async def _follow_state(self, settle: bool = True) -> Any:
+        """The run's events after the last one seen, passed to the listeners here (the caller's
+        loop and thread) as they come, until it pauses or ends (``settle=False``: until the
+        events so far are passed)."""
         from .client import follow
 
-        state = await follow(await self._client(), self.run_id, self._emit, after=self._next)
+        return await follow(None, self.run_id, self._emit, after=self._next, settle=settle, handle=_ServerHandle(self))
+
+    async def _follow(self) -> RunStatus:
+        return self._take(await self._follow_state())
+
+    def _take(self, state: Any) -> RunStatus:
         self._next = state.next
         try:
             self.status = RunStatus(state.status)
@@ -135,9 +249,10 @@ class RemoteRun:
         from .client import submit
 
         try:
-            await submit(await self._client(), self.workflow, run_id=self.run_id, initial_input=self.initial_input,
-                         max_visits=self.max_visits, meta=self.meta, task_queue=self.task_queue, options=self.options,
-                         variables=self.arguments)
+            await self._on_server(lambda client: submit(
+                client, self.workflow, run_id=self.run_id, initial_input=self.initial_input,
+                max_visits=self.max_visits, meta=self.meta, task_queue=self.task_queue, options=self.options,
+                variables=self.arguments, path=self.path))
         except Exception as err:  # no server, no extra: the run did not start, and says why
             self.status = RunStatus.FAILED
             self.error = f"The run could not be sent to the Temporal server at {self.address}: {err}"
@@ -153,8 +268,9 @@ class RemoteRun:
         from .client import answer as send_answer
 
         try:
-            await send_answer(await self._client(), self.run_id, answer["decision"], answer["note"],
-                              node_id=self._pending, output=output)
+            pending = self._pending
+            await self._on_server(lambda client: send_answer(client, self.run_id, answer["decision"], answer["note"],
+                                                             node_id=pending, output=output))
         except Exception as err:  # refused by the workflow (answered elsewhere meanwhile), or unreachable
             raise RunStateError(f"the server did not take the answer: {getattr(err, 'message', None) or err}") from None
         return await self._follow()
@@ -170,7 +286,7 @@ class RemoteRun:
         from .client import cancel as send_cancel
 
         async def go() -> None:
-            await send_cancel(await self._client(), self.run_id)
+            await self._on_server(lambda client: send_cancel(client, self.run_id))
 
         self._cancel_task = asyncio.ensure_future(go())
 
@@ -187,3 +303,14 @@ class RemoteRun:
                     break
                 await asyncio.sleep(POLL_EVERY)  # the server has not ended it yet
         return self.status
+
+
+class _ServerHandle:
+    """The run's workflow handle as ``client.follow`` uses it, its queries made on the server thread."""
+
+    def __init__(self, run: RemoteRun) -> None:
+        self.run = run
+
+    async def query(self, name: str, *args: Any) -> Any:
+        run = self.run
+        return await run._on_server(lambda client: client.get_workflow_handle(run.run_id).query(name, *args))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import signal
 from datetime import timedelta
 from typing import Any
@@ -12,10 +13,13 @@ from temporalio.worker import Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from . import DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE
-from .activities import agent_call
+from .converter import DATA_CONVERTER
+from .activities import agent_call, find_flow, run_step
 from .workflow import FlowdeskRunWorkflow
 
 __all__ = ["make_worker", "run_worker", "connect"]
+
+log = logging.getLogger("flowdesk.worker")
 
 # Passed through the workflow sandbox: the engine (whose scheduler reads time and ids only
 # through the clock and id source the workflow gives it) and the libraries it is built on,
@@ -25,16 +29,22 @@ PASSTHROUGH = ("engine", "pydantic", "pydantic_core", "networkx", "httpx", "http
 
 
 async def connect(address: str, namespace: str = DEFAULT_NAMESPACE) -> Client:
-    return await Client.connect(address, namespace=namespace)
+    return await Client.connect(address, namespace=namespace, data_converter=DATA_CONVERTER)
 
 
 def make_worker(client: Client, *, task_queue: str = DEFAULT_TASK_QUEUE, concurrency: int = 10) -> Worker:
+    from ..nodes import load_plugins
+
+    # Plug-in node kinds are loaded here, once, outside any workflow's sandbox: steps of their
+    # kinds then run on this worker as on a desktop that has them installed.
+    for warning in load_plugins():
+        log.warning("%s", warning)
     restrictions = SandboxRestrictions.default.with_passthrough_modules(*PASSTHROUGH)
     return Worker(
         client,
         task_queue=task_queue,
         workflows=[FlowdeskRunWorkflow],
-        activities=[agent_call],
+        activities=[agent_call, run_step, find_flow],
         workflow_runner=SandboxedWorkflowRunner(restrictions=restrictions),
         max_concurrent_activities=max(1, concurrency),
         max_concurrent_workflow_tasks=max(2, concurrency),

@@ -8,7 +8,18 @@ model call as the :data:`AGENT_ACTIVITY` activity with the node's step policy (`
 retry policy for a lost worker or a timed-out attempt; a model's own error is not retried by
 Temporal: the node's policy handles it as in a local run).
 
-Input (JSON, no secrets): ``{workflow, runId, initialInput, maxVisits, meta, options}``.
+Every other working step (a kind whose spec ``works`` and does not go ``through_run``: ``http``,
+``fetch``, plug-in kinds) runs whole as the :data:`STEP_ACTIVITY` activity with the same options
+(the registry says which: :class:`_RemoteSpecs`); its templates, secrets included, are resolved
+on the worker. ``flow``/``action`` steps run their flow as a child ``FlowdeskRun`` (found in the
+worker's library by the :data:`FLOW_ACTIVITY` activity): the child signals its events to the
+parent (``child`` signal, in order, before it pauses or ends), so the parent's log has them with
+their run path as a local nested run's; an approval inside the child pauses the parent, and
+the parent's answer is signalled to the child (``answer`` signal).
+
+Input (JSON, no secrets): ``{workflow, runId, initialInput, maxVisits, meta, options, variables,
+path, parent}`` (``path``: the workflow's file, for relative flow references; ``parent``
+``{workflowId, nodeId, runPath}`` for a child).
 * update ``approve`` ``{nodeId, decision, note, output}`` answers the pending approval
   (refused when the run is not waiting at that node);
 * query ``events`` ``(after)`` -> ``{events, next, status, pending, queued, error}``: the run's
@@ -27,16 +38,18 @@ from typing import Any
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
-from temporalio.exceptions import ActivityError, ApplicationError
+from temporalio.exceptions import ActivityError, ApplicationError, ChildWorkflowError
 from temporalio.exceptions import CancelledError as TemporalCancelledError
 
 with workflow.unsafe.imports_passed_through():
     from ..errors import FlowdeskError
-    from ..events import RunStatus
+    from ..events import RunEvent, RunStatus
     from ..llm.base import LLMError, LLMResult
     from ..model import parse_workflow
-    from ..runtime import Run
-    from . import AGENT_ACTIVITY, WORKFLOW_TYPE
+    from ..nodes import NodeError, PauseRequest, spec_for
+    from ..runtime import Run, _child_prompt, _describe
+    from ..variables import run_variables
+    from . import AGENT_ACTIVITY, FLOW_ACTIVITY, STEP_ACTIVITY, WORKFLOW_TYPE
     from .activities import invocation_to_json
 
 __all__ = ["FlowdeskRunWorkflow", "PAGE", "step_options"]
@@ -80,6 +93,164 @@ def step_options(data: Any, heartbeat_ms: int) -> dict[str, Any]:
     }
 
 
+def _activity_error(err: ActivityError, run: Any) -> BaseException:
+    """What a failed step activity means to the scheduler (events it made are logged first)."""
+    cause = err.cause
+    if isinstance(cause, TemporalCancelledError):  # the step was cancelled (the run was): as locally
+        return asyncio.CancelledError()
+    if isinstance(cause, ApplicationError) and cause.type in ("NodeError", "LLMError"):
+        for node_id, kind, content, extra_json in (cause.details[0] if cause.details else ()):
+            run._emit(node_id, kind, content, extra_json=extra_json)
+        return (NodeError if cause.type == "NodeError" else LLMError)(cause.message)
+    return NodeError(f"the step could not be completed on a worker: {cause or err}")
+
+
+class _ActivityStep:
+    """A working kind's spec as a remote run's steps see it: ``execute`` is the step activity
+    (everything else is the kind's own spec)."""
+
+    def __init__(self, spec: Any, owner: "FlowdeskRunWorkflow") -> None:
+        self._spec = spec
+        self._owner = owner
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._spec, name)
+
+    async def execute(self, ctx: Any, node: Any, value: Any) -> Any:
+        owner, run = self._owner, ctx.run
+        scope = run._scope(value)
+        builtins = {k: v for k, v in scope.builtins.items() if k not in ("PREVIOUS_OUTPUT", "input")}
+        request = {"node": node.model_dump(mode="json"), "value": value, "variables": dict(scope.variables),
+                   "builtins": builtins, "initialInput": run.initial_input, "lastText": run.last_text_output,
+                   "meta": run.meta}
+        try:
+            answer = await workflow.execute_activity(STEP_ACTIVITY, request,
+                                                     **step_options(node.data, owner.heartbeat_ms))
+        except ActivityError as err:
+            raise _activity_error(err, run) from None
+        for node_id, kind, content, extra_json in answer.get("events") or ():
+            run._emit(node_id, kind, content, extra_json=extra_json)
+        if answer.get("cancelled"):  # given up (timeoutMs, the run cancelled): as locally
+            raise asyncio.CancelledError()
+        if "pause" in answer:
+            return PauseRequest(answer["pause"] or "")
+        if answer.get("lastText") != run.last_text_output:
+            run.last_text_output = answer.get("lastText") or ""
+        handle = answer.get("handle")
+        return answer.get("output"), tuple(handle) if isinstance(handle, list) else handle
+
+
+class _RemoteSpecs(dict):
+    """The specs a remote run's steps use: a working kind that does its own I/O (its spec
+    ``works`` and not ``through_run``) runs as the step activity; every other kind (agents,
+    whose model call is the agent activity; flows, whose nested run is a child workflow; the
+    scheduler's own kinds) runs in the workflow."""
+
+    def __init__(self, owner: "FlowdeskRunWorkflow", kinds: Any) -> None:
+        super().__init__()
+        for kind in kinds:
+            spec = spec_for(kind)
+            if spec is not None:
+                self[kind] = _ActivityStep(spec, owner) if spec.works and not spec.through_run else spec
+
+
+class _ChildFlow:
+    """A flow step's nested run on the server: the child workflow, and what it last reported."""
+
+    def __init__(self, handle: Any) -> None:
+        self.handle = handle
+        self.paused: str | None = None  # the prompt of the approval the child waits at
+
+    def cancel(self, reason: str = "") -> None:
+        self.handle.cancel()
+
+
+class _TemporalRun(Run):
+    """The engine's run as a workflow drives it: nested runs (``flow``/``action``) are child workflows."""
+
+    owner: "FlowdeskRunWorkflow"
+
+    async def run_subflow(self, node: Any, ref: str, field: str, *, by_name: bool, value: Any = None) -> Any:
+        from ..nodes.web import resolve_for_step
+
+        owner = self.owner
+        child: _ChildFlow | None = self._subruns.get(node.id)  # type: ignore[assignment]
+        answer = self._subanswers.pop(node.id, None)
+        try:
+            if child is not None and answer is not None:
+                child.paused = None
+                await child.handle.signal("answer", answer)
+            else:
+                found = await workflow.execute_activity(
+                    FLOW_ACTIVITY, {"ref": ref, "base": self.path, "byName": by_name},
+                    start_to_close_timeout=timedelta(seconds=60))
+                if found.get("missing"):
+                    what = f"no flow for the action '{ref}'" if by_name else f"the flow '{ref}' is not in the library"
+                    raise NodeError(f"{_describe(node)} cannot run: {what}.")
+                if found.get("error"):
+                    raise NodeError(f"{_describe(node)} cannot run: {found['error']}")
+                data, secrets = resolve_for_step(self._ctx, node, value)
+                if secrets:  # they would be written into the child's input, on the server
+                    raise NodeError(f"{_describe(node)}: a flow's inputs cannot carry secrets on a Temporal server; "
+                                    "refer to {{secrets.NAME}} inside the flow instead.")
+                inputs = data.get(field) or {}
+                if not isinstance(inputs, dict):
+                    raise NodeError(f"{_describe(node)}: '{field}' must be an object of variable names and values.")
+                wf = parse_workflow(found["workflow"])
+                try:
+                    run_variables(wf, inputs)
+                except FlowdeskError as err:  # an input that does not fit the flow's variables
+                    raise NodeError(f"{_describe(node)}: the flow '{found['name']}' cannot start: {err}") from None
+                child_id = self._id_source()
+                run_path = (self.run_path + "/" if self.run_path else "") + f"{node.id}:{child_id}"
+                request = {"workflow": found["workflow"], "runId": child_id, "maxVisits": self.max_visits,
+                           "meta": self.meta, "options": owner.options, "variables": inputs, "path": found["path"],
+                           "parent": {"workflowId": workflow.info().workflow_id, "nodeId": node.id,
+                                      "runPath": run_path}}
+                handle = await workflow.start_child_workflow(
+                    WORKFLOW_TYPE, request, id=f"{workflow.info().workflow_id}.{node.id}.{child_id}",
+                    task_queue=workflow.info().task_queue,
+                    memo={"workflowName": wf.name or "", "status": "running", "parent": workflow.info().workflow_id})
+                child = _ChildFlow(handle)
+                self._subruns[node.id] = child  # type: ignore[assignment]
+                owner.children[node.id] = child
+            await workflow.wait_condition(lambda: child.paused is not None or child.handle.done())
+        except asyncio.CancelledError:
+            if child is not None:
+                child.cancel()
+                self._subruns.pop(node.id, None)
+                owner.children.pop(node.id, None)
+            raise
+        if child.paused is not None and not child.handle.done():
+            return PauseRequest(child.paused)
+        self._subruns.pop(node.id, None)
+        owner.children.pop(node.id, None)
+        try:
+            ended = await child.handle
+        except ChildWorkflowError as err:
+            cause = err.cause
+            if isinstance(cause, ApplicationError) and cause.type == "RunFailed" and cause.details:
+                ended = cause.details[0]
+            elif isinstance(cause, TemporalCancelledError):
+                raise asyncio.CancelledError() from None
+            else:
+                raise NodeError(f"{_describe(node)}: the flow could not run on the server: {cause or err}") from None
+        if ended.get("status") == "completed":
+            return ended.get("result"), "output"
+        raise NodeError(f"{_describe(node)}: the flow '{ended.get('name')}' {ended.get('status')}: "
+                        f"{ended.get('error') or 'no reason given'}")
+
+
+def _subagent_ids(inv: Any) -> list[str]:
+    """The node ids of an agent call's subagent tree."""
+    found, todo = [], list(inv.subagents or ())
+    while todo:
+        sub = todo.pop()
+        found.append(sub.node_id)
+        todo.extend(sub.children or ())
+    return found
+
+
 class _ActivityProvider:
     """The provider every agent step of a remote run gets: the call is an activity."""
 
@@ -92,21 +263,23 @@ class _ActivityProvider:
         owner = self.owner
         node = owner.nodes.get(inv.node_id)
         options = step_options(node.data if node is not None else None, owner.heartbeat_ms)
-        request = {"invocation": invocation_to_json(inv), "meta": owner.run.meta}
         run = owner.run
+        scope = run._scope(None)  # this branch's built-ins, for the subagents' templates
+        request = {"invocation": invocation_to_json(inv), "meta": run.meta,
+                   "nodes": [owner.nodes[i].model_dump(mode="json") for i in _subagent_ids(inv) if i in owner.nodes],
+                   "variables": dict(scope.variables),
+                   "builtins": {k: v for k, v in scope.builtins.items() if k not in ("PREVIOUS_OUTPUT", "input")}}
         try:
             answer = await workflow.execute_activity(AGENT_ACTIVITY, request, **options)
         except ActivityError as err:
-            cause = err.cause
-            if isinstance(cause, TemporalCancelledError):  # the step was cancelled (the run was): as locally
-                raise asyncio.CancelledError() from None
-            if isinstance(cause, ApplicationError) and cause.type == "LLMError":
-                for node_id, kind, content, extra_json in (cause.details[0] if cause.details else ()):
-                    run._emit(node_id, kind, content, extra_json=extra_json)
-                raise LLMError(cause.message) from None
-            raise LLMError(f"the step could not be completed on a worker: {cause or err}") from None
+            failure = _activity_error(err, run)
+            if isinstance(failure, NodeError):  # not a model's answer: the worker was lost for good
+                failure = LLMError(str(failure))
+            raise failure from None
         for node_id, kind, content, extra_json in answer.get("events") or ():
             run._emit(node_id, kind, content, extra_json=extra_json)
+        if answer.get("cancelled"):  # given up (timeoutMs, the run cancelled): as locally
+            raise asyncio.CancelledError()
         return LLMResult(answer["text"], answer.get("usage"), answer.get("model"))
 
 
@@ -118,37 +291,101 @@ class FlowdeskRunWorkflow:
         self.run: Run | None = None
         self.nodes: dict[str, Any] = {}
         self.heartbeat_ms = DEFAULT_HEARTBEAT_MS
+        self.options: dict[str, Any] = {}
         self.definition: dict[str, Any] | None = None
+        self.children: dict[str, _ChildFlow] = {}  # flow steps' child workflows, by node id
+        self.parent: dict[str, Any] | None = None  # a child's parent {workflowId, nodeId, runPath}
+        self._outbox: list[Any] = []  # what a child has yet to signal to its parent, in order
+        self._sending = False
 
     def _record(self, ev: Any) -> None:
-        self.events.append([ev[0], ev[1], ev[2], ev[3], ev[4], ev[5] if len(ev) > 5 else ""])
+        row = [ev[0], ev[1], ev[2], ev[3], ev[4], ev[5] if len(ev) > 5 else ""]
+        self.events.append(row)
+        if self.parent is not None:
+            self._outbox.append(row)
 
     def _memo(self) -> None:
         run = self.run
         workflow.upsert_memo({"status": str(run.status), "pending": run.pending_approval})
+
+    # ------------------------------------------------------------------ a child's reports to its parent
+    async def _pump(self) -> None:
+        """Signal the child's events (and pauses) to the parent, in order, one batch at a time."""
+        parent = workflow.get_external_workflow_handle(self.parent["workflowId"])
+        while True:
+            await workflow.wait_condition(lambda: bool(self._outbox))
+            batch, self._outbox = self._outbox, []
+            self._sending = True
+            events = [e for e in batch if isinstance(e, list)]
+            paused = next((e["paused"] for e in batch if isinstance(e, dict)), None)
+            await parent.signal("child", {"nodeId": self.parent["nodeId"], "events": events, "paused": paused})
+            self._sending = False
+
+    async def _reported(self, paused: str | None = None) -> None:
+        """Wait until the parent has every event so far (and, with ``paused``, that the child waits)."""
+        if self.parent is None:
+            return
+        if paused is not None:
+            self._outbox.append({"paused": paused})
+        await workflow.wait_condition(lambda: not self._outbox and not self._sending)
+
+    def _prompt(self) -> str:
+        """What the approval this run waits at asks (a flow step's: its child's, however deep)."""
+        run = self.run
+        child = self.children.get(run.pending_approval or "")
+        return child.paused if child is not None and child.paused else _child_prompt(run)
+
+    @workflow.signal(name="child")
+    def child_report(self, report: dict[str, Any]) -> None:
+        """A flow step's child workflow reports events (logged here as a nested run's) or a pause."""
+        run = self.run
+        if run is None:
+            return
+        for node_id, kind, content, ts, extra_json, path in report.get("events") or ():
+            run._relay(RunEvent(node_id, kind, content, timestamp=ts, extra_json=extra_json, path=path or ""))
+        child = self.children.get(report.get("nodeId"))
+        if child is not None and report.get("paused") is not None:
+            child.paused = report["paused"]
+
+    @workflow.signal(name="answer")
+    def parent_answer(self, answer: dict[str, Any]) -> None:
+        """The parent's answer to the approval this child waits at."""
+        self.answers.append(answer)
 
     @workflow.run
     async def run_flow(self, request: dict[str, Any]) -> dict[str, Any]:
         self.definition = request["workflow"]
         wf = parse_workflow(request["workflow"])
         self.nodes = {n.id: n for n in wf.nodes}
-        options = request.get("options") or {}
+        options = self.options = dict(request.get("options") or {})
         self.heartbeat_ms = int(options.get("heartbeatMs") or DEFAULT_HEARTBEAT_MS)
+        self.parent = request.get("parent")
         provider = _ActivityProvider(self)
         try:
-            run = self.run = Run(wf, lambda _inv: provider, run_id=request.get("runId") or workflow.info().workflow_id,
-                                 initial_input=request.get("initialInput"),
-                                 max_visits=int(request.get("maxVisits") or 25), meta=request.get("meta") or {},
-                                 keep_events=False, on_event=self._record, variables=request.get("variables"),
-                                 clock=lambda: workflow.now().timestamp(), id_source=lambda: workflow.uuid4().hex)
+            run = self.run = _TemporalRun(
+                wf, lambda _inv: provider, run_id=request.get("runId") or workflow.info().workflow_id,
+                initial_input=request.get("initialInput"), max_visits=int(request.get("maxVisits") or 25),
+                meta=request.get("meta") or {}, keep_events=False, on_event=self._record,
+                variables=request.get("variables"), clock=lambda: workflow.now().timestamp(),
+                id_source=lambda: workflow.uuid4().hex, path=request.get("path"),
+                run_path=(self.parent or {}).get("runPath", ""))
         except FlowdeskError as err:  # a variable that does not coerce: the run is refused, not retried
             raise ApplicationError(str(err), type="RunRefused", non_retryable=True) from None
+        run.owner = self
+        run._specs = _RemoteSpecs(self, {n.type for n in wf.nodes})
+        if self.parent is not None:
+            run.inputs = dict(request.get("variables") or {})  # type: ignore[attr-defined]
+            pump = asyncio.ensure_future(self._pump())
         try:
             status = await run.start()
             while status == RunStatus.PAUSED:
                 self._memo()
+                await self._reported(self._prompt())
                 await workflow.wait_condition(lambda: bool(self.answers))
                 answer = self.answers.popleft()
+                if self.parent is not None:  # the parent's answer, as a local nested run takes it
+                    status = await run.resume(answer)
+                    continue
                 if answer.get("output") is not None and run._pending is not None:
                     run._pending = (run._pending[0], answer["output"])  # the reviewer's edited output goes on
                 status = await run.resume(answer["decision"], answer.get("note") or "")
@@ -158,9 +395,13 @@ class FlowdeskRunWorkflow:
             self._memo()
             raise
         self._memo()
+        await self._reported()
+        if self.parent is not None:
+            pump.cancel()
+        ended = {"status": str(status), "result": run.result, "error": run.error, "name": wf.display_name()}
         if status == RunStatus.FAILED:
-            raise ApplicationError(run.error or "the run failed", type="RunFailed", non_retryable=True)
-        return {"status": str(status), "outputs": run.outputs, "events": len(self.events)}
+            raise ApplicationError(run.error or "the run failed", ended, type="RunFailed", non_retryable=True)
+        return {**ended, "outputs": run.outputs, "events": len(self.events)}
 
     @workflow.update(name="approve")
     async def approve(self, answer: dict[str, Any]) -> dict[str, Any]:
@@ -172,6 +413,8 @@ class FlowdeskRunWorkflow:
         run = self.run
         if not isinstance(answer, dict) or answer.get("decision") not in ("approve", "reject"):
             raise ValueError("an answer is {nodeId, decision: approve|reject, note, output}")
+        if self.parent is not None:
+            raise ValueError(f"this run is a flow step of run {self.parent['workflowId']}: answer that run")
         if run is None or run.status != RunStatus.PAUSED or run.pending_approval is None or self.answers:
             raise ValueError(f"the run is not waiting for an approval (status {run.status if run else 'pending'})")
         node_id = answer.get("nodeId")

@@ -85,11 +85,12 @@ def temporal_server():
 class WorkerProcess:
     """``flowdesk worker`` as a subprocess, ready once it says so."""
 
-    def __init__(self, address: str, task_queue: str, concurrency: int = 10) -> None:
+    def __init__(self, address: str, task_queue: str, concurrency: int = 10, env: dict[str, str] | None = None) -> None:
         self.log = tempfile.NamedTemporaryFile(prefix="flowdesk-worker-", suffix=".log", delete=False)
         self.proc = subprocess.Popen([sys.executable, "-m", "engine.cli", "worker", "--temporal", address,
                                       "--task-queue", task_queue, "--concurrency", str(concurrency)],
-                                     cwd=ROOT, stdout=self.log, stderr=subprocess.STDOUT)
+                                     cwd=ROOT, stdout=self.log, stderr=subprocess.STDOUT,
+                                     env={**os.environ, **env} if env else None)
         deadline = time.monotonic() + 30
         while b"worker ready" not in Path(self.log.name).read_bytes():
             if self.proc.poll() is not None or time.monotonic() > deadline:
