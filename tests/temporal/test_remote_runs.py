@@ -373,3 +373,31 @@ async def test_action_steps_run_the_workers_library_flow(temporal_server, tmp_pa
     finally:
         w.stop()
         set_default_library(None)
+
+
+async def test_an_agents_secret_is_resolved_on_the_worker_never_in_the_history(temporal_server, monkeypatch):
+    """{{secrets.NAME}} in an agent's prompt: the model gets the value (the echo provider answers
+    with it), every event shows ••••, and the workflow's history holds no trace of it."""
+    from engine.temporal.client import connect
+
+    wf = parse_workflow({"name": "AgentSecret", "nodes": [
+        {"id": "s", "type": "start", "data": {"initialInput": "hi"}},
+        {"id": "a", "type": "agent", "data": {"agentName": "A", "model": "m",
+                                               "userPrompt": "key={{secrets.FD_TEST_AGENT_KEY}} {{PREVIOUS_OUTPUT}}"}}],
+        "connections": [{"source": "s", "target": "a", "sourceHandle": "output"}]})
+    key = "agentkey-5a4b3c2d1e"
+    monkeypatch.setenv("FD_TEST_AGENT_KEY", key)
+    local, local_status = await _local(wf, [])
+    monkeypatch.delenv("FD_TEST_AGENT_KEY")
+    w = WorkerProcess(temporal_server, "agent-secrets", env={"FD_TEST_AGENT_KEY": key})
+    try:
+        remote, remote_status = await _remote(temporal_server, wf, [], task_queue="agent-secrets")
+    finally:
+        w.stop()
+    assert remote_status == str(local_status) == "completed"
+    assert _comparable(remote) == _comparable(local)
+    assert [e.content for e in remote if e.type == "llm_response"] == ["key=•••• hi"]
+    client = await connect(temporal_server)
+    run_id = next(iter(await _run_ids(client, "AgentSecret")))
+    history = await client.get_workflow_handle(run_id).fetch_history()
+    assert key not in history.to_json()
