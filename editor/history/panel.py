@@ -42,7 +42,7 @@ from engine import RunInfo, RunStore, StoreError, WorkflowLoadError, data_dir
 
 from .actions import RunActions, warn
 from .badge import RemoteBadgeDelegate, StatusBadgeDelegate
-from .model import (COL_COST, COL_DURATION, COL_EVENTS, COL_INPUT, COL_STARTED, COL_STATUS, COL_WORKFLOW, RUN_ROLE,
+from .model import (REMOTE_BADGE, COL_COST, COL_DURATION, COL_EVENTS, COL_INPUT, COL_STARTED, COL_STATUS, COL_WORKFLOW, RUN_ROLE,
                     STATUS_LABELS, RunHistoryModel)
 from .store_open import open_store_for_gui
 from .transfer import RunTransfer
@@ -493,6 +493,11 @@ class HistoryPanel(RunActions, RunTransfer, QWidget):
     def _remote_listed(self, rows: list) -> None:
         self._remote_rows = list(rows)
         self._remote_note = ""
+        if rows and not getattr(self, "_badge_room", False):  # room for the badge before the name
+            self._badge_room = True
+            header = self.table.horizontalHeader()
+            header.resizeSection(COL_WORKFLOW, header.sectionSize(COL_WORKFLOW)
+                                 + self.table.fontMetrics().horizontalAdvance(REMOTE_BADGE) + 24)
         self._reload(keep_selection=True)
 
     def _remote_unavailable(self, why: str) -> None:
