@@ -66,16 +66,17 @@ class RunViewWindow(QMainWindow):
     version_requested = Signal(object, str)  # (workflow, run_id): open it as a new document
 
     def __init__(self, run_id: str, workflow: Workflow, events: list, info: Any = None, *, store: Any = None,
-                 resolver_factory: Any = None, parent: QWidget | None = None) -> None:
+                 resolver_factory: Any = None, remote_run: Any = None, parent: QWidget | None = None) -> None:
         """``resolver_factory`` given: the run is a paused one, taken up here to be answered
-        (its own workflow, read-only, with its approval card and input) instead of replayed."""
+        (its own workflow, read-only, with its approval card and input) instead of replayed;
+        ``remote_run``: a paused run on a Temporal server (``RemoteRun.fetch``), taken up so."""
         super().__init__(parent)
         self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         self.setObjectName("runViewWindow")
         self.run_id = run_id
         self.workflow = workflow
         status = getattr(info, "status", "") or ""
-        self.live = resolver_factory is not None
+        self.live = resolver_factory is not None or remote_run is not None
         self._status = status
         self._update_title(False)
         self.document = WorkflowDocument(workflow.model_copy(deep=True), None, parent=self)
@@ -131,13 +132,17 @@ class RunViewWindow(QMainWindow):
         self.resize(1300, 900)
 
         if self.live:
-            self.console.set_resolver_factory(resolver_factory)
+            if resolver_factory is not None:
+                self.console.set_resolver_factory(resolver_factory)
             self.console.node_states_changed.connect(lambda _s: self._paint())
             self.console.links_followed.connect(lambda _l: self._paint())
             self.console.waiting_for_input_changed.connect(self._update_title)
             self.console.status_changed.connect(self._status_changed)
             self.console.run_finished.connect(self._status_changed)
-            self.console.open_paused_run(run_id)
+            if remote_run is not None:
+                self.console.take_up_remote(remote_run)
+            else:
+                self.console.open_paused_run(run_id)
             self._update_title(bool(self.console.approvals.cards))
         else:
             self.console.replay(workflow, events, run_id=run_id, status=status or None)

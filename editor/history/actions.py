@@ -76,11 +76,20 @@ class RunActions:
 
     @Slot()
     def resume_run(self, run_id: str | None = None) -> bool:
-        """Emit ``resume_requested`` if the run is paused and its state was saved."""
+        """Emit ``resume_requested`` if the run is paused and its state was saved (for a paused
+        run on the Temporal server, ``remote_resume_requested``)."""
         store = self._require_store()
         run_id = self._one(run_id)
         if store is None or not run_id:
             return False
+        remote = self.remote_row(run_id)
+        if remote is not None:
+            if remote.status != "paused":
+                warn(self, "Resume run", f"This run is {remote.status} on the Temporal server, not waiting for "
+                                          "approval; only a paused run can be resumed.")
+                return False
+            self.remote_resume_requested.emit(run_id, remote.server, getattr(remote, "namespace", "") or "default")
+            return True
         try:
             info = store.get_run(run_id)
             snap = store.snapshot_of(run_id) if info is not None and info.status == "paused" else None

@@ -64,6 +64,8 @@ class HistoryPanel(RunActions, RunTransfer, QWidget):
     workflow_version_requested = Signal(object, str)
     #: ``run_id`` of a paused run whose state is saved: resume it (the console asks for the decision)
     resume_requested = Signal(str)
+    #: a paused run on the Temporal server to take up: (run id, HOST:PORT, namespace)
+    remote_resume_requested = Signal(str, str, str)
 
     def __init__(self, store: RunStore | None = None, parent: QWidget | None = None, *,
                  unavailable_reason: str | None = None, page_size: int = PAGE_SIZE) -> None:
@@ -487,6 +489,10 @@ class HistoryPanel(RunActions, RunTransfer, QWidget):
                                                            f"{self.remote_server} cannot be read:\n\n{why}"))
         self.refresh()
 
+    def remote_row(self, run_id: str) -> Any:
+        """The listed run ``run_id`` of the Temporal server (None: not one of them)."""
+        return next((r for r in self._remote_rows if r.id == run_id), None)
+
     def is_remote(self, run: RunInfo | None) -> bool:
         return getattr(run, "server", None) is not None and bool(getattr(run, "server", ""))
 
@@ -733,7 +739,7 @@ class HistoryPanel(RunActions, RunTransfer, QWidget):
         for a in (self.open_version_action, self.export_jsonl_action, self.export_agentflow_action):
             a.setEnabled(local)
         self._export_button.setEnabled(local)
-        self.resume_action.setEnabled(local and runs[0].status == "paused")
+        self.resume_action.setEnabled(one and runs[0].status == "paused")
         self.compare_action.setEnabled(len(runs) in (1, 2) and not any(self.is_remote(r) for r in runs))
         self.compare_action.setText("Compare" if len(runs) == 2 else "Compare with Previous Run")
         self.delete_action.setEnabled(any(r.status != "running" and not self.is_remote(r) for r in runs))

@@ -219,6 +219,30 @@ class RunBridge(QObject):
         self.approvals_changed.emit()
         return run
 
+    def adopt_remote(self, run: Any) -> Any:
+        """Take up a run on a Temporal server (a ``RemoteRun`` from ``RemoteRun.fetch``, its events
+        so far in ``run.events``): its states and approval cards are shown, and an answer goes to
+        the server, which the run then follows to its next pause or its end."""
+        if self.is_active:
+            raise RunStateError("a run is already in progress; cancel it first")
+        ensure_asyncgen_hooks(asyncio.get_event_loop())
+        self.run = run
+        self._buffer.clear()
+        self._gated = False
+        self.run_state.reset(run.workflow, run.initial_input)
+        self.run_state.apply_many(run.events or [])
+        self.run_state.states_dirty = self.run_state.links_dirty = False
+        self._finished_emitted = False
+        self._recorder = None
+        self._claim = None
+        run.add_listener(self._on_event)
+        self.run_started.emit(run.run_id)
+        self.node_states_changed.emit(dict(self.run_state.states))
+        self.links_followed.emit(frozenset(self.run_state.links))
+        self.status_changed.emit(str(run.status))
+        self.approvals_changed.emit()
+        return run
+
     def _claim_stored(self, run: Run) -> bool:
         """Before continuing a run taken from the store: claim it there and record what follows."""
         store, self._claim = self._claim, None

@@ -462,6 +462,51 @@ class RunConsole(QWidget):
         self.header.set_running(True, initial)
         return True
 
+    def open_remote_paused_run(self, run_id: str, address: str, namespace: str = "default") -> Any:
+        """Take up a paused run on a Temporal server (for example one that waited while the app was
+        closed): read from the server, then as :meth:`take_up_remote`. Returns the task reading
+        it (None if a run is in progress)."""
+        if self.bridge.is_active:
+            self._on_error("A run is in progress; cancel it before taking up another one.")
+            return None
+        self._set_status_label("reading")
+
+        async def read() -> bool:
+            from engine import RemoteRun
+
+            try:
+                run = await RemoteRun.fetch(run_id, address=address, namespace=namespace)
+            except Exception as err:  # TemporalUnavailable: say why
+                self._on_error(f"Cannot take up run {run_id[:8]} on the Temporal server at {address}: {err}")
+                return False
+            return self.take_up_remote(run)
+
+        return asyncio.ensure_future(read())
+
+    def take_up_remote(self, run: Any) -> bool:
+        """Show a paused run on a Temporal server (a ``RemoteRun`` from ``RemoteRun.fetch``) with
+        its log and approval cards; an answer goes to the server. False, with the reason shown,
+        if it cannot be taken up."""
+        try:
+            if run.status != RunStatus.PAUSED:
+                raise RunStateError(f"it is {run.status} on the server, not waiting for approval")
+            self._reset_views(run.workflow)
+            self._replay_state = None
+            self._replay_info = {}
+            self.bridge.adopt_remote(run)
+        except RunStateError as err:
+            self._on_error(f"Cannot take up run {run.run_id[:8]} on the Temporal server at "
+                           f"{getattr(run, 'address', '?')}: {err}")
+            return False
+        events = list(run.events or [])
+        self.model.add_events(events)
+        self.trace.add_events(events, self.bridge.run_state)
+        self._set_status_label("paused")
+        initial = run.initial_input or ""
+        self.input_edit.setPlainText(initial)
+        self.header.set_running(True, initial)
+        return True
+
     def run_badges(self) -> dict[str, tuple[str, str]]:
         """Badges of the shown run: node id -> ("attempt 2 of 4", "retry"), ("iteration 3", "loop"), ("1 of 3 in", "join")."""
         return dict(self._badges)

@@ -7,12 +7,14 @@ shows the console's run only on the document that run belongs to (see ``_run_on_
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QActionGroup
+from PySide6.QtWidgets import QMessageBox
 
-from engine import Workflow, errors_only
+from engine import RunStatus, Workflow, errors_only
 
 from ..first_run import offer_setup
 from ..history.panel import open_store_for_gui
@@ -150,6 +152,7 @@ class RunWiringMixin(RunOnMixin):
         self.history.run_opened.connect(self.open_run_view)
         self.history.workflow_version_requested.connect(self.open_workflow_version)
         self.history.resume_requested.connect(self._resume_stored_run)
+        self.history.remote_resume_requested.connect(self._resume_remote_run)
         self.sync_remote_history()
         self.scene.selectionChanged.connect(self._sync_console_selection)
 
@@ -323,6 +326,43 @@ class RunWiringMixin(RunOnMixin):
         if not self.run_console.open_paused_run(run_id):
             self._run_doc = previous
         self._show_run_states()
+
+    def _resume_remote_run(self, run_id: str, address: str, namespace: str = "default") -> Any:
+        """Take up a paused run on the Temporal server in a window of its own (its workflow as it
+        runs there, read-only, with its approval card): the answer goes to the server."""
+        for open_win in self.run_windows:
+            if open_win.run_id == run_id and open_win.live:
+                open_win.show()
+                open_win.raise_()
+                return None
+        self.statusBar().showMessage(f"Reading run {run_id[:8]} from the Temporal server at {address}…", 4000)
+
+        async def take_up() -> Any:
+            from engine import RemoteRun
+
+            try:
+                run = await RemoteRun.fetch(run_id, address=address, namespace=namespace)
+            except Exception as err:  # TemporalUnavailable: no server, no such run
+                QMessageBox.warning(self, "Resume run", f"Run {run_id[:8]} on the Temporal server at {address} "
+                                                         f"cannot be read:\n\n{err}")
+                return None
+            if run.status != RunStatus.PAUSED:
+                QMessageBox.information(self, "Resume run", f"Run {run_id[:8]} is {run.status} on the Temporal "
+                                                            "server now, not waiting for approval.")
+                self.history.refresh()
+                return None
+            info = self.history.remote_row(run_id)
+            win = RunViewWindow(run_id, run.workflow, [], info, remote_run=run)
+            win.version_requested.connect(self.open_workflow_version)
+            win.console.run_finished.connect(lambda _s: self.history.refresh())
+            win.destroyed.connect(lambda _=None, w=win: self.run_windows.remove(w) if w in self.run_windows else None)
+            self.run_windows.append(win)
+            win.show()
+            win.raise_()
+            win.activateWindow()
+            return win
+
+        return asyncio.ensure_future(take_up())
 
     def _resume_in_own_window(self, run_id: str, workflow: Workflow) -> None:
         for open_win in self.run_windows:

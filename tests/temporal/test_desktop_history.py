@@ -93,3 +93,36 @@ def test_remote_runs_are_listed_with_a_badge_and_open_like_local_ones(qtbot, win
     s.setValue("run/temporalAddress", "")
     window.sync_remote_history()
     qtbot.waitUntil(lambda: model.row_of(run_id) < 0, timeout=5000)
+
+
+def test_a_remote_run_paused_while_the_app_was_closed_is_taken_up_from_the_history(qtbot, window, temporal_server,
+                                                                                   worker):
+    """A run started elsewhere waits at its approval on the server: the history's Resume opens it
+    in a window of its own with its approval card; Approve goes to the server and the run ends."""
+    from editor.window.settings import settings
+
+    review = str(SAMPLES / "review.flow.json")
+    res = subprocess.run([sys.executable, "-m", "engine.cli", "run", review, "--provider", "echo", "--temporal",
+                          temporal_server, "--task-queue", "shared"], cwd=ROOT, capture_output=True, text=True,
+                         timeout=90, env=dict(os.environ))
+    assert res.returncode == 3, res.stderr  # paused
+    run_id = re.search(r"resume ([0-9a-f]{32})", res.stderr).group(1)
+
+    history = window.history
+    settings().setValue("run/temporalAddress", temporal_server)
+    window.sync_remote_history()
+    qtbot.waitUntil(lambda: history.model.row_of(run_id) >= 0, timeout=20000)
+    history.select_run(run_id)
+    assert history.resume_action.isEnabled() and not history.delete_action.isEnabled()
+    history.resume_action.trigger()
+    qtbot.waitUntil(lambda: any(w.run_id == run_id and w.live for w in window.run_windows), timeout=20000)
+    view = next(w for w in window.run_windows if w.run_id == run_id)
+    console = view.console
+    qtbot.waitUntil(lambda: console.approvals.active_card is not None, timeout=5000)
+    assert console.bridge.run_state.states.get("signoff") == "waiting"
+    with qtbot.waitSignal(console.run_finished, timeout=30000) as finished:
+        qtbot.mouseClick(console.approvals.active_card.approve_button, Qt.MouseButton.LeftButton)
+    assert finished.args == ["completed"]
+    assert console.bridge.run_state.states.get("send") == "done"
+    settings().setValue("run/temporalAddress", "")
+    window.sync_remote_history()
