@@ -1,0 +1,168 @@
+"""What the canvas derives from a workflow before it shows it, computed without widgets.
+
+A :class:`Projection` holds the link counts per handle (which handles show as connected,
+which nodes are subagents), each node's links and, for a big document (lazy mode, see
+:mod:`.scene`), every card's rectangle in an :class:`ObstacleGrid` and the overview's
+geometry (cards as rectangles by kind, links as straight lines). The scene adopts one when a
+workflow is reset; opening a big file builds it on a worker thread in steps
+(:meth:`Projection.plan`, then :meth:`measure` on the GUI thread, which uses font metrics,
+then :meth:`place`), so the window stays responsive. Nothing here touches a scene or an item;
+``QRectF``/``QLineF`` are plain values, safe to make on any thread.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable
+
+from PySide6.QtCore import QLineF, QRectF
+
+from engine import Node, Workflow, spec_for
+
+from .routing import ObstacleGrid
+from .style import node_rect
+
+ConnKey = tuple[str, str, str, str]
+SizeKey = tuple[str, bool, bool]  # kind, shown as a subagent, collapsed
+
+
+class Cancelled(Exception):
+    """Raised inside a step when the open that asked for it was cancelled."""
+
+
+def count_link(handle_use: dict, sub_parents: dict, exec_links: dict, source: str, handle: str, target: str,
+               target_handle: str, delta: int) -> None:
+    handle = "condition-0" if handle == "true" else handle
+    handle_use[(source, handle)] += delta
+    handle_use[(target, target_handle)] += delta
+    if handle == "subagent":
+        sub_parents[target] += delta
+    else:
+        exec_links[source] += delta
+        exec_links[target] += delta
+
+
+def shown_as_subagent(node: Node, sub_parents: dict, exec_links: dict) -> bool:
+    """Whether the canvas draws ``node`` as a subagent (linked under a parent, or made as one)."""
+    spec = spec_for(node.type)
+    if spec is None or not spec.tool_capable:
+        return False
+    if sub_parents.get(node.id):
+        return True
+    # Not getattr(): a missing attribute costs pydantic a slow failed look-up (per node of a big file).
+    data = node.data
+    flag = data.__dict__.get("subagent") or (data.__pydantic_extra__ or {}).get("subagent", False)
+    return bool(flag) and not exec_links.get(node.id)
+
+
+class Overview:
+    """A big document drawn zoomed out: each kind's card rectangles and the links as straight
+    lines (from the right edge's middle of the source to the left edge's middle of the target),
+    in model coordinates, made once and drawn as a few batched calls."""
+
+    def __init__(self, rects: dict[str, list[QRectF]], lines: list[QLineF]) -> None:
+        self.rects = rects
+        self.lines = lines
+
+    @classmethod
+    def build(cls, workflow: Workflow, grid: ObstacleGrid, check: Callable[[], None] | None = None) -> Overview:
+        rects: dict[str, list[QRectF]] = defaultdict(list)
+        got = grid.rects.get
+        for i, node in enumerate(workflow.nodes):
+            r = got(node.id)
+            if r is not None:
+                rects[node.type].append(QRectF(r[0], r[1], r[2] - r[0], r[3] - r[1]))
+            if check is not None and not i % 5000:
+                check()
+        lines = []
+        for i, c in enumerate(workflow.connections):
+            a, b = got(c.source), got(c.target)
+            if a is not None and b is not None:
+                lines.append(QLineF(a[2], (a[1] + a[3]) / 2, b[0], (b[1] + b[3]) / 2))
+            if check is not None and not i % 5000:
+                check()
+        return cls(dict(rects), lines)
+
+
+class Projection:
+    """See the module doc. Build with :meth:`build` (all at once, on the GUI thread) or in the
+    three steps :meth:`plan` (any thread), :meth:`measure` (GUI thread), :meth:`place` (any
+    thread). ``check`` is called now and then in the long loops; it raises :class:`Cancelled`
+    to stop."""
+
+    def __init__(self, workflow: Workflow, lazy: bool) -> None:
+        self.workflow = workflow
+        self.lazy = lazy
+        self.handle_use: dict[tuple[str, str], int] = defaultdict(int)
+        self.sub_parents: dict[str, int] = defaultdict(int)
+        self.exec_links: dict[str, int] = defaultdict(int)
+        self.links: dict[str, set[ConnKey]] = defaultdict(set)  # every link of each node (lazy mode)
+        self.sizes: dict[SizeKey, tuple[float, float]] = {}
+        self.grid: ObstacleGrid | None = None  # lazy mode: every card's rectangle
+        self.overview: Overview | None = None
+        self._keys: list[SizeKey] = []  # per node, in file order (lazy mode)
+        self._samples: dict[SizeKey, tuple[Node, bool]] = {}
+
+    @classmethod
+    def build(cls, workflow: Workflow, lazy_nodes: int) -> Projection:
+        p = cls.plan(workflow, lazy_nodes)
+        p.measure()
+        p.place()
+        return p
+
+    @classmethod
+    def plan(cls, workflow: Workflow, lazy_nodes: int, check: Callable[[], None] | None = None) -> Projection:
+        """Counts and links; in lazy mode which size each card takes (a sample card per kind,
+        look and fold: measured by :meth:`measure`)."""
+        p = cls(workflow, len(workflow.nodes) > lazy_nodes)
+        hu, sp, el = p.handle_use, p.sub_parents, p.exec_links
+        for i, c in enumerate(workflow.connections):
+            count_link(hu, sp, el, c.source, c.handle, c.target, c.targetHandle or "input", 1)
+            if check is not None and not i % 10000:
+                check()
+        if not p.lazy:
+            return p
+        links = p.links
+        for i, c in enumerate(workflow.connections):
+            key = c.key()
+            links[key[0]].add(key)
+            links[key[2]].add(key)
+            if check is not None and not i % 10000:
+                check()
+        samples = p._samples
+        keys = p._keys
+        for i, node in enumerate(workflow.nodes):
+            sub = shown_as_subagent(node, sp, el)
+            key = (node.type, sub, bool(node.data.collapsed))
+            keys.append(key)
+            if key not in samples:
+                samples[key] = (node, sub)
+            if check is not None and not i % 10000:
+                check()
+        return p
+
+    def measure(self) -> None:
+        """The size of each sample card (font metrics: the GUI thread)."""
+        for key, (node, sub) in self._samples.items():
+            r = node_rect(node, sub)
+            self.sizes[key] = (r.width(), r.height())
+        self._samples = {}
+
+    def place(self, check: Callable[[], None] | None = None) -> None:
+        """Lazy mode: every card's rectangle in the grid, and the overview's geometry."""
+        if not self.lazy:
+            return
+        grid = ObstacleGrid()
+        sizes = self.sizes
+        entries = []
+        for i, (node, key) in enumerate(zip(self.workflow.nodes, self._keys)):
+            w, h = sizes[key]
+            entries.append((node.id, (node.x, node.y, node.x + w, node.y + h)))
+            if check is not None and not i % 10000:
+                check()
+        grid.add_many(entries)
+        if check is not None:
+            check()
+        self._keys = []
+        self.grid = grid
+        self.overview = Overview.build(self.workflow, grid, check)
