@@ -42,7 +42,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from PySide6.QtCore import QModelIndex, QPoint, Qt, QTimer, Signal
+from PySide6.QtCore import QModelIndex, QPoint, QStringListModel, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QFileDialog, QHBoxLayout, QLabel, QLineEdit, QListView,
                                QMenu, QSplitter, QTabWidget, QToolButton, QVBoxLayout, QWidget)
@@ -180,7 +180,14 @@ class RunConsole(QWidget):
         self.node_filter = QComboBox()
         self.node_filter.setObjectName("nodeFilter")
         self.node_filter.setMinimumWidth(140)
-        self.node_filter.addItem("All nodes", None)
+        # One list model for all the entries (a big workflow has 100k nodes: one call, not
+        # 100k addItem calls), and a width that does not measure every entry.
+        self.node_filter.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.node_filter.setMinimumContentsLength(14)
+        self._filter_model = QStringListModel(["All nodes"], self.node_filter)
+        self._filter_ids: list[str | None] = [None]  # the node id of each entry (None: all nodes)
+        self._filter_rows: dict[str, int] = {}
+        self.node_filter.setModel(self._filter_model)
         self.type_button = QToolButton()
         self.type_button.setObjectName("typeFilter")
         self.type_button.setText("Types: all")
@@ -408,8 +415,7 @@ class RunConsole(QWidget):
             return  # already there (the canvas echoing an entry click): keep the entry the user chose
         node_filter = self.proxy.node_filter
         if node_filter is not None and node_id not in node_filter:
-            i = self.node_filter.findData(node_id)
-            self.node_filter.setCurrentIndex(i if i >= 0 else 0)
+            self.node_filter.setCurrentIndex(self._filter_rows.get(node_id, 0))
         entries = self.model.entries
         steps = [r for r in rows if entries[r].type == EventType.STEP_START]
         candidates = ([steps[-1]] if steps else []) + rows
@@ -525,8 +531,7 @@ class RunConsole(QWidget):
         self._apply_type_filter()
 
     def set_node_filter(self, node_id: str | None) -> None:
-        i = self.node_filter.findData(node_id) if node_id is not None else 0
-        self.node_filter.setCurrentIndex(max(0, i))
+        self.node_filter.setCurrentIndex(self._filter_rows.get(node_id, 0) if node_id is not None else 0)
 
     def toggle_collapsed(self, node_id: str) -> None:
         self.proxy.set_collapsed(node_id, not self.proxy.is_collapsed(node_id))
@@ -603,18 +608,22 @@ class RunConsole(QWidget):
         if names and names == self._names_shown:
             return  # the same nodes and names (set on every validation; a big file has 100k of them)
         self._names_shown = names
-        self.model.set_workflow(workflow)
+        self.model.set_workflow(workflow, names)
         self.trace.set_node_names(names)
-        current = self.node_filter.currentData()
-        self.node_filter.blockSignals(True)
-        self.node_filter.clear()
-        self.node_filter.addItem("All nodes", None)
+        current = self.node_filter_id()
+        labels, ids = ["All nodes"], [None]
         if workflow is not None:
             for n in workflow.nodes:
-                self.node_filter.addItem(f"{n.title} ({n.id})" if n.title != n.id else n.id, n.id)
-        self.node_filter.addItem("Run (status)", SYSTEM_NODE)
-        i = self.node_filter.findData(current) if current is not None else 0
-        self.node_filter.setCurrentIndex(max(0, i))
+                title = n.title
+                labels.append(f"{title} ({n.id})" if title != n.id else n.id)
+                ids.append(n.id)
+        labels.append("Run (status)")
+        ids.append(SYSTEM_NODE)
+        self.node_filter.blockSignals(True)
+        self._filter_ids = ids
+        self._filter_rows = {nid: i for i, nid in enumerate(ids) if nid is not None}
+        self._filter_model.setStringList(labels)
+        self.node_filter.setCurrentIndex(self._filter_rows.get(current, 0) if current is not None else 0)
         self.node_filter.blockSignals(False)
         self._apply_node_filter()
 
@@ -803,8 +812,13 @@ class RunConsole(QWidget):
             self._search_timer.start()
 
     def _apply_node_filter(self, *_args: Any) -> None:
-        node = self.node_filter.currentData()
+        node = self.node_filter_id()
         self.proxy.set_node_filter(None if node is None else [node])
+
+    def node_filter_id(self) -> str | None:
+        """The node the log is filtered to (None: all nodes)."""
+        i = self.node_filter.currentIndex()
+        return self._filter_ids[i] if 0 <= i < len(self._filter_ids) else None
 
     def _apply_type_filter(self, *_args: Any) -> None:
         checked = [g for g, a in self.type_actions.items() if a.isChecked()]

@@ -181,9 +181,12 @@ class LogModel(QAbstractListModel):
         self._nested_changed: set[int] = set()  # rows of nested entries changed in place in this batch
 
     # ------------------------------------------------------------------ names
-    def set_workflow(self, workflow: Workflow | None) -> None:
+    def set_workflow(self, workflow: Workflow | None, names: dict[str, str] | None = None) -> None:
+        """The nodes' names (``names``: their display names when the caller has them already)."""
         self._names = {SYSTEM_NODE: "Run"}
-        if workflow is not None:
+        if names is not None:
+            self._names.update(names)
+        elif workflow is not None:
             for n in workflow.nodes:
                 self._names[n.id] = display_name(n)
         self._child_names.clear()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QTimer
 
-from engine import errors_only, validate
+from engine import Issue, errors_only, validate
 
 from ..issue_text import describe_issue
 
@@ -20,7 +20,9 @@ class ValidationMixin:
         self._validate_timer.timeout.connect(self.run_validation)
         self.document.changed.connect(self._validate_timer.start)
 
-    def run_validation(self) -> None:
+    def run_validation(self, issues: list[Issue] | None = None) -> None:
+        """Validate the document and show the result; ``issues`` when they were just computed for
+        it (an open did, on a worker thread)."""
         if not self._has_document:
             # The welcome page has no workflow to judge.
             self.issues = []
@@ -32,7 +34,9 @@ class ValidationMixin:
             return
         if not hasattr(self, "_search_backend"):
             self._search_backend = self._web_search_available()  # read once, not on every edit
-        self.issues = validate(self.document.workflow, web_search_available=self._search_backend)
+        if issues is None:
+            issues = validate(self.document.workflow, web_search_available=self._search_backend)
+        self.issues = issues
         self.scene.set_issues(self.issues)
         self.inspector.set_issues(self.issues)  # prompt fields word unknown references as the validator does
         # What Run will start, so the console's input box shows the Start node's text before a run.
