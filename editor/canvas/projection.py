@@ -113,27 +113,42 @@ class Projection:
     @classmethod
     def plan(cls, workflow: Workflow, lazy_nodes: int, check: Callable[[], None] | None = None) -> Projection:
         """Counts and links; in lazy mode which size each card takes (a sample card per kind,
-        look and fold: measured by :meth:`measure`)."""
+        look and fold: measured by :meth:`measure`). One pass over the links, one over the
+        nodes, with :func:`count_link` and :func:`shown_as_subagent` written out (100k of each)."""
         p = cls(workflow, len(workflow.nodes) > lazy_nodes)
-        hu, sp, el = p.handle_use, p.sub_parents, p.exec_links
+        hu, sp, el, links = p.handle_use, p.sub_parents, p.exec_links, p.links
+        lazy = p.lazy
         for i, c in enumerate(workflow.connections):
-            count_link(hu, sp, el, c.source, c.handle, c.target, c.targetHandle or "input", 1)
+            source, target = c.source, c.target
+            handle = c.sourceHandle or "output"
+            target_handle = c.targetHandle or "input"
+            counted = "condition-0" if handle == "true" else handle
+            hu[(source, counted)] += 1
+            hu[(target, target_handle)] += 1
+            if counted == "subagent":
+                sp[target] += 1
+            else:
+                el[source] += 1
+                el[target] += 1
+            if lazy:
+                key = (source, handle, target, target_handle)
+                links[source].add(key)
+                links[target].add(key)
             if check is not None and not i % 10000:
                 check()
-        if not p.lazy:
+        if not lazy:
             return p
-        links = p.links
-        for i, c in enumerate(workflow.connections):
-            key = c.key()
-            links[key[0]].add(key)
-            links[key[2]].add(key)
-            if check is not None and not i % 10000:
-                check()
         samples = p._samples
         keys = p._keys
+        capable: dict[str, bool] = {}
         for i, node in enumerate(workflow.nodes):
-            sub = shown_as_subagent(node, sp, el)
-            key = (node.type, sub, bool(node.data.collapsed))
+            kind = node.type
+            tool = capable.get(kind)
+            if tool is None:
+                spec = spec_for(kind)
+                tool = capable[kind] = spec is not None and spec.tool_capable
+            sub = tool and shown_as_subagent(node, sp, el)
+            key = (kind, sub, bool(node.data.__dict__.get("collapsed")))  # a field of every kind's data
             keys.append(key)
             if key not in samples:
                 samples[key] = (node, sub)
@@ -155,10 +170,14 @@ class Projection:
         grid = ObstacleGrid()
         sizes = self.sizes
         entries = []
-        for i, (node, key) in enumerate(zip(self.workflow.nodes, self._keys)):
-            w, h = sizes[key]
-            entries.append((node.id, (node.x, node.y, node.x + w, node.y + h)))
-            if check is not None and not i % 10000:
+        append = entries.append
+        nodes = self.workflow.nodes
+        for start in range(0, len(nodes), 10000):
+            for node, key in zip(nodes[start:start + 10000], self._keys[start:start + 10000]):
+                w, h = sizes[key]
+                x, y = node.x, node.y
+                append((node.id, (x, y, x + w, y + h)))
+            if check is not None:
                 check()
         grid.add_many(entries)
         if check is not None:

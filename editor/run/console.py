@@ -59,7 +59,7 @@ from .details import NodeRunDetails
 from .entry_pane import EntryPane
 from .exports import run_record, write_jsonl, write_record
 from .header import INPUT_PLACEHOLDER, RunHeader
-from .log_model import TYPE_GROUPS, EntryRole, LogEntry, LogFilterProxy, LogModel, display_name
+from .log_model import TYPE_GROUPS, EntryRole, LogEntry, LogFilterProxy, LogModel, NodeNames, display_name
 from .log_view import TYPE_COLOURS, LogDelegate
 from .trace import SubagentTrace
 
@@ -603,26 +603,27 @@ class RunConsole(QWidget):
         """What the shown run did: the replayed run's state, else the bridge's live one."""
         return self._replay_state if self._replay_state is not None else self.bridge.run_state
 
+    def use_names(self, table: NodeNames) -> None:
+        """The names of the workflow about to be shown, made ahead (an open of a big file makes
+        them on a worker thread); used once, for that workflow only."""
+        self._prepared_names = table
+
     def _set_names(self, workflow: Workflow | None) -> None:
-        names = {n.id: display_name(n) for n in workflow.nodes} if workflow is not None else {}
+        table, self._prepared_names = getattr(self, "_prepared_names", None), None
+        if table is None or table.workflow is not workflow:
+            table = NodeNames.of(workflow)
+        names = table.names
         if names and names == self._names_shown:
             return  # the same nodes and names (set on every validation; a big file has 100k of them)
         self._names_shown = names
         self.model.set_workflow(workflow, names)
         self.trace.set_node_names(names)
         current = self.node_filter_id()
-        labels, ids = ["All nodes"], [None]
-        if workflow is not None:
-            for n in workflow.nodes:
-                title = n.title
-                labels.append(f"{title} ({n.id})" if title != n.id else n.id)
-                ids.append(n.id)
-        labels.append("Run (status)")
-        ids.append(SYSTEM_NODE)
+        ids = table.ids
         self.node_filter.blockSignals(True)
         self._filter_ids = ids
         self._filter_rows = {nid: i for i, nid in enumerate(ids) if nid is not None}
-        self._filter_model.setStringList(labels)
+        self._filter_model.setStringList(table.labels)
         self.node_filter.setCurrentIndex(self._filter_rows.get(current, 0) if current is not None else 0)
         self.node_filter.blockSignals(False)
         self._apply_node_filter()

@@ -96,6 +96,8 @@ class FilesMixin:
         # run stays paused in the run history; a running one was asked about (maybe_save).
         paused = self.run_console.bridge.status == "paused" and self.run_console.bridge.is_active
         self.run_console.clear()
+        if opened is not None and opened.names is not None:
+            self.run_console.use_names(opened.names)
         self._run_doc = None
         self.inspector_tabs.setCurrentWidget(self.inspector)  # no run to show on the new document
         if paused:

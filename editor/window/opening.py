@@ -7,7 +7,8 @@ loop goes on (the progress dialog paints, Cancel answers at once):
 2. check it (``engine.validate``; its issues are shown when the document is, not computed again),
 3. plan the canvas (link counts, each node's links, which size each card takes),
 4. measure one sample card per kind (font metrics: the GUI thread, a few milliseconds),
-5. place every card in the canvas's grid and make the overview's geometry,
+5. place every card in the canvas's grid and make the overview's geometry; the run
+   console's node names,
 
 then, on the GUI thread and no longer cancellable, the document is replaced by the result
 (the scene adopts the projection made in 3-5 instead of computing it). Each worker step hands
@@ -32,6 +33,7 @@ from PySide6.QtWidgets import QProgressDialog, QPushButton, QWidget
 from engine import ImportResult, Issue, Workflow, load_any_workflow, validate
 
 from ..canvas.projection import Cancelled, Projection
+from ..run.log_model import NodeNames
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +47,7 @@ class Opened:
     imported: ImportResult | None
     issues: list[Issue] | None
     projection: Projection | None
+    names: NodeNames | None = None
 
 
 class _Relay(QObject):
@@ -136,7 +139,8 @@ class OpenJob(QObject):
             self._step(3)
             plan.measure()
             self._step(4)
-            if self._on_worker(lambda: plan.place(self.check) or True) is None:
+            names = self._on_worker(lambda: plan.place(self.check) or NodeNames.of(workflow))
+            if names is None:
                 return None
             if self.cancelled:
                 return None
@@ -145,7 +149,7 @@ class OpenJob(QObject):
             button = self.dialog.findChild(QPushButton)
             if button is not None:
                 button.setEnabled(False)  # too late to go back: the document is being replaced
-            opened = Opened(workflow, imported, issues, plan)
+            opened = Opened(workflow, imported, issues, plan, names)
             show(opened)
             log.debug("open %s: %s %.3f s", self.path, _STEPS[5][0], time.perf_counter() - self._t)
             return opened
