@@ -91,6 +91,7 @@ class RunConsole(QWidget):
         if self.bridge.parent() is None:
             self.bridge.setParent(self)
         self.workflow: Workflow | None = None
+        self._prepared_names: NodeNames | None = None  # see use_names
         self.workflow_path: str | None = None
         self._names_shown: dict[str, str] | None = None  # the node names the log and filter show
         self.store: RunStore | None = None
@@ -304,6 +305,7 @@ class RunConsole(QWidget):
             self._set_names(workflow)
         self.arguments.set_variables(declared_variables(workflow), remembered_arguments(self.workflow_path))
         self._update_actions()
+        self._prepared_names = None  # later calls follow edits: names are made again
 
     def _show_default_input(self, default: str) -> None:
         """Put the Start node's text in the input box; a long one is not laid out (QPlainTextEdit
@@ -378,10 +380,12 @@ class RunConsole(QWidget):
     def cancel_run(self) -> None:
         self.bridge.cancel()
 
-    def clear(self) -> None:
+    def clear(self, workflow: Workflow | None | object = ...) -> None:
         """Show no run, as for a document that has none (File ▸ New or Open): an empty log, no
         banner, no card. A paused run is let go of (it stays paused in the run history, to be
-        resumed from there); a running one is cancelled, and what it still sends is not shown."""
+        resumed from there); a running one is cancelled, and what it still sends is not shown.
+        ``workflow``: the document about to be shown, whose nodes the emptied views list (by
+        default the one shown now; given, nothing of the old one is kept)."""
         bridge = self.bridge
         if bridge.is_active and not bridge.release():
             self._detached = bridge.run_id
@@ -391,7 +395,7 @@ class RunConsole(QWidget):
         self._run_id = None
         self._elapsed_timer.stop()
         self._started_mono = self._ended_mono = None
-        self._reset_views(self.workflow)
+        self._reset_views(self.workflow if workflow is ... else workflow)
         self.empty_label.setVisible(True)
         self.header.set_run_id(None)
         self.header.set_elapsed(None)
@@ -605,11 +609,11 @@ class RunConsole(QWidget):
 
     def use_names(self, table: NodeNames) -> None:
         """The names of the workflow about to be shown, made ahead (an open of a big file makes
-        them on a worker thread); used once, for that workflow only."""
+        them on a worker thread); used for that workflow until it is set (:meth:`set_workflow`)."""
         self._prepared_names = table
 
     def _set_names(self, workflow: Workflow | None) -> None:
-        table, self._prepared_names = getattr(self, "_prepared_names", None), None
+        table = self._prepared_names
         if table is None or table.workflow is not workflow:
             table = NodeNames.of(workflow)
         names = table.names

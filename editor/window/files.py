@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -41,6 +42,20 @@ def collector_paused() -> Iterator[None]:
             if gc.get_count()[0] - before > BIG_OBJECTS:
                 gc.freeze()
             gc.enable()
+
+
+def return_freed_memory() -> None:
+    """Hand the heap pages freed by a closed big document back to the system: glibc keeps
+    them otherwise, and the process would stay at the big document's size (on Linux; a
+    no-op elsewhere)."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc
+        pass
 
 
 class FilesMixin:
@@ -95,14 +110,17 @@ class FilesMixin:
         # Runs belong to their document: the console shows none for the new one. A paused
         # run stays paused in the run history; a running one was asked about (maybe_save).
         paused = self.run_console.bridge.status == "paused" and self.run_console.bridge.is_active
-        self.run_console.clear()
         if opened is not None and opened.names is not None:
             self.run_console.use_names(opened.names)
+        self.run_console.clear(workflow)  # nothing of the old document is kept there
         self._run_doc = None
         self.inspector_tabs.setCurrentWidget(self.inspector)  # no run to show on the new document
         if paused:
             self.statusBar().showMessage("The paused run stays in Run history; resume it from there.", 6000)
         self.autosaver.clear()
+        if len(self.document.workflow.nodes) > self.scene.LAZY_NODES:
+            # A big document goes: once it is freed (with the reset below), its memory is given back.
+            QTimer.singleShot(0, return_freed_memory)
         if opened is not None and opened.projection is not None:
             self.scene.use_projection(opened.projection)
         self.document.reset(workflow, path)
@@ -202,7 +220,6 @@ class FilesMixin:
         finally:
             self._open_job = None
             self._open_progress = None
-            job.deleteLater()
 
     def cancel_open(self) -> None:
         """Cancel an open in progress (the window is closing, say); the document stays as it was."""

@@ -80,7 +80,7 @@ class OpenJob(QObject):
 
     def __init__(self, parent: QWidget, path: str, size: int, lazy_nodes: int,
                  web_search_available: bool | None) -> None:
-        super().__init__(parent)
+        super().__init__()  # no parent: nothing keeps a finished job (and the document it read) alive
         self.path = path
         self.lazy_nodes = lazy_nodes
         self.web_search_available = web_search_available
@@ -154,6 +154,7 @@ class OpenJob(QObject):
             log.debug("open %s: %s %.3f s", self.path, _STEPS[5][0], time.perf_counter() - self._t)
             return opened
         finally:
+            self._outcome = None
             self.dialog.close()
             self.dialog.deleteLater()
 
