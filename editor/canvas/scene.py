@@ -697,21 +697,28 @@ class CanvasScene(QGraphicsScene):
             self._overview_geom = (geom, self.obstacles.version, self._links_version)
         return geom
 
+    OVERVIEW_LINKS = 40_000  # more cards than this in view: the overview leaves the links out (a grey fog)
+
     def _draw_overview(self, painter: QPainter, rect: QRectF) -> None:
         """A big document zoomed out: cards as rectangles in their kind's colour and links as
         straight lines, from geometry made once per change of the model (a few batched calls
         per paint; cards with an item paint themselves on top)."""
         geom = self.overview_geometry()
-        aa = painter.testRenderHint(QPainter.RenderHint.Antialiasing)
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing, False)  # hairlines, tiny rectangles: no need
-        painter.setPen(QPen(EDGE_OVERVIEW, 0))
-        painter.drawLines(geom.lines)
+        bounds = self.items_bounds()
+        shown = bounds.intersected(rect)
+        area = max(bounds.width() * bounds.height(), 1.0)
+        in_view = len(self.obstacles.rects) * (shown.width() * shown.height()) / area  # about
+        if geom.lines and in_view <= self.OVERVIEW_LINKS:
+            aa = painter.testRenderHint(QPainter.RenderHint.Antialiasing)
+            painter.setRenderHint(QPainter.RenderHint.Antialiasing, False)  # hairlines: 4x cheaper
+            painter.setPen(QPen(EDGE_OVERVIEW, 0))
+            painter.drawLines(geom.lines)
+            painter.setRenderHint(QPainter.RenderHint.Antialiasing, aa)
         painter.setPen(Qt.PenStyle.NoPen)
         for kind, rects in geom.rects.items():
             painter.setBrush(KIND_COLOR[kind])
             painter.drawRects(rects)
         painter.setBrush(Qt.BrushStyle.NoBrush)
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing, aa)
 
     def _draw_loose_links(self, painter: QPainter, rect: QRectF) -> None:
         """Links from a card in ``rect`` to a card without an item (off screen), as straight
