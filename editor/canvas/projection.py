@@ -100,6 +100,7 @@ class Projection:
         self.sizes: dict[SizeKey, tuple[float, float]] = {}
         self.grid: ObstacleGrid | None = None  # lazy mode: every card's rectangle
         self.overview: Overview | None = None
+        self.bounds: tuple[float, float, float, float] | None = None  # lazy mode: of every card
         self._keys: list[SizeKey] = []  # per node, in file order (lazy mode)
         self._samples: dict[SizeKey, tuple[Node, bool]] = {}
 
@@ -182,6 +183,9 @@ class Projection:
         grid.add_many(entries)
         if check is not None:
             check()
+        if entries:
+            self.bounds = (min(r[0] for _, r in entries), min(r[1] for _, r in entries),
+                           max(r[2] for _, r in entries), max(r[3] for _, r in entries))
         self._keys = []
         self.grid = grid
         self.overview = Overview.build(self.workflow, grid, check)

@@ -174,6 +174,9 @@ class CanvasScene(QGraphicsScene):
             self.obstacles = plan.grid if plan.grid is not None else ObstacleGrid()
             if self.lazy:
                 self._overview_geom = (plan.overview, self.obstacles.version, self._links_version)
+                if plan.bounds is not None:
+                    x0, y0, x1, y1 = plan.bounds
+                    self._bounds_cache = (self.obstacles.version, QRectF(x0, y0, x1 - x0, y1 - y0))
             else:
                 for node in wf.nodes:
                     self._add_node_item(node)

@@ -395,7 +395,7 @@ class RunConsole(QWidget):
         self._run_id = None
         self._elapsed_timer.stop()
         self._started_mono = self._ended_mono = None
-        self._reset_views(self.workflow if workflow is ... else workflow)
+        self._reset_views(self.workflow if workflow is ... else workflow, timeline=workflow is ...)
         self.empty_label.setVisible(True)
         self.header.set_run_id(None)
         self.header.set_elapsed(None)
@@ -626,7 +626,7 @@ class RunConsole(QWidget):
         ids = table.ids
         self.node_filter.blockSignals(True)
         self._filter_ids = ids
-        self._filter_rows = {nid: i for i, nid in enumerate(ids) if nid is not None}
+        self._filter_rows = table.rows
         self._filter_model.setStringList(table.labels)
         self.node_filter.setCurrentIndex(self._filter_rows.get(current, 0) if current is not None else 0)
         self.node_filter.blockSignals(False)
@@ -638,8 +638,9 @@ class RunConsole(QWidget):
         self.tabs.setCurrentWidget(self.timeline)
         self.node_activated.emit(node_id)
 
-    def _reset_views(self, workflow: Workflow | None) -> None:
-        self.timeline.reset(workflow, live=True)
+    def _reset_views(self, workflow: Workflow | None, timeline: bool = True) -> None:
+        # No timeline for a document that has not run (a run resets it with its workflow).
+        self.timeline.reset(workflow if timeline else None, live=True)
         self.header.set_cost(0, None)
         self._names_shown = None
         self._badges = {}

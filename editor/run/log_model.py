@@ -104,6 +104,7 @@ class NodeNames:
         self.names = names
         self.labels = labels
         self.ids = ids
+        self.rows = {nid: i for i, nid in enumerate(ids) if nid is not None}  # node id -> its entry
 
     @classmethod
     def of(cls, workflow: Any) -> NodeNames:
