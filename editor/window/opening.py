@@ -111,6 +111,7 @@ class OpenJob(QObject):
             self._loop.quit()
 
     _showing = False
+    _target = 0  # where the bar stops in the current step
 
     def check(self) -> None:
         """Called by the canvas steps on the worker now and then: stops them once cancelled."""
@@ -129,8 +130,8 @@ class OpenJob(QObject):
                 return None
             workflow, imported = loaded
             self._step(1)
-            issues = self._on_worker(lambda: validate(workflow, web_search_available=self.web_search_available))
-            if issues is None:
+            issues = self._on_worker(lambda: self._check(workflow))
+            if self.cancelled:
                 return None
             self._step(2)
             plan = self._on_worker(lambda: Projection.plan(workflow, self.lazy_nodes, self.check))
@@ -158,14 +159,33 @@ class OpenJob(QObject):
             self.dialog.close()
             self.dialog.deleteLater()
 
+    def _check(self, workflow: Workflow) -> list[Issue] | None:
+        """The workflow's issues; None when the validator failed (it runs again on the GUI
+        thread when the document is shown, where a failure is handled as for any edit)."""
+        try:
+            return validate(workflow, web_search_available=self.web_search_available)
+        except Exception:
+            log.exception("validating %s on the open's worker failed", self.path)
+            return None
+
     def _step(self, i: int) -> None:
         now = time.perf_counter()
         if i:
             log.debug("open %s: %s %.3f s", self.path, _STEPS[i - 1][0], now - self._t)
         self._t = now
-        text, _ = _STEPS[i]
+        text, self._target = _STEPS[i]
         self.dialog.setLabelText(f"{self._title}\n{text}")
         self.dialog.setValue(_STEPS[i - 1][1] if i else 0)
+
+    def _creep(self) -> None:
+        """The bar moves on within a step (ever more slowly towards the step's end: how long
+        reading or checking takes is not known ahead), so a long step still shows life."""
+        if self.dialog.wasCanceled():
+            self.cancel()
+            return
+        value = self.dialog.value()
+        if value < self._target - 1:
+            self.dialog.setValue(value + max(1, (self._target - value) // 12))
 
     def _on_worker(self, fn: Callable[[], Any]) -> Any:
         """``fn()`` on a worker thread while this one's event loop runs; its result, or None when
@@ -195,8 +215,8 @@ class OpenJob(QObject):
         threading.Thread(target=work, name="flowdesk-open", daemon=True).start()
         self._loop = loop
         # The dialog's cancel() (not only its button) counts: looked at now and then.
-        watch = QTimer(interval=50)
-        watch.timeout.connect(lambda: self.dialog.wasCanceled() and self.cancel())
+        watch = QTimer(interval=100)
+        watch.timeout.connect(self._creep)
         watch.start()
         try:
             if not self.cancelled:
