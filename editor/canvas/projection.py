@@ -58,11 +58,27 @@ def shown_as_subagent(node: Node, sub_parents: dict, exec_links: dict) -> bool:
 class Overview:
     """A big document drawn zoomed out: each kind's card rectangles and the links as straight
     lines (from the right edge's middle of the source to the left edge's middle of the target),
-    in model coordinates, made once and drawn as a few batched calls."""
+    in model coordinates, made once and drawn as a few batched calls. The lines are made when
+    first asked for: zoomed out over a very big document they are not drawn at all."""
 
-    def __init__(self, rects: dict[str, list[QRectF]], lines: list[QLineF]) -> None:
+    def __init__(self, rects: dict[str, list[QRectF]], workflow: Workflow, grid: ObstacleGrid) -> None:
         self.rects = rects
-        self.lines = lines
+        self._workflow = workflow
+        self._grid = grid
+        self._lines: list[QLineF] | None = None
+
+    @property
+    def lines(self) -> list[QLineF]:
+        if self._lines is None:
+            got = self._grid.rects.get
+            lines = []
+            for c in self._workflow.connections:
+                a, b = got(c.source), got(c.target)
+                if a is not None and b is not None:
+                    lines.append(QLineF(a[2], (a[1] + a[3]) / 2, b[0], (b[1] + b[3]) / 2))
+            self._lines = lines
+            self._workflow = self._grid = None  # type: ignore[assignment]  # nothing kept once made
+        return self._lines
 
     @classmethod
     def build(cls, workflow: Workflow, grid: ObstacleGrid, check: Callable[[], None] | None = None) -> Overview:
@@ -74,14 +90,7 @@ class Overview:
                 rects[node.type].append(QRectF(r[0], r[1], r[2] - r[0], r[3] - r[1]))
             if check is not None and not i % 5000:
                 check()
-        lines = []
-        for i, c in enumerate(workflow.connections):
-            a, b = got(c.source), got(c.target)
-            if a is not None and b is not None:
-                lines.append(QLineF(a[2], (a[1] + a[3]) / 2, b[0], (b[1] + b[3]) / 2))
-            if check is not None and not i % 5000:
-                check()
-        return cls(dict(rects), lines)
+        return cls(dict(rects), workflow, grid)
 
 
 class Projection:
@@ -184,8 +193,9 @@ class Projection:
         if check is not None:
             check()
         if entries:
-            self.bounds = (min(r[0] for _, r in entries), min(r[1] for _, r in entries),
-                           max(r[2] for _, r in entries), max(r[3] for _, r in entries))
+            rects = [r for _, r in entries]
+            self.bounds = (min([r[0] for r in rects]), min([r[1] for r in rects]),
+                           max([r[2] for r in rects]), max([r[3] for r in rects]))
         self._keys = []
         self.grid = grid
         self.overview = Overview.build(self.workflow, grid, check)

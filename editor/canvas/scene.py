@@ -711,7 +711,7 @@ class CanvasScene(QGraphicsScene):
         shown = bounds.intersected(rect)
         area = max(bounds.width() * bounds.height(), 1.0)
         in_view = len(self.obstacles.rects) * (shown.width() * shown.height()) / area  # about
-        if geom.lines and in_view <= self.OVERVIEW_LINKS:
+        if in_view <= self.OVERVIEW_LINKS and geom.lines:  # (made on first use)
             aa = painter.testRenderHint(QPainter.RenderHint.Antialiasing)
             painter.setRenderHint(QPainter.RenderHint.Antialiasing, False)  # hairlines: 4x cheaper
             painter.setPen(QPen(EDGE_OVERVIEW, 0))
