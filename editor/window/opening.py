@@ -69,6 +69,25 @@ class _Relay(QObject):
             receive(result, error)
 
 
+def on_worker(fn: Callable[[], Any], receive: Callable[[Any, BaseException | None], None],
+              name: str = "flowdesk-worker") -> None:
+    """Run ``fn()`` on a new (daemon) thread; ``receive(result, error)`` is called on the GUI
+    thread with what it returned or raised, through a queued signal."""
+    relay = _Relay(receive)
+
+    def work() -> None:
+        try:
+            result, error = fn(), None
+        except BaseException as err:  # handed to the GUI thread
+            result, error = None, err
+        try:
+            relay.finished.emit(result, error)
+        except RuntimeError:  # the application is gone (the window closed meanwhile)
+            pass
+
+    threading.Thread(target=work, name=name, daemon=True).start()
+
+
 # How far along each step leaves the bar (out of 100): reading and checking take most of it.
 _STEPS = (("Reading the file…", 45), ("Checking the workflow…", 75), ("Preparing the canvas…", 85),
           ("Measuring the cards…", 86), ("Placing the cards…", 96), ("Showing the workflow…", 100))
@@ -200,20 +219,8 @@ class OpenJob(QObject):
                 self._outcome = (result, error)
                 loop.quit()
 
-        relay = _Relay(got)
-
-        def work() -> None:
-            try:
-                result, error = fn(), None
-            except BaseException as err:  # handed to the GUI thread, raised there
-                result, error = None, err
-            try:
-                relay.finished.emit(result, error)
-            except RuntimeError:  # the application is gone (the window closed meanwhile)
-                pass
-
-        threading.Thread(target=work, name="flowdesk-open", daemon=True).start()
         self._loop = loop
+        on_worker(fn, got, "flowdesk-open")
         # The dialog's cancel() (not only its button) counts: looked at now and then.
         watch = QTimer(interval=100)
         watch.timeout.connect(self._creep)

@@ -179,3 +179,41 @@ def test_a_replaced_big_document_is_freed(window, tmp_path, scaled):
     gc.collect()
     assert gone() is None and node() is None
     assert len(window.scene.items()) < 20
+
+
+def test_a_big_document_is_validated_on_a_worker_after_edits(window, qtbot, tmp_path, monkeypatch):
+    from editor.window import validation
+
+    monkeypatch.setattr(validation, "BACKGROUND_NODES", 300)
+    path = write_flow(tmp_path, many_nodes_doc(400), "mid.flow.json")
+    assert window.open_path(str(path), ask=False)  # a small file: read at once, checked on the worker
+    qtbot.waitUntil(lambda: window.validation_label.text().startswith("✓ Ready to run"), timeout=10_000)
+    doc = window.document
+    # An edit: the window answers at once ("Checking…"), the issues come from the worker.
+    doc.delete(conn_keys=[("a5", "output", "a6", "input")])
+    window.run_validation()
+    assert window.validation_label.text() == "Checking…"
+    qtbot.waitUntil(lambda: window.validation_label.text() != "Checking…", timeout=10_000)
+    assert any("a6" in i.node_ids for i in window.issues)  # a6 cannot be reached now
+    assert window.scene.node_items["a6"].issue_severity is not None
+    # Edits during a check start another when it ends; the last result is the document's.
+    doc.edit_node_data("a10", {**doc.node("a10").data.model_dump(), "agentName": "Renamed"})
+    window.run_validation()
+    window.run_validation()  # while the first runs: checked again after it
+    doc.undo_stack.undo()  # the link is back
+    doc.undo_stack.undo()
+    window.run_validation()
+    qtbot.waitUntil(lambda: window._checking is None and window.validation_label.text() != "Checking…",
+                    timeout=10_000)
+    assert not any("a6" in i.node_ids for i in window.issues)
+    assert window.run_console.model.node_name("a10") == "Agent 10"
+
+    # A check still running when another document is shown is dropped.
+    doc.delete(conn_keys=[("a5", "output", "a6", "input")])
+    window.run_validation()
+    small = write_flow(tmp_path, many_nodes_doc(3), "small.flow.json")
+    doc.undo_stack.setClean()
+    assert window.open_path(str(small), ask=False)
+    issues = list(window.issues)
+    qtbot.wait(300)
+    assert window.issues == issues and window.validation_label.text().startswith("✓ Ready to run")
