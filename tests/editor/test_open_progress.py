@@ -217,3 +217,32 @@ def test_a_big_document_is_validated_on_a_worker_after_edits(window, qtbot, tmp_
     issues = list(window.issues)
     qtbot.wait(300)
     assert window.issues == issues and window.validation_label.text().startswith("✓ Ready to run")
+
+
+def test_a_big_document_is_autosaved_from_a_worker(window, qtbot, tmp_path, monkeypatch):
+    import json
+
+    from editor.window import autosave, validation
+
+    monkeypatch.setattr(autosave, "BACKGROUND_NODES", 300)
+    monkeypatch.setattr(validation, "BACKGROUND_NODES", 10_000)
+    path = write_flow(tmp_path, many_nodes_doc(400), "mid.flow.json")
+    assert window.open_path(str(path), ask=False)
+    doc = window.document
+    n = doc.node("a10")
+    doc.move_nodes({"a10": (n.x, n.y)}, {"a10": (n.x + 40, n.y)})
+    window.autosave_now()
+    assert window._autosaving  # the text is being made on the worker
+    qtbot.waitUntil(lambda: not window._autosaving and window.autosaver.file.exists(), timeout=10_000)
+    saved = json.loads(window.autosaver.file.read_text(encoding="utf-8"))
+    assert saved["flowdeskAutosave"] == 1 and saved["path"] == str(path.resolve())
+    assert {x["id"]: x for x in saved["workflow"]["nodes"]}["a10"]["x"] == n.x
+    assert len(saved["workflow"]["nodes"]) == 400
+
+    # Saved before the worker is done: its text is not written after the save cleared the file.
+    doc.move_nodes({"a10": (n.x, n.y)}, {"a10": (n.x + 80, n.y)})
+    window.autosave_now()
+    assert window._autosaving
+    assert window.save()
+    qtbot.waitUntil(lambda: not window._autosaving, timeout=10_000)
+    assert not window.autosaver.file.exists()
