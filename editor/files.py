@@ -18,7 +18,7 @@ from typing import Any
 
 import platformdirs
 
-from engine import Workflow, WorkflowLoadError, atomic_write_text, parse_workflow, workflow_to_dict
+from engine import Workflow, WorkflowLoadError, atomic_write_text, dumps_workflow, parse_workflow, workflow_to_dict
 
 log = logging.getLogger(__name__)
 _counter = itertools.count(1)
@@ -58,6 +58,21 @@ class Autosaver:
 
     def __init__(self) -> None:
         self.file = autosave_dir() / f"{os.getpid()}-{next(_counter)}.json"
+        self.generation = 0  # goes up on clear(): a text made before it is not written after it
+
+    @staticmethod
+    def text(workflow: Workflow, original_path: str | None) -> str:
+        """The autosave file's text (no Qt, no file: a big document's is made on a worker thread).
+        Raises ValueError for text that UTF-8 cannot hold."""
+        return (f'{{"flowdeskAutosave": 1, "path": {json.dumps(original_path, ensure_ascii=False)}, '
+                f'"pid": {os.getpid()}, "workflow": {dumps_workflow(workflow, indent=None)}}}')
+
+    def write_text(self, text: str) -> None:
+        try:
+            self.file.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write_text(self.file, text)
+        except (OSError, ValueError) as err:
+            log.warning("autosave failed: %s", err)
 
     def write(self, workflow: Workflow, original_path: str | None) -> None:
         try:
@@ -69,6 +84,7 @@ class Autosaver:
             log.warning("autosave failed: %s", err)
 
     def clear(self) -> None:
+        self.generation += 1
         try:
             self.file.unlink()
         except FileNotFoundError:

@@ -234,6 +234,7 @@ class MainWindow(LibraryMixin, MenusMixin, FilesMixin, AutosaveMixin, Validation
         if not self.maybe_save():
             event.ignore()
             return
+        self.cancel_open()  # a big file still being read is not shown in a closed window
         bridge = self.run_console.bridge
         if bridge.status == "paused":
             # A run waiting for approval stays paused in the run history (its state was saved

@@ -35,6 +35,7 @@ from .interactions import LinkDrag, MoveTracker
 from .items.edge import EdgeItem
 from .items.node import NodeItem
 from .items.port import PortHit
+from .projection import Overview, Projection, count_link, shown_as_subagent
 from .routing import ObstacleGrid, route
 from .style import CANVAS_BG, GRID, GRID_DOT, GRID_DOT_MAJOR, KIND_COLOR, PORT_HIT_R, TITLE_H, node_rect, node_title
 
@@ -106,6 +107,10 @@ class CanvasScene(QGraphicsScene):
         self._sub_parents: dict[str, int] = defaultdict(int)
         self._exec_links: dict[str, int] = defaultdict(int)
         self._building = False
+        self._next_projection: Projection | None = None  # made ahead by an open (see use_projection)
+        self._links_version = 0  # goes up when a link is added or removed (the overview is then stale)
+        self._overview_geom: tuple[Overview | None, int, int] = (None, -1, -1)
+        self._bounds_cache: tuple[int, QRectF] | None = None
         self.port_hit_radius = PORT_HIT_R  # grows when zoomed out (see set_zoom)
         self._batch_move = False  # a document move in progress: links are routed once at the end
         # Cards by model position, for routing links around them (kept in step with the items).
@@ -136,7 +141,13 @@ class CanvasScene(QGraphicsScene):
         self.rebuild()
 
     # ------------------------------------------------------------------ projection
+    def use_projection(self, projection: Projection) -> None:
+        """The next rebuild adopts ``projection`` (made ahead, on a worker thread, for the
+        workflow about to be reset) instead of computing it; ignored for any other workflow."""
+        self._next_projection = projection
+
     def rebuild(self) -> None:
+        plan, self._next_projection = self._next_projection, None
         self._building = True
         # A new workflow: a run shown on the old one does not belong to it.
         self._run_states, self._run_links, self._run_tips = {}, set(), {}
@@ -145,29 +156,27 @@ class CanvasScene(QGraphicsScene):
         try:
             self.cancel_gestures()
             self.clear()
-            self.node_items.clear()
-            self.edge_items.clear()
+            dict.clear(self.node_items)
+            dict.clear(self.edge_items)
             self.node_edges.clear()
-            self._handle_use.clear()
-            self._sub_parents.clear()
-            self._exec_links.clear()
-            self.obstacles.clear()
-            self._links.clear()
             self._issues, self._found = {}, set()
             self._all_selected = False
-            self._sizes.clear()
+            self._overview_geom = (None, -1, -1)
+            self._bounds_cache = None
             wf = self.document.workflow
-            self.lazy = len(wf.nodes) > self.LAZY_NODES
+            if plan is None or plan.workflow is not wf:
+                plan = Projection.build(wf, self.LAZY_NODES)
+            self.lazy = plan.lazy
             self.overview = self.lazy
-            for c in wf.connections:
-                self._count(c.source, c.handle, c.target, c.targetHandle or "input", 1)
+            self._handle_use, self._sub_parents, self._exec_links = plan.handle_use, plan.sub_parents, plan.exec_links
+            self._links = plan.links
+            self._sizes = dict(plan.sizes)
+            self.obstacles = plan.grid if plan.grid is not None else ObstacleGrid()
             if self.lazy:
-                for c in wf.connections:
-                    key = c.key()
-                    self._links[key[0]].add(key)
-                    self._links[key[2]].add(key)
-                for node in wf.nodes:
-                    self.obstacles.set(node.id, self._model_rect(node))
+                self._overview_geom = (plan.overview, self.obstacles.version, self._links_version)
+                if plan.bounds is not None:
+                    x0, y0, x1, y1 = plan.bounds
+                    self._bounds_cache = (self.obstacles.version, QRectF(x0, y0, x1 - x0, y1 - y0))
             else:
                 for node in wf.nodes:
                     self._add_node_item(node)
@@ -280,36 +289,28 @@ class CanvasScene(QGraphicsScene):
     def items_bounds(self) -> QRectF:
         """Bounds of every node from model positions and sizes (no item is measured)."""
         if self.lazy:
-            rects = self.obstacles.rects.values()
+            grid = self.obstacles
+            cached = self._bounds_cache
+            if cached is not None and cached[0] == grid.version:
+                return QRectF(cached[1])
+            rects = grid.rects.values()
             if rects:
                 x0, y0 = min(r[0] for r in rects), min(r[1] for r in rects)
                 x1, y1 = max(r[2] for r in rects), max(r[3] for r in rects)
-                return QRectF(x0, y0, x1 - x0, y1 - y0)
+                bounds = QRectF(x0, y0, x1 - x0, y1 - y0)
+                self._bounds_cache = (grid.version, bounds)
+                return QRectF(bounds)
         rect = QRectF()
         for node in self.document.workflow.nodes:
             rect = rect.united(node_rect(node, self._is_sub(node)))
         return rect if not rect.isNull() else QRectF(0, 0, 800, 600)
 
     def _is_sub(self, node: Node) -> bool:
-        spec = spec_for(node.type)
-        if spec is None or not spec.tool_capable:
-            return False
-        if self._sub_parents.get(node.id):
-            return True
-        # Not getattr(): a missing attribute costs pydantic a slow failed look-up (per node of a big file).
-        data = node.data
-        flag = data.__dict__.get("subagent") or (data.__pydantic_extra__ or {}).get("subagent", False)
-        return bool(flag) and not self._exec_links.get(node.id)
+        return shown_as_subagent(node, self._sub_parents, self._exec_links)
 
     def _count(self, source: str, handle: str, target: str, target_handle: str, delta: int) -> None:
-        handle = "condition-0" if handle == "true" else handle
-        self._handle_use[(source, handle)] += delta
-        self._handle_use[(target, target_handle)] += delta
-        if handle == "subagent":
-            self._sub_parents[target] += delta
-        else:
-            self._exec_links[source] += delta
-            self._exec_links[target] += delta
+        count_link(self._handle_use, self._sub_parents, self._exec_links, source, handle, target, target_handle, delta)
+        self._links_version += 1
 
     def _connected_handles(self, node_id: str) -> set[str]:
         item = self.node_items.peek(node_id)
@@ -691,29 +692,33 @@ class CanvasScene(QGraphicsScene):
         painter.setPen(p)
         painter.drawPoints(points_major)
 
+    def overview_geometry(self) -> Overview:
+        """The overview's cards and links (lazy mode), made again only after the model changed."""
+        geom, version, links = self._overview_geom
+        if geom is None or version != self.obstacles.version or links != self._links_version:
+            geom = Overview.build(self.document.workflow, self.obstacles)
+            self._overview_geom = (geom, self.obstacles.version, self._links_version)
+        return geom
+
+    OVERVIEW_LINKS = 40_000  # more cards than this in view: the overview leaves the links out (a grey fog)
+
     def _draw_overview(self, painter: QPainter, rect: QRectF) -> None:
         """A big document zoomed out: cards as rectangles in their kind's colour and links as
-        straight lines, from the grid and the model (cards with an item paint themselves)."""
-        hits = self.obstacles.query((rect.left(), rect.top(), rect.right(), rect.bottom()))
-        has = self.node_items.has
-        node = self.document.node
-        by_color: dict[str, list[QRectF]] = defaultdict(list)
-        lines = []
-        for nid, r in hits.items():
-            if not has(nid):
-                n = node(nid)
-                if n is not None:
-                    by_color[n.type].append(QRectF(r[0], r[1], r[2] - r[0], r[3] - r[1]))
-            if len(hits) <= 40_000:
-                for key in self._links.get(nid, ()):
-                    if key[0] == nid and not self.edge_items.has(key):
-                        t = self.obstacles.rects.get(key[2])
-                        if t is not None:
-                            lines.append(QLineF(r[2], (r[1] + r[3]) / 2, t[0], (t[1] + t[3]) / 2))
-        painter.setPen(QPen(EDGE_OVERVIEW, 0))
-        painter.drawLines(lines)
+        straight lines, from geometry made once per change of the model (a few batched calls
+        per paint; cards with an item paint themselves on top)."""
+        geom = self.overview_geometry()
+        bounds = self.items_bounds()
+        shown = bounds.intersected(rect)
+        area = max(bounds.width() * bounds.height(), 1.0)
+        in_view = len(self.obstacles.rects) * (shown.width() * shown.height()) / area  # about
+        if in_view <= self.OVERVIEW_LINKS and geom.lines:  # (made on first use)
+            aa = painter.testRenderHint(QPainter.RenderHint.Antialiasing)
+            painter.setRenderHint(QPainter.RenderHint.Antialiasing, False)  # hairlines: 4x cheaper
+            painter.setPen(QPen(EDGE_OVERVIEW, 0))
+            painter.drawLines(geom.lines)
+            painter.setRenderHint(QPainter.RenderHint.Antialiasing, aa)
         painter.setPen(Qt.PenStyle.NoPen)
-        for kind, rects in by_color.items():
+        for kind, rects in geom.rects.items():
             painter.setBrush(KIND_COLOR[kind])
             painter.drawRects(rects)
         painter.setBrush(Qt.BrushStyle.NoBrush)

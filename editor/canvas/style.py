@@ -152,7 +152,8 @@ def kind_label(kind: str) -> str:
 
 def node_title(node: Node) -> str:
     spec = spec_for(node.type)
-    return spec.title(node.data) if spec is not None else node.type
+    title = spec.title(node.data) if spec is not None else node.type
+    return title if len(title) <= _PREVIEW_CHARS else title[:_PREVIEW_CHARS]  # elided when drawn
 
 
 def out_label(node: Node, handle: str) -> str:
@@ -187,6 +188,10 @@ _PREVIEW_CHARS = 400  # far more than a node shows: a preview is elided, and eli
 
 def _one_line(text: str) -> str:
     return " ".join(text[:_PREVIEW_CHARS].split())
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= _PREVIEW_CHARS else text[:_PREVIEW_CHARS]
 
 
 @dataclass(slots=True)
@@ -265,7 +270,9 @@ def _summary(spec: NodeSpec | None, node: Node) -> list[tuple[str, bool]]:
     if spec is None:  # say what it is: drawn like a known kind, it would be taken for one
         return [(f"Unknown node type '{node.type}'", False), ("Kept in the file as it is; it cannot run", True)]
     try:
-        return [(str(text), bool(muted)) for text, muted in spec.summary(node.data)]
+        # Capped: a summary may quote a whole field (a 50 MB start input), and a card shows a line
+        # of it, elided; measuring and drawing the rest took seconds per paint.
+        return [(_clip(str(text)), bool(muted)) for text, muted in spec.summary(node.data)]
     except Exception:  # a plug-in's bug: the node is still drawn
         return []
 

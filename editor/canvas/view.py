@@ -69,18 +69,21 @@ class Minimap(QWidget):
         self.view.update_minimap_visibility()
 
     def _render_big(self, scene) -> QImage:
+        """The cards of a big document, scaled into an image once per refresh (from the scene's
+        overview geometry: a few batched calls; a cosmetic outline keeps a tiny card visible)."""
         b = self._bounds
         w, h = 2 * self.width(), 2 * self.height()
         s = min(w / max(b.width(), 1), h / max(b.height(), 1))
         img = QImage(max(1, int(b.width() * s)), max(1, int(b.height() * s)), QImage.Format.Format_ARGB32_Premultiplied)
         img.fill(Qt.GlobalColor.transparent)
         p = QPainter(img)
-        node = scene.document.node
-        for nid, r in scene.obstacles.rects.items():
-            n = node(nid)
-            if n is not None:
-                p.fillRect(QRectF((r[0] - b.left()) * s, (r[1] - b.top()) * s, max((r[2] - r[0]) * s, 1.5),
-                                  max((r[3] - r[1]) * s, 1.5)), KIND_COLOR[n.type])
+        p.scale(s, s)
+        p.translate(-b.left(), -b.top())
+        for kind, rects in scene.overview_geometry().rects.items():
+            color = KIND_COLOR[kind]
+            p.setPen(QPen(color, 0))
+            p.setBrush(color)
+            p.drawRects(rects)
         p.end()
         return img
 
@@ -283,7 +286,7 @@ class CanvasView(QGraphicsView):
         grid = self.canvas_scene.obstacles
         for corner in usable:
             r = self.mapToScene(QRect(corner, size).adjusted(-4, -4, 4, 4)).boundingRect()
-            if not grid.query((r.left(), r.top(), r.right(), r.bottom())):
+            if grid.query((r.left(), r.top(), r.right(), r.bottom()), limit=0) == {}:  # stops at the first card
                 return corner
         if usable:
             return usable[0]

@@ -42,7 +42,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from PySide6.QtCore import QModelIndex, QPoint, Qt, QTimer, Signal
+from PySide6.QtCore import QModelIndex, QPoint, QStringListModel, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QFileDialog, QHBoxLayout, QLabel, QLineEdit, QListView,
                                QMenu, QSplitter, QTabWidget, QToolButton, QVBoxLayout, QWidget)
@@ -59,7 +59,7 @@ from .details import NodeRunDetails
 from .entry_pane import EntryPane
 from .exports import run_record, write_jsonl, write_record
 from .header import INPUT_PLACEHOLDER, RunHeader
-from .log_model import TYPE_GROUPS, EntryRole, LogEntry, LogFilterProxy, LogModel, display_name
+from .log_model import TYPE_GROUPS, EntryRole, LogEntry, LogFilterProxy, LogModel, NodeNames, display_name
 from .log_view import TYPE_COLOURS, LogDelegate
 from .trace import SubagentTrace
 
@@ -91,6 +91,7 @@ class RunConsole(QWidget):
         if self.bridge.parent() is None:
             self.bridge.setParent(self)
         self.workflow: Workflow | None = None
+        self._prepared_names: NodeNames | None = None  # see use_names
         self.workflow_path: str | None = None
         self._names_shown: dict[str, str] | None = None  # the node names the log and filter show
         self.store: RunStore | None = None
@@ -180,7 +181,14 @@ class RunConsole(QWidget):
         self.node_filter = QComboBox()
         self.node_filter.setObjectName("nodeFilter")
         self.node_filter.setMinimumWidth(140)
-        self.node_filter.addItem("All nodes", None)
+        # One list model for all the entries (a big workflow has 100k nodes: one call, not
+        # 100k addItem calls), and a width that does not measure every entry.
+        self.node_filter.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.node_filter.setMinimumContentsLength(14)
+        self._filter_model = QStringListModel(["All nodes"], self.node_filter)
+        self._filter_ids: list[str | None] = [None]  # the node id of each entry (None: all nodes)
+        self._filter_rows: dict[str, int] = {}
+        self.node_filter.setModel(self._filter_model)
         self.type_button = QToolButton()
         self.type_button.setObjectName("typeFilter")
         self.type_button.setText("Types: all")
@@ -297,6 +305,7 @@ class RunConsole(QWidget):
             self._set_names(workflow)
         self.arguments.set_variables(declared_variables(workflow), remembered_arguments(self.workflow_path))
         self._update_actions()
+        self._prepared_names = None  # later calls follow edits: names are made again
 
     def _show_default_input(self, default: str) -> None:
         """Put the Start node's text in the input box; a long one is not laid out (QPlainTextEdit
@@ -371,10 +380,12 @@ class RunConsole(QWidget):
     def cancel_run(self) -> None:
         self.bridge.cancel()
 
-    def clear(self) -> None:
+    def clear(self, workflow: Workflow | None | object = ...) -> None:
         """Show no run, as for a document that has none (File ▸ New or Open): an empty log, no
         banner, no card. A paused run is let go of (it stays paused in the run history, to be
-        resumed from there); a running one is cancelled, and what it still sends is not shown."""
+        resumed from there); a running one is cancelled, and what it still sends is not shown.
+        ``workflow``: the document about to be shown, whose nodes the emptied views list (by
+        default the one shown now; given, nothing of the old one is kept)."""
         bridge = self.bridge
         if bridge.is_active and not bridge.release():
             self._detached = bridge.run_id
@@ -384,7 +395,7 @@ class RunConsole(QWidget):
         self._run_id = None
         self._elapsed_timer.stop()
         self._started_mono = self._ended_mono = None
-        self._reset_views(self.workflow)
+        self._reset_views(self.workflow if workflow is ... else workflow, timeline=workflow is ...)
         self.empty_label.setVisible(True)
         self.header.set_run_id(None)
         self.header.set_elapsed(None)
@@ -408,8 +419,7 @@ class RunConsole(QWidget):
             return  # already there (the canvas echoing an entry click): keep the entry the user chose
         node_filter = self.proxy.node_filter
         if node_filter is not None and node_id not in node_filter:
-            i = self.node_filter.findData(node_id)
-            self.node_filter.setCurrentIndex(i if i >= 0 else 0)
+            self.node_filter.setCurrentIndex(self._filter_rows.get(node_id, 0))
         entries = self.model.entries
         steps = [r for r in rows if entries[r].type == EventType.STEP_START]
         candidates = ([steps[-1]] if steps else []) + rows
@@ -570,8 +580,7 @@ class RunConsole(QWidget):
         self._apply_type_filter()
 
     def set_node_filter(self, node_id: str | None) -> None:
-        i = self.node_filter.findData(node_id) if node_id is not None else 0
-        self.node_filter.setCurrentIndex(max(0, i))
+        self.node_filter.setCurrentIndex(self._filter_rows.get(node_id, 0) if node_id is not None else 0)
 
     def toggle_collapsed(self, node_id: str) -> None:
         self.proxy.set_collapsed(node_id, not self.proxy.is_collapsed(node_id))
@@ -643,23 +652,28 @@ class RunConsole(QWidget):
         """What the shown run did: the replayed run's state, else the bridge's live one."""
         return self._replay_state if self._replay_state is not None else self.bridge.run_state
 
+    def use_names(self, table: NodeNames) -> None:
+        """The names of the workflow about to be shown, made ahead (an open of a big file makes
+        them on a worker thread); used for that workflow until it is set (:meth:`set_workflow`)."""
+        self._prepared_names = table
+
     def _set_names(self, workflow: Workflow | None) -> None:
-        names = {n.id: display_name(n) for n in workflow.nodes} if workflow is not None else {}
+        table = self._prepared_names
+        if table is None or table.workflow is not workflow:
+            table = NodeNames.of(workflow)
+        names = table.names
         if names and names == self._names_shown:
             return  # the same nodes and names (set on every validation; a big file has 100k of them)
         self._names_shown = names
-        self.model.set_workflow(workflow)
+        self.model.set_workflow(workflow, names)
         self.trace.set_node_names(names)
-        current = self.node_filter.currentData()
+        current = self.node_filter_id()
+        ids = table.ids
         self.node_filter.blockSignals(True)
-        self.node_filter.clear()
-        self.node_filter.addItem("All nodes", None)
-        if workflow is not None:
-            for n in workflow.nodes:
-                self.node_filter.addItem(f"{n.title} ({n.id})" if n.title != n.id else n.id, n.id)
-        self.node_filter.addItem("Run (status)", SYSTEM_NODE)
-        i = self.node_filter.findData(current) if current is not None else 0
-        self.node_filter.setCurrentIndex(max(0, i))
+        self._filter_ids = ids
+        self._filter_rows = table.rows
+        self._filter_model.setStringList(table.labels)
+        self.node_filter.setCurrentIndex(self._filter_rows.get(current, 0) if current is not None else 0)
         self.node_filter.blockSignals(False)
         self._apply_node_filter()
 
@@ -669,8 +683,9 @@ class RunConsole(QWidget):
         self.tabs.setCurrentWidget(self.timeline)
         self.node_activated.emit(node_id)
 
-    def _reset_views(self, workflow: Workflow | None) -> None:
-        self.timeline.reset(workflow, live=True)
+    def _reset_views(self, workflow: Workflow | None, timeline: bool = True) -> None:
+        # No timeline for a document that has not run (a run resets it with its workflow).
+        self.timeline.reset(workflow if timeline else None, live=True)
         self.header.set_cost(0, None)
         self._names_shown = None
         self._badges = {}
@@ -848,8 +863,13 @@ class RunConsole(QWidget):
             self._search_timer.start()
 
     def _apply_node_filter(self, *_args: Any) -> None:
-        node = self.node_filter.currentData()
+        node = self.node_filter_id()
         self.proxy.set_node_filter(None if node is None else [node])
+
+    def node_filter_id(self) -> str | None:
+        """The node the log is filtered to (None: all nodes)."""
+        i = self.node_filter.currentIndex()
+        return self._filter_ids[i] if 0 <= i < len(self._filter_ids) else None
 
     def _apply_type_filter(self, *_args: Any) -> None:
         checked = [g for g, a in self.type_actions.items() if a.isChecked()]

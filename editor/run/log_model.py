@@ -94,6 +94,37 @@ def display_name(node: Any) -> str:
     return f"{title} ({node.id})"
 
 
+class NodeNames:
+    """A workflow's node names as the run console shows them: each node's display name, and
+    the node filter's entries (labels and the node id of each). Plain Python: an open of a big
+    file makes them on a worker thread (see ``RunConsole.use_names``)."""
+
+    def __init__(self, workflow: Any, names: dict[str, str], labels: list[str], ids: list[str | None]) -> None:
+        self.workflow = workflow
+        self.names = names
+        self.labels = labels
+        self.ids = ids
+        self.rows = {nid: i for i, nid in enumerate(ids) if nid is not None}  # node id -> its entry
+
+    @classmethod
+    def of(cls, workflow: Any) -> NodeNames:
+        names: dict[str, str] = {}
+        labels: list[str] = ["All nodes"]
+        ids: list[str | None] = [None]
+        if workflow is not None:
+            for n in workflow.nodes:
+                title = n.title
+                spec = spec_for(n.type)
+                generic = title.casefold() == ((spec.label if spec is not None else "") or n.type).casefold()
+                # display_name(n), with the title read once
+                names[n.id] = title if not generic or n.id.casefold() == title.casefold() else f"{title} ({n.id})"
+                labels.append(f"{title} ({n.id})" if title != n.id else n.id)
+                ids.append(n.id)
+        labels.append("Run (status)")
+        ids.append(SYSTEM_NODE)
+        return cls(workflow, names, labels, ids)
+
+
 def flow_node_of_path(path: str, known: Any = ()) -> str:
     """The top-level node a nested run's ``path`` hangs under (the flow node that started it).
 
@@ -181,9 +212,12 @@ class LogModel(QAbstractListModel):
         self._nested_changed: set[int] = set()  # rows of nested entries changed in place in this batch
 
     # ------------------------------------------------------------------ names
-    def set_workflow(self, workflow: Workflow | None) -> None:
+    def set_workflow(self, workflow: Workflow | None, names: dict[str, str] | None = None) -> None:
+        """The nodes' names (``names``: their display names when the caller has them already)."""
         self._names = {SYSTEM_NODE: "Run"}
-        if workflow is not None:
+        if names is not None:
+            self._names.update(names)
+        elif workflow is not None:
             for n in workflow.nodes:
                 self._names[n.id] = display_name(n)
         self._child_names.clear()

@@ -1,13 +1,23 @@
-"""Autosave of unsaved work every few seconds, and its recovery after a crash."""
+"""Autosave of unsaved work every few seconds, and its recovery after a crash.
+
+A big document's autosave text (a second or more to make at 100k nodes) is made on a worker
+thread from a snapshot of its node and link lists, and written by the GUI thread only if the
+document was neither saved, cleared nor replaced meanwhile."""
 
 from __future__ import annotations
+
+import logging
 
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QMessageBox
 
-from ..files import orphaned_autosaves
+from ..files import Autosaver, orphaned_autosaves
+from .opening import on_worker
+
+log = logging.getLogger(__name__)
 
 AUTOSAVE_INTERVAL_MS = 5000
+BACKGROUND_NODES = 2500  # above this many nodes the autosave text is made on a worker thread
 
 
 class AutosaveMixin:
@@ -33,8 +43,31 @@ class AutosaveMixin:
     def autosave_now(self) -> None:
         """Write the autosave file if the document changed since the last one and is unsaved."""
         if self._has_document and self.document.is_modified() and self._autosave_dirty:
-            self.autosaver.write(self.document.workflow, self.document.path)
+            wf = self.document.workflow
+            if len(wf.nodes) > BACKGROUND_NODES:
+                self._autosave_in_background(wf)
+                return
+            self.autosaver.write(wf, self.document.path)
             self._autosave_dirty = False
+
+    def _autosave_in_background(self, wf) -> None:
+        if getattr(self, "_autosaving", False):
+            return  # the next tick writes what changed since
+        snapshot = wf.model_copy(update={"nodes": list(wf.nodes), "connections": list(wf.connections)})
+        path, serial, generation, autosaver = self.document.path, self._doc_serial, self.autosaver.generation, self.autosaver
+        self._autosaving = True
+        self._autosave_dirty = False
+
+        def done(text, error) -> None:
+            self._autosaving = False
+            if error is not None:  # a ValueError: text that UTF-8 cannot hold (a lone surrogate)
+                log.warning("autosave failed: %s", error)
+                return
+            if (autosaver is self.autosaver and generation == autosaver.generation and serial == self._doc_serial
+                    and self._has_document and self.document.is_modified()):
+                autosaver.write_text(text)
+
+        on_worker(lambda: Autosaver.text(snapshot, path), done, "flowdesk-autosave")
 
     def offer_recovery(self) -> bool:
         """Offer autosaves left by a crashed session; returns True when one was restored."""

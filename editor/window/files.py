@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import gc
-from concurrent.futures import ThreadPoolExecutor
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from PySide6.QtCore import QEventLoop, QPointF, Qt, QTimer
-from PySide6.QtWidgets import QFileDialog, QMessageBox, QProgressDialog
+from PySide6.QtCore import QPointF, QTimer
+from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 from engine import (ExportRefused, Node, Workflow, WorkflowLoadError, atomic_write_text, export_anythingllm,
                     load_any_workflow, load_workflow)
 
+from .opening import Opened, OpenJob
 from .settings import settings
 
 MAX_RECENT = 10
@@ -21,7 +22,7 @@ FILE_FILTER = ("Flowdesk workflows (*.flow.json *.json);;AnythingLLM agent flows
                "All files (*)")
 
 
-BIG_FILE = 2_000_000  # bytes: a file this big (~15k nodes) is read under a progress dialog with Cancel
+BIG_FILE = 2_000_000  # bytes: a file this big (~10k nodes) is opened in steps under a progress dialog with Cancel
 BIG_OBJECTS = 200_000  # more objects than this made by an open: they are frozen out of the cycle collector
 
 
@@ -41,6 +42,20 @@ def collector_paused() -> Iterator[None]:
             if gc.get_count()[0] - before > BIG_OBJECTS:
                 gc.freeze()
             gc.enable()
+
+
+def return_freed_memory() -> None:
+    """Hand the heap pages freed by a closed big document back to the system: glibc keeps
+    them otherwise, and the process would stay at the big document's size (on Linux; a
+    no-op elsewhere)."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc
+        pass
 
 
 class FilesMixin:
@@ -88,20 +103,29 @@ class FilesMixin:
             QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel, QMessageBox.StandardButton.Cancel)
         return answer not in (QMessageBox.StandardButton.Cancel, QMessageBox.StandardButton.No)
 
-    def _replace_document(self, workflow: Workflow, path: str | None) -> None:
+    def _replace_document(self, workflow: Workflow, path: str | None, opened: Opened | None = None) -> None:
+        """Show ``workflow``; ``opened`` brings its issues and canvas projection when an open made
+        them ahead (a big file, on a worker thread)."""
         self._doc_serial += 1  # a run shown on the previous document is not this one's
         # Runs belong to their document: the console shows none for the new one. A paused
         # run stays paused in the run history; a running one was asked about (maybe_save).
         paused = self.run_console.bridge.status == "paused" and self.run_console.bridge.is_active
-        self.run_console.clear()
+        if opened is not None and opened.names is not None:
+            self.run_console.use_names(opened.names)
+        self.run_console.clear(workflow)  # nothing of the old document is kept there
         self._run_doc = None
         self.inspector_tabs.setCurrentWidget(self.inspector)  # no run to show on the new document
         if paused:
             self.statusBar().showMessage("The paused run stays in Run history; resume it from there.", 6000)
         self.autosaver.clear()
+        if len(self.document.workflow.nodes) > self.scene.LAZY_NODES:
+            # A big document goes: once it is freed (with the reset below), its memory is given back.
+            QTimer.singleShot(0, return_freed_memory)
+        if opened is not None and opened.projection is not None:
+            self.scene.use_projection(opened.projection)
         self.document.reset(workflow, path)
         self._show_canvas()
-        self.run_validation()
+        self.run_validation(opened.issues if opened is not None else None)
         self._validate_timer.stop()  # the reset's change is validated just above (once: a big file takes a while)
         if not self.view.isVisible():
             QTimer.singleShot(0, self.view.fit_all)  # the viewport has no size until shown
@@ -132,70 +156,76 @@ class FilesMixin:
             self.open_path(path, ask=False)
 
     def open_path(self, path: str, ask: bool = True) -> bool:
-        """Open ``path``; a file that cannot be read shows the loader's message and changes nothing."""
+        """Open ``path``; a file that cannot be read shows the loader's message and changes nothing.
+
+        A big file (over ``BIG_FILE`` bytes) is read, checked and laid out in steps on a worker
+        thread under a progress dialog with Cancel (:mod:`.opening`); the window keeps painting
+        and a Cancel leaves the open document as it was."""
+        if getattr(self, "_open_job", None) is not None:
+            self.statusBar().showMessage("Another file is being opened; wait for it or cancel it first.", 4000)
+            return False
         if ask and not self.maybe_save():
             return False
         with collector_paused():
             try:
-                loaded = self._load_with_progress(path)
+                opened = self._load_with_progress(path)
             except WorkflowLoadError as err:
                 QMessageBox.critical(self, "Cannot open workflow", str(err))
                 return False
-            if loaded is None:  # cancelled: the open document stays as it was
+            if opened is None:  # cancelled: the open document stays as it was
                 self.statusBar().showMessage(f"Opening {path} cancelled", 4000)
                 return False
-            workflow, imported = loaded
-            if imported is not None:
-                # A file of another system opens as a new, unsaved document: saving never writes the original.
-                self._replace_document(workflow, None)
-                self.document.undo_stack.resetClean()  # unsaved: closing it asks first
-                self._update_title()
-                self._add_recent(str(Path(path).resolve()))
+            if opened.imported is not None:
+                imported = opened.imported
                 text = (f"Opened {Path(path).name}, a {imported.label}, as a new unsaved workflow "
                         "(the original file is untouched)")
                 if imported.warnings:
                     text += " · " + " · ".join(w.split(": ", 1)[-1] for w in imported.warnings)
+                self._add_recent(str(Path(path).resolve()))
                 self.statusBar().showMessage(text, 15000)
                 return True
-            self._replace_document(workflow, str(Path(path).resolve()))
         self._add_recent(str(Path(path).resolve()))
         self.statusBar().showMessage(f"Opened {path}", 4000)
         return True
 
-    def _load_with_progress(self, path: str):
-        """``load_any_workflow(path)`` (workflow, importer or None); a big file (over ``BIG_FILE`` bytes, a second or more) is
-        read on a worker thread under a progress dialog whose Cancel returns None at once
-        (the worker's result is dropped; nothing of the open document is touched)."""
+    def _show_opened(self, opened: Opened, path: str) -> None:
+        """Replace the document by what an open read (its issues and canvas made ahead when given)."""
+        if opened.imported is not None:
+            # A file of another system opens as a new, unsaved document: saving never writes the original.
+            self._replace_document(opened.workflow, None, opened)
+            self.document.undo_stack.resetClean()  # unsaved: closing it asks first
+            self._update_title()
+        else:
+            self._replace_document(opened.workflow, str(Path(path).resolve()), opened)
+
+    def _load_with_progress(self, path: str) -> Opened | None:
+        """Read ``path`` and show it; None when cancelled. A small file is read at once; a big one
+        (over ``BIG_FILE`` bytes) in steps under a progress dialog (see :mod:`.opening`)."""
         try:
             size = Path(path).stat().st_size
         except OSError:
             size = 0
         if size <= BIG_FILE:
-            return load_any_workflow(path)
-        pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="flowdesk-open")
-        future = pool.submit(load_any_workflow, path)
-        pool.shutdown(wait=False)
-        dialog = QProgressDialog(f"Reading {Path(path).name} ({size / 1e6:.0f} MB)…", "Cancel", 0, 0, self)
-        dialog.setWindowTitle("Opening workflow")
-        dialog.setWindowModality(Qt.WindowModality.WindowModal)
-        dialog.setMinimumDuration(0)
-        self._open_progress = dialog
-        loop = QEventLoop()
-        poll = QTimer(interval=30)
-        poll.timeout.connect(lambda: future.done() and loop.quit())
-        dialog.canceled.connect(loop.quit)
-        poll.start()
-        dialog.show()
-        if not future.done():
-            loop.exec()
-        poll.stop()
-        cancelled = dialog.wasCanceled()  # Cancel wins, even over a result that came in meanwhile
-        dialog.close()
-        dialog.deleteLater()
-        self._open_progress = None
-        if cancelled:
-            return None
-        return future.result()  # re-raises WorkflowLoadError (or any other failure) here
+            workflow, imported = load_any_workflow(path)
+            opened = Opened(workflow, imported, None, None)
+            self._show_opened(opened, path)
+            return opened
+        if not hasattr(self, "_search_backend"):
+            self._search_backend = self._web_search_available()
+        job = OpenJob(self, path, size, self.scene.LAZY_NODES, self._search_backend)
+        self._open_job = job
+        self._open_progress = job.dialog
+        try:
+            return job.run(lambda opened: self._show_opened(opened, path))
+        finally:
+            self._open_job = None
+            self._open_progress = None
+
+    def cancel_open(self) -> None:
+        """Cancel an open in progress (the window is closing, say); the document stays as it was."""
+        job = getattr(self, "_open_job", None)
+        if job is not None:
+            job.cancel()
 
     def export_dialog(self) -> None:
         """File ▸ Export: the workflow as an AnythingLLM agent flow (refused, with the reason, when it
