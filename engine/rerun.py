@@ -1,7 +1,7 @@
 """Re-running without paying twice: pinned outputs and recorded node executions.
 
 DESIGN.md, "Re-running, editing, comparing" (normative). The runtime asks one hook per
-step (``Run._walk``: ``Run._hook``, None for a plain run, so a plain run pays one attribute
+step (``Run._branch``: ``Run._hook``, None for a plain run, so a plain run pays one attribute
 test per step):
 
 * a node whose data holds ``pinnedOutput`` does not run: ``step_pinned`` and the pinned

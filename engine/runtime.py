@@ -714,125 +714,126 @@ class Run:
 
     # ------------------------------------------------------------------ branches
     async def _branch(self, node_id: str | None, value: Any, src: str | None = None) -> None:
-        """One branch task: walks its path, then takes itself out of the live tasks."""
-        try:
-            await self._walk(node_id, value, src)
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:  # a bug, not a model failure: still end the run cleanly
-            self._fail(SYSTEM_NODE, f"Internal error: {exc!r}")
-        finally:
-            self._branch_ended(asyncio.current_task())
+        """One branch task: walks its path (see below), then takes itself out of the live tasks.
 
-    async def _walk(self, node_id: str | None, value: Any, src: str | None = None) -> None:
+        The walk and its task's end are one coroutine, not a wrapper awaiting the walk: a
+        fan-out to thousands of branches makes one coroutine less per branch."""
         nodes, out, visits, limit = self._nodes, self._out, self.visits, self.max_visits
         at, task = self._at, asyncio.current_task()
         specs, ctx, emit, outcomes, clock = self._specs, self._ctx, self._emit, self._outcomes, self._clock
         variables = self.variables
         steps = 0
-        while node_id is not None:
-            if self._ended:
-                return
-            node = nodes.get(node_id)
-            if node is None:
-                self._fail(SYSTEM_NODE, f"A link points to a node that does not exist ('{node_id}').")
-                return
-            spec = specs.get(node.type) or spec_for(node.type)
-            if spec is not None and spec.gathers:
-                value = self._arrive_join(node, src, value)
-                if value is _WAITING:
+        try:
+            while node_id is not None:
+                if self._ended:
                     return
-            count = visits.get(node_id, 0) + 1
-            visits[node_id] = count
-            if count > limit:
-                outcomes[node_id] = NodeOutcome.FAILED
-                self._fail(node_id, f"'{node.title}' was reached more than {limit} times in this run; stopping "
-                                    "to avoid an endless loop. Raise the visit limit if the loop is intended.")
-                return
-            if spec is None:
-                emit(node_id, _STEP_START, node.title)
-                self._fail(node_id, f"Node '{node_id}' has an unknown type '{node.type}'.")
-                return
-            started = emit(node_id, _STEP_START, spec.title(node.data))[3]
-            at[task] = (node_id, value, True, _FIRE if spec.gathers else src, BRANCH.get())  # type: ignore[index]
-            status = "done"
-            reused = False
-            try:
-                hook = self._hook
-                # pinned? a reusable recorded execution? (engine/rerun.py) else it runs, and is recorded
-                reused = hook is not None and (result := hook.before(spec, node, value)) is not None
-                if not reused:
-                    data = node.data
-                    if spec.works and (data.timeoutMs or data.errorMode == "retry"):  # type: ignore[attr-defined]
-                        result = await self._attempts(spec, node, value)
+                node = nodes.get(node_id)
+                if node is None:
+                    self._fail(SYSTEM_NODE, f"A link points to a node that does not exist ('{node_id}').")
+                    return
+                spec = specs.get(node.type) or spec_for(node.type)
+                if spec is not None and spec.gathers:
+                    value = self._arrive_join(node, src, value)
+                    if value is _WAITING:
+                        return
+                count = visits.get(node_id, 0) + 1
+                visits[node_id] = count
+                if count > limit:
+                    outcomes[node_id] = NodeOutcome.FAILED
+                    self._fail(node_id, f"'{node.title}' was reached more than {limit} times in this run; stopping "
+                                        "to avoid an endless loop. Raise the visit limit if the loop is intended.")
+                    return
+                if spec is None:
+                    emit(node_id, _STEP_START, node.title)
+                    self._fail(node_id, f"Node '{node_id}' has an unknown type '{node.type}'.")
+                    return
+                started = emit(node_id, _STEP_START, spec.title(node.data))[3]
+                at[task] = (node_id, value, True, _FIRE if spec.gathers else src, BRANCH.get())  # type: ignore[index]
+                status = "done"
+                reused = False
+                try:
+                    hook = self._hook
+                    # pinned? a reusable recorded execution? (engine/rerun.py) else it runs, and is recorded
+                    reused = hook is not None and (result := hook.before(spec, node, value)) is not None
+                    if not reused:
+                        data = node.data
+                        if spec.works and (data.timeoutMs or data.errorMode == "retry"):  # type: ignore[attr-defined]
+                            result = await self._attempts(spec, node, value)
+                        else:
+                            result = await spec.execute(ctx, node, value)
+                        if hook is not None and result.__class__ is not PauseRequest:
+                            hook.after(node, value, *result)
+                except asyncio.CancelledError:
+                    outcomes[node_id] = NodeOutcome.CANCELLED
+                    raise
+                except NodeError as err:
+                    result, status = self._node_failed(node, str(err), started)
+                except Exception as err:  # a node kind's bug must not take the run down
+                    result, status = self._node_failed(node, f"'{node.title}' failed: {err!r}", started)
+                if result is None:
+                    return
+                if result.__class__ is PauseRequest:
+                    if self.status == RunStatus.PAUSED:
+                        self._queue.append((node_id, value))
+                        self._queue_frames.append(BRANCH.get())
+                        emit(node_id, EventType.APPROVAL_QUEUED, "Another approval is pending; this one will be asked next.")
                     else:
-                        result = await spec.execute(ctx, node, value)
-                    if hook is not None and result.__class__ is not PauseRequest:
-                        hook.after(node, value, *result)
-            except asyncio.CancelledError:
-                outcomes[node_id] = NodeOutcome.CANCELLED
-                raise
-            except NodeError as err:
-                result, status = self._node_failed(node, str(err), started)
-            except Exception as err:  # a node kind's bug must not take the run down
-                result, status = self._node_failed(node, f"'{node.title}' failed: {err!r}", started)
-            if result is None:
-                return
-            if result.__class__ is PauseRequest:
-                if self.status == RunStatus.PAUSED:
-                    self._queue.append((node_id, value))
-                    self._queue_frames.append(BRANCH.get())
-                    emit(node_id, EventType.APPROVAL_QUEUED, "Another approval is pending; this one will be asked next.")
-                else:
-                    self._pause_at(node_id, value, result.prompt)  # type: ignore[union-attr]
-                return
-            output, handle = result  # type: ignore[misc]
-            if status == "done":
-                if not spec.reports_output and not reused:  # (a reused output was logged by cache_hit)
-                    emit(node_id, _NODE_OUTPUT, as_text(output),
-                         {"handle": handle} if handle is None or handle.__class__ is str else {"handles": list(handle)})
-                if outcomes and node_id in outcomes:  # done this time (after a failure a policy let pass)
-                    del outcomes[node_id]
-                ended = clock()
-                emit(node_id, _STEP_END, "done", None, ended, f"{_END_DONE}{round((ended - started) * 1000)}}}")
-            if self._ended:
-                return
-            self.outputs[node_id] = output
-            out_var = node.data.outputVar
-            if out_var:
-                variables[out_var] = output
-            edges = out.get(node_id)
-            if not edges:
-                self.result = output
-                return
-            src = node_id
-            if len(edges) == 1 and self.status is not RunStatus.PAUSED:  # the common case: one link out
-                h, t = edges[0]
-                if h != handle and (handle.__class__ is str or handle is None or h not in handle):
+                        self._pause_at(node_id, value, result.prompt)  # type: ignore[union-attr]
                     return
-                node_id, value = t, output
+                output, handle = result  # type: ignore[misc]
+                if status == "done":
+                    if not spec.reports_output and not reused:  # (a reused output was logged by cache_hit)
+                        emit(node_id, _NODE_OUTPUT, as_text(output),
+                             {"handle": handle} if handle is None or handle.__class__ is str else {"handles": list(handle)})
+                    if outcomes and node_id in outcomes:  # done this time (after a failure a policy let pass)
+                        del outcomes[node_id]
+                    ended = clock()
+                    emit(node_id, _STEP_END, "done", None, ended, f"{_END_DONE}{round((ended - started) * 1000)}}}")
+                if self._ended:
+                    return
+                self.outputs[node_id] = output
+                out_var = node.data.outputVar
+                if out_var:
+                    variables[out_var] = output
+                edges = out.get(node_id)
+                if not edges:
+                    self.result = output
+                    return
+                src = node_id
+                if len(edges) == 1 and self.status is not RunStatus.PAUSED:  # the common case: one link out
+                    h, t = edges[0]
+                    if h != handle and (handle.__class__ is str or handle is None or h not in handle):
+                        return
+                    node_id, value = t, output
+                    steps += 1
+                    if steps % _YIELD_EVERY == 0:
+                        at[task] = (node_id, value, False, src, BRANCH.get())  # type: ignore[index]
+                        await asyncio.sleep(0)
+                    continue
+                if handle.__class__ is str:
+                    targets = [t for h, t in edges if h == handle]
+                else:  # several handles (a tuple) or none
+                    targets = [t for h, t in edges if handle and h in handle]
+                if not targets:
+                    return
+                if self.status == RunStatus.PAUSED:
+                    frame = BRANCH.get()
+                    self._deferred.extend((t, output, src, frame) for t in targets)
+                    return
+                for t in targets[1:]:
+                    self._spawn(t, output, src)
+                node_id, value = targets[0], output
                 steps += 1
                 if steps % _YIELD_EVERY == 0:
                     at[task] = (node_id, value, False, src, BRANCH.get())  # type: ignore[index]
-                    await asyncio.sleep(0)
-                continue
-            if handle.__class__ is str:
-                targets = [t for h, t in edges if h == handle]
-            else:  # several handles (a tuple) or none
-                targets = [t for h, t in edges if handle and h in handle]
-            if not targets:
-                return
-            if self.status == RunStatus.PAUSED:
-                frame = BRANCH.get()
-                self._deferred.extend((t, output, src, frame) for t in targets)
-                return
-            for t in targets[1:]:
-                self._spawn(t, output, src)
-            node_id, value = targets[0], output
-            steps += 1
-            if steps % _YIELD_EVERY == 0:
-                at[task] = (node_id, value, False, src, BRANCH.get())  # type: ignore[index]
-                await asyncio.sleep(0)  # keep the event loop (and the GUI) responsive on instant providers
+                    await asyncio.sleep(0)  # keep the event loop (and the GUI) responsive on instant providers
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # a bug, not a model failure: still end the run cleanly
+            self._fail(SYSTEM_NODE, f"Internal error: {exc!r}")
+        finally:
+            self._branch_ended(task)
+
 
     # ------------------------------------------------------------------ step policies
     async def _attempts(self, spec: Any, node: Node, value: Any) -> Any:
