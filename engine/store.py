@@ -416,15 +416,25 @@ class RunStore:
                 (digest, text))
 
     @staticmethod
-    def _insert_run(conn: sqlite3.Connection, new_run: tuple[tuple, tuple[str, str]]) -> None:
+    def _insert_run(conn: sqlite3.Connection, new_run: tuple[tuple, tuple[str, str]],
+                    fields: dict[str, Any] | None = None) -> None:
+        """Insert a :meth:`run_row`, with ``fields`` (:meth:`update_run`'s) set in the same row:
+        a run that starts and ends within one batch is written once, not inserted then updated."""
         row, workflow = new_run
         # A workflow that ran before is not stored again: rerunning a big graph adds rows,
         # not megabytes.
         conn.execute("INSERT OR IGNORE INTO workflows (hash, json) VALUES (?, ?)", workflow)
+        cols = "id, workflow_name, workflow_path, workflow_hash, initial_input, status, started_at, owner_pid, owner_host"
+        values: tuple = row
+        if fields:
+            if "status" in fields:  # the row's own status column, replaced
+                values = (*row[:5], fields["status"], *row[6:])
+            extra = [k for k in fields if k != "status"]
+            cols += "".join(f", {k}" for k in extra)
+            values = (*values, *(fields[k] for k in extra))
         # Numbered in order (inside the write lock): the run's events are keyed by it.
-        conn.execute("INSERT INTO runs (id, workflow_name, workflow_path, workflow_json, workflow_hash, initial_input,"
-                     " status, started_at, owner_pid, owner_host, num) VALUES (?,?,?,'',?,?,?,?,?,?,"
-                     "(SELECT coalesce(max(num), 0) + 1 FROM runs))", row)
+        conn.execute(f"INSERT INTO runs (workflow_json, {cols}, num) VALUES ('', {','.join('?' * len(values))}, "
+                     "(SELECT coalesce(max(num), 0) + 1 FROM runs))", values)
 
     def create_run(self, run_id: str, workflow: Workflow, **fields: Any) -> None:
         """Add a run (its fields as :meth:`run_row` takes them)."""
@@ -579,7 +589,8 @@ class RunStore:
         run's row when ``new_run`` (a :meth:`run_row`) is given."""
         with self._transaction() as conn:
             if new_run is not None:
-                self._insert_run(conn, new_run)
+                self._insert_run(conn, new_run, run_fields)
+                run_fields = None
             if events:
                 num = self._num(conn, run_id)
                 values: list[Any] = []
