@@ -173,10 +173,11 @@ class StepHook:
         self.fresh: set[str] = downstream_of(run.workflow, [start_at]) if start_at else set()
         self.recorders: list[Callable[[str, str, Any, Any], None]] = []
         self.pinned: dict[str, Any] = {}
-        for node in run.workflow.nodes:
-            on, value = pinned_value(node)
-            if on:
-                self.pinned[node.id] = value
+        if getattr(run, "_any_pinned", True):  # (a Run knows whether any node is pinned)
+            for node in run.workflow.nodes:
+                on, value = pinned_value(node)
+                if on:
+                    self.pinned[node.id] = value
         # node id -> the node's part of its key (made once per node per run, in reruns only)
         self._node_part: dict[str, str] = {}
         meta = run.meta or {}

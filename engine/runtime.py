@@ -320,6 +320,7 @@ class Run:
                 extra = getattr(n.data, "__pydantic_extra__", None)
                 pinned = bool(extra) and extra.get(PINNED_FIELD) is not None  # type: ignore[union-attr]
         self._nodes = nodes
+        self._any_pinned = pinned  # (the step hook looks for pinned nodes only then)
         # Exact tuples of strings: the cyclic GC untracks them, so a big graph's adjacency does
         # not make every collection during the run slower (lists would stay tracked). A node
         # with one link out (most) gets its tuple at once; lists only for several.
