@@ -173,17 +173,18 @@ MIGRATIONS: list[str] = [
     # 4 -> 5: outputs stored once by their content (not by execution key: two runs of one
     # unchanged node may answer differently, and reusing a run must give that run's output);
     # each run's node points at its output. Least recently used is counted per run (its start,
-    # or when a later run last reused it), so recording a step writes one row, not three.
+    # or when a later run last reused it), so recording a step writes one row, not three, and
+    # a run's rows come in the order its steps ended (``n``; a node's last one counts).
     """
     CREATE TABLE outputs (cid TEXT PRIMARY KEY, output TEXT NOT NULL, handle TEXT, size INTEGER NOT NULL)
         WITHOUT ROWID;
-    CREATE TABLE run_outputs (run_id TEXT NOT NULL, node_id TEXT NOT NULL, key TEXT NOT NULL, cid TEXT NOT NULL,
-                              n INTEGER NOT NULL, PRIMARY KEY (run_id, node_id)) WITHOUT ROWID;
+    CREATE TABLE run_outputs (run_id TEXT NOT NULL, n INTEGER NOT NULL, node_id TEXT NOT NULL, key TEXT NOT NULL,
+                              cid TEXT NOT NULL, PRIMARY KEY (run_id, n)) WITHOUT ROWID;
     ALTER TABLE runs ADD COLUMN reused_at REAL;
     ALTER TABLE workflows ADD COLUMN node_digests TEXT;
     INSERT INTO outputs SELECT key, output, handle, size FROM executions;
-    INSERT INTO run_outputs SELECT re.run_id, re.node_id, re.key, re.key, CAST(e.used_at * 1000000 AS INTEGER)
-        FROM run_executions re JOIN executions e ON e.key = re.key;
+    INSERT INTO run_outputs SELECT re.run_id, ROW_NUMBER() OVER (PARTITION BY re.run_id ORDER BY e.used_at, re.node_id),
+        re.node_id, re.key, re.key FROM run_executions re JOIN executions e ON e.key = re.key;
     DROP TABLE run_executions;
     DROP TABLE executions
     """,
@@ -622,9 +623,10 @@ class RunStore:
 
     def _put_executions(self, conn: sqlite3.Connection, run_id: str,
                         executions: list[tuple[str, str, Any, Any]]) -> list[str]:
-        """Record steps' outputs: one ``run_outputs`` row per step; an output's text once (by content)."""
+        """Record steps' outputs: one ``run_outputs`` row per step, numbered after the run's last;
+        an output's text once (by content)."""
         known = self._known_outputs
-        base = int(time.time() * 1_000_000)
+        base = conn.execute("SELECT coalesce(max(n), 0) + 1 FROM run_outputs WHERE run_id = ?", (run_id,)).fetchone()[0]
         rows: list[tuple[str, str, Any, int]] = []
         links: list[Any] = []
         added = 0
@@ -648,10 +650,10 @@ class RunStore:
             if cid not in known:
                 rows.append((cid, text, h, len(text)))
                 added += len(text)
-            links += (run_id, node_id, key, cid, base + i)
+            links += (run_id, base + i, node_id, key, cid)
         if rows:
             conn.executemany("INSERT OR IGNORE INTO outputs (cid, output, handle, size) VALUES (?,?,?,?)", rows)
-        _insert_rows(conn, links, "run_outputs", 5, "INSERT OR REPLACE")
+        _insert_rows(conn, links, "run_outputs", 5)
         self._evict(conn, added)
         return [r[0] for r in rows]  # known once the caller's transaction commits (see append_events)
 
@@ -687,17 +689,17 @@ class RunStore:
             total -= sizes[cid]
         doomed_links = []
         if total > self.cache_limit:
-            for run_id, node_id, cid in conn.execute(
-                    "SELECT ro.run_id, ro.node_id, ro.cid FROM run_outputs ro LEFT JOIN runs r ON r.id = ro.run_id "
+            for run_id, n, cid in conn.execute(
+                    "SELECT ro.run_id, ro.n, ro.cid FROM run_outputs ro LEFT JOIN runs r ON r.id = ro.run_id "
                     "ORDER BY coalesce(r.reused_at, r.started_at, 0), ro.run_id, ro.n"):
-                doomed_links.append((run_id, node_id))
+                doomed_links.append((run_id, n))
                 refs[cid] -= 1
                 if refs[cid] == 0 and cid in sizes:
                     doomed_outputs.append(cid)
                     total -= sizes[cid]
                     if total <= self.cache_limit:
                         break
-        conn.executemany("DELETE FROM run_outputs WHERE run_id = ? AND node_id = ?", doomed_links)
+        conn.executemany("DELETE FROM run_outputs WHERE run_id = ? AND n = ?", doomed_links)
         conn.executemany("DELETE FROM outputs WHERE cid = ?", [(c,) for c in doomed_outputs])
         self._known_outputs.difference_update(doomed_outputs)
         self._cache_bytes = total
@@ -723,7 +725,7 @@ class RunStore:
         from .rerun import STEP_DIGEST_MARK, RecordedExecution, stored_key
 
         rows = self._exec("SELECT ro.node_id, ro.key, o.output, o.handle FROM run_outputs ro "
-                          "JOIN outputs o ON o.cid = ro.cid WHERE ro.run_id = ?", (run_id,)).fetchall()
+                          "JOIN outputs o ON o.cid = ro.cid WHERE ro.run_id = ? ORDER BY ro.n", (run_id,)).fetchall()
         digests: dict[str, str] = {}
         if any(key.startswith(STEP_DIGEST_MARK) for _n, key, _o, _h in rows):
             try:

@@ -401,3 +401,20 @@ def test_outputs_recorded_by_schema_4_are_kept_with_their_keys(tmp_path) -> None
     assert store.cache_stats()["entries"] == 1
     store.delete_run("r4")
     assert store.cache_stats()["entries"] == 0
+
+
+def test_a_node_recorded_several_times_in_a_run_is_reused_with_its_last_output(tmp_path) -> None:
+    """A node in a loop ends once per iteration: the recording keeps each, and a later run reuses
+    the last (recorded in a second batch too, as a long run's steps are)."""
+    from engine import parse_workflow as parse
+
+    store = RunStore(tmp_path / "runs.db")
+    store.create_run("r1", parse(chain(1)), status="completed")
+    with store._transaction() as conn:
+        store._put_executions(conn, "r1", [("a1", "k-first", "first", "output"), ("a1", "k-second", "second", "output")])
+    with store._transaction() as conn:
+        store._put_executions(conn, "r1", [("s", "k-s", "topic", "output"), ("a1", "k-third", "third", "output")])
+    recorded = store.recorded_executions("r1")
+    assert (recorded["a1"].key, recorded["a1"].output) == ("k-third", "third")
+    assert recorded["s"].output == "topic"
+    assert store.cache_stats()["entries"] == 4
