@@ -383,11 +383,12 @@ class Run:
         self._pending_frame: BranchFrame | None = None
         # Deferred work: (node id, input, where it came from, the branch's frame).
         self._deferred: list[tuple[str, Any, str | None, BranchFrame | None]] = []
-        self._tasks: set[asyncio.Task] = set()
+        # The live branch tasks (the keys of ``_at``, below: one dict serves both).
         # Where each branch task is while it waits: (node id, input, whether that node's visit is
         # counted, where it came from, its frame). Read by checkpoint() to keep a sibling's step
         # that is still in flight, and by joins to know which sources can still deliver.
         self._at: dict[asyncio.Task, tuple[str, Any, bool, str | None, BranchFrame | None]] = {}
+        self._tasks = self._at
         self._idle: asyncio.Event | None = None
         self._lock: asyncio.Lock | None = None
 
@@ -661,15 +662,13 @@ class Run:
             context = contextvars.copy_context()
             context.run(BRANCH.set, frame)
             task = self._loop.create_task(self._branch(node_id, value, src), context=context)
-        tasks.add(task)
-        self._at[task] = (node_id, value, False, src, frame)
+        tasks[task] = (node_id, value, False, src, frame)
 
     def _branch_ended(self, task: asyncio.Task | None) -> None:
         tasks = self._tasks
         if task not in tasks:
             return
-        tasks.remove(task)
-        self._at.pop(task, None)  # type: ignore[arg-type]
+        del tasks[task]  # type: ignore[arg-type]
         if self._joins and not self._ended:
             self._check_joins()
         if not tasks:
