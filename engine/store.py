@@ -50,7 +50,7 @@ __all__ = ["RunStore", "RunRecorder", "RunInfo", "StoreError", "AlreadyImported"
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 # The recorded node executions' size limit (bytes of output kept); least recently used go first.
 DEFAULT_CACHE_LIMIT = 64 * 1024 * 1024
 # Events per INSERT statement, largest first (7 parameters each; SQLite allows 32,766). A
@@ -173,18 +173,18 @@ MIGRATIONS: list[str] = [
     # 4 -> 5: outputs stored once by their content (not by execution key: two runs of one
     # unchanged node may answer differently, and reusing a run must give that run's output);
     # each run's node points at its output. Least recently used is counted per run (its start,
-    # or when a later run last reused it), so recording a step writes one row, not three, and
-    # a run's rows come in the order its steps ended (``n``; a node's last one counts).
+    # or when a later run last reused it), so recording a step writes one row, not three.
     """
     CREATE TABLE outputs (cid TEXT PRIMARY KEY, output TEXT NOT NULL, handle TEXT, size INTEGER NOT NULL)
         WITHOUT ROWID;
-    CREATE TABLE run_outputs (run_id TEXT NOT NULL, n INTEGER NOT NULL, node_id TEXT NOT NULL, key TEXT NOT NULL,
-                              cid TEXT NOT NULL, PRIMARY KEY (run_id, n)) WITHOUT ROWID;
+    CREATE TABLE run_outputs (run_id TEXT NOT NULL, node_id TEXT NOT NULL, key TEXT NOT NULL, cid TEXT NOT NULL,
+                              n INTEGER NOT NULL, PRIMARY KEY (run_id, node_id)) WITHOUT ROWID;
     ALTER TABLE runs ADD COLUMN reused_at REAL;
     ALTER TABLE workflows ADD COLUMN node_digests TEXT;
     INSERT INTO outputs SELECT key, output, handle, size FROM executions;
-    INSERT INTO run_outputs SELECT re.run_id, ROW_NUMBER() OVER (PARTITION BY re.run_id ORDER BY e.used_at, re.node_id),
-        re.node_id, re.key, re.key FROM run_executions re JOIN executions e ON e.key = re.key;
+    INSERT INTO run_outputs SELECT re.run_id, re.node_id, re.key, re.key,
+        ROW_NUMBER() OVER (PARTITION BY re.run_id ORDER BY e.used_at, re.node_id)
+        FROM run_executions re JOIN executions e ON e.key = re.key;
     DROP TABLE run_executions;
     DROP TABLE executions
     """,
@@ -209,6 +209,17 @@ MIGRATIONS: list[str] = [
         FROM events e JOIN runs r ON r.id = e.run_id;
     DROP TABLE events;
     ALTER TABLE events_by_num RENAME TO events
+    """,
+    # 6 -> 7: a run's recorded steps keyed by their order in the run (``n``) and appended,
+    # rather than placed by node id; a node recorded several times (a loop) keeps each, the
+    # last one counting. (Columns named: a table of either earlier shape converts.)
+    """
+    CREATE TABLE run_outputs_in_order (run_id TEXT NOT NULL, n INTEGER NOT NULL, node_id TEXT NOT NULL,
+                                       key TEXT NOT NULL, cid TEXT NOT NULL, PRIMARY KEY (run_id, n)) WITHOUT ROWID;
+    INSERT INTO run_outputs_in_order (run_id, n, node_id, key, cid)
+        SELECT run_id, ROW_NUMBER() OVER (PARTITION BY run_id ORDER BY n, node_id), node_id, key, cid FROM run_outputs;
+    DROP TABLE run_outputs;
+    ALTER TABLE run_outputs_in_order RENAME TO run_outputs
     """,
 ]
 assert len(MIGRATIONS) == SCHEMA_VERSION

@@ -192,7 +192,7 @@ def test_edit_before_approving_sends_the_edited_text_and_keeps_both(server, tmp_
     assert got["edited"] is True and got["original"] == original and got["output"] == "THE EDITED DRAFT"
 
 
-def test_flowdesk_diff_json_names_changed_nodes_and_output_differences(server, tmp_path) -> None:
+def test_flowdesk_diff_json_names_changed_nodes_and_output_differences(server, tmp_path, monkeypatch) -> None:
     from engine.cli import main as cli_main
 
     store = RunStore(tmp_path / "runs.db")
@@ -200,19 +200,15 @@ def test_flowdesk_diff_json_names_changed_nodes_and_output_differences(server, t
     second = run_recorded(store, chain(3, prompts={2: "changed {{PREVIOUS_OUTPUT}}"}), server.base_url)
     import contextlib
     import io
-    import os
-    os.environ["FLOWDESK_DATA_DIR"] = str(tmp_path)
-    try:
-        buf = io.StringIO()
-        with contextlib.redirect_stdout(buf):
-            assert cli_main(["diff", first.run_id, second.run_id[:10], "--json"]) == 0
-        result = json.loads(buf.getvalue())
-        buf = io.StringIO()
-        with contextlib.redirect_stdout(buf):
-            assert cli_main(["diff", first.run_id, second.run_id]) == 0
-        assert "node a2 changed: userPrompt" in buf.getvalue()
-    finally:
-        del os.environ["FLOWDESK_DATA_DIR"]
+    monkeypatch.setenv("FLOWDESK_DATA_DIR", str(tmp_path))  # (restored after: the session's own folder)
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        assert cli_main(["diff", first.run_id, second.run_id[:10], "--json"]) == 0
+    result = json.loads(buf.getvalue())
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        assert cli_main(["diff", first.run_id, second.run_id]) == 0
+    assert "node a2 changed: userPrompt" in buf.getvalue()
     assert result["workflow"]["changed"] == {"a2": ["userPrompt"]}
     assert result["workflow"]["added"] == [] and result["workflow"]["removed"] == []
     by_id = {n["nodeId"]: n for n in result["nodes"]}
