@@ -201,23 +201,7 @@ class RunBridge(QObject):
             raise RunStateError(f"Run {run_id} is {info.status}, not a paused run that can be resumed.")
         workflow = store.workflow_of(run_id)
         run = Run.restore(snap, resolver, workflow=workflow, check=False, delta_interval=self.delta_interval)
-        ensure_asyncgen_hooks(asyncio.get_event_loop())
-        self.run = run
-        self._buffer.clear()
-        self._gated = False
-        self.run_state.reset(workflow, run.initial_input)
-        self.run_state.apply_many(store.iter_events(run_id))
-        self.run_state.states_dirty = self.run_state.links_dirty = False
-        self._finished_emitted = False
-        self._recorder = None
-        self._claim = store
-        run.add_listener(self._on_event)
-        self.run_started.emit(run.run_id)
-        self.node_states_changed.emit(dict(self.run_state.states))
-        self.links_followed.emit(frozenset(self.run_state.links))
-        self.status_changed.emit(str(run.status))
-        self.approvals_changed.emit()
-        return run
+        return self._take_up(run, workflow, store.iter_events(run_id), claim=store)
 
     def adopt_remote(self, run: Any) -> Any:
         """Take up a run on a Temporal server (a ``RemoteRun`` from ``RemoteRun.fetch``, its events
@@ -225,16 +209,21 @@ class RunBridge(QObject):
         the server, which the run then follows to its next pause or its end."""
         if self.is_active:
             raise RunStateError("a run is already in progress; cancel it first")
+        return self._take_up(run, run.workflow, run.events or [], claim=None)
+
+    def _take_up(self, run: Any, workflow: Workflow, events: Any, *, claim: RunStore | None) -> Any:
+        """Show a run that is already under way (its events so far) and follow it from here;
+        ``claim``: the store to claim it in before it continues (a stored paused run)."""
         ensure_asyncgen_hooks(asyncio.get_event_loop())
         self.run = run
         self._buffer.clear()
         self._gated = False
-        self.run_state.reset(run.workflow, run.initial_input)
-        self.run_state.apply_many(run.events or [])
+        self.run_state.reset(workflow, run.initial_input)
+        self.run_state.apply_many(events)
         self.run_state.states_dirty = self.run_state.links_dirty = False
         self._finished_emitted = False
         self._recorder = None
-        self._claim = None
+        self._claim = claim
         run.add_listener(self._on_event)
         self.run_started.emit(run.run_id)
         self.node_states_changed.emit(dict(self.run_state.states))

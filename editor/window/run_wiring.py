@@ -351,16 +351,8 @@ class RunWiringMixin(RunOnMixin):
                                                             "server now, not waiting for approval.")
                 self.history.refresh()
                 return None
-            info = self.history.remote_row(run_id)
-            win = RunViewWindow(run_id, run.workflow, [], info, remote_run=run)
-            win.version_requested.connect(self.open_workflow_version)
-            win.console.run_finished.connect(lambda _s: self.history.refresh())
-            win.destroyed.connect(lambda _=None, w=win: self.run_windows.remove(w) if w in self.run_windows else None)
-            self.run_windows.append(win)
-            win.show()
-            win.raise_()
-            win.activateWindow()
-            return win
+            return self._show_live_run_window(RunViewWindow(run_id, run.workflow, [], self.history.remote_row(run_id),
+                                                            remote_run=run))
 
         return asyncio.ensure_future(take_up())
 
@@ -372,7 +364,11 @@ class RunWiringMixin(RunOnMixin):
                 open_win.activateWindow()
                 return
         info = self.store.get_run(run_id) if self.store is not None else None
-        win = RunViewWindow(run_id, workflow, [], info, store=self.store, resolver_factory=self._resolver_factory)
+        self._show_live_run_window(RunViewWindow(run_id, workflow, [], info, store=self.store,
+                                                 resolver_factory=self._resolver_factory))
+
+    def _show_live_run_window(self, win: RunViewWindow) -> RunViewWindow:
+        """Show a window that takes up a paused run (kept in ``run_windows`` while open)."""
         win.version_requested.connect(self.open_workflow_version)
         win.console.run_finished.connect(lambda _s: self.history.refresh())
         win.destroyed.connect(lambda _=None, w=win: self.run_windows.remove(w) if w in self.run_windows else None)
@@ -380,6 +376,7 @@ class RunWiringMixin(RunOnMixin):
         win.show()
         win.raise_()
         win.activateWindow()
+        return win
 
     def open_run_view(self, run_id: str, workflow: Workflow, events: list, info: Any) -> None:
         """Show a stored run read-only, on the workflow snapshot that actually ran."""
