@@ -69,6 +69,17 @@ def _field(data: Any, name: str) -> Any:
     return value
 
 
+def _uses_secrets(node: Any) -> bool:
+    """Whether an agent's own data refers to ``secrets.NAME`` or ``env.NAME`` (resolved here in the
+    workflow, the prompt sent would hold the value, and an activity's input is kept in the
+    server's history)."""
+    from ..templates import find_references
+
+    data = node.data
+    return any(ref.name in ("secrets", "env") for f in ("userPrompt", "systemPrompt", "agentName", "model")
+               for ref in find_references(str(getattr(data, f, "") or "")))
+
+
 def step_options(data: Any, heartbeat_ms: int) -> dict[str, Any]:
     """The activity options for one step from the node's policy fields (defaults otherwise)."""
     timeout_ms = _field(data, "timeoutMs")
@@ -262,6 +273,10 @@ class _ActivityProvider:
     async def complete(self, inv: Any, ctx: Any) -> LLMResult:
         owner = self.owner
         node = owner.nodes.get(inv.node_id)
+        if node is not None and _uses_secrets(node):
+            raise LLMError("its prompt uses {{secrets.…}} or {{env.…}}, which a run on a Temporal server cannot "
+                           "send to a model: the prompt would be kept in the server's history. Use the secret in "
+                           "an http step (the worker resolves those), or run this flow on this computer.")
         options = step_options(node.data if node is not None else None, owner.heartbeat_ms)
         run = owner.run
         scope = run._scope(None)  # this branch's built-ins, for the subagents' templates
