@@ -56,7 +56,7 @@ DEFAULT_CACHE_LIMIT = 64 * 1024 * 1024
 # Events per INSERT statement, largest first (7 parameters each; SQLite allows 32,766). A
 # batch is cut into these sizes so that only these few statements are ever prepared (once
 # per connection): preparing a many-row INSERT costs more than running it.
-_INSERT_CHUNKS = (500, 100, 20, 5, 1)
+_INSERT_CHUNKS = (500, 200, 100, 50, 20, 10, 5, 2, 1)
 # Outputs this process knows are stored (their content ids): recording them again writes only
 # the step's link. Only a shortcut: forgotten when it grows past this, or when outputs go.
 _KNOWN_OUTPUTS_MAX = 200_000
@@ -615,7 +615,7 @@ class RunStore:
             if run_fields:
                 cols = ", ".join(f"{k} = ?" for k in run_fields)
                 conn.execute(f"UPDATE runs SET {cols} WHERE id = ?", (*run_fields.values(), run_id))
-            stored = self._put_executions(conn, run_id, executions) if executions else None
+            stored = self._put_executions(conn, run_id, executions, new=new_run is not None) if executions else None
         if stored:  # committed: a later step with the same output writes only its link
             known = self._known_outputs
             if len(known) > _KNOWN_OUTPUTS_MAX:
@@ -633,11 +633,12 @@ class RunStore:
     # ------------------------------------------------------------------ recorded executions
 
     def _put_executions(self, conn: sqlite3.Connection, run_id: str,
-                        executions: list[tuple[str, str, Any, Any]]) -> list[str]:
+                        executions: list[tuple[str, str, Any, Any]], *, new: bool = False) -> list[str]:
         """Record steps' outputs: one ``run_outputs`` row per step, numbered after the run's last;
         an output's text once (by content)."""
         known = self._known_outputs
-        base = conn.execute("SELECT coalesce(max(n), 0) + 1 FROM run_outputs WHERE run_id = ?", (run_id,)).fetchone()[0]
+        base = 1 if new else conn.execute("SELECT coalesce(max(n), 0) + 1 FROM run_outputs WHERE run_id = ?",
+                                          (run_id,)).fetchone()[0]  # (a run made in this batch has none yet)
         rows: list[tuple[str, str, Any, int]] = []
         links: list[Any] = []
         added = 0
