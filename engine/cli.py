@@ -219,6 +219,32 @@ def _err(msg: str) -> None:
     sys.stderr.write(f"flowdesk: {msg}\n")
 
 
+def _run_arguments(wf: Any, var_texts: list[str], given: dict[str, Any] | None = None) -> dict[str, Any] | None:
+    """A run's arguments: ``given`` (`do`'s), overridden by each ``--var NAME=VALUE``, checked
+    against the workflow's variables; None (the reason printed) when one is refused, before the
+    run starts (DESIGN.md: exit 2)."""
+    from .inputs import has_surrogates
+    from .variables import VariableError, parse_var_argument, run_variables
+
+    arguments: dict[str, Any] = dict(given or {})
+    for text in var_texts:
+        try:
+            name, value = parse_var_argument(text)
+        except ValueError as err:
+            _err(str(err))
+            return None
+        if has_surrogates(value):
+            _err(f"--var {name}: the value is not valid text (bytes that are not UTF-8)")
+            return None
+        arguments[name] = value
+    try:
+        run_variables(wf, arguments)
+    except VariableError as err:
+        _err(str(err))
+        return None
+    return arguments
+
+
 # ------------------------------------------------------------------------------- commands
 def _load_any(path: str) -> Any:
     """The workflow in ``path``; a foreign flow file is converted, with a note on stderr."""
@@ -495,30 +521,14 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 def _run_loaded(wf: Any, args: argparse.Namespace, path: str, given: dict[str, Any] | None = None) -> int:
     """``flowdesk run`` from a loaded workflow (``given``: run variables, from ``do``)."""
-    from .inputs import has_surrogates
     from .llm.registry import ProviderConfigError, make_resolver
     from .validate import validate
 
     if args.max_visits < 1:
         _err("--max-visits must be at least 1")
         return EXIT_USAGE
-    from .variables import VariableError, parse_var_argument, run_variables
-
-    arguments: dict[str, Any] = dict(given or {})  # `do`'s arguments; --var overrides them
-    for text in args.var:
-        try:
-            name, value = parse_var_argument(text)
-        except ValueError as err:
-            _err(str(err))
-            return EXIT_USAGE
-        if has_surrogates(value):
-            _err(f"--var {name}: the value is not valid text (bytes that are not UTF-8)")
-            return EXIT_USAGE
-        arguments[name] = value
-    try:  # refused before the run starts, the variable named (DESIGN.md: exit 2)
-        run_variables(wf, arguments)
-    except VariableError as err:
-        _err(str(err))
+    arguments = _run_arguments(wf, args.var, given)
+    if arguments is None:
         return EXIT_USAGE
     issues = validate(wf, path=os.path.abspath(path))
     errors = [i for i in issues if i.is_error]

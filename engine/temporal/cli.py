@@ -150,7 +150,7 @@ def _options() -> dict[str, Any]:
 
 
 async def _run(args: argparse.Namespace) -> int:
-    from ..cli import EXIT_FAILED, EXIT_USAGE, _Printer, _stored_base_url
+    from ..cli import EXIT_FAILED, EXIT_USAGE, _Printer, _stored_base_url, _run_arguments
     from ..inputs import has_surrogates
     from ..model import WorkflowLoadError, load_workflow
     from ..runtime import uuid_ids
@@ -168,23 +168,8 @@ async def _run(args: argparse.Namespace) -> int:
     if args.max_visits < 1:
         _err("--max-visits must be at least 1")
         return EXIT_USAGE
-    from ..variables import VariableError, parse_var_argument, run_variables
-
-    arguments: dict[str, str] = {}
-    for text in args.var:
-        try:
-            name, value = parse_var_argument(text)
-        except ValueError as err:
-            _err(str(err))
-            return EXIT_USAGE
-        if has_surrogates(value):
-            _err(f"--var {name}: the value is not valid text (bytes that are not UTF-8)")
-            return EXIT_USAGE
-        arguments[name] = value
-    try:  # refused before the run is sent (exit 2), as locally
-        run_variables(wf, arguments)
-    except VariableError as err:
-        _err(str(err))
+    arguments = _run_arguments(wf, args.var)  # refused before the run is sent (exit 2), as locally
+    if arguments is None:
         return EXIT_USAGE
     errors = [i for i in validate(wf) if i.is_error]
     if errors:
