@@ -100,6 +100,17 @@ class FetchData(PolicyData):
         return 20_000 if v in (None, "") else v
 
 
+def _check_url(node: Any, checks: Any, kind: str, what: str) -> None:
+    """``<kind>_no_url`` (a warning) or ``<kind>_bad_scheme``: a URL that can never be requested
+    (one made by a template is checked when the step runs)."""
+    url = node.data.url
+    if not url.strip():
+        checks.warning(f"{kind}_no_url", f"{checks.label(node)} has no URL.")
+    elif "{{" not in url and "${" not in url and not url.strip().lower().startswith(("http://", "https://")):
+        checks.error(f"{kind}_bad_scheme", f"{checks.label(node)}: only http:// and https:// {what} "
+                                           f"(not '{url.strip()[:60]}').")
+
+
 # --------------------------------------------------------------------------- running
 
 def resolve_for_step(ctx: Any, node: Any, value: Any = None) -> tuple[dict[str, Any], list[str]]:
@@ -187,21 +198,13 @@ class HttpSpec(NodeSpec):
         from ..http_request import looks_like_literal_credential
 
         d = node.data
-        if not d.url.strip():
-            checks.warning("http_no_url", f"{checks.label(node)} has no URL.")
-        elif "{{" not in d.url and "${" not in d.url and not d.url.strip().lower().startswith(("http://", "https://")):
-            checks.error("http_bad_scheme", f"{checks.label(node)}: only http:// and https:// URLs can be requested "
-                                            f"(not '{d.url.strip()[:60]}').")
-        for row in d.headers:
-            if looks_like_literal_credential(row.value, row.key):
-                checks.warning("literal_credential",
-                               f"{checks.label(node)}: the header '{row.key}' looks like a credential typed in; "
-                               "keep it in the keyring and write {{secrets.NAME}} instead.")
-        for row in d.query:
-            if looks_like_literal_credential(row.value, row.key):
-                checks.warning("literal_credential",
-                               f"{checks.label(node)}: the query parameter '{row.key}' looks like a credential typed "
-                               "in; keep it in the keyring and write {{secrets.NAME}} instead.")
+        _check_url(node, checks, "http", "URLs can be requested")
+        for rows, what in ((d.headers, "header"), (d.query, "query parameter")):
+            for row in rows:
+                if looks_like_literal_credential(row.value, row.key):
+                    checks.warning("literal_credential",
+                                   f"{checks.label(node)}: the {what} '{row.key}' looks like a credential typed in; "
+                                   "keep it in the keyring and write {{secrets.NAME}} instead.")
 
     async def execute(self, ctx: Any, node: Any, value: Any) -> tuple[Any, str]:
         from ..http_request import HttpStatusError, WebRequestError, send_request
@@ -209,9 +212,7 @@ class HttpSpec(NodeSpec):
         data, secrets = resolve_for_step(ctx, node, value)
         try:
             result = await send_request(data, secrets=secrets, on_event=_emitter(ctx, node.id, secrets))
-        except HttpStatusError as err:
-            raise NodeError(f"{self.describe(node)} failed: {err}") from None
-        except WebRequestError as err:
+        except (HttpStatusError, WebRequestError) as err:
             raise NodeError(f"{self.describe(node)} failed: {err}") from None
         output = result.output
         if result.status >= 400:
@@ -245,11 +246,7 @@ class FetchSpec(NodeSpec):
 
     def check(self, node: Any, checks: Any) -> None:
         d = node.data
-        if not d.url.strip():
-            checks.warning("fetch_no_url", f"{checks.label(node)} has no URL.")
-        elif "{{" not in d.url and "${" not in d.url and not d.url.strip().lower().startswith(("http://", "https://")):
-            checks.error("fetch_bad_scheme", f"{checks.label(node)}: only http:// and https:// pages can be fetched "
-                                             f"(not '{d.url.strip()[:60]}').")
+        _check_url(node, checks, "fetch", "pages can be fetched")
         if d.maxChars < 1:
             checks.error("fetch_bad_max_chars", f"{checks.label(node)}: maxChars must be at least 1.")
 
