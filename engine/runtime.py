@@ -383,12 +383,10 @@ class Run:
         self._pending_frame: BranchFrame | None = None
         # Deferred work: (node id, input, where it came from, the branch's frame).
         self._deferred: list[tuple[str, Any, str | None, BranchFrame | None]] = []
-        # The live branch tasks (the keys of ``_at``, below: one dict serves both).
-        # Where each branch task is while it waits: (node id, input, whether that node's visit is
-        # counted, where it came from, its frame). Read by checkpoint() to keep a sibling's step
-        # that is still in flight, and by joins to know which sources can still deliver.
+        # The live branch tasks, and where each is while it waits: (node id, input, whether that
+        # node's visit is counted, where it came from, its frame). Read by checkpoint() to keep a
+        # sibling's step that is still in flight, and by joins to know which sources can still deliver.
         self._at: dict[asyncio.Task, tuple[str, Any, bool, str | None, BranchFrame | None]] = {}
-        self._tasks = self._at
         self._idle: asyncio.Event | None = None
         self._lock: asyncio.Lock | None = None
 
@@ -618,7 +616,7 @@ class Run:
         self._subruns.clear()
         self._set_status(RunStatus.CANCELLED, reason)
         self._cancel_branches(None)
-        if not self._tasks:
+        if not self._at:
             self._end_streams()
 
     async def wait(self) -> RunStatus:
@@ -644,16 +642,16 @@ class Run:
 
     async def _wait_idle(self) -> None:
         assert self._idle is not None
-        while self._tasks:
+        while self._at:
             await self._idle.wait()
 
     def _spawn(self, node_id: str, value: Any, src: str | None = None, frame: Any = False) -> None:
         """A new branch at ``node_id``; ``frame`` (False: the current branch's) is its BranchFrame."""
-        tasks = self._tasks
+        tasks = self._at
         if not tasks:
             assert self._idle is not None
             self._idle.clear()
-        # The branch takes itself out of ``_tasks`` when it ends (see ``_branch``): no done
+        # The branch takes itself out of ``_at`` when it ends (see ``_branch``): no done
         # callback, which would cost one more event-loop callback per branch.
         if frame is False:
             frame = BRANCH.get()
@@ -665,7 +663,7 @@ class Run:
         tasks[task] = (node_id, value, False, src, frame)
 
     def _branch_ended(self, task: asyncio.Task | None) -> None:
-        tasks = self._tasks
+        tasks = self._at
         if task not in tasks:
             return
         del tasks[task]  # type: ignore[arg-type]
@@ -678,11 +676,11 @@ class Run:
                 self._end_streams()
 
     def _cancel_branches(self, keep: asyncio.Task | None) -> None:
-        for t in list(self._tasks):
+        for t in list(self._at):
             if t is not keep:
                 t.cancel()
                 # A task cancelled before its first step never enters ``_branch``, so its own
-                # ``finally`` cannot take it out of ``_tasks``; this callback does (once either way).
+                # ``finally`` cannot take it out of ``_at``; this callback does (once either way).
                 t.add_done_callback(self._branch_ended)
 
     def _fail(self, node_id: str, message: str) -> None:
@@ -1219,7 +1217,7 @@ class Run:
 
     def snapshot(self, *, include_workflow: bool = True) -> dict[str, Any]:
         """The run's whole state as a JSON value. Only while no branch is in flight."""
-        if self._tasks:
+        if self._at:
             raise RunStateError("a snapshot is taken when the run is paused or ended, not while steps are running")
         return self._state(include_workflow, self._deferred, self.visits)
 
@@ -1251,7 +1249,7 @@ class Run:
 
     def _nested_state(self) -> dict[str, Any]:
         """This nested run's snapshot, workflow included (a checkpoint when siblings are in flight)."""
-        if not self._tasks:
+        if not self._at:
             return self.snapshot(include_workflow=True)
         state = self.checkpoint() or self._state(False, self._deferred, self.visits)
         state["workflow"] = json.loads(dumps_workflow(self.workflow, indent=None))
