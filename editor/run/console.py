@@ -472,27 +472,6 @@ class RunConsole(QWidget):
         self.header.set_running(True, initial)
         return True
 
-    def open_remote_paused_run(self, run_id: str, address: str, namespace: str = "default") -> Any:
-        """Take up a paused run on a Temporal server (for example one that waited while the app was
-        closed): read from the server, then as :meth:`take_up_remote`. Returns the task reading
-        it (None if a run is in progress)."""
-        if self.bridge.is_active:
-            self._on_error("A run is in progress; cancel it before taking up another one.")
-            return None
-        self._set_status_label("reading")
-
-        async def read() -> bool:
-            from engine import RemoteRun
-
-            try:
-                run = await RemoteRun.fetch(run_id, address=address, namespace=namespace)
-            except Exception as err:  # TemporalUnavailable: say why
-                self._on_error(f"Cannot take up run {run_id[:8]} on the Temporal server at {address}: {err}")
-                return False
-            return self.take_up_remote(run)
-
-        return asyncio.ensure_future(read())
-
     def take_up_remote(self, run: Any) -> bool:
         """Show a paused run on a Temporal server (a ``RemoteRun`` from ``RemoteRun.fetch``) with
         its log and approval cards; an answer goes to the server. False, with the reason shown,

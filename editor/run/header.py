@@ -20,7 +20,6 @@ STATUS_TEXT = {
     "completed": ("● Completed", "#15803d"),
     "failed": ("● Failed", "#dc2626"),
     "cancelled": ("● Cancelled", "#6b7280"),
-    "reading": ("Reading the run from the Temporal server…", "#6b7280"),
 }
 
 
