@@ -59,7 +59,7 @@ from .details import NodeRunDetails
 from .entry_pane import EntryPane
 from .exports import run_record, write_jsonl, write_record
 from .header import INPUT_PLACEHOLDER, RunHeader
-from .log_model import TYPE_GROUPS, EntryRole, LogEntry, LogFilterProxy, LogModel, NodeNames, display_name
+from .log_model import TYPE_GROUPS, EntryRole, LogEntry, LogFilterProxy, LogModel, NodeNames
 from .log_view import TYPE_COLOURS, LogDelegate
 from .trace import SubagentTrace
 
