@@ -321,8 +321,7 @@ class AgentSpec(NodeSpec):
                 value = run.last_text_output
             value = value if isinstance(value, str) else as_text(value)
         secrets = _NO_SECRETS
-        if ("{" in user_prompt and _templated_prompt(user_prompt)) or "{" in d.systemPrompt or "{" in name \
-                or "{" in d.model:  # (templated(d), inline: this runs at every step)
+        if templated(d):
             content, shown, name, system, model, effort, secrets = resolved_prompt(ctx, node, value)
         else:
             content = shown = fill_prompt(user_prompt, value) if user_prompt else value
