@@ -297,7 +297,6 @@ class Run:
         # up in (None: the user's default library) and this workflow's file (relative references).
         self.library = library
         self.path = str(path) if path is not None else None
-        # Where this run sits: "" for a top-level run; a nested run's events carry it (RunEvent.path).
         self.run_path = run_path
         # The output of the last node to complete that has no outgoing execution link (a flow's result).
         self.result: Any = None
@@ -394,6 +393,8 @@ class Run:
         self._listeners: list[EventCallback] = [on_event] if on_event else []
         self._status_listeners: list[EventCallback] = []
         self._streams: list[asyncio.Queue] = []
+        self._sinks: tuple[Callable[[RunEvent], Any], ...] = ()
+        self._update_sinks()
         self._call_counter = 0
         self._ctx = RunContext(self)
         # Pinned outputs, a run from a node and recorded executions (engine/rerun.py); None for
@@ -433,12 +434,31 @@ class Run:
     # ------------------------------------------------------------------ events
     def add_listener(self, callback: EventCallback) -> None:
         self._listeners.append(callback)
+        self._update_sinks()
 
     def remove_listener(self, callback: EventCallback) -> None:
         try:
             self._listeners.remove(callback)
         except ValueError:
             pass
+        self._update_sinks()
+
+    def _update_sinks(self) -> None:
+        """Where each event goes, in order: the run's log, the listeners, the streams. One tuple,
+        made again when they change (an event's dispatch is one loop, and a listener added or
+        removed while an event is dispatched takes effect from the next event)."""
+        self._sinks = ((() if self.events is None else (self.events.append,)) + tuple(self._listeners)
+                       + tuple(q.put_nowait for q in self._streams))
+
+    @property
+    def run_path(self) -> str:
+        """Where this run sits: "" for a top-level run; a nested run's events carry it (RunEvent.path)."""
+        return self._run_path
+
+    @run_path.setter
+    def run_path(self, value: str) -> None:
+        self._run_path = value
+        self._path_item: tuple[str, ...] = (value,) if value else ()  # an event's sixth item, or none
 
     def add_status_listener(self, callback: EventCallback) -> None:
         """Call ``callback(event)`` with each ``run_status`` event, after every event listener
@@ -455,29 +475,21 @@ class Run:
               ts: float | None = None, extra_json: str | None = None) -> RunEvent:
         # RunEvent's fields built inline (as RunEvent.__new__ would): this runs 3 times a step.
         ev = _tuple_new(RunEvent, (node_id, type if type.__class__ is str else str(type), content, ts or self._clock(),
-                                   _encode_extra(extra) if extra else extra_json)
-                        + ((self.run_path,) if self.run_path else ()))
-        if self.events is not None:
-            self.events.append(ev)
-        for cb in self._listeners:
-            cb(ev)
-        for q in self._streams:
-            q.put_nowait(ev)
+                                   _encode_extra(extra) if extra else extra_json) + self._path_item)
+        for sink in self._sinks:
+            sink(ev)
         return ev
 
     def _relay(self, ev: RunEvent) -> None:
         """An event of a nested run (it carries its run path), logged in this run's log as it is."""
-        if self.events is not None:
-            self.events.append(ev)
-        for cb in self._listeners:
-            cb(ev)
-        for q in self._streams:
-            q.put_nowait(ev)
+        for sink in self._sinks:
+            sink(ev)
 
     async def iter_events(self) -> AsyncIterator[RunEvent]:
         """Events as they are emitted, until the run next settles (paused or ended)."""
         q: asyncio.Queue = asyncio.Queue()
         self._streams.append(q)
+        self._update_sinks()
         try:
             while True:
                 ev = await q.get()
@@ -486,6 +498,7 @@ class Run:
                 yield ev
         finally:
             self._streams.remove(q)
+            self._update_sinks()
 
     def _set_status(self, status: RunStatus, detail: str = "") -> None:
         self.status = status
