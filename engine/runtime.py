@@ -310,16 +310,16 @@ class Run:
             self._resolve = provider  # type: ignore[assignment]
 
         # Indexes built once: the run's cost per step does not grow with the graph.
-        nodes: dict[str, Node] = {}
-        pinned = False
-        for n in workflow.nodes:
-            if n.id not in nodes:
-                nodes[n.id] = n
-            if not pinned:
-                extra = getattr(n.data, "__pydantic_extra__", None)
-                pinned = bool(extra) and extra.get(PINNED_FIELD) is not None  # type: ignore[union-attr]
+        listed = workflow.nodes
+        nodes: dict[str, Node] = {n.id: n for n in listed}
+        if len(nodes) != len(listed):  # a repeated id (validation reports it): its first node counts
+            nodes = {}
+            for n in listed:
+                nodes.setdefault(n.id, n)
         self._nodes = nodes
-        self._any_pinned = pinned  # (the step hook looks for pinned nodes only then)
+        # (the step hook looks for pinned nodes only when a node has one)
+        self._any_pinned = any(extra.get(PINNED_FIELD) is not None
+                               for extra in [getattr(n.data, "__pydantic_extra__", None) for n in listed] if extra)
         # Exact tuples of strings: the cyclic GC untracks them, so a big graph's adjacency does
         # not make every collection during the run slower (lists would stay tracked). A node
         # with one link out (most) gets its tuple at once; lists only for several.
@@ -327,13 +327,11 @@ class Run:
         several: list[str] = []
         children: dict[str, list[str]] = {}
         for c in workflow.connections:
-            handle = c.sourceHandle
+            handle = c.sourceHandle or "output"
             if handle == "subagent":
                 children.setdefault(c.source, []).append(c.target)
                 continue
-            if not handle:
-                handle = "output"
-            elif handle == "true":
+            if handle == "true":
                 handle = "condition-0"
             source = c.source
             edges = out.get(source)
@@ -407,7 +405,7 @@ class Run:
         reuse, self.reused_from = reuse_map(reuse_from, store)
         # Made only when a step may be pinned, reused or recorded: a plain run does not scan for it.
         self._step_hook: StepHook | None = None
-        if pinned or reuse or start_at is not None:
+        if self._any_pinned or reuse or start_at is not None:
             self._step_hook = StepHook(self, reuse=reuse, start_at=start_at)
             self._hook = self._step_hook
 
