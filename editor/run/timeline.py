@@ -10,6 +10,7 @@ Clicking a bar emits ``node_clicked(node_id)``.
 
 from __future__ import annotations
 
+import math
 import time
 from typing import Iterable
 
@@ -19,7 +20,7 @@ from PySide6.QtWidgets import QScrollArea, QVBoxLayout, QWidget
 
 from engine import RunEvent, Timeline, Workflow
 
-__all__ = ["TimelineView", "TimelineCanvas"]
+__all__ = ["TimelineView", "TimelineCanvas", "axis_ticks"]
 
 ROW_H = 22
 LABEL_W = 170
@@ -38,6 +39,43 @@ def _fmt(seconds: float) -> str:
     if seconds < 60:
         return f"{seconds:.1f} s"
     return f"{int(seconds // 60)} min {int(seconds % 60)} s"
+
+
+# Tick steps in seconds past ten seconds (below them, 1-2-5 steps): as a clock counts.
+_LONG_STEPS = (15.0, 30.0, 60.0, 120.0, 300.0, 600.0, 900.0, 1800.0, 3600.0, 7200.0, 14400.0, 28800.0, 86400.0)
+
+
+def axis_ticks(total: float, most: int = 6) -> list[tuple[float, str]]:
+    """The time axis of a run lasting ``total`` seconds: ``(seconds, label)`` at round steps
+    (1, 2 or 5 times a power of ten; 15 s, 30 s, whole minutes and hours past ten seconds), at most ``most`` + 1
+    of them from 0, all labelled in one unit (ms, s, min or h) with the decimals the step needs."""
+    total = max(total, 1e-6)
+    raw = total / most
+    if raw > 10:
+        step = next((s for s in _LONG_STEPS if s >= raw), math.ceil(raw / 86400) * 86400)
+    else:
+        power = 10.0 ** math.floor(math.log10(raw))
+        step = next(m * power for m in (1, 2, 5, 10) if m * power >= raw * (1 - 1e-9))
+    if total < 1:  # milliseconds
+        decimals = max(0, -math.floor(math.log10(step * 1000) + 1e-9))
+
+        def label(t: float) -> str:
+            return f"{t * 1000:.{decimals}f} ms"
+    elif total < 180:  # seconds
+        decimals = 0 if step >= 1 else 1
+
+        def label(t: float) -> str:
+            return f"{t:.{decimals}f} s"
+    elif total < 3 * 3600:  # minutes
+
+        def label(t: float) -> str:
+            return f"{round(t / 60)} min"
+    else:  # hours
+
+        def label(t: float) -> str:
+            return f"{t / 3600:g} h"
+    count = int(total / step + 1e-9)
+    return [(i * step, label(i * step)) for i in range(count + 1)]
 
 
 class TimelineCanvas(QWidget):
@@ -91,13 +129,14 @@ class TimelineCanvas(QWidget):
         t0 = tl.t0 or 0.0
         total = max(self._span_end() - t0, 1e-3)
         width = max(self.width() - LABEL_W - 16, 40)
-        # axis: 5 ticks
+        # the axis: a grid line and a label at each round step (as many as the width has room for)
         p.setPen(QPen(GRID, 1))
-        for i in range(6):
-            x = LABEL_W + width * i / 5
+        room = max(2, min(8, int(width // 60)))
+        for at, text in axis_ticks(total, room):
+            x = LABEL_W + width * at / total
             p.drawLine(int(x), AXIS_H - 4, int(x), self.height())
             p.setPen(MUTED)
-            p.drawText(QRectF(x - 40, 2, 80, AXIS_H - 6), Qt.AlignmentFlag.AlignCenter, _fmt(total * i / 5))
+            p.drawText(QRectF(x - 40, 2, 80, AXIS_H - 6), Qt.AlignmentFlag.AlignCenter, text)
             p.setPen(QPen(GRID, 1))
         p.setRenderHint(QPainter.RenderHint.Antialiasing, True)
         for i, span in enumerate(tl.spans):
