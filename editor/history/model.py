@@ -65,6 +65,9 @@ def format_duration(seconds: float | None) -> str:
         return ""
     if seconds < 0:
         seconds = 0.0
+    ms = round(seconds * 1000)
+    if ms < 1000:  # a quick run (a local model, steps from cache) reads in milliseconds, not "0.0 s"
+        return f"{ms} ms"
     if seconds < 10:
         return f"{seconds:.1f} s"
     if seconds < 60:

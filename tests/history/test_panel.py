@@ -410,8 +410,8 @@ def test_refresh_keeps_page_and_selection_and_follows_other_processes(qtbot, tmp
 def test_model_formatting() -> None:
     from editor.history.model import format_duration, format_started
 
-    assert [format_duration(x) for x in (None, 0.04, 9.94, 42, 61, 3725, 200000)] == [
-        "", "0.0 s", "9.9 s", "42 s", "1 min 01 s", "1 h 02 min", "2 d 7 h"]
+    assert [format_duration(x) for x in (None, 0.0004, 0.04, 0.9996, 9.94, 42, 61, 3725, 200000)] == [
+        "", "0 ms", "40 ms", "1.0 s", "9.9 s", "42 s", "1 min 01 s", "1 h 02 min", "2 d 7 h"]
     now = 1_700_000_000.0
     assert format_started(now - 5, now).startswith("Today ")
     assert format_started(now - 86400, now).startswith("Yesterday ")
