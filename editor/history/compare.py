@@ -33,6 +33,15 @@ def _dur(v: Any) -> str:
     return "—" if not isinstance(v, (int, float)) else (f"{v * 1000:.0f} ms" if v < 1 else f"{v:.2f} s")
 
 
+def _status(side: dict[str, Any]) -> str:
+    """A node's status as the table shows it: one the run never reached (so it has no step,
+    no output) reads "not reached", not the reducer's "skipped" (which a skip policy also gives)."""
+    status = side["status"]
+    if status == "skipped" and side.get("duration") is None and side.get("output") is None:
+        return "not reached"
+    return "from cache" if status == "cached" else status
+
+
 def _tok(t: dict[str, int] | None) -> str:
     return "—" if not t else f"{t['prompt'] + t['completion']}"
 
@@ -107,7 +116,7 @@ class CompareWindow(QMainWindow):
         for n in self.result["nodes"]:
             a, b = n["a"], n["b"]
             out = "changed" if n["outputChanged"] else "same"
-            item = QTreeWidgetItem([n["title"] + ("  ✎" if n["changed"] else ""), a["status"], b["status"],
+            item = QTreeWidgetItem([n["title"] + ("  ✎" if n["changed"] else ""), _status(a), _status(b),
                                     _dur(a["duration"]), _dur(b["duration"]), _tok(a["tokens"]), _tok(b["tokens"]), out])
             item.setData(0, Qt.ItemDataRole.UserRole, n["nodeId"])
             if n["changed"]:

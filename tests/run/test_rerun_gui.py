@@ -88,3 +88,35 @@ def test_compare_view_marks_changed_nodes_and_renders_the_output_diff(qtbot, tmp
     assert "line-through" in html and "shout" in html
     win.select_node("s")
     assert "the same" in win.diff_view.toPlainText()
+
+
+def test_compare_table_says_from_cache_and_not_reached(qtbot, tmp_path):
+    """A run from a node next to the full run it reused: the reused node reads "from cache"; a
+    node neither run reached reads "not reached" (not "skipped", which a skip policy gives)."""
+    import asyncio
+
+    from editor.history.compare import CompareWindow
+    from engine import EchoProvider, Run, parse_workflow
+    from engine.store import RunRecorder, RunStore
+    from tests.engine.flows import agent, link, start
+
+    wf = parse_workflow({"nodes": [start("s", "hello"), agent("a", "{{PREVIOUS_OUTPUT}}"), agent("b", "{{PREVIOUS_OUTPUT}}"),
+                                   agent("c", "{{PREVIOUS_OUTPUT}}")],
+                         "connections": [link("s", "a"), link("a", "b")]})  # nothing leads to c
+    store = RunStore(tmp_path / "runs.db")
+    runs = []
+    for options in ({}, {"start_at": "b", "store": store}):
+        run = Run(wf, EchoProvider(), reuse_from=runs[0].run_id if runs else None, **options)
+        recorder = RunRecorder(store, run)
+        asyncio.run(run.start())
+        recorder.settled()
+        recorder.close()
+        runs.append(run)
+    store.close()
+    win = CompareWindow(runs[0].run_id, wf, runs[0].events, runs[1].run_id, wf, runs[1].events)
+    qtbot.addWidget(win)
+    rows = {win.table.topLevelItem(i).data(0, Qt.ItemDataRole.UserRole): win.table.topLevelItem(i)
+            for i in range(win.table.topLevelItemCount())}
+    assert [rows["a"].text(1), rows["a"].text(2)] == ["done", "from cache"]
+    assert [rows["b"].text(1), rows["b"].text(2)] == ["done", "done"]
+    assert [rows["c"].text(1), rows["c"].text(2)] == ["not reached", "not reached"]
