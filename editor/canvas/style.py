@@ -104,6 +104,12 @@ def font(role: str) -> QFont:
     elif role == "title-huge":  # drawn at 40-50 % zoom
         f.setPointSizeF(17.0)
         f.setBold(True)
+    elif role == "title-far":  # drawn alone at 28-40 % zoom
+        f.setPointSizeF(24.0)
+        f.setBold(True)
+    elif role == "title-farther":  # drawn alone at 20-28 % zoom
+        f.setPointSizeF(33.0)
+        f.setBold(True)
     elif role == "body-large":
         f.setPointSizeF(13.0)
     elif role == "body-huge":

@@ -11,7 +11,7 @@ from __future__ import annotations
 import textwrap
 
 from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QBrush, QColor, QPainter, QPainterPath, QPolygonF
+from PySide6.QtGui import QBrush, QColor, QPainter, QPainterPath, QPolygonF, QStaticText
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsSceneHoverEvent, QStyleOptionGraphicsItem, QWidget
 
 from engine import Node
@@ -64,6 +64,8 @@ class NodeItem(QGraphicsItem):
         self.layout: NodeLayout = node_layout(node, as_subagent)
         self._port_tips = self._tips(node)
         self._rect = QRectF()
+        # The far-zoom title, laid out once per layout and size: (layout, role, text, where)
+        self._far_title: tuple[NodeLayout, str, QStaticText, QPointF] | None = None
         self.connected: set[str] = set()  # handles with at least one link
         self.issue_severity: str | None = None
         self.issue_text = ""
@@ -284,6 +286,8 @@ class NodeItem(QGraphicsItem):
         painter.drawRoundedRect(body, CORNER, CORNER)
         if lod >= 0.4:
             self._paint_text(painter, lay)
+        elif lod >= 0.2:
+            self._paint_far_title(painter, lay, lod)
         # Ports
         port_color = QColor("#c9d1d9")
         if lay.input_pos is not None:
@@ -374,6 +378,27 @@ class NodeItem(QGraphicsItem):
         painter.setPen(pen("#ffffff", 1.8))
         painter.drawPath(mark)
         painter.restore()
+
+    def _paint_far_title(self, painter: QPainter, lay: NodeLayout, lod: float) -> None:
+        """Zoomed far out (20-40 %: a run's whole graph beside the console), the title alone,
+        large enough to read, across the card: the cards are told apart by more than colour."""
+        role = "title-far" if lod >= 0.28 else "title-farther"
+        cached = self._far_title
+        if cached is None or cached[0] is not lay or cached[1] != role:
+            # Laid out once (a QStaticText), not at every paint: a fitted view of a big graph
+            # paints thousands of these.
+            fm = metrics(role)
+            below = lay.height - TITLE_H  # the body under the title bar, if the text fits there
+            rect = (QRectF(8, TITLE_H, lay.width - 16, below) if below >= fm.height()
+                    else QRectF(8, 0, lay.width - 16, lay.height))
+            text = QStaticText(fm.elidedText(lay.title, Qt.TextElideMode.ElideRight, rect.width()))
+            text.prepare(font=font(role))
+            size = text.size()
+            cached = self._far_title = (lay, role, text, QPointF(rect.center().x() - size.width() / 2,
+                                                                 rect.center().y() - size.height() / 2))
+        painter.setFont(font(role))
+        painter.setPen(pen(NODE_TEXT.name()))
+        painter.drawStaticText(cached[3], cached[2])
 
     def _paint_text(self, painter: QPainter, lay: NodeLayout) -> None:
         painter.setPen(Qt.PenStyle.NoPen)
