@@ -4,6 +4,11 @@ settings, run history or keyring; no test reaches the network."""
 import os
 import tempfile
 
+# Imported now, while the session is young: hypothesis's pytest plug-in imports it at the end
+# of a session that did not (a run of tests/editor, say), and pytest's assertion rewriting
+# then parses its modules late, where CPython 3.11's ast.parse fails at random with
+# "SystemError: AST constructor recursion depth mismatch" (see tests/ast_parse.py).
+import hypothesis  # noqa: F401
 import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
