@@ -804,7 +804,8 @@ def _cmd_runs(args: argparse.Namespace) -> int:
         return EXIT_OK
     print(f"{'RUN':<12} {'STATUS':<12} {'STARTED':<20} {'DURATION':>9}  WORKFLOW / INPUT")
     for r in runs:
-        dur = f"{r.duration:.1f}s" if r.duration is not None else ""
+        dur = ("" if r.duration is None else f"{round(r.duration * 1000)}ms" if r.duration < 0.9995
+               else f"{r.duration:.1f}s")  # a quick run in milliseconds, not "0.0s"
         text = (r.initial_input or "").replace("\n", " ")
         text = text if len(text) < 40 else text[:37] + "..."
         print(f"{r.id[:12]:<12} {r.status:<12} {format_timestamp(r.started_at)[:19].replace('T', ' '):<20} {dur:>9}  "

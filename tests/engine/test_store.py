@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import os
 import signal
 import sqlite3
@@ -461,3 +462,11 @@ def test_events_of_schema_5_are_kept_in_order_under_the_runs_numbers(data_dir: P
     assert store.next_seq("new-run") == 1 and store.get_run("new-run").event_count == 1
     store.delete_run("b-run")
     assert store.events("b-run") == [] and [e.content for e in store.events("a-run")][0] == "a-run 0"
+
+
+def test_runs_lists_a_quick_run_in_milliseconds(data_dir: Path) -> None:
+    assert cli("run", str(SAMPLES / "hello.flow.json"), "--provider", "echo").returncode == 0
+    listed = cli("runs")
+    assert listed.returncode == 0, listed.stderr
+    row = listed.stdout.splitlines()[1]
+    assert re.search(r" \d{1,3}ms  ", row), row  # not "0.0s"
