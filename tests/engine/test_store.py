@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 import os
+import re
 import signal
 import sqlite3
 import subprocess
