@@ -442,7 +442,10 @@ class NodeItem(QGraphicsItem):
             painter.setFont(font(body_role))
             fm = metrics(body_role)
             y = TITLE_H + PAD - 2
-            for text, muted in lay.lines[-1:]:  # the prompt/input preview, the most telling line
+            # The most telling line: the last that is not small print (an agent's prompt, a web
+            # page's URL rather than its selector, a flow node's flow rather than its inputs).
+            plain = [line for line in lay.lines if not line[1]]
+            for text, _muted in (plain or lay.lines)[-1:]:
                 painter.setPen(pen(NODE_TEXT.name()))
                 painter.drawText(QRectF(12, y, lay.width - 24, LINE_H * len(lay.lines) + 4), Qt.AlignmentFlag.AlignVCenter,
                                  fm.elidedText(text, Qt.TextElideMode.ElideRight, lay.width - 24))
