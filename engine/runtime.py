@@ -387,7 +387,7 @@ class Run:
         self._idle: asyncio.Event | None = None
         self._lock: asyncio.Lock | None = None
 
-        self.events: list[RunEvent] | None = [] if keep_events else None
+        self._events: list[RunEvent] | None = [] if keep_events else None
         self._listeners: list[EventCallback] = [on_event] if on_event else []
         self._status_listeners: list[EventCallback] = []
         self._streams: list[asyncio.Queue] = []
@@ -445,8 +445,18 @@ class Run:
         """Where each event goes, in order: the run's log, the listeners, the streams. One tuple,
         made again when they change (an event's dispatch is one loop, and a listener added or
         removed while an event is dispatched takes effect from the next event)."""
-        self._sinks = ((() if self.events is None else (self.events.append,)) + tuple(self._listeners)
+        self._sinks = ((() if self._events is None else (self._events.append,)) + tuple(self._listeners)
                        + tuple(q.put_nowait for q in self._streams))
+
+    @property
+    def events(self) -> list[RunEvent] | None:
+        """The run's log (every event, in order), or None when made with ``keep_events=False``."""
+        return self._events
+
+    @events.setter
+    def events(self, value: list[RunEvent] | None) -> None:
+        self._events = value
+        self._update_sinks()
 
     @property
     def run_path(self) -> str:
