@@ -142,11 +142,14 @@ class MenusMixin:
         v.addSeparator()
         v.addActions([self.act_layout, self.act_collapse, self.act_snap, self.act_minimap])
         v.addSeparator()
-        for dock in (self.palette_dock, self.inspector_dock, self.problems_dock, self.run_console_dock,
-                     self.history_dock):
-            v.addAction(dock.toggleViewAction())
+        docks = [self.palette_dock, self.inspector_dock, self.problems_dock, self.run_console_dock, self.history_dock]
         if hasattr(self, "library_dock"):
-            v.addAction(self.library_dock.toggleViewAction())
+            docks.append(self.library_dock)
+        for dock in docks:
+            v.addAction(dock.toggleViewAction())
+            # Shown from the menu, a dock comes to the front of the tabs it shares (the library
+            # behind the palette, the history behind the console), rather than staying behind them.
+            dock.toggleViewAction().triggered.connect(lambda on, d=dock: d.raise_() if on else None)
         v.addAction(self.act_max_console)
         r = mb.addMenu("&Run")
         r.addActions([self.act_run, self.act_run_from, self.act_run_only, self.run_console.cancel_action])

@@ -231,3 +231,19 @@ def test_agent_tools_offer_library_flows(window, tmp_path):
     window.document.undo_stack.undo()
     assert not window.document.node(nid).data.tools.flows
     assert tools.list.item(list(items).index("flow-lookup")).checkState() == Qt.CheckState.Unchecked
+
+
+def test_showing_the_library_from_the_view_menu_brings_it_in_front_of_the_palette(window, qtbot):
+    from PySide6.QtWidgets import QApplication
+
+    dock = window.library_dock
+    assert dock.isHidden()
+    dock.toggleViewAction().trigger()  # View ▸ Library
+    QApplication.processEvents()
+    assert window.palette_dock in window.tabifiedDockWidgets(dock)
+    qtbot.waitUntil(lambda: not dock.visibleRegion().isEmpty())
+    assert window.palette_dock.visibleRegion().isEmpty()  # the palette's tab is behind it now
+    window.palette_dock.toggleViewAction().trigger()  # hidden, then shown again: in front once more
+    window.palette_dock.toggleViewAction().trigger()
+    QApplication.processEvents()
+    qtbot.waitUntil(lambda: not window.palette_dock.visibleRegion().isEmpty())
