@@ -12,6 +12,11 @@ from engine import WorkflowLoadError
 from ..layout import auto_layout
 
 
+# Steps away from the middle of the view, nearest first (then higher, then further left).
+_NEAREST_FIRST = sorted(((i, j) for i in range(-12, 13) for j in range(-12, 13)),
+                        key=lambda o: (o[0] * o[0] + o[1] * o[1], o[1], o[0]))
+
+
 class EditActionsMixin:
     """The window's edit actions; they act on the canvas selection through the document."""
 
@@ -27,10 +32,33 @@ class EditActionsMixin:
         self.scene.select_nodes([nid])
 
     def _add_node_at_centre(self, kind: str) -> None:
+        """A node added from the palette or the menu (not dropped at a place): in the middle of
+        the view, or the nearest free place to it, so it never lands on top of another card."""
         if not self._has_document:
             self.new_document()
-        c = self.view.mapToScene(self.view.viewport().rect().center())
-        self._add_node_at(kind, QPointF(c.x() - 110, c.y() - 40))
+        self._add_node_at(kind, self._free_spot(kind, self.view.mapToScene(self.view.viewport().rect().center())))
+
+    def _free_spot(self, kind: str, centre: QPointF) -> QPointF:
+        """The top-left corner of a new ``kind`` card centred on ``centre`` if that overlaps no
+        card (with a gap), else of the nearest such place in 40 px steps (up to 480 px away)."""
+        from engine import Node, spec_for
+
+        from ..canvas.style import node_layout
+
+        spec = spec_for(kind)
+        try:
+            lay = node_layout(Node.model_validate({"id": "new", "type": kind, "data": spec.new_data() if spec else {}}))
+            w, h = lay.width, lay.height
+        except Exception:  # a plug-in kind whose default data does not lay out: a usual card's size
+            w, h = 220.0, 90.0
+        gap, step = 24.0, 40.0
+        x0, y0 = centre.x() - w / 2, centre.y() - h / 2
+        cards = self.scene.obstacles
+        for i, j in _NEAREST_FIRST:
+            x, y = x0 + i * step, y0 + j * step
+            if cards.query((x - gap, y - gap, x + w + gap, y + h + gap), limit=0) == {}:
+                return QPointF(x, y)
+        return QPointF(x0, y0)  # a crowded view: the middle after all
 
     def _edit_node(self, _node_id: str) -> None:
         """A double-click on a node body: show its settings."""

@@ -152,3 +152,21 @@ def test_paste_lands_at_the_pointer_over_the_canvas(window, qtbot, tmp_path):
     (new,) = doc.node_ids() - old
     target = view.mapToScene(at)
     assert abs(doc.node(new).x - target.x()) <= 1 and abs(doc.node(new).y - target.y()) <= 1
+
+
+def test_a_node_added_from_the_palette_lands_on_free_canvas_near_the_middle(window, tmp_path):
+    open_flow(window, copy_sample(tmp_path, "review"))
+    doc, view = window.document, window.view
+    view.centerOn(QRectF(node_rect(doc.node("route"))).center())  # the middle of the view is on a card
+    QApplication.processEvents()
+    middle = view.mapToScene(view.viewport().rect().center())
+    old = doc.node_ids()
+    for _ in range(3):  # double-click on the palette's Agent, three times
+        window._add_node_at_centre("agent")
+    new = doc.node_ids() - old
+    assert len(new) == 3
+    rects = {nid: QRectF(node_rect(doc.node(nid))) for nid in doc.node_ids()}
+    for nid in new:
+        mine = rects[nid]
+        assert not any(mine.intersects(r) for other, r in rects.items() if other != nid), nid
+        assert (mine.center() - middle).manhattanLength() < 700, "near the middle of the view"
