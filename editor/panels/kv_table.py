@@ -56,6 +56,7 @@ class KeyValueTable(QWidget):
         bar.addStretch(1)
         self.extra_bar = bar  # callers may add buttons (e.g. "Move to keyring")
         lay.addLayout(bar)
+        self._fit_height()  # an empty table is one row tall, not Qt's default (set_rows skips no change)
 
     # ------------------------------------------------------------------ model <-> table
     def rows(self) -> list[dict[str, str]]:
