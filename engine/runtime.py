@@ -685,9 +685,8 @@ class Run:
 
     def _branch_ended(self, task: asyncio.Task | None) -> None:
         tasks = self._at
-        if task not in tasks:
-            return
-        del tasks[task]  # type: ignore[arg-type]
+        if tasks.pop(task, None) is None:  # type: ignore[arg-type]
+            return  # (already taken out)
         if self._joins and not self._ended:
             self._check_joins()
         if not tasks:
@@ -737,10 +736,16 @@ class Run:
 
         The walk and its task's end are one coroutine, not a wrapper awaiting the walk: a
         fan-out to thousands of branches makes one coroutine less per branch."""
-        nodes, out, visits, limit = self._nodes, self._out, self.visits, self.max_visits
-        at, task = self._at, asyncio.current_task()
-        specs, ctx, emit, outcomes, clock = self._specs, self._ctx, self._emit, self._outcomes, self._clock
-        variables = self.variables
+        # (one assignment each: a tuple packed and unpacked costs more, once per branch of a fan-out)
+        nodes = self._nodes
+        out = self._out
+        visits = self.visits
+        limit = self.max_visits
+        at = self._at
+        task = asyncio.current_task()
+        specs = self._specs
+        emit = self._emit
+        outcomes = self._outcomes
         steps = 0
         try:
             while node_id is not None:
@@ -779,7 +784,7 @@ class Run:
                         if spec.works and (data.timeoutMs or data.errorMode == "retry"):  # type: ignore[attr-defined]
                             result = await self._attempts(spec, node, value)
                         else:
-                            result = await spec.execute(ctx, node, value)
+                            result = await spec.execute(self._ctx, node, value)
                         if hook is not None and result.__class__ is not PauseRequest:
                             hook.after(node, value, *result)
                 except asyncio.CancelledError:
@@ -806,14 +811,14 @@ class Run:
                              {"handle": handle} if handle is None or handle.__class__ is str else {"handles": list(handle)})
                     if outcomes and node_id in outcomes:  # done this time (after a failure a policy let pass)
                         del outcomes[node_id]
-                    ended = clock()
+                    ended = self._clock()
                     emit(node_id, _STEP_END, "done", None, ended, f"{_END_DONE}{round((ended - started) * 1000)}}}")
                 if self._ended:
                     return
                 self.outputs[node_id] = output
                 out_var = node.data.outputVar
                 if out_var:
-                    variables[out_var] = output
+                    self.variables[out_var] = output
                 edges = out.get(node_id)
                 if not edges:
                     self.result = output
