@@ -144,6 +144,8 @@ class ApprovalCard(QFrame):
         self.revert_button.setEnabled(False)
         self.edited_label = QLabel("")
         self.edited_label.setStyleSheet("color: #d97706")
+        # Wrapped, so that it never widens the card past the console (Reject went off the side).
+        self.edited_label.setWordWrap(True)
         for w in (self.edit_button, self.changes_box, self.revert_button, self.edited_label):
             tools.addWidget(w)
         tools.addStretch(1)

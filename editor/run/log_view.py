@@ -221,7 +221,8 @@ def summary_for(entry: LogEntry) -> str:
         fields = entry.extra or {}
         if fields.get("handle"):
             note = fields.get("note")
-            return str(fields["handle"]).capitalize() + (f" — note: {note}" if note else "")
+            return (str(fields["handle"]).capitalize() + (" — with the output edited" if fields.get("edited") else "")
+                    + (f" — note: {note}" if note else ""))
     return entry.summary() or "(empty)"
 
 

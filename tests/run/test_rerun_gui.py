@@ -31,6 +31,10 @@ def test_edit_before_approving_sends_the_edited_text_downstream(qtbot, console, 
     send_prompt = next(e for e in console.bridge.run.events if e.type == "start_prompt" and e.node_id == "send")
     assert "full refund today" in send_prompt.content
     assert console.bridge.run_state.details["signoff"].review["original"] == original
+    from editor.run.log_view import summary_for
+
+    decision = next(e for e in console.model.entries if e.type == "input_received")
+    assert summary_for(decision) == "Approve — with the output edited"  # the log says the text was changed
 
 
 def test_timeline_tab_shows_one_bar_per_execution_and_selects_on_click(qtbot, console, review):
@@ -120,3 +124,27 @@ def test_compare_table_says_from_cache_and_not_reached(qtbot, tmp_path):
     assert [rows["a"].text(1), rows["a"].text(2)] == ["done", "from cache"]
     assert [rows["b"].text(1), rows["b"].text(2)] == ["done", "done"]
     assert [rows["c"].text(1), rows["c"].text(2)] == ["not reached", "not reached"]
+
+
+def test_an_edited_review_keeps_the_card_inside_its_panel(qtbot):
+    """Editing the text under review used to widen the card past the console (its "edited"
+    note set the width): a horizontal scroll bar appeared and Reject went off the side."""
+    from PySide6.QtWidgets import QApplication
+
+    from editor.run.approvals import ApprovalsPanel
+    from editor.run.bridge import ApprovalRequest
+
+    panel = ApprovalsPanel()
+    qtbot.addWidget(panel)
+    panel.resize(400, 420)
+    text = "Customer message:\n\nHello, I was charged twice for my order #1042. I would like a refund."
+    panel.set_requests([ApprovalRequest("signoff", "Approval", "A refund reply is about to be sent.", text, True)])
+    panel.show()
+    card = panel.active_card
+    qtbot.mouseClick(card.edit_button, Qt.MouseButton.LeftButton)
+    card.editor.setPlainText(text + " Please refund quickly.")
+    QApplication.processEvents()
+    assert "edited" in card.edited_label.text()
+    assert panel._scroll.horizontalScrollBar().maximum() == 0, "no sideways scrolling"
+    right = panel._scroll.viewport().mapToGlobal(panel._scroll.viewport().rect().topRight()).x()
+    assert card.reject_button.mapToGlobal(card.reject_button.rect().topRight()).x() <= right
