@@ -10,6 +10,7 @@ pytest-asyncio's own loops in other test folders are not disturbed. Tests drive 
 from __future__ import annotations
 
 import asyncio
+import gc
 import sys
 import time
 from pathlib import Path
@@ -48,6 +49,16 @@ def qloop(qapp) -> Iterator[asyncio.AbstractEventLoop]:
         asyncio.events._set_running_loop(None)
         loop.close()
         asyncio.set_event_loop(None)
+        # qasync's timer object (its asyncio.sleep timers) goes now, with the loop, not whenever the
+        # cyclic GC next runs: that could be inside a later test's event processing, during one
+        # of its own timer events (a segfault in QApplication::notify, seen after the F5 test
+        # when tests/editor ran next).
+        timer = loop._timer  # type: ignore[attr-defined]
+        del loop
+        gc.collect()
+        timer.deleteLater()
+        del timer
+        qapp.processEvents()
 
 
 @pytest.fixture
