@@ -207,7 +207,13 @@ async def ask_model_for_flow(sentence: str, flows: list["LibraryFlow"], resolver
                                        "json_schema": {"name": "flow_choice", "schema": schema, "strict": False}})
     provider = resolver(inv) if callable(resolver) and not hasattr(resolver, "complete") else resolver
     result = await provider.complete(inv, _QuietContext())
-    return parse_routing_answer(result.text, flows)
+    try:
+        return parse_routing_answer(result.text, flows)
+    except NoFlowMatches as err:
+        if getattr(provider, "name", "") == "echo":  # it says the sentence back: it never chooses
+            raise NoFlowMatches(f"{err}. The echo provider repeats the sentence rather than choosing a flow: "
+                                "say one of a flow's trigger phrases, or ask a model (--provider).") from None
+        raise
 
 
 def apply_arguments(workflow: Any, arguments: dict[str, Any]) -> Any:

@@ -153,3 +153,10 @@ def test_routing_schema_shape(library) -> None:
     assert schema["required"] == ["flow", "arguments"] and schema["additionalProperties"] is False
     choice = parse_routing_answer('```json\n{"flow": "weather", "arguments": {"city": "Porto"}}\n```', flows)
     assert choice.flow.id == "weather" and choice.arguments == {"city": "Porto"} and choice.source == "model"
+
+
+def test_with_the_echo_provider_the_refusal_says_why_no_flow_was_chosen(library, tmp_path):
+    res = do(library, tmp_path, "something no trigger says", "--provider", "echo", "--yes")
+    assert res.returncode != 0
+    assert "no flow matches" in res.stderr and "echo provider repeats the sentence" in res.stderr
+    assert "trigger phrases" in res.stderr
