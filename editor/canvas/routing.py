@@ -75,6 +75,10 @@ class ObstacleGrid:
             for c in span:
                 cells[c].add(key)
 
+    def is_free(self, r: Rect) -> bool:
+        """Whether no card meets ``r`` (the look stops at the first one)."""
+        return self.query(r, limit=0) == {}
+
     def remove(self, key: str) -> None:
         self.version += 1
         self.rects.pop(key, None)

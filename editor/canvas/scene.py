@@ -26,7 +26,7 @@ from PySide6.QtCore import QLineF, QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QKeyEvent, QPainter, QPen, QTransform
 from PySide6.QtWidgets import QApplication, QGraphicsScene, QGraphicsSceneMouseEvent, QToolTip
 
-from engine import Issue, Node, spec_for
+from engine import Issue, Node
 
 from ..issue_text import describe_issue, node_labels
 from ..document import ConnKey

@@ -158,8 +158,7 @@ def kind_label(kind: str) -> str:
 
 def node_title(node: Node) -> str:
     spec = spec_for(node.type)
-    title = spec.title(node.data) if spec is not None else node.type
-    return title if len(title) <= _PREVIEW_CHARS else title[:_PREVIEW_CHARS]  # elided when drawn
+    return _clip(spec.title(node.data) if spec is not None else node.type)  # elided when drawn
 
 
 def out_label(node: Node, handle: str) -> str:
@@ -197,6 +196,7 @@ def _one_line(text: str) -> str:
 
 
 def _clip(text: str) -> str:
+    """At most a preview's length of ``text`` (a card elides it to its width when drawn)."""
     return text if len(text) <= _PREVIEW_CHARS else text[:_PREVIEW_CHARS]
 
 

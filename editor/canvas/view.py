@@ -286,7 +286,7 @@ class CanvasView(QGraphicsView):
         grid = self.canvas_scene.obstacles
         for corner in usable:
             r = self.mapToScene(QRect(corner, size).adjusted(-4, -4, 4, 4)).boundingRect()
-            if grid.query((r.left(), r.top(), r.right(), r.bottom()), limit=0) == {}:  # stops at the first card
+            if grid.is_free((r.left(), r.top(), r.right(), r.bottom())):
                 return corner
         if usable:
             return usable[0]

@@ -41,22 +41,17 @@ class EditActionsMixin:
     def _free_spot(self, kind: str, centre: QPointF) -> QPointF:
         """The top-left corner of a new ``kind`` card centred on ``centre`` if that overlaps no
         card (with a gap), else of the nearest such place in 40 px steps (up to 480 px away)."""
-        from engine import Node, spec_for
+        from engine import Node
 
-        from ..canvas.style import node_layout
+        from ..canvas.style import node_size
 
-        spec = spec_for(kind)
-        try:
-            lay = node_layout(Node.model_validate({"id": "new", "type": kind, "data": spec.new_data() if spec else {}}))
-            w, h = lay.width, lay.height
-        except Exception:  # a plug-in kind whose default data does not lay out: a usual card's size
-            w, h = 220.0, 90.0
+        w, h = node_size(Node.model_validate(self.document.new_node_dump(kind, 0, 0)))  # the card add_node makes
         gap, step = 24.0, 40.0
         x0, y0 = centre.x() - w / 2, centre.y() - h / 2
         cards = self.scene.obstacles
         for i, j in _NEAREST_FIRST:
             x, y = x0 + i * step, y0 + j * step
-            if cards.query((x - gap, y - gap, x + w + gap, y + h + gap), limit=0) == {}:
+            if cards.is_free((x - gap, y - gap, x + w + gap, y + h + gap)):
                 return QPointF(x, y)
         return QPointF(x0, y0)  # a crowded view: the middle after all
 
