@@ -14,11 +14,10 @@ import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import platformdirs
 
-from engine import Workflow, WorkflowLoadError, atomic_write_text, dumps_workflow, parse_workflow, workflow_to_dict
+from engine import Workflow, WorkflowLoadError, atomic_write_text, dumps_workflow, parse_workflow
 
 log = logging.getLogger(__name__)
 _counter = itertools.count(1)
@@ -76,12 +75,11 @@ class Autosaver:
 
     def write(self, workflow: Workflow, original_path: str | None) -> None:
         try:
-            payload: dict[str, Any] = {"flowdeskAutosave": 1, "path": original_path, "pid": os.getpid(),
-                                       "workflow": workflow_to_dict(workflow)}
-            self.file.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write_text(self.file, json.dumps(payload, ensure_ascii=False))
-        except (OSError, ValueError) as err:  # ValueError: text that UTF-8 cannot hold (a lone surrogate)
+            text = self.text(workflow, original_path)
+        except ValueError as err:  # text that UTF-8 cannot hold (a lone surrogate)
             log.warning("autosave failed: %s", err)
+            return
+        self.write_text(text)
 
     def clear(self) -> None:
         self.generation += 1

@@ -83,10 +83,11 @@ TYPE_GROUPS: dict[str, tuple[str, ...]] = {
 }
 
 
-def display_name(node: Any) -> str:
+def display_name(node: Any, title: str | None = None) -> str:
     """A node's own name (an agent's); a title that is only the kind's generic label ("Approval")
-    gets the id too, so two such nodes can be told apart."""
-    title = node.title
+    gets the id too, so two such nodes can be told apart. ``title``: ``node.title``, when the
+    caller has read it already."""
+    title = node.title if title is None else title
     spec = spec_for(node.type)
     generic = title.casefold() == ((spec.label if spec is not None else "") or node.type).casefold()
     if not generic or node.id.casefold() == title.casefold():
@@ -113,11 +114,8 @@ class NodeNames:
         ids: list[str | None] = [None]
         if workflow is not None:
             for n in workflow.nodes:
-                title = n.title
-                spec = spec_for(n.type)
-                generic = title.casefold() == ((spec.label if spec is not None else "") or n.type).casefold()
-                # display_name(n), with the title read once
-                names[n.id] = title if not generic or n.id.casefold() == title.casefold() else f"{title} ({n.id})"
+                title = n.title  # read once
+                names[n.id] = display_name(n, title)
                 labels.append(f"{title} ({n.id})" if title != n.id else n.id)
                 ids.append(n.id)
         labels.append("Run (status)")
