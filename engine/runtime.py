@@ -858,7 +858,6 @@ class Run:
         finally:
             self._branch_ended(task)
 
-
     # ------------------------------------------------------------------ step policies
     async def _attempts(self, spec: Any, node: Node, value: Any) -> Any:
         """A working node's step under its policy: each attempt limited to ``timeoutMs``; with

@@ -42,8 +42,8 @@ from engine import RunInfo, RunStore, StoreError, WorkflowLoadError, data_dir
 
 from .actions import RunActions, warn
 from .badge import RemoteBadgeDelegate, StatusBadgeDelegate
-from .model import (REMOTE_BADGE, COL_COST, COL_DURATION, COL_EVENTS, COL_INPUT, COL_STARTED, COL_STATUS, COL_WORKFLOW, RUN_ROLE,
-                    STATUS_LABELS, RunHistoryModel)
+from .model import (COL_COST, COL_DURATION, COL_EVENTS, COL_INPUT, COL_STARTED, COL_STATUS, COL_WORKFLOW, REMOTE_BADGE,
+                    RUN_ROLE, STATUS_LABELS, RunHistoryModel)
 from .store_open import open_store_for_gui
 from .transfer import RunTransfer
 
