@@ -147,3 +147,27 @@ def test_a_broken_plugin_is_skipped_with_a_warning(tmp_path: Path, monkeypatch, 
     assert any("'notaspec'" in w and "is not a NodeSpec" in w for w in warnings)
     assert "could not be loaded" in caplog.text
     assert list(node_specs())[:4] == ["start", "agent", "if", "approval"]
+
+
+def test_step_end_durations_are_the_clock_s_whatever_their_size() -> None:
+    """Short durations come from a table of ready-made texts; long ones, and a clock that
+    stepped back (a time adjustment mid-run), are formatted: all read the clock's difference."""
+    from engine import LLMResult
+
+    now = [1000.0]
+    took = {"a": 0.063, "b": 0.064, "c": 2.5, "d": -0.002}
+
+    class Clocked:  # each answer moves the run's clock on by its node's time
+        name = "clocked"
+
+        async def complete(self, inv, ctx):
+            now[0] += took[inv.node_id]
+            return LLMResult(inv.user_content)
+
+    nodes = [{"id": "s", "type": "start", "data": {"initialInput": "x"}}]
+    nodes += [{"id": k, "type": "agent", "data": {"agentName": k.upper(), "model": "m"}} for k in took]
+    links = [{"source": a["id"], "target": b["id"]} for a, b in zip(nodes, nodes[1:])]
+    run = Run(parse_workflow({"nodes": nodes, "connections": links}), Clocked(), clock=lambda: now[0])
+    assert asyncio.run(run.start()) == RunStatus.COMPLETED
+    ends = {e.node_id: e.extra["durationMs"] for e in run.events if e.type == "step_end"}
+    assert ends == {"s": 0, "a": 63, "b": 64, "c": 2500, "d": -2}
