@@ -46,6 +46,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Callable
 
+import shiboken6
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from engine import (FlowdeskError, Run, RunEvent, RunRecorder, RunState, RunStateError, RunStatus, RunStore, StoreError, Workflow,
@@ -371,6 +372,15 @@ class RunBridge(QObject):
                 self.error_occurred.emit(str(err))
             finally:
                 self._settling = False
+            if not shiboken6.isValid(self):
+                # The window (this bridge with it) closed while the store committed: the record
+                # is finished, and nothing is left to show.
+                if run.status.is_final or run is not self.run:
+                    try:
+                        await asyncio.to_thread(recorder.close)
+                    except Exception as err:  # StoreError: what was committed stays
+                        log.error("run %s: %s", run.run_id, err)
+                return
             if run is not self.run:  # let go of (release) while its pause was being stored
                 try:
                     await asyncio.to_thread(recorder.close)
@@ -384,6 +394,8 @@ class RunBridge(QObject):
             run.remove_listener(self._on_event)
             if recorder is not None:
                 await asyncio.to_thread(recorder.close)
+                if not shiboken6.isValid(self):
+                    return
                 self._ungate()
                 if recorder.error is not None:
                     self.error_occurred.emit(str(recorder.error))

@@ -167,3 +167,35 @@ def test_a_flow_node_names_its_subflow_relative_to_the_documents_file(qtbot, bri
         bridge.start(parent, None, EchoProvider(), workflow_path=str(tmp_path / "parent.flow.json"))
     assert finished.args == ["completed"], [e for e in bridge.run.events if "error" in e.type]
     assert bridge.run.outputs["f"] == "child got: hello"
+
+
+def test_a_bridge_closed_while_its_run_is_being_stored_lets_the_store_finish_quietly(qtbot, qloop, tmp_path,
+                                                                                      monkeypatch):
+    """The window closes (its bridge deleted) while the store commits the run's end on a worker
+    thread: the commit completes and the run is stored; nothing touches the deleted Qt objects."""
+    import time
+
+    import shiboken6
+
+    from engine import RunStore, RunRecorder
+
+    settled = RunRecorder.settled
+
+    def slow_settled(self):
+        time.sleep(0.3)  # a slow disk
+        settled(self)
+
+    monkeypatch.setattr(RunRecorder, "settled", slow_settled)
+    store = RunStore(tmp_path / "runs.db")
+    b = RunBridge()
+    wf = parse_workflow({"nodes": [{"id": "s", "type": "start", "data": {"initialInput": "hi"}},
+                                   {"id": "a", "type": "agent", "data": {"agentName": "A", "model": "m"}}],
+                         "connections": [{"source": "s", "target": "a"}]})
+    run_id = b.start(wf, None, EchoProvider(), store)
+    task = b._task
+    qtbot.waitUntil(lambda: b.run is not None and b.run.status.is_final, timeout=5000)
+    shiboken6.delete(b)  # closed mid-commit
+    qtbot.waitUntil(task.done, timeout=5000)
+    assert task.exception() is None
+    assert store.get_run(run_id).status == "completed"
+    assert b._recorder is not None and b._recorder._closed.is_set()  # let go of, not left attached to the writer
