@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import FlowdeskError
 from .events import (FLOW_CALL_FIELDS, FLOW_CALL_TYPES, SUBAGENT_CALL_TYPES, SUBAGENT_FIELDS, SYSTEM_NODE, EventType,
-                     RunEvent, RunStatus)
+                     RunEvent, RunStatus, format_duration)
 from .llm.base import FlowToolSpec
 from .llm import (AgentInvocation, EchoProvider, LLMError, LLMProvider, LLMResult, ProviderConfigError, ProviderContext,
                   SubagentSpec, available_providers, make_resolver, web_search_available)
@@ -119,7 +119,7 @@ __all__ = sorted([
     "normalise_decision", "as_text",
     # re-running, comparing: recorded executions, run diff
     "RecordedExecution", "execution_key", "diff_runs", "diff_states", "diff_workflows", "word_diff", "run_usage",
-    "Timeline", "Span", "model_prices", "run_costs", "usage_cost", "format_cost",
+    "Timeline", "Span", "model_prices", "run_costs", "usage_cost", "format_cost", "format_duration",
     "RepairError", "RepairProposal", "propose_repair", "parse_repair", "apply_repair", "failed_node",
     # node kinds (specs, plug-ins)
     "NodeSpec", "NodeError", "NodeOutcome", "PauseRequest", "RunContext", "PaletteEntry", "spec_for", "node_specs",

@@ -29,7 +29,7 @@ import sys
 from contextlib import contextmanager
 from typing import Any, Iterator, Sequence, TextIO
 
-from .events import SUBAGENT_CALL_TYPES, format_timestamp
+from .events import SUBAGENT_CALL_TYPES, format_duration, format_timestamp
 
 __all__ = ["main", "COMMANDS"]
 
@@ -189,7 +189,9 @@ class _Printer:
             f = ev.extra or {}
             if f.get("status") == "done":
                 return  # a finished step says so in its own events; only a skip or a failure is printed
-            content = f"{f.get('status')} after {f.get('durationMs')} ms" + (
+            ms = f.get("durationMs")
+            took = format_duration(ms / 1000) if isinstance(ms, (int, float)) else "?"
+            content = f"{f.get('status')} after {took}" + (
                 f", following '{f['handle']}': {content}" if f.get("handle") else "")
         who = self.titles.get(ev.node_id, ev.node_id)
         stamp = format_timestamp(ev.timestamp)[11:23]
@@ -802,13 +804,12 @@ def _cmd_runs(args: argparse.Namespace) -> int:
                           "runs": [{**r.to_json(), "eventCount": counts.get(r.id, 0)} for r in runs]},
                          ensure_ascii=False, indent=2))
         return EXIT_OK
-    print(f"{'RUN':<12} {'STATUS':<12} {'STARTED':<20} {'DURATION':>9}  WORKFLOW / INPUT")
+    print(f"{'RUN':<12} {'STATUS':<12} {'STARTED':<20} {'DURATION':>10}  WORKFLOW / INPUT")
     for r in runs:
-        dur = ("" if r.duration is None else f"{round(r.duration * 1000)}ms" if r.duration < 0.9995
-               else f"{r.duration:.1f}s")  # a quick run in milliseconds, not "0.0s"
+        dur = format_duration(r.duration)
         text = (r.initial_input or "").replace("\n", " ")
         text = text if len(text) < 40 else text[:37] + "..."
-        print(f"{r.id[:12]:<12} {r.status:<12} {format_timestamp(r.started_at)[:19].replace('T', ' '):<20} {dur:>9}  "
+        print(f"{r.id[:12]:<12} {r.status:<12} {format_timestamp(r.started_at)[:19].replace('T', ' '):<20} {dur:>10}  "
               f"{r.workflow_name}" + (f" — {text}" if text else "")
               + ("" if r.fully_recorded else "  [not fully recorded]"))
     shown = f"{args.offset + 1}-{args.offset + len(runs)}" if runs else "none"

@@ -37,7 +37,7 @@ from typing import Any, NamedTuple
 
 __all__ = ["EventType", "RunEvent", "RunStatus", "SYSTEM_NODE", "SUBAGENT_CALL_TYPES", "SUBAGENT_FIELDS",
            "FLOW_CALL_TYPES", "FLOW_CALL_FIELDS",
-           "decision_fields",            "format_timestamp", "parse_timestamp"]
+           "decision_fields", "format_duration", "format_timestamp", "parse_timestamp"]
 
 SYSTEM_NODE = "system"
 
@@ -122,6 +122,31 @@ _encode = _make_encoder()
 
 def format_timestamp(ts: float) -> str:
     return datetime.fromtimestamp(ts, tz=timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def format_duration(seconds: float | None, none: str = "") -> str:
+    """A duration as people read it, the same everywhere it is shown (history, console, compare
+    view, timeline, CLI): "340 ms", "2.4 s", "42 s", "3 min 05 s", "2 h 07 min", "3 d 4 h".
+    ``none`` stands for an unknown one (None or NaN); a negative one (a clock set back) reads 0 ms."""
+    if seconds is None or seconds != seconds:
+        return none
+    seconds = max(float(seconds), 0.0)
+    ms = round(seconds * 1000)
+    if ms < 1000:  # a quick step or run reads in milliseconds, not "0.0 s"
+        return f"{ms} ms"
+    tenths = round(seconds, 1)
+    if tenths < 10:
+        return f"{tenths:.1f} s"
+    whole = round(seconds)
+    if whole < 60:
+        return f"{whole} s"
+    minutes, sec = divmod(whole, 60)
+    if minutes < 60:
+        return f"{minutes} min {sec:02d} s"
+    hours, minutes = divmod(minutes, 60)
+    if hours < 48:
+        return f"{hours} h {minutes:02d} min"
+    return f"{hours // 24} d {hours % 24} h"
 
 
 def parse_timestamp(text: str) -> float:

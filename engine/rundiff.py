@@ -13,6 +13,7 @@ import difflib
 import re
 from typing import Any
 
+from .events import format_duration
 from .model import Workflow
 from .runstate import RunState
 
@@ -140,7 +141,7 @@ def diff_runs(store: Any, run_a: str, run_b: str) -> dict[str, Any]:
 
 
 def _fmt_side(s: dict[str, Any]) -> str:
-    dur = f"{s['duration']:.2f}s" if isinstance(s.get("duration"), (int, float)) else "-"
+    dur = format_duration(s["duration"] if isinstance(s.get("duration"), (int, float)) else None, "-")
     tok = s.get("tokens")
     return f"{s['status']}, {dur}" + (f", {tok['prompt'] + tok['completion']} tok" if tok else "")
 

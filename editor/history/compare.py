@@ -17,7 +17,7 @@ from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (QHeaderView, QLabel, QMainWindow, QSplitter, QTextBrowser, QTreeWidget,
                                QTreeWidgetItem, QVBoxLayout, QWidget)
 
-from engine import RunState, Workflow, diff_states
+from engine import RunState, Workflow, diff_states, format_duration
 
 from ..canvas.view import CanvasView
 from ..editing import WorkflowDocument
@@ -30,7 +30,7 @@ COLS = ("Node", "Status A", "Status B", "Duration A", "Duration B", "Tokens A", 
 
 
 def _dur(v: Any) -> str:
-    return "—" if not isinstance(v, (int, float)) else (f"{v * 1000:.0f} ms" if v < 1 else f"{v:.2f} s")
+    return format_duration(v if isinstance(v, (int, float)) else None, "—")
 
 
 def _status(side: dict[str, Any]) -> str:

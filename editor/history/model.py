@@ -18,7 +18,7 @@ from typing import Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QColor, QFont
 
-from engine import RunInfo
+from engine import RunInfo, format_duration
 
 __all__ = ["RunHistoryModel", "RUN_ROLE", "RUN_ID_ROLE", "STATUS_ROLE", "SERVER_ROLE", "REMOTE_BADGE", "COLUMNS", "STATUS_LABELS", "STATUS_COLORS",
            "status_label", "format_duration", "format_started"]
@@ -58,27 +58,6 @@ MAX_TOOLTIP_CHARS = 1200
 
 def status_label(status: str) -> str:
     return STATUS_LABELS.get(status, status.capitalize() or "Unknown")
-
-
-def format_duration(seconds: float | None) -> str:
-    if seconds is None:
-        return ""
-    if seconds < 0:
-        seconds = 0.0
-    ms = round(seconds * 1000)
-    if ms < 1000:  # a quick run (a local model, steps from cache) reads in milliseconds, not "0.0 s"
-        return f"{ms} ms"
-    if seconds < 10:
-        return f"{seconds:.1f} s"
-    if seconds < 60:
-        return f"{seconds:.0f} s"
-    minutes, sec = divmod(int(round(seconds)), 60)
-    if minutes < 60:
-        return f"{minutes} min {sec:02d} s"
-    hours, minutes = divmod(minutes, 60)
-    if hours < 48:
-        return f"{hours} h {minutes:02d} min"
-    return f"{hours // 24} d {hours % 24} h"
 
 
 def format_started(ts: float, now: float | None = None) -> str:

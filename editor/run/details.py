@@ -18,11 +18,11 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QFormLayout, QFrame, QHBoxLayout, QInputDialog, QLabel, QPushButton, QScrollArea,
                                QTextBrowser, QVBoxLayout, QWidget)
 
-from engine import EventType
+from engine import EventType, format_duration
 
 from .log_model import STREAMING
 
-__all__ = ["render_content", "highlight_json", "NodeRunDetails", "pretty_json", "format_duration", "format_usage"]
+__all__ = ["render_content", "highlight_json", "NodeRunDetails", "pretty_json", "format_usage"]
 
 MARKDOWN_TYPES = frozenset({str(EventType.LLM_RESPONSE), STREAMING, str(EventType.NODE_OUTPUT)})
 
@@ -82,17 +82,6 @@ def render_content(browser: QTextBrowser, kind: str, content: str) -> str:
         return "json"
     browser.setPlainText(content)
     return "text"
-
-
-def format_duration(seconds: float | None) -> str:
-    if seconds is None:
-        return "—"
-    if seconds < 1:
-        return f"{seconds * 1000:.0f} ms"
-    if seconds < 60:
-        return f"{seconds:.2f} s"
-    m, s = divmod(seconds, 60)
-    return f"{int(m)} min {s:.0f} s"
 
 
 def format_usage(usage: dict[str, int] | None) -> str:
@@ -234,7 +223,7 @@ class NodeRunDetails(QWidget):
         visits = details.get("visits") or 0
         self.title.setText(f"<b>{node}</b>" + (f" · ran {visits}×" if visits > 1 else ""))
         self.state_label.setText(details.get("state") or "not reached")
-        self.duration_label.setText(format_duration(details.get("duration")))
+        self.duration_label.setText(format_duration(details.get("duration"), "—"))
         self.tokens_label.setText(format_usage(details.get("usage")))
         self.error_label.setText(details.get("error") or "")
         render_content(self.input_view, "text", details.get("input") or "")

@@ -9,9 +9,9 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QTextBrowser, QToolButton, QVBoxLayout, QWidget
 
-from engine import SUBAGENT_CALL_TYPES, SUBAGENT_FIELDS
+from engine import SUBAGENT_CALL_TYPES, SUBAGENT_FIELDS, format_duration
 
-from .details import format_duration, format_usage, highlight_json, render_content
+from .details import format_usage, highlight_json, render_content
 from .log_model import STREAMING, LogEntry, format_time
 from .log_view import TYPE_COLOURS
 

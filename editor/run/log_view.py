@@ -13,7 +13,7 @@ from PySide6.QtCore import QEvent, QModelIndex, QPersistentModelIndex, QRect, QS
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QMouseEvent, QPainter, QPen
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
-from engine import SUBAGENT_CALL_TYPES, SYSTEM_NODE, EventType
+from engine import SUBAGENT_CALL_TYPES, SYSTEM_NODE, EventType, format_duration
 
 from .details import format_usage
 from .log_model import FLOW_CALL_TYPES, STREAMING, EntryRole, LogEntry, format_time
@@ -229,7 +229,7 @@ def summary_for(entry: LogEntry) -> str:
 def _ms(value: Any) -> str:
     if not isinstance(value, (int, float)) or isinstance(value, bool):
         return "?"
-    return f"{value:.0f} ms" if value < 1000 else f"{value / 1000:.1f} s"
+    return format_duration(value / 1000)
 
 
 def _one_line(text: Any) -> str:

@@ -18,7 +18,7 @@ from PySide6.QtCore import QRectF, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QMouseEvent, QPainter, QPaintEvent, QPen
 from PySide6.QtWidgets import QScrollArea, QVBoxLayout, QWidget
 
-from engine import RunEvent, Timeline, Workflow
+from engine import RunEvent, Timeline, Workflow, format_duration
 
 __all__ = ["TimelineView", "TimelineCanvas", "axis_ticks"]
 
@@ -31,14 +31,6 @@ BG = QColor("#0f1115")
 GRID = QColor("#2a2f3a")
 TEXT = QColor("#c9d1d9")
 MUTED = QColor("#8b93a1")
-
-
-def _fmt(seconds: float) -> str:
-    if seconds < 1:
-        return f"{seconds * 1000:.0f} ms"
-    if seconds < 60:
-        return f"{seconds:.1f} s"
-    return f"{int(seconds // 60)} min {int(seconds % 60)} s"
 
 
 # Tick steps in seconds past ten seconds (below them, 1-2-5 steps): as a clock counts.
@@ -163,9 +155,9 @@ class TimelineCanvas(QWidget):
                 p.setBrush(QBrush(QColor("#7a4a00"), Qt.BrushStyle.BDiagPattern))
                 p.drawRoundedRect(wr, 3, 3)
             dur = span.duration
-            text = ("from cache" if span.state == "cached" else _fmt(dur) if dur is not None else "running…")
+            text = ("from cache" if span.state == "cached" else format_duration(dur) if dur is not None else "running…")
             if span.wait_start is not None and span.wait_end is not None:
-                text += f" (waited {_fmt(span.wait_end - span.wait_start)})"
+                text += f" (waited {format_duration(span.wait_end - span.wait_start)})"
             advance = p.fontMetrics().horizontalAdvance(text)
             if r.right() + 6 + advance <= self.width() - 4:  # after the bar
                 p.setPen(TEXT)

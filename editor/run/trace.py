@@ -25,7 +25,7 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (QHeaderView, QSplitter, QTextBrowser, QTreeWidget, QTreeWidgetItem, QVBoxLayout,
                                QWidget)
 
-from engine import SUBAGENT_CALL_TYPES, RunEvent, RunState, SubagentCall
+from engine import SUBAGENT_CALL_TYPES, RunEvent, RunState, SubagentCall, format_duration
 
 __all__ = ["SubagentTrace", "FLOW_CALL_TYPES"]
 
@@ -161,7 +161,7 @@ class SubagentTrace(QWidget):
         item.setText(1, call["state"])
         item.setForeground(1, _STATUS_COLOURS.get(call["state"], QColor("#6b7280")))
         dur = None if call["ended"] is None else max(0.0, call["ended"] - call["started"])
-        item.setText(2, "" if dur is None else f"{dur:.2f} s")
+        item.setText(2, format_duration(dur))
         item.setText(3, _one_line(call["input"]))
         item.setText(4, _one_line(call["output"]))
         if self.tree.currentItem() is item:
@@ -208,7 +208,7 @@ class SubagentTrace(QWidget):
         item = self._items[call.call_id]
         item.setText(1, call.state)
         item.setForeground(1, _STATUS_COLOURS.get(call.state, QColor("#6b7280")))
-        item.setText(2, "" if call.duration is None else f"{call.duration:.2f} s")
+        item.setText(2, format_duration(call.duration))
         item.setText(3, _one_line(call.input))
         item.setText(4, _one_line(call.error if call.state == "failed" else (call.output or "")))
         if self.tree.currentItem() is item:
@@ -227,7 +227,7 @@ class SubagentTrace(QWidget):
         if call is None:
             self.detail.clear()
             return
-        dur = "running" if call.duration is None else f"{call.duration:.2f} s"
+        dur = format_duration(call.duration, "running")
         result = call.error if call.state == "failed" else (call.output or "")
         md = (f"### {call.name}\n\n`{call.node_id}` · {call.state} · {dur} · depth {call.depth}\n\n"
               f"**Input**\n\n{_quote(call.input)}\n\n**{'Error' if call.state == 'failed' else 'Output'}**\n\n"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -209,6 +210,8 @@ def test_flowdesk_diff_json_names_changed_nodes_and_output_differences(server, t
     with contextlib.redirect_stdout(buf):
         assert cli_main(["diff", first.run_id, second.run_id]) == 0
     assert "node a2 changed: userPrompt" in buf.getvalue()
+    # durations read as everywhere else: a step of the fake server takes milliseconds, not "0.00s"
+    assert re.search(r"a1 \[a1\]: done, \d+ ms, \d+ tok  →  done, \d+ ms", buf.getvalue()), buf.getvalue()
     assert result["workflow"]["changed"] == {"a2": ["userPrompt"]}
     assert result["workflow"]["added"] == [] and result["workflow"]["removed"] == []
     by_id = {n["nodeId"]: n for n in result["nodes"]}

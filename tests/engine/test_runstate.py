@@ -250,3 +250,15 @@ def test_events_of_a_nested_run_path_do_not_collide() -> None:
     assert "path" not in ev("a", "step_start").to_wire()
     assert RunEvent.from_wire(nested.to_wire()) == nested
     assert RunEvent.from_stored("a", "step_start", "a", 1.0, nested.stored()[1]) == nested
+
+
+def test_durations_read_the_same_everywhere() -> None:
+    """engine.format_duration: what the history, console, compare view, timeline and CLI show."""
+    from engine import format_duration
+
+    cases = {0.0004: "0 ms", 0.04: "40 ms", 0.9994: "999 ms", 0.9996: "1.0 s", 9.94: "9.9 s", 9.96: "10 s",
+             42: "42 s", 59.6: "1 min 00 s", 61: "1 min 01 s", 3599.6: "1 h 00 min", 3725: "1 h 02 min",
+             200000: "2 d 7 h", -1.5: "0 ms"}
+    assert {s: format_duration(s) for s in cases} == cases
+    assert format_duration(None) == "" and format_duration(None, "—") == "—"
+    assert format_duration(float("nan"), "?") == "?"

@@ -110,7 +110,7 @@ def test_http_entries_and_flow_calls_are_summarised(console):
     roots = trace.roots()
     assert [r.text(0) for r in roots] == ["agent"]
     call = roots[0].child(0)
-    assert call.text(0) == "⇢ flow Child" and call.text(1) == "done" and call.text(2) == "1.50 s"
+    assert call.text(0) == "⇢ flow Child" and call.text(1) == "done" and call.text(2) == "1.5 s"
     assert call.text(3) == '{"topic": "tides"}' and call.text(4) == "Hello child"
     trace.tree.setCurrentItem(call)
     assert "Flow Child" in trace.detail.toPlainText() and "Hello child" in trace.detail.toPlainText()
