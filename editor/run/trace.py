@@ -60,7 +60,7 @@ class SubagentTrace(QWidget):
         header.setStretchLastSection(False)
         header.setMinimumSectionSize(48)
         fm = self.tree.fontMetrics()
-        for col, sample in ((1, "running"), (2, "999.99 s")):
+        for col, sample in ((1, "running"), (2, "9 min 59 s")):  # (format_duration under 10 min)
             header.setSectionResizeMode(col, QHeaderView.ResizeMode.Fixed)
             width = max(fm.horizontalAdvance(sample), header.fontMetrics().horizontalAdvance(
                 self.tree.headerItem().text(col))) + 28
@@ -89,7 +89,7 @@ class SubagentTrace(QWidget):
         free = self.tree.viewport().width() - self.tree.columnWidth(1) - self.tree.columnWidth(2)
         if free <= 0:
             return
-        call, given = max(60, int(free * 0.4)), max(48, int(free * 0.3))
+        call, given = max(60, int(free * 0.45)), max(48, int(free * 0.28))
         self.tree.setColumnWidth(0, call)
         self.tree.setColumnWidth(3, given)
         self.tree.setColumnWidth(4, max(48, free - call - given))
