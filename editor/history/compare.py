@@ -102,7 +102,7 @@ class CompareWindow(QMainWindow):
         if wf["linksAdded"] or wf["linksRemoved"]:
             parts.append(f"links: +{len(wf['linksAdded'])} −{len(wf['linksRemoved'])}")
         self.summary = QLabel("Workflow " + ("; ".join(parts) if parts else "unchanged between the two runs")
-                              + "  ·  outlined in blue on the canvases")
+                              + ("  ·  those nodes are outlined in blue on the canvases" if changed else ""))
         self.summary.setWordWrap(True)
         self.summary.setStyleSheet("padding: 6px 8px; font-weight: bold")
 

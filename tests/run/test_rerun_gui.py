@@ -83,6 +83,7 @@ def test_compare_view_marks_changed_nodes_and_renders_the_output_diff(qtbot, tmp
     qtbot.addWidget(win)
     win.show()
     assert win.result["workflow"]["changed"] == {"a": ["userPrompt"]}
+    assert win.summary.text() == "Workflow changed: a (userPrompt)  ·  those nodes are outlined in blue on the canvases"
     assert win.side_a.scene.node_items["a"].found and win.side_b.scene.node_items["a"].found
     assert not win.side_a.scene.node_items["b"].found
     assert win.side_a.scene.node_items["a"].run_state == "done"
@@ -92,6 +93,9 @@ def test_compare_view_marks_changed_nodes_and_renders_the_output_diff(qtbot, tmp
     assert "line-through" in html and "shout" in html
     win.select_node("s")
     assert "the same" in win.diff_view.toPlainText()
+    same = CompareWindow("a" * 32, runs[0].workflow, runs[0].events, "c" * 32, runs[0].workflow, runs[0].events)
+    qtbot.addWidget(same)
+    assert same.summary.text() == "Workflow unchanged between the two runs"  # (no outline to point at)
 
 
 def test_compare_table_says_from_cache_and_not_reached(qtbot, tmp_path):
