@@ -27,6 +27,10 @@ from .settings import settings
 
 MAX_RECENT = 12
 ROLE = Qt.ItemDataRole.UserRole
+_MARGIN = 10  # around the box, the list and the hint
+_ITEM_PADDING = 8 + 4  # a row's padding left and right (the style sheet), and a little air
+_SCROLL_BAR = 14  # kept free for the list's scroll bar when it has more rows than it shows
+_INDENT = "    "  # before a row's second line
 
 
 def _arguments_text(arguments: dict[str, Any]) -> str:
@@ -53,7 +57,7 @@ class CommandBar(QDialog):
         self._model_choice: FlowChoice | None = None
         self._model_task: asyncio.Task | None = None
         lay = QVBoxLayout(self)
-        lay.setContentsMargins(10, 10, 10, 10)
+        lay.setContentsMargins(_MARGIN, _MARGIN, _MARGIN, _MARGIN)
         lay.setSpacing(6)
         self.edit = QLineEdit()
         self.edit.setObjectName("commandEdit")
@@ -61,6 +65,7 @@ class CommandBar(QDialog):
         self.list = QListWidget()
         self.list.setObjectName("commandList")
         self.list.setUniformItemSizes(False)
+        self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.hint = QLabel("Enter runs · Alt+Enter opens the flow · Esc closes")
         self.hint.setObjectName("hint")
         lay.addWidget(self.edit)
@@ -99,9 +104,15 @@ class CommandBar(QDialog):
 
     # ------------------------------------------------------------------ the list
     def _add(self, kind: str, title: str, detail: str, payload: Any) -> QListWidgetItem:
-        item = QListWidgetItem(f"{title}\n    {detail}" if detail else title)
+        # Each line cut to the bar's width with an ellipsis (the whole text is the tooltip): a
+        # long flow description would otherwise bring a sideways scroll bar into a short list.
+        fm = self.list.fontMetrics()
+        room = self.width() - 2 * _MARGIN - 2 * self.list.frameWidth() - _ITEM_PADDING - _SCROLL_BAR
+        title_line = fm.elidedText(title, Qt.TextElideMode.ElideRight, room)
+        detail_line = fm.elidedText(detail, Qt.TextElideMode.ElideRight, room - fm.horizontalAdvance(_INDENT))
+        item = QListWidgetItem(f"{title_line}\n{_INDENT}{detail_line}" if detail else title_line)
         item.setData(ROLE, (kind, payload))
-        item.setToolTip(detail)
+        item.setToolTip("\n".join(t for t in (title if title_line != title else "", detail) if t))
         self.list.addItem(item)
         return item
 

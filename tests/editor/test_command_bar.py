@@ -77,3 +77,25 @@ def test_command_bar_lists_flows_by_name_and_alt_enter_opens(window, qtbot, libr
     qtbot.keyClick(bar.edit, Qt.Key.Key_Return, Qt.KeyboardModifier.AltModifier)
     assert window.document.workflow.name == "Weather report"
     assert window.document.path and window.document.path.endswith("weather.flow.json")
+
+
+def test_a_long_description_is_cut_to_the_bars_width_not_scrolled_sideways(window, qtbot, tmp_path):
+    folder = tmp_path / "long"
+    folder.mkdir()
+    flow = _flow("brief", "Research brief", [], [], "{{PREVIOUS_OUTPUT}}")
+    flow["description"] = "A lead researcher delegates to two subagents, " * 6 + "then a writer turns it into a brief."
+    (folder / "brief.flow.json").write_text(json.dumps(flow))
+    set_default_library(FlowLibrary([folder], seed=False))
+    try:
+        window.act_command.trigger()
+        bar = window.command_bar
+        qtbot.keyClicks(bar.edit, "brief")
+        row = bar.list.item(0)
+        title, detail = row.text().split("\n")
+        assert title == "Research brief" and detail.strip().endswith("…") and len(detail) < len(flow["description"])
+        assert row.toolTip() == flow["description"]  # the whole of it
+        room = bar.list.viewport().width()
+        assert bar.list.fontMetrics().horizontalAdvance(detail) <= room
+        assert not bar.list.horizontalScrollBar().isVisible()
+    finally:
+        set_default_library(None)
