@@ -70,6 +70,14 @@ class ProblemsPanel(QWidget):
             self.list.addItem(item)
         self._update_fix_button()
 
+    def set_no_workflow(self) -> None:
+        """Nothing to check: says so (as the inspector does) instead of an empty list."""
+        self.list.clear()
+        item = QListWidgetItem("No workflow is open. Its problems are listed here once you create or open one.")
+        item.setFlags(Qt.ItemFlag.NoItemFlags)
+        self.list.addItem(item)
+        self.fix_button.setVisible(False)
+
     def fix_for(self, item: QListWidgetItem | None) -> str | None:
         issue = item.data(Qt.ItemDataRole.UserRole + 1) if item is not None else None
         return self.quick_fixes.get(issue.code) if issue is not None else None

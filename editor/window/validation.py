@@ -37,7 +37,7 @@ class ValidationMixin:
             # The welcome page has no workflow to judge.
             self.issues = []
             self.scene.set_issues([])
-            self.problems.list.clear()
+            self.problems.set_no_workflow()
             self.validation_label.setText("No workflow open")
             self.validation_label.setProperty("state", "")
             self._update_run_action()

@@ -106,10 +106,14 @@ def test_revert_and_new(window, tmp_path, dialogs):
 
 def test_sample_opens_as_untitled_copy(window, tmp_path):
     assert window.central.currentWidget() is window.welcome
+    # with nothing open the Problems list says so, as the inspector does (not an empty well)
+    problems = [window.problems.list.item(i).text() for i in range(window.problems.list.count())]
+    assert problems == ["No workflow is open. Its problems are listed here once you create or open one."]
     window.welcome.sample_buttons["research"].click()
     assert window.central.currentWidget() is window.view
     assert window.document.path is None
     assert window.document.workflow.name == "Research brief"
+    assert window.problems.list.item(0).text() == "No problems: the workflow is ready to run."
 
 
 def test_settings_persist_geometry_and_last_file(app, qtbot, tmp_path, dialogs):
