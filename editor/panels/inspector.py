@@ -15,7 +15,7 @@ from PySide6.QtCore import QEvent, QObject, QStringListModel, Qt, Signal
 from PySide6.QtGui import (QColor, QFont, QHelpEvent, QIcon, QKeyEvent, QKeySequence, QSyntaxHighlighter,
                            QTextCharFormat, QTextCursor, QTextDocument)
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QCompleter, QFormLayout, QFrame, QHBoxLayout, QLabel, QLineEdit,
-                               QPlainTextEdit, QPushButton, QScrollArea, QStackedWidget, QToolButton,
+                               QPlainTextEdit, QPushButton, QScrollArea, QSizePolicy, QStackedWidget, QToolButton,
                                QToolTip, QVBoxLayout, QWidget)
 
 from engine import (TEMPLATE_BUILTINS, TemplateCompletion, TemplateReference, find_references, model_choices,
@@ -270,6 +270,7 @@ class InspectorPanel(QWidget):
         self.scroll = scroll
         # another page shown: back to its top (a long page's scroll position means nothing there)
         self.stack.currentChanged.connect(lambda _i: scroll.verticalScrollBar().setValue(0))
+        self.stack.currentChanged.connect(self._fit_to_page)
         outer.addWidget(scroll, 1)
         self.pages: dict[str, QWidget] = {}
         self._build_workflow_page()
@@ -293,6 +294,17 @@ class InspectorPanel(QWidget):
         self.show_node(None)
 
     # ------------------------------------------------------------------ helpers
+    def _fit_to_page(self, _index: int = -1) -> None:
+        """The stack as big as the page it shows. A QStackedWidget is otherwise as wide and as
+        tall as the largest of all its pages: a small page (an HTTP request) got a sideways
+        scroll bar and blank scrolling below its end, from the agent page it was not showing."""
+        current = self.stack.currentWidget()
+        for i in range(self.stack.count()):
+            page = self.stack.widget(i)
+            policy = QSizePolicy.Policy.Preferred if page is current else QSizePolicy.Policy.Ignored
+            page.setSizePolicy(policy, policy)
+        self.stack.updateGeometry()
+
     def _page(self, name: str) -> QFormLayout:
         page = QWidget()
         form = QFormLayout(page)

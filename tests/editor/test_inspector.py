@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication
 
 from editor.panels.inspector import PREVIOUS_OUTPUT
 
@@ -143,3 +144,19 @@ def test_model_list_survives_bad_settings(tmp_path, monkeypatch):
         raise AssertionError("bad settings were accepted")
     models = [m for m, _l, _p in model_choices()]
     assert "gpt-4o-mini" in models and "echo" in models
+
+
+def test_the_inspector_is_as_big_as_the_page_it_shows(window, tmp_path):
+    """A page neither scrolls sideways nor scrolls on past its end because of a bigger page
+    that is not shown (a stack is otherwise as big as its largest page)."""
+    open_flow(window, copy_sample(tmp_path, "web-brief"))
+    insp = window.inspector
+    shown = []
+    for node_id in ("api", "writer", "start", "api"):  # an HTTP request, an agent, the start, and back
+        window.scene.select_nodes([node_id])
+        QApplication.processEvents()
+        page = insp.stack.currentWidget()
+        shown.append(page)
+        assert insp.stack.sizeHint() == page.sizeHint(), node_id
+        assert insp.stack.minimumSizeHint() == page.minimumSizeHint(), node_id
+    assert len(set(map(id, shown))) == 3
