@@ -92,14 +92,3 @@ def test_importing_the_same_record_twice_is_refused(data_dir, tmp_path):
     store.close()
     other.close()
 
-
-def test_runs_lists_durations_as_the_window_does(data_dir):
-    """`flowdesk runs` and the history panel share one formatter: a quick run in milliseconds."""
-    from engine import format_duration
-
-    assert flowdesk("run", str(SAMPLES / "hello.flow.json"), "--provider", "echo").returncode == 0
-    run = runs_json()[0]
-    listing = flowdesk("runs").stdout.splitlines()
-    assert listing[0].split() == ["RUN", "STATUS", "STARTED", "DURATION", "WORKFLOW", "/", "INPUT"]
-    assert f" {format_duration(run['durationSeconds'])}  " in listing[1]
-    assert " ms  " in listing[1]

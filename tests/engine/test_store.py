@@ -469,4 +469,4 @@ def test_runs_lists_a_quick_run_in_milliseconds(data_dir: Path) -> None:
     listed = cli("runs")
     assert listed.returncode == 0, listed.stderr
     row = listed.stdout.splitlines()[1]
-    assert re.search(r" \d{1,3}ms  ", row), row  # not "0.0s"
+    assert re.search(r" \d{1,3} ms  ", row), row  # not "0.0s"
