@@ -12,7 +12,7 @@ as ``runCache.limitMB``) and clears them.
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QLocale, Qt
 from typing import Any
 
 from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFormLayout, QHBoxLayout, QLabel, QLineEdit,
@@ -21,6 +21,10 @@ from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFormLayout
 from engine import (ProviderConfigError, Settings, is_local_url, key_source, load_settings, provider_catalogue,
                     save_settings, settings_path, store_api_key)
 
+
+
+_KIND_TEXT = {"openai": "OpenAI-compatible API", "anthropic": "Anthropic API", "local": "embedded model",
+              "echo": ""}
 
 class ProviderSettingsDialog(QDialog):
     def __init__(self, parent: QWidget | None = None, store: Any = None) -> None:
@@ -133,7 +137,11 @@ class ProviderSettingsDialog(QDialog):
         info = self.infos.get(pid)
         if info is None:
             return
-        self.title.setText(f"<b>{info.name or pid}</b> <span style='color:gray'>({info.kind})</span>")
+        # The kind in brackets says how it is spoken to, where the name does not already
+        # ("Ollama (local server) · OpenAI-compatible API", not "OpenAI (openai)").
+        kind = _KIND_TEXT.get(info.kind, info.kind)
+        same = info.kind == pid or not kind
+        self.title.setText(f"<b>{info.name or pid}</b>" + ("" if same else f" <span style='color:gray'>· {kind}</span>"))
         http = info.kind in ("openai", "anthropic")
         self.url_edit.setEnabled(http)
         self.url_edit.setPlaceholderText(info.base_url or "")
@@ -185,7 +193,8 @@ class ProviderSettingsDialog(QDialog):
             self.cache_label.setText(f"cannot be read: {err}")
             self.clear_cache_button.setEnabled(False)
             return
-        self.cache_label.setText(f"{stats['entries']:,} recorded outputs, {stats['bytes'] / 1048576:.1f} MB")
+        size = QLocale.c().formattedDataSize(stats["bytes"], 1, QLocale.DataSizeFormat.DataSizeTraditionalFormat)
+        self.cache_label.setText(f"{stats['entries']:,} recorded outputs, {size}")  # "4.2 KB", not "0.0 MB"
         self.clear_cache_button.setEnabled(stats["entries"] > 0)
 
     def clear_cache(self) -> None:

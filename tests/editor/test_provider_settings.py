@@ -57,6 +57,18 @@ def test_settings_saved_and_key_only_in_keyring(qtbot, config_dir: Path, monkeyp
     assert config.providers()["ollama"].base_url == "http://gpu-box:11434/v1"
 
 
+def test_the_header_says_how_a_provider_is_spoken_to_only_where_its_name_does_not(qtbot, config_dir: Path) -> None:
+    dialog = ProviderSettingsDialog()
+    qtbot.addWidget(dialog)
+    titles = {}
+    for row in range(dialog.list.count()):
+        dialog.list.setCurrentRow(row)
+        titles[dialog.current_id()] = dialog.title.text()
+    assert titles["openai"] == "<b>OpenAI</b>" and titles["anthropic"] == "<b>Anthropic</b>"
+    assert "OpenAI-compatible API" in titles["ollama"] and "OpenAI-compatible API" in titles["openrouter"]
+    assert titles["local"] == "<b>Local (embedded llama.cpp)</b>" and titles["echo"] == "<b>Echo (offline dry run)</b>"
+
+
 def test_save_settings_refuses_keys(config_dir: Path) -> None:
     settings = config.Settings(providers={"openai": {"api_key": SECRET}})
     with pytest.raises(config.ProviderConfigError):
@@ -85,10 +97,10 @@ def test_run_cache_is_shown_limited_and_cleared(qtbot, config_dir: Path, tmp_pat
         store._put_executions(conn, "r1", [("a", "k1", "x" * 1000, "output"), ("b", "k2", "y" * 10, "output")])
     dialog = ProviderSettingsDialog(store=store)
     qtbot.addWidget(dialog)
-    assert dialog.cache_label.text().startswith("2 recorded outputs")
+    assert dialog.cache_label.text() == "2 recorded outputs, 1012 bytes"  # (1,001 + 11 characters), not "0.0 MB"
     assert dialog.clear_cache_button.isEnabled()
     dialog.clear_cache_button.click()
-    assert store.cache_stats()["entries"] == 0 and dialog.cache_label.text().startswith("0 recorded")
+    assert store.cache_stats()["entries"] == 0 and dialog.cache_label.text() == "0 recorded outputs, 0 bytes"
     dialog.cache_limit.setValue(5)
     dialog.save()
     assert json.loads((config_dir / "settings.json").read_text())["runCache"] == {"limitMB": 5}
