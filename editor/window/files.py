@@ -179,10 +179,11 @@ class FilesMixin:
                 imported = opened.imported
                 text = (f"Opened {Path(path).name}, a {imported.label}, as a new unsaved workflow "
                         "(the original file is untouched)")
-                if imported.warnings:
-                    text += " · " + " · ".join(w.split(": ", 1)[-1] for w in imported.warnings)
                 self._add_recent(str(Path(path).resolve()))
                 self.statusBar().showMessage(text, 15000)
+                if imported.warnings:  # what changed on the way in, said where it can be read whole
+                    notes = "\n".join(f"• {w.split(': ', 1)[-1]}" for w in imported.warnings)
+                    QMessageBox.information(self, "Imported with notes", f"{text}.\n\n{notes}")
                 return True
         self._add_recent(str(Path(path).resolve()))
         self.statusBar().showMessage(f"Opened {path}", 4000)

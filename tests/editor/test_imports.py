@@ -20,8 +20,11 @@ def test_open_foreign_file_as_new_unsaved_document(window, tmp_path, dialogs):
     assert doc.path is None and doc.is_modified() and window.isWindowModified()
     assert [n.type for n in doc.workflow.nodes] == ["start", "http", "agent", "fetch"]
     message = window.statusBar().currentMessage()
-    assert "AnythingLLM agent flow" in message and "new unsaved workflow" in message and "directOutput" in message
+    assert "AnythingLLM agent flow" in message and "new unsaved workflow" in message
     assert not dialogs.of("critical")
+    (kind, title, text), = dialogs.of("information")  # the import's notes, whole (not cut off in the status bar)
+    assert title == "Imported with notes" and text.startswith(message)
+    assert "• steps[1] (apiCall) has directOutput: the flow ends there; the 2 later blocks are kept below" in text
     target = tmp_path / "rate.flow.json"
     dialogs.save_path = str(target)
     assert window.save()  # no path: Save asks where, never writes the original
