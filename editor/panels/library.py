@@ -57,6 +57,8 @@ def matches(flow: LibraryFlow, text: str) -> bool:
     return all(w in hay for w in text.casefold().split())
 
 
+ROWS_HINT = "Checked flows are on: the command bar, triggers and agents can use them."
+
 class LibraryPanel(QWidget):
     open_requested = Signal(str)  # a flow's file
     save_requested = Signal()  # "Save to library" (the current document)
@@ -190,7 +192,9 @@ class LibraryPanel(QWidget):
                                f"(the library folder is {self.library.primary}).")
         elif shown == 0:
             self.empty.setText(f"No flow matches “{text.strip()}”.")
-        self.empty.setVisible(shown == 0)
+        else:  # what a row's check box means (it has no label of its own)
+            self.empty.setText(ROWS_HINT)
+        self.empty.setVisible(True)
         self._update_buttons()
 
     def visible_flows(self) -> list[LibraryFlow]:

@@ -68,6 +68,7 @@ def test_dock_lists_flows_of_the_library_and_an_added_folder_and_search_filters(
     assert names(panel) == [] and panel.empty.isVisibleTo(panel) and "No flow matches" in panel.empty.text()
     panel.search.clear()
     assert len(names(panel)) == len(seeded) + 2
+    assert panel.empty.isVisibleTo(panel) and panel.empty.text().startswith("Checked flows are on")  # the check boxes
 
 
 def test_enable_and_disable_from_the_checkbox(window, tmp_path):
