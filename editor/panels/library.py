@@ -59,6 +59,7 @@ def matches(flow: LibraryFlow, text: str) -> bool:
 
 ROWS_HINT = "Checked flows are on: the command bar, triggers and agents can use them."
 
+
 class LibraryPanel(QWidget):
     open_requested = Signal(str)  # a flow's file
     save_requested = Signal()  # "Save to library" (the current document)

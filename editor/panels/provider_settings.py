@@ -22,9 +22,9 @@ from engine import (ProviderConfigError, Settings, is_local_url, key_source, loa
                     save_settings, settings_path, store_api_key)
 
 
-
 _KIND_TEXT = {"openai": "OpenAI-compatible API", "anthropic": "Anthropic API", "local": "embedded model",
               "echo": ""}
+
 
 class ProviderSettingsDialog(QDialog):
     def __init__(self, parent: QWidget | None = None, store: Any = None) -> None:
@@ -137,7 +137,7 @@ class ProviderSettingsDialog(QDialog):
         info = self.infos.get(pid)
         if info is None:
             return
-        # The kind in brackets says how it is spoken to, where the name does not already
+        # After the name, how the provider is spoken to, where the name does not say it already
         # ("Ollama (local server) · OpenAI-compatible API", not "OpenAI (openai)").
         kind = _KIND_TEXT.get(info.kind, info.kind)
         same = info.kind == pid or not kind

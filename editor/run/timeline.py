@@ -154,8 +154,7 @@ class TimelineCanvas(QWidget):
                 p.drawRoundedRect(wr, 3, 3)
                 p.setBrush(QBrush(QColor("#7a4a00"), Qt.BrushStyle.BDiagPattern))
                 p.drawRoundedRect(wr, 3, 3)
-            dur = span.duration
-            text = ("from cache" if span.state == "cached" else format_duration(dur) if dur is not None else "running…")
+            text = "from cache" if span.state == "cached" else format_duration(span.duration, "running…")
             if span.wait_start is not None and span.wait_end is not None:
                 text += f" (waited {format_duration(span.wait_end - span.wait_start)})"
             advance = p.fontMetrics().horizontalAdvance(text)

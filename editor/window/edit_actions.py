@@ -7,8 +7,9 @@ from __future__ import annotations
 from PySide6.QtCore import QPointF
 from PySide6.QtGui import QGuiApplication
 
-from engine import WorkflowLoadError
+from engine import Node, WorkflowLoadError
 
+from ..canvas.style import node_size
 from ..layout import auto_layout
 
 
@@ -41,10 +42,6 @@ class EditActionsMixin:
     def _free_spot(self, kind: str, centre: QPointF) -> QPointF:
         """The top-left corner of a new ``kind`` card centred on ``centre`` if that overlaps no
         card (with a gap), else of the nearest such place in 40 px steps (up to 480 px away)."""
-        from engine import Node
-
-        from ..canvas.style import node_size
-
         w, h = node_size(Node.model_validate(self.document.new_node_dump(kind, 0, 0)))  # the card add_node makes
         gap, step = 24.0, 40.0
         x0, y0 = centre.x() - w / 2, centre.y() - h / 2
