@@ -264,10 +264,67 @@ class RunState:
         return self.status in (RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.CANCELLED)
 
     def node_details(self, node_id: str) -> dict[str, Any]:
+        """The node's details (:class:`NodeDetails` as a dict) and its ``state``. A step that logs
+        no input of its own (a condition, an approval, a join, a loop, an HTTP request...) has
+        :meth:`passed_input` as its input; a condition, which passes it on, as its output too."""
         d = self.details.get(node_id)
         out = (d or NodeDetails(node_id)).to_dict()
         out["state"] = self.states.get(node_id)
+        if d is not None and d.input is None and d.visits:
+            passed = self.passed_input(node_id)
+            if passed is not None:
+                out["input"] = passed
+                if not out["output"] and self._kinds.get(node_id) == "if":
+                    out["output"] = passed
         return out
+
+    def passed_input(self, node_id: str) -> str | None:
+        """What reached ``node_id`` along the links the run followed: the output of the step that
+        reached it last (looking through conditions and approvals, which pass their input on);
+        for a join, its branches' outputs as a JSON list, in link order. None when unknown."""
+        if self._kinds.get(node_id) == "join":
+            values = [v for v in (self._passed_by(src, {node_id}) for src in self._followed_into(node_id))
+                      if v is not None]
+            return json.dumps(values, ensure_ascii=False) if values else None
+        return self._reached(node_id, {node_id})
+
+    def _followed_into(self, node_id: str) -> list[str]:
+        """The sources of the followed links into ``node_id``, in the workflow's link order."""
+        if self.workflow is None:
+            return []
+        links = self.links
+        return list(dict.fromkeys(
+            c.source for c in self.workflow.connections
+            if c.target == node_id and c.sourceHandle != "subagent"
+            and (c.source, c.sourceHandle or "output", node_id) in links))
+
+    def _reached(self, node_id: str, seen: set[str]) -> str | None:
+        sources = [s for s in self._followed_into(node_id) if s not in seen]
+        if not sources:
+            return None
+        if len(sources) > 1:  # a loop's entry and its body's return: the one that ended last before it started
+            details = self.details
+            started = details[node_id].started if node_id in details else None
+
+            def ended(src: str) -> float:
+                e = details[src].ended if src in details else None
+                return -1.0 if e is None or (started is not None and e > started) else e
+
+            sources.sort(key=ended, reverse=True)
+        seen.add(node_id)
+        return self._passed_by(sources[0], seen)
+
+    def _passed_by(self, src: str, seen: set[str]) -> str | None:
+        """What ``src`` passed on: its output; a condition's or an approval's own input (an approval
+        whose reviewer edited the output: that output)."""
+        d = self.details.get(src)
+        kind = self._kinds.get(src)
+        if kind == "approval":
+            if d is not None and d.review and isinstance(d.review.get("output"), str):
+                return d.review["output"]
+        elif kind != "if" or (d is not None and d.output):
+            return d.output if d is not None else None
+        return (d.input if d is not None and d.input is not None else None) or self._reached(src, seen)
 
     def call_tree(self) -> list[tuple[SubagentCall, int]]:
         """Every subagent call in tree order (depth-first, calls in start order), with its level."""

@@ -432,15 +432,10 @@ class RunConsole(QWidget):
 
     def node_details(self, node_id: str) -> dict[str, Any]:
         """The node's last input, output, duration (s), tokens, error and state in the shown run."""
-        state = self._state()
-        details = state.node_details(node_id) if self._replay_state is not None else self.bridge.node_details(node_id)
-        if not details.get("input"):
-            # An approval (or a condition) records no input of its own: it is what reached it,
-            # the output of the step before it along the links the run followed.
-            passed = _passed_input(state, node_id)
-            if passed is not None:
-                details["input"] = passed
-        return details
+        # (a step that logs no input of its own has what reached it: RunState.passed_input)
+        if self._replay_state is not None:
+            return self._replay_state.node_details(node_id)
+        return self.bridge.node_details(node_id)
 
     def open_paused_run(self, run_id: str) -> bool:
         """Show a paused run from the store (``set_store``) with its approval cards, ready to be
@@ -909,37 +904,3 @@ class RunConsole(QWidget):
             fn()
         except OSError as err:
             self._on_error(f"Cannot save: {err.strerror or err}")
-
-
-
-
-_PASS_THROUGH = ("if", "approval")
-
-
-def _passed_input(state: RunState, node_id: str) -> str | None:
-    """What reached ``node_id`` in the run: the output of the nearest step before it (through
-    conditions and approvals, which pass their input on) along the followed links."""
-    workflow = state.workflow
-    if workflow is None:
-        return None
-    node = workflow.node(node_id)
-    if node is None or node.type not in _PASS_THROUGH:
-        return None
-    seen = {node_id}
-    current = node_id
-    while True:
-        sources = [src for (src, _handle, target) in state.links if target == current and src not in seen]
-        if not sources:
-            return None
-        src = sources[0]
-        seen.add(src)
-        src_node = workflow.node(src)
-        if src_node is None:
-            return None
-        if src_node.type not in _PASS_THROUGH:
-            if src_node.type == "start":
-                return state.initial_input if state.initial_input is not None else \
-                    getattr(src_node.data, "initialInput", None)
-            out = state.details.get(src)
-            return out.output if out is not None else None
-        current = src

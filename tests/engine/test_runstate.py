@@ -262,3 +262,39 @@ def test_durations_read_the_same_everywhere() -> None:
     assert {s: format_duration(s) for s in cases} == cases
     assert format_duration(None) == "" and format_duration(None, "—") == "—"
     assert format_duration(float("nan"), "?") == "?"
+
+
+def test_steps_that_log_no_input_show_what_reached_them() -> None:
+    """A join's input is its branches' outputs in link order, a loop's the last value that came
+    round, a condition's and an approval's the output before them (a condition passes it on)."""
+    panel = load_workflow(SAMPLES / "panel.flow.json")
+    _run, events = run_events(panel)
+    state = RunState.of(panel, events)
+    outs = state.outputs
+    join = state.node_details("reviews")
+    assert json.loads(join["input"]) == [outs["clarity"], outs["accuracy"], outs["tone"]]
+    assert join["output"] == outs["reviews"]
+    assert state.node_details("rounds")["input"] == outs["judge"]  # its last visit: the body's return
+    assert state.node_details("start")["input"] is None
+
+    review = load_workflow(SAMPLES / "review.flow.json")
+    _run, events = run_events(review, decisions=["approve"])
+    state = RunState.of(review, events)
+    triage = state.outputs["triage"]
+    assert state.node_details("route")["input"] == triage and state.node_details("route")["output"] == triage
+    assert state.node_details("signoff")["input"] == triage
+    assert state.node_details("revise")["input"] is None  # never reached
+
+    # an approval whose reviewer edited the output passes that on
+    wf = flow([start(), approval("ap"), cond("c", ("contains", "x")), agent("a")],
+              [link("s", "ap"), link("ap", "c", "approve"), link("c", "a", "condition-0")])
+
+    async def go() -> Run:
+        run = Run(wf, EchoProvider())
+        await run.start()
+        await run.resume("approve", output="edited by the reviewer")
+        return run
+
+    state = RunState.of(wf, list(asyncio.run(go()).events or []))
+    assert state.node_details("ap")["input"] == "hello"
+    assert state.node_details("c")["input"] == "edited by the reviewer"
