@@ -14,9 +14,13 @@ from typing import Sequence
 log = logging.getLogger(__name__)
 
 
+LINK_COLOUR = "#8ab4f8"
+LINK_VISITED_COLOUR = "#c39bf5"
+
+
 def configure_app(app) -> None:
     """Application-wide look and caches shared by the app and the tests."""
-    from PySide6.QtGui import QPixmapCache
+    from PySide6.QtGui import QColor, QPalette, QPixmapCache
 
     from .resources import style_sheet
 
@@ -27,6 +31,13 @@ def configure_app(app) -> None:
     app.setProperty("flowdeskConfigured", True)
     app.setStyle("Fusion")
     app.setStyleSheet(style_sheet())
+    # Links in rich text (rendered Markdown outputs, About's folders) in a light blue: the
+    # palette's own dark blue is unreadable on the style sheet's dark panels.
+    palette = app.palette()
+    for group in (QPalette.ColorGroup.Active, QPalette.ColorGroup.Inactive):
+        palette.setColor(group, QPalette.ColorRole.Link, QColor(LINK_COLOUR))
+        palette.setColor(group, QPalette.ColorRole.LinkVisited, QColor(LINK_VISITED_COLOUR))
+    app.setPalette(palette)
     # Node items use DeviceCoordinateCache; the 10 MB default overflows at 2,000 nodes.
     QPixmapCache.setCacheLimit(256 * 1024)
 

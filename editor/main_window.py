@@ -32,6 +32,7 @@ from .window.edit_actions import EditActionsMixin
 from .window.files import FilesMixin
 from .window.library import LibraryMixin
 from .window.find_bar import FindBar
+from .window.help import HelpMixin
 from .window.menus import MenusMixin
 from .window.repair import RepairMixin
 from .window.run_wiring import RunWiringMixin
@@ -43,8 +44,8 @@ from .window.welcome import WelcomePage
 __all__ = ["MainWindow", "settings"]
 
 
-class MainWindow(LibraryMixin, MenusMixin, FilesMixin, AutosaveMixin, ValidationMixin, RunWiringMixin, RepairMixin,
-                 EditActionsMixin, WindowSettingsMixin, QMainWindow):
+class MainWindow(LibraryMixin, MenusMixin, HelpMixin, FilesMixin, AutosaveMixin, ValidationMixin, RunWiringMixin,
+                 RepairMixin, EditActionsMixin, WindowSettingsMixin, QMainWindow):
     run_requested = Signal()  # the run console (a later issue) listens here
     validated = Signal(list)  # list[Issue], after each debounced validation
 
@@ -113,6 +114,7 @@ class MainWindow(LibraryMixin, MenusMixin, FilesMixin, AutosaveMixin, Validation
 
         self._build_actions()
         self._build_menus()
+        self._build_help_menu()
         self._build_status_bar()
 
         self._init_validation()  # debounced: after every document change
