@@ -16,7 +16,7 @@ from typing import Any
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (QGraphicsItem, QGraphicsSceneMouseEvent, QHBoxLayout, QLabel, QMainWindow, QPushButton,
-                               QSplitter, QVBoxLayout, QWidget)
+                               QSizePolicy, QSplitter, QVBoxLayout, QWidget)
 
 from engine import RunState, Workflow
 
@@ -62,6 +62,22 @@ class ReadOnlyScene(CanvasScene):
         item.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsMovable, False)
 
 
+def _given_text(info: Any, limit: int | None = 160, sep: str = " · ") -> str:
+    """What a stored run was given: "Input: … · Arguments: topic=…" (each part on one line, cut
+    at ``limit`` characters)."""
+    parts = []
+    initial = getattr(info, "initial_input", None)
+    if initial:
+        parts.append(f"Input: {initial}")
+    arguments = getattr(info, "arguments_text", "")
+    if arguments:
+        parts.append(f"Arguments: {arguments}")
+    if limit is None:
+        return sep.join(parts)
+    flat = [" ".join(p.split()) for p in parts]
+    return sep.join(p if len(p) <= limit else p[:limit - 1] + "…" for p in flat)
+
+
 class RunViewWindow(QMainWindow):
     version_requested = Signal(object, str)  # (workflow, run_id): open it as a new document
 
@@ -103,10 +119,20 @@ class RunViewWindow(QMainWindow):
         self.banner_label = QLabel(f"<b>Run {run_id[:8]}</b> of “{workflow.display_name()}” · {status}{when} · "
                                    "read-only: the workflow as it was when it ran")
         self.banner_label.setTextFormat(Qt.TextFormat.RichText)
+        # What the run was given: its initial input and the variables it started with (arguments)
+        self.given_label = QLabel(_given_text(info))
+        self.given_label.setObjectName("hint")
+        self.given_label.setToolTip(_given_text(info, limit=None, sep="\n"))
+        self.given_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)  # long: clipped
+        self.given_label.setVisible(bool(self.given_label.text()))
+        texts = QVBoxLayout()
+        texts.setSpacing(2)
+        texts.addWidget(self.banner_label)
+        texts.addWidget(self.given_label)
         open_button = QPushButton("Open this version as a new document")
         open_button.setObjectName("openVersionButton")
         open_button.clicked.connect(lambda: self.version_requested.emit(self.workflow, self.run_id))
-        row.addWidget(self.banner_label, 1)
+        row.addLayout(texts, 1)
         row.addWidget(open_button)
         self.open_button = open_button
 

@@ -807,7 +807,7 @@ def _cmd_runs(args: argparse.Namespace) -> int:
     print(f"{'RUN':<12} {'STATUS':<12} {'STARTED':<20} {'DURATION':>10}  WORKFLOW / INPUT")
     for r in runs:
         dur = format_duration(r.duration)
-        text = (r.initial_input or "").replace("\n", " ")
+        text = r.input_summary.replace("\n", " ")
         text = text if len(text) < 40 else text[:37] + "..."
         print(f"{r.id[:12]:<12} {r.status:<12} {format_timestamp(r.started_at)[:19].replace('T', ' '):<20} {dur:>10}  "
               f"{r.workflow_name}" + (f" — {text}" if text else "")

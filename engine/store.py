@@ -38,7 +38,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from .errors import FlowdeskError
 from .events import SUBAGENT_CALL_TYPES as _WIRE_TYPES
@@ -50,7 +50,7 @@ __all__ = ["RunStore", "RunRecorder", "RunInfo", "StoreError", "AlreadyImported"
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 # The recorded node executions' size limit (bytes of output kept); least recently used go first.
 DEFAULT_CACHE_LIMIT = 64 * 1024 * 1024
 # Events per INSERT statement, largest first (7 parameters each; SQLite allows 32,766). A
@@ -221,6 +221,11 @@ MIGRATIONS: list[str] = [
     DROP TABLE run_outputs;
     ALTER TABLE run_outputs_in_order RENAME TO run_outputs
     """,
+    # 7 -> 8: the variables a run started with (the Start node's, overridden by its arguments),
+    # as a JSON object: the history shows what a run was called with
+    """
+    ALTER TABLE runs ADD COLUMN arguments TEXT
+    """,
 ]
 assert len(MIGRATIONS) == SCHEMA_VERSION
 
@@ -238,6 +243,19 @@ class RunInfo:
     waiting: bool
     error: str | None
     event_count: int = 0
+    #: The variables the run started with (the Start node's, overridden by its arguments); None: none
+    arguments: dict[str, Any] | None = None
+
+    @property
+    def arguments_text(self) -> str:
+        """The arguments as ``topic=…, audience=…`` (values other than text as JSON), or ""."""
+        return ", ".join(f"{k}={v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)}"
+                         for k, v in (self.arguments or {}).items())
+
+    @property
+    def input_summary(self) -> str:
+        """What the run was given: its initial input, else its :attr:`arguments_text`."""
+        return self.initial_input or self.arguments_text
 
     @property
     def duration(self) -> float | None:
@@ -254,7 +272,19 @@ class RunInfo:
                 "startedAt": format_timestamp(self.started_at),
                 "endedAt": format_timestamp(self.ended_at) if self.ended_at else None,
                 "durationSeconds": self.duration, "currentNodeId": self.current_node, "waitingForInput": self.waiting,
-                "error": self.error, "eventCount": self.event_count, "fullyRecorded": self.fully_recorded}
+                "error": self.error, "eventCount": self.event_count, "fullyRecorded": self.fully_recorded,
+                "arguments": self.arguments}
+
+
+def _arguments_json(arguments: Mapping[str, Any] | None) -> str | None:
+    """A run's starting variables as stored (JSON, non-ASCII escaped: a lone surrogate in a value
+    cannot break the row); a value that is not JSON is kept as its text."""
+    if not arguments:
+        return None
+    try:
+        return json.dumps(dict(arguments), default=str)
+    except (TypeError, ValueError):  # a key that is not a string, a circular value
+        return None
 
 
 def _retry_while_busy(action: Any, timeout: float, error: type[BaseException] = sqlite3.OperationalError) -> Any:
@@ -419,12 +449,14 @@ class RunStore:
     @staticmethod
     def run_row(run_id: str, workflow: Workflow, *, workflow_path: str | None = None,
                 initial_input: str | None = None, status: str = "running", started_at: float | None = None,
-                workflow_json: str | None = None, owner: bool = True) -> tuple[tuple, tuple[str, str]]:
+                workflow_json: str | None = None, owner: bool = True,
+                arguments: Mapping[str, Any] | None = None) -> tuple[tuple, tuple[str, str]]:
         """A new run's row and its workflow's (hash, JSON), made here, outside any transaction."""
         text = workflow_json or dumps_workflow(workflow, indent=None)
         digest = hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
         return ((run_id, workflow.display_name(), workflow_path, digest, initial_input, status,
-                 started_at or time.time(), os.getpid() if owner else None, socket.gethostname() if owner else None),
+                 started_at or time.time(), os.getpid() if owner else None, socket.gethostname() if owner else None,
+                 _arguments_json(arguments)),
                 (digest, text))
 
     @staticmethod
@@ -436,7 +468,8 @@ class RunStore:
         # A workflow that ran before is not stored again: rerunning a big graph adds rows,
         # not megabytes.
         conn.execute("INSERT OR IGNORE INTO workflows (hash, json) VALUES (?, ?)", workflow)
-        cols = "id, workflow_name, workflow_path, workflow_hash, initial_input, status, started_at, owner_pid, owner_host"
+        cols = ("id, workflow_name, workflow_path, workflow_hash, initial_input, status, started_at, owner_pid, owner_host, "
+                "arguments")
         values: tuple = row
         if fields:
             if "status" in fields:  # the row's own status column, replaced
@@ -506,10 +539,17 @@ class RunStore:
         return gone
 
     _INFO_COLS = ("id, workflow_name, workflow_path, initial_input, status, started_at, ended_at, current_node, "
-                  "waiting, error")
+                  "waiting, error, arguments")
 
     def _info(self, row: tuple) -> RunInfo:
-        return RunInfo(*row[:8], bool(row[8]), row[9], *(row[10:11] or ()))
+        arguments = None
+        if row[10]:
+            try:
+                arguments = json.loads(row[10])
+            except ValueError:
+                pass
+        return RunInfo(*row[:8], bool(row[8]), row[9], row[11] if len(row) > 11 else 0,
+                       arguments if isinstance(arguments, dict) else None)
 
     def get_run(self, run_id: str) -> RunInfo | None:
         row = self._exec(f"SELECT {self._INFO_COLS}, (SELECT count(*) FROM events e WHERE e.run_num = runs.num) "
@@ -1043,7 +1083,9 @@ class RunRecorder:
             # The run row is written with the first batch, not here (the workflow JSON of a
             # big graph takes milliseconds to make); events are only written after it.
             self._create = {"workflow_path": workflow_path, "initial_input": initial, "status": "running",
-                            "started_at": run.started_at or time.time()}
+                            "started_at": run.started_at or time.time(),
+                            # as they are now: the row is written later, after steps may have set some
+                            "arguments": dict(getattr(run, "variables", None) or {})}
             self._seq = 0
         else:
             self._seq = store.next_seq(run.run_id)

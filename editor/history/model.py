@@ -31,7 +31,7 @@ SERVER_ROLE = Qt.ItemDataRole.UserRole + 4
 REMOTE_BADGE = "Temporal"
 
 COL_STATUS, COL_WORKFLOW, COL_STARTED, COL_DURATION, COL_INPUT, COL_EVENTS, COL_COST = range(7)
-COLUMNS = ("Status", "Workflow", "Started", "Duration", "Initial input", "Events", "Tokens · cost")
+COLUMNS = ("Status", "Workflow", "Started", "Duration", "Input", "Events", "Tokens · cost")
 
 STATUS_LABELS = {
     "paused": "Waiting for approval",
@@ -179,8 +179,8 @@ class RunHistoryModel(QAbstractTableModel):
             if run.status == "running" and run.ended_at is None:
                 return "running"
             return format_duration(run.duration)
-        if col == COL_INPUT:
-            return _one_line(run.initial_input, MAX_INPUT_CHARS)
+        if col == COL_INPUT:  # the initial input, else the arguments (topic=…, audience=…)
+            return _one_line(run.input_summary, MAX_INPUT_CHARS)
         if col == COL_EVENTS:
             n = self._counts.get(run.id)
             return "" if n is None else f"{n:,}"
@@ -212,6 +212,8 @@ class RunHistoryModel(QAbstractTableModel):
             return datetime.fromtimestamp(run.started_at).astimezone().isoformat(sep=" ", timespec="seconds")
         if col == COL_INPUT:
             text = run.initial_input or "(no initial input)"
+            if run.arguments:
+                text = f"{text}\nArguments: {run.arguments_text}"
             return text if len(text) <= MAX_TOOLTIP_CHARS else text[:MAX_TOOLTIP_CHARS] + "…"
         if col == COL_WORKFLOW:
             return f"{run.workflow_name}\n{run.workflow_path}" if run.workflow_path else run.workflow_name

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from engine import EchoProvider, Run, RunEvent, RunStatus
+from engine import EchoProvider, Run, RunEvent, RunStatus, load_workflow
 from engine.store import AlreadyImported, MIGRATIONS, SCHEMA_VERSION, RunRecorder, RunStore, StoreError, agentflow_record
 
 from tests.fakes.openai_server import FakeLLMServer, openai_text
@@ -198,9 +198,10 @@ def test_older_schema_is_migrated(data_dir: Path) -> None:
     conn = sqlite3.connect(db)
     assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     cols = {r[1] for r in conn.execute("PRAGMA table_info(runs)")}
-    assert {"owner_pid", "owner_host"} <= cols
+    assert {"owner_pid", "owner_host", "arguments"} <= cols
     info = store.get_run("old1")
     assert info is not None and info.workflow_name == "Legacy" and info.event_count == 1
+    assert info.arguments is None and info.input_summary == ""
     assert store.recover() == []  # a completed run is left alone
 
 
@@ -470,3 +471,51 @@ def test_runs_lists_a_quick_run_in_milliseconds(data_dir: Path) -> None:
     assert listed.returncode == 0, listed.stderr
     row = listed.stdout.splitlines()[1]
     assert re.search(r" \d{1,3} ms  ", row), row  # not "0.0s"
+
+
+def test_a_run_keeps_the_variables_it_started_with(data_dir: Path, tmp_path: Path) -> None:
+    """The history shows what a run was called with: the Start node's variables overridden by
+    its arguments, as they were at its start (a step's outputVar set later is not among them)."""
+    store = RunStore()
+    wf = load_workflow(SAMPLES / "panel.flow.json")
+
+    async def go() -> Run:
+        run = Run(wf, EchoProvider(), variables={"topic": "dark mode", "maxWords": "80"})
+        rec = RunRecorder(store, run)
+        await run.start()
+        rec.settled()
+        rec.close()
+        return run
+
+    run = asyncio.run(go())
+    info = store.get_run(run.run_id)
+    assert info is not None and info.initial_input in (None, "")
+    assert info.arguments == {"topic": "dark mode", "audience": "existing customers", "maxWords": 80}
+    assert set(run.variables) > set(info.arguments)  # the steps' outputVars came later
+    assert info.input_summary == "topic=dark mode, audience=existing customers, maxWords=80"
+    assert store.list_runs()[0].arguments == info.arguments
+    assert info.to_json()["arguments"] == info.arguments
+    # a run with an initial input shows that, its arguments beside it in the tooltip only
+    hello = recorded_run(store, load_workflow(SAMPLES / "hello.flow.json"))
+    hello_info = store.get_run(hello.run_id)
+    assert hello_info is not None and hello_info.arguments is None
+    assert hello_info.input_summary == hello_info.initial_input and hello_info.initial_input
+    # the CLI's list says it too; --json carries the object
+    listed = cli("runs")
+    assert "Announcement panel — topic=dark mode, audience=existing cu..." in listed.stdout, listed.stdout
+    rows = json.loads(cli("runs", "--json").stdout)["runs"]
+    assert [r["arguments"] for r in rows if r["id"] == run.run_id] == [info.arguments]
+
+
+def test_arguments_that_are_not_plain_text_are_stored_safely(data_dir: Path) -> None:
+    store = RunStore()
+    wf = flow([start()], [])
+    run = Run(wf, EchoProvider())
+    run.variables.update({"bad": "\ud800 lone", "list": [1, "é"], "obj": object()})
+    row, _workflow = RunStore.run_row(run.run_id, wf, arguments=run.variables)
+    with store._transaction() as conn:
+        store._insert_run(conn, (row, _workflow))
+    info = store.get_run(run.run_id)
+    assert info is not None and info.arguments is not None
+    assert info.arguments["bad"] == "\ud800 lone" and info.arguments["list"] == [1, "é"]
+    assert info.arguments["obj"].startswith("<object object")

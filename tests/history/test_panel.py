@@ -430,3 +430,23 @@ def test_events_column_hides_when_docked_narrow(qtbot, tmp_path: Path) -> None:
     qtbot.waitUntil(lambda: panel.table.isColumnHidden(COL_EVENTS), timeout=2000)
     panel.resize(1100, 600)
     qtbot.waitUntil(lambda: not panel.table.isColumnHidden(COL_EVENTS), timeout=2000)
+
+
+def test_input_column_shows_the_arguments_of_a_run_without_an_initial_input(qtbot, tmp_path: Path) -> None:
+    store = RunStore(tmp_path / "runs.db")
+    wf = flow([start(text=""), agent("a")], [link("s", "a")])
+    store.create_run("args", wf, initial_input=None, started_at=BASE, owner=False,
+                     arguments={"topic": "dark mode", "rounds": 3})
+    store.create_run("both", wf, initial_input="hello", started_at=BASE + 1, owner=False, arguments={"tone": "dry"})
+    store.create_run("none", wf, initial_input=None, started_at=BASE + 2, owner=False)
+    panel = make_panel(qtbot, store)
+    model = panel.model
+    assert model.headerData(COL_INPUT, Qt.Orientation.Horizontal) == "Input"
+    rows = {r.id: i for i, r in enumerate(model.runs)}
+    text = {rid: model.data(model.index(i, COL_INPUT)) for rid, i in rows.items()}
+    tips = {rid: model.data(model.index(i, COL_INPUT), Qt.ItemDataRole.ToolTipRole) for rid, i in rows.items()}
+    assert text == {"args": "topic=dark mode, rounds=3", "both": "hello", "none": ""}
+    assert tips["args"] == "(no initial input)\nArguments: topic=dark mode, rounds=3"
+    assert tips["both"] == "hello\nArguments: tone=dry"
+    assert tips["none"] == "(no initial input)"
+    store.close()

@@ -95,3 +95,19 @@ def test_live_and_stored_paths_agree(qtbot, qloop, tmp_path, review, research, c
         assert {c.node_id for c, _ in a.call_tree()} == {"facts", "skeptic"}
     if case == "queued approvals":
         assert [a.states[n] for n in a.pending_approvals] == ["waiting", "queued"]
+
+
+def test_the_run_view_says_what_the_run_was_given(qtbot, tmp_path, review):
+    store = RunStore(tmp_path / "runs.db")
+    store.create_run("given", review, initial_input="Hello,\nI was charged twice", owner=False,
+                     arguments={"tone": "warm", "limit": 3})
+    store.create_run("bare", review, owner=False)
+    window = RunViewWindow("given", review, [], store.get_run("given"), store=store)
+    qtbot.addWidget(window)
+    assert window.given_label.text() == "Input: Hello, I was charged twice · Arguments: tone=warm, limit=3"
+    assert window.given_label.toolTip() == "Input: Hello,\nI was charged twice\nArguments: tone=warm, limit=3"
+    assert not window.given_label.isHidden()
+    bare = RunViewWindow("bare", review, [], store.get_run("bare"), store=store)
+    qtbot.addWidget(bare)
+    assert bare.given_label.text() == "" and bare.given_label.isHidden()
+    store.close()
