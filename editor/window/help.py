@@ -17,7 +17,9 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QDockWidget, QLabel, QLineEdit, QMenu, QTreeWidget,
                                QTreeWidgetItem, QVBoxLayout, QWidget)
 
-from engine import config_dir, data_dir, library_dir
+from engine import config_dir, data_dir, library_dir, settings_path
+
+from .settings import GUI_SETTINGS_FILE
 
 # What the mouse (and the keys that only work while dragging or typing) does; no QAction holds these.
 CANVAS_GESTURES: tuple[tuple[str, str], ...] = (
@@ -157,7 +159,7 @@ def about_html(store_path: Path | None) -> str:
                 f"{html.escape(note)}</td></tr>")
 
     runs = store_path if store_path is not None else data_dir() / "runs.db"
-    rows = (place("Settings", config_dir(), " (settings.json, gui.ini)")
+    rows = (place("Settings", config_dir(), f" ({settings_path().name}, {GUI_SETTINGS_FILE})")
             + place("Run history", runs, "" if store_path is not None else " (not open)")
             + place("Flow library", library_dir()))
     return (f"<h2>Flowdesk {html.escape(_version('flowdesk'))}</h2>"

@@ -74,6 +74,7 @@ def test_about_names_the_version_and_the_folders(qtbot, window, isolated):
     assert f"Flowdesk {metadata.version('flowdesk')}" in text
     config, data = isolated / "config", isolated / "data"
     assert str(config) in text and str(data / "runs.db") in text and str(data / "library") in text
+    assert "(settings.json, gui.ini)" in text
     assert QUrl.fromLocalFile(str(data)).toString() in text  # the run history's link opens its folder
     assert "(not open)" not in text
     assert dialog.text.openExternalLinks()
