@@ -153,6 +153,17 @@ class RunArguments(QWidget):
             elif field is not None:
                 field.setText(_text(v.get("value")))
 
+    def set_values(self, values: dict[str, Any]) -> None:
+        """Fill the fields of the variables named in ``values`` (a past run's arguments); the
+        others keep what they show."""
+        for name, value in values.items():
+            field = self.fields.get(name)
+            if isinstance(field, QCheckBox):
+                field.setChecked(_text(value).strip().lower() in ("true", "1", "yes", "on"))
+            elif field is not None:
+                field.setText(_text(value))
+                field.setCursorPosition(0)
+
     def required_names(self) -> list[str]:
         return [str(v["name"]).strip() for v in self._declared if v.get("required")]
 

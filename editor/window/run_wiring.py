@@ -19,6 +19,7 @@ from engine import RunStatus, Workflow, errors_only
 from ..first_run import offer_setup
 from ..history.panel import open_store_for_gui
 from ..issue_text import describe_issue
+from ..run.console import LONG_INPUT
 from ..run_view import RunViewWindow
 from .run_on import RunOnMixin, remote_run_factory
 from .settings import settings
@@ -398,10 +399,28 @@ class RunWiringMixin(RunOnMixin):
             return
         self._replace_document(workflow.model_copy(deep=True), None)
         self.document.undo_stack.resetClean()
+        given = self._give_run_its_input(run_id)
         self.raise_()
         self.activateWindow()
-        self.statusBar().showMessage(f"Opened the workflow of run {run_id[:8]} as a new document; Save As to keep it.",
+        self.statusBar().showMessage(f"Opened the workflow of run {run_id[:8]} as a new document"
+                                     + (" with its input and arguments" if given else "") + "; Save As to keep it.",
                                      6000)
+
+    def _give_run_its_input(self, run_id: str) -> bool:
+        """The run console set as run ``run_id`` was: its initial input in the box (when it was not
+        the Start node's own text) and its arguments in the form, so Run runs it again as it was."""
+        store = getattr(self, "store", None)
+        info = store.get_run(run_id) if store is not None and run_id else None
+        if info is None or not (info.arguments or info.initial_input):
+            return False
+        console = self.run_console
+        console.set_workflow(self.document.workflow, None)  # the form's fields, made now
+        start = self.document.workflow.start_node()
+        own = (getattr(start.data, "initialInput", "") if start is not None else "") or ""
+        if info.initial_input and info.initial_input != own and len(info.initial_input) <= LONG_INPUT:
+            console.input_edit.setPlainText(info.initial_input)
+        console.arguments.set_values(info.arguments or {})
+        return True
 
 
 def _same_graph(a: Workflow, b: Workflow) -> bool:

@@ -331,3 +331,38 @@ def test_opening_another_file_during_a_run_asks_and_stops_it(qtbot, window, dial
     assert not console.model.entries and console.run_id is None
     assert console.header.status_text == "Ready" and set(states(window.scene).values()) == {None}
     assert not console.bridge.is_active and "in progress" not in window.act_run.toolTip()
+
+
+def test_opening_a_runs_version_gives_the_console_its_input_and_arguments(qtbot, window):
+    """Open this version fills the run form as the run was called, so Run runs it again as it was."""
+    assert window.open_sample(str(SAMPLES / "panel.flow.json"))
+    choose_provider(window, "echo")
+    console = window.run_console
+    qtbot.waitUntil(lambda: window.act_run.isEnabled(), timeout=2000)
+    console.arguments.fields["topic"].setText("dark mode")
+    console.arguments.fields["maxWords"].setText("80")
+    console.input_edit.setPlainText("Keep it short.")
+    with qtbot.waitSignal(console.run_finished, timeout=10000):
+        window.act_run.trigger()
+    first = console.run_id
+    first_prompts = [e.content for e in console.all_events() if e.type == "start_prompt"]
+    info = window.store.get_run(first)
+    assert info.arguments == {"topic": "dark mode", "audience": "existing customers", "maxWords": 80}
+    assert info.initial_input == "Keep it short."
+
+    # the form is changed, then the run's version is opened from the history
+    console.arguments.fields["topic"].setText("something else")
+    console.input_edit.setPlainText("")
+    assert window.history.open_version(first)
+    assert window.document.path is None
+    assert console.arguments.fields["topic"].text() == "dark mode"
+    assert console.arguments.fields["maxWords"].text() == "80"
+    assert console.input_edit.toPlainText() == "Keep it short."
+    assert "with its input and arguments" in window.statusBar().currentMessage()
+    qtbot.wait(400)  # the debounced validation of the new document keeps them
+    assert console.arguments.fields["topic"].text() == "dark mode"
+    assert console.input_edit.toPlainText() == "Keep it short."
+    with qtbot.waitSignal(console.run_finished, timeout=10000):
+        window.act_run.trigger()
+    assert console.run_id != first
+    assert [e.content for e in console.all_events() if e.type == "start_prompt"] == first_prompts
