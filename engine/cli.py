@@ -831,6 +831,8 @@ def _cmd_show(args: argparse.Namespace) -> int:
             return EXIT_OK
         wf = store.workflow_of(info.id)
         print(f"run {info.id} · {info.workflow_name} · {info.status}")
+        if info.arguments:
+            print(f"arguments: {info.arguments_text}")
         printer = _Printer(sys.stdout, wf, False)
         for ev in store.iter_events(info.id):
             printer(ev)

@@ -505,6 +505,9 @@ def test_a_run_keeps_the_variables_it_started_with(data_dir: Path, tmp_path: Pat
     assert "Announcement panel — topic=dark mode, audience=existing cu..." in listed.stdout, listed.stdout
     rows = json.loads(cli("runs", "--json").stdout)["runs"]
     assert [r["arguments"] for r in rows if r["id"] == run.run_id] == [info.arguments]
+    shown = cli("show", run.run_id).stdout.splitlines()
+    assert shown[1] == "arguments: topic=dark mode, audience=existing customers, maxWords=80"
+    assert not cli("show", hello.run_id).stdout.splitlines()[1].startswith("arguments")
 
 
 def test_arguments_that_are_not_plain_text_are_stored_safely(data_dir: Path) -> None:
