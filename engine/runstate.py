@@ -182,6 +182,7 @@ class RunState:
     def __post_init__(self) -> None:
         self._kinds: dict[str, str] = {}
         self._out: dict[tuple[str, str], list[Link]] = {}  # (source, handle as the runtime names it) -> links
+        self._in: dict[str, list[Link]] = {}  # target -> the links into it, in the workflow's order
         self._sub_links: set[tuple[str, str]] = set()
         self._offers: dict[str, deque[Link]] = {}  # target -> links offered to it, oldest first
         self._checked: set[str] = set()  # loops whose last event was a loop_check
@@ -191,6 +192,7 @@ class RunState:
     def _index(self, workflow: Workflow) -> None:
         self._kinds = {n.id: n.type for n in workflow.nodes}
         out: dict[tuple[str, str], list[Link]] = {}
+        into: dict[str, list[Link]] = {}
         sub: set[tuple[str, str]] = set()
         for c in workflow.connections:
             if c.sourceHandle == "subagent":
@@ -198,8 +200,10 @@ class RunState:
                 continue
             written = c.sourceHandle or "output"
             handle = "condition-0" if written == "true" else written
-            out.setdefault((c.source, handle), []).append((c.source, written, c.target))
-        self._out, self._sub_links = out, sub
+            link = (c.source, written, c.target)
+            out.setdefault((c.source, handle), []).append(link)
+            into.setdefault(c.target, []).append(link)
+        self._out, self._in, self._sub_links = out, into, sub
 
     def reset(self, workflow: Workflow | None = None, initial_input: str | None = None) -> None:
         """Forget everything and start over for a new run (of ``workflow``)."""
@@ -217,7 +221,7 @@ class RunState:
         self.status = RunStatus.PENDING
         self.final_output = self.error = None
         self.started_at = self.ended_at = None
-        self._kinds, self._out, self._sub_links = {}, {}, set()
+        self._kinds, self._out, self._in, self._sub_links = {}, {}, {}, set()
         if workflow is not None:
             self._index(workflow)
         self.states_dirty = self.links_dirty = True
@@ -290,13 +294,8 @@ class RunState:
 
     def _followed_into(self, node_id: str) -> list[str]:
         """The sources of the followed links into ``node_id``, in the workflow's link order."""
-        if self.workflow is None:
-            return []
         links = self.links
-        return list(dict.fromkeys(
-            c.source for c in self.workflow.connections
-            if c.target == node_id and c.sourceHandle != "subagent"
-            and (c.source, c.sourceHandle or "output", node_id) in links))
+        return list(dict.fromkeys(link[0] for link in self._in.get(node_id, ()) if link in links))
 
     def _reached(self, node_id: str, seen: set[str]) -> str | None:
         sources = [s for s in self._followed_into(node_id) if s not in seen]
