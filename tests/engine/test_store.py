@@ -37,10 +37,10 @@ SLOW_CLI = (
 )
 
 
-def recorded_run(store: RunStore, wf) -> Run:
+def recorded_run(store: RunStore, wf, **run_options) -> Run:
     """Run ``wf`` on the echo provider with a recorder, to its end or first pause, committed."""
     async def go() -> Run:
-        run = Run(wf, EchoProvider())
+        run = Run(wf, EchoProvider(), **run_options)
         rec = RunRecorder(store, run)
         await run.start()
         rec.settled()
@@ -477,17 +477,8 @@ def test_a_run_keeps_the_variables_it_started_with(data_dir: Path, tmp_path: Pat
     """The history shows what a run was called with: the Start node's variables overridden by
     its arguments, as they were at its start (a step's outputVar set later is not among them)."""
     store = RunStore()
-    wf = load_workflow(SAMPLES / "panel.flow.json")
-
-    async def go() -> Run:
-        run = Run(wf, EchoProvider(), variables={"topic": "dark mode", "maxWords": "80"})
-        rec = RunRecorder(store, run)
-        await run.start()
-        rec.settled()
-        rec.close()
-        return run
-
-    run = asyncio.run(go())
+    run = recorded_run(store, load_workflow(SAMPLES / "panel.flow.json"),
+                       variables={"topic": "dark mode", "maxWords": "80"})
     info = store.get_run(run.run_id)
     assert info is not None and info.initial_input in (None, "")
     assert info.arguments == {"topic": "dark mode", "audience": "existing customers", "maxWords": 80}
