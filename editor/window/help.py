@@ -10,6 +10,7 @@ import platform
 import sys
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 import PySide6
 from PySide6.QtCore import Qt, QUrl, qVersion
@@ -202,14 +203,20 @@ class HelpMixin:
         self.act_about = h.addAction("&About Flowdesk", self.show_about)
 
     def show_shortcuts(self) -> ShortcutsDialog:
-        dialog = ShortcutsDialog(self)  # type: ignore[arg-type]
-        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        dialog.show()
-        return dialog
+        return self._show_once(ShortcutsDialog, lambda: ShortcutsDialog(self))  # type: ignore[arg-type]
 
     def show_about(self) -> AboutDialog:
         store = getattr(self, "store", None)
-        dialog = AboutDialog(self, Path(store.path) if store is not None else None)  # type: ignore[arg-type]
-        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        dialog.show()
+        path = Path(store.path) if store is not None else None
+        return self._show_once(AboutDialog, lambda: AboutDialog(self, path))  # type: ignore[arg-type]
+
+    def _show_once(self, kind: type, make: Any) -> Any:
+        """The dialog of ``kind`` already open, brought forward, else a new one (F1 twice: one window)."""
+        dialog = next((d for d in self.findChildren(kind) if d.isVisible()), None)  # type: ignore[attr-defined]
+        if dialog is None:
+            dialog = make()
+            dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+            dialog.show()
+        dialog.raise_()
+        dialog.activateWindow()
         return dialog

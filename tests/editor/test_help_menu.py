@@ -23,6 +23,9 @@ def test_help_menu_and_f1_opens_the_shortcuts(qtbot, window):
     window.act_shortcuts.trigger()
     dialog = window.findChild(ShortcutsDialog)
     assert dialog is not None and dialog.isVisible() and dialog.windowTitle() == "Keyboard Shortcuts"
+    window.act_shortcuts.trigger()  # again: the open one comes forward, no second window
+    assert [d for d in window.findChildren(ShortcutsDialog) if d.isVisible()] == [dialog]
+    assert window.show_about() is window.show_about()
 
 
 def test_shortcuts_come_from_the_real_actions(qtbot, window):
