@@ -127,6 +127,7 @@ class MainWindow(LibraryMixin, MenusMixin, HelpMixin, FilesMixin, AutosaveMixin,
         self.scene.selectionChanged.connect(self._selection_changed)
         self.scene.status_message.connect(lambda m: self.statusBar().showMessage(m, 5000))
         self.scene.background_double_clicked.connect(self._quick_add)
+        self.scene.link_dropped_on_canvas.connect(self._link_to_new_node)
         self.scene.context_menu_requested.connect(self._context_menu)
         self.scene.node_activated.connect(self._edit_node)
         self.view.node_dropped.connect(self._add_node_at)

@@ -83,6 +83,7 @@ class CanvasScene(QGraphicsScene):
     link_refused = Signal(str)  # a link gesture ended on a target the engine refused; the reason
     node_activated = Signal(str)  # double-clicked a node body
     background_double_clicked = Signal(QPointF)
+    link_dropped_on_canvas = Signal(str, str, QPointF)  # a new link let go on no node: source, handle, scene pos
     context_menu_requested = Signal(QPointF, object)  # scene pos, node id or None
 
     LAZY_NODES = 2500  # above this many nodes, items are made only for what is in view
@@ -807,6 +808,8 @@ class CanvasScene(QGraphicsScene):
                 self.link_refused.emit(result.reason)
             else:
                 self.status_message.emit("")  # a link made (or a drag let go): no stale refusal stays
+            if drag.target is None and drag.picked is None:  # (a picked-up link let go there is deleted)
+                self.link_dropped_on_canvas.emit(drag.source, drag.handle, event.scenePos())
             event.accept()
             return
         super().mouseReleaseEvent(event)

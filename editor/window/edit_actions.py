@@ -7,9 +7,11 @@ from __future__ import annotations
 from PySide6.QtCore import QPointF
 from PySide6.QtGui import QGuiApplication
 
-from engine import Node, WorkflowLoadError
+from engine import Connection, GraphIndex, Node, WorkflowLoadError, check_connection
 
-from ..canvas.style import node_size
+from ..canvas.style import node_layout, node_size
+from ..document import PALETTE_KINDS
+from ..panels.palette import DESCRIPTIONS
 from ..layout import auto_layout
 
 
@@ -31,6 +33,42 @@ class EditActionsMixin:
             x, y = round(x / GRID) * GRID, round(y / GRID) * GRID
         nid = self.document.add_node(kind, x, y)
         self.scene.select_nodes([nid])
+
+    def _link_to_new_node(self, source: str, handle: str, pos: QPointF) -> None:
+        """A new link let go on empty canvas: the quick-add menu there, offering the kinds that can
+        take that link (the engine's own rules); the one picked is added with its input at the
+        drop point and linked, as one undo step."""
+        if not self._has_document or source not in self.scene.node_items:
+            return
+        kinds = self._kinds_taking(source, handle)
+        if not kinds:
+            self.statusBar().showMessage("No kind of node can take a link from there.", 5000)
+            return
+        self._quick_add(pos, kinds, lambda kind, at: self._add_linked_node(source, handle, kind, at),
+                        "Add a linked node…")
+
+    def _kinds_taking(self, source: str, handle: str) -> list[str]:
+        """The palette kinds a new node of which would accept a link from ``source``'s ``handle``."""
+        doc = self.document
+        wf = doc.workflow
+        candidates: dict[str, str] = {}
+        nodes = list(wf.nodes)
+        for i, kind in enumerate(PALETTE_KINDS):
+            dump = doc.new_node_dump(kind, 0, 0)
+            dump["id"] = candidates[kind] = f"\0new-{i}"  # (no real id starts with a NUL)
+            nodes.append(Node.model_validate(dump))
+        index = GraphIndex(wf.model_copy(update={"nodes": nodes}))
+        return [kind for kind, nid in candidates.items() if check_connection(index, source, handle, nid, "input").ok]
+
+    def _add_linked_node(self, source: str, handle: str, kind: str, pos: QPointF) -> None:
+        doc = self.document
+        dump = doc.new_node_dump(kind, 0, 0)
+        lay = node_layout(Node.model_validate(dump), as_subagent=handle == "subagent")  # drawn as it will be
+        port = lay.input_pos or QPointF(0.0, 0.0)
+        dump["x"], dump["y"] = round(pos.x() - port.x()), round(pos.y() - port.y())
+        link = Connection(source=source, target=dump["id"], sourceHandle=handle, targetHandle="input")
+        doc.add_items([dump], [link.model_dump()], f"Add {DESCRIPTIONS[kind][0]} linked to {source}")
+        self.scene.select_nodes([dump["id"]])
 
     def _add_node_at_centre(self, kind: str) -> None:
         """A node added from the palette or the menu (not dropped at a place): in the middle of

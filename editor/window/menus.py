@@ -210,21 +210,24 @@ class MenusMixin:
         clear = self.recent_menu.addAction("Clear list")
         clear.triggered.connect(lambda: settings().setValue("recentFiles", []))
 
-    def _quick_add(self, pos: QPointF) -> None:
-        """Double-click on the canvas: a small searchable menu of node types."""
+    def _quick_add(self, pos: QPointF, kinds: list[str] | None = None, add=None,
+                   placeholder: str = "Add node…") -> None:
+        """Double-click on the canvas: a small searchable menu of node types (``kinds``, all by
+        default); the one picked is added at ``pos`` (or handed to ``add(kind, pos)``)."""
         menu = QMenu(self)
         menu.setObjectName("quickAdd")
         search = QLineEdit(menu)
-        search.setPlaceholderText("Add node…")
+        search.setPlaceholderText(placeholder)
         field = QWidgetAction(menu)
         field.setDefaultWidget(search)
         menu.addAction(field)
         entries = []
-        for kind in PALETTE_KINDS:
+        add = add or self._add_node_at
+        for kind in PALETTE_KINDS if kinds is None else kinds:
             name, desc = DESCRIPTIONS[kind]
             a = menu.addAction(entry_icon(kind), name)
             a.setToolTip(desc)
-            a.triggered.connect(lambda _=False, k=kind: self._add_node_at(k, pos))
+            a.triggered.connect(lambda _=False, k=kind: add(k, pos))
             entries.append((f"{name} {desc}".lower(), a))
 
         def filter_(text: str) -> None:
