@@ -26,6 +26,7 @@ from .settings import GUI_SETTINGS_FILE
 CANVAS_GESTURES: tuple[tuple[str, str], ...] = (
     ("Double-click the canvas", "Add a node there"),
     ("Drag from a handle to a node", "Link them (Esc cancels the drag)"),
+    ("Drag from a handle to empty canvas", "Add a node there, linked"),
     ("Drag the background, the middle button, or Space + drag", "Pan"),
     ("Shift + drag, Ctrl + drag", "Select with a rectangle"),
     ("Wheel · Shift + wheel", "Zoom towards the cursor · pan sideways"),
