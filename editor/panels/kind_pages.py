@@ -100,6 +100,11 @@ class FlowPage(QWidget):
         self.params_title = QLabel("Inputs")
         self.params_title.setObjectName("inspectorTitle")
         form.addRow(self.params_title)
+        # A line of its own (wrapping), not in the title: a long title widened the whole page
+        self.params_none = QLabel("This flow has no parameters.")
+        self.params_none.setObjectName("hint")
+        self.params_none.setWordWrap(True)
+        form.addRow(self.params_none)
         form.addRow(self.params_box)
         self.open_button = QPushButton("Open this flow")
         self.open_button.setObjectName("openChildFlow")
@@ -192,12 +197,7 @@ class FlowPage(QWidget):
             text = "" if value is None else (value if isinstance(value, str) else _json(value))
             if edit.text() != text:
                 edit.setText(text)
-        self.params_title.setVisible(bool(params))
-        if not params:
-            self.params_title.setVisible(True)
-            self.params_title.setText("Inputs (this flow has no parameters)")
-        else:
-            self.params_title.setText("Inputs")
+        self.params_none.setVisible(not params)
 
     def _input_edited(self, name: str, text: str) -> None:
         if self._loading:

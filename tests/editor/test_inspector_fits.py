@@ -1,0 +1,23 @@
+"""Every kind's inspector page fits the inspector at its default width: no sideways scrolling,
+nothing cut at the right edge (a Flow node's long "Inputs (…)" title made the whole page wider)."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtWidgets import QApplication
+
+from editor.document import PALETTE_KINDS
+
+from .conftest import flow, open_flow, start, write_flow
+
+
+@pytest.mark.parametrize("kind", list(PALETTE_KINDS))
+def test_the_inspector_page_of_each_kind_fits_without_scrolling_sideways(window, qtbot, tmp_path, kind):
+    open_flow(window, write_flow(tmp_path, flow([start("s", 0, 0)])))
+    window._add_node_at(kind, window.view.mapToScene(window.view.viewport().rect().center()))
+    QApplication.processEvents()
+    scroll = window.inspector.scroll
+    qtbot.waitUntil(lambda: scroll.widget() is not None and scroll.widget().isVisible(), timeout=2000)
+    QApplication.processEvents()
+    bar = scroll.horizontalScrollBar()
+    assert bar.maximum() == 0, (kind, scroll.widget().minimumSizeHint().width(), scroll.viewport().width())
