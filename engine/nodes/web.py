@@ -79,10 +79,12 @@ class HttpData(PolicyData):
 
 
 class FetchData(PolicyData):
-    url: str = ""
+    # (titles: the inspector's labels, which would otherwise read "Url" and "Max chars")
+    url: str = Field(default="", title="URL")
     format: Literal["markdown", "text", "html"] = "markdown"
-    selector: str = ""
-    maxChars: int = 20_000
+    selector: str = Field(default="", title="CSS selector",
+                          description="Only the part of the page it matches (empty: the main content).")
+    maxChars: int = Field(default=20_000, title="Max characters")
 
     @field_validator("url", "selector", mode="before")
     @classmethod

@@ -4,7 +4,7 @@ nothing cut at the right edge (a Flow node's long "Inputs (…)" title made the 
 from __future__ import annotations
 
 import pytest
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QLabel
 
 from editor.document import PALETTE_KINDS
 
@@ -21,3 +21,13 @@ def test_the_inspector_page_of_each_kind_fits_without_scrolling_sideways(window,
     QApplication.processEvents()
     bar = scroll.horizontalScrollBar()
     assert bar.maximum() == 0, (kind, scroll.widget().minimumSizeHint().width(), scroll.viewport().width())
+
+
+def test_web_page_fields_read_as_words(window, qtbot, tmp_path):
+    open_flow(window, write_flow(tmp_path, flow([start("s", 0, 0)])))
+    window._add_node_at("fetch", window.view.mapToScene(window.view.viewport().rect().center()))
+    QApplication.processEvents()
+    page = window.inspector.stack.currentWidget()
+    shown = {label.text() for label in page.findChildren(QLabel) if label.isVisible()}
+    assert {"URL", "CSS selector", "Max characters"} <= shown
+    assert not {"Url", "Selector", "Max chars"} & shown
