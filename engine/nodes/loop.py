@@ -24,7 +24,8 @@ LOOP_CHECK = "loop_check"
 
 class LoopData(NodeData):
     maxIterations: int = Field(default=DEFAULT_MAX_ITERATIONS, ge=1)
-    until: str = ""
+    until: str = Field(default="", description="Stops when an iteration's output contains this (any case); "
+                                               "empty: runs all iterations.")
 
     @field_validator("maxIterations", mode="before")
     @classmethod

@@ -31,3 +31,12 @@ def test_web_page_fields_read_as_words(window, qtbot, tmp_path):
     shown = {label.text() for label in page.findChildren(QLabel) if label.isVisible()}
     assert {"URL", "CSS selector", "Max characters"} <= shown
     assert not {"Url", "Selector", "Max chars"} & shown
+
+
+def test_a_loops_until_field_says_what_it_does(window, qtbot, tmp_path):
+    open_flow(window, write_flow(tmp_path, flow([start("s", 0, 0)])))
+    window._add_node_at("loop", window.view.mapToScene(window.view.viewport().rect().center()))
+    QApplication.processEvents()
+    page = window.inspector.stack.currentWidget()
+    shown = {label.text() for label in page.findChildren(QLabel) if label.isVisible()}
+    assert "Stops when an iteration's output contains this (any case); empty: runs all iterations." in shown
