@@ -56,7 +56,8 @@ def make_kind_page(kind: str, inspector: Any) -> QWidget | None:
         return FlowPage(edit, inspector._watch, lambda: list(getattr(inspector, "library_flows", list)()),
                         lambda ref: getattr(inspector, "open_flow_requested").emit(ref))
     if kind == "action":
-        return ActionPage(lambda ref: getattr(inspector, "open_flow_requested").emit(ref))
+        return ActionPage(edit, inspector._watch, lambda: list(getattr(inspector, "library_flows", list)()),
+                          lambda ref: getattr(inspector, "open_flow_requested").emit(ref))
     return None
 
 
@@ -214,41 +215,127 @@ class FlowPage(QWidget):
 
 
 class ActionPage(QWidget):
-    """The ``action`` node: its name and parameters (read-only: they come from an import)."""
+    """The ``action`` node: the action's name (the library flow of that name runs) and its
+    parameters (that flow's inputs). An import fills both; here they are set and changed, each
+    change one edit (typing in the name merges into one)."""
 
-    def __init__(self, open_flow: Callable[[str], None], parent: QWidget | None = None) -> None:
+    def __init__(self, edit: Callable[[str, Any, bool], None], watch: Callable[[QWidget], QWidget],
+                 flows: Callable[[], list[Any]], open_flow: Callable[[str], None],
+                 parent: QWidget | None = None) -> None:
+        from .kv_table import KeyValueTable
+
         super().__init__(parent)
         self.setObjectName("actionPage")
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(12, 8, 12, 12)
+        self._edit, self._flows, self._open = edit, flows, open_flow
+        self._loading = False
+        self._data: dict[str, Any] = {}
+        form = QFormLayout(self)
+        form.setContentsMargins(12, 8, 12, 12)
+        form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapAllRows)
+        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
         title = QLabel("Action")
         title.setObjectName("inspectorTitle")
-        lay.addWidget(title)
-        self.name = QLabel()
+        form.addRow(title)
+        self.name = watch(QLineEdit())
         self.name.setObjectName("actionName")
-        self.name.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        lay.addWidget(self.name)
-        self.params = QLabel()
+        self.name.setPlaceholderText("The name of a library flow")
+        self.name.setCompleter(QCompleter([]))
+        self.name.completer().setFilterMode(Qt.MatchFlag.MatchContains)
+        self.name.completer().setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
+        self.name.textEdited.connect(self._name_edited)
+        self.name.completer().activated.connect(self._name_edited)
+        form.addRow("Action", self.name)
+        self.bound = QLabel()
+        self.bound.setObjectName("hint")
+        self.bound.setWordWrap(True)
+        form.addRow(self.bound)
+        self.params = KeyValueTable("Parameter", "Value")
         self.params.setObjectName("actionParams")
-        self.params.setWordWrap(True)
-        self.params.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        lay.addWidget(self.params)
-        hint = QLabel("Runs the library flow of the same name with these parameters as its inputs.")
-        hint.setObjectName("hint")
-        hint.setWordWrap(True)
-        lay.addWidget(hint)
-        lay.addStretch(1)
+        self.params.rows_edited.connect(self._params_edited)
+        form.addRow("Parameters", self.params)
+        note = QLabel("The flow's inputs, by name; values may use {{…}} templates.")
+        note.setObjectName("hint")
+        note.setWordWrap(True)
+        form.addRow(note)
+        self.open_button = QPushButton("Open this flow")
+        self.open_button.setObjectName("openActionFlow")
+        self.open_button.clicked.connect(lambda: self._open(self._flow_ref()))
+        form.addRow(self.open_button)
+
+    def _flow(self, name: str) -> Any:
+        wanted = name.strip().lower()
+        return next((f for f in self._flows() if wanted and str(_get(f, "name") or "").strip().lower() == wanted),
+                    None)
+
+    def _flow_ref(self) -> str:
+        flow = self._flow(self.name.text())
+        return str(_get(flow, "id") or _get(flow, "path") or "") if flow is not None else ""
 
     def load(self, data: dict[str, Any]) -> None:
-        name = data.get("action") or data.get("name") or ""
-        schema = data.get("schema")
-        self.name.setText(f"<b>{_esc(str(name) or '(no name)')}</b>" + (f" <i>({_esc(str(schema))})</i>" if schema else ""))
-        params = data.get("parameters") or {}
-        if isinstance(params, dict) and params:
-            self.params.setText("<br>".join(f"{_esc(str(k))} = <code>{_esc(_json(v) if not isinstance(v, str) else v)}</code>"
-                                            for k, v in params.items()))
+        self._loading = True
+        try:
+            self._data = dict(data)
+            names = sorted({str(_get(f, "name")) for f in self._flows() if _get(f, "name")}, key=str.lower)
+            self.name.completer().model().setStringList(names)  # type: ignore[attr-defined]
+            name = str(data.get("action") or data.get("name") or "")
+            if self.name.text() != name:
+                self.name.setText(name)
+                self.name.setCursorPosition(0)
+            params = data.get("parameters") or {}
+            self.params.set_rows([{"key": str(k), "value": v if isinstance(v, str) else _json(v)}
+                                  for k, v in (params.items() if isinstance(params, dict) else ())])
+            self._show_binding(name, str(data.get("schema") or ""))
+        finally:
+            self._loading = False
+
+    def _show_binding(self, name: str, schema: str) -> None:
+        source = f" (from {schema})" if schema else ""
+        flow = self._flow(name)
+        if not name.strip():
+            text = "Name the library flow this action runs."
+        elif flow is None:
+            text = f"No library flow is named '{name}' yet{source}: Problems offers to create one."
         else:
-            self.params.setText("No parameters.")
+            text = f"Runs the library flow '{_get(flow, 'name')}'{source} with these parameters as its inputs."
+        self.bound.setText(text)
+        self.open_button.setEnabled(flow is not None)
+
+    def _name_edited(self, text: str) -> None:
+        if self._loading:
+            return
+        self._data["action"] = text
+        self._show_binding(text, str(self._data.get("schema") or ""))
+        self._edit("action", text, True)
+
+    def _params_edited(self, rows: list[dict[str, str]]) -> None:
+        if self._loading:
+            return
+        old = self._data.get("parameters") or {}
+        params: dict[str, Any] = {}
+        for row in rows:
+            key = row["key"].strip()
+            if key:  # a value that was not text (a number, a list from an import) stays so while it parses
+                params[key] = _parsed_like(old.get(key) if isinstance(old, dict) else None, row["value"])
+        if params == old:  # a row added with no name yet, or one removed before it had one: shown only
+            self._loading = True
+            try:
+                self.params.set_rows(rows)
+            finally:
+                self._loading = False
+            return
+        self._data["parameters"] = params
+        self._edit("parameters", params, False)
+
+
+def _parsed_like(before: Any, text: str) -> Any:
+    if before is None or isinstance(before, str):
+        return text
+    import json
+
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
 
 
 def _json(value: Any) -> str:

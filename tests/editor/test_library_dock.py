@@ -155,8 +155,10 @@ def test_action_page_and_quick_fix_creates_a_flow_for_an_unbound_action(window, 
     window.scene.select_nodes([nid])
     page = window.inspector.stack.currentWidget()
     assert page.objectName() == "actionPage"
-    assert "send_invoice" in page.name.text() and "billing" in page.name.text()
-    assert "customer" in page.params.text() and "amount" in page.params.text()
+    assert page.name.text() == "send_invoice"
+    assert page.params.rows() == [{"key": "customer", "value": "{{who}}"}, {"key": "amount", "value": "12"}]
+    assert "No library flow is named 'send_invoice' yet (from billing)" in page.bound.text()
+    assert not page.open_button.isEnabled()
     window.run_validation()
     problems = window.problems
     row = next(i for i in range(problems.list.count())
@@ -171,6 +173,39 @@ def test_action_page_and_quick_fix_creates_a_flow_for_an_unbound_action(window, 
     assert window.library_panel.selected_flow().id == made.id
     codes = [i.code for i in window.issues]
     assert "action_unbound" not in codes
+    window.scene.select_nodes([nid])
+    page = window.inspector.stack.currentWidget()
+    assert page.bound.text().startswith("Runs the library flow 'send_invoice' (from billing)")
+    assert page.open_button.isEnabled()
+
+
+def test_an_action_added_from_the_palette_is_named_and_given_parameters(window, qtbot):
+    window.new_document()
+    nid = window.document.add_node("action", 300, 200)
+    window.scene.select_nodes([nid])
+    page = window.inspector.stack.currentWidget()
+    assert page.objectName() == "actionPage" and page.name.text() == ""
+    assert page.bound.text() == "Name the library flow this action runs."
+    stack = window.document.undo_stack
+    n0 = stack.count()
+    qtbot.keyClicks(page.name, "notify")
+    assert window.document.node(nid).data.action == "notify"
+    assert stack.count() == n0 + 1  # typing merges into one step
+    assert "No library flow is named 'notify' yet" in page.bound.text()
+    page.params.add_row()  # a row with no name yet: shown, nothing written
+    assert page.params.table.rowCount() == 1 and stack.count() == n0 + 1
+    page.params.table.item(0, 0).setText("channel")
+    page.params.table.item(0, 1).setText("{{team}}")
+    assert window.document.node(nid).data.parameters == {"channel": "{{team}}"}
+    stack.undo()
+    assert window.document.node(nid).data.parameters == {"channel": ""}
+    stack.redo()
+    # an imported number stays a number while it parses
+    data = window.document.node(nid).data.model_dump()
+    data["parameters"] = {"channel": "{{team}}", "retries": 3}
+    window.document.edit_node_data(nid, data)
+    page.params.table.item(1, 1).setText("5")
+    assert window.document.node(nid).data.parameters == {"channel": "{{team}}", "retries": 5}
 
 
 def test_http_page_tables_are_one_undo_step_per_edit_and_keyring_move(window, monkeypatch):
