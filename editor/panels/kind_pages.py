@@ -44,6 +44,15 @@ def flow_label(flow: Any) -> str:
     return str(name)
 
 
+def _hint(form: QFormLayout, text: str = "") -> QLabel:
+    """A wrapping line of hint text on a row of its own."""
+    label = QLabel(text)
+    label.setObjectName("hint")
+    label.setWordWrap(True)
+    form.addRow(label)
+    return label
+
+
 def make_kind_page(kind: str, inspector: Any) -> QWidget | None:
     def edit(field: str, value: Any, merge: bool) -> None:
         inspector._set(field, value, merge)
@@ -90,10 +99,7 @@ class FlowPage(QWidget):
         self.flow.activated.connect(self._picked)
         self.flow.lineEdit().editingFinished.connect(self._typed)
         form.addRow("Flow", self.flow)
-        self.description = QLabel()
-        self.description.setObjectName("hint")
-        self.description.setWordWrap(True)
-        form.addRow(self.description)
+        self.description = _hint(form)
         self.params_box = QWidget()
         self.params_form = QFormLayout(self.params_box)
         self.params_form.setContentsMargins(0, 0, 0, 0)
@@ -102,10 +108,7 @@ class FlowPage(QWidget):
         self.params_title.setObjectName("inspectorTitle")
         form.addRow(self.params_title)
         # A line of its own (wrapping), not in the title: a long title widened the whole page
-        self.params_none = QLabel("This flow has no parameters.")
-        self.params_none.setObjectName("hint")
-        self.params_none.setWordWrap(True)
-        form.addRow(self.params_none)
+        self.params_none = _hint(form, "This flow has no parameters.")
         form.addRow(self.params_box)
         self.open_button = QPushButton("Open this flow")
         self.open_button.setObjectName("openChildFlow")
@@ -245,18 +248,12 @@ class ActionPage(QWidget):
         self.name.textEdited.connect(self._name_edited)
         self.name.completer().activated.connect(self._name_edited)
         form.addRow("Action", self.name)
-        self.bound = QLabel()
-        self.bound.setObjectName("hint")
-        self.bound.setWordWrap(True)
-        form.addRow(self.bound)
+        self.bound = _hint(form)
         self.params = KeyValueTable("Parameter", "Value")
         self.params.setObjectName("actionParams")
         self.params.rows_edited.connect(self._params_edited)
         form.addRow("Parameters", self.params)
-        note = QLabel("The flow's inputs, by name; values may use {{…}} templates.")
-        note.setObjectName("hint")
-        note.setWordWrap(True)
-        form.addRow(note)
+        _hint(form, "The flow's inputs, by name; values may use {{…}} templates.")
         self.open_button = QPushButton("Open this flow")
         self.open_button.setObjectName("openActionFlow")
         self.open_button.clicked.connect(lambda: self._open(self._flow_ref()))

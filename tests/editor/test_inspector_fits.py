@@ -23,20 +23,21 @@ def test_the_inspector_page_of_each_kind_fits_without_scrolling_sideways(window,
     assert bar.maximum() == 0, (kind, scroll.widget().minimumSizeHint().width(), scroll.viewport().width())
 
 
-def test_web_page_fields_read_as_words(window, qtbot, tmp_path):
+def _labels_of_a_new(window, tmp_path, kind: str) -> set[str]:
+    """The visible labels of the inspector page of a ``kind`` node just added."""
     open_flow(window, write_flow(tmp_path, flow([start("s", 0, 0)])))
-    window._add_node_at("fetch", window.view.mapToScene(window.view.viewport().rect().center()))
+    window._add_node_at(kind, window.view.mapToScene(window.view.viewport().rect().center()))
     QApplication.processEvents()
     page = window.inspector.stack.currentWidget()
-    shown = {label.text() for label in page.findChildren(QLabel) if label.isVisible()}
+    return {label.text() for label in page.findChildren(QLabel) if label.isVisible()}
+
+
+def test_web_page_fields_read_as_words(window, qtbot, tmp_path):
+    shown = _labels_of_a_new(window, tmp_path, "fetch")
     assert {"URL", "CSS selector", "Max characters"} <= shown
     assert not {"Url", "Selector", "Max chars"} & shown
 
 
 def test_a_loops_until_field_says_what_it_does(window, qtbot, tmp_path):
-    open_flow(window, write_flow(tmp_path, flow([start("s", 0, 0)])))
-    window._add_node_at("loop", window.view.mapToScene(window.view.viewport().rect().center()))
-    QApplication.processEvents()
-    page = window.inspector.stack.currentWidget()
-    shown = {label.text() for label in page.findChildren(QLabel) if label.isVisible()}
+    shown = _labels_of_a_new(window, tmp_path, "loop")
     assert "Stops when an iteration's output contains this (any case); empty: runs all iterations." in shown
