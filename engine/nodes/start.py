@@ -88,7 +88,11 @@ class StartSpec(NodeSpec):
         return handle == "output"
 
     def summary(self, data: NodeData) -> list[tuple[str, bool]]:
-        return [(_one_line(getattr(data, "initialInput", "")) or "(run input)", False)]
+        lines = [(_one_line(getattr(data, "initialInput", "")) or "(run input)", False)]
+        names = [f"{v.name}{'*' if v.required else ''}" for v in getattr(data, "variables", None) or [] if v.name]
+        if names:  # the run's arguments: what the run console will ask for (* required)
+            lines.append((", ".join(names), True))
+        return lines
 
     def new_data(self) -> dict[str, Any]:
         return {"initialInput": ""}

@@ -171,3 +171,13 @@ def test_step_end_durations_are_the_clock_s_whatever_their_size() -> None:
     assert asyncio.run(run.start()) == RunStatus.COMPLETED
     ends = {e.node_id: e.extra["durationMs"] for e in run.events if e.type == "step_end"}
     assert ends == {"s": 0, "a": 63, "b": 64, "c": 2500, "d": -2}
+
+
+def test_a_start_cards_summary_names_the_runs_arguments() -> None:
+    """The canvas card of a Start node with variables lists them (required ones starred): what
+    the run console will ask for."""
+    wf = parse_workflow({"nodes": [{"id": "s", "type": "start", "data": {"initialInput": "", "variables": [
+        {"name": "topic", "required": True}, {"name": "tone", "value": "calm"}, {"name": ""}]}}], "connections": []})
+    assert spec_for("start").summary(wf.nodes[0].data) == [("(run input)", False), ("topic*, tone", True)]
+    plain = parse_workflow({"nodes": [{"id": "s", "type": "start", "data": {"initialInput": "Hi"}}], "connections": []})
+    assert spec_for("start").summary(plain.nodes[0].data) == [("Hi", False)]
