@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from .document import ConnKey, WorkflowModel
 
 MERGE_DATA_ID = 1001
+MERGE_MOVE_ID = 1002
 MERGE_META_ID = 1002
 
 
@@ -91,13 +92,26 @@ class ReplaceConnectionCommand(QUndoCommand):
 
 
 class MoveNodesCommand(QUndoCommand):
-    """One drag (or one auto-layout) of any number of nodes."""
+    """One drag (or one auto-layout) of any number of nodes; arrow-key nudges of the same nodes
+    in a row merge into one (``merge`` key)."""
 
     def __init__(self, doc: WorkflowModel, before: dict[str, tuple[float, float]],
-                 after: dict[str, tuple[float, float]], text: str = "Move") -> None:
+                 after: dict[str, tuple[float, float]], text: str = "Move", merge: tuple | None = None) -> None:
         n = len(after)
         super().__init__(f"{text} {n} node{'s' * (n != 1)}" if text == "Move" else text)
         self.doc, self.before, self.after = doc, dict(before), dict(after)
+        self.merge = merge
+
+    def id(self) -> int:  # noqa: A003 - Qt API
+        return MERGE_MOVE_ID if self.merge is not None else -1
+
+    def mergeWith(self, other: QUndoCommand) -> bool:
+        if not isinstance(other, MoveNodesCommand) or other.merge != self.merge or self.merge is None:
+            return False
+        self.after = other.after
+        if self.after == self.before:
+            self.setObsolete(True)  # nudged there and back: no step left behind
+        return True
 
     def redo(self) -> None:
         self.doc.set_positions(self.after)

@@ -77,6 +77,16 @@ class WorkflowDocument(WorkflowModel):
         if after:
             self.undo_stack.push(MoveNodesCommand(self, {k: before[k] for k in after}, after, text))
 
+    def nudge_nodes(self, node_ids: Iterable[str], dx: float, dy: float) -> None:
+        """Move nodes by (dx, dy): arrow keys. Nudges of the same nodes in a row are one undo step."""
+        ids = [n for n in node_ids if n in self._nodes]
+        if not ids or (dx == 0 and dy == 0):
+            return
+        before = {n: (self._nodes[n].x, self._nodes[n].y) for n in ids}
+        after = {n: (x + dx, y + dy) for n, (x, y) in before.items()}
+        self.undo_stack.push(MoveNodesCommand(self, before, after, "Move",
+                                              merge=("nudge", frozenset(ids), self._merge_epoch)))
+
     def edit_node_data(self, node_id: str, data: dict[str, Any], field: str | None = None) -> None:
         """Replace ``node_id``'s data; consecutive edits of the same ``field`` merge into one step."""
         node = self._nodes.get(node_id)

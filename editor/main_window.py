@@ -131,6 +131,8 @@ class MainWindow(LibraryMixin, MenusMixin, HelpMixin, FilesMixin, AutosaveMixin,
         self.scene.context_menu_requested.connect(self._context_menu)
         self.scene.node_activated.connect(self._edit_node)
         self.view.node_dropped.connect(self._add_node_at)
+        self.view.nudge_requested.connect(
+            lambda dx, dy: self.document.nudge_nodes(self.scene.selected_node_ids(), dx, dy))
         self.view.zoom_changed.connect(lambda z: self.zoom_label.setText(f"{round(z * 100)}%"))
         self.palette.node_requested.connect(self._add_node_at_centre)
         self.problems.nodes_requested.connect(self.show_nodes)

@@ -125,9 +125,14 @@ class Minimap(QWidget):
             self._jump(event.position())
 
 
+NUDGE_STEP = 10.0  # px an arrow key moves the selected nodes (a grid step when snapping)
+_NUDGE = {Qt.Key.Key_Left: (-1, 0), Qt.Key.Key_Right: (1, 0), Qt.Key.Key_Up: (0, -1), Qt.Key.Key_Down: (0, 1)}
+
+
 class CanvasView(QGraphicsView):
     zoom_changed = Signal(float)
     node_dropped = Signal(str, QPointF)  # palette kind, scene position
+    nudge_requested = Signal(float, float)  # arrow keys with nodes selected: move them by (dx, dy)
 
     def __init__(self, scene: CanvasScene, parent: QWidget | None = None) -> None:
         super().__init__(scene, parent)
@@ -460,6 +465,17 @@ class CanvasView(QGraphicsView):
         if event.key() == Qt.Key.Key_Space and not event.isAutoRepeat():
             self._space_down = True
             self.viewport().setCursor(Qt.CursorShape.OpenHandCursor)
+            event.accept()
+            return
+        step = _NUDGE.get(event.key())
+        scene = self.canvas_scene
+        if (step is not None and scene.selected_node_ids() and scene.link_drag is None and scene.move_tracker is None
+                and not event.modifiers() & ~(Qt.KeyboardModifier.ShiftModifier | Qt.KeyboardModifier.KeypadModifier)):
+            # Arrow keys move the selected nodes (a grid step when snapping; Shift: five), as in a
+            # drawing program; with nothing selected they scroll the view as before.
+            size = GRID if scene.snap_to_grid else NUDGE_STEP
+            size *= 5 if event.modifiers() & Qt.KeyboardModifier.ShiftModifier else 1
+            self.nudge_requested.emit(step[0] * size, step[1] * size)
             event.accept()
             return
         super().keyPressEvent(event)

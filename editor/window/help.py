@@ -31,6 +31,7 @@ CANVAS_GESTURES: tuple[tuple[str, str], ...] = (
     ("Shift + drag, Ctrl + drag", "Select with a rectangle"),
     ("Wheel · Shift + wheel", "Zoom towards the cursor · pan sideways"),
     ("Double-click a node's title", "Collapse or expand it"),
+    ("Arrow keys · Shift + arrow keys", "Move the selected nodes a step (10 px, or the grid's) · five steps"),
     ("Right-click a node or the canvas", "Its menu (Run from here, Pin, Repair…)"),
     ("Ctrl+Space in a prompt or template field", "Complete a variable or template name"),
 )
