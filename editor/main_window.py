@@ -131,6 +131,8 @@ class MainWindow(LibraryMixin, MenusMixin, HelpMixin, FilesMixin, AutosaveMixin,
         self.scene.context_menu_requested.connect(self._context_menu)
         self.scene.node_activated.connect(self._edit_node)
         self.view.node_dropped.connect(self._add_node_at)
+        self.view.files_dropped.connect(self.open_dropped)
+        self.setAcceptDrops(True)  # a workflow file dropped from a file manager opens (FilesMixin)
         self.view.nudge_requested.connect(
             lambda dx, dy: self.document.nudge_nodes(self.scene.selected_node_ids(), dx, dy))
         self.view.zoom_changed.connect(lambda z: self.zoom_label.setText(f"{round(z * 100)}%"))

@@ -125,6 +125,10 @@ class Minimap(QWidget):
             self._jump(event.position())
 
 
+def _has_local_files(mime) -> bool:
+    return mime.hasUrls() and any(u.isLocalFile() for u in mime.urls())
+
+
 NUDGE_STEP = 10.0  # px an arrow key moves the selected nodes (a grid step when snapping)
 _NUDGE = {Qt.Key.Key_Left: (-1, 0), Qt.Key.Key_Right: (1, 0), Qt.Key.Key_Up: (0, -1), Qt.Key.Key_Down: (0, 1)}
 
@@ -133,6 +137,7 @@ class CanvasView(QGraphicsView):
     zoom_changed = Signal(float)
     node_dropped = Signal(str, QPointF)  # palette kind, scene position
     nudge_requested = Signal(float, float)  # arrow keys with nodes selected: move them by (dx, dy)
+    files_dropped = Signal(list)  # local file paths dropped on the canvas (the window opens them)
 
     def __init__(self, scene: CanvasScene, parent: QWidget | None = None) -> None:
         super().__init__(scene, parent)
@@ -490,20 +495,25 @@ class CanvasView(QGraphicsView):
 
     # ------------------------------------------------------------------ palette drops
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
-        if event.mimeData().hasFormat(NODE_MIME):
+        if event.mimeData().hasFormat(NODE_MIME) or _has_local_files(event.mimeData()):
             event.acceptProposedAction()
         else:
             event.ignore()
 
     def dragMoveEvent(self, event: QDragMoveEvent) -> None:
-        if event.mimeData().hasFormat(NODE_MIME):
+        if event.mimeData().hasFormat(NODE_MIME) or _has_local_files(event.mimeData()):
             event.acceptProposedAction()
         else:
             event.ignore()
 
     def dropEvent(self, event: QDropEvent) -> None:
         if not event.mimeData().hasFormat(NODE_MIME):
-            event.ignore()
+            paths = [u.toLocalFile() for u in event.mimeData().urls() if u.isLocalFile()]
+            if paths:  # a workflow file from a file manager: the window opens it
+                event.acceptProposedAction()
+                self.files_dropped.emit(paths)
+            else:
+                event.ignore()
             return
         kind = bytes(event.mimeData().data(NODE_MIME).data()).decode()
         pos = self.mapToScene(event.position().toPoint())

@@ -155,6 +155,37 @@ class FilesMixin:
         if path:
             self.open_path(path, ask=False)
 
+    def open_dropped(self, paths: list[str]) -> bool:
+        """Files dropped on the window (from a file manager): the first one is opened as Open
+        would (another tool's flow is imported); a window holds one workflow, so the others are
+        named in the status bar, not opened."""
+        paths = [p for p in paths if Path(p).is_file()]
+        if not paths:
+            self.statusBar().showMessage("Nothing to open there: drop a workflow file.", 5000)
+            return False
+        opened = self.open_path(paths[0])
+        if opened and len(paths) > 1:
+            rest = len(paths) - 1
+            others = f"the other {rest} files were" if rest != 1 else "the other file was"
+            self.statusBar().showMessage(f"Opened {Path(paths[0]).name}; a window holds one workflow, so {others} "
+                                         "not opened.", 8000)
+        return opened
+
+    # A file dropped anywhere on the window (the welcome page, a panel); the canvas passes its own on.
+    def dragEnterEvent(self, event) -> None:
+        if _local_paths(event.mimeData()):
+            event.acceptProposedAction()
+        else:
+            super().dragEnterEvent(event)  # type: ignore[misc]
+
+    def dropEvent(self, event) -> None:
+        paths = _local_paths(event.mimeData())
+        if paths:
+            event.acceptProposedAction()
+            self.open_dropped(paths)
+        else:
+            super().dropEvent(event)  # type: ignore[misc]
+
     def open_path(self, path: str, ask: bool = True) -> bool:
         """Open ``path``; a file that cannot be read shows the loader's message and changes nothing.
 
@@ -234,7 +265,7 @@ class FilesMixin:
         if not self._has_document:
             return
         try:
-            data = export_anythingllm(self.document.workflow)
+            export_anythingllm(self.document.workflow)  # refused (with why) before a path is asked for
         except ExportRefused as err:
             QMessageBox.warning(self, "Cannot export", str(err))
             return
@@ -334,3 +365,8 @@ class FilesMixin:
         last = settings().value("lastFile", "")
         if last and Path(str(last)).is_file():
             self.open_path(str(last), ask=False)
+
+
+def _local_paths(mime) -> list[str]:
+    """The local paths a drag carries, in order."""
+    return [u.toLocalFile() for u in mime.urls() if u.isLocalFile()] if mime.hasUrls() else []
