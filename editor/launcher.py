@@ -35,7 +35,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             previous = None
     from engine import CLI_COMMANDS
 
-    if args and (args[0] in CLI_COMMANDS or args[0] in ("-h", "--help")):
+    if args and (args[0] in CLI_COMMANDS or args[0] in ("-h", "--help", "--version")):
         from engine import cli_main
 
         return cli_main(args)

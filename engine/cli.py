@@ -61,8 +61,18 @@ def _run_options(r: argparse.ArgumentParser) -> None:
     r.add_argument("--no-store", action="store_true", help="do not record the run in the run history")
 
 
+def _version() -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version("flowdesk")
+    except metadata.PackageNotFoundError:  # a checkout that was never installed
+        return "(not installed)"
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="flowdesk", description="Draw, run and inspect agentic LLM workflows.")
+    p.add_argument("--version", action="version", version=f"flowdesk {_version()}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     v = sub.add_parser("validate", help="check a workflow file and list its problems")
     v.add_argument("file")

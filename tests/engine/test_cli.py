@@ -127,3 +127,13 @@ def test_run_ctrl_c_exits_4(tmp_path: Path) -> None:
 def test_samples_validate_clean(sample: str) -> None:
     res = flowdesk("validate", str(SAMPLES / f"{sample}.flow.json"), "--json")
     assert res.returncode == 0 and json.loads(res.stdout) == {"issues": []}
+
+
+def test_version_prints_the_installed_version_without_a_display() -> None:
+    from importlib import metadata
+
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
+    res = subprocess.run([sys.executable, "-m", "editor.launcher", "--version"], cwd=ROOT, capture_output=True,
+                         text=True, timeout=30, env=env)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip() == f"flowdesk {metadata.version('flowdesk')}"
