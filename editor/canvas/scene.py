@@ -22,6 +22,7 @@ import logging
 import math
 from collections import defaultdict
 
+import shiboken6
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QKeyEvent, QPainter, QPen, QTransform
 from PySide6.QtWidgets import QApplication, QGraphicsScene, QGraphicsSceneMouseEvent, QToolTip
@@ -32,7 +33,7 @@ from ..issue_text import describe_issue, node_labels
 from ..document import ConnKey
 from ..editing import WorkflowDocument
 from .interactions import LinkDrag, MoveTracker
-from .items.edge import EdgeItem
+from .items.edge import DragEdgeItem, EdgeItem
 from .items.node import NodeItem
 from .items.port import PortHit
 from .projection import Overview, Projection, count_link, shown_as_subagent
@@ -117,6 +118,7 @@ class CanvasScene(QGraphicsScene):
         # Cards by model position, for routing links around them (kept in step with the items).
         self.obstacles = ObstacleGrid()
         self.link_drag: LinkDrag | None = None
+        self.pending_link: DragEdgeItem | None = None  # see show_pending_link
         self.move_tracker: MoveTracker | None = None
         self.snap_to_grid = False
         self._run_states: dict[str, str] = {}
@@ -650,6 +652,22 @@ class CanvasScene(QGraphicsScene):
         if self.link_drag is not None:
             self.link_drag.cleanup()
             self.link_drag = None
+
+    def show_pending_link(self, source: str, handle: str, end: QPointF) -> None:
+        """A link drawn from ``source``'s ``handle`` to ``end`` while the window asks what to add
+        there (a new link let go on empty canvas); :meth:`clear_pending_link` takes it away."""
+        self.clear_pending_link()
+        item = self.node_items.get(source)
+        if item is None:
+            return
+        self.pending_link = DragEdgeItem(handle == "subagent")
+        self.addItem(self.pending_link)
+        self.pending_link.set_ends(item.port_scene_pos(handle), end, True)
+
+    def clear_pending_link(self) -> None:
+        pending, self.pending_link = self.pending_link, None
+        if pending is not None and shiboken6.isValid(pending) and pending.scene() is self:
+            self.removeItem(pending)
 
     def cancel_gestures(self) -> None:
         if self.link_drag is not None:

@@ -44,8 +44,10 @@ class EditActionsMixin:
         if not kinds:
             self.statusBar().showMessage("No kind of node can take a link from there.", 5000)
             return
+        self.scene.show_pending_link(source, handle, pos)  # the link stays drawn while the menu asks
         self._quick_add(pos, kinds, lambda kind, at: self._add_linked_node(source, handle, kind, at),
                         "Add a linked node…")
+        self.quick_add_menu.aboutToHide.connect(self.scene.clear_pending_link)
 
     def _kinds_taking(self, source: str, handle: str) -> list[str]:
         """The palette kinds a new node of which would accept a link from ``source``'s ``handle``."""

@@ -21,6 +21,10 @@ def test_a_link_dropped_on_the_canvas_adds_a_linked_node(window, qtbot, tmp_path
     mouse_drag(qtbot, window.view, port, drop)
     menu = window.quick_add_menu
     assert menu.isVisible()
+    # the link stays drawn, from the port to where it was let go, while the menu asks
+    pending = scene.pending_link
+    assert pending is not None and pending.scene() is scene
+    assert pending.boundingRect().contains(drop) and pending.boundingRect().contains(port)
     offered = _menu_kinds(window)
     assert "Agent" in offered and "Approval" in offered and "Join" in offered
     assert "Start" not in offered  # a Start node takes no input
@@ -30,6 +34,7 @@ def test_a_link_dropped_on_the_canvas_adds_a_linked_node(window, qtbot, tmp_path
     qtbot.keyClick(search, Qt.Key.Key_Return)
     new = doc.workflow.nodes[-1]
     assert new.type == "agent" and new.id != "s"
+    assert scene.pending_link is None and pending.scene() is None  # replaced by the real link
     assert [c.key() for c in doc.workflow.connections] == [("s", "output", new.id, "input")]
     item = scene.node_items[new.id]
     assert (item.port_scene_pos("input") - drop).manhattanLength() < 2  # its input where the link was let go
@@ -62,6 +67,7 @@ def test_dismissing_the_menu_changes_nothing_and_a_picked_up_link_is_still_delet
     menu = window.quick_add_menu
     assert menu.isVisible()
     menu.close()
+    assert scene.pending_link is None
     assert [n.id for n in doc.workflow.nodes] == ["s", "a"] and doc.undo_stack.count() == 0
     window.quick_add_menu = None
     # a link picked up by its arrow end and let go on the canvas is deleted (no menu)
