@@ -91,9 +91,32 @@ class ReplaceConnectionCommand(QUndoCommand):
         self.doc.replace_connection_at(self.index, self.before)
 
 
-class MoveNodesCommand(QUndoCommand):
+class _MergingCommand(QUndoCommand):
+    """A before/after command that takes in the next one of its class with the same ``merge`` key
+    (typing in one field, a run of arrow-key moves); one that ends where it began is dropped."""
+
+    MERGE_ID = -1
+    before: Any
+    after: Any
+    merge: tuple | None = None
+
+    def id(self) -> int:  # noqa: A003 - Qt API
+        return self.MERGE_ID if self.merge is not None else -1
+
+    def mergeWith(self, other: QUndoCommand) -> bool:
+        if not isinstance(other, type(self)) or other.merge != self.merge or self.merge is None:
+            return False
+        self.after = other.after
+        if self.after == self.before:
+            self.setObsolete(True)  # typed and deleted again, nudged there and back: no step left behind
+        return True
+
+
+class MoveNodesCommand(_MergingCommand):
     """One drag (or one auto-layout) of any number of nodes; arrow-key nudges of the same nodes
     in a row merge into one (``merge`` key)."""
+
+    MERGE_ID = MERGE_MOVE_ID
 
     def __init__(self, doc: WorkflowModel, before: dict[str, tuple[float, float]],
                  after: dict[str, tuple[float, float]], text: str = "Move", merge: tuple | None = None) -> None:
@@ -102,17 +125,6 @@ class MoveNodesCommand(QUndoCommand):
         self.doc, self.before, self.after = doc, dict(before), dict(after)
         self.merge = merge
 
-    def id(self) -> int:  # noqa: A003 - Qt API
-        return MERGE_MOVE_ID if self.merge is not None else -1
-
-    def mergeWith(self, other: QUndoCommand) -> bool:
-        if not isinstance(other, MoveNodesCommand) or other.merge != self.merge or self.merge is None:
-            return False
-        self.after = other.after
-        if self.after == self.before:
-            self.setObsolete(True)  # nudged there and back: no step left behind
-        return True
-
     def redo(self) -> None:
         self.doc.set_positions(self.after)
 
@@ -120,8 +132,10 @@ class MoveNodesCommand(QUndoCommand):
         self.doc.set_positions(self.before)
 
 
-class SetNodeDataCommand(QUndoCommand):
+class SetNodeDataCommand(_MergingCommand):
     """Replace a node's data; typing in one field merges into one step (``merge`` key)."""
+
+    MERGE_ID = MERGE_DATA_ID
 
     def __init__(self, doc: WorkflowModel, node_id: str, before: dict[str, Any], after: dict[str, Any],
                  merge: tuple | None, text: str) -> None:
@@ -129,17 +143,6 @@ class SetNodeDataCommand(QUndoCommand):
         self.doc, self.node_id = doc, node_id
         self.before, self.after = copy.deepcopy(before), copy.deepcopy(after)
         self.merge = merge
-
-    def id(self) -> int:  # noqa: A003 - Qt API
-        return MERGE_DATA_ID if self.merge is not None else -1
-
-    def mergeWith(self, other: QUndoCommand) -> bool:
-        if not isinstance(other, SetNodeDataCommand) or other.merge != self.merge or self.merge is None:
-            return False
-        self.after = other.after
-        if self.after == self.before:
-            self.setObsolete(True)  # typed and deleted again: no step left behind
-        return True
 
     def redo(self) -> None:
         self.doc.set_node_data(self.node_id, self.after)
