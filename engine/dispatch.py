@@ -212,7 +212,8 @@ async def ask_model_for_flow(sentence: str, flows: list["LibraryFlow"], resolver
     except NoFlowMatches as err:
         if getattr(provider, "name", "") == "echo":  # it says the sentence back: it never chooses
             raise NoFlowMatches(f"{err}. The echo provider repeats the sentence rather than choosing a flow: "
-                                "say one of a flow's trigger phrases, or ask a model (--provider).") from None
+                                "say one of a flow's trigger phrases, or choose a model provider (the CLI's --provider, "
+                                "the editor's Run ▸ LLM Provider).") from None
         raise
 
 

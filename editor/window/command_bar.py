@@ -66,8 +66,10 @@ class CommandBar(QDialog):
         self.list.setObjectName("commandList")
         self.list.setUniformItemSizes(False)
         self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.hint = QLabel("Enter runs · Alt+Enter opens the flow · Esc closes")
+        self.hint = _WrappingHint("Enter runs · Alt+Enter opens the flow · Esc closes")
         self.hint.setObjectName("hint")
+        self.hint.setWordWrap(True)  # why no flow matches can take lines; it was cut at the bar's edge
+        self.hint.changed.connect(self.adjustSize)
         lay.addWidget(self.edit)
         lay.addWidget(self.list, 1)
         lay.addWidget(self.hint)
@@ -216,7 +218,8 @@ class CommandBar(QDialog):
             try:
                 choice = await ask_model_for_flow(sentence, self._flows, resolver)
             except NoFlowMatches as err:
-                self.hint.setText(str(err).capitalize())
+                text = str(err)
+                self.hint.setText(text[:1].upper() + text[1:])  # (not capitalize(): it lowercases the rest)
                 return
             except Exception as err:  # provider errors: said, nothing runs
                 self.hint.setText(f"No flow matches: the model could not be asked: {err}")
@@ -226,6 +229,16 @@ class CommandBar(QDialog):
             self._refresh()
 
         self._model_task = asyncio.ensure_future(ask())
+
+
+class _WrappingHint(QLabel):
+    """The bar's hint line; says when its text changes, so the bar can grow to show it whole."""
+
+    changed = Signal()
+
+    def setText(self, text: str) -> None:  # noqa: N802 - Qt API
+        super().setText(text)
+        self.changed.emit()
 
 
 def recent_commands() -> list[str]:

@@ -99,3 +99,23 @@ def test_a_long_description_is_cut_to_the_bars_width_not_scrolled_sideways(windo
         assert not bar.list.horizontalScrollBar().isVisible()
     finally:
         set_default_library(None)
+
+
+def test_why_the_model_found_no_flow_is_shown_whole(window, qtbot, qloop, library):  # noqa: F811
+    """Asked with the echo provider (it repeats the sentence), the bar says why nothing matched
+    and what to do, on as many lines as it takes (the message used to be cut at the bar's edge)."""
+    from editor.window.settings import settings
+
+    settings().setValue("run/provider", "echo")
+    window.act_command.trigger()
+    bar = window.command_bar
+    qtbot.keyClicks(bar.edit, "write something about dark mode")
+    bar.ask_model("write something about dark mode")
+    qtbot.waitUntil(lambda: "No flow matches" in bar.hint.text(), timeout=5000)
+    text = bar.hint.text()
+    assert "The echo provider repeats the sentence" in text and "Run ▸ LLM Provider" in text
+    assert bar.hint.wordWrap()
+    qtbot.waitUntil(lambda: bar.hint.height() >= bar.hint.heightForWidth(bar.hint.width()), timeout=2000)
+    assert bar.hint.height() > bar.hint.fontMetrics().height() * 2  # several lines, all shown
+    assert bar.rect().contains(bar.hint.geometry())
+    settings().setValue("run/provider", "")
