@@ -20,7 +20,7 @@ from .events import (FLOW_CALL_FIELDS, FLOW_CALL_TYPES, SUBAGENT_CALL_TYPES, SUB
                      RunEvent, RunStatus, format_duration)
 from .llm.base import FlowToolSpec
 from .llm import (AgentInvocation, EchoProvider, LLMError, LLMProvider, LLMResult, ProviderConfigError, ProviderContext,
-                  SubagentSpec, available_providers, make_resolver, web_search_available)
+                  SubagentSpec, available_providers, check_provider, make_resolver, web_search_available)
 from .llm.config import (DEFAULT_EFFORTS, ModelInfo, ProviderInfo, Settings, config_dir, is_local_url, key_source,
                          load_settings, model_choices, reasoning_efforts, save_settings, settings_path, store_api_key)
 from .llm.config import providers as provider_catalogue
@@ -133,6 +133,7 @@ __all__ = sorted([
     # LLM seam
     "LLMProvider", "ProviderContext", "AgentInvocation", "SubagentSpec", "LLMResult", "LLMError", "EchoProvider",
     "ProviderConfigError", "make_resolver", "available_providers", "default_provider", "web_search_available",
+    "check_provider",
     # provider settings and the provider/model catalogue (resources/providers.json + settings.json)
     "Settings", "ProviderInfo", "ModelInfo", "load_settings", "save_settings", "settings_path", "store_api_key",
     "key_source", "is_local_url", "provider_catalogue", "model_choices", "reasoning_efforts", "DEFAULT_EFFORTS",

@@ -7,19 +7,24 @@ never written to the settings file, a workflow, a run record or a log. The defau
 provider (used when neither the run nor the node names one) and the SearxNG URL for the
 ``web_search`` tool are saved in the settings file too. The "Run cache" row shows the
 recorded node outputs that "Run from here" reuses (how many, how big, the size limit, kept
-as ``runCache.limitMB``) and clears them.
+as ``runCache.limitMB``) and clears them. "Test connection" sends the provider shown one short
+request (``engine.check_provider``, with the base URL as typed) and says what answered or why not.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import QLocale, Qt
+import asyncio
+import threading
 from typing import Any
+
+import shiboken6
+from PySide6.QtCore import QLocale, Qt, Signal
 
 from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFormLayout, QHBoxLayout, QLabel, QLineEdit,
                                QListWidget, QListWidgetItem, QMessageBox, QPushButton, QSpinBox, QVBoxLayout, QWidget)
 
-from engine import (ProviderConfigError, Settings, is_local_url, key_source, load_settings, provider_catalogue,
-                    save_settings, settings_path, store_api_key)
+from engine import (ProviderConfigError, Settings, check_provider, is_local_url, key_source, load_settings,
+                    provider_catalogue, save_settings, settings_path, store_api_key)
 
 
 _KIND_TEXT = {"openai": "OpenAI-compatible API", "anthropic": "Anthropic API", "local": "embedded model",
@@ -27,6 +32,8 @@ _KIND_TEXT = {"openai": "OpenAI-compatible API", "anthropic": "Anthropic API", "
 
 
 class ProviderSettingsDialog(QDialog):
+    tested = Signal(str, bool, str)  # provider id, whether it answered, what to say (from the test's thread)
+
     def __init__(self, parent: QWidget | None = None, store: Any = None) -> None:
         super().__init__(parent)
         self.store = store
@@ -41,6 +48,8 @@ class ProviderSettingsDialog(QDialog):
             self.settings = Settings()
         self.infos = provider_catalogue(Settings())  # the catalogue; user overrides are shown per field
         self._urls: dict[str, str] = {pid: str(o.get("base_url") or "") for pid, o in self.settings.providers.items()}
+        self._testing: set[str] = set()  # providers with a test under way
+        self._test_results: dict[str, str] = {}  # the last test's line, per provider
 
         self.list = QListWidget()
         self.list.setObjectName("providerList")
@@ -68,11 +77,25 @@ class ProviderSettingsDialog(QDialog):
         key_row = QHBoxLayout()
         key_row.addWidget(self.key_edit, 1)
         key_row.addWidget(self.key_button)
+        # Test: one short request with the base URL as typed (saved or not) and the key as found
+        self.test_button = QPushButton("Test connection")
+        self.test_button.setObjectName("testProvider")
+        self.test_button.setToolTip("Send one short request to this provider and say what answered")
+        self.test_button.clicked.connect(self.test_current)
+        self.test_label = QLabel()
+        self.test_label.setObjectName("testResult")
+        self.test_label.setWordWrap(True)
+        self.test_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        test_row = QHBoxLayout()
+        test_row.addWidget(self.test_button, 0, Qt.AlignmentFlag.AlignTop)
+        test_row.addWidget(self.test_label, 1)
+        self.tested.connect(self._show_test)
         form = QFormLayout()
         form.addRow(self.title)
         form.addRow("Base URL", self.url_edit)
         form.addRow("API key", self.key_label)
         form.addRow("", key_row)
+        form.addRow("", test_row)
 
         self.default_combo = QComboBox()
         self.default_combo.setObjectName("defaultProvider")
@@ -150,6 +173,37 @@ class ProviderSettingsDialog(QDialog):
         self.key_edit.setEnabled(http and bool(info.api_key_env))
         self.key_button.setEnabled(http and bool(info.api_key_env))
         self.key_label.setText(self._key_text(pid))
+        self.test_label.setText(self._test_results.get(pid, ""))
+        self.test_button.setEnabled(pid not in self._testing)
+
+    def test_current(self) -> None:
+        """One short request to the provider shown, on a thread of its own (a slow server or a
+        model loading does not freeze the dialog); the answer, or why none came, beside the button."""
+        pid = self.current_id()
+        if not pid or pid in self._testing:
+            return
+        url = self._urls.get(pid) or None
+        self._testing.add(pid)
+        self._test_results[pid] = "Testing…"
+        self.test_label.setText("Testing…")
+        self.test_button.setEnabled(False)
+
+        def work() -> None:
+            try:
+                said, ok = asyncio.run(check_provider(pid, base_url=url)), True
+            except Exception as err:  # LLMError, ProviderConfigError, TimeoutError: their messages are for users
+                said, ok = str(err) or type(err).__name__, False
+            if shiboken6.isValid(self):
+                self.tested.emit(pid, ok, said)
+
+        threading.Thread(target=work, name=f"provider-test-{pid}", daemon=True).start()
+
+    def _show_test(self, pid: str, ok: bool, said: str) -> None:
+        self._testing.discard(pid)
+        self._test_results[pid] = ("✓ " if ok else "✗ ") + said
+        if pid == self.current_id():
+            self.test_label.setText(self._test_results[pid])
+            self.test_button.setEnabled(True)
 
     def _key_text(self, pid: str) -> str:
         info = self.infos[pid]
@@ -168,6 +222,9 @@ class ProviderSettingsDialog(QDialog):
     def _url_edited(self, text: str) -> None:
         self._urls[self.current_id()] = text.strip()
         self.key_label.setText(self._key_text(self.current_id()))
+        self._test_results.pop(self.current_id(), None)  # a test of another URL says nothing of this one
+        if self.current_id() not in self._testing:
+            self.test_label.setText("")
 
     def _store_key(self) -> None:
         pid, key = self.current_id(), self.key_edit.text().strip()

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from PySide6.QtCore import Qt
 
 import engine.llm.config as config
 from editor.panels.provider_settings import ProviderSettingsDialog
@@ -106,3 +107,35 @@ def test_run_cache_is_shown_limited_and_cleared(qtbot, config_dir: Path, tmp_pat
     assert json.loads((config_dir / "settings.json").read_text())["runCache"] == {"limitMB": 5}
     assert store.cache_limit == 5 * 1024 * 1024
     assert RunStore(tmp_path / "runs.db").cache_limit == 5 * 1024 * 1024  # applied at the next start
+
+
+def test_test_connection_says_what_answered_or_why_not(qtbot, config_dir: Path) -> None:
+    """The button sends one short request with the base URL as typed (not yet saved) and says
+    what answered; a server that is not there is said so; nothing is written."""
+    from tests.fakes.openai_server import FakeLLMServer, openai_text
+
+    with FakeLLMServer() as server:
+        server.push(openai_text("OK", model="tiny-model"))
+        dialog = ProviderSettingsDialog()
+        qtbot.addWidget(dialog)
+        select(dialog, "ollama")
+        qtbot.keyClicks(dialog.url_edit, server.base_url)
+        qtbot.mouseClick(dialog.test_button, Qt.MouseButton.LeftButton)
+        assert dialog.test_label.text() == "Testing…" and not dialog.test_button.isEnabled()
+        qtbot.waitUntil(lambda: dialog.test_label.text().startswith("✓"), timeout=10000)
+        assert dialog.test_label.text().startswith("✓ tiny-model answered in ")
+        assert dialog.test_label.text().endswith("“OK”")
+        assert dialog.test_button.isEnabled()
+        assert len(server.requests) == 1 and server.requests[0].path == "/v1/chat/completions"
+    # the server is gone now: the same test says why nothing answered
+    qtbot.mouseClick(dialog.test_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: dialog.test_label.text().startswith("✗"), timeout=10000)
+    assert "Could not connect" in dialog.test_label.text()
+    # another provider shows its own result (none yet); editing the URL forgets the old one
+    select(dialog, "openai")
+    assert dialog.test_label.text() == ""
+    select(dialog, "ollama")
+    assert dialog.test_label.text().startswith("✗")
+    qtbot.keyClicks(dialog.url_edit, "x")
+    assert dialog.test_label.text() == ""
+    assert not (config_dir / "settings.json").exists()  # testing saves nothing
