@@ -39,7 +39,7 @@ PUBLIC = [
     "TriggerPatternError", "UnsupportedContentError", "UrlNotAllowedError", "VARIABLE_TYPES", "Variable",
     "VariableError", "WebRequestError", "Workflow", "WorkflowLoadError", "accepts_input", "agentflow_record",
     "all_trigger_matches", "apply_arguments", "apply_repair", "as_text", "ask_model_for_flow", "atomic_write_text",
-    "available_providers", "best_trigger_match", "check_connection", "cli_main", "coerce_variable",
+    "available_providers", "best_trigger_match", "check_connection", "check_provider", "cli_main", "coerce_variable",
     "compile_trigger", "config_dir", "data_dir", "default_library", "default_provider", "default_provider_problem",
     "detect_flow_format", "diff_runs", "diff_states", "diff_workflows", "dumps_workflow", "errors_only",
     "execution_key", "export_anythingllm", "failed_node", "fetch_page", "find_references", "flow_parameters",
