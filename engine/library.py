@@ -256,6 +256,11 @@ class FlowLibrary:
         return entry
 
     def _scan(self) -> list[LibraryFlow]:
+        out = self._scan_folders()
+        _NAMES.update((f.id, f.name) for f in out if not f.error and f.name and f.name != f.id)
+        return out
+
+    def _scan_folders(self) -> list[LibraryFlow]:
         disabled = set(self._settings().library.disabled)
         out: list[LibraryFlow] = []
         seen_ids: set[str] = set()
@@ -445,6 +450,16 @@ class FlowLibrary:
 
 def _fields(entry: LibraryFlow) -> dict[str, Any]:
     return {k: getattr(entry, k) for k in LibraryFlow.__slots__ if not k.startswith("__")}  # type: ignore[attr-defined]
+
+
+# The names of the library flows seen so far, by id (filled by every scan of a library): what a
+# canvas card shows for a flow node without reading the library folder on each paint.
+_NAMES: dict[str, str] = {}
+
+
+def known_flow_name(flow_id: str) -> str | None:
+    """The name of library flow ``flow_id`` if a library scan of this process has seen it (no I/O)."""
+    return _NAMES.get(flow_id)
 
 
 _default: FlowLibrary | None = None

@@ -24,7 +24,7 @@ from typing import Any
 
 from pydantic import ConfigDict, Field, field_validator
 
-from .base import NodeData, NodeError, NodeSpec, PolicyData
+from .base import NodeData, NodeSpec, PolicyData
 
 __all__ = ["FlowData", "ActionData", "FlowNodeSpec", "ActionSpec", "new_flow_for_action", "flow_cycle"]
 
@@ -154,9 +154,12 @@ class FlowNodeSpec(NodeSpec):
         return f"Flow '{node.id}'"
 
     def summary(self, data: NodeData) -> list[tuple[str, bool]]:
-        ref = getattr(data, "flow", "") or "(no flow chosen)"
+        from ..library import known_flow_name  # (no I/O: the names the library's scans have seen)
+
+        ref = getattr(data, "flow", "") or ""
         inputs = getattr(data, "inputs", {}) or {}
-        return [(ref, False)] + ([(", ".join(inputs), True)] if inputs else [])
+        return [(known_flow_name(ref) or ref or "(no flow chosen)", False)] + (
+            [(", ".join(inputs), True)] if inputs else [])
 
     def new_data(self) -> dict[str, Any]:
         return {"flow": "", "inputs": {}}

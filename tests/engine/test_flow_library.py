@@ -315,3 +315,18 @@ def test_flow_node_data_round_trips() -> None:
                                                                     "parameters": {"k": 1}}}], [("s", "x")])
     assert json.loads(engine.dumps_workflow(action))["nodes"][1]["data"] == {"schema": "s", "action": "a",
                                                                              "parameters": {"k": 1}}
+
+
+def test_a_flow_nodes_card_names_the_flow_once_a_library_has_listed_it(tmp_path: Path) -> None:
+    from engine import spec_for
+
+    lib = FlowLibrary([tmp_path / "lib"])
+    child = child_flow()
+    lib.save(child)
+    node = parent_flow(child.id).node("f")
+    lib.flows()  # a scan (the editor's library panel makes one): names known from now on, no I/O per card
+    assert spec_for("flow").summary(node.data) == [("Child", False), ("topic", True)]
+    unknown = parent_flow("not-in-any-library").node("f")
+    assert spec_for("flow").summary(unknown.data)[0] == ("not-in-any-library", False)
+    empty = parent_flow("").node("f")
+    assert spec_for("flow").summary(empty.data)[0] == ("(no flow chosen)", False)
