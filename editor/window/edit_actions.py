@@ -98,6 +98,31 @@ class EditActionsMixin:
         self.inspector_dock.raise_()
         self.inspector_tabs.setCurrentWidget(self.inspector)
 
+    def edit_selected_node(self) -> bool:
+        """F2: the selected node's first field in the inspector (an agent's name), focused with
+        its text selected, to type over; False with no single node selected."""
+        from PySide6.QtWidgets import QLineEdit, QPlainTextEdit, QWidget
+
+        ids = self.scene.selected_node_ids()
+        if len(ids) != 1:
+            self.statusBar().showMessage("Select one node to edit it.", 3000)
+            return False
+        self._edit_node(ids[0])
+        page = self.inspector.stack.currentWidget()
+        found = [*page.findChildren(QLineEdit), *page.findChildren(QPlainTextEdit)] if page is not None else []
+        fields = [w for w in found if w.isVisibleTo(page) and w.isEnabled() and not w.isReadOnly()]
+        if not fields:
+            return False
+        def place(w: QWidget) -> tuple[int, int]:
+            at = w.mapTo(page, w.rect().topLeft())
+            return at.y(), at.x()
+
+        first = min(fields, key=place)  # the topmost, then leftmost
+        first.setFocus()
+        first.selectAll()
+        self.inspector.scroll.ensureWidgetVisible(first)
+        return True
+
     def _selection_changed(self) -> None:
         self.inspector.show_selection(self.scene.selected_node_ids())
 

@@ -67,6 +67,8 @@ class MenusMixin:
                                        self.delete_selection, local=True)
         self.act_select_all = self._action("Select &All", None, K.SelectAll, self.select_all, local=True)
         self.act_find = self._action("&Find Node…", "find", K.Find, self.find_bar.open, "Find a node by name")
+        self.act_edit_node = self._action("&Edit Node", None, "F2", self.edit_selected_node,
+                                          "Type in the selected node's first field (an agent's name)", local=True)
         self.act_fit = self._action("&Fit to View", "fit", [QKeySequence("F"), QKeySequence("Ctrl+0")],
                                     self.fit, "Fit the whole graph (F, Ctrl+0)", local=True)
         self.act_fit.setShortcuts([QKeySequence("F"), QKeySequence("Ctrl+0")])
@@ -132,7 +134,7 @@ class MenusMixin:
         e.addSeparator()
         e.addActions([self.act_cut, self.act_copy, self.act_paste, self.act_duplicate, self.act_delete])
         e.addSeparator()
-        e.addActions([self.act_select_all, self.act_find])
+        e.addActions([self.act_select_all, self.act_find, self.act_edit_node])
         add = e.addMenu(QIcon(icon_path("add")), "Add &Node")
         for kind in PALETTE_KINDS:
             a = add.addAction(entry_icon(kind), DESCRIPTIONS[kind][0])
