@@ -84,8 +84,11 @@ def check_cli(fake_server_path: str) -> None:
         res = flowdesk("run", str(hello), "--base-url", server.base_url, "--jsonl")
         answers = [json.loads(x) for x in res.stdout.splitlines() if x.strip()]
         said = [a["content"] for a in answers if a["type"] == "llm_response"]
-        check(res.returncode == 0 and said == ["Hello from the fake server."],
-              f"flowdesk run hello --base-url (fake OpenAI-compatible server): {said or res.stderr}")
+        passed = res.returncode == 0 and said == ["Hello from the fake server."]
+        errors = [a["content"] for a in answers if a["type"] in ("llm_error", "error")]
+        check(passed, "flowdesk run hello --base-url (fake OpenAI-compatible server)" + (
+            "" if passed else f": exit {res.returncode}, answers {said}, errors {errors}, "
+                              f"{len(server.requests)} request(s) seen, stderr {res.stderr!r}"))
         # a provider of the catalogue, reached where the server is (the first-run choice)
         from engine.llm.discovery import FoundServer, probe_servers, remember_choice
 
