@@ -75,6 +75,20 @@ class RunActions:
         return True
 
     @Slot()
+    def run_again(self, run_id: str | None = None) -> bool:
+        """Emit ``run_again_requested``: that workflow, as it ran, run again with the same input
+        and arguments."""
+        store = self._require_store()
+        run_id = self._one(run_id)
+        if store is None or not run_id:
+            return False
+        workflow = self._recorded_workflow(store, run_id, "Run again", "Reading the run's workflow")
+        if workflow is None:
+            return False
+        self.run_again_requested.emit(workflow, run_id)
+        return True
+
+    @Slot()
     def resume_run(self, run_id: str | None = None) -> bool:
         """Emit ``resume_requested`` if the run is paused and its state was saved (for a paused
         run on the Temporal server, ``remote_resume_requested``)."""

@@ -7,6 +7,7 @@ everything that needs the rest of the application back as signals:
 * ``run_opened(run_id, workflow, events, info)`` — show this past run read-only (console log,
   canvas states: derived by :class:`engine.RunState`);
 * ``workflow_version_requested(workflow, run_id)`` — open the workflow that ran as a new document;
+* ``run_again_requested(workflow, run_id)`` — the same, then run it with that run's input and arguments;
 * ``resume_requested(run_id)`` — the run is paused with a saved state; the owner of runs resumes it.
 
 Runs on a Temporal server (``set_remote_server``): listed on the first page with the local
@@ -62,6 +63,7 @@ class HistoryPanel(RunActions, RunTransfer, QWidget):
     run_opened = Signal(str, object, list, object)
     #: ``(workflow that ran, run_id)``: open this version as a new, unsaved document
     workflow_version_requested = Signal(object, str)
+    run_again_requested = Signal(object, str)
     #: ``run_id`` of a paused run whose state is saved: resume it (the console asks for the decision)
     resume_requested = Signal(str)
     #: a paused run on the Temporal server to take up: (run id, HOST:PORT, namespace)
@@ -291,6 +293,8 @@ class HistoryPanel(RunActions, RunTransfer, QWidget):
                                QStyle.StandardPixmap.SP_DialogOpenButton)
         self.open_version_action = act("Open This Version as New Document", self.open_version,
                                        "Open the exact workflow that ran as a new document")
+        self.run_again_action = act("Run Again", self.run_again, "Open the workflow as it ran and run it again with "
+                                    "the same input and arguments", (), QStyle.StandardPixmap.SP_BrowserReload)
         self.resume_action = act("Resume…", self.resume_run, "Answer the pending approval of this paused run",
                                  ("Ctrl+Shift+R",), QStyle.StandardPixmap.SP_MediaPlay)
         self.compare_action = act("Compare", self.compare_runs, "Compare two selected runs, or the selected run with "
@@ -736,7 +740,8 @@ class HistoryPanel(RunActions, RunTransfer, QWidget):
         one = len(runs) == 1
         local = one and not self.is_remote(runs[0])
         self.open_action.setEnabled(one)
-        for a in (self.open_version_action, self.export_jsonl_action, self.export_agentflow_action):
+        for a in (self.open_version_action, self.run_again_action, self.export_jsonl_action,
+                  self.export_agentflow_action):
             a.setEnabled(local)
         self._export_button.setEnabled(local)
         self.resume_action.setEnabled(one and runs[0].status == "paused")
@@ -754,6 +759,7 @@ class HistoryPanel(RunActions, RunTransfer, QWidget):
         menu = QMenu(self)
         menu.addAction(self.open_action)
         menu.addAction(self.open_version_action)
+        menu.addAction(self.run_again_action)
         menu.addAction(self.resume_action)
         menu.addAction(self.compare_action)
         menu.addSeparator()

@@ -152,6 +152,7 @@ class RunWiringMixin(RunOnMixin):
         console.status_changed.connect(self._run_status_changed)
         self.history.run_opened.connect(self.open_run_view)
         self.history.workflow_version_requested.connect(self.open_workflow_version)
+        self.history.run_again_requested.connect(self.run_workflow_version_again)
         self.history.resume_requested.connect(self._resume_stored_run)
         self.history.remote_resume_requested.connect(self._resume_remote_run)
         self.sync_remote_history()
@@ -393,10 +394,11 @@ class RunWiringMixin(RunOnMixin):
         self.run_windows.append(win)
         win.show()
 
-    def open_workflow_version(self, workflow: Workflow, run_id: str = "") -> None:
-        """Open the workflow that a stored run used as a new, unsaved document."""
+    def open_workflow_version(self, workflow: Workflow, run_id: str = "") -> bool:
+        """Open the workflow that a stored run used as a new, unsaved document (False: the user
+        kept the open one)."""
         if not self.maybe_save():
-            return
+            return False
         self._replace_document(workflow.model_copy(deep=True), None)
         self.document.undo_stack.resetClean()
         given = self._give_run_its_input(run_id)
@@ -405,6 +407,19 @@ class RunWiringMixin(RunOnMixin):
         self.statusBar().showMessage(f"Opened the workflow of run {run_id[:8]} as a new document"
                                      + (" with its input and arguments" if given else "") + "; Save As to keep it.",
                                      6000)
+        return True
+
+    def run_workflow_version_again(self, workflow: Workflow, run_id: str = "") -> bool:
+        """History ▸ Run Again: the workflow as it ran, opened as a new document with that run's
+        input and arguments (as Open this version does), then run. False when it did not start
+        (unsaved changes kept, or the workflow has errors now: the Problems panel says which)."""
+        if not self.open_workflow_version(workflow, run_id):
+            return False  # the user kept the open document (Cancel in the save prompt)
+        self.run_validation()
+        if not self.act_run.isEnabled():
+            return False
+        self.act_run.trigger()
+        return True
 
     def _give_run_its_input(self, run_id: str) -> bool:
         """The run console set as run ``run_id`` was: its initial input in the box (when it was not

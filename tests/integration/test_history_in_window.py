@@ -366,3 +366,28 @@ def test_opening_a_runs_version_gives_the_console_its_input_and_arguments(qtbot,
         window.act_run.trigger()
     assert console.run_id != first
     assert [e.content for e in console.all_events() if e.type == "start_prompt"] == first_prompts
+
+
+def test_run_again_from_the_history_runs_the_version_with_its_input_and_arguments(qtbot, window):
+    assert window.open_sample(str(SAMPLES / "panel.flow.json"))
+    choose_provider(window, "echo")
+    console = window.run_console
+    qtbot.waitUntil(lambda: window.act_run.isEnabled(), timeout=2000)
+    console.arguments.fields["topic"].setText("dark mode")
+    console.input_edit.setPlainText("Keep it short.")
+    with qtbot.waitSignal(console.run_finished, timeout=10000):
+        window.act_run.trigger()
+    first = console.run_id
+    prompts = [e.content for e in console.all_events() if e.type == "start_prompt"]
+    # the form changes meanwhile; Run Again uses what the run was given, not what the form shows
+    console.arguments.fields["topic"].setText("something else")
+    window.history_dock.show()
+    qtbot.waitUntil(lambda: first in history_ids(window), timeout=3000)
+    assert window.history.select_run(first)
+    assert window.history.run_again_action.isEnabled()
+    with qtbot.waitSignal(console.run_finished, timeout=10000) as finished:
+        window.history.run_again_action.trigger()
+    assert finished.args == ["completed"]
+    assert console.run_id != first
+    assert [e.content for e in console.all_events() if e.type == "start_prompt"] == prompts
+    assert window.store.get_run(console.run_id).arguments == window.store.get_run(first).arguments
