@@ -64,28 +64,25 @@ class RunActions:
     @Slot()
     def open_version(self, run_id: str | None = None) -> bool:
         """Emit ``workflow_version_requested`` with the workflow exactly as it ran."""
-        store = self._require_store()
-        run_id = self._one(run_id)
-        if store is None or not run_id:
-            return False
-        workflow = self._recorded_workflow(store, run_id, "Open this version", "Reading the run's workflow")
-        if workflow is None:
-            return False
-        self.workflow_version_requested.emit(workflow, run_id)
-        return True
+        return self._with_recorded_workflow(run_id, "Open this version", self.workflow_version_requested)
 
     @Slot()
     def run_again(self, run_id: str | None = None) -> bool:
         """Emit ``run_again_requested``: that workflow, as it ran, run again with the same input
         and arguments."""
+        return self._with_recorded_workflow(run_id, "Run again", self.run_again_requested)
+
+    def _with_recorded_workflow(self, run_id: str | None, title: str, signal: Any) -> bool:
+        """``signal(workflow, run_id)`` with the workflow the (one selected) run used, or False
+        once the user was told why it cannot be read."""
         store = self._require_store()
         run_id = self._one(run_id)
         if store is None or not run_id:
             return False
-        workflow = self._recorded_workflow(store, run_id, "Run again", "Reading the run's workflow")
+        workflow = self._recorded_workflow(store, run_id, title, "Reading the run's workflow")
         if workflow is None:
             return False
-        self.run_again_requested.emit(workflow, run_id)
+        signal.emit(workflow, run_id)
         return True
 
     @Slot()

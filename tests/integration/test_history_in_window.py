@@ -333,19 +333,25 @@ def test_opening_another_file_during_a_run_asks_and_stops_it(qtbot, window, dial
     assert not console.bridge.is_active and "in progress" not in window.act_run.toolTip()
 
 
-def test_opening_a_runs_version_gives_the_console_its_input_and_arguments(qtbot, window):
-    """Open this version fills the run form as the run was called, so Run runs it again as it was."""
+def run_panel(qtbot, window, **arguments: str) -> tuple[str, list[str]]:
+    """The panel sample run on echo with ``arguments`` and the input "Keep it short.": its run
+    id and its prompts."""
     assert window.open_sample(str(SAMPLES / "panel.flow.json"))
     choose_provider(window, "echo")
     console = window.run_console
     qtbot.waitUntil(lambda: window.act_run.isEnabled(), timeout=2000)
-    console.arguments.fields["topic"].setText("dark mode")
-    console.arguments.fields["maxWords"].setText("80")
+    for name, value in arguments.items():
+        console.arguments.fields[name].setText(value)
     console.input_edit.setPlainText("Keep it short.")
     with qtbot.waitSignal(console.run_finished, timeout=10000):
         window.act_run.trigger()
-    first = console.run_id
-    first_prompts = [e.content for e in console.all_events() if e.type == "start_prompt"]
+    return console.run_id, [e.content for e in console.all_events() if e.type == "start_prompt"]
+
+
+def test_opening_a_runs_version_gives_the_console_its_input_and_arguments(qtbot, window):
+    """Open this version fills the run form as the run was called, so Run runs it again as it was."""
+    first, first_prompts = run_panel(qtbot, window, topic="dark mode", maxWords="80")
+    console = window.run_console
     info = window.store.get_run(first)
     assert info.arguments == {"topic": "dark mode", "audience": "existing customers", "maxWords": 80}
     assert info.initial_input == "Keep it short."
@@ -369,16 +375,8 @@ def test_opening_a_runs_version_gives_the_console_its_input_and_arguments(qtbot,
 
 
 def test_run_again_from_the_history_runs_the_version_with_its_input_and_arguments(qtbot, window):
-    assert window.open_sample(str(SAMPLES / "panel.flow.json"))
-    choose_provider(window, "echo")
+    first, prompts = run_panel(qtbot, window, topic="dark mode")
     console = window.run_console
-    qtbot.waitUntil(lambda: window.act_run.isEnabled(), timeout=2000)
-    console.arguments.fields["topic"].setText("dark mode")
-    console.input_edit.setPlainText("Keep it short.")
-    with qtbot.waitSignal(console.run_finished, timeout=10000):
-        window.act_run.trigger()
-    first = console.run_id
-    prompts = [e.content for e in console.all_events() if e.type == "start_prompt"]
     # the form changes meanwhile; Run Again uses what the run was given, not what the form shows
     console.arguments.fields["topic"].setText("something else")
     window.history_dock.show()
