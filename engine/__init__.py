@@ -38,7 +38,7 @@ from .nodes.join import JoinData
 from .nodes.loop import DEFAULT_MAX_ITERATIONS, LoopData
 from .nodes.start import VARIABLE_TYPES, Variable
 from .variables import VariableError, coerce_variable, parse_var_argument, run_variables
-from .resources import read_resource_text, resource_path, sample_paths
+from .resources import flowdesk_version, read_resource_text, resource_path, sample_paths
 from .runstate import NODE_STATES, NodeDetails, RunState, SubagentCall
 from .rerun import RecordedExecution, execution_key
 from .timeline import Span, Timeline
@@ -141,7 +141,7 @@ __all__ = sorted([
     "NoProviderConfigured", "ProviderSurvey", "FoundKey", "FoundServer", "survey", "default_provider_problem",
     "needs_default_provider", "remember_choice", "local_install_command", "config_dir",
     # data files shipped in the package (icons, style sheet, catalogue, samples)
-    "resource_path", "read_resource_text", "sample_paths",
+    "resource_path", "read_resource_text", "sample_paths", "flowdesk_version",
     # templates
     "TemplateScope", "TemplateReference", "ResolvedTemplate", "TemplateCompletion", "TEMPLATE_BUILTINS", "SECRET_MASK",
     "find_references", "walk_references", "reference_first_name", "unknown_references", "resolve_templates",

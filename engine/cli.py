@@ -61,18 +61,23 @@ def _run_options(r: argparse.ArgumentParser) -> None:
     r.add_argument("--no-store", action="store_true", help="do not record the run in the run history")
 
 
-def _version() -> str:
-    from importlib import metadata
+class _VersionAction(argparse.Action):
+    """``--version``: the version is looked up only when asked, not on every command's start."""
 
-    try:
-        return metadata.version("flowdesk")
-    except metadata.PackageNotFoundError:  # a checkout that was never installed
-        return "(not installed)"
+    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS,
+                         help="print the installed version and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, *_args: Any) -> None:
+        from .resources import flowdesk_version
+
+        print(f"flowdesk {flowdesk_version()}")
+        parser.exit()
 
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="flowdesk", description="Draw, run and inspect agentic LLM workflows.")
-    p.add_argument("--version", action="version", version=f"flowdesk {_version()}")
+    p.add_argument("--version", action=_VersionAction)
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     v = sub.add_parser("validate", help="check a workflow file and list its problems")
     v.add_argument("file")

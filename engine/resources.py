@@ -21,7 +21,7 @@ from importlib.abc import Traversable
 from pathlib import Path
 
 __all__ = ["RESOURCES_PACKAGE", "SAMPLES_PACKAGE", "resource", "resource_path", "read_resource_text",
-           "sample_paths"]
+           "sample_paths", "flowdesk_version"]
 
 RESOURCES_PACKAGE = "flowdesk_resources"
 SAMPLES_PACKAGE = "flowdesk_samples"
@@ -76,3 +76,13 @@ def sample_paths() -> list[Path]:
     """The sample workflows (``*.flow.json``) shipped with Flowdesk, sorted by name."""
     folder = _samples_dir()
     return sorted(folder.glob("*.flow.json")) if folder is not None else []
+
+
+def flowdesk_version() -> str:
+    """The installed package's version (``flowdesk --version``, Help ▸ About)."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("flowdesk")
+    except metadata.PackageNotFoundError:  # a checkout that was never installed
+        return "(not installed)"

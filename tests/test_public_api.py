@@ -43,6 +43,7 @@ PUBLIC = [
     "compile_trigger", "config_dir", "data_dir", "default_library", "default_provider", "default_provider_problem",
     "detect_flow_format", "diff_runs", "diff_states", "diff_workflows", "dumps_workflow", "errors_only",
     "execution_key", "export_anythingllm", "failed_node", "fetch_page", "find_references", "flow_parameters",
+    "flowdesk_version",
     "format_cost", "format_duration", "generate_trigger_example", "handle_label", "import_flow", "is_local_url", "key_source",
     "library_dir", "load_any_workflow", "load_plugins", "load_settings", "load_workflow", "loads_workflow",
     "local_install_command", "looks_like_literal_credential", "make_resolver", "mask_secrets", "mask_url",

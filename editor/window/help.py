@@ -8,7 +8,6 @@ import html
 import re
 import platform
 import sys
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +17,7 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QDockWidget, QLabel, QLineEdit, QMenu, QTreeWidget,
                                QTreeWidgetItem, QVBoxLayout, QWidget)
 
-from engine import config_dir, data_dir, library_dir, settings_path
+from engine import config_dir, data_dir, flowdesk_version, library_dir, settings_path
 
 from .settings import GUI_SETTINGS_FILE
 
@@ -146,13 +145,6 @@ class ShortcutsDialog(QDialog):
         return out
 
 
-def _version(dist: str) -> str:
-    try:
-        return metadata.version(dist)
-    except metadata.PackageNotFoundError:
-        return "not installed"
-
-
 def about_html(store_path: Path | None) -> str:
     """The About box's text: versions, and each folder Flowdesk writes to as a link that opens it."""
     def place(title: str, path: Path, note: str = "") -> str:
@@ -165,7 +157,7 @@ def about_html(store_path: Path | None) -> str:
     rows = (place("Settings", config_dir(), f" ({settings_path().name}, {GUI_SETTINGS_FILE})")
             + place("Run history", runs, "" if store_path is not None else " (not open)")
             + place("Flow library", library_dir()))
-    return (f"<h2>Flowdesk {html.escape(_version('flowdesk'))}</h2>"
+    return (f"<h2>Flowdesk {html.escape(flowdesk_version())}</h2>"
             "<p>Draw agentic LLM workflows as graphs, run them locally, approve and inspect their runs.</p>"
             f"<p>Python {html.escape(platform.python_version())} · Qt {html.escape(qVersion())} · "
             f"PySide6 {html.escape(PySide6.__version__)}"
