@@ -17,9 +17,10 @@ from PySide6.QtGui import QUndoCommand
 if TYPE_CHECKING:
     from .document import ConnKey, WorkflowModel
 
+# QUndoCommand ids: a pushed command is offered to the one on top only when their ids match
 MERGE_DATA_ID = 1001
-MERGE_MOVE_ID = 1002
 MERGE_META_ID = 1002
+MERGE_MOVE_ID = 1003
 
 
 class AddItemsCommand(QUndoCommand):
