@@ -43,6 +43,11 @@ def _text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
+def _checked(value: Any) -> bool:
+    """Whether a boolean variable's value (a default, a remembered or a past run's) ticks its box."""
+    return _text(value).strip().lower() in ("true", "1", "yes", "on")
+
+
 def _settings() -> Any:
     from ..window.settings import settings  # the GUI's one settings file
 
@@ -125,7 +130,7 @@ class RunArguments(QWidget):
             start = typed.get(name, remembered.get(name, _text(v.get("value"))))
             if kind == "boolean":
                 field: QLineEdit | QCheckBox = QCheckBox()
-                field.setChecked(str(start).strip().lower() in ("true", "1", "yes", "on"))
+                field.setChecked(_checked(start))
             else:
                 field = QLineEdit(start)
                 field.setCursorPosition(0)  # a long default shows its start
@@ -149,7 +154,7 @@ class RunArguments(QWidget):
         for v in self._declared:
             field = self.fields.get(str(v["name"]).strip())
             if isinstance(field, QCheckBox):
-                field.setChecked(_text(v.get("value")).lower() in ("true", "1", "yes", "on"))
+                field.setChecked(_checked(v.get("value")))
             elif field is not None:
                 field.setText(_text(v.get("value")))
 
@@ -159,7 +164,7 @@ class RunArguments(QWidget):
         for name, value in values.items():
             field = self.fields.get(name)
             if isinstance(field, QCheckBox):
-                field.setChecked(_text(value).strip().lower() in ("true", "1", "yes", "on"))
+                field.setChecked(_checked(value))
             elif field is not None:
                 field.setText(_text(value))
                 field.setCursorPosition(0)
