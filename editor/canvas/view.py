@@ -125,8 +125,9 @@ class Minimap(QWidget):
             self._jump(event.position())
 
 
-def _has_local_files(mime) -> bool:
-    return mime.hasUrls() and any(u.isLocalFile() for u in mime.urls())
+def local_paths(mime) -> list[str]:
+    """The local paths a drag carries, in order (files from a file manager)."""
+    return [u.toLocalFile() for u in mime.urls() if u.isLocalFile()] if mime.hasUrls() else []
 
 
 NUDGE_STEP = 10.0  # px an arrow key moves the selected nodes (a grid step when snapping)
@@ -495,20 +496,20 @@ class CanvasView(QGraphicsView):
 
     # ------------------------------------------------------------------ palette drops
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
-        if event.mimeData().hasFormat(NODE_MIME) or _has_local_files(event.mimeData()):
+        if event.mimeData().hasFormat(NODE_MIME) or local_paths(event.mimeData()):
             event.acceptProposedAction()
         else:
             event.ignore()
 
     def dragMoveEvent(self, event: QDragMoveEvent) -> None:
-        if event.mimeData().hasFormat(NODE_MIME) or _has_local_files(event.mimeData()):
+        if event.mimeData().hasFormat(NODE_MIME) or local_paths(event.mimeData()):
             event.acceptProposedAction()
         else:
             event.ignore()
 
     def dropEvent(self, event: QDropEvent) -> None:
         if not event.mimeData().hasFormat(NODE_MIME):
-            paths = [u.toLocalFile() for u in event.mimeData().urls() if u.isLocalFile()]
+            paths = local_paths(event.mimeData())
             if paths:  # a workflow file from a file manager: the window opens it
                 event.acceptProposedAction()
                 self.files_dropped.emit(paths)

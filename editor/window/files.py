@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox
 from engine import (ExportRefused, Node, Workflow, WorkflowLoadError, atomic_write_text, export_anythingllm,
                     load_any_workflow, load_workflow)
 
+from ..canvas.view import local_paths
 from .opening import Opened, OpenJob
 from .settings import settings
 
@@ -173,13 +174,13 @@ class FilesMixin:
 
     # A file dropped anywhere on the window (the welcome page, a panel); the canvas passes its own on.
     def dragEnterEvent(self, event) -> None:
-        if _local_paths(event.mimeData()):
+        if local_paths(event.mimeData()):
             event.acceptProposedAction()
         else:
             super().dragEnterEvent(event)  # type: ignore[misc]
 
     def dropEvent(self, event) -> None:
-        paths = _local_paths(event.mimeData())
+        paths = local_paths(event.mimeData())
         if paths:
             event.acceptProposedAction()
             self.open_dropped(paths)
@@ -365,8 +366,3 @@ class FilesMixin:
         last = settings().value("lastFile", "")
         if last and Path(str(last)).is_file():
             self.open_path(str(last), ask=False)
-
-
-def _local_paths(mime) -> list[str]:
-    """The local paths a drag carries, in order."""
-    return [u.toLocalFile() for u in mime.urls() if u.isLocalFile()] if mime.hasUrls() else []
