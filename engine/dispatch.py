@@ -179,21 +179,11 @@ def parse_routing_answer(text: str, flows: list["LibraryFlow"]) -> FlowChoice:
     return FlowChoice(flow, values, "model")
 
 
-class _QuietContext:
-    node_id = ROUTER_NODE
-
-    def delta(self, text: str) -> None:
-        pass
-
-    async def call_subagent(self, child: Any, argument: str) -> str:  # pragma: no cover - no tools offered
-        raise NoFlowMatches("the router has no subagents")
-
-
 async def ask_model_for_flow(sentence: str, flows: list["LibraryFlow"], resolver: Any, *,
                              model: str = "") -> FlowChoice:
     """One request to the model (through ``resolver``, as runs use it) for a flow and its
     arguments; the answer is checked by :func:`parse_routing_answer`."""
-    from .llm.base import AgentInvocation
+    from .llm.base import AgentInvocation, NoToolsContext
 
     if not flows:
         raise NoFlowMatches("no flow matches: the library has no flows")
@@ -206,14 +196,14 @@ async def ask_model_for_flow(sentence: str, flows: list["LibraryFlow"], resolver
         subagents=[], response_format={"type": "json_schema",
                                        "json_schema": {"name": "flow_choice", "schema": schema, "strict": False}})
     provider = resolver(inv) if callable(resolver) and not hasattr(resolver, "complete") else resolver
-    result = await provider.complete(inv, _QuietContext())
+    result = await provider.complete(inv, NoToolsContext(ROUTER_NODE))
     try:
         return parse_routing_answer(result.text, flows)
     except NoFlowMatches as err:
         if getattr(provider, "name", "") == "echo":  # it says the sentence back: it never chooses
             raise NoFlowMatches(f"{err}. The echo provider repeats the sentence rather than choosing a flow: "
-                                "say one of a flow's trigger phrases, or choose a model provider (the CLI's --provider, "
-                                "the editor's Run ▸ LLM Provider).") from None
+                                "say one of a flow's trigger phrases, or choose a model provider "
+                                "(the CLI's --provider, the editor's Run ▸ LLM Provider).") from None
         raise
 
 

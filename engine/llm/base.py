@@ -33,6 +33,7 @@ __all__ = [
     "describe_subagent",
     "FlowToolSpec",
     "flow_tool_arguments",
+    "NoToolsContext",
 ]
 
 
@@ -154,6 +155,24 @@ class LLMProvider(Protocol):
 
 
 ProviderResolver = Callable[[AgentInvocation], LLMProvider]
+
+
+class NoToolsContext:
+    """The context of a one-off request that offers the model no tools (the command bar's flow
+    router, Provider Settings' connection test): streamed text is not shown, and a tool call,
+    which nothing offered, is refused."""
+
+    def __init__(self, node_id: str) -> None:
+        self.node_id = node_id
+
+    def delta(self, text: str) -> None:
+        pass
+
+    async def call_subagent(self, child: SubagentSpec, argument: str) -> str:  # pragma: no cover - none offered
+        raise LLMError(f"{self.node_id}: no subagents are offered")
+
+    async def call_flow(self, flow: FlowToolSpec, arguments: dict[str, Any]) -> str:  # pragma: no cover - none
+        raise LLMError(f"{self.node_id}: no flows are offered")
 
 
 _TOOL_CHARS = re.compile(r"[^a-zA-Z0-9_]+")

@@ -24,7 +24,7 @@ import dataclasses
 import os
 from typing import Callable
 
-from .base import AgentInvocation, LLMProvider, LLMResult, ProviderConfigError, ProviderContext
+from .base import AgentInvocation, LLMProvider, LLMResult, NoToolsContext, ProviderConfigError, ProviderContext
 from .config import (KEYRING_SERVICE, ProviderInfo, api_key_for, is_local_url, load_settings, providers, redact,
                      searxng_url, web_search_available)
 from .echo import EchoProvider
@@ -154,21 +154,6 @@ def make_resolver(provider: str | None = None, *, model: str | None = None, base
     return resolve
 
 
-class _TestContext:
-    """The context of a connection test: no streaming shown, no tools offered."""
-
-    node_id = "connection-test"
-
-    def delta(self, text: str) -> None:
-        pass
-
-    async def call_subagent(self, child: object, argument: str) -> str:  # pragma: no cover - none offered
-        raise ProviderConfigError("a connection test offers no subagents")
-
-    async def call_flow(self, flow: object, arguments: dict) -> str:  # pragma: no cover - none offered
-        raise ProviderConfigError("a connection test offers no flows")
-
-
 async def check_provider(name: str, *, base_url: str | None = None, timeout: float = 30.0) -> str:
     """One short request to provider ``name`` (Provider Settings' Test button, before saving a
     base URL): what answered, and how fast, as one line (``gpt-4o-mini answered in 0.4 s: "OK"``).
@@ -178,13 +163,13 @@ async def check_provider(name: str, *, base_url: str | None = None, timeout: flo
     import time
 
     provider = build_provider(name, base_url=base_url or None)
-    inv = AgentInvocation(node_id=_TestContext.node_id, name="Connection test",
+    inv = AgentInvocation(node_id="connection-test", name="Connection test",
                           system_prompt="You are testing a connection. Reply with the single word OK.",
                           user_content="Reply with OK.", model="", reasoning_effort="low",
                           tools={"web_search": False, "subagents": False}, subagents=[])
     started = time.monotonic()
     try:
-        result = await asyncio.wait_for(provider.complete(inv, _TestContext()), timeout)
+        result = await asyncio.wait_for(provider.complete(inv, NoToolsContext(inv.node_id)), timeout)
     except (asyncio.TimeoutError, TimeoutError):
         raise TimeoutError(f"no answer within {timeout:g} s") from None
     took = time.monotonic() - started
