@@ -819,17 +819,25 @@ def _cmd_runs(args: argparse.Namespace) -> int:
                           "runs": [{**r.to_json(), "eventCount": counts.get(r.id, 0)} for r in runs]},
                          ensure_ascii=False, indent=2))
         return EXIT_OK
-    print(f"{'RUN':<12} {'STATUS':<12} {'STARTED':<20} {'DURATION':>10}  WORKFLOW / INPUT")
+    print(RUNS_HEADER)
     for r in runs:
-        dur = format_duration(r.duration)
-        text = r.input_summary.replace("\n", " ")
-        text = text if len(text) < 40 else text[:37] + "..."
-        print(f"{r.id[:12]:<12} {r.status:<12} {format_timestamp(r.started_at)[:19].replace('T', ' '):<20} {dur:>10}  "
-              f"{r.workflow_name}" + (f" — {text}" if text else "")
-              + ("" if r.fully_recorded else "  [not fully recorded]"))
+        print(runs_line(r.id, r.status, r.started_at, r.duration, r.workflow_name, r.input_summary,
+                        "" if r.fully_recorded else "  [not fully recorded]"))
     shown = f"{args.offset + 1}-{args.offset + len(runs)}" if runs else "none"
     print(f"{shown} of {total} run{'s' if total != 1 else ''}")
     return EXIT_OK
+
+
+RUNS_HEADER = f"{'RUN':<12} {'STATUS':<12} {'STARTED':<20} {'DURATION':>10}  WORKFLOW / INPUT"
+
+
+def runs_line(run_id: str, status: str, started_at: float, duration: float | None, workflow: str, given: str,
+              note: str = "") -> str:
+    """One row of ``flowdesk runs`` (local or ``--temporal``): what the run was given on one line, cut at 40."""
+    text = given.replace("\n", " ")
+    text = text if len(text) < 40 else text[:37] + "..."
+    return (f"{run_id[:12]:<12} {status:<12} {format_timestamp(started_at)[:19].replace('T', ' '):<20} "
+            f"{format_duration(duration):>10}  {workflow}" + (f" — {text}" if text else "") + note)
 
 
 def _cmd_show(args: argparse.Namespace) -> int:

@@ -235,7 +235,7 @@ async def _cancel(args: argparse.Namespace) -> int:
 async def _runs(args: argparse.Namespace) -> int:
     import json
 
-    from ..events import format_duration, format_timestamp
+    from ..cli import RUNS_HEADER, runs_line
     from .client import connect, list_runs
 
     client = await connect(args.temporal, args.namespace)
@@ -245,12 +245,9 @@ async def _runs(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({"offset": args.offset, "runs": runs}, ensure_ascii=False, indent=2))
         return 0
-    print(f"{'RUN':<12} {'STATUS':<12} {'STARTED':<20} {'DURATION':>10}  WORKFLOW / INPUT")
+    print(RUNS_HEADER)
     for r in runs:
-        dur = format_duration(r["duration"])
-        text = (r["initialInput"] or "").replace("\n", " ")
-        text = text if len(text) < 40 else text[:37] + "..."
-        print(f"{r['id'][:12]:<12} {r['status']:<12} {format_timestamp(r['startedAt'])[:19].replace('T', ' '):<20} "
-              f"{dur:>10}  {r['workflowName']}" + (f" — {text}" if text else "") + "  [temporal]")
+        print(runs_line(r["id"], r["status"], r["startedAt"], r["duration"], r["workflowName"], r["initialInput"] or "",
+                        "  [temporal]"))
     print(f"{len(runs)} run{'s' if len(runs) != 1 else ''} on {args.temporal}")
     return 0
