@@ -95,6 +95,11 @@ class WelcomePage(QWidget):
         head.setObjectName("sectionTitle")
         lay.addWidget(head)
         self.sample_buttons: dict[str, QPushButton] = {}
+        # The samples closer together than the page's sections: all five fit the default
+        # window beside the bottom panels (the last one was cut off).
+        cards = QVBoxLayout()
+        cards.setSpacing(5)
+        lay.addLayout(cards)
         for path, title, desc in sample_list():
             name = path.name.removesuffix(".flow.json")
             # name, then the description on a line of its own, cut at a word with "…"
@@ -108,7 +113,7 @@ class WelcomePage(QWidget):
                          f"{path}\n(opens a copy; Save As to keep it)")
             b.clicked.connect(lambda _=False, p=str(path): window.open_sample(p))
             self.sample_buttons[name] = b
-            lay.addWidget(b)
+            cards.addWidget(b)
         self.recent_head = QLabel("Recent")
         self.recent_head.setObjectName("sectionTitle")
         lay.addSpacing(8)

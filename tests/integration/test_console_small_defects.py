@@ -146,3 +146,21 @@ def test_the_palette_shows_its_last_entry_in_the_default_layout(qtbot, window):
     # With the join and loop kinds (issue 15) seven entries need more than 860 px leave at the
     # 240 px the bottom docks keep: the docks then give up all they can and the list scrolls.
     qtbot.waitUntil(lambda: last_visible() or bottom_at_its_minimum(), timeout=2000)
+
+
+def test_every_sample_is_in_view_on_the_welcome_page_of_a_default_window(qtbot, window):
+    """In the default layout at the size the window opens with (no recent files), the five
+    samples all show without scrolling; the last one was cut off by the bottom panels."""
+    from PySide6.QtWidgets import QScrollArea
+
+    window.resize(1400, 860)
+    window._fit_palette()  # as when the window is first shown (see the palette's test above)
+    viewport = window.welcome.findChild(QScrollArea, "welcomeScroll").viewport()
+    assert len(window.welcome.sample_buttons) >= 5 and not window.welcome.recent_head.isVisible()
+
+    def all_in_view() -> bool:
+        QApplication.processEvents()
+        return all(0 <= b.mapTo(viewport, b.rect().bottomLeft()).y() < viewport.height()
+                   for b in window.welcome.sample_buttons.values())
+
+    qtbot.waitUntil(all_in_view, timeout=2000)
