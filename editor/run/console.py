@@ -608,9 +608,8 @@ class RunConsole(QWidget):
         return idx.data(EntryRole) if idx.isValid() else None
 
     def copy_current_entry(self) -> None:
-        entry = self.current_entry()
-        if entry is not None:
-            QGuiApplication.clipboard().setText(entry.content)
+        if self.current_entry() is not None:
+            QGuiApplication.clipboard().setText(self.entry_pane.copy_text())
 
     def visible_entries(self) -> list[LogEntry]:
         """The entries the view shows, in order (after filters)."""

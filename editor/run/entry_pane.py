@@ -1,7 +1,8 @@
 """The run console's "Entry" tab: one log entry in full, with its metadata and a Copy button.
 
 Content is shown as its type asks (markdown answers, highlighted JSON, plain text); a
-subagent call shows its typed fields and message as the JSON object the wire form has.
+subagent call shows its typed fields and message as the JSON object the wire form has; a
+step shows when it started, how and when it ended, and where the rest of it is.
 """
 
 from __future__ import annotations
@@ -9,11 +10,11 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QTextBrowser, QToolButton, QVBoxLayout, QWidget
 
-from engine import SUBAGENT_CALL_TYPES, SUBAGENT_FIELDS, format_duration
+from engine import SUBAGENT_CALL_TYPES, SUBAGENT_FIELDS, EventType, format_duration
 
 from .details import format_usage, highlight_json, render_content
 from .log_model import STREAMING, LogEntry, format_time
-from .log_view import TYPE_COLOURS
+from .log_view import TYPE_COLOURS, end_line
 
 __all__ = ["EntryPane"]
 
@@ -44,6 +45,12 @@ class EntryPane(QWidget):
         el.addWidget(self.view, 1)
         self.kind: str | None = None
         self.entry: LogEntry | None = None
+
+    def copy_text(self) -> str:
+        """What Copy puts on the clipboard: the entry's content; for a step, its summary as shown."""
+        if self.entry is None:
+            return ""
+        return self.view.toPlainText() if self.kind == "step" else self.entry.content
 
     def clear(self) -> None:
         self.entry = None
@@ -81,7 +88,10 @@ class EntryPane(QWidget):
         same = entry is self.entry
         keep = bar.value()
         self.entry = entry
-        if entry.type in SUBAGENT_CALL_TYPES:
+        if entry.type == EventType.STEP_START:
+            self.view.setHtml(step_html(entry))
+            self.kind = "step"
+        elif entry.type in SUBAGENT_CALL_TYPES:
             call = {"type": entry.type, **{k: fields.get(k) for k in SUBAGENT_FIELDS}, "message": entry.content}
             self.view.setHtml(highlight_json(call))
             self.kind = "json"
@@ -91,6 +101,34 @@ class EntryPane(QWidget):
             bar.setValue(bar.maximum())  # follow the text as it streams
         else:
             bar.setValue(min(keep, bar.maximum()) if same else 0)
+
+
+def step_html(entry: LogEntry) -> str:
+    """A step's entry in full: its visit, when it started, how and when it ended (its
+    ``step_end``, which the log shows on the step's row), and where its input and output are."""
+    rows: list[tuple[str, str]] = []
+    if entry.visit > 1:
+        rows.append(("Visit", str(entry.visit)))
+    rows.append(("Started", format_time(entry.timestamp)))
+    end = entry.end
+    if end is None:
+        rows.append(("Status", "running…"))
+    else:
+        content = str(end.get("content") or "")
+        status = str(end.get("status") or content or "done")
+        rows.append(("Status", end_line(end, content)))
+        ms = end.get("durationMs")
+        if isinstance(ms, (int, float)) and not isinstance(ms, bool):
+            rows.append(("Ended", format_time(entry.timestamp + ms / 1000)))
+        if status != "done" and content and content != status:
+            rows.append(("Error", content))
+        if end.get("handle"):
+            rows.append(("Went on by", f"its '{end['handle']}' link"))
+    table = "".join(f"<tr><td style='color:#9ca3af; padding-right:12px'>{k}</td><td>{_esc(v)}</td></tr>"
+                    for k, v in rows)
+    return (f"<p><b>{_esc(entry.content or entry.node_name)}</b></p><table>{table}</table>"
+            "<p style='color:#9ca3af'>Its prompt, answer and other entries follow it in the log. "
+            "What it received and passed on: the Node tab, and the inspector's Run tab.</p>")
 
 
 def _esc(text: str) -> str:

@@ -201,7 +201,7 @@ def summary_for(entry: LogEntry) -> str:
     if kind == EventType.STEP_START:
         text = "Step started" + (f" (visit {entry.visit})" if entry.visit > 1 else "")
         if entry.end is not None:  # its step_end, shown on this row
-            text += " · " + _end_line(entry.end, str(entry.end.get("content") or ""))
+            text += " · " + end_line(entry.end, str(entry.end.get("content") or ""))
         return text
     if kind == EventType.RUN_STATUS:
         detail = (entry.extra or {}).get("detail") if entry.extra else None
@@ -248,7 +248,8 @@ def _skipped_line(f: dict[str, Any], content: str) -> str:
     return "Skipped after an error" + (f": {error}" if error else "") + " — going on with an empty output"
 
 
-def _end_line(f: dict[str, Any], content: str) -> str:
+def end_line(f: dict[str, Any], content: str) -> str:
+    """How a step ended, from its ``step_end`` fields: ``✓ done in 1.2 s``."""
     status = str(f.get("status") or content or "done")
     mark = {"done": "✓", "failed": "✗", "skipped": "↷"}.get(status, "·")
     return f"{mark} {status} in {_ms(f.get('durationMs'))}"
@@ -266,7 +267,7 @@ def _join_line(f: dict[str, Any], content: str) -> str:
 
 
 _POLICY_LINES: dict[str, Callable[[dict[str, Any], str], str]] = {
-    "step_retry": _retry_line, "step_skipped": _skipped_line, "step_end": _end_line, "loop_check": _loop_line,
+    "step_retry": _retry_line, "step_skipped": _skipped_line, "step_end": end_line, "loop_check": _loop_line,
     "join_wait": _join_line,
 }
 

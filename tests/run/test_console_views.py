@@ -250,3 +250,38 @@ def test_a_long_log_is_a_model_and_search_waits_for_typing_to_pause(qtbot, conso
     assert console.proxy.rowCount() == 2 + 8000  # not filtered yet: typing has not paused
     qtbot.waitUntil(lambda: console.proxy.rowCount() == 1, timeout=2000)
     assert console.visible_entries()[0].content == "answer 3999"
+
+
+def test_a_step_entry_shows_how_and_when_the_step_ended(qtbot, console, research):
+    """A step's row in full: not only its title, but when it started, how it ended (its
+    step_end, shown on the row), when, and where its input and output are; Copy copies that."""
+    from PySide6.QtGui import QGuiApplication
+
+    from engine import parse_workflow
+
+    console.set_workflow(research)
+    with qtbot.waitSignal(console.run_finished, timeout=5000):
+        console.run_action.trigger()
+    row = next(i for i, e in enumerate(console.visible_entries()) if e.type == "step_start" and e.node_id == "writer")
+    console.view.setCurrentIndex(console.proxy.index(row, 0))
+    assert console.entry_kind == "step"
+    text = console.entry_view.toPlainText()
+    assert "Writer" in text and "Started" in text and "✓ done in" in text and "Ended" in text
+    assert "Node tab" in text and "running" not in text
+    console.copy_current_entry()
+    assert "✓ done in" in QGuiApplication.clipboard().text()
+
+    # a failed step: its error, and the error link it went on by
+    failing = parse_workflow({
+        "nodes": [{"id": "s", "type": "start", "data": {"initialInput": "x"}},
+                  {"id": "w", "type": "fetch", "data": {"url": "http://127.0.0.1:9/nothing"}},
+                  {"id": "a", "type": "agent", "data": {"agentName": "Fallback"}}],
+        "connections": [{"source": "s", "target": "w"},
+                        {"source": "w", "target": "a", "sourceHandle": "error"}]})
+    console.set_workflow(failing)
+    with qtbot.waitSignal(console.run_finished, timeout=10000):
+        console.run_action.trigger()
+    row = next(i for i, e in enumerate(console.visible_entries()) if e.type == "step_start" and e.node_id == "w")
+    console.view.setCurrentIndex(console.proxy.index(row, 0))
+    text = console.entry_view.toPlainText()
+    assert "✗ failed in" in text and "Error" in text and "'error' link" in text, text
