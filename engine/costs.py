@@ -3,15 +3,23 @@
 Prices are per model in the provider catalogue (``resources/providers.json``: a model's
 ``price`` is ``{"input": USD, "output": USD}`` per million tokens), which the user overrides
 in settings.json like any catalogue field (``providers.<id>.models: [{"id", "price"}]``).
-A node's model is its own (``data.model``) or the run's override (``meta.model``); a model
-with no known price counts its tokens but no cost (``cost`` None, ``unpriced`` names it).
+A call is priced by the model that answered it (the ``llm_response``'s ``model``: a run sent
+to the echo provider or the embedded model costs nothing, whatever model its nodes name),
+else by the node's model (``data.model``) or the run's override (``meta.model``). A dated
+snapshot of a model (``gpt-4o-mini-2024-07-18``) takes the price of the model it is a
+snapshot of. A model with no known price counts its tokens but no cost (``cost`` None,
+``unpriced`` names it).
 """
 
 from __future__ import annotations
 
 from typing import Any, Mapping
 
-__all__ = ["model_prices", "run_costs", "format_cost", "usage_cost"]
+import re
+
+__all__ = ["model_prices", "run_costs", "format_cost", "usage_cost", "price_of"]
+
+_SNAPSHOT = re.compile(r"-(\d{4}-\d{2}-\d{2}|\d{8})$")  # a dated snapshot's suffix
 
 
 def model_prices(settings: Any = None) -> dict[str, tuple[float, float]]:
@@ -27,6 +35,24 @@ def model_prices(settings: Any = None) -> dict[str, tuple[float, float]]:
                 if isinstance(i, (int, float)) and isinstance(o, (int, float)):
                     out.setdefault(m.id, (float(i), float(o)))
     return out
+
+
+def price_of(prices: Mapping[str, tuple[float, float]], answered: str | None,
+             configured: str = "") -> tuple[str, tuple[float, float] | None]:
+    """The model a call is priced as, and its price (None: unknown): the model that answered
+    (or the model it is a dated snapshot of, or the one asked for when it answered as a
+    snapshot of it), else the model the node asked for."""
+    if not answered:
+        return configured, prices.get(configured)
+    price = prices.get(answered)
+    if price is not None:
+        return answered, price
+    base = _SNAPSHOT.sub("", answered)
+    if base != answered and base in prices:
+        return base, prices[base]
+    if configured and configured in prices and answered.startswith(configured.removesuffix("-latest")):
+        return configured, prices[configured]
+    return answered, None
 
 
 def run_costs(state: Any, workflow: Any = None, prices: Mapping[str, tuple[float, float]] | None = None,
@@ -50,8 +76,7 @@ def run_costs(state: Any, workflow: Any = None, prices: Mapping[str, tuple[float
         c = c if isinstance(c, int) else 0
         if d.cached_from is not None or d.pinned or not (p or c):
             continue
-        model = models.get(nid, "")
-        price = prices.get(model)
+        model, price = price_of(prices, d.model, models.get(nid, ""))
         node_cost = None if price is None else (p * price[0] + c * price[1]) / 1_000_000
         if price is None:
             unpriced.add(model or "(default model)")
@@ -76,13 +101,16 @@ def format_cost(cost: float | None) -> str:
 
 
 def usage_cost(usage: Mapping[str, tuple[int, int]], models: Mapping[str, str],
-               prices: Mapping[str, tuple[float, float]]) -> tuple[int, float | None]:
-    """(tokens, cost) of ``{node id: (prompt, completion)}`` with each node's model (cost None when
-    no node with tokens has a known price)."""
+               prices: Mapping[str, tuple[float, float]],
+               answered: Mapping[str, str] | None = None) -> tuple[int, float | None]:
+    """(tokens, cost) of ``{node id: (prompt, completion)}`` with each node's model and the
+    model that answered it (``answered``, when known; see :func:`price_of`). Cost None when
+    no node with tokens has a known price."""
     tokens, cost, priced = 0, 0.0, False
+    answered = answered or {}
     for nid, (p, c) in usage.items():
         tokens += p + c
-        price = prices.get(models.get(nid, ""))
+        _model, price = price_of(prices, answered.get(nid), models.get(nid, ""))
         if price is not None:
             cost += (p * price[0] + c * price[1]) / 1_000_000
             priced = True

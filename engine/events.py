@@ -2,13 +2,13 @@
 
 An event is created on the hot path of every step, so it is a slotted object that
 stores a float timestamp; the ISO 8601 text is only made when the wire form is asked
-for. Wire form: ``{timestamp, nodeId, type, content}`` (plus ``usage`` when a
-response reports token usage).
+for. Wire form: ``{timestamp, nodeId, type, content}`` (plus ``usage`` and ``model`` when a
+response reports token usage and the model that answered).
 
 Structured data travels in typed fields, never inside ``content``:
 
 * ``extra`` (kept as JSON text, see :class:`RunEvent`) holds an event's structured fields:
-  ``usage`` on ``llm_response``; ``conditionIndex``/``matched`` on ``logic_check``;
+  ``usage`` and ``model`` (the model that answered, when the provider said) on ``llm_response``; ``conditionIndex``/``matched`` on ``logic_check``;
   ``handle`` (the decision followed) and ``note`` (when not empty) on ``input_received``, and
   when the reviewer edited the output ``edited: true``, ``output`` (what flowed on) and
   ``original``; ``fromRun`` and ``handle`` on ``cache_hit``; ``handle`` on ``step_pinned``;

@@ -89,6 +89,8 @@ class NodeDetails:
     started: float | None = None
     ended: float | None = None
     usage: dict[str, int] | None = None
+    #: The model that answered its last call (its ``llm_response``'s ``model``), when the provider said.
+    model: str | None = None
     error: str | None = None
     visits: int = 0
     cached_from: str | None = None  # the run whose recorded output was reused (cache_hit)
@@ -404,8 +406,11 @@ class RunState:
         elif t == _LLM_RESPONSE:
             d = self._detail(nid)
             d.output, d.ended = ev[2], ev[3]
-            usage = (ev.extra or {}).get("usage") if ev[4] else None
+            extra = (ev.extra or {}) if ev[4] else {}
+            usage = extra.get("usage")
             d.usage = usage if isinstance(usage, dict) else None
+            model = extra.get("model")
+            d.model = model if isinstance(model, str) and model else None
             self.final_output = ev[2]
             self._set(nid, DONE)
             self._offer(nid, "output")

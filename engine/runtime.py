@@ -171,7 +171,7 @@ class _RecordView(Mapping):
     """A read-only view of a run's records as :class:`NodeRecord` tuples.
 
     A raw record holds the usage as the ``llm_response`` event's extra JSON text
-    (``{"usage": {...}}``), decoded here.
+    (``{"usage": {...}, "model": ...}``), decoded here.
     """
 
     __slots__ = ("_raw", "_outcomes")
@@ -182,7 +182,7 @@ class _RecordView(Mapping):
 
     def __getitem__(self, node_id: str) -> NodeRecord:
         inp, out, started, ended, usage_json, error = self._raw[node_id]
-        usage = json.loads(usage_json)["usage"] if usage_json else None
+        usage = json.loads(usage_json).get("usage") if usage_json else None
         return NodeRecord(inp, out, started, ended, usage, error, self._outcomes.get(node_id))
 
     def __iter__(self) -> Iterator[str]:

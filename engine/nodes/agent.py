@@ -52,17 +52,28 @@ class AgentData(PolicyData):
         return {} if v is None else v
 
 
-def _usage_json(usage: dict[str, Any]) -> str:
-    """The ``llm_response`` event's extra fields, ``{"usage": {...}}``, as JSON text.
+def _usage_json(usage: dict[str, Any] | None, model: str | None = None) -> str | None:
+    """The ``llm_response`` event's extra fields as JSON text: ``usage`` (the token counts the
+    provider reported) and ``model`` (the model that answered, which prices the call: not
+    always the node's, when a run goes to another provider); None when there are neither.
 
     Every response of a run carries one; the usual shape (the two int counts providers
     report) is formatted directly, at a third of the general encoder's cost.
     """
+    tail = _model_field(model) if model and model.__class__ is str else ""
+    if not usage:
+        return "{" + tail[2:] + "}" if tail else None
     p = usage.get("prompt_tokens")
     c = usage.get("completion_tokens")
     if p.__class__ is int and c.__class__ is int and len(usage) == 2:
-        return f'{{"usage": {{"prompt_tokens": {p}, "completion_tokens": {c}}}}}'
-    return _encode_extra({"usage": usage})
+        return f'{{"usage": {{"prompt_tokens": {p}, "completion_tokens": {c}}}{tail}}}'
+    return _encode_extra({"usage": usage, "model": model} if tail else {"usage": usage})
+
+
+@lru_cache(maxsize=256)
+def _model_field(model: str) -> str:
+    """``, "model": "<name>"``: a run's few model names, each encoded once."""
+    return ', "model": ' + _encode_extra(model)
 
 
 @lru_cache(maxsize=1024)
@@ -365,7 +376,7 @@ class AgentSpec(NodeSpec):
             ended = clock()
             # The usage as the event's JSON text, in the record too: a tuple of strings and
             # numbers only is left alone by the cyclic GC (a dict in it would keep it tracked).
-            extra = _usage_json(usage) if usage else None
+            extra = _usage_json(usage, result.model) if usage or result.model else None
             records[node_id] = (shown, text, started, ended, extra, None)
             ev = _tuple_new(RunEvent, (node_id, _LLM_RESPONSE, text, ended, extra) + run._path_item)
             for sink in run._sinks:

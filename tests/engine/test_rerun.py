@@ -253,16 +253,18 @@ def test_token_and_cost_totals_per_node_and_run_with_user_prices(server, tmp_pat
     monkeypatch.setenv("FLOWDESK_CONFIG_DIR", str(tmp_path / "cfg"))
     (tmp_path / "cfg").mkdir()
     assert model_prices()["gpt-4o-mini"] == (0.15, 0.6)  # the catalogue's
-    # a user price for the model the chain uses ("m"), in settings.json
+    # a user price, in settings.json, for the model that answers the chain's calls (the chain
+    # asks for "m"; the server answers as "fake-model", and that is what is paid for)
     (tmp_path / "cfg" / "settings.json").write_text(json.dumps(
-        {"providers": {"openai": {"models": [{"id": "m", "price": {"input": 1.0, "output": 2.0}}]}}}))
+        {"providers": {"openai": {"models": [{"id": "fake-model", "price": {"input": 1.0, "output": 2.0}}]}}}))
     prices = model_prices()
-    assert prices["m"] == (1.0, 2.0)
+    assert prices["fake-model"] == (1.0, 2.0)
     store = RunStore(tmp_path / "runs.db")
     first = run_recorded(store, chain(3), server.base_url)
     state = RunState.of(first.workflow, store.events(first.run_id))
     costs = run_costs(state, first.workflow, prices)
-    assert costs["nodes"]["a1"] == {"prompt": 4, "completion": 2, "model": "m", "cost": (4 * 1.0 + 2 * 2.0) / 1e6}
+    assert costs["nodes"]["a1"] == {"prompt": 4, "completion": 2, "model": "fake-model",
+                                    "cost": (4 * 1.0 + 2 * 2.0) / 1e6}
     assert costs["total"]["tokens"] == 18 and costs["total"]["cost"] == pytest.approx(24 / 1e6)
     # a run from a3 reusing a1, a2: only a3's tokens are paid
     again = run_recorded(store, chain(3), server.base_url, reuse_from=first.run_id, start_at="a3")

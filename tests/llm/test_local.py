@@ -76,6 +76,8 @@ async def test_local_model_streams_an_answer():
     deltas = [e for e in run.events if e.type == "llm_delta"]
     response = next(e for e in run.events if e.type == "llm_response")
     assert deltas and response.content.strip()
+    # it answers as the catalogue's model, whose price is none: a local run costs $0
+    assert response.extra["model"] == "smollm2-135m-instruct"
 
 
 @needs_local
