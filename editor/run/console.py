@@ -58,7 +58,7 @@ from .timeline import TimelineView
 from .details import NodeRunDetails
 from .entry_pane import EntryPane
 from .exports import run_record, write_jsonl, write_record
-from .header import INPUT_PLACEHOLDER, RunHeader
+from .header import INPUT_PLACEHOLDER, NO_START_TEXT_PLACEHOLDER, RunHeader
 from .log_model import TYPE_GROUPS, EntryRole, LogEntry, LogFilterProxy, LogModel, NodeNames
 from .log_view import TYPE_COLOURS, LogDelegate
 from .trace import SubagentTrace
@@ -301,6 +301,10 @@ class RunConsole(QWidget):
             if box.isEmpty() or not box.isModified():
                 self._show_default_input(default)
             self._default_input = default
+        if len(default) <= LONG_INPUT:
+            hint = _input_hint(default)
+            if self.input_edit.placeholderText() != hint:
+                self.input_edit.setPlaceholderText(hint)
         if not self.bridge.is_active and self._replay_state is None and not self.model.entries:
             self._set_names(workflow)
         self.arguments.set_variables(declared_variables(workflow), remembered_arguments(self.workflow_path))
@@ -317,7 +321,7 @@ class RunConsole(QWidget):
                                     "type here to replace it for this run")
         else:
             edit.setPlainText(default)
-            edit.setPlaceholderText(INPUT_PLACEHOLDER)
+            edit.setPlaceholderText(_input_hint(default))
         edit.document().setModified(False)
 
     def set_resolver_factory(self, factory: Callable[[], Any]) -> None:
@@ -903,3 +907,8 @@ class RunConsole(QWidget):
             fn()
         except OSError as err:
             self._on_error(f"Cannot save: {err.strerror or err}")
+
+
+def _input_hint(start_text: str) -> str:
+    """The input box's placeholder: what an empty box runs with (the Start node's text, or nothing)."""
+    return INPUT_PLACEHOLDER if start_text else NO_START_TEXT_PLACEHOLDER

@@ -30,6 +30,8 @@ def elapsed_text(seconds: float) -> str:
 
 
 INPUT_PLACEHOLDER = "Initial input for the run (empty: the Start node's own text)"
+# When the Start node has no text either: an empty box would start the flow with nothing.
+NO_START_TEXT_PLACEHOLDER = "Input for the run: the Start node has no text of its own, so the first step gets what you type here"
 
 
 class RunHeader(QWidget):

@@ -285,3 +285,24 @@ def test_a_step_entry_shows_how_and_when_the_step_ended(qtbot, console, research
     console.view.setCurrentIndex(console.proxy.index(row, 0))
     text = console.entry_view.toPlainText()
     assert "✗ failed in" in text and "Error" in text and "'error' link" in text, text
+
+
+def test_the_input_box_says_what_an_empty_box_runs_with(qtbot, console):
+    """With a Start node that has no text, an empty box starts the flow with nothing, and the
+    placeholder says so (it spoke of "the Start node's own text", which there is none of)."""
+    from engine import parse_workflow
+    from editor.run.header import INPUT_PLACEHOLDER, NO_START_TEXT_PLACEHOLDER
+
+    def flow(text: str):
+        return parse_workflow({"nodes": [{"id": "s", "type": "start", "data": {"initialInput": text}},
+                                         {"id": "a", "type": "agent", "data": {}}],
+                               "connections": [{"source": "s", "target": "a"}]})
+
+    console.set_workflow(flow(""))
+    assert console.input_edit.toPlainText() == ""
+    assert console.input_edit.placeholderText() == NO_START_TEXT_PLACEHOLDER
+    console.set_workflow(flow("a question"))
+    assert console.input_edit.toPlainText() == "a question"
+    assert console.input_edit.placeholderText() == INPUT_PLACEHOLDER
+    console.set_workflow(flow(""))
+    assert console.input_edit.placeholderText() == NO_START_TEXT_PLACEHOLDER
