@@ -8,7 +8,8 @@ response reports token usage and the model that answered).
 Structured data travels in typed fields, never inside ``content``:
 
 * ``extra`` (kept as JSON text, see :class:`RunEvent`) holds an event's structured fields:
-  ``usage`` and ``model`` (the model that answered, when the provider said) on ``llm_response``; ``conditionIndex``/``matched`` on ``logic_check``;
+  ``usage`` and ``model`` (the model that answered, when the provider said) on
+  ``llm_response``; ``conditionIndex``/``matched`` on ``logic_check``;
   ``handle`` (the decision followed) and ``note`` (when not empty) on ``input_received``, and
   when the reviewer edited the output ``edited: true``, ``output`` (what flowed on) and
   ``original``; ``fromRun`` and ``handle`` on ``cache_hit``; ``handle`` on ``step_pinned``;

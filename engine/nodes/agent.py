@@ -376,7 +376,7 @@ class AgentSpec(NodeSpec):
             ended = clock()
             # The usage as the event's JSON text, in the record too: a tuple of strings and
             # numbers only is left alone by the cyclic GC (a dict in it would keep it tracked).
-            extra = _usage_json(usage, result.model) if usage or result.model else None
+            extra = _usage_json(usage, result.model)
             records[node_id] = (shown, text, started, ended, extra, None)
             ev = _tuple_new(RunEvent, (node_id, _LLM_RESPONSE, text, ended, extra) + run._path_item)
             for sink in run._sinks:
