@@ -11,9 +11,9 @@ from typing import Any
 
 from collections.abc import Callable
 
-from PySide6.QtCore import QEvent, QObject, QStringListModel, Qt, Signal
-from PySide6.QtGui import (QColor, QFont, QHelpEvent, QIcon, QKeyEvent, QKeySequence, QSyntaxHighlighter,
-                           QTextCharFormat, QTextCursor, QTextDocument)
+from PySide6.QtCore import QEvent, QObject, Qt, Signal
+from PySide6.QtGui import (QColor, QFont, QHelpEvent, QIcon, QKeyEvent, QKeySequence, QStandardItem,
+                           QStandardItemModel, QSyntaxHighlighter, QTextCharFormat, QTextCursor, QTextDocument)
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QCompleter, QFormLayout, QFrame, QHBoxLayout, QLabel, QLineEdit,
                                QPlainTextEdit, QPushButton, QScrollArea, QSizePolicy, QStackedWidget, QToolButton,
                                QToolTip, QVBoxLayout, QWidget)
@@ -36,6 +36,9 @@ def unknown_reference_message(ref: TemplateReference) -> str:
     """The warning shown for a reference that names nothing (the validator's wording when it has one)."""
     return (f"Unknown reference {ref.raw}: '{ref.name}' is not a declared variable, an output variable "
             "or a built-in; it is sent as written.")
+
+
+COMPLETION_NAME_ROLE = Qt.ItemDataRole.UserRole + 1  # a completion's name (what is matched and inserted)
 
 
 class TemplateHighlighter(QSyntaxHighlighter):
@@ -145,8 +148,12 @@ class PromptEdit(QPlainTextEdit):
                 self.completer.setCompletionPrefix(found.prefix)
 
     def completion_names(self) -> list[str]:
-        names = [n for n, _ in self.names_provider()] if self.names_provider is not None else []
-        return names or sorted(TEMPLATE_BUILTINS)
+        return [name for name, _origin in self.completion_entries()]
+
+    def completion_entries(self) -> list[tuple[str, str]]:
+        """``(name, where it comes from)`` of each name a reference here can use."""
+        entries = list(self.names_provider()) if self.names_provider is not None else []
+        return entries or [(name, "built-in") for name in sorted(TEMPLATE_BUILTINS)]
 
     def complete_names(self) -> None:
         """Offer the names that fit what is typed inside ``{{``/``${`` before the cursor (a fresh
@@ -169,10 +176,20 @@ class PromptEdit(QPlainTextEdit):
             self.completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
             self.completer.setCompletionMode(QCompleter.CompletionMode.PopupCompletion)
             self.completer.activated[str].connect(self.insert_completion)
-        self.completer.setModel(QStringListModel(self.completion_names(), self.completer))
+            self.completer.popup().setObjectName("completionPopup")
+        # Each name with where it comes from ("topic   variable (string)", "draft   output of
+        # Writer"); typing matches the name alone, and the name alone is inserted.
+        model = QStandardItemModel(self.completer)
+        for name, origin in self.completion_entries():
+            item = QStandardItem(f"{name}    {origin}" if origin else name)
+            item.setData(name, COMPLETION_NAME_ROLE)
+            item.setToolTip(origin)
+            model.appendRow(item)
+        self.completer.setModel(model)
+        self.completer.setCompletionRole(COMPLETION_NAME_ROLE)
         self.completer.setCompletionPrefix(found.prefix)
         rect = self.cursorRect()
-        rect.setWidth(max(220, self.completer.popup().sizeHintForColumn(0) + 24))
+        rect.setWidth(min(460, max(220, self.completer.popup().sizeHintForColumn(0) + 24)))
         self.completer.complete(rect)
 
     def insert_completion(self, name: str) -> None:

@@ -34,6 +34,7 @@ class FindBar(QWidget):
         self.completer = QCompleter([], self)
         self.completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
         self.completer.setFilterMode(Qt.MatchFlag.MatchContains)
+        self.completer.popup().setObjectName("completionPopup")
         self.edit.setCompleter(self.completer)
         self.edit.textChanged.connect(self.highlight)
         self.edit.returnPressed.connect(self.next_match)

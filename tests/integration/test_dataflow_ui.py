@@ -150,6 +150,10 @@ def test_prompt_highlights_unknown_references_and_completes_names(qtbot, window,
     popup = edit.completer.popup()
     qtbot.waitUntil(popup.isVisible, timeout=2000)
     assert edit.completer.currentCompletion() == "draft_text"
+    # the popup says where each name comes from; the name alone is matched and inserted
+    shown = popup.model().index(0, 0).data()
+    assert shown.startswith("draft_text") and "output of" in shown, shown
+    assert popup.objectName() == "completionPopup"  # framed by the style sheet
     edit.insert_completion(edit.completer.currentCompletion())
     assert edit.toPlainText() == "Say {{draft_text}}"
     assert window.document.node("review").data.userPrompt == "Say {{draft_text}}"
