@@ -13,6 +13,10 @@ from typing import Any
 
 __all__ = ["run_badges"]
 
+# A join in one of these states waits for nothing: done, reused from a recorded run ("2 of 3
+# in" stayed on a join taken from the cache), failed, or never fired before the run ended.
+_SETTLED = frozenset({"done", "failed", "cached", "skipped", "cancelled"})
+
 
 def run_badges(state: Any) -> dict[str, tuple[str, str]]:
     """node id -> (text, kind) with kind "retry", "loop" or "join"."""
@@ -32,6 +36,6 @@ def run_badges(state: Any) -> dict[str, tuple[str, str]]:
         if iteration:
             out[nid] = (f"iteration {iteration}", "loop")
         expected = getattr(d, "expected", 0)
-        if expected and now not in ("done", "failed"):
+        if expected and now not in _SETTLED:
             out[nid] = (f"{getattr(d, 'delivered', 0)} of {expected} in", "join")
     return out
