@@ -70,7 +70,7 @@ def run_costs(state: Any, workflow: Any = None, prices: Mapping[str, tuple[float
     cost = 0.0
     unpriced: set[str] = set()
     for nid, d in state.details.items():
-        usage = d.usage or {}
+        usage = d.total_usage or d.usage or {}  # every call of the run: loop iterations, subagent calls
         p, c = usage.get("prompt_tokens"), usage.get("completion_tokens")
         p = p if isinstance(p, int) else 0
         c = c if isinstance(c, int) else 0

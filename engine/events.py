@@ -9,7 +9,7 @@ Structured data travels in typed fields, never inside ``content``:
 
 * ``extra`` (kept as JSON text, see :class:`RunEvent`) holds an event's structured fields:
   ``usage`` and ``model`` (the model that answered, when the provider said) on
-  ``llm_response``; ``conditionIndex``/``matched`` on ``logic_check``;
+  ``llm_response`` and ``subagent_call_end``; ``conditionIndex``/``matched`` on ``logic_check``;
   ``handle`` (the decision followed) and ``note`` (when not empty) on ``input_received``, and
   when the reviewer edited the output ``edited: true``, ``output`` (what flowed on) and
   ``original``; ``fromRun`` and ``handle`` on ``cache_hit``; ``handle`` on ``step_pinned``;
@@ -23,7 +23,8 @@ Structured data travels in typed fields, never inside ``content``:
 The AgentFlow wire form is made only when events are written out (:meth:`RunEvent.to_wire`,
 and :meth:`RunEvent.stored` for the run store): there ``subagent_call_*`` carry their fields
 as a JSON string in ``content`` (``{type, parentNodeId, subagentNodeId, subagentName, callId,
-parentCallId, depth, message}``) and ``path`` appears only when it is not empty. Reading
+parentCallId, depth, message}``; a call's ``usage`` and ``model`` stay beside it, as an
+``llm_response``'s do) and ``path`` appears only when it is not empty. Reading
 stored or imported events goes through :meth:`RunEvent.from_wire` / :meth:`RunEvent.from_stored`,
 which turn that form (and older logs without Flowdesk's fields) back into typed fields once.
 """
@@ -245,11 +246,19 @@ class RunEvent(_EventFields):
             return _encode({"type": self[1], **{k: fields.get(k) for k in SUBAGENT_FIELDS}, "message": self[2]})
         return self[2]
 
+    def _call_extra_json(self) -> str | None:
+        """A subagent call's fields beyond those its wire content holds (a call's ``usage`` and
+        ``model``), as JSON text; None when it has none."""
+        if not self[4] or '"usage"' not in self[4] and '"model"' not in self[4]:
+            return None
+        more = {k: v for k, v in json.loads(self[4]).items() if k not in SUBAGENT_FIELDS}
+        return _encode(more) if more else None
+
     def stored(self) -> tuple[str, str | None]:
         """``(content, extra_json)`` as the run store keeps them: the wire form's content and
         the other wire fields (the path included when it is not empty)."""
         if self[1] in SUBAGENT_CALL_TYPES:
-            content, extra_json = self.wire_content(), None
+            content, extra_json = self.wire_content(), self._call_extra_json()
         else:
             content, extra_json = self[2], self[4]
         if len(self) > 5:
@@ -267,6 +276,9 @@ class RunEvent(_EventFields):
         }
         if self[1] in SUBAGENT_CALL_TYPES:
             wire["content"] = self.wire_content()
+            more = self._call_extra_json()
+            if more:
+                wire.update(json.loads(more))
         elif self.extra_json:
             wire.update(json.loads(self.extra_json))
         if len(self) > 5:
@@ -312,7 +324,10 @@ class RunEvent(_EventFields):
             if isinstance(payload, dict) and isinstance(payload.get("subagentNodeId"), str):
                 message = payload.get("message", "")
                 content = message if isinstance(message, str) else json.dumps(message, ensure_ascii=False)
-                extra = {**(extra or {}), **{k: payload.get(k) for k in SUBAGENT_FIELDS}}
+                # the call's fields first, then what the wire form keeps beside them (usage, model),
+                # in the order the event had them
+                extra = {**{k: payload.get(k) for k in SUBAGENT_FIELDS},
+                         **{k: v for k, v in (extra or {}).items() if k not in SUBAGENT_FIELDS}}
         elif type == EventType.INPUT_RECEIVED and not (extra and "handle" in extra):
             fields = _decision_fields(content)
             if fields is not None:

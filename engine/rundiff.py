@@ -79,10 +79,11 @@ def _tokens(usage: dict[str, Any] | None) -> dict[str, int] | None:
 
 
 def run_usage(state: RunState) -> dict[str, int]:
-    """The run's token totals ``{"prompt", "completion", "total"}`` (nodes' last responses)."""
+    """The run's token totals ``{"prompt", "completion", "total"}`` (every call each node made:
+    a loop's iterations and subagent calls included)."""
     p = c = 0
     for d in state.details.values():
-        t = _tokens(d.usage)
+        t = _tokens(d.total_usage or d.usage)
         if t:
             p += t["prompt"]
             c += t["completion"]
@@ -92,7 +93,7 @@ def run_usage(state: RunState) -> dict[str, int]:
 def _node_side(state: RunState, nid: str) -> dict[str, Any]:
     d = state.details.get(nid)
     return {"status": state.state_of(nid), "output": d.output if d else None,
-            "duration": d.duration if d else None, "tokens": _tokens(d.usage) if d else None,
+            "duration": d.duration if d else None, "tokens": _tokens(d.total_usage or d.usage) if d else None,
             "cachedFrom": d.cached_from if d else None}
 
 

@@ -91,6 +91,9 @@ class NodeDetails:
     usage: dict[str, int] | None = None
     #: The model that answered its last call (its ``llm_response``'s ``model``), when the provider said.
     model: str | None = None
+    #: Every token its calls used in this run: each of its responses (a node in a loop answers
+    #: once an iteration) and each call made to it as a subagent. What totals and costs count.
+    total_usage: dict[str, int] | None = None
     error: str | None = None
     visits: int = 0
     cached_from: str | None = None  # the run whose recorded output was reused (cache_hit)
@@ -125,7 +128,8 @@ class NodeDetails:
 
     def to_dict(self) -> dict[str, Any]:
         return {"nodeId": self.node_id, "input": self.input, "output": self.output, "started": self.started,
-                "ended": self.ended, "duration": self.duration, "usage": self.usage, "error": self.error,
+                "ended": self.ended, "duration": self.duration, "usage": self.usage,
+                "totalUsage": self.total_usage, "model": self.model, "error": self.error,
                 "visits": self.visits, "attempt": self.attempt, "maxAttempts": self.max_attempts,
                 "outcome": self.outcome, "iteration": self.iteration, "cachedFrom": self.cached_from,
                 "pinned": self.pinned, "review": self.review}
@@ -157,6 +161,16 @@ class SubagentCall:
         if self.started is None or self.ended is None:
             return None
         return max(0.0, self.ended - self.started)
+
+
+def _count_usage(d: NodeDetails, usage: dict[str, Any] | None) -> None:
+    """Add a response's token counts to the node's total for the run."""
+    if not usage:
+        return
+    total = d.total_usage = dict(d.total_usage or {})
+    for k, v in usage.items():
+        if isinstance(v, int) and not isinstance(v, bool) and k.endswith("_tokens"):
+            total[k] = total.get(k, 0) + v
 
 
 @dataclass
@@ -411,6 +425,7 @@ class RunState:
             d.usage = usage if isinstance(usage, dict) else None
             model = extra.get("model")
             d.model = model if isinstance(model, str) and model else None
+            _count_usage(d, d.usage)
             self.final_output = ev[2]
             self._set(nid, DONE)
             self._offer(nid, "output")
@@ -598,6 +613,12 @@ class RunState:
                     call.children.append(orphan)
         elif t == _CALL_END:
             d.output, d.ended = message, ev[3]
+            usage, model = fields.get("usage"), fields.get("model")
+            if isinstance(usage, dict):  # the call's tokens (a call logged before they were: none)
+                d.usage = usage
+                _count_usage(d, usage)
+            if isinstance(model, str) and model:
+                d.model = model
             self._set(child, DONE)
             if call is not None:
                 call.output, call.ended, call.state = message, ev[3], DONE

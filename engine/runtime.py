@@ -1234,7 +1234,14 @@ class Run:
             log(EventType.SUBAGENT_CALL_ERROR, message)
             raise LLMError(message) from err
         text = mask_secrets(result.text, secrets) if secrets else result.text  # an echoed secret is never shown
-        log(EventType.SUBAGENT_CALL_END, text)
+        # The call's tokens and the model that answered, as an llm_response has them: a run's
+        # totals and costs count its subagent calls too.
+        end = base
+        if result.usage:
+            end = {**end, "usage": result.usage}
+        if result.model:
+            end = {**end, "model": result.model}
+        self._emit(parent.node_id, EventType.SUBAGENT_CALL_END, text, extra=end)
         return text
 
     # ------------------------------------------------------------------ snapshot

@@ -324,6 +324,12 @@ def _disk_nearly_full(path: Path) -> bool:
 _FULL_BELOW = 1 << 20  # bytes free under which a disk I/O error is taken for a full disk
 NOT_FULLY_RECORDED = "Not fully recorded"
 
+# The events that report a model call's tokens and model: a node's responses, and the calls made
+# to a subagent (stored under the calling node: the subagent is named in the call's content).
+_ANSWERS = "e.type IN ('llm_response', 'subagent_call_end') AND e.extra IS NOT NULL"
+_ANSWERING_NODE = ("CASE WHEN e.type = 'llm_response' THEN e.node_id "
+                   "ELSE json_extract(e.content, '$.subagentNodeId') END AS nid")
+
 
 class RunStore:
     """The SQLite run database. Safe to use from several threads and processes."""
@@ -757,17 +763,18 @@ class RunStore:
         self._cache_bytes = total
 
     def usage_by_node(self, run_ids: Iterable[str]) -> dict[str, dict[str, tuple[int, int]]]:
-        """Tokens each run's nodes reported: ``{run id: {node id: (prompt, completion)}}`` (one query)."""
+        """Tokens each run's nodes reported: ``{run id: {node id: (prompt, completion)}}`` (one query
+        per 500 runs): each node's responses, and the calls made to it as a subagent."""
         ids = list(dict.fromkeys(run_ids))
         out: dict[str, dict[str, tuple[int, int]]] = {rid: {} for rid in ids}
         for i in range(0, len(ids), 500):
             chunk = ids[i:i + 500]
             marks = ",".join("?" * len(chunk))
-            rows = self._exec("SELECT r.id, e.node_id, sum(coalesce(json_extract(e.extra, '$.usage.prompt_tokens'), 0)), "
+            rows = self._exec(f"SELECT r.id, {_ANSWERING_NODE}, "
+                              "sum(coalesce(json_extract(e.extra, '$.usage.prompt_tokens'), 0)), "
                               "sum(coalesce(json_extract(e.extra, '$.usage.completion_tokens'), 0)) "
                               "FROM runs r JOIN events e ON e.run_num = r.num "
-                              f"WHERE r.id IN ({marks}) AND e.type = 'llm_response' AND e.extra IS NOT NULL "
-                              "GROUP BY r.id, e.node_id", chunk).fetchall()
+                              f"WHERE r.id IN ({marks}) AND {_ANSWERS} GROUP BY r.id, nid", chunk).fetchall()
             for rid, nid, p, c in rows:
                 out[rid][nid] = (int(p or 0), int(c or 0))
         return out
@@ -780,10 +787,9 @@ class RunStore:
         for i in range(0, len(ids), 500):
             chunk = ids[i:i + 500]
             marks = ",".join("?" * len(chunk))
-            rows = self._exec("SELECT r.id, e.node_id, max(json_extract(e.extra, '$.model')) "
+            rows = self._exec(f"SELECT r.id, {_ANSWERING_NODE}, max(json_extract(e.extra, '$.model')) "
                               "FROM runs r JOIN events e ON e.run_num = r.num "
-                              f"WHERE r.id IN ({marks}) AND e.type = 'llm_response' AND e.extra IS NOT NULL "
-                              "GROUP BY r.id, e.node_id", chunk).fetchall()
+                              f"WHERE r.id IN ({marks}) AND {_ANSWERS} GROUP BY r.id, nid", chunk).fetchall()
             for rid, nid, model in rows:
                 if isinstance(model, str) and model:
                     out[rid][nid] = model

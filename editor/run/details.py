@@ -158,6 +158,7 @@ class NodeRunDetails(QWidget):
         self.state_label = QLabel("—")
         self.duration_label = QLabel("—")
         self.tokens_label = QLabel("—")
+        self.tokens_label.setWordWrap(True)  # a node called several times: its last call and its total
         self.error_label = QLabel("")
         self.error_label.setWordWrap(True)
         self.error_label.setStyleSheet("color: #b91c1c")
@@ -224,7 +225,11 @@ class NodeRunDetails(QWidget):
         self.title.setText(f"<b>{node}</b>" + (f" · ran {visits}×" if visits > 1 else ""))
         self.state_label.setText(details.get("state") or "not reached")
         self.duration_label.setText(format_duration(details.get("duration"), "—"))
-        self.tokens_label.setText(format_usage(details.get("usage")))
+        usage, total = details.get("usage"), details.get("totalUsage")
+        tokens = format_usage(usage)
+        if total and total != usage:  # called more than once: a loop's iterations, several subagent calls
+            tokens += f" (last call) · {format_usage(total)} in this run"
+        self.tokens_label.setText(tokens)
         self.error_label.setText(details.get("error") or "")
         render_content(self.input_view, "text", details.get("input") or "")
         output = details.get("output") or ""

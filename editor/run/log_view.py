@@ -20,6 +20,9 @@ from .log_model import FLOW_CALL_TYPES, STREAMING, EntryRole, LogEntry, format_t
 
 __all__ = ["LogDelegate", "TYPE_COLOURS", "summary_for", "subagent_line", "flow_call_line"]
 
+# The entries that report a model call's tokens (shown on their row's right)
+_ANSWER_TYPES = frozenset({EventType.LLM_RESPONSE.value, EventType.SUBAGENT_CALL_END.value})
+
 TYPE_COLOURS: dict[str, str] = {
     EventType.STEP_START: "#64748b",
     EventType.START_PROMPT: "#2563eb",
@@ -151,7 +154,7 @@ class LogDelegate(QStyledItemDelegate):
         hint = ""
         if entry.type == STREAMING:
             hint = f"streaming… {len(entry.content)} chars"
-        elif entry.type == EventType.LLM_RESPONSE and entry.extra and isinstance(entry.extra.get("usage"), dict):
+        elif entry.type in _ANSWER_TYPES and entry.extra and isinstance(entry.extra.get("usage"), dict):
             hint = format_usage(entry.extra["usage"]) + " tokens"
         right = r.right() - 6
         if hint:

@@ -1,10 +1,12 @@
 """Costs are priced by the model that answered (the llm_response's ``model``), not by the model a
 node names: a dry run with echo or a run on the embedded model costs nothing; a dated snapshot
-takes its model's price; a model without a price counts tokens and no cost."""
+takes its model's price; a model without a price counts tokens and no cost. Every call is paid
+for: a subagent's calls and each iteration of a loop."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -64,3 +66,63 @@ def test_a_response_without_a_model_is_priced_by_the_nodes_model():
                        extra={"usage": {"prompt_tokens": 1_000_000, "completion_tokens": 0}})]
     costs = run_costs(RunState.of(wf, events), wf, PRICES)
     assert costs["nodes"]["a"]["model"] == "gpt-4o-mini" and costs["total"]["cost"] == pytest.approx(0.15)
+
+
+def _research():
+    from engine import load_workflow
+
+    return load_workflow(Path(__file__).resolve().parents[2] / "samples" / "research.flow.json")
+
+
+async def test_subagent_calls_count_their_tokens_live_and_stored(tmp_path):
+    """A lead agent's two subagent calls are paid for too: each subagent_call_end carries the
+    call's usage and model (in the log, the store and the wire form), and the totals count them."""
+    wf = _research()
+    store = RunStore(tmp_path / "runs.db")
+    run = Run(wf, EchoProvider())
+    recorder = RunRecorder(store, run)
+    await run.start()
+    recorder.settled()
+    recorder.close()
+    ends = [e for e in run.events if e.type == "subagent_call_end"]
+    assert {e.extra["subagentNodeId"] for e in ends} == {"facts", "skeptic"}
+    assert all(e.extra["model"] == "echo" and e.extra["usage"]["completion_tokens"] > 0 for e in ends)
+    assert all("usage" in e.to_wire() for e in ends)
+    live = RunState.of(wf, run.events)
+    for e in ends:  # each subagent was called once
+        assert live.details[e.extra["subagentNodeId"]].total_usage == e.extra["usage"]
+    costs = run_costs(live, wf, PRICES)
+    assert {"lead", "facts", "skeptic", "writer"} <= set(costs["nodes"])
+    every_call = sum(e.extra["usage"]["prompt_tokens"] + e.extra["usage"]["completion_tokens"]
+                     for e in run.events if e.type in ("llm_response", "subagent_call_end"))
+    assert costs["total"]["tokens"] == every_call
+    # the same from the store: the events read back, and the history's per-node sums
+    stored = RunState.of(wf, store.events(run.run_id))
+    assert run_costs(stored, wf, PRICES)["total"]["tokens"] == every_call
+    usage = store.usage_by_node([run.run_id])[run.run_id]
+    assert set(usage) == {"lead", "facts", "skeptic", "writer"}
+    assert sum(p + c for p, c in usage.values()) == every_call
+    assert store.answered_models([run.run_id])[run.run_id]["facts"] == "echo"
+    store.close()
+
+
+async def test_a_node_in_a_loop_is_paid_for_every_iteration():
+    wf = parse_workflow({
+        "nodes": [{"id": "s", "type": "start", "data": {"initialInput": "a draft"}},
+                  {"id": "rounds", "type": "loop", "data": {"maxIterations": 3, "until": "never said"}},
+                  {"id": "reviser", "type": "agent", "data": {"agentName": "Reviser", "userPrompt": "Revise: {{input}}"}},
+                  {"id": "final", "type": "agent", "data": {"agentName": "Final"}}],
+        "connections": [{"source": "s", "target": "rounds"},
+                        {"source": "rounds", "target": "reviser", "sourceHandle": "body"},
+                        {"source": "reviser", "target": "rounds"},
+                        {"source": "rounds", "target": "final", "sourceHandle": "done"}]})
+    run = Run(wf, EchoProvider())
+    await run.start()
+    assert run.status == "completed", run.error
+    responses = [e for e in run.events if e.type == "llm_response" and e.node_id == "reviser"]
+    assert len(responses) == 3  # 'until' never matches: the loop runs its 3 rounds
+    state = RunState.of(wf, run.events)
+    paid = sum(e.extra["usage"]["completion_tokens"] for e in responses)
+    assert state.details["reviser"].total_usage["completion_tokens"] == paid
+    assert state.details["reviser"].usage == responses[-1].extra["usage"]  # the last call's, as shown on the step
+    assert run_costs(state, wf, PRICES)["nodes"]["reviser"]["completion"] == paid

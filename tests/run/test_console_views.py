@@ -306,3 +306,27 @@ def test_the_input_box_says_what_an_empty_box_runs_with(qtbot, console):
     assert console.input_edit.placeholderText() == INPUT_PLACEHOLDER
     console.set_workflow(flow(""))
     assert console.input_edit.placeholderText() == NO_START_TEXT_PLACEHOLDER
+
+
+def test_a_node_called_in_every_round_of_a_loop_shows_its_last_call_and_its_total(qtbot, console):
+    from engine import parse_workflow
+
+    wf = parse_workflow({
+        "nodes": [{"id": "s", "type": "start", "data": {"initialInput": "a draft"}},
+                  {"id": "rounds", "type": "loop", "data": {"maxIterations": 3, "until": "never said"}},
+                  {"id": "reviser", "type": "agent", "data": {"agentName": "Reviser"}},
+                  {"id": "final", "type": "agent", "data": {"agentName": "Final"}}],
+        "connections": [{"source": "s", "target": "rounds"},
+                        {"source": "rounds", "target": "reviser", "sourceHandle": "body"},
+                        {"source": "reviser", "target": "rounds"},
+                        {"source": "rounds", "target": "final", "sourceHandle": "done"}]})
+    console.set_workflow(wf)
+    with qtbot.waitSignal(console.run_finished, timeout=5000):
+        console.run_action.trigger()
+    d = console.node_details("reviser")
+    assert d["totalUsage"]["completion_tokens"] == 3 * d["usage"]["completion_tokens"]  # the same text each round
+    console.show_node("reviser")
+    text = console.node_panel.tokens_label.text()
+    assert "(last call)" in text and "in this run" in text, text
+    console.show_node("final")
+    assert "in this run" not in console.node_panel.tokens_label.text()  # called once
