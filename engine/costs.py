@@ -58,7 +58,9 @@ def price_of(prices: Mapping[str, tuple[float, float]], answered: str | None,
 def run_costs(state: Any, workflow: Any = None, prices: Mapping[str, tuple[float, float]] | None = None,
               model_override: str | None = None) -> dict[str, Any]:
     """Per node ``{prompt, completion, model, cost}`` and the run's ``total`` (same keys, plus
-    ``unpriced``: the models with tokens but no price). Cached and pinned nodes cost nothing."""
+    ``unpriced``: the models with tokens but no price). Cached and pinned nodes cost nothing.
+    The calls of a nested run (a flow node's, a library flow an agent called as a tool) count
+    for the node that ran it."""
     prices = model_prices() if prices is None else prices
     wf = workflow if workflow is not None else getattr(state, "workflow", None)
     models = {}
@@ -69,25 +71,42 @@ def run_costs(state: Any, workflow: Any = None, prices: Mapping[str, tuple[float
     tp = tc = 0
     cost = 0.0
     unpriced: set[str] = set()
-    for nid, d in state.details.items():
+    calls = [(nid, d, models.get(nid, "")) for nid, d in state.details.items()]
+    for path, child in getattr(state, "children", {}).items():
+        owner = _owner_of(path, models or state.details)
+        calls += [(owner, d, "") for d in child.details.values()]
+    for nid, d, configured in calls:
         usage = d.total_usage or d.usage or {}  # every call of the run: loop iterations, subagent calls
         p, c = usage.get("prompt_tokens"), usage.get("completion_tokens")
         p = p if isinstance(p, int) else 0
         c = c if isinstance(c, int) else 0
         if d.cached_from is not None or d.pinned or not (p or c):
             continue
-        model, price = price_of(prices, d.model, models.get(nid, ""))
+        model, price = price_of(prices, d.model, configured)
         node_cost = None if price is None else (p * price[0] + c * price[1]) / 1_000_000
         if price is None:
             unpriced.add(model or "(default model)")
         else:
             cost += node_cost
-        nodes[nid] = {"prompt": p, "completion": c, "model": model, "cost": node_cost}
+        seen = nodes.get(nid)
+        if seen is None:
+            nodes[nid] = {"prompt": p, "completion": c, "model": model, "cost": node_cost}
+        else:  # a node's own calls and those of the run it ran
+            seen["prompt"] += p
+            seen["completion"] += c
+            seen["cost"] = None if seen["cost"] is None or node_cost is None else seen["cost"] + node_cost
         tp += p
         tc += c
     return {"nodes": nodes, "total": {"prompt": tp, "completion": tc, "tokens": tp + tc,
                                       "cost": cost if nodes and not unpriced else (cost or None),
                                       "unpriced": sorted(unpriced)}}
+
+
+def _owner_of(path: str, top_nodes: Mapping[str, Any]) -> str:
+    """The top-level node whose step ran the nested run at ``path`` (``node:run`` for a flow
+    node, ``agent.call:run`` for a flow an agent called as a tool, nested ones after a ``/``)."""
+    call = path.split("/", 1)[0].rsplit(":", 1)[0]
+    return call if call in top_nodes else call.rsplit(".", 1)[0]
 
 
 def format_cost(cost: float | None) -> str:

@@ -80,9 +80,10 @@ def _tokens(usage: dict[str, Any] | None) -> dict[str, int] | None:
 
 def run_usage(state: RunState) -> dict[str, int]:
     """The run's token totals ``{"prompt", "completion", "total"}`` (every call each node made:
-    a loop's iterations and subagent calls included)."""
+    a loop's iterations, subagent calls and the flows it ran included)."""
     p = c = 0
-    for d in state.details.values():
+    nested = [d for child in state.children.values() for d in child.details.values()]  # flows it ran
+    for d in [*state.details.values(), *nested]:
         t = _tokens(d.total_usage or d.usage)
         if t:
             p += t["prompt"]

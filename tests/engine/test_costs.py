@@ -126,3 +126,34 @@ async def test_a_node_in_a_loop_is_paid_for_every_iteration():
     assert state.details["reviser"].total_usage["completion_tokens"] == paid
     assert state.details["reviser"].usage == responses[-1].extra["usage"]  # the last call's, as shown on the step
     assert run_costs(state, wf, PRICES)["nodes"]["reviser"]["completion"] == paid
+
+
+async def test_a_flow_nodes_nested_run_counts_for_that_node(tmp_path):
+    """The calls a subflow makes are paid for too: they count for the flow node that ran it,
+    in the console's totals (the reducer's nested states) as in the history's sums."""
+    sub = tmp_path / "greet.flow.json"
+    sub.write_text(json.dumps({"nodes": [{"id": "s", "type": "start", "data": {"initialInput": "hi"}},
+                                         {"id": "greeter", "type": "agent", "data": {"agentName": "Greeter"}}],
+                               "connections": [{"source": "s", "target": "greeter"}]}))
+    wf = parse_workflow({"nodes": [{"id": "s", "type": "start", "data": {"initialInput": "hello"}},
+                                   {"id": "f", "type": "flow", "data": {"flow": "greet.flow.json"}},
+                                   {"id": "a", "type": "agent", "data": {"agentName": "After"}}],
+                         "connections": [{"source": "s", "target": "f"}, {"source": "f", "target": "a"}]})
+    store = RunStore(tmp_path / "runs.db")
+    run = Run(wf, EchoProvider(), path=str(tmp_path / "main.flow.json"))
+    recorder = RunRecorder(store, run)
+    await run.start()
+    recorder.settled()
+    recorder.close()
+    assert run.status == "completed", run.error
+    responses = [e for e in run.events if e.type == "llm_response"]
+    assert [e.node_id for e in responses] == ["greeter", "a"] and responses[0].path  # the nested one has a path
+    every_call = sum(e.extra["usage"]["prompt_tokens"] + e.extra["usage"]["completion_tokens"] for e in responses)
+    costs = run_costs(RunState.of(wf, run.events), wf, PRICES)
+    assert set(costs["nodes"]) == {"f", "a"} and costs["total"]["tokens"] == every_call
+    assert costs["nodes"]["f"]["cost"] == 0.0  # answered by echo
+    from engine import run_usage
+
+    assert run_usage(RunState.of(wf, run.events))["total"] == every_call
+    assert sum(p + c for p, c in store.usage_by_node([run.run_id])[run.run_id].values()) == every_call
+    store.close()
