@@ -166,6 +166,7 @@ class _Printer:
 
         self.out = out
         self.titles = {n.id: n.title for n in workflow.nodes}
+        self.workflow = workflow
         self.jsonl = jsonl
         self.state = RunState(workflow)
         self.colour = not jsonl and out.isatty() and os.environ.get("NO_COLOR") is None
@@ -229,7 +230,21 @@ class _Printer:
         pending = self.state.pending_approvals
         if pending:
             text += " · approvals waiting: " + ", ".join(self.titles.get(n, n) for n in pending)
-        return f"{' ' * 14}nodes: {text or 'none'}"
+        return f"{' ' * 14}nodes: {text or 'none'}" + self._spent()
+
+    def _spent(self) -> str:
+        """`` · tokens 391 · $0.0004``: what the run's model calls used so far, priced as the
+        console and the history price them (no cost when a model has no price)."""
+        from .costs import format_cost, model_prices, run_costs
+
+        try:
+            prices = model_prices()
+        except Exception:  # an unreadable catalogue: tokens without costs
+            prices = {}
+        total = run_costs(self.state, self.workflow, prices)["total"]
+        if not total["tokens"]:
+            return ""
+        return f" · tokens {total['tokens']:,}" + (f" · {format_cost(total['cost'])}" if total["cost"] is not None else "")
 
 
 def _err(msg: str) -> None:

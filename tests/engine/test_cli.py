@@ -137,3 +137,17 @@ def test_version_prints_the_installed_version_without_a_display() -> None:
                          text=True, timeout=30, env=env)
     assert res.returncode == 0, res.stderr
     assert res.stdout.strip() == f"flowdesk {metadata.version('flowdesk')}"
+
+
+def test_the_summary_says_what_the_run_spent() -> None:
+    """The line after a finished run counts every model call (the lead's two subagent calls
+    included) and prices them as the console does: echo answered, so $0."""
+    res = flowdesk("run", str(ROOT / "samples" / "research.flow.json"), "--provider", "echo")
+    assert res.returncode == 0, res.stderr
+    summary = next(line for line in res.stdout.splitlines() if line.strip().startswith("nodes:"))
+    assert "5 done" in summary and " · tokens " in summary and summary.endswith(" · $0"), summary
+    res = flowdesk("run", str(ROOT / "samples" / "research.flow.json"), "--provider", "echo", "--jsonl")
+    events = jsonl(res.stdout)
+    spent = sum(e["usage"]["prompt_tokens"] + e["usage"]["completion_tokens"] for e in events
+                if e["type"] in ("llm_response", "subagent_call_end"))
+    assert f"tokens {spent:,}" in summary
