@@ -42,7 +42,7 @@ from .resources import flowdesk_version, read_resource_text, resource_path, samp
 from .runstate import NODE_STATES, NodeDetails, RunState, SubagentCall
 from .rerun import RecordedExecution, execution_key
 from .timeline import Span, Timeline
-from .costs import format_cost, model_prices, run_costs, usage_cost
+from .costs import format_cost, model_prices, run_costs, stored_run_costs, usage_cost
 from .repair import RepairError, RepairProposal, apply_repair, failed_node, parse_repair, propose_repair
 from .rundiff import diff_runs, diff_states, diff_workflows, run_usage, word_diff
 from .runtime import DEFAULT_MAX_VISITS, NodeRecord, Run, RunStateError, as_text, normalise_decision
@@ -119,7 +119,7 @@ __all__ = sorted([
     "normalise_decision", "as_text",
     # re-running, comparing: recorded executions, run diff
     "RecordedExecution", "execution_key", "diff_runs", "diff_states", "diff_workflows", "word_diff", "run_usage",
-    "Timeline", "Span", "model_prices", "run_costs", "usage_cost", "format_cost", "format_duration",
+    "Timeline", "Span", "model_prices", "run_costs", "stored_run_costs", "usage_cost", "format_cost", "format_duration",
     "RepairError", "RepairProposal", "propose_repair", "parse_repair", "apply_repair", "failed_node",
     # node kinds (specs, plug-ins)
     "NodeSpec", "NodeError", "NodeOutcome", "PauseRequest", "RunContext", "PaletteEntry", "spec_for", "node_specs",

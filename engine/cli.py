@@ -824,6 +824,13 @@ def _cmd_runs(args: argparse.Namespace) -> int:
     except StoreError as err:
         _err(str(err))
         return EXIT_USAGE
+    from .costs import format_cost, stored_run_costs
+
+    try:
+        spent = stored_run_costs(store, [r.id for r in runs])  # as the history prices them
+    except StoreError as err:
+        _err(str(err))
+        return EXIT_USAGE
     if args.json:
         try:
             counts = store.event_counts(r.id for r in runs)
@@ -831,28 +838,33 @@ def _cmd_runs(args: argparse.Namespace) -> int:
             _err(str(err))
             return EXIT_USAGE
         print(json.dumps({"total": total, "offset": args.offset,
-                          "runs": [{**r.to_json(), "eventCount": counts.get(r.id, 0)} for r in runs]},
+                          "runs": [{**r.to_json(), "eventCount": counts.get(r.id, 0),
+                                    "tokens": spent.get(r.id, (0, None))[0], "cost": spent.get(r.id, (0, None))[1]}
+                                   for r in runs]},
                          ensure_ascii=False, indent=2))
         return EXIT_OK
     print(RUNS_HEADER)
     for r in runs:
+        tokens, cost = spent.get(r.id, (0, None))
+        used = (f"{tokens:,}" + (f" · {format_cost(cost)}" if cost is not None else "")) if tokens else ""
         print(runs_line(r.id, r.status, r.started_at, r.duration, r.workflow_name, r.input_summary,
-                        "" if r.fully_recorded else "  [not fully recorded]"))
+                        "" if r.fully_recorded else "  [not fully recorded]", spent=used))
     shown = f"{args.offset + 1}-{args.offset + len(runs)}" if runs else "none"
     print(f"{shown} of {total} run{'s' if total != 1 else ''}")
     return EXIT_OK
 
 
-RUNS_HEADER = f"{'RUN':<12} {'STATUS':<12} {'STARTED':<20} {'DURATION':>10}  WORKFLOW / INPUT"
+RUNS_HEADER = f"{'RUN':<12} {'STATUS':<12} {'STARTED':<20} {'DURATION':>10} {'TOKENS · COST':>16}  WORKFLOW / INPUT"
 
 
 def runs_line(run_id: str, status: str, started_at: float, duration: float | None, workflow: str, given: str,
-              note: str = "") -> str:
-    """One row of ``flowdesk runs`` (local or ``--temporal``): what the run was given on one line, cut at 40."""
+              note: str = "", *, spent: str = "") -> str:
+    """One row of ``flowdesk runs`` (local or ``--temporal``): what the run was given on one line,
+    cut at 40; ``spent``: its tokens and cost (``391 · $0``), empty when it used none."""
     text = given.replace("\n", " ")
     text = text if len(text) < 40 else text[:37] + "..."
     return (f"{run_id[:12]:<12} {status:<12} {format_timestamp(started_at)[:19].replace('T', ' '):<20} "
-            f"{format_duration(duration):>10}  {workflow}" + (f" — {text}" if text else "") + note)
+            f"{format_duration(duration):>10} {spent:>16}  {workflow}" + (f" — {text}" if text else "") + note)
 
 
 def _cmd_show(args: argparse.Namespace) -> int:

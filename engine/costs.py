@@ -17,7 +17,7 @@ from typing import Any, Mapping
 
 import re
 
-__all__ = ["model_prices", "run_costs", "format_cost", "usage_cost", "price_of"]
+__all__ = ["model_prices", "run_costs", "format_cost", "usage_cost", "price_of", "stored_run_costs"]
 
 _SNAPSHOT = re.compile(r"-(\d{4}-\d{2}-\d{2}|\d{8})$")  # a dated snapshot's suffix
 
@@ -134,3 +134,35 @@ def usage_cost(usage: Mapping[str, tuple[int, int]], models: Mapping[str, str],
             cost += (p * price[0] + c * price[1]) / 1_000_000
             priced = True
     return tokens, (cost if priced else None)
+
+
+def stored_run_costs(store: Any, run_ids: Any, *, models_of: dict[str, dict[str, str]] | None = None
+                     ) -> dict[str, tuple[int, float | None]]:
+    """``{run id: (tokens, cost)}`` of stored runs that used tokens, from their events (every
+    call: responses, subagent calls, nested runs), priced from the catalogue as :func:`run_costs`
+    prices a live run. ``models_of`` caches each run's node models (a stored workflow never changes)."""
+    import json
+
+    ids = list(run_ids)
+    try:
+        prices = model_prices()
+    except Exception:  # an unreadable catalogue: tokens without costs
+        prices = {}
+    usage = store.usage_by_node(ids)
+    answered = store.answered_models(r for r in ids if usage.get(r))
+    models_of = {} if models_of is None else models_of
+    out: dict[str, tuple[int, float | None]] = {}
+    for rid in ids:
+        if not usage.get(rid):
+            continue
+        models = models_of.get(rid)
+        if models is None:
+            try:
+                wf = json.loads(store.workflow_json(rid) or "{}")
+                models = {n.get("id"): (n.get("data") or {}).get("model") or "" for n in wf.get("nodes", [])
+                          if isinstance(n, dict)}
+            except (ValueError, AttributeError):
+                models = {}
+            models_of[rid] = models
+        out[rid] = usage_cost(usage[rid], models, prices, answered.get(rid))
+    return out

@@ -54,7 +54,7 @@ PUBLIC = [
     "resolve_templates", "resolve_templates_masked", "resource_path", "routable_flows", "routing_schema",
     "run_costs", "run_from_agentflow_record", "run_usage", "run_variables", "sample_paths", "save_settings",
     "save_workflow", "secret_lookup", "send_request", "send_test_request", "set_default_library", "settings_path",
-    "source_handles", "spec_for", "store_api_key", "survey", "template_completion", "trigger_issues",
+    "source_handles", "spec_for", "store_api_key", "stored_run_costs", "survey", "template_completion", "trigger_issues",
     "trigger_words", "unknown_references", "unregister_node_spec", "usage_cost", "validate", "walk_references",
     "web_search_available", "word_diff", "workflow_can_pause", "workflow_to_dict",
 ]

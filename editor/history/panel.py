@@ -635,34 +635,12 @@ class HistoryPanel(RunActions, RunTransfer, QWidget):
 
     def _run_costs(self, store: RunStore, runs: list[RunInfo]) -> dict[str, tuple[int, float | None]]:
         """Tokens and cost of each listed run (prices from the provider catalogue)."""
-        import json
+        from engine import stored_run_costs
 
-        from engine import model_prices, usage_cost
-
-        try:
-            prices = model_prices()
-        except Exception:  # an unreadable catalogue: tokens without costs
-            prices = {}
-        usage = store.usage_by_node(r.id for r in runs)
-        answered = store.answered_models(r.id for r in runs if usage.get(r.id))
         models_of = getattr(self, "_models_of", None)
         if models_of is None:
             models_of = self._models_of = {}
-        out = {}
-        for r in runs:
-            if not usage.get(r.id):
-                continue
-            models = models_of.get(r.id)
-            if models is None:
-                try:
-                    wf = json.loads(store.workflow_json(r.id) or "{}")
-                    models = {n.get("id"): (n.get("data") or {}).get("model") or "" for n in wf.get("nodes", [])
-                              if isinstance(n, dict)}
-                except (ValueError, AttributeError):
-                    models = {}
-                models_of[r.id] = models
-            out[r.id] = usage_cost(usage[r.id], models, prices, answered.get(r.id))
-        return out
+        return stored_run_costs(store, [r.id for r in runs], models_of=models_of)
 
     # ================================================================ compare
     def previous_run_of(self, run_id: str) -> str | None:

@@ -45,6 +45,18 @@ def test_runs_json_counts_each_runs_events(data_dir):
         assert run["eventCount"] == len(shown) > 0
 
 
+def test_runs_lists_what_each_run_spent(data_dir):
+    """`flowdesk runs` has the history's Tokens · cost column, priced the same way: the research
+    sample with echo (its two subagent calls counted) costs $0."""
+    run = flowdesk("run", str(SAMPLES / "research.flow.json"), "--provider", "echo")
+    assert run.returncode == 0, run.stderr
+    listed = runs_json()
+    assert listed[0]["cost"] == 0.0 and listed[0]["tokens"] > 0
+    lines = flowdesk("runs").stdout.splitlines()
+    assert "TOKENS · COST" in lines[0]
+    assert f"{listed[0]['tokens']:,} · $0" in lines[1] and run.stdout.rstrip().endswith(f"tokens {listed[0]['tokens']:,} · $0")
+
+
 def test_a_completed_run_prints_its_id(data_dir):
     res = flowdesk("run", str(SAMPLES / "hello.flow.json"), "--provider", "echo", "--jsonl")
     assert res.returncode == 0
