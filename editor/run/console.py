@@ -48,7 +48,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QFileDialog, QHBoxL
                                QMenu, QSplitter, QTabWidget, QToolButton, QVBoxLayout, QWidget)
 
 from engine import (SYSTEM_NODE, EventType, FlowdeskError, Run, RunEvent, RunState, RunStateError, RunStatus,
-                    RunStore, StoreError, Workflow, model_prices, run_costs)
+                    RunStore, StoreError, Workflow, format_cost, model_prices, run_costs)
 
 from .approvals import ApprovalsPanel
 from .badges import run_badges
@@ -747,7 +747,8 @@ class RunConsole(QWidget):
         except Exception:  # an unreadable catalogue: no cost shown, the run goes on
             return
         cached = sum(1 for v in state.states.values() if v == "cached")
-        self.header.set_cost(costs["total"]["tokens"], costs["total"]["cost"], cached)
+        total = costs["total"]
+        self.header.set_cost(total["tokens"], total["cost"], cached, cost_breakdown(costs))
 
     def _on_events(self, batch: list[RunEvent]) -> None:
         if not self._shows_bridge():
@@ -912,3 +913,18 @@ class RunConsole(QWidget):
 def _input_hint(start_text: str) -> str:
     """The input box's placeholder: what an empty box runs with (the Start node's text, or nothing)."""
     return INPUT_PLACEHOLDER if start_text else NO_START_TEXT_PLACEHOLDER
+
+
+def cost_breakdown(costs: dict[str, Any]) -> str:
+    """The cost's tooltip: tokens in and out, the cost by model, and the models with no price."""
+    total = costs["total"]
+    lines = [f"{total['prompt']:,} tokens in · {total['completion']:,} out, every model call of the run"]
+    by_model: dict[str, float] = {}
+    for node in costs["nodes"].values():
+        if node["cost"] is not None:
+            by_model[node["model"]] = by_model.get(node["model"], 0.0) + node["cost"]
+    lines += [f"{model or 'the default model'}: {format_cost(cost)}" for model, cost in sorted(by_model.items())]
+    if total["unpriced"]:
+        lines.append("No price known for " + ", ".join(total["unpriced"]) + " (their tokens are counted, not "
+                     "their cost; a price per model can be set in the settings file's providers)")
+    return "\n".join(lines)

@@ -193,8 +193,9 @@ class RunHeader(QWidget):
                                      "follow it with: flowdesk follow ID --temporal SERVER)" if run_id and server else
                                      (f"Run {run_id}" if run_id else ""))
 
-    def set_cost(self, tokens: int, cost: float | None, cached: int = 0) -> None:
-        """``1,234 tokens · $0.0021`` (and how many nodes came from the cache)."""
+    def set_cost(self, tokens: int, cost: float | None, cached: int = 0, detail: str = "") -> None:
+        """``1,234 tokens · $0.0021`` (and how many nodes came from the cache); ``detail`` is its
+        tooltip (the console's breakdown by model)."""
         from engine import format_cost
 
         parts = []
@@ -203,6 +204,7 @@ class RunHeader(QWidget):
         if cached:
             parts.append(f"{cached} from cache")
         self.cost_label.setText(" · ".join(parts))
+        self.cost_label.setToolTip(detail if tokens else "")
 
     def set_elapsed(self, seconds: float | None) -> None:
         self.elapsed_label.setText(elapsed_text(seconds) if seconds is not None else "")

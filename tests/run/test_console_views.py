@@ -330,3 +330,18 @@ def test_a_node_called_in_every_round_of_a_loop_shows_its_last_call_and_its_tota
     assert "(last call)" in text and "in this run" in text, text
     console.show_node("final")
     assert "in this run" not in console.node_panel.tokens_label.text()  # called once
+
+
+def test_the_cost_says_what_it_is_made_of(qtbot, console, research):
+    console.set_workflow(research)
+    with qtbot.waitSignal(console.run_finished, timeout=5000):
+        console.run_action.trigger()
+    label = console.header.cost_label
+    assert label.text().endswith("tokens · $0")
+    tip = label.toolTip()
+    assert "tokens in" in tip and "echo: $0" in tip and "No price" not in tip, tip
+    from editor.run.console import cost_breakdown
+
+    costs = {"nodes": {"a": {"prompt": 5, "completion": 3, "model": "llama3.2", "cost": None}},
+             "total": {"prompt": 5, "completion": 3, "tokens": 8, "cost": None, "unpriced": ["llama3.2"]}}
+    assert "No price known for llama3.2" in cost_breakdown(costs)
