@@ -106,7 +106,7 @@ def _parser() -> argparse.ArgumentParser:
     rs.add_argument("--provider")
     rs.add_argument("--model")
     rs.add_argument("--base-url")
-    ls = sub.add_parser("runs", help="list recorded runs, newest first")
+    ls = sub.add_parser("runs", help="list recorded runs, newest first, with the tokens and cost each spent")
     ls.add_argument("--workflow", help="only runs of the workflow with this name")
     ls.add_argument("--status", choices=["running", "paused", "completed", "failed", "cancelled", "interrupted"])
     ls.add_argument("--limit", type=int, default=20)
