@@ -152,6 +152,7 @@ class SubagentCall:
     started: float | None = None
     ended: float | None = None
     children: list[str] = field(default_factory=list)  # call ids, in start order
+    usage: dict[str, int] | None = None  # the tokens the call reported (its subagent_call_end's)
     #: "subagent", or "flow" for a library flow called as a tool (``node_id`` is then the flow's id,
     #: ``name`` its name, ``input`` the arguments as JSON; its events are in ``RunState.children``).
     kind: str = "subagent"
@@ -622,6 +623,7 @@ class RunState:
             self._set(child, DONE)
             if call is not None:
                 call.output, call.ended, call.state = message, ev[3], DONE
+                call.usage = usage if isinstance(usage, dict) else None
         else:
             d.error, d.ended = message, ev[3]
             self._set(child, FAILED)

@@ -27,6 +27,8 @@ from PySide6.QtWidgets import (QHeaderView, QSplitter, QTextBrowser, QTreeWidget
 
 from engine import SUBAGENT_CALL_TYPES, RunEvent, RunState, SubagentCall, format_duration
 
+from .details import format_usage
+
 __all__ = ["SubagentTrace", "FLOW_CALL_TYPES"]
 
 FLOW_CALL_TYPES = frozenset({"flow_call_start", "flow_call_end", "flow_call_error"})
@@ -229,7 +231,8 @@ class SubagentTrace(QWidget):
             return
         dur = format_duration(call.duration, "running")
         result = call.error if call.state == "failed" else (call.output or "")
-        md = (f"### {call.name}\n\n`{call.node_id}` · {call.state} · {dur} · depth {call.depth}\n\n"
+        tokens = f" · {format_usage(call.usage)} tokens" if call.usage else ""
+        md = (f"### {call.name}\n\n`{call.node_id}` · {call.state} · {dur}{tokens} · depth {call.depth}\n\n"
               f"**Input**\n\n{_quote(call.input)}\n\n**{'Error' if call.state == 'failed' else 'Output'}**\n\n"
               f"{_quote(result or '(none yet)')}\n")
         self.detail.setMarkdown(md)

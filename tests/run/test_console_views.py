@@ -75,6 +75,7 @@ def test_echo_subagent_conversation_gives_the_nested_trace(qtbot, console, resea
     # selecting a call shows its input and output
     console.trace.tree.setCurrentItem(children[1])
     assert "Skeptic" in console.trace.detail.toPlainText() and "Research question" in console.trace.detail.toPlainText()
+    assert calls[0].usage and " out tokens" in console.trace.detail.toPlainText()  # what the call used
     # a subagent entry's JSON content is pretty-printed and highlighted
     sub = next(i for i, e in enumerate(console.visible_entries()) if e.type == "subagent_call_start")
     console.view.setCurrentIndex(console.proxy.index(sub, 0))
