@@ -235,13 +235,9 @@ class _Printer:
     def _spent(self) -> str:
         """`` · tokens 391 · $0.0004``: what the run's model calls used so far, priced as the
         console and the history price them (no cost when a model has no price)."""
-        from .costs import format_cost, model_prices, run_costs
+        from .costs import format_cost, readable_prices, run_costs
 
-        try:
-            prices = model_prices()
-        except Exception:  # an unreadable catalogue: tokens without costs
-            prices = {}
-        total = run_costs(self.state, self.workflow, prices)["total"]
+        total = run_costs(self.state, self.workflow, readable_prices())["total"]
         if not total["tokens"]:
             return ""
         return f" · tokens {total['tokens']:,}" + (f" · {format_cost(total['cost'])}" if total["cost"] is not None else "")

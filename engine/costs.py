@@ -17,7 +17,8 @@ from typing import Any, Mapping
 
 import re
 
-__all__ = ["model_prices", "run_costs", "format_cost", "usage_cost", "price_of", "stored_run_costs"]
+__all__ = ["model_prices", "readable_prices", "run_costs", "format_cost", "usage_cost", "price_of",
+           "stored_run_costs"]
 
 _SNAPSHOT = re.compile(r"-(\d{4}-\d{2}-\d{2}|\d{8})$")  # a dated snapshot's suffix
 
@@ -35,6 +36,15 @@ def model_prices(settings: Any = None) -> dict[str, tuple[float, float]]:
                 if isinstance(i, (int, float)) and isinstance(o, (int, float)):
                     out.setdefault(m.id, (float(i), float(o)))
     return out
+
+
+def readable_prices() -> dict[str, tuple[float, float]]:
+    """:func:`model_prices`, or none when the catalogue or the settings cannot be read: tokens are
+    then counted without costs, and what shows them goes on."""
+    try:
+        return model_prices()
+    except Exception:
+        return {}
 
 
 def price_of(prices: Mapping[str, tuple[float, float]], answered: str | None,
@@ -144,16 +154,13 @@ def stored_run_costs(store: Any, run_ids: Any, *, models_of: dict[str, dict[str,
     import json
 
     ids = list(run_ids)
-    try:
-        prices = model_prices()
-    except Exception:  # an unreadable catalogue: tokens without costs
-        prices = {}
-    usage = store.usage_by_node(ids)
-    answered = store.answered_models(r for r in ids if usage.get(r))
+    prices = readable_prices()
+    answers = store.answers_by_node(ids)
     models_of = {} if models_of is None else models_of
     out: dict[str, tuple[int, float | None]] = {}
     for rid in ids:
-        if not usage.get(rid):
+        nodes = answers.get(rid)
+        if not nodes:
             continue
         models = models_of.get(rid)
         if models is None:
@@ -164,5 +171,7 @@ def stored_run_costs(store: Any, run_ids: Any, *, models_of: dict[str, dict[str,
             except (ValueError, AttributeError):
                 models = {}
             models_of[rid] = models
-        out[rid] = usage_cost(usage[rid], models, prices, answered.get(rid))
+        usage = {nid: (p, c) for nid, (p, c, _model) in nodes.items()}
+        answered = {nid: model for nid, (_p, _c, model) in nodes.items() if model}
+        out[rid] = usage_cost(usage, models, prices, answered)
     return out

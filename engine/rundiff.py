@@ -113,12 +113,9 @@ def diff_states(wa: Workflow, sa: RunState, wb: Workflow, sb: RunState) -> dict[
                       "changed": nid in workflow["changed"] or nid in workflow["added"] or nid in workflow["removed"],
                       "outputChanged": not same,
                       "outputDiff": [] if same else [list(p) for p in word_diff(a["output"], b["output"])]})
-    from .costs import model_prices, run_costs
+    from .costs import readable_prices, run_costs
 
-    try:
-        prices = model_prices()
-    except Exception:  # an unreadable catalogue: tokens without costs
-        prices = {}
+    prices = readable_prices()
     ca, cb = run_costs(sa, wa, prices), run_costs(sb, wb, prices)
     for n in nodes:
         n["a"]["cost"] = (ca["nodes"].get(n["nodeId"]) or {}).get("cost")

@@ -763,36 +763,29 @@ class RunStore:
         self._cache_bytes = total
 
     def usage_by_node(self, run_ids: Iterable[str]) -> dict[str, dict[str, tuple[int, int]]]:
-        """Tokens each run's nodes reported: ``{run id: {node id: (prompt, completion)}}`` (one query
-        per 500 runs): each node's responses, and the calls made to it as a subagent."""
+        """Tokens each run's nodes reported: ``{run id: {node id: (prompt, completion)}}`` (see
+        :meth:`answers_by_node`)."""
+        return {rid: {nid: (p, c) for nid, (p, c, _model) in nodes.items()}
+                for rid, nodes in self.answers_by_node(run_ids).items()}
+
+    def answers_by_node(self, run_ids: Iterable[str]) -> dict[str, dict[str, tuple[int, int, str | None]]]:
+        """What each run's nodes were answered with: ``{run id: {node id: (prompt tokens,
+        completion tokens, model)}}``, summed over the node's responses and the calls made to it
+        as a subagent; ``model`` is the one that answered (costs are priced by it,
+        ``engine.costs.price_of``), None when the responses did not say. One query per 500 runs."""
         ids = list(dict.fromkeys(run_ids))
-        out: dict[str, dict[str, tuple[int, int]]] = {rid: {} for rid in ids}
+        out: dict[str, dict[str, tuple[int, int, str | None]]] = {rid: {} for rid in ids}
         for i in range(0, len(ids), 500):
             chunk = ids[i:i + 500]
             marks = ",".join("?" * len(chunk))
             rows = self._exec(f"SELECT r.id, {_ANSWERING_NODE}, "
                               "sum(coalesce(json_extract(e.extra, '$.usage.prompt_tokens'), 0)), "
-                              "sum(coalesce(json_extract(e.extra, '$.usage.completion_tokens'), 0)) "
+                              "sum(coalesce(json_extract(e.extra, '$.usage.completion_tokens'), 0)), "
+                              "max(json_extract(e.extra, '$.model')) "
                               "FROM runs r JOIN events e ON e.run_num = r.num "
                               f"WHERE r.id IN ({marks}) AND {_ANSWERS} GROUP BY r.id, nid", chunk).fetchall()
-            for rid, nid, p, c in rows:
-                out[rid][nid] = (int(p or 0), int(c or 0))
-        return out
-
-    def answered_models(self, run_ids: Iterable[str]) -> dict[str, dict[str, str]]:
-        """The model that answered each run's nodes, as their responses said (costs are priced by
-        it; ``engine.costs.price_of``): ``{run id: {node id: model}}`` (one query per 500 runs)."""
-        ids = list(dict.fromkeys(run_ids))
-        out: dict[str, dict[str, str]] = {rid: {} for rid in ids}
-        for i in range(0, len(ids), 500):
-            chunk = ids[i:i + 500]
-            marks = ",".join("?" * len(chunk))
-            rows = self._exec(f"SELECT r.id, {_ANSWERING_NODE}, max(json_extract(e.extra, '$.model')) "
-                              "FROM runs r JOIN events e ON e.run_num = r.num "
-                              f"WHERE r.id IN ({marks}) AND {_ANSWERS} GROUP BY r.id, nid", chunk).fetchall()
-            for rid, nid, model in rows:
-                if isinstance(model, str) and model:
-                    out[rid][nid] = model
+            for rid, nid, p, c, model in rows:
+                out[rid][nid] = (int(p or 0), int(c or 0), model if isinstance(model, str) and model else None)
         return out
 
     def recorded_executions(self, run_id: str) -> dict[str, Any]:

@@ -13,7 +13,9 @@ import pytest
 from engine import Run, RunState, parse_workflow, run_costs
 from engine.costs import price_of
 from engine.llm.echo import EchoProvider
-from engine.store import RunRecorder, RunStore
+from engine.store import RunStore
+
+from .test_store import recorded_run
 
 PRICES = {"gpt-4o-mini": (0.15, 0.6), "claude-sonnet-4-5": (3.0, 15.0), "echo": (0.0, 0.0)}
 
@@ -25,14 +27,10 @@ def _flow():
         "connections": [{"source": "s", "target": "a"}]})
 
 
-async def test_a_dry_run_with_echo_costs_nothing_whatever_model_the_node_names(tmp_path):
+def test_a_dry_run_with_echo_costs_nothing_whatever_model_the_node_names(tmp_path):
     wf = _flow()
     store = RunStore(tmp_path / "runs.db")
-    run = Run(wf, EchoProvider())
-    recorder = RunRecorder(store, run)
-    await run.start()
-    recorder.settled()
-    recorder.close()
+    run = recorded_run(store, wf)
     response = next(e for e in run.events if e.type == "llm_response")
     assert response.extra["model"] == "echo" and response.extra["usage"]["completion_tokens"] > 0
     assert json.loads(response.to_json())["model"] == "echo"  # in the wire form too
@@ -42,7 +40,8 @@ async def test_a_dry_run_with_echo_costs_nothing_whatever_model_the_node_names(t
     assert costs["nodes"]["a"]["model"] == "echo" and costs["nodes"]["a"]["cost"] == 0.0
     assert costs["total"]["cost"] == 0.0 and costs["total"]["tokens"] > 0 and costs["total"]["unpriced"] == []
     # the history prices it the same way, from the stored events
-    assert store.answered_models([run.run_id]) == {run.run_id: {"a": "echo"}}
+    answered = {nid: model for nid, (_p, _c, model) in store.answers_by_node([run.run_id])[run.run_id].items()}
+    assert answered == {"a": "echo"}
     store.close()
 
 
@@ -74,16 +73,12 @@ def _research():
     return load_workflow(Path(__file__).resolve().parents[2] / "samples" / "research.flow.json")
 
 
-async def test_subagent_calls_count_their_tokens_live_and_stored(tmp_path):
+def test_subagent_calls_count_their_tokens_live_and_stored(tmp_path):
     """A lead agent's two subagent calls are paid for too: each subagent_call_end carries the
     call's usage and model (in the log, the store and the wire form), and the totals count them."""
     wf = _research()
     store = RunStore(tmp_path / "runs.db")
-    run = Run(wf, EchoProvider())
-    recorder = RunRecorder(store, run)
-    await run.start()
-    recorder.settled()
-    recorder.close()
+    run = recorded_run(store, wf)
     ends = [e for e in run.events if e.type == "subagent_call_end"]
     assert {e.extra["subagentNodeId"] for e in ends} == {"facts", "skeptic"}
     assert all(e.extra["model"] == "echo" and e.extra["usage"]["completion_tokens"] > 0 for e in ends)
@@ -102,7 +97,7 @@ async def test_subagent_calls_count_their_tokens_live_and_stored(tmp_path):
     usage = store.usage_by_node([run.run_id])[run.run_id]
     assert set(usage) == {"lead", "facts", "skeptic", "writer"}
     assert sum(p + c for p, c in usage.values()) == every_call
-    assert store.answered_models([run.run_id])[run.run_id]["facts"] == "echo"
+    assert store.answers_by_node([run.run_id])[run.run_id]["facts"][2] == "echo"
     store.close()
 
 
@@ -128,7 +123,7 @@ async def test_a_node_in_a_loop_is_paid_for_every_iteration():
     assert run_costs(state, wf, PRICES)["nodes"]["reviser"]["completion"] == paid
 
 
-async def test_a_flow_nodes_nested_run_counts_for_that_node(tmp_path):
+def test_a_flow_nodes_nested_run_counts_for_that_node(tmp_path):
     """The calls a subflow makes are paid for too: they count for the flow node that ran it,
     in the console's totals (the reducer's nested states) as in the history's sums."""
     sub = tmp_path / "greet.flow.json"
@@ -140,11 +135,7 @@ async def test_a_flow_nodes_nested_run_counts_for_that_node(tmp_path):
                                    {"id": "a", "type": "agent", "data": {"agentName": "After"}}],
                          "connections": [{"source": "s", "target": "f"}, {"source": "f", "target": "a"}]})
     store = RunStore(tmp_path / "runs.db")
-    run = Run(wf, EchoProvider(), path=str(tmp_path / "main.flow.json"))
-    recorder = RunRecorder(store, run)
-    await run.start()
-    recorder.settled()
-    recorder.close()
+    run = recorded_run(store, wf, path=str(tmp_path / "main.flow.json"))
     assert run.status == "completed", run.error
     responses = [e for e in run.events if e.type == "llm_response"]
     assert [e.node_id for e in responses] == ["greeter", "a"] and responses[0].path  # the nested one has a path
