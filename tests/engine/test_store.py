@@ -38,9 +38,10 @@ SLOW_CLI = (
 
 
 def recorded_run(store: RunStore, wf, **run_options) -> Run:
-    """Run ``wf`` on the echo provider with a recorder, to its end or first pause, committed."""
+    """Run ``wf`` on the echo provider with a recorder, to its end or first pause, committed
+    (a run from a node, ``reuse_from=RUN_ID``, reuses from the same store)."""
     async def go() -> Run:
-        run = Run(wf, EchoProvider(), **run_options)
+        run = Run(wf, EchoProvider(), store=store, **run_options)
         rec = RunRecorder(store, run)
         await run.start()
         rec.settled()

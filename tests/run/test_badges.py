@@ -3,11 +3,12 @@ nothing, so it carries no "2 of 3 in" (it kept the count its reused branches had
 
 from __future__ import annotations
 
-from engine import Run, RunState, parse_workflow
-from engine.llm.echo import EchoProvider
-from engine.store import RunRecorder, RunStore
+from engine import RunState, parse_workflow
+from engine.store import RunStore
 
 from editor.run.badges import run_badges
+
+from ..engine.test_store import recorded_run
 
 
 def _panel():
@@ -20,21 +21,12 @@ def _panel():
     return parse_workflow({"nodes": nodes, "connections": conns})
 
 
-async def _recorded(store, wf, **kw):
-    run = Run(wf, EchoProvider(), store=store, **kw)
-    recorder = RunRecorder(store, run)
-    await run.start()
-    recorder.settled()
-    recorder.close()
-    return run
-
-
-async def test_a_join_reused_in_a_run_from_a_node_has_no_waiting_badge(tmp_path):
+def test_a_join_reused_in_a_run_from_a_node_has_no_waiting_badge(tmp_path):
     store = RunStore(tmp_path / "runs.db")
     wf = _panel()
-    first = await _recorded(store, wf)
+    first = recorded_run(store, wf)
     assert first.status == "completed"
-    again = await _recorded(store, wf, reuse_from=first.run_id, start_at="w")
+    again = recorded_run(store, wf, reuse_from=first.run_id, start_at="w")
     assert again.status == "completed"
     state = RunState.of(wf, again.events)
     assert state.states["j"] == "cached" and state.states["w"] == "done"
