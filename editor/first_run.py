@@ -6,8 +6,9 @@ no embedded model), it surveys what this machine has (``engine.survey``: API key
 environment or keyring, OpenAI-compatible servers answering on the usual local ports, the
 embedded model) and opens :class:`FirstRunDialog`, window-modal and non-blocking. The choice
 is remembered as ``defaultProvider`` in ``settings.json`` (``engine.remember_choice``), then
-the run starts. Cancelling starts nothing. A configured default that cannot serve (a missing
-key) is not this dialog's business: the run says why, as before.
+the run starts. Cancelling starts nothing. A provider that is set up but cannot serve (its
+server does not answer, its key is missing) fails the run, which says why; the console then
+offers "Choose provider…", which opens the same dialog through :func:`offer_choice`.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from PySide6.QtWidgets import (QApplication, QDialog, QDialogButtonBox, QHBoxLay
 from engine import (FoundServer, NoProviderConfigured, ProviderConfigError, ProviderSurvey, default_provider_problem,
                     local_install_command, needs_default_provider, read_resource_text, remember_choice, survey)
 
-__all__ = ["Choice", "FirstRunDialog", "offer_setup", "choices_for"]
+__all__ = ["Choice", "FirstRunDialog", "offer_setup", "offer_choice", "choices_for"]
 
 INTRO_FALLBACK = "Agents need a language model to answer. Choose one below; Flowdesk remembers the choice."
 
@@ -58,16 +59,17 @@ def _looked_for(found: ProviderSurvey) -> str:
 class FirstRunDialog(QDialog):
     """Lists what the survey found; ``chosen`` is the selected :class:`Choice` once accepted."""
 
-    def __init__(self, found: ProviderSurvey, parent: QWidget | None = None) -> None:
+    def __init__(self, found: ProviderSurvey, parent: QWidget | None = None, *, intro_text: str | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Set up a model for this run")
         self.setObjectName("firstRunDialog")
         self.found = found
         self.chosen: Choice | None = None
-        try:
-            intro_text = read_resource_text("help", "first-run.md")
-        except OSError:
-            intro_text = INTRO_FALLBACK
+        if intro_text is None:
+            try:
+                intro_text = read_resource_text("help", "first-run.md")
+            except OSError:
+                intro_text = INTRO_FALLBACK
         intro = QLabel(intro_text)
         intro.setObjectName("firstRunIntro")
         intro.setTextFormat(Qt.TextFormat.MarkdownText)
@@ -152,6 +154,34 @@ class FirstRunDialog(QDialog):
         super().accept()
 
 
+def _open(dialog: FirstRunDialog) -> FirstRunDialog:
+    dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+    dialog.setWindowModality(Qt.WindowModality.WindowModal)
+    dialog.open()
+    dialog.raise_()
+    dialog.activateWindow()  # Enter chooses, Esc cancels, even where no window manager moves focus
+    dialog.list.setFocus()
+    return dialog
+
+
+def _survey() -> ProviderSurvey:
+    QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
+    try:
+        return survey()  # in parallel, a short timeout: well under a second
+    finally:
+        QApplication.restoreOverrideCursor()
+
+
+def offer_choice(parent: QWidget, reason: str, then: Callable[[Choice], None]) -> FirstRunDialog:
+    """A run's provider could not serve (``reason`` says how): the same survey and dialog as the
+    first run, saying why; ``then(choice)`` runs once a choice is made (and remembered)."""
+    intro = (f"**The run could not use its model.** {reason}\n\nChoose one that this computer has below; "
+             "Flowdesk remembers the choice as the default provider (*Run ▸ Provider Settings* changes it).")
+    dialog = FirstRunDialog(_survey(), parent, intro_text=intro)
+    dialog.accepted.connect(lambda: then(dialog.chosen) if dialog.chosen is not None else None)
+    return _open(dialog)
+
+
 def offer_setup(parent: QWidget, workflow: Any, forced: str | None, then: Callable[[], None]) -> bool:
     """Open the set-up dialog when ``workflow`` needs a default provider and none is usable.
 
@@ -162,17 +192,7 @@ def offer_setup(parent: QWidget, workflow: Any, forced: str | None, then: Callab
         return False
     if not isinstance(default_provider_problem(), NoProviderConfigured):
         return False
-    QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
-    try:
-        found = survey()  # in parallel, a short timeout: well under a second
-    finally:
-        QApplication.restoreOverrideCursor()
-    dialog = FirstRunDialog(found, parent)
-    dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-    dialog.setWindowModality(Qt.WindowModality.WindowModal)
+    dialog = FirstRunDialog(_survey(), parent)
     dialog.accepted.connect(then)
-    dialog.open()
-    dialog.raise_()
-    dialog.activateWindow()  # Enter chooses, Esc cancels, even where no window manager moves focus
-    dialog.list.setFocus()
+    _open(dialog)
     return True

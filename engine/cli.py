@@ -181,6 +181,8 @@ class _Printer:
         if self.jsonl:
             self.out.write(ev.to_json() + "\n")
             self.out.flush()
+            if ev[1] == "llm_error":  # (a provider that could not serve: see _execute)
+                self.state.apply(ev)
             return
         kind = ev.type
         if kind == "llm_delta":
@@ -508,6 +510,14 @@ def _execute(run: Any, store: Any, decisions: list[tuple[str, str]], printer: "_
         with _interrupts_ignored():  # a second Ctrl+C must not cut the last batch's commit
             if recorder:
                 recorder.close()
+    problem = printer.state.provider_problem
+    if code == EXIT_FAILED and problem is not None:  # the way out, rather than only the error
+        from .llm.config import settings_path
+
+        who = f"provider '{problem['provider']}'" if problem.get("provider") else "the model provider"
+        _err(f"{who} could not serve the run: start its server or set it up, or choose another with "
+             f"--provider NAME (--provider echo for a dry run; a default can be set as defaultProvider "
+             f"in {settings_path()})")
     if recorder is not None and recorder.error is not None:
         lost = f"{recorder.lost} event{'s' if recorder.lost != 1 else ''}" if recorder.lost else "the run's state"
         where = ("the run's history is not fully recorded" if recorder.row_written

@@ -25,6 +25,9 @@ Feed events in order with :meth:`RunState.apply` (or :meth:`RunState.apply_many`
 * ``status`` (a :class:`RunStatus` value; ``pending`` before any event), ``error``,
   ``final_output``, ``started_at``, ``ended_at``.
 * ``calls``/``call_roots``: the subagent call tree (:class:`SubagentCall`, by call id).
+* ``provider_problem``: set when a step's model provider could not serve at all (its server
+  did not answer, or it is not configured: an ``llm_error`` with ``providerUnavailable``):
+  ``{node, message, provider}`` (``provider``: its id, None when unknown); None otherwise.
 
 Events whose run path differs from this state's go to a nested :class:`RunState` in
 ``children`` (nested runs never collide). ``llm_delta`` (the hot path of a stream) changes
@@ -193,6 +196,7 @@ class RunState:
     calls: dict[str, SubagentCall] = field(default_factory=dict)
     call_roots: list[str] = field(default_factory=list)
     children: dict[str, "RunState"] = field(default_factory=dict)
+    provider_problem: dict[str, Any] | None = None
     states_dirty: bool = False
     links_dirty: bool = False
 
@@ -489,6 +493,12 @@ class RunState:
         elif t == _STATUS:
             self._on_status(ev)
         elif t == _LLM_ERROR or t == _ERROR:
+            if t == _LLM_ERROR and ev[4] and '"providerUnavailable"' in ev[4]:
+                extra = ev.extra or {}
+                if extra.get("providerUnavailable") is True:
+                    provider = extra.get("provider")
+                    self.provider_problem = {"node": nid, "message": ev[2],
+                                             "provider": provider if isinstance(provider, str) else None}
             if nid != SYSTEM_NODE:
                 d = self._detail(nid)
                 if t == _LLM_ERROR or not d.error:  # the model's own message, not the run's summary

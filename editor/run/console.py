@@ -17,7 +17,8 @@ Public API (for the main window; everything else is private)
   ``node_states_changed(dict)`` and ``links_followed(object)`` (a frozenset of
   ``(source, sourceHandle, target)``) for the canvas to paint, ``status_changed(str)``,
   ``run_started(str)``, ``run_finished(str)``, ``waiting_for_input_changed(bool)`` (for
-  the window title).
+  the window title), ``provider_choice_requested()`` (the header's "Choose provider…", shown
+  when ``offers_provider_choice`` is on and the run's model provider could not serve).
 * Slots: ``show_node(node_id)`` (a node selected on the canvas: scroll to its entries),
   ``replay(workflow, events, run_id=None, status=None)`` (show a stored run, read-only),
   ``open_paused_run(run_id)`` (take up a paused run from the store and answer it),
@@ -47,8 +48,8 @@ from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QFileDialog, QHBoxLayout, QLabel, QLineEdit, QListView,
                                QMenu, QSplitter, QTabWidget, QToolButton, QVBoxLayout, QWidget)
 
-from engine import (SYSTEM_NODE, EventType, FlowdeskError, Run, RunEvent, RunState, RunStateError, RunStatus,
-                    RunStore, StoreError, Workflow, format_cost, model_prices, run_costs)
+from engine import (SYSTEM_NODE, EventType, FlowdeskError, ProviderConfigError, Run, RunEvent, RunState, RunStateError,
+                    RunStatus, RunStore, StoreError, Workflow, format_cost, model_prices, run_costs)
 
 from .approvals import ApprovalsPanel
 from .badges import run_badges
@@ -72,6 +73,12 @@ log = logging.getLogger(__name__)
 LONG_INPUT = 4000
 
 
+def provider_problem_text(problem: dict[str, Any]) -> str:
+    """What the header's "Choose provider…" says of a run's ``provider_problem``."""
+    who = f"Provider '{problem['provider']}'" if problem.get("provider") else "The model provider"
+    return f"{who} could not serve this run: {problem.get('message') or 'no answer'}"
+
+
 class RunConsole(QWidget):
     """The run console: controls, live log, details, approvals, subagent trace, exports."""
 
@@ -83,6 +90,9 @@ class RunConsole(QWidget):
     run_finished = Signal(str)
     waiting_for_input_changed = Signal(bool)
     run_badges_changed = Signal(dict)  # {node_id: (text, "retry"|"loop")}: retries and loop iterations
+    # The run's model provider could not serve (the header's "Choose provider…"): the window
+    # offers the providers this computer has, then runs again.
+    provider_choice_requested = Signal()
 
     def __init__(self, parent: QWidget | None = None, *, bridge: RunBridge | None = None) -> None:
         super().__init__(parent)
@@ -105,6 +115,9 @@ class RunConsole(QWidget):
         self._default_input = ""
         self._badges: dict[str, tuple[str, str]] = {}
         self._detached: str | None = None  # a run let go of (clear()): what it still sends is not shown
+        # Whether a run whose provider could not serve offers "Choose provider…" (the main
+        # window's console, which handles provider_choice_requested, turns it on).
+        self.offers_provider_choice = False
 
         self.model = LogModel(self)
         self.proxy = LogFilterProxy(self)
@@ -273,6 +286,7 @@ class RunConsole(QWidget):
         b.node_states_changed.connect(lambda _s: self._refresh_node_panel())
         b.links_followed.connect(self.links_followed)
         b.error_occurred.connect(self._on_error)
+        self.header.provider_choice_requested.connect(self.provider_choice_requested)
         self.approvals.decision_requested.connect(self._on_decision)
         self.approvals.waiting_changed.connect(self.waiting_for_input_changed)
         self.node_filter.currentIndexChanged.connect(self._apply_node_filter)
@@ -360,6 +374,8 @@ class RunConsole(QWidget):
             resolver = self._resolver_factory()
         except Exception as err:  # ProviderConfigError and friends: say why, start nothing
             self._on_error(f"Cannot start the run: {err}")
+            if isinstance(err, ProviderConfigError) and self.offers_provider_choice:
+                self.header.offer_provider_choice(str(err))
             return None
         text = self.input_edit.toPlainText()
         initial = text if text.strip() else None
@@ -664,6 +680,7 @@ class RunConsole(QWidget):
         # No timeline for a document that has not run (a run resets it with its workflow).
         self.timeline.reset(workflow if timeline else None, live=True)
         self.header.set_cost(0, None)
+        self.header.offer_provider_choice(None)
         self._names_shown = None
         self._badges = {}
         self.run_badges_changed.emit({})
@@ -704,6 +721,7 @@ class RunConsole(QWidget):
         self._elapsed_timer.start()
         self._update_elapsed()
         self._set_status_label("running")
+        self.header.offer_provider_choice(None)
         self.header.set_running(True, self.bridge.initial_input)
         self._update_actions()
         self.run_started.emit(run_id)
@@ -717,6 +735,8 @@ class RunConsole(QWidget):
         self._elapsed_timer.stop()
         self._update_elapsed()
         self._set_status_label(status, self.bridge.error)
+        problem = self._state().provider_problem if status == "failed" and self.offers_provider_choice else None
+        self.header.offer_provider_choice(provider_problem_text(problem) if problem else None)
         self.header.set_running(False)
         self._update_actions()
         self._refresh_approvals()

@@ -6,7 +6,7 @@ run id, errors); the console wires it to the bridge.
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (QBoxLayout, QHBoxLayout, QLabel, QMenu, QMessageBox, QPlainTextEdit, QSizePolicy,
                                QToolButton, QVBoxLayout, QWidget)
@@ -36,6 +36,9 @@ NO_START_TEXT_PLACEHOLDER = "Input for the run: the Start node has no text of it
 
 class RunHeader(QWidget):
     """One row: input | Run / Cancel | status | Export (a short dock keeps room for the log)."""
+
+    #: "Choose provider…" was clicked (shown when the run's model provider could not serve).
+    provider_choice_requested = Signal()
 
     def __init__(self, run_action: QAction, cancel_action: QAction, export_actions: list[QAction],
                  parent: QWidget | None = None) -> None:
@@ -116,6 +119,17 @@ class RunHeader(QWidget):
         self.details_button.clicked.connect(self._show_details)
         self.details_button.hide()
         meta.addWidget(self.details_button)
+        # When the run's model provider could not serve (its server did not answer, or it is not
+        # set up), the way out is one click away rather than in a menu the user may not know.
+        self.provider_button = QToolButton()
+        self.provider_button.setObjectName("chooseProvider")
+        self.provider_button.setText("Choose provider…")
+        self.provider_button.setAutoRaise(True)
+        self.provider_button.setStyleSheet("QToolButton { color: #60a5fa; font-weight: bold; }")
+        self.provider_button.clicked.connect(self.provider_choice_requested)
+        self.provider_button.hide()
+        self.provider_reason: str | None = None
+        meta.addWidget(self.provider_button)
         meta.addStretch(1)
         status_col.addWidget(self.status_label)
         status_col.addLayout(meta)
@@ -156,6 +170,14 @@ class RunHeader(QWidget):
         cut = shown != text
         self.status_label.setToolTip(text if cut else "")
         self.details_button.setVisible(cut)
+
+    def offer_provider_choice(self, reason: str | None) -> None:
+        """Show "Choose provider…" with ``reason`` as its tooltip (None: hide it)."""
+        self.provider_reason = reason
+        self.provider_button.setVisible(reason is not None)
+        self.provider_button.setToolTip(f"{reason}\n\nChoose a model provider this computer has (a server that "
+                                        "answers, an API key, the embedded model, or a dry run with echo) and run "
+                                        "again." if reason else "")
 
     def _show_details(self) -> None:
         QMessageBox.information(self, "Run status", self._status_text)

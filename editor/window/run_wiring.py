@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QMessageBox
 
 from engine import RunStatus, Workflow, errors_only
 
-from ..first_run import offer_setup
+from ..first_run import Choice, offer_choice, offer_setup
 from ..history.panel import open_store_for_gui
 from ..issue_text import describe_issue
 from ..run.console import LONG_INPUT
@@ -150,6 +150,8 @@ class RunWiringMixin(RunOnMixin):
         console.run_started.connect(self._run_started)
         console.run_finished.connect(self._run_finished)
         console.status_changed.connect(self._run_status_changed)
+        console.provider_choice_requested.connect(self.choose_provider)
+        console.offers_provider_choice = True
         self.history.run_opened.connect(self.open_run_view)
         self.history.workflow_version_requested.connect(self.open_workflow_version)
         self.history.run_again_requested.connect(self.run_workflow_version_again)
@@ -213,6 +215,20 @@ class RunWiringMixin(RunOnMixin):
             a.setChecked(value == current)
             group.addAction(a)
             a.triggered.connect(lambda _=False, v=value: settings().setValue("run/provider", v))
+
+    def choose_provider(self) -> None:
+        """The run's model provider could not serve: offer the providers this computer has
+        (the first run's dialog), then run again with the one chosen."""
+        offer_choice(self, self.run_console.header.provider_reason or "Its provider did not answer.",
+                     self._provider_chosen)
+
+    def _provider_chosen(self, choice: Choice) -> None:
+        # The dialog made it the default provider. A provider forced for every run (Run ▸ LLM
+        # Provider) is what failed, if one is set: the choice replaces it, or it would fail again.
+        if str(settings().value("run/provider", "") or ""):
+            settings().setValue("run/provider", choice.provider_id)
+            self.statusBar().showMessage(f"Runs now use {choice.provider_id} (Run ▸ LLM Provider changes it).", 10000)
+        self._run()
 
     def open_provider_settings(self) -> None:
         from ..panels.provider_settings import ProviderSettingsDialog

@@ -5,11 +5,11 @@ lazily by :mod:`engine.llm.registry`, so importing the engine stays cheap.
 """
 
 from .base import (AgentInvocation, LLMError, LLMProvider, LLMResult, ProviderConfigError, ProviderContext,
-                   SubagentSpec, describe_subagent, tool_name_for)
+                   ProviderUnavailable, SubagentSpec, describe_subagent, tool_name_for)
 from .config import web_search_available
 from .echo import EchoProvider
 from .registry import available_providers, check_provider, make_resolver
 
 __all__ = ["AgentInvocation", "LLMError", "LLMProvider", "LLMResult", "ProviderConfigError", "ProviderContext",
-           "SubagentSpec", "describe_subagent", "tool_name_for", "EchoProvider", "make_resolver",
+           "ProviderUnavailable", "SubagentSpec", "describe_subagent", "tool_name_for", "EchoProvider", "make_resolver",
            "available_providers", "web_search_available", "check_provider"]

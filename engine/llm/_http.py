@@ -30,7 +30,7 @@ from typing import Any, AsyncIterator, Awaitable, Callable
 
 import httpx
 
-from .base import AgentInvocation, LLMError, LLMResult, ProviderConfigError, ProviderContext
+from .base import AgentInvocation, LLMError, LLMResult, ProviderConfigError, ProviderContext, ProviderUnavailable
 from .config import HttpSettings, is_local_url, redact, split_url_credentials
 from .tools import Tool, ToolCall, WebSearch, build_tools, run_tool_calls
 
@@ -113,9 +113,9 @@ def _describe_transport_error(err: httpx.HTTPError, url: str, secret: str | None
     detail = redact(str(err) or type(err).__name__, secret)
     if isinstance(err, httpx.ConnectTimeout):
         after = f" after {timeout.connect:g} s" if timeout and timeout.connect else ""
-        return LLMError(f"Timed out connecting to {url}{after}. Is the server reachable?")
+        return ProviderUnavailable(f"Timed out connecting to {url}{after}. Is the server reachable?")
     if isinstance(err, httpx.ConnectError):
-        return LLMError(f"Could not connect to {url}: connection refused or host unreachable ({detail}). "
+        return ProviderUnavailable(f"Could not connect to {url}: connection refused or host unreachable ({detail}). "
                         "Is the server running, and is the base URL right?")
     if isinstance(err, httpx.TimeoutException):
         quiet = f"sent nothing for {timeout.read:g} s" if timeout and timeout.read else "did not answer in time"

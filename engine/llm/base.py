@@ -27,6 +27,7 @@ __all__ = [
     "LLMResult",
     "LLMError",
     "ProviderConfigError",
+    "ProviderUnavailable",
     "LLMProvider",
     "ProviderContext",
     "tool_name_for",
@@ -44,6 +45,12 @@ class LLMError(FlowdeskError):
         super().__init__(message)
         self.retryable = retryable
         self.status = status
+
+
+class ProviderUnavailable(LLMError):
+    """The provider's server could not be reached: the connection was refused, the host is
+    unreachable, or connecting timed out. Starting the server, or choosing another provider,
+    is the way out: the step's ``llm_error`` event says so (``providerUnavailable``)."""
 
 
 class ProviderConfigError(LLMError, ValueError):

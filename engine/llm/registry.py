@@ -38,6 +38,7 @@ class _ModelOverride:
         self.inner = inner
         self.model = model
         self.name = inner.name
+        self.provider_id = getattr(inner, "provider_id", inner.name)
 
     async def complete(self, invocation: AgentInvocation, ctx: ProviderContext) -> LLMResult:
         return await self.inner.complete(dataclasses.replace(invocation, model=self.model), ctx)

@@ -11,7 +11,8 @@ from pydantic import Field, field_validator
 
 from ..events import RunEvent
 from ..events import _encode as _encode_extra
-from ..llm.base import AgentInvocation, FlowToolSpec, LLMError, LLMResult, SubagentSpec
+from ..llm.base import (AgentInvocation, FlowToolSpec, LLMError, LLMResult, ProviderConfigError, ProviderUnavailable,
+                        SubagentSpec)
 from .base import (_OPTIONAL, ERROR_HANDLE, NodeData, NodeError, NodeSpec, PaletteEntry, PolicyData, _Loose, as_text,
                    fill_prompt)
 
@@ -354,8 +355,11 @@ class AgentSpec(NodeSpec):
         for sink in run._sinks:
             sink(ev)
         call = ProviderCall(run, node_id, 0, None, secrets)
+        provider = None
+        problem: dict[str, Any] | None = None
         try:
-            result = await run._resolve(inv).complete(inv, call)
+            provider = run._resolve(inv)
+            result = await provider.complete(inv, call)
             if not isinstance(result, LLMResult):
                 raise LLMError(f"the provider returned {type(result).__name__}, not an answer")
         except asyncio.CancelledError:
@@ -364,6 +368,8 @@ class AgentSpec(NodeSpec):
             raise
         except LLMError as err:
             message = str(err)
+            if isinstance(err, (ProviderUnavailable, ProviderConfigError)):
+                problem = _provider_problem(provider)
         except Exception as err:  # a provider bug must not take the app down
             message = f"Unexpected error from the model provider: {err!r}"
         else:
@@ -387,8 +393,19 @@ class AgentSpec(NodeSpec):
         if secrets:
             message = ctx.mask(message, secrets)
         records[node_id] = (shown, None, started, clock(), None, message)
-        run._emit(node_id, _LLM_ERROR, message)
+        run._emit(node_id, _LLM_ERROR, message, problem)
         raise NodeError(f"Agent '{name}' failed: {message}")
+
+
+def _provider_problem(provider: Any) -> dict[str, Any]:
+    """An ``llm_error``'s extra when the provider could not serve at all (its server did not
+    answer, or it is not configured): ``providerUnavailable``, and ``provider`` (its id) when
+    known. A viewer offers to choose another provider; another try would fail the same way."""
+    problem: dict[str, Any] = {"providerUnavailable": True}
+    pid = getattr(provider, "provider_id", None) or getattr(provider, "name", None)
+    if isinstance(pid, str) and pid:
+        problem["provider"] = pid
+    return problem
 
 
 SPEC = AgentSpec()

@@ -1,13 +1,16 @@
 """The first Run with nothing configured: the set-up dialog lists what it found (a key in the
 environment, an OpenAI-compatible server on a probed port), remembers the choice, and the run
-of the review sample goes ahead with it."""
+of the review sample goes ahead with it. A provider that is set up but cannot serve (a stopped
+server, a missing key) fails the run with "Choose provider…", which opens the same dialog."""
 
 from __future__ import annotations
 
 import json
+import socket
 
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLabel
 
 import engine.llm.local as local_mod
 from editor.first_run import FirstRunDialog
@@ -106,3 +109,70 @@ def test_cancelling_the_dialog_starts_nothing(qtbot, window, nothing_configured,
     dialog.reject()
     qtbot.waitUntil(lambda: window.findChild(FirstRunDialog) is None, timeout=2000)
     assert window.run_console.run_id is None and not settings_path().exists()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _down_ollama_as_default() -> str:
+    """settings.json naming ollama as the default, at a port nothing listens on (a stopped server)."""
+    url = f"http://127.0.0.1:{_free_port()}/v1"
+    settings_path().parent.mkdir(parents=True, exist_ok=True)
+    settings_path().write_text(json.dumps({"defaultProvider": "ollama", "providers": {"ollama": {"base_url": url}}}))
+    return url
+
+
+def test_a_provider_that_does_not_answer_offers_another_and_runs_again(qtbot, window, nothing_configured,
+                                                                       local_server):
+    down = _down_ollama_as_default()
+    assert window.open_sample(str(SAMPLES / "review.flow.json"))
+    qtbot.waitUntil(lambda: window.act_run.isEnabled(), timeout=2000)
+    console = window.run_console
+    button = console.header.provider_button
+    assert not button.isVisible()
+    with qtbot.waitSignal(console.run_finished, timeout=8000) as finished:
+        press_run(qtbot, window)
+    assert finished.args == ["failed"]
+    # the way out is in the header, beside the error, and says what went wrong
+    assert button.isVisible()
+    assert "Provider 'ollama' could not serve this run" in button.toolTip() and down in button.toolTip()
+    qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+    dialog = the_dialog(qtbot, window)
+    intro = dialog.findChild(QLabel, "firstRunIntro").text()
+    assert "could not use its model" in intro and down in intro
+    # the survey found the server that does answer (on the probed port): take it
+    dialog.list.setCurrentRow(dialog.choice("ollama"))
+    with qtbot.waitSignal(console.waiting_for_input_changed, timeout=8000):
+        qtbot.mouseClick(dialog.run_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: states(window.scene)["signoff"] == "waiting", timeout=3000)
+    assert not button.isVisible()  # the new run is going
+    saved = json.loads(settings_path().read_text())
+    assert saved["providers"]["ollama"]["base_url"] == f"http://127.0.0.1:{local_server.port}/v1"
+    assert [r.path for r in local_server.requests if r.method == "POST"] == ["/v1/chat/completions"]
+
+
+def test_a_forced_provider_that_cannot_start_is_replaced_by_the_choice(qtbot, window, nothing_configured,
+                                                                         local_server):
+    # Run ▸ LLM Provider forces openai, which has no key: nothing can start. The choice (echo)
+    # replaces the forced provider, or the next run would fail the same way.
+    from editor.window.settings import settings
+
+    settings().setValue("run/provider", "openai")
+    assert window.open_sample(str(SAMPLES / "review.flow.json"))
+    qtbot.waitUntil(lambda: window.act_run.isEnabled(), timeout=2000)
+    console = window.run_console
+    press_run(qtbot, window)
+    button = console.header.provider_button
+    qtbot.waitUntil(button.isVisible, timeout=3000)
+    assert console.run_id is None and "OPENAI_API_KEY" in button.toolTip()
+    qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+    dialog = the_dialog(qtbot, window)
+    dialog.list.setCurrentRow(dialog.choice("echo"))
+    with qtbot.waitSignal(console.waiting_for_input_changed, timeout=8000):
+        qtbot.mouseClick(dialog.run_button, Qt.MouseButton.LeftButton)
+    assert settings().value("run/provider") == "echo"
+    assert "Runs now use echo" in window.statusBar().currentMessage()
+    qtbot.waitUntil(lambda: states(window.scene)["signoff"] == "waiting", timeout=3000)

@@ -11,7 +11,8 @@ import time
 import httpx
 import pytest
 
-from engine import RunStatus
+from engine import Run, RunState, RunStatus
+from engine.llm.registry import make_resolver
 from engine.llm._http import RetryPolicy, parse_retry_after
 from engine.llm.config import HttpSettings
 from tests.fakes.openai_server import (Reply, error_reply, garbage_json, garbage_stream, openai_text, sse)
@@ -58,8 +59,39 @@ async def test_a_server_that_starts_a_moment_late_is_connected_to(fast):
 
 async def test_connection_refused_names_the_url(fast):
     url = f"http://127.0.0.1:{_free_port()}/v1"
-    message = await _fail(make_run(flow(agent("a", "A")), None, fast, base_url=url))
+    run = make_run(flow(agent("a", "A")), None, fast, base_url=url)
+    message = await _fail(run)
     assert "Could not connect to" in message and url in message
+    # The provider could not serve at all: the event says so and which one, and the run state
+    # every view reads has it (the console then offers another provider; the CLI says how).
+    [err] = [e for e in run.events if e.type == "llm_error"]
+    assert err.extra == {"providerUnavailable": True, "provider": "openai"}
+    state = RunState(run.workflow)
+    state.apply_many(run.events)
+    assert state.provider_problem == {"node": "a", "message": message, "provider": "openai"}
+
+
+async def test_a_provider_that_is_not_set_up_is_a_provider_problem_too(fast):
+    # The agent names its own provider, which has no key: the call cannot be made at all.
+    run = Run(flow(agent("a", "A", provider="anthropic")), make_resolver(None, **fast), delta_interval=0.0)
+    message = await _fail(run)
+    assert "ANTHROPIC_API_KEY" in message
+    [err] = [e for e in run.events if e.type == "llm_error"]
+    assert err.extra == {"providerUnavailable": True}
+    state = RunState(run.workflow)
+    state.apply_many(run.events)
+    assert state.provider_problem is not None and state.provider_problem["provider"] is None
+
+
+async def test_an_error_the_server_answers_is_not_a_provider_problem(server, fast):
+    server.push(error_reply(400, "model 'nope' not found"))
+    run = make_run(flow(agent("a", "A")), server, fast)
+    await _fail(run)
+    [err] = [e for e in run.events if e.type == "llm_error"]
+    assert err.extra is None
+    state = RunState(run.workflow)
+    state.apply_many(run.events)
+    assert state.provider_problem is None
 
 
 @pytest.mark.parametrize("status", [401, 403])

@@ -127,6 +127,17 @@ def test_cli_connection_refused_fails_with_the_url(capsys):
     assert code == 1
     err = capsys.readouterr().err
     assert "Could not connect to" in err and url in err
+    # and the way out: another provider, or a default in the settings file
+    assert "provider 'openai' could not serve the run" in err and "--provider echo for a dry run" in err
+
+
+def test_cli_failure_of_another_kind_gives_no_provider_hint(server, capsys):
+    server.push(error_reply(400, "model 'nope' not found"))
+    code = cli_main(["run", str(ROOT / "samples" / "hello.flow.json"), "--provider", "openai",
+                     "--base-url", server.base_url, "--no-store"])
+    assert code == 1
+    err = capsys.readouterr().err
+    assert "not found" in err and "could not serve the run" not in err
 
 
 def test_cli_validate_warns_when_web_search_has_no_backend(tmp_path, capsys, monkeypatch):
