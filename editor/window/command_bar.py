@@ -276,6 +276,8 @@ class CommandRunWindow(QMainWindow):
         banner = QLabel(f"<b>{escape(choice.flow.name)}</b> — {escape(_arguments_text(choice.arguments))}"
                         + (f" · trigger <code>{escape(choice.pattern)}</code>" if choice.pattern else ""))
         banner.setObjectName("runBanner")
+        # wrapped: a long trigger pattern on one line made the window wider than the screen
+        banner.setWordWrap(True)
         self.console = RunConsole()
         self.console.set_store(store)
         self.console.set_resolver_factory(resolver_factory)

@@ -119,3 +119,33 @@ def test_why_the_model_found_no_flow_is_shown_whole(window, qtbot, qloop, librar
     assert bar.hint.height() > bar.hint.fontMetrics().height() * 2  # several lines, all shown
     assert bar.rect().contains(bar.hint.geometry())
     settings().setValue("run/provider", "")
+
+
+def test_the_announcement_sample_runs_from_a_sentence_in_a_window_that_fits(window, qtbot, qloop, tmp_path):  # noqa: F811
+    # The sample's trigger phrase: a sentence runs it with its arguments. The run window shows the
+    # phrase's (long) pattern wrapped: on one line it made the window 1,585 px wide.
+    folder = tmp_path / "samples-lib"
+    folder.mkdir()
+    sample = Path(__file__).resolve().parents[2] / "samples" / "panel.flow.json"
+    wf = json.loads(sample.read_text())
+    for node in wf["nodes"]:  # offline: every agent answers with its prompt
+        if node["type"] == "agent":
+            node["data"]["provider"] = "echo"
+    (folder / "panel.flow.json").write_text(json.dumps(wf))
+    set_default_library(FlowLibrary([folder], seed=False))
+    try:
+        window.act_command.trigger()
+        bar = window.command_bar
+        qtbot.keyClicks(bar.edit, "announce the new sync feature to beta testers in 80 words")
+        kind, text = bar.items()[0]
+        assert kind == "trigger" and "Announcement panel" in text
+        qtbot.keyClick(bar.edit, Qt.Key.Key_Return)
+        run_window = window.command_windows[0]
+        assert run_window.choice.arguments == {"topic": "the new sync feature", "audience": "beta testers",
+                                               "maxWords": 80}
+        qtbot.waitUntil(lambda: run_window.console.status == "completed", timeout=15000)
+        assert "at most 80 words about the new sync feature for beta testers" in run_window.console.final_output()
+        assert run_window.minimumSizeHint().width() <= 900 and run_window.width() <= 900
+        run_window.close()
+    finally:
+        set_default_library(None)

@@ -8,7 +8,7 @@ from .conftest import SAMPLES, open_flow
 
 
 def test_trigger_tester_shows_match_and_bindings(window, qtbot, tmp_path):
-    open_flow(window, SAMPLES / "hello.flow.json")
+    open_flow(window, SAMPLES / "review.flow.json")  # (a sample with no trigger phrases)
     window.inspector.show_node(None)
     editor = window.inspector.wf_triggers
     qtbot.keyClicks(editor.edit, "create (a)? $(genre:wildcard) playlist (with)? $(quantity:number) (songs)?")
@@ -28,7 +28,7 @@ def test_trigger_tester_shows_match_and_bindings(window, qtbot, tmp_path):
 
 
 def test_malformed_pattern_named_with_position(window, qtbot):
-    open_flow(window, SAMPLES / "hello.flow.json")
+    open_flow(window, SAMPLES / "review.flow.json")  # (a sample with no trigger phrases)
     window.inspector.show_node(None)
     editor = window.inspector.wf_triggers
     qtbot.keyClicks(editor.edit, "play $(song:wildcard")
