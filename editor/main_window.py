@@ -27,6 +27,7 @@ from .resources import icon_path
 from .run.console import RunConsole
 from .run.details import NodeRunDetails
 from .run_view import RunViewWindow
+from .screen_fit import fit_resize
 from .window.autosave import AutosaveMixin
 from .window.edit_actions import EditActionsMixin
 from .window.files import FilesMixin
@@ -140,7 +141,7 @@ class MainWindow(LibraryMixin, MenusMixin, HelpMixin, FilesMixin, AutosaveMixin,
         self.problems.nodes_requested.connect(self.show_nodes)
         self._wire_running()
 
-        self.resize(1400, 860)
+        fit_resize(self, 1400, 860)
         self._restore_settings()
         self._show_welcome()
         self.run_validation()

@@ -25,6 +25,7 @@ from .canvas.view import CanvasView
 from .editing import WorkflowDocument
 from .run.console import RunConsole
 from .run.details import NodeRunDetails
+from .screen_fit import fit_resize
 
 
 class ReadOnlyScene(CanvasScene):
@@ -155,7 +156,7 @@ class RunViewWindow(QMainWindow):
         col.addWidget(banner)
         col.addWidget(split, 1)
         self.setCentralWidget(central)
-        self.resize(1300, 900)
+        fit_resize(self, 1300, 900)
 
         if self.live:
             if resolver_factory is not None:

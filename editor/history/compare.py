@@ -23,6 +23,7 @@ from ..canvas.view import CanvasView
 from ..editing import WorkflowDocument
 from ..run.approvals import diff_html
 from ..run_view import ReadOnlyScene
+from ..screen_fit import fit_resize
 
 __all__ = ["CompareWindow"]
 
@@ -145,7 +146,7 @@ class CompareWindow(QMainWindow):
         col.addWidget(self.summary)
         col.addWidget(split, 1)
         self.setCentralWidget(central)
-        self.resize(1380, 840)
+        fit_resize(self, 1380, 840)
         first = next((i for i in range(self.table.topLevelItemCount())
                       if self.result["nodes"][i]["outputChanged"]), 0)
         if self.table.topLevelItemCount():

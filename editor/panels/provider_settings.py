@@ -26,6 +26,8 @@ from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFormLayout
 from engine import (ProviderConfigError, Settings, check_provider, is_local_url, key_source, load_settings,
                     provider_catalogue, save_settings, settings_path, store_api_key)
 
+from ..screen_fit import fit_resize
+
 
 _KIND_TEXT = {"openai": "OpenAI-compatible API", "anthropic": "Anthropic API", "local": "embedded model",
               "echo": ""}
@@ -39,7 +41,7 @@ class ProviderSettingsDialog(QDialog):
         self.store = store
         self.setWindowTitle("LLM Providers")
         self.setObjectName("providerSettings")
-        self.resize(720, 440)
+        fit_resize(self, 720, 440)
         try:
             self.settings = load_settings()
         except ProviderConfigError as err:

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (QDialog, QLabel, QLineEdit, QListWidget, QListWid
 from engine import (FlowChoice, NoFlowMatches, apply_arguments, ask_model_for_flow, default_library, match_sentence,
                     routable_flows)
 
+from ..screen_fit import fit_resize
 from .settings import settings
 
 MAX_RECENT = 12
@@ -285,7 +286,7 @@ class CommandRunWindow(QMainWindow):
         lay.addWidget(banner)
         lay.addWidget(self.console, 1)
         self.setCentralWidget(box)
-        self.resize(900, 560)
+        fit_resize(self, 900, 560)
 
     def start(self) -> str | None:
         return self.console.start_run()

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QDockWidget, QLabel, Q
 
 from engine import config_dir, data_dir, flowdesk_version, library_dir, settings_path
 
+from ..screen_fit import fit_resize
 from .settings import GUI_SETTINGS_FILE
 
 # What the mouse (and the keys that only work while dragging or typing) does; no QAction holds these.
@@ -94,7 +95,7 @@ class ShortcutsDialog(QDialog):
     def __init__(self, window: QWidget) -> None:
         super().__init__(window)
         self.setWindowTitle("Keyboard Shortcuts")
-        self.resize(620, 640)
+        fit_resize(self, 620, 640)
         lay = QVBoxLayout(self)
         self.filter = QLineEdit()
         self.filter.setPlaceholderText("Filter by action or key…")

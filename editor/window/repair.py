@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QMessageBox, QT
 from engine import AgentInvocation, RepairError, RepairProposal, propose_repair
 
 from ..run.approvals import diff_html
+from ..screen_fit import fit_resize
 
 __all__ = ["RepairDialog", "RepairMixin"]
 
@@ -29,7 +30,7 @@ class RepairDialog(QDialog):
         super().__init__(parent)
         self.setObjectName("repairDialog")
         self.setWindowTitle(f"Repair {title}")
-        self.resize(640, 420)
+        fit_resize(self, 640, 420)
         lay = QVBoxLayout(self)
         self.reason_label = QLabel("Asking the model for a repair…")
         self.reason_label.setWordWrap(True)
