@@ -309,6 +309,7 @@ class InspectorPanel(QWidget):
         document.workflow_reset.connect(lambda: self.show_node(None))
         document.meta_changed.connect(self._on_meta_changed)
         self.show_node(None)
+        self._fit_to_page()  # (the first page shown changes no index: nothing else fits the stack to it)
 
     # ------------------------------------------------------------------ helpers
     def _fit_to_page(self, _index: int = -1) -> None:

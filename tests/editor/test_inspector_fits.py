@@ -4,11 +4,12 @@ nothing cut at the right edge (a Flow node's long "Inputs (…)" title made the 
 from __future__ import annotations
 
 import pytest
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QLabel
 
 from editor.document import PALETTE_KINDS
 
-from .conftest import flow, open_flow, start, write_flow
+from .conftest import SAMPLES, flow, open_flow, start, write_flow
 
 
 @pytest.mark.parametrize("kind", list(PALETTE_KINDS))
@@ -41,3 +42,17 @@ def test_web_page_fields_read_as_words(window, qtbot, tmp_path):
 def test_a_loops_until_field_says_what_it_does(window, qtbot, tmp_path):
     shown = _labels_of_a_new(window, tmp_path, "loop")
     assert "Stops when an iteration's output contains this (any case); empty: runs all iterations." in shown
+
+
+def test_the_workflow_page_shown_first_fits_too(window, qtbot):
+    # A file opened in a new window, nothing selected: the workflow's page. The stack was not yet
+    # fitted to it (no page change), so the Start page it was not showing made it scroll sideways.
+    open_flow(window, SAMPLES / "web-brief.flow.json")
+    QApplication.processEvents()
+    scroll = window.inspector.scroll
+    qtbot.waitUntil(lambda: scroll.widget().isVisible(), timeout=2000)
+    assert window.inspector.stack.currentWidget() is window.inspector.pages["workflow"]
+    window.resizeDocks([window.inspector_dock], [330], Qt.Orientation.Horizontal)
+    QApplication.processEvents()
+    assert scroll.horizontalScrollBar().maximum() == 0, (scroll.widget().minimumSizeHint().width(),
+                                                        scroll.viewport().width())
