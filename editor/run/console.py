@@ -73,6 +73,10 @@ log = logging.getLogger(__name__)
 LONG_INPUT = 4000
 
 
+#: The approval cards' largest share of the console's side split (the tabs keep the rest).
+APPROVAL_SHARE = 0.62
+
+
 def provider_problem_text(problem: dict[str, Any]) -> str:
     """What the header's "Choose provider…" says of a run's ``provider_problem``."""
     who = f"Provider '{problem['provider']}'" if problem.get("provider") else "The model provider"
@@ -93,6 +97,9 @@ class RunConsole(QWidget):
     # The run's model provider could not serve (the header's "Choose provider…"): the window
     # offers the providers this computer has, then runs again.
     provider_choice_requested = Signal()
+    # The approval card is cut: the console would need this many pixels more to show it whole
+    # (a short window); the window may give them (up to a share of its height).
+    approval_room_wanted = Signal(int)
 
     def __init__(self, parent: QWidget | None = None, *, bridge: RunBridge | None = None) -> None:
         super().__init__(parent)
@@ -790,12 +797,21 @@ class RunConsole(QWidget):
         if self.approvals.cards and len(self.approvals.cards) != before:
             QTimer.singleShot(0, self, lambda: self._size_approvals(bool(self.approvals.cards)))
 
-    def _size_approvals(self, waiting: bool) -> None:
+    def _size_approvals(self, waiting: bool, ask_room: bool = True) -> None:
         if not waiting:
             return
         total = sum(self.vsplit.sizes()) or self.vsplit.height()
-        want = min(self.approvals.sizeHint().height(), int(total * 0.62))
+        hint = self.approvals.sizeHint().height()
+        want = min(hint, int(total * APPROVAL_SHARE))
         self.vsplit.setSizes([want, max(90, total - want)])
+        lack = int(hint / APPROVAL_SHARE) - total
+        if ask_room and lack > 0:  # a short window: the card is cut (see approval_room_wanted)
+            self.approval_room_wanted.emit(lack)
+
+    def fit_approvals(self) -> None:
+        """Share the split between the approval cards and the tabs again (after the console
+        was given more room); asks for no more."""
+        self._size_approvals(bool(self.approvals.cards), ask_room=False)
 
     def _on_decision(self, node_id: str, decision: str, note: str) -> None:
         if self.bridge.pending_approval != node_id:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QActionGroup
 from PySide6.QtWidgets import QMessageBox
 
@@ -137,6 +137,9 @@ class RunWiringMixin(RunOnMixin):
         self._run_states: dict[str, str] = {}
         self._run_links: set = set()
         self._waiting_for_input = False
+        # (the console's height before it grew for an approval card, as resizeDocks takes it, and
+        # the height it grew to)
+        self._approval_room: tuple[int, int] | None = None
         # The canvas shows the console's run only on the document that run belongs to: the one
         # Run was pressed on, or the one a stored run was taken up on. Opening another file
         # (or New) gives the document a new serial, and the old run is no longer painted there.
@@ -151,6 +154,7 @@ class RunWiringMixin(RunOnMixin):
         console.run_finished.connect(self._run_finished)
         console.status_changed.connect(self._run_status_changed)
         console.provider_choice_requested.connect(self.choose_provider)
+        console.approval_room_wanted.connect(self._room_for_approval)
         console.offers_provider_choice = True
         self.history.run_opened.connect(self.open_run_view)
         self.history.workflow_version_requested.connect(self.open_workflow_version)
@@ -247,7 +251,35 @@ class RunWiringMixin(RunOnMixin):
         self._run_links = set(links)
         self._show_run_states()
 
+    def _room_for_approval(self, lack: int) -> None:
+        """A short window cut the approval card: the run console grows by what the card lacks,
+        up to two thirds of the window (the canvas keeps the rest), so the text under review
+        can be read where the decision is made."""
+        dock = self.run_console_dock
+        if dock.isFloating() or not dock.isVisible() or self._console_max_state is not None:
+            return
+        limit = int(self.height() * 2 / 3)
+        want = min(dock.height() + lack, limit)
+        if want <= dock.height():
+            return
+        back_to = self._approval_room[0] if self._approval_room else dock.height()
+        self.resizeDocks([dock], [want], Qt.Orientation.Vertical)
+
+        def grown() -> None:
+            # The height to go back to once nothing waits (unless the user resizes the console
+            # meanwhile), as resizeDocks counts it: with the bottom docks' tab bar, which the
+            # dock's own height leaves out.
+            self._approval_room = (back_to + want - dock.height(), dock.height())
+            self.run_console.fit_approvals()
+
+        QTimer.singleShot(0, self, grown)
+
     def _on_waiting_changed(self, waiting: bool) -> None:
+        room, self._approval_room = self._approval_room, None
+        if room is not None and not waiting and self.run_console_dock.height() == room[1]:
+            self.resizeDocks([self.run_console_dock], [room[0]], Qt.Orientation.Vertical)  # as it was
+        elif room is not None and waiting:
+            self._approval_room = room
         self._waiting_for_input = waiting
         self._update_title()
         self._update_run_action()

@@ -140,3 +140,33 @@ def test_the_subagents_table_shows_its_duration_and_input_columns(qtbot, app):
         for col in range(5):
             assert header.sectionViewportPosition(col) + header.sectionSize(col) <= visible + 1, (width, col)
             assert header.sectionSize(col) >= 40
+
+
+def test_on_a_short_window_a_paused_run_gets_room_to_read_the_card_and_gives_it_back(qtbot, window):
+    # 1,280 × 690: a laptop screen. The console grew to about half the window at Run, and the
+    # card got 150 px of it: the text under review was cut after two lines.
+    assert window.open_sample(str(SAMPLES / "review.flow.json"))
+    window.resize(1280, 690)
+    qtbot.waitUntil(lambda: window.height() == 690, timeout=2000)
+    settle(qtbot)
+    choose_provider(window, "echo")
+    qtbot.waitUntil(lambda: window.act_run.isEnabled(), timeout=2000)
+    console, dock = window.run_console, window.run_console_dock
+    with qtbot.waitSignal(console.waiting_for_input_changed, timeout=5000):
+        window.act_run.trigger()
+    qtbot.waitUntil(lambda: console.approvals.active_card is not None, timeout=2000)
+    card = console.approvals.active_card
+    qtbot.waitUntil(lambda: card.review.isVisible(), timeout=2000)
+    at_run = min(460, int(690 * 0.52))  # what Run gives the console
+    qtbot.waitUntil(lambda: dock.height() > at_run + 40, timeout=2000)
+    settle(qtbot)
+    assert dock.height() <= 690 * 2 / 3 + 1  # the canvas keeps a third
+    # the text under review is shown whole, inside the part of the card's panel that shows
+    review = _rect(card.review, console.approvals)
+    assert console.approvals.rect().contains(review), (review, console.approvals.rect())
+    assert "charged twice" in card.review.toPlainText()
+    # decided: the console goes back to the height it had
+    qtbot.waitUntil(lambda: not console.bridge.is_busy, timeout=3000)
+    with qtbot.waitSignal(console.run_finished, timeout=5000):
+        qtbot.mouseClick(card.approve_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: abs(dock.height() - at_run) <= 30, timeout=2000)
