@@ -111,23 +111,13 @@ class RunHeader(QWidget):
         meta.addWidget(self.cost_label)
         meta.addSpacing(10)
         meta.addWidget(self.run_id_label)
-        self.details_button = QToolButton()
-        self.details_button.setObjectName("statusDetails")
-        self.details_button.setText("Details…")
-        self.details_button.setAutoRaise(True)
+        self.details_button = _status_button("statusDetails", "Details…", self._show_details)
         self.details_button.setToolTip("Show the whole message")
-        self.details_button.clicked.connect(self._show_details)
-        self.details_button.hide()
         meta.addWidget(self.details_button)
         # When the run's model provider could not serve (its server did not answer, or it is not
         # set up), the way out is one click away rather than in a menu the user may not know.
-        self.provider_button = QToolButton()
-        self.provider_button.setObjectName("chooseProvider")
-        self.provider_button.setText("Choose provider…")
-        self.provider_button.setAutoRaise(True)
+        self.provider_button = _status_button("chooseProvider", "Choose provider…", self.provider_choice_requested)
         self.provider_button.setStyleSheet("QToolButton { color: #60a5fa; font-weight: bold; }")
-        self.provider_button.clicked.connect(self.provider_choice_requested)
-        self.provider_button.hide()
         self.provider_reason: str | None = None
         meta.addWidget(self.provider_button)
         meta.addStretch(1)
@@ -230,6 +220,17 @@ class RunHeader(QWidget):
 
     def set_elapsed(self, seconds: float | None) -> None:
         self.elapsed_label.setText(elapsed_text(seconds) if seconds is not None else "")
+
+
+def _status_button(name: str, text: str, slot) -> QToolButton:
+    """A flat button beside the run's status, hidden until the status calls for it."""
+    button = QToolButton()
+    button.setObjectName(name)
+    button.setText(text)
+    button.setAutoRaise(True)
+    button.clicked.connect(slot)
+    button.hide()
+    return button
 
 
 class _ElidedLabel(QLabel):

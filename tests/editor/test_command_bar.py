@@ -4,7 +4,9 @@ then "Ask the model…"; Enter runs the chosen flow in its own run window."""
 from __future__ import annotations
 
 import json
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 from PySide6.QtCore import Qt
@@ -40,6 +42,27 @@ def library(tmp_path: Path):
     set_default_library(lib)
     yield lib
     set_default_library(None)
+
+
+@contextmanager
+def _library_of(folder: Path, flows: dict[str, dict]) -> Iterator[None]:
+    """The default library, while the block runs: a folder holding ``flows`` (file name -> flow)."""
+    folder.mkdir()
+    for name, flow in flows.items():
+        (folder / name).write_text(json.dumps(flow))
+    set_default_library(FlowLibrary([folder], seed=False))
+    try:
+        yield
+    finally:
+        set_default_library(None)
+
+
+def _typed(window, qtbot, text: str):
+    """The command bar, opened and ``text`` typed in it."""
+    window.act_command.trigger()
+    bar = window.command_bar
+    qtbot.keyClicks(bar.edit, text)
+    return bar
 
 
 def test_command_bar_lists_matches_and_runs_a_flow(window, qtbot, qloop, library):  # noqa: F811
@@ -80,16 +103,10 @@ def test_command_bar_lists_flows_by_name_and_alt_enter_opens(window, qtbot, libr
 
 
 def test_a_long_description_is_cut_to_the_bars_width_not_scrolled_sideways(window, qtbot, tmp_path):
-    folder = tmp_path / "long"
-    folder.mkdir()
     flow = _flow("brief", "Research brief", [], [], "{{PREVIOUS_OUTPUT}}")
     flow["description"] = "A lead researcher delegates to two subagents, " * 6 + "then a writer turns it into a brief."
-    (folder / "brief.flow.json").write_text(json.dumps(flow))
-    set_default_library(FlowLibrary([folder], seed=False))
-    try:
-        window.act_command.trigger()
-        bar = window.command_bar
-        qtbot.keyClicks(bar.edit, "brief")
+    with _library_of(tmp_path / "long", {"brief.flow.json": flow}):
+        bar = _typed(window, qtbot, "brief")
         row = bar.list.item(0)
         title, detail = row.text().split("\n")
         assert title == "Research brief" and detail.strip().endswith("…") and len(detail) < len(flow["description"])
@@ -97,8 +114,6 @@ def test_a_long_description_is_cut_to_the_bars_width_not_scrolled_sideways(windo
         room = bar.list.viewport().width()
         assert bar.list.fontMetrics().horizontalAdvance(detail) <= room
         assert not bar.list.horizontalScrollBar().isVisible()
-    finally:
-        set_default_library(None)
 
 
 def test_why_the_model_found_no_flow_is_shown_whole(window, qtbot, qloop, library):  # noqa: F811
@@ -124,19 +139,13 @@ def test_why_the_model_found_no_flow_is_shown_whole(window, qtbot, qloop, librar
 def test_the_announcement_sample_runs_from_a_sentence_in_a_window_that_fits(window, qtbot, qloop, tmp_path):  # noqa: F811
     # The sample's trigger phrase: a sentence runs it with its arguments. The run window shows the
     # phrase's (long) pattern wrapped: on one line it made the window 1,585 px wide.
-    folder = tmp_path / "samples-lib"
-    folder.mkdir()
     sample = Path(__file__).resolve().parents[2] / "samples" / "panel.flow.json"
     wf = json.loads(sample.read_text())
     for node in wf["nodes"]:  # offline: every agent answers with its prompt
         if node["type"] == "agent":
             node["data"]["provider"] = "echo"
-    (folder / "panel.flow.json").write_text(json.dumps(wf))
-    set_default_library(FlowLibrary([folder], seed=False))
-    try:
-        window.act_command.trigger()
-        bar = window.command_bar
-        qtbot.keyClicks(bar.edit, "announce the new sync feature to beta testers in 80 words")
+    with _library_of(tmp_path / "samples-lib", {"panel.flow.json": wf}):
+        bar = _typed(window, qtbot, "announce the new sync feature to beta testers in 80 words")
         kind, text = bar.items()[0]
         assert kind == "trigger" and "Announcement panel" in text
         qtbot.keyClick(bar.edit, Qt.Key.Key_Return)
@@ -147,5 +156,3 @@ def test_the_announcement_sample_runs_from_a_sentence_in_a_window_that_fits(wind
         assert "at most 80 words about the new sync feature for beta testers" in run_window.console.final_output()
         assert run_window.minimumSizeHint().width() <= 900 and run_window.width() <= 900
         run_window.close()
-    finally:
-        set_default_library(None)
