@@ -153,7 +153,7 @@ class RunWiringMixin(RunOnMixin):
         console.run_started.connect(self._run_started)
         console.run_finished.connect(self._run_finished)
         console.status_changed.connect(self._run_status_changed)
-        console.provider_choice_requested.connect(self.choose_provider)
+        console.provider_choice_requested.connect(lambda: self.choose_provider())
         console.approval_room_wanted.connect(self._room_for_approval)
         console.offers_provider_choice = True
         self.history.run_opened.connect(self.open_run_view)
@@ -187,6 +187,9 @@ class RunWiringMixin(RunOnMixin):
             self.statusBar().showMessage(f"Cannot run {choice.flow.name}: {err}", 8000)
             return None
         win = CommandRunWindow(choice, workflow, store=self.store, resolver_factory=self._resolver_factory)
+        # a provider that cannot serve: the same choice as in the main console, then this window runs again
+        win.console.offers_provider_choice = True
+        win.console.provider_choice_requested.connect(lambda w=win: self.choose_provider(w.console, w.start))
         self.command_windows.append(win)
         win.destroyed.connect(lambda _=None, w=win: self.command_windows.remove(w) if w in self.command_windows
                               else None)
@@ -220,19 +223,21 @@ class RunWiringMixin(RunOnMixin):
             group.addAction(a)
             a.triggered.connect(lambda _=False, v=value: settings().setValue("run/provider", v))
 
-    def choose_provider(self) -> None:
-        """The run's model provider could not serve: offer the providers this computer has
-        (the first run's dialog), then run again with the one chosen."""
-        offer_choice(self, self.run_console.header.provider_reason or "Its provider did not answer.",
-                     self._provider_chosen)
+    def choose_provider(self, console: Any = None, run_again: Any = None) -> None:
+        """A run's model provider could not serve: offer the providers this computer has (the
+        first run's dialog), then run again with the one chosen. ``console``: the run console
+        that asked (the main one when None); ``run_again``: how it runs again (Run when None)."""
+        console = console or self.run_console
+        offer_choice(console.window(), console.header.provider_reason or "Its provider did not answer.",
+                     lambda choice: self._provider_chosen(choice, run_again or self._run))
 
-    def _provider_chosen(self, choice: Choice) -> None:
+    def _provider_chosen(self, choice: Choice, run_again: Any) -> None:
         # The dialog made it the default provider. A provider forced for every run (Run ▸ LLM
         # Provider) is what failed, if one is set: the choice replaces it, or it would fail again.
         if str(settings().value("run/provider", "") or ""):
             settings().setValue("run/provider", choice.provider_id)
             self.statusBar().showMessage(f"Runs now use {choice.provider_id} (Run ▸ LLM Provider changes it).", 10000)
-        self._run()
+        run_again()
 
     def open_provider_settings(self) -> None:
         from ..panels.provider_settings import ProviderSettingsDialog

@@ -176,3 +176,35 @@ def test_a_forced_provider_that_cannot_start_is_replaced_by_the_choice(qtbot, wi
     assert settings().value("run/provider") == "echo"
     assert "Runs now use echo" in window.statusBar().currentMessage()
     qtbot.waitUntil(lambda: states(window.scene)["signoff"] == "waiting", timeout=3000)
+
+
+def test_a_flow_run_from_the_command_bar_offers_another_provider_in_its_window(qtbot, window, nothing_configured,
+                                                                                local_server, tmp_path, qloop):
+    from engine import FlowLibrary, set_default_library
+
+    _down_ollama_as_default()
+    folder = tmp_path / "lib"
+    folder.mkdir()
+    (folder / "hello.flow.json").write_text((SAMPLES / "hello.flow.json").read_text())
+    set_default_library(FlowLibrary([folder], seed=False))
+    try:
+        window.act_command.trigger()
+        qtbot.keyClicks(window.command_bar.edit, "say hello")
+        qtbot.keyClick(window.command_bar.edit, Qt.Key.Key_Return)
+        run_window = window.command_windows[0]
+        console = run_window.console
+        button = console.header.provider_button
+        qtbot.waitUntil(button.isVisible, timeout=8000)  # once the run has failed
+        assert console.status == "failed" and "Provider 'ollama' could not serve this run" in button.toolTip()
+        qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: run_window.findChild(FirstRunDialog) is not None, timeout=3000)
+        dialog = run_window.findChild(FirstRunDialog)
+        dialog.list.setCurrentRow(dialog.choice("echo"))
+        qtbot.mouseClick(dialog.run_button, Qt.MouseButton.LeftButton)
+        # the flow runs again in its own window, with the provider chosen
+        qtbot.waitUntil(lambda: console.status == "completed", timeout=8000)
+        assert console.final_output() == "Say hello to Flowdesk in one sentence."
+        assert json.loads(settings_path().read_text())["defaultProvider"] == "echo"
+        run_window.close()
+    finally:
+        set_default_library(None)
