@@ -116,7 +116,7 @@ def _describe_transport_error(err: httpx.HTTPError, url: str, secret: str | None
         return ProviderUnavailable(f"Timed out connecting to {url}{after}. Is the server reachable?")
     if isinstance(err, httpx.ConnectError):
         return ProviderUnavailable(f"Could not connect to {url}: connection refused or host unreachable ({detail}). "
-                        "Is the server running, and is the base URL right?")
+                                   "Is the server running, and is the base URL right?")
     if isinstance(err, httpx.TimeoutException):
         quiet = f"sent nothing for {timeout.read:g} s" if timeout and timeout.read else "did not answer in time"
         return LLMError(f"Timed out waiting for {url}: the server {quiet} ({type(err).__name__}). "
