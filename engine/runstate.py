@@ -28,6 +28,7 @@ Feed events in order with :meth:`RunState.apply` (or :meth:`RunState.apply_many`
 * ``provider_problem``: set when a step's model provider could not serve at all (its server
   did not answer, or it is not configured: an ``llm_error`` with ``providerUnavailable``):
   ``{node, message, provider}`` (``provider``: its id, None when unknown); None otherwise.
+  A nested run's problem is its parent's too.
 
 Events whose run path differs from this state's go to a nested :class:`RunState` in
 ``children`` (nested runs never collide). ``llm_delta`` (the hot path of a stream) changes
@@ -397,6 +398,8 @@ class RunState:
             if child is None:
                 child = self.children[ev[5]] = RunState(path=ev[5])
             child.apply(ev)
+            if t == _LLM_ERROR and child.provider_problem is not None and self.provider_problem is None:
+                self.provider_problem = child.provider_problem  # a nested run's step: the run's problem too
             return
         nid = ev[0]
         if t == _STEP_START:

@@ -252,6 +252,20 @@ def test_events_of_a_nested_run_path_do_not_collide() -> None:
     assert RunEvent.from_stored("a", "step_start", "a", 1.0, nested.stored()[1]) == nested
 
 
+def test_a_provider_that_could_not_serve_a_nested_run_is_the_runs_problem() -> None:
+    # (the console offers another provider for the run it shows: a subflow's step failed to reach it)
+    wf = flow([start(), agent("a")], [link("s", "a")])
+    r = RunState(wf)
+    r.apply_many([ev("s", "step_start"),
+                  RunEvent("a", "llm_error", "Could not connect", timestamp=1.0, path="sub/1",
+                           extra_json='{"providerUnavailable": true, "provider": "ollama"}')])
+    assert r.children["sub/1"].provider_problem == {"node": "a", "message": "Could not connect", "provider": "ollama"}
+    assert r.provider_problem == r.children["sub/1"].provider_problem
+    plain = RunState(wf)
+    plain.apply(RunEvent("a", "llm_error", "model 'x' not found", timestamp=1.0, path="sub/1"))
+    assert plain.provider_problem is None
+
+
 def test_durations_read_the_same_everywhere() -> None:
     """engine.format_duration: what the history, console, compare view, timeline and CLI show."""
     from engine import format_duration
