@@ -22,9 +22,11 @@ from PySide6.QtWidgets import (QApplication, QDialog, QDialogButtonBox, QHBoxLay
                                QListWidgetItem, QMessageBox, QPushButton, QVBoxLayout, QWidget)
 
 from engine import (FoundServer, NoProviderConfigured, ProviderConfigError, ProviderSurvey, default_provider_problem,
-                    local_install_command, needs_default_provider, read_resource_text, remember_choice, survey)
+                    local_install_command, needs_default_provider, provider_models, read_resource_text, remember_choice,
+                    survey)
 
-__all__ = ["Choice", "FirstRunDialog", "offer_setup", "offer_choice", "choices_for"]
+__all__ = ["Choice", "FirstRunDialog", "ModelChoiceDialog", "offer_setup", "offer_choice", "offer_model_choice",
+           "choices_for", "EACH_AGENTS_OWN"]
 
 INTRO_FALLBACK = "Agents need a language model to answer. Choose one below; Flowdesk remembers the choice."
 
@@ -154,7 +156,7 @@ class FirstRunDialog(QDialog):
         super().accept()
 
 
-def _open(dialog: FirstRunDialog) -> FirstRunDialog:
+def _open(dialog: Any) -> Any:
     dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
     dialog.setWindowModality(Qt.WindowModality.WindowModal)
     dialog.open()
@@ -178,6 +180,76 @@ def offer_choice(parent: QWidget, reason: str, then: Callable[[Choice], None]) -
     intro = (f"**The run could not use its model.** {reason}\n\nChoose one that this computer has below; "
              "Flowdesk remembers the choice as the default provider (*Run ▸ Provider Settings* changes it).")
     dialog = FirstRunDialog(_survey(), parent, intro_text=intro)
+    dialog.accepted.connect(lambda: then(dialog.chosen) if dialog.chosen is not None else None)
+    return _open(dialog)
+
+
+EACH_AGENTS_OWN = "Each agent's own model (as the workflow names it)"
+
+
+class ModelChoiceDialog(QDialog):
+    """The model every agent of the runs started here uses, from those ``provider_id`` has (its
+    server's list when it runs on this machine); ``chosen`` is the model ("" for each agent's
+    own) once accepted. ``reason``: why it is asked (a run that failed), or None."""
+
+    def __init__(self, provider_id: str, models: list[str], current: str, reason: str | None = None,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Model for every agent")
+        self.setObjectName("modelChoiceDialog")
+        self.chosen: str | None = None
+        lines = [f"**The run could not use its model.** {reason}", ""] if reason else []
+        lines.append(f"Every agent of the runs started here asks **{provider_id}** for the model chosen below; the "
+                     "workflow keeps its own model names (a run from the command line takes `--model`).")
+        intro = QLabel("\n".join(lines))
+        intro.setObjectName("modelChoiceIntro")
+        intro.setTextFormat(Qt.TextFormat.MarkdownText)
+        intro.setWordWrap(True)
+        self.list = QListWidget()
+        self.list.setObjectName("modelChoices")
+        for value, label in [("", EACH_AGENTS_OWN)] + [(m, m) for m in models]:
+            item = QListWidgetItem(label)
+            item.setData(Qt.ItemDataRole.UserRole, value)
+            self.list.addItem(item)
+        rows = [self.list.item(i).data(Qt.ItemDataRole.UserRole) for i in range(self.list.count())]
+        # the current choice, else (after a failure) the provider's first model
+        self.list.setCurrentRow(rows.index(current) if current and current in rows else (1 if reason and models else 0))
+        self.list.activated.connect(lambda _index: self.accept())
+        rows_shown = min(max(self.list.count(), 1), 8)  # as tall as its choices (up to eight), no empty box
+        self.list.setFixedHeight(rows_shown * max(self.list.sizeHintForRow(0), 24) + 2 * self.list.frameWidth() + 6)
+        empty = QLabel("" if models else f"{provider_id} lists no models here: is its server running?")
+        empty.setWordWrap(True)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
+        self.use_button = buttons.addButton("Use it and run" if reason else "Use it", QDialogButtonBox.ButtonRole.AcceptRole)
+        self.use_button.setObjectName("modelChoiceUse")
+        self.use_button.setDefault(True)
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        lay = QVBoxLayout(self)
+        lay.addWidget(intro)
+        lay.addWidget(self.list)
+        if not models:
+            lay.addWidget(empty)
+        lay.addWidget(buttons)
+        self.setMinimumWidth(520)
+
+    def accept(self) -> None:
+        item = self.list.currentItem()
+        if item is None:
+            return
+        self.chosen = item.data(Qt.ItemDataRole.UserRole)
+        super().accept()
+
+
+def offer_model_choice(parent: QWidget, provider_id: str, current: str, reason: str | None,
+                       then: Callable[[str], None]) -> ModelChoiceDialog:
+    """Ask which model every agent uses (see :class:`ModelChoiceDialog`); ``then(model)`` once chosen."""
+    QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
+    try:
+        models = provider_models(provider_id)  # a local server's own list: a short request
+    finally:
+        QApplication.restoreOverrideCursor()
+    dialog = ModelChoiceDialog(provider_id, models, current, reason, parent)
     dialog.accepted.connect(lambda: then(dialog.chosen) if dialog.chosen is not None else None)
     return _open(dialog)
 

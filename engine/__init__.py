@@ -26,7 +26,7 @@ from .llm.config import (DEFAULT_EFFORTS, ModelInfo, ProviderInfo, Settings, con
 from .llm.config import providers as provider_catalogue
 from .llm.discovery import (FoundKey, FoundServer, ProviderSurvey, default_provider_problem, local_install_command,
                             needs_default_provider, remember_choice, survey)
-from .llm.registry import NoProviderConfigured, default_provider
+from .llm.registry import NoProviderConfigured, default_provider, provider_models
 from .model import (NODE_TYPES, AgentData, AgentTools, ApprovalData, Condition, Connection, IfData, Node, NodeData,
                     StartData, Workflow, WorkflowLoadError, accepts_input, atomic_write_text, dumps_workflow,
                     load_workflow, loads_workflow, new_id, parse_workflow, save_workflow, source_handles,
@@ -133,7 +133,7 @@ __all__ = sorted([
     # LLM seam
     "LLMProvider", "ProviderContext", "AgentInvocation", "SubagentSpec", "LLMResult", "LLMError", "EchoProvider",
     "ProviderConfigError", "make_resolver", "available_providers", "default_provider", "web_search_available",
-    "check_provider",
+    "check_provider", "provider_models",
     # provider settings and the provider/model catalogue (resources/providers.json + settings.json)
     "Settings", "ProviderInfo", "ModelInfo", "load_settings", "save_settings", "settings_path", "store_api_key",
     "key_source", "is_local_url", "provider_catalogue", "model_choices", "reasoning_efforts", "DEFAULT_EFFORTS",

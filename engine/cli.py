@@ -515,9 +515,16 @@ def _execute(run: Any, store: Any, decisions: list[tuple[str, str]], printer: "_
         from .llm.config import settings_path
 
         who = f"provider '{problem['provider']}'" if problem.get("provider") else "the model provider"
-        _err(f"{who} could not serve the run: start its server or set it up, or choose another with "
-             f"--provider NAME (--provider echo for a dry run; a default can be set as defaultProvider "
-             f"in {settings_path()})")
+        if problem.get("model"):  # it answered, without that model: one of its own serves every agent
+            from .llm.registry import provider_models
+
+            models = provider_models(problem["provider"]) if problem.get("provider") else []
+            _err(f"{who} has no model '{problem['model']}': choose one it has for every agent with --model NAME"
+                 + (f" (it lists: {', '.join(models[:8])}{', ...' if len(models) > 8 else ''})" if models else ""))
+        else:
+            _err(f"{who} could not serve the run: start its server or set it up, or choose another with "
+                 f"--provider NAME (--provider echo for a dry run; a default can be set as defaultProvider "
+                 f"in {settings_path()})")
     if recorder is not None and recorder.error is not None:
         lost = f"{recorder.lost} event{'s' if recorder.lost != 1 else ''}" if recorder.lost else "the run's state"
         where = ("the run's history is not fully recorded" if recorder.row_written

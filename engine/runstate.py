@@ -26,8 +26,10 @@ Feed events in order with :meth:`RunState.apply` (or :meth:`RunState.apply_many`
   ``final_output``, ``started_at``, ``ended_at``.
 * ``calls``/``call_roots``: the subagent call tree (:class:`SubagentCall`, by call id).
 * ``provider_problem``: set when a step's model provider could not serve at all (its server
-  did not answer, or it is not configured: an ``llm_error`` with ``providerUnavailable``):
-  ``{node, message, provider}`` (``provider``: its id, None when unknown); None otherwise.
+  did not answer, or it is not configured: an ``llm_error`` with ``providerUnavailable``), or
+  has no such model (``modelUnavailable``): ``{node, message, provider, model}``
+  (``provider``: its id, None when unknown; ``model``: the missing model, None for a
+  provider that could not serve); None otherwise.
   A nested run's problem is its parent's too.
 
 Events whose run path differs from this state's go to a nested :class:`RunState` in
@@ -496,12 +498,13 @@ class RunState:
         elif t == _STATUS:
             self._on_status(ev)
         elif t == _LLM_ERROR or t == _ERROR:
-            if t == _LLM_ERROR and ev[4] and '"providerUnavailable"' in ev[4]:
+            if t == _LLM_ERROR and ev[4] and 'Unavailable"' in ev[4]:
                 extra = ev.extra or {}
-                if extra.get("providerUnavailable") is True:
-                    provider = extra.get("provider")
+                if extra.get("providerUnavailable") is True or extra.get("modelUnavailable") is True:
+                    provider, model = extra.get("provider"), extra.get("model")
                     self.provider_problem = {"node": nid, "message": ev[2],
-                                             "provider": provider if isinstance(provider, str) else None}
+                                             "provider": provider if isinstance(provider, str) else None,
+                                             "model": model if isinstance(model, str) else None}
             if nid != SYSTEM_NODE:
                 d = self._detail(nid)
                 if t == _LLM_ERROR or not d.error:  # the model's own message, not the run's summary

@@ -49,7 +49,7 @@ PUBLIC = [
     "local_install_command", "looks_like_literal_credential", "make_resolver", "mask_secrets", "mask_url",
     "match_sentence", "model_choices", "model_prices", "needs_default_provider", "new_flow_for_action", "new_id",
     "node_specs", "normalise_decision", "palette_entries", "parse_repair", "parse_routing_answer",
-    "parse_var_argument", "parse_workflow", "propose_repair", "provider_catalogue", "read_resource_text",
+    "parse_var_argument", "parse_workflow", "propose_repair", "provider_catalogue", "provider_models", "read_resource_text",
     "reasoning_efforts", "reference_first_name", "register_node_spec", "remember_choice", "render_template_value",
     "resolve_templates", "resolve_templates_masked", "resource_path", "routable_flows", "routing_schema",
     "run_costs", "run_from_agentflow_record", "run_usage", "run_variables", "sample_paths", "save_settings",

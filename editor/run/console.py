@@ -78,8 +78,10 @@ APPROVAL_SHARE = 0.62
 
 
 def provider_problem_text(problem: dict[str, Any]) -> str:
-    """What the header's "Choose provider…" says of a run's ``provider_problem``."""
+    """What the header's "Choose provider…" (or "Choose model…") says of a run's ``provider_problem``."""
     who = f"Provider '{problem['provider']}'" if problem.get("provider") else "The model provider"
+    if problem.get("model"):  # (the server's own words are in the log)
+        return f"{who} has no model '{problem['model']}'."
     return f"{who} could not serve this run: {problem.get('message') or 'no answer'}"
 
 
@@ -743,7 +745,9 @@ class RunConsole(QWidget):
         self._update_elapsed()
         self._set_status_label(status, self.bridge.error)
         problem = self._state().provider_problem if status == "failed" and self.offers_provider_choice else None
-        self.header.offer_provider_choice(provider_problem_text(problem) if problem else None)
+        self.header.offer_provider_choice(provider_problem_text(problem) if problem else None,
+                                          problem.get("model") if problem else None)
+        self.header.problem_provider = problem.get("provider") if problem else None
         self.header.set_running(False)
         self._update_actions()
         self._refresh_approvals()

@@ -119,6 +119,8 @@ class RunHeader(QWidget):
         self.provider_button = _status_button("chooseProvider", "Choose provider…", self.provider_choice_requested)
         self.provider_button.setStyleSheet("QToolButton { color: #60a5fa; font-weight: bold; }")
         self.provider_reason: str | None = None
+        self.missing_model: str | None = None
+        self.problem_provider: str | None = None  # the provider that could not serve (its id), when known
         meta.addWidget(self.provider_button)
         meta.addStretch(1)
         status_col.addWidget(self.status_label)
@@ -161,13 +163,21 @@ class RunHeader(QWidget):
         self.status_label.setToolTip(text if cut else "")
         self.details_button.setVisible(cut)
 
-    def offer_provider_choice(self, reason: str | None) -> None:
-        """Show "Choose provider…" with ``reason`` as its tooltip (None: hide it)."""
+    def offer_provider_choice(self, reason: str | None, model: str | None = None) -> None:
+        """Show "Choose provider…" (or "Choose model…" when the provider lacks ``model``) with
+        ``reason`` as its tooltip (None: hide it)."""
         self.provider_reason = reason
+        self.missing_model = model if reason else None
         self.provider_button.setVisible(reason is not None)
-        self.provider_button.setToolTip(f"{reason}\n\nChoose a model provider this computer has (a server that "
-                                        "answers, an API key, the embedded model, or a dry run with echo) and run "
-                                        "again." if reason else "")
+        self.provider_button.setText("Choose model…" if self.missing_model else "Choose provider…")
+        if not reason:
+            tip = ""
+        elif self.missing_model:
+            tip = f"{reason}\n\nChoose one of the models the provider has, for every agent, and run again."
+        else:
+            tip = (f"{reason}\n\nChoose a model provider this computer has (a server that answers, an API key, "
+                   "the embedded model, or a dry run with echo) and run again.")
+        self.provider_button.setToolTip(tip)
 
     def _show_details(self) -> None:
         QMessageBox.information(self, "Run status", self._status_text)

@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QMessageBox
 
 from engine import RunStatus, Workflow, errors_only
 
-from ..first_run import Choice, offer_choice, offer_setup
+from ..first_run import EACH_AGENTS_OWN, Choice, offer_choice, offer_model_choice, offer_setup
 from ..history.panel import open_store_for_gui
 from ..issue_text import describe_issue
 from ..run.console import LONG_INPUT
@@ -204,7 +204,8 @@ class RunWiringMixin(RunOnMixin):
         from engine import make_resolver
 
         provider = str(settings().value("run/provider", "") or "") or None
-        return make_resolver(provider)
+        model = str(settings().value("run/model", "") or "") or None  # for every agent (Run ▸ LLM Provider)
+        return make_resolver(provider, model=model)
 
     def _fill_provider_menu(self) -> None:
         from engine import available_providers
@@ -222,14 +223,49 @@ class RunWiringMixin(RunOnMixin):
             a.setChecked(value == current)
             group.addAction(a)
             a.triggered.connect(lambda _=False, v=value: settings().setValue("run/provider", v))
+        menu.addSeparator()
+        model = str(settings().value("run/model", "") or "")
+        a = menu.addAction(f"Model for Every Agent: {model or EACH_AGENTS_OWN}…")
+        a.setObjectName("chooseModel")
+        a.triggered.connect(lambda _=False: self.choose_model())
 
     def choose_provider(self, console: Any = None, run_again: Any = None) -> None:
         """A run's model provider could not serve: offer the providers this computer has (the
         first run's dialog), then run again with the one chosen. ``console``: the run console
         that asked (the main one when None); ``run_again``: how it runs again (Run when None)."""
         console = console or self.run_console
-        offer_choice(console.window(), console.header.provider_reason or "Its provider did not answer.",
+        header = console.header
+        if header.missing_model:  # the provider answered, without that model: one of its own for every agent
+            self.choose_model(header.provider_reason, run_again or self._run, header.problem_provider,
+                              parent=console.window())
+            return
+        offer_choice(console.window(), header.provider_reason or "Its provider did not answer.",
                      lambda choice: self._provider_chosen(choice, run_again or self._run))
+
+    def choose_model(self, reason: str | None = None, run_again: Any = None, provider: str | None = None,
+                     parent: Any = None) -> None:
+        """The model every agent of the runs started here uses (``run/model``, as ``--model`` on the
+        command line), from those the run's provider has; runs again after a failed run."""
+        from engine import ProviderConfigError, default_provider
+
+        if provider is None:
+            provider = str(settings().value("run/provider", "") or "") or None
+        if provider is None:
+            try:
+                provider = default_provider()
+            except ProviderConfigError as err:
+                self.statusBar().showMessage(f"No provider to list models of: {err}", 8000)
+                return
+        current = str(settings().value("run/model", "") or "")
+
+        def chosen(model: str) -> None:
+            settings().setValue("run/model", model)
+            self.statusBar().showMessage(f"Every agent now asks for {model} (Run ▸ LLM Provider changes it)." if model
+                                         else "Each agent asks for its own model again.", 10000)
+            if run_again is not None:
+                run_again()
+
+        offer_model_choice(parent or self, provider, current, reason, chosen)
 
     def _provider_chosen(self, choice: Choice, run_again: Any) -> None:
         # The dialog made it the default provider. A provider forced for every run (Run ▸ LLM

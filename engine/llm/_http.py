@@ -30,7 +30,8 @@ from typing import Any, AsyncIterator, Awaitable, Callable
 
 import httpx
 
-from .base import AgentInvocation, LLMError, LLMResult, ProviderConfigError, ProviderContext, ProviderUnavailable
+from .base import (AgentInvocation, LLMError, LLMResult, ModelNotFound, ProviderConfigError, ProviderContext,
+                   ProviderUnavailable)
 from .config import HttpSettings, is_local_url, redact, split_url_credentials
 from .tools import Tool, ToolCall, WebSearch, build_tools, run_tool_calls
 
@@ -151,8 +152,8 @@ async def _send(client: httpx.AsyncClient, url: str, payload: dict[str, Any], he
             raise LLMError(f"Authentication failed at {url} (HTTP {status}): {message}. Check the API key "
                            "(environment variable or OS keyring).", status=status)
         if status == 404 or code == "model_not_found":
-            raise LLMError(f"Model '{model}' was not found at {url} (HTTP {status}): {message}. Check the model "
-                           "name and the base URL.", status=status)
+            raise ModelNotFound(f"Model '{model}' was not found at {url} (HTTP {status}): {message}. Check the model "
+                                "name and the base URL.", model=model, status=status)
         if status == 429 or status >= 500:
             retry_after = parse_retry_after(resp.headers)
             if attempt < policy.max_retries and (retry_after is None or retry_after <= policy.max_retry_after):

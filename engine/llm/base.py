@@ -28,6 +28,7 @@ __all__ = [
     "LLMError",
     "ProviderConfigError",
     "ProviderUnavailable",
+    "ModelNotFound",
     "LLMProvider",
     "ProviderContext",
     "tool_name_for",
@@ -51,6 +52,17 @@ class ProviderUnavailable(LLMError):
     """The provider's server could not be reached: the connection was refused, the host is
     unreachable, or connecting timed out. Starting the server, or choosing another provider,
     is the way out: the step's ``llm_error`` event says so (``providerUnavailable``)."""
+
+
+class ModelNotFound(LLMError):
+    """The provider's server answered that it has no model ``model`` (HTTP 404): a flow written
+    for one provider's models, run on a local server that has others. Choosing one of the
+    server's models for the run (``--model``; the editor's Run ▸ Model) is the way out: the
+    step's ``llm_error`` event says so (``modelUnavailable``)."""
+
+    def __init__(self, message: str, *, model: str, status: int | None = None):
+        super().__init__(message, status=status)
+        self.model = model
 
 
 class ProviderConfigError(LLMError, ValueError):

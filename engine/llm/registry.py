@@ -30,7 +30,7 @@ from .config import (KEYRING_SERVICE, ProviderInfo, api_key_for, is_local_url, l
 from .echo import EchoProvider
 
 __all__ = ["ProviderConfigError", "NoProviderConfigured", "make_resolver", "available_providers", "build_provider", "default_provider",
-           "web_search_available", "check_provider"]
+           "web_search_available", "check_provider", "provider_models"]
 
 
 class _ModelOverride:
@@ -153,6 +153,35 @@ def make_resolver(provider: str | None = None, *, model: str | None = None, base
         return get(default_provider(base_url), base_url)
 
     return resolve
+
+
+def provider_models(name: str, *, timeout: float = 2.0) -> list[str]:
+    """The models provider ``name`` can answer with: what its server lists (``GET /models``) when
+    it is on this machine (Ollama, LM Studio, ... have the models pulled there), else the
+    provider catalogue's. An unknown provider, or a server that does not answer, gives what the
+    catalogue knows (maybe nothing)."""
+    settings = load_settings()
+    info = providers(settings).get(name)
+    if info is None:
+        return []
+    listed = [m.id for m in info.models]
+    try:
+        url = _base_url_for(info, None)
+    except ProviderConfigError:
+        return listed
+    if info.kind not in ("openai", "anthropic") or not is_local_url(url):
+        return listed
+    import httpx
+
+    try:
+        resp = httpx.get(f"{url.rstrip('/')}/models", timeout=timeout, headers={"Accept": "application/json"},
+                         trust_env=False)
+        data = resp.json() if resp.status_code == 200 else None
+    except (httpx.HTTPError, ValueError):
+        return listed
+    items = data.get("data") if isinstance(data, dict) else None
+    found = [str(m["id"]) for m in items or [] if isinstance(m, dict) and m.get("id")]
+    return found or listed
 
 
 async def check_provider(name: str, *, base_url: str | None = None, timeout: float = 30.0) -> str:

@@ -11,8 +11,8 @@ from pydantic import Field, field_validator
 
 from ..events import RunEvent
 from ..events import _encode as _encode_extra
-from ..llm.base import (AgentInvocation, FlowToolSpec, LLMError, LLMResult, ProviderConfigError, ProviderUnavailable,
-                        SubagentSpec)
+from ..llm.base import (AgentInvocation, FlowToolSpec, LLMError, LLMResult, ModelNotFound, ProviderConfigError,
+                        ProviderUnavailable, SubagentSpec)
 from .base import (_OPTIONAL, ERROR_HANDLE, NodeData, NodeError, NodeSpec, PaletteEntry, PolicyData, _Loose, as_text,
                    fill_prompt)
 
@@ -370,6 +370,8 @@ class AgentSpec(NodeSpec):
             message = str(err)
             if isinstance(err, (ProviderUnavailable, ProviderConfigError)):
                 problem = _provider_problem(provider)
+            elif isinstance(err, ModelNotFound):
+                problem = _provider_problem(provider, err.model)
         except Exception as err:  # a provider bug must not take the app down
             message = f"Unexpected error from the model provider: {err!r}"
         else:
@@ -397,11 +399,13 @@ class AgentSpec(NodeSpec):
         raise NodeError(f"Agent '{name}' failed: {message}")
 
 
-def _provider_problem(provider: Any) -> dict[str, Any]:
+def _provider_problem(provider: Any, model: str | None = None) -> dict[str, Any]:
     """An ``llm_error``'s extra when the provider could not serve at all (its server did not
-    answer, or it is not configured): ``providerUnavailable``, and ``provider`` (its id) when
-    known. A viewer offers to choose another provider; another try would fail the same way."""
-    problem: dict[str, Any] = {"providerUnavailable": True}
+    answer, or it is not configured: ``providerUnavailable``), or has no such model
+    (``modelUnavailable`` and ``model``); ``provider`` (its id) when known. A viewer offers to
+    choose another provider or model; another try would fail the same way."""
+    problem: dict[str, Any] = {"modelUnavailable": True, "model": model} if model is not None else {
+        "providerUnavailable": True}
     pid = getattr(provider, "provider_id", None) or getattr(provider, "name", None)
     if isinstance(pid, str) and pid:
         problem["provider"] = pid

@@ -259,7 +259,8 @@ def test_a_provider_that_could_not_serve_a_nested_run_is_the_runs_problem() -> N
     r.apply_many([ev("s", "step_start"),
                   RunEvent("a", "llm_error", "Could not connect", timestamp=1.0, path="sub/1",
                            extra_json='{"providerUnavailable": true, "provider": "ollama"}')])
-    assert r.children["sub/1"].provider_problem == {"node": "a", "message": "Could not connect", "provider": "ollama"}
+    assert r.children["sub/1"].provider_problem == {"node": "a", "message": "Could not connect", "provider": "ollama",
+                                                    "model": None}
     assert r.provider_problem == r.children["sub/1"].provider_problem
     plain = RunState(wf)
     plain.apply(RunEvent("a", "llm_error", "model 'x' not found", timestamp=1.0, path="sub/1"))

@@ -312,14 +312,19 @@ def openai_null_content() -> Reply:
     return Reply(body=json.dumps(body).encode())
 
 
-def local_server_handler(models: tuple[str, ...] = ("fake-model",), answer: str = "fake answer") -> Callable[[Recorded], Reply]:
+def local_server_handler(models: tuple[str, ...] = ("fake-model",), answer: str = "fake answer", *,
+                         strict: bool = False) -> Callable[[Recorded], Reply]:
     """A handler for a server standing in for Ollama / LM Studio: ``GET /v1/models`` lists
-    ``models``; every chat completion is answered with ``answer`` (streamed when asked)."""
+    ``models``; every chat completion is answered with ``answer`` (streamed when asked).
+    ``strict``: a model it does not list is refused as Ollama refuses it (HTTP 404)."""
 
     def handle(rec: Recorded) -> Reply:
         if rec.method == "GET" and rec.path.rstrip("/").endswith("/models"):
             return Reply(body=json.dumps({"object": "list", "data": [{"id": m, "object": "model"} for m in models]}).encode())
         if rec.method == "POST" and rec.path.endswith("/chat/completions"):
+            asked = (rec.json or {}).get("model")
+            if strict and asked not in models:
+                return error_reply(404, f'model "{asked}" not found, try pulling it first')
             return openai_text(answer) if (rec.json or {}).get("stream") else openai_plain(answer)
         return error_reply(404, f"fake server: no route {rec.method} {rec.path}")
 

@@ -10,6 +10,7 @@ import socket
 
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QLabel
 
 import engine.llm.local as local_mod
@@ -208,3 +209,41 @@ def test_a_flow_run_from_the_command_bar_offers_another_provider_in_its_window(q
         run_window.close()
     finally:
         set_default_library(None)
+
+
+def test_a_model_the_local_server_does_not_have_offers_its_models_for_every_agent(qtbot, window, nothing_configured,
+                                                                                   monkeypatch):
+    # Ollama with its own model, and a sample written for OpenAI's (gpt-4o-mini): the server says
+    # 404. Choose model… lists the server's models; the one chosen serves every agent, and stays.
+    from editor.first_run import ModelChoiceDialog
+    from editor.window.settings import settings
+
+    with FakeLLMServer() as srv:
+        srv.handler = local_server_handler(("llama3.2", "qwen2.5"), answer="REFUND: we will refund it.", strict=True)
+        settings_path().parent.mkdir(parents=True, exist_ok=True)
+        settings_path().write_text(json.dumps({"defaultProvider": "ollama",
+                                               "providers": {"ollama": {"base_url": srv.base_url}}}))
+        assert window.open_sample(str(SAMPLES / "review.flow.json"))
+        qtbot.waitUntil(lambda: window.act_run.isEnabled(), timeout=2000)
+        console = window.run_console
+        button = console.header.provider_button
+        press_run(qtbot, window)
+        qtbot.waitUntil(button.isVisible, timeout=8000)
+        assert button.text() == "Choose model…" and "has no model 'gpt-4o-mini'" in button.toolTip()
+        qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: window.findChild(ModelChoiceDialog) is not None, timeout=3000)
+        dialog = window.findChild(ModelChoiceDialog)
+        shown = [dialog.list.item(i).text() for i in range(dialog.list.count())]
+        assert shown[1:] == ["llama3.2", "qwen2.5"]  # what the server has, the first one picked
+        assert dialog.list.currentItem().text() == "llama3.2"
+        with qtbot.waitSignal(console.waiting_for_input_changed, timeout=8000):
+            qtbot.mouseClick(dialog.use_button, Qt.MouseButton.LeftButton)
+        assert settings().value("run/model") == "llama3.2"
+        asked = [r.json["model"] for r in srv.requests if r.method == "POST"]
+        assert asked[0] == "gpt-4o-mini" and asked[-1] == "llama3.2"
+        # the menu says which model every agent now gets
+        window._fill_provider_menu()
+        entry = window.provider_menu.findChild(QAction, "chooseModel")
+        assert entry is not None and entry.text() == "Model for Every Agent: llama3.2…"
+        console.cancel_run()
+        settings().setValue("run/model", "")

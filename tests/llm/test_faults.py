@@ -68,7 +68,7 @@ async def test_connection_refused_names_the_url(fast):
     assert err.extra == {"providerUnavailable": True, "provider": "openai"}
     state = RunState(run.workflow)
     state.apply_many(run.events)
-    assert state.provider_problem == {"node": "a", "message": message, "provider": "openai"}
+    assert state.provider_problem == {"node": "a", "message": message, "provider": "openai", "model": None}
 
 
 async def test_a_provider_that_is_not_set_up_is_a_provider_problem_too(fast):
@@ -81,6 +81,19 @@ async def test_a_provider_that_is_not_set_up_is_a_provider_problem_too(fast):
     state = RunState(run.workflow)
     state.apply_many(run.events)
     assert state.provider_problem is not None and state.provider_problem["provider"] is None
+
+
+async def test_a_model_the_server_does_not_have_is_a_model_problem(server, fast):
+    # (a flow written for OpenAI's models, run on a local server that has others)
+    server.push(error_reply(404, 'model "gpt-4o-mini" not found, try pulling it first'))
+    run = make_run(flow(agent("a", "A")), server, fast)
+    message = await _fail(run)
+    assert "Model 'gpt-4o-mini' was not found" in message
+    [err] = [e for e in run.events if e.type == "llm_error"]
+    assert err.extra == {"modelUnavailable": True, "model": "gpt-4o-mini", "provider": "openai"}
+    state = RunState(run.workflow)
+    state.apply_many(run.events)
+    assert state.provider_problem == {"node": "a", "message": message, "provider": "openai", "model": "gpt-4o-mini"}
 
 
 async def test_an_error_the_server_answers_is_not_a_provider_problem(server, fast):

@@ -148,3 +148,18 @@ def test_cli_validate_warns_when_web_search_has_no_backend(tmp_path, capsys, mon
     monkeypatch.setenv("FLOWDESK_SEARXNG_URL", "http://127.0.0.1:8888")
     assert cli_main(["validate", str(path)]) == 0
     assert "web_search_unconfigured" not in capsys.readouterr().out
+
+
+def test_cli_model_the_local_server_lacks_lists_the_ones_it_has(capsys, isolated_config):
+    from engine.llm.config import settings_path
+    from tests.fakes.openai_server import FakeLLMServer, local_server_handler
+
+    with FakeLLMServer() as srv:
+        srv.handler = local_server_handler(("llama3.2", "qwen2.5"), answer="Hello!", strict=True)
+        settings_path().write_text(json.dumps({"providers": {"ollama": {"base_url": srv.base_url}}}))
+        hello = str(ROOT / "samples" / "hello.flow.json")
+        assert cli_main(["run", hello, "--provider", "ollama", "--no-store"]) == 1
+        err = capsys.readouterr().err
+        assert "provider 'ollama' has no model" in err and "--model NAME (it lists: llama3.2, qwen2.5)" in err
+        # and with one of them, every agent is answered
+        assert cli_main(["run", hello, "--provider", "ollama", "--model", "llama3.2", "--no-store"]) == 0
