@@ -58,6 +58,23 @@ def _looked_for(found: ProviderSurvey) -> str:
     return "Looked for:\n" + "\n".join(f"  •  {line}" for line in lines)
 
 
+def _fit_rows(choices: QListWidget, most: int) -> None:
+    """The list as tall as its choices (up to ``most`` rows): no empty box below them."""
+    rows = min(max(choices.count(), 1), most)
+    choices.setFixedHeight(rows * max(choices.sizeHintForRow(0), 24) + 2 * choices.frameWidth() + 6)
+
+
+def _use_buttons(dialog: QDialog, text: str, name: str) -> tuple[QDialogButtonBox, QPushButton]:
+    """Cancel, and the default button that takes the choice (``text``)."""
+    buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
+    use = buttons.addButton(text, QDialogButtonBox.ButtonRole.AcceptRole)
+    use.setObjectName(name)
+    use.setDefault(True)
+    buttons.accepted.connect(dialog.accept)
+    buttons.rejected.connect(dialog.reject)
+    return buttons, use
+
+
 class FirstRunDialog(QDialog):
     """Lists what the survey found; ``chosen`` is the selected :class:`Choice` once accepted."""
 
@@ -87,8 +104,7 @@ class FirstRunDialog(QDialog):
         # Enter or a double-click on a choice takes it (the list would otherwise keep Enter from
         # reaching the default button).
         self.list.activated.connect(lambda _index: self.accept())
-        rows = min(max(self.list.count(), 1), 6)  # as tall as its choices (up to six), no empty box
-        self.list.setFixedHeight(rows * max(self.list.sizeHintForRow(0), 24) + 2 * self.list.frameWidth() + 6)
+        _fit_rows(self.list, 6)
 
         looked = QLabel(_looked_for(found))
         looked.setObjectName("firstRunLookedFor")
@@ -109,12 +125,7 @@ class FirstRunDialog(QDialog):
                                if not found.local_model else "The embedded model is installed.")
         install_label.setWordWrap(True)
 
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
-        self.run_button = buttons.addButton("Use it and run", QDialogButtonBox.ButtonRole.AcceptRole)
-        self.run_button.setObjectName("firstRunUse")
-        self.run_button.setDefault(True)
-        buttons.accepted.connect(self.accept)
-        buttons.rejected.connect(self.reject)
+        buttons, self.run_button = _use_buttons(self, "Use it and run", "firstRunUse")
 
         lay = QVBoxLayout(self)
         lay.addWidget(intro)
@@ -215,16 +226,10 @@ class ModelChoiceDialog(QDialog):
         # the current choice, else (after a failure) the provider's first model
         self.list.setCurrentRow(rows.index(current) if current and current in rows else (1 if reason and models else 0))
         self.list.activated.connect(lambda _index: self.accept())
-        rows_shown = min(max(self.list.count(), 1), 8)  # as tall as its choices (up to eight), no empty box
-        self.list.setFixedHeight(rows_shown * max(self.list.sizeHintForRow(0), 24) + 2 * self.list.frameWidth() + 6)
+        _fit_rows(self.list, 8)
         empty = QLabel("" if models else f"{provider_id} lists no models here: is its server running?")
         empty.setWordWrap(True)
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
-        self.use_button = buttons.addButton("Use it and run" if reason else "Use it", QDialogButtonBox.ButtonRole.AcceptRole)
-        self.use_button.setObjectName("modelChoiceUse")
-        self.use_button.setDefault(True)
-        buttons.accepted.connect(self.accept)
-        buttons.rejected.connect(self.reject)
+        buttons, self.use_button = _use_buttons(self, "Use it and run" if reason else "Use it", "modelChoiceUse")
         lay = QVBoxLayout(self)
         lay.addWidget(intro)
         lay.addWidget(self.list)
