@@ -57,8 +57,8 @@ class ProviderUnavailable(LLMError):
 class ModelNotFound(LLMError):
     """The provider's server answered that it has no model ``model`` (HTTP 404): a flow written
     for one provider's models, run on a local server that has others. Choosing one of the
-    server's models for the run (``--model``; the editor's Run ▸ Model) is the way out: the
-    step's ``llm_error`` event says so (``modelUnavailable``)."""
+    server's models for the run (``--model``; in the editor, Run ▸ LLM Provider ▸ Model for
+    Every Agent) is the way out: the step's ``llm_error`` event says so (``modelUnavailable``)."""
 
     def __init__(self, message: str, *, model: str, status: int | None = None):
         super().__init__(message, status=status)

@@ -88,19 +88,27 @@ def probe_ports(spec: str | None = None) -> list[tuple[str, int]]:
     return out
 
 
-def _probe_one(client: Any, pid: str, port: int, host: str) -> FoundServer | None:
+def models_at(client: Any, base_url: str) -> tuple[str, ...] | None:
+    """The models an OpenAI-compatible server at ``base_url`` lists (``GET /models``), or None
+    when nothing answers there as such a server does."""
     import httpx
 
-    base = f"http://{host}:{port}/v1"
     try:
-        resp = client.get(f"{base}/models", headers={"Accept": "application/json"})
+        resp = client.get(f"{base_url.rstrip('/')}/models", headers={"Accept": "application/json"})
         if resp.status_code != 200:
             return None
         data = resp.json()
     except (httpx.HTTPError, ValueError):
         return None
     items = data.get("data") if isinstance(data, dict) else None
-    models = tuple(str(m["id"]) for m in items or [] if isinstance(m, dict) and m.get("id"))
+    return tuple(str(m["id"]) for m in items or [] if isinstance(m, dict) and m.get("id"))
+
+
+def _probe_one(client: Any, pid: str, port: int, host: str) -> FoundServer | None:
+    base = f"http://{host}:{port}/v1"
+    models = models_at(client, base)
+    if models is None:
+        return None
     return FoundServer(pid, _SERVER_NAMES.get(pid, f"server on port {port}"), base, models)
 
 

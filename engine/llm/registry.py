@@ -173,15 +173,11 @@ def provider_models(name: str, *, timeout: float = 2.0) -> list[str]:
         return listed
     import httpx
 
-    try:
-        resp = httpx.get(f"{url.rstrip('/')}/models", timeout=timeout, headers={"Accept": "application/json"},
-                         trust_env=False)
-        data = resp.json() if resp.status_code == 200 else None
-    except (httpx.HTTPError, ValueError):
-        return listed
-    items = data.get("data") if isinstance(data, dict) else None
-    found = [str(m["id"]) for m in items or [] if isinstance(m, dict) and m.get("id")]
-    return found or listed
+    from .discovery import models_at
+
+    with httpx.Client(timeout=timeout, trust_env=False) as client:
+        found = models_at(client, url)
+    return list(found) if found else listed
 
 
 async def check_provider(name: str, *, base_url: str | None = None, timeout: float = 30.0) -> str:
