@@ -29,7 +29,7 @@ from .config import ProviderInfo, key_source, load_settings, providers, save_set
 
 __all__ = ["DEFAULT_PROBE_PORTS", "PROBE_PORTS_ENV", "FoundKey", "FoundServer", "ProviderSurvey", "probe_ports",
            "probe_servers", "survey", "default_provider_problem", "needs_default_provider", "remember_choice",
-           "local_install_command", "describe"]
+           "local_install_command", "describe", "models_at"]
 
 PROBE_PORTS_ENV = "FLOWDESK_PROBE_PORTS"
 # (provider id, port, what answers there)
