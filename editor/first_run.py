@@ -177,12 +177,17 @@ def _open(dialog: Any) -> Any:
     return dialog
 
 
-def _survey() -> ProviderSurvey:
+def _waiting(ask: Callable[[], Any]) -> Any:
+    """``ask()`` (a short look at this machine's servers) under the wait cursor."""
     QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
     try:
-        return survey()  # in parallel, a short timeout: well under a second
+        return ask()
     finally:
         QApplication.restoreOverrideCursor()
+
+
+def _survey() -> ProviderSurvey:
+    return _waiting(survey)  # in parallel, a short timeout: well under a second
 
 
 def offer_choice(parent: QWidget, reason: str, then: Callable[[Choice], None]) -> FirstRunDialog:
@@ -249,11 +254,7 @@ class ModelChoiceDialog(QDialog):
 def offer_model_choice(parent: QWidget, provider_id: str, current: str, reason: str | None,
                        then: Callable[[str], None]) -> ModelChoiceDialog:
     """Ask which model every agent uses (see :class:`ModelChoiceDialog`); ``then(model)`` once chosen."""
-    QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
-    try:
-        models = provider_models(provider_id)  # a local server's own list: a short request
-    finally:
-        QApplication.restoreOverrideCursor()
+    models = _waiting(lambda: provider_models(provider_id))  # a local server's own list: a short request
     dialog = ModelChoiceDialog(provider_id, models, current, reason, parent)
     dialog.accepted.connect(lambda: then(dialog.chosen) if dialog.chosen is not None else None)
     return _open(dialog)

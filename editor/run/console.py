@@ -77,14 +77,6 @@ LONG_INPUT = 4000
 APPROVAL_SHARE = 0.62
 
 
-def provider_problem_text(problem: dict[str, Any]) -> str:
-    """What the header's "Choose provider…" (or "Choose model…") says of a run's ``provider_problem``."""
-    who = f"Provider '{problem['provider']}'" if problem.get("provider") else "The model provider"
-    if problem.get("model"):  # (the server's own words are in the log)
-        return f"{who} has no model '{problem['model']}'."
-    return f"{who} could not serve this run: {problem.get('message') or 'no answer'}"
-
-
 class RunConsole(QWidget):
     """The run console: controls, live log, details, approvals, subagent trace, exports."""
 
@@ -384,7 +376,7 @@ class RunConsole(QWidget):
         except Exception as err:  # ProviderConfigError and friends: say why, start nothing
             self._on_error(f"Cannot start the run: {err}")
             if isinstance(err, ProviderConfigError) and self.offers_provider_choice:
-                self.header.offer_provider_choice(str(err))
+                self.header.offer_provider_choice({"message": str(err)})
             return None
         text = self.input_edit.toPlainText()
         initial = text if text.strip() else None
@@ -744,10 +736,8 @@ class RunConsole(QWidget):
         self._elapsed_timer.stop()
         self._update_elapsed()
         self._set_status_label(status, self.bridge.error)
-        problem = self._state().provider_problem if status == "failed" and self.offers_provider_choice else None
-        self.header.offer_provider_choice(provider_problem_text(problem) if problem else None,
-                                          problem.get("model") if problem else None)
-        self.header.problem_provider = problem.get("provider") if problem else None
+        self.header.offer_provider_choice(
+            self._state().provider_problem if status == "failed" and self.offers_provider_choice else None)
         self.header.set_running(False)
         self._update_actions()
         self._refresh_approvals()

@@ -6,6 +6,8 @@ run id, errors); the console wires it to the bridge.
 
 from __future__ import annotations
 
+from typing import Any
+
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (QBoxLayout, QHBoxLayout, QLabel, QMenu, QMessageBox, QPlainTextEdit, QSizePolicy,
@@ -118,9 +120,8 @@ class RunHeader(QWidget):
         # set up), the way out is one click away rather than in a menu the user may not know.
         self.provider_button = _status_button("chooseProvider", "Choose provider…", self.provider_choice_requested)
         self.provider_button.setStyleSheet("QToolButton { color: #60a5fa; font-weight: bold; }")
-        self.provider_reason: str | None = None
-        self.missing_model: str | None = None
-        self.problem_provider: str | None = None  # the provider that could not serve (its id), when known
+        # what the run's provider could not do (RunState.provider_problem's keys), while the button shows
+        self.provider_problem: dict[str, Any] | None = None
         meta.addWidget(self.provider_button)
         meta.addStretch(1)
         status_col.addWidget(self.status_label)
@@ -163,21 +164,34 @@ class RunHeader(QWidget):
         self.status_label.setToolTip(text if cut else "")
         self.details_button.setVisible(cut)
 
-    def offer_provider_choice(self, reason: str | None, model: str | None = None) -> None:
-        """Show "Choose provider…" (or "Choose model…" when the provider lacks ``model``) with
-        ``reason`` as its tooltip (None: hide it)."""
-        self.provider_reason = reason
-        self.missing_model = model if reason else None
-        self.provider_button.setVisible(reason is not None)
-        self.provider_button.setText("Choose model…" if self.missing_model else "Choose provider…")
-        if not reason:
+    def offer_provider_choice(self, problem: dict[str, Any] | None) -> None:
+        """Show "Choose provider…" for a run whose provider could not serve (``problem``:
+        ``{message, provider, model}`` as ``RunState.provider_problem`` has them), or "Choose
+        model…" when it lacks the ``model``; None hides it."""
+        self.provider_problem = problem
+        self.provider_button.setVisible(problem is not None)
+        missing = bool(problem and problem.get("model"))
+        self.provider_button.setText("Choose model…" if missing else "Choose provider…")
+        if problem is None:
             tip = ""
-        elif self.missing_model:
-            tip = f"{reason}\n\nChoose one of the models the provider has, for every agent, and run again."
+        elif missing:
+            tip = (f"{self.provider_reason}\n\nChoose one of the models the provider has, for every agent, and "
+                   "run again.")
         else:
-            tip = (f"{reason}\n\nChoose a model provider this computer has (a server that answers, an API key, "
-                   "the embedded model, or a dry run with echo) and run again.")
+            tip = (f"{self.provider_reason}\n\nChoose a model provider this computer has (a server that answers, "
+                   "an API key, the embedded model, or a dry run with echo) and run again.")
         self.provider_button.setToolTip(tip)
+
+    @property
+    def provider_reason(self) -> str | None:
+        """What the provider could not do, in a sentence (None when nothing is offered)."""
+        problem = self.provider_problem
+        if problem is None:
+            return None
+        who = f"Provider '{problem['provider']}'" if problem.get("provider") else "The model provider"
+        if problem.get("model"):  # (the server's own words are in the log)
+            return f"{who} has no model '{problem['model']}'."
+        return f"{who} could not serve this run: {problem.get('message') or 'no answer'}"
 
     def _show_details(self) -> None:
         QMessageBox.information(self, "Run status", self._status_text)

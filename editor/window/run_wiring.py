@@ -235,8 +235,9 @@ class RunWiringMixin(RunOnMixin):
         that asked (the main one when None); ``run_again``: how it runs again (Run when None)."""
         console = console or self.run_console
         header = console.header
-        if header.missing_model:  # the provider answered, without that model: one of its own for every agent
-            self.choose_model(header.provider_reason, run_again or self._run, header.problem_provider,
+        problem = header.provider_problem or {}
+        if problem.get("model"):  # the provider answered, without that model: one of its own for every agent
+            self.choose_model(header.provider_reason, run_again or self._run, problem.get("provider"),
                               parent=console.window())
             return
         offer_choice(console.window(), header.provider_reason or "Its provider did not answer.",
@@ -316,11 +317,11 @@ class RunWiringMixin(RunOnMixin):
         QTimer.singleShot(0, self, grown)
 
     def _on_waiting_changed(self, waiting: bool) -> None:
-        room, self._approval_room = self._approval_room, None
-        if room is not None and not waiting and self.run_console_dock.height() == room[1]:
-            self.resizeDocks([self.run_console_dock], [room[0]], Qt.Orientation.Vertical)  # as it was
-        elif room is not None and waiting:
-            self._approval_room = room
+        room = self._approval_room
+        if room is not None and not waiting:  # decided: the console goes back, unless the user resized it
+            self._approval_room = None
+            if self.run_console_dock.height() == room[1]:
+                self.resizeDocks([self.run_console_dock], [room[0]], Qt.Orientation.Vertical)
         self._waiting_for_input = waiting
         self._update_title()
         self._update_run_action()
