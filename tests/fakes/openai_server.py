@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 import threading
 import time
 from collections import deque
@@ -77,6 +78,13 @@ class Recorded:
             elif isinstance(m.get("content"), list):
                 out.extend(b.get("content", "") for b in m["content"] if b.get("type") == "tool_result")
         return out
+
+
+def free_port() -> int:
+    """A port on 127.0.0.1 that nothing listens on: a server that is stopped, or never started."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 class FakeLLMServer:

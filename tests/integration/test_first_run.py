@@ -6,7 +6,6 @@ server, a missing key) fails the run with "Choose provider…", which opens the 
 from __future__ import annotations
 
 import json
-import socket
 
 import pytest
 from PySide6.QtCore import Qt
@@ -16,7 +15,7 @@ from PySide6.QtWidgets import QLabel
 import engine.llm.local as local_mod
 from editor.first_run import FirstRunDialog
 from engine.llm.config import settings_path
-from tests.fakes.openai_server import FakeLLMServer, local_server_handler
+from tests.fakes.openai_server import FakeLLMServer, free_port, local_server_handler
 
 from .conftest import SAMPLES, press_run, states
 
@@ -112,18 +111,17 @@ def test_cancelling_the_dialog_starts_nothing(qtbot, window, nothing_configured,
     assert window.run_console.run_id is None and not settings_path().exists()
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
-
-def _down_ollama_as_default() -> str:
-    """settings.json naming ollama as the default, at a port nothing listens on (a stopped server)."""
-    url = f"http://127.0.0.1:{_free_port()}/v1"
+def _ollama_as_default(url: str) -> str:
+    """settings.json naming ollama, at ``url``, as the default provider."""
     settings_path().parent.mkdir(parents=True, exist_ok=True)
     settings_path().write_text(json.dumps({"defaultProvider": "ollama", "providers": {"ollama": {"base_url": url}}}))
     return url
+
+
+def _down_ollama_as_default() -> str:
+    """Ollama as the default, at a port nothing listens on (a stopped server)."""
+    return _ollama_as_default(f"http://127.0.0.1:{free_port()}/v1")
 
 
 def test_a_provider_that_does_not_answer_offers_another_and_runs_again(qtbot, window, nothing_configured,
@@ -211,8 +209,7 @@ def test_a_flow_run_from_the_command_bar_offers_another_provider_in_its_window(q
         set_default_library(None)
 
 
-def test_a_model_the_local_server_does_not_have_offers_its_models_for_every_agent(qtbot, window, nothing_configured,
-                                                                                   monkeypatch):
+def test_a_model_the_local_server_does_not_have_offers_its_models_for_every_agent(qtbot, window, nothing_configured):
     # Ollama with its own model, and a sample written for OpenAI's (gpt-4o-mini): the server says
     # 404. Choose model… lists the server's models; the one chosen serves every agent, and stays.
     from editor.first_run import ModelChoiceDialog
@@ -220,9 +217,7 @@ def test_a_model_the_local_server_does_not_have_offers_its_models_for_every_agen
 
     with FakeLLMServer() as srv:
         srv.handler = local_server_handler(("llama3.2", "qwen2.5"), answer="REFUND: we will refund it.", strict=True)
-        settings_path().parent.mkdir(parents=True, exist_ok=True)
-        settings_path().write_text(json.dumps({"defaultProvider": "ollama",
-                                               "providers": {"ollama": {"base_url": srv.base_url}}}))
+        _ollama_as_default(srv.base_url)
         assert window.open_sample(str(SAMPLES / "review.flow.json"))
         qtbot.waitUntil(lambda: window.act_run.isEnabled(), timeout=2000)
         console = window.run_console

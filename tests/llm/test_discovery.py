@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -14,15 +13,10 @@ import engine.llm.local as local_mod
 from engine.llm import discovery
 from engine.llm.config import load_settings, providers
 from engine.llm.registry import NoProviderConfigured, default_provider
-from tests.fakes.openai_server import FakeLLMServer, error_reply, local_server_handler
+from tests.fakes.openai_server import FakeLLMServer, error_reply, free_port, local_server_handler
 
 ROOT = Path(__file__).resolve().parents[2]
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def test_probe_ports_default_and_override(monkeypatch):

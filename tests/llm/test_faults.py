@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 import time
 
 import httpx
@@ -15,7 +14,7 @@ from engine import Run, RunState, RunStatus
 from engine.llm.registry import make_resolver
 from engine.llm._http import RetryPolicy, parse_retry_after
 from engine.llm.config import HttpSettings
-from tests.fakes.openai_server import (Reply, error_reply, garbage_json, garbage_stream, openai_text, sse)
+from tests.fakes.openai_server import (Reply, error_reply, free_port, garbage_json, garbage_stream, openai_text, sse)
 
 from .conftest import agent, flow, make_run
 
@@ -30,11 +29,6 @@ async def _fail(run) -> str:
     return errors[0]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
 
 async def test_a_server_that_starts_a_moment_late_is_connected_to(fast):
     # A local server still starting up: the refused connection is tried again (by httpx's
@@ -43,7 +37,7 @@ async def test_a_server_that_starts_a_moment_late_is_connected_to(fast):
 
     from tests.fakes.openai_server import FakeLLMServer
 
-    port = _free_port()
+    port = free_port()
     late = FakeLLMServer(port=port)
     late.push(openai_text("ready now"))
     timer = threading.Timer(0.2, late.start)
@@ -58,7 +52,7 @@ async def test_a_server_that_starts_a_moment_late_is_connected_to(fast):
 
 
 async def test_connection_refused_names_the_url(fast):
-    url = f"http://127.0.0.1:{_free_port()}/v1"
+    url = f"http://127.0.0.1:{free_port()}/v1"
     run = make_run(flow(agent("a", "A")), None, fast, base_url=url)
     message = await _fail(run)
     assert "Could not connect to" in message and url in message

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -15,7 +14,7 @@ from engine import Run, RunStatus, dumps_workflow, save_workflow
 from engine.cli import main as cli_main
 from engine.llm.base import tool_name_for
 from engine.llm.registry import make_resolver
-from tests.fakes.openai_server import error_reply, openai_text, openai_tool_calls
+from tests.fakes.openai_server import error_reply, free_port, openai_text, openai_tool_calls
 
 from .conftest import agent, flow
 
@@ -119,10 +118,7 @@ def test_cli_without_a_key_says_how_to_configure(capsys):
 
 
 def test_cli_connection_refused_fails_with_the_url(capsys):
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    url = f"http://127.0.0.1:{port}/v1"
+    url = f"http://127.0.0.1:{free_port()}/v1"
     code = cli_main(["run", str(ROOT / "samples" / "hello.flow.json"), "--provider", "openai", "--base-url", url])
     assert code == 1
     err = capsys.readouterr().err

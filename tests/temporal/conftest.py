@@ -7,7 +7,6 @@ import asyncio
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -15,6 +14,8 @@ import time
 from pathlib import Path
 
 import pytest
+
+from tests.fakes.openai_server import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -37,11 +38,6 @@ def _missing() -> str | None:
 MISSING = _missing()
 needs_temporal = pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 async def _ready(address: str) -> None:
