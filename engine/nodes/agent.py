@@ -92,9 +92,14 @@ _NO_SECRETS: frozenset[str] = frozenset()
 def templated(data: Any) -> bool:
     """Whether an agent's prompt, name or model holds a template reference (other than the
     legacy ``{{PREVIOUS_OUTPUT}}`` in the user prompt, which :func:`fill_prompt` fills)."""
-    user_prompt = data.userPrompt
-    return bool(("{" in user_prompt and _templated_prompt(user_prompt)) or "{" in data.systemPrompt
-                or "{" in data.agentName or "{" in data.model)
+    return _templated_fields(data.__dict__)
+
+
+def _templated_fields(fields: dict[str, Any]) -> bool:
+    """:func:`templated` on an agent data's fields (its ``__dict__``)."""
+    user_prompt = fields["userPrompt"]
+    return bool(("{" in user_prompt and _templated_prompt(user_prompt)) or "{" in fields["systemPrompt"]
+                or "{" in fields["agentName"] or "{" in fields["model"])
 
 
 def resolved_prompt(ctx: Any, node: Any, value: str) -> tuple[str, str, str, str, str, str, frozenset[str]]:
@@ -279,7 +284,7 @@ class AgentSpec(NodeSpec):
         return bool(data.tools.subagents)  # type: ignore[attr-defined]
 
     def title(self, data: NodeData) -> str:
-        return data.agentName or "Agent"  # type: ignore[attr-defined]
+        return data.__dict__.get("agentName") or "Agent"  # (every step: see execute)
 
     def describe(self, node: Any) -> str:
         title = self.title(node.data)
@@ -323,26 +328,32 @@ class AgentSpec(NodeSpec):
         """One LLM call; on failure an ``llm_error`` event and :class:`NodeError`."""
         run = ctx.run
         # Read straight from the node: caching these per node would keep several more
-        # GC-tracked objects alive per step and slow every collection of a long run.
-        d = node.data
-        t = d.tools
-        name = d.agentName or "Agent"
-        user_prompt = d.userPrompt
-        node_id = node.id
+        # GC-tracked objects alive per step and slow every collection of a long run. The
+        # fields are read from the models' __dict__: pydantic models define __getattr__, which
+        # keeps CPython from specialising an attribute read (~200 instructions each, ~20 a step).
+        nd = node.__dict__
+        d = nd["data"]
+        fields = d.__dict__
+        t = fields["tools"].__dict__
+        name = fields["agentName"] or "Agent"
+        user_prompt = fields["userPrompt"]
+        node_id = nd["id"]
         if value.__class__ is not str:
             if _is_decision(value):
                 value = run.last_text_output
             value = value if isinstance(value, str) else as_text(value)
         secrets = _NO_SECRETS
-        if templated(d):
+        if _templated_fields(fields):
             content, shown, name, system, model, effort, secrets = resolved_prompt(ctx, node, value)
         else:
             content = shown = fill_prompt(user_prompt, value) if user_prompt else value
-            system, model, effort = d.systemPrompt or DEFAULT_SYSTEM_PROMPT, d.model, d.reasoningEffort or DEFAULT_REASONING_EFFORT
+            system, model, effort = (fields["systemPrompt"] or DEFAULT_SYSTEM_PROMPT, fields["model"],
+                                     fields["reasoningEffort"] or DEFAULT_REASONING_EFFORT)
+        subagents = t["subagents"]
         inv = AgentInvocation(node_id, name, system, content, model, effort,
-                              {"web_search": t.web_search, "subagents": t.subagents},
-                              subagents_of(run, node_id) if t.subagents else [], d.provider)
-        if t.flows:
+                              {"web_search": t["web_search"], "subagents": subagents},
+                              subagents_of(run, node_id) if subagents else [], fields["provider"])
+        if t["flows"]:
             inv.flows = flow_tools_of(run, node)
         # One clock reading for the record and its event (the record first, so a listener
         # of the event finds it up to date).
