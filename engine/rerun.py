@@ -183,6 +183,9 @@ class StepHook:
         meta = run.meta or {}
         self._run_part = _run_part(meta.get("provider"), meta.get("model"))
         self.hits = 0
+        # Whether before() can give a step's result (a pinned node, a recording to reuse): a run
+        # that only records (every run with a run store) does not ask it at every step.
+        self.supplies = bool(self.pinned or self.reuse)
 
     @property
     def active(self) -> bool:

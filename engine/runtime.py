@@ -820,7 +820,7 @@ class Run:
                 try:
                     hook = self._hook
                     # pinned? a reusable recorded execution? (engine/rerun.py) else it runs, and is recorded
-                    reused = hook is not None and (result := hook.before(spec, node, value)) is not None
+                    reused = hook is not None and hook.supplies and (result := hook.before(spec, node, value)) is not None
                     if not reused:
                         if spec.works and (fields.get("timeoutMs") or fields.get("errorMode") == "retry"):
                             result = await self._attempts(spec, node, value)
