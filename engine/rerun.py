@@ -238,12 +238,17 @@ class StepHook:
 
     def after(self, node: Any, value: Any, output: Any, handle: Any) -> None:
         """A step ran and produced ``output`` on ``handle``: recorded; in a rerun, its downstream runs fresh."""
-        node_id = node.id
+        node_id = node.__dict__["id"]  # (a pydantic model's attribute read is slow; this runs every step)
         if self.reuse and node_id not in self.fresh:
             # It ran again (its data or input changed): nothing downstream of it may be reused.
             self.fresh |= downstream_of(self.run.workflow, [node_id])
         if self.recorders:  # the step's part only: the node's is made again from the stored workflow
-            key = STEP_DIGEST_MARK + self.step_digest(value)
+            if value.__class__ is str and not getattr(self.run, "variables", None):  # step_digest, inlined
+                h = self._run_part.copy()
+                h.update(b"s" + value.encode("utf-8", "backslashreplace"))
+                key = STEP_DIGEST_MARK + h.hexdigest()
+            else:
+                key = STEP_DIGEST_MARK + self.step_digest(value)
             for rec in self.recorders:
                 rec(node_id, key, output, handle)
 
