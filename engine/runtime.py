@@ -620,7 +620,7 @@ class Run:
                 if not sub:  # a flow node's step goes on (it ends when its nested run does)
                     self._emit(node_id, _STEP_END, "done", None, now, f'{_END_DONE}{waited}}}')
                 self._set_status(RunStatus.RUNNING)
-                frame = self._pending_frame or BranchFrame()
+                frame = self._pending_frame or _EMPTY_FRAME
                 self._pending_frame = None
                 if sub:
                     # The approval is inside the nested run this node runs: the step is taken again,
@@ -715,10 +715,29 @@ class Run:
         own.append(task)
         tasks[task] = (node_id, value, False, src, frame)
 
-    def _branch_ended(self, task: asyncio.Task | None) -> None:
+    def _spawn_all(self, targets: list[str], value: Any, src: str | None) -> None:
+        """A new branch at each of ``targets``, in the current branch's frame (a fan-out: what
+        ``_spawn`` does for one, with its lookups made once for all)."""
         tasks = self._at
-        if tasks.pop(task, None) is None:  # type: ignore[arg-type]
-            return  # (already taken out)
+        if not tasks:
+            assert self._idle is not None
+            self._idle.clear()
+        frame = BRANCH.get()
+        create = self._loop.create_task
+        branch = self._branch
+        for target in targets:
+            own: list[asyncio.Task] = []
+            task = create(branch(target, value, src, own))
+            own.append(task)
+            tasks[task] = (target, value, False, src, frame)
+
+    def _branch_ended(self, task: asyncio.Task | None) -> None:
+        if self._at.pop(task, None) is not None:  # type: ignore[arg-type]  # (else already taken out)
+            self._after_branch()
+
+    def _after_branch(self) -> None:
+        """A branch was taken out of the live set: joins may fire now, and the last one makes the run idle."""
+        tasks = self._at
         if self._joins and not self._ended:
             self._check_joins()
         if not tasks:
@@ -890,8 +909,8 @@ class Run:
                     frame = BRANCH.get()
                     self._deferred.extend((t, output, src, frame) for t in targets)
                     return
-                for t in targets[1:]:
-                    self._spawn(t, output, src)
+                if len(targets) > 1:
+                    self._spawn_all(targets[1:], output, src)
                 node_id, value = targets[0], output
                 steps += 1
                 if steps % _YIELD_EVERY == 0:
@@ -902,7 +921,9 @@ class Run:
         except Exception as exc:  # a bug, not a model failure: still end the run cleanly
             self._fail(SYSTEM_NODE, f"Internal error: {exc!r}")
         finally:
-            self._branch_ended(task)
+            # (as _branch_ended does; its call made only when there is more to do than the pop)
+            if at.pop(task, None) is not None and (not at or self._joins):  # type: ignore[call-overload]
+                self._after_branch()
 
     # ------------------------------------------------------------------ step policies
     async def _attempts(self, spec: Any, node: Node, value: Any) -> Any:
