@@ -64,6 +64,8 @@ _KNOWN_OUTPUTS_MAX = 200_000
 # An event's type, and its columns in the events table after the run's number and its own
 # (timestamp, node id, type, content, extra JSON)
 _event_type = itemgetter(1)
+# A recorded output's content id hashes its text, a zero byte and its handle: the usual handles' part
+_HANDLE_TAILS = {None: b"\0", "output": b"\0output"}
 _EVENT_COLUMNS = tuple(map(itemgetter, (3, 0, 1, 2, 4)))
 
 
@@ -717,14 +719,14 @@ class RunStore:
                     text = "j" + json.dumps(output, ensure_ascii=False)
                 except (TypeError, ValueError):  # an output that is not JSON cannot be reused
                     continue
-            if not text.isascii():
-                try:
-                    text.encode("utf-8")
-                except UnicodeEncodeError:  # a lone surrogate: kept as its JSON escape
-                    text = "j" + json.dumps(output)
+            try:
+                data = text.encode()
+            except UnicodeEncodeError:  # a lone surrogate: kept as its JSON escape
+                text = "j" + json.dumps(output)
+                data = text.encode()
             h = handle if handle is None or handle.__class__ is str else json.dumps(list(handle))
-            cid = blake2b(b"%s\0%s" % (text.encode(), (h or "").encode("utf-8", "backslashreplace")),
-                          digest_size=16).hexdigest()
+            tail = _HANDLE_TAILS.get(h) or b"\0" + (h or "").encode("utf-8", "backslashreplace")
+            cid = blake2b(data + tail, digest_size=16).hexdigest()
             if cid not in known:
                 rows.append((cid, text, h, len(text)))
                 added += len(text)
@@ -1107,10 +1109,12 @@ class RunRecorder:
         self._watching = False  # whether _watch_backlog is scheduled
         # The run's events, as they come (appended on the event loop, taken by the drain).
         self._events: deque[RunEvent] = deque()
-        # Everything else: (fields: dict | None, done: threading.Event | None), a recorded execution
-        # (node id, key, output, handle), or _STOP. The drain takes these before the events, so
-        # an item queued after an event (a status's fields, a flush) never goes without it.
+        # Everything else: (fields: dict | None, done: threading.Event | None) or _STOP. The drain
+        # takes these before the events, so an item queued after an event (a status's fields, a
+        # flush) never goes without it.
         self._items: deque[Any] = deque()
+        # The recorded executions (node id, key, output, handle), as the steps end.
+        self._recorded: deque[tuple[str, str, Any, Any]] = deque()
         self._create: dict[str, Any] | None = None
         self._create_row: tuple[tuple, tuple[str, str]] | None = None
         if new:
@@ -1152,7 +1156,7 @@ class RunRecorder:
             run.record_executions(self._on_execution)
 
     def _on_execution(self, node_id: str, key: str, output: Any, handle: Any) -> None:
-        self._items.append((node_id, key, output, handle))  # a 4-tuple: an execution (see _drain)
+        self._recorded.append((node_id, key, output, handle))
 
     def _on_event(self, ev: RunEvent) -> None:
         # Called on the event loop: only queue work, never touch the disk here.
@@ -1224,7 +1228,7 @@ class RunRecorder:
         self._watching = True
 
     def _wake_if_waiting(self) -> None:
-        if (self._items or self._events) and not self._closed.is_set():
+        if (self._items or self._events or self._recorded) and not self._closed.is_set():
             self._wake.set()
 
     def _checkpoint_json(self) -> str | None:
@@ -1346,9 +1350,7 @@ class RunRecorder:
         pending, fields, waiters = self._pending, self._fields, self._waiters
         while items:
             item = items.popleft()
-            if item.__class__ is tuple and len(item) == 4:  # a recorded execution
-                self._executions.append(item)
-            elif item is _STOP:
+            if item is _STOP:
                 stop = True
             else:
                 more, done = item
@@ -1356,6 +1358,10 @@ class RunRecorder:
                     fields.update(more)
                 if done is not None:
                     waiters.append(done)
+        recorded = self._recorded
+        if recorded:
+            popleft = recorded.popleft
+            self._executions += [popleft() for _ in range(len(recorded))]
         events = self._events  # after the items: every event queued before them is here
         if events:
             popleft = events.popleft
