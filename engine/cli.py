@@ -639,7 +639,7 @@ def _reuse_source(args: argparse.Namespace, wf: Any, store: Any) -> dict[str, An
         if run_id is None:
             _err(f"--from: {args.file} has no earlier run to reuse; run it once first (or pass --reuse RUN_ID)")
             return None
-    recorded = store.recorded_executions(run_id)
+    recorded = store.recorded_steps(run_id)
     if not recorded:
         _err(f"note: run {run_id[:12]} has no recorded outputs left (cleared or evicted); every node runs")
     return recorded or {}

@@ -169,7 +169,7 @@ class StepHook:
     def __init__(self, run: Any, *, reuse: Mapping[str, RecordedExecution] | None = None,
                  start_at: str | None = None) -> None:
         self.run = run
-        self.reuse: dict[str, RecordedExecution] = dict(reuse or {})
+        self.reuse: dict[str, tuple[RecordedExecution, ...]] = dict(reuse or {})
         self.fresh: set[str] = downstream_of(run.workflow, [start_at]) if start_at else set()
         self.recorders: list[Callable[[str, str, Any, Any], None]] = []
         self.pinned: dict[str, Any] = {}
@@ -183,6 +183,7 @@ class StepHook:
         meta = run.meta or {}
         self._run_part = _run_part(meta.get("provider"), meta.get("model"))
         self.hits = 0
+        self._replayed: dict[str, int] = {}  # node id -> how many of its recorded steps are used or passed
         # Whether before() can give a step's result (a pinned node, a recording to reuse): a run
         # that only records (every run with a run store) does not ask it at every step.
         self.supplies = bool(self.pinned or self.reuse)
@@ -215,11 +216,19 @@ class StepHook:
             if output.__class__ is str:
                 self.run.last_text_output = output
             return output, handle
-        recorded = self.reuse.get(node_id)
-        if recorded is None or node_id in self.fresh:
+        steps = self.reuse.get(node_id)
+        if steps is None or node_id in self.fresh:
             return None
         step = self.step_digest(value)
-        if recorded.key != self.key(node, value, step):
+        key = self.key(node, value, step)
+        # The node's next recorded step with this key (a loop's node and body have one an
+        # iteration, in order: a loop whose body gives back what it got goes round as recorded).
+        for i in range(self._replayed.get(node_id, 0), len(steps)):
+            if steps[i].key == key:
+                recorded = steps[i]
+                self._replayed[node_id] = i + 1
+                break
+        else:
             return None
         self.hits += 1
         handle = recorded.handle
@@ -231,6 +240,7 @@ class StepHook:
         self.run._emit(node_id, CACHE_HIT, as_text(recorded.output), extra)
         if recorded.output.__class__ is str:
             self.run.last_text_output = recorded.output
+        spec.replayed(self.run._ctx, node, handle)  # the run's own state (a loop's iteration), as if it had run
         if self.recorders:  # the reused execution belongs to this run too (a later run may reuse it)
             for rec in self.recorders:
                 rec(node_id, STEP_DIGEST_MARK + step, recorded.output, handle)
@@ -253,12 +263,13 @@ class StepHook:
                 rec(node_id, key, output, handle)
 
 
-def reuse_map(reuse_from: Any, store: Any = None) -> tuple[dict[str, RecordedExecution], str | None]:
-    """The recorded executions a run from a node may reuse, and the run they came from.
+def reuse_map(reuse_from: Any, store: Any = None) -> tuple[dict[str, tuple[RecordedExecution, ...]], str | None]:
+    """The recorded executions a run from a node may reuse, by node (each node's steps in the
+    order they ran: a loop's steps ran once an iteration), and the run they came from.
 
     ``reuse_from``: None (nothing), a run id (its executions in ``store``, the default run store
     when None), or a mapping node id -> :class:`RecordedExecution` (or ``{key, output, handle,
-    runId}``).
+    runId}``), or a sequence of them (the node's steps).
     """
     if reuse_from is None:
         return {}, None
@@ -267,14 +278,17 @@ def reuse_map(reuse_from: Any, store: Any = None) -> tuple[dict[str, RecordedExe
             from .store import RunStore
 
             store = RunStore()
-        return store.recorded_executions(reuse_from), reuse_from
+        return store.recorded_steps(reuse_from), reuse_from
     if not isinstance(reuse_from, Mapping):
         raise TypeError("reuse_from must be a run id or a mapping of node ids to recorded executions")
-    out: dict[str, RecordedExecution] = {}
+    out: dict[str, tuple[RecordedExecution, ...]] = {}
     run_ids = set()
-    for node_id, rec in reuse_from.items():
-        if not isinstance(rec, RecordedExecution):
-            rec = RecordedExecution(rec["key"], rec.get("output"), rec.get("handle"), rec.get("runId", ""))
-        out[node_id] = rec
-        run_ids.add(rec.run_id)
+    for node_id, recs in reuse_from.items():
+        steps = []
+        for rec in (recs,) if isinstance(recs, (RecordedExecution, Mapping)) else recs:
+            if not isinstance(rec, RecordedExecution):
+                rec = RecordedExecution(rec["key"], rec.get("output"), rec.get("handle"), rec.get("runId", ""))
+            steps.append(rec)
+            run_ids.add(rec.run_id)
+        out[node_id] = tuple(steps)
     return out, (run_ids.pop() if len(run_ids) == 1 else None)

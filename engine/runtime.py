@@ -1108,8 +1108,7 @@ class Run:
     async def _loop_step(self, node: Node, value: Any) -> tuple[Any, str]:
         """A loop node's step (see ``engine.nodes.loop``): start, go round again, or be done."""
         loop_id = node.id
-        frame = BRANCH.get() or BranchFrame()
-        visits = self.visits
+        frame = BRANCH.get() or _EMPTY_FRAME
         if loop_id in frame.loops:  # the body came back: one iteration ended
             iteration = self._loops.get(loop_id, 1)
             data = node.data
@@ -1117,19 +1116,32 @@ class Run:
             self._emit(loop_id, _LOOP_CHECK, f"iteration {iteration}: {'matched' if matched else 'not matched'}",
                        {"iteration": iteration, "matched": matched})
             if matched or iteration >= (getattr(data, "maxIterations", None) or DEFAULT_MAX_ITERATIONS):
-                self._loops.pop(loop_id, None)
-                BRANCH.set(frame._replace(loops=frame.loops[:frame.loops.index(loop_id)]))
+                self._loop_turn(loop_id, frame, "done")
                 return value, "done"
-            self._loops[loop_id] = iteration + 1
+        self._loop_turn(loop_id, frame, "body")
+        return value, "body"
+
+    def _loop_turn(self, loop_id: str, frame: BranchFrame, handle: str) -> None:
+        """The loop's state after a step that followed ``handle``: ``done`` leaves the loop;
+        ``body`` starts iteration 1, or the next one when the body came back. Also what a
+        reused step of the loop does (``LoopSpec.replayed``), so a run from a node after a loop
+        whose steps are reused counts its iterations as the recorded run did."""
+        if handle == "done":
+            self._loops.pop(loop_id, None)
+            if loop_id in frame.loops:
+                BRANCH.set(frame._replace(loops=frame.loops[:frame.loops.index(loop_id)]))
+            return
+        if loop_id in frame.loops:
+            self._loops[loop_id] = self._loops.get(loop_id, 1) + 1
         else:  # the first arrival: iteration 1
             self._loops[loop_id] = 1
             BRANCH.set(frame._replace(loops=(*frame.loops, loop_id)))
         # A bounded loop never trips the visit guard: each iteration counts its body afresh.
+        visits = self.visits
         for n in self._loop_body(loop_id):
             if n in visits:
                 visits[n] = 0
         visits[loop_id] = 0
-        return value, "body"
 
     # ------------------------------------------------------------------ nested runs (flows)
     def _library(self) -> Any:

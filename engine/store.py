@@ -813,7 +813,14 @@ class RunStore:
         return out
 
     def recorded_executions(self, run_id: str) -> dict[str, Any]:
-        """The executions recorded in run ``run_id`` still in the cache: node id -> RecordedExecution."""
+        """The executions recorded in run ``run_id`` still in the cache: node id -> RecordedExecution
+        (the node's last step)."""
+        return {node_id: steps[-1] for node_id, steps in self.recorded_steps(run_id).items()}
+
+    def recorded_steps(self, run_id: str) -> dict[str, tuple[Any, ...]]:
+        """Every step recorded in run ``run_id`` still in the cache, by node: node id -> its
+        RecordedExecutions in the order they ran (a loop's node and body ran once an iteration;
+        a later run reuses whichever step has its key)."""
         from .rerun import STEP_DIGEST_MARK, RecordedExecution, stored_key
 
         rows = self._exec("SELECT ro.node_id, ro.key, o.output, o.handle FROM run_outputs ro "
@@ -825,7 +832,7 @@ class RunStore:
             except (StoreError, ValueError) as err:  # its workflow unreadable: nothing to reuse
                 log.warning("run %s: its recorded outputs cannot be reused: %s", run_id, err)
                 return {}
-        out = {}
+        out: dict[str, list[Any]] = {}
         for node_id, key, output, handle in rows:
             if key.startswith(STEP_DIGEST_MARK):
                 part = digests.get(node_id)
@@ -834,11 +841,11 @@ class RunStore:
                 key = stored_key(part, key)
             if handle and handle.startswith("["):
                 handle = tuple(json.loads(handle))
-            out[node_id] = RecordedExecution(key, output[1:] if output[:1] == "s" else json.loads(output[1:]), handle,
-                                             run_id)
+            out.setdefault(node_id, []).append(
+                RecordedExecution(key, output[1:] if output[:1] == "s" else json.loads(output[1:]), handle, run_id))
         if out:  # reused: kept longest
             self._exec("UPDATE runs SET reused_at = ? WHERE id = ?", (time.time(), run_id))
-        return out
+        return {node_id: tuple(steps) for node_id, steps in out.items()}
 
     def _node_digests(self, run_id: str) -> dict[str, str]:
         """The nodes' part of the execution keys (``engine.rerun.node_digest``) of the workflow

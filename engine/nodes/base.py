@@ -266,6 +266,11 @@ class NodeSpec:
     async def execute(self, ctx: Any, node: "Node", value: Any) -> "tuple[Any, str | tuple[str, ...] | None] | PauseRequest":
         raise NodeError(f"Nodes of type '{self.kind}' cannot run.")
 
+    def replayed(self, ctx: Any, node: "Node", handle: Any) -> None:
+        """A step of this node was not run but reused from an earlier run (``cache_hit``, with
+        ``handle``): a kind whose steps change the run's own state (a loop's iteration) does
+        that here. Most kinds have nothing to do."""
+
     def __repr__(self) -> str:
         return f"<NodeSpec {self.kind!r}>"
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
-from .base import NodeData, NodeSpec
+from .base import BRANCH, BranchFrame, NodeData, NodeSpec
 
 DEFAULT_MAX_ITERATIONS = 10
 LOOP_CHECK = "loop_check"
@@ -89,6 +89,10 @@ class LoopSpec(NodeSpec):
     async def execute(self, ctx: Any, node: Any, value: Any) -> tuple[Any, str]:
         # The runtime runs loops itself (``Run._loop_step``): the counter lives in the run.
         return await ctx.run._loop_step(node, value)
+
+    def replayed(self, ctx: Any, node: Any, handle: Any) -> None:
+        # a reused step (a run from a node after the loop): the iteration it was, counted
+        ctx.run._loop_turn(node.id, BRANCH.get() or BranchFrame(), handle)
 
 
 SPEC = LoopSpec()

@@ -419,3 +419,70 @@ def test_a_node_recorded_several_times_in_a_run_is_reused_with_its_last_output(t
     assert (recorded["a1"].key, recorded["a1"].output) == ("k-third", "third")
     assert recorded["s"].output == "topic"
     assert store.cache_stats()["entries"] == 4
+
+
+def looped(reviser_prompt: str = "revise: {{PREVIOUS_OUTPUT}}") -> dict:
+    """start -> draft -> a loop of two rounds (the reviser its body) -> publish."""
+    return {"name": "looped",
+            "nodes": [start("s", "topic"), agent("draft", "draft: {{PREVIOUS_OUTPUT}}"),
+                      {"id": "rounds", "type": "loop", "data": {"maxIterations": 2, "until": "never said"}},
+                      agent("reviser", reviser_prompt), agent("publish", "publish: {{PREVIOUS_OUTPUT}}")],
+            "connections": [link("s", "draft"), link("draft", "rounds"), link("rounds", "reviser", "body"),
+                            link("reviser", "rounds"), link("rounds", "publish", "done")]}
+
+
+def test_a_run_from_a_node_after_a_loop_reuses_every_round(server, tmp_path) -> None:
+    """Each round of a loop is a recorded step of the loop node and of its body: a run from the
+    node after the loop finds every one by its key, in order, and pays only for that node."""
+    store = RunStore(tmp_path / "runs.db")
+    first = run_recorded(store, looped(), server.base_url)
+    assert first.status == RunStatus.COMPLETED
+    assert kinds(first, "llm_response") == ["draft", "reviser", "reviser", "publish"]
+    server.requests.clear()
+
+    again = run_recorded(store, looped(), server.base_url, reuse_from=first.run_id, start_at="publish")
+    assert again.status == RunStatus.COMPLETED
+    assert len(server.requests) == 1
+    assert kinds(again, "cache_hit") == ["s", "draft", "rounds", "reviser", "rounds", "reviser", "rounds"]
+    assert [e.extra["handle"] for e in again.events if e.type == "cache_hit" and e.node_id == "rounds"] == [
+        "body", "body", "done"]
+    assert again.outputs["publish"] == first.outputs["publish"]
+    # every step is kept, in order; the node's last one is what recorded_executions gives
+    steps = store.recorded_steps(first.run_id)
+    assert {node: len(recs) for node, recs in steps.items()} == {"s": 1, "draft": 1, "rounds": 3, "reviser": 2,
+                                                                 "publish": 1}
+    assert store.recorded_executions(first.run_id)["rounds"] == steps["rounds"][-1]
+
+
+def test_flowdesk_run_from_after_a_loop_pays_for_that_node_only(server, tmp_path) -> None:
+    flow = tmp_path / "looped.flow.json"
+    flow.write_text(json.dumps(looped()))
+    env = {"PYTHONPATH": str(ROOT), "FLOWDESK_DATA_DIR": str(tmp_path), "OPENAI_API_KEY": "test-key",
+           "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    args = [sys.executable, "-m", "engine.cli", "run", str(flow), "--provider", "openai", "--base-url", server.base_url]
+    res = subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stderr
+    assert len(server.requests) == 4
+    res = subprocess.run(args + ["--from", "publish", "--jsonl"], cwd=ROOT, env=env, capture_output=True, text=True,
+                         timeout=60)
+    assert res.returncode == 0, res.stderr
+    assert len(server.requests) == 5
+    hits = [json.loads(x)["nodeId"] for x in res.stdout.splitlines() if '"cache_hit"' in x]
+    assert hits == ["s", "draft", "rounds", "reviser", "rounds", "reviser", "rounds"]
+
+
+def test_a_loop_whose_body_changed_runs_its_rounds_as_a_fresh_run_would(server, tmp_path) -> None:
+    """The loop's first step is reused (its input did not change) and counted as iteration 1, so
+    the changed body runs twice, as in a fresh run, not three times."""
+    store = RunStore(tmp_path / "runs.db")
+    first = run_recorded(store, looped(), server.base_url)
+    server.requests.clear()
+
+    changed = looped("revise it again: {{PREVIOUS_OUTPUT}}")
+    again = run_recorded(store, changed, server.base_url, reuse_from=first.run_id, start_at="publish")
+    fresh = run_recorded(store, changed, server.base_url)
+    assert again.status == fresh.status == RunStatus.COMPLETED
+    assert kinds(again, "cache_hit") == ["s", "draft", "rounds"]
+    assert kinds(again, "llm_response") == ["reviser", "reviser", "publish"]
+    assert [e.extra["iteration"] for e in again.events if e.type == "loop_check"] == [1, 2]
+    assert again.outputs["publish"] == fresh.outputs["publish"]
