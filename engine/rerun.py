@@ -183,7 +183,7 @@ class StepHook:
         meta = run.meta or {}
         self._run_part = _run_part(meta.get("provider"), meta.get("model"))
         self.hits = 0
-        self._replayed: dict[str, int] = {}  # node id -> how many of its recorded steps are used or passed
+        self._replayed: dict[str, set[int]] = {}  # node id -> which of its recorded steps this run reused
         # Whether before() can give a step's result (a pinned node, a recording to reuse): a run
         # that only records (every run with a run store) does not ask it at every step.
         self.supplies = bool(self.pinned or self.reuse)
@@ -221,15 +221,17 @@ class StepHook:
             return None
         step = self.step_digest(value)
         key = self.key(node, value, step)
-        # The node's next recorded step with this key (a loop's node and body have one an
-        # iteration, in order: a loop whose body gives back what it got goes round as recorded).
-        for i in range(self._replayed.get(node_id, 0), len(steps)):
-            if steps[i].key == key:
-                recorded = steps[i]
-                self._replayed[node_id] = i + 1
-                break
-        else:
+        # The node's first recorded step with this key not reused yet in this run (a loop's node
+        # and body have one an iteration, taken in order: a loop whose body gives back what it got
+        # goes round as recorded; a node reached by two branches finds each, whichever comes first;
+        # a node reached more often than recorded reuses its last matching step again).
+        used = self._replayed.setdefault(node_id, set())
+        matching = [i for i, rec in enumerate(steps) if rec.key == key]
+        if not matching:
             return None
+        i = next((i for i in matching if i not in used), matching[-1])  # (all used: the last again)
+        used.add(i)
+        recorded = steps[i]
         self.hits += 1
         handle = recorded.handle
         if isinstance(handle, list):

@@ -486,3 +486,29 @@ def test_a_loop_whose_body_changed_runs_its_rounds_as_a_fresh_run_would(server, 
     assert kinds(again, "llm_response") == ["reviser", "reviser", "publish"]
     assert [e.extra["iteration"] for e in again.events if e.type == "loop_check"] == [1, 2]
     assert again.outputs["publish"] == fresh.outputs["publish"]
+
+
+def test_a_loop_whose_body_gives_back_what_it_got_replays_its_rounds_in_order(tmp_path) -> None:
+    """Every round of this loop has the same input, so its steps share one key: the run from the
+    node after it takes them in the order they ran (body, body, body, then done)."""
+    from engine import EchoProvider
+
+    wf_dict = looped("")  # an empty prompt: echo answers with the input itself
+    wf_dict["nodes"][2]["data"]["maxIterations"] = 3
+    store = RunStore(tmp_path / "runs.db")
+
+    def recorded_run(**kwargs) -> Run:
+        run = Run(parse_workflow(wf_dict), EchoProvider(), store=store, **kwargs)
+        rec = RunRecorder(store, run)
+        asyncio.run(run.start())
+        rec.settled()
+        rec.close()
+        return run
+
+    first = recorded_run()
+    assert kinds(first, "llm_response") == ["draft", "reviser", "reviser", "reviser", "publish"]
+    again = recorded_run(reuse_from=first.run_id, start_at="publish")
+    assert again.status == RunStatus.COMPLETED
+    assert [e.extra["handle"] for e in again.events if e.type == "cache_hit" and e.node_id == "rounds"] == [
+        "body", "body", "body", "done"]
+    assert kinds(again, "llm_response") == ["publish"]
