@@ -33,7 +33,7 @@ from collections.abc import Mapping
 from typing import Any, Callable, NamedTuple
 
 from .events import EventType
-from .nodes.base import as_text
+from .nodes.base import NodeSpec, as_text
 
 __all__ = ["RecordedExecution", "StepHook", "execution_key", "downstream_of", "PINNED_FIELD", "CACHE_HIT",
            "STEP_PINNED"]
@@ -41,6 +41,7 @@ __all__ = ["RecordedExecution", "StepHook", "execution_key", "downstream_of", "P
 PINNED_FIELD = "pinnedOutput"
 PINNED_HANDLE_FIELD = "pinnedHandle"
 CACHE_HIT = EventType.CACHE_HIT.value
+_NO_REPLAY = NodeSpec.replayed  # a kind whose reused steps change nothing in the run
 STEP_PINNED = EventType.STEP_PINNED.value
 # Data fields that do not change what a node does (display only), left out of its key.
 _NOT_IN_KEY = frozenset({PINNED_FIELD, PINNED_HANDLE_FIELD, "collapsed", "label", "note"})
@@ -225,13 +226,18 @@ class StepHook:
         # and body have one an iteration, taken in order: a loop whose body gives back what it got
         # goes round as recorded; a node reached by two branches finds each, whichever comes first;
         # a node reached more often than recorded reuses its last matching step again).
-        used = self._replayed.setdefault(node_id, set())
-        matching = [i for i, rec in enumerate(steps) if rec.key == key]
-        if not matching:
-            return None
-        i = next((i for i in matching if i not in used), matching[-1])  # (all used: the last again)
-        used.add(i)
-        recorded = steps[i]
+        if len(steps) == 1:  # (most nodes ran once)
+            recorded = steps[0]
+            if recorded.key != key:
+                return None
+        else:
+            matching = [i for i, rec in enumerate(steps) if rec.key == key]
+            if not matching:
+                return None
+            used = self._replayed.setdefault(node_id, set())
+            i = next((i for i in matching if i not in used), matching[-1])  # (all used: the last again)
+            used.add(i)
+            recorded = steps[i]
         self.hits += 1
         handle = recorded.handle
         if isinstance(handle, list):
@@ -242,7 +248,8 @@ class StepHook:
         self.run._emit(node_id, CACHE_HIT, as_text(recorded.output), extra)
         if recorded.output.__class__ is str:
             self.run.last_text_output = recorded.output
-        spec.replayed(self.run._ctx, node, handle)  # the run's own state (a loop's iteration), as if it had run
+        if type(spec).replayed is not _NO_REPLAY:  # the run's own state (a loop's iteration), as if it had run
+            spec.replayed(self.run._ctx, node, handle)
         if self.recorders:  # the reused execution belongs to this run too (a later run may reuse it)
             for rec in self.recorders:
                 rec(node_id, STEP_DIGEST_MARK + step, recorded.output, handle)

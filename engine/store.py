@@ -832,7 +832,7 @@ class RunStore:
             except (StoreError, ValueError) as err:  # its workflow unreadable: nothing to reuse
                 log.warning("run %s: its recorded outputs cannot be reused: %s", run_id, err)
                 return {}
-        out: dict[str, list[Any]] = {}
+        out: dict[str, tuple[Any, ...]] = {}
         for node_id, key, output, handle in rows:
             if key.startswith(STEP_DIGEST_MARK):
                 part = digests.get(node_id)
@@ -841,11 +841,12 @@ class RunStore:
                 key = stored_key(part, key)
             if handle and handle.startswith("["):
                 handle = tuple(json.loads(handle))
-            out.setdefault(node_id, []).append(
-                RecordedExecution(key, output[1:] if output[:1] == "s" else json.loads(output[1:]), handle, run_id))
+            rec = RecordedExecution(key, output[1:] if output[:1] == "s" else json.loads(output[1:]), handle, run_id)
+            earlier = out.get(node_id)
+            out[node_id] = (rec,) if earlier is None else (*earlier, rec)
         if out:  # reused: kept longest
             self._exec("UPDATE runs SET reused_at = ? WHERE id = ?", (time.time(), run_id))
-        return {node_id: tuple(steps) for node_id, steps in out.items()}
+        return out
 
     def _node_digests(self, run_id: str) -> dict[str, str]:
         """The nodes' part of the execution keys (``engine.rerun.node_digest``) of the workflow
