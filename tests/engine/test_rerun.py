@@ -10,6 +10,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -38,9 +39,17 @@ def chain(n: int = 10, prompts: dict[int, str] | None = None, pinned: dict[int, 
     return {"name": "chain", "nodes": nodes, "connections": links}
 
 
-def run_recorded(store: RunStore, wf_dict: dict, base_url: str, **kwargs) -> Run:
+def cli_env(tmp_path: Path) -> dict[str, str]:
+    """The environment of a `flowdesk` run in a test: this checkout, its own history, a test key."""
+    return {"PYTHONPATH": str(ROOT), "FLOWDESK_DATA_DIR": str(tmp_path), "OPENAI_API_KEY": "test-key",
+            "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+
+
+def run_recorded(store: RunStore, wf_dict: dict, base_url: Any, **kwargs) -> Run:
+    """A recorded run of ``wf_dict`` against the fake server at ``base_url`` (or that provider)."""
     wf = parse_workflow(wf_dict)
-    run = Run(wf, make_resolver("openai", base_url=base_url), store=store, **kwargs)
+    provider = make_resolver("openai", base_url=base_url) if isinstance(base_url, str) else base_url
+    run = Run(wf, provider, store=store, **kwargs)
     rec = RunRecorder(store, run, workflow_path="/flows/chain.flow.json")
     asyncio.run(run.start())
     rec.settled()
@@ -112,8 +121,7 @@ def test_reuse_across_a_process_restart(server, tmp_path) -> None:
     db = tmp_path / "runs.db"
     flow = tmp_path / "chain.flow.json"
     flow.write_text(json.dumps(chain(5)))
-    env = {"PYTHONPATH": str(ROOT), "FLOWDESK_DATA_DIR": str(tmp_path), "OPENAI_API_KEY": "test-key",
-           "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    env = cli_env(tmp_path)
     base = [sys.executable, "-m", "engine.cli", "run", str(flow), "--provider", "openai", "--base-url", server.base_url]
     res = subprocess.run(base, cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
     assert res.returncode == 0, res.stderr
@@ -232,8 +240,7 @@ def test_resume_with_an_edited_output_from_the_cli(server, tmp_path) -> None:
                                 "connections": [link("s", "a1"), link("a1", "ok"), link("ok", "a2", "approve")]}))
     edited = tmp_path / "edited.txt"
     edited.write_text("hand-fixed draft")
-    env = {"PYTHONPATH": str(ROOT), "FLOWDESK_DATA_DIR": str(tmp_path), "OPENAI_API_KEY": "test-key",
-           "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    env = cli_env(tmp_path)
     res = subprocess.run([sys.executable, "-m", "engine.cli", "run", str(flow), "--provider", "openai", "--base-url",
                           server.base_url], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
     assert res.returncode == 3, res.stderr
@@ -337,8 +344,7 @@ def test_flowdesk_repair_apply_writes_the_file_atomically(server, tmp_path) -> N
     flow["nodes"][2]["data"]["model"] = "bad-model"
     path = tmp_path / "chain.flow.json"
     path.write_text(json.dumps(flow))
-    env = {"PYTHONPATH": str(ROOT), "FLOWDESK_DATA_DIR": str(tmp_path), "OPENAI_API_KEY": "test-key",
-           "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    env = cli_env(tmp_path)
     base = [sys.executable, "-m", "engine.cli"]
     res = subprocess.run(base + ["run", str(path), "--provider", "openai", "--base-url", server.base_url], cwd=ROOT,
                          env=env, capture_output=True, text=True, timeout=60)
@@ -457,8 +463,7 @@ def test_a_run_from_a_node_after_a_loop_reuses_every_round(server, tmp_path) -> 
 def test_flowdesk_run_from_after_a_loop_pays_for_that_node_only(server, tmp_path) -> None:
     flow = tmp_path / "looped.flow.json"
     flow.write_text(json.dumps(looped()))
-    env = {"PYTHONPATH": str(ROOT), "FLOWDESK_DATA_DIR": str(tmp_path), "OPENAI_API_KEY": "test-key",
-           "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    env = cli_env(tmp_path)
     args = [sys.executable, "-m", "engine.cli", "run", str(flow), "--provider", "openai", "--base-url", server.base_url]
     res = subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
     assert res.returncode == 0, res.stderr
@@ -496,18 +501,9 @@ def test_a_loop_whose_body_gives_back_what_it_got_replays_its_rounds_in_order(tm
     wf_dict = looped("")  # an empty prompt: echo answers with the input itself
     wf_dict["nodes"][2]["data"]["maxIterations"] = 3
     store = RunStore(tmp_path / "runs.db")
-
-    def recorded_run(**kwargs) -> Run:
-        run = Run(parse_workflow(wf_dict), EchoProvider(), store=store, **kwargs)
-        rec = RunRecorder(store, run)
-        asyncio.run(run.start())
-        rec.settled()
-        rec.close()
-        return run
-
-    first = recorded_run()
+    first = run_recorded(store, wf_dict, EchoProvider())
     assert kinds(first, "llm_response") == ["draft", "reviser", "reviser", "reviser", "publish"]
-    again = recorded_run(reuse_from=first.run_id, start_at="publish")
+    again = run_recorded(store, wf_dict, EchoProvider(), reuse_from=first.run_id, start_at="publish")
     assert again.status == RunStatus.COMPLETED
     assert [e.extra["handle"] for e in again.events if e.type == "cache_hit" and e.node_id == "rounds"] == [
         "body", "body", "body", "done"]
