@@ -33,7 +33,7 @@ from collections.abc import Mapping
 from typing import Any, Callable, NamedTuple
 
 from .events import EventType
-from .nodes.base import NodeSpec, as_text
+from .nodes.base import as_text
 
 __all__ = ["RecordedExecution", "StepHook", "execution_key", "downstream_of", "PINNED_FIELD", "CACHE_HIT",
            "STEP_PINNED"]
@@ -41,7 +41,6 @@ __all__ = ["RecordedExecution", "StepHook", "execution_key", "downstream_of", "P
 PINNED_FIELD = "pinnedOutput"
 PINNED_HANDLE_FIELD = "pinnedHandle"
 CACHE_HIT = EventType.CACHE_HIT.value
-_NO_REPLAY = NodeSpec.replayed  # a kind whose reused steps change nothing in the run
 STEP_PINNED = EventType.STEP_PINNED.value
 # Data fields that do not change what a node does (display only), left out of its key.
 _NOT_IN_KEY = frozenset({PINNED_FIELD, PINNED_HANDLE_FIELD, "collapsed", "label", "note"})
@@ -248,8 +247,7 @@ class StepHook:
         self.run._emit(node_id, CACHE_HIT, as_text(recorded.output), extra)
         if recorded.output.__class__ is str:
             self.run.last_text_output = recorded.output
-        if type(spec).replayed is not _NO_REPLAY:  # the run's own state (a loop's iteration), as if it had run
-            spec.replayed(self.run._ctx, node, handle)
+        spec.replayed(self.run._ctx, node, handle)  # the run's own state (a loop's iteration), as if it had run
         if self.recorders:  # the reused execution belongs to this run too (a later run may reuse it)
             for rec in self.recorders:
                 rec(node_id, STEP_DIGEST_MARK + step, recorded.output, handle)
@@ -262,12 +260,7 @@ class StepHook:
             # It ran again (its data or input changed): nothing downstream of it may be reused.
             self.fresh |= downstream_of(self.run.workflow, [node_id])
         if self.recorders:  # the step's part only: the node's is made again from the stored workflow
-            if value.__class__ is str and not getattr(self.run, "variables", None):  # step_digest, inlined
-                h = self._run_part.copy()
-                h.update(b"s" + value.encode("utf-8", "backslashreplace"))
-                key = STEP_DIGEST_MARK + h.hexdigest()
-            else:
-                key = STEP_DIGEST_MARK + self.step_digest(value)
+            key = STEP_DIGEST_MARK + self.step_digest(value)
             for rec in self.recorders:
                 rec(node_id, key, output, handle)
 

@@ -169,6 +169,14 @@ class _OutcomeView(Mapping):
     def __len__(self) -> int:
         return len(self._outputs) + sum(1 for n in self._recorded if n not in self._outputs)
 
+    def texts(self) -> dict[str, str]:
+        """The outcomes as text, in this view's order (as a snapshot keeps them), made without
+        a lookup per node."""
+        texts = dict.fromkeys(self._outputs, _DONE_TEXT)
+        for node_id, outcome in self._recorded.items():
+            texts[node_id] = str(outcome)
+        return texts
+
 
 class _RecordView(Mapping):
     """A read-only view of a run's records as :class:`NodeRecord` tuples.
@@ -696,48 +704,38 @@ class Run:
 
     def _spawn(self, node_id: str, value: Any, src: str | None = None, frame: Any = False) -> None:
         """A new branch at ``node_id``; ``frame`` (False: the current branch's) is its BranchFrame."""
-        tasks = self._at
-        if not tasks:
-            assert self._idle is not None
-            self._idle.clear()
-        # The branch takes itself out of ``_at`` when it ends (see ``_branch``): no done
-        # callback, which would cost one more event-loop callback per branch.
-        # The branch learns its task from ``own`` (filled in before its first step), cheaper than
-        # asyncio.current_task(), a Python function in 3.11, once per branch of a fan-out.
-        own: list[asyncio.Task] = []
-        if frame is False:
-            frame = BRANCH.get()
-            task = self._loop.create_task(self._branch(node_id, value, src, own))
-        else:
-            context = contextvars.copy_context()
-            context.run(BRANCH.set, frame)
-            task = self._loop.create_task(self._branch(node_id, value, src, own), context=context)
-        own.append(task)
-        tasks[task] = (node_id, value, False, src, frame)
+        self._spawn_all((node_id,), value, src, frame)
 
-    def _spawn_all(self, targets: list[str], value: Any, src: str | None) -> None:
-        """A new branch at each of ``targets``, in the current branch's frame (a fan-out: what
-        ``_spawn`` does for one, with its lookups made once for all)."""
+    def _spawn_all(self, targets: Any, value: Any, src: str | None, frame: Any = False) -> None:
+        """A new branch at each of ``targets`` (a fan-out: the lookups made once for all), in
+        ``frame`` (False: the current branch's), each in a context of its own."""
         tasks = self._at
         if not tasks:
             assert self._idle is not None
             self._idle.clear()
-        frame = BRANCH.get()
+        given = frame is not False
+        if not given:
+            frame = BRANCH.get()
+        context = None  # (None: the task copies the current one, whose frame it is)
         create = self._loop.create_task
         branch = self._branch
         for target in targets:
+            if given:
+                context = contextvars.copy_context()
+                context.run(BRANCH.set, frame)
+            # The branch takes itself out of ``_at`` when it ends (see ``_branch``): no done
+            # callback, which would cost one more event-loop callback per branch. It learns its
+            # task from ``own`` (filled in before its first step), cheaper than
+            # asyncio.current_task(), a Python function in 3.11.
             own: list[asyncio.Task] = []
-            task = create(branch(target, value, src, own))
+            task = create(branch(target, value, src, own), context=context)
             own.append(task)
             tasks[task] = (target, value, False, src, frame)
 
     def _branch_ended(self, task: asyncio.Task | None) -> None:
-        if self._at.pop(task, None) is not None:  # type: ignore[arg-type]  # (else already taken out)
-            self._after_branch()
-
-    def _after_branch(self) -> None:
-        """A branch was taken out of the live set: joins may fire now, and the last one makes the run idle."""
         tasks = self._at
+        if tasks.pop(task, None) is None:  # type: ignore[arg-type]
+            return  # (already taken out)
         if self._joins and not self._ended:
             self._check_joins()
         if not tasks:
@@ -921,9 +919,7 @@ class Run:
         except Exception as exc:  # a bug, not a model failure: still end the run cleanly
             self._fail(SYSTEM_NODE, f"Internal error: {exc!r}")
         finally:
-            # (as _branch_ended does; its call made only when there is more to do than the pop)
-            if at.pop(task, None) is not None and (not at or self._joins):  # type: ignore[call-overload]
-                self._after_branch()
+            self._branch_ended(task)
 
     # ------------------------------------------------------------------ step policies
     async def _attempts(self, spec: Any, node: Node, value: Any) -> Any:
@@ -1116,16 +1112,17 @@ class Run:
             self._emit(loop_id, _LOOP_CHECK, f"iteration {iteration}: {'matched' if matched else 'not matched'}",
                        {"iteration": iteration, "matched": matched})
             if matched or iteration >= (getattr(data, "maxIterations", None) or DEFAULT_MAX_ITERATIONS):
-                self._loop_turn(loop_id, frame, "done")
+                self._loop_turn(loop_id, "done")
                 return value, "done"
-        self._loop_turn(loop_id, frame, "body")
+        self._loop_turn(loop_id, "body")
         return value, "body"
 
-    def _loop_turn(self, loop_id: str, frame: BranchFrame, handle: str) -> None:
+    def _loop_turn(self, loop_id: str, handle: str) -> None:
         """The loop's state after a step that followed ``handle``: ``done`` leaves the loop;
         ``body`` starts iteration 1, or the next one when the body came back. Also what a
         reused step of the loop does (``LoopSpec.replayed``), so a run from a node after a loop
         whose steps are reused counts its iterations as the recorded run did."""
+        frame = BRANCH.get() or _EMPTY_FRAME
         if handle == "done":
             self._loops.pop(loop_id, None)
             if loop_id in frame.loops:
@@ -1358,14 +1355,6 @@ class Run:
                 visits[node_id] -= 1
         return self._state(False, deferred, visits)
 
-    def _outcome_texts(self) -> dict[str, str]:
-        """``outcomes`` as a snapshot keeps them (done for a node with an output and nothing recorded)."""
-        recorded = self._outcomes
-        texts = dict.fromkeys(self.outputs, _DONE_TEXT)
-        for node_id, outcome in recorded.items():
-            texts[node_id] = str(outcome)
-        return texts
-
     def _nested_state(self) -> dict[str, Any]:
         """This nested run's snapshot, workflow included (a checkpoint when siblings are in flight)."""
         if not self._at:
@@ -1396,7 +1385,7 @@ class Run:
             "loops": dict(self._loops),
             "outputs": dict(self.outputs),
             "visits": dict(visits),
-            "outcomes": self._outcome_texts(),
+            "outcomes": _OutcomeView(self._outcomes, self.outputs).texts(),
             "lastTextOutput": self.last_text_output,
             "error": self.error,
             "startedAt": self.started_at,

@@ -675,8 +675,7 @@ class RunStore:
                     # the usual batch: each column taken as it is (no Python call, no tuple per event)
                     columns = [list(map(get, events)) for get in _EVENT_COLUMNS]
                 else:  # some kept in their wire form (see RunEvent.stored)
-                    columns = list(zip(*[(e[3], e[0], e[1], *e.stored()) if e[1] in _WIRE_TYPES or len(e) > 5
-                                         else (e[3], e[0], e[1], e[2], e[4]) for e in events]))
+                    columns = list(zip(*[(e[3], e[0], e[1], *e.stored()) for e in events]))
                 _insert_rows(conn, "events", self._num(conn, run_id), first_seq, columns)
             if run_fields:
                 cols = ", ".join(f"{k} = ?" for k in run_fields)

@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
-from .base import BRANCH, BranchFrame, NodeData, NodeSpec
+from .base import NodeData, NodeSpec
 
 DEFAULT_MAX_ITERATIONS = 10
 LOOP_CHECK = "loop_check"
@@ -92,7 +92,7 @@ class LoopSpec(NodeSpec):
 
     def replayed(self, ctx: Any, node: Any, handle: Any) -> None:
         # a reused step (a run from a node after the loop): the iteration it was, counted
-        ctx.run._loop_turn(node.id, BRANCH.get() or BranchFrame(), handle)
+        ctx.run._loop_turn(node.id, handle)
 
 
 SPEC = LoopSpec()
