@@ -16,7 +16,7 @@ from engine import (ExportRefused, Node, Workflow, WorkflowLoadError, atomic_wri
 
 from ..canvas.view import local_paths
 from .opening import Opened, OpenJob
-from .settings import settings
+from .settings import settings, text_setting
 
 MAX_RECENT = 10
 FILE_FILTER = ("Flowdesk workflows (*.flow.json *.json);;AnythingLLM agent flows, TypeAgent recipes (*.json);;"
@@ -143,7 +143,7 @@ class FilesMixin:
         """Where file dialogs open: the document's folder, else the last file's, else home."""
         if self._has_document and self.document.path:
             return Path(self.document.path).parent
-        last = str(settings().value("lastFile", "") or "")
+        last = text_setting("lastFile")
         if last and Path(last).parent.is_dir():
             return Path(last).parent
         return Path.home()

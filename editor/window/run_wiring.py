@@ -22,7 +22,7 @@ from ..issue_text import describe_issue
 from ..run.console import LONG_INPUT
 from ..run_view import RunViewWindow
 from .run_on import RunOnMixin, remote_run_factory
-from .settings import settings
+from .settings import settings, text_setting
 
 
 class RunWiringMixin(RunOnMixin):
@@ -52,7 +52,7 @@ class RunWiringMixin(RunOnMixin):
         if not self._has_document:
             return
         remote = remote_run_factory()  # Run On: a Temporal server's workers, with their own providers
-        if remote is None and offer_setup(self, self.document.workflow, str(settings().value("run/provider", "") or ""),
+        if remote is None and offer_setup(self, self.document.workflow, text_setting("run/provider"),
                                           self._run):
             return  # no provider yet: the set-up dialog asks, then runs
         self.run_console.set_run_factory(remote)
@@ -203,8 +203,8 @@ class RunWiringMixin(RunOnMixin):
     def _resolver_factory(self) -> Any:
         from engine import make_resolver
 
-        provider = str(settings().value("run/provider", "") or "") or None
-        model = str(settings().value("run/model", "") or "") or None  # for every agent (Run ▸ LLM Provider)
+        provider = text_setting("run/provider") or None
+        model = text_setting("run/model") or None  # for every agent (Run ▸ LLM Provider)
         return make_resolver(provider, model=model)
 
     def _fill_provider_menu(self) -> None:
@@ -212,7 +212,7 @@ class RunWiringMixin(RunOnMixin):
 
         menu = self.provider_menu
         menu.clear()
-        current = str(settings().value("run/provider", "") or "")
+        current = text_setting("run/provider")
         group = QActionGroup(menu)
         hints = {"echo": "echo — offline, answers with its prompt (for trying a flow)"}
         choices = [("", "Each agent's own, else the default")] + [(p, hints.get(p, p)) for p in available_providers()]
@@ -224,7 +224,7 @@ class RunWiringMixin(RunOnMixin):
             group.addAction(a)
             a.triggered.connect(lambda _=False, v=value: settings().setValue("run/provider", v))
         menu.addSeparator()
-        model = str(settings().value("run/model", "") or "")
+        model = text_setting("run/model")
         a = menu.addAction(f"Model for Every Agent: {model or EACH_AGENTS_OWN}…")
         a.setObjectName("chooseModel")
         a.triggered.connect(lambda _=False: self.choose_model())
@@ -250,14 +250,14 @@ class RunWiringMixin(RunOnMixin):
         from engine import ProviderConfigError, default_provider
 
         if provider is None:
-            provider = str(settings().value("run/provider", "") or "") or None
+            provider = text_setting("run/provider") or None
         if provider is None:
             try:
                 provider = default_provider()
             except ProviderConfigError as err:
                 self.statusBar().showMessage(f"No provider to list models of: {err}", 8000)
                 return
-        current = str(settings().value("run/model", "") or "")
+        current = text_setting("run/model")
 
         def chosen(model: str) -> None:
             settings().setValue("run/model", model)
@@ -271,7 +271,7 @@ class RunWiringMixin(RunOnMixin):
     def _provider_chosen(self, choice: Choice, run_again: Any) -> None:
         # The dialog made it the default provider. A provider forced for every run (Run ▸ LLM
         # Provider) is what failed, if one is set: the choice replaces it, or it would fail again.
-        if str(settings().value("run/provider", "") or ""):
+        if text_setting("run/provider"):
             settings().setValue("run/provider", choice.provider_id)
             self.statusBar().showMessage(f"Runs now use {choice.provider_id} (Run ▸ LLM Provider changes it).", 10000)
         run_again()

@@ -35,6 +35,11 @@ def settings() -> QSettings:
     return QSettings(str(settings_file()), QSettings.Format.IniFormat)
 
 
+def text_setting(key: str) -> str:
+    """A GUI setting's text ("" when it is not set)."""
+    return str(settings().value(key, "") or "")
+
+
 class WindowSettingsMixin:
     """Restores and saves the main window's geometry, dock layout and canvas toggles."""
 
