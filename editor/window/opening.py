@@ -4,7 +4,7 @@ The expensive parts run on a worker thread, one step at a time, while the window
 loop goes on (the progress dialog paints, Cancel answers at once):
 
 1. read the file (``engine.load_any_workflow``),
-2. check it (``engine.validate``; its issues are shown when the document is, not computed again),
+2. check it (``engine.graph.validate``; its issues are shown when the document is, not computed again),
 3. plan the canvas (link counts, each node's links, which size each card takes),
 4. measure one sample card per kind (font metrics: the GUI thread, a few milliseconds),
 5. place every card in the canvas's grid and make the overview's geometry; the run

@@ -23,7 +23,7 @@ BACKGROUND_NODES = 2500  # above this many nodes the debounced validation runs o
 
 
 class ValidationMixin:
-    """Runs :func:`engine.validate` 150 ms after the last document change and shows the result."""
+    """Runs :func:`engine.graph.validate` 150 ms after the last document change and shows the result."""
 
     def _init_validation(self) -> None:
         self._validate_timer = QTimer(self, singleShot=True, interval=VALIDATE_DELAY_MS)

@@ -4,11 +4,11 @@ HTTP providers (OpenAI-compatible, Anthropic) and the embedded local model are i
 lazily by :mod:`engine.llm.registry`, so importing the engine stays cheap.
 """
 
-from .base import (AgentInvocation, LLMError, LLMProvider, LLMResult, ProviderConfigError, ProviderContext,
+from engine.llm.base import (AgentInvocation, LLMError, LLMProvider, LLMResult, ProviderConfigError, ProviderContext,
                    ProviderUnavailable, SubagentSpec, describe_subagent, tool_name_for)
-from .config import web_search_available
-from .echo import EchoProvider
-from .registry import available_providers, check_provider, make_resolver
+from engine.llm.config import web_search_available
+from engine.llm.echo import EchoProvider
+from engine.llm.registry import available_providers, check_provider, make_resolver
 
 __all__ = ["AgentInvocation", "LLMError", "LLMProvider", "LLMResult", "ProviderConfigError", "ProviderContext",
            "ProviderUnavailable", "SubagentSpec", "describe_subagent", "tool_name_for", "EchoProvider", "make_resolver",

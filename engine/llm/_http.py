@@ -30,10 +30,10 @@ from typing import Any, AsyncIterator, Awaitable, Callable
 
 import httpx
 
-from .base import (AgentInvocation, LLMError, LLMResult, ModelNotFound, ProviderConfigError, ProviderContext,
+from engine.llm.base import (AgentInvocation, LLMError, LLMResult, ModelNotFound, ProviderConfigError, ProviderContext,
                    ProviderUnavailable)
-from .config import HttpSettings, is_local_url, redact, split_url_credentials
-from .tools import Tool, ToolCall, WebSearch, build_tools, run_tool_calls
+from engine.llm.config import HttpSettings, is_local_url, redact, split_url_credentials
+from engine.llm.tools import Tool, ToolCall, WebSearch, build_tools, run_tool_calls
 
 CONNECT_RETRIES = 2
 

@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Protocol, runtime_checkable
 
-from ..errors import FlowdeskError
+from engine.errors import FlowdeskError
 
 __all__ = [
     "AgentInvocation",

@@ -26,7 +26,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from .base import ProviderConfigError
+from engine.llm.base import ProviderConfigError
 
 __all__ = [
     "ModelInfo", "ProviderInfo", "HttpSettings", "Settings", "config_dir", "settings_path", "load_catalogue",
@@ -86,7 +86,7 @@ class WebSearchSettings(BaseModel):
 
 
 class LibrarySettings(BaseModel):
-    """The flow library (engine.library): extra folders, flows turned off, samples already seeded."""
+    """The flow library (engine.flows.library): extra folders, flows turned off, samples already seeded."""
 
     model_config = ConfigDict(extra="allow")
 
@@ -121,7 +121,7 @@ def settings_path() -> Path:
 
 @lru_cache(maxsize=1)
 def load_catalogue() -> tuple[list[ProviderInfo], WebSearchSettings]:
-    from ..resources import read_resource_text, resource
+    from engine.resources import read_resource_text, resource
 
     try:
         raw = json.loads(read_resource_text("providers.json"))
@@ -209,7 +209,7 @@ def reasoning_efforts(model: str, settings: Settings | None = None) -> list[str]
 def save_settings(settings: Settings) -> Path:
     """Write the user's settings file atomically. It never holds an API key: keys live in
     the environment or the OS keyring only (any ``api_key``-like entry is refused)."""
-    from ..model import atomic_write_text
+    from engine.graph.model import atomic_write_text
 
     for pid, override in settings.providers.items():
         if any("key" in k.lower() and k != "api_key_env" for k in override):

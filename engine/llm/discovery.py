@@ -24,8 +24,8 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from .base import ProviderConfigError
-from .config import ProviderInfo, key_source, load_settings, providers, save_settings, settings_path
+from engine.llm.base import ProviderConfigError
+from engine.llm.config import ProviderInfo, key_source, load_settings, providers, save_settings, settings_path
 
 __all__ = ["DEFAULT_PROBE_PORTS", "PROBE_PORTS_ENV", "FoundKey", "FoundServer", "ProviderSurvey", "probe_ports",
            "probe_servers", "survey", "default_provider_problem", "needs_default_provider", "remember_choice",
@@ -142,7 +142,7 @@ def survey(ports: Iterable[tuple[str, int]] | None = None, *, timeout: float = P
     """Keys in the environment or keyring, local servers, and whether the embedded model is installed."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from .local import local_available
+    from engine.llm.local import local_available
 
     ports = list(probe_ports() if ports is None else ports)
     result = ProviderSurvey(probed=ports, local_model=local_available())
@@ -165,7 +165,7 @@ def needs_default_provider(workflow: Any) -> bool:
 def default_provider_problem() -> ProviderConfigError | None:
     """Why the default provider cannot serve a run (None when it can): a ``NoProviderConfigured``
     when nothing is configured, else the configured default's own problem (a missing key...)."""
-    from .registry import build_provider, default_provider
+    from engine.llm.registry import build_provider, default_provider
 
     try:
         build_provider(default_provider())

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 
-from .base import AgentInvocation, LLMError, LLMResult, ProviderContext, flow_tool_arguments
+from engine.llm.base import AgentInvocation, LLMError, LLMResult, ProviderContext, flow_tool_arguments
 
 __all__ = ["EchoProvider"]
 

@@ -36,7 +36,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from .base import (AgentInvocation, LLMError, LLMResult, ProviderConfigError, ProviderContext, SubagentSpec,
+from engine.llm.base import (AgentInvocation, LLMError, LLMResult, ProviderConfigError, ProviderContext, SubagentSpec,
                    flow_tool_arguments)
 
 __all__ = ["LocalProvider", "local_model_path", "local_available", "LOCAL_MISSING_MESSAGE",

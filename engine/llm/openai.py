@@ -19,11 +19,11 @@ from typing import Any
 
 import httpx
 
-from ._http import (HttpChatProvider, Turn, is_event_stream, iter_sse, malformed, new_call_id, post_stream,
+from engine.llm._http import (HttpChatProvider, Turn, is_event_stream, iter_sse, malformed, new_call_id, post_stream,
                     token_usage)
-from .base import AgentInvocation, LLMError, ProviderContext
-from .config import redact
-from .tools import Tool, ToolCall
+from engine.llm.base import AgentInvocation, LLMError, ProviderContext
+from engine.llm.config import redact
+from engine.llm.tools import Tool, ToolCall
 
 __all__ = ["OpenAIProvider"]
 

@@ -24,10 +24,10 @@ import dataclasses
 import os
 from typing import Callable
 
-from .base import AgentInvocation, LLMProvider, LLMResult, NoToolsContext, ProviderConfigError, ProviderContext
-from .config import (KEYRING_SERVICE, ProviderInfo, api_key_for, is_local_url, load_settings, providers, redact,
+from engine.llm.base import AgentInvocation, LLMProvider, LLMResult, NoToolsContext, ProviderConfigError, ProviderContext
+from engine.llm.config import (KEYRING_SERVICE, ProviderInfo, api_key_for, is_local_url, load_settings, providers, redact,
                      searxng_url, web_search_available)
-from .echo import EchoProvider
+from engine.llm.echo import EchoProvider
 
 __all__ = ["ProviderConfigError", "NoProviderConfigured", "make_resolver", "available_providers", "build_provider", "default_provider",
            "web_search_available", "check_provider", "provider_models"]
@@ -65,7 +65,7 @@ def default_provider(base_url: str | None = None) -> str:
     settings = load_settings()
     if settings.defaultProvider:
         return settings.defaultProvider
-    from .local import LOCAL_MISSING_MESSAGE, local_available
+    from engine.llm.local import LOCAL_MISSING_MESSAGE, local_available
 
     if local_available():
         return "local"
@@ -104,7 +104,7 @@ def build_provider(name: str, *, base_url: str | None = None, **kwargs: object) 
     if info.kind == "echo":
         return _FACTORIES["echo"](base_url=base_url)
     if info.kind == "local":
-        from .local import LocalProvider
+        from engine.llm.local import LocalProvider
 
         return LocalProvider()
     url = _base_url_for(info, base_url)
@@ -118,10 +118,10 @@ def build_provider(name: str, *, base_url: str | None = None, **kwargs: object) 
                                      http=settings.http, searxng_url=searxng_url(settings))
     common.update(kwargs)
     if info.kind == "anthropic":
-        from .anthropic import AnthropicProvider
+        from engine.llm.anthropic import AnthropicProvider
 
         return AnthropicProvider(**common)  # type: ignore[arg-type]
-    from .openai import OpenAIProvider
+    from engine.llm.openai import OpenAIProvider
 
     return OpenAIProvider(**common)  # type: ignore[arg-type]
 
@@ -173,7 +173,7 @@ def provider_models(name: str, *, timeout: float = 2.0) -> list[str]:
         return listed
     import httpx
 
-    from .discovery import models_at
+    from engine.llm.discovery import models_at
 
     with httpx.Client(timeout=timeout, trust_env=False) as client:
         found = models_at(client, url)

@@ -21,7 +21,7 @@ from typing import Any, Awaitable, Callable
 
 import httpx
 
-from .base import AgentInvocation, FlowToolSpec, LLMError, ProviderContext, SubagentSpec, tool_schema
+from engine.llm.base import AgentInvocation, FlowToolSpec, LLMError, ProviderContext, SubagentSpec, tool_schema
 
 __all__ = ["Tool", "ToolCall", "WebSearch", "build_tools", "run_tool_calls", "WEB_SEARCH_TOOL"]
 

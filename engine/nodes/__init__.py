@@ -22,7 +22,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from .base import (COMMON_HANDLE_LABELS, DEFAULT_MAX_RETRIES, DEFAULT_RETRY_DELAY_MS, ERROR_HANDLE, ERROR_MODES,
+from engine.nodes.base import (COMMON_HANDLE_LABELS, DEFAULT_MAX_RETRIES, DEFAULT_RETRY_DELAY_MS, ERROR_HANDLE, ERROR_MODES,
                    NodeData, NodeError, NodeOutcome, NodeSpec, PaletteEntry, PauseRequest, PolicyData, RunContext,
                    as_text, fill_prompt)
 
@@ -146,7 +146,7 @@ def _warn(text: str) -> None:
 
 
 def _register_builtins() -> None:
-    from . import agent, approval, flow, if_, join, loop, script, start, web
+    from engine.nodes import agent, approval, flow, if_, join, loop, script, start, web
 
     for module in (start, agent, if_, approval, join, loop):
         register_node_spec(module.SPEC)

@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import field_validator
 
-from .base import NodeData, NodeSpec, PauseRequest
+from engine.nodes.base import NodeData, NodeSpec, PauseRequest
 
 _OUTPUTS = ("approve", "reject")
 

@@ -26,10 +26,10 @@ from typing import TYPE_CHECKING, Any, Callable, ClassVar, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from ..errors import FlowdeskError
+from engine.errors import FlowdeskError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..model import Node
+    from engine.graph.model import Node
 
 __all__ = ["NodeData", "PolicyData", "NodeSpec", "RunContext", "PauseRequest", "NodeError", "NodeOutcome", "PaletteEntry", "as_text",
            "fill_prompt", "COMMON_HANDLE_LABELS", "ERROR_MODES", "DEFAULT_MAX_RETRIES", "DEFAULT_RETRY_DELAY_MS",
@@ -393,13 +393,13 @@ class RunContext:
         return self.run._scope(value)
 
     def resolve_data(self, node: "Node", value: Any, *, escape: Callable[[str], str] | None = None) -> Any:
-        from ..templates import resolve_templates_masked
+        from engine.graph.templates import resolve_templates_masked
 
         data = node.data.model_dump(mode="json", exclude_none=True)
         return resolve_templates_masked(data, self.run._scope(value), escape=escape)
 
     @staticmethod
     def mask(value: Any, secrets: Any) -> Any:
-        from ..templates import mask_secrets
+        from engine.graph.templates import mask_secrets
 
         return mask_secrets(value, secrets) if secrets else value

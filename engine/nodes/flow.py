@@ -24,7 +24,7 @@ from typing import Any
 
 from pydantic import ConfigDict, Field, field_validator
 
-from .base import NodeData, NodeSpec, PolicyData
+from engine.nodes.base import NodeData, NodeSpec, PolicyData
 
 __all__ = ["FlowData", "ActionData", "FlowNodeSpec", "ActionSpec", "new_flow_for_action", "flow_cycle"]
 
@@ -67,7 +67,7 @@ def _library(checks_or_run: Any) -> Any:
     lib = getattr(checks_or_run, "library", None)
     if lib is not None:
         return lib
-    from ..library import default_library
+    from engine.flows.library import default_library
 
     return default_library()
 
@@ -154,7 +154,7 @@ class FlowNodeSpec(NodeSpec):
         return f"Flow '{node.id}'"
 
     def summary(self, data: NodeData) -> list[tuple[str, bool]]:
-        from ..library import known_flow_name  # (no I/O: the names the library's scans have seen)
+        from engine.flows.library import known_flow_name  # (no I/O: the names the library's scans have seen)
 
         ref = getattr(data, "flow", "") or ""
         inputs = getattr(data, "inputs", {}) or {}
@@ -217,7 +217,7 @@ class ActionSpec(NodeSpec):
 def new_flow_for_action(action: str, parameters: dict[str, Any] | None = None, *, schema: str = "") -> Any:
     """A new workflow to bind an action to (the quick fix "create a flow for it"): named after the
     action, one Start variable per parameter, and an agent that does the work from them."""
-    from ..model import Connection, Node, Workflow
+    from engine.graph.model import Connection, Node, Workflow
 
     params = list((parameters or {}).keys())
     variables = [{"name": p, "value": "", "description": "", "type": "string", "required": True} for p in params]

@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
-from .base import NodeData, NodeSpec, _Loose, as_text
+from engine.nodes.base import NodeData, NodeSpec, _Loose, as_text
 
 _LOGIC_CHECK = "logic_check"
 

@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
-from .base import NodeData, NodeSpec, as_text
+from engine.nodes.base import NodeData, NodeSpec, as_text
 
 DEFAULT_SEPARATOR = "\n\n"
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
-from .base import NodeData, NodeSpec
+from engine.nodes.base import NodeData, NodeSpec
 
 DEFAULT_MAX_ITERATIONS = 10
 LOOP_CHECK = "loop_check"

@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import field_validator
 
-from .base import NodeData, NodeError, NodeSpec
+from engine.nodes.base import NodeData, NodeError, NodeSpec
 
 
 class ScriptData(NodeData):

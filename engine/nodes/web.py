@@ -1,6 +1,6 @@
 """The ``http`` and ``fetch`` node kinds: an API call and a web page as readable text.
 
-Both run through the cores on main (:mod:`engine.http_request`, :mod:`engine.web_fetch`):
+Both run through the cores on main (:mod:`engine.nodes.http_request`, :mod:`engine.nodes.web_fetch`):
 the node's data is resolved (templates, secrets) just before the step, the request is
 sent, and ``http_request`` (``{method, url}``, secrets masked) and ``http_response``
 (``{status, bytes, durationMs}``) are logged on the node. The output (parsed JSON or text)
@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
-from .base import NodeData, NodeError, NodeSpec, PolicyData, _Loose
+from engine.nodes.base import NodeData, NodeError, NodeSpec, PolicyData, _Loose
 
 __all__ = ["KeyValueRow", "HttpData", "FetchData", "HttpSpec", "FetchSpec", "send_test_request", "HTTP_METHODS",
            "resolve_for_step"]
@@ -127,7 +127,7 @@ def resolve_for_step(ctx: Any, node: Any, value: Any = None) -> tuple[dict[str, 
         value = getattr(resolved, "value", resolved)
         secrets = list(getattr(resolved, "secrets", ()) or ())
         return dict(value), secrets
-    from ..templates import TemplateScope, resolve_templates_masked
+    from engine.graph.templates import TemplateScope, resolve_templates_masked
 
     data = node.data.model_dump(mode="json", exclude_none=True)
     scope = TemplateScope(variables=dict(getattr(ctx, "variables", None) or {}),
@@ -137,7 +137,7 @@ def resolve_for_step(ctx: Any, node: Any, value: Any = None) -> tuple[dict[str, 
 
 
 def _emitter(ctx: Any, node_id: str, secrets: list[str]):
-    from ..http_request import mask_text
+    from engine.nodes.http_request import mask_text
 
     def on_event(kind: str, data: dict[str, Any]) -> None:
         if kind == "http_request":
@@ -151,7 +151,7 @@ def _emitter(ctx: Any, node_id: str, secrets: list[str]):
 def _masked_output(value: Any, secrets: list[str]) -> Any:
     if not secrets:
         return value
-    from ..templates import mask_secrets
+    from engine.graph.templates import mask_secrets
 
     return mask_secrets(value, secrets)
 
@@ -162,8 +162,8 @@ async def send_test_request(node: Any, variables: Mapping[str, Any] | None = Non
     (and ``env.``/``secrets.``), the request sent, the :class:`~engine.HttpResult` returned
     with secrets masked in its output and text. ``failOnStatus`` is ignored here (a 404 is a
     result to show, not a failure). Raises :class:`~engine.WebRequestError` on a refusal."""
-    from ..http_request import HttpRequestSpec, mask_text, send_request
-    from ..templates import TemplateScope, resolve_templates_masked
+    from engine.nodes.http_request import HttpRequestSpec, mask_text, send_request
+    from engine.graph.templates import TemplateScope, resolve_templates_masked
 
     data = node.data.model_dump(mode="json", exclude_none=True) if hasattr(node, "data") else dict(node)
     res = resolve_templates_masked(data, TemplateScope(variables=dict(variables or {})))
@@ -197,7 +197,7 @@ class HttpSpec(NodeSpec):
                 "formData": [], "failOnStatus": True}
 
     def check(self, node: Any, checks: Any) -> None:
-        from ..http_request import looks_like_literal_credential
+        from engine.nodes.http_request import looks_like_literal_credential
 
         d = node.data
         _check_url(node, checks, "http", "URLs can be requested")
@@ -209,7 +209,7 @@ class HttpSpec(NodeSpec):
                                    "keep it in the keyring and write {{secrets.NAME}} instead.")
 
     async def execute(self, ctx: Any, node: Any, value: Any) -> tuple[Any, str]:
-        from ..http_request import HttpStatusError, WebRequestError, send_request
+        from engine.nodes.http_request import HttpStatusError, WebRequestError, send_request
 
         data, secrets = resolve_for_step(ctx, node, value)
         try:
@@ -256,8 +256,8 @@ class FetchSpec(NodeSpec):
         return f"Web page '{node.id}'"
 
     async def execute(self, ctx: Any, node: Any, value: Any) -> tuple[Any, str]:
-        from ..http_request import WebRequestError
-        from ..web_fetch import fetch_page
+        from engine.nodes.http_request import WebRequestError
+        from engine.nodes.web_fetch import fetch_page
 
         data, secrets = resolve_for_step(ctx, node, value)
         try:

@@ -20,7 +20,7 @@ that need it, so the rest of Flowdesk works without the extra.
 
 from __future__ import annotations
 
-from ..errors import FlowdeskError
+from engine.errors import FlowdeskError
 
 __all__ = ["WORKFLOW_TYPE", "DEFAULT_TASK_QUEUE", "DEFAULT_NAMESPACE", "TemporalUnavailable", "require_temporal",
            "split_address"]

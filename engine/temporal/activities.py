@@ -34,11 +34,11 @@ from typing import Any
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from ..llm.base import AgentInvocation, LLMError, LLMResult, SubagentSpec
-from ..llm.registry import make_resolver
-from ..nodes.agent import ProviderCall
-from ..runtime import Run, uuid_ids
-from . import AGENT_ACTIVITY, FLOW_ACTIVITY, STEP_ACTIVITY
+from engine.llm.base import AgentInvocation, LLMError, LLMResult, SubagentSpec
+from engine.llm.registry import make_resolver
+from engine.nodes.agent import ProviderCall
+from engine.run.scheduler import Run, uuid_ids
+from engine.temporal import AGENT_ACTIVITY, FLOW_ACTIVITY, STEP_ACTIVITY
 
 __all__ = ["agent_call", "run_step", "find_flow", "invocation_to_json", "invocation_from_json", "HEARTBEAT_EVERY"]
 
@@ -72,7 +72,7 @@ class _CallHost:
     _call_subagent = Run._call_subagent  # the engine's own subagent path, events and all
 
     def __init__(self, resolve: Any, request: dict[str, Any] | None = None) -> None:
-        from ..model import Node
+        from engine.graph.model import Node
 
         request = request or {}
         self._resolve = resolve
@@ -89,7 +89,7 @@ class _CallHost:
 
     def _emit(self, node_id: str, type: str, content: str = "", extra: dict[str, Any] | None = None,
               ts: float | None = None, extra_json: str | None = None) -> None:
-        from ..events import _encode
+        from engine.run.events import _encode
 
         self.events.append([node_id, str(type), content, _encode(extra) if extra else extra_json])
 
@@ -170,24 +170,24 @@ class StepContext:
         self.last_text_output: str = request.get("lastText") or ""
 
     def emit(self, node_id: str, type: str, content: str = "", extra: dict[str, Any] | None = None) -> None:
-        from ..events import _encode
+        from engine.run.events import _encode
 
         self.events.append([node_id, str(type), content, _encode(extra) if extra else None])
 
     def scope(self, node: Any, value: Any) -> Any:
-        from ..templates import TemplateScope
+        from engine.graph.templates import TemplateScope
 
         return TemplateScope(self.variables, {**self._builtins, "PREVIOUS_OUTPUT": value, "input": value})
 
     def resolve_data(self, node: Any, value: Any, *, escape: Any = None) -> Any:
-        from ..templates import resolve_templates_masked
+        from engine.graph.templates import resolve_templates_masked
 
         data = node.data.model_dump(mode="json", exclude_none=True)
         return resolve_templates_masked(data, self.scope(node, value), escape=escape)
 
     @staticmethod
     def mask(value: Any, secrets: Any) -> Any:
-        from ..templates import mask_secrets
+        from engine.graph.templates import mask_secrets
 
         return mask_secrets(value, secrets) if secrets else value
 
@@ -209,8 +209,8 @@ def _step_error(message: str, events: list[list[Any]]) -> ApplicationError:
 @activity.defn(name=STEP_ACTIVITY)
 async def run_step(request: dict[str, Any]) -> dict[str, Any]:
     """One step of a working kind: ``{output, handle, events, lastText}`` (or ``{pause, events}``)."""
-    from ..model import Node
-    from ..nodes import NodeError, PauseRequest, spec_for
+    from engine.graph.model import Node
+    from engine.nodes import NodeError, PauseRequest, spec_for
 
     node = Node.model_validate(request["node"])
     spec = spec_for(node.type)
@@ -237,9 +237,9 @@ async def run_step(request: dict[str, Any]) -> dict[str, Any]:
 async def find_flow(request: dict[str, Any]) -> dict[str, Any]:
     """The flow a ``flow``/``action`` step runs, from the worker's library: ``{workflow, path,
     name}``, or ``{missing: true}`` / ``{error}`` (it cannot be loaded)."""
-    from ..errors import FlowdeskError
-    from ..library import default_library
-    from ..model import workflow_to_dict
+    from engine.errors import FlowdeskError
+    from engine.flows.library import default_library
+    from engine.graph.model import workflow_to_dict
 
     library = default_library()
     entry = library.resolve(request["ref"], base=request.get("base"), by_name=bool(request.get("byName")))

@@ -14,7 +14,7 @@ import os
 import sys
 from typing import Any
 
-from . import DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE, TemporalUnavailable, require_temporal, split_address
+from engine.temporal import DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE, TemporalUnavailable, require_temporal, split_address
 
 __all__ = ["add_arguments", "wants", "dispatch"]
 
@@ -54,7 +54,7 @@ def _err(msg: str) -> None:
 
 
 def dispatch(args: argparse.Namespace) -> int:
-    from ..cli import EXIT_CANCELLED, EXIT_USAGE
+    from engine.cli import EXIT_CANCELLED, EXIT_USAGE
 
     try:
         require_temporal()
@@ -98,12 +98,12 @@ def _detached(args: argparse.Namespace, run_id: str) -> None:
 
 
 async def _worker(args: argparse.Namespace) -> int:
-    from .worker import run_worker
+    from engine.temporal.worker import run_worker
 
     if args.concurrency < 1:
         _err("--concurrency must be at least 1")
         return 2
-    from .client import connect
+    from engine.temporal.client import connect
 
     await connect(args.temporal, args.namespace)  # a clear message when the server is not there
 
@@ -120,8 +120,8 @@ async def _worker(args: argparse.Namespace) -> int:
 async def _drive(args: argparse.Namespace, client: Any, run_id: str, printer: Any, decisions: list[tuple[str, str]],
                  after: int = 0) -> int:
     """Follow the run, answering its approvals with ``decisions`` in order; the exit code."""
-    from ..cli import EXIT_CANCELLED, EXIT_FAILED, EXIT_OK, EXIT_PAUSED
-    from .client import answer, follow
+    from engine.cli import EXIT_CANCELLED, EXIT_FAILED, EXIT_OK, EXIT_PAUSED
+    from engine.temporal.client import answer, follow
 
     args._run_id = run_id
     state = await follow(client, run_id, printer, after=after)
@@ -150,12 +150,12 @@ def _options() -> dict[str, Any]:
 
 
 async def _run(args: argparse.Namespace) -> int:
-    from ..cli import EXIT_FAILED, EXIT_USAGE, _Printer, _stored_base_url, _run_arguments
-    from ..inputs import has_surrogates
-    from ..model import WorkflowLoadError, load_workflow
-    from ..runtime import uuid_ids
-    from ..validate import validate
-    from .client import connect, submit
+    from engine.cli import EXIT_FAILED, EXIT_USAGE, _Printer, _stored_base_url, _run_arguments
+    from engine.graph.inputs import has_surrogates
+    from engine.graph.model import WorkflowLoadError, load_workflow
+    from engine.run.scheduler import uuid_ids
+    from engine.graph.validate import validate
+    from engine.temporal.client import connect, submit
 
     if args.input is not None and has_surrogates(args.input):
         _err("--input is not valid text: it holds bytes that are not UTF-8")
@@ -190,8 +190,8 @@ async def _run(args: argparse.Namespace) -> int:
 
 
 async def _resume(args: argparse.Namespace) -> int:
-    from ..cli import EXIT_USAGE, _Printer
-    from .client import connect, definition, follow
+    from engine.cli import EXIT_USAGE, _Printer
+    from engine.temporal.client import connect, definition, follow
 
     client = await connect(args.temporal, args.namespace)
     wf = await definition(client, args.run_id)
@@ -204,8 +204,8 @@ async def _resume(args: argparse.Namespace) -> int:
 
 
 async def _follow(args: argparse.Namespace) -> int:
-    from ..cli import _Printer
-    from .client import connect, definition
+    from engine.cli import _Printer
+    from engine.temporal.client import connect, definition
 
     client = await connect(args.temporal, args.namespace)
     wf = await definition(client, args.run_id)
@@ -216,7 +216,7 @@ async def _cancel(args: argparse.Namespace) -> int:
     from temporalio.client import WorkflowExecutionStatus
     from temporalio.service import RPCError
 
-    from .client import cancel, connect
+    from engine.temporal.client import cancel, connect
 
     client = await connect(args.temporal, args.namespace)
     try:
@@ -235,8 +235,8 @@ async def _cancel(args: argparse.Namespace) -> int:
 async def _runs(args: argparse.Namespace) -> int:
     import json
 
-    from ..cli import RUNS_HEADER, runs_line
-    from .client import connect, list_runs
+    from engine.cli import RUNS_HEADER, runs_line
+    from engine.temporal.client import connect, list_runs
 
     client = await connect(args.temporal, args.namespace)
     runs = await list_runs(client, limit=args.offset + args.limit)

@@ -8,11 +8,11 @@ from typing import Any, Callable
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
 from temporalio.service import RPCError
 
-from ..events import RunEvent
-from ..model import Workflow, workflow_to_dict
-from ..runtime import uuid_ids
-from . import DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE, WORKFLOW_TYPE, TemporalUnavailable
-from .converter import DATA_CONVERTER
+from engine.run.events import RunEvent
+from engine.graph.model import Workflow, workflow_to_dict
+from engine.run.scheduler import uuid_ids
+from engine.temporal import DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE, WORKFLOW_TYPE, TemporalUnavailable
+from engine.temporal.converter import DATA_CONVERTER
 
 __all__ = ["connect", "submit", "follow", "answer", "cancel", "list_runs", "event_from_row", "RemoteRun"]
 
@@ -95,7 +95,7 @@ async def follow(client: Client | None, run_id: str, on_event: Callable[[RunEven
 
 async def definition(client: Client, run_id: str) -> Workflow:
     """The workflow a remote run runs."""
-    from ..model import parse_workflow
+    from engine.graph.model import parse_workflow
 
     try:
         data = await client.get_workflow_handle(run_id).query("definition")

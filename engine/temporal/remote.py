@@ -20,10 +20,10 @@ import atexit
 import threading
 from typing import Any, Awaitable, Callable
 
-from ..events import RunEvent, RunStatus
-from ..model import Workflow
-from ..runtime import RunStateError, normalise_decision, uuid_ids
-from . import DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE, require_temporal, split_address
+from engine.run.events import RunEvent, RunStatus
+from engine.graph.model import Workflow
+from engine.run.scheduler import RunStateError, normalise_decision, uuid_ids
+from engine.temporal import DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE, require_temporal, split_address
 
 __all__ = ["RemoteRun"]
 
@@ -73,7 +73,7 @@ class _ServerThread:
             key = (address, namespace)
             client = self._clients.get(key)
             if client is None:
-                from .client import connect
+                from engine.temporal.client import connect
 
                 client = self._clients[key] = await connect(address, namespace)
             return await work(client)
@@ -135,7 +135,7 @@ class RemoteRun:
         self.options = dict(options or {})
         self.path = str(path) if path is not None else None  # where its flow steps' relative references point
         # Checked here as Run checks them (VariableError names the first bad one); sent as given.
-        from ..variables import run_variables
+        from engine.graph.variables import run_variables
 
         run_variables(workflow, variables)
         self.arguments = dict(variables or {})
@@ -163,7 +163,7 @@ class RemoteRun:
         """A run on the server as it is now: its workflow (as it runs there), ``events`` (all so
         far, in order), ``status``, ``error`` and pending approval. Raises TemporalUnavailable
         (no extra, no server, no such run)."""
-        from .client import definition
+        from engine.temporal.client import definition
 
         address = split_address(address)
         workflow = await _on_server(address, namespace, lambda client: definition(client, run_id))
@@ -178,7 +178,7 @@ class RemoteRun:
         """The runs on the server (Temporal's visibility API), newest first: ``{id, status,
         workflowName, initialInput, pending, startedAt, duration, taskQueue}`` each (flow
         steps' child runs are left out: they show in their parent's log)."""
-        from .client import list_runs
+        from engine.temporal.client import list_runs
 
         return await _on_server(split_address(address), namespace, lambda client: list_runs(client, limit=limit))
 
@@ -223,7 +223,7 @@ class RemoteRun:
         """The run's events after the last one seen, passed to the listeners here (the caller's
         loop and thread) as they come, until it pauses or ends (``settle=False``: until the
         events so far are passed)."""
-        from .client import follow
+        from engine.temporal.client import follow
 
         return await follow(None, self.run_id, self._emit, after=self._next, settle=settle, handle=_ServerHandle(self))
 
@@ -246,7 +246,7 @@ class RemoteRun:
         """Submit the run, then follow it until it pauses or ends."""
         if self.status != RunStatus.PENDING:
             raise RunStateError(f"this run has already started (status {self.status})")
-        from .client import submit
+        from engine.temporal.client import submit
 
         try:
             await self._on_server(lambda client: submit(
@@ -265,7 +265,7 @@ class RemoteRun:
         answer = normalise_decision(decision, note)
         if self.status != RunStatus.PAUSED or self._pending is None:
             raise RunStateError(f"this run is not waiting for input (status {self.status})")
-        from .client import answer as send_answer
+        from engine.temporal.client import answer as send_answer
 
         try:
             pending = self._pending
@@ -283,7 +283,7 @@ class RemoteRun:
         """Ask the server to cancel the run (its in-flight model calls are closed); ``wait()`` follows it to its end."""
         if self.status.is_final or self._cancel_task is not None:
             return
-        from .client import cancel as send_cancel
+        from engine.temporal.client import cancel as send_cancel
 
         async def go() -> None:
             await self._on_server(lambda client: send_cancel(client, self.run_id))
@@ -294,7 +294,7 @@ class RemoteRun:
         """After ``cancel()``: follow the run until the server has ended it."""
         if self._cancel_task is not None:
             await self._cancel_task
-        from .client import POLL_EVERY
+        from engine.temporal.client import POLL_EVERY
 
         while not self.status.is_final:
             await self._follow()

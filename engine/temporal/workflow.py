@@ -42,15 +42,15 @@ from temporalio.exceptions import ActivityError, ApplicationError, ChildWorkflow
 from temporalio.exceptions import CancelledError as TemporalCancelledError
 
 with workflow.unsafe.imports_passed_through():
-    from ..errors import FlowdeskError
-    from ..events import RunEvent, RunStatus
-    from ..llm.base import LLMError, LLMResult
-    from ..model import parse_workflow
-    from ..nodes import NodeError, PauseRequest, spec_for
-    from ..runtime import Run, _child_prompt, _describe
-    from ..variables import run_variables
-    from . import AGENT_ACTIVITY, FLOW_ACTIVITY, STEP_ACTIVITY, WORKFLOW_TYPE
-    from .activities import invocation_to_json
+    from engine.errors import FlowdeskError
+    from engine.run.events import RunEvent, RunStatus
+    from engine.llm.base import LLMError, LLMResult
+    from engine.graph.model import parse_workflow
+    from engine.nodes import NodeError, PauseRequest, spec_for
+    from engine.run.scheduler import Run, _child_prompt, _describe
+    from engine.graph.variables import run_variables
+    from engine.temporal import AGENT_ACTIVITY, FLOW_ACTIVITY, STEP_ACTIVITY, WORKFLOW_TYPE
+    from engine.temporal.activities import invocation_to_json
 
 __all__ = ["FlowdeskRunWorkflow", "PAGE", "step_options"]
 
@@ -73,7 +73,7 @@ def _uses_secrets(node: Any) -> bool:
     """Whether an agent's own data refers to ``secrets.NAME`` or ``env.NAME`` (resolved here in the
     workflow, the prompt sent would hold the value, and an activity's input is kept in the
     server's history)."""
-    from ..templates import find_references
+    from engine.graph.templates import find_references
 
     data = node.data
     return any(ref.name in ("secrets", "env") for f in ("userPrompt", "systemPrompt", "agentName", "model")
@@ -182,7 +182,7 @@ class _TemporalRun(Run):
     owner: "FlowdeskRunWorkflow"
 
     async def run_subflow(self, node: Any, ref: str, field: str, *, by_name: bool, value: Any = None) -> Any:
-        from ..nodes.web import resolve_for_step
+        from engine.nodes.web import resolve_for_step
 
         owner = self.owner
         child: _ChildFlow | None = self._subruns.get(node.id)  # type: ignore[assignment]

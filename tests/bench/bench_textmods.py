@@ -18,8 +18,8 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
-from engine.grammar import best_trigger_match, compile_trigger  # noqa: E402
-from engine.templates import TemplateScope, resolve_templates, resolve_templates_masked  # noqa: E402
+from engine.flows.grammar import best_trigger_match, compile_trigger  # noqa: E402
+from engine.graph.templates import TemplateScope, resolve_templates, resolve_templates_masked  # noqa: E402
 from tests.bench.common import median_time, parse_args, report  # noqa: E402
 
 NODE_WITH = {

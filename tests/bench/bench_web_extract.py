@@ -9,9 +9,9 @@ Node.js docs' ``#apicontent``, mdBook's ``main``, else ``main``/``[role=main]``/
 it), ``nav leak`` (share of the chrome's 3-grams that got through) and whether fenced code
 blocks came out. Times are medians per page next to a bare Lexbor parse of the same page
 (``x parse``), so compare ratios. The pages default to tests/fixtures/pages; pass more with
-``--pages`` (the choice in engine/web_fetch.py was measured on 12 documentation pages).
+``--pages`` (the choice in engine/nodes/web_fetch.py was measured on 12 documentation pages).
 
-Candidates other than the chosen one (engine.web_fetch.extract: selectolax + markdownify)
+Candidates other than the chosen one (engine.nodes.web_fetch.extract: selectolax + markdownify)
 run when installed: trafilatura, readability-lxml (+ markdownify).
 """
 
@@ -28,7 +28,7 @@ from typing import Any, Callable
 
 from selectolax.lexbor import LexborHTMLParser
 
-from engine.web_fetch import extract
+from engine.nodes.web_fetch import extract
 from tests.bench.common import report
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "pages"

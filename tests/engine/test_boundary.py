@@ -34,7 +34,7 @@ def modules_loaded_by(*names: str) -> list[str]:
 
 
 @pytest.mark.parametrize("names", [("engine",), ("engine.cli",), ("engine.llm",),
-                                   ("engine", "engine.cli", "engine.llm", "engine.runtime", "engine.validate")])
+                                   ("engine", "engine.cli", "engine.llm", "engine.run.scheduler", "engine.graph.validate")])
 def test_engine_imports_no_qt(names: tuple[str, ...]) -> None:
     loaded = modules_loaded_by(*names)
     assert set(names) <= set(loaded)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from engine import Run, RunState, parse_workflow, run_costs
-from engine.costs import price_of
+from engine.run.costs import price_of
 from engine.llm.echo import EchoProvider
 from engine.store import RunStore
 

@@ -17,7 +17,7 @@ import pytest
 from engine import EchoProvider, Run, RunStatus, parse_workflow, validate
 from engine.llm.config import HttpSettings
 from engine.llm.openai import OpenAIProvider
-from engine.variables import VariableError
+from engine.graph.variables import VariableError
 from tests.fakes.openai_server import FakeLLMServer, error_reply, flaky_handler, openai_plain, openai_text
 
 from .flows import Recorder, agent, approval, cond, flow, link, seq, start

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from engine import FlowLibrary
-from engine.dispatch import NoFlowMatches, match_sentence, parse_routing_answer, routable_flows, routing_schema
+from engine.flows.dispatch import NoFlowMatches, match_sentence, parse_routing_answer, routable_flows, routing_schema
 from tests.fakes.openai_server import FakeLLMServer, openai_plain
 
 ROOT = Path(__file__).resolve().parents[2]

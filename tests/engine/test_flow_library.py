@@ -1,4 +1,4 @@
-"""The flow library (engine.library), the ``flow`` and ``action`` nodes (nested runs) and
+"""The flow library (engine.flows.library), the ``flow`` and ``action`` nodes (nested runs) and
 ``flowdesk flows``."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import pytest
 import engine
 from engine import (EchoProvider, FlowLibrary, Run, RunRecorder, RunState, RunStore, load_workflow,
                     new_flow_for_action, parse_workflow, sample_paths, save_workflow, validate)
-from engine.library import set_default_library
+from engine.flows.library import set_default_library
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -1,4 +1,4 @@
-"""engine.http_request against a real HTTP server on 127.0.0.1 (tests/fakes/web_server.py)."""
+"""engine.nodes.http_request against a real HTTP server on 127.0.0.1 (tests/fakes/web_server.py)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from engine import FlowdeskError
-from engine.http_request import (MAX_RESPONSE_BYTES, SECRET_MASK, HttpRequestSpec, HttpStatusError, InvalidRequestError,
+from engine.nodes.http_request import (MAX_RESPONSE_BYTES, SECRET_MASK, HttpRequestSpec, HttpStatusError, InvalidRequestError,
                                  RedirectError, RequestFailedError, ResponseTooLargeError, UrlNotAllowedError,
                                  WebRequestError, looks_like_literal_credential, mask_url, request_event_data,
                                  send_request)

@@ -1,4 +1,4 @@
-"""Load/save of the AgentFlow-compatible workflow format (engine.model).
+"""Load/save of the AgentFlow-compatible workflow format (engine.graph.model).
 
 Covers the round trip of plain AgentFlow files, preservation of unknown fields and ids,
 DESIGN.md's legacy normalisation, atomic saving, and the typed WorkflowLoadError for

@@ -297,7 +297,7 @@ def repair_handler(patch: dict, reason: str = "the model name does not exist"):
 
 
 def test_repair_patches_a_bad_model_name_and_the_rerun_from_the_node_completes(server, tmp_path) -> None:
-    from engine.repair import apply_repair, failed_node, propose_repair
+    from engine.flows.repair import apply_repair, failed_node, propose_repair
 
     server.handler = repair_handler({"model": "good-model"})
     store = RunStore(tmp_path / "runs.db")
@@ -325,7 +325,7 @@ def test_repair_patches_a_bad_model_name_and_the_rerun_from_the_node_completes(s
 
 
 def test_an_invalid_repair_is_refused_with_the_reason(server) -> None:
-    from engine.repair import RepairError, parse_repair
+    from engine.flows.repair import RepairError, parse_repair
 
     wf = parse_workflow(chain(2))
     with pytest.raises(RepairError, match="does not have: colour"):

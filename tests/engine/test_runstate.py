@@ -113,7 +113,7 @@ def test_legacy_true_handle_and_loop_counts_visits() -> None:
 
 
 def test_module_imports_no_qt() -> None:
-    code = "import sys, engine.runstate; assert not any(m.startswith('PySide6') for m in sys.modules)"
+    code = "import sys, engine.run.state; assert not any(m.startswith('PySide6') for m in sys.modules)"
     res = subprocess.run([sys.executable, "-c", code], check=False, cwd=ROOT, capture_output=True, text=True,
                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
     assert res.returncode == 0, res.stderr

@@ -135,7 +135,7 @@ async def test_if_passes_non_string_output_as_json() -> None:
               [link("s", "ap"), link("ap", "a", "approve")])
     run = Run(wf, Recorder())
     await run.start()
-    from engine.runtime import as_text
+    from engine.run.scheduler import as_text
     assert as_text({"decision": "approve"}) == '{"decision": "approve"}'
     assert as_text(None) == ""
 

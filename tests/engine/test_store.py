@@ -323,7 +323,7 @@ def test_processes_opening_a_new_store_at_once_all_succeed(tmp_path: Path) -> No
 @pytest.mark.parametrize("count", [0, 1, 4, 5, 26, 523, 1234])
 def test_event_batches_of_any_size_are_stored_whole_and_in_order(data_dir: Path, count: int) -> None:
     # A batch is cut into INSERTs of a few fixed sizes (500, 100, 20, 5, 1 rows).
-    from engine.events import RunEvent
+    from engine.run.events import RunEvent
 
     store = RunStore()
     wf = flow([start(), agent("a")], [link("s", "a")])

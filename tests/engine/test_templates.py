@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.templates import (SECRET_MASK, TEMPLATE_BUILTINS, TemplateReference, TemplateScope, find_references,
+from engine.graph.templates import (SECRET_MASK, TEMPLATE_BUILTINS, TemplateReference, TemplateScope, find_references,
                               mask_secrets, reference_first_name, render_template_value, resolve_templates,
                               resolve_templates_masked, secret_lookup, template_completion, unknown_references,
                               walk_references)

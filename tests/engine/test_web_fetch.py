@@ -1,4 +1,4 @@
-"""engine.web_fetch on saved real pages (tests/fixtures/pages, see its README) served by a real
+"""engine.nodes.web_fetch on saved real pages (tests/fixtures/pages, see its README) served by a real
 HTTP server on 127.0.0.1."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from engine.http_request import (HttpStatusError, InvalidRequestError, RedirectError, UrlNotAllowedError,
+from engine.nodes.http_request import (HttpStatusError, InvalidRequestError, RedirectError, UrlNotAllowedError,
                                  WebRequestError)
-from engine.web_fetch import (DEFAULT_MAX_CHARS, FetchSpec, SelectorNotFoundError, UnsupportedContentError, extract,
+from engine.nodes.web_fetch import (DEFAULT_MAX_CHARS, FetchSpec, SelectorNotFoundError, UnsupportedContentError, extract,
                               fetch_page)
 from tests.fakes.web_server import Answer, WebServer, json_answer, redirect, text_answer
 

@@ -92,7 +92,7 @@ def test_run_state_links_states_and_details_from_events():
         RunEvent("yes", "start_prompt", "hix", timestamp=1.2),
     ])
     assert t.states == {"s": "done", "c": "done", "yes": "running"}
-    # the legacy "true" handle is read as condition-0 (engine.model normalises it on load)
+    # the legacy "true" handle is read as condition-0 (engine.graph.model normalises it on load)
     assert t.links == {("s", "output", "c"), ("c", "condition-0", "yes")}
     t.apply(RunEvent("yes", "llm_error", "HTTP 500", timestamp=2.0))
     t.apply(RunEvent("system", "error", "Agent 'Yes' failed: HTTP 500", timestamp=2.0))

@@ -346,7 +346,7 @@ async def test_http_step_timeout_from_its_policy_closes_the_request_on_the_worke
 async def test_action_steps_run_the_workers_library_flow(temporal_server, tmp_path, monkeypatch):
     """An ``action`` step runs the flow of its name from the worker's library, as a child
     workflow, with the local events; a missing one refuses the run as locally."""
-    from engine.library import set_default_library
+    from engine.flows.library import set_default_library
     from tests.engine.flows import agent, link
 
     monkeypatch.setenv("FLOWDESK_DATA_DIR", str(tmp_path / "data"))

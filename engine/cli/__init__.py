@@ -29,7 +29,7 @@ import sys
 from contextlib import contextmanager
 from typing import Any, Iterator, Sequence, TextIO
 
-from .events import SUBAGENT_CALL_TYPES, format_duration, format_timestamp
+from engine.run.events import SUBAGENT_CALL_TYPES, format_duration, format_timestamp
 
 __all__ = ["main", "COMMANDS"]
 
@@ -69,7 +69,7 @@ class _VersionAction(argparse.Action):
                          help="print the installed version and exit")
 
     def __call__(self, parser: argparse.ArgumentParser, *_args: Any) -> None:
-        from .resources import flowdesk_version
+        from engine.resources import flowdesk_version
 
         print(f"flowdesk {flowdesk_version()}")
         parser.exit()
@@ -138,7 +138,7 @@ def _parser() -> argparse.ArgumentParser:
     rp.add_argument("--base-url")
     rp.add_argument("--json", action="store_true", help="print the proposal as JSON")
     # Scale-out (issue 19): `worker`, `follow`, `cancel` and --temporal on run/resume/runs.
-    from .temporal.cli import add_arguments as _temporal_arguments
+    from engine.temporal.cli import add_arguments as _temporal_arguments
 
     _temporal_arguments(sub)
     return p
@@ -162,7 +162,7 @@ class _Printer:
     """
 
     def __init__(self, out: TextIO, workflow: Any, jsonl: bool) -> None:
-        from .runstate import RunState
+        from engine.run.state import RunState
 
         self.out = out
         self.titles = {n.id: n.title for n in workflow.nodes}
@@ -237,7 +237,7 @@ class _Printer:
     def _spent(self) -> str:
         """`` · tokens 391 · $0.0004``: what the run's model calls used so far, priced as the
         console and the history price them (no cost when a model has no price)."""
-        from .costs import format_cost, readable_prices, run_costs
+        from engine.run.costs import format_cost, readable_prices, run_costs
 
         total = run_costs(self.state, self.workflow, readable_prices())["total"]
         if not total["tokens"]:
@@ -253,8 +253,8 @@ def _run_arguments(wf: Any, var_texts: list[str], given: dict[str, Any] | None =
     """A run's arguments: ``given`` (`do`'s), overridden by each ``--var NAME=VALUE``, checked
     against the workflow's variables; None (the reason printed) when one is refused, before the
     run starts (DESIGN.md: exit 2)."""
-    from .inputs import has_surrogates
-    from .variables import VariableError, parse_var_argument, run_variables
+    from engine.graph.inputs import has_surrogates
+    from engine.graph.variables import VariableError, parse_var_argument, run_variables
 
     arguments: dict[str, Any] = dict(given or {})
     for text in var_texts:
@@ -278,7 +278,7 @@ def _run_arguments(wf: Any, var_texts: list[str], given: dict[str, Any] | None =
 # ------------------------------------------------------------------------------- commands
 def _load_any(path: str) -> Any:
     """The workflow in ``path``; a foreign flow file is converted, with a note on stderr."""
-    from .importers import load_any_workflow
+    from engine.flows.importers import load_any_workflow
 
     wf, imported = load_any_workflow(path)
     if imported is not None:
@@ -289,7 +289,7 @@ def _load_any(path: str) -> Any:
 
 
 def _write_out(text: str, output: str | None) -> int:
-    from .model import atomic_write_text
+    from engine.graph.model import atomic_write_text
 
     if not output:
         sys.stdout.write(text)
@@ -303,8 +303,8 @@ def _write_out(text: str, output: str | None) -> int:
 
 
 def _cmd_import(args: argparse.Namespace) -> int:
-    from .importers import import_flow
-    from .model import WorkflowLoadError, dumps_workflow, load_workflow, loads_workflow, parse_workflow
+    from engine.flows.importers import import_flow
+    from engine.graph.model import WorkflowLoadError, dumps_workflow, load_workflow, loads_workflow, parse_workflow
 
     try:
         data = open(args.file, "rb").read()
@@ -334,8 +334,8 @@ def _cmd_import(args: argparse.Namespace) -> int:
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
-    from .importers import ExportRefused, export_anythingllm
-    from .model import WorkflowLoadError
+    from engine.flows.importers import ExportRefused, export_anythingllm
+    from engine.graph.model import WorkflowLoadError
 
     try:
         wf = _load_any(args.file)
@@ -348,11 +348,11 @@ def _cmd_export(args: argparse.Namespace) -> int:
 
 def _cmd_do(args: argparse.Namespace) -> int:
     """Match the library's triggers (no model call); else ask the model once; confirm; run."""
-    from .dispatch import NoFlowMatches, ask_model_for_flow, match_sentence, routable_flows
-    from .inputs import has_surrogates
-    from .library import FlowLibrary, LibraryError, default_library
-    from .llm.base import LLMError
-    from .llm.registry import ProviderConfigError, make_resolver
+    from engine.flows.dispatch import NoFlowMatches, ask_model_for_flow, match_sentence, routable_flows
+    from engine.graph.inputs import has_surrogates
+    from engine.flows.library import FlowLibrary, LibraryError, default_library
+    from engine.llm.base import LLMError
+    from engine.llm.registry import ProviderConfigError, make_resolver
 
     text = args.text.strip()
     if not text or has_surrogates(text):
@@ -406,8 +406,8 @@ def _cmd_do(args: argparse.Namespace) -> int:
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
-    from .model import WorkflowLoadError
-    from .validate import validate
+    from engine.graph.model import WorkflowLoadError
+    from engine.graph.validate import validate
 
     try:
         wf = _load_any(args.file)
@@ -417,7 +417,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
         else:
             _err(str(err))
         return EXIT_USAGE
-    from .llm.config import web_search_available
+    from engine.llm.config import web_search_available
 
     issues = validate(wf, web_search_available=web_search_available(), path=os.path.abspath(args.file))
     errors = sum(1 for i in issues if i.is_error)
@@ -435,7 +435,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
 async def _drive(run: Any, decisions: list[tuple[str, str]], recorder: Any, *, resume_first: bool,
                  first_output: str | None = None) -> int:
     """Start (or resume) a run and answer its approvals in order; returns the exit code."""
-    from .events import RunStatus
+    from engine.run.events import RunStatus
 
     loop = asyncio.get_running_loop()
     try:
@@ -474,7 +474,7 @@ async def _drive(run: Any, decisions: list[tuple[str, str]], recorder: Any, *, r
 
 
 def _open_store(*, required: bool) -> Any:
-    from .store import RunStore, StoreError
+    from engine.store import RunStore, StoreError
 
     try:
         store = RunStore()
@@ -490,7 +490,7 @@ def _open_store(*, required: bool) -> Any:
 
 def _execute(run: Any, store: Any, decisions: list[tuple[str, str]], printer: "_Printer", *,
              workflow_path: str | None = None, resume_first: bool = False, first_output: str | None = None) -> int:
-    from .store import RunRecorder, StoreError
+    from engine.store import RunRecorder, StoreError
 
     recorder = None
     if store is not None:
@@ -512,11 +512,11 @@ def _execute(run: Any, store: Any, decisions: list[tuple[str, str]], printer: "_
                 recorder.close()
     problem = printer.state.provider_problem
     if code == EXIT_FAILED and problem is not None:  # the way out, rather than only the error
-        from .llm.config import settings_path
+        from engine.llm.config import settings_path
 
         who = f"provider '{problem['provider']}'" if problem.get("provider") else "the model provider"
         if problem.get("model"):  # it answered, without that model: one of its own serves every agent
-            from .llm.registry import provider_models
+            from engine.llm.registry import provider_models
 
             models = provider_models(problem["provider"]) if problem.get("provider") else []
             _err(f"{who} has no model '{problem['model']}': choose one it has for every agent with --model NAME"
@@ -550,8 +550,8 @@ def _interrupts_ignored() -> Iterator[None]:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from .inputs import has_surrogates
-    from .model import WorkflowLoadError
+    from engine.graph.inputs import has_surrogates
+    from engine.graph.model import WorkflowLoadError
 
     if args.input is not None and has_surrogates(args.input):
         _err("--input is not valid text: it holds bytes that are not UTF-8")
@@ -566,8 +566,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 def _run_loaded(wf: Any, args: argparse.Namespace, path: str, given: dict[str, Any] | None = None) -> int:
     """``flowdesk run`` from a loaded workflow (``given``: run variables, from ``do``)."""
-    from .llm.registry import ProviderConfigError, make_resolver
-    from .validate import validate
+    from engine.llm.registry import ProviderConfigError, make_resolver
+    from engine.graph.validate import validate
 
     if args.max_visits < 1:
         _err("--max-visits must be at least 1")
@@ -583,8 +583,8 @@ def _run_loaded(wf: Any, args: argparse.Namespace, path: str, given: dict[str, A
         _err(f"{path} has {len(errors)} error{'s' if len(errors) != 1 else ''}; the run was not started")
         return EXIT_FAILED
     if not args.provider and not args.base_url:
-        from .llm.discovery import default_provider_problem, describe, needs_default_provider, survey
-        from .llm.registry import NoProviderConfigured
+        from engine.llm.discovery import default_provider_problem, describe, needs_default_provider, survey
+        from engine.llm.registry import NoProviderConfigured
 
         problem = default_provider_problem() if needs_default_provider(wf) else None
         if problem is not None:  # said once, before the run, rather than by every agent
@@ -595,7 +595,7 @@ def _run_loaded(wf: Any, args: argparse.Namespace, path: str, given: dict[str, A
     except ProviderConfigError as err:
         _err(str(err))
         return EXIT_USAGE
-    from .runtime import Run
+    from engine.run.scheduler import Run
 
     printer = _Printer(sys.stdout, wf, args.jsonl)
     # Kept for a resume in another process; credentials in the base URL are not (see _stored_base_url).
@@ -649,7 +649,7 @@ def _stored_base_url(url: str | None) -> str | None:
     """The base URL as a run record keeps it: without ``user:password@`` (a secret)."""
     if not url:
         return url
-    from .llm.config import split_url_credentials
+    from engine.llm.config import split_url_credentials
 
     return split_url_credentials(url)[0]
 
@@ -673,9 +673,9 @@ def _find_run(run_id: str) -> tuple[Any, Any] | None:
 
 
 def _cmd_resume(args: argparse.Namespace) -> int:
-    from .llm.registry import ProviderConfigError, make_resolver
-    from .runtime import Run
-    from .store import StoreError
+    from engine.llm.registry import ProviderConfigError, make_resolver
+    from engine.run.scheduler import Run
+    from engine.store import StoreError
 
     output = None
     if args.output is not None:
@@ -728,8 +728,8 @@ def _text_arg(value: str, option: str) -> str | None:
 
 
 def _cmd_diff(args: argparse.Namespace) -> int:
-    from .rundiff import diff_runs, format_diff
-    from .store import StoreError
+    from engine.run.diff import diff_runs, format_diff
+    from engine.store import StoreError
 
     found = _find_run(args.run_a)
     if found is None:
@@ -752,12 +752,12 @@ def _cmd_diff(args: argparse.Namespace) -> int:
 
 
 def _cmd_repair(args: argparse.Namespace) -> int:
-    from .llm.registry import ProviderConfigError, make_resolver
-    from .llm.base import LLMError
-    from .model import atomic_write_text, dumps_workflow, load_workflow, WorkflowLoadError
-    from .repair import RepairError, apply_repair, failed_node, propose_repair
-    from .runstate import RunState
-    from .store import StoreError
+    from engine.llm.registry import ProviderConfigError, make_resolver
+    from engine.llm.base import LLMError
+    from engine.graph.model import atomic_write_text, dumps_workflow, load_workflow, WorkflowLoadError
+    from engine.flows.repair import RepairError, apply_repair, failed_node, propose_repair
+    from engine.run.state import RunState
+    from engine.store import StoreError
 
     found = _find_run(args.run_id)
     if found is None:
@@ -776,7 +776,7 @@ def _cmd_repair(args: argparse.Namespace) -> int:
     node_id, input_text, error = failed
     try:
         resolver = make_resolver(args.provider, model=args.model, base_url=args.base_url)
-        from .llm.base import AgentInvocation
+        from engine.llm.base import AgentInvocation
 
         provider = resolver(AgentInvocation(node_id=node_id, name="Repair", system_prompt="", user_content="",
                                             model=args.model or "", reasoning_effort="low", tools={}, subagents=[]))
@@ -826,7 +826,7 @@ def _cmd_repair(args: argparse.Namespace) -> int:
 
 
 def _cmd_runs(args: argparse.Namespace) -> int:
-    from .store import StoreError
+    from engine.store import StoreError
 
     store = _open_store(required=True)
     if store is None:
@@ -837,7 +837,7 @@ def _cmd_runs(args: argparse.Namespace) -> int:
     except StoreError as err:
         _err(str(err))
         return EXIT_USAGE
-    from .costs import format_cost, stored_run_costs
+    from engine.run.costs import format_cost, stored_run_costs
 
     try:
         spent = stored_run_costs(store, [r.id for r in runs])  # as the history prices them
@@ -881,7 +881,7 @@ def runs_line(run_id: str, status: str, started_at: float, duration: float | Non
 
 
 def _cmd_show(args: argparse.Namespace) -> int:
-    from .store import StoreError
+    from engine.store import StoreError
 
     found = _find_run(args.run_id)
     if found is None:
@@ -908,7 +908,7 @@ def _cmd_show(args: argparse.Namespace) -> int:
 
 
 def _cmd_flows(args: argparse.Namespace) -> int:
-    from .library import default_library
+    from engine.flows.library import default_library
 
     flows = default_library().flows()
     if args.json:
@@ -948,7 +948,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(exc.code or 0)
     if args.command == "validate":
         return _cmd_validate(args)
-    from .temporal.cli import dispatch as _temporal_dispatch, wants as _temporal_wanted
+    from engine.temporal.cli import dispatch as _temporal_dispatch, wants as _temporal_wanted
 
     if _temporal_wanted(args):
         return _temporal_dispatch(args)
@@ -963,6 +963,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.print_help()
     return EXIT_USAGE
 
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())

@@ -37,8 +37,8 @@ from urllib.parse import quote, quote_plus, unquote_plus, urlencode, urlsplit, u
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from .errors import FlowdeskError
-from .templates import SECRET_MASK
+from engine.errors import FlowdeskError
+from engine.graph.templates import SECRET_MASK
 
 __all__ = [
     "HttpRequestSpec", "HttpResult", "KeyValue", "send_request", "request_event_data", "mask_url", "mask_text",

@@ -45,9 +45,9 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from .events import SYSTEM_NODE, EventType, RunEvent, RunStatus
-from .model import Workflow
-from .nodes import SPECS, spec_for
+from engine.run.events import SYSTEM_NODE, EventType, RunEvent, RunStatus
+from engine.graph.model import Workflow
+from engine.nodes import SPECS, spec_for
 
 __all__ = ["RunState", "NodeDetails", "SubagentCall", "NODE_STATES", "Link",
            "IDLE", "RUNNING", "DONE", "FAILED", "WAITING", "QUEUED", "CANCELLED", "SKIPPED", "RETRYING", "CACHED"]

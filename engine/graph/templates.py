@@ -194,7 +194,7 @@ def secret_lookup(name: str) -> str | None:
     value = os.environ.get(name, "")
     if value.strip():
         return value
-    from .llm.config import _keyring_lookup  # the one keyring reader (respects the tests' opt-out)
+    from engine.llm.config import _keyring_lookup  # the one keyring reader (respects the tests' opt-out)
 
     return _keyring_lookup(name)
 

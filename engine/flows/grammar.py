@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Generic, Literal, TypeVar, Union
 
-from .errors import FlowdeskError
+from engine.errors import FlowdeskError
 
 __all__ = [
     "TriggerPatternError", "TriggerPattern", "TriggerMatch", "TriggerCaptureKind", "compile_trigger",

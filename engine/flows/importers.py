@@ -17,7 +17,7 @@ Formats (see DESIGN.md, "Reusable flows: library, triggers, import"):
 (start → blocks in order), with the document's other fields kept under the workflow's
 ``imported`` field so nothing is lost; :class:`ImportRefused` (a :class:`WorkflowLoadError`)
 names the format and what cannot be represented. :func:`load_any_workflow` reads a file of any
-of these formats (Flowdesk files go through :func:`engine.model.load_workflow` unchanged).
+of these formats (Flowdesk files go through :func:`engine.graph.model.load_workflow` unchanged).
 :func:`export_anythingllm` writes a chain workflow back as an AnythingLLM agent flow.
 """
 
@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from .errors import FlowdeskError
-from .model import Workflow, WorkflowLoadError, load_workflow, loads_workflow, parse_workflow, workflow_to_dict
+from engine.errors import FlowdeskError
+from engine.graph.model import Workflow, WorkflowLoadError, load_workflow, loads_workflow, parse_workflow, workflow_to_dict
 
 __all__ = ["FLOW_FORMATS", "ImportResult", "ImportRefused", "ExportRefused", "detect_flow_format", "format_label",
            "import_flow", "load_any_workflow", "export_anythingllm", "EXPORT_FORMATS"]
@@ -160,7 +160,7 @@ class _Builder:
         return wf
 
     def _check_triggers(self, triggers: list[str]) -> None:
-        from .grammar import TriggerPatternError, compile_trigger
+        from engine.flows.grammar import TriggerPatternError, compile_trigger
 
         for pattern in triggers:
             try:
@@ -181,7 +181,7 @@ def _start_node(b: _Builder, variables: list[dict[str, Any]], extra: Mapping[str
 def _credential_safe_headers(b: _Builder, where: str, headers: Any) -> Any:
     """Header rows with any literal credential replaced by a ``{{secrets.NAME}}`` reference
     (a workflow file never holds a secret); each replacement is a warning naming the header."""
-    from .http_request import looks_like_literal_credential
+    from engine.nodes.http_request import looks_like_literal_credential
 
     if not isinstance(headers, list):
         return headers
@@ -469,7 +469,7 @@ def import_flow(raw: Any, *, path: str | os.PathLike[str] | None = None) -> Impo
 def load_any_workflow(path: str | os.PathLike[str]) -> tuple[Workflow, ImportResult | None]:
     """A workflow from a file of any known format; the :class:`ImportResult` when it was converted.
 
-    Flowdesk files are read by :func:`engine.model.load_workflow` (no second parse)."""
+    Flowdesk files are read by :func:`engine.graph.model.load_workflow` (no second parse)."""
     p = Path(path)
     try:
         head = p.read_bytes() if p.is_file() else None
@@ -492,7 +492,7 @@ def load_any_workflow(path: str | os.PathLike[str]) -> tuple[Workflow, ImportRes
 def export_anythingllm(workflow: Workflow) -> dict[str, Any]:
     """The workflow as an AnythingLLM agent flow. It must be a chain from start through http,
     agent and fetch nodes only (one link out of each); anything else raises :class:`ExportRefused`."""
-    from .nodes import spec_for
+    from engine.nodes import spec_for
 
     def label(n: Any) -> str:
         spec = spec_for(n.type)
@@ -573,7 +573,7 @@ def export_anythingllm(workflow: Workflow) -> dict[str, Any]:
                 prompt = (re.sub(r"\{\{\s*(PREVIOUS_OUTPUT|input)\s*\}\}|\$\{\s*(PREVIOUS_OUTPUT|input)\s*\}",
                                  "${" + previous_var + "}", prompt) if prompt else "${" + previous_var + "}")
             system = d.get("systemPrompt") or ""
-            from .nodes.agent import DEFAULT_SYSTEM_PROMPT
+            from engine.nodes.agent import DEFAULT_SYSTEM_PROMPT
 
             if system and system != DEFAULT_SYSTEM_PROMPT:
                 prompt = f"{system}\n\n{prompt}"

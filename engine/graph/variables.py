@@ -20,7 +20,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from .errors import FlowdeskError
+from engine.errors import FlowdeskError
 
 __all__ = ["VariableError", "coerce_variable", "run_variables", "parse_var_argument", "declared_variables"]
 

@@ -1,6 +1,6 @@
 """The ``fetch`` node's core: a web page as readable Markdown, plain text or cleaned HTML.
 
-:func:`fetch_page` GETs an http(s) URL through :mod:`engine.http_request` (so the same rules
+:func:`fetch_page` GETs an http(s) URL through :mod:`engine.nodes.http_request` (so the same rules
 hold: only http/https at every hop, at most 5 redirects, loops refused, a 10 MB streamed
 body cap, 4xx/5xx fail, secrets masked in events and errors) and hands the body to
 :func:`extract`.
@@ -39,7 +39,7 @@ import httpx
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 from selectolax.lexbor import LexborHTMLParser, LexborNode, SelectolaxError
 
-from .http_request import (MAX_REDIRECTS, MAX_RESPONSE_BYTES, USER_AGENT, EventSink, HttpStatusError,
+from engine.nodes.http_request import (MAX_REDIRECTS, MAX_RESPONSE_BYTES, USER_AGENT, EventSink, HttpStatusError,
                            InvalidRequestError, RawResponse, RequestFailedError, WebRequestError, body_excerpt,
                            check_url, emit, exchange, mask_url, own_client, request_event_data)
 
@@ -382,7 +382,7 @@ async def fetch_page(spec: FetchSpec | Mapping[str, Any], *, client: httpx.Async
     """GET the page and return it in ``spec.format``; see the module docstring for the rules.
 
     Emits ``http_request`` ``{method: "GET", url}`` and ``http_response`` ``{status, bytes,
-    durationMs}`` through ``on_event`` like :func:`engine.http_request.send_request`. Raises
+    durationMs}`` through ``on_event`` like :func:`engine.nodes.http_request.send_request`. Raises
     :class:`UrlNotAllowedError`, :class:`InvalidRequestError` (bad format or selector),
     :class:`RedirectError`, :class:`ResponseTooLargeError`, :class:`RequestFailedError`,
     :class:`HttpStatusError` (any 4xx/5xx), :class:`UnsupportedContentError` and

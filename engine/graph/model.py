@@ -28,18 +28,18 @@ from typing import TYPE_CHECKING, Any, ClassVar, Iterator
 
 from pydantic import Field, SerializeAsAny, ValidationError, ValidationInfo, field_serializer, field_validator
 
-from .nodes import BUILTIN_KINDS, SPECS, spec_for
-from .nodes.agent import DEFAULT_REASONING_EFFORT, DEFAULT_SYSTEM_PROMPT, AgentData, AgentTools
-from .nodes.approval import ApprovalData
-from .nodes.base import _OPTIONAL, NodeData, _Loose
-from .nodes.if_ import Condition, IfData
-from .nodes.start import StartData
+from engine.nodes import BUILTIN_KINDS, SPECS, spec_for
+from engine.nodes.agent import DEFAULT_REASONING_EFFORT, DEFAULT_SYSTEM_PROMPT, AgentData, AgentTools
+from engine.nodes.approval import ApprovalData
+from engine.nodes.base import _OPTIONAL, NodeData, _Loose
+from engine.nodes.if_ import Condition, IfData
+from engine.nodes.start import StartData
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .nodes import NodeSpec
+    from engine.nodes import NodeSpec
 
-from .errors import FlowdeskError
-from .inputs import huge_integer_at, lone_surrogate_at, may_hold_surrogates, not_a_regular_file
+from engine.errors import FlowdeskError
+from engine.graph.inputs import huge_integer_at, lone_surrogate_at, may_hold_surrogates, not_a_regular_file
 
 __all__ = [
     "NODE_TYPES",
@@ -183,7 +183,7 @@ class Workflow(_Loose):
     name: str | None = Field(**_OPTIONAL)
     description: str | None = Field(**_OPTIONAL)
     version: int | None = Field(**_OPTIONAL)
-    #: Trigger patterns (engine.grammar) that start this flow from a sentence; kept as text.
+    #: Trigger patterns (engine.flows.grammar) that start this flow from a sentence; kept as text.
     triggers: list[Any] | None = Field(**_OPTIONAL)
     nodes: list[Node] = Field(default_factory=list)
     connections: list[Connection] = Field(default_factory=list)
@@ -389,7 +389,7 @@ def parse_workflow(raw: Any, *, path: str | os.PathLike[str] | None = None) -> W
             raise WorkflowLoadError(
                 "not a workflow graph: this looks like a run record (it has 'logs'/'workflow' but no 'nodes'); "
                 "open it from run history instead", path=path)
-        from .importers import detect_flow_format, format_label
+        from engine.flows.importers import detect_flow_format, format_label
 
         fmt = detect_flow_format(raw)
         if fmt is not None:  # a flow file of another system: say which, and how to open it

@@ -25,7 +25,7 @@ _SNAPSHOT = re.compile(r"-(\d{4}-\d{2}-\d{2}|\d{8})$")  # a dated snapshot's suf
 
 def model_prices(settings: Any = None) -> dict[str, tuple[float, float]]:
     """``{model id: (input, output)}`` USD per million tokens, from the catalogue with the user's overrides."""
-    from .llm.config import _known_providers
+    from engine.llm.config import _known_providers
 
     out: dict[str, tuple[float, float]] = {}
     for info in _known_providers(settings):

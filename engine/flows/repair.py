@@ -19,10 +19,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from .errors import FlowdeskError
-from .llm.base import AgentInvocation, LLMProvider
-from .model import Workflow
-from .nodes import spec_for
+from engine.errors import FlowdeskError
+from engine.llm.base import AgentInvocation, LLMProvider
+from engine.graph.model import Workflow
+from engine.nodes import spec_for
 
 __all__ = ["RepairError", "RepairProposal", "repair_prompt", "parse_repair", "propose_repair", "apply_repair",
            "failed_node"]

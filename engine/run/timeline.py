@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable
 
-from .events import SYSTEM_NODE, EventType, RunEvent
-from .model import Workflow
-from .runstate import _is_entry
+from engine.run.events import SYSTEM_NODE, EventType, RunEvent
+from engine.graph.model import Workflow
+from engine.run.state import _is_entry
 
 __all__ = ["Span", "Timeline"]
 

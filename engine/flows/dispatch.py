@@ -23,10 +23,10 @@ from typing import TYPE_CHECKING, Any, Iterable, Literal, Optional, Union
 from pydantic import (BaseModel, ConfigDict, StrictBool, StrictFloat, StrictInt, StrictStr, ValidationError,
                       create_model)
 
-from .errors import FlowdeskError
+from engine.errors import FlowdeskError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .library import FlowLibrary, LibraryFlow
+    from engine.flows.library import FlowLibrary, LibraryFlow
 
 __all__ = ["FlowChoice", "NoFlowMatches", "match_sentence", "routing_schema", "parse_routing_answer",
            "ask_model_for_flow", "routable_flows", "apply_arguments", "ROUTER_NODE"]
@@ -86,7 +86,7 @@ def _coerce(value: Any, kind: str) -> Any:
 def match_sentence(sentence: str, flows: Iterable["LibraryFlow"]) -> list[FlowChoice]:
     """Every trigger match of ``sentence`` among ``flows``, best first. Malformed patterns are
     skipped (the validator reports them on their workflow)."""
-    from .grammar import TriggerPatternError, all_trigger_matches, compile_trigger
+    from engine.flows.grammar import TriggerPatternError, all_trigger_matches, compile_trigger
 
     candidates = []
     for flow in flows:
@@ -183,7 +183,7 @@ async def ask_model_for_flow(sentence: str, flows: list["LibraryFlow"], resolver
                              model: str = "") -> FlowChoice:
     """One request to the model (through ``resolver``, as runs use it) for a flow and its
     arguments; the answer is checked by :func:`parse_routing_answer`."""
-    from .llm.base import AgentInvocation, NoToolsContext
+    from engine.llm.base import AgentInvocation, NoToolsContext
 
     if not flows:
         raise NoFlowMatches("no flow matches: the library has no flows")

@@ -25,8 +25,8 @@ from typing import Any, Iterable, Iterator
 
 from pydantic import BaseModel
 
-from .model import Connection, Node, Workflow, gc_paused, source_handles
-from .nodes import COMMON_HANDLE_LABELS, SPECS, NodeSpec, spec_for
+from engine.graph.model import Connection, Node, Workflow, gc_paused, source_handles
+from engine.nodes import COMMON_HANDLE_LABELS, SPECS, NodeSpec, spec_for
 
 __all__ = ["Issue", "Severity", "GraphIndex", "ConnectionCheck", "validate", "check_connection", "errors_only"]
 
@@ -332,7 +332,7 @@ def trigger_issues(workflow: Workflow) -> list[Issue]:
         return []
     if not isinstance(raw, list):
         return [Issue("trigger_invalid", Severity.ERROR, (), "The workflow's triggers must be a list of patterns.")]
-    from .grammar import TriggerPatternError, compile_trigger
+    from engine.flows.grammar import TriggerPatternError, compile_trigger
 
     out = []
     for i, pattern in enumerate(raw):
@@ -526,7 +526,7 @@ def _validate(workflow: Workflow, web_search_available: bool | None, library=Non
 def _references(text: str) -> tuple[Any, ...]:
     """The template references in ``text``, by text: node data repeats the same few prompts
     ("{{PREVIOUS_OUTPUT}}") across thousands of nodes, validated after every edit."""
-    from .templates import find_references
+    from engine.graph.templates import find_references
 
     return tuple(find_references(text))
 
@@ -609,7 +609,7 @@ def _check_data_flow(index: GraphIndex, add, components: "_Components") -> None:
 
     One pass over the nodes reads each node's data once (names declared, strings that may hold
     references, loops); the cycle components come from the pass that found the execution cycles."""
-    from .templates import TEMPLATE_BUILTINS
+    from engine.graph.templates import TEMPLATE_BUILTINS
 
     W = Severity.WARNING
     nodes = index.nodes

@@ -41,10 +41,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
-from .errors import FlowdeskError
-from .events import SUBAGENT_CALL_TYPES as _WIRE_TYPES
-from .events import EventType, RunEvent, RunStatus, format_timestamp
-from .model import Workflow, dumps_workflow, parse_workflow
+from engine.errors import FlowdeskError
+from engine.run.events import SUBAGENT_CALL_TYPES as _WIRE_TYPES
+from engine.run.events import EventType, RunEvent, RunStatus, format_timestamp
+from engine.graph.model import Workflow, dumps_workflow, parse_workflow
 
 __all__ = ["RunStore", "RunRecorder", "RunInfo", "StoreError", "AlreadyImported", "data_dir", "SCHEMA_VERSION", "agentflow_record",
            "run_from_agentflow_record"]
@@ -119,7 +119,7 @@ class AlreadyImported(StoreError):
 def configured_cache_limit() -> int:
     """The recorded executions' size limit in bytes: settings.json's ``runCache.limitMB``, else the default."""
     try:
-        from .llm.config import load_settings
+        from engine.llm.config import load_settings
 
         mb = ((load_settings().model_extra or {}).get("runCache") or {}).get("limitMB")
         if isinstance(mb, (int, float)) and mb >= 0:
@@ -181,7 +181,7 @@ MIGRATIONS: list[str] = [
     ALTER TABLE runs ADD COLUMN workflow_hash TEXT;
     CREATE INDEX runs_workflow_hash ON runs(workflow_hash);
     """,
-    # 3 -> 4: recorded node executions (engine/rerun.py), stored once by key however many runs
+    # 3 -> 4: recorded node executions (engine/run/rerun.py), stored once by key however many runs
     # made them; run_executions says which run's node had which (its last step).
     """
     CREATE TABLE executions (key TEXT PRIMARY KEY, output TEXT NOT NULL, handle TEXT, size INTEGER NOT NULL,
@@ -795,7 +795,7 @@ class RunStore:
         """What each run's nodes were answered with: ``{run id: {node id: (prompt tokens,
         completion tokens, model)}}``, summed over the node's responses and the calls made to it
         as a subagent; ``model`` is the one that answered (costs are priced by it,
-        ``engine.costs.price_of``), None when the responses did not say. One query per 500 runs."""
+        ``engine.run.costs.price_of``), None when the responses did not say. One query per 500 runs."""
         ids = list(dict.fromkeys(run_ids))
         out: dict[str, dict[str, tuple[int, int, str | None]]] = {rid: {} for rid in ids}
         for i in range(0, len(ids), 500):
@@ -820,7 +820,7 @@ class RunStore:
         """Every step recorded in run ``run_id`` still in the cache, by node: node id -> its
         RecordedExecutions in the order they ran (a loop's node and body ran once an iteration;
         a later run reuses whichever step has its key)."""
-        from .rerun import STEP_DIGEST_MARK, RecordedExecution, stored_key
+        from engine.run.rerun import STEP_DIGEST_MARK, RecordedExecution, stored_key
 
         rows = self._exec("SELECT ro.node_id, ro.key, o.output, o.handle FROM run_outputs ro "
                           "JOIN outputs o ON o.cid = ro.cid WHERE ro.run_id = ? ORDER BY ro.n", (run_id,)).fetchall()
@@ -848,10 +848,10 @@ class RunStore:
         return out
 
     def _node_digests(self, run_id: str) -> dict[str, str]:
-        """The nodes' part of the execution keys (``engine.rerun.node_digest``) of the workflow
+        """The nodes' part of the execution keys (``engine.run.rerun.node_digest``) of the workflow
         run ``run_id`` had: made from that workflow the first time a run of it is reused, then
         kept beside it (a stored workflow never changes)."""
-        from .rerun import node_digest
+        from engine.run.rerun import node_digest
 
         row = self._exec("SELECT r.workflow_hash, w.node_digests FROM runs r LEFT JOIN workflows w "
                          "ON w.hash = r.workflow_hash WHERE r.id = ?", (run_id,)).fetchone()
@@ -987,7 +987,7 @@ def run_from_agentflow_record(record: Any) -> tuple[Workflow, dict[str, Any], li
         if not isinstance(entry, dict):
             raise ValueError(f"logs[{i}] is not an object")
         events.append(RunEvent.from_wire(entry))
-    from .events import parse_timestamp
+    from engine.run.events import parse_timestamp
 
     started = record.get("startedAt")
     ended = record.get("endedAt")

@@ -32,8 +32,8 @@ from collections import deque
 from collections.abc import Mapping
 from typing import Any, Callable, NamedTuple
 
-from .events import EventType
-from .nodes.base import as_text
+from engine.run.events import EventType
+from engine.nodes.base import as_text
 
 __all__ = ["RecordedExecution", "StepHook", "execution_key", "downstream_of", "PINNED_FIELD", "CACHE_HIT",
            "STEP_PINNED"]
@@ -277,7 +277,7 @@ def reuse_map(reuse_from: Any, store: Any = None) -> tuple[dict[str, tuple[Recor
         return {}, None
     if isinstance(reuse_from, str):
         if store is None:
-            from .store import RunStore
+            from engine.store import RunStore
 
             store = RunStore()
         return store.recorded_steps(reuse_from), reuse_from

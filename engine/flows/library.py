@@ -5,7 +5,7 @@ are saved there) plus the folders listed in the settings (``library.folders``). 
 a :class:`LibraryFlow`: its stable ``id`` (the workflow's top-level ``id``, made on first save
 by :meth:`FlowLibrary.save`; a file without one is known by its file stem), ``name``,
 ``description``, ``parameters`` (the Start node's ``variables``), ``triggers`` (the top-level
-list of patterns, kept as text; :mod:`engine.grammar` compiles them), ``enabled`` (flows turned
+list of patterns, kept as text; :mod:`engine.flows.grammar` compiles them), ``enabled`` (flows turned
 off are listed in the settings' ``library.disabled``) and ``path``.
 
 The samples shipped with Flowdesk are copied into ``library/`` once: the settings remember
@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from .errors import FlowdeskError
-from .model import Workflow, WorkflowLoadError, load_workflow, new_id, save_workflow
+from engine.errors import FlowdeskError
+from engine.graph.model import Workflow, WorkflowLoadError, load_workflow, new_id, save_workflow
 
 __all__ = ["FlowLibrary", "LibraryFlow", "FlowParameter", "LibraryError", "library_dir", "default_library",
            "flow_parameters", "workflow_can_pause", "FLOW_SUFFIX"]
@@ -98,7 +98,7 @@ class LibraryFlow:
 
 def library_dir() -> Path:
     """The user data folder's ``library/`` (``$FLOWDESK_DATA_DIR/library`` in tests)."""
-    from .store import data_dir
+    from engine.store import data_dir
 
     return data_dir() / "library"
 
@@ -210,7 +210,7 @@ class FlowLibrary:
         return self.folders[0]
 
     def _settings(self) -> Any:
-        from .llm.config import Settings, load_settings
+        from engine.llm.config import Settings, load_settings
 
         try:
             return load_settings()
@@ -218,7 +218,7 @@ class FlowLibrary:
             return Settings()
 
     def _save_settings(self, settings: Any) -> None:
-        from .llm.config import save_settings
+        from engine.llm.config import save_settings
 
         save_settings(settings)
 
@@ -420,8 +420,8 @@ class FlowLibrary:
 
     def seed_samples(self) -> list[Path]:
         """Copy the samples not seeded before into the first folder (each once, ever). Returns the new files."""
-        from .model import load_workflow as _load
-        from .resources import sample_paths
+        from engine.graph.model import load_workflow as _load
+        from engine.resources import sample_paths
 
         settings = self._settings()
         seeded = settings.library.seeded

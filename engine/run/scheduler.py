@@ -33,20 +33,20 @@ from collections import deque
 from collections.abc import Iterator, Mapping
 from typing import Any, AsyncIterator, Callable, NamedTuple
 
-from .errors import FlowdeskError
-from .events import SYSTEM_NODE, EventType, RunEvent, RunStatus, decision_fields
-from .events import _encode as _encode_extra
-from .llm.base import AgentInvocation, LLMError, LLMProvider, SubagentSpec
-from .model import Node, Workflow, dumps_workflow, parse_workflow
-from .nodes import SPECS, NodeError, NodeOutcome, PauseRequest, RunContext, spec_for
-from .nodes.agent import MAX_SUBAGENT_DEPTH, ProviderCall, _usage_json, resolved_prompt, templated  # noqa: F401  (_usage_json: kept importable)
-from .rerun import PINNED_FIELD, StepHook, reuse_map
-from .nodes.base import (BRANCH, DEFAULT_MAX_RETRIES, DEFAULT_RETRY_DELAY_MS, ERROR_HANDLE, BranchFrame, as_text,
+from engine.errors import FlowdeskError
+from engine.run.events import SYSTEM_NODE, EventType, RunEvent, RunStatus, decision_fields
+from engine.run.events import _encode as _encode_extra
+from engine.llm.base import AgentInvocation, LLMError, LLMProvider, SubagentSpec
+from engine.graph.model import Node, Workflow, dumps_workflow, parse_workflow
+from engine.nodes import SPECS, NodeError, NodeOutcome, PauseRequest, RunContext, spec_for
+from engine.nodes.agent import MAX_SUBAGENT_DEPTH, ProviderCall, _usage_json, resolved_prompt, templated  # noqa: F401  (_usage_json: kept importable)
+from engine.run.rerun import PINNED_FIELD, StepHook, reuse_map
+from engine.nodes.base import (BRANCH, DEFAULT_MAX_RETRIES, DEFAULT_RETRY_DELAY_MS, ERROR_HANDLE, BranchFrame, as_text,
                          fill_prompt)
-from .nodes.loop import DEFAULT_MAX_ITERATIONS, until_matches
-from .templates import TemplateScope, mask_secrets
-from .variables import VariableError, run_variables  # noqa: F401  (VariableError: raised by Run())
-from .validate import errors_only, validate
+from engine.nodes.loop import DEFAULT_MAX_ITERATIONS, until_matches
+from engine.graph.templates import TemplateScope, mask_secrets
+from engine.graph.variables import VariableError, run_variables  # noqa: F401  (VariableError: raised by Run())
+from engine.graph.validate import errors_only, validate
 
 __all__ = ["Run", "RunStateError", "NodeRecord", "normalise_decision", "DEFAULT_MAX_VISITS", "SNAPSHOT_FORMAT",
            "Clock", "IdSource", "uuid_ids"]
@@ -260,7 +260,7 @@ class Run:
     A run from a node (DESIGN.md "Re-running"): ``start_at`` names the node that, with everything
     downstream of it, runs fresh; ``reuse_from`` (a run id in ``store``, default the user's run
     store, or a mapping of node ids to recorded executions) gives the outputs the other nodes
-    reuse when their execution key still matches (see ``engine.rerun``).
+    reuse when their execution key still matches (see ``engine.run.rerun``).
     """
 
     # Slots, not an instance dict: a run has some 70 attributes, more than CPython 3.11 keeps in
@@ -423,7 +423,7 @@ class Run:
         self._update_sinks()
         self._call_counter = 0
         self._ctx = RunContext(self)
-        # Pinned outputs, a run from a node and recorded executions (engine/rerun.py); None for
+        # Pinned outputs, a run from a node and recorded executions (engine/run/rerun.py); None for
         # a plain run. A recorder asks for recordings with ``record_executions``.
         self._hook: Any = None
         self.reused_from: str | None = None
@@ -440,7 +440,7 @@ class Run:
     def record_executions(self, callback: Callable[[str, str, Any, Any], None]) -> None:
         """Call ``callback(node_id, key, output, handle)`` for each step that ends with an output
         (a reused one included); the run store's recorder keeps them for later runs from a node.
-        ``key`` is the step's part of its execution key (``engine.rerun``: ``i`` + a digest); the
+        ``key`` is the step's part of its execution key (``engine.run.rerun``: ``i`` + a digest); the
         store makes the full key again from the run's workflow when a later run reuses it."""
         if self._step_hook is None:
             self._step_hook = StepHook(self)
@@ -836,7 +836,7 @@ class Run:
                 reused = False
                 try:
                     hook = self._hook
-                    # pinned? a reusable recorded execution? (engine/rerun.py) else it runs, and is recorded
+                    # pinned? a reusable recorded execution? (engine/run/rerun.py) else it runs, and is recorded
                     reused = hook is not None and hook.supplies and (result := hook.before(spec, node, value)) is not None
                     if not reused:
                         if spec.works and (fields.get("timeoutMs") or fields.get("errorMode") == "retry"):
@@ -1143,7 +1143,7 @@ class Run:
     # ------------------------------------------------------------------ nested runs (flows)
     def _library(self) -> Any:
         if self.library is None:
-            from .library import default_library
+            from engine.flows.library import default_library
 
             self.library = default_library()
         return self.library
@@ -1168,7 +1168,7 @@ class Run:
         waits for an approval (the parent pauses at this node; ``resume`` routes the decision
         back here), and raises :class:`NodeError` when it fails or cannot start.
         """
-        from .nodes.web import resolve_for_step
+        from engine.nodes.web import resolve_for_step
 
         child = self._subruns.get(node.id)
         answer = self._subanswers.pop(node.id, None)

@@ -1,0 +1,1 @@
+"""Working with whole flows: the library, triggers, dispatch, import/export, repair."""

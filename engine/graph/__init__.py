@@ -1,0 +1,1 @@
+"""The workflow: its model, index, templates, variables and validation."""

@@ -1,0 +1,1 @@
+"""Running a workflow: the scheduler, its events, the state reducer, re-running."""
