@@ -47,7 +47,7 @@ def create_window(argv: Sequence[str] = ()):
 
     win = MainWindow()
     win.show()
-    win.start(list(argv))
+    win.files.start(list(argv))
     return win
 
 

@@ -1,9 +1,9 @@
-"""MainWindow: docks and wiring only.
+"""MainWindow: the composition root. It builds the widgets and docks, the controllers that
+own each concern (:mod:`editor.controllers`) and the menus (:mod:`editor.window.menus`), and
+wires their signals; what a concern does lives in its controller.
 
-Palette (left), canvas (centre), inspector (right), problems, run console and run history
-(bottom). What each concern does lives in :mod:`editor.window`: menus and actions, files,
-autosave, validation, run wiring and edit actions; this module builds the widgets and
-connects them. Validation runs debounced after every document change and drives the node
+Palette and library (left), canvas (centre), inspector (right), problems, run console and run
+history (bottom). Validation runs debounced after every document change and drives the node
 badges, the problems list, the status bar and the Run action.
 """
 
@@ -13,41 +13,39 @@ from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QCloseEvent, QIcon, QKeySequence
 from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QStackedWidget, QTabWidget, QWidget
 
-from engine import Issue
-
 from .canvas.scene import CanvasScene
-from .canvas.view import CanvasView
+from .canvas.view import CanvasView, local_paths
+from .controllers.command_bar import CommandBarController
+from .controllers.editing import EditController
+from .controllers.files import FilesController
+from .controllers.help import HelpController
+from .controllers.library import LibraryController
+from .controllers.providers import ProvidersController, resolver_factory
+from .controllers.repair import RepairController
+from .controllers.run_views import RunViewsController
+from .controllers.runs import RunActions, RunController
+from .controllers.session import DocumentSession
+from .controllers.validation import ValidationController
 from .editing import WorkflowDocument
-from .files import Autosaver
-from .history.panel import HistoryPanel
+from .history.panel import HistoryPanel, open_store_for_gui
 from .panels.inspector import InspectorPanel
+from .panels.library import LibraryPanel
 from .panels.palette import PalettePanel
 from .panels.problems import ProblemsPanel
 from .resources import icon_path
 from .run.console import RunConsole
 from .run.details import NodeRunDetails
-from .run_view import RunViewWindow
 from .screen_fit import fit_resize
-from .window.autosave import AutosaveMixin
-from .window.edit_actions import EditActionsMixin
-from .window.files import FilesMixin
-from .window.library import LibraryMixin
+from .window import menus
 from .window.find_bar import FindBar
-from .window.help import HelpMixin
-from .window.menus import MenusMixin
-from .window.repair import RepairMixin
-from .window.run_wiring import RunWiringMixin
-from .window.settings import WindowSettingsMixin, settings
-from .window.validation import ValidationMixin
+from .window.settings import restore_window, save_window, settings
 from .window.welcome import WelcomePage
-
 
 __all__ = ["MainWindow", "settings"]
 
 
-class MainWindow(LibraryMixin, MenusMixin, HelpMixin, FilesMixin, AutosaveMixin, ValidationMixin, RunWiringMixin,
-                 RepairMixin, EditActionsMixin, WindowSettingsMixin, QMainWindow):
-    run_requested = Signal()  # the run console (a later issue) listens here
+class MainWindow(QMainWindow):
+    run_requested = Signal()  # Run was pressed
     validated = Signal(list)  # list[Issue], after each debounced validation
 
     def __init__(self) -> None:
@@ -57,24 +55,72 @@ class MainWindow(LibraryMixin, MenusMixin, HelpMixin, FilesMixin, AutosaveMixin,
         self.document = WorkflowDocument(parent=self)
         self.scene = CanvasScene(self.document, self)
         self.view = CanvasView(self.scene)
-        self.issues: list[Issue] = []
-        self.autosaver = Autosaver()
-        self._has_document = False
-        self.find_bar: FindBar
+        self.session = DocumentSession()
+        self._console_max_state = None  # the dock layout to go back to when the console is maximised
+        self._build_docks()
+        status = self.statusBar().showMessage
+        self.validation_label = QLabel()  # the status bar's summary (menus.build_status_bar places it)
 
+        # The controllers, each given what it works on.
+        self.store = open_store_for_gui(self, panel=self.history)
+        self.validation = ValidationController(self, self.session, self.document, self.scene, self.inspector,
+                                               self.problems, self.run_console, self.validation_label)
+        self.runs = RunController(self, self.session, self.document, self.scene, self.run_console,
+                                  self.run_console_dock, self.inspector, self.inspector_tabs, self.node_run_details,
+                                  self.history, self.validation, self.store,
+                                  lambda: self._console_max_state is not None, status)
+        self.files = FilesController(self, self.session, self.document, self.scene, self.view, self.validation,
+                                     self.runs.run_in_progress, status)
+        self.library = LibraryController(self, self.library_panel, self.library_dock, self.session, self.document,
+                                         self.scene, self.inspector, self.problems, self.run_console, self.files,
+                                         self.validation, status)
+        self.edit = EditController(self, self.session, self.document, self.scene, self.view, self.inspector,
+                                   self.inspector_dock, self.inspector_tabs, self.files.new_document, status)
+        self.providers = ProvidersController(self, self.run_console, self.history, self.validation, self.store,
+                                             self.runs.run, status)
+        self.commands = CommandBarController(self, self.store, resolver_factory, self.files.open_path,
+                                             self.providers.choose_provider, status)
+        self.repair = RepairController(self, self.document, self.run_console, resolver_factory,
+                                       self.runs.run_from_node, status)
+        self.help = HelpController(self, self.store)
+
+        self.welcome = WelcomePage(self.files)
+        self.central.insertWidget(0, self.welcome)
+        self.find_bar = FindBar(self.central, self.document, self.scene, self.view)
+        menus.build_actions(self)
+        menus.build_menus(self)
+        menus.build_help_menu(self)
+        menus.build_status_bar(self)
+        self.runs.use_actions(RunActions(self.act_run, self.act_run_from, self.act_run_only))
+        self.run_views = RunViewsController(self, self.session, self.document, self.run_console,
+                                            self.run_console_dock, self.history, self.runs, self.files,
+                                            self.validation, self.act_run, self.store, resolver_factory, status)
+        self._wire()
+        # The document and the canvas are deleted after the controllers that listen to them: a
+        # QObject's children go in the order they were added, and a scene clearing its items
+        # as it goes emits selectionChanged.
+        for obj in (self.scene, self.document):
+            obj.setParent(None)
+            obj.setParent(self)
+
+        fit_resize(self, 1400, 860)
+        restore_window(self, self.act_snap, self.act_minimap)
+        self.files.show_welcome()
+        self.validation.run_validation()
+
+    # ------------------------------------------------------------------ construction
+    def _build_docks(self) -> None:
         self.central = QStackedWidget()
-        self.welcome = WelcomePage(self)
-        self.central.addWidget(self.welcome)
-        self.central.addWidget(self.view)
+        self.central.addWidget(self.view)  # the welcome page goes before it, once the files controller is made
         self.setCentralWidget(self.central)
-        self.find_bar = FindBar(self)
-
         self.palette = PalettePanel()
         self.inspector = InspectorPanel(self.document)
         self.problems = ProblemsPanel()
         self.palette_dock = self._dock("Nodes", "paletteDock", self.palette, Qt.DockWidgetArea.LeftDockWidgetArea)
-        self.inspector_dock = self._dock("Inspector", "inspectorDock", self.inspector, Qt.DockWidgetArea.RightDockWidgetArea)
-        self.problems_dock = self._dock("Problems", "problemsDock", self.problems, Qt.DockWidgetArea.BottomDockWidgetArea)
+        self.inspector_dock = self._dock("Inspector", "inspectorDock", self.inspector,
+                                         Qt.DockWidgetArea.RightDockWidgetArea)
+        self.problems_dock = self._dock("Problems", "problemsDock", self.problems,
+                                        Qt.DockWidgetArea.BottomDockWidgetArea)
         # Running: the console (live log, approvals, trace), the run history, and the
         # inspector's Run tab. Run state lives there, apart from the document, never undoable.
         self.run_console = RunConsole()
@@ -105,48 +151,50 @@ class MainWindow(LibraryMixin, MenusMixin, HelpMixin, FilesMixin, AutosaveMixin,
         self.inspector_stack.addWidget(self.inspector_empty)
         self.inspector_stack.addWidget(self.inspector_tabs)
         self.inspector_dock.setWidget(self.inspector_stack)
-        self.run_windows: list[RunViewWindow] = []
-        self._console_max_state = None  # the dock layout to go back to when the console is maximised
         # The inspector keeps the full height on the right (its Run tab shows a node's input
         # and output); the bottom docks sit under the canvas and the palette.
         self.setCorner(Qt.Corner.BottomRightCorner, Qt.DockWidgetArea.RightDockWidgetArea)
-        self._init_library()  # the Library dock, tabbed with the palette
+        # The Library dock, tabbed with the palette. Shown from View ▸ Library (or by "Save to
+        # library"); hidden in the default layout, where the tab bar it adds under the palette
+        # would take height from the palette and the console.
+        self.library_panel = LibraryPanel(None)
+        self.library_dock = self._dock("Library", "libraryDock", self.library_panel,
+                                       Qt.DockWidgetArea.LeftDockWidgetArea)
+        self.tabifyDockWidget(self.palette_dock, self.library_dock)
+        self.palette_dock.raise_()
+        self.library_dock.hide()
         self._default_dock_sizes()
 
-        self._build_actions()
-        self._build_menus()
-        self._build_help_menu()
-        self._build_status_bar()
-
-        self._init_validation()  # debounced: after every document change
-        self._init_autosave()  # periodic, while there are unsaved changes
-
+    def _wire(self) -> None:
         d = self.document
         d.path_changed.connect(lambda _p: self._update_title())
         d.meta_changed.connect(self._update_title)
-        # scene.select_nodes() emits one selectionChanged per change, so this stays cheap.
-        self.scene.selectionChanged.connect(self._selection_changed)
-        self.scene.status_message.connect(lambda m: self.statusBar().showMessage(m, 5000))
-        self.scene.background_double_clicked.connect(self._quick_add)
-        self.scene.link_dropped_on_canvas.connect(self._link_to_new_node)
-        self.scene.context_menu_requested.connect(self._context_menu)
-        self.scene.node_activated.connect(self._edit_node)
-        self.view.node_dropped.connect(self._add_node_at)
-        self.view.files_dropped.connect(self.open_dropped)
-        self.setAcceptDrops(True)  # a workflow file dropped from a file manager opens (FilesMixin)
-        self.view.nudge_requested.connect(
-            lambda dx, dy: self.document.nudge_nodes(self.scene.selected_node_ids(), dx, dy))
-        self.view.zoom_changed.connect(lambda z: self.zoom_label.setText(f"{round(z * 100)}%"))
-        self.palette.node_requested.connect(self._add_node_at_centre)
-        self.problems.nodes_requested.connect(self.show_nodes)
-        self._wire_running()
+        d.undo_stack.cleanChanged.connect(self._clean_changed)
+        self.files.shown.connect(self._document_shown)
+        self.files.replacing.connect(self.runs.document_replacing)
+        self.files.chrome_changed.connect(self._update_chrome)
+        self.validation.validated.connect(self.validated)
+        self.runs.run_requested.connect(self.run_requested)
+        self.runs.title_changed.connect(self._update_title)
+        self.runs.nodes_requested.connect(self.edit.show_nodes)
+        self.run_console.set_resolver_factory(resolver_factory)
+        # The canvas's requests (the library controller took a flow node's double-click first).
+        scene, view, edit = self.scene, self.view, self.edit
+        scene.selectionChanged.connect(edit.selection_changed)  # scene.select_nodes() emits once per change
+        scene.status_message.connect(lambda m: self.statusBar().showMessage(m, 5000))
+        scene.background_double_clicked.connect(edit.quick_add)
+        scene.link_dropped_on_canvas.connect(edit.link_to_new_node)
+        scene.context_menu_requested.connect(lambda pos, node_id: menus.context_menu(self, pos, node_id))
+        scene.node_activated.connect(edit.edit_node)
+        view.node_dropped.connect(edit.add_node_at)
+        view.files_dropped.connect(self.files.open_dropped)
+        self.setAcceptDrops(True)  # a workflow file dropped from a file manager opens
+        view.nudge_requested.connect(edit.nudge)
+        view.zoom_changed.connect(lambda z: self.zoom_label.setText(f"{round(z * 100)}%"))
+        self.palette.node_requested.connect(edit.add_node_at_centre)
+        self.problems.nodes_requested.connect(edit.show_nodes)
+        scene.selectionChanged.connect(self.runs.sync_console_selection)
 
-        fit_resize(self, 1400, 860)
-        self._restore_settings()
-        self._show_welcome()
-        self.run_validation()
-
-    # ------------------------------------------------------------------ construction
     def _dock(self, title: str, name: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
         dock = QDockWidget(title, self)
         dock.setObjectName(name)
@@ -201,34 +249,35 @@ class MainWindow(LibraryMixin, MenusMixin, HelpMixin, FilesMixin, AutosaveMixin,
             self.act_max_console.setChecked(on)
 
     # ------------------------------------------------------------------ document state
-    def _show_welcome(self) -> None:
-        self._has_document = False
-        self.inspector.setEnabled(False)
-        self.inspector_stack.setCurrentWidget(self.inspector_empty)
-        self.welcome.refresh()
-        self.central.setCurrentWidget(self.welcome)
-        self._update_title()
-        self._update_actions()
+    def _document_shown(self, shown: bool) -> None:
+        """The canvas (a document is open) or the welcome page (none is)."""
+        self.inspector.setEnabled(shown)
+        self.inspector_stack.setCurrentWidget(self.inspector_tabs if shown else self.inspector_empty)
+        if not shown:
+            self.welcome.refresh()
+        self.central.setCurrentWidget(self.view if shown else self.welcome)
+        self._update_chrome()
+        if shown:
+            self.view.setFocus()
 
-    def _show_canvas(self) -> None:
-        self._has_document = True
-        self.inspector.setEnabled(True)
-        self.inspector_stack.setCurrentWidget(self.inspector_tabs)
-        self.central.setCurrentWidget(self.view)
+    def _clean_changed(self, clean: bool) -> None:
+        self.setWindowModified(not clean)
+
+    def _update_chrome(self) -> None:
         self._update_title()
         self._update_actions()
-        self.view.setFocus()
 
     def _update_actions(self) -> None:
+        has_document = self.session.has_document
         for a in (self.act_save, self.act_save_as, self.act_revert, self.act_layout, self.act_fit, self.act_find):
-            a.setEnabled(self._has_document)
-        self.act_revert.setEnabled(self._has_document and bool(self.document.path))
-        self._update_run_action()
+            a.setEnabled(has_document)
+        self.act_revert.setEnabled(has_document and bool(self.document.path))
+        self.runs.update_run_action()
 
     def _update_title(self) -> None:
         # A run waiting for a decision is worth a glance from the task bar, whatever is open.
-        waiting = "⏸ Waiting for approval — " if getattr(self, "_waiting_for_input", False) else ""
-        if not self._has_document:
+        waiting = "⏸ Waiting for approval — " if self.runs.waiting_for_input else ""
+        if not self.session.has_document:
             self.setWindowTitle(f"{waiting}Flowdesk")
             return
         name = self.document.display_name()
@@ -237,23 +286,34 @@ class MainWindow(LibraryMixin, MenusMixin, HelpMixin, FilesMixin, AutosaveMixin,
         self.setWindowTitle(f"{waiting}{name}[*]{extra} — Flowdesk")
         self.setWindowModified(self.document.is_modified())
 
-    # ------------------------------------------------------------------ closing
+    # ------------------------------------------------------------------ drops and closing
+    # A file dropped anywhere on the window (the welcome page, a panel); the canvas passes its own on.
+    def dragEnterEvent(self, event) -> None:
+        if local_paths(event.mimeData()):
+            event.acceptProposedAction()
+        else:
+            super().dragEnterEvent(event)
+
+    def dropEvent(self, event) -> None:
+        paths = local_paths(event.mimeData())
+        if paths:
+            event.acceptProposedAction()
+            self.files.open_dropped(paths)
+        else:
+            super().dropEvent(event)
+
     def closeEvent(self, event: QCloseEvent) -> None:
-        if not self.maybe_save():
+        if not self.files.maybe_save():
             event.ignore()
             return
-        self.cancel_open()  # a big file still being read is not shown in a closed window
-        bridge = self.run_console.bridge
-        if bridge.status == "paused":
-            # A run waiting for approval stays paused in the run history (its state was saved
-            # at the pause, even while its pause is still being settled or a sibling branch
-            # runs on), to be answered after a restart: cancelling it here threw that away.
-            pass
-        else:
+        self.files.cancel_open()  # a big file still being read is not shown in a closed window
+        # A run waiting for approval stays paused in the run history (its state was saved at
+        # the pause, even while its pause is still being settled or a sibling branch runs on),
+        # to be answered after a restart: cancelling it here threw that away.
+        if self.run_console.bridge.status != "paused":
             self.run_console.cancel_run()  # a running run stops with the window (its events are kept)
-        for win in list(self.run_windows):
-            win.close()
+        self.run_views.close_all()
         self.set_console_maximised(False)  # the layout saved is the normal one
-        self._save_settings()
-        self.autosaver.clear()
+        save_window(self, self.act_snap, self.act_minimap, self.document.path)
+        self.files.autosaver.clear()
         event.accept()

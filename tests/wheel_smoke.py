@@ -134,7 +134,7 @@ def check_gui() -> None:
     check(len(win.welcome.sample_buttons) == len(names) and buttons, f"welcome page samples: {len(buttons)} buttons")
     actions = [a for a in win.sample_menu.actions() if a.text()]
     check(len(actions) == len(names), f"File ▸ Open Sample: {[a.text() for a in actions]}")
-    check(win.open_sample(str(sample_paths()[0])) and win.document.workflow.nodes, "a sample opens")
+    check(win.files.open_sample(str(sample_paths()[0])) and win.document.workflow.nodes, "a sample opens")
     win.provider_menu.aboutToShow.emit()
     shown = {a.data() for a in win.provider_menu.actions() if a.data()}
     catalogue = {p.id for p in load_catalogue()[0]}

@@ -1,14 +1,10 @@
-"""The main window's parts, one concern per module; :mod:`editor.main_window` wires them.
+"""The main window's widgets, dialogs and menus; the controllers that drive them are in
+:mod:`editor.controllers`, and :mod:`editor.main_window` wires both.
 
-* :mod:`.menus` - actions, menus, toolbar, status bar, pop-up menus
-* :mod:`.files` - open, save, revert, recent files, start-up file
-* :mod:`.autosave` - periodic autosave and crash recovery
-* :mod:`.validation` - debounced validation and its display
-* :mod:`.run_wiring` - the Run action, run console, run history and canvas run states
-* :mod:`.edit_actions` - add node, clipboard, delete, collapse, auto-layout
-* :mod:`.settings` - the window's QSettings (geometry, docks, toggles)
-* :mod:`.find_bar`, :mod:`.welcome` - the find bar and the welcome page
-
-Each part is a mixin of :class:`editor.main_window.MainWindow`, so the window's methods and
-attributes keep their names; a part uses the widgets the window builds in ``__init__``.
+* :mod:`.menus` - actions, menus, toolbar, status bar, the canvas's context menu
+* :mod:`.settings` - the GUI's QSettings file, the window's geometry and dock layout
+* :mod:`.opening` - a big file opened in steps on a worker thread, with progress and Cancel
+* :mod:`.welcome`, :mod:`.find_bar` - the welcome page and the find bar
+* :mod:`.command_bar` - the Ctrl+K bar and its run windows
+* :mod:`.help`, :mod:`.repair`, :mod:`.run_on` - the Help dialogs, the Repair dialog, the Temporal server dialog
 """

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (QDialog, QLabel, QLineEdit, QListWidget, QListWid
 from engine import (FlowChoice, NoFlowMatches, apply_arguments, ask_model_for_flow, default_library, match_sentence,
                     routable_flows)
 
+from ..run.console import RunConsole
 from ..screen_fit import fit_resize
 from .settings import settings
 
@@ -264,8 +265,6 @@ class CommandRunWindow(QMainWindow):
 
     def __init__(self, choice: FlowChoice, workflow: Any, *, store: Any, resolver_factory: Any,
                  parent: QWidget | None = None) -> None:
-        from ..run.console import RunConsole
-
         super().__init__(parent)
         self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         self.setObjectName("commandRunWindow")

@@ -2,23 +2,25 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QCompleter, QHBoxLayout, QLabel, QLineEdit, QWidget
 
-if TYPE_CHECKING:
-    from ..main_window import MainWindow
+from ..canvas.scene import CanvasScene
+from ..canvas.view import CanvasView
+from ..editing import WorkflowDocument
 
 
 class FindBar(QWidget):
     """Ctrl+F: type part of a node's name; Enter selects and shows the next match."""
 
-    def __init__(self, window: MainWindow) -> None:
-        # A sibling floating over the view, not its child: the canvas's Delete/Ctrl+A/Ctrl+C
-        # shortcuts are scoped to the view and its children and must not fire while typing here.
-        super().__init__(window.central)
-        self.window_ = window
+    def __init__(self, host: QWidget, document: WorkflowDocument, scene: CanvasScene, view: CanvasView) -> None:
+        # A sibling floating over the view (``host`` holds the view), not its child: the canvas's
+        # Delete/Ctrl+A/Ctrl+C shortcuts are scoped to the view and its children and must not
+        # fire while typing here.
+        super().__init__(host)
+        self.document = document
+        self.scene = scene
+        self.view = view
         self.setObjectName("findBar")
         self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)  # the style sheet's panel, not the canvas through it
         lay = QHBoxLayout(self)
@@ -42,8 +44,8 @@ class FindBar(QWidget):
         self.hide()
 
     def open(self) -> None:
-        doc = self.window_.document
-        scene = self.window_.scene
+        doc = self.document
+        scene = self.scene
         titles = sorted({scene.node_title(n.id) for n in doc.workflow.nodes})
         self.completer.model().setStringList(titles)  # type: ignore[attr-defined]
         self.move(12, 12)
@@ -62,14 +64,14 @@ class FindBar(QWidget):
         text = self.edit.text().strip().lower()
         if not text:
             return []
-        scene = self.window_.scene
+        scene = self.scene
         # From the model (a big document has items only for what is in view).
-        return [n.id for n in self.window_.document.workflow.nodes
+        return [n.id for n in self.document.workflow.nodes
                 if text in scene.node_title(n.id).lower() or text == n.id.lower()]
 
     def highlight(self, _text: str = "") -> None:
         found = set(self.matches())
-        self.window_.scene.set_found_nodes(found)
+        self.scene.set_found_nodes(found)
         self.count.setText(f"{len(found)} found" if self.edit.text() else "")
         self._cursor = -1
 
@@ -79,13 +81,13 @@ class FindBar(QWidget):
             return
         self._cursor = (self._cursor + 1) % len(ids)
         nid = ids[self._cursor]
-        self.window_.scene.select_nodes([nid])
-        self.window_.view.centre_on_node(nid)
+        self.scene.select_nodes([nid])
+        self.view.centre_on_node(nid)
 
     def close_bar(self) -> None:
-        self.window_.scene.set_found_nodes(set())
+        self.scene.set_found_nodes(set())
         self.hide()
-        self.window_.view.setFocus()
+        self.view.setFocus()
 
     def keyPressEvent(self, event) -> None:
         if event.key() == Qt.Key.Key_Escape:

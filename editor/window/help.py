@@ -9,7 +9,6 @@ import re
 import platform
 import sys
 from pathlib import Path
-from typing import Any
 
 import PySide6
 from PySide6.QtCore import Qt, QUrl, qVersion
@@ -182,36 +181,3 @@ class AboutDialog(QDialog):
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         buttons.rejected.connect(self.reject)
         lay.addWidget(buttons)
-
-
-class HelpMixin:
-    """The window's Help menu."""
-
-    def _build_help_menu(self) -> None:
-        h = self.menuBar().addMenu("&Help")  # type: ignore[attr-defined]
-        self.act_shortcuts = self._action(  # type: ignore[attr-defined]
-            "&Keyboard Shortcuts…", None, QKeySequence.StandardKey.HelpContents, self.show_shortcuts,
-            "Every key and mouse gesture, by menu")
-        self.addAction(self.act_shortcuts)  # type: ignore[attr-defined]
-        h.addAction(self.act_shortcuts)
-        h.addSeparator()
-        self.act_about = h.addAction("&About Flowdesk", self.show_about)
-
-    def show_shortcuts(self) -> ShortcutsDialog:
-        return self._show_once(ShortcutsDialog, lambda: ShortcutsDialog(self))  # type: ignore[arg-type]
-
-    def show_about(self) -> AboutDialog:
-        store = getattr(self, "store", None)
-        path = Path(store.path) if store is not None else None
-        return self._show_once(AboutDialog, lambda: AboutDialog(self, path))  # type: ignore[arg-type]
-
-    def _show_once(self, kind: type, make: Any) -> Any:
-        """The dialog of ``kind`` already open, brought forward, else a new one (F1 twice: one window)."""
-        dialog = next((d for d in self.findChildren(kind) if d.isVisible()), None)  # type: ignore[attr-defined]
-        if dialog is None:
-            dialog = make()
-            dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-            dialog.show()
-        dialog.raise_()
-        dialog.activateWindow()
-        return dialog

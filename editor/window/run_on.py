@@ -1,4 +1,4 @@
-"""Run ▸ Run On: runs on this computer, or on a Temporal server (the ``temporal`` extra).
+"""Run ▸ Run On (its menu: :mod:`editor.controllers.providers`): runs on this computer, or on a Temporal server (the ``temporal`` extra).
 
 The choice and the server (address, namespace, task queue) are GUI settings (``gui.ini``).
 A run on a server is an :class:`engine.RemoteRun`: the console, the canvas states and the
@@ -13,12 +13,11 @@ import re
 from functools import partial
 from typing import Any, Callable
 
-from PySide6.QtGui import QActionGroup
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QFormLayout, QLabel, QLineEdit, QMessageBox
 
 from .settings import settings
 
-__all__ = ["RunOnMixin", "TemporalServerDialog", "remote_run_factory"]
+__all__ = ["TemporalServerDialog", "remote_run_factory"]
 
 _ADDRESS = re.compile(r"^[^\s:/]+:\d{1,5}$")
 
@@ -70,39 +69,3 @@ class TemporalServerDialog(QDialog):
         s.setValue("run/temporalTaskQueue", self.task_queue.text().strip() or "flowdesk")
         s.setValue("run/on", "temporal")
         super().accept()
-
-
-class RunOnMixin:
-    """The Run On menu of the main window."""
-
-    def _fill_run_on_menu(self) -> None:
-        menu = self.run_on_menu
-        menu.clear()
-        s = settings()
-        address = str(s.value("run/temporalAddress", "") or "")
-        remote = str(s.value("run/on", "local")) == "temporal" and bool(address)
-        group = QActionGroup(menu)
-        for value, label, on, enabled in (
-                ("local", "This Computer", not remote, True),
-                ("temporal", f"Temporal Server ({address})" if address else "Temporal Server (not set)", remote,
-                 bool(address))):
-            a = menu.addAction(label)
-            a.setCheckable(True)
-            a.setChecked(on)
-            a.setEnabled(enabled)
-            group.addAction(a)
-            a.triggered.connect(lambda _=False, v=value: settings().setValue("run/on", v))
-        menu.addSeparator()
-        menu.addAction("Temporal Server…", self.open_temporal_settings)
-
-    def sync_remote_history(self) -> None:
-        """The history lists the configured Temporal server's runs (none configured: local runs only)."""
-        s = settings()
-        self.history.set_remote_server(str(s.value("run/temporalAddress", "") or "") or None,
-                                       str(s.value("run/temporalNamespace", "") or "default"))
-
-    def open_temporal_settings(self) -> None:
-        if TemporalServerDialog(self).exec():
-            self.sync_remote_history()
-            self.statusBar().showMessage(f"Runs go to the Temporal server at {settings().value('run/temporalAddress')}.",
-                                         4000)

@@ -16,6 +16,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QSettings
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QMainWindow
 
 from engine import config_dir
 
@@ -40,25 +42,25 @@ def text_setting(key: str) -> str:
     return str(settings().value(key, "") or "")
 
 
-class WindowSettingsMixin:
-    """Restores and saves the main window's geometry, dock layout and canvas toggles."""
+def restore_window(window: QMainWindow, snap: QAction, minimap: QAction) -> None:
+    """Give the main window its saved geometry, dock layout and canvas toggles."""
+    s = settings()
+    geo = s.value("window/geometry")
+    if isinstance(geo, QByteArray) and not geo.isEmpty():
+        window.restoreGeometry(geo)
+    state = s.value("window/state")
+    if isinstance(state, QByteArray) and not state.isEmpty():
+        window.restoreState(state, DOCK_LAYOUT_VERSION)
+    snap.setChecked(s.value("canvas/snap", False, type=bool))
+    minimap.setChecked(s.value("canvas/minimap", True, type=bool))
 
-    def _restore_settings(self) -> None:
-        s = settings()
-        geo = s.value("window/geometry")
-        if isinstance(geo, QByteArray) and not geo.isEmpty():
-            self.restoreGeometry(geo)
-        state = s.value("window/state")
-        if isinstance(state, QByteArray) and not state.isEmpty():
-            self.restoreState(state, DOCK_LAYOUT_VERSION)
-        self.act_snap.setChecked(s.value("canvas/snap", False, type=bool))
-        self.act_minimap.setChecked(s.value("canvas/minimap", True, type=bool))
 
-    def _save_settings(self) -> None:
-        s = settings()
-        s.setValue("window/geometry", self.saveGeometry())
-        s.setValue("window/state", self.saveState(DOCK_LAYOUT_VERSION))
-        s.setValue("canvas/snap", self.act_snap.isChecked())
-        s.setValue("canvas/minimap", self.act_minimap.isChecked())
-        s.setValue("lastFile", self.document.path or "")
-        s.sync()
+def save_window(window: QMainWindow, snap: QAction, minimap: QAction, document_path: str | None) -> None:
+    """Keep the main window's geometry, dock layout, canvas toggles and document for next time."""
+    s = settings()
+    s.setValue("window/geometry", window.saveGeometry())
+    s.setValue("window/state", window.saveState(DOCK_LAYOUT_VERSION))
+    s.setValue("canvas/snap", snap.isChecked())
+    s.setValue("canvas/minimap", minimap.isChecked())
+    s.setValue("lastFile", document_path or "")
+    s.sync()

@@ -15,7 +15,7 @@ from engine import WorkflowLoadError, load_workflow
 from ..resources import icon_path, samples
 
 if TYPE_CHECKING:
-    from ..main_window import MainWindow
+    from ..controllers.files import FilesController
 
 SAMPLE_TEXT_WIDTH = 500  # px of a sample button's description line
 
@@ -50,10 +50,10 @@ def elide_words(text: str, metrics, width: int) -> str:
 
 
 class WelcomePage(QWidget):
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(self, files: FilesController) -> None:
         super().__init__()
         self.setObjectName("welcome")
-        self.window_ = window
+        self.files = files
         # Scrolls when short, and asks for no minimum height: hidden behind the canvas, its
         # minimum (growing with the recent list) kept the run console from being made taller.
         self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Ignored)
@@ -83,9 +83,9 @@ class WelcomePage(QWidget):
         row = QHBoxLayout()
         new = QPushButton(QIcon(icon_path("new")), "New workflow")
         new.setObjectName("primary")
-        new.clicked.connect(window.new_document)
+        new.clicked.connect(files.new_document)
         opn = QPushButton(QIcon(icon_path("open")), "Open…")
-        opn.clicked.connect(window.open_dialog)
+        opn.clicked.connect(files.open_dialog)
         row.addWidget(new)
         row.addWidget(opn)
         row.addStretch(1)
@@ -111,7 +111,7 @@ class WelcomePage(QWidget):
                 b.setText(f"{title}\n{short}")
             b.setToolTip(f"{title}: {desc}\n{path}\n(opens a copy; Save As to keep it)" if desc else
                          f"{path}\n(opens a copy; Save As to keep it)")
-            b.clicked.connect(lambda _=False, p=str(path): window.open_sample(p))
+            b.clicked.connect(lambda _=False, p=str(path): files.open_sample(p))
             self.sample_buttons[name] = b
             cards.addWidget(b)
         self.recent_head = QLabel("Recent")
@@ -132,11 +132,11 @@ class WelcomePage(QWidget):
             w = self.recent_box.takeAt(0).widget()
             if w is not None:
                 w.deleteLater()
-        recent = self.window_.recent_files()
+        recent = self.files.recent_files()
         self.recent_head.setVisible(bool(recent))
         for path in recent[:5]:
             b = QPushButton(QIcon(icon_path("open")), Path(path).name)
             b.setObjectName("sampleButton")
             b.setToolTip(path)
-            b.clicked.connect(lambda _=False, p=path: self.window_.open_path(p))
+            b.clicked.connect(lambda _=False, p=path: self.files.open_path(p))
             self.recent_box.addWidget(b)

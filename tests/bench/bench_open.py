@@ -107,7 +107,7 @@ def probe(posted):
         if len(sys.argv) > 2:  # then a small document replaces it: how much memory is given back
             hb.stop()
             result["rss_big"] = rss_mb()
-            win.open_path(sys.argv[2], ask=False)
+            win.files.open_path(sys.argv[2], ask=False)
             for _ in range(10):
                 app.processEvents()
             gc.collect()
@@ -126,7 +126,7 @@ def go():
     result["t0"] = time.perf_counter()
     beat["last"] = result["t0"]
     hb.start()
-    ok = win.open_path(sys.argv[1], ask=False)
+    ok = win.files.open_path(sys.argv[1], ask=False)
     result["opened"] = time.perf_counter() - result["t0"]
     result["ok"] = bool(ok)
     view.viewport().update()

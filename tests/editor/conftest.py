@@ -103,7 +103,7 @@ def write_flow(tmp_path: Path, data: dict[str, Any], name: str = "test.flow.json
 
 
 def open_flow(window, path: Path) -> None:
-    assert window.open_path(str(path), ask=False)
+    assert window.files.open_path(str(path), ask=False)
     window.view.set_zoom(1.0)
     window.view.centerOn(window.scene.items_bounds().center())
     QApplication.processEvents()

@@ -106,8 +106,8 @@ def test_paste_lands_clear_of_the_originals_and_their_links(window, qtbot, tmp_p
     doc, scene = window.document, window.scene
     old = doc.node_ids()
     scene.select_nodes(["triage", "route"])
-    window.copy()
-    window.paste()
+    window.edit.copy()
+    window.edit.paste()
     new = doc.node_ids() - old
     assert len(new) == 2
     pasted = [node_rect(doc.node(i)) for i in new]
@@ -139,14 +139,14 @@ def test_paste_lands_at_the_pointer_over_the_canvas(window, qtbot, tmp_path):
     doc, scene, view = window.document, window.scene, window.view
     old = doc.node_ids()
     scene.select_nodes(["triage"])
-    window.copy()
+    window.edit.copy()
     vp = view.viewport()
     at = QPoint(vp.width() // 2, vp.height() - 60)
     QCursor.setPos(vp.mapToGlobal(at))
     qtbot.mouseMove(vp, at)
     qtbot.waitUntil(lambda: view.underMouse(), timeout=2000)
     try:
-        window.paste()
+        window.edit.paste()
     finally:
         QCursor.setPos(-5000, -5000)  # later tests start with the pointer away from their windows
     (new,) = doc.node_ids() - old
@@ -162,7 +162,7 @@ def test_a_node_added_from_the_palette_lands_on_free_canvas_near_the_middle(wind
     middle = view.mapToScene(view.viewport().rect().center())
     old = doc.node_ids()
     for _ in range(3):  # double-click on the palette's Agent, three times
-        window._add_node_at_centre("agent")
+        window.edit.add_node_at_centre("agent")
     new = doc.node_ids() - old
     assert len(new) == 3
     rects = {nid: QRectF(node_rect(doc.node(nid))) for nid in doc.node_ids()}

@@ -24,7 +24,7 @@ def _counts(scene: CanvasScene) -> tuple[int, int]:
 
 def test_a_20k_node_file_opens_with_items_only_for_what_is_in_view(window, qtbot, tmp_path):
     path = write_flow(tmp_path, many_nodes_doc(20_000), "big.flow.json")
-    assert window.open_path(str(path), ask=False)
+    assert window.files.open_path(str(path), ask=False)
     QApplication.processEvents()
     scene, view = window.scene, window.view
     assert scene.lazy and len(window.document.workflow.nodes) == 20_000
@@ -67,7 +67,7 @@ def test_lazy_projection_follows_edits_and_undo(window, tmp_path, monkeypatch):
     monkeypatch.setattr(CanvasScene, "LAZY_NODES", 50)
     monkeypatch.setattr(CanvasScene, "REALIZE_CAP", 40)
     path = write_flow(tmp_path, many_nodes_doc(400), "mid.flow.json")
-    assert window.open_path(str(path), ask=False)
+    assert window.files.open_path(str(path), ask=False)
     scene, view, doc = window.scene, window.view, window.document
     assert scene.lazy
     a = doc.node("a5")
@@ -93,12 +93,12 @@ def test_lazy_projection_follows_edits_and_undo(window, tmp_path, monkeypatch):
     assert scene.obstacles.rects["a200"] == before
 
     # Select all counts every node, items or not; any other selection ends it.
-    window.select_all()
+    window.edit.select_all()
     assert len(scene.selected_node_ids()) == 400 and scene.node_items.peek("a5").isSelected()
     assert scene.node_items["a395"].isSelected()  # made while all are selected
     scene.clearSelection()
     assert scene.selected_node_ids() == []
-    window.select_all()
+    window.edit.select_all()
     scene.select_nodes(["a5"])
     assert scene.selected_node_ids() == ["a5"]
 
@@ -115,23 +115,23 @@ def test_lazy_projection_follows_edits_and_undo(window, tmp_path, monkeypatch):
 def test_cancelling_a_big_open_keeps_the_open_document(window, tmp_path):
     from PySide6.QtCore import QTimer
 
-    from editor.window import files
+    from editor.controllers import files
 
     small = write_flow(tmp_path, many_nodes_doc(3), "small.flow.json")
-    assert window.open_path(str(small), ask=False)
+    assert window.files.open_path(str(small), ask=False)
     before = window.document.workflow
     big = write_flow(tmp_path, many_nodes_doc(20_000), "big.flow.json")
     assert big.stat().st_size > files.BIG_FILE  # read under the progress dialog
     seen = []
 
     def cancel() -> None:
-        dialog = getattr(window, "_open_progress", None)
+        dialog = getattr(window.files, "_open_progress", None)
         seen.append(dialog is not None and dialog.isVisible())
         if dialog is not None:
             dialog.cancel()
 
     QTimer.singleShot(0, cancel)  # runs inside the dialog's loop, long before 20k nodes are read
-    assert not window.open_path(str(big), ask=False)
+    assert not window.files.open_path(str(big), ask=False)
     assert seen == [True]
     assert window.document.workflow is before and len(window.scene.node_items) == 3
     assert window.document.path == str(small.resolve())

@@ -29,7 +29,7 @@ def drop_from_palette(window, kind: str, at: QPoint) -> None:
 
 
 def test_drag_each_node_type_from_palette(window, tmp_path):
-    window.new_document()
+    window.files.new_document()
     doc = window.document
     original = doc.workflow.model_dump()
     expected = {"start": ("start", None), "agent": ("agent", False), "subagent": ("agent", True),

@@ -48,7 +48,7 @@ def test_duplicate_and_paste_garbage(window, qtbot, tmp_path):
     assert len(doc.workflow.nodes) == 3
     before = doc.workflow.model_dump()
     QGuiApplication.clipboard().setText("not a workflow")
-    window.paste()
+    window.edit.paste()
     assert doc.workflow.model_dump() == before
     assert "Nothing to paste" in window.statusBar().currentMessage()
 

@@ -60,14 +60,14 @@ def _library_of(folder: Path, flows: dict[str, dict]) -> Iterator[None]:
 def _typed(window, qtbot, text: str):
     """The command bar, opened and ``text`` typed in it."""
     window.act_command.trigger()
-    bar = window.command_bar
+    bar = window.commands.bar
     qtbot.keyClicks(bar.edit, text)
     return bar
 
 
 def test_command_bar_lists_matches_and_runs_a_flow(window, qtbot, qloop, library):  # noqa: F811
     window.act_command.trigger()
-    bar = window.command_bar
+    bar = window.commands.bar
     assert bar.isVisible()
     qtbot.keyClicks(bar.edit, "create a blues playlist with 12 songs")
     kinds = [k for k, _ in bar.items()]
@@ -76,8 +76,8 @@ def test_command_bar_lists_matches_and_runs_a_flow(window, qtbot, qloop, library
     assert "Make playlist" in first and "genre = “blues”" in first and "quantity = 12" in first
     qtbot.keyClick(bar.edit, Qt.Key.Key_Return)
     assert not bar.isVisible()
-    assert len(window.command_windows) == 1
-    run_window = window.command_windows[0]
+    assert len(window.commands.windows) == 1
+    run_window = window.commands.windows[0]
     console = run_window.console
     qtbot.waitUntil(lambda: console.status == "completed", timeout=10000)
     assert run_window.choice.arguments == {"genre": "blues", "quantity": 12}
@@ -93,7 +93,7 @@ def test_command_bar_lists_matches_and_runs_a_flow(window, qtbot, qloop, library
 
 def test_command_bar_lists_flows_by_name_and_alt_enter_opens(window, qtbot, library):
     window.act_command.trigger()
-    bar = window.command_bar
+    bar = window.commands.bar
     qtbot.keyClicks(bar.edit, "weather")
     kinds = [k for k, _ in bar.items()]
     assert kinds == ["flow", "ask"]
@@ -123,7 +123,7 @@ def test_why_the_model_found_no_flow_is_shown_whole(window, qtbot, qloop, librar
 
     settings().setValue("run/provider", "echo")
     window.act_command.trigger()
-    bar = window.command_bar
+    bar = window.commands.bar
     qtbot.keyClicks(bar.edit, "write something about dark mode")
     bar.ask_model("write something about dark mode")
     qtbot.waitUntil(lambda: "No flow matches" in bar.hint.text(), timeout=5000)
@@ -149,7 +149,7 @@ def test_the_announcement_sample_runs_from_a_sentence_in_a_window_that_fits(wind
         kind, text = bar.items()[0]
         assert kind == "trigger" and "Announcement panel" in text
         qtbot.keyClick(bar.edit, Qt.Key.Key_Return)
-        run_window = window.command_windows[0]
+        run_window = window.commands.windows[0]
         assert run_window.choice.arguments == {"topic": "the new sync feature", "audience": "beta testers",
                                                "maxWords": 80}
         qtbot.waitUntil(lambda: run_window.console.status == "completed", timeout=15000)

@@ -24,5 +24,5 @@ def test_f2_types_over_the_selected_agents_name(window, qtbot, tmp_path):
 def test_f2_without_one_node_selected_says_so(window, qtbot, tmp_path):
     open_flow(window, write_flow(tmp_path, flow([start("s", 0, 0), agent("a", 400, 0)])))
     window.scene.select_nodes(["s", "a"])
-    assert window.edit_selected_node() is False
+    assert window.edit.edit_selected_node() is False
     assert window.statusBar().currentMessage() == "Select one node to edit it."

@@ -34,7 +34,7 @@ def test_a_file_dropped_on_the_welcome_page_opens(window, qtbot, tmp_path):
 
 def test_files_dropped_on_the_canvas_open_the_first(window, qtbot, tmp_path):
     first, second = copy_sample(tmp_path, "hello"), copy_sample(tmp_path, "review")
-    assert window.open_path(str(first), ask=False)
+    assert window.files.open_path(str(first), ask=False)
     drop = _drop(window.view.viewport(), [second, first])
     assert drop.isAccepted()
     assert window.document.path == str(second)
@@ -44,7 +44,7 @@ def test_files_dropped_on_the_canvas_open_the_first(window, qtbot, tmp_path):
 
 def test_a_folder_dropped_opens_nothing(window, qtbot, tmp_path):
     first = copy_sample(tmp_path, "hello")
-    assert window.open_path(str(first), ask=False)
+    assert window.files.open_path(str(first), ask=False)
     _drop(window.view.viewport(), [tmp_path])
     assert window.document.path == str(first)
     assert window.statusBar().currentMessage() == "Nothing to open there: drop a workflow file."

@@ -23,7 +23,7 @@ def test_save_reopen_compare(window, tmp_path, dialogs):
     target = tmp_path / "out" / "saved.flow.json"
     target.parent.mkdir()
     dialogs.save_path = str(target)
-    assert window.save_as()
+    assert window.files.save_as()
     assert not window.isWindowModified()
     assert window.windowTitle().startswith("saved.flow.json")
     saved = json.loads(target.read_text(encoding="utf-8"))
@@ -31,7 +31,7 @@ def test_save_reopen_compare(window, tmp_path, dialogs):
     assert saved["nodes"][1]["data"]["systemPrompt"] == "Be brief."
     # Reopen: the same workflow comes back.
     expected = doc.workflow.model_dump()
-    assert window.open_path(str(target), ask=False)
+    assert window.files.open_path(str(target), ask=False)
     assert window.document.workflow.model_dump() == expected
     assert not [f for f in os.listdir(target.parent) if f.endswith(".tmp")]  # atomic save leaves no temp file
 
@@ -41,8 +41,8 @@ def test_agentflow_files_open_and_save_unchanged(window, tmp_path, dialogs):
         original = json.loads(sample.read_text(encoding="utf-8"))
         path = tmp_path / sample.name
         path.write_text(json.dumps(original), encoding="utf-8")
-        assert window.open_path(str(path), ask=False)
-        assert window.save()
+        assert window.files.open_path(str(path), ask=False)
+        assert window.files.save()
         assert json.loads(path.read_text(encoding="utf-8")) == original, sample.name
 
 
@@ -57,7 +57,7 @@ def test_malformed_file_leaves_document_untouched(window, tmp_path, dialogs):
     bad_shape = write_flow(tmp_path, {"nodes": [{"id": "x"}], "connections": []}, "shape.flow.json")
     for bad in (bad_json, bad_shape, tmp_path / "missing.flow.json"):
         dialogs.calls.clear()
-        assert not window.open_path(str(bad), ask=False)
+        assert not window.files.open_path(str(bad), ask=False)
         (kind, title, text), = dialogs.of("critical")
         assert str(bad) in text
         assert doc.workflow.model_dump() == before
@@ -67,17 +67,17 @@ def test_malformed_file_leaves_document_untouched(window, tmp_path, dialogs):
 
 def window_message(window, path, dialogs) -> str:
     dialogs.calls.clear()
-    window.open_path(str(path), ask=False)
+    window.files.open_path(str(path), ask=False)
     return dialogs.of("critical")[0][2]
 
 
 def test_open_dialog_and_recent_files(window, tmp_path, dialogs):
     p = copy_sample(tmp_path, "hello")
     dialogs.open_path = str(p)
-    window.open_dialog()
+    window.files.open_dialog()
     assert window.document.path == str(p.resolve())
-    assert window.recent_files()[0] == str(p.resolve())
-    window._fill_recent_menu()
+    assert window.files.recent_files()[0] == str(p.resolve())
+    window.files.fill_recent_menu(window.recent_menu)
     assert [a.text() for a in window.recent_menu.actions()][0] == "hello.flow.json"
 
 
@@ -96,9 +96,9 @@ def test_revert_and_new(window, tmp_path, dialogs):
     open_flow(window, copy_sample(tmp_path, "hello"))
     before = window.document.workflow.model_dump()
     window.document.delete(["greeter"])
-    window.revert()
+    window.files.revert()
     assert window.document.workflow.model_dump() == before
-    window.new_document()
+    window.files.new_document()
     assert window.document.path is None
     assert [n.type for n in window.document.workflow.nodes] == ["start"]
     assert window.windowTitle().startswith("Untitled")
@@ -124,7 +124,7 @@ def test_settings_persist_geometry_and_last_file(app, qtbot, tmp_path, dialogs):
     qtbot.addWidget(w)
     w.resize(1111, 777)
     w.show()
-    w.open_path(str(p), ask=False)
+    w.files.open_path(str(p), ask=False)
     w.inspector_dock.hide()
     size = w.size()  # the offscreen screen may clamp the requested size
     assert w.close()
@@ -133,7 +133,7 @@ def test_settings_persist_geometry_and_last_file(app, qtbot, tmp_path, dialogs):
     # Restored (the offscreen screen clamps it to its own width, so compare loosely).
     assert w2.size() != QSize(1400, 860) and abs(w2.size().height() - size.height()) < 10
     assert not w2.inspector_dock.isVisible() and w2.inspector_dock.isHidden()
-    w2.start([])  # `flowdesk` with no arguments opens the last document
+    w2.files.start([])  # `flowdesk` with no arguments opens the last document
     assert w2.document.path == str(p.resolve())
     w2.close()
 
@@ -142,9 +142,9 @@ def test_autosave_and_crash_recovery(window, app, qtbot, tmp_path, dialogs):
     from editor.files import autosave_dir
     from editor.main_window import MainWindow
 
-    window.new_document()
+    window.files.new_document()
     window.document.add_node("agent", 300, 200)
-    window.autosave_now()
+    window.files.autosave.autosave_now()
     files = list(autosave_dir().glob("*.json"))
     assert len(files) == 1
     payload = json.loads(files[0].read_text())
@@ -157,16 +157,16 @@ def test_autosave_and_crash_recovery(window, app, qtbot, tmp_path, dialogs):
     dialogs.question_answer = QMessageBox.StandardButton.Yes
     w2 = MainWindow()
     qtbot.addWidget(w2)
-    w2.start([])
+    w2.files.start([])
     assert [n.type for n in w2.document.workflow.nodes] == ["start", "agent"]
     assert w2.isWindowModified()
     assert not crashed.exists()
     # Saving clears this window's autosave.
-    w2.autosave_now()
-    assert w2.autosaver.file.exists()
+    w2.files.autosave.autosave_now()
+    assert w2.files.autosaver.file.exists()
     dialogs.save_path = str(tmp_path / "recovered.flow.json")
-    assert w2.save()
-    assert not w2.autosaver.file.exists()
+    assert w2.files.save()
+    assert not w2.files.autosaver.file.exists()
     w2.close()
 
 
@@ -175,9 +175,9 @@ def test_add_node_snaps_to_the_grid_when_snap_is_on(window):
 
     from editor.canvas.style import GRID
 
-    window.new_document()
+    window.files.new_document()
     window.act_snap.setChecked(True)
-    window._add_node_at("agent", QPointF(GRID * 3 + 3, GRID * 5 - 4))
+    window.edit.add_node_at("agent", QPointF(GRID * 3 + 3, GRID * 5 - 4))
     (nid,) = window.scene.selected_node_ids()
     node = window.document.node(nid)
     assert (node.x, node.y) == (GRID * 3, GRID * 5)

@@ -25,11 +25,11 @@ def test_help_menu_and_f1_opens_the_shortcuts(qtbot, window):
     assert dialog is not None and dialog.isVisible() and dialog.windowTitle() == "Keyboard Shortcuts"
     window.act_shortcuts.trigger()  # again: the open one comes forward, no second window
     assert [d for d in window.findChildren(ShortcutsDialog) if d.isVisible()] == [dialog]
-    assert window.show_about() is window.show_about()
+    assert window.help.show_about() is window.help.show_about()
 
 
 def test_shortcuts_come_from_the_real_actions(qtbot, window):
-    dialog = window.show_shortcuts()
+    dialog = window.help.show_shortcuts()
     rows = dialog.visible_rows()
     sections = [s for s, _a, _k in rows]
     assert sections.index("File") < sections.index("Edit") < sections.index("Run")
@@ -58,7 +58,7 @@ def test_shortcuts_come_from_the_real_actions(qtbot, window):
 
 
 def test_shortcut_filter_matches_actions_and_keys(qtbot, window):
-    dialog = window.show_shortcuts()
+    dialog = window.help.show_shortcuts()
     qtbot.keyClicks(dialog.filter, "ctrl+shift+return")
     assert [(a, k) for _s, a, k in dialog.visible_rows()] == [("Reject", "Ctrl+Shift+Return")]
     dialog.filter.clear()
@@ -70,7 +70,7 @@ def test_shortcut_filter_matches_actions_and_keys(qtbot, window):
 
 def test_about_names_the_version_and_the_folders(qtbot, window, isolated):
     open_flow(window, SAMPLES / "hello.flow.json")
-    dialog = window.show_about()
+    dialog = window.help.show_about()
     text = dialog.text.text()
     from importlib import metadata
 

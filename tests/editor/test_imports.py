@@ -15,7 +15,7 @@ def test_open_foreign_file_as_new_unsaved_document(window, tmp_path, dialogs):
     shutil.copy(FIX / "anythingllm_direct_output.json", src)
     before = src.read_bytes()
     dialogs.open_path = str(src)
-    window.open_dialog()
+    window.files.open_dialog()
     doc = window.document
     assert doc.path is None and doc.is_modified() and window.isWindowModified()
     assert [n.type for n in doc.workflow.nodes] == ["start", "http", "agent", "fetch"]
@@ -27,32 +27,32 @@ def test_open_foreign_file_as_new_unsaved_document(window, tmp_path, dialogs):
     assert "• steps[1] (apiCall) has directOutput: the flow ends there; the 2 later blocks are kept below" in text
     target = tmp_path / "rate.flow.json"
     dialogs.save_path = str(target)
-    assert window.save()  # no path: Save asks where, never writes the original
+    assert window.files.save()  # no path: Save asks where, never writes the original
     assert src.read_bytes() == before
     assert json.loads(target.read_text())["imported"]["format"] == "anythingllm"
 
 
 def test_open_refused_import_names_format_and_block(window, dialogs):
-    assert not window.open_path(str(FIX / "anythingllm_with_code.json"), ask=False)
+    assert not window.files.open_path(str(FIX / "anythingllm_with_code.json"), ask=False)
     (kind, title, text), = dialogs.of("critical")
     assert "AnythingLLM agent flow" in text and "'code' block at steps[2]" in text
 
 
 def test_open_script_recipe_shows_the_cannot_run_error(window, dialogs):
-    assert window.open_path(str(FIX / "typeagent_list_files.recipe.json"), ask=False)
+    assert window.files.open_path(str(FIX / "typeagent_list_files.recipe.json"), ask=False)
     assert "TypeAgent script recipe" in window.statusBar().currentMessage()
     assert window.document.workflow.nodes[1].type == "script"
 
 
 def test_export_anythingllm(window, tmp_path, dialogs):
-    assert window.open_path(str(FIX / "anythingllm_issue_digest.json"), ask=False)
+    assert window.files.open_path(str(FIX / "anythingllm_issue_digest.json"), ask=False)
     out = tmp_path / "back.json"
     dialogs.save_path = str(out)
     window.act_export.trigger()
     data = json.loads(out.read_text())
     assert [s["type"] for s in data["steps"]] == ["start", "apiCall", "webScraping", "llmInstruction"]
     assert "Exported back.json" in window.statusBar().currentMessage()
-    assert window.open_path(str(FIX / "typeagent_top_songs.recipe.json"), ask=False)
+    assert window.files.open_path(str(FIX / "typeagent_top_songs.recipe.json"), ask=False)
     dialogs.save_path = str(tmp_path / "never.json")
     window.act_export.trigger()
     assert not (tmp_path / "never.json").exists()

@@ -15,7 +15,7 @@ from .conftest import SAMPLES, flow, open_flow, start, write_flow
 @pytest.mark.parametrize("kind", list(PALETTE_KINDS))
 def test_the_inspector_page_of_each_kind_fits_without_scrolling_sideways(window, qtbot, tmp_path, kind):
     open_flow(window, write_flow(tmp_path, flow([start("s", 0, 0)])))
-    window._add_node_at(kind, window.view.mapToScene(window.view.viewport().rect().center()))
+    window.edit.add_node_at(kind, window.view.mapToScene(window.view.viewport().rect().center()))
     QApplication.processEvents()
     scroll = window.inspector.scroll
     qtbot.waitUntil(lambda: scroll.widget() is not None and scroll.widget().isVisible(), timeout=2000)
@@ -27,7 +27,7 @@ def test_the_inspector_page_of_each_kind_fits_without_scrolling_sideways(window,
 def _labels_of_a_new(window, tmp_path, kind: str) -> set[str]:
     """The visible labels of the inspector page of a ``kind`` node just added."""
     open_flow(window, write_flow(tmp_path, flow([start("s", 0, 0)])))
-    window._add_node_at(kind, window.view.mapToScene(window.view.viewport().rect().center()))
+    window.edit.add_node_at(kind, window.view.mapToScene(window.view.viewport().rect().center()))
     QApplication.processEvents()
     page = window.inspector.stack.currentWidget()
     return {label.text() for label in page.findChildren(QLabel) if label.isVisible()}

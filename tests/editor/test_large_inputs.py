@@ -27,7 +27,7 @@ def long_input_flow(tmp_path: Path, chars: int = 1_000_000) -> Path:
 def test_a_million_character_start_input_opens_at_once(window, qtbot, tmp_path) -> None:
     path = long_input_flow(tmp_path)
     t0 = time.perf_counter()
-    assert window.open_path(str(path), ask=False)
+    assert window.files.open_path(str(path), ask=False)
     console = window.run_console
     # Validation calls set_workflow again and again: nothing is laid out twice.
     for _ in range(20):
@@ -40,7 +40,7 @@ def test_a_million_character_start_input_opens_at_once(window, qtbot, tmp_path) 
 
 
 def test_long_start_input_is_previewed_read_only_and_kept(window, qtbot, tmp_path) -> None:
-    assert window.open_path(str(long_input_flow(tmp_path, 300_000)), ask=False)
+    assert window.files.open_path(str(long_input_flow(tmp_path, 300_000)), ask=False)
     doc = window.document
     t0 = time.perf_counter()
     window.inspector.show_node("s")  # as selecting the node does
@@ -60,7 +60,7 @@ def test_too_long_to_show() -> None:
 
 def test_short_start_input_still_fills_the_box_and_typed_text_is_kept(window, tmp_path) -> None:
     path = long_input_flow(tmp_path, 20)
-    assert window.open_path(str(path), ask=False)
+    assert window.files.open_path(str(path), ask=False)
     box = window.run_console.input_edit
     assert box.toPlainText() == "x" * 20
     box.setPlainText("mine")
@@ -78,7 +78,7 @@ def test_special_files_are_refused_by_the_open_path(window, tmp_path, dialogs, s
     else:
         path = Path(special)
     t0 = time.perf_counter()
-    assert not window.open_path(str(path), ask=False)
+    assert not window.files.open_path(str(path), ask=False)
     assert time.perf_counter() - t0 < 5
     (_, _, text), = dialogs.of("critical")
     assert "not a regular file" in text
@@ -89,16 +89,16 @@ def test_a_save_that_cannot_be_written_says_why_and_keeps_the_document_modified(
     import sys
 
     path = long_input_flow(tmp_path, 10)
-    assert window.open_path(str(path), ask=False)
+    assert window.files.open_path(str(path), ask=False)
     before = path.read_text()
     window.document.set_node_field("s", "initialInput", "bad \ud800 text")  # a lone surrogate (from a paste)
     assert window.document.is_modified()
     hooked: list = []
     monkeypatch.setattr(sys, "excepthook", lambda *a: hooked.append(a))
-    assert window.save() is False
+    assert window.files.save() is False
     (_, title, text), = dialogs.of("critical")
     assert title == "Cannot save" and "not valid Unicode" in text
     assert window.document.is_modified()
     assert path.read_text() == before  # the file is untouched
-    window.autosaver.write(window.document.workflow, window.document.path)  # no exception either
+    window.files.autosaver.write(window.document.workflow, window.document.path)  # no exception either
     assert hooked == []

@@ -87,9 +87,9 @@ def test_enable_and_disable_from_the_checkbox(window, tmp_path):
 
 
 def test_save_to_library_gives_a_stable_id_and_lists_it(window, tmp_path):
-    window.new_document()
+    window.files.new_document()
     window.document.set_info(name="Weekly digest", description="Collects the week")
-    assert window.save_to_library()
+    assert window.library.save_to_library()
     doc_path = Path(window.document.path)
     assert doc_path.parent == tmp_path / "data" / "library" and doc_path.name == "weekly-digest.flow.json"
     saved = json.loads(doc_path.read_text())
@@ -99,9 +99,9 @@ def test_save_to_library_gives_a_stable_id_and_lists_it(window, tmp_path):
     assert "Weekly digest" in names(window.library_panel)
     # saving again keeps the id and the file
     window.document.set_info(description="Collects the week, twice")
-    assert window.save_to_library()
+    assert window.library.save_to_library()
     assert json.loads(doc_path.read_text())["id"] == flow_id
-    assert len([f for f in window.library.flows() if f.id == flow_id]) == 1
+    assert len([f for f in window.library.library.flows() if f.id == flow_id]) == 1
 
 
 def test_open_from_the_dock_opens_the_flow_file(window, tmp_path):
@@ -118,7 +118,7 @@ def test_flow_node_parameter_form_writes_inputs_and_double_click_opens_the_child
     child = lib_flow(tmp_path / "data" / "library", "child", "Child flow", "Writes about a topic",
                      [{"name": "topic", "type": "string", "required": True, "description": "What about"},
                       {"name": "count", "type": "number", "value": 3}], fid="flow-child")
-    window.new_document()
+    window.files.new_document()
     nid = window.document.add_node("flow", 300, 200)
     window.scene.select_nodes([nid])
     page = window.inspector.stack.currentWidget()
@@ -147,7 +147,7 @@ def test_flow_node_parameter_form_writes_inputs_and_double_click_opens_the_child
 
 
 def test_action_page_and_quick_fix_creates_a_flow_for_an_unbound_action(window, tmp_path, qtbot):
-    window.new_document()
+    window.files.new_document()
     nid = window.document.add_node("action", 300, 200)
     data = window.document.node(nid).data.model_dump()
     data.update({"action": "send_invoice", "schema": "billing", "parameters": {"customer": "{{who}}", "amount": 12}})
@@ -159,7 +159,7 @@ def test_action_page_and_quick_fix_creates_a_flow_for_an_unbound_action(window, 
     assert page.params.rows() == [{"key": "customer", "value": "{{who}}"}, {"key": "amount", "value": "12"}]
     assert "No library flow is named 'send_invoice' yet (from billing)" in page.bound.text()
     assert not page.open_button.isEnabled()
-    window.run_validation()
+    window.validation.run_validation()
     problems = window.problems
     row = next(i for i in range(problems.list.count())
                if problems.list.item(i).data(Qt.ItemDataRole.UserRole + 1) is not None
@@ -168,10 +168,10 @@ def test_action_page_and_quick_fix_creates_a_flow_for_an_unbound_action(window, 
     problems.list.setCurrentRow(row)
     assert problems.fix_button.isVisibleTo(problems)
     problems.fix_button.click()
-    made = window.library.get("send_invoice")
+    made = window.library.library.get("send_invoice")
     assert made is not None and [p.name for p in made.parameters] == ["customer", "amount"]
     assert window.library_panel.selected_flow().id == made.id
-    codes = [i.code for i in window.issues]
+    codes = [i.code for i in window.validation.issues]
     assert "action_unbound" not in codes
     window.scene.select_nodes([nid])
     page = window.inspector.stack.currentWidget()
@@ -180,7 +180,7 @@ def test_action_page_and_quick_fix_creates_a_flow_for_an_unbound_action(window, 
 
 
 def test_an_action_added_from_the_palette_is_named_and_given_parameters(window, qtbot):
-    window.new_document()
+    window.files.new_document()
     nid = window.document.add_node("action", 300, 200)
     window.scene.select_nodes([nid])
     page = window.inspector.stack.currentWidget()
@@ -209,7 +209,7 @@ def test_an_action_added_from_the_palette_is_named_and_given_parameters(window, 
 
 
 def test_http_page_tables_are_one_undo_step_per_edit_and_keyring_move(window, monkeypatch):
-    window.new_document()
+    window.files.new_document()
     nid = window.document.add_node("http", 300, 200)
     window.scene.select_nodes([nid])
     page = window.inspector.stack.currentWidget()
@@ -255,7 +255,7 @@ def test_agent_tools_offer_library_flows(window, tmp_path):
     pausing = json.loads(lib_flow(folder, "signoff", "Sign-off", fid="flow-signoff").read_text())
     pausing["nodes"].append({"id": "ok", "type": "approval", "x": 600, "y": 0, "data": {"prompt": "Sure?"}})
     (folder / "signoff.flow.json").write_text(json.dumps(pausing))
-    window.new_document()
+    window.files.new_document()
     nid = window.document.add_node("agent", 300, 200)
     window.scene.select_nodes([nid])
     tools = window.inspector.agent_flows

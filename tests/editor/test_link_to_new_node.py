@@ -10,7 +10,7 @@ from .conftest import agent, flow, link, mouse_drag, open_flow, start, write_flo
 
 
 def _menu_kinds(window) -> list[str]:
-    return [a.text() for a in window.quick_add_menu.actions()[1:] if a.isVisible()]
+    return [a.text() for a in window.edit.quick_add_menu.actions()[1:] if a.isVisible()]
 
 
 def test_a_link_dropped_on_the_canvas_adds_a_linked_node(window, qtbot, tmp_path):
@@ -19,7 +19,7 @@ def test_a_link_dropped_on_the_canvas_adds_a_linked_node(window, qtbot, tmp_path
     port = scene.node_items["s"].port_scene_pos("output")
     drop = port + QPointF(260, 40)
     mouse_drag(qtbot, window.view, port, drop)
-    menu = window.quick_add_menu
+    menu = window.edit.quick_add_menu
     assert menu.isVisible()
     # the link stays drawn, from the port to where it was let go, while the menu asks
     pending = scene.pending_link
@@ -53,7 +53,7 @@ def test_only_kinds_that_take_the_link_are_offered(window, qtbot, tmp_path):
     offered = _menu_kinds(window)
     assert offered == ["Agent", "Subagent"], offered  # a subagent link: agents only
     drop = port + QPointF(0, 220)
-    window.quick_add_menu.actions()[1].trigger()  # Agent
+    window.edit.quick_add_menu.actions()[1].trigger()  # Agent
     new = window.document.workflow.nodes[-1]
     assert window.document.workflow.connections[-1].key() == ("lead", "subagent", new.id, "input")
     assert (scene.node_items[new.id].port_scene_pos("input") - drop).manhattanLength() < 2
@@ -64,14 +64,14 @@ def test_dismissing_the_menu_changes_nothing_and_a_picked_up_link_is_still_delet
     scene, doc = window.scene, window.document
     port = scene.node_items["a"].port_scene_pos("output")
     mouse_drag(qtbot, window.view, port, port + QPointF(200, 200))
-    menu = window.quick_add_menu
+    menu = window.edit.quick_add_menu
     assert menu.isVisible()
     menu.close()
     assert scene.pending_link is None
     assert [n.id for n in doc.workflow.nodes] == ["s", "a"] and doc.undo_stack.count() == 0
-    window.quick_add_menu = None
+    window.edit.quick_add_menu = None
     # a link picked up by its arrow end and let go on the canvas is deleted (no menu)
     end = scene.node_items["a"].port_scene_pos("input")
     mouse_drag(qtbot, window.view, end + QPointF(-3, 0), end + QPointF(-150, 250))
     assert doc.workflow.connections == []
-    assert window.quick_add_menu is None
+    assert window.edit.quick_add_menu is None

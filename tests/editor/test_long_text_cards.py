@@ -26,7 +26,7 @@ def test_a_card_lays_out_a_capped_preview_of_long_text() -> None:
 def test_a_huge_start_input_paints_at_once(window, tmp_path) -> None:
     doc = {"nodes": [{"id": "s", "type": "start", "x": 0, "y": 0, "data": {"initialInput": "x " * 2_000_000}}],
            "connections": []}
-    assert window.open_path(str(write_flow(tmp_path, doc, "huge.flow.json")), ask=False)
+    assert window.files.open_path(str(write_flow(tmp_path, doc, "huge.flow.json")), ask=False)
     item = window.scene.node_items["s"]
     assert len(item.layout.lines[0][0]) <= 400
     window.view.viewport().repaint()  # the card paints (a preview of 400 characters, elided)

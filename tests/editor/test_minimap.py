@@ -17,7 +17,7 @@ def _big_flow() -> dict:
 
 
 def _open_at_100(window, tmp_path):
-    assert window.open_path(str(write_flow(tmp_path, _big_flow())), ask=False)
+    assert window.files.open_path(str(write_flow(tmp_path, _big_flow())), ask=False)
     view = window.view
     view.set_zoom(1.0, QPointF(800, 600))
     QApplication.processEvents()
@@ -132,7 +132,7 @@ def test_prefers_a_corner_with_no_card_under_it(window, tmp_path):
     # A wide row along the top and one card low on the right: at 100 % the bottom-right
     # corner is over that card, the bottom-left one over empty canvas.
     nodes = [start("s", 0, 0)] + [agent(f"a{i}", 320 * i, 0) for i in range(1, 12)]
-    assert window.open_path(str(write_flow(tmp_path, flow(nodes, []))), ask=False)
+    assert window.files.open_path(str(write_flow(tmp_path, flow(nodes, []))), ask=False)
     view = window.view
     view.set_zoom(1.0, QPointF(1200, 300))
     QApplication.processEvents()

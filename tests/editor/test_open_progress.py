@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QApplication, QProgressDialog, QPushButton, QWidge
 
 from editor.canvas.items.node import NodeItem
 from editor.canvas.scene import CanvasScene
-from editor.window import files
+from editor.controllers import files
 from tests.bench.bench_open import fanout_doc, many_nodes_doc
 from tests.editor.conftest import write_flow
 
@@ -67,7 +67,7 @@ def test_a_big_file_opens_in_steps_with_progress_and_the_window_answering(window
     app.installEventFilter(watch)
     watch.timer.start()
     try:
-        assert window.open_path(str(path), ask=False)
+        assert window.files.open_path(str(path), ask=False)
     finally:
         watch.timer.stop()
         app.removeEventFilter(watch)
@@ -78,7 +78,7 @@ def test_a_big_file_opens_in_steps_with_progress_and_the_window_answering(window
     assert steps[0] == "Reading the file…" and "Opening big.flow.json" in watch.labels[0]
     assert "Checking the workflow…" in steps
     assert watch.ticks >= 3
-    assert _dialog() is None and window._open_job is None
+    assert _dialog() is None and window.files._open_job is None
 
     # The document is shown as a small file would be: path, lazy canvas from the projection made
     # on the worker, issues from the validation made there, names in the run console.
@@ -93,7 +93,7 @@ def test_a_big_file_opens_in_steps_with_progress_and_the_window_answering(window
     assert window.run_console.node_filter.count() == 3000 + 2  # all nodes, each node, the run's status
     window.view.viewport().repaint()  # the overview paints
     # Zoomed in, the cards in view get items, as for a document built on the GUI thread.
-    window.show_nodes(["a2500"])
+    window.edit.show_nodes(["a2500"])
     QApplication.processEvents()
     assert isinstance(scene.node_items.peek("a2500"), NodeItem)
 
@@ -102,9 +102,9 @@ def test_the_issues_found_on_the_worker_are_shown(window, tmp_path, scaled):
     doc = many_nodes_doc(1200)
     doc["connections"].append({"source": "a5", "target": "nowhere", "sourceHandle": "output", "targetHandle": "input"})
     path = write_flow(tmp_path, doc, "broken.flow.json")
-    assert window.open_path(str(path), ask=False)
+    assert window.files.open_path(str(path), ask=False)
     assert window.validation_label.text().startswith("1 error")
-    assert any("nowhere" in str(i) for i in window.issues)
+    assert any("nowhere" in str(i) for i in window.validation.issues)
     assert not window.act_run.isEnabled()
 
 
@@ -113,10 +113,10 @@ def test_the_issues_found_on_the_worker_are_shown(window, tmp_path, scaled):
 def test_cancel_at_any_step_keeps_the_open_document(window, tmp_path, qtbot, step, monkeypatch):
     monkeypatch.setattr(files, "BIG_FILE", 20_000)
     small = write_flow(tmp_path, many_nodes_doc(3), "small.flow.json")
-    assert window.open_path(str(small), ask=False)
+    assert window.files.open_path(str(small), ask=False)
     window.document.move_nodes({"a0": (300, 0)}, {"a0": (340, 20)})  # an unsaved edit, kept too
     before = window.document.workflow
-    issues = list(window.issues)
+    issues = list(window.validation.issues)
     big = write_flow(tmp_path, fanout_doc(12_000), "big.flow.json")
     seen: list[str] = []
 
@@ -135,7 +135,7 @@ def test_cancel_at_any_step_keeps_the_open_document(window, tmp_path, qtbot, ste
     timer.timeout.connect(look)
     timer.start()
     try:
-        assert not window.open_path(str(big), ask=False)
+        assert not window.files.open_path(str(big), ask=False)
     finally:
         timer.stop()
     assert seen[-1] == step
@@ -143,38 +143,38 @@ def test_cancel_at_any_step_keeps_the_open_document(window, tmp_path, qtbot, ste
     assert window.document.path == str(small.resolve())
     assert window.document.node("a0").x == 340
     assert len(window.scene.node_items) == 3 and not window.scene.lazy
-    assert window.issues == issues
+    assert window.validation.issues == issues
     assert "cancelled" in window.statusBar().currentMessage()
     # The window goes on: the worker's late result is dropped, and the next open works.
     qtbot.wait(50)
     assert window.document.workflow is before
     window.document.undo_stack.setClean()
-    assert window.open_path(str(big), ask=False)
+    assert window.files.open_path(str(big), ask=False)
     assert len(window.document.workflow.nodes) == 12_001
 
 
 def test_a_failed_big_open_says_why_and_keeps_the_open_document(window, tmp_path, dialogs, scaled):
     small = write_flow(tmp_path, many_nodes_doc(3), "small.flow.json")
-    assert window.open_path(str(small), ask=False)
+    assert window.files.open_path(str(small), ask=False)
     before = window.document.workflow
     bad = tmp_path / "bad.flow.json"
     bad.write_text('{"nodes": [' + ",".join('{"id": "n%d", "type": "agent"}' % i for i in range(2000)) + "], oops")
     assert bad.stat().st_size > files.BIG_FILE
-    assert not window.open_path(str(bad), ask=False)
+    assert not window.files.open_path(str(bad), ask=False)
     assert dialogs.of("critical") and "not valid JSON" in dialogs.of("critical")[-1][2]
-    assert window.document.workflow is before and window._open_job is None
+    assert window.document.workflow is before and window.files._open_job is None
 
 
 def test_a_replaced_big_document_is_freed(window, tmp_path, scaled):
     big = write_flow(tmp_path, many_nodes_doc(3000), "big.flow.json")
     small = write_flow(tmp_path, many_nodes_doc(3), "small.flow.json")
-    assert window.open_path(str(big), ask=False)
-    window.show_nodes(["a1500"])  # some cards get items
+    assert window.files.open_path(str(big), ask=False)
+    window.edit.show_nodes(["a1500"])  # some cards get items
     QApplication.processEvents()
     assert window.scene.node_items.has("a1500")
     gone = weakref.ref(window.document.workflow)
     node = weakref.ref(window.document.node("a1500"))
-    assert window.open_path(str(small), ask=False)
+    assert window.files.open_path(str(small), ask=False)
     QApplication.processEvents()
     gc.collect()
     assert gone() is None and node() is None
@@ -182,67 +182,67 @@ def test_a_replaced_big_document_is_freed(window, tmp_path, scaled):
 
 
 def test_a_big_document_is_validated_on_a_worker_after_edits(window, qtbot, tmp_path, monkeypatch):
-    from editor.window import validation
+    from editor.controllers import validation
 
     monkeypatch.setattr(validation, "BACKGROUND_NODES", 300)
     path = write_flow(tmp_path, many_nodes_doc(400), "mid.flow.json")
-    assert window.open_path(str(path), ask=False)  # a small file: read at once, checked on the worker
+    assert window.files.open_path(str(path), ask=False)  # a small file: read at once, checked on the worker
     qtbot.waitUntil(lambda: window.validation_label.text().startswith("✓ Ready to run"), timeout=10_000)
     doc = window.document
     # An edit: the window answers at once ("Checking…"), the issues come from the worker.
     doc.delete(conn_keys=[("a5", "output", "a6", "input")])
-    window.run_validation()
+    window.validation.run_validation()
     assert window.validation_label.text() == "Checking…"
     qtbot.waitUntil(lambda: window.validation_label.text() != "Checking…", timeout=10_000)
-    assert any("a6" in i.node_ids for i in window.issues)  # a6 cannot be reached now
+    assert any("a6" in i.node_ids for i in window.validation.issues)  # a6 cannot be reached now
     assert window.scene.node_items["a6"].issue_severity is not None
     # Edits during a check start another when it ends; the last result is the document's.
     doc.edit_node_data("a10", {**doc.node("a10").data.model_dump(), "agentName": "Renamed"})
-    window.run_validation()
-    window.run_validation()  # while the first runs: checked again after it
+    window.validation.run_validation()
+    window.validation.run_validation()  # while the first runs: checked again after it
     doc.undo_stack.undo()  # the link is back
     doc.undo_stack.undo()
-    window.run_validation()
-    qtbot.waitUntil(lambda: window._checking is None and window.validation_label.text() != "Checking…",
+    window.validation.run_validation()
+    qtbot.waitUntil(lambda: window.validation._checking is None and window.validation_label.text() != "Checking…",
                     timeout=10_000)
-    assert not any("a6" in i.node_ids for i in window.issues)
+    assert not any("a6" in i.node_ids for i in window.validation.issues)
     assert window.run_console.model.node_name("a10") == "Agent 10"
 
     # A check still running when another document is shown is dropped.
     doc.delete(conn_keys=[("a5", "output", "a6", "input")])
-    window.run_validation()
+    window.validation.run_validation()
     small = write_flow(tmp_path, many_nodes_doc(3), "small.flow.json")
     doc.undo_stack.setClean()
-    assert window.open_path(str(small), ask=False)
-    issues = list(window.issues)
+    assert window.files.open_path(str(small), ask=False)
+    issues = list(window.validation.issues)
     qtbot.wait(300)
-    assert window.issues == issues and window.validation_label.text().startswith("✓ Ready to run")
+    assert window.validation.issues == issues and window.validation_label.text().startswith("✓ Ready to run")
 
 
 def test_a_big_document_is_autosaved_from_a_worker(window, qtbot, tmp_path, monkeypatch):
     import json
 
-    from editor.window import autosave, validation
+    from editor.controllers import autosave, validation
 
     monkeypatch.setattr(autosave, "BACKGROUND_NODES", 300)
     monkeypatch.setattr(validation, "BACKGROUND_NODES", 10_000)
     path = write_flow(tmp_path, many_nodes_doc(400), "mid.flow.json")
-    assert window.open_path(str(path), ask=False)
+    assert window.files.open_path(str(path), ask=False)
     doc = window.document
     n = doc.node("a10")
     doc.move_nodes({"a10": (n.x, n.y)}, {"a10": (n.x + 40, n.y)})
-    window.autosave_now()
-    assert window._autosaving  # the text is being made on the worker
-    qtbot.waitUntil(lambda: not window._autosaving and window.autosaver.file.exists(), timeout=10_000)
-    saved = json.loads(window.autosaver.file.read_text(encoding="utf-8"))
+    window.files.autosave.autosave_now()
+    assert window.files.autosave._autosaving  # the text is being made on the worker
+    qtbot.waitUntil(lambda: not window.files.autosave._autosaving and window.files.autosaver.file.exists(), timeout=10_000)
+    saved = json.loads(window.files.autosaver.file.read_text(encoding="utf-8"))
     assert saved["flowdeskAutosave"] == 1 and saved["path"] == str(path.resolve())
     assert {x["id"]: x for x in saved["workflow"]["nodes"]}["a10"]["x"] == n.x
     assert len(saved["workflow"]["nodes"]) == 400
 
     # Saved before the worker is done: its text is not written after the save cleared the file.
     doc.move_nodes({"a10": (n.x, n.y)}, {"a10": (n.x + 80, n.y)})
-    window.autosave_now()
-    assert window._autosaving
-    assert window.save()
-    qtbot.waitUntil(lambda: not window._autosaving, timeout=10_000)
-    assert not window.autosaver.file.exists()
+    window.files.autosave.autosave_now()
+    assert window.files.autosave._autosaving
+    assert window.files.save()
+    qtbot.waitUntil(lambda: not window.files.autosave._autosaving, timeout=10_000)
+    assert not window.files.autosaver.file.exists()

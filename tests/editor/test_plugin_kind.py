@@ -53,9 +53,9 @@ def test_the_plugin_kind_in_palette_inspector_canvas_and_file(example_plugin, wi
     assert doc.node(nid).data.template == "Dear {{input}}"
     # Validation: its own rule shows in the problems, and clears when fixed.
     template.setPlainText("  ")
-    qtbot.waitUntil(lambda: "template_empty" in [i.code for i in window.issues], timeout=3000)
+    qtbot.waitUntil(lambda: "template_empty" in [i.code for i in window.validation.issues], timeout=3000)
     template.setPlainText("ok {{input}}")
-    qtbot.waitUntil(lambda: "template_empty" not in [i.code for i in window.issues], timeout=3000)
+    qtbot.waitUntil(lambda: "template_empty" not in [i.code for i in window.validation.issues], timeout=3000)
     # Save and load: the same data, typed by the plug-in's model.
     path = tmp_path / "saved.flow.json"
     doc.save(str(path))

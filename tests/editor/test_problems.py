@@ -40,7 +40,7 @@ def test_problems_and_the_run_tooltip_use_titles_not_ids(qtbot, window, tmp_path
         if issue.code == "execution_cycle_no_exit":
             assert "Writer (1)" in text and "Writer (2)" in text, text
     open_flow(window, write_flow(tmp_path, data))
-    window.run_validation()
+    window.validation.run_validation()
     texts = [window.problems.list.item(i).text() for i in range(window.problems.list.count())]
     assert texts and not any(f"'{nid}'" in t for t in texts for nid in IDS), texts
     assert any("Writer (1)" in t for t in texts), texts
@@ -51,7 +51,7 @@ def test_problems_and_the_run_tooltip_use_titles_not_ids(qtbot, window, tmp_path
 
 def test_the_run_tooltip_names_the_shortcut_the_menu_shows(qtbot, window, tmp_path):
     open_flow(window, write_flow(tmp_path, flow([start(), agent("a", 200, 0, "A")], [link("start", "a")])))
-    window.run_validation()
+    window.validation.run_validation()
     assert window.act_run.isEnabled()
     assert "F5" in window.act_run.toolTip() and "Ctrl+R" not in window.act_run.toolTip()
     assert window.act_run.shortcut().toString() == "F5"
@@ -59,6 +59,6 @@ def test_the_run_tooltip_names_the_shortcut_the_menu_shows(qtbot, window, tmp_pa
 
 def test_the_canvas_badges_name_nodes_by_title_too(qtbot, window, tmp_path):
     open_flow(window, write_flow(tmp_path, graph()))
-    window.run_validation()
+    window.validation.run_validation()
     texts = [item.issue_text for item in window.scene.node_items.values() if item.issue_text]
     assert texts and not any(f"'{nid}'" in t for t in texts for nid in IDS), texts

@@ -34,7 +34,7 @@ def test_gui_settings_go_to_the_config_folder(app, qtbot, tmp_path, dialogs, iso
     win.show()
     qtbot.waitExposed(win)
     path = copy_sample(tmp_path, "hello")
-    assert win.open_path(str(path), ask=False)
+    assert win.files.open_path(str(path), ask=False)
     win.provider_menu.aboutToShow.emit()
     echo = next(a for a in win.provider_menu.actions() if a.data() == "echo")
     echo.trigger()
@@ -50,7 +50,7 @@ def test_gui_settings_go_to_the_config_folder(app, qtbot, tmp_path, dialogs, iso
     # a new window reads them back from there
     win2 = MainWindow()
     qtbot.addWidget(win2)
-    assert win2.recent_files() == [str(path)]
+    assert win2.files.recent_files() == [str(path)]
     win2.close()
 
 

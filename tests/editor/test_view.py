@@ -100,7 +100,7 @@ def test_minimap_and_quick_add(window, qtbot, tmp_path):
     mm.refresh()
     assert len(mm._rects) == 7
     qtbot.mouseClick(mm, Qt.MouseButton.LeftButton, pos=QPoint(5, 5))
-    window._add_node_at("if", QPointF(0, 700))
+    window.edit.add_node_at("if", QPointF(0, 700))
     assert window.document.workflow.nodes[-1].type == "if"
 
 
@@ -109,7 +109,7 @@ def test_large_graph_frames_from_model(window, qtbot, tmp_path):
 
     wf = generate(400, 600)
     window.document.reset(wf, None)
-    window._show_canvas()
+    window.files.show_canvas()
     window.view.fit_all()
     assert len(window.scene.node_items) == 400 and len(window.scene.edge_items) == 600
     assert window.view.visible_scene_rect().contains(window.scene.items_bounds())
@@ -120,7 +120,7 @@ def test_double_click_canvas_quick_add_search(window, qtbot, tmp_path):
     view = window.view
     at = QPointF(200, 500)
     qtbot.mouseDClick(view.viewport(), Qt.MouseButton.LeftButton, pos=view.mapFromScene(at))
-    menu = window.quick_add_menu
+    menu = window.edit.quick_add_menu
     search = menu.actions()[0].defaultWidget()
     qtbot.keyClicks(search, "appro")
     visible = [a.text() for a in menu.actions()[1:] if a.isVisible()]

@@ -31,7 +31,7 @@ def window(app, qtbot, dialogs, qloop, isolated):  # noqa: F811
     qtbot.waitExposed(win)
     yield win
     dialogs.question_answer = QMessageBox.StandardButton.Discard
-    for w in list(win.run_windows):
+    for w in list(win.run_views.run_windows):
         w.close()
     if win.isVisible():
         win.close()

@@ -34,14 +34,14 @@ def test_the_run_console_can_take_most_of_the_window(qtbot, window, isolated):
         files.append(str(path))
     from editor.window.settings import settings
     settings().setValue("recentFiles", files)
-    window._show_welcome()
+    window.files.show_welcome()
     default_size(qtbot, window)
     dock = window.run_console_dock
     dock.show()
     dock.raise_()
     for opened in (False, True):
         if opened:
-            assert window.open_sample(str(SAMPLES / "review.flow.json"))
+            assert window.files.open_sample(str(SAMPLES / "review.flow.json"))
         window.resizeDocks([dock], [window.height()], Qt.Orientation.Vertical)
         settle(qtbot)
         assert dock.height() >= 0.7 * window.height(), (opened, dock.height(), window.height())
@@ -49,7 +49,7 @@ def test_the_run_console_can_take_most_of_the_window(qtbot, window, isolated):
 
 
 def test_the_run_console_maximises_and_comes_back(qtbot, window):
-    assert window.open_sample(str(SAMPLES / "review.flow.json"))
+    assert window.files.open_sample(str(SAMPLES / "review.flow.json"))
     default_size(qtbot, window)
     dock = window.run_console_dock
     dock.show()
@@ -72,7 +72,7 @@ def test_the_run_console_maximises_and_comes_back(qtbot, window):
 
 
 def test_a_paused_run_shows_its_card_beside_six_log_entries_at_the_default_size(qtbot, window):
-    assert window.open_sample(str(SAMPLES / "review.flow.json"))
+    assert window.files.open_sample(str(SAMPLES / "review.flow.json"))
     default_size(qtbot, window)
     choose_provider(window, "echo")
     qtbot.waitUntil(lambda: window.act_run.isEnabled(), timeout=2000)
@@ -145,7 +145,7 @@ def test_the_subagents_table_shows_its_duration_and_input_columns(qtbot, app):
 def test_on_a_short_window_a_paused_run_gets_room_to_read_the_card_and_gives_it_back(qtbot, window):
     # 1,280 × 690: a laptop screen. The console grew to about half the window at Run, and the
     # card got 150 px of it: the text under review was cut after two lines.
-    assert window.open_sample(str(SAMPLES / "review.flow.json"))
+    assert window.files.open_sample(str(SAMPLES / "review.flow.json"))
     window.resize(1280, 690)
     qtbot.waitUntil(lambda: window.height() == 690, timeout=2000)
     settle(qtbot)

@@ -16,7 +16,7 @@ from .conftest import SAMPLES, choose_provider, click_node
 
 
 def run_review_to_pause(qtbot, window) -> None:
-    assert window.open_sample(str(SAMPLES / "review.flow.json"))
+    assert window.files.open_sample(str(SAMPLES / "review.flow.json"))
     choose_provider(window, "echo")
     qtbot.waitUntil(lambda: window.act_run.isEnabled(), timeout=2000)
     with qtbot.waitSignal(window.run_console.waiting_for_input_changed, timeout=5000):
@@ -49,10 +49,10 @@ def test_palette_hint_keeps_double_click_whole(window):
 
 
 def test_with_no_document_the_inspector_shows_an_empty_state(qtbot, window):
-    assert not window._has_document
+    assert not window.session.has_document
     assert window.inspector_stack.currentWidget() is window.inspector_empty
     assert "No workflow is open" in window.inspector_empty.text()
-    window.new_document()
+    window.files.new_document()
     assert window.inspector_stack.currentWidget() is window.inspector_tabs
 
 
@@ -95,7 +95,7 @@ def test_a_failed_run_banner_is_one_line(qtbot, window, tmp_path):
     next(n for n in data["nodes"] if n["type"] == "agent")["data"]["provider"] = "no-such-provider"
     path = tmp_path / "broken.flow.json"
     path.write_text(json.dumps(data), encoding="utf-8")
-    assert window.open_path(str(path))
+    assert window.files.open_path(str(path))
     console = window.run_console
     run_y = console.run_button.mapTo(console, console.run_button.rect().topLeft()).y()
     qtbot.waitUntil(lambda: window.act_run.isEnabled(), timeout=2000)
@@ -116,11 +116,11 @@ def test_save_as_and_exports_open_in_the_documents_folder(qtbot, window, tmp_pat
     folder.mkdir()
     path = folder / "hello.flow.json"
     path.write_text((SAMPLES / "hello.flow.json").read_text(encoding="utf-8"), encoding="utf-8")
-    assert window.open_path(str(path))
+    assert window.files.open_path(str(path))
     asked: list[str] = []
     monkeypatch.setattr(QFileDialog, "getSaveFileName",
                         staticmethod(lambda _parent, _title, where, *_a, **_k: (asked.append(where), ("", ""))[1]))
-    window.save_as()
+    window.files.save_as()
     console = window.run_console
     console._ask_export_jsonl()
     console._ask_export_record()

@@ -35,7 +35,7 @@ def _agent(nid: str, x: float, y: float, prompt: str = "", **data: Any) -> dict[
 def _open(window, tmp_path, data: dict[str, Any], name: str = "flow.flow.json"):
     path = tmp_path / name
     path.write_text(json.dumps(data), encoding="utf-8")
-    assert window.open_path(str(path), ask=False)
+    assert window.files.open_path(str(path), ask=False)
     window.view.set_zoom(1.0)
     window.view.centerOn(window.scene.items_bounds().center())
     QApplication.processEvents()
@@ -130,11 +130,11 @@ def test_prompt_highlights_unknown_references_and_completes_names(qtbot, window,
     assert fmt["draft_text"][0] == "#79c0ff" and fmt["topic"][0] == "#79c0ff"
     assert fmt["nope"][1] == QTextCharFormat.UnderlineStyle.WaveUnderline
     assert fmt["draft_text"][1] != QTextCharFormat.UnderlineStyle.WaveUnderline
-    window.run_validation()
+    window.validation.run_validation()
     warning = edit.warning_at(text.index("{{nope}}") + 3)
     # the validator's own warning for this node and field
     assert warning.startswith("'Review' refers to '{{nope}}' in userPrompt") or "{{nope}}" in warning, warning
-    assert any(i.code == "unknown_reference" and i.message == warning for i in window.issues)
+    assert any(i.code == "unknown_reference" and i.message == warning for i in window.validation.issues)
     assert edit.warning_at(text.index("{{topic}}") + 3) == ""
     # draft_text is an output upstream of review, not of draft itself
     window.scene.select_nodes(["draft"])
@@ -216,7 +216,7 @@ def test_run_form_prefills_marks_required_and_passes_values(qtbot, window, tmp_p
     assert remembered_arguments(str(path)) == {"topic": "otters", "tone": "calm", "words": "50"}
     form.fields["topic"].setText("")
     console.set_workflow(None)
-    window.open_path(str(path), ask=False)
+    window.files.open_path(str(path), ask=False)
     assert console.arguments.fields["topic"].text() == "otters"
 
 

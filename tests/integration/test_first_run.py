@@ -51,7 +51,7 @@ def labels(dialog: FirstRunDialog) -> list[str]:
 def test_first_run_offers_the_server_and_the_key_and_runs_with_the_choice(qtbot, window, nothing_configured,
                                                                            local_server, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-firstrun-0001")
-    assert window.open_sample(str(SAMPLES / "review.flow.json"))
+    assert window.files.open_sample(str(SAMPLES / "review.flow.json"))
     qtbot.waitUntil(lambda: window.act_run.isEnabled(), timeout=2000)
     console = window.run_console
     press_run(qtbot, window)
@@ -76,7 +76,7 @@ def test_first_run_offers_the_server_and_the_key_and_runs_with_the_choice(qtbot,
 
 
 def test_dry_run_with_echo_is_remembered(qtbot, window, nothing_configured, local_server):
-    assert window.open_sample(str(SAMPLES / "review.flow.json"))
+    assert window.files.open_sample(str(SAMPLES / "review.flow.json"))
     qtbot.waitUntil(lambda: window.act_run.isEnabled(), timeout=2000)
     console = window.run_console
     press_run(qtbot, window)
@@ -102,7 +102,7 @@ def test_dry_run_with_echo_is_remembered(qtbot, window, nothing_configured, loca
 
 
 def test_cancelling_the_dialog_starts_nothing(qtbot, window, nothing_configured, local_server):
-    assert window.open_sample(str(SAMPLES / "review.flow.json"))
+    assert window.files.open_sample(str(SAMPLES / "review.flow.json"))
     qtbot.waitUntil(lambda: window.act_run.isEnabled(), timeout=2000)
     press_run(qtbot, window)
     dialog = the_dialog(qtbot, window)
@@ -127,7 +127,7 @@ def _down_ollama_as_default() -> str:
 def test_a_provider_that_does_not_answer_offers_another_and_runs_again(qtbot, window, nothing_configured,
                                                                        local_server):
     down = _down_ollama_as_default()
-    assert window.open_sample(str(SAMPLES / "review.flow.json"))
+    assert window.files.open_sample(str(SAMPLES / "review.flow.json"))
     qtbot.waitUntil(lambda: window.act_run.isEnabled(), timeout=2000)
     console = window.run_console
     button = console.header.provider_button
@@ -160,7 +160,7 @@ def test_a_forced_provider_that_cannot_start_is_replaced_by_the_choice(qtbot, wi
     from editor.window.settings import settings
 
     settings().setValue("run/provider", "openai")
-    assert window.open_sample(str(SAMPLES / "review.flow.json"))
+    assert window.files.open_sample(str(SAMPLES / "review.flow.json"))
     qtbot.waitUntil(lambda: window.act_run.isEnabled(), timeout=2000)
     console = window.run_console
     press_run(qtbot, window)
@@ -188,9 +188,9 @@ def test_a_flow_run_from_the_command_bar_offers_another_provider_in_its_window(q
     set_default_library(FlowLibrary([folder], seed=False))
     try:
         window.act_command.trigger()
-        qtbot.keyClicks(window.command_bar.edit, "say hello")
-        qtbot.keyClick(window.command_bar.edit, Qt.Key.Key_Return)
-        run_window = window.command_windows[0]
+        qtbot.keyClicks(window.commands.bar.edit, "say hello")
+        qtbot.keyClick(window.commands.bar.edit, Qt.Key.Key_Return)
+        run_window = window.commands.windows[0]
         console = run_window.console
         button = console.header.provider_button
         qtbot.waitUntil(button.isVisible, timeout=8000)  # once the run has failed
@@ -218,7 +218,7 @@ def test_a_model_the_local_server_does_not_have_offers_its_models_for_every_agen
     with FakeLLMServer() as srv:
         srv.handler = local_server_handler(("llama3.2", "qwen2.5"), answer="REFUND: we will refund it.", strict=True)
         _ollama_as_default(srv.base_url)
-        assert window.open_sample(str(SAMPLES / "review.flow.json"))
+        assert window.files.open_sample(str(SAMPLES / "review.flow.json"))
         qtbot.waitUntil(lambda: window.act_run.isEnabled(), timeout=2000)
         console = window.run_console
         button = console.header.provider_button
@@ -237,7 +237,7 @@ def test_a_model_the_local_server_does_not_have_offers_its_models_for_every_agen
         asked = [r.json["model"] for r in srv.requests if r.method == "POST"]
         assert asked[0] == "gpt-4o-mini" and asked[-1] == "llama3.2"
         # the menu says which model every agent now gets
-        window._fill_provider_menu()
+        window.providers.fill_provider_menu(window.provider_menu)
         entry = window.provider_menu.findChild(QAction, "chooseModel")
         assert entry is not None and entry.text() == "Model for Every Agent: llama3.2…"
         console.cancel_run()

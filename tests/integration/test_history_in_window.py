@@ -17,7 +17,7 @@ from .conftest import SAMPLES, choose_provider, click_node, followed, states
 
 
 def run_review_to_the_end(qtbot, window) -> str:
-    assert window.open_sample(str(SAMPLES / "review.flow.json"))
+    assert window.files.open_sample(str(SAMPLES / "review.flow.json"))
     choose_provider(window, "echo")
     qtbot.waitUntil(lambda: window.act_run.isEnabled(), timeout=2000)
     console = window.run_console
@@ -52,13 +52,13 @@ def test_a_finished_run_is_listed_and_opens_read_only(qtbot, window):
     assert window.history.select_run(run_id)
     window.history.table.setFocus()
     qtbot.keyClick(window.history.table, Qt.Key.Key_Return)
-    qtbot.waitUntil(lambda: len(window.run_windows) == 1, timeout=2000)
-    view_win = window.run_windows[0]
+    qtbot.waitUntil(lambda: len(window.run_views.run_windows) == 1, timeout=2000)
+    view_win = window.run_views.run_windows[0]
     qtbot.waitExposed(view_win)
     assert view_win.run_id == run_id
     assert "read-only" in view_win.windowTitle()
     assert window.history.open_run(run_id)  # opened again: the same window comes forward
-    assert window.run_windows == [view_win]
+    assert window.run_views.run_windows == [view_win]
     assert states(view_win.scene) == live_states
     assert followed(view_win.scene) == live_links
     assert [(e.node_id, e.type, e.content) for e in view_win.console.visible_entries()] == live_log
@@ -91,7 +91,7 @@ def test_a_finished_run_is_listed_and_opens_read_only(qtbot, window):
 
     # "Open this version as a new document": an untitled, unsaved document in the main window.
     window.document.set_collapsed(["route"], True)  # the main document moved on since the run
-    window.save = lambda: True  # noqa: E731 - never asked: the dialog answer is Discard
+    window.files.save = lambda: True  # noqa: E731 - never asked: the dialog answer is Discard
     qtbot.mouseClick(view_win.open_button, Qt.MouseButton.LeftButton)
     assert window.document.path is None
     assert window.document.display_name() == "Untitled"
@@ -100,7 +100,7 @@ def test_a_finished_run_is_listed_and_opens_read_only(qtbot, window):
     assert "Untitled" in window.windowTitle()
 
     view_win.close()
-    qtbot.waitUntil(lambda: not window.run_windows, timeout=2000)
+    qtbot.waitUntil(lambda: not window.run_views.run_windows, timeout=2000)
 
 
 def test_a_paused_run_from_another_process_is_resumed_from_the_panel(qtbot, window, isolated):
@@ -149,14 +149,14 @@ def test_a_paused_run_of_another_workflow_resumes_in_its_own_window(qtbot, windo
     opens the review workflow read-only in a window of its own, with the run's card, input
     and title; the main console and canvas keep showing hello (no card, no states)."""
     other, run_id = paused_by_the_cli(isolated / "data")
-    assert window.open_sample(str(SAMPLES / "hello.flow.json"))
+    assert window.files.open_sample(str(SAMPLES / "hello.flow.json"))
     choose_provider(window, "echo")
     window.history.refresh()
     assert window.history.select_run(run_id)
     console = window.run_console
     window.history.resume_action.trigger()
-    qtbot.waitUntil(lambda: any(w.live for w in window.run_windows), timeout=3000)
-    run_win = next(w for w in window.run_windows if w.live)
+    qtbot.waitUntil(lambda: any(w.live for w in window.run_views.run_windows), timeout=3000)
+    run_win = next(w for w in window.run_views.run_windows if w.live)
     review = load_workflow(SAMPLES / "review.flow.json")
     # its own workflow, read-only, with its card, its input and its title
     assert run_win.document.workflow.model_dump() == other.workflow_of(run_id).model_dump()
@@ -193,7 +193,7 @@ def test_after_new_or_open_the_console_shows_no_old_run(qtbot, window, tmp_path)
     next(n for n in data["nodes"] if n["type"] == "agent")["data"]["provider"] = "no-such-provider"
     broken = tmp_path / "broken.flow.json"
     broken.write_text(json.dumps(data), encoding="utf-8")
-    assert window.open_path(str(broken))
+    assert window.files.open_path(str(broken))
     console = window.run_console
     qtbot.waitUntil(lambda: window.act_run.isEnabled(), timeout=2000)
     with qtbot.waitSignal(console.run_finished, timeout=5000) as finished:
@@ -206,17 +206,17 @@ def test_after_new_or_open_the_console_shows_no_old_run(qtbot, window, tmp_path)
                 and console.approvals.active_card is None and console.header.status_text == "Ready"
                 and console.empty_label.isVisibleTo(console) and not console.header.run_id_label.text())
 
-    window.new_document()
+    window.files.new_document()
     assert empty()
     # a paused run: opening another file lets go of it; it stays paused in the history
-    assert window.open_sample(str(SAMPLES / "review.flow.json"))
+    assert window.files.open_sample(str(SAMPLES / "review.flow.json"))
     choose_provider(window, "echo")
     qtbot.waitUntil(lambda: window.act_run.isEnabled(), timeout=2000)
     with qtbot.waitSignal(console.waiting_for_input_changed, timeout=5000):
         window.act_run.trigger()
     paused_id = console.run_id
     qtbot.waitUntil(lambda: window.store.get_run(paused_id).status == "paused", timeout=3000)
-    assert window.open_path(str(broken))
+    assert window.files.open_path(str(broken))
     assert empty()
     assert "Waiting for approval" not in window.windowTitle()
     assert not console.bridge.is_active and window.act_run.isEnabled()
@@ -226,8 +226,8 @@ def test_after_new_or_open_the_console_shows_no_old_run(qtbot, window, tmp_path)
     window.history.refresh()
     assert window.history.select_run(paused_id)
     window.history.resume_action.trigger()
-    qtbot.waitUntil(lambda: any(w.live for w in window.run_windows), timeout=3000)
-    run_win = next(w for w in window.run_windows if w.live)
+    qtbot.waitUntil(lambda: any(w.live for w in window.run_views.run_windows), timeout=3000)
+    run_win = next(w for w in window.run_views.run_windows if w.live)
     with qtbot.waitSignal(run_win.console.run_finished, timeout=5000) as finished:
         run_win.console.approvals.active_card.approve_button.click()
     assert finished.args == ["completed"]
@@ -235,7 +235,7 @@ def test_after_new_or_open_the_console_shows_no_old_run(qtbot, window, tmp_path)
 
 
 def test_closing_the_window_cancels_a_live_run(qtbot, window):
-    assert window.open_sample(str(SAMPLES / "review.flow.json"))
+    assert window.files.open_sample(str(SAMPLES / "review.flow.json"))
     choose_provider(window, "echo")  # a provider is chosen: Run starts at once
     slow = EchoProvider(delay=30.0)
     window.run_console.set_resolver_factory(lambda: slow)
@@ -255,7 +255,7 @@ def test_closing_the_window_cancels_a_live_run(qtbot, window):
 def test_a_subagent_run_looks_the_same_live_and_from_the_history(qtbot, window):
     """research: the lead calls two subagents; the live canvas and the run view agree on
     every node state and followed link, the subagent links included."""
-    assert window.open_sample(str(SAMPLES / "research.flow.json"))
+    assert window.files.open_sample(str(SAMPLES / "research.flow.json"))
     choose_provider(window, "echo")
     qtbot.waitUntil(lambda: window.act_run.isEnabled(), timeout=2000)
     with qtbot.waitSignal(window.run_console.run_finished, timeout=5000) as finished:
@@ -266,7 +266,7 @@ def test_a_subagent_run_looks_the_same_live_and_from_the_history(qtbot, window):
     assert subagent_links and subagent_links <= live_links
     assert set(live_states.values()) == {"done"}
     assert window.history.open_run(window.run_console.run_id)
-    view_win = window.run_windows[-1]
+    view_win = window.run_views.run_windows[-1]
     assert states(view_win.scene) == live_states
     assert followed(view_win.scene) == live_links
 
@@ -275,7 +275,7 @@ def test_a_paused_run_survives_closing_the_window_and_is_resumed_after(qtbot, wi
     """Close the app while a run waits for approval, start it again, approve from the history."""
     from editor.main_window import MainWindow
 
-    assert window.open_sample(str(SAMPLES / "review.flow.json"))
+    assert window.files.open_sample(str(SAMPLES / "review.flow.json"))
     choose_provider(window, "echo")
     qtbot.waitUntil(lambda: window.act_run.isEnabled(), timeout=2000)
     with qtbot.waitSignal(window.run_console.waiting_for_input_changed, timeout=5000):
@@ -307,7 +307,7 @@ def test_opening_another_file_during_a_run_asks_and_stops_it(qtbot, window, dial
     stops the run, and nothing it still sends reaches the new document's empty console."""
     from PySide6.QtWidgets import QMessageBox
 
-    assert window.open_sample(str(SAMPLES / "review.flow.json"))
+    assert window.files.open_sample(str(SAMPLES / "review.flow.json"))
     choose_provider(window, "echo")  # a provider is chosen: Run starts at once
     slow = EchoProvider(delay=30.0)
     window.run_console.set_resolver_factory(lambda: slow)
@@ -318,13 +318,13 @@ def test_opening_another_file_during_a_run_asks_and_stops_it(qtbot, window, dial
     qtbot.waitUntil(lambda: states(window.scene).get("triage") == "running", timeout=3000)
     run_id = console.run_id
     dialogs.question_answer = QMessageBox.StandardButton.Cancel
-    window.new_document()
+    window.files.new_document()
     assert dialogs.of("question") and "running" in dialogs.of("question")[-1][2]
     assert window.document.workflow.name == load_workflow(SAMPLES / "review.flow.json").name
     assert console.bridge.is_active and console.run_id == run_id
     dialogs.question_answer = QMessageBox.StandardButton.Yes
     with qtbot.waitSignal(console.run_finished, timeout=3000) as finished:
-        window.new_document()
+        window.files.new_document()
     assert finished.args == ["cancelled"]
     assert window.store.get_run(run_id).status == "cancelled"
     assert [n.type for n in window.document.workflow.nodes] == ["start"]
@@ -336,7 +336,7 @@ def test_opening_another_file_during_a_run_asks_and_stops_it(qtbot, window, dial
 def run_panel(qtbot, window, **arguments: str) -> tuple[str, list[str]]:
     """The panel sample run on echo with ``arguments`` and the input "Keep it short.": its run
     id and its prompts."""
-    assert window.open_sample(str(SAMPLES / "panel.flow.json"))
+    assert window.files.open_sample(str(SAMPLES / "panel.flow.json"))
     choose_provider(window, "echo")
     console = window.run_console
     qtbot.waitUntil(lambda: window.act_run.isEnabled(), timeout=2000)

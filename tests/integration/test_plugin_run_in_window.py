@@ -14,7 +14,7 @@ def test_a_plugin_kind_runs_in_the_window(example_plugin, qtbot, window, tmp_pat
                   {"id": "t", "type": "template", "x": 300, "data": {"template": "Hello {{input}}", "case": "upper"}},
                   {"id": "a", "type": "agent", "x": 600, "data": {"agentName": "Echo", "model": "m"}}],
         "connections": [{"source": "s", "target": "t"}, {"source": "t", "target": "a"}]}))
-    assert window.open_path(str(path), ask=False)
+    assert window.files.open_path(str(path), ask=False)
     choose_provider(window, "echo")
     qtbot.waitUntil(lambda: window.act_run.isEnabled(), timeout=2000)
     console = window.run_console

@@ -98,7 +98,7 @@ def test_repair_a_failed_node_one_undo_step_then_run_from_here(qtbot, window):
     flow = {"name": "Repairable", "nodes": [start("s", "go"), agent("a1", "{{PREVIOUS_OUTPUT}}"),
                                               agent("a2", "{{PREVIOUS_OUTPUT}}", model="bad-model")],
             "connections": [link("s", "a1"), link("a1", "a2")]}
-    window.open_workflow_version(parse_workflow(flow))
+    window.run_views.open_workflow_version(parse_workflow(flow))
     model = _ScriptedModel({"model": "good-model"})
     choose_provider(window, "echo")  # a provider chosen (no set-up dialog); the test's model serves the run
     window.run_console.set_resolver_factory(lambda: (lambda inv: model))
@@ -107,8 +107,8 @@ def test_repair_a_failed_node_one_undo_step_then_run_from_here(qtbot, window):
         window.act_run.trigger()
     assert finished.args == ["failed"]
     assert window.scene.node_items["a2"].run_state == "failed"
-    task = window.repair_node("a2", provider=model)
-    dialog = window.repair_dialog
+    task = window.repair.repair_node("a2", provider=model)
+    dialog = window.repair.repair_dialog
     qtbot.waitUntil(lambda: dialog.accept_button.isEnabled(), timeout=3000)
     assert "that model does not exist" in dialog.reason_label.text()
     assert "good-model" in dialog.diff_view.toPlainText()
@@ -116,7 +116,7 @@ def test_repair_a_failed_node_one_undo_step_then_run_from_here(qtbot, window):
     dialog.accept_button.click()
     assert window.document.node("a2").data.model == "good-model"
     assert window.document.undo_stack.count() == steps + 1
-    box = window.repair_question
+    box = window.repair.repair_question
     with qtbot.waitSignal(window.run_console.run_finished, timeout=5000) as finished:
         box.button(box.StandardButton.Yes).click()
     assert finished.args == ["completed"]
@@ -130,10 +130,10 @@ def test_an_invalid_repair_is_refused_in_the_dialog(qtbot, window):
     from engine import parse_workflow
     from tests.engine.flows import agent, link, start
 
-    window.open_workflow_version(parse_workflow({"nodes": [start("s", "go"), agent("a1", "x", model="bad-model")],
+    window.run_views.open_workflow_version(parse_workflow({"nodes": [start("s", "go"), agent("a1", "x", model="bad-model")],
                                                  "connections": [link("s", "a1")]}))
     model = _ScriptedModel({"temperature": 3})
-    window.repair_node("a1", provider=model)
-    dialog = window.repair_dialog
+    window.repair.repair_node("a1", provider=model)
+    dialog = window.repair.repair_dialog
     qtbot.waitUntil(lambda: "No usable repair" in dialog.reason_label.text(), timeout=3000)
     assert "temperature" in dialog.reason_label.text() and not dialog.accept_button.isEnabled()

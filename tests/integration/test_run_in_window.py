@@ -19,7 +19,7 @@ PATH_TO_SIGNOFF = {("start", "output", "triage"), ("triage", "output", "route"),
 
 
 def test_review_run_pauses_for_approval_then_completes(qtbot, window):
-    assert window.open_sample(str(SAMPLES / "review.flow.json"))
+    assert window.files.open_sample(str(SAMPLES / "review.flow.json"))
     choose_provider(window, "echo")
     qtbot.waitUntil(lambda: window.act_run.isEnabled(), timeout=2000)
     console = window.run_console
@@ -79,7 +79,7 @@ def test_a_failing_agent_is_failed_on_the_canvas_with_its_error(qtbot, window, t
     agents[0]["data"]["provider"] = "no-such-provider"
     path = tmp_path / "broken.flow.json"
     path.write_text(json.dumps(data), encoding="utf-8")
-    assert window.open_path(str(path), ask=False)
+    assert window.files.open_path(str(path), ask=False)
     qtbot.waitUntil(lambda: window.act_run.isEnabled(), timeout=2000)
     with qtbot.waitSignal(window.run_console.run_finished, timeout=5000) as finished:
         window.act_run.trigger()
@@ -96,7 +96,7 @@ def test_a_failing_agent_is_failed_on_the_canvas_with_its_error(qtbot, window, t
 
 
 def test_edits_during_and_after_a_run_do_not_change_what_ran(qtbot, window):
-    assert window.open_sample(str(SAMPLES / "review.flow.json"))
+    assert window.files.open_sample(str(SAMPLES / "review.flow.json"))
     choose_provider(window, "echo")
     qtbot.waitUntil(lambda: window.act_run.isEnabled(), timeout=2000)
     console = window.run_console
@@ -128,7 +128,7 @@ def test_edits_during_and_after_a_run_do_not_change_what_ran(qtbot, window):
 
 
 def test_the_console_run_button_runs_the_document_as_it_is_now(qtbot, window):
-    assert window.open_path(str(SAMPLES / "hello.flow.json"), ask=False)
+    assert window.files.open_path(str(SAMPLES / "hello.flow.json"), ask=False)
     choose_provider(window, "echo")
     console = window.run_console
     qtbot.waitUntil(lambda: console.run_button.isEnabled(), timeout=2000)

@@ -45,7 +45,7 @@ def test_remote_runs_are_listed_with_a_badge_and_open_like_local_ones(qtbot, win
 
     s = settings()
     s.setValue("run/temporalAddress", temporal_server)
-    window.sync_remote_history()
+    window.providers.sync_remote_history()
     assert history.remote_server == temporal_server
     qtbot.waitUntil(lambda: history.model.row_of(run_id) >= 0, timeout=20000)
     model = history.model
@@ -66,8 +66,8 @@ def test_remote_runs_are_listed_with_a_badge_and_open_like_local_ones(qtbot, win
         history.open_action.trigger()
     opened_id, workflow, events, info = opened.args
     assert opened_id == run_id and workflow.name == "Hello" and info.server == temporal_server
-    qtbot.waitUntil(lambda: any(w.run_id == run_id for w in window.run_windows), timeout=5000)
-    view = next(w for w in window.run_windows if w.run_id == run_id)
+    qtbot.waitUntil(lambda: any(w.run_id == run_id for w in window.run_views.run_windows), timeout=5000)
+    view = next(w for w in window.run_views.run_windows if w.run_id == run_id)
     assert isinstance(view, RunViewWindow)
     # the same reducer and console as a local run: node states and log from the server's events
     assert view.run_state.states == {"start": "done", "greeter": "done"}
@@ -91,7 +91,7 @@ def test_remote_runs_are_listed_with_a_badge_and_open_like_local_ones(qtbot, win
         view.grab().save(os.environ["FLOWDESK_SHOT"].replace(".png", "-view.png"))
 
     s.setValue("run/temporalAddress", "")
-    window.sync_remote_history()
+    window.providers.sync_remote_history()
     qtbot.waitUntil(lambda: model.row_of(run_id) < 0, timeout=5000)
 
 
@@ -110,13 +110,13 @@ def test_a_remote_run_paused_while_the_app_was_closed_is_taken_up_from_the_histo
 
     history = window.history
     settings().setValue("run/temporalAddress", temporal_server)
-    window.sync_remote_history()
+    window.providers.sync_remote_history()
     qtbot.waitUntil(lambda: history.model.row_of(run_id) >= 0, timeout=20000)
     history.select_run(run_id)
     assert history.resume_action.isEnabled() and not history.delete_action.isEnabled()
     history.resume_action.trigger()
-    qtbot.waitUntil(lambda: any(w.run_id == run_id and w.live for w in window.run_windows), timeout=20000)
-    view = next(w for w in window.run_windows if w.run_id == run_id)
+    qtbot.waitUntil(lambda: any(w.run_id == run_id and w.live for w in window.run_views.run_windows), timeout=20000)
+    view = next(w for w in window.run_views.run_windows if w.run_id == run_id)
     console = view.console
     qtbot.waitUntil(lambda: console.approvals.active_card is not None, timeout=5000)
     assert console.bridge.run_state.states.get("signoff") == "waiting"
@@ -125,4 +125,4 @@ def test_a_remote_run_paused_while_the_app_was_closed_is_taken_up_from_the_histo
     assert finished.args == ["completed"]
     assert console.bridge.run_state.states.get("send") == "done"
     settings().setValue("run/temporalAddress", "")
-    window.sync_remote_history()
+    window.providers.sync_remote_history()

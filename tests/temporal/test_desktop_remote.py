@@ -49,7 +49,7 @@ def test_review_runs_on_the_server_and_is_approved_from_the_window(qtbot, window
                                                                     gui_loop_callers):
     from engine import RemoteRun
 
-    assert window.open_sample(str(SAMPLES / "review.flow.json"))
+    assert window.files.open_sample(str(SAMPLES / "review.flow.json"))
     choose_provider(window, "echo")
     _run_on_server(window, temporal_server)
     qtbot.waitUntil(lambda: window.act_run.isEnabled(), timeout=2000)

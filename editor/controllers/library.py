@@ -9,45 +9,67 @@ flow references against.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QMessageBox
+from PySide6.QtCore import QObject
+from PySide6.QtWidgets import QDockWidget, QMessageBox, QWidget
 
-from engine import FlowdeskError, FlowLibrary, default_library, new_flow_for_action
+from engine import FlowdeskError, FlowLibrary, new_flow_for_action
 
+from ..canvas.scene import CanvasScene
+from ..editing import WorkflowDocument
+from ..panels.inspector import InspectorPanel
 from ..panels.library import LibraryPanel
+from ..panels.problems import ProblemsPanel
+from ..run.console import RunConsole
+from .files import FilesController
+from .session import DocumentSession
+from .validation import ValidationController
 
 QUICK_FIXES = {"action_unbound": "Create a flow for it"}
 
+Status = Callable[[str, int], None]
 
-class LibraryMixin:
-    """Builds the Library dock (tabbed with the node palette) and its actions."""
 
-    def _init_library(self, library: FlowLibrary | None = None) -> None:
-        self.library_panel = LibraryPanel(library)
-        self.library_dock = self._dock("Library", "libraryDock", self.library_panel,
-                                       Qt.DockWidgetArea.LeftDockWidgetArea)
-        self.tabifyDockWidget(self.palette_dock, self.library_dock)
-        self.palette_dock.raise_()
-        # Shown from View ▸ Library (or by "Save to library"); hidden in the default layout, where
-        # the tab bar it adds under the palette would take height from the palette and the console.
-        self.library_dock.hide()
-        self.library_panel.open_requested.connect(lambda path: self.open_path(path))
-        self.library_panel.save_requested.connect(self.save_to_library)
-        self.library_panel.changed.connect(self.run_validation)
-        self.library_dock.visibilityChanged.connect(lambda on: self.library_panel.refresh() if on else None)
-        self.inspector.library_flows = self.library_panel.flows
-        self.run_console.model.child_workflow = self.child_workflow  # names of a subflow's entries
-        self.inspector.open_flow_requested.connect(self.open_flow_ref)
-        self.scene.node_activated.connect(self._open_subflow_node)
-        self.problems.quick_fixes = dict(QUICK_FIXES)
-        self.problems.quick_fix_requested.connect(self.apply_quick_fix)
+class LibraryController(QObject):
+    """Drives the Library dock (tabbed with the node palette) and the window's library commands."""
+
+    def __init__(self, parent: QWidget, panel: LibraryPanel, dock: QDockWidget, session: DocumentSession,
+                 document: WorkflowDocument, scene: CanvasScene, inspector: InspectorPanel, problems: ProblemsPanel,
+                 console: RunConsole, files: FilesController, validation: ValidationController,
+                 status: Status) -> None:
+        super().__init__(parent)
+        self._parent = parent  # the message boxes' parent
+        self.panel = panel
+        self.dock = dock
+        self.session = session
+        self.document = document
+        self.files = files
+        self.validation = validation
+        self._status = status
+        panel.open_requested.connect(lambda path: files.open_path(path))
+        panel.save_requested.connect(self.save_to_library)
+        panel.changed.connect(validation.run_validation)
+        dock.visibilityChanged.connect(lambda on: panel.refresh() if on else None)
+        inspector.library_flows = panel.flows
+        console.model.child_workflow = self.child_workflow  # names of a subflow's entries
+        inspector.open_flow_requested.connect(self.open_flow_ref)
+        scene.node_activated.connect(self._open_subflow_node)
+        problems.quick_fixes = dict(QUICK_FIXES)
+        problems.quick_fix_requested.connect(self.apply_quick_fix)
 
     @property
     def library(self) -> FlowLibrary:
-        return self.library_panel.library
+        return self.panel.library
+
+    def _show_entry(self, entry_id: str) -> None:
+        self.panel.refresh()
+        self.panel.select(entry_id)
+        self.dock.show()
+        self.dock.raise_()
+        self.validation.run_validation()
 
     # ------------------------------------------------------------------ saving
     def save_to_library(self) -> bool:
@@ -55,7 +77,7 @@ class LibraryMixin:
 
         An untitled document becomes the library file; a document saved elsewhere is copied
         into the library and its own file keeps the new id on its next save."""
-        if not self._has_document:
+        if not self.session.has_document:
             return False
         doc = self.document
         folders = [f.resolve() for f in self.library.folders]
@@ -63,19 +85,14 @@ class LibraryMixin:
         try:
             entry = self.library.save(doc.workflow, doc.path if in_library else None)
         except (OSError, FlowdeskError) as err:
-            QMessageBox.critical(self, "Cannot save to the library", str(err))
+            QMessageBox.critical(self._parent, "Cannot save to the library", str(err))
             return False
         if not doc.path or in_library:
             doc.save(str(entry.path))  # the document is the library file now: clean, titled
-            self._add_recent(str(entry.path))
-        self._update_title()
-        self._update_actions()
-        self.library_panel.refresh()
-        self.library_panel.select(entry.id)
-        self.library_dock.show()
-        self.library_dock.raise_()
-        self.run_validation()
-        self.statusBar().showMessage(f"Saved “{entry.name}” to the library ({entry.path})", 5000)
+            self.files.add_recent(str(entry.path))
+        self.files.chrome_changed.emit()
+        self._show_entry(entry.id)
+        self._status(f"Saved “{entry.name}” to the library ({entry.path})", 5000)
         return True
 
     # ------------------------------------------------------------------ subflows
@@ -89,10 +106,10 @@ class LibraryMixin:
         except (OSError, FlowdeskError):
             entry = None
         if entry is None:
-            QMessageBox.warning(self, "Open flow", f"The flow '{ref}' is not in the library and is not a readable "
-                                "file next to this workflow.")
+            QMessageBox.warning(self._parent, "Open flow", f"The flow '{ref}' is not in the library and is not a "
+                                "readable file next to this workflow.")
             return False
-        return self.open_path(str(entry.path))
+        return self.files.open_path(str(entry.path))
 
     def child_workflow(self, flow_node_id: str) -> Any:
         """The workflow a flow node runs (for naming a subflow's entries in the console), or None."""
@@ -126,13 +143,9 @@ class LibraryMixin:
         try:
             entry = self.library.save(workflow)
         except (OSError, FlowdeskError) as err:
-            QMessageBox.critical(self, "Create a flow", str(err))
+            QMessageBox.critical(self._parent, "Create a flow", str(err))
             return False
-        self.library_panel.refresh()
-        self.library_panel.select(entry.id)
-        self.library_dock.show()
-        self.library_dock.raise_()
-        self.run_validation()
-        self.statusBar().showMessage(f"Created the flow “{entry.name}” in the library for the action '{action}'; "
-                                     "open it from the Library to fill it in.", 8000)
+        self._show_entry(entry.id)
+        self._status(f"Created the flow “{entry.name}” in the library for the action '{action}'; "
+                     "open it from the Library to fill it in.", 8000)
         return True

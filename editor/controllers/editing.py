@@ -1,55 +1,83 @@
-"""Edit commands of the main window: add a node, clipboard, delete, select, collapse,
-auto-layout, fit; and keeping the inspector on the selection. Every change to the
+"""Edit commands of the window: add a node (at a place, in the middle of the view, or linked
+from a link let go on empty canvas, through the quick-add menu), clipboard, delete, select,
+collapse, auto-layout, fit; and keeping the inspector on the selection. Every change to the
 workflow is a request to the document (one undo step each)."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QPointF
+from collections.abc import Callable
+
+from PySide6.QtCore import QObject, QPointF
 from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import QDockWidget, QLineEdit, QMenu, QPlainTextEdit, QTabWidget, QWidget, QWidgetAction
 
 from engine import Connection, GraphIndex, Node, WorkflowLoadError, check_connection
 
-from ..canvas.style import node_layout, node_size
+from ..canvas.scene import CanvasScene
+from ..canvas.style import GRID, node_layout, node_size
+from ..canvas.view import CanvasView
 from ..document import PALETTE_KINDS
-from ..panels.palette import DESCRIPTIONS
+from ..editing import WorkflowDocument
 from ..layout import auto_layout
+from ..panels.inspector import InspectorPanel
+from ..panels.palette import DESCRIPTIONS, entry_icon
+from .session import DocumentSession
 
+Status = Callable[[str, int], None]
 
 # Steps away from the middle of the view, nearest first (then higher, then further left).
 _NEAREST_FIRST = sorted(((i, j) for i in range(-12, 13) for j in range(-12, 13)),
                         key=lambda o: (o[0] * o[0] + o[1] * o[1], o[1], o[0]))
 
 
-class EditActionsMixin:
-    """The window's edit actions; they act on the canvas selection through the document."""
+class EditController(QObject):
+    """The window's edit commands; they act on the canvas selection through the document."""
 
-    def _add_node_at(self, kind: str, pos: QPointF) -> None:
-        if not self._has_document:
+    def __init__(self, parent: QWidget, session: DocumentSession, document: WorkflowDocument, scene: CanvasScene,
+                 view: CanvasView, inspector: InspectorPanel, inspector_dock: QDockWidget,
+                 inspector_tabs: QTabWidget, new_document: Callable[[], None], status: Status) -> None:
+        super().__init__(parent)
+        self._parent = parent  # the pop-up menus' parent
+        self.session = session
+        self.document = document
+        self.scene = scene
+        self.view = view
+        self.inspector = inspector
+        self.inspector_dock = inspector_dock
+        self.inspector_tabs = inspector_tabs
+        self._new_document = new_document
+        self._status = status
+        self.quick_add_menu: QMenu | None = None
+
+    def nudge(self, dx: float, dy: float) -> None:
+        """Arrow keys: the selected nodes move a step (one undo step)."""
+        self.document.nudge_nodes(self.scene.selected_node_ids(), dx, dy)
+
+    def add_node_at(self, kind: str, pos: QPointF) -> None:
+        if not self.session.has_document:
             return
         x, y = round(pos.x()), round(pos.y())
         if self.scene.snap_to_grid:
-            from ..canvas.style import GRID
-
             x, y = round(x / GRID) * GRID, round(y / GRID) * GRID
         nid = self.document.add_node(kind, x, y)
         self.scene.select_nodes([nid])
 
-    def _link_to_new_node(self, source: str, handle: str, pos: QPointF) -> None:
+    def link_to_new_node(self, source: str, handle: str, pos: QPointF) -> None:
         """A new link let go on empty canvas: the quick-add menu there, offering the kinds that can
         take that link (the engine's own rules); the one picked is added with its input at the
         drop point and linked, as one undo step."""
-        if not self._has_document or source not in self.scene.node_items:
+        if not self.session.has_document or source not in self.scene.node_items:
             return
-        kinds = self._kinds_taking(source, handle)
+        kinds = self.kinds_taking(source, handle)
         if not kinds:
-            self.statusBar().showMessage("No kind of node can take a link from there.", 5000)
+            self._status("No kind of node can take a link from there.", 5000)
             return
         self.scene.show_pending_link(source, handle, pos)  # the link stays drawn while the menu asks
-        self._quick_add(pos, kinds, lambda kind, at: self._add_linked_node(source, handle, kind, at),
+        self.quick_add(pos, kinds, lambda kind, at: self.add_linked_node(source, handle, kind, at),
                         "Add a linked node…")
         self.quick_add_menu.aboutToHide.connect(self.scene.clear_pending_link)
 
-    def _kinds_taking(self, source: str, handle: str) -> list[str]:
+    def kinds_taking(self, source: str, handle: str) -> list[str]:
         """The palette kinds a new node of which would accept a link from ``source``'s ``handle``."""
         doc = self.document
         wf = doc.workflow
@@ -62,7 +90,7 @@ class EditActionsMixin:
         index = GraphIndex(wf.model_copy(update={"nodes": nodes}))
         return [kind for kind, nid in candidates.items() if check_connection(index, source, handle, nid, "input").ok]
 
-    def _add_linked_node(self, source: str, handle: str, kind: str, pos: QPointF) -> None:
+    def add_linked_node(self, source: str, handle: str, kind: str, pos: QPointF) -> None:
         doc = self.document
         dump = doc.new_node_dump(kind, 0, 0)
         lay = node_layout(Node.model_validate(dump), as_subagent=handle == "subagent")  # drawn as it will be
@@ -72,14 +100,14 @@ class EditActionsMixin:
         doc.add_items([dump], [link.model_dump()], f"Add {DESCRIPTIONS[kind][0]} linked to {source}")
         self.scene.select_nodes([dump["id"]])
 
-    def _add_node_at_centre(self, kind: str) -> None:
+    def add_node_at_centre(self, kind: str) -> None:
         """A node added from the palette or the menu (not dropped at a place): in the middle of
         the view, or the nearest free place to it, so it never lands on top of another card."""
-        if not self._has_document:
-            self.new_document()
-        self._add_node_at(kind, self._free_spot(kind, self.view.mapToScene(self.view.viewport().rect().center())))
+        if not self.session.has_document:
+            self._new_document()
+        self.add_node_at(kind, self.free_spot(kind, self.view.mapToScene(self.view.viewport().rect().center())))
 
-    def _free_spot(self, kind: str, centre: QPointF) -> QPointF:
+    def free_spot(self, kind: str, centre: QPointF) -> QPointF:
         """The top-left corner of a new ``kind`` card centred on ``centre`` if that overlaps no
         card (with a gap), else of the nearest such place in 40 px steps (up to 480 px away)."""
         w, h = node_size(Node.model_validate(self.document.new_node_dump(kind, 0, 0)))  # the card add_node makes
@@ -92,7 +120,7 @@ class EditActionsMixin:
                 return QPointF(x, y)
         return QPointF(x0, y0)  # a crowded view: the middle after all
 
-    def _edit_node(self, _node_id: str) -> None:
+    def edit_node(self, _node_id: str) -> None:
         """A double-click on a node body: show its settings."""
         self.inspector_dock.show()
         self.inspector_dock.raise_()
@@ -101,13 +129,11 @@ class EditActionsMixin:
     def edit_selected_node(self) -> bool:
         """F2: the selected node's first field in the inspector (an agent's name), focused with
         its text selected, to type over; False with no single node selected."""
-        from PySide6.QtWidgets import QLineEdit, QPlainTextEdit, QWidget
-
         ids = self.scene.selected_node_ids()
         if len(ids) != 1:
-            self.statusBar().showMessage("Select one node to edit it.", 3000)
+            self._status("Select one node to edit it.", 3000)
             return False
-        self._edit_node(ids[0])
+        self.edit_node(ids[0])
         page = self.inspector.stack.currentWidget()
         found = [*page.findChildren(QLineEdit), *page.findChildren(QPlainTextEdit)] if page is not None else []
         fields = [w for w in found if w.isVisibleTo(page) and w.isEnabled() and not w.isReadOnly()]
@@ -123,7 +149,7 @@ class EditActionsMixin:
         self.inspector.scroll.ensureWidgetVisible(first)
         return True
 
-    def _selection_changed(self) -> None:
+    def selection_changed(self) -> None:
         self.inspector.show_selection(self.scene.selected_node_ids())
 
     def show_nodes(self, ids: list[str]) -> None:
@@ -135,7 +161,7 @@ class EditActionsMixin:
         ids = self.scene.selected_node_ids()
         if ids:
             QGuiApplication.clipboard().setText(self.document.fragment_json(ids))
-            self.statusBar().showMessage(f"Copied {len(ids)} node{'s' * (len(ids) != 1)}", 3000)
+            self._status(f"Copied {len(ids)} node{'s' * (len(ids) != 1)}", 3000)
 
     def cut(self) -> None:
         self.copy()
@@ -143,22 +169,22 @@ class EditActionsMixin:
 
     def paste(self) -> None:
         text = QGuiApplication.clipboard().text()
-        self._paste_text(text)
+        self.paste_text(text)
 
-    def _paste_text(self, text: str) -> None:
-        if not text.strip() or not self._has_document:
+    def paste_text(self, text: str) -> None:
+        if not text.strip() or not self.session.has_document:
             return
         try:
             ids = self.document.paste_json(text, at=self.view.paste_position(text))
         except WorkflowLoadError as err:
-            self.statusBar().showMessage(f"Nothing to paste: the clipboard does not hold workflow JSON ({err})", 5000)
+            self._status(f"Nothing to paste: the clipboard does not hold workflow JSON ({err})", 5000)
             return
         self.scene.select_nodes(ids)
 
     def duplicate(self) -> None:
         ids = self.scene.selected_node_ids()
         if ids:
-            self._paste_text(self.document.fragment_json(ids))
+            self.paste_text(self.document.fragment_json(ids))
 
     def delete_selection(self) -> None:
         self.document.delete(self.scene.selected_node_ids(), self.scene.selected_conn_keys())
@@ -180,3 +206,40 @@ class EditActionsMixin:
 
     def fit(self) -> None:
         self.view.fit_all()
+
+    def quick_add(self, pos: QPointF, kinds: list[str] | None = None, add=None,
+                   placeholder: str = "Add node…") -> None:
+        """Double-click on the canvas: a small searchable menu of node types (``kinds``, all by
+        default); the one picked is added at ``pos`` (or handed to ``add(kind, pos)``)."""
+        menu = QMenu(self._parent)
+        menu.setObjectName("quickAdd")
+        search = QLineEdit(menu)
+        search.setPlaceholderText(placeholder)
+        field = QWidgetAction(menu)
+        field.setDefaultWidget(search)
+        menu.addAction(field)
+        entries = []
+        add = add or self.add_node_at
+        for kind in PALETTE_KINDS if kinds is None else kinds:
+            name, desc = DESCRIPTIONS[kind]
+            a = menu.addAction(entry_icon(kind), name)
+            a.setToolTip(desc)
+            a.triggered.connect(lambda _=False, k=kind: add(k, pos))
+            entries.append((f"{name} {desc}".lower(), a))
+
+        def filter_(text: str) -> None:
+            for words, a in entries:
+                a.setVisible(text.lower() in words)
+
+        def pick() -> None:
+            for _words, a in entries:
+                if a.isVisible():
+                    a.trigger()
+                    menu.close()
+                    return
+
+        search.textChanged.connect(filter_)
+        search.returnPressed.connect(pick)
+        self.quick_add_menu = menu
+        menu.popup(self.view.mapToGlobal(self.view.mapFromScene(pos)))
+        search.setFocus()
