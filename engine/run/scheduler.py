@@ -53,7 +53,9 @@ from engine.llm.base import AgentInvocation, LLMProvider
 from engine.nodes import SPECS, NodeError, NodeOutcome, PauseRequest, spec_for
 from engine.nodes.approval import normalise_decision
 from engine.nodes.base import as_text
+from engine.run import snapshot as snapshot_format
 from engine.run.context import BRANCH, WAITING, BranchFrame, RunContext
+from engine.run.emitter import EventCallback, EventSource
 from engine.run.events import SYSTEM_NODE, EventType, RunEvent, RunStatus, decision_fields
 from engine.run.events import _encode as _encode_extra
 from engine.run.policies import attempts, failed
@@ -64,7 +66,7 @@ __all__ = ["Run", "RunStateError", "NodeRecord", "normalise_decision", "DEFAULT_
            "Clock", "IdSource", "uuid_ids", "as_text"]
 
 DEFAULT_MAX_VISITS = 25
-SNAPSHOT_FORMAT = "flowdesk.run/1"
+SNAPSHOT_FORMAT = snapshot_format.SNAPSHOT_FORMAT
 _tuple_new = tuple.__new__
 # Event types as plain strings for the hot path (RunEvent stores plain str).
 _STEP_START = EventType.STEP_START.value
@@ -83,7 +85,6 @@ _FIRE = "\x00fire"  # the "source" of a gathering node's step whose arrivals are
 _ASK = "Approve or reject to continue."
 _YIELD_EVERY = 64  # steps a branch runs before yielding to the event loop when nothing else awaits
 
-EventCallback = Callable[[RunEvent], None]
 Clock = Callable[[], float]
 IdSource = Callable[[], str]
 
@@ -127,17 +128,6 @@ def _thaw() -> None:
 _EMPTY_FRAME = BranchFrame()
 
 
-def _with_frame(item: dict[str, Any], frame: BranchFrame | None) -> dict[str, Any]:
-    if frame is not None and frame != _EMPTY_FRAME:
-        item["frame"] = frame.to_json()
-    return item
-
-
-def _padded(frames: "deque[BranchFrame | None]", n: int) -> list[BranchFrame | None]:
-    items = list(frames)
-    return items + [None] * (n - len(items))
-
-
 def _graph_index(workflow: Workflow) -> tuple[dict[str, Node], dict[str, Any], dict[str, list[str]], bool]:
     """The run's indexes, built once (its cost per step does not grow with the graph): the nodes
     by id (a repeated id's first node counts; validation reports it), the execution links out of
@@ -178,16 +168,7 @@ def _graph_index(workflow: Workflow) -> tuple[dict[str, Node], dict[str, Any], d
     return nodes, out, children, any_pinned
 
 
-def _state_keys() -> dict[str, Any]:
-    """Each snapshot key the registered kinds keep their states under, with a kind that reads it."""
-    keys: dict[str, Any] = {}
-    for spec in SPECS.values():
-        if spec.state_key is not None:
-            keys.setdefault(spec.state_key, spec)
-    return keys
-
-
-class Run:
+class Run(EventSource):
     """One execution of a workflow.
 
     A run from a node (docs/design.md, "Re-running"): ``start_at`` names the node that, with
@@ -203,13 +184,12 @@ class Run:
     # with slots a run starts (and a paused run is restored) 1-2 µs sooner, and its attributes,
     # read on every step, are read from fixed offsets.
     __slots__ = ("__weakref__", "workflow", "variables", "run_id", "initial_input", "max_visits", "delta_interval",
-                 "check", "meta", "library", "path", "_run_path", "_path_item", "result", "_resolve", "_specs",
-                 "_nodes", "_out", "_states", "_gathering", "_paused_since", "status", "_ended",
-                 "waiting_for_input", "current_node_id", "error", "outputs", "visits", "_outcomes", "_records",
-                 "last_text_output", "started_at", "ended_at", "_pending", "_queue", "_queue_frames",
-                 "_pending_frame", "_deferred", "_at", "_idle", "_lock", "_loop", "_events", "_listeners",
-                 "_status_listeners", "_streams", "_sinks", "_ctx", "_hook", "reused_from", "start_at", "_clock",
-                 "_id_source", "inputs", "_any_pinned")
+                 "check", "meta", "library", "path", "result", "inputs", "status", "_ended", "waiting_for_input",
+                 "current_node_id", "error", "outputs", "visits", "last_text_output", "started_at", "ended_at",
+                 "reused_from", "start_at", "_clock", "_id_source", "_resolve", "_specs", "_nodes", "_out",
+                 "_any_pinned", "_states", "_gathering", "_outcomes", "_records", "_pending", "_pending_frame",
+                 "_paused_since", "_queue", "_queue_frames", "_deferred", "_at", "_idle", "_lock", "_loop", "_ctx",
+                 "_hook")
 
     def __init__(
         self,
@@ -242,6 +222,7 @@ class Run:
         self._id_source = id_source
         self._specs: Mapping[str, Any] = SPECS if specs is None else specs
         self._ctx: RunContext | None = None
+        EventSource.__init__(self, keep_events, on_event)
         self.workflow = workflow
         # The run's variable map (docs/design.md, "Data flow"): Start's variables overridden by
         # the arguments, coerced; a bad or missing value refuses the run here (VariableError).
@@ -305,17 +286,11 @@ class Run:
         self._idle: asyncio.Event | None = None
         self._lock: asyncio.Lock | None = None
 
-        self._events: list[RunEvent] | None = [] if keep_events else None
-        self._listeners: list[EventCallback] = [on_event] if on_event else []
-        self._status_listeners: list[EventCallback] = []
-        self._streams: list[asyncio.Queue] = []
-        self._sinks: tuple[Callable[[RunEvent], Any], ...] = ()
         self._ctx = RunContext(
             self, emit=self._emit, relay=self._relay, now=clock, new_id=id_source, resolve=self._resolve,
             records=self._records, nodes=self._nodes, out=self._out, subagents=children, states=self._states,
             live=self._live_nodes, child_run=self._child_run, restore_child=self._restore_child,
             library=self._library, recorded=self._step_recorded, outcome=self._set_outcome, fail=self._fail)
-        self._ctx.event_tail = self._path_item
         self._update_sinks()
         # Pinned outputs, a run from a node and recorded executions (engine/run/rerun.py); None for
         # a plain run. A recorder asks for recordings with ``record_executions``.
@@ -354,59 +329,11 @@ class Run:
         """How each node's last step ended (done, failed, cancelled; skipped with later policies), by node id."""
         return OutcomeView(self._outcomes, self.outputs)
 
-    # ------------------------------------------------------------------ events
-    def add_listener(self, callback: EventCallback) -> None:
-        self._listeners.append(callback)
-        self._update_sinks()
-
-    def remove_listener(self, callback: EventCallback) -> None:
-        try:
-            self._listeners.remove(callback)
-        except ValueError:
-            pass
-        self._update_sinks()
-
-    def _update_sinks(self) -> None:
-        """Where each event goes, in order: the run's log, the listeners, the streams. One tuple,
-        made again when they change (an event's dispatch is one loop, and a listener added or
-        removed while an event is dispatched takes effect from the next event)."""
-        self._sinks = ((() if self._events is None else (self._events.append,)) + tuple(self._listeners)
-                       + tuple(q.put_nowait for q in self._streams))
-        if self._ctx is not None:
+    # ------------------------------------------------------------------ events (the rest: EventSource)
+    def _routes_changed(self) -> None:
+        if self._ctx is not None:  # (the agent step publishes its events itself: see RunContext.sinks)
             self._ctx.sinks = self._sinks
-
-    @property
-    def events(self) -> list[RunEvent] | None:
-        """The run's log (every event, in order), or None when made with ``keep_events=False``."""
-        return self._events
-
-    @events.setter
-    def events(self, value: list[RunEvent] | None) -> None:
-        self._events = value
-        self._update_sinks()
-
-    @property
-    def run_path(self) -> str:
-        """Where this run sits: "" for a top-level run; a nested run's events carry it (RunEvent.path)."""
-        return self._run_path
-
-    @run_path.setter
-    def run_path(self, value: str) -> None:
-        self._run_path = value
-        self._path_item: tuple[str, ...] = (value,) if value else ()  # an event's sixth item, or none
-        if self._ctx is not None:
             self._ctx.event_tail = self._path_item
-
-    def add_status_listener(self, callback: EventCallback) -> None:
-        """Call ``callback(event)`` with each ``run_status`` event, after every event listener
-        has had it (a listener may be added or removed from there)."""
-        self._status_listeners.append(callback)
-
-    def remove_status_listener(self, callback: EventCallback) -> None:
-        try:
-            self._status_listeners.remove(callback)
-        except ValueError:
-            pass
 
     def _emit(self, node_id: str, type: str, content: str = "", extra: dict[str, Any] | None = None,
               ts: float | None = None, extra_json: str | None = None) -> RunEvent:
@@ -416,26 +343,6 @@ class Run:
         for sink in self._sinks:
             sink(ev)
         return ev
-
-    def _relay(self, ev: RunEvent) -> None:
-        """An event of a nested run (it carries its run path), logged in this run's log as it is."""
-        for sink in self._sinks:
-            sink(ev)
-
-    async def iter_events(self) -> AsyncIterator[RunEvent]:
-        """Events as they are emitted, until the run next settles (paused or ended)."""
-        q: asyncio.Queue = asyncio.Queue()
-        self._streams.append(q)
-        self._update_sinks()
-        try:
-            while True:
-                ev = await q.get()
-                if ev is None:
-                    return
-                yield ev
-        finally:
-            self._streams.remove(q)
-            self._update_sinks()
 
     def _set_status(self, status: RunStatus, detail: str = "") -> None:
         self.status = status
@@ -590,10 +497,6 @@ class Run:
                 self.current_node_id = None
                 self._set_status(RunStatus.COMPLETED)
         self._end_streams()
-
-    def _end_streams(self) -> None:
-        for q in self._streams:
-            q.put_nowait(None)
 
     async def _wait_idle(self) -> None:
         assert self._idle is not None
@@ -951,19 +854,6 @@ class Run:
         state["workflow"] = json.loads(dumps_workflow(self.workflow, indent=None))
         return state
 
-    def _kind_states(self) -> dict[str, Any]:
-        """The kinds' states for a snapshot: ``{state_key: {node id: state_to_json(state)}}``."""
-        held: dict[str, Any] = {}
-        for key, spec in _state_keys().items():
-            if spec.state_always:
-                held[key] = {}
-        for node_id, state in self._states.items():
-            node = self._nodes.get(node_id)
-            spec = spec_for(node.type) if node is not None else None
-            if spec is not None and spec.state_key is not None:
-                held.setdefault(spec.state_key, {})[node_id] = spec.state_to_json(state)
-        return held
-
     def _gathers(self, node_id: str) -> bool:
         spec = self._spec_of(self._nodes.get(node_id))
         return bool(spec is not None and spec.gathers)
@@ -971,21 +861,19 @@ class Run:
     def _state(self, include_workflow: bool, deferred: list[tuple[str, Any, str | None, BranchFrame | None]],
                visits: dict[str, int]) -> dict[str, Any]:
         snap: dict[str, Any] = {
-            "format": SNAPSHOT_FORMAT,
+            "format": snapshot_format.SNAPSHOT_FORMAT,
             "runId": self.run_id,
             "status": str(self.status),
             "waitingForInput": self.waiting_for_input,
             "currentNodeId": self.current_node_id,
             "initialInput": self.initial_input,
             "maxVisits": self.max_visits,
-            "pending": _with_frame({"nodeId": self._pending[0], "input": self._pending[1]}, self._pending_frame)
-            if self._pending else None,
-            "approvalQueue": [_with_frame({"nodeId": n, "input": v}, f)
-                              for (n, v), f in zip(self._queue, _padded(self._queue_frames, len(self._queue)))],
-            "deferred": [_with_frame({"nodeId": n, "input": v, **({"from": src} if src and self._gathers(n) else {})}, f)
-                         for n, v, src, f in deferred],
+            "pending": snapshot_format.with_frame({"nodeId": self._pending[0], "input": self._pending[1]},
+                                           self._pending_frame) if self._pending else None,
+            "approvalQueue": snapshot_format.queue_items(self._queue, self._queue_frames),
+            "deferred": snapshot_format.deferred_items(deferred, self._gathers),
             "variables": dict(self.variables),
-            **self._kind_states(),
+            **snapshot_format.kind_states(self._states, self._nodes),
             "outputs": dict(self.outputs),
             "visits": dict(visits),
             "outcomes": OutcomeView(self._outcomes, self.outputs).texts(),
@@ -1008,7 +896,7 @@ class Run:
     def restore(cls, snapshot: dict[str, Any], provider: LLMProvider | Callable[[AgentInvocation], LLMProvider], *,
                 workflow: Workflow | None = None, **kwargs: Any) -> "Run":
         """A run in the state ``snapshot`` describes (a paused run can then be resumed)."""
-        if not isinstance(snapshot, dict) or snapshot.get("format") != SNAPSHOT_FORMAT:
+        if not isinstance(snapshot, dict) or snapshot.get("format") != snapshot_format.SNAPSHOT_FORMAT:
             raise ValueError("not a Flowdesk run snapshot")
         if workflow is None:
             if "workflow" not in snapshot:
@@ -1024,14 +912,9 @@ class Run:
         run._ended = run.status in _FINAL
         run.waiting_for_input = bool(snapshot.get("waitingForInput"))
         run.current_node_id = snapshot.get("currentNodeId")
-        pending = snapshot.get("pending")
-        run._pending = (pending["nodeId"], pending.get("input")) if pending else None
-        run._pending_frame = BranchFrame.from_json(pending.get("frame")) if pending else None
-        queue = list(snapshot.get("approvalQueue", ()))
-        run._queue = deque((q["nodeId"], q.get("input")) for q in queue)
-        run._queue_frames = deque(BranchFrame.from_json(q.get("frame")) for q in queue)
-        run._deferred = [(q["nodeId"], q.get("input"), q.get("from"), BranchFrame.from_json(q.get("frame")))
-                         for q in snapshot.get("deferred", ())]
+        run._pending, run._pending_frame = snapshot_format.read_pending(snapshot)
+        run._queue, run._queue_frames = snapshot_format.read_queue(snapshot)
+        run._deferred = snapshot_format.read_deferred(snapshot)
         run.outputs = dict(snapshot.get("outputs", {}))
         run.visits = dict(snapshot.get("visits", {}))
         run._outcomes = {k: NodeOutcome(v) for k, v in snapshot.get("outcomes", {}).items() if v != _DONE}
@@ -1043,13 +926,11 @@ class Run:
             run.run_path = snapshot["runPath"]
         if run.path is None and isinstance(snapshot.get("path"), str):
             run.path = snapshot["path"]
-        for key, keeper in _state_keys().items():  # each kind's states, read back by the kind
-            for node_id, data in (snapshot.get(key) or {}).items():
-                spec = run._spec_of(run._nodes.get(node_id))
-                if spec is None or spec.state_key != key:
-                    spec = keeper
-                run._states[node_id] = spec.state_from_json(run._ctx, data)
-                if spec.gathers:
-                    run._gathering[node_id] = spec
+        # each kind's states, read back by the kind (a flow step's nested run restored with it)
+        for node_id, (spec, state) in snapshot_format.read_kind_states(
+                snapshot, lambda n: run._spec_of(run._nodes.get(n)), run._ctx).items():
+            run._states[node_id] = state
+            if spec.gathers:
+                run._gathering[node_id] = spec
         return run
 

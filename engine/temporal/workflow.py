@@ -332,7 +332,7 @@ class FlowdeskRunWorkflow:
         self._sending = False
 
     def _record(self, ev: Any) -> None:
-        row = [ev[0], ev[1], ev[2], ev[3], ev[4], ev[5] if len(ev) > 5 else ""]
+        row = [ev.node_id, ev.type, ev.content, ev.timestamp, ev.extra_json, ev.path]
         self.events.append(row)
         if self.parent is not None:
             self._outbox.append(row)
