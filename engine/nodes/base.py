@@ -21,12 +21,12 @@ from __future__ import annotations
 
 import json
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, Callable, ClassVar, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from engine.errors import FlowdeskError
-from engine.run.context import BRANCH, WAITING, BranchFrame, RunContext  # (re-exported: kinds import them from here)
+from engine.run.context import BRANCH, WAITING, BranchFrame, RunContext  # noqa: F401  (re-exported for the kinds)
 
 if TYPE_CHECKING:  # pragma: no cover
     from engine.graph.model import Node

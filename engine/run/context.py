@@ -80,6 +80,10 @@ Steps and nested runs
   ``WAITING``        what ``NodeSpec.arrive`` returns to keep waiting for more arrivals.
   Pausing: ``execute`` returns a :class:`~engine.PauseRequest`; the answer comes back through
   the kind's ``answered``.
+
+Step policies (``timeoutMs``, ``errorMode``, retries, the ``error`` handle) are applied by the
+run around ``execute`` for every kind whose spec ``works`` (``engine.run.policies``): a kind
+raises :class:`~engine.NodeError` and the policy decides.
 """
 
 from __future__ import annotations

@@ -43,7 +43,7 @@ import time
 import uuid
 from collections import deque
 from collections.abc import Mapping
-from typing import Any, AsyncIterator, Callable
+from typing import Any, Callable
 
 from engine.errors import FlowdeskError
 from engine.graph.model import Node, Workflow, dumps_workflow, parse_workflow
