@@ -31,6 +31,12 @@ Concepts and invariants
 This module and ``engine.nodes.agent`` are the engine's hot path (``tests/bench/bench_engine``):
 events built inline as tuples and fields read through ``__dict__`` stay here, each with what
 it saves; everywhere else events are emitted through ``RunContext.emit``.
+
+Why one file of this size: the branch walk (``_branch``) reads the run's state from the run's
+own slots on every step, and pausing, deferring, cancelling and snapshotting change that same
+state; split over objects, each step would pay attribute hops the benchmark measures. What is
+not that state lives beside it: ``context`` (what kinds may do), ``policies``, ``snapshot``
+(the format's parts), ``emitter`` (where events go), ``records``.
 """
 
 from __future__ import annotations
