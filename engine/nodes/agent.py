@@ -9,10 +9,11 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
-from engine.run.events import RunEvent
+from engine.run.events import EventType, RunEvent
 from engine.run.events import _encode as _encode_extra
 from engine.llm.base import (AgentInvocation, FlowToolSpec, LLMError, LLMResult, ModelNotFound, ProviderConfigError,
                         ProviderUnavailable, SubagentSpec)
+from engine.nodes.flow import call_flow
 from engine.nodes.base import (_OPTIONAL, ERROR_HANDLE, NodeData, NodeError, NodeSpec, PaletteEntry, PolicyData, _Loose, as_text,
                    fill_prompt)
 
@@ -24,6 +25,9 @@ _START_PROMPT = "start_prompt"
 _LLM_RESPONSE = "llm_response"
 _LLM_DELTA = "llm_delta"
 _LLM_ERROR = "llm_error"
+_SUBAGENT_CALL_START = EventType.SUBAGENT_CALL_START.value
+_SUBAGENT_CALL_END = EventType.SUBAGENT_CALL_END.value
+_SUBAGENT_CALL_ERROR = EventType.SUBAGENT_CALL_ERROR.value
 
 
 class AgentTools(_Loose):
@@ -126,13 +130,16 @@ def _one_line(text: str) -> str:
 
 
 class ProviderCall:
-    """The ProviderContext handed to a provider for one agent call (a step or a subagent call)."""
+    """The ProviderContext handed to a provider for one agent call (a step or a subagent call).
 
-    __slots__ = ("run", "node_id", "depth", "call_id", "_buf", "_last_flush", "secrets", "_held")
+    ``ctx``: the run's :class:`~engine.run.context.RunContext` (or a worker's stand-in with
+    ``emit``, ``delta_interval``, ``next_call_id``, ``resolve``, ``node``, ``resolve_data``)."""
 
-    def __init__(self, run: Any, node_id: str, depth: int, call_id: str | None,
+    __slots__ = ("ctx", "node_id", "depth", "call_id", "_buf", "_last_flush", "secrets", "_held")
+
+    def __init__(self, ctx: Any, node_id: str, depth: int, call_id: str | None,
                  secrets: frozenset[str] = frozenset()) -> None:
-        self.run = run
+        self.ctx = ctx
         self.node_id = node_id
         self.depth = depth
         self.call_id = call_id
@@ -151,7 +158,7 @@ class ProviderCall:
             self._buf = []
         self._buf.append(text)
         now = time.monotonic()
-        if now - self._last_flush >= self.run.delta_interval:
+        if now - self._last_flush >= self.ctx.delta_interval:
             self.flush(final=False)
 
     def flush(self, final: bool = True) -> None:
@@ -164,7 +171,7 @@ class ProviderCall:
                 text = self._masked(self._held + text, final)
                 if not text:
                     return
-            self.run._emit(self.node_id, _LLM_DELTA, text)
+            self.ctx.emit(self.node_id, _LLM_DELTA, text)
 
     def _masked(self, text: str, final: bool) -> str:
         """``text`` with its secrets masked; unless ``final``, less an end that may be the start
@@ -183,37 +190,92 @@ class ProviderCall:
         return text[:cut]
 
     async def call_subagent(self, child: SubagentSpec, argument: str) -> str:
-        return await self.run._call_subagent(self, child, argument)
+        return await call_subagent(self.ctx, self, child, argument)
 
     async def call_flow(self, flow: FlowToolSpec, arguments: dict[str, Any]) -> str:
-        return await self.run._call_flow(self, flow, arguments)
+        return await call_flow(self.ctx, self, flow, arguments)
 
 
-def flow_tools_of(run: Any, node: Any) -> list[FlowToolSpec]:
+async def call_subagent(ctx: Any, parent: ProviderCall, child: SubagentSpec, argument: str) -> str:
+    """An agent linked below ``parent``'s agent, called by its model as a tool: one model call,
+    ``subagent_call_*`` logged on the parent."""
+    call_id = ctx.next_call_id()
+    depth = parent.depth + 1
+    base = {"parentNodeId": parent.node_id, "subagentNodeId": child.node_id, "subagentName": child.name,
+            "callId": call_id, "parentCallId": parent.call_id, "depth": depth}
+
+    def log(kind: str, message: str) -> None:
+        ctx.emit(parent.node_id, kind, message, extra=base)
+
+    log(_SUBAGENT_CALL_START, argument)
+    if depth > MAX_SUBAGENT_DEPTH:
+        message = f"subagents nested deeper than {MAX_SUBAGENT_DEPTH} levels"
+        log(_SUBAGENT_CALL_ERROR, message)
+        raise LLMError(message)
+    name, system, model, effort = child.name, child.system_prompt, child.model, child.reasoning_effort
+    secrets: frozenset[str] = frozenset()
+    # Its data's templates, with the call's input as input (a host without the workflow's
+    # nodes, a remote worker's model call, sends the prompt as written).
+    node = ctx.node(child.node_id)
+    if node is not None and templated(node.data):
+        content, _shown, name, system, model, effort, secrets = resolved_prompt(ctx, node, argument)
+    else:
+        content = fill_prompt(child.user_prompt, argument)
+    inv = AgentInvocation(node_id=child.node_id, name=name, system_prompt=system,
+                          user_content=content, model=model, reasoning_effort=effort,
+                          tools=child.tools, subagents=child.children, provider=child.provider, depth=depth)
+    call = ProviderCall(ctx, child.node_id, depth, call_id, secrets)
+    try:
+        provider = ctx.resolve(inv)
+        result = await provider.complete(inv, call)
+    except asyncio.CancelledError:
+        log(_SUBAGENT_CALL_ERROR, "cancelled")
+        raise
+    except LLMError as err:
+        log(_SUBAGENT_CALL_ERROR, str(err))
+        raise
+    except Exception as err:
+        message = f"Unexpected error from the model provider: {err!r}"
+        log(_SUBAGENT_CALL_ERROR, message)
+        raise LLMError(message) from err
+    text = ctx.mask(result.text, secrets) if secrets else result.text  # an echoed secret is never shown
+    # The call's tokens and the model that answered, as an llm_response has them: a run's
+    # totals and costs count its subagent calls too.
+    end = base
+    if result.usage:
+        end = {**end, "usage": result.usage}
+    if result.model:
+        end = {**end, "model": result.model}
+    ctx.emit(parent.node_id, _SUBAGENT_CALL_END, text, extra=end)
+    return text
+
+
+def flow_tools_of(ctx: Any, node: Any) -> list[FlowToolSpec]:
     """The library flows an agent offers as tools (``tools.flows``), those found in the library."""
     refs = node.data.tools.flows
     if not refs:
         return []
-    library = run._library()
+    library = ctx.library()
     out = []
     for ref in refs:
-        entry = library.resolve(str(ref), base=run.path, by_name=False)
+        entry = library.resolve(str(ref), base=ctx.path, by_name=False)
         if entry is not None:
             out.append(FlowToolSpec(entry.id, entry.name, entry.description, entry.parameters_schema()))
     return out
 
 
-def subagents_of(run: Any, node_id: str, depth: int = 0) -> list[SubagentSpec]:
+def subagents_of(ctx: Any, node_id: str, depth: int = 0) -> list[SubagentSpec]:
     """The agents linked below ``node_id`` as tools (cached per run)."""
-    cache = run._spec_cache
+    cache = ctx.memo.get("agent.subagents")
+    if cache is None:
+        cache = ctx.memo["agent.subagents"] = {}
     cached = cache.get(node_id)
     if cached is not None:
         return cached
     specs = []
     if depth <= MAX_SUBAGENT_DEPTH:
-        nodes = run._nodes
-        for child_id in run._sub_children.get(node_id, ()):
-            child = nodes.get(child_id)
+        for child_id in ctx.subagents(node_id):
+            child = ctx.node(child_id)
             if child is None or child.type != AgentSpec.kind or child_id == node_id:
                 continue
             d = child.data
@@ -222,7 +284,7 @@ def subagents_of(run: Any, node_id: str, depth: int = 0) -> list[SubagentSpec]:
                 user_prompt=d.userPrompt, model=d.model, reasoning_effort=d.reasoningEffort or DEFAULT_REASONING_EFFORT,
                 tools={"web_search": d.tools.web_search, "subagents": d.tools.subagents},
                 provider=d.provider,
-                children=subagents_of(run, child_id, depth + 1) if d.tools.subagents else []))
+                children=subagents_of(ctx, child_id, depth + 1) if d.tools.subagents else []))
     cache[node_id] = specs
     return specs
 
@@ -325,8 +387,11 @@ class AgentSpec(NodeSpec):
                            "(set FLOWDESK_SEARXNG_URL or the search URL in settings).")
 
     async def execute(self, ctx: Any, node: Any, value: Any) -> tuple[str, str]:
-        """One LLM call; on failure an ``llm_error`` event and :class:`NodeError`."""
-        run = ctx.run
+        """One LLM call; on failure an ``llm_error`` event and :class:`NodeError`.
+
+        The hot path of ``bench_engine`` (a step of the 100-agent chain): its two events are
+        built inline and handed to ``ctx.sinks`` (one call less each, every step), and the
+        node's fields are read from ``__dict__`` (see below)."""
         # Read straight from the node: caching these per node would keep several more
         # GC-tracked objects alive per step and slow every collection of a long run. The
         # fields are read from the models' __dict__: pydantic models define __getattr__, which
@@ -340,7 +405,7 @@ class AgentSpec(NodeSpec):
         node_id = nd["id"]
         if value.__class__ is not str:
             if _is_decision(value):
-                value = run.last_text_output
+                value = ctx.last_text_output
             value = value if isinstance(value, str) else as_text(value)
         secrets = _NO_SECRETS
         if _templated_fields(fields):
@@ -352,24 +417,24 @@ class AgentSpec(NodeSpec):
         subagents = t["subagents"]
         inv = AgentInvocation(node_id, name, system, content, model, effort,
                               {"web_search": t["web_search"], "subagents": subagents},
-                              subagents_of(run, node_id) if subagents else [], fields["provider"])
+                              subagents_of(ctx, node_id) if subagents else [], fields["provider"])
         if t["flows"]:
-            inv.flows = flow_tools_of(run, node)
+            inv.flows = flow_tools_of(ctx, node)
         # One clock reading for the record and its event (the record first, so a listener
         # of the event finds it up to date).
-        clock = run._clock
+        clock = ctx.now
         started = clock()
-        records = run._records
+        records = ctx.records
         records[node_id] = (shown, None, started, None, None, None)
-        # The two events built inline (as run._emit would): one call less each, every step.
-        ev = _tuple_new(RunEvent, (node_id, _START_PROMPT, shown, started, None) + run._path_item)
-        for sink in run._sinks:
+        # The two events built inline (as ctx.emit would): one call less each, every step.
+        ev = _tuple_new(RunEvent, (node_id, _START_PROMPT, shown, started, None) + ctx.event_tail)
+        for sink in ctx.sinks:
             sink(ev)
-        call = ProviderCall(run, node_id, 0, None, secrets)
+        call = ProviderCall(ctx, node_id, 0, None, secrets)
         provider = None
         problem: dict[str, Any] | None = None
         try:
-            provider = run._resolve(inv)
+            provider = ctx.resolve(inv)
             result = await provider.complete(inv, call)
             if not isinstance(result, LLMResult):
                 raise LLMError(f"the provider returned {type(result).__name__}, not an answer")
@@ -397,16 +462,16 @@ class AgentSpec(NodeSpec):
             # numbers only is left alone by the cyclic GC (a dict in it would keep it tracked).
             extra = _usage_json(usage, result.model)
             records[node_id] = (shown, text, started, ended, extra, None)
-            ev = _tuple_new(RunEvent, (node_id, _LLM_RESPONSE, text, ended, extra) + run._path_item)
-            for sink in run._sinks:
+            ev = _tuple_new(RunEvent, (node_id, _LLM_RESPONSE, text, ended, extra) + ctx.event_tail)
+            for sink in ctx.sinks:
                 sink(ev)
-            run.last_text_output = text
+            ctx.last_text_output = text
             return text, "output"
         call.flush()
         if secrets:
             message = ctx.mask(message, secrets)
         records[node_id] = (shown, None, started, clock(), None, message)
-        run._emit(node_id, _LLM_ERROR, message, problem)
+        ctx.emit(node_id, _LLM_ERROR, message, problem)
         raise NodeError(f"Agent '{name}' failed: {message}")
 
 

@@ -20,13 +20,13 @@ Specs are plain objects: a subclass sets class attributes and overrides what it 
 from __future__ import annotations
 
 import json
-from contextvars import ContextVar
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, Callable, ClassVar, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from engine.errors import FlowdeskError
+from engine.run.context import BRANCH, WAITING, BranchFrame, RunContext  # noqa: F401  (re-exported for the kinds)
 
 if TYPE_CHECKING:  # pragma: no cover
     from engine.graph.model import Node
@@ -188,10 +188,10 @@ class NodeSpec:
     handle_labels: ClassVar[dict[str, str]] = {}
     works: ClassVar[bool] = False
     #: For a kind that ``works``: whether ``execute`` reaches the outside world only through the
-    #: run (model calls through ``ctx.resolve``, nested runs through ``ctx.run.run_subflow``), so a
+    #: run (model calls through ``ctx.resolve``, nested runs through ``ctx.child_run``), so a
     #: durable engine (Temporal, DESIGN.md "Scale-out") runs it inside its scheduler and makes the
     #: model call or the nested run the remote part. False (the default): its whole ``execute``
-    #: does I/O and runs as one remote activity, with a context that has no ``run``.
+    #: does I/O and runs as one remote activity, with a context that has no graph nor child runs.
     through_run: ClassVar[bool] = False
     #: The run gathers the arrivals of all incoming links before a step (``join``): ``execute``
     #: then gets the list of delivered values in link order.
@@ -271,6 +271,49 @@ class NodeSpec:
         ``handle``): a kind whose steps change the run's own state (a loop's iteration) does
         that here. Most kinds have nothing to do."""
 
+    # ---------------------------------------------------------------- the kind's part of a run
+    # What a kind means to the scheduler, asked of the spec (engine.run.scheduler knows no kind):
+    #: Where a snapshot keeps this kind's per-node state (``RunContext.state``): a top-level key
+    #: holding ``{node id: state_to_json(state)}``; None: the kind keeps no state.
+    state_key: ClassVar[str | None] = None
+    #: Whether the key is written even when no node of the kind holds state.
+    state_always: ClassVar[bool] = False
+
+    def state_to_json(self, state: Any) -> Any:
+        """A node's state as a JSON value (for a snapshot)."""
+        return state
+
+    def state_from_json(self, ctx: Any, data: Any) -> Any:
+        """A node's state read back from a snapshot (``ctx``: the restored run's context)."""
+        return data
+
+    def arrive(self, ctx: Any, node: "Node", src: str | None, value: Any) -> Any:
+        """For a kind that ``gathers``: an arrival from ``src``; the value the step gets when the
+        node fires now, else ``ctx.WAITING`` (the branch ends; ``release`` may fire it later)."""
+        return value
+
+    def release(self, ctx: Any, node_id: str, live: set[str]) -> "tuple[Any, BranchFrame | None] | None":
+        """For a kind that ``gathers`` and holds arrivals: called when work ends somewhere (``live``:
+        the nodes still in flight or waiting); ``(value, frame)`` fires the node now, None waits."""
+        return None
+
+    def answered(self, ctx: Any, node: "Node", arrived: Any, flowing: Any, answer: dict[str, Any],
+                 now: float, waited_ms: int) -> "tuple[Any, str, BranchFrame | None] | None":
+        """The answer to this node's pause (:class:`PauseRequest`): ``(output, handle, frame)`` to go
+        on along ``handle`` in ``frame``, or None to take the step again (the kind has kept the
+        answer in its state). ``flowing``: the value that goes on (the reviewer's edit, else
+        ``arrived``); ``now``: when the answer came, ``waited_ms`` how long the run waited; the
+        branch's frame (``ctx.frame``) is the one the pause was asked in. The default takes the
+        step again."""
+        return None
+
+    def waiting_prompt(self, ctx: Any, node: "Node") -> str:
+        """What a run paused at this node asks."""
+        return self.pause_prompt(node.data)
+
+    def cancelled(self, ctx: Any, node_id: str, state: Any, reason: str) -> None:
+        """The run was cancelled (``reason``) while this node held ``state`` (a nested run to cancel)."""
+
     def __repr__(self) -> str:
         return f"<NodeSpec {self.kind!r}>"
 
@@ -292,114 +335,3 @@ def fill_prompt(user_prompt: str, previous: str) -> str:
     if not user_prompt or user_prompt.isspace():
         return previous
     return user_prompt.replace("{{PREVIOUS_OUTPUT}}", previous)
-
-
-Clock = Callable[[], float]
-IdSource = Callable[[], str]
-
-
-class BranchFrame(NamedTuple):
-    """What a branch carries besides its value (per branch: one asyncio task's context).
-
-    ``decision``/``note``: of the approval this branch passed most recently (None before any);
-    ``loops``: the ids of the loops whose body the branch is in, innermost last; ``fanout``:
-    the last join's list on this branch (None before any).
-    """
-
-    decision: str | None = None
-    note: str | None = None
-    loops: tuple[str, ...] = ()
-    fanout: Any = None
-
-    def to_json(self) -> dict[str, Any]:
-        return {"decision": self.decision, "note": self.note, "loops": list(self.loops), "fanout": self.fanout}
-
-    @classmethod
-    def from_json(cls, data: Any) -> "BranchFrame | None":
-        if not isinstance(data, dict):
-            return None
-        return cls(data.get("decision"), data.get("note"), tuple(data.get("loops") or ()), data.get("fanout"))
-
-
-#: The current branch's frame (None: nothing passed yet). Each branch task runs in its own copy
-#: of the context, so a frame set on one branch is seen by it and by the branches it spawns later.
-BRANCH: ContextVar[BranchFrame | None] = ContextVar("flowdesk_branch", default=None)
-
-
-class RunContext:
-    """What a node's ``execute`` gets from its run (one object per run, shared by its steps).
-
-    * ``emit(node_id, type, content="", extra=None)``: add an event to the run's log;
-    * ``now()``: the run's clock (seconds); ``new_id()``: a fresh unique id (hex text);
-    * ``outputs``: the outputs so far by node id (read only, by convention);
-    * ``initial_input``: the run's input when given on start (else None);
-    * ``last_text_output``: the last text a step produced (read and set);
-    * ``resolve(invocation)``: the LLM provider for an agent call;
-    * ``cancelled``: whether the run was cancelled (a cancelled step is also interrupted
-      with ``asyncio.CancelledError`` at its next await);
-    * ``run``: the :class:`~engine.Run` itself, for built-in kinds.
-
-    Data flow (DESIGN.md, "Data flow: variables and templates"):
-
-    * ``variables``: the run's variable map (Start variables, run arguments, ``outputVar``s;
-      shared by the branches, the last write wins);
-    * ``scope(node, value) -> TemplateScope``: what references resolve against at this step:
-      the variables and the built-ins (``PREVIOUS_OUTPUT`` and ``input`` = ``value``,
-      ``iteration``, ``APPROVAL_NOTE``, ``APPROVAL_DECISION``, ``__fanout``, ``run.id``,
-      ``workflow.name``), secrets from the environment or the keyring;
-    * ``resolve_data(node, value, *, escape=None) -> ResolvedTemplate``: every string of the
-      node's data (``model_dump``, a dict) resolved: ``.value`` is the real data to use
-      (secrets in clear: what is sent), ``.masked`` the same with each secret as ``••••`` (for
-      events and records), ``.secrets`` the secret values used;
-    * ``mask(value, secrets)``: ``value`` with those secret values replaced by ``••••`` (for a
-      response or an error message that may echo one).
-
-    Step policies (``timeoutMs``, ``errorMode``, retries, the ``error`` handle) are applied by
-    the run around ``execute`` for every kind whose spec ``works``: a kind raises
-    :class:`NodeError` and the policy decides.
-    """
-
-    __slots__ = ("run", "emit", "now", "new_id", "initial_input", "resolve")
-
-    def __init__(self, run: Any) -> None:
-        self.run = run
-        self.emit = run._emit
-        self.now: Clock = run._clock
-        self.new_id: IdSource = run._id_source
-        self.initial_input: str | None = run.initial_input
-        self.resolve = run._resolve
-
-    @property
-    def outputs(self) -> dict[str, Any]:
-        return self.run.outputs
-
-    @property
-    def variables(self) -> dict[str, Any]:
-        return self.run.variables
-
-    @property
-    def last_text_output(self) -> str:
-        return self.run.last_text_output
-
-    @last_text_output.setter
-    def last_text_output(self, text: str) -> None:
-        self.run.last_text_output = text
-
-    @property
-    def cancelled(self) -> bool:
-        return str(self.run.status) == "cancelled"
-
-    def scope(self, node: "Node | None", value: Any) -> Any:
-        return self.run._scope(value)
-
-    def resolve_data(self, node: "Node", value: Any, *, escape: Callable[[str], str] | None = None) -> Any:
-        from engine.graph.templates import resolve_templates_masked
-
-        data = node.data.model_dump(mode="json", exclude_none=True)
-        return resolve_templates_masked(data, self.run._scope(value), escape=escape)
-
-    @staticmethod
-    def mask(value: Any, secrets: Any) -> Any:
-        from engine.graph.templates import mask_secrets
-
-        return mask_secrets(value, secrets) if secrets else value

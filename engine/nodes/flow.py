@@ -2,7 +2,9 @@
 
 ``flow``: data ``flow`` (a library id, or a path relative to this workflow's file),
 ``inputs`` (``{variable: template}``; a whole-field reference keeps its type) and
-``outputVar``. The child runs as a nested run (:meth:`engine.Run.run_subflow`): its events carry
+``outputVar``. The child runs as a nested run (:func:`run_subflow`, through
+``RunContext.child_run``; the running child is the node's state, kept in snapshots under
+``subflows``): its events carry
 the run path (``<flow node id>:<child run id>``, nested paths joined with ``/``), its approvals
 pause the parent (answered from the parent: ``resume`` routes the decision to the child), and
 the step's output is the child's result: the output of the last node to complete that has no
@@ -24,9 +26,17 @@ from typing import Any
 
 from pydantic import ConfigDict, Field, field_validator
 
-from engine.nodes.base import NodeData, NodeSpec, PolicyData
+import asyncio
+import json
 
-__all__ = ["FlowData", "ActionData", "FlowNodeSpec", "ActionSpec", "new_flow_for_action", "flow_cycle"]
+from engine.errors import FlowdeskError
+from engine.llm.base import LLMError
+from engine.nodes.base import NodeData, NodeError, NodeSpec, PauseRequest, PolicyData, as_text
+from engine.nodes.web import resolve_for_step
+from engine.run.events import EventType, RunStatus
+
+__all__ = ["FlowData", "ActionData", "FlowNodeSpec", "ActionSpec", "new_flow_for_action", "flow_cycle",
+           "run_subflow", "call_flow", "Subflow"]
 
 
 class FlowData(PolicyData):
@@ -137,7 +147,36 @@ def _check_ref(spec: NodeSpec, node: Any, checks: Any, ref: str, *, by_name: boo
                                        f"({' → '.join(chain)}); a flow cannot run itself.")
 
 
-class FlowNodeSpec(NodeSpec):
+class NestedFlowKind(NodeSpec):
+    """What the flow kinds share as a run sees them: the nested run in flight is the node's
+    state (a paused child, kept in snapshots under ``subflows``), an answer to its approval is
+    handed to it by taking the step again, and a cancelled run cancels it."""
+
+    state_key = "subflows"
+
+    def answered(self, ctx: Any, node: Any, arrived: Any, flowing: Any, answer: dict[str, Any],
+                 now: float, waited_ms: int) -> None:
+        held = ctx.state(node.id)
+        if held is not None:
+            held.answer = answer
+        return None  # the step is taken again, and hands the decision to the child
+
+    def waiting_prompt(self, ctx: Any, node: Any) -> str:
+        held = ctx.state(node.id)
+        return held.child.waiting_prompt() if held is not None else self.pause_prompt(node.data)
+
+    def cancelled(self, ctx: Any, node_id: str, state: Any, reason: str) -> None:
+        ctx.drop_state(node_id)
+        state.child.cancel(reason)
+
+    def state_to_json(self, state: Any) -> Any:
+        return state.child.nested_state()
+
+    def state_from_json(self, ctx: Any, data: Any) -> Any:
+        return Subflow(ctx.restore_child(data))
+
+
+class FlowNodeSpec(NestedFlowKind):
     kind = "flow"
     data_model = FlowData
     label = "Flow"
@@ -171,11 +210,15 @@ class FlowNodeSpec(NodeSpec):
             return
         _check_ref(self, node, checks, ref, by_name=False, what="flow")
 
+    def subflow_target(self, node: Any) -> tuple[str, str, bool]:
+        """What the step runs: (library reference, the data field of its inputs, by name?)."""
+        return node.data.flow.strip(), "inputs", False
+
     async def execute(self, ctx: Any, node: Any, value: Any) -> Any:
-        return await ctx.run.run_subflow(node, node.data.flow.strip(), "inputs", by_name=False, value=value)
+        return await run_subflow(ctx, node, *self.subflow_target(node), value=value)
 
 
-class ActionSpec(NodeSpec):
+class ActionSpec(NestedFlowKind):
     kind = "action"
     data_model = ActionData
     label = "Action"
@@ -210,8 +253,11 @@ class ActionSpec(NodeSpec):
             return
         _check_ref(self, node, checks, name, by_name=True, what="action")
 
+    def subflow_target(self, node: Any) -> tuple[str, str, bool]:
+        return node.data.action.strip(), "parameters", True
+
     async def execute(self, ctx: Any, node: Any, value: Any) -> Any:
-        return await ctx.run.run_subflow(node, node.data.action.strip(), "parameters", by_name=True, value=value)
+        return await run_subflow(ctx, node, *self.subflow_target(node), value=value)
 
 
 def new_flow_for_action(action: str, parameters: dict[str, Any] | None = None, *, schema: str = "") -> Any:
@@ -230,6 +276,118 @@ def new_flow_for_action(action: str, parameters: dict[str, Any] | None = None, *
             "agentName": action, "systemPrompt": "", "userPrompt": prompt, "model": "", "reasoningEffort": "low",
             "tools": {"web_search": False, "subagents": False}}),
     ], connections=[Connection(source="start", target="do", sourceHandle="output", targetHandle="input")])
+
+
+class Subflow:
+    """A flow step's nested run while it is paused (its child), and the answer to hand it."""
+
+    __slots__ = ("child", "answer")
+
+    def __init__(self, child: Any, answer: dict[str, Any] | None = None) -> None:
+        self.child = child
+        self.answer = answer
+
+
+def describe(node: Any) -> str:
+    """How messages name a flow step."""
+    spec = ACTION_SPEC if node.type == ACTION_SPEC.kind else FLOW_SPEC
+    return spec.describe(node)
+
+
+async def run_subflow(ctx: Any, node: Any, ref: str, field: str, by_name: bool, value: Any = None) -> Any:
+    """A ``flow``/``action`` step: run the library flow ``ref`` nested, with the node's ``field``
+    (``inputs``/``parameters``, templates resolved) as its variables.
+
+    Returns ``(result, "output")`` when the child completes, a :class:`PauseRequest` when it
+    waits for an approval (the parent pauses at this node; the answer comes back through
+    ``answered`` and the step is taken again), and raises :class:`NodeError` when it fails or
+    cannot start.
+    """
+    held = ctx.state(node.id)
+    child = held.child if held is not None else None
+    answer = held.answer if held is not None else None
+    if held is not None:
+        held.answer = None
+    try:
+        if child is not None and answer is not None:
+            status = await child.resume(answer)
+        else:
+            library = ctx.library()
+            entry = library.resolve(ref, base=ctx.path, by_name=by_name)
+            if entry is None:
+                what = f"no flow for the action '{ref}'" if by_name else f"the flow '{ref}' is not in the library"
+                raise NodeError(f"{describe(node)} cannot run: {what}.")
+            try:
+                workflow = library.load_path(entry.path)
+            except FlowdeskError as err:
+                raise NodeError(f"{describe(node)} cannot run: {err}") from None
+            data, _secrets = resolve_for_step(ctx, node, value)
+            inputs = data.get(field) or {}
+            if not isinstance(inputs, dict):
+                raise NodeError(f"{describe(node)}: '{field}' must be an object of variable names and values.")
+            try:
+                child = ctx.child_run(workflow, entry.path, node.id, inputs)
+            except FlowdeskError as err:  # an input that does not fit the flow's variables
+                raise NodeError(f"{describe(node)}: the flow '{entry.name}' cannot start: {err}") from None
+            ctx.set_state(node.id, Subflow(child))
+            status = await child.start()
+    except asyncio.CancelledError:
+        if child is not None:
+            child.cancel()
+            ctx.drop_state(node.id)
+        raise
+    if status == RunStatus.PAUSED:
+        return PauseRequest(child.waiting_prompt())
+    ctx.drop_state(node.id)
+    if status == RunStatus.COMPLETED:
+        return child.result, "output"
+    raise NodeError(f"{describe(node)}: the flow '{child.workflow.display_name()}' {status}: "
+                    f"{child.error or 'no reason given'}")
+
+
+async def call_flow(ctx: Any, parent: Any, tool: Any, arguments: dict[str, Any]) -> str:
+    """A library flow called by a model as a tool (``parent``: the agent's ProviderCall): run
+    nested, ``flow_call_*`` logged on the agent."""
+    call_id = ctx.next_call_id()
+    base = {"parentNodeId": parent.node_id, "flowId": tool.flow_id, "flowName": tool.name, "callId": call_id,
+            "parentCallId": parent.call_id, "depth": parent.depth + 1}
+    args_text = json.dumps(arguments, ensure_ascii=False)
+
+    def log(kind: str, message: str) -> None:
+        ctx.emit(parent.node_id, kind, message, extra=base)
+
+    log(EventType.FLOW_CALL_START, args_text)
+    child = None
+    try:
+        library = ctx.library()
+        entry = library.resolve(tool.flow_id, base=ctx.path, by_name=False)
+        if entry is None:
+            raise LLMError(f"the flow '{tool.flow_id}' is not in the library")
+        workflow = library.load_path(entry.path)
+        try:
+            child = ctx.child_run(workflow, entry.path, f"{parent.node_id}.{call_id}", dict(arguments))
+        except FlowdeskError as err:
+            raise LLMError(f"the flow '{entry.name}' cannot start: {err}") from None
+        status = await child.start()
+        if status == RunStatus.PAUSED:
+            child.cancel("A flow called as a tool cannot wait for an approval.")
+            raise LLMError(f"the flow '{entry.name}' waited for an approval, which a tool call cannot do")
+        if status != RunStatus.COMPLETED:
+            raise LLMError(f"the flow '{entry.name}' {status}: {child.error or 'no reason given'}")
+    except asyncio.CancelledError:
+        if child is not None:
+            child.cancel()
+        log(EventType.FLOW_CALL_ERROR, "cancelled")
+        raise
+    except LLMError as err:
+        log(EventType.FLOW_CALL_ERROR, str(err))
+        raise
+    except FlowdeskError as err:
+        log(EventType.FLOW_CALL_ERROR, str(err))
+        raise LLMError(str(err)) from err
+    text = as_text(child.result)
+    log(EventType.FLOW_CALL_END, text)
+    return text
 
 
 FLOW_SPEC = FlowNodeSpec()

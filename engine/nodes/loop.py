@@ -5,9 +5,10 @@ Semantics (DESIGN.md, "More node kinds"): the first arrival starts iteration 1 a
 iteration: when its output contains ``until`` (trimmed, case-insensitive; an empty ``until``
 never matches) or the iteration was the ``maxIterations``-th, the loop follows ``done`` with
 that output; otherwise the next iteration follows ``body`` with it. Each check logs
-``loop_check`` with ``{iteration, matched}``. The loop's counter is the runtime's
-(``Run._loops``, kept in snapshots); the ``iteration`` built-in of the steps inside the body
-is the innermost loop's iteration. A bounded loop never trips the run's visit guard.
+``loop_check`` with ``{iteration, matched}``. The loop's counter is its state in the run
+(``RunContext.state``: the iteration, kept in snapshots under ``loops``); the branch's frame
+lists the loops it is inside, and the ``iteration`` built-in of the steps inside the body is
+the innermost loop's iteration. A bounded loop never trips the run's visit guard.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
-from engine.nodes.base import NodeData, NodeSpec
+from engine.nodes.base import BranchFrame, NodeData, NodeSpec, as_text
 
 DEFAULT_MAX_ITERATIONS = 10
 LOOP_CHECK = "loop_check"
@@ -86,13 +87,71 @@ class LoopSpec(NodeSpec):
         if "body" not in handles:
             checks.error("loop_no_body", f"{checks.label(node)} has no Body branch connected.")
 
+    state_key = "loops"
+    state_always = True
+
     async def execute(self, ctx: Any, node: Any, value: Any) -> tuple[Any, str]:
-        # The runtime runs loops itself (``Run._loop_step``): the counter lives in the run.
-        return await ctx.run._loop_step(node, value)
+        """Start, go round again, or be done."""
+        loop_id = node.id
+        frame = ctx.frame or _EMPTY_FRAME
+        if loop_id in frame.loops:  # the body came back: one iteration ended
+            iteration = ctx.state(loop_id, 1)
+            data = node.data
+            matched = until_matches(getattr(data, "until", ""), as_text(value))
+            ctx.emit(loop_id, LOOP_CHECK, f"iteration {iteration}: {'matched' if matched else 'not matched'}",
+                     {"iteration": iteration, "matched": matched})
+            if matched or iteration >= (getattr(data, "maxIterations", None) or DEFAULT_MAX_ITERATIONS):
+                _turn(ctx, loop_id, "done")
+                return value, "done"
+        _turn(ctx, loop_id, "body")
+        return value, "body"
 
     def replayed(self, ctx: Any, node: Any, handle: Any) -> None:
-        # a reused step (a run from a node after the loop): the iteration it was, counted
-        ctx.run._loop_turn(node.id, handle)
+        # a reused step (a run from a node after the loop): the iteration it was, counted, so a
+        # run from a node after a loop whose steps are reused counts as the recorded run did
+        _turn(ctx, node.id, handle)
+
+    def state_from_json(self, ctx: Any, data: Any) -> Any:
+        return int(data)
+
+
+_EMPTY_FRAME = BranchFrame()
+
+
+def _turn(ctx: Any, loop_id: str, handle: str) -> None:
+    """The loop's state after a step that followed ``handle``: ``done`` leaves the loop; ``body``
+    starts iteration 1, or the next one when the body came back."""
+    frame = ctx.frame or _EMPTY_FRAME
+    if handle == "done":
+        ctx.drop_state(loop_id)
+        if loop_id in frame.loops:
+            ctx.set_frame(frame._replace(loops=frame.loops[:frame.loops.index(loop_id)]))
+        return
+    if loop_id in frame.loops:
+        ctx.set_state(loop_id, ctx.state(loop_id, 1) + 1)
+    else:  # the first arrival: iteration 1
+        ctx.set_state(loop_id, 1)
+        ctx.set_frame(frame._replace(loops=(*frame.loops, loop_id)))
+    # A bounded loop never trips the visit guard: each iteration counts its body afresh.
+    ctx.reset_visits(_body(ctx, loop_id))
+    ctx.reset_visits((loop_id,))
+
+
+def _body(ctx: Any, loop_id: str) -> frozenset[str]:
+    """The nodes reachable from a loop's ``body`` links without passing through the loop (per run)."""
+    key = ("loop.body", loop_id)
+    found = ctx.memo.get(key)
+    if found is None:
+        seen: set[str] = set()
+        stack = [t for h, t in ctx.links_out(loop_id) if h == "body"]
+        while stack:
+            cur = stack.pop()
+            if cur == loop_id or cur in seen:
+                continue
+            seen.add(cur)
+            stack.extend(t for _h, t in ctx.links_out(cur))
+        found = ctx.memo[key] = frozenset(seen)
+    return found
 
 
 SPEC = LoopSpec()

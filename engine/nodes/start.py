@@ -98,16 +98,16 @@ class StartSpec(NodeSpec):
         return {"initialInput": ""}
 
     async def execute(self, ctx: Any, node: Any, value: Any) -> tuple[Any, str]:
-        run = ctx.run
-        output = run.initial_input if run.initial_input is not None else node.data.initialInput
-        if output.__class__ is str and "{" in output and run.initial_input is None:
+        given = ctx.initial_input
+        output = given if given is not None else node.data.initialInput
+        if output.__class__ is str and "{" in output and given is None:
             # The Start node's own text is data like any other: its templates ({{topic}}, a
             # subflow's inputs as variables) are resolved when it runs. A run's given input is
             # taken as it is.
             from engine.graph.templates import resolve_templates
 
             output = resolve_templates(output, ctx.scope(node, value))
-        run.last_text_output = output
+        ctx.last_text_output = output
         return output, "output"
 
 

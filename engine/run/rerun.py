@@ -1,8 +1,8 @@
 """Re-running without paying twice: pinned outputs and recorded node executions.
 
 DESIGN.md, "Re-running, editing, comparing" (normative). The runtime asks one hook per
-step (``Run._branch``: ``Run._hook``, None for a plain run, so a plain run pays one attribute
-test per step):
+step (the scheduler's step hook, None for a plain run, so a plain run pays one attribute test
+per step; the hook talks to the run through its :class:`~engine.run.context.RunContext`):
 
 * a node whose data holds ``pinnedOutput`` does not run: ``step_pinned`` and the pinned
   value flow on (on the node's first output, or ``pinnedHandle`` when the data names one);
@@ -166,21 +166,21 @@ def downstream_of(workflow: Any, node_ids: Any) -> set[str]:
 class StepHook:
     """What the runtime asks before and after each step of a run that pins, reuses or records."""
 
-    def __init__(self, run: Any, *, reuse: Mapping[str, RecordedExecution] | None = None,
-                 start_at: str | None = None) -> None:
-        self.run = run
+    def __init__(self, ctx: Any, *, reuse: Mapping[str, RecordedExecution] | None = None,
+                 start_at: str | None = None, any_pinned: bool = True) -> None:
+        self.ctx = ctx  # the run's RunContext
         self.reuse: dict[str, tuple[RecordedExecution, ...]] = dict(reuse or {})
-        self.fresh: set[str] = downstream_of(run.workflow, [start_at]) if start_at else set()
+        self.fresh: set[str] = downstream_of(ctx.workflow, [start_at]) if start_at else set()
         self.recorders: list[Callable[[str, str, Any, Any], None]] = []
         self.pinned: dict[str, Any] = {}
-        if getattr(run, "_any_pinned", True):  # (a Run knows whether any node is pinned)
-            for node in run.workflow.nodes:
+        if any_pinned:  # (the run knows whether any node is pinned)
+            for node in ctx.workflow.nodes:
                 on, value = pinned_value(node)
                 if on:
                     self.pinned[node.id] = value
         # node id -> the node's part of its key (made once per node per run, in reruns only)
         self._node_part: dict[str, str] = {}
-        meta = run.meta or {}
+        meta = ctx.meta or {}
         self._run_part = _run_part(meta.get("provider"), meta.get("model"))
         self.hits = 0
         self._replayed: dict[str, set[int]] = {}  # node id -> which of its recorded steps this run reused
@@ -194,7 +194,7 @@ class StepHook:
 
     def step_digest(self, value: Any) -> str:
         """The step's part of the key of a step with input ``value`` (see :func:`execution_key`)."""
-        return _step_digest(self._run_part, value, getattr(self.run, "variables", None))
+        return _step_digest(self._run_part, value, getattr(self.ctx, "variables", None))
 
     def key(self, node: Any, value: Any, step: str | None = None) -> str:
         """:func:`execution_key` of this step; the node's part is made once per run."""
@@ -212,9 +212,9 @@ class StepHook:
             if not isinstance(handle, str):
                 outs = spec.outputs(node.data)
                 handle = outs[0] if outs else "output"
-            self.run._emit(node_id, STEP_PINNED, as_text(output), {"handle": handle})
+            self.ctx.emit(node_id, STEP_PINNED, as_text(output), {"handle": handle})
             if output.__class__ is str:
-                self.run.last_text_output = output
+                self.ctx.last_text_output = output
             return output, handle
         steps = self.reuse.get(node_id)
         if steps is None or node_id in self.fresh:
@@ -244,10 +244,10 @@ class StepHook:
         extra: dict[str, Any] = {"fromRun": recorded.run_id}
         extra["handle" if handle is None or isinstance(handle, str) else "handles"] = (
             handle if handle is None or isinstance(handle, str) else list(handle))
-        self.run._emit(node_id, CACHE_HIT, as_text(recorded.output), extra)
+        self.ctx.emit(node_id, CACHE_HIT, as_text(recorded.output), extra)
         if recorded.output.__class__ is str:
-            self.run.last_text_output = recorded.output
-        spec.replayed(self.run._ctx, node, handle)  # the run's own state (a loop's iteration), as if it had run
+            self.ctx.last_text_output = recorded.output
+        spec.replayed(self.ctx, node, handle)  # the run's own state (a loop's iteration), as if it had run
         if self.recorders:  # the reused execution belongs to this run too (a later run may reuse it)
             for rec in self.recorders:
                 rec(node_id, STEP_DIGEST_MARK + step, recorded.output, handle)
@@ -258,7 +258,7 @@ class StepHook:
         node_id = node.__dict__["id"]  # (a pydantic model's attribute read is slow; this runs every step)
         if self.reuse and node_id not in self.fresh:
             # It ran again (its data or input changed): nothing downstream of it may be reused.
-            self.fresh |= downstream_of(self.run.workflow, [node_id])
+            self.fresh |= downstream_of(self.ctx.workflow, [node_id])
         if self.recorders:  # the step's part only: the node's is made again from the stored workflow
             key = STEP_DIGEST_MARK + self.step_digest(value)
             for rec in self.recorders:

@@ -37,7 +37,7 @@ from temporalio.exceptions import ApplicationError
 from engine.llm.base import AgentInvocation, LLMError, LLMResult, SubagentSpec
 from engine.llm.registry import make_resolver
 from engine.nodes.agent import ProviderCall
-from engine.run.scheduler import Run, uuid_ids
+from engine.run.scheduler import uuid_ids
 from engine.temporal import AGENT_ACTIVITY, FLOW_ACTIVITY, STEP_ACTIVITY
 
 __all__ = ["agent_call", "run_step", "find_flow", "invocation_to_json", "invocation_from_json", "HEARTBEAT_EVERY"]
@@ -67,31 +67,42 @@ def _resolver(meta: dict[str, Any]) -> Any:
 
 
 class _CallHost:
-    """What a provider call needs of a run (emit, subagents, ids), recording events to return."""
-
-    _call_subagent = Run._call_subagent  # the engine's own subagent path, events and all
+    """What a provider call needs of a run, as a worker has it: the part of a
+    :class:`~engine.run.context.RunContext` that a model call and its subagent calls use
+    (``emit``, ``delta_interval``, ``next_call_id``, ``resolve``, ``node``, ``resolve_data``,
+    ``mask``), recording the events to return."""
 
     def __init__(self, resolve: Any, request: dict[str, Any] | None = None) -> None:
         from engine.graph.model import Node
 
         request = request or {}
-        self._resolve = resolve
-        self._clock = time.time
-        self._id_source = uuid_ids
-        self._call_counter = 0
+        self.resolve = resolve
+        self.now = time.time
+        self.new_id = uuid_ids
+        self._calls = 0
         self.delta_interval = 0.05
         self.events: list[list[Any]] = []
         # The subagents' nodes (their data's templates are resolved here, secrets from this
         # worker) and what those templates resolve against (the step's variables and built-ins).
         nodes = [Node.model_validate(n) for n in request.get("nodes") or ()]
         self._nodes = {n.id: n for n in nodes}
-        self._ctx = StepContext(request, resolve)
+        self._step = StepContext(request, resolve)
+        self.resolve_data = self._step.resolve_data
+        self.scope = self._step.scope
+        self.mask = self._step.mask
 
-    def _emit(self, node_id: str, type: str, content: str = "", extra: dict[str, Any] | None = None,
-              ts: float | None = None, extra_json: str | None = None) -> None:
+    def emit(self, node_id: str, type: str, content: str = "", extra: dict[str, Any] | None = None,
+             ts: float | None = None, extra_json: str | None = None) -> None:
         from engine.run.events import _encode
 
         self.events.append([node_id, str(type), content, _encode(extra) if extra else extra_json])
+
+    def next_call_id(self) -> str:
+        self._calls += 1
+        return f"call_{self._calls}_{self.new_id()[:8]}"
+
+    def node(self, node_id: str) -> Any:
+        return self._nodes.get(node_id)
 
 
 @activity.defn(name=AGENT_ACTIVITY)

@@ -167,11 +167,11 @@ class RemoteRun:
 
         address = split_address(address)
         workflow = await _on_server(address, namespace, lambda client: definition(client, run_id))
-        run = cls.attach(workflow, run_id, address=address, namespace=namespace)
-        run.events = []
-        run.add_listener(run.events.append)
-        run._take(await run._follow_state(settle=False))
-        return run
+        remote = cls.attach(workflow, run_id, address=address, namespace=namespace)
+        remote.events = []
+        remote.add_listener(remote.events.append)
+        remote._take(await remote._follow_state(settle=False))
+        return remote
 
     @staticmethod
     async def list_server_runs(address: str, *, namespace: str = DEFAULT_NAMESPACE, limit: int = 50) -> list[dict[str, Any]]:
@@ -312,5 +312,5 @@ class _ServerHandle:
         self.run = run
 
     async def query(self, name: str, *args: Any) -> Any:
-        run = self.run
-        return await run._on_server(lambda client: client.get_workflow_handle(run.run_id).query(name, *args))
+        remote = self.run
+        return await remote._on_server(lambda client: client.get_workflow_handle(remote.run_id).query(name, *args))

@@ -47,7 +47,8 @@ with workflow.unsafe.imports_passed_through():
     from engine.llm.base import LLMError, LLMResult
     from engine.graph.model import parse_workflow
     from engine.nodes import NodeError, PauseRequest, spec_for
-    from engine.run.scheduler import Run, _child_prompt, _describe
+    from engine.nodes.flow import Subflow, describe
+    from engine.run.scheduler import Run
     from engine.graph.variables import run_variables
     from engine.temporal import AGENT_ACTIVITY, FLOW_ACTIVITY, STEP_ACTIVITY, WORKFLOW_TYPE
     from engine.temporal.activities import invocation_to_json
@@ -104,14 +105,14 @@ def step_options(data: Any, heartbeat_ms: int) -> dict[str, Any]:
     }
 
 
-def _activity_error(err: ActivityError, run: Any) -> BaseException:
+def _activity_error(err: ActivityError, ctx: Any) -> BaseException:
     """What a failed step activity means to the scheduler (events it made are logged first)."""
     cause = err.cause
     if isinstance(cause, TemporalCancelledError):  # the step was cancelled (the run was): as locally
         return asyncio.CancelledError()
     if isinstance(cause, ApplicationError) and cause.type in ("NodeError", "LLMError"):
         for node_id, kind, content, extra_json in (cause.details[0] if cause.details else ()):
-            run._emit(node_id, kind, content, extra_json=extra_json)
+            ctx.emit(node_id, kind, content, extra_json=extra_json)
         return (NodeError if cause.type == "NodeError" else LLMError)(cause.message)
     return NodeError(f"the step could not be completed on a worker: {cause or err}")
 
@@ -128,41 +129,44 @@ class _ActivityStep:
         return getattr(self._spec, name)
 
     async def execute(self, ctx: Any, node: Any, value: Any) -> Any:
-        owner, run = self._owner, ctx.run
-        scope = run._scope(value)
+        owner = self._owner
+        scope = ctx.scope(node, value)
         builtins = {k: v for k, v in scope.builtins.items() if k not in ("PREVIOUS_OUTPUT", "input")}
         request = {"node": node.model_dump(mode="json"), "value": value, "variables": dict(scope.variables),
-                   "builtins": builtins, "initialInput": run.initial_input, "lastText": run.last_text_output,
-                   "meta": run.meta}
+                   "builtins": builtins, "initialInput": ctx.initial_input, "lastText": ctx.last_text_output,
+                   "meta": ctx.meta}
         try:
             answer = await workflow.execute_activity(STEP_ACTIVITY, request,
                                                      **step_options(node.data, owner.heartbeat_ms))
         except ActivityError as err:
-            raise _activity_error(err, run) from None
+            raise _activity_error(err, ctx) from None
         for node_id, kind, content, extra_json in answer.get("events") or ():
-            run._emit(node_id, kind, content, extra_json=extra_json)
+            ctx.emit(node_id, kind, content, extra_json=extra_json)
         if answer.get("cancelled"):  # given up (timeoutMs, the run cancelled): as locally
             raise asyncio.CancelledError()
         if "pause" in answer:
             return PauseRequest(answer["pause"] or "")
-        if answer.get("lastText") != run.last_text_output:
-            run.last_text_output = answer.get("lastText") or ""
+        if answer.get("lastText") != ctx.last_text_output:
+            ctx.last_text_output = answer.get("lastText") or ""
         handle = answer.get("handle")
         return answer.get("output"), tuple(handle) if isinstance(handle, list) else handle
 
 
 class _RemoteSpecs(dict):
     """The specs a remote run's steps use: a working kind that does its own I/O (its spec
-    ``works`` and not ``through_run``) runs as the step activity; every other kind (agents,
-    whose model call is the agent activity; flows, whose nested run is a child workflow; the
-    scheduler's own kinds) runs in the workflow."""
+    ``works`` and not ``through_run``) runs as the step activity; a kind that runs a nested flow
+    (its spec has ``subflow_target``) runs it as a child workflow; every other kind (agents,
+    whose model call is the agent activity; joins, loops, approvals) runs in the workflow."""
 
     def __init__(self, owner: "FlowdeskRunWorkflow", kinds: Any) -> None:
         super().__init__()
         for kind in kinds:
             spec = spec_for(kind)
             if spec is not None:
-                self[kind] = _ActivityStep(spec, owner) if spec.works and not spec.through_run else spec
+                if hasattr(spec, "subflow_target"):
+                    self[kind] = _ChildFlowStep(spec, owner)
+                else:
+                    self[kind] = _ActivityStep(spec, owner) if spec.works and not spec.through_run else spec
 
 
 class _ChildFlow:
@@ -175,47 +179,61 @@ class _ChildFlow:
     def cancel(self, reason: str = "") -> None:
         self.handle.cancel()
 
+    def waiting_prompt(self) -> str:
+        return self.paused or "Approve or reject to continue."
 
-class _TemporalRun(Run):
-    """The engine's run as a workflow drives it: nested runs (``flow``/``action``) are child workflows."""
 
-    owner: "FlowdeskRunWorkflow"
+class _ChildFlowStep:
+    """A flow kind's spec as a remote run's steps see it: the nested run is a child workflow
+    (the node's state is a :class:`~engine.nodes.flow.Subflow` of a :class:`_ChildFlow`;
+    everything else, the answer routed to it included, is the kind's own spec)."""
 
-    async def run_subflow(self, node: Any, ref: str, field: str, *, by_name: bool, value: Any = None) -> Any:
+    def __init__(self, spec: Any, owner: "FlowdeskRunWorkflow") -> None:
+        self._spec = spec
+        self._owner = owner
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._spec, name)
+
+    async def execute(self, ctx: Any, node: Any, value: Any) -> Any:
         from engine.nodes.web import resolve_for_step
 
-        owner = self.owner
-        child: _ChildFlow | None = self._subruns.get(node.id)  # type: ignore[assignment]
-        answer = self._subanswers.pop(node.id, None)
+        ref, field, by_name = self._spec.subflow_target(node)
+        owner = self._owner
+        held = ctx.state(node.id)
+        child: _ChildFlow | None = held.child if held is not None else None
+        answer = held.answer if held is not None else None
+        if held is not None:
+            held.answer = None
         try:
             if child is not None and answer is not None:
                 child.paused = None
                 await child.handle.signal("answer", answer)
             else:
                 found = await workflow.execute_activity(
-                    FLOW_ACTIVITY, {"ref": ref, "base": self.path, "byName": by_name},
+                    FLOW_ACTIVITY, {"ref": ref, "base": ctx.path, "byName": by_name},
                     start_to_close_timeout=timedelta(seconds=60))
                 if found.get("missing"):
                     what = f"no flow for the action '{ref}'" if by_name else f"the flow '{ref}' is not in the library"
-                    raise NodeError(f"{_describe(node)} cannot run: {what}.")
+                    raise NodeError(f"{describe(node)} cannot run: {what}.")
                 if found.get("error"):
-                    raise NodeError(f"{_describe(node)} cannot run: {found['error']}")
-                data, secrets = resolve_for_step(self._ctx, node, value)
+                    raise NodeError(f"{describe(node)} cannot run: {found['error']}")
+                data, secrets = resolve_for_step(ctx, node, value)
                 if secrets:  # they would be written into the child's input, on the server
-                    raise NodeError(f"{_describe(node)}: a flow's inputs cannot carry secrets on a Temporal server; "
+                    raise NodeError(f"{describe(node)}: a flow's inputs cannot carry secrets on a Temporal server; "
                                     "refer to {{secrets.NAME}} inside the flow instead.")
                 inputs = data.get(field) or {}
                 if not isinstance(inputs, dict):
-                    raise NodeError(f"{_describe(node)}: '{field}' must be an object of variable names and values.")
+                    raise NodeError(f"{describe(node)}: '{field}' must be an object of variable names and values.")
                 wf = parse_workflow(found["workflow"])
                 try:
                     run_variables(wf, inputs)
                 except FlowdeskError as err:  # an input that does not fit the flow's variables
-                    raise NodeError(f"{_describe(node)}: the flow '{found['name']}' cannot start: {err}") from None
-                child_id = self._id_source()
-                run_path = (self.run_path + "/" if self.run_path else "") + f"{node.id}:{child_id}"
-                request = {"workflow": found["workflow"], "runId": child_id, "maxVisits": self.max_visits,
-                           "meta": self.meta, "options": owner.options, "variables": inputs, "path": found["path"],
+                    raise NodeError(f"{describe(node)}: the flow '{found['name']}' cannot start: {err}") from None
+                child_id = ctx.new_id()
+                run_path = (owner.run.run_path + "/" if owner.run.run_path else "") + f"{node.id}:{child_id}"
+                request = {"workflow": found["workflow"], "runId": child_id, "maxVisits": ctx.max_visits,
+                           "meta": ctx.meta, "options": owner.options, "variables": inputs, "path": found["path"],
                            "parent": {"workflowId": workflow.info().workflow_id, "nodeId": node.id,
                                       "runPath": run_path}}
                 handle = await workflow.start_child_workflow(
@@ -223,18 +241,18 @@ class _TemporalRun(Run):
                     task_queue=workflow.info().task_queue,
                     memo={"workflowName": wf.name or "", "status": "running", "parent": workflow.info().workflow_id})
                 child = _ChildFlow(handle)
-                self._subruns[node.id] = child  # type: ignore[assignment]
+                ctx.set_state(node.id, Subflow(child))
                 owner.children[node.id] = child
             await workflow.wait_condition(lambda: child.paused is not None or child.handle.done())
         except asyncio.CancelledError:
             if child is not None:
                 child.cancel()
-                self._subruns.pop(node.id, None)
+                ctx.drop_state(node.id)
                 owner.children.pop(node.id, None)
             raise
         if child.paused is not None and not child.handle.done():
             return PauseRequest(child.paused)
-        self._subruns.pop(node.id, None)
+        ctx.drop_state(node.id)
         owner.children.pop(node.id, None)
         try:
             ended = await child.handle
@@ -245,10 +263,10 @@ class _TemporalRun(Run):
             elif isinstance(cause, TemporalCancelledError):
                 raise asyncio.CancelledError() from None
             else:
-                raise NodeError(f"{_describe(node)}: the flow could not run on the server: {cause or err}") from None
+                raise NodeError(f"{describe(node)}: the flow could not run on the server: {cause or err}") from None
         if ended.get("status") == "completed":
             return ended.get("result"), "output"
-        raise NodeError(f"{_describe(node)}: the flow '{ended.get('name')}' {ended.get('status')}: "
+        raise NodeError(f"{describe(node)}: the flow '{ended.get('name')}' {ended.get('status')}: "
                         f"{ended.get('error') or 'no reason given'}")
 
 
@@ -279,7 +297,7 @@ class _ActivityProvider:
                            "an http step (the worker resolves those), or run this flow on this computer.")
         options = step_options(node.data if node is not None else None, owner.heartbeat_ms)
         run = owner.run
-        scope = run._scope(None)  # this branch's built-ins, for the subagents' templates
+        scope = run.context.scope(None, None)  # this branch's built-ins, for the subagents' templates
         request = {"invocation": invocation_to_json(inv), "meta": run.meta,
                    "nodes": [owner.nodes[i].model_dump(mode="json") for i in _subagent_ids(inv) if i in owner.nodes],
                    "variables": dict(scope.variables),
@@ -287,12 +305,12 @@ class _ActivityProvider:
         try:
             answer = await workflow.execute_activity(AGENT_ACTIVITY, request, **options)
         except ActivityError as err:
-            failure = _activity_error(err, run)
+            failure = _activity_error(err, run.context)
             if isinstance(failure, NodeError):  # not a model's answer: the worker was lost for good
                 failure = LLMError(str(failure))
             raise failure from None
         for node_id, kind, content, extra_json in answer.get("events") or ():
-            run._emit(node_id, kind, content, extra_json=extra_json)
+            run.context.emit(node_id, kind, content, extra_json=extra_json)
         if answer.get("cancelled"):  # given up (timeoutMs, the run cancelled): as locally
             raise asyncio.CancelledError()
         return LLMResult(answer["text"], answer.get("usage"), answer.get("model"))
@@ -314,7 +332,7 @@ class FlowdeskRunWorkflow:
         self._sending = False
 
     def _record(self, ev: Any) -> None:
-        row = [ev[0], ev[1], ev[2], ev[3], ev[4], ev[5] if len(ev) > 5 else ""]
+        row = [ev.node_id, ev.type, ev.content, ev.timestamp, ev.extra_json, ev.path]
         self.events.append(row)
         if self.parent is not None:
             self._outbox.append(row)
@@ -348,7 +366,7 @@ class FlowdeskRunWorkflow:
         """What the approval this run waits at asks (a flow step's: its child's, however deep)."""
         run = self.run
         child = self.children.get(run.pending_approval or "")
-        return child.paused if child is not None and child.paused else _child_prompt(run)
+        return child.paused if child is not None and child.paused else run.waiting_prompt()
 
     @workflow.signal(name="child")
     def child_report(self, report: dict[str, Any]) -> None:
@@ -357,7 +375,7 @@ class FlowdeskRunWorkflow:
         if run is None:
             return
         for node_id, kind, content, ts, extra_json, path in report.get("events") or ():
-            run._relay(RunEvent(node_id, kind, content, timestamp=ts, extra_json=extra_json, path=path or ""))
+            run.context.relay(RunEvent(node_id, kind, content, timestamp=ts, extra_json=extra_json, path=path or ""))
         child = self.children.get(report.get("nodeId"))
         if child is not None and report.get("paused") is not None:
             child.paused = report["paused"]
@@ -377,17 +395,15 @@ class FlowdeskRunWorkflow:
         self.parent = request.get("parent")
         provider = _ActivityProvider(self)
         try:
-            run = self.run = _TemporalRun(
+            run = self.run = Run(
                 wf, lambda _inv: provider, run_id=request.get("runId") or workflow.info().workflow_id,
                 initial_input=request.get("initialInput"), max_visits=int(request.get("maxVisits") or 25),
                 meta=request.get("meta") or {}, keep_events=False, on_event=self._record,
                 variables=request.get("variables"), clock=lambda: workflow.now().timestamp(),
                 id_source=lambda: workflow.uuid4().hex, path=request.get("path"),
-                run_path=(self.parent or {}).get("runPath", ""))
+                run_path=(self.parent or {}).get("runPath", ""), specs=_RemoteSpecs(self, {n.type for n in wf.nodes}))
         except FlowdeskError as err:  # a variable that does not coerce: the run is refused, not retried
             raise ApplicationError(str(err), type="RunRefused", non_retryable=True) from None
-        run.owner = self
-        run._specs = _RemoteSpecs(self, {n.type for n in wf.nodes})
         if self.parent is not None:
             run.inputs = dict(request.get("variables") or {})  # type: ignore[attr-defined]
             pump = asyncio.ensure_future(self._pump())
@@ -401,8 +417,8 @@ class FlowdeskRunWorkflow:
                 if self.parent is not None:  # the parent's answer, as a local nested run takes it
                     status = await run.resume(answer)
                     continue
-                if answer.get("output") is not None and run._pending is not None:
-                    run._pending = (run._pending[0], answer["output"])  # the reviewer's edited output goes on
+                if answer.get("output") is not None:
+                    run.amend_pending(answer["output"])  # the reviewer's edited output goes on
                 status = await run.resume(answer["decision"], answer.get("note") or "")
         except asyncio.CancelledError:
             run.cancel("Cancelled on the Temporal server.")

@@ -1,0 +1,95 @@
+"""What a run did at each node, as the run's readers see it: :class:`NodeRecord` and the views
+``Run.records`` and ``Run.outcomes`` (read only; the scheduler keeps plain values behind them)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from typing import Any, NamedTuple
+
+from engine.nodes.base import NodeOutcome
+
+__all__ = ["NodeRecord", "OutcomeView", "RecordView"]
+
+_DONE_TEXT = str(NodeOutcome.DONE)
+
+
+class NodeRecord(NamedTuple):
+    """What happened at an agent node the last time it ran (for the inspector's run tab).
+
+    An immutable tuple of plain values (replaced, not mutated, when the step ends), so
+    a long run's records are not tracked by the cyclic garbage collector. ``outcome`` is
+    the node's :class:`~engine.NodeOutcome` (``Run.outcomes``), None while it runs.
+    """
+
+    input: str
+    output: str | None = None
+    started: float = 0.0
+    ended: float | None = None
+    usage: dict[str, int] | None = None
+    error: str | None = None
+    outcome: NodeOutcome | None = None
+
+    @property
+    def duration(self) -> float | None:
+        return None if self.ended is None else self.ended - self.started
+
+
+class OutcomeView(Mapping):
+    """A read-only view of the nodes' outcomes: the recorded ones, else done for a node with an output."""
+
+    __slots__ = ("_recorded", "_outputs")
+
+    def __init__(self, recorded: dict[str, NodeOutcome], outputs: dict[str, Any]) -> None:
+        self._recorded = recorded
+        self._outputs = outputs
+
+    def __getitem__(self, node_id: str) -> NodeOutcome:
+        outcome = self._recorded.get(node_id)
+        if outcome is not None:
+            return outcome
+        if node_id in self._outputs:
+            return NodeOutcome.DONE
+        raise KeyError(node_id)
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self._outputs
+        for node_id in self._recorded:
+            if node_id not in self._outputs:
+                yield node_id
+
+    def __len__(self) -> int:
+        return len(self._outputs) + sum(1 for n in self._recorded if n not in self._outputs)
+
+    def texts(self) -> dict[str, str]:
+        """The outcomes as text, in this view's order (as a snapshot keeps them), made without
+        a lookup per node."""
+        texts = dict.fromkeys(self._outputs, _DONE_TEXT)
+        for node_id, outcome in self._recorded.items():
+            texts[node_id] = str(outcome)
+        return texts
+
+
+class RecordView(Mapping):
+    """A read-only view of a run's records as :class:`NodeRecord` tuples.
+
+    A raw record holds the usage as the ``llm_response`` event's extra JSON text
+    (``{"usage": {...}, "model": ...}``), decoded here.
+    """
+
+    __slots__ = ("_raw", "_outcomes")
+
+    def __init__(self, raw: dict[str, tuple], outcomes: Mapping[str, NodeOutcome]) -> None:
+        self._raw = raw
+        self._outcomes = outcomes
+
+    def __getitem__(self, node_id: str) -> NodeRecord:
+        inp, out, started, ended, usage_json, error = self._raw[node_id]
+        usage = json.loads(usage_json).get("usage") if usage_json else None
+        return NodeRecord(inp, out, started, ended, usage, error, self._outcomes.get(node_id))
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._raw)
+
+    def __len__(self) -> int:
+        return len(self._raw)

@@ -1,0 +1,98 @@
+"""The run snapshot's format (``flowdesk.run/1``): its parts written and read back.
+
+``Run.snapshot()`` is the whole state of a paused (or ended) run as a JSON value, and
+``Run.restore()`` makes a run from one, in this process or another. The scheduler's own parts
+(status, the pending approval and the queue behind it, deferred work, outputs, visits, outcomes)
+are written here; each kind's per-node state (``RunContext.state``) goes under the kind's
+``NodeSpec.state_key`` as the kind writes it (``state_to_json``), and is read back by the kind
+(``state_from_json``), so a new stateful kind needs no change to the format's code. A branch's
+frame (``BranchFrame``) is written only when it holds something. Snapshots written by earlier
+versions (``joins``, ``loops``, ``subflows``) read back the same way: those are the built-in
+kinds' keys.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any, Callable, Iterable
+
+from engine.nodes import SPECS, spec_for
+from engine.run.context import BranchFrame
+
+__all__ = ["SNAPSHOT_FORMAT", "with_frame", "queue_items", "deferred_items", "kind_states", "read_pending",
+           "read_queue", "read_deferred", "read_kind_states"]
+
+SNAPSHOT_FORMAT = "flowdesk.run/1"
+_EMPTY_FRAME = BranchFrame()
+Deferred = tuple[str, Any, "str | None", "BranchFrame | None"]
+
+
+def with_frame(item: dict[str, Any], frame: BranchFrame | None) -> dict[str, Any]:
+    if frame is not None and frame != _EMPTY_FRAME:
+        item["frame"] = frame.to_json()
+    return item
+
+
+def queue_items(queue: Iterable[tuple[str, Any]], frames: Iterable[BranchFrame | None]) -> list[dict[str, Any]]:
+    """The approvals queued behind the pending one (a frame each; None for a missing one)."""
+    items = list(queue)
+    padded = list(frames) + [None] * len(items)
+    return [with_frame({"nodeId": n, "input": v}, f) for (n, v), f in zip(items, padded)]
+
+
+def deferred_items(deferred: Iterable[Deferred], gathers: Callable[[str], bool]) -> list[dict[str, Any]]:
+    """Deferred work; ``from`` kept for a node whose kind gathers arrivals (it counts by source)."""
+    return [with_frame({"nodeId": n, "input": v, **({"from": src} if src and gathers(n) else {})}, f)
+            for n, v, src, f in deferred]
+
+
+def _state_keys() -> dict[str, Any]:
+    """Each snapshot key the registered kinds keep their states under, with a kind that reads it."""
+    keys: dict[str, Any] = {}
+    for spec in SPECS.values():
+        if spec.state_key is not None:
+            keys.setdefault(spec.state_key, spec)
+    return keys
+
+
+def kind_states(states: dict[str, Any], nodes: dict[str, Any]) -> dict[str, Any]:
+    """The kinds' states: ``{state_key: {node id: state_to_json(state)}}`` (a key a kind keeps
+    ``state_always`` written even when empty)."""
+    held: dict[str, Any] = {key: {} for key, spec in _state_keys().items() if spec.state_always}
+    for node_id, state in states.items():
+        node = nodes.get(node_id)
+        spec = spec_for(node.type) if node is not None else None
+        if spec is not None and spec.state_key is not None:
+            held.setdefault(spec.state_key, {})[node_id] = spec.state_to_json(state)
+    return held
+
+
+def read_pending(snapshot: dict[str, Any]) -> tuple[tuple[str, Any] | None, BranchFrame | None]:
+    pending = snapshot.get("pending")
+    if not pending:
+        return None, None
+    return (pending["nodeId"], pending.get("input")), BranchFrame.from_json(pending.get("frame"))
+
+
+def read_queue(snapshot: dict[str, Any]) -> tuple[deque, deque]:
+    queue = list(snapshot.get("approvalQueue", ()))
+    return (deque((q["nodeId"], q.get("input")) for q in queue),
+            deque(BranchFrame.from_json(q.get("frame")) for q in queue))
+
+
+def read_deferred(snapshot: dict[str, Any]) -> list[Deferred]:
+    return [(q["nodeId"], q.get("input"), q.get("from"), BranchFrame.from_json(q.get("frame")))
+            for q in snapshot.get("deferred", ())]
+
+
+def read_kind_states(snapshot: dict[str, Any], spec_of: Callable[[str], Any], ctx: Any) -> dict[str, tuple[Any, Any]]:
+    """Each node's state read back by its kind: ``{node id: (spec, state)}`` (``spec_of``: the
+    spec of a node id as the run looks it up, None when unknown)."""
+    found: dict[str, tuple[Any, Any]] = {}
+    for key, keeper in _state_keys().items():
+        for node_id, data in (snapshot.get(key) or {}).items():
+            spec = spec_of(node_id)
+            if spec is None or spec.state_key != key:
+                spec = keeper
+            found[node_id] = (spec, spec.state_from_json(ctx, data))
+    return found
