@@ -150,7 +150,9 @@ def _options() -> dict[str, Any]:
 
 
 async def _run(args: argparse.Namespace) -> int:
-    from engine.cli import EXIT_FAILED, EXIT_USAGE, _Printer, _stored_base_url, _run_arguments
+    from engine.cli import EXIT_FAILED, EXIT_USAGE
+    from engine.cli.printer import Printer
+    from engine.cli.run import run_arguments, stored_base_url
     from engine.graph.inputs import has_surrogates
     from engine.graph.model import WorkflowLoadError, load_workflow
     from engine.run.scheduler import uuid_ids
@@ -168,7 +170,7 @@ async def _run(args: argparse.Namespace) -> int:
     if args.max_visits < 1:
         _err("--max-visits must be at least 1")
         return EXIT_USAGE
-    arguments = _run_arguments(wf, args.var)  # refused before the run is sent (exit 2), as locally
+    arguments = run_arguments(wf, args.var)  # refused before the run is sent (exit 2), as locally
     if arguments is None:
         return EXIT_USAGE
     errors = [i for i in validate(wf) if i.is_error]
@@ -179,23 +181,24 @@ async def _run(args: argparse.Namespace) -> int:
         return EXIT_FAILED
     # Names only: keys come from the workers' environment or keyring.
     meta = {k: v for k, v in (("provider", args.provider), ("model", args.model),
-                              ("baseUrl", _stored_base_url(args.base_url))) if v}
+                              ("baseUrl", stored_base_url(args.base_url))) if v}
     client = await connect(args.temporal, args.namespace)
     run_id = uuid_ids()
     await submit(client, wf, run_id=run_id, initial_input=args.input, max_visits=args.max_visits, meta=meta,
                  task_queue=args.task_queue, options=_options(), variables=arguments, path=os.path.abspath(args.file))
     args._run_id = run_id
     _err(f"run {run_id} submitted to {args.temporal} (task queue {args.task_queue})")
-    return await _drive(args, client, run_id, _Printer(sys.stdout, wf, args.jsonl), list(args.decide))
+    return await _drive(args, client, run_id, Printer(sys.stdout, wf, args.jsonl), list(args.decide))
 
 
 async def _resume(args: argparse.Namespace) -> int:
-    from engine.cli import EXIT_USAGE, _Printer
+    from engine.cli import EXIT_USAGE
+    from engine.cli.printer import Printer
     from engine.temporal.client import connect, definition, follow
 
     client = await connect(args.temporal, args.namespace)
     wf = await definition(client, args.run_id)
-    printer = _Printer(sys.stdout, wf, args.jsonl)
+    printer = Printer(sys.stdout, wf, args.jsonl)
     state = await follow(client, args.run_id, printer.state.apply, settle=False)  # the summary counts the past
     if state.status != "paused":
         _err(f"run {args.run_id} is not waiting for input (status {state.status})")
@@ -204,12 +207,12 @@ async def _resume(args: argparse.Namespace) -> int:
 
 
 async def _follow(args: argparse.Namespace) -> int:
-    from engine.cli import _Printer
+    from engine.cli.printer import Printer
     from engine.temporal.client import connect, definition
 
     client = await connect(args.temporal, args.namespace)
     wf = await definition(client, args.run_id)
-    return await _drive(args, client, args.run_id, _Printer(sys.stdout, wf, args.jsonl), [])
+    return await _drive(args, client, args.run_id, Printer(sys.stdout, wf, args.jsonl), [])
 
 
 async def _cancel(args: argparse.Namespace) -> int:
@@ -235,7 +238,7 @@ async def _cancel(args: argparse.Namespace) -> int:
 async def _runs(args: argparse.Namespace) -> int:
     import json
 
-    from engine.cli import RUNS_HEADER, runs_line
+    from engine.cli.printer import RUNS_HEADER, runs_line
     from engine.temporal.client import connect, list_runs
 
     client = await connect(args.temporal, args.namespace)
