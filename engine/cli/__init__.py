@@ -31,8 +31,7 @@ from importlib import import_module
 from typing import Any, Sequence
 
 from engine.cli.parser import build_parser
-from engine.temporal.cli import dispatch as temporal_dispatch
-from engine.temporal.cli import wants as temporal_wanted
+from engine.temporal.options import wants as temporal_wanted
 
 __all__ = ["main", "COMMANDS"]
 
@@ -69,7 +68,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "validate":
         return _handler("validate")(args)
     if temporal_wanted(args):
-        return temporal_dispatch(args)
+        return import_module("engine.temporal.cli").dispatch(args)  # a command group, as _handler
     if args.command in _HANDLERS:
         handler = _handler(args.command)
         try:

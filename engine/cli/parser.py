@@ -1,5 +1,5 @@
 """The ``flowdesk`` argument parser: every command and its options (the Temporal ones added by
-:mod:`engine.temporal.cli`). Cheap to import: ``flowdesk --version`` and ``--help`` need
+:mod:`engine.temporal.options`). Cheap to import: ``flowdesk --version`` and ``--help`` need
 nothing else.
 """
 
@@ -9,7 +9,7 @@ import argparse
 from typing import Any
 
 from engine.resources import flowdesk_version
-from engine.temporal.cli import add_arguments as temporal_arguments
+from engine.temporal.options import add_arguments as temporal_arguments
 
 __all__ = ["build_parser"]
 
