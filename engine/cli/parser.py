@@ -8,7 +8,6 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from engine.resources import flowdesk_version
 from engine.temporal.options import add_arguments as temporal_arguments
 
 __all__ = ["build_parser"]
@@ -44,6 +43,10 @@ class _VersionAction(argparse.Action):
                          help="print the installed version and exit")
 
     def __call__(self, parser: argparse.ArgumentParser, *_args: Any) -> None:
+        # Imported here, as a command group is: engine.resources loads importlib.resources and
+        # tempfile, which only --version needs of all the commands parsed here.
+        from engine.resources import flowdesk_version
+
         print(f"flowdesk {flowdesk_version()}")
         parser.exit()
 
