@@ -51,7 +51,7 @@ class Printer:
         if self.jsonl:
             self.out.write(ev.to_json() + "\n")
             self.out.flush()
-            if ev.type == "llm_error":  # (a provider that could not serve: see _execute)
+            if ev.type == "llm_error":  # (a provider that could not serve: see engine.cli.run._execute)
                 self.state.apply(ev)
             return
         kind = ev.type

@@ -90,8 +90,9 @@ class RunQueries(Database):
                 arguments = json.loads(row[10])
             except ValueError:
                 pass
-        return RunInfo(*row[:8], bool(row[8]), row[9], row[11] if len(row) > 11 else 0,
-                       arguments if isinstance(arguments, dict) else None)
+        run_id, name, path, initial, status, started, ended, current = row[:8]
+        return RunInfo(run_id, name, path, initial, status, started, ended, current, bool(row[8]), row[9],
+                       row[11] if len(row) > 11 else 0, arguments if isinstance(arguments, dict) else None)
 
     def get_run(self, run_id: str) -> RunInfo | None:
         row = self._exec(f"SELECT {self._INFO_COLS}, (SELECT count(*) FROM events e WHERE e.run_num = runs.num) "

@@ -306,8 +306,8 @@ class RunRecorder:
                     waiters.append(done)
         recorded = self._recorded
         if recorded:
-            popleft = recorded.popleft
-            self._executions += [popleft() for _ in range(len(recorded))]
+            take = recorded.popleft
+            self._executions += [take() for _ in range(len(recorded))]
         events = self._events  # after the items: every event queued before them is here
         if events:
             popleft = events.popleft

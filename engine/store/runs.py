@@ -178,9 +178,9 @@ class RunStore(RecordedOutputs):
             if events:
                 if _WIRE_TYPES.isdisjoint(map(_event_type, events)) and max(map(len, events)) == 5:
                     # the usual batch: each column taken as it is (no Python call, no tuple per event)
-                    columns = [list(map(get, events)) for get in _EVENT_COLUMNS]
+                    columns: list[Any] = [list(map(get, events)) for get in _EVENT_COLUMNS]
                 else:  # some kept in their wire form (see RunEvent.stored)
-                    columns = list(zip(*[(e[3], e[0], e[1], *e.stored()) for e in events]))
+                    columns = list(zip(*[(e.timestamp, e.node_id, e.type, *e.stored()) for e in events]))
                 insert_rows(conn, "events", self._num(conn, run_id), first_seq, columns)
             if run_fields:
                 cols = ", ".join(f"{k} = ?" for k in run_fields)
