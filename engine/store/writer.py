@@ -13,13 +13,10 @@ import sqlite3
 import threading
 import time
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
+from engine.store.connection import Database
 from engine.store.errors import StoreError
-
-if TYPE_CHECKING:
-    from engine.store.recorder import RunRecorder
-    from engine.store.runs import RunStore
 
 __all__ = ["Writer", "insert_rows", "COMMIT_INTERVAL"]
 
@@ -66,8 +63,18 @@ def insert_rows(conn: sqlite3.Connection, table: str, key: Any, first: int, colu
 
 
 
+class Drained(Protocol):
+    """What the writer asks of a recorder (:class:`engine.store.RunRecorder`): its lock, its
+    drain (True once it is closed) and whether it is closed."""
+
+    _drain_lock: threading.Lock
+    _closed: threading.Event
+
+    def _drain_safely(self) -> bool: ...
+
+
 class Writer:
-    """The one writer thread of a :class:`RunStore`: commits the queued work of every live recorder.
+    """The one writer thread of a :class:`engine.store.RunStore`: commits the queued work of every live recorder.
 
     One thread (and so one SQLite connection, with its prepared INSERT statements) per
     store rather than per run: a short run does not pay for a new thread, a new
@@ -77,16 +84,16 @@ class Writer:
     ``_WRITER_IDLE_EXIT`` seconds without recorders (the next recorder starts a new one).
     """
 
-    def __init__(self, store: RunStore) -> None:
+    def __init__(self, store: Database) -> None:
         self.store = store
         self.wake = threading.Event()
         self._lock = threading.Lock()
-        self._recorders: list[RunRecorder] = []
+        self._recorders: list[Drained] = []
         self._thread: threading.Thread | None = None
         self.unchecked = 0  # events written since the last checkpoint (writer thread only)
         self.wrote = False  # whether this round wrote anything
 
-    def attach(self, recorder: RunRecorder) -> None:
+    def attach(self, recorder: Drained) -> None:
         with self._lock:
             self._recorders.append(recorder)
             if self._thread is None:
