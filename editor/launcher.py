@@ -12,7 +12,7 @@ import signal
 import sys
 from collections.abc import Sequence
 
-EXIT_CANCELLED = 4  # engine.cli's code for a cancelled run, not imported: that import is the slow part
+EXIT_CANCELLED = 4  # engine.cli's code for a cancelled run, not imported: it is set up before any import
 
 
 def _interrupted_early(signum: int, frame: object) -> None:
@@ -33,15 +33,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             previous = signal.signal(signal.SIGINT, _interrupted_early)
         except ValueError:  # not the main thread
             previous = None
-    from engine import CLI_COMMANDS
+    # Imported here, on purpose: after the handler above, and only the command line (engine.cli
+    # loads the modules of the one command that runs; see its docstring).
+    from engine import CLI_COMMANDS, cli_main
 
     if args and (args[0] in CLI_COMMANDS or args[0] in ("-h", "--help", "--version")):
-        from engine import cli_main
-
         return cli_main(args)
     if previous is not None:
         signal.signal(signal.SIGINT, previous)  # the GUI keeps Python's own Ctrl+C handling
-    from editor.app import main as gui_main
+    from editor.app import main as gui_main  # Qt and the window: the GUI only, never a headless command
 
     return gui_main(args)
 

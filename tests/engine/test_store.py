@@ -18,6 +18,7 @@ import pytest
 
 from engine import EchoProvider, Run, RunEvent, RunStatus, load_workflow
 from engine.store import AlreadyImported, MIGRATIONS, SCHEMA_VERSION, RunRecorder, RunStore, StoreError, agentflow_record
+import engine.store.writer
 
 from tests.fakes.openai_server import FakeLLMServer, openai_text
 
@@ -363,9 +364,7 @@ def test_concurrent_recorders_share_one_writer_thread(data_dir: Path) -> None:
 
 def test_writer_thread_ends_when_idle_and_a_new_recorder_starts_another(data_dir: Path,
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    import engine.store as store_mod
-
-    monkeypatch.setattr(store_mod, "_WRITER_IDLE_EXIT", 0.2)
+    monkeypatch.setattr(engine.store.writer, "_WRITER_IDLE_EXIT", 0.2)
     store = RunStore()
     wf = flow([start(), agent("a")], [link("s", "a")])
     first = recorded_run(store, wf)

@@ -1,0 +1,291 @@
+"""Running: ``run`` (a file, or from a node reusing an earlier run's outputs) and ``resume``
+(a paused run's approval answered); the approvals answered in order, the run recorded as it
+goes and printed once committed, Ctrl+C a cancel.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import signal
+import sys
+from contextlib import contextmanager
+from typing import Any, Iterator
+
+from engine.cli import EXIT_CANCELLED, EXIT_FAILED, EXIT_OK, EXIT_PAUSED, EXIT_USAGE
+from engine.cli.files import load_any
+from engine.cli.printer import Printer, print_err
+from engine.cli.runs import find_run, open_store
+from engine.graph.inputs import has_surrogates
+from engine.graph.model import WorkflowLoadError
+from engine.graph.validate import validate
+from engine.graph.variables import VariableError, parse_var_argument, run_variables
+from engine.llm.config import settings_path, split_url_credentials
+from engine.llm.discovery import default_provider_problem, describe, needs_default_provider, survey
+from engine.llm.registry import NoProviderConfigured, ProviderConfigError, make_resolver, provider_models
+from engine.run.events import RunStatus
+from engine.run.scheduler import Run
+from engine.store import RunRecorder, StoreError
+
+__all__ = ["cmd_run", "cmd_resume", "run_loaded", "run_arguments", "stored_base_url"]
+
+
+def run_arguments(wf: Any, var_texts: list[str], given: dict[str, Any] | None = None) -> dict[str, Any] | None:
+    """A run's arguments: ``given`` (`do`'s), overridden by each ``--var NAME=VALUE``, checked
+    against the workflow's variables; None (the reason printed) when one is refused, before the
+    run starts (DESIGN.md: exit 2)."""
+    arguments: dict[str, Any] = dict(given or {})
+    for text in var_texts:
+        try:
+            name, value = parse_var_argument(text)
+        except ValueError as err:
+            print_err(str(err))
+            return None
+        if has_surrogates(value):
+            print_err(f"--var {name}: the value is not valid text (bytes that are not UTF-8)")
+            return None
+        arguments[name] = value
+    try:
+        run_variables(wf, arguments)
+    except VariableError as err:
+        print_err(str(err))
+        return None
+    return arguments
+
+
+async def _drive(run: Any, decisions: list[tuple[str, str]], recorder: Any, *, resume_first: bool,
+                 first_output: str | None = None) -> int:
+    """Start (or resume) a run and answer its approvals in order; returns the exit code."""
+    loop = asyncio.get_running_loop()
+    try:
+        loop.add_signal_handler(signal.SIGINT, run.cancel)
+        loop.add_signal_handler(signal.SIGTERM, run.cancel)
+    except (NotImplementedError, RuntimeError):  # not on the main thread / not supported
+        pass
+    if resume_first:
+        word, note = decisions.pop(0)
+        status = await run.resume(word, note, output=first_output)
+    else:
+        status = await run.start()
+    if recorder:
+        recorder.settled()
+    while status == RunStatus.PAUSED:
+        if not decisions:
+            node = run.pending_approval
+            print_err(f"run {run.run_id} is paused at approval '{node}' waiting for a decision")
+            if recorder:
+                print_err(f"continue it with: flowdesk resume {run.run_id} --decide approve   (or reject:NOTE)")
+            else:
+                print_err("pass --decide approve|reject[:NOTE] to answer it")
+            return EXIT_PAUSED
+        word, note = decisions.pop(0)
+        status = await run.resume(word, note)
+        if recorder:
+            recorder.settled()
+    if status == RunStatus.COMPLETED:
+        print_err(f"run {run.run_id} completed" + (f" (its log: flowdesk show {run.run_id[:8]})" if recorder else ""))
+        return EXIT_OK
+    if status == RunStatus.CANCELLED:
+        print_err("run cancelled")
+        return EXIT_CANCELLED
+    print_err(f"run failed: {run.error}")
+    return EXIT_FAILED
+
+
+def _execute(run: Any, store: Any, decisions: list[tuple[str, str]], printer: Printer, *,
+             workflow_path: str | None = None, resume_first: bool = False, first_output: str | None = None) -> int:
+    recorder = None
+    if store is not None:
+        try:
+            recorder = RunRecorder(store, run, workflow_path=workflow_path, new=not resume_first,
+                                   on_commit=printer.committed)
+        except StoreError as err:
+            print_err(f"warning: {err} The run is not recorded.")
+    if recorder is None:
+        run.add_listener(printer)  # nothing to wait for: printed as it happens
+    code = EXIT_CANCELLED
+    try:
+        code = asyncio.run(_drive(run, decisions, recorder, resume_first=resume_first, first_output=first_output))
+    except KeyboardInterrupt:
+        code = EXIT_CANCELLED
+    finally:
+        with _interrupts_ignored():  # a second Ctrl+C must not cut the last batch's commit
+            if recorder:
+                recorder.close()
+    problem = printer.state.provider_problem
+    if code == EXIT_FAILED and problem is not None:  # the way out, rather than only the error
+        who = f"provider '{problem['provider']}'" if problem.get("provider") else "the model provider"
+        if problem.get("model"):  # it answered, without that model: one of its own serves every agent
+            models = provider_models(problem["provider"]) if problem.get("provider") else []
+            print_err(f"{who} has no model '{problem['model']}': choose one it has for every agent with --model NAME"
+                      + (f" (it lists: {', '.join(models[:8])}{', ...' if len(models) > 8 else ''})" if models else ""))
+        else:
+            print_err(f"{who} could not serve the run: start its server or set it up, or choose another with "
+                      f"--provider NAME (--provider echo for a dry run; a default can be set as defaultProvider "
+                 f"in {settings_path()})")
+    if recorder is not None and recorder.error is not None:
+        lost = f"{recorder.lost} event{'s' if recorder.lost != 1 else ''}" if recorder.lost else "the run's state"
+        where = ("the run's history is not fully recorded" if recorder.row_written
+                 else "the run is not in the run history at all")
+        print_err(f"{where}: {lost} could not be written. {recorder.error}")
+        if code in (EXIT_OK, EXIT_PAUSED):  # a run that cannot be looked at or resumed later did not succeed
+            return EXIT_FAILED
+    return code
+
+
+@contextmanager
+def _interrupts_ignored() -> Iterator[None]:
+    """SIGINT ignored meanwhile (on the main thread; elsewhere signals are not ours to set)."""
+    try:
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except ValueError:
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    if args.input is not None and has_surrogates(args.input):
+        print_err("--input is not valid text: it holds bytes that are not UTF-8")
+        return EXIT_USAGE
+    try:
+        wf = load_any(args.file)
+    except WorkflowLoadError as err:
+        print_err(str(err))
+        return EXIT_USAGE
+    return run_loaded(wf, args, args.file)
+
+
+def run_loaded(wf: Any, args: argparse.Namespace, path: str, given: dict[str, Any] | None = None) -> int:
+    """``flowdesk run`` from a loaded workflow (``given``: run variables, from ``do``)."""
+    if args.max_visits < 1:
+        print_err("--max-visits must be at least 1")
+        return EXIT_USAGE
+    arguments = run_arguments(wf, args.var, given)
+    if arguments is None:
+        return EXIT_USAGE
+    issues = validate(wf, path=os.path.abspath(path))
+    errors = [i for i in issues if i.is_error]
+    if errors:
+        for i in errors:
+            print_err(f"error: {i.message} ({i.code})")
+        print_err(f"{path} has {len(errors)} error{'s' if len(errors) != 1 else ''}; the run was not started")
+        return EXIT_FAILED
+    if not args.provider and not args.base_url:
+        problem = default_provider_problem() if needs_default_provider(wf) else None
+        if problem is not None:  # said once, before the run, rather than by every agent
+            print_err(describe(survey()) if isinstance(problem, NoProviderConfigured) else str(problem))
+            return EXIT_USAGE
+    try:
+        resolver = make_resolver(args.provider, model=args.model, base_url=args.base_url)
+    except ProviderConfigError as err:
+        print_err(str(err))
+        return EXIT_USAGE
+    printer = Printer(sys.stdout, wf, args.jsonl)
+    # Kept for a resume in another process; credentials in the base URL are not (see stored_base_url).
+    meta = {k: v for k, v in (("provider", args.provider), ("model", args.model),
+                              ("baseUrl", stored_base_url(args.base_url))) if v}
+    if args.base_url and stored_base_url(args.base_url) != args.base_url:
+        meta["baseUrlCredentials"] = True  # resume says to pass --base-url again
+    store = None if args.no_store else open_store(required=False)
+    reuse = None
+    from_node, reuse_id = getattr(args, "from_node", None), getattr(args, "reuse", None)
+    if from_node is not None:
+        if wf.node(from_node) is None:
+            print_err(f"--from: {path} has no node '{from_node}'")
+            return EXIT_USAGE
+        reuse = _reuse_source(args, wf, store)
+        if reuse is None:
+            return EXIT_USAGE
+    elif reuse_id:
+        print_err("--reuse goes with --from NODE (the node to run from)")
+        return EXIT_USAGE
+    run = Run(wf, resolver, initial_input=args.input, max_visits=args.max_visits, check=False,
+              meta=meta, keep_events=False,  # printed and stored as they happen; no need to hold them
+              variables=arguments, path=os.path.abspath(path), reuse_from=reuse or None, start_at=from_node,
+              store=store)
+    return _execute(run, store, list(args.decide), printer, workflow_path=os.path.abspath(path))
+
+
+def _reuse_source(args: argparse.Namespace, wf: Any, store: Any) -> dict[str, Any] | None:
+    """The recorded executions a ``--from`` run reuses (None, with the reason printed, when there are none)."""
+    if store is None:
+        print_err("--from needs the run history (it holds the recorded outputs to reuse)")
+        return None
+    if args.reuse:
+        info = store.find_run(args.reuse)
+        if info is None:
+            print_err(f"--reuse: there is no run '{args.reuse}' in the run history (see: flowdesk runs)")
+            return None
+        run_id = info.id
+    else:
+        run_id = store.last_run_of(workflow_path=os.path.abspath(args.file), workflow_name=wf.display_name())
+        if run_id is None:
+            print_err(f"--from: {args.file} has no earlier run to reuse; run it once first (or pass --reuse RUN_ID)")
+            return None
+    recorded = store.recorded_steps(run_id)
+    if not recorded:
+        print_err(f"note: run {run_id[:12]} has no recorded outputs left (cleared or evicted); every node runs")
+    return recorded or {}
+
+
+def stored_base_url(url: str | None) -> str | None:
+    """The base URL as a run record keeps it: without ``user:password@`` (a secret)."""
+    if not url:
+        return url
+    return split_url_credentials(url)[0]
+
+
+def cmd_resume(args: argparse.Namespace) -> int:
+    output = None
+    if args.output is not None:
+        output = _text_arg(args.output, "--output")
+        if output is None:
+            return EXIT_USAGE
+        if not args.decide:
+            print_err("--output goes with --decide approve|reject (the decision it comes with)")
+            return EXIT_USAGE
+    found = find_run(args.run_id)
+    if found is None:
+        return EXIT_USAGE
+    store, info = found
+    snap = store.snapshot_of(info.id)
+    if info.status == "paused" and snap is None:
+        print_err(f"run {info.id} is paused but its state was not saved; it cannot be resumed")
+        return EXIT_USAGE
+    meta = (snap or {}).get("meta") or {}
+    if meta.get("baseUrlCredentials") and not args.base_url:
+        print_err("note: the run's --base-url had credentials, which are not stored; pass --base-url again if the "
+                  "server needs them")
+    try:
+        # The provider settings of the original run apply unless new ones are given.
+        resolver = make_resolver(args.provider or meta.get("provider"), model=args.model or meta.get("model"),
+                                 base_url=args.base_url or meta.get("baseUrl"))
+        wf = store.workflow_of(info.id)
+        store.claim_for_resume(info.id)
+    except (ProviderConfigError, StoreError) as err:
+        print_err(str(err))
+        return EXIT_USAGE
+    printer = Printer(sys.stdout, wf, args.jsonl)
+    if not args.jsonl:  # the summary counts what happened before the pause too
+        printer.state.apply_many(store.iter_events(info.id))
+    run = Run.restore(snap, resolver, workflow=wf, check=False)
+    return _execute(run, store, list(args.decide), printer, resume_first=True, first_output=output)
+
+
+def _text_arg(value: str, option: str) -> str | None:
+    """TEXT, or the text of FILE for @FILE (None, with the reason printed, when it cannot be read)."""
+    if not value.startswith("@"):
+        return value
+    try:
+        with open(value[1:], encoding="utf-8") as f:
+            return f.read()
+    except OSError as err:
+        print_err(f"{option}: cannot read {value[1:]}: {err.strerror or err}")
+    except UnicodeDecodeError:
+        print_err(f"{option}: {value[1:]} is not UTF-8 text")
+    return None

@@ -1,0 +1,230 @@
+"""Reading the run history: runs (:class:`RunInfo`), their events, workflows and snapshots, and
+the tokens their model calls reported. Nothing here writes: every query is a plain SELECT on
+this thread's connection (see :mod:`engine.store.connection`).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Iterable, Iterator
+
+from engine.graph.model import Workflow, parse_workflow
+from engine.run.events import RunEvent, format_timestamp
+from engine.store.connection import Database
+from engine.store.errors import StoreError
+
+__all__ = ["RunInfo", "RunQueries", "NOT_FULLY_RECORDED"]
+
+NOT_FULLY_RECORDED = "Not fully recorded"
+
+# The events that report a model call's tokens and model: a node's responses, and the calls made
+# to a subagent (stored under the calling node: the subagent is named in the call's content).
+_ANSWERS = "e.type IN ('llm_response', 'subagent_call_end') AND e.extra IS NOT NULL"
+_ANSWERING_NODE = ("CASE WHEN e.type = 'llm_response' THEN e.node_id "
+                   "ELSE json_extract(e.content, '$.subagentNodeId') END AS nid")
+
+
+@dataclass(slots=True)
+class RunInfo:
+    id: str
+    workflow_name: str
+    workflow_path: str | None
+    initial_input: str | None
+    status: str
+    started_at: float
+    ended_at: float | None
+    current_node: str | None
+    waiting: bool
+    error: str | None
+    event_count: int = 0
+    #: The variables the run started with (the Start node's, overridden by its arguments); None: none
+    arguments: dict[str, Any] | None = None
+
+    @property
+    def arguments_text(self) -> str:
+        """The arguments as ``topic=…, audience=…`` (values other than text as JSON), or ""."""
+        return ", ".join(f"{k}={v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)}"
+                         for k, v in (self.arguments or {}).items())
+
+    @property
+    def input_summary(self) -> str:
+        """What the run was given: its initial input, else its :attr:`arguments_text`."""
+        return self.initial_input or self.arguments_text
+
+    @property
+    def duration(self) -> float | None:
+        return None if self.ended_at is None else self.ended_at - self.started_at
+
+    @property
+    def fully_recorded(self) -> bool:
+        """False when some of the run's events could not be written (a full disk, ...)."""
+        return not (self.error or "").startswith(NOT_FULLY_RECORDED)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "workflowName": self.workflow_name, "workflowPath": self.workflow_path,
+                "initialInput": self.initial_input, "status": self.status,
+                "startedAt": format_timestamp(self.started_at),
+                "endedAt": format_timestamp(self.ended_at) if self.ended_at else None,
+                "durationSeconds": self.duration, "currentNodeId": self.current_node, "waitingForInput": self.waiting,
+                "error": self.error, "eventCount": self.event_count, "fullyRecorded": self.fully_recorded,
+                "arguments": self.arguments}
+
+
+
+class RunQueries(Database):
+    """The run database's reading side."""
+
+    def _owner(self, run_id: str) -> str:
+        row = self._exec("SELECT owner_pid, owner_host FROM runs WHERE id = ?", (run_id,)).fetchone()
+        return f"{row[0]} on {row[1]}" if row else "?"
+
+
+    _INFO_COLS = ("id, workflow_name, workflow_path, initial_input, status, started_at, ended_at, current_node, "
+                  "waiting, error, arguments")
+
+    def _info(self, row: tuple) -> RunInfo:
+        arguments = None
+        if row[10]:
+            try:
+                arguments = json.loads(row[10])
+            except ValueError:
+                pass
+        run_id, name, path, initial, status, started, ended, current = row[:8]
+        return RunInfo(run_id, name, path, initial, status, started, ended, current, bool(row[8]), row[9],
+                       row[11] if len(row) > 11 else 0, arguments if isinstance(arguments, dict) else None)
+
+    def get_run(self, run_id: str) -> RunInfo | None:
+        row = self._exec(f"SELECT {self._INFO_COLS}, (SELECT count(*) FROM events e WHERE e.run_num = runs.num) "
+                         "FROM runs WHERE id = ?", (run_id,)).fetchone()
+        return self._info(row) if row else None
+
+    def find_run(self, prefix: str) -> RunInfo | None:
+        """A run by its id or a unique prefix of it (as shown in lists)."""
+        exact = self.get_run(prefix)
+        if exact or len(prefix) < 4:
+            return exact
+        ids = self.matching_run_ids(prefix, limit=2)
+        return self.get_run(ids[0]) if len(ids) == 1 else None  # none, or ambiguous (see matching_run_ids)
+
+    def matching_run_ids(self, prefix: str, limit: int = 10) -> list[str]:
+        """The ids of the runs starting with ``prefix`` (at most ``limit``), in id order."""
+        rows = self._exec("SELECT id FROM runs WHERE id LIKE ? ESCAPE '\\' ORDER BY id LIMIT ?",
+                          (prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%", limit)).fetchall()
+        return [r[0] for r in rows]
+
+    def _where(self, workflow: str | None, status: str | None) -> tuple[str, list[Any]]:
+        clauses, params = [], []
+        if workflow:
+            clauses.append("workflow_name = ?")
+            params.append(workflow)
+        if status:
+            clauses.append("status = ?")
+            params.append(status)
+        return (" WHERE " + " AND ".join(clauses)) if clauses else "", params
+
+    def list_runs(self, *, workflow: str | None = None, status: str | None = None, limit: int = 50,
+                  offset: int = 0) -> list[RunInfo]:
+        where, params = self._where(workflow, status)
+        rows = self._exec(f"SELECT {self._INFO_COLS} FROM runs{where} ORDER BY started_at DESC, id LIMIT ? OFFSET ?",
+                          (*params, limit, offset)).fetchall()
+        return [self._info(r) for r in rows]
+
+    def count_runs(self, *, workflow: str | None = None, status: str | None = None) -> int:
+        where, params = self._where(workflow, status)
+        return self._exec(f"SELECT count(*) FROM runs{where}", params).fetchone()[0]
+
+    def event_counts(self, run_ids: Iterable[str]) -> dict[str, int]:
+        """How many events each of these runs has (one query; for a page of a runs list)."""
+        ids = list(dict.fromkeys(run_ids))
+        counts = dict.fromkeys(ids, 0)
+        for i in range(0, len(ids), 500):  # stay far below SQLite's host-parameter limit
+            chunk = ids[i:i + 500]
+            marks = ",".join("?" * len(chunk))
+            for rid, n in self._exec(f"SELECT r.id, count(*) FROM runs r JOIN events e ON e.run_num = r.num "
+                                     f"WHERE r.id IN ({marks}) GROUP BY r.id", chunk).fetchall():
+                counts[rid] = n
+        return counts
+
+    def workflow_names(self) -> list[str]:
+        return [r[0] for r in self._exec("SELECT DISTINCT workflow_name FROM runs ORDER BY workflow_name").fetchall()]
+
+    def workflow_json(self, run_id: str) -> str | None:
+        row = self._exec("SELECT coalesce(w.json, r.workflow_json) FROM runs r "
+                         "LEFT JOIN workflows w ON w.hash = r.workflow_hash WHERE r.id = ?", (run_id,)).fetchone()
+        return row[0] if row else None
+
+    def workflow_of(self, run_id: str) -> Workflow:
+        text = self.workflow_json(run_id)
+        if text is None:
+            raise StoreError(f"There is no run '{run_id}' in the run history.")
+        return parse_workflow(json.loads(text))
+
+    def snapshot_of(self, run_id: str) -> dict[str, Any] | None:
+        row = self._exec("SELECT snapshot FROM runs WHERE id = ?", (run_id,)).fetchone()
+        return json.loads(row[0]) if row and row[0] else None
+
+    def usage_by_node(self, run_ids: Iterable[str]) -> dict[str, dict[str, tuple[int, int]]]:
+        """Tokens each run's nodes reported: ``{run id: {node id: (prompt, completion)}}`` (see
+        :meth:`answers_by_node`)."""
+        return {rid: {nid: (p, c) for nid, (p, c, _model) in nodes.items()}
+                for rid, nodes in self.answers_by_node(run_ids).items()}
+
+    def answers_by_node(self, run_ids: Iterable[str]) -> dict[str, dict[str, tuple[int, int, str | None]]]:
+        """What each run's nodes were answered with: ``{run id: {node id: (prompt tokens,
+        completion tokens, model)}}``, summed over the node's responses and the calls made to it
+        as a subagent; ``model`` is the one that answered (costs are priced by it,
+        ``engine.run.costs.price_of``), None when the responses did not say. One query per 500 runs."""
+        ids = list(dict.fromkeys(run_ids))
+        out: dict[str, dict[str, tuple[int, int, str | None]]] = {rid: {} for rid in ids}
+        for i in range(0, len(ids), 500):
+            chunk = ids[i:i + 500]
+            marks = ",".join("?" * len(chunk))
+            rows = self._exec(f"SELECT r.id, {_ANSWERING_NODE}, "
+                              "sum(coalesce(json_extract(e.extra, '$.usage.prompt_tokens'), 0)), "
+                              "sum(coalesce(json_extract(e.extra, '$.usage.completion_tokens'), 0)), "
+                              "max(json_extract(e.extra, '$.model')) "
+                              "FROM runs r JOIN events e ON e.run_num = r.num "
+                              f"WHERE r.id IN ({marks}) AND {_ANSWERS} GROUP BY r.id, nid", chunk).fetchall()
+            for rid, nid, p, c, model in rows:
+                out[rid][nid] = (int(p or 0), int(c or 0), model if isinstance(model, str) and model else None)
+        return out
+
+
+    def last_run_of(self, *, workflow_path: str | None = None, workflow_name: str | None = None) -> str | None:
+        """The newest run of a document (by its file path, else by the workflow's name)."""
+        if workflow_path:
+            row = self._exec("SELECT id FROM runs WHERE workflow_path = ? ORDER BY started_at DESC LIMIT 1",
+                             (workflow_path,)).fetchone()
+            if row:
+                return row[0]
+        if workflow_name:
+            row = self._exec("SELECT id FROM runs WHERE workflow_name = ? ORDER BY started_at DESC LIMIT 1",
+                             (workflow_name,)).fetchone()
+            if row:
+                return row[0]
+        return None
+
+    def next_seq(self, run_id: str) -> int:
+        row = self._exec("SELECT MAX(seq) FROM events WHERE run_num = (SELECT num FROM runs WHERE id = ?)",
+                         (run_id,)).fetchone()
+        return 0 if row[0] is None else row[0] + 1
+
+    def events(self, run_id: str, *, offset: int = 0, limit: int = -1) -> list[RunEvent]:
+        rows = self._exec("SELECT timestamp, node_id, type, content, extra FROM events "
+                          "WHERE run_num = (SELECT num FROM runs WHERE id = ?) "
+                          "ORDER BY seq LIMIT ? OFFSET ?", (run_id, limit, offset)).fetchall()
+        return [RunEvent.from_stored(n, t, c, ts, x) for ts, n, t, c, x in rows]
+
+    def iter_events(self, run_id: str, batch: int = 2000) -> Iterator[RunEvent]:
+        offset = 0
+        while True:
+            chunk = self.events(run_id, offset=offset, limit=batch)
+            yield from chunk
+            if len(chunk) < batch:
+                return
+            offset += batch
+
+    def export_jsonl(self, run_id: str) -> Iterator[str]:
+        for e in self.iter_events(run_id):
+            yield e.to_json()
