@@ -22,11 +22,13 @@ import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from engine.files import atomic_write_text
 from engine.llm.base import ProviderConfigError
+from engine.resources import read_resource_text, resource
 
 __all__ = [
     "ModelInfo", "ProviderInfo", "HttpSettings", "Settings", "config_dir", "settings_path", "load_catalogue",
@@ -121,8 +123,6 @@ def settings_path() -> Path:
 
 @lru_cache(maxsize=1)
 def load_catalogue() -> tuple[list[ProviderInfo], WebSearchSettings]:
-    from engine.resources import read_resource_text, resource
-
     try:
         raw = json.loads(read_resource_text("providers.json"))
         infos = [ProviderInfo.model_validate(p) for p in raw.get("providers", [])]
@@ -209,8 +209,6 @@ def reasoning_efforts(model: str, settings: Settings | None = None) -> list[str]
 def save_settings(settings: Settings) -> Path:
     """Write the user's settings file atomically. It never holds an API key: keys live in
     the environment or the OS keyring only (any ``api_key``-like entry is refused)."""
-    from engine.graph.model import atomic_write_text
-
     for pid, override in settings.providers.items():
         if any("key" in k.lower() and k != "api_key_env" for k in override):
             raise ProviderConfigError(f"Provider '{pid}': API keys are not written to the settings file; "
@@ -321,8 +319,6 @@ def split_url_credentials(url: str) -> tuple[str, tuple[str, str] | None]:
     Credentials in a base URL are sent as HTTP Basic auth; the URL shown in messages,
     logs, snapshots and the run store is the one without them.
     """
-    from urllib.parse import unquote, urlsplit, urlunsplit
-
     try:
         parts = urlsplit(url)
     except ValueError:

@@ -1,6 +1,10 @@
 """The node kinds: one :class:`NodeSpec` per kind, looked up by the node's ``type``.
 
-Built-in kinds (``start``, ``agent``, ``if``, ``approval``, ``join``, ``loop``) are registered at import.
+Built-in kinds are named, not imported: :data:`BUILTINS` maps each ``type`` to the spec that
+implements it by qualified name (``"engine.nodes.agent:SPEC"``), as Orange's widget descriptions
+name their classes. They are loaded together on first need (the first lookup, or the first
+workflow node built), so this registry, and the model that finds a node's data class through
+it, import no kind module: a kind may import the model, templates or the library freely.
 Other packages add kinds through the entry-point group ``flowdesk.nodes``: each entry
 point names a spec (an instance or a ``NodeSpec`` subclass) or a list of them. Plug-ins
 are loaded once, lazily: the first time a kind that is not built in is looked up, or the
@@ -20,23 +24,51 @@ Registry API (what the model, validation, the runtime and the editor use):
 from __future__ import annotations
 
 import logging
+from importlib import import_module
 from typing import Any
 
-from engine.nodes.base import (COMMON_HANDLE_LABELS, DEFAULT_MAX_RETRIES, DEFAULT_RETRY_DELAY_MS, ERROR_HANDLE, ERROR_MODES,
-                   NodeData, NodeError, NodeOutcome, NodeSpec, PaletteEntry, PauseRequest, PolicyData, RunContext,
-                   as_text, fill_prompt)
+from engine.nodes.base import (
+    COMMON_HANDLE_LABELS,
+    DEFAULT_MAX_RETRIES,
+    DEFAULT_RETRY_DELAY_MS,
+    ERROR_HANDLE,
+    ERROR_MODES,
+    NodeData,
+    NodeError,
+    NodeOutcome,
+    NodeSpec,
+    PaletteEntry,
+    PauseRequest,
+    PolicyData,
+    RunContext,
+    as_text,
+    fill_prompt,
+)
 
 __all__ = ["NodeSpec", "NodeData", "NodeError", "NodeOutcome", "PauseRequest", "PaletteEntry", "RunContext",
            "spec_for", "node_specs", "register_node_spec", "unregister_node_spec", "palette_entries", "load_plugins",
-           "ENTRY_POINT_GROUP", "BUILTIN_KINDS", "as_text", "fill_prompt", "COMMON_HANDLE_LABELS", "PolicyData",
+           "ENTRY_POINT_GROUP", "BUILTIN_KINDS", "BUILTINS", "load_builtins", "as_text", "fill_prompt", "COMMON_HANDLE_LABELS", "PolicyData",
            "ERROR_MODES", "DEFAULT_MAX_RETRIES", "DEFAULT_RETRY_DELAY_MS", "ERROR_HANDLE"]
 
 ENTRY_POINT_GROUP = "flowdesk.nodes"
 log = logging.getLogger("flowdesk.nodes")
 
+#: The built-in kinds, in palette order: ``type`` -> ``"module:attribute"`` of its spec (or list
+#: of specs, for a module that holds several kinds).
+BUILTINS: dict[str, str] = {
+    "start": "engine.nodes.start:SPEC", "agent": "engine.nodes.agent:SPEC", "if": "engine.nodes.if_:SPEC",
+    "approval": "engine.nodes.approval:SPEC", "join": "engine.nodes.join:SPEC", "loop": "engine.nodes.loop:SPEC",
+    "http": "engine.nodes.web:HTTP_SPEC", "fetch": "engine.nodes.web:FETCH_SPEC",
+    "flow": "engine.nodes.flow:FLOW_SPEC", "action": "engine.nodes.flow:ACTION_SPEC",
+    "script": "engine.nodes.script:SPEC",
+}
+BUILTIN_KINDS = tuple(BUILTINS)
+
 # kind -> spec. Read directly (one dict lookup) on hot paths: Node data validation, the
-# runtime's step, validation's pass over the nodes.
+# runtime's step, validation's pass over the nodes. Holds the built-ins once
+# :func:`load_builtins` ran (every lookup function below runs it first).
 SPECS: dict[str, NodeSpec] = {}
+_builtins_loaded = False
 _plugins_loaded = False
 _plugin_warnings: list[str] = []
 
@@ -63,6 +95,8 @@ def _prepare(spec: Any) -> NodeSpec:
 def register_node_spec(spec: NodeSpec | type[NodeSpec], *, replace: bool = False) -> NodeSpec:
     """Add a kind. Raises ValueError when the kind is taken (unless ``replace``), TypeError for a non-spec."""
     spec = _prepare(spec)
+    if not _builtins_loaded:
+        load_builtins()
     if spec.kind in SPECS and not replace:
         raise ValueError(f"the node kind '{spec.kind}' is already registered")
     SPECS[spec.kind] = spec
@@ -78,6 +112,9 @@ def unregister_node_spec(kind: str) -> None:
 def spec_for(kind: str) -> NodeSpec | None:
     """The spec of ``kind``; loads the plug-ins the first time a kind is not built in."""
     spec = SPECS.get(kind)
+    if spec is None and not _builtins_loaded:
+        load_builtins()
+        spec = SPECS.get(kind)
     if spec is None and not _plugins_loaded:
         load_plugins()
         spec = SPECS.get(kind)
@@ -89,6 +126,26 @@ def node_specs() -> dict[str, NodeSpec]:
     if not _plugins_loaded:
         load_plugins()
     return dict(SPECS)
+
+
+def load_builtins() -> dict[str, NodeSpec]:
+    """Import and register the built-in kinds named in :data:`BUILTINS` (once); returns the registry."""
+    global _builtins_loaded
+    if not _builtins_loaded:
+        _builtins_loaded = True
+        loaded: dict[str, NodeSpec] = {}
+        for kind, target in BUILTINS.items():
+            module, _, attr = target.partition(":")
+            spec = _prepare(getattr(import_module(module), attr))
+            if spec.kind != kind:
+                raise ValueError(f"{target} is the spec of '{spec.kind}', not of '{kind}'")
+            loaded[kind] = spec
+        # built-ins first (palette order), then whatever was registered before they loaded
+        others = {k: v for k, v in SPECS.items() if k not in loaded}
+        SPECS.clear()
+        SPECS.update(loaded)
+        SPECS.update(others)
+    return SPECS
 
 
 def palette_entries() -> list[PaletteEntry]:
@@ -106,7 +163,11 @@ def load_plugins(*, reload: bool = False) -> list[str]:
     global _plugins_loaded
     if _plugins_loaded and not reload:
         return list(_plugin_warnings)
+    if not _builtins_loaded:
+        load_builtins()
     _plugins_loaded = True
+    # importlib.metadata (~25 ms) is loaded only when plug-ins are: not to edit or validate a
+    # workflow of built-in kinds. A standard-library module: no cycle can run through it.
     from importlib.metadata import entry_points
 
     try:
@@ -143,17 +204,3 @@ def load_plugins(*, reload: bool = False) -> list[str]:
 def _warn(text: str) -> None:
     _plugin_warnings.append(text)
     log.warning("%s", text)
-
-
-def _register_builtins() -> None:
-    from engine.nodes import agent, approval, flow, if_, join, loop, script, start, web
-
-    for module in (start, agent, if_, approval, join, loop):
-        register_node_spec(module.SPEC)
-    for spec in (*web.SPECS, *flow.SPECS):
-        register_node_spec(spec)
-    register_node_spec(script.SPEC)
-
-
-_register_builtins()
-BUILTIN_KINDS = tuple(SPECS)
