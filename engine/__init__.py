@@ -44,8 +44,7 @@ if TYPE_CHECKING:
                                        handle_label, trigger_issues, validate)
     from engine.graph.variables import VariableError, coerce_variable, parse_var_argument, run_variables
     from engine.llm import (AgentInvocation, EchoProvider, LLMError, LLMProvider, LLMResult, ProviderConfigError,
-                            ProviderContext, SubagentSpec, available_providers, check_provider, make_resolver,
-                            web_search_available)
+                            ProviderContext, SubagentSpec, web_search_available)
     from engine.llm.base import FlowToolSpec
     from engine.llm.config import (DEFAULT_EFFORTS, ModelInfo, ProviderInfo, Settings, config_dir, is_local_url,
                                    key_source, load_settings, model_choices, reasoning_efforts, save_settings,
@@ -53,7 +52,8 @@ if TYPE_CHECKING:
     from engine.llm.config import providers as provider_catalogue
     from engine.llm.discovery import (FoundKey, FoundServer, ProviderSurvey, default_provider_problem,
                                       local_install_command, needs_default_provider, remember_choice, survey)
-    from engine.llm.registry import NoProviderConfigured, default_provider, provider_models
+    from engine.llm.registry import (NoProviderConfigured, available_providers, check_provider, default_provider,
+                                     make_resolver, provider_models)
     from engine.nodes import (DEFAULT_MAX_RETRIES, DEFAULT_RETRY_DELAY_MS, ERROR_HANDLE, ERROR_MODES, NodeError,
                               NodeOutcome, NodeSpec, PaletteEntry, PauseRequest, PolicyData, RunContext, load_plugins,
                               node_specs, palette_entries, register_node_spec, spec_for, unregister_node_spec)
@@ -95,8 +95,8 @@ _LAZY: dict[str, tuple[str, str]] = {
     "AgentInvocation": ("llm", "AgentInvocation"), "EchoProvider": ("llm", "EchoProvider"),
     "LLMError": ("llm", "LLMError"), "LLMProvider": ("llm", "LLMProvider"), "LLMResult": ("llm", "LLMResult"),
     "ProviderConfigError": ("llm", "ProviderConfigError"), "ProviderContext": ("llm", "ProviderContext"),
-    "SubagentSpec": ("llm", "SubagentSpec"), "available_providers": ("llm", "available_providers"),
-    "check_provider": ("llm", "check_provider"), "make_resolver": ("llm", "make_resolver"),
+    "SubagentSpec": ("llm", "SubagentSpec"), "available_providers": ("llm.registry", "available_providers"),
+    "check_provider": ("llm.registry", "check_provider"), "make_resolver": ("llm.registry", "make_resolver"),
     "web_search_available": ("llm", "web_search_available"),
     "DEFAULT_EFFORTS": ("llm.config", "DEFAULT_EFFORTS"), "ModelInfo": ("llm.config", "ModelInfo"),
     "ProviderInfo": ("llm.config", "ProviderInfo"), "Settings": ("llm.config", "Settings"),

@@ -232,7 +232,7 @@ LEGACY_HANDLES = {"true": "condition-0"}
 
 def current_handle(handle: str) -> str:
     """``handle`` under its current name (``true`` -> ``condition-0``; others unchanged)."""
-    return LEGACY_HANDLES.get(handle, handle)
+    return LEGACY_HANDLES.get(handle, handle) if handle.__class__ is str else handle
 
 
 def new_id(prefix: str = "node", taken: set[str] | dict[str, Any] | None = None) -> str:
@@ -290,8 +290,9 @@ def _normalise_legacy(raw: dict[str, Any]) -> tuple[dict[str, Any], list[int], l
     for i, conn in enumerate(raw["connections"]):
         if dropped and (str(conn.get("source")) in dropped or str(conn.get("target")) in dropped):
             continue
-        if conn.get("sourceHandle") in LEGACY_HANDLES and str(conn.get("source")) in if_ids:
-            conn = {**conn, "sourceHandle": LEGACY_HANDLES[conn["sourceHandle"]]}
+        handle = conn.get("sourceHandle")
+        if isinstance(handle, str) and handle in LEGACY_HANDLES and str(conn.get("source")) in if_ids:
+            conn = {**conn, "sourceHandle": LEGACY_HANDLES[handle]}
         connections.append(conn)
         conn_origin.append(i)
     return {**raw, "nodes": nodes, "connections": connections}, node_origin, conn_origin
