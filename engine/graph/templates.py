@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Literal
 
-from engine.llm.config import _keyring_lookup
+from engine.keys import keyring_lookup
 
 __all__ = [
     "TemplateReference", "TemplateScope", "ResolvedTemplate", "TemplateCompletion", "TEMPLATE_BUILTINS", "SECRET_MASK",
@@ -197,7 +197,7 @@ def secret_lookup(name: str) -> str | None:
     if value.strip():
         return value
 
-    return _keyring_lookup(name)
+    return keyring_lookup(name)
 
 
 @dataclass(slots=True)

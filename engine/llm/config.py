@@ -27,6 +27,8 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from engine.files import atomic_write_text
+from engine.keys import KEYRING_SERVICE
+from engine.keys import keyring_lookup as _keyring_lookup
 from engine.llm.base import ProviderConfigError
 from engine.resources import read_resource_text, resource
 
@@ -39,7 +41,6 @@ __all__ = [
 
 log = logging.getLogger("flowdesk.llm")
 
-KEYRING_SERVICE = "flowdesk"
 
 
 class ModelInfo(BaseModel):
@@ -228,21 +229,6 @@ def key_source(info: ProviderInfo) -> str:
 
 def provider_info(pid: str, settings: Settings | None = None) -> ProviderInfo | None:
     return providers(settings).get(pid)
-
-
-def _keyring_lookup(user: str) -> str | None:
-    # Tests run with FLOWDESK_TESTING set: never read the developer's real keyring then,
-    # unless a test opts in (FLOWDESK_KEYRING=1) with a fake backend.
-    if os.environ.get("FLOWDESK_TESTING") and os.environ.get("FLOWDESK_KEYRING") != "1":
-        return None
-    try:
-        import keyring
-
-        value = keyring.get_password(KEYRING_SERVICE, user)
-    except Exception as err:  # no backend, locked, D-Bus missing...: no key
-        log.debug("no key from the OS keyring for %s (%s)", user, type(err).__name__)
-        return None
-    return value or None
 
 
 def store_api_key(provider_id: str, key: str) -> None:

@@ -2,9 +2,10 @@
 
 Built-in kinds are named, not imported: :data:`BUILTINS` maps each ``type`` to the spec that
 implements it by qualified name (``"engine.nodes.agent:SPEC"``), as Orange's widget descriptions
-name their classes. They are loaded together on first need (the first lookup, or the first
-workflow node built), so this registry, and the model that finds a node's data class through
-it, import no kind module: a kind may import the model, templates or the library freely.
+name their classes. A kind's module is imported on the first lookup of that kind (a workflow
+of start and agent nodes never loads the http kind's client), all of them when the whole list
+is asked for. So this registry, and the model that finds a node's data class through it,
+import no kind module: a kind may import the model, templates or the library freely.
 Other packages add kinds through the entry-point group ``flowdesk.nodes``: each entry
 point names a spec (an instance or a ``NodeSpec`` subclass) or a list of them. Plug-ins
 are loaded once, lazily: the first time a kind that is not built in is looked up, or the
@@ -65,8 +66,9 @@ BUILTINS: dict[str, str] = {
 BUILTIN_KINDS = tuple(BUILTINS)
 
 # kind -> spec. Read directly (one dict lookup) on hot paths: Node data validation, the
-# runtime's step, validation's pass over the nodes. Holds the built-ins once
-# :func:`load_builtins` ran (every lookup function below runs it first).
+# runtime's step, validation's pass over the nodes; a miss goes to spec_for, which loads the
+# kind. Holds every built-in once :func:`load_builtins` ran (node_specs and the plug-in loader
+# run it).
 SPECS: dict[str, NodeSpec] = {}
 _builtins_loaded = False
 _plugins_loaded = False
@@ -95,9 +97,7 @@ def _prepare(spec: Any) -> NodeSpec:
 def register_node_spec(spec: NodeSpec | type[NodeSpec], *, replace: bool = False) -> NodeSpec:
     """Add a kind. Raises ValueError when the kind is taken (unless ``replace``), TypeError for a non-spec."""
     spec = _prepare(spec)
-    if not _builtins_loaded:
-        load_builtins()
-    if spec.kind in SPECS and not replace:
+    if (spec.kind in SPECS or spec.kind in BUILTINS) and not replace:
         raise ValueError(f"the node kind '{spec.kind}' is already registered")
     SPECS[spec.kind] = spec
     return spec
@@ -112,9 +112,8 @@ def unregister_node_spec(kind: str) -> None:
 def spec_for(kind: str) -> NodeSpec | None:
     """The spec of ``kind``; loads the plug-ins the first time a kind is not built in."""
     spec = SPECS.get(kind)
-    if spec is None and not _builtins_loaded:
-        load_builtins()
-        spec = SPECS.get(kind)
+    if spec is None and kind in BUILTINS:
+        spec = _load_builtin(kind)
     if spec is None and not _plugins_loaded:
         load_plugins()
         spec = SPECS.get(kind)
@@ -128,23 +127,29 @@ def node_specs() -> dict[str, NodeSpec]:
     return dict(SPECS)
 
 
+def _load_builtin(kind: str) -> NodeSpec:
+    """Import the module of the built-in ``kind`` (named in :data:`BUILTINS`) and register its spec;
+    a spec registered for that kind in code before (``replace=True``) is kept."""
+    module, _, attr = BUILTINS[kind].partition(":")
+    spec = _prepare(getattr(import_module(module), attr))
+    if spec.kind != kind:
+        raise ValueError(f"{BUILTINS[kind]} is the spec of '{spec.kind}', not of '{kind}'")
+    return SPECS.setdefault(kind, spec)
+
+
 def load_builtins() -> dict[str, NodeSpec]:
-    """Import and register the built-in kinds named in :data:`BUILTINS` (once); returns the registry."""
+    """Every built-in kind loaded (a lookup loads only its own), built-ins first in
+    :data:`BUILTINS` order; returns the registry."""
     global _builtins_loaded
     if not _builtins_loaded:
         _builtins_loaded = True
-        loaded: dict[str, NodeSpec] = {}
-        for kind, target in BUILTINS.items():
-            module, _, attr = target.partition(":")
-            spec = _prepare(getattr(import_module(module), attr))
-            if spec.kind != kind:
-                raise ValueError(f"{target} is the spec of '{spec.kind}', not of '{kind}'")
-            loaded[kind] = spec
-        # built-ins first (palette order), then whatever was registered before they loaded
-        others = {k: v for k, v in SPECS.items() if k not in loaded}
+        for kind in BUILTINS:
+            if kind not in SPECS:
+                _load_builtin(kind)
+        ordered = {kind: SPECS[kind] for kind in BUILTINS}
+        ordered.update(SPECS)
         SPECS.clear()
-        SPECS.update(loaded)
-        SPECS.update(others)
+        SPECS.update(ordered)
     return SPECS
 
 
