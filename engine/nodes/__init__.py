@@ -19,7 +19,8 @@ Registry API (what the model, validation, the runtime and the editor use):
 * ``register_node_spec(spec, *, replace=False) -> NodeSpec``: add a kind in code;
 * ``unregister_node_spec(kind)``: take a registered kind out again (tests, plug-in reload);
 * ``palette_entries() -> list[PaletteEntry]``: what the editor's palette lists, in order;
-* ``load_plugins(*, reload=False) -> list[str]``: load the entry points now; warnings as text.
+* ``load_plugins(*, reload=False) -> list[str]``: load the entry points now; warnings as text;
+* ``load_builtins() -> dict[str, NodeSpec]``: import every built-in kind now.
 """
 
 from __future__ import annotations

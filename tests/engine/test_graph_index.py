@@ -14,7 +14,6 @@ import subprocess
 import sys
 
 from engine import Connection, GraphIndex, Node, validate
-
 from tests.engine.test_validate import agent, flow, if_node, link, start, sub
 
 
@@ -60,7 +59,8 @@ def test_copies_do_not_share_the_index() -> None:
 
 def test_the_views_the_runtime_and_the_reducer_read() -> None:
     index = GraphIndex.of(_wf())
-    assert index.steps_out == {"s": (("output", "i"),), "i": (("condition-0", "a"), ("condition-1", "b"), ("false", "a")),
+    assert index.steps_out == {"s": (("output", "i"),),
+                               "i": (("condition-0", "a"), ("condition-1", "b"), ("false", "a")),
                                "a": (("output", "b"),)}
     assert index.links_by_handle[("i", "condition-1")] == (("i", "condition-1", "b"),)
     assert index.links_into["a"] == (("i", "condition-0", "a"), ("i", "false", "a"))
@@ -74,3 +74,15 @@ def test_importing_the_engine_loads_no_submodule() -> None:
     code = "import sys, engine; print(sorted(m for m in sys.modules if m.startswith('engine')))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "['engine', 'engine.errors']"
+
+
+def test_the_model_loads_a_kind_only_when_a_node_of_it_is_read() -> None:
+    """The registry names the built-in kinds; the model finds a data class through it."""
+    code = ("import sys, engine.graph.model as m\n"
+            "kinds = lambda: sorted(k for k in sys.modules\n"
+            "                       if k.startswith('engine.nodes.') and k != 'engine.nodes.base')\n"
+            "print(kinds())\n"
+            "m.parse_workflow({'nodes': [{'id': 's', 'type': 'start'}], 'connections': []})\n"
+            "print(kinds())")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split("\n")
+    assert out[:2] == ["[]", "['engine.nodes.start']"]
