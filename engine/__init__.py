@@ -9,74 +9,216 @@ submodules (``engine.graph.model``, ``engine.store``, ``engine.llm.config``, ``e
 are private: their names may move between them without notice. Every error the engine
 raises on purpose derives from :class:`FlowdeskError`.
 
-The run store and the command line are loaded on first use (``sqlite3`` and ``argparse``
-are not needed to edit or validate a workflow), so importing the engine stays cheap.
+Every public name is loaded on first use (:data:`_LAZY` maps it to its private module, read
+by the module's ``__getattr__``), so ``import engine`` costs almost nothing and a command
+loads only what it uses: ``flowdesk --version`` no model, ``validate`` no store or runtime.
+The imports under ``TYPE_CHECKING`` give type checkers and readers the same names.
 """
 
 from typing import TYPE_CHECKING, Any
 
 from engine.errors import FlowdeskError
-from engine.run.events import (FLOW_CALL_FIELDS, FLOW_CALL_TYPES, SUBAGENT_CALL_TYPES, SUBAGENT_FIELDS, SYSTEM_NODE, EventType,
-                     RunEvent, RunStatus, format_duration)
-from engine.llm.base import FlowToolSpec
-from engine.llm import (AgentInvocation, EchoProvider, LLMError, LLMProvider, LLMResult, ProviderConfigError, ProviderContext,
-                  SubagentSpec, available_providers, check_provider, make_resolver, web_search_available)
-from engine.llm.config import (DEFAULT_EFFORTS, ModelInfo, ProviderInfo, Settings, config_dir, is_local_url, key_source,
-                         load_settings, model_choices, reasoning_efforts, save_settings, settings_path, store_api_key)
-from engine.llm.config import providers as provider_catalogue
-from engine.llm.discovery import (FoundKey, FoundServer, ProviderSurvey, default_provider_problem, local_install_command,
-                            needs_default_provider, remember_choice, survey)
-from engine.llm.registry import NoProviderConfigured, default_provider, provider_models
-from engine.graph.model import (NODE_TYPES, AgentData, AgentTools, ApprovalData, Condition, Connection, IfData, Node, NodeData,
-                    StartData, Workflow, WorkflowLoadError, accepts_input, atomic_write_text, dumps_workflow,
-                    load_workflow, loads_workflow, new_id, parse_workflow, save_workflow, source_handles,
-                    workflow_to_dict)
-from engine.nodes import (DEFAULT_MAX_RETRIES, DEFAULT_RETRY_DELAY_MS, ERROR_HANDLE, ERROR_MODES, NodeError, NodeOutcome,
-                    NodeSpec, PaletteEntry, PauseRequest, PolicyData, RunContext, load_plugins, node_specs,
-                    palette_entries, register_node_spec, spec_for, unregister_node_spec)
-from engine.nodes.join import JoinData
-from engine.nodes.loop import DEFAULT_MAX_ITERATIONS, LoopData
-from engine.nodes.start import VARIABLE_TYPES, Variable
-from engine.graph.variables import VariableError, coerce_variable, parse_var_argument, run_variables
-from engine.resources import flowdesk_version, read_resource_text, resource_path, sample_paths
-from engine.run.state import NODE_STATES, NodeDetails, RunState, SubagentCall
-from engine.run.rerun import RecordedExecution, execution_key
-from engine.run.timeline import Span, Timeline
-from engine.run.costs import format_cost, model_prices, run_costs, stored_run_costs, usage_cost
-from engine.flows.repair import RepairError, RepairProposal, apply_repair, failed_node, parse_repair, propose_repair
-from engine.run.diff import diff_runs, diff_states, diff_workflows, run_usage, word_diff
-from engine.run.scheduler import DEFAULT_MAX_VISITS, NodeRecord, Run, RunStateError, as_text, normalise_decision
-from engine.graph.validate import ConnectionCheck, GraphIndex, Issue, Severity, check_connection, errors_only, handle_label, validate
-from engine.graph.templates import (SECRET_MASK, TEMPLATE_BUILTINS, ResolvedTemplate, TemplateCompletion, TemplateReference,
-                        TemplateScope, find_references, mask_secrets, reference_first_name, render_template_value,
-                        resolve_templates, resolve_templates_masked, secret_lookup, template_completion,
-                        unknown_references, walk_references)
-from engine.flows.grammar import (TriggerCaptureKind, TriggerMatch, TriggerPattern, TriggerPatternError, all_trigger_matches,
-                      best_trigger_match, compile_trigger, generate_trigger_example, trigger_words)
-from engine.nodes.http_request import (HttpRequestSpec, HttpResult, HttpStatusError, InvalidRequestError, RedirectError,
-                           RequestFailedError, ResponseTooLargeError, UrlNotAllowedError, WebRequestError,
-                           looks_like_literal_credential, mask_url, send_request)
-from engine.nodes.web_fetch import FetchResult, FetchSpec, SelectorNotFoundError, UnsupportedContentError, fetch_page
-from engine.nodes.web import FetchData, HttpData, KeyValueRow, send_test_request
-from engine.nodes.flow import ActionData, FlowData, new_flow_for_action
-from engine.flows.importers import (FLOW_FORMATS, ExportRefused, ImportRefused, ImportResult, detect_flow_format,
-                        export_anythingllm, import_flow, load_any_workflow)
-from engine.graph.validate import trigger_issues
-from engine.flows.dispatch import (FlowChoice, NoFlowMatches, apply_arguments, ask_model_for_flow, match_sentence, parse_routing_answer,
-                       routable_flows, routing_schema)
-from engine.flows.library import (FlowLibrary, FlowParameter, LibraryError, LibraryFlow, default_library, flow_parameters,
-                      library_dir, set_default_library, workflow_can_pause)
 
 if TYPE_CHECKING:
     from engine.cli import COMMANDS as CLI_COMMANDS
     from engine.cli import main as cli_main
+    from engine.flows.dispatch import (FlowChoice, NoFlowMatches, apply_arguments, ask_model_for_flow, match_sentence,
+                                       parse_routing_answer, routable_flows, routing_schema)
+    from engine.flows.grammar import (TriggerCaptureKind, TriggerMatch, TriggerPattern, TriggerPatternError,
+                                      all_trigger_matches, best_trigger_match, compile_trigger,
+                                      generate_trigger_example, trigger_words)
+    from engine.flows.importers import (FLOW_FORMATS, ExportRefused, ImportRefused, ImportResult, detect_flow_format,
+                                        export_anythingllm, import_flow, load_any_workflow)
+    from engine.flows.library import (FlowLibrary, FlowParameter, LibraryError, LibraryFlow, default_library,
+                                      flow_parameters, library_dir, set_default_library, workflow_can_pause)
+    from engine.flows.repair import RepairError, RepairProposal, apply_repair, failed_node, parse_repair, propose_repair
+    from engine.graph.model import (NODE_TYPES, Connection, Node, NodeData, Workflow, WorkflowLoadError, accepts_input,
+                                    atomic_write_text, dumps_workflow, load_workflow, loads_workflow, new_id,
+                                    parse_workflow, save_workflow, source_handles, workflow_to_dict)
+    from engine.graph.templates import (SECRET_MASK, TEMPLATE_BUILTINS, ResolvedTemplate, TemplateCompletion,
+                                        TemplateReference, TemplateScope, find_references, mask_secrets,
+                                        reference_first_name, render_template_value, resolve_templates,
+                                        resolve_templates_masked, secret_lookup, template_completion,
+                                        unknown_references, walk_references)
+    from engine.graph.validate import (ConnectionCheck, GraphIndex, Issue, Severity, check_connection, errors_only,
+                                       handle_label, trigger_issues, validate)
+    from engine.graph.variables import VariableError, coerce_variable, parse_var_argument, run_variables
+    from engine.llm import (AgentInvocation, EchoProvider, LLMError, LLMProvider, LLMResult, ProviderConfigError,
+                            ProviderContext, SubagentSpec, web_search_available)
+    from engine.llm.base import FlowToolSpec
+    from engine.llm.config import (DEFAULT_EFFORTS, ModelInfo, ProviderInfo, Settings, config_dir, is_local_url,
+                                   key_source, load_settings, model_choices, reasoning_efforts, save_settings,
+                                   settings_path, store_api_key)
+    from engine.llm.config import providers as provider_catalogue
+    from engine.llm.discovery import (FoundKey, FoundServer, ProviderSurvey, default_provider_problem,
+                                      local_install_command, needs_default_provider, remember_choice, survey)
+    from engine.llm.registry import (NoProviderConfigured, available_providers, check_provider, default_provider,
+                                     make_resolver, provider_models)
+    from engine.nodes import (DEFAULT_MAX_RETRIES, DEFAULT_RETRY_DELAY_MS, ERROR_HANDLE, ERROR_MODES, NodeError,
+                              NodeOutcome, NodeSpec, PaletteEntry, PauseRequest, PolicyData, RunContext, load_plugins,
+                              node_specs, palette_entries, register_node_spec, spec_for, unregister_node_spec)
+    from engine.nodes.agent import AgentData, AgentTools
+    from engine.nodes.approval import ApprovalData
+    from engine.nodes.flow import ActionData, FlowData, new_flow_for_action
+    from engine.nodes.http_request import (HttpRequestSpec, HttpResult, HttpStatusError, InvalidRequestError,
+                                           RedirectError, RequestFailedError, ResponseTooLargeError, UrlNotAllowedError,
+                                           WebRequestError, looks_like_literal_credential, mask_url, send_request)
+    from engine.nodes.if_ import Condition, IfData
+    from engine.nodes.join import JoinData
+    from engine.nodes.loop import DEFAULT_MAX_ITERATIONS, LoopData
+    from engine.nodes.start import VARIABLE_TYPES, StartData, Variable
+    from engine.nodes.web import FetchData, HttpData, KeyValueRow, send_test_request
+    from engine.nodes.web_fetch import (FetchResult, FetchSpec, SelectorNotFoundError, UnsupportedContentError,
+                                        fetch_page)
+    from engine.resources import flowdesk_version, read_resource_text, resource_path, sample_paths
+    from engine.run.costs import format_cost, model_prices, run_costs, stored_run_costs, usage_cost
+    from engine.run.diff import diff_runs, diff_states, diff_workflows, run_usage, word_diff
+    from engine.run.events import (FLOW_CALL_FIELDS, FLOW_CALL_TYPES, SUBAGENT_CALL_TYPES, SUBAGENT_FIELDS, SYSTEM_NODE,
+                                   EventType, RunEvent, RunStatus, format_duration)
+    from engine.run.rerun import RecordedExecution, execution_key
+    from engine.run.scheduler import DEFAULT_MAX_VISITS, NodeRecord, Run, RunStateError, as_text, normalise_decision
+    from engine.run.state import NODE_STATES, NodeDetails, RunState, SubagentCall
+    from engine.run.timeline import Span, Timeline
+    from engine.store import (AlreadyImported, RunInfo, RunRecorder, RunStore, StoreError, agentflow_record, data_dir,
+                              run_from_agentflow_record)
     from engine.temporal import TemporalUnavailable
     from engine.temporal.remote import RemoteRun
-    from engine.store import (AlreadyImported, RunInfo, RunRecorder, RunStore, StoreError, agentflow_record, data_dir,
-                        run_from_agentflow_record)
 
 # Public name -> (private module, name there), imported on first access.
-_LAZY = {
+_LAZY: dict[str, tuple[str, str]] = {
+    "FLOW_CALL_FIELDS": ("run.events", "FLOW_CALL_FIELDS"), "FLOW_CALL_TYPES": ("run.events", "FLOW_CALL_TYPES"),
+    "SUBAGENT_CALL_TYPES": ("run.events", "SUBAGENT_CALL_TYPES"), "SUBAGENT_FIELDS": ("run.events", "SUBAGENT_FIELDS"),
+    "SYSTEM_NODE": ("run.events", "SYSTEM_NODE"), "EventType": ("run.events", "EventType"),
+    "RunEvent": ("run.events", "RunEvent"), "RunStatus": ("run.events", "RunStatus"),
+    "format_duration": ("run.events", "format_duration"),
+    "FlowToolSpec": ("llm.base", "FlowToolSpec"),
+    "AgentInvocation": ("llm", "AgentInvocation"), "EchoProvider": ("llm", "EchoProvider"),
+    "LLMError": ("llm", "LLMError"), "LLMProvider": ("llm", "LLMProvider"), "LLMResult": ("llm", "LLMResult"),
+    "ProviderConfigError": ("llm", "ProviderConfigError"), "ProviderContext": ("llm", "ProviderContext"),
+    "SubagentSpec": ("llm", "SubagentSpec"), "available_providers": ("llm.registry", "available_providers"),
+    "check_provider": ("llm.registry", "check_provider"), "make_resolver": ("llm.registry", "make_resolver"),
+    "web_search_available": ("llm", "web_search_available"),
+    "DEFAULT_EFFORTS": ("llm.config", "DEFAULT_EFFORTS"), "ModelInfo": ("llm.config", "ModelInfo"),
+    "ProviderInfo": ("llm.config", "ProviderInfo"), "Settings": ("llm.config", "Settings"),
+    "config_dir": ("llm.config", "config_dir"), "is_local_url": ("llm.config", "is_local_url"),
+    "key_source": ("llm.config", "key_source"), "load_settings": ("llm.config", "load_settings"),
+    "model_choices": ("llm.config", "model_choices"), "reasoning_efforts": ("llm.config", "reasoning_efforts"),
+    "save_settings": ("llm.config", "save_settings"), "settings_path": ("llm.config", "settings_path"),
+    "store_api_key": ("llm.config", "store_api_key"), "provider_catalogue": ("llm.config", "providers"),
+    "FoundKey": ("llm.discovery", "FoundKey"), "FoundServer": ("llm.discovery", "FoundServer"),
+    "ProviderSurvey": ("llm.discovery", "ProviderSurvey"),
+    "default_provider_problem": ("llm.discovery", "default_provider_problem"),
+    "local_install_command": ("llm.discovery", "local_install_command"),
+    "needs_default_provider": ("llm.discovery", "needs_default_provider"),
+    "remember_choice": ("llm.discovery", "remember_choice"), "survey": ("llm.discovery", "survey"),
+    "NoProviderConfigured": ("llm.registry", "NoProviderConfigured"),
+    "default_provider": ("llm.registry", "default_provider"), "provider_models": ("llm.registry", "provider_models"),
+    "NODE_TYPES": ("graph.model", "NODE_TYPES"), "Connection": ("graph.model", "Connection"),
+    "Node": ("graph.model", "Node"), "NodeData": ("graph.model", "NodeData"), "Workflow": ("graph.model", "Workflow"),
+    "WorkflowLoadError": ("graph.model", "WorkflowLoadError"), "accepts_input": ("graph.model", "accepts_input"),
+    "atomic_write_text": ("graph.model", "atomic_write_text"), "dumps_workflow": ("graph.model", "dumps_workflow"),
+    "load_workflow": ("graph.model", "load_workflow"), "loads_workflow": ("graph.model", "loads_workflow"),
+    "new_id": ("graph.model", "new_id"), "parse_workflow": ("graph.model", "parse_workflow"),
+    "save_workflow": ("graph.model", "save_workflow"), "source_handles": ("graph.model", "source_handles"),
+    "workflow_to_dict": ("graph.model", "workflow_to_dict"),
+    "DEFAULT_MAX_RETRIES": ("nodes", "DEFAULT_MAX_RETRIES"),
+    "DEFAULT_RETRY_DELAY_MS": ("nodes", "DEFAULT_RETRY_DELAY_MS"), "ERROR_HANDLE": ("nodes", "ERROR_HANDLE"),
+    "ERROR_MODES": ("nodes", "ERROR_MODES"), "NodeError": ("nodes", "NodeError"),
+    "NodeOutcome": ("nodes", "NodeOutcome"), "NodeSpec": ("nodes", "NodeSpec"),
+    "PaletteEntry": ("nodes", "PaletteEntry"), "PauseRequest": ("nodes", "PauseRequest"),
+    "PolicyData": ("nodes", "PolicyData"), "RunContext": ("nodes", "RunContext"),
+    "load_plugins": ("nodes", "load_plugins"), "node_specs": ("nodes", "node_specs"),
+    "palette_entries": ("nodes", "palette_entries"), "register_node_spec": ("nodes", "register_node_spec"),
+    "spec_for": ("nodes", "spec_for"), "unregister_node_spec": ("nodes", "unregister_node_spec"),
+    "AgentData": ("nodes.agent", "AgentData"), "AgentTools": ("nodes.agent", "AgentTools"),
+    "ApprovalData": ("nodes.approval", "ApprovalData"),
+    "Condition": ("nodes.if_", "Condition"), "IfData": ("nodes.if_", "IfData"),
+    "JoinData": ("nodes.join", "JoinData"),
+    "DEFAULT_MAX_ITERATIONS": ("nodes.loop", "DEFAULT_MAX_ITERATIONS"), "LoopData": ("nodes.loop", "LoopData"),
+    "VARIABLE_TYPES": ("nodes.start", "VARIABLE_TYPES"), "StartData": ("nodes.start", "StartData"),
+    "Variable": ("nodes.start", "Variable"),
+    "VariableError": ("graph.variables", "VariableError"), "coerce_variable": ("graph.variables", "coerce_variable"),
+    "parse_var_argument": ("graph.variables", "parse_var_argument"),
+    "run_variables": ("graph.variables", "run_variables"),
+    "flowdesk_version": ("resources", "flowdesk_version"), "read_resource_text": ("resources", "read_resource_text"),
+    "resource_path": ("resources", "resource_path"), "sample_paths": ("resources", "sample_paths"),
+    "NODE_STATES": ("run.state", "NODE_STATES"), "NodeDetails": ("run.state", "NodeDetails"),
+    "RunState": ("run.state", "RunState"), "SubagentCall": ("run.state", "SubagentCall"),
+    "RecordedExecution": ("run.rerun", "RecordedExecution"), "execution_key": ("run.rerun", "execution_key"),
+    "Span": ("run.timeline", "Span"), "Timeline": ("run.timeline", "Timeline"),
+    "format_cost": ("run.costs", "format_cost"), "model_prices": ("run.costs", "model_prices"),
+    "run_costs": ("run.costs", "run_costs"), "stored_run_costs": ("run.costs", "stored_run_costs"),
+    "usage_cost": ("run.costs", "usage_cost"),
+    "RepairError": ("flows.repair", "RepairError"), "RepairProposal": ("flows.repair", "RepairProposal"),
+    "apply_repair": ("flows.repair", "apply_repair"), "failed_node": ("flows.repair", "failed_node"),
+    "parse_repair": ("flows.repair", "parse_repair"), "propose_repair": ("flows.repair", "propose_repair"),
+    "diff_runs": ("run.diff", "diff_runs"), "diff_states": ("run.diff", "diff_states"),
+    "diff_workflows": ("run.diff", "diff_workflows"), "run_usage": ("run.diff", "run_usage"),
+    "word_diff": ("run.diff", "word_diff"),
+    "DEFAULT_MAX_VISITS": ("run.scheduler", "DEFAULT_MAX_VISITS"), "NodeRecord": ("run.scheduler", "NodeRecord"),
+    "Run": ("run.scheduler", "Run"), "RunStateError": ("run.scheduler", "RunStateError"),
+    "as_text": ("run.scheduler", "as_text"), "normalise_decision": ("run.scheduler", "normalise_decision"),
+    "ConnectionCheck": ("graph.validate", "ConnectionCheck"), "GraphIndex": ("graph.validate", "GraphIndex"),
+    "Issue": ("graph.validate", "Issue"), "Severity": ("graph.validate", "Severity"),
+    "check_connection": ("graph.validate", "check_connection"), "errors_only": ("graph.validate", "errors_only"),
+    "handle_label": ("graph.validate", "handle_label"), "validate": ("graph.validate", "validate"),
+    "trigger_issues": ("graph.validate", "trigger_issues"),
+    "SECRET_MASK": ("graph.templates", "SECRET_MASK"), "TEMPLATE_BUILTINS": ("graph.templates", "TEMPLATE_BUILTINS"),
+    "ResolvedTemplate": ("graph.templates", "ResolvedTemplate"),
+    "TemplateCompletion": ("graph.templates", "TemplateCompletion"),
+    "TemplateReference": ("graph.templates", "TemplateReference"),
+    "TemplateScope": ("graph.templates", "TemplateScope"), "find_references": ("graph.templates", "find_references"),
+    "mask_secrets": ("graph.templates", "mask_secrets"),
+    "reference_first_name": ("graph.templates", "reference_first_name"),
+    "render_template_value": ("graph.templates", "render_template_value"),
+    "resolve_templates": ("graph.templates", "resolve_templates"),
+    "resolve_templates_masked": ("graph.templates", "resolve_templates_masked"),
+    "secret_lookup": ("graph.templates", "secret_lookup"),
+    "template_completion": ("graph.templates", "template_completion"),
+    "unknown_references": ("graph.templates", "unknown_references"),
+    "walk_references": ("graph.templates", "walk_references"),
+    "TriggerCaptureKind": ("flows.grammar", "TriggerCaptureKind"), "TriggerMatch": ("flows.grammar", "TriggerMatch"),
+    "TriggerPattern": ("flows.grammar", "TriggerPattern"),
+    "TriggerPatternError": ("flows.grammar", "TriggerPatternError"),
+    "all_trigger_matches": ("flows.grammar", "all_trigger_matches"),
+    "best_trigger_match": ("flows.grammar", "best_trigger_match"),
+    "compile_trigger": ("flows.grammar", "compile_trigger"),
+    "generate_trigger_example": ("flows.grammar", "generate_trigger_example"),
+    "trigger_words": ("flows.grammar", "trigger_words"),
+    "HttpRequestSpec": ("nodes.http_request", "HttpRequestSpec"), "HttpResult": ("nodes.http_request", "HttpResult"),
+    "HttpStatusError": ("nodes.http_request", "HttpStatusError"),
+    "InvalidRequestError": ("nodes.http_request", "InvalidRequestError"),
+    "RedirectError": ("nodes.http_request", "RedirectError"),
+    "RequestFailedError": ("nodes.http_request", "RequestFailedError"),
+    "ResponseTooLargeError": ("nodes.http_request", "ResponseTooLargeError"),
+    "UrlNotAllowedError": ("nodes.http_request", "UrlNotAllowedError"),
+    "WebRequestError": ("nodes.http_request", "WebRequestError"),
+    "looks_like_literal_credential": ("nodes.http_request", "looks_like_literal_credential"),
+    "mask_url": ("nodes.http_request", "mask_url"), "send_request": ("nodes.http_request", "send_request"),
+    "FetchResult": ("nodes.web_fetch", "FetchResult"), "FetchSpec": ("nodes.web_fetch", "FetchSpec"),
+    "SelectorNotFoundError": ("nodes.web_fetch", "SelectorNotFoundError"),
+    "UnsupportedContentError": ("nodes.web_fetch", "UnsupportedContentError"),
+    "fetch_page": ("nodes.web_fetch", "fetch_page"),
+    "FetchData": ("nodes.web", "FetchData"), "HttpData": ("nodes.web", "HttpData"),
+    "KeyValueRow": ("nodes.web", "KeyValueRow"), "send_test_request": ("nodes.web", "send_test_request"),
+    "ActionData": ("nodes.flow", "ActionData"), "FlowData": ("nodes.flow", "FlowData"),
+    "new_flow_for_action": ("nodes.flow", "new_flow_for_action"),
+    "FLOW_FORMATS": ("flows.importers", "FLOW_FORMATS"), "ExportRefused": ("flows.importers", "ExportRefused"),
+    "ImportRefused": ("flows.importers", "ImportRefused"), "ImportResult": ("flows.importers", "ImportResult"),
+    "detect_flow_format": ("flows.importers", "detect_flow_format"),
+    "export_anythingllm": ("flows.importers", "export_anythingllm"), "import_flow": ("flows.importers", "import_flow"),
+    "load_any_workflow": ("flows.importers", "load_any_workflow"),
+    "FlowChoice": ("flows.dispatch", "FlowChoice"), "NoFlowMatches": ("flows.dispatch", "NoFlowMatches"),
+    "apply_arguments": ("flows.dispatch", "apply_arguments"),
+    "ask_model_for_flow": ("flows.dispatch", "ask_model_for_flow"),
+    "match_sentence": ("flows.dispatch", "match_sentence"),
+    "parse_routing_answer": ("flows.dispatch", "parse_routing_answer"),
+    "routable_flows": ("flows.dispatch", "routable_flows"), "routing_schema": ("flows.dispatch", "routing_schema"),
+    "FlowLibrary": ("flows.library", "FlowLibrary"), "FlowParameter": ("flows.library", "FlowParameter"),
+    "LibraryError": ("flows.library", "LibraryError"), "LibraryFlow": ("flows.library", "LibraryFlow"),
+    "default_library": ("flows.library", "default_library"), "flow_parameters": ("flows.library", "flow_parameters"),
+    "library_dir": ("flows.library", "library_dir"), "set_default_library": ("flows.library", "set_default_library"),
+    "workflow_can_pause": ("flows.library", "workflow_can_pause"),
     "RunStore": ("store", "RunStore"), "RunInfo": ("store", "RunInfo"), "RunRecorder": ("store", "RunRecorder"),
     "StoreError": ("store", "StoreError"), "AlreadyImported": ("store", "AlreadyImported"),
     "agentflow_record": ("store", "agentflow_record"),

@@ -20,10 +20,11 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable, Literal, Optional, Union
 
-from pydantic import (BaseModel, ConfigDict, StrictBool, StrictFloat, StrictInt, StrictStr, ValidationError,
-                      create_model)
+from pydantic import BaseModel, ConfigDict, StrictBool, StrictFloat, StrictInt, StrictStr, ValidationError, create_model
 
 from engine.errors import FlowdeskError
+from engine.flows.grammar import TriggerPatternError, all_trigger_matches, compile_trigger
+from engine.llm.base import AgentInvocation, NoToolsContext
 
 if TYPE_CHECKING:  # pragma: no cover
     from engine.flows.library import FlowLibrary, LibraryFlow
@@ -86,8 +87,6 @@ def _coerce(value: Any, kind: str) -> Any:
 def match_sentence(sentence: str, flows: Iterable["LibraryFlow"]) -> list[FlowChoice]:
     """Every trigger match of ``sentence`` among ``flows``, best first. Malformed patterns are
     skipped (the validator reports them on their workflow)."""
-    from engine.flows.grammar import TriggerPatternError, all_trigger_matches, compile_trigger
-
     candidates = []
     for flow in flows:
         for text in flow.triggers:
@@ -183,8 +182,6 @@ async def ask_model_for_flow(sentence: str, flows: list["LibraryFlow"], resolver
                              model: str = "") -> FlowChoice:
     """One request to the model (through ``resolver``, as runs use it) for a flow and its
     arguments; the answer is checked by :func:`parse_routing_answer`."""
-    from engine.llm.base import AgentInvocation, NoToolsContext
-
     if not flows:
         raise NoFlowMatches("no flow matches: the library has no flows")
     schema = routing_schema(flows)

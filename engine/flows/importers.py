@@ -31,20 +31,25 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from engine.errors import FlowdeskError
-from engine.graph.model import Workflow, WorkflowLoadError, load_workflow, loads_workflow, parse_workflow, workflow_to_dict
+from engine.flows.grammar import TriggerPatternError, compile_trigger
+from engine.graph.formats import FLOW_FORMATS, detect_flow_format, format_label
+from engine.graph.model import (
+    Workflow,
+    WorkflowLoadError,
+    load_workflow,
+    loads_workflow,
+    parse_workflow,
+    workflow_to_dict,
+)
+from engine.nodes import spec_for
+from engine.nodes.agent import DEFAULT_SYSTEM_PROMPT
+from engine.nodes.http_request import looks_like_literal_credential
 
 __all__ = ["FLOW_FORMATS", "ImportResult", "ImportRefused", "ExportRefused", "detect_flow_format", "format_label",
            "import_flow", "load_any_workflow", "export_anythingllm", "EXPORT_FORMATS"]
 
-FLOW_FORMATS = {
-    "anythingllm": "AnythingLLM agent flow",
-    "typeagent-steps": "TypeAgent step recipe",
-    "typeagent-script": "TypeAgent script recipe",
-    "flowdesk": "Flowdesk workflow",
-}
 EXPORT_FORMATS = ("anythingllm",)
 
-_ANYTHINGLLM_BLOCKS = ("start", "apiCall", "llmInstruction", "webScraping", "code", "website", "file")
 _X0, _Y0, _DX, _Y_UNLINKED = 80, 120, 320, 360
 
 
@@ -79,35 +84,6 @@ class ImportResult:
         if self.warnings:
             text += f" ({len(self.warnings)} warning{'s' if len(self.warnings) != 1 else ''})"
         return text
-
-
-def format_label(fmt: str) -> str:
-    return FLOW_FORMATS.get(fmt, fmt)
-
-
-# ------------------------------------------------------------------------------- detection
-def detect_flow_format(raw: Any) -> str | None:
-    """The format of a decoded document by its shape, or None when it is none of them."""
-    if not isinstance(raw, dict):
-        return None
-    if isinstance(raw.get("nodes"), list):
-        return "flowdesk"
-    steps = raw.get("steps")
-    if isinstance(steps, list) and steps:
-        items = [s for s in steps if isinstance(s, dict)]
-        if items and all("schemaName" in s or "actionName" in s for s in items):
-            return "typeagent-steps"
-        if items and all("type" in s and ("config" in s or s.get("type") in _ANYTHINGLLM_BLOCKS) for s in items):
-            return "anythingllm"
-    elif isinstance(steps, list) and ("active" in raw or "name" in raw) and "parameters" in raw:
-        return "typeagent-steps"
-    elif isinstance(steps, list):
-        return "anythingllm"
-    script = raw.get("script")
-    if (isinstance(script, str) or (isinstance(script, dict) and "body" in script)) and (
-            "grammarPatterns" in raw or "parameters" in raw or "actionName" in raw):
-        return "typeagent-script"
-    return None
 
 
 # ------------------------------------------------------------------------------- building blocks
@@ -160,8 +136,6 @@ class _Builder:
         return wf
 
     def _check_triggers(self, triggers: list[str]) -> None:
-        from engine.flows.grammar import TriggerPatternError, compile_trigger
-
         for pattern in triggers:
             try:
                 compile_trigger(pattern)
@@ -181,8 +155,6 @@ def _start_node(b: _Builder, variables: list[dict[str, Any]], extra: Mapping[str
 def _credential_safe_headers(b: _Builder, where: str, headers: Any) -> Any:
     """Header rows with any literal credential replaced by a ``{{secrets.NAME}}`` reference
     (a workflow file never holds a secret); each replacement is a warning naming the header."""
-    from engine.nodes.http_request import looks_like_literal_credential
-
     if not isinstance(headers, list):
         return headers
     out = []
@@ -492,8 +464,6 @@ def load_any_workflow(path: str | os.PathLike[str]) -> tuple[Workflow, ImportRes
 def export_anythingllm(workflow: Workflow) -> dict[str, Any]:
     """The workflow as an AnythingLLM agent flow. It must be a chain from start through http,
     agent and fetch nodes only (one link out of each); anything else raises :class:`ExportRefused`."""
-    from engine.nodes import spec_for
-
     def label(n: Any) -> str:
         spec = spec_for(n.type)
         return spec.describe(n) if spec is not None else f"'{n.id}'"
@@ -573,7 +543,6 @@ def export_anythingllm(workflow: Workflow) -> dict[str, Any]:
                 prompt = (re.sub(r"\{\{\s*(PREVIOUS_OUTPUT|input)\s*\}\}|\$\{\s*(PREVIOUS_OUTPUT|input)\s*\}",
                                  "${" + previous_var + "}", prompt) if prompt else "${" + previous_var + "}")
             system = d.get("systemPrompt") or ""
-            from engine.nodes.agent import DEFAULT_SYSTEM_PROMPT
 
             if system and system != DEFAULT_SYSTEM_PROMPT:
                 prompt = f"{system}\n\n{prompt}"

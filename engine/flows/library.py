@@ -31,6 +31,10 @@ from typing import Any, Iterable
 
 from engine.errors import FlowdeskError
 from engine.graph.model import Workflow, WorkflowLoadError, load_workflow, new_id, save_workflow
+from engine.graph.model import load_workflow as _load
+from engine.llm.config import Settings, load_settings, save_settings
+from engine.resources import sample_paths
+from engine.store import data_dir
 
 __all__ = ["FlowLibrary", "LibraryFlow", "FlowParameter", "LibraryError", "library_dir", "default_library",
            "flow_parameters", "workflow_can_pause", "FLOW_SUFFIX"]
@@ -98,8 +102,6 @@ class LibraryFlow:
 
 def library_dir() -> Path:
     """The user data folder's ``library/`` (``$FLOWDESK_DATA_DIR/library`` in tests)."""
-    from engine.store import data_dir
-
     return data_dir() / "library"
 
 
@@ -210,16 +212,12 @@ class FlowLibrary:
         return self.folders[0]
 
     def _settings(self) -> Any:
-        from engine.llm.config import Settings, load_settings
-
         try:
             return load_settings()
         except FlowdeskError:
             return Settings()
 
     def _save_settings(self, settings: Any) -> None:
-        from engine.llm.config import save_settings
-
         save_settings(settings)
 
     def add_folder(self, folder: str | os.PathLike[str]) -> None:
@@ -420,9 +418,6 @@ class FlowLibrary:
 
     def seed_samples(self) -> list[Path]:
         """Copy the samples not seeded before into the first folder (each once, ever). Returns the new files."""
-        from engine.graph.model import load_workflow as _load
-        from engine.resources import sample_paths
-
         settings = self._settings()
         seeded = settings.library.seeded
         todo = [p for p in sample_paths() if p.name not in seeded]

@@ -20,36 +20,28 @@ import json
 import math
 import os
 import sys
-import tempfile
 import uuid
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Iterator
 
-from pydantic import Field, SerializeAsAny, ValidationError, ValidationInfo, field_serializer, field_validator
+from pydantic import Field, PrivateAttr, SerializeAsAny, ValidationError, ValidationInfo, field_serializer, field_validator
 
+from engine.errors import FlowdeskError
+from engine.files import atomic_write_text
+from engine.graph.formats import detect_flow_format, format_label
+from engine.graph.inputs import huge_integer_at, lone_surrogate_at, may_hold_surrogates, not_a_regular_file
+
+# A node's data class is found through the registry, which names the kinds without importing them.
 from engine.nodes import BUILTIN_KINDS, SPECS, spec_for
-from engine.nodes.agent import DEFAULT_REASONING_EFFORT, DEFAULT_SYSTEM_PROMPT, AgentData, AgentTools
-from engine.nodes.approval import ApprovalData
 from engine.nodes.base import _OPTIONAL, NodeData, _Loose
-from engine.nodes.if_ import Condition, IfData
-from engine.nodes.start import StartData
 
 if TYPE_CHECKING:  # pragma: no cover
     from engine.nodes import NodeSpec
 
-from engine.errors import FlowdeskError
-from engine.graph.inputs import huge_integer_at, lone_surrogate_at, may_hold_surrogates, not_a_regular_file
-
 __all__ = [
     "NODE_TYPES",
-    "Condition",
     "NodeData",
-    "StartData",
-    "AgentData",
-    "AgentTools",
-    "IfData",
-    "ApprovalData",
     "Node",
     "Connection",
     "Workflow",
@@ -64,7 +56,7 @@ __all__ = [
     "accepts_input",
 ]
 
-# The built-in kinds (plug-in kinds come from the registry, :mod:`engine.nodes`).
+# The built-in kinds, named by the registry (:mod:`engine.nodes`; plug-in kinds come from it too).
 NODE_TYPES = BUILTIN_KINDS
 
 
@@ -189,6 +181,8 @@ class Workflow(_Loose):
     connections: list[Connection] = Field(default_factory=list)
 
     FORMAT_VERSION: ClassVar[int] = 1
+    #: Its :class:`~engine.graph.index.GraphIndex`, kept by ``GraphIndex.of`` (never saved).
+    _graph_index: Any = PrivateAttr(default=None)
 
     def node_map(self) -> dict[str, Node]:
         return {n.id: n for n in self.nodes}
@@ -228,6 +222,17 @@ def accepts_input(node: Node) -> bool:
 
 # ---------------------------------------------------------------------------------------
 # Loading
+
+
+#: Legacy source handle names and what loading renames them to (an if node's ``true`` is its
+#: first condition). The one statement of the rule: loading applies it, and the graph index and
+#: ``check_connection`` read a handle given in code through :func:`current_handle`.
+LEGACY_HANDLES = {"true": "condition-0"}
+
+
+def current_handle(handle: str) -> str:
+    """``handle`` under its current name (``true`` -> ``condition-0``; others unchanged)."""
+    return LEGACY_HANDLES.get(handle, handle) if handle.__class__ is str else handle
 
 
 def new_id(prefix: str = "node", taken: set[str] | dict[str, Any] | None = None) -> str:
@@ -285,8 +290,9 @@ def _normalise_legacy(raw: dict[str, Any]) -> tuple[dict[str, Any], list[int], l
     for i, conn in enumerate(raw["connections"]):
         if dropped and (str(conn.get("source")) in dropped or str(conn.get("target")) in dropped):
             continue
-        if conn.get("sourceHandle") == "true" and str(conn.get("source")) in if_ids:
-            conn = {**conn, "sourceHandle": "condition-0"}
+        handle = conn.get("sourceHandle")
+        if isinstance(handle, str) and handle in LEGACY_HANDLES and str(conn.get("source")) in if_ids:
+            conn = {**conn, "sourceHandle": LEGACY_HANDLES[handle]}
         connections.append(conn)
         conn_origin.append(i)
     return {**raw, "nodes": nodes, "connections": connections}, node_origin, conn_origin
@@ -389,8 +395,6 @@ def parse_workflow(raw: Any, *, path: str | os.PathLike[str] | None = None) -> W
             raise WorkflowLoadError(
                 "not a workflow graph: this looks like a run record (it has 'logs'/'workflow' but no 'nodes'); "
                 "open it from run history instead", path=path)
-        from engine.flows.importers import detect_flow_format, format_label
-
         fmt = detect_flow_format(raw)
         if fmt is not None:  # a flow file of another system: say which, and how to open it
             raise WorkflowLoadError(
@@ -508,35 +512,6 @@ def dumps_workflow(workflow: Workflow, *, indent: int | None = 2) -> str:
     # json.dumps(workflow_to_dict(...), indent=2, ensure_ascii=False), 2-3x faster.
     with gc_paused():
         return workflow.model_dump_json(indent=indent) + ("\n" if indent else "")
-
-
-def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
-    """Write ``text`` to ``path`` atomically: temp file in the same folder, fsync, rename.
-
-    On any failure (disk full, permission) the original file is untouched and the
-    temporary file removed; the OSError propagates to the caller.
-    """
-    p = Path(path)
-    if p.is_symlink():
-        p = p.resolve()  # write through a link to its file; replacing the link itself would cut it
-    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=str(p.parent) or ".")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        try:
-            mode = os.stat(p).st_mode & 0o777
-            os.chmod(tmp, mode)
-        except FileNotFoundError:
-            os.chmod(tmp, 0o644)
-        os.replace(tmp, p)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 def save_workflow(workflow: Workflow, path: str | os.PathLike[str]) -> None:

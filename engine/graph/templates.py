@@ -43,6 +43,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Literal
 
+from engine.keys import keyring_lookup
+
 __all__ = [
     "TemplateReference", "TemplateScope", "ResolvedTemplate", "TemplateCompletion", "TEMPLATE_BUILTINS", "SECRET_MASK",
     "find_references", "walk_references", "reference_first_name", "unknown_references", "resolve_templates",
@@ -194,9 +196,8 @@ def secret_lookup(name: str) -> str | None:
     value = os.environ.get(name, "")
     if value.strip():
         return value
-    from engine.llm.config import _keyring_lookup  # the one keyring reader (respects the tests' opt-out)
 
-    return _keyring_lookup(name)
+    return keyring_lookup(name)
 
 
 @dataclass(slots=True)

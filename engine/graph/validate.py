@@ -20,12 +20,15 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 from enum import StrEnum
-from functools import cached_property, lru_cache
+from functools import lru_cache
 from typing import Any, Iterable, Iterator
 
 from pydantic import BaseModel
 
-from engine.graph.model import Connection, Node, Workflow, gc_paused, source_handles
+from engine.flows.grammar import TriggerPatternError, compile_trigger
+from engine.graph.index import GraphIndex
+from engine.graph.model import LEGACY_HANDLES, Node, Workflow, current_handle, gc_paused, source_handles
+from engine.graph.templates import TEMPLATE_BUILTINS, find_references
 from engine.nodes import COMMON_HANDLE_LABELS, SPECS, NodeSpec, spec_for
 
 __all__ = ["Issue", "Severity", "GraphIndex", "ConnectionCheck", "validate", "check_connection", "errors_only"]
@@ -128,106 +131,10 @@ class _Checks:
         self._add(Issue(code, Severity.WARNING, node_ids or (self.node.id,), message))  # type: ignore[union-attr]
 
 
-class GraphIndex:
-    """Adjacency of a workflow built once: nodes by id, execution and subagent links.
-
-    The one place a workflow's adjacency is built; the editor (auto-layout, the canvas's
-    subagent test, drag checks) uses it through ``engine.GraphIndex`` rather than walking
-    ``workflow.connections`` itself.
-    Built in one pass over the nodes and one over the links; ``validate`` builds one and
-    reuses its normalised link keys instead of reading every pydantic link again.
-    ``exec_in`` and ``exec_links_from`` are built on first use: neither a drag nor
-    validation needs them.
-    """
-
-    def __init__(self, workflow: Workflow) -> None:
-        with gc_paused():
-            self._build(workflow)
-
-    def _build(self, workflow: Workflow) -> None:
-        self.workflow = workflow
-        self.nodes: dict[str, Node] = {}
-        self.duplicate_ids: list[str] = []
-        nodes = self.nodes
-        for n in workflow.nodes:
-            nid = n.id
-            if nid in nodes:
-                self.duplicate_ids.append(nid)
-            else:
-                nodes[nid] = n
-        self.exec_out: dict[str, list[str]] = defaultdict(list)
-        self.sub_children: dict[str, list[str]] = defaultdict(list)
-        self.sub_parents: dict[str, list[str]] = defaultdict(list)
-        self._connections = tuple(workflow.connections)  # the links the lazy views below describe
-        # (source, source handle, target, target handle) of every link in file order, defaults filled in.
-        self._links = [(c.source, c.sourceHandle or "output", c.target, c.targetHandle or "input")
-                       for c in self._connections]
-        self.keys: set[tuple[str, str, str, str]] = set(self._links)
-        self._exec_targets: set[str] = set()
-        exec_targets_add = self._exec_targets.add
-        exec_out, sub_children, sub_parents = self.exec_out, self.sub_children, self.sub_parents
-        for source, handle, target, _th in self._links:
-            if handle == "subagent":
-                sub_children[source].append(target)
-                sub_parents[target].append(source)
-            else:
-                exec_out[source].append(target)
-                exec_targets_add(target)
-
-    @cached_property
-    def exec_in(self) -> dict[str, list[str]]:
-        """Sources of the execution links into each node."""
-        exec_in: dict[str, list[str]] = defaultdict(list)
-        for source, handle, target, _th in self._links:
-            if handle != "subagent":
-                exec_in[target].append(source)
-        return exec_in
-
-    @cached_property
-    def exec_links_from(self) -> dict[str, list[Connection]]:
-        """The execution links leaving each node."""
-        links: dict[str, list[Connection]] = defaultdict(list)
-        for c, (source, handle, _t, _th) in zip(self._connections, self._links):
-            if handle != "subagent":
-                links[source].append(c)
-        return links
-
-    @cached_property
-    def exec_out_handles(self) -> dict[str, tuple[tuple[str, str, str], ...]]:
-        """``(handle, handle as written, target)`` of the execution links leaving each node, in
-        file order; ``handle`` is normalised (the legacy ``true`` is ``condition-0``).
-
-        The one adjacency the runtime, the run-state reducers and auto-layout need; tuples of
-        strings, which the cyclic GC does not track, so keeping it for a run costs nothing.
-        """
-        out: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
-        for source, handle, target, _th in self._links:
-            if handle != "subagent":
-                out[source].append(("condition-0" if handle == "true" else handle, handle, target))
-        return {k: tuple(v) for k, v in out.items()}
-
-    def in_execution(self, node_id: str) -> bool:
-        return bool(self.exec_out.get(node_id)) or node_id in self._exec_targets
-
-    def sub_reaches(self, start: str, goal: str) -> bool:
-        """Whether ``goal`` is reachable from ``start`` along subagent links."""
-        seen = {start}
-        stack = [start]
-        while stack:
-            cur = stack.pop()
-            if cur == goal:
-                return True
-            for nxt in self.sub_children.get(cur, ()):
-                if nxt not in seen:
-                    seen.add(nxt)
-                    stack.append(nxt)
-        return False
-
-
 def check_connection(workflow: Workflow | GraphIndex, source: str, source_handle: str | None, target: str,
                      target_handle: str | None = "input") -> ConnectionCheck:
     """Would the link ``source.source_handle -> target.target_handle`` be accepted? If not, why."""
-    index = workflow if isinstance(workflow, GraphIndex) else GraphIndex(workflow)
+    index = workflow if isinstance(workflow, GraphIndex) else GraphIndex.of(workflow)
     src = index.nodes.get(source)
     tgt = index.nodes.get(target)
     if src is None:
@@ -236,7 +143,7 @@ def check_connection(workflow: Workflow | GraphIndex, source: str, source_handle
         return ConnectionCheck(False, f"The target node '{target}' does not exist.")
     sh = source_handle or "output"
     th = target_handle or "input"
-    if not _valid_source_handle(src, sh):
+    if not _valid_source_handle(src, current_handle(sh)):  # (a handle given in code may use a legacy name)
         return ConnectionCheck(False, f"{src.title} has no '{sh}' output.")
     if sh == "subagent":
         if not _tool_capable(src) or not _tool_capable(tgt):
@@ -275,8 +182,9 @@ def check_connection(workflow: Workflow | GraphIndex, source: str, source_handle
                                       "subagents are called as tools, not run as steps.")
     if index.sub_parents.get(source):
         return ConnectionCheck(False, f"{_label(src)} is a subagent; subagents are called as tools, not run as steps.")
-    key = (source, sh if sh != "true" else "condition-0", target, th)
-    if key in index.keys or (sh == "condition-0" and (source, "true", target, th) in index.keys):
+    sh = current_handle(sh)
+    if (source, sh, target, th) in index.keys or any((source, old, target, th) in index.keys
+                                                     for old, new in LEGACY_HANDLES.items() if new == sh):
         return ConnectionCheck(False, "These handles are already connected.")
     return ConnectionCheck(True)
 
@@ -332,7 +240,6 @@ def trigger_issues(workflow: Workflow) -> list[Issue]:
         return []
     if not isinstance(raw, list):
         return [Issue("trigger_invalid", Severity.ERROR, (), "The workflow's triggers must be a list of patterns.")]
-    from engine.flows.grammar import TriggerPatternError, compile_trigger
 
     out = []
     for i, pattern in enumerate(raw):
@@ -366,7 +273,7 @@ def _validate(workflow: Workflow, web_search_available: bool | None, library=Non
     issues: list[Issue] = []
     add = issues.append
     E, W = Severity.ERROR, Severity.WARNING
-    index = GraphIndex(workflow)
+    index = GraphIndex.of(workflow)
     nodes = index.nodes
 
     for dup in index.duplicate_ids:
@@ -448,9 +355,10 @@ def _validate(workflow: Workflow, web_search_available: bool | None, library=Non
         if sh == "subagent":
             _check_subagent_link(source, target, th, src, tgt, index, i, add)
             continue
-        valid = _valid_source_handle(src, sh)
+        handle = current_handle(sh)  # (a handle set in code after loading may use a legacy name)
+        valid = _valid_source_handle(src, handle)
         if source in choices:
-            choice_links[source].append((sh, target))
+            choice_links[source].append((handle, target))
             if valid:
                 branched.add(source)
         if not valid:
@@ -526,8 +434,6 @@ def _validate(workflow: Workflow, web_search_available: bool | None, library=Non
 def _references(text: str) -> tuple[Any, ...]:
     """The template references in ``text``, by text: node data repeats the same few prompts
     ("{{PREVIOUS_OUTPUT}}") across thousands of nodes, validated after every edit."""
-    from engine.graph.templates import find_references
-
     return tuple(find_references(text))
 
 
@@ -609,8 +515,6 @@ def _check_data_flow(index: GraphIndex, add, components: "_Components") -> None:
 
     One pass over the nodes reads each node's data once (names declared, strings that may hold
     references, loops); the cycle components come from the pass that found the execution cycles."""
-    from engine.graph.templates import TEMPLATE_BUILTINS
-
     W = Severity.WARNING
     nodes = index.nodes
     known: set[str] = set(TEMPLATE_BUILTINS)
@@ -880,7 +784,7 @@ def _maybe_warn_cycle(comp: list[str], index: GraphIndex, choice_links: dict[str
         loops_back: set[str] = set()
         for handle, target in choice_links.get(nid, ()):
             if target in members:
-                loops_back.add("condition-0" if handle == "true" else handle)
+                loops_back.add(handle)
         if any(h not in loops_back for h in source_handles(node)):
             return
     names = " → ".join(index.nodes[n].title for n in comp[:6]) + (" …" if len(comp) > 6 else "")

@@ -1,15 +1,16 @@
 """LLM providers behind one seam (see :mod:`engine.llm.base`).
 
-HTTP providers (OpenAI-compatible, Anthropic) and the embedded local model are imported
-lazily by :mod:`engine.llm.registry`, so importing the engine stays cheap.
+This package's own names are the seam's types (``engine.llm.base``), the echo provider and
+``web_search_available``: importing it (which any ``engine.llm.*`` import does) stays cheap.
+The providers over HTTP (OpenAI-compatible, Anthropic), the embedded local model and the
+resolver that picks one are in :mod:`engine.llm.registry`, imported by what runs a model.
 """
 
 from engine.llm.base import (AgentInvocation, LLMError, LLMProvider, LLMResult, ProviderConfigError, ProviderContext,
-                   ProviderUnavailable, SubagentSpec, describe_subagent, tool_name_for)
+                             ProviderUnavailable, SubagentSpec, describe_subagent, tool_name_for)
 from engine.llm.config import web_search_available
 from engine.llm.echo import EchoProvider
-from engine.llm.registry import available_providers, check_provider, make_resolver
 
 __all__ = ["AgentInvocation", "LLMError", "LLMProvider", "LLMResult", "ProviderConfigError", "ProviderContext",
-           "ProviderUnavailable", "SubagentSpec", "describe_subagent", "tool_name_for", "EchoProvider", "make_resolver",
-           "available_providers", "web_search_available", "check_provider"]
+           "ProviderUnavailable", "SubagentSpec", "describe_subagent", "tool_name_for", "EchoProvider",
+           "web_search_available"]

@@ -22,11 +22,15 @@ import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from engine.files import atomic_write_text
+from engine.keys import KEYRING_SERVICE
+from engine.keys import keyring_lookup as _keyring_lookup
 from engine.llm.base import ProviderConfigError
+from engine.resources import read_resource_text, resource
 
 __all__ = [
     "ModelInfo", "ProviderInfo", "HttpSettings", "Settings", "config_dir", "settings_path", "load_catalogue",
@@ -37,7 +41,6 @@ __all__ = [
 
 log = logging.getLogger("flowdesk.llm")
 
-KEYRING_SERVICE = "flowdesk"
 
 
 class ModelInfo(BaseModel):
@@ -121,8 +124,6 @@ def settings_path() -> Path:
 
 @lru_cache(maxsize=1)
 def load_catalogue() -> tuple[list[ProviderInfo], WebSearchSettings]:
-    from engine.resources import read_resource_text, resource
-
     try:
         raw = json.loads(read_resource_text("providers.json"))
         infos = [ProviderInfo.model_validate(p) for p in raw.get("providers", [])]
@@ -209,8 +210,6 @@ def reasoning_efforts(model: str, settings: Settings | None = None) -> list[str]
 def save_settings(settings: Settings) -> Path:
     """Write the user's settings file atomically. It never holds an API key: keys live in
     the environment or the OS keyring only (any ``api_key``-like entry is refused)."""
-    from engine.graph.model import atomic_write_text
-
     for pid, override in settings.providers.items():
         if any("key" in k.lower() and k != "api_key_env" for k in override):
             raise ProviderConfigError(f"Provider '{pid}': API keys are not written to the settings file; "
@@ -230,21 +229,6 @@ def key_source(info: ProviderInfo) -> str:
 
 def provider_info(pid: str, settings: Settings | None = None) -> ProviderInfo | None:
     return providers(settings).get(pid)
-
-
-def _keyring_lookup(user: str) -> str | None:
-    # Tests run with FLOWDESK_TESTING set: never read the developer's real keyring then,
-    # unless a test opts in (FLOWDESK_KEYRING=1) with a fake backend.
-    if os.environ.get("FLOWDESK_TESTING") and os.environ.get("FLOWDESK_KEYRING") != "1":
-        return None
-    try:
-        import keyring
-
-        value = keyring.get_password(KEYRING_SERVICE, user)
-    except Exception as err:  # no backend, locked, D-Bus missing...: no key
-        log.debug("no key from the OS keyring for %s (%s)", user, type(err).__name__)
-        return None
-    return value or None
 
 
 def store_api_key(provider_id: str, key: str) -> None:
@@ -321,8 +305,6 @@ def split_url_credentials(url: str) -> tuple[str, tuple[str, str] | None]:
     Credentials in a base URL are sent as HTTP Basic auth; the URL shown in messages,
     logs, snapshots and the run store is the one without them.
     """
-    from urllib.parse import unquote, urlsplit, urlunsplit
-
     try:
         parts = urlsplit(url)
     except ValueError:

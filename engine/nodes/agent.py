@@ -9,6 +9,8 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
+from engine.flows.library import default_library, workflow_can_pause
+from engine.graph.templates import find_references, mask_secrets
 from engine.run.events import EventType, RunEvent
 from engine.run.events import _encode as _encode_extra
 from engine.llm.base import (AgentInvocation, FlowToolSpec, LLMError, LLMResult, ModelNotFound, ProviderConfigError,
@@ -85,8 +87,6 @@ def _model_field(model: str) -> str:
 def _templated_prompt(text: str) -> bool:
     """Whether a user prompt holds a reference other than the legacy ``{{PREVIOUS_OUTPUT}}``
     (which the plain replace of :func:`fill_prompt` fills exactly as before)."""
-    from engine.graph.templates import find_references
-
     return any(ref.raw != "{{PREVIOUS_OUTPUT}}" for ref in find_references(text))
 
 
@@ -176,8 +176,6 @@ class ProviderCall:
     def _masked(self, text: str, final: bool) -> str:
         """``text`` with its secrets masked; unless ``final``, less an end that may be the start
         of a secret (kept for the next piece)."""
-        from engine.graph.templates import mask_secrets
-
         text = mask_secrets(text, self.secrets)  # whole secrets first: what is held is a part of one
         cut = len(text)
         if not final:
@@ -291,8 +289,6 @@ def subagents_of(ctx: Any, node_id: str, depth: int = 0) -> list[SubagentSpec]:
 
 def _check_flow_tools(node: Any, checks: Any, flows: list[str]) -> None:
     """Each flow an agent offers as a tool exists in the library and cannot wait for an approval."""
-    from engine.flows.library import default_library, workflow_can_pause
-
     library = getattr(checks, "library", None) or default_library()
     base = getattr(checks, "path", None)
     for ref in flows:

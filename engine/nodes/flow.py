@@ -21,13 +21,15 @@ itself, directly or through others, is an error.
 
 from __future__ import annotations
 
+import asyncio
+import json
 from pathlib import Path
 from typing import Any
 
 from pydantic import ConfigDict, Field, field_validator
 
-import asyncio
-import json
+from engine.flows.library import default_library, known_flow_name
+from engine.graph.model import Connection, Node, Workflow
 
 from engine.errors import FlowdeskError
 from engine.llm.base import LLMError
@@ -77,7 +79,6 @@ def _library(checks_or_run: Any) -> Any:
     lib = getattr(checks_or_run, "library", None)
     if lib is not None:
         return lib
-    from engine.flows.library import default_library
 
     return default_library()
 
@@ -193,8 +194,6 @@ class FlowNodeSpec(NestedFlowKind):
         return f"Flow '{node.id}'"
 
     def summary(self, data: NodeData) -> list[tuple[str, bool]]:
-        from engine.flows.library import known_flow_name  # (no I/O: the names the library's scans have seen)
-
         ref = getattr(data, "flow", "") or ""
         inputs = getattr(data, "inputs", {}) or {}
         return [(known_flow_name(ref) or ref or "(no flow chosen)", False)] + (
@@ -263,8 +262,6 @@ class ActionSpec(NestedFlowKind):
 def new_flow_for_action(action: str, parameters: dict[str, Any] | None = None, *, schema: str = "") -> Any:
     """A new workflow to bind an action to (the quick fix "create a flow for it"): named after the
     action, one Start variable per parameter, and an agent that does the work from them."""
-    from engine.graph.model import Connection, Node, Workflow
-
     params = list((parameters or {}).keys())
     variables = [{"name": p, "value": "", "description": "", "type": "string", "required": True} for p in params]
     listing = "\n".join(f"{p}: {{{{{p}}}}}" for p in params)

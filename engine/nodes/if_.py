@@ -58,8 +58,6 @@ class IfSpec(NodeSpec):
     def has_output(self, data: NodeData, handle: str) -> bool:
         if handle == "false":
             return True
-        if handle == "true":  # legacy name of condition-0
-            return bool(getattr(data, "conditions", []))
         return handle in self.outputs(data)
 
     def plain_output(self) -> bool:

@@ -6,6 +6,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
+from engine.graph.templates import resolve_templates
 from engine.nodes.base import NodeData, NodeSpec, _Loose
 
 VARIABLE_TYPES = ("string", "number", "boolean", "json")
@@ -104,7 +105,6 @@ class StartSpec(NodeSpec):
             # The Start node's own text is data like any other: its templates ({{topic}}, a
             # subflow's inputs as variables) are resolved when it runs. A run's given input is
             # taken as it is.
-            from engine.graph.templates import resolve_templates
 
             output = resolve_templates(output, ctx.scope(node, value))
         ctx.last_text_output = output

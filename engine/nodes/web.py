@@ -24,7 +24,11 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
+from engine.graph.templates import TemplateScope, mask_secrets, resolve_templates_masked
 from engine.nodes.base import NodeData, NodeError, NodeSpec, PolicyData, _Loose
+from engine.nodes.http_request import (HttpRequestSpec, HttpStatusError, WebRequestError, looks_like_literal_credential,
+                                       mask_text, send_request)
+from engine.nodes.web_fetch import fetch_page
 
 __all__ = ["KeyValueRow", "HttpData", "FetchData", "HttpSpec", "FetchSpec", "send_test_request", "HTTP_METHODS",
            "resolve_for_step"]
@@ -127,7 +131,6 @@ def resolve_for_step(ctx: Any, node: Any, value: Any = None) -> tuple[dict[str, 
         value = getattr(resolved, "value", resolved)
         secrets = list(getattr(resolved, "secrets", ()) or ())
         return dict(value), secrets
-    from engine.graph.templates import TemplateScope, resolve_templates_masked
 
     data = node.data.model_dump(mode="json", exclude_none=True)
     scope = TemplateScope(variables=dict(getattr(ctx, "variables", None) or {}),
@@ -137,8 +140,6 @@ def resolve_for_step(ctx: Any, node: Any, value: Any = None) -> tuple[dict[str, 
 
 
 def _emitter(ctx: Any, node_id: str, secrets: list[str]):
-    from engine.nodes.http_request import mask_text
-
     def on_event(kind: str, data: dict[str, Any]) -> None:
         if kind == "http_request":
             ctx.emit(node_id, kind, mask_text(f"{data.get('method', '')} {data.get('url', '')}", secrets), data)
@@ -151,7 +152,6 @@ def _emitter(ctx: Any, node_id: str, secrets: list[str]):
 def _masked_output(value: Any, secrets: list[str]) -> Any:
     if not secrets:
         return value
-    from engine.graph.templates import mask_secrets
 
     return mask_secrets(value, secrets)
 
@@ -162,9 +162,6 @@ async def send_test_request(node: Any, variables: Mapping[str, Any] | None = Non
     (and ``env.``/``secrets.``), the request sent, the :class:`~engine.HttpResult` returned
     with secrets masked in its output and text. ``failOnStatus`` is ignored here (a 404 is a
     result to show, not a failure). Raises :class:`~engine.WebRequestError` on a refusal."""
-    from engine.nodes.http_request import HttpRequestSpec, mask_text, send_request
-    from engine.graph.templates import TemplateScope, resolve_templates_masked
-
     data = node.data.model_dump(mode="json", exclude_none=True) if hasattr(node, "data") else dict(node)
     res = resolve_templates_masked(data, TemplateScope(variables=dict(variables or {})))
     secrets = list(res.secrets)
@@ -197,8 +194,6 @@ class HttpSpec(NodeSpec):
                 "formData": [], "failOnStatus": True}
 
     def check(self, node: Any, checks: Any) -> None:
-        from engine.nodes.http_request import looks_like_literal_credential
-
         d = node.data
         _check_url(node, checks, "http", "URLs can be requested")
         for rows, what in ((d.headers, "header"), (d.query, "query parameter")):
@@ -209,8 +204,6 @@ class HttpSpec(NodeSpec):
                                    "keep it in the keyring and write {{secrets.NAME}} instead.")
 
     async def execute(self, ctx: Any, node: Any, value: Any) -> tuple[Any, str]:
-        from engine.nodes.http_request import HttpStatusError, WebRequestError, send_request
-
         data, secrets = resolve_for_step(ctx, node, value)
         try:
             result = await send_request(data, secrets=secrets, on_event=_emitter(ctx, node.id, secrets))
@@ -256,9 +249,6 @@ class FetchSpec(NodeSpec):
         return f"Web page '{node.id}'"
 
     async def execute(self, ctx: Any, node: Any, value: Any) -> tuple[Any, str]:
-        from engine.nodes.http_request import WebRequestError
-        from engine.nodes.web_fetch import fetch_page
-
         data, secrets = resolve_for_step(ctx, node, value)
         try:
             result = await fetch_page(data, secrets=secrets, on_event=_emitter(ctx, node.id, secrets))

@@ -13,9 +13,10 @@ snapshot of. A model with no known price counts its tokens but no cost (``cost``
 
 from __future__ import annotations
 
+import re
 from typing import Any, Mapping
 
-import re
+from engine.llm.config import _known_providers
 
 __all__ = ["model_prices", "readable_prices", "run_costs", "format_cost", "usage_cost", "price_of",
            "stored_run_costs"]
@@ -25,8 +26,6 @@ _SNAPSHOT = re.compile(r"-(\d{4}-\d{2}-\d{2}|\d{8})$")  # a dated snapshot's suf
 
 def model_prices(settings: Any = None) -> dict[str, tuple[float, float]]:
     """``{model id: (input, output)}`` USD per million tokens, from the catalogue with the user's overrides."""
-    from engine.llm.config import _known_providers
-
     out: dict[str, tuple[float, float]] = {}
     for info in _known_providers(settings):
         for m in info.models:

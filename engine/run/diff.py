@@ -13,8 +13,9 @@ import difflib
 import re
 from typing import Any
 
-from engine.run.events import format_duration
 from engine.graph.model import Workflow
+from engine.run.costs import format_cost, readable_prices, run_costs
+from engine.run.events import format_duration
 from engine.run.state import RunState
 
 __all__ = ["diff_workflows", "word_diff", "diff_runs", "diff_states", "format_diff", "run_usage"]
@@ -113,7 +114,6 @@ def diff_states(wa: Workflow, sa: RunState, wb: Workflow, sb: RunState) -> dict[
                       "changed": nid in workflow["changed"] or nid in workflow["added"] or nid in workflow["removed"],
                       "outputChanged": not same,
                       "outputDiff": [] if same else [list(p) for p in word_diff(a["output"], b["output"])]})
-    from engine.run.costs import readable_prices, run_costs
 
     prices = readable_prices()
     ca, cb = run_costs(sa, wa, prices), run_costs(sb, wb, prices)
@@ -164,7 +164,6 @@ def format_diff(result: dict[str, Any]) -> str:
                            for op, t in n["outputDiff"])
             lines.append("    " + text.replace("\n", "\n    "))
     ta, tb = result["totals"]["a"], result["totals"]["b"]
-    from engine.run.costs import format_cost
 
     lines.append(f"tokens: {ta['tokens']['total']} → {tb['tokens']['total']}; "
                  f"cost: {format_cost(ta.get('cost'))} → {format_cost(tb.get('cost'))}")

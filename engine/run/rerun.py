@@ -28,10 +28,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections import deque
 from collections.abc import Mapping
 from typing import Any, Callable, NamedTuple
 
+from engine.graph.index import GraphIndex
 from engine.run.events import EventType
 from engine.nodes.base import as_text
 
@@ -149,18 +149,7 @@ def pinned_value(node: Any) -> tuple[bool, Any]:
 
 def downstream_of(workflow: Any, node_ids: Any) -> set[str]:
     """The nodes reachable from ``node_ids`` along execution links (themselves included)."""
-    out: dict[str, list[str]] = {}
-    for c in workflow.connections:
-        if c.sourceHandle != "subagent":
-            out.setdefault(c.source, []).append(c.target)
-    seen = set(node_ids)
-    todo = deque(seen)
-    while todo:
-        for t in out.get(todo.popleft(), ()):
-            if t not in seen:
-                seen.add(t)
-                todo.append(t)
-    return seen
+    return GraphIndex.of(workflow).downstream(node_ids)
 
 
 class StepHook:

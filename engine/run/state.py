@@ -43,9 +43,10 @@ from __future__ import annotations
 import json
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import AbstractSet, Any, Iterable, Mapping, Sequence
 
 from engine.run.events import SYSTEM_NODE, EventType, RunEvent, RunStatus
+from engine.graph.index import GraphIndex
 from engine.graph.model import Workflow
 from engine.nodes import SPECS, spec_for
 
@@ -205,9 +206,11 @@ class RunState:
 
     def __post_init__(self) -> None:
         self._kinds: dict[str, str] = {}
-        self._out: dict[tuple[str, str], list[Link]] = {}  # (source, handle as the runtime names it) -> links
-        self._in: dict[str, list[Link]] = {}  # target -> the links into it, in the workflow's order
-        self._sub_links: set[tuple[str, str]] = set()
+        # the workflow's GraphIndex (read only): (source, handle) -> links; target -> the links into
+        # it, in the workflow's order; (parent, child) of the subagent links
+        self._out: Mapping[tuple[str, str], Sequence[Link]] = {}
+        self._in: Mapping[str, Sequence[Link]] = {}
+        self._sub_links: AbstractSet[tuple[str, str]] = frozenset()
         self._offers: dict[str, deque[Link]] = {}  # target -> links offered to it, oldest first
         self._checked: set[str] = set()  # loops whose last event was a loop_check
         if self.workflow is not None:
@@ -215,19 +218,8 @@ class RunState:
 
     def _index(self, workflow: Workflow) -> None:
         self._kinds = {n.id: n.type for n in workflow.nodes}
-        out: dict[tuple[str, str], list[Link]] = {}
-        into: dict[str, list[Link]] = {}
-        sub: set[tuple[str, str]] = set()
-        for c in workflow.connections:
-            if c.sourceHandle == "subagent":
-                sub.add((c.source, c.target))
-                continue
-            written = c.sourceHandle or "output"
-            handle = "condition-0" if written == "true" else written
-            link = (c.source, written, c.target)
-            out.setdefault((c.source, handle), []).append(link)
-            into.setdefault(c.target, []).append(link)
-        self._out, self._in, self._sub_links = out, into, sub
+        index = GraphIndex.of(workflow)
+        self._out, self._in, self._sub_links = index.links_by_handle, index.links_into, index.subagent_pairs
 
     def reset(self, workflow: Workflow | None = None, initial_input: str | None = None) -> None:
         """Forget everything and start over for a new run (of ``workflow``)."""
