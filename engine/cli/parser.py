@@ -9,6 +9,7 @@ import argparse
 from typing import Any
 
 from engine.temporal.options import add_arguments as temporal_arguments
+from engine.resources import flowdesk_version
 
 __all__ = ["build_parser"]
 
@@ -45,7 +46,6 @@ class _VersionAction(argparse.Action):
     def __call__(self, parser: argparse.ArgumentParser, *_args: Any) -> None:
         # Imported here, as a command group is: engine.resources loads importlib.resources and
         # tempfile, which only --version needs of all the commands parsed here.
-        from engine.resources import flowdesk_version
 
         print(f"flowdesk {flowdesk_version()}")
         parser.exit()

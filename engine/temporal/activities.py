@@ -39,6 +39,12 @@ from engine.llm.registry import make_resolver
 from engine.nodes.agent import ProviderCall
 from engine.run.scheduler import uuid_ids
 from engine.temporal import AGENT_ACTIVITY, FLOW_ACTIVITY, STEP_ACTIVITY
+from engine.errors import FlowdeskError
+from engine.flows.library import default_library
+from engine.graph.model import Node, workflow_to_dict
+from engine.graph.templates import TemplateScope, mask_secrets, resolve_templates_masked
+from engine.nodes import NodeError, PauseRequest, spec_for
+from engine.run.events import _encode
 
 __all__ = ["agent_call", "run_step", "find_flow", "invocation_to_json", "invocation_from_json", "HEARTBEAT_EVERY"]
 
@@ -73,7 +79,6 @@ class _CallHost:
     ``mask``), recording the events to return."""
 
     def __init__(self, resolve: Any, request: dict[str, Any] | None = None) -> None:
-        from engine.graph.model import Node
 
         request = request or {}
         self.resolve = resolve
@@ -93,7 +98,6 @@ class _CallHost:
 
     def emit(self, node_id: str, type: str, content: str = "", extra: dict[str, Any] | None = None,
              ts: float | None = None, extra_json: str | None = None) -> None:
-        from engine.run.events import _encode
 
         self.events.append([node_id, str(type), content, _encode(extra) if extra else extra_json])
 
@@ -181,24 +185,20 @@ class StepContext:
         self.last_text_output: str = request.get("lastText") or ""
 
     def emit(self, node_id: str, type: str, content: str = "", extra: dict[str, Any] | None = None) -> None:
-        from engine.run.events import _encode
 
         self.events.append([node_id, str(type), content, _encode(extra) if extra else None])
 
     def scope(self, node: Any, value: Any) -> Any:
-        from engine.graph.templates import TemplateScope
 
         return TemplateScope(self.variables, {**self._builtins, "PREVIOUS_OUTPUT": value, "input": value})
 
     def resolve_data(self, node: Any, value: Any, *, escape: Any = None) -> Any:
-        from engine.graph.templates import resolve_templates_masked
 
         data = node.data.model_dump(mode="json", exclude_none=True)
         return resolve_templates_masked(data, self.scope(node, value), escape=escape)
 
     @staticmethod
     def mask(value: Any, secrets: Any) -> Any:
-        from engine.graph.templates import mask_secrets
 
         return mask_secrets(value, secrets) if secrets else value
 
@@ -220,8 +220,6 @@ def _step_error(message: str, events: list[list[Any]]) -> ApplicationError:
 @activity.defn(name=STEP_ACTIVITY)
 async def run_step(request: dict[str, Any]) -> dict[str, Any]:
     """One step of a working kind: ``{output, handle, events, lastText}`` (or ``{pause, events}``)."""
-    from engine.graph.model import Node
-    from engine.nodes import NodeError, PauseRequest, spec_for
 
     node = Node.model_validate(request["node"])
     spec = spec_for(node.type)
@@ -248,9 +246,6 @@ async def run_step(request: dict[str, Any]) -> dict[str, Any]:
 async def find_flow(request: dict[str, Any]) -> dict[str, Any]:
     """The flow a ``flow``/``action`` step runs, from the worker's library: ``{workflow, path,
     name}``, or ``{missing: true}`` / ``{error}`` (it cannot be loaded)."""
-    from engine.errors import FlowdeskError
-    from engine.flows.library import default_library
-    from engine.graph.model import workflow_to_dict
 
     library = default_library()
     entry = library.resolve(request["ref"], base=request.get("base"), by_name=bool(request.get("byName")))

@@ -13,6 +13,7 @@ from engine.graph.model import Workflow, workflow_to_dict
 from engine.run.scheduler import uuid_ids
 from engine.temporal import DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE, WORKFLOW_TYPE, TemporalUnavailable
 from engine.temporal.converter import DATA_CONVERTER
+from engine.graph.model import parse_workflow
 
 __all__ = ["connect", "submit", "follow", "answer", "cancel", "list_runs", "event_from_row", "RemoteRun"]
 
@@ -95,7 +96,6 @@ async def follow(client: Client | None, run_id: str, on_event: Callable[[RunEven
 
 async def definition(client: Client, run_id: str) -> Workflow:
     """The workflow a remote run runs."""
-    from engine.graph.model import parse_workflow
 
     try:
         data = await client.get_workflow_handle(run_id).query("definition")

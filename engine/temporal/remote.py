@@ -24,6 +24,7 @@ from engine.run.events import RunEvent, RunStatus
 from engine.graph.model import Workflow
 from engine.run.scheduler import RunStateError, normalise_decision, uuid_ids
 from engine.temporal import DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE, require_temporal, split_address
+from engine.graph.variables import run_variables
 
 __all__ = ["RemoteRun"]
 
@@ -135,7 +136,6 @@ class RemoteRun:
         self.options = dict(options or {})
         self.path = str(path) if path is not None else None  # where its flow steps' relative references point
         # Checked here as Run checks them (VariableError names the first bad one); sent as given.
-        from engine.graph.variables import run_variables
 
         run_variables(workflow, variables)
         self.arguments = dict(variables or {})

@@ -16,6 +16,7 @@ from engine.temporal import DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE
 from engine.temporal.converter import DATA_CONVERTER
 from engine.temporal.activities import agent_call, find_flow, run_step
 from engine.temporal.workflow import FlowdeskRunWorkflow
+from engine.nodes import load_plugins
 
 __all__ = ["make_worker", "run_worker", "connect"]
 
@@ -33,7 +34,6 @@ async def connect(address: str, namespace: str = DEFAULT_NAMESPACE) -> Client:
 
 
 def make_worker(client: Client, *, task_queue: str = DEFAULT_TASK_QUEUE, concurrency: int = 10) -> Worker:
-    from engine.nodes import load_plugins
 
     # Plug-in node kinds are loaded here, once, outside any workflow's sandbox: steps of their
     # kinds then run on this worker as on a desktop that has them installed.

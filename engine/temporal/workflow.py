@@ -52,6 +52,8 @@ with workflow.unsafe.imports_passed_through():
     from engine.graph.variables import run_variables
     from engine.temporal import AGENT_ACTIVITY, FLOW_ACTIVITY, STEP_ACTIVITY, WORKFLOW_TYPE
     from engine.temporal.activities import invocation_to_json
+    from engine.graph.templates import find_references
+    from engine.nodes.web import resolve_for_step
 
 __all__ = ["FlowdeskRunWorkflow", "PAGE", "step_options"]
 
@@ -74,7 +76,6 @@ def _uses_secrets(node: Any) -> bool:
     """Whether an agent's own data refers to ``secrets.NAME`` or ``env.NAME`` (resolved here in the
     workflow, the prompt sent would hold the value, and an activity's input is kept in the
     server's history)."""
-    from engine.graph.templates import find_references
 
     data = node.data
     return any(ref.name in ("secrets", "env") for f in ("userPrompt", "systemPrompt", "agentName", "model")
@@ -196,7 +197,6 @@ class _ChildFlowStep:
         return getattr(self._spec, name)
 
     async def execute(self, ctx: Any, node: Any, value: Any) -> Any:
-        from engine.nodes.web import resolve_for_step
 
         ref, field, by_name = self._spec.subflow_target(node)
         owner = self._owner

@@ -6,8 +6,8 @@ to the module it names. ``from engine.x import y`` names ``engine.x.y`` when ``y
 submodule, else ``engine.x``. Imports under ``if TYPE_CHECKING:`` are left out: they never
 run. A cycle is reported with its modules in order, so the failure says what to cut.
 
-Function-level imports are allowed only for the optional extras (a module that may not be
-installed); the engine's cheap ``import engine`` uses ``engine.__getattr__`` and its
+Function-level imports are allowed only for the optional extras (a project module that
+imports an optional extra's package, directly or through another at its top); the engine's cheap ``import engine`` uses ``engine.__getattr__`` and its
 ``_LAZY`` table, which is not an import statement.
 
 Run as a script (``python -m tests.engine.test_architecture``) to print the cycles and the
@@ -86,25 +86,42 @@ class _Imports(ast.NodeVisitor):
             self.found.append((sub if sub in self.known else source, node.lineno, self.depth > 0))
 
 
+# The optional extras' top-level packages (pyproject.toml's optional-dependencies): a module
+# that imports one of these at its top needs the extra, and so does every module importing it
+# at its top; such modules may be imported inside functions (the extra may be missing).
+OPTIONAL_PACKAGES = ("temporalio", "xllamacpp", "pydantic_monty", "deno", "playwright", "mcp", "fastapi",
+                     "uvicorn", "pypdf")
+
+
 @lru_cache(maxsize=1)
 def scan() -> tuple[nx.DiGraph, list[tuple[str, int, str]]]:
-    """The project's import graph, and its function-level imports of project modules
-    as (module, line, imported module)."""
+    """The project's import graph, and its function-level imports of project modules that need
+    no optional extra, as (module, line, imported module)."""
     modules = project_modules()
     known = set(modules)
     graph = nx.DiGraph()
     graph.add_nodes_from(known)
-    lazy: list[tuple[str, int, str]] = []
+    inside_calls: list[tuple[str, int, str]] = []
+    top_level = nx.DiGraph()
+    needs_extra: set[str] = set()
     for name, path in modules.items():
         visitor = _Imports(name, path.name == "__init__.py", known)
         visitor.visit(parse_source(path.read_text(encoding="utf-8"), str(path)))
         for target, line, inside in visitor.found:
             if target not in known:
-                continue  # the standard library, a dependency or an optional extra
+                if not inside and target.split(".")[0] in OPTIONAL_PACKAGES:
+                    needs_extra.add(name)
+                continue  # the standard library or a dependency
             if target != name:
                 graph.add_edge(name, target, line=line)
-            if inside and (name, line, target) not in lazy:
-                lazy.append((name, line, target))
+                if not inside:
+                    top_level.add_edge(name, target)
+            if inside and (name, line, target) not in inside_calls:
+                inside_calls.append((name, line, target))
+    for module in list(needs_extra):
+        if module in top_level:
+            needs_extra |= nx.ancestors(top_level, module)
+    lazy = [(m, line, t) for m, line, t in inside_calls if t not in needs_extra]
     return graph, lazy
 
 
@@ -127,7 +144,7 @@ def _describe(graph: nx.DiGraph, cycle: list[str]) -> str:
 # scheduler and RunContext; the store and the CLI; the Temporal adapter; the editor). Cleared as
 # those parts land.
 PENDING = ("engine.run.scheduler", "engine.store", "engine.cli", "engine.temporal", "editor")
-PENDING_LAZY = PENDING + ("engine.nodes.base", "engine.run.rerun")
+PENDING_LAZY = PENDING + ("engine.nodes.base", "engine.run.rerun", "engine.run.context")
 
 
 def test_the_scanner_resolves_submodules_and_sees_function_level_imports() -> None:
