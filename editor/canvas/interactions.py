@@ -7,13 +7,19 @@
   up link, deletes it).
 * :class:`MoveTracker` - positions recorded on press, one move command pushed on release,
   restored on Esc.
+* :func:`press`, :func:`drag_to` and :func:`release` - what the scene's mouse handlers do
+  first: a click on a card's fold chevron, a press on a handle (a new link from an output,
+  the latest link picked up from an input), and following or ending a link drag (a refusal
+  shows its reason as a tooltip and in the status bar; a click that did not travel makes no
+  link).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QPointF
+from PySide6.QtCore import QPointF, Qt
+from PySide6.QtWidgets import QApplication, QGraphicsSceneMouseEvent, QToolTip
 
 from engine import ConnectionCheck, GraphIndex, check_connection
 
@@ -125,3 +131,66 @@ class MoveTracker:
         for it in self.items:
             x, y = self.before[it.node_id]
             it.setPos(x, y)
+
+
+def press(scene: CanvasScene, event: QGraphicsSceneMouseEvent) -> bool:
+    """A left press on a card's chevron (fold it) or on a handle (start a link drag); False
+    when the press is the scene's usual (select, move)."""
+    pos = event.scenePos()
+    item = scene.node_item_at(pos)
+    if item is not None and item.chevron_rect().contains(item.mapFromScene(pos)):
+        node = scene.document.node(item.node_id)
+        if node is not None:
+            scene.document.set_collapsed([item.node_id], not bool(node.data.collapsed))
+        return True
+    hit = scene.port_at(pos)
+    if hit is None:
+        return False
+    if hit.is_output:
+        scene.link_drag = LinkDrag(scene, hit.node_id, hit.handle)
+        return True
+    incoming = [k for k in scene.node_edges.get(hit.node_id, ()) if k[2] == hit.node_id]
+    if not incoming:
+        return False
+    # Pick up the most recently added link ending here and carry it.
+    order = {c.key(): i for i, c in enumerate(scene.document.workflow.connections)}
+    picked = max(incoming, key=lambda k: order.get(k, -1))
+    scene.link_drag = LinkDrag(scene, picked[0], picked[1], picked)
+    return True
+
+
+def drag_to(scene: CanvasScene, drag: LinkDrag, event: QGraphicsSceneMouseEvent) -> None:
+    """Follow the pointer with the link being dragged; a refused target says why."""
+    if not drag.dragged:
+        travel = event.screenPos() - event.buttonDownScreenPos(Qt.MouseButton.LeftButton)
+        drag.dragged = travel.manhattanLength() >= QApplication.startDragDistance()
+    shown = drag.last_reason
+    reason = drag.move(event.scenePos())
+    if reason:
+        if reason != shown:
+            scene.status_message.emit(reason)
+        if event.widget() is not None:
+            QToolTip.showText(event.screenPos(), reason, event.widget())
+    else:
+        if shown:
+            scene.status_message.emit("")  # off the refused target: its reason no longer applies
+        QToolTip.hideText()
+
+
+def release(scene: CanvasScene, drag: LinkDrag, event: QGraphicsSceneMouseEvent) -> None:
+    """End a link drag: make (or move, or delete) the link, or say why it was refused."""
+    if not drag.dragged:
+        # A click on a port is not a link: released where it was pressed, over the
+        # port's own node, it used to link that node to itself (or re-make the link).
+        drag.cleanup()
+        QToolTip.hideText()
+        return
+    result = drag.finish(event.scenePos())
+    QToolTip.hideText()
+    if result is not None and not result.ok:
+        scene.status_message.emit(f"Link not created: {result.reason}")
+        scene.link_refused.emit(result.reason)
+    else:
+        scene.status_message.emit("")  # a link made (or a drag let go): no stale refusal stays
+    if drag.target is None and drag.picked is None:  # (a picked-up link let go there is deleted)
+        scene.link_dropped_on_canvas.emit(drag.source, drag.handle, event.scenePos())

@@ -1,85 +1,42 @@
-"""CanvasScene: a projection of a :class:`WorkflowDocument`.
+"""CanvasScene: the editing canvas, a :class:`~editor.canvas.projected_scene.ProjectedScene`
+the user works on.
 
-It catches up on the document's content, follows its signals, and keeps ``dict[id, item]``
-both ways (``node_items``, ``edge_items``, ``node_edges``). Gestures become document
-requests (see :mod:`.interactions`); the scene never edits the model itself and never
-decides whether a link is legal (``engine.check_connection`` does, and its reason is shown).
-
-Big documents (more than ``LAZY_NODES`` nodes) are projected lazily: the scene keeps every
-card's rectangle in its :class:`ObstacleGrid` (from the model, no item), and makes items only
-for the cards the view shows (``realize_rect``, called by the view as it scrolls and zooms)
-and for the links of those cards. Zoomed out over more than ``REALIZE_CAP`` cards, the rest
-is painted from the grid as a level-of-detail overview (rectangles and straight links) in
-``drawBackground``, with no items. ``node_items`` / ``edge_items`` make an item on demand
-for any node or link of the model (``node_items[id]``, ``.get(id)``, ``id in node_items``);
-iterating them walks only the items made so far, and state pushed in by the window (issues,
-run states, find hits) is kept by the scene and given to an item when it is made.
+The projection (items kept in step with the document, big documents made lazily, run
+state shown) is the base class's; this one adds what the user does with it: selection
+(select all on a big document counts every node, items made later too), handles and link
+gestures, moves (one undo step per drag, restored on Esc), folding, double-clicks and the
+context menu. Gestures become document requests (see :mod:`.interactions`); the scene never
+edits the model itself and never decides whether a link is legal (``engine.check_connection``
+does, and its reason is shown).
 """
 
 from __future__ import annotations
 
-import logging
-import math
-from collections import defaultdict
-
 import shiboken6
-from PySide6.QtCore import QLineF, QPointF, QRectF, Qt, QTimer, Signal
-from PySide6.QtGui import QColor, QKeyEvent, QPainter, QPen, QTransform
-from PySide6.QtWidgets import QApplication, QGraphicsScene, QGraphicsSceneMouseEvent, QToolTip
+from PySide6.QtCore import QPointF, QRectF, Qt, Signal
+from PySide6.QtGui import QKeyEvent, QTransform
+from PySide6.QtWidgets import QGraphicsSceneMouseEvent
 
-from engine import Issue, Node
-
-from ..issue_text import describe_issue, node_labels
 from ..document import ConnKey
 from ..editing import WorkflowDocument
+from . import interactions as gestures
 from .interactions import LinkDrag, MoveTracker
 from .items.edge import DragEdgeItem, EdgeItem
 from .items.node import NodeItem
 from .items.port import PortHit
-from .projection import Overview, Projection, count_link, shown_as_subagent
-from .routing import ObstacleGrid, route
-from .style import CANVAS_BG, GRID, GRID_DOT, GRID_DOT_MAJOR, KIND_COLOR, PORT_HIT_R, TITLE_H, node_rect, node_title
+from .lazy_items import LazyItems
+from .projected_scene import ProjectedScene
+from .style import PORT_HIT_R, TITLE_H
+
+__all__ = ["CanvasScene", "LazyItems", "PORT_HIT_PX", "PORT_HIT_MAX"]
 
 PORT_HIT_PX = 11.0  # a handle's hit radius on screen, at least, whatever the zoom
-EDGE_OVERVIEW = QColor("#5c6373")  # links in the overview of a big document
 PORT_HIT_MAX = 24.0  # ... but never more than this in model units (it would swallow the card)
 
-log = logging.getLogger(__name__)
 
+class CanvasScene(ProjectedScene):
+    """The canvas the user edits: the document's projection, plus selection and gestures."""
 
-class _LazyItems(dict):
-    """A dict of items that makes an item for a model id on first look-up (see the module doc).
-
-    Iteration, ``len`` and ``values()`` cover the items made so far; ``peek`` never makes one.
-    """
-
-    def __init__(self, make) -> None:
-        super().__init__()
-        self._make = make
-
-    def __missing__(self, key):
-        item = self._make(key)
-        if item is None:
-            raise KeyError(key)
-        return item
-
-    def get(self, key, default=None):
-        item = dict.get(self, key)
-        if item is None:
-            item = self._make(key)
-        return default if item is None else item
-
-    def __contains__(self, key) -> bool:
-        return dict.__contains__(self, key) or self._make(key) is not None
-
-    def peek(self, key):
-        return dict.get(self, key)
-
-    def has(self, key) -> bool:
-        return dict.__contains__(self, key)
-
-
-class CanvasScene(QGraphicsScene):
     status_message = Signal(str)  # transient text for the status bar (link refusals, hints)
     link_refused = Signal(str)  # a link gesture ended on a target the engine refused; the reason
     node_activated = Signal(str)  # double-clicked a node body
@@ -87,491 +44,22 @@ class CanvasScene(QGraphicsScene):
     link_dropped_on_canvas = Signal(str, str, QPointF)  # a new link let go on no node: source, handle, scene pos
     context_menu_requested = Signal(QPointF, object)  # scene pos, node id or None
 
-    LAZY_NODES = 2500  # above this many nodes, items are made only for what is in view
-    REALIZE_CAP = 600  # at most this many cards in view get items; more (zoomed out): the overview
+    # Gestures in progress (class defaults: the base's first rebuild may ask before __init__ ends).
+    link_drag: LinkDrag | None = None
+    pending_link: DragEdgeItem | None = None  # see show_pending_link
+    move_tracker: MoveTracker | None = None
+    port_hit_radius = PORT_HIT_R  # grows when zoomed out (see set_zoom)
 
     def __init__(self, document: WorkflowDocument, parent=None) -> None:
-        super().__init__(parent)
-        self.document = document
-        self.node_items: _LazyItems = _LazyItems(self._make_node_item)
-        self.edge_items: _LazyItems = _LazyItems(self._make_edge_item)
-        self.lazy = False  # a big document: items only for what is in view (see the module doc)
-        self.overview = False  # zoomed out over a big document: cards painted from the grid
-        self._links: dict[str, set[ConnKey]] = defaultdict(set)  # every link of each node (lazy mode)
-        self._issues: dict[str, tuple[str | None, str]] = {}
-        self._found: set[str] = set()
-        # Select all on a big document: every node counts as selected (items made later too)
-        # until the selection changes otherwise.
-        self._all_selected = False
-        self._sizes: dict[tuple[str, bool, bool], tuple[float, float]] = {}
-        self.node_edges: dict[str, set[ConnKey]] = defaultdict(set)
-        self._handle_use: dict[tuple[str, str], int] = defaultdict(int)
-        self._sub_parents: dict[str, int] = defaultdict(int)
-        self._exec_links: dict[str, int] = defaultdict(int)
-        self._building = False
-        self._next_projection: Projection | None = None  # made ahead by an open (see use_projection)
-        self._links_version = 0  # goes up when a link is added or removed (the overview is then stale)
-        self._overview_geom: tuple[Overview | None, int, int] = (None, -1, -1)
-        self._bounds_cache: tuple[int, QRectF] | None = None
-        self.port_hit_radius = PORT_HIT_R  # grows when zoomed out (see set_zoom)
-        self._batch_move = False  # a document move in progress: links are routed once at the end
-        # Cards by model position, for routing links around them (kept in step with the items).
-        self.obstacles = ObstacleGrid()
-        self.link_drag: LinkDrag | None = None
-        self.pending_link: DragEdgeItem | None = None  # see show_pending_link
-        self.move_tracker: MoveTracker | None = None
-        self.snap_to_grid = False
-        self._run_states: dict[str, str] = {}
-        self._run_links: set[tuple[str, str, str]] = set()
-        self._run_tips: dict[str, str] = {}
-        self._run_badges: dict[str, tuple[str, str]] = {}
-        self._pulse_phase = 0.0
-        self._pulse_timer = QTimer(self)
-        self._pulse_timer.setInterval(60)
-        self._pulse_timer.timeout.connect(self._advance_pulse)
-        self.setItemIndexMethod(QGraphicsScene.ItemIndexMethod.BspTreeIndex)
-        self.setBackgroundBrush(CANVAS_BG)
-        document.workflow_reset.connect(self.rebuild)
-        document.node_added.connect(self._on_node_added)
-        document.node_removed.connect(self._on_node_removed)
-        document.connection_added.connect(self._on_connection_added)
-        document.connection_removed.connect(self._on_connection_removed)
-        document.connection_replaced.connect(self._on_connection_replaced)
-        document.nodes_moved.connect(self._on_nodes_moved)
-        document.node_data_changed.connect(self._on_node_data_changed)
+        super().__init__(document, parent)
         document.changed.connect(self._cancel_stale_link_drag)
         self.selectionChanged.connect(self._check_all_selected)
-        self.rebuild()
 
-    # ------------------------------------------------------------------ projection
-    def use_projection(self, projection: Projection) -> None:
-        """The next rebuild adopts ``projection`` (made ahead, on a worker thread, for the
-        workflow about to be reset) instead of computing it; ignored for any other workflow."""
-        self._next_projection = projection
+    def _item_removed(self, item: NodeItem) -> None:
+        if self.move_tracker and item in self.move_tracker.items:
+            self.move_tracker = None
 
-    def rebuild(self) -> None:
-        plan, self._next_projection = self._next_projection, None
-        self._building = True
-        # A new workflow: a run shown on the old one does not belong to it.
-        self._run_states, self._run_links, self._run_tips = {}, set(), {}
-        self._run_badges = {}
-        self._pulse_timer.stop()
-        try:
-            self.cancel_gestures()
-            self.clear()
-            dict.clear(self.node_items)
-            dict.clear(self.edge_items)
-            self.node_edges.clear()
-            self._issues, self._found = {}, set()
-            self._all_selected = False
-            self._overview_geom = (None, -1, -1)
-            self._bounds_cache = None
-            wf = self.document.workflow
-            if plan is None or plan.workflow is not wf:
-                plan = Projection.build(wf, self.LAZY_NODES)
-            self.lazy = plan.lazy
-            self.overview = self.lazy
-            self._handle_use, self._sub_parents, self._exec_links = plan.handle_use, plan.sub_parents, plan.exec_links
-            self._links = plan.links
-            self._sizes = dict(plan.sizes)
-            self.obstacles = plan.grid if plan.grid is not None else ObstacleGrid()
-            if self.lazy:
-                self._overview_geom = (plan.overview, self.obstacles.version, self._links_version)
-                if plan.bounds is not None:
-                    x0, y0, x1, y1 = plan.bounds
-                    self._bounds_cache = (self.obstacles.version, QRectF(x0, y0, x1 - x0, y1 - y0))
-            else:
-                for node in wf.nodes:
-                    self._add_node_item(node)
-                for c in wf.connections:
-                    self._add_edge_item(c.key())
-                for nid, item in self.node_items.items():
-                    item.set_connected(self._connected_handles(nid))
-        finally:
-            self._building = False
-        self.setSceneRect(self.items_bounds().adjusted(-6000, -6000, 6000, 6000))
-
-    # ------------------------------------------------------------------ lazy projection (big documents)
-    def _model_rect(self, node: Node) -> tuple[float, float, float, float]:
-        """A card's rectangle without laying it out: its kind's size (the first card of each
-        kind, look and fold is measured); the exact one replaces it when the item is made."""
-        sub = self._is_sub(node)
-        key = (node.type, sub, bool(node.data.collapsed))
-        size = self._sizes.get(key)
-        if size is None:
-            r = node_rect(node, sub)
-            size = self._sizes[key] = (r.width(), r.height())
-        return node.x, node.y, node.x + size[0], node.y + size[1]
-
-    def _make_node_item(self, node_id, links: bool = True) -> NodeItem | None:
-        """``node_items[id]`` for a node with no item yet: make it (lazy mode), with its links
-        to cards that have items (the others are drawn from the model, see drawBackground)."""
-        if not isinstance(node_id, str) or not self.lazy or self._building:
-            return None
-        node = self.document.node(node_id)
-        if node is None:
-            return None
-        item = self._add_node_item(node)
-        item.set_connected(self._connected_handles(node_id))
-        if links:
-            self._make_links(node_id)
-        return item
-
-    def _make_links(self, node_id: str) -> None:
-        has = self.node_items.has
-        for key in list(self._links.get(node_id, ())):
-            if not self.edge_items.has(key) and has(key[0]) and has(key[2]):
-                self._add_edge_item(key)
-
-    def _make_edge_item(self, key) -> EdgeItem | None:
-        if not self.lazy or self._building or not isinstance(key, tuple) or key not in self._links.get(key[0], ()):
-            return None
-        self._add_edge_item(key)
-        return self.edge_items.peek(key)
-
-    def _ensure_node_item(self, node_id: str) -> NodeItem | None:
-        """The item of ``node_id``, made (without its other links) when missing in lazy mode."""
-        item = self.node_items.peek(node_id)
-        if item is None and self.lazy:
-            node = self.document.node(node_id)
-            if node is not None:
-                item = self._add_node_item(node)
-                item.set_connected(self._connected_handles(node_id))
-        return item
-
-    def realize_rect(self, rect: QRectF) -> bool:
-        """Make the items of the cards in ``rect`` (and their links), unless more than
-        ``REALIZE_CAP`` cards are there: then the overview paints them. True when items were made."""
-        if not self.lazy:
-            return False
-        r = (rect.left(), rect.top(), rect.right(), rect.bottom())
-        hits = self.obstacles.query(r, limit=self.REALIZE_CAP)
-        if hits is None:
-            if not self.overview:
-                self.overview = True
-                self.update()
-            return False
-        was = self.overview
-        self.overview = False
-        made = [nid for nid in hits if not self.node_items.has(nid)]
-        for nid in made:  # cards first, then the links between cards with items
-            self._make_node_item(nid, links=False)
-        for nid in made:
-            self._make_links(nid)
-        if was or made:
-            self.update()
-        return bool(made)
-
-    def _apply_kept_state(self, item: NodeItem) -> None:
-        nid = item.node_id
-        if nid in self._issues:
-            item.set_issues(*self._issues[nid])
-        if nid in self._found:
-            item.set_found(True)
-        if self._all_selected:
-            item.setSelected(True)
-        self._prepare_item(item)
-
-    def _prepare_item(self, item: NodeItem) -> None:
-        """Hook for a scene that changes what items can do (a read-only run view)."""
-
-    def set_found_nodes(self, ids: set[str]) -> None:
-        """Find hits: highlighted now, and on items made later."""
-        self._found = set(ids)
-        for nid, item in self.node_items.items():
-            item.set_found(nid in self._found)
-
-    def node_title(self, node_id: str) -> str:
-        """A node's title as the canvas shows it, with no item needed."""
-        item = self.node_items.peek(node_id)
-        if item is not None:
-            return item.layout.title
-        node = self.document.node(node_id)
-        return node_title(node) if node is not None else ""
-
-    def items_bounds(self) -> QRectF:
-        """Bounds of every node from model positions and sizes (no item is measured)."""
-        if self.lazy:
-            grid = self.obstacles
-            cached = self._bounds_cache
-            if cached is not None and cached[0] == grid.version:
-                return QRectF(cached[1])
-            rects = grid.rects.values()
-            if rects:
-                x0, y0 = min(r[0] for r in rects), min(r[1] for r in rects)
-                x1, y1 = max(r[2] for r in rects), max(r[3] for r in rects)
-                bounds = QRectF(x0, y0, x1 - x0, y1 - y0)
-                self._bounds_cache = (grid.version, bounds)
-                return QRectF(bounds)
-        rect = QRectF()
-        for node in self.document.workflow.nodes:
-            rect = rect.united(node_rect(node, self._is_sub(node)))
-        return rect if not rect.isNull() else QRectF(0, 0, 800, 600)
-
-    def _is_sub(self, node: Node) -> bool:
-        return shown_as_subagent(node, self._sub_parents, self._exec_links)
-
-    def _count(self, source: str, handle: str, target: str, target_handle: str, delta: int) -> None:
-        count_link(self._handle_use, self._sub_parents, self._exec_links, source, handle, target, target_handle, delta)
-        self._links_version += 1
-
-    def _connected_handles(self, node_id: str) -> set[str]:
-        item = self.node_items.peek(node_id)
-        if item is None:
-            return set()
-        handles = [h for h, _, _ in item.layout.outputs] + ["input"]
-        return {h for h in handles if self._handle_use.get((node_id, h), 0) > 0}
-
-    def _add_node_item(self, node: Node) -> NodeItem:
-        item = NodeItem(node, self._is_sub(node))
-        item.snap = self.snap_to_grid
-        if self._run_states:  # a node back from undo during or after a run shows its run state again
-            item.set_run_state(self._run_states.get(node.id), self._run_tips.get(node.id, ""))
-            item.set_run_badge(*self._run_badges.get(node.id, ("", "")))
-        dict.__setitem__(self.node_items, node.id, item)
-        self.addItem(item)
-        self._place_obstacle(item)
-        if self.lazy:
-            self._apply_kept_state(item)
-        return item
-
-    def _place_obstacle(self, item: NodeItem) -> None:
-        x, y = item.pos().x(), item.pos().y()
-        self.obstacles.set(item.node_id, (x, y, x + item.layout.width, y + item.layout.height))
-
-    def _route_edge(self, key: ConnKey, edge: EdgeItem) -> None:
-        a = self.node_items.peek(key[0]).port_scene_pos(key[1])
-        b = self.node_items.peek(key[2]).port_scene_pos(key[3])
-        try:
-            bends = route((a.x(), a.y()), (b.x(), b.y()), edge.subagent, self.obstacles, (key[0], key[2]))
-        except Exception:  # never let geometry take the canvas down (this runs inside Qt callbacks)
-            log.exception("routing the link %s failed; drawing it as a curve", key)
-            bends = None
-        edge.set_ends(a, b, bends)
-
-    def _links_across(self, ids: list[str]) -> set[ConnKey]:
-        """Links that run under the cards ``ids`` without ending there (from the scene's index)."""
-        found: set[ConnKey] = set()
-        for nid in ids:
-            r = self.obstacles.rects.get(nid)
-            if r is None:
-                continue
-            for item in self.items(QRectF(r[0], r[1], r[2] - r[0], r[3] - r[1]), Qt.ItemSelectionMode.IntersectsItemShape,
-                                   Qt.SortOrder.AscendingOrder, QTransform()):
-                if isinstance(item, EdgeItem) and self.edge_items.has(item.key) and nid not in (item.key[0], item.key[2]):
-                    found.add(item.key)
-        return found
-
-    def _reroute(self, keys: set[ConnKey]) -> None:
-        for key in keys:
-            edge = self.edge_items.peek(key)
-            if edge is not None:
-                self._route_edge(key, edge)
-
-    def _add_edge_item(self, key: ConnKey) -> None:
-        src, tgt = self._ensure_node_item(key[0]), self._ensure_node_item(key[2])
-        if src is None or tgt is None:
-            return  # a link to a missing node (invalid file): validation reports it
-        edge = EdgeItem(key, key[1] == "subagent")
-        if self._run_links:
-            edge.set_followed(self._is_followed(key))
-        dict.__setitem__(self.edge_items, key, edge)
-        self.node_edges[key[0]].add(key)
-        self.node_edges[key[2]].add(key)
-        self._route_edge(key, edge)
-        edge.setToolTip(f"{src.layout.title} → {tgt.layout.title}"
-                        + (" (subagent)" if key[1] == "subagent" else f" ({key[1]})"))
-        self.addItem(edge)
-
-    def _update_edges(self, node_id: str) -> None:
-        for key in self.node_edges.get(node_id, ()):
-            edge = self.edge_items.peek(key)
-            if edge is not None:
-                self._route_edge(key, edge)
-
-    def _refresh_node(self, node_id: str) -> None:
-        node = self.document.node(node_id)
-        item = self.node_items.peek(node_id)
-        if node is None or item is None:
-            if node is not None and self.lazy:
-                self._sizes.clear()  # a kind's size may have changed
-                self.obstacles.set(node_id, self._model_rect(node))
-                self.update()
-            return
-        item.set_node(node, self._is_sub(node))
-        item.set_connected(self._connected_handles(node_id))
-        self._place_obstacle(item)
-        self._update_edges(node_id)
-
-    def node_item_moved(self, item: NodeItem) -> None:
-        if self.node_items.peek(item.node_id) is item:
-            self._place_obstacle(item)
-        if not self._building and not self._batch_move:
-            self._update_edges(item.node_id)
-
-    def _on_node_added(self, node_id: str) -> None:
-        node = self.document.node(node_id)
-        if node is not None:
-            item = self._add_node_item(node)
-            item.set_connected(self._connected_handles(node_id))
-            self._grow_scene_rect(item.sceneBoundingRect())
-            self._reroute(self._links_across([node_id]))
-
-    def _on_node_removed(self, node_id: str) -> None:
-        item = self.node_items.pop(node_id, None)
-        self.obstacles.remove(node_id)
-        self._links.pop(node_id, None)
-        if self.lazy:
-            self.update()
-        for key in list(self.node_edges.pop(node_id, ())):
-            self._remove_edge_item(key)
-        if item is not None:
-            if self.move_tracker and item in self.move_tracker.items:
-                self.move_tracker = None
-            self.removeItem(item)
-
-    def _remove_edge_item(self, key: ConnKey) -> None:
-        edge = self.edge_items.pop(key, None)
-        if edge is not None:
-            self.removeItem(edge)
-        for nid in (key[0], key[2]):
-            s = self.node_edges.get(nid)
-            if s is not None:
-                s.discard(key)
-
-    def _on_connection_added(self, key: ConnKey) -> None:
-        self._count(key[0], key[1], key[2], key[3], 1)
-        if self.lazy:
-            self._links[key[0]].add(key)
-            self._links[key[2]].add(key)
-            self.update()
-        if key[1] == "subagent" or self.node_items.has(key[2]):
-            self._refresh_node(key[2])  # may turn into a subagent (input moves to the top)
-        if not self.lazy or self.node_items.has(key[0]) or self.node_items.has(key[2]):
-            self._add_edge_item(key)
-        for nid in (key[0], key[2]):
-            if self.node_items.has(nid):
-                self.node_items.peek(nid).set_connected(self._connected_handles(nid))
-
-    def _on_connection_removed(self, key: ConnKey) -> None:
-        self._count(key[0], key[1], key[2], key[3], -1)
-        for nid in (key[0], key[2]):
-            s = self._links.get(nid)
-            if s is not None:
-                s.discard(key)
-        if self.lazy:
-            self.update()
-        self._remove_edge_item(key)
-        if self.node_items.has(key[2]):
-            self._refresh_node(key[2])
-        if self.node_items.has(key[0]):
-            self.node_items.peek(key[0]).set_connected(self._connected_handles(key[0]))
-
-    def _on_connection_replaced(self, old: ConnKey, new: ConnKey) -> None:
-        self._on_connection_removed(old)
-        self._on_connection_added(new)
-
-    def _on_nodes_moved(self, ids: list[str]) -> None:
-        # Every card first, then each link once: routed against where the cards end up, not
-        # against a half-moved graph (auto-layout moves them all at once).
-        self._batch_move = True
-        try:
-            for nid in ids:
-                node, item = self.document.node(nid), self.node_items.peek(nid)
-                if node is not None and item is not None and (item.pos().x(), item.pos().y()) != (node.x, node.y):
-                    item.setPos(node.x, node.y)
-                elif node is not None and item is None and self.lazy:
-                    r = self.obstacles.rects.get(nid)
-                    if r is not None:
-                        self.obstacles.set(nid, (node.x, node.y, node.x + r[2] - r[0], node.y + r[3] - r[1]))
-        finally:
-            self._batch_move = False
-        if self.lazy:
-            self.update()
-            self._grow_scene_rect(self.items_bounds())
-        keys = {k for nid in ids for k in self.node_edges.get(nid, ())}
-        # Links that now pass under a moved card, found before any link changes (each change
-        # would make the scene index the items again).
-        if len(keys) < len(self.edge_items):
-            keys |= self._links_across([nid for nid in ids if self.node_items.has(nid)])
-        self._reroute(keys)
-
-    def _on_node_data_changed(self, node_id: str) -> None:
-        self._refresh_node(node_id)
-        self._reroute(self._links_across([node_id]))  # a card that grew (expanded) may now cover links
-        for key in self.node_edges.get(node_id, ()):
-            edge = self.edge_items.peek(key)
-            if edge is not None:
-                edge.setToolTip(f"{self.node_title(key[0])} → {self.node_title(key[2])}")
-
-    def _grow_scene_rect(self, rect: QRectF) -> None:
-        if not self.sceneRect().contains(rect):
-            self.setSceneRect(self.sceneRect().united(rect.adjusted(-6000, -6000, 6000, 6000)))
-
-    # ------------------------------------------------------------------ state pushed in by the window
-    def set_issues(self, issues: list[Issue]) -> None:
-        per_node: dict[str, list[Issue]] = defaultdict(list)
-        for issue in issues:
-            for nid in issue.node_ids:
-                per_node[nid].append(issue)
-        wf = self.document.workflow
-        labels = node_labels(wf) if per_node else {}
-        kept: dict[str, tuple[str | None, str]] = {}
-        for nid, mine in per_node.items():
-            severity = "error" if any(i.is_error for i in mine) else "warning"
-            kept[nid] = (severity, "\n".join(f"{'Error' if i.is_error else 'Warning'}: {describe_issue(i, wf, labels)}"
-                                             for i in mine))
-        self._issues = kept  # for items made later (a big document)
-        for nid, item in self.node_items.items():
-            item.set_issues(*kept.get(nid, (None, "")))
-
-    # ------------------------------------------------------------------ run state (display only)
-    def set_run_states(self, states: dict[str, str], links: set[tuple[str, str, str]] | None = None,
-                       tips: dict[str, str] | None = None, badges: dict[str, tuple[str, str]] | None = None) -> None:
-        """Show a run on the canvas: node states and the links it followed.
-
-        ``states`` maps node id to running/done/failed/waiting/queued/not_reached; nodes
-        not in it are shown normally. ``links`` holds (source, sourceHandle, target).
-        Run state is never part of the document and never undoable.
-        """
-        tips = tips or {}
-        self._run_states = dict(states)
-        self._run_links = set(links or ())
-        self._run_tips = dict(tips)
-        self._run_badges = dict(badges or {})
-        for nid, item in self.node_items.items():
-            item.set_run_state(states.get(nid), tips.get(nid, ""))
-            item.set_run_badge(*self._run_badges.get(nid, ("", "")))
-        for key, edge in self.edge_items.items():
-            edge.set_followed(self._is_followed(key))
-        if any(s == "running" for s in states.values()):
-            if not self._pulse_timer.isActive():
-                self._pulse_timer.start()
-        else:
-            self._pulse_timer.stop()
-
-    def _is_followed(self, key: ConnKey) -> bool:
-        followed = self._run_links
-        handle = "condition-0" if key[1] == "true" else key[1]
-        return (key[0], key[1], key[2]) in followed or (key[0], handle, key[2]) in followed
-
-    def clear_run_states(self) -> None:
-        self.set_run_states({}, set())
-
-    def _advance_pulse(self) -> None:
-        self._pulse_phase = (self._pulse_phase + 0.12) % (2 * math.pi)
-        value = 0.5 + 0.5 * math.sin(self._pulse_phase)
-        for nid, state in self._run_states.items():
-            if state == "running":
-                item = self.node_items.peek(nid)
-                if item is not None:
-                    item.set_pulse(value)
-
-    def set_snap(self, on: bool) -> None:
-        self.snap_to_grid = on
-        for item in self.node_items.values():
-            item.snap = on
-
+    # ------------------------------------------------------------------ selection
     def selected_node_ids(self) -> list[str]:
         if self._all_selected:
             return [n.id for n in self.document.workflow.nodes]
@@ -619,13 +107,6 @@ class CanvasScene(QGraphicsScene):
         finally:
             self.blockSignals(False)
         self.selectionChanged.emit()
-
-    def node_item_at(self, pos: QPointF) -> NodeItem | None:
-        for item in self.items(QRectF(pos.x() - 4, pos.y() - 4, 8, 8), Qt.ItemSelectionMode.IntersectsItemShape,
-                               Qt.SortOrder.DescendingOrder, QTransform()):
-            if isinstance(item, NodeItem):
-                return item
-        return None
 
     def set_zoom(self, zoom: float) -> None:
         """The view's scale: handles keep a hit area of ``PORT_HIT_PX`` screen pixels when zoomed
@@ -678,133 +159,20 @@ class CanvasScene(QGraphicsScene):
             self.move_tracker = None
 
     # ------------------------------------------------------------------ Qt overrides
-    def drawBackground(self, painter: QPainter, rect: QRectF) -> None:
-        painter.fillRect(rect, CANVAS_BG)
-        lod = painter.worldTransform().m11()
-        if self.lazy and self.overview:
-            self._draw_overview(painter, rect)
-            return
-        if self.lazy:
-            self._draw_loose_links(painter, rect)
-        step = GRID if lod >= 0.6 else GRID * 5
-        if lod < 0.15:
-            return
-        left = int(rect.left() // step) * step
-        top = int(rect.top() // step) * step
-        points_minor = []
-        points_major = []
-        y = top
-        while y < rect.bottom():
-            x = left
-            major_row = round(y / GRID) % 5 == 0
-            while x < rect.right():
-                (points_major if major_row and round(x / GRID) % 5 == 0 else points_minor).append(QPointF(x, y))
-                x += step
-            y += step
-        size = max(1.5, 1.5 / max(lod, 0.01))
-        painter.setPen(Qt.PenStyle.NoPen)
-        from PySide6.QtGui import QPen
-        p = QPen(GRID_DOT, size)
-        painter.setPen(p)
-        painter.drawPoints(points_minor)
-        p.setColor(GRID_DOT_MAJOR)
-        painter.setPen(p)
-        painter.drawPoints(points_major)
-
-    def overview_geometry(self) -> Overview:
-        """The overview's cards and links (lazy mode), made again only after the model changed."""
-        geom, version, links = self._overview_geom
-        if geom is None or version != self.obstacles.version or links != self._links_version:
-            geom = Overview.build(self.document.workflow, self.obstacles)
-            self._overview_geom = (geom, self.obstacles.version, self._links_version)
-        return geom
-
-    OVERVIEW_LINKS = 40_000  # more cards than this in view: the overview leaves the links out (a grey fog)
-
-    def _draw_overview(self, painter: QPainter, rect: QRectF) -> None:
-        """A big document zoomed out: cards as rectangles in their kind's colour and links as
-        straight lines, from geometry made once per change of the model (a few batched calls
-        per paint; cards with an item paint themselves on top)."""
-        geom = self.overview_geometry()
-        bounds = self.items_bounds()
-        shown = bounds.intersected(rect)
-        area = max(bounds.width() * bounds.height(), 1.0)
-        in_view = len(self.obstacles.rects) * (shown.width() * shown.height()) / area  # about
-        if in_view <= self.OVERVIEW_LINKS and geom.lines:  # (made on first use)
-            aa = painter.testRenderHint(QPainter.RenderHint.Antialiasing)
-            painter.setRenderHint(QPainter.RenderHint.Antialiasing, False)  # hairlines: 4x cheaper
-            painter.setPen(QPen(EDGE_OVERVIEW, 0))
-            painter.drawLines(geom.lines)
-            painter.setRenderHint(QPainter.RenderHint.Antialiasing, aa)
-        painter.setPen(Qt.PenStyle.NoPen)
-        for kind, rects in geom.rects.items():
-            painter.setBrush(KIND_COLOR[kind])
-            painter.drawRects(rects)
-        painter.setBrush(Qt.BrushStyle.NoBrush)
-
-    def _draw_loose_links(self, painter: QPainter, rect: QRectF) -> None:
-        """Links from a card in ``rect`` to a card without an item (off screen), as straight
-        lines from the model: they get an item when the other card is made."""
-        hits = self.obstacles.query((rect.left(), rect.top(), rect.right(), rect.bottom()), limit=self.REALIZE_CAP * 4)
-        if not hits:
-            return
-        rects = self.obstacles.rects
-        lines = []
-        for nid in hits:
-            for key in self._links.get(nid, ()):
-                if not self.edge_items.has(key):
-                    a, b = rects.get(key[0]), rects.get(key[2])
-                    if a is not None and b is not None:
-                        lines.append(QLineF(a[2], (a[1] + a[3]) / 2, b[0], (b[1] + b[3]) / 2))
-        if lines:
-            painter.setPen(QPen(EDGE_OVERVIEW, 0))
-            painter.drawLines(lines)
-
     def mousePressEvent(self, event: QGraphicsSceneMouseEvent) -> None:
-        if event.button() == Qt.MouseButton.LeftButton and self.link_drag is None:
-            item = self.node_item_at(event.scenePos())
-            if item is not None and item.chevron_rect().contains(item.mapFromScene(event.scenePos())):
-                node = self.document.node(item.node_id)
-                if node is not None:
-                    self.document.set_collapsed([item.node_id], not bool(node.data.collapsed))
-                event.accept()
-                return
-            hit = self.port_at(event.scenePos())
-            if hit is not None:
-                if hit.is_output:
-                    self.link_drag = LinkDrag(self, hit.node_id, hit.handle)
-                    event.accept()
-                    return
-                incoming = [k for k in self.node_edges.get(hit.node_id, ()) if k[2] == hit.node_id]
-                if incoming:
-                    # Pick up the most recently added link ending here and carry it.
-                    order = {c.key(): i for i, c in enumerate(self.document.workflow.connections)}
-                    picked = max(incoming, key=lambda k: order.get(k, -1))
-                    self.link_drag = LinkDrag(self, picked[0], picked[1], picked)
-                    event.accept()
-                    return
+        left = event.button() == Qt.MouseButton.LeftButton
+        if left and self.link_drag is None and gestures.press(self, event):
+            event.accept()
+            return
         super().mousePressEvent(event)
-        if event.button() == Qt.MouseButton.LeftButton and self.mouseGrabberItem() is not None:
+        if left and self.mouseGrabberItem() is not None:
             items = [it for it in self.selectedItems() if isinstance(it, NodeItem)]
             if items and isinstance(self.mouseGrabberItem(), NodeItem):
                 self.move_tracker = MoveTracker(items)
 
     def mouseMoveEvent(self, event: QGraphicsSceneMouseEvent) -> None:
         if self.link_drag is not None:
-            if not self.link_drag.dragged:
-                travel = event.screenPos() - event.buttonDownScreenPos(Qt.MouseButton.LeftButton)
-                self.link_drag.dragged = travel.manhattanLength() >= QApplication.startDragDistance()
-            shown = self.link_drag.last_reason
-            reason = self.link_drag.move(event.scenePos())
-            if reason:
-                if reason != shown:
-                    self.status_message.emit(reason)
-                if event.widget() is not None:
-                    QToolTip.showText(event.screenPos(), reason, event.widget())
-            else:
-                if shown:
-                    self.status_message.emit("")  # off the refused target: its reason no longer applies
-                QToolTip.hideText()
+            gestures.drag_to(self, self.link_drag, event)
             event.accept()
             return
         super().mouseMoveEvent(event)
@@ -812,22 +180,7 @@ class CanvasScene(QGraphicsScene):
     def mouseReleaseEvent(self, event: QGraphicsSceneMouseEvent) -> None:
         if self.link_drag is not None:
             drag, self.link_drag = self.link_drag, None
-            if not drag.dragged:
-                # A click on a port is not a link: released where it was pressed, over the
-                # port's own node, it used to link that node to itself (or re-make the link).
-                drag.cleanup()
-                QToolTip.hideText()
-                event.accept()
-                return
-            result = drag.finish(event.scenePos())
-            QToolTip.hideText()
-            if result is not None and not result.ok:
-                self.status_message.emit(f"Link not created: {result.reason}")
-                self.link_refused.emit(result.reason)
-            else:
-                self.status_message.emit("")  # a link made (or a drag let go): no stale refusal stays
-            if drag.target is None and drag.picked is None:  # (a picked-up link let go there is deleted)
-                self.link_dropped_on_canvas.emit(drag.source, drag.handle, event.scenePos())
+            gestures.release(self, drag, event)
             event.accept()
             return
         super().mouseReleaseEvent(event)

@@ -62,8 +62,7 @@ class _Side(QWidget):
         self.view = CanvasView(self.scene)
         self.view.setAcceptDrops(False)
         lay.addWidget(self.view, 1)
-        states = {k: ("not_reached" if v in ("skipped", "cancelled") else v) for k, v in state.states.items()}
-        self.scene.set_run_states(states, set(state.links), {})
+        self.scene.show_run(state)  # the words of the main canvas, from the engine's reducer
         for nid in changed:  # changed between the runs: outlined
             item = self.scene.node_items.get(nid)
             if item is not None:

@@ -18,7 +18,7 @@ from typing import Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QColor, QFont
 
-from engine import RunInfo, format_duration
+from engine import RunInfo, format_cost, format_duration
 
 __all__ = ["RunHistoryModel", "RUN_ROLE", "RUN_ID_ROLE", "STATUS_ROLE", "SERVER_ROLE", "REMOTE_BADGE", "COLUMNS", "STATUS_LABELS", "STATUS_COLORS",
            "status_label", "format_duration", "format_started"]
@@ -188,7 +188,6 @@ class RunHistoryModel(QAbstractTableModel):
             tokens, cost = self._costs.get(run.id, (0, None))
             if not tokens:
                 return ""
-            from engine import format_cost
 
             return f"{tokens:,}" + (f" · {format_cost(cost)}" if cost is not None else "")
         return ""

@@ -28,6 +28,8 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout
 
 from engine import NodeData
 
+from .prompt_edit import PromptEdit, title_label as _title
+
 _NONE = type(None)
 
 
@@ -77,8 +79,6 @@ class DataForm(QWidget):
     def __init__(self, model: type[NodeData], title: str, watch: Any = None, parent: QWidget | None = None,
                  exclude: tuple[str, ...] = (), description: str = "") -> None:
         super().__init__(parent)
-        from .inspector import PromptEdit, _title  # the inspector's widgets (imported late: it imports this module)
-
         self.model = model
         self._loading = False
         self.widgets: dict[str, QWidget] = {}

@@ -1,8 +1,8 @@
 """Hand-made inspector pages of the issue-16 kinds: ``http``, ``flow`` and ``action``.
 
-:func:`make_kind_page` builds the page of a kind for an :class:`~editor.panels.inspector.InspectorPanel`
-(or None: the generated form is used, as for ``fetch``). Pages take plain data (``model_dump()``)
-in ``load()`` and write back through the inspector's setter, so every edit is a document edit.
+The pages are registered in :mod:`editor.panels.inspector_pages` (``fetch`` has none: the
+generated form is used). Pages take plain data (``model_dump()``) in ``load()`` and write back
+through the inspector's setter, so every edit is a document edit.
 
 The ``flow`` page lists the library's flows (``inspector.library_flows()``, set by the window;
 each item has ``id``, ``name``, ``description``, ``parameters``, ``path``), and shows one
@@ -12,13 +12,16 @@ template}``): an emptied field is dropped from ``inputs``.
 
 from __future__ import annotations
 
+import json
 from typing import Any, Callable
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import (QComboBox, QCompleter, QFormLayout, QLabel, QLineEdit, QPushButton, QVBoxLayout,
-                               QWidget)
+from PySide6.QtWidgets import (QComboBox, QCompleter, QFormLayout, QLabel, QLineEdit, QListWidget, QListWidgetItem,
+                               QPushButton, QVBoxLayout, QWidget)
 
-__all__ = ["make_kind_page", "FlowPage", "ActionPage", "FlowToolsList", "param_fields", "flow_label"]
+from .kv_table import KeyValueTable
+
+__all__ = ["FlowPage", "ActionPage", "FlowToolsList", "param_fields", "flow_label"]
 
 
 def _get(obj: Any, name: str, default: Any = None) -> Any:
@@ -51,23 +54,6 @@ def _hint(form: QFormLayout, text: str = "") -> QLabel:
     label.setWordWrap(True)
     form.addRow(label)
     return label
-
-
-def make_kind_page(kind: str, inspector: Any) -> QWidget | None:
-    def edit(field: str, value: Any, merge: bool) -> None:
-        inspector._set(field, value, merge)
-
-    if kind == "http":
-        from .web_pages import HttpPage, start_variables
-
-        return HttpPage(edit, inspector._watch, lambda: start_variables(inspector.doc.workflow))
-    if kind == "flow":
-        return FlowPage(edit, inspector._watch, lambda: list(getattr(inspector, "library_flows", list)()),
-                        lambda ref: getattr(inspector, "open_flow_requested").emit(ref))
-    if kind == "action":
-        return ActionPage(edit, inspector._watch, lambda: list(getattr(inspector, "library_flows", list)()),
-                          lambda ref: getattr(inspector, "open_flow_requested").emit(ref))
-    return None
 
 
 class FlowPage(QWidget):
@@ -225,8 +211,6 @@ class ActionPage(QWidget):
     def __init__(self, edit: Callable[[str, Any, bool], None], watch: Callable[[QWidget], QWidget],
                  flows: Callable[[], list[Any]], open_flow: Callable[[str], None],
                  parent: QWidget | None = None) -> None:
-        from .kv_table import KeyValueTable
-
         super().__init__(parent)
         self.setObjectName("actionPage")
         self._edit, self._flows, self._open = edit, flows, open_flow
@@ -327,7 +311,6 @@ class ActionPage(QWidget):
 def _parsed_like(before: Any, text: str) -> Any:
     if before is None or isinstance(before, str):
         return text
-    import json
 
     try:
         return json.loads(text)
@@ -336,7 +319,6 @@ def _parsed_like(before: Any, text: str) -> Any:
 
 
 def _json(value: Any) -> str:
-    import json
 
     return json.dumps(value, ensure_ascii=False)
 
@@ -355,7 +337,6 @@ class FlowToolsList(QWidget):
     edited = Signal(object)
 
     def __init__(self, flows: Callable[[], list[Any]], parent: QWidget | None = None) -> None:
-        from PySide6.QtWidgets import QListWidget
 
         super().__init__(parent)
         self._flows = flows
@@ -372,7 +353,6 @@ class FlowToolsList(QWidget):
         lay.addWidget(self.list)
 
     def load(self, checked: list[str] | None) -> None:
-        from PySide6.QtWidgets import QListWidgetItem
 
         checked = list(checked or [])
         flows = self._flows()

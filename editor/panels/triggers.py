@@ -13,6 +13,7 @@ from html import escape
 from typing import Any
 
 from PySide6.QtCore import Signal
+from PySide6.QtGui import QTextDocument
 from PySide6.QtWidgets import QLabel, QLineEdit, QPlainTextEdit, QVBoxLayout, QWidget
 
 from engine import TriggerPatternError, all_trigger_matches, compile_trigger
@@ -112,7 +113,6 @@ class TriggersEditor(QWidget):
 
     def result_text(self) -> str:
         """The tester's verdict as plain text (for tests and accessibility)."""
-        from PySide6.QtGui import QTextDocument
 
         doc = QTextDocument()
         doc.setHtml(self.result.text())

@@ -12,10 +12,11 @@ gesture is one undo step and typing in one cell merges into one.
 
 from __future__ import annotations
 
+import json
 from collections import deque
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QFormLayout, QFrame, QHBoxLayout, QHeaderView,
                                QLabel, QLineEdit, QListWidget, QListWidgetItem, QSpinBox, QTableWidget, QToolButton,
@@ -290,7 +291,6 @@ class VariablesTable(QWidget):
         t.resizeRowToContents(row + 1)
 
     def eventFilter(self, obj: Any, event: Any) -> bool:
-        from PySide6.QtCore import QEvent
 
         if event.type() == QEvent.Type.FocusIn and isinstance(obj, QWidget):
             r = self._row_of(obj)
@@ -318,7 +318,6 @@ def _value_text(value: Any) -> str:
         return ""
     if isinstance(value, str):
         return value
-    import json
 
     return json.dumps(value, ensure_ascii=False)
 

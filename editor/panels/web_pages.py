@@ -19,10 +19,11 @@ import json
 import re
 from typing import Any, Callable
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QFont, QIcon
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QHBoxLayout, QInputDialog, QLabel, QLineEdit,
-                               QMessageBox, QPlainTextEdit, QPushButton, QStackedWidget, QVBoxLayout, QWidget)
+                               QMessageBox, QPlainTextEdit, QPushButton, QScrollArea, QSizePolicy, QStackedWidget,
+                               QVBoxLayout, QWidget)
 
 from engine import FlowdeskError, looks_like_literal_credential, mask_secrets, send_test_request, store_api_key
 
@@ -216,7 +217,6 @@ class HttpPage(QWidget):
 
     def _show_body_page(self, page: QWidget) -> None:
         """Show one body editor; the hidden ones take no room (a stack is as tall as its tallest page)."""
-        from PySide6.QtWidgets import QSizePolicy
 
         for i in range(self.body_stack.count()):
             w = self.body_stack.widget(i)
@@ -335,8 +335,6 @@ class HttpPage(QWidget):
 
 
     def _scroll_to_result(self) -> None:
-        from PySide6.QtCore import QTimer
-        from PySide6.QtWidgets import QScrollArea
 
         w = self.parentWidget()
         while w is not None and not isinstance(w, QScrollArea):

@@ -446,13 +446,13 @@ class RunBridge(QObject):
         apply = state.apply
         delta = "llm_delta"
         for ev in batch:
-            t = ev[1]
+            t = ev.type
             if t != delta:
                 apply(ev)
                 if not approvals and t in _APPROVAL_EVENTS:
                     approvals = True
-                if t == "wait_input" and not (len(ev) > 5 and ev[5]):
-                    self._wait_prompts[ev[0]] = ev[2]  # a subflow's approval: its prompt, asked at the flow node
+                if t == "wait_input" and not ev.path:
+                    self._wait_prompts[ev.node_id] = ev.content  # a subflow's approval: its prompt, asked at the flow node
         self.events_batched.emit(batch)
         if state.status != before:
             self.status_changed.emit(str(state.status))

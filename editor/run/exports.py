@@ -12,9 +12,10 @@ import time
 from pathlib import Path
 from typing import Any, Iterable
 
-from engine import RunEvent, RunInfo, RunState, RunStatus, Workflow, agentflow_record, dumps_workflow
+from engine import (RunEvent, RunInfo, RunState, RunStatus, RunStore, StoreError, Workflow, agentflow_record,
+                    dumps_workflow)
 
-__all__ = ["write_jsonl", "run_record", "write_record"]
+__all__ = ["write_jsonl", "run_record", "write_record", "record_input"]
 
 
 def write_jsonl(events: Iterable[RunEvent], path: str | Path) -> None:
@@ -46,3 +47,19 @@ def write_record(record: dict[str, Any], path: str | Path | None = None) -> Path
         target = target / f"run_{record['runId']}.json"
     target.write_text(json.dumps(record, indent=2, ensure_ascii=False), encoding="utf-8")
     return target
+
+
+def record_input(given: str | None, store: RunStore | None, run_id: str | None,
+                 workflow: Workflow | None) -> str | None:
+    """The run's input as recorded: the input given, else the stored run's, else the Start node's."""
+    if given is not None:
+        return given
+    if store is not None and run_id:
+        try:
+            stored = store.get_run(run_id)
+        except StoreError:
+            stored = None
+        if stored is not None and stored.initial_input is not None:
+            return stored.initial_input
+    start = next((n for n in workflow.nodes if n.type == "start"), None) if workflow is not None else None
+    return getattr(start.data, "initialInput", None) if start is not None else None

@@ -6,14 +6,17 @@ run id, errors); the console wires it to the bridge.
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QAction
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (QBoxLayout, QHBoxLayout, QLabel, QMenu, QMessageBox, QPlainTextEdit, QSizePolicy,
                                QToolButton, QVBoxLayout, QWidget)
 
-__all__ = ["RunHeader", "STATUS_TEXT", "elapsed_text"]
+from engine import RunState, Workflow, format_cost, model_prices, run_costs
+
+__all__ = ["RunHeader", "run_actions", "STATUS_TEXT", "elapsed_text", "cost_breakdown", "LONG_INPUT"]
 
 STATUS_TEXT = {
     "pending": ("Ready", "#6b7280"),
@@ -34,6 +37,47 @@ def elapsed_text(seconds: float) -> str:
 INPUT_PLACEHOLDER = "Initial input for the run (empty: the Start node's own text)"
 # When the Start node has no text either: an empty box would start the flow with nothing.
 NO_START_TEXT_PLACEHOLDER = "Input for the run: the Start node has no text of its own, so the first step gets what you type here"
+
+# Characters of the Start node's text shown in the run input box; a longer text is used as
+# is but not laid out in the box (a long line costs QPlainTextEdit seconds).
+LONG_INPUT = 4000
+
+
+def input_hint(start_text: str) -> str:
+    """The input box's placeholder: what an empty box runs with (the Start node's text, or nothing)."""
+    return INPUT_PLACEHOLDER if start_text else NO_START_TEXT_PLACEHOLDER
+
+
+def cost_breakdown(costs: dict[str, Any]) -> str:
+    """The cost's tooltip: tokens in and out, the cost by model, and the models with no price."""
+    total = costs["total"]
+    lines = [f"{total['prompt']:,} tokens in · {total['completion']:,} out, every model call of the run"]
+    by_model: dict[str, float] = {}
+    for node in costs["nodes"].values():
+        if node["cost"] is not None:
+            by_model[node["model"]] = by_model.get(node["model"], 0.0) + node["cost"]
+    lines += [f"{model or 'the default model'}: {format_cost(cost)}" for model, cost in sorted(by_model.items())]
+    if total["unpriced"]:
+        lines.append("No price known for " + ", ".join(total["unpriced"]) + " (their tokens are counted, not "
+                     "their cost; a price per model can be set in the settings file's providers)")
+    return "\n".join(lines)
+
+
+def run_actions(owner: QWidget, start: Any, cancel: Any) -> tuple[QAction, QAction]:
+    """Run (F5) and Cancel (Shift+F5), added to ``owner`` so their shortcuts work in it."""
+    run = QAction("▶ Run", owner)
+    run.setObjectName("runAction")
+    run.setShortcut(QKeySequence("F5"))
+    run.setToolTip("Run the workflow (F5)")
+    run.triggered.connect(start)
+    stop = QAction("■ Cancel", owner)
+    stop.setObjectName("cancelAction")
+    stop.setShortcut(QKeySequence("Shift+F5"))
+    stop.setToolTip("Stop the run now (Shift+F5)")
+    stop.triggered.connect(cancel)
+    owner.addAction(run)
+    owner.addAction(stop)
+    return run, stop
 
 
 class RunHeader(QWidget):
@@ -97,6 +141,12 @@ class RunHeader(QWidget):
         self._status_colour = "#6b7280"
         self.status_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         meta = QHBoxLayout()
+        self._prices: Any = None  # the model catalogue's prices (show_cost)
+        self._started_mono: float | None = None
+        self._ended_mono: float | None = None
+        self._clock = QTimer(self)  # the live run's elapsed time, every 100 ms
+        self._clock.setInterval(100)
+        self._clock.timeout.connect(self._tick)
         self.elapsed_label = QLabel("")
         self.elapsed_label.setObjectName("runElapsed")
         self.elapsed_label.setStyleSheet("color: #8b93a1")
@@ -232,8 +282,6 @@ class RunHeader(QWidget):
     def set_cost(self, tokens: int, cost: float | None, cached: int = 0, detail: str = "") -> None:
         """``1,234 tokens · $0.0021`` (and how many nodes came from the cache); ``detail`` is its
         tooltip (the console's breakdown by model)."""
-        from engine import format_cost
-
         parts = []
         if tokens:
             parts.append(f"{tokens:,} tokens" + (f" · {format_cost(cost)}" if cost is not None else ""))
@@ -241,6 +289,64 @@ class RunHeader(QWidget):
             parts.append(f"{cached} from cache")
         self.cost_label.setText(" · ".join(parts))
         self.cost_label.setToolTip(detail if tokens else "")
+
+    def show_start_text(self, text: str, changed: bool) -> None:
+        """The Start node's text (the default input); ``changed``: it differs from the one shown
+        before. The box is only touched when that text changed, and only while it shows that
+        text (or nothing), not what the user typed; a long one is not laid out (QPlainTextEdit
+        takes seconds on a long line): the box stays empty, which runs with that text, and says so."""
+        edit = self.input_edit
+        if changed:
+            box = edit.document()
+            if box.isEmpty() or not box.isModified():
+                if len(text) > LONG_INPUT:
+                    edit.clear()
+                    edit.setPlaceholderText(f"The Start node's input ({len(text):,} characters) is used; "
+                                            "type here to replace it for this run")
+                else:
+                    edit.setPlainText(text)
+                    edit.setPlaceholderText(input_hint(text))
+                edit.document().setModified(False)
+        if len(text) <= LONG_INPUT:
+            hint = input_hint(text)
+            if edit.placeholderText() != hint:
+                edit.setPlaceholderText(hint)
+
+    def start_clock(self) -> None:
+        """A live run started: its elapsed time counts from now."""
+        self._started_mono, self._ended_mono = time.monotonic(), None
+        self._clock.start()
+        self._tick()
+
+    def stop_clock(self) -> None:
+        """The live run ended: its elapsed time stays as it was then."""
+        self._clock.stop()
+        if self._started_mono is not None:
+            self._ended_mono = time.monotonic()
+            self._tick()
+
+    def reset_clock(self) -> None:
+        """No live run is timed (none shown, or a stored one: :meth:`set_elapsed` shows its length)."""
+        self._clock.stop()
+        self._started_mono = self._ended_mono = None
+
+    def _tick(self) -> None:
+        if self._started_mono is not None:
+            end = self._ended_mono if self._ended_mono is not None else time.monotonic()
+            self.set_elapsed(end - self._started_mono)
+
+    def show_cost(self, state: RunState, workflow: Workflow | None) -> None:
+        """The tokens and cost of the run so far (its tooltip: the cost by model), from the
+        prices of the model catalogue, read once."""
+        try:
+            if self._prices is None:
+                self._prices = model_prices()
+            costs = run_costs(state, state.workflow or workflow, self._prices)
+        except Exception:  # an unreadable catalogue: no cost shown, the run goes on
+            return
+        cached = sum(1 for v in state.states.values() if v == "cached")
+        total = costs["total"]
+        self.set_cost(total["tokens"], total["cost"], cached, cost_breakdown(costs))
 
     def set_elapsed(self, seconds: float | None) -> None:
         self.elapsed_label.setText(elapsed_text(seconds) if seconds is not None else "")

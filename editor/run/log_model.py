@@ -298,7 +298,7 @@ class LogModel(QAbstractListModel):
         raw = self.raw_events
         for ev in events:
             raw.append(ev)
-            if len(ev) > 5 and ev[5]:  # a nested run's event: grouped under its flow node
+            if ev.path:  # a nested run's event: grouped under its flow node
                 self._add_nested(ev, new, first_new)
                 continue
             kind = ev.type
@@ -363,7 +363,7 @@ class LogModel(QAbstractListModel):
 
     def _add_nested(self, ev: RunEvent, new: list[LogEntry], first_new: int) -> None:
         """One event of a nested run: its own streams (keyed by path and node), shown under the flow node."""
-        path, nid, kind = ev[5], ev.node_id, ev.type
+        path, nid, kind = ev.path, ev.node_id, ev.type
         group = self._groups.get(path)
         if group is None:
             group = self._groups[path] = flow_node_of_path(path, self._names)

@@ -125,10 +125,10 @@ class SubagentTrace(QWidget):
         """Show the calls ``events`` touched, as ``state`` (fed with them already) has them."""
         touched: dict[str, None] = {}
         for ev in events:
-            if ev[1] in FLOW_CALL_TYPES:
+            if ev.type in FLOW_CALL_TYPES:
                 self._flow_call(ev)
                 continue
-            if ev[1] in SUBAGENT_CALL_TYPES and ev[4]:
+            if ev.type in SUBAGENT_CALL_TYPES and ev.extra_json:
                 call_id = (ev.extra or {}).get("callId")
                 if isinstance(call_id, str):
                     touched[call_id] = None
@@ -155,10 +155,10 @@ class SubagentTrace(QWidget):
             parent_item.addChild(item)
             parent_item.setExpanded(True)
             self._items[call_id] = item
-        if ev[1] == "flow_call_start":
+        if ev.type == "flow_call_start":
             call["input"], call["started"] = ev.content, ev.timestamp
         else:
-            call["state"] = "done" if ev[1] == "flow_call_end" else "failed"
+            call["state"] = "done" if ev.type == "flow_call_end" else "failed"
             call["output"], call["ended"] = ev.content, ev.timestamp
         item.setText(1, call["state"])
         item.setForeground(1, _STATUS_COLOURS.get(call["state"], QColor("#6b7280")))

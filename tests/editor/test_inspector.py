@@ -27,7 +27,7 @@ def test_prompt_highlight_and_insert_button(window, qtbot, tmp_path):
     open_flow(window, copy_sample(tmp_path, "hello"))
     window.scene.select_nodes(["greeter"])
     insp = window.inspector
-    edit = insp.agent_user
+    edit = insp.page("agent").user
     assert edit.toPlainText() == ""
     qtbot.mouseClick(edit.insert_button, Qt.MouseButton.LeftButton)
     assert window.document.node("greeter").data.userPrompt == PREVIOUS_OUTPUT
@@ -44,12 +44,12 @@ def test_model_and_effort_choices(window, tmp_path):
     insp = window.inspector
     from engine import model_choices
 
-    models = [insp.agent_model.itemText(i) for i in range(insp.agent_model.count())]
+    models = [insp.page("agent").model.itemText(i) for i in range(insp.page("agent").model.count())]
     assert models == [m for m, _label, _p in model_choices()] and models
-    insp.agent_model.setEditText("my-local-model")  # free text is allowed
+    insp.page("agent").model.setEditText("my-local-model")  # free text is allowed
     assert window.document.node("greeter").data.model == "my-local-model"
-    assert insp.agent_effort.count() >= 1
-    insp.agent_effort.setEditText("high")
+    assert insp.page("agent").effort.count() >= 1
+    insp.page("agent").effort.setEditText("high")
     assert window.document.node("greeter").data.reasoningEffort == "high"
 
 
@@ -59,10 +59,10 @@ def test_tools_and_subagent_handle(window, tmp_path):
     insp = window.inspector
     item = window.scene.node_items["greeter"]
     assert "subagent" not in [h for h, _, _ in item.layout.outputs]
-    insp.agent_subs.setChecked(True)
+    insp.page("agent").subs.setChecked(True)
     assert window.document.node("greeter").data.tools.subagents
     assert "subagent" in [h for h, _, _ in item.layout.outputs]
-    insp.agent_web.setChecked(True)
+    insp.page("agent").web.setChecked(True)
     assert window.document.node("greeter").data.tools.web_search
 
 
@@ -71,16 +71,16 @@ def test_condition_list_edits_handles(window, qtbot, tmp_path):
     window.scene.select_nodes(["route"])
     insp = window.inspector
     item = window.scene.node_items["route"]
-    insp.cond_add.click()
+    insp.page("if").add_button.click()
     assert [h for h, _, _ in item.layout.outputs] == ["condition-0", "condition-1", "false"]
-    op, value, *_ = insp.cond_rows[1]
+    op, value, *_ = insp.page("if").rows[1]
     value.setFocus()
     qtbot.keyClicks(value, "late")
     op.setCurrentIndex(1)
     cond = window.document.node("route").data.conditions[1]
     assert (cond.operator, cond.value) == ("equal", "late")
     assert item.layout.outputs[1][2] == "equal 'late'"
-    insp.cond_rows[0][4].click()  # remove the first condition: its link goes too
+    insp.page("if").rows[0][4].click()  # remove the first condition: its link goes too
     assert [c.value for c in window.document.node("route").data.conditions] == ["late"]
     assert window.document.connection(("route", "condition-0", "signoff", "input")) is None
 
@@ -88,10 +88,10 @@ def test_condition_list_edits_handles(window, qtbot, tmp_path):
 def test_start_and_approval_forms(window, qtbot, tmp_path):
     open_flow(window, copy_sample(tmp_path, "review"))
     window.scene.select_nodes(["signoff"])
-    window.inspector.approval_prompt.setPlainText("OK?")
+    window.inspector.page("approval").prompt.setPlainText("OK?")
     assert window.document.node("signoff").data.prompt == "OK?"
     window.scene.select_nodes(["start"])
-    window.inspector.start_input.setPlainText("Hello")
+    window.inspector.page("start").input.setPlainText("Hello")
     assert window.document.node("start").data.initialInput == "Hello"
     assert window.scene.node_items["start"].layout.lines[0][0] == "Hello"
 
@@ -119,13 +119,13 @@ def test_model_list_is_the_engines_catalogue_with_user_models(app, qtbot, dialog
     qtbot.addWidget(win)
     open_flow(win, copy_sample(tmp_path, "hello"))
     win.scene.select_nodes(["greeter"])
-    box = win.inspector.agent_model
+    box = win.inspector.page("agent").model
     models = [box.itemText(i) for i in range(box.count())]
     assert models == [m for m, _label, _p in choices]
     assert "my-finetune:7b" in models and "big-model" in models
     box.setCurrentIndex(models.index("my-finetune:7b"))
     assert win.document.node("greeter").data.model == "my-finetune:7b"
-    effort = win.inspector.agent_effort
+    effort = win.inspector.page("agent").effort
     assert [effort.itemText(i) for i in range(effort.count())] == ["low", "max"]
     win.close()
 

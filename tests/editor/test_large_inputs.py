@@ -44,7 +44,7 @@ def test_long_start_input_is_previewed_read_only_and_kept(window, qtbot, tmp_pat
     doc = window.document
     t0 = time.perf_counter()
     window.inspector.show_node("s")  # as selecting the node does
-    edit = window.inspector.start_input
+    edit = window.inspector.page("start").input
     assert time.perf_counter() - t0 < 3
     assert edit.isReadOnly() and "300,000 characters" in edit.toPlainText()
     assert doc.workflow.node("s").data.initialInput == "x" * 300_000  # the preview never replaces it

@@ -258,7 +258,7 @@ def test_agent_tools_offer_library_flows(window, tmp_path):
     window.files.new_document()
     nid = window.document.add_node("agent", 300, 200)
     window.scene.select_nodes([nid])
-    tools = window.inspector.agent_flows
+    tools = window.inspector.page("agent").flows
     items = {tools.list.item(i).data(Qt.ItemDataRole.UserRole): tools.list.item(i) for i in range(tools.list.count())}
     assert {"flow-lookup", "flow-signoff"} <= set(items)
     assert not (items["flow-signoff"].flags() & Qt.ItemFlag.ItemIsEnabled)  # can pause: not a tool

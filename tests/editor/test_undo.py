@@ -68,7 +68,7 @@ def test_reorder_conditions_moves_links(review):
 
     def swap():
         review.inspector.show_node("route")
-        review.inspector._move_condition(0, 1)
+        review.inspector.page("if").move_condition(0, 1)
 
     roundtrip(doc, swap)
     swap()
@@ -92,15 +92,15 @@ def test_typing_a_prompt_merges_into_one_step(review, qtbot):
     doc = review.document
     before = doc.workflow.model_dump()
     count = doc.undo_stack.count()
-    insp.agent_user.setFocus()
-    insp.agent_user.moveCursor(insp.agent_user.textCursor().MoveOperation.End)
-    qtbot.keyClicks(insp.agent_user, " Please be kind.")
+    insp.page("agent").user.setFocus()
+    insp.page("agent").user.moveCursor(insp.page("agent").user.textCursor().MoveOperation.End)
+    qtbot.keyClicks(insp.page("agent").user, " Please be kind.")
     assert doc.node("triage").data.userPrompt.endswith(" Please be kind.")
     assert doc.undo_stack.count() == count + 1
     # Typing in the name field is its own step, also merged.
-    insp.agent_name.setFocus()
+    insp.page("agent").name.setFocus()
     doc.end_merge()
-    qtbot.keyClicks(insp.agent_name, "!!")
+    qtbot.keyClicks(insp.page("agent").name, "!!")
     assert doc.node("triage").data.agentName == "Triage and draft!!"
     assert doc.undo_stack.count() == count + 2
     # The canvas shows the edit at once.
@@ -108,7 +108,7 @@ def test_typing_a_prompt_merges_into_one_step(review, qtbot):
     doc.undo_stack.undo()
     doc.undo_stack.undo()
     assert doc.workflow.model_dump() == before
-    assert insp.agent_name.text() == "Triage and draft"
+    assert insp.page("agent").name.text() == "Triage and draft"
 
 
 def test_undo_redo_keys(review, qtbot):
@@ -129,13 +129,13 @@ def test_ctrl_z_in_a_prompt_undoes_the_document(review, qtbot):
     insp = review.inspector
     doc = review.document
     before = doc.workflow.model_dump()
-    insp.agent_system.setFocus()
-    qtbot.keyClicks(insp.agent_system, "xyz")
+    insp.page("agent").system.setFocus()
+    qtbot.keyClicks(insp.page("agent").system, "xyz")
     assert "xyz" in doc.node("triage").data.systemPrompt
-    qtbot.keyClick(insp.agent_system, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    qtbot.keyClick(insp.page("agent").system, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
     assert doc.workflow.model_dump() == before
-    assert "xyz" not in insp.agent_system.toPlainText()
-    qtbot.keyClick(insp.agent_system, Qt.Key.Key_Z,
+    assert "xyz" not in insp.page("agent").system.toPlainText()
+    qtbot.keyClick(insp.page("agent").system, Qt.Key.Key_Z,
                    Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
     assert "xyz" in doc.node("triage").data.systemPrompt
 
@@ -144,7 +144,7 @@ def test_typing_then_deleting_leaves_no_step(review, qtbot):
     review.scene.select_nodes(["signoff"])
     doc = review.document
     count = doc.undo_stack.count()
-    edit = review.inspector.approval_prompt
+    edit = review.inspector.page("approval").prompt
     edit.setFocus()
     qtbot.keyClicks(edit, "ab")
     qtbot.keyClick(edit, Qt.Key.Key_Backspace)

@@ -52,7 +52,7 @@ def test_variables_table_edits_are_undoable_steps_and_saved(qtbot, window, tmp_p
                                          _agent("writer", 320, 0, "About {{topic}}")], [("start", "output", "writer")]))
     window.scene.select_nodes(["start"])
     insp = window.inspector
-    table = insp.variables_table
+    table = insp.page("start").variables_table
     assert table.isVisible() and table.count() == 0
     stack = window.document.undo_stack
     steps = stack.count()
@@ -80,7 +80,7 @@ def test_variables_table_edits_are_undoable_steps_and_saved(qtbot, window, tmp_p
     names = dict(insp.available.names_with_origin())
     assert names["topic"].startswith("variable (string)")
     assert "PREVIOUS_OUTPUT" in names
-    assert not insp.agent_user.highlighter.is_unknown(
+    assert not insp.page("agent").user.highlighter.is_unknown(
         next(r for r in __import__("engine").find_references("{{topic}}")))
 
     stack.undo()  # description
@@ -120,7 +120,7 @@ def test_prompt_highlights_unknown_references_and_completes_names(qtbot, window,
         _agent("review", 640, 0, "")], [("start", "output", "draft"), ("draft", "output", "review")]))
     window.scene.select_nodes(["review"])
     insp = window.inspector
-    edit = insp.agent_user
+    edit = insp.page("agent").user
     edit.setFocus()
     edit.setPlainText("Check {{draft_text}} on {{topic}}; {{nope}} and {{PREVIOUS_OUTPUT}}")
     spans = {(r.start, r.length): (r.format.foreground().color().name(), r.format.underlineStyle())

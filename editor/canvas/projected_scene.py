@@ -1,0 +1,555 @@
+"""ProjectedScene: a projection of a :class:`WorkflowDocument` onto a ``QGraphicsScene``.
+
+It catches up on the document's content, follows its signals, and keeps ``dict[id, item]``
+both ways (``node_items``, ``edge_items``, ``node_edges``). It never edits the model: what the
+user does with the cards is :class:`~editor.canvas.scene.CanvasScene`'s (the editing scene
+built on this one), and a read-only run view uses it as it is.
+
+Big documents (more than ``LAZY_NODES`` nodes) are projected lazily: the scene keeps every
+card's rectangle in its :class:`ObstacleGrid` (from the model, no item), and makes items only
+for the cards the view shows (``realize_rect``, called by the view as it scrolls and zooms)
+and for the links of those cards. Zoomed out over more than ``REALIZE_CAP`` cards, the rest
+is painted from the grid as a level-of-detail overview (rectangles and straight links) in
+``drawBackground``, with no items. ``node_items`` / ``edge_items`` make an item on demand
+for any node or link of the model (``node_items[id]``, ``.get(id)``, ``id in node_items``,
+see :mod:`.lazy_items`); iterating them walks only the items made so far, and state pushed
+in by the window (issues, run states, find hits) is kept by the scene and given to an item
+when it is made. A run shows through :meth:`ProjectedScene.show_run` (see :mod:`.run_overlay`).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections import defaultdict
+
+from PySide6.QtCore import QPointF, QRectF, Qt, QTimer
+from PySide6.QtGui import QPainter, QTransform
+from PySide6.QtWidgets import QGraphicsScene
+
+from engine import Issue, Node, RunState
+
+from ..issue_text import describe_issue, node_labels
+from ..document import ConnKey
+from ..editing import WorkflowDocument
+from .background import draw_grid, draw_loose_links, draw_overview
+from .lazy_items import LazyItems
+from .items.edge import EdgeItem
+from .items.node import NodeItem
+from .projection import Overview, Projection, count_link, shown_as_subagent
+from .routing import ObstacleGrid, route
+from .run_overlay import RunOverlay, canvas_states
+from .style import CANVAS_BG, node_rect, node_title
+
+__all__ = ["ProjectedScene"]
+
+log = logging.getLogger(__name__)
+
+
+class ProjectedScene(QGraphicsScene):
+    """The document's cards and links as items, kept in step with its signals."""
+
+    LAZY_NODES = 2500  # above this many nodes, items are made only for what is in view
+    REALIZE_CAP = 600  # at most this many cards in view get items; more (zoomed out): the overview
+
+    def __init__(self, document: WorkflowDocument, parent=None) -> None:
+        super().__init__(parent)
+        self.document = document
+        self.node_items: LazyItems = LazyItems(self._make_node_item)
+        self.edge_items: LazyItems = LazyItems(self._make_edge_item)
+        self.lazy = False  # a big document: items only for what is in view (see the module doc)
+        self.overview = False  # zoomed out over a big document: cards painted from the grid
+        self._links: dict[str, set[ConnKey]] = defaultdict(set)  # every link of each node (lazy mode)
+        self._issues: dict[str, tuple[str | None, str]] = {}
+        self._found: set[str] = set()
+        # Select all on a big document: every node counts as selected (items made later too)
+        # until the selection changes otherwise.
+        self._all_selected = False
+        self._sizes: dict[tuple[str, bool, bool], tuple[float, float]] = {}
+        self.node_edges: dict[str, set[ConnKey]] = defaultdict(set)
+        self._handle_use: dict[tuple[str, str], int] = defaultdict(int)
+        self._sub_parents: dict[str, int] = defaultdict(int)
+        self._exec_links: dict[str, int] = defaultdict(int)
+        self._building = False
+        self._next_projection: Projection | None = None  # made ahead by an open (see use_projection)
+        self._links_version = 0  # goes up when a link is added or removed (the overview is then stale)
+        self._overview_geom: tuple[Overview | None, int, int] = (None, -1, -1)
+        self._bounds_cache: tuple[int, QRectF] | None = None
+        self._batch_move = False  # a document move in progress: links are routed once at the end
+        # Cards by model position, for routing links around them (kept in step with the items).
+        self.obstacles = ObstacleGrid()
+        self.snap_to_grid = False
+        self.run = RunOverlay()  # the run shown (display only, see show_run)
+        self._pulse_phase = 0.0
+        self._pulse_timer = QTimer(self)
+        self._pulse_timer.setInterval(60)
+        self._pulse_timer.timeout.connect(self._advance_pulse)
+        self.setItemIndexMethod(QGraphicsScene.ItemIndexMethod.BspTreeIndex)
+        self.setBackgroundBrush(CANVAS_BG)
+        document.workflow_reset.connect(self.rebuild)
+        document.node_added.connect(self._on_node_added)
+        document.node_removed.connect(self._on_node_removed)
+        document.connection_added.connect(self._on_connection_added)
+        document.connection_removed.connect(self._on_connection_removed)
+        document.connection_replaced.connect(self._on_connection_replaced)
+        document.nodes_moved.connect(self._on_nodes_moved)
+        document.node_data_changed.connect(self._on_node_data_changed)
+        self.rebuild()
+
+    # ------------------------------------------------------------------ projection
+    def use_projection(self, projection: Projection) -> None:
+        """The next rebuild adopts ``projection`` (made ahead, on a worker thread, for the
+        workflow about to be reset) instead of computing it; ignored for any other workflow."""
+        self._next_projection = projection
+
+    def rebuild(self) -> None:
+        plan, self._next_projection = self._next_projection, None
+        self._building = True
+        # A new workflow: a run shown on the old one does not belong to it.
+        self.run.clear()
+        self._pulse_timer.stop()
+        try:
+            self.cancel_gestures()
+            self.clear()
+            dict.clear(self.node_items)
+            dict.clear(self.edge_items)
+            self.node_edges.clear()
+            self._issues, self._found = {}, set()
+            self._all_selected = False
+            self._overview_geom = (None, -1, -1)
+            self._bounds_cache = None
+            wf = self.document.workflow
+            if plan is None or plan.workflow is not wf:
+                plan = Projection.build(wf, self.LAZY_NODES)
+            self.lazy = plan.lazy
+            self.overview = self.lazy
+            self._handle_use, self._sub_parents, self._exec_links = plan.handle_use, plan.sub_parents, plan.exec_links
+            self._links = plan.links
+            self._sizes = dict(plan.sizes)
+            self.obstacles = plan.grid if plan.grid is not None else ObstacleGrid()
+            if self.lazy:
+                self._overview_geom = (plan.overview, self.obstacles.version, self._links_version)
+                if plan.bounds is not None:
+                    x0, y0, x1, y1 = plan.bounds
+                    self._bounds_cache = (self.obstacles.version, QRectF(x0, y0, x1 - x0, y1 - y0))
+            else:
+                for node in wf.nodes:
+                    self._add_node_item(node)
+                for c in wf.connections:
+                    self._add_edge_item(c.key())
+                for nid, item in self.node_items.items():
+                    item.set_connected(self._connected_handles(nid))
+        finally:
+            self._building = False
+        self.setSceneRect(self.items_bounds().adjusted(-6000, -6000, 6000, 6000))
+
+    # ------------------------------------------------------------------ lazy projection (big documents)
+    def _model_rect(self, node: Node) -> tuple[float, float, float, float]:
+        """A card's rectangle without laying it out: its kind's size (the first card of each
+        kind, look and fold is measured); the exact one replaces it when the item is made."""
+        sub = self._is_sub(node)
+        key = (node.type, sub, bool(node.data.collapsed))
+        size = self._sizes.get(key)
+        if size is None:
+            r = node_rect(node, sub)
+            size = self._sizes[key] = (r.width(), r.height())
+        return node.x, node.y, node.x + size[0], node.y + size[1]
+
+    def _make_node_item(self, node_id, links: bool = True) -> NodeItem | None:
+        """``node_items[id]`` for a node with no item yet: make it (lazy mode), with its links
+        to cards that have items (the others are drawn from the model, see drawBackground)."""
+        if not isinstance(node_id, str) or not self.lazy or self._building:
+            return None
+        node = self.document.node(node_id)
+        if node is None:
+            return None
+        item = self._add_node_item(node)
+        item.set_connected(self._connected_handles(node_id))
+        if links:
+            self._make_links(node_id)
+        return item
+
+    def _make_links(self, node_id: str) -> None:
+        has = self.node_items.has
+        for key in list(self._links.get(node_id, ())):
+            if not self.edge_items.has(key) and has(key[0]) and has(key[2]):
+                self._add_edge_item(key)
+
+    def _make_edge_item(self, key) -> EdgeItem | None:
+        if not self.lazy or self._building or not isinstance(key, tuple) or key not in self._links.get(key[0], ()):
+            return None
+        self._add_edge_item(key)
+        return self.edge_items.peek(key)
+
+    def _ensure_node_item(self, node_id: str) -> NodeItem | None:
+        """The item of ``node_id``, made (without its other links) when missing in lazy mode."""
+        item = self.node_items.peek(node_id)
+        if item is None and self.lazy:
+            node = self.document.node(node_id)
+            if node is not None:
+                item = self._add_node_item(node)
+                item.set_connected(self._connected_handles(node_id))
+        return item
+
+    def realize_rect(self, rect: QRectF) -> bool:
+        """Make the items of the cards in ``rect`` (and their links), unless more than
+        ``REALIZE_CAP`` cards are there: then the overview paints them. True when items were made."""
+        if not self.lazy:
+            return False
+        r = (rect.left(), rect.top(), rect.right(), rect.bottom())
+        hits = self.obstacles.query(r, limit=self.REALIZE_CAP)
+        if hits is None:
+            if not self.overview:
+                self.overview = True
+                self.update()
+            return False
+        was = self.overview
+        self.overview = False
+        made = [nid for nid in hits if not self.node_items.has(nid)]
+        for nid in made:  # cards first, then the links between cards with items
+            self._make_node_item(nid, links=False)
+        for nid in made:
+            self._make_links(nid)
+        if was or made:
+            self.update()
+        return bool(made)
+
+    def _apply_kept_state(self, item: NodeItem) -> None:
+        nid = item.node_id
+        if nid in self._issues:
+            item.set_issues(*self._issues[nid])
+        if nid in self._found:
+            item.set_found(True)
+        if self._all_selected:
+            item.setSelected(True)
+        self._prepare_item(item)
+
+    def _prepare_item(self, item: NodeItem) -> None:
+        """Hook for a scene that changes what items can do (a read-only run view)."""
+
+    def set_found_nodes(self, ids: set[str]) -> None:
+        """Find hits: highlighted now, and on items made later."""
+        self._found = set(ids)
+        for nid, item in self.node_items.items():
+            item.set_found(nid in self._found)
+
+    def node_title(self, node_id: str) -> str:
+        """A node's title as the canvas shows it, with no item needed."""
+        item = self.node_items.peek(node_id)
+        if item is not None:
+            return item.layout.title
+        node = self.document.node(node_id)
+        return node_title(node) if node is not None else ""
+
+    def items_bounds(self) -> QRectF:
+        """Bounds of every node from model positions and sizes (no item is measured)."""
+        if self.lazy:
+            grid = self.obstacles
+            cached = self._bounds_cache
+            if cached is not None and cached[0] == grid.version:
+                return QRectF(cached[1])
+            rects = grid.rects.values()
+            if rects:
+                x0, y0 = min(r[0] for r in rects), min(r[1] for r in rects)
+                x1, y1 = max(r[2] for r in rects), max(r[3] for r in rects)
+                bounds = QRectF(x0, y0, x1 - x0, y1 - y0)
+                self._bounds_cache = (grid.version, bounds)
+                return QRectF(bounds)
+        rect = QRectF()
+        for node in self.document.workflow.nodes:
+            rect = rect.united(node_rect(node, self._is_sub(node)))
+        return rect if not rect.isNull() else QRectF(0, 0, 800, 600)
+
+    def _is_sub(self, node: Node) -> bool:
+        return shown_as_subagent(node, self._sub_parents, self._exec_links)
+
+    def _count(self, source: str, handle: str, target: str, target_handle: str, delta: int) -> None:
+        count_link(self._handle_use, self._sub_parents, self._exec_links, source, handle, target, target_handle, delta)
+        self._links_version += 1
+
+    def _connected_handles(self, node_id: str) -> set[str]:
+        item = self.node_items.peek(node_id)
+        if item is None:
+            return set()
+        handles = [h for h, _, _ in item.layout.outputs] + ["input"]
+        return {h for h in handles if self._handle_use.get((node_id, h), 0) > 0}
+
+    def _add_node_item(self, node: Node) -> NodeItem:
+        item = NodeItem(node, self._is_sub(node))
+        item.snap = self.snap_to_grid
+        if self.run.states:  # a node back from undo during or after a run shows its run state again
+            self.run.apply(node.id, item)
+        dict.__setitem__(self.node_items, node.id, item)
+        self.addItem(item)
+        self._place_obstacle(item)
+        if self.lazy:
+            self._apply_kept_state(item)
+        return item
+
+    def _place_obstacle(self, item: NodeItem) -> None:
+        x, y = item.pos().x(), item.pos().y()
+        self.obstacles.set(item.node_id, (x, y, x + item.layout.width, y + item.layout.height))
+
+    def _route_edge(self, key: ConnKey, edge: EdgeItem) -> None:
+        a = self.node_items.peek(key[0]).port_scene_pos(key[1])
+        b = self.node_items.peek(key[2]).port_scene_pos(key[3])
+        try:
+            bends = route((a.x(), a.y()), (b.x(), b.y()), edge.subagent, self.obstacles, (key[0], key[2]))
+        except Exception:  # never let geometry take the canvas down (this runs inside Qt callbacks)
+            log.exception("routing the link %s failed; drawing it as a curve", key)
+            bends = None
+        edge.set_ends(a, b, bends)
+
+    def _links_across(self, ids: list[str]) -> set[ConnKey]:
+        """Links that run under the cards ``ids`` without ending there (from the scene's index)."""
+        found: set[ConnKey] = set()
+        for nid in ids:
+            r = self.obstacles.rects.get(nid)
+            if r is None:
+                continue
+            for item in self.items(QRectF(r[0], r[1], r[2] - r[0], r[3] - r[1]), Qt.ItemSelectionMode.IntersectsItemShape,
+                                   Qt.SortOrder.AscendingOrder, QTransform()):
+                if isinstance(item, EdgeItem) and self.edge_items.has(item.key) and nid not in (item.key[0], item.key[2]):
+                    found.add(item.key)
+        return found
+
+    def _reroute(self, keys: set[ConnKey]) -> None:
+        for key in keys:
+            edge = self.edge_items.peek(key)
+            if edge is not None:
+                self._route_edge(key, edge)
+
+    def _add_edge_item(self, key: ConnKey) -> None:
+        src, tgt = self._ensure_node_item(key[0]), self._ensure_node_item(key[2])
+        if src is None or tgt is None:
+            return  # a link to a missing node (invalid file): validation reports it
+        edge = EdgeItem(key, key[1] == "subagent")
+        if self.run.links:
+            edge.set_followed(self.run.followed(key))
+        dict.__setitem__(self.edge_items, key, edge)
+        self.node_edges[key[0]].add(key)
+        self.node_edges[key[2]].add(key)
+        self._route_edge(key, edge)
+        edge.setToolTip(f"{src.layout.title} → {tgt.layout.title}"
+                        + (" (subagent)" if key[1] == "subagent" else f" ({key[1]})"))
+        self.addItem(edge)
+
+    def _update_edges(self, node_id: str) -> None:
+        for key in self.node_edges.get(node_id, ()):
+            edge = self.edge_items.peek(key)
+            if edge is not None:
+                self._route_edge(key, edge)
+
+    def _refresh_node(self, node_id: str) -> None:
+        node = self.document.node(node_id)
+        item = self.node_items.peek(node_id)
+        if node is None or item is None:
+            if node is not None and self.lazy:
+                self._sizes.clear()  # a kind's size may have changed
+                self.obstacles.set(node_id, self._model_rect(node))
+                self.update()
+            return
+        item.set_node(node, self._is_sub(node))
+        item.set_connected(self._connected_handles(node_id))
+        self._place_obstacle(item)
+        self._update_edges(node_id)
+
+    def node_item_moved(self, item: NodeItem) -> None:
+        if self.node_items.peek(item.node_id) is item:
+            self._place_obstacle(item)
+        if not self._building and not self._batch_move:
+            self._update_edges(item.node_id)
+
+    def _on_node_added(self, node_id: str) -> None:
+        node = self.document.node(node_id)
+        if node is not None:
+            item = self._add_node_item(node)
+            item.set_connected(self._connected_handles(node_id))
+            self._grow_scene_rect(item.sceneBoundingRect())
+            self._reroute(self._links_across([node_id]))
+
+    def _on_node_removed(self, node_id: str) -> None:
+        item = self.node_items.pop(node_id, None)
+        self.obstacles.remove(node_id)
+        self._links.pop(node_id, None)
+        if self.lazy:
+            self.update()
+        for key in list(self.node_edges.pop(node_id, ())):
+            self._remove_edge_item(key)
+        if item is not None:
+            self._item_removed(item)
+            self.removeItem(item)
+
+    def _remove_edge_item(self, key: ConnKey) -> None:
+        edge = self.edge_items.pop(key, None)
+        if edge is not None:
+            self.removeItem(edge)
+        for nid in (key[0], key[2]):
+            s = self.node_edges.get(nid)
+            if s is not None:
+                s.discard(key)
+
+    def _on_connection_added(self, key: ConnKey) -> None:
+        self._count(key[0], key[1], key[2], key[3], 1)
+        if self.lazy:
+            self._links[key[0]].add(key)
+            self._links[key[2]].add(key)
+            self.update()
+        if key[1] == "subagent" or self.node_items.has(key[2]):
+            self._refresh_node(key[2])  # may turn into a subagent (input moves to the top)
+        if not self.lazy or self.node_items.has(key[0]) or self.node_items.has(key[2]):
+            self._add_edge_item(key)
+        for nid in (key[0], key[2]):
+            if self.node_items.has(nid):
+                self.node_items.peek(nid).set_connected(self._connected_handles(nid))
+
+    def _on_connection_removed(self, key: ConnKey) -> None:
+        self._count(key[0], key[1], key[2], key[3], -1)
+        for nid in (key[0], key[2]):
+            s = self._links.get(nid)
+            if s is not None:
+                s.discard(key)
+        if self.lazy:
+            self.update()
+        self._remove_edge_item(key)
+        if self.node_items.has(key[2]):
+            self._refresh_node(key[2])
+        if self.node_items.has(key[0]):
+            self.node_items.peek(key[0]).set_connected(self._connected_handles(key[0]))
+
+    def _on_connection_replaced(self, old: ConnKey, new: ConnKey) -> None:
+        self._on_connection_removed(old)
+        self._on_connection_added(new)
+
+    def _on_nodes_moved(self, ids: list[str]) -> None:
+        # Every card first, then each link once: routed against where the cards end up, not
+        # against a half-moved graph (auto-layout moves them all at once).
+        self._batch_move = True
+        try:
+            for nid in ids:
+                node, item = self.document.node(nid), self.node_items.peek(nid)
+                if node is not None and item is not None and (item.pos().x(), item.pos().y()) != (node.x, node.y):
+                    item.setPos(node.x, node.y)
+                elif node is not None and item is None and self.lazy:
+                    r = self.obstacles.rects.get(nid)
+                    if r is not None:
+                        self.obstacles.set(nid, (node.x, node.y, node.x + r[2] - r[0], node.y + r[3] - r[1]))
+        finally:
+            self._batch_move = False
+        if self.lazy:
+            self.update()
+            self._grow_scene_rect(self.items_bounds())
+        keys = {k for nid in ids for k in self.node_edges.get(nid, ())}
+        # Links that now pass under a moved card, found before any link changes (each change
+        # would make the scene index the items again).
+        if len(keys) < len(self.edge_items):
+            keys |= self._links_across([nid for nid in ids if self.node_items.has(nid)])
+        self._reroute(keys)
+
+    def _on_node_data_changed(self, node_id: str) -> None:
+        self._refresh_node(node_id)
+        self._reroute(self._links_across([node_id]))  # a card that grew (expanded) may now cover links
+        for key in self.node_edges.get(node_id, ()):
+            edge = self.edge_items.peek(key)
+            if edge is not None:
+                edge.setToolTip(f"{self.node_title(key[0])} → {self.node_title(key[2])}")
+
+    def _grow_scene_rect(self, rect: QRectF) -> None:
+        if not self.sceneRect().contains(rect):
+            self.setSceneRect(self.sceneRect().united(rect.adjusted(-6000, -6000, 6000, 6000)))
+
+    # ------------------------------------------------------------------ state pushed in by the window
+    def set_issues(self, issues: list[Issue]) -> None:
+        per_node: dict[str, list[Issue]] = defaultdict(list)
+        for issue in issues:
+            for nid in issue.node_ids:
+                per_node[nid].append(issue)
+        wf = self.document.workflow
+        labels = node_labels(wf) if per_node else {}
+        kept: dict[str, tuple[str | None, str]] = {}
+        for nid, mine in per_node.items():
+            severity = "error" if any(i.is_error for i in mine) else "warning"
+            kept[nid] = (severity, "\n".join(f"{'Error' if i.is_error else 'Warning'}: {describe_issue(i, wf, labels)}"
+                                             for i in mine))
+        self._issues = kept  # for items made later (a big document)
+        for nid, item in self.node_items.items():
+            item.set_issues(*kept.get(nid, (None, "")))
+
+    # ------------------------------------------------------------------ run state (display only)
+    def show_run(self, state: RunState | None, badges: dict[str, tuple[str, str]] | None = None) -> None:
+        """Show what a run did, as the engine's reducer has it (None: no run): each node's
+        state word (see :func:`~editor.canvas.run_overlay.canvas_states`), the links it
+        followed, the errors as tooltips and ``badges`` (node id -> (text, kind))."""
+        if state is None:
+            self.clear_run_states()
+            return
+        words, tips = canvas_states(state)
+        self.set_run_states(words, set(state.links), tips, badges)
+
+    def set_run_states(self, states: dict[str, str], links: set[tuple[str, str, str]] | None = None,
+                       tips: dict[str, str] | None = None, badges: dict[str, tuple[str, str]] | None = None) -> None:
+        """Show a run on the canvas: node states (words of
+        :data:`~editor.canvas.run_overlay.CANVAS_STATES`; nodes not in it are shown normally)
+        and the links it followed, ``(source, sourceHandle, target)``. :meth:`show_run` makes
+        them from a :class:`engine.RunState`. Run state is never part of the document and
+        never undoable."""
+        run = self.run
+        run.set(states, links, tips, badges)
+        for nid, item in self.node_items.items():
+            run.apply(nid, item)
+        for key, edge in self.edge_items.items():
+            edge.set_followed(run.followed(key))
+        if run.running:
+            if not self._pulse_timer.isActive():
+                self._pulse_timer.start()
+        else:
+            self._pulse_timer.stop()
+
+    def clear_run_states(self) -> None:
+        self.set_run_states({}, set())
+
+    def _advance_pulse(self) -> None:
+        self._pulse_phase = (self._pulse_phase + 0.12) % (2 * math.pi)
+        value = 0.5 + 0.5 * math.sin(self._pulse_phase)
+        for nid, state in self.run.states.items():
+            if state == "running":
+                item = self.node_items.peek(nid)
+                if item is not None:
+                    item.set_pulse(value)
+
+    def set_snap(self, on: bool) -> None:
+        self.snap_to_grid = on
+        for item in self.node_items.values():
+            item.snap = on
+
+    def node_item_at(self, pos: QPointF) -> NodeItem | None:
+        for item in self.items(QRectF(pos.x() - 4, pos.y() - 4, 8, 8), Qt.ItemSelectionMode.IntersectsItemShape,
+                               Qt.SortOrder.DescendingOrder, QTransform()):
+            if isinstance(item, NodeItem):
+                return item
+        return None
+
+    # ------------------------------------------------------------------ hooks and painting
+    def cancel_gestures(self) -> None:
+        """End any gesture in progress (before a rebuild); an editing scene has some."""
+
+    def _item_removed(self, item: NodeItem) -> None:
+        """A card's item is gone (its node was removed); a gesture holding it lets go of it."""
+
+    def drawBackground(self, painter: QPainter, rect: QRectF) -> None:
+        painter.fillRect(rect, CANVAS_BG)
+        if self.lazy and self.overview:
+            draw_overview(painter, rect, self.overview_geometry(), self.items_bounds(), len(self.obstacles.rects))
+            return
+        if self.lazy:
+            draw_loose_links(painter, rect, self.obstacles, self.REALIZE_CAP * 4, lambda nid: self._links.get(nid, ()),
+                             self.edge_items.has)
+        draw_grid(painter, rect)
+
+    def overview_geometry(self) -> Overview:
+        """The overview's cards and links (lazy mode), made again only after the model changed."""
+        geom, version, links = self._overview_geom
+        if geom is None or version != self.obstacles.version or links != self._links_version:
+            geom = Overview.build(self.document.workflow, self.obstacles)
+            self._overview_geom = (geom, self.obstacles.version, self._links_version)
+        return geom

@@ -1,0 +1,299 @@
+"""Inspector pages of the core kinds: ``agent``, ``start``, ``if`` (conditions) and ``approval``.
+
+Each page is made for a :class:`~editor.panels.inspector_pages.PageHost` (the inspector),
+shows a node's data given as plain data (``load(node.data.model_dump())``) and writes every
+edit back through the host: a field through ``host.edit_field`` (one undo step; typing merges
+until the field loses focus), a structural change (conditions, variables, subagents) through
+the document's own request. While the host is loading (``host.loading``) a page's widgets
+echo nothing back.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QIcon
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QFrame, QHBoxLayout, QLabel, QLineEdit,
+                               QPushButton, QToolButton, QVBoxLayout, QWidget)
+
+from engine import model_choices
+from engine import reasoning_efforts as efforts_for
+
+from ..document import is_subagent_node
+from ..resources import icon_path
+from .inspector_host import PageHost
+from .kind_pages import FlowToolsList
+from .prompt_edit import PromptEdit, prompt_with_insert, title_label
+from .variables import VariablesTable
+
+__all__ = ["AgentPage", "StartPage", "ConditionPage", "ApprovalPage", "form_page", "hint_label"]
+
+
+def form_page(page: QWidget) -> QFormLayout:
+    """The form layout every page uses: labels above their fields, fields as wide as the page."""
+    form = QFormLayout(page)
+    form.setContentsMargins(12, 8, 12, 12)
+    form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapAllRows)
+    form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+    return form
+
+
+def hint_label(text: str) -> QLabel:
+    hint = QLabel(text)
+    hint.setWordWrap(True)
+    hint.setObjectName("hint")
+    return hint
+
+
+def _is_subagent(host: PageHost) -> bool:
+    node = host.doc.node(host.node_id or "")
+    return node is not None and is_subagent_node(node, host.doc.graph_index())
+
+
+class AgentPage(QWidget):
+    """An agent (or a subagent: an agent another one calls as a tool)."""
+
+    def __init__(self, host: PageHost) -> None:
+        super().__init__()
+        self.host = host
+        form = form_page(self)
+        self.name = QLineEdit()
+        self.name.setPlaceholderText("Agent")
+        host.bind_text(self.name, "agentName")
+        self.system = PromptEdit("You are a helpful assistant.")
+        host.bind_text(self.system, "systemPrompt")
+        self.user = PromptEdit("Empty: the previous output is sent as is")
+        host.bind_text(self.user, "userPrompt")
+        self.model = QComboBox()
+        self.model.setEditable(True)
+        self.model.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
+        self.model.lineEdit().setPlaceholderText("Provider default")
+        for model_id, label, _prov in model_choices():
+            self.model.addItem(model_id, model_id)
+            self.model.setItemData(self.model.count() - 1, label, Qt.ItemDataRole.ToolTipRole)
+        host.watch(self.model)
+        self.model.editTextChanged.connect(self._model_edited)
+        self.effort = QComboBox()
+        self.effort.setEditable(True)
+        self.effort.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
+        self.effort.editTextChanged.connect(lambda t: host.edit_field("reasoningEffort", t, True))
+        host.watch(self.effort)
+        self.web = QCheckBox("Web search")
+        self.web.toggled.connect(lambda on: host.edit_field("tools.web_search", on, False))
+        self.subs = QCheckBox("Subagents (call linked agents as tools)")
+        self.subs.toggled.connect(self._subagents_toggled)
+        self.title = title_label("Agent")
+        form.addRow(self.title)
+        form.addRow("Name", self.name)
+        form.addRow("System prompt", self.system)
+        form.addRow("User prompt", prompt_with_insert(self.user))
+        form.addRow("Model", self.model)
+        form.addRow("Reasoning effort", self.effort)
+        tools = QWidget()
+        tl = QVBoxLayout(tools)
+        tl.setContentsMargins(0, 0, 0, 0)
+        tl.addWidget(self.web)
+        tl.addWidget(self.subs)
+        self.flows = FlowToolsList(lambda: list(host.library_flows()))
+        self.flows.edited.connect(lambda ids: host.edit_field("tools.flows", ids, False))
+        tl.addWidget(self.flows)
+        form.addRow("Tools", tools)
+
+    def heading(self, node: Any) -> str:
+        return f"{'Subagent' if _is_subagent(self.host) else 'Agent'} · {node.id}"
+
+    def load(self, data: dict[str, Any]) -> None:
+        self.title.setText("Subagent" if _is_subagent(self.host) else "Agent")
+        if self.name.text() != data["agentName"]:
+            self.name.setText(data["agentName"])
+        self.system.set_text_keep_cursor(data["systemPrompt"])
+        self.user.set_text_keep_cursor(data["userPrompt"])
+        if self.model.currentText() != data["model"]:
+            self.model.setEditText(data["model"])
+        self._fill_efforts(data["model"])
+        if self.effort.currentText() != data["reasoningEffort"]:
+            self.effort.setEditText(data["reasoningEffort"])
+        tools = data.get("tools") or {}
+        self.web.setChecked(bool(tools.get("web_search")))
+        self.subs.setChecked(bool(tools.get("subagents")))
+        self.flows.load(tools.get("flows"))
+
+    def _model_edited(self, text: str) -> None:
+        self._fill_efforts(text)
+        self.host.edit_field("model", text, True)
+
+    def _fill_efforts(self, model: str) -> None:
+        """The efforts ``model`` offers, keeping the text typed (no edit is echoed meanwhile)."""
+        current = self.effort.currentText()
+        host = self.host
+        was = host.loading
+        host.loading = True
+        try:
+            self.effort.clear()
+            self.effort.addItems(efforts_for(model))
+            self.effort.setEditText(current)
+        finally:
+            host.loading = was
+
+    def _subagents_toggled(self, on: bool) -> None:
+        if not self.host.loading and self.host.node_id is not None:
+            self.host.doc.set_subagents_enabled(self.host.node_id, on)
+
+
+class StartPage(QWidget):
+    """The Start node: the run's initial input and its declared variables (the run's arguments)."""
+
+    def __init__(self, host: PageHost) -> None:
+        super().__init__()
+        self.host = host
+        form = form_page(self)
+        self.input = PromptEdit("The run's initial input (the first step's {{PREVIOUS_OUTPUT}})")
+        host.bind_text(self.input, "initialInput")
+        form.addRow(title_label("Start"))
+        form.addRow("Initial input", self.input)
+        self.variables_table = VariablesTable(host.watch)
+        self.variables_table.edited.connect(self._variables_edited)
+        self.variables_label = QLabel("Variables")
+        form.addRow(self.variables_label, self.variables_table)
+        self.variables_hint = hint_label("The run's arguments: use them as {{name}} or ${name} in any field. "
+                                         "The run console asks for their values; a required one must be given.")
+        form.addRow(self.variables_hint)
+
+    def load(self, data: dict[str, Any]) -> None:
+        self.input.set_text_keep_cursor(data["initialInput"])
+        self.variables_table.load([dict(v) for v in (data.get("variables") or [])])
+
+    def _variables_edited(self, rows: list[dict[str, Any]], text: str, merge: str | None) -> None:
+        host = self.host
+        if host.loading or host.node_id is None:
+            return
+        node = host.doc.node(host.node_id)
+        if node is None:
+            return
+        data = node.data.model_dump()
+        data["variables"] = rows
+        if merge is None:
+            host.doc.end_merge()
+        host.doc.edit_node_data(host.node_id, data, merge)
+
+
+class ConditionPage(QWidget):
+    """An ``if`` node: its conditions in order (each with its own branch), and Else."""
+
+    def __init__(self, host: PageHost) -> None:
+        super().__init__()
+        self.host = host
+        form = form_page(self)
+        form.addRow(title_label("Condition"))
+        form.addRow(hint_label("Conditions are checked in order against the previous output (case-insensitive). "
+                               "The first match follows its branch; none follows Else."))
+        self.box = QWidget()
+        self.rows_layout = QVBoxLayout(self.box)
+        self.rows_layout.setContentsMargins(0, 0, 0, 0)
+        self.rows_layout.setSpacing(6)
+        form.addRow(self.box)
+        self.add_button = QPushButton(QIcon(icon_path("add")), "Add condition")
+        self.add_button.clicked.connect(self.add_condition)
+        form.addRow(self.add_button)
+        # each row: operator, value, up, down, remove
+        self.rows: list[tuple[QComboBox, QLineEdit, QToolButton, QToolButton, QToolButton]] = []
+
+    def load(self, data: dict[str, Any]) -> None:
+        self._sync_rows(list(data.get("conditions") or []))
+
+    def _conditions(self) -> list[dict[str, Any]]:
+        node = self.host.doc.node(self.host.node_id or "")
+        return [c.model_dump() for c in getattr(node.data, "conditions", [])] if node else []
+
+    def add_condition(self) -> None:
+        if self.host.node_id is None:
+            return
+        conds = self._conditions() + [{"operator": "contains", "value": ""}]
+        self.host.doc.set_conditions(self.host.node_id, conds, {}, "Add condition")
+
+    def remove_condition(self, i: int) -> None:
+        conds = self._conditions()
+        n = len(conds)
+        del conds[i]
+        mapping = {j: (None if j == i else (j - 1 if j > i else j)) for j in range(n)}
+        self.host.doc.set_conditions(self.host.node_id, conds, mapping, "Remove condition")
+
+    def move_condition(self, i: int, d: int) -> None:
+        conds = self._conditions()
+        j = i + d
+        if not (0 <= j < len(conds)):
+            return
+        conds[i], conds[j] = conds[j], conds[i]
+        self.host.doc.set_conditions(self.host.node_id, conds, {i: j, j: i}, "Reorder conditions")
+
+    def _condition_edited(self, i: int, key: str, value: str) -> None:
+        host = self.host
+        if host.loading or host.node_id is None:
+            return
+        data = host.doc.node(host.node_id).data.model_dump()
+        if i >= len(data["conditions"]):
+            return
+        data["conditions"][i][key] = value
+        host.doc.edit_node_data(host.node_id, data, f"conditions.{i}.{key}" if key == "value" else None)
+
+    def _sync_rows(self, conds: list[dict[str, Any]]) -> None:
+        while len(self.rows) > len(conds):
+            row = self.rows.pop()
+            row[0].parentWidget().deleteLater()
+        while len(self.rows) < len(conds):
+            self.rows.append(self._make_row(len(self.rows)))
+        for i, (cond, row) in enumerate(zip(conds, self.rows)):
+            op, value, up, down, _rm = row
+            op.setCurrentIndex(max(0, op.findData(cond.get("operator", "contains"))))
+            if value.text() != cond.get("value", ""):
+                value.setText(cond.get("value", ""))
+            up.setEnabled(i > 0)
+            down.setEnabled(i < len(conds) - 1)
+
+    def _make_row(self, i: int) -> tuple[QComboBox, QLineEdit, QToolButton, QToolButton, QToolButton]:
+        w = QFrame()
+        w.setObjectName("conditionRow")
+        lay = QHBoxLayout(w)
+        lay.setContentsMargins(6, 4, 6, 4)
+        label = QLabel(f"{i + 1}.")
+        op = QComboBox()
+        op.addItem("contains", "contains")
+        op.addItem("equals", "equal")
+        op.currentIndexChanged.connect(lambda _ix: self._condition_edited(i, "operator", op.currentData()))
+        value = QLineEdit()
+        value.setPlaceholderText("value (empty never matches)")
+        self.host.watch(value)
+        value.textEdited.connect(lambda t: self._condition_edited(i, "value", t))
+        up, down, rm = QToolButton(), QToolButton(), QToolButton()
+        for button, icon, tip in ((up, "up", "Move up"), (down, "down", "Move down"),
+                                  (rm, "delete", "Remove condition (its link goes too)")):
+            button.setIcon(QIcon(icon_path(icon)))
+            button.setToolTip(tip)
+        up.clicked.connect(lambda _=False: self.move_condition(i, -1))
+        down.clicked.connect(lambda _=False: self.move_condition(i, 1))
+        rm.clicked.connect(lambda _=False: self.remove_condition(i))
+        for x in (label, op):
+            lay.addWidget(x)
+        lay.addWidget(value, 1)
+        for x in (up, down, rm):
+            lay.addWidget(x)
+        self.rows_layout.addWidget(w)
+        return op, value, up, down, rm
+
+
+class ApprovalPage(QWidget):
+    """An approval: the message shown to whoever approves or rejects."""
+
+    def __init__(self, host: PageHost) -> None:
+        super().__init__()
+        form = form_page(self)
+        self.prompt = PromptEdit("The message shown to the approver")
+        host.bind_text(self.prompt, "prompt")
+        form.addRow(title_label("Approval"))
+        form.addRow("Message to the approver", self.prompt)
+        form.addRow(hint_label("The run pauses here until someone approves or rejects; each decision follows "
+                               "its branch."))
+
+    def load(self, data: dict[str, Any]) -> None:
+        self.prompt.set_text_keep_cursor(data["prompt"])
