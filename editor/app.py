@@ -11,6 +11,14 @@ import logging
 import sys
 from typing import Sequence
 
+import qasync
+from PySide6.QtGui import QColor, QPalette, QPixmapCache
+from PySide6.QtWidgets import QApplication
+
+from editor.main_window import MainWindow
+from editor.resources import style_sheet
+from editor.startup_check import startup_problem
+
 log = logging.getLogger(__name__)
 
 
@@ -20,10 +28,6 @@ LINK_VISITED_COLOUR = "#c39bf5"
 
 def configure_app(app) -> None:
     """Application-wide look and caches shared by the app and the tests."""
-    from PySide6.QtGui import QColor, QPalette, QPixmapCache
-
-    from .resources import style_sheet
-
     app.setOrganizationName("Flowdesk")
     app.setApplicationName("Flowdesk")
     if app.property("flowdeskConfigured"):
@@ -43,8 +47,6 @@ def configure_app(app) -> None:
 
 
 def create_window(argv: Sequence[str] = ()):
-    from .main_window import MainWindow
-
     win = MainWindow()
     win.show()
     win.files.start(list(argv))
@@ -52,16 +54,11 @@ def create_window(argv: Sequence[str] = ()):
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    if "PySide6.QtGui" not in sys.modules:  # Qt aborts when its platform plugin cannot load: check first
-        from .startup_check import startup_problem
-
+    if QApplication.instance() is None:  # Qt aborts when its platform plugin cannot load: check first
         problem = startup_problem()
         if problem:
             sys.stderr.write(problem)
             return 2
-    import qasync
-    from PySide6.QtWidgets import QApplication
-
     args = list(argv or [])
     app = QApplication.instance() or QApplication([sys.argv[0], *args])
     configure_app(app)

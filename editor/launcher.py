@@ -11,6 +11,7 @@ import os
 import signal
 import sys
 from collections.abc import Sequence
+from importlib import import_module
 
 EXIT_CANCELLED = 4  # engine.cli's code for a cancelled run, not imported: it is set up before any import
 
@@ -33,17 +34,20 @@ def main(argv: Sequence[str] | None = None) -> int:
             previous = signal.signal(signal.SIGINT, _interrupted_early)
         except ValueError:  # not the main thread
             previous = None
-    # Imported here, on purpose: after the handler above, and only the command line (engine.cli
-    # loads the modules of the one command that runs; see its docstring).
-    from engine import CLI_COMMANDS, cli_main
-
-    if args and (args[0] in CLI_COMMANDS or args[0] in ("-h", "--help", "--version")):
-        return cli_main(args)
+    # Loaded by name, not imported at the top: after the handler above, and only the half that
+    # runs. The command line loads the modules of the one command it runs (engine.cli's
+    # docstring); Qt and the window load only for the GUI, never for a headless command.
+    cli = import_module("engine.cli")
+    if args and (args[0] in cli.COMMANDS or args[0] in ("-h", "--help", "--version")):
+        return cli.main(args)
     if previous is not None:
         signal.signal(signal.SIGINT, previous)  # the GUI keeps Python's own Ctrl+C handling
-    from editor.app import main as gui_main  # Qt and the window: the GUI only, never a headless command
-
-    return gui_main(args)
+    # before Qt loads: Qt aborts when its platform plugin cannot load
+    problem = import_module("editor.startup_check").startup_problem()
+    if problem:
+        sys.stderr.write(problem)
+        return 2
+    return import_module("editor.app").main(args)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -182,12 +182,8 @@ class RunViewWindow(QMainWindow):
         self.scene.selectionChanged.connect(self._selection_changed)
 
     def _paint(self) -> None:
-        state = self.run_state
-        # the canvas's words, as the main window paints a live run: skipped and cancelled are "not reached"
-        errors = self.console.node_errors()  # a node skipped after an error shows as skipped
-        states = {k: ("not_reached" if v == "cancelled" or (v == "skipped" and k not in errors) else v)
-                  for k, v in state.states.items()}
-        self.scene.set_run_states(states, set(state.links), errors, self.console.run_badges())
+        # the canvas's words from the engine's reducer, as the main window paints a live run
+        self.scene.show_run(self.run_state, self.console.run_badges())
 
     def _status_changed(self, status: str) -> None:
         self._status = status

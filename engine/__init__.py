@@ -222,7 +222,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "RunStore": ("store", "RunStore"), "RunInfo": ("store", "RunInfo"), "RunRecorder": ("store", "RunRecorder"),
     "StoreError": ("store", "StoreError"), "AlreadyImported": ("store", "AlreadyImported"),
     "agentflow_record": ("store", "agentflow_record"),
-    "data_dir": ("store", "data_dir"), "run_from_agentflow_record": ("store", "run_from_agentflow_record"),
+    "data_dir": ("paths", "data_dir"), "run_from_agentflow_record": ("store", "run_from_agentflow_record"),
     "cli_main": ("cli", "main"), "CLI_COMMANDS": ("cli", "COMMANDS"),
     # scale-out on Temporal (the 'temporal' extra; importable without it)
     "RemoteRun": ("temporal.remote", "RemoteRun"), "TemporalUnavailable": ("temporal", "TemporalUnavailable"),

@@ -26,6 +26,7 @@ from .files import FilesController
 from .runs import RunController
 from .session import DocumentSession
 from .validation import ValidationController
+from engine import RemoteRun
 
 Status = Callable[[str, int], None]
 
@@ -110,8 +111,6 @@ class RunViewsController(QObject):
         self._status(f"Reading run {run_id[:8]} from the Temporal server at {address}…", 4000)
 
         async def take_up() -> Any:
-            from engine import RemoteRun
-
             try:
                 run = await RemoteRun.fetch(run_id, address=address, namespace=namespace)
             except Exception as err:  # TemporalUnavailable: no server, no such run

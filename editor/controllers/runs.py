@@ -71,16 +71,14 @@ class RunController(QObject):
         self.run_doc: int | None = None  # the serial of the document the console's run belongs to
         self.waiting_for_input = False
         self._run_from: tuple[str, bool] | None = None
-        self._run_states: dict[str, str] = {}
-        self._run_links: set = set()
         # (the console's height before it grew for an approval card, as resizeDocks takes it, and
         # the height it grew to)
         self._approval_room: tuple[int, int] | None = None
         details.pin_requested.connect(self.pin_output)
         details.unpin_requested.connect(self.unpin_output)
         console.set_store(store)
-        console.node_states_changed.connect(self._on_run_states)
-        console.links_followed.connect(self._on_run_links)
+        console.node_states_changed.connect(lambda _states: self.show_run_states())
+        console.links_followed.connect(lambda _links: self.show_run_states())
         console.run_badges_changed.connect(lambda _b: self.show_run_states())
         console.node_activated.connect(self._run_entry_activated)
         console.waiting_for_input_changed.connect(self._on_waiting_changed)
@@ -215,14 +213,6 @@ class RunController(QObject):
             self._status("The paused run stays in Run history; resume it from there.", 6000)
 
     # ------------------------------------------------------------------ the console's run on the canvas
-    def _on_run_states(self, states: dict) -> None:
-        self._run_states = dict(states)
-        self.show_run_states()
-
-    def _on_run_links(self, links: Any) -> None:
-        self._run_links = set(links)
-        self.show_run_states()
-
     def _room_for_approval(self, lack: int) -> None:
         """A short window cut the approval card: the run console grows by what the card lacks,
         up to two thirds of the window (the canvas keeps the rest), so the text under review
@@ -257,15 +247,12 @@ class RunController(QObject):
         self.update_run_action()
 
     def show_run_states(self) -> None:
-        # "skipped" (not reached) and "cancelled" come from the console; the canvas dims the
-        # first and shows the second as not reached either.
+        """The console's run on the canvas, in the words the engine's reducer gives its nodes
+        (:meth:`~editor.canvas.projected_scene.ProjectedScene.show_run`)."""
         if not self.run_on_canvas():
             self.scene.clear_run_states()
         else:
-            errors = self.console.node_errors()  # a node skipped after an error shows as skipped
-            states = {k: ("not_reached" if v == "cancelled" or (v == "skipped" and k not in errors) else v)
-                      for k, v in self._run_states.items()}
-            self.scene.set_run_states(states, self._run_links, errors, self.console.run_badges())
+            self.scene.show_run(self.console.run_state, self.console.run_badges())
         self.update_node_run_details()
 
     def run_on_canvas(self) -> bool:

@@ -3,7 +3,6 @@
 Concept: a standalone widget the main window docks. It reads the :class:`engine.store.RunStore`
 directly (a page of 50 runs is a couple of indexed queries, well under a frame), and hands
 everything that needs the rest of the application back as signals:
-
 * ``run_opened(run_id, workflow, events, info)`` — show this past run read-only (console log,
   canvas states: derived by :class:`engine.RunState`);
 * ``workflow_version_requested(workflow, run_id)`` — open the workflow that ran as a new document;
@@ -46,6 +45,9 @@ from .model import (COL_COST, COL_DURATION, COL_EVENTS, COL_STARTED, COL_STATUS,
 from .panel_ui import STATUS_FILTERS, setup_ui
 from .store_open import open_store_for_gui
 from .transfer import RunTransfer
+from .remote import RemoteRuns
+from engine import stored_run_costs
+from .compare import CompareWindow
 
 __all__ = ["HistoryPanel", "open_store_for_gui", "PAGE_SIZE", "STATUS_FILTERS"]
 
@@ -259,8 +261,6 @@ class HistoryPanel(RunActions, RunTransfer, QWidget):
         self._remote_rows = []
         self._remote_note = ""
         if address is not None:
-            from .remote import RemoteRuns
-
             self._remote = RemoteRuns(address, namespace, limit=self.page_size, parent=self)
             self._remote.listed.connect(self._remote_listed)
             self._remote.unavailable.connect(self._remote_unavailable)
@@ -412,7 +412,6 @@ class HistoryPanel(RunActions, RunTransfer, QWidget):
 
     def _run_costs(self, store: RunStore, runs: list[RunInfo]) -> dict[str, tuple[int, float | None]]:
         """Tokens and cost of each listed run (prices from the provider catalogue)."""
-        from engine import stored_run_costs
 
         models_of = getattr(self, "_models_of", None)
         if models_of is None:
@@ -433,7 +432,6 @@ class HistoryPanel(RunActions, RunTransfer, QWidget):
     def compare_runs(self, run_a: str | None = None, run_b: str | None = None) -> Any:
         """Open the compare view of two runs (default: the two selected, oldest first, or the
         selected one and the run before it). Returns the window (None when it cannot)."""
-        from .compare import CompareWindow
 
         store = self._store
         if store is None:

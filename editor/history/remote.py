@@ -22,6 +22,7 @@ from typing import Any
 from PySide6.QtCore import QObject, Signal
 
 from engine import RunInfo
+from engine import RemoteRun
 
 __all__ = ["RemoteRunInfo", "RemoteRuns", "remote_info"]
 
@@ -105,8 +106,6 @@ class RemoteRuns(QObject):
         self._tasks.clear()
 
     async def _list(self) -> None:
-        from engine import RemoteRun
-
         try:
             rows = await RemoteRun.list_server_runs(self.address, namespace=self.namespace, limit=self.limit)
         except asyncio.CancelledError:
@@ -119,8 +118,6 @@ class RemoteRuns(QObject):
         self._emit(self.listed, [remote_info(r, self.address, self.namespace) for r in rows])
 
     async def _open(self, run_id: str) -> None:
-        from engine import RemoteRun
-
         try:
             run = await RemoteRun.fetch(run_id, address=self.address, namespace=self.namespace)
         except asyncio.CancelledError:

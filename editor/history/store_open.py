@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import TYPE_CHECKING
+from typing import Protocol, runtime_checkable
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox, QWidget
 
 from engine import RunStore, StoreError
 
-if TYPE_CHECKING:
-    from .panel import HistoryPanel
 
 __all__ = ["open_store_for_gui"]
 
@@ -20,6 +18,17 @@ log = logging.getLogger(__name__)
 
 # Non-modal message boxes without a parent must outlive the call that shows them.
 _open_boxes: set[QMessageBox] = set()
+
+
+@runtime_checkable
+class StoreHolder(Protocol):
+    """What is given the store, or the reason it is unavailable (the history panel)."""
+
+    def set_store(self, store: RunStore | None, *, reason: str = "", path: str | os.PathLike[str] | None = None) -> None:
+        ...
+
+    def show_message(self, text: str) -> None:
+        ...
 
 
 def _show_store_error(parent: QWidget | None, text: str) -> None:
@@ -34,16 +43,14 @@ def _show_store_error(parent: QWidget | None, text: str) -> None:
 
 
 def open_store_for_gui(parent: QWidget | None = None, *, path: str | os.PathLike[str] | None = None,
-                       panel: HistoryPanel | None = None) -> RunStore | None:
+                       panel: StoreHolder | None = None) -> RunStore | None:
     """Open the run store, mark runs left running by a dead process ``interrupted``.
 
     On :class:`StoreError` shows a non-blocking message and returns None, so the app still
     starts. With ``panel`` (or when ``parent`` is a :class:`HistoryPanel`) the panel is given
     the store, or the reason it is unavailable.
     """
-    from .panel import HistoryPanel
-
-    if panel is None and isinstance(parent, HistoryPanel):
+    if panel is None and isinstance(parent, StoreHolder):
         panel = parent
     try:
         store = RunStore(path)

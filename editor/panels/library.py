@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QLabel, QLineEdit, QLis
 from engine import FlowdeskError, FlowLibrary, LibraryFlow
 
 from ..resources import icon_path
+from engine import default_library
 
 __all__ = ["LibraryPanel", "flow_summary", "matches"]
 
@@ -131,8 +132,6 @@ class LibraryPanel(QWidget):
     @property
     def library(self) -> FlowLibrary:
         if self._library is None:
-            from engine import default_library
-
             self._library = default_library()
         return self._library
 

@@ -51,6 +51,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 
 from engine import (FlowdeskError, Run, RunEvent, RunRecorder, RunState, RunStateError, RunStatus, RunStore, StoreError, Workflow,
                     as_text)
+from engine import make_resolver
 
 __all__ = ["RunBridge", "ApprovalRequest"]
 
@@ -523,6 +524,5 @@ def ensure_asyncgen_hooks(loop: asyncio.AbstractEventLoop) -> None:
 
 def default_resolver_factory() -> Callable[..., Any]:
     """The provider registry's default resolver (each node's provider, else the configured default)."""
-    from engine import make_resolver
 
     return make_resolver()

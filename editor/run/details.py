@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (QFormLayout, QFrame, QHBoxLayout, QInputDialog, Q
 from engine import EventType, format_duration
 
 from .log_model import STREAMING
+from ..code_style import FlowdeskDarkStyle
 
 __all__ = ["render_content", "highlight_json", "NodeRunDetails", "pretty_json", "format_usage"]
 
@@ -31,7 +32,6 @@ MARKDOWN_TYPES = frozenset({str(EventType.LLM_RESPONSE), STREAMING, str(EventTyp
 def _formatter() -> Any:
     from pygments.formatters import HtmlFormatter
 
-    from ..code_style import FlowdeskDarkStyle  # readable (WCAG AA) on the dark theme
 
     return HtmlFormatter(noclasses=True, style=FlowdeskDarkStyle, nobackground=True)
 

@@ -16,6 +16,7 @@ from typing import Any, Callable
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QFormLayout, QLabel, QLineEdit, QMessageBox
 
 from .settings import settings
+from engine import RemoteRun
 
 __all__ = ["TemporalServerDialog", "remote_run_factory"]
 
@@ -28,7 +29,6 @@ def remote_run_factory() -> Callable[..., Any] | None:
     address = str(s.value("run/temporalAddress", "") or "")
     if str(s.value("run/on", "local")) != "temporal" or not address:
         return None
-    from engine import RemoteRun
 
     provider = str(s.value("run/provider", "") or "")
     model = str(s.value("run/model", "") or "")

@@ -33,7 +33,7 @@ from typing import Any, Sequence
 from engine.cli.parser import build_parser
 from engine.temporal.options import wants as temporal_wanted
 
-__all__ = ["main", "COMMANDS"]
+__all__ = ["main", "COMMANDS", "print_err"]
 
 COMMANDS = ("run", "validate", "resume", "runs", "show", "diff", "repair", "flows", "import", "export", "do",
             "worker", "follow", "cancel")
@@ -45,6 +45,11 @@ _HANDLERS = {"validate": ("files", "cmd_validate"), "import": ("files", "cmd_imp
              "export": ("files", "cmd_export"), "run": ("run", "cmd_run"), "resume": ("run", "cmd_resume"),
              "runs": ("runs", "cmd_runs"), "show": ("runs", "cmd_show"), "diff": ("runs", "cmd_diff"),
              "flows": ("flows", "cmd_flows"), "do": ("flows", "cmd_do"), "repair": ("flows", "cmd_repair")}
+
+
+def print_err(msg: str) -> None:
+    """A message for the user on stderr, as every command writes one: ``flowdesk: ...``."""
+    sys.stderr.write(f"flowdesk: {msg}\n")
 
 
 def _handler(command: str) -> Any:

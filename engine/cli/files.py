@@ -11,8 +11,7 @@ import os
 import sys
 from typing import Any
 
-from engine.cli import EXIT_FAILED, EXIT_OK, EXIT_USAGE
-from engine.cli.printer import print_err
+from engine.cli import EXIT_FAILED, EXIT_OK, EXIT_USAGE, print_err
 from engine.flows.importers import ExportRefused, export_anythingllm, import_flow, load_any_workflow
 from engine.graph.model import (WorkflowLoadError, atomic_write_text, dumps_workflow, load_workflow, loads_workflow,
                                 parse_workflow)

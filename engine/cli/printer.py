@@ -9,6 +9,7 @@ import os
 import sys
 from typing import Any, TextIO
 
+from engine.cli import print_err
 from engine.run.costs import format_cost, readable_prices, run_costs
 from engine.run.events import SUBAGENT_CALL_TYPES, format_duration, format_timestamp
 from engine.run.state import RunState
@@ -111,10 +112,6 @@ class Printer:
         if not total["tokens"]:
             return ""
         return f" · tokens {total['tokens']:,}" + (f" · {format_cost(total['cost'])}" if total["cost"] is not None else "")
-
-
-def print_err(msg: str) -> None:
-    sys.stderr.write(f"flowdesk: {msg}\n")
 
 
 RUNS_HEADER = f"{'RUN':<12} {'STATUS':<12} {'STARTED':<20} {'DURATION':>10} {'TOKENS · COST':>16}  WORKFLOW / INPUT"

@@ -43,7 +43,7 @@ from engine.graph.model import (
 )
 from engine.nodes import spec_for
 from engine.nodes.agent import DEFAULT_SYSTEM_PROMPT
-from engine.nodes.http_request import looks_like_literal_credential
+from engine.nodes.credentials import looks_like_literal_credential
 
 __all__ = ["FLOW_FORMATS", "ImportResult", "ImportRefused", "ExportRefused", "detect_flow_format", "format_label",
            "import_flow", "load_any_workflow", "export_anythingllm", "EXPORT_FORMATS"]

@@ -34,7 +34,7 @@ from engine.graph.model import Workflow, WorkflowLoadError, load_workflow, new_i
 from engine.graph.model import load_workflow as _load
 from engine.llm.config import Settings, load_settings, save_settings
 from engine.resources import sample_paths
-from engine.store import data_dir
+from engine.paths import data_dir
 
 __all__ = ["FlowLibrary", "LibraryFlow", "FlowParameter", "LibraryError", "library_dir", "default_library",
            "flow_parameters", "workflow_can_pause", "FLOW_SUFFIX"]

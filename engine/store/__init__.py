@@ -28,12 +28,12 @@ Where things are
 * :mod:`~engine.store.writer`: the batched INSERTs and the one writer thread (the hot path).
 * :mod:`~engine.store.recorder`: :class:`RunRecorder`, a run's events on their way to the store.
 * :mod:`~engine.store.agentflow`: AgentFlow-style run records, written and read.
-* :mod:`~engine.store.paths`: where the database lives (:func:`data_dir`).
+* :func:`data_dir` (from :mod:`engine.paths`): where the database lives.
 """
 
 from engine.store.agentflow import agentflow_record, run_from_agentflow_record
 from engine.store.errors import AlreadyImported, StoreError
-from engine.store.paths import data_dir
+from engine.paths import data_dir
 from engine.store.queries import RunInfo
 from engine.store.recorder import RunRecorder
 from engine.store.runs import RunStore

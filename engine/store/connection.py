@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from engine.store.errors import StoreError
-from engine.store.paths import data_dir
+from engine.paths import data_dir
 from engine.store.schema import MIGRATIONS, SCHEMA_VERSION
 
 __all__ = ["Database", "retry_while_busy"]

@@ -1,4 +1,5 @@
-"""Where the run store lives: the user data folder (``FLOWDESK_DATA_DIR`` overrides it)."""
+"""Where Flowdesk keeps its data (the run store, the library's seeded samples): the user data
+folder, or ``FLOWDESK_DATA_DIR``. Apart from the store so reading a path loads no database code."""
 
 from __future__ import annotations
 
