@@ -266,7 +266,7 @@ __all__ = sorted([
     # node kinds (specs, plug-ins)
     "NodeSpec", "NodeError", "NodeOutcome", "PauseRequest", "RunContext", "PaletteEntry", "spec_for", "node_specs",
     "register_node_spec", "unregister_node_spec", "palette_entries", "load_plugins",
-    # data flow: variables, step policies, join and loop (DESIGN.md "Data flow", "Step policies")
+    # data flow: variables, step policies, join and loop (docs/design.md "Data flow", "Step policies")
     "Variable", "VARIABLE_TYPES", "VariableError", "coerce_variable", "run_variables", "parse_var_argument",
     "PolicyData", "ERROR_MODES", "DEFAULT_MAX_RETRIES", "DEFAULT_RETRY_DELAY_MS", "ERROR_HANDLE", "JoinData",
     "LoopData", "DEFAULT_MAX_ITERATIONS",

@@ -1,4 +1,4 @@
-"""Runs on a Temporal server in the history (the ``temporal`` extra; DESIGN.md "Scale-out").
+"""Runs on a Temporal server in the history (the ``temporal`` extra; docs/design.md "Scale-out").
 
 Concept: when a Temporal server is configured (Run ▸ Run On ▸ Temporal Server…), the history
 lists that server's runs beside the local ones, each marked with a "Temporal" badge. The list

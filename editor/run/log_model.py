@@ -54,7 +54,7 @@ TYPE_LABELS: dict[str, str] = {
     EventType.SUBAGENT_CALL_ERROR: "Subagent ✗",
     EventType.RUN_STATUS: "Run",
     EventType.NODE_OUTPUT: "Output",
-    # step policies and loops (DESIGN.md "Step policies", "More node kinds")
+    # step policies and loops (docs/design.md "Step policies", "More node kinds")
     "step_retry": "Retry",
     "step_skipped": "Skipped",
     "step_end": "Step end",

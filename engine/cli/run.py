@@ -34,7 +34,7 @@ __all__ = ["cmd_run", "cmd_resume", "run_loaded", "run_arguments", "stored_base_
 def run_arguments(wf: Any, var_texts: list[str], given: dict[str, Any] | None = None) -> dict[str, Any] | None:
     """A run's arguments: ``given`` (`do`'s), overridden by each ``--var NAME=VALUE``, checked
     against the workflow's variables; None (the reason printed) when one is refused, before the
-    run starts (DESIGN.md: exit 2)."""
+    run starts (docs/design.md: exit 2)."""
     arguments: dict[str, Any] = dict(given or {})
     for text in var_texts:
         try:

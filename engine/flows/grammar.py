@@ -1,4 +1,4 @@
-"""Trigger phrases: TypeAgent's pattern grammar and a matcher (DESIGN.md, "Reusable flows").
+"""Trigger phrases: TypeAgent's pattern grammar and a matcher (docs/design.md, "Reusable flows").
 
 A workflow's ``triggers`` are patterns such as
 ``create (a)? $(genre:wildcard) playlist (with)? $(quantity:number) (songs)?``; a sentence

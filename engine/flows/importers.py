@@ -1,6 +1,6 @@
 """Flow files of other systems: detection by shape, import into a Flowdesk workflow, export back.
 
-Formats (see DESIGN.md, "Reusable flows: library, triggers, import"):
+Formats (see docs/design.md, "Reusable flows: library, triggers, import"):
 
 * ``anythingllm`` — an AnythingLLM agent flow: ``{name, description, active, steps: [{type,
   config}]}`` with blocks ``start`` (``variables``), ``apiCall``, ``llmInstruction``,

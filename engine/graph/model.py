@@ -244,12 +244,12 @@ def new_id(prefix: str = "node", taken: set[str] | dict[str, Any] | None = None)
 
 
 def normalise_legacy(raw: dict[str, Any]) -> dict[str, Any]:
-    """Apply DESIGN.md's legacy normalisation (see :func:`_normalise_legacy`)."""
+    """Apply the legacy normalisation (docs/design.md, "Legacy normalisation") (see :func:`_normalise_legacy`)."""
     return _normalise_legacy(raw)[0]
 
 
 def _normalise_legacy(raw: dict[str, Any]) -> tuple[dict[str, Any], list[int], list[int]]:
-    """Apply DESIGN.md's legacy normalisation to a raw (already structurally checked) dict.
+    """Apply the legacy normalisation (docs/design.md, "Legacy normalisation") to a raw (already structurally checked) dict.
 
     * node type ``input`` -> ``approval``;
     * ``end`` nodes dropped with their connections;

@@ -1,4 +1,4 @@
-"""Templates: ``{{path}}`` and ``${path}`` references in node data (DESIGN.md, "Data flow").
+"""Templates: ``{{path}}`` and ``${path}`` references in node data (docs/design.md, "Data flow").
 
 One module answers for the runtime (what a node's data becomes when it runs), the
 validator (which references name nothing) and the editor's highlighter (where the

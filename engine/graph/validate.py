@@ -6,7 +6,7 @@ are shown but do not. ``check_connection(...)`` answers, for one link a user is
 dragging, whether it would be accepted and if not why; pass it a :class:`GraphIndex`
 built once at the start of the drag so each call is O(1)-ish.
 
-Rules (DESIGN.md, normative):
+Rules (docs/design.md, "Validation"):
 * exactly one start node;
 * connections name existing nodes and handles those nodes have;
 * subagent links: agent -> agent, source has ``tools.subagents``, target handle ``input``,
@@ -509,7 +509,7 @@ def _class_has_variables(cls: type) -> bool:
 
 
 def _check_data_flow(index: GraphIndex, add, components: "_Components") -> None:
-    """Data-flow warnings (DESIGN.md, "Data flow", "More node kinds"): a reference to a name that
+    """Data-flow warnings (docs/design.md, "Data flow", "More node kinds"): a reference to a name that
     is neither a declared variable, an ``outputVar`` nor a built-in; a node other than a join or a
     loop that several branches lead into; a loop body that never returns to its loop.
 

@@ -1,6 +1,6 @@
 """A run's variables: declared on the Start node, given as run arguments, coerced by type.
 
-DESIGN.md, "Data flow": a run has one variable map shared by its branches (the last write
+docs/design.md, "Data flow": a run has one variable map shared by its branches (the last write
 wins). It starts from the Start node's ``variables: [{name, value, description, type,
 required}]`` and is overridden by the run's arguments (``Run(..., variables={...})``, the CLI's
 ``--var NAME=VALUE``). Values are coerced to the declared type (``string``, ``number``,

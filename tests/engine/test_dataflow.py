@@ -1,4 +1,4 @@
-"""Issue 15, engine side (DESIGN.md "Data flow", "Step policies", "More node kinds"): variables,
+"""Issue 15, engine side (docs/design.md "Data flow", "Step policies", "More node kinds"): variables,
 templates, step policies, join and loop, with exact event sequences (step_end included)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Trigger-phrase grammar (DESIGN.md, "Reusable flows: library, triggers, import")."""
+"""Trigger-phrase grammar (docs/design.md, "Reusable flows: library, triggers, import")."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Load/save of the AgentFlow-compatible workflow format (engine.graph.model).
 
 Covers the round trip of plain AgentFlow files, preservation of unknown fields and ids,
-DESIGN.md's legacy normalisation, atomic saving, and the typed WorkflowLoadError for
+the legacy normalisation (docs/design.md), atomic saving, and the typed WorkflowLoadError for
 everything that is not a workflow graph.
 """
 

@@ -1,4 +1,4 @@
-"""Re-running without paying twice (DESIGN.md "Re-running, editing, comparing"): runs from a node
+"""Re-running without paying twice (docs/design.md "Re-running, editing, comparing"): runs from a node
 reusing recorded executions, pinned outputs and edits at an approval, against a request-counting
 fake OpenAI-compatible server (real sockets)."""
 

@@ -1,4 +1,4 @@
-"""Templates (DESIGN.md, "Data flow: variables and templates"): every form, exact outputs."""
+"""Templates (docs/design.md, "Data flow: variables and templates"): every form, exact outputs."""
 
 from __future__ import annotations
 

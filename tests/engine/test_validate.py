@@ -1,4 +1,4 @@
-"""Validation rules of DESIGN.md (engine.graph.validate), each with a failing and a passing case.
+"""Validation rules of docs/design.md (engine.graph.validate), each with a failing and a passing case.
 
 Every test builds a small workflow through ``parse_workflow`` (the loader a file goes
 through), runs ``validate`` and asserts the issue's ``code``, ``severity`` and ``node_ids``.
