@@ -91,7 +91,10 @@ from __future__ import annotations
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 
+from engine.graph.templates import TemplateScope, mask_secrets, resolve_templates_masked
+
 if TYPE_CHECKING:  # pragma: no cover
+    from engine.graph.index import GraphIndex
     from engine.graph.model import Node, Workflow
 
 __all__ = ["RunContext", "BranchFrame", "BRANCH", "WAITING"]
@@ -145,14 +148,13 @@ class RunContext:
     WAITING = WAITING
 
     __slots__ = ("_run", "run_id", "workflow", "initial_input", "max_visits", "emit", "relay",
-                 "now", "new_id", "resolve", "records", "sinks", "event_tail", "memo", "_nodes", "_out",
+                 "now", "new_id", "resolve", "records", "sinks", "event_tail", "memo", "_index", "_nodes", "_out",
                  "_links_in", "_subagents", "_states", "_live", "_child_run", "_restore_child", "_library",
                  "_recorded", "_outcome", "_fail", "_calls")
 
     def __init__(self, run: Any, *, emit: Callable[..., Any], relay: Callable[[Any], None], now: Clock,
                  new_id: IdSource, resolve: Callable[[Any], Any], records: dict[str, tuple],
-                 nodes: dict[str, "Node"], out: dict[str, tuple[tuple[str, str], ...]],
-                 subagents: dict[str, list[str]], states: dict[str, Any], live: Callable[[], set[str]],
+                 index: "GraphIndex", states: dict[str, Any], live: Callable[[], set[str]],
                  child_run: Callable[..., Any], restore_child: Callable[[dict[str, Any]], Any],
                  library: Callable[[], Any], recorded: Callable[..., None], outcome: Callable[[str, Any], None],
                  fail: Callable[[str, str], None]) -> None:
@@ -170,10 +172,12 @@ class RunContext:
         self.sinks: tuple[Callable[[Any], Any], ...] = ()
         self.event_tail: tuple[str, ...] = ()
         self.memo: dict[Any, Any] = {}
-        self._nodes = nodes
-        self._out = out
+        # The workflow's graph index (engine/graph/index.py): nodes by id, links out and in.
+        self._index = index
+        self._nodes: dict[str, "Node"] = index.nodes
+        self._out: dict[str, tuple[tuple[str, str], ...]] = index.steps_out
         self._links_in: dict[str, tuple[str, ...]] | None = None
-        self._subagents = subagents
+        self._subagents: dict[str, list[str]] = index.sub_children
         self._states = states
         self._live = live
         self._child_run = child_run
@@ -223,8 +227,6 @@ class RunContext:
 
     # ---------------------------------------------------------------- templates
     def scope(self, node: "Node | None", value: Any) -> Any:
-        from engine.graph.templates import TemplateScope
-
         builtins: dict[str, Any] = {"PREVIOUS_OUTPUT": value, "input": value, "run": {"id": self.run_id},
                                     "workflow": {"name": self.workflow.name or ""}}
         frame = BRANCH.get()
@@ -239,15 +241,11 @@ class RunContext:
         return TemplateScope(self.variables, builtins)
 
     def resolve_data(self, node: "Node", value: Any, *, escape: Callable[[str], str] | None = None) -> Any:
-        from engine.graph.templates import resolve_templates_masked
-
         data = node.data.model_dump(mode="json", exclude_none=True)
         return resolve_templates_masked(data, self.scope(node, value), escape=escape)
 
     @staticmethod
     def mask(value: Any, secrets: Any) -> Any:
-        from engine.graph.templates import mask_secrets
-
         return mask_secrets(value, secrets) if secrets else value
 
     # ---------------------------------------------------------------- the graph
@@ -262,12 +260,8 @@ class RunContext:
 
     def links_in(self, node_id: str) -> tuple[str, ...]:
         links = self._links_in
-        if links is None:
-            found: dict[str, list[str]] = {}
-            for c in self.workflow.connections:
-                if c.sourceHandle != "subagent":
-                    found.setdefault(c.target, []).append(c.source)
-            links = self._links_in = {t: tuple(s) for t, s in found.items()}
+        if links is None:  # (from the workflow's index: engine/graph/index.py)
+            links = self._links_in = {t: tuple(s) for t, s in self._index.exec_in.items()}
         return links.get(node_id, ())
 
     def subagents(self, node_id: str) -> list[str]:

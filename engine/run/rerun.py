@@ -147,6 +147,12 @@ def pinned_value(node: Any) -> tuple[bool, Any]:
     return value is not None, value
 
 
+def any_pinned_node(workflow: Any) -> bool:
+    """Whether any node of ``workflow`` holds a pinned output (a plain run makes no step hook)."""
+    return any(extra.get(PINNED_FIELD) is not None
+               for extra in [getattr(n.data, "__pydantic_extra__", None) for n in workflow.nodes] if extra)
+
+
 def downstream_of(workflow: Any, node_ids: Any) -> set[str]:
     """The nodes reachable from ``node_ids`` along execution links (themselves included)."""
     return GraphIndex.of(workflow).downstream(node_ids)
@@ -258,17 +264,15 @@ def reuse_map(reuse_from: Any, store: Any = None) -> tuple[dict[str, tuple[Recor
     """The recorded executions a run from a node may reuse, by node (each node's steps in the
     order they ran: a loop's steps ran once an iteration), and the run they came from.
 
-    ``reuse_from``: None (nothing), a run id (its executions in ``store``, the default run store
-    when None), or a mapping node id -> :class:`RecordedExecution` (or ``{key, output, handle,
+    ``reuse_from``: None (nothing), a run id (its executions in ``store``, which the caller
+    gives: the run passes the user's run store when it was given none), or a mapping node id -> :class:`RecordedExecution` (or ``{key, output, handle,
     runId}``), or a sequence of them (the node's steps).
     """
     if reuse_from is None:
         return {}, None
     if isinstance(reuse_from, str):
-        if store is None:
-            from engine.store import RunStore
-
-            store = RunStore()
+        if store is None:  # (the run passes its store, or the user's: this module does not import the store)
+            raise ValueError("a run id to reuse needs the run store that holds it")
         return store.recorded_steps(reuse_from), reuse_from
     if not isinstance(reuse_from, Mapping):
         raise TypeError("reuse_from must be a run id or a mapping of node ids to recorded executions")

@@ -52,6 +52,8 @@ from collections.abc import Mapping
 from typing import Any, Callable
 
 from engine.errors import FlowdeskError
+from engine.flows.library import default_library
+from engine.graph.index import GraphIndex
 from engine.graph.model import Node, Workflow, dumps_workflow, parse_workflow
 from engine.graph.validate import errors_only, validate
 from engine.graph.variables import VariableError, run_variables  # noqa: F401  (VariableError: raised by Run())
@@ -66,7 +68,8 @@ from engine.run.events import SYSTEM_NODE, EventType, RunEvent, RunStatus, decis
 from engine.run.events import _encode as _encode_extra
 from engine.run.policies import attempts, failed
 from engine.run.records import NodeRecord, OutcomeView, RecordView
-from engine.run.rerun import PINNED_FIELD, StepHook, reuse_map
+from engine.run.rerun import StepHook, any_pinned_node, reuse_map
+from engine.store import RunStore
 
 __all__ = ["Run", "RunStateError", "NodeRecord", "normalise_decision", "DEFAULT_MAX_VISITS", "SNAPSHOT_FORMAT",
            "Clock", "IdSource", "uuid_ids", "as_text"]
@@ -132,46 +135,6 @@ def _thaw() -> None:
 
 
 _EMPTY_FRAME = BranchFrame()
-
-
-def _graph_index(workflow: Workflow) -> tuple[dict[str, Node], dict[str, Any], dict[str, list[str]], bool]:
-    """The run's indexes, built once (its cost per step does not grow with the graph): the nodes
-    by id (a repeated id's first node counts; validation reports it), the execution links out of
-    each node as ``(handle, target)`` pairs, the subagent links, and whether any node is pinned.
-
-    The links are exact tuples of strings: the cyclic GC untracks them, so a big graph's
-    adjacency does not make every collection during the run slower (lists would stay tracked).
-    A node with one link out (most) gets its tuple at once; lists only for several."""
-    listed = workflow.nodes
-    nodes: dict[str, Node] = {n.id: n for n in listed}
-    if len(nodes) != len(listed):
-        nodes = {}
-        for n in listed:
-            nodes.setdefault(n.id, n)
-    any_pinned = any(extra.get(PINNED_FIELD) is not None
-                     for extra in [getattr(n.data, "__pydantic_extra__", None) for n in listed] if extra)
-    out: dict[str, Any] = {}
-    several: list[str] = []
-    children: dict[str, list[str]] = {}
-    for c in workflow.connections:
-        handle = c.sourceHandle or "output"
-        if handle == "subagent":
-            children.setdefault(c.source, []).append(c.target)
-            continue
-        if handle == "true":
-            handle = "condition-0"
-        source = c.source
-        edges = out.get(source)
-        if edges is None:
-            out[source] = ((handle, c.target),)
-        elif edges.__class__ is tuple:
-            out[source] = [*edges, (handle, c.target)]
-            several.append(source)
-        else:
-            edges.append((handle, c.target))
-    for source in several:
-        out[source] = tuple(out[source])
-    return nodes, out, children, any_pinned
 
 
 class Run(EventSource):
@@ -254,8 +217,12 @@ class Run(EventSource):
             self._resolve: Callable[[AgentInvocation], LLMProvider] = lambda _inv: single  # type: ignore[assignment]
         else:
             self._resolve = provider  # type: ignore[assignment]
-        self._nodes, self._out, children, any_pinned = _graph_index(workflow)
-        self._any_pinned = any_pinned
+        # The nodes by id (a repeated id's first node counts; validation reports it) and the
+        # execution links out of each node as ``(handle, target)`` tuples, from the workflow's
+        # index (built once, kept on the workflow: engine/graph/index.py).
+        index = GraphIndex.of(workflow)
+        self._nodes, self._out = index.nodes, index.steps_out
+        self._any_pinned = any_pinned = any_pinned_node(workflow)
         # Each node's state as its kind keeps it (RunContext.state; snapshotted under the kind's
         # state_key), and the nodes of gathering kinds that hold arrivals, with their specs.
         self._states: dict[str, Any] = {}
@@ -294,7 +261,7 @@ class Run(EventSource):
 
         self._ctx = RunContext(
             self, emit=self._emit, relay=self._relay, now=clock, new_id=id_source, resolve=self._resolve,
-            records=self._records, nodes=self._nodes, out=self._out, subagents=children, states=self._states,
+            records=self._records, index=index, states=self._states,
             live=self._live_nodes, child_run=self._child_run, restore_child=self._restore_child,
             library=self._library, recorded=self._step_recorded, outcome=self._set_outcome, fail=self._fail)
         self._update_sinks()
@@ -305,6 +272,8 @@ class Run(EventSource):
         self.start_at = start_at
         if start_at is not None and start_at not in self._nodes:
             raise ValueError(f"there is no node '{start_at}' to run from")
+        if store is None and isinstance(reuse_from, str):  # a run id: in the user's run store
+            store = RunStore()
         reuse, self.reused_from = reuse_map(reuse_from, store)
         # Made only when a step may be pinned, reused or recorded: a plain run does not scan for it.
         if any_pinned or reuse or start_at is not None:
@@ -771,9 +740,7 @@ class Run(EventSource):
                 self._spawn(node_id, value, _FIRE, frame)
 
     def _library(self) -> Any:
-        if self.library is None:
-            from engine.flows.library import default_library  # (the user's library: read only when a flow runs)
-
+        if self.library is None:  # (the user's library: read only when a flow runs)
             self.library = default_library()
         return self.library
 
