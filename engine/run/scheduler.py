@@ -47,7 +47,6 @@ import gc
 import json
 import time
 import uuid
-from collections import deque
 from collections.abc import Mapping
 from typing import Any, Callable
 
@@ -67,6 +66,7 @@ from engine.run.emitter import EventCallback, EventSource
 from engine.run.events import SYSTEM_NODE, EventType, RunEvent, RunStatus, decision_fields
 from engine.run.events import _encode as _encode_extra
 from engine.run.policies import attempts, failed
+from engine.run.pauses import Pauses
 from engine.run.records import NodeRecord, OutcomeView, RecordView
 from engine.run.rerun import StepHook, any_pinned_node, reuse_map
 from engine.store import RunStore
@@ -156,8 +156,7 @@ class Run(EventSource):
                  "check", "meta", "library", "path", "result", "inputs", "status", "_ended", "waiting_for_input",
                  "current_node_id", "error", "outputs", "visits", "last_text_output", "started_at", "ended_at",
                  "reused_from", "start_at", "_clock", "_id_source", "_resolve", "_specs", "_nodes", "_out",
-                 "_any_pinned", "_states", "_gathering", "_outcomes", "_records", "_pending", "_pending_frame",
-                 "_paused_since", "_queue", "_queue_frames", "_deferred", "_at", "_idle", "_lock", "_loop", "_ctx",
+                 "_any_pinned", "_states", "_gathering", "_outcomes", "_records", "_pauses", "_at", "_idle", "_lock", "_loop", "_ctx",
                  "_hook")
 
     def __init__(
@@ -227,7 +226,6 @@ class Run(EventSource):
         # state_key), and the nodes of gathering kinds that hold arrivals, with their specs.
         self._states: dict[str, Any] = {}
         self._gathering: dict[str, Any] = {}
-        self._paused_since: float | None = None
 
         self.status = RunStatus.PENDING
         self._ended = False  # status.is_final, kept as a plain bool for the hot path
@@ -246,12 +244,8 @@ class Run(EventSource):
         self.started_at: float | None = None
         self.ended_at: float | None = None
 
-        self._pending: tuple[str, Any] | None = None
-        self._queue: deque[tuple[str, Any]] = deque()
-        self._queue_frames: deque[BranchFrame | None] = deque()  # the frame of each queued approval
-        self._pending_frame: BranchFrame | None = None
-        # Deferred work: (node id, input, where it came from, the branch's frame).
-        self._deferred: list[tuple[str, Any, str | None, BranchFrame | None]] = []
+        # The pending approval, the approvals queued behind it, deferred work (engine/run/pauses.py).
+        self._pauses = Pauses()
         # The live branch tasks, and where each is while it waits: (node id, input, whether that
         # node's visit is counted, where it came from, its frame). Read by checkpoint() to keep a
         # sibling's step that is still in flight, and by live_nodes() (what can still deliver).
@@ -384,10 +378,9 @@ class Run(EventSource):
             _freeze_older()
             try:
                 await self._wait_idle()
-                if self.status != RunStatus.PAUSED or self._pending is None:
+                if self.status != RunStatus.PAUSED or self._pauses.pending is None:
                     raise RunStateError(f"this run is not waiting for input (status {self.status})")
-                node_id, arrived = self._pending
-                self._pending = None
+                node_id, arrived, frame, since = self._pauses.take()
                 self.waiting_for_input = False
                 self.current_node_id = None
                 flowing = arrived
@@ -399,10 +392,8 @@ class Run(EventSource):
                 content = {k: answer[k] for k in ("decision", "note", "edited") if k in answer}
                 self._emit(node_id, EventType.INPUT_RECEIVED, _encode_extra(content), decision_fields(answer))
                 now = self._clock()
-                waited = round((now - self._paused_since) * 1000) if self._paused_since else 0
-                self._paused_since = None
-                frame = self._pending_frame or _EMPTY_FRAME
-                self._pending_frame = None
+                waited = round((now - since) * 1000) if since else 0
+                frame = frame or _EMPTY_FRAME
                 node = self._nodes[node_id]
                 spec = self._spec_of(node)
                 token = BRANCH.set(frame)  # (the kind answers in the frame the pause was asked in)
@@ -421,9 +412,8 @@ class Run(EventSource):
                             self._spawn(target, value, node_id, frame)
                     self._release_held()
                 await self._wait_idle()
-                while self.status == RunStatus.RUNNING and self._deferred:
-                    batch, self._deferred = self._deferred, []
-                    for target, value, src, fr in batch:
+                while self.status == RunStatus.RUNNING and self._pauses.deferred:
+                    for target, value, src, fr in self._pauses.take_deferred():
                         self._spawn(target, value, src, fr)
                     await self._wait_idle()
                 self._settle()
@@ -434,18 +424,14 @@ class Run(EventSource):
     def amend_pending(self, value: Any) -> None:
         """Replace the output under review at the pending approval (what goes on when it is
         answered), without recording an edit (a durable engine's reviewer edit)."""
-        if self._pending is not None:
-            self._pending = (self._pending[0], value)
+        self._pauses.amend(value)
 
     def cancel(self, reason: str = "Cancelled by the user.") -> None:
         """Stop the run now: every branch task is cancelled (open HTTP requests close)."""
         if self.status.is_final:
             return
         self.error = reason
-        self._pending = None
-        self._queue.clear()
-        self._queue_frames.clear()
-        self._deferred.clear()
+        self._pauses.clear()
         self.current_node_id = None
         for node_id, state in list(self._states.items()):  # (a flow step's nested run is cancelled too)
             spec = self._spec_of(self._nodes.get(node_id))
@@ -464,9 +450,9 @@ class Run(EventSource):
 
     def _settle(self) -> None:
         if self.status == RunStatus.RUNNING:
-            if self._queue:
-                node_id, value = self._queue.popleft()
-                frame = self._queue_frames.popleft() if self._queue_frames else None
+            queued = self._pauses.next_queued()
+            if queued is not None:
+                node_id, value, frame = queued
                 self._pause_at(node_id, value, None, frame)
             else:
                 self.current_node_id = None
@@ -533,7 +519,7 @@ class Run(EventSource):
             return
         self.error = message
         self._emit(node_id, EventType.ERROR, message)
-        self._pending = None
+        self._pauses.pending = None
         self.current_node_id = None
         self._set_status(RunStatus.FAILED, message)
         try:
@@ -543,9 +529,7 @@ class Run(EventSource):
         self._cancel_branches(current)
 
     def _pause_at(self, node_id: str, value: Any, prompt: str | None = None, frame: Any = False) -> None:
-        self._pending = (node_id, value)
-        self._pending_frame = BRANCH.get() if frame is False else frame
-        self._paused_since = self._clock()
+        self._pauses.ask(node_id, value, BRANCH.get() if frame is False else frame, self._clock())
         self.waiting_for_input = True
         self.current_node_id = node_id
         if prompt is None:  # a queued approval, asked now
@@ -634,8 +618,7 @@ class Run(EventSource):
                     return
                 if result.__class__ is PauseRequest:
                     if self.status == RunStatus.PAUSED:
-                        self._queue.append((node_id, value))
-                        self._queue_frames.append(BRANCH.get())
+                        self._pauses.enqueue(node_id, value, BRANCH.get())
                         emit(node_id, EventType.APPROVAL_QUEUED, "Another approval is pending; this one will be asked next.")
                     else:
                         self._pause_at(node_id, value, result.prompt)  # type: ignore[union-attr]
@@ -683,7 +666,7 @@ class Run(EventSource):
                     return
                 if self.status == RunStatus.PAUSED:
                     frame = BRANCH.get()
-                    self._deferred.extend((t, output, src, frame) for t in targets)
+                    self._pauses.deferred.extend((t, output, src, frame) for t in targets)
                     return
                 if len(targets) > 1:
                     self._spawn_all(targets[1:], output, src)
@@ -716,11 +699,7 @@ class Run(EventSource):
     def _live_nodes(self) -> set[str]:
         """Where work is in flight or waiting: what can still arrive somewhere."""
         live = {where[0] for task, where in self._at.items() if not task.done()}
-        live.update(d[0] for d in self._deferred)
-        if self._pending is not None:
-            live.add(self._pending[0])
-        live.update(n for n, _v in self._queue)
-        return live
+        return live | self._pauses.nodes()
 
     def _release_held(self) -> None:
         """Ask each node holding arrivals whether it fires now (a join none of whose missing
@@ -735,7 +714,7 @@ class Run(EventSource):
             del self._gathering[node_id]
             value, frame = fired
             if self.status == RunStatus.PAUSED:
-                self._deferred.append((node_id, value, _FIRE, frame))
+                self._pauses.deferred.append((node_id, value, _FIRE, frame))
             else:
                 self._spawn(node_id, value, _FIRE, frame)
 
@@ -764,33 +743,36 @@ class Run(EventSource):
 
     def waiting_prompt(self) -> str:
         """What the run waits for: its pending pause's prompt (a flow step's: its nested run's, however deep)."""
-        node = self._nodes.get(self._pending[0]) if self._pending is not None else None
+        pending = self._pauses.pending
+        node = self._nodes.get(pending[0]) if pending is not None else None
         spec = self._spec_of(node)
         return (spec.waiting_prompt(self._ctx, node) if spec is not None else "") or _ASK
 
     # ------------------------------------------------------------------ snapshot
     @property
     def pending_approval(self) -> str | None:
-        return self._pending[0] if self._pending else None
+        pending = self._pauses.pending
+        return pending[0] if pending else None
 
     @property
     def queued_approvals(self) -> list[str]:
-        return [n for n, _ in self._queue]
+        return [n for n, _ in self._pauses.queue]
 
     def pending_input(self) -> Any:
         """The output under review at the pending approval (None when not paused)."""
-        return self._pending[1] if self._pending else None
+        pending = self._pauses.pending
+        return pending[1] if pending else None
 
     def queued_approval_inputs(self) -> list[tuple[str, Any]]:
         """The approvals queued behind the pending one, in the order they will be asked, each with
         the output it will review (a copy: changing it changes nothing in the run)."""
-        return list(self._queue)
+        return list(self._pauses.queue)
 
     def snapshot(self, *, include_workflow: bool = True) -> dict[str, Any]:
         """The run's whole state as a JSON value. Only while no branch is in flight."""
         if self._at:
             raise RunStateError("a snapshot is taken when the run is paused or ended, not while steps are running")
-        return self._state(include_workflow, self._deferred, self.visits)
+        return self._state(include_workflow, self._pauses.deferred, self.visits)
 
     def checkpoint(self) -> dict[str, Any] | None:
         """A paused run's snapshot taken while sibling branches may still be running (None when
@@ -808,7 +790,7 @@ class Run(EventSource):
             current = asyncio.current_task()
         except RuntimeError:
             current = None
-        deferred = list(self._deferred)
+        deferred = list(self._pauses.deferred)
         visits = dict(self.visits)
         for task, (node_id, value, counted, src, frame) in list(self._at.items()):
             if task is current or task.done():
@@ -823,7 +805,7 @@ class Run(EventSource):
         checkpoint when siblings are in flight."""
         if not self._at:
             return self.snapshot(include_workflow=True)
-        state = self.checkpoint() or self._state(False, self._deferred, self.visits)
+        state = self.checkpoint() or self._state(False, self._pauses.deferred, self.visits)
         state["workflow"] = json.loads(dumps_workflow(self.workflow, indent=None))
         return state
 
@@ -841,10 +823,7 @@ class Run(EventSource):
             "currentNodeId": self.current_node_id,
             "initialInput": self.initial_input,
             "maxVisits": self.max_visits,
-            "pending": snapshot_format.with_frame({"nodeId": self._pending[0], "input": self._pending[1]},
-                                           self._pending_frame) if self._pending else None,
-            "approvalQueue": snapshot_format.queue_items(self._queue, self._queue_frames),
-            "deferred": snapshot_format.deferred_items(deferred, self._gathers),
+            **self._pauses.to_json(deferred, self._gathers),
             "variables": dict(self.variables),
             **snapshot_format.kind_states(self._states, self._nodes),
             "outputs": dict(self.outputs),
@@ -885,9 +864,7 @@ class Run(EventSource):
         run._ended = run.status in _FINAL
         run.waiting_for_input = bool(snapshot.get("waitingForInput"))
         run.current_node_id = snapshot.get("currentNodeId")
-        run._pending, run._pending_frame = snapshot_format.read_pending(snapshot)
-        run._queue, run._queue_frames = snapshot_format.read_queue(snapshot)
-        run._deferred = snapshot_format.read_deferred(snapshot)
+        run._pauses = Pauses.from_json(snapshot)
         run.outputs = dict(snapshot.get("outputs", {}))
         run.visits = dict(snapshot.get("visits", {}))
         run._outcomes = {k: NodeOutcome(v) for k, v in snapshot.get("outcomes", {}).items() if v != _DONE}
