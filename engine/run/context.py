@@ -5,7 +5,7 @@ A kind's ``execute`` (and its other run hooks: ``arrive``, ``release``, ``answer
 object; the scheduler (``engine.run.scheduler.Run``) builds it and hands it the capabilities
 below. No kind and no adapter reads a run's private attributes (a test scans for that), so the
 scheduler knows no kind by name and a new kind needs no change to it. See docs/design.md,
-"The run model".
+"Run model (runtime semantics)".
 
 Members of :class:`RunContext`:
 
@@ -149,13 +149,12 @@ class RunContext:
 
     __slots__ = ("_run", "run_id", "workflow", "initial_input", "max_visits", "emit", "relay",
                  "now", "new_id", "resolve", "records", "sinks", "event_tail", "memo", "_index", "_nodes", "_out",
-                 "_links_in", "_subagents", "_states", "_live", "_child_run", "_restore_child", "_library",
+                 "_links_in", "_subagents", "_states", "_live", "_library",
                  "_recorded", "_outcome", "_fail", "_calls")
 
     def __init__(self, run: Any, *, emit: Callable[..., Any], relay: Callable[[Any], None], now: Clock,
                  new_id: IdSource, resolve: Callable[[Any], Any], records: dict[str, tuple],
                  index: "GraphIndex", states: dict[str, Any], live: Callable[[], set[str]],
-                 child_run: Callable[..., Any], restore_child: Callable[[dict[str, Any]], Any],
                  library: Callable[[], Any], recorded: Callable[..., None], outcome: Callable[[str, Any], None],
                  fail: Callable[[str, str], None]) -> None:
         self._run = run
@@ -180,8 +179,6 @@ class RunContext:
         self._subagents: dict[str, list[str]] = index.sub_children
         self._states = states
         self._live = live
-        self._child_run = child_run
-        self._restore_child = restore_child
         self._library = library
         self._recorded = recorded
         self._outcome = outcome
@@ -300,10 +297,27 @@ class RunContext:
         return self._library()
 
     def child_run(self, workflow: "Workflow", path: Any, call: str, inputs: dict[str, Any]) -> Any:
-        return self._child_run(workflow, path, call, inputs)
+        """A nested run of ``workflow`` (a run of the same class) with ``inputs`` as its variables,
+        sharing this run's clock, ids, providers and library; its events relayed here."""
+        parent = self._run
+        child_id = self.new_id()
+        run_path = (parent.run_path + "/" if parent.run_path else "") + f"{call}:{child_id}"
+        child = type(parent)(workflow, self.resolve, run_id=child_id, max_visits=self.max_visits, keep_events=False,
+                             delta_interval=parent.delta_interval, clock=self.now, id_source=self.new_id,
+                             library=self.library(), path=str(path) if path is not None else None,
+                             run_path=run_path, variables=inputs)
+        child.inputs = inputs
+        child.add_listener(self.relay)
+        return child
 
     def restore_child(self, snapshot: dict[str, Any]) -> Any:
-        return self._restore_child(snapshot)
+        """A nested run restored from its snapshot (a flow step's state); its events relayed here."""
+        parent = self._run
+        child = type(parent).restore(snapshot, self.resolve, library=parent.library, clock=self.now,
+                                     id_source=self.new_id, keep_events=False,
+                                     delta_interval=parent.delta_interval)
+        child.add_listener(self.relay)
+        return child
 
     def step_recorded(self, node: "Node", value: Any, output: Any, handle: Any) -> None:
         self._recorded(node, value, output, handle)

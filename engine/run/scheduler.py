@@ -1,4 +1,4 @@
-"""The scheduler: runs a workflow's branches (docs/design.md, "The run model").
+"""The scheduler: runs a workflow's branches (docs/design.md, "Run model (runtime semantics)").
 
 ``Run`` knows no node kind. It keeps the branches, the queue of arrivals, pausing and deferred
 work, cancellation, the clock and id source, events, snapshot and restore; what a kind means
@@ -32,11 +32,13 @@ This module and ``engine.nodes.agent`` are the engine's hot path (``tests/bench/
 events built inline as tuples and fields read through ``__dict__`` stay here, each with what
 it saves; everywhere else events are emitted through ``RunContext.emit``.
 
-Why one file of this size: the branch walk (``_branch``) reads the run's state from the run's
-own slots on every step, and pausing, deferring, cancelling and snapshotting change that same
-state; split over objects, each step would pay attribute hops the benchmark measures. What is
-not that state lives beside it: ``context`` (what kinds may do), ``policies``, ``snapshot``
-(the format's parts), ``emitter`` (where events go), ``records``.
+Why one file of this size (about 830 lines, ``Run`` about 690): the branch walk (``_branch``)
+reads the run's state from the run's own slots on every step, and pausing, deferring, cancelling
+and snapshotting change that same state; split over objects, each step would pay attribute hops
+the benchmark measures. What is not that state lives beside it: ``context`` (what kinds may do,
+nested runs included), ``pauses`` (the pending approval, the queue behind it, deferred work),
+``policies``, ``snapshot`` (the format and its parts), ``emitter`` (where events go),
+``records``; the graph's adjacency is the workflow's ``GraphIndex`` (engine/graph/index.py).
 """
 
 from __future__ import annotations
@@ -82,7 +84,6 @@ _STEP_START = EventType.STEP_START.value
 _DONE = NodeOutcome.DONE
 _PAUSED = RunStatus.PAUSED
 _FINAL = (RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.CANCELLED)  # RunStatus.is_final, without a call
-_STATUSES = {str(s): s for s in RunStatus}  # a snapshot's status read back (RunStatus(text) costs 1 µs)
 _NODE_OUTPUT = EventType.NODE_OUTPUT.value
 _STEP_END = EventType.STEP_END.value
 # step_end's extra fields, preformatted per status (the hot path formats one number into it)
@@ -140,7 +141,7 @@ _EMPTY_FRAME = BranchFrame()
 class Run(EventSource):
     """One execution of a workflow.
 
-    A run from a node (docs/design.md, "Re-running"): ``start_at`` names the node that, with
+    A run from a node (docs/design.md, "Re-running, editing, comparing"): ``start_at`` names the node that, with
     everything downstream of it, runs fresh; ``reuse_from`` (a run id in ``store``, default the
     user's run store, or a mapping of node ids to recorded executions) gives the outputs the other
     nodes reuse when their execution key still matches (see ``engine.run.rerun``). ``specs``: the
@@ -156,8 +157,8 @@ class Run(EventSource):
                  "check", "meta", "library", "path", "result", "inputs", "status", "_ended", "waiting_for_input",
                  "current_node_id", "error", "outputs", "visits", "last_text_output", "started_at", "ended_at",
                  "reused_from", "start_at", "_clock", "_id_source", "_resolve", "_specs", "_nodes", "_out",
-                 "_any_pinned", "_states", "_gathering", "_outcomes", "_records", "_pauses", "_at", "_idle", "_lock", "_loop", "_ctx",
-                 "_hook")
+                 "_any_pinned", "_states", "_gathering", "_outcomes", "_records", "_pauses", "_at", "_idle", "_lock",
+                 "_loop", "_ctx", "_hook")
 
     def __init__(
         self,
@@ -192,7 +193,7 @@ class Run(EventSource):
         self._ctx: RunContext | None = None
         EventSource.__init__(self, keep_events, on_event)
         self.workflow = workflow
-        # The run's variable map (docs/design.md, "Data flow"): Start's variables overridden by
+        # The run's variable map (docs/design.md, "Data flow: variables and templates"): Start's variables overridden by
         # the arguments, coerced; a bad or missing value refuses the run here (VariableError).
         self.variables: dict[str, Any] = (dict(variables or {}) if _restoring
                                           else run_variables(workflow, variables))
@@ -256,8 +257,8 @@ class Run(EventSource):
         self._ctx = RunContext(
             self, emit=self._emit, relay=self._relay, now=clock, new_id=id_source, resolve=self._resolve,
             records=self._records, index=index, states=self._states,
-            live=self._live_nodes, child_run=self._child_run, restore_child=self._restore_child,
-            library=self._library, recorded=self._step_recorded, outcome=self._set_outcome, fail=self._fail)
+            live=self._live_nodes, library=self._library, recorded=self._step_recorded, outcome=self._set_outcome,
+            fail=self._fail)
         self._update_sinks()
         # Pinned outputs, a run from a node and recorded executions (engine/run/rerun.py); None for
         # a plain run. A recorder asks for recordings with ``record_executions``.
@@ -723,24 +724,6 @@ class Run(EventSource):
             self.library = default_library()
         return self.library
 
-    def _child_run(self, workflow: Workflow, path: Any, call: str, inputs: dict[str, Any]) -> "Run":
-        """A nested run of ``workflow`` with ``inputs`` as its variables; its events relayed here."""
-        child_id = self._id_source()
-        run_path = (self.run_path + "/" if self.run_path else "") + f"{call}:{child_id}"
-        child = Run(workflow, self._resolve, run_id=child_id, max_visits=self.max_visits, keep_events=False,
-                    delta_interval=self.delta_interval, clock=self._clock, id_source=self._id_source,
-                    library=self._library(), path=str(path) if path is not None else None, run_path=run_path,
-                    variables=inputs)
-        child.inputs = inputs
-        child.add_listener(self._relay)
-        return child
-
-    def _restore_child(self, snapshot: dict[str, Any]) -> "Run":
-        child = type(self).restore(snapshot, self._resolve, library=self.library, clock=self._clock,
-                                   id_source=self._id_source, keep_events=False, delta_interval=self.delta_interval)
-        child.add_listener(self._relay)
-        return child
-
     def waiting_prompt(self) -> str:
         """What the run waits for: its pending pause's prompt (a flow step's: its nested run's, however deep)."""
         pending = self._pauses.pending
@@ -815,34 +798,10 @@ class Run(EventSource):
 
     def _state(self, include_workflow: bool, deferred: list[tuple[str, Any, str | None, BranchFrame | None]],
                visits: dict[str, int]) -> dict[str, Any]:
-        snap: dict[str, Any] = {
-            "format": snapshot_format.SNAPSHOT_FORMAT,
-            "runId": self.run_id,
-            "status": str(self.status),
-            "waitingForInput": self.waiting_for_input,
-            "currentNodeId": self.current_node_id,
-            "initialInput": self.initial_input,
-            "maxVisits": self.max_visits,
-            **self._pauses.to_json(deferred, self._gathers),
-            "variables": dict(self.variables),
-            **snapshot_format.kind_states(self._states, self._nodes),
-            "outputs": dict(self.outputs),
-            "visits": dict(visits),
-            "outcomes": OutcomeView(self._outcomes, self.outputs).texts(),
-            "lastTextOutput": self.last_text_output,
-            "error": self.error,
-            "startedAt": self.started_at,
-            "meta": self.meta,
-        }
-        if self.result is not None:
-            snap["result"] = self.result
-        if self.run_path:
-            snap["runPath"] = self.run_path
-        if self.path:
-            snap["path"] = self.path
-        if include_workflow:
-            snap["workflow"] = json.loads(dumps_workflow(self.workflow, indent=None))
-        return snap
+        return snapshot_format.write(
+            self, pauses=self._pauses.to_json(deferred, self._gathers),
+            kind_states=snapshot_format.kind_states(self._states, self._nodes), visits=visits,
+            outcomes=OutcomeView(self._outcomes, self.outputs).texts(), include_workflow=include_workflow)
 
     @classmethod
     def restore(cls, snapshot: dict[str, Any], provider: LLMProvider | Callable[[AgentInvocation], LLMProvider], *,
@@ -859,23 +818,10 @@ class Run(EventSource):
         kwargs.setdefault("variables", snapshot.get("variables") or {})
         run = cls(workflow, provider, run_id=snapshot["runId"], initial_input=snapshot.get("initialInput"),
                   _restoring=True, **kwargs)
-        status = snapshot["status"]
-        run.status = _STATUSES.get(status) or RunStatus(status)
+        snapshot_format.read_run(run, snapshot)  # (the public fields: status, outputs, visits, ...)
         run._ended = run.status in _FINAL
-        run.waiting_for_input = bool(snapshot.get("waitingForInput"))
-        run.current_node_id = snapshot.get("currentNodeId")
         run._pauses = Pauses.from_json(snapshot)
-        run.outputs = dict(snapshot.get("outputs", {}))
-        run.visits = dict(snapshot.get("visits", {}))
         run._outcomes = {k: NodeOutcome(v) for k, v in snapshot.get("outcomes", {}).items() if v != _DONE}
-        run.last_text_output = snapshot.get("lastTextOutput", "")
-        run.error = snapshot.get("error")
-        run.started_at = snapshot.get("startedAt")
-        run.result = snapshot.get("result")
-        if "runPath" in snapshot and not run.run_path:
-            run.run_path = snapshot["runPath"]
-        if run.path is None and isinstance(snapshot.get("path"), str):
-            run.path = snapshot["path"]
         # each kind's states, read back by the kind (a flow step's nested run restored with it)
         for node_id, (spec, state) in snapshot_format.read_kind_states(
                 snapshot, lambda n: run._spec_of(run._nodes.get(n)), run._ctx).items():

@@ -1,4 +1,4 @@
-"""Runtime semantics (DESIGN.md, normative): exact event sequences per node type,
+"""Runtime semantics (docs/design.md, normative): exact event sequences per node type,
 concurrency, pause/resume/queue/defer, cancel, snapshot/restore, loop guard."""
 
 from __future__ import annotations
