@@ -32,19 +32,22 @@ This module and ``engine.nodes.agent`` are the engine's hot path (``tests/bench/
 events built inline as tuples and fields read through ``__dict__`` stay here, each with what
 it saves; everywhere else events are emitted through ``RunContext.emit``.
 
-Why one file of this size (about 830 lines, ``Run`` about 690): the branch walk (``_branch``)
-reads the run's state from the run's own slots on every step, and pausing, deferring, cancelling
-and snapshotting change that same state; split over objects, each step would pay attribute hops
-the benchmark measures. What is not that state lives beside it: ``context`` (what kinds may do,
-nested runs included), ``pauses`` (the pending approval, the queue behind it, deferred work),
-``policies``, ``snapshot`` (the format and its parts), ``emitter`` (where events go),
-``records``; the graph's adjacency is the workflow's ``GraphIndex`` (engine/graph/index.py).
+Why one file of this size (about 780 lines, ``Run`` about 640, over the 600 and ~450 aimed at):
+the branch walk (``_branch``, 140 lines) reads the run's state from the run's own slots on every
+step, and starting, resuming, pausing, failing, cancelling and snapshotting change that same
+state in the same order the walk expects; split over more objects, each step would pay
+attribute hops ``bench_engine`` measures, and the order of those changes (which the event
+sequences pin) would be spread over modules. What is not that state lives beside it:
+``context`` (what kinds may do, nested runs included), ``branches`` (the live tasks, spawning,
+cancelling, waiting until idle), ``pauses`` (the pending approval, the queue behind it,
+deferred work), ``policies``, ``snapshot`` (the format and its parts), ``emitter`` (where
+events go), ``records``; the graph's adjacency is the workflow's ``GraphIndex``
+(engine/graph/index.py).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import gc
 import json
 import time
@@ -63,6 +66,7 @@ from engine.nodes import SPECS, NodeError, NodeOutcome, PauseRequest, spec_for
 from engine.nodes.approval import normalise_decision
 from engine.nodes.base import as_text
 from engine.run import snapshot as snapshot_format
+from engine.run.branches import Branches
 from engine.run.context import BRANCH, WAITING, BranchFrame, RunContext
 from engine.run.emitter import EventCallback, EventSource
 from engine.run.events import SYSTEM_NODE, EventType, RunEvent, RunStatus, decision_fields
@@ -157,8 +161,8 @@ class Run(EventSource):
                  "check", "meta", "library", "path", "result", "inputs", "status", "_ended", "waiting_for_input",
                  "current_node_id", "error", "outputs", "visits", "last_text_output", "started_at", "ended_at",
                  "reused_from", "start_at", "_clock", "_id_source", "_resolve", "_specs", "_nodes", "_out",
-                 "_any_pinned", "_states", "_gathering", "_outcomes", "_records", "_pauses", "_at", "_idle", "_lock",
-                 "_loop", "_ctx", "_hook")
+                 "_any_pinned", "_states", "_gathering", "_outcomes", "_records", "_pauses", "_branches", "_at",
+                 "_ctx", "_hook")
 
     def __init__(
         self,
@@ -247,12 +251,10 @@ class Run(EventSource):
 
         # The pending approval, the approvals queued behind it, deferred work (engine/run/pauses.py).
         self._pauses = Pauses()
-        # The live branch tasks, and where each is while it waits: (node id, input, whether that
-        # node's visit is counted, where it came from, its frame). Read by checkpoint() to keep a
-        # sibling's step that is still in flight, and by live_nodes() (what can still deliver).
-        self._at: dict[asyncio.Task, tuple[str, Any, bool, str | None, BranchFrame | None]] = {}
-        self._idle: asyncio.Event | None = None
-        self._lock: asyncio.Lock | None = None
+        # The live branch tasks (engine/run/branches.py), and where each is while it waits: the
+        # walk writes ``_at`` (the same dict as ``_branches.at``) on its hot path.
+        self._branches = Branches(self._branch)
+        self._at = self._branches.at
 
         self._ctx = RunContext(
             self, emit=self._emit, relay=self._relay, now=clock, new_id=id_source, resolve=self._resolve,
@@ -324,18 +326,12 @@ class Run(EventSource):
         for cb in list(self._status_listeners):
             cb(ev)
 
-    def _ensure_async_state(self) -> None:
-        self._loop = asyncio.get_running_loop()
-        if self._lock is None:
-            self._lock = asyncio.Lock()
-            self._idle = asyncio.Event()
-            self._idle.set()
-
     async def start(self) -> RunStatus:
         """Run from the start node until the run is paused or ended."""
-        self._ensure_async_state()
-        assert self._lock is not None
-        async with self._lock:
+        self._branches.on_loop()
+        lock = self._branches.lock
+        assert lock is not None
+        async with lock:
             _freeze_older()
             try:
                 if self.status != RunStatus.PENDING:
@@ -358,7 +354,7 @@ class Run(EventSource):
                     self._fail(SYSTEM_NODE, "The workflow has no Start node.")
                 else:
                     self._spawn(start.id, None)
-                    await self._wait_idle()
+                    await self._branches.wait_idle()
                 self._settle()
                 return self.status
             finally:
@@ -372,13 +368,14 @@ class Run(EventSource):
         The node's kind takes the answer (``NodeSpec.answered``): it goes on along a handle, or
         its step is taken again (a flow step hands the answer to its nested run).
         """
-        self._ensure_async_state()
-        assert self._lock is not None
+        self._branches.on_loop()
+        lock = self._branches.lock
+        assert lock is not None
         answer: dict[str, Any] = normalise_decision(decision, note)
-        async with self._lock:
+        async with lock:
             _freeze_older()
             try:
-                await self._wait_idle()
+                await self._branches.wait_idle()
                 if self.status != RunStatus.PAUSED or self._pauses.pending is None:
                     raise RunStateError(f"this run is not waiting for input (status {self.status})")
                 node_id, arrived, frame, since = self._pauses.take()
@@ -412,11 +409,11 @@ class Run(EventSource):
                         if h == handle:
                             self._spawn(target, value, node_id, frame)
                     self._release_held()
-                await self._wait_idle()
+                await self._branches.wait_idle()
                 while self.status == RunStatus.RUNNING and self._pauses.deferred:
                     for target, value, src, fr in self._pauses.take_deferred():
                         self._spawn(target, value, src, fr)
-                    await self._wait_idle()
+                    await self._branches.wait_idle()
                 self._settle()
                 return self.status
             finally:
@@ -439,14 +436,14 @@ class Run(EventSource):
             if spec is not None:
                 spec.cancelled(self._ctx, node_id, state, reason)
         self._set_status(RunStatus.CANCELLED, reason)
-        self._cancel_branches(None)
+        self._branches.cancel(None, self._branch_ended)
         if not self._at:
             self._end_streams()
 
     async def wait(self) -> RunStatus:
         """Wait until no branch is in flight (after cancel(), for example)."""
-        self._ensure_async_state()
-        await self._wait_idle()
+        self._branches.on_loop()
+        await self._branches.wait_idle()
         return self.status
 
     def _settle(self) -> None:
@@ -460,60 +457,19 @@ class Run(EventSource):
                 self._set_status(RunStatus.COMPLETED)
         self._end_streams()
 
-    async def _wait_idle(self) -> None:
-        assert self._idle is not None
-        while self._at:
-            await self._idle.wait()
-
     def _spawn(self, node_id: str, value: Any, src: str | None = None, frame: Any = False) -> None:
         """A new branch at ``node_id``; ``frame`` (False: the current branch's) is its BranchFrame."""
-        self._spawn_all((node_id,), value, src, frame)
-
-    def _spawn_all(self, targets: Any, value: Any, src: str | None, frame: Any = False) -> None:
-        """A new branch at each of ``targets`` (a fan-out: the lookups made once for all), in
-        ``frame`` (False: the current branch's), each in a context of its own."""
-        tasks = self._at
-        if not tasks:
-            assert self._idle is not None
-            self._idle.clear()
-        given = frame is not False
-        if not given:
-            frame = BRANCH.get()
-        context = None  # (None: the task copies the current one, whose frame it is)
-        create = self._loop.create_task
-        branch = self._branch
-        for target in targets:
-            if given:
-                context = contextvars.copy_context()
-                context.run(BRANCH.set, frame)
-            # The branch takes itself out of ``_at`` when it ends (see ``_branch``): no done
-            # callback, which would cost one more event-loop callback per branch. It learns its
-            # task from ``own`` (filled in before its first step), cheaper than
-            # asyncio.current_task(), a Python function in 3.11.
-            own: list[asyncio.Task] = []
-            task = create(branch(target, value, src, own), context=context)
-            own.append(task)
-            tasks[task] = (target, value, False, src, frame)
+        self._branches.spawn_all((node_id,), value, src, frame)
 
     def _branch_ended(self, task: asyncio.Task | None) -> None:
-        tasks = self._at
-        if tasks.pop(task, None) is None:  # type: ignore[arg-type]
+        if self._at.pop(task, None) is None:  # type: ignore[arg-type]
             return  # (already taken out)
         if self._gathering and not self._ended:
             self._release_held()
-        if not tasks:
-            assert self._idle is not None
-            self._idle.set()
-            if self.status.is_final and self._lock is not None and not self._lock.locked():
+        if self._branches.settled() and self.status.is_final:
+            lock = self._branches.lock
+            if lock is not None and not lock.locked():
                 self._end_streams()
-
-    def _cancel_branches(self, keep: asyncio.Task | None) -> None:
-        for t in list(self._at):
-            if t is not keep:
-                t.cancel()
-                # A task cancelled before its first step never enters ``_branch``, so its own
-                # ``finally`` cannot take it out of ``_at``; this callback does (once either way).
-                t.add_done_callback(self._branch_ended)
 
     def _fail(self, node_id: str, message: str) -> None:
         if self.status.is_final:
@@ -527,7 +483,7 @@ class Run(EventSource):
             current = asyncio.current_task()
         except RuntimeError:
             current = None
-        self._cancel_branches(current)
+        self._branches.cancel(current, self._branch_ended)
 
     def _pause_at(self, node_id: str, value: Any, prompt: str | None = None, frame: Any = False) -> None:
         self._pauses.ask(node_id, value, BRANCH.get() if frame is False else frame, self._clock())
@@ -670,7 +626,7 @@ class Run(EventSource):
                     self._pauses.deferred.extend((t, output, src, frame) for t in targets)
                     return
                 if len(targets) > 1:
-                    self._spawn_all(targets[1:], output, src)
+                    self._branches.spawn_all(targets[1:], output, src)
                 node_id, value = targets[0], output
                 steps += 1
                 if steps % _YIELD_EVERY == 0:
@@ -699,8 +655,7 @@ class Run(EventSource):
 
     def _live_nodes(self) -> set[str]:
         """Where work is in flight or waiting: what can still arrive somewhere."""
-        live = {where[0] for task, where in self._at.items() if not task.done()}
-        return live | self._pauses.nodes()
+        return self._branches.nodes() | self._pauses.nodes()
 
     def _release_held(self) -> None:
         """Ask each node holding arrivals whether it fires now (a join none of whose missing
@@ -769,15 +724,9 @@ class Run(EventSource):
         """
         if self.status != RunStatus.PAUSED:
             return None
-        try:
-            current = asyncio.current_task()
-        except RuntimeError:
-            current = None
         deferred = list(self._pauses.deferred)
         visits = dict(self.visits)
-        for task, (node_id, value, counted, src, frame) in list(self._at.items()):
-            if task is current or task.done():
-                continue
+        for node_id, value, counted, src, frame in self._branches.in_flight():
             deferred.append((node_id, value, src, frame))
             if counted and visits.get(node_id):
                 visits[node_id] -= 1

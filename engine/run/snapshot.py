@@ -22,8 +22,8 @@ from engine.nodes import SPECS, spec_for
 from engine.run.context import BranchFrame
 from engine.run.events import RunStatus
 
-__all__ = ["SNAPSHOT_FORMAT", "write", "read_run", "with_frame", "queue_items", "deferred_items", "kind_states", "read_pending",
-           "read_queue", "read_deferred", "read_kind_states"]
+__all__ = ["SNAPSHOT_FORMAT", "write", "read_run", "with_frame", "queue_items", "deferred_items", "kind_states",
+           "read_pending", "read_queue", "read_deferred", "read_kind_states"]
 
 SNAPSHOT_FORMAT = "flowdesk.run/1"
 _EMPTY_FRAME = BranchFrame()
