@@ -107,8 +107,8 @@ def _templated_fields(fields: dict[str, Any]) -> bool:
 
 
 def resolved_prompt(ctx: Any, node: Any, value: str) -> tuple[str, str, str, str, str, str, frozenset[str]]:
-    """An agent's call with every string of its data resolved (DESIGN.md, "Data flow"):
-    ``(content sent, content shown, name, system prompt, model, effort, secrets used)``. What is
+    """An agent's call with every string of its data resolved (docs/design.md, "Data flow:
+    variables and templates"): ``(content sent, content shown, name, system prompt, model, effort, secrets used)``. What is
     sent holds the secrets; what is shown and recorded reads •••• in their place."""
     resolved = ctx.resolve_data(node, value)
     real, masked = resolved.value, resolved.masked

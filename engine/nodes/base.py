@@ -68,7 +68,7 @@ class NodeData(_Loose):
         return v
 
 
-#: Step policy defaults (DESIGN.md, "Step policies").
+#: Step policy defaults (docs/design.md, "Step policies").
 ERROR_MODES = ("fail", "skip", "retry")
 DEFAULT_MAX_RETRIES = 3
 DEFAULT_RETRY_DELAY_MS = 1000
@@ -189,7 +189,7 @@ class NodeSpec:
     works: ClassVar[bool] = False
     #: For a kind that ``works``: whether ``execute`` reaches the outside world only through the
     #: run (model calls through ``ctx.resolve``, nested runs through ``ctx.child_run``), so a
-    #: durable engine (Temporal, DESIGN.md "Scale-out") runs it inside its scheduler and makes the
+    #: durable engine (Temporal, docs/design.md "Scale-out") runs it inside its scheduler and makes the
     #: model call or the nested run the remote part. False (the default): its whole ``execute``
     #: does I/O and runs as one remote activity, with a context that has no graph nor child runs.
     through_run: ClassVar[bool] = False

@@ -1,6 +1,6 @@
 """The ``join`` node: waits for the branches that lead into it, then fires once.
 
-Semantics (DESIGN.md, "More node kinds"): the node fires once every incoming link whose source
+Semantics (docs/design.md, "More node kinds"): the node fires once every incoming link whose source
 can still run in this run has delivered; an untaken branch, a skipped or failed source does not
 hold it back, a branch paused at an approval does. Its output is the list of delivered outputs in
 the order of the join's incoming links as they stand in the file's ``connections`` (``mode:

@@ -1,6 +1,6 @@
 """The ``loop`` node: runs its ``body`` again and again until a condition or a bound.
 
-Semantics (DESIGN.md, "More node kinds"): the first arrival starts iteration 1 and follows
+Semantics (docs/design.md, "More node kinds"): the first arrival starts iteration 1 and follows
 ``body`` with the input. Each later arrival (the body leading back into the loop) ends an
 iteration: when its output contains ``until`` (trimmed, case-insensitive; an empty ``until``
 never matches) or the iteration was the ``maxIterations``-th, the loop follows ``done`` with

@@ -13,7 +13,9 @@ VARIABLE_TYPES = ("string", "number", "boolean", "json")
 
 
 class Variable(_Loose):
-    """One of the run's variables, declared on the Start node (DESIGN.md, "Data flow").
+    """One of the run's variables, declared on the Start node.
+
+    docs/design.md, "Data flow: variables and templates".
 
     ``value`` is the default (any JSON value; coerced to ``type`` when a run starts),
     ``type`` one of ``string`` (default), ``number``, ``boolean``, ``json``; a ``required``

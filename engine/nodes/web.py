@@ -7,7 +7,7 @@ sent, and ``http_request`` (``{method, url}``, secrets masked) and ``http_respon
 is stored with every secret that went into the request masked, so no event, record or
 export holds one.
 
-Data (DESIGN.md "More node kinds"):
+Data (docs/design.md "More node kinds"):
 * ``http``: ``method``, ``url``, ``query`` and ``headers`` (``[{key, value}]``), ``bodyType``
   (``none``, ``json``, ``form``, ``text``), ``body``, ``formData``, ``failOnStatus`` (default
   true: a 4xx/5xx fails the step; off: the output is ``{status, reason, body}`` for such an

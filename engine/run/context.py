@@ -5,7 +5,7 @@ A kind's ``execute`` (and its other run hooks: ``arrive``, ``release``, ``answer
 object; the scheduler (``engine.run.scheduler.Run``) builds it and hands it the capabilities
 below. No kind and no adapter reads a run's private attributes (a test scans for that), so the
 scheduler knows no kind by name and a new kind needs no change to it. See docs/design.md,
-"The run model".
+"Run model (runtime semantics)".
 
 Members of :class:`RunContext`:
 
@@ -91,7 +91,10 @@ from __future__ import annotations
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 
+from engine.graph.templates import TemplateScope, mask_secrets, resolve_templates_masked
+
 if TYPE_CHECKING:  # pragma: no cover
+    from engine.graph.index import GraphIndex
     from engine.graph.model import Node, Workflow
 
 __all__ = ["RunContext", "BranchFrame", "BRANCH", "WAITING"]
@@ -145,15 +148,13 @@ class RunContext:
     WAITING = WAITING
 
     __slots__ = ("_run", "run_id", "workflow", "initial_input", "max_visits", "emit", "relay",
-                 "now", "new_id", "resolve", "records", "sinks", "event_tail", "memo", "_nodes", "_out",
-                 "_links_in", "_subagents", "_states", "_live", "_child_run", "_restore_child", "_library",
+                 "now", "new_id", "resolve", "records", "sinks", "event_tail", "memo", "_index", "_nodes", "_out",
+                 "_links_in", "_subagents", "_states", "_live", "_library",
                  "_recorded", "_outcome", "_fail", "_calls")
 
     def __init__(self, run: Any, *, emit: Callable[..., Any], relay: Callable[[Any], None], now: Clock,
                  new_id: IdSource, resolve: Callable[[Any], Any], records: dict[str, tuple],
-                 nodes: dict[str, "Node"], out: dict[str, tuple[tuple[str, str], ...]],
-                 subagents: dict[str, list[str]], states: dict[str, Any], live: Callable[[], set[str]],
-                 child_run: Callable[..., Any], restore_child: Callable[[dict[str, Any]], Any],
+                 index: "GraphIndex", states: dict[str, Any], live: Callable[[], set[str]],
                  library: Callable[[], Any], recorded: Callable[..., None], outcome: Callable[[str, Any], None],
                  fail: Callable[[str, str], None]) -> None:
         self._run = run
@@ -170,14 +171,14 @@ class RunContext:
         self.sinks: tuple[Callable[[Any], Any], ...] = ()
         self.event_tail: tuple[str, ...] = ()
         self.memo: dict[Any, Any] = {}
-        self._nodes = nodes
-        self._out = out
+        # The workflow's graph index (engine/graph/index.py): nodes by id, links out and in.
+        self._index = index
+        self._nodes: dict[str, "Node"] = index.nodes
+        self._out: dict[str, tuple[tuple[str, str], ...]] = index.steps_out
         self._links_in: dict[str, tuple[str, ...]] | None = None
-        self._subagents = subagents
+        self._subagents: dict[str, list[str]] = index.sub_children
         self._states = states
         self._live = live
-        self._child_run = child_run
-        self._restore_child = restore_child
         self._library = library
         self._recorded = recorded
         self._outcome = outcome
@@ -223,8 +224,6 @@ class RunContext:
 
     # ---------------------------------------------------------------- templates
     def scope(self, node: "Node | None", value: Any) -> Any:
-        from engine.graph.templates import TemplateScope
-
         builtins: dict[str, Any] = {"PREVIOUS_OUTPUT": value, "input": value, "run": {"id": self.run_id},
                                     "workflow": {"name": self.workflow.name or ""}}
         frame = BRANCH.get()
@@ -239,15 +238,11 @@ class RunContext:
         return TemplateScope(self.variables, builtins)
 
     def resolve_data(self, node: "Node", value: Any, *, escape: Callable[[str], str] | None = None) -> Any:
-        from engine.graph.templates import resolve_templates_masked
-
         data = node.data.model_dump(mode="json", exclude_none=True)
         return resolve_templates_masked(data, self.scope(node, value), escape=escape)
 
     @staticmethod
     def mask(value: Any, secrets: Any) -> Any:
-        from engine.graph.templates import mask_secrets
-
         return mask_secrets(value, secrets) if secrets else value
 
     # ---------------------------------------------------------------- the graph
@@ -262,12 +257,8 @@ class RunContext:
 
     def links_in(self, node_id: str) -> tuple[str, ...]:
         links = self._links_in
-        if links is None:
-            found: dict[str, list[str]] = {}
-            for c in self.workflow.connections:
-                if c.sourceHandle != "subagent":
-                    found.setdefault(c.target, []).append(c.source)
-            links = self._links_in = {t: tuple(s) for t, s in found.items()}
+        if links is None:  # (from the workflow's index: engine/graph/index.py)
+            links = self._links_in = {t: tuple(s) for t, s in self._index.exec_in.items()}
         return links.get(node_id, ())
 
     def subagents(self, node_id: str) -> list[str]:
@@ -306,10 +297,27 @@ class RunContext:
         return self._library()
 
     def child_run(self, workflow: "Workflow", path: Any, call: str, inputs: dict[str, Any]) -> Any:
-        return self._child_run(workflow, path, call, inputs)
+        """A nested run of ``workflow`` (a run of the same class) with ``inputs`` as its variables,
+        sharing this run's clock, ids, providers and library; its events relayed here."""
+        parent = self._run
+        child_id = self.new_id()
+        run_path = (parent.run_path + "/" if parent.run_path else "") + f"{call}:{child_id}"
+        child = type(parent)(workflow, self.resolve, run_id=child_id, max_visits=self.max_visits, keep_events=False,
+                             delta_interval=parent.delta_interval, clock=self.now, id_source=self.new_id,
+                             library=self.library(), path=str(path) if path is not None else None,
+                             run_path=run_path, variables=inputs)
+        child.inputs = inputs
+        child.add_listener(self.relay)
+        return child
 
     def restore_child(self, snapshot: dict[str, Any]) -> Any:
-        return self._restore_child(snapshot)
+        """A nested run restored from its snapshot (a flow step's state); its events relayed here."""
+        parent = self._run
+        child = type(parent).restore(snapshot, self.resolve, library=parent.library, clock=self.now,
+                                     id_source=self.new_id, keep_events=False,
+                                     delta_interval=parent.delta_interval)
+        child.add_listener(self.relay)
+        return child
 
     def step_recorded(self, node: "Node", value: Any, output: Any, handle: Any) -> None:
         self._recorded(node, value, output, handle)

@@ -82,7 +82,7 @@ class EventType(StrEnum):
     FLOW_CALL_ERROR = "flow_call_error"
     CACHE_HIT = "cache_hit"  # a run from a node reused this node's recorded output (extra: fromRun, handle)
     STEP_PINNED = "step_pinned"  # a pinned node did not run; its pinned output flows on (extra: handle)
-    # Step policies and data flow (DESIGN.md, "Step policies", "More node kinds")
+    # Step policies and data flow (docs/design.md, "Step policies", "More node kinds")
     STEP_END = "step_end"  # extra {status: done|skipped|failed, durationMs}
     STEP_RETRY = "step_retry"  # extra {attempt (the one about to run), maxAttempts, delayMs, error}
     STEP_SKIPPED = "step_skipped"  # content: the error; the output is null, the branch goes on

@@ -1,6 +1,6 @@
 """Re-running without paying twice: pinned outputs and recorded node executions.
 
-DESIGN.md, "Re-running, editing, comparing" (normative). The runtime asks one hook per
+docs/design.md, "Re-running, editing, comparing" (normative). The runtime asks one hook per
 step (the scheduler's step hook, None for a plain run, so a plain run pays one attribute test
 per step; the hook talks to the run through its :class:`~engine.run.context.RunContext`):
 
@@ -63,8 +63,7 @@ def _data_json(node: Any) -> bytes:
         return json.dumps({k: v for k, v in dict(data or {}).items() if k not in _NOT_IN_KEY}, sort_keys=True,
                           default=str).encode()
     extra = data.__pydantic_extra__
-    fields = data.__dict__
-    drop = {k for k in _NOT_IN_KEY if (extra and k in extra) or fields.get(k) is not None}
+    drop = {k for k in _NOT_IN_KEY if (extra and k in extra) or getattr(data, k, None) is not None}
     if drop:
         return data.model_dump_json(exclude=drop).encode()
     return type(data).__pydantic_serializer__.to_json(data)
@@ -145,6 +144,12 @@ def pinned_value(node: Any) -> tuple[bool, Any]:
     extra = getattr(node.data, "__pydantic_extra__", None)
     value = extra.get(PINNED_FIELD) if extra else None
     return value is not None, value
+
+
+def any_pinned_node(workflow: Any) -> bool:
+    """Whether any node of ``workflow`` holds a pinned output (a plain run makes no step hook)."""
+    return any(extra.get(PINNED_FIELD) is not None
+               for extra in [getattr(n.data, "__pydantic_extra__", None) for n in workflow.nodes] if extra)
 
 
 def downstream_of(workflow: Any, node_ids: Any) -> set[str]:
@@ -244,7 +249,7 @@ class StepHook:
 
     def after(self, node: Any, value: Any, output: Any, handle: Any) -> None:
         """A step ran and produced ``output`` on ``handle``: recorded; in a rerun, its downstream runs fresh."""
-        node_id = node.__dict__["id"]  # (a pydantic model's attribute read is slow; this runs every step)
+        node_id = node.id
         if self.reuse and node_id not in self.fresh:
             # It ran again (its data or input changed): nothing downstream of it may be reused.
             self.fresh |= downstream_of(self.ctx.workflow, [node_id])
@@ -258,17 +263,16 @@ def reuse_map(reuse_from: Any, store: Any = None) -> tuple[dict[str, tuple[Recor
     """The recorded executions a run from a node may reuse, by node (each node's steps in the
     order they ran: a loop's steps ran once an iteration), and the run they came from.
 
-    ``reuse_from``: None (nothing), a run id (its executions in ``store``, the default run store
-    when None), or a mapping node id -> :class:`RecordedExecution` (or ``{key, output, handle,
-    runId}``), or a sequence of them (the node's steps).
+    ``reuse_from``: None (nothing), a run id (its executions in ``store``, which the caller
+    gives: the run passes the user's run store when it was given none), or a mapping node id ->
+    :class:`RecordedExecution` (or ``{key, output, handle, runId}``), or a sequence of them (the
+    node's steps).
     """
     if reuse_from is None:
         return {}, None
     if isinstance(reuse_from, str):
-        if store is None:
-            from engine.store import RunStore
-
-            store = RunStore()
+        if store is None:  # (the run passes its store, or the user's: this module does not import the store)
+            raise ValueError("a run id to reuse needs the run store that holds it")
         return store.recorded_steps(reuse_from), reuse_from
     if not isinstance(reuse_from, Mapping):
         raise TypeError("reuse_from must be a run id or a mapping of node ids to recorded executions")

@@ -1,4 +1,4 @@
-"""The scheduler: runs a workflow's branches (docs/design.md, "The run model").
+"""The scheduler: runs a workflow's branches (docs/design.md, "Run model (runtime semantics)").
 
 ``Run`` knows no node kind. It keeps the branches, the queue of arrivals, pausing and deferred
 work, cancellation, the clock and id source, events, snapshot and restore; what a kind means
@@ -32,26 +32,32 @@ This module and ``engine.nodes.agent`` are the engine's hot path (``tests/bench/
 events built inline as tuples and fields read through ``__dict__`` stay here, each with what
 it saves; everywhere else events are emitted through ``RunContext.emit``.
 
-Why one file of this size: the branch walk (``_branch``) reads the run's state from the run's
-own slots on every step, and pausing, deferring, cancelling and snapshotting change that same
-state; split over objects, each step would pay attribute hops the benchmark measures. What is
-not that state lives beside it: ``context`` (what kinds may do), ``policies``, ``snapshot``
-(the format's parts), ``emitter`` (where events go), ``records``.
+Why one file of this size (about 780 lines, ``Run`` about 640, over the 600 and ~450 aimed at):
+the branch walk (``_branch``, 140 lines) reads the run's state from the run's own slots on every
+step, and starting, resuming, pausing, failing, cancelling and snapshotting change that same
+state in the same order the walk expects; split over more objects, each step would pay
+attribute hops ``bench_engine`` measures, and the order of those changes (which the event
+sequences pin) would be spread over modules. What is not that state lives beside it:
+``context`` (what kinds may do, nested runs included), ``branches`` (the live tasks, spawning,
+cancelling, waiting until idle), ``pauses`` (the pending approval, the queue behind it,
+deferred work), ``policies``, ``snapshot`` (the format and its parts), ``emitter`` (where
+events go), ``records``; the graph's adjacency is the workflow's ``GraphIndex``
+(engine/graph/index.py).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import gc
 import json
 import time
 import uuid
-from collections import deque
 from collections.abc import Mapping
 from typing import Any, Callable
 
 from engine.errors import FlowdeskError
+from engine.flows.library import default_library
+from engine.graph.index import GraphIndex
 from engine.graph.model import Node, Workflow, dumps_workflow, parse_workflow
 from engine.graph.validate import errors_only, validate
 from engine.graph.variables import VariableError, run_variables  # noqa: F401  (VariableError: raised by Run())
@@ -60,13 +66,16 @@ from engine.nodes import SPECS, NodeError, NodeOutcome, PauseRequest, spec_for
 from engine.nodes.approval import normalise_decision
 from engine.nodes.base import as_text
 from engine.run import snapshot as snapshot_format
+from engine.run.branches import Branches
 from engine.run.context import BRANCH, WAITING, BranchFrame, RunContext
 from engine.run.emitter import EventCallback, EventSource
 from engine.run.events import SYSTEM_NODE, EventType, RunEvent, RunStatus, decision_fields
 from engine.run.events import _encode as _encode_extra
 from engine.run.policies import attempts, failed
+from engine.run.pauses import Pauses
 from engine.run.records import NodeRecord, OutcomeView, RecordView
-from engine.run.rerun import PINNED_FIELD, StepHook, reuse_map
+from engine.run.rerun import StepHook, any_pinned_node, reuse_map
+from engine.store import RunStore
 
 __all__ = ["Run", "RunStateError", "NodeRecord", "normalise_decision", "DEFAULT_MAX_VISITS", "SNAPSHOT_FORMAT",
            "Clock", "IdSource", "uuid_ids", "as_text"]
@@ -79,7 +88,6 @@ _STEP_START = EventType.STEP_START.value
 _DONE = NodeOutcome.DONE
 _PAUSED = RunStatus.PAUSED
 _FINAL = (RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.CANCELLED)  # RunStatus.is_final, without a call
-_STATUSES = {str(s): s for s in RunStatus}  # a snapshot's status read back (RunStatus(text) costs 1 µs)
 _NODE_OUTPUT = EventType.NODE_OUTPUT.value
 _STEP_END = EventType.STEP_END.value
 # step_end's extra fields, preformatted per status (the hot path formats one number into it)
@@ -134,50 +142,10 @@ def _thaw() -> None:
 _EMPTY_FRAME = BranchFrame()
 
 
-def _graph_index(workflow: Workflow) -> tuple[dict[str, Node], dict[str, Any], dict[str, list[str]], bool]:
-    """The run's indexes, built once (its cost per step does not grow with the graph): the nodes
-    by id (a repeated id's first node counts; validation reports it), the execution links out of
-    each node as ``(handle, target)`` pairs, the subagent links, and whether any node is pinned.
-
-    The links are exact tuples of strings: the cyclic GC untracks them, so a big graph's
-    adjacency does not make every collection during the run slower (lists would stay tracked).
-    A node with one link out (most) gets its tuple at once; lists only for several."""
-    listed = workflow.nodes
-    nodes: dict[str, Node] = {n.id: n for n in listed}
-    if len(nodes) != len(listed):
-        nodes = {}
-        for n in listed:
-            nodes.setdefault(n.id, n)
-    any_pinned = any(extra.get(PINNED_FIELD) is not None
-                     for extra in [getattr(n.data, "__pydantic_extra__", None) for n in listed] if extra)
-    out: dict[str, Any] = {}
-    several: list[str] = []
-    children: dict[str, list[str]] = {}
-    for c in workflow.connections:
-        handle = c.sourceHandle or "output"
-        if handle == "subagent":
-            children.setdefault(c.source, []).append(c.target)
-            continue
-        if handle == "true":
-            handle = "condition-0"
-        source = c.source
-        edges = out.get(source)
-        if edges is None:
-            out[source] = ((handle, c.target),)
-        elif edges.__class__ is tuple:
-            out[source] = [*edges, (handle, c.target)]
-            several.append(source)
-        else:
-            edges.append((handle, c.target))
-    for source in several:
-        out[source] = tuple(out[source])
-    return nodes, out, children, any_pinned
-
-
 class Run(EventSource):
     """One execution of a workflow.
 
-    A run from a node (docs/design.md, "Re-running"): ``start_at`` names the node that, with
+    A run from a node (docs/design.md, "Re-running, editing, comparing"): ``start_at`` names the node that, with
     everything downstream of it, runs fresh; ``reuse_from`` (a run id in ``store``, default the
     user's run store, or a mapping of node ids to recorded executions) gives the outputs the other
     nodes reuse when their execution key still matches (see ``engine.run.rerun``). ``specs``: the
@@ -193,9 +161,8 @@ class Run(EventSource):
                  "check", "meta", "library", "path", "result", "inputs", "status", "_ended", "waiting_for_input",
                  "current_node_id", "error", "outputs", "visits", "last_text_output", "started_at", "ended_at",
                  "reused_from", "start_at", "_clock", "_id_source", "_resolve", "_specs", "_nodes", "_out",
-                 "_any_pinned", "_states", "_gathering", "_outcomes", "_records", "_pending", "_pending_frame",
-                 "_paused_since", "_queue", "_queue_frames", "_deferred", "_at", "_idle", "_lock", "_loop", "_ctx",
-                 "_hook")
+                 "_any_pinned", "_states", "_gathering", "_outcomes", "_records", "_pauses", "_branches", "_at",
+                 "_ctx", "_hook")
 
     def __init__(
         self,
@@ -230,7 +197,7 @@ class Run(EventSource):
         self._ctx: RunContext | None = None
         EventSource.__init__(self, keep_events, on_event)
         self.workflow = workflow
-        # The run's variable map (docs/design.md, "Data flow"): Start's variables overridden by
+        # The run's variable map (docs/design.md, "Data flow: variables and templates"): Start's variables overridden by
         # the arguments, coerced; a bad or missing value refuses the run here (VariableError).
         self.variables: dict[str, Any] = (dict(variables or {}) if _restoring
                                           else run_variables(workflow, variables))
@@ -254,13 +221,16 @@ class Run(EventSource):
             self._resolve: Callable[[AgentInvocation], LLMProvider] = lambda _inv: single  # type: ignore[assignment]
         else:
             self._resolve = provider  # type: ignore[assignment]
-        self._nodes, self._out, children, any_pinned = _graph_index(workflow)
-        self._any_pinned = any_pinned
+        # The nodes by id (a repeated id's first node counts; validation reports it) and the
+        # execution links out of each node as ``(handle, target)`` tuples, from the workflow's
+        # index (built once, kept on the workflow: engine/graph/index.py).
+        index = GraphIndex.of(workflow)
+        self._nodes, self._out = index.nodes, index.steps_out
+        self._any_pinned = any_pinned = any_pinned_node(workflow)
         # Each node's state as its kind keeps it (RunContext.state; snapshotted under the kind's
         # state_key), and the nodes of gathering kinds that hold arrivals, with their specs.
         self._states: dict[str, Any] = {}
         self._gathering: dict[str, Any] = {}
-        self._paused_since: float | None = None
 
         self.status = RunStatus.PENDING
         self._ended = False  # status.is_final, kept as a plain bool for the hot path
@@ -279,24 +249,18 @@ class Run(EventSource):
         self.started_at: float | None = None
         self.ended_at: float | None = None
 
-        self._pending: tuple[str, Any] | None = None
-        self._queue: deque[tuple[str, Any]] = deque()
-        self._queue_frames: deque[BranchFrame | None] = deque()  # the frame of each queued approval
-        self._pending_frame: BranchFrame | None = None
-        # Deferred work: (node id, input, where it came from, the branch's frame).
-        self._deferred: list[tuple[str, Any, str | None, BranchFrame | None]] = []
-        # The live branch tasks, and where each is while it waits: (node id, input, whether that
-        # node's visit is counted, where it came from, its frame). Read by checkpoint() to keep a
-        # sibling's step that is still in flight, and by live_nodes() (what can still deliver).
-        self._at: dict[asyncio.Task, tuple[str, Any, bool, str | None, BranchFrame | None]] = {}
-        self._idle: asyncio.Event | None = None
-        self._lock: asyncio.Lock | None = None
+        # The pending approval, the approvals queued behind it, deferred work (engine/run/pauses.py).
+        self._pauses = Pauses()
+        # The live branch tasks (engine/run/branches.py), and where each is while it waits: the
+        # walk writes ``_at`` (the same dict as ``_branches.at``) on its hot path.
+        self._branches = Branches(self._branch)
+        self._at = self._branches.at
 
         self._ctx = RunContext(
             self, emit=self._emit, relay=self._relay, now=clock, new_id=id_source, resolve=self._resolve,
-            records=self._records, nodes=self._nodes, out=self._out, subagents=children, states=self._states,
-            live=self._live_nodes, child_run=self._child_run, restore_child=self._restore_child,
-            library=self._library, recorded=self._step_recorded, outcome=self._set_outcome, fail=self._fail)
+            records=self._records, index=index, states=self._states,
+            live=self._live_nodes, library=self._library, recorded=self._step_recorded, outcome=self._set_outcome,
+            fail=self._fail)
         self._update_sinks()
         # Pinned outputs, a run from a node and recorded executions (engine/run/rerun.py); None for
         # a plain run. A recorder asks for recordings with ``record_executions``.
@@ -305,6 +269,8 @@ class Run(EventSource):
         self.start_at = start_at
         if start_at is not None and start_at not in self._nodes:
             raise ValueError(f"there is no node '{start_at}' to run from")
+        if store is None and isinstance(reuse_from, str):  # a run id: in the user's run store
+            store = RunStore()
         reuse, self.reused_from = reuse_map(reuse_from, store)
         # Made only when a step may be pinned, reused or recorded: a plain run does not scan for it.
         if any_pinned or reuse or start_at is not None:
@@ -360,18 +326,12 @@ class Run(EventSource):
         for cb in list(self._status_listeners):
             cb(ev)
 
-    def _ensure_async_state(self) -> None:
-        self._loop = asyncio.get_running_loop()
-        if self._lock is None:
-            self._lock = asyncio.Lock()
-            self._idle = asyncio.Event()
-            self._idle.set()
-
     async def start(self) -> RunStatus:
         """Run from the start node until the run is paused or ended."""
-        self._ensure_async_state()
-        assert self._lock is not None
-        async with self._lock:
+        self._branches.on_loop()
+        lock = self._branches.lock
+        assert lock is not None
+        async with lock:
             _freeze_older()
             try:
                 if self.status != RunStatus.PENDING:
@@ -394,7 +354,7 @@ class Run(EventSource):
                     self._fail(SYSTEM_NODE, "The workflow has no Start node.")
                 else:
                     self._spawn(start.id, None)
-                    await self._wait_idle()
+                    await self._branches.wait_idle()
                 self._settle()
                 return self.status
             finally:
@@ -408,17 +368,17 @@ class Run(EventSource):
         The node's kind takes the answer (``NodeSpec.answered``): it goes on along a handle, or
         its step is taken again (a flow step hands the answer to its nested run).
         """
-        self._ensure_async_state()
-        assert self._lock is not None
+        self._branches.on_loop()
+        lock = self._branches.lock
+        assert lock is not None
         answer: dict[str, Any] = normalise_decision(decision, note)
-        async with self._lock:
+        async with lock:
             _freeze_older()
             try:
-                await self._wait_idle()
-                if self.status != RunStatus.PAUSED or self._pending is None:
+                await self._branches.wait_idle()
+                if self.status != RunStatus.PAUSED or self._pauses.pending is None:
                     raise RunStateError(f"this run is not waiting for input (status {self.status})")
-                node_id, arrived = self._pending
-                self._pending = None
+                node_id, arrived, frame, since = self._pauses.take()
                 self.waiting_for_input = False
                 self.current_node_id = None
                 flowing = arrived
@@ -430,10 +390,8 @@ class Run(EventSource):
                 content = {k: answer[k] for k in ("decision", "note", "edited") if k in answer}
                 self._emit(node_id, EventType.INPUT_RECEIVED, _encode_extra(content), decision_fields(answer))
                 now = self._clock()
-                waited = round((now - self._paused_since) * 1000) if self._paused_since else 0
-                self._paused_since = None
-                frame = self._pending_frame or _EMPTY_FRAME
-                self._pending_frame = None
+                waited = round((now - since) * 1000) if since else 0
+                frame = frame or _EMPTY_FRAME
                 node = self._nodes[node_id]
                 spec = self._spec_of(node)
                 token = BRANCH.set(frame)  # (the kind answers in the frame the pause was asked in)
@@ -451,12 +409,11 @@ class Run(EventSource):
                         if h == handle:
                             self._spawn(target, value, node_id, frame)
                     self._release_held()
-                await self._wait_idle()
-                while self.status == RunStatus.RUNNING and self._deferred:
-                    batch, self._deferred = self._deferred, []
-                    for target, value, src, fr in batch:
+                await self._branches.wait_idle()
+                while self.status == RunStatus.RUNNING and self._pauses.deferred:
+                    for target, value, src, fr in self._pauses.take_deferred():
                         self._spawn(target, value, src, fr)
-                    await self._wait_idle()
+                    await self._branches.wait_idle()
                 self._settle()
                 return self.status
             finally:
@@ -465,118 +422,71 @@ class Run(EventSource):
     def amend_pending(self, value: Any) -> None:
         """Replace the output under review at the pending approval (what goes on when it is
         answered), without recording an edit (a durable engine's reviewer edit)."""
-        if self._pending is not None:
-            self._pending = (self._pending[0], value)
+        self._pauses.amend(value)
 
     def cancel(self, reason: str = "Cancelled by the user.") -> None:
         """Stop the run now: every branch task is cancelled (open HTTP requests close)."""
         if self.status.is_final:
             return
         self.error = reason
-        self._pending = None
-        self._queue.clear()
-        self._queue_frames.clear()
-        self._deferred.clear()
+        self._pauses.clear()
         self.current_node_id = None
         for node_id, state in list(self._states.items()):  # (a flow step's nested run is cancelled too)
             spec = self._spec_of(self._nodes.get(node_id))
             if spec is not None:
                 spec.cancelled(self._ctx, node_id, state, reason)
         self._set_status(RunStatus.CANCELLED, reason)
-        self._cancel_branches(None)
+        self._branches.cancel(None, self._branch_ended)
         if not self._at:
             self._end_streams()
 
     async def wait(self) -> RunStatus:
         """Wait until no branch is in flight (after cancel(), for example)."""
-        self._ensure_async_state()
-        await self._wait_idle()
+        self._branches.on_loop()
+        await self._branches.wait_idle()
         return self.status
 
     def _settle(self) -> None:
         if self.status == RunStatus.RUNNING:
-            if self._queue:
-                node_id, value = self._queue.popleft()
-                frame = self._queue_frames.popleft() if self._queue_frames else None
+            queued = self._pauses.next_queued()
+            if queued is not None:
+                node_id, value, frame = queued
                 self._pause_at(node_id, value, None, frame)
             else:
                 self.current_node_id = None
                 self._set_status(RunStatus.COMPLETED)
         self._end_streams()
 
-    async def _wait_idle(self) -> None:
-        assert self._idle is not None
-        while self._at:
-            await self._idle.wait()
-
     def _spawn(self, node_id: str, value: Any, src: str | None = None, frame: Any = False) -> None:
         """A new branch at ``node_id``; ``frame`` (False: the current branch's) is its BranchFrame."""
-        self._spawn_all((node_id,), value, src, frame)
-
-    def _spawn_all(self, targets: Any, value: Any, src: str | None, frame: Any = False) -> None:
-        """A new branch at each of ``targets`` (a fan-out: the lookups made once for all), in
-        ``frame`` (False: the current branch's), each in a context of its own."""
-        tasks = self._at
-        if not tasks:
-            assert self._idle is not None
-            self._idle.clear()
-        given = frame is not False
-        if not given:
-            frame = BRANCH.get()
-        context = None  # (None: the task copies the current one, whose frame it is)
-        create = self._loop.create_task
-        branch = self._branch
-        for target in targets:
-            if given:
-                context = contextvars.copy_context()
-                context.run(BRANCH.set, frame)
-            # The branch takes itself out of ``_at`` when it ends (see ``_branch``): no done
-            # callback, which would cost one more event-loop callback per branch. It learns its
-            # task from ``own`` (filled in before its first step), cheaper than
-            # asyncio.current_task(), a Python function in 3.11.
-            own: list[asyncio.Task] = []
-            task = create(branch(target, value, src, own), context=context)
-            own.append(task)
-            tasks[task] = (target, value, False, src, frame)
+        self._branches.spawn_all((node_id,), value, src, frame)
 
     def _branch_ended(self, task: asyncio.Task | None) -> None:
-        tasks = self._at
-        if tasks.pop(task, None) is None:  # type: ignore[arg-type]
+        if self._at.pop(task, None) is None:  # type: ignore[arg-type]
             return  # (already taken out)
         if self._gathering and not self._ended:
             self._release_held()
-        if not tasks:
-            assert self._idle is not None
-            self._idle.set()
-            if self.status.is_final and self._lock is not None and not self._lock.locked():
+        if self._branches.settled() and self.status.is_final:
+            lock = self._branches.lock
+            if lock is not None and not lock.locked():
                 self._end_streams()
-
-    def _cancel_branches(self, keep: asyncio.Task | None) -> None:
-        for t in list(self._at):
-            if t is not keep:
-                t.cancel()
-                # A task cancelled before its first step never enters ``_branch``, so its own
-                # ``finally`` cannot take it out of ``_at``; this callback does (once either way).
-                t.add_done_callback(self._branch_ended)
 
     def _fail(self, node_id: str, message: str) -> None:
         if self.status.is_final:
             return
         self.error = message
         self._emit(node_id, EventType.ERROR, message)
-        self._pending = None
+        self._pauses.pending = None
         self.current_node_id = None
         self._set_status(RunStatus.FAILED, message)
         try:
             current = asyncio.current_task()
         except RuntimeError:
             current = None
-        self._cancel_branches(current)
+        self._branches.cancel(current, self._branch_ended)
 
     def _pause_at(self, node_id: str, value: Any, prompt: str | None = None, frame: Any = False) -> None:
-        self._pending = (node_id, value)
-        self._pending_frame = BRANCH.get() if frame is False else frame
-        self._paused_since = self._clock()
+        self._pauses.ask(node_id, value, BRANCH.get() if frame is False else frame, self._clock())
         self.waiting_for_input = True
         self.current_node_id = node_id
         if prompt is None:  # a queued approval, asked now
@@ -665,8 +575,7 @@ class Run(EventSource):
                     return
                 if result.__class__ is PauseRequest:
                     if self.status == RunStatus.PAUSED:
-                        self._queue.append((node_id, value))
-                        self._queue_frames.append(BRANCH.get())
+                        self._pauses.enqueue(node_id, value, BRANCH.get())
                         emit(node_id, EventType.APPROVAL_QUEUED, "Another approval is pending; this one will be asked next.")
                     else:
                         self._pause_at(node_id, value, result.prompt)  # type: ignore[union-attr]
@@ -714,10 +623,10 @@ class Run(EventSource):
                     return
                 if self.status == RunStatus.PAUSED:
                     frame = BRANCH.get()
-                    self._deferred.extend((t, output, src, frame) for t in targets)
+                    self._pauses.deferred.extend((t, output, src, frame) for t in targets)
                     return
                 if len(targets) > 1:
-                    self._spawn_all(targets[1:], output, src)
+                    self._branches.spawn_all(targets[1:], output, src)
                 node_id, value = targets[0], output
                 steps += 1
                 if steps % _YIELD_EVERY == 0:
@@ -746,12 +655,7 @@ class Run(EventSource):
 
     def _live_nodes(self) -> set[str]:
         """Where work is in flight or waiting: what can still arrive somewhere."""
-        live = {where[0] for task, where in self._at.items() if not task.done()}
-        live.update(d[0] for d in self._deferred)
-        if self._pending is not None:
-            live.add(self._pending[0])
-        live.update(n for n, _v in self._queue)
-        return live
+        return self._branches.nodes() | self._pauses.nodes()
 
     def _release_held(self) -> None:
         """Ask each node holding arrivals whether it fires now (a join none of whose missing
@@ -766,64 +670,47 @@ class Run(EventSource):
             del self._gathering[node_id]
             value, frame = fired
             if self.status == RunStatus.PAUSED:
-                self._deferred.append((node_id, value, _FIRE, frame))
+                self._pauses.deferred.append((node_id, value, _FIRE, frame))
             else:
                 self._spawn(node_id, value, _FIRE, frame)
 
     def _library(self) -> Any:
-        if self.library is None:
-            from engine.flows.library import default_library  # (the user's library: read only when a flow runs)
-
+        if self.library is None:  # (the user's library: read only when a flow runs)
             self.library = default_library()
         return self.library
 
-    def _child_run(self, workflow: Workflow, path: Any, call: str, inputs: dict[str, Any]) -> "Run":
-        """A nested run of ``workflow`` with ``inputs`` as its variables; its events relayed here."""
-        child_id = self._id_source()
-        run_path = (self.run_path + "/" if self.run_path else "") + f"{call}:{child_id}"
-        child = Run(workflow, self._resolve, run_id=child_id, max_visits=self.max_visits, keep_events=False,
-                    delta_interval=self.delta_interval, clock=self._clock, id_source=self._id_source,
-                    library=self._library(), path=str(path) if path is not None else None, run_path=run_path,
-                    variables=inputs)
-        child.inputs = inputs
-        child.add_listener(self._relay)
-        return child
-
-    def _restore_child(self, snapshot: dict[str, Any]) -> "Run":
-        child = type(self).restore(snapshot, self._resolve, library=self.library, clock=self._clock,
-                                   id_source=self._id_source, keep_events=False, delta_interval=self.delta_interval)
-        child.add_listener(self._relay)
-        return child
-
     def waiting_prompt(self) -> str:
         """What the run waits for: its pending pause's prompt (a flow step's: its nested run's, however deep)."""
-        node = self._nodes.get(self._pending[0]) if self._pending is not None else None
+        pending = self._pauses.pending
+        node = self._nodes.get(pending[0]) if pending is not None else None
         spec = self._spec_of(node)
         return (spec.waiting_prompt(self._ctx, node) if spec is not None else "") or _ASK
 
     # ------------------------------------------------------------------ snapshot
     @property
     def pending_approval(self) -> str | None:
-        return self._pending[0] if self._pending else None
+        pending = self._pauses.pending
+        return pending[0] if pending else None
 
     @property
     def queued_approvals(self) -> list[str]:
-        return [n for n, _ in self._queue]
+        return [n for n, _ in self._pauses.queue]
 
     def pending_input(self) -> Any:
         """The output under review at the pending approval (None when not paused)."""
-        return self._pending[1] if self._pending else None
+        pending = self._pauses.pending
+        return pending[1] if pending else None
 
     def queued_approval_inputs(self) -> list[tuple[str, Any]]:
         """The approvals queued behind the pending one, in the order they will be asked, each with
         the output it will review (a copy: changing it changes nothing in the run)."""
-        return list(self._queue)
+        return list(self._pauses.queue)
 
     def snapshot(self, *, include_workflow: bool = True) -> dict[str, Any]:
         """The run's whole state as a JSON value. Only while no branch is in flight."""
         if self._at:
             raise RunStateError("a snapshot is taken when the run is paused or ended, not while steps are running")
-        return self._state(include_workflow, self._deferred, self.visits)
+        return self._state(include_workflow, self._pauses.deferred, self.visits)
 
     def checkpoint(self) -> dict[str, Any] | None:
         """A paused run's snapshot taken while sibling branches may still be running (None when
@@ -837,15 +724,9 @@ class Run(EventSource):
         """
         if self.status != RunStatus.PAUSED:
             return None
-        try:
-            current = asyncio.current_task()
-        except RuntimeError:
-            current = None
-        deferred = list(self._deferred)
+        deferred = list(self._pauses.deferred)
         visits = dict(self.visits)
-        for task, (node_id, value, counted, src, frame) in list(self._at.items()):
-            if task is current or task.done():
-                continue
+        for node_id, value, counted, src, frame in self._branches.in_flight():
             deferred.append((node_id, value, src, frame))
             if counted and visits.get(node_id):
                 visits[node_id] -= 1
@@ -856,7 +737,7 @@ class Run(EventSource):
         checkpoint when siblings are in flight."""
         if not self._at:
             return self.snapshot(include_workflow=True)
-        state = self.checkpoint() or self._state(False, self._deferred, self.visits)
+        state = self.checkpoint() or self._state(False, self._pauses.deferred, self.visits)
         state["workflow"] = json.loads(dumps_workflow(self.workflow, indent=None))
         return state
 
@@ -866,37 +747,10 @@ class Run(EventSource):
 
     def _state(self, include_workflow: bool, deferred: list[tuple[str, Any, str | None, BranchFrame | None]],
                visits: dict[str, int]) -> dict[str, Any]:
-        snap: dict[str, Any] = {
-            "format": snapshot_format.SNAPSHOT_FORMAT,
-            "runId": self.run_id,
-            "status": str(self.status),
-            "waitingForInput": self.waiting_for_input,
-            "currentNodeId": self.current_node_id,
-            "initialInput": self.initial_input,
-            "maxVisits": self.max_visits,
-            "pending": snapshot_format.with_frame({"nodeId": self._pending[0], "input": self._pending[1]},
-                                           self._pending_frame) if self._pending else None,
-            "approvalQueue": snapshot_format.queue_items(self._queue, self._queue_frames),
-            "deferred": snapshot_format.deferred_items(deferred, self._gathers),
-            "variables": dict(self.variables),
-            **snapshot_format.kind_states(self._states, self._nodes),
-            "outputs": dict(self.outputs),
-            "visits": dict(visits),
-            "outcomes": OutcomeView(self._outcomes, self.outputs).texts(),
-            "lastTextOutput": self.last_text_output,
-            "error": self.error,
-            "startedAt": self.started_at,
-            "meta": self.meta,
-        }
-        if self.result is not None:
-            snap["result"] = self.result
-        if self.run_path:
-            snap["runPath"] = self.run_path
-        if self.path:
-            snap["path"] = self.path
-        if include_workflow:
-            snap["workflow"] = json.loads(dumps_workflow(self.workflow, indent=None))
-        return snap
+        return snapshot_format.write(
+            self, pauses=self._pauses.to_json(deferred, self._gathers),
+            kind_states=snapshot_format.kind_states(self._states, self._nodes), visits=visits,
+            outcomes=OutcomeView(self._outcomes, self.outputs).texts(), include_workflow=include_workflow)
 
     @classmethod
     def restore(cls, snapshot: dict[str, Any], provider: LLMProvider | Callable[[AgentInvocation], LLMProvider], *,
@@ -913,25 +767,10 @@ class Run(EventSource):
         kwargs.setdefault("variables", snapshot.get("variables") or {})
         run = cls(workflow, provider, run_id=snapshot["runId"], initial_input=snapshot.get("initialInput"),
                   _restoring=True, **kwargs)
-        status = snapshot["status"]
-        run.status = _STATUSES.get(status) or RunStatus(status)
+        snapshot_format.read_run(run, snapshot)  # (the public fields: status, outputs, visits, ...)
         run._ended = run.status in _FINAL
-        run.waiting_for_input = bool(snapshot.get("waitingForInput"))
-        run.current_node_id = snapshot.get("currentNodeId")
-        run._pending, run._pending_frame = snapshot_format.read_pending(snapshot)
-        run._queue, run._queue_frames = snapshot_format.read_queue(snapshot)
-        run._deferred = snapshot_format.read_deferred(snapshot)
-        run.outputs = dict(snapshot.get("outputs", {}))
-        run.visits = dict(snapshot.get("visits", {}))
+        run._pauses = Pauses.from_json(snapshot)
         run._outcomes = {k: NodeOutcome(v) for k, v in snapshot.get("outcomes", {}).items() if v != _DONE}
-        run.last_text_output = snapshot.get("lastTextOutput", "")
-        run.error = snapshot.get("error")
-        run.started_at = snapshot.get("startedAt")
-        run.result = snapshot.get("result")
-        if "runPath" in snapshot and not run.run_path:
-            run.run_path = snapshot["runPath"]
-        if run.path is None and isinstance(snapshot.get("path"), str):
-            run.path = snapshot["path"]
         # each kind's states, read back by the kind (a flow step's nested run restored with it)
         for node_id, (spec, state) in snapshot_format.read_kind_states(
                 snapshot, lambda n: run._spec_of(run._nodes.get(n)), run._ctx).items():

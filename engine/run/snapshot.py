@@ -13,18 +13,74 @@ kinds' keys.
 
 from __future__ import annotations
 
+import json
 from collections import deque
 from typing import Any, Callable, Iterable
 
+from engine.graph.model import dumps_workflow
 from engine.nodes import SPECS, spec_for
 from engine.run.context import BranchFrame
+from engine.run.events import RunStatus
 
-__all__ = ["SNAPSHOT_FORMAT", "with_frame", "queue_items", "deferred_items", "kind_states", "read_pending",
-           "read_queue", "read_deferred", "read_kind_states"]
+__all__ = ["SNAPSHOT_FORMAT", "write", "read_run", "with_frame", "queue_items", "deferred_items", "kind_states",
+           "read_pending", "read_queue", "read_deferred", "read_kind_states"]
 
 SNAPSHOT_FORMAT = "flowdesk.run/1"
 _EMPTY_FRAME = BranchFrame()
 Deferred = tuple[str, Any, "str | None", "BranchFrame | None"]
+_STATUSES = {str(s): s for s in RunStatus}  # a snapshot's status read back (RunStatus(text) costs 1 µs)
+
+
+def write(run: Any, *, pauses: dict[str, Any], kind_states: dict[str, Any], visits: dict[str, int],
+          outcomes: dict[str, str], include_workflow: bool) -> dict[str, Any]:
+    """A run's snapshot: its public fields, with the parts the scheduler hands in (``pauses``:
+    ``Pauses.to_json``; ``kind_states``: :func:`kind_states`; the visits and outcomes to write)."""
+    snap: dict[str, Any] = {
+        "format": SNAPSHOT_FORMAT,
+        "runId": run.run_id,
+        "status": str(run.status),
+        "waitingForInput": run.waiting_for_input,
+        "currentNodeId": run.current_node_id,
+        "initialInput": run.initial_input,
+        "maxVisits": run.max_visits,
+        **pauses,
+        "variables": dict(run.variables),
+        **kind_states,
+        "outputs": dict(run.outputs),
+        "visits": dict(visits),
+        "outcomes": outcomes,
+        "lastTextOutput": run.last_text_output,
+        "error": run.error,
+        "startedAt": run.started_at,
+        "meta": run.meta,
+    }
+    if run.result is not None:
+        snap["result"] = run.result
+    if run.run_path:
+        snap["runPath"] = run.run_path
+    if run.path:
+        snap["path"] = run.path
+    if include_workflow:
+        snap["workflow"] = json.loads(dumps_workflow(run.workflow, indent=None))
+    return snap
+
+
+def read_run(run: Any, snapshot: dict[str, Any]) -> None:
+    """Set a restored run's public fields from its snapshot (the scheduler reads back the rest)."""
+    status = snapshot["status"]
+    run.status = _STATUSES.get(status) or RunStatus(status)
+    run.waiting_for_input = bool(snapshot.get("waitingForInput"))
+    run.current_node_id = snapshot.get("currentNodeId")
+    run.outputs = dict(snapshot.get("outputs", {}))
+    run.visits = dict(snapshot.get("visits", {}))
+    run.last_text_output = snapshot.get("lastTextOutput", "")
+    run.error = snapshot.get("error")
+    run.started_at = snapshot.get("startedAt")
+    run.result = snapshot.get("result")
+    if "runPath" in snapshot and not run.run_path:
+        run.run_path = snapshot["runPath"]
+    if run.path is None and isinstance(snapshot.get("path"), str):
+        run.path = snapshot["path"]
 
 
 def with_frame(item: dict[str, Any], frame: BranchFrame | None) -> dict[str, Any]:

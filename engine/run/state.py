@@ -356,7 +356,7 @@ class RunState:
     def apply_many(self, events: Iterable[RunEvent]) -> None:
         apply = self.apply
         for ev in events:
-            if ev[1] != _DELTA:
+            if ev.type != _DELTA:
                 apply(ev)
 
     def _set(self, node_id: str, state: str) -> None:
@@ -384,18 +384,19 @@ class RunState:
 
     def apply(self, ev: RunEvent) -> None:
         """Take one event into account (events must come in emission order)."""
-        t = ev[1]
+        t = ev.type
         if t == _DELTA:
             return
-        if len(ev) > 5 and ev[5] != self.path:
-            child = self.children.get(ev[5])
+        path = ev.path
+        if path and path != self.path:
+            child = self.children.get(path)
             if child is None:
-                child = self.children[ev[5]] = RunState(path=ev[5])
+                child = self.children[path] = RunState(path=path)
             child.apply(ev)
             if t == _LLM_ERROR and child.provider_problem is not None and self.provider_problem is None:
                 self.provider_problem = child.provider_problem  # a nested run's step: the run's problem too
             return
-        nid = ev[0]
+        nid = ev.node_id
         if t == _STEP_START:
             offers = self._offers.get(nid)
             if offers:
@@ -403,7 +404,7 @@ class RunState:
                 self.links_dirty = True
             d = self._detail(nid)
             d.visits += 1
-            d.started, d.ended, d.error = ev[3], None, None
+            d.started, d.ended, d.error = ev.timestamp, None, None
             d.attempt = d.max_attempts = 0
             d.outcome = None
             d.cached_from, d.pinned = None, False
@@ -412,28 +413,28 @@ class RunState:
                 if out is None and self.workflow is not None:
                     node = self.workflow.node(nid)
                     out = getattr(node.data, "initialInput", "") if node is not None else ""
-                d.output, d.ended = out or "", ev[3]
+                d.output, d.ended = out or "", ev.timestamp
                 self._set(nid, DONE)
                 self._offer(nid, "output")
             else:
                 self._set(nid, RUNNING)
         elif t == _START_PROMPT:
-            self._detail(nid).input = ev[2]
+            self._detail(nid).input = ev.content
         elif t == _LLM_RESPONSE:
             d = self._detail(nid)
-            d.output, d.ended = ev[2], ev[3]
-            extra = (ev.extra or {}) if ev[4] else {}
+            d.output, d.ended = ev.content, ev.timestamp
+            extra = (ev.extra or {}) if ev.extra_json else {}
             usage = extra.get("usage")
             d.usage = usage if isinstance(usage, dict) else None
             model = extra.get("model")
             d.model = model if isinstance(model, str) and model else None
             _count_usage(d, d.usage)
-            self.final_output = ev[2]
+            self.final_output = ev.content
             self._set(nid, DONE)
             self._offer(nid, "output")
         elif t == _NODE_OUTPUT:  # a kind that logs no output of its own (a plug-in's): done, its handle followed
             d = self._detail(nid)
-            d.output, d.ended = ev[2], ev[3]
+            d.output, d.ended = ev.content, ev.timestamp
             self._set(nid, DONE)
             extra = ev.extra or {}
             handles = extra.get("handles") if isinstance(extra.get("handles"), list) else [extra.get("handle")]
@@ -448,14 +449,14 @@ class RunState:
             status = extra.get("status")
             d = self._detail(nid)
             d.outcome = status if isinstance(status, str) else None
-            d.ended = d.ended or ev[3]
+            d.ended = d.ended or ev.timestamp
             if status == "failed" and extra.get("handle") == "error":  # failed, followed its error links
-                d.error = ev[2]
-                d.output = ev[2]
+                d.error = ev.content
+                d.output = ev.content
                 self._set(nid, FAILED)
                 self._offer(nid, "error")
             elif status == "failed":
-                d.error = d.error or ev[2]
+                d.error = d.error or ev.content
                 self._set(nid, FAILED)
         elif t == _STEP_RETRY:
             extra = ev.extra or {}
@@ -463,11 +464,11 @@ class RunState:
             attempt, most = extra.get("attempt"), extra.get("maxAttempts")
             d.attempt = attempt if isinstance(attempt, int) else d.attempt + 1
             d.max_attempts = most if isinstance(most, int) else d.max_attempts
-            d.error = ev[2]
+            d.error = ev.content
             self._set(nid, RETRYING)
         elif t == _STEP_SKIPPED:
             d = self._detail(nid)
-            d.error, d.output, d.ended = ev[2], None, ev[3]
+            d.error, d.output, d.ended = ev.content, None, ev.timestamp
             self._set(nid, SKIPPED)
             self._offer(nid, "output")
         elif t == _LOOP_CHECK:
@@ -490,18 +491,18 @@ class RunState:
         elif t == _STATUS:
             self._on_status(ev)
         elif t == _LLM_ERROR or t == _ERROR:
-            if t == _LLM_ERROR and ev[4] and 'Unavailable"' in ev[4]:
+            if t == _LLM_ERROR and ev.extra_json and 'Unavailable"' in ev.extra_json:
                 extra = ev.extra or {}
                 if extra.get("providerUnavailable") is True or extra.get("modelUnavailable") is True:
                     provider, model = extra.get("provider"), extra.get("model")
-                    self.provider_problem = {"node": nid, "message": ev[2],
+                    self.provider_problem = {"node": nid, "message": ev.content,
                                              "provider": provider if isinstance(provider, str) else None,
                                              "model": model if isinstance(model, str) else None}
             if nid != SYSTEM_NODE:
                 d = self._detail(nid)
                 if t == _LLM_ERROR or not d.error:  # the model's own message, not the run's summary
-                    d.error = ev[2]
-                d.ended = d.ended or ev[3]
+                    d.error = ev.content
+                d.ended = d.ended or ev.timestamp
                 self._set(nid, FAILED)
         elif t == _LOGIC_CHECK:
             extra = ev.extra or {}
@@ -515,7 +516,7 @@ class RunState:
             d = self._detail(nid)
             # A condition passes on what it received (the runtime's output for it): that is its
             # output; the branch it chose is the link offered, shown on the canvas.
-            d.output, d.ended = (d.input if d.input is not None else ""), ev[3]
+            d.output, d.ended = (d.input if d.input is not None else ""), ev.timestamp
             self._set(nid, DONE)
             self._offer(nid, handle)
         elif t == _WAIT_INPUT:
@@ -529,9 +530,9 @@ class RunState:
         elif t == _INPUT_RECEIVED:
             self._not_pending(nid)
             d = self._detail(nid)
-            d.output, d.ended = ev[2], ev[3]
+            d.output, d.ended = ev.content, ev.timestamp
             self._set(nid, DONE)
-            extra = (ev.extra or {}) if ev[4] else {}
+            extra = (ev.extra or {}) if ev.extra_json else {}
             handle = extra.get("handle")
             if extra.get("edited"):
                 d.review = {"decision": handle, "note": extra.get("note", ""), "output": extra.get("output"),
@@ -552,8 +553,8 @@ class RunState:
             if kind == "approval" and handle in ("approve", "reject"):
                 d.output = json.dumps({"decision": handle, "note": ""})
             else:
-                d.output = ev[2]
-            d.ended = ev[3]
+                d.output = ev.content
+            d.ended = ev.timestamp
             if t == _CACHE_HIT:
                 d.cached_from = extra.get("fromRun") if isinstance(extra.get("fromRun"), str) else ""
                 self._set(nid, CACHED)
@@ -561,7 +562,7 @@ class RunState:
                 d.pinned = True
                 self._set(nid, DONE)
             if self._kinds.get(nid) == "agent":
-                self.final_output = ev[2]
+                self.final_output = ev.content
             handles = extra.get("handles") if isinstance(extra.get("handles"), list) else [extra.get("handle")]
             for handle in handles:
                 if isinstance(handle, str):
@@ -573,39 +574,39 @@ class RunState:
         call_id = fields.get("callId")
         if not isinstance(call_id, str):
             return
-        t, message = ev[1], ev[2]
+        t, message = ev.type, ev.content
         call = self.calls.get(call_id)
         if t == _FLOW_START:
             parent_call = fields.get("parentCallId")
             depth = fields.get("depth")
             call = self.calls[call_id] = SubagentCall(
                 call_id, parent_call if isinstance(parent_call, str) else None,
-                str(fields.get("parentNodeId") or ev[0]), str(fields.get("flowId") or ""),
+                str(fields.get("parentNodeId") or ev.node_id), str(fields.get("flowId") or ""),
                 str(fields.get("flowName") or fields.get("flowId") or "flow"), depth if isinstance(depth, int) else 1,
-                input=message, started=ev[3], kind="flow")
+                input=message, started=ev.timestamp, kind="flow")
             up = self.calls.get(call.parent_call_id) if call.parent_call_id else None
             (up.children if up is not None else self.call_roots).append(call_id)
         elif call is not None and t == _FLOW_END:
-            call.output, call.ended, call.state = message, ev[3], DONE
+            call.output, call.ended, call.state = message, ev.timestamp, DONE
         elif call is not None:
-            call.error, call.ended, call.state = message, ev[3], FAILED
+            call.error, call.ended, call.state = message, ev.timestamp, FAILED
 
     def _on_call(self, ev: RunEvent) -> None:
         fields = ev.extra or {}
         child = fields.get("subagentNodeId")
         if not isinstance(child, str):
             return
-        t, message = ev[1], ev[2]
+        t, message = ev.type, ev.content
         d = self._detail(child)
         call_id = fields.get("callId")
         call = self.calls.get(call_id) if isinstance(call_id, str) else None
         if t == _CALL_START:
-            parent = fields.get("parentNodeId") or ev[0]
+            parent = fields.get("parentNodeId") or ev.node_id
             if (parent, child) in self._sub_links and (parent, "subagent", child) not in self.links:
                 self.links.add((parent, "subagent", child))
                 self.links_dirty = True
             d.visits += 1
-            d.started, d.ended, d.input, d.error = ev[3], None, message, None
+            d.started, d.ended, d.input, d.error = ev.timestamp, None, message, None
             self._set(child, RUNNING)
             if isinstance(call_id, str):
                 parent_call = fields.get("parentCallId")
@@ -613,7 +614,7 @@ class RunState:
                 call = self.calls[call_id] = SubagentCall(
                     call_id, parent_call if isinstance(parent_call, str) else None, parent, child,
                     str(fields.get("subagentName") or child), depth if isinstance(depth, int) else 1,
-                    input=message, started=ev[3])
+                    input=message, started=ev.timestamp)
                 up = self.calls.get(call.parent_call_id) if call.parent_call_id else None
                 (up.children if up is not None else self.call_roots).append(call_id)
                 # calls logged before their parent call hang under the step until it shows up
@@ -621,7 +622,7 @@ class RunState:
                     self.call_roots.remove(orphan)
                     call.children.append(orphan)
         elif t == _CALL_END:
-            d.output, d.ended = message, ev[3]
+            d.output, d.ended = message, ev.timestamp
             usage, model = fields.get("usage"), fields.get("model")
             if isinstance(usage, dict):  # the call's tokens (a call logged before they were: none)
                 d.usage = usage
@@ -630,26 +631,26 @@ class RunState:
                 d.model = model
             self._set(child, DONE)
             if call is not None:
-                call.output, call.ended, call.state = message, ev[3], DONE
+                call.output, call.ended, call.state = message, ev.timestamp, DONE
                 call.usage = usage if isinstance(usage, dict) else None
         else:
-            d.error, d.ended = message, ev[3]
+            d.error, d.ended = message, ev.timestamp
             self._set(child, FAILED)
             if call is not None:
-                call.error, call.ended, call.state = message, ev[3], FAILED
+                call.error, call.ended, call.state = message, ev.timestamp, FAILED
 
     def _on_status(self, ev: RunEvent) -> None:
         try:
-            status = RunStatus(ev[2])
+            status = RunStatus(ev.content)
         except ValueError:
             return
         self.status = status
         if status == RunStatus.RUNNING and self.started_at is None:
-            self.started_at = ev[3]
+            self.started_at = ev.timestamp
         if not status.is_final:
             return
-        self.ended_at = ev[3]
-        detail = (ev.extra or {}).get("detail") if ev[4] else None
+        self.ended_at = ev.timestamp
+        detail = (ev.extra or {}).get("detail") if ev.extra_json else None
         if status != RunStatus.COMPLETED:
             self.error = detail if isinstance(detail, str) else self.error
         self.pending_approvals.clear()
@@ -659,12 +660,12 @@ class RunState:
                 self._set(nid, interrupted)
                 d = self._detail(nid)
                 d.error = d.error or ("Cancelled." if interrupted == CANCELLED else "Not finished.")
-                d.ended = d.ended or ev[3]
+                d.ended = d.ended or ev.timestamp
             elif state in (WAITING, QUEUED):
                 self._set(nid, CANCELLED if status == RunStatus.CANCELLED else SKIPPED)
         for call in self.calls.values():
             if call.state == RUNNING:
-                call.state, call.ended = FAILED, call.ended or ev[3]
+                call.state, call.ended = FAILED, call.ended or ev.timestamp
         for nid in self._kinds:
             if nid not in self.states:
                 self._set(nid, SKIPPED)

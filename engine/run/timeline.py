@@ -60,8 +60,8 @@ class Timeline:
             self.apply(ev)
 
     def apply(self, ev: RunEvent) -> None:
-        t, nid, ts = ev[1], ev[0], ev[3]
-        if t == EventType.LLM_DELTA.value or (len(ev) > 5 and ev[5]):
+        t, nid, ts = ev.type, ev.node_id, ev.timestamp
+        if t == EventType.LLM_DELTA.value or ev.path:
             return
         if self.t0 is None:
             self.t0 = ts
@@ -76,12 +76,12 @@ class Timeline:
                 self._open[nid] = span
             return
         if t == EventType.RUN_STATUS.value:
-            if ev[2] in ("completed", "failed", "cancelled"):
+            if ev.content in ("completed", "failed", "cancelled"):
                 self.final = True
                 for span in self._open.values():
                     if span.end is None:
                         span.end = ts
-                        span.state = "cancelled" if ev[2] == "cancelled" else "failed"
+                        span.state = "cancelled" if ev.content == "cancelled" else "failed"
                     if span.wait_start is not None and span.wait_end is None:
                         span.wait_end = ts
                 self._open.clear()

@@ -1,0 +1,113 @@
+"""A run's pauses: the pending approval, the approvals queued behind it, and deferred work.
+
+docs/design.md, "Run model (runtime semantics)". The first pause a run reaches is *pending*:
+the run is paused on it (its node, the value under review, the branch's frame, since when).
+While the run is paused, a further pause is *queued* (asked, in order, after the pending one is
+answered) and an edge that would be followed is *deferred* with its input, where it came from
+and its branch's frame; ``Run.resume()`` drains deferred work before asking the next queued
+approval. :class:`Pauses` holds those three and writes and reads them as parts of a run
+snapshot (``pending``, ``approvalQueue``, ``deferred``: engine/run/snapshot.py).
+
+Invariants: ``pending`` is None exactly when no approval is asked; ``queue_frames`` has one
+frame per queued approval (None for none); nothing here runs a step or emits an event: the
+scheduler (engine/run/scheduler.py) does, and reads these fields directly on its rare paths
+(a pause while paused, an edge while paused).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any, Callable, Iterable
+
+from engine.run import snapshot as snapshot_format
+from engine.run.context import BranchFrame
+
+__all__ = ["Pauses", "Deferred"]
+
+#: Deferred work: (node id, input, where it came from, the branch's frame).
+Deferred = tuple[str, Any, "str | None", "BranchFrame | None"]
+
+
+class Pauses:
+    """The pending approval, the queue of approvals behind it and the deferred work of one run."""
+
+    __slots__ = ("pending", "frame", "since", "queue", "queue_frames", "deferred")
+
+    def __init__(self) -> None:
+        self.pending: tuple[str, Any] | None = None  # (node id, the value under review)
+        self.frame: BranchFrame | None = None  # the pending pause's branch frame
+        self.since: float | None = None  # when the run paused on it (the run's clock)
+        self.queue: deque[tuple[str, Any]] = deque()
+        self.queue_frames: deque[BranchFrame | None] = deque()
+        self.deferred: list[Deferred] = []
+
+    # ---------------------------------------------------------------- the pending approval
+    def ask(self, node_id: str, value: Any, frame: BranchFrame | None, now: float) -> None:
+        """Pause on ``node_id`` reviewing ``value``."""
+        self.pending = (node_id, value)
+        self.frame = frame
+        self.since = now
+
+    def take(self) -> tuple[str, Any, BranchFrame | None, float | None]:
+        """The pending approval, answered: (node id, value under review, its frame, when the
+        run paused on it), no longer pending."""
+        assert self.pending is not None
+        (node_id, value), frame, since = self.pending, self.frame, self.since
+        self.pending = self.frame = self.since = None
+        return node_id, value, frame, since
+
+    def amend(self, value: Any) -> None:
+        """Replace the value under review at the pending approval."""
+        if self.pending is not None:
+            self.pending = (self.pending[0], value)
+
+    # ---------------------------------------------------------------- queued approvals, deferred work
+    def enqueue(self, node_id: str, value: Any, frame: BranchFrame | None) -> None:
+        self.queue.append((node_id, value))
+        self.queue_frames.append(frame)
+
+    def next_queued(self) -> tuple[str, Any, BranchFrame | None] | None:
+        """The next queued approval, taken off the queue (None when there is none)."""
+        if not self.queue:
+            return None
+        node_id, value = self.queue.popleft()
+        return node_id, value, self.queue_frames.popleft() if self.queue_frames else None
+
+    def take_deferred(self) -> list[Deferred]:
+        batch, self.deferred = self.deferred, []
+        return batch
+
+    def clear(self) -> None:
+        """Forget everything (the run was cancelled)."""
+        self.pending = None
+        self.queue.clear()
+        self.queue_frames.clear()
+        self.deferred.clear()
+
+    def nodes(self) -> set[str]:
+        """The nodes where work waits here: what may still arrive somewhere."""
+        waiting = {d[0] for d in self.deferred}
+        if self.pending is not None:
+            waiting.add(self.pending[0])
+        waiting.update(n for n, _v in self.queue)
+        return waiting
+
+    # ---------------------------------------------------------------- snapshot parts
+    def to_json(self, deferred: Iterable[Deferred], gathers: Callable[[str], bool]) -> dict[str, Any]:
+        """``pending``, ``approvalQueue`` and ``deferred`` of a snapshot (``deferred``: this run's
+        deferred work, with a checkpoint's branches in flight added)."""
+        pending = self.pending
+        return {
+            "pending": snapshot_format.with_frame({"nodeId": pending[0], "input": pending[1]}, self.frame)
+            if pending else None,
+            "approvalQueue": snapshot_format.queue_items(self.queue, self.queue_frames),
+            "deferred": snapshot_format.deferred_items(deferred, gathers),
+        }
+
+    @classmethod
+    def from_json(cls, snapshot: dict[str, Any]) -> "Pauses":
+        pauses = cls()
+        pauses.pending, pauses.frame = snapshot_format.read_pending(snapshot)
+        pauses.queue, pauses.queue_frames = snapshot_format.read_queue(snapshot)
+        pauses.deferred = snapshot_format.read_deferred(snapshot)
+        return pauses
