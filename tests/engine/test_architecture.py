@@ -21,7 +21,6 @@ from functools import lru_cache
 from pathlib import Path
 
 import networkx as nx
-import pytest
 
 from tests.ast_parse import parse as parse_source
 
@@ -140,13 +139,6 @@ def _describe(graph: nx.DiGraph, cycle: list[str]) -> str:
     return " -> ".join(steps + [cycle[-1]])
 
 
-# The modules whose cycles and function-level imports belong to other parts of issue 29 (the
-# scheduler and RunContext; the store and the CLI; the Temporal adapter; the editor). Cleared as
-# those parts land.
-PENDING = ("engine.run.scheduler", "engine.store", "engine.cli", "engine.temporal", "editor")
-PENDING_LAZY = PENDING + ("engine.nodes.base", "engine.run.rerun", "engine.run.context")
-
-
 def test_the_scanner_resolves_submodules_and_sees_function_level_imports() -> None:
     graph, lazy = scan()
     assert graph.has_edge("engine.graph.validate", "engine.graph.model")
@@ -173,26 +165,17 @@ def test_the_graph_layer_imports_no_kind_and_nothing_that_runs() -> None:
     assert registry == ["engine.nodes.base"]
 
 
-@pytest.mark.xfail(strict=False, reason="the scheduler, the kinds' behaviour, the store and the CLI (other parts of "
-                                        "issue 29) still hold function-level imports that close cycles")
 def test_no_import_cycle_in_engine_or_editor() -> None:
     graph, _ = scan()
     cycles = import_cycles(graph)
     assert cycles == [], "import cycles:\n" + "\n".join(_describe(graph, c) for c in cycles)
 
 
-def test_no_import_cycle_outside_the_pending_parts() -> None:
-    graph, _ = scan()
-    kept = graph.subgraph([m for m in graph if not m.startswith(PENDING)])
-    cycles = import_cycles(kept)
-    assert cycles == [], "import cycles:\n" + "\n".join(_describe(kept, c) for c in cycles)
-
-
-def test_no_function_level_import_of_a_project_module_outside_the_pending_parts() -> None:
+def test_no_function_level_import_of_a_project_module() -> None:
     """Lazy imports are for optional extras (not project modules); ``import engine`` is made
     cheap by ``engine.__getattr__``, not by imports inside functions."""
     _, lazy = scan()
-    assert [f"{m}:{line} -> {t}" for m, line, t in lazy if not m.startswith(PENDING_LAZY)] == []
+    assert [f"{m}:{line} -> {t}" for m, line, t in lazy] == []
 
 
 if __name__ == "__main__":  # pragma: no cover - a maintainer's report
