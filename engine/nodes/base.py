@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from engine.errors import FlowdeskError
+from engine.graph.templates import TemplateScope, resolve_templates_masked
 from engine.run.context import BRANCH, WAITING, BranchFrame, RunContext  # noqa: F401  (re-exported for the kinds)
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -33,7 +34,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["NodeData", "PolicyData", "NodeSpec", "RunContext", "PauseRequest", "NodeError", "NodeOutcome", "PaletteEntry", "as_text",
            "fill_prompt", "COMMON_HANDLE_LABELS", "ERROR_MODES", "DEFAULT_MAX_RETRIES", "DEFAULT_RETRY_DELAY_MS",
-           "ERROR_HANDLE", "BranchFrame", "BRANCH"]
+           "ERROR_HANDLE", "BranchFrame", "BRANCH", "resolve_for_step"]
 
 
 def _is_none(value: Any) -> bool:
@@ -335,3 +336,23 @@ def fill_prompt(user_prompt: str, previous: str) -> str:
     if not user_prompt or user_prompt.isspace():
         return previous
     return user_prompt.replace("{{PREVIOUS_OUTPUT}}", previous)
+
+
+def resolve_for_step(ctx: Any, node: Any, value: Any = None) -> tuple[dict[str, Any], list[str]]:
+    """The node's data with templates resolved, and the secret values that went into it.
+
+    Uses the run's variables and built-ins when the run offers them (``ctx.resolve_data``,
+    from the data-flow work), else resolves against the environment and the keyring only.
+    """
+    resolver = getattr(ctx, "resolve_data", None)
+    if resolver is not None:
+        resolved = resolver(node, value)
+        value = getattr(resolved, "value", resolved)
+        secrets = list(getattr(resolved, "secrets", ()) or ())
+        return dict(value), secrets
+
+    data = node.data.model_dump(mode="json", exclude_none=True)
+    scope = TemplateScope(variables=dict(getattr(ctx, "variables", None) or {}),
+                          builtins={"PREVIOUS_OUTPUT": value, "input": value})
+    res = resolve_templates_masked(data, scope)
+    return dict(res.value), list(res.secrets)

@@ -25,13 +25,12 @@ from typing import Any, Literal
 from pydantic import Field, field_validator
 
 from engine.graph.templates import TemplateScope, mask_secrets, resolve_templates_masked
-from engine.nodes.base import NodeData, NodeError, NodeSpec, PolicyData, _Loose
+from engine.nodes.base import NodeData, NodeError, NodeSpec, PolicyData, _Loose, resolve_for_step
 from engine.nodes.http_request import (HttpRequestSpec, HttpStatusError, WebRequestError, looks_like_literal_credential,
                                        mask_text, send_request)
 from engine.nodes.web_fetch import fetch_page
 
-__all__ = ["KeyValueRow", "HttpData", "FetchData", "HttpSpec", "FetchSpec", "send_test_request", "HTTP_METHODS",
-           "resolve_for_step"]
+__all__ = ["KeyValueRow", "HttpData", "FetchData", "HttpSpec", "FetchSpec", "send_test_request", "HTTP_METHODS"]
 
 HTTP_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
 
@@ -118,26 +117,6 @@ def _check_url(node: Any, checks: Any, kind: str, what: str) -> None:
 
 
 # --------------------------------------------------------------------------- running
-
-def resolve_for_step(ctx: Any, node: Any, value: Any = None) -> tuple[dict[str, Any], list[str]]:
-    """The node's data with templates resolved, and the secret values that went into it.
-
-    Uses the run's variables and built-ins when the run offers them (``ctx.resolve_data``,
-    from the data-flow work), else resolves against the environment and the keyring only.
-    """
-    resolver = getattr(ctx, "resolve_data", None)
-    if resolver is not None:
-        resolved = resolver(node, value)
-        value = getattr(resolved, "value", resolved)
-        secrets = list(getattr(resolved, "secrets", ()) or ())
-        return dict(value), secrets
-
-    data = node.data.model_dump(mode="json", exclude_none=True)
-    scope = TemplateScope(variables=dict(getattr(ctx, "variables", None) or {}),
-                          builtins={"PREVIOUS_OUTPUT": value, "input": value})
-    res = resolve_templates_masked(data, scope)
-    return dict(res.value), list(res.secrets)
-
 
 def _emitter(ctx: Any, node_id: str, secrets: list[str]):
     def on_event(kind: str, data: dict[str, Any]) -> None:

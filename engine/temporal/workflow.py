@@ -53,7 +53,7 @@ with workflow.unsafe.imports_passed_through():
     from engine.temporal import AGENT_ACTIVITY, FLOW_ACTIVITY, STEP_ACTIVITY, WORKFLOW_TYPE
     from engine.temporal.activities import invocation_to_json
     from engine.graph.templates import find_references
-    from engine.nodes.web import resolve_for_step
+    from engine.nodes.base import resolve_for_step
 
 __all__ = ["FlowdeskRunWorkflow", "PAGE", "step_options"]
 
