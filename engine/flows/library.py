@@ -120,14 +120,14 @@ def flow_parameters(workflow: Workflow) -> list[FlowParameter]:
         if not isinstance(v, dict) or not isinstance(v.get("name"), str) or not v["name"].strip():
             continue
         kind = v.get("type") if v.get("type") in ("string", "number", "boolean", "json") else "string"
-        out.append(FlowParameter(v["name"].strip(), kind, str(v.get("description") or ""), bool(v.get("required")),
+        out.append(FlowParameter(v["name"].strip(), str(kind), str(v.get("description") or ""), bool(v.get("required")),
                                  v.get("value")))
     return out
 
 
 def _triggers(workflow: Workflow) -> list[str]:
     raw = (workflow.model_extra or {}).get("triggers") if getattr(workflow, "triggers", None) is None \
-        else workflow.triggers  # type: ignore[attr-defined]
+        else workflow.triggers
     return [t for t in raw or () if isinstance(t, str)]
 
 
@@ -368,10 +368,10 @@ class FlowLibrary:
         folder named after the flow. The workflow object gets its ``id``.
         """
         if not getattr(workflow, "id", None):
-            workflow.id = new_id("flow")  # type: ignore[attr-defined]
+            workflow.id = new_id("flow")
         target: Path | None = Path(path) if path is not None else None
         if target is None:
-            current = next((f for f in self._scan() if f.id == workflow.id and not f.error), None)  # type: ignore[attr-defined]
+            current = next((f for f in self._scan() if f.id == workflow.id and not f.error), None)
             target = current.path if current is not None else self._free_path(_slug(workflow.display_name()))
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -436,7 +436,7 @@ class FlowLibrary:
             except WorkflowLoadError:
                 continue
             if not getattr(wf, "id", None):
-                wf.id = "sample-" + sample.name[: -len(FLOW_SUFFIX)]  # type: ignore[attr-defined]
+                wf.id = "sample-" + sample.name[: -len(FLOW_SUFFIX)]
             save_workflow(wf, target)
             made.append(target)
         self._save_settings(settings)
@@ -444,7 +444,7 @@ class FlowLibrary:
 
 
 def _fields(entry: LibraryFlow) -> dict[str, Any]:
-    return {k: getattr(entry, k) for k in LibraryFlow.__slots__ if not k.startswith("__")}  # type: ignore[attr-defined]
+    return {k: getattr(entry, k) for k in LibraryFlow.__slots__ if not k.startswith("__")}
 
 
 # The names of the library flows seen so far, by id (filled by every scan of a library): what a

@@ -20,7 +20,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from engine.errors import FlowdeskError
-from engine.llm.base import AgentInvocation, LLMProvider
+from engine.llm.base import AgentInvocation, LLMProvider, NoToolsContext
 from engine.graph.model import Workflow
 from engine.nodes import spec_for
 
@@ -124,14 +124,7 @@ async def propose_repair(provider: LLMProvider, workflow: Workflow, node_id: str
                           user_content=prompt, model=model, reasoning_effort="low",
                           tools={"web_search": False, "subagents": False}, subagents=[])
 
-    class _Ctx:
-        def delta(self, text: str) -> None:
-            pass
-
-        async def call_subagent(self, child: Any, argument: str) -> str:
-            raise RepairError("a repair call has no subagents")
-
-    result = await provider.complete(inv, _Ctx())
+    result = await provider.complete(inv, NoToolsContext(inv.node_id))
     return parse_repair(workflow, node_id, result.text)
 
 
@@ -142,6 +135,8 @@ def apply_repair(workflow: Workflow, proposal: RepairProposal) -> Workflow:
     if node is None:
         raise RepairError(f"the workflow has no node '{proposal.node_id}'")
     spec = spec_for(node.type)
+    if spec is None:
+        raise RepairError(f"node '{proposal.node_id}' is of an unknown kind '{node.type}'")
     node.data = spec.data_model.model_validate({**node.data.model_dump(), **proposal.patch})
     return wf
 

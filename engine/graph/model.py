@@ -34,7 +34,7 @@ from engine.graph.inputs import huge_integer_at, lone_surrogate_at, may_hold_sur
 
 # A node's data class is found through the registry, which names the kinds without importing them.
 from engine.nodes import BUILTIN_KINDS, SPECS, spec_for
-from engine.nodes.base import _OPTIONAL, NodeData, _Loose
+from engine.nodes.base import is_none, NodeData, _Loose
 
 if TYPE_CHECKING:  # pragma: no cover
     from engine.nodes import NodeSpec
@@ -146,8 +146,8 @@ class Node(_Loose):
 class Connection(_Loose):
     source: str
     target: str
-    sourceHandle: str | None = Field(**_OPTIONAL)
-    targetHandle: str | None = Field(**_OPTIONAL)
+    sourceHandle: str | None = Field(default=None, exclude_if=is_none)
+    targetHandle: str | None = Field(default=None, exclude_if=is_none)
 
     @field_validator("source", "target", mode="before")
     @classmethod
@@ -171,12 +171,12 @@ class Connection(_Loose):
 
 class Workflow(_Loose):
     #: Stable id in the flow library (made on first save there; kept on load and save).
-    id: str | None = Field(**_OPTIONAL)
-    name: str | None = Field(**_OPTIONAL)
-    description: str | None = Field(**_OPTIONAL)
-    version: int | None = Field(**_OPTIONAL)
+    id: str | None = Field(default=None, exclude_if=is_none)
+    name: str | None = Field(default=None, exclude_if=is_none)
+    description: str | None = Field(default=None, exclude_if=is_none)
+    version: int | None = Field(default=None, exclude_if=is_none)
     #: Trigger patterns (engine.flows.grammar) that start this flow from a sentence; kept as text.
-    triggers: list[Any] | None = Field(**_OPTIONAL)
+    triggers: list[Any] | None = Field(default=None, exclude_if=is_none)
     nodes: list[Node] = Field(default_factory=list)
     connections: list[Connection] = Field(default_factory=list)
 

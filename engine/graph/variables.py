@@ -87,7 +87,7 @@ def coerce_variable(value: Any, type_: str) -> Any:
                 return None
             try:
                 return json.loads(value)
-            except ValueError as err:
+            except json.JSONDecodeError as err:
                 raise ValueError(f"'{value}' is not valid JSON ({err.msg} at character {err.pos})") from None
         return value
     # string

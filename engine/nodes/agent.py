@@ -16,7 +16,7 @@ from engine.run.events import _encode as _encode_extra
 from engine.llm.base import (AgentInvocation, FlowToolSpec, LLMError, LLMResult, ModelNotFound, ProviderConfigError,
                         ProviderUnavailable, SubagentSpec)
 from engine.nodes.flow import call_flow
-from engine.nodes.base import (_OPTIONAL, ERROR_HANDLE, NodeData, NodeError, NodeSpec, PaletteEntry, PolicyData, _Loose, as_text,
+from engine.nodes.base import (is_none, ERROR_HANDLE, NodeData, NodeError, NodeSpec, PaletteEntry, PolicyData, _Loose, as_text,
                    fill_prompt)
 
 DEFAULT_SYSTEM_PROMPT = "You are a helpful assistant."
@@ -36,7 +36,7 @@ class AgentTools(_Loose):
     web_search: bool = False
     subagents: bool = False
     #: Library flows offered to the model as tools (library ids); absent = none.
-    flows: list[str] | None = Field(**_OPTIONAL)
+    flows: list[str] | None = Field(default=None, exclude_if=is_none)
 
 
 class AgentData(PolicyData):
@@ -46,7 +46,7 @@ class AgentData(PolicyData):
     model: str = ""
     reasoningEffort: str = ""
     tools: AgentTools = Field(default_factory=AgentTools)
-    provider: str | None = Field(**_OPTIONAL)
+    provider: str | None = Field(default=None, exclude_if=is_none)
 
     @field_validator("agentName", "systemPrompt", "userPrompt", "model", "reasoningEffort", mode="before")
     @classmethod

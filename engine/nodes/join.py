@@ -148,9 +148,10 @@ def _feeders(ctx: Any, source: str, join_id: str) -> frozenset[str]:
     key = ("join.feeders", source, join_id)
     found = ctx.memo.get(key)
     if found is None:
-        into = ctx.memo.get("join.into")
+        into: dict[str, list[str]] | None = ctx.memo.get("join.into")
         if into is None:
-            into = ctx.memo["join.into"] = {}
+            into = {}
+            ctx.memo["join.into"] = into
             for s, edges in ctx.links_out_all().items():
                 for _h, t in edges:
                     into.setdefault(t, []).append(s)

@@ -93,7 +93,7 @@ def run_costs(state: Any, workflow: Any = None, prices: Mapping[str, tuple[float
             continue
         model, price = price_of(prices, d.model, configured)
         node_cost = None if price is None else (p * price[0] + c * price[1]) / 1_000_000
-        if price is None:
+        if node_cost is None:
             unpriced.add(model or "(default model)")
         else:
             cost += node_cost
@@ -165,7 +165,7 @@ def stored_run_costs(store: Any, run_ids: Any, *, models_of: dict[str, dict[str,
         if models is None:
             try:
                 wf = json.loads(store.workflow_json(rid) or "{}")
-                models = {n.get("id"): (n.get("data") or {}).get("model") or "" for n in wf.get("nodes", [])
+                models = {str(n.get("id")): (n.get("data") or {}).get("model") or "" for n in wf.get("nodes", [])
                           if isinstance(n, dict)}
             except (ValueError, AttributeError):
                 models = {}

@@ -30,7 +30,8 @@ def word_diff(a: str | None, b: str | None) -> list[tuple[str, str]]:
     wa, wb = _TOKEN.findall(a or ""), _TOKEN.findall(b or "")
     out: list[tuple[str, str]] = []
     matcher = difflib.SequenceMatcher(None, wa, wb, autojunk=False)
-    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+    for opcode, i1, i2, j1, j2 in matcher.get_opcodes():
+        op: str = opcode
         if op == "equal":
             out.append(("equal", "".join(wa[i1:i2])))
             continue
@@ -106,7 +107,7 @@ def diff_states(wa: Workflow, sa: RunState, wb: Workflow, sb: RunState) -> dict[
     order += [n.id for n in wb.nodes if n.id not in set(order)]
     titles = {n.id: n.title for n in wa.nodes}
     titles.update({n.id: n.title for n in wb.nodes})
-    nodes = []
+    nodes: list[dict[str, Any]] = []
     for nid in order:
         a, b = _node_side(sa, nid), _node_side(sb, nid)
         same = a["output"] == b["output"]

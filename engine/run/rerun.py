@@ -160,7 +160,7 @@ def downstream_of(workflow: Any, node_ids: Any) -> set[str]:
 class StepHook:
     """What the runtime asks before and after each step of a run that pins, reuses or records."""
 
-    def __init__(self, ctx: Any, *, reuse: Mapping[str, RecordedExecution] | None = None,
+    def __init__(self, ctx: Any, *, reuse: Mapping[str, tuple[RecordedExecution, ...]] | None = None,
                  start_at: str | None = None, any_pinned: bool = True) -> None:
         self.ctx = ctx  # the run's RunContext
         self.reuse: dict[str, tuple[RecordedExecution, ...]] = dict(reuse or {})

@@ -437,7 +437,8 @@ class RunState:
             d.output, d.ended = ev.content, ev.timestamp
             self._set(nid, DONE)
             extra = ev.extra or {}
-            handles = extra.get("handles") if isinstance(extra.get("handles"), list) else [extra.get("handle")]
+            listed = extra.get("handles")
+            handles = listed if isinstance(listed, list) else [extra.get("handle")]
             for handle in handles:
                 if isinstance(handle, str):
                     self._offer(nid, handle)
@@ -481,8 +482,9 @@ class RunState:
         elif t == _JOIN_WAIT:
             extra = ev.extra or {}
             d = self._detail(nid)
-            d.delivered = extra.get("delivered") if isinstance(extra.get("delivered"), int) else d.delivered + 1
-            d.expected = extra.get("expected") if isinstance(extra.get("expected"), int) else d.expected
+            delivered, expected = extra.get("delivered"), extra.get("expected")
+            d.delivered = delivered if isinstance(delivered, int) else d.delivered + 1
+            d.expected = expected if isinstance(expected, int) else d.expected
             # the links that delivered are followed; their offers wait for the join's step
             offers = self._offers.get(nid)
             if offers:
@@ -563,7 +565,8 @@ class RunState:
                 self._set(nid, DONE)
             if self._kinds.get(nid) == "agent":
                 self.final_output = ev.content
-            handles = extra.get("handles") if isinstance(extra.get("handles"), list) else [extra.get("handle")]
+            listed = extra.get("handles")
+            handles = listed if isinstance(listed, list) else [extra.get("handle")]
             for handle in handles:
                 if isinstance(handle, str):
                     self._offer(nid, handle)

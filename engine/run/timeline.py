@@ -42,6 +42,10 @@ class Timeline:
     """Spans of node executions, in start order; ``t0``/``t1``: the run's first and last event time."""
 
     def __init__(self, workflow: Workflow | None = None) -> None:
+        self.clear(workflow)
+
+    def clear(self, workflow: Workflow | None = None) -> None:
+        """Forget every span (and take ``workflow``'s entry nodes)."""
         self.workflow = workflow
         # entry nodes (the start node) log nothing after step_start: they are done at once
         self._entries = {n.id for n in workflow.nodes if _is_entry(n.type)} if workflow is not None else set()
@@ -51,9 +55,6 @@ class Timeline:
         self.t0: float | None = None
         self.t1: float | None = None
         self.final: bool = False
-
-    def clear(self, workflow: Workflow | None = None) -> None:
-        self.__init__(workflow)
 
     def add_events(self, events: Iterable[RunEvent]) -> None:
         for ev in events:
@@ -68,22 +69,22 @@ class Timeline:
         self.t1 = ts if self.t1 is None else max(self.t1, ts)
         if t == EventType.STEP_START.value:
             n = self._visits[nid] = self._visits.get(nid, 0) + 1
-            span = Span(nid, ts, visit=n)
-            self.spans.append(span)
+            started = Span(nid, ts, visit=n)
+            self.spans.append(started)
             if nid in self._entries:
-                span.end, span.state = ts, "done"
+                started.end, started.state = ts, "done"
             else:
-                self._open[nid] = span
+                self._open[nid] = started
             return
         if t == EventType.RUN_STATUS.value:
             if ev.content in ("completed", "failed", "cancelled"):
                 self.final = True
-                for span in self._open.values():
-                    if span.end is None:
-                        span.end = ts
-                        span.state = "cancelled" if ev.content == "cancelled" else "failed"
-                    if span.wait_start is not None and span.wait_end is None:
-                        span.wait_end = ts
+                for open_span in self._open.values():
+                    if open_span.end is None:
+                        open_span.end = ts
+                        open_span.state = "cancelled" if ev.content == "cancelled" else "failed"
+                    if open_span.wait_start is not None and open_span.wait_end is None:
+                        open_span.wait_end = ts
                 self._open.clear()
             return
         span = self._open.get(nid)
