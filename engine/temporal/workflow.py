@@ -43,19 +43,19 @@ from temporalio.exceptions import CancelledError as TemporalCancelledError
 
 with workflow.unsafe.imports_passed_through():
     from engine.errors import FlowdeskError
-    from engine.run.events import RunEvent, RunStatus
-    from engine.llm.base import LLMError, LLMResult
     from engine.graph.model import parse_workflow
+    from engine.graph.templates import find_references
+    from engine.graph.variables import run_variables
+    from engine.llm.base import LLMError, LLMResult
     from engine.nodes import NodeError, PauseRequest, spec_for
     from engine.nodes.flow import Subflow, describe
+    from engine.nodes.web import resolve_for_step
     from engine.run.costs import run_costs
+    from engine.run.events import RunEvent, RunStatus
     from engine.run.scheduler import Run
     from engine.run.state import RunState
-    from engine.graph.variables import run_variables
     from engine.temporal import AGENT_ACTIVITY, FLOW_ACTIVITY, STEP_ACTIVITY, WORKFLOW_TYPE
     from engine.temporal.activities import invocation_to_json
-    from engine.graph.templates import find_references
-    from engine.nodes.web import resolve_for_step
 
 __all__ = ["FlowdeskRunWorkflow", "PAGE", "step_options"]
 
