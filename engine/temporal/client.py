@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from temporalio.api.enums.v1 import TaskQueueType
@@ -127,7 +127,7 @@ _STATUS = {WorkflowExecutionStatus.COMPLETED: "completed", WorkflowExecutionStat
 LIST_SCAN = 5000  # runs read from the server's visibility store at most, to sort them
 
 
-def _spent(memo: dict[str, Any], prices: Any) -> tuple[int, float | None]:
+def _spent(memo: Mapping[str, Any], prices: Any) -> tuple[int, float | None]:
     """(tokens, cost) from a run's memo (``usage``: ``{node: [prompt, completion, model]}``),
     priced from this computer's catalogue as the local history prices its runs."""
     usage, answered = {}, {}
