@@ -44,7 +44,8 @@ def find_run(run_id: str) -> tuple[Any, Any] | None:
             print_err(f"the run id '{run_id}' is ambiguous: it starts {'more than 5' if more else len(matches)} runs "
                       f"({', '.join(matches[:5])}{more}); give more of it")
         else:
-            print_err(f"there is no run '{run_id}' in the run history (see: flowdesk runs)")
+            print_err(f"there is no run '{run_id}' in the run history (see: flowdesk runs); a run on a Temporal "
+                      f"server is shown with: flowdesk follow {run_id} --temporal HOST:PORT")
         return None
     return store, info
 

@@ -34,17 +34,17 @@ from typing import Any
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from engine.llm.base import AgentInvocation, LLMError, LLMResult, SubagentSpec
-from engine.llm.registry import make_resolver
-from engine.nodes.agent import ProviderCall
-from engine.run.scheduler import uuid_ids
-from engine.temporal import AGENT_ACTIVITY, FLOW_ACTIVITY, STEP_ACTIVITY
 from engine.errors import FlowdeskError
 from engine.flows.library import default_library
 from engine.graph.model import Node, workflow_to_dict
 from engine.graph.templates import TemplateScope, mask_secrets, resolve_templates_masked
+from engine.llm.base import AgentInvocation, FlowToolSpec, LLMError, LLMResult, SubagentSpec
+from engine.llm.registry import make_resolver
 from engine.nodes import NodeError, PauseRequest, spec_for
+from engine.nodes.agent import ProviderCall
 from engine.run.events import _encode
+from engine.run.scheduler import Run, uuid_ids
+from engine.temporal import AGENT_ACTIVITY, FLOW_ACTIVITY, STEP_ACTIVITY
 
 __all__ = ["agent_call", "run_step", "find_flow", "invocation_to_json", "invocation_from_json", "HEARTBEAT_EVERY"]
 
@@ -61,7 +61,9 @@ def _subagent(d: dict[str, Any]) -> SubagentSpec:
 
 
 def invocation_from_json(d: dict[str, Any]) -> AgentInvocation:
-    return AgentInvocation(**{**d, "subagents": [_subagent(c) for c in d.get("subagents") or ()]})
+    """The invocation :func:`invocation_to_json` sent, its subagents and flow tools rebuilt."""
+    return AgentInvocation(**{**d, "subagents": [_subagent(c) for c in d.get("subagents") or ()],
+                              "flows": [FlowToolSpec(**f) for f in d.get("flows") or ()]})
 
 
 def _resolver(meta: dict[str, Any]) -> Any:
@@ -74,9 +76,11 @@ def _resolver(meta: dict[str, Any]) -> Any:
 
 class _CallHost:
     """What a provider call needs of a run, as a worker has it: the part of a
-    :class:`~engine.run.context.RunContext` that a model call and its subagent calls use
-    (``emit``, ``delta_interval``, ``next_call_id``, ``resolve``, ``node``, ``resolve_data``,
-    ``mask``), recording the events to return."""
+    :class:`~engine.run.context.RunContext` that a model call, its subagent calls and the flows
+    it calls as tools use (``emit``, ``delta_interval``, ``next_call_id``, ``resolve``, ``node``,
+    ``resolve_data``, ``mask``, ``library``, ``path``, ``child_run``), recording the events to
+    return. A flow called as a tool runs nested here, on the worker, as it runs nested in a local
+    run; its events go back with their run path (``[node, type, content, extraJson, ts, path]``)."""
 
     def __init__(self, resolve: Any, request: dict[str, Any] | None = None) -> None:
 
@@ -95,6 +99,26 @@ class _CallHost:
         self.resolve_data = self._step.resolve_data
         self.scope = self._step.scope
         self.mask = self._step.mask
+        self.path: str | None = request.get("path")
+        self._run_path: str = request.get("runPath") or ""
+        self._max_visits = int(request.get("maxVisits") or 25)
+
+    def library(self) -> Any:
+        return default_library()
+
+    def child_run(self, workflow: Any, path: Any, call: str, inputs: dict[str, Any]) -> Run:
+        """A nested run of ``workflow`` on this worker (a flow called as a tool), as a local run makes it."""
+        child_id = self.new_id()
+        run_path = (self._run_path + "/" if self._run_path else "") + f"{call}:{child_id}"
+        child = Run(workflow, self.resolve, run_id=child_id, max_visits=self._max_visits, keep_events=False,
+                    delta_interval=self.delta_interval, library=self.library(),
+                    path=str(path) if path is not None else None, run_path=run_path, variables=inputs)
+        child.inputs = inputs  # type: ignore[attr-defined]
+        child.add_listener(self._relay)
+        return child
+
+    def _relay(self, ev: Any) -> None:
+        self.events.append([ev.node_id, str(ev.type), ev.content, ev.extra_json, ev.timestamp, ev.path])
 
     def emit(self, node_id: str, type: str, content: str = "", extra: dict[str, Any] | None = None,
              ts: float | None = None, extra_json: str | None = None) -> None:

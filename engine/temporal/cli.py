@@ -10,18 +10,23 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import gc
 import json
 import os
+import signal
 import sys
+from collections.abc import AsyncIterator
 from typing import Any
 
 from engine.cli import EXIT_CANCELLED, EXIT_FAILED, EXIT_OK, EXIT_PAUSED, EXIT_USAGE
+from engine.cli.files import load_any
 from engine.cli.printer import RUNS_HEADER, Printer, print_err, runs_line
-from engine.cli.run import run_arguments, stored_base_url
+from engine.cli.run import _text_arg, run_arguments, stored_base_url
 from engine.graph.inputs import has_surrogates
-from engine.graph.model import WorkflowLoadError, load_workflow
+from engine.graph.model import WorkflowLoadError
 from engine.graph.validate import validate
+from engine.run.costs import format_cost
 from engine.run.scheduler import uuid_ids
 from engine.temporal import DEFAULT_NAMESPACE, TemporalUnavailable, require_temporal, split_address
 from engine.temporal.options import add_arguments, wants
@@ -38,6 +43,13 @@ def dispatch(args: argparse.Namespace) -> int:
     except TemporalUnavailable as err:
         print_err(str(err))
         return EXIT_USAGE
+    if args.command != "worker":
+        # Python's own Ctrl+C (KeyboardInterrupt), in place of the launcher's early "cancelled" exit:
+        # Ctrl+C here stops following only, and says how to follow or cancel the run that goes on.
+        try:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+        except ValueError:  # not the main thread
+            pass
     handler = {"worker": _worker, "run": _run, "resume": _resume, "runs": _runs, "follow": _follow,
                "cancel": _cancel}[args.command]
     try:
@@ -67,8 +79,30 @@ def _where(args: argparse.Namespace) -> str:
 
 def _detached(args: argparse.Namespace, run_id: str) -> None:
     print_err(f"stopped following; run {run_id} goes on on the server")
-    print_err(f"follow it:  flowdesk follow {run_id} {_where(args)}")
-    print_err(f"cancel it:  flowdesk cancel {run_id} {_where(args)}")
+    print_err(f"follow it with: flowdesk follow {run_id} {_where(args)}")
+    print_err(f"cancel it with: flowdesk cancel {run_id} {_where(args)}")
+
+
+NO_WORKER_AFTER = 3.0  # seconds a run may wait for a worker before the user is told
+
+
+async def _warn_without_worker(client: Any, args: argparse.Namespace, run_id: str) -> None:
+    """Say so when no worker polls the run's task queue (the run waits, silently, until one does)."""
+    from temporalio.service import RPCError
+
+    from engine.temporal.client import task_queue_has_worker
+
+    try:
+        await asyncio.sleep(NO_WORKER_AFTER)
+        queue = getattr(args, "task_queue", None) if args.command == "run" else None
+        if queue is None:
+            queue = (await client.get_workflow_handle(run_id).describe()).task_queue
+        if await task_queue_has_worker(client, queue):
+            return
+    except RPCError:  # the server is asked only to help the user: following goes on regardless
+        return
+    print_err(f"no worker is polling task queue {queue}: the run waits until one starts "
+              f"(flowdesk worker --temporal {args.temporal} --task-queue {queue})")
 
 
 async def _worker(args: argparse.Namespace) -> int:
@@ -91,20 +125,33 @@ async def _worker(args: argparse.Namespace) -> int:
     return 0
 
 
+@contextlib.asynccontextmanager
+async def _watching(client: Any, args: argparse.Namespace, run_id: str) -> AsyncIterator[None]:
+    """While the body waits on the run (its queries wait for a worker too), say so if none polls its queue."""
+    watch = asyncio.ensure_future(_warn_without_worker(client, args, run_id))
+    try:
+        yield
+    finally:
+        watch.cancel()
+
+
 async def _drive(args: argparse.Namespace, client: Any, run_id: str, printer: Any, decisions: list[tuple[str, str]],
-                 after: int = 0) -> int:
-    """Follow the run, answering its approvals with ``decisions`` in order; the exit code."""
+                 after: int = 0, first_output: str | None = None) -> int:
+    """Follow the run, answering its approvals with ``decisions`` in order (the first with the
+    reviewer's edited output ``first_output``, when given); the exit code."""
     from engine.temporal.client import answer, follow
 
     args._run_id = run_id
-    state = await follow(client, run_id, printer, after=after)
+    async with _watching(client, args, run_id):
+        state = await follow(client, run_id, printer, after=after)
     while state.status == "paused":
         if not decisions:
             print_err(f"run {run_id} is paused at approval '{state.pending}' waiting for a decision")
             print_err(f"continue it with: flowdesk resume {run_id} {_where(args)} --decide approve   (or reject:NOTE)")
             return EXIT_PAUSED
         word, note = decisions.pop(0)
-        await answer(client, run_id, word, note, node_id=state.pending)
+        output, first_output = first_output, None
+        await answer(client, run_id, word, note, node_id=state.pending, output=output)
         state = await follow(client, run_id, printer, after=state.next, state=state)
     if state.status == "completed":
         print_err(f"run {run_id} completed (its log: flowdesk follow {run_id} {_where(args)})")
@@ -129,7 +176,7 @@ async def _run(args: argparse.Namespace) -> int:
         print_err("--input is not valid text: it holds bytes that are not UTF-8")
         return EXIT_USAGE
     try:
-        wf = load_workflow(args.file)
+        wf = load_any(args.file)  # as a local run loads it (a foreign flow file converted, with a note)
     except WorkflowLoadError as err:
         print_err(str(err))
         return EXIT_USAGE
@@ -139,7 +186,8 @@ async def _run(args: argparse.Namespace) -> int:
     arguments = run_arguments(wf, args.var)  # refused before the run is sent (exit 2), as locally
     if arguments is None:
         return EXIT_USAGE
-    errors = [i for i in validate(wf) if i.is_error]
+    # Checked as a local run checks it: a flow step's relative reference from the file's folder.
+    errors = [i for i in validate(wf, path=os.path.abspath(args.file)) if i.is_error]
     if errors:
         for i in errors:
             print_err(f"error: {i.message} ({i.code})")
@@ -160,21 +208,29 @@ async def _run(args: argparse.Namespace) -> int:
 async def _resume(args: argparse.Namespace) -> int:
     from engine.temporal.client import connect, definition, follow
 
+    output = None
+    if args.output is not None:  # the reviewer's edit of the output under review, as a local resume takes it
+        output = _text_arg(args.output, "--output")
+        if output is None:
+            return EXIT_USAGE
     client = await connect(args.temporal, args.namespace)
-    wf = await definition(client, args.run_id)
-    printer = Printer(sys.stdout, wf, args.jsonl)
-    state = await follow(client, args.run_id, printer.state.apply, settle=False)  # the summary counts the past
+    async with _watching(client, args, args.run_id):
+        wf = await definition(client, args.run_id)
+        printer = Printer(sys.stdout, wf, args.jsonl)
+        state = await follow(client, args.run_id, printer.state.apply, settle=False)  # the summary counts the past
     if state.status != "paused":
         print_err(f"run {args.run_id} is not waiting for input (status {state.status})")
         return EXIT_USAGE
-    return await _drive(args, client, args.run_id, printer, list(args.decide), after=state.next)
+    return await _drive(args, client, args.run_id, printer, list(args.decide), after=state.next, first_output=output)
 
 
 async def _follow(args: argparse.Namespace) -> int:
     from engine.temporal.client import connect, definition
 
+    args._run_id = args.run_id
     client = await connect(args.temporal, args.namespace)
-    wf = await definition(client, args.run_id)
+    async with _watching(client, args, args.run_id):
+        wf = await definition(client, args.run_id)
     return await _drive(args, client, args.run_id, Printer(sys.stdout, wf, args.jsonl), [])
 
 
@@ -210,7 +266,9 @@ async def _runs(args: argparse.Namespace) -> int:
         return 0
     print(RUNS_HEADER)
     for r in runs:
+        tokens, cost = r.get("tokens") or 0, r.get("cost")
+        spent = (f"{tokens:,}" + (f" · {format_cost(cost)}" if cost is not None else "")) if tokens else ""
         print(runs_line(r["id"], r["status"], r["startedAt"], r["duration"], r["workflowName"], r["initialInput"] or "",
-                        "  [temporal]"))
+                        "  [temporal]", spent=spent))
     print(f"{len(runs)} run{'s' if len(runs) != 1 else ''} on {args.temporal}")
     return 0

@@ -3,19 +3,24 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
+from temporalio.api.enums.v1 import TaskQueueType
+from temporalio.api.taskqueue.v1 import TaskQueue
+from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
 from temporalio.service import RPCError
 
+from engine.graph.model import Workflow, parse_workflow, workflow_to_dict
+from engine.run.costs import readable_prices, usage_cost
 from engine.run.events import RunEvent
-from engine.graph.model import Workflow, workflow_to_dict
 from engine.run.scheduler import uuid_ids
 from engine.temporal import DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE, WORKFLOW_TYPE, TemporalUnavailable
 from engine.temporal.converter import DATA_CONVERTER
-from engine.graph.model import parse_workflow
 
-__all__ = ["connect", "submit", "follow", "answer", "cancel", "list_runs", "event_from_row", "RemoteRun"]
+__all__ = ["connect", "submit", "follow", "answer", "cancel", "list_runs", "event_from_row", "RemoteRun",
+           "task_queue_has_worker"]
 
 POLL_EVERY = 0.2
 FINAL = ("completed", "failed", "cancelled")
@@ -119,20 +124,51 @@ _STATUS = {WorkflowExecutionStatus.COMPLETED: "completed", WorkflowExecutionStat
            WorkflowExecutionStatus.TIMED_OUT: "failed"}
 
 
+LIST_SCAN = 5000  # runs read from the server's visibility store at most, to sort them
+
+
+def _spent(memo: Mapping[str, Any], prices: Any) -> tuple[int, float | None]:
+    """(tokens, cost) from a run's memo (``usage``: ``{node: [prompt, completion, model]}``),
+    priced from this computer's catalogue as the local history prices its runs."""
+    usage, answered = {}, {}
+    for nid, row in (memo.get("usage") or {}).items():
+        try:
+            p, c, model = row
+            usage[nid] = (int(p), int(c))
+        except (TypeError, ValueError):
+            continue
+        if isinstance(model, str) and model:
+            answered[nid] = model
+    return usage_cost(usage, {}, prices, answered) if usage else (0, None)
+
+
 async def list_runs(client: Client, *, limit: int = 20) -> list[dict[str, Any]]:
-    """Runs on the server, newest first, from Temporal's visibility API."""
+    """Runs on the server, newest first (the server lists open runs first: sorted here), with
+    the tokens and cost each spent, from Temporal's visibility API."""
     found = []
-    async for ex in client.list_workflows(f"WorkflowType = '{WORKFLOW_TYPE}'", limit=limit):
+    prices = readable_prices()
+    async for ex in client.list_workflows(f"WorkflowType = '{WORKFLOW_TYPE}'", limit=max(limit, LIST_SCAN)):
         if ex.parent_id:  # a flow step's nested run: its events are in its parent's log
             continue
         memo = await ex.memo()
         status = _STATUS.get(ex.status) or memo.get("status") or "running"
         ended = ex.close_time.timestamp() if ex.close_time else None
+        tokens, cost = _spent(memo, prices)
         found.append({"id": ex.id, "status": status, "workflowName": memo.get("workflowName", ""),
                       "initialInput": memo.get("initialInput", ""), "pending": memo.get("pending"),
                       "startedAt": ex.start_time.timestamp(),
-                      "duration": (ended - ex.start_time.timestamp()) if ended else None, "taskQueue": ex.task_queue})
-    return found
+                      "duration": (ended - ex.start_time.timestamp()) if ended else None, "taskQueue": ex.task_queue,
+                      "tokens": tokens, "cost": cost})
+    found.sort(key=lambda r: r["startedAt"], reverse=True)
+    return found[:limit]
+
+
+async def task_queue_has_worker(client: Client, task_queue: str) -> bool:
+    """Whether a worker has polled ``task_queue`` lately (the server's list of its pollers)."""
+    answer = await client.workflow_service.describe_task_queue(DescribeTaskQueueRequest(
+        namespace=client.namespace, task_queue=TaskQueue(name=task_queue),
+        task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW))
+    return bool(answer.pollers)
 
 
 def heartbeat_options(ms: int | None) -> dict[str, Any]:

@@ -43,17 +43,19 @@ from temporalio.exceptions import CancelledError as TemporalCancelledError
 
 with workflow.unsafe.imports_passed_through():
     from engine.errors import FlowdeskError
-    from engine.run.events import RunEvent, RunStatus
-    from engine.llm.base import LLMError, LLMResult
     from engine.graph.model import parse_workflow
+    from engine.graph.templates import find_references
+    from engine.graph.variables import run_variables
+    from engine.llm.base import LLMError, LLMResult
     from engine.nodes import NodeError, PauseRequest, spec_for
     from engine.nodes.flow import Subflow, describe
+    from engine.nodes.base import resolve_for_step
+    from engine.run.costs import run_costs
+    from engine.run.events import RunEvent, RunStatus
     from engine.run.scheduler import Run
-    from engine.graph.variables import run_variables
+    from engine.run.state import RunState
     from engine.temporal import AGENT_ACTIVITY, FLOW_ACTIVITY, STEP_ACTIVITY, WORKFLOW_TYPE
     from engine.temporal.activities import invocation_to_json
-    from engine.graph.templates import find_references
-    from engine.nodes.base import resolve_for_step
 
 __all__ = ["FlowdeskRunWorkflow", "PAGE", "step_options"]
 
@@ -106,14 +108,24 @@ def step_options(data: Any, heartbeat_ms: int) -> dict[str, Any]:
     }
 
 
+def _log(ctx: Any, rows: Any) -> None:
+    """Log the events an activity made: its own (``[node, type, content, extraJson]``) and those of
+    a nested run it ran (a flow called as a tool: ``[..., timestamp, runPath]``), as a local run logs them."""
+    for row in rows or ():
+        node_id, kind, content, extra_json = row[:4]
+        if len(row) > 5 and row[5]:
+            ctx.relay(RunEvent(node_id, kind, content, timestamp=row[4], extra_json=extra_json, path=row[5]))
+        else:
+            ctx.emit(node_id, kind, content, extra_json=extra_json)
+
+
 def _activity_error(err: ActivityError, ctx: Any) -> BaseException:
     """What a failed step activity means to the scheduler (events it made are logged first)."""
     cause = err.cause
     if isinstance(cause, TemporalCancelledError):  # the step was cancelled (the run was): as locally
         return asyncio.CancelledError()
     if isinstance(cause, ApplicationError) and cause.type in ("NodeError", "LLMError"):
-        for node_id, kind, content, extra_json in (cause.details[0] if cause.details else ()):
-            ctx.emit(node_id, kind, content, extra_json=extra_json)
+        _log(ctx, cause.details[0] if cause.details else ())
         return (NodeError if cause.type == "NodeError" else LLMError)(cause.message)
     return NodeError(f"the step could not be completed on a worker: {cause or err}")
 
@@ -300,7 +312,8 @@ class _ActivityProvider:
         scope = run.context.scope(None, None)  # this branch's built-ins, for the subagents' templates
         request = {"invocation": invocation_to_json(inv), "meta": run.meta,
                    "nodes": [owner.nodes[i].model_dump(mode="json") for i in _subagent_ids(inv) if i in owner.nodes],
-                   "variables": dict(scope.variables),
+                   "variables": dict(scope.variables), "path": run.path, "runPath": run.run_path,
+                   "maxVisits": run.max_visits,
                    "builtins": {k: v for k, v in scope.builtins.items() if k not in ("PREVIOUS_OUTPUT", "input")}}
         try:
             answer = await workflow.execute_activity(AGENT_ACTIVITY, request, **options)
@@ -309,8 +322,7 @@ class _ActivityProvider:
             if isinstance(failure, NodeError):  # not a model's answer: the worker was lost for good
                 failure = LLMError(str(failure))
             raise failure from None
-        for node_id, kind, content, extra_json in answer.get("events") or ():
-            run.context.emit(node_id, kind, content, extra_json=extra_json)
+        _log(run.context, answer.get("events"))
         if answer.get("cancelled"):  # given up (timeoutMs, the run cancelled): as locally
             raise asyncio.CancelledError()
         return LLMResult(answer["text"], answer.get("usage"), answer.get("model"))
@@ -330,16 +342,26 @@ class FlowdeskRunWorkflow:
         self.parent: dict[str, Any] | None = None  # a child's parent {workflowId, nodeId, runPath}
         self._outbox: list[Any] = []  # what a child has yet to signal to its parent, in order
         self._sending = False
+        self.state: RunState | None = None  # the run's state, for the tokens it spent (in the memo)
 
     def _record(self, ev: Any) -> None:
         row = [ev.node_id, ev.type, ev.content, ev.timestamp, ev.extra_json, ev.path]
         self.events.append(row)
+        if self.state is not None:
+            self.state.apply(ev)
         if self.parent is not None:
             self._outbox.append(row)
 
     def _memo(self) -> None:
+        """What a run list shows without asking a worker: status, pending approval, and the tokens
+        each node spent with the model that answered (``usage`` ``{node: [prompt, completion,
+        model]}``; priced by the client from its catalogue, as the local history prices runs)."""
         run = self.run
-        workflow.upsert_memo({"status": str(run.status), "pending": run.pending_approval})
+        memo: dict[str, Any] = {"status": str(run.status), "pending": run.pending_approval}
+        if self.state is not None:
+            spent = run_costs(self.state, prices={})["nodes"]
+            memo["usage"] = {nid: [n["prompt"], n["completion"], n["model"]] for nid, n in spent.items()}
+        workflow.upsert_memo(memo)
 
     # ------------------------------------------------------------------ a child's reports to its parent
     async def _pump(self) -> None:
@@ -390,6 +412,7 @@ class FlowdeskRunWorkflow:
         self.definition = request["workflow"]
         wf = parse_workflow(request["workflow"])
         self.nodes = {n.id: n for n in wf.nodes}
+        self.state = RunState(wf)
         options = self.options = dict(request.get("options") or {})
         self.heartbeat_ms = int(options.get("heartbeatMs") or DEFAULT_HEARTBEAT_MS)
         self.parent = request.get("parent")
@@ -417,9 +440,8 @@ class FlowdeskRunWorkflow:
                 if self.parent is not None:  # the parent's answer, as a local nested run takes it
                     status = await run.resume(answer)
                     continue
-                if answer.get("output") is not None:
-                    run.amend_pending(answer["output"])  # the reviewer's edited output goes on
-                status = await run.resume(answer["decision"], answer.get("note") or "")
+                # The reviewer's edited output goes on, recorded as an edit (``edited: true``), as locally.
+                status = await run.resume(answer["decision"], answer.get("note") or "", output=answer.get("output"))
         except asyncio.CancelledError:
             run.cancel("Cancelled on the Temporal server.")
             await run.wait()
