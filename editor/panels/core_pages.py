@@ -10,6 +10,7 @@ echo nothing back.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from PySide6.QtCore import Qt
@@ -25,6 +26,7 @@ from .conditions import ConditionRow
 from .inspector_host import PageHost
 from .kind_pages import FlowToolsList
 from .prompt_edit import PromptEdit, prompt_with_insert, title_label
+from .schema_editor import DEFAULT_SCHEMA, SchemaEditor
 from .variables import VariablesTable
 
 __all__ = ["AgentPage", "StartPage", "ConditionPage", "ApprovalPage", "form_page", "hint_label"]
@@ -99,6 +101,15 @@ class AgentPage(QWidget):
         self.flows.edited.connect(lambda ids: host.edit_field("tools.flows", ids, False))
         tl.addWidget(self.flows)
         form.addRow("Tools", tools)
+        self.structured = QCheckBox("Answer with JSON fields")
+        self.structured.setObjectName("structuredAnswer")
+        self.structured.setToolTip("The model answers with JSON matching the schema below; the node's output is "
+                                   "that value, so later nodes can use {{name.field}}.")
+        self.structured.toggled.connect(self._structured_toggled)
+        self.schema = SchemaEditor(host.watch)
+        self.schema.edited.connect(self._schema_edited)
+        form.addRow("Structured answer", self.structured)
+        form.addRow(self.schema)
 
     def heading(self, node: Any) -> str:
         return f"{'Subagent' if _is_subagent(self.host) else 'Agent'} · {node.id}"
@@ -118,6 +129,42 @@ class AgentPage(QWidget):
         self.web.setChecked(bool(tools.get("web_search")))
         self.subs.setChecked(bool(tools.get("subagents")))
         self.flows.load(tools.get("flows"))
+        fmt = data.get("responseFormat")
+        structured = isinstance(fmt, dict) and fmt.get("type") == "json_schema"
+        self.structured.setChecked(structured)
+        self.schema.setVisible(structured)
+        if structured:
+            self.schema.load(fmt.get("schema"))
+
+    def _structured_toggled(self, on: bool) -> None:
+        self.schema.setVisible(on)
+        host = self.host
+        if host.loading or host.node_id is None:
+            return
+        node = host.doc.node(host.node_id)
+        if node is None:
+            return
+        data = node.data.model_dump()
+        if on:
+            data["responseFormat"] = {"type": "json_schema", "schema": json.loads(json.dumps(DEFAULT_SCHEMA))}
+        else:
+            data.pop("responseFormat", None)  # free text again: the file is as it was
+        host.doc.end_merge()
+        host.doc.edit_node_data(host.node_id, data, None)
+
+    def _schema_edited(self, schema: dict[str, Any], merge: str | None) -> None:
+        host = self.host
+        if host.loading or host.node_id is None:
+            return
+        node = host.doc.node(host.node_id)
+        if node is None:
+            return
+        data = node.data.model_dump()
+        fmt = data.get("responseFormat")
+        data["responseFormat"] = {**(fmt if isinstance(fmt, dict) else {}), "type": "json_schema", "schema": schema}
+        if merge is None:
+            host.doc.end_merge()
+        host.doc.edit_node_data(host.node_id, data, merge)
 
     def _model_edited(self, text: str) -> None:
         self._fill_efforts(text)
