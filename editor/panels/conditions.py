@@ -103,6 +103,8 @@ class ConditionRow(QFrame):
         self.number = QLabel(f"{index + 1}.")
         self.operator = QComboBox()
         self.operator.setObjectName("conditionOperator")
+        self.operator.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.operator.setMinimumContentsLength(10)
         accepted = accepted_operators()
         for op, label, _kind in OPERATORS:
             self.operator.addItem(label, op)
@@ -116,7 +118,7 @@ class ConditionRow(QFrame):
         self.value.textEdited.connect(self._value_typed)
         self.path = QLineEdit()
         self.path.setObjectName("conditionPath")
-        self.path.setPlaceholderText("path into a JSON output, e.g. .items[0].status (optional)")
+        self.path.setPlaceholderText("optional: a path into JSON, e.g. .items[0].status")
         self.path.setToolTip("Empty: the condition tests the previous output's text. A path such as .key[0] "
                              "tests that value of the previous output read as JSON.")
         self.path.textEdited.connect(lambda t: self._emit("path", t.strip(), True))
@@ -136,15 +138,17 @@ class ConditionRow(QFrame):
         self.up.clicked.connect(lambda _=False: self.move_requested.emit(-1))
         self.down.clicked.connect(lambda _=False: self.move_requested.emit(1))
         self.remove.clicked.connect(lambda _=False: self.remove_requested.emit())
+        # operator and buttons on the first line, the value and the path each on a line of their
+        # own: side by side, the value was squeezed to a few characters in a narrow inspector
         grid.addWidget(self.number, 0, 0)
         grid.addWidget(self.operator, 0, 1)
-        grid.addWidget(self.value, 0, 2)
-        grid.addWidget(self.up, 0, 3)
-        grid.addWidget(self.down, 0, 4)
-        grid.addWidget(self.remove, 0, 5)
-        grid.addWidget(self.path, 1, 1, 1, 2)
-        grid.addWidget(self.problem, 2, 1, 1, 5)
-        grid.setColumnStretch(2, 1)
+        grid.addWidget(self.up, 0, 2)
+        grid.addWidget(self.down, 0, 3)
+        grid.addWidget(self.remove, 0, 4)
+        grid.addWidget(self.value, 1, 1, 1, 4)
+        grid.addWidget(self.path, 2, 1, 1, 4)
+        grid.addWidget(self.problem, 3, 1, 1, 4)
+        grid.setColumnStretch(1, 1)
 
     # ------------------------------------------------------------------ showing
     def load(self, cond: dict[str, Any], first: bool, last: bool) -> None:
