@@ -126,6 +126,13 @@ class WorkflowDocument(WorkflowModel):
                        text: str = "Edit conditions") -> None:
         """Replace an if node's conditions; ``mapping`` sends old condition indices to new ones
         (``None``: removed), so links follow their condition when it moves and go when it goes."""
+        self.set_branches(node_id, "conditions", "condition-", conditions, mapping, text)
+
+    def set_branches(self, node_id: str, field: str, prefix: str, items: list[dict[str, Any]],
+                     mapping: dict[int, int | None], text: str) -> None:
+        """Replace the list ``field`` whose item ``i`` owns the output handle ``<prefix><i>`` (an
+        if node's ``conditions``, a router's ``routes``) in one undo step; ``mapping`` sends old
+        indices to new ones (``None``: removed), so links follow their item and go with it."""
         node = self._nodes.get(node_id)
         if node is None:
             return
@@ -134,11 +141,11 @@ class WorkflowDocument(WorkflowModel):
         for i, c in enumerate(list(self._workflow.connections)):
             if c.source != node_id:
                 continue
-            handle = c.handle if c.handle != "true" else "condition-0"
-            if not handle.startswith("condition-"):
+            handle = "condition-0" if c.handle == "true" and prefix == "condition-" else c.handle
+            if not handle.startswith(prefix):
                 continue
             try:
-                old = int(handle.split("-", 1)[1])
+                old = int(handle[len(prefix):])
             except ValueError:
                 continue
             new = mapping.get(old, old)
@@ -146,11 +153,11 @@ class WorkflowDocument(WorkflowModel):
                 doomed.append(c.key())
             elif new != old:
                 before = c.model_dump()
-                self.undo_stack.push(ReplaceConnectionCommand(self, i, before, {**before, "sourceHandle": f"condition-{new}"},
+                self.undo_stack.push(ReplaceConnectionCommand(self, i, before, {**before, "sourceHandle": f"{prefix}{new}"},
                                                               "Move branch"))
         self.delete((), doomed)
         data = node.data.model_dump()
-        data["conditions"] = conditions
+        data[field] = items
         self.edit_node_data(node_id, data)
         self.undo_stack.endMacro()
 

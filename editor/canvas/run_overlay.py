@@ -1,5 +1,9 @@
 """A run on the canvas: each card's state word, the links the run followed, badges.
 
+A card also marks the output handles the run followed (``taken``, from the reducer's
+``links``): the branch an ``if`` or a ``router`` chose (a ``route_choice``), an approval's
+decision, whichever port a link left from.
+
 Display only: run state lives apart from the document and is never undoable. The words come
 from the engine's one reducer (:class:`engine.RunState`): its ``states`` (one of
 :data:`engine.NODE_STATES` per node an event touched), its ``links`` and each node's
@@ -51,6 +55,7 @@ class RunOverlay:
         self.links: set[Link] = set()
         self.tips: dict[str, str] = {}
         self.badges: dict[str, tuple[str, str]] = {}
+        self.taken: dict[str, frozenset[str]] = {}  # node id -> the output handles the run followed
 
     def set(self, states: dict[str, str], links: Iterable[Link] | None, tips: dict[str, str] | None,
             badges: dict[str, tuple[str, str]] | None) -> None:
@@ -58,6 +63,10 @@ class RunOverlay:
         self.links = set(links or ())
         self.tips = dict(tips or {})
         self.badges = dict(badges or {})
+        taken: dict[str, set[str]] = {}
+        for source, handle, _target in self.links:
+            taken.setdefault(source, set()).add("condition-0" if handle == "true" else handle)
+        self.taken = {nid: frozenset(hs) for nid, hs in taken.items()}
 
     def clear(self) -> None:
         self.set({}, None, None, None)
@@ -70,6 +79,7 @@ class RunOverlay:
         """Show the node's state, tooltip and badge on its card."""
         item.set_run_state(self.states.get(node_id), self.tips.get(node_id, ""))
         item.set_run_badge(*self.badges.get(node_id, ("", "")))
+        item.set_taken(self.taken.get(node_id, frozenset()))
 
     def followed(self, key: tuple[str, str, str, str]) -> bool:
         """Whether the run followed the link ``key`` (source, handle, target, target handle)."""

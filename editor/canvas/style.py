@@ -58,6 +58,7 @@ RUN_COLOR = {
 }
 PINNED_COLOR = QColor("#db61a2")
 RUN_LINK = QColor("#58a6ff")
+TAKEN_PORT = RUN_LINK  # an output handle the run followed (the branch chosen): marked like its link
 # The error port of a working node and its links: red, dashed (docs/design.md "Step policies").
 ERROR_PORT = QColor("#f85149")
 ERROR_LINK = QColor("#e5534b")

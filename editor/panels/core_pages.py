@@ -10,21 +10,23 @@ echo nothing back.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QIcon
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QFrame, QHBoxLayout, QLabel, QLineEdit,
-                               QPushButton, QToolButton, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import QCheckBox, QComboBox, QFormLayout, QLabel, QLineEdit, QPushButton, QVBoxLayout, QWidget
 
 from engine import model_choices
 from engine import reasoning_efforts as efforts_for
 
 from ..document import is_subagent_node
 from ..resources import icon_path
+from .conditions import ConditionRow
 from .inspector_host import PageHost
 from .kind_pages import FlowToolsList
 from .prompt_edit import PromptEdit, prompt_with_insert, title_label
+from .schema_editor import DEFAULT_SCHEMA, SchemaEditor
 from .variables import VariablesTable
 
 __all__ = ["AgentPage", "StartPage", "ConditionPage", "ApprovalPage", "form_page", "hint_label"]
@@ -99,6 +101,15 @@ class AgentPage(QWidget):
         self.flows.edited.connect(lambda ids: host.edit_field("tools.flows", ids, False))
         tl.addWidget(self.flows)
         form.addRow("Tools", tools)
+        self.structured = QCheckBox("Answer with JSON fields")
+        self.structured.setObjectName("structuredAnswer")
+        self.structured.setToolTip("The model answers with JSON matching the schema below; the node's output is "
+                                   "that value, so later nodes can use {{name.field}}.")
+        self.structured.toggled.connect(self._structured_toggled)
+        self.schema = SchemaEditor(host.watch)
+        self.schema.edited.connect(self._schema_edited)
+        form.addRow("Structured answer", self.structured)
+        form.addRow(self.schema)
 
     def heading(self, node: Any) -> str:
         return f"{'Subagent' if _is_subagent(self.host) else 'Agent'} · {node.id}"
@@ -118,6 +129,42 @@ class AgentPage(QWidget):
         self.web.setChecked(bool(tools.get("web_search")))
         self.subs.setChecked(bool(tools.get("subagents")))
         self.flows.load(tools.get("flows"))
+        fmt = data.get("responseFormat")
+        structured = isinstance(fmt, dict) and fmt.get("type") == "json_schema"
+        self.structured.setChecked(structured)
+        self.schema.setVisible(structured)
+        if structured:
+            self.schema.load(fmt.get("schema"))
+
+    def _structured_toggled(self, on: bool) -> None:
+        self.schema.setVisible(on)
+        host = self.host
+        if host.loading or host.node_id is None:
+            return
+        node = host.doc.node(host.node_id)
+        if node is None:
+            return
+        data = node.data.model_dump()
+        if on:
+            data["responseFormat"] = {"type": "json_schema", "schema": json.loads(json.dumps(DEFAULT_SCHEMA))}
+        else:
+            data.pop("responseFormat", None)  # free text again: the file is as it was
+        host.doc.end_merge()
+        host.doc.edit_node_data(host.node_id, data, None)
+
+    def _schema_edited(self, schema: dict[str, Any], merge: str | None) -> None:
+        host = self.host
+        if host.loading or host.node_id is None:
+            return
+        node = host.doc.node(host.node_id)
+        if node is None:
+            return
+        data = node.data.model_dump()
+        fmt = data.get("responseFormat")
+        data["responseFormat"] = {**(fmt if isinstance(fmt, dict) else {}), "type": "json_schema", "schema": schema}
+        if merge is None:
+            host.doc.end_merge()
+        host.doc.edit_node_data(host.node_id, data, merge)
 
     def _model_edited(self, text: str) -> None:
         self._fill_efforts(text)
@@ -186,8 +233,9 @@ class ConditionPage(QWidget):
         self.host = host
         form = form_page(self)
         form.addRow(title_label("Condition"))
-        form.addRow(hint_label("Conditions are checked in order against the previous output (case-insensitive). "
-                               "The first match follows its branch; none follows Else."))
+        form.addRow(hint_label("Conditions are checked in order against the previous output (any case), or "
+                               "against a value inside it given a path. The first match follows its branch; "
+                               "none follows Else."))
         self.box = QWidget()
         self.rows_layout = QVBoxLayout(self.box)
         self.rows_layout.setContentsMargins(0, 0, 0, 0)
@@ -196,8 +244,7 @@ class ConditionPage(QWidget):
         self.add_button = QPushButton(QIcon(icon_path("add")), "Add condition")
         self.add_button.clicked.connect(self.add_condition)
         form.addRow(self.add_button)
-        # each row: operator, value, up, down, remove
-        self.rows: list[tuple[QComboBox, QLineEdit, QToolButton, QToolButton, QToolButton]] = []
+        self.rows: list[ConditionRow] = []
 
     def load(self, data: dict[str, Any]) -> None:
         self._sync_rows(list(data.get("conditions") or []))
@@ -227,59 +274,41 @@ class ConditionPage(QWidget):
         conds[i], conds[j] = conds[j], conds[i]
         self.host.doc.set_conditions(self.host.node_id, conds, {i: j, j: i}, "Reorder conditions")
 
-    def _condition_edited(self, i: int, key: str, value: str) -> None:
+    def _condition_edited(self, i: int, key: str, value: Any, merge: bool) -> None:
+        """One edit of condition ``i``: typing in its value or path merges into one undo step."""
         host = self.host
         if host.loading or host.node_id is None:
             return
-        data = host.doc.node(host.node_id).data.model_dump()
+        node = host.doc.node(host.node_id)
+        if node is None:
+            return
+        data = node.data.model_dump()
         if i >= len(data["conditions"]):
             return
-        data["conditions"][i][key] = value
-        host.doc.edit_node_data(host.node_id, data, f"conditions.{i}.{key}" if key == "value" else None)
+        cond = data["conditions"][i]
+        if key == "path" and not value:
+            cond.pop("path", None)  # no path: the file stays as AgentFlow writes it
+        else:
+            cond[key] = value
+        if not merge:
+            host.doc.end_merge()
+        host.doc.edit_node_data(host.node_id, data, f"conditions.{i}.{key}" if merge else None)
 
     def _sync_rows(self, conds: list[dict[str, Any]]) -> None:
         while len(self.rows) > len(conds):
-            row = self.rows.pop()
-            row[0].parentWidget().deleteLater()
+            self.rows.pop().deleteLater()
         while len(self.rows) < len(conds):
             self.rows.append(self._make_row(len(self.rows)))
         for i, (cond, row) in enumerate(zip(conds, self.rows)):
-            op, value, up, down, _rm = row
-            op.setCurrentIndex(max(0, op.findData(cond.get("operator", "contains"))))
-            if value.text() != cond.get("value", ""):
-                value.setText(cond.get("value", ""))
-            up.setEnabled(i > 0)
-            down.setEnabled(i < len(conds) - 1)
+            row.load(cond, i == 0, i == len(conds) - 1)
 
-    def _make_row(self, i: int) -> tuple[QComboBox, QLineEdit, QToolButton, QToolButton, QToolButton]:
-        w = QFrame()
-        w.setObjectName("conditionRow")
-        lay = QHBoxLayout(w)
-        lay.setContentsMargins(6, 4, 6, 4)
-        label = QLabel(f"{i + 1}.")
-        op = QComboBox()
-        op.addItem("contains", "contains")
-        op.addItem("equals", "equal")
-        op.currentIndexChanged.connect(lambda _ix: self._condition_edited(i, "operator", op.currentData()))
-        value = QLineEdit()
-        value.setPlaceholderText("value (empty never matches)")
-        self.host.watch(value)
-        value.textEdited.connect(lambda t: self._condition_edited(i, "value", t))
-        up, down, rm = QToolButton(), QToolButton(), QToolButton()
-        for button, icon, tip in ((up, "up", "Move up"), (down, "down", "Move down"),
-                                  (rm, "delete", "Remove condition (its link goes too)")):
-            button.setIcon(QIcon(icon_path(icon)))
-            button.setToolTip(tip)
-        up.clicked.connect(lambda _=False: self.move_condition(i, -1))
-        down.clicked.connect(lambda _=False: self.move_condition(i, 1))
-        rm.clicked.connect(lambda _=False: self.remove_condition(i))
-        for x in (label, op):
-            lay.addWidget(x)
-        lay.addWidget(value, 1)
-        for x in (up, down, rm):
-            lay.addWidget(x)
-        self.rows_layout.addWidget(w)
-        return op, value, up, down, rm
+    def _make_row(self, i: int) -> ConditionRow:
+        row = ConditionRow(i, self.host.watch)
+        row.edited.connect(lambda key, value, merge: self._condition_edited(i, key, value, merge))
+        row.move_requested.connect(lambda d: self.move_condition(i, d))
+        row.remove_requested.connect(lambda: self.remove_condition(i))
+        self.rows_layout.addWidget(row)
+        return row
 
 
 class ApprovalPage(QWidget):

@@ -314,6 +314,16 @@ class InspectorPanel(QWidget):
                 return
             kind = node.type
             spec = spec_for(kind)
+            if spec is None and page_factory(kind) is not None:
+                # A page but no kind (an engine that does not register it yet): the page edits
+                # the node's data as the plain data the file has.
+                page = self.page(kind)
+                self._load_data_flow(node)
+                heading = getattr(page, "heading", None)
+                self.header.setText(heading(node) if heading is not None else f"{kind} · {node.id}")
+                page.load(node.data.model_dump())  # type: ignore[union-attr]
+                self.stack.setCurrentWidget(page)
+                return
             if spec is None:
                 self._load_data_flow(node)
                 self.header.setText(f"{kind} · {node.id}")

@@ -9,7 +9,7 @@ plain data (:class:`~editor.panels.inspector_host.InspectorPage`).
 
 :func:`register_inspector_page` adds (or replaces) a kind's page; the built-in ones are
 registered here: the core kinds (:mod:`.core_pages`), ``http`` (:mod:`.web_pages`), ``flow``
-and ``action`` (:mod:`.kind_pages`). Whatever the page, the inspector adds the data-flow
+and ``action`` (:mod:`.kind_pages`), ``router`` (:mod:`.routes`). Whatever the page, the inspector adds the data-flow
 sections of the kind (output variable, step policy, the names available) below it.
 """
 
@@ -20,6 +20,7 @@ from PySide6.QtWidgets import QWidget
 from .core_pages import AgentPage, ApprovalPage, ConditionPage, StartPage
 from .inspector_host import InspectorPage, PageFactory, PageHost
 from .kind_pages import ActionPage, FlowPage
+from .routes import RouterPage
 from .web_pages import HttpPage, start_variables
 
 __all__ = ["INSPECTOR_PAGES", "PageFactory", "PageHost", "InspectorPage", "register_inspector_page",
@@ -55,5 +56,5 @@ def _action_page(host: PageHost) -> QWidget:
 
 
 for _kind, _factory in (("agent", AgentPage), ("start", StartPage), ("if", ConditionPage), ("approval", ApprovalPage),
-                        ("http", _http_page), ("flow", _flow_page), ("action", _action_page)):
+                        ("router", RouterPage), ("http", _http_page), ("flow", _flow_page), ("action", _action_page)):
     register_inspector_page(_kind, _factory)

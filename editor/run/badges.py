@@ -1,10 +1,11 @@
 """Run badges for the canvas, read from the run-state reducer (``engine.RunState``): a node
-being retried ("attempt 2 of 4"), a loop's iteration, a join still waiting ("1 of 3 in").
+being retried ("attempt 2 of 4"), a loop's iteration ("item 3 of 12" over a list), a join still
+waiting ("1 of 3 in").
 
 Display only: never part of the document, never undoable. ``details[n].attempt`` /
 ``max_attempts`` (set by ``step_retry``, cleared by the next ``step_start``), ``iteration`` (a
-loop's current iteration) and ``delivered`` / ``expected`` (a join's arrivals) are the
-reducer's; this module only words them.
+loop's current iteration), ``total`` (how many items a loop walking a list has) and
+``delivered`` / ``expected`` (a join's arrivals) are the reducer's; this module only words them.
 """
 
 from __future__ import annotations
@@ -32,9 +33,9 @@ def run_badges(state: Any) -> dict[str, tuple[str, str]]:
                 out[nid] = (f"failed after {attempt} attempts", "retry")
             continue
         # only a loop has an iteration, only a join expects arrivals (the reducer's fields say which)
-        iteration = getattr(d, "iteration", 0)
-        if iteration:
-            out[nid] = (f"iteration {iteration}", "loop")
+        iteration, total = getattr(d, "iteration", 0), getattr(d, "total", 0)
+        if iteration:  # a loop over a list knows how many items it has: "item 3 of 12"
+            out[nid] = (f"item {iteration} of {total}" if total else f"iteration {iteration}", "loop")
         expected = getattr(d, "expected", 0)
         if expected and now not in _SETTLED:
             out[nid] = (f"{getattr(d, 'delivered', 0)} of {expected} in", "join")

@@ -73,10 +73,10 @@ def parse_json_container(text: str) -> Any:
 
 def render_content(browser: QTextBrowser, kind: str, content: str) -> str:
     """Show ``content`` in ``browser`` as the entry type asks; returns "markdown", "json" or "text"."""
-    if kind in MARKDOWN_TYPES:
+    value = parse_json_container(content)
+    if kind in MARKDOWN_TYPES and value is None:  # (a structured answer is JSON, shown as such)
         browser.setMarkdown(content)
         return "markdown"
-    value = parse_json_container(content)
     if value is not None:
         browser.setHtml(highlight_json(value))
         return "json"

@@ -114,6 +114,8 @@ class NodeDetails:
     outcome: str | None = None
     #: A loop: the iteration its body is on (from 1); a join: arrivals so far and expected.
     iteration: int = 0
+    #: A loop walking a list (``over``): how many items it has (``loop_check``'s ``total``); 0: not known.
+    total: int = 0
     delivered: int = 0
     expected: int = 0
 
@@ -478,6 +480,9 @@ class RunState:
             iteration = extra.get("iteration")
             if isinstance(iteration, int):
                 d.iteration = iteration
+            total = extra.get("total")
+            if isinstance(total, int) and not isinstance(total, bool):
+                d.total = total
             self._checked.add(nid)
         elif t == _JOIN_WAIT:
             extra = ev.extra or {}

@@ -73,14 +73,15 @@ def test_condition_list_edits_handles(window, qtbot, tmp_path):
     item = window.scene.node_items["route"]
     insp.page("if").add_button.click()
     assert [h for h, _, _ in item.layout.outputs] == ["condition-0", "condition-1", "false"]
-    op, value, *_ = insp.page("if").rows[1]
+    row = insp.page("if").rows[1]
+    op, value = row.operator, row.value
     value.setFocus()
     qtbot.keyClicks(value, "late")
     op.setCurrentIndex(1)
     cond = window.document.node("route").data.conditions[1]
     assert (cond.operator, cond.value) == ("equal", "late")
     assert item.layout.outputs[1][2] == "equal 'late'"
-    insp.page("if").rows[0][4].click()  # remove the first condition: its link goes too
+    insp.page("if").rows[0].remove.click()  # remove the first condition: its link goes too
     assert [c.value for c in window.document.node("route").data.conditions] == ["late"]
     assert window.document.connection(("route", "condition-0", "signoff", "input")) is None
 

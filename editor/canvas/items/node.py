@@ -17,7 +17,7 @@ from PySide6.QtWidgets import QGraphicsItem, QGraphicsSceneHoverEvent, QStyleOpt
 from engine import Node
 
 from ..style import (BADGE_JOIN, BADGE_LOOP, BADGE_R, BADGE_RETRY, CORNER, ERROR, ERROR_HANDLE, ERROR_PORT, FIND_HIT, GRID, KIND_COLOR, LINE_H, NODE_BG, NODE_BORDER, NODE_MUTED,
-                     NODE_TEXT, PAD, PINNED_COLOR, PORT_HIT_R, ROW_H, RUN_COLOR, RUN_STATE_LABEL, SELECT, TARGET_OK, TITLE_H, WARNING, NodeLayout, font, handle_tooltip,
+                     NODE_TEXT, PAD, PINNED_COLOR, PORT_HIT_R, ROW_H, RUN_COLOR, RUN_STATE_LABEL, SELECT, TAKEN_PORT, TARGET_OK, TITLE_H, WARNING, NodeLayout, font, handle_tooltip,
                      metrics, node_layout, pen)
 from .port import PortHit, hit, paint_port
 
@@ -78,6 +78,7 @@ class NodeItem(QGraphicsItem):
         self.run_tip = ""
         self.run_badge = ""  # "attempt 2 of 4" while retrying, "iteration 3" for a loop (display only)
         self.run_badge_kind = ""  # "retry" | "loop" | "join"
+        self.taken: frozenset[str] = frozenset()  # output handles the run shown followed (display only)
         self.pulse = 0.0  # 0..1, advanced by the scene while the node runs
         self.pinned = _is_pinned(node)  # its data holds a pinnedOutput: it does not run
         self._update_rect()
@@ -139,6 +140,12 @@ class NodeItem(QGraphicsItem):
         if (text, kind) != (self.run_badge, self.run_badge_kind):
             self.run_badge, self.run_badge_kind = text, kind
             self.setToolTip(self._body_tooltip())
+            self.update()
+
+    def set_taken(self, handles: frozenset[str]) -> None:
+        """Mark the output handles the run followed (the branch a condition or a router chose)."""
+        if handles != self.taken:
+            self.taken = handles
             self.update()
 
     def set_pulse(self, phase: float) -> None:
@@ -295,7 +302,9 @@ class NodeItem(QGraphicsItem):
                        "input" in self.connected, self.target_state == "ok")
         for h, p, _ in lay.outputs:
             c = KIND_COLOR["subagent"] if h == "subagent" else ERROR_PORT if h == ERROR_HANDLE else port_color
-            paint_port(painter, p, c, h in self.connected)
+            if h in self.taken:
+                c = TAKEN_PORT
+            paint_port(painter, p, c, h in self.connected or h in self.taken, h in self.taken)
         if self.run_badge and lod >= 0.2:
             self._paint_run_badge(painter, min(max(0.8 / max(lod, 0.01), 1.0), 2.0))
         if self.pinned and lod >= 0.2:
@@ -471,10 +480,13 @@ class NodeItem(QGraphicsItem):
             if h == "subagent":
                 painter.drawText(QRectF(0, p.y() - 22, lay.width, 16), Qt.AlignmentFlag.AlignCenter, label)
             else:
-                painter.setPen(pen(_ERROR_TEXT if h == ERROR_HANDLE else NODE_MUTED.name()))
+                taken = h in self.taken and len(lay.outputs) > 1
+                painter.setPen(pen(TAKEN_PORT.name() if taken else _ERROR_TEXT if h == ERROR_HANDLE
+                                   else NODE_MUTED.name()))
+                text = f"\u2713 {label}" if taken else label  # the branch the run took
                 painter.drawText(QRectF(12, p.y() - ROW_H / 2, lay.width - 26, ROW_H),
                                  Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight,
-                                 sm.elidedText(label, Qt.TextElideMode.ElideMiddle, lay.width - 40))
+                                 sm.elidedText(text, Qt.TextElideMode.ElideMiddle, lay.width - 40))
 
 
 def _is_pinned(node: Node) -> bool:
