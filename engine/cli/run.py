@@ -83,13 +83,19 @@ async def _drive(run: Any, decisions: list[tuple[str, str]], recorder: Any, *, r
         status = await run.resume(word, note)
         if recorder:
             recorder.settled()
+    # Every ended run names itself (README: "its id is printed when it ends"): the id is what
+    # `show` and `repair` take.
+    log = f" (its log: flowdesk show {run.run_id[:8]})" if recorder else ""
     if status == RunStatus.COMPLETED:
-        print_err(f"run {run.run_id} completed" + (f" (its log: flowdesk show {run.run_id[:8]})" if recorder else ""))
+        print_err(f"run {run.run_id} completed{log}")
         return EXIT_OK
     if status == RunStatus.CANCELLED:
-        print_err("run cancelled")
+        print_err(f"run {run.run_id} cancelled{log}")
         return EXIT_CANCELLED
-    print_err(f"run failed: {run.error}")
+    print_err(f"run {run.run_id} failed: {run.error}")
+    if recorder:
+        print_err(f"its log: flowdesk show {run.run_id[:8]}; a fix proposed by the model: flowdesk repair "
+                  f"{run.run_id[:8]}")
     return EXIT_FAILED
 
 

@@ -1,0 +1,89 @@
+"""How `flowdesk run` ends (issue 30, items 3, 11, 12): every ended run prints its id, a closed
+pipe ends it quietly, and Ctrl+C at any moment of its start is a quiet cancel (exit 4)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLES = ROOT / "samples"
+
+
+def env_for(tmp_path: Path) -> dict[str, str]:
+    return {**os.environ, "NO_COLOR": "1", "PYTHONPATH": str(ROOT), "FLOWDESK_DATA_DIR": str(tmp_path / "data"),
+            "FLOWDESK_CONFIG_DIR": str(tmp_path / "config")}
+
+
+def flowdesk(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "engine.cli", *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=60, env=env_for(tmp_path), stdin=subprocess.DEVNULL)
+
+
+def loop_flow(tmp_path: Path) -> Path:
+    path = tmp_path / "loop.flow.json"
+    path.write_text(json.dumps({"nodes": [{"id": "s", "type": "start"},
+                                          {"id": "a", "type": "agent", "data": {"model": "m"}},
+                                          {"id": "b", "type": "agent", "data": {"model": "m"}}],
+                                "connections": [{"source": "s", "target": "a"}, {"source": "a", "target": "b"},
+                                                {"source": "b", "target": "a"}]}))
+    return path
+
+
+def printed_id(stderr: str, status: str) -> str:
+    m = re.search(rf"^flowdesk: run ([0-9a-f]{{32}}) {re.escape(status)}", stderr, re.M)
+    assert m, stderr
+    return m.group(1)
+
+
+# ----------------------------------------------------------------------------- item 3
+def test_a_failed_run_prints_its_id_for_show_and_repair(tmp_path: Path) -> None:
+    res = flowdesk(tmp_path, "run", str(loop_flow(tmp_path)), "--provider", "echo", "--max-visits", "3")
+    assert res.returncode == 1, res.stderr
+    run_id = printed_id(res.stderr, "failed:")
+    assert f"flowdesk show {run_id[:8]}" in res.stderr and f"flowdesk repair {run_id[:8]}" in res.stderr
+    shown = flowdesk(tmp_path, "show", run_id[:8])
+    assert shown.returncode == 0 and "failed" in shown.stdout
+
+
+def test_a_failed_run_without_the_store_still_names_itself(tmp_path: Path) -> None:
+    res = flowdesk(tmp_path, "run", str(loop_flow(tmp_path)), "--provider", "echo", "--max-visits", "3", "--no-store")
+    assert res.returncode == 1
+    printed_id(res.stderr, "failed:")
+    assert "flowdesk show" not in res.stderr  # nothing recorded to show
+
+
+def slow_echo_script(tmp_path: Path) -> Path:
+    """The command line with the echo provider answering after 30 s (a run to cancel)."""
+    script = tmp_path / "slow.py"
+    script.write_text("import sys\n"
+                      "from engine.llm import registry\n"
+                      "from engine.llm.echo import EchoProvider\n"
+                      "registry._FACTORIES['echo'] = lambda **_: EchoProvider(delay=30)\n"
+                      "from engine.cli import main\n"
+                      "sys.exit(main(sys.argv[1:]))\n")
+    return script
+
+
+def test_a_cancelled_run_prints_its_id(tmp_path: Path) -> None:
+    proc = subprocess.Popen([sys.executable, str(slow_echo_script(tmp_path)), "run", str(SAMPLES / "hello.flow.json"),
+                             "--provider", "echo", "--jsonl"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=env_for(tmp_path))
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        if '"start_prompt"' in line:
+            break
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=20)
+    assert proc.returncode == 4, err
+    run_id = printed_id(err, "cancelled")
+    assert f"flowdesk show {run_id[:8]}" in err
+    assert flowdesk(tmp_path, "show", run_id).returncode == 0
