@@ -61,13 +61,13 @@ def test_a_failed_run_without_the_store_still_names_itself(tmp_path: Path) -> No
     assert "flowdesk show" not in res.stderr  # nothing recorded to show
 
 
-def slow_echo_script(tmp_path: Path) -> Path:
-    """The command line with the echo provider answering after 30 s (a run to cancel)."""
+def slow_echo_script(tmp_path: Path, delay: float = 30) -> Path:
+    """The command line with the echo provider answering after ``delay`` seconds."""
     script = tmp_path / "slow.py"
     script.write_text("import sys\n"
                       "from engine.llm import registry\n"
                       "from engine.llm.echo import EchoProvider\n"
-                      "registry._FACTORIES['echo'] = lambda **_: EchoProvider(delay=30)\n"
+                      f"registry._FACTORIES['echo'] = lambda **_: EchoProvider(delay={delay})\n"
                       "from engine.cli import main\n"
                       "sys.exit(main(sys.argv[1:]))\n")
     return script
@@ -87,3 +87,22 @@ def test_a_cancelled_run_prints_its_id(tmp_path: Path) -> None:
     run_id = printed_id(err, "cancelled")
     assert f"flowdesk show {run_id[:8]}" in err
     assert flowdesk(tmp_path, "show", run_id).returncode == 0
+
+
+# ----------------------------------------------------------------------------- item 11
+@pytest.mark.parametrize("store", [["--no-store"], []])
+def test_run_into_a_closed_pipe_ends_quietly(tmp_path: Path, store: list[str]) -> None:
+    """`flowdesk run ... | head -3`: the reader leaves while the run goes on."""
+    script = slow_echo_script(tmp_path, delay=1)
+    cmd = f"{sys.executable} {script} run {SAMPLES / 'hello.flow.json'} --provider echo {' '.join(store)} | head -3"
+    res = subprocess.run(["bash", "-c", cmd + "; echo \"codes=${PIPESTATUS[*]}\" >&2"], cwd=ROOT, capture_output=True,
+                         text=True, timeout=60, env=env_for(tmp_path))
+    assert len(res.stdout.splitlines()) == 3
+    assert "Traceback" not in res.stderr and "BrokenPipe" not in res.stderr and "Exception ignored" not in res.stderr
+    assert "codes=141 0" in res.stderr, res.stderr  # 128 + SIGPIPE, as a shell reports it
+    if store:
+        return
+    listed = json.loads(flowdesk(tmp_path, "runs", "--json").stdout)["runs"]
+    # recorded, ended: cancelled when the reader left mid-run (nobody reads it), or completed when
+    # the recorder's last batch (printed once committed) was the first write to find the pipe closed
+    assert len(listed) == 1 and listed[0]["status"] in ("cancelled", "completed")
