@@ -159,8 +159,9 @@ def _execute(run: Any, store: Any, decisions: list[tuple[str, str]], printer: Pr
         run.add_listener(output)  # nothing to wait for: printed as it happens
     code = EXIT_CANCELLED
     try:
-        code = asyncio.run(_drive(run, decisions, recorder, resume_first=resume_first, first_output=first_output,
-                                  output=output))
+        with _sigint_kept():
+            code = asyncio.run(_drive(run, decisions, recorder, resume_first=resume_first,
+                                      first_output=first_output, output=output))
     except KeyboardInterrupt:
         code = EXIT_CANCELLED
     finally:
@@ -186,6 +187,25 @@ def _execute(run: Any, store: Any, decisions: list[tuple[str, str]], printer: Pr
         if code in (EXIT_OK, EXIT_PAUSED):  # a run that cannot be looked at or resumed later did not succeed
             return EXIT_FAILED
     return code
+
+
+@contextmanager
+def _sigint_kept() -> Iterator[None]:
+    """Ctrl+C's handler given back as it was once the run's loop has closed (the loop resets it to
+    Python's KeyboardInterrupt, a traceback in the instant before the command exits; the
+    ``flowdesk`` launcher's is a quiet cancel)."""
+    try:
+        before = signal.getsignal(signal.SIGINT)
+    except ValueError:
+        before = None
+    try:
+        yield
+    finally:
+        if before is not None and before is not signal.getsignal(signal.SIGINT):
+            try:
+                signal.signal(signal.SIGINT, before)
+            except (ValueError, TypeError):  # not the main thread, or a handler set outside Python
+                pass
 
 
 @contextmanager

@@ -106,3 +106,50 @@ def test_run_into_a_closed_pipe_ends_quietly(tmp_path: Path, store: list[str]) -
     # recorded, ended: cancelled when the reader left mid-run (nobody reads it), or completed when
     # the recorder's last batch (printed once committed) was the first write to find the pipe closed
     assert len(listed) == 1 and listed[0]["status"] in ("cancelled", "completed")
+
+
+# ----------------------------------------------------------------------------- item 12
+def _start_up_time() -> float:
+    """How long this (possibly busy) machine's interpreter takes to reach a line of ours: Python's
+    own start-up (site, the editable install's finder) is out of any program's reach."""
+    times = []
+    for _ in range(3):
+        t0 = time.monotonic()
+        subprocess.run([sys.executable, "-c", "import editor"], cwd=ROOT, check=True, env={**os.environ,
+                                                                                          "PYTHONPATH": str(ROOT)})
+        times.append(time.monotonic() - t0)
+    return sorted(times)[1]
+
+
+def _interrupt_run_after(tmp_path: Path, delay: float) -> subprocess.Popen[str]:
+    proc = subprocess.Popen([sys.executable, "-m", "editor.launcher", "run", str(SAMPLES / "hello.flow.json"),
+                             "--provider", "echo"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=env_for(tmp_path))
+    time.sleep(delay)
+    proc.send_signal(signal.SIGINT)
+    return proc
+
+
+@pytest.mark.parametrize("delay_ms", [0, 20, 50, 100])
+def test_ctrl_c_in_the_first_tenth_of_a_second_of_run_exits_4_without_a_traceback(tmp_path: Path,
+                                                                                  delay_ms: int) -> None:
+    ours = max(1.5 * _start_up_time(), _start_up_time() + 0.03)  # from the first line of ours on
+    for _ in range(3):
+        proc = _interrupt_run_after(tmp_path, ours + delay_ms / 1000)
+        out, err = proc.communicate(timeout=30)
+        assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
+        if proc.returncode == 0:  # the whole run was quicker than the delay
+            assert "completed" in err
+        else:
+            assert proc.returncode == 4, (proc.returncode, err)
+            assert "cancelled" in err
+
+
+def test_ctrl_c_before_the_interpreter_runs_is_no_traceback(tmp_path: Path) -> None:
+    """At once (0 ms): the interpreter has not started; the process ends as any program Ctrl+C
+    stops (killed by SIGINT, 130 in a shell), or, once it runs, as cancelled."""
+    for _ in range(3):
+        proc = _interrupt_run_after(tmp_path, 0)
+        _, err = proc.communicate(timeout=30)
+        assert proc.returncode in (-signal.SIGINT, 4), (proc.returncode, err)
+        assert "Traceback" not in err
