@@ -75,8 +75,12 @@ class _Output:
             self._reader_gone()
 
     def committed(self, events: list[Any], recorded: bool) -> None:
-        for ev in events:
-            self(ev)
+        if self.closed:
+            return
+        try:
+            self.printer.committed(events, recorded)  # the printer's own batch printing
+        except BrokenPipeError:
+            self._reader_gone()
 
     def _reader_gone(self) -> None:
         self.closed = True
