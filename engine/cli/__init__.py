@@ -3,7 +3,8 @@
 Exit codes (a contract other tools rely on):
   validate: 0 no errors, 1 errors, 2 the file cannot be read as a workflow.
   run, resume: 0 completed, 1 failed (validation errors included), 2 usage or file error,
-            3 paused with no decision left, 4 cancelled (Ctrl+C).
+            3 paused with no decision left, 4 cancelled (Ctrl+C), 141 its output was closed
+            (``| head``: nothing more is written, the run is cancelled, no traceback).
   runs, show, diff: 0, or 2 when the run history cannot be read or the run does not exist.
   import, export: 0 written, 2 the file cannot be read or converted (the reason printed).
   do: as run once a flow runs; 0 with --dry-run; 2 no flow matches (nor a usable model answer);
@@ -39,6 +40,7 @@ COMMANDS = ("run", "validate", "resume", "runs", "show", "diff", "repair", "flow
             "worker", "follow", "cancel")
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_PAUSED, EXIT_CANCELLED = 0, 1, 2, 3, 4
+EXIT_OUTPUT_CLOSED = 141  # 128 + SIGPIPE, as a shell reports a writer whose reader left (`run ... | head`)
 
 # Each command's group module and function, imported when the command runs.
 _HANDLERS = {"validate": ("files", "cmd_validate"), "import": ("files", "cmd_import"),

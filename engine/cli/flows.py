@@ -34,7 +34,10 @@ def cmd_do(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     library = FlowLibrary(args.library, seed=False) if args.library else default_library()
     flows = routable_flows(library)
-    matches = match_sentence(text, flows)
+    skipped: list[str] = []
+    matches = match_sentence(text, flows, skipped)
+    for message in skipped:  # a malformed pattern in one flow does not stop the others
+        print_err(f"warning: {message}")
     if matches:
         choice = matches[0]
     else:

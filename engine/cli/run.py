@@ -13,7 +13,7 @@ import sys
 from contextlib import contextmanager
 from typing import Any, Iterator
 
-from engine.cli import EXIT_CANCELLED, EXIT_FAILED, EXIT_OK, EXIT_PAUSED, EXIT_USAGE
+from engine.cli import EXIT_CANCELLED, EXIT_FAILED, EXIT_OK, EXIT_OUTPUT_CLOSED, EXIT_PAUSED, EXIT_USAGE
 from engine.cli.files import load_any
 from engine.cli.printer import Printer, print_err
 from engine.cli.runs import find_run, open_store
@@ -54,10 +54,56 @@ def run_arguments(wf: Any, var_texts: list[str], given: dict[str, Any] | None = 
     return arguments
 
 
+class _Output:
+    """The printer, as the run's listener or the recorder's ``on_commit``, until the reader goes
+    away (``flowdesk run ... | head -5``): then, as a Unix tool dies of SIGPIPE, nothing more is
+    written (stdout points to /dev/null, so no flush at exit fails either) and the run is
+    cancelled: nobody reads it. The command then exits 141, quietly."""
+
+    def __init__(self, printer: Printer, run: Any) -> None:
+        self.printer = printer
+        self.run = run
+        self.closed = False
+        self.loop: asyncio.AbstractEventLoop | None = None  # set once the run's loop runs
+
+    def __call__(self, ev: Any) -> None:
+        if self.closed:
+            return
+        try:
+            self.printer(ev)
+        except BrokenPipeError:
+            self._reader_gone()
+
+    def committed(self, events: list[Any], recorded: bool) -> None:
+        if self.closed:
+            return
+        try:
+            self.printer.committed(events, recorded)  # the printer's own batch printing
+        except BrokenPipeError:
+            self._reader_gone()
+
+    def _reader_gone(self) -> None:
+        self.closed = True
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            os.close(devnull)
+        except (OSError, ValueError, AttributeError):
+            pass
+        loop = self.loop
+        if loop is not None and not loop.is_closed():  # (this may be the store's writer thread)
+            try:
+                loop.call_soon_threadsafe(self.run.cancel, "The output was closed: nobody reads the run any more.")
+            except RuntimeError:  # the loop has just closed: the run is over anyway
+                pass
+
+
 async def _drive(run: Any, decisions: list[tuple[str, str]], recorder: Any, *, resume_first: bool,
-                 first_output: str | None = None) -> int:
+                 first_output: str | None = None, output: _Output | None = None) -> int:
     """Start (or resume) a run and answer its approvals in order; returns the exit code."""
     loop = asyncio.get_running_loop()
+    if output is not None:
+        output.loop = loop
     try:
         loop.add_signal_handler(signal.SIGINT, run.cancel)
         loop.add_signal_handler(signal.SIGTERM, run.cancel)
@@ -71,6 +117,8 @@ async def _drive(run: Any, decisions: list[tuple[str, str]], recorder: Any, *, r
     if recorder:
         recorder.settled()
     while status == RunStatus.PAUSED:
+        if output is not None and output.closed:
+            return EXIT_OUTPUT_CLOSED
         if not decisions:
             node = run.pending_approval
             print_err(f"run {run.run_id} is paused at approval '{node}' waiting for a decision")
@@ -83,30 +131,41 @@ async def _drive(run: Any, decisions: list[tuple[str, str]], recorder: Any, *, r
         status = await run.resume(word, note)
         if recorder:
             recorder.settled()
+    if output is not None and output.closed:  # `| head`: the reader left; say nothing more
+        return EXIT_OUTPUT_CLOSED
+    # Every ended run names itself (README: "its id is printed when it ends"): the id is what
+    # `show` and `repair` take.
+    log = f" (its log: flowdesk show {run.run_id[:8]})" if recorder else ""
     if status == RunStatus.COMPLETED:
-        print_err(f"run {run.run_id} completed" + (f" (its log: flowdesk show {run.run_id[:8]})" if recorder else ""))
+        print_err(f"run {run.run_id} completed{log}")
         return EXIT_OK
     if status == RunStatus.CANCELLED:
-        print_err("run cancelled")
+        print_err(f"run {run.run_id} cancelled{log}")
         return EXIT_CANCELLED
-    print_err(f"run failed: {run.error}")
+    print_err(f"run {run.run_id} failed: {run.error}")
+    if recorder:
+        print_err(f"its log: flowdesk show {run.run_id[:8]}; a fix proposed by the model: flowdesk repair "
+                  f"{run.run_id[:8]}")
     return EXIT_FAILED
 
 
 def _execute(run: Any, store: Any, decisions: list[tuple[str, str]], printer: Printer, *,
              workflow_path: str | None = None, resume_first: bool = False, first_output: str | None = None) -> int:
     recorder = None
+    output = _Output(printer, run)
     if store is not None:
         try:
             recorder = RunRecorder(store, run, workflow_path=workflow_path, new=not resume_first,
-                                   on_commit=printer.committed)
+                                   on_commit=output.committed)
         except StoreError as err:
             print_err(f"warning: {err} The run is not recorded.")
     if recorder is None:
-        run.add_listener(printer)  # nothing to wait for: printed as it happens
+        run.add_listener(output)  # nothing to wait for: printed as it happens
     code = EXIT_CANCELLED
     try:
-        code = asyncio.run(_drive(run, decisions, recorder, resume_first=resume_first, first_output=first_output))
+        with _sigint_kept():
+            code = asyncio.run(_drive(run, decisions, recorder, resume_first=resume_first,
+                                      first_output=first_output, output=output))
     except KeyboardInterrupt:
         code = EXIT_CANCELLED
     finally:
@@ -132,6 +191,25 @@ def _execute(run: Any, store: Any, decisions: list[tuple[str, str]], printer: Pr
         if code in (EXIT_OK, EXIT_PAUSED):  # a run that cannot be looked at or resumed later did not succeed
             return EXIT_FAILED
     return code
+
+
+@contextmanager
+def _sigint_kept() -> Iterator[None]:
+    """Ctrl+C's handler given back as it was once the run's loop has closed (the loop resets it to
+    Python's KeyboardInterrupt, a traceback in the instant before the command exits; the
+    ``flowdesk`` launcher's is a quiet cancel)."""
+    try:
+        before = signal.getsignal(signal.SIGINT)
+    except ValueError:
+        before = None
+    try:
+        yield
+    finally:
+        if before is not None and before is not signal.getsignal(signal.SIGINT):
+            try:
+                signal.signal(signal.SIGINT, before)
+            except (ValueError, TypeError):  # not the main thread, or a handler set outside Python
+                pass
 
 
 @contextmanager

@@ -84,16 +84,20 @@ def _coerce(value: Any, kind: str) -> Any:
     return value
 
 
-def match_sentence(sentence: str, flows: Iterable["LibraryFlow"]) -> list[FlowChoice]:
+def match_sentence(sentence: str, flows: Iterable["LibraryFlow"],
+                   skipped: list[str] | None = None) -> list[FlowChoice]:
     """Every trigger match of ``sentence`` among ``flows``, best first. Malformed patterns are
-    skipped (the validator reports them on their workflow)."""
+    skipped (the validator reports them on their workflow); ``skipped`` receives a message for
+    each, for the caller to show as a warning. One bad pattern never stops the others."""
     candidates = []
     for flow in flows:
-        for text in flow.triggers:
+        for i, text in enumerate(flow.triggers):
             try:
                 candidates.append(((flow, text), compile_trigger(text)))
-            except TriggerPatternError:
-                continue
+            except (TriggerPatternError, RecursionError) as err:
+                if skipped is not None:
+                    reason = err.reason if isinstance(err, TriggerPatternError) else "pattern too deeply nested"
+                    skipped.append(f"flow '{flow.id}' ({flow.path}): trigger {i + 1} is skipped: {reason}")
     out = []
     for (flow, text), m in all_trigger_matches(sentence, candidates):
         kinds = {p.name: p.type for p in flow.parameters}

@@ -20,9 +20,11 @@ Matching semantics (deterministic)
 * An optional group takes its words when it can; alternatives are tried in the order written;
   a wildcard takes the fewest words that let the rest match. The first match in that order is
   the match.
-* A wildcard binds the sentence's own text from its first to its last word (inner punctuation
-  and case kept, surrounding punctuation dropped); a word capture binds its word without
-  surrounding punctuation.
+* A wildcard binds the sentence's own text from its first to its last word, a word capture its
+  word, every character kept (``/srv/data``, ``@alice``, ``$100``, ``C++``, case too) but the
+  punctuation that ends a sentence or a clause after it (``.?!…,;:``), ``¿¡`` before it, and
+  quotes or brackets around it (``"Hello, Goodbye"`` binds ``Hello, Goodbye``).
+* A pattern nests at most 50 groups inside one another (deeper is a pattern error).
 * Among several patterns (of several flows), the match with the fewest wildcard words wins,
   then the order given (:func:`best_trigger_match`). Words bound by ``word`` captures count as
   wildcard words too (they accept any word), so ``play some music`` beats ``play some
@@ -53,7 +55,15 @@ TriggerCaptureKind = Literal["wildcard", "word", "number"]
 _KINDS: dict[str, TriggerCaptureKind] = {"wildcard": "wildcard", "string": "wildcard", "word": "word",
                                           "number": "number"}
 _CAPTURE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
-_EDGE_PUNCT = re.compile(r"^\W+|\W+$")
+_WORD_CHAR = re.compile(r"\w")
+_MAX_DEPTH = 50  # groups inside one another; deeper is refused (parsing and matching recurse on groups)
+# A capture keeps its text as written but for what ends a sentence or clause after it, ``¿¡``
+# before it, and the quotes or brackets around it (_capture_text).
+_SENTENCE_END = frozenset(".?!,;:\u2026\u3002\uff01\uff1f")
+_SENTENCE_START = frozenset("\u00bf\u00a1")
+_PAIRS = {'"': '"', "'": "'", "\u201c": "\u201d", "\u2018": "\u2019", "\u00ab": "\u00bb", "(": ")", "[": "]",
+          "{": "}"}
+_CLOSERS = {close: open_ for open_, close in _PAIRS.items()}
 _WORD = re.compile(r"\S+")
 _NUMBER = re.compile(r"[^\w+\-.]*(?P<n>[+-]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|[+-]?\.\d+)\W*")
 
@@ -67,11 +77,74 @@ class TriggerPatternError(FlowdeskError, ValueError):
         self.pattern = pattern
         self.position = position
         self.reason = reason
-        super().__init__(f'{reason} at position {position} in pattern "{pattern}"')
+        shown = pattern if len(pattern) <= 120 else pattern[:117] + "..."
+        super().__init__(f'{reason} at position {position} in pattern "{shown}"')
+
+
+def _strip_nonword(text: str) -> str:
+    """``text`` without the non-word characters at its two ends, in linear time (the regex
+    ``^\\W+|\\W+$`` is quadratic on a long run of punctuation followed by a word)."""
+    first = _WORD_CHAR.search(text)
+    if first is None:
+        return ""
+    last = _WORD_CHAR.search(text[::-1])
+    assert last is not None
+    return text[first.start():len(text) - last.start()]
 
 
 def _norm(word: str) -> str:
-    return _EDGE_PUNCT.sub("", word.replace("\u2019", "'")).casefold()
+    return _strip_nonword(word.replace("\u2019", "'")).casefold()
+
+
+def _unpaired(text: str, ch: str) -> bool:
+    """Whether the quote or bracket ``ch`` has no partner in ``text``."""
+    partner = _PAIRS.get(ch) or _CLOSERS[ch]
+    if partner == ch:
+        return text.count(ch) % 2 == 1
+    opener, closer = (ch, partner) if ch in _PAIRS else (partner, ch)
+    return text.count(opener) != text.count(closer)
+
+
+def _encloses(text: str) -> bool:
+    """Whether ``text`` is one quoted or bracketed whole: ``"a b"``, ``(a b)`` (not ``"a" "b"``)."""
+    if len(text) < 2 or _PAIRS.get(text[0]) != text[-1]:
+        return False
+    opener, closer = text[0], text[-1]
+    if opener == closer:
+        return text.find(closer, 1) == len(text) - 1
+    depth = 0
+    for k, c in enumerate(text):
+        if c == opener:
+            depth += 1
+        elif c == closer:
+            depth -= 1
+            if depth == 0:
+                return k == len(text) - 1
+    return False
+
+
+def _rstrip_end(text: str) -> str:
+    j = len(text)
+    while j and text[j - 1] in _SENTENCE_END:
+        j -= 1
+    return text[:j]
+
+
+def _capture_text(text: str) -> str:
+    """A wildcard's or word capture's value: the sentence's text from its first to its last word,
+    every character kept (``/srv/data``, ``@alice``, ``$100``, ``C++``) but what ends a sentence or
+    a clause after it (``.?!…,;:``), ``¿¡`` before it, and the quotes or brackets around it
+    (``"Hello, Goodbye"``, or one left unpaired: ``(notes``). A constant number of linear passes,
+    whatever the punctuation."""
+    text = _rstrip_end(text)
+    if text and text[-1] in _CLOSERS and _unpaired(text, text[-1]):
+        text = _rstrip_end(text[:-1])
+    text = text.lstrip("".join(_SENTENCE_START))
+    if text and text[0] in _PAIRS and _unpaired(text, text[0]):
+        text = text[1:]
+    if _encloses(text):
+        text = _rstrip_end(text[1:-1])
+    return text.strip()
 
 
 # -- pattern syntax tree ------------------------------------------------------------------------
@@ -121,11 +194,19 @@ class _Tok:
 def _tokenise(pattern: str) -> list[_Tok]:
     toks: list[_Tok] = []
     i, n = 0, len(pattern)
+    depth = 0
     while i < n:
         c = pattern[i]
         if c.isspace():
             i += 1
         elif c in "()|?":
+            if c == "(":
+                depth += 1
+                if depth > _MAX_DEPTH:
+                    raise TriggerPatternError(pattern, i, f"pattern too deeply nested (more than {_MAX_DEPTH} "
+                                                          "groups inside one another)")
+            elif c == ")":
+                depth = max(0, depth - 1)
             toks.append(_Tok(c, i))  # type: ignore[arg-type]
             i += 1
         elif c == "$" and pattern.startswith("$(", i):
@@ -408,7 +489,7 @@ class TriggerPattern:
                     value: str | int | float | None = _number(first.raw)
                     assert value is not None
                 else:  # wildcard or word: any words, so they count against the match
-                    value = _EDGE_PUNCT.sub("", sentence[first.start:last.end])
+                    value = _capture_text(sentence[first.start:last.end])
                     wild += pos - opened[st.arg]
                 captures[st.arg] = value
                 spans[st.arg] = (first.start, last.end)

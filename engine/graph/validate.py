@@ -249,8 +249,9 @@ def trigger_issues(workflow: Workflow) -> list[Issue]:
         try:
             compile_trigger(pattern)
         except TriggerPatternError as err:
+            shown = pattern if len(pattern) <= 80 else pattern[:77] + "..."  # a 10,000-character one stays readable
             out.append(Issue("trigger_invalid", Severity.ERROR, (),
-                             f"Trigger {i + 1} '{pattern}' is malformed at character {err.position + 1}: {err.reason.rstrip('.')}."))
+                             f"Trigger {i + 1} '{shown}' is malformed at character {err.position + 1}: {err.reason.rstrip('.')}."))
     return out
 
 

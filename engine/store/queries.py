@@ -6,15 +6,17 @@ this thread's connection (see :mod:`engine.store.connection`).
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Iterator
 
 from engine.graph.model import Workflow, parse_workflow
+from engine.graph.templates import SECRET_MASK
 from engine.run.events import RunEvent, format_timestamp
 from engine.store.connection import Database
 from engine.store.errors import StoreError
 
-__all__ = ["RunInfo", "RunQueries", "NOT_FULLY_RECORDED"]
+__all__ = ["RunInfo", "RunQueries", "NOT_FULLY_RECORDED", "mask_url_passwords"]
 
 NOT_FULLY_RECORDED = "Not fully recorded"
 
@@ -72,6 +74,31 @@ class RunInfo:
 
 
 
+_URL_AUTHORITY = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://)([^/?#\s]*)")
+
+
+def _mask_authority(m: re.Match[str]) -> str:
+    authority = m.group(2)
+    userinfo, at, hostport = authority.rpartition("@")
+    user, colon, password = userinfo.partition(":")
+    if not at or not colon or not password or password == SECRET_MASK:
+        return m.group(0)
+    return f"{m.group(1)}{user}:{SECRET_MASK}@{hostport}"
+
+
+def mask_url_passwords(value: Any) -> Any:
+    """``value`` (text, or lists and objects of it) with the password of every URL in it masked:
+    ``https://me:pw@host/`` → ``https://me:••••@host/``, as the run's events show it. A run's
+    arguments are stored and shown so (a ``--var URL=…`` password is not the store's to keep)."""
+    if isinstance(value, str):
+        return _URL_AUTHORITY.sub(_mask_authority, value) if "://" in value else value
+    if isinstance(value, dict):
+        return {k: mask_url_passwords(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [mask_url_passwords(v) for v in value]
+    return value
+
+
 class RunQueries(Database):
     """The run database's reading side."""
 
@@ -92,7 +119,8 @@ class RunQueries(Database):
                 pass
         run_id, name, path, initial, status, started, ended, current = row[:8]
         return RunInfo(run_id, name, path, initial, status, started, ended, current, bool(row[8]), row[9],
-                       row[11] if len(row) > 11 else 0, arguments if isinstance(arguments, dict) else None)
+                       row[11] if len(row) > 11 else 0,
+                       mask_url_passwords(arguments) if isinstance(arguments, dict) else None)  # older rows too
 
     def get_run(self, run_id: str) -> RunInfo | None:
         row = self._exec(f"SELECT {self._INFO_COLS}, (SELECT count(*) FROM events e WHERE e.run_num = runs.num) "

@@ -21,6 +21,7 @@ from engine.run.events import RunEvent
 from engine.store.agentflow import run_from_agentflow_record
 from engine.store.errors import AlreadyImported, StoreError
 from engine.store.outputs import KNOWN_OUTPUTS_MAX, RecordedOutputs
+from engine.store.queries import mask_url_passwords
 from engine.store.writer import Writer, insert_rows
 
 __all__ = ["RunStore", "INTERRUPTED"]
@@ -37,8 +38,8 @@ def _arguments_json(arguments: Mapping[str, Any] | None) -> str | None:
     cannot break the row); a value that is not JSON is kept as its text."""
     if not arguments:
         return None
-    try:
-        return json.dumps(dict(arguments), default=str)
+    try:  # a URL's password in an argument (`--var URL=https://me:pw@host`) is masked, as in the events
+        return json.dumps(mask_url_passwords(dict(arguments)), default=str)
     except (TypeError, ValueError):  # a key that is not a string, a circular value
         return None
 
