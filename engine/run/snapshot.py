@@ -18,7 +18,7 @@ from collections import deque
 from typing import Any, Callable, Iterable
 
 from engine.graph.model import dumps_workflow
-from engine.nodes import SPECS, spec_for
+from engine.nodes import load_builtins, spec_for
 from engine.run.context import BranchFrame
 from engine.run.events import RunStatus
 
@@ -103,9 +103,11 @@ def deferred_items(deferred: Iterable[Deferred], gathers: Callable[[str], bool])
 
 
 def _state_keys() -> dict[str, Any]:
-    """Each snapshot key the registered kinds keep their states under, with a kind that reads it."""
+    """Each snapshot key the registered kinds keep their states under, with a kind that reads it.
+    Every built-in kind counts, loaded or not (a lookup loads only its own): a snapshot keeps the
+    same keys whichever kinds the workflow uses."""
     keys: dict[str, Any] = {}
-    for spec in SPECS.values():
+    for spec in load_builtins().values():
         if spec.state_key is not None:
             keys.setdefault(spec.state_key, spec)
     return keys
