@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import json
 
-from PySide6.QtCore import QPointF, Qt
+from PySide6.QtCore import QPointF
 from PySide6.QtWidgets import QApplication
 
-from engine import RunState, loads_workflow
+from engine import NodeDetails, RunState, loads_workflow
 
 from .conftest import agent, flow, link, mouse_drag, open_flow, start, write_flow
 
@@ -129,10 +129,7 @@ def test_group_first_node_and_delete_prunes_members(window, tmp_path):
 
 def _state(output: str, seconds: float, tokens: int) -> RunState:
     state = RunState()
-    d = state.detail("a") if hasattr(state, "detail") else None
-    if d is None:
-        from engine import NodeDetails
-        d = state.details.setdefault("a", NodeDetails("a"))
+    d = state.details.setdefault("a", NodeDetails("a"))
     d.output, d.started, d.ended, d.usage = output, 10.0, 10.0 + seconds, {"total_tokens": tokens}
     state.states["a"] = "done"
     return state
@@ -172,4 +169,3 @@ def test_palette_has_a_note(window, qtbot):
     item = window.palette.item_for(NOTE_KEY)
     window.palette.list.itemDoubleClicked.emit(item)
     assert len(window.document.annotations("note")) == 1
-    assert Qt  # keep the import used
