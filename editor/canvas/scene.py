@@ -243,6 +243,9 @@ class CanvasScene(ProjectedScene):
 
     # ------------------------------------------------------------------ Qt overrides
     def mousePressEvent(self, event: QGraphicsSceneMouseEvent) -> None:
+        editor = self.note_editor
+        if editor is not None and not editor.sceneBoundingRect().contains(event.scenePos()):
+            editor.finish()  # a click anywhere else ends the typing in a note
         left = event.button() == Qt.MouseButton.LeftButton
         if left and self.link_drag is None and gestures.press(self, event):
             event.accept()

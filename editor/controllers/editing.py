@@ -74,7 +74,18 @@ class EditController(QObject):
         item = self.scene.note_items.get(note_id)
         if item is not None:
             item.setSelected(True)
+            self.view.setFocus()  # typing goes to the note (the palette had the focus)
             self.scene.edit_note(note_id)
+
+    def free_note_spot(self, centre: QPointF, size: tuple[float, float] = (220.0, 140.0)) -> QPointF:
+        """The top-left corner of a new note near ``centre`` that covers no card (40 px steps
+        down and to the sides, from the scene's grid of cards), else centred there."""
+        w, h = size
+        for i, j in _NEAREST_FIRST:
+            x, y = centre.x() - w / 2 + i * 40, centre.y() - h / 2 + j * 40
+            if not self.scene.obstacles.query((x - 16, y - 16, x + w + 16, y + h + 16)):
+                return QPointF(x, y)
+        return QPointF(centre.x() - w / 2, centre.y() - h / 2)
 
     def group_selection(self) -> None:
         """Ctrl+G: a group around the selected nodes."""
@@ -142,7 +153,7 @@ class EditController(QObject):
             self._new_document()
         centre = self.view.mapToScene(self.view.viewport().rect().center())
         if kind == NOTE_KEY:
-            self.add_note_at(QPointF(centre.x() - 110, centre.y() - 70))
+            self.add_note_at(self.free_note_spot(centre))
             return
         self.add_node_at(kind, self.free_spot(kind, centre))
 

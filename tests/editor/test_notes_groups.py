@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from PySide6.QtCore import QPointF
+from PySide6.QtCore import QPointF, Qt
 from PySide6.QtWidgets import QApplication
 
 from engine import NodeDetails, RunState, loads_workflow
@@ -169,3 +169,14 @@ def test_palette_has_a_note(window, qtbot):
     item = window.palette.item_for(NOTE_KEY)
     window.palette.list.itemDoubleClicked.emit(item)
     assert len(window.document.annotations("note")) == 1
+
+
+def test_typing_in_a_note_keeps_spaces_and_a_click_elsewhere_ends_it(window, qtbot, tmp_path):
+    doc, scene = _three(tmp_path, window)
+    window.edit.add_note_at(QPointF(0, 300))
+    (note,) = doc.annotations("note")
+    qtbot.keyClicks(window.view.viewport(), "a b")
+    qtbot.keyClick(window.view.viewport(), Qt.Key.Key_Backspace)  # edits the text, never deletes the note
+    qtbot.mouseClick(window.view.viewport(), Qt.MouseButton.LeftButton, pos=window.view.mapFromScene(QPointF(450, 250)))
+    assert scene.note_editor is None
+    assert doc.annotation("note", note.id).text == "a "
