@@ -508,6 +508,10 @@ def test_canvas_notes_and_groups_round_trip_and_stay_optional():
     assert again["notes"][0] == {"id": "n1", "x": 5, "y": 6, "width": 200, "height": 90, "text": "# Hi",
                                  "color": "pink", "extra": 1}
     assert again["groups"][0]["collapsed"] is True
+    from engine import validate
+
+    bare = wf.model_copy(update={"notes": None, "groups": None})
+    assert [i.code for i in validate(wf)] == [i.code for i in validate(bare)]  # display only: no rule reads them
     plain = json.loads(dumps_workflow(loads_workflow('{"nodes": [], "connections": []}')))
     assert "notes" not in plain and "groups" not in plain
 
