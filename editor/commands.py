@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 MERGE_DATA_ID = 1001
 MERGE_META_ID = 1002
 MERGE_MOVE_ID = 1003
+MERGE_ANNOTATION_ID = 1004
 
 
 class AddItemsCommand(QUndoCommand):
@@ -173,3 +174,54 @@ class SetMetaCommand(QUndoCommand):
 
     def undo(self) -> None:
         self.doc.set_meta(self.before)
+
+
+class AddAnnotationCommand(QUndoCommand):
+    """Add a sticky note or a group (``kind`` "note" | "group") at the end of its list."""
+
+    def __init__(self, doc: WorkflowModel, kind: str, dump: dict[str, Any], text: str) -> None:
+        super().__init__(text)
+        self.doc, self.kind, self.dump = doc, kind, copy.deepcopy(dump)
+        self.index = len(doc.annotations(kind))
+
+    def redo(self) -> None:
+        self.doc.insert_annotation(self.kind, self.index, self.dump)
+
+    def undo(self) -> None:
+        self.doc.remove_annotation(self.kind, self.dump["id"])
+
+
+class RemoveAnnotationCommand(QUndoCommand):
+    """Remove a note or a group (ungroup); undo puts it back in its place."""
+
+    def __init__(self, doc: WorkflowModel, kind: str, ann_id: str, text: str) -> None:
+        super().__init__(text)
+        self.doc, self.kind = doc, kind
+        self.index = doc.annotation_index(kind, ann_id) or 0
+        self.dump = doc.annotation(kind, ann_id).model_dump()
+
+    def redo(self) -> None:
+        self.doc.remove_annotation(self.kind, self.dump["id"])
+
+    def undo(self) -> None:
+        self.doc.insert_annotation(self.kind, self.index, self.dump)
+
+
+class SetAnnotationCommand(_MergingCommand):
+    """Replace a note's or a group's fields (text, frame, colour, title, members, collapsed);
+    typing in one note merges into one step (``merge`` key)."""
+
+    MERGE_ID = MERGE_ANNOTATION_ID
+
+    def __init__(self, doc: WorkflowModel, kind: str, ann_id: str, before: dict[str, Any], after: dict[str, Any],
+                 text: str, merge: tuple | None = None) -> None:
+        super().__init__(text)
+        self.doc, self.kind, self.ann_id = doc, kind, ann_id
+        self.before, self.after = copy.deepcopy(before), copy.deepcopy(after)
+        self.merge = merge
+
+    def redo(self) -> None:
+        self.doc.replace_annotation(self.kind, self.ann_id, self.after)
+
+    def undo(self) -> None:
+        self.doc.replace_annotation(self.kind, self.ann_id, self.before)

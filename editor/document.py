@@ -24,10 +24,14 @@ from typing import Any, Iterable
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QUndoStack
 
-from engine import (ConnectionCheck, Connection, GraphIndex, Node, PaletteEntry, Workflow, check_connection,
-                    dumps_workflow, load_workflow, new_id, palette_entries, save_workflow, spec_for)
+from engine import (CanvasGroup, CanvasNote, ConnectionCheck, Connection, GraphIndex, Node, PaletteEntry, Workflow,
+                    check_connection, dumps_workflow, load_workflow, new_id, palette_entries, save_workflow, spec_for)
 
 ConnKey = tuple[str, str, str, str]
+
+#: The canvas annotations, by kind: the workflow's list field and its model class.
+ANNOTATIONS: dict[str, tuple[str, type[CanvasNote] | type[CanvasGroup]]] = {
+    "note": ("notes", CanvasNote), "group": ("groups", CanvasGroup)}
 
 class _PaletteKinds(Sequence[str]):
     """The palette's keys in order (a kind, or a variant such as ``subagent``), read from the
@@ -90,6 +94,10 @@ class WorkflowModel(QObject):
     nodes_moved = Signal(list)  # node ids
     node_data_changed = Signal(str)
     meta_changed = Signal()
+    # Canvas annotations (sticky notes, groups): kind ("note" | "group"), id
+    annotation_added = Signal(str, str)
+    annotation_removed = Signal(str, str)
+    annotation_changed = Signal(str, str)
     workflow_reset = Signal()
     changed = Signal()  # after any model change: validation and autosave listen here
     path_changed = Signal(str)
@@ -129,6 +137,30 @@ class WorkflowModel(QObject):
     def connection(self, key: ConnKey) -> Connection | None:
         i = self.connection_index(key)
         return None if i is None else self._workflow.connections[i]
+
+    def annotations(self, kind: str) -> list[Any]:
+        """The workflow's notes (``kind`` "note") or groups ("group"), in file order (for reading)."""
+        return list(getattr(self._workflow, ANNOTATIONS[kind][0]) or ())
+
+    def annotation(self, kind: str, ann_id: str) -> Any | None:
+        for a in getattr(self._workflow, ANNOTATIONS[kind][0]) or ():
+            if a.id == ann_id:
+                return a
+        return None
+
+    def annotation_index(self, kind: str, ann_id: str) -> int | None:
+        for i, a in enumerate(getattr(self._workflow, ANNOTATIONS[kind][0]) or ()):
+            if a.id == ann_id:
+                return i
+        return None
+
+    def groups_of(self, node_id: str) -> list[Any]:
+        """The groups ``node_id`` belongs to."""
+        return [g for g in self._workflow.groups or () if node_id in g.nodes]
+
+    def new_annotation_id(self, kind: str) -> str:
+        taken = {a.id for a in self.annotations(kind)} | set(self._nodes)
+        return new_id(kind, taken)
 
     def is_modified(self) -> bool:
         return not self.undo_stack.isClean()
@@ -250,6 +282,34 @@ class WorkflowModel(QObject):
         self.node_data_changed.emit(node_id)
         self.changed.emit()
 
+    def insert_annotation(self, kind: str, index: int, dump: dict[str, Any]) -> None:
+        field, cls = ANNOTATIONS[kind]
+        item = cls.model_validate(copy.deepcopy(dump))
+        items = list(getattr(self._workflow, field) or ())
+        items.insert(index, item)
+        setattr(self._workflow, field, items)
+        self.annotation_added.emit(kind, item.id)
+        self.changed.emit()
+
+    def remove_annotation(self, kind: str, ann_id: str) -> None:
+        field = ANNOTATIONS[kind][0]
+        items = [a for a in getattr(self._workflow, field) or () if a.id != ann_id]
+        setattr(self._workflow, field, items or None)  # no empty list left in the file
+        self.annotation_removed.emit(kind, ann_id)
+        self.changed.emit()
+
+    def replace_annotation(self, kind: str, ann_id: str, dump: dict[str, Any]) -> None:
+        field, cls = ANNOTATIONS[kind]
+        i = self.annotation_index(kind, ann_id)
+        if i is None:
+            return
+        items = getattr(self._workflow, field)
+        if items[i].model_dump() == dump:
+            return
+        items[i] = cls.model_validate(copy.deepcopy(dump))
+        self.annotation_changed.emit(kind, ann_id)
+        self.changed.emit()
+
     def set_meta(self, meta: dict[str, Any]) -> None:
         changed = False
         for key, value in meta.items():
@@ -261,4 +321,4 @@ class WorkflowModel(QObject):
             self.changed.emit()
 
 
-__all__ = ["WorkflowModel", "ConnKey", "PALETTE_KINDS", "palette_entry", "is_subagent_node", "conn_key"]
+__all__ = ["WorkflowModel", "ConnKey", "ANNOTATIONS", "PALETTE_KINDS", "palette_entry", "is_subagent_node", "conn_key"]

@@ -15,8 +15,8 @@ from PySide6.QtCore import QObject
 
 from engine import ConnectionCheck, Connection, Workflow, check_connection, loads_workflow, new_id
 
-from .commands import (AddItemsCommand, MoveNodesCommand, RemoveItemsCommand, ReplaceConnectionCommand, SetMetaCommand,
-                       SetNodeDataCommand)
+from .commands import (AddAnnotationCommand, AddItemsCommand, MoveNodesCommand, RemoveAnnotationCommand, RemoveItemsCommand,
+                       ReplaceConnectionCommand, SetAnnotationCommand, SetMetaCommand, SetNodeDataCommand)
 from .document import ConnKey, WorkflowModel
 
 
@@ -65,11 +65,102 @@ class WorkflowDocument(WorkflowModel):
             self.undo_stack.push(ReplaceConnectionCommand(self, i, before, after, "Reconnect"))
         return result
 
-    def delete(self, node_ids: Iterable[str] = (), conn_keys: Iterable[ConnKey] = ()) -> None:
+    def delete(self, node_ids: Iterable[str] = (), conn_keys: Iterable[ConnKey] = (),
+               note_ids: Iterable[str] = ()) -> None:
+        """Delete nodes (with their links), links and notes in one step; a group loses the
+        deleted nodes (and goes when none is left)."""
         node_ids = [n for n in node_ids if n in self._nodes]
         conn_keys = list(conn_keys)
+        note_ids = [n for n in note_ids if self.annotation("note", n) is not None]
+        gone = set(node_ids)
+        groups = [g for g in self._workflow.groups or () if gone.intersection(g.nodes)]
+        if not (node_ids or conn_keys or note_ids):
+            return
+        if not groups and not note_ids:
+            self.undo_stack.push(RemoveItemsCommand(self, node_ids, conn_keys))
+            return
+        n = len(node_ids) + len(note_ids)
+        self.undo_stack.beginMacro(f"Delete {n} item{'s' * (n != 1)}" if n else "Delete links")
+        for g in groups:
+            kept = [m for m in g.nodes if m not in gone]
+            if kept:
+                before = g.model_dump()
+                self.undo_stack.push(SetAnnotationCommand(self, "group", g.id, before, {**before, "nodes": kept},
+                                                          "Remove from group"))
+            else:
+                self.undo_stack.push(RemoveAnnotationCommand(self, "group", g.id, "Ungroup"))
+        for nid in note_ids:
+            self.undo_stack.push(RemoveAnnotationCommand(self, "note", nid, "Delete note"))
         if node_ids or conn_keys:
             self.undo_stack.push(RemoveItemsCommand(self, node_ids, conn_keys))
+        self.undo_stack.endMacro()
+
+    # ------------------------------------------------------------------ notes and groups (canvas annotations)
+    def add_note(self, x: float, y: float, text: str = "", color: str = "yellow",
+                 size: tuple[float, float] = (220.0, 140.0)) -> str:
+        """A sticky note at (x, y) (one undo step); returns its id."""
+        nid = self.new_annotation_id("note")
+        dump = {"id": nid, "x": round(x), "y": round(y), "width": size[0], "height": size[1], "text": text,
+                "color": color}
+        self.undo_stack.push(AddAnnotationCommand(self, "note", dump, "Add note"))
+        return nid
+
+    def edit_annotation(self, kind: str, ann_id: str, label: str = "Edit", merge_field: str | None = None,
+                        **fields: Any) -> None:
+        """Change some fields of a note or group (one undo step; edits of ``merge_field`` in a row merge)."""
+        ann = self.annotation(kind, ann_id)
+        if ann is None:
+            return
+        before = ann.model_dump()
+        after = {**before, **fields}
+        if after == before:
+            return
+        merge = (kind, ann_id, merge_field, self._merge_epoch) if merge_field else None
+        self.undo_stack.push(SetAnnotationCommand(self, kind, ann_id, before, after, label, merge))
+
+    def set_note_text(self, note_id: str, text: str) -> None:
+        self.edit_annotation("note", note_id, "Edit note", "text", text=text)
+
+    def set_note_frame(self, note_id: str, x: float, y: float, width: float, height: float) -> None:
+        """Move and/or resize a note (one gesture, one step)."""
+        note = self.annotation("note", note_id)
+        if note is None:
+            return
+        resized = (round(width), round(height)) != (round(note.width), round(note.height))
+        self.edit_annotation("note", note_id, "Resize note" if resized else "Move note",
+                             x=round(x), y=round(y), width=max(40, round(width)), height=max(30, round(height)))
+
+    def set_note_color(self, note_id: str, color: str) -> None:
+        self.edit_annotation("note", note_id, "Note colour", color=color)
+
+    def group_nodes(self, node_ids: Iterable[str], title: str = "Group") -> str | None:
+        """A group around ``node_ids`` (one undo step); returns its id (None when no node)."""
+        ids = [n.id for n in self._workflow.nodes if n.id in set(node_ids)]
+        if not ids:
+            return None
+        gid = self.new_annotation_id("group")
+        self.undo_stack.push(AddAnnotationCommand(self, "group", {"id": gid, "title": title, "nodes": ids}, "Group"))
+        return gid
+
+    def ungroup(self, group_id: str) -> None:
+        if self.annotation("group", group_id) is not None:
+            self.undo_stack.push(RemoveAnnotationCommand(self, "group", group_id, "Ungroup"))
+
+    def rename_group(self, group_id: str, title: str) -> None:
+        self.edit_annotation("group", group_id, "Rename group", title=title.strip() or "Group")
+
+    def set_group_collapsed(self, group_id: str, collapsed: bool) -> None:
+        self.edit_annotation("group", group_id, "Collapse group" if collapsed else "Expand group",
+                             collapsed=collapsed or None)
+
+    def move_group(self, group_id: str, dx: float, dy: float) -> None:
+        """Move a group's nodes by (dx, dy): one undo step."""
+        group = self.annotation("group", group_id)
+        if group is None or (dx == 0 and dy == 0):
+            return
+        before = {n: (self._nodes[n].x, self._nodes[n].y) for n in group.nodes if n in self._nodes}
+        after = {n: (x + dx, y + dy) for n, (x, y) in before.items()}
+        self.move_nodes(before, after, "Move group")
 
     def move_nodes(self, before: dict[str, tuple[float, float]], after: dict[str, tuple[float, float]],
                    text: str = "Move") -> None:

@@ -185,6 +185,8 @@ class MainWindow(QMainWindow):
         scene.background_double_clicked.connect(edit.quick_add)
         scene.link_dropped_on_canvas.connect(edit.link_to_new_node)
         scene.context_menu_requested.connect(lambda pos, node_id: menus.context_menu(self, pos, node_id))
+        scene.annotation_menu_requested.connect(lambda pos, kind, ann: menus.annotation_menu(self, pos, kind, ann))
+        scene.group_rename_requested.connect(lambda gid: menus.rename_group(self, gid))
         scene.node_activated.connect(edit.edit_node)
         view.node_dropped.connect(edit.add_node_at)
         view.files_dropped.connect(self.files.open_dropped)

@@ -32,7 +32,8 @@ if TYPE_CHECKING:
     from engine.flows.library import (FlowLibrary, FlowParameter, LibraryError, LibraryFlow, default_library,
                                       flow_parameters, library_dir, set_default_library, workflow_can_pause)
     from engine.flows.repair import RepairError, RepairProposal, apply_repair, failed_node, parse_repair, propose_repair
-    from engine.graph.model import (NODE_TYPES, Connection, Node, NodeData, Workflow, WorkflowLoadError, accepts_input,
+    from engine.graph.model import (NODE_TYPES, NOTE_COLORS, CanvasGroup, CanvasNote, Connection, Node, NodeData,
+                                    Workflow, WorkflowLoadError, accepts_input,
                                     atomic_write_text, dumps_workflow, load_workflow, loads_workflow, new_id,
                                     parse_workflow, save_workflow, source_handles, workflow_to_dict)
     from engine.graph.templates import (SECRET_MASK, TEMPLATE_BUILTINS, ResolvedTemplate, TemplateCompletion,
@@ -114,6 +115,8 @@ _LAZY: dict[str, tuple[str, str]] = {
     "NoProviderConfigured": ("llm.registry", "NoProviderConfigured"),
     "default_provider": ("llm.registry", "default_provider"), "provider_models": ("llm.registry", "provider_models"),
     "NODE_TYPES": ("graph.model", "NODE_TYPES"), "Connection": ("graph.model", "Connection"),
+    "CanvasNote": ("graph.model", "CanvasNote"), "CanvasGroup": ("graph.model", "CanvasGroup"),
+    "NOTE_COLORS": ("graph.model", "NOTE_COLORS"),
     "Node": ("graph.model", "Node"), "NodeData": ("graph.model", "NodeData"), "Workflow": ("graph.model", "Workflow"),
     "WorkflowLoadError": ("graph.model", "WorkflowLoadError"), "accepts_input": ("graph.model", "accepts_input"),
     "atomic_write_text": ("graph.model", "atomic_write_text"), "dumps_workflow": ("graph.model", "dumps_workflow"),
@@ -249,7 +252,7 @@ __all__ = sorted([
     # errors
     "FlowdeskError",
     # model and files
-    "NODE_TYPES", "Workflow", "Node", "Connection", "NodeData", "StartData", "AgentData", "AgentTools", "IfData",
+    "NODE_TYPES", "Workflow", "Node", "Connection", "CanvasNote", "CanvasGroup", "NOTE_COLORS", "NodeData", "StartData", "AgentData", "AgentTools", "IfData",
     "ApprovalData", "Condition", "WorkflowLoadError", "load_workflow", "loads_workflow", "parse_workflow",
     "save_workflow", "dumps_workflow", "workflow_to_dict", "atomic_write_text", "new_id", "source_handles",
     "accepts_input",

@@ -20,6 +20,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 PUBLIC = [
     "ActionData", "AgentData", "AgentInvocation", "AgentTools", "AlreadyImported", "ApprovalData", "CLI_COMMANDS",
+    "CanvasGroup", "CanvasNote",
     "Condition", "Connection", "ConnectionCheck", "DEFAULT_EFFORTS", "DEFAULT_MAX_ITERATIONS",
     "DEFAULT_MAX_RETRIES", "DEFAULT_MAX_VISITS", "DEFAULT_RETRY_DELAY_MS", "ERROR_HANDLE", "ERROR_MODES",
     "EchoProvider", "EventType", "ExportRefused", "FLOW_CALL_FIELDS", "FLOW_CALL_TYPES", "FLOW_FORMATS",
@@ -27,7 +28,7 @@ PUBLIC = [
     "FlowToolSpec", "FlowdeskError", "FoundKey", "FoundServer", "GraphIndex", "HttpData", "HttpRequestSpec",
     "HttpResult", "HttpStatusError", "IfData", "ImportRefused", "ImportResult", "InvalidRequestError", "Issue",
     "JoinData", "KeyValueRow", "LLMError", "LLMProvider", "LLMResult", "LibraryError", "LibraryFlow", "LoopData",
-    "ModelInfo", "NODE_STATES", "NODE_TYPES", "NoFlowMatches", "NoProviderConfigured", "Node", "NodeData",
+    "ModelInfo", "NODE_STATES", "NODE_TYPES", "NOTE_COLORS", "NoFlowMatches", "NoProviderConfigured", "Node", "NodeData",
     "NodeDetails", "NodeError", "NodeOutcome", "NodeRecord", "NodeSpec", "PaletteEntry", "PauseRequest",
     "PolicyData", "ProviderConfigError", "ProviderContext", "ProviderInfo", "ProviderSurvey", "RecordedExecution",
     "RedirectError", "RemoteRun", "RepairError", "RepairProposal", "RequestFailedError", "ResolvedTemplate",

@@ -22,7 +22,11 @@ from typing import Any, Iterable
 
 from engine import NODE_STATES, RunState
 
-__all__ = ["NOT_REACHED", "CANVAS_STATES", "canvas_states", "node_errors", "RunOverlay"]
+__all__ = ["NOT_REACHED", "CANVAS_STATES", "canvas_states", "node_errors", "output_previews", "RunOverlay",
+           "PREVIEW_LINES"]
+
+PREVIEW_LINES = 3  # an output's first lines shown under its card
+_PREVIEW_CHARS = 400  # at most this much of an output is read for them (outputs can be megabytes)
 
 NOT_REACHED = "not_reached"
 _FOLDED = ("cancelled", "skipped")  # engine words the canvas may show as not reached
@@ -47,6 +51,36 @@ def canvas_states(state: RunState) -> tuple[dict[str, str], dict[str, str]]:
     return words, errors
 
 
+def _duration(seconds: float) -> str:
+    if seconds < 1:
+        return f"{seconds * 1000:.0f} ms"
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    return f"{int(seconds // 60)} min {seconds % 60:.0f} s"
+
+
+def output_previews(state: RunState) -> dict[str, tuple[str, str]]:
+    """node id -> (stats, first lines): each node that ended a step, its duration and tokens
+    ("1.2 s · 340 tokens") and its last output's first :data:`PREVIEW_LINES` lines."""
+    out: dict[str, tuple[str, str]] = {}
+    for nid, d in state.details.items():
+        duration, tokens, output = d.duration, d.tokens, d.output
+        if duration is None and output is None:
+            continue
+        parts = []
+        if duration is not None:
+            parts.append(_duration(duration))
+        if tokens:
+            parts.append(f"{tokens:,} tokens")
+        text = ""
+        if output is not None:
+            head = str(output)[:_PREVIEW_CHARS]
+            lines = [line.rstrip() for line in head.splitlines() if line.strip()]
+            text = "\n".join(lines[:PREVIEW_LINES])
+        out[nid] = (" · ".join(parts), text)
+    return out
+
+
 class RunOverlay:
     """What the scene keeps of the run shown, for the items it has and those it makes later."""
 
@@ -56,9 +90,12 @@ class RunOverlay:
         self.tips: dict[str, str] = {}
         self.badges: dict[str, tuple[str, str]] = {}
         self.taken: dict[str, frozenset[str]] = {}  # node id -> the output handles the run followed
+        #: node id -> (duration and tokens, the last output's first lines): see output_previews
+        self.previews: dict[str, tuple[str, str]] = {}
+        self.show_outputs = True  # the outputs' lines under the cards (the View menu's toggle)
 
     def set(self, states: dict[str, str], links: Iterable[Link] | None, tips: dict[str, str] | None,
-            badges: dict[str, tuple[str, str]] | None) -> None:
+            badges: dict[str, tuple[str, str]] | None, previews: dict[str, tuple[str, str]] | None = None) -> None:
         self.states = dict(states)
         self.links = set(links or ())
         self.tips = dict(tips or {})
@@ -67,6 +104,7 @@ class RunOverlay:
         for source, handle, _target in self.links:
             taken.setdefault(source, set()).add("condition-0" if handle == "true" else handle)
         self.taken = {nid: frozenset(hs) for nid, hs in taken.items()}
+        self.previews = dict(previews or {})
 
     def clear(self) -> None:
         self.set({}, None, None, None)
@@ -80,6 +118,8 @@ class RunOverlay:
         item.set_run_state(self.states.get(node_id), self.tips.get(node_id, ""))
         item.set_run_badge(*self.badges.get(node_id, ("", "")))
         item.set_taken(self.taken.get(node_id, frozenset()))
+        stats, text = self.previews.get(node_id, ("", ""))
+        item.set_output_preview(stats, text if self.show_outputs else "")
 
     def followed(self, key: tuple[str, str, str, str]) -> bool:
         """Whether the run followed the link ``key`` (source, handle, target, target handle)."""

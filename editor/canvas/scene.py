@@ -22,7 +22,9 @@ from ..editing import WorkflowDocument
 from . import interactions as gestures
 from .interactions import LinkDrag, MoveTracker
 from .items.edge import DragEdgeItem, EdgeItem
+from .items.group import GroupItem
 from .items.node import NodeItem
+from .items.note import NoteEditor, NoteItem
 from .items.port import PortHit
 from .lazy_items import LazyItems
 from .projected_scene import ProjectedScene
@@ -43,12 +45,15 @@ class CanvasScene(ProjectedScene):
     background_double_clicked = Signal(QPointF)
     link_dropped_on_canvas = Signal(str, str, QPointF)  # a new link let go on no node: source, handle, scene pos
     context_menu_requested = Signal(QPointF, object)  # scene pos, node id or None
+    annotation_menu_requested = Signal(QPointF, str, str)  # scene pos, "note" | "group", its id
+    group_rename_requested = Signal(str)  # double-clicked a group's title: its id
 
     # Gestures in progress (class defaults: the base's first rebuild may ask before __init__ ends).
     link_drag: LinkDrag | None = None
     pending_link: DragEdgeItem | None = None  # see show_pending_link
     move_tracker: MoveTracker | None = None
     port_hit_radius = PORT_HIT_R  # grows when zoomed out (see set_zoom)
+    note_editor: NoteEditor | None = None  # a note being typed in
 
     def __init__(self, document: WorkflowDocument, parent=None) -> None:
         super().__init__(document, parent)
@@ -90,6 +95,74 @@ class CanvasScene(ProjectedScene):
     def _check_all_selected(self) -> None:
         if self._all_selected and any(not item.isSelected() for item in self.node_items.values()):
             self._all_selected = False
+
+    def selected_note_ids(self) -> list[str]:
+        return [it.note_id for it in self.selectedItems() if isinstance(it, NoteItem)]
+
+    def selected_group_ids(self) -> list[str]:
+        return [it.group_id for it in self.selectedItems() if isinstance(it, GroupItem)]
+
+    # ------------------------------------------------------------------ notes and groups
+    def note_frame_changed(self, item: NoteItem) -> None:
+        """A note was moved or resized by the mouse: one undo step."""
+        note = self.document.annotation("note", item.note_id)
+        if note is None:
+            return
+        frame = item.frame()
+        if frame != (note.x, note.y, note.width, note.height):
+            self.document.set_note_frame(item.note_id, *frame)
+
+    def edit_note(self, note_id: str) -> None:
+        """Type in a note (its Markdown source) until it loses the focus: one undo step."""
+        item = self.note_items.get(note_id)
+        if item is None:
+            return
+        self.finish_note_edit()
+        item.editing = True
+        item.update()
+
+        def done(text: str, nid: str = note_id) -> None:
+            editor, self.note_editor = self.note_editor, None
+            note = self.note_items.get(nid)
+            if note is not None:
+                note.editing = False
+                note.update()
+            if editor is not None and shiboken6.isValid(editor) and editor.scene() is self:
+                self.removeItem(editor)
+            self.document.set_note_text(nid, text)
+            self.document.end_merge()
+
+        self.note_editor = NoteEditor(item, done)
+        self.addItem(self.note_editor)
+        self.note_editor.setFocus()
+
+    def finish_note_edit(self) -> None:
+        if self.note_editor is not None:
+            self.note_editor.finish()
+
+    def group_dragged(self, item: GroupItem) -> None:
+        """A group's frame is being dragged: its member cards follow (the model moves on release)."""
+        group = self.document.annotation("group", item.group_id)
+        start = item.drag_from
+        if group is None or start is None:
+            return
+        if item.members_from is None:
+            item.members_from = {nid: (n.x, n.y) for nid in group.nodes if (n := self.document.node(nid)) is not None}
+        d = item.pos() - start
+        for nid, (x, y) in item.members_from.items():
+            node_item = self.node_items.peek(nid)
+            if node_item is not None:
+                node_item.setPos(x + d.x(), y + d.y())
+        if item.collapsed:
+            self._update_edges_of_group(item.group_id)
+
+    def group_drag_ended(self, item: GroupItem, delta: QPointF) -> None:
+        """The drag of a group ended: its nodes move by ``delta`` in one undo step."""
+        before, item.members_from = item.members_from, None
+        if delta.x() or delta.y():
+            self.document.move_group(item.group_id, delta.x(), delta.y())
+        elif before:  # back where it was: nothing to record
+            self._place_group(item.group_id)
 
     def selected_conn_keys(self) -> list[ConnKey]:
         return [it.key for it in self.selectedItems() if isinstance(it, EdgeItem)]
@@ -157,9 +230,22 @@ class CanvasScene(ProjectedScene):
         if self.move_tracker is not None:
             self.move_tracker.restore()
             self.move_tracker = None
+        for item in self.group_items.values():
+            start = item.cancel_drag()
+            before, item.members_from = item.members_from, None
+            if start is not None:
+                item.setPos(start)
+            if before is not None:
+                for nid, (x, y) in before.items():
+                    node_item = self.node_items.peek(nid)
+                    if node_item is not None:
+                        node_item.setPos(x, y)
 
     # ------------------------------------------------------------------ Qt overrides
     def mousePressEvent(self, event: QGraphicsSceneMouseEvent) -> None:
+        editor = self.note_editor
+        if editor is not None and not editor.sceneBoundingRect().contains(event.scenePos()):
+            editor.finish()  # a click anywhere else ends the typing in a note
         left = event.button() == Qt.MouseButton.LeftButton
         if left and self.link_drag is None and gestures.press(self, event):
             event.accept()
@@ -167,7 +253,7 @@ class CanvasScene(ProjectedScene):
         super().mousePressEvent(event)
         if left and self.mouseGrabberItem() is not None:
             items = [it for it in self.selectedItems() if isinstance(it, NodeItem)]
-            if items and isinstance(self.mouseGrabberItem(), NodeItem):
+            if items and isinstance(self.mouseGrabberItem(), (NodeItem, NoteItem)):
                 self.move_tracker = MoveTracker(items)
 
     def mouseMoveEvent(self, event: QGraphicsSceneMouseEvent) -> None:
@@ -185,11 +271,35 @@ class CanvasScene(ProjectedScene):
             return
         super().mouseReleaseEvent(event)
         tracker, self.move_tracker = self.move_tracker, None
+        notes = [it for it in self.selectedItems() if isinstance(it, NoteItem)]
+        moved = [it for it in notes if (n := self.document.annotation("note", it.note_id)) is not None
+                 and it.frame() != (n.x, n.y, n.width, n.height)]
+        if tracker is not None and moved:
+            self.document.undo_stack.beginMacro("Move")
         if tracker is not None:
             self.document.move_nodes(tracker.before, tracker.after())
+        for it in moved:
+            self.note_frame_changed(it)
+        if tracker is not None and moved:
+            self.document.undo_stack.endMacro()
 
     def mouseDoubleClickEvent(self, event: QGraphicsSceneMouseEvent) -> None:
         item = self.node_item_at(event.scenePos())
+        top = self.itemAt(event.scenePos(), QTransform())
+        if isinstance(top, NoteEditor):
+            super().mouseDoubleClickEvent(event)
+            return
+        if isinstance(top, NoteItem):
+            self.edit_note(top.note_id)
+            event.accept()
+            return
+        if isinstance(top, GroupItem):
+            if top.collapsed:
+                self.document.set_group_collapsed(top.group_id, False)
+            else:
+                self.group_rename_requested.emit(top.group_id)
+            event.accept()
+            return
         if item is None:
             self.background_double_clicked.emit(event.scenePos())
             event.accept()
@@ -214,6 +324,15 @@ class CanvasScene(ProjectedScene):
         super().keyPressEvent(event)
 
     def contextMenuEvent(self, event) -> None:
+        top = self.itemAt(event.scenePos(), QTransform())
+        if isinstance(top, (NoteItem, GroupItem)):
+            if not top.isSelected():
+                self.clearSelection()
+                top.setSelected(True)
+            kind, ann_id = ("note", top.note_id) if isinstance(top, NoteItem) else ("group", top.group_id)
+            self.annotation_menu_requested.emit(event.scenePos(), kind, ann_id)
+            event.accept()
+            return
         item = self.node_item_at(event.scenePos())
         if item is not None and not item.isSelected():
             self.select_nodes([item.node_id])

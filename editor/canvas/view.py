@@ -403,6 +403,9 @@ class CanvasView(QGraphicsView):
         button = event.button()
         mods = event.modifiers()
         selecting = bool(mods & (Qt.KeyboardModifier.ShiftModifier | Qt.KeyboardModifier.ControlModifier))
+        editor = self.canvas_scene.note_editor
+        if editor is not None and not editor.sceneBoundingRect().contains(self.mapToScene(pos)):
+            editor.finish()  # a click anywhere else on the canvas ends the typing in a note
         # Background drags pan (as in AgentFlow); Shift/Ctrl + drag draws a selection rectangle.
         # Middle button and Space + drag pan anywhere; the right button pans on the background
         # and opens the context menu when it does not move.
@@ -468,6 +471,9 @@ class CanvasView(QGraphicsView):
             super().contextMenuEvent(event)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
+        if self.canvas_scene.note_editor is not None:  # typing in a sticky note: every key is text
+            super().keyPressEvent(event)
+            return
         if event.key() == Qt.Key.Key_Space and not event.isAutoRepeat():
             self._space_down = True
             self.viewport().setCursor(Qt.CursorShape.OpenHandCursor)
@@ -487,7 +493,7 @@ class CanvasView(QGraphicsView):
         super().keyPressEvent(event)
 
     def keyReleaseEvent(self, event: QKeyEvent) -> None:
-        if event.key() == Qt.Key.Key_Space and not event.isAutoRepeat():
+        if event.key() == Qt.Key.Key_Space and not event.isAutoRepeat() and self._space_down:
             self._space_down = False
             self.viewport().unsetCursor()
             event.accept()

@@ -20,7 +20,7 @@ from ..document import PALETTE_KINDS
 from ..editing import WorkflowDocument
 from ..layout import auto_layout
 from ..panels.inspector import InspectorPanel
-from ..panels.palette import DESCRIPTIONS, entry_icon
+from ..panels.palette import DESCRIPTIONS, NOTE_KEY, entry_icon
 from .session import DocumentSession
 
 Status = Callable[[str, int], None]
@@ -59,8 +59,54 @@ class EditController(QObject):
         x, y = round(pos.x()), round(pos.y())
         if self.scene.snap_to_grid:
             x, y = round(x / GRID) * GRID, round(y / GRID) * GRID
+        if kind == NOTE_KEY:  # the palette's sticky note
+            self.add_note_at(QPointF(x, y))
+            return
         nid = self.document.add_node(kind, x, y)
         self.scene.select_nodes([nid])
+
+    def add_note_at(self, pos: QPointF) -> None:
+        """A sticky note at ``pos``, selected and ready for typing (one undo step)."""
+        if not self.session.has_document:
+            return
+        note_id = self.document.add_note(pos.x(), pos.y())
+        self.scene.clearSelection()
+        item = self.scene.note_items.get(note_id)
+        if item is not None:
+            item.setSelected(True)
+            self.view.setFocus()  # typing goes to the note (the palette had the focus)
+            self.scene.edit_note(note_id)
+
+    def free_note_spot(self, centre: QPointF, size: tuple[float, float] = (220.0, 140.0)) -> QPointF:
+        """The top-left corner of a new note near ``centre`` that covers no card (40 px steps
+        down and to the sides, from the scene's grid of cards), else centred there."""
+        w, h = size
+        for i, j in _NEAREST_FIRST:
+            x, y = centre.x() - w / 2 + i * 40, centre.y() - h / 2 + j * 40
+            if not self.scene.obstacles.query((x - 16, y - 16, x + w + 16, y + h + 16)):
+                return QPointF(x, y)
+        return QPointF(centre.x() - w / 2, centre.y() - h / 2)
+
+    def group_selection(self) -> None:
+        """Ctrl+G: a group around the selected nodes."""
+        ids = self.scene.selected_node_ids()
+        if not ids:
+            self._status("Select the nodes to group.", 4000)
+            return
+        self.document.group_nodes(ids)
+
+    def first_node_of_group(self, group_id: str) -> str | None:
+        """Where a run of the group starts: the member no other member links to (the leftmost,
+        then topmost, of those), from the engine's graph index."""
+        group = self.document.annotation("group", group_id)
+        if group is None:
+            return None
+        members = [n for n in self.document.workflow.nodes if n.id in set(group.nodes)]
+        inside = {n.id for n in members}
+        exec_in = self.document.graph_index().exec_in  # node -> the nodes with an execution link to it
+        entries = [n for n in members if not inside.intersection(exec_in.get(n.id, ()))]
+        pool = entries or members
+        return min(pool, key=lambda n: (n.x, n.y)).id if pool else None
 
     def link_to_new_node(self, source: str, handle: str, pos: QPointF) -> None:
         """A new link let go on empty canvas: the quick-add menu there, offering the kinds that can
@@ -105,7 +151,11 @@ class EditController(QObject):
         the view, or the nearest free place to it, so it never lands on top of another card."""
         if not self.session.has_document:
             self._new_document()
-        self.add_node_at(kind, self.free_spot(kind, self.view.mapToScene(self.view.viewport().rect().center())))
+        centre = self.view.mapToScene(self.view.viewport().rect().center())
+        if kind == NOTE_KEY:
+            self.add_note_at(self.free_note_spot(centre))
+            return
+        self.add_node_at(kind, self.free_spot(kind, centre))
 
     def free_spot(self, kind: str, centre: QPointF) -> QPointF:
         """The top-left corner of a new ``kind`` card centred on ``centre`` if that overlaps no
@@ -187,7 +237,10 @@ class EditController(QObject):
             self.paste_text(self.document.fragment_json(ids))
 
     def delete_selection(self) -> None:
-        self.document.delete(self.scene.selected_node_ids(), self.scene.selected_conn_keys())
+        self.document.delete(self.scene.selected_node_ids(), self.scene.selected_conn_keys(),
+                             self.scene.selected_note_ids())
+        for gid in self.scene.selected_group_ids():  # a selected group frame: ungroup (its nodes stay)
+            self.document.ungroup(gid)
 
     def select_all(self) -> None:
         self.scene.select_all()

@@ -1,4 +1,6 @@
-"""Node palette: drag a node type onto the canvas, or double-click it to add at the centre."""
+"""Node palette: drag a node type onto the canvas, or double-click it to add at the centre.
+
+Its last entry, "Sticky note" (key :data:`NOTE_KEY`), adds a note rather than a node."""
 
 from __future__ import annotations
 
@@ -31,6 +33,25 @@ class _Descriptions(Mapping[str, tuple[str, str]]):
 
 
 DESCRIPTIONS = _Descriptions()
+
+#: The palette key of a sticky note (not a node kind: no kind name starts with "@").
+NOTE_KEY = "@note"
+NOTE_LABEL, NOTE_DESCRIPTION = "Sticky note", "A Markdown note on the canvas (the run ignores it)"
+
+
+def note_icon() -> QIcon:
+    pix = QPixmap(48, 48)
+    pix.fill(Qt.GlobalColor.transparent)
+    painter = QPainter(pix)
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+    painter.setPen(Qt.PenStyle.NoPen)
+    painter.setBrush(QColor("#f5e08a"))
+    painter.drawRoundedRect(6, 6, 36, 36, 4, 4)
+    painter.setPen(QColor("#6b5d1e"))
+    for y in (18, 25, 32):
+        painter.drawLine(12, y, 36, y)
+    painter.end()
+    return QIcon(pix)
 
 
 def palette_icon(entry: PaletteEntry) -> QIcon:
@@ -118,6 +139,12 @@ class PalettePanel(QWidget):
             item.setStatusTip(f"{entry.label}: {entry.description}")
             item.setSizeHint(row)
             self.list.addItem(item)
+        note = QListWidgetItem(note_icon(), NOTE_LABEL)
+        note.setData(Qt.ItemDataRole.UserRole, NOTE_KEY)
+        note.setToolTip(f"<b>{NOTE_LABEL}</b><br>{NOTE_DESCRIPTION}")
+        note.setStatusTip(f"{NOTE_LABEL}: {NOTE_DESCRIPTION}")
+        note.setSizeHint(row)
+        self.list.addItem(note)
         self.list.itemDoubleClicked.connect(lambda it: self.node_requested.emit(it.data(Qt.ItemDataRole.UserRole)))
         layout.addWidget(hint)
         layout.addWidget(self.list, 1)

@@ -10,11 +10,14 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QPointF, Qt
 from PySide6.QtGui import QAction, QIcon, QKeySequence
-from PySide6.QtWidgets import QLabel, QMenu, QSizePolicy, QToolBar, QWidget
+from PySide6.QtWidgets import QInputDialog, QLabel, QMenu, QSizePolicy, QToolBar, QWidget
+
+from engine import NOTE_COLORS
 
 from ..document import PALETTE_KINDS
-from ..panels.palette import DESCRIPTIONS, entry_icon
+from ..panels.palette import DESCRIPTIONS, entry_icon, note_icon
 from ..resources import icon_path
+from .settings import settings
 from .welcome import sample_list
 
 if TYPE_CHECKING:
@@ -92,6 +95,18 @@ def build_actions(w: MainWindow) -> None:
     w.act_minimap.setToolTip("Show the minimap when part of the graph is out of view")
     w.act_minimap.toggled.connect(w.view.set_minimap_enabled)
     w.act_collapse = action(w, "Collapse / E&xpand", "collapse", "Ctrl+E", w.edit.toggle_collapse, local=True)
+    w.act_add_note = action(w, "Add Sticky &Note", None, None,
+                            lambda: w.edit.add_node_at_centre("@note"), "A Markdown note on the canvas")
+    w.act_add_note.setIcon(note_icon())
+    w.act_group = action(w, "&Group Nodes", None, "Ctrl+G", w.edit.group_selection,
+                         "A titled frame around the selected nodes (Ctrl+G)", local=True)
+    w.act_outputs = action(w, "Outputs &Under Cards", None, None, None,
+                           "After a run, each node's last output's first lines under its card")
+    w.act_outputs.setCheckable(True)
+    w.act_outputs.setChecked(settings().value("canvas/outputs", True, type=bool))
+    w.scene.set_show_outputs(w.act_outputs.isChecked())
+    w.act_outputs.toggled.connect(w.scene.set_show_outputs)
+    w.act_outputs.toggled.connect(lambda on: settings().setValue("canvas/outputs", on))
     w.act_run = action(w, "&Run", "run", [QKeySequence("F5"), QKeySequence("Ctrl+R")], w.runs.run,
                        "Run the workflow")
     w.act_run.setEnabled(False)
@@ -137,7 +152,7 @@ def build_menus(w: MainWindow) -> None:
     e.addSeparator()
     e.addActions([w.act_cut, w.act_copy, w.act_paste, w.act_duplicate, w.act_delete])
     e.addSeparator()
-    e.addActions([w.act_select_all, w.act_find, w.act_edit_node])
+    e.addActions([w.act_select_all, w.act_find, w.act_edit_node, w.act_group, w.act_add_note])
     add = e.addMenu(QIcon(icon_path("add")), "Add &Node")
     for kind in PALETTE_KINDS:
         a = add.addAction(entry_icon(kind), DESCRIPTIONS[kind][0])
@@ -145,7 +160,7 @@ def build_menus(w: MainWindow) -> None:
     v = mb.addMenu("&View")
     v.addActions([w.act_fit, w.act_zoom_100, w.act_zoom_in, w.act_zoom_out])
     v.addSeparator()
-    v.addActions([w.act_layout, w.act_collapse, w.act_snap, w.act_minimap])
+    v.addActions([w.act_layout, w.act_collapse, w.act_snap, w.act_minimap, w.act_outputs])
     v.addSeparator()
     docks = [w.palette_dock, w.inspector_dock, w.problems_dock, w.run_console_dock, w.history_dock, w.library_dock]
     for dock in docks:
@@ -217,16 +232,60 @@ def context_menu(w: MainWindow, pos: QPointF, node_id: str | None) -> None:
             repair.setToolTip("Ask the model for a fix of this node's settings, shown before it is applied")
             repair.triggered.connect(lambda _=False, n=node_id: w.repair.repair_node(n))
         menu.addSeparator()
-        menu.addAction(w.act_layout)
+        menu.addActions([w.act_group, w.act_layout])
     else:
         add = menu.addMenu(QIcon(icon_path("add")), "Add node")
         for kind in PALETTE_KINDS:
             a = add.addAction(entry_icon(kind), DESCRIPTIONS[kind][0])
             a.triggered.connect(lambda _=False, k=kind: w.edit.add_node_at(k, pos))
+        note = menu.addAction(note_icon(), "Add sticky note")
+        note.triggered.connect(lambda _=False: w.edit.add_note_at(pos))
         menu.addActions([w.act_paste, w.act_select_all])
         menu.addSeparator()
         menu.addActions([w.act_layout, w.act_fit])
     menu.popup(w.view.mapToGlobal(w.view.mapFromScene(pos)))
+
+
+def rename_group(w: MainWindow, group_id: str) -> None:
+    group = w.document.annotation("group", group_id)
+    if group is None:
+        return
+    title, ok = QInputDialog.getText(w, "Rename Group", "Title:", text=group.title)
+    if ok:
+        w.document.rename_group(group_id, title)
+
+
+def annotation_menu(w: MainWindow, pos: QPointF, kind: str, ann_id: str) -> None:
+    """The context menu of a sticky note or a group."""
+    menu = QMenu(w)
+    doc = w.document
+    if kind == "note":
+        menu.addAction("Edit Text", lambda: w.scene.edit_note(ann_id))
+        colours = menu.addMenu("Colour")
+        for name in NOTE_COLORS:
+            colours.addAction(name.capitalize(), lambda n=name: doc.set_note_color(ann_id, n))
+        menu.addSeparator()
+        menu.addAction("Delete Note", lambda: doc.delete(note_ids=[ann_id]))
+    else:
+        group = doc.annotation("group", ann_id)
+        if group is None:
+            return
+        menu.addAction("Rename…", lambda: rename_group(w, ann_id))
+        menu.addAction("Expand" if group.collapsed else "Collapse",
+                       lambda: doc.set_group_collapsed(ann_id, not group.collapsed))
+        run_from = menu.addAction(QIcon(icon_path("run-from")), "Run from Here")
+        run_from.setToolTip("Run from the group's first node; the nodes before it reuse their last outputs")
+        run_from.setEnabled(w.act_run.isEnabled())
+        run_from.triggered.connect(lambda _=False: _run_group(w, ann_id))
+        menu.addSeparator()
+        menu.addAction("Ungroup", lambda: doc.ungroup(ann_id))
+    menu.popup(w.view.mapToGlobal(w.view.mapFromScene(pos)))
+
+
+def _run_group(w: MainWindow, group_id: str) -> None:
+    first = w.edit.first_node_of_group(group_id)
+    if first is not None:
+        w.runs.run_from_node(first)
 
 
 def build_help_menu(w: MainWindow) -> None:

@@ -45,6 +45,9 @@ __all__ = [
     "Node",
     "Connection",
     "Workflow",
+    "CanvasNote",
+    "CanvasGroup",
+    "NOTE_COLORS",
     "WorkflowLoadError",
     "load_workflow",
     "loads_workflow",
@@ -169,6 +172,62 @@ class Connection(_Loose):
         return (self.source, self.sourceHandle or "output", self.target, self.targetHandle or "input")
 
 
+#: The colours a sticky note can take (the file holds the name; the editor maps it to a colour).
+NOTE_COLORS = ("yellow", "blue", "green", "pink", "grey")
+
+
+class CanvasNote(_Loose):
+    """A sticky note on the canvas (display only: a run never reads it; AgentFlow ignores it).
+
+    ``text`` is Markdown; ``x``, ``y``, ``width``, ``height`` its frame in canvas units;
+    ``color`` one of :data:`NOTE_COLORS` (another name is kept and shown as yellow).
+    """
+
+    id: str
+    x: float = Field(default=0.0, allow_inf_nan=False)
+    y: float = Field(default=0.0, allow_inf_nan=False)
+    width: float = Field(default=220.0, allow_inf_nan=False, gt=0)
+    height: float = Field(default=140.0, allow_inf_nan=False, gt=0)
+    text: str = ""
+    color: str = "yellow"
+
+    @field_serializer("x", "y", "width", "height")
+    def _num_out(self, v: float) -> float | int:
+        return int(v) if isinstance(v, float) and v.is_integer() else v
+
+    @field_validator("id", mode="before")
+    @classmethod
+    def _id(cls, v: Any) -> Any:
+        return str(v) if isinstance(v, int) and not isinstance(v, bool) else v
+
+
+class CanvasGroup(_Loose):
+    """A titled frame around nodes (display only; AgentFlow ignores it).
+
+    The frame has no position of its own: it is drawn around its ``nodes`` (ids; an id that
+    names no node is ignored), so moving the nodes moves the frame. ``collapsed``: the
+    members are shown as one card with the group's title.
+    """
+
+    id: str
+    title: str = "Group"
+    nodes: list[str] = Field(default_factory=list)
+    collapsed: bool | None = Field(**_OPTIONAL)
+    color: str | None = Field(**_OPTIONAL)
+
+    @field_validator("id", mode="before")
+    @classmethod
+    def _id(cls, v: Any) -> Any:
+        return str(v) if isinstance(v, int) and not isinstance(v, bool) else v
+
+    @field_validator("nodes", mode="before")
+    @classmethod
+    def _node_ids(cls, v: Any) -> Any:
+        if isinstance(v, list):
+            return [str(i) if isinstance(i, int) and not isinstance(i, bool) else i for i in v]
+        return v
+
+
 class Workflow(_Loose):
     #: Stable id in the flow library (made on first save there; kept on load and save).
     id: str | None = Field(default=None, exclude_if=is_none)
@@ -179,6 +238,10 @@ class Workflow(_Loose):
     triggers: list[Any] | None = Field(default=None, exclude_if=is_none)
     nodes: list[Node] = Field(default_factory=list)
     connections: list[Connection] = Field(default_factory=list)
+    #: Canvas annotations (docs/design.md, "File format"): sticky notes and node groups. Display
+    #: only; AgentFlow ignores unknown top-level fields, so the file still opens there.
+    notes: list[CanvasNote] | None = Field(**_OPTIONAL)
+    groups: list[CanvasGroup] | None = Field(**_OPTIONAL)
 
     FORMAT_VERSION: ClassVar[int] = 1
     #: Its :class:`~engine.graph.index.GraphIndex`, kept by ``GraphIndex.of`` (never saved).

@@ -492,3 +492,33 @@ def test_known_optional_field_given_as_null_is_written_as_absent(tmp_path: Path)
     del raw["nodes"][1]["data"]["provider"]
     del raw["connections"][0]["targetHandle"]
     assert saved["nodes"] == raw["nodes"] and saved["connections"] == raw["connections"]
+
+
+def test_canvas_notes_and_groups_round_trip_and_stay_optional():
+    """Issue 31: notes and groups are top-level fields AgentFlow ignores; kept on save, absent when unused."""
+    from engine import dumps_workflow, loads_workflow
+
+    text = json.dumps({"nodes": [{"id": "s", "type": "start", "x": 0, "y": 0, "data": {}}], "connections": [],
+                       "notes": [{"id": "n1", "x": 5, "y": 6, "width": 200, "height": 90, "text": "# Hi",
+                                  "color": "pink", "extra": 1}],
+                       "groups": [{"id": "g1", "title": "Intro", "nodes": ["s", 7], "collapsed": True}]})
+    wf = loads_workflow(text)
+    assert wf.notes[0].text == "# Hi" and wf.groups[0].nodes == ["s", "7"]
+    again = json.loads(dumps_workflow(wf))
+    assert again["notes"][0] == {"id": "n1", "x": 5, "y": 6, "width": 200, "height": 90, "text": "# Hi",
+                                 "color": "pink", "extra": 1}
+    assert again["groups"][0]["collapsed"] is True
+    from engine import validate
+
+    bare = wf.model_copy(update={"notes": None, "groups": None})
+    assert [i.code for i in validate(wf)] == [i.code for i in validate(bare)]  # display only: no rule reads them
+    plain = json.loads(dumps_workflow(loads_workflow('{"nodes": [], "connections": []}')))
+    assert "notes" not in plain and "groups" not in plain
+
+
+def test_bad_canvas_notes_get_a_clear_message():
+    from engine import WorkflowLoadError, loads_workflow
+
+    with pytest.raises(WorkflowLoadError) as err:
+        loads_workflow('{"nodes": [], "connections": [], "notes": [{"id": "n", "width": "wide"}]}')
+    assert "notes[0].width" in str(err.value) and "number" in str(err.value)

@@ -24,6 +24,13 @@ from .port import PortHit, hit, paint_port
 
 _ERROR_TEXT = "#ff9b94"  # the error port's label (readable on the node body)
 
+# The run's preview under a card: its stats pill, then the output's lines in a box.
+_PREVIEW_GAP = 6.0
+_STATS_H = 18.0
+_PREVIEW_LINE_H = 15.0
+_STATS_BG = QColor("#39404d")
+_PREVIEW_BG = QColor("#1d2027")
+
 # Glyphs drawn with a stroke rather than a fill.
 _STROKED_GLYPHS = {"approval"}
 
@@ -81,6 +88,11 @@ class NodeItem(QGraphicsItem):
         self.taken: frozenset[str] = frozenset()  # output handles the run shown followed (display only)
         self.pulse = 0.0  # 0..1, advanced by the scene while the node runs
         self.pinned = _is_pinned(node)  # its data holds a pinnedOutput: it does not run
+        # After a run (display only): "1.2 s · 340 tokens" and the last output's first lines,
+        # elided to the card's width once (not in paint), drawn under the card.
+        self.run_stats = ""
+        self.output_text = ""
+        self._preview_lines: list[str] = []
         self._update_rect()
         self.setFlags(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable | QGraphicsItem.GraphicsItemFlag.ItemIsMovable
                       | QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges)
@@ -99,6 +111,7 @@ class NodeItem(QGraphicsItem):
         self.layout = node_layout(node, as_subagent)
         self._port_tips = self._tips(node)
         self.pinned = _is_pinned(node)
+        self._elide_preview()
         self._update_rect()
         self.setToolTip(self._body_tooltip())
         self.update()
@@ -108,7 +121,29 @@ class NodeItem(QGraphicsItem):
         # Room for ports on the sides and the badge, which grows when zoomed out.
         # Room for ports on the sides, the badge (which grows when zoomed out) and a run halo.
         # The top leaves room for a run badge, which also grows when zoomed out (up to 2 x 15 px).
-        self._rect = QRectF(-16, -36, lay.width + 2 * BADGE_R + 20, lay.height + 36 + 2 * BADGE_R + 2)
+        self._rect = QRectF(-16, -36, lay.width + 2 * BADGE_R + 20,
+                            lay.height + 36 + max(2 * BADGE_R + 2, self._preview_height() + 4))
+
+    def _preview_height(self) -> float:
+        if not self.run_stats and not self._preview_lines:
+            return 0.0
+        return _PREVIEW_GAP + (_STATS_H if self.run_stats else 0.0) + _PREVIEW_LINE_H * len(self._preview_lines) + 6
+
+    def _elide_preview(self) -> None:
+        fm = metrics("small")
+        width = self.layout.width - 12
+        self._preview_lines = [fm.elidedText(line, Qt.TextElideMode.ElideRight, width)
+                               for line in self.output_text.splitlines()]
+
+    def set_output_preview(self, stats: str, text: str) -> None:
+        """After a run: the step's duration and tokens, and its output's first lines ("": none)."""
+        if (stats, text) == (self.run_stats, self.output_text):
+            return
+        self.prepareGeometryChange()
+        self.run_stats, self.output_text = stats, text
+        self._elide_preview()
+        self._update_rect()
+        self.update()
 
     def set_issues(self, severity: str | None, text: str) -> None:
         if (severity, text) != (self.issue_severity, self.issue_text):
@@ -309,6 +344,8 @@ class NodeItem(QGraphicsItem):
             self._paint_run_badge(painter, min(max(0.8 / max(lod, 0.01), 1.0), 2.0))
         if self.pinned and lod >= 0.2:
             self._paint_pin(painter, lay)
+        if (self.run_stats or self._preview_lines) and lod >= 0.4 and not self.dimmed:
+            self._paint_preview(painter, lay)
         if ring is not None and self.run_state in ("done", "failed", "waiting", "cached") and lod >= 0.2:
             self._paint_run_mark(painter, lay, ring, min(max(0.8 / max(lod, 0.01), 1.0), 2.0))
         # Validation badge
@@ -325,6 +362,28 @@ class NodeItem(QGraphicsItem):
                 painter.setFont(font("badge"))
                 painter.drawText(b, Qt.AlignmentFlag.AlignCenter, "!")
         painter.setOpacity(1.0)
+
+    def _paint_preview(self, painter: QPainter, lay: NodeLayout) -> None:
+        """Under the card: a pill with the duration and tokens, then the output's first lines."""
+        y = lay.height + _PREVIEW_GAP
+        painter.setFont(font("small"))
+        if self.run_stats:
+            w = min(metrics("small").horizontalAdvance(self.run_stats) + 14, lay.width)
+            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setBrush(QBrush(_STATS_BG))
+            painter.drawRoundedRect(QRectF(0, y, w, _STATS_H - 2), 7, 7)
+            painter.setPen(pen(NODE_TEXT.name()))
+            painter.drawText(QRectF(0, y, w, _STATS_H - 2), Qt.AlignmentFlag.AlignCenter, self.run_stats)
+            y += _STATS_H
+        if self._preview_lines:
+            box = QRectF(0, y, lay.width, _PREVIEW_LINE_H * len(self._preview_lines) + 6)
+            painter.setPen(pen(NODE_BORDER.name(), 1.0))
+            painter.setBrush(QBrush(_PREVIEW_BG))
+            painter.drawRoundedRect(box, 4, 4)
+            painter.setPen(pen(NODE_MUTED.name()))
+            for i, line in enumerate(self._preview_lines):
+                painter.drawText(QRectF(6, y + 3 + i * _PREVIEW_LINE_H, lay.width - 12, _PREVIEW_LINE_H),
+                                 Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft, line)
 
     def _paint_pin(self, painter: QPainter, lay: NodeLayout) -> None:
         """A pin badge on the bottom-right corner: the node's output is pinned (it does not run)."""
