@@ -212,8 +212,8 @@ class CanvasGroup(_Loose):
     id: str
     title: str = "Group"
     nodes: list[str] = Field(default_factory=list)
-    collapsed: bool | None = Field(**_OPTIONAL)
-    color: str | None = Field(**_OPTIONAL)
+    collapsed: bool | None = Field(default=None, exclude_if=is_none)
+    color: str | None = Field(default=None, exclude_if=is_none)
 
     @field_validator("id", mode="before")
     @classmethod
@@ -240,8 +240,8 @@ class Workflow(_Loose):
     connections: list[Connection] = Field(default_factory=list)
     #: Canvas annotations (docs/design.md, "File format"): sticky notes and node groups. Display
     #: only; AgentFlow ignores unknown top-level fields, so the file still opens there.
-    notes: list[CanvasNote] | None = Field(**_OPTIONAL)
-    groups: list[CanvasGroup] | None = Field(**_OPTIONAL)
+    notes: list[CanvasNote] | None = Field(default=None, exclude_if=is_none)
+    groups: list[CanvasGroup] | None = Field(default=None, exclude_if=is_none)
 
     FORMAT_VERSION: ClassVar[int] = 1
     #: Its :class:`~engine.graph.index.GraphIndex`, kept by ``GraphIndex.of`` (never saved).
