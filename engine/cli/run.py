@@ -15,7 +15,7 @@ from typing import Any, Iterator
 
 from engine.cli import EXIT_CANCELLED, EXIT_FAILED, EXIT_OK, EXIT_PAUSED, EXIT_USAGE
 from engine.cli.files import load_any
-from engine.cli.printer import Printer, print_err
+from engine.cli.printer import FRAME, Printer, print_err
 from engine.cli.runs import find_run, open_store
 from engine.graph.inputs import has_surrogates
 from engine.graph.model import WorkflowLoadError
@@ -102,8 +102,7 @@ def _execute(run: Any, store: Any, decisions: list[tuple[str, str]], printer: Pr
                                    on_commit=printer.committed)
         except StoreError as err:
             print_err(f"warning: {err} The run is not recorded.")
-    if recorder is None:
-        run.add_listener(printer)  # nothing to wait for: printed as it happens
+    printer.follow(run, recorder)  # printed as it happens, or once committed while recorded
     code = EXIT_CANCELLED
     try:
         code = asyncio.run(_drive(run, decisions, recorder, resume_first=resume_first, first_output=first_output))
@@ -113,6 +112,7 @@ def _execute(run: Any, store: Any, decisions: list[tuple[str, str]], printer: Pr
         with _interrupts_ignored():  # a second Ctrl+C must not cut the last batch's commit
             if recorder:
                 recorder.close()
+        printer.finish()
     problem = printer.state.provider_problem
     if code == EXIT_FAILED and problem is not None:  # the way out, rather than only the error
         who = f"provider '{problem['provider']}'" if problem.get("provider") else "the model provider"
@@ -207,7 +207,7 @@ def run_loaded(wf: Any, args: argparse.Namespace, path: str, given: dict[str, An
     run = Run(wf, resolver, initial_input=args.input, max_visits=args.max_visits, check=False,
               meta=meta, keep_events=False,  # printed and stored as they happen; no need to hold them
               variables=arguments, path=os.path.abspath(path), reuse_from=reuse or None, start_at=from_node,
-              store=store)
+              store=store, delta_interval=FRAME)  # streamed text in frames of FRAME seconds at most
     return _execute(run, store, list(args.decide), printer, workflow_path=os.path.abspath(path))
 
 
@@ -273,7 +273,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
     printer = Printer(sys.stdout, wf, args.jsonl)
     if not args.jsonl:  # the summary counts what happened before the pause too
         printer.state.apply_many(store.iter_events(info.id))
-    run = Run.restore(snap, resolver, workflow=wf, check=False)
+    run = Run.restore(snap, resolver, workflow=wf, check=False, delta_interval=FRAME)
     return _execute(run, store, list(args.decide), printer, resume_first=True, first_output=output)
 
 
