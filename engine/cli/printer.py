@@ -16,8 +16,11 @@ asked for, not per event.
 from __future__ import annotations
 
 import asyncio
+import math
 import os
+import re
 import threading
+from datetime import UTC, datetime
 from json.encoder import encode_basestring as _quote
 from typing import Any, TextIO
 
@@ -35,7 +38,27 @@ _DELTA = "llm_delta"
 _ENDS = frozenset({"paused", "completed", "failed", "cancelled"})
 # Keys of the wire form before (and after) an event's own fields: an event whose fields name one
 # of them is encoded by RunEvent.to_json itself (the field replaces the key in place).
-_WIRE_KEYS = ('"timestamp"', '"nodeId"', '"type"', '"content"', '"path"')
+_WIRE_KEY = re.compile(r'"(?:timestamp|nodeId|type|content|path)"')
+_second: list[Any] = [None, ""]  # the last whole second stamped, and its text
+
+
+def _stamp(ts: float) -> str:
+    """``format_timestamp(ts)``: the text of its second made once a second, not once an event.
+
+    The microseconds are found as ``datetime.fromtimestamp`` finds them (the fraction times
+    10^6, rounded half to even), then cut to milliseconds as ``isoformat`` cuts them."""
+    frac, whole = math.modf(ts)
+    us = round(frac * 1e6)
+    if us >= 1_000_000:
+        whole += 1.0
+        us -= 1_000_000
+    elif us < 0:  # before 1970: not worth a fast path
+        return format_timestamp(ts)
+    second = int(whole)
+    if _second[0] != second:
+        _second[1] = datetime.fromtimestamp(second, tz=UTC).isoformat(timespec="seconds")[:19]
+        _second[0] = second
+    return f"{_second[1]}.{us // 1000:03d}Z"
 
 
 def wire_line(ev: RunEvent) -> str:
@@ -50,9 +73,9 @@ def wire_line(ev: RunEvent) -> str:
     the long way."""
     kind = ev[1]
     extra = ev[4]
-    if kind in SUBAGENT_CALL_TYPES or (extra and (extra[0] != "{" or any(k in extra for k in _WIRE_KEYS))):
+    if kind in SUBAGENT_CALL_TYPES or (extra and (extra[0] != "{" or _WIRE_KEY.search(extra))):
         return ev.to_json()
-    line = (f'{{"timestamp": "{format_timestamp(ev[3])}", "nodeId": {_quote(ev[0])}, "type": {_quote(kind)}, '
+    line = (f'{{"timestamp": "{_stamp(ev[3])}", "nodeId": {_quote(ev[0])}, "type": {_quote(kind)}, '
             f'"content": {_quote(ev[2])}')
     if extra and len(extra) > 2 and extra[0] == "{":
         line += ", " + extra[1:-1]

@@ -126,3 +126,15 @@ async def test_a_quiet_stream_passes_on_what_it_held() -> None:
     assert "".join(e.content for e in deltas) == "one two three"
     assert [e.content for e in deltas][-1] == "three"
     assert deltas[-1].timestamp - deltas[-2].timestamp > 0.4  # "two" did not wait for "three"
+
+
+def test_the_stamp_of_a_line_is_format_timestamp() -> None:
+    from engine.cli.printer import _stamp
+    from engine.run.events import format_timestamp
+
+    base = 1_764_170_000
+    cases = [base + k + f for k in range(3) for f in (0.0, 0.0004999, 0.0005, 0.123456789, 0.9994999, 0.9995,
+                                                       0.99999949, 0.9999995, 0.99999999)]
+    cases += [0.0, 1e-7, 86_399.9999996, -1.5, 253_402_300_799.0] + [base + i * 0.0137 for i in range(2000)]
+    for ts in cases:
+        assert _stamp(ts) == format_timestamp(ts), ts
