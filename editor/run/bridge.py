@@ -7,7 +7,8 @@ stays responsive whatever the run does.
 Invariants
 * The engine calls :meth:`_on_event` synchronously as it emits; that method only appends
   to a buffer (and arms a timer). Views receive events in order, in batches, through
-  ``events_batched`` at most every :attr:`flush_interval_ms` (16 ms: a frame), at most
+  ``events_batched`` at most every :attr:`flush_interval_ms` (16 ms: a frame; streamed
+  text alone, already gathered in frames by the run, on the next turn of the loop), at most
   :attr:`max_batch` at a time (a larger backlog follows on the next turns of the loop),
   and all at once when a run settles (paused or ended), so a settled run is fully shown.
 * What the run did is derived by the engine's one reducer, :attr:`run_state`
@@ -336,7 +337,9 @@ class RunBridge(QObject):
         self._buffer.append(ev)
         if not self._armed:
             self._armed = True
-            self._timer.start(self.flush_interval_ms)
+            # Streamed text comes already gathered in frames (the run's delta_interval): it is
+            # shown on the next turn of the loop rather than a frame later again.
+            self._timer.start(0 if ev.type == "llm_delta" else self.flush_interval_ms)
 
     async def _drive(self, run: Run, operation: Any) -> None:
         recorder = self._recorder
