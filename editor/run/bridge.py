@@ -7,7 +7,8 @@ stays responsive whatever the run does.
 Invariants
 * The engine calls :meth:`_on_event` synchronously as it emits; that method only appends
   to a buffer (and arms a timer). Views receive events in order, in batches, through
-  ``events_batched`` at most every :attr:`flush_interval_ms` (50 ms), at most
+  ``events_batched`` at most every :attr:`flush_interval_ms` (16 ms: a frame; streamed
+  text alone, already gathered in frames by the run, on the next turn of the loop), at most
   :attr:`max_batch` at a time (a larger backlog follows on the next turns of the loop),
   and all at once when a run settles (paused or ended), so a settled run is fully shown.
 * What the run did is derived by the engine's one reducer, :attr:`run_state`
@@ -15,7 +16,10 @@ Invariants
   the other accessors here), never the engine's ``Run`` itself.
 * While a run is recorded, an event is delivered only once the store has committed it
   (the recorder's ``on_commit`` count, see :meth:`_committed_batch`): what the window
-  painted survives a kill of the app.
+  painted survives a kill of the app. Streamed text (``llm_delta``) right after the
+  committed events goes with them, without waiting for its own commit (its step's start
+  is committed); a delta held behind an event not committed yet asks the store to commit
+  now (``RunRecorder.commit_soon``).
 * In each flush, ``events_batched`` comes first, then ``status_changed`` (when the status
   changed), ``node_states_changed`` / ``links_followed`` (when they changed) and
   ``approvals_changed`` (when an approval was reached, queued or answered).
@@ -83,8 +87,8 @@ class RunBridge(QObject):
     links_followed = Signal(object)  # frozenset[(source, sourceHandle, target)]
     error_occurred = Signal(str)  # a problem outside the run (cannot start, store failure)
 
-    def __init__(self, parent: QObject | None = None, *, flush_interval_ms: int = 50,
-                 delta_interval: float = 0.05) -> None:
+    def __init__(self, parent: QObject | None = None, *, flush_interval_ms: int = 16,
+                 delta_interval: float = 0.016) -> None:
         super().__init__(parent)
         self.flush_interval_ms = flush_interval_ms
         self.max_batch = 5000  # events per timed flush; the rest follows on the next turn of the loop
@@ -333,7 +337,9 @@ class RunBridge(QObject):
         self._buffer.append(ev)
         if not self._armed:
             self._armed = True
-            self._timer.start(self.flush_interval_ms)
+            # Streamed text comes already gathered in frames (the run's delta_interval): it is
+            # shown on the next turn of the loop rather than a frame later again.
+            self._timer.start(0 if ev.type == "llm_delta" else self.flush_interval_ms)
 
     async def _drive(self, run: Run, operation: Any) -> None:
         recorder = self._recorder
@@ -416,11 +422,17 @@ class RunBridge(QObject):
             self._timer.start(self.flush_interval_ms if self._ready() == 0 else 0)
 
     def _ready(self) -> int | None:
-        """How many buffered events may be delivered (None: all)."""
+        """How many buffered events may be delivered (None: all): the committed ones, and the
+        streamed text right after them (deltas delivered before their commit make the count
+        of committed ones fall below the delivered ones for a while)."""
         recorder = self._recorder
         if not self._gated or (recorder is not None and recorder.error is not None):  # a failing store holds nothing back
             return None
-        return max(0, self._committed - self._delivered)
+        buffer = self._buffer
+        ready = min(len(buffer), max(0, self._committed - self._delivered))
+        while ready < len(buffer) and buffer[ready].type == "llm_delta":
+            ready += 1
+        return ready
 
     def flush(self, limit: int | None = None) -> None:
         """Deliver the buffered events now (at most ``limit`` of them; all when None)."""
@@ -431,6 +443,9 @@ class RunBridge(QObject):
         ready = self._ready()
         if ready is not None:
             limit = ready if limit is None else min(limit, ready)
+            recorder = self._recorder
+            if recorder is not None and ready < len(self._buffer) and self._buffer[-1].type == "llm_delta":
+                recorder.commit_soon()  # streamed text waits behind an event not committed yet
             if limit == 0:
                 if not self._armed:  # the writer commits within its interval: look again then
                     self._armed = True

@@ -1,20 +1,88 @@
 """The command line's one printer: a run's events as they come (readable lines, or JSON lines in
 wire form with ``--jsonl``), the one-line summary of a paused or ended run, the rows of
 ``flowdesk runs``, and the ``flowdesk: ...`` messages on stderr.
+
+Printing a live run (:meth:`Printer.follow`): the printer listens to the run and keeps the
+events not printed yet, in order; a batch of them is encoded once and written with one write.
+What is printed (docs/design.md, "what was shown is stored"): while the run is recorded, only
+the events the store has committed (the recorder's ``on_commit`` count), and right after them
+the streamed text (``llm_delta``) that follows, since its step's start is committed; a delta
+held behind an event not committed yet asks the store to commit now. Deltas are printed on the
+next turn of the event loop, the other events of a run not recorded within ``FRAME`` seconds.
+Readable output applies the run-state reducer in batches, when a summary (or ``state``) is
+asked for, not per event.
 """
 
 from __future__ import annotations
 
+import asyncio
+import math
 import os
-import sys
+import re
+import threading
+from datetime import UTC, datetime
+from json.encoder import encode_basestring as _quote
+from collections.abc import Callable
 from typing import Any, TextIO
 
 from engine.cli import print_err
 from engine.run.costs import format_cost, readable_prices, run_costs
-from engine.run.events import SUBAGENT_CALL_TYPES, format_duration, format_timestamp
+from engine.run.events import SUBAGENT_CALL_TYPES, RunEvent, format_duration, format_timestamp
 from engine.run.state import RunState
 
-__all__ = ["Printer", "print_err", "RUNS_HEADER", "runs_line"]
+__all__ = ["Printer", "print_err", "RUNS_HEADER", "runs_line", "wire_line", "FRAME"]
+
+FRAME = 0.016  # seconds an event of a run not recorded may wait to be printed with the next ones
+_HELD_MAX = 2048  # events gathered before they are printed at once (a run that does not let the loop turn)
+_REDUCE_EVERY = 4096  # events kept for the reducer before it is fed (bounds the memory of a long run)
+_DELTA = "llm_delta"
+_ENDS = frozenset({"paused", "completed", "failed", "cancelled"})
+# Keys of the wire form before (and after) an event's own fields: an event whose fields name one
+# of them is encoded by RunEvent.to_json itself (the field replaces the key in place).
+_WIRE_KEY = re.compile(r'"(?:timestamp|nodeId|type|content|path)"')
+_second: list[Any] = [None, ""]  # the last whole second stamped, and its text
+
+
+def _stamp(ts: float) -> str:
+    """``format_timestamp(ts)``: the text of its second made once a second, not once an event.
+
+    The microseconds are found as ``datetime.fromtimestamp`` finds them (the fraction times
+    10^6, rounded half to even), then cut to milliseconds as ``isoformat`` cuts them."""
+    frac, whole = math.modf(ts)
+    us = round(frac * 1e6)
+    if us >= 1_000_000:
+        whole += 1.0
+        us -= 1_000_000
+    elif us < 0:  # before 1970: not worth a fast path
+        return format_timestamp(ts)
+    second = int(whole)
+    if _second[0] != second:
+        _second[1] = datetime.fromtimestamp(second, tz=UTC).isoformat(timespec="seconds")[:19]
+        _second[0] = second
+    return f"{_second[1]}.{us // 1000:03d}Z"
+
+
+def wire_line(ev: RunEvent) -> str:
+    """``ev.to_json()``, the same text, without decoding and encoding its fields again.
+
+    The CLI's hot loop with ``--jsonl`` (``tests/bench/bench_tokens.py``, the 10,000-agent
+    chain): ``to_wire`` decodes each event's extra JSON into a dict and ``json.dumps`` encodes
+    it back (30,000 ``json.loads`` in that chain). An event's extra text is made by the
+    engine's own encoder with ``json.dumps``'s separators, so its members are laid in as
+    they are; the wire keys are quoted like ``json.dumps(..., ensure_ascii=False)`` quotes.
+    Subagent calls (their content is rewritten) and fields that collide with a wire key go
+    the long way."""
+    kind = ev[1]
+    extra = ev[4]
+    if kind in SUBAGENT_CALL_TYPES or (extra and (extra[0] != "{" or _WIRE_KEY.search(extra))):
+        return ev.to_json()
+    line = (f'{{"timestamp": "{_stamp(ev[3])}", "nodeId": {_quote(ev[0])}, "type": {_quote(kind)}, '
+            f'"content": {_quote(ev[2])}')
+    if extra and len(extra) > 2 and extra[0] == "{":
+        line += ", " + extra[1:-1]
+    if len(ev) > 5:
+        line += f', "path": {_quote(ev[5])}'
+    return line + "}"
 
 
 # ------------------------------------------------------------------------------- output
@@ -27,11 +95,13 @@ _COLOURS = {
 
 
 class Printer:
-    """Prints each event as it comes: a JSON line (wire form) with ``--jsonl``, else a readable line.
+    """Prints a run's events: a JSON line each (wire form) with ``--jsonl``, else a readable line.
 
     Readable output is derived like every other view of a run: the events feed the engine's
-    run-state reducer (:class:`engine.RunState`), subagent calls are printed from their typed
-    fields, and when the run pauses or ends a one-line summary of the node states follows.
+    run-state reducer (:class:`engine.RunState`, in batches: see :attr:`state`), subagent calls
+    are printed from their typed fields, and when the run pauses or ends a one-line summary of
+    the node states follows. ``printer(ev)`` prints one event now; :meth:`follow` prints a live
+    run in batches (see the module's docstring).
     """
 
     def __init__(self, out: TextIO, workflow: Any, jsonl: bool) -> None:
@@ -39,26 +109,150 @@ class Printer:
         self.titles = {n.id: n.title for n in workflow.nodes}
         self.workflow = workflow
         self.jsonl = jsonl
-        self.state = RunState(workflow)
+        self._state = RunState(workflow)
+        self._unreduced: list[RunEvent] = []  # printed, not yet fed to the reducer
         self.colour = not jsonl and out.isatty() and os.environ.get("NO_COLOR") is None
+        # A followed run: its events not printed yet, in order (appended on the event loop).
+        self._held: list[RunEvent] = []
+        self._recorder: Any = None  # while it records the run, only what it committed is printed
+        self._committed = 0  # events committed and not printed (below 0: deltas printed before their commit)
+        self._lock = threading.Lock()  # the event loop and the store's writer thread both print
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._soon = False  # a release is scheduled on the next turn of the loop
+        self._timer: asyncio.TimerHandle | None = None
+        self.broken = False  # stdout was closed (a reader such as `| head` went away): nothing more is written
+        self.on_broken: Callable[[], None] | None = None  # told once, when that happens
+
+    @property
+    def state(self) -> RunState:
+        """The run state of what was printed (the reducer fed with what it has not seen yet)."""
+        if self._unreduced:
+            self._state.apply_many(self._unreduced)
+            self._unreduced.clear()
+        return self._state
+
+    # ------------------------------------------------------------------ a live run
+    def follow(self, run: Any, recorder: Any = None) -> None:
+        """Print ``run``'s events as they come; ``recorder``: the :class:`engine.RunRecorder`
+        recording it, made with ``on_commit=printer.committed``."""
+        self._recorder = recorder
+        run.add_listener(self._seen)
+
+    def _seen(self, ev: RunEvent) -> None:
+        # On the event loop, as the run emits: keep it, and see that it is printed soon.
+        held = self._held
+        held.append(ev)
+        kind = ev[1]
+        if kind == _DELTA:
+            if not self._soon:
+                self._soon = True
+                self._call(0.0)
+        elif self._recorder is None:
+            if kind == "run_status" or len(held) >= _HELD_MAX:
+                self.release()  # before start() returns: a run's last lines come before what the CLI says next
+            elif self._timer is None and not self._soon:
+                self._timer = self._call(FRAME)
+
+    def _call(self, delay: float) -> asyncio.TimerHandle | None:
+        loop = self._loop
+        if loop is None:
+            try:
+                loop = self._loop = asyncio.get_running_loop()
+            except RuntimeError:  # not on an event loop (a run driven by hand): print now
+                self.release()
+                return None
+        if delay:
+            return loop.call_later(delay, self._on_timer)
+        loop.call_soon(self._on_soon)
+        return None
+
+    def _on_timer(self) -> None:
+        self._timer = None
+        self.release()
+
+    def _on_soon(self) -> None:
+        self._soon = False
+        self.release()
+        recorder = self._recorder
+        if self._held and recorder is not None:  # streamed text held behind an event not committed yet
+            recorder.commit_soon()
 
     def committed(self, events: list[Any], recorded: bool) -> None:
-        """The recorder's ``on_commit``: a batch is printed once it is in the run history (or
-        once it could not be written), so nothing printed is lost to a kill."""
-        for ev in events:
-            self(ev)
+        """The recorder's ``on_commit`` (on the thread that wrote the batch): ``events`` are in
+        the run history now (or could not be written, ``recorded`` False: they are shown all
+        the same, the error is reported), so they may be printed."""
+        with self._lock:
+            self._committed += len(events)
+        self.release()
 
-    def __call__(self, ev: Any) -> None:
+    def release(self, everything: bool = False) -> None:
+        """Print what may be printed of the followed run (``everything``: all of it, once the
+        recorder is closed)."""
+        with self._lock:
+            held = self._held
+            if not held:
+                return
+            n = len(held)
+            if self._recorder is not None and not everything:
+                n = min(n, max(0, self._committed))
+                while n < len(held) and held[n][1] == _DELTA:  # streamed text of a step whose start is committed
+                    n += 1
+                if not n:
+                    return
+            batch = held[:n]
+            del held[:n]
+            self._committed -= n
+            self.write(batch)
+
+    def finish(self) -> None:
+        """The run is over and its recorder closed: print what is left."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        self.release(everything=True)
+
+    # ------------------------------------------------------------------ encoding
+    def __call__(self, ev: RunEvent) -> None:
+        self.write([ev])
+
+    def write(self, events: list[RunEvent]) -> None:
+        """Encode ``events`` (and a summary after a pause or an end) and write them with one write."""
         if self.jsonl:
-            self.out.write(ev.to_json() + "\n")
+            text = "".join([wire_line(ev) + "\n" for ev in events])
+            for ev in events:
+                if ev[1] == "llm_error":  # (a provider that could not serve: see engine.cli.run._execute)
+                    self._unreduced.append(ev)
+        else:
+            text = self._lines(events)
+        if self.broken or not text:
+            return
+        try:
+            self.out.write(text)
             self.out.flush()
-            if ev.type == "llm_error":  # (a provider that could not serve: see engine.cli.run._execute)
-                self.state.apply(ev)
-            return
+        except BrokenPipeError:  # the reader went away: nothing more is written
+            self.broken = True
+            if self.on_broken is not None:
+                self.on_broken()
+
+    def _lines(self, events: list[RunEvent]) -> str:
+        out: list[str] = []
+        keep = self._unreduced
+        for ev in events:
+            if ev[1] == _DELTA:
+                continue
+            keep.append(ev)
+            line = self._line(ev)
+            if line is not None:
+                out.append(line)
+                if ev[1] == "run_status" and ev[2] in _ENDS:
+                    out.append(self.summary())
+        if len(keep) >= _REDUCE_EVERY:
+            self.state  # noqa: B018 - fed in batches: the memory of a long run stays bounded
+        return "".join([line + "\n" for line in out])
+
+    def _line(self, ev: RunEvent) -> str | None:
+        """The readable line of one event (None: not printed)."""
         kind = ev.type
-        if kind == "llm_delta":
-            return
-        self.state.apply(ev)
         content = ev.content
         if kind in SUBAGENT_CALL_TYPES:
             fields = ev.extra or {}
@@ -77,7 +271,7 @@ class Printer:
         elif kind == "step_end":
             f = ev.extra or {}
             if f.get("status") == "done":
-                return  # a finished step says so in its own events; only a skip or a failure is printed
+                return None  # a finished step says so in its own events; only a skip or a failure is printed
             ms = f.get("durationMs")
             took = format_duration(ms / 1000) if isinstance(ms, (int, float)) else "?"
             content = f"{f.get('status')} after {took}" + (
@@ -85,13 +279,11 @@ class Printer:
         who = self.titles.get(ev.node_id, ev.node_id)
         stamp = format_timestamp(ev.timestamp)[11:23]
         text = content.replace("\n", "\n" + " " * 16) if content else ""
-        line = f"{stamp}  {who} · {kind}" + (f"\n{' ' * 16}{text}" if text and kind not in ("step_start", "run_status") else f"  {text}")
+        line = f"{stamp}  {who} · {kind}" + (
+            f"\n{' ' * 16}{text}" if text and kind not in ("step_start", "run_status") else f"  {text}")
         if self.colour:
             line = f"{_COLOURS.get(kind, '')}{line}\033[0m"
-        self.out.write(line + "\n")
-        if kind == "run_status" and content in ("paused", "completed", "failed", "cancelled"):
-            self.out.write(self.summary() + "\n")
-        self.out.flush()
+        return line
 
     def summary(self) -> str:
         """``nodes: 4 done · 1 waiting · 2 skipped`` (and the approvals waiting, in order)."""

@@ -15,7 +15,7 @@ from typing import Any, Iterator
 
 from engine.cli import EXIT_CANCELLED, EXIT_FAILED, EXIT_OK, EXIT_OUTPUT_CLOSED, EXIT_PAUSED, EXIT_USAGE
 from engine.cli.files import load_any
-from engine.cli.printer import Printer, print_err
+from engine.cli.printer import FRAME, Printer, print_err
 from engine.cli.runs import find_run, open_store
 from engine.graph.inputs import has_surrogates
 from engine.graph.model import WorkflowLoadError
@@ -55,35 +55,25 @@ def run_arguments(wf: Any, var_texts: list[str], given: dict[str, Any] | None = 
 
 
 class _Output:
-    """The printer, as the run's listener or the recorder's ``on_commit``, until the reader goes
-    away (``flowdesk run ... | head -5``): then, as a Unix tool dies of SIGPIPE, nothing more is
-    written (stdout points to /dev/null, so no flush at exit fails either) and the run is
-    cancelled: nobody reads it. The command then exits 141, quietly."""
+    """What the command does when the reader of the printed run goes away (``flowdesk run ... |
+    head -5``; the printer notices the closed pipe): as a Unix tool dies of SIGPIPE, nothing
+    more is written (stdout points to /dev/null, so no flush at exit fails either) and the run
+    is cancelled: nobody reads it. The command then exits 141, quietly."""
 
     def __init__(self, printer: Printer, run: Any) -> None:
         self.printer = printer
         self.run = run
-        self.closed = False
         self.loop: asyncio.AbstractEventLoop | None = None  # set once the run's loop runs
+        printer.on_broken = self._reader_gone
 
-    def __call__(self, ev: Any) -> None:
-        if self.closed:
-            return
-        try:
-            self.printer(ev)
-        except BrokenPipeError:
-            self._reader_gone()
+    @property
+    def closed(self) -> bool:
+        return self.printer.broken
 
     def committed(self, events: list[Any], recorded: bool) -> None:
-        if self.closed:
-            return
-        try:
-            self.printer.committed(events, recorded)  # the printer's own batch printing
-        except BrokenPipeError:
-            self._reader_gone()
+        self.printer.committed(events, recorded)
 
     def _reader_gone(self) -> None:
-        self.closed = True
         try:
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, sys.stdout.fileno())
@@ -159,8 +149,7 @@ def _execute(run: Any, store: Any, decisions: list[tuple[str, str]], printer: Pr
                                    on_commit=output.committed)
         except StoreError as err:
             print_err(f"warning: {err} The run is not recorded.")
-    if recorder is None:
-        run.add_listener(output)  # nothing to wait for: printed as it happens
+    printer.follow(run, recorder)  # printed as it happens, or once committed while recorded
     code = EXIT_CANCELLED
     try:
         with _sigint_kept():
@@ -172,6 +161,7 @@ def _execute(run: Any, store: Any, decisions: list[tuple[str, str]], printer: Pr
         with _interrupts_ignored():  # a second Ctrl+C must not cut the last batch's commit
             if recorder:
                 recorder.close()
+        printer.finish()
     problem = printer.state.provider_problem
     if code == EXIT_FAILED and problem is not None:  # the way out, rather than only the error
         who = f"provider '{problem['provider']}'" if problem.get("provider") else "the model provider"
@@ -285,7 +275,7 @@ def run_loaded(wf: Any, args: argparse.Namespace, path: str, given: dict[str, An
     run = Run(wf, resolver, initial_input=args.input, max_visits=args.max_visits, check=False,
               meta=meta, keep_events=False,  # printed and stored as they happen; no need to hold them
               variables=arguments, path=os.path.abspath(path), reuse_from=reuse or None, start_at=from_node,
-              store=store)
+              store=store, delta_interval=FRAME)  # streamed text in frames of FRAME seconds at most
     return _execute(run, store, list(args.decide), printer, workflow_path=os.path.abspath(path))
 
 
@@ -351,7 +341,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
     printer = Printer(sys.stdout, wf, args.jsonl)
     if not args.jsonl:  # the summary counts what happened before the pause too
         printer.state.apply_many(store.iter_events(info.id))
-    run = Run.restore(snap, resolver, workflow=wf, check=False)
+    run = Run.restore(snap, resolver, workflow=wf, check=False, delta_interval=FRAME)
     return _execute(run, store, list(args.decide), printer, resume_first=True, first_output=output)
 
 

@@ -135,7 +135,7 @@ class ProviderCall:
     ``ctx``: the run's :class:`~engine.run.context.RunContext` (or a worker's stand-in with
     ``emit``, ``delta_interval``, ``next_call_id``, ``resolve``, ``node``, ``resolve_data``)."""
 
-    __slots__ = ("ctx", "node_id", "depth", "call_id", "_buf", "_last_flush", "secrets", "_held")
+    __slots__ = ("ctx", "node_id", "depth", "call_id", "_buf", "_last_flush", "secrets", "_held", "_timer")
 
     def __init__(self, ctx: Any, node_id: str, depth: int, call_id: str | None,
                  secrets: frozenset[str] = frozenset()) -> None:
@@ -150,6 +150,10 @@ class ProviderCall:
         # the next piece completes.
         self.secrets = secrets
         self._held = ""
+        # Streamed text waits at most ``delta_interval`` (a frame): text that came too soon
+        # after the last piece is passed on by this timer, so a stream that goes quiet never
+        # holds text back. Set only while text waits in _buf (every end of a step flushes it).
+        self._timer: asyncio.TimerHandle | None = None
 
     def delta(self, text: str) -> None:
         if self.depth or not text:
@@ -157,11 +161,23 @@ class ProviderCall:
         if self._buf is None:
             self._buf = []
         self._buf.append(text)
-        now = time.monotonic()
-        if now - self._last_flush >= self.ctx.delta_interval:
+        wait = self.ctx.delta_interval - (time.monotonic() - self._last_flush)
+        if wait <= 0:
             self.flush(final=False)
+        elif self._timer is None:
+            try:
+                self._timer = asyncio.get_running_loop().call_later(wait, self._flush_waiting)
+            except RuntimeError:  # not on an event loop: the next piece or the step's end passes it on
+                pass
+
+    def _flush_waiting(self) -> None:
+        self._timer = None
+        self.flush(final=False)
 
     def flush(self, final: bool = True) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
         if self._buf or (final and self._held):
             text = "".join(self._buf or ())
             if self._buf:

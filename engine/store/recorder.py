@@ -202,6 +202,13 @@ class RunRecorder:
             self._items.append(({"snapshot": snap}, None))
             self._wake.set()
 
+    def commit_soon(self) -> None:
+        """Ask the writer to commit what has gathered now rather than at its next tick: a viewer
+        holds streamed text behind an event not committed yet (any thread; the writer commits
+        beside the run)."""
+        if not self._closed.is_set():
+            self._wake.set()
+
     def settled(self) -> None:
         """Call when start()/resume() returned: stores the snapshot of a paused run and commits."""
         run = self.run

@@ -50,6 +50,7 @@ class Recorded:
     started: float
     ended: float | None = None
     disconnected: threading.Event = field(default_factory=threading.Event)
+    sent: list[float] = field(default_factory=list)  # wall-clock time each streamed frame was written
 
     @property
     def json(self) -> Any:
@@ -207,6 +208,7 @@ class FakeLLMServer:
                     continue
                 writer.write(f"{len(item):x}\r\n".encode() + item + b"\r\n")
                 await writer.drain()
+                rec.sent.append(time.time())
             if reply.cut:
                 return
             writer.write(b"0\r\n\r\n")
