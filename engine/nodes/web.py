@@ -24,10 +24,10 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
-from engine.graph.templates import TemplateScope, mask_secrets, resolve_templates_masked
+from engine.graph.templates import TemplateScope, mask_secrets, resolve_json_text, resolve_templates_masked
 from engine.nodes.base import NodeData, NodeError, NodeSpec, PolicyData, _Loose
-from engine.nodes.http_request import (HttpRequestSpec, HttpStatusError, WebRequestError, looks_like_literal_credential,
-                                       mask_text, send_request)
+from engine.nodes.credentials import literal_credentials
+from engine.nodes.http_request import HttpRequestSpec, HttpStatusError, WebRequestError, mask_text, send_request
 from engine.nodes.web_fetch import fetch_page
 
 __all__ = ["KeyValueRow", "HttpData", "FetchData", "HttpSpec", "FetchSpec", "send_test_request", "HTTP_METHODS",
@@ -126,17 +126,42 @@ def resolve_for_step(ctx: Any, node: Any, value: Any = None) -> tuple[dict[str, 
     from the data-flow work), else resolves against the environment and the keyring only.
     """
     resolver = getattr(ctx, "resolve_data", None)
+    scoper = getattr(ctx, "scope", None)
     if resolver is not None:
         resolved = resolver(node, value)
-        value = getattr(resolved, "value", resolved)
+        data = dict(getattr(resolved, "value", resolved))
         secrets = list(getattr(resolved, "secrets", ()) or ())
-        return dict(value), secrets
+        scope = scoper(node, value) if scoper is not None else None
+    else:
+        scope = TemplateScope(variables=dict(getattr(ctx, "variables", None) or {}),
+                              builtins={"PREVIOUS_OUTPUT": value, "input": value})
+        res = resolve_templates_masked(node.data.model_dump(mode="json", exclude_none=True), scope)
+        data, secrets = dict(res.value), list(res.secrets)
+    if scope is not None:
+        secrets += _json_text_body(node.data, data, scope)
+    return data, secrets
 
-    data = node.data.model_dump(mode="json", exclude_none=True)
-    scope = TemplateScope(variables=dict(getattr(ctx, "variables", None) or {}),
-                          builtins={"PREVIOUS_OUTPUT": value, "input": value})
-    res = resolve_templates_masked(data, scope)
-    return dict(res.value), list(res.secrets)
+
+def _json_text_body(raw: Any, data: dict[str, Any], scope: TemplateScope) -> list[str]:
+    """A JSON body written as text (``bodyType: json``, or ``text`` sent as JSON) is resolved
+    JSON-aware (:func:`~engine.graph.templates.resolve_json_text`) into ``data["body"]``: a
+    whole ``"{{tags}}"`` keeps its list, a model's answer inside a string is escaped. Returns
+    the secrets that went into it."""
+    body = getattr(raw, "body", None) if not isinstance(raw, Mapping) else raw.get("body")
+    if not isinstance(body, str) or ("{{" not in body and "${" not in body):
+        return []
+    kind = str(data.get("bodyType") or "").lower()
+    if kind == "text":
+        headers = data.get("headers") or []
+        rows = headers.items() if isinstance(headers, Mapping) else (
+            (r.get("key"), r.get("value")) for r in headers if isinstance(r, Mapping))
+        if not any(str(k or "").strip().lower() == "content-type" and "json" in str(v or "").lower() for k, v in rows):
+            return []
+    elif kind != "json":
+        return []
+    res = resolve_json_text(body, scope)
+    data["body"] = res.value
+    return list(res.secrets)
 
 
 def _emitter(ctx: Any, node_id: str, secrets: list[str]):
@@ -163,9 +188,11 @@ async def send_test_request(node: Any, variables: Mapping[str, Any] | None = Non
     with secrets masked in its output and text. ``failOnStatus`` is ignored here (a 404 is a
     result to show, not a failure). Raises :class:`~engine.WebRequestError` on a refusal."""
     data = node.data.model_dump(mode="json", exclude_none=True) if hasattr(node, "data") else dict(node)
-    res = resolve_templates_masked(data, TemplateScope(variables=dict(variables or {})))
-    secrets = list(res.secrets)
-    spec = HttpRequestSpec.from_data({**dict(res.value), "failOnStatus": False})
+    scope = TemplateScope(variables=dict(variables or {}))
+    res = resolve_templates_masked(data, scope)
+    resolved = dict(res.value)
+    secrets = list(res.secrets) + _json_text_body(data, resolved, scope)
+    spec = HttpRequestSpec.from_data({**resolved, "failOnStatus": False})
     result = await send_request(spec, secrets=secrets, timeout=timeout, on_event=on_event)
     if secrets:
         result.output = _masked_output(result.output, secrets)
@@ -196,12 +223,10 @@ class HttpSpec(NodeSpec):
     def check(self, node: Any, checks: Any) -> None:
         d = node.data
         _check_url(node, checks, "http", "URLs can be requested")
-        for rows, what in ((d.headers, "header"), (d.query, "query parameter")):
-            for row in rows:
-                if looks_like_literal_credential(row.value, row.key):
-                    checks.warning("literal_credential",
-                                   f"{checks.label(node)}: the {what} '{row.key}' looks like a credential typed in; "
-                                   "keep it in the keyring and write {{secrets.NAME}} instead.")
+        for where in literal_credentials(d.model_dump(mode="json")):
+            checks.warning("literal_credential",
+                           f"{checks.label(node)}: {where} looks like a credential typed in; "
+                           "keep it in the keyring and write {{secrets.NAME}} instead.")
 
     async def execute(self, ctx: Any, node: Any, value: Any) -> tuple[Any, str]:
         data, secrets = resolve_for_step(ctx, node, value)

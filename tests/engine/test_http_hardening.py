@@ -1,0 +1,79 @@
+"""Issue 30 (requests, pages, credentials): JSON bodies written as text, literal credentials,
+the whole-request deadline, fetch's memory bounds, readable messages. Real HTTP servers on
+127.0.0.1 (tests/fakes/web_server.py and raw sockets), nothing faked in the product."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from engine import EchoProvider, Run, parse_workflow
+from engine.graph.templates import TemplateScope, resolve_json_text
+from tests.fakes.web_server import Answer, Request, WebServer, json_answer
+
+
+def echo(req: Request) -> Answer:
+    return json_answer({"contentType": req.headers.get("content-type"), "body": req.body.decode()})
+
+
+@pytest.fixture()
+def web():
+    with WebServer() as server:
+        server.route("/echo", echo)
+        yield server
+
+
+def http_flow(variables: list[dict[str, Any]], data: dict[str, Any]) -> Any:
+    return parse_workflow({"nodes": [{"id": "s", "type": "start", "data": {"variables": variables}},
+                                     {"id": "h", "type": "http", "data": data}],
+                           "connections": [{"source": "s", "target": "h"}]})
+
+
+async def run_flow(wf: Any) -> Run:
+    run = Run(wf, EchoProvider())
+    await run.start()
+    return run
+
+
+# ------------------------------------------------------------------ item 1: JSON bodies written as text
+
+async def test_json_body_whole_reference_keeps_list_type(web: WebServer) -> None:
+    wf = http_flow([{"name": "tags", "type": "json", "value": ["a", "b"]}, {"name": "n", "value": 2}],
+                   {"method": "POST", "url": web.url("/echo"), "bodyType": "json",
+                    "body": '{"tags": "{{tags}}", "n": {{n}}, "who": "{{missing_name}}"}'})
+    run = await run_flow(wf)
+    assert run.status == "completed", run.error
+    assert json.loads(run.outputs["h"]["body"]) == {"tags": ["a", "b"], "n": 2, "who": "{{missing_name}}"}
+
+
+async def test_json_body_reference_inside_string_is_escaped(web: WebServer) -> None:
+    answer = 'He said "yes",\nthen left \\ quickly\t{ok}'
+    wf = http_flow([{"name": "answer", "value": answer}],
+                   {"method": "POST", "url": web.url("/echo"), "bodyType": "json",
+                    "body": '{"text": "Answer: {{answer}}", "raw": "{{answer}}"}'})
+    run = await run_flow(wf)
+    assert run.status == "completed", run.error
+    assert json.loads(run.outputs["h"]["body"]) == {"text": f"Answer: {answer}", "raw": answer}
+
+
+async def test_json_text_body_with_json_content_type_is_json_aware(web: WebServer) -> None:
+    wf = http_flow([{"name": "obj", "type": "json", "value": {"k": [1, {"x": None}]}}, {"name": "q", "value": 'a"b'}],
+                   {"method": "POST", "url": web.url("/echo"), "bodyType": "text",
+                    "headers": [{"key": "Content-Type", "value": "application/json"}],
+                    "body": '{"obj": "{{obj}}", "q": "<{{q}}>"}'})
+    run = await run_flow(wf)
+    assert run.status == "completed", run.error
+    assert json.loads(run.outputs["h"]["body"]) == {"obj": {"k": [1, {"x": None}]}, "q": '<a"b>'}
+
+
+def test_resolve_json_text_masks_secrets_and_keeps_types() -> None:
+    scope = TemplateScope(variables={"n": 3, "s": "x\"y", "flag": True, "none": None},
+                          secrets=lambda name: "hunter2-secret" if name == "TOK" else None)
+    res = resolve_json_text('{"a": "{{n}}", "b": "{{flag}}", "c": "{{none}}", "d": "t={{secrets.TOK}}", '
+                            '"e": "{{secrets.TOK}}", "f": "{{s}}", "g": ["{{n}}", "{{s}}!"]}', scope)
+    assert json.loads(res.value) == {"a": 3, "b": True, "c": None, "d": "t=hunter2-secret", "e": "hunter2-secret",
+                                     "f": 'x"y', "g": [3, 'x"y!']}
+    assert "hunter2" not in res.masked and json.loads(res.masked)["e"] == "••••"
+    assert res.secrets == {"hunter2-secret"}
