@@ -26,8 +26,11 @@ from pydantic import Field, field_validator
 
 from engine.graph.templates import TemplateScope, mask_secrets, resolve_json_text, resolve_templates_masked
 from engine.nodes.base import NodeData, NodeError, NodeSpec, PolicyData, _Loose
+from engine.llm.base import ProviderConfigError
+from engine.llm.config import WebRequestSettings, load_settings
 from engine.nodes.credentials import literal_credentials
-from engine.nodes.http_request import HttpRequestSpec, HttpStatusError, WebRequestError, mask_text, send_request
+from engine.nodes.http_request import (HttpRequestSpec, HttpStatusError, RequestFailedError, WebRequestError, mask_text,
+                                       send_request)
 from engine.nodes.web_fetch import fetch_page
 
 __all__ = ["KeyValueRow", "HttpData", "FetchData", "HttpSpec", "FetchSpec", "send_test_request", "HTTP_METHODS",
@@ -164,6 +167,26 @@ def _json_text_body(raw: Any, data: dict[str, Any], scope: TemplateScope) -> lis
     return list(res.secrets)
 
 
+def request_deadline(node: Any) -> float | None:
+    """Seconds a whole ``http``/``fetch`` request may take: None when the node sets
+    ``timeoutMs`` (the step policy's limit applies), else the ``webRequests.deadline`` setting
+    (default 120 s; an unreadable settings file means the default)."""
+    if getattr(node.data, "timeoutMs", None):
+        return None
+    try:
+        return load_settings().webRequests.deadline
+    except ProviderConfigError:
+        return WebRequestSettings().deadline
+
+
+def _failure(what: str, err: WebRequestError, deadline: float | None) -> NodeError:
+    message = f"{what} failed: {err}"
+    if deadline and isinstance(err, RequestFailedError) and str(err).startswith("Timed out after"):
+        message += (" This is the default deadline for a whole request (webRequests.deadline in the settings); "
+                    "set the node's timeoutMs to allow longer.")
+    return NodeError(message)
+
+
 def _emitter(ctx: Any, node_id: str, secrets: list[str]):
     def on_event(kind: str, data: dict[str, Any]) -> None:
         if kind == "http_request":
@@ -230,10 +253,12 @@ class HttpSpec(NodeSpec):
 
     async def execute(self, ctx: Any, node: Any, value: Any) -> tuple[Any, str]:
         data, secrets = resolve_for_step(ctx, node, value)
+        deadline = request_deadline(node)
         try:
-            result = await send_request(data, secrets=secrets, on_event=_emitter(ctx, node.id, secrets))
+            result = await send_request(data, secrets=secrets, timeout=deadline,
+                                        on_event=_emitter(ctx, node.id, secrets))
         except (HttpStatusError, WebRequestError) as err:
-            raise NodeError(f"{self.describe(node)} failed: {err}") from None
+            raise _failure(self.describe(node), err, deadline) from None
         output = result.output
         if result.status >= 400:
             # failOnStatus off: the step succeeds, and the output says how the server answered.
@@ -275,10 +300,12 @@ class FetchSpec(NodeSpec):
 
     async def execute(self, ctx: Any, node: Any, value: Any) -> tuple[Any, str]:
         data, secrets = resolve_for_step(ctx, node, value)
+        deadline = request_deadline(node)
         try:
-            result = await fetch_page(data, secrets=secrets, on_event=_emitter(ctx, node.id, secrets))
+            result = await fetch_page(data, secrets=secrets, timeout=deadline,
+                                      on_event=_emitter(ctx, node.id, secrets))
         except WebRequestError as err:
-            raise NodeError(f"{self.describe(node)} failed: {err}") from None
+            raise _failure(self.describe(node), err, deadline) from None
         return _masked_output(result.output, secrets), "output"
 
 

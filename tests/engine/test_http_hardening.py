@@ -5,6 +5,7 @@ the whole-request deadline, fetch's memory bounds, readable messages. Real HTTP 
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 import pytest
@@ -77,3 +78,39 @@ def test_resolve_json_text_masks_secrets_and_keeps_types() -> None:
                                      "f": 'x"y', "g": [3, 'x"y!']}
     assert "hunter2" not in res.masked and json.loads(res.masked)["e"] == "••••"
     assert res.secrets == {"hunter2-secret"}
+
+
+# ------------------------------------------------------------------ item 7: a default whole-request deadline
+
+def drip(_req: Request) -> Answer:
+    return Answer(200, {"Content-Type": "text/html"}, chunks=(b"x" for _ in range(600)), pause=1.0)
+
+
+@pytest.mark.parametrize("kind", ["http", "fetch"])
+async def test_dripping_server_ends_at_the_default_deadline(kind: str, web: WebServer, tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("FLOWDESK_CONFIG_DIR", str(tmp_path))
+    (tmp_path / "settings.json").write_text(json.dumps({"webRequests": {"deadline": 1.5}}))
+    web.route("/drip", drip)
+    wf = parse_workflow({"nodes": [{"id": "s", "type": "start", "data": {}},
+                                   {"id": "h", "type": kind, "data": {"url": web.url("/drip")}}],
+                         "connections": [{"source": "s", "target": "h"}]})
+    started = time.monotonic()
+    run = await run_flow(wf)
+    took = time.monotonic() - started
+    assert run.status == "failed"
+    assert 1.4 < took < 6, took
+    assert "Timed out after 1.5 s" in run.error and "webRequests.deadline" in run.error and "timeoutMs" in run.error
+    assert "Error(" not in run.error
+
+
+async def test_node_timeout_ms_overrides_the_default_deadline(web: WebServer, tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("FLOWDESK_CONFIG_DIR", str(tmp_path))
+    (tmp_path / "settings.json").write_text(json.dumps({"webRequests": {"deadline": 30}}))
+    web.route("/drip", drip)
+    wf = parse_workflow({"nodes": [{"id": "s", "type": "start", "data": {}},
+                                   {"id": "h", "type": "http", "data": {"url": web.url("/drip"), "timeoutMs": 800}}],
+                         "connections": [{"source": "s", "target": "h"}]})
+    started = time.monotonic()
+    run = await run_flow(wf)
+    assert run.status == "failed" and time.monotonic() - started < 5
+    assert "timed out after 800 ms" in run.error
