@@ -25,12 +25,18 @@ from typing import Any, Literal
 from pydantic import Field, field_validator
 
 from engine.graph.templates import TemplateScope, mask_secrets, resolve_json_text, resolve_templates_masked
-from engine.nodes.base import NodeData, NodeError, NodeSpec, PolicyData, _Loose
 from engine.llm.base import ProviderConfigError
 from engine.llm.config import WebRequestSettings, load_settings
+from engine.nodes.base import NodeData, NodeError, NodeSpec, PolicyData, _Loose
 from engine.nodes.credentials import literal_credentials
-from engine.nodes.http_request import (HttpRequestSpec, HttpStatusError, RequestFailedError, WebRequestError, mask_text,
-                                       send_request)
+from engine.nodes.http_request import (
+    HttpRequestSpec,
+    HttpStatusError,
+    RequestFailedError,
+    WebRequestError,
+    mask_text,
+    send_request,
+)
 from engine.nodes.web_fetch import fetch_page
 
 __all__ = ["KeyValueRow", "HttpData", "FetchData", "HttpSpec", "FetchSpec", "send_test_request", "HTTP_METHODS",
