@@ -50,8 +50,10 @@ def looks_like_literal_credential(value: Any, name: str | None = None) -> bool:
     if _KNOWN_PREFIXES.search(text):
         return True
     m = _SCHEME_TOKEN.match(text)
-    if m:  # "Bearer 1234567890", "Basic dXNlcjpw": a scheme then a token is a credential whatever its length
-        return len(m.group(1)) >= 4
+    if m:  # "Bearer 1234567890", "Basic dXNlcjpw": a short token counts when it is not a plain word
+        token = m.group(1)
+        basic = m.group(0).lower().startswith(("basic", "digest"))
+        return len(token) >= 16 or (len(token) >= 4 and (basic or bool(re.search(r"[\d_+/=-]", token))))
     key = (name or "").strip().lower()
     credential_name = key in _CREDENTIAL_HEADERS or key in _CREDENTIAL_PARAMS or bool(_CREDENTIAL_NAME.search(key))
     if credential_name and len(text) >= 4:

@@ -29,7 +29,8 @@ import inspect
 import json
 import re
 import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+import zlib
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import quote, quote_plus, unquote_plus, urlencode, urlsplit, urlunsplit
@@ -395,15 +396,52 @@ async def _read_capped(response: httpx.Response, shown: str, max_bytes: int, sec
         raise too_large(f"{_size(int(length))} announced")
     chunks: list[bytes] = []
     total = 0
+    encoding = response.headers.get("content-encoding", "").strip().lower()
     try:
-        async for chunk in response.aiter_bytes():
-            total += len(chunk)
-            if total > max_bytes:
-                raise too_large(f"more than {_size(max_bytes)} received")
-            chunks.append(chunk)
+        if encoding in _ZLIB_WBITS:  # inflated here, a piece at a time: a bomb is refused at the limit
+            async for chunk in _inflate(response, encoding, shown):
+                total += len(chunk)
+                if total > max_bytes:
+                    raise too_large(f"more than {_size(max_bytes)} received once decompressed")
+                chunks.append(chunk)
+        else:
+            async for chunk in response.aiter_bytes():
+                total += len(chunk)
+                if total > max_bytes:
+                    raise too_large(f"more than {_size(max_bytes)} received")
+                chunks.append(chunk)
     except httpx.HTTPError as err:
         raise _describe(err, shown, secrets) from None
     return b"".join(chunks)
+
+
+_ZLIB_WBITS = {"gzip": 16 + zlib.MAX_WBITS, "x-gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS}
+_INFLATE_PIECE = 256 * 1024
+
+
+async def _inflate(response: httpx.Response, encoding: str, shown: str) -> AsyncIterator[bytes]:
+    """The body of a gzip or deflate response, decompressed in pieces of at most 256 KB (httpx
+    inflates a whole network chunk at once: 64 KB of a bomb became 64 MB before any limit)."""
+    inflater = zlib.decompressobj(_ZLIB_WBITS[encoding])
+    first = True
+    async for raw in response.aiter_raw():
+        data = raw
+        while data:
+            try:
+                piece = inflater.decompress(data, _INFLATE_PIECE)
+            except zlib.error:
+                if first and encoding == "deflate":  # raw deflate without the zlib header, as some servers send
+                    inflater, first = zlib.decompressobj(-zlib.MAX_WBITS), False
+                    continue
+                raise RequestFailedError(f"The response from {shown} says it is {encoding}-compressed but cannot be "
+                                         "decompressed.", url=shown) from None
+            first = False
+            if piece:
+                yield piece
+            data = inflater.unconsumed_tail
+    rest = inflater.flush()
+    if rest:
+        yield rest
 
 
 def _size(n: int) -> str:
@@ -425,7 +463,7 @@ async def emit(on_event: EventSink | None, kind: str, data: dict[str, Any]) -> N
 def own_client() -> httpx.AsyncClient:
     """The client used when the caller gives none (closed after the request)."""
     return httpx.AsyncClient(timeout=httpx.Timeout(30.0, connect=10.0), follow_redirects=False,
-                             headers={"User-Agent": USER_AGENT})
+                             headers={"User-Agent": USER_AGENT, "Accept-Encoding": "gzip, deflate"})
 
 
 # --------------------------------------------------------------------------- the http node's core

@@ -22,6 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.mark.parametrize("name, value", [
     ("Authorization", "Bearer 1234567890"), ("Authorization", "Bearer  abc12345"), ("X-Custom", "Bearer 1234567890"),
+    ("X-Custom", "Token t0k3"),
     ("Authorization", "Basic dXNlcjpw"), ("X-API-Key", "k3y1"), ("api_key", "abcd1234"), ("token", "tok 12 34"),
     ("Authorization", "my secret value"),
 ])
