@@ -352,10 +352,22 @@ async def exchange(client: httpx.AsyncClient, request: httpx.Request, *, secrets
             response = await client.send(request, stream=True, follow_redirects=False)
         except httpx.UnsupportedProtocol:
             raise UrlNotAllowedError(f"Only http and https URLs are allowed ({shown}).", url=shown) from None
+        except httpx.InvalidURL:  # httpx builds the next hop in send(): a Location of data:… fails there
+            raise UrlNotAllowedError(f"{shown} redirected to an address that is not an http or https URL that can "
+                                     "be followed.", url=shown) from None
         except httpx.HTTPError as err:
             raise _describe(err, shown, secrets) from None
         try:
-            nxt = response.next_request
+            try:
+                nxt = response.next_request
+            except (httpx.InvalidURL, ValueError):  # Location: data:… or a URL httpx cannot build
+                given = mask_url(response.headers.get("location", "").strip(), secrets)
+                raise UrlNotAllowedError(f"{shown} redirected to {given[:200]}, which is not an http or https URL "
+                                         "that can be followed.", url=given) from None
+            if nxt is None and response.status_code in _REDIRECTS and not response.headers.get("location", "").strip():
+                raise RedirectError(f"{shown} answered HTTP {response.status_code} {response.reason_phrase} (a "
+                                    "redirect) without a Location header: there is no address to follow.",
+                                    url=shown, chain=chain + [shown])
             if nxt is not None:
                 chain.append(shown)
                 target = mask_url(str(nxt.url), secrets)
@@ -380,6 +392,9 @@ async def exchange(client: httpx.AsyncClient, request: httpx.Request, *, secrets
                                duration_ms=round((time.perf_counter() - started) * 1000))
         finally:
             await response.aclose()
+
+
+_REDIRECTS = (301, 302, 303, 307, 308)
 
 
 def _visit_key(request: httpx.Request) -> tuple[str, str]:
@@ -485,6 +500,9 @@ def _as_text(value: Any) -> str:
     return str(value)
 
 
+_TOO_DEEP = "The JSON body is nested too deeply to send (lists or objects nested hundreds of levels deep)."
+
+
 def _build(client: httpx.AsyncClient, spec: HttpRequestSpec, url: httpx.URL, secrets: list[str],
            timeout: float | None) -> httpx.Request:
     shown = mask_url(spec.url, secrets)
@@ -500,6 +518,10 @@ def _build(client: httpx.AsyncClient, spec: HttpRequestSpec, url: httpx.URL, sec
             raise InvalidRequestError(f"Header name {key!r} is not valid (letters, digits and - only).", url=shown)
         if "\r" in value or "\n" in value:
             raise InvalidRequestError(f"Header {key} has a line break in its value.", url=shown)
+        if not value.isascii():
+            odd = next(c for c in value if not c.isascii())
+            raise InvalidRequestError(f"Header {key} has a character HTTP headers cannot carry ('{odd}'): header "
+                                      "values are ASCII only; percent-encode it or send it in the body.", url=shown)
         headers.append((key, value))
     params = [(row.key, _as_text(row.value)) for row in spec.query if row.key.strip()]
     kwargs: dict[str, Any] = {}
@@ -512,8 +534,12 @@ def _build(client: httpx.AsyncClient, spec: HttpRequestSpec, url: httpx.URL, sec
             except ValueError as err:
                 raise InvalidRequestError(f"The JSON body is not valid JSON: {mask_text(str(err), secrets)}.",
                                           url=shown) from None
+            except RecursionError:
+                raise InvalidRequestError(_TOO_DEEP, url=shown) from None
         try:
             kwargs["content"] = json.dumps(body, ensure_ascii=False).encode("utf-8")
+        except RecursionError:
+            raise InvalidRequestError(_TOO_DEEP, url=shown) from None
         except (TypeError, ValueError) as err:
             raise InvalidRequestError(f"The JSON body cannot be sent as JSON: {err}.", url=shown) from None
         if not has_type:
@@ -577,7 +603,7 @@ async def send_request(spec: HttpRequestSpec | Mapping[str, Any], *, client: htt
     if is_json_type(raw.content_type) and text.strip():
         try:
             output = json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested too deep to read: the text
             output = text
     result = HttpResult(method=spec.method, url=mask_url(str(raw.url), secrets), status=raw.status, reason=raw.reason,
                         headers={k.lower(): ", ".join(raw.headers.get_list(k)) for k in raw.headers.keys()},

@@ -114,3 +114,58 @@ async def test_node_timeout_ms_overrides_the_default_deadline(web: WebServer, tm
     run = await run_flow(wf)
     assert run.status == "failed" and time.monotonic() - started < 5
     assert "timed out after 800 ms" in run.error
+
+
+# ------------------------------------------------------------------ item 13: messages, not Python reprs
+
+def one_node(kind: str, data: dict[str, Any]) -> Any:
+    return parse_workflow({"nodes": [{"id": "s", "type": "start", "data": {}}, {"id": "h", "type": kind, "data": data}],
+                           "connections": [{"source": "s", "target": "h"}]})
+
+
+def no_repr(message: str) -> None:
+    for marker in ("Error(", "InvalidURL", "UnicodeEncodeError", "RecursionError", "Traceback", "codec"):
+        assert marker not in message, message
+
+
+@pytest.mark.parametrize("kind", ["http", "fetch"])
+async def test_redirect_to_data_url_is_a_message_not_invalid_url_repr(kind: str, web: WebServer) -> None:
+    web.route("/to-data", lambda _r: Answer(302, {"Location": "data:text/plain,hello", "Content-Length": "0"}))
+    run = await run_flow(one_node(kind, {"url": web.url("/to-data")}))
+    assert run.status == "failed"
+    no_repr(run.error)
+    assert "redirected to" in run.error and "http or https" in run.error
+
+
+@pytest.mark.parametrize("kind", ["http", "fetch"])
+async def test_redirect_without_location_says_so(kind: str, web: WebServer) -> None:
+    web.route("/noloc", lambda _r: Answer(302, {}, b"moved somewhere"))
+    run = await run_flow(one_node(kind, {"url": web.url("/noloc")}))
+    assert run.status == "failed"
+    no_repr(run.error)
+    assert "without a Location header" in run.error and "cut" not in run.error
+
+
+async def test_non_ascii_header_value_is_a_message_not_unicode_encode_error(web: WebServer) -> None:
+    run = await run_flow(one_node("http", {"url": web.url("/echo"),
+                                           "headers": [{"key": "X-Name", "value": "José"}]}))
+    assert run.status == "failed"
+    no_repr(run.error)
+    assert "X-Name" in run.error and "ASCII" in run.error
+
+
+async def test_json_nested_200k_deep_is_a_message_not_recursion_error(web: WebServer) -> None:
+    deep = "[" * 200_000 + "]" * 200_000
+    run = await run_flow(one_node("http", {"url": web.url("/echo"), "method": "POST", "bodyType": "json",
+                                           "body": deep}))
+    assert run.status == "failed"
+    no_repr(run.error)
+    assert "nested too deeply" in run.error
+    web.route("/deep", lambda _r: Answer(200, {"Content-Type": "application/json"}, deep.encode()))
+    wf = parse_workflow({"nodes": [{"id": "s", "type": "start", "data": {}},
+                                   {"id": "h", "type": "http", "data": {"url": web.url("/deep"), "outputVar": "r"}},
+                                   {"id": "a", "type": "agent", "data": {"agentName": "A", "userPrompt": "{{r.x}}"}}],
+                         "connections": [{"source": "s", "target": "h"}, {"source": "h", "target": "a"}]})
+    run = await run_flow(wf)
+    assert run.status == "completed", run.error
+    assert run.outputs["h"] == deep  # kept as the text it is
