@@ -31,7 +31,7 @@ from typing import Any, AsyncIterator, Awaitable, Callable
 import httpx
 
 from engine.graph.templates import SECRET_MASK
-from engine.llm.base import (AgentInvocation, LLMError, LLMResult, ModelNotFound, ProviderConfigError, ProviderContext,
+from engine.llm.base import (NODE_RETRIES_ONLY, AgentInvocation, LLMError, LLMResult, ModelNotFound, ProviderConfigError, ProviderContext,
                    ProviderUnavailable)
 from engine.llm.config import HttpSettings, is_local_url, redact, split_url_credentials
 from engine.llm.tools import Tool, ToolCall, WebSearch, build_tools, run_tool_calls
@@ -157,7 +157,8 @@ async def _send(client: httpx.AsyncClient, url: str, payload: dict[str, Any], he
                                 "name and the base URL.", model=model, status=status)
         if status == 429 or status >= 500:
             retry_after = parse_retry_after(resp.headers)
-            if attempt < policy.max_retries and (retry_after is None or retry_after <= policy.max_retry_after):
+            own_retries = 0 if NODE_RETRIES_ONLY.get() else policy.max_retries  # the node's policy retries instead
+            if attempt < own_retries and (retry_after is None or retry_after <= policy.max_retry_after):
                 delay = policy.delay(attempt, retry_after)
                 log.info("HTTP %d from %s; retrying in %.2f s (%d/%d)", status, url, delay, attempt + 1,
                          policy.max_retries)
