@@ -351,7 +351,8 @@ class PolicySection(QFrame):
                                    "from the node's error port is followed when it finally fails.")
         self.error_mode.currentIndexChanged.connect(self._mode_changed)
         self.max_retries = watch(self._spin(0, 100, "", "policy-maxRetries"))
-        self.max_retries.setToolTip("Attempts after the first one (retry mode)")
+        self.max_retries.setToolTip("Attempts after the first one (retry mode); the provider's own HTTP retries "
+                                    "are then off, so these are the only ones")
         self.retry_delay = watch(self._spin(0, 3_600_000, " ms", "policy-retryDelayMs", 100))
         self.retry_delay.setToolTip("Wait before the first retry; it doubles for each next one")
         self.timeout = watch(self._spin(0, 86_400_000, " ms", "policy-timeoutMs", 1000))
@@ -392,7 +393,9 @@ class PolicySection(QFrame):
             "fail": "A failure fails the node; with a link from its error port, the run follows that link instead.",
             "skip": "A failure is logged and the branch goes on with an empty output.",
             "retry": f"Up to {self.max_retries.value()} more attempts, waiting {self.retry_delay.value()} ms "
-                     "before the first (doubling); then the node fails.",
+                     "before the first (doubling); then the node fails. These are the only retries: a model "
+                     f"provider's own HTTP retries are off for this node (at most {self.max_retries.value() + 1} "
+                     "requests).",
         }.get(mode, ""))
 
     def _emit(self, field: str, value: Any, merge: bool = True) -> None:

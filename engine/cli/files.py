@@ -74,10 +74,13 @@ def cmd_import(args: argparse.Namespace) -> int:
 def cmd_export(args: argparse.Namespace) -> int:
     try:
         wf = load_any(args.file)
-        out = export_anythingllm(wf)
+        warnings: list[str] = []
+        out = export_anythingllm(wf, warnings)
     except (WorkflowLoadError, ExportRefused) as err:
         print_err(str(err))
         return EXIT_USAGE
+    for warning in warnings:
+        print_err(f"warning: {warning}")
     return _write_out(json.dumps(out, ensure_ascii=False, indent=2) + "\n", args.output)
 
 

@@ -29,6 +29,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
+from urllib.parse import parse_qsl, quote, urlsplit, urlunsplit
 
 from engine.errors import FlowdeskError
 from engine.flows.grammar import TriggerPatternError, compile_trigger
@@ -43,7 +44,8 @@ from engine.graph.model import (
 )
 from engine.nodes import spec_for
 from engine.nodes.agent import DEFAULT_SYSTEM_PROMPT
-from engine.nodes.credentials import looks_like_literal_credential
+from engine.nodes.credentials import (URL_PASSWORD, literal_credentials, looks_like_literal_credential,
+                                      url_credential_params)
 
 __all__ = ["FLOW_FORMATS", "ImportResult", "ImportRefused", "ExportRefused", "detect_flow_format", "format_label",
            "import_flow", "load_any_workflow", "export_anythingllm", "EXPORT_FORMATS"]
@@ -152,9 +154,24 @@ def _start_node(b: _Builder, variables: list[dict[str, Any]], extra: Mapping[str
     return b.add("start", data)
 
 
+def _json_kind(value: Any) -> str:
+    """What a JSON value is, in words (for a refusal): ``a list``, ``text``, ``a number``…"""
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, str):
+        return "text"
+    if isinstance(value, bool):
+        return "true/false"
+    if isinstance(value, (int, float)):
+        return "a number"
+    return "null" if value is None else "an object"
+
+
 def _credential_safe_headers(b: _Builder, where: str, headers: Any) -> Any:
     """Header rows with any literal credential replaced by a ``{{secrets.NAME}}`` reference
     (a workflow file never holds a secret); each replacement is a warning naming the header."""
+    if isinstance(headers, Mapping):  # {name: value} written by hand
+        headers = [{"key": str(k), "value": v} for k, v in headers.items()]
     if not isinstance(headers, list):
         return headers
     out = []
@@ -163,12 +180,35 @@ def _credential_safe_headers(b: _Builder, where: str, headers: Any) -> Any:
             key = str(row.get("key") or "header")
             secret = re.sub(r"\W+", "_", key).strip("_").upper() or "API_KEY"
             value = str(row.get("value"))
-            scheme = re.match(r"\s*(Bearer|Token|Basic)\s+", value, re.IGNORECASE)
+            scheme = re.match(r"\s*(Bearer|Token|Basic|Digest|ApiKey|Api-Key)\s+", value, re.IGNORECASE)
             row = {**row, "value": (scheme.group(0) if scheme else "") + f"{{{{secrets.{secret}}}}}"}
             b.warn(f"{where}: the header '{key}' held a literal credential; it now reads {{{{secrets.{secret}}}}} "
                    f"(set {secret} in the environment or the keyring)")
         out.append(row)
     return out
+
+
+def _credential_safe_url(b: _Builder, where: str, url: Any) -> Any:
+    """The URL with each query parameter holding a literal credential (``?api_key=abc``) made a
+    ``{{secrets.NAME}}`` reference, and a userinfo password dropped; each change is a warning."""
+    names = url_credential_params(url)
+    if not names:
+        return url
+    parts = urlsplit(url.strip())
+    netloc = parts.netloc
+    if URL_PASSWORD in names:
+        userinfo, _, host = netloc.rpartition("@")
+        netloc = f"{userinfo.partition(':')[0]}@{host}"
+        b.warn(f"{where}: the URL held a password; it was removed (put it in the keyring and use a header)")
+    pairs = []
+    for key, value in parse_qsl(parts.query, keep_blank_values=True):
+        if key in names:
+            secret = re.sub(r"\W+", "_", key).strip("_").upper() or "API_KEY"
+            value = f"{{{{secrets.{secret}}}}}"
+            b.warn(f"{where}: the URL's query parameter '{key}' held a literal credential; it now reads {value} "
+                   f"(set {secret} in the environment or the keyring)")
+        pairs.append(f"{quote(key, safe='')}={value if value.startswith('{{secrets.') else quote(value, safe='')}")
+    return urlunsplit((parts.scheme, netloc, parts.path, "&".join(pairs), parts.fragment))
 
 
 # ------------------------------------------------------------------------------- AnythingLLM
@@ -181,8 +221,14 @@ def _import_anythingllm(raw: Mapping[str, Any], path: Any) -> ImportResult:
         if not isinstance(step, dict):
             raise b.refuse(f"steps[{i}] is not an object")
         kind = step.get("type")
+        config = step.get("config")
+        if config is not None and not isinstance(config, dict):
+            raise b.refuse(f"steps[{i}].config is not an object (found {_json_kind(config)}); nothing was imported")
         if kind == "start":
-            config = step.get("config") or {}
+            config = config or {}
+            if not isinstance(config.get("variables") or [], list):
+                raise b.refuse(f"steps[{i}].config.variables is not a list (found "
+                               f"{_json_kind(config.get('variables'))}); nothing was imported")
             for j, var in enumerate(config.get("variables") or []):
                 if not isinstance(var, dict) or not isinstance(var.get("name"), str) or not var["name"]:
                     if isinstance(var, dict) and not var.get("name"):
@@ -212,7 +258,7 @@ def _import_anythingllm(raw: Mapping[str, Any], path: Any) -> ImportResult:
         direct = bool(config.get("directOutput"))
         if kind == "apiCall":
             data: dict[str, Any] = {"method": str(config.pop("method", "GET") or "GET").upper(),
-                                    "url": config.pop("url", "") or ""}
+                                    "url": _credential_safe_url(b, f"steps[{i}] (apiCall)", config.pop("url", "") or "")}
             headers = config.pop("headers", None)
             if headers:
                 data["headers"] = _credential_safe_headers(b, f"steps[{i}] (apiCall)", headers)
@@ -461,9 +507,11 @@ def load_any_workflow(path: str | os.PathLike[str]) -> tuple[Workflow, ImportRes
 
 
 # ------------------------------------------------------------------------------- export
-def export_anythingllm(workflow: Workflow) -> dict[str, Any]:
+def export_anythingllm(workflow: Workflow, warnings: list[str] | None = None) -> dict[str, Any]:
     """The workflow as an AnythingLLM agent flow. It must be a chain from start through http,
-    agent and fetch nodes only (one link out of each); anything else raises :class:`ExportRefused`."""
+    agent and fetch nodes only (one link out of each); anything else raises :class:`ExportRefused`.
+    ``warnings``, when given, receives a sentence for each literal credential copied into the
+    export (a header, a query parameter or the URL of an ``http`` node)."""
     def label(n: Any) -> str:
         spec = spec_for(n.type)
         return spec.describe(n) if spec is not None else f"'{n.id}'"
@@ -517,6 +565,9 @@ def export_anythingllm(workflow: Workflow) -> dict[str, Any]:
         d = node.data.model_dump(mode="json", exclude_none=True)
         out_var = d.get("outputVar") or None
         if node.type == "http":
+            if warnings is not None:
+                warnings.extend(f"{label(node)}: {where} holds a credential typed in, copied into the export as it "
+                                "is; write {{secrets.NAME}} instead" for where in literal_credentials(d))
             config: dict[str, Any] = {"url": d.get("url", ""), "method": str(d.get("method") or "GET").upper()}
             if d.get("query"):
                 raise ExportRefused(f"Cannot export to an AnythingLLM agent flow: {label(node)} has query rows; "

@@ -49,6 +49,7 @@ __all__ = [
     "TemplateReference", "TemplateScope", "ResolvedTemplate", "TemplateCompletion", "TEMPLATE_BUILTINS", "SECRET_MASK",
     "find_references", "walk_references", "reference_first_name", "unknown_references", "resolve_templates",
     "resolve_templates_masked", "render_template_value", "mask_secrets", "secret_lookup", "template_completion",
+    "resolve_json_text",
 ]
 
 log = logging.getLogger("flowdesk.templates")
@@ -280,7 +281,7 @@ def _step(value: Any, step: Step) -> Any:
             return _MISSING
         try:
             value = json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested too deep to read
             return _MISSING
     if isinstance(value, Mapping):
         key = step if isinstance(step, str) else str(step)
@@ -422,6 +423,91 @@ def resolve_templates_masked(value: Any, scope: TemplateScope, *, escape: Escape
     found: set[str] = set()
     real, masked = _resolve_deep(value, scope, found, escape)
     return ResolvedTemplate(real, masked, frozenset(found))
+
+
+_JSON_QUOTE = re.compile(r'\\.|"', re.S)
+
+
+def _json_scalar(value: Any) -> str:
+    """A value as a JSON value: a string that is itself JSON text (a model's ``[1, 2]``) as
+    it is, any other string quoted, everything else as compact JSON (null as ``null``)."""
+    if isinstance(value, str):
+        text = value.strip()
+        if text:
+            try:
+                json.loads(text)
+                return text
+            except (ValueError, RecursionError):
+                pass
+        return json.dumps(value, ensure_ascii=False)
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    except (TypeError, ValueError, RecursionError):
+        return json.dumps(str(value), ensure_ascii=False)
+
+
+def _json_escaped(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)[1:-1]
+
+
+def resolve_json_text(text: str, scope: TemplateScope) -> ResolvedTemplate:
+    """A JSON document written as text with references (an ``http`` node's JSON body, an
+    imported AnythingLLM body), resolved so that it stays JSON (docs/design.md, "Data flow").
+
+    * A reference that is a whole string value, quotes included (``"tags": "{{tags}}"``),
+      becomes the value with its type: a list stays a list, a number a number, null ``null``.
+    * A reference inside a longer string (``"say {{answer}}"``) is JSON-escaped: quotes,
+      newlines and backslashes of a model's answer keep the document valid.
+    * A reference outside any string (``"n": {{n}}``) is inserted as a JSON value: a string
+      that is JSON text as it is, any other string quoted.
+    * A reference that does not resolve stays as written; secrets read ``••••`` in ``masked``.
+    """
+    refs, _whole = _parse(text)
+    if not refs:
+        return ResolvedTemplate(text, text, frozenset())
+    found: set[str] = set()
+    real: list[str] = []
+    shown: list[str] = []
+    pos = 0          # text[:pos] is already copied
+    scanned = 0      # string state is known up to here
+    in_str = False
+    opened = -1      # where the current string's opening quote is
+    for ref in refs:
+        if ref.start < scanned:
+            continue  # consumed with a whole-string value before it
+        for m in _JSON_QUOTE.finditer(text, scanned, ref.start):
+            if m.group(0) == '"':
+                in_str = not in_str
+                opened = m.start() if in_str else -1
+        scanned = ref.start
+        value, secret = scope._lookup(ref.name, ref.path)
+        if value is _MISSING:
+            continue
+        if secret:
+            found.add(value)
+        whole = in_str and opened == ref.start - 1 and text[ref.end:ref.end + 1] == '"'
+        if whole:
+            start, end = ref.start - 1, ref.end + 1
+            # a string stays a string (even one holding JSON text), anything else keeps its type
+            piece = json.dumps(value, ensure_ascii=False) if isinstance(value, str) else _json_scalar(value)
+            masked = f'"{SECRET_MASK}"' if secret else piece
+            in_str = False
+            opened = -1
+        elif in_str:
+            start, end = ref.start, ref.end
+            piece = _json_escaped(value if secret else render_template_value(value))
+            masked = SECRET_MASK if secret else piece
+        else:
+            start, end = ref.start, ref.end
+            piece = json.dumps(value, ensure_ascii=False) if secret else _json_scalar(value)
+            masked = f'"{SECRET_MASK}"' if secret else piece
+        literal = text[pos:start]
+        real += (literal, piece)
+        shown += (literal, masked)
+        pos = scanned = end
+    real.append(text[pos:])
+    shown.append(text[pos:])
+    return ResolvedTemplate("".join(real), "".join(shown), frozenset(found))
 
 
 def mask_secrets(value: Any, secrets: Iterable[str]) -> Any:

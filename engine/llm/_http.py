@@ -30,7 +30,8 @@ from typing import Any, AsyncIterator, Awaitable, Callable
 
 import httpx
 
-from engine.llm.base import (AgentInvocation, LLMError, LLMResult, ModelNotFound, ProviderConfigError, ProviderContext,
+from engine.graph.templates import SECRET_MASK
+from engine.llm.base import (NODE_RETRIES_ONLY, AgentInvocation, LLMError, LLMResult, ModelNotFound, ProviderConfigError, ProviderContext,
                    ProviderUnavailable)
 from engine.llm.config import HttpSettings, is_local_url, redact, split_url_credentials
 from engine.llm.tools import Tool, ToolCall, WebSearch, build_tools, run_tool_calls
@@ -156,7 +157,8 @@ async def _send(client: httpx.AsyncClient, url: str, payload: dict[str, Any], he
                                 "name and the base URL.", model=model, status=status)
         if status == 429 or status >= 500:
             retry_after = parse_retry_after(resp.headers)
-            if attempt < policy.max_retries and (retry_after is None or retry_after <= policy.max_retry_after):
+            own_retries = 0 if NODE_RETRIES_ONLY.get() else policy.max_retries  # the node's policy retries instead
+            if attempt < own_retries and (retry_after is None or retry_after <= policy.max_retry_after):
                 delay = policy.delay(attempt, retry_after)
                 log.info("HTTP %d from %s; retrying in %.2f s (%d/%d)", status, url, delay, attempt + 1,
                          policy.max_retries)
@@ -230,6 +232,51 @@ def new_call_id() -> str:
     return f"call_{uuid.uuid4().hex[:12]}"
 
 
+MIN_MASKED_SECRET = 8
+
+
+def mask_known(text: str, secrets: list[str]) -> str:
+    """``text`` with each secret replaced by ``••••`` (as ``{{secrets.*}}`` are masked)."""
+    for secret in secrets:
+        if secret in text:
+            text = text.replace(secret, SECRET_MASK)
+    return text
+
+
+class _MaskingContext:
+    """A :class:`ProviderContext` whose streamed text has the provider's own secrets masked (a
+    server that echoes the API key in its answer). A secret may arrive split over two deltas,
+    so the end of a delta that could begin one is held back until the next delta, or
+    :meth:`flush`."""
+
+    def __init__(self, ctx: ProviderContext, secrets: list[str]) -> None:
+        self._ctx = ctx
+        self._secrets = sorted(secrets, key=len, reverse=True)
+        self._held = ""
+        self.node_id = getattr(ctx, "node_id", "")
+
+    def __getattr__(self, name: str) -> Any:  # call_subagent, call_flow and the rest: the run's own
+        return getattr(self._ctx, name)
+
+    def delta(self, text: str) -> None:
+        text = mask_known(self._held + text, self._secrets)
+        keep = 0
+        for secret in self._secrets:
+            for n in range(min(len(secret) - 1, len(text)), keep, -1):
+                if text.endswith(secret[:n]):
+                    keep = n
+                    break
+        self._held = text[len(text) - keep:] if keep else ""
+        out = text[:len(text) - keep]
+        if out:
+            self._ctx.delta(out)
+
+    def flush(self) -> None:
+        if self._held:
+            held, self._held = self._held, ""
+            self._ctx.delta(held)
+
+
 @dataclass(slots=True)
 class Turn:
     """One model answer: its text, the tools it asked for and the tokens it used."""
@@ -294,7 +341,25 @@ class HttpChatProvider(ABC):
                                  auth=httpx.BasicAuth(*self._url_auth) if self._url_auth else None,
                                  follow_redirects=True, trust_env=not is_local_url(self.base_url))
 
+    def _own_secrets(self) -> list[str]:
+        """What this provider sends that a server must not get to show: the API key and a base
+        URL's password (long enough not to be a placeholder such as ``ollama``)."""
+        found = [self._api_key or "", self._url_auth[1] if self._url_auth else ""]
+        return [s for s in found if len(s) >= MIN_MASKED_SECRET]
+
     async def complete(self, invocation: AgentInvocation, ctx: ProviderContext) -> LLMResult:
+        secrets = self._own_secrets()
+        if not secrets:
+            return await self._complete(invocation, ctx)
+        masked = _MaskingContext(ctx, secrets)
+        try:
+            result = await self._complete(invocation, masked)
+        finally:
+            masked.flush()
+        result.text = mask_known(result.text, secrets)
+        return result
+
+    async def _complete(self, invocation: AgentInvocation, ctx: ProviderContext) -> LLMResult:
         model = invocation.model.strip() or self.default_model
         if not model:
             raise ProviderConfigError(

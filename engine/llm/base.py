@@ -16,12 +16,14 @@ Failures are raised as :class:`LLMError` with a message a user understands.
 from __future__ import annotations
 
 import re
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Protocol, runtime_checkable
 
 from engine.errors import FlowdeskError
 
 __all__ = [
+    "NODE_RETRIES_ONLY",
     "AgentInvocation",
     "SubagentSpec",
     "LLMResult",
@@ -144,6 +146,12 @@ class AgentInvocation:
     #: A structured answer wanted (OpenAI's ``response_format``, e.g. ``{"type": "json_schema", ...}``);
     #: sent by providers that support it (OpenAI-compatible servers), ignored by the others.
     response_format: dict[str, Any] | None = None
+
+
+#: Set by the step policy while a node with its own retry policy (``errorMode: retry``) runs:
+#: then that policy is the only retry layer, and an HTTP provider answers a 429/5xx with an
+#: error at once instead of trying again itself (docs/design.md, "Step policies").
+NODE_RETRIES_ONLY: ContextVar[bool] = ContextVar("flowdesk_node_retries_only", default=False)
 
 
 @dataclass(slots=True)

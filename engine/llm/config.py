@@ -84,6 +84,14 @@ class HttpSettings(BaseModel):
     maxTokens: int = 4096  # Anthropic requires max_tokens
 
 
+class WebRequestSettings(BaseModel):
+    """The ``http`` and ``fetch`` nodes: ``deadline`` (seconds) bounds a whole request, redirects
+    and body included, when the node sets no ``timeoutMs`` (a server dripping a byte a second
+    ends there)."""
+
+    deadline: float = Field(default=120.0, gt=0)
+
+
 class WebSearchSettings(BaseModel):
     searxngUrl: str | None = None
 
@@ -105,6 +113,7 @@ class Settings(BaseModel):
     providers: dict[str, dict[str, Any]] = Field(default_factory=dict)
     webSearch: WebSearchSettings = Field(default_factory=WebSearchSettings)
     http: HttpSettings = Field(default_factory=HttpSettings)
+    webRequests: WebRequestSettings = Field(default_factory=WebRequestSettings)
     library: LibrarySettings = Field(default_factory=LibrarySettings)
 
 

@@ -20,13 +20,14 @@ Specs are plain objects: a subclass sets class attributes and overrides what it 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from engine.errors import FlowdeskError
-from engine.graph.templates import TemplateScope, resolve_templates_masked
+from engine.graph.templates import TemplateScope, resolve_json_text, resolve_templates_masked
 from engine.run.context import BRANCH, WAITING, BranchFrame, RunContext  # noqa: F401  (re-exported for the kinds)
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -34,7 +35,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["NodeData", "PolicyData", "NodeSpec", "RunContext", "PauseRequest", "NodeError", "NodeOutcome", "PaletteEntry", "as_text",
            "fill_prompt", "COMMON_HANDLE_LABELS", "ERROR_MODES", "DEFAULT_MAX_RETRIES", "DEFAULT_RETRY_DELAY_MS",
-           "ERROR_HANDLE", "BranchFrame", "BRANCH", "resolve_for_step"]
+           "ERROR_HANDLE", "BranchFrame", "BRANCH", "resolve_for_step", "json_text_body"]
 
 
 def is_none(value: Any) -> bool:
@@ -346,14 +347,39 @@ def resolve_for_step(ctx: Any, node: Any, value: Any = None) -> tuple[dict[str, 
     from the data-flow work), else resolves against the environment and the keyring only.
     """
     resolver = getattr(ctx, "resolve_data", None)
+    scoper = getattr(ctx, "scope", None)
     if resolver is not None:
         resolved = resolver(node, value)
-        value = getattr(resolved, "value", resolved)
+        data = dict(getattr(resolved, "value", resolved))
         secrets = list(getattr(resolved, "secrets", ()) or ())
-        return dict(value), secrets
+        scope = scoper(node, value) if scoper is not None else None
+    else:
+        scope = TemplateScope(variables=dict(getattr(ctx, "variables", None) or {}),
+                              builtins={"PREVIOUS_OUTPUT": value, "input": value})
+        res = resolve_templates_masked(node.data.model_dump(mode="json", exclude_none=True), scope)
+        data, secrets = dict(res.value), list(res.secrets)
+    if scope is not None:
+        secrets += json_text_body(node.data, data, scope)
+    return data, secrets
 
-    data = node.data.model_dump(mode="json", exclude_none=True)
-    scope = TemplateScope(variables=dict(getattr(ctx, "variables", None) or {}),
-                          builtins={"PREVIOUS_OUTPUT": value, "input": value})
-    res = resolve_templates_masked(data, scope)
-    return dict(res.value), list(res.secrets)
+
+def json_text_body(raw: Any, data: dict[str, Any], scope: TemplateScope) -> list[str]:
+    """A JSON body written as text (``bodyType: json``, or ``text`` sent as JSON) is resolved
+    JSON-aware (:func:`~engine.graph.templates.resolve_json_text`) into ``data["body"]``: a
+    whole ``"{{tags}}"`` keeps its list, a model's answer inside a string is escaped. Returns
+    the secrets that went into it."""
+    body = getattr(raw, "body", None) if not isinstance(raw, Mapping) else raw.get("body")
+    if not isinstance(body, str) or ("{{" not in body and "${" not in body):
+        return []
+    kind = str(data.get("bodyType") or "").lower()
+    if kind == "text":
+        headers = data.get("headers") or []
+        rows = headers.items() if isinstance(headers, Mapping) else (
+            (r.get("key"), r.get("value")) for r in headers if isinstance(r, Mapping))
+        if not any(str(k or "").strip().lower() == "content-type" and "json" in str(v or "").lower() for k, v in rows):
+            return []
+    elif kind != "json":
+        return []
+    res = resolve_json_text(body, scope)
+    data["body"] = res.value
+    return list(res.secrets)

@@ -29,7 +29,8 @@ import inspect
 import json
 import re
 import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+import zlib
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import quote, quote_plus, unquote_plus, urlencode, urlsplit, urlunsplit
@@ -351,10 +352,22 @@ async def exchange(client: httpx.AsyncClient, request: httpx.Request, *, secrets
             response = await client.send(request, stream=True, follow_redirects=False)
         except httpx.UnsupportedProtocol:
             raise UrlNotAllowedError(f"Only http and https URLs are allowed ({shown}).", url=shown) from None
+        except httpx.InvalidURL:  # httpx builds the next hop in send(): a Location of data:… fails there
+            raise UrlNotAllowedError(f"{shown} redirected to an address that is not an http or https URL that can "
+                                     "be followed.", url=shown) from None
         except httpx.HTTPError as err:
             raise _describe(err, shown, secrets) from None
         try:
-            nxt = response.next_request
+            try:
+                nxt = response.next_request
+            except (httpx.InvalidURL, ValueError):  # Location: data:… or a URL httpx cannot build
+                given = mask_url(response.headers.get("location", "").strip(), secrets)
+                raise UrlNotAllowedError(f"{shown} redirected to {given[:200]}, which is not an http or https URL "
+                                         "that can be followed.", url=given) from None
+            if nxt is None and response.status_code in _REDIRECTS and not response.headers.get("location", "").strip():
+                raise RedirectError(f"{shown} answered HTTP {response.status_code} {response.reason_phrase} (a "
+                                    "redirect) without a Location header: there is no address to follow.",
+                                    url=shown, chain=chain + [shown])
             if nxt is not None:
                 chain.append(shown)
                 target = mask_url(str(nxt.url), secrets)
@@ -381,6 +394,9 @@ async def exchange(client: httpx.AsyncClient, request: httpx.Request, *, secrets
             await response.aclose()
 
 
+_REDIRECTS = (301, 302, 303, 307, 308)
+
+
 def _visit_key(request: httpx.Request) -> tuple[str, str]:
     return request.method, str(request.url.copy_with(fragment=None))
 
@@ -395,15 +411,52 @@ async def _read_capped(response: httpx.Response, shown: str, max_bytes: int, sec
         raise too_large(f"{_size(int(length))} announced")
     chunks: list[bytes] = []
     total = 0
+    encoding = response.headers.get("content-encoding", "").strip().lower()
     try:
-        async for chunk in response.aiter_bytes():
-            total += len(chunk)
-            if total > max_bytes:
-                raise too_large(f"more than {_size(max_bytes)} received")
-            chunks.append(chunk)
+        if encoding in _ZLIB_WBITS:  # inflated here, a piece at a time: a bomb is refused at the limit
+            async for chunk in _inflate(response, encoding, shown):
+                total += len(chunk)
+                if total > max_bytes:
+                    raise too_large(f"more than {_size(max_bytes)} received once decompressed")
+                chunks.append(chunk)
+        else:
+            async for chunk in response.aiter_bytes():
+                total += len(chunk)
+                if total > max_bytes:
+                    raise too_large(f"more than {_size(max_bytes)} received")
+                chunks.append(chunk)
     except httpx.HTTPError as err:
         raise _describe(err, shown, secrets) from None
     return b"".join(chunks)
+
+
+_ZLIB_WBITS = {"gzip": 16 + zlib.MAX_WBITS, "x-gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS}
+_INFLATE_PIECE = 256 * 1024
+
+
+async def _inflate(response: httpx.Response, encoding: str, shown: str) -> AsyncIterator[bytes]:
+    """The body of a gzip or deflate response, decompressed in pieces of at most 256 KB (httpx
+    inflates a whole network chunk at once: 64 KB of a bomb became 64 MB before any limit)."""
+    inflater = zlib.decompressobj(_ZLIB_WBITS[encoding])
+    first = True
+    async for raw in response.aiter_raw():
+        data = raw
+        while data:
+            try:
+                piece = inflater.decompress(data, _INFLATE_PIECE)
+            except zlib.error:
+                if first and encoding == "deflate":  # raw deflate without the zlib header, as some servers send
+                    inflater, first = zlib.decompressobj(-zlib.MAX_WBITS), False
+                    continue
+                raise RequestFailedError(f"The response from {shown} says it is {encoding}-compressed but cannot be "
+                                         "decompressed.", url=shown) from None
+            first = False
+            if piece:
+                yield piece
+            data = inflater.unconsumed_tail
+    rest = inflater.flush()
+    if rest:
+        yield rest
 
 
 def _size(n: int) -> str:
@@ -425,7 +478,7 @@ async def emit(on_event: EventSink | None, kind: str, data: dict[str, Any]) -> N
 def own_client() -> httpx.AsyncClient:
     """The client used when the caller gives none (closed after the request)."""
     return httpx.AsyncClient(timeout=httpx.Timeout(30.0, connect=10.0), follow_redirects=False,
-                             headers={"User-Agent": USER_AGENT})
+                             headers={"User-Agent": USER_AGENT, "Accept-Encoding": "gzip, deflate"})
 
 
 # --------------------------------------------------------------------------- the http node's core
@@ -447,6 +500,9 @@ def _as_text(value: Any) -> str:
     return str(value)
 
 
+_TOO_DEEP = "The JSON body is nested too deeply to send (lists or objects nested hundreds of levels deep)."
+
+
 def _build(client: httpx.AsyncClient, spec: HttpRequestSpec, url: httpx.URL, secrets: list[str],
            timeout: float | None) -> httpx.Request:
     shown = mask_url(spec.url, secrets)
@@ -462,6 +518,10 @@ def _build(client: httpx.AsyncClient, spec: HttpRequestSpec, url: httpx.URL, sec
             raise InvalidRequestError(f"Header name {key!r} is not valid (letters, digits and - only).", url=shown)
         if "\r" in value or "\n" in value:
             raise InvalidRequestError(f"Header {key} has a line break in its value.", url=shown)
+        if not value.isascii():
+            odd = next(c for c in value if not c.isascii())
+            raise InvalidRequestError(f"Header {key} has a character HTTP headers cannot carry ('{odd}'): header "
+                                      "values are ASCII only; percent-encode it or send it in the body.", url=shown)
         headers.append((key, value))
     params = [(row.key, _as_text(row.value)) for row in spec.query if row.key.strip()]
     kwargs: dict[str, Any] = {}
@@ -474,8 +534,12 @@ def _build(client: httpx.AsyncClient, spec: HttpRequestSpec, url: httpx.URL, sec
             except ValueError as err:
                 raise InvalidRequestError(f"The JSON body is not valid JSON: {mask_text(str(err), secrets)}.",
                                           url=shown) from None
+            except RecursionError:
+                raise InvalidRequestError(_TOO_DEEP, url=shown) from None
         try:
             kwargs["content"] = json.dumps(body, ensure_ascii=False).encode("utf-8")
+        except RecursionError:
+            raise InvalidRequestError(_TOO_DEEP, url=shown) from None
         except (TypeError, ValueError) as err:
             raise InvalidRequestError(f"The JSON body cannot be sent as JSON: {err}.", url=shown) from None
         if not has_type:
@@ -539,7 +603,7 @@ async def send_request(spec: HttpRequestSpec | Mapping[str, Any], *, client: htt
     if is_json_type(raw.content_type) and text.strip():
         try:
             output = json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested too deep to read: the text
             output = text
     result = HttpResult(method=spec.method, url=mask_url(str(raw.url), secrets), status=raw.status, reason=raw.reason,
                         headers={k.lower(): ", ".join(raw.headers.get_list(k)) for k in raw.headers.keys()},

@@ -7,7 +7,7 @@ sent, and ``http_request`` (``{method, url}``, secrets masked) and ``http_respon
 is stored with every secret that went into the request masked, so no event, record or
 export holds one.
 
-Data (docs/design.md "More node kinds"):
+Data (DESIGN.md "More node kinds"):
 * ``http``: ``method``, ``url``, ``query`` and ``headers`` (``[{key, value}]``), ``bodyType``
   (``none``, ``json``, ``form``, ``text``), ``body``, ``formData``, ``failOnStatus`` (default
   true: a 4xx/5xx fails the step; off: the output is ``{status, reason, body}`` for such an
@@ -25,9 +25,18 @@ from typing import Any, Literal
 from pydantic import Field, field_validator
 
 from engine.graph.templates import TemplateScope, mask_secrets, resolve_templates_masked
-from engine.nodes.base import NodeData, NodeError, NodeSpec, PolicyData, _Loose, resolve_for_step
-from engine.nodes.http_request import (HttpRequestSpec, HttpStatusError, WebRequestError, looks_like_literal_credential,
-                                       mask_text, send_request)
+from engine.llm.base import ProviderConfigError
+from engine.llm.config import WebRequestSettings, load_settings
+from engine.nodes.base import NodeData, NodeError, NodeSpec, PolicyData, _Loose, json_text_body, resolve_for_step
+from engine.nodes.credentials import literal_credentials
+from engine.nodes.http_request import (
+    HttpRequestSpec,
+    HttpStatusError,
+    RequestFailedError,
+    WebRequestError,
+    mask_text,
+    send_request,
+)
 from engine.nodes.web_fetch import fetch_page
 
 __all__ = ["KeyValueRow", "HttpData", "FetchData", "HttpSpec", "FetchSpec", "send_test_request", "HTTP_METHODS"]
@@ -118,6 +127,26 @@ def _check_url(node: Any, checks: Any, kind: str, what: str) -> None:
 
 # --------------------------------------------------------------------------- running
 
+def request_deadline(node: Any) -> float | None:
+    """Seconds a whole ``http``/``fetch`` request may take: None when the node sets
+    ``timeoutMs`` (the step policy's limit applies), else the ``webRequests.deadline`` setting
+    (default 120 s; an unreadable settings file means the default)."""
+    if getattr(node.data, "timeoutMs", None):
+        return None
+    try:
+        return load_settings().webRequests.deadline
+    except ProviderConfigError:
+        return WebRequestSettings().deadline
+
+
+def _failure(what: str, err: WebRequestError, deadline: float | None) -> NodeError:
+    message = f"{what} failed: {err}"
+    if deadline and isinstance(err, RequestFailedError) and str(err).startswith("Timed out after"):
+        message += (" This is the default deadline for a whole request (webRequests.deadline in the settings); "
+                    "set the node's timeoutMs to allow longer.")
+    return NodeError(message)
+
+
 def _emitter(ctx: Any, node_id: str, secrets: list[str]):
     def on_event(kind: str, data: dict[str, Any]) -> None:
         if kind == "http_request":
@@ -142,9 +171,11 @@ async def send_test_request(node: Any, variables: Mapping[str, Any] | None = Non
     with secrets masked in its output and text. ``failOnStatus`` is ignored here (a 404 is a
     result to show, not a failure). Raises :class:`~engine.WebRequestError` on a refusal."""
     data = node.data.model_dump(mode="json", exclude_none=True) if hasattr(node, "data") else dict(node)
-    res = resolve_templates_masked(data, TemplateScope(variables=dict(variables or {})))
-    secrets = list(res.secrets)
-    spec = HttpRequestSpec.from_data({**dict(res.value), "failOnStatus": False})
+    scope = TemplateScope(variables=dict(variables or {}))
+    res = resolve_templates_masked(data, scope)
+    resolved = dict(res.value)
+    secrets = list(res.secrets) + json_text_body(data, resolved, scope)
+    spec = HttpRequestSpec.from_data({**resolved, "failOnStatus": False})
     result = await send_request(spec, secrets=secrets, timeout=timeout, on_event=on_event)
     if secrets:
         result.output = _masked_output(result.output, secrets)
@@ -175,19 +206,19 @@ class HttpSpec(NodeSpec):
     def check(self, node: Any, checks: Any) -> None:
         d = node.data
         _check_url(node, checks, "http", "URLs can be requested")
-        for rows, what in ((d.headers, "header"), (d.query, "query parameter")):
-            for row in rows:
-                if looks_like_literal_credential(row.value, row.key):
-                    checks.warning("literal_credential",
-                                   f"{checks.label(node)}: the {what} '{row.key}' looks like a credential typed in; "
-                                   "keep it in the keyring and write {{secrets.NAME}} instead.")
+        for where in literal_credentials(d.model_dump(mode="json")):
+            checks.warning("literal_credential",
+                           f"{checks.label(node)}: {where} looks like a credential typed in; "
+                           "keep it in the keyring and write {{secrets.NAME}} instead.")
 
     async def execute(self, ctx: Any, node: Any, value: Any) -> tuple[Any, str]:
         data, secrets = resolve_for_step(ctx, node, value)
+        deadline = request_deadline(node)
         try:
-            result = await send_request(data, secrets=secrets, on_event=_emitter(ctx, node.id, secrets))
+            result = await send_request(data, secrets=secrets, timeout=deadline,
+                                        on_event=_emitter(ctx, node.id, secrets))
         except (HttpStatusError, WebRequestError) as err:
-            raise NodeError(f"{self.describe(node)} failed: {err}") from None
+            raise _failure(self.describe(node), err, deadline) from None
         output = result.output
         if result.status >= 400:
             # failOnStatus off: the step succeeds, and the output says how the server answered.
@@ -229,10 +260,12 @@ class FetchSpec(NodeSpec):
 
     async def execute(self, ctx: Any, node: Any, value: Any) -> tuple[Any, str]:
         data, secrets = resolve_for_step(ctx, node, value)
+        deadline = request_deadline(node)
         try:
-            result = await fetch_page(data, secrets=secrets, on_event=_emitter(ctx, node.id, secrets))
+            result = await fetch_page(data, secrets=secrets, timeout=deadline,
+                                      on_event=_emitter(ctx, node.id, secrets))
         except WebRequestError as err:
-            raise NodeError(f"{self.describe(node)} failed: {err}") from None
+            raise _failure(self.describe(node), err, deadline) from None
         return _masked_output(result.output, secrets), "output"
 
 

@@ -235,8 +235,9 @@ def _root(tree: LexborHTMLParser) -> LexborNode | None:
 
 
 def _tidy_links(nodes: list[LexborNode], base_url: str | None) -> None:
+    # only as many as can be converted (MAX_CONVERT_ELEMENTS): urljoin costs ~50 µs a link
     for node in nodes:
-        for a in node.css("a"):
+        for a in node.css("a")[:MAX_CONVERT_ELEMENTS]:
             href = (a.attributes.get("href") or "").strip()
             if not href or href.startswith(("#", "javascript:")):
                 if a.text().strip().lower() in _ANCHOR_MARKS:
@@ -248,7 +249,7 @@ def _tidy_links(nodes: list[LexborNode], base_url: str | None) -> None:
                 del a.attrs["title"]
             if base_url:
                 a.attrs["href"] = urljoin(base_url, href)
-        for img in node.css("img"):
+        for img in node.css("img")[:MAX_CONVERT_ELEMENTS]:
             src = (img.attributes.get("src") or "").strip()
             if src.startswith("data:") or not (img.attributes.get("alt") or "").strip():
                 img.decompose()
@@ -266,6 +267,57 @@ def _title(tree: LexborHTMLParser) -> str:
     return ""
 
 
+# Bounds on the work a page may cost (issue 30: 400k links took 98 s and 900 MB; 100k nested
+# divs 120 s in the parser alone, then a RecursionError). The output is maxChars long anyway.
+MAX_PAGE_ELEMENTS = 60_000  # elements parsed; the page is cut before the next one
+MAX_PAGE_DEPTH = 256  # nesting parsed (the parser's time grows with depth × elements)
+MAX_CONVERT_ELEMENTS = 5_000  # elements converted to Markdown/text; the rest of the content is cut
+MAX_CONVERT_DEPTH = 60  # deeper content is converted by the parser's plain text (the converter recurses)
+_TAG = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9-]*)")
+_VOID = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track",
+                   "wbr", "param", "keygen"})
+# End tags a page may leave out: not counted as nesting before parsing (after it, every tag is closed).
+_OPTIONAL_END = frozenset({"p", "li", "dt", "dd", "tr", "td", "th", "option", "optgroup", "rt", "rp", "thead",
+                           "tbody", "tfoot", "colgroup", "caption", "html", "head", "body"})
+
+
+def _bounded(html: str, max_elements: int, max_depth: int, *, strict: bool = False) -> tuple[str, int, bool]:
+    """``(html, deepest, cut)``: ``html`` cut before the element that would pass ``max_elements``
+    elements or ``max_depth`` levels of nesting (one regex pass, no tree). ``strict``: every
+    non-void element has its end tag (the parser's own serialisation)."""
+    depth = deepest = count = 0
+    optional = frozenset() if strict else _OPTIONAL_END
+    for m in _TAG.finditer(html):
+        name = m.group(2).lower()
+        if name in _VOID:
+            continue
+        if m.group(1):
+            if name not in optional and depth:
+                depth -= 1
+            continue
+        count += 1
+        if name not in optional:
+            depth += 1
+            deepest = max(deepest, depth)
+        if count > max_elements or depth > max_depth:
+            return html[:m.start()], deepest, True
+    return html, deepest, False
+
+
+def _convert(fragment: str, format: str, nodes: list[LexborNode]) -> str:
+    """The content as Markdown or text, its cost bounded: too many elements are cut, nesting
+    too deep for the converter (it recurses) is read as the parser's plain text."""
+    fragment, deepest, _cut = _bounded(fragment, MAX_CONVERT_ELEMENTS, 1 << 30, strict=True)
+    if deepest <= MAX_CONVERT_DEPTH:
+        markdown, text = _converters()
+        try:
+            return _normalise((markdown if format == "markdown" else text).convert(fragment))
+        except RecursionError:
+            pass
+    plain = "\n".join(n.text(deep=True, separator="\n", strip=True) for n in nodes)
+    return _normalise(plain)
+
+
 def extract(html: str, *, format: str = "markdown", selector: str | None = None,
             base_url: str | None = None) -> tuple[str, str]:
     """``(title, content)`` of an HTML page in ``format`` (``markdown``, ``text``, ``html``).
@@ -273,9 +325,13 @@ def extract(html: str, *, format: str = "markdown", selector: str | None = None,
     With ``selector``, the content is every element it matches (page order); an invalid
     selector raises :class:`InvalidRequestError`, one matching nothing
     :class:`SelectorNotFoundError`. Relative links become absolute against ``base_url``.
+    The work is bounded: a page is parsed up to :data:`MAX_PAGE_ELEMENTS` elements and
+    :data:`MAX_PAGE_DEPTH` levels, and converted up to :data:`MAX_CONVERT_ELEMENTS` elements
+    (content nested deeper than :data:`MAX_CONVERT_DEPTH` comes out as plain text).
     """
     if format not in FETCH_FORMATS:
         raise InvalidRequestError(f"Unknown format {format!r}; use one of {', '.join(FETCH_FORMATS)}.")
+    html, _deepest, _cut = _bounded(html, MAX_PAGE_ELEMENTS, MAX_PAGE_DEPTH)
     tree = LexborHTMLParser(html)
     title = _title(tree)
     _drop(tree, _NEVER)
@@ -297,9 +353,7 @@ def extract(html: str, *, format: str = "markdown", selector: str | None = None,
     fragment = "\n".join(n.html or "" for n in nodes)
     if format == "html":
         return title, fragment.strip()
-    markdown, text = _converters()
-    converter = markdown if format == "markdown" else text
-    return title, _normalise(converter.convert(fragment))
+    return title, _convert(fragment, format, nodes)
 
 
 def _inside(node: LexborNode, ancestor: LexborNode) -> bool:

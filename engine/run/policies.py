@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from engine.llm.base import NODE_RETRIES_ONLY
 from engine.nodes.base import DEFAULT_MAX_RETRIES, DEFAULT_RETRY_DELAY_MS, ERROR_HANDLE, NodeError, NodeOutcome
 from engine.run.context import RunContext
 from engine.run.events import EventType
@@ -35,14 +36,26 @@ async def attempts(ctx: RunContext, spec: Any, node: Any, value: Any) -> Any:
     ``errorMode: retry``, up to ``maxRetries`` more attempts after ``retryDelayMs`` (doubling),
     each announced by ``step_retry``. Raises NodeError with the last attempt's error.
 
-    An attempt is one ``execute``: a provider's own HTTP retries (a 429 answered later) happen
-    inside it and are not counted again here.
+    With ``errorMode: retry`` this policy is the only retry layer: a model provider's own HTTP
+    retries (a 429 or 5xx tried again) are turned off for the step (``NODE_RETRIES_ONLY``), so
+    ``maxRetries: 2`` sends at most 3 requests, and each ``step_retry`` says so.
     """
     data = node.data
     timeout = data.timeoutMs
     retries = data.maxRetries if data.maxRetries is not None else DEFAULT_MAX_RETRIES
     tries = 1 + retries if data.errorMode == "retry" else 1
     delay = data.retryDelayMs if data.retryDelayMs is not None else DEFAULT_RETRY_DELAY_MS
+    if tries > 1:
+        token = NODE_RETRIES_ONLY.set(True)
+        try:
+            return await _attempts(ctx, spec, node, value, timeout, tries, delay)
+        finally:
+            NODE_RETRIES_ONLY.reset(token)
+    return await _attempts(ctx, spec, node, value, timeout, tries, delay)
+
+
+async def _attempts(ctx: RunContext, spec: Any, node: Any, value: Any, timeout: int | None, tries: int,
+                    delay: int) -> Any:
     attempt = 1
     while True:
         try:
@@ -60,7 +73,8 @@ async def attempts(ctx: RunContext, spec: Any, node: Any, value: Any) -> Any:
         if attempt >= tries:
             raise NodeError(message)
         attempt += 1
-        ctx.emit(node.id, _STEP_RETRY, message,
+        ctx.emit(node.id, _STEP_RETRY, f"{message} — attempt {attempt} of {tries} in {delay} ms (the node's retry "
+                                        "policy is the only retry: a provider's own HTTP retries are off)",
                  {"attempt": attempt, "maxAttempts": tries, "delayMs": delay, "error": message})
         await asyncio.sleep(delay / 1000)
         delay *= 2

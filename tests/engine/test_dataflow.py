@@ -271,14 +271,15 @@ async def test_retry_against_the_flaky_server_three_attempts_two_step_retry() ->
     assert RunState.of(wf, run.events).states["a"] == "done"
 
 
-async def test_a_429_retried_by_the_provider_counts_as_one_attempt() -> None:
+async def test_a_429_under_a_node_retry_policy_is_retried_by_the_node_only() -> None:
+    # issue 30: the node's policy is the only retry layer (the provider's own retries are off)
     wf = flow([start(text="go"), _policy(agent("a"), errorMode="retry", retryDelayMs=10)], [link("s", "a")])
     with FakeLLMServer() as server:
         server.push(error_reply(429, "slow down", retry_after="0"), openai_text("ok"))
         run = Run(wf, _openai(server))
         assert await run.start() == RunStatus.COMPLETED
         assert len(server.requests) == 2
-    assert not [e for e in run.events if e.type == "step_retry"]
+    assert len([e for e in run.events if e.type == "step_retry"]) == 1
 
 
 async def test_retry_exhausted_fails_the_run() -> None:
