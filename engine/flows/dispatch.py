@@ -220,6 +220,7 @@ def apply_arguments(workflow: Any, arguments: dict[str, Any]) -> Any:
     from_extra = raw is None
     if from_extra:
         raw = (start.data.model_extra or {}).get("variables") or []
+    raw = raw or []
     rows = [v.model_dump(mode="json") if hasattr(v, "model_dump") else dict(v) for v in raw if
             hasattr(v, "model_dump") or isinstance(v, dict)]
     left = dict(arguments)

@@ -579,7 +579,7 @@ def export_anythingllm(workflow: Workflow, warnings: list[str] | None = None) ->
                 config["body"] = json.dumps(config["body"], ensure_ascii=False)
             if out_var:
                 config["responseVariable"] = out_var
-            step = {"type": "apiCall", "config": config}
+            step: dict[str, Any] = {"type": "apiCall", "config": config}
         elif node.type == "agent":
             tools = d.get("tools") or {}
             if tools.get("web_search") or tools.get("subagents") or tools.get("flows"):

@@ -376,7 +376,7 @@ class HttpChatProvider(ABC):
                     usage[k] = usage.get(k, 0) + int(v)
                 if not turn.calls:
                     if not turn.text:  # `choices: []` then [DONE], or `content: null`: no answer at all
-                        raise LLMError(f"The server at {self.url} sent an empty answer (no text and no tool "
+                        raise LLMError(f"The server at {self.base_url} sent an empty answer (no text and no tool "
                                        "call).")
                     return LLMResult(text=turn.text, usage=usage or None, model=turn.model or model)
                 results = await run_tool_calls(turn.calls, tools)

@@ -93,7 +93,7 @@ def flow_cycle(library: Any, start_path: Path | None, ref: str, *, by_name: bool
     seen: list[str] = []
     seen_paths: set[str] = set()
     start = str(Path(start_path).resolve()) if start_path else None
-    todo = [(ref, by_name, base, [])]
+    todo: list[tuple[str, bool, Any, list[str]]] = [(ref, by_name, base, [])]
     while todo and limit > 0:
         limit -= 1
         r, named, b, chain = todo.pop()

@@ -523,7 +523,8 @@ def _build(client: httpx.AsyncClient, spec: HttpRequestSpec, url: httpx.URL, sec
             raise InvalidRequestError(f"Header {key} has a character HTTP headers cannot carry ('{odd}'): header "
                                       "values are ASCII only; percent-encode it or send it in the body.", url=shown)
         headers.append((key, value))
-    params = [(row.key, _as_text(row.value)) for row in spec.query if row.key.strip()]
+    params: list[tuple[str, str | int | float | bool | None]] = [
+        (row.key, _as_text(row.value)) for row in spec.query if row.key.strip()]
     kwargs: dict[str, Any] = {}
     has_type = any(k.lower() == "content-type" for k, _ in headers)
     if spec.bodyType == "json":

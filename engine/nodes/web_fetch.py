@@ -198,9 +198,9 @@ def _code_language(el: Any) -> str:
     return ""
 
 
-_MD_OPTIONS = dict(heading_style="ATX", bullets="-", escape_underscores=False, escape_misc=False,
+_MD_OPTIONS: dict[str, Any] = dict(heading_style="ATX", bullets="-", escape_underscores=False, escape_misc=False,
                    code_language_callback=_code_language, strip_document="strip")
-_TEXT_OPTIONS = dict(bullets="-", escape_underscores=False, escape_asterisks=False, escape_misc=False,
+_TEXT_OPTIONS: dict[str, Any] = dict(bullets="-", escape_underscores=False, escape_asterisks=False, escape_misc=False,
                      strip_document="strip")
 
 

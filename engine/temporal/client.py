@@ -76,7 +76,10 @@ async def follow(client: Client | None, run_id: str, on_event: Callable[[RunEven
     """Pass the run's events after ``after`` to ``on_event`` as they come, until it pauses or ends
     (``settle=False``: until the events so far are passed). ``handle``: what to query instead of
     ``client``'s handle of the run (anything with ``async query(name, after)``)."""
-    handle = handle if handle is not None else client.get_workflow_handle(run_id)
+    if handle is None:
+        if client is None:
+            raise ValueError("follow() needs a client or a handle")
+        handle = client.get_workflow_handle(run_id)
     state = state or RemoteRun(run_id)
     state.next = after
     while True:
@@ -151,7 +154,7 @@ async def list_runs(client: Client, *, limit: int = 20) -> list[dict[str, Any]]:
         if ex.parent_id:  # a flow step's nested run: its events are in its parent's log
             continue
         memo = await ex.memo()
-        status = _STATUS.get(ex.status) or memo.get("status") or "running"
+        status = (_STATUS.get(ex.status) if ex.status is not None else None) or memo.get("status") or "running"
         ended = ex.close_time.timestamp() if ex.close_time else None
         tokens, cost = _spent(memo, prices)
         found.append({"id": ex.id, "status": status, "workflowName": memo.get("workflowName", ""),

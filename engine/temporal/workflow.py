@@ -243,7 +243,7 @@ class _ChildFlowStep:
                 except FlowdeskError as err:  # an input that does not fit the flow's variables
                     raise NodeError(f"{describe(node)}: the flow '{found['name']}' cannot start: {err}") from None
                 child_id = ctx.new_id()
-                run_path = (owner.run.run_path + "/" if owner.run.run_path else "") + f"{node.id}:{child_id}"
+                run_path = (owner.started.run_path + "/" if owner.started.run_path else "") + f"{node.id}:{child_id}"
                 request = {"workflow": found["workflow"], "runId": child_id, "maxVisits": ctx.max_visits,
                            "meta": ctx.meta, "options": owner.options, "variables": inputs, "path": found["path"],
                            "parent": {"workflowId": workflow.info().workflow_id, "nodeId": node.id,
@@ -308,7 +308,7 @@ class _ActivityProvider:
                            "send to a model: the prompt would be kept in the server's history. Use the secret in "
                            "an http step (the worker resolves those), or run this flow on this computer.")
         options = step_options(node.data if node is not None else None, owner.heartbeat_ms)
-        run = owner.run
+        run = owner.started
         scope = run.context.scope(None, None)  # this branch's built-ins, for the subagents' templates
         request = {"invocation": invocation_to_json(inv), "meta": run.meta,
                    "nodes": [owner.nodes[i].model_dump(mode="json") for i in _subagent_ids(inv) if i in owner.nodes],
@@ -333,7 +333,7 @@ class FlowdeskRunWorkflow:
     def __init__(self) -> None:
         self.events: list[list[Any]] = []
         self.answers: deque[dict[str, Any]] = deque()
-        self.run: Run | None = None
+        self.run: Run | None = None  # made by run(); see started
         self.nodes: dict[str, Any] = {}
         self.heartbeat_ms = DEFAULT_HEARTBEAT_MS
         self.options: dict[str, Any] = {}
@@ -356,7 +356,7 @@ class FlowdeskRunWorkflow:
         """What a run list shows without asking a worker: status, pending approval, and the tokens
         each node spent with the model that answered (``usage`` ``{node: [prompt, completion,
         model]}``; priced by the client from its catalogue, as the local history prices runs)."""
-        run = self.run
+        run = self.started
         memo: dict[str, Any] = {"status": str(run.status), "pending": run.pending_approval}
         if self.state is not None:
             spent = run_costs(self.state, prices={})["nodes"]
@@ -366,14 +366,16 @@ class FlowdeskRunWorkflow:
     # ------------------------------------------------------------------ a child's reports to its parent
     async def _pump(self) -> None:
         """Signal the child's events (and pauses) to the parent, in order, one batch at a time."""
+        assert self.parent is not None  # (a child run's pump)
         parent = workflow.get_external_workflow_handle(self.parent["workflowId"])
+        node_id = self.parent["nodeId"]
         while True:
             await workflow.wait_condition(lambda: bool(self._outbox))
             batch, self._outbox = self._outbox, []
             self._sending = True
             events = [e for e in batch if isinstance(e, list)]
             paused = next((e["paused"] for e in batch if isinstance(e, dict)), None)
-            await parent.signal("child", {"nodeId": self.parent["nodeId"], "events": events, "paused": paused})
+            await parent.signal("child", {"nodeId": node_id, "events": events, "paused": paused})
             self._sending = False
 
     async def _reported(self, paused: str | None = None) -> None:
@@ -386,10 +388,17 @@ class FlowdeskRunWorkflow:
 
     def _prompt(self) -> str:
         """What the approval this run waits at asks (a flow step's: its child's, however deep)."""
-        run = self.run
+        run = self.started
         child = self.children.get(run.pending_approval or "")
         return child.paused if child is not None and child.paused else run.waiting_prompt()
 
+
+    @property
+    def started(self) -> Run:
+        """The run, once run() has made it (every step, query and report comes after that)."""
+        if self.run is None:
+            raise RuntimeError("the run has not started")
+        return self.run
     @workflow.signal(name="child")
     def child_report(self, report: dict[str, Any]) -> None:
         """A flow step's child workflow reports events (logged here as a nested run's) or a pause."""
@@ -398,7 +407,7 @@ class FlowdeskRunWorkflow:
             return
         for node_id, kind, content, ts, extra_json, path in report.get("events") or ():
             run.context.relay(RunEvent(node_id, kind, content, timestamp=ts, extra_json=extra_json, path=path or ""))
-        child = self.children.get(report.get("nodeId"))
+        child = self.children.get(str(report.get("nodeId") or ""))
         if child is not None and report.get("paused") is not None:
             child.paused = report["paused"]
 
