@@ -1,0 +1,113 @@
+"""Issue 30, items 21-27: what a new user met in the editor."""
+
+from __future__ import annotations
+
+import json
+
+from PySide6.QtWidgets import QMessageBox
+
+from engine import loads_workflow
+
+from .conftest import SAMPLES, copy_sample, open_flow, write_flow
+
+
+def _position_flow(count: int, columns: int = 50) -> dict:
+    nodes = [{"id": "start", "type": "start", "position": {"x": 0, "y": 0}, "data": {}}]
+    for i in range(1, count):
+        nodes.append({"id": f"n{i}", "type": "agent", "position": {"x": 300 * (i % columns), "y": 200 * (i // columns)},
+                      "data": {"agentName": f"A{i}", "systemPrompt": "", "userPrompt": "", "model": "gpt-4o-mini"}})
+    conns = [{"source": nodes[i]["id"], "target": nodes[i + 1]["id"], "sourceHandle": "output", "targetHandle": "input"}
+             for i in range(count - 1)]
+    return {"name": "React Flow positions", "version": 1, "nodes": nodes, "connections": conns}
+
+
+def test_react_flow_position_is_read_when_x_and_y_are_absent():
+    wf = loads_workflow(json.dumps(_position_flow(3)))
+    assert [(n.x, n.y) for n in wf.nodes] == [(0, 0), (300, 0), (600, 0)]
+    # x/y win over position when both are written; a save writes x/y, not position.
+    raw = {"nodes": [{"id": "s", "type": "start", "x": 5, "y": 6, "position": {"x": 90, "y": 90}}], "connections": []}
+    assert (loads_workflow(json.dumps(raw)).nodes[0].x, loads_workflow(json.dumps(raw)).nodes[0].y) == (5, 6)
+    from engine import workflow_to_dict
+    saved = workflow_to_dict(wf)["nodes"][1]
+    assert (saved["x"], saved["y"]) == (300, 0) and "position" not in saved
+
+
+def test_react_flow_position_with_a_bad_coordinate_is_named():
+    import pytest
+
+    from engine import WorkflowLoadError
+    raw = {"nodes": [{"id": "s", "type": "start", "position": {"x": "left", "y": 0}}], "connections": []}
+    with pytest.raises(WorkflowLoadError) as err:
+        loads_workflow(json.dumps(raw))
+    assert "nodes[0].x" in str(err.value)
+
+
+def test_two_thousand_nodes_written_with_position_open_laid_out(window, tmp_path):
+    path = write_flow(tmp_path, _position_flow(2000), "positions.flow.json")
+    assert window.files.open_path(str(path), ask=False)
+    spots = {(n.x, n.y) for n in window.document.workflow.nodes}
+    assert len(spots) == 2000  # not stacked on one spot
+    bounds = window.scene.items_bounds()
+    assert bounds.width() > 10_000 and bounds.height() > 7_000
+
+
+def _loop_without_branches() -> dict:
+    return {"name": "Loop", "version": 1, "nodes": [
+        {"id": "start", "type": "start", "x": 0, "y": 0, "data": {}},
+        {"id": "loop", "type": "loop", "x": 300, "y": 0, "data": {"maxIterations": 3, "until": ""}}],
+        "connections": [{"source": "start", "target": "loop", "sourceHandle": "output", "targetHandle": "input"}]}
+
+
+def test_loop_with_no_body_branch_is_listed_and_counted_once(window, tmp_path):
+    from engine import validate
+
+    issues = [i for i in validate(loads_workflow(json.dumps(_loop_without_branches()))) if i.code == "loop_no_body"]
+    assert len(issues) == 1
+    open_flow(window, write_flow(tmp_path, _loop_without_branches(), "loop.flow.json"))
+    window.validation.run_validation()
+    listed = [window.problems.list.item(i).text() for i in range(window.problems.list.count())]
+    assert len([t for t in listed if "Body branch" in t]) == 1, listed
+    assert window.validation.label.text().startswith("1 error"), window.validation.label.text()
+
+
+def test_file_open_shows_the_dialog_before_the_unsaved_changes_prompt(window, tmp_path, dialogs, monkeypatch):
+    from PySide6.QtWidgets import QFileDialog
+
+    open_flow(window, copy_sample(tmp_path, "review"))
+    window.document.add_node("approval", 100, 500)
+    order: list[str] = []
+    monkeypatch.setattr(QFileDialog, "getOpenFileName",
+                        staticmethod(lambda *a, **k: (order.append("dialog"), (dialogs.open_path, ""))[1]))
+    dialogs.open_path = ""  # cancelled: nothing is asked, nothing changes
+    window.files.open_dialog()
+    assert order == ["dialog"] and not dialogs.of("question") and window.document.is_modified()
+    dialogs.open_path = str(copy_sample(tmp_path, "hello"))
+    dialogs.question_answer = QMessageBox.StandardButton.Discard
+    window.files.open_dialog()
+    questions = dialogs.of("question")
+    assert order == ["dialog", "dialog"] and len(questions) == 1
+    assert "review.flow.json" in questions[0][2]
+    assert window.document.path.endswith("hello.flow.json")
+
+
+def test_unsaved_changes_prompt_names_an_untitled_document_by_its_workflow(window, dialogs):
+    window.files.open_sample(str(SAMPLES / "review.flow.json"))
+    window.document.add_node("approval", 100, 500)
+    dialogs.question_answer = QMessageBox.StandardButton.Cancel
+    assert not window.files.maybe_save()
+    text = dialogs.of("question")[-1][2]
+    assert window.document.workflow.display_name() in text and "Untitled" not in text
+
+
+def test_samples_open_as_copies_from_file_open_too(window, tmp_path, dialogs):
+    sample = SAMPLES / "hello.flow.json"
+    before = sample.read_bytes()
+    dialogs.open_path = str(sample)
+    window.files.open_dialog()
+    assert window.document.path is None  # an untitled copy: Save asks where
+    assert window.document.workflow.nodes
+    window.document.add_node("approval", 100, 500)
+    dialogs.save_path = ""  # Save As cancelled
+    assert not window.files.save()
+    assert sample.read_bytes() == before
+    assert str(sample.resolve()) not in window.files.recent_files()
