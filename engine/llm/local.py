@@ -39,7 +39,7 @@ from typing import Any
 from engine.llm.base import (AgentInvocation, LLMError, LLMResult, ProviderConfigError, ProviderContext, SubagentSpec,
                    flow_tool_arguments)
 
-__all__ = ["LocalProvider", "local_model_path", "local_available", "LOCAL_MISSING_MESSAGE",
+__all__ = ["LocalProvider", "close_local_models", "local_model_path", "local_available", "LOCAL_MISSING_MESSAGE",
            "LOCAL_INSTALL_COMMAND"]
 
 log = logging.getLogger("flowdesk.llm")
@@ -122,6 +122,24 @@ def _load(path: Path, n_ctx: int) -> Any:
                 raise LLMError(f"cannot load the model file {path}: is it a GGUF model? ({err})") from err
             _servers[key] = server
         return server
+
+
+def close_local_models() -> int:
+    """Stop every loaded embedded model (its llama.cpp server, its loopback port and its memory);
+    the next local call loads it again. Returns how many were stopped. Called when the editor quits."""
+    with _load_lock:
+        servers = list(_servers.values())
+        _servers.clear()
+    for server in servers:
+        stop = getattr(server, "stop", None) or getattr(server, "close", None)
+        if callable(stop):
+            try:
+                stop()
+            except Exception as err:  # quitting goes on; the process ending frees the rest
+                log.warning("could not stop the local model: %s", err)
+    count = len(servers)
+    del servers  # the last references: llama.cpp frees the model and closes its port with them
+    return count
 
 
 class LocalProvider:

@@ -111,3 +111,105 @@ def test_samples_open_as_copies_from_file_open_too(window, tmp_path, dialogs):
     assert not window.files.save()
     assert sample.read_bytes() == before
     assert str(sample.resolve()) not in window.files.recent_files()
+
+
+def test_quitting_closes_the_windows_it_opened_and_stops_their_runs(window, qtbot):
+    from PySide6.QtWidgets import QMainWindow
+
+    from editor.window.command_bar import CommandRunWindow
+
+    compare = QMainWindow()  # stands for Compare / a run's view: any window the main one opened
+    compare.show()
+    qtbot.addWidget(compare)
+    stopped: list[bool] = []
+
+    class FakeConsole:  # only the run console's cancel is watched; the window is the real class's code
+        class bridge:  # noqa: N801
+            status = "running"
+
+        def cancel_run(self):
+            stopped.append(True)
+
+    class CommandWindow(CommandRunWindow):
+        def __init__(self):
+            QMainWindow.__init__(self)
+            self.console = FakeConsole()
+
+    cmd = CommandWindow()
+    cmd.show()
+    qtbot.addWidget(cmd)
+    with qtbot.waitSignal(window.closed, timeout=2000):
+        window.act_quit.trigger()
+    assert not window.isVisible() and not compare.isVisible() and not cmd.isVisible()
+    assert stopped == [True]
+
+
+def test_quit_cancels_pending_runs_and_stops_the_local_model():
+    import asyncio
+
+    from editor.app import finish
+
+    loop = asyncio.new_event_loop()
+    try:
+        async def forever():
+            await asyncio.sleep(3600)
+
+        task = loop.create_task(forever())
+        loop.run_until_complete(asyncio.sleep(0))
+        finish(loop, timeout=1.0)
+        assert task.cancelled()
+    finally:
+        loop.close()
+
+
+QUIT_SCRIPT = r"""
+import sys, time
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QMainWindow
+import editor.app as app_mod
+
+made = app_mod.create_window
+
+
+def create(argv):
+    win = made(argv)
+    extra = QMainWindow()  # a Compare-like window left open
+    extra.setWindowTitle("Compare")
+    extra.show()
+    win._extra = extra
+
+    def quit_now():
+        print("QUIT", time.monotonic(), flush=True)
+        win.act_quit.trigger()
+
+    QTimer.singleShot(300, quit_now)
+    return win
+
+
+app_mod.create_window = create
+code = app_mod.main([])
+print("RETURNED", flush=True)
+sys.exit(code)
+"""
+
+
+def test_app_process_exits_within_three_seconds_of_quit(tmp_path):
+    import os
+    import subprocess
+    import sys
+    import time
+
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "FLOWDESK_CONFIG_DIR": str(tmp_path / "config"),
+           "FLOWDESK_DATA_DIR": str(tmp_path / "data")}
+    proc = subprocess.Popen([sys.executable, "-c", QUIT_SCRIPT], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        out, err = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+        raise AssertionError(f"the app did not exit after quit: {out} {err[-2000:]}") from None
+    ended = time.monotonic()
+    quit_at = float(next(line.split()[1] for line in out.splitlines() if line.startswith("QUIT")))
+    assert proc.returncode == 0, err[-2000:]
+    assert ended - quit_at < 3.0
