@@ -213,3 +213,49 @@ def test_app_process_exits_within_three_seconds_of_quit(tmp_path):
     quit_at = float(next(line.split()[1] for line in out.splitlines() if line.startswith("QUIT")))
     assert proc.returncode == 0, err[-2000:]
     assert ended - quit_at < 3.0
+
+
+def test_pinned_output_label_wraps_with_the_pin_icon_and_never_scrolls_sideways(app, qtbot):
+    from PySide6.QtGui import QIcon
+
+    from editor.resources import icon_path
+    from editor.run.details import NodeRunDetails
+
+    assert icon_path("pin").endswith("pin.svg") and not QIcon(icon_path("pin")).isNull()
+    details = NodeRunDetails()
+    qtbot.addWidget(details)
+    details.resize(320, 600)
+    details.show()
+    qtbot.waitExposed(details)
+    details.set_pin("agent", "a-very-long-pinned-value-without-spaces-" * 40 + " and more words " * 30)
+    qtbot.wait(50)
+    text = details.pin_label.text()
+    assert "pin.svg" in text and "📌" not in text
+    assert details.pin_label.wordWrap()
+    assert details.scroll.horizontalScrollBar().maximum() == 0  # no sideways scroll
+    for view in (details.input_view, details.output_view):
+        assert view.width() <= details.scroll.viewport().width()  # Input/Output not clipped
+
+
+def test_pinned_card_shows_the_pin_icon_not_a_dot(window, tmp_path, monkeypatch):
+    from PySide6.QtGui import QImage, QPainter
+
+    from editor.canvas.items import node as node_items
+
+    data = {"name": "Pin", "version": 1, "nodes": [
+        {"id": "start", "type": "start", "x": 0, "y": 0, "data": {}},
+        {"id": "a", "type": "agent", "x": 300, "y": 0, "data": {"agentName": "A", "systemPrompt": "", "userPrompt": "",
+                                                              "model": "gpt-4o-mini", "pinnedOutput": "kept"}}],
+        "connections": []}
+    open_flow(window, write_flow(tmp_path, data, "pin.flow.json"))
+    item = window.scene.node_items["a"]
+    assert item.pinned
+    painted: list[object] = []
+    real = node_items.pin_icon()
+    monkeypatch.setattr(node_items, "pin_icon", lambda: (painted.append(True), real)[1])
+    item.setCacheMode(item.CacheMode.NoCache)  # painted now, not from a pixmap made before
+    image = QImage(600, 400, QImage.Format.Format_ARGB32)
+    painter = QPainter(image)
+    window.scene.render(painter, source=item.sceneBoundingRect().adjusted(-20, -20, 20, 20))
+    painter.end()
+    assert painted  # the card's mark is the pin icon
