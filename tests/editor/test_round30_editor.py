@@ -8,6 +8,7 @@ from PySide6.QtWidgets import QMessageBox
 
 from engine import loads_workflow
 
+from ..run.conftest import qloop  # noqa: F401 - fixture
 from .conftest import SAMPLES, copy_sample, open_flow, write_flow
 
 
@@ -259,3 +260,17 @@ def test_pinned_card_shows_the_pin_icon_not_a_dot(window, tmp_path, monkeypatch)
     window.scene.render(painter, source=item.sceneBoundingRect().adjusted(-20, -20, 20, 20))
     painter.end()
     assert painted  # the card's mark is the pin icon
+
+
+def test_console_open_leaves_most_of_the_height_to_the_canvas(window, qtbot, qloop, tmp_path):  # noqa: F811
+    from editor.window.settings import settings
+
+    settings().setValue("run/provider", "echo")
+    window.resize(1600, 1000)
+    qtbot.wait(50)
+    open_flow(window, copy_sample(tmp_path, "hello"))
+    with qtbot.waitSignal(window.run_console.run_finished, timeout=5000):
+        window.act_run.trigger()
+    qtbot.wait(50)
+    assert window.run_console_dock.isVisible()
+    assert window.view.height() >= 0.55 * window.height(), (window.view.height(), window.height())
