@@ -274,3 +274,26 @@ def test_console_open_leaves_most_of_the_height_to_the_canvas(window, qtbot, qlo
     qtbot.wait(50)
     assert window.run_console_dock.isVisible()
     assert window.view.height() >= 0.55 * window.height(), (window.view.height(), window.height())
+
+
+def test_compare_runs_is_in_the_run_menu_and_compares_the_latest_two(  # noqa: F811
+        window, qtbot, qloop, tmp_path, dialogs):
+    from editor.window.settings import settings
+
+    menu = next(a.menu() for a in window.menuBar().actions() if a.text() == "&Run")
+    assert window.act_compare in menu.actions()
+    window.act_compare.trigger()  # no runs yet: says so, opens nothing
+    assert any("not two runs" in text for _k, _t, text in dialogs.of("critical"))
+    settings().setValue("run/provider", "echo")
+    open_flow(window, copy_sample(tmp_path, "hello"))
+    for _ in range(2):
+        with qtbot.waitSignal(window.run_console.run_finished, timeout=5000):
+            window.act_run.trigger()
+        qtbot.waitUntil(lambda: not window.run_console.bridge.is_busy, timeout=3000)
+    window.history.refresh()
+    window.history.table.clearSelection()
+    qtbot.waitUntil(lambda: window.history.model.rowCount() >= 2, timeout=3000)
+    window.act_compare.trigger()
+    compare = window.history.compare_windows[-1]
+    qtbot.addWidget(compare)
+    assert compare.isVisible() and compare.run_b == window.run_console.run_id
