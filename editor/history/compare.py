@@ -5,7 +5,8 @@ data changed between them (or that were added or removed) are outlined. Middle: 
 row per node, with each run's status, duration and tokens and whether the output changed.
 Bottom: the selected node's output difference, word by word (deletions struck through in
 red, insertions in green), or, when both outputs are JSON, key by key (:func:`json_changes`).
-Everything comes from :func:`engine.diff_states` over the two runs' events (the reducer every view reads), so it agrees with ``flowdesk diff``.
+Everything comes from :func:`engine.diff_states` over the two runs' events (the reducer
+every view reads), so it agrees with ``flowdesk diff``.
 """
 
 from __future__ import annotations
