@@ -428,9 +428,15 @@ class AvailableNames(QWidget):
         title = QLabel("Variables available here")
         title.setObjectName("inspectorTitle")
         lay.addWidget(title)
+        # Both reference forms work the same (an imported TypeAgent step keeps its ${…}).
+        self.hint = QLabel("Use a name as {{name}} or ${name}: both work.")
+        self.hint.setObjectName("hint")
+        self.hint.setWordWrap(True)
+        lay.addWidget(self.hint)
         self.list = QListWidget()
         self.list.setObjectName("availableNames")
-        self.list.setToolTip("Double-click to insert {{name}} in the prompt being edited (Ctrl+Space completes names)")
+        self.list.setToolTip("Double-click to insert {{name}} in the prompt being edited ({{name}} and ${name} both "
+                             "work; Ctrl+Space completes names)")
         self.list.itemActivated.connect(lambda item: self.insert_requested.emit(item.data(Qt.ItemDataRole.UserRole)))
         self.list.setMaximumHeight(160)
         self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)

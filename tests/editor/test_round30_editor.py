@@ -297,3 +297,25 @@ def test_compare_runs_is_in_the_run_menu_and_compares_the_latest_two(  # noqa: F
     compare = window.history.compare_windows[-1]
     qtbot.addWidget(compare)
     assert compare.isVisible() and compare.run_b == window.run_console.run_id
+
+
+def test_imported_typeagent_dollar_references_are_said_to_work_and_do(window, qtbot):
+    from pathlib import Path
+
+    from PySide6.QtWidgets import QLabel
+
+    from editor.panels.variables import AvailableNames
+    from engine import TemplateScope, resolve_templates
+
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "imports" / "typeagent_page_digest.recipe.json"
+    assert window.files.open_path(str(fixture), ask=False)
+    agent = window.document.node("n3")
+    assert "${focus}" in agent.data.userPrompt  # kept as written (the engine reads both forms)
+    window.scene.clearSelection()
+    window.scene.node_items["n3"].setSelected(True)
+    qtbot.wait(50)
+    names = window.inspector.findChild(AvailableNames)
+    texts = [label.text() for label in names.findChildren(QLabel)]
+    assert any("{{name}}" in t and "${name}" in t and "both work" in t for t in texts), texts
+    scope = TemplateScope(variables={"focus": "prices"})
+    assert resolve_templates("${focus}", scope) == resolve_templates("{{focus}}", scope) == "prices"
