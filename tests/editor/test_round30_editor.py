@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from PySide6.QtWidgets import QMessageBox
 
 from engine import loads_workflow
@@ -34,8 +35,6 @@ def test_react_flow_position_is_read_when_x_and_y_are_absent():
 
 
 def test_react_flow_position_with_a_bad_coordinate_is_named():
-    import pytest
-
     from engine import WorkflowLoadError
     raw = {"nodes": [{"id": "s", "type": "start", "position": {"x": "left", "y": 0}}], "connections": []}
     with pytest.raises(WorkflowLoadError) as err:
@@ -262,7 +261,8 @@ def test_pinned_card_shows_the_pin_icon_not_a_dot(window, tmp_path, monkeypatch)
     assert painted  # the card's mark is the pin icon
 
 
-def test_console_open_leaves_most_of_the_height_to_the_canvas(window, qtbot, qloop, tmp_path):  # noqa: F811
+@pytest.mark.usefixtures("qloop")
+def test_console_open_leaves_most_of_the_height_to_the_canvas(window, qtbot, tmp_path):
     from editor.window.settings import settings
 
     settings().setValue("run/provider", "echo")
@@ -276,8 +276,8 @@ def test_console_open_leaves_most_of_the_height_to_the_canvas(window, qtbot, qlo
     assert window.view.height() >= 0.55 * window.height(), (window.view.height(), window.height())
 
 
-def test_compare_runs_is_in_the_run_menu_and_compares_the_latest_two(  # noqa: F811
-        window, qtbot, qloop, tmp_path, dialogs):
+@pytest.mark.usefixtures("qloop")
+def test_compare_runs_is_in_the_run_menu_and_compares_the_latest_two(window, qtbot, tmp_path, dialogs):
     from editor.window.settings import settings
 
     menu = next(a.menu() for a in window.menuBar().actions() if a.text() == "&Run")
