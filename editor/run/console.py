@@ -122,6 +122,7 @@ class RunConsole(QWidget):
         self.status_label, self.elapsed_label, self.run_id_label = h.status_label, h.elapsed_label, h.run_id_label
         self.export_button = h.export_button
         root.addWidget(h)
+        root.addWidget(h.local_notice)  # the whole width under the header (the status column is narrow)
         self.arguments = RunArguments(self)  # the run's variables (hidden when the Start node declares none)
         root.addWidget(self.arguments)
 

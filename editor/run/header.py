@@ -30,8 +30,8 @@ STATUS_TEXT = {
 
 LOCAL_MODEL_NOTICE = ("This run uses the embedded local model, a tiny one (135M parameters) for trying flows "
                       "offline: its answers are rough. For real answers pick another provider and model in "
-                      "Run ▸ LLM Provider (or Run ▸ Provider Settings), or point FLOWDESK_LOCAL_MODEL at a "
-                      "larger GGUF file.")
+                      "Run ▸ LLM Provider or Run ▸ Provider Settings (or set FLOWDESK_LOCAL_MODEL to a larger "
+                      "GGUF file).")
 
 
 def elapsed_text(seconds: float) -> str:
@@ -192,7 +192,8 @@ class RunHeader(QWidget):
         meta.addStretch(1)
         status_col.addWidget(self.status_label)
         status_col.addLayout(meta)
-        # Said once, on the first run with the embedded model: it is tiny (dismissable).
+        # Said once, on the first run with the embedded model: it is tiny (dismissable). The
+        # console lays it out under the header, across the whole width.
         self.local_notice = QWidget()
         self.local_notice.setObjectName("localModelNotice")
         notice_row = QHBoxLayout(self.local_notice)
@@ -205,8 +206,7 @@ class RunHeader(QWidget):
         dismiss = _status_button("dismissLocalNotice", "Dismiss", lambda: self.local_notice.setVisible(False))
         dismiss.setVisible(True)
         notice_row.addWidget(dismiss, 0, Qt.AlignmentFlag.AlignTop)
-        self.local_notice.setVisible(False)
-        status_col.addWidget(self.local_notice)
+        self.local_notice.setVisible(False)  # placed by the console, under the header
         status_col.addStretch(1)
         top.addLayout(status_col)
         self.export_button = QToolButton()
