@@ -203,7 +203,8 @@ class RunHeader(QWidget):
         self.local_notice_label.setStyleSheet("color: #fbbf24")
         self.local_notice_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         notice_row.addWidget(self.local_notice_label, 1)
-        dismiss = _status_button("dismissLocalNotice", "Dismiss", lambda: self.local_notice.setVisible(False))
+        self.local_notice_dismiss = dismiss = _status_button("dismissLocalNotice", "Dismiss",
+                                                             lambda: self.local_notice.setVisible(False))
         dismiss.setVisible(True)
         notice_row.addWidget(dismiss, 0, Qt.AlignmentFlag.AlignTop)
         self.local_notice.setVisible(False)  # placed by the console, under the header

@@ -62,8 +62,7 @@ def test_local_model_notice_is_said_once_on_the_first_run_and_remembered(console
     notice = console.header.local_notice_label.text()
     assert "tiny" in notice and "Run ▸ LLM Provider" in notice
     assert settings().value(LOCAL_NOTICE_KEY, False, type=bool)
-    dismiss = console.header.findChild(type(console.header.export_button), "dismissLocalNotice")
-    dismiss.click()
+    console.header.local_notice_dismiss.click()
     assert not console.header.local_notice.isVisible()
     qtbot.waitUntil(lambda: not console.bridge.is_busy, timeout=5000)
     if console.bridge.is_active:
