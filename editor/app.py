@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QApplication
 from editor.main_window import MainWindow
 from editor.resources import style_sheet
 from editor.startup_check import startup_problem
+from engine import close_local_models
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +67,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     asyncio.set_event_loop(loop)
     closing = asyncio.Event()
     app.aboutToQuit.connect(closing.set)
-    win = create_window(args)  # noqa: F841 - kept alive for the loop's lifetime
+    win = create_window(args)  # kept alive for the loop's lifetime
+    win.closed.connect(closing.set)  # the app ends with its main window, whatever else is open
     with loop:
         loop.run_until_complete(closing.wait())
+        finish(loop)
     return 0
+
+
+def finish(loop: asyncio.AbstractEventLoop, timeout: float = 2.0) -> None:
+    """End what could outlive the window (issue 30, item 22): the runs' tasks are cancelled and
+    given ``timeout`` seconds to stop (a local model's generation stops at its next token), then
+    the embedded model's server (its thread, memory and loopback port) is stopped."""
+    tasks = [t for t in asyncio.all_tasks(loop) if not t.done()]
+    for task in tasks:
+        task.cancel()
+    if tasks:
+        try:
+            loop.run_until_complete(asyncio.wait(tasks, timeout=timeout))
+        except RuntimeError as err:  # the loop was stopped meanwhile: nothing more to wait for
+            log.debug("quitting: %s", err)
+    close_local_models()

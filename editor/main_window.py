@@ -9,9 +9,10 @@ badges, the problems list, the status bar and the Run action.
 
 from __future__ import annotations
 
+import shiboken6
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QCloseEvent, QIcon, QKeySequence
-from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QStackedWidget, QTabWidget, QWidget
+from PySide6.QtWidgets import QApplication, QDockWidget, QLabel, QMainWindow, QStackedWidget, QTabWidget, QWidget
 
 from .canvas.scene import CanvasScene
 from .canvas.view import CanvasView, local_paths
@@ -47,6 +48,7 @@ __all__ = ["MainWindow", "settings"]
 class MainWindow(QMainWindow):
     run_requested = Signal()  # Run was pressed
     validated = Signal(list)  # list[Issue], after each debounced validation
+    closed = Signal()  # the window closed for good (not cancelled): the app ends with it
 
     def __init__(self) -> None:
         super().__init__()
@@ -319,3 +321,16 @@ class MainWindow(QMainWindow):
         save_window(self, self.act_snap, self.act_minimap, self.document.path)
         self.files.autosaver.clear()
         event.accept()
+        self.close_other_windows()
+        self.closed.emit()
+
+    def close_other_windows(self) -> None:
+        """The app ends with this window (issue 30, item 22): the windows it opened (Compare,
+        a command bar's runs, a run's read-only view) close with it, each stopping what it runs;
+        with one of them left open, Qt would keep the process alive after the main window went."""
+        for widget in QApplication.topLevelWidgets():
+            # (a window closed just before may be deleted already: its wrapper is no longer valid)
+            if widget is self or isinstance(widget, MainWindow) or not shiboken6.isValid(widget):
+                continue
+            if widget.isWindow() and widget.isVisible():
+                widget.close()

@@ -71,6 +71,7 @@ if TYPE_CHECKING:
     from engine.nodes.web import FetchData, HttpData, KeyValueRow, send_test_request
     from engine.nodes.web_fetch import (FetchResult, FetchSpec, SelectorNotFoundError, UnsupportedContentError,
                                         fetch_page)
+    from engine.llm.local import close_local_models
     from engine.resources import flowdesk_version, read_resource_text, resource_path, sample_paths
     from engine.run.costs import format_cost, model_prices, run_costs, stored_run_costs, usage_cost
     from engine.run.diff import diff_runs, diff_states, diff_workflows, run_usage, word_diff
@@ -145,6 +146,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "run_variables": ("graph.variables", "run_variables"),
     "flowdesk_version": ("resources", "flowdesk_version"), "read_resource_text": ("resources", "read_resource_text"),
     "resource_path": ("resources", "resource_path"), "sample_paths": ("resources", "sample_paths"),
+    "close_local_models": ("llm.local", "close_local_models"),
     "NODE_STATES": ("run.state", "NODE_STATES"), "NodeDetails": ("run.state", "NodeDetails"),
     "RunState": ("run.state", "RunState"), "SubagentCall": ("run.state", "SubagentCall"),
     "RecordedExecution": ("run.rerun", "RecordedExecution"), "execution_key": ("run.rerun", "execution_key"),
@@ -286,7 +288,7 @@ __all__ = sorted([
     "NoProviderConfigured", "ProviderSurvey", "FoundKey", "FoundServer", "survey", "default_provider_problem",
     "needs_default_provider", "remember_choice", "local_install_command", "config_dir",
     # data files shipped in the package (icons, style sheet, catalogue, samples)
-    "resource_path", "read_resource_text", "sample_paths", "flowdesk_version",
+    "resource_path", "read_resource_text", "sample_paths", "close_local_models", "flowdesk_version",
     # templates
     "TemplateScope", "TemplateReference", "ResolvedTemplate", "TemplateCompletion", "TEMPLATE_BUILTINS", "SECRET_MASK",
     "find_references", "walk_references", "reference_first_name", "unknown_references", "resolve_templates",

@@ -22,7 +22,7 @@ from PySide6.QtCore import QObject, QPointF, QTimer, Signal
 from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QWidget
 
 from engine import (ExportRefused, Node, Workflow, WorkflowLoadError, atomic_write_text, export_anythingllm,
-                    load_any_workflow, load_workflow)
+                    load_any_workflow, load_workflow, sample_paths)
 
 from ..canvas.scene import CanvasScene
 from ..canvas.view import CanvasView
@@ -74,6 +74,15 @@ def return_freed_memory() -> None:
         ctypes.CDLL("libc.so.6").malloc_trim(0)
     except (OSError, AttributeError):  # not glibc
         pass
+
+
+def is_sample(path: str | Path) -> bool:
+    """Whether ``path`` is one of the shipped samples (which always open as copies)."""
+    try:
+        resolved = Path(path).resolve()
+        return any(resolved == sample.resolve() for sample in sample_paths())
+    except OSError:
+        return False
 
 
 def recent_files() -> list[str]:
@@ -153,12 +162,18 @@ class FilesController(QObject):
             return True
         answer = QMessageBox.question(
             self._parent, "Unsaved changes",
-            f"Save the changes to “{self.document.display_name()}” before closing it?",
+            f"Save the changes to {self._named()} before closing it?",
             QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard | QMessageBox.StandardButton.Cancel,
             QMessageBox.StandardButton.Save)
         if answer == QMessageBox.StandardButton.Save:
             return self.save()
         return answer == QMessageBox.StandardButton.Discard
+
+    def _named(self) -> str:
+        """The document as a prompt names it: its file, else the unsaved workflow's own name."""
+        if self.document.path:
+            return f"“{self.document.display_name()}”"
+        return f"the unsaved workflow “{self.document.workflow.display_name()}”"
 
     def _may_stop_run(self) -> bool:
         """Closing the document stops its running run: ask first (a paused run is not asked
@@ -167,7 +182,7 @@ class FilesController(QObject):
             return True
         answer = QMessageBox.question(
             self._parent, "A run is in progress",
-            f"“{self.document.display_name()}” is running. Closing it stops the run (what it did so far "
+            f"{self._named()[0].upper()}{self._named()[1:]} is running. Closing it stops the run (what it did so far "
             "stays in Run history). Stop the run?",
             QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel, QMessageBox.StandardButton.Cancel)
         return answer not in (QMessageBox.StandardButton.Cancel, QMessageBox.StandardButton.No)
@@ -210,12 +225,12 @@ class FilesController(QObject):
 
     # ------------------------------------------------------------------ opening
     def open_dialog(self) -> None:
-        if not self.maybe_save():
-            return
+        """File ▸ Open: the file is chosen first; unsaved changes are asked about only once there
+        is something to open instead (a cancelled dialog asks nothing)."""
         start = str(self.document_folder())
         path, _ = QFileDialog.getOpenFileName(self._parent, "Open workflow", start, FILE_FILTER)
         if path:
-            self.open_path(path, ask=False)
+            self.open_path(path)
 
     def open_dropped(self, paths: list[str]) -> bool:
         """Files dropped on the window (from a file manager): the first one is opened as Open
@@ -262,13 +277,19 @@ class FilesController(QObject):
                     notes = "\n".join(f"• {w.split(': ', 1)[-1]}" for w in imported.warnings)
                     QMessageBox.information(self._parent, "Imported with notes", f"{text}.\n\n{notes}")
                 return True
+        if is_sample(path):
+            return True  # said by _show_opened; a sample is not a recent file (it opens as a copy)
         self.add_recent(str(Path(path).resolve()))
         self._status(f"Opened {path}", 4000)
         return True
 
     def _show_opened(self, opened: Opened, path: str) -> None:
-        """Replace the document by what an open read (its issues and canvas made ahead when given)."""
-        if opened.imported is not None:
+        """Replace the document by what an open read (its issues and canvas made ahead when given).
+        A shipped sample opens as an untitled copy, whichever way it was opened."""
+        if opened.imported is None and is_sample(path):
+            self.replace_document(opened.workflow, None, opened)
+            self._status(f"Opened a copy of the sample {Path(path).name}; Save As to keep it.", 5000)
+        elif opened.imported is not None:
             # A file of another system opens as a new, unsaved document: saving never writes the original.
             self.replace_document(opened.workflow, None, opened)
             self.document.undo_stack.resetClean()  # unsaved: closing it asks first

@@ -33,6 +33,8 @@ from .validation import ValidationController
 
 Status = Callable[[str, int], None]
 
+CONSOLE_SHARE = 0.34  # of the window's height, the run console's when a run starts
+
 
 class RunActions:
     """The window's run actions, which this controller enables and explains."""
@@ -139,9 +141,11 @@ class RunController(QObject):
         dock = self.console_dock
         dock.show()
         dock.raise_()
-        # Room for the log and an approval card, the canvas keeping the larger part. The view
-        # frames the graph again as it shrinks (if it was framed), so no node ends up cut off.
-        want = min(460, int(self._frame.height() * 0.52))
+        # Room for the log and an approval card, the canvas keeping most of the window (at least
+        # ~55 % of its height; at 0.52 a 1000 px window left the canvas ~270 px once the menus, the
+        # toolbar and the tab bars were counted). The view frames the graph again as it shrinks
+        # (if it was framed), so no node ends up cut off; an approval card may grow it for a while.
+        want = min(460, int(self._frame.height() * CONSOLE_SHARE))
         if dock.height() < want and not dock.isFloating():
             self._frame.resizeDocks([dock], [want], Qt.Orientation.Vertical)
         # The console runs a deep copy: edits made during the run do not reach it.

@@ -4,12 +4,14 @@ Top: the two workflows as they ran, read-only, each with its run's node states; 
 data changed between them (or that were added or removed) are outlined. Middle: a table, one
 row per node, with each run's status, duration and tokens and whether the output changed.
 Bottom: the selected node's output difference, word by word (deletions struck through in
-red, insertions in green). Everything comes from :func:`engine.diff_states` over the two
-runs' events (the reducer every view reads), so it agrees with ``flowdesk diff``.
+red, insertions in green), or, when both outputs are JSON, key by key (:func:`json_changes`).
+Everything comes from :func:`engine.diff_states` over the two runs' events (the reducer
+every view reads), so it agrees with ``flowdesk diff``.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from PySide6.QtCore import Qt
@@ -180,10 +182,83 @@ class CompareWindow(QMainWindow):
         a, b = n["a"]["output"], n["b"]["output"]
         head = f"<p><b>{n['title']}</b> — output {'changed' if n['outputChanged'] else 'the same'}</p>"
         if not n["outputChanged"]:
-            body = f"<div style='white-space:pre-wrap'>{_esc(a or '(no output)')}</div>"
+            body = f"<div style='white-space:pre-wrap'>{_esc(_text(a) or '(no output)')}</div>"
         else:
-            body = diff_html(a or "", b or "")
+            structured = json_diff_html(a, b)
+            body = structured if structured is not None else diff_html(_text(a), _text(b))
         self.diff_view.setHtml(head + body)
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, indent=2)
+
+
+def _as_json(value: Any) -> Any:
+    """``value`` as a JSON object or array (a text holding one is parsed); None otherwise."""
+    if isinstance(value, str):
+        text = value.strip()
+        if not text or text[0] not in "{[":
+            return None
+        try:
+            value = json.loads(text)
+        except (ValueError, RecursionError):
+            return None
+    return value if isinstance(value, (dict, list)) else None
+
+
+_MISSING = object()
+
+
+def json_changes(a: Any, b: Any, path: str = "") -> list[tuple[str, str, Any, Any]]:
+    """The differences between two JSON values key by key: ``[(path, op, a, b)]`` with op
+    ``changed``, ``added`` or ``removed``; paths as ``items[0].name``. Objects are compared
+    by key (their order ignored), arrays by position; equal parts are left out."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        out: list[tuple[str, str, Any, Any]] = []
+        for key in list(a) + [k for k in b if k not in a]:
+            sub = f"{path}.{key}" if path else str(key)
+            out += json_changes(a.get(key, _MISSING), b.get(key, _MISSING), sub)
+        return out
+    if isinstance(a, list) and isinstance(b, list):
+        out = []
+        for i in range(max(len(a), len(b))):
+            out += json_changes(a[i] if i < len(a) else _MISSING, b[i] if i < len(b) else _MISSING, f"{path}[{i}]")
+        return out
+    if a is _MISSING:
+        return [(path, "added", None, b)]
+    if b is _MISSING:
+        return [(path, "removed", a, None)]
+    if a == b and type(a) is type(b):
+        return []
+    return [(path or "(whole value)", "changed", a, b)]
+
+
+MAX_JSON_ROWS = 500
+
+
+def json_diff_html(a: Any, b: Any) -> str | None:
+    """Two JSON outputs compared key by key, as an HTML table (None when either is not JSON:
+    the word diff is used then)."""
+    ja, jb = _as_json(a), _as_json(b)
+    if ja is None or jb is None:
+        return None
+    changes = json_changes(ja, jb)
+    if not changes:
+        return "<p>The same JSON (only its layout or key order differs).</p>"
+    colours = {"changed": "#ffb454", "added": "#3fb950", "removed": "#f85149"}
+    rows = []
+    for path, op, va, vb in changes[:MAX_JSON_ROWS]:
+        left = "" if op == "added" else _esc(json.dumps(va, ensure_ascii=False))
+        right = "" if op == "removed" else _esc(json.dumps(vb, ensure_ascii=False))
+        rows.append(f"<tr><td><code>{_esc(path)}</code></td><td style='color:{colours[op]}'>{op}</td>"
+                    f"<td>{left}</td><td>{right}</td></tr>")
+    more = len(changes) - MAX_JSON_ROWS
+    tail = f"<p>… and {more} more differences.</p>" if more > 0 else ""
+    return (f"<p>JSON compared key by key: {len(changes)} difference{'s' * (len(changes) != 1)}.</p>"
+            "<table cellspacing='0' cellpadding='4' border='1'><tr><th>Key</th><th></th><th>A</th><th>B</th></tr>"
+            + "".join(rows) + "</table>" + tail)
 
 
 def _esc(text: str) -> str:

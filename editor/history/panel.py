@@ -460,6 +460,21 @@ class HistoryPanel(RunActions, RunTransfer, QWidget):
         win.show()
         return win
 
+    def compare_from_menu(self) -> Any:
+        """Run ▸ Compare Runs: the selected runs (two, or one and the run before it); with none
+        selected, the newest local run listed and the run before it."""
+        runs = self.selected_runs()
+        if len(runs) in (1, 2) and not any(self.is_remote(r) for r in runs):
+            return self.compare_runs()
+        newest = next((r for r in (self.model.run_at(i) for i in range(self.model.rowCount()))
+                       if r is not None and not self.is_remote(r)), None)
+        previous = self.previous_run_of(newest.id) if newest is not None else None
+        if newest is None or previous is None:
+            warn(self, "Compare runs", "There are not two runs to compare yet: run the workflow twice, or select "
+                                       "two runs in Run history (View ▸ Run history) and choose Compare.")
+            return None
+        return self.compare_runs(previous, newest.id)
+
     # ================================================================ selection
     def selected_runs(self) -> list[RunInfo]:
         rows = sorted({i.row() for i in self.table.selectionModel().selectedRows()})

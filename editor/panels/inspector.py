@@ -199,7 +199,8 @@ class InspectorPanel(QWidget):
         self.output_var = self.watch(QLineEdit())
         self.output_var.setObjectName("outputVar")
         self.output_var.setPlaceholderText("none (name to store this node's output under)")
-        self.output_var.setToolTip("The node's output is stored under this name: later nodes use it as {{name}}")
+        self.output_var.setToolTip("The node's output is stored under this name: later nodes use it as {{name}} "
+                                   "or ${name} (both work)")
         self.output_var.textEdited.connect(lambda t: self.edit_field("outputVar", t.strip() or None))
         orl.addRow("Output variable", self.output_var)
         self.output_var_row = out_row

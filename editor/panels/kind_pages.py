@@ -237,7 +237,8 @@ class ActionPage(QWidget):
         self.params.setObjectName("actionParams")
         self.params.rows_edited.connect(self._params_edited)
         form.addRow("Parameters", self.params)
-        _hint(form, "The flow's inputs, by name; values may use {{…}} templates.")
+        # Both forms work (imported TypeAgent steps keep their ${…}); the hint says so.
+        _hint(form, "The flow's inputs, by name; values may use templates: {{name}} and ${name} both work.")
         self.open_button = QPushButton("Open this flow")
         self.open_button.setObjectName("openActionFlow")
         self.open_button.clicked.connect(lambda: self._open(self._flow_ref()))

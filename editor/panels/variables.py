@@ -19,8 +19,8 @@ from typing import Any
 from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QFormLayout, QFrame, QHBoxLayout, QHeaderView,
-                               QLabel, QLineEdit, QListWidget, QListWidgetItem, QSpinBox, QTableWidget, QToolButton,
-                               QVBoxLayout, QWidget)
+                               QLabel, QLineEdit, QListWidget, QListWidgetItem, QSizePolicy, QSpinBox, QTableWidget,
+                               QToolButton, QVBoxLayout, QWidget)
 
 from engine import TEMPLATE_BUILTINS, GraphIndex, spec_for
 
@@ -428,12 +428,17 @@ class AvailableNames(QWidget):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.setSpacing(2)
-        title = QLabel("Variables available here")
+        # Both reference forms work the same (an imported TypeAgent step keeps its ${…}): the
+        # title says so on its own line (a line more would push the page past the pane's height).
+        title = QLabel("Variables here: {{name}} or ${name} (both work)")
         title.setObjectName("inspectorTitle")
+        title.setToolTip("Use a name as {{name}} or ${name} in any field: both work the same")
+        title.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)  # never widens the pane
         lay.addWidget(title)
         self.list = QListWidget()
         self.list.setObjectName("availableNames")
-        self.list.setToolTip("Double-click to insert {{name}} in the prompt being edited (Ctrl+Space completes names)")
+        self.list.setToolTip("Double-click to insert {{name}} in the prompt being edited ({{name}} and ${name} both "
+                             "work; Ctrl+Space completes names)")
         self.list.itemActivated.connect(lambda item: self.insert_requested.emit(item.data(Qt.ItemDataRole.UserRole)))
         self.list.setMaximumHeight(160)
         self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)

@@ -42,6 +42,7 @@ from engine import (SYSTEM_NODE, FlowdeskError, ProviderConfigError, Run, RunEve
                     RunStatus, RunStore, Workflow)
 
 from .arguments import RunArguments, declared_variables, remember_arguments, remembered_arguments
+from ..window.settings import settings
 from .bridge import RunBridge, default_resolver_factory
 from .export_menu import ExportMenu
 from .header import LONG_INPUT, RunHeader, cost_breakdown, run_actions
@@ -50,6 +51,8 @@ from .log_view import TYPE_COLOURS, LogDelegate
 from .log_pane import LogPane
 from .shown_run import ShownRun
 from .side_pane import RunSidePane
+
+LOCAL_NOTICE_KEY = "notices/localModelTiny"  # the embedded model's "it is tiny" was said
 
 __all__ = ["RunConsole", "LogDelegate", "TYPE_COLOURS", "LONG_INPUT", "cost_breakdown"]
 
@@ -65,6 +68,7 @@ class RunConsole(QWidget):
     run_started = Signal(str)
     run_finished = Signal(str)
     waiting_for_input_changed = Signal(bool)
+    model_used = Signal(str, str, str)  # (node id, provider, model): an agent call's resolved provider
     run_badges_changed = Signal(dict)  # {node_id: (text, "retry"|"loop")}: retries and loop iterations
     # The run's model provider could not serve (the header's "Choose provider…"): the window
     # offers the providers this computer has, then runs again.
@@ -80,6 +84,9 @@ class RunConsole(QWidget):
         if self.bridge.parent() is None:
             self.bridge.setParent(self)
         self.workflow: Workflow | None = None
+        self.models_used: dict[str, tuple[str, str]] = {}  # node id -> (provider, model) of the live run
+        self._model_badges: dict[str, tuple[str, str]] = {}
+        self.model_used.connect(self._on_model_used)
         self._prepared_names: NodeNames | None = None  # see use_names
         self.workflow_path: str | None = None
         self._names_shown: dict[str, str] | None = None  # the node names the log and filter show
@@ -115,6 +122,7 @@ class RunConsole(QWidget):
         self.status_label, self.elapsed_label, self.run_id_label = h.status_label, h.elapsed_label, h.run_id_label
         self.export_button = h.export_button
         root.addWidget(h)
+        root.addWidget(h.local_notice)  # the whole width under the header (the status column is narrow)
         self.arguments = RunArguments(self)  # the run's variables (hidden when the Start node declares none)
         root.addWidget(self.arguments)
 
@@ -209,7 +217,7 @@ class RunConsole(QWidget):
             self._on_error("Open a workflow to run it.")
             return None
         try:
-            resolver = self._resolver_factory()
+            resolver = self._tracking(self._resolver_factory())
         except Exception as err:  # ProviderConfigError and friends: say why, start nothing
             self._on_error(f"Cannot start the run: {err}")
             if isinstance(err, ProviderConfigError) and self.offers_provider_choice:
@@ -321,12 +329,54 @@ class RunConsole(QWidget):
         self.header.set_running(True, initial or "")
 
     def run_badges(self) -> dict[str, tuple[str, str]]:
-        """Badges of the shown run: node id -> ("attempt 2 of 4", "retry"), ("iteration 3", "loop"), ("1 of 3 in", "join")."""
-        return dict(self.shown.badges)
+        """Badges of the shown run: node id -> ("attempt 2 of 4", "retry"), ("iteration 3", "loop"), ("1 of 3 in", "join");
+        an agent running without one of those shows the provider and model answering it
+        ("local · smollm2…", "model")."""
+        badges = dict(self.shown.badges)
+        if self.models_used and self.bridge.is_active:
+            states = self.run_state.states
+            for nid, (provider, model) in self.models_used.items():
+                if nid not in badges and states.get(nid) == "running":
+                    badges[nid] = (f"{provider} · {model}" if model else provider, "model")
+        return badges
 
     def _update_badges(self) -> None:
-        if self.shown.update_badges():
-            self.run_badges_changed.emit(dict(self.shown.badges))
+        changed = self.shown.update_badges()
+        if self.models_used:  # an agent's model badge goes when it stops running
+            badges = self.run_badges()
+            model_badges = {k: v for k, v in badges.items() if v[1] == "model"}
+            changed = changed or model_badges != self._model_badges
+            self._model_badges = model_badges
+        if changed:
+            self.run_badges_changed.emit(self.run_badges())
+
+    def _tracking(self, resolver: Callable[[Any], Any]) -> Callable[[Any], Any]:
+        """``resolver``, noting which provider and model each agent call actually gets (the
+        header names them; the agent's card shows them while it runs). A single provider given
+        instead of a resolver (as ``Run`` accepts) answers every call."""
+        if hasattr(resolver, "complete"):
+            single = resolver
+            resolver = lambda _inv: single  # noqa: E731
+
+        def resolve(invocation: Any) -> Any:
+            provider = resolver(invocation)
+            name = str(getattr(provider, "provider_id", None) or getattr(provider, "name", "") or "")
+            inner = getattr(provider, "inner", provider)
+            model = (getattr(provider, "model", None) if provider is not inner else None) \
+                or getattr(inner, "model_id", None) or getattr(invocation, "model", "") or ""
+            self.model_used.emit(str(getattr(invocation, "node_id", "")), name, str(model))
+            return provider
+        return resolve
+
+    def _on_model_used(self, node_id: str, provider: str, model: str) -> None:
+        if self.models_used.get(node_id) == (provider, model):
+            return
+        self.models_used[node_id] = (provider, model)
+        self.header.add_model(provider, model)
+        if provider == "local" and not settings().value(LOCAL_NOTICE_KEY, False, type=bool):
+            settings().setValue(LOCAL_NOTICE_KEY, True)  # said once (on the first run that uses it)
+            self.header.show_local_notice()
+        self.run_badges_changed.emit(self.run_badges())
 
     def node_errors(self) -> dict[str, str]:
         """The error of every failed node in the shown run, and of every node its policy skipped
@@ -443,6 +493,8 @@ class RunConsole(QWidget):
         self.timeline.reset(workflow if timeline else None, live=True)
         self.header.set_cost(0, None)
         self.header.offer_provider_choice(None)
+        self.header.clear_models()
+        self.models_used = {}
         self._names_shown = None
         self.shown.badges = {}
         self.run_badges_changed.emit({})

@@ -11,15 +11,18 @@ Invariants
 from __future__ import annotations
 
 import json
+from html import escape
 from functools import lru_cache
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import (QFormLayout, QFrame, QHBoxLayout, QInputDialog, QLabel, QPushButton, QScrollArea,
-                               QTextBrowser, QVBoxLayout, QWidget)
+                               QSizePolicy, QTextBrowser, QVBoxLayout, QWidget)
 
 from engine import EventType, format_duration
 
+from ..resources import icon_path
 from .log_model import STREAMING
 from ..code_style import FlowdeskDarkStyle
 
@@ -131,11 +134,19 @@ class NodeRunDetails(QWidget):
         self.pin_label = QLabel("")
         self.pin_label.setObjectName("pinLabel")
         self.pin_label.setStyleSheet("color: #db61a2")
-        self.pin_button = QPushButton("Pin this output")
+        # Wrapped, and never wider than the pane: one long line scrolled the inspector sideways
+        # and clipped Input/Output (issue 30, item 25). The mark is the pin icon, not a glyph
+        # the font may lack.
+        self.pin_label.setWordWrap(True)
+        self.pin_label.setTextFormat(Qt.TextFormat.RichText)
+        self.pin_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.pin_label.setMinimumWidth(1)
+        self.pin_button = QPushButton(QIcon(icon_path("pin")), "Pin output")
         self.pin_button.setObjectName("pinButton")
         self.pin_button.setToolTip("Keep this output: the node will not run, its pinned output flows on (saved in "
                                    "the file)")
-        self.pin_value_button = QPushButton("Pin a value…")
+        self.pin_value_button = QPushButton("Pin value…")
+        self.pin_value_button.setToolTip("Pin a value you type: the node will not run, that value flows on")
         self.unpin_button = QPushButton("Unpin")
         self.unpin_button.setObjectName("unpinButton")
         for w in (self.pin_button, self.pin_value_button, self.unpin_button):
@@ -191,7 +202,8 @@ class NodeRunDetails(QWidget):
         output = (self.details or {}).get("output")
         self.pin_button.setEnabled(self._pin_node is not None and output is not None)
         text = self._pinned if isinstance(self._pinned, str) else json.dumps(self._pinned, ensure_ascii=False)
-        self.pin_label.setText(f"📌 Pinned: {preview_line(text)}" if on else "")
+        self.pin_label.setText(f'<img src="{escape(icon_path("pin"))}" width="14" height="14"> Pinned: '
+                               f"{escape(preview_line(text))}" if on else "")
         self.pin_label.setVisible(on and self._pin_node is not None)
 
     def _pin_last(self) -> None:

@@ -28,6 +28,12 @@ STATUS_TEXT = {
 }
 
 
+LOCAL_MODEL_NOTICE = ("This run uses the embedded local model, a tiny one (135M parameters) for trying flows "
+                      "offline: its answers are rough. For real answers pick another provider and model in "
+                      "Run ▸ LLM Provider or Run ▸ Provider Settings (or set FLOWDESK_LOCAL_MODEL to a larger "
+                      "GGUF file).")
+
+
 def elapsed_text(seconds: float) -> str:
     seconds = max(0.0, seconds)
     m, s = divmod(seconds, 60)
@@ -155,6 +161,16 @@ class RunHeader(QWidget):
         self.run_id_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         meta.addWidget(self.elapsed_label)
         meta.addSpacing(10)
+        # The provider and model the run's agents actually used (the card shows what the node
+        # asks for; a forced provider or the default may answer instead).
+        self.models_label = QLabel("")
+        self.models_label.setObjectName("runModels")
+        self.models_label.setStyleSheet("color: #c4b5fd")
+        self.models_label.setToolTip("The provider and model that answered this run's agents")
+        self.models_label.setVisible(False)
+        self._models: list[tuple[str, str]] = []
+        meta.addWidget(self.models_label)
+        meta.addSpacing(10)
         self.cost_label = QLabel("")
         self.cost_label.setObjectName("runCost")
         self.cost_label.setStyleSheet("color: #8b93a1")
@@ -176,6 +192,22 @@ class RunHeader(QWidget):
         meta.addStretch(1)
         status_col.addWidget(self.status_label)
         status_col.addLayout(meta)
+        # Said once, on the first run with the embedded model: it is tiny (dismissable). The
+        # console lays it out under the header, across the whole width.
+        self.local_notice = QWidget()
+        self.local_notice.setObjectName("localModelNotice")
+        notice_row = QHBoxLayout(self.local_notice)
+        notice_row.setContentsMargins(0, 2, 0, 2)
+        self.local_notice_label = QLabel(LOCAL_MODEL_NOTICE)
+        self.local_notice_label.setWordWrap(True)
+        self.local_notice_label.setStyleSheet("color: #fbbf24")
+        self.local_notice_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        notice_row.addWidget(self.local_notice_label, 1)
+        self.local_notice_dismiss = dismiss = _status_button("dismissLocalNotice", "Dismiss",
+                                                             lambda: self.local_notice.setVisible(False))
+        dismiss.setVisible(True)
+        notice_row.addWidget(dismiss, 0, Qt.AlignmentFlag.AlignTop)
+        self.local_notice.setVisible(False)  # placed by the console, under the header
         status_col.addStretch(1)
         top.addLayout(status_col)
         self.export_button = QToolButton()
@@ -188,6 +220,27 @@ class RunHeader(QWidget):
             export_menu.addAction(a)
         self.export_button.setMenu(export_menu)
         top.addWidget(self.export_button, 0, Qt.AlignmentFlag.AlignTop)
+
+    def clear_models(self) -> None:
+        """A new run: no model used yet."""
+        self._models = []
+        self.models_label.setText("")
+        self.models_label.setVisible(False)
+
+    def add_model(self, provider: str, model: str) -> None:
+        """An agent of the run was answered by ``provider``'s ``model``: named in the header
+        (the first three distinct ones; more are counted)."""
+        pair = (provider, model)
+        if pair in self._models:
+            return
+        self._models.append(pair)
+        shown = [f"{p} · {m}" if m else p for p, m in self._models[:3]]
+        more = len(self._models) - 3
+        self.models_label.setText("Model: " + ", ".join(shown) + (f" (+{more} more)" if more > 0 else ""))
+        self.models_label.setVisible(True)
+
+    def show_local_notice(self) -> None:
+        self.local_notice.setVisible(True)
 
     def set_status(self, status: str, detail: str | None = None) -> None:
         text, colour = STATUS_TEXT.get(status, (status, "#6b7280"))

@@ -289,3 +289,10 @@ class CommandRunWindow(QMainWindow):
 
     def start(self) -> str | None:
         return self.console.start_run()
+
+    def closeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        # Its run ends with the window (what it did so far stays in Run history); a paused one
+        # stays paused there, as in the main window.
+        if self.console.bridge.status != "paused":
+            self.console.cancel_run()
+        super().closeEvent(event)

@@ -180,6 +180,10 @@ def build_menus(w: MainWindow) -> None:
     w.run_on_menu.aboutToShow.connect(lambda: w.providers.fill_run_on_menu(w.run_on_menu))
     r.addSeparator()
     r.addAction(w.history_dock.toggleViewAction())
+    w.act_compare = action(w, "&Compare Runs…", None, None, w.history.compare_from_menu,
+                           "Compare the two runs selected in Run history, or the selected run (else the latest) "
+                           "with the run before it")
+    r.addAction(w.act_compare)
 
     tb = QToolBar("Main", w)
     tb.setObjectName("mainToolbar")

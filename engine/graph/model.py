@@ -318,7 +318,8 @@ def _normalise_legacy(raw: dict[str, Any]) -> tuple[dict[str, Any], list[int], l
     * ``end`` nodes dropped with their connections;
     * ``if.data.condition`` (string) -> ``conditions: [{operator: contains, value}]`` when
       ``conditions`` is absent or empty (the legacy key is removed);
-    * source handle ``true`` on an if node -> ``condition-0``.
+    * source handle ``true`` on an if node -> ``condition-0``;
+    * React Flow's ``position: {x, y}`` -> ``x``/``y`` when the node has neither.
 
     Also returns, for each kept node and connection, its index in the file, so that error
     locations name the file's ``nodes[3]`` even when end nodes before it were dropped.
@@ -334,6 +335,8 @@ def _normalise_legacy(raw: dict[str, Any]) -> tuple[dict[str, Any], list[int], l
             dropped.add(str(node.get("id")))
             continue
         node_origin.append(i)
+        if "x" not in node and "y" not in node and isinstance(node.get("position"), dict):
+            node = _from_position(node)
         if kind == "input":
             node = {**node, "type": "approval"}
         elif kind == "if":
@@ -445,6 +448,20 @@ def gc_paused() -> Iterator[None]:
     finally:
         if was_enabled:
             gc.enable()
+
+
+def _from_position(node: dict[str, Any]) -> dict[str, Any]:
+    """React Flow's ``position: {x, y}`` (Flowise, Langflow, many generators) as the node's ``x``/``y``.
+
+    Read only when the node has neither ``x`` nor ``y``; the ``position`` key is dropped, so a save
+    writes ``x``/``y`` once. A coordinate that is not a number is left for the usual check to name.
+    """
+    position = node["position"]
+    node = {k: v for k, v in node.items() if k != "position"}
+    for axis in ("x", "y"):
+        if axis in position:
+            node[axis] = position[axis]
+    return node
 
 
 def parse_workflow(raw: Any, *, path: str | os.PathLike[str] | None = None) -> Workflow:

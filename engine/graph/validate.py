@@ -426,7 +426,10 @@ def _validate(workflow: Workflow, web_search_available: bool | None, library=Non
                       "and will not run."))
 
     _check_data_flow(index, content.append, components)
-    issues += content
+    # A kind's own rule may say what a graph rule said already (a loop with no branch at all:
+    # "no Body branch" from both): each problem is listed, and counted, once.
+    said = {(i.code, i.node_ids) for i in issues}
+    issues += [i for i in content if (i.code, i.node_ids) not in said]
     issues.sort(key=lambda x: x.severity != Severity.ERROR)
     return issues
 

@@ -39,7 +39,7 @@ from typing import Any
 from engine.llm.base import (AgentInvocation, LLMError, LLMResult, ProviderConfigError, ProviderContext, SubagentSpec,
                    flow_tool_arguments)
 
-__all__ = ["LocalProvider", "local_model_path", "local_available", "LOCAL_MISSING_MESSAGE",
+__all__ = ["LocalProvider", "close_local_models", "local_model_path", "local_available", "LOCAL_MISSING_MESSAGE",
            "LOCAL_INSTALL_COMMAND"]
 
 log = logging.getLogger("flowdesk.llm")
@@ -124,6 +124,24 @@ def _load(path: Path, n_ctx: int) -> Any:
         return server
 
 
+def close_local_models() -> int:
+    """Stop every loaded embedded model (its llama.cpp server, its loopback port and its memory);
+    the next local call loads it again. Returns how many were stopped. Called when the editor quits."""
+    with _load_lock:
+        servers = list(_servers.values())
+        _servers.clear()
+    for server in servers:
+        stop = getattr(server, "stop", None) or getattr(server, "close", None)
+        if callable(stop):
+            try:
+                stop()
+            except Exception as err:  # quitting goes on; the process ending frees the rest
+                log.warning("could not stop the local model: %s", err)
+    count = len(servers)
+    del servers  # the last references: llama.cpp frees the model and closes its port with them
+    return count
+
+
 class LocalProvider:
     name = "local"
 
@@ -172,7 +190,9 @@ class LocalProvider:
                                   for flow, result in zip(invocation.flows, results, strict=True))
         request = {"messages": [{"role": "system", "content": invocation.system_prompt},
                                 {"role": "user", "content": user}],
-                   "max_tokens": self.max_tokens, "stream": True, **SAMPLING}
+                   "max_tokens": self.max_tokens, "stream": True,
+                   # the last chunk then carries the usage: the prompt's tokens as well as the answer's
+                   "stream_options": {"include_usage": True}, **SAMPLING}
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
         stop = threading.Event()
@@ -201,6 +221,7 @@ class LocalProvider:
         loop.run_in_executor(None, worker)
         parts: list[str] = []
         tokens = 0
+        usage: dict[str, int] = {}
         try:
             while True:
                 kind, item = await queue.get()
@@ -213,6 +234,7 @@ class LocalProvider:
                 if "error" in item:  # llama.cpp reports a failed request as a chunk
                     error = item["error"]
                     raise LLMError(f"The local model failed: {error.get('message', error) if isinstance(error, dict) else error}")
+                usage.update(_usage_of(item))
                 for choice in item.get("choices") or []:
                     text = (choice.get("delta") or {}).get("content")
                     if text:
@@ -221,5 +243,25 @@ class LocalProvider:
                         ctx.delta(text)
         finally:
             stop.set()  # on cancellation too: generation stops at the next token
-        return LLMResult(text="".join(parts).strip(), usage={"completion_tokens": tokens} if tokens else None,
-                         model=self.model_id)
+        if tokens and "completion_tokens" not in usage:
+            usage["completion_tokens"] = tokens  # counted from the stream when llama.cpp did not say
+        return LLMResult(text="".join(parts).strip(), usage=usage or None, model=self.model_id)
+
+
+def _usage_of(chunk: dict[str, Any]) -> dict[str, int]:
+    """The token counts a llama.cpp chunk reports: its OpenAI ``usage`` (the last chunk, asked
+    for with ``include_usage``), else its own ``timings`` (``prompt_n``, ``predicted_n``)."""
+    found: dict[str, int] = {}
+    usage = chunk.get("usage")
+    if isinstance(usage, dict):
+        for key in ("prompt_tokens", "completion_tokens"):
+            value = usage.get(key)
+            if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+                found[key] = value
+    timings = chunk.get("timings")
+    if isinstance(timings, dict):
+        for key, name in (("prompt_n", "prompt_tokens"), ("predicted_n", "completion_tokens")):
+            value = timings.get(key)
+            if name not in found and isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+                found[name] = value
+    return found

@@ -11,11 +11,12 @@ from __future__ import annotations
 import textwrap
 
 from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QBrush, QColor, QPainter, QPainterPath, QPolygonF, QStaticText
+from PySide6.QtGui import QBrush, QColor, QIcon, QPainter, QPainterPath, QPolygonF, QStaticText
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsSceneHoverEvent, QStyleOptionGraphicsItem, QWidget
 
 from engine import Node
 
+from ...resources import icon_path
 from ..style import (BADGE_JOIN, BADGE_LOOP, BADGE_R, BADGE_RETRY, CORNER, ERROR, ERROR_HANDLE, ERROR_PORT, FIND_HIT, GRID, KIND_COLOR, LINE_H, NODE_BG, NODE_BORDER, NODE_MUTED,
                      NODE_TEXT, PAD, PINNED_COLOR, PORT_HIT_R, ROW_H, RUN_COLOR, RUN_STATE_LABEL, SELECT, TAKEN_PORT, TARGET_OK, TITLE_H, WARNING, NodeLayout, font, handle_tooltip,
                      metrics, node_layout, pen)
@@ -386,15 +387,13 @@ class NodeItem(QGraphicsItem):
                                  Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft, line)
 
     def _paint_pin(self, painter: QPainter, lay: NodeLayout) -> None:
-        """A pin badge on the bottom-right corner: the node's output is pinned (it does not run)."""
+        """A pin mark on the bottom-right corner, the pin icon the inspector shows too: the
+        node's output is pinned (it does not run)."""
         c = QPointF(lay.width - 2.0, lay.height - 2.0)
-        painter.setPen(pen(NODE_BG.name(), 1.5))
-        painter.setBrush(QBrush(PINNED_COLOR))
-        painter.drawEllipse(c, 8.0, 8.0)
-        painter.setPen(pen("#ffffff", 1.8))
-        painter.drawLine(QPointF(c.x() - 3.0, c.y() + 4.0), QPointF(c.x() + 0.5, c.y() + 0.5))
-        painter.setBrush(QBrush(QColor("#ffffff")))
-        painter.drawEllipse(QPointF(c.x() + 1.5, c.y() - 1.5), 2.6, 2.6)
+        painter.setPen(pen(PINNED_COLOR.name(), 1.5))
+        painter.setBrush(QBrush(NODE_BG))
+        painter.drawEllipse(c, 10.0, 10.0)
+        pin_icon().paint(painter, QRectF(c.x() - 7.0, c.y() - 7.0, 14.0, 14.0).toRect())
     def _paint_run_badge(self, painter: QPainter, scale: float = 1.0) -> None:
         """A pill above the title, left of the validation badge: "attempt 2 of 4", "iteration 3";
         ``scale`` keeps it readable when zoomed out (it grows up from the title's top edge)."""
@@ -546,6 +545,16 @@ class NodeItem(QGraphicsItem):
                 painter.drawText(QRectF(12, p.y() - ROW_H / 2, lay.width - 26, ROW_H),
                                  Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight,
                                  sm.elidedText(text, Qt.TextElideMode.ElideMiddle, lay.width - 40))
+
+
+_PIN_ICON: list[QIcon] = []
+
+
+def pin_icon() -> QIcon:
+    """The pin icon (resources/icons/pin.svg), made once (it needs the application)."""
+    if not _PIN_ICON:
+        _PIN_ICON.append(QIcon(icon_path("pin")))
+    return _PIN_ICON[0]
 
 
 def _is_pinned(node: Node) -> bool:
