@@ -38,6 +38,7 @@ from typing import Any
 
 from engine.llm.base import (AgentInvocation, LLMError, LLMResult, ProviderConfigError, ProviderContext, SubagentSpec,
                    flow_tool_arguments)
+from engine.llm.structured import schema_of
 
 __all__ = ["LocalProvider", "local_model_path", "local_available", "LOCAL_MISSING_MESSAGE",
            "LOCAL_INSTALL_COMMAND"]
@@ -173,6 +174,12 @@ class LocalProvider:
         request = {"messages": [{"role": "system", "content": invocation.system_prompt},
                                 {"role": "user", "content": user}],
                    "max_tokens": self.max_tokens, "stream": True, **SAMPLING}
+        schema = schema_of(invocation.response_format)
+        if schema is not None:
+            # A structured answer: llama.cpp turns the JSON schema into a grammar the tokens must
+            # follow, and greedy sampling makes the choice the same every time (a router offline).
+            request["response_format"] = {"type": "json_schema", "json_schema": {"schema": schema}}
+            request["temperature"] = 0.0
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
         stop = threading.Event()
