@@ -23,7 +23,7 @@ from engine.nodes.base import NodeData, NodeSpec, _Loose, as_text, is_none
 
 _LOGIC_CHECK = "logic_check"
 
-OPERATORS = ("equal", "contains", "notContains", "startsWith", "endsWith", "regex", "isEmpty", "gt", "lt")
+OPERATORS: tuple[str, ...] = ("equal", "contains", "notContains", "startsWith", "endsWith", "regex", "isEmpty", "gt", "lt")
 #: Operators that take no value.
 NO_VALUE_OPERATORS = frozenset({"isEmpty"})
 #: Operators whose value is a number.
@@ -32,6 +32,8 @@ _OPERATOR_NAMES = {**{op.lower(): op for op in OPERATORS}, "equals": "equal", "e
                    "includes": "contains", "not_contains": "notContains", "starts_with": "startsWith",
                    "ends_with": "endsWith", "is_empty": "isEmpty", "empty": "isEmpty", ">": "gt", "<": "lt",
                    "matches": "regex"}
+#: The public name (engine.CONDITION_OPERATORS).
+CONDITION_OPERATORS = OPERATORS
 _PATH_STEP = re.compile(r"\.([^.\[\]]+)|\[(-?\d+)\]")
 
 
