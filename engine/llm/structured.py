@@ -78,7 +78,8 @@ def schema_errors(value: Any, schema: Any, where: str = "the answer") -> list[st
         errors.append(f"{where} should be one of {json.dumps(enum, ensure_ascii=False)}, "
                       f"not {json.dumps(value, ensure_ascii=False)[:60]}")
     if isinstance(value, dict):
-        props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+        raw = schema.get("properties")
+        props: dict[str, Any] = raw if isinstance(raw, dict) else {}
         for name in schema.get("required") or ():
             if isinstance(name, str) and name not in value:
                 errors.append(f"{where} lacks the required field '{name}'")
@@ -107,7 +108,7 @@ def parse_json_answer(text: str, schema: dict[str, Any]) -> Any:
         body = fenced.group(1).strip()
     try:
         value = json.loads(body)
-    except ValueError as err:
+    except json.JSONDecodeError as err:
         shown = " ".join(body.split())[:80]
         raise SchemaError(f"the answer is not JSON ({err.msg} at character {err.pos}): '{shown}'") from None
     errors = schema_errors(value, schema)
@@ -165,7 +166,8 @@ def example_for_schema(schema: Any, text: str) -> Any:
     if isinstance(kind, list):
         kind = next((k for k in kind if k != "null"), kind[0] if kind else None)
     if kind == "object" or (kind is None and isinstance(schema.get("properties"), dict)):
-        props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+        raw = schema.get("properties")
+        props: dict[str, Any] = raw if isinstance(raw, dict) else {}
         return {name: example_for_schema(sub, text) for name, sub in props.items()}
     if kind == "array":
         return [example_for_schema(schema.get("items"), text)] if schema.get("minItems") else []

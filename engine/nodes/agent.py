@@ -394,7 +394,7 @@ class AgentSpec(NodeSpec):
                            f"{checks.label(node)} uses web search, but no search backend is configured "
                            "(set FLOWDESK_SEARXNG_URL or the search URL in settings).")
 
-    async def execute(self, ctx: Any, node: Any, value: Any) -> tuple[str, str]:
+    async def execute(self, ctx: Any, node: Any, value: Any) -> tuple[Any, str]:
         """One LLM call; on failure an ``llm_error`` event and :class:`NodeError`.
 
         The hot path of ``bench_engine`` (a step of the 100-agent chain): its two events are
