@@ -123,7 +123,9 @@ _COMMON = frozenset({"the", "and", "for", "with", "about", "that", "this", "from
 
 
 def _words(text: str) -> set[str]:
-    return {w for w in _WORD.findall(text.lower()) if w not in _COMMON}
+    """The words of ``text`` that count for :func:`choose_enum`: lower-cased, a plural ``s`` dropped."""
+    return {w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w
+            for w in _WORD.findall(text.lower()) if w not in _COMMON}
 
 
 def enum_descriptions(schema: dict[str, Any]) -> dict[str, str]:
@@ -139,7 +141,7 @@ def enum_descriptions(schema: dict[str, Any]) -> dict[str, str]:
 
 def choose_enum(schema: dict[str, Any], text: str) -> Any:
     """Echo's deterministic pick among an enum's values: the value sharing the most words (of three
-    letters or more, common ones left out) with ``text``, counting the words of the value and of
+    letters or more, common ones left out, a plural ``s`` ignored) with ``text``, counting the words of the value and of
     its description (:func:`enum_descriptions`); the first value on a tie or when none shares any."""
     enum = list(schema.get("enum") or ())
     if not enum:

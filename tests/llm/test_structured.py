@@ -68,7 +68,8 @@ async def test_router_unknown_label_follows_false(server, fast):
 
 async def test_router_on_echo_chooses_deterministically():
     for text, expected in (("My invoice total is wrong", "b"), ("The app shows an error", "t"),
-                           ("Hello there", "b")):  # no shared word: the first route
+                           ("The invoice app", "b"),  # a tie (invoice, app): the first of the two
+                           ("Bugs and crashes, errors everywhere", "t"), ("Hello there", "b")):  # none: the first
         run = Run(router_flow(text), EchoProvider())
         assert await run.start() == RunStatus.COMPLETED
         assert ran(run) == [expected], text
@@ -155,3 +156,22 @@ def test_a_response_format_without_a_schema_is_an_error():
     wf = structured_flow()
     wf.node("a").data.responseFormat = {"type": "json_schema"}
     assert "agent_bad_response_format" in [i.code for i in validate(wf) if i.severity == "error"]
+
+
+def test_the_schema_subset_checks_type_properties_required_enum_items():
+    from engine import SchemaError, parse_json_answer, schema_errors
+
+    schema = {"type": "object", "required": ["tags"], "additionalProperties": False,
+              "properties": {"tags": {"type": "array", "items": {"type": "string", "enum": ["a", "b"]}},
+                             "n": {"type": "number"}}}
+    assert schema_errors({"tags": ["a", "b"], "n": 1.5}, schema) == []
+    assert schema_errors({"tags": ["a", "c"], "n": True, "x": 1}, schema) == [
+        "tags[1] should be one of [\"a\", \"b\"], not \"c\"", "n should be number, not true",
+        "the answer has fields the schema does not allow: x"]
+    assert parse_json_answer('```json\n{"tags": []}\n```', schema) == {"tags": []}
+    try:
+        parse_json_answer("{}", schema)
+    except SchemaError as err:
+        assert str(err) == "the answer lacks the required field 'tags'"
+    else:  # pragma: no cover
+        raise AssertionError("no error")
