@@ -64,9 +64,11 @@ if TYPE_CHECKING:
     from engine.nodes.http_request import (HttpRequestSpec, HttpResult, HttpStatusError, InvalidRequestError,
                                            RedirectError, RequestFailedError, ResponseTooLargeError, UrlNotAllowedError,
                                            WebRequestError, looks_like_literal_credential, mask_url, send_request)
-    from engine.nodes.if_ import Condition, IfData
+    from engine.llm.structured import SchemaError, parse_json_answer, schema_errors
+    from engine.nodes.if_ import CONDITION_OPERATORS, Condition, IfData, condition_problem
     from engine.nodes.join import JoinData
     from engine.nodes.loop import DEFAULT_MAX_ITERATIONS, LoopData
+    from engine.nodes.router import Route, RouterData
     from engine.nodes.start import VARIABLE_TYPES, StartData, Variable
     from engine.nodes.web import FetchData, HttpData, KeyValueRow, send_test_request
     from engine.nodes.web_fetch import (FetchResult, FetchSpec, SelectorNotFoundError, UnsupportedContentError,
@@ -137,6 +139,10 @@ _LAZY: dict[str, tuple[str, str]] = {
     "AgentData": ("nodes.agent", "AgentData"), "AgentTools": ("nodes.agent", "AgentTools"),
     "ApprovalData": ("nodes.approval", "ApprovalData"),
     "Condition": ("nodes.if_", "Condition"), "IfData": ("nodes.if_", "IfData"),
+    "CONDITION_OPERATORS": ("nodes.if_", "CONDITION_OPERATORS"), "condition_problem": ("nodes.if_", "condition_problem"),
+    "Route": ("nodes.router", "Route"), "RouterData": ("nodes.router", "RouterData"),
+    "SchemaError": ("llm.structured", "SchemaError"), "schema_errors": ("llm.structured", "schema_errors"),
+    "parse_json_answer": ("llm.structured", "parse_json_answer"),
     "JoinData": ("nodes.join", "JoinData"),
     "DEFAULT_MAX_ITERATIONS": ("nodes.loop", "DEFAULT_MAX_ITERATIONS"), "LoopData": ("nodes.loop", "LoopData"),
     "VARIABLE_TYPES": ("nodes.start", "VARIABLE_TYPES"), "StartData": ("nodes.start", "StartData"),
@@ -275,6 +281,9 @@ __all__ = sorted([
     "Variable", "VARIABLE_TYPES", "VariableError", "coerce_variable", "run_variables", "parse_var_argument",
     "PolicyData", "ERROR_MODES", "DEFAULT_MAX_RETRIES", "DEFAULT_RETRY_DELAY_MS", "ERROR_HANDLE", "JoinData",
     "LoopData", "DEFAULT_MAX_ITERATIONS",
+    # conditions, routing and structured answers (docs/design.md, same section)
+    "CONDITION_OPERATORS", "condition_problem", "RouterData", "Route", "SchemaError", "schema_errors",
+    "parse_json_answer",
     # what a run did (one reducer for every view)
     "RunState", "NodeDetails", "SubagentCall", "NODE_STATES", "SUBAGENT_CALL_TYPES", "SUBAGENT_FIELDS",
     # LLM seam

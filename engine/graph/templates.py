@@ -16,7 +16,7 @@ Concepts and invariants
 * Names are looked up in this order: ``env.NAME`` (the scope's environment) and
   ``secrets.NAME`` (the scope's secret lookup: the environment, then the OS keyring) are
   always reserved; then the scope's built-ins (``PREVIOUS_OUTPUT``, ``input``,
-  ``iteration``, ``APPROVAL_NOTE``, ``APPROVAL_DECISION``, ``__fanout``, ``run``,
+  ``iteration``, ``item`` (a loop over a list), ``APPROVAL_NOTE``, ``APPROVAL_DECISION``, ``__fanout``, ``run``,
   ``workflow`` — whichever the caller provides); then the run's variables.
 * A ``.key`` or ``[index]`` step into a string that holds a JSON object or list steps into
   the parsed JSON (model answers are text; ``{{review.verdict}}`` should still work).
@@ -58,8 +58,8 @@ SECRET_MASK = "••••"
 
 #: First names the runtime provides; the validator never calls them unknown.
 TEMPLATE_BUILTINS: frozenset[str] = frozenset({
-    "PREVIOUS_OUTPUT", "input", "iteration", "APPROVAL_NOTE", "APPROVAL_DECISION", "__fanout", "run", "workflow",
-    "env", "secrets",
+    "PREVIOUS_OUTPUT", "input", "iteration", "item", "APPROVAL_NOTE", "APPROVAL_DECISION", "__fanout", "run",
+    "workflow", "env", "secrets",
 })
 
 _NAME = r"[^\W\d]\w*"

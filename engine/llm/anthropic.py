@@ -22,11 +22,15 @@ from engine.llm._http import (HttpChatProvider, Turn, is_event_stream, iter_sse,
                     token_usage)
 from engine.llm.base import AgentInvocation, LLMError, ProviderContext
 from engine.llm.config import redact
+from engine.llm.structured import schema_of
 from engine.llm.tools import Tool, ToolCall
 
 __all__ = ["AnthropicProvider", "ANTHROPIC_VERSION"]
 
 ANTHROPIC_VERSION = "2023-06-01"
+#: The tool a structured answer is asked through: its input schema is the wanted schema and the
+#: model is made to call it; the call's input is the answer (never run as a tool).
+ANSWER_TOOL = "structured_answer"
 
 
 class AnthropicProvider(HttpChatProvider):
@@ -49,11 +53,33 @@ class AnthropicProvider(HttpChatProvider):
 
     async def _turn(self, client: httpx.AsyncClient, model: str, inv: AgentInvocation,
                     messages: list[dict[str, Any]], tools: dict[str, Tool], ctx: ProviderContext) -> Turn:
+        turn = await self._one_turn(client, model, inv, messages, tools, ctx)
+        schema = schema_of(inv.response_format)
+        if schema is not None and not tools and schema.get("type") != "object" and not turn.calls:
+            try:  # the answer of a wrapped schema (see _one_turn): the wrapper's "value"
+                wrapped = json.loads(turn.text)
+                if isinstance(wrapped, dict) and "value" in wrapped:
+                    turn.text = json.dumps(wrapped["value"], ensure_ascii=False)
+            except ValueError:
+                pass
+        return turn
+
+    async def _one_turn(self, client: httpx.AsyncClient, model: str, inv: AgentInvocation,
+                        messages: list[dict[str, Any]], tools: dict[str, Tool], ctx: ProviderContext) -> Turn:
         payload: dict[str, Any] = {"model": model, "max_tokens": self.http.maxTokens, "system": inv.system_prompt,
                                    "messages": messages, "stream": True}
         if tools:
             payload["tools"] = [{"name": t.name, "description": t.description, "input_schema": t.parameters}
                                 for t in tools.values()]
+        schema = schema_of(inv.response_format)
+        if schema is not None and not tools:
+            # Anthropic's structured output: one tool whose input is the answer, its use forced.
+            # (An object schema is needed for a tool's input: anything else is wrapped in one.)
+            wrapped = schema if schema.get("type") == "object" else {
+                "type": "object", "properties": {"value": schema}, "required": ["value"]}
+            payload["tools"] = [{"name": ANSWER_TOOL, "description": "Give the answer in the required structure.",
+                                 "input_schema": wrapped}]
+            payload["tool_choice"] = {"type": "tool", "name": ANSWER_TOOL}
         async with post_stream(client, self.url, payload, self._headers(), policy=self.retry, model=model,
                                secret=self._api_key) as resp:
             if is_event_stream(resp):
@@ -64,6 +90,10 @@ class AnthropicProvider(HttpChatProvider):
     def _turn_from_blocks(self, blocks: list[dict[str, Any]], usage: dict[str, int] | None,
                           model: str | None) -> Turn:
         text = "".join(b.get("text", "") for b in blocks if b.get("type") == "text")
+        answer = next((b for b in blocks if b.get("type") == "tool_use" and b.get("name") == ANSWER_TOOL), None)
+        if answer is not None:  # a structured answer (see _turn): its input is the answer's JSON
+            value = answer.get("input") or {}
+            return Turn(json.dumps(value, ensure_ascii=False), [], usage, model, raw=blocks)
         for b in blocks:
             if b.get("type") == "tool_use" and not b.get("id"):
                 b["id"] = new_call_id()  # the replayed block and its tool_result must agree

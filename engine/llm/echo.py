@@ -5,13 +5,21 @@ them (concurrently) with the same content and appends their answers, so a flow w
 subagents exercises the whole subagent path offline. Library flows offered as tools are
 called the same way (each string parameter given the content; :func:`flow_tool_arguments`). ``delay`` (seconds) makes it
 slow, for tests and demos of concurrency and cancellation.
+
+A structured answer asked (``response_format`` with a JSON schema: an agent's
+``responseFormat``, a router's choice) is answered deterministically with a value built from the
+schema and the user content (:func:`engine.llm.structured.example_for_schema`): strings are the
+content, an enum's value is the one sharing the most words with the content (its own words and
+those of its description; the first value on a tie or when none shares any), numbers 0.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 
 from engine.llm.base import AgentInvocation, LLMError, LLMResult, ProviderContext, flow_tool_arguments
+from engine.llm.structured import example_for_schema, schema_of
 
 __all__ = ["EchoProvider"]
 
@@ -26,6 +34,11 @@ class EchoProvider:
         if self.delay:
             await asyncio.sleep(self.delay)
         text = invocation.user_content
+        schema = schema_of(invocation.response_format)
+        if schema is not None:
+            answer = json.dumps(example_for_schema(schema, text), ensure_ascii=False)
+            return LLMResult(answer, {"prompt_tokens": len(text) // 4 + 1, "completion_tokens": len(answer) // 4 + 1},
+                             "echo")
         if invocation.subagents:
             answers = await asyncio.gather(*(ctx.call_subagent(child, text) for child in invocation.subagents))
             text = text + "".join(

@@ -38,6 +38,7 @@ from typing import Any
 
 from engine.llm.base import (AgentInvocation, LLMError, LLMResult, ProviderConfigError, ProviderContext, SubagentSpec,
                    flow_tool_arguments)
+from engine.llm.structured import schema_of
 
 __all__ = ["LocalProvider", "close_local_models", "local_model_path", "local_available", "LOCAL_MISSING_MESSAGE",
            "LOCAL_INSTALL_COMMAND"]
@@ -193,6 +194,12 @@ class LocalProvider:
                    "max_tokens": self.max_tokens, "stream": True,
                    # the last chunk then carries the usage: the prompt's tokens as well as the answer's
                    "stream_options": {"include_usage": True}, **SAMPLING}
+        schema = schema_of(invocation.response_format)
+        if schema is not None:
+            # A structured answer: llama.cpp turns the JSON schema into a grammar the tokens must
+            # follow, and greedy sampling makes the choice the same every time (a router offline).
+            request["response_format"] = {"type": "json_schema", "json_schema": {"schema": schema}}
+            request["temperature"] = 0.0
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
         stop = threading.Event()

@@ -60,6 +60,7 @@ log = logging.getLogger("flowdesk.nodes")
 BUILTINS: dict[str, str] = {
     "start": "engine.nodes.start:SPEC", "agent": "engine.nodes.agent:SPEC", "if": "engine.nodes.if_:SPEC",
     "approval": "engine.nodes.approval:SPEC", "join": "engine.nodes.join:SPEC", "loop": "engine.nodes.loop:SPEC",
+    "router": "engine.nodes.router:SPEC",
     "http": "engine.nodes.web:HTTP_SPEC", "fetch": "engine.nodes.web:FETCH_SPEC",
     "flow": "engine.nodes.flow:FLOW_SPEC", "action": "engine.nodes.flow:ACTION_SPEC",
     "script": "engine.nodes.script:SPEC",

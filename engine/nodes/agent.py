@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import json
 import time
 from functools import lru_cache
 from typing import Any
@@ -15,6 +17,8 @@ from engine.run.events import EventType, RunEvent
 from engine.run.events import _encode as _encode_extra
 from engine.llm.base import (AgentInvocation, FlowToolSpec, LLMError, LLMResult, ModelNotFound, ProviderConfigError,
                         ProviderUnavailable, SubagentSpec)
+from engine.llm.structured import (SchemaError, openai_response_format, parse_json_answer, schema_instructions,
+                                   schema_of)
 from engine.nodes.flow import call_flow
 from engine.nodes.base import (is_none, ERROR_HANDLE, NodeData, NodeError, NodeSpec, PaletteEntry, PolicyData, _Loose, as_text,
                    fill_prompt)
@@ -27,6 +31,7 @@ _START_PROMPT = "start_prompt"
 _LLM_RESPONSE = "llm_response"
 _LLM_DELTA = "llm_delta"
 _LLM_ERROR = "llm_error"
+_STRUCTURED_RETRY = EventType.STRUCTURED_RETRY.value
 _SUBAGENT_CALL_START = EventType.SUBAGENT_CALL_START.value
 _SUBAGENT_CALL_END = EventType.SUBAGENT_CALL_END.value
 _SUBAGENT_CALL_ERROR = EventType.SUBAGENT_CALL_ERROR.value
@@ -47,6 +52,9 @@ class AgentData(PolicyData):
     reasoningEffort: str = ""
     tools: AgentTools = Field(default_factory=AgentTools)
     provider: str | None = Field(default=None, exclude_if=is_none)
+    #: A structured answer: ``{"type": "json_schema", "schema": {...}}`` (docs/design.md,
+    #: "Conditions, routing and structured answers"); absent: free text.
+    responseFormat: dict[str, Any] | None = Field(default=None, exclude_if=is_none)
 
     @field_validator("agentName", "systemPrompt", "userPrompt", "model", "reasoningEffort", mode="before")
     @classmethod
@@ -393,12 +401,16 @@ class AgentSpec(NodeSpec):
             checks.warning("subagents_unused", f"{checks.label(node)} has subagents turned on but none linked.")
         if data.tools.flows:
             _check_flow_tools(node, checks, data.tools.flows)
+        if data.responseFormat is not None and schema_of(data.responseFormat) is None:
+            checks.error("agent_bad_response_format",
+                         f"{checks.label(node)} asks for a structured answer but gives no JSON schema "
+                         "(responseFormat needs {\"type\": \"json_schema\", \"schema\": {…}}).")
         if checks.web_search_available is False and data.tools.web_search:
             checks.warning("web_search_unconfigured",
                            f"{checks.label(node)} uses web search, but no search backend is configured "
                            "(set FLOWDESK_SEARXNG_URL or the search URL in settings).")
 
-    async def execute(self, ctx: Any, node: Any, value: Any) -> tuple[str, str]:
+    async def execute(self, ctx: Any, node: Any, value: Any) -> tuple[Any, str]:
         """One LLM call; on failure an ``llm_error`` event and :class:`NodeError`.
 
         The hot path of ``bench_engine`` (a step of the 100-agent chain): its two events are
@@ -432,6 +444,11 @@ class AgentSpec(NodeSpec):
                               subagents_of(ctx, node_id) if subagents else [], fields["provider"])
         if t["flows"]:
             inv.flows = flow_tools_of(ctx, node)
+        schema = schema_of(fields["responseFormat"]) if fields["responseFormat"] else None
+        parsed: Any = None
+        if schema is not None:
+            inv.response_format = openai_response_format(schema, name)
+            inv.system_prompt = f"{system}\n\n{schema_instructions(schema)}"
         # One clock reading for the record and its event (the record first, so a listener
         # of the event finds it up to date).
         clock = ctx.now
@@ -447,9 +464,12 @@ class AgentSpec(NodeSpec):
         problem: dict[str, Any] | None = None
         try:
             provider = ctx.resolve(inv)
-            result = await provider.complete(inv, call)
-            if not isinstance(result, LLMResult):
-                raise LLMError(f"the provider returned {type(result).__name__}, not an answer")
+            if schema is None:
+                result = await provider.complete(inv, call)
+                if not isinstance(result, LLMResult):
+                    raise LLMError(f"the provider returned {type(result).__name__}, not an answer")
+            else:
+                result, parsed = await _structured_answer(ctx, node_id, provider, inv, call, schema)
         except asyncio.CancelledError:
             call.flush()
             records[node_id] = (shown, None, started, clock(), None, "cancelled")
@@ -478,6 +498,8 @@ class AgentSpec(NodeSpec):
             for sink in ctx.sinks:
                 sink(ev)
             ctx.last_text_output = text
+            if schema is not None:  # the parsed value flows on ({{answer.field}} resolves)
+                return (json.loads(text) if secrets else parsed), "output"
             return text, "output"
         call.flush()
         if secrets:
@@ -485,6 +507,38 @@ class AgentSpec(NodeSpec):
         records[node_id] = (shown, None, started, clock(), None, message)
         ctx.emit(node_id, _LLM_ERROR, message, problem)
         raise NodeError(f"Agent '{name}' failed: {message}")
+
+
+async def _structured_answer(ctx: Any, node_id: str, provider: Any, inv: AgentInvocation, call: ProviderCall,
+                             schema: dict[str, Any]) -> tuple[LLMResult, Any]:
+    """A structured answer: the model's JSON parsed and checked against ``schema``; one more try
+    with the error when it does not match (``structured_retry``), an :class:`LLMError` when the
+    second answer does not either."""
+    result = await provider.complete(inv, call)
+    if not isinstance(result, LLMResult):
+        raise LLMError(f"the provider returned {type(result).__name__}, not an answer")
+    try:
+        return result, parse_json_answer(result.text, schema)
+    except SchemaError as err:
+        first = str(err)
+    call.flush()
+    ctx.emit(node_id, _STRUCTURED_RETRY, f"The answer does not match the schema ({first}); asking once more.",
+             {"attempt": 2, "error": first})
+    again = dataclasses.replace(inv, user_content=(
+        f"{inv.user_content}\n\nYour previous answer was:\n{result.text}\n\nIt is not valid: {first}. "
+        "Answer again with JSON only, matching the schema."))
+    second = await provider.complete(again, call)
+    if not isinstance(second, LLMResult):
+        raise LLMError(f"the provider returned {type(second).__name__}, not an answer")
+    usage: dict[str, int] = {}
+    for part in (result.usage, second.usage):
+        for k, v in (part or {}).items():
+            usage[k] = usage.get(k, 0) + int(v)
+    try:
+        parsed = parse_json_answer(second.text, schema)
+    except SchemaError as err:
+        raise LLMError(f"the answer did not match the response schema, twice: {err}") from None
+    return LLMResult(second.text, usage or None, second.model), parsed
 
 
 def _provider_problem(provider: Any, model: str | None = None) -> dict[str, Any]:

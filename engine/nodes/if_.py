@@ -1,26 +1,55 @@
-"""The ``if`` node: routes by what the previous output says (conditions checked in order)."""
+"""The ``if`` node: routes by what the previous output says (conditions checked in order).
+
+Operators (docs/design.md, "Conditions, routing and structured answers"): AgentFlow's ``equal``
+and ``contains`` keep their exact rules (the text lower-cased, the value trimmed and
+lower-cased; an empty value never matches). ``notContains``, ``startsWith`` and ``endsWith``
+compare the same trimmed, lower-cased text (an empty value never matches); ``regex`` searches
+the original text case-insensitively (Python syntax); ``isEmpty`` matches blank text; ``gt`` and
+``lt`` parse the text and the value as numbers (a value that is not a number never matches).
+With ``path`` (``.key[0]`` steps) a condition looks into the previous output as JSON and tests
+the value found there instead of the whole text (a missing step finds nothing: empty text).
+"""
 
 from __future__ import annotations
 
+import json
+import math
+import re
 from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
-from engine.nodes.base import NodeData, NodeSpec, _Loose, as_text
+from engine.nodes.base import NodeData, NodeSpec, _Loose, as_text, is_none
 
 _LOGIC_CHECK = "logic_check"
 
+OPERATORS: tuple[str, ...] = ("equal", "contains", "notContains", "startsWith", "endsWith", "regex", "isEmpty", "gt", "lt")
+#: Operators that take no value.
+NO_VALUE_OPERATORS = frozenset({"isEmpty"})
+#: Operators whose value is a number.
+NUMBER_OPERATORS = frozenset({"gt", "lt"})
+_OPERATOR_NAMES = {**{op.lower(): op for op in OPERATORS}, "equals": "equal", "eq": "equal", "==": "equal",
+                   "includes": "contains", "not_contains": "notContains", "starts_with": "startsWith",
+                   "ends_with": "endsWith", "is_empty": "isEmpty", "empty": "isEmpty", ">": "gt", "<": "lt",
+                   "matches": "regex"}
+#: The public name (engine.CONDITION_OPERATORS).
+CONDITION_OPERATORS = OPERATORS
+_PATH_STEP = re.compile(r"\.([^.\[\]]+)|\[(-?\d+)\]")
+
 
 class Condition(_Loose):
-    operator: Literal["equal", "contains"] = "contains"
+    operator: Literal["equal", "contains", "notContains", "startsWith", "endsWith", "regex", "isEmpty",
+                      "gt", "lt"] = "contains"
     value: str = ""
+    #: ``.key[0]`` steps into the previous output as JSON (absent: the whole text).
+    path: str | None = Field(default=None, exclude_if=is_none)
 
     @field_validator("operator", mode="before")
     @classmethod
     def _operator(cls, v: Any) -> Any:
         if isinstance(v, str):
-            v = v.strip().lower()
-            return {"equals": "equal", "eq": "equal", "==": "equal", "includes": "contains"}.get(v, v)
+            v = v.strip()
+            return _OPERATOR_NAMES.get(v.lower(), v)
         return v
 
     @field_validator("value", mode="before")
@@ -33,6 +62,137 @@ class Condition(_Loose):
         if isinstance(v, (int, float)):
             return str(v)
         return v
+
+    @field_validator("path", mode="before")
+    @classmethod
+    def _path(cls, v: Any) -> Any:
+        if isinstance(v, str):
+            return v.strip() or None
+        return v
+
+
+def parse_path(path: str) -> list[str | int] | None:
+    """The steps of a ``path`` (``.key[0].name``; a leading key may omit its dot), or None when
+    it is not one."""
+    text = path.strip()
+    if text and text[0] not in ".[":
+        text = "." + text
+    steps: list[str | int] = []
+    pos = 0
+    while pos < len(text):
+        m = _PATH_STEP.match(text, pos)
+        if m is None:
+            return None
+        steps.append(m.group(1) if m.group(1) is not None else int(m.group(2)))
+        pos = m.end()
+    return steps
+
+
+_MISSING = object()
+
+
+def value_at(value: Any, path: str) -> Any:
+    """What ``path`` finds in ``value`` (JSON text is parsed first); ``_MISSING`` when nothing."""
+    steps = parse_path(path)
+    if steps is None:
+        return _MISSING
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return _MISSING
+    for step in steps:
+        if isinstance(step, int) and isinstance(value, list) and -len(value) <= step < len(value):
+            value = value[step]
+        elif isinstance(value, dict) and str(step) in value:
+            value = value[str(step)]
+        else:
+            return _MISSING
+    return value
+
+
+def as_number(text: Any) -> float | None:
+    """``text`` (or a JSON number) as a finite number, else None."""
+    if isinstance(text, bool):
+        return None
+    if isinstance(text, (int, float)):
+        number = float(text)
+    else:
+        try:
+            number = float(str(text).strip().replace(",", "") if isinstance(text, str) else as_text(text))
+        except ValueError:
+            return None
+    return number if math.isfinite(number) else None
+
+
+def condition_matches(cond: Condition, value: Any) -> bool:
+    """Whether ``cond`` holds for the previous output ``value``."""
+    op = cond.operator
+    if cond.path:
+        found = value_at(value, cond.path)
+        subject: Any = "" if found is _MISSING or found is None else found
+        if op in NUMBER_OPERATORS and isinstance(subject, (int, float)) and not isinstance(subject, bool):
+            number = as_number(subject)
+            want = as_number(cond.value)
+            return number is not None and want is not None and (number > want if op == "gt" else number < want)
+        original = subject if isinstance(subject, str) else as_text(subject)
+    else:
+        original = as_text(value)
+    if op == "regex":
+        if not cond.value.strip():
+            return False
+        try:
+            return re.search(cond.value.strip(), original, re.IGNORECASE) is not None
+        except re.error:
+            return False
+    if op == "isEmpty":
+        return not original.strip()
+    if op in NUMBER_OPERATORS:
+        number, want = as_number(original), as_number(cond.value)
+        return number is not None and want is not None and (number > want if op == "gt" else number < want)
+    text = original.lower()
+    want_text = cond.value.strip().lower()
+    if not want_text:
+        return False
+    if op == "equal":  # AgentFlow's rule: the lower-cased text equals the trimmed value
+        return text == want_text
+    if op == "contains":  # AgentFlow's rule
+        return want_text in text
+    text = text.strip()
+    if op == "notContains":
+        return want_text not in text
+    if op == "startsWith":
+        return text.startswith(want_text)
+    return text.endswith(want_text)  # endsWith
+
+
+def describe_condition(cond: Condition) -> str:
+    """A condition in words, for handle labels and ``logic_check`` (``contains 'x'``, ``gt 5``,
+    ``isEmpty``, ``.total gt 5``)."""
+    where = f"{cond.path} " if cond.path else ""
+    if cond.operator in NO_VALUE_OPERATORS:
+        return f"{where}{cond.operator}"
+    if cond.operator in NUMBER_OPERATORS:
+        return f"{where}{cond.operator} {cond.value.strip()}"
+    return f"{where}{cond.operator} '{cond.value.strip()}'"
+
+
+def condition_problem(cond: Condition) -> tuple[str, str] | None:
+    """Why ``cond`` can never work as written, as ``(code, message)``: a bad path
+    (``condition_bad_path``), a bad regex (``condition_bad_regex``), a value that is not a number
+    for gt/lt (``condition_not_a_number``); None when it can."""
+    if cond.path and parse_path(cond.path) is None:
+        return "condition_bad_path", f"the path '{cond.path}' is not a path like .key[0].name"
+    if cond.operator == "regex" and cond.value.strip():
+        try:
+            re.compile(cond.value.strip())
+        except re.error as err:
+            return "condition_bad_regex", f"the regular expression '{cond.value.strip()}' is not valid ({err})"
+    if cond.operator in NUMBER_OPERATORS and as_number(cond.value) is None:
+        shown = cond.value.strip()
+        return "condition_not_a_number", (f"'{shown}' is not a number" if shown
+                                          else "it needs a number to compare with")
+    return None
 
 
 class IfData(NodeData):
@@ -68,7 +228,7 @@ class IfSpec(NodeSpec):
             try:
                 i = int(handle.split("-", 1)[1])
                 cond = data.conditions[i]  # type: ignore[attr-defined]
-                return f"Condition {i + 1}: {cond.operator} '{cond.value}'"
+                return f"Condition {i + 1}: {describe_condition(cond)}"
             except (ValueError, IndexError, AttributeError):
                 return handle
         return super().handle_label(data, handle)
@@ -78,23 +238,19 @@ class IfSpec(NodeSpec):
 
     def check(self, node: Any, checks: Any) -> None:
         for i, cond in enumerate(node.data.conditions):
-            if not cond.value.strip():
+            problem = condition_problem(cond)
+            if problem is not None:
+                checks.error(problem[0], f"Condition {i + 1} of {checks.label(node)}: {problem[1]}.")
+            elif not cond.value.strip() and cond.operator not in NO_VALUE_OPERATORS:
                 checks.warning("empty_condition_value",
                                f"Condition {i + 1} of {checks.label(node)} has an empty value; it never matches.")
 
     async def execute(self, ctx: Any, node: Any, value: Any) -> tuple[Any, str]:
-        text = as_text(value).lower()
         emit = ctx.emit
         for i, cond in enumerate(node.data.conditions):
-            want = cond.value.strip().lower()
-            if not want:
-                matched = False
-            elif cond.operator == "equal":
-                matched = text == want
-            else:
-                matched = want in text
+            matched = condition_matches(cond, value)
             emit(node.id, _LOGIC_CHECK,
-                 f"Condition {i + 1}: {cond.operator} '{cond.value.strip()}' → {'matched' if matched else 'no match'}",
+                 f"Condition {i + 1}: {describe_condition(cond)} → {'matched' if matched else 'no match'}",
                  {"conditionIndex": i, "matched": matched})
             if matched:
                 return value, f"condition-{i}"

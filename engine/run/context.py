@@ -39,7 +39,7 @@ Data flow (docs/design.md, "Data flow: variables and templates")
   ``records``       what each agent step did (raw record tuples by node id; ``Run.records``
                     shows them as :class:`~engine.NodeRecord`).
   ``scope(node, value)`` what references resolve against at this step: the variables and the
-                    built-ins (``PREVIOUS_OUTPUT`` and ``input`` = ``value``, ``iteration``,
+                    built-ins (``PREVIOUS_OUTPUT`` and ``input`` = ``value``, ``iteration``, ``item``,
                     ``APPROVAL_NOTE``, ``APPROVAL_DECISION``, ``__fanout``, ``run.id``,
                     ``workflow.name``), secrets from the environment or the keyring.
   ``resolve_data(node, value, *, escape=None)`` every string of the node's data resolved:
@@ -232,7 +232,12 @@ class RunContext:
                 builtins["APPROVAL_DECISION"] = frame.decision
                 builtins["APPROVAL_NOTE"] = frame.note or ""
             if frame.loops:  # the innermost loop's iteration (a loop's state is its iteration)
-                builtins["iteration"] = self._states.get(frame.loops[-1], 1)
+                state = self._states.get(frame.loops[-1], 1)
+                if isinstance(state, dict):  # a loop over a list: its round and the round's item
+                    builtins["iteration"] = state.get("iteration", 1)
+                    builtins["item"] = state.get("item")
+                else:
+                    builtins["iteration"] = state
             if frame.fanout is not None:
                 builtins["__fanout"] = frame.fanout
         return TemplateScope(self.variables, builtins)

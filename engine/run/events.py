@@ -88,6 +88,9 @@ class EventType(StrEnum):
     STEP_SKIPPED = "step_skipped"  # content: the error; the output is null, the branch goes on
     LOOP_CHECK = "loop_check"  # extra {iteration, matched}
     JOIN_WAIT = "join_wait"  # extra {delivered, expected}: an arrival at a join that keeps waiting
+    # Conditions, routing and structured answers (docs/design.md)
+    ROUTE_CHOICE = "route_choice"  # extra {label, reason, handle}: the route a router's model chose
+    STRUCTURED_RETRY = "structured_retry"  # extra {attempt, error}: a structured answer asked again
 
 
 SUBAGENT_CALL_TYPES = frozenset({EventType.SUBAGENT_CALL_START.value, EventType.SUBAGENT_CALL_END.value,

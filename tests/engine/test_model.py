@@ -345,7 +345,7 @@ def test_node_type_missing_names_the_location() -> None:
     (lambda r: r["nodes"][1]["data"]["tools"].__setitem__("subagents", "maybe"),
      "nodes[1].data.tools.subagents", "must be true or false"),
     (lambda r: r["nodes"][3]["data"].__setitem__("conditions", "yes"), "nodes[3].data.conditions", "must be a list"),
-    (lambda r: r["nodes"][3]["data"]["conditions"][1].__setitem__("operator", "regex"),
+    (lambda r: r["nodes"][3]["data"]["conditions"][1].__setitem__("operator", "roughly"),
      "nodes[3].data.conditions[1].operator", "must be"),
     (lambda r: r["nodes"].__setitem__(2, "agent"), "nodes[2]", "must be an object"),
     (lambda r: r["connections"][2].__setitem__("target", {"id": "x"}), "connections[2].target", "must be a string"),

@@ -91,7 +91,7 @@ def test_first_name_and_walk() -> None:
 def test_builtins_are_never_unknown() -> None:
     text = " ".join(f"{{{{{n}.x}}}}" for n in sorted(TEMPLATE_BUILTINS))
     assert unknown_references(text, known=()) == []
-    assert {"PREVIOUS_OUTPUT", "input", "iteration", "APPROVAL_NOTE", "APPROVAL_DECISION", "__fanout", "run",
+    assert {"PREVIOUS_OUTPUT", "input", "iteration", "item", "APPROVAL_NOTE", "APPROVAL_DECISION", "__fanout", "run",
             "workflow", "env", "secrets"} == TEMPLATE_BUILTINS
 
 
