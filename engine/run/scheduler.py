@@ -32,17 +32,15 @@ This module and ``engine.nodes.agent`` are the engine's hot path (``tests/bench/
 events built inline as tuples and fields read through ``__dict__`` stay here, each with what
 it saves; everywhere else events are emitted through ``RunContext.emit``.
 
-Why one file of this size (about 780 lines, ``Run`` about 640, over the 600 and ~450 aimed at):
-the branch walk (``_branch``, 140 lines) reads the run's state from the run's own slots on every
-step, and starting, resuming, pausing, failing, cancelling and snapshotting change that same
-state in the same order the walk expects; split over more objects, each step would pay
-attribute hops ``bench_engine`` measures, and the order of those changes (which the event
-sequences pin) would be spread over modules. What is not that state lives beside it:
-``context`` (what kinds may do, nested runs included), ``branches`` (the live tasks, spawning,
-cancelling, waiting until idle), ``pauses`` (the pending approval, the queue behind it,
-deferred work), ``policies``, ``snapshot`` (the format and its parts), ``emitter`` (where
-events go), ``records``; the graph's adjacency is the workflow's ``GraphIndex``
-(engine/graph/index.py).
+What stays here is the state the branch walk (``_branch``, 140 lines) reads from the run's own
+slots on every step, and what changes it in the order the walk and the event sequences expect:
+starting, resuming, pausing, failing, cancelling (split over more objects, each step would pay
+attribute hops ``bench_engine`` measures). What is not that state lives beside it: ``setup``
+(settings, provider resolver, step hook, the GC pause), ``context`` (what kinds may do, nested
+runs included), ``branches`` (the live tasks), ``pauses`` (the pending approval, the queue behind
+it, deferred work, an answer's edit and hand-over), ``policies``, ``snapshot`` (the format, its
+parts, a checkpoint's branches in flight, restore's arguments), ``emitter`` (where events go),
+``records``; the graph's adjacency is the workflow's ``GraphIndex`` (engine/graph/index.py).
 """
 
 from __future__ import annotations
@@ -134,6 +132,17 @@ class Run(EventSource):
                  "reused_from", "start_at", "_clock", "_id_source", "_resolve", "_specs", "_nodes", "_out",
                  "_any_pinned", "_states", "_gathering", "_outcomes", "_records", "_pauses", "_branches", "_at",
                  "_ctx", "_hook")
+    # (the settings, set by engine/run/setup.py)
+    workflow: Workflow
+    variables: dict[str, Any]
+    initial_input: str | None
+    max_visits: int
+    delta_interval: float
+    check: bool
+    meta: dict[str, Any]
+    library: Any
+    path: str | None
+    result: Any
 
     def __init__(
         self,
@@ -167,7 +176,7 @@ class Run(EventSource):
         self._specs: Mapping[str, Any] = SPECS if specs is None else specs
         self._ctx: RunContext | None = None
         EventSource.__init__(self, keep_events, on_event)
-        # workflow, variables (a bad one refuses the run: VariableError), settings (engine/run/setup.py)
+        # workflow, variables (a bad one refuses the run: VariableError), settings: engine/run/setup.py
         setup.settings(self, workflow, variables, _restoring, initial_input=initial_input, max_visits=max_visits,
                        delta_interval=delta_interval, check=check, meta=meta, library=library, path=path,
                        run_path=run_path)

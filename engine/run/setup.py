@@ -31,7 +31,7 @@ __all__ = ["settings", "resolver", "step_hook", "workflow_errors", "freeze_older
 def settings(run: Any, workflow: Workflow, variables: Mapping[str, Any] | None, restoring: bool, *,
              initial_input: str | None, max_visits: int, delta_interval: float, check: bool,
              meta: dict[str, Any] | None, library: Any, path: str | None, run_path: str) -> None:
-    """Set ``run``'s public settings (its ``run_id`` is set by the run: it is made first)."""
+    """Set ``run``'s public settings (its ``run_id`` is set by the run)."""
     run.workflow = workflow
     # The run's variable map (docs/design.md, "Data flow: variables and templates"): Start's
     # variables overridden by the arguments, coerced; a bad or missing value refuses the run
