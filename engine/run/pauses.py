@@ -6,7 +6,10 @@ While the run is paused, a further pause is *queued* (asked, in order, after the
 answered) and an edge that would be followed is *deferred* with its input, where it came from
 and its branch's frame; ``Run.resume()`` drains deferred work before asking the next queued
 approval. :class:`Pauses` holds those three and writes and reads them as parts of a run
-snapshot (``pending``, ``approvalQueue``, ``deferred``: engine/run/snapshot.py).
+snapshot (``pending``, ``approvalQueue``, ``deferred``: engine/run/snapshot.py). An answer to
+the pending approval (``resume``) is made here: :func:`edited` takes the reviewer's edit of the
+output under review, :func:`received` is what ``input_received`` records, and :func:`hand_over`
+gives the answer to the node's kind in the frame the pause was asked in.
 
 Invariants: ``pending`` is None exactly when no approval is asked; ``queue_frames`` has one
 frame per queued approval (None for none); nothing here runs a step or emits an event: the
@@ -20,9 +23,11 @@ from collections import deque
 from typing import Any, Callable, Iterable
 
 from engine.run import snapshot as snapshot_format
-from engine.run.context import BranchFrame
+from engine.run.context import BRANCH, BranchFrame
+from engine.run.events import _encode as _encode_extra
+from engine.run.events import decision_fields
 
-__all__ = ["Pauses", "Deferred"]
+__all__ = ["Pauses", "Deferred", "edited", "received", "hand_over"]
 
 #: Deferred work: (node id, input, where it came from, the branch's frame).
 Deferred = tuple[str, Any, "str | None", "BranchFrame | None"]
@@ -111,3 +116,37 @@ class Pauses:
         pauses.queue, pauses.queue_frames = snapshot_format.read_queue(snapshot)
         pauses.deferred = snapshot_format.read_deferred(snapshot)
         return pauses
+
+
+# -------------------------------------------------------------------- an answer to the pending approval
+_EMPTY_FRAME = BranchFrame()
+
+
+def edited(answer: dict[str, Any], arrived: Any, output: Any) -> tuple[dict[str, Any], Any]:
+    """The answer and the value that flows on: the reviewer's edit ``output`` when given and
+    different from ``arrived`` (the answer then records ``edited``, the edit and the original),
+    else ``arrived`` and the answer as it was."""
+    if output is None or output == arrived:
+        return answer, arrived
+    return {**answer, "edited": True, "output": output, "original": arrived}, output
+
+
+def received(answer: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """The ``input_received`` event's content (decision, note, edited as JSON) and typed fields."""
+    content = {k: answer[k] for k in ("decision", "note", "edited") if k in answer}
+    return _encode_extra(content), decision_fields(answer)
+
+
+def hand_over(ctx: Any, spec: Any, node: Any, arrived: Any, flowing: Any, answer: dict[str, Any],
+              frame: BranchFrame | None, since: float | None, now: float) -> tuple[Any, Any, BranchFrame | None] | None:
+    """The kind's answer (``NodeSpec.answered``): ``(value, handle, frame)`` to go on, or None to
+    take the step again (also for a node of no known kind). The kind answers in ``frame``, the
+    frame the pause was asked in; ``since``: when the run paused (the wait is measured from it)."""
+    if spec is None:
+        return None
+    waited = round((now - since) * 1000) if since else 0
+    token = BRANCH.set(frame or _EMPTY_FRAME)
+    try:
+        return spec.answered(ctx, node, arrived, flowing, answer, now, waited)
+    finally:
+        BRANCH.reset(token)

@@ -32,24 +32,20 @@ This module and ``engine.nodes.agent`` are the engine's hot path (``tests/bench/
 events built inline as tuples and fields read through ``__dict__`` stay here, each with what
 it saves; everywhere else events are emitted through ``RunContext.emit``.
 
-Why one file of this size (about 780 lines, ``Run`` about 640, over the 600 and ~450 aimed at):
-the branch walk (``_branch``, 140 lines) reads the run's state from the run's own slots on every
-step, and starting, resuming, pausing, failing, cancelling and snapshotting change that same
-state in the same order the walk expects; split over more objects, each step would pay
-attribute hops ``bench_engine`` measures, and the order of those changes (which the event
-sequences pin) would be spread over modules. What is not that state lives beside it:
-``context`` (what kinds may do, nested runs included), ``branches`` (the live tasks, spawning,
-cancelling, waiting until idle), ``pauses`` (the pending approval, the queue behind it,
-deferred work), ``policies``, ``snapshot`` (the format and its parts), ``emitter`` (where
-events go), ``records``; the graph's adjacency is the workflow's ``GraphIndex``
-(engine/graph/index.py).
+What stays here is the state the branch walk (``_branch``, 140 lines) reads from the run's own
+slots on every step, and what changes it in the order the walk and the event sequences expect:
+starting, resuming, pausing, failing, cancelling (split over more objects, each step would pay
+attribute hops ``bench_engine`` measures). What is not that state lives beside it: ``setup``
+(settings, provider resolver, step hook, the GC pause), ``context`` (what kinds may do, nested
+runs included), ``branches`` (the live tasks), ``pauses`` (the pending approval, the queue behind
+it, deferred work, an answer's edit and hand-over), ``policies``, ``snapshot`` (the format, its
+parts, a checkpoint's branches in flight, restore's arguments), ``emitter`` (where events go),
+``records``; the graph's adjacency is the workflow's ``GraphIndex`` (engine/graph/index.py).
 """
 
 from __future__ import annotations
 
 import asyncio
-import gc
-import json
 import time
 import uuid
 from collections.abc import Mapping
@@ -58,24 +54,24 @@ from typing import Any, Callable
 from engine.errors import FlowdeskError
 from engine.flows.library import default_library
 from engine.graph.index import GraphIndex
-from engine.graph.model import Node, Workflow, dumps_workflow, parse_workflow
-from engine.graph.validate import errors_only, validate
-from engine.graph.variables import VariableError, run_variables  # noqa: F401  (VariableError: raised by Run())
+from engine.graph.model import Node, Workflow
+from engine.graph.variables import VariableError  # noqa: F401  (raised by Run())
 from engine.llm.base import AgentInvocation, LLMProvider
 from engine.nodes import SPECS, NodeError, NodeOutcome, PauseRequest, spec_for
 from engine.nodes.approval import normalise_decision
 from engine.nodes.base import as_text
+from engine.run import pauses as answers
+from engine.run import setup
 from engine.run import snapshot as snapshot_format
 from engine.run.branches import Branches
 from engine.run.context import BRANCH, WAITING, BranchFrame, RunContext
 from engine.run.emitter import EventCallback, EventSource
-from engine.run.events import SYSTEM_NODE, EventType, RunEvent, RunStatus, decision_fields
+from engine.run.events import SYSTEM_NODE, EventType, RunEvent, RunStatus
 from engine.run.events import _encode as _encode_extra
-from engine.run.policies import attempts, failed
 from engine.run.pauses import Pauses
+from engine.run.policies import attempts, failed
 from engine.run.records import NodeRecord, OutcomeView, RecordView
-from engine.run.rerun import StepHook, any_pinned_node, reuse_map
-from engine.store import RunStore
+from engine.run.rerun import StepHook, any_pinned_node
 
 __all__ = ["Run", "RunStateError", "NodeRecord", "normalise_decision", "DEFAULT_MAX_VISITS", "SNAPSHOT_FORMAT",
            "Clock", "IdSource", "uuid_ids", "as_text"]
@@ -112,33 +108,6 @@ class RunStateError(FlowdeskError, RuntimeError):
     """An operation that the run's current state does not allow (resume a run that is not paused, ...)."""
 
 
-_frozen_runs = 0
-
-
-def _freeze_older() -> None:
-    """While any run is live, objects that existed before it are left out of the cyclic GC.
-
-    A run with thousands of concurrent branches creates enough long-lived objects (tasks,
-    frames) to trigger full collections, and each one rescans the whole loaded graph (tens
-    of thousands of pydantic objects): measured at 10,000 branches, 100 ms of 270 ms.
-    ``gc.freeze()`` parks the older objects (O(1)); ``_thaw()`` returns them when the last
-    live run settles, so nothing is kept from collection for longer than a run. Two plain
-    calls around ``start``/``resume`` (an async context manager cost 2.4 µs each time).
-    """
-    global _frozen_runs
-    if _frozen_runs == 0:
-        gc.freeze()
-    _frozen_runs += 1
-
-
-def _thaw() -> None:
-    global _frozen_runs
-    _frozen_runs -= 1
-    if _frozen_runs == 0:
-        gc.unfreeze()
-
-
-
 _EMPTY_FRAME = BranchFrame()
 
 
@@ -163,6 +132,17 @@ class Run(EventSource):
                  "reused_from", "start_at", "_clock", "_id_source", "_resolve", "_specs", "_nodes", "_out",
                  "_any_pinned", "_states", "_gathering", "_outcomes", "_records", "_pauses", "_branches", "_at",
                  "_ctx", "_hook")
+    # (the settings, set by engine/run/setup.py)
+    workflow: Workflow
+    variables: dict[str, Any]
+    initial_input: str | None
+    max_visits: int
+    delta_interval: float
+    check: bool
+    meta: dict[str, Any]
+    library: Any
+    path: str | None
+    result: Any
 
     def __init__(
         self,
@@ -196,31 +176,12 @@ class Run(EventSource):
         self._specs: Mapping[str, Any] = SPECS if specs is None else specs
         self._ctx: RunContext | None = None
         EventSource.__init__(self, keep_events, on_event)
-        self.workflow = workflow
-        # The run's variable map (docs/design.md, "Data flow: variables and templates"): Start's variables overridden by
-        # the arguments, coerced; a bad or missing value refuses the run here (VariableError).
-        self.variables: dict[str, Any] = (dict(variables or {}) if _restoring
-                                          else run_variables(workflow, variables))
+        # workflow, variables (a bad one refuses the run: VariableError), settings: engine/run/setup.py
+        setup.settings(self, workflow, variables, _restoring, initial_input=initial_input, max_visits=max_visits,
+                       delta_interval=delta_interval, check=check, meta=meta, library=library, path=path,
+                       run_path=run_path)
         self.run_id = run_id or id_source()
-        self.initial_input = initial_input
-        self.max_visits = max_visits
-        self.delta_interval = delta_interval
-        self.check = check
-        # Caller's settings that a later process needs to resume the run the same way
-        # (for example the CLI's --provider/--model); JSON values, no secrets.
-        self.meta: dict[str, Any] = dict(meta or {})
-        # Flows this run may run (flow/action nodes, flows as tools): the library they are looked
-        # up in (None: the user's default library) and this workflow's file (relative references).
-        self.library = library
-        self.path = str(path) if path is not None else None
-        self.run_path = run_path
-        # The output of the last node to complete that has no outgoing execution link (a flow's result).
-        self.result: Any = None
-        if hasattr(provider, "complete"):
-            single = provider
-            self._resolve: Callable[[AgentInvocation], LLMProvider] = lambda _inv: single  # type: ignore[assignment]
-        else:
-            self._resolve = provider  # type: ignore[assignment]
+        self._resolve = setup.resolver(provider)
         # The nodes by id (a repeated id's first node counts; validation reports it) and the
         # execution links out of each node as ``(handle, target)`` tuples, from the workflow's
         # index (built once, kept on the workflow: engine/graph/index.py).
@@ -264,17 +225,9 @@ class Run(EventSource):
         self._update_sinks()
         # Pinned outputs, a run from a node and recorded executions (engine/run/rerun.py); None for
         # a plain run. A recorder asks for recordings with ``record_executions``.
-        self._hook: StepHook | None = None
-        self.reused_from: str | None = None
         self.start_at = start_at
-        if start_at is not None and start_at not in self._nodes:
-            raise ValueError(f"there is no node '{start_at}' to run from")
-        if store is None and isinstance(reuse_from, str):  # a run id: in the user's run store
-            store = RunStore()
-        reuse, self.reused_from = reuse_map(reuse_from, store)
-        # Made only when a step may be pinned, reused or recorded: a plain run does not scan for it.
-        if any_pinned or reuse or start_at is not None:
-            self._hook = StepHook(self._ctx, reuse=reuse, start_at=start_at, any_pinned=any_pinned)
+        self._hook, self.reused_from = setup.step_hook(self._ctx, self._nodes, start_at=start_at,
+                                                       reuse_from=reuse_from, store=store, any_pinned=any_pinned)
 
     @property
     def context(self) -> RunContext:
@@ -332,13 +285,13 @@ class Run(EventSource):
         lock = self._branches.lock
         assert lock is not None
         async with lock:
-            _freeze_older()
+            setup.freeze_older()
             try:
                 if self.status != RunStatus.PENDING:
                     raise RunStateError(f"this run has already started (status {self.status})")
                 self.started_at = self._clock()
                 if self.check:
-                    errors = errors_only(validate(self.workflow, library=self.library, path=self.path))
+                    errors = setup.workflow_errors(self.workflow, self.library, self.path)
                     if errors:
                         self.status = RunStatus.RUNNING
                         for issue in errors:
@@ -358,7 +311,7 @@ class Run(EventSource):
                 self._settle()
                 return self.status
             finally:
-                _thaw()
+                setup.thaw()
 
     async def resume(self, decision: Any, note: str | None = None, *, output: Any = None) -> RunStatus:
         """Answer the pending approval and continue until the run is paused again or ended.
@@ -373,7 +326,7 @@ class Run(EventSource):
         assert lock is not None
         answer: dict[str, Any] = normalise_decision(decision, note)
         async with lock:
-            _freeze_older()
+            setup.freeze_older()
             try:
                 await self._branches.wait_idle()
                 if self.status != RunStatus.PAUSED or self._pauses.pending is None:
@@ -381,24 +334,14 @@ class Run(EventSource):
                 node_id, arrived, frame, since = self._pauses.take()
                 self.waiting_for_input = False
                 self.current_node_id = None
-                flowing = arrived
-                if output is not None and output != arrived:
-                    flowing = output
-                    answer = {**answer, "edited": True, "output": output, "original": arrived}
-                    if output.__class__ is str:
-                        self.last_text_output = output
-                content = {k: answer[k] for k in ("decision", "note", "edited") if k in answer}
-                self._emit(node_id, EventType.INPUT_RECEIVED, _encode_extra(content), decision_fields(answer))
-                now = self._clock()
-                waited = round((now - since) * 1000) if since else 0
-                frame = frame or _EMPTY_FRAME
+                answer, flowing = answers.edited(answer, arrived, output)  # (the reviewer's edit, if any)
+                if flowing is not arrived and flowing.__class__ is str:
+                    self.last_text_output = flowing
+                self._emit(node_id, EventType.INPUT_RECEIVED, *answers.received(answer))
                 node = self._nodes[node_id]
-                spec = self._spec_of(node)
-                token = BRANCH.set(frame)  # (the kind answers in the frame the pause was asked in)
-                try:
-                    goes_on = spec.answered(self._ctx, node, arrived, flowing, answer, now, waited) if spec else None
-                finally:
-                    BRANCH.reset(token)
+                goes_on = answers.hand_over(self._ctx, self._spec_of(node), node, arrived, flowing, answer, frame,
+                                            since, self._clock())
+                frame = frame or _EMPTY_FRAME
                 self._set_status(RunStatus.RUNNING)
                 if goes_on is None:  # the step is taken again; its visit is not counted twice
                     self.visits[node_id] = max(0, self.visits.get(node_id, 1) - 1)
@@ -417,7 +360,7 @@ class Run(EventSource):
                 self._settle()
                 return self.status
             finally:
-                _thaw()
+                setup.thaw()
 
     def amend_pending(self, value: Any) -> None:
         """Replace the output under review at the pending approval (what goes on when it is
@@ -724,13 +667,8 @@ class Run(EventSource):
         """
         if self.status != RunStatus.PAUSED:
             return None
-        deferred = list(self._pauses.deferred)
-        visits = dict(self.visits)
-        for node_id, value, counted, src, frame in self._branches.in_flight():
-            deferred.append((node_id, value, src, frame))
-            if counted and visits.get(node_id):
-                visits[node_id] -= 1
-        return self._state(False, deferred, visits)
+        return self._state(False, *snapshot_format.in_flight_as_deferred(self._pauses.deferred, self.visits,
+                                                                          self._branches.in_flight()))
 
     def nested_state(self) -> dict[str, Any]:
         """This run's snapshot as a nested run's (a flow step's state): workflow included, and a
@@ -738,7 +676,7 @@ class Run(EventSource):
         if not self._at:
             return self.snapshot(include_workflow=True)
         state = self.checkpoint() or self._state(False, self._pauses.deferred, self.visits)
-        state["workflow"] = json.loads(dumps_workflow(self.workflow, indent=None))
+        state["workflow"] = snapshot_format.workflow_json(self.workflow)
         return state
 
     def _gathers(self, node_id: str) -> bool:
@@ -756,21 +694,13 @@ class Run(EventSource):
     def restore(cls, snapshot: dict[str, Any], provider: LLMProvider | Callable[[AgentInvocation], LLMProvider], *,
                 workflow: Workflow | None = None, **kwargs: Any) -> "Run":
         """A run in the state ``snapshot`` describes (a paused run can then be resumed)."""
-        if not isinstance(snapshot, dict) or snapshot.get("format") != snapshot_format.SNAPSHOT_FORMAT:
-            raise ValueError("not a Flowdesk run snapshot")
-        if workflow is None:
-            if "workflow" not in snapshot:
-                raise ValueError("the snapshot has no workflow; pass the workflow that ran")
-            workflow = parse_workflow(snapshot["workflow"])
-        kwargs.setdefault("max_visits", snapshot.get("maxVisits", DEFAULT_MAX_VISITS))
-        kwargs.setdefault("meta", snapshot.get("meta"))
-        kwargs.setdefault("variables", snapshot.get("variables") or {})
+        workflow, kwargs = snapshot_format.restore_args(snapshot, workflow, kwargs, DEFAULT_MAX_VISITS)
         run = cls(workflow, provider, run_id=snapshot["runId"], initial_input=snapshot.get("initialInput"),
                   _restoring=True, **kwargs)
         snapshot_format.read_run(run, snapshot)  # (the public fields: status, outputs, visits, ...)
         run._ended = run.status in _FINAL
         run._pauses = Pauses.from_json(snapshot)
-        run._outcomes = {k: NodeOutcome(v) for k, v in snapshot.get("outcomes", {}).items() if v != _DONE}
+        run._outcomes = snapshot_format.read_outcomes(snapshot)
         # each kind's states, read back by the kind (a flow step's nested run restored with it)
         for node_id, (spec, state) in snapshot_format.read_kind_states(
                 snapshot, lambda n: run._spec_of(run._nodes.get(n)), run._ctx).items():

@@ -8,7 +8,10 @@ are written here; each kind's per-node state (``RunContext.state``) goes under t
 (``state_from_json``), so a new stateful kind needs no change to the format's code. A branch's
 frame (``BranchFrame``) is written only when it holds something. Snapshots written by earlier
 versions (``joins``, ``loops``, ``subflows``) read back the same way: those are the built-in
-kinds' keys.
+kinds' keys. A *checkpoint* (``Run.checkpoint``) is a snapshot taken while sibling branches are
+in flight: each is written as deferred work at its node, its visit uncounted
+(:func:`in_flight_as_deferred`). ``Run`` keeps thin ``snapshot``/``checkpoint``/``restore``
+methods that hand their parts to these functions.
 """
 
 from __future__ import annotations
@@ -17,13 +20,14 @@ import json
 from collections import deque
 from typing import Any, Callable, Iterable
 
-from engine.graph.model import dumps_workflow
-from engine.nodes import load_builtins, spec_for
+from engine.graph.model import Workflow, dumps_workflow, parse_workflow
+from engine.nodes import NodeOutcome, load_builtins, spec_for
 from engine.run.context import BranchFrame
 from engine.run.events import RunStatus
 
 __all__ = ["SNAPSHOT_FORMAT", "write", "read_run", "with_frame", "queue_items", "deferred_items", "kind_states",
-           "read_pending", "read_queue", "read_deferred", "read_kind_states"]
+           "read_pending", "read_queue", "read_deferred", "read_kind_states", "in_flight_as_deferred",
+           "workflow_json", "restore_args", "read_outcomes"]
 
 SNAPSHOT_FORMAT = "flowdesk.run/1"
 _EMPTY_FRAME = BranchFrame()
@@ -61,8 +65,52 @@ def write(run: Any, *, pauses: dict[str, Any], kind_states: dict[str, Any], visi
     if run.path:
         snap["path"] = run.path
     if include_workflow:
-        snap["workflow"] = json.loads(dumps_workflow(run.workflow, indent=None))
+        snap["workflow"] = workflow_json(run.workflow)
     return snap
+
+
+def workflow_json(workflow: Workflow) -> Any:
+    """The workflow as a snapshot holds it (a JSON value, as its file would)."""
+    return json.loads(dumps_workflow(workflow, indent=None))
+
+
+def in_flight_as_deferred(deferred: Iterable[Deferred], visits: dict[str, int],
+                          in_flight: Iterable[tuple[str, Any, bool, str | None, BranchFrame | None]]
+                          ) -> tuple[list[Deferred], dict[str, int]]:
+    """A checkpoint's deferred work and visits: each branch in flight (``Branches.in_flight``)
+    kept as deferred work at the node it is on, its visit uncounted, so that, resumed from the
+    checkpoint, that step runs again and the rest of the branch follows (copies: the run's own
+    are left as they are)."""
+    deferred = list(deferred)
+    visits = dict(visits)
+    for node_id, value, counted, src, frame in in_flight:
+        deferred.append((node_id, value, src, frame))
+        if counted and visits.get(node_id):
+            visits[node_id] -= 1
+    return deferred, visits
+
+
+def restore_args(snapshot: Any, workflow: Workflow | None, kwargs: dict[str, Any],
+                 max_visits: int) -> tuple[Workflow, dict[str, Any]]:
+    """The workflow and the keyword arguments (besides its id and initial input) a run is restored
+    from ``snapshot`` with (``kwargs``: the caller's, which win, completed from the snapshot;
+    ``max_visits``: the default when the snapshot has none). ValueError
+    when ``snapshot`` is not a run snapshot, or has no workflow and none is given."""
+    if not isinstance(snapshot, dict) or snapshot.get("format") != SNAPSHOT_FORMAT:
+        raise ValueError("not a Flowdesk run snapshot")
+    if workflow is None:
+        if "workflow" not in snapshot:
+            raise ValueError("the snapshot has no workflow; pass the workflow that ran")
+        workflow = parse_workflow(snapshot["workflow"])
+    kwargs.setdefault("max_visits", snapshot.get("maxVisits", max_visits))
+    kwargs.setdefault("meta", snapshot.get("meta"))
+    kwargs.setdefault("variables", snapshot.get("variables") or {})
+    return workflow, kwargs
+
+
+def read_outcomes(snapshot: dict[str, Any]) -> dict[str, NodeOutcome]:
+    """How nodes' last steps ended otherwise than done (done is a node with an output and no entry)."""
+    return {k: NodeOutcome(v) for k, v in snapshot.get("outcomes", {}).items() if v != NodeOutcome.DONE}
 
 
 def read_run(run: Any, snapshot: dict[str, Any]) -> None:
