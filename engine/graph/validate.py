@@ -52,7 +52,7 @@ class Issue:
         return self.severity == Severity.ERROR
 
     def to_json(self) -> dict:
-        out = {"code": self.code, "severity": str(self.severity), "nodeIds": list(self.node_ids), "message": self.message}
+        out: dict[str, Any] = {"code": self.code, "severity": str(self.severity), "nodeIds": list(self.node_ids), "message": self.message}
         if self.connection_index is not None:
             out["connectionIndex"] = self.connection_index
         return out
@@ -607,15 +607,15 @@ def _check_data_flow(index: GraphIndex, add, components: "_Components") -> None:
             fan_in = [s for s in dict.fromkeys(sources) if comps.get(s) != comp]
         if len(fan_in) < 2:
             continue
-        n = nodes.get(nid)
-        if n is None:
+        fan_node = nodes.get(nid)
+        if fan_node is None:
             continue
-        kind = n.type
+        kind = fan_node.type
         spec = specs.get(kind) or spec_for(kind)
         if spec is None or spec.gathers or kind == "loop":
             continue
         add(Issue("fan_in_without_join", W, (nid, *fan_in),
-                  f"{_label(n)} has {len(fan_in)} incoming branches and runs once per arrival; put a Join "
+                  f"{_label(fan_node)} has {len(fan_in)} incoming branches and runs once per arrival; put a Join "
                   "before it to run it once with all their outputs."))
     for nid, n in loops:
         body = [t for h, _raw, t in index.exec_out_handles.get(nid, ()) if h == "body"]

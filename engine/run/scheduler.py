@@ -143,6 +143,7 @@ class Run(EventSource):
     library: Any
     path: str | None
     result: Any
+    _ctx: RunContext  # made once the run's parts exist (below), read by every step
 
     def __init__(
         self,
@@ -174,7 +175,6 @@ class Run(EventSource):
         self._clock = clock
         self._id_source = id_source
         self._specs: Mapping[str, Any] = SPECS if specs is None else specs
-        self._ctx: RunContext | None = None
         EventSource.__init__(self, keep_events, on_event)
         # workflow, variables (a bad one refuses the run: VariableError), settings: engine/run/setup.py
         setup.settings(self, workflow, variables, _restoring, initial_input=initial_input, max_visits=max_visits,
@@ -232,7 +232,6 @@ class Run(EventSource):
     @property
     def context(self) -> RunContext:
         """What this run's kinds (and an adapter driving it) may read and do."""
-        assert self._ctx is not None
         return self._ctx
 
     def record_executions(self, callback: Callable[[str, str, Any, Any], None]) -> None:
@@ -492,9 +491,10 @@ class Run(EventSource):
                 ev = _tuple_new(RunEvent, (node_id, _STEP_START, spec.title(data), started, None) + path_item)
                 for sink in self._sinks:
                     sink(ev)
-                at[task] = (node_id, value, True, _FIRE if spec.gathers else src, BRANCH.get())  # type: ignore[index]
+                at[task] = (node_id, value, True, _FIRE if spec.gathers else src, BRANCH.get())
                 status = "done"
                 reused = False
+                result: Any  # (output, handle), a PauseRequest, or None once failed and handled
                 try:
                     hook = self._hook
                     # pinned? a reusable recorded execution? (engine/run/rerun.py) else it runs, and is recorded
@@ -521,9 +521,9 @@ class Run(EventSource):
                         self._pauses.enqueue(node_id, value, BRANCH.get())
                         emit(node_id, EventType.APPROVAL_QUEUED, "Another approval is pending; this one will be asked next.")
                     else:
-                        self._pause_at(node_id, value, result.prompt)  # type: ignore[union-attr]
+                        self._pause_at(node_id, value, result.prompt)
                     return
-                output, handle = result  # type: ignore[misc]
+                output, handle = result
                 if status == "done":
                     if not spec.reports_output and not reused:  # (a reused output was logged by cache_hit)
                         emit(node_id, _NODE_OUTPUT, as_text(output),
@@ -555,7 +555,7 @@ class Run(EventSource):
                     node_id, value = t, output
                     steps += 1
                     if steps % _YIELD_EVERY == 0:
-                        at[task] = (node_id, value, False, src, BRANCH.get())  # type: ignore[index]
+                        at[task] = (node_id, value, False, src, BRANCH.get())
                         await asyncio.sleep(0)
                     continue
                 if handle.__class__ is str:
@@ -573,7 +573,7 @@ class Run(EventSource):
                 node_id, value = targets[0], output
                 steps += 1
                 if steps % _YIELD_EVERY == 0:
-                    at[task] = (node_id, value, False, src, BRANCH.get())  # type: ignore[index]
+                    at[task] = (node_id, value, False, src, BRANCH.get())
                     await asyncio.sleep(0)  # keep the event loop (and the GUI) responsive on instant providers
         except asyncio.CancelledError:
             raise

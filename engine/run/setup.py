@@ -60,7 +60,7 @@ def resolver(provider: LLMProvider | Callable[[AgentInvocation], LLMProvider]
     if hasattr(provider, "complete"):
         single = provider
         return lambda _inv: single  # type: ignore[return-value]
-    return provider  # type: ignore[return-value]
+    return provider
 
 
 def step_hook(ctx: Any, nodes: Mapping[str, Any], *, start_at: str | None, reuse_from: Any, store: Any,
