@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 import qasync
 from PySide6.QtGui import QColor, QPalette, QPixmapCache

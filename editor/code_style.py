@@ -9,8 +9,20 @@ background highlighted text is shown on; tests/editor/test_code_style.py compute
 from __future__ import annotations
 
 from pygments.style import Style
-from pygments.token import (Comment, Error, Generic, Keyword, Name, Number, Operator, Punctuation, String, Text,
-                            Token, Whitespace)
+from pygments.token import (
+    Comment,
+    Error,
+    Generic,
+    Keyword,
+    Name,
+    Number,
+    Operator,
+    Punctuation,
+    String,
+    Text,
+    Token,
+    Whitespace,
+)
 
 # Backgrounds highlighted text may sit on (resources/style.qss): the window, text fields,
 # menus/popups, cards.

@@ -17,15 +17,30 @@ Invariants:
 from __future__ import annotations
 
 import copy
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from collections.abc import Sequence
-from typing import Any, Iterable
+from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QUndoStack
 
-from engine import (CanvasGroup, CanvasNote, ConnectionCheck, Connection, GraphIndex, Node, PaletteEntry, Workflow,
-                    check_connection, dumps_workflow, load_workflow, new_id, palette_entries, save_workflow, spec_for)
+from engine import (
+    CanvasGroup,
+    CanvasNote,
+    Connection,
+    ConnectionCheck,
+    GraphIndex,
+    Node,
+    PaletteEntry,
+    Workflow,
+    check_connection,
+    dumps_workflow,
+    load_workflow,
+    new_id,
+    palette_entries,
+    save_workflow,
+    spec_for,
+)
 
 ConnKey = tuple[str, str, str, str]
 

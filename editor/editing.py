@@ -9,14 +9,24 @@ one field merge into one step until :meth:`WorkflowDocument.end_merge`.
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from PySide6.QtCore import QObject
 
-from engine import ConnectionCheck, Connection, Workflow, check_connection, loads_workflow, new_id
+from engine import Connection, ConnectionCheck, Workflow, check_connection, loads_workflow, new_id
 
-from .commands import (AddAnnotationCommand, AddItemsCommand, MoveNodesCommand, RemoveAnnotationCommand, RemoveItemsCommand,
-                       ReplaceConnectionCommand, SetAnnotationCommand, SetMetaCommand, SetNodeDataCommand)
+from .commands import (
+    AddAnnotationCommand,
+    AddItemsCommand,
+    MoveNodesCommand,
+    RemoveAnnotationCommand,
+    RemoveItemsCommand,
+    ReplaceConnectionCommand,
+    SetAnnotationCommand,
+    SetMetaCommand,
+    SetNodeDataCommand,
+)
 from .document import ConnKey, WorkflowModel
 
 

@@ -13,17 +13,40 @@ offers "Choose provider…", which opens the same dialog through :func:`offer_ch
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
-from PySide6.QtWidgets import (QApplication, QDialog, QDialogButtonBox, QHBoxLayout, QLabel, QLineEdit, QListWidget,
-                               QListWidgetItem, QMessageBox, QPushButton, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QApplication,
+    QDialog,
+    QDialogButtonBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QMessageBox,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
 
-from engine import (FoundServer, NoProviderConfigured, ProviderConfigError, ProviderSurvey, default_provider_problem,
-                    local_install_command, needs_default_provider, provider_models, read_resource_text, remember_choice,
-                    survey)
+from engine import (
+    FoundServer,
+    NoProviderConfigured,
+    ProviderConfigError,
+    ProviderSurvey,
+    default_provider_problem,
+    local_install_command,
+    needs_default_provider,
+    provider_models,
+    read_resource_text,
+    remember_choice,
+    survey,
+)
 
 __all__ = ["Choice", "FirstRunDialog", "ModelChoiceDialog", "offer_setup", "offer_choice", "offer_model_choice",
            "choices_for", "EACH_AGENTS_OWN"]

@@ -9,8 +9,8 @@ from :func:`editor.canvas.style.node_size`, which derives them from the model al
 from __future__ import annotations
 
 from collections import defaultdict
-
-from typing import TYPE_CHECKING, Iterable
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from engine import GraphIndex, Node, Workflow, spec_for
 

@@ -15,8 +15,18 @@ from typing import Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QCloseEvent, QKeySequence
-from PySide6.QtWidgets import (QGraphicsItem, QGraphicsSceneMouseEvent, QHBoxLayout, QLabel, QMainWindow, QPushButton,
-                               QSizePolicy, QSplitter, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QGraphicsItem,
+    QGraphicsSceneMouseEvent,
+    QHBoxLayout,
+    QLabel,
+    QMainWindow,
+    QPushButton,
+    QSizePolicy,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
 
 from engine import RunState, Workflow
 

@@ -16,8 +16,8 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable, Mapping
 from functools import lru_cache
-from typing import Callable, Mapping
 
 __all__ = ["GUI_LIBS", "XCB_LIBS", "library_present", "needs_xcb", "missing_libraries", "startup_problem"]
 

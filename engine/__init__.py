@@ -22,69 +22,225 @@ from engine.errors import FlowdeskError
 if TYPE_CHECKING:
     from engine.cli import COMMANDS as CLI_COMMANDS
     from engine.cli import main as cli_main
-    from engine.flows.dispatch import (FlowChoice, NoFlowMatches, apply_arguments, ask_model_for_flow, match_sentence,
-                                       parse_routing_answer, routable_flows, routing_schema)
-    from engine.flows.grammar import (TriggerCaptureKind, TriggerMatch, TriggerPattern, TriggerPatternError,
-                                      all_trigger_matches, best_trigger_match, compile_trigger,
-                                      generate_trigger_example, trigger_words)
-    from engine.flows.importers import (FLOW_FORMATS, ExportRefused, ImportRefused, ImportResult, detect_flow_format,
-                                        export_anythingllm, import_flow, load_any_workflow)
-    from engine.flows.library import (FlowLibrary, FlowParameter, LibraryError, LibraryFlow, default_library,
-                                      flow_parameters, library_dir, set_default_library, workflow_can_pause)
+    from engine.flows.dispatch import (
+        FlowChoice,
+        NoFlowMatches,
+        apply_arguments,
+        ask_model_for_flow,
+        match_sentence,
+        parse_routing_answer,
+        routable_flows,
+        routing_schema,
+    )
+    from engine.flows.grammar import (
+        TriggerCaptureKind,
+        TriggerMatch,
+        TriggerPattern,
+        TriggerPatternError,
+        all_trigger_matches,
+        best_trigger_match,
+        compile_trigger,
+        generate_trigger_example,
+        trigger_words,
+    )
+    from engine.flows.importers import (
+        FLOW_FORMATS,
+        ExportRefused,
+        ImportRefused,
+        ImportResult,
+        detect_flow_format,
+        export_anythingllm,
+        import_flow,
+        load_any_workflow,
+    )
+    from engine.flows.library import (
+        FlowLibrary,
+        FlowParameter,
+        LibraryError,
+        LibraryFlow,
+        default_library,
+        flow_parameters,
+        library_dir,
+        set_default_library,
+        workflow_can_pause,
+    )
     from engine.flows.repair import RepairError, RepairProposal, apply_repair, failed_node, parse_repair, propose_repair
-    from engine.graph.model import (NODE_TYPES, NOTE_COLORS, CanvasGroup, CanvasNote, Connection, Node, NodeData,
-                                    Workflow, WorkflowLoadError, accepts_input,
-                                    atomic_write_text, dumps_workflow, load_workflow, loads_workflow, new_id,
-                                    parse_workflow, save_workflow, source_handles, workflow_to_dict)
-    from engine.graph.templates import (SECRET_MASK, TEMPLATE_BUILTINS, ResolvedTemplate, TemplateCompletion,
-                                        TemplateReference, TemplateScope, find_references, mask_secrets,
-                                        reference_first_name, render_template_value, resolve_templates,
-                                        resolve_templates_masked, secret_lookup, template_completion,
-                                        unknown_references, walk_references)
-    from engine.graph.validate import (ConnectionCheck, GraphIndex, Issue, Severity, check_connection, errors_only,
-                                       handle_label, trigger_issues, validate)
+    from engine.graph.model import (
+        NODE_TYPES,
+        NOTE_COLORS,
+        CanvasGroup,
+        CanvasNote,
+        Connection,
+        Node,
+        NodeData,
+        Workflow,
+        WorkflowLoadError,
+        accepts_input,
+        atomic_write_text,
+        dumps_workflow,
+        load_workflow,
+        loads_workflow,
+        new_id,
+        parse_workflow,
+        save_workflow,
+        source_handles,
+        workflow_to_dict,
+    )
+    from engine.graph.templates import (
+        SECRET_MASK,
+        TEMPLATE_BUILTINS,
+        ResolvedTemplate,
+        TemplateCompletion,
+        TemplateReference,
+        TemplateScope,
+        find_references,
+        mask_secrets,
+        reference_first_name,
+        render_template_value,
+        resolve_templates,
+        resolve_templates_masked,
+        secret_lookup,
+        template_completion,
+        unknown_references,
+        walk_references,
+    )
+    from engine.graph.validate import (
+        ConnectionCheck,
+        GraphIndex,
+        Issue,
+        Severity,
+        check_connection,
+        errors_only,
+        handle_label,
+        trigger_issues,
+        validate,
+    )
     from engine.graph.variables import VariableError, coerce_variable, parse_var_argument, run_variables
-    from engine.llm import (AgentInvocation, EchoProvider, LLMError, LLMProvider, LLMResult, ProviderConfigError,
-                            ProviderContext, SubagentSpec, web_search_available)
+    from engine.llm import (
+        AgentInvocation,
+        EchoProvider,
+        LLMError,
+        LLMProvider,
+        LLMResult,
+        ProviderConfigError,
+        ProviderContext,
+        SubagentSpec,
+        web_search_available,
+    )
     from engine.llm.base import FlowToolSpec
-    from engine.llm.config import (DEFAULT_EFFORTS, ModelInfo, ProviderInfo, Settings, config_dir, is_local_url,
-                                   key_source, load_settings, model_choices, reasoning_efforts, save_settings,
-                                   settings_path, store_api_key)
+    from engine.llm.config import (
+        DEFAULT_EFFORTS,
+        ModelInfo,
+        ProviderInfo,
+        Settings,
+        config_dir,
+        is_local_url,
+        key_source,
+        load_settings,
+        model_choices,
+        reasoning_efforts,
+        save_settings,
+        settings_path,
+        store_api_key,
+    )
     from engine.llm.config import providers as provider_catalogue
-    from engine.llm.discovery import (FoundKey, FoundServer, ProviderSurvey, default_provider_problem,
-                                      local_install_command, needs_default_provider, remember_choice, survey)
-    from engine.llm.registry import (NoProviderConfigured, available_providers, check_provider, default_provider,
-                                     make_resolver, provider_models)
-    from engine.nodes import (DEFAULT_MAX_RETRIES, DEFAULT_RETRY_DELAY_MS, ERROR_HANDLE, ERROR_MODES, NodeError,
-                              NodeOutcome, NodeSpec, PaletteEntry, PauseRequest, PolicyData, RunContext, load_plugins,
-                              node_specs, palette_entries, register_node_spec, spec_for, unregister_node_spec)
+    from engine.llm.discovery import (
+        FoundKey,
+        FoundServer,
+        ProviderSurvey,
+        default_provider_problem,
+        local_install_command,
+        needs_default_provider,
+        remember_choice,
+        survey,
+    )
+    from engine.llm.local import close_local_models
+    from engine.llm.registry import (
+        NoProviderConfigured,
+        available_providers,
+        check_provider,
+        default_provider,
+        make_resolver,
+        provider_models,
+    )
+    from engine.llm.structured import SchemaError, parse_json_answer, schema_errors
+    from engine.nodes import (
+        DEFAULT_MAX_RETRIES,
+        DEFAULT_RETRY_DELAY_MS,
+        ERROR_HANDLE,
+        ERROR_MODES,
+        NodeError,
+        NodeOutcome,
+        NodeSpec,
+        PaletteEntry,
+        PauseRequest,
+        PolicyData,
+        RunContext,
+        load_plugins,
+        node_specs,
+        palette_entries,
+        register_node_spec,
+        spec_for,
+        unregister_node_spec,
+    )
     from engine.nodes.agent import AgentData, AgentTools
     from engine.nodes.approval import ApprovalData
     from engine.nodes.flow import ActionData, FlowData, new_flow_for_action
-    from engine.nodes.http_request import (HttpRequestSpec, HttpResult, HttpStatusError, InvalidRequestError,
-                                           RedirectError, RequestFailedError, ResponseTooLargeError, UrlNotAllowedError,
-                                           WebRequestError, looks_like_literal_credential, mask_url, send_request)
-    from engine.llm.structured import SchemaError, parse_json_answer, schema_errors
+    from engine.nodes.http_request import (
+        HttpRequestSpec,
+        HttpResult,
+        HttpStatusError,
+        InvalidRequestError,
+        RedirectError,
+        RequestFailedError,
+        ResponseTooLargeError,
+        UrlNotAllowedError,
+        WebRequestError,
+        looks_like_literal_credential,
+        mask_url,
+        send_request,
+    )
     from engine.nodes.if_ import CONDITION_OPERATORS, Condition, IfData, condition_problem
     from engine.nodes.join import JoinData
     from engine.nodes.loop import DEFAULT_MAX_ITERATIONS, LoopData
     from engine.nodes.router import Route, RouterData
     from engine.nodes.start import VARIABLE_TYPES, StartData, Variable
     from engine.nodes.web import FetchData, HttpData, KeyValueRow, send_test_request
-    from engine.nodes.web_fetch import (FetchResult, FetchSpec, SelectorNotFoundError, UnsupportedContentError,
-                                        fetch_page)
-    from engine.llm.local import close_local_models
+    from engine.nodes.web_fetch import (
+        FetchResult,
+        FetchSpec,
+        SelectorNotFoundError,
+        UnsupportedContentError,
+        fetch_page,
+    )
     from engine.resources import flowdesk_version, read_resource_text, resource_path, sample_paths
     from engine.run.costs import format_cost, model_prices, run_costs, stored_run_costs, usage_cost
     from engine.run.diff import diff_runs, diff_states, diff_workflows, run_usage, word_diff
-    from engine.run.events import (FLOW_CALL_FIELDS, FLOW_CALL_TYPES, SUBAGENT_CALL_TYPES, SUBAGENT_FIELDS, SYSTEM_NODE,
-                                   EventType, RunEvent, RunStatus, format_duration)
+    from engine.run.events import (
+        FLOW_CALL_FIELDS,
+        FLOW_CALL_TYPES,
+        SUBAGENT_CALL_TYPES,
+        SUBAGENT_FIELDS,
+        SYSTEM_NODE,
+        EventType,
+        RunEvent,
+        RunStatus,
+        format_duration,
+    )
     from engine.run.rerun import RecordedExecution, execution_key
     from engine.run.scheduler import DEFAULT_MAX_VISITS, NodeRecord, Run, RunStateError, as_text, normalise_decision
     from engine.run.state import NODE_STATES, NodeDetails, RunState, SubagentCall
     from engine.run.timeline import Span, Timeline
-    from engine.store import (AlreadyImported, RunInfo, RunRecorder, RunStore, StoreError, agentflow_record, data_dir,
-                              run_from_agentflow_record)
+    from engine.store import (
+        AlreadyImported,
+        RunInfo,
+        RunRecorder,
+        RunStore,
+        StoreError,
+        agentflow_record,
+        data_dir,
+        run_from_agentflow_record,
+    )
     from engine.temporal import TemporalUnavailable
     from engine.temporal.remote import RemoteRun
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-from functools import lru_cache
+from functools import cache, lru_cache
 from importlib import resources
 from importlib.abc import Traversable
 from pathlib import Path
@@ -47,7 +47,7 @@ def resource(*parts: str) -> Traversable | None:
     return root
 
 
-@lru_cache(maxsize=None)
+@cache
 def resource_path(*parts: str) -> Path | None:
     """A real file system path to ``resources/<parts...>`` (for Qt), or None when it does not exist."""
     res = resource(*parts)

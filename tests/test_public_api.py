@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 
 import engine
-
 from tests.ast_parse import parse as parse_source
 
 REPO = Path(__file__).resolve().parents[1]

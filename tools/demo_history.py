@@ -83,7 +83,7 @@ def fill_demo_store(store: RunStore, n: int = 120, seed: int = 7) -> None:
 
     async def go() -> list[str]:
         ids = []
-        for i in range(n):
+        for _i in range(n):
             roll = rng.random()
             path = rng.choice(flows)
             initial = rng.choice(INPUTS) or None

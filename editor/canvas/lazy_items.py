@@ -9,7 +9,8 @@ it does not know); iteration, ``len`` and ``values()`` cover the items made so f
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 __all__ = ["LazyItems"]
 

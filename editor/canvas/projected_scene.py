@@ -29,15 +29,15 @@ from PySide6.QtWidgets import QGraphicsScene
 
 from engine import Issue, Node, RunState
 
-from ..issue_text import describe_issue, node_labels
 from ..document import ConnKey
 from ..editing import WorkflowDocument
+from ..issue_text import describe_issue, node_labels
 from .background import draw_grid, draw_loose_links, draw_overview
-from .lazy_items import LazyItems
 from .items.edge import EdgeItem
 from .items.group import GroupItem
 from .items.node import NodeItem
 from .items.note import NoteItem
+from .lazy_items import LazyItems
 from .projection import Overview, Projection, count_link, shown_as_subagent
 from .routing import ObstacleGrid, route
 from .run_overlay import RunOverlay, canvas_states, output_previews

@@ -18,7 +18,8 @@ its error becomes the card's tooltip, as a failed node's does.
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from engine import NODE_STATES, RunState
 

@@ -8,7 +8,7 @@ re-derives it when its node's data changes. Colours, pens and fonts are built on
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPen
@@ -93,7 +93,7 @@ OUT_LABEL = {"output": "Next step", "approve": "Approve", "reject": "Reject", "f
              "error": "On error"}
 
 
-@lru_cache(maxsize=None)
+@cache
 def font(role: str) -> QFont:
     f = QFont()
     if role == "title":
@@ -125,12 +125,12 @@ def font(role: str) -> QFont:
     return f
 
 
-@lru_cache(maxsize=None)
+@cache
 def metrics(role: str) -> QFontMetricsF:
     return QFontMetricsF(font(role))
 
 
-@lru_cache(maxsize=None)
+@cache
 def pen(color: str, width: float = 1.0, dashed: bool = False) -> QPen:
     p = QPen(QColor(color), width)
     p.setCosmetic(False)

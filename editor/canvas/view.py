@@ -13,13 +13,25 @@ from __future__ import annotations
 
 import shiboken6
 from PySide6.QtCore import QPoint, QPointF, QRect, QRectF, Qt, QTimer, Signal
-from PySide6.QtGui import (QColor, QCursor, QDragEnterEvent, QDragMoveEvent, QDropEvent, QImage, QKeyEvent, QMouseEvent, QPainter,
-                           QPaintEvent, QPen, QWheelEvent)
+from PySide6.QtGui import (
+    QColor,
+    QCursor,
+    QDragEnterEvent,
+    QDragMoveEvent,
+    QDropEvent,
+    QImage,
+    QKeyEvent,
+    QMouseEvent,
+    QPainter,
+    QPaintEvent,
+    QPen,
+    QWheelEvent,
+)
 from PySide6.QtWidgets import QApplication, QFrame, QGraphicsView, QWidget
 
-from .scene import CanvasScene
 from engine import loads_workflow
 
+from .scene import CanvasScene
 from .style import GRID, KIND_COLOR, TITLE_H, node_rect, node_size
 
 NODE_MIME = "application/x-flowdesk-node"

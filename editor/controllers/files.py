@@ -21,8 +21,17 @@ from pathlib import Path
 from PySide6.QtCore import QObject, QPointF, QTimer, Signal
 from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QWidget
 
-from engine import (ExportRefused, Node, Workflow, WorkflowLoadError, atomic_write_text, export_anythingllm,
-                    load_any_workflow, load_workflow, sample_paths)
+from engine import (
+    ExportRefused,
+    Node,
+    Workflow,
+    WorkflowLoadError,
+    atomic_write_text,
+    export_anythingllm,
+    load_any_workflow,
+    load_workflow,
+    sample_paths,
+)
 
 from ..canvas.scene import CanvasScene
 from ..canvas.view import CanvasView

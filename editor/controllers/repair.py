@@ -36,7 +36,7 @@ class RepairController(QObject):
         self.repair_dialog: RepairDialog | None = None
         self.repair_question: QMessageBox | None = None
 
-    def repair_node(self, node_id: str, provider: Any = None) -> "asyncio.Future | None":
+    def repair_node(self, node_id: str, provider: Any = None) -> asyncio.Future | None:
         details = self.console.node_details(node_id) or {}
         error = details.get("error") or "failed"
         node = self.document.node(node_id)

@@ -16,7 +16,7 @@ from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QDockWidget, QMainWindow, QMessageBox
 
-from engine import RunStatus, Workflow
+from engine import RemoteRun, RunStatus, Workflow
 
 from ..editing import WorkflowDocument
 from ..history.panel import HistoryPanel
@@ -26,7 +26,6 @@ from .files import FilesController
 from .runs import RunController
 from .session import DocumentSession
 from .validation import ValidationController
-from engine import RemoteRun
 
 Status = Callable[[str, int], None]
 

@@ -32,22 +32,41 @@ import os
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import (QEvent, QItemSelection, QItemSelectionModel, QModelIndex, QObject, QPoint, Qt, QTimer, QUrl,
-                            Signal, Slot)
+from PySide6.QtCore import (
+    QEvent,
+    QItemSelection,
+    QItemSelectionModel,
+    QModelIndex,
+    QObject,
+    QPoint,
+    Qt,
+    QTimer,
+    QUrl,
+    Signal,
+    Slot,
+)
 from PySide6.QtGui import QDesktopServices, QFontMetrics, QKeyEvent, QPalette
 from PySide6.QtWidgets import QMenu, QWidget
 
-from engine import RunInfo, RunStore, StoreError, WorkflowLoadError, data_dir
+from engine import RunInfo, RunStore, StoreError, WorkflowLoadError, data_dir, stored_run_costs
 
 from .actions import RunActions, warn
-from .model import (COL_COST, COL_DURATION, COL_EVENTS, COL_STARTED, COL_STATUS, COL_WORKFLOW, REMOTE_BADGE, RUN_ROLE,
-                    RunHistoryModel)
+from .compare import CompareWindow
+from .model import (
+    COL_COST,
+    COL_DURATION,
+    COL_EVENTS,
+    COL_STARTED,
+    COL_STATUS,
+    COL_WORKFLOW,
+    REMOTE_BADGE,
+    RUN_ROLE,
+    RunHistoryModel,
+)
 from .panel_ui import STATUS_FILTERS, setup_ui
+from .remote import RemoteRuns
 from .store_open import open_store_for_gui
 from .transfer import RunTransfer
-from .remote import RemoteRuns
-from engine import stored_run_costs
-from .compare import CompareWindow
 
 __all__ = ["HistoryPanel", "open_store_for_gui", "PAGE_SIZE", "STATUS_FILTERS"]
 

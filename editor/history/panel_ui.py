@@ -13,13 +13,36 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QSize, Qt
 from PySide6.QtGui import QAction, QKeySequence, QPalette
-from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QHBoxLayout, QHeaderView, QLabel, QMenu, QPushButton,
-                               QSizePolicy, QStackedWidget, QStyle, QTableView, QToolBar, QToolButton, QVBoxLayout,
-                               QWidget)
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QMenu,
+    QPushButton,
+    QSizePolicy,
+    QStackedWidget,
+    QStyle,
+    QTableView,
+    QToolBar,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from .badge import RemoteBadgeDelegate, StatusBadgeDelegate
-from .model import (COL_COST, COL_DURATION, COL_EVENTS, COL_INPUT, COL_STARTED, COL_STATUS, COL_WORKFLOW, RUN_ROLE,
-                    STATUS_LABELS)
+from .model import (
+    COL_COST,
+    COL_DURATION,
+    COL_EVENTS,
+    COL_INPUT,
+    COL_STARTED,
+    COL_STATUS,
+    COL_WORKFLOW,
+    RUN_ROLE,
+    STATUS_LABELS,
+)
 
 if TYPE_CHECKING:
     from .panel import HistoryPanel

@@ -21,8 +21,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
-from engine import RunInfo
-from engine import RemoteRun
+from engine import RemoteRun, RunInfo
 
 __all__ = ["RemoteRunInfo", "RemoteRuns", "remote_info"]
 

@@ -11,7 +11,6 @@ from PySide6.QtWidgets import QMessageBox, QWidget
 
 from engine import RunStore, StoreError
 
-
 __all__ = ["open_store_for_gui"]
 
 log = logging.getLogger(__name__)

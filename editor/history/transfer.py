@@ -11,14 +11,24 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from PySide6.QtCore import Slot
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
-from engine import (AlreadyImported, RunEvent, RunState, RunStore, StoreError, WorkflowLoadError, agentflow_record,
-                    atomic_write_text, loads_workflow)
+from engine import (
+    AlreadyImported,
+    RunEvent,
+    RunState,
+    RunStore,
+    StoreError,
+    WorkflowLoadError,
+    agentflow_record,
+    atomic_write_text,
+    loads_workflow,
+)
 
 from .actions import warn
 

@@ -23,12 +23,12 @@ import typing
 from typing import Any, Literal
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QLabel, QLineEdit, QSpinBox,
-                               QWidget)
+from PySide6.QtWidgets import QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QLabel, QLineEdit, QSpinBox, QWidget
 
 from engine import NodeData
 
-from .prompt_edit import PromptEdit, title_label as _title
+from .prompt_edit import PromptEdit
+from .prompt_edit import title_label as _title
 
 _NONE = type(None)
 

@@ -9,10 +9,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Signal
 from PySide6.QtGui import QIcon
-from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QHeaderView, QTableWidget, QTableWidgetItem,
-                               QToolButton, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHBoxLayout,
+    QHeaderView,
+    QTableWidget,
+    QTableWidgetItem,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from ..resources import icon_path
 
@@ -45,7 +53,7 @@ class KeyValueTable(QWidget):
         bar.setContentsMargins(0, 0, 0, 0)
         self.add_button = QToolButton()
         self.add_button.setIcon(QIcon(icon_path("add")))
-        self.add_button.setToolTip(f"Add a row")
+        self.add_button.setToolTip("Add a row")
         self.add_button.clicked.connect(self.add_row)
         self.remove_button = QToolButton()
         self.remove_button.setIcon(QIcon(icon_path("delete")))

@@ -9,12 +9,13 @@ from collections.abc import Iterator, Mapping
 
 from PySide6.QtCore import QMimeData, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QIcon, QPainter, QPixmap
-from PySide6.QtWidgets import QAbstractItemView, QListWidget, QListWidgetItem, QVBoxLayout, QWidget, QLabel
+from PySide6.QtWidgets import QAbstractItemView, QLabel, QListWidget, QListWidgetItem, QVBoxLayout, QWidget
 
 from engine import PaletteEntry, palette_entries, spec_for
 
 from ..canvas.view import NODE_MIME
 from ..resources import icon_path
+
 
 class _Descriptions(Mapping[str, tuple[str, str]]):
     """(label, description) of each palette entry, by key, read from the engine's node registry."""

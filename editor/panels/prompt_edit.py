@@ -12,10 +12,29 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from PySide6.QtCore import QEvent, Qt
-from PySide6.QtGui import (QColor, QFont, QHelpEvent, QIcon, QKeyEvent, QStandardItem, QStandardItemModel,
-                           QSyntaxHighlighter, QTextCharFormat, QTextCursor, QTextDocument)
-from PySide6.QtWidgets import (QCompleter, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QToolTip, QVBoxLayout,
-                               QWidget)
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QHelpEvent,
+    QIcon,
+    QKeyEvent,
+    QStandardItem,
+    QStandardItemModel,
+    QSyntaxHighlighter,
+    QTextCharFormat,
+    QTextCursor,
+    QTextDocument,
+)
+from PySide6.QtWidgets import (
+    QCompleter,
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QPushButton,
+    QToolTip,
+    QVBoxLayout,
+    QWidget,
+)
 
 from engine import TEMPLATE_BUILTINS, TemplateCompletion, TemplateReference, find_references, template_completion
 

@@ -19,15 +19,37 @@ from typing import Any
 
 import shiboken6
 from PySide6.QtCore import QLocale, Qt, Signal
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QMessageBox,
+    QPushButton,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
 
-from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFormLayout, QHBoxLayout, QLabel, QLineEdit,
-                               QListWidget, QListWidgetItem, QMessageBox, QPushButton, QSpinBox, QVBoxLayout, QWidget)
-
-from engine import (ProviderConfigError, Settings, check_provider, is_local_url, key_source, load_settings,
-                    provider_catalogue, save_settings, settings_path, store_api_key)
+from engine import (
+    ProviderConfigError,
+    Settings,
+    check_provider,
+    is_local_url,
+    key_source,
+    load_settings,
+    provider_catalogue,
+    save_settings,
+    settings_path,
+    store_api_key,
+)
 
 from ..screen_fit import fit_resize
-
 
 _KIND_TEXT = {"openai": "OpenAI-compatible API", "anthropic": "Anthropic API", "local": "embedded model",
               "echo": ""}
@@ -270,7 +292,7 @@ class ProviderSettingsDialog(QDialog):
         extra = dict((data.model_extra or {}).get("runCache") or {})
         if limit != 64 or extra:
             extra["limitMB"] = limit
-            setattr(data, "runCache", extra)
+            data.runCache = extra
         for pid, url in self._urls.items():
             override = dict(data.providers.get(pid, {}))
             if url:

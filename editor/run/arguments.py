@@ -14,6 +14,7 @@ from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QCheckBox, QGridLayout, QLabel, QLineEdit, QToolButton, QWidget
+
 from ..window.settings import settings
 
 __all__ = ["RunArguments", "declared_variables", "remembered_arguments", "remember_arguments"]

@@ -47,15 +47,27 @@ from __future__ import annotations
 import asyncio
 import logging
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import shiboken6
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from engine import (FlowdeskError, Run, RunEvent, RunRecorder, RunState, RunStateError, RunStatus, RunStore, StoreError, Workflow,
-                    as_text)
-from engine import make_resolver
+from engine import (
+    FlowdeskError,
+    Run,
+    RunEvent,
+    RunRecorder,
+    RunState,
+    RunStateError,
+    RunStatus,
+    RunStore,
+    StoreError,
+    Workflow,
+    as_text,
+    make_resolver,
+)
 
 __all__ = ["RunBridge", "ApprovalRequest"]
 

@@ -31,24 +31,35 @@ Invariants
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from PySide6.QtCore import QModelIndex, Qt, QTimer, Signal
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QSplitter, QVBoxLayout, QWidget
 
-from engine import (SYSTEM_NODE, FlowdeskError, ProviderConfigError, Run, RunEvent, RunState, RunStateError,
-                    RunStatus, RunStore, Workflow)
+from engine import (
+    SYSTEM_NODE,
+    FlowdeskError,
+    ProviderConfigError,
+    Run,
+    RunEvent,
+    RunState,
+    RunStateError,
+    RunStatus,
+    RunStore,
+    Workflow,
+)
 
-from .arguments import RunArguments, declared_variables, remember_arguments, remembered_arguments
 from ..window.settings import settings
+from .arguments import RunArguments, declared_variables, remember_arguments, remembered_arguments
 from .bridge import RunBridge, default_resolver_factory
 from .export_menu import ExportMenu
 from .header import LONG_INPUT, RunHeader, cost_breakdown, run_actions
 from .log_model import EntryRole, LogEntry, LogFilterProxy, LogModel, NodeNames
-from .log_view import TYPE_COLOURS, LogDelegate
 from .log_pane import LogPane
+from .log_view import TYPE_COLOURS, LogDelegate
 from .shown_run import ShownRun
 from .side_pane import RunSidePane
 

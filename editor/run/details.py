@@ -11,20 +11,31 @@ Invariants
 from __future__ import annotations
 
 import json
-from html import escape
 from functools import lru_cache
+from html import escape
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QIcon
-from PySide6.QtWidgets import (QFormLayout, QFrame, QHBoxLayout, QInputDialog, QLabel, QPushButton, QScrollArea,
-                               QSizePolicy, QTextBrowser, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QFormLayout,
+    QFrame,
+    QHBoxLayout,
+    QInputDialog,
+    QLabel,
+    QPushButton,
+    QScrollArea,
+    QSizePolicy,
+    QTextBrowser,
+    QVBoxLayout,
+    QWidget,
+)
 
 from engine import EventType, format_duration
 
+from ..code_style import FlowdeskDarkStyle
 from ..resources import icon_path
 from .log_model import STREAMING
-from ..code_style import FlowdeskDarkStyle
 
 __all__ = ["render_content", "highlight_json", "NodeRunDetails", "pretty_json", "format_usage"]
 

@@ -9,8 +9,9 @@ message, never in an exception.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
 from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction, QGuiApplication

@@ -9,11 +9,21 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
-from engine import (RunEvent, RunInfo, RunState, RunStatus, RunStore, StoreError, Workflow, agentflow_record,
-                    dumps_workflow)
+from engine import (
+    RunEvent,
+    RunInfo,
+    RunState,
+    RunStatus,
+    RunStore,
+    StoreError,
+    Workflow,
+    agentflow_record,
+    dumps_workflow,
+)
 
 __all__ = ["write_jsonl", "run_record", "write_record", "record_input"]
 

@@ -22,7 +22,8 @@ Concepts and invariants
 from __future__ import annotations
 
 import time
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, QSortFilterProxyModel, Qt
 
@@ -251,7 +252,7 @@ class LogModel(QAbstractListModel):
         return self._by_node.get(node_id, [])
 
     # ------------------------------------------------------------------ Qt model
-    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008 (Qt's own default)
         return 0 if parent.isValid() else len(self.entries)
 
     def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:

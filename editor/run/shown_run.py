@@ -10,7 +10,8 @@ may still deliver its last events.
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from engine import RunEvent, RunState, RunStatus, RunStore, Workflow
 

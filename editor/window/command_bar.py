@@ -17,11 +17,26 @@ from typing import Any
 
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtGui import QKeyEvent
-from PySide6.QtWidgets import (QDialog, QLabel, QLineEdit, QListWidget, QListWidgetItem, QMainWindow, QVBoxLayout,
-                               QWidget)
+from PySide6.QtWidgets import (
+    QDialog,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QMainWindow,
+    QVBoxLayout,
+    QWidget,
+)
 
-from engine import (FlowChoice, NoFlowMatches, apply_arguments, ask_model_for_flow, default_library, match_sentence,
-                    routable_flows)
+from engine import (
+    FlowChoice,
+    NoFlowMatches,
+    apply_arguments,
+    ask_model_for_flow,
+    default_library,
+    match_sentence,
+    routable_flows,
+)
 
 from ..run.console import RunConsole
 from ..screen_fit import fit_resize

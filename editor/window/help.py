@@ -5,16 +5,26 @@ Flowdesk keeps settings, run history and the flow library)."""
 from __future__ import annotations
 
 import html
-import re
 import platform
+import re
 import sys
 from pathlib import Path
 
 import PySide6
 from PySide6.QtCore import Qt, QUrl, qVersion
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QDockWidget, QLabel, QLineEdit, QMenu, QTreeWidget,
-                               QTreeWidgetItem, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QDockWidget,
+    QLabel,
+    QLineEdit,
+    QMenu,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
 
 from engine import config_dir, data_dir, flowdesk_version, library_dir, settings_path
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QCoreApplication, QEventLoop, QObject, Qt, Signal, Slot, QTimer
+from PySide6.QtCore import QCoreApplication, QEventLoop, QObject, Qt, QTimer, Signal, Slot
 from PySide6.QtWidgets import QProgressDialog, QPushButton, QWidget
 
 from engine import ImportResult, Issue, Workflow, load_any_workflow, validate

@@ -10,13 +10,15 @@ passed on by name. The history lists the configured server's runs with a "Tempor
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import partial
-from typing import Any, Callable
+from typing import Any
 
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QFormLayout, QLabel, QLineEdit, QMessageBox
 
-from .settings import settings
 from engine import RemoteRun
+
+from .settings import settings
 
 __all__ = ["TemporalServerDialog", "remote_run_factory"]
 

@@ -28,8 +28,9 @@ cancel, ``--temporal``); all of them print through :mod:`~engine.cli.printer`.
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from importlib import import_module
-from typing import Any, Sequence
+from typing import Any
 
 from engine.cli.parser import build_parser
 from engine.temporal.options import wants as temporal_wanted

@@ -13,8 +13,14 @@ from typing import Any
 
 from engine.cli import EXIT_FAILED, EXIT_OK, EXIT_USAGE, print_err
 from engine.flows.importers import ExportRefused, export_anythingllm, import_flow, load_any_workflow
-from engine.graph.model import (WorkflowLoadError, atomic_write_text, dumps_workflow, load_workflow, loads_workflow,
-                                parse_workflow)
+from engine.graph.model import (
+    WorkflowLoadError,
+    atomic_write_text,
+    dumps_workflow,
+    load_workflow,
+    loads_workflow,
+    parse_workflow,
+)
 from engine.graph.validate import validate
 from engine.llm.config import web_search_available
 

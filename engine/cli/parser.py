@@ -8,8 +8,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from engine.temporal.options import add_arguments as temporal_arguments
 from engine.resources import flowdesk_version
+from engine.temporal.options import add_arguments as temporal_arguments
 
 __all__ = ["build_parser"]
 

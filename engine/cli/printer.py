@@ -20,9 +20,9 @@ import math
 import os
 import re
 import threading
+from collections.abc import Callable
 from datetime import UTC, datetime
 from json.encoder import encode_basestring as _quote
-from collections.abc import Callable
 from typing import Any, TextIO
 
 from engine.cli import print_err

@@ -10,8 +10,9 @@ import asyncio
 import os
 import signal
 import sys
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
 from engine.cli import EXIT_CANCELLED, EXIT_FAILED, EXIT_OK, EXIT_OUTPUT_CLOSED, EXIT_PAUSED, EXIT_USAGE
 from engine.cli.files import load_any

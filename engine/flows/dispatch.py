@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterable, Literal, Optional, Union
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, StrictBool, StrictFloat, StrictInt, StrictStr, ValidationError, create_model
 
@@ -47,7 +48,7 @@ class FlowChoice:
     """A flow picked for a sentence: by a ``trigger`` (``pattern``, ``wildcard_words``,
     capture ``spans``) or by the ``model``."""
 
-    flow: "LibraryFlow"
+    flow: LibraryFlow
     arguments: dict[str, Any]
     source: Literal["trigger", "model"]
     pattern: str = ""
@@ -63,7 +64,7 @@ class FlowChoice:
         return out
 
 
-def routable_flows(library: "FlowLibrary") -> list["LibraryFlow"]:
+def routable_flows(library: FlowLibrary) -> list[LibraryFlow]:
     """The flows a sentence may pick: readable and enabled, in library order."""
     return [f for f in library.flows() if f.enabled and not f.error]
 
@@ -84,7 +85,7 @@ def _coerce(value: Any, kind: str) -> Any:
     return value
 
 
-def match_sentence(sentence: str, flows: Iterable["LibraryFlow"],
+def match_sentence(sentence: str, flows: Iterable[LibraryFlow],
                    skipped: list[str] | None = None) -> list[FlowChoice]:
     """Every trigger match of ``sentence`` among ``flows``, best first. Malformed patterns are
     skipped (the validator reports them on their workflow); ``skipped`` receives a message for
@@ -107,7 +108,7 @@ def match_sentence(sentence: str, flows: Iterable["LibraryFlow"],
 
 
 # ------------------------------------------------------------------------------- the model
-def _param_schema(flow: "LibraryFlow") -> dict[str, Any]:
+def _param_schema(flow: LibraryFlow) -> dict[str, Any]:
     schema = flow.parameters_schema()
     schema["additionalProperties"] = False
     schema["title"] = f"arguments of {flow.id}"
@@ -116,7 +117,7 @@ def _param_schema(flow: "LibraryFlow") -> dict[str, Any]:
     return schema
 
 
-def routing_schema(flows: list["LibraryFlow"]) -> dict[str, Any]:
+def routing_schema(flows: list[LibraryFlow]) -> dict[str, Any]:
     """The answer's JSON schema: ``flow`` an enum of the flow ids (or null), ``arguments`` one
     of the flows' parameter schemas."""
     return {
@@ -131,15 +132,15 @@ def routing_schema(flows: list["LibraryFlow"]) -> dict[str, Any]:
     }
 
 
-_TYPES: dict[str, Any] = {"string": StrictStr, "number": Union[StrictInt, StrictFloat], "boolean": StrictBool,
+_TYPES: dict[str, Any] = {"string": StrictStr, "number": StrictInt | StrictFloat, "boolean": StrictBool,
                           "json": Any}
 
 
-def _arguments_model(flow: "LibraryFlow") -> type[BaseModel]:
+def _arguments_model(flow: LibraryFlow) -> type[BaseModel]:
     fields: dict[str, Any] = {}
     for p in flow.parameters:
         kind = _TYPES.get(p.type, StrictStr)
-        fields[p.name] = (kind, ...) if p.required and p.value in (None, "") else (Optional[kind], None)
+        fields[p.name] = (kind, ...) if p.required and p.value in (None, "") else (kind | None, None)
     name = "Arguments_" + re.sub(r"\W", "_", flow.id)
     return create_model(name, __config__=ConfigDict(extra="forbid"), **fields)
 
@@ -150,7 +151,7 @@ def _json_text(text: str) -> str:
     return fence.group(1) if fence else text
 
 
-def parse_routing_answer(text: str, flows: list["LibraryFlow"]) -> FlowChoice:
+def parse_routing_answer(text: str, flows: list[LibraryFlow]) -> FlowChoice:
     """The model's answer as a :class:`FlowChoice`; :class:`NoFlowMatches` saying why it is not usable."""
     if not text or not text.strip():
         raise NoFlowMatches("no flow matches: the model gave an empty answer")
@@ -158,7 +159,7 @@ def parse_routing_answer(text: str, flows: list["LibraryFlow"]) -> FlowChoice:
 
     class Answer(BaseModel):
         model_config = ConfigDict(extra="forbid")
-        flow: Optional[StrictStr]
+        flow: StrictStr | None
         arguments: dict[str, Any] = {}
 
     try:
@@ -182,7 +183,7 @@ def parse_routing_answer(text: str, flows: list["LibraryFlow"]) -> FlowChoice:
     return FlowChoice(flow, values, "model")
 
 
-async def ask_model_for_flow(sentence: str, flows: list["LibraryFlow"], resolver: Any, *,
+async def ask_model_for_flow(sentence: str, flows: list[LibraryFlow], resolver: Any, *,
                              model: str = "") -> FlowChoice:
     """One request to the model (through ``resolver``, as runs use it) for a flow and its
     arguments; the answer is checked by :func:`parse_routing_answer`."""

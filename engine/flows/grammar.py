@@ -42,7 +42,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Generic, Literal, TypeVar, Union
+from typing import Literal, TypeVar
 
 from engine.errors import FlowdeskError
 
@@ -176,7 +176,7 @@ class _Opt:
     inner: _Node
 
 
-_Node = Union[_Lit, _Cap, _Seq, _Alt, _Opt]
+_Node = _Lit | _Cap | _Seq | _Alt | _Opt
 
 
 # -- tokeniser and parser -----------------------------------------------------------------------

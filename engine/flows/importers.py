@@ -26,9 +26,10 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 from urllib.parse import parse_qsl, quote, urlsplit, urlunsplit
 
 from engine.errors import FlowdeskError
@@ -44,8 +45,12 @@ from engine.graph.model import (
 )
 from engine.nodes import spec_for
 from engine.nodes.agent import DEFAULT_SYSTEM_PROMPT
-from engine.nodes.credentials import (URL_PASSWORD, literal_credentials, looks_like_literal_credential,
-                                      url_credential_params)
+from engine.nodes.credentials import (
+    URL_PASSWORD,
+    literal_credentials,
+    looks_like_literal_credential,
+    url_credential_params,
+)
 
 __all__ = ["FLOW_FORMATS", "ImportResult", "ImportRefused", "ExportRefused", "detect_flow_format", "format_label",
            "import_flow", "load_any_workflow", "export_anythingllm", "EXPORT_FORMATS"]

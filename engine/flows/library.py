@@ -25,16 +25,17 @@ from __future__ import annotations
 import os
 import re
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from engine.errors import FlowdeskError
 from engine.graph.model import Workflow, WorkflowLoadError, load_workflow, new_id, save_workflow
 from engine.graph.model import load_workflow as _load
 from engine.llm.config import Settings, load_settings, save_settings
-from engine.resources import sample_paths
 from engine.paths import data_dir
+from engine.resources import sample_paths
 
 __all__ = ["FlowLibrary", "LibraryFlow", "FlowParameter", "LibraryError", "library_dir", "default_library",
            "flow_parameters", "workflow_can_pause", "FLOW_SUFFIX"]
@@ -134,7 +135,7 @@ def _triggers(workflow: Workflow) -> list[str]:
 _PAUSING_KINDS = ("approval",)
 
 
-def workflow_can_pause(workflow: Workflow, library: "FlowLibrary | None" = None, *,
+def workflow_can_pause(workflow: Workflow, library: FlowLibrary | None = None, *,
                        base: str | os.PathLike[str] | None = None, _seen: set[str] | None = None) -> bool:
     """Whether a run of ``workflow`` can wait for a person: it has an approval node, or a
     ``flow``/``action`` node runs a flow that can (looked up in ``library``)."""

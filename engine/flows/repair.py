@@ -20,8 +20,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from engine.errors import FlowdeskError
-from engine.llm.base import AgentInvocation, LLMProvider, NoToolsContext
 from engine.graph.model import Workflow
+from engine.llm.base import AgentInvocation, LLMProvider, NoToolsContext
 from engine.nodes import spec_for
 
 __all__ = ["RepairError", "RepairProposal", "repair_prompt", "parse_repair", "propose_repair", "apply_repair",

@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import weakref
 from collections import defaultdict, deque
+from collections.abc import Iterable
 from functools import cached_property
 from operator import is_
-from typing import Iterable
 
 from engine.graph.model import Connection, Node, Workflow, current_handle, gc_paused
 
@@ -46,7 +46,7 @@ class GraphIndex:
             self._build(workflow)
 
     @classmethod
-    def of(cls, workflow: Workflow) -> "GraphIndex":
+    def of(cls, workflow: Workflow) -> GraphIndex:
         """The index of ``workflow``, built once and kept on it while its nodes and links stay
         the same objects in the same order (see the module's invalidation rule)."""
         index = workflow._graph_index

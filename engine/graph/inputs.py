@@ -94,7 +94,7 @@ def huge_integer_at(text: str | bytes) -> str | None:
         return None
     if isinstance(text, bytes):
         text = text.decode("utf-8", "replace")
-    m = re.search(r"\d{%d,}" % (limit + 1), text)
+    m = re.search(rf"\d{{{limit + 1},}}", text)
     if m is None:
         return None
     line = text.count("\n", 0, m.start()) + 1

@@ -21,11 +21,20 @@ import math
 import os
 import sys
 import uuid
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Iterator
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from pydantic import Field, PrivateAttr, SerializeAsAny, ValidationError, ValidationInfo, field_serializer, field_validator
+from pydantic import (
+    Field,
+    PrivateAttr,
+    SerializeAsAny,
+    ValidationError,
+    ValidationInfo,
+    field_serializer,
+    field_validator,
+)
 
 from engine.errors import FlowdeskError
 from engine.files import atomic_write_text
@@ -34,7 +43,7 @@ from engine.graph.inputs import huge_integer_at, lone_surrogate_at, may_hold_sur
 
 # A node's data class is found through the registry, which names the kinds without importing them.
 from engine.nodes import BUILTIN_KINDS, SPECS, spec_for
-from engine.nodes.base import is_none, NodeData, _Loose
+from engine.nodes.base import NodeData, _Loose, is_none
 
 if TYPE_CHECKING:  # pragma: no cover
     from engine.nodes import NodeSpec
@@ -141,7 +150,7 @@ class Node(_Loose):
         return spec.title(self.data) if spec is not None else self.type
 
     @property
-    def spec(self) -> "NodeSpec | None":
+    def spec(self) -> NodeSpec | None:
         """The node kind's spec (None for an unknown type)."""
         return spec_for(self.type)
 

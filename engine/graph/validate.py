@@ -18,10 +18,11 @@ Rules (docs/design.md, "Validation"):
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import lru_cache
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -109,7 +110,7 @@ class _Checks:
 
     __slots__ = ("index", "web_search_available", "_add", "node", "library", "path", "workflow_id")
 
-    def __init__(self, index: "GraphIndex", web_search_available: bool | None, add, library=None, path=None,
+    def __init__(self, index: GraphIndex, web_search_available: bool | None, add, library=None, path=None,
                  workflow_id: str | None = None) -> None:
         self.index = index
         self.web_search_available = web_search_available
@@ -512,7 +513,7 @@ def _class_has_variables(cls: type) -> bool:
     return hasattr(cls, "variables")
 
 
-def _check_data_flow(index: GraphIndex, add, components: "_Components") -> None:
+def _check_data_flow(index: GraphIndex, add, components: _Components) -> None:
     """Data-flow warnings (docs/design.md, "Data flow", "More node kinds"): a reference to a name that
     is neither a declared variable, an ``outputVar`` nor a built-in; a node other than a join or a
     loop that several branches lead into; a loop body that never returns to its loop.

@@ -6,8 +6,18 @@ The providers over HTTP (OpenAI-compatible, Anthropic), the embedded local model
 resolver that picks one are in :mod:`engine.llm.registry`, imported by what runs a model.
 """
 
-from engine.llm.base import (AgentInvocation, LLMError, LLMProvider, LLMResult, ProviderConfigError, ProviderContext,
-                             ProviderUnavailable, SubagentSpec, describe_subagent, tool_name_for)
+from engine.llm.base import (
+                             AgentInvocation,
+                             LLMError,
+                             LLMProvider,
+                             LLMResult,
+                             ProviderConfigError,
+                             ProviderContext,
+                             ProviderUnavailable,
+                             SubagentSpec,
+                             describe_subagent,
+                             tool_name_for,
+)
 from engine.llm.config import web_search_available
 from engine.llm.echo import EchoProvider
 

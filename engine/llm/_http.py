@@ -24,15 +24,24 @@ import random
 import time
 import uuid
 from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator, Awaitable, Callable
+from typing import Any
 
 import httpx
 
 from engine.graph.templates import SECRET_MASK
-from engine.llm.base import (NODE_RETRIES_ONLY, AgentInvocation, LLMError, LLMResult, ModelNotFound, ProviderConfigError, ProviderContext,
-                   ProviderUnavailable)
+from engine.llm.base import (
+    NODE_RETRIES_ONLY,
+    AgentInvocation,
+    LLMError,
+    LLMResult,
+    ModelNotFound,
+    ProviderConfigError,
+    ProviderContext,
+    ProviderUnavailable,
+)
 from engine.llm.config import HttpSettings, is_local_url, redact, split_url_credentials
 from engine.llm.tools import Tool, ToolCall, WebSearch, build_tools, run_tool_calls
 
@@ -54,7 +63,7 @@ class RetryPolicy:
     sleep: Callable[[float], Awaitable[Any]] = field(default=asyncio.sleep, compare=False)
 
     @classmethod
-    def from_settings(cls, s: HttpSettings) -> "RetryPolicy":
+    def from_settings(cls, s: HttpSettings) -> RetryPolicy:
         return cls(max_retries=max(0, s.maxRetries), base_delay=s.retryBaseDelay, max_delay=s.retryMaxDelay)
 
     def delay(self, attempt: int, retry_after: float | None) -> float:

@@ -18,8 +18,16 @@ from typing import Any
 
 import httpx
 
-from engine.llm._http import (HttpChatProvider, Turn, is_event_stream, iter_sse, malformed, new_call_id, post_stream,
-                    token_usage)
+from engine.llm._http import (
+    HttpChatProvider,
+    Turn,
+    is_event_stream,
+    iter_sse,
+    malformed,
+    new_call_id,
+    post_stream,
+    token_usage,
+)
 from engine.llm.base import AgentInvocation, LLMError, ProviderContext
 from engine.llm.config import redact
 from engine.llm.structured import schema_of

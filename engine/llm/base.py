@@ -16,9 +16,10 @@ Failures are raised as :class:`LLMError` with a message a user understands.
 from __future__ import annotations
 
 import re
+from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from engine.errors import FlowdeskError
 
@@ -86,7 +87,7 @@ class SubagentSpec:
     reasoning_effort: str
     tools: dict[str, bool]
     provider: str | None
-    children: list["SubagentSpec"] = field(default_factory=list)
+    children: list[SubagentSpec] = field(default_factory=list)
 
     @property
     def tool_name(self) -> str:

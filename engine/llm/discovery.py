@@ -21,10 +21,11 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from importlib.metadata import distribution, requires
-from typing import Any, Iterable
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
 import httpx

@@ -36,8 +36,15 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from engine.llm.base import (AgentInvocation, LLMError, LLMResult, ProviderConfigError, ProviderContext, SubagentSpec,
-                   flow_tool_arguments)
+from engine.llm.base import (
+    AgentInvocation,
+    LLMError,
+    LLMResult,
+    ProviderConfigError,
+    ProviderContext,
+    SubagentSpec,
+    flow_tool_arguments,
+)
 from engine.llm.structured import schema_of
 
 __all__ = ["LocalProvider", "close_local_models", "local_model_path", "local_available", "LOCAL_MISSING_MESSAGE",

@@ -24,7 +24,8 @@ import asyncio
 import dataclasses
 import os
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import httpx
 
@@ -221,7 +222,7 @@ async def check_provider(name: str, *, base_url: str | None = None, timeout: flo
     started = time.monotonic()
     try:
         result = await asyncio.wait_for(provider.complete(inv, NoToolsContext(inv.node_id)), timeout)
-    except (asyncio.TimeoutError, TimeoutError):
+    except TimeoutError:
         raise TimeoutError(f"no answer within {timeout:g} s") from None
     took = time.monotonic() - started
     answer = " ".join((result.text or "").split())

@@ -13,15 +13,32 @@ from pydantic import Field, field_validator
 
 from engine.flows.library import default_library, workflow_can_pause
 from engine.graph.templates import find_references, mask_secrets
+from engine.llm.base import (
+    AgentInvocation,
+    FlowToolSpec,
+    LLMError,
+    LLMResult,
+    ModelNotFound,
+    ProviderConfigError,
+    ProviderUnavailable,
+    SubagentSpec,
+)
+from engine.llm.structured import SchemaError, openai_response_format, parse_json_answer, schema_instructions, schema_of
+from engine.nodes.base import (
+    ERROR_HANDLE,
+    NodeData,
+    NodeError,
+    NodeSpec,
+    PaletteEntry,
+    PolicyData,
+    _Loose,
+    as_text,
+    fill_prompt,
+    is_none,
+)
+from engine.nodes.flow import call_flow
 from engine.run.events import EventType, RunEvent
 from engine.run.events import _encode as _encode_extra
-from engine.llm.base import (AgentInvocation, FlowToolSpec, LLMError, LLMResult, ModelNotFound, ProviderConfigError,
-                        ProviderUnavailable, SubagentSpec)
-from engine.llm.structured import (SchemaError, openai_response_format, parse_json_answer, schema_instructions,
-                                   schema_of)
-from engine.nodes.flow import call_flow
-from engine.nodes.base import (is_none, ERROR_HANDLE, NodeData, NodeError, NodeSpec, PaletteEntry, PolicyData, _Loose, as_text,
-                   fill_prompt)
 
 DEFAULT_SYSTEM_PROMPT = "You are a helpful assistant."
 DEFAULT_REASONING_EFFORT = "low"

@@ -240,7 +240,7 @@ class NodeSpec:
         """The node's title on the canvas and in messages."""
         return self.label or self.kind
 
-    def describe(self, node: "Node") -> str:
+    def describe(self, node: Node) -> str:
         """How messages name a node of this kind (quoted title)."""
         return f"'{self.title(node.data)}'"
 
@@ -259,17 +259,17 @@ class NodeSpec:
         return self.data_model().model_dump(mode="json", exclude_none=True)
 
     # ---------------------------------------------------------------- rules and running
-    def check(self, node: "Node", checks: Any) -> None:
+    def check(self, node: Node, checks: Any) -> None:
         """Add this node's own issues: ``checks.error(code, message)`` / ``checks.warning(...)``."""
 
     def pause_prompt(self, data: NodeData) -> str:
         """The message shown while a run waits at a node of this kind (see :class:`PauseRequest`)."""
         return "Approve or reject to continue."
 
-    async def execute(self, ctx: Any, node: "Node", value: Any) -> "tuple[Any, str | tuple[str, ...] | None] | PauseRequest":
+    async def execute(self, ctx: Any, node: Node, value: Any) -> tuple[Any, str | tuple[str, ...] | None] | PauseRequest:
         raise NodeError(f"Nodes of type '{self.kind}' cannot run.")
 
-    def replayed(self, ctx: Any, node: "Node", handle: Any) -> None:
+    def replayed(self, ctx: Any, node: Node, handle: Any) -> None:
         """A step of this node was not run but reused from an earlier run (``cache_hit``, with
         ``handle``): a kind whose steps change the run's own state (a loop's iteration) does
         that here. Most kinds have nothing to do."""
@@ -290,18 +290,18 @@ class NodeSpec:
         """A node's state read back from a snapshot (``ctx``: the restored run's context)."""
         return data
 
-    def arrive(self, ctx: Any, node: "Node", src: str | None, value: Any) -> Any:
+    def arrive(self, ctx: Any, node: Node, src: str | None, value: Any) -> Any:
         """For a kind that ``gathers``: an arrival from ``src``; the value the step gets when the
         node fires now, else ``ctx.WAITING`` (the branch ends; ``release`` may fire it later)."""
         return value
 
-    def release(self, ctx: Any, node_id: str, live: set[str]) -> "tuple[Any, BranchFrame | None] | None":
+    def release(self, ctx: Any, node_id: str, live: set[str]) -> tuple[Any, BranchFrame | None] | None:
         """For a kind that ``gathers`` and holds arrivals: called when work ends somewhere (``live``:
         the nodes still in flight or waiting); ``(value, frame)`` fires the node now, None waits."""
         return None
 
-    def answered(self, ctx: Any, node: "Node", arrived: Any, flowing: Any, answer: dict[str, Any],
-                 now: float, waited_ms: int) -> "tuple[Any, str, BranchFrame | None] | None":
+    def answered(self, ctx: Any, node: Node, arrived: Any, flowing: Any, answer: dict[str, Any],
+                 now: float, waited_ms: int) -> tuple[Any, str, BranchFrame | None] | None:
         """The answer to this node's pause (:class:`PauseRequest`): ``(output, handle, frame)`` to go
         on along ``handle`` in ``frame``, or None to take the step again (the kind has kept the
         answer in its state). ``flowing``: the value that goes on (the reviewer's edit, else
@@ -310,7 +310,7 @@ class NodeSpec:
         step again."""
         return None
 
-    def waiting_prompt(self, ctx: Any, node: "Node") -> str:
+    def waiting_prompt(self, ctx: Any, node: Node) -> str:
         """What a run paused at this node asks."""
         return self.pause_prompt(node.data)
 

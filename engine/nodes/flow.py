@@ -28,13 +28,11 @@ from typing import Any
 
 from pydantic import ConfigDict, Field, field_validator
 
+from engine.errors import FlowdeskError
 from engine.flows.library import default_library, known_flow_name
 from engine.graph.model import Connection, Node, Workflow
-
-from engine.errors import FlowdeskError
 from engine.llm.base import LLMError
-from engine.nodes.base import NodeData, NodeError, NodeSpec, PauseRequest, PolicyData, as_text
-from engine.nodes.base import resolve_for_step
+from engine.nodes.base import NodeData, NodeError, NodeSpec, PauseRequest, PolicyData, as_text, resolve_for_step
 from engine.run.events import EventType, RunStatus
 
 __all__ = ["FlowData", "ActionData", "FlowNodeSpec", "ActionSpec", "new_flow_for_action", "flow_cycle",

@@ -39,8 +39,8 @@ import httpx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from engine.errors import FlowdeskError
-from engine.nodes.credentials import looks_like_literal_credential
 from engine.graph.templates import SECRET_MASK
+from engine.nodes.credentials import looks_like_literal_credential
 
 __all__ = [
     "HttpRequestSpec", "HttpResult", "KeyValue", "send_request", "request_event_data", "mask_url", "mask_text",
@@ -107,7 +107,7 @@ class HttpStatusError(WebRequestError):
     and the whole ``result`` (for an ``error`` branch that wants the body)."""
 
     def __init__(self, message: str, *, url: str | None = None, status: int = 0, excerpt: str = "",
-                 result: "HttpResult | None" = None) -> None:
+                 result: HttpResult | None = None) -> None:
         super().__init__(message, url=url)
         self.status = status
         self.excerpt = excerpt
@@ -174,7 +174,7 @@ class HttpRequestSpec(BaseModel):
         return str(value or "none").strip().lower()
 
     @classmethod
-    def from_data(cls, data: Mapping[str, Any]) -> "HttpRequestSpec":
+    def from_data(cls, data: Mapping[str, Any]) -> HttpRequestSpec:
         """Build from a node's resolved data; a wrong field raises :class:`InvalidRequestError`."""
         try:
             return cls.model_validate(dict(data))

@@ -39,9 +39,24 @@ import httpx
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 from selectolax.lexbor import LexborHTMLParser, LexborNode, SelectolaxError
 
-from engine.nodes.http_request import (MAX_REDIRECTS, MAX_RESPONSE_BYTES, USER_AGENT, EventSink, HttpStatusError,
-                           InvalidRequestError, RawResponse, RequestFailedError, WebRequestError, body_excerpt,
-                           check_url, emit, exchange, mask_url, own_client, request_event_data)
+from engine.nodes.http_request import (
+    MAX_REDIRECTS,
+    MAX_RESPONSE_BYTES,
+    USER_AGENT,
+    EventSink,
+    HttpStatusError,
+    InvalidRequestError,
+    RawResponse,
+    RequestFailedError,
+    WebRequestError,
+    body_excerpt,
+    check_url,
+    emit,
+    exchange,
+    mask_url,
+    own_client,
+    request_event_data,
+)
 
 __all__ = ["FetchSpec", "FetchResult", "fetch_page", "extract", "UnsupportedContentError", "SelectorNotFoundError",
            "DEFAULT_MAX_CHARS", "FETCH_FORMATS"]
@@ -104,7 +119,7 @@ class FetchSpec(BaseModel):
         return DEFAULT_MAX_CHARS if value in (None, "") else value
 
     @classmethod
-    def from_data(cls, data: Mapping[str, Any]) -> "FetchSpec":
+    def from_data(cls, data: Mapping[str, Any]) -> FetchSpec:
         try:
             spec = cls.model_validate(dict(data))
         except ValidationError as err:

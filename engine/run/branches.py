@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from engine.run.context import BRANCH, BranchFrame
 
@@ -31,7 +32,7 @@ class Branches:
 
     __slots__ = ("at", "idle", "lock", "loop", "_walk")
 
-    def __init__(self, walk: Callable[[str, Any, "str | None", list[asyncio.Task]], Any]) -> None:
+    def __init__(self, walk: Callable[[str, Any, str | None, list[asyncio.Task]], Any]) -> None:
         self.at: dict[asyncio.Task, Where] = {}
         self.idle: asyncio.Event | None = None
         self.lock: asyncio.Lock | None = None

@@ -88,8 +88,9 @@ raises :class:`~engine.NodeError` and the policy decides.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any, Callable, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from engine.graph.templates import TemplateScope, mask_secrets, resolve_templates_masked
 
@@ -120,7 +121,7 @@ class BranchFrame(NamedTuple):
         return {"decision": self.decision, "note": self.note, "loops": list(self.loops), "fanout": self.fanout}
 
     @classmethod
-    def from_json(cls, data: Any) -> "BranchFrame | None":
+    def from_json(cls, data: Any) -> BranchFrame | None:
         if not isinstance(data, dict):
             return None
         return cls(data.get("decision"), data.get("note"), tuple(data.get("loops") or ()), data.get("fanout"))
@@ -154,12 +155,12 @@ class RunContext:
 
     def __init__(self, run: Any, *, emit: Callable[..., Any], relay: Callable[[Any], None], now: Clock,
                  new_id: IdSource, resolve: Callable[[Any], Any], records: dict[str, tuple],
-                 index: "GraphIndex", states: dict[str, Any], live: Callable[[], set[str]],
+                 index: GraphIndex, states: dict[str, Any], live: Callable[[], set[str]],
                  library: Callable[[], Any], recorded: Callable[..., None], outcome: Callable[[str, Any], None],
                  fail: Callable[[str, str], None]) -> None:
         self._run = run
         self.run_id: str = run.run_id
-        self.workflow: "Workflow" = run.workflow
+        self.workflow: Workflow = run.workflow
         self.initial_input: str | None = run.initial_input
         self.max_visits: int = run.max_visits
         self.emit = emit
@@ -173,7 +174,7 @@ class RunContext:
         self.memo: dict[Any, Any] = {}
         # The workflow's graph index (engine/graph/index.py): nodes by id, links out and in.
         self._index = index
-        self._nodes: dict[str, "Node"] = index.nodes
+        self._nodes: dict[str, Node] = index.nodes
         self._out: dict[str, tuple[tuple[str, str], ...]] = index.steps_out
         self._links_in: dict[str, tuple[str, ...]] | None = None
         self._subagents: dict[str, list[str]] = index.sub_children
@@ -223,7 +224,7 @@ class RunContext:
         return f"call_{self._calls}_{self.new_id()[:8]}"
 
     # ---------------------------------------------------------------- templates
-    def scope(self, node: "Node | None", value: Any) -> Any:
+    def scope(self, node: Node | None, value: Any) -> Any:
         builtins: dict[str, Any] = {"PREVIOUS_OUTPUT": value, "input": value, "run": {"id": self.run_id},
                                     "workflow": {"name": self.workflow.name or ""}}
         frame = BRANCH.get()
@@ -242,7 +243,7 @@ class RunContext:
                 builtins["__fanout"] = frame.fanout
         return TemplateScope(self.variables, builtins)
 
-    def resolve_data(self, node: "Node", value: Any, *, escape: Callable[[str], str] | None = None) -> Any:
+    def resolve_data(self, node: Node, value: Any, *, escape: Callable[[str], str] | None = None) -> Any:
         data = node.data.model_dump(mode="json", exclude_none=True)
         return resolve_templates_masked(data, self.scope(node, value), escape=escape)
 
@@ -251,7 +252,7 @@ class RunContext:
         return mask_secrets(value, secrets) if secrets else value
 
     # ---------------------------------------------------------------- the graph
-    def node(self, node_id: str) -> "Node | None":
+    def node(self, node_id: str) -> Node | None:
         return self._nodes.get(node_id)
 
     def links_out(self, node_id: str) -> tuple[tuple[str, str], ...]:
@@ -301,7 +302,7 @@ class RunContext:
     def library(self) -> Any:
         return self._library()
 
-    def child_run(self, workflow: "Workflow", path: Any, call: str, inputs: dict[str, Any]) -> Any:
+    def child_run(self, workflow: Workflow, path: Any, call: str, inputs: dict[str, Any]) -> Any:
         """A nested run of ``workflow`` (a run of the same class) with ``inputs`` as its variables,
         sharing this run's clock, ids, providers and library; its events relayed here."""
         parent = self._run
@@ -324,7 +325,7 @@ class RunContext:
         child.add_listener(self.relay)
         return child
 
-    def step_recorded(self, node: "Node", value: Any, output: Any, handle: Any) -> None:
+    def step_recorded(self, node: Node, value: Any, output: Any, handle: Any) -> None:
         self._recorded(node, value, output, handle)
 
     def set_outcome(self, node_id: str, outcome: Any) -> None:

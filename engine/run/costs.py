@@ -14,7 +14,8 @@ snapshot of. A model with no known price counts its tokens but no cost (``cost``
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from engine.llm.config import _known_providers
 

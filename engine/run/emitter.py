@@ -11,7 +11,8 @@ of the event tuple, or nothing for a top-level run.
 from __future__ import annotations
 
 import asyncio
-from typing import Any, AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable
+from typing import Any
 
 from engine.run.events import RunEvent
 

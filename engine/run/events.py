@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import json
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, NamedTuple
 
@@ -126,7 +126,7 @@ _encode = _make_encoder()
 
 
 def format_timestamp(ts: float) -> str:
-    return datetime.fromtimestamp(ts, tz=timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return datetime.fromtimestamp(ts, tz=UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def format_duration(seconds: float | None, none: str = "") -> str:
@@ -224,7 +224,7 @@ class RunEvent(_EventFields):
     __slots__ = ()
 
     def __new__(cls, node_id: str, type: str, content: str = "", *, timestamp: float | None = None,
-                extra: dict[str, Any] | None = None, extra_json: str | None = None, path: str = "") -> "RunEvent":
+                extra: dict[str, Any] | None = None, extra_json: str | None = None, path: str = "") -> RunEvent:
         if extra:
             extra_json = _encode(extra)
         # tuple.__new__ directly: the namedtuple's own __new__ is one more Python call per event.
@@ -293,7 +293,7 @@ class RunEvent(_EventFields):
 
     # ------------------------------------------------------------------ read back
     @classmethod
-    def from_wire(cls, wire: dict[str, Any]) -> "RunEvent":
+    def from_wire(cls, wire: dict[str, Any]) -> RunEvent:
         """An event from its wire form (an imported log, a JSON line), typed fields restored."""
         extra = {k: v for k, v in wire.items() if k not in _WIRE_KEYS}
         ts = wire.get("timestamp")
@@ -306,7 +306,7 @@ class RunEvent(_EventFields):
                           extra or None, path if isinstance(path, str) else "")
 
     @classmethod
-    def from_stored(cls, node_id: str, type: str, content: str, timestamp: float, extra_json: str | None) -> "RunEvent":
+    def from_stored(cls, node_id: str, type: str, content: str, timestamp: float, extra_json: str | None) -> RunEvent:
         """An event from a run store row (see :meth:`stored`); older rows hold the wire form too."""
         if not (extra_json and '"path"' in extra_json):
             mark = _TYPED_MARK.get(type)
@@ -318,7 +318,7 @@ class RunEvent(_EventFields):
 
     @classmethod
     def _typed(cls, node_id: str, type: str, content: str, timestamp: float, extra: dict[str, Any] | None,
-               path: str) -> "RunEvent":
+               path: str) -> RunEvent:
         if type in SUBAGENT_CALL_TYPES and not (extra and "subagentNodeId" in extra):
             try:
                 payload = json.loads(content)

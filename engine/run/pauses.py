@@ -20,7 +20,8 @@ scheduler (engine/run/scheduler.py) does, and reads these fields directly on its
 from __future__ import annotations
 
 from collections import deque
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from engine.run import snapshot as snapshot_format
 from engine.run.context import BRANCH, BranchFrame
@@ -110,7 +111,7 @@ class Pauses:
         }
 
     @classmethod
-    def from_json(cls, snapshot: dict[str, Any]) -> "Pauses":
+    def from_json(cls, snapshot: dict[str, Any]) -> Pauses:
         pauses = cls()
         pauses.pending, pauses.frame = snapshot_format.read_pending(snapshot)
         pauses.queue, pauses.queue_frames = snapshot_format.read_queue(snapshot)

@@ -28,12 +28,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
-from typing import Any, Callable, NamedTuple
+from collections.abc import Callable, Mapping
+from typing import Any, NamedTuple
 
 from engine.graph.index import GraphIndex
-from engine.run.events import EventType
 from engine.nodes.base import as_text
+from engine.run.events import EventType
 
 __all__ = ["RecordedExecution", "StepHook", "execution_key", "downstream_of", "PINNED_FIELD", "CACHE_HIT",
            "STEP_PINNED"]

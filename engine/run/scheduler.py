@@ -48,8 +48,8 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import Mapping
-from typing import Any, Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from engine.errors import FlowdeskError
 from engine.flows.library import default_library
@@ -244,20 +244,23 @@ class Run(EventSource):
         self._hook.recorders.append(callback)
 
     @property
-    def records(self) -> "Mapping[str, NodeRecord]":
+    def records(self) -> Mapping[str, NodeRecord]:
         """What each agent node did the last time it ran, by node id."""
         return RecordView(self._records, self.outcomes)
 
     @property
-    def outcomes(self) -> "Mapping[str, NodeOutcome]":
+    def outcomes(self) -> Mapping[str, NodeOutcome]:
         """How each node's last step ended (done, failed, cancelled; skipped with later policies), by node id."""
         return OutcomeView(self._outcomes, self.outputs)
 
     # ------------------------------------------------------------------ events (the rest: EventSource)
     def _routes_changed(self) -> None:
-        if self._ctx is not None:  # (the agent step publishes its events itself: see RunContext.sinks)
-            self._ctx.sinks = self._sinks
-            self._ctx.event_tail = self._path_item
+        # (the agent step publishes its events itself: see RunContext.sinks); the routes are set
+        # up before the context exists, which takes them when it is made
+        ctx = getattr(self, "_ctx", None)
+        if ctx is not None:
+            ctx.sinks = self._sinks
+            ctx.event_tail = self._path_item
 
     def _emit(self, node_id: str, type: str, content: str = "", extra: dict[str, Any] | None = None,
               ts: float | None = None, extra_json: str | None = None) -> RunEvent:
@@ -692,7 +695,7 @@ class Run(EventSource):
 
     @classmethod
     def restore(cls, snapshot: dict[str, Any], provider: LLMProvider | Callable[[AgentInvocation], LLMProvider], *,
-                workflow: Workflow | None = None, **kwargs: Any) -> "Run":
+                workflow: Workflow | None = None, **kwargs: Any) -> Run:
         """A run in the state ``snapshot`` describes (a paused run can then be resumed)."""
         workflow, kwargs = snapshot_format.restore_args(snapshot, workflow, kwargs, DEFAULT_MAX_VISITS)
         run = cls(workflow, provider, run_id=snapshot["runId"], initial_input=snapshot.get("initialInput"),

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import json
 from collections import deque
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from engine.graph.model import Workflow, dumps_workflow, parse_workflow
 from engine.nodes import NodeOutcome, load_builtins, spec_for

@@ -42,13 +42,15 @@ from __future__ import annotations
 
 import json
 from collections import deque
+from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
-from typing import AbstractSet, Any, Iterable, Mapping, Sequence
+from typing import Any
 
-from engine.run.events import SYSTEM_NODE, EventType, RunEvent, RunStatus
 from engine.graph.index import GraphIndex
 from engine.graph.model import Workflow
 from engine.nodes import SPECS, spec_for
+from engine.run.events import SYSTEM_NODE, EventType, RunEvent, RunStatus
 
 __all__ = ["RunState", "NodeDetails", "SubagentCall", "NODE_STATES", "Link",
            "IDLE", "RUNNING", "DONE", "FAILED", "WAITING", "QUEUED", "CANCELLED", "SKIPPED", "RETRYING", "CACHED"]
@@ -201,7 +203,7 @@ class RunState:
     pending_approvals: list[str] = field(default_factory=list)
     calls: dict[str, SubagentCall] = field(default_factory=dict)
     call_roots: list[str] = field(default_factory=list)
-    children: dict[str, "RunState"] = field(default_factory=dict)
+    children: dict[str, RunState] = field(default_factory=dict)
     provider_problem: dict[str, Any] | None = None
     states_dirty: bool = False
     links_dirty: bool = False
@@ -245,7 +247,7 @@ class RunState:
         self.states_dirty = self.links_dirty = True
 
     @classmethod
-    def of(cls, workflow: Workflow | None, events: Iterable[RunEvent], *, initial_input: str | None = None) -> "RunState":
+    def of(cls, workflow: Workflow | None, events: Iterable[RunEvent], *, initial_input: str | None = None) -> RunState:
         """The state after ``events`` (a stored or finished run)."""
         state = cls(workflow, initial_input)
         state.apply_many(events)

@@ -9,11 +9,11 @@ loop, a retry) gets a row per execution, so retries and concurrency show as they
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
-from engine.run.events import SYSTEM_NODE, EventType, RunEvent
 from engine.graph.model import Workflow
+from engine.run.events import SYSTEM_NODE, EventType, RunEvent
 from engine.run.state import _is_entry
 
 __all__ = ["Span", "Timeline"]

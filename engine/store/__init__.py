@@ -31,9 +31,9 @@ Where things are
 * :func:`data_dir` (from :mod:`engine.paths`): where the database lives.
 """
 
+from engine.paths import data_dir
 from engine.store.agentflow import agentflow_record, run_from_agentflow_record
 from engine.store.errors import AlreadyImported, StoreError
-from engine.paths import data_dir
 from engine.store.queries import RunInfo
 from engine.store.recorder import RunRecorder
 from engine.store.runs import RunStore

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from engine.graph.model import Workflow, parse_workflow
 from engine.run.events import RunEvent, format_timestamp, parse_timestamp

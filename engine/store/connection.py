@@ -14,12 +14,13 @@ import shutil
 import sqlite3
 import threading
 import time
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any
 
-from engine.store.errors import StoreError
 from engine.paths import data_dir
+from engine.store.errors import StoreError
 from engine.store.schema import MIGRATIONS, SCHEMA_VERSION
 
 __all__ = ["Database", "retry_while_busy"]

@@ -10,8 +10,9 @@ import logging
 import os
 import sqlite3
 import time
+from collections.abc import Iterable
 from hashlib import blake2b
-from typing import Any, Iterable
+from typing import Any
 
 from engine.llm.config import load_settings
 from engine.run.rerun import STEP_DIGEST_MARK, RecordedExecution, node_digest, stored_key

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 from engine.graph.model import Workflow, parse_workflow
 from engine.graph.templates import SECRET_MASK

@@ -11,7 +11,8 @@ import logging
 import threading
 import time
 from collections import deque
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from engine.run.events import EventType, RunEvent, RunStatus
 from engine.store.errors import StoreError

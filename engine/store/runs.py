@@ -12,8 +12,9 @@ import os
 import socket
 import sqlite3
 import time
+from collections.abc import Mapping
 from operator import itemgetter
-from typing import Any, Mapping
+from typing import Any
 
 from engine.graph.model import Workflow, dumps_workflow
 from engine.run.events import SUBAGENT_CALL_TYPES as _WIRE_TYPES

@@ -9,8 +9,13 @@ import json
 from typing import Any
 
 from temporalio.api.common.v1 import Payload
-from temporalio.converter import (AdvancedJSONEncoder, CompositePayloadConverter, DataConverter,
-                                  DefaultPayloadConverter, JSONPlainPayloadConverter)
+from temporalio.converter import (
+    AdvancedJSONEncoder,
+    CompositePayloadConverter,
+    DataConverter,
+    DefaultPayloadConverter,
+    JSONPlainPayloadConverter,
+)
 
 __all__ = ["DATA_CONVERTER", "OrderedJSONPayloadConverter", "FlowdeskPayloadConverter"]
 

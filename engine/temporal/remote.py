@@ -18,13 +18,14 @@ from __future__ import annotations
 import asyncio
 import atexit
 import threading
-from typing import Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
-from engine.run.events import RunEvent, RunStatus
 from engine.graph.model import Workflow
+from engine.graph.variables import run_variables
+from engine.run.events import RunEvent, RunStatus
 from engine.run.scheduler import RunStateError, normalise_decision, uuid_ids
 from engine.temporal import DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE, require_temporal, split_address
-from engine.graph.variables import run_variables
 
 __all__ = ["RemoteRun"]
 
@@ -152,14 +153,14 @@ class RemoteRun:
         self._cancel_task: asyncio.Task | None = None
 
     @classmethod
-    def attach(cls, workflow: Workflow, run_id: str, *, address: str, namespace: str = DEFAULT_NAMESPACE) -> "RemoteRun":
+    def attach(cls, workflow: Workflow, run_id: str, *, address: str, namespace: str = DEFAULT_NAMESPACE) -> RemoteRun:
         """A run already on the server (started elsewhere), to follow, answer or cancel."""
         run = cls(workflow, address=address, namespace=namespace, run_id=run_id)
         run.status = RunStatus.RUNNING
         return run
 
     @classmethod
-    async def fetch(cls, run_id: str, *, address: str, namespace: str = DEFAULT_NAMESPACE) -> "RemoteRun":
+    async def fetch(cls, run_id: str, *, address: str, namespace: str = DEFAULT_NAMESPACE) -> RemoteRun:
         """A run on the server as it is now: its workflow (as it runs there), ``events`` (all so
         far, in order), ``status``, ``error`` and pending approval. Raises TemporalUnavailable
         (no extra, no server, no such run)."""

@@ -12,11 +12,11 @@ from temporalio.client import Client
 from temporalio.worker import Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
-from engine.temporal import DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE
-from engine.temporal.converter import DATA_CONVERTER
-from engine.temporal.activities import agent_call, find_flow, run_step
-from engine.temporal.workflow import FlowdeskRunWorkflow
 from engine.nodes import load_plugins
+from engine.temporal import DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE
+from engine.temporal.activities import agent_call, find_flow, run_step
+from engine.temporal.converter import DATA_CONVERTER
+from engine.temporal.workflow import FlowdeskRunWorkflow
 
 __all__ = ["make_worker", "run_worker", "connect"]
 

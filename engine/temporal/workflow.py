@@ -48,8 +48,8 @@ with workflow.unsafe.imports_passed_through():
     from engine.graph.variables import run_variables
     from engine.llm.base import LLMError, LLMResult
     from engine.nodes import NodeError, PauseRequest, spec_for
-    from engine.nodes.flow import Subflow, describe
     from engine.nodes.base import resolve_for_step
+    from engine.nodes.flow import Subflow, describe
     from engine.run.costs import run_costs
     from engine.run.events import RunEvent, RunStatus
     from engine.run.scheduler import Run
@@ -134,7 +134,7 @@ class _ActivityStep:
     """A working kind's spec as a remote run's steps see it: ``execute`` is the step activity
     (everything else is the kind's own spec)."""
 
-    def __init__(self, spec: Any, owner: "FlowdeskRunWorkflow") -> None:
+    def __init__(self, spec: Any, owner: FlowdeskRunWorkflow) -> None:
         self._spec = spec
         self._owner = owner
 
@@ -171,7 +171,7 @@ class _RemoteSpecs(dict):
     (its spec has ``subflow_target``) runs it as a child workflow; every other kind (agents,
     whose model call is the agent activity; joins, loops, approvals) runs in the workflow."""
 
-    def __init__(self, owner: "FlowdeskRunWorkflow", kinds: Any) -> None:
+    def __init__(self, owner: FlowdeskRunWorkflow, kinds: Any) -> None:
         super().__init__()
         for kind in kinds:
             spec = spec_for(kind)
@@ -201,7 +201,7 @@ class _ChildFlowStep:
     (the node's state is a :class:`~engine.nodes.flow.Subflow` of a :class:`_ChildFlow`;
     everything else, the answer routed to it included, is the kind's own spec)."""
 
-    def __init__(self, spec: Any, owner: "FlowdeskRunWorkflow") -> None:
+    def __init__(self, spec: Any, owner: FlowdeskRunWorkflow) -> None:
         self._spec = spec
         self._owner = owner
 
@@ -297,7 +297,7 @@ class _ActivityProvider:
 
     name = "temporal"
 
-    def __init__(self, owner: "FlowdeskRunWorkflow") -> None:
+    def __init__(self, owner: FlowdeskRunWorkflow) -> None:
         self.owner = owner
 
     async def complete(self, inv: Any, ctx: Any) -> LLMResult:

@@ -96,7 +96,7 @@ def run(n_nodes: int, n_links: int, frames: int) -> dict[str, float]:
     view.set_zoom(1.0, scene.items_bounds().center())
     view.viewport().repaint()
     pan_times = []
-    for i in range(frames):
+    for _i in range(frames):
         f0 = time.perf_counter()
         view.horizontalScrollBar().setValue(view.horizontalScrollBar().value() + 12)
         view.viewport().repaint()

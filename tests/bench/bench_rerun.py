@@ -18,7 +18,7 @@ from typing import Any
 
 from engine import EchoProvider, Run
 from engine.store import RunRecorder, RunStore
-from tests.bench.bench_engine import _noop, _pairs, _paired, chain_workflow
+from tests.bench.bench_engine import _noop, _paired, _pairs, chain_workflow
 from tests.bench.common import parse_args, report
 
 

@@ -22,7 +22,7 @@ import time
 
 from engine import EchoProvider, Run, parse_workflow
 from tests.bench.common import parse_args, report
-from tests.temporal.conftest import MISSING, WorkerProcess, free_port, temporal_binary, _ready
+from tests.temporal.conftest import MISSING, WorkerProcess, _ready, free_port, temporal_binary
 
 NODES = 10
 

@@ -23,8 +23,9 @@ import re
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from selectolax.lexbor import LexborHTMLParser
 

@@ -10,7 +10,8 @@ import argparse
 import json
 import statistics
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 
 def median_time(fn: Callable[[], Any], repeat: int = 5, warmup: int = 1) -> float:

@@ -8,8 +8,8 @@ from PySide6.QtCore import QPoint, QPointF, QRectF, Qt
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QApplication
 
-from engine import GraphIndex, check_connection
 from editor.canvas.style import PORT_R, node_rect
+from engine import GraphIndex, check_connection
 
 from .conftest import _move, copy_sample, mouse_drag, open_flow, vp_point
 

@@ -302,8 +302,11 @@ def test_chevron_click_collapses_and_expands(window, qtbot, tmp_path):
     path = write_flow(tmp_path, flow([start("s", 0, 0), agent("a", 400, 0)], [link("s", "a")]))
     open_flow(window, path)
     a = window.scene.node_items["a"]
-    click = lambda: qtbot.mouseClick(window.view.viewport(), Qt.MouseButton.LeftButton,
-                                     pos=window.view.mapFromScene(a.pos() + a.chevron_rect().center()))
+
+    def click() -> None:
+        qtbot.mouseClick(window.view.viewport(), Qt.MouseButton.LeftButton,
+                         pos=window.view.mapFromScene(a.pos() + a.chevron_rect().center()))
+
     click()
     assert window.document.node("a").data.collapsed is True
     assert a.layout.collapsed

@@ -4,9 +4,9 @@ then "Ask the model…"; Enter runs the chosen flow in its own run window."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 from PySide6.QtCore import Qt

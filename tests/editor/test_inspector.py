@@ -133,7 +133,7 @@ def test_model_list_is_the_engines_catalogue_with_user_models(app, qtbot, dialog
 
 def test_model_list_survives_bad_settings(tmp_path, monkeypatch):
     """Unreadable settings fall back to the shipped catalogue: the model box is never empty."""
-    from engine import load_settings, model_choices, ProviderConfigError
+    from engine import ProviderConfigError, load_settings, model_choices
 
     monkeypatch.setenv("FLOWDESK_CONFIG_DIR", str(tmp_path))
     (tmp_path / "settings.json").write_text("{", encoding="utf-8")

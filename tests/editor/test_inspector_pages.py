@@ -7,13 +7,13 @@ from typing import Any
 
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
-from engine import NODE_STATES, RunEvent, RunState, parse_workflow
 from editor.canvas.run_overlay import CANVAS_STATES, canvas_states
 from editor.canvas.style import RUN_COLOR, RUN_STATE_LABEL
 from editor.editing import WorkflowDocument
 from editor.panels.data_form import DataForm
 from editor.panels.inspector import InspectorPanel
 from editor.panels.inspector_pages import INSPECTOR_PAGES, register_inspector_page, unregister_inspector_page
+from engine import NODE_STATES, RunEvent, RunState, parse_workflow
 
 FLOW = {"nodes": [{"id": "start", "type": "start", "position": {"x": 0, "y": 0}, "data": {"initialInput": "hi"}},
                   {"id": "page", "type": "fetch", "position": {"x": 300, "y": 0},

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import Qt
 
-from engine import FlowLibrary, load_workflow, set_default_library
+from engine import FlowLibrary, set_default_library
 
 
 @pytest.fixture(autouse=True)

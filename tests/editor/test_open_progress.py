@@ -158,7 +158,7 @@ def test_a_failed_big_open_says_why_and_keeps_the_open_document(window, tmp_path
     assert window.files.open_path(str(small), ask=False)
     before = window.document.workflow
     bad = tmp_path / "bad.flow.json"
-    bad.write_text('{"nodes": [' + ",".join('{"id": "n%d", "type": "agent"}' % i for i in range(2000)) + "], oops")
+    bad.write_text('{"nodes": [' + ",".join(f'{{"id": "n{i}", "type": "agent"}}' for i in range(2000)) + "], oops")
     assert bad.stat().st_size > files.BIG_FILE
     assert not window.files.open_path(str(bad), ask=False)
     assert dialogs.of("critical") and "not valid JSON" in dialogs.of("critical")[-1][2]

@@ -3,12 +3,12 @@ editor: palette, generated inspector form with undo, canvas, validation, save an
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QCheckBox, QComboBox, QLineEdit, QSpinBox
+from PySide6.QtWidgets import QCheckBox, QComboBox, QSpinBox
 
 from editor.panels.inspector import PromptEdit
 from engine import load_workflow
 
-from .conftest import flow, link, open_flow, start, write_flow
+from .conftest import flow, open_flow, start, write_flow
 
 
 def test_the_plugin_kind_in_palette_inspector_canvas_and_file(example_plugin, window, qtbot, tmp_path):

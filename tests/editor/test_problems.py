@@ -3,8 +3,8 @@ so does the Run button's tooltip when an error keeps it disabled."""
 
 from __future__ import annotations
 
-from engine import Workflow, validate
 from editor.panels.problems import describe_issue, node_labels
+from engine import Workflow, validate
 
 from .conftest import agent, flow, link, open_flow, start, write_flow
 

@@ -8,12 +8,12 @@ import json
 
 from PySide6.QtCore import QPointF, QRectF
 
-from engine import Workflow
 from editor.canvas.routing import ObstacleGrid, route
 from editor.canvas.scene import CanvasScene
 from editor.canvas.style import node_rect
 from editor.editing import WorkflowDocument
 from editor.layout import auto_layout
+from engine import Workflow
 
 from .conftest import SAMPLES, agent, flow, link, start
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from engine import Run, RunState, parse_workflow, run_costs
-from engine.run.costs import price_of
 from engine.llm.echo import EchoProvider
+from engine.run.costs import price_of
 from engine.store import RunStore
 
 from .test_store import recorded_run

@@ -3,7 +3,6 @@ templates, step policies, join and loop, with exact event sequences (step_end in
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import subprocess
@@ -15,9 +14,9 @@ from typing import Any
 import pytest
 
 from engine import EchoProvider, Run, RunStatus, parse_workflow, validate
+from engine.graph.variables import VariableError
 from engine.llm.config import HttpSettings
 from engine.llm.openai import OpenAIProvider
-from engine.graph.variables import VariableError
 from tests.fakes.openai_server import FakeLLMServer, error_reply, flaky_handler, openai_plain, openai_text
 
 from .flows import Recorder, agent, approval, cond, flow, link, seq, start

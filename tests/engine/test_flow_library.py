@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import subprocess
@@ -14,8 +13,20 @@ from typing import Any
 import pytest
 
 import engine
-from engine import (EchoProvider, FlowLibrary, Run, RunRecorder, RunState, RunStore, load_workflow,
-                    new_flow_for_action, parse_workflow, sample_paths, save_workflow, validate)
+from engine import (
+    EchoProvider,
+    FlowLibrary,
+    Run,
+    RunRecorder,
+    RunState,
+    RunStore,
+    load_workflow,
+    new_flow_for_action,
+    parse_workflow,
+    sample_paths,
+    save_workflow,
+    validate,
+)
 from engine.flows.library import set_default_library
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -14,8 +14,18 @@ import networkx as nx
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine import (ConnectionCheck, GraphIndex, Issue, Workflow, WorkflowLoadError, check_connection,
-                    dumps_workflow, loads_workflow, parse_workflow, validate)
+from engine import (
+    ConnectionCheck,
+    GraphIndex,
+    Issue,
+    Workflow,
+    WorkflowLoadError,
+    check_connection,
+    dumps_workflow,
+    loads_workflow,
+    parse_workflow,
+    validate,
+)
 from engine.graph.model import source_handles
 
 FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])

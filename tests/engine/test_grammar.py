@@ -10,8 +10,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.flows.grammar import (TriggerPattern, TriggerPatternError, all_trigger_matches, best_trigger_match,
-                            compile_trigger, generate_trigger_example, trigger_words)
+from engine.flows.grammar import (
+    TriggerPattern,
+    TriggerPatternError,
+    all_trigger_matches,
+    best_trigger_match,
+    compile_trigger,
+    generate_trigger_example,
+    trigger_words,
+)
 
 PLAYLIST = "create (a)? $(genre:wildcard) playlist (with)? $(quantity:number) (songs)?"
 

@@ -14,10 +14,22 @@ import httpx
 import pytest
 
 from engine import FlowdeskError
-from engine.nodes.http_request import (MAX_RESPONSE_BYTES, SECRET_MASK, HttpRequestSpec, HttpStatusError, InvalidRequestError,
-                                 RedirectError, RequestFailedError, ResponseTooLargeError, UrlNotAllowedError,
-                                 WebRequestError, looks_like_literal_credential, mask_url, request_event_data,
-                                 send_request)
+from engine.nodes.http_request import (
+    MAX_RESPONSE_BYTES,
+    SECRET_MASK,
+    HttpRequestSpec,
+    HttpStatusError,
+    InvalidRequestError,
+    RedirectError,
+    RequestFailedError,
+    ResponseTooLargeError,
+    UrlNotAllowedError,
+    WebRequestError,
+    looks_like_literal_credential,
+    mask_url,
+    request_event_data,
+    send_request,
+)
 from tests.fakes.web_server import Answer, Request, WebServer, json_answer, redirect, text_answer
 
 MB = 1024 * 1024

@@ -12,9 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from engine import load_workflow, parse_workflow, spec_for, validate
-from engine.flows.importers import (ExportRefused, ImportRefused, detect_flow_format, export_anythingllm, import_flow,
-                              load_any_workflow)
+from engine import load_workflow, parse_workflow, validate
+from engine.flows.importers import (
+    ExportRefused,
+    ImportRefused,
+    detect_flow_format,
+    export_anythingllm,
+    import_flow,
+    load_any_workflow,
+)
 from engine.graph.model import WorkflowLoadError
 
 FIX = Path(__file__).parent.parent / "fixtures" / "imports"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from engine import EchoProvider, Run, RunStatus, apply_arguments, import_flow, parse_workflow, spec_for
+from engine import EchoProvider, Run, RunStatus, apply_arguments, import_flow, parse_workflow
 from tests.fakes.web_server import WebServer, json_answer, text_answer
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "imports"

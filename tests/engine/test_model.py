@@ -18,8 +18,22 @@ from typing import Any
 
 import pytest
 
-from engine import (AgentData, ApprovalData, Connection, IfData, Node, StartData, Workflow, WorkflowLoadError,
-                    dumps_workflow, load_workflow, loads_workflow, parse_workflow, save_workflow, workflow_to_dict)
+from engine import (
+    AgentData,
+    ApprovalData,
+    Connection,
+    IfData,
+    Node,
+    StartData,
+    Workflow,
+    WorkflowLoadError,
+    dumps_workflow,
+    load_workflow,
+    loads_workflow,
+    parse_workflow,
+    save_workflow,
+    workflow_to_dict,
+)
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 
@@ -316,7 +330,7 @@ def test_missing_nodes() -> None:
 
 @pytest.mark.parametrize("nodes", ['{}', '"abc"', "3", "null"])
 def test_nodes_not_a_list(nodes: str) -> None:
-    err = load_error('{"nodes": %s, "connections": []}' % nodes)
+    err = load_error(f'{{"nodes": {nodes}, "connections": []}}')
     assert err.where == "nodes" and "must be a list" in str(err)
 
 

@@ -13,8 +13,19 @@ import sys
 from pathlib import Path
 
 import engine
-from engine import (EchoProvider, NodeOutcome, NodeSpec, Run, RunStatus, dumps_workflow, loads_workflow, node_specs,
-                    parse_workflow, spec_for, validate)
+from engine import (
+    EchoProvider,
+    NodeOutcome,
+    NodeSpec,
+    Run,
+    RunStatus,
+    dumps_workflow,
+    loads_workflow,
+    node_specs,
+    parse_workflow,
+    spec_for,
+    validate,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -13,14 +13,13 @@ import shutil
 import signal
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from engine import EventType, Run, RunStatus, WorkflowLoadError, load_workflow, loads_workflow
+from engine import Run, RunStatus, WorkflowLoadError, load_workflow, loads_workflow
 from engine.store import RunRecorder, RunStore
 from tests.engine.flows import Recorder, agent, approval, flow, link, start
 from tests.fakes.openai_server import FakeLLMServer, openai_empty_stream, openai_null_content, openai_text

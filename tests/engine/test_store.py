@@ -16,10 +16,17 @@ from pathlib import Path
 
 import pytest
 
-from engine import EchoProvider, Run, RunEvent, RunStatus, load_workflow
-from engine.store import AlreadyImported, MIGRATIONS, SCHEMA_VERSION, RunRecorder, RunStore, StoreError, agentflow_record
 import engine.store.writer
-
+from engine import EchoProvider, Run, RunEvent, RunStatus, load_workflow
+from engine.store import (
+    MIGRATIONS,
+    SCHEMA_VERSION,
+    AlreadyImported,
+    RunRecorder,
+    RunStore,
+    StoreError,
+    agentflow_record,
+)
 from tests.fakes.openai_server import FakeLLMServer, openai_text
 
 from .flows import agent, approval, flow, link, start

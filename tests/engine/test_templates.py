@@ -8,10 +8,22 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.graph.templates import (SECRET_MASK, TEMPLATE_BUILTINS, TemplateReference, TemplateScope, find_references,
-                              mask_secrets, reference_first_name, render_template_value, resolve_templates,
-                              resolve_templates_masked, secret_lookup, template_completion, unknown_references,
-                              walk_references)
+from engine.graph.templates import (
+    SECRET_MASK,
+    TEMPLATE_BUILTINS,
+    TemplateReference,
+    TemplateScope,
+    find_references,
+    mask_secrets,
+    reference_first_name,
+    render_template_value,
+    resolve_templates,
+    resolve_templates_masked,
+    secret_lookup,
+    template_completion,
+    unknown_references,
+    walk_references,
+)
 
 SECRET = "tok-9f8e7d6c5b4a"
 

@@ -11,8 +11,17 @@ from typing import Any
 
 import pytest
 
-from engine import (GraphIndex, Issue, Severity, Workflow, check_connection, errors_only, load_workflow,
-                    parse_workflow, validate)
+from engine import (
+    GraphIndex,
+    Issue,
+    Severity,
+    Workflow,
+    check_connection,
+    errors_only,
+    load_workflow,
+    parse_workflow,
+    validate,
+)
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 ERROR, WARNING = Severity.ERROR, Severity.WARNING

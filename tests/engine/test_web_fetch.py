@@ -10,10 +10,21 @@ from typing import Any
 
 import pytest
 
-from engine.nodes.http_request import (HttpStatusError, InvalidRequestError, RedirectError, UrlNotAllowedError,
-                                 WebRequestError)
-from engine.nodes.web_fetch import (DEFAULT_MAX_CHARS, FetchSpec, SelectorNotFoundError, UnsupportedContentError, extract,
-                              fetch_page)
+from engine.nodes.http_request import (
+    HttpStatusError,
+    InvalidRequestError,
+    RedirectError,
+    UrlNotAllowedError,
+    WebRequestError,
+)
+from engine.nodes.web_fetch import (
+    DEFAULT_MAX_CHARS,
+    FetchSpec,
+    SelectorNotFoundError,
+    UnsupportedContentError,
+    extract,
+    fetch_page,
+)
 from tests.fakes.web_server import Answer, WebServer, json_answer, redirect, text_answer
 
 PAGES = Path(__file__).resolve().parents[1] / "fixtures" / "pages"

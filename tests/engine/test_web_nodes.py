@@ -10,8 +10,21 @@ from typing import Any
 
 import pytest
 
-from engine import (SECRET_MASK, EchoProvider, HttpResult, Run, RunRecorder, RunStore, UrlNotAllowedError,
-                    agentflow_record, dumps_workflow, parse_workflow, send_test_request, spec_for, validate)
+from engine import (
+    SECRET_MASK,
+    EchoProvider,
+    HttpResult,
+    Run,
+    RunRecorder,
+    RunStore,
+    UrlNotAllowedError,
+    agentflow_record,
+    dumps_workflow,
+    parse_workflow,
+    send_test_request,
+    spec_for,
+    validate,
+)
 from tests.fakes.web_server import Answer, Request, WebServer, json_answer, redirect, text_answer
 
 PAGES = Path(__file__).resolve().parents[1] / "fixtures" / "pages"

@@ -19,8 +19,9 @@ import socket
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 __all__ = ["FakeLLMServer", "Reply", "Recorded", "sse", "openai_text", "openai_plain", "openai_tool_calls",
            "error_reply", "garbage_stream", "garbage_json", "openai_empty_stream", "openai_null_content",
@@ -100,7 +101,7 @@ class FakeLLMServer:
         self.port = port  # 0: a free one, chosen when the server starts
 
     # ------------------------------------------------------------------ control
-    def start(self) -> "FakeLLMServer":
+    def start(self) -> FakeLLMServer:
         self._thread.start()
         fut = asyncio.run_coroutine_threadsafe(asyncio.start_server(self._handle, "127.0.0.1", self.port), self._loop)
         self._server = fut.result(5)
@@ -120,7 +121,7 @@ class FakeLLMServer:
             self._loop.call_soon_threadsafe(self._loop.stop)
             self._thread.join(5)
 
-    def __enter__(self) -> "FakeLLMServer":
+    def __enter__(self) -> FakeLLMServer:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
@@ -158,7 +159,7 @@ class FakeLLMServer:
         """Wait ``seconds`` while watching the socket; False when the client hung up."""
         try:
             data = await asyncio.wait_for(reader.read(1), seconds)
-        except (asyncio.TimeoutError, TimeoutError):
+        except TimeoutError:
             return True
         except ConnectionError:
             data = b""

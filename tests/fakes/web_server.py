@@ -13,9 +13,10 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable, Iterable
+from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 __all__ = ["WebServer", "Request", "Answer", "json_answer", "text_answer", "redirect"]
@@ -125,7 +126,7 @@ class WebServer:
     def last(self, path: str) -> Request:
         return [r for r in self.requests if r.path == path][-1]
 
-    def __enter__(self) -> "WebServer":
+    def __enter__(self) -> WebServer:
         self._thread.start()
         return self
 

@@ -4,7 +4,6 @@ the approval's input, the one-line failure banner, dialogs in the document's fol
 
 from __future__ import annotations
 
-
 import json
 from pathlib import Path
 

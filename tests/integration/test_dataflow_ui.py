@@ -5,10 +5,11 @@ retry shown on the canvas against the fake OpenAI server, and the error port lin
 from __future__ import annotations
 
 import json
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
-from PySide6.QtCore import QPointF, Qt
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QTextCharFormat
 from PySide6.QtWidgets import QApplication
 

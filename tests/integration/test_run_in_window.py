@@ -11,6 +11,7 @@ from engine import load_workflow
 
 from .conftest import SAMPLES, choose_provider, click_node, followed, press_run, states
 
+
 def words(text: str) -> list[str]:
     return text.split()
 

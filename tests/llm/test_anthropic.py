@@ -8,8 +8,13 @@ import time
 
 from engine import RunStatus
 from engine.llm.base import tool_name_for
-from tests.fakes.anthropic_server import (anthropic_error, anthropic_error_event, anthropic_plain, anthropic_text,
-                                          anthropic_tool_use)
+from tests.fakes.anthropic_server import (
+    anthropic_error,
+    anthropic_error_event,
+    anthropic_plain,
+    anthropic_text,
+    anthropic_tool_use,
+)
 
 from .conftest import agent, flow, make_run
 

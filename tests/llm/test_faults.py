@@ -11,10 +11,10 @@ import httpx
 import pytest
 
 from engine import Run, RunState, RunStatus
-from engine.llm.registry import make_resolver
 from engine.llm._http import RetryPolicy, parse_retry_after
 from engine.llm.config import HttpSettings
-from tests.fakes.openai_server import (Reply, error_reply, free_port, garbage_json, garbage_stream, openai_text, sse)
+from engine.llm.registry import make_resolver
+from tests.fakes.openai_server import Reply, error_reply, free_port, garbage_json, garbage_stream, openai_text, sse
 
 from .conftest import agent, flow, make_run
 

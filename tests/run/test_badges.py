@@ -3,10 +3,9 @@ nothing, so it carries no "2 of 3 in" (it kept the count its reused branches had
 
 from __future__ import annotations
 
+from editor.run.badges import run_badges
 from engine import RunState, parse_workflow
 from engine.store import RunStore
-
-from editor.run.badges import run_badges
 
 from ..engine.test_store import recorded_run
 

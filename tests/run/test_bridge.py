@@ -3,7 +3,6 @@ events, refused requests, and the Qt-free run state."""
 
 from __future__ import annotations
 
-
 import pytest
 from PySide6.QtCore import Qt
 
@@ -177,7 +176,7 @@ def test_a_bridge_closed_while_its_run_is_being_stored_lets_the_store_finish_qui
 
     import shiboken6
 
-    from engine import RunStore, RunRecorder
+    from engine import RunRecorder, RunStore
 
     settled = RunRecorder.settled
 

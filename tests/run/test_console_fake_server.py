@@ -5,7 +5,8 @@ subagent conversation gives the nested trace."""
 from __future__ import annotations
 
 import time
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from PySide6.QtCore import Qt

@@ -291,8 +291,8 @@ def test_a_step_entry_shows_how_and_when_the_step_ended(qtbot, console, research
 def test_the_input_box_says_what_an_empty_box_runs_with(qtbot, console):
     """With a Start node that has no text, an empty box starts the flow with nothing, and the
     placeholder says so (it spoke of "the Start node's own text", which there is none of)."""
-    from engine import parse_workflow
     from editor.run.header import INPUT_PLACEHOLDER, NO_START_TEXT_PLACEHOLDER
+    from engine import parse_workflow
 
     def flow(text: str):
         return parse_workflow({"nodes": [{"id": "s", "type": "start", "data": {"initialInput": text}},

@@ -8,10 +8,9 @@ import json
 
 from PySide6.QtCore import Qt
 
+from editor.run.log_model import flow_node_of_path
 from engine import RunEvent, parse_workflow
 from tests.fakes.web_server import WebServer, json_answer, text_answer
-
-from editor.run.log_model import flow_node_of_path
 
 
 def parent_workflow():

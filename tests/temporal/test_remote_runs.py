@@ -250,9 +250,8 @@ async def test_flow_steps_run_as_child_workflows_with_the_same_events(temporal_s
 async def test_http_step_policy_and_secrets_from_the_worker(temporal_server, monkeypatch):
     """An http step retried per its policy on the worker, its token from the worker's environment:
     the server sees it, no event and nothing in the workflow's history holds it."""
-    from tests.fakes.web_server import WebServer, json_answer, text_answer
-
     from engine.temporal.client import connect
+    from tests.fakes.web_server import WebServer, json_answer, text_answer
 
     wf = parse_workflow({"name": "Api", "nodes": [
         {"id": "s", "type": "start", "data": {"initialInput": "go", "variables": [

@@ -17,11 +17,42 @@ from PySide6.QtWidgets import QGraphicsItem, QGraphicsSceneHoverEvent, QStyleOpt
 from engine import Node
 
 from ...resources import icon_path
-from ..style import (BADGE_JOIN, BADGE_LOOP, BADGE_R, BADGE_RETRY, CORNER, ERROR, ERROR_HANDLE, ERROR_PORT, FIND_HIT, GRID, KIND_COLOR, LINE_H, NODE_BG, NODE_BORDER, NODE_MUTED,
-                     NODE_TEXT, PAD, PINNED_COLOR, PORT_HIT_R, ROW_H, RUN_COLOR, RUN_STATE_LABEL, SELECT, TAKEN_PORT, TARGET_OK, TITLE_H, WARNING, NodeLayout, font, handle_tooltip,
-                     metrics, node_layout, pen)
+from ..style import (
+    BADGE_JOIN,
+    BADGE_LOOP,
+    BADGE_R,
+    BADGE_RETRY,
+    CORNER,
+    ERROR,
+    ERROR_HANDLE,
+    ERROR_PORT,
+    FIND_HIT,
+    GRID,
+    KIND_COLOR,
+    LINE_H,
+    NODE_BG,
+    NODE_BORDER,
+    NODE_MUTED,
+    NODE_TEXT,
+    PAD,
+    PINNED_COLOR,
+    PORT_HIT_R,
+    ROW_H,
+    RUN_COLOR,
+    RUN_STATE_LABEL,
+    SELECT,
+    TAKEN_PORT,
+    TARGET_OK,
+    TITLE_H,
+    WARNING,
+    NodeLayout,
+    font,
+    handle_tooltip,
+    metrics,
+    node_layout,
+    pen,
+)
 from .port import PortHit, hit, paint_port
-
 
 _ERROR_TEXT = "#ff9b94"  # the error port's label (readable on the node body)
 
