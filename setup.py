@@ -4,5 +4,7 @@ samples/ installed as flowdesk_resources and flowdesk_samples (mapped in pyproje
 
 from setuptools import find_packages, setup
 
-setup(packages=find_packages(include=["engine", "engine.*", "editor", "editor.*"])
-      + ["flowdesk_resources", "flowdesk_samples"])
+setup(
+    packages=find_packages(include=["engine", "engine.*", "editor", "editor.*"])
+    + ["flowdesk_resources", "flowdesk_samples"]
+)

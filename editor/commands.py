@@ -60,10 +60,13 @@ class RemoveItemsCommand(QUndoCommand):
         keys = set(conn_keys)
         wf = doc.workflow
         self.conns: list[tuple[int, dict[str, Any]]] = [
-            (i, conn.model_dump()) for i, conn in enumerate(wf.connections)
-            if conn.source in ids or conn.target in ids or conn.key() in keys]
+            (i, conn.model_dump())
+            for i, conn in enumerate(wf.connections)
+            if conn.source in ids or conn.target in ids or conn.key() in keys
+        ]
         self.nodes: list[tuple[int, dict[str, Any]]] = [
-            (i, node.model_dump()) for i, node in enumerate(wf.nodes) if node.id in ids]
+            (i, node.model_dump()) for i, node in enumerate(wf.nodes) if node.id in ids
+        ]
 
     def redo(self) -> None:
         if self.conns:
@@ -81,7 +84,9 @@ class RemoveItemsCommand(QUndoCommand):
 class ReplaceConnectionCommand(QUndoCommand):
     """Change one link in place (reconnect an end, renumber a condition branch)."""
 
-    def __init__(self, doc: WorkflowModel, index: int, before: dict[str, Any], after: dict[str, Any], text: str) -> None:
+    def __init__(
+        self, doc: WorkflowModel, index: int, before: dict[str, Any], after: dict[str, Any], text: str
+    ) -> None:
         super().__init__(text)
         self.doc, self.index = doc, index
         self.before, self.after = copy.deepcopy(before), copy.deepcopy(after)
@@ -120,8 +125,14 @@ class MoveNodesCommand(_MergingCommand):
 
     MERGE_ID = MERGE_MOVE_ID
 
-    def __init__(self, doc: WorkflowModel, before: dict[str, tuple[float, float]],
-                 after: dict[str, tuple[float, float]], text: str = "Move", merge: tuple | None = None) -> None:
+    def __init__(
+        self,
+        doc: WorkflowModel,
+        before: dict[str, tuple[float, float]],
+        after: dict[str, tuple[float, float]],
+        text: str = "Move",
+        merge: tuple | None = None,
+    ) -> None:
         n = len(after)
         super().__init__(f"{text} {n} node{'s' * (n != 1)}" if text == "Move" else text)
         self.doc, self.before, self.after = doc, dict(before), dict(after)
@@ -139,8 +150,15 @@ class SetNodeDataCommand(_MergingCommand):
 
     MERGE_ID = MERGE_DATA_ID
 
-    def __init__(self, doc: WorkflowModel, node_id: str, before: dict[str, Any], after: dict[str, Any],
-                 merge: tuple | None, text: str) -> None:
+    def __init__(
+        self,
+        doc: WorkflowModel,
+        node_id: str,
+        before: dict[str, Any],
+        after: dict[str, Any],
+        merge: tuple | None,
+        text: str,
+    ) -> None:
         super().__init__(text)
         self.doc, self.node_id = doc, node_id
         self.before, self.after = copy.deepcopy(before), copy.deepcopy(after)
@@ -213,8 +231,16 @@ class SetAnnotationCommand(_MergingCommand):
 
     MERGE_ID = MERGE_ANNOTATION_ID
 
-    def __init__(self, doc: WorkflowModel, kind: str, ann_id: str, before: dict[str, Any], after: dict[str, Any],
-                 text: str, merge: tuple | None = None) -> None:
+    def __init__(
+        self,
+        doc: WorkflowModel,
+        kind: str,
+        ann_id: str,
+        before: dict[str, Any],
+        after: dict[str, Any],
+        text: str,
+        merge: tuple | None = None,
+    ) -> None:
         super().__init__(text)
         self.doc, self.kind, self.ann_id = doc, kind, ann_id
         self.before, self.after = copy.deepcopy(before), copy.deepcopy(after)

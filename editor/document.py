@@ -46,7 +46,10 @@ ConnKey = tuple[str, str, str, str]
 
 #: The canvas annotations, by kind: the workflow's list field and its model class.
 ANNOTATIONS: dict[str, tuple[str, type[CanvasNote] | type[CanvasGroup]]] = {
-    "note": ("notes", CanvasNote), "group": ("groups", CanvasGroup)}
+    "note": ("notes", CanvasNote),
+    "group": ("groups", CanvasGroup),
+}
+
 
 class _PaletteKinds(Sequence[str]):
     """The palette's keys in order (a kind, or a variant such as ``subagent``), read from the
@@ -117,7 +120,9 @@ class WorkflowModel(QObject):
     changed = Signal()  # after any model change: validation and autosave listen here
     path_changed = Signal(str)
 
-    def __init__(self, workflow: Workflow | None = None, path: str | None = None, parent: QObject | None = None) -> None:
+    def __init__(
+        self, workflow: Workflow | None = None, path: str | None = None, parent: QObject | None = None
+    ) -> None:
         super().__init__(parent)
         self.undo_stack = QUndoStack(self)
         self._workflow = workflow or Workflow(name="Untitled workflow", version=1)
@@ -187,20 +192,35 @@ class WorkflowModel(QObject):
 
     def new_node_dump(self, kind: str, x: float, y: float) -> dict[str, Any]:
         entry = palette_entry(kind)
-        node = Node.model_validate({"id": new_id(entry.kind, self._nodes), "type": entry.kind, "x": x, "y": y,
-                                    "data": copy.deepcopy(entry.data)})
+        node = Node.model_validate(
+            {
+                "id": new_id(entry.kind, self._nodes),
+                "type": entry.kind,
+                "x": x,
+                "y": y,
+                "data": copy.deepcopy(entry.data),
+            }
+        )
         return node.model_dump()
 
-    def check(self, source: str, source_handle: str, target: str, target_handle: str = "input",
-              index: GraphIndex | None = None) -> ConnectionCheck:
+    def check(
+        self,
+        source: str,
+        source_handle: str,
+        target: str,
+        target_handle: str = "input",
+        index: GraphIndex | None = None,
+    ) -> ConnectionCheck:
         return check_connection(index or self._workflow, source, source_handle, target, target_handle)
 
     def fragment_json(self, node_ids: Iterable[str]) -> str:
         """The selected nodes and the links among them, as workflow JSON (for the clipboard)."""
         ids = [n.id for n in self._workflow.nodes if n.id in set(node_ids)]
         chosen = set(ids)
-        frag = Workflow(nodes=[self._nodes[i] for i in ids],
-                        connections=[c for c in self._workflow.connections if c.source in chosen and c.target in chosen])
+        frag = Workflow(
+            nodes=[self._nodes[i] for i in ids],
+            connections=[c for c in self._workflow.connections if c.source in chosen and c.target in chosen],
+        )
         return dumps_workflow(frag)
 
     # ------------------------------------------------------------------ files

@@ -33,7 +33,9 @@ from .document import ConnKey, WorkflowModel
 class WorkflowDocument(WorkflowModel):
     """The document the editor's widgets hold: :class:`WorkflowModel` plus undoable requests."""
 
-    def __init__(self, workflow: Workflow | None = None, path: str | None = None, parent: QObject | None = None) -> None:
+    def __init__(
+        self, workflow: Workflow | None = None, path: str | None = None, parent: QObject | None = None
+    ) -> None:
         super().__init__(workflow, path, parent)
         self._merge_epoch = 0
 
@@ -54,29 +56,38 @@ class WorkflowDocument(WorkflowModel):
     def connect(self, source: str, source_handle: str, target: str, target_handle: str = "input") -> ConnectionCheck:
         result = self.check(source, source_handle, target, target_handle)
         if result.ok:
-            dump = Connection(source=source, target=target, sourceHandle=source_handle,
-                              targetHandle=target_handle).model_dump()
+            dump = Connection(
+                source=source, target=target, sourceHandle=source_handle, targetHandle=target_handle
+            ).model_dump()
             self.undo_stack.push(AddItemsCommand(self, [], [dump], "Connect"))
         return result
 
-    def reconnect(self, old: ConnKey, source: str, source_handle: str, target: str,
-                  target_handle: str = "input") -> ConnectionCheck:
+    def reconnect(
+        self, old: ConnKey, source: str, source_handle: str, target: str, target_handle: str = "input"
+    ) -> ConnectionCheck:
         """Move the link ``old`` to new ends (one undo step); checked as if ``old`` were gone."""
         i = self.connection_index(old)
         if i is None:
             return ConnectionCheck(False, "That link no longer exists.")
-        without = self._workflow.model_copy(update={"connections": [c for j, c in enumerate(self._workflow.connections)
-                                                                     if j != i]})
+        without = self._workflow.model_copy(
+            update={"connections": [c for j, c in enumerate(self._workflow.connections) if j != i]}
+        )
         result = check_connection(without, source, source_handle, target, target_handle)
         if result.ok:
             before = self._workflow.connections[i].model_dump()
-            after = {**before, "source": source, "sourceHandle": source_handle, "target": target,
-                     "targetHandle": target_handle}
+            after = {
+                **before,
+                "source": source,
+                "sourceHandle": source_handle,
+                "target": target,
+                "targetHandle": target_handle,
+            }
             self.undo_stack.push(ReplaceConnectionCommand(self, i, before, after, "Reconnect"))
         return result
 
-    def delete(self, node_ids: Iterable[str] = (), conn_keys: Iterable[ConnKey] = (),
-               note_ids: Iterable[str] = ()) -> None:
+    def delete(
+        self, node_ids: Iterable[str] = (), conn_keys: Iterable[ConnKey] = (), note_ids: Iterable[str] = ()
+    ) -> None:
         """Delete nodes (with their links), links and notes in one step; a group loses the
         deleted nodes (and goes when none is left)."""
         node_ids = [n for n in node_ids if n in self._nodes]
@@ -95,8 +106,9 @@ class WorkflowDocument(WorkflowModel):
             kept = [m for m in g.nodes if m not in gone]
             if kept:
                 before = g.model_dump()
-                self.undo_stack.push(SetAnnotationCommand(self, "group", g.id, before, {**before, "nodes": kept},
-                                                          "Remove from group"))
+                self.undo_stack.push(
+                    SetAnnotationCommand(self, "group", g.id, before, {**before, "nodes": kept}, "Remove from group")
+                )
             else:
                 self.undo_stack.push(RemoveAnnotationCommand(self, "group", g.id, "Ungroup"))
         for nid in note_ids:
@@ -106,17 +118,26 @@ class WorkflowDocument(WorkflowModel):
         self.undo_stack.endMacro()
 
     # ------------------------------------------------------------------ notes and groups (canvas annotations)
-    def add_note(self, x: float, y: float, text: str = "", color: str = "yellow",
-                 size: tuple[float, float] = (220.0, 140.0)) -> str:
+    def add_note(
+        self, x: float, y: float, text: str = "", color: str = "yellow", size: tuple[float, float] = (220.0, 140.0)
+    ) -> str:
         """A sticky note at (x, y) (one undo step); returns its id."""
         nid = self.new_annotation_id("note")
-        dump = {"id": nid, "x": round(x), "y": round(y), "width": size[0], "height": size[1], "text": text,
-                "color": color}
+        dump = {
+            "id": nid,
+            "x": round(x),
+            "y": round(y),
+            "width": size[0],
+            "height": size[1],
+            "text": text,
+            "color": color,
+        }
         self.undo_stack.push(AddAnnotationCommand(self, "note", dump, "Add note"))
         return nid
 
-    def edit_annotation(self, kind: str, ann_id: str, label: str = "Edit", merge_field: str | None = None,
-                        **fields: Any) -> None:
+    def edit_annotation(
+        self, kind: str, ann_id: str, label: str = "Edit", merge_field: str | None = None, **fields: Any
+    ) -> None:
         """Change some fields of a note or group (one undo step; edits of ``merge_field`` in a row merge)."""
         ann = self.annotation(kind, ann_id)
         if ann is None:
@@ -137,8 +158,15 @@ class WorkflowDocument(WorkflowModel):
         if note is None:
             return
         resized = (round(width), round(height)) != (round(note.width), round(note.height))
-        self.edit_annotation("note", note_id, "Resize note" if resized else "Move note",
-                             x=round(x), y=round(y), width=max(40, round(width)), height=max(30, round(height)))
+        self.edit_annotation(
+            "note",
+            note_id,
+            "Resize note" if resized else "Move note",
+            x=round(x),
+            y=round(y),
+            width=max(40, round(width)),
+            height=max(30, round(height)),
+        )
 
     def set_note_color(self, note_id: str, color: str) -> None:
         self.edit_annotation("note", note_id, "Note colour", color=color)
@@ -160,8 +188,9 @@ class WorkflowDocument(WorkflowModel):
         self.edit_annotation("group", group_id, "Rename group", title=title.strip() or "Group")
 
     def set_group_collapsed(self, group_id: str, collapsed: bool) -> None:
-        self.edit_annotation("group", group_id, "Collapse group" if collapsed else "Expand group",
-                             collapsed=collapsed or None)
+        self.edit_annotation(
+            "group", group_id, "Collapse group" if collapsed else "Expand group", collapsed=collapsed or None
+        )
 
     def move_group(self, group_id: str, dx: float, dy: float) -> None:
         """Move a group's nodes by (dx, dy): one undo step."""
@@ -172,8 +201,9 @@ class WorkflowDocument(WorkflowModel):
         after = {n: (x + dx, y + dy) for n, (x, y) in before.items()}
         self.move_nodes(before, after, "Move group")
 
-    def move_nodes(self, before: dict[str, tuple[float, float]], after: dict[str, tuple[float, float]],
-                   text: str = "Move") -> None:
+    def move_nodes(
+        self, before: dict[str, tuple[float, float]], after: dict[str, tuple[float, float]], text: str = "Move"
+    ) -> None:
         after = {k: v for k, v in after.items() if before.get(k) != v}
         if after:
             self.undo_stack.push(MoveNodesCommand(self, {k: before[k] for k in after}, after, text))
@@ -185,8 +215,9 @@ class WorkflowDocument(WorkflowModel):
             return
         before = {n: (self._nodes[n].x, self._nodes[n].y) for n in ids}
         after = {n: (x + dx, y + dy) for n, (x, y) in before.items()}
-        self.undo_stack.push(MoveNodesCommand(self, before, after, "Move",
-                                              merge=("nudge", frozenset(ids), self._merge_epoch)))
+        self.undo_stack.push(
+            MoveNodesCommand(self, before, after, "Move", merge=("nudge", frozenset(ids), self._merge_epoch))
+        )
 
     def edit_node_data(self, node_id: str, data: dict[str, Any], field: str | None = None) -> None:
         """Replace ``node_id``'s data; consecutive edits of the same ``field`` merge into one step."""
@@ -218,19 +249,33 @@ class WorkflowDocument(WorkflowModel):
             return
         self.undo_stack.beginMacro("Toggle subagents")
         if not enabled:
-            self.delete((), [c.key() for c in self._workflow.connections
-                             if c.source == node_id and c.sourceHandle == "subagent"])
+            self.delete(
+                (),
+                [c.key() for c in self._workflow.connections if c.source == node_id and c.sourceHandle == "subagent"],
+            )
         self.set_node_field(node_id, "tools.subagents", enabled, merge=False)
         self.undo_stack.endMacro()
 
-    def set_conditions(self, node_id: str, conditions: list[dict[str, Any]], mapping: dict[int, int | None],
-                       text: str = "Edit conditions") -> None:
+    def set_conditions(
+        self,
+        node_id: str,
+        conditions: list[dict[str, Any]],
+        mapping: dict[int, int | None],
+        text: str = "Edit conditions",
+    ) -> None:
         """Replace an if node's conditions; ``mapping`` sends old condition indices to new ones
         (``None``: removed), so links follow their condition when it moves and go when it goes."""
         self.set_branches(node_id, "conditions", "condition-", conditions, mapping, text)
 
-    def set_branches(self, node_id: str, field: str, prefix: str, items: list[dict[str, Any]],
-                     mapping: dict[int, int | None], text: str) -> None:
+    def set_branches(
+        self,
+        node_id: str,
+        field: str,
+        prefix: str,
+        items: list[dict[str, Any]],
+        mapping: dict[int, int | None],
+        text: str,
+    ) -> None:
         """Replace the list ``field`` whose item ``i`` owns the output handle ``<prefix><i>`` (an
         if node's ``conditions``, a router's ``routes``) in one undo step; ``mapping`` sends old
         indices to new ones (``None``: removed), so links follow their item and go with it."""
@@ -246,7 +291,7 @@ class WorkflowDocument(WorkflowModel):
             if not handle.startswith(prefix):
                 continue
             try:
-                old = int(handle[len(prefix):])
+                old = int(handle[len(prefix) :])
             except ValueError:
                 continue
             new = mapping.get(old, old)
@@ -254,8 +299,11 @@ class WorkflowDocument(WorkflowModel):
                 doomed.append(c.key())
             elif new != old:
                 before = c.model_dump()
-                self.undo_stack.push(ReplaceConnectionCommand(self, i, before, {**before, "sourceHandle": f"{prefix}{new}"},
-                                                              "Move branch"))
+                self.undo_stack.push(
+                    ReplaceConnectionCommand(
+                        self, i, before, {**before, "sourceHandle": f"{prefix}{new}"}, "Move branch"
+                    )
+                )
         self.delete((), doomed)
         data = node.data.model_dump()
         data[field] = items
@@ -294,8 +342,9 @@ class WorkflowDocument(WorkflowModel):
         self.undo_stack.push(SetMetaCommand(self, {"triggers": current}, {"triggers": after_value}, merge))
 
     # ------------------------------------------------------------------ clipboard
-    def paste_json(self, text: str, offset: tuple[float, float] = (40.0, 40.0),
-                   at: tuple[float, float] | None = None) -> list[str]:
+    def paste_json(
+        self, text: str, offset: tuple[float, float] = (40.0, 40.0), at: tuple[float, float] | None = None
+    ) -> list[str]:
         """Add the workflow in ``text`` with fresh ids (one undo step); returns the new ids.
 
         Raises :class:`WorkflowLoadError` when ``text`` is not workflow JSON.

@@ -63,8 +63,10 @@ class Autosaver:
     def text(workflow: Workflow, original_path: str | None) -> str:
         """The autosave file's text (no Qt, no file: a big document's is made on a worker thread).
         Raises ValueError for text that UTF-8 cannot hold."""
-        return (f'{{"flowdeskAutosave": 1, "path": {json.dumps(original_path, ensure_ascii=False)}, '
-                f'"pid": {os.getpid()}, "workflow": {dumps_workflow(workflow, indent=None)}}}')
+        return (
+            f'{{"flowdeskAutosave": 1, "path": {json.dumps(original_path, ensure_ascii=False)}, '
+            f'"pid": {os.getpid()}, "workflow": {dumps_workflow(workflow, indent=None)}}}'
+        )
 
     def write_text(self, text: str) -> None:
         try:

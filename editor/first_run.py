@@ -48,8 +48,16 @@ from engine import (
     survey,
 )
 
-__all__ = ["Choice", "FirstRunDialog", "ModelChoiceDialog", "offer_setup", "offer_choice", "offer_model_choice",
-           "choices_for", "EACH_AGENTS_OWN"]
+__all__ = [
+    "Choice",
+    "FirstRunDialog",
+    "ModelChoiceDialog",
+    "offer_setup",
+    "offer_choice",
+    "offer_model_choice",
+    "choices_for",
+    "EACH_AGENTS_OWN",
+]
 
 INTRO_FALLBACK = "Agents need a language model to answer. Choose one below; Flowdesk remembers the choice."
 
@@ -63,8 +71,10 @@ class Choice:
 
 def choices_for(found: ProviderSurvey) -> list[Choice]:
     """What the dialog offers, best first: found servers and keys, the embedded model, echo."""
-    out = [Choice(s.provider_id, f"{s.name} at {s.base_url}" + (f" — {', '.join(s.models[:3])}" if s.models else ""),
-                  s) for s in found.servers]
+    out = [
+        Choice(s.provider_id, f"{s.name} at {s.base_url}" + (f" — {', '.join(s.models[:3])}" if s.models else ""), s)
+        for s in found.servers
+    ]
     out += [Choice(k.provider_id, f"{k.name} — API key in {k.where}") for k in found.keys]
     if found.local_model:
         out.append(Choice("local", "The embedded model (offline, no key)"))
@@ -74,10 +84,12 @@ def choices_for(found: ProviderSurvey) -> list[Choice]:
 
 def _looked_for(found: ProviderSurvey) -> str:
     ports = ", ".join(str(port) for _pid, port in found.probed) or "none"
-    lines = [f"API keys ({', '.join(found.key_vars)}, or the OS keyring): "
-             + (", ".join(k.name for k in found.keys) or "none found"),
-             f"Local servers on ports {ports}: " + (", ".join(s.name for s in found.servers) or "none answering"),
-             "The embedded model: " + ("installed" if found.local_model else "not installed")]
+    lines = [
+        f"API keys ({', '.join(found.key_vars)}, or the OS keyring): "
+        + (", ".join(k.name for k in found.keys) or "none found"),
+        f"Local servers on ports {ports}: " + (", ".join(s.name for s in found.servers) or "none answering"),
+        "The embedded model: " + ("installed" if found.local_model else "not installed"),
+    ]
     return "Looked for:\n" + "\n".join(f"  •  {line}" for line in lines)
 
 
@@ -144,8 +156,11 @@ class FirstRunDialog(QDialog):
         install_row = QHBoxLayout()
         install_row.addWidget(self.install_command, 1)
         install_row.addWidget(copy)
-        install_label = QLabel("Install the embedded model (offline, no key; then restart Flowdesk) with:"
-                               if not found.local_model else "The embedded model is installed.")
+        install_label = QLabel(
+            "Install the embedded model (offline, no key; then restart Flowdesk) with:"
+            if not found.local_model
+            else "The embedded model is installed."
+        )
         install_label.setWordWrap(True)
 
         buttons, self.run_button = _use_buttons(self, "Use it and run", "firstRunUse")
@@ -185,8 +200,11 @@ class FirstRunDialog(QDialog):
         self.chosen = choice
         bar = getattr(self.parent(), "statusBar", None)
         if callable(bar):
-            bar().showMessage(f"Runs now use {choice.provider_id} unless an agent names its own provider "
-                              "(Run ▸ Provider Settings changes it).", 10000)
+            bar().showMessage(
+                f"Runs now use {choice.provider_id} unless an agent names its own provider "
+                "(Run ▸ Provider Settings changes it).",
+                10000,
+            )
         super().accept()
 
 
@@ -216,8 +234,10 @@ def _survey() -> ProviderSurvey:
 def offer_choice(parent: QWidget, reason: str, then: Callable[[Choice], None]) -> FirstRunDialog:
     """A run's provider could not serve (``reason`` says how): the same survey and dialog as the
     first run, saying why; ``then(choice)`` runs once a choice is made (and remembered)."""
-    intro = (f"**The run could not use its model.** {reason}\n\nChoose one that this computer has below; "
-             "Flowdesk remembers the choice as the default provider (*Run ▸ Provider Settings* changes it).")
+    intro = (
+        f"**The run could not use its model.** {reason}\n\nChoose one that this computer has below; "
+        "Flowdesk remembers the choice as the default provider (*Run ▸ Provider Settings* changes it)."
+    )
     dialog = FirstRunDialog(_survey(), parent, intro_text=intro)
     dialog.accepted.connect(lambda: then(dialog.chosen) if dialog.chosen is not None else None)
     return _open(dialog)
@@ -231,15 +251,23 @@ class ModelChoiceDialog(QDialog):
     server's list when it runs on this machine); ``chosen`` is the model ("" for each agent's
     own) once accepted. ``reason``: why it is asked (a run that failed), or None."""
 
-    def __init__(self, provider_id: str, models: list[str], current: str, reason: str | None = None,
-                 parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        provider_id: str,
+        models: list[str],
+        current: str,
+        reason: str | None = None,
+        parent: QWidget | None = None,
+    ) -> None:
         super().__init__(parent)
         self.setWindowTitle("Model for every agent")
         self.setObjectName("modelChoiceDialog")
         self.chosen: str | None = None
         lines = [f"**The run could not use its model.** {reason}", ""] if reason else []
-        lines.append(f"Every agent of the runs started here asks **{provider_id}** for the model chosen below; the "
-                     "workflow keeps its own model names (a run from the command line takes `--model`).")
+        lines.append(
+            f"Every agent of the runs started here asks **{provider_id}** for the model chosen below; the "
+            "workflow keeps its own model names (a run from the command line takes `--model`)."
+        )
         intro = QLabel("\n".join(lines))
         intro.setObjectName("modelChoiceIntro")
         intro.setTextFormat(Qt.TextFormat.MarkdownText)
@@ -274,8 +302,9 @@ class ModelChoiceDialog(QDialog):
         super().accept()
 
 
-def offer_model_choice(parent: QWidget, provider_id: str, current: str, reason: str | None,
-                       then: Callable[[str], None]) -> ModelChoiceDialog:
+def offer_model_choice(
+    parent: QWidget, provider_id: str, current: str, reason: str | None, then: Callable[[str], None]
+) -> ModelChoiceDialog:
     """Ask which model every agent uses (see :class:`ModelChoiceDialog`); ``then(model)`` once chosen."""
     models = _waiting(lambda: provider_models(provider_id))  # a local server's own list: a short request
     dialog = ModelChoiceDialog(provider_id, models, current, reason, parent)

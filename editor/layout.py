@@ -79,7 +79,9 @@ def layered_positions(workflow: Workflow, only: set[str] | None = None) -> dict[
     children = {nid: [t for t in index.sub_children.get(nid, ()) if t in subs] for nid in ids}
     for li in sorted(layers):
         members = layers[li]
-        members.sort(key=lambda m: (sum(rank.get(p, 0) for p in preds[m]) / len(preds[m])) if preds[m] else rank.get(m, 0))
+        members.sort(
+            key=lambda m: (sum(rank.get(p, 0) for p in preds[m]) / len(preds[m])) if preds[m] else rank.get(m, 0)
+        )
         width = max(node_size(by_node[m])[0] for m in members)
         y = origin_y
         for i, m in enumerate(members):

@@ -24,5 +24,7 @@ def too_long_to_show(text: str) -> bool:
 
 def preview(text: str, chars: int = 2_000) -> str:
     head = text[:chars].replace("\n", " ")
-    return (f"[Read-only preview: this text is {len(text):,} characters long, too long to edit here. "
-            f"It is kept as it is.]\n{head}…")
+    return (
+        f"[Read-only preview: this text is {len(text):,} characters long, too long to edit here. "
+        f"It is kept as it is.]\n{head}…"
+    )

@@ -65,25 +65,70 @@ class MainWindow(QMainWindow):
 
         # The controllers, each given what it works on.
         self.store = open_store_for_gui(self, panel=self.history)
-        self.validation = ValidationController(self, self.session, self.document, self.scene, self.inspector,
-                                               self.problems, self.run_console, self.validation_label)
-        self.runs = RunController(self, self.session, self.document, self.scene, self.run_console,
-                                  self.run_console_dock, self.inspector, self.inspector_tabs, self.node_run_details,
-                                  self.history, self.validation, self.store,
-                                  lambda: self._console_max_state is not None, status)
-        self.files = FilesController(self, self.session, self.document, self.scene, self.view, self.validation,
-                                     self.runs.run_in_progress, status)
-        self.library = LibraryController(self, self.library_panel, self.library_dock, self.session, self.document,
-                                         self.scene, self.inspector, self.problems, self.run_console, self.files,
-                                         self.validation, status)
-        self.edit = EditController(self, self.session, self.document, self.scene, self.view, self.inspector,
-                                   self.inspector_dock, self.inspector_tabs, self.files.new_document, status)
-        self.providers = ProvidersController(self, self.run_console, self.history, self.validation, self.store,
-                                             self.runs.run, status)
-        self.commands = CommandBarController(self, self.store, resolver_factory, self.files.open_path,
-                                             self.providers.choose_provider, status)
-        self.repair = RepairController(self, self.document, self.run_console, resolver_factory,
-                                       self.runs.run_from_node, status)
+        self.validation = ValidationController(
+            self,
+            self.session,
+            self.document,
+            self.scene,
+            self.inspector,
+            self.problems,
+            self.run_console,
+            self.validation_label,
+        )
+        self.runs = RunController(
+            self,
+            self.session,
+            self.document,
+            self.scene,
+            self.run_console,
+            self.run_console_dock,
+            self.inspector,
+            self.inspector_tabs,
+            self.node_run_details,
+            self.history,
+            self.validation,
+            self.store,
+            lambda: self._console_max_state is not None,
+            status,
+        )
+        self.files = FilesController(
+            self, self.session, self.document, self.scene, self.view, self.validation, self.runs.run_in_progress, status
+        )
+        self.library = LibraryController(
+            self,
+            self.library_panel,
+            self.library_dock,
+            self.session,
+            self.document,
+            self.scene,
+            self.inspector,
+            self.problems,
+            self.run_console,
+            self.files,
+            self.validation,
+            status,
+        )
+        self.edit = EditController(
+            self,
+            self.session,
+            self.document,
+            self.scene,
+            self.view,
+            self.inspector,
+            self.inspector_dock,
+            self.inspector_tabs,
+            self.files.new_document,
+            status,
+        )
+        self.providers = ProvidersController(
+            self, self.run_console, self.history, self.validation, self.store, self.runs.run, status
+        )
+        self.commands = CommandBarController(
+            self, self.store, resolver_factory, self.files.open_path, self.providers.choose_provider, status
+        )
+        self.repair = RepairController(
+            self, self.document, self.run_console, resolver_factory, self.runs.run_from_node, status
+        )
         self.help = HelpController(self, self.store)
 
         self.welcome = WelcomePage(self.files)
@@ -94,9 +139,21 @@ class MainWindow(QMainWindow):
         menus.build_help_menu(self)
         menus.build_status_bar(self)
         self.runs.use_actions(RunActions(self.act_run, self.act_run_from, self.act_run_only))
-        self.run_views = RunViewsController(self, self.session, self.document, self.run_console,
-                                            self.run_console_dock, self.history, self.runs, self.files,
-                                            self.validation, self.act_run, self.store, resolver_factory, status)
+        self.run_views = RunViewsController(
+            self,
+            self.session,
+            self.document,
+            self.run_console,
+            self.run_console_dock,
+            self.history,
+            self.runs,
+            self.files,
+            self.validation,
+            self.act_run,
+            self.store,
+            resolver_factory,
+            status,
+        )
         self._wire()
         # The document and the canvas are deleted after the controllers that listen to them: a
         # QObject's children go in the order they were added, and a scene clearing its items
@@ -119,19 +176,23 @@ class MainWindow(QMainWindow):
         self.inspector = InspectorPanel(self.document)
         self.problems = ProblemsPanel()
         self.palette_dock = self._dock("Nodes", "paletteDock", self.palette, Qt.DockWidgetArea.LeftDockWidgetArea)
-        self.inspector_dock = self._dock("Inspector", "inspectorDock", self.inspector,
-                                         Qt.DockWidgetArea.RightDockWidgetArea)
-        self.problems_dock = self._dock("Problems", "problemsDock", self.problems,
-                                        Qt.DockWidgetArea.BottomDockWidgetArea)
+        self.inspector_dock = self._dock(
+            "Inspector", "inspectorDock", self.inspector, Qt.DockWidgetArea.RightDockWidgetArea
+        )
+        self.problems_dock = self._dock(
+            "Problems", "problemsDock", self.problems, Qt.DockWidgetArea.BottomDockWidgetArea
+        )
         # Running: the console (live log, approvals, trace), the run history, and the
         # inspector's Run tab. Run state lives there, apart from the document, never undoable.
         self.run_console = RunConsole()
         self.run_console.run_action.setShortcut(QKeySequence())  # F5 is the window's Run action
-        self.run_console_dock = self._dock("Run console", "runConsoleDock", self.run_console,
-                                           Qt.DockWidgetArea.BottomDockWidgetArea)
+        self.run_console_dock = self._dock(
+            "Run console", "runConsoleDock", self.run_console, Qt.DockWidgetArea.BottomDockWidgetArea
+        )
         self.history = HistoryPanel()
-        self.history_dock = self._dock("Run history", "historyDock", self.history,
-                                       Qt.DockWidgetArea.BottomDockWidgetArea)
+        self.history_dock = self._dock(
+            "Run history", "historyDock", self.history, Qt.DockWidgetArea.BottomDockWidgetArea
+        )
         self.tabifyDockWidget(self.problems_dock, self.run_console_dock)
         self.tabifyDockWidget(self.run_console_dock, self.history_dock)
         self.problems_dock.raise_()
@@ -142,8 +203,7 @@ class MainWindow(QMainWindow):
         self.inspector_tabs.addTab(self.node_run_details, "Run")
         # With no document open the inspector says so instead of showing an editable
         # "Untitled workflow" form that belongs to nothing.
-        self.inspector_empty = QLabel("No workflow is open.\n\nCreate a new one or open a file to edit "
-                                      "its nodes here.")
+        self.inspector_empty = QLabel("No workflow is open.\n\nCreate a new one or open a file to edit its nodes here.")
         self.inspector_empty.setObjectName("hint")
         self.inspector_empty.setWordWrap(True)
         self.inspector_empty.setAlignment(Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop)
@@ -160,8 +220,9 @@ class MainWindow(QMainWindow):
         # library"); hidden in the default layout, where the tab bar it adds under the palette
         # would take height from the palette and the console.
         self.library_panel = LibraryPanel(None)
-        self.library_dock = self._dock("Library", "libraryDock", self.library_panel,
-                                       Qt.DockWidgetArea.LeftDockWidgetArea)
+        self.library_dock = self._dock(
+            "Library", "libraryDock", self.library_panel, Qt.DockWidgetArea.LeftDockWidgetArea
+        )
         self.tabifyDockWidget(self.palette_dock, self.library_dock)
         self.palette_dock.raise_()
         self.library_dock.hide()

@@ -86,14 +86,24 @@ def _given_text(info: Any, limit: int | None = 160, sep: str = " · ") -> str:
     if limit is None:
         return sep.join(parts)
     flat = [" ".join(p.split()) for p in parts]
-    return sep.join(p if len(p) <= limit else p[:limit - 1] + "…" for p in flat)
+    return sep.join(p if len(p) <= limit else p[: limit - 1] + "…" for p in flat)
 
 
 class RunViewWindow(QMainWindow):
     version_requested = Signal(object, str)  # (workflow, run_id): open it as a new document
 
-    def __init__(self, run_id: str, workflow: Workflow, events: list, info: Any = None, *, store: Any = None,
-                 resolver_factory: Any = None, remote_run: Any = None, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        run_id: str,
+        workflow: Workflow,
+        events: list,
+        info: Any = None,
+        *,
+        store: Any = None,
+        resolver_factory: Any = None,
+        remote_run: Any = None,
+        parent: QWidget | None = None,
+    ) -> None:
         """``resolver_factory`` given: the run is a paused one, taken up here to be answered
         (its own workflow, read-only, with its approval card and input) instead of replayed;
         ``remote_run``: a paused run on a Temporal server (``RemoteRun.fetch``), taken up so."""
@@ -127,8 +137,10 @@ class RunViewWindow(QMainWindow):
         row.setContentsMargins(10, 6, 10, 6)
         started = getattr(info, "started_at", None)
         when = f" · started {datetime.fromtimestamp(started).strftime('%Y-%m-%d %H:%M:%S')}" if started else ""
-        self.banner_label = QLabel(f"<b>Run {run_id[:8]}</b> of “{workflow.display_name()}” · {status}{when} · "
-                                   "read-only: the workflow as it was when it ran")
+        self.banner_label = QLabel(
+            f"<b>Run {run_id[:8]}</b> of “{workflow.display_name()}” · {status}{when} · "
+            "read-only: the workflow as it was when it ran"
+        )
         self.banner_label.setTextFormat(Qt.TextFormat.RichText)
         # What the run was given: its initial input and the variables it started with (arguments)
         self.given_label = QLabel(_given_text(info))
@@ -186,7 +198,9 @@ class RunViewWindow(QMainWindow):
         server = getattr(info, "server", "") or ""
         if server:  # a run of a Temporal server: the console's badge names it, as for a live remote run
             self.console.header.set_run_id(run_id, server)
-            self.banner_label.setText(self.banner_label.text().replace(" · read-only", f" · on Temporal {server} · read-only", 1))
+            self.banner_label.setText(
+                self.banner_label.text().replace(" · read-only", f" · on Temporal {server} · read-only", 1)
+            )
         self._paint()
         self.console.node_activated.connect(self._select_node)
         self.scene.selectionChanged.connect(self._selection_changed)
@@ -202,8 +216,9 @@ class RunViewWindow(QMainWindow):
     def _update_title(self, waiting: bool) -> None:
         mark = "⏸ Waiting for approval — " if waiting else ""
         status = f" · {self._status}" if self._status else ""
-        self.setWindowTitle(f"{mark}Run {self.run_id[:8]} · {self.workflow.display_name()}{status} (read-only)"
-                            " — Flowdesk")
+        self.setWindowTitle(
+            f"{mark}Run {self.run_id[:8]} · {self.workflow.display_name()}{status} (read-only) — Flowdesk"
+        )
 
     @property
     def run_state(self) -> RunState:

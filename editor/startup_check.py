@@ -56,8 +56,9 @@ XCB_LIBS: dict[str, tuple[str, str]] = {
 def _known_sonames() -> frozenset[str] | None:
     """Every library the dynamic linker knows (``ldconfig -p`` and ``LD_LIBRARY_PATH``); None if unknowable."""
     names: set[str] = set()
-    ldconfig = shutil.which("ldconfig") or next((p for p in ("/sbin/ldconfig", "/usr/sbin/ldconfig")
-                                                  if os.access(p, os.X_OK)), None)
+    ldconfig = shutil.which("ldconfig") or next(
+        (p for p in ("/sbin/ldconfig", "/usr/sbin/ldconfig") if os.access(p, os.X_OK)), None
+    )
     if ldconfig is None:
         return None
     try:
@@ -88,7 +89,9 @@ def needs_xcb(env: Mapping[str, str]) -> bool:
     return not (env.get("WAYLAND_DISPLAY") and env.get("XDG_SESSION_TYPE", "").lower() == "wayland")
 
 
-def missing_libraries(env: Mapping[str, str], present: Callable[[str], bool] | None = None) -> dict[str, tuple[str, str]]:
+def missing_libraries(
+    env: Mapping[str, str], present: Callable[[str], bool] | None = None
+) -> dict[str, tuple[str, str]]:
     """The libraries the editor needs here and the linker does not know, with their packages."""
     present = present or library_present
     wanted = dict(GUI_LIBS)
@@ -97,27 +100,32 @@ def missing_libraries(env: Mapping[str, str], present: Callable[[str], bool] | N
     return {so: pkgs for so, pkgs in wanted.items() if not present(so)}
 
 
-def startup_problem(env: Mapping[str, str] | None = None, present: Callable[[str], bool] | None = None,
-                    platform: str | None = None) -> str | None:
+def startup_problem(
+    env: Mapping[str, str] | None = None, present: Callable[[str], bool] | None = None, platform: str | None = None
+) -> str | None:
     """A message saying why the editor cannot start here, or None (always None off Linux)."""
     env = os.environ if env is None else env
     if (platform or sys.platform) != "linux":
         return None
     asked = env.get("QT_QPA_PLATFORM", "").strip()
     if needs_xcb(env) and not env.get("DISPLAY") and not asked:
-        return ("flowdesk: the editor needs a display, and none is set (no DISPLAY or WAYLAND_DISPLAY).\n"
-                "The command-line tools work without one: flowdesk run FILE, flowdesk validate FILE "
-                "(see flowdesk --help).\n")
+        return (
+            "flowdesk: the editor needs a display, and none is set (no DISPLAY or WAYLAND_DISPLAY).\n"
+            "The command-line tools work without one: flowdesk run FILE, flowdesk validate FILE "
+            "(see flowdesk --help).\n"
+        )
     missing = missing_libraries(env, present)
     if not missing:
         return None
     apt = " ".join(dict.fromkeys(p[0] for p in missing.values()))
     dnf = " ".join(dict.fromkeys(p[1] for p in missing.values()))
     plugin = "Qt's X11 platform plugin (xcb)" if any(so in XCB_LIBS for so in missing) else "Qt"
-    return (f"flowdesk: the editor cannot start: {plugin} needs system libraries that are not installed:\n"
-            f"  {', '.join(missing)}\n"
-            "Install them, then start flowdesk again:\n"
-            f"  Debian/Ubuntu: sudo apt install {apt}\n"
-            f"  Fedora:        sudo dnf install {dnf}\n"
-            "The command-line tools work without them: flowdesk run FILE, flowdesk validate FILE "
-            "(see flowdesk --help).\n")
+    return (
+        f"flowdesk: the editor cannot start: {plugin} needs system libraries that are not installed:\n"
+        f"  {', '.join(missing)}\n"
+        "Install them, then start flowdesk again:\n"
+        f"  Debian/Ubuntu: sudo apt install {apt}\n"
+        f"  Fedora:        sudo dnf install {dnf}\n"
+        "The command-line tools work without them: flowdesk run FILE, flowdesk validate FILE "
+        "(see flowdesk --help).\n"
+    )

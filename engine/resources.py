@@ -20,8 +20,15 @@ from importlib import resources
 from importlib.abc import Traversable
 from pathlib import Path
 
-__all__ = ["RESOURCES_PACKAGE", "SAMPLES_PACKAGE", "resource", "resource_path", "read_resource_text",
-           "sample_paths", "flowdesk_version"]
+__all__ = [
+    "RESOURCES_PACKAGE",
+    "SAMPLES_PACKAGE",
+    "resource",
+    "resource_path",
+    "read_resource_text",
+    "sample_paths",
+    "flowdesk_version",
+]
 
 RESOURCES_PACKAGE = "flowdesk_resources"
 SAMPLES_PACKAGE = "flowdesk_samples"

@@ -44,8 +44,9 @@ def check(cond: object, what: str) -> None:
 
 def flowdesk(*args: str) -> subprocess.CompletedProcess[str]:
     exe = Path(sys.executable).with_name("flowdesk")
-    return subprocess.run([str(exe), *args], capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "NO_COLOR": "1"})
+    return subprocess.run(
+        [str(exe), *args], capture_output=True, text=True, timeout=120, env={**os.environ, "NO_COLOR": "1"}
+    )
 
 
 def load_fake_server(path: str):
@@ -72,12 +73,19 @@ def check_cli(fake_server_path: str) -> None:
     check(len(samples) >= 3 and all(p.is_file() for p in samples), f"samples installed: {[p.name for p in samples]}")
     for path in samples:
         res = flowdesk("validate", str(path))
-        check(res.returncode == 0 and " 0 errors" in res.stdout, f"flowdesk validate {path.name}: {res.stdout.strip()}"
-              if res.returncode == 0 else f"flowdesk validate {path.name}: exit {res.returncode} {res.stderr}")
+        check(
+            res.returncode == 0 and " 0 errors" in res.stdout,
+            f"flowdesk validate {path.name}: {res.stdout.strip()}"
+            if res.returncode == 0
+            else f"flowdesk validate {path.name}: exit {res.returncode} {res.stderr}",
+        )
     hello = next(p for p in samples if p.name == "hello.flow.json")
     res = flowdesk("run", str(hello), "--provider", "echo")
-    check(res.returncode == 0 and "completed" in res.stderr, f"flowdesk run hello --provider echo (exit {res.returncode})"
-          + ("" if res.returncode == 0 else f": {res.stderr}"))
+    check(
+        res.returncode == 0 and "completed" in res.stderr,
+        f"flowdesk run hello --provider echo (exit {res.returncode})"
+        + ("" if res.returncode == 0 else f": {res.stderr}"),
+    )
     fake = load_fake_server(fake_server_path)
     with fake.FakeLLMServer() as server:
         server.handler = fake.local_server_handler(("smoke-model",), answer="Hello from the fake server.")
@@ -86,9 +94,16 @@ def check_cli(fake_server_path: str) -> None:
         said = [a["content"] for a in answers if a["type"] == "llm_response"]
         passed = res.returncode == 0 and said == ["Hello from the fake server."]
         errors = [a["content"] for a in answers if a["type"] in ("llm_error", "error")]
-        check(passed, "flowdesk run hello --base-url (fake OpenAI-compatible server)" + (
-            "" if passed else f": exit {res.returncode}, answers {said}, errors {errors}, "
-                              f"{len(server.requests)} request(s) seen, stderr {res.stderr!r}"))
+        check(
+            passed,
+            "flowdesk run hello --base-url (fake OpenAI-compatible server)"
+            + (
+                ""
+                if passed
+                else f": exit {res.returncode}, answers {said}, errors {errors}, "
+                f"{len(server.requests)} request(s) seen, stderr {res.stderr!r}"
+            ),
+        )
         # a provider of the catalogue, reached where the server is (the first-run choice)
         from engine.llm.discovery import FoundServer, probe_servers, remember_choice
 
@@ -96,8 +111,10 @@ def check_cli(fake_server_path: str) -> None:
         check([s.models for s in found] == [("smoke-model",)], "the probe finds the server")
         remember_choice("ollama", found[0])
         res = flowdesk("run", str(hello), "--jsonl")
-        check(res.returncode == 0 and "Hello from the fake server." in res.stdout,
-              "flowdesk run hello with the remembered default provider (ollama at the fake server)")
+        check(
+            res.returncode == 0 and "Hello from the fake server." in res.stdout,
+            "flowdesk run hello with the remembered default provider (ollama at the fake server)",
+        )
         assert isinstance(found[0], FoundServer)
     res = flowdesk("validate", str(hello), "--json")
     check(res.returncode == 0, "flowdesk validate --json")
@@ -138,8 +155,10 @@ def check_gui() -> None:
     win.provider_menu.aboutToShow.emit()
     shown = {a.data() for a in win.provider_menu.actions() if a.data()}
     catalogue = {p.id for p in load_catalogue()[0]}
-    check(catalogue <= shown and set(available_providers()) <= shown and len(catalogue) >= 6,
-          f"Run ▸ LLM Provider lists every provider: {sorted(shown)}")
+    check(
+        catalogue <= shown and set(available_providers()) <= shown and len(catalogue) >= 6,
+        f"Run ▸ LLM Provider lists every provider: {sorted(shown)}",
+    )
     text = read_resource_text("help", "first-run.md")
     dialog = FirstRunDialog(ProviderSurvey(key_vars=["OPENAI_API_KEY"]), win)
     check("language model" in text and dialog.list.count() == 1, "first-run help text and dialog")

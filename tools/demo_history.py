@@ -50,8 +50,9 @@ class FlakyProvider:
         return await self.echo.complete(inv, ctx)
 
 
-async def _one(store: RunStore, path: Path, provider, initial: str | None, decisions: list[str],
-               cancel_after: float | None = None) -> str:
+async def _one(
+    store: RunStore, path: Path, provider, initial: str | None, decisions: list[str], cancel_after: float | None = None
+) -> str:
     wf = load_workflow(path)
     run = Run(wf, provider, initial_input=initial)
     rec = RunRecorder(store, run, workflow_path=str(path))
@@ -118,22 +119,32 @@ def fill_demo_store(store: RunStore, n: int = 120, seed: int = 7) -> None:
         span = max(last - started, 1e-6)
         length = rng.choice([rng.uniform(1.2, 9), rng.uniform(10, 55), rng.uniform(60, 400)])
         scale = length / span
-        conn.execute("UPDATE events SET timestamp = ? + (timestamp - ?) * ? WHERE run_id = ?", (t0, started, scale, rid))
-        conn.execute("UPDATE runs SET started_at = ?, ended_at = CASE WHEN ended_at IS NULL THEN NULL ELSE ? END "
-                     "WHERE id = ?", (t0, t0 + length, rid))
+        conn.execute(
+            "UPDATE events SET timestamp = ? + (timestamp - ?) * ? WHERE run_id = ?", (t0, started, scale, rid)
+        )
+        conn.execute(
+            "UPDATE runs SET started_at = ?, ended_at = CASE WHEN ended_at IS NULL THEN NULL ELSE ? END WHERE id = ?",
+            (t0, t0 + length, rid),
+        )
     # A few runs whose process died: recovery marks them interrupted.
     wf = load_workflow(SAMPLES / "research.flow.json")
     conn.commit()
     conn.close()
     for k in range(3):
-        rid = f"crashed{k}{rng.randrange(16 ** 6):06x}"
+        rid = f"crashed{k}{rng.randrange(16**6):06x}"
         t0 = now - rng.uniform(3600, 3 * 86400)
         store.create_run(rid, wf, initial_input=INPUTS[4 + k], status="running", started_at=t0, owner=False)
         from engine import RunEvent
 
-        store.append_events(rid, 0, [RunEvent("system", "run_status", "running", timestamp=t0),
-                                     RunEvent("start", "step_start", "Start", timestamp=t0 + 0.01),
-                                     RunEvent("lead", "step_start", "Lead researcher", timestamp=t0 + 0.02)])
+        store.append_events(
+            rid,
+            0,
+            [
+                RunEvent("system", "run_status", "running", timestamp=t0),
+                RunEvent("start", "step_start", "Start", timestamp=t0 + 0.01),
+                RunEvent("lead", "step_start", "Lead researcher", timestamp=t0 + 0.02),
+            ],
+        )
     store.recover()
 
 
@@ -164,14 +175,20 @@ def main(argv: list[str] | None = None) -> int:
     win.setWindowTitle("Flowdesk — run history (demo)")
     panel = HistoryPanel()
     open_store_for_gui(win, path=db, panel=panel)
-    panel.run_opened.connect(lambda rid, wf, events, info: print(
-        f"run_opened {rid} · {wf.display_name()} · {len(events)} events · {info.status}"))
-    panel.workflow_version_requested.connect(lambda wf, rid: print(f"workflow_version_requested {wf.display_name()} {rid}"))
+    panel.run_opened.connect(
+        lambda rid, wf, events, info: print(
+            f"run_opened {rid} · {wf.display_name()} · {len(events)} events · {info.status}"
+        )
+    )
+    panel.workflow_version_requested.connect(
+        lambda wf, rid: print(f"workflow_version_requested {wf.display_name()} {rid}")
+    )
     panel.resume_requested.connect(lambda rid: print(f"resume_requested {rid}"))
     win.setCentralWidget(panel)
     win.resize(args.width, args.height)
     win.show()
     if args.screenshot:
+
         def shoot() -> None:
             win.grab().save(args.screenshot)
             app.quit()

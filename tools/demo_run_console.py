@@ -67,7 +67,8 @@ def main(argv: list[str] | None = None) -> int:
     console.set_resolver_factory(lambda: provider)
     console.set_workflow(workflow, args.flow)
     console.waiting_for_input_changed.connect(
-        lambda waiting: win.setWindowTitle(("⏸ Waiting for approval — " if waiting else "") + base_title))
+        lambda waiting: win.setWindowTitle(("⏸ Waiting for approval — " if waiting else "") + base_title)
+    )
     console.tabs.setCurrentIndex(("entry", "subagents", "node").index(args.tab))
     win.setCentralWidget(console)
     win.resize(args.width, args.height)

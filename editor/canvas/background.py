@@ -71,8 +71,14 @@ def draw_overview(painter: QPainter, rect: QRectF, geom: Overview, bounds: QRect
     painter.setBrush(Qt.BrushStyle.NoBrush)
 
 
-def draw_loose_links(painter: QPainter, rect: QRectF, grid: ObstacleGrid, limit: int,
-                     links_of: Callable[[str], Iterable[tuple]], has_item: Callable[[tuple], bool]) -> None:
+def draw_loose_links(
+    painter: QPainter,
+    rect: QRectF,
+    grid: ObstacleGrid,
+    limit: int,
+    links_of: Callable[[str], Iterable[tuple]],
+    has_item: Callable[[tuple], bool],
+) -> None:
     """Links from a card in ``rect`` to a card without an item (off screen), as straight
     lines from the model: they get an item when the other card is made."""
     hits = grid.query((rect.left(), rect.top(), rect.right(), rect.bottom()), limit=limit)

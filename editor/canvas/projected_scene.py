@@ -315,10 +315,16 @@ class ProjectedScene(QGraphicsScene):
             edge.setVisible(hidden_src != hidden_tgt)
             if hidden_src == hidden_tgt:
                 return
-            a = (self.group_items[hidden_src].port_scene_pos(True) if hidden_src in self.group_items
-                 else self.node_items.peek(key[0]).port_scene_pos(key[1]))
-            b = (self.group_items[hidden_tgt].port_scene_pos(False) if hidden_tgt in self.group_items
-                 else self.node_items.peek(key[2]).port_scene_pos(key[3]))
+            a = (
+                self.group_items[hidden_src].port_scene_pos(True)
+                if hidden_src in self.group_items
+                else self.node_items.peek(key[0]).port_scene_pos(key[1])
+            )
+            b = (
+                self.group_items[hidden_tgt].port_scene_pos(False)
+                if hidden_tgt in self.group_items
+                else self.node_items.peek(key[2]).port_scene_pos(key[3])
+            )
             edge.set_ends(a, b, None)
             return
         if not edge.isVisible():
@@ -339,9 +345,17 @@ class ProjectedScene(QGraphicsScene):
             r = self.obstacles.rects.get(nid)
             if r is None:
                 continue
-            for item in self.items(QRectF(r[0], r[1], r[2] - r[0], r[3] - r[1]), Qt.ItemSelectionMode.IntersectsItemShape,
-                                   Qt.SortOrder.AscendingOrder, QTransform()):
-                if isinstance(item, EdgeItem) and self.edge_items.has(item.key) and nid not in (item.key[0], item.key[2]):
+            for item in self.items(
+                QRectF(r[0], r[1], r[2] - r[0], r[3] - r[1]),
+                Qt.ItemSelectionMode.IntersectsItemShape,
+                Qt.SortOrder.AscendingOrder,
+                QTransform(),
+            ):
+                if (
+                    isinstance(item, EdgeItem)
+                    and self.edge_items.has(item.key)
+                    and nid not in (item.key[0], item.key[2])
+                ):
                     found.add(item.key)
         return found
 
@@ -362,8 +376,9 @@ class ProjectedScene(QGraphicsScene):
         self.node_edges[key[0]].add(key)
         self.node_edges[key[2]].add(key)
         self._route_edge(key, edge)
-        edge.setToolTip(f"{src.layout.title} → {tgt.layout.title}"
-                        + (" (subagent)" if key[1] == "subagent" else f" ({key[1]})"))
+        edge.setToolTip(
+            f"{src.layout.title} → {tgt.layout.title}" + (" (subagent)" if key[1] == "subagent" else f" ({key[1]})")
+        )
         self.addItem(edge)
 
     def _update_edges(self, node_id: str) -> None:
@@ -528,8 +543,12 @@ class ProjectedScene(QGraphicsScene):
         rects = [r for r in (self.obstacles.rects.get(nid) for nid in group.nodes) if r is not None]
         bounds = None
         if rects:
-            bounds = (min(r[0] for r in rects), min(r[1] for r in rects),
-                      max(r[2] for r in rects), max(r[3] for r in rects))
+            bounds = (
+                min(r[0] for r in rects),
+                min(r[1] for r in rects),
+                max(r[2] for r in rects),
+                max(r[3] for r in rects),
+            )
         item.set_frame(bounds, len(rects))
 
     def _place_groups_of(self, node_ids) -> None:
@@ -599,8 +618,12 @@ class ProjectedScene(QGraphicsScene):
         self._regroup(before | set(ann.nodes))
 
     def group_item_at(self, pos: QPointF) -> GroupItem | None:
-        for item in self.items(QRectF(pos.x() - 2, pos.y() - 2, 4, 4), Qt.ItemSelectionMode.IntersectsItemShape,
-                               Qt.SortOrder.DescendingOrder, QTransform()):
+        for item in self.items(
+            QRectF(pos.x() - 2, pos.y() - 2, 4, 4),
+            Qt.ItemSelectionMode.IntersectsItemShape,
+            Qt.SortOrder.DescendingOrder,
+            QTransform(),
+        ):
             if isinstance(item, GroupItem):
                 return item
         return None
@@ -620,8 +643,10 @@ class ProjectedScene(QGraphicsScene):
         kept: dict[str, tuple[str | None, str]] = {}
         for nid, mine in per_node.items():
             severity = "error" if any(i.is_error for i in mine) else "warning"
-            kept[nid] = (severity, "\n".join(f"{'Error' if i.is_error else 'Warning'}: {describe_issue(i, wf, labels)}"
-                                             for i in mine))
+            kept[nid] = (
+                severity,
+                "\n".join(f"{'Error' if i.is_error else 'Warning'}: {describe_issue(i, wf, labels)}" for i in mine),
+            )
         self._issues = kept  # for items made later (a big document)
         for nid, item in self.node_items.items():
             item.set_issues(*kept.get(nid, (None, "")))
@@ -637,9 +662,14 @@ class ProjectedScene(QGraphicsScene):
         words, tips = canvas_states(state)
         self.set_run_states(words, set(state.links), tips, badges, output_previews(state))
 
-    def set_run_states(self, states: dict[str, str], links: set[tuple[str, str, str]] | None = None,
-                       tips: dict[str, str] | None = None, badges: dict[str, tuple[str, str]] | None = None,
-                       previews: dict[str, tuple[str, str]] | None = None) -> None:
+    def set_run_states(
+        self,
+        states: dict[str, str],
+        links: set[tuple[str, str, str]] | None = None,
+        tips: dict[str, str] | None = None,
+        badges: dict[str, tuple[str, str]] | None = None,
+        previews: dict[str, tuple[str, str]] | None = None,
+    ) -> None:
         """Show a run on the canvas: node states (words of
         :data:`~editor.canvas.run_overlay.CANVAS_STATES`; nodes not in it are shown normally)
         and the links it followed, ``(source, sourceHandle, target)``. :meth:`show_run` makes
@@ -683,8 +713,12 @@ class ProjectedScene(QGraphicsScene):
             item.snap = on
 
     def node_item_at(self, pos: QPointF) -> NodeItem | None:
-        for item in self.items(QRectF(pos.x() - 4, pos.y() - 4, 8, 8), Qt.ItemSelectionMode.IntersectsItemShape,
-                               Qt.SortOrder.DescendingOrder, QTransform()):
+        for item in self.items(
+            QRectF(pos.x() - 4, pos.y() - 4, 8, 8),
+            Qt.ItemSelectionMode.IntersectsItemShape,
+            Qt.SortOrder.DescendingOrder,
+            QTransform(),
+        ):
             if isinstance(item, NodeItem):
                 return item
         return None
@@ -702,8 +736,14 @@ class ProjectedScene(QGraphicsScene):
             draw_overview(painter, rect, self.overview_geometry(), self.items_bounds(), len(self.obstacles.rects))
             return
         if self.lazy:
-            draw_loose_links(painter, rect, self.obstacles, self.REALIZE_CAP * 4, lambda nid: self._links.get(nid, ()),
-                             self.edge_items.has)
+            draw_loose_links(
+                painter,
+                rect,
+                self.obstacles,
+                self.REALIZE_CAP * 4,
+                lambda nid: self._links.get(nid, ()),
+                self.edge_items.has,
+            )
         draw_grid(painter, rect)
 
     def overview_geometry(self) -> Overview:

@@ -30,8 +30,16 @@ class Cancelled(Exception):
     """Raised inside a step when the open that asked for it was cancelled."""
 
 
-def count_link(handle_use: dict, sub_parents: dict, exec_links: dict, source: str, handle: str, target: str,
-               target_handle: str, delta: int) -> None:
+def count_link(
+    handle_use: dict,
+    sub_parents: dict,
+    exec_links: dict,
+    source: str,
+    handle: str,
+    target: str,
+    target_handle: str,
+    delta: int,
+) -> None:
     handle = "condition-0" if handle == "true" else handle
     handle_use[(source, handle)] += delta
     handle_use[(target, target_handle)] += delta
@@ -183,7 +191,7 @@ class Projection:
         append = entries.append
         nodes = self.workflow.nodes
         for start in range(0, len(nodes), 10000):
-            for node, key in zip(nodes[start:start + 10000], self._keys[start:start + 10000]):
+            for node, key in zip(nodes[start : start + 10000], self._keys[start : start + 10000]):
                 w, h = sizes[key]
                 x, y = node.x, node.y
                 append((node.id, (x, y, x + w, y + h)))
@@ -194,8 +202,12 @@ class Projection:
             check()
         if entries:
             rects = [r for _, r in entries]
-            self.bounds = (min([r[0] for r in rects]), min([r[1] for r in rects]),
-                           max([r[2] for r in rects]), max([r[3] for r in rects]))
+            self.bounds = (
+                min([r[0] for r in rects]),
+                min([r[1] for r in rects]),
+                max([r[2] for r in rects]),
+                max([r[3] for r in rects]),
+            )
         self._keys = []
         self.grid = grid
         self.overview = Overview.build(self.workflow, grid, check)

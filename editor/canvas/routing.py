@@ -152,14 +152,19 @@ def bezier_controls(a: Point, b: Point) -> tuple[Point, Point]:
     return (a[0] + dx, a[1]), (b[0] - dx, b[1])
 
 
-_WEIGHTS = [((1 - t) ** 3, 3 * (1 - t) ** 2 * t, 3 * (1 - t) * t * t, t ** 3)
-            for t in (i / _BEZIER_SAMPLES for i in range(_BEZIER_SAMPLES + 1))]
+_WEIGHTS = [
+    ((1 - t) ** 3, 3 * (1 - t) ** 2 * t, 3 * (1 - t) * t * t, t**3)
+    for t in (i / _BEZIER_SAMPLES for i in range(_BEZIER_SAMPLES + 1))
+]
 
 
 def _bezier_points(a: Point, b: Point) -> list[Point]:
     (c1x, c1y), (c2x, c2y) = bezier_controls(a, b)
     ax, ay, bx, by = a[0], a[1], b[0], b[1]
-    return [(w0 * ax + w1 * c1x + w2 * c2x + w3 * bx, w0 * ay + w1 * c1y + w2 * c2y + w3 * by) for w0, w1, w2, w3 in _WEIGHTS]
+    return [
+        (w0 * ax + w1 * c1x + w2 * c2x + w3 * bx, w0 * ay + w1 * c1y + w2 * c2y + w3 * by)
+        for w0, w1, w2, w3 in _WEIGHTS
+    ]
 
 
 def _clear(points: list[Point], rects: list[Rect]) -> bool:
@@ -198,9 +203,11 @@ def route(a: Point, b: Point, vertical: bool, grid: ObstacleGrid, ends: tuple[st
     joins. The returned polyline starts at ``a`` and ends at ``b``.
     """
     if vertical:
+
         def query(r: Rect, limit: int | None = None) -> dict[str, Rect] | None:
             found = grid.query(_tr(r), limit)
             return None if found is None else {k: _tr(v) for k, v in found.items()}
+
         pts = _route_h(_t(a), _t(b), query, ends)
         return None if pts is None else [_t(p) for p in pts]
     return _route_h(a, b, grid.query, ends)
@@ -337,7 +344,9 @@ def _simplify(points: list[Point]) -> list[Point]:
             continue
         if len(out) >= 2:
             o, q = out[-2], out[-1]
-            if (abs(o[0] - q[0]) < 1e-6 and abs(q[0] - p[0]) < 1e-6) or (abs(o[1] - q[1]) < 1e-6 and abs(q[1] - p[1]) < 1e-6):
+            if (abs(o[0] - q[0]) < 1e-6 and abs(q[0] - p[0]) < 1e-6) or (
+                abs(o[1] - q[1]) < 1e-6 and abs(q[1] - p[1]) < 1e-6
+            ):
                 out[-1] = p  # collinear: drop the middle point
                 continue
         out.append(p)

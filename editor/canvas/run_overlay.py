@@ -23,8 +23,15 @@ from typing import Any
 
 from engine import NODE_STATES, RunState
 
-__all__ = ["NOT_REACHED", "CANVAS_STATES", "canvas_states", "node_errors", "output_previews", "RunOverlay",
-           "PREVIEW_LINES"]
+__all__ = [
+    "NOT_REACHED",
+    "CANVAS_STATES",
+    "canvas_states",
+    "node_errors",
+    "output_previews",
+    "RunOverlay",
+    "PREVIEW_LINES",
+]
 
 PREVIEW_LINES = 3  # an output's first lines shown under its card
 _PREVIEW_CHARS = 400  # at most this much of an output is read for them (outputs can be megabytes)
@@ -40,15 +47,16 @@ Link = tuple[str, str, str]
 def node_errors(state: RunState) -> dict[str, str]:
     """The error of every failed node, and of every node cancelled or skipped after an error."""
     states = state.states
-    return {nid: d.error for nid, d in state.details.items()
-            if d.error and states.get(nid) in ("failed", *_FOLDED)}
+    return {nid: d.error for nid, d in state.details.items() if d.error and states.get(nid) in ("failed", *_FOLDED)}
 
 
 def canvas_states(state: RunState) -> tuple[dict[str, str], dict[str, str]]:
     """``(words, tips)``: each touched node's word as a card shows it, and the error tooltips."""
     errors = node_errors(state)
-    words = {nid: (NOT_REACHED if s == "cancelled" or (s == "skipped" and nid not in errors) else s)
-             for nid, s in state.states.items()}
+    words = {
+        nid: (NOT_REACHED if s == "cancelled" or (s == "skipped" and nid not in errors) else s)
+        for nid, s in state.states.items()
+    }
     return words, errors
 
 
@@ -95,8 +103,14 @@ class RunOverlay:
         self.previews: dict[str, tuple[str, str]] = {}
         self.show_outputs = True  # the outputs' lines under the cards (the View menu's toggle)
 
-    def set(self, states: dict[str, str], links: Iterable[Link] | None, tips: dict[str, str] | None,
-            badges: dict[str, tuple[str, str]] | None, previews: dict[str, tuple[str, str]] | None = None) -> None:
+    def set(
+        self,
+        states: dict[str, str],
+        links: Iterable[Link] | None,
+        tips: dict[str, str] | None,
+        badges: dict[str, tuple[str, str]] | None,
+        previews: dict[str, tuple[str, str]] | None = None,
+    ) -> None:
         self.states = dict(states)
         self.links = set(links or ())
         self.tips = dict(tips or {})

@@ -189,8 +189,12 @@ class CanvasScene(ProjectedScene):
     def port_at(self, pos: QPointF) -> PortHit | None:
         r = self.port_hit_radius
         best: tuple[float, PortHit] | None = None
-        for item in self.items(QRectF(pos.x() - r, pos.y() - r, 2 * r, 2 * r), Qt.ItemSelectionMode.IntersectsItemBoundingRect,
-                               Qt.SortOrder.DescendingOrder, QTransform()):
+        for item in self.items(
+            QRectF(pos.x() - r, pos.y() - r, 2 * r, 2 * r),
+            Qt.ItemSelectionMode.IntersectsItemBoundingRect,
+            Qt.SortOrder.DescendingOrder,
+            QTransform(),
+        ):
             if isinstance(item, NodeItem):
                 hit = item.port_at(item.mapFromScene(pos), r)
                 if hit is not None:
@@ -272,8 +276,12 @@ class CanvasScene(ProjectedScene):
         super().mouseReleaseEvent(event)
         tracker, self.move_tracker = self.move_tracker, None
         notes = [it for it in self.selectedItems() if isinstance(it, NoteItem)]
-        moved = [it for it in notes if (n := self.document.annotation("note", it.note_id)) is not None
-                 and it.frame() != (n.x, n.y, n.width, n.height)]
+        moved = [
+            it
+            for it in notes
+            if (n := self.document.annotation("note", it.note_id)) is not None
+            and it.frame() != (n.x, n.y, n.width, n.height)
+        ]
         if tracker is not None and moved:
             self.document.undo_stack.beginMacro("Move")
         if tracker is not None:

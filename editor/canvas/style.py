@@ -67,9 +67,17 @@ ERROR_HANDLE = "error"
 BADGE_RETRY = QColor("#b45309")  # white text on these reaches WCAG AA
 BADGE_LOOP = QColor("#7c3aed")
 BADGE_JOIN = QColor("#1f7a7a")
-RUN_STATE_LABEL = {"running": "Running", "done": "Done", "failed": "Failed", "waiting": "Waiting for approval",
-                   "queued": "Approval queued", "not_reached": "Not reached", "skipped": "Skipped after an error",
-                   "retrying": "Retrying", "cached": "From cache (reused from an earlier run)"}
+RUN_STATE_LABEL = {
+    "running": "Running",
+    "done": "Done",
+    "failed": "Failed",
+    "waiting": "Waiting for approval",
+    "queued": "Approval queued",
+    "not_reached": "Not reached",
+    "skipped": "Skipped after an error",
+    "retrying": "Retrying",
+    "cached": "From cache (reused from an earlier run)",
+}
 
 SUBAGENT_COLOR = QColor("#1f9a8f")
 UNKNOWN_COLOR = QColor("#6b7280")  # a node of an unknown type: grey, so it is not taken for an agent
@@ -89,8 +97,14 @@ class _KindColors(dict):
 
 
 KIND_COLOR: dict[str, QColor] = _KindColors(subagent=SUBAGENT_COLOR)
-OUT_LABEL = {"output": "Next step", "approve": "Approve", "reject": "Reject", "false": "Else", "subagent": "Subagents",
-             "error": "On error"}
+OUT_LABEL = {
+    "output": "Next step",
+    "approve": "Approve",
+    "reject": "Reject",
+    "false": "Else",
+    "subagent": "Subagents",
+    "error": "On error",
+}
 
 
 @cache
@@ -175,8 +189,12 @@ def has_error_port(node: Node, kind: str) -> bool:
     """A working node (its spec says it ``works``) has the ``error`` source handle; the spec's
     ``outputs`` leaves it out, so the canvas draws it apart, below the other outputs."""
     spec = spec_for(node.type)
-    return kind != "subagent" and spec is not None and bool(getattr(spec, "works", False)) \
+    return (
+        kind != "subagent"
+        and spec is not None
+        and bool(getattr(spec, "works", False))
         and ERROR_HANDLE not in spec.outputs(node.data)
+    )
 
 
 def handle_tooltip(node: Node, handle: str) -> str:
@@ -269,8 +287,9 @@ def node_layout(node: Node, as_subagent: bool = False) -> NodeLayout:
     else:
         input_pos = None
     icon = "subagent" if kind == "subagent" else (spec.icon or node.type) if spec is not None else "warning"
-    return NodeLayout(kind, node_title(node), width, height, input_pos, outputs, lines, collapsed, icon,
-                      kind_label(kind))
+    return NodeLayout(
+        kind, node_title(node), width, height, input_pos, outputs, lines, collapsed, icon, kind_label(kind)
+    )
 
 
 def _summary(spec: NodeSpec | None, node: Node) -> list[tuple[str, bool]]:

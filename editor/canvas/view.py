@@ -157,8 +157,10 @@ class CanvasView(QGraphicsView):
         self.canvas_scene = scene
         self.setRenderHints(QPainter.RenderHint.Antialiasing | QPainter.RenderHint.TextAntialiasing)
         self.setViewportUpdateMode(QGraphicsView.ViewportUpdateMode.MinimalViewportUpdate)
-        self.setOptimizationFlags(QGraphicsView.OptimizationFlag.DontSavePainterState
-                                  | QGraphicsView.OptimizationFlag.DontAdjustForAntialiasing)
+        self.setOptimizationFlags(
+            QGraphicsView.OptimizationFlag.DontSavePainterState
+            | QGraphicsView.OptimizationFlag.DontAdjustForAntialiasing
+        )
         self.setCacheMode(QGraphicsView.CacheModeFlag.CacheNone)
         self.setTransformationAnchor(QGraphicsView.ViewportAnchor.AnchorUnderMouse)
         self.setResizeAnchor(QGraphicsView.ViewportAnchor.AnchorViewCenter)
@@ -258,8 +260,11 @@ class CanvasView(QGraphicsView):
         bounds = self.minimap.nodes_bounds
         scene = self.canvas_scene
         dragging = scene.link_drag is not None or (scene.move_tracker is not None and self._buttons_down())
-        wanted = (self.minimap_enabled and not dragging
-                  and not (not bounds.isNull() and self.visible_scene_rect().contains(bounds)))
+        wanted = (
+            self.minimap_enabled
+            and not dragging
+            and not (not bounds.isNull() and self.visible_scene_rect().contains(bounds))
+        )
         corner = self._free_corner() if wanted else None
         if corner is not None and corner != self.minimap.pos():
             self.minimap.move(corner)
@@ -400,10 +405,13 @@ class CanvasView(QGraphicsView):
         delta = event.angleDelta().y() or event.angleDelta().x()
         if not delta:
             return
-        if event.modifiers() & Qt.KeyboardModifier.ShiftModifier and not event.modifiers() & Qt.KeyboardModifier.ControlModifier:
+        if (
+            event.modifiers() & Qt.KeyboardModifier.ShiftModifier
+            and not event.modifiers() & Qt.KeyboardModifier.ControlModifier
+        ):
             self._pan_by_scene(QPointF(-delta / self.zoom(), 0))
             return
-        self.zoom_by(1.0015 ** delta, event.position().toPoint())
+        self.zoom_by(1.0015**delta, event.position().toPoint())
         event.accept()
 
     def _on_background(self, pos: QPoint) -> bool:
@@ -421,10 +429,12 @@ class CanvasView(QGraphicsView):
         # Background drags pan (as in AgentFlow); Shift/Ctrl + drag draws a selection rectangle.
         # Middle button and Space + drag pan anywhere; the right button pans on the background
         # and opens the context menu when it does not move.
-        pan = (button == Qt.MouseButton.MiddleButton
-               or (button == Qt.MouseButton.LeftButton and self._space_down)
-               or (button == Qt.MouseButton.LeftButton and not selecting and self._on_background(pos))
-               or (button == Qt.MouseButton.RightButton and self._on_background(pos)))
+        pan = (
+            button == Qt.MouseButton.MiddleButton
+            or (button == Qt.MouseButton.LeftButton and self._space_down)
+            or (button == Qt.MouseButton.LeftButton and not selecting and self._on_background(pos))
+            or (button == Qt.MouseButton.RightButton and self._on_background(pos))
+        )
         if pan:
             self._pan_from = pos
             self._pan_button = button
@@ -493,8 +503,13 @@ class CanvasView(QGraphicsView):
             return
         step = _NUDGE.get(event.key())
         scene = self.canvas_scene
-        if (step is not None and scene.selected_node_ids() and scene.link_drag is None and scene.move_tracker is None
-                and not event.modifiers() & ~(Qt.KeyboardModifier.ShiftModifier | Qt.KeyboardModifier.KeypadModifier)):
+        if (
+            step is not None
+            and scene.selected_node_ids()
+            and scene.link_drag is None
+            and scene.move_tracker is None
+            and not event.modifiers() & ~(Qt.KeyboardModifier.ShiftModifier | Qt.KeyboardModifier.KeypadModifier)
+        ):
             # Arrow keys move the selected nodes (a grid step when snapping; Shift: five), as in a
             # drawing program; with nothing selected they scroll the view as before.
             size = GRID if scene.snap_to_grid else NUDGE_STEP

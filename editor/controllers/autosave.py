@@ -26,8 +26,9 @@ class AutosaveController(QObject):
     """Writes ``autosaver``'s file when the document changed since the last write and is
     unsaved; clears it when the document is saved (clean)."""
 
-    def __init__(self, parent: QObject, session: DocumentSession, document: WorkflowDocument,
-                 autosaver: Autosaver) -> None:
+    def __init__(
+        self, parent: QObject, session: DocumentSession, document: WorkflowDocument, autosaver: Autosaver
+    ) -> None:
         super().__init__(parent)
         self.session = session
         self.document = document
@@ -71,8 +72,13 @@ class AutosaveController(QObject):
             if error is not None:  # a ValueError: text that UTF-8 cannot hold (a lone surrogate)
                 log.warning("autosave failed: %s", error)
                 return
-            if (autosaver is self.autosaver and generation == autosaver.generation and serial == self.session.serial
-                    and self.session.has_document and self.document.is_modified()):
+            if (
+                autosaver is self.autosaver
+                and generation == autosaver.generation
+                and serial == self.session.serial
+                and self.session.has_document
+                and self.document.is_modified()
+            ):
                 autosaver.write_text(text)
 
         on_worker(lambda: Autosaver.text(snapshot, path), done, "flowdesk-autosave")

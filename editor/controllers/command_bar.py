@@ -19,8 +19,15 @@ Status = Callable[[str, int], None]
 class CommandBarController(QObject):
     """Shows the bar over the window; runs the flow picked, or opens its file."""
 
-    def __init__(self, parent: QWidget, store: Any, resolver_factory: Callable[[], Any],
-                 open_path: Callable[[str], bool], choose_provider: Callable[..., None], status: Status) -> None:
+    def __init__(
+        self,
+        parent: QWidget,
+        store: Any,
+        resolver_factory: Callable[[], Any],
+        open_path: Callable[[str], bool],
+        choose_provider: Callable[..., None],
+        status: Status,
+    ) -> None:
         super().__init__(parent)
         self._parent = parent  # the bar floats over it
         self.store = store

@@ -26,16 +26,27 @@ from .session import DocumentSession
 Status = Callable[[str, int], None]
 
 # Steps away from the middle of the view, nearest first (then higher, then further left).
-_NEAREST_FIRST = sorted(((i, j) for i in range(-12, 13) for j in range(-12, 13)),
-                        key=lambda o: (o[0] * o[0] + o[1] * o[1], o[1], o[0]))
+_NEAREST_FIRST = sorted(
+    ((i, j) for i in range(-12, 13) for j in range(-12, 13)), key=lambda o: (o[0] * o[0] + o[1] * o[1], o[1], o[0])
+)
 
 
 class EditController(QObject):
     """The window's edit commands; they act on the canvas selection through the document."""
 
-    def __init__(self, parent: QWidget, session: DocumentSession, document: WorkflowDocument, scene: CanvasScene,
-                 view: CanvasView, inspector: InspectorPanel, inspector_dock: QDockWidget,
-                 inspector_tabs: QTabWidget, new_document: Callable[[], None], status: Status) -> None:
+    def __init__(
+        self,
+        parent: QWidget,
+        session: DocumentSession,
+        document: WorkflowDocument,
+        scene: CanvasScene,
+        view: CanvasView,
+        inspector: InspectorPanel,
+        inspector_dock: QDockWidget,
+        inspector_tabs: QTabWidget,
+        new_document: Callable[[], None],
+        status: Status,
+    ) -> None:
         super().__init__(parent)
         self._parent = parent  # the pop-up menus' parent
         self.session = session
@@ -119,8 +130,9 @@ class EditController(QObject):
             self._status("No kind of node can take a link from there.", 5000)
             return
         self.scene.show_pending_link(source, handle, pos)  # the link stays drawn while the menu asks
-        self.quick_add(pos, kinds, lambda kind, at: self.add_linked_node(source, handle, kind, at),
-                        "Add a linked node…")
+        self.quick_add(
+            pos, kinds, lambda kind, at: self.add_linked_node(source, handle, kind, at), "Add a linked node…"
+        )
         self.quick_add_menu.aboutToHide.connect(self.scene.clear_pending_link)
 
     def kinds_taking(self, source: str, handle: str) -> list[str]:
@@ -189,6 +201,7 @@ class EditController(QObject):
         fields = [w for w in found if w.isVisibleTo(page) and w.isEnabled() and not w.isReadOnly()]
         if not fields:
             return False
+
         def place(w: QWidget) -> tuple[int, int]:
             at = w.mapTo(page, w.rect().topLeft())
             return at.y(), at.x()
@@ -237,8 +250,9 @@ class EditController(QObject):
             self.paste_text(self.document.fragment_json(ids))
 
     def delete_selection(self) -> None:
-        self.document.delete(self.scene.selected_node_ids(), self.scene.selected_conn_keys(),
-                             self.scene.selected_note_ids())
+        self.document.delete(
+            self.scene.selected_node_ids(), self.scene.selected_conn_keys(), self.scene.selected_note_ids()
+        )
         for gid in self.scene.selected_group_ids():  # a selected group frame: ungroup (its nodes stay)
             self.document.ungroup(gid)
 
@@ -260,8 +274,7 @@ class EditController(QObject):
     def fit(self) -> None:
         self.view.fit_all()
 
-    def quick_add(self, pos: QPointF, kinds: list[str] | None = None, add=None,
-                   placeholder: str = "Add node…") -> None:
+    def quick_add(self, pos: QPointF, kinds: list[str] | None = None, add=None, placeholder: str = "Add node…") -> None:
         """Double-click on the canvas: a small searchable menu of node types (``kinds``, all by
         default); the one picked is added at ``pos`` (or handed to ``add(kind, pos)``)."""
         menu = QMenu(self._parent)

@@ -44,8 +44,9 @@ from .session import DocumentSession
 from .validation import ValidationController
 
 MAX_RECENT = 10
-FILE_FILTER = ("Flowdesk workflows (*.flow.json *.json);;AnythingLLM agent flows, TypeAgent recipes (*.json);;"
-               "All files (*)")
+FILE_FILTER = (
+    "Flowdesk workflows (*.flow.json *.json);;AnythingLLM agent flows, TypeAgent recipes (*.json);;All files (*)"
+)
 
 Status = Callable[[str, int], None]
 
@@ -109,9 +110,17 @@ class FilesController(QObject):
     replacing = Signal(object, object)  # (Workflow, Opened | None), before the document is replaced
     chrome_changed = Signal()  # the title and the actions may need updating
 
-    def __init__(self, parent: QWidget, session: DocumentSession, document: WorkflowDocument, scene: CanvasScene,
-                 view: CanvasView, validation: ValidationController, run_in_progress: Callable[[], bool],
-                 status: Status) -> None:
+    def __init__(
+        self,
+        parent: QWidget,
+        session: DocumentSession,
+        document: WorkflowDocument,
+        scene: CanvasScene,
+        view: CanvasView,
+        validation: ValidationController,
+        run_in_progress: Callable[[], bool],
+        status: Status,
+    ) -> None:
         super().__init__(parent)
         self._parent = parent  # the dialogs' parent
         self.session = session
@@ -170,10 +179,12 @@ class FilesController(QObject):
         if not (self.session.has_document and self.document.is_modified()):
             return True
         answer = QMessageBox.question(
-            self._parent, "Unsaved changes",
+            self._parent,
+            "Unsaved changes",
             f"Save the changes to {self._named()} before closing it?",
             QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard | QMessageBox.StandardButton.Cancel,
-            QMessageBox.StandardButton.Save)
+            QMessageBox.StandardButton.Save,
+        )
         if answer == QMessageBox.StandardButton.Save:
             return self.save()
         return answer == QMessageBox.StandardButton.Discard
@@ -190,10 +201,13 @@ class FilesController(QObject):
         if not (self.session.has_document and self._run_in_progress()):
             return True
         answer = QMessageBox.question(
-            self._parent, "A run is in progress",
+            self._parent,
+            "A run is in progress",
             f"{self._named()[0].upper()}{self._named()[1:]} is running. Closing it stops the run (what it did so far "
             "stays in Run history). Stop the run?",
-            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel, QMessageBox.StandardButton.Cancel)
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel,
+            QMessageBox.StandardButton.Cancel,
+        )
         return answer not in (QMessageBox.StandardButton.Cancel, QMessageBox.StandardButton.No)
 
     def replace_document(self, workflow: Workflow, path: str | None, opened: Opened | None = None) -> None:
@@ -278,8 +292,10 @@ class FilesController(QObject):
                 return False
             if opened.imported is not None:
                 imported = opened.imported
-                text = (f"Opened {Path(path).name}, a {imported.label}, as a new unsaved workflow "
-                        "(the original file is untouched)")
+                text = (
+                    f"Opened {Path(path).name}, a {imported.label}, as a new unsaved workflow "
+                    "(the original file is untouched)"
+                )
                 self.add_recent(str(Path(path).resolve()))
                 self._status(text, 15000)
                 if imported.warnings:  # what changed on the way in, said where it can be read whole
@@ -365,10 +381,13 @@ class FilesController(QObject):
         latest = found[0]
         where = latest.original_path or "an untitled workflow"
         answer = QMessageBox.question(
-            self._parent, "Recover unsaved work?",
+            self._parent,
+            "Recover unsaved work?",
             f"Flowdesk closed unexpectedly with unsaved changes to {where} "
             f"({latest.workflow.display_name()}). Recover them?",
-            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, QMessageBox.StandardButton.Yes)
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+            QMessageBox.StandardButton.Yes,
+        )
         for rec in found:
             try:
                 rec.file.unlink()
@@ -410,9 +429,13 @@ class FilesController(QObject):
             QMessageBox.critical(self._parent, "Cannot save", f"{path}: {err.strerror or err}")
             return False
         except ValueError as err:  # text that cannot be written as UTF-8 (a lone surrogate); nothing was written
-            QMessageBox.critical(self._parent, "Cannot save", f"{path}: the workflow holds text that cannot be "
-                                 f"written (not valid Unicode): {err}. The file was not changed; fix that text and "
-                                 "save again.")
+            QMessageBox.critical(
+                self._parent,
+                "Cannot save",
+                f"{path}: the workflow holds text that cannot be "
+                f"written (not valid Unicode): {err}. The file was not changed; fix that text and "
+                "save again.",
+            )
             return False
         self.add_recent(str(Path(path).resolve()))
         self.autosaver.clear()
@@ -425,9 +448,12 @@ class FilesController(QObject):
         if not path:
             return
         if self.document.is_modified():
-            answer = QMessageBox.question(self._parent, "Revert",
-                                          f"Discard your changes and reload “{Path(path).name}”?",
-                                          QMessageBox.StandardButton.Discard | QMessageBox.StandardButton.Cancel)
+            answer = QMessageBox.question(
+                self._parent,
+                "Revert",
+                f"Discard your changes and reload “{Path(path).name}”?",
+                QMessageBox.StandardButton.Discard | QMessageBox.StandardButton.Cancel,
+            )
             if answer != QMessageBox.StandardButton.Discard:
                 return
         self.open_path(path, ask=False)
@@ -445,9 +471,12 @@ class FilesController(QObject):
             return
         base = (self.document.workflow.name or "workflow").lower().replace(" ", "-")
         folder = Path(self.document.path).parent if self.document.path else Path.home()
-        path, _ = QFileDialog.getSaveFileName(self._parent, "Export as AnythingLLM agent flow",
-                                              str(folder / f"{base}.anythingllm.json"),
-                                              "AnythingLLM agent flows (*.json);;All files (*)")
+        path, _ = QFileDialog.getSaveFileName(
+            self._parent,
+            "Export as AnythingLLM agent flow",
+            str(folder / f"{base}.anythingllm.json"),
+            "AnythingLLM agent flows (*.json);;All files (*)",
+        )
         if not path:
             return
         self.export_to(path)

@@ -36,10 +36,21 @@ Status = Callable[[str, int], None]
 class LibraryController(QObject):
     """Drives the Library dock (tabbed with the node palette) and the window's library commands."""
 
-    def __init__(self, parent: QWidget, panel: LibraryPanel, dock: QDockWidget, session: DocumentSession,
-                 document: WorkflowDocument, scene: CanvasScene, inspector: InspectorPanel, problems: ProblemsPanel,
-                 console: RunConsole, files: FilesController, validation: ValidationController,
-                 status: Status) -> None:
+    def __init__(
+        self,
+        parent: QWidget,
+        panel: LibraryPanel,
+        dock: QDockWidget,
+        session: DocumentSession,
+        document: WorkflowDocument,
+        scene: CanvasScene,
+        inspector: InspectorPanel,
+        problems: ProblemsPanel,
+        console: RunConsole,
+        files: FilesController,
+        validation: ValidationController,
+        status: Status,
+    ) -> None:
         super().__init__(parent)
         self._parent = parent  # the message boxes' parent
         self.panel = panel
@@ -106,8 +117,11 @@ class LibraryController(QObject):
         except (OSError, FlowdeskError):
             entry = None
         if entry is None:
-            QMessageBox.warning(self._parent, "Open flow", f"The flow '{ref}' is not in the library and is not a "
-                                "readable file next to this workflow.")
+            QMessageBox.warning(
+                self._parent,
+                "Open flow",
+                f"The flow '{ref}' is not in the library and is not a readable file next to this workflow.",
+            )
             return False
         return self.files.open_path(str(entry.path))
 
@@ -146,6 +160,9 @@ class LibraryController(QObject):
             QMessageBox.critical(self._parent, "Create a flow", str(err))
             return False
         self._show_entry(entry.id)
-        self._status(f"Created the flow “{entry.name}” in the library for the action '{action}'; "
-                     "open it from the Library to fill it in.", 8000)
+        self._status(
+            f"Created the flow “{entry.name}” in the library for the action '{action}'; "
+            "open it from the Library to fill it in.",
+            8000,
+        )
         return True

@@ -35,8 +35,16 @@ def resolver_factory() -> Any:
 class ProvidersController(QObject):
     """The Run menu's provider, model and Run On choices, and the provider choice a failed run offers."""
 
-    def __init__(self, parent: QWidget, console: RunConsole, history: HistoryPanel,
-                 validation: ValidationController, store: Any, run: Callable[[], None], status: Status) -> None:
+    def __init__(
+        self,
+        parent: QWidget,
+        console: RunConsole,
+        history: HistoryPanel,
+        validation: ValidationController,
+        store: Any,
+        run: Callable[[], None],
+        status: Status,
+    ) -> None:
         super().__init__(parent)
         self._parent = parent  # the dialogs' parent
         self.console = console
@@ -76,14 +84,19 @@ class ProvidersController(QObject):
         header = console.header
         problem = header.provider_problem or {}
         if problem.get("model"):  # the provider answered, without that model: one of its own for every agent
-            self.choose_model(header.provider_reason, run_again or self._run, problem.get("provider"),
-                              parent=console.window())
+            self.choose_model(
+                header.provider_reason, run_again or self._run, problem.get("provider"), parent=console.window()
+            )
             return
-        offer_choice(console.window(), header.provider_reason or "Its provider did not answer.",
-                     lambda choice: self._provider_chosen(choice, run_again or self._run))
+        offer_choice(
+            console.window(),
+            header.provider_reason or "Its provider did not answer.",
+            lambda choice: self._provider_chosen(choice, run_again or self._run),
+        )
 
-    def choose_model(self, reason: str | None = None, run_again: Any = None, provider: str | None = None,
-                     parent: Any = None) -> None:
+    def choose_model(
+        self, reason: str | None = None, run_again: Any = None, provider: str | None = None, parent: Any = None
+    ) -> None:
         """The model every agent of the runs started here uses (``run/model``, as ``--model`` on the
         command line), from those the run's provider has; runs again after a failed run."""
         if provider is None:
@@ -98,8 +111,12 @@ class ProvidersController(QObject):
 
         def chosen(model: str) -> None:
             settings().setValue("run/model", model)
-            self._status(f"Every agent now asks for {model} (Run ▸ LLM Provider changes it)." if model
-                         else "Each agent asks for its own model again.", 10000)
+            self._status(
+                f"Every agent now asks for {model} (Run ▸ LLM Provider changes it)."
+                if model
+                else "Each agent asks for its own model again.",
+                10000,
+            )
             if run_again is not None:
                 run_again()
 
@@ -128,9 +145,14 @@ class ProvidersController(QObject):
         remote = str(s.value("run/on", "local")) == "temporal" and bool(address)
         group = QActionGroup(menu)
         for value, label, on, enabled in (
-                ("local", "This Computer", not remote, True),
-                ("temporal", f"Temporal Server ({address})" if address else "Temporal Server (not set)", remote,
-                 bool(address))):
+            ("local", "This Computer", not remote, True),
+            (
+                "temporal",
+                f"Temporal Server ({address})" if address else "Temporal Server (not set)",
+                remote,
+                bool(address),
+            ),
+        ):
             a = menu.addAction(label)
             a.setCheckable(True)
             a.setChecked(on)
@@ -143,8 +165,10 @@ class ProvidersController(QObject):
     def sync_remote_history(self) -> None:
         """The history lists the configured Temporal server's runs (none configured: local runs only)."""
         s = settings()
-        self.history.set_remote_server(str(s.value("run/temporalAddress", "") or "") or None,
-                                       str(s.value("run/temporalNamespace", "") or "default"))
+        self.history.set_remote_server(
+            str(s.value("run/temporalAddress", "") or "") or None,
+            str(s.value("run/temporalNamespace", "") or "default"),
+        )
 
     def open_temporal_settings(self) -> None:
         if TemporalServerDialog(self._parent).exec():

@@ -24,8 +24,15 @@ Status = Callable[[str, int], None]
 class RepairController(QObject):
     """``repair_node(node_id)``: the context menu's "Repair…" on a failed node."""
 
-    def __init__(self, parent: QWidget, document: WorkflowDocument, console: RunConsole,
-                 resolver_factory: Callable[[], Any], run_from: Callable[[str], None], status: Status) -> None:
+    def __init__(
+        self,
+        parent: QWidget,
+        document: WorkflowDocument,
+        console: RunConsole,
+        resolver_factory: Callable[[], Any],
+        run_from: Callable[[str], None],
+        status: Status,
+    ) -> None:
         super().__init__(parent)
         self._parent = parent
         self.document = document
@@ -49,9 +56,19 @@ class RepairController(QObject):
         if provider is None:
             try:
                 resolver = self._resolver_factory()
-                provider = resolver(AgentInvocation(node_id=node_id, name="Repair", system_prompt="", user_content="",
-                                                    model="", reasoning_effort="low", tools={}, subagents=[],
-                                                    provider=getattr(node.data, "provider", None)))
+                provider = resolver(
+                    AgentInvocation(
+                        node_id=node_id,
+                        name="Repair",
+                        system_prompt="",
+                        user_content="",
+                        model="",
+                        reasoning_effort="low",
+                        tools={},
+                        subagents=[],
+                        provider=getattr(node.data, "provider", None),
+                    )
+                )
             except Exception as err:  # no provider set up: said in the dialog
                 dialog.show_refusal(f"no model to ask: {err}")
                 return None
@@ -78,11 +95,18 @@ class RepairController(QObject):
         data = {**node.data.model_dump(), **proposal.patch}
         self.document.edit_node_data(proposal.node_id, data, None)  # one undo step
         self._status(f"Repaired {node.title}: {proposal.reason}", 6000)
-        box = QMessageBox(QMessageBox.Icon.Question, "Repaired", f"{proposal.reason}\n\nRun again from "
-                          f"{node.title} (the nodes before it from cache)?",
-                          QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, self._parent)
+        box = QMessageBox(
+            QMessageBox.Icon.Question,
+            "Repaired",
+            f"{proposal.reason}\n\nRun again from {node.title} (the nodes before it from cache)?",
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+            self._parent,
+        )
         box.setObjectName("repairRunFrom")
-        box.buttonClicked.connect(lambda b, n=proposal.node_id: self._run_from(n)
-                                  if box.standardButton(b) == QMessageBox.StandardButton.Yes else None)
+        box.buttonClicked.connect(
+            lambda b, n=proposal.node_id: (
+                self._run_from(n) if box.standardButton(b) == QMessageBox.StandardButton.Yes else None
+            )
+        )
         self.repair_question = box
         box.open()

@@ -32,17 +32,30 @@ Status = Callable[[str, int], None]
 
 def same_graph(a: Workflow, b: Workflow) -> bool:
     """The same nodes (ids and types) and links: a run of ``a`` can be shown on ``b``."""
-    return ({(n.id, n.type) for n in a.nodes} == {(n.id, n.type) for n in b.nodes}
-            and {c.key() for c in a.connections} == {c.key() for c in b.connections})
+    return {(n.id, n.type) for n in a.nodes} == {(n.id, n.type) for n in b.nodes} and {
+        c.key() for c in a.connections
+    } == {c.key() for c in b.connections}
 
 
 class RunViewsController(QObject):
     """The run history's requests: open a run, resume one, open or run again a version."""
 
-    def __init__(self, frame: QMainWindow, session: DocumentSession, document: WorkflowDocument,
-                 console: RunConsole, console_dock: QDockWidget, history: HistoryPanel, runs: RunController,
-                 files: FilesController, validation: ValidationController, act_run: QAction, store: Any,
-                 resolver_factory: Callable[[], Any], status: Status) -> None:
+    def __init__(
+        self,
+        frame: QMainWindow,
+        session: DocumentSession,
+        document: WorkflowDocument,
+        console: RunConsole,
+        console_dock: QDockWidget,
+        history: HistoryPanel,
+        runs: RunController,
+        files: FilesController,
+        validation: ValidationController,
+        act_run: QAction,
+        store: Any,
+        resolver_factory: Callable[[], Any],
+        status: Status,
+    ) -> None:
         super().__init__(frame)
         self._frame = frame  # raised when a version opens; the message boxes' parent
         self.session = session
@@ -113,16 +126,23 @@ class RunViewsController(QObject):
             try:
                 run = await RemoteRun.fetch(run_id, address=address, namespace=namespace)
             except Exception as err:  # TemporalUnavailable: no server, no such run
-                QMessageBox.warning(self._frame, "Resume run", f"Run {run_id[:8]} on the Temporal server at "
-                                                               f"{address} cannot be read:\n\n{err}")
+                QMessageBox.warning(
+                    self._frame,
+                    "Resume run",
+                    f"Run {run_id[:8]} on the Temporal server at {address} cannot be read:\n\n{err}",
+                )
                 return None
             if run.status != RunStatus.PAUSED:
-                QMessageBox.information(self._frame, "Resume run", f"Run {run_id[:8]} is {run.status} on the "
-                                                                   "Temporal server now, not waiting for approval.")
+                QMessageBox.information(
+                    self._frame,
+                    "Resume run",
+                    f"Run {run_id[:8]} is {run.status} on the Temporal server now, not waiting for approval.",
+                )
                 self.history.refresh()
                 return None
-            return self._show_live_run_window(RunViewWindow(run_id, run.workflow, [], self.history.remote_row(run_id),
-                                                            remote_run=run))
+            return self._show_live_run_window(
+                RunViewWindow(run_id, run.workflow, [], self.history.remote_row(run_id), remote_run=run)
+            )
 
         return asyncio.ensure_future(take_up())
 
@@ -134,8 +154,9 @@ class RunViewsController(QObject):
                 open_win.activateWindow()
                 return
         info = self.store.get_run(run_id) if self.store is not None else None
-        self._show_live_run_window(RunViewWindow(run_id, workflow, [], info, store=self.store,
-                                                 resolver_factory=self._resolver_factory))
+        self._show_live_run_window(
+            RunViewWindow(run_id, workflow, [], info, store=self.store, resolver_factory=self._resolver_factory)
+        )
 
     def _show_live_run_window(self, win: RunViewWindow) -> RunViewWindow:
         """Show a window that takes up a paused run (kept in ``run_windows`` while open)."""
@@ -173,8 +194,12 @@ class RunViewsController(QObject):
         given = self._give_run_its_input(run_id)
         self._frame.raise_()
         self._frame.activateWindow()
-        self._status(f"Opened the workflow of run {run_id[:8]} as a new document"
-                     + (" with its input and arguments" if given else "") + "; Save As to keep it.", 6000)
+        self._status(
+            f"Opened the workflow of run {run_id[:8]} as a new document"
+            + (" with its input and arguments" if given else "")
+            + "; Save As to keep it.",
+            6000,
+        )
         return True
 
     def run_workflow_version_again(self, workflow: Workflow, run_id: str = "") -> bool:

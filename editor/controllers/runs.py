@@ -50,10 +50,23 @@ class RunController(QObject):
     title_changed = Signal()  # whether a run waits for a decision changed (the title says so)
     nodes_requested = Signal(list)  # list[str]: show these nodes (a console entry was activated)
 
-    def __init__(self, frame: QMainWindow, session: DocumentSession, document: WorkflowDocument, scene: CanvasScene,
-                 console: RunConsole, console_dock: QDockWidget, inspector: InspectorPanel, inspector_tabs: QTabWidget,
-                 details: NodeRunDetails, history: HistoryPanel, validation: ValidationController, store: Any,
-                 console_maximised: Callable[[], bool], status: Status) -> None:
+    def __init__(
+        self,
+        frame: QMainWindow,
+        session: DocumentSession,
+        document: WorkflowDocument,
+        scene: CanvasScene,
+        console: RunConsole,
+        console_dock: QDockWidget,
+        inspector: InspectorPanel,
+        inspector_tabs: QTabWidget,
+        details: NodeRunDetails,
+        history: HistoryPanel,
+        validation: ValidationController,
+        store: Any,
+        console_maximised: Callable[[], bool],
+        status: Status,
+    ) -> None:
         super().__init__(frame)
         self._frame = frame  # the dock layout's owner (resizeDocks) and the dialogs' parent
         self.session = session
@@ -118,8 +131,11 @@ class RunController(QObject):
             a.setEnabled(ok)
         if busy:  # F5 would do nothing: say why, and how to stop the run
             waiting = self.console.status == "paused"
-            act_run.setToolTip("A run is waiting for approval (answer it in the run console, or Shift+F5 "
-                               "cancels it)" if waiting else "A run is in progress (Shift+F5 cancels it)")
+            act_run.setToolTip(
+                "A run is waiting for approval (answer it in the run console, or Shift+F5 cancels it)"
+                if waiting
+                else "A run is in progress (Shift+F5 cancels it)"
+            )
         elif not has_document:
             act_run.setToolTip("Open a workflow to run it")
         elif errors:
@@ -132,8 +148,7 @@ class RunController(QObject):
         if not self.session.has_document:
             return
         remote = remote_run_factory()  # Run On: a Temporal server's workers, with their own providers
-        if remote is None and offer_setup(self._frame, self.document.workflow, text_setting("run/provider"),
-                                          self.run):
+        if remote is None and offer_setup(self._frame, self.document.workflow, text_setting("run/provider"), self.run):
             return  # no provider yet: the set-up dialog asks, then runs
         self.console.set_run_factory(remote)
         if remote is not None:
@@ -156,8 +171,9 @@ class RunController(QObject):
             node_id, only = rerun
             if only:  # run only this node: its outgoing execution links cut in the copy that runs
                 workflow = workflow.model_copy(deep=True)
-                workflow.connections = [c for c in workflow.connections
-                                        if c.source != node_id or c.sourceHandle == "subagent"]
+                workflow.connections = [
+                    c for c in workflow.connections if c.source != node_id or c.sourceHandle == "subagent"
+                ]
             start = {"start_at": node_id, "reuse_from": self._reuse_source()}
         self.console.set_workflow(workflow, self.document.path)
         previous, self.run_doc = self.run_doc, self.session.serial
@@ -183,8 +199,9 @@ class RunController(QObject):
         if self.store is None:
             return None
         try:
-            return self.store.last_run_of(workflow_path=self.document.path,
-                                          workflow_name=self.document.workflow.display_name())
+            return self.store.last_run_of(
+                workflow_path=self.document.path, workflow_name=self.document.workflow.display_name()
+            )
         except Exception:  # a history that cannot be read: every node runs
             return None
 
@@ -276,8 +293,10 @@ class RunController(QObject):
     def update_node_run_details(self) -> None:
         ids = self.scene.selected_node_ids()
         pinned_node = self.document.node(ids[0]) if len(ids) == 1 and self.session.has_document else None
-        self.details.set_pin(pinned_node.id if pinned_node else None,
-                             getattr(pinned_node.data, "pinnedOutput", None) if pinned_node else None)
+        self.details.set_pin(
+            pinned_node.id if pinned_node else None,
+            getattr(pinned_node.data, "pinnedOutput", None) if pinned_node else None,
+        )
         if len(ids) != 1 or not self.run_on_canvas():
             self.details.set_details(None)
             return

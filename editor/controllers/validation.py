@@ -44,8 +44,17 @@ class ValidationController(QObject):
     checked = Signal()  # the issues (or the lack of a document) changed: Run's state may too
     validated = Signal(list)  # list[Issue], after each validation of a document
 
-    def __init__(self, parent: QObject, session: DocumentSession, document: WorkflowDocument, scene: CanvasScene,
-                 inspector: InspectorPanel, problems: ProblemsPanel, console: RunConsole, label: QLabel) -> None:
+    def __init__(
+        self,
+        parent: QObject,
+        session: DocumentSession,
+        document: WorkflowDocument,
+        scene: CanvasScene,
+        inspector: InspectorPanel,
+        problems: ProblemsPanel,
+        console: RunConsole,
+        label: QLabel,
+    ) -> None:
         super().__init__(parent)
         self.session = session
         self.document = document

@@ -96,8 +96,12 @@ class RunActions:
         remote = self.remote_row(run_id)
         if remote is not None:
             if remote.status != "paused":
-                warn(self, "Resume run", f"This run is {remote.status} on the Temporal server, not waiting for "
-                                          "approval; only a paused run can be resumed.")
+                warn(
+                    self,
+                    "Resume run",
+                    f"This run is {remote.status} on the Temporal server, not waiting for "
+                    "approval; only a paused run can be resumed.",
+                )
                 return False
             self.remote_resume_requested.emit(run_id, remote.server, getattr(remote, "namespace", "") or "default")
             return True
@@ -110,11 +114,18 @@ class RunActions:
         if info is None:
             warn(self, "Resume run", "This run is no longer in the run history.")
         elif info.status != "paused":
-            warn(self, "Resume run", f"This run is {info.status}, not waiting for approval; only a paused run "
-                                      "can be resumed.")
+            warn(
+                self,
+                "Resume run",
+                f"This run is {info.status}, not waiting for approval; only a paused run can be resumed.",
+            )
         elif snap is None:
-            warn(self, "Resume run", "This run is paused, but its state was not saved (it may have been imported "
-                                      "or recorded by an older Flowdesk), so it cannot be resumed.")
+            warn(
+                self,
+                "Resume run",
+                "This run is paused, but its state was not saved (it may have been imported "
+                "or recorded by an older Flowdesk), so it cannot be resumed.",
+            )
         else:
             self.resume_requested.emit(run_id)
             return True
@@ -144,17 +155,28 @@ class RunActions:
             return 0
         n = len(runs)
         what = f"run {runs[0].id[:8]} of “{runs[0].workflow_name}”" if n == 1 else f"these {n} runs"
-        text = f"Delete {what}? Its log is removed from the run history. This cannot be undone." if n == 1 else \
-            f"Delete {what}? Their logs are removed from the run history. This cannot be undone."
+        text = (
+            f"Delete {what}? Its log is removed from the run history. This cannot be undone."
+            if n == 1
+            else f"Delete {what}? Their logs are removed from the run history. This cannot be undone."
+        )
         paused = sum(1 for r in runs if r.status == "paused")
         if paused:
-            text += f"\n\n{paused} of them {'is' if paused == 1 else 'are'} waiting for approval and can no longer " \
-                    "be resumed." if n > 1 else "\n\nIt is waiting for approval and can no longer be resumed."
+            text += (
+                f"\n\n{paused} of them {'is' if paused == 1 else 'are'} waiting for approval and can no longer "
+                "be resumed."
+                if n > 1
+                else "\n\nIt is waiting for approval and can no longer be resumed."
+            )
         if running:
             text += f"\n\n{len(running)} running run{'s are' if len(running) != 1 else ' is'} not deleted."
-        answer = QMessageBox.question(self, "Delete runs" if n > 1 else "Delete run", text,
-                                      QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel,
-                                      QMessageBox.StandardButton.Cancel)
+        answer = QMessageBox.question(
+            self,
+            "Delete runs" if n > 1 else "Delete run",
+            text,
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel,
+            QMessageBox.StandardButton.Cancel,
+        )
         if answer != QMessageBox.StandardButton.Yes:
             return 0
         deleted = 0

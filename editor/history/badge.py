@@ -45,8 +45,9 @@ class StatusBadgeDelegate(QStyledItemDelegate):
         room = max(pill.width() - 16, 0)
         if fm.horizontalAdvance(text) > room:  # elidedText() elides even text that fits exactly
             text = fm.elidedText(text, Qt.TextElideMode.ElideRight, room)
-        painter.drawText(pill.adjusted(8, 0, -8, 0), int(Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft),
-                         text)
+        painter.drawText(
+            pill.adjusted(8, 0, -8, 0), int(Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft), text
+        )
         painter.restore()
 
     def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex) -> QSize:
@@ -78,7 +79,9 @@ class RemoteBadgeDelegate(QStyledItemDelegate):
         painter.setFont(small)
         fm = painter.fontMetrics()
         h = fm.height() + 2
-        pill = QRect(opt.rect.left() + 4, opt.rect.center().y() - h // 2 + 1, fm.horizontalAdvance(REMOTE_BADGE) + 12, h)
+        pill = QRect(
+            opt.rect.left() + 4, opt.rect.center().y() - h // 2 + 1, fm.horizontalAdvance(REMOTE_BADGE) + 12, h
+        )
         dark = opt.palette.base().color().lightness() < 128
         colour = REMOTE_COLOR_DARK if dark else REMOTE_COLOR
         painter.setPen(QPen(colour, 1.4))
@@ -93,8 +96,11 @@ class RemoteBadgeDelegate(QStyledItemDelegate):
         fm = painter.fontMetrics()
         rest = opt.rect.adjusted(pill.right() - opt.rect.left() + 7, 0, -4, 0)
         painter.setPen(opt.palette.highlightedText().color() if selected else opt.palette.text().color())
-        painter.drawText(rest, int(Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft),
-                         fm.elidedText(text, Qt.TextElideMode.ElideRight, max(rest.width(), 0)))
+        painter.drawText(
+            rest,
+            int(Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft),
+            fm.elidedText(text, Qt.TextElideMode.ElideRight, max(rest.width(), 0)),
+        )
         painter.restore()
 
     def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex) -> QSize:

@@ -83,8 +83,16 @@ class _Side(QWidget):
 class CompareWindow(QMainWindow):
     """Two runs compared; ``result`` is the comparison (``engine.diff_states``)."""
 
-    def __init__(self, run_a: str, wf_a: Workflow, events_a: list, run_b: str, wf_b: Workflow, events_b: list,
-                 parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        run_a: str,
+        wf_a: Workflow,
+        events_a: list,
+        run_b: str,
+        wf_b: Workflow,
+        events_b: list,
+        parent: QWidget | None = None,
+    ) -> None:
         super().__init__(parent)
         self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         self.setObjectName("compareWindow")
@@ -95,10 +103,12 @@ class CompareWindow(QMainWindow):
         wf = self.result["workflow"]
         changed = set(wf["changed"]) | set(wf["added"]) | set(wf["removed"])
         ta, tb = self.result["totals"]["a"], self.result["totals"]["b"]
-        self.side_a = _Side(f"<b>A · run {run_a[:8]}</b> · {ta['status']} · {ta['tokens']['total']} tokens",
-                            wf_a, sa, changed)
-        self.side_b = _Side(f"<b>B · run {run_b[:8]}</b> · {tb['status']} · {tb['tokens']['total']} tokens",
-                            wf_b, sb, changed)
+        self.side_a = _Side(
+            f"<b>A · run {run_a[:8]}</b> · {ta['status']} · {ta['tokens']['total']} tokens", wf_a, sa, changed
+        )
+        self.side_b = _Side(
+            f"<b>B · run {run_b[:8]}</b> · {tb['status']} · {tb['tokens']['total']} tokens", wf_b, sb, changed
+        )
         top = QSplitter(Qt.Orientation.Horizontal)
         top.addWidget(self.side_a)
         top.addWidget(self.side_b)
@@ -112,8 +122,11 @@ class CompareWindow(QMainWindow):
             parts.append("removed: " + ", ".join(wf["removed"]))
         if wf["linksAdded"] or wf["linksRemoved"]:
             parts.append(f"links: +{len(wf['linksAdded'])} −{len(wf['linksRemoved'])}")
-        self.summary = QLabel("Workflow " + ("; ".join(parts) if parts else "unchanged between the two runs")
-                              + ("  ·  those nodes are outlined in blue on the canvases" if changed else ""))
+        self.summary = QLabel(
+            "Workflow "
+            + ("; ".join(parts) if parts else "unchanged between the two runs")
+            + ("  ·  those nodes are outlined in blue on the canvases" if changed else "")
+        )
         self.summary.setWordWrap(True)
         self.summary.setStyleSheet("padding: 6px 8px; font-weight: bold")
 
@@ -127,8 +140,18 @@ class CompareWindow(QMainWindow):
         for n in self.result["nodes"]:
             a, b = n["a"], n["b"]
             out = "changed" if n["outputChanged"] else "same"
-            item = QTreeWidgetItem([n["title"] + ("  ✎" if n["changed"] else ""), _status(a), _status(b),
-                                    _dur(a["duration"]), _dur(b["duration"]), _tok(a["tokens"]), _tok(b["tokens"]), out])
+            item = QTreeWidgetItem(
+                [
+                    n["title"] + ("  ✎" if n["changed"] else ""),
+                    _status(a),
+                    _status(b),
+                    _dur(a["duration"]),
+                    _dur(b["duration"]),
+                    _tok(a["tokens"]),
+                    _tok(b["tokens"]),
+                    out,
+                ]
+            )
             item.setData(0, Qt.ItemDataRole.UserRole, n["nodeId"])
             if n["changed"]:
                 item.setForeground(0, blue)
@@ -157,8 +180,7 @@ class CompareWindow(QMainWindow):
         col.addWidget(split, 1)
         self.setCentralWidget(central)
         fit_resize(self, 1380, 840)
-        first = next((i for i in range(self.table.topLevelItemCount())
-                      if self.result["nodes"][i]["outputChanged"]), 0)
+        first = next((i for i in range(self.table.topLevelItemCount()) if self.result["nodes"][i]["outputChanged"]), 0)
         if self.table.topLevelItemCount():
             self.table.setCurrentItem(self.table.topLevelItem(first))
 
@@ -261,13 +283,19 @@ def json_diff_html(a: Any, b: Any) -> str | None:
     for path, op, va, vb in changes[:MAX_JSON_ROWS]:
         left = "" if op == "added" else _esc(json.dumps(va, ensure_ascii=False))
         right = "" if op == "removed" else _esc(json.dumps(vb, ensure_ascii=False))
-        rows.append(f"<tr><td><code>{_esc(path)}</code></td><td style='color:{colours[op]}'>{op}</td>"
-                    f"<td>{left}</td><td>{right}</td></tr>")
+        rows.append(
+            f"<tr><td><code>{_esc(path)}</code></td><td style='color:{colours[op]}'>{op}</td>"
+            f"<td>{left}</td><td>{right}</td></tr>"
+        )
     more = len(changes) - MAX_JSON_ROWS
     tail = f"<p>… and {more} more differences.</p>" if more > 0 else ""
-    return (f"<p>JSON compared key by key: {len(changes)} difference{'s' * (len(changes) != 1)}.</p>"
-            "<table cellspacing='0' cellpadding='4' border='1'><tr><th>Key</th><th></th><th>A</th><th>B</th></tr>"
-            + "".join(rows) + "</table>" + tail)
+    return (
+        f"<p>JSON compared key by key: {len(changes)} difference{'s' * (len(changes) != 1)}.</p>"
+        "<table cellspacing='0' cellpadding='4' border='1'><tr><th>Key</th><th></th><th>A</th><th>B</th></tr>"
+        + "".join(rows)
+        + "</table>"
+        + tail
+    )
 
 
 def _esc(text: str) -> str:

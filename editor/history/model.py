@@ -20,8 +20,20 @@ from PySide6.QtGui import QColor, QFont
 
 from engine import RunInfo, format_cost, format_duration
 
-__all__ = ["RunHistoryModel", "RUN_ROLE", "RUN_ID_ROLE", "STATUS_ROLE", "SERVER_ROLE", "REMOTE_BADGE", "COLUMNS", "STATUS_LABELS", "STATUS_COLORS",
-           "status_label", "format_duration", "format_started"]
+__all__ = [
+    "RunHistoryModel",
+    "RUN_ROLE",
+    "RUN_ID_ROLE",
+    "STATUS_ROLE",
+    "SERVER_ROLE",
+    "REMOTE_BADGE",
+    "COLUMNS",
+    "STATUS_LABELS",
+    "STATUS_COLORS",
+    "status_label",
+    "format_duration",
+    "format_started",
+]
 
 RUN_ROLE = Qt.ItemDataRole.UserRole + 1
 RUN_ID_ROLE = Qt.ItemDataRole.UserRole + 2
@@ -91,8 +103,12 @@ class RunHistoryModel(QAbstractTableModel):
         self._bold.setBold(True)
 
     # ---------------------------------------------------------------- content
-    def set_page(self, runs: list[RunInfo], event_counts: dict[str, int] | None = None,
-                 costs: dict[str, tuple[int, float | None]] | None = None) -> None:
+    def set_page(
+        self,
+        runs: list[RunInfo],
+        event_counts: dict[str, int] | None = None,
+        costs: dict[str, tuple[int, float | None]] | None = None,
+    ) -> None:
         self.beginResetModel()
         self._runs = list(runs)
         self._counts = dict(event_counts or {})
@@ -123,7 +139,11 @@ class RunHistoryModel(QAbstractTableModel):
         return 0 if parent.isValid() else len(COLUMNS)
 
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole and 0 <= section < len(COLUMNS):
+        if (
+            orientation == Qt.Orientation.Horizontal
+            and role == Qt.ItemDataRole.DisplayRole
+            and 0 <= section < len(COLUMNS)
+        ):
             return COLUMNS[section]
         if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.TextAlignmentRole:
             if section in (COL_DURATION, COL_EVENTS, COL_COST):
@@ -195,10 +215,15 @@ class RunHistoryModel(QAbstractTableModel):
     def _tooltip(self, run: RunInfo, col: int) -> str:
         server = getattr(run, "server", "")
         if server and col in (COL_STATUS, COL_WORKFLOW):
-            where = (f"Runs on the Temporal server at {server} (namespace {getattr(run, 'namespace', 'default')}); "
-                     "its workers run it. Open shows its log.")
-            return f"{run.workflow_name or 'Untitled workflow'}\n{where}" if col == COL_WORKFLOW else \
-                f"{status_label(run.status)}\n{where}"
+            where = (
+                f"Runs on the Temporal server at {server} (namespace {getattr(run, 'namespace', 'default')}); "
+                "its workers run it. Open shows its log."
+            )
+            return (
+                f"{run.workflow_name or 'Untitled workflow'}\n{where}"
+                if col == COL_WORKFLOW
+                else f"{status_label(run.status)}\n{where}"
+            )
         if col == COL_STATUS:
             if run.status == "paused":
                 where = f" at '{run.current_node}'" if run.current_node else ""

@@ -75,6 +75,7 @@ log = logging.getLogger(__name__)
 PAGE_SIZE = 50
 PAGE_TABLE, PAGE_EMPTY, PAGE_UNAVAILABLE = range(3)
 
+
 class HistoryPanel(RunActions, RunTransfer, QWidget):
     """Runs list with pagination, filters and actions. Dock it; connect its three signals."""
 
@@ -88,8 +89,14 @@ class HistoryPanel(RunActions, RunTransfer, QWidget):
     #: a paused run on the Temporal server to take up: (run id, HOST:PORT, namespace)
     remote_resume_requested = Signal(str, str, str)
 
-    def __init__(self, store: RunStore | None = None, parent: QWidget | None = None, *,
-                 unavailable_reason: str | None = None, page_size: int = PAGE_SIZE) -> None:
+    def __init__(
+        self,
+        store: RunStore | None = None,
+        parent: QWidget | None = None,
+        *,
+        unavailable_reason: str | None = None,
+        page_size: int = PAGE_SIZE,
+    ) -> None:
         super().__init__(parent)
         self.setObjectName("HistoryPanel")
         self._store: RunStore | None = None
@@ -128,8 +135,9 @@ class HistoryPanel(RunActions, RunTransfer, QWidget):
     def is_available(self) -> bool:
         return self._store is not None and self.stack.currentIndex() != PAGE_UNAVAILABLE
 
-    def set_store(self, store: RunStore | None, *, reason: str | None = None,
-                  path: str | os.PathLike[str] | None = None) -> None:
+    def set_store(
+        self, store: RunStore | None, *, reason: str | None = None, path: str | os.PathLike[str] | None = None
+    ) -> None:
         """Use this store (None: show the unavailable state with ``reason``)."""
         self._store = store
         if store is not None:
@@ -285,8 +293,12 @@ class HistoryPanel(RunActions, RunTransfer, QWidget):
             self._remote.unavailable.connect(self._remote_unavailable)
             self._remote.opened.connect(self.run_opened)
             self._remote.open_failed.connect(
-                lambda run_id, why: warn(self, "Open run", f"Run {run_id} on the Temporal server at "
-                                                           f"{self.remote_server} cannot be read:\n\n{why}"))
+                lambda run_id, why: warn(
+                    self,
+                    "Open run",
+                    f"Run {run_id} on the Temporal server at {self.remote_server} cannot be read:\n\n{why}",
+                )
+            )
         self.refresh()
 
     def remote_row(self, run_id: str) -> Any:
@@ -302,8 +314,10 @@ class HistoryPanel(RunActions, RunTransfer, QWidget):
         if rows and not getattr(self, "_badge_room", False):  # room for the badge before the name
             self._badge_room = True
             header = self.table.horizontalHeader()
-            header.resizeSection(COL_WORKFLOW, header.sectionSize(COL_WORKFLOW)
-                                 + self.table.fontMetrics().horizontalAdvance(REMOTE_BADGE) + 24)
+            header.resizeSection(
+                COL_WORKFLOW,
+                header.sectionSize(COL_WORKFLOW) + self.table.fontMetrics().horizontalAdvance(REMOTE_BADGE) + 24,
+            )
         self._reload(keep_selection=True)
 
     def _remote_unavailable(self, why: str) -> None:
@@ -317,8 +331,11 @@ class HistoryPanel(RunActions, RunTransfer, QWidget):
         """The server's runs that join this page: on the first page, those the filters let through."""
         if self._offset or not self._remote_rows:
             return []
-        return [r for r in self._remote_rows if (wf is None or r.workflow_name == wf)
-                and (status is None or r.status == status)]
+        return [
+            r
+            for r in self._remote_rows
+            if (wf is None or r.workflow_name == wf) and (status is None or r.status == status)
+        ]
 
     def _reload(self, keep_selection: bool) -> None:
         store = self._store
@@ -359,13 +376,15 @@ class HistoryPanel(RunActions, RunTransfer, QWidget):
             self.stack.setCurrentIndex(PAGE_TABLE)
         else:
             filtered = wf is not None or status is not None
-            self.empty_label.setText("No runs match these filters." if filtered else
-                                     "No runs yet.\nRuns appear here as soon as they start.")
+            self.empty_label.setText(
+                "No runs match these filters." if filtered else "No runs yet.\nRuns appear here as soon as they start."
+            )
             self.stack.setCurrentIndex(PAGE_EMPTY)
         if paused and status != "paused":
             self.paused_banner.setText(
                 f"<b>{paused} run{'s are' if paused != 1 else ' is'} waiting for approval.</b> "
-                f"&nbsp;<a href='#paused' style='color: {self._link_colour()}'>Show {'them' if paused != 1 else 'it'}</a>")
+                f"&nbsp;<a href='#paused' style='color: {self._link_colour()}'>Show {'them' if paused != 1 else 'it'}</a>"
+            )
             self.paused_banner.setVisible(True)
         else:
             self.paused_banner.setVisible(False)
@@ -444,8 +463,11 @@ class HistoryPanel(RunActions, RunTransfer, QWidget):
         info = store.get_run(run_id) if store is not None else None
         if info is None:
             return None
-        older = [r for r in store.list_runs(workflow=info.workflow_name, limit=200)
-                 if (r.started_at, r.id) < (info.started_at, info.id)]
+        older = [
+            r
+            for r in store.list_runs(workflow=info.workflow_name, limit=200)
+            if (r.started_at, r.id) < (info.started_at, info.id)
+        ]
         return older[0].id if older else None
 
     def compare_runs(self, run_a: str | None = None, run_b: str | None = None) -> Any:
@@ -463,8 +485,12 @@ class HistoryPanel(RunActions, RunTransfer, QWidget):
                 run_b = runs[0].id
                 run_a = self.previous_run_of(run_b)
                 if run_a is None:
-                    warn(self, "Compare runs", "This is the first run of its workflow: there is no previous run to "
-                                               "compare it with. Select two runs to compare them.")
+                    warn(
+                        self,
+                        "Compare runs",
+                        "This is the first run of its workflow: there is no previous run to "
+                        "compare it with. Select two runs to compare them.",
+                    )
                     return None
             else:
                 return None
@@ -485,12 +511,22 @@ class HistoryPanel(RunActions, RunTransfer, QWidget):
         runs = self.selected_runs()
         if len(runs) in (1, 2) and not any(self.is_remote(r) for r in runs):
             return self.compare_runs()
-        newest = next((r for r in (self.model.run_at(i) for i in range(self.model.rowCount()))
-                       if r is not None and not self.is_remote(r)), None)
+        newest = next(
+            (
+                r
+                for r in (self.model.run_at(i) for i in range(self.model.rowCount()))
+                if r is not None and not self.is_remote(r)
+            ),
+            None,
+        )
         previous = self.previous_run_of(newest.id) if newest is not None else None
         if newest is None or previous is None:
-            warn(self, "Compare runs", "There are not two runs to compare yet: run the workflow twice, or select "
-                                       "two runs in Run history (View ▸ Run history) and choose Compare.")
+            warn(
+                self,
+                "Compare runs",
+                "There are not two runs to compare yet: run the workflow twice, or select "
+                "two runs in Run history (View ▸ Run history) and choose Compare.",
+            )
             return None
         return self.compare_runs(previous, newest.id)
 
@@ -528,8 +564,12 @@ class HistoryPanel(RunActions, RunTransfer, QWidget):
         one = len(runs) == 1
         local = one and not self.is_remote(runs[0])
         self.open_action.setEnabled(one)
-        for a in (self.open_version_action, self.run_again_action, self.export_jsonl_action,
-                  self.export_agentflow_action):
+        for a in (
+            self.open_version_action,
+            self.run_again_action,
+            self.export_jsonl_action,
+            self.export_agentflow_action,
+        ):
             a.setEnabled(local)
         self._export_button.setEnabled(local)
         self.resume_action.setEnabled(one and runs[0].status == "paused")
@@ -566,12 +606,14 @@ class HistoryPanel(RunActions, RunTransfer, QWidget):
         bold = table.font()
         bold.setBold(True)
         # the status pill: 6 px in, 8 px padding each side, and a few pixels to spare
-        widths = {COL_STATUS: QFontMetrics(bold).horizontalAdvance("Waiting for approval") + 36,
-                  COL_WORKFLOW: fm.horizontalAdvance("Support reply review") + 12,
-                  COL_STARTED: fm.horizontalAdvance("0000-00-00 00:00") + 16,
-                  COL_DURATION: fm.horizontalAdvance("00 min 00 s") + 16,
-                  COL_EVENTS: fm.horizontalAdvance("Events") + 24,
-                  COL_COST: fm.horizontalAdvance("12,345 · $0.0000") + 16}
+        widths = {
+            COL_STATUS: QFontMetrics(bold).horizontalAdvance("Waiting for approval") + 36,
+            COL_WORKFLOW: fm.horizontalAdvance("Support reply review") + 12,
+            COL_STARTED: fm.horizontalAdvance("0000-00-00 00:00") + 16,
+            COL_DURATION: fm.horizontalAdvance("00 min 00 s") + 16,
+            COL_EVENTS: fm.horizontalAdvance("Events") + 24,
+            COL_COST: fm.horizontalAdvance("12,345 · $0.0000") + 16,
+        }
         header = table.horizontalHeader()
         for col, w in widths.items():
             header.resizeSection(col, w)
@@ -594,7 +636,9 @@ class HistoryPanel(RunActions, RunTransfer, QWidget):
         if obj is self.table and event.type() == QEvent.Type.KeyPress and isinstance(event, QKeyEvent):
             key = event.key()
             if key in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and event.modifiers() in (
-                    Qt.KeyboardModifier.NoModifier, Qt.KeyboardModifier.KeypadModifier):
+                Qt.KeyboardModifier.NoModifier,
+                Qt.KeyboardModifier.KeypadModifier,
+            ):
                 if self.open_action.isEnabled():
                     self.open_run()
                 return True

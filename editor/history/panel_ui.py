@@ -120,7 +120,8 @@ def setup_ui(self: HistoryPanel) -> None:
     self.paused_banner.setWordWrap(True)
     self.paused_banner.setStyleSheet(
         "QLabel#pausedBanner { background: rgba(137, 87, 229, 0.16); border: 1px solid rgba(137, 87, 229, 0.55);"
-        " border-radius: 4px; padding: 4px 8px; }")
+        " border-radius: 4px; padding: 4px 8px; }"
+    )
     self.paused_banner.linkActivated.connect(self._show_paused)
     self.paused_banner.setVisible(False)
     lay.addWidget(self.paused_banner)
@@ -228,13 +229,15 @@ def setup_ui(self: HistoryPanel) -> None:
     self._message.setPalette(pal)
     lay.addWidget(self._message)
 
+
 def _make_actions(self: HistoryPanel) -> None:
     st = self.style()
 
     def act(text: str, slot: Any, tip: str, keys: tuple = (), icon: QStyle.StandardPixmap | None = None) -> QAction:
         a = QAction(text, self)
-        a.setToolTip(tip + (f" ({QKeySequence(keys[0]).toString(QKeySequence.SequenceFormat.NativeText)})"
-                            if keys else ""))
+        a.setToolTip(
+            tip + (f" ({QKeySequence(keys[0]).toString(QKeySequence.SequenceFormat.NativeText)})" if keys else "")
+        )
         a.setStatusTip(tip)
         if icon is not None:
             a.setIcon(st.standardIcon(icon))
@@ -245,29 +248,67 @@ def _make_actions(self: HistoryPanel) -> None:
         self.addAction(a)
         return a
 
-    self.open_action = act("Open", self.open_run, "Show this run's log and node states", ("Return", "Enter"),
-                           QStyle.StandardPixmap.SP_DialogOpenButton)
-    self.open_version_action = act("Open This Version as New Document", self.open_version,
-                                   "Open the exact workflow that ran as a new document")
-    self.run_again_action = act("Run Again", self.run_again, "Open the workflow as it ran and run it again with "
-                                "the same input and arguments", (), QStyle.StandardPixmap.SP_BrowserReload)
-    self.resume_action = act("Resume…", self.resume_run, "Answer the pending approval of this paused run",
-                             ("Ctrl+Shift+R",), QStyle.StandardPixmap.SP_MediaPlay)
-    self.compare_action = act("Compare", self.compare_runs, "Compare two selected runs, or the selected run with "
-                              "the previous run of its workflow: workflow changes and, node by node, output, "
-                              "status, duration and tokens", ())
-    self.delete_action = act("Delete", self.delete_runs, "Delete the selected runs from the history",
-                             (QKeySequence.StandardKey.Delete,), QStyle.StandardPixmap.SP_TrashIcon)
-    self.export_jsonl_action = act("Export Log as JSON Lines…", self.export_jsonl,
-                                   "Save the run's log, one JSON event per line")
-    self.export_agentflow_action = act("Export as AgentFlow Run Record…", self.export_agentflow,
-                                       "Save the run as an AgentFlow run_<id>.json record")
-    self.import_action = act("Import…", self.import_agentflow, "Import an AgentFlow run record (run_<id>.json)",
-                             (), QStyle.StandardPixmap.SP_DialogOpenButton)
+    self.open_action = act(
+        "Open",
+        self.open_run,
+        "Show this run's log and node states",
+        ("Return", "Enter"),
+        QStyle.StandardPixmap.SP_DialogOpenButton,
+    )
+    self.open_version_action = act(
+        "Open This Version as New Document", self.open_version, "Open the exact workflow that ran as a new document"
+    )
+    self.run_again_action = act(
+        "Run Again",
+        self.run_again,
+        "Open the workflow as it ran and run it again with the same input and arguments",
+        (),
+        QStyle.StandardPixmap.SP_BrowserReload,
+    )
+    self.resume_action = act(
+        "Resume…",
+        self.resume_run,
+        "Answer the pending approval of this paused run",
+        ("Ctrl+Shift+R",),
+        QStyle.StandardPixmap.SP_MediaPlay,
+    )
+    self.compare_action = act(
+        "Compare",
+        self.compare_runs,
+        "Compare two selected runs, or the selected run with "
+        "the previous run of its workflow: workflow changes and, node by node, output, "
+        "status, duration and tokens",
+        (),
+    )
+    self.delete_action = act(
+        "Delete",
+        self.delete_runs,
+        "Delete the selected runs from the history",
+        (QKeySequence.StandardKey.Delete,),
+        QStyle.StandardPixmap.SP_TrashIcon,
+    )
+    self.export_jsonl_action = act(
+        "Export Log as JSON Lines…", self.export_jsonl, "Save the run's log, one JSON event per line"
+    )
+    self.export_agentflow_action = act(
+        "Export as AgentFlow Run Record…", self.export_agentflow, "Save the run as an AgentFlow run_<id>.json record"
+    )
+    self.import_action = act(
+        "Import…",
+        self.import_agentflow,
+        "Import an AgentFlow run record (run_<id>.json)",
+        (),
+        QStyle.StandardPixmap.SP_DialogOpenButton,
+    )
     self.import_action.setIconText("Import")
-    self.refresh_action = act("Refresh", self.retry, "Reload the runs list", (QKeySequence.StandardKey.Refresh,),
-                              QStyle.StandardPixmap.SP_BrowserReload)
-    self.prev_action = act("Previous", self.previous_page, "Newer runs", ("Ctrl+PgUp",),
-                           QStyle.StandardPixmap.SP_ArrowLeft)
-    self.next_action = act("Next", self.next_page, "Older runs", ("Ctrl+PgDown",),
-                           QStyle.StandardPixmap.SP_ArrowRight)
+    self.refresh_action = act(
+        "Refresh",
+        self.retry,
+        "Reload the runs list",
+        (QKeySequence.StandardKey.Refresh,),
+        QStyle.StandardPixmap.SP_BrowserReload,
+    )
+    self.prev_action = act(
+        "Previous", self.previous_page, "Newer runs", ("Ctrl+PgUp",), QStyle.StandardPixmap.SP_ArrowLeft
+    )
+    self.next_action = act("Next", self.next_page, "Older runs", ("Ctrl+PgDown",), QStyle.StandardPixmap.SP_ArrowRight)

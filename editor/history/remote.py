@@ -41,11 +41,20 @@ def remote_info(row: dict[str, Any], server: str, namespace: str = "default") ->
     started = float(row.get("startedAt") or 0.0)
     duration = row.get("duration")
     status = str(row.get("status") or "running")
-    return RemoteRunInfo(id=str(row["id"]), workflow_name=str(row.get("workflowName") or ""), workflow_path=None,
-                         initial_input=row.get("initialInput") or None, status=status, started_at=started,
-                         ended_at=started + float(duration) if duration is not None else None,
-                         current_node=row.get("pending"), waiting=status == "paused", error=None,
-                         server=server, namespace=namespace)
+    return RemoteRunInfo(
+        id=str(row["id"]),
+        workflow_name=str(row.get("workflowName") or ""),
+        workflow_path=None,
+        initial_input=row.get("initialInput") or None,
+        status=status,
+        started_at=started,
+        ended_at=started + float(duration) if duration is not None else None,
+        current_node=row.get("pending"),
+        waiting=status == "paused",
+        error=None,
+        server=server,
+        namespace=namespace,
+    )
 
 
 class RemoteRuns(QObject):
@@ -60,7 +69,9 @@ class RemoteRuns(QObject):
     #: ``(run_id, message)``: a run could not be read
     open_failed = Signal(str, str)
 
-    def __init__(self, address: str, namespace: str = "default", *, limit: int = 50, parent: QObject | None = None) -> None:
+    def __init__(
+        self, address: str, namespace: str = "default", *, limit: int = 50, parent: QObject | None = None
+    ) -> None:
         super().__init__(parent)
         self.address = address
         self.namespace = namespace or "default"
@@ -111,8 +122,11 @@ class RemoteRuns(QObject):
             raise
         except Exception as err:  # TemporalUnavailable, an RPC error: said under the table
             log.info("remote runs of %s: %s", self.address, err)
-            self._emit(self.unavailable, f"Runs on the Temporal server at {self.address} cannot be listed: "
-                                         f"{getattr(err, 'message', None) or err}")
+            self._emit(
+                self.unavailable,
+                f"Runs on the Temporal server at {self.address} cannot be listed: "
+                f"{getattr(err, 'message', None) or err}",
+            )
             return
         self._emit(self.listed, [remote_info(r, self.address, self.namespace) for r in rows])
 
@@ -124,8 +138,16 @@ class RemoteRuns(QObject):
         except Exception as err:
             self._emit(self.open_failed, run_id, f"{getattr(err, 'message', None) or err}")
             return
-        info = remote_info({"id": run_id, "status": str(run.status), "workflowName": run.workflow.name or "",
-                            "pending": run.pending_approval}, self.address, self.namespace)
+        info = remote_info(
+            {
+                "id": run_id,
+                "status": str(run.status),
+                "workflowName": run.workflow.name or "",
+                "pending": run.pending_approval,
+            },
+            self.address,
+            self.namespace,
+        )
         events = list(run.events or ())
         if events:
             info.started_at = events[0].timestamp

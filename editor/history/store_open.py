@@ -23,11 +23,11 @@ _open_boxes: set[QMessageBox] = set()
 class StoreHolder(Protocol):
     """What is given the store, or the reason it is unavailable (the history panel)."""
 
-    def set_store(self, store: RunStore | None, *, reason: str = "", path: str | os.PathLike[str] | None = None) -> None:
-        ...
+    def set_store(
+        self, store: RunStore | None, *, reason: str = "", path: str | os.PathLike[str] | None = None
+    ) -> None: ...
 
-    def show_message(self, text: str) -> None:
-        ...
+    def show_message(self, text: str) -> None: ...
 
 
 def _show_store_error(parent: QWidget | None, text: str) -> None:
@@ -41,8 +41,9 @@ def _show_store_error(parent: QWidget | None, text: str) -> None:
     box.show()
 
 
-def open_store_for_gui(parent: QWidget | None = None, *, path: str | os.PathLike[str] | None = None,
-                       panel: StoreHolder | None = None) -> RunStore | None:
+def open_store_for_gui(
+    parent: QWidget | None = None, *, path: str | os.PathLike[str] | None = None, panel: StoreHolder | None = None
+) -> RunStore | None:
     """Open the run store, mark runs left running by a dead process ``interrupted``.
 
     On :class:`StoreError` shows a non-blocking message and returns None, so the app still
@@ -64,6 +65,8 @@ def open_store_for_gui(parent: QWidget | None = None, *, path: str | os.PathLike
         panel.set_store(store)
         if recovered:
             n = len(recovered)
-            panel.show_message(f"{n} run{'s' if n != 1 else ''} left running when Flowdesk last stopped "
-                               f"{'were' if n != 1 else 'was'} marked interrupted.")
+            panel.show_message(
+                f"{n} run{'s' if n != 1 else ''} left running when Flowdesk last stopped "
+                f"{'were' if n != 1 else 'was'} marked interrupted."
+            )
     return store

@@ -62,8 +62,16 @@ class RunTransfer:
         self.show_message(f"Saved {os.path.basename(path)}.")
         return True
 
-    def _export(self, run_id: str | None, path: str | None, title: str, filename: str, filters: str,
-                make_text: Callable[[RunStore, str], str | None], reading: str) -> str | None:
+    def _export(
+        self,
+        run_id: str | None,
+        path: str | None,
+        title: str,
+        filename: str,
+        filters: str,
+        make_text: Callable[[RunStore, str], str | None],
+        reading: str,
+    ) -> str | None:
         """Ask where (unless ``path``), make the text from the store, write it atomically."""
         store = self._require_store()
         run_id = self._one(run_id)
@@ -85,10 +93,15 @@ class RunTransfer:
     @Slot()
     def export_jsonl(self, run_id: str | None = None, path: str | None = None) -> str | None:
         """Save the run's log as JSON Lines (wire form, one event per line); returns the path written."""
-        return self._export(run_id, path, "Export Run Log as JSON Lines", "run_{run_id}.jsonl",
-                            "JSON Lines (*.jsonl);;All files (*)",
-                            lambda store, rid: "".join(line + "\n" for line in store.export_jsonl(rid)),
-                            "Reading the run's log")
+        return self._export(
+            run_id,
+            path,
+            "Export Run Log as JSON Lines",
+            "run_{run_id}.jsonl",
+            "JSON Lines (*.jsonl);;All files (*)",
+            lambda store, rid: "".join(line + "\n" for line in store.export_jsonl(rid)),
+            "Reading the run's log",
+        )
 
     @Slot()
     def export_agentflow(self, run_id: str | None = None, path: str | None = None) -> str | None:
@@ -103,8 +116,15 @@ class RunTransfer:
             record = agentflow_record(info, wf_json, events, _results(wf_json, events))
             return json.dumps(record, ensure_ascii=False, indent=2) + "\n"
 
-        return self._export(run_id, path, "Export as AgentFlow Run Record", "run_{run_id}.json",
-                            "AgentFlow run records (*.json);;All files (*)", record_text, "Reading the run")
+        return self._export(
+            run_id,
+            path,
+            "Export as AgentFlow Run Record",
+            "run_{run_id}.json",
+            "AgentFlow run records (*.json);;All files (*)",
+            record_text,
+            "Reading the run",
+        )
 
     @Slot()
     def import_agentflow(self, path: str | None = None) -> str | None:
@@ -113,8 +133,9 @@ class RunTransfer:
         if store is None:
             return None
         if not path:
-            path, _ = QFileDialog.getOpenFileName(self, "Import AgentFlow Run Record", self._last_dir,
-                                                  "AgentFlow run records (*.json);;All files (*)")
+            path, _ = QFileDialog.getOpenFileName(
+                self, "Import AgentFlow Run Record", self._last_dir, "AgentFlow run records (*.json);;All files (*)"
+            )
             if not path:
                 return None
             self._last_dir = os.path.dirname(path) or self._last_dir
@@ -127,12 +148,18 @@ class RunTransfer:
         try:
             record = json.loads(raw.decode("utf-8-sig"))
         except UnicodeDecodeError:
-            warn(self, "Import run", f"{name} is not a text file (not UTF-8), so it is not an AgentFlow run record. "
-                                      "Nothing was imported.")
+            warn(
+                self,
+                "Import run",
+                f"{name} is not a text file (not UTF-8), so it is not an AgentFlow run record. Nothing was imported.",
+            )
             return None
         except json.JSONDecodeError as err:
-            warn(self, "Import run", f"{name} is not valid JSON (line {err.lineno}, column {err.colno}: {err.msg}). "
-                                      "Nothing was imported.")
+            warn(
+                self,
+                "Import run",
+                f"{name} is not valid JSON (line {err.lineno}, column {err.colno}: {err.msg}). Nothing was imported.",
+            )
             return None
         try:
             run_id = store.import_agentflow(record)

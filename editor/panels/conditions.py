@@ -41,8 +41,11 @@ OPERATORS: tuple[tuple[str, str, str], ...] = (
     ("lt", "is less than", "number"),
 )
 _VALUE_KIND = {op: kind for op, _label, kind in OPERATORS}
-_PLACEHOLDER = {"text": "value (empty never matches)", "pattern": "a pattern, e.g. ^order #\\d+ (any case)",
-                "number": "a number, e.g. 10 or 2.5"}
+_PLACEHOLDER = {
+    "text": "value (empty never matches)",
+    "pattern": "a pattern, e.g. ^order #\\d+ (any case)",
+    "number": "a number, e.g. 10 or 2.5",
+}
 
 
 @lru_cache(maxsize=1)
@@ -119,8 +122,10 @@ class ConditionRow(QFrame):
         self.path = QLineEdit()
         self.path.setObjectName("conditionPath")
         self.path.setPlaceholderText("optional: a path into JSON, e.g. .items[0].status")
-        self.path.setToolTip("Empty: the condition tests the previous output's text. A path such as .key[0] "
-                             "tests that value of the previous output read as JSON.")
+        self.path.setToolTip(
+            "Empty: the condition tests the previous output's text. A path such as .key[0] "
+            "tests that value of the previous output read as JSON."
+        )
         self.path.textEdited.connect(lambda t: self._emit("path", t.strip(), True))
         if watch is not None:
             watch(self.value)
@@ -131,8 +136,11 @@ class ConditionRow(QFrame):
         self.problem.setStyleSheet("color: #c0392b;")
         self.problem.hide()
         self.up, self.down, self.remove = QToolButton(), QToolButton(), QToolButton()
-        for button, icon, tip in ((self.up, "up", "Move up"), (self.down, "down", "Move down"),
-                                  (self.remove, "delete", "Remove condition (its link goes too)")):
+        for button, icon, tip in (
+            (self.up, "up", "Move up"),
+            (self.down, "down", "Move down"),
+            (self.remove, "delete", "Remove condition (its link goes too)"),
+        ):
             button.setIcon(QIcon(icon_path(icon)))
             button.setToolTip(tip)
         self.up.clicked.connect(lambda _=False: self.move_requested.emit(-1))
@@ -181,9 +189,13 @@ class ConditionRow(QFrame):
         self.value.setVisible(bool(kind))
         if kind:
             self.value.setPlaceholderText(_PLACEHOLDER[kind])
-            self.value.setToolTip({"pattern": "A Python regular expression, searched in the text, any case.",
-                                   "number": "The text (or the path's value) read as a number is compared with "
-                                             "this; a text that is not a number never matches."}.get(kind, ""))
+            self.value.setToolTip(
+                {
+                    "pattern": "A Python regular expression, searched in the text, any case.",
+                    "number": "The text (or the path's value) read as a number is compared with "
+                    "this; a text that is not a number never matches.",
+                }.get(kind, "")
+            )
         self.show_problem(value_problem(self.current_operator(), self.value.text()) if kind else "")
 
     def show_problem(self, text: str) -> None:
@@ -204,4 +216,3 @@ class ConditionRow(QFrame):
     def _value_typed(self, text: str) -> None:
         self._fit_value_editor()
         self._emit("value", text, True)
-

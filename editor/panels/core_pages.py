@@ -103,8 +103,10 @@ class AgentPage(QWidget):
         form.addRow("Tools", tools)
         self.structured = QCheckBox("Answer with JSON fields")
         self.structured.setObjectName("structuredAnswer")
-        self.structured.setToolTip("The model answers with JSON matching the schema below; the node's output is "
-                                   "that value, so later nodes can use {{name.field}}.")
+        self.structured.setToolTip(
+            "The model answers with JSON matching the schema below; the node's output is "
+            "that value, so later nodes can use {{name.field}}."
+        )
         self.structured.toggled.connect(self._structured_toggled)
         self.schema = SchemaEditor(host.watch)
         self.schema.edited.connect(self._schema_edited)
@@ -203,8 +205,10 @@ class StartPage(QWidget):
         self.variables_table.edited.connect(self._variables_edited)
         self.variables_label = QLabel("Variables")
         form.addRow(self.variables_label, self.variables_table)
-        self.variables_hint = hint_label("The run's arguments: use them as {{name}} or ${name} in any field. "
-                                         "The run console asks for their values; a required one must be given.")
+        self.variables_hint = hint_label(
+            "The run's arguments: use them as {{name}} or ${name} in any field. "
+            "The run console asks for their values; a required one must be given."
+        )
         form.addRow(self.variables_hint)
 
     def load(self, data: dict[str, Any]) -> None:
@@ -233,9 +237,13 @@ class ConditionPage(QWidget):
         self.host = host
         form = form_page(self)
         form.addRow(title_label("Condition"))
-        form.addRow(hint_label("Conditions are checked in order against the previous output (any case), or "
-                               "against a value inside it given a path. The first match follows its branch; "
-                               "none follows Else."))
+        form.addRow(
+            hint_label(
+                "Conditions are checked in order against the previous output (any case), or "
+                "against a value inside it given a path. The first match follows its branch; "
+                "none follows Else."
+            )
+        )
         self.box = QWidget()
         self.rows_layout = QVBoxLayout(self.box)
         self.rows_layout.setContentsMargins(0, 0, 0, 0)
@@ -321,8 +329,9 @@ class ApprovalPage(QWidget):
         host.bind_text(self.prompt, "prompt")
         form.addRow(title_label("Approval"))
         form.addRow("Message to the approver", self.prompt)
-        form.addRow(hint_label("The run pauses here until someone approves or rejects; each decision follows "
-                               "its branch."))
+        form.addRow(
+            hint_label("The run pauses here until someone approves or rejects; each decision follows its branch.")
+        )
 
     def load(self, data: dict[str, Any]) -> None:
         self.prompt.set_text_keep_cursor(data["prompt"])

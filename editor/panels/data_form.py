@@ -43,7 +43,7 @@ def _unwrap_optional(annotation: Any) -> tuple[Any, bool]:
 
 
 def _bounds(field: Any, is_int: bool) -> tuple[float, float]:
-    low, high = (-2**31 + 1, 2**31 - 1) if is_int else (-1e12, 1e12)
+    low, high = (-(2**31) + 1, 2**31 - 1) if is_int else (-1e12, 1e12)
     step = 1 if is_int else 0.0
     for m in field.metadata:
         if getattr(m, "ge", None) is not None:
@@ -76,8 +76,15 @@ class DataForm(QWidget):
 
     edited = Signal(str, object, bool)  # field, new value, merge with the previous edit of it
 
-    def __init__(self, model: type[NodeData], title: str, watch: Any = None, parent: QWidget | None = None,
-                 exclude: tuple[str, ...] = (), description: str = "") -> None:
+    def __init__(
+        self,
+        model: type[NodeData],
+        title: str,
+        watch: Any = None,
+        parent: QWidget | None = None,
+        exclude: tuple[str, ...] = (),
+        description: str = "",
+    ) -> None:
         super().__init__(parent)
         self.model = model
         self._loading = False
@@ -157,7 +164,9 @@ class DataForm(QWidget):
                 return w
             w = QLineEdit()
             w.textEdited.connect(lambda t: self._emit(name, t, True))
-            self._setters[name] = lambda v, w=w: w.setText("" if v is None else str(v)) if w.text() != (v or "") else None
+            self._setters[name] = lambda v, w=w: (
+                w.setText("" if v is None else str(v)) if w.text() != (v or "") else None
+            )
             return w
         # Anything else: its JSON text.
         w = QLineEdit()

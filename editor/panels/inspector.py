@@ -57,10 +57,18 @@ class _FocusOut(QObject):
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:
         if event.type() == QEvent.Type.FocusOut:
             self.doc.end_merge()
-        elif event.type() == QEvent.Type.ShortcutOverride and isinstance(event, QKeyEvent) and (
-                event.matches(QKeySequence.StandardKey.Undo) or event.matches(QKeySequence.StandardKey.Redo)
-                or (event.key() == Qt.Key.Key_Z and event.modifiers() == (Qt.KeyboardModifier.ControlModifier
-                                                                          | Qt.KeyboardModifier.ShiftModifier))):
+        elif (
+            event.type() == QEvent.Type.ShortcutOverride
+            and isinstance(event, QKeyEvent)
+            and (
+                event.matches(QKeySequence.StandardKey.Undo)
+                or event.matches(QKeySequence.StandardKey.Redo)
+                or (
+                    event.key() == Qt.Key.Key_Z
+                    and event.modifiers() == (Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
+                )
+            )
+        ):
             event.ignore()  # not overridden: the window's Undo/Redo shortcut fires
             return True
         return False
@@ -129,8 +137,13 @@ class InspectorPanel(QWidget):
             widget.textEdited.connect(lambda text: self.edit_field(field, text))
         elif isinstance(widget, PromptEdit):
             # A read-only preview of a long text is never written back over the text itself.
-            widget.textChanged.connect(lambda: None if getattr(widget, "_shows_preview", None) is not None
-                                       else self.edit_field(field, widget.toPlainText()))
+            widget.textChanged.connect(
+                lambda: (
+                    None
+                    if getattr(widget, "_shows_preview", None) is not None
+                    else self.edit_field(field, widget.toPlainText())
+                )
+            )
 
     def open_flow(self, ref: str) -> None:
         self.open_flow_requested.emit(ref)
@@ -175,7 +188,8 @@ class InspectorPanel(QWidget):
         self.wf_desc = self.watch(PromptEdit("What this workflow does"))
         self.wf_name.textEdited.connect(lambda t: None if self.loading else self.doc.set_info(name=t))
         self.wf_desc.textChanged.connect(
-            lambda: None if self.loading else self.doc.set_info(description=self.wf_desc.toPlainText()))
+            lambda: None if self.loading else self.doc.set_info(description=self.wf_desc.toPlainText())
+        )
         form.addRow(title_label("Workflow"))
         form.addRow("Name", self.wf_name)
         form.addRow("Description", self.wf_desc)
@@ -183,8 +197,9 @@ class InspectorPanel(QWidget):
         self.watch(self.wf_triggers.edit)
         self.wf_triggers.patterns_edited.connect(lambda p: None if self.loading else self.doc.set_triggers(p))
         form.addRow("Trigger phrases", self.wf_triggers)
-        form.addRow(hint_label("Select a node to edit it. Drag node types from the palette; drag from a handle "
-                               "to link."))
+        form.addRow(
+            hint_label("Select a node to edit it. Drag node types from the palette; drag from a handle to link.")
+        )
 
     def _build_multi_page(self) -> None:
         page = self.pages["multi"] = QWidget()
@@ -208,8 +223,9 @@ class InspectorPanel(QWidget):
         self.output_var = self.watch(QLineEdit())
         self.output_var.setObjectName("outputVar")
         self.output_var.setPlaceholderText("none (name to store this node's output under)")
-        self.output_var.setToolTip("The node's output is stored under this name: later nodes use it as {{name}} "
-                                   "or ${name} (both work)")
+        self.output_var.setToolTip(
+            "The node's output is stored under this name: later nodes use it as {{name}} or ${name} (both work)"
+        )
         self.output_var.textEdited.connect(lambda t: self.edit_field("outputVar", t.strip() or None))
         orl.addRow("Output variable", self.output_var)
         self.output_var_row = out_row
@@ -293,8 +309,9 @@ class InspectorPanel(QWidget):
             self._load_data_flow(None)
             self.available.setVisible(False)
             self.header.setText(f"{len(ids)} nodes selected")
-            self.multi_label.setText("Edit one node at a time. Delete, copy, duplicate or auto-layout "
-                                     "apply to the whole selection.")
+            self.multi_label.setText(
+                "Edit one node at a time. Delete, copy, duplicate or auto-layout apply to the whole selection."
+            )
             self.stack.setCurrentWidget(self.pages["multi"])
             self._host_data_flow()
 
@@ -372,9 +389,13 @@ class InspectorPanel(QWidget):
     def _form_for(self, spec: NodeSpec) -> DataForm:
         form = self.forms.get(spec.kind)
         if form is None or form.model is not spec.data_model:
-            form = DataForm(spec.data_model, spec.label or spec.kind, self.watch,
-                            exclude=("outputVar", *POLICY_FIELDS),  # shown by the data-flow sections
-                            description=getattr(spec, "description", "") or "")
+            form = DataForm(
+                spec.data_model,
+                spec.label or spec.kind,
+                self.watch,
+                exclude=("outputVar", *POLICY_FIELDS),  # shown by the data-flow sections
+                description=getattr(spec, "description", "") or "",
+            )
             form.edited.connect(self.edit_field)
             self.forms[spec.kind] = form
             self.stack.addWidget(form)

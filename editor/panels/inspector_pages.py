@@ -23,8 +23,15 @@ from .kind_pages import ActionPage, FlowPage
 from .routes import RouterPage
 from .web_pages import HttpPage, start_variables
 
-__all__ = ["INSPECTOR_PAGES", "PageFactory", "PageHost", "InspectorPage", "register_inspector_page",
-           "unregister_inspector_page", "page_factory"]
+__all__ = [
+    "INSPECTOR_PAGES",
+    "PageFactory",
+    "PageHost",
+    "InspectorPage",
+    "register_inspector_page",
+    "unregister_inspector_page",
+    "page_factory",
+]
 
 INSPECTOR_PAGES: dict[str, PageFactory] = {}
 
@@ -55,6 +62,14 @@ def _action_page(host: PageHost) -> QWidget:
     return ActionPage(host.edit_field, host.watch, lambda: list(host.library_flows()), host.open_flow)
 
 
-for _kind, _factory in (("agent", AgentPage), ("start", StartPage), ("if", ConditionPage), ("approval", ApprovalPage),
-                        ("router", RouterPage), ("http", _http_page), ("flow", _flow_page), ("action", _action_page)):
+for _kind, _factory in (
+    ("agent", AgentPage),
+    ("start", StartPage),
+    ("if", ConditionPage),
+    ("approval", ApprovalPage),
+    ("router", RouterPage),
+    ("http", _http_page),
+    ("flow", _flow_page),
+    ("action", _action_page),
+):
     register_inspector_page(_kind, _factory)

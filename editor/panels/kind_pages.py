@@ -47,9 +47,15 @@ def param_fields(flow: Any) -> list[dict[str, Any]]:
     for p in _get(flow, "parameters", None) or []:
         name = _get(p, "name")
         if name:
-            out.append({"name": str(name), "type": str(_get(p, "type", "string") or "string"),
-                        "required": bool(_get(p, "required", False)),
-                        "description": str(_get(p, "description", "") or ""), "value": _get(p, "value")})
+            out.append(
+                {
+                    "name": str(name),
+                    "type": str(_get(p, "type", "string") or "string"),
+                    "required": bool(_get(p, "required", False)),
+                    "description": str(_get(p, "description", "") or ""),
+                    "value": _get(p, "value"),
+                }
+            )
     return out
 
 
@@ -70,9 +76,14 @@ def _hint(form: QFormLayout, text: str = "") -> QLabel:
 class FlowPage(QWidget):
     """The ``flow`` node: which library flow, and the template for each of its parameters."""
 
-    def __init__(self, edit: Callable[[str, Any, bool], None], watch: Callable[[QWidget], QWidget],
-                 flows: Callable[[], list[Any]], open_flow: Callable[[str], None],
-                 parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        edit: Callable[[str, Any, bool], None],
+        watch: Callable[[QWidget], QWidget],
+        flows: Callable[[], list[Any]],
+        open_flow: Callable[[str], None],
+        parent: QWidget | None = None,
+    ) -> None:
         super().__init__(parent)
         self.setObjectName("flowPage")
         self._edit, self._watch, self._flows, self._open = edit, watch, flows, open_flow
@@ -162,11 +173,15 @@ class FlowPage(QWidget):
             flow = self._find(ref)
             self.open_button.setEnabled(bool(ref))
             if flow is None:
-                self.description.setText("Choose a flow from the library." if not ref else
-                                         f"'{ref}' is not in the library (a path relative to this file is "
-                                         "read when the run starts).")
-                params = [{"name": k, "type": "string", "required": False, "description": "", "value": None}
-                          for k in (data.get("inputs") or {})]
+                self.description.setText(
+                    "Choose a flow from the library."
+                    if not ref
+                    else f"'{ref}' is not in the library (a path relative to this file is read when the run starts)."
+                )
+                params = [
+                    {"name": k, "type": "string", "required": False, "description": "", "value": None}
+                    for k in (data.get("inputs") or {})
+                ]
             else:
                 self.description.setText(str(_get(flow, "description") or ""))
                 params = param_fields(flow)
@@ -219,9 +234,14 @@ class ActionPage(QWidget):
     parameters (that flow's inputs). An import fills both; here they are set and changed, each
     change one edit (typing in the name merges into one)."""
 
-    def __init__(self, edit: Callable[[str, Any, bool], None], watch: Callable[[QWidget], QWidget],
-                 flows: Callable[[], list[Any]], open_flow: Callable[[str], None],
-                 parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        edit: Callable[[str, Any, bool], None],
+        watch: Callable[[QWidget], QWidget],
+        flows: Callable[[], list[Any]],
+        open_flow: Callable[[str], None],
+        parent: QWidget | None = None,
+    ) -> None:
         super().__init__(parent)
         self.setObjectName("actionPage")
         self._edit, self._flows, self._open = edit, flows, open_flow
@@ -257,8 +277,7 @@ class ActionPage(QWidget):
 
     def _flow(self, name: str) -> Any:
         wanted = name.strip().lower()
-        return next((f for f in self._flows() if wanted and str(_get(f, "name") or "").strip().lower() == wanted),
-                    None)
+        return next((f for f in self._flows() if wanted and str(_get(f, "name") or "").strip().lower() == wanted), None)
 
     def _flow_ref(self) -> str:
         flow = self._flow(self.name.text())
@@ -275,8 +294,12 @@ class ActionPage(QWidget):
                 self.name.setText(name)
                 self.name.setCursorPosition(0)
             params = data.get("parameters") or {}
-            self.params.set_rows([{"key": str(k), "value": v if isinstance(v, str) else _json(v)}
-                                  for k, v in (params.items() if isinstance(params, dict) else ())])
+            self.params.set_rows(
+                [
+                    {"key": str(k), "value": v if isinstance(v, str) else _json(v)}
+                    for k, v in (params.items() if isinstance(params, dict) else ())
+                ]
+            )
             self._show_binding(name, str(data.get("schema") or ""))
         finally:
             self._loading = False
@@ -368,8 +391,12 @@ class FlowToolsList(QWidget):
 
         checked = list(checked or [])
         flows = self._flows()
-        key = (tuple((_get(f, "id"), flow_label(f), bool(_get(f, "can_pause", False)), bool(_get(f, "error")))
-                     for f in flows), tuple(checked))
+        key = (
+            tuple(
+                (_get(f, "id"), flow_label(f), bool(_get(f, "can_pause", False)), bool(_get(f, "error"))) for f in flows
+            ),
+            tuple(checked),
+        )
         if key == getattr(self, "_key", None):
             return  # unchanged (the agent page reloads on every keystroke)
         self._key = key

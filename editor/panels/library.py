@@ -63,8 +63,17 @@ def flow_summary(flow: LibraryFlow) -> str:
 def matches(flow: LibraryFlow, text: str) -> bool:
     """Whether ``text`` (case-insensitive, every word) is in the flow's name, description,
     parameters, triggers, id or file name."""
-    hay = " ".join([flow.name, flow.description, flow.id, flow.path.name, *flow.triggers,
-                    *(p.name for p in flow.parameters), *(p.description for p in flow.parameters)]).casefold()
+    hay = " ".join(
+        [
+            flow.name,
+            flow.description,
+            flow.id,
+            flow.path.name,
+            *flow.triggers,
+            *(p.name for p in flow.parameters),
+            *(p.description for p in flow.parameters),
+        ]
+    ).casefold()
     return all(w in hay for w in text.casefold().split())
 
 
@@ -112,11 +121,13 @@ class LibraryPanel(QWidget):
         self.empty.setObjectName("hint")
         self.empty.setWordWrap(True)
         lay.addWidget(self.empty)
-        self.save_button = self._button("save", "Save the current workflow to the library", self.save_requested.emit,
-                                        "Save to library")
+        self.save_button = self._button(
+            "save", "Save the current workflow to the library", self.save_requested.emit, "Save to library"
+        )
         self.open_button = self._button("open", "Open the selected flow", self.open_selected, "Open")
-        self.reveal_button = self._button("find", "Show the selected flow's file in its folder", self.reveal_selected,
-                                          "Reveal")
+        self.reveal_button = self._button(
+            "find", "Show the selected flow's file in its folder", self.reveal_selected, "Reveal"
+        )
         self.folders_button = self._button("recent", "Library folders", None, "Folders")
         self.folders_menu = QMenu(self)
         self.folders_menu.aboutToShow.connect(self._fill_folders_menu)
@@ -181,8 +192,10 @@ class LibraryPanel(QWidget):
         if flow.description:
             parts.append(flow.description)
         for p in flow.parameters:
-            parts.append(f"• {p.name}: {p.type}{' (required)' if p.required else ''}"
-                         + (f" — {p.description}" if p.description else ""))
+            parts.append(
+                f"• {p.name}: {p.type}{' (required)' if p.required else ''}"
+                + (f" — {p.description}" if p.description else "")
+            )
         for t in flow.triggers:
             parts.append(f"“{t}”")
         if flow.can_pause:
@@ -198,8 +211,10 @@ class LibraryPanel(QWidget):
             item.setHidden(hide)
             shown += not hide
         if self.list.count() == 0:
-            self.empty.setText(f"No flows yet. Save a workflow to the library, or add a folder of .flow.json files "
-                               f"(the library folder is {self.library.primary}).")
+            self.empty.setText(
+                f"No flows yet. Save a workflow to the library, or add a folder of .flow.json files "
+                f"(the library folder is {self.library.primary})."
+            )
         elif shown == 0:
             self.empty.setText(f"No flow matches “{text.strip()}”.")
         else:  # what a row's check box means (it has no label of its own)
@@ -267,8 +282,9 @@ class LibraryPanel(QWidget):
             if not flow.error:
                 menu.addAction("Open", self.open_selected)
             menu.addAction("Reveal in folder", self.reveal_selected)
-            menu.addAction("Turn off" if flow.enabled else "Turn on",
-                           lambda: self.set_enabled(flow.id, not flow.enabled))
+            menu.addAction(
+                "Turn off" if flow.enabled else "Turn on", lambda: self.set_enabled(flow.id, not flow.enabled)
+            )
             menu.addSeparator()
         menu.addAction("Save current workflow to library", self.save_requested.emit)
         menu.addAction("Refresh", self.refresh)

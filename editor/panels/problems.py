@@ -61,12 +61,16 @@ class ProblemsPanel(QWidget):
         for issue in issues:
             text = describe_issue(issue, workflow, labels)
             fix = self.quick_fixes.get(issue.code)
-            item = QListWidgetItem(self._error_icon if issue.is_error else self._warning_icon,
-                                   text + (f"  — quick fix: {fix}" if fix else ""))
+            item = QListWidgetItem(
+                self._error_icon if issue.is_error else self._warning_icon,
+                text + (f"  — quick fix: {fix}" if fix else ""),
+            )
             item.setData(Qt.ItemDataRole.UserRole, list(issue.node_ids))
             item.setData(Qt.ItemDataRole.UserRole + 1, issue)
-            item.setToolTip((f"{text}\n(click to select the node{'s' * (len(issue.node_ids) != 1)})"
-                             if issue.node_ids else text) + (f"\nRight-click or the button below: {fix}" if fix else ""))
+            item.setToolTip(
+                (f"{text}\n(click to select the node{'s' * (len(issue.node_ids) != 1)})" if issue.node_ids else text)
+                + (f"\nRight-click or the button below: {fix}" if fix else "")
+            )
             self.list.addItem(item)
         self._update_fix_button()
 

@@ -41,8 +41,16 @@ from engine import TEMPLATE_BUILTINS, TemplateCompletion, TemplateReference, fin
 from ..long_text import preview, too_long_to_show
 from ..resources import icon_path
 
-__all__ = ["PromptEdit", "TemplateHighlighter", "PREVIOUS_OUTPUT", "TEMPLATE_RE", "COMPLETION_NAME_ROLE",
-           "unknown_reference_message", "prompt_with_insert", "title_label"]
+__all__ = [
+    "PromptEdit",
+    "TemplateHighlighter",
+    "PREVIOUS_OUTPUT",
+    "TEMPLATE_RE",
+    "COMPLETION_NAME_ROLE",
+    "unknown_reference_message",
+    "prompt_with_insert",
+    "title_label",
+]
 
 PREVIOUS_OUTPUT = "{{PREVIOUS_OUTPUT}}"
 TEMPLATE_RE = r"\{\{\s*[A-Za-z_][A-Za-z0-9_.]*\s*\}\}"  # kept for callers; references come from engine.find_references
@@ -50,8 +58,10 @@ TEMPLATE_RE = r"\{\{\s*[A-Za-z_][A-Za-z0-9_.]*\s*\}\}"  # kept for callers; refe
 
 def unknown_reference_message(ref: TemplateReference) -> str:
     """The warning shown for a reference that names nothing (the validator's wording when it has one)."""
-    return (f"Unknown reference {ref.raw}: '{ref.name}' is not a declared variable, an output variable "
-            "or a built-in; it is sent as written.")
+    return (
+        f"Unknown reference {ref.raw}: '{ref.name}' is not a declared variable, an output variable "
+        "or a built-in; it is sent as written."
+    )
 
 
 COMPLETION_NAME_ROLE = Qt.ItemDataRole.UserRole + 1  # a completion's name (what is matched and inserted)
@@ -84,8 +94,7 @@ class TemplateHighlighter(QSyntaxHighlighter):
             self.rehighlight()
 
     def is_unknown(self, ref: TemplateReference) -> bool:
-        return (self.known_names is not None and ref.name not in self.known_names
-                and ref.name not in TEMPLATE_BUILTINS)
+        return self.known_names is not None and ref.name not in self.known_names and ref.name not in TEMPLATE_BUILTINS
 
     def highlightBlock(self, text: str) -> None:
         for ref in find_references(text):
@@ -147,8 +156,11 @@ class PromptEdit(QPlainTextEdit):
     # ------------------------------------------------------------------ completion
     def keyPressEvent(self, e: QKeyEvent) -> None:
         popup = self.completer.popup() if self.completer is not None else None
-        if popup is not None and popup.isVisible() and e.key() in (
-                Qt.Key.Key_Enter, Qt.Key.Key_Return, Qt.Key.Key_Escape, Qt.Key.Key_Tab, Qt.Key.Key_Backtab):
+        if (
+            popup is not None
+            and popup.isVisible()
+            and e.key() in (Qt.Key.Key_Enter, Qt.Key.Key_Return, Qt.Key.Key_Escape, Qt.Key.Key_Tab, Qt.Key.Key_Backtab)
+        ):
             e.ignore()  # the completer's popup takes these
             return
         if e.key() == Qt.Key.Key_Space and e.modifiers() & Qt.KeyboardModifier.ControlModifier:
@@ -217,7 +229,7 @@ class PromptEdit(QPlainTextEdit):
         cursor.setPosition(self.textCursor().position(), QTextCursor.MoveMode.KeepAnchor)
         cursor.insertText(name)
         closing = "}}" if found.form == "braces" else "}"
-        rest = self.toPlainText()[cursor.position():]
+        rest = self.toPlainText()[cursor.position() :]
         if not rest.lstrip(" ").startswith(closing):
             cursor.insertText(closing)
         else:

@@ -51,8 +51,7 @@ from engine import (
 
 from ..screen_fit import fit_resize
 
-_KIND_TEXT = {"openai": "OpenAI-compatible API", "anthropic": "Anthropic API", "local": "embedded model",
-              "echo": ""}
+_KIND_TEXT = {"openai": "OpenAI-compatible API", "anthropic": "Anthropic API", "local": "embedded model", "echo": ""}
 
 
 class ProviderSettingsDialog(QDialog):
@@ -67,8 +66,9 @@ class ProviderSettingsDialog(QDialog):
         try:
             self.settings = load_settings()
         except ProviderConfigError as err:
-            QMessageBox.warning(self, "Provider settings", f"{err}\n\nStarting from the defaults; saving replaces "
-                                                          "the file.")
+            QMessageBox.warning(
+                self, "Provider settings", f"{err}\n\nStarting from the defaults; saving replaces the file."
+            )
             self.settings = Settings()
         self.infos = provider_catalogue(Settings())  # the catalogue; user overrides are shown per field
         self._urls: dict[str, str] = {pid: str(o.get("base_url") or "") for pid, o in self.settings.providers.items()}
@@ -158,8 +158,10 @@ class ProviderSettingsDialog(QDialog):
         right.addLayout(form)
         right.addStretch(1)
         right.addLayout(common)
-        note = QLabel(f"Saved in {settings_path()}. API keys are never written there: they come from the "
-                      "environment or the OS keyring.")
+        note = QLabel(
+            f"Saved in {settings_path()}. API keys are never written there: they come from the "
+            "environment or the OS keyring."
+        )
         note.setObjectName("hint")
         note.setWordWrap(True)
         right.addWidget(note)
@@ -188,7 +190,9 @@ class ProviderSettingsDialog(QDialog):
         # ("Ollama (local server) · OpenAI-compatible API", not "OpenAI (openai)").
         kind = _KIND_TEXT.get(info.kind, info.kind)
         same = info.kind == pid or not kind
-        self.title.setText(f"<b>{info.name or pid}</b>" + ("" if same else f" <span style='color:gray'>· {kind}</span>"))
+        self.title.setText(
+            f"<b>{info.name or pid}</b>" + ("" if same else f" <span style='color:gray'>· {kind}</span>")
+        )
         http = info.kind in ("openai", "anthropic")
         self.url_edit.setEnabled(http)
         self.url_edit.setPlaceholderText(info.base_url or "")

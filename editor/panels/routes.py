@@ -58,8 +58,12 @@ class RouterPage(QWidget):
         self._filling = False
         form = form_page(self)
         form.addRow(title_label("Router"))
-        form.addRow(hint_label("A model reads the previous output and picks one route by its label; each route "
-                               "has its own branch. A choice that is none of them follows Else."))
+        form.addRow(
+            hint_label(
+                "A model reads the previous output and picks one route by its label; each route "
+                "has its own branch. A choice that is none of them follows Else."
+            )
+        )
         self.table = QTableWidget(0, 2)
         self.table.setObjectName("routesTable")
         self.table.setHorizontalHeaderLabels(["Label", "When to take it"])
@@ -78,9 +82,11 @@ class RouterPage(QWidget):
         self.add_button = QPushButton(QIcon(icon_path("add")), "Add route")
         self.add_button.clicked.connect(self.add_route)
         self.up, self.down, self.remove = QToolButton(), QToolButton(), QToolButton()
-        for button, icon, tip in ((self.up, "up", "Move the selected route up"),
-                                  (self.down, "down", "Move the selected route down"),
-                                  (self.remove, "delete", "Remove the selected route (its link goes too)")):
+        for button, icon, tip in (
+            (self.up, "up", "Move the selected route up"),
+            (self.down, "down", "Move the selected route down"),
+            (self.remove, "delete", "Remove the selected route (its link goes too)"),
+        ):
             button.setIcon(QIcon(icon_path(icon)))
             button.setToolTip(tip)
         self.up.clicked.connect(lambda _=False: self.move_route(self.table.currentRow(), -1))
@@ -176,8 +182,14 @@ class RouterPage(QWidget):
         while f"route {n}" in taken:
             n += 1
         self.host.doc.end_merge()
-        self.host.doc.set_branches(self.host.node_id, "routes", ROUTE_PREFIX,
-                                   routes + [{"label": f"route {n}", "description": ""}], {}, "Add route")
+        self.host.doc.set_branches(
+            self.host.node_id,
+            "routes",
+            ROUTE_PREFIX,
+            routes + [{"label": f"route {n}", "description": ""}],
+            {},
+            "Add route",
+        )
         self.table.setCurrentCell(len(routes), 0)
         self.table.setFocus()
 
@@ -202,4 +214,3 @@ class RouterPage(QWidget):
         self.host.doc.end_merge()
         self.host.doc.set_branches(self.host.node_id, "routes", ROUTE_PREFIX, routes, {i: j, j: i}, "Reorder routes")
         self.table.setCurrentCell(j, max(0, self.table.currentColumn()))
-

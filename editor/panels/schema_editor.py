@@ -38,15 +38,18 @@ from PySide6.QtWidgets import (
 
 from ..resources import icon_path
 
-__all__ = ["FIELD_TYPES", "SchemaEditor", "fields_to_schema", "schema_to_fields", "schema_problem",
-           "DEFAULT_SCHEMA"]
+__all__ = ["FIELD_TYPES", "SchemaEditor", "fields_to_schema", "schema_to_fields", "schema_problem", "DEFAULT_SCHEMA"]
 
 FIELD_TYPES = ("string", "number", "integer", "boolean", "array", "object")
 _JSON_TYPES = frozenset(FIELD_TYPES) | {"null"}
 _TABLE_TOP_KEYS = frozenset({"type", "properties", "required", "additionalProperties", "title", "description"})
 _TABLE_FIELD_KEYS = frozenset({"type", "description"})
-DEFAULT_SCHEMA: dict[str, Any] = {"type": "object", "properties": {"answer": {"type": "string"}},
-                                  "required": ["answer"], "additionalProperties": False}
+DEFAULT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"answer": {"type": "string"}},
+    "required": ["answer"],
+    "additionalProperties": False,
+}
 
 
 def fields_to_schema(fields: list[dict[str, Any]], base: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -86,8 +89,14 @@ def schema_to_fields(schema: Any) -> list[dict[str, Any]] | None:
     for name, prop in props.items():
         if not isinstance(prop, dict) or not set(prop) <= _TABLE_FIELD_KEYS or prop.get("type") not in FIELD_TYPES:
             return None
-        fields.append({"name": name, "type": prop["type"], "required": name in required,
-                       "description": str(prop.get("description") or "")})
+        fields.append(
+            {
+                "name": name,
+                "type": prop["type"],
+                "required": name in required,
+                "description": str(prop.get("description") or ""),
+            }
+        )
     return fields
 
 
@@ -96,7 +105,9 @@ def _type_problem(where: str, node: dict[str, Any]) -> str:
     types = t if isinstance(t, list) else [t] if t is not None else []
     for one in types:
         if one not in _JSON_TYPES:
-            return f"{where}: '{one}' is not a JSON Schema type (string, number, integer, boolean, array, object, null)."
+            return (
+                f"{where}: '{one}' is not a JSON Schema type (string, number, integer, boolean, array, object, null)."
+            )
     props = node.get("properties")
     if props is not None:
         if not isinstance(props, dict):
@@ -125,7 +136,7 @@ def _type_problem(where: str, node: dict[str, Any]) -> str:
 def schema_problem(text: str) -> tuple[dict[str, Any] | None, str]:
     """``(schema, "")`` for a valid JSON Schema text, else ``(None, what is wrong in words)``."""
     if not text.strip():
-        return None, "Write a JSON Schema, e.g. {\"type\": \"object\", \"properties\": {…}}."
+        return None, 'Write a JSON Schema, e.g. {"type": "object", "properties": {…}}.'
     try:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -159,8 +170,14 @@ class SchemaEditor(QWidget):
         self.table.setHorizontalHeaderLabels(["Field", "Type", "Required", "Description"])
         self.table.verticalHeader().setVisible(False)
         header = self.table.horizontalHeader()
-        for c, mode in enumerate((QHeaderView.ResizeMode.ResizeToContents, QHeaderView.ResizeMode.ResizeToContents,
-                                  QHeaderView.ResizeMode.ResizeToContents, QHeaderView.ResizeMode.Stretch)):
+        for c, mode in enumerate(
+            (
+                QHeaderView.ResizeMode.ResizeToContents,
+                QHeaderView.ResizeMode.ResizeToContents,
+                QHeaderView.ResizeMode.ResizeToContents,
+                QHeaderView.ResizeMode.Stretch,
+            )
+        ):
             header.setSectionResizeMode(c, mode)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setMinimumHeight(130)
@@ -178,8 +195,9 @@ class SchemaEditor(QWidget):
         buttons.addWidget(self.remove_button)
         buttons.addStretch(1)
         fl.addLayout(buttons)
-        self.table_note = QLabel("This schema says more than names and types (nested fields, enums…): "
-                                 "edit it under JSON Schema.")
+        self.table_note = QLabel(
+            "This schema says more than names and types (nested fields, enums…): edit it under JSON Schema."
+        )
         self.table_note.setObjectName("hint")
         self.table_note.setWordWrap(True)
         fl.addWidget(self.table_note)
@@ -275,10 +293,14 @@ class SchemaEditor(QWidget):
         for i in range(self.table.rowCount()):
             name, req, desc = self.table.item(i, 0), self.table.item(i, 2), self.table.item(i, 3)
             combo = self.table.cellWidget(i, 1)
-            out.append({"name": name.text() if name else "",
-                        "type": combo.currentText() if isinstance(combo, QComboBox) else "string",
-                        "required": bool(req and req.checkState() == Qt.CheckState.Checked),
-                        "description": desc.text() if desc else ""})
+            out.append(
+                {
+                    "name": name.text() if name else "",
+                    "type": combo.currentText() if isinstance(combo, QComboBox) else "string",
+                    "required": bool(req and req.checkState() == Qt.CheckState.Checked),
+                    "description": desc.text() if desc else "",
+                }
+            )
         return out
 
     def _cell_edited(self, _item: QTableWidgetItem) -> None:

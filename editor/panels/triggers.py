@@ -31,8 +31,9 @@ class TriggersEditor(QWidget):
         lay.setSpacing(4)
         self.edit = QPlainTextEdit()
         self.edit.setObjectName("triggerPatterns")
-        self.edit.setPlaceholderText("One pattern per line, e.g.\ncreate (a)? $(genre:wildcard) playlist "
-                                     "(with)? $(quantity:number) (songs)?")
+        self.edit.setPlaceholderText(
+            "One pattern per line, e.g.\ncreate (a)? $(genre:wildcard) playlist (with)? $(quantity:number) (songs)?"
+        )
         self.edit.setFixedHeight(84)
         self.edit.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)  # one pattern per line, as stored
         self.errors = QLabel()
@@ -83,8 +84,9 @@ class TriggersEditor(QWidget):
             try:
                 self._compiled.append((text, compile_trigger(text)))
             except TriggerPatternError as err:
-                problems.append(f"Pattern {i + 1} is malformed at character {err.position + 1}: "
-                                f"{err.reason.rstrip('.')}.")
+                problems.append(
+                    f"Pattern {i + 1} is malformed at character {err.position + 1}: {err.reason.rstrip('.')}."
+                )
         self.errors.setText("\n".join(problems))
         self.errors.setVisible(bool(problems))
         self._test()
@@ -105,8 +107,9 @@ class TriggersEditor(QWidget):
         text, match = ranked[0]
         parts = [f"<span style='color:#3fb950'>✓ matches</span> <code>{escape(text)}</code>"]
         if match.captures:
-            parts.append("<br>" + "<br>".join(f"<b>{escape(k)}</b> = {escape(_shown(v))}"
-                                              for k, v in match.captures.items()))
+            parts.append(
+                "<br>" + "<br>".join(f"<b>{escape(k)}</b> = {escape(_shown(v))}" for k, v in match.captures.items())
+            )
         else:
             parts.append("<br>(no captures)")
         self.result.setText("".join(parts))

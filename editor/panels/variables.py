@@ -42,8 +42,16 @@ from engine import TEMPLATE_BUILTINS, GraphIndex, spec_for
 
 from ..resources import icon_path
 
-__all__ = ["VARIABLE_TYPES", "POLICY_FIELDS", "VariablesTable", "PolicySection", "AvailableNames", "available_names",
-           "has_fields", "BUILTIN_HELP"]
+__all__ = [
+    "VARIABLE_TYPES",
+    "POLICY_FIELDS",
+    "VariablesTable",
+    "PolicySection",
+    "AvailableNames",
+    "available_names",
+    "has_fields",
+    "BUILTIN_HELP",
+]
 
 VARIABLE_TYPES = ("string", "number", "boolean", "json")
 POLICY_FIELDS = ("errorMode", "maxRetries", "retryDelayMs", "timeoutMs")
@@ -198,8 +206,7 @@ class VariablesTable(QWidget):
         n = 1
         while f"var{n}" in taken:
             n += 1
-        rows = self._rows + [{"name": f"var{n}", "value": None, "description": "", "type": "string",
-                              "required": False}]
+        rows = self._rows + [{"name": f"var{n}", "value": None, "description": "", "type": "string", "required": False}]
         self._pending_select = len(rows) - 1
         self.edited.emit(rows, "Add variable", None)
 
@@ -244,7 +251,9 @@ class VariablesTable(QWidget):
                 if value.text() != shown and not value.hasFocus():
                     value.setText(shown)
                     value.setCursorPosition(0)
-                value.setToolTip(f"Default: {shown}" if shown else "No default value (coerced to the type when a run starts)")
+                value.setToolTip(
+                    f"Default: {shown}" if shown else "No default value (coerced to the type when a run starts)"
+                )
                 kind.setCurrentIndex(max(0, kind.findData(v.get("type") or "string")))
                 req.setChecked(bool(v.get("required")))
                 _show(desc, str(v.get("description") or ""))
@@ -284,7 +293,8 @@ class VariablesTable(QWidget):
         for k in VARIABLE_TYPES:
             kind.addItem(k, k)
         kind.currentIndexChanged.connect(
-            lambda _i, w=kind: self.set_cell(self._row_of(w), "type", w.currentData(), merge=False))
+            lambda _i, w=kind: self.set_cell(self._row_of(w), "type", w.currentData(), merge=False)
+        )
         box = QWidget()
         bl = QHBoxLayout(box)
         bl.setContentsMargins(0, 0, 0, 0)
@@ -363,12 +373,16 @@ class PolicySection(QFrame):
         self.error_mode.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         for value, label in ERROR_MODES:
             self.error_mode.addItem(label, value)
-        self.error_mode.setToolTip("What happens when a step of this node fails. Whatever the mode, a link "
-                                   "from the node's error port is followed when it finally fails.")
+        self.error_mode.setToolTip(
+            "What happens when a step of this node fails. Whatever the mode, a link "
+            "from the node's error port is followed when it finally fails."
+        )
         self.error_mode.currentIndexChanged.connect(self._mode_changed)
         self.max_retries = watch(self._spin(0, 100, "", "policy-maxRetries"))
-        self.max_retries.setToolTip("Attempts after the first one (retry mode); the provider's own HTTP retries "
-                                    "are then off, so these are the only ones")
+        self.max_retries.setToolTip(
+            "Attempts after the first one (retry mode); the provider's own HTTP retries "
+            "are then off, so these are the only ones"
+        )
         self.retry_delay = watch(self._spin(0, 3_600_000, " ms", "policy-retryDelayMs", 100))
         self.retry_delay.setToolTip("Wait before the first retry; it doubles for each next one")
         self.timeout = watch(self._spin(0, 86_400_000, " ms", "policy-timeoutMs", 1000))
@@ -405,14 +419,16 @@ class PolicySection(QFrame):
         self.max_retries.setEnabled(retry)
         self.retry_delay.setEnabled(retry)
         mode = self.error_mode.currentData()
-        self.hint.setText({
-            "fail": "A failure fails the node; with a link from its error port, the run follows that link instead.",
-            "skip": "A failure is logged and the branch goes on with an empty output.",
-            "retry": f"Up to {self.max_retries.value()} more attempts, waiting {self.retry_delay.value()} ms "
-                     "before the first (doubling); then the node fails. These are the only retries: a model "
-                     f"provider's own HTTP retries are off for this node (at most {self.max_retries.value() + 1} "
-                     "requests).",
-        }.get(mode, ""))
+        self.hint.setText(
+            {
+                "fail": "A failure fails the node; with a link from its error port, the run follows that link instead.",
+                "skip": "A failure is logged and the branch goes on with an empty output.",
+                "retry": f"Up to {self.max_retries.value()} more attempts, waiting {self.retry_delay.value()} ms "
+                "before the first (doubling); then the node fails. These are the only retries: a model "
+                f"provider's own HTTP retries are off for this node (at most {self.max_retries.value() + 1} "
+                "requests).",
+            }.get(mode, "")
+        )
 
     def _emit(self, field: str, value: Any, merge: bool = True) -> None:
         self._update_enabled()
@@ -453,8 +469,10 @@ class AvailableNames(QWidget):
         lay.addWidget(title)
         self.list = QListWidget()
         self.list.setObjectName("availableNames")
-        self.list.setToolTip("Double-click to insert {{name}} in the prompt being edited ({{name}} and ${name} both "
-                             "work; Ctrl+Space completes names)")
+        self.list.setToolTip(
+            "Double-click to insert {{name}} in the prompt being edited ({{name}} and ${name} both "
+            "work; Ctrl+Space completes names)"
+        )
         self.list.itemActivated.connect(lambda item: self.insert_requested.emit(item.data(Qt.ItemDataRole.UserRole)))
         self.list.setMaximumHeight(160)
         self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)

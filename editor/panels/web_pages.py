@@ -85,8 +85,13 @@ class HttpPage(QWidget):
 
     test_finished = Signal(bool)  # True: a response came back (any status)
 
-    def __init__(self, edit: Callable[[str, Any, bool], None], watch: Callable[[QWidget], QWidget],
-                 variables: Callable[[], dict[str, Any]], parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        edit: Callable[[str, Any, bool], None],
+        watch: Callable[[QWidget], QWidget],
+        variables: Callable[[], dict[str, Any]],
+        parent: QWidget | None = None,
+    ) -> None:
         super().__init__(parent)
         self.setObjectName("httpPage")
         self._edit = edit
@@ -142,7 +147,8 @@ class HttpPage(QWidget):
         for value, label in BODY_TYPES:
             self.body_type.addItem(label, value)
         self.body_type.currentIndexChanged.connect(
-            lambda _i: self._set("bodyType", self.body_type.currentData(), False))
+            lambda _i: self._set("bodyType", self.body_type.currentData(), False)
+        )
         form.addRow("Body", self.body_type)
         self.body_stack = QStackedWidget()
         self.body_none = QLabel("No request body.")
@@ -265,9 +271,11 @@ class HttpPage(QWidget):
         self.move_to_keyring.setVisible(bool(rows))
         if rows:
             names = ", ".join(self.headers.rows()[i]["key"] or f"row {i + 1}" for i in rows)
-            self.credential_hint.setText(f"⚠ {names}: looks like a credential typed in. It would be saved in the "
-                                         "workflow file; move it to the keyring and reference it as "
-                                         "{{secrets.NAME}}.")
+            self.credential_hint.setText(
+                f"⚠ {names}: looks like a credential typed in. It would be saved in the "
+                "workflow file; move it to the keyring and reference it as "
+                "{{secrets.NAME}}."
+            )
         self.credential_hint.setVisible(bool(rows))
 
     def _move_to_keyring(self) -> None:
@@ -280,8 +288,9 @@ class HttpPage(QWidget):
         suggested = re.sub(r"[^A-Za-z0-9_]", "_", header).upper().strip("_") or "API_KEY"
         if suggested in ("AUTHORIZATION",):
             suggested = "API_TOKEN"
-        name, ok = QInputDialog.getText(self, "Move to keyring",
-                                        f"Store the value of '{header}' in the OS keyring as:", text=suggested)
+        name, ok = QInputDialog.getText(
+            self, "Move to keyring", f"Store the value of '{header}' in the OS keyring as:", text=suggested
+        )
         if ok:
             self.move_header_to_keyring(row, name)
 
@@ -291,8 +300,9 @@ class HttpPage(QWidget):
         A scheme prefix (``Bearer ``) stays in the cell: only the token is stored."""
         name = name.strip()
         if not _SECRET_NAME.match(name):
-            QMessageBox.warning(self, "Move to keyring",
-                                f"'{name}' cannot be a secret name: use letters, digits and _ (not first).")
+            QMessageBox.warning(
+                self, "Move to keyring", f"'{name}' cannot be a secret name: use letters, digits and _ (not first)."
+            )
             return False
         rows = self.headers.rows()
         if not (0 <= row < len(rows)):
@@ -303,8 +313,11 @@ class HttpPage(QWidget):
         try:
             store_api_key(name, secret)
         except FlowdeskError as err:
-            QMessageBox.warning(self, "Move to keyring", str(err).replace("API key environment variable",
-                                                                          f"environment variable {name}"))
+            QMessageBox.warning(
+                self,
+                "Move to keyring",
+                str(err).replace("API key environment variable", f"environment variable {name}"),
+            )
             return False
         rows[row] = {"key": rows[row]["key"], "value": prefix + "{{secrets." + name + "}}"}
         self._edit("headers", rows, False)
@@ -348,7 +361,6 @@ class HttpPage(QWidget):
             self._task = None
         self.test_finished.emit(ok)
 
-
     def _scroll_to_result(self) -> None:
 
         w = self.parentWidget()
@@ -356,9 +368,11 @@ class HttpPage(QWidget):
             w = w.parentWidget()
         if w is not None:
             area = w
+
             def scroll() -> None:  # the result's top at the top of the inspector
                 top = self.result_status.mapTo(area.widget(), self.result_status.rect().topLeft()).y()
                 area.verticalScrollBar().setValue(max(0, top - 60))
+
             QTimer.singleShot(0, self, scroll)
 
 

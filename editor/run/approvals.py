@@ -84,7 +84,8 @@ class ApprovalCard(QFrame):
         accent = "#d97706" if request.active else "#9ca3af"
         self.setStyleSheet(
             f"#approvalCard {{ border: 1px solid {accent}; border-left: 4px solid {accent}; border-radius: 6px;"
-            f" }} #approvalCard QLabel {{ background: transparent; border: none; }}")
+            f" }} #approvalCard QLabel {{ background: transparent; border: none; }}"
+        )
         lay = QVBoxLayout(self)
         lay.setContentsMargins(10, 8, 10, 8)
         lay.setSpacing(6)
@@ -108,10 +109,14 @@ class ApprovalCard(QFrame):
         self.reject_button.setObjectName("rejectButton")
         self.reject_button.setToolTip("Reject and continue on the reject branch (Ctrl+Shift+Return)")
         if request.active:
-            self.approve_button.setStyleSheet("QPushButton { background: #15803d; color: white; padding: 3px 14px;"
-                                              " border-radius: 4px; } QPushButton:disabled { background: #5f7a68; }")
-            self.reject_button.setStyleSheet("QPushButton { background: #b91c1c; color: white; padding: 3px 14px;"
-                                             " border-radius: 4px; } QPushButton:disabled { background: #7f5a5a; }")
+            self.approve_button.setStyleSheet(
+                "QPushButton { background: #15803d; color: white; padding: 3px 14px;"
+                " border-radius: 4px; } QPushButton:disabled { background: #5f7a68; }"
+            )
+            self.reject_button.setStyleSheet(
+                "QPushButton { background: #b91c1c; color: white; padding: 3px 14px;"
+                " border-radius: 4px; } QPushButton:disabled { background: #7f5a5a; }"
+            )
         for b in (self.approve_button, self.reject_button):
             b.setEnabled(request.active)
             head.addWidget(b)

@@ -102,8 +102,10 @@ class RunArguments(QWidget):
     def set_variables(self, declared: list[dict[str, Any]], remembered: dict[str, str] | None = None) -> None:
         """Build the fields for ``declared`` (rebuilt only when the declarations change; typed
         values are kept for the variables that stay)."""
-        signature = [(v.get("name"), v.get("type"), bool(v.get("required")), _text(v.get("value")),
-                      v.get("description")) for v in declared]
+        signature = [
+            (v.get("name"), v.get("type"), bool(v.get("required")), _text(v.get("value")), v.get("description"))
+            for v in declared
+        ]
         if signature == self._signature:
             return
         typed = self.values(include_empty=True) if self._signature is not None else {}

@@ -99,8 +99,9 @@ class RunBridge(QObject):
     links_followed = Signal(object)  # frozenset[(source, sourceHandle, target)]
     error_occurred = Signal(str)  # a problem outside the run (cannot start, store failure)
 
-    def __init__(self, parent: QObject | None = None, *, flush_interval_ms: int = 16,
-                 delta_interval: float = 0.016) -> None:
+    def __init__(
+        self, parent: QObject | None = None, *, flush_interval_ms: int = 16, delta_interval: float = 0.016
+    ) -> None:
         super().__init__(parent)
         self.flush_interval_ms = flush_interval_ms
         self.max_batch = 5000  # events per timed flush; the rest follows on the next turn of the loop
@@ -153,16 +154,30 @@ class RunBridge(QObject):
         out = []
         for i, (node_id, value) in enumerate(items):
             node = run.workflow.node(node_id)
-            prompt = ((getattr(node.data, "prompt", "") if node is not None else "")
-                      or self._wait_prompts.get(node_id) or "Approve or reject to continue.")
-            out.append(ApprovalRequest(node_id, node.title if node is not None else node_id, prompt,
-                                       as_text(value), i == 0))
+            prompt = (
+                (getattr(node.data, "prompt", "") if node is not None else "")
+                or self._wait_prompts.get(node_id)
+                or "Approve or reject to continue."
+            )
+            out.append(
+                ApprovalRequest(node_id, node.title if node is not None else node_id, prompt, as_text(value), i == 0)
+            )
         return out
 
     # ------------------------------------------------------------------ requests
-    def start(self, workflow: Workflow, initial_input: str | None, resolver: Any, store: RunStore | None = None,
-              workflow_path: str | None = None, *, run_id: str | None = None,
-              variables: dict[str, Any] | None = None, start_at: str | None = None, reuse_from: Any = None) -> str:
+    def start(
+        self,
+        workflow: Workflow,
+        initial_input: str | None,
+        resolver: Any,
+        store: RunStore | None = None,
+        workflow_path: str | None = None,
+        *,
+        run_id: str | None = None,
+        variables: dict[str, Any] | None = None,
+        start_at: str | None = None,
+        reuse_from: Any = None,
+    ) -> str:
         """Start a run of ``workflow`` and return its id; the run proceeds on the event loop.
 
         ``variables`` are the run's arguments (name -> value, coerced by the engine); a run the
@@ -179,8 +194,9 @@ class RunBridge(QObject):
         if start_at is not None:
             extra.update(start_at=start_at, reuse_from=reuse_from, store=store)
         try:
-            run = self.run_factory(wf, resolver, run_id=run_id, initial_input=initial_input,
-                                   delta_interval=self.delta_interval, **extra)
+            run = self.run_factory(
+                wf, resolver, run_id=run_id, initial_input=initial_input, delta_interval=self.delta_interval, **extra
+            )
         except (ValueError, StoreError) as err:
             if isinstance(err, FlowdeskError):
                 raise
@@ -267,8 +283,12 @@ class RunBridge(QObject):
         """Answer the active approval with ``decision`` ("approve" or "reject") and ``note``;
         ``output``: the reviewer's edit of the output under review (what flows on)."""
         run = self.run
-        if (run is None or (self.is_busy and not self._settling) or run.status != RunStatus.PAUSED
-                or run.pending_approval is None):
+        if (
+            run is None
+            or (self.is_busy and not self._settling)
+            or run.status != RunStatus.PAUSED
+            or run.pending_approval is None
+        ):
             raise RunStateError("no approval is waiting for a decision")
         if not self._claim_stored(run):
             raise RunStateError("this run could not be taken up from the run history (see the message above)")
@@ -278,8 +298,9 @@ class RunBridge(QObject):
         self._task = asyncio.ensure_future(self._drive(run, self._resume_after(previous, run, decision, note, output)))
 
     @staticmethod
-    async def _resume_after(previous: asyncio.Task | None, run: Run, decision: str, note: str,
-                            output: str | None = None) -> RunStatus:
+    async def _resume_after(
+        previous: asyncio.Task | None, run: Run, decision: str, note: str, output: str | None = None
+    ) -> RunStatus:
         if previous is not None:
             await asyncio.wait({previous})
         return await run.resume(decision, note, output=output)
@@ -438,7 +459,9 @@ class RunBridge(QObject):
         streamed text right after them (deltas delivered before their commit make the count
         of committed ones fall below the delivered ones for a while)."""
         recorder = self._recorder
-        if not self._gated or (recorder is not None and recorder.error is not None):  # a failing store holds nothing back
+        if not self._gated or (
+            recorder is not None and recorder.error is not None
+        ):  # a failing store holds nothing back
             return None
         buffer = self._buffer
         ready = min(len(buffer), max(0, self._committed - self._delivered))
@@ -480,7 +503,9 @@ class RunBridge(QObject):
                 if not approvals and t in _APPROVAL_EVENTS:
                     approvals = True
                 if t == "wait_input" and not ev.path:
-                    self._wait_prompts[ev.node_id] = ev.content  # a subflow's approval: its prompt, asked at the flow node
+                    self._wait_prompts[ev.node_id] = (
+                        ev.content
+                    )  # a subflow's approval: its prompt, asked at the flow node
         self.events_batched.emit(batch)
         if state.status != before:
             self.status_changed.emit(str(state.status))
@@ -533,9 +558,15 @@ class RunBridge(QObject):
         run = self.run
         record = run.records.get(node_id) if run is not None else None
         if record is not None:  # the engine's own record is authoritative for agent steps
-            details.update(input=record.input, output=record.output if record.output is not None else details["output"],
-                           started=record.started, ended=record.ended, duration=record.duration,
-                           usage=record.usage or details["usage"], error=record.error or details["error"])
+            details.update(
+                input=record.input,
+                output=record.output if record.output is not None else details["output"],
+                started=record.started,
+                ended=record.ended,
+                duration=record.duration,
+                usage=record.usage or details["usage"],
+                error=record.error or details["error"],
+            )
         if run is not None and run.pending_approval == node_id:
             details["input"] = as_text(run.pending_input())
         return details
@@ -545,8 +576,10 @@ def ensure_asyncgen_hooks(loop: asyncio.AbstractEventLoop) -> None:
     """Let ``loop`` finalise async generators (qasync does not install the hooks itself)."""
     hooks = sys.get_asyncgen_hooks()
     if hooks.finalizer is None and hasattr(loop, "_asyncgen_finalizer_hook"):
-        sys.set_asyncgen_hooks(firstiter=loop._asyncgen_firstiter_hook,  # type: ignore[attr-defined]
-                               finalizer=loop._asyncgen_finalizer_hook)  # type: ignore[attr-defined]
+        sys.set_asyncgen_hooks(
+            firstiter=loop._asyncgen_firstiter_hook,  # type: ignore[attr-defined]
+            finalizer=loop._asyncgen_finalizer_hook,
+        )  # type: ignore[attr-defined]
 
 
 def default_resolver_factory() -> Callable[..., Any]:

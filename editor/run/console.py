@@ -69,6 +69,7 @@ __all__ = ["RunConsole", "LogDelegate", "TYPE_COLOURS", "LONG_INPUT", "cost_brea
 
 log = logging.getLogger(__name__)
 
+
 class RunConsole(QWidget):
     """The run console: controls, live log, details, approvals, subagent trace, exports."""
 
@@ -243,10 +244,16 @@ class RunConsole(QWidget):
         factory = getattr(self, "_run_factory", None)
         self.bridge.run_factory = factory or Run
         try:
-            return self.bridge.start(self.workflow, initial, resolver, None if factory else self.store,
-                                     self.workflow_path,
-                                     variables=variables if self.arguments.fields else None,
-                                     start_at=start_at, reuse_from=reuse_from)
+            return self.bridge.start(
+                self.workflow,
+                initial,
+                resolver,
+                None if factory else self.store,
+                self.workflow_path,
+                variables=variables if self.arguments.fields else None,
+                start_at=start_at,
+                reuse_from=reuse_from,
+            )
         except RunStateError as err:
             self._on_error(str(err))
             return None
@@ -325,8 +332,9 @@ class RunConsole(QWidget):
             self.shown.show_live()
             self.bridge.adopt_remote(run)
         except RunStateError as err:
-            self._on_error(f"Cannot take up run {run.run_id[:8]} on the Temporal server at "
-                           f"{getattr(run, 'address', '?')}: {err}")
+            self._on_error(
+                f"Cannot take up run {run.run_id[:8]} on the Temporal server at {getattr(run, 'address', '?')}: {err}"
+            )
             return False
         self._show_taken_up(list(run.events or []), run.initial_input)
         return True
@@ -373,10 +381,15 @@ class RunConsole(QWidget):
             provider = resolver(invocation)
             name = str(getattr(provider, "provider_id", None) or getattr(provider, "name", "") or "")
             inner = getattr(provider, "inner", provider)
-            model = (getattr(provider, "model", None) if provider is not inner else None) \
-                or getattr(inner, "model_id", None) or getattr(invocation, "model", "") or ""
+            model = (
+                (getattr(provider, "model", None) if provider is not inner else None)
+                or getattr(inner, "model_id", None)
+                or getattr(invocation, "model", "")
+                or ""
+            )
             self.model_used.emit(str(getattr(invocation, "node_id", "")), name, str(model))
             return provider
+
         return resolve
 
     def _on_model_used(self, node_id: str, provider: str, model: str) -> None:
@@ -394,8 +407,14 @@ class RunConsole(QWidget):
         after an error (for the canvas's tooltips; a skipped node without one was not reached)."""
         return self.shown.node_errors()
 
-    def replay(self, workflow: Workflow | None, events: Iterable[RunEvent], *, run_id: str | None = None,
-               status: str | None = None) -> bool:
+    def replay(
+        self,
+        workflow: Workflow | None,
+        events: Iterable[RunEvent],
+        *,
+        run_id: str | None = None,
+        status: str | None = None,
+    ) -> bool:
         """Show a stored run's log (history panel). Refused (False) while a live run is in progress."""
         if self.bridge.is_active:
             self._on_error("A run is in progress; cancel it before opening another run's log.")
@@ -442,8 +461,9 @@ class RunConsole(QWidget):
 
     def run_record(self) -> dict[str, Any]:
         """The shown run as an AgentFlow-style record (the shape of ``engine.agentflow_record``)."""
-        return self.shown.record(self.model.raw_events, workflow_path=self.workflow_path, store=self.store,
-                                 fallback=self.workflow)
+        return self.shown.record(
+            self.model.raw_events, workflow_path=self.workflow_path, store=self.store, fallback=self.workflow
+        )
 
     def export_record(self, path: str | Path | None = None) -> Path:
         """Write the AgentFlow-style record; ``path`` may be a folder (the file is then ``run_<id>.json``)."""
@@ -553,7 +573,8 @@ class RunConsole(QWidget):
         self.header.stop_clock()
         self._set_status_label(status, self.bridge.error)
         self.header.offer_provider_choice(
-            self._state().provider_problem if status == "failed" and self.offers_provider_choice else None)
+            self._state().provider_problem if status == "failed" and self.offers_provider_choice else None
+        )
         self.header.set_running(False)
         self._update_actions()
         self._refresh_approvals()

@@ -46,7 +46,6 @@ MARKDOWN_TYPES = frozenset({str(EventType.LLM_RESPONSE), STREAMING, str(EventTyp
 def _formatter() -> Any:
     from pygments.formatters import HtmlFormatter
 
-
     return HtmlFormatter(noclasses=True, style=FlowdeskDarkStyle, nobackground=True)
 
 
@@ -67,8 +66,8 @@ def highlight_json(value: Any) -> str:
 
     html = highlight(pretty_json(value), _lexer(), _formatter())
     # Qt's rich text never wraps a <pre>: a div with pre-wrap keeps the layout and wraps long strings
-    html = html.replace("<pre style=\"", "<div style=\"white-space: pre-wrap; font-family: monospace; ", 1)
-    html = html.replace("<pre>", "<div style=\"white-space: pre-wrap; font-family: monospace\">", 1)
+    html = html.replace('<pre style="', '<div style="white-space: pre-wrap; font-family: monospace; ', 1)
+    html = html.replace("<pre>", '<div style="white-space: pre-wrap; font-family: monospace">', 1)
     html = html.replace("</pre>", "</div>", 1)
     return html
 
@@ -154,8 +153,9 @@ class NodeRunDetails(QWidget):
         self.pin_label.setMinimumWidth(1)
         self.pin_button = QPushButton(QIcon(icon_path("pin")), "Pin output")
         self.pin_button.setObjectName("pinButton")
-        self.pin_button.setToolTip("Keep this output: the node will not run, its pinned output flows on (saved in "
-                                   "the file)")
+        self.pin_button.setToolTip(
+            "Keep this output: the node will not run, its pinned output flows on (saved in the file)"
+        )
         self.pin_value_button = QPushButton("Pin value…")
         self.pin_value_button.setToolTip("Pin a value you type: the node will not run, that value flows on")
         self.unpin_button = QPushButton("Unpin")
@@ -213,8 +213,11 @@ class NodeRunDetails(QWidget):
         output = (self.details or {}).get("output")
         self.pin_button.setEnabled(self._pin_node is not None and output is not None)
         text = self._pinned if isinstance(self._pinned, str) else json.dumps(self._pinned, ensure_ascii=False)
-        self.pin_label.setText(f'<img src="{escape(icon_path("pin"))}" width="14" height="14"> Pinned: '
-                               f"{escape(preview_line(text))}" if on else "")
+        self.pin_label.setText(
+            f'<img src="{escape(icon_path("pin"))}" width="14" height="14"> Pinned: {escape(preview_line(text))}'
+            if on
+            else ""
+        )
         self.pin_label.setVisible(on and self._pin_node is not None)
 
     def _pin_last(self) -> None:
@@ -226,8 +229,9 @@ class NodeRunDetails(QWidget):
         if self._pin_node is None:
             return
         current = self._pinned if isinstance(self._pinned, str) else (self.details or {}).get("output") or ""
-        text, ok = QInputDialog.getMultiLineText(self, "Pin a value", "The output this node gives instead of "
-                                                 "running:", current)
+        text, ok = QInputDialog.getMultiLineText(
+            self, "Pin a value", "The output this node gives instead of running:", current
+        )
         if ok:
             self.pin_requested.emit(self._pin_node, text)
 
@@ -262,4 +266,4 @@ class NodeRunDetails(QWidget):
 
 def preview_line(text: str, limit: int = 80) -> str:
     one = " ".join(text.split())
-    return one if len(one) <= limit else one[:limit - 1] + "…"
+    return one if len(one) <= limit else one[: limit - 1] + "…"

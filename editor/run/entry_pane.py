@@ -78,12 +78,16 @@ class EntryPane(QWidget):
                 meta.append(", ".join(f"{k}: {v}" for k, v in shown.items()))
         # the node's id only where its name does not already carry it ("Approval (signoff)")
         name = entry.node_name
-        ident = "" if entry.node_id == name or name.endswith(f"({entry.node_id})") else \
-            f" <span style='color:#9ca3af'>({_esc(entry.node_id)})</span>"
+        ident = (
+            ""
+            if entry.node_id == name or name.endswith(f"({entry.node_id})")
+            else f" <span style='color:#9ca3af'>({_esc(entry.node_id)})</span>"
+        )
         self.header.setText(
             f"<b>{_esc(name)}</b>{ident} · "
             f"<span style='color:{colour}; font-weight:bold'>{_esc(entry.label)}</span> · "
-            f"<span style='color:#6b7280'>{_esc(' · '.join(meta))}</span>")
+            f"<span style='color:#6b7280'>{_esc(' · '.join(meta))}</span>"
+        )
         bar = self.view.verticalScrollBar()
         same = entry is self.entry
         keep = bar.value()
@@ -124,11 +128,14 @@ def step_html(entry: LogEntry) -> str:
             rows.append(("Error", content))
         if end.get("handle"):
             rows.append(("Went on by", f"its '{end['handle']}' link"))
-    table = "".join(f"<tr><td style='color:#9ca3af; padding-right:12px'>{k}</td><td>{_esc(v)}</td></tr>"
-                    for k, v in rows)
-    return (f"<p><b>{_esc(entry.content or entry.node_name)}</b></p><table>{table}</table>"
-            "<p style='color:#9ca3af'>Its prompt, answer and other entries follow it in the log. "
-            "What it received and passed on: the Node tab, and the inspector's Run tab.</p>")
+    table = "".join(
+        f"<tr><td style='color:#9ca3af; padding-right:12px'>{k}</td><td>{_esc(v)}</td></tr>" for k, v in rows
+    )
+    return (
+        f"<p><b>{_esc(entry.content or entry.node_name)}</b></p><table>{table}</table>"
+        "<p style='color:#9ca3af'>Its prompt, answer and other entries follow it in the log. "
+        "What it received and passed on: the Node tab, and the inspector's Run tab.</p>"
+    )
 
 
 def _esc(text: str) -> str:

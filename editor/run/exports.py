@@ -36,16 +36,30 @@ def write_jsonl(events: Iterable[RunEvent], path: str | Path) -> None:
             f.write("\n")
 
 
-def run_record(state: RunState, events: list[RunEvent], *, run_id: str | None, workflow: Workflow | None,
-               workflow_path: str | None = None, initial_input: str | None = None,
-               error: str | None = None) -> dict[str, Any]:
+def run_record(
+    state: RunState,
+    events: list[RunEvent],
+    *,
+    run_id: str | None,
+    workflow: Workflow | None,
+    workflow_path: str | None = None,
+    initial_input: str | None = None,
+    error: str | None = None,
+) -> dict[str, Any]:
     """The run as an AgentFlow-style record (the shape of :func:`engine.agentflow_record`)."""
     started = state.started_at or (events[0].timestamp if events else time.time())
     info = RunInfo(
-        id=run_id or "unsaved", workflow_name=workflow.display_name() if workflow else "Untitled workflow",
-        workflow_path=workflow_path, initial_input=initial_input if initial_input is not None else state.initial_input,
-        status=str(state.status), started_at=started, ended_at=state.ended_at, current_node=state.waiting_for,
-        waiting=state.status == RunStatus.PAUSED, error=error if error is not None else state.error)
+        id=run_id or "unsaved",
+        workflow_name=workflow.display_name() if workflow else "Untitled workflow",
+        workflow_path=workflow_path,
+        initial_input=initial_input if initial_input is not None else state.initial_input,
+        status=str(state.status),
+        started_at=started,
+        ended_at=state.ended_at,
+        current_node=state.waiting_for,
+        waiting=state.status == RunStatus.PAUSED,
+        error=error if error is not None else state.error,
+    )
     wf_json = dumps_workflow(workflow, indent=None) if workflow is not None else '{"nodes": [], "connections": []}'
     return agentflow_record(info, wf_json, events, state.outputs)
 
@@ -59,8 +73,9 @@ def write_record(record: dict[str, Any], path: str | Path | None = None) -> Path
     return target
 
 
-def record_input(given: str | None, store: RunStore | None, run_id: str | None,
-                 workflow: Workflow | None) -> str | None:
+def record_input(
+    given: str | None, store: RunStore | None, run_id: str | None, workflow: Workflow | None
+) -> str | None:
     """The run's input as recorded: the input given, else the stored run's, else the Start node's."""
     if given is not None:
         return given

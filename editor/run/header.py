@@ -38,10 +38,12 @@ STATUS_TEXT = {
 }
 
 
-LOCAL_MODEL_NOTICE = ("This run uses the embedded local model, a tiny one (135M parameters) for trying flows "
-                      "offline: its answers are rough. For real answers pick another provider and model in "
-                      "Run ▸ LLM Provider or Run ▸ Provider Settings (or set FLOWDESK_LOCAL_MODEL to a larger "
-                      "GGUF file).")
+LOCAL_MODEL_NOTICE = (
+    "This run uses the embedded local model, a tiny one (135M parameters) for trying flows "
+    "offline: its answers are rough. For real answers pick another provider and model in "
+    "Run ▸ LLM Provider or Run ▸ Provider Settings (or set FLOWDESK_LOCAL_MODEL to a larger "
+    "GGUF file)."
+)
 
 
 def elapsed_text(seconds: float) -> str:
@@ -52,7 +54,9 @@ def elapsed_text(seconds: float) -> str:
 
 INPUT_PLACEHOLDER = "Initial input for the run (empty: the Start node's own text)"
 # When the Start node has no text either: an empty box would start the flow with nothing.
-NO_START_TEXT_PLACEHOLDER = "Input for the run: the Start node has no text of its own, so the first step gets what you type here"
+NO_START_TEXT_PLACEHOLDER = (
+    "Input for the run: the Start node has no text of its own, so the first step gets what you type here"
+)
 
 # Characters of the Start node's text shown in the run input box; a longer text is used as
 # is but not laid out in the box (a long line costs QPlainTextEdit seconds).
@@ -74,8 +78,10 @@ def cost_breakdown(costs: dict[str, Any]) -> str:
             by_model[node["model"]] = by_model.get(node["model"], 0.0) + node["cost"]
     lines += [f"{model or 'the default model'}: {format_cost(cost)}" for model, cost in sorted(by_model.items())]
     if total["unpriced"]:
-        lines.append("No price known for " + ", ".join(total["unpriced"]) + " (their tokens are counted, not "
-                     "their cost; a price per model can be set in the settings file's providers)")
+        lines.append(
+            "No price known for " + ", ".join(total["unpriced"]) + " (their tokens are counted, not "
+            "their cost; a price per model can be set in the settings file's providers)"
+        )
     return "\n".join(lines)
 
 
@@ -102,8 +108,9 @@ class RunHeader(QWidget):
     #: "Choose provider…" was clicked (shown when the run's model provider could not serve).
     provider_choice_requested = Signal()
 
-    def __init__(self, run_action: QAction, cancel_action: QAction, export_actions: list[QAction],
-                 parent: QWidget | None = None) -> None:
+    def __init__(
+        self, run_action: QAction, cancel_action: QAction, export_actions: list[QAction], parent: QWidget | None = None
+    ) -> None:
         super().__init__(parent)
         top = QHBoxLayout(self)
         top.setContentsMargins(0, 0, 0, 0)
@@ -133,9 +140,11 @@ class RunHeader(QWidget):
         self.run_button.setDefaultAction(run_action)
         self.run_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
         self.run_button.setMinimumWidth(90)
-        self.run_button.setStyleSheet("QToolButton { background: #15803d; color: white; font-weight: bold;"
-                                      " border-radius: 4px; padding: 3px 10px; }"
-                                      " QToolButton:disabled { background: #5f7a68; color: #d1d5db; }")
+        self.run_button.setStyleSheet(
+            "QToolButton { background: #15803d; color: white; font-weight: bold;"
+            " border-radius: 4px; padding: 3px 10px; }"
+            " QToolButton:disabled { background: #5f7a68; color: #d1d5db; }"
+        )
         self.cancel_button = QToolButton()
         self.cancel_button.setObjectName("cancelButton")
         self.cancel_button.setDefaultAction(cancel_action)
@@ -184,8 +193,10 @@ class RunHeader(QWidget):
         self.cost_label = QLabel("")
         self.cost_label.setObjectName("runCost")
         self.cost_label.setStyleSheet("color: #8b93a1")
-        self.cost_label.setToolTip("Tokens the run's model calls reported, and their cost at the prices in the "
-                                   "provider catalogue (editable in the settings file)")
+        self.cost_label.setToolTip(
+            "Tokens the run's model calls reported, and their cost at the prices in the "
+            "provider catalogue (editable in the settings file)"
+        )
         meta.addWidget(self.cost_label)
         meta.addSpacing(10)
         meta.addWidget(self.run_id_label)
@@ -213,8 +224,9 @@ class RunHeader(QWidget):
         self.local_notice_label.setStyleSheet("color: #fbbf24")
         self.local_notice_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         notice_row.addWidget(self.local_notice_label, 1)
-        self.local_notice_dismiss = dismiss = _status_button("dismissLocalNotice", "Dismiss",
-                                                             lambda: self.local_notice.setVisible(False))
+        self.local_notice_dismiss = dismiss = _status_button(
+            "dismissLocalNotice", "Dismiss", lambda: self.local_notice.setVisible(False)
+        )
         dismiss.setVisible(True)
         notice_row.addWidget(dismiss, 0, Qt.AlignmentFlag.AlignTop)
         self.local_notice.setVisible(False)  # placed by the console, under the header
@@ -288,11 +300,14 @@ class RunHeader(QWidget):
         if problem is None:
             tip = ""
         elif missing:
-            tip = (f"{self.provider_reason}\n\nChoose one of the models the provider has, for every agent, and "
-                   "run again.")
+            tip = (
+                f"{self.provider_reason}\n\nChoose one of the models the provider has, for every agent, and run again."
+            )
         else:
-            tip = (f"{self.provider_reason}\n\nChoose a model provider this computer has (a server that answers, "
-                   "an API key, the embedded model, or a dry run with echo) and run again.")
+            tip = (
+                f"{self.provider_reason}\n\nChoose a model provider this computer has (a server that answers, "
+                "an API key, the embedded model, or a dry run with echo) and run again."
+            )
         self.provider_button.setToolTip(tip)
 
     @property
@@ -338,9 +353,12 @@ class RunHeader(QWidget):
         if run_id and server:
             text += f"  ·  ☁ Temporal {server}"
         self.run_id_label.setText(text)
-        self.run_id_label.setToolTip(f"Run {run_id} on the Temporal server at {server} (its workers run it; "
-                                     "follow it with: flowdesk follow ID --temporal SERVER)" if run_id and server else
-                                     (f"Run {run_id}" if run_id else ""))
+        self.run_id_label.setToolTip(
+            f"Run {run_id} on the Temporal server at {server} (its workers run it; "
+            "follow it with: flowdesk follow ID --temporal SERVER)"
+            if run_id and server
+            else (f"Run {run_id}" if run_id else "")
+        )
 
     def set_cost(self, tokens: int, cost: float | None, cached: int = 0, detail: str = "") -> None:
         """``1,234 tokens · $0.0021`` (and how many nodes came from the cache); ``detail`` is its
@@ -364,8 +382,10 @@ class RunHeader(QWidget):
             if box.isEmpty() or not box.isModified():
                 if len(text) > LONG_INPUT:
                     edit.clear()
-                    edit.setPlaceholderText(f"The Start node's input ({len(text):,} characters) is used; "
-                                            "type here to replace it for this run")
+                    edit.setPlaceholderText(
+                        f"The Start node's input ({len(text):,} characters) is used; "
+                        "type here to replace it for this run"
+                    )
                 else:
                     edit.setPlainText(text)
                     edit.setPlaceholderText(input_hint(text))

@@ -29,8 +29,21 @@ from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelInde
 
 from engine import SUBAGENT_CALL_TYPES, SYSTEM_NODE, EventType, RunEvent, Workflow, spec_for
 
-__all__ = ["display_name", "flow_node_of_path", "FLOW_CALL_TYPES", "LogEntry", "LogModel", "LogFilterProxy", "STREAMING", "TYPE_LABELS", "EntryRole", "NodeRole", "TypeRole",
-           "type_label", "TYPE_GROUPS"]
+__all__ = [
+    "display_name",
+    "flow_node_of_path",
+    "FLOW_CALL_TYPES",
+    "LogEntry",
+    "LogModel",
+    "LogFilterProxy",
+    "STREAMING",
+    "TYPE_LABELS",
+    "EntryRole",
+    "NodeRole",
+    "TypeRole",
+    "type_label",
+    "TYPE_GROUPS",
+]
 
 _STEP_END = "step_end"
 STREAMING = "llm_stream"  # the type of a response entry while its text is still streaming
@@ -153,11 +166,34 @@ def type_label(kind: str) -> str:
 class LogEntry:
     """One row of the log: an event, or a response being streamed."""
 
-    __slots__ = ("timestamp", "node_id", "node_name", "type", "content", "extra", "row", "ended", "visit", "end",
-                 "path", "group", "depth")
+    __slots__ = (
+        "timestamp",
+        "node_id",
+        "node_name",
+        "type",
+        "content",
+        "extra",
+        "row",
+        "ended",
+        "visit",
+        "end",
+        "path",
+        "group",
+        "depth",
+    )
 
-    def __init__(self, timestamp: float, node_id: str, node_name: str, type: str, content: str,
-                 extra: dict[str, Any] | None, row: int, path: str = "", group: str | None = None) -> None:
+    def __init__(
+        self,
+        timestamp: float,
+        node_id: str,
+        node_name: str,
+        type: str,
+        content: str,
+        extra: dict[str, Any] | None,
+        row: int,
+        path: str = "",
+        group: str | None = None,
+    ) -> None:
         self.timestamp = timestamp
         self.node_id = node_id
         self.node_name = node_name
@@ -307,8 +343,9 @@ class LogModel(QAbstractListModel):
             if kind == EventType.LLM_DELTA:
                 entry = streams.get(nid)
                 if entry is None:
-                    entry = LogEntry(ev.timestamp, nid, names.get(nid, nid), STREAMING, ev.content, None,
-                                     first_new + len(new))
+                    entry = LogEntry(
+                        ev.timestamp, nid, names.get(nid, nid), STREAMING, ev.content, None, first_new + len(new)
+                    )
                     new.append(entry)
                     streams[nid] = entry
                     self.latest_response = entry
@@ -340,8 +377,9 @@ class LogModel(QAbstractListModel):
                 streams.pop(nid, None)
             elif kind == EventType.RUN_STATUS and ev.content in ("completed", "failed", "cancelled"):
                 streams.clear()
-            entry = LogEntry(ev.timestamp, nid, names.get(nid, nid), str(kind), ev.content, ev.extra,
-                             first_new + len(new))
+            entry = LogEntry(
+                ev.timestamp, nid, names.get(nid, nid), str(kind), ev.content, ev.extra, first_new + len(new)
+            )
             if kind == EventType.STEP_START:
                 entry.visit = self._visits[nid] = self._visits.get(nid, 0) + 1
                 self._steps[nid] = entry
@@ -373,8 +411,17 @@ class LogModel(QAbstractListModel):
         if kind == EventType.LLM_DELTA:
             entry = streams.get(key)
             if entry is None:
-                entry = LogEntry(ev.timestamp, nid, self.child_node_name(group, nid), STREAMING, ev.content, None,
-                                 first_new + len(new), path, group)
+                entry = LogEntry(
+                    ev.timestamp,
+                    nid,
+                    self.child_node_name(group, nid),
+                    STREAMING,
+                    ev.content,
+                    None,
+                    first_new + len(new),
+                    path,
+                    group,
+                )
                 new.append(entry)
                 streams[key] = entry
             else:
@@ -395,8 +442,17 @@ class LogModel(QAbstractListModel):
             return
         elif kind == EventType.LLM_ERROR or kind == EventType.STEP_START:
             streams.pop(key, None)
-        entry = LogEntry(ev.timestamp, nid, self.child_node_name(group, nid), str(kind), ev.content, ev.extra,
-                         first_new + len(new), path, group)
+        entry = LogEntry(
+            ev.timestamp,
+            nid,
+            self.child_node_name(group, nid),
+            str(kind),
+            ev.content,
+            ev.extra,
+            first_new + len(new),
+            path,
+            group,
+        )
         if kind == EventType.STEP_START:
             vkey = key
             entry.visit = self._visits[vkey] = self._visits.get(vkey, 0) + 1
@@ -435,16 +491,19 @@ class LogFilterProxy(QSortFilterProxyModel):
     def set_node_filter(self, nodes: Iterable[str] | None) -> None:
         def apply() -> None:
             self._nodes = frozenset(nodes) if nodes is not None else None
+
         self._change(apply)
 
     def set_type_filter(self, types: Iterable[str] | None) -> None:
         def apply() -> None:
             self._types = frozenset(str(t) for t in types) if types is not None else None
+
         self._change(apply)
 
     def set_text_filter(self, text: str) -> None:
         def apply() -> None:
             self._text = text.strip().casefold()
+
         self._change(apply)
 
     def set_collapsed(self, node_id: str, collapsed: bool) -> None:
@@ -458,6 +517,7 @@ class LogFilterProxy(QSortFilterProxyModel):
     def collapse_all(self, node_ids: Iterable[str]) -> None:
         def apply() -> None:
             self._collapsed = {n for n in node_ids if n != SYSTEM_NODE}
+
         self._change(apply)
 
     def expand_all(self) -> None:
@@ -489,10 +549,16 @@ class LogFilterProxy(QSortFilterProxyModel):
             return False
         if self._text:
             t = self._text
-            if (t not in entry.content.casefold() and t not in entry.node_name.casefold()
-                    and t not in entry.label.casefold()
-                    and not (entry.type in SUBAGENT_CALL_TYPES and entry.extra
-                             and t in str(entry.extra.get("subagentName", "")).casefold())):
+            if (
+                t not in entry.content.casefold()
+                and t not in entry.node_name.casefold()
+                and t not in entry.label.casefold()
+                and not (
+                    entry.type in SUBAGENT_CALL_TYPES
+                    and entry.extra
+                    and t in str(entry.extra.get("subagentName", "")).casefold()
+                )
+            ):
                 return False
         return True
 

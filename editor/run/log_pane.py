@@ -237,8 +237,10 @@ class LogPane(QWidget):
                 menu.addSeparator()
                 group, name = entry.group, self.model.node_name(entry.group)
                 collapsed = self.proxy.is_collapsed(group)
-                menu.addAction(("Expand" if collapsed else "Collapse") + f" entries of “{name}”",
-                               lambda: self.toggle_collapsed(group))
+                menu.addAction(
+                    ("Expand" if collapsed else "Collapse") + f" entries of “{name}”",
+                    lambda: self.toggle_collapsed(group),
+                )
                 menu.addAction(f"Show only “{name}”", lambda: self.set_node_filter(group))
         menu.addAction("Show all nodes", lambda: self.set_node_filter(None))
         menu.exec(self.view.viewport().mapToGlobal(pos))

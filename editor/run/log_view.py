@@ -87,8 +87,13 @@ class LogDelegate(QStyledItemDelegate):
         self.cfm = QFontMetrics(self.chip)
         self.mfm = QFontMetrics(self.mono)
         self.time_w = self.mfm.horizontalAdvance("00:00:00.000")
-        self.chip_w = max(self.cfm.horizontalAdvance(t) for t in ("SUBAGENT ←", "STREAMING", "LLM ERROR", "APPROVAL",
-                                                                   "RESPONSE", "DECISION")) + 12
+        self.chip_w = (
+            max(
+                self.cfm.horizontalAdvance(t)
+                for t in ("SUBAGENT ←", "STREAMING", "LLM ERROR", "APPROVAL", "RESPONSE", "DECISION")
+            )
+            + 12
+        )
         self.row_h = self.fm.height() * 2 + 10
 
     def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> QSize:
@@ -98,8 +103,9 @@ class LogDelegate(QStyledItemDelegate):
     def arrow_rect(self, rect: QRect) -> QRect:
         return QRect(rect.left() + 4, rect.top() + 3, self.ARROW_W, self.fm.height() + 2)
 
-    def paint(self, painter: QPainter, option: QStyleOptionViewItem,
-              index: QModelIndex | QPersistentModelIndex) -> None:
+    def paint(
+        self, painter: QPainter, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
+    ) -> None:
         entry: LogEntry | None = index.data(EntryRole)
         if entry is None:
             return
@@ -169,8 +175,11 @@ class LogDelegate(QStyledItemDelegate):
         name = entry.node_name if entry.node_id != SYSTEM_NODE else ("Run" if not entry.depth else "Subflow run")
         if entry.depth:
             name = "↳ " + name
-        painter.drawText(QRect(x, y1, max(0, right - x), fh), Qt.AlignmentFlag.AlignVCenter,
-                         self.bfm.elidedText(name, Qt.TextElideMode.ElideRight, max(0, right - x)))
+        painter.drawText(
+            QRect(x, y1, max(0, right - x), fh),
+            Qt.AlignmentFlag.AlignVCenter,
+            self.bfm.elidedText(name, Qt.TextElideMode.ElideRight, max(0, right - x)),
+        )
         # second line: the first lines of the content
         y2 = y1 + fh + 2
         x2 = r.left() + 4 + self.ARROW_W + 2
@@ -180,24 +189,31 @@ class LogDelegate(QStyledItemDelegate):
         if entry.type in (EventType.LLM_ERROR, EventType.ERROR, EventType.SUBAGENT_CALL_ERROR) and not selected:
             painter.setPen(colour)
         w = max(0, r.right() - 6 - x2)
-        painter.drawText(QRect(x2, y2, w, fh), Qt.AlignmentFlag.AlignVCenter,
-                         self.fm.elidedText(summary, Qt.TextElideMode.ElideRight, w))
+        painter.drawText(
+            QRect(x2, y2, w, fh),
+            Qt.AlignmentFlag.AlignVCenter,
+            self.fm.elidedText(summary, Qt.TextElideMode.ElideRight, w),
+        )
         painter.restore()
 
-    def editorEvent(self, event: QEvent, model: Any, option: QStyleOptionViewItem,
-                    index: QModelIndex | QPersistentModelIndex) -> bool:
+    def editorEvent(
+        self, event: QEvent, model: Any, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
+    ) -> bool:
         if isinstance(event, QMouseEvent) and event.type() == QEvent.Type.MouseButtonRelease:
             entry: LogEntry | None = index.data(EntryRole)
-            if (entry is not None and entry.type == EventType.STEP_START and entry.node_id != SYSTEM_NODE
-                    and not entry.depth
-                    and self.arrow_rect(option.rect).adjusted(-4, -3, 2, 3).contains(event.position().toPoint())):
+            if (
+                entry is not None
+                and entry.type == EventType.STEP_START
+                and entry.node_id != SYSTEM_NODE
+                and not entry.depth
+                and self.arrow_rect(option.rect).adjusted(-4, -3, 2, 3).contains(event.position().toPoint())
+            ):
                 self.toggle_requested(entry.node_id)
                 return True
         return super().editorEvent(event, model, option, index)
 
     def toggle_requested(self, node_id: str) -> None:  # replaced by the console
         pass
-
 
 
 def summary_for(entry: LogEntry) -> str:
@@ -225,8 +241,11 @@ def summary_for(entry: LogEntry) -> str:
         fields = entry.extra or {}
         if fields.get("handle"):
             note = fields.get("note")
-            return (str(fields["handle"]).capitalize() + (" — with the output edited" if fields.get("edited") else "")
-                    + (f" — note: {note}" if note else ""))
+            return (
+                str(fields["handle"]).capitalize()
+                + (" — with the output edited" if fields.get("edited") else "")
+                + (f" — note: {note}" if note else "")
+            )
     return entry.summary() or "(empty)"
 
 
@@ -244,7 +263,9 @@ def _retry_line(f: dict[str, Any], content: str) -> str:
     # ``attempt`` is the attempt about to run; the one before it failed with ``error``
     attempt, most = f.get("attempt"), f.get("maxAttempts")
     error = _one_line(f.get("error") or content)
-    return f"Attempt {attempt} of {most} in {_ms(f.get('delayMs'))}" + (f" — the last one failed: {error}" if error else "")
+    return f"Attempt {attempt} of {most} in {_ms(f.get('delayMs'))}" + (
+        f" — the last one failed: {error}" if error else ""
+    )
 
 
 def _skipped_line(f: dict[str, Any], content: str) -> str:
@@ -271,12 +292,21 @@ def _join_line(f: dict[str, Any], content: str) -> str:
 
 
 _POLICY_LINES: dict[str, Callable[[dict[str, Any], str], str]] = {
-    "step_retry": _retry_line, "step_skipped": _skipped_line, "step_end": end_line, "loop_check": _loop_line,
+    "step_retry": _retry_line,
+    "step_skipped": _skipped_line,
+    "step_end": end_line,
+    "loop_check": _loop_line,
     "join_wait": _join_line,
 }
 
-_ARROWS = {"subagent_call_start": "→", "subagent_call_end": "←", "subagent_call_error": "✗",
-           "flow_call_start": "→", "flow_call_end": "←", "flow_call_error": "✗"}
+_ARROWS = {
+    "subagent_call_start": "→",
+    "subagent_call_end": "←",
+    "subagent_call_error": "✗",
+    "flow_call_start": "→",
+    "flow_call_end": "←",
+    "flow_call_error": "✗",
+}
 
 
 def flow_call_line(kind: str, fields: dict[str, Any], message: str) -> str:

@@ -49,8 +49,9 @@ class ShownRun:
         self.replayed = None
         self.replayed_workflow = None
 
-    def replay(self, workflow: Workflow | None, events: list[RunEvent], run_id: str | None,
-               status: str | None) -> RunState:
+    def replay(
+        self, workflow: Workflow | None, events: list[RunEvent], run_id: str | None, status: str | None
+    ) -> RunState:
         """Show a stored run: its state made from its events (``status``, as stored, wins)."""
         state = RunState.of(workflow, events)
         if status:
@@ -72,8 +73,11 @@ class ShownRun:
         """The error of every failed node, and of every node its policy skipped after an
         error (a skipped node without one was not reached)."""
         state = self.state
-        return {nid: d.error for nid, d in state.details.items()
-                if d.error and state.states.get(nid) in ("failed", "cancelled", "skipped")}
+        return {
+            nid: d.error
+            for nid, d in state.details.items()
+            if d.error and state.states.get(nid) in ("failed", "cancelled", "skipped")
+        }
 
     def update_badges(self) -> bool:
         """Badges made again from the state; True when they changed."""
@@ -83,13 +87,24 @@ class ShownRun:
         self.badges = badges
         return True
 
-    def record(self, events: Iterable[RunEvent], *, workflow_path: str | None, store: RunStore | None,
-               fallback: Workflow | None) -> dict[str, Any]:
+    def record(
+        self,
+        events: Iterable[RunEvent],
+        *,
+        workflow_path: str | None,
+        store: RunStore | None,
+        fallback: Workflow | None,
+    ) -> dict[str, Any]:
         """The run as an AgentFlow-style record (the shape of ``engine.agentflow_record``)."""
         live = self.replayed is None
         workflow = (self.bridge.workflow if live else self.replayed_workflow) or fallback
         given = self.bridge.initial_input if live else None
-        return run_record(self.state, list(events), run_id=self.run_id, workflow=workflow,
-                          workflow_path=workflow_path,
-                          initial_input=record_input(given, store, self.run_id, workflow),
-                          error=self.bridge.error if live else None)
+        return run_record(
+            self.state,
+            list(events),
+            run_id=self.run_id,
+            workflow=workflow,
+            workflow_path=workflow_path,
+            initial_input=record_input(given, store, self.run_id, workflow),
+            error=self.bridge.error if live else None,
+        )

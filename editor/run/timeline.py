@@ -25,8 +25,15 @@ __all__ = ["TimelineView", "TimelineCanvas", "axis_ticks"]
 ROW_H = 22
 LABEL_W = 170
 AXIS_H = 22
-COLORS = {"running": "#58a6ff", "done": "#3fb950", "failed": "#f85149", "waiting": "#ffb454", "cached": "#39c5cf",
-          "cancelled": "#8b949e", "skipped": "#8b949e"}
+COLORS = {
+    "running": "#58a6ff",
+    "done": "#3fb950",
+    "failed": "#f85149",
+    "waiting": "#ffb454",
+    "cached": "#39c5cf",
+    "cancelled": "#8b949e",
+    "skipped": "#8b949e",
+}
 BG = QColor("#0f1115")
 GRID = QColor("#2a2f3a")
 TEXT = QColor("#c9d1d9")
@@ -66,6 +73,7 @@ def axis_ticks(total: float, most: int = 6) -> list[tuple[float, str]]:
 
         def label(t: float) -> str:
             return f"{t / 3600:g} h"
+
     count = int(total / step + 1e-9)
     return [(i * step, label(i * step)) for i in range(count + 1)]
 
@@ -115,8 +123,11 @@ class TimelineCanvas(QWidget):
         p.setFont(small)
         if not tl.spans:
             p.setPen(MUTED)
-            p.drawText(self.rect().adjusted(10, 0, 0, 0), Qt.AlignmentFlag.AlignVCenter,
-                       "The run's timeline appears here: one bar per node execution.")
+            p.drawText(
+                self.rect().adjusted(10, 0, 0, 0),
+                Qt.AlignmentFlag.AlignVCenter,
+                "The run's timeline appears here: one bar per node execution.",
+            )
             return
         t0 = tl.t0 or 0.0
         total = max(self._span_end() - t0, 1e-3)
@@ -138,8 +149,11 @@ class TimelineCanvas(QWidget):
             title = self.titles.get(span.node_id, span.node_id)
             label = title + (f"  ×{span.visit}" if span.visit > 1 else "")
             p.setPen(TEXT)
-            p.drawText(QRectF(8, y, LABEL_W - 14, ROW_H), Qt.AlignmentFlag.AlignVCenter,
-                       p.fontMetrics().elidedText(label, Qt.TextElideMode.ElideRight, LABEL_W - 14))
+            p.drawText(
+                QRectF(8, y, LABEL_W - 14, ROW_H),
+                Qt.AlignmentFlag.AlignVCenter,
+                p.fontMetrics().elidedText(label, Qt.TextElideMode.ElideRight, LABEL_W - 14),
+            )
             r = self.bar_rect(i)
             color = QColor(COLORS.get(span.state, "#58a6ff"))
             p.setPen(Qt.PenStyle.NoPen)
@@ -170,8 +184,11 @@ class TimelineCanvas(QWidget):
                 p.drawText(plate, Qt.AlignmentFlag.AlignCenter, text)
             else:  # before the bar
                 p.setPen(TEXT)
-                p.drawText(QRectF(max(LABEL_W + 2, r.left() - 6 - advance), y, advance + 4, ROW_H),
-                           Qt.AlignmentFlag.AlignVCenter, text)
+                p.drawText(
+                    QRectF(max(LABEL_W + 2, r.left() - 6 - advance), y, advance + 4, ROW_H),
+                    Qt.AlignmentFlag.AlignVCenter,
+                    text,
+                )
         p.end()
 
     def span_at(self, x: float, y: float) -> int | None:

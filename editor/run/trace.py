@@ -64,8 +64,13 @@ class SubagentTrace(QWidget):
         fm = self.tree.fontMetrics()
         for col, sample in ((1, "running"), (2, "9 min 59 s")):  # (format_duration under 10 min)
             header.setSectionResizeMode(col, QHeaderView.ResizeMode.Fixed)
-            width = max(fm.horizontalAdvance(sample), header.fontMetrics().horizontalAdvance(
-                self.tree.headerItem().text(col))) + 28
+            width = (
+                max(
+                    fm.horizontalAdvance(sample),
+                    header.fontMetrics().horizontalAdvance(self.tree.headerItem().text(col)),
+                )
+                + 28
+            )
             self.tree.setColumnWidth(col, width)
         for col in (0, 3, 4):
             header.setSectionResizeMode(col, QHeaderView.ResizeMode.Interactive)
@@ -144,11 +149,19 @@ class SubagentTrace(QWidget):
         item = self._items.get(call_id)
         if call is None or item is None:
             name = str(x.get("flowName") or x.get("flowId") or "flow")
-            call = self.flow_calls[call_id] = {"name": name, "flowId": x.get("flowId"), "state": "running",
-                                               "input": "", "output": "", "started": ev.timestamp, "ended": None}
+            call = self.flow_calls[call_id] = {
+                "name": name,
+                "flowId": x.get("flowId"),
+                "state": "running",
+                "input": "",
+                "output": "",
+                "started": ev.timestamp,
+                "ended": None,
+            }
             parent_call = x.get("parentCallId")
-            parent_item = (self._items.get(parent_call) if isinstance(parent_call, str) else None) \
-                or self._step_item(str(x.get("parentNodeId") or ev.node_id))
+            parent_item = (self._items.get(parent_call) if isinstance(parent_call, str) else None) or self._step_item(
+                str(x.get("parentNodeId") or ev.node_id)
+            )
             item = QTreeWidgetItem([f"⇢ flow {name}", "", "", "", ""])
             item.setData(0, CallRole, call_id)
             item.setToolTip(0, f"Library flow {name} ({x.get('flowId', '?')}) called as a tool · call {call_id}")
@@ -221,9 +234,11 @@ class SubagentTrace(QWidget):
         flow = self.flow_calls.get(call_id) if call_id else None
         if flow is not None:
             failed = flow["state"] == "failed"
-            self.detail.setMarkdown(f"### Flow {flow['name']}\n\n`{flow.get('flowId') or ''}` · {flow['state']}\n\n"
-                                    f"**Arguments**\n\n{_quote(flow['input'])}\n\n**{'Error' if failed else 'Result'}**"
-                                    f"\n\n{_quote(flow['output'] or '(none yet)')}\n")
+            self.detail.setMarkdown(
+                f"### Flow {flow['name']}\n\n`{flow.get('flowId') or ''}` · {flow['state']}\n\n"
+                f"**Arguments**\n\n{_quote(flow['input'])}\n\n**{'Error' if failed else 'Result'}**"
+                f"\n\n{_quote(flow['output'] or '(none yet)')}\n"
+            )
             return
         call = self.calls.get(call_id) if call_id else None
         if call is None:
@@ -232,9 +247,11 @@ class SubagentTrace(QWidget):
         dur = format_duration(call.duration, "running")
         result = call.error if call.state == "failed" else (call.output or "")
         tokens = f" · {format_usage(call.usage)} tokens" if call.usage else ""
-        md = (f"### {call.name}\n\n`{call.node_id}` · {call.state} · {dur}{tokens} · depth {call.depth}\n\n"
-              f"**Input**\n\n{_quote(call.input)}\n\n**{'Error' if call.state == 'failed' else 'Output'}**\n\n"
-              f"{_quote(result or '(none yet)')}\n")
+        md = (
+            f"### {call.name}\n\n`{call.node_id}` · {call.state} · {dur}{tokens} · depth {call.depth}\n\n"
+            f"**Input**\n\n{_quote(call.input)}\n\n**{'Error' if call.state == 'failed' else 'Output'}**\n\n"
+            f"{_quote(result or '(none yet)')}\n"
+        )
         self.detail.setMarkdown(md)
 
 

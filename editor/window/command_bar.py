@@ -91,8 +91,9 @@ class CommandBar(QDialog):
         lay.addWidget(self.list, 1)
         lay.addWidget(self.hint)
         self.setFixedWidth(640)
-        self.setStyleSheet("#commandBar { border: 1px solid #3d444d; border-radius: 8px; }"
-                           "#commandList::item { padding: 6px 4px; }")
+        self.setStyleSheet(
+            "#commandBar { border: 1px solid #3d444d; border-radius: 8px; }#commandList::item { padding: 6px 4px; }"
+        )
         self.edit.textChanged.connect(self._refresh)
         self.edit.installEventFilter(self)
         self.list.installEventFilter(self)
@@ -157,8 +158,12 @@ class CommandBar(QDialog):
             c = self._model_choice
             self._add("model", f"▶ {c.flow.name} — suggested by the model", _arguments_text(c.arguments), c)
         for choice in match_sentence(text, self._flows):
-            self._add("trigger", f"▶ {choice.flow.name} — {_arguments_text(choice.arguments)}",
-                      f"trigger: {choice.pattern}", choice)
+            self._add(
+                "trigger",
+                f"▶ {choice.flow.name} — {_arguments_text(choice.arguments)}",
+                f"trigger: {choice.pattern}",
+                choice,
+            )
         words = text.lower().split()
         for flow in self._flows:
             hay = f"{flow.name} {flow.id} {flow.description}".lower()
@@ -278,8 +283,9 @@ def remember_command(text: str) -> None:
 class CommandRunWindow(QMainWindow):
     """A flow run from the command bar, in a run console of its own."""
 
-    def __init__(self, choice: FlowChoice, workflow: Any, *, store: Any, resolver_factory: Any,
-                 parent: QWidget | None = None) -> None:
+    def __init__(
+        self, choice: FlowChoice, workflow: Any, *, store: Any, resolver_factory: Any, parent: QWidget | None = None
+    ) -> None:
         super().__init__(parent)
         self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         self.setObjectName("commandRunWindow")
@@ -288,8 +294,10 @@ class CommandRunWindow(QMainWindow):
         box = QWidget()
         lay = QVBoxLayout(box)
         lay.setContentsMargins(6, 6, 6, 6)
-        banner = QLabel(f"<b>{escape(choice.flow.name)}</b> — {escape(_arguments_text(choice.arguments))}"
-                        + (f" · trigger <code>{escape(choice.pattern)}</code>" if choice.pattern else ""))
+        banner = QLabel(
+            f"<b>{escape(choice.flow.name)}</b> — {escape(_arguments_text(choice.arguments))}"
+            + (f" · trigger <code>{escape(choice.pattern)}</code>" if choice.pattern else "")
+        )
         banner.setObjectName("runBanner")
         # wrapped: a long trigger pattern on one line made the window wider than the screen
         banner.setWordWrap(True)

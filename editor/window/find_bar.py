@@ -22,7 +22,9 @@ class FindBar(QWidget):
         self.scene = scene
         self.view = view
         self.setObjectName("findBar")
-        self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)  # the style sheet's panel, not the canvas through it
+        self.setAttribute(
+            Qt.WidgetAttribute.WA_StyledBackground, True
+        )  # the style sheet's panel, not the canvas through it
         lay = QHBoxLayout(self)
         lay.setContentsMargins(8, 6, 8, 6)
         self.edit = QLineEdit(self)
@@ -66,8 +68,9 @@ class FindBar(QWidget):
             return []
         scene = self.scene
         # From the model (a big document has items only for what is in view).
-        return [n.id for n in self.document.workflow.nodes
-                if text in scene.node_title(n.id).lower() or text == n.id.lower()]
+        return [
+            n.id for n in self.document.workflow.nodes if text in scene.node_title(n.id).lower() or text == n.id.lower()
+        ]
 
     def highlight(self, _text: str = "") -> None:
         found = set(self.matches())

@@ -150,30 +150,40 @@ class ShortcutsDialog(QDialog):
         out = []
         for i in range(self.tree.topLevelItemCount()):
             head = self.tree.topLevelItem(i)
-            out += [(head.text(0), head.child(j).text(0), head.child(j).text(1)) for j in range(head.childCount())
-                    if not head.isHidden() and not head.child(j).isHidden()]
+            out += [
+                (head.text(0), head.child(j).text(0), head.child(j).text(1))
+                for j in range(head.childCount())
+                if not head.isHidden() and not head.child(j).isHidden()
+            ]
         return out
 
 
 def about_html(store_path: Path | None) -> str:
     """The About box's text: versions, and each folder Flowdesk writes to as a link that opens it."""
+
     def place(title: str, path: Path, note: str = "") -> str:
         folder = path if path.suffix == "" else path.parent
-        return (f"<tr><td style='padding-right:12px'>{html.escape(title)}</td>"
-                f"<td><a href='{QUrl.fromLocalFile(str(folder)).toString()}'>{html.escape(str(path))}</a>"
-                f"{html.escape(note)}</td></tr>")
+        return (
+            f"<tr><td style='padding-right:12px'>{html.escape(title)}</td>"
+            f"<td><a href='{QUrl.fromLocalFile(str(folder)).toString()}'>{html.escape(str(path))}</a>"
+            f"{html.escape(note)}</td></tr>"
+        )
 
     runs = store_path if store_path is not None else data_dir() / "runs.db"
-    rows = (place("Settings", config_dir(), f" ({settings_path().name}, {GUI_SETTINGS_FILE})")
-            + place("Run history", runs, "" if store_path is not None else " (not open)")
-            + place("Flow library", library_dir()))
-    return (f"<h2>Flowdesk {html.escape(flowdesk_version())}</h2>"
-            "<p>Draw agentic LLM workflows as graphs, run them locally, approve and inspect their runs.</p>"
-            f"<p>Python {html.escape(platform.python_version())} · Qt {html.escape(qVersion())} · "
-            f"PySide6 {html.escape(PySide6.__version__)}"
-            f" · {html.escape(sys.platform)}</p>"
-            f"<table>{rows}</table>"
-            "<p>API keys are read from the environment or the OS keyring; none is written to these folders.</p>")
+    rows = (
+        place("Settings", config_dir(), f" ({settings_path().name}, {GUI_SETTINGS_FILE})")
+        + place("Run history", runs, "" if store_path is not None else " (not open)")
+        + place("Flow library", library_dir())
+    )
+    return (
+        f"<h2>Flowdesk {html.escape(flowdesk_version())}</h2>"
+        "<p>Draw agentic LLM workflows as graphs, run them locally, approve and inspect their runs.</p>"
+        f"<p>Python {html.escape(platform.python_version())} · Qt {html.escape(qVersion())} · "
+        f"PySide6 {html.escape(PySide6.__version__)}"
+        f" · {html.escape(sys.platform)}</p>"
+        f"<table>{rows}</table>"
+        "<p>API keys are read from the environment or the OS keyring; none is written to these folders.</p>"
+    )
 
 
 class AboutDialog(QDialog):

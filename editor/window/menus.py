@@ -24,8 +24,9 @@ if TYPE_CHECKING:
     from ..main_window import MainWindow
 
 
-def action(w: MainWindow, text: str, icon: str | None = None, shortcut=None, slot=None, tip: str = "",
-           local: bool = False) -> QAction:
+def action(
+    w: MainWindow, text: str, icon: str | None = None, shortcut=None, slot=None, tip: str = "", local: bool = False
+) -> QAction:
     """An action of the window; ``local``: its keys work only while the canvas has the focus."""
     act = QAction(QIcon(icon_path(icon)) if icon else QIcon(), text, w)
     if shortcut is not None:
@@ -51,10 +52,22 @@ def build_actions(w: MainWindow) -> None:
     w.act_open = action(w, "&Open…", "open", K.Open, w.files.open_dialog, "Open a workflow file")
     w.act_save = action(w, "&Save", "save", K.Save, w.files.save, "Save")
     w.act_save_as = action(w, "Save &As…", "save-as", K.SaveAs, w.files.save_as, "Save under a new name")
-    w.act_export = action(w, "&Export as AnythingLLM Agent Flow…", None, None, w.files.export_dialog,
-                          "Write this workflow as an AnythingLLM agent flow")
-    w.act_command = action(w, "&Command Bar…", None, "Ctrl+K", w.commands.open_command_bar,
-                           "Run a library flow by saying what you want (trigger phrases, or the model)")
+    w.act_export = action(
+        w,
+        "&Export as AnythingLLM Agent Flow…",
+        None,
+        None,
+        w.files.export_dialog,
+        "Write this workflow as an AnythingLLM agent flow",
+    )
+    w.act_command = action(
+        w,
+        "&Command Bar…",
+        None,
+        "Ctrl+K",
+        w.commands.open_command_bar,
+        "Run a library flow by saying what you want (trigger phrases, or the model)",
+    )
     w.act_revert = action(w, "&Revert", "revert", None, w.files.revert, "Discard changes and reload the file")
     w.act_quit = action(w, "&Quit", None, K.Quit, w.close)
     stack = w.document.undo_stack
@@ -68,22 +81,43 @@ def build_actions(w: MainWindow) -> None:
     w.act_cut = action(w, "Cu&t", "cut", K.Cut, w.edit.cut, local=True)
     w.act_paste = action(w, "&Paste", "paste", K.Paste, w.edit.paste, local=True)
     w.act_duplicate = action(w, "&Duplicate", "duplicate", "Ctrl+D", w.edit.duplicate, local=True)
-    w.act_delete = action(w, "De&lete", "delete", [QKeySequence(Qt.Key.Key_Delete),
-                          QKeySequence(Qt.Key.Key_Backspace)],
-                          w.edit.delete_selection, local=True)
+    w.act_delete = action(
+        w,
+        "De&lete",
+        "delete",
+        [QKeySequence(Qt.Key.Key_Delete), QKeySequence(Qt.Key.Key_Backspace)],
+        w.edit.delete_selection,
+        local=True,
+    )
     w.act_select_all = action(w, "Select &All", None, K.SelectAll, w.edit.select_all, local=True)
     w.act_find = action(w, "&Find Node…", "find", K.Find, w.find_bar.open, "Find a node by name")
-    w.act_edit_node = action(w, "&Edit Node", None, "F2", w.edit.edit_selected_node,
-                             "Type in the selected node's first field (an agent's name)", local=True)
-    w.act_fit = action(w, "&Fit to View", "fit", [QKeySequence("F"), QKeySequence("Ctrl+0")],
-                       w.edit.fit, "Fit the whole graph (F, Ctrl+0)", local=True)
+    w.act_edit_node = action(
+        w,
+        "&Edit Node",
+        None,
+        "F2",
+        w.edit.edit_selected_node,
+        "Type in the selected node's first field (an agent's name)",
+        local=True,
+    )
+    w.act_fit = action(
+        w,
+        "&Fit to View",
+        "fit",
+        [QKeySequence("F"), QKeySequence("Ctrl+0")],
+        w.edit.fit,
+        "Fit the whole graph (F, Ctrl+0)",
+        local=True,
+    )
     w.act_fit.setShortcuts([QKeySequence("F"), QKeySequence("Ctrl+0")])
-    w.act_zoom_100 = action(w, "Actual &Size", "zoom-100", "Ctrl+1", lambda: w.view.set_zoom(1.0),
-                            "Zoom to 100% (Ctrl+1)")
+    w.act_zoom_100 = action(
+        w, "Actual &Size", "zoom-100", "Ctrl+1", lambda: w.view.set_zoom(1.0), "Zoom to 100% (Ctrl+1)"
+    )
     w.act_zoom_in = action(w, "Zoom &In", "zoom-in", K.ZoomIn, lambda: w.view.zoom_by(1.25))
     w.act_zoom_out = action(w, "Zoom &Out", "zoom-out", K.ZoomOut, lambda: w.view.zoom_by(0.8))
-    w.act_layout = action(w, "Auto-&Layout", "layout", "Ctrl+L", w.edit.auto_layout,
-                          "Arrange the graph (or the selection) left to right")
+    w.act_layout = action(
+        w, "Auto-&Layout", "layout", "Ctrl+L", w.edit.auto_layout, "Arrange the graph (or the selection) left to right"
+    )
     w.act_snap = action(w, "Snap to &Grid", "grid", None, None, "Snap moved nodes to the grid")
     w.act_snap.setCheckable(True)
     w.act_snap.setIconVisibleInMenu(False)  # a menu draws an icon instead of the check mark
@@ -95,34 +129,68 @@ def build_actions(w: MainWindow) -> None:
     w.act_minimap.setToolTip("Show the minimap when part of the graph is out of view")
     w.act_minimap.toggled.connect(w.view.set_minimap_enabled)
     w.act_collapse = action(w, "Collapse / E&xpand", "collapse", "Ctrl+E", w.edit.toggle_collapse, local=True)
-    w.act_add_note = action(w, "Add Sticky &Note", None, None,
-                            lambda: w.edit.add_node_at_centre("@note"), "A Markdown note on the canvas")
+    w.act_add_note = action(
+        w, "Add Sticky &Note", None, None, lambda: w.edit.add_node_at_centre("@note"), "A Markdown note on the canvas"
+    )
     w.act_add_note.setIcon(note_icon())
-    w.act_group = action(w, "&Group Nodes", None, "Ctrl+G", w.edit.group_selection,
-                         "A titled frame around the selected nodes (Ctrl+G)", local=True)
-    w.act_outputs = action(w, "Outputs &Under Cards", None, None, None,
-                           "After a run, each node's last output's first lines under its card")
+    w.act_group = action(
+        w,
+        "&Group Nodes",
+        None,
+        "Ctrl+G",
+        w.edit.group_selection,
+        "A titled frame around the selected nodes (Ctrl+G)",
+        local=True,
+    )
+    w.act_outputs = action(
+        w, "Outputs &Under Cards", None, None, None, "After a run, each node's last output's first lines under its card"
+    )
     w.act_outputs.setCheckable(True)
     w.act_outputs.setChecked(settings().value("canvas/outputs", True, type=bool))
     w.scene.set_show_outputs(w.act_outputs.isChecked())
     w.act_outputs.toggled.connect(w.scene.set_show_outputs)
     w.act_outputs.toggled.connect(lambda on: settings().setValue("canvas/outputs", on))
-    w.act_run = action(w, "&Run", "run", [QKeySequence("F5"), QKeySequence("Ctrl+R")], w.runs.run,
-                       "Run the workflow")
+    w.act_run = action(w, "&Run", "run", [QKeySequence("F5"), QKeySequence("Ctrl+R")], w.runs.run, "Run the workflow")
     w.act_run.setEnabled(False)
-    w.act_run_from = action(w, "Run from &Here", "run-from", "Ctrl+Alt+R", lambda: w.runs.run_from_node(),
-                            "Run from the selected node: the nodes before it reuse their outputs "
-                            "from the last run (from cache) when nothing they depend on changed")
+    w.act_run_from = action(
+        w,
+        "Run from &Here",
+        "run-from",
+        "Ctrl+Alt+R",
+        lambda: w.runs.run_from_node(),
+        "Run from the selected node: the nodes before it reuse their outputs "
+        "from the last run (from cache) when nothing they depend on changed",
+    )
     w.act_run_from.setIconText("▶ From here")
-    w.act_run_only = action(w, "Run &Only This Node", None, None, lambda: w.runs.run_from_node(only=True),
-                            "Run the selected node alone, its inputs from the last run")
-    w.act_max_console = action(w, "Ma&ximise Run Console", None, "Ctrl+Shift+M", None,
-                               "The run console takes the whole window, or goes back (Ctrl+Shift+M); "
-                               "its title bar's float button detaches it")
+    w.act_run_only = action(
+        w,
+        "Run &Only This Node",
+        None,
+        None,
+        lambda: w.runs.run_from_node(only=True),
+        "Run the selected node alone, its inputs from the last run",
+    )
+    w.act_max_console = action(
+        w,
+        "Ma&ximise Run Console",
+        None,
+        "Ctrl+Shift+M",
+        None,
+        "The run console takes the whole window, or goes back (Ctrl+Shift+M); its title bar's float button detaches it",
+    )
     w.act_max_console.setCheckable(True)
     w.act_max_console.toggled.connect(w.set_console_maximised)
-    for a in (w.act_undo, w.act_redo, w.act_find, w.act_zoom_100, w.act_zoom_in, w.act_zoom_out,
-              w.act_layout, w.act_run, w.act_max_console):
+    for a in (
+        w.act_undo,
+        w.act_redo,
+        w.act_find,
+        w.act_zoom_100,
+        w.act_zoom_in,
+        w.act_zoom_out,
+        w.act_layout,
+        w.act_run,
+        w.act_max_console,
+    ):
         w.addAction(a)
 
 
@@ -180,9 +248,14 @@ def build_menus(w: MainWindow) -> None:
     w.run_on_menu.aboutToShow.connect(lambda: w.providers.fill_run_on_menu(w.run_on_menu))
     r.addSeparator()
     r.addAction(w.history_dock.toggleViewAction())
-    w.act_compare = action(w, "&Compare Runs…", None, None, w.history.compare_from_menu,
-                           "Compare the two runs selected in Run history, or the selected run (else the latest) "
-                           "with the run before it")
+    w.act_compare = action(
+        w,
+        "&Compare Runs…",
+        None,
+        None,
+        w.history.compare_from_menu,
+        "Compare the two runs selected in Run history, or the selected run (else the latest) with the run before it",
+    )
     r.addAction(w.act_compare)
 
     tb = QToolBar("Main", w)
@@ -275,8 +348,9 @@ def annotation_menu(w: MainWindow, pos: QPointF, kind: str, ann_id: str) -> None
         if group is None:
             return
         menu.addAction("Rename…", lambda: rename_group(w, ann_id))
-        menu.addAction("Expand" if group.collapsed else "Collapse",
-                       lambda: doc.set_group_collapsed(ann_id, not group.collapsed))
+        menu.addAction(
+            "Expand" if group.collapsed else "Collapse", lambda: doc.set_group_collapsed(ann_id, not group.collapsed)
+        )
         run_from = menu.addAction(QIcon(icon_path("run-from")), "Run from Here")
         run_from.setToolTip("Run from the group's first node; the nodes before it reuse their last outputs")
         run_from.setEnabled(w.act_run.isEnabled())
@@ -294,8 +368,14 @@ def _run_group(w: MainWindow, group_id: str) -> None:
 
 def build_help_menu(w: MainWindow) -> None:
     h = w.menuBar().addMenu("&Help")
-    w.act_shortcuts = action(w, "&Keyboard Shortcuts…", None, QKeySequence.StandardKey.HelpContents,
-                             w.help.show_shortcuts, "Every key and mouse gesture, by menu")
+    w.act_shortcuts = action(
+        w,
+        "&Keyboard Shortcuts…",
+        None,
+        QKeySequence.StandardKey.HelpContents,
+        w.help.show_shortcuts,
+        "Every key and mouse gesture, by menu",
+    )
     w.addAction(w.act_shortcuts)
     h.addAction(w.act_shortcuts)
     h.addSeparator()

@@ -69,8 +69,9 @@ class _Relay(QObject):
             receive(result, error)
 
 
-def on_worker(fn: Callable[[], Any], receive: Callable[[Any, BaseException | None], None],
-              name: str = "flowdesk-worker") -> None:
+def on_worker(
+    fn: Callable[[], Any], receive: Callable[[Any, BaseException | None], None], name: str = "flowdesk-worker"
+) -> None:
     """Run ``fn()`` on a new (daemon) thread; ``receive(result, error)`` is called on the GUI
     thread with what it returned or raised, through a queued signal."""
     relay = _Relay(receive)
@@ -89,16 +90,23 @@ def on_worker(fn: Callable[[], Any], receive: Callable[[Any, BaseException | Non
 
 
 # How far along each step leaves the bar (out of 100): reading and checking take most of it.
-_STEPS = (("Reading the file…", 45), ("Checking the workflow…", 75), ("Preparing the canvas…", 85),
-          ("Measuring the cards…", 86), ("Placing the cards…", 96), ("Showing the workflow…", 100))
+_STEPS = (
+    ("Reading the file…", 45),
+    ("Checking the workflow…", 75),
+    ("Preparing the canvas…", 85),
+    ("Measuring the cards…", 86),
+    ("Placing the cards…", 96),
+    ("Showing the workflow…", 100),
+)
 
 
 class OpenJob(QObject):
     """One open of a big file under a window-modal progress dialog; :meth:`run` returns the
     :class:`Opened` result, None when cancelled, or raises what the loader raised."""
 
-    def __init__(self, parent: QWidget, path: str, size: int, lazy_nodes: int,
-                 web_search_available: bool | None) -> None:
+    def __init__(
+        self, parent: QWidget, path: str, size: int, lazy_nodes: int, web_search_available: bool | None
+    ) -> None:
         super().__init__()  # no parent: nothing keeps a finished job (and the document it read) alive
         self.path = path
         self.lazy_nodes = lazy_nodes

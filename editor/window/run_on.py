@@ -35,8 +35,13 @@ def remote_run_factory() -> Callable[..., Any] | None:
     provider = str(s.value("run/provider", "") or "")
     model = str(s.value("run/model", "") or "")
     meta = {k: v for k, v in (("provider", provider), ("model", model)) if v}
-    return partial(RemoteRun, address=address, namespace=str(s.value("run/temporalNamespace", "") or "default"),
-                   task_queue=str(s.value("run/temporalTaskQueue", "") or "flowdesk"), meta=meta)
+    return partial(
+        RemoteRun,
+        address=address,
+        namespace=str(s.value("run/temporalNamespace", "") or "default"),
+        task_queue=str(s.value("run/temporalTaskQueue", "") or "flowdesk"),
+        meta=meta,
+    )
 
 
 class TemporalServerDialog(QDialog):

@@ -109,8 +109,11 @@ class WelcomePage(QWidget):
             short = elide_words(desc, b.fontMetrics(), SAMPLE_TEXT_WIDTH)
             if short:
                 b.setText(f"{title}\n{short}")
-            b.setToolTip(f"{title}: {desc}\n{path}\n(opens a copy; Save As to keep it)" if desc else
-                         f"{path}\n(opens a copy; Save As to keep it)")
+            b.setToolTip(
+                f"{title}: {desc}\n{path}\n(opens a copy; Save As to keep it)"
+                if desc
+                else f"{path}\n(opens a copy; Save As to keep it)"
+            )
             b.clicked.connect(lambda _=False, p=str(path): files.open_sample(p))
             self.sample_buttons[name] = b
             cards.addWidget(b)

@@ -37,17 +37,40 @@ from engine.temporal.options import wants as temporal_wanted
 
 __all__ = ["main", "COMMANDS", "print_err"]
 
-COMMANDS = ("run", "validate", "resume", "runs", "show", "diff", "repair", "flows", "import", "export", "do",
-            "worker", "follow", "cancel")
+COMMANDS = (
+    "run",
+    "validate",
+    "resume",
+    "runs",
+    "show",
+    "diff",
+    "repair",
+    "flows",
+    "import",
+    "export",
+    "do",
+    "worker",
+    "follow",
+    "cancel",
+)
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_PAUSED, EXIT_CANCELLED = 0, 1, 2, 3, 4
 EXIT_OUTPUT_CLOSED = 141  # 128 + SIGPIPE, as a shell reports a writer whose reader left (`run ... | head`)
 
 # Each command's group module and function, imported when the command runs.
-_HANDLERS = {"validate": ("files", "cmd_validate"), "import": ("files", "cmd_import"),
-             "export": ("files", "cmd_export"), "run": ("run", "cmd_run"), "resume": ("run", "cmd_resume"),
-             "runs": ("runs", "cmd_runs"), "show": ("runs", "cmd_show"), "diff": ("runs", "cmd_diff"),
-             "flows": ("flows", "cmd_flows"), "do": ("flows", "cmd_do"), "repair": ("flows", "cmd_repair")}
+_HANDLERS = {
+    "validate": ("files", "cmd_validate"),
+    "import": ("files", "cmd_import"),
+    "export": ("files", "cmd_export"),
+    "run": ("run", "cmd_run"),
+    "resume": ("run", "cmd_resume"),
+    "runs": ("runs", "cmd_runs"),
+    "show": ("runs", "cmd_show"),
+    "diff": ("runs", "cmd_diff"),
+    "flows": ("flows", "cmd_flows"),
+    "do": ("flows", "cmd_do"),
+    "repair": ("flows", "cmd_repair"),
+}
 
 
 def print_err(msg: str) -> None:

@@ -108,5 +108,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
             where = f" [{', '.join(i.node_ids)}]" if i.node_ids else ""
             print(f"{i.severity}: {i.message} ({i.code}){where}")
         warnings = len(issues) - errors
-        print(f"{args.file}: {errors} error{'s' if errors != 1 else ''}, {warnings} warning{'s' if warnings != 1 else ''}")
+        print(
+            f"{args.file}: {errors} error{'s' if errors != 1 else ''}, {warnings} warning{'s' if warnings != 1 else ''}"
+        )
     return EXIT_FAILED if errors else EXIT_OK

@@ -57,7 +57,7 @@ def cmd_do(args: argparse.Namespace) -> int:
     if args.json:
         out.write(json.dumps(choice.to_json(), ensure_ascii=False, indent=2) + "\n")
     else:
-        how = f"trigger \"{choice.pattern}\"" if choice.source == "trigger" else "chosen by the model"
+        how = f'trigger "{choice.pattern}"' if choice.source == "trigger" else "chosen by the model"
         lines = [f"flow: {choice.flow.name} ({choice.flow.id}) · {how}"]
         lines += [f"  {name} = {json.dumps(value, ensure_ascii=False)}" for name, value in choice.arguments.items()]
         out.write("\n".join(lines + ([] if choice.arguments else ["  (no arguments)"])) + "\n")
@@ -100,8 +100,18 @@ def cmd_repair(args: argparse.Namespace) -> int:
     node_id, input_text, error = failed
     try:
         resolver = make_resolver(args.provider, model=args.model, base_url=args.base_url)
-        provider = resolver(AgentInvocation(node_id=node_id, name="Repair", system_prompt="", user_content="",
-                                            model=args.model or "", reasoning_effort="low", tools={}, subagents=[]))
+        provider = resolver(
+            AgentInvocation(
+                node_id=node_id,
+                name="Repair",
+                system_prompt="",
+                user_content="",
+                model=args.model or "",
+                reasoning_effort="low",
+                tools={},
+                subagents=[],
+            )
+        )
         proposal = asyncio.run(propose_repair(provider, wf, node_id, input_text, error, model=args.model or ""))
     except (ProviderConfigError, LLMError) as err:
         print_err(f"the repair request failed: {err}")
@@ -150,8 +160,13 @@ def cmd_repair(args: argparse.Namespace) -> int:
 def cmd_flows(args: argparse.Namespace) -> int:
     flows = default_library().flows()
     if args.json:
-        print(json.dumps({"folders": [str(f) for f in default_library().folders],
-                          "flows": [f.to_json() for f in flows]}, ensure_ascii=False, indent=2))
+        print(
+            json.dumps(
+                {"folders": [str(f) for f in default_library().folders], "flows": [f.to_json() for f in flows]},
+                ensure_ascii=False,
+                indent=2,
+            )
+        )
         return EXIT_OK
     if not flows:
         print(f"The flow library is empty ({default_library().primary}).")

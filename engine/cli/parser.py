@@ -24,10 +24,21 @@ def _decision(text: str) -> tuple[str, str]:
 
 def _run_options(r: argparse.ArgumentParser) -> None:
     r.add_argument("--input", help="the run's initial input (overrides the start node's)")
-    r.add_argument("--var", action="append", default=[], metavar="NAME=VALUE",
-                   help="a run variable (repeatable); overrides the Start node's default, coerced to its type")
-    r.add_argument("--decide", action="append", type=_decision, default=[], metavar="approve|reject[:NOTE]",
-                   help="answer the next approval; repeat for later ones, applied in order")
+    r.add_argument(
+        "--var",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a run variable (repeatable); overrides the Start node's default, coerced to its type",
+    )
+    r.add_argument(
+        "--decide",
+        action="append",
+        type=_decision,
+        default=[],
+        metavar="approve|reject[:NOTE]",
+        help="answer the next approval; repeat for later ones, applied in order",
+    )
     r.add_argument("--jsonl", action="store_true", help="print each log entry as a JSON line as it happens")
     r.add_argument("--provider", help="LLM provider for every agent (for example: echo, openai, anthropic, local)")
     r.add_argument("--model", help="model for every agent, overriding the nodes' models")
@@ -40,8 +51,9 @@ class _VersionAction(argparse.Action):
     """``--version``: the version is looked up only when asked, not on every command's start."""
 
     def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS, **kwargs: Any) -> None:
-        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS,
-                         help="print the installed version and exit")
+        super().__init__(
+            option_strings, dest, nargs=0, default=argparse.SUPPRESS, help="print the installed version and exit"
+        )
 
     def __call__(self, parser: argparse.ArgumentParser, *_args: Any) -> None:
         # Imported here, as a command group is: engine.resources loads importlib.resources and
@@ -61,24 +73,42 @@ def build_parser() -> argparse.ArgumentParser:
     r = sub.add_parser("run", help="run a workflow headless")
     r.add_argument("file")
     _run_options(r)
-    r.add_argument("--from", dest="from_node", metavar="NODE",
-                   help="run from this node: upstream nodes reuse the outputs recorded in an earlier run")
+    r.add_argument(
+        "--from",
+        dest="from_node",
+        metavar="NODE",
+        help="run from this node: upstream nodes reuse the outputs recorded in an earlier run",
+    )
     r.add_argument("--reuse", metavar="RUN_ID", help="the earlier run to reuse (default: the file's last run)")
     d = sub.add_parser("do", help="run the library flow a sentence asks for (trigger phrases first, else the model)")
     d.add_argument("text", metavar="TEXT")
     d.add_argument("--yes", action="store_true", help="run without asking for confirmation")
     d.add_argument("--dry-run", action="store_true", help="print the flow and its arguments; run nothing")
     d.add_argument("--json", action="store_true", help="print the choice as JSON")
-    d.add_argument("--library", action="append", metavar="FOLDER",
-                   help="use this folder as the library instead of the user's (repeatable)")
+    d.add_argument(
+        "--library",
+        action="append",
+        metavar="FOLDER",
+        help="use this folder as the library instead of the user's (repeatable)",
+    )
     _run_options(d)
     rs = sub.add_parser("resume", help="answer a paused run's approval and continue it")
     rs.add_argument("run_id")
-    rs.add_argument("--decide", action="append", type=_decision, default=[], metavar="approve|reject[:NOTE]",
-                    required=True, help="answer the pending approval; repeat for later ones")
+    rs.add_argument(
+        "--decide",
+        action="append",
+        type=_decision,
+        default=[],
+        metavar="approve|reject[:NOTE]",
+        required=True,
+        help="answer the pending approval; repeat for later ones",
+    )
     rs.add_argument("--jsonl", action="store_true", help="print each new log entry as a JSON line")
-    rs.add_argument("--output", metavar="TEXT|@FILE",
-                    help="the reviewed output, edited: what flows on from the approval (@FILE reads a file)")
+    rs.add_argument(
+        "--output",
+        metavar="TEXT|@FILE",
+        help="the reviewed output, edited: what flows on from the approval (@FILE reads a file)",
+    )
     rs.add_argument("--provider")
     rs.add_argument("--model")
     rs.add_argument("--base-url")
@@ -116,4 +146,3 @@ def build_parser() -> argparse.ArgumentParser:
     # Scale-out (issue 19): `worker`, `follow`, `cancel` and --temporal on run/resume/runs.
     temporal_arguments(sub)
     return p
-

@@ -76,8 +76,10 @@ def wire_line(ev: RunEvent) -> str:
     extra = ev[4]
     if kind in SUBAGENT_CALL_TYPES or (extra and (extra[0] != "{" or _WIRE_KEY.search(extra))):
         return ev.to_json()
-    line = (f'{{"timestamp": "{_stamp(ev[3])}", "nodeId": {_quote(ev[0])}, "type": {_quote(kind)}, '
-            f'"content": {_quote(ev[2])}')
+    line = (
+        f'{{"timestamp": "{_stamp(ev[3])}", "nodeId": {_quote(ev[0])}, "type": {_quote(kind)}, '
+        f'"content": {_quote(ev[2])}'
+    )
     if extra and len(extra) > 2 and extra[0] == "{":
         line += ", " + extra[1:-1]
     if len(ev) > 5:
@@ -87,10 +89,19 @@ def wire_line(ev: RunEvent) -> str:
 
 # ------------------------------------------------------------------------------- output
 _COLOURS = {
-    "step_start": "\033[1;36m", "start_prompt": "\033[2m", "logic_check": "\033[35m", "wait_input": "\033[1;33m",
-    "input_received": "\033[33m", "llm_response": "\033[32m", "llm_error": "\033[1;31m", "error": "\033[1;31m",
-    "subagent_call_start": "\033[34m", "subagent_call_end": "\033[34m", "subagent_call_error": "\033[31m",
-    "run_status": "\033[1m", "approval_queued": "\033[33m",
+    "step_start": "\033[1;36m",
+    "start_prompt": "\033[2m",
+    "logic_check": "\033[35m",
+    "wait_input": "\033[1;33m",
+    "input_received": "\033[33m",
+    "llm_response": "\033[32m",
+    "llm_error": "\033[1;31m",
+    "error": "\033[1;31m",
+    "subagent_call_start": "\033[34m",
+    "subagent_call_end": "\033[34m",
+    "subagent_call_error": "\033[31m",
+    "run_status": "\033[1m",
+    "approval_queued": "\033[33m",
 }
 
 
@@ -275,12 +286,14 @@ class Printer:
             ms = f.get("durationMs")
             took = format_duration(ms / 1000) if isinstance(ms, (int, float)) else "?"
             content = f"{f.get('status')} after {took}" + (
-                f", following '{f['handle']}': {content}" if f.get("handle") else "")
+                f", following '{f['handle']}': {content}" if f.get("handle") else ""
+            )
         who = self.titles.get(ev.node_id, ev.node_id)
         stamp = format_timestamp(ev.timestamp)[11:23]
         text = content.replace("\n", "\n" + " " * 16) if content else ""
         line = f"{stamp}  {who} · {kind}" + (
-            f"\n{' ' * 16}{text}" if text and kind not in ("step_start", "run_status") else f"  {text}")
+            f"\n{' ' * 16}{text}" if text and kind not in ("step_start", "run_status") else f"  {text}"
+        )
         if self.colour:
             line = f"{_COLOURS.get(kind, '')}{line}\033[0m"
         return line
@@ -303,17 +316,30 @@ class Printer:
         total = run_costs(self.state, self.workflow, readable_prices())["total"]
         if not total["tokens"]:
             return ""
-        return f" · tokens {total['tokens']:,}" + (f" · {format_cost(total['cost'])}" if total["cost"] is not None else "")
+        return f" · tokens {total['tokens']:,}" + (
+            f" · {format_cost(total['cost'])}" if total["cost"] is not None else ""
+        )
 
 
 RUNS_HEADER = f"{'RUN':<12} {'STATUS':<12} {'STARTED':<20} {'DURATION':>10} {'TOKENS · COST':>16}  WORKFLOW / INPUT"
 
 
-def runs_line(run_id: str, status: str, started_at: float, duration: float | None, workflow: str, given: str,
-              note: str = "", *, spent: str = "") -> str:
+def runs_line(
+    run_id: str,
+    status: str,
+    started_at: float,
+    duration: float | None,
+    workflow: str,
+    given: str,
+    note: str = "",
+    *,
+    spent: str = "",
+) -> str:
     """One row of ``flowdesk runs`` (local or ``--temporal``): what the run was given on one line,
     cut at 40; ``spent``: its tokens and cost (``391 · $0``), empty when it used none."""
     text = given.replace("\n", " ")
     text = text if len(text) < 40 else text[:37] + "..."
-    return (f"{run_id[:12]:<12} {status:<12} {format_timestamp(started_at)[:19].replace('T', ' '):<20} "
-            f"{format_duration(duration):>10} {spent:>16}  {workflow}" + (f" — {text}" if text else "") + note)
+    return (
+        f"{run_id[:12]:<12} {status:<12} {format_timestamp(started_at)[:19].replace('T', ' '):<20} "
+        f"{format_duration(duration):>10} {spent:>16}  {workflow}" + (f" — {text}" if text else "") + note
+    )

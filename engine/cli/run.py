@@ -89,8 +89,15 @@ class _Output:
                 pass
 
 
-async def _drive(run: Any, decisions: list[tuple[str, str]], recorder: Any, *, resume_first: bool,
-                 first_output: str | None = None, output: _Output | None = None) -> int:
+async def _drive(
+    run: Any,
+    decisions: list[tuple[str, str]],
+    recorder: Any,
+    *,
+    resume_first: bool,
+    first_output: str | None = None,
+    output: _Output | None = None,
+) -> int:
     """Start (or resume) a run and answer its approvals in order; returns the exit code."""
     loop = asyncio.get_running_loop()
     if output is not None:
@@ -135,27 +142,38 @@ async def _drive(run: Any, decisions: list[tuple[str, str]], recorder: Any, *, r
         return EXIT_CANCELLED
     print_err(f"run {run.run_id} failed: {run.error}")
     if recorder:
-        print_err(f"its log: flowdesk show {run.run_id[:8]}; a fix proposed by the model: flowdesk repair "
-                  f"{run.run_id[:8]}")
+        print_err(
+            f"its log: flowdesk show {run.run_id[:8]}; a fix proposed by the model: flowdesk repair {run.run_id[:8]}"
+        )
     return EXIT_FAILED
 
 
-def _execute(run: Any, store: Any, decisions: list[tuple[str, str]], printer: Printer, *,
-             workflow_path: str | None = None, resume_first: bool = False, first_output: str | None = None) -> int:
+def _execute(
+    run: Any,
+    store: Any,
+    decisions: list[tuple[str, str]],
+    printer: Printer,
+    *,
+    workflow_path: str | None = None,
+    resume_first: bool = False,
+    first_output: str | None = None,
+) -> int:
     recorder = None
     output = _Output(printer, run)
     if store is not None:
         try:
-            recorder = RunRecorder(store, run, workflow_path=workflow_path, new=not resume_first,
-                                   on_commit=output.committed)
+            recorder = RunRecorder(
+                store, run, workflow_path=workflow_path, new=not resume_first, on_commit=output.committed
+            )
         except StoreError as err:
             print_err(f"warning: {err} The run is not recorded.")
     printer.follow(run, recorder)  # printed as it happens, or once committed while recorded
     code = EXIT_CANCELLED
     try:
         with _sigint_kept():
-            code = asyncio.run(_drive(run, decisions, recorder, resume_first=resume_first,
-                                      first_output=first_output, output=output))
+            code = asyncio.run(
+                _drive(run, decisions, recorder, resume_first=resume_first, first_output=first_output, output=output)
+            )
     except KeyboardInterrupt:
         code = EXIT_CANCELLED
     finally:
@@ -168,16 +186,23 @@ def _execute(run: Any, store: Any, decisions: list[tuple[str, str]], printer: Pr
         who = f"provider '{problem['provider']}'" if problem.get("provider") else "the model provider"
         if problem.get("model"):  # it answered, without that model: one of its own serves every agent
             models = provider_models(problem["provider"]) if problem.get("provider") else []
-            print_err(f"{who} has no model '{problem['model']}': choose one it has for every agent with --model NAME"
-                      + (f" (it lists: {', '.join(models[:8])}{', ...' if len(models) > 8 else ''})" if models else ""))
+            print_err(
+                f"{who} has no model '{problem['model']}': choose one it has for every agent with --model NAME"
+                + (f" (it lists: {', '.join(models[:8])}{', ...' if len(models) > 8 else ''})" if models else "")
+            )
         else:
-            print_err(f"{who} could not serve the run: start its server or set it up, or choose another with "
-                      f"--provider NAME (--provider echo for a dry run; a default can be set as defaultProvider "
-                 f"in {settings_path()})")
+            print_err(
+                f"{who} could not serve the run: start its server or set it up, or choose another with "
+                f"--provider NAME (--provider echo for a dry run; a default can be set as defaultProvider "
+                f"in {settings_path()})"
+            )
     if recorder is not None and recorder.error is not None:
         lost = f"{recorder.lost} event{'s' if recorder.lost != 1 else ''}" if recorder.lost else "the run's state"
-        where = ("the run's history is not fully recorded" if recorder.row_written
-                 else "the run is not in the run history at all")
+        where = (
+            "the run's history is not fully recorded"
+            if recorder.row_written
+            else "the run is not in the run history at all"
+        )
         print_err(f"{where}: {lost} could not be written. {recorder.error}")
         if code in (EXIT_OK, EXIT_PAUSED):  # a run that cannot be looked at or resumed later did not succeed
             return EXIT_FAILED
@@ -256,8 +281,11 @@ def run_loaded(wf: Any, args: argparse.Namespace, path: str, given: dict[str, An
         return EXIT_USAGE
     printer = Printer(sys.stdout, wf, args.jsonl)
     # Kept for a resume in another process; credentials in the base URL are not (see stored_base_url).
-    meta = {k: v for k, v in (("provider", args.provider), ("model", args.model),
-                              ("baseUrl", stored_base_url(args.base_url))) if v}
+    meta = {
+        k: v
+        for k, v in (("provider", args.provider), ("model", args.model), ("baseUrl", stored_base_url(args.base_url)))
+        if v
+    }
     if args.base_url and stored_base_url(args.base_url) != args.base_url:
         meta["baseUrlCredentials"] = True  # resume says to pass --base-url again
     store = None if args.no_store else open_store(required=False)
@@ -273,10 +301,21 @@ def run_loaded(wf: Any, args: argparse.Namespace, path: str, given: dict[str, An
     elif reuse_id:
         print_err("--reuse goes with --from NODE (the node to run from)")
         return EXIT_USAGE
-    run = Run(wf, resolver, initial_input=args.input, max_visits=args.max_visits, check=False,
-              meta=meta, keep_events=False,  # printed and stored as they happen; no need to hold them
-              variables=arguments, path=os.path.abspath(path), reuse_from=reuse or None, start_at=from_node,
-              store=store, delta_interval=FRAME)  # streamed text in frames of FRAME seconds at most
+    run = Run(
+        wf,
+        resolver,
+        initial_input=args.input,
+        max_visits=args.max_visits,
+        check=False,
+        meta=meta,
+        keep_events=False,  # printed and stored as they happen; no need to hold them
+        variables=arguments,
+        path=os.path.abspath(path),
+        reuse_from=reuse or None,
+        start_at=from_node,
+        store=store,
+        delta_interval=FRAME,
+    )  # streamed text in frames of FRAME seconds at most
     return _execute(run, store, list(args.decide), printer, workflow_path=os.path.abspath(path))
 
 
@@ -328,12 +367,17 @@ def cmd_resume(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     meta = (snap or {}).get("meta") or {}
     if meta.get("baseUrlCredentials") and not args.base_url:
-        print_err("note: the run's --base-url had credentials, which are not stored; pass --base-url again if the "
-                  "server needs them")
+        print_err(
+            "note: the run's --base-url had credentials, which are not stored; pass --base-url again if the "
+            "server needs them"
+        )
     try:
         # The provider settings of the original run apply unless new ones are given.
-        resolver = make_resolver(args.provider or meta.get("provider"), model=args.model or meta.get("model"),
-                                 base_url=args.base_url or meta.get("baseUrl"))
+        resolver = make_resolver(
+            args.provider or meta.get("provider"),
+            model=args.model or meta.get("model"),
+            base_url=args.base_url or meta.get("baseUrl"),
+        )
         wf = store.workflow_of(info.id)
         store.claim_for_resume(info.id)
     except (ProviderConfigError, StoreError) as err:

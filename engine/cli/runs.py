@@ -41,11 +41,15 @@ def find_run(run_id: str) -> tuple[Any, Any] | None:
         matches = store.matching_run_ids(run_id, limit=6) if len(run_id) >= 4 else []
         if len(matches) > 1:
             more = ", ..." if len(matches) > 5 else ""
-            print_err(f"the run id '{run_id}' is ambiguous: it starts {'more than 5' if more else len(matches)} runs "
-                      f"({', '.join(matches[:5])}{more}); give more of it")
+            print_err(
+                f"the run id '{run_id}' is ambiguous: it starts {'more than 5' if more else len(matches)} runs "
+                f"({', '.join(matches[:5])}{more}); give more of it"
+            )
         else:
-            print_err(f"there is no run '{run_id}' in the run history (see: flowdesk runs); a run on a Temporal "
-                      f"server is shown with: flowdesk follow {run_id} --temporal HOST:PORT")
+            print_err(
+                f"there is no run '{run_id}' in the run history (see: flowdesk runs); a run on a Temporal "
+                f"server is shown with: flowdesk follow {run_id} --temporal HOST:PORT"
+            )
         return None
     return store, info
 
@@ -92,18 +96,42 @@ def cmd_runs(args: argparse.Namespace) -> int:
         except StoreError as err:
             print_err(str(err))
             return EXIT_USAGE
-        print(json.dumps({"total": total, "offset": args.offset,
-                          "runs": [{**r.to_json(), "eventCount": counts.get(r.id, 0),
-                                    "tokens": spent.get(r.id, (0, None))[0], "cost": spent.get(r.id, (0, None))[1]}
-                                   for r in runs]},
-                         ensure_ascii=False, indent=2))
+        print(
+            json.dumps(
+                {
+                    "total": total,
+                    "offset": args.offset,
+                    "runs": [
+                        {
+                            **r.to_json(),
+                            "eventCount": counts.get(r.id, 0),
+                            "tokens": spent.get(r.id, (0, None))[0],
+                            "cost": spent.get(r.id, (0, None))[1],
+                        }
+                        for r in runs
+                    ],
+                },
+                ensure_ascii=False,
+                indent=2,
+            )
+        )
         return EXIT_OK
     print(RUNS_HEADER)
     for r in runs:
         tokens, cost = spent.get(r.id, (0, None))
         used = (f"{tokens:,}" + (f" · {format_cost(cost)}" if cost is not None else "")) if tokens else ""
-        print(runs_line(r.id, r.status, r.started_at, r.duration, r.workflow_name, r.input_summary,
-                        "" if r.fully_recorded else "  [not fully recorded]", spent=used))
+        print(
+            runs_line(
+                r.id,
+                r.status,
+                r.started_at,
+                r.duration,
+                r.workflow_name,
+                r.input_summary,
+                "" if r.fully_recorded else "  [not fully recorded]",
+                spent=used,
+            )
+        )
     shown = f"{args.offset + 1}-{args.offset + len(runs)}" if runs else "none"
     print(f"{shown} of {total} run{'s' if total != 1 else ''}")
     return EXIT_OK

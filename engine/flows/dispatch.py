@@ -30,13 +30,24 @@ from engine.llm.base import AgentInvocation, NoToolsContext
 if TYPE_CHECKING:  # pragma: no cover
     from engine.flows.library import FlowLibrary, LibraryFlow
 
-__all__ = ["FlowChoice", "NoFlowMatches", "match_sentence", "routing_schema", "parse_routing_answer",
-           "ask_model_for_flow", "routable_flows", "apply_arguments", "ROUTER_NODE"]
+__all__ = [
+    "FlowChoice",
+    "NoFlowMatches",
+    "match_sentence",
+    "routing_schema",
+    "parse_routing_answer",
+    "ask_model_for_flow",
+    "routable_flows",
+    "apply_arguments",
+    "ROUTER_NODE",
+]
 
 ROUTER_NODE = "router"
-_SYSTEM = ("You route a user's request to one saved flow of their library. Answer with one JSON object only: "
-           '{"flow": <a flow id from the list, or null when none fits>, "arguments": {<the chosen flow\'s '
-           "parameters, with values of the declared types>}}. Use only ids and parameter names that are listed.")
+_SYSTEM = (
+    "You route a user's request to one saved flow of their library. Answer with one JSON object only: "
+    '{"flow": <a flow id from the list, or null when none fits>, "arguments": {<the chosen flow\'s '
+    "parameters, with values of the declared types>}}. Use only ids and parameter names that are listed."
+)
 
 
 class NoFlowMatches(FlowdeskError):
@@ -56,8 +67,13 @@ class FlowChoice:
     spans: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"flow": self.flow.id, "name": self.flow.name, "arguments": self.arguments,
-                               "source": self.source, "path": str(self.flow.path)}
+        out: dict[str, Any] = {
+            "flow": self.flow.id,
+            "name": self.flow.name,
+            "arguments": self.arguments,
+            "source": self.source,
+            "path": str(self.flow.path),
+        }
         if self.source == "trigger":
             out["pattern"] = self.pattern
             out["wildcardWords"] = self.wildcard_words
@@ -85,8 +101,7 @@ def _coerce(value: Any, kind: str) -> Any:
     return value
 
 
-def match_sentence(sentence: str, flows: Iterable[LibraryFlow],
-                   skipped: list[str] | None = None) -> list[FlowChoice]:
+def match_sentence(sentence: str, flows: Iterable[LibraryFlow], skipped: list[str] | None = None) -> list[FlowChoice]:
     """Every trigger match of ``sentence`` among ``flows``, best first. Malformed patterns are
     skipped (the validator reports them on their workflow); ``skipped`` receives a message for
     each, for the caller to show as a warning. One bad pattern never stops the others."""
@@ -123,8 +138,11 @@ def routing_schema(flows: list[LibraryFlow]) -> dict[str, Any]:
     return {
         "type": "object",
         "properties": {
-            "flow": {"type": ["string", "null"], "enum": [*(f.id for f in flows), None],
-                     "description": "the id of the flow to run, or null when none fits"},
+            "flow": {
+                "type": ["string", "null"],
+                "enum": [*(f.id for f in flows), None],
+                "description": "the id of the flow to run, or null when none fits",
+            },
             "arguments": {"anyOf": [_param_schema(f) for f in flows] or [{"type": "object"}]},
         },
         "required": ["flow", "arguments"],
@@ -132,8 +150,7 @@ def routing_schema(flows: list[LibraryFlow]) -> dict[str, Any]:
     }
 
 
-_TYPES: dict[str, Any] = {"string": StrictStr, "number": StrictInt | StrictFloat, "boolean": StrictBool,
-                          "json": Any}
+_TYPES: dict[str, Any] = {"string": StrictStr, "number": StrictInt | StrictFloat, "boolean": StrictBool, "json": Any}
 
 
 def _arguments_model(flow: LibraryFlow) -> type[BaseModel]:
@@ -177,14 +194,14 @@ def parse_routing_answer(text: str, flows: list[LibraryFlow]) -> FlowChoice:
     except ValidationError as err:
         first = err.errors(include_url=False)[0]
         where = ".".join(str(p) for p in first.get("loc", ())) or "arguments"
-        raise NoFlowMatches(f"no flow matches: the model's arguments for '{flow.id}' are wrong ({where}: "
-                            f"{first.get('msg')})") from None
+        raise NoFlowMatches(
+            f"no flow matches: the model's arguments for '{flow.id}' are wrong ({where}: {first.get('msg')})"
+        ) from None
     values = {k: v for k, v in args.model_dump().items() if k in answer.arguments}
     return FlowChoice(flow, values, "model")
 
 
-async def ask_model_for_flow(sentence: str, flows: list[LibraryFlow], resolver: Any, *,
-                             model: str = "") -> FlowChoice:
+async def ask_model_for_flow(sentence: str, flows: list[LibraryFlow], resolver: Any, *, model: str = "") -> FlowChoice:
     """One request to the model (through ``resolver``, as runs use it) for a flow and its
     arguments; the answer is checked by :func:`parse_routing_answer`."""
     if not flows:
@@ -192,20 +209,30 @@ async def ask_model_for_flow(sentence: str, flows: list[LibraryFlow], resolver: 
     schema = routing_schema(flows)
     listing = "\n".join(f"- {f.id}: {f.name}" + (f" — {f.description}" if f.description else "") for f in flows)
     inv = AgentInvocation(
-        node_id=ROUTER_NODE, name="Flow router",
+        node_id=ROUTER_NODE,
+        name="Flow router",
         system_prompt=f"{_SYSTEM}\n\nFlows:\n{listing}\n\nJSON schema of the answer:\n{json.dumps(schema)}",
-        user_content=sentence, model=model, reasoning_effort="low", tools={"web_search": False, "subagents": False},
-        subagents=[], response_format={"type": "json_schema",
-                                       "json_schema": {"name": "flow_choice", "schema": schema, "strict": False}})
+        user_content=sentence,
+        model=model,
+        reasoning_effort="low",
+        tools={"web_search": False, "subagents": False},
+        subagents=[],
+        response_format={
+            "type": "json_schema",
+            "json_schema": {"name": "flow_choice", "schema": schema, "strict": False},
+        },
+    )
     provider = resolver(inv) if callable(resolver) and not hasattr(resolver, "complete") else resolver
     result = await provider.complete(inv, NoToolsContext(ROUTER_NODE))
     try:
         return parse_routing_answer(result.text, flows)
     except NoFlowMatches as err:
         if getattr(provider, "name", "") == "echo":  # it says the sentence back: it never chooses
-            raise NoFlowMatches(f"{err}. The echo provider repeats the sentence rather than choosing a flow: "
-                                "say one of a flow's trigger phrases, or choose a model provider "
-                                "(the CLI's --provider, the editor's Run ▸ LLM Provider).") from None
+            raise NoFlowMatches(
+                f"{err}. The echo provider repeats the sentence rather than choosing a flow: "
+                "say one of a flow's trigger phrases, or choose a model provider "
+                "(the CLI's --provider, the editor's Run ▸ LLM Provider)."
+            ) from None
         raise
 
 
@@ -222,8 +249,11 @@ def apply_arguments(workflow: Any, arguments: dict[str, Any]) -> Any:
     if from_extra:
         raw = (start.data.model_extra or {}).get("variables") or []
     raw = raw or []
-    rows = [v.model_dump(mode="json") if hasattr(v, "model_dump") else dict(v) for v in raw if
-            hasattr(v, "model_dump") or isinstance(v, dict)]
+    rows = [
+        v.model_dump(mode="json") if hasattr(v, "model_dump") else dict(v)
+        for v in raw
+        if hasattr(v, "model_dump") or isinstance(v, dict)
+    ]
     left = dict(arguments)
     for row in rows:
         if row.get("name") in left:

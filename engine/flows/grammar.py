@@ -47,13 +47,24 @@ from typing import Literal, TypeVar
 from engine.errors import FlowdeskError
 
 __all__ = [
-    "TriggerPatternError", "TriggerPattern", "TriggerMatch", "TriggerCaptureKind", "compile_trigger",
-    "best_trigger_match", "all_trigger_matches", "generate_trigger_example", "trigger_words",
+    "TriggerPatternError",
+    "TriggerPattern",
+    "TriggerMatch",
+    "TriggerCaptureKind",
+    "compile_trigger",
+    "best_trigger_match",
+    "all_trigger_matches",
+    "generate_trigger_example",
+    "trigger_words",
 ]
 
 TriggerCaptureKind = Literal["wildcard", "word", "number"]
-_KINDS: dict[str, TriggerCaptureKind] = {"wildcard": "wildcard", "string": "wildcard", "word": "word",
-                                          "number": "number"}
+_KINDS: dict[str, TriggerCaptureKind] = {
+    "wildcard": "wildcard",
+    "string": "wildcard",
+    "word": "word",
+    "number": "number",
+}
 _CAPTURE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _WORD_CHAR = re.compile(r"\w")
 _MAX_DEPTH = 50  # groups inside one another; deeper is refused (parsing and matching recurse on groups)
@@ -61,8 +72,7 @@ _MAX_DEPTH = 50  # groups inside one another; deeper is refused (parsing and mat
 # before it, and the quotes or brackets around it (_capture_text).
 _SENTENCE_END = frozenset(".?!,;:\u2026\u3002\uff01\uff1f")
 _SENTENCE_START = frozenset("\u00bf\u00a1")
-_PAIRS = {'"': '"', "'": "'", "\u201c": "\u201d", "\u2018": "\u2019", "\u00ab": "\u00bb", "(": ")", "[": "]",
-          "{": "}"}
+_PAIRS = {'"': '"', "'": "'", "\u201c": "\u201d", "\u2018": "\u2019", "\u00ab": "\u00bb", "(": ")", "[": "]", "{": "}"}
 _CLOSERS = {close: open_ for open_, close in _PAIRS.items()}
 _WORD = re.compile(r"\S+")
 _NUMBER = re.compile(r"[^\w+\-.]*(?P<n>[+-]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|[+-]?\.\d+)\W*")
@@ -89,7 +99,7 @@ def _strip_nonword(text: str) -> str:
         return ""
     last = _WORD_CHAR.search(text[::-1])
     assert last is not None
-    return text[first.start():len(text) - last.start()]
+    return text[first.start() : len(text) - last.start()]
 
 
 def _norm(word: str) -> str:
@@ -203,8 +213,9 @@ def _tokenise(pattern: str) -> list[_Tok]:
             if c == "(":
                 depth += 1
                 if depth > _MAX_DEPTH:
-                    raise TriggerPatternError(pattern, i, f"pattern too deeply nested (more than {_MAX_DEPTH} "
-                                                          "groups inside one another)")
+                    raise TriggerPatternError(
+                        pattern, i, f"pattern too deeply nested (more than {_MAX_DEPTH} groups inside one another)"
+                    )
             elif c == ")":
                 depth = max(0, depth - 1)
             toks.append(_Tok(c, i))  # type: ignore[arg-type]
@@ -214,7 +225,7 @@ def _tokenise(pattern: str) -> list[_Tok]:
             inner_open = pattern.find("(", i + 2)
             if close < 0 or 0 <= inner_open < close:
                 raise TriggerPatternError(pattern, i, 'unclosed capture "$("')
-            body = pattern[i + 2:close]
+            body = pattern[i + 2 : close]
             name, _, kind = body.partition(":")
             name, kind = name.strip(), kind.strip()
             if not name:
@@ -223,8 +234,9 @@ def _tokenise(pattern: str) -> list[_Tok]:
                 raise TriggerPatternError(pattern, i + 2, f'invalid capture name "{name}" (letters, digits and _)')
             if ":" in body and kind not in _KINDS:
                 where = i + 2 + body.index(":") + 1
-                raise TriggerPatternError(pattern, where,
-                                          f'unknown capture type "{kind}" (expected wildcard, word or number)')
+                raise TriggerPatternError(
+                    pattern, where, f'unknown capture type "{kind}" (expected wildcard, word or number)'
+                )
             toks.append(_Tok("cap", i, body, name, _KINDS[kind] if kind else "wildcard"))
             i = close + 1
         else:
@@ -489,7 +501,7 @@ class TriggerPattern:
                     value: str | int | float | None = _number(first.raw)
                     assert value is not None
                 else:  # wildcard or word: any words, so they count against the match
-                    value = _capture_text(sentence[first.start:last.end])
+                    value = _capture_text(sentence[first.start : last.end])
                     wild += pos - opened[st.arg]
                 captures[st.arg] = value
                 spans[st.arg] = (first.start, last.end)
@@ -580,8 +592,7 @@ def _collect_captures(node: _Node, out: dict[str, TriggerCaptureKind]) -> None:
         _collect_captures(node.inner, out)
 
 
-def all_trigger_matches(sentence: str,
-                        candidates: Iterable[tuple[K, TriggerPattern]]) -> list[tuple[K, TriggerMatch]]:
+def all_trigger_matches(sentence: str, candidates: Iterable[tuple[K, TriggerPattern]]) -> list[tuple[K, TriggerMatch]]:
     """Every candidate that matches, best first: fewest wildcard words, then the order given."""
     words = _words(sentence)
     if not words:
@@ -595,15 +606,15 @@ def all_trigger_matches(sentence: str,
     return [(key, m) for _, _, key, m in found]
 
 
-def best_trigger_match(sentence: str,
-                       candidates: Iterable[tuple[K, TriggerPattern]]) -> tuple[K, TriggerMatch] | None:
+def best_trigger_match(sentence: str, candidates: Iterable[tuple[K, TriggerPattern]]) -> tuple[K, TriggerMatch] | None:
     """The winning ``(key, match)`` among the candidates, or None when none matches."""
     ranked = all_trigger_matches(sentence, candidates)
     return ranked[0] if ranked else None
 
 
-def generate_trigger_example(pattern: TriggerPattern, rng: random.Random | None = None,
-                     values: dict[str, str | int | float] | None = None) -> str:
+def generate_trigger_example(
+    pattern: TriggerPattern, rng: random.Random | None = None, values: dict[str, str | int | float] | None = None
+) -> str:
     """A sentence the pattern can match: alternatives and optionals chosen by ``rng`` (the
     first alternative and every optional without one), captures filled from ``values`` or
     with their name (wildcard, word) or 3 (number). For placeholders and tests."""

@@ -52,8 +52,18 @@ from engine.nodes.credentials import (
     url_credential_params,
 )
 
-__all__ = ["FLOW_FORMATS", "ImportResult", "ImportRefused", "ExportRefused", "detect_flow_format", "format_label",
-           "import_flow", "load_any_workflow", "export_anythingllm", "EXPORT_FORMATS"]
+__all__ = [
+    "FLOW_FORMATS",
+    "ImportResult",
+    "ImportRefused",
+    "ExportRefused",
+    "detect_flow_format",
+    "format_label",
+    "import_flow",
+    "load_any_workflow",
+    "export_anythingllm",
+    "EXPORT_FORMATS",
+]
 
 EXPORT_FORMATS = ("anythingllm",)
 
@@ -115,8 +125,9 @@ class _Builder:
         if linked:
             x, y = _X0 + _DX * len(self.chain), _Y0
             if self.chain:
-                self.connections.append({"source": self.chain[-1], "target": nid, "sourceHandle": "output",
-                                         "targetHandle": "input"})
+                self.connections.append(
+                    {"source": self.chain[-1], "target": nid, "sourceHandle": "output", "targetHandle": "input"}
+                )
             self.chain.append(nid)
         else:
             x, y = _X0 + _DX * (len(self.chain) + self.unlinked - 1), _Y_UNLINKED
@@ -124,8 +135,16 @@ class _Builder:
         self.nodes.append({"id": nid, "type": kind, "x": x, "y": y, "data": data})
         return nid
 
-    def workflow(self, raw: Mapping[str, Any], *, name: Any, description: Any, variables: list[dict[str, Any]],
-                 triggers: list[str], used: set[str]) -> dict[str, Any]:
+    def workflow(
+        self,
+        raw: Mapping[str, Any],
+        *,
+        name: Any,
+        description: Any,
+        variables: list[dict[str, Any]],
+        triggers: list[str],
+        used: set[str],
+    ) -> dict[str, Any]:
         wf: dict[str, Any] = {}
         if isinstance(name, str) and name:
             wf["name"] = name
@@ -137,8 +156,12 @@ class _Builder:
         wf["nodes"] = self.nodes
         wf["connections"] = self.connections
         metadata = {k: v for k, v in raw.items() if k not in used}
-        wf["imported"] = {"format": self.fmt, "formatLabel": format_label(self.fmt), **(
-            {"file": Path(self.path).name} if self.path else {}), "metadata": metadata}
+        wf["imported"] = {
+            "format": self.fmt,
+            "formatLabel": format_label(self.fmt),
+            **({"file": Path(self.path).name} if self.path else {}),
+            "metadata": metadata,
+        }
         self._check_triggers(triggers)
         return wf
 
@@ -187,8 +210,10 @@ def _credential_safe_headers(b: _Builder, where: str, headers: Any) -> Any:
             value = str(row.get("value"))
             scheme = re.match(r"\s*(Bearer|Token|Basic|Digest|ApiKey|Api-Key)\s+", value, re.IGNORECASE)
             row = {**row, "value": (scheme.group(0) if scheme else "") + f"{{{{secrets.{secret}}}}}"}
-            b.warn(f"{where}: the header '{key}' held a literal credential; it now reads {{{{secrets.{secret}}}}} "
-                   f"(set {secret} in the environment or the keyring)")
+            b.warn(
+                f"{where}: the header '{key}' held a literal credential; it now reads {{{{secrets.{secret}}}}} "
+                f"(set {secret} in the environment or the keyring)"
+            )
         out.append(row)
     return out
 
@@ -210,8 +235,10 @@ def _credential_safe_url(b: _Builder, where: str, url: Any) -> Any:
         if key in names:
             secret = re.sub(r"\W+", "_", key).strip("_").upper() or "API_KEY"
             value = f"{{{{secrets.{secret}}}}}"
-            b.warn(f"{where}: the URL's query parameter '{key}' held a literal credential; it now reads {value} "
-                   f"(set {secret} in the environment or the keyring)")
+            b.warn(
+                f"{where}: the URL's query parameter '{key}' held a literal credential; it now reads {value} "
+                f"(set {secret} in the environment or the keyring)"
+            )
         pairs.append(f"{quote(key, safe='')}={value if value.startswith('{{secrets.') else quote(value, safe='')}")
     return urlunsplit((parts.scheme, netloc, parts.path, "&".join(pairs), parts.fragment))
 
@@ -232,8 +259,10 @@ def _import_anythingllm(raw: Mapping[str, Any], path: Any) -> ImportResult:
         if kind == "start":
             config = config or {}
             if not isinstance(config.get("variables") or [], list):
-                raise b.refuse(f"steps[{i}].config.variables is not a list (found "
-                               f"{_json_kind(config.get('variables'))}); nothing was imported")
+                raise b.refuse(
+                    f"steps[{i}].config.variables is not a list (found "
+                    f"{_json_kind(config.get('variables'))}); nothing was imported"
+                )
             for j, var in enumerate(config.get("variables") or []):
                 if not isinstance(var, dict) or not isinstance(var.get("name"), str) or not var["name"]:
                     if isinstance(var, dict) and not var.get("name"):
@@ -262,8 +291,10 @@ def _import_anythingllm(raw: Mapping[str, Any], path: Any) -> ImportResult:
         config.pop("resultVariable", None)
         direct = bool(config.get("directOutput"))
         if kind == "apiCall":
-            data: dict[str, Any] = {"method": str(config.pop("method", "GET") or "GET").upper(),
-                                    "url": _credential_safe_url(b, f"steps[{i}] (apiCall)", config.pop("url", "") or "")}
+            data: dict[str, Any] = {
+                "method": str(config.pop("method", "GET") or "GET").upper(),
+                "url": _credential_safe_url(b, f"steps[{i}] (apiCall)", config.pop("url", "") or ""),
+            }
             headers = config.pop("headers", None)
             if headers:
                 data["headers"] = _credential_safe_headers(b, f"steps[{i}] (apiCall)", headers)
@@ -280,8 +311,11 @@ def _import_anythingllm(raw: Mapping[str, Any], path: Any) -> ImportResult:
                 data["formData"] = form
             kind_out = "http"
         elif kind == "llmInstruction":
-            data = {"agentName": f"Instruction {i}", "userPrompt": config.pop("instruction", "") or "",
-                    "tools": {"web_search": False, "subagents": False}}
+            data = {
+                "agentName": f"Instruction {i}",
+                "userPrompt": config.pop("instruction", "") or "",
+                "tools": {"web_search": False, "subagents": False},
+            }
             kind_out = "agent"
         else:  # webScraping
             data = {"url": config.pop("url", "") or "", "format": "markdown"}
@@ -295,18 +329,34 @@ def _import_anythingllm(raw: Mapping[str, Any], path: Any) -> ImportResult:
             continue
         if direct:
             ended_at = i
-    if ended_at is not None and any(s.get("type") != "start" for s in steps[ended_at + 1:]):
-        later = len([s for s in steps[ended_at + 1:] if s.get("type") != "start"])
-        b.warn(f"steps[{ended_at}] ({steps[ended_at].get('type')}) has directOutput: the flow ends there; the "
-               f"{later} later block{'s are' if later != 1 else ' is'} kept below the chain, unlinked")
-    wf = b.workflow(raw, name=raw.get("name"), description=raw.get("description"), variables=variables, triggers=[],
-                    used={"name", "description", "steps"})
+    if ended_at is not None and any(s.get("type") != "start" for s in steps[ended_at + 1 :]):
+        later = len([s for s in steps[ended_at + 1 :] if s.get("type") != "start"])
+        b.warn(
+            f"steps[{ended_at}] ({steps[ended_at].get('type')}) has directOutput: the flow ends there; the "
+            f"{later} later block{'s are' if later != 1 else ' is'} kept below the chain, unlinked"
+        )
+    wf = b.workflow(
+        raw,
+        name=raw.get("name"),
+        description=raw.get("description"),
+        variables=variables,
+        triggers=[],
+        used={"name", "description", "steps"},
+    )
     return ImportResult("anythingllm", wf, b.warnings)
 
 
 # ------------------------------------------------------------------------------- TypeAgent
-_TA_TYPES = {"string": "string", "number": "number", "boolean": "boolean", "path": "string", "json": "json",
-             "object": "json", "array": "json", "integer": "number"}
+_TA_TYPES = {
+    "string": "string",
+    "number": "number",
+    "boolean": "boolean",
+    "path": "string",
+    "json": "json",
+    "object": "json",
+    "array": "json",
+    "integer": "number",
+}
 
 
 def _typeagent_variables(b: _Builder, params: Any) -> list[dict[str, Any]]:
@@ -353,15 +403,17 @@ _STEP_REF = re.compile(r"(\$\{\s*|\{\{\s*)([^\W\d]\w*)((?:\.[^\s.}\[]+|\[\s*-?\d
 def _rewrite_refs(value: Any, steps: Mapping[str, str]) -> Any:
     """``${id.text}`` → ``${var}``, ``${id.data.x}`` → ``${var.x}`` for each step id → output var."""
     if isinstance(value, str):
+
         def sub(m: re.Match[str]) -> str:
             head, name, rest, tail = m.groups()
             if name not in steps:
                 return m.group(0)
             if rest.startswith(".text"):
-                rest = rest[len(".text"):]
+                rest = rest[len(".text") :]
             elif rest.startswith(".data"):
-                rest = rest[len(".data"):]
+                rest = rest[len(".data") :]
             return f"{head}{steps[name]}{rest}{tail}"
+
         return _STEP_REF.sub(sub, value) if ("${" in value or "{{" in value) else value
     if isinstance(value, list):
         return [_rewrite_refs(v, steps) for v in value]
@@ -413,8 +465,11 @@ def _import_typeagent_steps(raw: Mapping[str, Any], path: Any) -> ImportResult:
                 prompt = f"{prompt}\n\n{extra}" if prompt else extra
             if not prompt:
                 prompt = json.dumps(params, ensure_ascii=False)
-            data: dict[str, Any] = {"agentName": str(step.get("id") or action), "userPrompt": prompt,
-                                    "tools": {"web_search": False, "subagents": False}}
+            data: dict[str, Any] = {
+                "agentName": str(step.get("id") or action),
+                "userPrompt": prompt,
+                "tools": {"web_search": False, "subagents": False},
+            }
             if isinstance(params.get("model"), str):
                 data["model"] = params["model"]
             kind = "agent"
@@ -423,10 +478,12 @@ def _import_typeagent_steps(raw: Mapping[str, Any], path: Any) -> ImportResult:
             kind = "fetch"
         elif full == "utility.webSearch":
             query = _text_param(params, "query", "q", "search", "text")
-            data = {"agentName": str(step.get("id") or "Web search"),
-                    "systemPrompt": "Search the web and answer with what you found, citing the sources.",
-                    "userPrompt": query or json.dumps(params, ensure_ascii=False),
-                    "tools": {"web_search": True, "subagents": False}}
+            data = {
+                "agentName": str(step.get("id") or "Web search"),
+                "systemPrompt": "Search the web and answer with what you found, citing the sources.",
+                "userPrompt": query or json.dumps(params, ensure_ascii=False),
+                "tools": {"web_search": True, "subagents": False},
+            }
             kind = "agent"
         else:
             data = {"schema": schema, "action": action, "parameters": params}
@@ -438,9 +495,14 @@ def _import_typeagent_steps(raw: Mapping[str, Any], path: Any) -> ImportResult:
             data["outputVar"] = out_vars[sid]
         data["typeagentStep"] = origin
         b.add(kind, data)
-    wf = b.workflow(raw, name=raw.get("name") or raw.get("actionName"), description=raw.get("description"),
-                    variables=variables, triggers=_patterns(b, raw.get("grammarPatterns")),
-                    used={"name", "description", "parameters", "steps"})
+    wf = b.workflow(
+        raw,
+        name=raw.get("name") or raw.get("actionName"),
+        description=raw.get("description"),
+        variables=variables,
+        triggers=_patterns(b, raw.get("grammarPatterns")),
+        used={"name", "description", "parameters", "steps"},
+    )
     return ImportResult("typeagent-steps", wf, b.warnings)
 
 
@@ -460,15 +522,23 @@ def _import_typeagent_script(raw: Mapping[str, Any], path: Any) -> ImportResult:
     b.add("script", data)
     b.warn(f"the {data['language']} script is kept verbatim in a script node, which cannot run in Flowdesk")
     name = raw.get("actionName") or raw.get("name")
-    wf = b.workflow(raw, name=name, description=raw.get("description"), variables=variables,
-                    triggers=_patterns(b, raw.get("grammarPatterns")),
-                    used={"name", "actionName", "description", "parameters", "script"})
+    wf = b.workflow(
+        raw,
+        name=name,
+        description=raw.get("description"),
+        variables=variables,
+        triggers=_patterns(b, raw.get("grammarPatterns")),
+        used={"name", "actionName", "description", "parameters", "script"},
+    )
     # grammarPatterns stays in the metadata: ScriptFlow's isAlias/examples are not triggers' business
     return ImportResult("typeagent-script", wf, b.warnings)
 
 
-_IMPORTERS = {"anythingllm": _import_anythingllm, "typeagent-steps": _import_typeagent_steps,
-              "typeagent-script": _import_typeagent_script}
+_IMPORTERS = {
+    "anythingllm": _import_anythingllm,
+    "typeagent-steps": _import_typeagent_steps,
+    "typeagent-script": _import_typeagent_script,
+}
 
 
 def import_flow(raw: Any, *, path: str | os.PathLike[str] | None = None) -> ImportResult:
@@ -476,8 +546,12 @@ def import_flow(raw: Any, *, path: str | os.PathLike[str] | None = None) -> Impo
     cannot be represented, :class:`WorkflowLoadError` when it is no known format."""
     fmt = detect_flow_format(raw)
     if fmt is None:
-        raise WorkflowLoadError("not a workflow graph (no 'nodes' list), and not a flow file Flowdesk can import "
-                                "(AnythingLLM agent flow, TypeAgent step or script recipe)", where="nodes", path=path)
+        raise WorkflowLoadError(
+            "not a workflow graph (no 'nodes' list), and not a flow file Flowdesk can import "
+            "(AnythingLLM agent flow, TypeAgent step or script recipe)",
+            where="nodes",
+            path=path,
+        )
     if fmt == "flowdesk":
         wf = parse_workflow(raw, path=path)
         return ImportResult("flowdesk", workflow_to_dict(wf))
@@ -517,6 +591,7 @@ def export_anythingllm(workflow: Workflow, warnings: list[str] | None = None) ->
     agent and fetch nodes only (one link out of each); anything else raises :class:`ExportRefused`.
     ``warnings``, when given, receives a sentence for each literal credential copied into the
     export (a header, a query parameter or the URL of an ``http`` node)."""
+
     def label(n: Any) -> str:
         spec = spec_for(n.type)
         return spec.describe(n) if spec is not None else f"'{n.id}'"
@@ -537,8 +612,10 @@ def export_anythingllm(workflow: Workflow, warnings: list[str] | None = None) ->
     for v in start_vars:
         v = v if isinstance(v, dict) else v.model_dump(mode="json")
         value = v.get("value")
-        item = {"name": v.get("name"), "value": "" if value is None else (value if isinstance(value, str)
-                                                                          else json.dumps(value))}
+        item = {
+            "name": v.get("name"),
+            "value": "" if value is None else (value if isinstance(value, str) else json.dumps(value)),
+        }
         if v.get("description"):
             item["description"] = v["description"]
         variables.append(item)
@@ -551,32 +628,44 @@ def export_anythingllm(workflow: Workflow, warnings: list[str] | None = None) ->
         if not links:
             break
         if len(links) > 1:
-            raise ExportRefused(f"Cannot export to an AnythingLLM agent flow: {label(current)} has "
-                                f"{len(links)} outgoing links; the format has only a chain of blocks.")
+            raise ExportRefused(
+                f"Cannot export to an AnythingLLM agent flow: {label(current)} has "
+                f"{len(links)} outgoing links; the format has only a chain of blocks."
+            )
         link = links[0]
         if link.sourceHandle not in (None, "output"):
-            raise ExportRefused(f"Cannot export to an AnythingLLM agent flow: the link from {label(current)} leaves "
-                                f"from its '{link.sourceHandle}' handle; the format has only a chain of blocks.")
+            raise ExportRefused(
+                f"Cannot export to an AnythingLLM agent flow: the link from {label(current)} leaves "
+                f"from its '{link.sourceHandle}' handle; the format has only a chain of blocks."
+            )
         node = nodes.get(link.target)
         if node is None:
             break
         if node.id in seen:
-            raise ExportRefused(f"Cannot export to an AnythingLLM agent flow: {label(node)} is reached twice (a "
-                                "loop); the format has only a chain of blocks.")
+            raise ExportRefused(
+                f"Cannot export to an AnythingLLM agent flow: {label(node)} is reached twice (a "
+                "loop); the format has only a chain of blocks."
+            )
         if in_count.get(node.id, 0) > 1:
-            raise ExportRefused(f"Cannot export to an AnythingLLM agent flow: {label(node)} has several incoming "
-                                "links; the format has only a chain of blocks.")
+            raise ExportRefused(
+                f"Cannot export to an AnythingLLM agent flow: {label(node)} has several incoming "
+                "links; the format has only a chain of blocks."
+            )
         seen.add(node.id)
         d = node.data.model_dump(mode="json", exclude_none=True)
         out_var = d.get("outputVar") or None
         if node.type == "http":
             if warnings is not None:
-                warnings.extend(f"{label(node)}: {where} holds a credential typed in, copied into the export as it "
-                                "is; write {{secrets.NAME}} instead" for where in literal_credentials(d))
+                warnings.extend(
+                    f"{label(node)}: {where} holds a credential typed in, copied into the export as it "
+                    "is; write {{secrets.NAME}} instead"
+                    for where in literal_credentials(d)
+                )
             config: dict[str, Any] = {"url": d.get("url", ""), "method": str(d.get("method") or "GET").upper()}
             if d.get("query"):
-                raise ExportRefused(f"Cannot export to an AnythingLLM agent flow: {label(node)} has query rows; "
-                                    "put them in its URL.")
+                raise ExportRefused(
+                    f"Cannot export to an AnythingLLM agent flow: {label(node)} has query rows; put them in its URL."
+                )
             for key in ("headers", "bodyType", "body", "formData"):
                 if d.get(key) not in (None, "", []):
                     config[key] = d[key]
@@ -588,16 +677,27 @@ def export_anythingllm(workflow: Workflow, warnings: list[str] | None = None) ->
         elif node.type == "agent":
             tools = d.get("tools") or {}
             if tools.get("web_search") or tools.get("subagents") or tools.get("flows"):
-                raise ExportRefused(f"Cannot export to an AnythingLLM agent flow: {label(node)} uses tools; an "
-                                    "llmInstruction block has none.")
+                raise ExportRefused(
+                    f"Cannot export to an AnythingLLM agent flow: {label(node)} uses tools; an "
+                    "llmInstruction block has none."
+                )
             prompt = d.get("userPrompt") or ""
             if not prompt or "PREVIOUS_OUTPUT" in prompt or re.search(r"(\{\{|\$\{)\s*input\b", prompt):
                 if previous_var is None:
-                    raise ExportRefused(f"Cannot export to an AnythingLLM agent flow: {label(node)} uses the previous "
-                                        "output, which the format has no name for; give the previous node an output "
-                                        "variable (outputVar).")
-                prompt = (re.sub(r"\{\{\s*(PREVIOUS_OUTPUT|input)\s*\}\}|\$\{\s*(PREVIOUS_OUTPUT|input)\s*\}",
-                                 "${" + previous_var + "}", prompt) if prompt else "${" + previous_var + "}")
+                    raise ExportRefused(
+                        f"Cannot export to an AnythingLLM agent flow: {label(node)} uses the previous "
+                        "output, which the format has no name for; give the previous node an output "
+                        "variable (outputVar)."
+                    )
+                prompt = (
+                    re.sub(
+                        r"\{\{\s*(PREVIOUS_OUTPUT|input)\s*\}\}|\$\{\s*(PREVIOUS_OUTPUT|input)\s*\}",
+                        "${" + previous_var + "}",
+                        prompt,
+                    )
+                    if prompt
+                    else "${" + previous_var + "}"
+                )
             system = d.get("systemPrompt") or ""
 
             if system and system != DEFAULT_SYSTEM_PROMPT:
@@ -612,9 +712,11 @@ def export_anythingllm(workflow: Workflow, warnings: list[str] | None = None) ->
                 config["resultVariable"] = out_var
             step = {"type": "webScraping", "config": config}
         else:
-            raise ExportRefused(f"Cannot export to an AnythingLLM agent flow: {label(node)} is a '{node.type}' node; "
-                                "the format has only start variables, API calls (http), LLM instructions (agent) "
-                                "and web scraping (fetch).")
+            raise ExportRefused(
+                f"Cannot export to an AnythingLLM agent flow: {label(node)} is a '{node.type}' node; "
+                "the format has only start variables, API calls (http), LLM instructions (agent) "
+                "and web scraping (fetch)."
+            )
         if d.get("directOutput"):
             step["config"]["directOutput"] = True
         steps.append(step)
@@ -622,13 +724,19 @@ def export_anythingllm(workflow: Workflow, warnings: list[str] | None = None) ->
         current = node
     reachable_others = [n for n in workflow.nodes if n.id not in seen]
     if reachable_others:
-        raise ExportRefused(f"Cannot export to an AnythingLLM agent flow: {label(reachable_others[0])} is not in the "
-                            "chain from start; the format has only a chain of blocks.")
+        raise ExportRefused(
+            f"Cannot export to an AnythingLLM agent flow: {label(reachable_others[0])} is not in the "
+            "chain from start; the format has only a chain of blocks."
+        )
     out: dict[str, Any] = {"name": workflow.name or "Untitled workflow"}
     if workflow.description:
         out["description"] = workflow.description
     meta = (workflow.model_extra or {}).get("imported")
-    active = meta.get("metadata", {}).get("active") if isinstance(meta, dict) and isinstance(meta.get("metadata"), dict) else None
+    active = (
+        meta.get("metadata", {}).get("active")
+        if isinstance(meta, dict) and isinstance(meta.get("metadata"), dict)
+        else None
+    )
     out["active"] = True if active is None else active
     out["steps"] = steps
     return out

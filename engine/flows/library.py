@@ -37,8 +37,17 @@ from engine.llm.config import Settings, load_settings, save_settings
 from engine.paths import data_dir
 from engine.resources import sample_paths
 
-__all__ = ["FlowLibrary", "LibraryFlow", "FlowParameter", "LibraryError", "library_dir", "default_library",
-           "flow_parameters", "workflow_can_pause", "FLOW_SUFFIX"]
+__all__ = [
+    "FlowLibrary",
+    "LibraryFlow",
+    "FlowParameter",
+    "LibraryError",
+    "library_dir",
+    "default_library",
+    "flow_parameters",
+    "workflow_can_pause",
+    "FLOW_SUFFIX",
+]
 
 FLOW_SUFFIX = ".flow.json"
 
@@ -65,8 +74,13 @@ class FlowParameter:
         return schema
 
     def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "type": self.type, "description": self.description, "required": self.required,
-                "value": self.value}
+        return {
+            "name": self.name,
+            "type": self.type,
+            "description": self.description,
+            "required": self.required,
+            "value": self.value,
+        }
 
 
 @dataclass(slots=True)
@@ -89,13 +103,23 @@ class LibraryFlow:
 
     def parameters_schema(self) -> dict[str, Any]:
         """The JSON schema of the flow's parameters (a tool's ``parameters``)."""
-        return {"type": "object", "properties": {p.name: p.json_schema() for p in self.parameters},
-                "required": [p.name for p in self.parameters if p.required]}
+        return {
+            "type": "object",
+            "properties": {p.name: p.json_schema() for p in self.parameters},
+            "required": [p.name for p in self.parameters if p.required],
+        }
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"id": self.id, "name": self.name, "description": self.description,
-                               "parameters": [p.to_json() for p in self.parameters], "triggers": list(self.triggers),
-                               "enabled": self.enabled, "canPause": self.can_pause, "path": str(self.path)}
+        out: dict[str, Any] = {
+            "id": self.id,
+            "name": self.name,
+            "description": self.description,
+            "parameters": [p.to_json() for p in self.parameters],
+            "triggers": list(self.triggers),
+            "enabled": self.enabled,
+            "canPause": self.can_pause,
+            "path": str(self.path),
+        }
         if self.error:
             out["error"] = self.error
         return out
@@ -121,22 +145,33 @@ def flow_parameters(workflow: Workflow) -> list[FlowParameter]:
         if not isinstance(v, dict) or not isinstance(v.get("name"), str) or not v["name"].strip():
             continue
         kind = v.get("type") if v.get("type") in ("string", "number", "boolean", "json") else "string"
-        out.append(FlowParameter(v["name"].strip(), str(kind), str(v.get("description") or ""), bool(v.get("required")),
-                                 v.get("value")))
+        out.append(
+            FlowParameter(
+                v["name"].strip(), str(kind), str(v.get("description") or ""), bool(v.get("required")), v.get("value")
+            )
+        )
     return out
 
 
 def _triggers(workflow: Workflow) -> list[str]:
-    raw = (workflow.model_extra or {}).get("triggers") if getattr(workflow, "triggers", None) is None \
+    raw = (
+        (workflow.model_extra or {}).get("triggers")
+        if getattr(workflow, "triggers", None) is None
         else workflow.triggers
+    )
     return [t for t in raw or () if isinstance(t, str)]
 
 
 _PAUSING_KINDS = ("approval",)
 
 
-def workflow_can_pause(workflow: Workflow, library: FlowLibrary | None = None, *,
-                       base: str | os.PathLike[str] | None = None, _seen: set[str] | None = None) -> bool:
+def workflow_can_pause(
+    workflow: Workflow,
+    library: FlowLibrary | None = None,
+    *,
+    base: str | os.PathLike[str] | None = None,
+    _seen: set[str] | None = None,
+) -> bool:
     """Whether a run of ``workflow`` can wait for a person: it has an approval node, or a
     ``flow``/``action`` node runs a flow that can (looked up in ``library``)."""
     seen = _seen if _seen is not None else set()
@@ -274,7 +309,9 @@ class FlowLibrary:
                     if entry is None:
                         continue
                     if entry.id in seen_ids and not entry.error:
-                        entry = LibraryFlow(**{**_fields(entry), "error": f"another flow already has the id '{entry.id}'"})
+                        entry = LibraryFlow(
+                            **{**_fields(entry), "error": f"another flow already has the id '{entry.id}'"}
+                        )
                     seen_ids.add(entry.id)
                     entry.enabled = entry.id not in disabled
                     out.append(entry)
@@ -297,8 +334,14 @@ class FlowLibrary:
             self._cache[path] = (key, entry, None)
             return LibraryFlow(**_fields(entry))
         flow_id = getattr(wf, "id", None) or stem
-        entry = LibraryFlow(id=str(flow_id), name=wf.name or stem, path=path, description=wf.description or "",
-                            parameters=flow_parameters(wf), triggers=_triggers(wf))
+        entry = LibraryFlow(
+            id=str(flow_id),
+            name=wf.name or stem,
+            path=path,
+            description=wf.description or "",
+            parameters=flow_parameters(wf),
+            triggers=_triggers(wf),
+        )
         self._cache[path] = (key, entry, wf)
         return LibraryFlow(**_fields(entry))
 
@@ -308,12 +351,16 @@ class FlowLibrary:
             return None
         flows = [f for f in self._scan() if not f.error]
         low = id_or_name.strip().lower()
-        found = next((f for f in flows if f.id == id_or_name), None) \
-            or next((f for f in flows if f.name.strip().lower() == low), None) \
+        found = (
+            next((f for f in flows if f.id == id_or_name), None)
+            or next((f for f in flows if f.name.strip().lower() == low), None)
             or next((f for f in flows if f.path.name[: -len(FLOW_SUFFIX)].lower() == low), None)
+        )
         return self._fill_can_pause(found) if found is not None else None
 
-    def resolve(self, ref: str, *, base: str | os.PathLike[str] | None = None, by_name: bool = True) -> LibraryFlow | None:
+    def resolve(
+        self, ref: str, *, base: str | os.PathLike[str] | None = None, by_name: bool = True
+    ) -> LibraryFlow | None:
         """What a flow reference names: a library id, a path (relative to the file ``base``), or a name."""
         ref = (ref or "").strip()
         if not ref:

@@ -24,14 +24,22 @@ from engine.graph.model import Workflow
 from engine.llm.base import AgentInvocation, LLMProvider, NoToolsContext
 from engine.nodes import spec_for
 
-__all__ = ["RepairError", "RepairProposal", "repair_prompt", "parse_repair", "propose_repair", "apply_repair",
-           "failed_node"]
+__all__ = [
+    "RepairError",
+    "RepairProposal",
+    "repair_prompt",
+    "parse_repair",
+    "propose_repair",
+    "apply_repair",
+    "failed_node",
+]
 
 REPAIR_SYSTEM_PROMPT = (
     "You repair one failing node of a Flowdesk workflow. You get the node's kind, the JSON Schema of its data, "
     "its current data, the input it got and the error it failed with. Answer with one JSON object only: "
     '{"patch": {<only the data fields to change, with their new values>}, "reason": "<one line: what was wrong>"}. '
-    "Change as little as possible; never invent fields the schema does not have.")
+    "Change as little as possible; never invent fields the schema does not have."
+)
 
 
 class RepairError(FlowdeskError, ValueError):
@@ -49,8 +57,13 @@ class RepairProposal:
     changes: list[tuple[str, Any, Any]] = field(default_factory=list)  # (field, before, after)
 
     def to_json(self) -> dict[str, Any]:
-        return {"nodeId": self.node_id, "kind": self.kind, "patch": self.patch, "reason": self.reason,
-                "changes": [{"field": f, "before": b, "after": a} for f, b, a in self.changes]}
+        return {
+            "nodeId": self.node_id,
+            "kind": self.kind,
+            "patch": self.patch,
+            "reason": self.reason,
+            "changes": [{"field": f, "before": b, "after": a} for f, b, a in self.changes],
+        }
 
 
 def _data(node: Any) -> dict[str, Any]:
@@ -65,9 +78,11 @@ def repair_prompt(workflow: Workflow, node_id: str, input_text: str | None, erro
     if spec is None:
         raise RepairError(f"node '{node_id}' has an unknown kind '{node.type}'")
     schema = spec.data_model.model_json_schema()
-    return (f"Node kind: {node.type}\n\nData schema (JSON Schema):\n{json.dumps(schema, ensure_ascii=False)}\n\n"
-            f"Current data:\n{json.dumps(_data(node), ensure_ascii=False)}\n\n"
-            f"Input it got:\n{input_text or '(none)'}\n\nError:\n{error}\n")
+    return (
+        f"Node kind: {node.type}\n\nData schema (JSON Schema):\n{json.dumps(schema, ensure_ascii=False)}\n\n"
+        f"Current data:\n{json.dumps(_data(node), ensure_ascii=False)}\n\n"
+        f"Input it got:\n{input_text or '(none)'}\n\nError:\n{error}\n"
+    )
 
 
 _FENCE = re.compile(r"```(?:json)?\s*(\{.*\})\s*```", re.S)
@@ -86,7 +101,7 @@ def parse_repair(workflow: Workflow, node_id: str, answer: str) -> RepairProposa
     if m:
         text = m.group(1)
     elif not text.startswith("{") and "{" in text:
-        text = text[text.index("{"):text.rindex("}") + 1]
+        text = text[text.index("{") : text.rindex("}") + 1]
     try:
         obj = json.loads(text)
     except ValueError:
@@ -110,19 +125,29 @@ def parse_repair(workflow: Workflow, node_id: str, answer: str) -> RepairProposa
         where = ".".join(str(p) for p in first.get("loc", ())) or "data"
         raise RepairError(f"the patched data is not valid: {where}: {first.get('msg')}") from None
     after = {k: v for k, v in validated.model_dump(mode="json").items() if k not in ("pinnedOutput", "collapsed")}
-    changes = [(k, before.get(k), after.get(k)) for k in sorted(set(before) | set(after)) if before.get(k) != after.get(k)]
+    changes = [
+        (k, before.get(k), after.get(k)) for k in sorted(set(before) | set(after)) if before.get(k) != after.get(k)
+    ]
     if not changes:
         raise RepairError(f"the patch changes nothing ({reason})")
     return RepairProposal(node_id, node.type, patch, reason, before, after, changes)
 
 
-async def propose_repair(provider: LLMProvider, workflow: Workflow, node_id: str, input_text: str | None, error: str,
-                         *, model: str = "") -> RepairProposal:
+async def propose_repair(
+    provider: LLMProvider, workflow: Workflow, node_id: str, input_text: str | None, error: str, *, model: str = ""
+) -> RepairProposal:
     """Ask ``provider`` for a repair of the failed node and check it (RepairError when unusable)."""
     prompt = repair_prompt(workflow, node_id, input_text, error)
-    inv = AgentInvocation(node_id=f"repair:{node_id}", name="Repair", system_prompt=REPAIR_SYSTEM_PROMPT,
-                          user_content=prompt, model=model, reasoning_effort="low",
-                          tools={"web_search": False, "subagents": False}, subagents=[])
+    inv = AgentInvocation(
+        node_id=f"repair:{node_id}",
+        name="Repair",
+        system_prompt=REPAIR_SYSTEM_PROMPT,
+        user_content=prompt,
+        model=model,
+        reasoning_effort="low",
+        tools={"web_search": False, "subagents": False},
+        subagents=[],
+    )
 
     result = await provider.complete(inv, NoToolsContext(inv.node_id))
     return parse_repair(workflow, node_id, result.text)

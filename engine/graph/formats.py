@@ -42,6 +42,7 @@ def detect_flow_format(raw: Any) -> str | None:
         return "anythingllm"
     script = raw.get("script")
     if (isinstance(script, str) or (isinstance(script, dict) and "body" in script)) and (
-            "grammarPatterns" in raw or "parameters" in raw or "actionName" in raw):
+        "grammarPatterns" in raw or "parameters" in raw or "actionName" in raw
+    ):
         return "typeagent-script"
     return None

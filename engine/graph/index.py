@@ -64,8 +64,12 @@ class GraphIndex:
             return False
         nodes, connections = workflow.nodes, workflow.connections
         seen_nodes, seen_links = self._nodes_seen, self._connections
-        return (len(nodes) == len(seen_nodes) and len(connections) == len(seen_links)
-                and all(map(is_, nodes, seen_nodes)) and all(map(is_, connections, seen_links)))
+        return (
+            len(nodes) == len(seen_nodes)
+            and len(connections) == len(seen_links)
+            and all(map(is_, nodes, seen_nodes))
+            and all(map(is_, connections, seen_links))
+        )
 
     # A copied or pickled workflow starts without an index (it would describe the original).
     def __copy__(self) -> None:
@@ -103,8 +107,9 @@ class GraphIndex:
         self.sub_parents: dict[str, list[str]] = defaultdict(list)
         self._connections = tuple(workflow.connections)  # the links the lazy views below describe
         # (source, source handle, target, target handle) of every link in file order, defaults filled in.
-        self._links = [(c.source, c.sourceHandle or "output", c.target, c.targetHandle or "input")
-                       for c in self._connections]
+        self._links = [
+            (c.source, c.sourceHandle or "output", c.target, c.targetHandle or "input") for c in self._connections
+        ]
         self.keys: set[tuple[str, str, str, str]] = set(self._links)
         self._exec_targets: set[str] = set()
         exec_targets_add = self._exec_targets.add

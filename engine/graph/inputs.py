@@ -19,8 +19,14 @@ import stat
 import sys
 from typing import Any
 
-__all__ = ["not_a_regular_file", "lone_surrogate_at", "may_hold_surrogates", "has_surrogates", "huge_integer_at",
-           "describe_surrogate"]
+__all__ = [
+    "not_a_regular_file",
+    "lone_surrogate_at",
+    "may_hold_surrogates",
+    "has_surrogates",
+    "huge_integer_at",
+    "describe_surrogate",
+]
 
 # A JSON escape of a surrogate code point (\uD800-\uDFFF), as text or bytes.
 _ESCAPE_STR = re.compile(r"\\u[dD][89a-fA-F]")
@@ -36,8 +42,15 @@ def not_a_regular_file(path: str | os.PathLike[str]) -> str | None:
         return None
     if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
         return None
-    kind = ("a named pipe (FIFO)" if stat.S_ISFIFO(mode) else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
-            else "a socket" if stat.S_ISSOCK(mode) else "a special file")
+    kind = (
+        "a named pipe (FIFO)"
+        if stat.S_ISFIFO(mode)
+        else "a device"
+        if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+        else "a socket"
+        if stat.S_ISSOCK(mode)
+        else "a special file"
+    )
     return f"is not a regular file ({kind}); give the path of a workflow file"
 
 

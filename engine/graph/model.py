@@ -403,8 +403,9 @@ _MESSAGES = {
 }
 
 
-def _pydantic_error(err: ValidationError, path: str | os.PathLike[str] | None,
-                    origins: dict[str, list[int]] | None = None) -> WorkflowLoadError:
+def _pydantic_error(
+    err: ValidationError, path: str | os.PathLike[str] | None, origins: dict[str, list[int]] | None = None
+) -> WorkflowLoadError:
     first = err.errors(include_url=False)[0]
     loc = tuple(first.get("loc", ()))
     if origins and len(loc) >= 2 and loc[0] in origins and isinstance(loc[1], int) and loc[1] < len(origins[loc[0]]):
@@ -477,19 +478,26 @@ def parse_workflow(raw: Any, *, path: str | os.PathLike[str] | None = None) -> W
     """Turn a decoded JSON value into a :class:`Workflow` or raise :class:`WorkflowLoadError`."""
     if not isinstance(raw, dict):
         kind = type(raw).__name__ if raw is not None else "null"
-        kind = {"list": "a list", "str": "a string", "int": "a number", "float": "a number", "bool": "a boolean"}.get(kind, kind)
-        raise WorkflowLoadError(f"not a workflow: the top level is {kind}, expected an object with 'nodes' and 'connections'", path=path)
+        kind = {"list": "a list", "str": "a string", "int": "a number", "float": "a number", "bool": "a boolean"}.get(
+            kind, kind
+        )
+        raise WorkflowLoadError(
+            f"not a workflow: the top level is {kind}, expected an object with 'nodes' and 'connections'", path=path
+        )
     if "nodes" not in raw:
         if "logs" in raw or ("workflow" in raw and isinstance(raw.get("workflow"), dict)):
             raise WorkflowLoadError(
                 "not a workflow graph: this looks like a run record (it has 'logs'/'workflow' but no 'nodes'); "
-                "open it from run history instead", path=path)
+                "open it from run history instead",
+                path=path,
+            )
         fmt = detect_flow_format(raw)
         if fmt is not None:  # a flow file of another system: say which, and how to open it
             raise WorkflowLoadError(
                 f"this is a {format_label(fmt)}, not a Flowdesk workflow graph (no 'nodes' list); open it in the "
                 "editor (File > Open converts it) or convert it with: flowdesk import FILE -o OUT.flow.json",
-                path=path)
+                path=path,
+            )
         raise WorkflowLoadError("missing: not a workflow graph (no 'nodes' list)", where="nodes", path=path)
     if not isinstance(raw["nodes"], list):
         raise WorkflowLoadError("must be a list", where="nodes", path=path)
@@ -502,8 +510,12 @@ def parse_workflow(raw: Any, *, path: str | os.PathLike[str] | None = None) -> W
         raise WorkflowLoadError("must be a list", where="connections", path=path)
     raw = {**raw, "connections": conns}
     for i, node in enumerate(raw["nodes"]):
-        if type(node) is dict and type(node.get("type")) is str and type(node.get("id")) is str \
-                and type(node.get("data")) in _DATA_OK:
+        if (
+            type(node) is dict
+            and type(node.get("type")) is str
+            and type(node.get("id")) is str
+            and type(node.get("data")) in _DATA_OK
+        ):
             continue  # the usual node, settled with four lookups; anything else gets the checks below
         if not isinstance(node, dict):
             raise WorkflowLoadError("must be an object", where=f"nodes[{i}]", path=path)
@@ -555,14 +567,18 @@ def _loads_workflow(text: str | bytes, path: str | os.PathLike[str] | None) -> W
     except UnicodeDecodeError as err:
         raise WorkflowLoadError(f"not a text file ({err.reason})", path=path) from None
     except json.JSONDecodeError as err:
-        raise WorkflowLoadError(f"not valid JSON: {err.msg} at line {err.lineno}, column {err.colno}", path=path) from None
+        raise WorkflowLoadError(
+            f"not valid JSON: {err.msg} at line {err.lineno}, column {err.colno}", path=path
+        ) from None
     except RecursionError:
         raise WorkflowLoadError("not a workflow: JSON nested too deeply", path=path) from None
     except ValueError as err:  # NaN/Infinity, huge numbers, integers beyond Python's digit limit
         where = huge_integer_at(text) if "integer string conversion" in str(err) else None
         if where is not None:
-            raise WorkflowLoadError(f"not valid JSON: the number at {where} is too long (over "
-                                    f"{sys.get_int_max_str_digits()} digits)", path=path) from None
+            raise WorkflowLoadError(
+                f"not valid JSON: the number at {where} is too long (over {sys.get_int_max_str_digits()} digits)",
+                path=path,
+            ) from None
         raise WorkflowLoadError(f"not valid JSON: {err}", path=path) from None
     if may_hold_surrogates(text):
         # A "\ud800" escape decodes to a lone surrogate, which no UTF-8 file, database or
@@ -570,8 +586,9 @@ def _loads_workflow(text: str | bytes, path: str | os.PathLike[str] | None) -> W
         found = lone_surrogate_at(raw)
         if found is not None:
             place, char = found
-            raise WorkflowLoadError(f"holds a lone surrogate ({char}), which is not valid Unicode text",
-                                    where=place, path=path)
+            raise WorkflowLoadError(
+                f"holds a lone surrogate ({char}), which is not valid Unicode text", where=place, path=path
+            )
     return parse_workflow(raw, path=path)
 
 

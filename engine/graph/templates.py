@@ -46,9 +46,22 @@ from typing import Any, Literal
 from engine.keys import keyring_lookup
 
 __all__ = [
-    "TemplateReference", "TemplateScope", "ResolvedTemplate", "TemplateCompletion", "TEMPLATE_BUILTINS", "SECRET_MASK",
-    "find_references", "walk_references", "reference_first_name", "unknown_references", "resolve_templates",
-    "resolve_templates_masked", "render_template_value", "mask_secrets", "secret_lookup", "template_completion",
+    "TemplateReference",
+    "TemplateScope",
+    "ResolvedTemplate",
+    "TemplateCompletion",
+    "TEMPLATE_BUILTINS",
+    "SECRET_MASK",
+    "find_references",
+    "walk_references",
+    "reference_first_name",
+    "unknown_references",
+    "resolve_templates",
+    "resolve_templates_masked",
+    "render_template_value",
+    "mask_secrets",
+    "secret_lookup",
+    "template_completion",
     "resolve_json_text",
 ]
 
@@ -57,10 +70,21 @@ log = logging.getLogger("flowdesk.templates")
 SECRET_MASK = "••••"
 
 #: First names the runtime provides; the validator never calls them unknown.
-TEMPLATE_BUILTINS: frozenset[str] = frozenset({
-    "PREVIOUS_OUTPUT", "input", "iteration", "item", "APPROVAL_NOTE", "APPROVAL_DECISION", "__fanout", "run",
-    "workflow", "env", "secrets",
-})
+TEMPLATE_BUILTINS: frozenset[str] = frozenset(
+    {
+        "PREVIOUS_OUTPUT",
+        "input",
+        "iteration",
+        "item",
+        "APPROVAL_NOTE",
+        "APPROVAL_DECISION",
+        "__fanout",
+        "run",
+        "workflow",
+        "env",
+        "secrets",
+    }
+)
 
 _NAME = r"[^\W\d]\w*"
 _KEY = r"[\w\-]+"
@@ -115,8 +139,9 @@ class TemplateReference:
 
 
 def _steps(text: str) -> tuple[Step, ...]:
-    return tuple(int(m.group("index")) if m.group("index") is not None else m.group("key")
-                 for m in _STEPS.finditer(text))
+    return tuple(
+        int(m.group("index")) if m.group("index") is not None else m.group("key") for m in _STEPS.finditer(text)
+    )
 
 
 def _reference(m: re.Match[str], offset: int = 0) -> TemplateReference:
@@ -127,8 +152,9 @@ def _reference(m: re.Match[str], offset: int = 0) -> TemplateReference:
         form = "dollar"
     head = _HEAD.match(body)
     assert head is not None  # the reference pattern guarantees a name
-    return TemplateReference(m.group(0), head.group(0), _steps(body[head.end():]), m.start() + offset,
-                             m.end() + offset, form)
+    return TemplateReference(
+        m.group(0), head.group(0), _steps(body[head.end() :]), m.start() + offset, m.end() + offset, form
+    )
 
 
 def _parse_text(text: str) -> tuple[tuple[TemplateReference, ...], bool]:
@@ -153,8 +179,7 @@ def find_references(text: str) -> list[TemplateReference]:
     return list(_parse_text(text)[0])
 
 
-def walk_references(value: Any,
-                    where: tuple[Step, ...] = ()) -> Iterator[tuple[tuple[Step, ...], TemplateReference]]:
+def walk_references(value: Any, where: tuple[Step, ...] = ()) -> Iterator[tuple[tuple[Step, ...], TemplateReference]]:
     """``(field path, reference)`` for every reference in every string of ``value`` (deep).
 
     The field path names where the string sits in the data (``("headers", 0, "value")``).
@@ -343,7 +368,7 @@ def _resolve_text(text: str, scope: TemplateScope, found: set[str], escape: Esca
         value, secret = scope._lookup(ref.name, ref.path)
         if value is _MISSING:
             continue  # stays as written: it is part of the next literal slice
-        literal = text[last:ref.start]
+        literal = text[last : ref.start]
         rendered = SECRET_MASK if secret else render_template_value(value)
         if escape is not None and not secret:
             rendered = escape(rendered)
@@ -468,10 +493,10 @@ def resolve_json_text(text: str, scope: TemplateScope) -> ResolvedTemplate:
     found: set[str] = set()
     real: list[str] = []
     shown: list[str] = []
-    pos = 0          # text[:pos] is already copied
-    scanned = 0      # string state is known up to here
+    pos = 0  # text[:pos] is already copied
+    scanned = 0  # string state is known up to here
     in_str = False
-    opened = -1      # where the current string's opening quote is
+    opened = -1  # where the current string's opening quote is
     for ref in refs:
         if ref.start < scanned:
             continue  # consumed with a whole-string value before it
@@ -485,7 +510,7 @@ def resolve_json_text(text: str, scope: TemplateScope) -> ResolvedTemplate:
             continue
         if secret:
             found.add(value)
-        whole = in_str and opened == ref.start - 1 and text[ref.end:ref.end + 1] == '"'
+        whole = in_str and opened == ref.start - 1 and text[ref.end : ref.end + 1] == '"'
         if whole:
             start, end = ref.start - 1, ref.end + 1
             # a string stays a string (even one holding JSON text), anything else keeps its type

@@ -53,7 +53,12 @@ class Issue:
         return self.severity == Severity.ERROR
 
     def to_json(self) -> dict:
-        out: dict[str, Any] = {"code": self.code, "severity": str(self.severity), "nodeIds": list(self.node_ids), "message": self.message}
+        out: dict[str, Any] = {
+            "code": self.code,
+            "severity": str(self.severity),
+            "nodeIds": list(self.node_ids),
+            "message": self.message,
+        }
         if self.connection_index is not None:
             out["connectionIndex"] = self.connection_index
         return out
@@ -110,8 +115,15 @@ class _Checks:
 
     __slots__ = ("index", "web_search_available", "_add", "node", "library", "path", "workflow_id")
 
-    def __init__(self, index: GraphIndex, web_search_available: bool | None, add, library=None, path=None,
-                 workflow_id: str | None = None) -> None:
+    def __init__(
+        self,
+        index: GraphIndex,
+        web_search_available: bool | None,
+        add,
+        library=None,
+        path=None,
+        workflow_id: str | None = None,
+    ) -> None:
         self.index = index
         self.web_search_available = web_search_available
         self._add = add
@@ -132,8 +144,13 @@ class _Checks:
         self._add(Issue(code, Severity.WARNING, node_ids or (self.node.id,), message))  # type: ignore[union-attr]
 
 
-def check_connection(workflow: Workflow | GraphIndex, source: str, source_handle: str | None, target: str,
-                     target_handle: str | None = "input") -> ConnectionCheck:
+def check_connection(
+    workflow: Workflow | GraphIndex,
+    source: str,
+    source_handle: str | None,
+    target: str,
+    target_handle: str | None = "input",
+) -> ConnectionCheck:
     """Would the link ``source.source_handle -> target.target_handle`` be accepted? If not, why."""
     index = workflow if isinstance(workflow, GraphIndex) else GraphIndex.of(workflow)
     src = index.nodes.get(source)
@@ -158,16 +175,19 @@ def check_connection(workflow: Workflow | GraphIndex, source: str, source_handle
         parents = index.sub_parents.get(target, [])
         if parents and source not in parents:
             other = index.nodes.get(parents[0])
-            return ConnectionCheck(False, f"{_label(tgt)} is already a subagent of {_label(other, parents[0])}; "
-                                          "a subagent has one parent.")
+            return ConnectionCheck(
+                False, f"{_label(tgt)} is already a subagent of {_label(other, parents[0])}; a subagent has one parent."
+            )
         if source in parents:
             return ConnectionCheck(False, "These agents are already linked.")
         if index.in_execution(target):
-            return ConnectionCheck(False, f"{_label(tgt)} is a step of the flow; a subagent takes part in no "
-                                          "execution link.")
+            return ConnectionCheck(
+                False, f"{_label(tgt)} is a step of the flow; a subagent takes part in no execution link."
+            )
         if index.sub_reaches(target, source):
-            return ConnectionCheck(False, f"This link would make a subagent cycle ({_label(src)} is already "
-                                          f"below {_label(tgt)}).")
+            return ConnectionCheck(
+                False, f"This link would make a subagent cycle ({_label(src)} is already below {_label(tgt)})."
+            )
         return ConnectionCheck(True)
     # execution link
     tspec = _spec(tgt)
@@ -179,13 +199,17 @@ def check_connection(workflow: Workflow | GraphIndex, source: str, source_handle
         return ConnectionCheck(False, f"{_label(tgt)} has no '{th}' input.")
     if index.sub_parents.get(target):
         parent = index.nodes.get(index.sub_parents[target][0])
-        return ConnectionCheck(False, f"{_label(tgt)} is a subagent of {_label(parent, index.sub_parents[target][0])}; "
-                                      "subagents are called as tools, not run as steps.")
+        return ConnectionCheck(
+            False,
+            f"{_label(tgt)} is a subagent of {_label(parent, index.sub_parents[target][0])}; "
+            "subagents are called as tools, not run as steps.",
+        )
     if index.sub_parents.get(source):
         return ConnectionCheck(False, f"{_label(src)} is a subagent; subagents are called as tools, not run as steps.")
     sh = current_handle(sh)
-    if (source, sh, target, th) in index.keys or any((source, old, target, th) in index.keys
-                                                     for old, new in LEGACY_HANDLES.items() if new == sh):
+    if (source, sh, target, th) in index.keys or any(
+        (source, old, target, th) in index.keys for old, new in LEGACY_HANDLES.items() if new == sh
+    ):
         return ConnectionCheck(False, "These handles are already connected.")
     return ConnectionCheck(True)
 
@@ -251,13 +275,18 @@ def trigger_issues(workflow: Workflow) -> list[Issue]:
             compile_trigger(pattern)
         except TriggerPatternError as err:
             shown = pattern if len(pattern) <= 80 else pattern[:77] + "..."  # a 10,000-character one stays readable
-            out.append(Issue("trigger_invalid", Severity.ERROR, (),
-                             f"Trigger {i + 1} '{shown}' is malformed at character {err.position + 1}: {err.reason.rstrip('.')}."))
+            out.append(
+                Issue(
+                    "trigger_invalid",
+                    Severity.ERROR,
+                    (),
+                    f"Trigger {i + 1} '{shown}' is malformed at character {err.position + 1}: {err.reason.rstrip('.')}.",
+                )
+            )
     return out
 
 
-def validate(workflow: Workflow, *, web_search_available: bool | None = None, library=None,
-             path=None) -> list[Issue]:
+def validate(workflow: Workflow, *, web_search_available: bool | None = None, library=None, path=None) -> list[Issue]:
     """Every issue of ``workflow``, errors first in rule order, then warnings.
 
     ``web_search_available=False`` adds a warning for agents that use web search when no
@@ -312,14 +341,21 @@ def _validate(workflow: Workflow, web_search_available: bool | None, library=Non
             try:
                 spec.check(n, checks)
             except Exception as err:  # a plug-in's rule must not break validation
-                content.append(Issue("node_check_failed", W, (nid,),
-                                     f"The rules of {_label(n)} could not be checked: {err!r}"))
+                content.append(
+                    Issue("node_check_failed", W, (nid,), f"The rules of {_label(n)} could not be checked: {err!r}")
+                )
 
     if not starts:
         add(Issue("no_start", E, (), "The workflow has no Start node; add one where the run should begin."))
     elif len(starts) > 1:
-        add(Issue("multiple_starts", E, tuple(n.id for n in starts),
-                  f"The workflow has {len(starts)} Start nodes; keep exactly one."))
+        add(
+            Issue(
+                "multiple_starts",
+                E,
+                tuple(n.id for n in starts),
+                f"The workflow has {len(starts)} Start nodes; keep exactly one.",
+            )
+        )
 
     # Connections: endpoints and handles.
     links = index._links
@@ -331,14 +367,24 @@ def _validate(workflow: Workflow, web_search_available: bool | None, library=Non
         for i, key in enumerate(links):  # subagent links too: check_connection refuses both
             source, _sh, target, _th = key
             if key in seen_keys and source in nodes and target in nodes:
-                add(Issue("duplicate_connection", W, (source, target),
-                          f"{_label(nodes[source])} and {_label(nodes[target])} are linked twice the same way.", i))
+                add(
+                    Issue(
+                        "duplicate_connection",
+                        W,
+                        (source, target),
+                        f"{_label(nodes[source])} and {_label(nodes[target])} are linked twice the same way.",
+                        i,
+                    )
+                )
             seen_keys.add(key)
     # Most links go from a start or agent's output to a step's input, which breaks no rule:
     # one quick pass picks out the others, and only those go through the rules (in file
     # order, which is the order of their issues).
-    to_check = [i for i, (source, sh, target, th) in enumerate(links)
-                if sh != "output" or th != "input" or source not in outputs or target not in steps]
+    to_check = [
+        i
+        for i, (source, sh, target, th) in enumerate(links)
+        if sh != "output" or th != "input" or source not in outputs or target not in steps
+    ]
     # Execution links out of if and approval nodes, as (handle, target), for the loop check;
     # and which of those nodes have a branch (a link from a handle they have).
     choice_links: dict[str, list[tuple[str, str]]] = defaultdict(list)
@@ -347,11 +393,25 @@ def _validate(workflow: Workflow, web_search_available: bool | None, library=Non
         source, sh, target, th = links[i]
         src, tgt = nodes.get(source), nodes.get(target)
         if src is None:
-            add(Issue("missing_source", E, tuple(x for x in (target,) if x in nodes),
-                      f"Link {i + 1} starts at a node that does not exist ('{source}').", i))
+            add(
+                Issue(
+                    "missing_source",
+                    E,
+                    tuple(x for x in (target,) if x in nodes),
+                    f"Link {i + 1} starts at a node that does not exist ('{source}').",
+                    i,
+                )
+            )
         if tgt is None:
-            add(Issue("missing_target", E, tuple(x for x in (source,) if x in nodes),
-                      f"Link {i + 1} ends at a node that does not exist ('{target}').", i))
+            add(
+                Issue(
+                    "missing_target",
+                    E,
+                    tuple(x for x in (source,) if x in nodes),
+                    f"Link {i + 1} ends at a node that does not exist ('{target}').",
+                    i,
+                )
+            )
         if src is None or tgt is None:
             continue
         if sh == "subagent":
@@ -364,12 +424,26 @@ def _validate(workflow: Workflow, web_search_available: bool | None, library=Non
             if valid:
                 branched.add(source)
         if not valid:
-            add(Issue("invalid_source_handle", E, (source,),
-                      f"A link leaves {_label(src)} from '{sh}', which that node does not have.", i))
+            add(
+                Issue(
+                    "invalid_source_handle",
+                    E,
+                    (source,),
+                    f"A link leaves {_label(src)} from '{sh}', which that node does not have.",
+                    i,
+                )
+            )
         tspec = specs.get(tgt.type) or spec_for(tgt.type)
         if tspec is not None and th not in tspec.inputs:
-            add(Issue("invalid_target_handle", E, (target,),
-                      f"A link enters {_label(tgt)} at '{th}', which that node does not have.", i))
+            add(
+                Issue(
+                    "invalid_target_handle",
+                    E,
+                    (target,),
+                    f"A link enters {_label(tgt)} at '{th}', which that node does not have.",
+                    i,
+                )
+            )
 
     # Subagent structure: in execution, multiple parents, cycles (networkx names the nodes).
     for target, parents in index.sub_parents.items():
@@ -377,12 +451,24 @@ def _validate(workflow: Workflow, web_search_available: bool | None, library=Non
             continue
         real = [p for p in parents if p in nodes and p != target]
         if len(set(real)) > 1:
-            add(Issue("subagent_multiple_parents", E, (target, *dict.fromkeys(real)),
-                      f"{_label(nodes[target])} is a subagent of {len(set(real))} agents; a subagent has one parent."))
+            add(
+                Issue(
+                    "subagent_multiple_parents",
+                    E,
+                    (target, *dict.fromkeys(real)),
+                    f"{_label(nodes[target])} is a subagent of {len(set(real))} agents; a subagent has one parent.",
+                )
+            )
         if index.in_execution(target):
-            add(Issue("subagent_in_execution", E, (target,),
-                      f"{_label(nodes[target])} is a subagent but also has execution links; subagents are called "
-                      "as tools, not run as steps."))
+            add(
+                Issue(
+                    "subagent_in_execution",
+                    E,
+                    (target,),
+                    f"{_label(nodes[target])} is a subagent but also has execution links; subagents are called "
+                    "as tools, not run as steps.",
+                )
+            )
     if index.sub_children and _subagent_cycle(index.sub_children, nodes):
         # networkx (imported only here: the usual subagent forest has no cycle, which the
         # dict pass above tells) names one cycle per tangle.
@@ -407,7 +493,11 @@ def _validate(workflow: Workflow, web_search_available: bool | None, library=Non
     if len(starts) == 1:
         start = starts[0]
         if not index.exec_out.get(start.id):
-            add(Issue("start_no_output", E, (start.id,), "Start is not connected to anything; link it to the first step."))
+            add(
+                Issue(
+                    "start_no_output", E, (start.id,), "Start is not connected to anything; link it to the first step."
+                )
+            )
             reachable = {start.id}
         else:
             reachable = _reachable(index, start.id)
@@ -419,12 +509,21 @@ def _validate(workflow: Workflow, web_search_available: bool | None, library=Non
             code, message = _spec(n).no_branch  # type: ignore[union-attr]
             add(Issue(code, E, (nid,), message.format(label=_label(n))))
         components = _Components(index, _check_exec_cycles(index, reachable, choice_links, add), reachable)
-        unreachable = [nid for nid, n in nodes.items()
-                       if nid not in reachable and not index.sub_parents.get(nid) and not _is_entry(n)]
+        unreachable = [
+            nid
+            for nid, n in nodes.items()
+            if nid not in reachable and not index.sub_parents.get(nid) and not _is_entry(n)
+        ]
         if unreachable and len(reachable) > 1:
-            add(Issue("unreachable", W, tuple(unreachable),
-                      f"{len(unreachable)} node{'s are' if len(unreachable) > 1 else ' is'} not reachable from Start "
-                      "and will not run."))
+            add(
+                Issue(
+                    "unreachable",
+                    W,
+                    tuple(unreachable),
+                    f"{len(unreachable)} node{'s are' if len(unreachable) > 1 else ' is'} not reachable from Start "
+                    "and will not run.",
+                )
+            )
 
     _check_data_flow(index, content.append, components)
     # A kind's own rule may say what a graph rule said already (a loop with no branch at all:
@@ -587,9 +686,15 @@ def _check_data_flow(index: GraphIndex, add, components: _Components) -> None:
             unknown = unknown_in[text] = tuple(picked)
         for ref in unknown:
             field_name = ".".join(str(w) for w in where) or "data"
-            add(Issue("unknown_reference", W, (nid,),
-                      f"{_label(nodes[nid])} refers to '{ref.raw}' in {field_name}, but nothing is named "
-                      f"'{ref.name}' (not a Start variable, an output variable or a built-in); it stays as written."))
+            add(
+                Issue(
+                    "unknown_reference",
+                    W,
+                    (nid,),
+                    f"{_label(nodes[nid])} refers to '{ref.raw}' in {field_name}, but nothing is named "
+                    f"'{ref.name}' (not a Start variable, an output variable or a built-in); it stays as written.",
+                )
+            )
     comps: dict[str, int] | None = None  # the cycles' components, made when first needed
     specs = SPECS
     for nid, sources in index.exec_in.items():
@@ -615,14 +720,26 @@ def _check_data_flow(index: GraphIndex, add, components: _Components) -> None:
         spec = specs.get(kind) or spec_for(kind)
         if spec is None or spec.gathers or kind == "loop":
             continue
-        add(Issue("fan_in_without_join", W, (nid, *fan_in),
-                  f"{_label(fan_node)} has {len(fan_in)} incoming branches and runs once per arrival; put a Join "
-                  "before it to run it once with all their outputs."))
+        add(
+            Issue(
+                "fan_in_without_join",
+                W,
+                (nid, *fan_in),
+                f"{_label(fan_node)} has {len(fan_in)} incoming branches and runs once per arrival; put a Join "
+                "before it to run it once with all their outputs.",
+            )
+        )
     for nid, n in loops:
         body = [t for h, _raw, t in index.exec_out_handles.get(nid, ()) if h == "body"]
         if body and not any(t == nid or components.same(nid, t) for t in body):
-            add(Issue("loop_body_no_return", W, (nid,),
-                      f"{_label(n)}: its Body branch never leads back to the loop, so it runs only once."))
+            add(
+                Issue(
+                    "loop_body_no_return",
+                    W,
+                    (nid,),
+                    f"{_label(n)}: its Body branch never leads back to the loop, so it runs only once.",
+                )
+            )
 
 
 class _Components:
@@ -636,8 +753,9 @@ class _Components:
 
     __slots__ = ("_index", "_found", "_reachable", "_comps")
 
-    def __init__(self, index: GraphIndex, found: list[list[str]] | None = None,
-                 reachable: set[str] | None = None) -> None:
+    def __init__(
+        self, index: GraphIndex, found: list[list[str]] | None = None, reachable: set[str] | None = None
+    ) -> None:
         self._index = index
         self._found = found
         self._reachable = reachable
@@ -743,24 +861,48 @@ def _strong_components(index: GraphIndex, among: Iterable[str]) -> Iterator[list
                     low = child_low
 
 
-def _check_subagent_link(source: str, target: str, th: str, src: Node, tgt: Node, index: GraphIndex, i: int, add) -> None:
+def _check_subagent_link(
+    source: str, target: str, th: str, src: Node, tgt: Node, index: GraphIndex, i: int, add
+) -> None:
     E = Severity.ERROR
     if not _tool_capable(src) or not _tool_capable(tgt):
-        add(Issue("subagent_not_agent", E, (source, target),
-                  f"A subagent link joins {_label(src)} to {_label(tgt)}; both ends must be agents.", i))
+        add(
+            Issue(
+                "subagent_not_agent",
+                E,
+                (source, target),
+                f"A subagent link joins {_label(src)} to {_label(tgt)}; both ends must be agents.",
+                i,
+            )
+        )
         return
     if not _subagents_on(src):
-        add(Issue("subagent_tools_off", E, (source,),
-                  f"{_label(src)} has a subagent link but its subagents tool is off.", i))
+        add(
+            Issue(
+                "subagent_tools_off",
+                E,
+                (source,),
+                f"{_label(src)} has a subagent link but its subagents tool is off.",
+                i,
+            )
+        )
     if th != "input":
-        add(Issue("subagent_target_handle", E, (target,),
-                  f"A subagent link enters {_label(tgt)} at '{th}'; it must end at the input.", i))
+        add(
+            Issue(
+                "subagent_target_handle",
+                E,
+                (target,),
+                f"A subagent link enters {_label(tgt)} at '{th}'; it must end at the input.",
+                i,
+            )
+        )
     if source == target:
         add(Issue("subagent_self_link", E, (source,), f"{_label(src)} is linked as its own subagent.", i))
 
 
-def _check_exec_cycles(index: GraphIndex, reachable: set[str], choice_links: dict[str, list[tuple[str, str]]],
-                       add) -> list[list[str]]:
+def _check_exec_cycles(
+    index: GraphIndex, reachable: set[str], choice_links: dict[str, list[tuple[str, str]]], add
+) -> list[list[str]]:
     """Warn about execution cycles (reachable from start) that no link leaves. Returns the
     components found (the data-flow checks reuse them)."""
     found = []
@@ -769,8 +911,8 @@ def _check_exec_cycles(index: GraphIndex, reachable: set[str], choice_links: dic
         _maybe_warn_cycle(comp, index, choice_links, add)
     return found
 
-def _maybe_warn_cycle(comp: list[str], index: GraphIndex, choice_links: dict[str, list[tuple[str, str]]],
-                      add) -> None:
+
+def _maybe_warn_cycle(comp: list[str], index: GraphIndex, choice_links: dict[str, list[tuple[str, str]]], add) -> None:
     """Warn when a loop can never end by itself.
 
     An agent follows all of its links, so an agent's link out of the loop does not end it
@@ -793,8 +935,14 @@ def _maybe_warn_cycle(comp: list[str], index: GraphIndex, choice_links: dict[str
         if any(h not in loops_back for h in source_handles(node)):
             return
     names = " → ".join(index.nodes[n].title for n in comp[:6]) + (" …" if len(comp) > 6 else "")
-    add(Issue("execution_cycle_no_exit", Severity.WARNING, tuple(sorted(comp)),
-              f"These steps form a loop with no way out: {names}. The run stops at the visit limit."))
+    add(
+        Issue(
+            "execution_cycle_no_exit",
+            Severity.WARNING,
+            tuple(sorted(comp)),
+            f"These steps form a loop with no way out: {names}. The run stops at the visit limit.",
+        )
+    )
 
 
 def errors_only(issues: Iterable[Issue]) -> list[Issue]:

@@ -124,8 +124,11 @@ def run_variables(workflow: Any, arguments: Mapping[str, Any] | None = None) -> 
             where = "the value given" if given else "its default value"
             raise VariableError(name, f"The variable '{name}' ({var.type}) cannot take {where}: {err}.") from None
         if var.required and _empty(value):
-            raise VariableError(name, f"The variable '{name}' is required and has no value "
-                                      f"(give it with --var {name}=VALUE or a default on the Start node).")
+            raise VariableError(
+                name,
+                f"The variable '{name}' is required and has no value "
+                f"(give it with --var {name}=VALUE or a default on the Start node).",
+            )
         result[name] = value
     for name, value in arguments.items():  # undeclared arguments are kept as given
         result[name] = value

@@ -7,20 +7,31 @@ resolver that picks one are in :mod:`engine.llm.registry`, imported by what runs
 """
 
 from engine.llm.base import (
-                             AgentInvocation,
-                             LLMError,
-                             LLMProvider,
-                             LLMResult,
-                             ProviderConfigError,
-                             ProviderContext,
-                             ProviderUnavailable,
-                             SubagentSpec,
-                             describe_subagent,
-                             tool_name_for,
+    AgentInvocation,
+    LLMError,
+    LLMProvider,
+    LLMResult,
+    ProviderConfigError,
+    ProviderContext,
+    ProviderUnavailable,
+    SubagentSpec,
+    describe_subagent,
+    tool_name_for,
 )
 from engine.llm.config import web_search_available
 from engine.llm.echo import EchoProvider
 
-__all__ = ["AgentInvocation", "LLMError", "LLMProvider", "LLMResult", "ProviderConfigError", "ProviderContext",
-           "ProviderUnavailable", "SubagentSpec", "describe_subagent", "tool_name_for", "EchoProvider",
-           "web_search_available"]
+__all__ = [
+    "AgentInvocation",
+    "LLMError",
+    "LLMProvider",
+    "LLMResult",
+    "ProviderConfigError",
+    "ProviderContext",
+    "ProviderUnavailable",
+    "SubagentSpec",
+    "describe_subagent",
+    "tool_name_for",
+    "EchoProvider",
+    "web_search_available",
+]

@@ -69,7 +69,7 @@ class RetryPolicy:
     def delay(self, attempt: int, retry_after: float | None) -> float:
         if retry_after is not None:
             return max(0.0, retry_after)
-        backoff = min(self.max_delay, self.base_delay * (2 ** attempt))
+        backoff = min(self.max_delay, self.base_delay * (2**attempt))
         return backoff * random.uniform(0.5, 1.0)  # "equal jitter": spread clients that failed together
 
 
@@ -119,26 +119,39 @@ def _error_detail(body: bytes, *secrets: str | None) -> tuple[str, str]:
     return redact(message, *secrets), code
 
 
-def _describe_transport_error(err: httpx.HTTPError, url: str, secret: str | None,
-                              timeout: httpx.Timeout | None = None) -> LLMError:
+def _describe_transport_error(
+    err: httpx.HTTPError, url: str, secret: str | None, timeout: httpx.Timeout | None = None
+) -> LLMError:
     detail = redact(str(err) or type(err).__name__, secret)
     if isinstance(err, httpx.ConnectTimeout):
         after = f" after {timeout.connect:g} s" if timeout and timeout.connect else ""
         return ProviderUnavailable(f"Timed out connecting to {url}{after}. Is the server reachable?")
     if isinstance(err, httpx.ConnectError):
-        return ProviderUnavailable(f"Could not connect to {url}: connection refused or host unreachable ({detail}). "
-                                   "Is the server running, and is the base URL right?")
+        return ProviderUnavailable(
+            f"Could not connect to {url}: connection refused or host unreachable ({detail}). "
+            "Is the server running, and is the base URL right?"
+        )
     if isinstance(err, httpx.TimeoutException):
         quiet = f"sent nothing for {timeout.read:g} s" if timeout and timeout.read else "did not answer in time"
-        return LLMError(f"Timed out waiting for {url}: the server {quiet} ({type(err).__name__}). "
-                        "Raise http.readTimeout in the settings for slow models.")
+        return LLMError(
+            f"Timed out waiting for {url}: the server {quiet} ({type(err).__name__}). "
+            "Raise http.readTimeout in the settings for slow models."
+        )
     if isinstance(err, (httpx.RemoteProtocolError, httpx.ReadError)):
         return LLMError(f"The connection to {url} was cut before the answer was complete ({detail}).")
     return LLMError(f"HTTP error talking to {url}: {detail}")
 
 
-async def _send(client: httpx.AsyncClient, url: str, payload: dict[str, Any], headers: dict[str, str], *,
-                policy: RetryPolicy, model: str, secret: str | None) -> httpx.Response:
+async def _send(
+    client: httpx.AsyncClient,
+    url: str,
+    payload: dict[str, Any],
+    headers: dict[str, str],
+    *,
+    policy: RetryPolicy,
+    model: str,
+    secret: str | None,
+) -> httpx.Response:
     """POST ``payload``; a streaming response with status < 400, after retries."""
     attempt = 0
     while True:
@@ -159,33 +172,55 @@ async def _send(client: httpx.AsyncClient, url: str, payload: dict[str, Any], he
             await resp.aclose()
         message, code = _error_detail(body, secret)
         if status in (401, 403):
-            raise LLMError(f"Authentication failed at {url} (HTTP {status}): {message}. Check the API key "
-                           "(environment variable or OS keyring).", status=status)
+            raise LLMError(
+                f"Authentication failed at {url} (HTTP {status}): {message}. Check the API key "
+                "(environment variable or OS keyring).",
+                status=status,
+            )
         if status == 404 or code == "model_not_found":
-            raise ModelNotFound(f"Model '{model}' was not found at {url} (HTTP {status}): {message}. Check the model "
-                                "name and the base URL.", model=model, status=status)
+            raise ModelNotFound(
+                f"Model '{model}' was not found at {url} (HTTP {status}): {message}. Check the model "
+                "name and the base URL.",
+                model=model,
+                status=status,
+            )
         if status == 429 or status >= 500:
             retry_after = parse_retry_after(resp.headers)
             own_retries = 0 if NODE_RETRIES_ONLY.get() else policy.max_retries  # the node's policy retries instead
             if attempt < own_retries and (retry_after is None or retry_after <= policy.max_retry_after):
                 delay = policy.delay(attempt, retry_after)
-                log.info("HTTP %d from %s; retrying in %.2f s (%d/%d)", status, url, delay, attempt + 1,
-                         policy.max_retries)
+                log.info(
+                    "HTTP %d from %s; retrying in %.2f s (%d/%d)", status, url, delay, attempt + 1, policy.max_retries
+                )
                 attempt += 1
                 await policy.sleep(delay)
                 continue
             tries = attempt + 1
             if status == 429:
-                raise LLMError(f"Rate limited by {url}: still HTTP 429 after {tries} attempt(s): {message}",
-                               retryable=True, status=status)
-            raise LLMError(f"The server at {url} failed with HTTP {status} after {tries} attempt(s): {message}",
-                           retryable=True, status=status)
+                raise LLMError(
+                    f"Rate limited by {url}: still HTTP 429 after {tries} attempt(s): {message}",
+                    retryable=True,
+                    status=status,
+                )
+            raise LLMError(
+                f"The server at {url} failed with HTTP {status} after {tries} attempt(s): {message}",
+                retryable=True,
+                status=status,
+            )
         raise LLMError(f"The server at {url} rejected the request (HTTP {status}): {message}", status=status)
 
 
 @asynccontextmanager
-async def post_stream(client: httpx.AsyncClient, url: str, payload: dict[str, Any], headers: dict[str, str], *,
-                      policy: RetryPolicy, model: str, secret: str | None) -> AsyncIterator[httpx.Response]:
+async def post_stream(
+    client: httpx.AsyncClient,
+    url: str,
+    payload: dict[str, Any],
+    headers: dict[str, str],
+    *,
+    policy: RetryPolicy,
+    model: str,
+    secret: str | None,
+) -> AsyncIterator[httpx.Response]:
     """A response to read (streamed); errors while reading it become :class:`LLMError`; always closed."""
     resp = await _send(client, url, payload, headers, policy=policy, model=model, secret=secret)
     try:
@@ -275,8 +310,8 @@ class _MaskingContext:
                 if text.endswith(secret[:n]):
                     keep = n
                     break
-        self._held = text[len(text) - keep:] if keep else ""
-        out = text[:len(text) - keep]
+        self._held = text[len(text) - keep :] if keep else ""
+        out = text[: len(text) - keep]
         if out:
             self._ctx.delta(out)
 
@@ -307,10 +342,19 @@ class HttpChatProvider(ABC):
     name = "http"
     kind = "http"
 
-    def __init__(self, *, base_url: str, api_key: str | None = None, provider_id: str | None = None,
-                 models: dict[str, Any] | None = None, default_model: str = "", http: HttpSettings | None = None,
-                 retry: RetryPolicy | None = None, searxng_url: str | None = None,
-                 transport: httpx.AsyncBaseTransport | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        api_key: str | None = None,
+        provider_id: str | None = None,
+        models: dict[str, Any] | None = None,
+        default_model: str = "",
+        http: HttpSettings | None = None,
+        retry: RetryPolicy | None = None,
+        searxng_url: str | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
         # user:password@ in the URL is sent as Basic auth and kept out of the URL (and so out
         # of every message that names it).
         base_url, self._url_auth = split_url_credentials(base_url)
@@ -333,8 +377,15 @@ class HttpChatProvider(ABC):
     def _initial_messages(self, inv: AgentInvocation) -> list[dict[str, Any]]: ...
 
     @abstractmethod
-    async def _turn(self, client: httpx.AsyncClient, model: str, inv: AgentInvocation,
-                    messages: list[dict[str, Any]], tools: dict[str, Tool], ctx: ProviderContext) -> Turn: ...
+    async def _turn(
+        self,
+        client: httpx.AsyncClient,
+        model: str,
+        inv: AgentInvocation,
+        messages: list[dict[str, Any]],
+        tools: dict[str, Tool],
+        ctx: ProviderContext,
+    ) -> Turn: ...
 
     @abstractmethod
     def _append_round(self, messages: list[dict[str, Any]], turn: Turn, results: list[str]) -> None: ...
@@ -346,9 +397,13 @@ class HttpChatProvider(ABC):
         # A refused or failed connection is tried again twice (httpcore waits 0.5 s, then
         # 1 s): a local server that is still starting is not reported down at once.
         transport = self._transport or httpx.AsyncHTTPTransport(retries=CONNECT_RETRIES)
-        return httpx.AsyncClient(timeout=make_timeout(self.http), transport=transport,
-                                 auth=httpx.BasicAuth(*self._url_auth) if self._url_auth else None,
-                                 follow_redirects=True, trust_env=not is_local_url(self.base_url))
+        return httpx.AsyncClient(
+            timeout=make_timeout(self.http),
+            transport=transport,
+            auth=httpx.BasicAuth(*self._url_auth) if self._url_auth else None,
+            follow_redirects=True,
+            trust_env=not is_local_url(self.base_url),
+        )
 
     def _own_secrets(self) -> list[str]:
         """What this provider sends that a server must not get to show: the API key and a base
@@ -373,7 +428,8 @@ class HttpChatProvider(ABC):
         if not model:
             raise ProviderConfigError(
                 f"Agent '{invocation.name}' has no model, and provider '{self.provider_id}' has no default model. "
-                "Set the agent's model or pass --model.")
+                "Set the agent's model or pass --model."
+            )
         usage: dict[str, int] = {}
         async with self._client() as client:
             search = WebSearch(self.searxng_url, client) if invocation.tools.get("web_search") else None
@@ -385,10 +441,13 @@ class HttpChatProvider(ABC):
                     usage[k] = usage.get(k, 0) + int(v)
                 if not turn.calls:
                     if not turn.text:  # `choices: []` then [DONE], or `content: null`: no answer at all
-                        raise LLMError(f"The server at {self.base_url} sent an empty answer (no text and no tool "
-                                       "call).")
+                        raise LLMError(
+                            f"The server at {self.base_url} sent an empty answer (no text and no tool call)."
+                        )
                     return LLMResult(text=turn.text, usage=usage or None, model=turn.model or model)
                 results = await run_tool_calls(turn.calls, tools)
                 self._append_round(messages, turn, results)
-        raise LLMError(f"The model kept calling tools for {self.max_turns} turns without giving an answer; "
-                       "stopped. Raise http.maxTurns in the settings if this is expected.")
+        raise LLMError(
+            f"The model kept calling tools for {self.max_turns} turns without giving an answer; "
+            "stopped. Raise http.maxTurns in the settings if this is expected."
+        )

@@ -59,8 +59,15 @@ class AnthropicProvider(HttpChatProvider):
     def _initial_messages(self, inv: AgentInvocation) -> list[dict[str, Any]]:
         return [{"role": "user", "content": inv.user_content}]
 
-    async def _turn(self, client: httpx.AsyncClient, model: str, inv: AgentInvocation,
-                    messages: list[dict[str, Any]], tools: dict[str, Tool], ctx: ProviderContext) -> Turn:
+    async def _turn(
+        self,
+        client: httpx.AsyncClient,
+        model: str,
+        inv: AgentInvocation,
+        messages: list[dict[str, Any]],
+        tools: dict[str, Tool],
+        ctx: ProviderContext,
+    ) -> Turn:
         turn = await self._one_turn(client, model, inv, messages, tools, ctx)
         schema = schema_of(inv.response_format)
         if schema is not None and not tools and schema.get("type") != "object" and not turn.calls:
@@ -72,31 +79,52 @@ class AnthropicProvider(HttpChatProvider):
                 pass
         return turn
 
-    async def _one_turn(self, client: httpx.AsyncClient, model: str, inv: AgentInvocation,
-                        messages: list[dict[str, Any]], tools: dict[str, Tool], ctx: ProviderContext) -> Turn:
-        payload: dict[str, Any] = {"model": model, "max_tokens": self.http.maxTokens, "system": inv.system_prompt,
-                                   "messages": messages, "stream": True}
+    async def _one_turn(
+        self,
+        client: httpx.AsyncClient,
+        model: str,
+        inv: AgentInvocation,
+        messages: list[dict[str, Any]],
+        tools: dict[str, Tool],
+        ctx: ProviderContext,
+    ) -> Turn:
+        payload: dict[str, Any] = {
+            "model": model,
+            "max_tokens": self.http.maxTokens,
+            "system": inv.system_prompt,
+            "messages": messages,
+            "stream": True,
+        }
         if tools:
-            payload["tools"] = [{"name": t.name, "description": t.description, "input_schema": t.parameters}
-                                for t in tools.values()]
+            payload["tools"] = [
+                {"name": t.name, "description": t.description, "input_schema": t.parameters} for t in tools.values()
+            ]
         schema = schema_of(inv.response_format)
         if schema is not None and not tools:
             # Anthropic's structured output: one tool whose input is the answer, its use forced.
             # (An object schema is needed for a tool's input: anything else is wrapped in one.)
-            wrapped = schema if schema.get("type") == "object" else {
-                "type": "object", "properties": {"value": schema}, "required": ["value"]}
-            payload["tools"] = [{"name": ANSWER_TOOL, "description": "Give the answer in the required structure.",
-                                 "input_schema": wrapped}]
+            wrapped = (
+                schema
+                if schema.get("type") == "object"
+                else {"type": "object", "properties": {"value": schema}, "required": ["value"]}
+            )
+            payload["tools"] = [
+                {
+                    "name": ANSWER_TOOL,
+                    "description": "Give the answer in the required structure.",
+                    "input_schema": wrapped,
+                }
+            ]
             payload["tool_choice"] = {"type": "tool", "name": ANSWER_TOOL}
-        async with post_stream(client, self.url, payload, self._headers(), policy=self.retry, model=model,
-                               secret=self._api_key) as resp:
+        async with post_stream(
+            client, self.url, payload, self._headers(), policy=self.retry, model=model, secret=self._api_key
+        ) as resp:
             if is_event_stream(resp):
                 return await self._read_stream(resp, ctx)
             body = await resp.aread()
         return self._read_whole(body)
 
-    def _turn_from_blocks(self, blocks: list[dict[str, Any]], usage: dict[str, int] | None,
-                          model: str | None) -> Turn:
+    def _turn_from_blocks(self, blocks: list[dict[str, Any]], usage: dict[str, int] | None, model: str | None) -> Turn:
         text = "".join(b.get("text", "") for b in blocks if b.get("type") == "text")
         answer = next((b for b in blocks if b.get("type") == "tool_use" and b.get("name") == ANSWER_TOOL), None)
         if answer is not None:  # a structured answer (see _turn): its input is the answer's JSON
@@ -105,8 +133,11 @@ class AnthropicProvider(HttpChatProvider):
         for b in blocks:
             if b.get("type") == "tool_use" and not b.get("id"):
                 b["id"] = new_call_id()  # the replayed block and its tool_result must agree
-        calls = [ToolCall(b["id"], b.get("name", ""), json.dumps(b.get("input") or {}))
-                 for b in blocks if b.get("type") == "tool_use"]
+        calls = [
+            ToolCall(b["id"], b.get("name", ""), json.dumps(b.get("input") or {}))
+            for b in blocks
+            if b.get("type") == "tool_use"
+        ]
         return Turn(text, calls, usage, model, raw=blocks)
 
     def _read_whole(self, body: bytes) -> Turn:
@@ -118,8 +149,9 @@ class AnthropicProvider(HttpChatProvider):
         except (ValueError, KeyError, TypeError):
             raise malformed(self.url, "expected a message with a 'content' list") from None
         u = data.get("usage") or {}
-        return self._turn_from_blocks(blocks, token_usage(u.get("input_tokens"), u.get("output_tokens")),
-                                      data.get("model"))
+        return self._turn_from_blocks(
+            blocks, token_usage(u.get("input_tokens"), u.get("output_tokens")), data.get("model")
+        )
 
     async def _read_stream(self, resp: httpx.Response, ctx: ProviderContext) -> Turn:
         blocks: dict[int, dict[str, Any]] = {}
@@ -163,8 +195,10 @@ class AnthropicProvider(HttpChatProvider):
                 break
             elif kind == "error":
                 err = ev.get("error") or {}
-                raise LLMError(f"The server at {self.url} reported an error mid-stream: "
-                               f"{redact(str(err.get('message') or err), self._api_key)}")
+                raise LLMError(
+                    f"The server at {self.url} reported an error mid-stream: "
+                    f"{redact(str(err.get('message') or err), self._api_key)}"
+                )
         if not stopped:
             raise LLMError(f"The stream from {self.url} was cut before the model finished its answer.")
         for idx, pieces in partial.items():
@@ -177,10 +211,23 @@ class AnthropicProvider(HttpChatProvider):
         return self._turn_from_blocks(ordered, token_usage(input_tokens, output_tokens), model)
 
     def _append_round(self, messages: list[dict[str, Any]], turn: Turn, results: list[str]) -> None:
-        content = [b for b in (turn.raw or []) if b.get("type") in ("text", "tool_use") and
-                   (b.get("type") != "text" or b.get("text"))]
+        content = [
+            b
+            for b in (turn.raw or [])
+            if b.get("type") in ("text", "tool_use") and (b.get("type") != "text" or b.get("text"))
+        ]
         messages.append({"role": "assistant", "content": content})
-        messages.append({"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": c.id, "content": r,
-             **({"is_error": True} if r.startswith("Error:") else {})}
-            for c, r in zip(turn.calls, results, strict=True)]})
+        messages.append(
+            {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": c.id,
+                        "content": r,
+                        **({"is_error": True} if r.startswith("Error:") else {}),
+                    }
+                    for c, r in zip(turn.calls, results, strict=True)
+                ],
+            }
+        )

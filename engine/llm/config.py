@@ -33,14 +33,31 @@ from engine.llm.base import ProviderConfigError
 from engine.resources import read_resource_text, resource
 
 __all__ = [
-    "ModelInfo", "ProviderInfo", "HttpSettings", "Settings", "config_dir", "settings_path", "load_catalogue",
-    "load_settings", "providers", "provider_info", "api_key_for", "searxng_url", "web_search_available",
-    "is_local_url", "redact", "store_api_key", "KEYRING_SERVICE", "save_settings", "key_source", "model_choices",
-    "reasoning_efforts", "DEFAULT_EFFORTS",
+    "ModelInfo",
+    "ProviderInfo",
+    "HttpSettings",
+    "Settings",
+    "config_dir",
+    "settings_path",
+    "load_catalogue",
+    "load_settings",
+    "providers",
+    "provider_info",
+    "api_key_for",
+    "searxng_url",
+    "web_search_available",
+    "is_local_url",
+    "redact",
+    "store_api_key",
+    "KEYRING_SERVICE",
+    "save_settings",
+    "key_source",
+    "model_choices",
+    "reasoning_efforts",
+    "DEFAULT_EFFORTS",
 ]
 
 log = logging.getLogger("flowdesk.llm")
-
 
 
 class ModelInfo(BaseModel):
@@ -221,8 +238,10 @@ def save_settings(settings: Settings) -> Path:
     the environment or the OS keyring only (any ``api_key``-like entry is refused)."""
     for pid, override in settings.providers.items():
         if any("key" in k.lower() and k != "api_key_env" for k in override):
-            raise ProviderConfigError(f"Provider '{pid}': API keys are not written to the settings file; "
-                                      "store them in the OS keyring or the environment.")
+            raise ProviderConfigError(
+                f"Provider '{pid}': API keys are not written to the settings file; "
+                "store them in the OS keyring or the environment."
+            )
     path = settings_path()
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(path, settings.model_dump_json(indent=2, exclude_defaults=True) + "\n")
@@ -253,7 +272,8 @@ def store_api_key(provider_id: str, key: str) -> None:
     except Exception as err:  # no backend, locked, denied
         raise ProviderConfigError(
             f"The OS keyring could not store the key for '{provider_id}' ({type(err).__name__}); set the "
-            "provider's API key environment variable instead.") from None
+            "provider's API key environment variable instead."
+        ) from None
 
 
 def api_key_for(info: ProviderInfo) -> str | None:

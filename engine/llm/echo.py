@@ -37,12 +37,14 @@ class EchoProvider:
         schema = schema_of(invocation.response_format)
         if schema is not None:
             answer = json.dumps(example_for_schema(schema, text), ensure_ascii=False)
-            return LLMResult(answer, {"prompt_tokens": len(text) // 4 + 1, "completion_tokens": len(answer) // 4 + 1},
-                             "echo")
+            return LLMResult(
+                answer, {"prompt_tokens": len(text) // 4 + 1, "completion_tokens": len(answer) // 4 + 1}, "echo"
+            )
         if invocation.subagents:
             answers = await asyncio.gather(*(ctx.call_subagent(child, text) for child in invocation.subagents))
             text = text + "".join(
-                f"\n\n[{child.name or child.node_id}] {answer}" for child, answer in zip(invocation.subagents, answers))
+                f"\n\n[{child.name or child.node_id}] {answer}" for child, answer in zip(invocation.subagents, answers)
+            )
         if invocation.flows:
             # Each flow offered as a tool is called once, its string parameters given the content.
             async def call(flow):
@@ -56,5 +58,8 @@ class EchoProvider:
         # Token counts estimated as characters / 4 (the usual rule of thumb); cheap on purpose,
         # since echo also serves as the "instant provider" of the engine benchmarks. The model
         # that answered is echo, whatever the node names (a dry run costs nothing).
-        return LLMResult(text, {"prompt_tokens": len(invocation.user_content) // 4 + 1,
-                                "completion_tokens": len(text) // 4 + 1}, "echo")
+        return LLMResult(
+            text,
+            {"prompt_tokens": len(invocation.user_content) // 4 + 1, "completion_tokens": len(text) // 4 + 1},
+            "echo",
+        )

@@ -47,8 +47,14 @@ from engine.llm.base import (
 )
 from engine.llm.structured import schema_of
 
-__all__ = ["LocalProvider", "close_local_models", "local_model_path", "local_available", "LOCAL_MISSING_MESSAGE",
-           "LOCAL_INSTALL_COMMAND"]
+__all__ = [
+    "LocalProvider",
+    "close_local_models",
+    "local_model_path",
+    "local_available",
+    "LOCAL_MISSING_MESSAGE",
+    "LOCAL_INSTALL_COMMAND",
+]
 
 log = logging.getLogger("flowdesk.llm")
 
@@ -61,7 +67,8 @@ LOCAL_MISSING_MESSAGE = (
     "choose a provider: --provider openai with OPENAI_API_KEY, --provider anthropic with ANTHROPIC_API_KEY, "
     "--provider ollama or lmstudio for a local server, --base-url URL for any OpenAI-compatible server, or "
     "--provider echo for an offline dry run. A default can also be set as defaultProvider in the Flowdesk "
-    "settings file. In the editor: Run ▸ LLM Provider, or Run ▸ Provider Settings.")
+    "settings file. In the editor: Run ▸ LLM Provider, or Run ▸ Provider Settings."
+)
 
 # SmolLM2's recommended sampling (its model card; a tiny model wanders at llama.cpp's default
 # 0.8), and a light repeat penalty: without it the research sample's lead agent looped on one
@@ -178,15 +185,17 @@ class LocalProvider:
     async def complete(self, invocation: AgentInvocation, ctx: ProviderContext) -> LLMResult:
         if invocation.tools.get("web_search") and invocation.node_id not in self._warned:
             self._warned.add(invocation.node_id)
-            log.warning("the local model has no tool calling; agent '%s' answers without web search",
-                        invocation.name)
+            log.warning("the local model has no tool calling; agent '%s' answers without web search", invocation.name)
         user = invocation.user_content
         if invocation.subagents:
             answers = await asyncio.gather(*(self._delegate(ctx, child, user) for child in invocation.subagents))
-            notes = "\n\n".join(f"Answer from {child.name or child.node_id}:\n{answer}"
-                                 for child, answer in zip(invocation.subagents, answers, strict=True))
+            notes = "\n\n".join(
+                f"Answer from {child.name or child.node_id}:\n{answer}"
+                for child, answer in zip(invocation.subagents, answers, strict=True)
+            )
             user = f"{user}\n\n{notes}"
         if invocation.flows:  # flows offered as tools: each run once on the input, like subagents
+
             async def run_flow(flow):
                 try:
                     return await ctx.call_flow(flow, flow_tool_arguments(flow, invocation.user_content))
@@ -194,13 +203,18 @@ class LocalProvider:
                     return f"Error: {err}"
 
             results = await asyncio.gather(*(run_flow(f) for f in invocation.flows))
-            user = user + "".join(f"\n\nResult of the flow {flow.name}:\n{result}"
-                                  for flow, result in zip(invocation.flows, results, strict=True))
-        request = {"messages": [{"role": "system", "content": invocation.system_prompt},
-                                {"role": "user", "content": user}],
-                   "max_tokens": self.max_tokens, "stream": True,
-                   # the last chunk then carries the usage: the prompt's tokens as well as the answer's
-                   "stream_options": {"include_usage": True}, **SAMPLING}
+            user = user + "".join(
+                f"\n\nResult of the flow {flow.name}:\n{result}"
+                for flow, result in zip(invocation.flows, results, strict=True)
+            )
+        request = {
+            "messages": [{"role": "system", "content": invocation.system_prompt}, {"role": "user", "content": user}],
+            "max_tokens": self.max_tokens,
+            "stream": True,
+            # the last chunk then carries the usage: the prompt's tokens as well as the answer's
+            "stream_options": {"include_usage": True},
+            **SAMPLING,
+        }
         schema = schema_of(invocation.response_format)
         if schema is not None:
             # A structured answer: llama.cpp turns the JSON schema into a grammar the tokens must
@@ -247,7 +261,9 @@ class LocalProvider:
                     continue
                 if "error" in item:  # llama.cpp reports a failed request as a chunk
                     error = item["error"]
-                    raise LLMError(f"The local model failed: {error.get('message', error) if isinstance(error, dict) else error}")
+                    raise LLMError(
+                        f"The local model failed: {error.get('message', error) if isinstance(error, dict) else error}"
+                    )
                 usage.update(_usage_of(item))
                 for choice in item.get("choices") or []:
                     text = (choice.get("delta") or {}).get("content")

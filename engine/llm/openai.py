@@ -57,14 +57,23 @@ class OpenAIProvider(HttpChatProvider):
     def _initial_messages(self, inv: AgentInvocation) -> list[dict[str, Any]]:
         return [{"role": "system", "content": inv.system_prompt}, {"role": "user", "content": inv.user_content}]
 
-    def _payload(self, model: str, inv: AgentInvocation, messages: list[dict[str, Any]],
-                 tools: dict[str, Tool]) -> dict[str, Any]:
-        payload: dict[str, Any] = {"model": model, "messages": messages, "stream": True,
-                                   "stream_options": {"include_usage": True}}
+    def _payload(
+        self, model: str, inv: AgentInvocation, messages: list[dict[str, Any]], tools: dict[str, Tool]
+    ) -> dict[str, Any]:
+        payload: dict[str, Any] = {
+            "model": model,
+            "messages": messages,
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
         if tools:
-            payload["tools"] = [{"type": "function", "function": {"name": t.name, "description": t.description,
-                                                                  "parameters": t.parameters}}
-                                for t in tools.values()]
+            payload["tools"] = [
+                {
+                    "type": "function",
+                    "function": {"name": t.name, "description": t.description, "parameters": t.parameters},
+                }
+                for t in tools.values()
+            ]
         if inv.response_format:
             payload["response_format"] = inv.response_format
         info = self.models.get(model)
@@ -73,11 +82,19 @@ class OpenAIProvider(HttpChatProvider):
                 payload["reasoning_effort"] = inv.reasoning_effort
         return payload
 
-    async def _turn(self, client: httpx.AsyncClient, model: str, inv: AgentInvocation,
-                    messages: list[dict[str, Any]], tools: dict[str, Tool], ctx: ProviderContext) -> Turn:
+    async def _turn(
+        self,
+        client: httpx.AsyncClient,
+        model: str,
+        inv: AgentInvocation,
+        messages: list[dict[str, Any]],
+        tools: dict[str, Tool],
+        ctx: ProviderContext,
+    ) -> Turn:
         payload = self._payload(model, inv, messages, tools)
-        async with post_stream(client, self.url, payload, self._headers(), policy=self.retry, model=model,
-                               secret=self._api_key) as resp:
+        async with post_stream(
+            client, self.url, payload, self._headers(), policy=self.retry, model=model, secret=self._api_key
+        ) as resp:
             if is_event_stream(resp):
                 return await self._read_stream(resp, ctx)
             body = await resp.aread()
@@ -93,8 +110,13 @@ class OpenAIProvider(HttpChatProvider):
         for tc in message.get("tool_calls") or []:
             fn = tc.get("function") or {}
             args = fn.get("arguments")
-            calls.append(ToolCall(tc.get("id") or new_call_id(), fn.get("name") or "",
-                                  args if isinstance(args, str) else json.dumps(args or {})))
+            calls.append(
+                ToolCall(
+                    tc.get("id") or new_call_id(),
+                    fn.get("name") or "",
+                    args if isinstance(args, str) else json.dumps(args or {}),
+                )
+            )
         return Turn(message.get("content") or "", calls, _usage(data.get("usage")), data.get("model"))
 
     async def _read_stream(self, resp: httpx.Response, ctx: ProviderContext) -> Turn:
@@ -116,8 +138,9 @@ class OpenAIProvider(HttpChatProvider):
             if "error" in chunk:
                 err = chunk["error"]
                 message = err.get("message") if isinstance(err, dict) else str(err)
-                raise LLMError(f"The server at {self.url} reported an error mid-stream: "
-                               f"{redact(str(message), self._api_key)}")
+                raise LLMError(
+                    f"The server at {self.url} reported an error mid-stream: {redact(str(message), self._api_key)}"
+                )
             usage = _usage(chunk.get("usage")) or usage
             model = chunk.get("model") or model
             choices = chunk.get("choices") or []
@@ -146,14 +169,21 @@ class OpenAIProvider(HttpChatProvider):
                     finished = True
         if not (done or finished):
             raise LLMError(f"The stream from {self.url} was cut before the model finished its answer.")
-        tool_calls = [ToolCall(e["id"] or new_call_id(), e["name"], "".join(e["args"]))
-                      for _, e in sorted(calls.items())]
+        tool_calls = [
+            ToolCall(e["id"] or new_call_id(), e["name"], "".join(e["args"])) for _, e in sorted(calls.items())
+        ]
         return Turn("".join(parts), tool_calls, usage, model)
 
     def _append_round(self, messages: list[dict[str, Any]], turn: Turn, results: list[str]) -> None:
-        messages.append({
-            "role": "assistant", "content": turn.text or None,
-            "tool_calls": [{"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
-                           for c in turn.calls]})
+        messages.append(
+            {
+                "role": "assistant",
+                "content": turn.text or None,
+                "tool_calls": [
+                    {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+                    for c in turn.calls
+                ],
+            }
+        )
         for call, result in zip(turn.calls, results, strict=True):
             messages.append({"role": "tool", "tool_call_id": call.id, "content": result})

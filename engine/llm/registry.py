@@ -53,8 +53,17 @@ from engine.llm.config import (
 from engine.llm.echo import EchoProvider
 from engine.llm.openai import OpenAIProvider
 
-__all__ = ["ProviderConfigError", "NoProviderConfigured", "make_resolver", "available_providers", "build_provider", "default_provider",
-           "web_search_available", "check_provider", "provider_models"]
+__all__ = [
+    "ProviderConfigError",
+    "NoProviderConfigured",
+    "make_resolver",
+    "available_providers",
+    "build_provider",
+    "default_provider",
+    "web_search_available",
+    "check_provider",
+    "provider_models",
+]
 
 
 class _ModelOverride:
@@ -107,8 +116,9 @@ def _base_url_for(info: ProviderInfo, override: str | None) -> str:
         if env:
             return env
     if not info.base_url:
-        raise ProviderConfigError(f"Provider '{info.id}' has no base URL; set one with --base-url or in the "
-                                  "Flowdesk settings file.")
+        raise ProviderConfigError(
+            f"Provider '{info.id}' has no base URL; set one with --base-url or in the Flowdesk settings file."
+        )
     return info.base_url
 
 
@@ -123,7 +133,8 @@ def build_provider(name: str, *, base_url: str | None = None, **kwargs: object) 
     if info is None:
         raise ProviderConfigError(
             f"Unknown LLM provider '{name}'. Available: {', '.join(sorted(table))}. Other OpenAI-compatible "
-            "servers can be used with --base-url URL, or added under 'providers' in the Flowdesk settings file.")
+            "servers can be used with --base-url URL, or added under 'providers' in the Flowdesk settings file."
+        )
     if info.kind == "echo":
         return _FACTORIES["echo"](base_url=base_url)
     if info.kind == "local":
@@ -133,10 +144,17 @@ def build_provider(name: str, *, base_url: str | None = None, **kwargs: object) 
     if key is None and info.api_key_env and not is_local_url(url):
         raise ProviderConfigError(
             f"Provider '{info.id}' needs an API key for {redact(url)}: set the environment variable {info.api_key_env}, "
-            f"or store it in the OS keyring (`keyring set {KEYRING_SERVICE} {info.id}`).")
-    common: dict[str, object] = dict(base_url=url, api_key=key, provider_id=info.id,
-                                     models={m.id: m for m in info.models}, default_model=info.default_model,
-                                     http=settings.http, searxng_url=searxng_url(settings))
+            f"or store it in the OS keyring (`keyring set {KEYRING_SERVICE} {info.id}`)."
+        )
+    common: dict[str, object] = dict(
+        base_url=url,
+        api_key=key,
+        provider_id=info.id,
+        models={m.id: m for m in info.models},
+        default_model=info.default_model,
+        http=settings.http,
+        searxng_url=searxng_url(settings),
+    )
     common.update(kwargs)
     if info.kind == "anthropic":
         return AnthropicProvider(**common)  # type: ignore[arg-type]
@@ -144,8 +162,9 @@ def build_provider(name: str, *, base_url: str | None = None, **kwargs: object) 
     return OpenAIProvider(**common)  # type: ignore[arg-type]
 
 
-def make_resolver(provider: str | None = None, *, model: str | None = None, base_url: str | None = None,
-                  **provider_kwargs: object) -> Callable[[AgentInvocation], LLMProvider]:
+def make_resolver(
+    provider: str | None = None, *, model: str | None = None, base_url: str | None = None, **provider_kwargs: object
+) -> Callable[[AgentInvocation], LLMProvider]:
     """Map each agent call to its provider; fails early when a forced provider cannot be built."""
     cache: dict[str, LLMProvider] = {}
     forced = provider or None
@@ -215,10 +234,16 @@ async def check_provider(name: str, *, base_url: str | None = None, timeout: flo
     Raises ProviderConfigError (no key, unknown provider), LLMError (the server's reason) or
     TimeoutError, each with a message for the user."""
     provider = build_provider(name, base_url=base_url or None)
-    inv = AgentInvocation(node_id="connection-test", name="Connection test",
-                          system_prompt="You are testing a connection. Reply with the single word OK.",
-                          user_content="Reply with OK.", model="", reasoning_effort="low",
-                          tools={"web_search": False, "subagents": False}, subagents=[])
+    inv = AgentInvocation(
+        node_id="connection-test",
+        name="Connection test",
+        system_prompt="You are testing a connection. Reply with the single word OK.",
+        user_content="Reply with OK.",
+        model="",
+        reasoning_effort="low",
+        tools={"web_search": False, "subagents": False},
+        subagents=[],
+    )
     started = time.monotonic()
     try:
         result = await asyncio.wait_for(provider.complete(inv, NoToolsContext(inv.node_id)), timeout)

@@ -19,11 +19,25 @@ from typing import Any
 
 from engine.errors import FlowdeskError
 
-__all__ = ["SchemaError", "schema_errors", "parse_json_answer", "openai_response_format", "schema_of",
-           "schema_instructions", "example_for_schema"]
+__all__ = [
+    "SchemaError",
+    "schema_errors",
+    "parse_json_answer",
+    "openai_response_format",
+    "schema_of",
+    "schema_instructions",
+    "example_for_schema",
+]
 
-_TYPES: dict[str, tuple[type, ...]] = {"object": (dict,), "array": (list,), "string": (str,), "boolean": (bool,),
-                                      "integer": (int,), "number": (int, float), "null": (type(None),)}
+_TYPES: dict[str, tuple[type, ...]] = {
+    "object": (dict,),
+    "array": (list,),
+    "string": (str,),
+    "boolean": (bool,),
+    "integer": (int,),
+    "number": (int, float),
+    "null": (type(None),),
+}
 
 
 class SchemaError(FlowdeskError, ValueError):
@@ -50,8 +64,9 @@ def openai_response_format(schema: dict[str, Any], name: str = "answer") -> dict
 
 def schema_instructions(schema: dict[str, Any]) -> str:
     """What the model is told when JSON is wanted (for servers without a structured-output mode)."""
-    return ("Answer with JSON only (no prose, no code fence) matching this JSON schema:\n"
-            + json.dumps(schema, ensure_ascii=False))
+    return "Answer with JSON only (no prose, no code fence) matching this JSON schema:\n" + json.dumps(
+        schema, ensure_ascii=False
+    )
 
 
 def _type_ok(value: Any, kind: str) -> bool:
@@ -75,8 +90,10 @@ def schema_errors(value: Any, schema: Any, where: str = "the answer") -> list[st
         return [f"{where} should be {' or '.join(kinds)}, not {shown[:60]}"]
     enum = schema.get("enum")
     if isinstance(enum, list) and value not in enum:
-        errors.append(f"{where} should be one of {json.dumps(enum, ensure_ascii=False)}, "
-                      f"not {json.dumps(value, ensure_ascii=False)[:60]}")
+        errors.append(
+            f"{where} should be one of {json.dumps(enum, ensure_ascii=False)}, "
+            f"not {json.dumps(value, ensure_ascii=False)[:60]}"
+        )
     if isinstance(value, dict):
         raw = schema.get("properties")
         props: dict[str, Any] = raw if isinstance(raw, dict) else {}
@@ -118,14 +135,40 @@ def parse_json_answer(text: str, schema: dict[str, Any]) -> Any:
 
 
 _WORD = re.compile(r"[^\W_]{3,}", re.UNICODE)
-_COMMON = frozenset({"the", "and", "for", "with", "about", "that", "this", "from", "are", "you", "your", "any",
-                     "all", "not", "but", "has", "have", "was", "can", "into", "its"})
+_COMMON = frozenset(
+    {
+        "the",
+        "and",
+        "for",
+        "with",
+        "about",
+        "that",
+        "this",
+        "from",
+        "are",
+        "you",
+        "your",
+        "any",
+        "all",
+        "not",
+        "but",
+        "has",
+        "have",
+        "was",
+        "can",
+        "into",
+        "its",
+    }
+)
 
 
 def _words(text: str) -> set[str]:
     """The words of ``text`` that count for :func:`choose_enum`: lower-cased, a plural ``s`` dropped."""
-    return {w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w
-            for w in _WORD.findall(text.lower()) if w not in _COMMON}
+    return {
+        w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w
+        for w in _WORD.findall(text.lower())
+        if w not in _COMMON
+    }
 
 
 def enum_descriptions(schema: dict[str, Any]) -> dict[str, str]:

@@ -29,8 +29,10 @@ __all__ = ["Tool", "ToolCall", "WebSearch", "build_tools", "run_tool_calls", "WE
 log = logging.getLogger("flowdesk.llm")
 
 WEB_SEARCH_TOOL = "web_search"
-NO_SEARCH_BACKEND = ("Web search is not available: no search backend is configured (set FLOWDESK_SEARXNG_URL "
-                     "or webSearch.searxngUrl in the Flowdesk settings). Answer from what you know.")
+NO_SEARCH_BACKEND = (
+    "Web search is not available: no search backend is configured (set FLOWDESK_SEARXNG_URL "
+    "or webSearch.searxngUrl in the Flowdesk settings). Answer from what you know."
+)
 
 
 @dataclass(slots=True)
@@ -111,15 +113,21 @@ def build_tools(inv: AgentInvocation, ctx: ProviderContext, search: WebSearch | 
         tool = _flow_tool(flow, ctx)
         tools[tool.name] = tool
     if search is not None:
+
         async def run_search(args: dict[str, Any]) -> str:
             query = args.get("query")
             return await search(query if isinstance(query, str) else json.dumps(args, ensure_ascii=False))
 
         tools[WEB_SEARCH_TOOL] = Tool(
-            WEB_SEARCH_TOOL, "Search the web and get the top results (title, URL, snippet).",
-            {"type": "object", "properties": {"query": {"type": "string", "description": "What to search for."}},
-             "required": ["query"]},
-            run_search)
+            WEB_SEARCH_TOOL,
+            "Search the web and get the top results (title, URL, snippet).",
+            {
+                "type": "object",
+                "properties": {"query": {"type": "string", "description": "What to search for."}},
+                "required": ["query"],
+            },
+            run_search,
+        )
     return tools
 
 

@@ -47,10 +47,33 @@ from engine.nodes.base import (
     fill_prompt,
 )
 
-__all__ = ["NodeSpec", "NodeData", "NodeError", "NodeOutcome", "PauseRequest", "PaletteEntry", "RunContext",
-           "spec_for", "node_specs", "register_node_spec", "unregister_node_spec", "palette_entries", "load_plugins",
-           "ENTRY_POINT_GROUP", "BUILTIN_KINDS", "BUILTINS", "load_builtins", "as_text", "fill_prompt", "COMMON_HANDLE_LABELS", "PolicyData",
-           "ERROR_MODES", "DEFAULT_MAX_RETRIES", "DEFAULT_RETRY_DELAY_MS", "ERROR_HANDLE"]
+__all__ = [
+    "NodeSpec",
+    "NodeData",
+    "NodeError",
+    "NodeOutcome",
+    "PauseRequest",
+    "PaletteEntry",
+    "RunContext",
+    "spec_for",
+    "node_specs",
+    "register_node_spec",
+    "unregister_node_spec",
+    "palette_entries",
+    "load_plugins",
+    "ENTRY_POINT_GROUP",
+    "BUILTIN_KINDS",
+    "BUILTINS",
+    "load_builtins",
+    "as_text",
+    "fill_prompt",
+    "COMMON_HANDLE_LABELS",
+    "PolicyData",
+    "ERROR_MODES",
+    "DEFAULT_MAX_RETRIES",
+    "DEFAULT_RETRY_DELAY_MS",
+    "ERROR_HANDLE",
+]
 
 ENTRY_POINT_GROUP = "flowdesk.nodes"
 log = logging.getLogger("flowdesk.nodes")
@@ -58,11 +81,17 @@ log = logging.getLogger("flowdesk.nodes")
 #: The built-in kinds, in palette order: ``type`` -> ``"module:attribute"`` of its spec (or list
 #: of specs, for a module that holds several kinds).
 BUILTINS: dict[str, str] = {
-    "start": "engine.nodes.start:SPEC", "agent": "engine.nodes.agent:SPEC", "if": "engine.nodes.if_:SPEC",
-    "approval": "engine.nodes.approval:SPEC", "join": "engine.nodes.join:SPEC", "loop": "engine.nodes.loop:SPEC",
+    "start": "engine.nodes.start:SPEC",
+    "agent": "engine.nodes.agent:SPEC",
+    "if": "engine.nodes.if_:SPEC",
+    "approval": "engine.nodes.approval:SPEC",
+    "join": "engine.nodes.join:SPEC",
+    "loop": "engine.nodes.loop:SPEC",
     "router": "engine.nodes.router:SPEC",
-    "http": "engine.nodes.web:HTTP_SPEC", "fetch": "engine.nodes.web:FETCH_SPEC",
-    "flow": "engine.nodes.flow:FLOW_SPEC", "action": "engine.nodes.flow:ACTION_SPEC",
+    "http": "engine.nodes.web:HTTP_SPEC",
+    "fetch": "engine.nodes.web:FETCH_SPEC",
+    "flow": "engine.nodes.flow:FLOW_SPEC",
+    "action": "engine.nodes.flow:ACTION_SPEC",
     "script": "engine.nodes.script:SPEC",
 }
 BUILTIN_KINDS = tuple(BUILTINS)

@@ -127,8 +127,12 @@ def templated(data: Any) -> bool:
 def _templated_fields(fields: dict[str, Any]) -> bool:
     """:func:`templated` on an agent data's fields (its ``__dict__``)."""
     user_prompt = fields["userPrompt"]
-    return bool(("{" in user_prompt and _templated_prompt(user_prompt)) or "{" in fields["systemPrompt"]
-                or "{" in fields["agentName"] or "{" in fields["model"])
+    return bool(
+        ("{" in user_prompt and _templated_prompt(user_prompt))
+        or "{" in fields["systemPrompt"]
+        or "{" in fields["agentName"]
+        or "{" in fields["model"]
+    )
 
 
 def resolved_prompt(ctx: Any, node: Any, value: str) -> tuple[str, str, str, str, str, str, frozenset[str]]:
@@ -141,9 +145,15 @@ def resolved_prompt(ctx: Any, node: Any, value: str) -> tuple[str, str, str, str
     blank = not user_prompt or (isinstance(user_prompt, str) and user_prompt.isspace())
     content = value if blank else as_text(user_prompt)
     shown = value if blank else as_text(masked.get("userPrompt", ""))
-    return (content, shown, as_text(real.get("agentName")) or "Agent",
-            as_text(real.get("systemPrompt")) or DEFAULT_SYSTEM_PROMPT, as_text(real.get("model")),
-            as_text(real.get("reasoningEffort")) or DEFAULT_REASONING_EFFORT, resolved.secrets)
+    return (
+        content,
+        shown,
+        as_text(real.get("agentName")) or "Agent",
+        as_text(real.get("systemPrompt")) or DEFAULT_SYSTEM_PROMPT,
+        as_text(real.get("model")),
+        as_text(real.get("reasoningEffort")) or DEFAULT_REASONING_EFFORT,
+        resolved.secrets,
+    )
 
 
 def _is_decision(value: Any) -> bool:
@@ -162,8 +172,9 @@ class ProviderCall:
 
     __slots__ = ("ctx", "node_id", "depth", "call_id", "_buf", "_last_flush", "secrets", "_held", "_timer")
 
-    def __init__(self, ctx: Any, node_id: str, depth: int, call_id: str | None,
-                 secrets: frozenset[str] = frozenset()) -> None:
+    def __init__(
+        self, ctx: Any, node_id: str, depth: int, call_id: str | None, secrets: frozenset[str] = frozenset()
+    ) -> None:
         self.ctx = ctx
         self.node_id = node_id
         self.depth = depth
@@ -240,8 +251,14 @@ async def call_subagent(ctx: Any, parent: ProviderCall, child: SubagentSpec, arg
     ``subagent_call_*`` logged on the parent."""
     call_id = ctx.next_call_id()
     depth = parent.depth + 1
-    base = {"parentNodeId": parent.node_id, "subagentNodeId": child.node_id, "subagentName": child.name,
-            "callId": call_id, "parentCallId": parent.call_id, "depth": depth}
+    base = {
+        "parentNodeId": parent.node_id,
+        "subagentNodeId": child.node_id,
+        "subagentName": child.name,
+        "callId": call_id,
+        "parentCallId": parent.call_id,
+        "depth": depth,
+    }
 
     def log(kind: str, message: str) -> None:
         ctx.emit(parent.node_id, kind, message, extra=base)
@@ -260,9 +277,18 @@ async def call_subagent(ctx: Any, parent: ProviderCall, child: SubagentSpec, arg
         content, _shown, name, system, model, effort, secrets = resolved_prompt(ctx, node, argument)
     else:
         content = fill_prompt(child.user_prompt, argument)
-    inv = AgentInvocation(node_id=child.node_id, name=name, system_prompt=system,
-                          user_content=content, model=model, reasoning_effort=effort,
-                          tools=child.tools, subagents=child.children, provider=child.provider, depth=depth)
+    inv = AgentInvocation(
+        node_id=child.node_id,
+        name=name,
+        system_prompt=system,
+        user_content=content,
+        model=model,
+        reasoning_effort=effort,
+        tools=child.tools,
+        subagents=child.children,
+        provider=child.provider,
+        depth=depth,
+    )
     call = ProviderCall(ctx, child.node_id, depth, call_id, secrets)
     try:
         provider = ctx.resolve(inv)
@@ -318,12 +344,19 @@ def subagents_of(ctx: Any, node_id: str, depth: int = 0) -> list[SubagentSpec]:
             if child is None or child.type != AgentSpec.kind or child_id == node_id:
                 continue
             d = child.data
-            specs.append(SubagentSpec(
-                node_id=child_id, name=d.agentName or "Agent", system_prompt=d.systemPrompt or DEFAULT_SYSTEM_PROMPT,
-                user_prompt=d.userPrompt, model=d.model, reasoning_effort=d.reasoningEffort or DEFAULT_REASONING_EFFORT,
-                tools={"web_search": d.tools.web_search, "subagents": d.tools.subagents},
-                provider=d.provider,
-                children=subagents_of(ctx, child_id, depth + 1) if d.tools.subagents else []))
+            specs.append(
+                SubagentSpec(
+                    node_id=child_id,
+                    name=d.agentName or "Agent",
+                    system_prompt=d.systemPrompt or DEFAULT_SYSTEM_PROMPT,
+                    user_prompt=d.userPrompt,
+                    model=d.model,
+                    reasoning_effort=d.reasoningEffort or DEFAULT_REASONING_EFFORT,
+                    tools={"web_search": d.tools.web_search, "subagents": d.tools.subagents},
+                    provider=d.provider,
+                    children=subagents_of(ctx, child_id, depth + 1) if d.tools.subagents else [],
+                )
+            )
     cache[node_id] = specs
     return specs
 
@@ -335,22 +368,31 @@ def _check_flow_tools(node: Any, checks: Any, flows: list[str]) -> None:
     for ref in flows:
         entry = library.resolve(str(ref), base=base, by_name=False)
         if entry is None:
-            checks.error("flow_tool_missing", f"{checks.label(node)} offers the flow '{ref}' as a tool, but it is not "
-                                              "in the library.")
+            checks.error(
+                "flow_tool_missing",
+                f"{checks.label(node)} offers the flow '{ref}' as a tool, but it is not in the library.",
+            )
             continue
         own = getattr(checks, "workflow_id", None)
         if own and entry.id == own:
-            checks.error("flow_recursive", f"{checks.label(node)} offers the flow it is part of ('{entry.name}') as a "
-                                           "tool; a flow cannot run itself.")
+            checks.error(
+                "flow_recursive",
+                f"{checks.label(node)} offers the flow it is part of ('{entry.name}') as a "
+                "tool; a flow cannot run itself.",
+            )
             continue
         try:
-            pauses = workflow_can_pause(library.load_path(entry.path), library, base=entry.path,
-                                        _seen={str(entry.path)})
+            pauses = workflow_can_pause(
+                library.load_path(entry.path), library, base=entry.path, _seen={str(entry.path)}
+            )
         except Exception:
             pauses = False
         if pauses:
-            checks.error("flow_tool_pauses", f"{checks.label(node)} cannot offer the flow '{entry.name}' as a tool: it "
-                                             "can wait for an approval, and a tool call cannot pause.")
+            checks.error(
+                "flow_tool_pauses",
+                f"{checks.label(node)} cannot offer the flow '{entry.name}' as a tool: it "
+                "can wait for an approval, and a tool call cannot pause.",
+            )
 
 
 class AgentSpec(NodeSpec):
@@ -395,20 +437,38 @@ class AgentSpec(NodeSpec):
         tools = getattr(data, "tools", None)
         extras = [t for t, on in (("web", tools and tools.web_search), ("subagents", tools and tools.subagents)) if on]
         prompt = _one_line(getattr(data, "userPrompt", "") or getattr(data, "systemPrompt", ""))
-        return [(" · ".join([model] + ([effort] if effort else []) + extras), True), (prompt or "(previous output)", False)]
+        return [
+            (" · ".join([model] + ([effort] if effort else []) + extras), True),
+            (prompt or "(previous output)", False),
+        ]
 
     def new_data(self) -> dict[str, Any]:
-        return {"agentName": "Agent", "systemPrompt": "", "userPrompt": "{{PREVIOUS_OUTPUT}}", "model": "",
-                "reasoningEffort": "low", "tools": {"web_search": False, "subagents": False}}
+        return {
+            "agentName": "Agent",
+            "systemPrompt": "",
+            "userPrompt": "{{PREVIOUS_OUTPUT}}",
+            "model": "",
+            "reasoningEffort": "low",
+            "tools": {"web_search": False, "subagents": False},
+        }
 
     def palette_entries(self) -> list[PaletteEntry]:
         # A subagent is an agent; the extra ``subagent`` flag (kept by the format's extra-field
         # rule, ignored by AgentFlow) lets the canvas draw it with only its subagent input
         # before it is linked to a parent.
-        sub = {"agentName": "Subagent", "systemPrompt": "", "userPrompt": "", "model": "", "reasoningEffort": "low",
-               "tools": {"web_search": False, "subagents": False}, "subagent": True}
-        return [PaletteEntry("agent", "agent", self.label, self.description, "agent", self.new_data()),
-                PaletteEntry("subagent", "agent", "Subagent", "An agent another agent calls as a tool.", "subagent", sub)]
+        sub = {
+            "agentName": "Subagent",
+            "systemPrompt": "",
+            "userPrompt": "",
+            "model": "",
+            "reasoningEffort": "low",
+            "tools": {"web_search": False, "subagents": False},
+            "subagent": True,
+        }
+        return [
+            PaletteEntry("agent", "agent", self.label, self.description, "agent", self.new_data()),
+            PaletteEntry("subagent", "agent", "Subagent", "An agent another agent calls as a tool.", "subagent", sub),
+        ]
 
     def check(self, node: Any, checks: Any) -> None:
         data = node.data
@@ -419,13 +479,17 @@ class AgentSpec(NodeSpec):
         if data.tools.flows:
             _check_flow_tools(node, checks, data.tools.flows)
         if data.responseFormat is not None and schema_of(data.responseFormat) is None:
-            checks.error("agent_bad_response_format",
-                         f"{checks.label(node)} asks for a structured answer but gives no JSON schema "
-                         "(responseFormat needs {\"type\": \"json_schema\", \"schema\": {…}}).")
+            checks.error(
+                "agent_bad_response_format",
+                f"{checks.label(node)} asks for a structured answer but gives no JSON schema "
+                '(responseFormat needs {"type": "json_schema", "schema": {…}}).',
+            )
         if checks.web_search_available is False and data.tools.web_search:
-            checks.warning("web_search_unconfigured",
-                           f"{checks.label(node)} uses web search, but no search backend is configured "
-                           "(set FLOWDESK_SEARXNG_URL or the search URL in settings).")
+            checks.warning(
+                "web_search_unconfigured",
+                f"{checks.label(node)} uses web search, but no search backend is configured "
+                "(set FLOWDESK_SEARXNG_URL or the search URL in settings).",
+            )
 
     async def execute(self, ctx: Any, node: Any, value: Any) -> tuple[Any, str]:
         """One LLM call; on failure an ``llm_error`` event and :class:`NodeError`.
@@ -453,12 +517,23 @@ class AgentSpec(NodeSpec):
             content, shown, name, system, model, effort, secrets = resolved_prompt(ctx, node, value)
         else:
             content = shown = fill_prompt(user_prompt, value) if user_prompt else value
-            system, model, effort = (fields["systemPrompt"] or DEFAULT_SYSTEM_PROMPT, fields["model"],
-                                     fields["reasoningEffort"] or DEFAULT_REASONING_EFFORT)
+            system, model, effort = (
+                fields["systemPrompt"] or DEFAULT_SYSTEM_PROMPT,
+                fields["model"],
+                fields["reasoningEffort"] or DEFAULT_REASONING_EFFORT,
+            )
         subagents = t["subagents"]
-        inv = AgentInvocation(node_id, name, system, content, model, effort,
-                              {"web_search": t["web_search"], "subagents": subagents},
-                              subagents_of(ctx, node_id) if subagents else [], fields["provider"])
+        inv = AgentInvocation(
+            node_id,
+            name,
+            system,
+            content,
+            model,
+            effort,
+            {"web_search": t["web_search"], "subagents": subagents},
+            subagents_of(ctx, node_id) if subagents else [],
+            fields["provider"],
+        )
         if t["flows"]:
             inv.flows = flow_tools_of(ctx, node)
         schema = schema_of(fields["responseFormat"]) if fields["responseFormat"] else None
@@ -526,8 +601,9 @@ class AgentSpec(NodeSpec):
         raise NodeError(f"Agent '{name}' failed: {message}")
 
 
-async def _structured_answer(ctx: Any, node_id: str, provider: Any, inv: AgentInvocation, call: ProviderCall,
-                             schema: dict[str, Any]) -> tuple[LLMResult, Any]:
+async def _structured_answer(
+    ctx: Any, node_id: str, provider: Any, inv: AgentInvocation, call: ProviderCall, schema: dict[str, Any]
+) -> tuple[LLMResult, Any]:
     """A structured answer: the model's JSON parsed and checked against ``schema``; one more try
     with the error when it does not match (``structured_retry``), an :class:`LLMError` when the
     second answer does not either."""
@@ -539,11 +615,19 @@ async def _structured_answer(ctx: Any, node_id: str, provider: Any, inv: AgentIn
     except SchemaError as err:
         first = str(err)
     call.flush()
-    ctx.emit(node_id, _STRUCTURED_RETRY, f"The answer does not match the schema ({first}); asking once more.",
-             {"attempt": 2, "error": first})
-    again = dataclasses.replace(inv, user_content=(
-        f"{inv.user_content}\n\nYour previous answer was:\n{result.text}\n\nIt is not valid: {first}. "
-        "Answer again with JSON only, matching the schema."))
+    ctx.emit(
+        node_id,
+        _STRUCTURED_RETRY,
+        f"The answer does not match the schema ({first}); asking once more.",
+        {"attempt": 2, "error": first},
+    )
+    again = dataclasses.replace(
+        inv,
+        user_content=(
+            f"{inv.user_content}\n\nYour previous answer was:\n{result.text}\n\nIt is not valid: {first}. "
+            "Answer again with JSON only, matching the schema."
+        ),
+    )
     second = await provider.complete(again, call)
     if not isinstance(second, LLMResult):
         raise LLMError(f"the provider returned {type(second).__name__}, not an answer")
@@ -563,8 +647,9 @@ def _provider_problem(provider: Any, model: str | None = None) -> dict[str, Any]
     answer, or it is not configured: ``providerUnavailable``), or has no such model
     (``modelUnavailable`` and ``model``); ``provider`` (its id) when known. A viewer offers to
     choose another provider or model; another try would fail the same way."""
-    problem: dict[str, Any] = {"modelUnavailable": True, "model": model} if model is not None else {
-        "providerUnavailable": True}
+    problem: dict[str, Any] = (
+        {"modelUnavailable": True, "model": model} if model is not None else {"providerUnavailable": True}
+    )
     pid = getattr(provider, "provider_id", None) or getattr(provider, "name", None)
     if isinstance(pid, str) and pid:
         problem["provider"] = pid

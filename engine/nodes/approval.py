@@ -59,8 +59,9 @@ class ApprovalSpec(NodeSpec):
     async def execute(self, ctx: Any, node: Any, value: Any) -> PauseRequest:
         return PauseRequest(self.pause_prompt(node.data))
 
-    def answered(self, ctx: Any, node: Any, arrived: Any, flowing: Any, answer: dict[str, Any],
-                 now: float, waited_ms: int) -> tuple[Any, str, BranchFrame]:
+    def answered(
+        self, ctx: Any, node: Any, arrived: Any, flowing: Any, answer: dict[str, Any], now: float, waited_ms: int
+    ) -> tuple[Any, str, BranchFrame]:
         node_id = node.id
         ctx.outputs[node_id] = answer
         out_var = node.data.outputVar

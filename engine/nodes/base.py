@@ -33,9 +33,27 @@ from engine.run.context import BRANCH, WAITING, BranchFrame, RunContext  # noqa:
 if TYPE_CHECKING:  # pragma: no cover
     from engine.graph.model import Node
 
-__all__ = ["NodeData", "PolicyData", "NodeSpec", "RunContext", "PauseRequest", "NodeError", "NodeOutcome", "PaletteEntry", "as_text",
-           "fill_prompt", "COMMON_HANDLE_LABELS", "ERROR_MODES", "DEFAULT_MAX_RETRIES", "DEFAULT_RETRY_DELAY_MS",
-           "ERROR_HANDLE", "BranchFrame", "BRANCH", "resolve_for_step", "json_text_body"]
+__all__ = [
+    "NodeData",
+    "PolicyData",
+    "NodeSpec",
+    "RunContext",
+    "PauseRequest",
+    "NodeError",
+    "NodeOutcome",
+    "PaletteEntry",
+    "as_text",
+    "fill_prompt",
+    "COMMON_HANDLE_LABELS",
+    "ERROR_MODES",
+    "DEFAULT_MAX_RETRIES",
+    "DEFAULT_RETRY_DELAY_MS",
+    "ERROR_HANDLE",
+    "BranchFrame",
+    "BRANCH",
+    "resolve_for_step",
+    "json_text_body",
+]
 
 
 def is_none(value: Any) -> bool:
@@ -154,8 +172,16 @@ class PaletteEntry:
         return f"PaletteEntry({self.key!r}, kind={self.kind!r})"
 
 
-COMMON_HANDLE_LABELS = {"output": "output", "approve": "Approve", "reject": "Reject", "false": "Else",
-                        "subagent": "Subagents", "error": "On error", "body": "Body", "done": "Done"}
+COMMON_HANDLE_LABELS = {
+    "output": "output",
+    "approve": "Approve",
+    "reject": "Reject",
+    "false": "Else",
+    "subagent": "Subagents",
+    "error": "On error",
+    "body": "Body",
+    "done": "Done",
+}
 
 
 class NodeSpec:
@@ -251,8 +277,11 @@ class NodeSpec:
     def palette_entries(self) -> list[PaletteEntry]:
         if not self.in_palette:
             return []
-        return [PaletteEntry(self.kind, self.kind, self.label or self.kind, self.description, self.icon or self.kind,
-                             self.new_data())]
+        return [
+            PaletteEntry(
+                self.kind, self.kind, self.label or self.kind, self.description, self.icon or self.kind, self.new_data()
+            )
+        ]
 
     def new_data(self) -> dict[str, Any]:
         """The data of a node created from the palette (the model's defaults)."""
@@ -266,7 +295,9 @@ class NodeSpec:
         """The message shown while a run waits at a node of this kind (see :class:`PauseRequest`)."""
         return "Approve or reject to continue."
 
-    async def execute(self, ctx: Any, node: Node, value: Any) -> tuple[Any, str | tuple[str, ...] | None] | PauseRequest:
+    async def execute(
+        self, ctx: Any, node: Node, value: Any
+    ) -> tuple[Any, str | tuple[str, ...] | None] | PauseRequest:
         raise NodeError(f"Nodes of type '{self.kind}' cannot run.")
 
     def replayed(self, ctx: Any, node: Node, handle: Any) -> None:
@@ -300,8 +331,9 @@ class NodeSpec:
         the nodes still in flight or waiting); ``(value, frame)`` fires the node now, None waits."""
         return None
 
-    def answered(self, ctx: Any, node: Node, arrived: Any, flowing: Any, answer: dict[str, Any],
-                 now: float, waited_ms: int) -> tuple[Any, str, BranchFrame | None] | None:
+    def answered(
+        self, ctx: Any, node: Node, arrived: Any, flowing: Any, answer: dict[str, Any], now: float, waited_ms: int
+    ) -> tuple[Any, str, BranchFrame | None] | None:
         """The answer to this node's pause (:class:`PauseRequest`): ``(output, handle, frame)`` to go
         on along ``handle`` in ``frame``, or None to take the step again (the kind has kept the
         answer in its state). ``flowing``: the value that goes on (the reviewer's edit, else
@@ -354,8 +386,9 @@ def resolve_for_step(ctx: Any, node: Any, value: Any = None) -> tuple[dict[str, 
         secrets = list(getattr(resolved, "secrets", ()) or ())
         scope = scoper(node, value) if scoper is not None else None
     else:
-        scope = TemplateScope(variables=dict(getattr(ctx, "variables", None) or {}),
-                              builtins={"PREVIOUS_OUTPUT": value, "input": value})
+        scope = TemplateScope(
+            variables=dict(getattr(ctx, "variables", None) or {}), builtins={"PREVIOUS_OUTPUT": value, "input": value}
+        )
         res = resolve_templates_masked(node.data.model_dump(mode="json", exclude_none=True), scope)
         data, secrets = dict(res.value), list(res.secrets)
     if scope is not None:
@@ -374,8 +407,11 @@ def json_text_body(raw: Any, data: dict[str, Any], scope: TemplateScope) -> list
     kind = str(data.get("bodyType") or "").lower()
     if kind == "text":
         headers = data.get("headers") or []
-        rows = headers.items() if isinstance(headers, Mapping) else (
-            (r.get("key"), r.get("value")) for r in headers if isinstance(r, Mapping))
+        rows = (
+            headers.items()
+            if isinstance(headers, Mapping)
+            else ((r.get("key"), r.get("value")) for r in headers if isinstance(r, Mapping))
+        )
         if not any(str(k or "").strip().lower() == "content-type" and "json" in str(v or "").lower() for k, v in rows):
             return []
     elif kind != "json":

@@ -14,17 +14,44 @@ from urllib.parse import parse_qsl, urlsplit
 __all__ = ["looks_like_literal_credential", "literal_credentials", "url_credential_params"]
 
 _TEMPLATE = re.compile(r"\{\{.*?\}\}|\$\{[^}]*\}", re.S)
-_CREDENTIAL_HEADERS = {"authorization", "proxy-authorization", "x-api-key", "api-key", "apikey", "x-auth-token",
-                       "x-access-token", "x-goog-api-key", "private-token", "cookie"}
+_CREDENTIAL_HEADERS = {
+    "authorization",
+    "proxy-authorization",
+    "x-api-key",
+    "api-key",
+    "apikey",
+    "x-auth-token",
+    "x-access-token",
+    "x-goog-api-key",
+    "private-token",
+    "cookie",
+}
 _KNOWN_PREFIXES = re.compile(
     r"(?:\bsk-[A-Za-z0-9_-]{16,}|\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{20,}|\bgithub_pat_[A-Za-z0-9_]{20,}"
     r"|\bxox[abposr]-[A-Za-z0-9-]{10,}|\bglpat-[A-Za-z0-9_-]{20,}|\bAKIA[0-9A-Z]{16}\b|\bAIza[0-9A-Za-z_-]{35}"
-    r"|\bhf_[A-Za-z0-9]{30,}|\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*)")
+    r"|\bhf_[A-Za-z0-9]{30,}|\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*)"
+)
 _SCHEME_TOKEN = re.compile(r"^(?:Bearer|Token|Basic|Digest|ApiKey|Api-Key)\s+(\S+)", re.I)
 _SCHEME_ONLY = re.compile(r"^(?:Bearer|Token|Basic|Digest|ApiKey|Api-Key)\W*$", re.I)
 # Query parameters (and form fields) whose name says they carry a credential.
-_CREDENTIAL_PARAMS = {"key", "apikey", "api_key", "api-key", "token", "access_token", "auth", "password", "passwd",
-                      "secret", "client_secret", "private_token", "sig", "signature", "auth_token", "refresh_token"}
+_CREDENTIAL_PARAMS = {
+    "key",
+    "apikey",
+    "api_key",
+    "api-key",
+    "token",
+    "access_token",
+    "auth",
+    "password",
+    "passwd",
+    "secret",
+    "client_secret",
+    "private_token",
+    "sig",
+    "signature",
+    "auth_token",
+    "refresh_token",
+}
 _CREDENTIAL_NAME = re.compile(r"api[_-]?key|token|secret|passw|credential", re.I)
 _UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 _HEX = re.compile(r"^[0-9a-fA-F]{32,}$")
@@ -101,6 +128,8 @@ def literal_credentials(data: Mapping[str, Any]) -> list[str]:
     ``the URL's query parameter 'api_key'``, ``the URL's password``."""
     found = [f"the header '{k}'" for k, v in _rows(data.get("headers")) if looks_like_literal_credential(v, k)]
     found += [f"the query parameter '{k}'" for k, v in _rows(data.get("query")) if looks_like_literal_credential(v, k)]
-    found += ["the URL's password" if k == URL_PASSWORD else f"the URL's query parameter '{k}'"
-              for k in url_credential_params(data.get("url"))]
+    found += [
+        "the URL's password" if k == URL_PASSWORD else f"the URL's query parameter '{k}'"
+        for k in url_credential_params(data.get("url"))
+    ]
     return found

@@ -35,8 +35,17 @@ from engine.llm.base import LLMError
 from engine.nodes.base import NodeData, NodeError, NodeSpec, PauseRequest, PolicyData, as_text, resolve_for_step
 from engine.run.events import EventType, RunStatus
 
-__all__ = ["FlowData", "ActionData", "FlowNodeSpec", "ActionSpec", "new_flow_for_action", "flow_cycle",
-           "run_subflow", "call_flow", "Subflow"]
+__all__ = [
+    "FlowData",
+    "ActionData",
+    "FlowNodeSpec",
+    "ActionSpec",
+    "new_flow_for_action",
+    "flow_cycle",
+    "run_subflow",
+    "call_flow",
+    "Subflow",
+]
 
 
 class FlowData(PolicyData):
@@ -72,7 +81,6 @@ class ActionData(PolicyData):
         return {} if v is None else v
 
 
-
 def _library(checks_or_run: Any) -> Any:
     lib = getattr(checks_or_run, "library", None)
     if lib is not None:
@@ -85,8 +93,9 @@ def _base(checks_or_run: Any) -> Any:
     return getattr(checks_or_run, "path", None)
 
 
-def flow_cycle(library: Any, start_path: Path | None, ref: str, *, by_name: bool, base: Any,
-               limit: int = 64) -> list[str] | None:
+def flow_cycle(
+    library: Any, start_path: Path | None, ref: str, *, by_name: bool, base: Any, limit: int = 64
+) -> list[str] | None:
     """The chain of flow names when following ``ref`` leads back to ``start_path`` (or loops), else None."""
     seen: list[str] = []
     seen_paths: set[str] = set()
@@ -124,11 +133,16 @@ def _check_ref(spec: NodeSpec, node: Any, checks: Any, ref: str, *, by_name: boo
     entry = library.resolve(ref, base=base, by_name=by_name)
     if entry is None:
         if by_name:
-            checks.error("action_unbound", f"{checks.label(node)}: there is no flow for the action '{ref}' in the "
-                                           "library; create a flow with that name.")
+            checks.error(
+                "action_unbound",
+                f"{checks.label(node)}: there is no flow for the action '{ref}' in the "
+                "library; create a flow with that name.",
+            )
         else:
-            checks.error("flow_missing", f"{checks.label(node)}: the flow '{ref}' is not in the library "
-                                         "(nor a file next to this one).")
+            checks.error(
+                "flow_missing",
+                f"{checks.label(node)}: the flow '{ref}' is not in the library (nor a file next to this one).",
+            )
         return
     if not entry.enabled:
         checks.warning("flow_disabled", f"{checks.label(node)}: the flow '{entry.name}' is turned off in the library.")
@@ -142,8 +156,11 @@ def _check_ref(spec: NodeSpec, node: Any, checks: Any, ref: str, *, by_name: boo
         start = own.path if own is not None else None
     chain = flow_cycle(library, start, ref, by_name=by_name, base=base) if start is not None else None
     if chain:
-        checks.error("flow_recursive", f"{checks.label(node)}: the {what} '{ref}' reaches this flow again "
-                                       f"({' → '.join(chain)}); a flow cannot run itself.")
+        checks.error(
+            "flow_recursive",
+            f"{checks.label(node)}: the {what} '{ref}' reaches this flow again "
+            f"({' → '.join(chain)}); a flow cannot run itself.",
+        )
 
 
 class NestedFlowKind(NodeSpec):
@@ -153,8 +170,9 @@ class NestedFlowKind(NodeSpec):
 
     state_key = "subflows"
 
-    def answered(self, ctx: Any, node: Any, arrived: Any, flowing: Any, answer: dict[str, Any],
-                 now: float, waited_ms: int) -> None:
+    def answered(
+        self, ctx: Any, node: Any, arrived: Any, flowing: Any, answer: dict[str, Any], now: float, waited_ms: int
+    ) -> None:
         held = ctx.state(node.id)
         if held is not None:
             held.answer = answer
@@ -195,7 +213,8 @@ class FlowNodeSpec(NestedFlowKind):
         ref = getattr(data, "flow", "") or ""
         inputs = getattr(data, "inputs", {}) or {}
         return [(known_flow_name(ref) or ref or "(no flow chosen)", False)] + (
-            [(", ".join(inputs), True)] if inputs else [])
+            [(", ".join(inputs), True)] if inputs else []
+        )
 
     def new_data(self) -> dict[str, Any]:
         return {"flow": "", "inputs": {}}
@@ -263,14 +282,35 @@ def new_flow_for_action(action: str, parameters: dict[str, Any] | None = None, *
     params = list((parameters or {}).keys())
     variables = [{"name": p, "value": "", "description": "", "type": "string", "required": True} for p in params]
     listing = "\n".join(f"{p}: {{{{{p}}}}}" for p in params)
-    prompt = f"Carry out the action '{action}'" + (f" ({schema})" if schema else "") + "." \
+    prompt = (
+        f"Carry out the action '{action}'"
+        + (f" ({schema})" if schema else "")
+        + "."
         + (f"\n\n{listing}" if listing else "")
-    return Workflow(name=action, description=f"Runs the action '{action}'.", version=1, nodes=[
-        Node(id="start", type="start", x=80, y=160, data={"initialInput": "", "variables": variables}),
-        Node(id="do", type="agent", x=380, y=140, data={
-            "agentName": action, "systemPrompt": "", "userPrompt": prompt, "model": "", "reasoningEffort": "low",
-            "tools": {"web_search": False, "subagents": False}}),
-    ], connections=[Connection(source="start", target="do", sourceHandle="output", targetHandle="input")])
+    )
+    return Workflow(
+        name=action,
+        description=f"Runs the action '{action}'.",
+        version=1,
+        nodes=[
+            Node(id="start", type="start", x=80, y=160, data={"initialInput": "", "variables": variables}),
+            Node(
+                id="do",
+                type="agent",
+                x=380,
+                y=140,
+                data={
+                    "agentName": action,
+                    "systemPrompt": "",
+                    "userPrompt": prompt,
+                    "model": "",
+                    "reasoningEffort": "low",
+                    "tools": {"web_search": False, "subagents": False},
+                },
+            ),
+        ],
+        connections=[Connection(source="start", target="do", sourceHandle="output", targetHandle="input")],
+    )
 
 
 class Subflow:
@@ -336,16 +376,23 @@ async def run_subflow(ctx: Any, node: Any, ref: str, field: str, by_name: bool, 
     ctx.drop_state(node.id)
     if status == RunStatus.COMPLETED:
         return child.result, "output"
-    raise NodeError(f"{describe(node)}: the flow '{child.workflow.display_name()}' {status}: "
-                    f"{child.error or 'no reason given'}")
+    raise NodeError(
+        f"{describe(node)}: the flow '{child.workflow.display_name()}' {status}: {child.error or 'no reason given'}"
+    )
 
 
 async def call_flow(ctx: Any, parent: Any, tool: Any, arguments: dict[str, Any]) -> str:
     """A library flow called by a model as a tool (``parent``: the agent's ProviderCall): run
     nested, ``flow_call_*`` logged on the agent."""
     call_id = ctx.next_call_id()
-    base = {"parentNodeId": parent.node_id, "flowId": tool.flow_id, "flowName": tool.name, "callId": call_id,
-            "parentCallId": parent.call_id, "depth": parent.depth + 1}
+    base = {
+        "parentNodeId": parent.node_id,
+        "flowId": tool.flow_id,
+        "flowName": tool.name,
+        "callId": call_id,
+        "parentCallId": parent.call_id,
+        "depth": parent.depth + 1,
+    }
     args_text = json.dumps(arguments, ensure_ascii=False)
 
     def log(kind: str, message: str) -> None:

@@ -43,10 +43,25 @@ from engine.graph.templates import SECRET_MASK
 from engine.nodes.credentials import looks_like_literal_credential
 
 __all__ = [
-    "HttpRequestSpec", "HttpResult", "KeyValue", "send_request", "request_event_data", "mask_url", "mask_text",
-    "looks_like_literal_credential", "WebRequestError", "InvalidRequestError", "UrlNotAllowedError",
-    "RedirectError", "ResponseTooLargeError", "HttpStatusError", "RequestFailedError", "MAX_REDIRECTS",
-    "MAX_RESPONSE_BYTES", "SECRET_MASK", "EventSink",
+    "HttpRequestSpec",
+    "HttpResult",
+    "KeyValue",
+    "send_request",
+    "request_event_data",
+    "mask_url",
+    "mask_text",
+    "looks_like_literal_credential",
+    "WebRequestError",
+    "InvalidRequestError",
+    "UrlNotAllowedError",
+    "RedirectError",
+    "ResponseTooLargeError",
+    "HttpStatusError",
+    "RequestFailedError",
+    "MAX_REDIRECTS",
+    "MAX_RESPONSE_BYTES",
+    "SECRET_MASK",
+    "EventSink",
 ]
 
 MAX_REDIRECTS = 5
@@ -56,8 +71,20 @@ METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
 USER_AGENT = "Flowdesk/0.1"
 EXCERPT_CHARS = 200
 # Query parameters whose value is a credential whatever the secret set says.
-_SENSITIVE_PARAMS = {"key", "apikey", "api_key", "api-key", "token", "access_token", "auth", "password", "secret",
-                     "client_secret", "sig", "signature"}
+_SENSITIVE_PARAMS = {
+    "key",
+    "apikey",
+    "api_key",
+    "api-key",
+    "token",
+    "access_token",
+    "auth",
+    "password",
+    "secret",
+    "client_secret",
+    "sig",
+    "signature",
+}
 
 EventSink = Callable[[str, dict[str, Any]], Awaitable[None] | None]
 """``on_event(kind, data)``: called with ``("http_request", {method, url})`` before the request is
@@ -66,6 +93,7 @@ sent and ``("http_response", {status, bytes, durationMs})`` once the body is rea
 
 
 # --------------------------------------------------------------------------- errors
+
 
 class WebRequestError(FlowdeskError, RuntimeError):
     """Root of every refusal or failure of an ``http`` or ``fetch`` step; ``str()`` is for people
@@ -87,8 +115,9 @@ class UrlNotAllowedError(InvalidRequestError):
 class RedirectError(WebRequestError):
     """A redirect loop, or more than :data:`MAX_REDIRECTS` hops. ``chain`` lists the masked URLs."""
 
-    def __init__(self, message: str, *, url: str | None = None, chain: list[str] | None = None,
-                 loop: bool = False) -> None:
+    def __init__(
+        self, message: str, *, url: str | None = None, chain: list[str] | None = None, loop: bool = False
+    ) -> None:
         super().__init__(message, url=url)
         self.chain = chain or []
         self.loop = loop
@@ -106,8 +135,15 @@ class HttpStatusError(WebRequestError):
     """A 4xx/5xx answer with ``failOnStatus``: ``status``, ``excerpt`` (start of the body, masked)
     and the whole ``result`` (for an ``error`` branch that wants the body)."""
 
-    def __init__(self, message: str, *, url: str | None = None, status: int = 0, excerpt: str = "",
-                 result: HttpResult | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        url: str | None = None,
+        status: int = 0,
+        excerpt: str = "",
+        result: HttpResult | None = None,
+    ) -> None:
         super().__init__(message, url=url)
         self.status = status
         self.excerpt = excerpt
@@ -119,6 +155,7 @@ class RequestFailedError(WebRequestError):
 
 
 # --------------------------------------------------------------------------- the request
+
 
 class KeyValue(BaseModel):
     """One row of a key/value table (``query``, ``headers``, ``formData``); blank keys are skipped."""
@@ -214,6 +251,7 @@ class HttpResult:
 
 # --------------------------------------------------------------------------- masking
 
+
 def _secret_forms(secrets: Iterable[str]) -> list[str]:
     forms: set[str] = set()
     for s in secrets:
@@ -263,6 +301,7 @@ def request_event_data(method: str, url: str, secrets: Iterable[str] = ()) -> di
 
 
 # --------------------------------------------------------------------------- transport
+
 
 def check_url(url: str, secrets: Iterable[str] = ()) -> httpx.URL:
     """The URL as httpx sees it, if it is an absolute http(s) URL with a host; else
@@ -331,14 +370,21 @@ def _describe(err: httpx.HTTPError, shown: str, secrets: Iterable[str]) -> Reque
     if isinstance(err, httpx.ConnectError):
         return RequestFailedError(f"Could not connect to {shown}: {detail}.", url=shown)
     if isinstance(err, (httpx.RemoteProtocolError, httpx.ReadError)):
-        return RequestFailedError(f"The connection to {shown} was cut before the answer was complete ({detail}).",
-                                  url=shown)
+        return RequestFailedError(
+            f"The connection to {shown} was cut before the answer was complete ({detail}).", url=shown
+        )
     return RequestFailedError(f"HTTP error talking to {shown}: {detail}", url=shown)
 
 
-async def exchange(client: httpx.AsyncClient, request: httpx.Request, *, secrets: Iterable[str] = (),
-                   max_bytes: int = MAX_RESPONSE_BYTES, max_redirects: int = MAX_REDIRECTS,
-                   check_head: HeadCheck | None = None) -> RawResponse:
+async def exchange(
+    client: httpx.AsyncClient,
+    request: httpx.Request,
+    *,
+    secrets: Iterable[str] = (),
+    max_bytes: int = MAX_RESPONSE_BYTES,
+    max_redirects: int = MAX_REDIRECTS,
+    check_head: HeadCheck | None = None,
+) -> RawResponse:
     """Send ``request``, follow redirects (checked, capped, loops refused) and read the body
     with the size cap. ``check_head`` may refuse a final response from its status line and
     headers before its body is read (``fetch`` refuses binary content that way)."""
@@ -353,8 +399,9 @@ async def exchange(client: httpx.AsyncClient, request: httpx.Request, *, secrets
         except httpx.UnsupportedProtocol:
             raise UrlNotAllowedError(f"Only http and https URLs are allowed ({shown}).", url=shown) from None
         except httpx.InvalidURL:  # httpx builds the next hop in send(): a Location of data:… fails there
-            raise UrlNotAllowedError(f"{shown} redirected to an address that is not an http or https URL that can "
-                                     "be followed.", url=shown) from None
+            raise UrlNotAllowedError(
+                f"{shown} redirected to an address that is not an http or https URL that can be followed.", url=shown
+            ) from None
         except httpx.HTTPError as err:
             raise _describe(err, shown, secrets) from None
         try:
@@ -362,34 +409,50 @@ async def exchange(client: httpx.AsyncClient, request: httpx.Request, *, secrets
                 nxt = response.next_request
             except (httpx.InvalidURL, ValueError):  # Location: data:… or a URL httpx cannot build
                 given = mask_url(response.headers.get("location", "").strip(), secrets)
-                raise UrlNotAllowedError(f"{shown} redirected to {given[:200]}, which is not an http or https URL "
-                                         "that can be followed.", url=given) from None
+                raise UrlNotAllowedError(
+                    f"{shown} redirected to {given[:200]}, which is not an http or https URL that can be followed.",
+                    url=given,
+                ) from None
             if nxt is None and response.status_code in _REDIRECTS and not response.headers.get("location", "").strip():
-                raise RedirectError(f"{shown} answered HTTP {response.status_code} {response.reason_phrase} (a "
-                                    "redirect) without a Location header: there is no address to follow.",
-                                    url=shown, chain=chain + [shown])
+                raise RedirectError(
+                    f"{shown} answered HTTP {response.status_code} {response.reason_phrase} (a "
+                    "redirect) without a Location header: there is no address to follow.",
+                    url=shown,
+                    chain=chain + [shown],
+                )
             if nxt is not None:
                 chain.append(shown)
                 target = mask_url(str(nxt.url), secrets)
                 if nxt.url.scheme.lower() not in ALLOWED_SCHEMES:
                     given = mask_url(response.headers.get("location", "").strip() or str(nxt.url), secrets)
-                    raise UrlNotAllowedError(f"{shown} redirected to {given}: only http and https URLs are "
-                                             "allowed.", url=given)
+                    raise UrlNotAllowedError(
+                        f"{shown} redirected to {given}: only http and https URLs are allowed.", url=given
+                    )
                 if _visit_key(nxt) in visited:
-                    raise RedirectError(f"Redirect loop: {' → '.join(chain + [target])}", url=target,
-                                        chain=chain + [target], loop=True)
+                    raise RedirectError(
+                        f"Redirect loop: {' → '.join(chain + [target])}", url=target, chain=chain + [target], loop=True
+                    )
                 if len(chain) > max_redirects:
-                    raise RedirectError(f"Too many redirects: more than {max_redirects}, starting at {chain[0]} "
-                                        f"(last {target}).", url=target, chain=chain + [target])
+                    raise RedirectError(
+                        f"Too many redirects: more than {max_redirects}, starting at {chain[0]} (last {target}).",
+                        url=target,
+                        chain=chain + [target],
+                    )
                 visited.add(_visit_key(nxt))
                 request = nxt
                 continue
             if check_head is not None:
                 check_head(response)
             body = await _read_capped(response, shown, max_bytes, secrets)
-            return RawResponse(status=response.status_code, reason=response.reason_phrase, headers=response.headers,
-                               body=body, url=response.url, redirects=chain,
-                               duration_ms=round((time.perf_counter() - started) * 1000))
+            return RawResponse(
+                status=response.status_code,
+                reason=response.reason_phrase,
+                headers=response.headers,
+                body=body,
+                url=response.url,
+                redirects=chain,
+                duration_ms=round((time.perf_counter() - started) * 1000),
+            )
         finally:
             await response.aclose()
 
@@ -403,8 +466,11 @@ def _visit_key(request: httpx.Request) -> tuple[str, str]:
 
 async def _read_capped(response: httpx.Response, shown: str, max_bytes: int, secrets: list[str]) -> bytes:
     def too_large(what: str) -> ResponseTooLargeError:
-        return ResponseTooLargeError(f"The response from {shown} is too large: {what}, over the limit of "
-                                     f"{_size(max_bytes)}.", url=shown, limit=max_bytes)
+        return ResponseTooLargeError(
+            f"The response from {shown} is too large: {what}, over the limit of {_size(max_bytes)}.",
+            url=shown,
+            limit=max_bytes,
+        )
 
     length = response.headers.get("content-length", "").strip()
     if response.request.method != "HEAD" and length.isdigit() and int(length) > max_bytes:
@@ -448,8 +514,9 @@ async def _inflate(response: httpx.Response, encoding: str, shown: str) -> Async
                 if first and encoding == "deflate":  # raw deflate without the zlib header, as some servers send
                     inflater, first = zlib.decompressobj(-zlib.MAX_WBITS), False
                     continue
-                raise RequestFailedError(f"The response from {shown} says it is {encoding}-compressed but cannot be "
-                                         "decompressed.", url=shown) from None
+                raise RequestFailedError(
+                    f"The response from {shown} says it is {encoding}-compressed but cannot be decompressed.", url=shown
+                ) from None
             first = False
             if piece:
                 yield piece
@@ -477,8 +544,11 @@ async def emit(on_event: EventSink | None, kind: str, data: dict[str, Any]) -> N
 
 def own_client() -> httpx.AsyncClient:
     """The client used when the caller gives none (closed after the request)."""
-    return httpx.AsyncClient(timeout=httpx.Timeout(30.0, connect=10.0), follow_redirects=False,
-                             headers={"User-Agent": USER_AGENT, "Accept-Encoding": "gzip, deflate"})
+    return httpx.AsyncClient(
+        timeout=httpx.Timeout(30.0, connect=10.0),
+        follow_redirects=False,
+        headers={"User-Agent": USER_AGENT, "Accept-Encoding": "gzip, deflate"},
+    )
 
 
 # --------------------------------------------------------------------------- the http node's core
@@ -503,8 +573,9 @@ def _as_text(value: Any) -> str:
 _TOO_DEEP = "The JSON body is nested too deeply to send (lists or objects nested hundreds of levels deep)."
 
 
-def _build(client: httpx.AsyncClient, spec: HttpRequestSpec, url: httpx.URL, secrets: list[str],
-           timeout: float | None) -> httpx.Request:
+def _build(
+    client: httpx.AsyncClient, spec: HttpRequestSpec, url: httpx.URL, secrets: list[str], timeout: float | None
+) -> httpx.Request:
     shown = mask_url(spec.url, secrets)
     if spec.method not in METHODS:
         raise InvalidRequestError(f"Unknown HTTP method {spec.method!r}; use one of {', '.join(METHODS)}.", url=shown)
@@ -520,11 +591,15 @@ def _build(client: httpx.AsyncClient, spec: HttpRequestSpec, url: httpx.URL, sec
             raise InvalidRequestError(f"Header {key} has a line break in its value.", url=shown)
         if not value.isascii():
             odd = next(c for c in value if not c.isascii())
-            raise InvalidRequestError(f"Header {key} has a character HTTP headers cannot carry ('{odd}'): header "
-                                      "values are ASCII only; percent-encode it or send it in the body.", url=shown)
+            raise InvalidRequestError(
+                f"Header {key} has a character HTTP headers cannot carry ('{odd}'): header "
+                "values are ASCII only; percent-encode it or send it in the body.",
+                url=shown,
+            )
         headers.append((key, value))
     params: list[tuple[str, str | int | float | bool | None]] = [
-        (row.key, _as_text(row.value)) for row in spec.query if row.key.strip()]
+        (row.key, _as_text(row.value)) for row in spec.query if row.key.strip()
+    ]
     kwargs: dict[str, Any] = {}
     has_type = any(k.lower() == "content-type" for k, _ in headers)
     if spec.bodyType == "json":
@@ -533,8 +608,9 @@ def _build(client: httpx.AsyncClient, spec: HttpRequestSpec, url: httpx.URL, sec
             try:
                 body = json.loads(body) if body.strip() else None
             except ValueError as err:
-                raise InvalidRequestError(f"The JSON body is not valid JSON: {mask_text(str(err), secrets)}.",
-                                          url=shown) from None
+                raise InvalidRequestError(
+                    f"The JSON body is not valid JSON: {mask_text(str(err), secrets)}.", url=shown
+                ) from None
             except RecursionError:
                 raise InvalidRequestError(_TOO_DEEP, url=shown) from None
         try:
@@ -558,19 +634,30 @@ def _build(client: httpx.AsyncClient, spec: HttpRequestSpec, url: httpx.URL, sec
             headers.append(("Content-Type", "text/plain; charset=utf-8"))
     if params:  # added to the URL's own query (httpx's ``params=`` would replace it)
         url = url.copy_merge_params(params)
-    return client.build_request(spec.method, url, headers=headers,
-                                timeout=httpx.Timeout(timeout) if timeout else httpx.USE_CLIENT_DEFAULT, **kwargs)
+    return client.build_request(
+        spec.method,
+        url,
+        headers=headers,
+        timeout=httpx.Timeout(timeout) if timeout else httpx.USE_CLIENT_DEFAULT,
+        **kwargs,
+    )
 
 
 def body_excerpt(text: str, secrets: Iterable[str]) -> str:
     """The start of a response body for an error message: one line, masked, ~200 characters."""
     flat = " ".join(mask_text(text, secrets).split())
-    return flat if len(flat) <= EXCERPT_CHARS else flat[:EXCERPT_CHARS - 1] + "…"
+    return flat if len(flat) <= EXCERPT_CHARS else flat[: EXCERPT_CHARS - 1] + "…"
 
 
-async def send_request(spec: HttpRequestSpec | Mapping[str, Any], *, client: httpx.AsyncClient | None = None,
-                       secrets: Iterable[str] = (), timeout: float | None = None,
-                       max_bytes: int = MAX_RESPONSE_BYTES, on_event: EventSink | None = None) -> HttpResult:
+async def send_request(
+    spec: HttpRequestSpec | Mapping[str, Any],
+    *,
+    client: httpx.AsyncClient | None = None,
+    secrets: Iterable[str] = (),
+    timeout: float | None = None,
+    max_bytes: int = MAX_RESPONSE_BYTES,
+    on_event: EventSink | None = None,
+) -> HttpResult:
     """Send one ``http`` node request and return its :class:`HttpResult`.
 
     ``timeout`` (seconds) bounds the whole exchange, redirects and body included; ``None``
@@ -606,15 +693,28 @@ async def send_request(spec: HttpRequestSpec | Mapping[str, Any], *, client: htt
             output = json.loads(text)
         except (ValueError, RecursionError):  # not JSON, or nested too deep to read: the text
             output = text
-    result = HttpResult(method=spec.method, url=mask_url(str(raw.url), secrets), status=raw.status, reason=raw.reason,
-                        headers={k.lower(): ", ".join(raw.headers.get_list(k)) for k in raw.headers.keys()},
-                        content_type=raw.content_type, bytes=len(raw.body), duration_ms=raw.duration_ms,
-                        output=output, text=text, redirects=raw.redirects)
+    result = HttpResult(
+        method=spec.method,
+        url=mask_url(str(raw.url), secrets),
+        status=raw.status,
+        reason=raw.reason,
+        headers={k.lower(): ", ".join(raw.headers.get_list(k)) for k in raw.headers.keys()},
+        content_type=raw.content_type,
+        bytes=len(raw.body),
+        duration_ms=raw.duration_ms,
+        output=output,
+        text=text,
+        redirects=raw.redirects,
+    )
     await emit(on_event, "http_response", result.response_event())
     if spec.failOnStatus and raw.status >= 400:
         excerpt = body_excerpt(text, secrets)
         reason = f" {raw.reason}" if raw.reason else ""
-        raise HttpStatusError(f"HTTP {raw.status}{reason} from {spec.method} {result.url}"
-                              + (f": {excerpt}" if excerpt else ""), url=result.url, status=raw.status,
-                              excerpt=excerpt, result=result)
+        raise HttpStatusError(
+            f"HTTP {raw.status}{reason} from {spec.method} {result.url}" + (f": {excerpt}" if excerpt else ""),
+            url=result.url,
+            status=raw.status,
+            excerpt=excerpt,
+            result=result,
+        )
     return result

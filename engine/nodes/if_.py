@@ -23,23 +23,45 @@ from engine.nodes.base import NodeData, NodeSpec, _Loose, as_text, is_none
 
 _LOGIC_CHECK = "logic_check"
 
-OPERATORS: tuple[str, ...] = ("equal", "contains", "notContains", "startsWith", "endsWith", "regex", "isEmpty", "gt", "lt")
+OPERATORS: tuple[str, ...] = (
+    "equal",
+    "contains",
+    "notContains",
+    "startsWith",
+    "endsWith",
+    "regex",
+    "isEmpty",
+    "gt",
+    "lt",
+)
 #: Operators that take no value.
 NO_VALUE_OPERATORS = frozenset({"isEmpty"})
 #: Operators whose value is a number.
 NUMBER_OPERATORS = frozenset({"gt", "lt"})
-_OPERATOR_NAMES = {**{op.lower(): op for op in OPERATORS}, "equals": "equal", "eq": "equal", "==": "equal",
-                   "includes": "contains", "not_contains": "notContains", "starts_with": "startsWith",
-                   "ends_with": "endsWith", "is_empty": "isEmpty", "empty": "isEmpty", ">": "gt", "<": "lt",
-                   "matches": "regex"}
+_OPERATOR_NAMES = {
+    **{op.lower(): op for op in OPERATORS},
+    "equals": "equal",
+    "eq": "equal",
+    "==": "equal",
+    "includes": "contains",
+    "not_contains": "notContains",
+    "starts_with": "startsWith",
+    "ends_with": "endsWith",
+    "is_empty": "isEmpty",
+    "empty": "isEmpty",
+    ">": "gt",
+    "<": "lt",
+    "matches": "regex",
+}
 #: The public name (engine.CONDITION_OPERATORS).
 CONDITION_OPERATORS = OPERATORS
 _PATH_STEP = re.compile(r"\.([^.\[\]]+)|\[(-?\d+)\]")
 
 
 class Condition(_Loose):
-    operator: Literal["equal", "contains", "notContains", "startsWith", "endsWith", "regex", "isEmpty",
-                      "gt", "lt"] = "contains"
+    operator: Literal["equal", "contains", "notContains", "startsWith", "endsWith", "regex", "isEmpty", "gt", "lt"] = (
+        "contains"
+    )
     value: str = ""
     #: ``.key[0]`` steps into the previous output as JSON (absent: the whole text).
     path: str | None = Field(default=None, exclude_if=is_none)
@@ -190,8 +212,9 @@ def condition_problem(cond: Condition) -> tuple[str, str] | None:
             return "condition_bad_regex", f"the regular expression '{cond.value.strip()}' is not valid ({err})"
     if cond.operator in NUMBER_OPERATORS and as_number(cond.value) is None:
         shown = cond.value.strip()
-        return "condition_not_a_number", (f"'{shown}' is not a number" if shown
-                                          else "it needs a number to compare with")
+        return "condition_not_a_number", (
+            f"'{shown}' is not a number" if shown else "it needs a number to compare with"
+        )
     return None
 
 
@@ -242,16 +265,21 @@ class IfSpec(NodeSpec):
             if problem is not None:
                 checks.error(problem[0], f"Condition {i + 1} of {checks.label(node)}: {problem[1]}.")
             elif not cond.value.strip() and cond.operator not in NO_VALUE_OPERATORS:
-                checks.warning("empty_condition_value",
-                               f"Condition {i + 1} of {checks.label(node)} has an empty value; it never matches.")
+                checks.warning(
+                    "empty_condition_value",
+                    f"Condition {i + 1} of {checks.label(node)} has an empty value; it never matches.",
+                )
 
     async def execute(self, ctx: Any, node: Any, value: Any) -> tuple[Any, str]:
         emit = ctx.emit
         for i, cond in enumerate(node.data.conditions):
             matched = condition_matches(cond, value)
-            emit(node.id, _LOGIC_CHECK,
-                 f"Condition {i + 1}: {describe_condition(cond)} → {'matched' if matched else 'no match'}",
-                 {"conditionIndex": i, "matched": matched})
+            emit(
+                node.id,
+                _LOGIC_CHECK,
+                f"Condition {i + 1}: {describe_condition(cond)} → {'matched' if matched else 'no match'}",
+                {"conditionIndex": i, "matched": matched},
+            )
             if matched:
                 return value, f"condition-{i}"
         emit(node.id, _LOGIC_CHECK, "No condition matched → Else branch", {"conditionIndex": None, "matched": False})

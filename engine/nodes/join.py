@@ -93,8 +93,12 @@ class JoinSpec(NodeSpec):
         buf[index] = value
         held.frame = ctx.frame
         if len(buf) < len(links):
-            ctx.emit(join_id, _JOIN_WAIT, f"{len(buf)} of {len(links)} arrived",
-                     {"delivered": len(buf), "expected": len(links)})
+            ctx.emit(
+                join_id,
+                _JOIN_WAIT,
+                f"{len(buf)} of {len(links)} arrived",
+                {"delivered": len(buf), "expected": len(links)},
+            )
             return ctx.WAITING
         values, frame = _gathered(ctx, join_id)
         ctx.set_frame(frame)

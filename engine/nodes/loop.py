@@ -35,10 +35,15 @@ LOOP_CHECK = "loop_check"
 
 class LoopData(NodeData):
     maxIterations: int = Field(default=DEFAULT_MAX_ITERATIONS, ge=1)
-    until: str = Field(default="", description="Stops when an iteration's output contains this (any case); "
-                                               "empty: runs all iterations.")
-    over: str | None = Field(default=None, exclude_if=is_none, description="A list to walk (a template such as {{rows}}); each round's "
-                                              "item is {{item}}. Empty: repeat until a word or the limit.")
+    until: str = Field(
+        default="", description="Stops when an iteration's output contains this (any case); empty: runs all iterations."
+    )
+    over: str | None = Field(
+        default=None,
+        exclude_if=is_none,
+        description="A list to walk (a template such as {{rows}}); each round's "
+        "item is {{item}}. Empty: repeat until a word or the limit.",
+    )
 
     @field_validator("maxIterations", mode="before")
     @classmethod
@@ -120,8 +125,12 @@ class LoopSpec(NodeSpec):
             iteration = ctx.state(loop_id, 1)
             data = node.data
             matched = until_matches(getattr(data, "until", ""), as_text(value))
-            ctx.emit(loop_id, LOOP_CHECK, f"iteration {iteration}: {'matched' if matched else 'not matched'}",
-                     {"iteration": iteration, "matched": matched})
+            ctx.emit(
+                loop_id,
+                LOOP_CHECK,
+                f"iteration {iteration}: {'matched' if matched else 'not matched'}",
+                {"iteration": iteration, "matched": matched},
+            )
             if matched or iteration >= (getattr(data, "maxIterations", None) or DEFAULT_MAX_ITERATIONS):
                 _turn(ctx, loop_id, "done")
                 return value, "done"
@@ -136,14 +145,17 @@ class LoopSpec(NodeSpec):
             iteration = state["iteration"]
             results = [*state["results"], value]
             items = state["items"]
-            ctx.emit(loop_id, LOOP_CHECK, f"item {iteration} of {len(items)} done",
-                     {"iteration": iteration, "matched": False, "total": len(items)})
+            ctx.emit(
+                loop_id,
+                LOOP_CHECK,
+                f"item {iteration} of {len(items)} done",
+                {"iteration": iteration, "matched": False, "total": len(items)},
+            )
             if iteration >= len(items):
                 ctx.drop_state(loop_id)
-                ctx.set_frame(frame._replace(loops=frame.loops[:frame.loops.index(loop_id)]))
+                ctx.set_frame(frame._replace(loops=frame.loops[: frame.loops.index(loop_id)]))
                 return results, "done"
-            ctx.set_state(loop_id, {**state, "iteration": iteration + 1, "item": items[iteration],
-                                    "results": results})
+            ctx.set_state(loop_id, {**state, "iteration": iteration + 1, "item": items[iteration], "results": results})
             _fresh(ctx, loop_id)
             return items[iteration], "body"
         items = self._items(ctx, node, value)
@@ -167,8 +179,7 @@ class LoopSpec(NodeSpec):
         if not isinstance(found, list):
             shown = as_text(found)
             shown = shown if len(shown) <= 60 else shown[:57] + "..."
-            raise NodeError(f"{self.describe(node)} walks '{node.data.over}', which is not a list "
-                            f"(it is '{shown}').")
+            raise NodeError(f"{self.describe(node)} walks '{node.data.over}', which is not a list (it is '{shown}').")
         limit = getattr(node.data, "maxIterations", None) or DEFAULT_MAX_ITERATIONS
         return found[:limit]
 
@@ -179,8 +190,12 @@ class LoopSpec(NodeSpec):
 
     def state_from_json(self, ctx: Any, data: Any) -> Any:
         if isinstance(data, dict):  # a loop over a list (see the module docstring)
-            return {"iteration": int(data.get("iteration", 1)), "item": data.get("item"),
-                    "items": list(data.get("items") or ()), "results": list(data.get("results") or ())}
+            return {
+                "iteration": int(data.get("iteration", 1)),
+                "item": data.get("item"),
+                "items": list(data.get("items") or ()),
+                "results": list(data.get("results") or ()),
+            }
         return int(data)
 
 
@@ -194,7 +209,7 @@ def _turn(ctx: Any, loop_id: str, handle: str) -> None:
     if handle == "done":
         ctx.drop_state(loop_id)
         if loop_id in frame.loops:
-            ctx.set_frame(frame._replace(loops=frame.loops[:frame.loops.index(loop_id)]))
+            ctx.set_frame(frame._replace(loops=frame.loops[: frame.loops.index(loop_id)]))
         return
     if loop_id in frame.loops:
         state = ctx.state(loop_id, 1)

@@ -28,8 +28,10 @@ from engine.run.events import EventType
 
 ROUTE_CHOICE = EventType.ROUTE_CHOICE.value
 _LLM_ERROR = "llm_error"
-DEFAULT_INSTRUCTIONS = ("You route a message to exactly one of the routes below. Pick the route that fits the "
-                        "message best and say why in one short line.")
+DEFAULT_INSTRUCTIONS = (
+    "You route a message to exactly one of the routes below. Pick the route that fits the "
+    "message best and say why in one short line."
+)
 
 
 class Route(_Loose):
@@ -70,11 +72,15 @@ def route_schema(routes: list[Route]) -> dict[str, Any]:
     The label's description lists the routes as ``label: description`` lines."""
     labels = [r.label.strip() for r in routes]
     lines = "\n".join(f"{r.label.strip()}: {' '.join(r.description.split())}" for r in routes)
-    return {"type": "object",
-            "properties": {"label": {"type": "string", "enum": labels,
-                                     "description": "The route chosen, one of:\n" + lines},
-                           "reason": {"type": "string", "description": "Why, in one short line."}},
-            "required": ["label", "reason"], "additionalProperties": False}
+    return {
+        "type": "object",
+        "properties": {
+            "label": {"type": "string", "enum": labels, "description": "The route chosen, one of:\n" + lines},
+            "reason": {"type": "string", "description": "Why, in one short line."},
+        },
+        "required": ["label", "reason"],
+        "additionalProperties": False,
+    }
 
 
 def read_choice(text: str) -> tuple[str, str]:
@@ -142,13 +148,19 @@ class RouterSpec(NodeSpec):
         routes = getattr(data, "routes", ())
         labels = ", ".join(r.label.strip() for r in routes if r.label.strip())
         model = getattr(data, "model", "") or "default model"
-        return [(model, True), (f"{len(routes)} route{'s' if len(routes) != 1 else ''}: {labels}" if routes
-                                else "no routes yet", False)]
+        return [
+            (model, True),
+            (f"{len(routes)} route{'s' if len(routes) != 1 else ''}: {labels}" if routes else "no routes yet", False),
+        ]
 
     def new_data(self) -> dict[str, Any]:
-        return {"routes": [{"label": "question", "description": "The user asks something."},
-                           {"label": "request", "description": "The user wants something done."}],
-                "model": ""}
+        return {
+            "routes": [
+                {"label": "question", "description": "The user asks something."},
+                {"label": "request", "description": "The user wants something done."},
+            ],
+            "model": "",
+        }
 
     def check(self, node: Any, checks: Any) -> None:
         routes = node.data.routes
@@ -160,8 +172,9 @@ class RouterSpec(NodeSpec):
             if not label:
                 checks.error("router_empty_label", f"Route {i + 1} of {checks.label(node)} has no label.")
             elif label.casefold() in seen:
-                checks.error("router_duplicate_label",
-                             f"{checks.label(node)} has the label '{label}' twice; labels must differ.")
+                checks.error(
+                    "router_duplicate_label", f"{checks.label(node)} has the label '{label}' twice; labels must differ."
+                )
             seen.add(label.casefold())
 
     async def execute(self, ctx: Any, node: Any, value: Any) -> tuple[Any, str]:
@@ -171,13 +184,28 @@ class RouterSpec(NodeSpec):
             raise NodeError(f"{self.describe(node)} has no routes.")
         schema = route_schema(routes)
         text = as_text(value)
-        system = "\n\n".join(part for part in (
-            data.systemPrompt.strip(), DEFAULT_INSTRUCTIONS,
-            "Routes:\n" + "\n".join(f"- {r.label.strip()}: {' '.join(r.description.split())}" for r in routes),
-            schema_instructions(schema)) if part)
-        inv = AgentInvocation(node.id, self.title(data), system, text, data.model, "low",
-                              {"web_search": False, "subagents": False}, [], data.provider,
-                              response_format=openai_response_format(schema, "route"))
+        system = "\n\n".join(
+            part
+            for part in (
+                data.systemPrompt.strip(),
+                DEFAULT_INSTRUCTIONS,
+                "Routes:\n" + "\n".join(f"- {r.label.strip()}: {' '.join(r.description.split())}" for r in routes),
+                schema_instructions(schema),
+            )
+            if part
+        )
+        inv = AgentInvocation(
+            node.id,
+            self.title(data),
+            system,
+            text,
+            data.model,
+            "low",
+            {"web_search": False, "subagents": False},
+            [],
+            data.provider,
+            response_format=openai_response_format(schema, "route"),
+        )
         try:
             provider = ctx.resolve(inv)
             result = await provider.complete(inv, NoToolsContext(node.id))
@@ -189,8 +217,11 @@ class RouterSpec(NodeSpec):
         label, reason = read_choice(result.text)
         index = match_route(routes, label)
         handle = f"route-{index}" if index is not None else "false"
-        extra: dict[str, Any] = {"label": routes[index].label.strip() if index is not None else label,
-                                 "reason": reason, "handle": handle}
+        extra: dict[str, Any] = {
+            "label": routes[index].label.strip() if index is not None else label,
+            "reason": reason,
+            "handle": handle,
+        }
         if result.usage:
             extra["usage"] = result.usage
         shown = extra["label"] if index is not None else f"'{label[:80]}' is none of the routes → None of them"

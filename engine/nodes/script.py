@@ -24,8 +24,10 @@ class ScriptData(NodeData):
 
 def cannot_run_message(data: NodeData) -> str:
     language = getattr(data, "language", "") or "script"
-    return (f"{language} scripts cannot run in Flowdesk: this node keeps an imported script verbatim; "
-            "replace it with nodes that do the same work")
+    return (
+        f"{language} scripts cannot run in Flowdesk: this node keeps an imported script verbatim; "
+        "replace it with nodes that do the same work"
+    )
 
 
 class ScriptSpec(NodeSpec):

@@ -40,8 +40,17 @@ class Variable(_Loose):
             return "string"
         if isinstance(v, str):
             v = v.strip().lower()
-            return {"str": "string", "text": "string", "int": "number", "integer": "number", "float": "number",
-                    "bool": "boolean", "object": "json", "array": "json", "list": "json"}.get(v, v)
+            return {
+                "str": "string",
+                "text": "string",
+                "int": "number",
+                "integer": "number",
+                "float": "number",
+                "bool": "boolean",
+                "object": "json",
+                "array": "json",
+                "list": "json",
+            }.get(v, v)
         return v
 
     @field_validator("required", mode="before")

@@ -94,8 +94,9 @@ class FetchData(PolicyData):
     # (titles: the inspector's labels, which would otherwise read "Url" and "Max chars")
     url: str = Field(default="", title="URL")
     format: Literal["markdown", "text", "html"] = "markdown"
-    selector: str = Field(default="", title="CSS selector",
-                          description="Only the part of the page it matches (empty: the main content).")
+    selector: str = Field(
+        default="", title="CSS selector", description="Only the part of the page it matches (empty: the main content)."
+    )
     maxChars: int = Field(default=20_000, title="Max characters")
 
     @field_validator("url", "selector", mode="before")
@@ -121,11 +122,13 @@ def _check_url(node: Any, checks: Any, kind: str, what: str) -> None:
     if not url.strip():
         checks.warning(f"{kind}_no_url", f"{checks.label(node)} has no URL.")
     elif "{{" not in url and "${" not in url and not url.strip().lower().startswith(("http://", "https://")):
-        checks.error(f"{kind}_bad_scheme", f"{checks.label(node)}: only http:// and https:// {what} "
-                                           f"(not '{url.strip()[:60]}').")
+        checks.error(
+            f"{kind}_bad_scheme", f"{checks.label(node)}: only http:// and https:// {what} (not '{url.strip()[:60]}')."
+        )
 
 
 # --------------------------------------------------------------------------- running
+
 
 def request_deadline(node: Any) -> float | None:
     """Seconds a whole ``http``/``fetch`` request may take: None when the node sets
@@ -142,8 +145,10 @@ def request_deadline(node: Any) -> float | None:
 def _failure(what: str, err: WebRequestError, deadline: float | None) -> NodeError:
     message = f"{what} failed: {err}"
     if deadline and isinstance(err, RequestFailedError) and str(err).startswith("Timed out after"):
-        message += (" This is the default deadline for a whole request (webRequests.deadline in the settings); "
-                    "set the node's timeoutMs to allow longer.")
+        message += (
+            " This is the default deadline for a whole request (webRequests.deadline in the settings); "
+            "set the node's timeoutMs to allow longer."
+        )
     return NodeError(message)
 
 
@@ -152,8 +157,13 @@ def _emitter(ctx: Any, node_id: str, secrets: list[str]):
         if kind == "http_request":
             ctx.emit(node_id, kind, mask_text(f"{data.get('method', '')} {data.get('url', '')}", secrets), data)
         else:
-            ctx.emit(node_id, kind, f"HTTP {data.get('status')} · {data.get('bytes')} bytes · {data.get('durationMs')} ms",
-                     data)
+            ctx.emit(
+                node_id,
+                kind,
+                f"HTTP {data.get('status')} · {data.get('bytes')} bytes · {data.get('durationMs')} ms",
+                data,
+            )
+
     return on_event
 
 
@@ -164,8 +174,9 @@ def _masked_output(value: Any, secrets: list[str]) -> Any:
     return mask_secrets(value, secrets)
 
 
-async def send_test_request(node: Any, variables: Mapping[str, Any] | None = None, *, timeout: float | None = 30.0,
-                         on_event: Any = None) -> Any:
+async def send_test_request(
+    node: Any, variables: Mapping[str, Any] | None = None, *, timeout: float | None = 30.0, on_event: Any = None
+) -> Any:
     """Run one ``http`` node alone ("Send test request"): its data resolved with ``variables``
     (and ``env.``/``secrets.``), the request sent, the :class:`~engine.HttpResult` returned
     with secrets masked in its output and text. ``failOnStatus`` is ignored here (a 404 is a
@@ -200,23 +211,34 @@ class HttpSpec(NodeSpec):
         return [(f"{getattr(data, 'method', 'GET')} {url}", False)]
 
     def new_data(self) -> dict[str, Any]:
-        return {"method": "GET", "url": "", "query": [], "headers": [], "bodyType": "none", "body": "",
-                "formData": [], "failOnStatus": True}
+        return {
+            "method": "GET",
+            "url": "",
+            "query": [],
+            "headers": [],
+            "bodyType": "none",
+            "body": "",
+            "formData": [],
+            "failOnStatus": True,
+        }
 
     def check(self, node: Any, checks: Any) -> None:
         d = node.data
         _check_url(node, checks, "http", "URLs can be requested")
         for where in literal_credentials(d.model_dump(mode="json")):
-            checks.warning("literal_credential",
-                           f"{checks.label(node)}: {where} looks like a credential typed in; "
-                           "keep it in the keyring and write {{secrets.NAME}} instead.")
+            checks.warning(
+                "literal_credential",
+                f"{checks.label(node)}: {where} looks like a credential typed in; "
+                "keep it in the keyring and write {{secrets.NAME}} instead.",
+            )
 
     async def execute(self, ctx: Any, node: Any, value: Any) -> tuple[Any, str]:
         data, secrets = resolve_for_step(ctx, node, value)
         deadline = request_deadline(node)
         try:
-            result = await send_request(data, secrets=secrets, timeout=deadline,
-                                        on_event=_emitter(ctx, node.id, secrets))
+            result = await send_request(
+                data, secrets=secrets, timeout=deadline, on_event=_emitter(ctx, node.id, secrets)
+            )
         except (HttpStatusError, WebRequestError) as err:
             raise _failure(self.describe(node), err, deadline) from None
         output = result.output
@@ -262,8 +284,7 @@ class FetchSpec(NodeSpec):
         data, secrets = resolve_for_step(ctx, node, value)
         deadline = request_deadline(node)
         try:
-            result = await fetch_page(data, secrets=secrets, timeout=deadline,
-                                      on_event=_emitter(ctx, node.id, secrets))
+            result = await fetch_page(data, secrets=secrets, timeout=deadline, on_event=_emitter(ctx, node.id, secrets))
         except WebRequestError as err:
             raise _failure(self.describe(node), err, deadline) from None
         return _masked_output(result.output, secrets), "output"

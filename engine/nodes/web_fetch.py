@@ -58,27 +58,41 @@ from engine.nodes.http_request import (
     request_event_data,
 )
 
-__all__ = ["FetchSpec", "FetchResult", "fetch_page", "extract", "UnsupportedContentError", "SelectorNotFoundError",
-           "DEFAULT_MAX_CHARS", "FETCH_FORMATS"]
+__all__ = [
+    "FetchSpec",
+    "FetchResult",
+    "fetch_page",
+    "extract",
+    "UnsupportedContentError",
+    "SelectorNotFoundError",
+    "DEFAULT_MAX_CHARS",
+    "FETCH_FORMATS",
+]
 
 DEFAULT_MAX_CHARS = 20_000
 FETCH_FORMATS = ("markdown", "text", "html")
 ACCEPT = "text/html,application/xhtml+xml;q=0.9,text/plain;q=0.8,application/json;q=0.7,*/*;q=0.1"
 
 # Never content, selector or not.
-_NEVER = "script, style, noscript, template, svg, canvas, iframe, object, embed, link, meta, form, button, input, " \
-         "select, textarea, dialog"
+_NEVER = (
+    "script, style, noscript, template, svg, canvas, iframe, object, embed, link, meta, form, button, input, "
+    "select, textarea, dialog"
+)
 # Chrome around the article, dropped when no selector is given. (page-level header/footer: see _drop_chrome)
-_CHROME = ("nav, aside, [role=navigation], [role=banner], [role=contentinfo], [role=search], [role=complementary], "
-           "[aria-hidden=true], [hidden], .sidebar, .sphinxsidebar, .related, .breadcrumb, .breadcrumbs, "
-           ".skip-link, .skiplink, .navbar, .menu, .cookie-banner, .headerlink, .site-header, .site-footer")
+_CHROME = (
+    "nav, aside, [role=navigation], [role=banner], [role=contentinfo], [role=search], [role=complementary], "
+    "[aria-hidden=true], [hidden], .sidebar, .sphinxsidebar, .related, .breadcrumb, .breadcrumbs, "
+    ".skip-link, .skiplink, .navbar, .menu, .cookie-banner, .headerlink, .site-header, .site-footer"
+)
 # Page-level parts: dropped unless inside an article or the main content (texinfo's div.header is its nav bar).
 _PAGE_PARTS = "header, footer, .header, .footer, .nav-panel, .navheader, .navfooter"
 _ROOTS = ("main", "[role=main]")
 _ANCHOR_MARKS = {"", "#", "¶", "§", "🔗", "link", "permalink"}
 _HTML_TYPES = ("text/html", "application/xhtml+xml")
-_TEXT_TYPES = re.compile(r"^(text/[\w.+-]+|application/([\w.-]+\+)?(json|xml)|application/(javascript|ecmascript|"
-                         r"x-ndjson|ndjson|yaml|x-yaml|toml|x-www-form-urlencoded|graphql|ld\+json|sql))$")
+_TEXT_TYPES = re.compile(
+    r"^(text/[\w.+-]+|application/([\w.-]+\+)?(json|xml)|application/(javascript|ecmascript|"
+    r"x-ndjson|ndjson|yaml|x-yaml|toml|x-www-form-urlencoded|graphql|ld\+json|sql))$"
+)
 
 
 class UnsupportedContentError(WebRequestError):
@@ -155,6 +169,7 @@ class FetchResult:
 
 # --------------------------------------------------------------------------- extraction
 
+
 @functools.cache
 def _converters() -> tuple[Any, Any]:
     """markdownify's converters for Markdown and text, built on first use: markdownify brings in
@@ -213,10 +228,17 @@ def _code_language(el: Any) -> str:
     return ""
 
 
-_MD_OPTIONS: dict[str, Any] = dict(heading_style="ATX", bullets="-", escape_underscores=False, escape_misc=False,
-                   code_language_callback=_code_language, strip_document="strip")
-_TEXT_OPTIONS: dict[str, Any] = dict(bullets="-", escape_underscores=False, escape_asterisks=False, escape_misc=False,
-                     strip_document="strip")
+_MD_OPTIONS: dict[str, Any] = dict(
+    heading_style="ATX",
+    bullets="-",
+    escape_underscores=False,
+    escape_misc=False,
+    code_language_callback=_code_language,
+    strip_document="strip",
+)
+_TEXT_OPTIONS: dict[str, Any] = dict(
+    bullets="-", escape_underscores=False, escape_asterisks=False, escape_misc=False, strip_document="strip"
+)
 
 
 def _drop(tree: LexborHTMLParser | LexborNode, selector: str) -> None:
@@ -289,11 +311,49 @@ MAX_PAGE_DEPTH = 256  # nesting parsed (the parser's time grows with depth × el
 MAX_CONVERT_ELEMENTS = 5_000  # elements converted to Markdown/text; the rest of the content is cut
 MAX_CONVERT_DEPTH = 60  # deeper content is converted by the parser's plain text (the converter recurses)
 _TAG = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9-]*)")
-_VOID = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track",
-                   "wbr", "param", "keygen"})
+_VOID = frozenset(
+    {
+        "area",
+        "base",
+        "br",
+        "col",
+        "embed",
+        "hr",
+        "img",
+        "input",
+        "link",
+        "meta",
+        "source",
+        "track",
+        "wbr",
+        "param",
+        "keygen",
+    }
+)
 # End tags a page may leave out: not counted as nesting before parsing (after it, every tag is closed).
-_OPTIONAL_END = frozenset({"p", "li", "dt", "dd", "tr", "td", "th", "option", "optgroup", "rt", "rp", "thead",
-                           "tbody", "tfoot", "colgroup", "caption", "html", "head", "body"})
+_OPTIONAL_END = frozenset(
+    {
+        "p",
+        "li",
+        "dt",
+        "dd",
+        "tr",
+        "td",
+        "th",
+        "option",
+        "optgroup",
+        "rt",
+        "rp",
+        "thead",
+        "tbody",
+        "tfoot",
+        "colgroup",
+        "caption",
+        "html",
+        "head",
+        "body",
+    }
+)
 
 
 def _bounded(html: str, max_elements: int, max_depth: int, *, strict: bool = False) -> tuple[str, int, bool]:
@@ -315,7 +375,7 @@ def _bounded(html: str, max_elements: int, max_depth: int, *, strict: bool = Fal
             depth += 1
             deepest = max(deepest, depth)
         if count > max_elements or depth > max_depth:
-            return html[:m.start()], deepest, True
+            return html[: m.start()], deepest, True
     return html, deepest, False
 
 
@@ -333,8 +393,9 @@ def _convert(fragment: str, format: str, nodes: list[LexborNode]) -> str:
     return _normalise(plain)
 
 
-def extract(html: str, *, format: str = "markdown", selector: str | None = None,
-            base_url: str | None = None) -> tuple[str, str]:
+def extract(
+    html: str, *, format: str = "markdown", selector: str | None = None, base_url: str | None = None
+) -> tuple[str, str]:
     """``(title, content)`` of an HTML page in ``format`` (``markdown``, ``text``, ``html``).
 
     With ``selector``, the content is every element it matches (page order); an invalid
@@ -389,7 +450,7 @@ def _normalise(text: str) -> str:
 def _truncate(text: str, max_chars: int) -> tuple[str, bool]:
     if len(text) <= max_chars:
         return text, False
-    cut = text[:max_chars - 1]
+    cut = text[: max_chars - 1]
     boundary = max(cut.rfind("\n"), cut.rfind(" "))
     if boundary >= max_chars * 0.8:  # a line or word boundary, unless that loses too much
         cut = cut[:boundary]
@@ -398,10 +459,13 @@ def _truncate(text: str, max_chars: int) -> tuple[str, bool]:
 
 # --------------------------------------------------------------------------- content types
 
+
 def _binary_refusal(shown: str, content_type: str) -> UnsupportedContentError:
     return UnsupportedContentError(
         f"{shown} is {content_type}, binary content that fetch does not read: it reads web pages (HTML) and text.",
-        url=shown, content_type=content_type)
+        url=shown,
+        content_type=content_type,
+    )
 
 
 def _kind_of(content_type: str) -> Literal["html", "text", "binary", "unknown"]:
@@ -445,9 +509,16 @@ def _html_text(raw: RawResponse) -> str:
 
 # --------------------------------------------------------------------------- fetch
 
-async def fetch_page(spec: FetchSpec | Mapping[str, Any], *, client: httpx.AsyncClient | None = None,
-                     secrets: Iterable[str] = (), timeout: float | None = None, max_bytes: int = MAX_RESPONSE_BYTES,
-                     on_event: EventSink | None = None) -> FetchResult:
+
+async def fetch_page(
+    spec: FetchSpec | Mapping[str, Any],
+    *,
+    client: httpx.AsyncClient | None = None,
+    secrets: Iterable[str] = (),
+    timeout: float | None = None,
+    max_bytes: int = MAX_RESPONSE_BYTES,
+    on_event: EventSink | None = None,
+) -> FetchResult:
     """GET the page and return it in ``spec.format``; see the module docstring for the rules.
 
     Emits ``http_request`` ``{method: "GET", url}`` and ``http_response`` ``{status, bytes,
@@ -471,25 +542,38 @@ async def fetch_page(spec: FetchSpec | Mapping[str, Any], *, client: httpx.Async
             raise _binary_refusal(mask_url(str(response.url), secrets), content_type)
 
     try:
-        request = http.build_request("GET", url, headers={"Accept": ACCEPT, "User-Agent": USER_AGENT},
-                                     timeout=httpx.Timeout(timeout) if timeout else httpx.USE_CLIENT_DEFAULT)
+        request = http.build_request(
+            "GET",
+            url,
+            headers={"Accept": ACCEPT, "User-Agent": USER_AGENT},
+            timeout=httpx.Timeout(timeout) if timeout else httpx.USE_CLIENT_DEFAULT,
+        )
         await emit(on_event, "http_request", request_event_data("GET", str(request.url), secrets))
         try:
             async with asyncio.timeout(timeout):
-                raw = await exchange(http, request, secrets=secrets, max_bytes=max_bytes,
-                                     max_redirects=MAX_REDIRECTS, check_head=check_head)
+                raw = await exchange(
+                    http,
+                    request,
+                    secrets=secrets,
+                    max_bytes=max_bytes,
+                    max_redirects=MAX_REDIRECTS,
+                    check_head=check_head,
+                )
         except TimeoutError:
             raise RequestFailedError(f"Timed out after {timeout:g} s waiting for {shown}.", url=shown) from None
     finally:
         if mine:
             await http.aclose()
     final = mask_url(str(raw.url), secrets)
-    await emit(on_event, "http_response", {"status": raw.status, "bytes": len(raw.body),
-                                           "durationMs": raw.duration_ms})
+    await emit(on_event, "http_response", {"status": raw.status, "bytes": len(raw.body), "durationMs": raw.duration_ms})
     if raw.status >= 400:
         excerpt = body_excerpt(raw.text(), secrets)
-        raise HttpStatusError(f"HTTP {raw.status} {raw.reason} from GET {final}" + (f": {excerpt}" if excerpt else ""),
-                              url=final, status=raw.status, excerpt=excerpt)
+        raise HttpStatusError(
+            f"HTTP {raw.status} {raw.reason} from GET {final}" + (f": {excerpt}" if excerpt else ""),
+            url=final,
+            status=raw.status,
+            excerpt=excerpt,
+        )
     kind = _kind_of(raw.content_type)
     if kind == "unknown":
         kind = _sniff(raw.body)
@@ -498,15 +582,27 @@ async def fetch_page(spec: FetchSpec | Mapping[str, Any], *, client: httpx.Async
     if kind == "html":
         try:
             # off the event loop: a big page takes a few hundred ms, and the editor's loop is the GUI's
-            title, text = await asyncio.to_thread(extract, _html_text(raw), format=spec.format,
-                                                  selector=spec.selector or None, base_url=str(raw.url))
+            title, text = await asyncio.to_thread(
+                extract, _html_text(raw), format=spec.format, selector=spec.selector or None, base_url=str(raw.url)
+            )
         except SelectorNotFoundError:
-            raise SelectorNotFoundError(f"The selector {spec.selector!r} matched nothing on {final}.",
-                                        url=final) from None
+            raise SelectorNotFoundError(
+                f"The selector {spec.selector!r} matched nothing on {final}.", url=final
+            ) from None
         made: Literal["html", "text"] = "html"
     else:
         title, text, made = "", raw.text(), "text"
     output, truncated = _truncate(text, spec.maxChars)
-    return FetchResult(url=final, status=raw.status, content_type=raw.content_type, kind=made, format=spec.format,
-                       title=title, output=output, truncated=truncated, bytes=len(raw.body),
-                       duration_ms=raw.duration_ms, redirects=raw.redirects)
+    return FetchResult(
+        url=final,
+        status=raw.status,
+        content_type=raw.content_type,
+        kind=made,
+        format=spec.format,
+        title=title,
+        output=output,
+        truncated=truncated,
+        bytes=len(raw.body),
+        duration_ms=raw.duration_ms,
+        redirects=raw.redirects,
+    )

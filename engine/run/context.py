@@ -148,16 +148,53 @@ class RunContext:
 
     WAITING = WAITING
 
-    __slots__ = ("_run", "run_id", "workflow", "initial_input", "max_visits", "emit", "relay",
-                 "now", "new_id", "resolve", "records", "sinks", "event_tail", "memo", "_index", "_nodes", "_out",
-                 "_links_in", "_subagents", "_states", "_live", "_library",
-                 "_recorded", "_outcome", "_fail", "_calls")
+    __slots__ = (
+        "_run",
+        "run_id",
+        "workflow",
+        "initial_input",
+        "max_visits",
+        "emit",
+        "relay",
+        "now",
+        "new_id",
+        "resolve",
+        "records",
+        "sinks",
+        "event_tail",
+        "memo",
+        "_index",
+        "_nodes",
+        "_out",
+        "_links_in",
+        "_subagents",
+        "_states",
+        "_live",
+        "_library",
+        "_recorded",
+        "_outcome",
+        "_fail",
+        "_calls",
+    )
 
-    def __init__(self, run: Any, *, emit: Callable[..., Any], relay: Callable[[Any], None], now: Clock,
-                 new_id: IdSource, resolve: Callable[[Any], Any], records: dict[str, tuple],
-                 index: GraphIndex, states: dict[str, Any], live: Callable[[], set[str]],
-                 library: Callable[[], Any], recorded: Callable[..., None], outcome: Callable[[str, Any], None],
-                 fail: Callable[[str, str], None]) -> None:
+    def __init__(
+        self,
+        run: Any,
+        *,
+        emit: Callable[..., Any],
+        relay: Callable[[Any], None],
+        now: Clock,
+        new_id: IdSource,
+        resolve: Callable[[Any], Any],
+        records: dict[str, tuple],
+        index: GraphIndex,
+        states: dict[str, Any],
+        live: Callable[[], set[str]],
+        library: Callable[[], Any],
+        recorded: Callable[..., None],
+        outcome: Callable[[str, Any], None],
+        fail: Callable[[str, str], None],
+    ) -> None:
         self._run = run
         self.run_id: str = run.run_id
         self.workflow: Workflow = run.workflow
@@ -225,8 +262,12 @@ class RunContext:
 
     # ---------------------------------------------------------------- templates
     def scope(self, node: Node | None, value: Any) -> Any:
-        builtins: dict[str, Any] = {"PREVIOUS_OUTPUT": value, "input": value, "run": {"id": self.run_id},
-                                    "workflow": {"name": self.workflow.name or ""}}
+        builtins: dict[str, Any] = {
+            "PREVIOUS_OUTPUT": value,
+            "input": value,
+            "run": {"id": self.run_id},
+            "workflow": {"name": self.workflow.name or ""},
+        }
         frame = BRANCH.get()
         if frame is not None:
             if frame.decision is not None:
@@ -308,10 +349,20 @@ class RunContext:
         parent = self._run
         child_id = self.new_id()
         run_path = (parent.run_path + "/" if parent.run_path else "") + f"{call}:{child_id}"
-        child = type(parent)(workflow, self.resolve, run_id=child_id, max_visits=self.max_visits, keep_events=False,
-                             delta_interval=parent.delta_interval, clock=self.now, id_source=self.new_id,
-                             library=self.library(), path=str(path) if path is not None else None,
-                             run_path=run_path, variables=inputs)
+        child = type(parent)(
+            workflow,
+            self.resolve,
+            run_id=child_id,
+            max_visits=self.max_visits,
+            keep_events=False,
+            delta_interval=parent.delta_interval,
+            clock=self.now,
+            id_source=self.new_id,
+            library=self.library(),
+            path=str(path) if path is not None else None,
+            run_path=run_path,
+            variables=inputs,
+        )
         child.inputs = inputs
         child.add_listener(self.relay)
         return child
@@ -319,9 +370,15 @@ class RunContext:
     def restore_child(self, snapshot: dict[str, Any]) -> Any:
         """A nested run restored from its snapshot (a flow step's state); its events relayed here."""
         parent = self._run
-        child = type(parent).restore(snapshot, self.resolve, library=parent.library, clock=self.now,
-                                     id_source=self.new_id, keep_events=False,
-                                     delta_interval=parent.delta_interval)
+        child = type(parent).restore(
+            snapshot,
+            self.resolve,
+            library=parent.library,
+            clock=self.now,
+            id_source=self.new_id,
+            keep_events=False,
+            delta_interval=parent.delta_interval,
+        )
         child.add_listener(self.relay)
         return child
 

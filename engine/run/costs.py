@@ -19,8 +19,7 @@ from typing import Any
 
 from engine.llm.config import _known_providers
 
-__all__ = ["model_prices", "readable_prices", "run_costs", "format_cost", "usage_cost", "price_of",
-           "stored_run_costs"]
+__all__ = ["model_prices", "readable_prices", "run_costs", "format_cost", "usage_cost", "price_of", "stored_run_costs"]
 
 _SNAPSHOT = re.compile(r"-(\d{4}-\d{2}-\d{2}|\d{8})$")  # a dated snapshot's suffix
 
@@ -47,8 +46,9 @@ def readable_prices() -> dict[str, tuple[float, float]]:
         return {}
 
 
-def price_of(prices: Mapping[str, tuple[float, float]], answered: str | None,
-             configured: str = "") -> tuple[str, tuple[float, float] | None]:
+def price_of(
+    prices: Mapping[str, tuple[float, float]], answered: str | None, configured: str = ""
+) -> tuple[str, tuple[float, float] | None]:
     """The model a call is priced as, and its price (None: unknown): the model that answered
     (or the model it is a dated snapshot of, or the one asked for when it answered as a
     snapshot of it), else the model the node asked for."""
@@ -65,8 +65,12 @@ def price_of(prices: Mapping[str, tuple[float, float]], answered: str | None,
     return answered, None
 
 
-def run_costs(state: Any, workflow: Any = None, prices: Mapping[str, tuple[float, float]] | None = None,
-              model_override: str | None = None) -> dict[str, Any]:
+def run_costs(
+    state: Any,
+    workflow: Any = None,
+    prices: Mapping[str, tuple[float, float]] | None = None,
+    model_override: str | None = None,
+) -> dict[str, Any]:
     """Per node ``{prompt, completion, model, cost}`` and the run's ``total`` (same keys, plus
     ``unpriced``: the models with tokens but no price). Cached and pinned nodes cost nothing.
     The calls of a nested run (a flow node's, a library flow an agent called as a tool) count
@@ -107,9 +111,16 @@ def run_costs(state: Any, workflow: Any = None, prices: Mapping[str, tuple[float
             seen["cost"] = None if seen["cost"] is None or node_cost is None else seen["cost"] + node_cost
         tp += p
         tc += c
-    return {"nodes": nodes, "total": {"prompt": tp, "completion": tc, "tokens": tp + tc,
-                                      "cost": cost if nodes and not unpriced else (cost or None),
-                                      "unpriced": sorted(unpriced)}}
+    return {
+        "nodes": nodes,
+        "total": {
+            "prompt": tp,
+            "completion": tc,
+            "tokens": tp + tc,
+            "cost": cost if nodes and not unpriced else (cost or None),
+            "unpriced": sorted(unpriced),
+        },
+    }
 
 
 def _owner_of(path: str, top_nodes: Mapping[str, Any]) -> str:
@@ -129,9 +140,12 @@ def format_cost(cost: float | None) -> str:
     return f"${cost:.4f}" if cost < 0.01 else f"${cost:.2f}"
 
 
-def usage_cost(usage: Mapping[str, tuple[int, int]], models: Mapping[str, str],
-               prices: Mapping[str, tuple[float, float]],
-               answered: Mapping[str, str] | None = None) -> tuple[int, float | None]:
+def usage_cost(
+    usage: Mapping[str, tuple[int, int]],
+    models: Mapping[str, str],
+    prices: Mapping[str, tuple[float, float]],
+    answered: Mapping[str, str] | None = None,
+) -> tuple[int, float | None]:
     """(tokens, cost) of ``{node id: (prompt, completion)}`` with each node's model and the
     model that answered it (``answered``, when known; see :func:`price_of`). Cost None when
     no node with tokens has a known price."""
@@ -146,8 +160,9 @@ def usage_cost(usage: Mapping[str, tuple[int, int]], models: Mapping[str, str],
     return tokens, (cost if priced else None)
 
 
-def stored_run_costs(store: Any, run_ids: Any, *, models_of: dict[str, dict[str, str]] | None = None
-                     ) -> dict[str, tuple[int, float | None]]:
+def stored_run_costs(
+    store: Any, run_ids: Any, *, models_of: dict[str, dict[str, str]] | None = None
+) -> dict[str, tuple[int, float | None]]:
     """``{run id: (tokens, cost)}`` of stored runs that used tokens, from their events (every
     call: responses, subagent calls, nested runs), priced from the catalogue as :func:`run_costs`
     prices a live run. ``models_of`` caches each run's node models (a stored workflow never changes)."""
@@ -166,8 +181,11 @@ def stored_run_costs(store: Any, run_ids: Any, *, models_of: dict[str, dict[str,
         if models is None:
             try:
                 wf = json.loads(store.workflow_json(rid) or "{}")
-                models = {str(n.get("id")): (n.get("data") or {}).get("model") or "" for n in wf.get("nodes", [])
-                          if isinstance(n, dict)}
+                models = {
+                    str(n.get("id")): (n.get("data") or {}).get("model") or ""
+                    for n in wf.get("nodes", [])
+                    if isinstance(n, dict)
+                }
             except (ValueError, AttributeError):
                 models = {}
             models_of[rid] = models

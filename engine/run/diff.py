@@ -68,9 +68,13 @@ def diff_workflows(a: Workflow, b: Workflow) -> dict[str, Any]:
             changed[nid] = fields
     la = {(c.source, c.sourceHandle or "output", c.target) for c in a.connections}
     lb = {(c.source, c.sourceHandle or "output", c.target) for c in b.connections}
-    return {"added": sorted(nb.keys() - na.keys()), "removed": sorted(na.keys() - nb.keys()),
-            "changed": dict(sorted(changed.items())),
-            "linksAdded": [list(x) for x in sorted(lb - la)], "linksRemoved": [list(x) for x in sorted(la - lb)]}
+    return {
+        "added": sorted(nb.keys() - na.keys()),
+        "removed": sorted(na.keys() - nb.keys()),
+        "changed": dict(sorted(changed.items())),
+        "linksAdded": [list(x) for x in sorted(lb - la)],
+        "linksRemoved": [list(x) for x in sorted(la - lb)],
+    }
 
 
 def _tokens(usage: dict[str, Any] | None) -> dict[str, int] | None:
@@ -95,9 +99,13 @@ def run_usage(state: RunState) -> dict[str, int]:
 
 def _node_side(state: RunState, nid: str) -> dict[str, Any]:
     d = state.details.get(nid)
-    return {"status": state.state_of(nid), "output": d.output if d else None,
-            "duration": d.duration if d else None, "tokens": _tokens(d.total_usage or d.usage) if d else None,
-            "cachedFrom": d.cached_from if d else None}
+    return {
+        "status": state.state_of(nid),
+        "output": d.output if d else None,
+        "duration": d.duration if d else None,
+        "tokens": _tokens(d.total_usage or d.usage) if d else None,
+        "cachedFrom": d.cached_from if d else None,
+    }
 
 
 def diff_states(wa: Workflow, sa: RunState, wb: Workflow, sb: RunState) -> dict[str, Any]:
@@ -111,19 +119,31 @@ def diff_states(wa: Workflow, sa: RunState, wb: Workflow, sb: RunState) -> dict[
     for nid in order:
         a, b = _node_side(sa, nid), _node_side(sb, nid)
         same = a["output"] == b["output"]
-        nodes.append({"nodeId": nid, "title": titles.get(nid, nid), "a": a, "b": b,
-                      "changed": nid in workflow["changed"] or nid in workflow["added"] or nid in workflow["removed"],
-                      "outputChanged": not same,
-                      "outputDiff": [] if same else [list(p) for p in word_diff(a["output"], b["output"])]})
+        nodes.append(
+            {
+                "nodeId": nid,
+                "title": titles.get(nid, nid),
+                "a": a,
+                "b": b,
+                "changed": nid in workflow["changed"] or nid in workflow["added"] or nid in workflow["removed"],
+                "outputChanged": not same,
+                "outputDiff": [] if same else [list(p) for p in word_diff(a["output"], b["output"])],
+            }
+        )
 
     prices = readable_prices()
     ca, cb = run_costs(sa, wa, prices), run_costs(sb, wb, prices)
     for n in nodes:
         n["a"]["cost"] = (ca["nodes"].get(n["nodeId"]) or {}).get("cost")
         n["b"]["cost"] = (cb["nodes"].get(n["nodeId"]) or {}).get("cost")
-    return {"workflow": workflow, "nodes": nodes,
-            "totals": {"a": {"status": str(sa.status), "tokens": run_usage(sa), "cost": ca["total"]["cost"]},
-                       "b": {"status": str(sb.status), "tokens": run_usage(sb), "cost": cb["total"]["cost"]}}}
+    return {
+        "workflow": workflow,
+        "nodes": nodes,
+        "totals": {
+            "a": {"status": str(sa.status), "tokens": run_usage(sa), "cost": ca["total"]["cost"]},
+            "b": {"status": str(sb.status), "tokens": run_usage(sb), "cost": cb["total"]["cost"]},
+        },
+    }
 
 
 def diff_runs(store: Any, run_a: str, run_b: str) -> dict[str, Any]:
@@ -161,11 +181,14 @@ def format_diff(result: dict[str, Any]) -> str:
         mark = "*" if n["changed"] else " "
         lines.append(f"{mark} {n['title']} [{n['nodeId']}]: {_fmt_side(n['a'])}  →  {_fmt_side(n['b'])}")
         if n["outputChanged"]:
-            text = "".join(t if op == "equal" else (f"[-{t}-]" if op == "delete" else f"{{+{t}+}}")
-                           for op, t in n["outputDiff"])
+            text = "".join(
+                t if op == "equal" else (f"[-{t}-]" if op == "delete" else f"{{+{t}+}}") for op, t in n["outputDiff"]
+            )
             lines.append("    " + text.replace("\n", "\n    "))
     ta, tb = result["totals"]["a"], result["totals"]["b"]
 
-    lines.append(f"tokens: {ta['tokens']['total']} → {tb['tokens']['total']}; "
-                 f"cost: {format_cost(ta.get('cost'))} → {format_cost(tb.get('cost'))}")
+    lines.append(
+        f"tokens: {ta['tokens']['total']} → {tb['tokens']['total']}; "
+        f"cost: {format_cost(ta.get('cost'))} → {format_cost(tb.get('cost'))}"
+    )
     return "\n".join(lines)

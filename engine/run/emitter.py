@@ -49,8 +49,11 @@ class EventSource:
 
     def _update_sinks(self) -> None:
         """Where each event goes, in order: the run's log, the listeners, the streams."""
-        self._sinks = ((() if self._events is None else (self._events.append,)) + tuple(self._listeners)
-                       + tuple(q.put_nowait for q in self._streams))
+        self._sinks = (
+            (() if self._events is None else (self._events.append,))
+            + tuple(self._listeners)
+            + tuple(q.put_nowait for q in self._streams)
+        )
         self._routes_changed()
 
     @property

@@ -37,9 +37,20 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, NamedTuple
 
-__all__ = ["EventType", "RunEvent", "RunStatus", "SYSTEM_NODE", "SUBAGENT_CALL_TYPES", "SUBAGENT_FIELDS",
-           "FLOW_CALL_TYPES", "FLOW_CALL_FIELDS",
-           "decision_fields", "format_duration", "format_timestamp", "parse_timestamp"]
+__all__ = [
+    "EventType",
+    "RunEvent",
+    "RunStatus",
+    "SYSTEM_NODE",
+    "SUBAGENT_CALL_TYPES",
+    "SUBAGENT_FIELDS",
+    "FLOW_CALL_TYPES",
+    "FLOW_CALL_FIELDS",
+    "decision_fields",
+    "format_duration",
+    "format_timestamp",
+    "parse_timestamp",
+]
 
 SYSTEM_NODE = "system"
 
@@ -93,10 +104,12 @@ class EventType(StrEnum):
     STRUCTURED_RETRY = "structured_retry"  # extra {attempt, error}: a structured answer asked again
 
 
-SUBAGENT_CALL_TYPES = frozenset({EventType.SUBAGENT_CALL_START.value, EventType.SUBAGENT_CALL_END.value,
-                                 EventType.SUBAGENT_CALL_ERROR.value})
-FLOW_CALL_TYPES = frozenset({EventType.FLOW_CALL_START.value, EventType.FLOW_CALL_END.value,
-                             EventType.FLOW_CALL_ERROR.value})
+SUBAGENT_CALL_TYPES = frozenset(
+    {EventType.SUBAGENT_CALL_START.value, EventType.SUBAGENT_CALL_END.value, EventType.SUBAGENT_CALL_ERROR.value}
+)
+FLOW_CALL_TYPES = frozenset(
+    {EventType.FLOW_CALL_START.value, EventType.FLOW_CALL_END.value, EventType.FLOW_CALL_ERROR.value}
+)
 # The structured fields of a flow_call_* event (content: the arguments as JSON, the result or the error).
 FLOW_CALL_FIELDS = ("parentNodeId", "flowId", "flowName", "callId", "parentCallId", "depth")
 # The structured fields of a subagent_call_* event, in their wire order.
@@ -199,7 +212,7 @@ def _decision_fields(content: str) -> dict[str, Any] | None:
 def _condition_fields(text: str) -> dict[str, Any] | None:
     """``conditionIndex``/``matched`` of an AgentFlow ``logic_check`` written without them."""
     if text.startswith("Condition "):
-        num = text[len("Condition "):].split(":", 1)[0]
+        num = text[len("Condition ") :].split(":", 1)[0]
         if num.isdigit():
             return {"conditionIndex": int(num) - 1, "matched": "→ matched" in text or "-> matched" in text}
     if "Else" in text or "No condition" in text:
@@ -223,13 +236,27 @@ class RunEvent(_EventFields):
 
     __slots__ = ()
 
-    def __new__(cls, node_id: str, type: str, content: str = "", *, timestamp: float | None = None,
-                extra: dict[str, Any] | None = None, extra_json: str | None = None, path: str = "") -> RunEvent:
+    def __new__(
+        cls,
+        node_id: str,
+        type: str,
+        content: str = "",
+        *,
+        timestamp: float | None = None,
+        extra: dict[str, Any] | None = None,
+        extra_json: str | None = None,
+        path: str = "",
+    ) -> RunEvent:
         if extra:
             extra_json = _encode(extra)
         # tuple.__new__ directly: the namedtuple's own __new__ is one more Python call per event.
-        fields = (node_id, type if type.__class__ is str else str(type), content,
-                  time.time() if timestamp is None else timestamp, extra_json or None)
+        fields = (
+            node_id,
+            type if type.__class__ is str else str(type),
+            content,
+            time.time() if timestamp is None else timestamp,
+            extra_json or None,
+        )
         return _tuple_new(cls, fields + (path,) if path else fields)
 
     @property
@@ -302,8 +329,14 @@ class RunEvent(_EventFields):
         if not isinstance(content, str):
             content = json.dumps(content, ensure_ascii=False)
         path = wire.get("path")
-        return cls._typed(str(wire.get("nodeId", SYSTEM_NODE)), str(wire.get("type", "")), content, timestamp,
-                          extra or None, path if isinstance(path, str) else "")
+        return cls._typed(
+            str(wire.get("nodeId", SYSTEM_NODE)),
+            str(wire.get("type", "")),
+            content,
+            timestamp,
+            extra or None,
+            path if isinstance(path, str) else "",
+        )
 
     @classmethod
     def from_stored(cls, node_id: str, type: str, content: str, timestamp: float, extra_json: str | None) -> RunEvent:
@@ -317,8 +350,9 @@ class RunEvent(_EventFields):
         return cls._typed(node_id, type, content, timestamp, extra, path if isinstance(path, str) else "")
 
     @classmethod
-    def _typed(cls, node_id: str, type: str, content: str, timestamp: float, extra: dict[str, Any] | None,
-               path: str) -> RunEvent:
+    def _typed(
+        cls, node_id: str, type: str, content: str, timestamp: float, extra: dict[str, Any] | None, path: str
+    ) -> RunEvent:
         if type in SUBAGENT_CALL_TYPES and not (extra and "subagentNodeId" in extra):
             try:
                 payload = json.loads(content)
@@ -329,8 +363,10 @@ class RunEvent(_EventFields):
                 content = message if isinstance(message, str) else json.dumps(message, ensure_ascii=False)
                 # the call's fields first, then what the wire form keeps beside them (usage, model),
                 # in the order the event had them
-                extra = {**{k: payload.get(k) for k in SUBAGENT_FIELDS},
-                         **{k: v for k, v in (extra or {}).items() if k not in SUBAGENT_FIELDS}}
+                extra = {
+                    **{k: payload.get(k) for k in SUBAGENT_FIELDS},
+                    **{k: v for k, v in (extra or {}).items() if k not in SUBAGENT_FIELDS},
+                }
         elif type == EventType.INPUT_RECEIVED and not (extra and "handle" in extra):
             fields = _decision_fields(content)
             if fields is not None:
@@ -349,8 +385,7 @@ class RunEvent(_EventFields):
         # Same entry = same node, type, content, extra and path; the timestamp is not compared.
         if not isinstance(other, RunEvent):
             return NotImplemented
-        return ((self[0], self[1], self[2], self[4], self.path)
-                == (other[0], other[1], other[2], other[4], other.path))
+        return (self[0], self[1], self[2], self[4], self.path) == (other[0], other[1], other[2], other[4], other.path)
 
     def __ne__(self, other: object) -> bool:
         eq = self.__eq__(other)
@@ -362,5 +397,8 @@ class RunEvent(_EventFields):
 
 # Types whose stored or imported form may need turning back into typed fields
 # (the field whose presence says it is typed already)
-_TYPED_MARK = {**{t: '"subagentNodeId"' for t in SUBAGENT_CALL_TYPES}, EventType.INPUT_RECEIVED.value: '"handle"',
-               EventType.LOGIC_CHECK.value: '"conditionIndex"'}
+_TYPED_MARK = {
+    **{t: '"subagentNodeId"' for t in SUBAGENT_CALL_TYPES},
+    EventType.INPUT_RECEIVED.value: '"handle"',
+    EventType.LOGIC_CHECK.value: '"conditionIndex"',
+}

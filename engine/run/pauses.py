@@ -105,7 +105,8 @@ class Pauses:
         pending = self.pending
         return {
             "pending": snapshot_format.with_frame({"nodeId": pending[0], "input": pending[1]}, self.frame)
-            if pending else None,
+            if pending
+            else None,
             "approvalQueue": snapshot_format.queue_items(self.queue, self.queue_frames),
             "deferred": snapshot_format.deferred_items(deferred, gathers),
         }
@@ -138,8 +139,17 @@ def received(answer: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     return _encode_extra(content), decision_fields(answer)
 
 
-def hand_over(ctx: Any, spec: Any, node: Any, arrived: Any, flowing: Any, answer: dict[str, Any],
-              frame: BranchFrame | None, since: float | None, now: float) -> tuple[Any, Any, BranchFrame | None] | None:
+def hand_over(
+    ctx: Any,
+    spec: Any,
+    node: Any,
+    arrived: Any,
+    flowing: Any,
+    answer: dict[str, Any],
+    frame: BranchFrame | None,
+    since: float | None,
+    now: float,
+) -> tuple[Any, Any, BranchFrame | None] | None:
     """The kind's answer (``NodeSpec.answered``): ``(value, handle, frame)`` to go on, or None to
     take the step again (also for a node of no known kind). The kind answers in ``frame``, the
     frame the pause was asked in; ``since``: when the run paused (the wait is measured from it)."""

@@ -54,8 +54,9 @@ async def attempts(ctx: RunContext, spec: Any, node: Any, value: Any) -> Any:
     return await _attempts(ctx, spec, node, value, timeout, tries, delay)
 
 
-async def _attempts(ctx: RunContext, spec: Any, node: Any, value: Any, timeout: int | None, tries: int,
-                    delay: int) -> Any:
+async def _attempts(
+    ctx: RunContext, spec: Any, node: Any, value: Any, timeout: int | None, tries: int, delay: int
+) -> Any:
     attempt = 1
     while True:
         try:
@@ -73,9 +74,13 @@ async def _attempts(ctx: RunContext, spec: Any, node: Any, value: Any, timeout: 
         if attempt >= tries:
             raise NodeError(message)
         attempt += 1
-        ctx.emit(node.id, _STEP_RETRY, f"{message} — attempt {attempt} of {tries} in {delay} ms (the node's retry "
-                                        "policy is the only retry: a provider's own HTTP retries are off)",
-                 {"attempt": attempt, "maxAttempts": tries, "delayMs": delay, "error": message})
+        ctx.emit(
+            node.id,
+            _STEP_RETRY,
+            f"{message} — attempt {attempt} of {tries} in {delay} ms (the node's retry "
+            "policy is the only retry: a provider's own HTTP retries are off)",
+            {"attempt": attempt, "maxAttempts": tries, "delayMs": delay, "error": message},
+        )
         await asyncio.sleep(delay / 1000)
         delay *= 2
 

@@ -35,8 +35,15 @@ from engine.graph.index import GraphIndex
 from engine.nodes.base import as_text
 from engine.run.events import EventType
 
-__all__ = ["RecordedExecution", "StepHook", "execution_key", "downstream_of", "PINNED_FIELD", "CACHE_HIT",
-           "STEP_PINNED"]
+__all__ = [
+    "RecordedExecution",
+    "StepHook",
+    "execution_key",
+    "downstream_of",
+    "PINNED_FIELD",
+    "CACHE_HIT",
+    "STEP_PINNED",
+]
 
 PINNED_FIELD = "pinnedOutput"
 PINNED_HANDLE_FIELD = "pinnedHandle"
@@ -60,8 +67,9 @@ def _data_json(node: Any) -> bytes:
     every step of a recorded run, so by pydantic's serializer directly when nothing is left out."""
     data = node.data
     if not hasattr(data, "model_dump_json"):
-        return json.dumps({k: v for k, v in dict(data or {}).items() if k not in _NOT_IN_KEY}, sort_keys=True,
-                          default=str).encode()
+        return json.dumps(
+            {k: v for k, v in dict(data or {}).items() if k not in _NOT_IN_KEY}, sort_keys=True, default=str
+        ).encode()
     extra = data.__pydantic_extra__
     drop = {k for k in _NOT_IN_KEY if (extra and k in extra) or getattr(data, k, None) is not None}
     if drop:
@@ -90,8 +98,10 @@ def _step_digest(run_part: Any, value: Any, variables: Mapping[str, Any] | None)
     h = run_part.copy()
     h.update(_value_bytes(value))
     if variables:  # templates resolve against them: a changed variable is changed data
-        h.update(b"\0v" + json.dumps(variables, sort_keys=True, ensure_ascii=False, default=str).encode(
-            "utf-8", "backslashreplace"))
+        h.update(
+            b"\0v"
+            + json.dumps(variables, sort_keys=True, ensure_ascii=False, default=str).encode("utf-8", "backslashreplace")
+        )
     return h.hexdigest()
 
 
@@ -114,7 +124,7 @@ def stored_key(node_part: str, stored: str) -> str:
     the node's part (:func:`node_digest` of the node as the recording run had it); a stored
     full key (recordings of older versions) is returned as it is."""
     if stored.startswith(STEP_DIGEST_MARK):
-        return combine_key(node_part, stored[len(STEP_DIGEST_MARK):])
+        return combine_key(node_part, stored[len(STEP_DIGEST_MARK) :])
     return stored
 
 
@@ -124,12 +134,19 @@ def _value_bytes(value: Any) -> bytes:
     return b"j" + json.dumps(value, sort_keys=True, ensure_ascii=False, default=str).encode("utf-8", "backslashreplace")
 
 
-def execution_key(kind: str, data: Mapping[str, Any], value: Any, provider: Any = None, model: Any = None,
-                  variables: Mapping[str, Any] | None = None) -> str:
+def execution_key(
+    kind: str,
+    data: Mapping[str, Any],
+    value: Any,
+    provider: Any = None,
+    model: Any = None,
+    variables: Mapping[str, Any] | None = None,
+) -> str:
     """The execution key of one step: a hash of kind, data (display fields left out), input, the
     run's variables, and the run's provider and model override."""
-    return combine_key(_node_digest(kind, _data_json(_Holder(data))),
-                       _step_digest(_run_part(provider, model), value, variables))
+    return combine_key(
+        _node_digest(kind, _data_json(_Holder(data))), _step_digest(_run_part(provider, model), value, variables)
+    )
 
 
 class _Holder:
@@ -148,8 +165,11 @@ def pinned_value(node: Any) -> tuple[bool, Any]:
 
 def any_pinned_node(workflow: Any) -> bool:
     """Whether any node of ``workflow`` holds a pinned output (a plain run makes no step hook)."""
-    return any(extra.get(PINNED_FIELD) is not None
-               for extra in [getattr(n.data, "__pydantic_extra__", None) for n in workflow.nodes] if extra)
+    return any(
+        extra.get(PINNED_FIELD) is not None
+        for extra in [getattr(n.data, "__pydantic_extra__", None) for n in workflow.nodes]
+        if extra
+    )
 
 
 def downstream_of(workflow: Any, node_ids: Any) -> set[str]:
@@ -160,8 +180,14 @@ def downstream_of(workflow: Any, node_ids: Any) -> set[str]:
 class StepHook:
     """What the runtime asks before and after each step of a run that pins, reuses or records."""
 
-    def __init__(self, ctx: Any, *, reuse: Mapping[str, tuple[RecordedExecution, ...]] | None = None,
-                 start_at: str | None = None, any_pinned: bool = True) -> None:
+    def __init__(
+        self,
+        ctx: Any,
+        *,
+        reuse: Mapping[str, tuple[RecordedExecution, ...]] | None = None,
+        start_at: str | None = None,
+        any_pinned: bool = True,
+    ) -> None:
         self.ctx = ctx  # the run's RunContext
         self.reuse: dict[str, tuple[RecordedExecution, ...]] = dict(reuse or {})
         self.fresh: set[str] = downstream_of(ctx.workflow, [start_at]) if start_at else set()
@@ -237,7 +263,8 @@ class StepHook:
             handle = tuple(handle)
         extra: dict[str, Any] = {"fromRun": recorded.run_id}
         extra["handle" if handle is None or isinstance(handle, str) else "handles"] = (
-            handle if handle is None or isinstance(handle, str) else list(handle))
+            handle if handle is None or isinstance(handle, str) else list(handle)
+        )
         self.ctx.emit(node_id, CACHE_HIT, as_text(recorded.output), extra)
         if recorded.output.__class__ is str:
             self.ctx.last_text_output = recorded.output

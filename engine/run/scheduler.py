@@ -73,8 +73,18 @@ from engine.run.policies import attempts, failed
 from engine.run.records import NodeRecord, OutcomeView, RecordView
 from engine.run.rerun import StepHook, any_pinned_node
 
-__all__ = ["Run", "RunStateError", "NodeRecord", "normalise_decision", "DEFAULT_MAX_VISITS", "SNAPSHOT_FORMAT",
-           "Clock", "IdSource", "uuid_ids", "as_text"]
+__all__ = [
+    "Run",
+    "RunStateError",
+    "NodeRecord",
+    "normalise_decision",
+    "DEFAULT_MAX_VISITS",
+    "SNAPSHOT_FORMAT",
+    "Clock",
+    "IdSource",
+    "uuid_ids",
+    "as_text",
+]
 
 DEFAULT_MAX_VISITS = 25
 SNAPSHOT_FORMAT = snapshot_format.SNAPSHOT_FORMAT
@@ -126,12 +136,49 @@ class Run(EventSource):
     # whose keys are shared between instances (30), so every Run() copied and regrew its dict;
     # with slots a run starts (and a paused run is restored) 1-2 µs sooner, and its attributes,
     # read on every step, are read from fixed offsets.
-    __slots__ = ("__weakref__", "workflow", "variables", "run_id", "initial_input", "max_visits", "delta_interval",
-                 "check", "meta", "library", "path", "result", "inputs", "status", "_ended", "waiting_for_input",
-                 "current_node_id", "error", "outputs", "visits", "last_text_output", "started_at", "ended_at",
-                 "reused_from", "start_at", "_clock", "_id_source", "_resolve", "_specs", "_nodes", "_out",
-                 "_any_pinned", "_states", "_gathering", "_outcomes", "_records", "_pauses", "_branches", "_at",
-                 "_ctx", "_hook")
+    __slots__ = (
+        "__weakref__",
+        "workflow",
+        "variables",
+        "run_id",
+        "initial_input",
+        "max_visits",
+        "delta_interval",
+        "check",
+        "meta",
+        "library",
+        "path",
+        "result",
+        "inputs",
+        "status",
+        "_ended",
+        "waiting_for_input",
+        "current_node_id",
+        "error",
+        "outputs",
+        "visits",
+        "last_text_output",
+        "started_at",
+        "ended_at",
+        "reused_from",
+        "start_at",
+        "_clock",
+        "_id_source",
+        "_resolve",
+        "_specs",
+        "_nodes",
+        "_out",
+        "_any_pinned",
+        "_states",
+        "_gathering",
+        "_outcomes",
+        "_records",
+        "_pauses",
+        "_branches",
+        "_at",
+        "_ctx",
+        "_hook",
+    )
     # (the settings, set by engine/run/setup.py)
     workflow: Workflow
     variables: dict[str, Any]
@@ -177,9 +224,20 @@ class Run(EventSource):
         self._specs: Mapping[str, Any] = SPECS if specs is None else specs
         EventSource.__init__(self, keep_events, on_event)
         # workflow, variables (a bad one refuses the run: VariableError), settings: engine/run/setup.py
-        setup.settings(self, workflow, variables, _restoring, initial_input=initial_input, max_visits=max_visits,
-                       delta_interval=delta_interval, check=check, meta=meta, library=library, path=path,
-                       run_path=run_path)
+        setup.settings(
+            self,
+            workflow,
+            variables,
+            _restoring,
+            initial_input=initial_input,
+            max_visits=max_visits,
+            delta_interval=delta_interval,
+            check=check,
+            meta=meta,
+            library=library,
+            path=path,
+            run_path=run_path,
+        )
         self.run_id = run_id or id_source()
         self._resolve = setup.resolver(provider)
         # The nodes by id (a repeated id's first node counts; validation reports it) and the
@@ -218,16 +276,28 @@ class Run(EventSource):
         self._at = self._branches.at
 
         self._ctx = RunContext(
-            self, emit=self._emit, relay=self._relay, now=clock, new_id=id_source, resolve=self._resolve,
-            records=self._records, index=index, states=self._states,
-            live=self._live_nodes, library=self._library, recorded=self._step_recorded, outcome=self._set_outcome,
-            fail=self._fail)
+            self,
+            emit=self._emit,
+            relay=self._relay,
+            now=clock,
+            new_id=id_source,
+            resolve=self._resolve,
+            records=self._records,
+            index=index,
+            states=self._states,
+            live=self._live_nodes,
+            library=self._library,
+            recorded=self._step_recorded,
+            outcome=self._set_outcome,
+            fail=self._fail,
+        )
         self._update_sinks()
         # Pinned outputs, a run from a node and recorded executions (engine/run/rerun.py); None for
         # a plain run. A recorder asks for recordings with ``record_executions``.
         self.start_at = start_at
-        self._hook, self.reused_from = setup.step_hook(self._ctx, self._nodes, start_at=start_at,
-                                                       reuse_from=reuse_from, store=store, any_pinned=any_pinned)
+        self._hook, self.reused_from = setup.step_hook(
+            self._ctx, self._nodes, start_at=start_at, reuse_from=reuse_from, store=store, any_pinned=any_pinned
+        )
 
     @property
     def context(self) -> RunContext:
@@ -262,11 +332,27 @@ class Run(EventSource):
             ctx.sinks = self._sinks
             ctx.event_tail = self._path_item
 
-    def _emit(self, node_id: str, type: str, content: str = "", extra: dict[str, Any] | None = None,
-              ts: float | None = None, extra_json: str | None = None) -> RunEvent:
+    def _emit(
+        self,
+        node_id: str,
+        type: str,
+        content: str = "",
+        extra: dict[str, Any] | None = None,
+        ts: float | None = None,
+        extra_json: str | None = None,
+    ) -> RunEvent:
         # RunEvent's fields built inline (as RunEvent.__new__ would): this runs 3 times a step.
-        ev = _tuple_new(RunEvent, (node_id, type if type.__class__ is str else str(type), content, ts or self._clock(),
-                                   _encode_extra(extra) if extra else extra_json) + self._path_item)
+        ev = _tuple_new(
+            RunEvent,
+            (
+                node_id,
+                type if type.__class__ is str else str(type),
+                content,
+                ts or self._clock(),
+                _encode_extra(extra) if extra else extra_json,
+            )
+            + self._path_item,
+        )
         for sink in self._sinks:
             sink(ev)
         return ev
@@ -297,8 +383,12 @@ class Run(EventSource):
                     if errors:
                         self.status = RunStatus.RUNNING
                         for issue in errors:
-                            self._emit(issue.node_ids[0] if issue.node_ids else SYSTEM_NODE, EventType.ERROR,
-                                       issue.message, {"code": issue.code})
+                            self._emit(
+                                issue.node_ids[0] if issue.node_ids else SYSTEM_NODE,
+                                EventType.ERROR,
+                                issue.message,
+                                {"code": issue.code},
+                            )
                         self.error = f"The workflow has {len(errors)} error(s): {errors[0].message}"
                         self._set_status(RunStatus.FAILED, self.error)
                         self._end_streams()
@@ -341,8 +431,9 @@ class Run(EventSource):
                     self.last_text_output = flowing
                 self._emit(node_id, EventType.INPUT_RECEIVED, *answers.received(answer))
                 node = self._nodes[node_id]
-                goes_on = answers.hand_over(self._ctx, self._spec_of(node), node, arrived, flowing, answer, frame,
-                                            since, self._clock())
+                goes_on = answers.hand_over(
+                    self._ctx, self._spec_of(node), node, arrived, flowing, answer, frame, since, self._clock()
+                )
                 frame = frame or _EMPTY_FRAME
                 self._set_status(RunStatus.RUNNING)
                 if goes_on is None:  # the step is taken again; its visit is not counted twice
@@ -480,8 +571,11 @@ class Run(EventSource):
                 visits[node_id] = count
                 if count > limit:
                     outcomes[node_id] = NodeOutcome.FAILED
-                    self._fail(node_id, f"'{node.title}' was reached more than {limit} times in this run; stopping "
-                                        "to avoid an endless loop. Raise the visit limit if the loop is intended.")
+                    self._fail(
+                        node_id,
+                        f"'{node.title}' was reached more than {limit} times in this run; stopping "
+                        "to avoid an endless loop. Raise the visit limit if the loop is intended.",
+                    )
                     return
                 if spec is None:
                     emit(node_id, _STEP_START, node.title)
@@ -501,7 +595,9 @@ class Run(EventSource):
                 try:
                     hook = self._hook
                     # pinned? a reusable recorded execution? (engine/run/rerun.py) else it runs, and is recorded
-                    reused = hook is not None and hook.supplies and (result := hook.before(spec, node, value)) is not None
+                    reused = (
+                        hook is not None and hook.supplies and (result := hook.before(spec, node, value)) is not None
+                    )
                     if not reused:
                         # (policies.has_policy, inlined: a call less on every step)
                         if spec.works and (fields.get("timeoutMs") or fields.get("errorMode") == "retry"):
@@ -522,22 +618,40 @@ class Run(EventSource):
                 if result.__class__ is PauseRequest:
                     if self.status == RunStatus.PAUSED:
                         self._pauses.enqueue(node_id, value, BRANCH.get())
-                        emit(node_id, EventType.APPROVAL_QUEUED, "Another approval is pending; this one will be asked next.")
+                        emit(
+                            node_id,
+                            EventType.APPROVAL_QUEUED,
+                            "Another approval is pending; this one will be asked next.",
+                        )
                     else:
                         self._pause_at(node_id, value, result.prompt)
                     return
                 output, handle = result
                 if status == "done":
                     if not spec.reports_output and not reused:  # (a reused output was logged by cache_hit)
-                        emit(node_id, _NODE_OUTPUT, as_text(output),
-                             {"handle": handle} if handle is None or handle.__class__ is str else {"handles": list(handle)})
+                        emit(
+                            node_id,
+                            _NODE_OUTPUT,
+                            as_text(output),
+                            {"handle": handle}
+                            if handle is None or handle.__class__ is str
+                            else {"handles": list(handle)},
+                        )
                     if outcomes and node_id in outcomes:  # done this time (after a failure a policy let pass)
                         del outcomes[node_id]
                     ended = clock()
                     ms = round((ended - started) * 1000)
-                    ev = _tuple_new(RunEvent, (node_id, _STEP_END, "done", ended,
-                                               _DONE_EXTRAS[ms] if 0 <= ms < _N_DONE_EXTRAS else f"{_END_DONE}{ms}}}")
-                                    + path_item)
+                    ev = _tuple_new(
+                        RunEvent,
+                        (
+                            node_id,
+                            _STEP_END,
+                            "done",
+                            ended,
+                            _DONE_EXTRAS[ms] if 0 <= ms < _N_DONE_EXTRAS else f"{_END_DONE}{ms}}}",
+                        )
+                        + path_item,
+                    )
                     for sink in self._sinks:
                         sink(ev)
                 if self._ended:
@@ -670,8 +784,10 @@ class Run(EventSource):
         """
         if self.status != RunStatus.PAUSED:
             return None
-        return self._state(False, *snapshot_format.in_flight_as_deferred(self._pauses.deferred, self.visits,
-                                                                          self._branches.in_flight()))
+        return self._state(
+            False,
+            *snapshot_format.in_flight_as_deferred(self._pauses.deferred, self.visits, self._branches.in_flight()),
+        )
 
     def nested_state(self) -> dict[str, Any]:
         """This run's snapshot as a nested run's (a flow step's state): workflow included, and a
@@ -686,29 +802,49 @@ class Run(EventSource):
         spec = self._spec_of(self._nodes.get(node_id))
         return bool(spec is not None and spec.gathers)
 
-    def _state(self, include_workflow: bool, deferred: list[tuple[str, Any, str | None, BranchFrame | None]],
-               visits: dict[str, int]) -> dict[str, Any]:
+    def _state(
+        self,
+        include_workflow: bool,
+        deferred: list[tuple[str, Any, str | None, BranchFrame | None]],
+        visits: dict[str, int],
+    ) -> dict[str, Any]:
         return snapshot_format.write(
-            self, pauses=self._pauses.to_json(deferred, self._gathers),
-            kind_states=snapshot_format.kind_states(self._states, self._nodes), visits=visits,
-            outcomes=OutcomeView(self._outcomes, self.outputs).texts(), include_workflow=include_workflow)
+            self,
+            pauses=self._pauses.to_json(deferred, self._gathers),
+            kind_states=snapshot_format.kind_states(self._states, self._nodes),
+            visits=visits,
+            outcomes=OutcomeView(self._outcomes, self.outputs).texts(),
+            include_workflow=include_workflow,
+        )
 
     @classmethod
-    def restore(cls, snapshot: dict[str, Any], provider: LLMProvider | Callable[[AgentInvocation], LLMProvider], *,
-                workflow: Workflow | None = None, **kwargs: Any) -> Run:
+    def restore(
+        cls,
+        snapshot: dict[str, Any],
+        provider: LLMProvider | Callable[[AgentInvocation], LLMProvider],
+        *,
+        workflow: Workflow | None = None,
+        **kwargs: Any,
+    ) -> Run:
         """A run in the state ``snapshot`` describes (a paused run can then be resumed)."""
         workflow, kwargs = snapshot_format.restore_args(snapshot, workflow, kwargs, DEFAULT_MAX_VISITS)
-        run = cls(workflow, provider, run_id=snapshot["runId"], initial_input=snapshot.get("initialInput"),
-                  _restoring=True, **kwargs)
+        run = cls(
+            workflow,
+            provider,
+            run_id=snapshot["runId"],
+            initial_input=snapshot.get("initialInput"),
+            _restoring=True,
+            **kwargs,
+        )
         snapshot_format.read_run(run, snapshot)  # (the public fields: status, outputs, visits, ...)
         run._ended = run.status in _FINAL
         run._pauses = Pauses.from_json(snapshot)
         run._outcomes = snapshot_format.read_outcomes(snapshot)
         # each kind's states, read back by the kind (a flow step's nested run restored with it)
         for node_id, (spec, state) in snapshot_format.read_kind_states(
-                snapshot, lambda n: run._spec_of(run._nodes.get(n)), run._ctx).items():
+            snapshot, lambda n: run._spec_of(run._nodes.get(n)), run._ctx
+        ).items():
             run._states[node_id] = state
             if spec.gathers:
                 run._gathering[node_id] = spec
         return run
-

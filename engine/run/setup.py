@@ -28,9 +28,21 @@ from engine.store import RunStore
 __all__ = ["settings", "resolver", "step_hook", "workflow_errors", "freeze_older", "thaw"]
 
 
-def settings(run: Any, workflow: Workflow, variables: Mapping[str, Any] | None, restoring: bool, *,
-             initial_input: str | None, max_visits: int, delta_interval: float, check: bool,
-             meta: dict[str, Any] | None, library: Any, path: str | None, run_path: str) -> None:
+def settings(
+    run: Any,
+    workflow: Workflow,
+    variables: Mapping[str, Any] | None,
+    restoring: bool,
+    *,
+    initial_input: str | None,
+    max_visits: int,
+    delta_interval: float,
+    check: bool,
+    meta: dict[str, Any] | None,
+    library: Any,
+    path: str | None,
+    run_path: str,
+) -> None:
     """Set ``run``'s public settings (its ``run_id`` is set by the run)."""
     run.workflow = workflow
     # The run's variable map (docs/design.md, "Data flow: variables and templates"): Start's
@@ -53,8 +65,9 @@ def settings(run: Any, workflow: Workflow, variables: Mapping[str, Any] | None, 
     run.result = None
 
 
-def resolver(provider: LLMProvider | Callable[[AgentInvocation], LLMProvider]
-             ) -> Callable[[AgentInvocation], LLMProvider]:
+def resolver(
+    provider: LLMProvider | Callable[[AgentInvocation], LLMProvider],
+) -> Callable[[AgentInvocation], LLMProvider]:
     """The provider for each agent call: ``provider`` itself for every call, or what the
     function ``provider`` returns for it."""
     if hasattr(provider, "complete"):
@@ -63,8 +76,9 @@ def resolver(provider: LLMProvider | Callable[[AgentInvocation], LLMProvider]
     return provider
 
 
-def step_hook(ctx: Any, nodes: Mapping[str, Any], *, start_at: str | None, reuse_from: Any, store: Any,
-              any_pinned: bool) -> tuple[StepHook | None, str | None]:
+def step_hook(
+    ctx: Any, nodes: Mapping[str, Any], *, start_at: str | None, reuse_from: Any, store: Any, any_pinned: bool
+) -> tuple[StepHook | None, str | None]:
     """The run's step hook (None for a plain run) and the run id its outputs are reused from.
 
     ``start_at`` must name a node (ValueError); ``reuse_from`` is a run id in ``store`` (default

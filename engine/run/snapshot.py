@@ -26,9 +26,23 @@ from engine.nodes import NodeOutcome, load_builtins, spec_for
 from engine.run.context import BranchFrame
 from engine.run.events import RunStatus
 
-__all__ = ["SNAPSHOT_FORMAT", "write", "read_run", "with_frame", "queue_items", "deferred_items", "kind_states",
-           "read_pending", "read_queue", "read_deferred", "read_kind_states", "in_flight_as_deferred",
-           "workflow_json", "restore_args", "read_outcomes"]
+__all__ = [
+    "SNAPSHOT_FORMAT",
+    "write",
+    "read_run",
+    "with_frame",
+    "queue_items",
+    "deferred_items",
+    "kind_states",
+    "read_pending",
+    "read_queue",
+    "read_deferred",
+    "read_kind_states",
+    "in_flight_as_deferred",
+    "workflow_json",
+    "restore_args",
+    "read_outcomes",
+]
 
 SNAPSHOT_FORMAT = "flowdesk.run/1"
 _EMPTY_FRAME = BranchFrame()
@@ -36,8 +50,15 @@ Deferred = tuple[str, Any, "str | None", "BranchFrame | None"]
 _STATUSES = {str(s): s for s in RunStatus}  # a snapshot's status read back (RunStatus(text) costs 1 µs)
 
 
-def write(run: Any, *, pauses: dict[str, Any], kind_states: dict[str, Any], visits: dict[str, int],
-          outcomes: dict[str, str], include_workflow: bool) -> dict[str, Any]:
+def write(
+    run: Any,
+    *,
+    pauses: dict[str, Any],
+    kind_states: dict[str, Any],
+    visits: dict[str, int],
+    outcomes: dict[str, str],
+    include_workflow: bool,
+) -> dict[str, Any]:
     """A run's snapshot: its public fields, with the parts the scheduler hands in (``pauses``:
     ``Pauses.to_json``; ``kind_states``: :func:`kind_states`; the visits and outcomes to write)."""
     snap: dict[str, Any] = {
@@ -75,9 +96,11 @@ def workflow_json(workflow: Workflow) -> Any:
     return json.loads(dumps_workflow(workflow, indent=None))
 
 
-def in_flight_as_deferred(deferred: Iterable[Deferred], visits: dict[str, int],
-                          in_flight: Iterable[tuple[str, Any, bool, str | None, BranchFrame | None]]
-                          ) -> tuple[list[Deferred], dict[str, int]]:
+def in_flight_as_deferred(
+    deferred: Iterable[Deferred],
+    visits: dict[str, int],
+    in_flight: Iterable[tuple[str, Any, bool, str | None, BranchFrame | None]],
+) -> tuple[list[Deferred], dict[str, int]]:
     """A checkpoint's deferred work and visits: each branch in flight (``Branches.in_flight``)
     kept as deferred work at the node it is on, its visit uncounted, so that, resumed from the
     checkpoint, that step runs again and the rest of the branch follows (copies: the run's own
@@ -91,8 +114,9 @@ def in_flight_as_deferred(deferred: Iterable[Deferred], visits: dict[str, int],
     return deferred, visits
 
 
-def restore_args(snapshot: Any, workflow: Workflow | None, kwargs: dict[str, Any],
-                 max_visits: int) -> tuple[Workflow, dict[str, Any]]:
+def restore_args(
+    snapshot: Any, workflow: Workflow | None, kwargs: dict[str, Any], max_visits: int
+) -> tuple[Workflow, dict[str, Any]]:
     """The workflow and the keyword arguments (besides its id and initial input) a run is restored
     from ``snapshot`` with (``kwargs``: the caller's, which win, completed from the snapshot;
     ``max_visits``: the default when the snapshot has none). ValueError
@@ -147,8 +171,10 @@ def queue_items(queue: Iterable[tuple[str, Any]], frames: Iterable[BranchFrame |
 
 def deferred_items(deferred: Iterable[Deferred], gathers: Callable[[str], bool]) -> list[dict[str, Any]]:
     """Deferred work; ``from`` kept for a node whose kind gathers arrivals (it counts by source)."""
-    return [with_frame({"nodeId": n, "input": v, **({"from": src} if src and gathers(n) else {})}, f)
-            for n, v, src, f in deferred]
+    return [
+        with_frame({"nodeId": n, "input": v, **({"from": src} if src and gathers(n) else {})}, f)
+        for n, v, src, f in deferred
+    ]
 
 
 def _state_keys() -> dict[str, Any]:
@@ -183,13 +209,17 @@ def read_pending(snapshot: dict[str, Any]) -> tuple[tuple[str, Any] | None, Bran
 
 def read_queue(snapshot: dict[str, Any]) -> tuple[deque, deque]:
     queue = list(snapshot.get("approvalQueue", ()))
-    return (deque((q["nodeId"], q.get("input")) for q in queue),
-            deque(BranchFrame.from_json(q.get("frame")) for q in queue))
+    return (
+        deque((q["nodeId"], q.get("input")) for q in queue),
+        deque(BranchFrame.from_json(q.get("frame")) for q in queue),
+    )
 
 
 def read_deferred(snapshot: dict[str, Any]) -> list[Deferred]:
-    return [(q["nodeId"], q.get("input"), q.get("from"), BranchFrame.from_json(q.get("frame")))
-            for q in snapshot.get("deferred", ())]
+    return [
+        (q["nodeId"], q.get("input"), q.get("from"), BranchFrame.from_json(q.get("frame")))
+        for q in snapshot.get("deferred", ())
+    ]
 
 
 def read_kind_states(snapshot: dict[str, Any], spec_of: Callable[[str], Any], ctx: Any) -> dict[str, tuple[Any, Any]]:

@@ -52,11 +52,36 @@ from engine.graph.model import Workflow
 from engine.nodes import SPECS, spec_for
 from engine.run.events import SYSTEM_NODE, EventType, RunEvent, RunStatus
 
-__all__ = ["RunState", "NodeDetails", "SubagentCall", "NODE_STATES", "Link",
-           "IDLE", "RUNNING", "DONE", "FAILED", "WAITING", "QUEUED", "CANCELLED", "SKIPPED", "RETRYING", "CACHED"]
+__all__ = [
+    "RunState",
+    "NodeDetails",
+    "SubagentCall",
+    "NODE_STATES",
+    "Link",
+    "IDLE",
+    "RUNNING",
+    "DONE",
+    "FAILED",
+    "WAITING",
+    "QUEUED",
+    "CANCELLED",
+    "SKIPPED",
+    "RETRYING",
+    "CACHED",
+]
 
 IDLE, RUNNING, DONE, FAILED, WAITING, QUEUED, CANCELLED, SKIPPED, RETRYING, CACHED = (
-    "idle", "running", "done", "failed", "waiting", "queued", "cancelled", "skipped", "retrying", "cached")
+    "idle",
+    "running",
+    "done",
+    "failed",
+    "waiting",
+    "queued",
+    "cancelled",
+    "skipped",
+    "retrying",
+    "cached",
+)
 # retrying: a working node between attempts (``details[n].attempt`` of ``.max_attempts``)
 # cached: a run from a node reused the node's recorded output (``cache_hit``); not run again.
 NODE_STATES = (IDLE, RUNNING, DONE, FAILED, WAITING, QUEUED, CANCELLED, SKIPPED, RETRYING, CACHED)
@@ -138,12 +163,26 @@ class NodeDetails:
         return sum(v for k, v in self.usage.items() if isinstance(v, int) and k.endswith("_tokens")) or None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"nodeId": self.node_id, "input": self.input, "output": self.output, "started": self.started,
-                "ended": self.ended, "duration": self.duration, "usage": self.usage,
-                "totalUsage": self.total_usage, "model": self.model, "error": self.error,
-                "visits": self.visits, "attempt": self.attempt, "maxAttempts": self.max_attempts,
-                "outcome": self.outcome, "iteration": self.iteration, "cachedFrom": self.cached_from,
-                "pinned": self.pinned, "review": self.review}
+        return {
+            "nodeId": self.node_id,
+            "input": self.input,
+            "output": self.output,
+            "started": self.started,
+            "ended": self.ended,
+            "duration": self.duration,
+            "usage": self.usage,
+            "totalUsage": self.total_usage,
+            "model": self.model,
+            "error": self.error,
+            "visits": self.visits,
+            "attempt": self.attempt,
+            "maxAttempts": self.max_attempts,
+            "outcome": self.outcome,
+            "iteration": self.iteration,
+            "cachedFrom": self.cached_from,
+            "pinned": self.pinned,
+            "review": self.review,
+        }
 
 
 @dataclass(slots=True)
@@ -307,8 +346,9 @@ class RunState:
         reached it last (looking through conditions and approvals, which pass their input on);
         for a join, its branches' outputs as a JSON list, in link order. None when unknown."""
         if self._kinds.get(node_id) == "join":
-            values = [v for v in (self._passed_by(src, {node_id}) for src in self._followed_into(node_id))
-                      if v is not None]
+            values = [
+                v for v in (self._passed_by(src, {node_id}) for src in self._followed_into(node_id)) if v is not None
+            ]
             return json.dumps(values, ensure_ascii=False) if values else None
         return self._reached(node_id, {node_id})
 
@@ -504,9 +544,12 @@ class RunState:
                 extra = ev.extra or {}
                 if extra.get("providerUnavailable") is True or extra.get("modelUnavailable") is True:
                     provider, model = extra.get("provider"), extra.get("model")
-                    self.provider_problem = {"node": nid, "message": ev.content,
-                                             "provider": provider if isinstance(provider, str) else None,
-                                             "model": model if isinstance(model, str) else None}
+                    self.provider_problem = {
+                        "node": nid,
+                        "message": ev.content,
+                        "provider": provider if isinstance(provider, str) else None,
+                        "model": model if isinstance(model, str) else None,
+                    }
             if nid != SYSTEM_NODE:
                 d = self._detail(nid)
                 if t == _LLM_ERROR or not d.error:  # the model's own message, not the run's summary
@@ -544,8 +587,12 @@ class RunState:
             extra = (ev.extra or {}) if ev.extra_json else {}
             handle = extra.get("handle")
             if extra.get("edited"):
-                d.review = {"decision": handle, "note": extra.get("note", ""), "output": extra.get("output"),
-                            "original": extra.get("original")}
+                d.review = {
+                    "decision": handle,
+                    "note": extra.get("note", ""),
+                    "output": extra.get("output"),
+                    "original": extra.get("original"),
+                }
             if handle in ("approve", "reject"):
                 self._offer(nid, handle)
         elif t == _CALL_START or t == _CALL_END or t == _CALL_ERROR:
@@ -590,10 +637,16 @@ class RunState:
             parent_call = fields.get("parentCallId")
             depth = fields.get("depth")
             call = self.calls[call_id] = SubagentCall(
-                call_id, parent_call if isinstance(parent_call, str) else None,
-                str(fields.get("parentNodeId") or ev.node_id), str(fields.get("flowId") or ""),
-                str(fields.get("flowName") or fields.get("flowId") or "flow"), depth if isinstance(depth, int) else 1,
-                input=message, started=ev.timestamp, kind="flow")
+                call_id,
+                parent_call if isinstance(parent_call, str) else None,
+                str(fields.get("parentNodeId") or ev.node_id),
+                str(fields.get("flowId") or ""),
+                str(fields.get("flowName") or fields.get("flowId") or "flow"),
+                depth if isinstance(depth, int) else 1,
+                input=message,
+                started=ev.timestamp,
+                kind="flow",
+            )
             up = self.calls.get(call.parent_call_id) if call.parent_call_id else None
             (up.children if up is not None else self.call_roots).append(call_id)
         elif call is not None and t == _FLOW_END:
@@ -622,9 +675,15 @@ class RunState:
                 parent_call = fields.get("parentCallId")
                 depth = fields.get("depth")
                 call = self.calls[call_id] = SubagentCall(
-                    call_id, parent_call if isinstance(parent_call, str) else None, parent, child,
-                    str(fields.get("subagentName") or child), depth if isinstance(depth, int) else 1,
-                    input=message, started=ev.timestamp)
+                    call_id,
+                    parent_call if isinstance(parent_call, str) else None,
+                    parent,
+                    child,
+                    str(fields.get("subagentName") or child),
+                    depth if isinstance(depth, int) else 1,
+                    input=message,
+                    started=ev.timestamp,
+                )
                 up = self.calls.get(call.parent_call_id) if call.parent_call_id else None
                 (up.children if up is not None else self.call_roots).append(call_id)
                 # calls logged before their parent call hang under the step until it shows up
@@ -681,8 +740,10 @@ class RunState:
                 self._set(nid, SKIPPED)
 
     def __repr__(self) -> str:
-        return (f"RunState({self.status}, {len(self.states)} nodes touched, {len(self.links)} links, "
-                f"{len(self.pending_approvals)} approvals pending)")
+        return (
+            f"RunState({self.status}, {len(self.states)} nodes touched, {len(self.links)} links, "
+            f"{len(self.pending_approvals)} approvals pending)"
+        )
 
 
 def _is_entry(kind: str | None) -> bool:

@@ -18,8 +18,13 @@ from engine.run.state import _is_entry
 
 __all__ = ["Span", "Timeline"]
 
-_END_DONE = {EventType.LLM_RESPONSE.value, EventType.NODE_OUTPUT.value, EventType.LOGIC_CHECK.value,
-             EventType.INPUT_RECEIVED.value, EventType.STEP_PINNED.value}
+_END_DONE = {
+    EventType.LLM_RESPONSE.value,
+    EventType.NODE_OUTPUT.value,
+    EventType.LOGIC_CHECK.value,
+    EventType.INPUT_RECEIVED.value,
+    EventType.STEP_PINNED.value,
+}
 _END_FAILED = {EventType.LLM_ERROR.value, EventType.ERROR.value}
 
 
@@ -110,4 +115,3 @@ class Timeline:
         elif t in _END_FAILED:
             span.end, span.state = ts, "failed"
             del self._open[nid]
-

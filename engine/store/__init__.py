@@ -39,5 +39,15 @@ from engine.store.recorder import RunRecorder
 from engine.store.runs import RunStore
 from engine.store.schema import MIGRATIONS, SCHEMA_VERSION
 
-__all__ = ["RunStore", "RunRecorder", "RunInfo", "StoreError", "AlreadyImported", "data_dir", "SCHEMA_VERSION",
-           "MIGRATIONS", "agentflow_record", "run_from_agentflow_record"]
+__all__ = [
+    "RunStore",
+    "RunRecorder",
+    "RunInfo",
+    "StoreError",
+    "AlreadyImported",
+    "data_dir",
+    "SCHEMA_VERSION",
+    "MIGRATIONS",
+    "agentflow_record",
+    "run_from_agentflow_record",
+]

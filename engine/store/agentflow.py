@@ -16,8 +16,9 @@ from engine.store.queries import RunInfo
 __all__ = ["agentflow_record", "run_from_agentflow_record"]
 
 
-def agentflow_record(info: RunInfo, workflow_json: str, events: Iterable[RunEvent],
-                     outputs: dict[str, Any] | None = None) -> dict[str, Any]:
+def agentflow_record(
+    info: RunInfo, workflow_json: str, events: Iterable[RunEvent], outputs: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """An AgentFlow-style ``run_<id>.json`` record of a stored run."""
     return {
         "runId": info.id,
@@ -57,9 +58,10 @@ def run_from_agentflow_record(record: Any) -> tuple[Workflow, dict[str, Any], li
         "initialInput": record.get("initialInput"),
         "currentNodeId": record.get("currentNodeId"),
         "waitingForInput": bool(record.get("waitingForInput")),
-        "startedAt": parse_timestamp(started) if isinstance(started, str) else (events[0].timestamp if events else time.time()),
+        "startedAt": parse_timestamp(started)
+        if isinstance(started, str)
+        else (events[0].timestamp if events else time.time()),
         "endedAt": parse_timestamp(ended) if isinstance(ended, str) else (events[-1].timestamp if events else None),
         "error": record.get("error"),
     }
     return workflow, info, events
-

@@ -61,7 +61,9 @@ class Database:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as err:
-            raise StoreError(f"The run history folder {self.path.parent} cannot be created: {err.strerror or err}") from None
+            raise StoreError(
+                f"The run history folder {self.path.parent} cannot be created: {err.strerror or err}"
+            ) from None
         retry_while_busy(self._migrate, self.timeout, StoreError)
 
     # ------------------------------------------------------------------ connection
@@ -103,8 +105,10 @@ class Database:
         try:
             version = conn.execute("PRAGMA user_version").fetchone()[0]
             if version > SCHEMA_VERSION:
-                raise StoreError(f"The run history {self.path} was written by a newer Flowdesk (schema {version}); "
-                                 "update Flowdesk to open it.")
+                raise StoreError(
+                    f"The run history {self.path} was written by a newer Flowdesk (schema {version}); "
+                    "update Flowdesk to open it."
+                )
             while version < SCHEMA_VERSION:
                 with self._transaction():
                     # user_version is re-read inside the write lock: another process may have migrated.

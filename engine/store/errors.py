@@ -17,4 +17,3 @@ class AlreadyImported(StoreError):
     def __init__(self, message: str, run_id: str) -> None:
         super().__init__(message)
         self.run_id = run_id
-

@@ -44,7 +44,6 @@ def configured_cache_limit() -> int:
     return DEFAULT_CACHE_LIMIT
 
 
-
 class RecordedOutputs(RunQueries):
     """The run database's recorded executions (read and written inside the runs' own transactions)."""
 
@@ -54,13 +53,19 @@ class RecordedOutputs(RunQueries):
         self._cache_bytes: int | None = None  # the recorded outputs' size, once summed
         self._known_outputs: set[str] = set()
 
-    def _put_executions(self, conn: sqlite3.Connection, run_id: str,
-                        executions: list[tuple[str, str, Any, Any]], *, new: bool = False) -> list[str]:
+    def _put_executions(
+        self, conn: sqlite3.Connection, run_id: str, executions: list[tuple[str, str, Any, Any]], *, new: bool = False
+    ) -> list[str]:
         """Record steps' outputs: one ``run_outputs`` row per step, numbered after the run's last;
         an output's text once (by content)."""
         known = self._known_outputs
-        base = 1 if new else conn.execute("SELECT coalesce(max(n), 0) + 1 FROM run_outputs WHERE run_id = ?",
-                                          (run_id,)).fetchone()[0]  # (a run made in this batch has none yet)
+        base = (
+            1
+            if new
+            else conn.execute("SELECT coalesce(max(n), 0) + 1 FROM run_outputs WHERE run_id = ?", (run_id,)).fetchone()[
+                0
+            ]
+        )  # (a run made in this batch has none yet)
         rows: list[tuple[str, str, Any, int]] = []
         node_ids: list[str] = []  # each recorded step's node, key and output (columns: see insert_rows)
         keys: list[str] = []
@@ -100,8 +105,10 @@ class RecordedOutputs(RunQueries):
         doomed = [(c,) for c in set(cids)]
         if not doomed:
             return
-        conn.executemany("DELETE FROM outputs WHERE cid = ? AND NOT EXISTS "
-                         "(SELECT 1 FROM run_outputs WHERE cid = outputs.cid)", doomed)
+        conn.executemany(
+            "DELETE FROM outputs WHERE cid = ? AND NOT EXISTS (SELECT 1 FROM run_outputs WHERE cid = outputs.cid)",
+            doomed,
+        )
         self._known_outputs.difference_update(c for (c,) in doomed)
         self._cache_bytes = None
 
@@ -128,8 +135,9 @@ class RecordedOutputs(RunQueries):
         doomed_links = []
         if total > self.cache_limit:
             for run_id, n, cid in conn.execute(
-                    "SELECT ro.run_id, ro.n, ro.cid FROM run_outputs ro LEFT JOIN runs r ON r.id = ro.run_id "
-                    "ORDER BY coalesce(r.reused_at, r.started_at, 0), ro.run_id, ro.n"):
+                "SELECT ro.run_id, ro.n, ro.cid FROM run_outputs ro LEFT JOIN runs r ON r.id = ro.run_id "
+                "ORDER BY coalesce(r.reused_at, r.started_at, 0), ro.run_id, ro.n"
+            ):
                 doomed_links.append((run_id, n))
                 refs[cid] -= 1
                 if refs[cid] == 0 and cid in sizes:
@@ -142,7 +150,6 @@ class RecordedOutputs(RunQueries):
         self._known_outputs.difference_update(doomed_outputs)
         self._cache_bytes = total
 
-
     def recorded_executions(self, run_id: str) -> dict[str, Any]:
         """The executions recorded in run ``run_id`` still in the cache: node id -> RecordedExecution
         (the node's last step)."""
@@ -152,8 +159,11 @@ class RecordedOutputs(RunQueries):
         """Every step recorded in run ``run_id`` still in the cache, by node: node id -> its
         RecordedExecutions in the order they ran (a loop's node and body ran once an iteration;
         a later run reuses whichever step has its key)."""
-        rows = self._exec("SELECT ro.node_id, ro.key, o.output, o.handle FROM run_outputs ro "
-                          "JOIN outputs o ON o.cid = ro.cid WHERE ro.run_id = ? ORDER BY ro.n", (run_id,)).fetchall()
+        rows = self._exec(
+            "SELECT ro.node_id, ro.key, o.output, o.handle FROM run_outputs ro "
+            "JOIN outputs o ON o.cid = ro.cid WHERE ro.run_id = ? ORDER BY ro.n",
+            (run_id,),
+        ).fetchall()
         digests: dict[str, str] = {}
         if any(key.startswith(STEP_DIGEST_MARK) for _n, key, _o, _h in rows):
             try:
@@ -181,8 +191,11 @@ class RecordedOutputs(RunQueries):
         """The nodes' part of the execution keys (``engine.run.rerun.node_digest``) of the workflow
         run ``run_id`` had: made from that workflow the first time a run of it is reused, then
         kept beside it (a stored workflow never changes)."""
-        row = self._exec("SELECT r.workflow_hash, w.node_digests FROM runs r LEFT JOIN workflows w "
-                         "ON w.hash = r.workflow_hash WHERE r.id = ?", (run_id,)).fetchone()
+        row = self._exec(
+            "SELECT r.workflow_hash, w.node_digests FROM runs r LEFT JOIN workflows w "
+            "ON w.hash = r.workflow_hash WHERE r.id = ?",
+            (run_id,),
+        ).fetchone()
         if row and row[1]:
             return json.loads(row[1])
         digests = {n.id: node_digest(n) for n in self.workflow_of(run_id).nodes}
@@ -213,4 +226,3 @@ class RecordedOutputs(RunQueries):
             self._cache_bytes = 0
             self._known_outputs.clear()
         return n
-

@@ -24,8 +24,9 @@ NOT_FULLY_RECORDED = "Not fully recorded"
 # The events that report a model call's tokens and model: a node's responses, and the calls made
 # to a subagent (stored under the calling node: the subagent is named in the call's content).
 _ANSWERS = "e.type IN ('llm_response', 'subagent_call_end') AND e.extra IS NOT NULL"
-_ANSWERING_NODE = ("CASE WHEN e.type = 'llm_response' THEN e.node_id "
-                   "ELSE json_extract(e.content, '$.subagentNodeId') END AS nid")
+_ANSWERING_NODE = (
+    "CASE WHEN e.type = 'llm_response' THEN e.node_id ELSE json_extract(e.content, '$.subagentNodeId') END AS nid"
+)
 
 
 @dataclass(slots=True)
@@ -47,8 +48,10 @@ class RunInfo:
     @property
     def arguments_text(self) -> str:
         """The arguments as ``topic=…, audience=…`` (values other than text as JSON), or ""."""
-        return ", ".join(f"{k}={v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)}"
-                         for k, v in (self.arguments or {}).items())
+        return ", ".join(
+            f"{k}={v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)}"
+            for k, v in (self.arguments or {}).items()
+        )
 
     @property
     def input_summary(self) -> str:
@@ -65,14 +68,22 @@ class RunInfo:
         return not (self.error or "").startswith(NOT_FULLY_RECORDED)
 
     def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "workflowName": self.workflow_name, "workflowPath": self.workflow_path,
-                "initialInput": self.initial_input, "status": self.status,
-                "startedAt": format_timestamp(self.started_at),
-                "endedAt": format_timestamp(self.ended_at) if self.ended_at else None,
-                "durationSeconds": self.duration, "currentNodeId": self.current_node, "waitingForInput": self.waiting,
-                "error": self.error, "eventCount": self.event_count, "fullyRecorded": self.fully_recorded,
-                "arguments": self.arguments}
-
+        return {
+            "id": self.id,
+            "workflowName": self.workflow_name,
+            "workflowPath": self.workflow_path,
+            "initialInput": self.initial_input,
+            "status": self.status,
+            "startedAt": format_timestamp(self.started_at),
+            "endedAt": format_timestamp(self.ended_at) if self.ended_at else None,
+            "durationSeconds": self.duration,
+            "currentNodeId": self.current_node,
+            "waitingForInput": self.waiting,
+            "error": self.error,
+            "eventCount": self.event_count,
+            "fullyRecorded": self.fully_recorded,
+            "arguments": self.arguments,
+        }
 
 
 _URL_AUTHORITY = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://)([^/?#\s]*)")
@@ -107,9 +118,10 @@ class RunQueries(Database):
         row = self._exec("SELECT owner_pid, owner_host FROM runs WHERE id = ?", (run_id,)).fetchone()
         return f"{row[0]} on {row[1]}" if row else "?"
 
-
-    _INFO_COLS = ("id, workflow_name, workflow_path, initial_input, status, started_at, ended_at, current_node, "
-                  "waiting, error, arguments")
+    _INFO_COLS = (
+        "id, workflow_name, workflow_path, initial_input, status, started_at, ended_at, current_node, "
+        "waiting, error, arguments"
+    )
 
     def _info(self, row: tuple) -> RunInfo:
         arguments = None
@@ -119,13 +131,27 @@ class RunQueries(Database):
             except ValueError:
                 pass
         run_id, name, path, initial, status, started, ended, current = row[:8]
-        return RunInfo(run_id, name, path, initial, status, started, ended, current, bool(row[8]), row[9],
-                       row[11] if len(row) > 11 else 0,
-                       mask_url_passwords(arguments) if isinstance(arguments, dict) else None)  # older rows too
+        return RunInfo(
+            run_id,
+            name,
+            path,
+            initial,
+            status,
+            started,
+            ended,
+            current,
+            bool(row[8]),
+            row[9],
+            row[11] if len(row) > 11 else 0,
+            mask_url_passwords(arguments) if isinstance(arguments, dict) else None,
+        )  # older rows too
 
     def get_run(self, run_id: str) -> RunInfo | None:
-        row = self._exec(f"SELECT {self._INFO_COLS}, (SELECT count(*) FROM events e WHERE e.run_num = runs.num) "
-                         "FROM runs WHERE id = ?", (run_id,)).fetchone()
+        row = self._exec(
+            f"SELECT {self._INFO_COLS}, (SELECT count(*) FROM events e WHERE e.run_num = runs.num) "
+            "FROM runs WHERE id = ?",
+            (run_id,),
+        ).fetchone()
         return self._info(row) if row else None
 
     def find_run(self, prefix: str) -> RunInfo | None:
@@ -138,8 +164,10 @@ class RunQueries(Database):
 
     def matching_run_ids(self, prefix: str, limit: int = 10) -> list[str]:
         """The ids of the runs starting with ``prefix`` (at most ``limit``), in id order."""
-        rows = self._exec("SELECT id FROM runs WHERE id LIKE ? ESCAPE '\\' ORDER BY id LIMIT ?",
-                          (prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%", limit)).fetchall()
+        rows = self._exec(
+            "SELECT id FROM runs WHERE id LIKE ? ESCAPE '\\' ORDER BY id LIMIT ?",
+            (prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%", limit),
+        ).fetchall()
         return [r[0] for r in rows]
 
     def _where(self, workflow: str | None, status: str | None) -> tuple[str, list[Any]]:
@@ -152,11 +180,14 @@ class RunQueries(Database):
             params.append(status)
         return (" WHERE " + " AND ".join(clauses)) if clauses else "", params
 
-    def list_runs(self, *, workflow: str | None = None, status: str | None = None, limit: int = 50,
-                  offset: int = 0) -> list[RunInfo]:
+    def list_runs(
+        self, *, workflow: str | None = None, status: str | None = None, limit: int = 50, offset: int = 0
+    ) -> list[RunInfo]:
         where, params = self._where(workflow, status)
-        rows = self._exec(f"SELECT {self._INFO_COLS} FROM runs{where} ORDER BY started_at DESC, id LIMIT ? OFFSET ?",
-                          (*params, limit, offset)).fetchall()
+        rows = self._exec(
+            f"SELECT {self._INFO_COLS} FROM runs{where} ORDER BY started_at DESC, id LIMIT ? OFFSET ?",
+            (*params, limit, offset),
+        ).fetchall()
         return [self._info(r) for r in rows]
 
     def count_runs(self, *, workflow: str | None = None, status: str | None = None) -> int:
@@ -168,10 +199,13 @@ class RunQueries(Database):
         ids = list(dict.fromkeys(run_ids))
         counts = dict.fromkeys(ids, 0)
         for i in range(0, len(ids), 500):  # stay far below SQLite's host-parameter limit
-            chunk = ids[i:i + 500]
+            chunk = ids[i : i + 500]
             marks = ",".join("?" * len(chunk))
-            for rid, n in self._exec(f"SELECT r.id, count(*) FROM runs r JOIN events e ON e.run_num = r.num "
-                                     f"WHERE r.id IN ({marks}) GROUP BY r.id", chunk).fetchall():
+            for rid, n in self._exec(
+                f"SELECT r.id, count(*) FROM runs r JOIN events e ON e.run_num = r.num "
+                f"WHERE r.id IN ({marks}) GROUP BY r.id",
+                chunk,
+            ).fetchall():
                 counts[rid] = n
         return counts
 
@@ -179,8 +213,11 @@ class RunQueries(Database):
         return [r[0] for r in self._exec("SELECT DISTINCT workflow_name FROM runs ORDER BY workflow_name").fetchall()]
 
     def workflow_json(self, run_id: str) -> str | None:
-        row = self._exec("SELECT coalesce(w.json, r.workflow_json) FROM runs r "
-                         "LEFT JOIN workflows w ON w.hash = r.workflow_hash WHERE r.id = ?", (run_id,)).fetchone()
+        row = self._exec(
+            "SELECT coalesce(w.json, r.workflow_json) FROM runs r "
+            "LEFT JOIN workflows w ON w.hash = r.workflow_hash WHERE r.id = ?",
+            (run_id,),
+        ).fetchone()
         return row[0] if row else None
 
     def workflow_of(self, run_id: str) -> Workflow:
@@ -196,8 +233,10 @@ class RunQueries(Database):
     def usage_by_node(self, run_ids: Iterable[str]) -> dict[str, dict[str, tuple[int, int]]]:
         """Tokens each run's nodes reported: ``{run id: {node id: (prompt, completion)}}`` (see
         :meth:`answers_by_node`)."""
-        return {rid: {nid: (p, c) for nid, (p, c, _model) in nodes.items()}
-                for rid, nodes in self.answers_by_node(run_ids).items()}
+        return {
+            rid: {nid: (p, c) for nid, (p, c, _model) in nodes.items()}
+            for rid, nodes in self.answers_by_node(run_ids).items()
+        }
 
     def answers_by_node(self, run_ids: Iterable[str]) -> dict[str, dict[str, tuple[int, int, str | None]]]:
         """What each run's nodes were answered with: ``{run id: {node id: (prompt tokens,
@@ -207,42 +246,50 @@ class RunQueries(Database):
         ids = list(dict.fromkeys(run_ids))
         out: dict[str, dict[str, tuple[int, int, str | None]]] = {rid: {} for rid in ids}
         for i in range(0, len(ids), 500):
-            chunk = ids[i:i + 500]
+            chunk = ids[i : i + 500]
             marks = ",".join("?" * len(chunk))
-            rows = self._exec(f"SELECT r.id, {_ANSWERING_NODE}, "
-                              "sum(coalesce(json_extract(e.extra, '$.usage.prompt_tokens'), 0)), "
-                              "sum(coalesce(json_extract(e.extra, '$.usage.completion_tokens'), 0)), "
-                              "max(json_extract(e.extra, '$.model')) "
-                              "FROM runs r JOIN events e ON e.run_num = r.num "
-                              f"WHERE r.id IN ({marks}) AND {_ANSWERS} GROUP BY r.id, nid", chunk).fetchall()
+            rows = self._exec(
+                f"SELECT r.id, {_ANSWERING_NODE}, "
+                "sum(coalesce(json_extract(e.extra, '$.usage.prompt_tokens'), 0)), "
+                "sum(coalesce(json_extract(e.extra, '$.usage.completion_tokens'), 0)), "
+                "max(json_extract(e.extra, '$.model')) "
+                "FROM runs r JOIN events e ON e.run_num = r.num "
+                f"WHERE r.id IN ({marks}) AND {_ANSWERS} GROUP BY r.id, nid",
+                chunk,
+            ).fetchall()
             for rid, nid, p, c, model in rows:
                 out[rid][nid] = (int(p or 0), int(c or 0), model if isinstance(model, str) and model else None)
         return out
 
-
     def last_run_of(self, *, workflow_path: str | None = None, workflow_name: str | None = None) -> str | None:
         """The newest run of a document (by its file path, else by the workflow's name)."""
         if workflow_path:
-            row = self._exec("SELECT id FROM runs WHERE workflow_path = ? ORDER BY started_at DESC LIMIT 1",
-                             (workflow_path,)).fetchone()
+            row = self._exec(
+                "SELECT id FROM runs WHERE workflow_path = ? ORDER BY started_at DESC LIMIT 1", (workflow_path,)
+            ).fetchone()
             if row:
                 return row[0]
         if workflow_name:
-            row = self._exec("SELECT id FROM runs WHERE workflow_name = ? ORDER BY started_at DESC LIMIT 1",
-                             (workflow_name,)).fetchone()
+            row = self._exec(
+                "SELECT id FROM runs WHERE workflow_name = ? ORDER BY started_at DESC LIMIT 1", (workflow_name,)
+            ).fetchone()
             if row:
                 return row[0]
         return None
 
     def next_seq(self, run_id: str) -> int:
-        row = self._exec("SELECT MAX(seq) FROM events WHERE run_num = (SELECT num FROM runs WHERE id = ?)",
-                         (run_id,)).fetchone()
+        row = self._exec(
+            "SELECT MAX(seq) FROM events WHERE run_num = (SELECT num FROM runs WHERE id = ?)", (run_id,)
+        ).fetchone()
         return 0 if row[0] is None else row[0] + 1
 
     def events(self, run_id: str, *, offset: int = 0, limit: int = -1) -> list[RunEvent]:
-        rows = self._exec("SELECT timestamp, node_id, type, content, extra FROM events "
-                          "WHERE run_num = (SELECT num FROM runs WHERE id = ?) "
-                          "ORDER BY seq LIMIT ? OFFSET ?", (run_id, limit, offset)).fetchall()
+        rows = self._exec(
+            "SELECT timestamp, node_id, type, content, extra FROM events "
+            "WHERE run_num = (SELECT num FROM runs WHERE id = ?) "
+            "ORDER BY seq LIMIT ? OFFSET ?",
+            (run_id, limit, offset),
+        ).fetchall()
         return [RunEvent.from_stored(n, t, c, ts, x) for ts, n, t, c, x in rows]
 
     def iter_events(self, run_id: str, batch: int = 2000) -> Iterator[RunEvent]:

@@ -40,9 +40,16 @@ class RunRecorder:
     costs no round trip to the writer thread and back.
     """
 
-    def __init__(self, store: RunStore, run: Any, *, workflow_path: str | None = None, new: bool = True,
-                 on_commit: Callable[[list[RunEvent], bool], None] | None = None,
-                 record_executions: bool = True) -> None:
+    def __init__(
+        self,
+        store: RunStore,
+        run: Any,
+        *,
+        workflow_path: str | None = None,
+        new: bool = True,
+        on_commit: Callable[[list[RunEvent], bool], None] | None = None,
+        record_executions: bool = True,
+    ) -> None:
         self.store = store
         self.run = run
         self.error: StoreError | None = None
@@ -71,10 +78,14 @@ class RunRecorder:
                 initial = getattr(start.data, "initialInput", None) if start else None
             # The run row is written with the first batch, not here (the workflow JSON of a
             # big graph takes milliseconds to make); events are only written after it.
-            self._create = {"workflow_path": workflow_path, "initial_input": initial, "status": "running",
-                            "started_at": run.started_at or time.time(),
-                            # as they are now: the row is written later, after steps may have set some
-                            "arguments": dict(getattr(run, "variables", None) or {})}
+            self._create = {
+                "workflow_path": workflow_path,
+                "initial_input": initial,
+                "status": "running",
+                "started_at": run.started_at or time.time(),
+                # as they are now: the row is written later, after steps may have set some
+                "arguments": dict(getattr(run, "variables", None) or {}),
+            }
             self._seq = 0
         else:
             self._seq = store.next_seq(run.run_id)
@@ -135,8 +146,12 @@ class RunRecorder:
             if not self._watching:
                 self._watch_backlog()
         else:
-            fields = {"status": ev.content, "current_node": run.current_node_id,
-                      "waiting": int(run.waiting_for_input), "error": run.error}
+            fields = {
+                "status": ev.content,
+                "current_node": run.current_node_id,
+                "waiting": int(run.waiting_for_input),
+                "error": run.error,
+            }
             if RunStatus(ev.content).is_final:
                 fields["ended_at"] = ev.timestamp
                 fields["snapshot"] = None
@@ -219,8 +234,9 @@ class RunRecorder:
             except (TypeError, ValueError) as err:  # an output that is not JSON: still keep the run listed
                 log.warning("run %s: snapshot not stored: %s", run.run_id, err)
                 snap = None
-            self._items.append(({"snapshot": snap, "status": "paused", "waiting": 1,
-                                 "current_node": run.current_node_id}, None))
+            self._items.append(
+                ({"snapshot": snap, "status": "paused", "waiting": 1, "current_node": run.current_node_id}, None)
+            )
         self.flush()
 
     def flush(self, timeout: float = 10.0) -> None:
@@ -264,8 +280,10 @@ class RunRecorder:
             log.debug("run %s: on_commit failed", self.run.run_id, exc_info=True)
 
     def _lost_note(self) -> str:
-        return (f"{NOT_FULLY_RECORDED}: {self.lost} event{'s' if self.lost != 1 else ''} could not be written "
-                f"({self.error}).")
+        return (
+            f"{NOT_FULLY_RECORDED}: {self.lost} event{'s' if self.lost != 1 else ''} could not be written "
+            f"({self.error})."
+        )
 
     def _mark_not_fully_recorded(self, fields: dict[str, Any], new_run: tuple[tuple, tuple[str, str]] | None) -> None:
         """Best effort: the run's row says that events are missing, with the batch's own run
@@ -331,15 +349,17 @@ class RunRecorder:
                 if self.lost and fields.get("status") and not fields.get("error"):
                     fields["error"] = self._lost_note()
                 try:
-                    self.store.append_events(self.run.run_id, self._seq, pending, fields or None, new_run=new_run,
-                                             executions=executions)
+                    self.store.append_events(
+                        self.run.run_id, self._seq, pending, fields or None, new_run=new_run, executions=executions
+                    )
                 except UnicodeEncodeError:  # a lone surrogate from a server: written escaped, not lost
                     pending[:] = [_utf8_safe_event(e) for e in pending]
                     for k, v in fields.items():
                         if isinstance(v, str):
                             fields[k] = _utf8_safe(v)
-                    self.store.append_events(self.run.run_id, self._seq, pending, fields or None, new_run=new_run,
-                                             executions=executions)
+                    self.store.append_events(
+                        self.run.run_id, self._seq, pending, fields or None, new_run=new_run, executions=executions
+                    )
                 self._seq += len(pending)
                 executions.clear()
                 self.row_written = True
@@ -385,5 +405,10 @@ def _utf8_safe(text: str) -> str:
 
 def _utf8_safe_event(ev: RunEvent) -> RunEvent:
     x = ev.extra_json
-    return RunEvent(_utf8_safe(ev.node_id), _utf8_safe(ev.type), _utf8_safe(ev.content), timestamp=ev.timestamp,
-                    extra_json=_utf8_safe(x) if x else x)
+    return RunEvent(
+        _utf8_safe(ev.node_id),
+        _utf8_safe(ev.type),
+        _utf8_safe(ev.content),
+        timestamp=ev.timestamp,
+        extra_json=_utf8_safe(x) if x else x,
+    )

@@ -45,7 +45,6 @@ def _arguments_json(arguments: Mapping[str, Any] | None) -> str | None:
         return None
 
 
-
 def _pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -58,7 +57,6 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-
 class RunStore(RecordedOutputs):
     """The SQLite run database. Safe to use from several threads and processes."""
 
@@ -68,29 +66,51 @@ class RunStore(RecordedOutputs):
 
     # ------------------------------------------------------------------ runs
     @staticmethod
-    def run_row(run_id: str, workflow: Workflow, *, workflow_path: str | None = None,
-                initial_input: str | None = None, status: str = "running", started_at: float | None = None,
-                workflow_json: str | None = None, owner: bool = True,
-                arguments: Mapping[str, Any] | None = None) -> tuple[tuple, tuple[str, str]]:
+    def run_row(
+        run_id: str,
+        workflow: Workflow,
+        *,
+        workflow_path: str | None = None,
+        initial_input: str | None = None,
+        status: str = "running",
+        started_at: float | None = None,
+        workflow_json: str | None = None,
+        owner: bool = True,
+        arguments: Mapping[str, Any] | None = None,
+    ) -> tuple[tuple, tuple[str, str]]:
         """A new run's row and its workflow's (hash, JSON), made here, outside any transaction."""
         text = workflow_json or dumps_workflow(workflow, indent=None)
         digest = hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
-        return ((run_id, workflow.display_name(), workflow_path, digest, initial_input, status,
-                 started_at or time.time(), os.getpid() if owner else None, socket.gethostname() if owner else None,
-                 _arguments_json(arguments)),
-                (digest, text))
+        return (
+            (
+                run_id,
+                workflow.display_name(),
+                workflow_path,
+                digest,
+                initial_input,
+                status,
+                started_at or time.time(),
+                os.getpid() if owner else None,
+                socket.gethostname() if owner else None,
+                _arguments_json(arguments),
+            ),
+            (digest, text),
+        )
 
     @staticmethod
-    def _insert_run(conn: sqlite3.Connection, new_run: tuple[tuple, tuple[str, str]],
-                    fields: dict[str, Any] | None = None) -> None:
+    def _insert_run(
+        conn: sqlite3.Connection, new_run: tuple[tuple, tuple[str, str]], fields: dict[str, Any] | None = None
+    ) -> None:
         """Insert a :meth:`run_row`, with ``fields`` (:meth:`update_run`'s) set in the same row:
         a run that starts and ends within one batch is written once, not inserted then updated."""
         row, workflow = new_run
         # A workflow that ran before is not stored again: rerunning a big graph adds rows,
         # not megabytes.
         conn.execute("INSERT OR IGNORE INTO workflows (hash, json) VALUES (?, ?)", workflow)
-        cols = ("id, workflow_name, workflow_path, workflow_hash, initial_input, status, started_at, owner_pid, owner_host, "
-                "arguments")
+        cols = (
+            "id, workflow_name, workflow_path, workflow_hash, initial_input, status, started_at, owner_pid, owner_host, "
+            "arguments"
+        )
         values: tuple = row
         if fields:
             if "status" in fields:  # the row's own status column, replaced
@@ -99,8 +119,11 @@ class RunStore(RecordedOutputs):
             cols += "".join(f", {k}" for k in extra)
             values = (*values, *(fields[k] for k in extra))
         # Numbered in order (inside the write lock): the run's events are keyed by it.
-        conn.execute(f"INSERT INTO runs (workflow_json, {cols}, num) VALUES ('', {','.join('?' * len(values))}, "
-                     "(SELECT coalesce(max(num), 0) + 1 FROM runs))", values)
+        conn.execute(
+            f"INSERT INTO runs (workflow_json, {cols}, num) VALUES ('', {','.join('?' * len(values))}, "
+            "(SELECT coalesce(max(num), 0) + 1 FROM runs))",
+            values,
+        )
 
     def create_run(self, run_id: str, workflow: Workflow, **fields: Any) -> None:
         """Add a run (its fields as :meth:`run_row` takes them)."""
@@ -118,41 +141,56 @@ class RunStore(RecordedOutputs):
 
     def claim_for_resume(self, run_id: str) -> None:
         """Mark a paused run as resumed by this process; refuse if it is not paused (any more)."""
-        cur = self._exec("UPDATE runs SET status = 'running', waiting = 0, owner_pid = ?, owner_host = ? "
-                         "WHERE id = ? AND status = 'paused'", (os.getpid(), socket.gethostname(), run_id))
+        cur = self._exec(
+            "UPDATE runs SET status = 'running', waiting = 0, owner_pid = ?, owner_host = ? "
+            "WHERE id = ? AND status = 'paused'",
+            (os.getpid(), socket.gethostname(), run_id),
+        )
         if cur.rowcount != 1:
             info = self.get_run(run_id)
             if info is None:
                 raise StoreError(f"There is no run '{run_id}' in the run history.")
             if info.status == "running":
-                raise StoreError(f"Run {run_id} is already running or being resumed (by process "
-                                 f"{self._owner(run_id)}); it cannot be resumed twice at once.")
+                raise StoreError(
+                    f"Run {run_id} is already running or being resumed (by process "
+                    f"{self._owner(run_id)}); it cannot be resumed twice at once."
+                )
             raise StoreError(f"Run {run_id} is {info.status}, not paused; only a paused run can be resumed.")
 
     def recover(self) -> list[str]:
         """Mark runs left ``running`` by a process that no longer exists as ``interrupted``."""
         host = socket.gethostname()
         rows = self._exec("SELECT id, owner_pid, owner_host FROM runs WHERE status = 'running'").fetchall()
-        gone = [rid for rid, pid, h in rows
-                if pid is None or (h == host and pid != os.getpid() and not _pid_alive(pid))]
+        gone = [
+            rid for rid, pid, h in rows if pid is None or (h == host and pid != os.getpid() and not _pid_alive(pid))
+        ]
         for rid in gone:
-            self._exec("UPDATE runs SET status = ?, waiting = 0, ended_at = COALESCE(ended_at, ("
-                       "SELECT MAX(timestamp) FROM events WHERE run_num = runs.num)), error = COALESCE(error, ?) "
-                       "WHERE id = ? AND status = 'running'",
-                       (INTERRUPTED, "The process running it stopped before the run ended.", rid))
+            self._exec(
+                "UPDATE runs SET status = ?, waiting = 0, ended_at = COALESCE(ended_at, ("
+                "SELECT MAX(timestamp) FROM events WHERE run_num = runs.num)), error = COALESCE(error, ?) "
+                "WHERE id = ? AND status = 'running'",
+                (INTERRUPTED, "The process running it stopped before the run ended.", rid),
+            )
         return gone + self._recover_unresumable(host)
 
     def _recover_unresumable(self, host: str) -> list[str]:
         """Mark ``paused`` runs that have no stored state and whose process is gone ``interrupted``:
         nothing can resume them (a run recorded before its pause stored a snapshot at once)."""
-        rows = self._exec("SELECT id, owner_pid, owner_host FROM runs WHERE status = 'paused' AND snapshot IS NULL "
-                          "AND owner_pid IS NOT NULL").fetchall()
+        rows = self._exec(
+            "SELECT id, owner_pid, owner_host FROM runs WHERE status = 'paused' AND snapshot IS NULL "
+            "AND owner_pid IS NOT NULL"
+        ).fetchall()
         gone = [rid for rid, pid, h in rows if h == host and pid != os.getpid() and not _pid_alive(pid)]
         for rid in gone:
-            self._exec("UPDATE runs SET status = ?, waiting = 0, error = COALESCE(error, ?) "
-                       "WHERE id = ? AND status = 'paused' AND snapshot IS NULL",
-                       (INTERRUPTED, "The process that paused it stopped before its state was saved; it cannot "
-                                     "be resumed.", rid))
+            self._exec(
+                "UPDATE runs SET status = ?, waiting = 0, error = COALESCE(error, ?) "
+                "WHERE id = ? AND status = 'paused' AND snapshot IS NULL",
+                (
+                    INTERRUPTED,
+                    "The process that paused it stopped before its state was saved; it cannot be resumed.",
+                    rid,
+                ),
+            )
         return gone
 
     def delete_run(self, run_id: str) -> None:
@@ -164,13 +202,22 @@ class RunStore(RecordedOutputs):
             self._drop_orphans(conn, cids)
             conn.execute("DELETE FROM runs WHERE id = ?", (run_id,))
             if row and row[0]:  # the workflow goes with its last run
-                conn.execute("DELETE FROM workflows WHERE hash = ? AND NOT EXISTS "
-                             "(SELECT 1 FROM runs WHERE workflow_hash = ?)", (row[0], row[0]))
+                conn.execute(
+                    "DELETE FROM workflows WHERE hash = ? AND NOT EXISTS (SELECT 1 FROM runs WHERE workflow_hash = ?)",
+                    (row[0], row[0]),
+                )
 
     # ------------------------------------------------------------------ events
-    def append_events(self, run_id: str, first_seq: int, events: list[RunEvent], run_fields: dict[str, Any] | None = None,
-                      *, new_run: tuple[tuple, tuple[str, str]] | None = None,
-                      executions: list[tuple[str, str, Any, Any]] | None = None) -> None:
+    def append_events(
+        self,
+        run_id: str,
+        first_seq: int,
+        events: list[RunEvent],
+        run_fields: dict[str, Any] | None = None,
+        *,
+        new_run: tuple[tuple, tuple[str, str]] | None = None,
+        executions: list[tuple[str, str, Any, Any]] | None = None,
+    ) -> None:
         """Write a batch of events (and optionally run fields) in one transaction, after the
         run's row when ``new_run`` (a :meth:`run_row`) is given."""
         with self._transaction() as conn:
@@ -209,26 +256,41 @@ class RunStore(RecordedOutputs):
         run_id = info["id"]
         same = self._same_run(run_id, info, len(events))
         if same is not None:
-            raise AlreadyImported(f"This run record is in the run history already, as run {same[:12]}; it was not "
-                                  "imported again.", same)
+            raise AlreadyImported(
+                f"This run record is in the run history already, as run {same[:12]}; it was not imported again.", same
+            )
         if self.get_run(run_id) is not None:
             run_id = f"{run_id}-imported-{int(time.time())}"
-        self.create_run(run_id, workflow, initial_input=info.get("initialInput"), status=info["status"],
-                        started_at=info["startedAt"], owner=False)
-        self.append_events(run_id, 0, events, {"ended_at": info.get("endedAt"), "current_node": info.get("currentNodeId"),
-                                                "waiting": int(bool(info.get("waitingForInput"))),
-                                                "error": info.get("error")})
+        self.create_run(
+            run_id,
+            workflow,
+            initial_input=info.get("initialInput"),
+            status=info["status"],
+            started_at=info["startedAt"],
+            owner=False,
+        )
+        self.append_events(
+            run_id,
+            0,
+            events,
+            {
+                "ended_at": info.get("endedAt"),
+                "current_node": info.get("currentNodeId"),
+                "waiting": int(bool(info.get("waitingForInput"))),
+                "error": info.get("error"),
+            },
+        )
         return run_id
-
 
     def _same_run(self, run_id: str, info: dict[str, Any], n_events: int) -> str | None:
         """A stored run that this record already is: the same id (or an import of it), the same
         start (to the millisecond a record keeps) and as many events."""
         for rid in [run_id, *self.matching_run_ids(f"{run_id}-imported-", limit=50)]:
             stored = self.get_run(rid)
-            if (stored is not None and abs(stored.started_at - float(info["startedAt"])) < 0.0015
-                    and stored.event_count == n_events):
+            if (
+                stored is not None
+                and abs(stored.started_at - float(info["startedAt"])) < 0.0015
+                and stored.event_count == n_events
+            ):
                 return rid
         return None
-
-

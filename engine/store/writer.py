@@ -37,7 +37,8 @@ def _insert_sql(rows: int, table: str, free: int) -> str:
     from ``?2`` (``?2 + k`` in row k); each row's other ``free`` columns are its own parameters."""
     rest = ",?" * free
     return f"INSERT INTO {table} VALUES " + ",".join(
-        [f"(?1,?2{rest})"] + [f"(?1,?2+{k}{rest})" for k in range(1, rows)])
+        [f"(?1,?2{rest})"] + [f"(?1,?2+{k}{rest})" for k in range(1, rows)]
+    )
 
 
 def insert_rows(conn: sqlite3.Connection, table: str, key: Any, first: int, columns: list[Any]) -> None:
@@ -57,10 +58,9 @@ def insert_rows(conn: sqlite3.Connection, table: str, key: Any, first: int, colu
             params[0] = key
             params[1] = first + pos
             for j, column in enumerate(columns):
-                params[2 + j::free] = column[pos:pos + size]
+                params[2 + j :: free] = column[pos : pos + size]
             conn.execute(_insert_sql(size, table, free), params)
             pos += size
-
 
 
 class Drained(Protocol):

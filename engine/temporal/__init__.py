@@ -22,8 +22,14 @@ from __future__ import annotations
 
 from engine.errors import FlowdeskError
 
-__all__ = ["WORKFLOW_TYPE", "DEFAULT_TASK_QUEUE", "DEFAULT_NAMESPACE", "TemporalUnavailable", "require_temporal",
-           "split_address"]
+__all__ = [
+    "WORKFLOW_TYPE",
+    "DEFAULT_TASK_QUEUE",
+    "DEFAULT_NAMESPACE",
+    "TemporalUnavailable",
+    "require_temporal",
+    "split_address",
+]
 
 WORKFLOW_TYPE = "FlowdeskRun"
 AGENT_ACTIVITY = "flowdesk.agent_call"
@@ -44,7 +50,8 @@ def require_temporal() -> None:
     except ImportError as err:
         raise TemporalUnavailable(
             "running on Temporal needs the 'temporal' extra: pip install 'flowdesk[temporal]' "
-            f"(or, in a checkout, pip install -e '.[temporal]') ({err})") from None
+            f"(or, in a checkout, pip install -e '.[temporal]') ({err})"
+        ) from None
 
 
 def split_address(text: str) -> str:

@@ -62,8 +62,13 @@ def _subagent(d: dict[str, Any]) -> SubagentSpec:
 
 def invocation_from_json(d: dict[str, Any]) -> AgentInvocation:
     """The invocation :func:`invocation_to_json` sent, its subagents and flow tools rebuilt."""
-    return AgentInvocation(**{**d, "subagents": [_subagent(c) for c in d.get("subagents") or ()],
-                              "flows": [FlowToolSpec(**f) for f in d.get("flows") or ()]})
+    return AgentInvocation(
+        **{
+            **d,
+            "subagents": [_subagent(c) for c in d.get("subagents") or ()],
+            "flows": [FlowToolSpec(**f) for f in d.get("flows") or ()],
+        }
+    )
 
 
 def _resolver(meta: dict[str, Any]) -> Any:
@@ -110,9 +115,18 @@ class _CallHost:
         """A nested run of ``workflow`` on this worker (a flow called as a tool), as a local run makes it."""
         child_id = self.new_id()
         run_path = (self._run_path + "/" if self._run_path else "") + f"{call}:{child_id}"
-        child = Run(workflow, self.resolve, run_id=child_id, max_visits=self._max_visits, keep_events=False,
-                    delta_interval=self.delta_interval, library=self.library(),
-                    path=str(path) if path is not None else None, run_path=run_path, variables=inputs)
+        child = Run(
+            workflow,
+            self.resolve,
+            run_id=child_id,
+            max_visits=self._max_visits,
+            keep_events=False,
+            delta_interval=self.delta_interval,
+            library=self.library(),
+            path=str(path) if path is not None else None,
+            run_path=run_path,
+            variables=inputs,
+        )
         child.inputs = inputs  # type: ignore[attr-defined]
         child.add_listener(self._relay)
         return child
@@ -120,8 +134,15 @@ class _CallHost:
     def _relay(self, ev: Any) -> None:
         self.events.append([ev.node_id, str(ev.type), ev.content, ev.extra_json, ev.timestamp, ev.path])
 
-    def emit(self, node_id: str, type: str, content: str = "", extra: dict[str, Any] | None = None,
-             ts: float | None = None, extra_json: str | None = None) -> None:
+    def emit(
+        self,
+        node_id: str,
+        type: str,
+        content: str = "",
+        extra: dict[str, Any] | None = None,
+        ts: float | None = None,
+        extra_json: str | None = None,
+    ) -> None:
 
         self.events.append([node_id, str(type), content, _encode(extra) if extra else extra_json])
 
@@ -167,8 +188,9 @@ async def agent_call(request: dict[str, Any]) -> dict[str, Any]:
         raise ApplicationError(str(err), host.events, type="LLMError", non_retryable=True) from None
     except Exception as err:  # a provider bug: reported like the local engine does
         call.flush()
-        raise ApplicationError(f"Unexpected error from the model provider: {err!r}", host.events, type="LLMError",
-                               non_retryable=True) from None
+        raise ApplicationError(
+            f"Unexpected error from the model provider: {err!r}", host.events, type="LLMError", non_retryable=True
+        ) from None
     call.flush()
     return {"text": result.text, "usage": result.usage, "model": result.model, "events": host.events}
 
@@ -248,8 +270,11 @@ async def run_step(request: dict[str, Any]) -> dict[str, Any]:
     node = Node.model_validate(request["node"])
     spec = spec_for(node.type)
     if spec is None:
-        raise _step_error(f"Node '{node.id}' has an unknown type '{node.type}' on this worker "
-                          "(is the plug-in that provides it installed here?).", [])
+        raise _step_error(
+            f"Node '{node.id}' has an unknown type '{node.type}' on this worker "
+            "(is the plug-in that provides it installed here?).",
+            [],
+        )
     ctx = StepContext(request, lambda inv: _resolver(request.get("meta") or {})(inv))
     try:
         result = await _heartbeating(spec.execute(ctx, node, request.get("value")))
@@ -262,8 +287,12 @@ async def run_step(request: dict[str, Any]) -> dict[str, Any]:
     if isinstance(result, PauseRequest):
         return {"pause": result.prompt, "events": ctx.events}
     output, handle = result
-    return {"output": output, "handle": list(handle) if isinstance(handle, tuple) else handle,
-            "events": ctx.events, "lastText": ctx.last_text_output}
+    return {
+        "output": output,
+        "handle": list(handle) if isinstance(handle, tuple) else handle,
+        "events": ctx.events,
+        "lastText": ctx.last_text_output,
+    }
 
 
 @activity.defn(name=FLOW_ACTIVITY)

@@ -50,8 +50,9 @@ def dispatch(args: argparse.Namespace) -> int:
             signal.signal(signal.SIGINT, signal.default_int_handler)
         except ValueError:  # not the main thread
             pass
-    handler = {"worker": _worker, "run": _run, "resume": _resume, "runs": _runs, "follow": _follow,
-               "cancel": _cancel}[args.command]
+    handler = {"worker": _worker, "run": _run, "resume": _resume, "runs": _runs, "follow": _follow, "cancel": _cancel}[
+        args.command
+    ]
     try:
         return asyncio.run(handler(args))
     except TemporalUnavailable as err:
@@ -101,8 +102,10 @@ async def _warn_without_worker(client: Any, args: argparse.Namespace, run_id: st
             return
     except RPCError:  # the server is asked only to help the user: following goes on regardless
         return
-    print_err(f"no worker is polling task queue {queue}: the run waits until one starts "
-              f"(flowdesk worker --temporal {args.temporal} --task-queue {queue})")
+    print_err(
+        f"no worker is polling task queue {queue}: the run waits until one starts "
+        f"(flowdesk worker --temporal {args.temporal} --task-queue {queue})"
+    )
 
 
 async def _worker(args: argparse.Namespace) -> int:
@@ -116,11 +119,14 @@ async def _worker(args: argparse.Namespace) -> int:
     await connect(args.temporal, args.namespace)  # a clear message when the server is not there
 
     def ready() -> None:
-        print_err(f"worker ready: {args.temporal} namespace {args.namespace} task queue {args.task_queue} "
-                  f"(concurrency {args.concurrency}); Ctrl+C stops it")
+        print_err(
+            f"worker ready: {args.temporal} namespace {args.namespace} task queue {args.task_queue} "
+            f"(concurrency {args.concurrency}); Ctrl+C stops it"
+        )
 
-    await run_worker(args.temporal, namespace=args.namespace, task_queue=args.task_queue,
-                     concurrency=args.concurrency, ready=ready)
+    await run_worker(
+        args.temporal, namespace=args.namespace, task_queue=args.task_queue, concurrency=args.concurrency, ready=ready
+    )
     print_err("worker stopped")
     return 0
 
@@ -135,8 +141,15 @@ async def _watching(client: Any, args: argparse.Namespace, run_id: str) -> Async
         watch.cancel()
 
 
-async def _drive(args: argparse.Namespace, client: Any, run_id: str, printer: Any, decisions: list[tuple[str, str]],
-                 after: int = 0, first_output: str | None = None) -> int:
+async def _drive(
+    args: argparse.Namespace,
+    client: Any,
+    run_id: str,
+    printer: Any,
+    decisions: list[tuple[str, str]],
+    after: int = 0,
+    first_output: str | None = None,
+) -> int:
     """Follow the run, answering its approvals with ``decisions`` in order (the first with the
     reviewer's edited output ``first_output``, when given); the exit code."""
     from engine.temporal.client import answer, follow
@@ -194,12 +207,25 @@ async def _run(args: argparse.Namespace) -> int:
         print_err(f"{args.file} has {len(errors)} error{'s' if len(errors) != 1 else ''}; the run was not started")
         return EXIT_FAILED
     # Names only: keys come from the workers' environment or keyring.
-    meta = {k: v for k, v in (("provider", args.provider), ("model", args.model),
-                              ("baseUrl", stored_base_url(args.base_url))) if v}
+    meta = {
+        k: v
+        for k, v in (("provider", args.provider), ("model", args.model), ("baseUrl", stored_base_url(args.base_url)))
+        if v
+    }
     client = await connect(args.temporal, args.namespace)
     run_id = uuid_ids()
-    await submit(client, wf, run_id=run_id, initial_input=args.input, max_visits=args.max_visits, meta=meta,
-                 task_queue=args.task_queue, options=_options(), variables=arguments, path=os.path.abspath(args.file))
+    await submit(
+        client,
+        wf,
+        run_id=run_id,
+        initial_input=args.input,
+        max_visits=args.max_visits,
+        meta=meta,
+        task_queue=args.task_queue,
+        options=_options(),
+        variables=arguments,
+        path=os.path.abspath(args.file),
+    )
     args._run_id = run_id
     print_err(f"run {run_id} submitted to {args.temporal} (task queue {args.task_queue})")
     return await _drive(args, client, run_id, Printer(sys.stdout, wf, args.jsonl), list(args.decide))
@@ -259,8 +285,11 @@ async def _runs(args: argparse.Namespace) -> int:
 
     client = await connect(args.temporal, args.namespace)
     runs = await list_runs(client, limit=args.offset + args.limit)
-    runs = [r for r in runs if (not args.workflow or r["workflowName"] == args.workflow)
-            and (not args.status or r["status"] == args.status)][args.offset:]
+    runs = [
+        r
+        for r in runs
+        if (not args.workflow or r["workflowName"] == args.workflow) and (not args.status or r["status"] == args.status)
+    ][args.offset :]
     if args.json:
         print(json.dumps({"offset": args.offset, "runs": runs}, ensure_ascii=False, indent=2))
         return 0
@@ -268,7 +297,17 @@ async def _runs(args: argparse.Namespace) -> int:
     for r in runs:
         tokens, cost = r.get("tokens") or 0, r.get("cost")
         spent = (f"{tokens:,}" + (f" · {format_cost(cost)}" if cost is not None else "")) if tokens else ""
-        print(runs_line(r["id"], r["status"], r["startedAt"], r["duration"], r["workflowName"], r["initialInput"] or "",
-                        "  [temporal]", spent=spent))
+        print(
+            runs_line(
+                r["id"],
+                r["status"],
+                r["startedAt"],
+                r["duration"],
+                r["workflowName"],
+                r["initialInput"] or "",
+                "  [temporal]",
+                spent=spent,
+            )
+        )
     print(f"{len(runs)} run{'s' if len(runs) != 1 else ''} on {args.temporal}")
     return 0

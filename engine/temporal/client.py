@@ -19,8 +19,17 @@ from engine.run.scheduler import uuid_ids
 from engine.temporal import DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE, WORKFLOW_TYPE, TemporalUnavailable
 from engine.temporal.converter import DATA_CONVERTER
 
-__all__ = ["connect", "submit", "follow", "answer", "cancel", "list_runs", "event_from_row", "RemoteRun",
-           "task_queue_has_worker"]
+__all__ = [
+    "connect",
+    "submit",
+    "follow",
+    "answer",
+    "cancel",
+    "list_runs",
+    "event_from_row",
+    "RemoteRun",
+    "task_queue_has_worker",
+]
 
 POLL_EVERY = 0.2
 FINAL = ("completed", "failed", "cancelled")
@@ -30,7 +39,9 @@ async def connect(address: str, namespace: str = DEFAULT_NAMESPACE) -> Client:
     try:
         return await Client.connect(address, namespace=namespace, data_converter=DATA_CONVERTER)
     except Exception as err:  # the SDK raises RuntimeError for a refused connection
-        raise TemporalUnavailable(f"cannot reach the Temporal server at {address} (namespace {namespace}): {err}") from None
+        raise TemporalUnavailable(
+            f"cannot reach the Temporal server at {address} (namespace {namespace}): {err}"
+        ) from None
 
 
 def event_from_row(row: list[Any]) -> RunEvent:
@@ -38,20 +49,39 @@ def event_from_row(row: list[Any]) -> RunEvent:
     return RunEvent(node_id, kind, content, timestamp=ts, extra_json=extra_json, path=path or "")
 
 
-async def submit(client: Client, workflow: Workflow, *, run_id: str | None = None, initial_input: str | None = None,
-                 max_visits: int = 25, meta: dict[str, Any] | None = None, task_queue: str = DEFAULT_TASK_QUEUE,
-                 options: dict[str, Any] | None = None, variables: dict[str, Any] | None = None,
-                 path: str | None = None) -> WorkflowHandle:
+async def submit(
+    client: Client,
+    workflow: Workflow,
+    *,
+    run_id: str | None = None,
+    initial_input: str | None = None,
+    max_visits: int = 25,
+    meta: dict[str, Any] | None = None,
+    task_queue: str = DEFAULT_TASK_QUEUE,
+    options: dict[str, Any] | None = None,
+    variables: dict[str, Any] | None = None,
+    path: str | None = None,
+) -> WorkflowHandle:
     """Start a run on the server (the workflow id is the run id); returns its handle. ``path``: the
     workflow's file, where its ``flow`` steps' relative references are looked up (on the workers)."""
     run_id = run_id or uuid_ids()
-    request = {"workflow": workflow_to_dict(workflow), "runId": run_id, "initialInput": initial_input,
-               "maxVisits": max_visits, "meta": dict(meta or {}), "options": dict(options or {}),
-               "variables": dict(variables) if variables else None,
-               "path": str(path) if path is not None else None}
-    return await client.start_workflow(WORKFLOW_TYPE, request, id=run_id, task_queue=task_queue,
-                                       memo={"workflowName": workflow.name or "", "status": "running",
-                                             "initialInput": (initial_input or "")[:200]})
+    request = {
+        "workflow": workflow_to_dict(workflow),
+        "runId": run_id,
+        "initialInput": initial_input,
+        "maxVisits": max_visits,
+        "meta": dict(meta or {}),
+        "options": dict(options or {}),
+        "variables": dict(variables) if variables else None,
+        "path": str(path) if path is not None else None,
+    }
+    return await client.start_workflow(
+        WORKFLOW_TYPE,
+        request,
+        id=run_id,
+        task_queue=task_queue,
+        memo={"workflowName": workflow.name or "", "status": "running", "initialInput": (initial_input or "")[:200]},
+    )
 
 
 class RemoteRun:
@@ -71,8 +101,16 @@ async def _query(handle: WorkflowHandle, after: int) -> dict[str, Any]:
     return await handle.query("events", after)
 
 
-async def follow(client: Client | None, run_id: str, on_event: Callable[[RunEvent], None], *, after: int = 0,
-                 state: RemoteRun | None = None, settle: bool = True, handle: Any = None) -> RemoteRun:
+async def follow(
+    client: Client | None,
+    run_id: str,
+    on_event: Callable[[RunEvent], None],
+    *,
+    after: int = 0,
+    state: RemoteRun | None = None,
+    settle: bool = True,
+    handle: Any = None,
+) -> RemoteRun:
     """Pass the run's events after ``after`` to ``on_event`` as they come, until it pauses or ends
     (``settle=False``: until the events so far are passed). ``handle``: what to query instead of
     ``client``'s handle of the run (anything with ``async query(name, after)``)."""
@@ -112,8 +150,9 @@ async def definition(client: Client, run_id: str) -> Workflow:
     return parse_workflow(data)
 
 
-async def answer(client: Client, run_id: str, decision: str, note: str = "", *, node_id: str | None = None,
-                 output: Any = None) -> None:
+async def answer(
+    client: Client, run_id: str, decision: str, note: str = "", *, node_id: str | None = None, output: Any = None
+) -> None:
     handle = client.get_workflow_handle(run_id)
     await handle.execute_update("approve", {"nodeId": node_id, "decision": decision, "note": note, "output": output})
 
@@ -122,9 +161,13 @@ async def cancel(client: Client, run_id: str) -> None:
     await client.get_workflow_handle(run_id).cancel()
 
 
-_STATUS = {WorkflowExecutionStatus.COMPLETED: "completed", WorkflowExecutionStatus.FAILED: "failed",
-           WorkflowExecutionStatus.CANCELED: "cancelled", WorkflowExecutionStatus.TERMINATED: "cancelled",
-           WorkflowExecutionStatus.TIMED_OUT: "failed"}
+_STATUS = {
+    WorkflowExecutionStatus.COMPLETED: "completed",
+    WorkflowExecutionStatus.FAILED: "failed",
+    WorkflowExecutionStatus.CANCELED: "cancelled",
+    WorkflowExecutionStatus.TERMINATED: "cancelled",
+    WorkflowExecutionStatus.TIMED_OUT: "failed",
+}
 
 
 LIST_SCAN = 5000  # runs read from the server's visibility store at most, to sort them
@@ -157,24 +200,35 @@ async def list_runs(client: Client, *, limit: int = 20) -> list[dict[str, Any]]:
         status = (_STATUS.get(ex.status) if ex.status is not None else None) or memo.get("status") or "running"
         ended = ex.close_time.timestamp() if ex.close_time else None
         tokens, cost = _spent(memo, prices)
-        found.append({"id": ex.id, "status": status, "workflowName": memo.get("workflowName", ""),
-                      "initialInput": memo.get("initialInput", ""), "pending": memo.get("pending"),
-                      "startedAt": ex.start_time.timestamp(),
-                      "duration": (ended - ex.start_time.timestamp()) if ended else None, "taskQueue": ex.task_queue,
-                      "tokens": tokens, "cost": cost})
+        found.append(
+            {
+                "id": ex.id,
+                "status": status,
+                "workflowName": memo.get("workflowName", ""),
+                "initialInput": memo.get("initialInput", ""),
+                "pending": memo.get("pending"),
+                "startedAt": ex.start_time.timestamp(),
+                "duration": (ended - ex.start_time.timestamp()) if ended else None,
+                "taskQueue": ex.task_queue,
+                "tokens": tokens,
+                "cost": cost,
+            }
+        )
     found.sort(key=lambda r: r["startedAt"], reverse=True)
     return found[:limit]
 
 
 async def task_queue_has_worker(client: Client, task_queue: str) -> bool:
     """Whether a worker has polled ``task_queue`` lately (the server's list of its pollers)."""
-    answer = await client.workflow_service.describe_task_queue(DescribeTaskQueueRequest(
-        namespace=client.namespace, task_queue=TaskQueue(name=task_queue),
-        task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW))
+    answer = await client.workflow_service.describe_task_queue(
+        DescribeTaskQueueRequest(
+            namespace=client.namespace,
+            task_queue=TaskQueue(name=task_queue),
+            task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+        )
+    )
     return bool(answer.pollers)
 
 
 def heartbeat_options(ms: int | None) -> dict[str, Any]:
     return {"heartbeatMs": ms} if ms else {}
-
-

@@ -24,14 +24,20 @@ class OrderedJSONPayloadConverter(JSONPlainPayloadConverter):
     """``json/plain`` payloads with the keys in their own order."""
 
     def to_payload(self, value: Any) -> Payload | None:
-        return Payload(metadata={"encoding": self.encoding.encode()},
-                       data=json.dumps(value, cls=AdvancedJSONEncoder, separators=(",", ":")).encode())
+        return Payload(
+            metadata={"encoding": self.encoding.encode()},
+            data=json.dumps(value, cls=AdvancedJSONEncoder, separators=(",", ":")).encode(),
+        )
 
 
 class FlowdeskPayloadConverter(CompositePayloadConverter):
     def __init__(self) -> None:
-        super().__init__(*(OrderedJSONPayloadConverter() if isinstance(c, JSONPlainPayloadConverter) else c
-                           for c in DefaultPayloadConverter.default_encoding_payload_converters))
+        super().__init__(
+            *(
+                OrderedJSONPayloadConverter() if isinstance(c, JSONPlainPayloadConverter) else c
+                for c in DefaultPayloadConverter.default_encoding_payload_converters
+            )
+        )
 
 
 DATA_CONVERTER = dataclasses.replace(DataConverter.default, payload_converter_class=FlowdeskPayloadConverter)

@@ -19,11 +19,18 @@ REMOTE = ("worker", "follow", "cancel")
 
 
 def _server_options(p: argparse.ArgumentParser, required: bool = False) -> None:
-    p.add_argument("--temporal", metavar="HOST:PORT", required=required,
-                   help="a Temporal server (the 'temporal' extra): run there instead of on this computer")
+    p.add_argument(
+        "--temporal",
+        metavar="HOST:PORT",
+        required=required,
+        help="a Temporal server (the 'temporal' extra): run there instead of on this computer",
+    )
     p.add_argument("--namespace", default=DEFAULT_NAMESPACE, help=f"Temporal namespace (default {DEFAULT_NAMESPACE})")
-    p.add_argument("--task-queue", default=DEFAULT_TASK_QUEUE,
-                   help=f"Temporal task queue of the workers (default {DEFAULT_TASK_QUEUE})")
+    p.add_argument(
+        "--task-queue",
+        default=DEFAULT_TASK_QUEUE,
+        help=f"Temporal task queue of the workers (default {DEFAULT_TASK_QUEUE})",
+    )
 
 
 def add_arguments(sub: Any) -> None:

@@ -29,6 +29,7 @@ from engine.temporal import DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE, require_tempo
 
 __all__ = ["RemoteRun"]
 
+
 class _ServerThread:
     """Where every remote run of this process talks to Temporal: one asyncio loop in a thread
     of its own, with one connected client per server and namespace.
@@ -120,10 +121,23 @@ async def _on_server(address: str, namespace: str, work: Callable[[Any], Awaitab
 class RemoteRun:
     """A run of ``workflow`` on the Temporal server at ``address`` (workers run it)."""
 
-    def __init__(self, workflow: Workflow, provider: Any = None, *, address: str, namespace: str = DEFAULT_NAMESPACE,
-                 task_queue: str = DEFAULT_TASK_QUEUE, run_id: str | None = None, initial_input: str | None = None,
-                 max_visits: int = 25, meta: dict[str, Any] | None = None, options: dict[str, Any] | None = None,
-                 variables: dict[str, Any] | None = None, path: str | None = None, **_local_only: Any) -> None:
+    def __init__(
+        self,
+        workflow: Workflow,
+        provider: Any = None,
+        *,
+        address: str,
+        namespace: str = DEFAULT_NAMESPACE,
+        task_queue: str = DEFAULT_TASK_QUEUE,
+        run_id: str | None = None,
+        initial_input: str | None = None,
+        max_visits: int = 25,
+        meta: dict[str, Any] | None = None,
+        options: dict[str, Any] | None = None,
+        variables: dict[str, Any] | None = None,
+        path: str | None = None,
+        **_local_only: Any,
+    ) -> None:
         # ``provider`` and local-only options (delta_interval, ...) are accepted for a drop-in
         # swap with Run and not used: the workers resolve providers with their own keys.
         self.workflow = workflow
@@ -175,7 +189,9 @@ class RemoteRun:
         return remote
 
     @staticmethod
-    async def list_server_runs(address: str, *, namespace: str = DEFAULT_NAMESPACE, limit: int = 50) -> list[dict[str, Any]]:
+    async def list_server_runs(
+        address: str, *, namespace: str = DEFAULT_NAMESPACE, limit: int = 50
+    ) -> list[dict[str, Any]]:
         """The runs on the server (Temporal's visibility API), newest first: ``{id, status,
         workflowName, initialInput, pending, startedAt, duration, taskQueue}`` each (flow
         steps' child runs are left out: they show in their parent's log)."""
@@ -250,10 +266,20 @@ class RemoteRun:
         from engine.temporal.client import submit
 
         try:
-            await self._on_server(lambda client: submit(
-                client, self.workflow, run_id=self.run_id, initial_input=self.initial_input,
-                max_visits=self.max_visits, meta=self.meta, task_queue=self.task_queue, options=self.options,
-                variables=self.arguments, path=self.path))
+            await self._on_server(
+                lambda client: submit(
+                    client,
+                    self.workflow,
+                    run_id=self.run_id,
+                    initial_input=self.initial_input,
+                    max_visits=self.max_visits,
+                    meta=self.meta,
+                    task_queue=self.task_queue,
+                    options=self.options,
+                    variables=self.arguments,
+                    path=self.path,
+                )
+            )
         except Exception as err:  # no server, no extra: the run did not start, and says why
             self.status = RunStatus.FAILED
             self.error = f"The run could not be sent to the Temporal server at {self.address}: {err}"
@@ -270,8 +296,11 @@ class RemoteRun:
 
         try:
             pending = self._pending
-            await self._on_server(lambda client: send_answer(client, self.run_id, answer["decision"], answer["note"],
-                                                             node_id=pending, output=output))
+            await self._on_server(
+                lambda client: send_answer(
+                    client, self.run_id, answer["decision"], answer["note"], node_id=pending, output=output
+                )
+            )
         except Exception as err:  # refused by the workflow (answered elsewhere meanwhile), or unreachable
             raise RunStateError(f"the server did not take the answer: {getattr(err, 'message', None) or err}") from None
         return await self._follow()

@@ -25,8 +25,19 @@ log = logging.getLogger("flowdesk.worker")
 # Passed through the workflow sandbox: the engine (whose scheduler reads time and ids only
 # through the clock and id source the workflow gives it) and the libraries it is built on,
 # imported once per worker rather than once per workflow run.
-PASSTHROUGH = ("engine", "pydantic", "pydantic_core", "networkx", "httpx", "httpcore", "anyio", "keyring",
-               "platformdirs", "selectolax", "markdownify")
+PASSTHROUGH = (
+    "engine",
+    "pydantic",
+    "pydantic_core",
+    "networkx",
+    "httpx",
+    "httpcore",
+    "anyio",
+    "keyring",
+    "platformdirs",
+    "selectolax",
+    "markdownify",
+)
 
 
 async def connect(address: str, namespace: str = DEFAULT_NAMESPACE) -> Client:
@@ -54,8 +65,14 @@ def make_worker(client: Client, *, task_queue: str = DEFAULT_TASK_QUEUE, concurr
     )
 
 
-async def run_worker(address: str, *, namespace: str = DEFAULT_NAMESPACE, task_queue: str = DEFAULT_TASK_QUEUE,
-                     concurrency: int = 10, ready: Any = None) -> None:
+async def run_worker(
+    address: str,
+    *,
+    namespace: str = DEFAULT_NAMESPACE,
+    task_queue: str = DEFAULT_TASK_QUEUE,
+    concurrency: int = 10,
+    ready: Any = None,
+) -> None:
     client = await connect(address, namespace)
     worker = make_worker(client, task_queue=task_queue, concurrency=concurrency)
     stop = asyncio.Event()

@@ -80,8 +80,11 @@ def _uses_secrets(node: Any) -> bool:
     server's history)."""
 
     data = node.data
-    return any(ref.name in ("secrets", "env") for f in ("userPrompt", "systemPrompt", "agentName", "model")
-               for ref in find_references(str(getattr(data, f, "") or "")))
+    return any(
+        ref.name in ("secrets", "env")
+        for f in ("userPrompt", "systemPrompt", "agentName", "model")
+        for ref in find_references(str(getattr(data, f, "") or ""))
+    )
 
 
 def step_options(data: Any, heartbeat_ms: int) -> dict[str, Any]:
@@ -97,13 +100,20 @@ def step_options(data: Any, heartbeat_ms: int) -> dict[str, Any]:
     # The node's timeoutMs is enforced by the scheduler itself (a durable timer here), which
     # cancels the activity, as in a local run; the server's start-to-close timeout is that plus
     # a grace period, for a worker that cannot even hear the cancellation.
-    timeout = int(timeout_ms) + TIMEOUT_GRACE_MS if isinstance(timeout_ms, (int, float)) and timeout_ms > 0 \
+    timeout = (
+        int(timeout_ms) + TIMEOUT_GRACE_MS
+        if isinstance(timeout_ms, (int, float)) and timeout_ms > 0
         else DEFAULT_TIMEOUT_MS
+    )
     return {
         "start_to_close_timeout": timedelta(milliseconds=timeout),
         "heartbeat_timeout": timedelta(milliseconds=heartbeat_ms),
-        "retry_policy": RetryPolicy(initial_interval=timedelta(milliseconds=delay), backoff_coefficient=2.0,
-                                    maximum_attempts=attempts, non_retryable_error_types=["LLMError"]),
+        "retry_policy": RetryPolicy(
+            initial_interval=timedelta(milliseconds=delay),
+            backoff_coefficient=2.0,
+            maximum_attempts=attempts,
+            non_retryable_error_types=["LLMError"],
+        ),
         "cancellation_type": workflow.ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
     }
 
@@ -145,12 +155,19 @@ class _ActivityStep:
         owner = self._owner
         scope = ctx.scope(node, value)
         builtins = {k: v for k, v in scope.builtins.items() if k not in ("PREVIOUS_OUTPUT", "input")}
-        request = {"node": node.model_dump(mode="json"), "value": value, "variables": dict(scope.variables),
-                   "builtins": builtins, "initialInput": ctx.initial_input, "lastText": ctx.last_text_output,
-                   "meta": ctx.meta}
+        request = {
+            "node": node.model_dump(mode="json"),
+            "value": value,
+            "variables": dict(scope.variables),
+            "builtins": builtins,
+            "initialInput": ctx.initial_input,
+            "lastText": ctx.last_text_output,
+            "meta": ctx.meta,
+        }
         try:
-            answer = await workflow.execute_activity(STEP_ACTIVITY, request,
-                                                     **step_options(node.data, owner.heartbeat_ms))
+            answer = await workflow.execute_activity(
+                STEP_ACTIVITY, request, **step_options(node.data, owner.heartbeat_ms)
+            )
         except ActivityError as err:
             raise _activity_error(err, ctx) from None
         for node_id, kind, content, extra_json in answer.get("events") or ():
@@ -223,8 +240,10 @@ class _ChildFlowStep:
                 await child.handle.signal("answer", answer)
             else:
                 found = await workflow.execute_activity(
-                    FLOW_ACTIVITY, {"ref": ref, "base": ctx.path, "byName": by_name},
-                    start_to_close_timeout=timedelta(seconds=60))
+                    FLOW_ACTIVITY,
+                    {"ref": ref, "base": ctx.path, "byName": by_name},
+                    start_to_close_timeout=timedelta(seconds=60),
+                )
                 if found.get("missing"):
                     what = f"no flow for the action '{ref}'" if by_name else f"the flow '{ref}' is not in the library"
                     raise NodeError(f"{describe(node)} cannot run: {what}.")
@@ -232,8 +251,10 @@ class _ChildFlowStep:
                     raise NodeError(f"{describe(node)} cannot run: {found['error']}")
                 data, secrets = resolve_for_step(ctx, node, value)
                 if secrets:  # they would be written into the child's input, on the server
-                    raise NodeError(f"{describe(node)}: a flow's inputs cannot carry secrets on a Temporal server; "
-                                    "refer to {{secrets.NAME}} inside the flow instead.")
+                    raise NodeError(
+                        f"{describe(node)}: a flow's inputs cannot carry secrets on a Temporal server; "
+                        "refer to {{secrets.NAME}} inside the flow instead."
+                    )
                 inputs = data.get(field) or {}
                 if not isinstance(inputs, dict):
                     raise NodeError(f"{describe(node)}: '{field}' must be an object of variable names and values.")
@@ -244,14 +265,23 @@ class _ChildFlowStep:
                     raise NodeError(f"{describe(node)}: the flow '{found['name']}' cannot start: {err}") from None
                 child_id = ctx.new_id()
                 run_path = (owner.started.run_path + "/" if owner.started.run_path else "") + f"{node.id}:{child_id}"
-                request = {"workflow": found["workflow"], "runId": child_id, "maxVisits": ctx.max_visits,
-                           "meta": ctx.meta, "options": owner.options, "variables": inputs, "path": found["path"],
-                           "parent": {"workflowId": workflow.info().workflow_id, "nodeId": node.id,
-                                      "runPath": run_path}}
+                request = {
+                    "workflow": found["workflow"],
+                    "runId": child_id,
+                    "maxVisits": ctx.max_visits,
+                    "meta": ctx.meta,
+                    "options": owner.options,
+                    "variables": inputs,
+                    "path": found["path"],
+                    "parent": {"workflowId": workflow.info().workflow_id, "nodeId": node.id, "runPath": run_path},
+                }
                 handle = await workflow.start_child_workflow(
-                    WORKFLOW_TYPE, request, id=f"{workflow.info().workflow_id}.{node.id}.{child_id}",
+                    WORKFLOW_TYPE,
+                    request,
+                    id=f"{workflow.info().workflow_id}.{node.id}.{child_id}",
                     task_queue=workflow.info().task_queue,
-                    memo={"workflowName": wf.name or "", "status": "running", "parent": workflow.info().workflow_id})
+                    memo={"workflowName": wf.name or "", "status": "running", "parent": workflow.info().workflow_id},
+                )
                 child = _ChildFlow(handle)
                 ctx.set_state(node.id, Subflow(child))
                 owner.children[node.id] = child
@@ -278,8 +308,10 @@ class _ChildFlowStep:
                 raise NodeError(f"{describe(node)}: the flow could not run on the server: {cause or err}") from None
         if ended.get("status") == "completed":
             return ended.get("result"), "output"
-        raise NodeError(f"{describe(node)}: the flow '{ended.get('name')}' {ended.get('status')}: "
-                        f"{ended.get('error') or 'no reason given'}")
+        raise NodeError(
+            f"{describe(node)}: the flow '{ended.get('name')}' {ended.get('status')}: "
+            f"{ended.get('error') or 'no reason given'}"
+        )
 
 
 def _subagent_ids(inv: Any) -> list[str]:
@@ -304,17 +336,24 @@ class _ActivityProvider:
         owner = self.owner
         node = owner.nodes.get(inv.node_id)
         if node is not None and _uses_secrets(node):
-            raise LLMError("its prompt uses {{secrets.…}} or {{env.…}}, which a run on a Temporal server cannot "
-                           "send to a model: the prompt would be kept in the server's history. Use the secret in "
-                           "an http step (the worker resolves those), or run this flow on this computer.")
+            raise LLMError(
+                "its prompt uses {{secrets.…}} or {{env.…}}, which a run on a Temporal server cannot "
+                "send to a model: the prompt would be kept in the server's history. Use the secret in "
+                "an http step (the worker resolves those), or run this flow on this computer."
+            )
         options = step_options(node.data if node is not None else None, owner.heartbeat_ms)
         run = owner.started
         scope = run.context.scope(None, None)  # this branch's built-ins, for the subagents' templates
-        request = {"invocation": invocation_to_json(inv), "meta": run.meta,
-                   "nodes": [owner.nodes[i].model_dump(mode="json") for i in _subagent_ids(inv) if i in owner.nodes],
-                   "variables": dict(scope.variables), "path": run.path, "runPath": run.run_path,
-                   "maxVisits": run.max_visits,
-                   "builtins": {k: v for k, v in scope.builtins.items() if k not in ("PREVIOUS_OUTPUT", "input")}}
+        request = {
+            "invocation": invocation_to_json(inv),
+            "meta": run.meta,
+            "nodes": [owner.nodes[i].model_dump(mode="json") for i in _subagent_ids(inv) if i in owner.nodes],
+            "variables": dict(scope.variables),
+            "path": run.path,
+            "runPath": run.run_path,
+            "maxVisits": run.max_visits,
+            "builtins": {k: v for k, v in scope.builtins.items() if k not in ("PREVIOUS_OUTPUT", "input")},
+        }
         try:
             answer = await workflow.execute_activity(AGENT_ACTIVITY, request, **options)
         except ActivityError as err:
@@ -392,13 +431,13 @@ class FlowdeskRunWorkflow:
         child = self.children.get(run.pending_approval or "")
         return child.paused if child is not None and child.paused else run.waiting_prompt()
 
-
     @property
     def started(self) -> Run:
         """The run, once run() has made it (every step, query and report comes after that)."""
         if self.run is None:
             raise RuntimeError("the run has not started")
         return self.run
+
     @workflow.signal(name="child")
     def child_report(self, report: dict[str, Any]) -> None:
         """A flow step's child workflow reports events (logged here as a nested run's) or a pause."""
@@ -428,12 +467,21 @@ class FlowdeskRunWorkflow:
         provider = _ActivityProvider(self)
         try:
             run = self.run = Run(
-                wf, lambda _inv: provider, run_id=request.get("runId") or workflow.info().workflow_id,
-                initial_input=request.get("initialInput"), max_visits=int(request.get("maxVisits") or 25),
-                meta=request.get("meta") or {}, keep_events=False, on_event=self._record,
-                variables=request.get("variables"), clock=lambda: workflow.now().timestamp(),
-                id_source=lambda: workflow.uuid4().hex, path=request.get("path"),
-                run_path=(self.parent or {}).get("runPath", ""), specs=_RemoteSpecs(self, {n.type for n in wf.nodes}))
+                wf,
+                lambda _inv: provider,
+                run_id=request.get("runId") or workflow.info().workflow_id,
+                initial_input=request.get("initialInput"),
+                max_visits=int(request.get("maxVisits") or 25),
+                meta=request.get("meta") or {},
+                keep_events=False,
+                on_event=self._record,
+                variables=request.get("variables"),
+                clock=lambda: workflow.now().timestamp(),
+                id_source=lambda: workflow.uuid4().hex,
+                path=request.get("path"),
+                run_path=(self.parent or {}).get("runPath", ""),
+                specs=_RemoteSpecs(self, {n.type for n in wf.nodes}),
+            )
         except FlowdeskError as err:  # a variable that does not coerce: the run is refused, not retried
             raise ApplicationError(str(err), type="RunRefused", non_retryable=True) from None
         if self.parent is not None:
@@ -487,14 +535,19 @@ class FlowdeskRunWorkflow:
     def events_after(self, after: int = 0) -> dict[str, Any]:
         run = self.run
         after = max(0, int(after or 0))
-        page = self.events[after:after + PAGE]
-        return {"events": page, "next": after + len(page), "total": len(self.events),
-                "status": str(run.status) if run else "pending",
-                "pending": run.pending_approval if run else None,
-                "queued": run.queued_approvals if run else [], "error": run.error if run else None,
-                "pendingInput": run.pending_input() if run else None,
-                "queuedInputs": [[n, v] for n, v in run.queued_approval_inputs()] if run else [],
-                "answering": bool(self.answers)}
+        page = self.events[after : after + PAGE]
+        return {
+            "events": page,
+            "next": after + len(page),
+            "total": len(self.events),
+            "status": str(run.status) if run else "pending",
+            "pending": run.pending_approval if run else None,
+            "queued": run.queued_approvals if run else [],
+            "error": run.error if run else None,
+            "pendingInput": run.pending_input() if run else None,
+            "queuedInputs": [[n, v] for n, v in run.queued_approval_inputs()] if run else [],
+            "answering": bool(self.answers),
+        }
 
     @workflow.query(name="definition")
     def workflow_definition(self) -> dict[str, Any] | None:

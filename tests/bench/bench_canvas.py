@@ -26,7 +26,7 @@ def generate(n_nodes: int = 2000, n_links: int = 3000, seed: int = 7):
     from engine import Workflow
 
     rng = random.Random(seed)
-    cols = max(1, int(n_nodes ** 0.5 * 1.4))
+    cols = max(1, int(n_nodes**0.5 * 1.4))
     nodes = []
     kinds = ["agent", "agent", "agent", "if", "approval"]
     for i in range(n_nodes):
@@ -35,15 +35,25 @@ def generate(n_nodes: int = 2000, n_links: int = 3000, seed: int = 7):
         if kind == "start":
             data = {"initialInput": "Generated"}
         elif kind == "agent":
-            data = {"agentName": f"Agent {i}", "systemPrompt": "You help.", "userPrompt": "{{PREVIOUS_OUTPUT}}",
-                    "model": "gpt-4o-mini", "reasoningEffort": "low", "tools": {"web_search": False, "subagents": i % 10 == 1}}
+            data = {
+                "agentName": f"Agent {i}",
+                "systemPrompt": "You help.",
+                "userPrompt": "{{PREVIOUS_OUTPUT}}",
+                "model": "gpt-4o-mini",
+                "reasoningEffort": "low",
+                "tools": {"web_search": False, "subagents": i % 10 == 1},
+            }
         elif kind == "if":
             data = {"conditions": [{"operator": "contains", "value": "yes"}, {"operator": "equal", "value": "no"}]}
         else:
             data = {"prompt": "Approve?"}
         nodes.append({"id": f"n{i}", "type": kind, "x": x, "y": y, "data": data})
-    handles = {"start": ["output"], "agent": ["output"], "if": ["condition-0", "condition-1", "false"],
-               "approval": ["approve", "reject"]}
+    handles = {
+        "start": ["output"],
+        "agent": ["output"],
+        "if": ["condition-0", "condition-1", "false"],
+        "approval": ["approve", "reject"],
+    }
     links = []
     seen = set()
     while len(links) < n_links:

@@ -92,10 +92,11 @@ def synthetic_events(n: int) -> list[RunEvent]:
         out.append(RunEvent(nid, "step_start", f"Agent {i % 200}"))
         out.append(RunEvent(nid, "start_prompt", f"prompt {i}\nsecond line"))
         out += [RunEvent(nid, "llm_delta", f"token{j} ") for j in range(40)]
-        out.append(RunEvent(nid, "llm_response", f"answer {i}", extra={"usage": {"prompt_tokens": 3,
-                                                                                 "completion_tokens": 40}}))
+        out.append(
+            RunEvent(nid, "llm_response", f"answer {i}", extra={"usage": {"prompt_tokens": 3, "completion_tokens": 40}})
+        )
         i += 1
-    del out[n - 1:]
+    del out[n - 1 :]
     out.append(RunEvent("system", "run_status", "completed"))
     return out
 
@@ -134,7 +135,7 @@ def main() -> int:
         meter.start()
         t0 = time.perf_counter()
         for i in range(0, len(events), 500):
-            for ev in events[i:i + 500]:
+            for ev in events[i : i + 500]:
                 bridge._on_event(ev)  # the engine's listener callback
             await asyncio.sleep(pause)
         while len(console.model.raw_events) < len(events):
@@ -142,9 +143,17 @@ def main() -> int:
         elapsed = time.perf_counter() - t0
         stall = meter.stop()
         assert console.model.raw_events[-1].content == "completed"
-        rows.append({"burst": label, "events": len(events), "rows_shown": console.proxy.rowCount(),
-                     "seconds": elapsed, "events_per_s": len(events) / elapsed, "flushes": flushes,
-                     "max_stall_ms": stall * 1000})
+        rows.append(
+            {
+                "burst": label,
+                "events": len(events),
+                "rows_shown": console.proxy.rowCount(),
+                "seconds": elapsed,
+                "events_per_s": len(events) / elapsed,
+                "flushes": flushes,
+                "max_stall_ms": stall * 1000,
+            }
+        )
         console.close()
 
     async def run_engine() -> None:
@@ -174,8 +183,17 @@ def main() -> int:
         stall = meter.stop()
         assert status == "completed", status
         total = len(console.model.raw_events)
-        rows.append({"burst": "engine", "events": total, "rows_shown": console.proxy.rowCount(), "seconds": elapsed,
-                     "events_per_s": total / elapsed, "flushes": flushes, "max_stall_ms": stall * 1000})
+        rows.append(
+            {
+                "burst": "engine",
+                "events": total,
+                "rows_shown": console.proxy.rowCount(),
+                "seconds": elapsed,
+                "events_per_s": total / elapsed,
+                "flushes": flushes,
+                "max_stall_ms": stall * 1000,
+            }
+        )
         console.close()
 
     async def body() -> None:

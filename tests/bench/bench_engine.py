@@ -42,11 +42,19 @@ def fanout_workflow(n: int):
 
 
 def approval_workflow():
-    return parse_workflow({"nodes": [{"id": "s", "type": "start", "data": {"initialInput": "x"}},
-                                     {"id": "ap", "type": "approval", "data": {"prompt": "ok?"}},
-                                     {"id": "a", "type": "agent", "data": {"model": "m"}}],
-                           "connections": [{"source": "s", "target": "ap"},
-                                           {"source": "ap", "target": "a", "sourceHandle": "approve"}]})
+    return parse_workflow(
+        {
+            "nodes": [
+                {"id": "s", "type": "start", "data": {"initialInput": "x"}},
+                {"id": "ap", "type": "approval", "data": {"prompt": "ok?"}},
+                {"id": "a", "type": "agent", "data": {"model": "m"}},
+            ],
+            "connections": [
+                {"source": "s", "target": "ap"},
+                {"source": "ap", "target": "a", "sourceHandle": "approve"},
+            ],
+        }
+    )
 
 
 async def _noop() -> None:
@@ -66,6 +74,7 @@ def _paired(baseline_fn, engine_fn, repeat: int) -> tuple[float, float, float]:
     so a slow spell of the shared machine weighs on both sides of a ratio alike. The first
     pair warms caches and is dropped.
     """
+
     async def body() -> list[tuple[float, float]]:
         out = []
         for _ in range(repeat + 1):
@@ -79,8 +88,11 @@ def _paired(baseline_fn, engine_fn, repeat: int) -> tuple[float, float, float]:
         return out[1:]
 
     pairs = asyncio.run(body())
-    return (statistics.median(b for b, _ in pairs), statistics.median(e for _, e in pairs),
-            statistics.median(e / b for b, e in pairs))
+    return (
+        statistics.median(b for b, _ in pairs),
+        statistics.median(e for _, e in pairs),
+        statistics.median(e / b for b, e in pairs),
+    )
 
 
 def bench_chain(n: int, repeat: int, store_factory=None) -> dict[str, Any]:
@@ -118,8 +130,13 @@ def bench_chain_with_store(n: int, repeat: int) -> dict[str, Any]:
 
     with tempfile.TemporaryDirectory() as d:
         store = RunStore(f"{d}/runs.db")
-        row = bench_chain(n, repeat, store_factory=lambda run, shown: RunRecorder(
-            store, run, on_commit=lambda evs, _recorded: shown.extend(evs)))
+        row = bench_chain(
+            n,
+            repeat,
+            store_factory=lambda run, shown: RunRecorder(
+                store, run, on_commit=lambda evs, _recorded: shown.extend(evs)
+            ),
+        )
         stored = store.count_runs()
         store.close()
     row["runs stored"] = stored
@@ -168,8 +185,7 @@ def bench_pause_cycle(cycles: int) -> dict[str, Any]:
 
     full = statistics.median(asyncio.run(body()) for _ in range(3))
     start_only = statistics.median(asyncio.run(pause_only()) for _ in range(3))
-    return {"cycle µs (snapshot+restore+resume)": (full - start_only) * 1e6,
-            "start-to-pause µs": start_only * 1e6}
+    return {"cycle µs (snapshot+restore+resume)": (full - start_only) * 1e6, "start-to-pause µs": start_only * 1e6}
 
 
 def main() -> None:
@@ -183,9 +199,19 @@ def main() -> None:
     cycle = bench_pause_cycle(200 if args.quick else 1000)
     if args.json:
         import json
-        print(json.dumps({"chain": chain, f"chain_growth_{sizes[-1]}_vs_{sizes[0]}": growth, "chain_with_store": stored,
-                          "fanout": fan, "pause_cycle": cycle},
-                         indent=2))
+
+        print(
+            json.dumps(
+                {
+                    "chain": chain,
+                    f"chain_growth_{sizes[-1]}_vs_{sizes[0]}": growth,
+                    "chain_with_store": stored,
+                    "fanout": fan,
+                    "pause_cycle": cycle,
+                },
+                indent=2,
+            )
+        )
         return
     report("Chain of N agents (instant provider), vs one asyncio.Task per node", chain, False)
     print(f"per-node cost at N={sizes[-1]} / N={sizes[0]}: {growth:.2f}× (target ≤ 1.3×)")

@@ -139,10 +139,14 @@ app.exec()
 
 
 def long_input_doc(chars: int) -> dict:
-    return {"name": "long input", "nodes": [
-        {"id": "s", "type": "start", "x": 0, "y": 0, "data": {"initialInput": "x" * chars}},
-        {"id": "a", "type": "agent", "x": 300, "y": 0, "data": {"agentName": "A", "model": "m"}}],
-        "connections": [{"id": "c", "source": "s", "target": "a", "sourceHandle": "output", "targetHandle": "input"}]}
+    return {
+        "name": "long input",
+        "nodes": [
+            {"id": "s", "type": "start", "x": 0, "y": 0, "data": {"initialInput": "x" * chars}},
+            {"id": "a", "type": "agent", "x": 300, "y": 0, "data": {"agentName": "A", "model": "m"}},
+        ],
+        "connections": [{"id": "c", "source": "s", "target": "a", "sourceHandle": "output", "targetHandle": "input"}],
+    }
 
 
 def many_nodes_doc(n: int) -> dict:
@@ -151,8 +155,15 @@ def many_nodes_doc(n: int) -> dict:
     prev = "s"
     for i in range(n - 1):
         nid = f"a{i}"
-        nodes.append({"id": nid, "type": "agent", "x": 300 * ((i + 1) % 300), "y": 200 * ((i + 1) // 300),
-                      "data": {"agentName": f"Agent {i}", "model": "m"}})
+        nodes.append(
+            {
+                "id": nid,
+                "type": "agent",
+                "x": 300 * ((i + 1) % 300),
+                "y": 200 * ((i + 1) // 300),
+                "data": {"agentName": f"Agent {i}", "model": "m"},
+            }
+        )
         conns.append({"id": f"c{i}", "source": prev, "target": nid, "sourceHandle": "output", "targetHandle": "input"})
         prev = nid
     return {"name": f"{n} nodes", "nodes": nodes, "connections": conns}
@@ -164,8 +175,15 @@ def fanout_doc(branches: int) -> dict:
     conns = []
     for i in range(branches):
         nid = f"b{i}"
-        nodes.append({"id": nid, "type": "agent", "x": 400 + 300 * (i // 100), "y": 200 * (i % 100),
-                      "data": {"agentName": f"Branch {i}", "model": "m"}})
+        nodes.append(
+            {
+                "id": nid,
+                "type": "agent",
+                "x": 400 + 300 * (i // 100),
+                "y": 200 * (i % 100),
+                "data": {"agentName": f"Branch {i}", "model": "m"},
+            }
+        )
         conns.append({"id": f"c{i}", "source": "s", "target": nid, "sourceHandle": "output", "targetHandle": "input"})
     return {"name": f"{branches}-branch fan-out", "nodes": nodes, "connections": conns}
 
@@ -178,21 +196,37 @@ def measure(doc: dict, tmp: Path, name: str, then_small: bool = False) -> dict:
         small = tmp / "small.flow.json"
         small.write_text(json.dumps(many_nodes_doc(3)))
         extra = [str(small)]
-    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PYTHONPATH": str(ROOT),
-           "FLOWDESK_DATA_DIR": str(tmp / "data"), "FLOWDESK_CONFIG_DIR": str(tmp / "config")}
-    res = subprocess.run([sys.executable, "-c", CHILD, str(path), *extra], cwd=ROOT, capture_output=True, text=True,
-                         timeout=600, env=env)
+    env = {
+        **os.environ,
+        "QT_QPA_PLATFORM": "offscreen",
+        "PYTHONPATH": str(ROOT),
+        "FLOWDESK_DATA_DIR": str(tmp / "data"),
+        "FLOWDESK_CONFIG_DIR": str(tmp / "config"),
+    }
+    res = subprocess.run(
+        [sys.executable, "-c", CHILD, str(path), *extra], cwd=ROOT, capture_output=True, text=True, timeout=600, env=env
+    )
     lines = [x for x in res.stdout.splitlines() if x.startswith("{")]
     if not lines:
         return {"case": name, "error": (res.stderr or res.stdout)[-300:]}
     r = json.loads(lines[-1])
     shown = [t for t in (r.get("progress"), r.get("doc")) if t is not None]
     paint = min(shown) if shown else None
-    return {"case": name, "first paint s": paint, "progress s": r.get("progress"), "document s": r.get("doc"),
-            "idle s": r.get("idle"), "longest freeze s": r.get("stall"), "RSS open MB": r.get("rss_big"),
-            "RSS after a small one MB": r.get("rss_after"), "paint target s": 1.0, "idle target s": 5.0,
-            "within": bool(r.get("ok") and paint is not None and paint <= 1.0
-                           and r.get("idle") is not None and r["idle"] <= 5.0)}
+    return {
+        "case": name,
+        "first paint s": paint,
+        "progress s": r.get("progress"),
+        "document s": r.get("doc"),
+        "idle s": r.get("idle"),
+        "longest freeze s": r.get("stall"),
+        "RSS open MB": r.get("rss_big"),
+        "RSS after a small one MB": r.get("rss_after"),
+        "paint target s": 1.0,
+        "idle target s": 5.0,
+        "within": bool(
+            r.get("ok") and paint is not None and paint <= 1.0 and r.get("idle") is not None and r["idle"] <= 5.0
+        ),
+    }
 
 
 def main() -> None:
@@ -200,10 +234,12 @@ def main() -> None:
     nodes = 20_000 if args.quick else 100_000
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
-        rows = [measure(long_input_doc(1_000_000), tmp, "start input 1M chars"),
-                measure(long_input_doc(50_000_000), tmp, "start input 50 MB"),
-                measure(many_nodes_doc(nodes), tmp, f"{nodes}-node chain", then_small=True),
-                measure(fanout_doc(20_000), tmp, "20k-branch fan-out")]
+        rows = [
+            measure(long_input_doc(1_000_000), tmp, "start input 1M chars"),
+            measure(long_input_doc(50_000_000), tmp, "start input 50 MB"),
+            measure(many_nodes_doc(nodes), tmp, f"{nodes}-node chain", then_small=True),
+            measure(fanout_doc(20_000), tmp, "20k-branch fan-out"),
+        ]
     if args.json:
         print(json.dumps(rows, ensure_ascii=False))
         return

@@ -29,6 +29,7 @@ def bench_recording(n: int, repeat: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as d:
         store = RunStore(f"{d}/runs.db")
         for label, record in (("events only", False), ("events + executions", True)):
+
             async def baseline() -> None:
                 loop = asyncio.get_running_loop()
                 for _ in range(n):
@@ -73,8 +74,16 @@ def bench_run_from_last(n: int, repeat: int) -> dict[str, Any]:
             fulls.append(time.perf_counter() - t0)
             t0 = time.perf_counter()
             events: list = []
-            run = Run(wf, provider, keep_events=False, check=False, reuse_from=first.run_id, start_at=last, store=store,
-                      on_event=events.append)
+            run = Run(
+                wf,
+                provider,
+                keep_events=False,
+                check=False,
+                reuse_from=first.run_id,
+                start_at=last,
+                store=store,
+                on_event=events.append,
+            )
             rec = RunRecorder(store, run)
             asyncio.run(run.start())
             rec.settled()
@@ -86,8 +95,14 @@ def bench_run_from_last(n: int, repeat: int) -> dict[str, Any]:
     fulls.sort()
     froms.sort()
     f, r = fulls[len(fulls) // 2], froms[len(froms) // 2]
-    return {"N": n, "full run ms": f * 1e3, "run from last node ms": r * 1e3, "ratio": r / f,
-            "cache hits": hits, "model calls saved": n - 1}
+    return {
+        "N": n,
+        "full run ms": f * 1e3,
+        "run from last node ms": r * 1e3,
+        "ratio": r / f,
+        "cache hits": hits,
+        "model calls saved": n - 1,
+    }
 
 
 def main() -> None:
@@ -98,11 +113,15 @@ def main() -> None:
     frm = [bench_run_from_last(1_000, repeat)]
     if args.json:
         import json
+
         print(json.dumps({"recording": rec, "run_from_last": frm}, indent=2))
         return
     report("Chain with the run store: events only vs events + recorded executions (store target ≤ 4×)", rec, False)
-    report("Run from the last node of a 1,000-node chain (all upstream reused) vs a full run (instant provider)",
-           frm, False)
+    report(
+        "Run from the last node of a 1,000-node chain (all upstream reused) vs a full run (instant provider)",
+        frm,
+        False,
+    )
 
 
 if __name__ == "__main__":

@@ -51,7 +51,8 @@ app.exec()
 
 GUI_MEMORY_CHILD = GUI_CHILD.replace(
     'QTimer.singleShot(0, lambda: (print("PAINTED", flush=True), os._exit(0)))',
-    'QTimer.singleShot(300, lambda: (print("PAINTED", flush=True), sys.stdout.flush(), app.quit()))')
+    'QTimer.singleShot(300, lambda: (print("PAINTED", flush=True), sys.stdout.flush(), app.quit()))',
+)
 
 CHAIN_CHILD = r"""
 import asyncio, sys
@@ -88,10 +89,13 @@ def _wall(cmd: list[str], env: dict[str, str] | None = None, until: str | None =
 
 def _peak_rss_kb(cmd: list[str], env: dict[str, str] | None = None) -> int:
     """Peak RSS of a child process, read from /usr/bin/time-like rusage of a wrapper."""
-    code = ("import resource, subprocess, sys; subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL); "
-            "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
-    out = subprocess.run([sys.executable, "-c", code, *cmd], cwd=ROOT, env=env, capture_output=True, text=True,
-                         check=True)  # a failing child raises CalledProcessError: reported as not measured
+    code = (
+        "import resource, subprocess, sys; subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL); "
+        "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, *cmd], cwd=ROOT, env=env, capture_output=True, text=True, check=True
+    )  # a failing child raises CalledProcessError: reported as not measured
     return int(out.stdout.strip().splitlines()[-1])
 
 
@@ -106,33 +110,49 @@ def main() -> None:
         # must not leave its offscreen window's layout and temporary files in the user's.
         env["XDG_CONFIG_HOME"] = str(Path(d) / "xdg-config")
         base = statistics.median(_wall([sys.executable, "-c", "pass"], env) for _ in range(n))
-        cli = statistics.median(_wall([sys.executable, "-m", "editor.launcher", "validate", str(SAMPLE)], env)
-                                for _ in range(n))
+        cli = statistics.median(
+            _wall([sys.executable, "-m", "editor.launcher", "validate", str(SAMPLE)], env) for _ in range(n)
+        )
         rows = [
             {"what": "python -c pass (baseline)", "ms": base * 1e3, "target ms": None},
             {"what": "flowdesk validate small file", "ms": cli * 1e3, "target ms": 300},
         ]
         try:
-            gui = statistics.median(_wall([sys.executable, "-c", GUI_CHILD, str(SAMPLE)], env, until="PAINTED")
-                                    for _ in range(n))
+            gui = statistics.median(
+                _wall([sys.executable, "-c", GUI_CHILD, str(SAMPLE)], env, until="PAINTED") for _ in range(n)
+            )
             rows.append({"what": "GUI launch to painted window (review sample)", "ms": gui * 1e3, "target ms": 1500})
         except Exception as err:  # the editor may not offer create_main_window yet
             rows.append({"what": f"GUI launch: not measured ({type(err).__name__})", "ms": None, "target ms": 1500})
 
-        mem_rows = [{"what": "python -c 'import engine' (baseline)",
-                     "peak RSS MB": _peak_rss_kb([sys.executable, "-c", "import engine"], env) / 1024}]
-        mem_rows.append({"what": "10,000-agent chain run, events kept",
-                         "peak RSS MB": _peak_rss_kb([sys.executable, "-c", CHAIN_CHILD], env) / 1024})
+        mem_rows = [
+            {
+                "what": "python -c 'import engine' (baseline)",
+                "peak RSS MB": _peak_rss_kb([sys.executable, "-c", "import engine"], env) / 1024,
+            }
+        ]
+        mem_rows.append(
+            {
+                "what": "10,000-agent chain run, events kept",
+                "peak RSS MB": _peak_rss_kb([sys.executable, "-c", CHAIN_CHILD], env) / 1024,
+            }
+        )
         big = Path(d) / "canvas2000.flow.json"
         try:
             from tests.bench.graphs import big_graph_dict
 
             raw = big_graph_dict(n_exec=2_000, n_links=3_000, n_sub=0)
             big.write_text(json.dumps(raw))
-            mem_rows.append({"what": "GUI holding the 2,000-node canvas",
-                             "peak RSS MB": _peak_rss_kb([sys.executable, "-c", GUI_MEMORY_CHILD, str(big)], env) / 1024})
+            mem_rows.append(
+                {
+                    "what": "GUI holding the 2,000-node canvas",
+                    "peak RSS MB": _peak_rss_kb([sys.executable, "-c", GUI_MEMORY_CHILD, str(big)], env) / 1024,
+                }
+            )
         except Exception as err:
-            mem_rows.append({"what": f"GUI 2,000-node canvas: not measured ({type(err).__name__})", "peak RSS MB": None})
+            mem_rows.append(
+                {"what": f"GUI 2,000-node canvas: not measured ({type(err).__name__})", "peak RSS MB": None}
+            )
     if args.json:
         print(json.dumps({"startup": rows, "memory": mem_rows}, indent=2))
         return

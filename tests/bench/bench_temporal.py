@@ -32,8 +32,13 @@ def chain(n: int = NODES):
     links = []
     prev = "s"
     for i in range(n):
-        nodes.append({"id": f"a{i}", "type": "agent", "data": {"agentName": f"A{i}", "userPrompt": "{{PREVIOUS_OUTPUT}}",
-                                                                "model": "echo"}})
+        nodes.append(
+            {
+                "id": f"a{i}",
+                "type": "agent",
+                "data": {"agentName": f"A{i}", "userPrompt": "{{PREVIOUS_OUTPUT}}", "model": "echo"},
+            }
+        )
         links.append({"id": f"c{i}", "source": prev, "target": f"a{i}", "sourceHandle": "output"})
         prev = f"a{i}"
     return parse_workflow({"name": "Chain", "nodes": nodes, "connections": links})
@@ -58,9 +63,12 @@ async def _batch(address, wf, queue, count):
     latencies = await asyncio.gather(*(_one(client, wf, queue) for _ in range(count)))
     wall = time.perf_counter() - t0
     latencies.sort()
-    return {"runs": count, "runs_per_s": round(count / wall, 1),
-            "p50_ms": round(statistics.median(latencies) * 1000, 1),
-            "p95_ms": round(latencies[int(0.95 * (count - 1))] * 1000, 1)}
+    return {
+        "runs": count,
+        "runs_per_s": round(count / wall, 1),
+        "p50_ms": round(statistics.median(latencies) * 1000, 1),
+        "p95_ms": round(latencies[int(0.95 * (count - 1))] * 1000, 1),
+    }
 
 
 async def _sequential(address, wf, queue, count):
@@ -90,9 +98,26 @@ def main() -> None:
     wf = chain()
     port = free_port()
     address = f"127.0.0.1:{port}"
-    server = subprocess.Popen([temporal_binary(), "server", "start-dev", "--headless", "--ip", "127.0.0.1",
-                               "--port", str(port), "--http-port", str(free_port()), "--metrics-port", str(free_port()),
-                               "--log-level", "error"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = subprocess.Popen(
+        [
+            temporal_binary(),
+            "server",
+            "start-dev",
+            "--headless",
+            "--ip",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--http-port",
+            str(free_port()),
+            "--metrics-port",
+            str(free_port()),
+            "--log-level",
+            "error",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     rows, batches = [], []
     try:
         deadline = time.monotonic() + 40
@@ -111,13 +136,22 @@ def main() -> None:
             try:
                 if n_workers == 1:
                     single = asyncio.run(_sequential(address, wf, queue, 5 if args.quick else 10))
-                    rows.append({"case": "one run at a time, 1 worker", "run_ms": round(single * 1000, 1),
-                                 "per_node_ms": round(single * 1000 / NODES, 2),
-                                 "local_run_ms": round(local * 1000, 3),
-                                 "overhead_per_node_ms": round((single - local) * 1000 / NODES, 2),
-                                 "ratio_vs_local": round(single / local)})
-                batches.append({"case": f"{count} runs at once, {n_workers} worker{'s' if n_workers > 1 else ''}",
-                             **asyncio.run(_batch(address, wf, queue, count))})
+                    rows.append(
+                        {
+                            "case": "one run at a time, 1 worker",
+                            "run_ms": round(single * 1000, 1),
+                            "per_node_ms": round(single * 1000 / NODES, 2),
+                            "local_run_ms": round(local * 1000, 3),
+                            "overhead_per_node_ms": round((single - local) * 1000 / NODES, 2),
+                            "ratio_vs_local": round(single / local),
+                        }
+                    )
+                batches.append(
+                    {
+                        "case": f"{count} runs at once, {n_workers} worker{'s' if n_workers > 1 else ''}",
+                        **asyncio.run(_batch(address, wf, queue, count)),
+                    }
+                )
             finally:
                 for w in workers:
                     w.stop()

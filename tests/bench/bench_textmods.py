@@ -23,27 +23,41 @@ from engine.graph.templates import TemplateScope, resolve_templates, resolve_tem
 from tests.bench.common import median_time, parse_args, report  # noqa: E402
 
 NODE_WITH = {
-    "method": "POST", "url": "https://api.example.com/users/{{user.id}}/items?limit=${limit}",
-    "headers": [{"key": "Authorization", "value": "Bearer {{secrets.API_TOKEN}}"},
-                {"key": "X-Run", "value": "{{run.id}}"}],
-    "bodyType": "json", "body": {"query": "{{input}}", "items": "{{resp.items}}", "n": "{{limit}}"},
+    "method": "POST",
+    "url": "https://api.example.com/users/{{user.id}}/items?limit=${limit}",
+    "headers": [
+        {"key": "Authorization", "value": "Bearer {{secrets.API_TOKEN}}"},
+        {"key": "X-Run", "value": "{{run.id}}"},
+    ],
+    "bodyType": "json",
+    "body": {"query": "{{input}}", "items": "{{resp.items}}", "n": "{{limit}}"},
     "prompt": "Summarise {{resp.items[0].name}} for {{user.name}} (iteration {{iteration}}): {{PREVIOUS_OUTPUT}}",
-    "outputVar": "answer", "timeoutMs": 2000,
+    "outputVar": "answer",
+    "timeoutMs": 2000,
 }
 NODE_WITHOUT = {
-    "method": "POST", "url": "https://api.example.com/users/7/items?limit=5",
+    "method": "POST",
+    "url": "https://api.example.com/users/7/items?limit=5",
     "headers": [{"key": "Authorization", "value": "Bearer none"}, {"key": "X-Run", "value": "r"}],
-    "bodyType": "json", "body": {"query": "hello", "items": "[]", "n": "5"},
+    "bodyType": "json",
+    "body": {"query": "hello", "items": "[]", "n": "5"},
     "prompt": "Summarise the first item for Ada: a fairly long previous output would go here",
-    "outputVar": "answer", "timeoutMs": 2000,
+    "outputVar": "answer",
+    "timeoutMs": 2000,
 }
 
 
 def scope() -> TemplateScope:
-    return TemplateScope(variables={"user": {"id": 7, "name": "Ada"}, "limit": 5,
-                            "resp": {"items": [{"name": f"item {i}", "n": i} for i in range(20)]}},
-                 builtins={"input": "hello", "PREVIOUS_OUTPUT": "x" * 2000, "iteration": 2, "run": {"id": "r-1"}},
-                 secrets={"API_TOKEN": "tok-123456"}.get, env={})
+    return TemplateScope(
+        variables={
+            "user": {"id": 7, "name": "Ada"},
+            "limit": 5,
+            "resp": {"items": [{"name": f"item {i}", "n": i} for i in range(20)]},
+        },
+        builtins={"input": "hello", "PREVIOUS_OUTPUT": "x" * 2000, "iteration": 2, "run": {"id": "r-1"}},
+        secrets={"API_TOKEN": "tok-123456"}.get,
+        env={},
+    )
 
 
 def main() -> int:
@@ -66,16 +80,24 @@ def main() -> int:
     for i in range(200):
         a, b, c = words[i % 10], words[(i // 10) % 10], words[(i // 3) % 10]
         patterns.append((f"flow{i}", compile_trigger(f"{a} (the)? $(x:wildcard) {b} (with|using) $(n:number) {c}{i}")))
-    patterns.append(("target", compile_trigger("create (a)? $(genre:wildcard) playlist (with)? $(quantity:number) "
-                                               "(songs)?")))
+    patterns.append(
+        ("target", compile_trigger("create (a)? $(genre:wildcard) playlist (with)? $(quantity:number) (songs)?"))
+    )
     sentence = "create a new orleans jazz playlist with 12 songs"
     assert best_trigger_match(sentence, patterns)[0] == "target"
     miss = "nothing in the library matches this rather long sentence at all " * 2
     rows = []
     for label, s in [("match among 201 patterns", sentence), ("no match among 201 patterns", miss)]:
         t = median_time(lambda: best_trigger_match(s, patterns), repeat=5 if args.quick else 15)
-        rows.append({"case": label, "ms": t * 1e3, "us_per_pattern": t * 1e6 / len(patterns), "time_vs_first": None,
-                     "words_vs_first": None})
+        rows.append(
+            {
+                "case": label,
+                "ms": t * 1e3,
+                "us_per_pattern": t * 1e6 / len(patterns),
+                "time_vs_first": None,
+                "words_vs_first": None,
+            }
+        )
     hard = compile_trigger("$(a:wildcard) x $(b:wildcard) y $(c:wildcard) z $(d:wildcard) (w)?")
     lengths = [100, 200, 400] if args.quick else [250, 500, 1000, 2000]
     first = None
@@ -83,8 +105,15 @@ def main() -> int:
         s = " ".join(["q"] * length)
         t = median_time(lambda: hard.match(s), repeat=3)
         first = first or (length, t)
-        rows.append({"case": f"4 wildcards, {length} words, no match", "ms": t * 1e3,
-                     "us_per_pattern": None, "time_vs_first": t / first[1], "words_vs_first": length / first[0]})
+        rows.append(
+            {
+                "case": f"4 wildcards, {length} words, no match",
+                "ms": t * 1e3,
+                "us_per_pattern": None,
+                "time_vs_first": t / first[1],
+                "words_vs_first": length / first[0],
+            }
+        )
     report("grammar", rows, args.json)
     return 0
 

@@ -54,18 +54,34 @@ def paced_reply() -> Reply:
             events.append(PAUSE if i == PAUSE_AFTER else GAP)
         events.append(_chunk({"content": f"t{i:03d} "}))
     events.append(_chunk({}, "stop"))
-    events.append(sse({"id": "chatcmpl-1", "object": "chat.completion.chunk", "model": "fake-model", "choices": [],
-                       "usage": {"prompt_tokens": 5, "completion_tokens": TOKENS, "total_tokens": TOKENS + 5}}))
+    events.append(
+        sse(
+            {
+                "id": "chatcmpl-1",
+                "object": "chat.completion.chunk",
+                "model": "fake-model",
+                "choices": [],
+                "usage": {"prompt_tokens": 5, "completion_tokens": TOKENS, "total_tokens": TOKENS + 5},
+            }
+        )
+    )
     return Reply(events=events)
 
 
 def one_agent_file(folder: str) -> str:
     path = os.path.join(folder, "one.flow.json")
     with open(path, "w", encoding="utf-8") as f:
-        json.dump({"name": "tokens", "nodes": [
-            {"id": "s", "type": "start", "data": {"initialInput": "go"}},
-            {"id": "a", "type": "agent", "data": {"agentName": "Writer", "model": "fake-model"}}],
-            "connections": [{"source": "s", "target": "a"}]}, f)
+        json.dump(
+            {
+                "name": "tokens",
+                "nodes": [
+                    {"id": "s", "type": "start", "data": {"initialInput": "go"}},
+                    {"id": "a", "type": "agent", "data": {"agentName": "Writer", "model": "fake-model"}},
+                ],
+                "connections": [{"source": "s", "target": "a"}],
+            },
+            f,
+        )
     return path
 
 
@@ -89,18 +105,35 @@ def latencies(printed: dict[int, float], sent: list[float]) -> dict[str, Any]:
     ms.sort()
     if not ms:
         return {"tokens": 0}
-    return {"tokens": len(ms), "median_ms": statistics.median(ms), "p99_ms": ms[min(len(ms) - 1, int(len(ms) * 0.99))],
-            "max_ms": ms[-1], "before_pause_ms": (printed[PAUSE_AFTER - 1] - sent[PAUSE_AFTER]) * 1000
-            if PAUSE_AFTER - 1 in printed else None}
+    return {
+        "tokens": len(ms),
+        "median_ms": statistics.median(ms),
+        "p99_ms": ms[min(len(ms) - 1, int(len(ms) * 0.99))],
+        "max_ms": ms[-1],
+        "before_pause_ms": (printed[PAUSE_AFTER - 1] - sent[PAUSE_AFTER]) * 1000
+        if PAUSE_AFTER - 1 in printed
+        else None,
+    }
 
 
 def cli_tokens(store: bool) -> dict[str, Any]:
     with FakeLLMServer() as server, tempfile.TemporaryDirectory() as tmp:
         server.handler = lambda rec: paced_reply()
-        cmd = [sys.executable, "-m", "engine.cli", "run", one_agent_file(tmp), "--provider", "openai",
-               "--base-url", server.base_url, "--jsonl"] + ([] if store else ["--no-store"])
-        proc = subprocess.Popen(cmd, cwd=ROOT, env=_env(tmp), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                bufsize=0)
+        cmd = [
+            sys.executable,
+            "-m",
+            "engine.cli",
+            "run",
+            one_agent_file(tmp),
+            "--provider",
+            "openai",
+            "--base-url",
+            server.base_url,
+            "--jsonl",
+        ] + ([] if store else ["--no-store"])
+        proc = subprocess.Popen(
+            cmd, cwd=ROOT, env=_env(tmp), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, bufsize=0
+        )
         assert proc.stdout is not None
         printed: dict[int, float] = {}
         rest = b""
@@ -192,24 +225,33 @@ def chain_cost(repeat: int) -> list[dict[str, Any]]:
         for _ in range(repeat):
             for n, path in files.items():
                 t0, c0 = time.perf_counter(), _cpu()
-                proc = subprocess.run([sys.executable, "-m", "engine.cli", "run", path, "--provider", "echo",
-                                       "--jsonl", "--no-store"], cwd=ROOT, env=_env(tmp), capture_output=True)
+                proc = subprocess.run(
+                    [sys.executable, "-m", "engine.cli", "run", path, "--provider", "echo", "--jsonl", "--no-store"],
+                    cwd=ROOT,
+                    env=_env(tmp),
+                    capture_output=True,
+                )
                 wall[n].append(time.perf_counter() - t0)
                 cpu[n].append(_cpu() - c0)
                 assert proc.returncode == 0, proc.stderr.decode()[-500:]
     rows = []
     for what, times in (("wall", wall), ("cpu", cpu)):
         small, big = statistics.median(times[100]), statistics.median(times[10_000])
-        rows.append({"cli chain --jsonl --no-store": what, "n100_s": small, "n10000_s": big,
-                     "us_per_extra_node": (big - small) / 9_900 * 1e6})
+        rows.append(
+            {
+                "cli chain --jsonl --no-store": what,
+                "n100_s": small,
+                "n10000_s": big,
+                "us_per_extra_node": (big - small) / 9_900 * 1e6,
+            }
+        )
     return rows
 
 
 def main() -> int:
     args = parse_args(__doc__ or "")
     rows = [cli_tokens(store=True), cli_tokens(store=False), console_tokens()]
-    report("Token to screen: 200 tokens 20 ms apart, a 1 s pause after token 100 (ms from the socket)", rows,
-           args.json)
+    report("Token to screen: 200 tokens 20 ms apart, a 1 s pause after token 100 (ms from the socket)", rows, args.json)
     report("CLI per node: a chain of agents, whole process", chain_cost(1 if args.quick else 3), args.json)
     return 0
 

@@ -39,7 +39,7 @@ REFERENCE_NOISE = "script, style, noscript, svg, nav, .headerlink, div.header, .
 
 def shingles(text: str, n: int = 3) -> set[tuple[str, ...]]:
     words = re.findall(r"[A-Za-z0-9_]+", text.lower())
-    return {tuple(words[i:i + n]) for i in range(len(words) - n + 1)}
+    return {tuple(words[i : i + n]) for i in range(len(words) - n + 1)}
 
 
 def reference(html: str) -> tuple[set, set]:
@@ -60,8 +60,12 @@ def candidates() -> dict[str, Callable[[str], str]]:
     try:
         import trafilatura
 
-        found["trafilatura (markdown)"] = lambda html: trafilatura.extract(
-            html, output_format="markdown", include_formatting=True, include_links=True, include_tables=True) or ""
+        found["trafilatura (markdown)"] = lambda html: (
+            trafilatura.extract(
+                html, output_format="markdown", include_formatting=True, include_links=True, include_tables=True
+            )
+            or ""
+        )
     except ImportError:
         pass
     try:
@@ -69,7 +73,8 @@ def candidates() -> dict[str, Callable[[str], str]]:
         from readability import Document
 
         found["readability-lxml + markdownify"] = lambda html: markdownify.markdownify(
-            Document(html).summary(html_partial=True), heading_style="ATX")
+            Document(html).summary(html_partial=True), heading_style="ATX"
+        )
     except ImportError:
         pass
     return found
@@ -108,15 +113,31 @@ def main() -> None:
             leak = len(got & chrome) / len(chrome) if chrome else 0.0
             ms = median_ms(lambda: fn(html), repeat)
             totals[name].append((recall, precision, leak, ms / max(parse_ms, 1e-6), "```" in out))
-            per_page.append({"page": page.name, "extractor": name, "recall": round(recall, 3),
-                             "precision": round(precision, 3), "nav leak": round(leak, 3), "ms": round(ms, 1),
-                             "x parse": round(ms / max(parse_ms, 1e-6), 1), "fenced code": "```" in out})
-    summary = [{"extractor": name, "recall": round(statistics.mean(r[0] for r in rows), 3),
-                "worst recall": round(min(r[0] for r in rows), 3),
-                "precision": round(statistics.mean(r[1] for r in rows), 3),
-                "nav leak": round(statistics.mean(r[2] for r in rows), 3),
-                "x parse": round(statistics.median(r[3] for r in rows), 1),
-                "pages with fences": f"{sum(r[4] for r in rows)}/{len(rows)}"} for name, rows in totals.items() if rows]
+            per_page.append(
+                {
+                    "page": page.name,
+                    "extractor": name,
+                    "recall": round(recall, 3),
+                    "precision": round(precision, 3),
+                    "nav leak": round(leak, 3),
+                    "ms": round(ms, 1),
+                    "x parse": round(ms / max(parse_ms, 1e-6), 1),
+                    "fenced code": "```" in out,
+                }
+            )
+    summary = [
+        {
+            "extractor": name,
+            "recall": round(statistics.mean(r[0] for r in rows), 3),
+            "worst recall": round(min(r[0] for r in rows), 3),
+            "precision": round(statistics.mean(r[1] for r in rows), 3),
+            "nav leak": round(statistics.mean(r[2] for r in rows), 3),
+            "x parse": round(statistics.median(r[3] for r in rows), 1),
+            "pages with fences": f"{sum(r[4] for r in rows)}/{len(rows)}",
+        }
+        for name, rows in totals.items()
+        if rows
+    ]
     if args.json:
         print(json.dumps({"benchmark": "web extract", "pages": per_page, "summary": summary}, indent=2))
         return

@@ -20,9 +20,14 @@ def big_graph_dict(n_exec: int = 9_500, n_links: int = 15_000, n_sub: int = 500,
         kind = "if" if r < 0.1 else "approval" if r < 0.13 else "agent"
         x, y = (i % 100) * 320, (i // 100) * 200
         if kind == "agent":
-            data: dict[str, Any] = {"agentName": f"Agent {i}", "systemPrompt": "You help.", "userPrompt": "{{PREVIOUS_OUTPUT}}",
-                                    "model": "gpt-4o-mini", "reasoningEffort": "low",
-                                    "tools": {"web_search": False, "subagents": False}}
+            data: dict[str, Any] = {
+                "agentName": f"Agent {i}",
+                "systemPrompt": "You help.",
+                "userPrompt": "{{PREVIOUS_OUTPUT}}",
+                "model": "gpt-4o-mini",
+                "reasoningEffort": "low",
+                "tools": {"web_search": False, "subagents": False},
+            }
         elif kind == "if":
             data = {"conditions": [{"operator": "contains", "value": "yes"}, {"operator": "equal", "value": "no"}]}
         else:
@@ -66,9 +71,22 @@ def big_graph_dict(n_exec: int = 9_500, n_links: int = 15_000, n_sub: int = 500,
             sid = f"sub{sub_id}"
             sub_id += 1
             parent = rnd.choice(tree)
-            nodes.append({"id": sid, "type": "agent", "x": 0, "y": 0,
-                          "data": {"agentName": f"Sub {sid}", "systemPrompt": "Helper.", "userPrompt": "", "model": "m",
-                                   "reasoningEffort": "low", "tools": {"web_search": False, "subagents": True}}})
+            nodes.append(
+                {
+                    "id": sid,
+                    "type": "agent",
+                    "x": 0,
+                    "y": 0,
+                    "data": {
+                        "agentName": f"Sub {sid}",
+                        "systemPrompt": "Helper.",
+                        "userPrompt": "",
+                        "model": "m",
+                        "reasoningEffort": "low",
+                        "tools": {"web_search": False, "subagents": True},
+                    },
+                }
+            )
             conns.append({"source": parent, "target": sid, "sourceHandle": "subagent", "targetHandle": "input"})
             tree.append(sid)
     return {"name": "Big graph", "version": 1, "nodes": nodes, "connections": conns}

@@ -29,8 +29,10 @@ def main() -> int:
     results: dict[str, object] = {}
     failed = 0
     if not args.json:
-        print(f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
-              f"Python {platform.python_version()}, {platform.system()} {platform.release()}")
+        print(
+            f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+            f"Python {platform.python_version()}, {platform.system()} {platform.release()}"
+        )
     for name in BENCHES:
         cmd = [sys.executable, "-m", f"tests.bench.{name}"]
         if args.json:

@@ -113,7 +113,9 @@ def vp_point(view, scene_pos: QPointF) -> QPoint:
     return view.mapFromScene(scene_pos)
 
 
-def mouse_drag(qtbot, view, start: QPointF, end: QPointF, steps: int = 6, modifier=Qt.KeyboardModifier.NoModifier) -> None:
+def mouse_drag(
+    qtbot, view, start: QPointF, end: QPointF, steps: int = 6, modifier=Qt.KeyboardModifier.NoModifier
+) -> None:
     """Press, move in steps, release on the viewport with qtbot (left button)."""
     vp = view.viewport()
     a, b = vp_point(view, start), vp_point(view, end)
@@ -126,8 +128,14 @@ def mouse_drag(qtbot, view, start: QPointF, end: QPointF, steps: int = 6, modifi
 
 def _move(widget, pos: QPoint) -> None:
     # QTest.mouseMove does not always carry the pressed button; send a real move with it.
-    ev = QMouseEvent(QMouseEvent.Type.MouseMove, QPointF(pos), QPointF(widget.mapToGlobal(pos)),
-                     Qt.MouseButton.NoButton, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
+    ev = QMouseEvent(
+        QMouseEvent.Type.MouseMove,
+        QPointF(pos),
+        QPointF(widget.mapToGlobal(pos)),
+        Qt.MouseButton.NoButton,
+        Qt.MouseButton.LeftButton,
+        Qt.KeyboardModifier.NoModifier,
+    )
     QApplication.sendEvent(widget, ev)
 
 
@@ -136,9 +144,20 @@ def flow(nodes: list[dict], connections: list[dict] | None = None, **extra) -> d
 
 
 def agent(nid: str, x: float, y: float, name: str = "", subagents: bool = False) -> dict:
-    return {"id": nid, "type": "agent", "x": x, "y": y,
-            "data": {"agentName": name or nid, "systemPrompt": "", "userPrompt": "", "model": "gpt-4o-mini",
-                     "reasoningEffort": "low", "tools": {"web_search": False, "subagents": subagents}}}
+    return {
+        "id": nid,
+        "type": "agent",
+        "x": x,
+        "y": y,
+        "data": {
+            "agentName": name or nid,
+            "systemPrompt": "",
+            "userPrompt": "",
+            "model": "gpt-4o-mini",
+            "reasoningEffort": "low",
+            "tools": {"web_search": False, "subagents": subagents},
+        },
+    }
 
 
 def start(nid: str = "start", x: float = 0, y: float = 0) -> dict:

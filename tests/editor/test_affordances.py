@@ -49,8 +49,9 @@ def test_every_refused_drop_target_shows_the_engines_reason(window, qtbot, tmp_p
             assert drag.last_reason == verdict.reason and verdict.reason, (source, nid)
             assert messages[-1] == verdict.reason
             assert item.target_state == "refused"
-            qtbot.mouseRelease(view.viewport(), Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier,
-                               vp_point(view, body))
+            qtbot.mouseRelease(
+                view.viewport(), Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, vp_point(view, body)
+            )
             assert messages[-1] == f"Link not created: {verdict.reason}"
             assert window.statusBar().currentMessage() == f"Link not created: {verdict.reason}"
     assert len(doc.workflow.connections) == count  # nothing was linked

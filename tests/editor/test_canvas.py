@@ -32,8 +32,15 @@ def test_drag_each_node_type_from_palette(window, tmp_path):
     window.files.new_document()
     doc = window.document
     original = doc.workflow.model_dump()
-    expected = {"start": ("start", None), "agent": ("agent", False), "subagent": ("agent", True),
-                "if": ("if", None), "approval": ("approval", None), "join": ("join", None), "loop": ("loop", None)}
+    expected = {
+        "start": ("start", None),
+        "agent": ("agent", False),
+        "subagent": ("agent", True),
+        "if": ("if", None),
+        "approval": ("approval", None),
+        "join": ("join", None),
+        "loop": ("loop", None),
+    }
     kinds = [k for k in PALETTE_KINDS if k in expected]  # the built-in kinds (newer kinds: their own tests)
     for i, kind in enumerate(kinds):
         count = len(doc.workflow.nodes)
@@ -148,19 +155,32 @@ def test_execution_link_into_subagent_refused(window, qtbot, tmp_path):
     before = doc.workflow.model_dump()
     scene = window.scene
     with qtbot.waitSignal(scene.link_refused, timeout=2000) as sig:
-        mouse_drag(qtbot, window.view, scene.node_items["start"].port_scene_pos("output"),
-                   scene.node_items["skeptic"].pos() + QPointF(60, 50))
+        mouse_drag(
+            qtbot,
+            window.view,
+            scene.node_items["start"].port_scene_pos("output"),
+            scene.node_items["skeptic"].pos() + QPointF(60, 50),
+        )
     assert "subagent" in sig.args[0]
     assert doc.workflow.model_dump() == before
 
 
 def test_subagent_link_by_mouse_is_dashed_kind(window, qtbot, tmp_path):
-    path = write_flow(tmp_path, flow([start("s", 0, 0), agent("p", 300, 0, "Parent", subagents=True),
-                                      agent("c", 300, 300, "Child")], [link("s", "p")]))
+    path = write_flow(
+        tmp_path,
+        flow(
+            [start("s", 0, 0), agent("p", 300, 0, "Parent", subagents=True), agent("c", 300, 300, "Child")],
+            [link("s", "p")],
+        ),
+    )
     open_flow(window, path)
     scene = window.scene
-    mouse_drag(qtbot, window.view, scene.node_items["p"].port_scene_pos("subagent"),
-               scene.node_items["c"].port_scene_pos("input"))
+    mouse_drag(
+        qtbot,
+        window.view,
+        scene.node_items["p"].port_scene_pos("subagent"),
+        scene.node_items["c"].port_scene_pos("input"),
+    )
     key = ("p", "subagent", "c", "input")
     assert key in scene.edge_items and scene.edge_items[key].subagent
     # The child is now drawn as a subagent: its input moved to the top centre.
@@ -173,8 +193,9 @@ def test_pick_up_link_end_to_reconnect_and_to_delete(window, qtbot, tmp_path):
     open_flow(window, path)
     doc, scene = window.document, window.scene
     before = doc.workflow.model_dump()
-    mouse_drag(qtbot, window.view, scene.node_items["a"].port_scene_pos("input"),
-               scene.node_items["b"].port_scene_pos("input"))
+    mouse_drag(
+        qtbot, window.view, scene.node_items["a"].port_scene_pos("input"), scene.node_items["b"].port_scene_pos("input")
+    )
     assert [c.key() for c in doc.workflow.connections] == [("s", "output", "b", "input")]
     assert doc.undo_stack.count() == 1
     doc.undo_stack.undo()
@@ -226,8 +247,12 @@ def test_rubber_band_and_ctrl_click_select(window, qtbot, tmp_path):
     mouse_drag(qtbot, view, QPointF(-60, -60), QPointF(700, 150), modifier=Qt.KeyboardModifier.ShiftModifier)
     assert sorted(scene.selected_node_ids()) == ["a", "s"]
     b = scene.node_items["b"]
-    qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, Qt.KeyboardModifier.ControlModifier,
-                     view.mapFromScene(b.pos() + QPointF(100, 12)))
+    qtbot.mouseClick(
+        view.viewport(),
+        Qt.MouseButton.LeftButton,
+        Qt.KeyboardModifier.ControlModifier,
+        view.mapFromScene(b.pos() + QPointF(100, 12)),
+    )
     assert sorted(scene.selected_node_ids()) == ["a", "b", "s"]
 
 
@@ -236,8 +261,9 @@ def test_collapse_by_double_click_title(window, qtbot, tmp_path):
     open_flow(window, path)
     a = window.scene.node_items["a"]
     tall = a.layout.height
-    qtbot.mouseDClick(window.view.viewport(), Qt.MouseButton.LeftButton,
-                      pos=window.view.mapFromScene(a.pos() + QPointF(120, 12)))
+    qtbot.mouseDClick(
+        window.view.viewport(), Qt.MouseButton.LeftButton, pos=window.view.mapFromScene(a.pos() + QPointF(120, 12))
+    )
     assert window.document.node("a").data.collapsed is True
     assert a.layout.height < tall
     window.document.undo_stack.undo()
@@ -304,8 +330,11 @@ def test_chevron_click_collapses_and_expands(window, qtbot, tmp_path):
     a = window.scene.node_items["a"]
 
     def click() -> None:
-        qtbot.mouseClick(window.view.viewport(), Qt.MouseButton.LeftButton,
-                         pos=window.view.mapFromScene(a.pos() + a.chevron_rect().center()))
+        qtbot.mouseClick(
+            window.view.viewport(),
+            Qt.MouseButton.LeftButton,
+            pos=window.view.mapFromScene(a.pos() + a.chevron_rect().center()),
+        )
 
     click()
     assert window.document.node("a").data.collapsed is True
@@ -322,8 +351,9 @@ def test_a_click_on_a_port_changes_nothing(window, qtbot, tmp_path):
     scene, vp = window.scene, window.view.viewport()
     before = window.document.workflow.model_dump()
     for nid, handle in (("a", "output"), ("a", "input"), ("s", "output")):
-        qtbot.mouseClick(vp, Qt.MouseButton.LeftButton, pos=window.view.mapFromScene(
-            scene.node_items[nid].port_scene_pos(handle)))
+        qtbot.mouseClick(
+            vp, Qt.MouseButton.LeftButton, pos=window.view.mapFromScene(scene.node_items[nid].port_scene_pos(handle))
+        )
         QApplication.processEvents()
         assert scene.link_drag is None
     assert window.document.workflow.model_dump() == before
@@ -332,11 +362,13 @@ def test_a_click_on_a_port_changes_nothing(window, qtbot, tmp_path):
 
 
 def test_an_unknown_node_type_is_not_drawn_as_an_agent(window, tmp_path):
-    data = flow([start("s", 0, 0), agent("a", 300, 0),
-                 {"id": "m", "type": "mystery", "x": 300, "y": 200, "data": {"foo": 1}}])
+    data = flow(
+        [start("s", 0, 0), agent("a", 300, 0), {"id": "m", "type": "mystery", "x": 300, "y": 200, "data": {"foo": 1}}]
+    )
     open_flow(window, write_flow(tmp_path, data))
     unknown, known = window.scene.node_items["m"].layout, window.scene.node_items["a"].layout
     assert unknown.label == "Unknown type" and known.label == "Agent"
     assert any("mystery" in text for text, _ in unknown.lines)  # the card says what it is
     from editor.canvas.style import KIND_COLOR
+
     assert KIND_COLOR["mystery"] != KIND_COLOR["agent"]

@@ -21,8 +21,10 @@ def test_copy_paste_keeps_internal_links_and_gets_fresh_ids(window, qtbot, tmp_p
     text = QGuiApplication.clipboard().text()
     frag = loads_workflow(text)  # the clipboard holds workflow JSON
     assert {n.id for n in frag.nodes} == {"triage", "route", "signoff"}
-    assert {c.key() for c in frag.connections} == {("triage", "output", "route", "input"),
-                                                    ("route", "condition-0", "signoff", "input")}
+    assert {c.key() for c in frag.connections} == {
+        ("triage", "output", "route", "input"),
+        ("route", "condition-0", "signoff", "input"),
+    }
     count = doc.undo_stack.count()
     qtbot.keyClick(window.view, Qt.Key.Key_V, Qt.KeyboardModifier.ControlModifier)
     assert doc.undo_stack.count() == count + 1

@@ -16,26 +16,54 @@ from tests.run.conftest import qloop  # noqa: F401  (asyncio on the Qt loop for 
 
 
 def _flow(fid: str, name: str, variables: list, triggers: list, prompt: str) -> dict:
-    return {"id": fid, "name": name, "description": f"{name} (test library)", "version": 1, "triggers": triggers,
-            "nodes": [{"id": "start", "type": "start", "x": 80, "y": 120,
-                       "data": {"initialInput": "", "variables": variables}},
-                      {"id": "work", "type": "agent", "x": 400, "y": 120,
-                       "data": {"agentName": name, "userPrompt": prompt, "provider": "echo",
-                                "tools": {"web_search": False, "subagents": False}}}],
-            "connections": [{"source": "start", "target": "work", "sourceHandle": "output", "targetHandle": "input"}]}
+    return {
+        "id": fid,
+        "name": name,
+        "description": f"{name} (test library)",
+        "version": 1,
+        "triggers": triggers,
+        "nodes": [
+            {"id": "start", "type": "start", "x": 80, "y": 120, "data": {"initialInput": "", "variables": variables}},
+            {
+                "id": "work",
+                "type": "agent",
+                "x": 400,
+                "y": 120,
+                "data": {
+                    "agentName": name,
+                    "userPrompt": prompt,
+                    "provider": "echo",
+                    "tools": {"web_search": False, "subagents": False},
+                },
+            },
+        ],
+        "connections": [{"source": "start", "target": "work", "sourceHandle": "output", "targetHandle": "input"}],
+    }
 
 
 @pytest.fixture
 def library(tmp_path: Path):
     folder = tmp_path / "lib"
     folder.mkdir()
-    flows = [_flow("make-playlist", "Make playlist",
-                   [{"name": "genre", "type": "string", "required": True},
-                    {"name": "quantity", "type": "number", "value": 10}],
-                   ["create (a)? $(genre:wildcard) playlist (with)? $(quantity:number) (songs)?"],
-                   "Make a playlist: {{genre}}, {{quantity}} songs"),
-             _flow("weather", "Weather report", [{"name": "city", "type": "string", "required": True}],
-                   ["(what is the)? weather in $(city:wildcard)"], "Weather in {{city}}")]
+    flows = [
+        _flow(
+            "make-playlist",
+            "Make playlist",
+            [
+                {"name": "genre", "type": "string", "required": True},
+                {"name": "quantity", "type": "number", "value": 10},
+            ],
+            ["create (a)? $(genre:wildcard) playlist (with)? $(quantity:number) (songs)?"],
+            "Make a playlist: {{genre}}, {{quantity}} songs",
+        ),
+        _flow(
+            "weather",
+            "Weather report",
+            [{"name": "city", "type": "string", "required": True}],
+            ["(what is the)? weather in $(city:wildcard)"],
+            "Weather in {{city}}",
+        ),
+    ]
     for f in flows:
         (folder / f"{f['id']}.flow.json").write_text(json.dumps(f))
     lib = FlowLibrary([folder], seed=False)
@@ -150,8 +178,11 @@ def test_the_announcement_sample_runs_from_a_sentence_in_a_window_that_fits(wind
         assert kind == "trigger" and "Announcement panel" in text
         qtbot.keyClick(bar.edit, Qt.Key.Key_Return)
         run_window = window.commands.windows[0]
-        assert run_window.choice.arguments == {"topic": "the new sync feature", "audience": "beta testers",
-                                               "maxWords": 80}
+        assert run_window.choice.arguments == {
+            "topic": "the new sync feature",
+            "audience": "beta testers",
+            "maxWords": 80,
+        }
         qtbot.waitUntil(lambda: run_window.console.status == "completed", timeout=15000)
         assert "at most 80 words about the new sync feature for beta testers" in run_window.console.final_output()
         assert run_window.minimumSizeHint().width() <= 900 and run_window.width() <= 900

@@ -10,14 +10,25 @@ from editor.panels.core_pages import ConditionPage
 from editor.panels.inspector import InspectorPanel
 from engine import parse_workflow
 
-FLOW = {"nodes": [{"id": "start", "type": "start", "x": 0, "y": 0, "data": {}},
-                  {"id": "check", "type": "if", "x": 300, "y": 0,
-                   "data": {"conditions": [{"operator": "contains", "value": "yes"}]}}],
-        "connections": [{"source": "start", "target": "check", "sourceHandle": "output", "targetHandle": "input"}]}
+FLOW = {
+    "nodes": [
+        {"id": "start", "type": "start", "x": 0, "y": 0, "data": {}},
+        {
+            "id": "check",
+            "type": "if",
+            "x": 300,
+            "y": 0,
+            "data": {"conditions": [{"operator": "contains", "value": "yes"}]},
+        },
+    ],
+    "connections": [{"source": "start", "target": "check", "sourceHandle": "output", "targetHandle": "input"}],
+}
 
 NEW_OPERATORS = ("notContains", "startsWith", "endsWith", "regex", "isEmpty", "gt", "lt")
-needs_engine = pytest.mark.skipif(not set(NEW_OPERATORS) <= accepted_operators(),
-                                  reason="the engine's if kind does not know the issue-31 operators yet (branch i31a)")
+needs_engine = pytest.mark.skipif(
+    not set(NEW_OPERATORS) <= accepted_operators(),
+    reason="the engine's if kind does not know the issue-31 operators yet (branch i31a)",
+)
 
 
 def _panel(qtbot) -> tuple[WorkflowDocument, InspectorPanel, ConditionPage]:
@@ -123,8 +134,16 @@ def test_the_value_editor_fits_the_operator(qtbot):
 
 
 def test_rows_follow_the_conditions(qtbot):
-    flow = {**FLOW, "nodes": [FLOW["nodes"][0], {**FLOW["nodes"][1], "data": {"conditions": [
-        {"operator": "contains", "value": "a"}, {"operator": "equal", "value": "b"}]}}]}
+    flow = {
+        **FLOW,
+        "nodes": [
+            FLOW["nodes"][0],
+            {
+                **FLOW["nodes"][1],
+                "data": {"conditions": [{"operator": "contains", "value": "a"}, {"operator": "equal", "value": "b"}]},
+            },
+        ],
+    }
     doc = WorkflowDocument(parse_workflow(flow), None)
     insp = InspectorPanel(doc)
     qtbot.addWidget(insp)

@@ -15,7 +15,9 @@ from engine import Node
 
 
 def _painted(title: str, zoom: float, node: dict | None = None) -> QImage:
-    item = NodeItem(Node.model_validate(node or {"id": "w", "type": "agent", "data": {"agentName": title, "model": "m"}}))
+    item = NodeItem(
+        Node.model_validate(node or {"id": "w", "type": "agent", "data": {"agentName": title, "model": "m"}})
+    )
     rect = item.boundingRect()
     image = QImage(int(rect.width() * zoom) + 4, int(rect.height() * zoom) + 4, QImage.Format.Format_ARGB32)
     image.fill(Qt.GlobalColor.black)

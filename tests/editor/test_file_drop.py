@@ -14,12 +14,14 @@ def _drop(widget, paths) -> QDropEvent:
     mime = QMimeData()
     mime.setUrls([QUrl.fromLocalFile(str(p)) for p in paths])
     at = QPoint(widget.width() // 2, widget.height() // 2)
-    enter = QDragEnterEvent(at, Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
-                            Qt.KeyboardModifier.NoModifier)
+    enter = QDragEnterEvent(
+        at, Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier
+    )
     QApplication.sendEvent(widget, enter)
     assert enter.isAccepted()
-    drop = QDropEvent(QPointF(at), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
-                      Qt.KeyboardModifier.NoModifier)
+    drop = QDropEvent(
+        QPointF(at), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier
+    )
     QApplication.sendEvent(widget, drop)
     return drop
 
@@ -38,8 +40,9 @@ def test_files_dropped_on_the_canvas_open_the_first(window, qtbot, tmp_path):
     drop = _drop(window.view.viewport(), [second, first])
     assert drop.isAccepted()
     assert window.document.path == str(second)
-    assert window.statusBar().currentMessage() == ("Opened review.flow.json; a window holds one workflow, so the "
-                                                   "other file was not opened.")
+    assert window.statusBar().currentMessage() == (
+        "Opened review.flow.json; a window holds one workflow, so the other file was not opened."
+    )
 
 
 def test_a_folder_dropped_opens_nothing(window, qtbot, tmp_path):

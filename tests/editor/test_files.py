@@ -58,7 +58,7 @@ def test_malformed_file_leaves_document_untouched(window, tmp_path, dialogs):
     for bad in (bad_json, bad_shape, tmp_path / "missing.flow.json"):
         dialogs.calls.clear()
         assert not window.files.open_path(str(bad), ask=False)
-        (kind, title, text), = dialogs.of("critical")
+        ((kind, title, text),) = dialogs.of("critical")
         assert str(bad) in text
         assert doc.workflow.model_dump() == before
         assert doc.path == path_before and doc.undo_stack.count() == count_before

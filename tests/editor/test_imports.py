@@ -22,7 +22,7 @@ def test_open_foreign_file_as_new_unsaved_document(window, tmp_path, dialogs):
     message = window.statusBar().currentMessage()
     assert "AnythingLLM agent flow" in message and "new unsaved workflow" in message
     assert not dialogs.of("critical")
-    (kind, title, text), = dialogs.of("information")  # the import's notes, whole (not cut off in the status bar)
+    ((kind, title, text),) = dialogs.of("information")  # the import's notes, whole (not cut off in the status bar)
     assert title == "Imported with notes" and text.startswith(message)
     assert "• steps[1] (apiCall) has directOutput: the flow ends there; the 2 later blocks are kept below" in text
     target = tmp_path / "rate.flow.json"
@@ -34,7 +34,7 @@ def test_open_foreign_file_as_new_unsaved_document(window, tmp_path, dialogs):
 
 def test_open_refused_import_names_format_and_block(window, dialogs):
     assert not window.files.open_path(str(FIX / "anythingllm_with_code.json"), ask=False)
-    (kind, title, text), = dialogs.of("critical")
+    ((kind, title, text),) = dialogs.of("critical")
     assert "AnythingLLM agent flow" in text and "'code' block at steps[2]" in text
 
 
@@ -56,5 +56,5 @@ def test_export_anythingllm(window, tmp_path, dialogs):
     dialogs.save_path = str(tmp_path / "never.json")
     window.act_export.trigger()
     assert not (tmp_path / "never.json").exists()
-    (kind, title, text), = dialogs.of("critical")
+    ((kind, title, text),) = dialogs.of("critical")
     assert title == "Cannot export" and "'script' node" in text

@@ -106,9 +106,19 @@ def test_model_list_is_the_engines_catalogue_with_user_models(app, qtbot, dialog
 
     monkeypatch.setenv("FLOWDESK_CONFIG_DIR", str(tmp_path / "cfg"))
     (tmp_path / "cfg").mkdir()
-    (tmp_path / "cfg" / "settings.json").write_text(json.dumps({"providers": {
-        "ollama": {"models": [{"id": "my-finetune:7b", "name": "My finetune", "reasoningEfforts": ["low", "max"]}]},
-        "gpu-box": {"base_url": "http://gpu-box:8000/v1", "models": [{"id": "big-model"}]}}}), encoding="utf-8")
+    (tmp_path / "cfg" / "settings.json").write_text(
+        json.dumps(
+            {
+                "providers": {
+                    "ollama": {
+                        "models": [{"id": "my-finetune:7b", "name": "My finetune", "reasoningEfforts": ["low", "max"]}]
+                    },
+                    "gpu-box": {"base_url": "http://gpu-box:8000/v1", "models": [{"id": "big-model"}]},
+                }
+            }
+        ),
+        encoding="utf-8",
+    )
     choices = model_choices()
     assert ("my-finetune:7b", "My finetune  ·  Ollama (local server)", "ollama") in choices
     assert ("big-model", "big-model  ·  gpu-box", "gpu-box") in choices

@@ -54,5 +54,7 @@ def test_the_workflow_page_shown_first_fits_too(window, qtbot):
     assert window.inspector.stack.currentWidget() is window.inspector.pages["workflow"]
     window.resizeDocks([window.inspector_dock], [330], Qt.Orientation.Horizontal)
     QApplication.processEvents()
-    assert scroll.horizontalScrollBar().maximum() == 0, (scroll.widget().minimumSizeHint().width(),
-                                                        scroll.viewport().width())
+    assert scroll.horizontalScrollBar().maximum() == 0, (
+        scroll.widget().minimumSizeHint().width(),
+        scroll.viewport().width(),
+    )

@@ -15,10 +15,13 @@ from editor.panels.inspector import InspectorPanel
 from editor.panels.inspector_pages import INSPECTOR_PAGES, register_inspector_page, unregister_inspector_page
 from engine import NODE_STATES, RunEvent, RunState, parse_workflow
 
-FLOW = {"nodes": [{"id": "start", "type": "start", "position": {"x": 0, "y": 0}, "data": {"initialInput": "hi"}},
-                  {"id": "page", "type": "fetch", "position": {"x": 300, "y": 0},
-                   "data": {"url": "https://example.com"}}],
-        "connections": [{"source": "start", "target": "page", "sourceHandle": "output", "targetHandle": "input"}]}
+FLOW = {
+    "nodes": [
+        {"id": "start", "type": "start", "position": {"x": 0, "y": 0}, "data": {"initialInput": "hi"}},
+        {"id": "page", "type": "fetch", "position": {"x": 300, "y": 0}, "data": {"url": "https://example.com"}},
+    ],
+    "connections": [{"source": "start", "target": "page", "sourceHandle": "output", "targetHandle": "input"}],
+}
 
 
 def test_the_built_in_pages_are_one_table():
@@ -64,12 +67,14 @@ def test_canvas_words_come_from_the_reducer():
     assert set(CANVAS_STATES) <= set(RUN_STATE_LABEL)
     assert set(CANVAS_STATES) - {"not_reached"} <= set(NODE_STATES)
     wf = parse_workflow(FLOW)
-    events = [RunEvent("__run__", "run_status", "running", timestamp=1.0),
-              RunEvent("start", "step_start", "", timestamp=1.1),
-              RunEvent("start", "node_output", "hi", timestamp=1.2),
-              RunEvent("page", "step_start", "", timestamp=1.3),
-              RunEvent("page", "error", "no network", timestamp=1.4),
-              RunEvent("__run__", "run_status", "failed", timestamp=1.5)]
+    events = [
+        RunEvent("__run__", "run_status", "running", timestamp=1.0),
+        RunEvent("start", "step_start", "", timestamp=1.1),
+        RunEvent("start", "node_output", "hi", timestamp=1.2),
+        RunEvent("page", "step_start", "", timestamp=1.3),
+        RunEvent("page", "error", "no network", timestamp=1.4),
+        RunEvent("__run__", "run_status", "failed", timestamp=1.5),
+    ]
     state = RunState.of(wf, events)
     words, tips = canvas_states(state)
     assert words["page"] == state.states["page"] == "failed"

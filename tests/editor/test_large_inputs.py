@@ -16,11 +16,24 @@ from editor.long_text import too_long_to_show
 
 def long_input_flow(tmp_path: Path, chars: int = 1_000_000) -> Path:
     path = tmp_path / "long.flow.json"
-    path.write_text(json.dumps({"nodes": [
-        {"id": "s", "type": "start", "position": {"x": 0, "y": 0}, "data": {"initialInput": "x" * chars}},
-        {"id": "a", "type": "agent", "position": {"x": 300, "y": 0}, "data": {"agentName": "A", "model": "m"}}],
-        "connections": [{"id": "c", "source": "s", "target": "a", "sourceHandle": "output",
-                         "targetHandle": "input"}]}))
+    path.write_text(
+        json.dumps(
+            {
+                "nodes": [
+                    {"id": "s", "type": "start", "position": {"x": 0, "y": 0}, "data": {"initialInput": "x" * chars}},
+                    {
+                        "id": "a",
+                        "type": "agent",
+                        "position": {"x": 300, "y": 0},
+                        "data": {"agentName": "A", "model": "m"},
+                    },
+                ],
+                "connections": [
+                    {"id": "c", "source": "s", "target": "a", "sourceHandle": "output", "targetHandle": "input"}
+                ],
+            }
+        )
+    )
     return path
 
 
@@ -80,12 +93,13 @@ def test_special_files_are_refused_by_the_open_path(window, tmp_path, dialogs, s
     t0 = time.perf_counter()
     assert not window.files.open_path(str(path), ask=False)
     assert time.perf_counter() - t0 < 5
-    (_, _, text), = dialogs.of("critical")
+    ((_, _, text),) = dialogs.of("critical")
     assert "not a regular file" in text
 
 
-def test_a_save_that_cannot_be_written_says_why_and_keeps_the_document_modified(window, tmp_path, dialogs,
-                                                                                  monkeypatch) -> None:
+def test_a_save_that_cannot_be_written_says_why_and_keeps_the_document_modified(
+    window, tmp_path, dialogs, monkeypatch
+) -> None:
     import sys
 
     path = long_input_flow(tmp_path, 10)
@@ -96,7 +110,7 @@ def test_a_save_that_cannot_be_written_says_why_and_keeps_the_document_modified(
     hooked: list = []
     monkeypatch.setattr(sys, "excepthook", lambda *a: hooked.append(a))
     assert window.files.save() is False
-    (_, title, text), = dialogs.of("critical")
+    ((_, title, text),) = dialogs.of("critical")
     assert title == "Cannot save" and "not valid Unicode" in text
     assert window.document.is_modified()
     assert path.read_text() == before  # the file is untouched

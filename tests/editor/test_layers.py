@@ -40,10 +40,14 @@ def _runtime_imports(path: Path, source: str | None = None) -> set[str]:
         if id(node) in skip:
             continue
         if isinstance(node, ast.ImportFrom):
-            base = package[:len(package) - node.level + 1] if node.level else []
+            base = package[: len(package) - node.level + 1] if node.level else []
             mod = ".".join(base + ([node.module] if node.module else []))
             for alias in node.names:
-                found.add(f"{mod}.{alias.name}" if (EDITOR.parent / f"{mod}.{alias.name}".replace(".", "/")).with_suffix(".py").exists() else mod)
+                found.add(
+                    f"{mod}.{alias.name}"
+                    if (EDITOR.parent / f"{mod}.{alias.name}".replace(".", "/")).with_suffix(".py").exists()
+                    else mod
+                )
         elif isinstance(node, ast.Import):
             found |= {a.name for a in node.names}
     return {m for m in found if m == "editor" or m.startswith("editor.")}
@@ -61,8 +65,11 @@ def _graph() -> nx.DiGraph:
 
 def test_the_model_imports_neither_commands_nor_canvas() -> None:
     imports = _runtime_imports(EDITOR / "document.py")
-    assert not {m for m in imports if m in ("editor.commands", "editor.editing", "editor.layout")
-                or m.startswith("editor.canvas")}, imports
+    assert not {
+        m
+        for m in imports
+        if m in ("editor.commands", "editor.editing", "editor.layout") or m.startswith("editor.canvas")
+    }, imports
 
 
 def test_commands_call_the_model_and_do_not_import_it() -> None:
@@ -74,17 +81,21 @@ def test_no_cycle_through_document_commands_editing_layout() -> None:
     g = _graph()
     core = {"editor.document", "editor.commands", "editor.editing", "editor.layout", "editor.canvas.style"}
     assert core <= set(g)
-    cycles = [c for c in nx.simple_cycles(g.subgraph(nx.descendants(g, "editor.layout") | {"editor.layout",
-                                                                                          "editor.editing"}))
-              if core & set(c)]
+    cycles = [
+        c
+        for c in nx.simple_cycles(g.subgraph(nx.descendants(g, "editor.layout") | {"editor.layout", "editor.editing"}))
+        if core & set(c)
+    ]
     assert cycles == []
 
 
 def test_the_import_reader_sees_function_level_imports() -> None:
     # the checker is real: the old document.py imported the commands and the layout lazily
-    old = "class D:\n    def add(self):\n        from .commands import AddItemsCommand\n" \
-          "    def lay(self):\n        from .layout import layered_positions\n" \
-          "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .canvas.style import node_size\n"
+    old = (
+        "class D:\n    def add(self):\n        from .commands import AddItemsCommand\n"
+        "    def lay(self):\n        from .layout import layered_positions\n"
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .canvas.style import node_size\n"
+    )
     assert _runtime_imports(EDITOR / "document.py", old) == {"editor.commands", "editor.layout"}
     assert {"editor.document", "editor.canvas.style"} <= _runtime_imports(EDITOR / "layout.py")
 
@@ -101,7 +112,7 @@ def test_every_editor_import_resolves() -> None:
             package = package[:-1]
         for node in ast.walk(parse_source(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.ImportFrom) and node.level:
-                mod = ".".join(package[:len(package) - node.level + 1] + ([node.module] if node.module else []))
+                mod = ".".join(package[: len(package) - node.level + 1] + ([node.module] if node.module else []))
                 if importlib.util.find_spec(mod) is None:
                     missing.append(f"{path.relative_to(EDITOR.parent)}:{node.lineno}: {mod}")
                     continue

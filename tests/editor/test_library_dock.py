@@ -24,12 +24,28 @@ def fresh_library():
 
 def lib_flow(folder: Path, stem: str, name: str, description: str = "", variables=(), triggers=(), fid=None) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
-    data = {"name": name, "description": description, "version": 1,
-            "nodes": [{"id": "start", "type": "start", "x": 0, "y": 0,
-                       "data": {"initialInput": "", "variables": list(variables)}},
-                      {"id": "a", "type": "agent", "x": 300, "y": 0,
-                       "data": {"agentName": "Writer", "systemPrompt": "", "userPrompt": "{{topic}}"}}],
-            "connections": [{"source": "start", "target": "a", "sourceHandle": "output", "targetHandle": "input"}]}
+    data = {
+        "name": name,
+        "description": description,
+        "version": 1,
+        "nodes": [
+            {
+                "id": "start",
+                "type": "start",
+                "x": 0,
+                "y": 0,
+                "data": {"initialInput": "", "variables": list(variables)},
+            },
+            {
+                "id": "a",
+                "type": "agent",
+                "x": 300,
+                "y": 0,
+                "data": {"agentName": "Writer", "systemPrompt": "", "userPrompt": "{{topic}}"},
+            },
+        ],
+        "connections": [{"source": "start", "target": "a", "sourceHandle": "output", "targetHandle": "input"}],
+    }
     if fid:
         data["id"] = fid
     if triggers:
@@ -45,10 +61,23 @@ def names(panel) -> list[str]:
 
 def test_dock_lists_flows_of_the_library_and_an_added_folder_and_search_filters(window, tmp_path):
     extra = tmp_path / "team-flows"
-    lib_flow(extra, "summarise", "Summarise a page", "Reads a page and summarises it",
-             [{"name": "url", "type": "string", "required": True}], ["summarise $(url:wildcard)"], fid="flow-sum")
-    lib_flow(extra, "translate", "Translate text", "Into another language",
-             [{"name": "text"}, {"name": "language"}], fid="flow-tr")
+    lib_flow(
+        extra,
+        "summarise",
+        "Summarise a page",
+        "Reads a page and summarises it",
+        [{"name": "url", "type": "string", "required": True}],
+        ["summarise $(url:wildcard)"],
+        fid="flow-sum",
+    )
+    lib_flow(
+        extra,
+        "translate",
+        "Translate text",
+        "Into another language",
+        [{"name": "text"}, {"name": "language"}],
+        fid="flow-tr",
+    )
     panel = window.library_panel
     seeded = names(panel)
     assert seeded  # the samples are seeded into the data folder's library once
@@ -56,10 +85,16 @@ def test_dock_lists_flows_of_the_library_and_an_added_folder_and_search_filters(
     assert str(extra) in json.loads((tmp_path / "config" / "settings.json").read_text())["library"]["folders"]
     assert {"Summarise a page", "Translate text"} <= set(names(panel))
     # each item shows the name, description, parameters (required marked) and the first trigger
-    item = next(panel.list.item(i) for i in range(panel.list.count())
-                if panel.list.item(i).data(Qt.ItemDataRole.UserRole + 1).id == "flow-sum")
-    assert item.text().splitlines() == ["Summarise a page", "Reads a page and summarises it",
-                                        "⚙ url*   “summarise $(url:wildcard)”"]
+    item = next(
+        panel.list.item(i)
+        for i in range(panel.list.count())
+        if panel.list.item(i).data(Qt.ItemDataRole.UserRole + 1).id == "flow-sum"
+    )
+    assert item.text().splitlines() == [
+        "Summarise a page",
+        "Reads a page and summarises it",
+        "⚙ url*   “summarise $(url:wildcard)”",
+    ]
     panel.search.setText("language")  # a parameter name
     assert names(panel) == ["Translate text"]
     panel.search.setText("SUMMARISE page")  # every word, any case
@@ -115,9 +150,17 @@ def test_open_from_the_dock_opens_the_flow_file(window, tmp_path):
 
 
 def test_flow_node_parameter_form_writes_inputs_and_double_click_opens_the_child(window, tmp_path, qtbot):
-    child = lib_flow(tmp_path / "data" / "library", "child", "Child flow", "Writes about a topic",
-                     [{"name": "topic", "type": "string", "required": True, "description": "What about"},
-                      {"name": "count", "type": "number", "value": 3}], fid="flow-child")
+    child = lib_flow(
+        tmp_path / "data" / "library",
+        "child",
+        "Child flow",
+        "Writes about a topic",
+        [
+            {"name": "topic", "type": "string", "required": True, "description": "What about"},
+            {"name": "count", "type": "number", "value": 3},
+        ],
+        fid="flow-child",
+    )
     window.files.new_document()
     nid = window.document.add_node("flow", 300, 200)
     window.scene.select_nodes([nid])
@@ -161,9 +204,12 @@ def test_action_page_and_quick_fix_creates_a_flow_for_an_unbound_action(window, 
     assert not page.open_button.isEnabled()
     window.validation.run_validation()
     problems = window.problems
-    row = next(i for i in range(problems.list.count())
-               if problems.list.item(i).data(Qt.ItemDataRole.UserRole + 1) is not None
-               and problems.list.item(i).data(Qt.ItemDataRole.UserRole + 1).code == "action_unbound")
+    row = next(
+        i
+        for i in range(problems.list.count())
+        if problems.list.item(i).data(Qt.ItemDataRole.UserRole + 1) is not None
+        and problems.list.item(i).data(Qt.ItemDataRole.UserRole + 1).code == "action_unbound"
+    )
     assert "quick fix: Create a flow for it" in problems.list.item(row).text()
     problems.list.setCurrentRow(row)
     assert problems.fix_button.isVisibleTo(problems)

@@ -45,8 +45,10 @@ def test_a_link_dropped_on_the_canvas_adds_a_linked_node(window, qtbot, tmp_path
 
 
 def test_only_kinds_that_take_the_link_are_offered(window, qtbot, tmp_path):
-    open_flow(window, write_flow(tmp_path, flow([start("s", 0, 0), agent("lead", 400, 0, subagents=True)],
-                                                [link("s", "lead")])))
+    open_flow(
+        window,
+        write_flow(tmp_path, flow([start("s", 0, 0), agent("lead", 400, 0, subagents=True)], [link("s", "lead")])),
+    )
     scene = window.scene
     port = scene.node_items["lead"].port_scene_pos("subagent")
     mouse_drag(qtbot, window.view, port, port + QPointF(0, 220))

@@ -12,10 +12,12 @@ from tests.editor.conftest import write_flow
 
 
 def test_a_card_lays_out_a_capped_preview_of_long_text() -> None:
-    start = Node.model_validate({"id": "s", "type": "start", "x": 0, "y": 0,
-                                 "data": {"initialInput": "word " * 400_000}})
-    agent = Node.model_validate({"id": "a", "type": "agent", "x": 0, "y": 0,
-                                 "data": {"agentName": "N" * 100_000, "model": "m"}})
+    start = Node.model_validate(
+        {"id": "s", "type": "start", "x": 0, "y": 0, "data": {"initialInput": "word " * 400_000}}
+    )
+    agent = Node.model_validate(
+        {"id": "a", "type": "agent", "x": 0, "y": 0, "data": {"agentName": "N" * 100_000, "model": "m"}}
+    )
     lines = node_layout(start).lines
     assert lines and lines[0][0].startswith("word word") and len(lines[0][0]) <= 400
     lay = node_layout(agent)
@@ -24,8 +26,10 @@ def test_a_card_lays_out_a_capped_preview_of_long_text() -> None:
 
 
 def test_a_huge_start_input_paints_at_once(window, tmp_path) -> None:
-    doc = {"nodes": [{"id": "s", "type": "start", "x": 0, "y": 0, "data": {"initialInput": "x " * 2_000_000}}],
-           "connections": []}
+    doc = {
+        "nodes": [{"id": "s", "type": "start", "x": 0, "y": 0, "data": {"initialInput": "x " * 2_000_000}}],
+        "connections": [],
+    }
     assert window.files.open_path(str(write_flow(tmp_path, doc, "huge.flow.json")), ask=False)
     item = window.scene.node_items["s"]
     assert len(item.layout.lines[0][0]) <= 400

@@ -8,18 +8,26 @@ from editor.editing import WorkflowDocument
 from editor.run.badges import run_badges
 from engine import RunEvent, RunState, parse_workflow
 
-FLOW = {"nodes": [{"id": "start", "type": "start", "x": 0, "y": 0, "data": {}},
-                  {"id": "each", "type": "loop", "x": 300, "y": 0, "data": {"over": "{{rows}}"}},
-                  {"id": "work", "type": "agent", "x": 600, "y": 0, "data": {"agentName": "Worker"}}],
-        "connections": [{"source": "start", "target": "each", "sourceHandle": "output", "targetHandle": "input"},
-                        {"source": "each", "target": "work", "sourceHandle": "body", "targetHandle": "input"},
-                        {"source": "work", "target": "each", "sourceHandle": "output", "targetHandle": "input"}]}
+FLOW = {
+    "nodes": [
+        {"id": "start", "type": "start", "x": 0, "y": 0, "data": {}},
+        {"id": "each", "type": "loop", "x": 300, "y": 0, "data": {"over": "{{rows}}"}},
+        {"id": "work", "type": "agent", "x": 600, "y": 0, "data": {"agentName": "Worker"}},
+    ],
+    "connections": [
+        {"source": "start", "target": "each", "sourceHandle": "output", "targetHandle": "input"},
+        {"source": "each", "target": "work", "sourceHandle": "body", "targetHandle": "input"},
+        {"source": "work", "target": "each", "sourceHandle": "output", "targetHandle": "input"},
+    ],
+}
 
 
 def _state(extra: dict) -> RunState:
     wf = parse_workflow(FLOW)
-    events = [RunEvent("each", "step_start", "", timestamp=1.0),
-              RunEvent("each", "loop_check", "", timestamp=2.0, extra=extra)]
+    events = [
+        RunEvent("each", "step_start", "", timestamp=1.0),
+        RunEvent("each", "loop_check", "", timestamp=2.0, extra=extra),
+    ]
     return RunState.of(wf, events)
 
 

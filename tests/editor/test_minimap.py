@@ -81,8 +81,14 @@ def test_moves_away_from_a_hovered_node(window, qtbot, tmp_path):
 def _move_plain(widget, pos: QPoint) -> None:
     from PySide6.QtGui import QMouseEvent
 
-    ev = QMouseEvent(QMouseEvent.Type.MouseMove, QPointF(pos), QPointF(widget.mapToGlobal(pos)),
-                     Qt.MouseButton.NoButton, Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier)
+    ev = QMouseEvent(
+        QMouseEvent.Type.MouseMove,
+        QPointF(pos),
+        QPointF(widget.mapToGlobal(pos)),
+        Qt.MouseButton.NoButton,
+        Qt.MouseButton.NoButton,
+        Qt.KeyboardModifier.NoModifier,
+    )
     QApplication.sendEvent(widget, ev)
 
 
@@ -93,8 +99,11 @@ def test_hidden_while_a_link_is_dragged(window, qtbot, tmp_path):
     assert view.minimap.isVisible()
     # Drag a new link from a visible node's output towards the bottom-right corner.
     visible = view.visible_scene_rect()
-    nid = next(n for n, it in window.scene.node_items.items() if visible.contains(it.sceneBoundingRect())
-               and not _covers(view, n))
+    nid = next(
+        n
+        for n, it in window.scene.node_items.items()
+        if visible.contains(it.sceneBoundingRect()) and not _covers(view, n)
+    )
     src = window.scene.node_items[nid].port_scene_pos("output")
     vp = view.viewport()
     qtbot.mousePress(vp, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, vp_point(view, src))

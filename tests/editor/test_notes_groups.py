@@ -59,8 +59,9 @@ def test_note_saved_restored_and_ignored_by_engine(window, tmp_path):
     path = tmp_path / "saved.flow.json"
     doc.save(str(path))
     raw = json.loads(path.read_text())
-    assert raw["notes"] == [{"id": nid, "x": 10, "y": 400, "width": 220, "height": 140, "text": "**bold** text",
-                             "color": "green"}]
+    assert raw["notes"] == [
+        {"id": nid, "x": 10, "y": 400, "width": 220, "height": 140, "text": "**bold** text", "color": "green"}
+    ]
     assert "groups" not in raw  # no empty list written
     open_flow(window, path)
     assert window.scene.note_items[nid].color == "green"

@@ -108,8 +108,9 @@ def test_the_issues_found_on_the_worker_are_shown(window, tmp_path, scaled):
     assert not window.act_run.isEnabled()
 
 
-@pytest.mark.parametrize("step", ["Reading the file…", "Checking the workflow…", "Preparing the canvas…",
-                                  "Placing the cards…"])
+@pytest.mark.parametrize(
+    "step", ["Reading the file…", "Checking the workflow…", "Preparing the canvas…", "Placing the cards…"]
+)
 def test_cancel_at_any_step_keeps_the_open_document(window, tmp_path, qtbot, step, monkeypatch):
     monkeypatch.setattr(files, "BIG_FILE", 20_000)
     small = write_flow(tmp_path, many_nodes_doc(3), "small.flow.json")
@@ -203,8 +204,9 @@ def test_a_big_document_is_validated_on_a_worker_after_edits(window, qtbot, tmp_
     doc.undo_stack.undo()  # the link is back
     doc.undo_stack.undo()
     window.validation.run_validation()
-    qtbot.waitUntil(lambda: window.validation._checking is None and window.validation_label.text() != "Checking…",
-                    timeout=10_000)
+    qtbot.waitUntil(
+        lambda: window.validation._checking is None and window.validation_label.text() != "Checking…", timeout=10_000
+    )
     assert not any("a6" in i.node_ids for i in window.validation.issues)
     assert window.run_console.model.node_name("a10") == "Agent 10"
 
@@ -233,7 +235,9 @@ def test_a_big_document_is_autosaved_from_a_worker(window, qtbot, tmp_path, monk
     doc.move_nodes({"a10": (n.x, n.y)}, {"a10": (n.x + 40, n.y)})
     window.files.autosave.autosave_now()
     assert window.files.autosave._autosaving  # the text is being made on the worker
-    qtbot.waitUntil(lambda: not window.files.autosave._autosaving and window.files.autosaver.file.exists(), timeout=10_000)
+    qtbot.waitUntil(
+        lambda: not window.files.autosave._autosaving and window.files.autosaver.file.exists(), timeout=10_000
+    )
     saved = json.loads(window.files.autosaver.file.read_text(encoding="utf-8"))
     assert saved["flowdeskAutosave"] == 1 and saved["path"] == str(path.resolve())
     assert {x["id"]: x for x in saved["workflow"]["nodes"]}["a10"]["x"] == n.x

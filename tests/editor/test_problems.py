@@ -12,10 +12,19 @@ IDS = ("n7", "n9", "a3", "ap1")
 
 
 def graph() -> dict:
-    nodes = [start(), agent("n7", 200, 0, "Writer", subagents=True), agent("n9", 400, 0, "Writer"),
-             {"id": "a3", "type": "agent", "x": 600, "y": 0,
-              "data": {"agentName": "", "model": "gpt-4o-mini", "tools": {"subagents": True}}},
-             {"id": "ap1", "type": "approval", "x": 800, "y": 0, "data": {"prompt": "ok?"}}]
+    nodes = [
+        start(),
+        agent("n7", 200, 0, "Writer", subagents=True),
+        agent("n9", 400, 0, "Writer"),
+        {
+            "id": "a3",
+            "type": "agent",
+            "x": 600,
+            "y": 0,
+            "data": {"agentName": "", "model": "gpt-4o-mini", "tools": {"subagents": True}},
+        },
+        {"id": "ap1", "type": "approval", "x": 800, "y": 0, "data": {"prompt": "ok?"}},
+    ]
     # Writer (1) has subagents on but none linked; n9 -> ap1 leaves the approval with no branch;
     # the unnamed agent (subagents on, none linked) is unreachable; a link enters the Start node
     # (an error) and makes a loop of Writer → Writer → Start.

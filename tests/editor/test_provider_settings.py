@@ -81,8 +81,7 @@ def test_bad_settings_file_does_not_block_the_dialog(qtbot, config_dir: Path, mo
     config_dir.mkdir(parents=True)
     (config_dir / "settings.json").write_text("{not json")
     warnings: list[str] = []
-    monkeypatch.setattr("editor.panels.provider_settings.QMessageBox.warning",
-                        lambda *a, **k: warnings.append(a[2]))
+    monkeypatch.setattr("editor.panels.provider_settings.QMessageBox.warning", lambda *a, **k: warnings.append(a[2]))
     dialog = ProviderSettingsDialog()
     qtbot.addWidget(dialog)
     assert warnings and "not valid" in warnings[0]

@@ -16,10 +16,18 @@ from .conftest import SAMPLES, copy_sample, open_flow, write_flow
 def _position_flow(count: int, columns: int = 50) -> dict:
     nodes = [{"id": "start", "type": "start", "position": {"x": 0, "y": 0}, "data": {}}]
     for i in range(1, count):
-        nodes.append({"id": f"n{i}", "type": "agent", "position": {"x": 300 * (i % columns), "y": 200 * (i // columns)},
-                      "data": {"agentName": f"A{i}", "systemPrompt": "", "userPrompt": "", "model": "gpt-4o-mini"}})
-    conns = [{"source": nodes[i]["id"], "target": nodes[i + 1]["id"], "sourceHandle": "output", "targetHandle": "input"}
-             for i in range(count - 1)]
+        nodes.append(
+            {
+                "id": f"n{i}",
+                "type": "agent",
+                "position": {"x": 300 * (i % columns), "y": 200 * (i // columns)},
+                "data": {"agentName": f"A{i}", "systemPrompt": "", "userPrompt": "", "model": "gpt-4o-mini"},
+            }
+        )
+    conns = [
+        {"source": nodes[i]["id"], "target": nodes[i + 1]["id"], "sourceHandle": "output", "targetHandle": "input"}
+        for i in range(count - 1)
+    ]
     return {"name": "React Flow positions", "version": 1, "nodes": nodes, "connections": conns}
 
 
@@ -30,12 +38,14 @@ def test_react_flow_position_is_read_when_x_and_y_are_absent():
     raw = {"nodes": [{"id": "s", "type": "start", "x": 5, "y": 6, "position": {"x": 90, "y": 90}}], "connections": []}
     assert (loads_workflow(json.dumps(raw)).nodes[0].x, loads_workflow(json.dumps(raw)).nodes[0].y) == (5, 6)
     from engine import workflow_to_dict
+
     saved = workflow_to_dict(wf)["nodes"][1]
     assert (saved["x"], saved["y"]) == (300, 0) and "position" not in saved
 
 
 def test_react_flow_position_with_a_bad_coordinate_is_named():
     from engine import WorkflowLoadError
+
     raw = {"nodes": [{"id": "s", "type": "start", "position": {"x": "left", "y": 0}}], "connections": []}
     with pytest.raises(WorkflowLoadError) as err:
         loads_workflow(json.dumps(raw))
@@ -52,10 +62,15 @@ def test_two_thousand_nodes_written_with_position_open_laid_out(window, tmp_path
 
 
 def _loop_without_branches() -> dict:
-    return {"name": "Loop", "version": 1, "nodes": [
-        {"id": "start", "type": "start", "x": 0, "y": 0, "data": {}},
-        {"id": "loop", "type": "loop", "x": 300, "y": 0, "data": {"maxIterations": 3, "until": ""}}],
-        "connections": [{"source": "start", "target": "loop", "sourceHandle": "output", "targetHandle": "input"}]}
+    return {
+        "name": "Loop",
+        "version": 1,
+        "nodes": [
+            {"id": "start", "type": "start", "x": 0, "y": 0, "data": {}},
+            {"id": "loop", "type": "loop", "x": 300, "y": 0, "data": {"maxIterations": 3, "until": ""}},
+        ],
+        "connections": [{"source": "start", "target": "loop", "sourceHandle": "output", "targetHandle": "input"}],
+    }
 
 
 def test_loop_with_no_body_branch_is_listed_and_counted_once(window, tmp_path):
@@ -76,8 +91,11 @@ def test_file_open_shows_the_dialog_before_the_unsaved_changes_prompt(window, tm
     open_flow(window, copy_sample(tmp_path, "review"))
     window.document.add_node("approval", 100, 500)
     order: list[str] = []
-    monkeypatch.setattr(QFileDialog, "getOpenFileName",
-                        staticmethod(lambda *a, **k: (order.append("dialog"), (dialogs.open_path, ""))[1]))
+    monkeypatch.setattr(
+        QFileDialog,
+        "getOpenFileName",
+        staticmethod(lambda *a, **k: (order.append("dialog"), (dialogs.open_path, ""))[1]),
+    )
     dialogs.open_path = ""  # cancelled: nothing is asked, nothing changes
     window.files.open_dialog()
     assert order == ["dialog"] and not dialogs.of("question") and window.document.is_modified()
@@ -151,6 +169,7 @@ def test_quit_cancels_pending_runs_and_stops_the_local_model():
 
     loop = asyncio.new_event_loop()
     try:
+
         async def forever():
             await asyncio.sleep(3600)
 
@@ -199,10 +218,15 @@ def test_app_process_exits_within_three_seconds_of_quit(tmp_path):
     import sys
     import time
 
-    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "FLOWDESK_CONFIG_DIR": str(tmp_path / "config"),
-           "FLOWDESK_DATA_DIR": str(tmp_path / "data")}
-    proc = subprocess.Popen([sys.executable, "-c", QUIT_SCRIPT], env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    env = {
+        **os.environ,
+        "QT_QPA_PLATFORM": "offscreen",
+        "FLOWDESK_CONFIG_DIR": str(tmp_path / "config"),
+        "FLOWDESK_DATA_DIR": str(tmp_path / "data"),
+    }
+    proc = subprocess.Popen(
+        [sys.executable, "-c", QUIT_SCRIPT], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     try:
         out, err = proc.communicate(timeout=60)
     except subprocess.TimeoutExpired:
@@ -242,11 +266,27 @@ def test_pinned_card_shows_the_pin_icon_not_a_dot(window, tmp_path, monkeypatch)
 
     from editor.canvas.items import node as node_items
 
-    data = {"name": "Pin", "version": 1, "nodes": [
-        {"id": "start", "type": "start", "x": 0, "y": 0, "data": {}},
-        {"id": "a", "type": "agent", "x": 300, "y": 0, "data": {"agentName": "A", "systemPrompt": "", "userPrompt": "",
-                                                              "model": "gpt-4o-mini", "pinnedOutput": "kept"}}],
-        "connections": []}
+    data = {
+        "name": "Pin",
+        "version": 1,
+        "nodes": [
+            {"id": "start", "type": "start", "x": 0, "y": 0, "data": {}},
+            {
+                "id": "a",
+                "type": "agent",
+                "x": 300,
+                "y": 0,
+                "data": {
+                    "agentName": "A",
+                    "systemPrompt": "",
+                    "userPrompt": "",
+                    "model": "gpt-4o-mini",
+                    "pinnedOutput": "kept",
+                },
+            },
+        ],
+        "connections": [],
+    }
     open_flow(window, write_flow(tmp_path, data, "pin.flow.json"))
     item = window.scene.node_items["a"]
     assert item.pinned

@@ -13,18 +13,25 @@ from editor.panels.routes import RouterPage
 from engine import parse_workflow, spec_for
 
 ROUTES = [{"label": "billing", "description": "money questions"}, {"label": "tech", "description": "bugs"}]
-FLOW = {"nodes": [{"id": "start", "type": "start", "x": 0, "y": 0, "data": {}},
-                  {"id": "pick", "type": "router", "x": 300, "y": 0, "data": {"routes": ROUTES}},
-                  {"id": "a", "type": "approval", "x": 600, "y": 0, "data": {"prompt": "A"}},
-                  {"id": "b", "type": "approval", "x": 600, "y": 200, "data": {"prompt": "B"}},
-                  {"id": "c", "type": "approval", "x": 600, "y": 400, "data": {"prompt": "C"}}],
-        "connections": [{"source": "start", "target": "pick", "sourceHandle": "output", "targetHandle": "input"},
-                        {"source": "pick", "target": "a", "sourceHandle": "route-0", "targetHandle": "input"},
-                        {"source": "pick", "target": "b", "sourceHandle": "route-1", "targetHandle": "input"},
-                        {"source": "pick", "target": "c", "sourceHandle": "false", "targetHandle": "input"}]}
+FLOW = {
+    "nodes": [
+        {"id": "start", "type": "start", "x": 0, "y": 0, "data": {}},
+        {"id": "pick", "type": "router", "x": 300, "y": 0, "data": {"routes": ROUTES}},
+        {"id": "a", "type": "approval", "x": 600, "y": 0, "data": {"prompt": "A"}},
+        {"id": "b", "type": "approval", "x": 600, "y": 200, "data": {"prompt": "B"}},
+        {"id": "c", "type": "approval", "x": 600, "y": 400, "data": {"prompt": "C"}},
+    ],
+    "connections": [
+        {"source": "start", "target": "pick", "sourceHandle": "output", "targetHandle": "input"},
+        {"source": "pick", "target": "a", "sourceHandle": "route-0", "targetHandle": "input"},
+        {"source": "pick", "target": "b", "sourceHandle": "route-1", "targetHandle": "input"},
+        {"source": "pick", "target": "c", "sourceHandle": "false", "targetHandle": "input"},
+    ],
+}
 
-needs_router = pytest.mark.skipif(spec_for("router") is None,
-                                  reason="the engine does not register the router kind yet (branch i31a)")
+needs_router = pytest.mark.skipif(
+    spec_for("router") is None, reason="the engine does not register the router kind yet (branch i31a)"
+)
 
 
 def _panel(qtbot) -> tuple[WorkflowDocument, InspectorPanel, RouterPage]:
@@ -57,7 +64,9 @@ def test_the_table_shows_the_routes(qtbot):
     _doc, _insp, page = _panel(qtbot)
     assert page.table.rowCount() == 2
     assert [(_cell(page, i, 0).text(), _cell(page, i, 1).text()) for i in range(2)] == [
-        ("billing", "money questions"), ("tech", "bugs")]
+        ("billing", "money questions"),
+        ("tech", "bugs"),
+    ]
     assert not page.problem.isVisible()
 
 
@@ -125,13 +134,25 @@ def test_the_handles_follow_the_labels(qtbot):
 
 
 def test_the_canvas_marks_the_branch_a_run_took(qtbot):
-    flow = {"nodes": [{"id": "start", "type": "start", "x": 0, "y": 0, "data": {}},
-                      {"id": "check", "type": "if", "x": 300, "y": 0,
-                       "data": {"conditions": [{"operator": "contains", "value": "a"},
-                                               {"operator": "contains", "value": "b"}]}},
-                      {"id": "x", "type": "approval", "x": 600, "y": 0, "data": {}}],
-            "connections": [{"source": "start", "target": "check", "sourceHandle": "output", "targetHandle": "input"},
-                            {"source": "check", "target": "x", "sourceHandle": "condition-1", "targetHandle": "input"}]}
+    flow = {
+        "nodes": [
+            {"id": "start", "type": "start", "x": 0, "y": 0, "data": {}},
+            {
+                "id": "check",
+                "type": "if",
+                "x": 300,
+                "y": 0,
+                "data": {
+                    "conditions": [{"operator": "contains", "value": "a"}, {"operator": "contains", "value": "b"}]
+                },
+            },
+            {"id": "x", "type": "approval", "x": 600, "y": 0, "data": {}},
+        ],
+        "connections": [
+            {"source": "start", "target": "check", "sourceHandle": "output", "targetHandle": "input"},
+            {"source": "check", "target": "x", "sourceHandle": "condition-1", "targetHandle": "input"},
+        ],
+    }
     doc = WorkflowDocument(parse_workflow(flow), None)
     scene = CanvasScene(doc)
     scene.set_run_states({"check": "done"}, {("start", "output", "check"), ("check", "condition-1", "x")})

@@ -54,9 +54,11 @@ def laid_out(data: dict) -> CanvasScene:
 
 def review_with_loops() -> dict:
     data = json.loads((SAMPLES / "review.flow.json").read_text(encoding="utf-8"))
-    data["connections"] += [link("revise", "signoff"),  # a back edge: revise goes back for sign-off
-                            link("general", "send"),  # branches crossing between rows
-                            link("triage", "send")]  # skips two layers, over the cards between
+    data["connections"] += [
+        link("revise", "signoff"),  # a back edge: revise goes back for sign-off
+        link("general", "send"),  # branches crossing between rows
+        link("triage", "send"),
+    ]  # skips two layers, over the cards between
     return data
 
 
@@ -69,8 +71,11 @@ def test_after_auto_layout_no_link_runs_through_a_card(app):
     top = min(n.y for n in wf.nodes)
     bottom = max(node_rect(n).bottom() for n in wf.nodes)
     path_rect = back.path().boundingRect()
-    assert path_rect.top() < top or path_rect.bottom() > bottom or not any(
-        path_rect.intersects(node_rect(n)) for n in wf.nodes if n.id not in ("revise", "signoff"))
+    assert (
+        path_rect.top() < top
+        or path_rect.bottom() > bottom
+        or not any(path_rect.intersects(node_rect(n)) for n in wf.nodes if n.id not in ("revise", "signoff"))
+    )
 
 
 def test_chain_with_skip_and_back_edges(app):

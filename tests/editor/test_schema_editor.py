@@ -13,9 +13,13 @@ from editor.panels.schema_editor import DEFAULT_SCHEMA, fields_to_schema, schema
 from editor.run.details import render_content
 from engine import parse_workflow
 
-FLOW = {"nodes": [{"id": "start", "type": "start", "x": 0, "y": 0, "data": {}},
-                  {"id": "ask", "type": "agent", "x": 300, "y": 0, "data": {"agentName": "Asker", "userPrompt": "hi"}}],
-        "connections": [{"source": "start", "target": "ask", "sourceHandle": "output", "targetHandle": "input"}]}
+FLOW = {
+    "nodes": [
+        {"id": "start", "type": "start", "x": 0, "y": 0, "data": {}},
+        {"id": "ask", "type": "agent", "x": 300, "y": 0, "data": {"agentName": "Asker", "userPrompt": "hi"}},
+    ],
+    "connections": [{"source": "start", "target": "ask", "sourceHandle": "output", "targetHandle": "input"}],
+}
 
 
 def _panel(qtbot) -> tuple[WorkflowDocument, InspectorPanel, AgentPage]:
@@ -34,13 +38,18 @@ def _fmt(doc: WorkflowDocument):
 
 
 def test_fields_make_an_object_schema_and_back():
-    fields = [{"name": "city", "type": "string", "required": True, "description": "Where"},
-              {"name": "days", "type": "integer", "required": False, "description": ""},
-              {"name": "", "type": "string", "required": True, "description": "not named yet"}]
+    fields = [
+        {"name": "city", "type": "string", "required": True, "description": "Where"},
+        {"name": "days", "type": "integer", "required": False, "description": ""},
+        {"name": "", "type": "string", "required": True, "description": "not named yet"},
+    ]
     schema = fields_to_schema(fields)
-    assert schema == {"type": "object", "properties": {"city": {"type": "string", "description": "Where"},
-                                                       "days": {"type": "integer"}},
-                      "required": ["city"], "additionalProperties": False}
+    assert schema == {
+        "type": "object",
+        "properties": {"city": {"type": "string", "description": "Where"}, "days": {"type": "integer"}},
+        "required": ["city"],
+        "additionalProperties": False,
+    }
     assert schema_to_fields(schema) == fields[:2]
     nested = {"type": "object", "properties": {"tags": {"type": "array", "items": {"type": "string"}}}}
     assert schema_to_fields(nested) is None  # more than the table shows: edited as text
@@ -52,8 +61,10 @@ def test_schema_problems_are_words():
     assert value is None and problem.startswith("Not valid JSON at line 2, column")
     assert schema_problem("[1]")[1] == "A schema is a JSON object ({…})."
     assert "'text' is not a JSON Schema type" in schema_problem('{"type": "text"}')[1]
-    assert "'b' is required but is not one of its properties" in schema_problem(
-        '{"type": "object", "properties": {"a": {"type": "string"}}, "required": ["b"]}')[1]
+    assert (
+        "'b' is required but is not one of its properties"
+        in schema_problem('{"type": "object", "properties": {"a": {"type": "string"}}, "required": ["b"]}')[1]
+    )
     assert "field 'a'" in schema_problem('{"type": "object", "properties": {"a": {"type": "str"}}}')[1]
 
 
@@ -83,8 +94,10 @@ def test_the_table_writes_the_schema_and_each_edit_undoes(qtbot):
     editor.table.item(1, 2).setCheckState(Qt.CheckState.Unchecked)
     editor.table.item(1, 3).setText("How many days")
     schema = _fmt(doc)["schema"]
-    assert schema["properties"] == {"city": {"type": "string"},
-                                    "days": {"type": "integer", "description": "How many days"}}
+    assert schema["properties"] == {
+        "city": {"type": "string"},
+        "days": {"type": "integer", "description": "How many days"},
+    }
     assert schema["required"] == ["city"]
     # the raw text follows the table
     assert schema_problem(editor.raw.toPlainText())[0] == schema

@@ -19,8 +19,11 @@ def without(*missing: str):
 
 
 def test_missing_xcb_libraries_are_named_with_the_install_commands():
-    text = startup_problem({"DISPLAY": ":0"}, without("libxcb-cursor.so.0", "libxkbcommon-x11.so.0",
-                                                       "libxcb-randr.so.0", "libxcb-shape.so.0"), platform="linux")
+    text = startup_problem(
+        {"DISPLAY": ":0"},
+        without("libxcb-cursor.so.0", "libxkbcommon-x11.so.0", "libxcb-randr.so.0", "libxcb-shape.so.0"),
+        platform="linux",
+    )
     assert text is not None
     assert "libxcb-cursor.so.0, libxkbcommon-x11.so.0, libxcb-randr.so.0, libxcb-shape.so.0" in text
     assert "sudo apt install libxcb-cursor0 libxkbcommon-x11-0 libxcb-randr0 libxcb-shape0\n" in text
@@ -50,14 +53,16 @@ def test_no_display_is_said_plainly():
 
 
 def run_launcher(code: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=ROOT, capture_output=True, text=True,
-                          timeout=60, env=env)
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)], cwd=ROOT, capture_output=True, text=True, timeout=60, env=env
+    )
 
 
 def test_flowdesk_exits_2_before_loading_qt():
     env = {k: v for k, v in os.environ.items() if k not in ("QT_QPA_PLATFORM", "WAYLAND_DISPLAY")}
     env.update(DISPLAY=":0", PYTHONPATH=str(ROOT))
-    res = run_launcher("""
+    res = run_launcher(
+        """
         import sys
         import editor.startup_check as check
         check.library_present = lambda soname: soname != "libxcb-cursor.so.0"  # as on a stock desktop
@@ -65,18 +70,23 @@ def test_flowdesk_exits_2_before_loading_qt():
         code = main([])
         assert not any(m.startswith("PySide6") for m in sys.modules), "Qt was loaded"
         sys.exit(code)
-        """, env)
+        """,
+        env,
+    )
     assert res.returncode == 2, res.stderr
     assert "libxcb-cursor.so.0" in res.stderr and "apt install libxcb-cursor0" in res.stderr
     assert "dnf install xcb-util-cursor" in res.stderr and "Traceback" not in res.stderr
 
 
 def test_cli_commands_never_need_qt_or_the_check():
-    res = run_launcher(f"""
+    res = run_launcher(
+        f"""
         import sys
         from editor.launcher import main
         code = main(["validate", {str(ROOT / "samples" / "hello.flow.json")!r}])
         assert not any(m.startswith("PySide6") or m == "editor.startup_check" for m in sys.modules)
         sys.exit(code)
-        """, {**os.environ, "PYTHONPATH": str(ROOT)})
+        """,
+        {**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     assert res.returncode == 0, res.stderr

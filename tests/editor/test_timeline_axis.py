@@ -51,10 +51,12 @@ def test_a_narrow_timeline_gets_fewer_ticks(qtbot):
     canvas = TimelineCanvas()
     qtbot.addWidget(canvas)
     t0 = 1_000.0
-    events = [RunEvent("SYSTEM", "run_status", "running", timestamp=t0),
-              RunEvent("a", "step_start", "A", timestamp=t0 + 0.001),
-              RunEvent("a", "step_end", "done", timestamp=t0 + 0.0065, extra={"status": "done", "durationMs": 5}),
-              RunEvent("SYSTEM", "run_status", "completed", timestamp=t0 + 0.007)]
+    events = [
+        RunEvent("SYSTEM", "run_status", "running", timestamp=t0),
+        RunEvent("a", "step_start", "A", timestamp=t0 + 0.001),
+        RunEvent("a", "step_end", "done", timestamp=t0 + 0.0065, extra={"status": "done", "durationMs": 5}),
+        RunEvent("SYSTEM", "run_status", "completed", timestamp=t0 + 0.007),
+    ]
     canvas.timeline.add_events(events)
     for width in (320, 900):
         canvas.resize(width, 120)

@@ -13,7 +13,8 @@ def test_trigger_tester_shows_match_and_bindings(window, qtbot, tmp_path):
     editor = window.inspector.wf_triggers
     qtbot.keyClicks(editor.edit, "create (a)? $(genre:wildcard) playlist (with)? $(quantity:number) (songs)?")
     assert window.document.workflow.triggers == [
-        "create (a)? $(genre:wildcard) playlist (with)? $(quantity:number) (songs)?"]
+        "create (a)? $(genre:wildcard) playlist (with)? $(quantity:number) (songs)?"
+    ]
     assert window.document.is_modified()
     qtbot.keyClicks(editor.tester, "Create a Blues playlist with 12 songs")
     qtbot.waitUntil(lambda: "matches" in editor.result_text())

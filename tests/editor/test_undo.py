@@ -36,18 +36,22 @@ def review(window, tmp_path):
 EDITS: dict[str, Callable] = {
     "add node": lambda w: w.document.add_node("approval", 10, 10),
     "delete node with its links": lambda w: w.document.delete(["route"]),
-    "delete several nodes and a link": lambda w: w.document.delete(["send", "general"],
-                                                                   [("start", "output", "triage", "input")]),
+    "delete several nodes and a link": lambda w: w.document.delete(
+        ["send", "general"], [("start", "output", "triage", "input")]
+    ),
     "connect": lambda w: w.document.connect("triage", "output", "general", "input"),
-    "reconnect": lambda w: w.document.reconnect(("signoff", "reject", "revise", "input"), "signoff", "reject",
-                                                "general", "input"),
-    "move": lambda w: w.document.move_nodes({"route": (640, 210), "send": (1220, 60)},
-                                            {"route": (700, 300), "send": (10, 10)}),
+    "reconnect": lambda w: w.document.reconnect(
+        ("signoff", "reject", "revise", "input"), "signoff", "reject", "general", "input"
+    ),
+    "move": lambda w: w.document.move_nodes(
+        {"route": (640, 210), "send": (1220, 60)}, {"route": (700, 300), "send": (10, 10)}
+    ),
     "edit field": lambda w: w.document.set_node_field("triage", "systemPrompt", "Be brief."),
     "collapse": lambda w: w.document.set_collapsed(["triage", "route"], True),
     "toggle web search": lambda w: w.document.set_node_field("send", "tools.web_search", True, merge=False),
-    "add condition": lambda w: w.document.set_conditions("route", [{"operator": "contains", "value": "refund"},
-                                                                   {"operator": "equal", "value": "x"}], {}),
+    "add condition": lambda w: w.document.set_conditions(
+        "route", [{"operator": "contains", "value": "refund"}, {"operator": "equal", "value": "x"}], {}
+    ),
     "remove condition with its link": lambda w: w.document.set_conditions("route", [], {0: None}),
     "workflow name": lambda w: w.document.set_info(name="Renamed"),
     "paste": lambda w: w.document.paste_json(w.document.fragment_json(["triage", "route"])),
@@ -62,7 +66,9 @@ def test_edit_undo_redo_exact(review, name):
 
 def test_reorder_conditions_moves_links(review):
     doc = review.document
-    doc.set_conditions("route", [{"operator": "contains", "value": "refund"}, {"operator": "contains", "value": "late"}], {})
+    doc.set_conditions(
+        "route", [{"operator": "contains", "value": "refund"}, {"operator": "contains", "value": "late"}], {}
+    )
     doc.connect("route", "condition-1", "send", "input")
     assert doc.connection(("route", "condition-0", "signoff", "input")) is not None
 
@@ -135,8 +141,9 @@ def test_ctrl_z_in_a_prompt_undoes_the_document(review, qtbot):
     qtbot.keyClick(insp.page("agent").system, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
     assert doc.workflow.model_dump() == before
     assert "xyz" not in insp.page("agent").system.toPlainText()
-    qtbot.keyClick(insp.page("agent").system, Qt.Key.Key_Z,
-                   Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
+    qtbot.keyClick(
+        insp.page("agent").system, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier
+    )
     assert "xyz" in doc.node("triage").data.systemPrompt
 
 

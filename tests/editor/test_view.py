@@ -42,8 +42,16 @@ def test_fit_zoom_100_and_wheel_zoom_to_cursor(window, qtbot, tmp_path):
     qtbot.keyClick(view, Qt.Key.Key_1, Qt.KeyboardModifier.ControlModifier)
     at = QPoint(200, 150)
     under = view.mapToScene(at)
-    ev = QWheelEvent(QPointF(at), QPointF(view.viewport().mapToGlobal(at)), QPoint(), QPoint(0, 240),
-                     Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier, Qt.ScrollPhase.NoScrollPhase, False)
+    ev = QWheelEvent(
+        QPointF(at),
+        QPointF(view.viewport().mapToGlobal(at)),
+        QPoint(),
+        QPoint(0, 240),
+        Qt.MouseButton.NoButton,
+        Qt.KeyboardModifier.NoModifier,
+        Qt.ScrollPhase.NoScrollPhase,
+        False,
+    )
     QApplication.sendEvent(view.viewport(), ev)
     assert view.zoom() > 1.2
     after = view.mapToScene(at)
@@ -80,10 +88,17 @@ def test_find_node(window, qtbot, tmp_path):
 
 
 def test_auto_layout_left_to_right(window, tmp_path):
-    nodes = [start("s", 500, 500), agent("a", 0, 0), agent("b", 0, 900), agent("c", 100, 100),
-             agent("sub", 0, 0, subagents=False)]
+    nodes = [
+        start("s", 500, 500),
+        agent("a", 0, 0),
+        agent("b", 0, 900),
+        agent("c", 100, 100),
+        agent("sub", 0, 0, subagents=False),
+    ]
     nodes[1]["data"]["tools"]["subagents"] = True
-    path = write_flow(tmp_path, flow(nodes, [link("s", "a"), link("a", "b"), link("b", "c"), link("a", "sub", "subagent")]))
+    path = write_flow(
+        tmp_path, flow(nodes, [link("s", "a"), link("a", "b"), link("b", "c"), link("a", "sub", "subagent")])
+    )
     open_flow(window, path)
     window.act_layout.trigger()
     doc = window.document

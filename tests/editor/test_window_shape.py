@@ -13,8 +13,18 @@ def test_the_main_window_is_built_of_controllers_not_mixins(window) -> None:
     from editor.main_window import MainWindow
 
     assert MainWindow.__bases__ == (QMainWindow,)
-    for name in ("files", "validation", "runs", "run_views", "providers", "library", "commands", "edit", "repair",
-                 "help"):
+    for name in (
+        "files",
+        "validation",
+        "runs",
+        "run_views",
+        "providers",
+        "library",
+        "commands",
+        "edit",
+        "repair",
+        "help",
+    ):
         assert getattr(window, name).parent() is window, name
 
 

@@ -13,10 +13,19 @@ def start(id: str = "s", text: str = "hello") -> dict[str, Any]:
     return {"id": id, "type": "start", "data": {"initialInput": text}}
 
 
-def agent(id: str, prompt: str = "", *, name: str | None = None, subagents: bool = False, model: str = "m") -> dict[str, Any]:
-    return {"id": id, "type": "agent",
-            "data": {"agentName": name or id, "userPrompt": prompt, "model": model,
-                     "tools": {"web_search": False, "subagents": subagents}}}
+def agent(
+    id: str, prompt: str = "", *, name: str | None = None, subagents: bool = False, model: str = "m"
+) -> dict[str, Any]:
+    return {
+        "id": id,
+        "type": "agent",
+        "data": {
+            "agentName": name or id,
+            "userPrompt": prompt,
+            "model": model,
+            "tools": {"web_search": False, "subagents": subagents},
+        },
+    }
 
 
 def cond(id: str, *conds: tuple[str, str]) -> dict[str, Any]:
@@ -65,8 +74,11 @@ class Recorder:
 def seq(run: Any, *, deltas: bool = False, ends: bool = False) -> list[tuple[str, str, str]]:
     """The run's events as (nodeId, type, content), without streamed deltas, and without the
     ``step_end`` every finished step logs unless ``ends`` (the data-flow tests check those)."""
-    return [(e.node_id, str(e.type), e.content) for e in run.events
-            if (deltas or e.type != "llm_delta") and (ends or e.type != "step_end")]
+    return [
+        (e.node_id, str(e.type), e.content)
+        for e in run.events
+        if (deltas or e.type != "llm_delta") and (ends or e.type != "step_end")
+    ]
 
 
 def types(run: Any, *, ends: bool = False) -> list[tuple[str, str]]:

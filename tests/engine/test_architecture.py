@@ -41,8 +41,9 @@ def project_modules() -> dict[str, Path]:
 
 
 def _is_type_checking(test: ast.expr) -> bool:
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or \
-        (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
 
 
 class _Imports(ast.NodeVisitor):
@@ -76,7 +77,7 @@ class _Imports(ast.NodeVisitor):
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         if node.level:
             base = self.package.split(".")
-            base = base[:len(base) - (node.level - 1)]
+            base = base[: len(base) - (node.level - 1)]
             source = ".".join(base + ([node.module] if node.module else []))
         else:
             source = node.module or ""
@@ -88,8 +89,17 @@ class _Imports(ast.NodeVisitor):
 # The optional extras' top-level packages (pyproject.toml's optional-dependencies): a module
 # that imports one of these at its top needs the extra, and so does every module importing it
 # at its top; such modules may be imported inside functions (the extra may be missing).
-OPTIONAL_PACKAGES = ("temporalio", "xllamacpp", "pydantic_monty", "deno", "playwright", "mcp", "fastapi",
-                     "uvicorn", "pypdf")
+OPTIONAL_PACKAGES = (
+    "temporalio",
+    "xllamacpp",
+    "pydantic_monty",
+    "deno",
+    "playwright",
+    "mcp",
+    "fastapi",
+    "uvicorn",
+    "pypdf",
+)
 
 
 @lru_cache(maxsize=1)
@@ -158,8 +168,12 @@ def test_the_graph_layer_imports_no_kind_and_nothing_that_runs() -> None:
     graph, _ = scan()
     allowed_nodes = ("engine.nodes", "engine.nodes.base")
     above = ("engine.run", "engine.store", "engine.cli", "engine.temporal", "editor")
-    bad = [f"{a} -> {b}" for a, b in graph.edges if a.startswith("engine.graph") and (
-        (b.startswith("engine.nodes") and b not in allowed_nodes) or b.startswith(above))]
+    bad = [
+        f"{a} -> {b}"
+        for a, b in graph.edges
+        if a.startswith("engine.graph")
+        and ((b.startswith("engine.nodes") and b not in allowed_nodes) or b.startswith(above))
+    ]
     assert bad == []
     registry = [b for b in graph.successors("engine.nodes")]
     assert registry == ["engine.nodes.base"]

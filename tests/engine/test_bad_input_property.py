@@ -17,13 +17,16 @@ from engine.store import RunRecorder, RunStore
 
 # Text, and text with lone surrogates (in ids, types and handles, where they broke save and run).
 texts = st.text(st.characters(exclude_categories=("Cs",)), max_size=12) | st.sampled_from(
-    ["s", "a", "b", "", " ", "output", "true", "false", "approve", "reject", "condition-0", "subagent", "input"])
-bad_texts = st.sampled_from(["\ud800", "x\udfff", "\udc80y"]) | st.text(st.characters(categories=("Cs",)), min_size=1,
-                                                                         max_size=3)
+    ["s", "a", "b", "", " ", "output", "true", "false", "approve", "reject", "condition-0", "subagent", "input"]
+)
+bad_texts = st.sampled_from(["\ud800", "x\udfff", "\udc80y"]) | st.text(
+    st.characters(categories=("Cs",)), min_size=1, max_size=3
+)
 any_texts = st.one_of(texts, texts, texts, bad_texts)
 ids = st.one_of(st.sampled_from(["s", "a", "b", "c"]), st.sampled_from(["s", "a", "b", "c"]), texts, bad_texts)
-kinds = st.sampled_from(["start", "agent", "if", "approval", "start", "agent", "if", "approval", "st\ud800art", "",
-                         "unknown"])
+kinds = st.sampled_from(
+    ["start", "agent", "if", "approval", "start", "agent", "if", "approval", "st\ud800art", "", "unknown"]
+)
 
 
 class Raw:
@@ -33,45 +36,78 @@ class Raw:
         self.text = text
 
 
-numbers = (st.integers(-10 ** 6, 10 ** 6) | st.floats(allow_nan=False, allow_infinity=False)
-           | st.integers(4000, 6000).map(lambda n: Raw("9" * n)) | st.sampled_from([Raw("1e999"), Raw("-1e400")]))
-plain_numbers = st.integers(-10 ** 6, 10 ** 6) | st.floats(allow_nan=False, allow_infinity=False)
+numbers = (
+    st.integers(-(10**6), 10**6)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.integers(4000, 6000).map(lambda n: Raw("9" * n))
+    | st.sampled_from([Raw("1e999"), Raw("-1e400")])
+)
+plain_numbers = st.integers(-(10**6), 10**6) | st.floats(allow_nan=False, allow_infinity=False)
 scalars = st.none() | st.booleans() | numbers | any_texts
-json_values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=4)
-                           | st.dictionaries(any_texts, inner, max_size=4), max_leaves=12)
+json_values = st.recursive(
+    scalars, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(any_texts, inner, max_size=4), max_leaves=12
+)
 # Inside a workflow, mostly values that load, so that validate, save and run are reached too.
-plain_values = st.recursive(st.none() | st.booleans() | plain_numbers | texts, lambda inner: st.lists(inner, max_size=3)
-                            | st.dictionaries(texts, inner, max_size=3), max_leaves=6)
+plain_values = st.recursive(
+    st.none() | st.booleans() | plain_numbers | texts,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(texts, inner, max_size=3),
+    max_leaves=6,
+)
+
 
 def workflow_docs(ids, kinds, handles, texts, values):
     """Workflow-shaped documents built from these strategies."""
-    conditions = st.lists(st.fixed_dictionaries({"operator": st.sampled_from(["equal", "contains"]) | texts,
-                                                 "value": texts}), max_size=3)
-    node_data = st.fixed_dictionaries({}, optional={
-        "initialInput": texts | values, "agentName": texts, "userPrompt": texts, "systemPrompt": texts,
-        "model": texts, "prompt": texts, "conditions": conditions | values,
-        "tools": st.fixed_dictionaries({}, optional={"web_search": st.booleans() | values,
-                                                     "subagents": st.booleans()}),
-        "extra": values})
-    nodes = st.fixed_dictionaries({"id": ids, "type": kinds, "data": node_data | values},
-                                  optional={"position": st.fixed_dictionaries({"x": plain_numbers, "y": plain_numbers})
-                                            | values, "width": plain_numbers})
-    connections = st.fixed_dictionaries({"source": ids, "target": ids},
-                                        optional={"id": ids, "sourceHandle": handles | st.none(),
-                                                  "targetHandle": handles})
-    return st.fixed_dictionaries({"nodes": st.lists(nodes, max_size=6), "connections": st.lists(connections, max_size=6)},
-                                 optional={"name": texts, "version": values})
+    conditions = st.lists(
+        st.fixed_dictionaries({"operator": st.sampled_from(["equal", "contains"]) | texts, "value": texts}), max_size=3
+    )
+    node_data = st.fixed_dictionaries(
+        {},
+        optional={
+            "initialInput": texts | values,
+            "agentName": texts,
+            "userPrompt": texts,
+            "systemPrompt": texts,
+            "model": texts,
+            "prompt": texts,
+            "conditions": conditions | values,
+            "tools": st.fixed_dictionaries(
+                {}, optional={"web_search": st.booleans() | values, "subagents": st.booleans()}
+            ),
+            "extra": values,
+        },
+    )
+    nodes = st.fixed_dictionaries(
+        {"id": ids, "type": kinds, "data": node_data | values},
+        optional={
+            "position": st.fixed_dictionaries({"x": plain_numbers, "y": plain_numbers}) | values,
+            "width": plain_numbers,
+        },
+    )
+    connections = st.fixed_dictionaries(
+        {"source": ids, "target": ids},
+        optional={"id": ids, "sourceHandle": handles | st.none(), "targetHandle": handles},
+    )
+    return st.fixed_dictionaries(
+        {"nodes": st.lists(nodes, max_size=6), "connections": st.lists(connections, max_size=6)},
+        optional={"name": texts, "version": values},
+    )
 
 
 good_handles = st.sampled_from(["output", "input", "true", "false", "approve", "reject", "condition-0", "subagent"])
 # Anything: lone surrogates in ids, types, handles and text; huge numbers; odd shapes.
 documents = st.one_of(
     workflow_docs(ids, kinds, st.one_of(good_handles, texts, bad_texts), any_texts, plain_values),
-    json_values, st.fixed_dictionaries({"nodes": json_values, "connections": json_values}))
+    json_values,
+    st.fixed_dictionaries({"nodes": json_values, "connections": json_values}),
+)
 # Graphs that mostly load, so that validate, save and run are reached often.
-graphs = workflow_docs(st.sampled_from(["s", "a", "b", "c"]) | texts,
-                       st.sampled_from(["start", "agent", "if", "approval", "unknown"]), good_handles | texts, texts,
-                       plain_values)
+graphs = workflow_docs(
+    st.sampled_from(["s", "a", "b", "c"]) | texts,
+    st.sampled_from(["start", "agent", "if", "approval", "unknown"]),
+    good_handles | texts,
+    texts,
+    plain_values,
+)
 
 
 def encode(value: object) -> str:

@@ -27,14 +27,20 @@ print(json.dumps(sorted(sys.modules)))
 
 
 def modules_loaded_by(*names: str) -> list[str]:
-    result = subprocess.run([sys.executable, "-c", CHILD, *names], cwd=REPO, capture_output=True, text=True,
-                            timeout=60)
+    result = subprocess.run([sys.executable, "-c", CHILD, *names], cwd=REPO, capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
-@pytest.mark.parametrize("names", [("engine",), ("engine.cli",), ("engine.llm",),
-                                   ("engine", "engine.cli", "engine.llm", "engine.run.scheduler", "engine.graph.validate")])
+@pytest.mark.parametrize(
+    "names",
+    [
+        ("engine",),
+        ("engine.cli",),
+        ("engine.llm",),
+        ("engine", "engine.cli", "engine.llm", "engine.run.scheduler", "engine.graph.validate"),
+    ],
+)
 def test_engine_imports_no_qt(names: tuple[str, ...]) -> None:
     loaded = modules_loaded_by(*names)
     assert set(names) <= set(loaded)
@@ -61,7 +67,24 @@ def test_star_import_exports_exactly_all() -> None:
 
 
 def test_core_api_is_public() -> None:
-    for name in ("Workflow", "Node", "Connection", "WorkflowLoadError", "load_workflow", "loads_workflow",
-                 "parse_workflow", "save_workflow", "validate", "check_connection", "Issue", "Severity",
-                 "GraphIndex", "ConnectionCheck", "Run", "RunEvent", "EchoProvider", "LLMProvider"):
+    for name in (
+        "Workflow",
+        "Node",
+        "Connection",
+        "WorkflowLoadError",
+        "load_workflow",
+        "loads_workflow",
+        "parse_workflow",
+        "save_workflow",
+        "validate",
+        "check_connection",
+        "Issue",
+        "Severity",
+        "GraphIndex",
+        "ConnectionCheck",
+        "Run",
+        "RunEvent",
+        "EchoProvider",
+        "LLMProvider",
+    ):
         assert name in engine.__all__, name

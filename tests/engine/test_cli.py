@@ -17,8 +17,14 @@ SAMPLES = ROOT / "samples"
 
 
 def flowdesk(*args: str, timeout: float = 30) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "editor.launcher", *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=timeout, env={**os.environ, "NO_COLOR": "1"})
+    return subprocess.run(
+        [sys.executable, "-m", "editor.launcher", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, "NO_COLOR": "1"},
+    )
 
 
 def jsonl(out: str) -> list[dict]:
@@ -48,8 +54,15 @@ def test_run_hello_jsonl_in_emission_order() -> None:
     assert res.returncode == 0, res.stderr
     events = jsonl(res.stdout)
     assert [(e["nodeId"], e["type"]) for e in events] == [
-        ("system", "run_status"), ("start", "step_start"), ("start", "step_end"), ("greeter", "step_start"),
-        ("greeter", "start_prompt"), ("greeter", "llm_response"), ("greeter", "step_end"), ("system", "run_status")]
+        ("system", "run_status"),
+        ("start", "step_start"),
+        ("start", "step_end"),
+        ("greeter", "step_start"),
+        ("greeter", "start_prompt"),
+        ("greeter", "llm_response"),
+        ("greeter", "step_end"),
+        ("system", "run_status"),
+    ]
     assert all(set(e) >= {"timestamp", "nodeId", "type", "content"} for e in events)
     assert events[-3]["content"] == "ping" and events[-1]["content"] == "completed"
     stamps = [e["timestamp"] for e in events]
@@ -65,8 +78,9 @@ def test_run_paused_without_decision_exits_3() -> None:
 
 
 def test_run_decisions_applied_in_order() -> None:
-    res = flowdesk("run", str(SAMPLES / "review.flow.json"), "--provider", "echo", "--jsonl", "--decide",
-                   "reject:promise less")
+    res = flowdesk(
+        "run", str(SAMPLES / "review.flow.json"), "--provider", "echo", "--jsonl", "--decide", "reject:promise less"
+    )
     assert res.returncode == 0, res.stderr
     events = jsonl(res.stdout)
     received = [e for e in events if e["type"] == "input_received"]
@@ -89,10 +103,22 @@ def test_run_failed_and_usage_exit_codes(tmp_path: Path) -> None:
     assert flowdesk("run", str(SAMPLES / "hello.flow.json"), "--decide", "maybe").returncode == 2
     assert flowdesk("run", str(tmp_path / "none.flow.json"), "--provider", "echo").returncode == 2
     loop = tmp_path / "loop.flow.json"
-    loop.write_text(json.dumps({"nodes": [{"id": "s", "type": "start"}, {"id": "a", "type": "agent", "data": {"model": "m"}},
-                                          {"id": "b", "type": "agent", "data": {"model": "m"}}],
-                                "connections": [{"source": "s", "target": "a"}, {"source": "a", "target": "b"},
-                                                {"source": "b", "target": "a"}]}))
+    loop.write_text(
+        json.dumps(
+            {
+                "nodes": [
+                    {"id": "s", "type": "start"},
+                    {"id": "a", "type": "agent", "data": {"model": "m"}},
+                    {"id": "b", "type": "agent", "data": {"model": "m"}},
+                ],
+                "connections": [
+                    {"source": "s", "target": "a"},
+                    {"source": "a", "target": "b"},
+                    {"source": "b", "target": "a"},
+                ],
+            }
+        )
+    )
     res = flowdesk("run", str(loop), "--provider", "echo", "--max-visits", "3", "--jsonl")
     assert res.returncode == 1
     assert jsonl(res.stdout)[-1]["content"] == "failed"
@@ -107,10 +133,16 @@ def test_run_ctrl_c_exits_4(tmp_path: Path) -> None:
         "from engine.llm.echo import EchoProvider\n"
         "registry._FACTORIES['echo'] = lambda **_: EchoProvider(delay=30)\n"
         "from engine.cli import main\n"
-        "sys.exit(main(sys.argv[1:]))\n")
-    proc = subprocess.Popen([sys.executable, str(script), "run", str(SAMPLES / "hello.flow.json"), "--provider", "echo",
-                             "--jsonl"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+        "sys.exit(main(sys.argv[1:]))\n"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, str(script), "run", str(SAMPLES / "hello.flow.json"), "--provider", "echo", "--jsonl"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     assert proc.stdout is not None
     for line in proc.stdout:
         if '"start_prompt"' in line:
@@ -133,8 +165,14 @@ def test_version_prints_the_installed_version_without_a_display() -> None:
     from importlib import metadata
 
     env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
-    res = subprocess.run([sys.executable, "-m", "editor.launcher", "--version"], cwd=ROOT, capture_output=True,
-                         text=True, timeout=30, env=env)
+    res = subprocess.run(
+        [sys.executable, "-m", "editor.launcher", "--version"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env=env,
+    )
     assert res.returncode == 0, res.stderr
     assert res.stdout.strip() == f"flowdesk {metadata.version('flowdesk')}"
 
@@ -148,6 +186,9 @@ def test_the_summary_says_what_the_run_spent() -> None:
     assert "5 done" in summary and " · tokens " in summary and summary.endswith(" · $0"), summary
     res = flowdesk("run", str(ROOT / "samples" / "research.flow.json"), "--provider", "echo", "--jsonl")
     events = jsonl(res.stdout)
-    spent = sum(e["usage"]["prompt_tokens"] + e["usage"]["completion_tokens"] for e in events
-                if e["type"] in ("llm_response", "subagent_call_end"))
+    spent = sum(
+        e["usage"]["prompt_tokens"] + e["usage"]["completion_tokens"]
+        for e in events
+        if e["type"] in ("llm_response", "subagent_call_end")
+    )
     assert f"tokens {spent:,}" in summary

@@ -19,22 +19,45 @@ SAMPLES = ROOT / "samples"
 
 
 def env_for(tmp_path: Path) -> dict[str, str]:
-    return {**os.environ, "NO_COLOR": "1", "PYTHONPATH": str(ROOT), "FLOWDESK_DATA_DIR": str(tmp_path / "data"),
-            "FLOWDESK_CONFIG_DIR": str(tmp_path / "config")}
+    return {
+        **os.environ,
+        "NO_COLOR": "1",
+        "PYTHONPATH": str(ROOT),
+        "FLOWDESK_DATA_DIR": str(tmp_path / "data"),
+        "FLOWDESK_CONFIG_DIR": str(tmp_path / "config"),
+    }
 
 
 def flowdesk(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "engine.cli", *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=60, env=env_for(tmp_path), stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        [sys.executable, "-m", "engine.cli", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env_for(tmp_path),
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def loop_flow(tmp_path: Path) -> Path:
     path = tmp_path / "loop.flow.json"
-    path.write_text(json.dumps({"nodes": [{"id": "s", "type": "start"},
-                                          {"id": "a", "type": "agent", "data": {"model": "m"}},
-                                          {"id": "b", "type": "agent", "data": {"model": "m"}}],
-                                "connections": [{"source": "s", "target": "a"}, {"source": "a", "target": "b"},
-                                                {"source": "b", "target": "a"}]}))
+    path.write_text(
+        json.dumps(
+            {
+                "nodes": [
+                    {"id": "s", "type": "start"},
+                    {"id": "a", "type": "agent", "data": {"model": "m"}},
+                    {"id": "b", "type": "agent", "data": {"model": "m"}},
+                ],
+                "connections": [
+                    {"source": "s", "target": "a"},
+                    {"source": "a", "target": "b"},
+                    {"source": "b", "target": "a"},
+                ],
+            }
+        )
+    )
     return path
 
 
@@ -64,19 +87,34 @@ def test_a_failed_run_without_the_store_still_names_itself(tmp_path: Path) -> No
 def slow_echo_script(tmp_path: Path, delay: float = 30) -> Path:
     """The command line with the echo provider answering after ``delay`` seconds."""
     script = tmp_path / "slow.py"
-    script.write_text("import sys\n"
-                      "from engine.llm import registry\n"
-                      "from engine.llm.echo import EchoProvider\n"
-                      f"registry._FACTORIES['echo'] = lambda **_: EchoProvider(delay={delay})\n"
-                      "from engine.cli import main\n"
-                      "sys.exit(main(sys.argv[1:]))\n")
+    script.write_text(
+        "import sys\n"
+        "from engine.llm import registry\n"
+        "from engine.llm.echo import EchoProvider\n"
+        f"registry._FACTORIES['echo'] = lambda **_: EchoProvider(delay={delay})\n"
+        "from engine.cli import main\n"
+        "sys.exit(main(sys.argv[1:]))\n"
+    )
     return script
 
 
 def test_a_cancelled_run_prints_its_id(tmp_path: Path) -> None:
-    proc = subprocess.Popen([sys.executable, str(slow_echo_script(tmp_path)), "run", str(SAMPLES / "hello.flow.json"),
-                             "--provider", "echo", "--jsonl"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, env=env_for(tmp_path))
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            str(slow_echo_script(tmp_path)),
+            "run",
+            str(SAMPLES / "hello.flow.json"),
+            "--provider",
+            "echo",
+            "--jsonl",
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env_for(tmp_path),
+    )
     assert proc.stdout is not None
     for line in proc.stdout:
         if '"start_prompt"' in line:
@@ -95,8 +133,14 @@ def test_run_into_a_closed_pipe_ends_quietly(tmp_path: Path, store: list[str]) -
     """`flowdesk run ... | head -3`: the reader leaves while the run goes on."""
     script = slow_echo_script(tmp_path, delay=1)
     cmd = f"{sys.executable} {script} run {SAMPLES / 'hello.flow.json'} --provider echo {' '.join(store)} | head -3"
-    res = subprocess.run(["bash", "-c", cmd + "; echo \"codes=${PIPESTATUS[*]}\" >&2"], cwd=ROOT, capture_output=True,
-                         text=True, timeout=60, env=env_for(tmp_path))
+    res = subprocess.run(
+        ["bash", "-c", cmd + '; echo "codes=${PIPESTATUS[*]}" >&2'],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env_for(tmp_path),
+    )
     assert len(res.stdout.splitlines()) == 3
     assert "Traceback" not in res.stderr and "BrokenPipe" not in res.stderr and "Exception ignored" not in res.stderr
     assert "codes=141 0" in res.stderr, res.stderr  # 128 + SIGPIPE, as a shell reports it
@@ -115,24 +159,31 @@ def _start_up_time() -> float:
     times = []
     for _ in range(3):
         t0 = time.monotonic()
-        subprocess.run([sys.executable, "-c", "import editor"], cwd=ROOT, check=True, env={**os.environ,
-                                                                                          "PYTHONPATH": str(ROOT)})
+        subprocess.run(
+            [sys.executable, "-c", "import editor"], cwd=ROOT, check=True, env={**os.environ, "PYTHONPATH": str(ROOT)}
+        )
         times.append(time.monotonic() - t0)
     return sorted(times)[1]
 
 
 def _interrupt_run_after(tmp_path: Path, delay: float) -> subprocess.Popen[str]:
-    proc = subprocess.Popen([sys.executable, "-m", "editor.launcher", "run", str(SAMPLES / "hello.flow.json"),
-                             "--provider", "echo"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, env=env_for(tmp_path))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "editor.launcher", "run", str(SAMPLES / "hello.flow.json"), "--provider", "echo"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env_for(tmp_path),
+    )
     time.sleep(delay)
     proc.send_signal(signal.SIGINT)
     return proc
 
 
 @pytest.mark.parametrize("delay_ms", [0, 20, 50, 100])
-def test_ctrl_c_in_the_first_tenth_of_a_second_of_run_exits_4_without_a_traceback(tmp_path: Path,
-                                                                                  delay_ms: int) -> None:
+def test_ctrl_c_in_the_first_tenth_of_a_second_of_run_exits_4_without_a_traceback(
+    tmp_path: Path, delay_ms: int
+) -> None:
     ours = max(1.5 * _start_up_time(), _start_up_time() + 0.03)  # from the first line of ours on
     for _ in range(3):
         proc = _interrupt_run_after(tmp_path, ours + delay_ms / 1000)

@@ -21,16 +21,26 @@ from .flows import agent, flow, link, start
 def test_wire_line_is_to_json() -> None:
     events = [
         RunEvent("a", "step_start", "Agent"),
-        RunEvent("a", "llm_response", 'quo"te \\ é \n 漢 \u2028 \x01', extra={"usage": {"prompt_tokens": 3}, "model": "m"}),
+        RunEvent(
+            "a", "llm_response", 'quo"te \\ é \n 漢 \u2028 \x01', extra={"usage": {"prompt_tokens": 3}, "model": "m"}
+        ),
         RunEvent("a", "step_end", "", extra={"status": "done", "durationMs": 1.5, "handle": None}),
         RunEvent("a", "logic_check", "x", extra={"content": "replaced in place", "n": 1}),
-        RunEvent("a", "logic_check", "x", extra={"note": "names \"type\" in a value"}),
+        RunEvent("a", "logic_check", "x", extra={"note": 'names "type" in a value'}),
         RunEvent("a", "llm_delta", "tok", path="f1/a"),
         RunEvent("a", "step_end", "", extra={"status": "done", "path": "in extra"}, path="f1"),
-        RunEvent("a", "subagent_call_start", "arg", extra={"parentNodeId": "a", "subagentNodeId": "b",
-                                                           "subagentName": "B", "callId": "c1", "depth": 1}),
-        RunEvent("a", "subagent_call_end", "ok", extra={"parentNodeId": "a", "subagentNodeId": "b", "depth": 1,
-                                                        "usage": {"total_tokens": 4}}),
+        RunEvent(
+            "a",
+            "subagent_call_start",
+            "arg",
+            extra={"parentNodeId": "a", "subagentNodeId": "b", "subagentName": "B", "callId": "c1", "depth": 1},
+        ),
+        RunEvent(
+            "a",
+            "subagent_call_end",
+            "ok",
+            extra={"parentNodeId": "a", "subagentNodeId": "b", "depth": 1, "usage": {"total_tokens": 4}},
+        ),
         RunEvent("a", "llm_error", "", extra_json="{}"),
         RunEvent("\ud800", "error", "lone \udfff surrogate"),
     ]
@@ -113,13 +123,20 @@ async def test_a_run_not_recorded_is_printed_in_frames_with_one_write_each() -> 
 async def test_a_quiet_stream_passes_on_what_it_held() -> None:
     """Two pieces 5 ms apart, then 0.6 s of silence: the second piece (held, as it came within
     the frame) is emitted by the timer, not with the piece after the pause."""
-    events: list[bytes | float] = [_chunk({"role": "assistant", "content": ""}), _chunk({"content": "one "}), 0.005,
-                                   _chunk({"content": "two "}), 0.6, _chunk({"content": "three"}),
-                                   _chunk({}, "stop")]
+    events: list[bytes | float] = [
+        _chunk({"role": "assistant", "content": ""}),
+        _chunk({"content": "one "}),
+        0.005,
+        _chunk({"content": "two "}),
+        0.6,
+        _chunk({"content": "three"}),
+        _chunk({}, "stop"),
+    ]
     with FakeLLMServer() as server:
         server.handler = lambda rec: Reply(events=list(events))
-        provider = OpenAIProvider(base_url=server.base_url, api_key="k",
-                                  http=HttpSettings(connectTimeout=1, readTimeout=5, maxRetries=0))
+        provider = OpenAIProvider(
+            base_url=server.base_url, api_key="k", http=HttpSettings(connectTimeout=1, readTimeout=5, maxRetries=0)
+        )
         run = Run(flow([start(), agent("a")], [link("s", "a")]), provider, delta_interval=0.05)
         await run.start()
     deltas = [e for e in run.events if e.type == "llm_delta"]
@@ -133,8 +150,11 @@ def test_the_stamp_of_a_line_is_format_timestamp() -> None:
     from engine.run.events import format_timestamp
 
     base = 1_764_170_000
-    cases = [base + k + f for k in range(3) for f in (0.0, 0.0004999, 0.0005, 0.123456789, 0.9994999, 0.9995,
-                                                       0.99999949, 0.9999995, 0.99999999)]
+    cases = [
+        base + k + f
+        for k in range(3)
+        for f in (0.0, 0.0004999, 0.0005, 0.123456789, 0.9994999, 0.9995, 0.99999949, 0.9999995, 0.99999999)
+    ]
     cases += [0.0, 1e-7, 86_399.9999996, -1.5, 253_402_300_799.0] + [base + i * 0.0137 for i in range(2000)]
     for ts in cases:
         assert _stamp(ts) == format_timestamp(ts), ts

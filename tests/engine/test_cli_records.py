@@ -25,8 +25,14 @@ def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def flowdesk(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "engine.cli", *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=60, env={**os.environ, "NO_COLOR": "1", "PYTHONPATH": str(ROOT)})
+    return subprocess.run(
+        [sys.executable, "-m", "engine.cli", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "NO_COLOR": "1", "PYTHONPATH": str(ROOT)},
+    )
 
 
 def runs_json() -> list[dict]:
@@ -54,7 +60,9 @@ def test_runs_lists_what_each_run_spent(data_dir):
     assert listed[0]["cost"] == 0.0 and listed[0]["tokens"] > 0
     lines = flowdesk("runs").stdout.splitlines()
     assert "TOKENS · COST" in lines[0]
-    assert f"{listed[0]['tokens']:,} · $0" in lines[1] and run.stdout.rstrip().endswith(f"tokens {listed[0]['tokens']:,} · $0")
+    assert f"{listed[0]['tokens']:,} · $0" in lines[1] and run.stdout.rstrip().endswith(
+        f"tokens {listed[0]['tokens']:,} · $0"
+    )
 
 
 def test_a_completed_run_prints_its_id(data_dir):
@@ -91,8 +99,9 @@ def test_importing_the_same_record_twice_is_refused(data_dir, tmp_path):
     assert flowdesk("run", str(SAMPLES / "hello.flow.json"), "--provider", "echo", "--input", "hi").returncode == 0
     store = RunStore()
     run_id = store.list_runs()[0].id
-    record = json.loads(json.dumps(agentflow_record(store.get_run(run_id), store.workflow_json(run_id),
-                                                    store.events(run_id))))
+    record = json.loads(
+        json.dumps(agentflow_record(store.get_run(run_id), store.workflow_json(run_id), store.events(run_id)))
+    )
     other = RunStore(tmp_path / "other.db")
     assert other.import_agentflow(record) == run_id
     with pytest.raises(AlreadyImported, match="in the run history already"):
@@ -103,4 +112,3 @@ def test_importing_the_same_record_twice_is_refused(data_dir, tmp_path):
     assert store.count_runs() == 1
     store.close()
     other.close()
-

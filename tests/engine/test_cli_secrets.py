@@ -18,10 +18,22 @@ URL = f"https://bob:{PASSWORD}@example.com/data?page=1"
 
 
 def flowdesk(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "NO_COLOR": "1", "PYTHONPATH": str(ROOT), "FLOWDESK_DATA_DIR": str(tmp_path / "data"),
-           "FLOWDESK_CONFIG_DIR": str(tmp_path / "config")}
-    return subprocess.run([sys.executable, "-m", "engine.cli", *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=60, env=env, stdin=subprocess.DEVNULL)
+    env = {
+        **os.environ,
+        "NO_COLOR": "1",
+        "PYTHONPATH": str(ROOT),
+        "FLOWDESK_DATA_DIR": str(tmp_path / "data"),
+        "FLOWDESK_CONFIG_DIR": str(tmp_path / "config"),
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "engine.cli", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def test_mask_url_passwords_masks_only_the_password() -> None:
@@ -31,15 +43,24 @@ def test_mask_url_passwords_masks_only_the_password() -> None:
     for kept in ("https://bob@example.com/", "https://example.com/a:b@c", "mailto:a@b.c", "no url", 3, None):
         assert mask_url_passwords(kept) == kept
     assert mask_url_passwords({"a": [URL, {"b": URL}], "n": 1}) == {
-        "a": ["https://bob:••••@example.com/data?page=1", {"b": "https://bob:••••@example.com/data?page=1"}], "n": 1}
+        "a": ["https://bob:••••@example.com/data?page=1", {"b": "https://bob:••••@example.com/data?page=1"}],
+        "n": 1,
+    }
 
 
 def test_url_password_in_var_is_masked_in_stored_arguments_show_and_runs(tmp_path: Path) -> None:
     flow = tmp_path / "v.flow.json"
-    flow.write_text(json.dumps({"nodes": [{"id": "start", "type": "start",
-                                           "data": {"variables": [{"name": "src", "type": "string"}]}},
-                                          {"id": "a", "type": "agent", "data": {"model": "m", "userPrompt": "hi"}}],
-                                "connections": [{"source": "start", "target": "a"}]}))
+    flow.write_text(
+        json.dumps(
+            {
+                "nodes": [
+                    {"id": "start", "type": "start", "data": {"variables": [{"name": "src", "type": "string"}]}},
+                    {"id": "a", "type": "agent", "data": {"model": "m", "userPrompt": "hi"}},
+                ],
+                "connections": [{"source": "start", "target": "a"}],
+            }
+        )
+    )
     res = flowdesk(tmp_path, "run", str(flow), "--provider", "echo", "--var", f"src={URL}")
     assert res.returncode == 0, res.stderr
     masked = "https://bob:••••@example.com/data?page=1"
@@ -59,9 +80,14 @@ def test_url_password_in_var_is_masked_in_stored_arguments_show_and_runs(tmp_pat
 
 def test_a_password_stored_by_an_older_version_is_masked_when_shown(tmp_path: Path) -> None:
     flow = tmp_path / "v.flow.json"
-    flow.write_text(json.dumps({"nodes": [{"id": "start", "type": "start"},
-                                          {"id": "a", "type": "agent", "data": {"model": "m"}}],
-                                "connections": [{"source": "start", "target": "a"}]}))
+    flow.write_text(
+        json.dumps(
+            {
+                "nodes": [{"id": "start", "type": "start"}, {"id": "a", "type": "agent", "data": {"model": "m"}}],
+                "connections": [{"source": "start", "target": "a"}],
+            }
+        )
+    )
     assert flowdesk(tmp_path, "run", str(flow), "--provider", "echo").returncode == 0
     conn = sqlite3.connect(tmp_path / "data" / "runs.db")
     with conn:

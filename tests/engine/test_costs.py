@@ -21,10 +21,15 @@ PRICES = {"gpt-4o-mini": (0.15, 0.6), "claude-sonnet-4-5": (3.0, 15.0), "echo": 
 
 
 def _flow():
-    return parse_workflow({
-        "nodes": [{"id": "s", "type": "start", "data": {"initialInput": "a question of some length"}},
-                  {"id": "a", "type": "agent", "data": {"agentName": "A", "model": "gpt-4o-mini"}}],
-        "connections": [{"source": "s", "target": "a"}]})
+    return parse_workflow(
+        {
+            "nodes": [
+                {"id": "s", "type": "start", "data": {"initialInput": "a question of some length"}},
+                {"id": "a", "type": "agent", "data": {"agentName": "A", "model": "gpt-4o-mini"}},
+            ],
+            "connections": [{"source": "s", "target": "a"}],
+        }
+    )
 
 
 def test_a_dry_run_with_echo_costs_nothing_whatever_model_the_node_names(tmp_path):
@@ -59,10 +64,17 @@ def test_a_response_without_a_model_is_priced_by_the_nodes_model():
     from engine import RunEvent
 
     wf = _flow()
-    events = [RunEvent("s", "step_start", "Start", timestamp=1.0),
-              RunEvent("a", "step_start", "A", timestamp=1.0),
-              RunEvent("a", "llm_response", "answer", timestamp=2.0,
-                       extra={"usage": {"prompt_tokens": 1_000_000, "completion_tokens": 0}})]
+    events = [
+        RunEvent("s", "step_start", "Start", timestamp=1.0),
+        RunEvent("a", "step_start", "A", timestamp=1.0),
+        RunEvent(
+            "a",
+            "llm_response",
+            "answer",
+            timestamp=2.0,
+            extra={"usage": {"prompt_tokens": 1_000_000, "completion_tokens": 0}},
+        ),
+    ]
     costs = run_costs(RunState.of(wf, events), wf, PRICES)
     assert costs["nodes"]["a"]["model"] == "gpt-4o-mini" and costs["total"]["cost"] == pytest.approx(0.15)
 
@@ -88,8 +100,11 @@ def test_subagent_calls_count_their_tokens_live_and_stored(tmp_path):
         assert live.details[e.extra["subagentNodeId"]].total_usage == e.extra["usage"]
     costs = run_costs(live, wf, PRICES)
     assert {"lead", "facts", "skeptic", "writer"} <= set(costs["nodes"])
-    every_call = sum(e.extra["usage"]["prompt_tokens"] + e.extra["usage"]["completion_tokens"]
-                     for e in run.events if e.type in ("llm_response", "subagent_call_end"))
+    every_call = sum(
+        e.extra["usage"]["prompt_tokens"] + e.extra["usage"]["completion_tokens"]
+        for e in run.events
+        if e.type in ("llm_response", "subagent_call_end")
+    )
     assert costs["total"]["tokens"] == every_call
     # the same from the store: the events read back, and the history's per-node sums
     stored = RunState.of(wf, store.events(run.run_id))
@@ -102,15 +117,22 @@ def test_subagent_calls_count_their_tokens_live_and_stored(tmp_path):
 
 
 async def test_a_node_in_a_loop_is_paid_for_every_iteration():
-    wf = parse_workflow({
-        "nodes": [{"id": "s", "type": "start", "data": {"initialInput": "a draft"}},
-                  {"id": "rounds", "type": "loop", "data": {"maxIterations": 3, "until": "never said"}},
-                  {"id": "reviser", "type": "agent", "data": {"agentName": "Reviser", "userPrompt": "Revise: {{input}}"}},
-                  {"id": "final", "type": "agent", "data": {"agentName": "Final"}}],
-        "connections": [{"source": "s", "target": "rounds"},
-                        {"source": "rounds", "target": "reviser", "sourceHandle": "body"},
-                        {"source": "reviser", "target": "rounds"},
-                        {"source": "rounds", "target": "final", "sourceHandle": "done"}]})
+    wf = parse_workflow(
+        {
+            "nodes": [
+                {"id": "s", "type": "start", "data": {"initialInput": "a draft"}},
+                {"id": "rounds", "type": "loop", "data": {"maxIterations": 3, "until": "never said"}},
+                {"id": "reviser", "type": "agent", "data": {"agentName": "Reviser", "userPrompt": "Revise: {{input}}"}},
+                {"id": "final", "type": "agent", "data": {"agentName": "Final"}},
+            ],
+            "connections": [
+                {"source": "s", "target": "rounds"},
+                {"source": "rounds", "target": "reviser", "sourceHandle": "body"},
+                {"source": "reviser", "target": "rounds"},
+                {"source": "rounds", "target": "final", "sourceHandle": "done"},
+            ],
+        }
+    )
     run = Run(wf, EchoProvider())
     await run.start()
     assert run.status == "completed", run.error
@@ -127,13 +149,27 @@ def test_a_flow_nodes_nested_run_counts_for_that_node(tmp_path):
     """The calls a subflow makes are paid for too: they count for the flow node that ran it,
     in the console's totals (the reducer's nested states) as in the history's sums."""
     sub = tmp_path / "greet.flow.json"
-    sub.write_text(json.dumps({"nodes": [{"id": "s", "type": "start", "data": {"initialInput": "hi"}},
-                                         {"id": "greeter", "type": "agent", "data": {"agentName": "Greeter"}}],
-                               "connections": [{"source": "s", "target": "greeter"}]}))
-    wf = parse_workflow({"nodes": [{"id": "s", "type": "start", "data": {"initialInput": "hello"}},
-                                   {"id": "f", "type": "flow", "data": {"flow": "greet.flow.json"}},
-                                   {"id": "a", "type": "agent", "data": {"agentName": "After"}}],
-                         "connections": [{"source": "s", "target": "f"}, {"source": "f", "target": "a"}]})
+    sub.write_text(
+        json.dumps(
+            {
+                "nodes": [
+                    {"id": "s", "type": "start", "data": {"initialInput": "hi"}},
+                    {"id": "greeter", "type": "agent", "data": {"agentName": "Greeter"}},
+                ],
+                "connections": [{"source": "s", "target": "greeter"}],
+            }
+        )
+    )
+    wf = parse_workflow(
+        {
+            "nodes": [
+                {"id": "s", "type": "start", "data": {"initialInput": "hello"}},
+                {"id": "f", "type": "flow", "data": {"flow": "greet.flow.json"}},
+                {"id": "a", "type": "agent", "data": {"agentName": "After"}},
+            ],
+            "connections": [{"source": "s", "target": "f"}, {"source": "f", "target": "a"}],
+        }
+    )
     store = RunStore(tmp_path / "runs.db")
     run = recorded_run(store, wf, path=str(tmp_path / "main.flow.json"))
     assert run.status == "completed", run.error

@@ -19,13 +19,29 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _flow(fid: str, name: str, variables: list[dict], triggers: list[str], prompt: str) -> dict:
-    return {"id": fid, "name": name, "description": f"{name} for the tests", "version": 1, "triggers": triggers,
-            "nodes": [{"id": "start", "type": "start", "x": 80, "y": 120,
-                       "data": {"initialInput": "", "variables": variables}},
-                      {"id": "work", "type": "agent", "x": 400, "y": 120,
-                       "data": {"agentName": name, "userPrompt": prompt, "provider": "echo",
-                                "tools": {"web_search": False, "subagents": False}}}],
-            "connections": [{"source": "start", "target": "work", "sourceHandle": "output", "targetHandle": "input"}]}
+    return {
+        "id": fid,
+        "name": name,
+        "description": f"{name} for the tests",
+        "version": 1,
+        "triggers": triggers,
+        "nodes": [
+            {"id": "start", "type": "start", "x": 80, "y": 120, "data": {"initialInput": "", "variables": variables}},
+            {
+                "id": "work",
+                "type": "agent",
+                "x": 400,
+                "y": 120,
+                "data": {
+                    "agentName": name,
+                    "userPrompt": prompt,
+                    "provider": "echo",
+                    "tools": {"web_search": False, "subagents": False},
+                },
+            },
+        ],
+        "connections": [{"source": "start", "target": "work", "sourceHandle": "output", "targetHandle": "input"}],
+    }
 
 
 @pytest.fixture
@@ -33,16 +49,33 @@ def library(tmp_path: Path) -> Path:
     folder = tmp_path / "lib"
     folder.mkdir()
     flows = [
-        _flow("make-playlist", "Make playlist",
-              [{"name": "genre", "type": "string", "required": True},
-               {"name": "quantity", "type": "number", "value": 10}],
-              ["create (a)? $(genre:wildcard) playlist (with)? $(quantity:number) (songs)?",
-               "make me a $(genre:wildcard) playlist"], "Make a {{genre}} playlist of {{quantity}} songs"),
-        _flow("weather", "Weather report", [{"name": "city", "type": "string", "required": True}],
-              ["(what is the)? weather in $(city:wildcard)"], "Weather in {{city}}"),
-        _flow("summarise", "Summarise text",
-              [{"name": "text", "type": "string", "required": True},
-               {"name": "bullets", "type": "number", "value": 3}], [], "Summarise {{text}} in {{bullets}} bullets"),
+        _flow(
+            "make-playlist",
+            "Make playlist",
+            [
+                {"name": "genre", "type": "string", "required": True},
+                {"name": "quantity", "type": "number", "value": 10},
+            ],
+            [
+                "create (a)? $(genre:wildcard) playlist (with)? $(quantity:number) (songs)?",
+                "make me a $(genre:wildcard) playlist",
+            ],
+            "Make a {{genre}} playlist of {{quantity}} songs",
+        ),
+        _flow(
+            "weather",
+            "Weather report",
+            [{"name": "city", "type": "string", "required": True}],
+            ["(what is the)? weather in $(city:wildcard)"],
+            "Weather in {{city}}",
+        ),
+        _flow(
+            "summarise",
+            "Summarise text",
+            [{"name": "text", "type": "string", "required": True}, {"name": "bullets", "type": "number", "value": 3}],
+            [],
+            "Summarise {{text}} in {{bullets}} bullets",
+        ),
     ]
     for i, f in enumerate(flows):
         (folder / f"{i}-{f['id']}.flow.json").write_text(json.dumps(f))
@@ -50,10 +83,21 @@ def library(tmp_path: Path) -> Path:
 
 
 def do(library: Path, tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "NO_COLOR": "1", "FLOWDESK_CONFIG_DIR": str(tmp_path / "config"),
-           "FLOWDESK_DATA_DIR": str(tmp_path / "data")}
-    return subprocess.run([sys.executable, "-m", "engine.cli", "do", *args, "--library", str(library)], cwd=ROOT,
-                          capture_output=True, text=True, timeout=60, env=env, stdin=subprocess.DEVNULL)
+    env = {
+        **os.environ,
+        "NO_COLOR": "1",
+        "FLOWDESK_CONFIG_DIR": str(tmp_path / "config"),
+        "FLOWDESK_DATA_DIR": str(tmp_path / "data"),
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "engine.cli", "do", *args, "--library", str(library)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 @pytest.fixture
@@ -63,8 +107,17 @@ def server():
 
 
 def test_trigger_match_runs_with_no_model_request(library, tmp_path, server) -> None:
-    r = do(library, tmp_path, "Create a blues playlist with 12 songs!", "--yes", "--no-store",
-           "--base-url", server.base_url, "--model", "fake-model")
+    r = do(
+        library,
+        tmp_path,
+        "Create a blues playlist with 12 songs!",
+        "--yes",
+        "--no-store",
+        "--base-url",
+        server.base_url,
+        "--model",
+        "fake-model",
+    )
     assert r.returncode == 0, r.stderr
     assert server.requests == []
     assert 'flow: Make playlist (make-playlist) · trigger "create (a)?' in r.stdout
@@ -92,8 +145,17 @@ def test_fewest_wildcard_words_win_then_library_order(library) -> None:
 
 def test_no_match_asks_the_model_once_with_the_library_schema(library, tmp_path, server) -> None:
     server.push(openai_plain(json.dumps({"flow": "summarise", "arguments": {"text": "the memo", "bullets": 4}})))
-    r = do(library, tmp_path, "boil this memo down for me", "--yes", "--no-store",
-           "--base-url", server.base_url, "--model", "fake-model")
+    r = do(
+        library,
+        tmp_path,
+        "boil this memo down for me",
+        "--yes",
+        "--no-store",
+        "--base-url",
+        server.base_url,
+        "--model",
+        "fake-model",
+    )
     assert r.returncode == 0, r.stderr
     assert len(server.requests) == 1
     body = server.requests[0].json
@@ -109,15 +171,18 @@ def test_no_match_asks_the_model_once_with_the_library_schema(library, tmp_path,
     assert '  text = "the memo"' in r.stdout and "Summarise the memo in 4 bullets" in r.stdout
 
 
-@pytest.mark.parametrize("answer, reason", [
-    ({"flow": "order-pizza", "arguments": {}}, "'order-pizza', which is not in the library"),
-    ({"flow": "summarise", "arguments": {"text": "memo", "bullets": "four"}}, "bullets"),
-    ({"flow": "weather", "arguments": {}}, "city"),
-    ({"flow": "weather", "arguments": {"city": "Oslo", "when": "now"}}, "when"),
-    ({"flow": None, "arguments": {}}, "found no flow"),
-    ("sure, I'd run the weather one", "not a flow choice"),
-    ("", "empty"),
-])
+@pytest.mark.parametrize(
+    "answer, reason",
+    [
+        ({"flow": "order-pizza", "arguments": {}}, "'order-pizza', which is not in the library"),
+        ({"flow": "summarise", "arguments": {"text": "memo", "bullets": "four"}}, "bullets"),
+        ({"flow": "weather", "arguments": {}}, "city"),
+        ({"flow": "weather", "arguments": {"city": "Oslo", "when": "now"}}, "when"),
+        ({"flow": None, "arguments": {}}, "found no flow"),
+        ("sure, I'd run the weather one", "not a flow choice"),
+        ("", "empty"),
+    ],
+)
 def test_unusable_answers_run_nothing(library, tmp_path, server, answer, reason) -> None:
     text = answer if isinstance(answer, str) else json.dumps(answer)
     server.push(openai_plain(text) if text else openai_plain("{}"))
@@ -126,8 +191,17 @@ def test_unusable_answers_run_nothing(library, tmp_path, server, answer, reason)
         with pytest.raises(NoFlowMatches, match="empty"):
             parse_routing_answer("  ", flows)
         return
-    r = do(library, tmp_path, "something nobody planned for", "--yes", "--no-store",
-           "--base-url", server.base_url, "--model", "fake-model")
+    r = do(
+        library,
+        tmp_path,
+        "something nobody planned for",
+        "--yes",
+        "--no-store",
+        "--base-url",
+        server.base_url,
+        "--model",
+        "fake-model",
+    )
     assert r.returncode == 2, r.stderr
     assert "no flow matches" in r.stderr and reason in r.stderr
     assert len(server.requests) == 1

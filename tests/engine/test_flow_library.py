@@ -59,9 +59,14 @@ def agent(nid: str, prompt: str) -> dict[str, Any]:
 
 
 def child_flow(approval: bool = False) -> Any:
-    nodes = [start("child input", [{"name": "topic", "type": "string", "required": True},
-                                   {"name": "count", "type": "number", "value": 1}]),
-             agent("a", "child got {{PREVIOUS_OUTPUT}}"), agent("b", "after {{PREVIOUS_OUTPUT}}")]
+    nodes = [
+        start(
+            "child input",
+            [{"name": "topic", "type": "string", "required": True}, {"name": "count", "type": "number", "value": 1}],
+        ),
+        agent("a", "child got {{PREVIOUS_OUTPUT}}"),
+        agent("b", "after {{PREVIOUS_OUTPUT}}"),
+    ]
     links = [("s", "a")]
     if approval:
         nodes.append({"id": "ap", "type": "approval", "data": {"prompt": "Child asks: ok?"}})
@@ -72,12 +77,19 @@ def child_flow(approval: bool = False) -> Any:
 
 
 def parent_flow(ref: str, inputs: dict[str, Any] | None = None) -> Any:
-    return wf("Parent", [start("parent input"),
-                         {"id": "f", "type": "flow", "data": {"flow": ref, "inputs": inputs or {"topic": "cats"}}},
-                         agent("z", "final {{PREVIOUS_OUTPUT}}")], [("s", "f"), ("f", "z")])
+    return wf(
+        "Parent",
+        [
+            start("parent input"),
+            {"id": "f", "type": "flow", "data": {"flow": ref, "inputs": inputs or {"topic": "cats"}}},
+            agent("z", "final {{PREVIOUS_OUTPUT}}"),
+        ],
+        [("s", "f"), ("f", "z")],
+    )
 
 
 # ------------------------------------------------------------------ the library
+
 
 def test_save_gives_a_stable_id_kept_on_load_and_save(tmp_path: Path) -> None:
     lib = FlowLibrary([tmp_path / "lib"])
@@ -97,13 +109,21 @@ def test_flows_lists_name_description_parameters_triggers_and_path(tmp_path: Pat
     lib = FlowLibrary([tmp_path / "lib"])
     entry = lib.save(child_flow())
     (f,) = lib.flows()
-    assert (f.name, f.description, f.triggers, f.path) == ("Child", "A child flow.", ["child $(topic:wildcard)"],
-                                                          entry.path)
-    assert [(p.name, p.type, p.required) for p in f.parameters] == [("topic", "string", True),
-                                                                    ("count", "number", False)]
-    assert f.parameters_schema() == {"type": "object", "properties": {"topic": {"type": "string"},
-                                                                      "count": {"type": "number"}},
-                                     "required": ["topic"]}
+    assert (f.name, f.description, f.triggers, f.path) == (
+        "Child",
+        "A child flow.",
+        ["child $(topic:wildcard)"],
+        entry.path,
+    )
+    assert [(p.name, p.type, p.required) for p in f.parameters] == [
+        ("topic", "string", True),
+        ("count", "number", False),
+    ]
+    assert f.parameters_schema() == {
+        "type": "object",
+        "properties": {"topic": {"type": "string"}, "count": {"type": "number"}},
+        "required": ["topic"],
+    }
     assert lib.get(f.id) == lib.get("child") == lib.get("CHILD")
     assert f.to_json()["canPause"] is False
 
@@ -152,20 +172,35 @@ def test_folders_from_the_settings_are_read(tmp_path: Path) -> None:
 def test_cli_flows_lists_the_library(tmp_path: Path) -> None:
     env = {**os.environ, "FLOWDESK_DATA_DIR": str(tmp_path / "data"), "FLOWDESK_CONFIG_DIR": str(tmp_path / "config")}
     FlowLibrary().save(child_flow())
-    res = subprocess.run([sys.executable, "-m", "engine.cli", "flows", "--json"], cwd=ROOT, env=env,
-                         capture_output=True, text=True, timeout=60)
+    res = subprocess.run(
+        [sys.executable, "-m", "engine.cli", "flows", "--json"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert res.returncode == 0, res.stderr
     out = json.loads(res.stdout)
     child = next(f for f in out["flows"] if f["name"] == "Child")
-    assert child["parameters"][0] == {"name": "topic", "type": "string", "description": "", "required": True,
-                                      "value": None}
+    assert child["parameters"][0] == {
+        "name": "topic",
+        "type": "string",
+        "description": "",
+        "required": True,
+        "value": None,
+    }
     assert child["triggers"] == ["child $(topic:wildcard)"] and child["enabled"] is True
-    res = subprocess.run([sys.executable, "-m", "engine.cli", "flows"], cwd=ROOT, env=env, capture_output=True,
-                         text=True, timeout=60)
-    assert res.returncode == 0 and "Child  [" in res.stdout and "parameters: topic: string, count: number?" in res.stdout
+    res = subprocess.run(
+        [sys.executable, "-m", "engine.cli", "flows"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
+    )
+    assert (
+        res.returncode == 0 and "Child  [" in res.stdout and "parameters: topic: string, count: number?" in res.stdout
+    )
 
 
 # ------------------------------------------------------------------ subflows
+
 
 async def run_to_rest(workflow: Any, lib: FlowLibrary, **kwargs: Any) -> Run:
     run = Run(workflow, EchoProvider(), library=lib, **kwargs)
@@ -181,18 +216,38 @@ async def test_a_subflow_result_is_its_last_leaf_output_and_its_events_carry_the
     assert run.outputs["f"] == "after child got child input"
     assert run.outputs["z"] == "final after child got child input"
     top = [(e.node_id, e.type) for e in run.events if not e.path]
-    assert top == [("system", "run_status"), ("s", "step_start"), ("s", "step_end"), ("f", "step_start"),
-                   ("f", "node_output"), ("f", "step_end"), ("z", "step_start"), ("z", "start_prompt"),
-                   ("z", "llm_response"), ("z", "step_end"), ("system", "run_status")]
+    assert top == [
+        ("system", "run_status"),
+        ("s", "step_start"),
+        ("s", "step_end"),
+        ("f", "step_start"),
+        ("f", "node_output"),
+        ("f", "step_end"),
+        ("z", "step_start"),
+        ("z", "start_prompt"),
+        ("z", "llm_response"),
+        ("z", "step_end"),
+        ("system", "run_status"),
+    ]
     nested = [e for e in run.events if e.path]
     paths = {e.path for e in nested}
     assert len(paths) == 1
     (path,) = paths
     assert path.startswith("f:")
     assert [(e.node_id, e.type) for e in nested] == [
-        ("system", "run_status"), ("s", "step_start"), ("s", "step_end"), ("a", "step_start"), ("a", "start_prompt"),
-        ("a", "llm_response"), ("a", "step_end"), ("b", "step_start"), ("b", "start_prompt"), ("b", "llm_response"),
-        ("b", "step_end"), ("system", "run_status")]
+        ("system", "run_status"),
+        ("s", "step_start"),
+        ("s", "step_end"),
+        ("a", "step_start"),
+        ("a", "start_prompt"),
+        ("a", "llm_response"),
+        ("a", "step_end"),
+        ("b", "step_start"),
+        ("b", "start_prompt"),
+        ("b", "llm_response"),
+        ("b", "step_end"),
+        ("system", "run_status"),
+    ]
     state = RunState()
     state.apply_many(run.events)
     assert list(state.children) == [path]
@@ -218,14 +273,34 @@ async def test_subflow_events_are_stored_under_the_child_path(tmp_path: Path) ->
 
 async def test_subflow_inputs_are_mapped_and_typed(tmp_path: Path) -> None:
     lib = FlowLibrary([tmp_path / "lib"])
-    child = wf("Typed", [start("", [{"name": "topic", "type": "string", "required": True},
-                                   {"name": "count", "type": "number"}, {"name": "tags", "type": "json"}]),
-                         agent("a", "{{topic}} x{{count}} {{tags[1]}}")], [("s", "a")])
+    child = wf(
+        "Typed",
+        [
+            start(
+                "",
+                [
+                    {"name": "topic", "type": "string", "required": True},
+                    {"name": "count", "type": "number"},
+                    {"name": "tags", "type": "json"},
+                ],
+            ),
+            agent("a", "{{topic}} x{{count}} {{tags[1]}}"),
+        ],
+        [("s", "a")],
+    )
     entry = lib.save(child)
-    parent = wf("P", [start("", [{"name": "animal", "value": "cats"}, {"name": "list", "type": "json",
-                                                                         "value": ["a", "b"]}]),
-                      {"id": "f", "type": "flow", "data": {"flow": entry.id, "inputs": {
-                          "topic": "about {{animal}}", "count": "3", "tags": "{{list}}"}}}], [("s", "f")])
+    parent = wf(
+        "P",
+        [
+            start("", [{"name": "animal", "value": "cats"}, {"name": "list", "type": "json", "value": ["a", "b"]}]),
+            {
+                "id": "f",
+                "type": "flow",
+                "data": {"flow": entry.id, "inputs": {"topic": "about {{animal}}", "count": "3", "tags": "{{list}}"}},
+            },
+        ],
+        [("s", "f")],
+    )
     run = await run_to_rest(parent, lib)
     assert run.status == "completed", run.error
     assert run.outputs["f"] == "about cats x3 b"
@@ -238,8 +313,18 @@ async def test_a_missing_flow_and_a_missing_action_are_errors_naming_them(tmp_pa
     issues = validate(parent_flow("no-such-flow"), library=lib)
     (err,) = [i for i in issues if i.is_error]
     assert err.code == "flow_missing" and "'no-such-flow'" in err.message and err.node_ids == ("f",)
-    action = wf("A", [start(), {"id": "x", "type": "action", "data": {"schema": "calendar", "action": "addEvent",
-                                                                    "parameters": {"when": "today"}}}], [("s", "x")])
+    action = wf(
+        "A",
+        [
+            start(),
+            {
+                "id": "x",
+                "type": "action",
+                "data": {"schema": "calendar", "action": "addEvent", "parameters": {"when": "today"}},
+            },
+        ],
+        [("s", "x")],
+    )
     (err,) = [i for i in validate(action, library=lib) if i.is_error]
     assert err.code == "action_unbound" and "'addEvent'" in err.message
     run = await run_to_rest(parent_flow("no-such-flow"), lib)
@@ -252,9 +337,18 @@ async def test_an_action_runs_the_library_flow_of_its_name(tmp_path: Path) -> No
     assert made.name == "addEvent"
     assert [v["name"] for v in made.nodes[0].data.model_dump()["variables"]] == ["when"]
     lib.save(made)
-    action = wf("A", [start("go"), {"id": "x", "type": "action", "data": {"schema": "calendar", "action": "addEvent",
-                                                                        "parameters": {"when": "today"}}}],
-                [("s", "x")])
+    action = wf(
+        "A",
+        [
+            start("go"),
+            {
+                "id": "x",
+                "type": "action",
+                "data": {"schema": "calendar", "action": "addEvent", "parameters": {"when": "today"}},
+            },
+        ],
+        [("s", "x")],
+    )
     assert not [i for i in validate(action, library=lib) if i.is_error]
     run = await run_to_rest(action, lib)
     assert run.status == "completed", run.error
@@ -287,8 +381,10 @@ async def test_an_approval_in_the_child_pauses_the_parent_and_resume_completes_i
     run = await run_to_rest(parent_flow(child.id), lib)
     assert run.status == "paused" and run.pending_approval == "f"
     wait = [e for e in run.events if e.type == "wait_input"]
-    assert [(bool(e.path), e.node_id, e.content) for e in wait] == [(True, "ap", "Child asks: ok?"),
-                                                                    (False, "f", "Child asks: ok?")]
+    assert [(bool(e.path), e.node_id, e.content) for e in wait] == [
+        (True, "ap", "Child asks: ok?"),
+        (False, "f", "Child asks: ok?"),
+    ]
     snap = json.loads(json.dumps(run.snapshot()))  # to JSON and back: what another process gets
     again = Run.restore(snap, EchoProvider(), library=lib)
     assert await again.resume("approve", "fine") == "completed", again.error
@@ -303,14 +399,26 @@ def test_an_approval_in_the_child_resumed_in_a_new_process(tmp_path: Path) -> No
     parent_path = tmp_path / "parent.flow.json"
     save_workflow(parent_flow(child.id), parent_path)
     cli = [sys.executable, "-m", "engine.cli"]
-    res = subprocess.run([*cli, "run", str(parent_path), "--provider", "echo"], cwd=ROOT, env=env,
-                         capture_output=True, text=True, timeout=60)
+    res = subprocess.run(
+        [*cli, "run", str(parent_path), "--provider", "echo"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert res.returncode == 3, res.stdout + res.stderr
     res = subprocess.run([*cli, "runs", "--json"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
     runs = json.loads(res.stdout)
     run_id = (runs["runs"] if isinstance(runs, dict) else runs)[0]["id"]
-    res = subprocess.run([*cli, "resume", run_id, "--decide", "approve", "--jsonl"], cwd=ROOT, env=env,
-                         capture_output=True, text=True, timeout=60)
+    res = subprocess.run(
+        [*cli, "resume", run_id, "--decide", "approve", "--jsonl"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert res.returncode == 0, res.stdout + res.stderr
     lines = [json.loads(line) for line in res.stdout.splitlines() if line.strip()]
     final = [x for x in lines if x["type"] == "llm_response" and x["nodeId"] == "z"]
@@ -322,10 +430,16 @@ def test_flow_node_data_round_trips() -> None:
     parent = parent_flow("abc", {"topic": "{{x}}"})
     text = engine.dumps_workflow(parent)
     assert engine.loads_workflow(text).node("f").data.inputs == {"topic": "{{x}}"}
-    action = wf("A", [start(), {"id": "x", "type": "action", "data": {"schema": "s", "action": "a",
-                                                                    "parameters": {"k": 1}}}], [("s", "x")])
-    assert json.loads(engine.dumps_workflow(action))["nodes"][1]["data"] == {"schema": "s", "action": "a",
-                                                                             "parameters": {"k": 1}}
+    action = wf(
+        "A",
+        [start(), {"id": "x", "type": "action", "data": {"schema": "s", "action": "a", "parameters": {"k": 1}}}],
+        [("s", "x")],
+    )
+    assert json.loads(engine.dumps_workflow(action))["nodes"][1]["data"] == {
+        "schema": "s",
+        "action": "a",
+        "parameters": {"k": 1},
+    }
 
 
 def test_a_flow_nodes_card_names_the_flow_once_a_library_has_listed_it(tmp_path: Path) -> None:

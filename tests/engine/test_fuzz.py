@@ -30,71 +30,141 @@ from engine.graph.model import source_handles
 
 FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
-scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False, allow_infinity=False),
-                    st.text(max_size=12))
+scalars = st.one_of(
+    st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False, allow_infinity=False), st.text(max_size=12)
+)
 json_values = st.recursive(
     scalars,
-    lambda children: st.one_of(st.lists(children, max_size=4),
-                               st.dictionaries(st.text(max_size=8), children, max_size=4)),
+    lambda children: st.one_of(
+        st.lists(children, max_size=4), st.dictionaries(st.text(max_size=8), children, max_size=4)
+    ),
     max_leaves=20,
 )
 
 # Values biased toward the workflow shape, so the fuzzing gets past the first checks.
 ids = st.one_of(st.sampled_from(["s", "a", "b", "c", "i", "p", "ghost"]), st.integers(0, 3), json_values)
-node_types = st.one_of(st.sampled_from(["start", "agent", "if", "approval", "input", "end", "webhook", ""]),
-                       json_values)
-handles = st.one_of(st.none(), st.sampled_from(["output", "input", "subagent", "condition-0", "condition-1",
-                                                "condition-x", "true", "false", "approve", "reject"]), json_values)
-text_or_any = st.one_of(st.text(max_size=8), json_values)
-conditions = st.lists(st.fixed_dictionaries({}, optional={
-    "operator": st.one_of(st.sampled_from(["equal", "contains", "equals", "regex"]), json_values),
-    "value": text_or_any}), max_size=3)
-node_data = st.one_of(
-    st.none(), json_values,
-    st.fixed_dictionaries({}, optional={
-        "initialInput": text_or_any, "agentName": text_or_any, "systemPrompt": text_or_any,
-        "userPrompt": text_or_any, "model": st.one_of(st.sampled_from(["", "gpt-4o"]), json_values),
-        "reasoningEffort": text_or_any, "prompt": text_or_any, "collapsed": st.one_of(st.booleans(), json_values),
-        "tools": st.one_of(st.fixed_dictionaries({}, optional={"web_search": st.booleans(),
-                                                               "subagents": st.one_of(st.booleans(), json_values)}),
-                           json_values),
-        "conditions": st.one_of(conditions, json_values), "condition": text_or_any,
-        "extra": json_values,
-    }),
+node_types = st.one_of(
+    st.sampled_from(["start", "agent", "if", "approval", "input", "end", "webhook", ""]), json_values
 )
-nodes = st.fixed_dictionaries({}, optional={
-    "id": ids, "type": node_types, "data": node_data,
-    "x": st.one_of(st.integers(-10**6, 10**6), st.floats(allow_nan=False, allow_infinity=False), json_values),
-    "y": st.one_of(st.integers(-10**6, 10**6), json_values),
-    "unknown": json_values,
-})
-connections = st.fixed_dictionaries({}, optional={
-    "source": ids, "target": ids, "sourceHandle": handles, "targetHandle": handles, "id": json_values,
-})
-workflow_shaped = st.fixed_dictionaries({}, optional={
-    "nodes": st.one_of(st.lists(nodes, max_size=6), json_values),
-    "connections": st.one_of(st.lists(connections, max_size=8), json_values),
-    "name": text_or_any, "description": text_or_any, "version": json_values, "logs": json_values,
-    "workflow": json_values,
-})
+handles = st.one_of(
+    st.none(),
+    st.sampled_from(
+        [
+            "output",
+            "input",
+            "subagent",
+            "condition-0",
+            "condition-1",
+            "condition-x",
+            "true",
+            "false",
+            "approve",
+            "reject",
+        ]
+    ),
+    json_values,
+)
+text_or_any = st.one_of(st.text(max_size=8), json_values)
+conditions = st.lists(
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "operator": st.one_of(st.sampled_from(["equal", "contains", "equals", "regex"]), json_values),
+            "value": text_or_any,
+        },
+    ),
+    max_size=3,
+)
+node_data = st.one_of(
+    st.none(),
+    json_values,
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "initialInput": text_or_any,
+            "agentName": text_or_any,
+            "systemPrompt": text_or_any,
+            "userPrompt": text_or_any,
+            "model": st.one_of(st.sampled_from(["", "gpt-4o"]), json_values),
+            "reasoningEffort": text_or_any,
+            "prompt": text_or_any,
+            "collapsed": st.one_of(st.booleans(), json_values),
+            "tools": st.one_of(
+                st.fixed_dictionaries(
+                    {}, optional={"web_search": st.booleans(), "subagents": st.one_of(st.booleans(), json_values)}
+                ),
+                json_values,
+            ),
+            "conditions": st.one_of(conditions, json_values),
+            "condition": text_or_any,
+            "extra": json_values,
+        },
+    ),
+)
+nodes = st.fixed_dictionaries(
+    {},
+    optional={
+        "id": ids,
+        "type": node_types,
+        "data": node_data,
+        "x": st.one_of(st.integers(-(10**6), 10**6), st.floats(allow_nan=False, allow_infinity=False), json_values),
+        "y": st.one_of(st.integers(-(10**6), 10**6), json_values),
+        "unknown": json_values,
+    },
+)
+connections = st.fixed_dictionaries(
+    {},
+    optional={
+        "source": ids,
+        "target": ids,
+        "sourceHandle": handles,
+        "targetHandle": handles,
+        "id": json_values,
+    },
+)
+workflow_shaped = st.fixed_dictionaries(
+    {},
+    optional={
+        "nodes": st.one_of(st.lists(nodes, max_size=6), json_values),
+        "connections": st.one_of(st.lists(connections, max_size=8), json_values),
+        "name": text_or_any,
+        "description": text_or_any,
+        "version": json_values,
+        "logs": json_values,
+        "workflow": json_values,
+    },
+)
 # Mostly well-formed graphs, for the validator.
-good_nodes = st.fixed_dictionaries({
-    "id": st.sampled_from(["s", "a", "b", "c", "i", "p"]),
-    "type": st.sampled_from(["start", "agent", "if", "approval", "input", "end"]),
-    "data": st.fixed_dictionaries({}, optional={
-        "tools": st.fixed_dictionaries({"subagents": st.booleans()}),
-        "conditions": st.lists(st.fixed_dictionaries({"operator": st.sampled_from(["equal", "contains"]),
-                                                      "value": st.sampled_from(["", "x", " "])}), max_size=2),
-        "condition": st.sampled_from(["", "yes"]), "model": st.sampled_from(["", "m"]),
-    }),
-})
+good_nodes = st.fixed_dictionaries(
+    {
+        "id": st.sampled_from(["s", "a", "b", "c", "i", "p"]),
+        "type": st.sampled_from(["start", "agent", "if", "approval", "input", "end"]),
+        "data": st.fixed_dictionaries(
+            {},
+            optional={
+                "tools": st.fixed_dictionaries({"subagents": st.booleans()}),
+                "conditions": st.lists(
+                    st.fixed_dictionaries(
+                        {"operator": st.sampled_from(["equal", "contains"]), "value": st.sampled_from(["", "x", " "])}
+                    ),
+                    max_size=2,
+                ),
+                "condition": st.sampled_from(["", "yes"]),
+                "model": st.sampled_from(["", "m"]),
+            },
+        ),
+    }
+)
 good_connections = st.fixed_dictionaries(
-    {"source": st.sampled_from(["s", "a", "b", "c", "i", "p", "ghost"]),
-     "target": st.sampled_from(["s", "a", "b", "c", "i", "p", "ghost"])},
+    {
+        "source": st.sampled_from(["s", "a", "b", "c", "i", "p", "ghost"]),
+        "target": st.sampled_from(["s", "a", "b", "c", "i", "p", "ghost"]),
+    },
     optional={"sourceHandle": handles, "targetHandle": st.sampled_from(["input", "output", None])},
 )
-good_workflows = st.fixed_dictionaries({"nodes": st.lists(good_nodes, max_size=7),
-                                        "connections": st.lists(good_connections, max_size=12)})
+good_workflows = st.fixed_dictionaries(
+    {"nodes": st.lists(good_nodes, max_size=7), "connections": st.lists(good_connections, max_size=12)}
+)
 
 
 def check_loaded(wf: Workflow) -> None:
@@ -163,8 +233,11 @@ def loops_without_exit(wf: Workflow) -> set[frozenset[str]]:
     starts = [n.id for n in nodes.values() if n.type == "start"]
     if len(starts) != 1:
         return set()
-    links = [(c.source, c.sourceHandle or "output", c.target) for c in wf.connections
-             if c.sourceHandle != "subagent" and c.source in nodes and c.target in nodes]
+    links = [
+        (c.source, c.sourceHandle or "output", c.target)
+        for c in wf.connections
+        if c.sourceHandle != "subagent" and c.source in nodes and c.target in nodes
+    ]
     g = nx.DiGraph()
     g.add_nodes_from(nodes)
     g.add_edges_from((s, t) for s, _h, t in links)
@@ -193,11 +266,15 @@ def looping_workflows(draw: st.DrawFn) -> Workflow:
     for node_id, kind in zip(ids[1:], kinds):
         data = {"conditions": [{"value": "x"}] * draw(st.integers(0, 2))} if kind == "if" else {}
         nodes.append({"id": node_id, "type": kind, "data": data})
-    handles = st.sampled_from(["output", "condition-0", "condition-1", "true", "false", "approve", "reject", "subagent"])
+    handles = st.sampled_from(
+        ["output", "condition-0", "condition-1", "true", "false", "approve", "reject", "subagent"]
+    )
     row = [(k, draw(handles), 1) for k in range(len(kinds)) if draw(st.integers(0, 9))]
     extra = draw(st.lists(st.tuples(st.integers(0, len(kinds)), handles, st.integers(-3, 3)), max_size=10))
-    links = [{"source": ids[k], "sourceHandle": h, "target": ids[k + step] if 0 <= k + step < len(ids) else "ghost"}
-             for k, h, step in [*row, *extra]]
+    links = [
+        {"source": ids[k], "sourceHandle": h, "target": ids[k + step] if 0 <= k + step < len(ids) else "ghost"}
+        for k, h, step in [*row, *extra]
+    ]
     return parse_workflow({"nodes": nodes, "connections": links})
 
 

@@ -31,13 +31,16 @@ def captures(pattern: str, sentence: str) -> dict | None:
 # -- the seed's example ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("sentence", "expected", "wild"), [
-    ("create a blues playlist with 10 songs", {"genre": "blues", "quantity": 10}, 1),
-    ("create blues playlist 10", {"genre": "blues", "quantity": 10}, 1),
-    ("Create a Rock & Roll playlist, with 2.5 songs!", {"genre": "Rock & Roll", "quantity": 2.5}, 2),
-    ("create a new orleans jazz playlist with 12 songs", {"genre": "new orleans jazz", "quantity": 12}, 3),
-    ("create a playlist with 3 songs", {"genre": "a", "quantity": 3}, 1),
-])
+@pytest.mark.parametrize(
+    ("sentence", "expected", "wild"),
+    [
+        ("create a blues playlist with 10 songs", {"genre": "blues", "quantity": 10}, 1),
+        ("create blues playlist 10", {"genre": "blues", "quantity": 10}, 1),
+        ("Create a Rock & Roll playlist, with 2.5 songs!", {"genre": "Rock & Roll", "quantity": 2.5}, 2),
+        ("create a new orleans jazz playlist with 12 songs", {"genre": "new orleans jazz", "quantity": 12}, 3),
+        ("create a playlist with 3 songs", {"genre": "a", "quantity": 3}, 1),
+    ],
+)
 def test_seed_pattern(sentence: str, expected: dict, wild: int) -> None:
     m = compile_trigger(PLAYLIST).match(sentence)
     assert m is not None
@@ -48,10 +51,18 @@ def test_seed_pattern(sentence: str, expected: dict, wild: int) -> None:
         assert str(expected[name]) in sentence[start:end]
 
 
-@pytest.mark.parametrize("sentence", [
-    "create a blues playlist", "create playlist with 3 songs", "create a blues playlist with ten songs",
-    "please create a blues playlist with 3 songs", "create a blues playlist with 3 songs now", "", "  ,. ",
-])
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "create a blues playlist",
+        "create playlist with 3 songs",
+        "create a blues playlist with ten songs",
+        "please create a blues playlist with 3 songs",
+        "create a blues playlist with 3 songs now",
+        "",
+        "  ,. ",
+    ],
+)
 def test_seed_pattern_refuses(sentence: str) -> None:
     assert compile_trigger(PLAYLIST).match(sentence) is None
 
@@ -126,14 +137,18 @@ def test_wildcard_takes_what_the_rest_needs_it_to() -> None:
 
 
 def test_wildcard_keeps_inner_text_and_case_and_drops_surrounding_punctuation() -> None:
-    assert captures("play $(track:wildcard) by $(artist:wildcard)",
-                    'Play "Hello,  Goodbye" by The Beatles.') == {"track": "Hello,  Goodbye", "artist": "The Beatles"}
+    assert captures("play $(track:wildcard) by $(artist:wildcard)", 'Play "Hello,  Goodbye" by The Beatles.') == {
+        "track": "Hello,  Goodbye",
+        "artist": "The Beatles",
+    }
     assert captures("open $(name:word)", "open 'notes.txt'!") == {"name": "notes.txt"}
 
 
 def test_capture_without_type_and_string_are_wildcards() -> None:
-    assert compile_trigger("play $(track) by $( artist : string )").captures == {"track": "wildcard",
-                                                                                 "artist": "wildcard"}
+    assert compile_trigger("play $(track) by $( artist : string )").captures == {
+        "track": "wildcard",
+        "artist": "wildcard",
+    }
     assert captures("play $(track) by $(artist:string)", "play a b by c d") == {"track": "a b", "artist": "c d"}
 
 
@@ -146,10 +161,25 @@ def test_word_capture_is_one_word() -> None:
 # -- numbers ------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("token", "value"), [
-    ("3", 3), ("0", 0), ("-4", -4), ("+7", 7), ("12.5", 12.5), ("0.25", 0.25), (".5", 0.5), ("-0.75", -0.75),
-    ("1,000", 1000), ("2,500.5", 2500.5), ("10.", 10), ("(3)", 3), ("$20", 20), ("'42'", 42),
-])
+@pytest.mark.parametrize(
+    ("token", "value"),
+    [
+        ("3", 3),
+        ("0", 0),
+        ("-4", -4),
+        ("+7", 7),
+        ("12.5", 12.5),
+        ("0.25", 0.25),
+        (".5", 0.5),
+        ("-0.75", -0.75),
+        ("1,000", 1000),
+        ("2,500.5", 2500.5),
+        ("10.", 10),
+        ("(3)", 3),
+        ("$20", 20),
+        ("'42'", 42),
+    ],
+)
 def test_numbers(token: str, value: int | float) -> None:
     got = captures("wait $(n:number) minutes", f"wait {token} minutes")
     assert got == {"n": value}
@@ -220,32 +250,35 @@ def test_best_match_accepts_any_keys_and_iterables() -> None:
 # -- malformed patterns ----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("pattern", "position", "reason"), [
-    ("", 0, "empty pattern"),
-    ("   ", 0, "empty pattern"),
-    ("!!! ...", 0, "empty pattern"),
-    ("play ()", 5, "empty group"),
-    ("play ( & )", 5, "empty group"),
-    ("play (a|)", 7, "empty alternative"),
-    ("play (|a)", 6, "empty alternative"),
-    ("a | ", 2, "empty alternative"),
-    ("play (the song", 5, 'unclosed "("'),
-    ("play ((the) song", 5, 'unclosed "("'),
-    ("play the) song", 8, 'unmatched ")"'),
-    ("play $(", 5, 'unclosed capture "$("'),
-    ("play $(song:word", 5, 'unclosed capture "$("'),
-    ("play $(song (x)", 5, 'unclosed capture "$("'),
-    ("play $() now", 5, "capture without a name"),
-    ("play $(:word) now", 5, "capture without a name"),
-    ("play $(song:tune) now", 12, 'unknown capture type "tune" (expected wildcard, word or number)'),
-    ("play $(2song) now", 7, 'invalid capture name "2song" (letters, digits and _)'),
-    ("play ? now", 5, '"?" must follow a group or a capture, as in "(word)?"'),
-    ("play now?", -1, ""),  # a "?" inside a word is punctuation: valid
-    ("play now ?", 9, '"?" must follow a group or a capture, as in "(word)?"'),
-    ("(play)?? now", 7, '"?" must follow a group or a capture, as in "(word)?"'),
-    ("play $(x:word) and $(x:word)", 19, 'capture "x" appears twice'),
-    ("play $(x:word) (and $(x:number))?", 20, 'capture "x" appears twice'),
-])
+@pytest.mark.parametrize(
+    ("pattern", "position", "reason"),
+    [
+        ("", 0, "empty pattern"),
+        ("   ", 0, "empty pattern"),
+        ("!!! ...", 0, "empty pattern"),
+        ("play ()", 5, "empty group"),
+        ("play ( & )", 5, "empty group"),
+        ("play (a|)", 7, "empty alternative"),
+        ("play (|a)", 6, "empty alternative"),
+        ("a | ", 2, "empty alternative"),
+        ("play (the song", 5, 'unclosed "("'),
+        ("play ((the) song", 5, 'unclosed "("'),
+        ("play the) song", 8, 'unmatched ")"'),
+        ("play $(", 5, 'unclosed capture "$("'),
+        ("play $(song:word", 5, 'unclosed capture "$("'),
+        ("play $(song (x)", 5, 'unclosed capture "$("'),
+        ("play $() now", 5, "capture without a name"),
+        ("play $(:word) now", 5, "capture without a name"),
+        ("play $(song:tune) now", 12, 'unknown capture type "tune" (expected wildcard, word or number)'),
+        ("play $(2song) now", 7, 'invalid capture name "2song" (letters, digits and _)'),
+        ("play ? now", 5, '"?" must follow a group or a capture, as in "(word)?"'),
+        ("play now?", -1, ""),  # a "?" inside a word is punctuation: valid
+        ("play now ?", 9, '"?" must follow a group or a capture, as in "(word)?"'),
+        ("(play)?? now", 7, '"?" must follow a group or a capture, as in "(word)?"'),
+        ("play $(x:word) and $(x:word)", 19, 'capture "x" appears twice'),
+        ("play $(x:word) (and $(x:number))?", 20, 'capture "x" appears twice'),
+    ],
+)
 def test_malformed_patterns_name_the_pattern_and_the_position(pattern: str, position: int, reason: str) -> None:
     if position < 0:
         compile_trigger(pattern)
@@ -292,8 +325,10 @@ def test_generate_example() -> None:
 # ends the pattern): then the generated derivation is the only parse, so the bindings are exact.
 LITERALS = st.text(alphabet="abcdefghijklm", min_size=2, max_size=6)
 VALUE_WORDS = st.text(alphabet="nopqrstuvwxyzNOPQRSTUVWXYZ", min_size=1, max_size=6)
-NUMBERS = st.one_of(st.integers(-1000, 10**7).map(str),
-                    st.tuples(st.integers(0, 9999), st.integers(0, 999)).map(lambda t: f"{t[0]}.{t[1]}"))
+NUMBERS = st.one_of(
+    st.integers(-1000, 10**7).map(str),
+    st.tuples(st.integers(0, 9999), st.integers(0, 999)).map(lambda t: f"{t[0]}.{t[1]}"),
+)
 LEFT = st.sampled_from(["", "", "", '"', "(", "'"])
 RIGHT = st.sampled_from(["", "", "", ",", "!", "?", ".", '"', ")"])
 

@@ -18,9 +18,17 @@ from tests.engine.test_validate import agent, flow, if_node, link, start, sub
 
 
 def _wf():
-    return flow([start(), if_node("i", "x", "y"), agent("a", subagents=True), agent("b"), agent("c")],
-                [link("s", "i", None), link("i", "a", "condition-0"), link("i", "b", "condition-1"),
-                 link("i", "a", "false"), sub("a", "c"), link("a", "b")])
+    return flow(
+        [start(), if_node("i", "x", "y"), agent("a", subagents=True), agent("b"), agent("c")],
+        [
+            link("s", "i", None),
+            link("i", "a", "condition-0"),
+            link("i", "b", "condition-1"),
+            link("i", "a", "false"),
+            sub("a", "c"),
+            link("a", "b"),
+        ],
+    )
 
 
 def test_the_index_is_built_once_and_kept_on_the_workflow() -> None:
@@ -59,9 +67,11 @@ def test_copies_do_not_share_the_index() -> None:
 
 def test_the_views_the_runtime_and_the_reducer_read() -> None:
     index = GraphIndex.of(_wf())
-    assert index.steps_out == {"s": (("output", "i"),),
-                               "i": (("condition-0", "a"), ("condition-1", "b"), ("false", "a")),
-                               "a": (("output", "b"),)}
+    assert index.steps_out == {
+        "s": (("output", "i"),),
+        "i": (("condition-0", "a"), ("condition-1", "b"), ("false", "a")),
+        "a": (("output", "b"),),
+    }
     assert index.links_by_handle[("i", "condition-1")] == (("i", "condition-1", "b"),)
     assert index.links_into["a"] == (("i", "condition-0", "a"), ("i", "false", "a"))
     assert index.subagent_pairs == {("a", "c")}
@@ -78,11 +88,13 @@ def test_importing_the_engine_loads_no_submodule() -> None:
 
 def test_the_model_loads_a_kind_only_when_a_node_of_it_is_read() -> None:
     """The registry names the built-in kinds; the model finds a data class through it."""
-    code = ("import sys, engine.graph.model as m\n"
-            "kinds = lambda: sorted(k for k in sys.modules\n"
-            "                       if k.startswith('engine.nodes.') and k != 'engine.nodes.base')\n"
-            "print(kinds())\n"
-            "m.parse_workflow({'nodes': [{'id': 's', 'type': 'start'}], 'connections': []})\n"
-            "print(kinds())")
+    code = (
+        "import sys, engine.graph.model as m\n"
+        "kinds = lambda: sorted(k for k in sys.modules\n"
+        "                       if k.startswith('engine.nodes.') and k != 'engine.nodes.base')\n"
+        "print(kinds())\n"
+        "m.parse_workflow({'nodes': [{'id': 's', 'type': 'start'}], 'connections': []})\n"
+        "print(kinds())"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split("\n")
     assert out[:2] == ["[]", "['engine.nodes.start']"]

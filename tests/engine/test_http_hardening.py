@@ -27,9 +27,15 @@ def web():
 
 
 def http_flow(variables: list[dict[str, Any]], data: dict[str, Any]) -> Any:
-    return parse_workflow({"nodes": [{"id": "s", "type": "start", "data": {"variables": variables}},
-                                     {"id": "h", "type": "http", "data": data}],
-                           "connections": [{"source": "s", "target": "h"}]})
+    return parse_workflow(
+        {
+            "nodes": [
+                {"id": "s", "type": "start", "data": {"variables": variables}},
+                {"id": "h", "type": "http", "data": data},
+            ],
+            "connections": [{"source": "s", "target": "h"}],
+        }
+    )
 
 
 async def run_flow(wf: Any) -> Run:
@@ -40,10 +46,17 @@ async def run_flow(wf: Any) -> Run:
 
 # ------------------------------------------------------------------ item 1: JSON bodies written as text
 
+
 async def test_json_body_whole_reference_keeps_list_type(web: WebServer) -> None:
-    wf = http_flow([{"name": "tags", "type": "json", "value": ["a", "b"]}, {"name": "n", "value": 2}],
-                   {"method": "POST", "url": web.url("/echo"), "bodyType": "json",
-                    "body": '{"tags": "{{tags}}", "n": {{n}}, "who": "{{missing_name}}"}'})
+    wf = http_flow(
+        [{"name": "tags", "type": "json", "value": ["a", "b"]}, {"name": "n", "value": 2}],
+        {
+            "method": "POST",
+            "url": web.url("/echo"),
+            "bodyType": "json",
+            "body": '{"tags": "{{tags}}", "n": {{n}}, "who": "{{missing_name}}"}',
+        },
+    )
     run = await run_flow(wf)
     assert run.status == "completed", run.error
     assert json.loads(run.outputs["h"]["body"]) == {"tags": ["a", "b"], "n": 2, "who": "{{missing_name}}"}
@@ -51,36 +64,61 @@ async def test_json_body_whole_reference_keeps_list_type(web: WebServer) -> None
 
 async def test_json_body_reference_inside_string_is_escaped(web: WebServer) -> None:
     answer = 'He said "yes",\nthen left \\ quickly\t{ok}'
-    wf = http_flow([{"name": "answer", "value": answer}],
-                   {"method": "POST", "url": web.url("/echo"), "bodyType": "json",
-                    "body": '{"text": "Answer: {{answer}}", "raw": "{{answer}}"}'})
+    wf = http_flow(
+        [{"name": "answer", "value": answer}],
+        {
+            "method": "POST",
+            "url": web.url("/echo"),
+            "bodyType": "json",
+            "body": '{"text": "Answer: {{answer}}", "raw": "{{answer}}"}',
+        },
+    )
     run = await run_flow(wf)
     assert run.status == "completed", run.error
     assert json.loads(run.outputs["h"]["body"]) == {"text": f"Answer: {answer}", "raw": answer}
 
 
 async def test_json_text_body_with_json_content_type_is_json_aware(web: WebServer) -> None:
-    wf = http_flow([{"name": "obj", "type": "json", "value": {"k": [1, {"x": None}]}}, {"name": "q", "value": 'a"b'}],
-                   {"method": "POST", "url": web.url("/echo"), "bodyType": "text",
-                    "headers": [{"key": "Content-Type", "value": "application/json"}],
-                    "body": '{"obj": "{{obj}}", "q": "<{{q}}>"}'})
+    wf = http_flow(
+        [{"name": "obj", "type": "json", "value": {"k": [1, {"x": None}]}}, {"name": "q", "value": 'a"b'}],
+        {
+            "method": "POST",
+            "url": web.url("/echo"),
+            "bodyType": "text",
+            "headers": [{"key": "Content-Type", "value": "application/json"}],
+            "body": '{"obj": "{{obj}}", "q": "<{{q}}>"}',
+        },
+    )
     run = await run_flow(wf)
     assert run.status == "completed", run.error
     assert json.loads(run.outputs["h"]["body"]) == {"obj": {"k": [1, {"x": None}]}, "q": '<a"b>'}
 
 
 def test_resolve_json_text_masks_secrets_and_keeps_types() -> None:
-    scope = TemplateScope(variables={"n": 3, "s": "x\"y", "flag": True, "none": None},
-                          secrets=lambda name: "hunter2-secret" if name == "TOK" else None)
-    res = resolve_json_text('{"a": "{{n}}", "b": "{{flag}}", "c": "{{none}}", "d": "t={{secrets.TOK}}", '
-                            '"e": "{{secrets.TOK}}", "f": "{{s}}", "g": ["{{n}}", "{{s}}!"]}', scope)
-    assert json.loads(res.value) == {"a": 3, "b": True, "c": None, "d": "t=hunter2-secret", "e": "hunter2-secret",
-                                     "f": 'x"y', "g": [3, 'x"y!']}
+    scope = TemplateScope(
+        variables={"n": 3, "s": 'x"y', "flag": True, "none": None},
+        secrets=lambda name: "hunter2-secret" if name == "TOK" else None,
+    )
+    res = resolve_json_text(
+        '{"a": "{{n}}", "b": "{{flag}}", "c": "{{none}}", "d": "t={{secrets.TOK}}", '
+        '"e": "{{secrets.TOK}}", "f": "{{s}}", "g": ["{{n}}", "{{s}}!"]}',
+        scope,
+    )
+    assert json.loads(res.value) == {
+        "a": 3,
+        "b": True,
+        "c": None,
+        "d": "t=hunter2-secret",
+        "e": "hunter2-secret",
+        "f": 'x"y',
+        "g": [3, 'x"y!'],
+    }
     assert "hunter2" not in res.masked and json.loads(res.masked)["e"] == "••••"
     assert res.secrets == {"hunter2-secret"}
 
 
 # ------------------------------------------------------------------ item 7: a default whole-request deadline
+
 
 def drip(_req: Request) -> Answer:
     return Answer(200, {"Content-Type": "text/html"}, chunks=(b"x" for _ in range(600)), pause=1.0)
@@ -91,9 +129,15 @@ async def test_dripping_server_ends_at_the_default_deadline(kind: str, web: WebS
     monkeypatch.setenv("FLOWDESK_CONFIG_DIR", str(tmp_path))
     (tmp_path / "settings.json").write_text(json.dumps({"webRequests": {"deadline": 1.5}}))
     web.route("/drip", drip)
-    wf = parse_workflow({"nodes": [{"id": "s", "type": "start", "data": {}},
-                                   {"id": "h", "type": kind, "data": {"url": web.url("/drip")}}],
-                         "connections": [{"source": "s", "target": "h"}]})
+    wf = parse_workflow(
+        {
+            "nodes": [
+                {"id": "s", "type": "start", "data": {}},
+                {"id": "h", "type": kind, "data": {"url": web.url("/drip")}},
+            ],
+            "connections": [{"source": "s", "target": "h"}],
+        }
+    )
     started = time.monotonic()
     run = await run_flow(wf)
     took = time.monotonic() - started
@@ -107,9 +151,15 @@ async def test_node_timeout_ms_overrides_the_default_deadline(web: WebServer, tm
     monkeypatch.setenv("FLOWDESK_CONFIG_DIR", str(tmp_path))
     (tmp_path / "settings.json").write_text(json.dumps({"webRequests": {"deadline": 30}}))
     web.route("/drip", drip)
-    wf = parse_workflow({"nodes": [{"id": "s", "type": "start", "data": {}},
-                                   {"id": "h", "type": "http", "data": {"url": web.url("/drip"), "timeoutMs": 800}}],
-                         "connections": [{"source": "s", "target": "h"}]})
+    wf = parse_workflow(
+        {
+            "nodes": [
+                {"id": "s", "type": "start", "data": {}},
+                {"id": "h", "type": "http", "data": {"url": web.url("/drip"), "timeoutMs": 800}},
+            ],
+            "connections": [{"source": "s", "target": "h"}],
+        }
+    )
     started = time.monotonic()
     run = await run_flow(wf)
     assert run.status == "failed" and time.monotonic() - started < 5
@@ -118,9 +168,14 @@ async def test_node_timeout_ms_overrides_the_default_deadline(web: WebServer, tm
 
 # ------------------------------------------------------------------ item 13: messages, not Python reprs
 
+
 def one_node(kind: str, data: dict[str, Any]) -> Any:
-    return parse_workflow({"nodes": [{"id": "s", "type": "start", "data": {}}, {"id": "h", "type": kind, "data": data}],
-                           "connections": [{"source": "s", "target": "h"}]})
+    return parse_workflow(
+        {
+            "nodes": [{"id": "s", "type": "start", "data": {}}, {"id": "h", "type": kind, "data": data}],
+            "connections": [{"source": "s", "target": "h"}],
+        }
+    )
 
 
 def no_repr(message: str) -> None:
@@ -147,8 +202,7 @@ async def test_redirect_without_location_says_so(kind: str, web: WebServer) -> N
 
 
 async def test_non_ascii_header_value_is_a_message_not_unicode_encode_error(web: WebServer) -> None:
-    run = await run_flow(one_node("http", {"url": web.url("/echo"),
-                                           "headers": [{"key": "X-Name", "value": "José"}]}))
+    run = await run_flow(one_node("http", {"url": web.url("/echo"), "headers": [{"key": "X-Name", "value": "José"}]}))
     assert run.status == "failed"
     no_repr(run.error)
     assert "X-Name" in run.error and "ASCII" in run.error
@@ -156,16 +210,23 @@ async def test_non_ascii_header_value_is_a_message_not_unicode_encode_error(web:
 
 async def test_json_nested_200k_deep_is_a_message_not_recursion_error(web: WebServer) -> None:
     deep = "[" * 200_000 + "]" * 200_000
-    run = await run_flow(one_node("http", {"url": web.url("/echo"), "method": "POST", "bodyType": "json",
-                                           "body": deep}))
+    run = await run_flow(
+        one_node("http", {"url": web.url("/echo"), "method": "POST", "bodyType": "json", "body": deep})
+    )
     assert run.status == "failed"
     no_repr(run.error)
     assert "nested too deeply" in run.error
     web.route("/deep", lambda _r: Answer(200, {"Content-Type": "application/json"}, deep.encode()))
-    wf = parse_workflow({"nodes": [{"id": "s", "type": "start", "data": {}},
-                                   {"id": "h", "type": "http", "data": {"url": web.url("/deep"), "outputVar": "r"}},
-                                   {"id": "a", "type": "agent", "data": {"agentName": "A", "userPrompt": "{{r.x}}"}}],
-                         "connections": [{"source": "s", "target": "h"}, {"source": "h", "target": "a"}]})
+    wf = parse_workflow(
+        {
+            "nodes": [
+                {"id": "s", "type": "start", "data": {}},
+                {"id": "h", "type": "http", "data": {"url": web.url("/deep"), "outputVar": "r"}},
+                {"id": "a", "type": "agent", "data": {"agentName": "A", "userPrompt": "{{r.x}}"}},
+            ],
+            "connections": [{"source": "s", "target": "h"}, {"source": "h", "target": "a"}],
+        }
+    )
     run = await run_flow(wf)
     assert run.status == "completed", run.error
     assert run.outputs["h"] == deep  # kept as the text it is

@@ -36,8 +36,15 @@ MB = 1024 * 1024
 
 
 def echo(req: Request) -> Answer:
-    return json_answer({"method": req.method, "path": req.path, "query": req.query,
-                        "contentType": req.headers.get("content-type"), "body": req.body.decode()})
+    return json_answer(
+        {
+            "method": req.method,
+            "path": req.path,
+            "query": req.query,
+            "contentType": req.headers.get("content-type"),
+            "body": req.body.decode(),
+        }
+    )
 
 
 @pytest.fixture()
@@ -109,8 +116,12 @@ async def test_invalid_json_text_body_is_refused_before_sending(web: WebServer) 
 
 
 async def test_form_body(web: WebServer) -> None:
-    form = [{"key": "name", "value": "Ada Lovelace"}, {"key": "n", "value": 3}, {"key": "ok", "value": True},
-            {"key": "", "value": "blank rows are skipped"}]
+    form = [
+        {"key": "name", "value": "Ada Lovelace"},
+        {"key": "n", "value": 3},
+        {"key": "ok", "value": True},
+        {"key": "", "value": "blank rows are skipped"},
+    ]
     result = await send_request({"method": "POST", "url": web.url("/echo"), "bodyType": "form", "formData": form})
     assert web.last("/echo").body == b"name=Ada+Lovelace&n=3&ok=true"
     assert result.output["contentType"] == "application/x-www-form-urlencoded"
@@ -123,9 +134,15 @@ async def test_text_body(web: WebServer) -> None:
 
 
 async def test_query_and_headers(web: WebServer) -> None:
-    spec = {"url": web.url("/echo?fixed=1"), "query": [{"key": "q", "value": "a b&c"}, {"key": "n", "value": 7}],
-            "headers": [{"key": "X-Trace", "value": "t-1"}, {"key": "Accept", "value": "application/json"},
-                        {"key": " ", "value": "skipped"}]}
+    spec = {
+        "url": web.url("/echo?fixed=1"),
+        "query": [{"key": "q", "value": "a b&c"}, {"key": "n", "value": 7}],
+        "headers": [
+            {"key": "X-Trace", "value": "t-1"},
+            {"key": "Accept", "value": "application/json"},
+            {"key": " ", "value": "skipped"},
+        ],
+    }
     result = await send_request(spec)
     req = web.last("/echo")
     assert req.query == [("fixed", "1"), ("q", "a b&c"), ("n", "7")]
@@ -221,8 +238,10 @@ async def test_post_body_kept_over_307_dropped_over_302(web: WebServer) -> None:
     assert result.output["method"] == "GET"
 
 
-@pytest.mark.parametrize("url", ["file:///etc/passwd", "ftp://example.org/x", "data:text/plain,hi",
-                                 "javascript:alert(1)", "/relative/path", ""])
+@pytest.mark.parametrize(
+    "url",
+    ["file:///etc/passwd", "ftp://example.org/x", "data:text/plain,hi", "javascript:alert(1)", "/relative/path", ""],
+)
 async def test_non_http_urls_are_refused(url: str) -> None:
     events = Events()
     with pytest.raises(UrlNotAllowedError) as info:
@@ -241,17 +260,20 @@ async def test_secrets_are_masked_in_events_and_errors(web: WebServer) -> None:
     secret = "s3cr3t/tok+en"
     web.route("/leaky", lambda req: text_answer(f"bad key {req.headers.get('x-api-key')}", 401))
     events = Events()
-    spec = {"url": web.url("/leaky").replace("http://", f"http://bob:{quote(secret, safe='')}@") + "?sig=abc",
-            "query": [{"key": "key", "value": secret}, {"key": "q", "value": f"x{secret}y"}],
-            "headers": [{"key": "X-Api-Key", "value": secret}]}
+    spec = {
+        "url": web.url("/leaky").replace("http://", f"http://bob:{quote(secret, safe='')}@") + "?sig=abc",
+        "query": [{"key": "key", "value": secret}, {"key": "q", "value": f"x{secret}y"}],
+        "headers": [{"key": "X-Api-Key", "value": secret}],
+    }
     with pytest.raises(HttpStatusError) as info:
         await send_request(spec, secrets={secret}, on_event=events)
     assert web.last("/leaky").headers["x-api-key"] == secret  # sent for real
     flat = json.dumps(events.seen) + str(info.value) + info.value.excerpt + (info.value.url or "")
     assert secret not in flat and "s3cr3t%2Ftok%2Ben" not in flat and "s3cr3t" not in flat
     url = events.seen[0][1]["url"]
-    assert url == (f"http://bob:{SECRET_MASK}@127.0.0.1:{web.port}/leaky?sig={SECRET_MASK}&key={SECRET_MASK}"
-                   f"&q=x{SECRET_MASK}y")
+    assert url == (
+        f"http://bob:{SECRET_MASK}@127.0.0.1:{web.port}/leaky?sig={SECRET_MASK}&key={SECRET_MASK}&q=x{SECRET_MASK}y"
+    )
     assert str(info.value).endswith(f": bad key {SECRET_MASK}")
 
 
@@ -276,6 +298,7 @@ async def test_cancellation_closes_the_connection(web: WebServer) -> None:
             started.set()
             for _ in range(400):  # at most ~10 s
                 yield b"." * 1024
+
         return Answer(200, {"Content-Type": "text/plain"}, chunks=chunks(), pause=0.025)
 
     web.route("/slow", slow)
@@ -303,53 +326,68 @@ async def test_connection_refused_is_a_request_failure() -> None:
         await send_request({"url": f"http://127.0.0.1:{port}/"})
 
 
-@pytest.mark.parametrize("data, message", [
-    ({"url": "http://127.0.0.1:1/", "method": "FETCH"}, "Unknown HTTP method 'FETCH'"),
-    ({"url": "http://127.0.0.1:1/", "bodyType": "xml"}, "bodyType"),
-    ({"url": "http://127.0.0.1:1/", "headers": [{"key": "Bad Name", "value": "v"}]}, "Header name 'Bad Name'"),
-    ({"url": "http://127.0.0.1:1/", "headers": [{"key": "X", "value": "a\r\nb"}]}, "line break"),
-])
+@pytest.mark.parametrize(
+    "data, message",
+    [
+        ({"url": "http://127.0.0.1:1/", "method": "FETCH"}, "Unknown HTTP method 'FETCH'"),
+        ({"url": "http://127.0.0.1:1/", "bodyType": "xml"}, "bodyType"),
+        ({"url": "http://127.0.0.1:1/", "headers": [{"key": "Bad Name", "value": "v"}]}, "Header name 'Bad Name'"),
+        ({"url": "http://127.0.0.1:1/", "headers": [{"key": "X", "value": "a\r\nb"}]}, "line break"),
+    ],
+)
 async def test_bad_requests_are_refused_clearly(data: dict[str, Any], message: str) -> None:
     with pytest.raises(InvalidRequestError, match=message):
         await send_request(data)
 
 
 def test_error_hierarchy() -> None:
-    for cls in (InvalidRequestError, UrlNotAllowedError, RedirectError, ResponseTooLargeError, HttpStatusError,
-                RequestFailedError):
+    for cls in (
+        InvalidRequestError,
+        UrlNotAllowedError,
+        RedirectError,
+        ResponseTooLargeError,
+        HttpStatusError,
+        RequestFailedError,
+    ):
         assert issubclass(cls, WebRequestError) and issubclass(cls, RuntimeError) and issubclass(cls, FlowdeskError)
     assert issubclass(UrlNotAllowedError, ValueError)
 
 
 def test_request_event_data_and_mask_url() -> None:
     assert request_event_data("get", "https://api.example/x?token=abc&page=2", ["zzz"]) == {
-        "method": "GET", "url": f"https://api.example/x?token={SECRET_MASK}&page=2"}
+        "method": "GET",
+        "url": f"https://api.example/x?token={SECRET_MASK}&page=2",
+    }
     assert mask_url("https://ghp_secretvalue@github.example/repo", ["ghp_secretvalue"]) == (
-        f"https://{SECRET_MASK}@github.example/repo")
+        f"https://{SECRET_MASK}@github.example/repo"
+    )
     assert mask_url("https://a.example/p?q=1") == "https://a.example/p?q=1"
 
 
-@pytest.mark.parametrize("value, expected", [
-    ("Bearer abcdefghijklmnopqrstuvwx0123", True),
-    ("bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJl", True),
-    ("sk-proj-1234567890abcdefghij", True),
-    ("sk-ant-api03-abcdefghijklmnop", True),
-    ("ghp_abcdefghijklmnopqrstuvwxyz0123456789", True),
-    ("AKIAIOSFODNN7EXAMPLE", True),
-    ("d41d8cd98f00b204e9800998ecf8427e", True),
-    ("dGhpcyBpcyBhIGxvbmcgYmFzZTY0IHRva2VuMTIz", True),
-    ("Basic dXNlcjpwYXNzd29yZA==", True),
-    ("Bearer {{secrets.API_KEY}}", False),
-    ("{{secrets.OPENAI_KEY}}", False),
-    ("Bearer short", False),
-    ("application/json", False),
-    ("text/html; charset=utf-8", False),
-    ("Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko)", False),
-    ("https://example.org/a/very/long/path/that/is/not/a/token", False),
-    ("gzip, deflate, br", False),
-    ("", False),
-    (42, False),
-])
+@pytest.mark.parametrize(
+    "value, expected",
+    [
+        ("Bearer abcdefghijklmnopqrstuvwx0123", True),
+        ("bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJl", True),
+        ("sk-proj-1234567890abcdefghij", True),
+        ("sk-ant-api03-abcdefghijklmnop", True),
+        ("ghp_abcdefghijklmnopqrstuvwxyz0123456789", True),
+        ("AKIAIOSFODNN7EXAMPLE", True),
+        ("d41d8cd98f00b204e9800998ecf8427e", True),
+        ("dGhpcyBpcyBhIGxvbmcgYmFzZTY0IHRva2VuMTIz", True),
+        ("Basic dXNlcjpwYXNzd29yZA==", True),
+        ("Bearer {{secrets.API_KEY}}", False),
+        ("{{secrets.OPENAI_KEY}}", False),
+        ("Bearer short", False),
+        ("application/json", False),
+        ("text/html; charset=utf-8", False),
+        ("Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko)", False),
+        ("https://example.org/a/very/long/path/that/is/not/a/token", False),
+        ("gzip, deflate, br", False),
+        ("", False),
+        (42, False),
+    ],
+)
 def test_looks_like_literal_credential(value: Any, expected: bool) -> None:
     assert looks_like_literal_credential(value) is expected
 

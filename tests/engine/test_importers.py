@@ -52,15 +52,18 @@ def data_of(wf: dict, kind: str, index: int = 0) -> dict:
 
 
 # ------------------------------------------------------------------------------- detection
-@pytest.mark.parametrize("name, fmt", [
-    ("anythingllm_issue_digest.json", "anythingllm"),
-    ("anythingllm_direct_output.json", "anythingllm"),
-    ("anythingllm_with_code.json", "anythingllm"),
-    ("typeagent_research_topic.recipe.json", "typeagent-steps"),
-    ("typeagent_page_digest.recipe.json", "typeagent-steps"),
-    ("typeagent_list_files.recipe.json", "typeagent-script"),
-    ("typeagent_top_songs.recipe.json", "typeagent-script"),
-])
+@pytest.mark.parametrize(
+    "name, fmt",
+    [
+        ("anythingllm_issue_digest.json", "anythingllm"),
+        ("anythingllm_direct_output.json", "anythingllm"),
+        ("anythingllm_with_code.json", "anythingllm"),
+        ("typeagent_research_topic.recipe.json", "typeagent-steps"),
+        ("typeagent_page_digest.recipe.json", "typeagent-steps"),
+        ("typeagent_list_files.recipe.json", "typeagent-script"),
+        ("typeagent_top_songs.recipe.json", "typeagent-script"),
+    ],
+)
 def test_detected_by_shape(name: str, fmt: str) -> None:
     assert detect_flow_format(raw(name)) == fmt
 
@@ -92,8 +95,12 @@ def test_anythingllm_graph_variables_and_templates() -> None:
     variables = start_vars(wf)
     assert list(variables) == ["trackerUrl", "project", "apiToken", "limit"]
     assert variables["trackerUrl"]["value"] == "https://tracker.example.com/api"
-    assert variables["limit"] == {"name": "limit", "value": "5", "type": "string",
-                                  "description": "How many issues to fetch"}
+    assert variables["limit"] == {
+        "name": "limit",
+        "value": "5",
+        "type": "string",
+        "description": "How many issues to fetch",
+    }
     http = data_of(wf, "http")
     assert http["method"] == "POST" and http["url"] == "${trackerUrl}/search?project=${project}"
     assert http["headers"][1] == {"key": "Authorization", "value": "Bearer ${apiToken}"}
@@ -145,8 +152,10 @@ def test_typeagent_steps_graph_variables_triggers() -> None:
     assert result.format == "typeagent-steps"
     assert chain(wf) == ["start", "agent", "fetch", "agent", "action"]
     assert wf["name"] == "researchTopic"
-    assert wf["triggers"] == ["research $(topic:wildcard)",
-                              "(please)? summarise (the)? $(topic:wildcard) in $(bullets:number) (bullet)? points"]
+    assert wf["triggers"] == [
+        "research $(topic:wildcard)",
+        "(please)? summarise (the)? $(topic:wildcard) in $(bullets:number) (bullet)? points",
+    ]
     v = start_vars(wf)
     assert v["topic"]["type"] == "string" and v["topic"]["required"] is True
     assert v["topic"]["testValue"] == "sqlite write-ahead logging" and "value" not in v["topic"]
@@ -163,10 +172,16 @@ def test_typeagent_steps_graph_variables_triggers() -> None:
     assert summary["outputVar"] == "summary" and summary["tools"]["web_search"] is False
     action = data_of(wf, "action")
     assert action["schema"] == "notes" and action["action"] == "createNote"
-    assert action["parameters"] == {"folder": "${notesFolder}", "title": "Research: ${topic}", "body": "${summary}",
-                                    "notify": "${notify}"}
+    assert action["parameters"] == {
+        "folder": "${notesFolder}",
+        "title": "Research: ${topic}",
+        "body": "${summary}",
+        "notify": "${notify}",
+    }
     assert action["typeagentStep"] == {"id": "note", "schemaName": "notes", "actionName": "createNote"}
-    assert wf["imported"]["metadata"]["grammarPatterns"] == raw("typeagent_research_topic.recipe.json")["grammarPatterns"]
+    assert (
+        wf["imported"]["metadata"]["grammarPatterns"] == raw("typeagent_research_topic.recipe.json")["grammarPatterns"]
+    )
     assert wf["imported"]["metadata"]["source"]["type"] == "reasoning"
     from engine import compile_trigger
 
@@ -175,11 +190,19 @@ def test_typeagent_steps_graph_variables_triggers() -> None:
 
 
 def test_step_output_names_avoid_parameter_names() -> None:
-    doc = {"name": "x", "parameters": [{"name": "page", "type": "string", "required": True, "description": ""}],
-           "steps": [{"id": "page", "schemaName": "utility", "actionName": "webFetch",
-                      "parameters": {"url": "${page}"}},
-                     {"id": "sum", "schemaName": "utility", "actionName": "llmTransform",
-                      "parameters": {"prompt": "Sum up ${page.text}"}}]}
+    doc = {
+        "name": "x",
+        "parameters": [{"name": "page", "type": "string", "required": True, "description": ""}],
+        "steps": [
+            {"id": "page", "schemaName": "utility", "actionName": "webFetch", "parameters": {"url": "${page}"}},
+            {
+                "id": "sum",
+                "schemaName": "utility",
+                "actionName": "llmTransform",
+                "parameters": {"prompt": "Sum up ${page.text}"},
+            },
+        ],
+    }
     wf = import_flow(doc).workflow
     fetch = data_of(wf, "fetch")
     assert fetch["url"] == "${page}" or fetch["outputVar"] != "page"
@@ -220,8 +243,9 @@ def test_taskflow_script_recipe() -> None:
 # ------------------------------------------------------------------------------- files and CLI
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "FLOWDESK_CONFIG_DIR": str(cwd / "config"), "FLOWDESK_DATA_DIR": str(cwd / "data")}
-    return subprocess.run([sys.executable, "-m", "engine.cli", *args], capture_output=True, text=True, cwd=cwd,
-                          env=env, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "engine.cli", *args], capture_output=True, text=True, cwd=cwd, env=env, timeout=60
+    )
 
 
 def test_load_any_workflow_converts_and_leaves_flowdesk_files_alone(tmp_path: Path) -> None:
@@ -278,17 +302,31 @@ def test_export_refuses_what_the_format_cannot_express() -> None:
     with pytest.raises(ExportRefused) as err:
         export_anythingllm(wf)
     assert "AnythingLLM" in str(err.value) and "uses tools" in str(err.value)  # the web-search agent
-    branching = parse_workflow({"nodes": [
-        {"id": "s", "type": "start", "data": {}},
-        {"id": "c", "type": "if", "data": {"conditions": [{"operator": "contains", "value": "x"}]}},
-        {"id": "a", "type": "agent", "data": {"userPrompt": "hi"}}],
-        "connections": [{"source": "s", "target": "c"}, {"source": "c", "target": "a", "sourceHandle": "condition-0"}]})
+    branching = parse_workflow(
+        {
+            "nodes": [
+                {"id": "s", "type": "start", "data": {}},
+                {"id": "c", "type": "if", "data": {"conditions": [{"operator": "contains", "value": "x"}]}},
+                {"id": "a", "type": "agent", "data": {"userPrompt": "hi"}},
+            ],
+            "connections": [
+                {"source": "s", "target": "c"},
+                {"source": "c", "target": "a", "sourceHandle": "condition-0"},
+            ],
+        }
+    )
     with pytest.raises(ExportRefused) as err:
         export_anythingllm(branching)
     assert "'if' node" in str(err.value)
-    previous = parse_workflow({"nodes": [
-        {"id": "s", "type": "start", "data": {}}, {"id": "a", "type": "agent", "data": {"userPrompt": ""}}],
-        "connections": [{"source": "s", "target": "a"}]})
+    previous = parse_workflow(
+        {
+            "nodes": [
+                {"id": "s", "type": "start", "data": {}},
+                {"id": "a", "type": "agent", "data": {"userPrompt": ""}},
+            ],
+            "connections": [{"source": "s", "target": "a"}],
+        }
+    )
     with pytest.raises(ExportRefused) as err:
         export_anythingllm(previous)
     assert "previous output" in str(err.value)
@@ -306,9 +344,13 @@ def test_cli_export(tmp_path: Path) -> None:
 
 
 def test_malformed_trigger_is_a_workflow_error_naming_pattern_and_position() -> None:
-    wf = parse_workflow({"triggers": ["research $(topic:wildcard)", "play $(song:wildcard"],
-                         "nodes": [{"id": "s", "type": "start", "data": {}}, {"id": "a", "type": "agent", "data": {}}],
-                         "connections": [{"source": "s", "target": "a"}]})
+    wf = parse_workflow(
+        {
+            "triggers": ["research $(topic:wildcard)", "play $(song:wildcard"],
+            "nodes": [{"id": "s", "type": "start", "data": {}}, {"id": "a", "type": "agent", "data": {}}],
+            "connections": [{"source": "s", "target": "a"}],
+        }
+    )
     errors = [i for i in validate(wf) if i.is_error]
     assert [i.code for i in errors] == ["trigger_invalid"]
     assert errors[0].node_ids == ()

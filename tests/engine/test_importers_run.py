@@ -13,8 +13,10 @@ from engine import EchoProvider, Run, RunStatus, apply_arguments, import_flow, p
 from tests.fakes.web_server import WebServer, json_answer, text_answer
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "imports"
-PAGE = ("<html><head><title>Crash on save</title><style>p{}</style></head><body><nav>Home · Issues</nav>"
-        "<main><h1>Crash on save</h1><p>Saving a flow with 10,000 nodes crashes the editor.</p></main></body></html>")
+PAGE = (
+    "<html><head><title>Crash on save</title><style>p{}</style></head><body><nav>Home · Issues</nav>"
+    "<main><h1>Crash on save</h1><p>Saving a flow with 10,000 nodes crashes the editor.</p></main></body></html>"
+)
 
 
 def imported(name: str, **arguments):
@@ -36,8 +38,17 @@ def web():
 
 
 def test_anythingllm_flow_runs_against_local_servers(web) -> None:
-    web.route("/api/search", lambda req: json_answer({"items": [{"title": "Crash on save", "url": web.url("/issues/1")},
-                                                                {"title": "Typo", "url": web.url("/issues/2")}]}))
+    web.route(
+        "/api/search",
+        lambda req: json_answer(
+            {
+                "items": [
+                    {"title": "Crash on save", "url": web.url("/issues/1")},
+                    {"title": "Typo", "url": web.url("/issues/2")},
+                ]
+            }
+        ),
+    )
     web.route("/issues/1", text_answer(PAGE, content_type="text/html; charset=utf-8"))
     wf = imported("anythingllm_issue_digest.json", trackerUrl=web.url("/api"), apiToken="test-token")
     r = run(wf)

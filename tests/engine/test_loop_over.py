@@ -22,9 +22,15 @@ def walk(id: str, over: str, **data: object) -> dict:
 
 
 def walk_flow(body: list[dict] | None = None, links: list[dict] | None = None, **data: object):
-    return flow([start(text="go"), walk("L", "{{rows}}", **data), *(body or [agent("w", "item {{item}} #{{iteration}}")]),
-                 agent("z", "all: {{PREVIOUS_OUTPUT}}")],
-                [link("s", "L"), *(links or [link("L", "w", "body"), link("w", "L")]), link("L", "z", "done")])
+    return flow(
+        [
+            start(text="go"),
+            walk("L", "{{rows}}", **data),
+            *(body or [agent("w", "item {{item}} #{{iteration}}")]),
+            agent("z", "all: {{PREVIOUS_OUTPUT}}"),
+        ],
+        [link("s", "L"), *(links or [link("L", "w", "body"), link("w", "L")]), link("L", "z", "done")],
+    )
 
 
 async def test_loop_over_three_items_collects_each_rounds_result() -> None:
@@ -38,7 +44,8 @@ async def test_loop_over_three_items_collects_each_rounds_result() -> None:
     assert run.outputs["L"] == collected
     assert rec.calls[-1] == ("z", "all: " + json.dumps(collected))
     assert [e.extra for e in run.events if e.type == "loop_check"] == [
-        {"iteration": i, "matched": False, "total": 3} for i in (1, 2, 3)]
+        {"iteration": i, "matched": False, "total": 3} for i in (1, 2, 3)
+    ]
     state = RunState.of(wf, run.events)
     assert ("L", "done", "z") in state.links and state.details["L"].iteration == 3
 
@@ -61,8 +68,10 @@ async def test_loop_over_something_that_is_not_a_list_fails_clearly() -> None:
 
 
 async def test_a_pause_inside_a_round_resumes_in_a_new_process(tmp_path) -> None:
-    wf = walk_flow([approval("ap"), agent("w", "{{item}}-{{iteration}}")],
-                   [link("L", "ap", "body"), link("ap", "w", "approve"), link("w", "L")])
+    wf = walk_flow(
+        [approval("ap"), agent("w", "{{item}}-{{iteration}}")],
+        [link("L", "ap", "body"), link("ap", "w", "approve"), link("w", "L")],
+    )
     run = Run(wf, EchoProvider(), variables={"rows": ["x", "y", "z"]})
     assert await run.start() == RunStatus.PAUSED
     assert await run.resume("approve") == RunStatus.PAUSED  # round 2 waits now
@@ -70,16 +79,24 @@ async def test_a_pause_inside_a_round_resumes_in_a_new_process(tmp_path) -> None
     assert snap["loops"]["L"]["iteration"] == 2 and snap["loops"]["L"]["results"] == ["x-1"]
     path = tmp_path / "snap.json"
     path.write_text(json.dumps(snap))
-    code = ("import asyncio, json, sys\n"
-            "from engine import Run, EchoProvider\n"
-            "async def main():\n"
-            "    run = Run.restore(json.load(open(sys.argv[1])), EchoProvider())\n"
-            "    print(await run.resume('approve'))\n"
-            "    print(await run.resume('approve'))\n"
-            "    print(json.dumps(run.outputs['L']))\n"
-            "asyncio.run(main())\n")
-    res = subprocess.run([sys.executable, "-c", code, str(path)], cwd=ROOT, capture_output=True, text=True, timeout=60,
-                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+    code = (
+        "import asyncio, json, sys\n"
+        "from engine import Run, EchoProvider\n"
+        "async def main():\n"
+        "    run = Run.restore(json.load(open(sys.argv[1])), EchoProvider())\n"
+        "    print(await run.resume('approve'))\n"
+        "    print(await run.resume('approve'))\n"
+        "    print(json.dumps(run.outputs['L']))\n"
+        "asyncio.run(main())\n"
+    )
+    res = subprocess.run(
+        [sys.executable, "-c", code, str(path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     assert res.returncode == 0, res.stderr
     assert res.stdout.splitlines() == ["paused", "completed", json.dumps(["x-1", "y-2", "z-3"])]
 

@@ -43,16 +43,43 @@ def agentflow_file() -> dict[str, Any]:
     return {
         "nodes": [
             {"id": "start-1", "type": "start", "x": 80, "y": 120, "data": {"initialInput": "Hello"}},
-            {"id": "agent-1", "type": "agent", "x": 380, "y": 100,
-             "data": {"agentName": "Writer", "systemPrompt": "You write.", "userPrompt": "{{PREVIOUS_OUTPUT}}",
-                      "model": "gpt-4o-mini", "reasoningEffort": "medium",
-                      "tools": {"web_search": True, "subagents": True}}},
-            {"id": "agent-2", "type": "agent", "x": 380, "y": 400,
-             "data": {"agentName": "Helper", "systemPrompt": "", "userPrompt": "", "model": "gpt-4o",
-                      "reasoningEffort": "low", "tools": {"web_search": False, "subagents": False}}},
-            {"id": "if-1", "type": "if", "x": 700.5, "y": 100,
-             "data": {"conditions": [{"operator": "equal", "value": "yes"},
-                                     {"operator": "contains", "value": "maybe"}]}},
+            {
+                "id": "agent-1",
+                "type": "agent",
+                "x": 380,
+                "y": 100,
+                "data": {
+                    "agentName": "Writer",
+                    "systemPrompt": "You write.",
+                    "userPrompt": "{{PREVIOUS_OUTPUT}}",
+                    "model": "gpt-4o-mini",
+                    "reasoningEffort": "medium",
+                    "tools": {"web_search": True, "subagents": True},
+                },
+            },
+            {
+                "id": "agent-2",
+                "type": "agent",
+                "x": 380,
+                "y": 400,
+                "data": {
+                    "agentName": "Helper",
+                    "systemPrompt": "",
+                    "userPrompt": "",
+                    "model": "gpt-4o",
+                    "reasoningEffort": "low",
+                    "tools": {"web_search": False, "subagents": False},
+                },
+            },
+            {
+                "id": "if-1",
+                "type": "if",
+                "x": 700.5,
+                "y": 100,
+                "data": {
+                    "conditions": [{"operator": "equal", "value": "yes"}, {"operator": "contains", "value": "maybe"}]
+                },
+            },
             {"id": "approval-1", "type": "approval", "x": 1000, "y": 100, "data": {"prompt": "OK?"}},
         ],
         "connections": [
@@ -149,8 +176,10 @@ def test_unknown_fields_kept_on_save(tmp_path: Path) -> None:
 
 def test_ids_kept_as_they_are() -> None:
     odd_ids = ["1", "node with spaces", "ünïcødé-✓", "a.b/c", "00042"]
-    raw = {"nodes": [{"id": i, "type": "agent", "data": {}} for i in odd_ids],
-           "connections": [{"source": odd_ids[0], "target": odd_ids[1]}]}
+    raw = {
+        "nodes": [{"id": i, "type": "agent", "data": {}} for i in odd_ids],
+        "connections": [{"source": odd_ids[0], "target": odd_ids[1]}],
+    }
     wf = parse_workflow(raw)
     assert [n.id for n in wf.nodes] == odd_ids
     saved = workflow_to_dict(wf)
@@ -159,16 +188,19 @@ def test_ids_kept_as_they_are() -> None:
 
 
 def test_integer_ids_accepted_as_text() -> None:
-    wf = parse_workflow({"nodes": [{"id": 7, "type": "start"}, {"id": 8, "type": "agent"}],
-                        "connections": [{"source": 7, "target": 8}]})
+    wf = parse_workflow(
+        {"nodes": [{"id": 7, "type": "start"}, {"id": 8, "type": "agent"}], "connections": [{"source": 7, "target": 8}]}
+    )
     assert [n.id for n in wf.nodes] == ["7", "8"]
     assert (wf.connections[0].source, wf.connections[0].target) == ("7", "8")
 
 
 def test_node_built_in_code_saves_its_type_data() -> None:
     """A node created without data (as the editor's palette does) gets and saves its type's fields."""
-    wf = Workflow(nodes=[Node(id="a", type="agent"), Node(id="s", type="start", data=AgentData())],
-                  connections=[Connection(source="s", target="a")])
+    wf = Workflow(
+        nodes=[Node(id="a", type="agent"), Node(id="s", type="start", data=AgentData())],
+        connections=[Connection(source="s", target="a")],
+    )
     assert isinstance(wf.nodes[0].data, AgentData)
     assert isinstance(wf.nodes[1].data, StartData)
     saved = workflow_to_dict(wf)
@@ -190,21 +222,34 @@ def test_edited_agent_data_is_saved(tmp_path: Path) -> None:
 
 
 def test_legacy_input_type_becomes_approval() -> None:
-    wf = parse_workflow({"nodes": [{"id": "s", "type": "start"},
-                                   {"id": "in", "type": "input", "data": {"prompt": "Continue?"}}],
-                         "connections": [{"source": "s", "target": "in"}]})
+    wf = parse_workflow(
+        {
+            "nodes": [{"id": "s", "type": "start"}, {"id": "in", "type": "input", "data": {"prompt": "Continue?"}}],
+            "connections": [{"source": "s", "target": "in"}],
+        }
+    )
     node = wf.node("in")
     assert node is not None and node.type == "approval"
     assert isinstance(node.data, ApprovalData) and node.data.prompt == "Continue?"
 
 
 def test_legacy_end_nodes_dropped_with_their_connections() -> None:
-    wf = parse_workflow({
-        "nodes": [{"id": "s", "type": "start"}, {"id": "a", "type": "agent"}, {"id": "e", "type": "end"},
-                  {"id": "e2", "type": "end"}],
-        "connections": [{"source": "s", "target": "a"}, {"source": "a", "target": "e"},
-                        {"source": "e", "target": "e2"}, {"source": "e2", "target": "a"}],
-    })
+    wf = parse_workflow(
+        {
+            "nodes": [
+                {"id": "s", "type": "start"},
+                {"id": "a", "type": "agent"},
+                {"id": "e", "type": "end"},
+                {"id": "e2", "type": "end"},
+            ],
+            "connections": [
+                {"source": "s", "target": "a"},
+                {"source": "a", "target": "e"},
+                {"source": "e", "target": "e2"},
+                {"source": "e2", "target": "a"},
+            ],
+        }
+    )
     assert [n.id for n in wf.nodes] == ["s", "a"]
     assert [(c.source, c.target) for c in wf.connections] == [("s", "a")]
 
@@ -222,27 +267,49 @@ def test_legacy_condition_string_becomes_conditions(conditions: list | None) -> 
 
 
 def test_legacy_condition_ignored_when_conditions_present() -> None:
-    wf = parse_workflow({"nodes": [{"id": "i", "type": "if", "data": {
-        "condition": "old", "conditions": [{"operator": "equal", "value": "new"}]}}], "connections": []})
+    wf = parse_workflow(
+        {
+            "nodes": [
+                {
+                    "id": "i",
+                    "type": "if",
+                    "data": {"condition": "old", "conditions": [{"operator": "equal", "value": "new"}]},
+                }
+            ],
+            "connections": [],
+        }
+    )
     assert [(c.operator, c.value) for c in wf.nodes[0].data.conditions] == [("equal", "new")]  # type: ignore[attr-defined]
 
 
 def test_legacy_true_handle_on_if_becomes_condition_0() -> None:
-    wf = parse_workflow({
-        "nodes": [{"id": "i", "type": "if", "data": {"condition": "x"}}, {"id": "a", "type": "agent"},
-                  {"id": "b", "type": "agent"}],
-        "connections": [{"source": "i", "target": "a", "sourceHandle": "true"},
-                        {"source": "i", "target": "b", "sourceHandle": "false"},
-                        {"source": "a", "target": "b", "sourceHandle": "true"}],  # not an if: left alone
-    })
+    wf = parse_workflow(
+        {
+            "nodes": [
+                {"id": "i", "type": "if", "data": {"condition": "x"}},
+                {"id": "a", "type": "agent"},
+                {"id": "b", "type": "agent"},
+            ],
+            "connections": [
+                {"source": "i", "target": "a", "sourceHandle": "true"},
+                {"source": "i", "target": "b", "sourceHandle": "false"},
+                {"source": "a", "target": "b", "sourceHandle": "true"},
+            ],  # not an if: left alone
+        }
+    )
     assert [c.sourceHandle for c in wf.connections] == ["condition-0", "false", "true"]
 
 
 def test_legacy_input_then_saved_as_approval(tmp_path: Path) -> None:
     path = tmp_path / "legacy.flow.json"
-    path.write_text(json.dumps({"nodes": [{"id": "s", "type": "start"}, {"id": "q", "type": "input"},
-                                          {"id": "e", "type": "end"}],
-                                "connections": [{"source": "s", "target": "q"}, {"source": "q", "target": "e"}]}))
+    path.write_text(
+        json.dumps(
+            {
+                "nodes": [{"id": "s", "type": "start"}, {"id": "q", "type": "input"}, {"id": "e", "type": "end"}],
+                "connections": [{"source": "s", "target": "q"}, {"source": "q", "target": "e"}],
+            }
+        )
+    )
     save_workflow(load_workflow(path), path)
     saved = json.loads(path.read_text(encoding="utf-8"))
     assert [(n["id"], n["type"]) for n in saved["nodes"]] == [("s", "start"), ("q", "approval")]
@@ -259,7 +326,8 @@ def _tmp_leftovers(folder: Path, keep: set[str]) -> list[str]:
 
 @pytest.mark.parametrize("failing", ["os.replace", "os.fsync"])
 def test_failed_save_leaves_original_untouched_and_no_temp_file(
-        failing: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    failing: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     path = tmp_path / "keep.flow.json"
     original_text = json.dumps(agentflow_file())
     path.write_text(original_text, encoding="utf-8")
@@ -317,9 +385,12 @@ def test_top_level_not_an_object(value: str) -> None:
 
 
 def test_run_record_is_refused() -> None:
-    record = {"id": "run_123", "status": "completed",
-              "logs": [{"timestamp": "2024-01-01T00:00:00Z", "nodeId": "system", "type": "step_start", "content": ""}],
-              "workflow": agentflow_file()}
+    record = {
+        "id": "run_123",
+        "status": "completed",
+        "logs": [{"timestamp": "2024-01-01T00:00:00Z", "nodeId": "system", "type": "step_start", "content": ""}],
+        "workflow": agentflow_file(),
+    }
     assert "run record" in str(load_error(json.dumps(record)))
 
 
@@ -328,7 +399,7 @@ def test_missing_nodes() -> None:
     assert err.where == "nodes" and "nodes" in str(err) and "missing" in str(err)
 
 
-@pytest.mark.parametrize("nodes", ['{}', '"abc"', "3", "null"])
+@pytest.mark.parametrize("nodes", ["{}", '"abc"', "3", "null"])
 def test_nodes_not_a_list(nodes: str) -> None:
     err = load_error(f'{{"nodes": {nodes}, "connections": []}}')
     assert err.where == "nodes" and "must be a list" in str(err)
@@ -347,27 +418,44 @@ def test_node_type_missing_names_the_location() -> None:
     assert err.where == "nodes[3].type"
 
 
-@pytest.mark.parametrize(("mutate", "where", "says"), [
-    (lambda r: r["nodes"][1].__setitem__("x", "left"), "nodes[1].x", "must be a number"),
-    (lambda r: r["nodes"][3].__setitem__("id", ["a"]), "nodes[3].id", "must be a string"),  # an if node
-    (lambda r: r["nodes"][1].__setitem__("id", True), "nodes[1].id", "must be a string"),
-    (lambda r: r["nodes"][1].__setitem__("id", ""), "nodes[1].id", "must not be empty"),
-    (lambda r: r["nodes"][1].__setitem__("type", 5), "nodes[1].type", "must be a string"),
-    (lambda r: r["nodes"][1].__setitem__("data", "text"), "nodes[1].data", "must be an object"),
-    (lambda r: r["nodes"][1]["data"].__setitem__("model", 5), "nodes[1].data.model", "must be a string"),
-    (lambda r: r["nodes"][1]["data"].__setitem__("tools", []), "nodes[1].data.tools", "must be an object"),
-    (lambda r: r["nodes"][1]["data"]["tools"].__setitem__("subagents", "maybe"),
-     "nodes[1].data.tools.subagents", "must be true or false"),
-    (lambda r: r["nodes"][3]["data"].__setitem__("conditions", "yes"), "nodes[3].data.conditions", "must be a list"),
-    (lambda r: r["nodes"][3]["data"]["conditions"][1].__setitem__("operator", "roughly"),
-     "nodes[3].data.conditions[1].operator", "must be"),
-    (lambda r: r["nodes"].__setitem__(2, "agent"), "nodes[2]", "must be an object"),
-    (lambda r: r["connections"][2].__setitem__("target", {"id": "x"}), "connections[2].target", "must be a string"),
-    (lambda r: r["connections"][2].pop("source"), "connections[2].source", "missing"),
-    (lambda r: r["connections"][2].__setitem__("sourceHandle", 3), "connections[2].sourceHandle", "must be a string"),
-    (lambda r: r["connections"].__setitem__(0, None), "connections[0]", "must be an object"),
-    (lambda r: r.__setitem__("name", 12), "name", "must be a string"),
-])
+@pytest.mark.parametrize(
+    ("mutate", "where", "says"),
+    [
+        (lambda r: r["nodes"][1].__setitem__("x", "left"), "nodes[1].x", "must be a number"),
+        (lambda r: r["nodes"][3].__setitem__("id", ["a"]), "nodes[3].id", "must be a string"),  # an if node
+        (lambda r: r["nodes"][1].__setitem__("id", True), "nodes[1].id", "must be a string"),
+        (lambda r: r["nodes"][1].__setitem__("id", ""), "nodes[1].id", "must not be empty"),
+        (lambda r: r["nodes"][1].__setitem__("type", 5), "nodes[1].type", "must be a string"),
+        (lambda r: r["nodes"][1].__setitem__("data", "text"), "nodes[1].data", "must be an object"),
+        (lambda r: r["nodes"][1]["data"].__setitem__("model", 5), "nodes[1].data.model", "must be a string"),
+        (lambda r: r["nodes"][1]["data"].__setitem__("tools", []), "nodes[1].data.tools", "must be an object"),
+        (
+            lambda r: r["nodes"][1]["data"]["tools"].__setitem__("subagents", "maybe"),
+            "nodes[1].data.tools.subagents",
+            "must be true or false",
+        ),
+        (
+            lambda r: r["nodes"][3]["data"].__setitem__("conditions", "yes"),
+            "nodes[3].data.conditions",
+            "must be a list",
+        ),
+        (
+            lambda r: r["nodes"][3]["data"]["conditions"][1].__setitem__("operator", "roughly"),
+            "nodes[3].data.conditions[1].operator",
+            "must be",
+        ),
+        (lambda r: r["nodes"].__setitem__(2, "agent"), "nodes[2]", "must be an object"),
+        (lambda r: r["connections"][2].__setitem__("target", {"id": "x"}), "connections[2].target", "must be a string"),
+        (lambda r: r["connections"][2].pop("source"), "connections[2].source", "missing"),
+        (
+            lambda r: r["connections"][2].__setitem__("sourceHandle", 3),
+            "connections[2].sourceHandle",
+            "must be a string",
+        ),
+        (lambda r: r["connections"].__setitem__(0, None), "connections[0]", "must be an object"),
+        (lambda r: r.__setitem__("name", 12), "name", "must be a string"),
+    ],
+)
 def test_wrong_field_types_name_what_and_where(mutate: Any, where: str, says: str) -> None:
     raw = agentflow_file()
     mutate(raw)
@@ -376,9 +464,15 @@ def test_wrong_field_types_name_what_and_where(mutate: Any, where: str, says: st
     assert f"{where} {says}" in str(err)
 
 
-@pytest.mark.parametrize("text", ["NaN", '{"nodes": [{"id": "a", "type": "start", "x": NaN}], "connections": []}',
-                                  '{"nodes": [{"id": "a", "type": "start", "x": 1e999}], "connections": []}',
-                                  '{"nodes": [], "connections": [], "extra": Infinity}'])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "NaN",
+        '{"nodes": [{"id": "a", "type": "start", "x": NaN}], "connections": []}',
+        '{"nodes": [{"id": "a", "type": "start", "x": 1e999}], "connections": []}',
+        '{"nodes": [], "connections": [], "extra": Infinity}',
+    ],
+)
 def test_non_finite_numbers_refused(text: str) -> None:
     """Python's json accepts NaN/Infinity; saved back they would make a file strict readers reject."""
     load_error(text)
@@ -392,7 +486,9 @@ def test_deeply_nested_json_is_a_load_error() -> None:
     load_error("[" * 100_000 + "]" * 100_000)
 
 
-@pytest.mark.parametrize("data", [b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\xff\xfe\x00", bytes(range(256)), b"\xff\xfe\xfd"])
+@pytest.mark.parametrize(
+    "data", [b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\xff\xfe\x00", bytes(range(256)), b"\xff\xfe\xfd"]
+)
 def test_binary_garbage(data: bytes, tmp_path: Path) -> None:
     load_error(data)
     path = tmp_path / "garbage.flow.json"
@@ -437,8 +533,15 @@ def test_load_error_is_a_value_error_with_location_fields() -> None:
     assert err.where == "nodes[0].type" and err.reason == "missing"
 
 
-@pytest.mark.parametrize("text", ['{"nodes": [{"id": "s", "type": "start"}], "connections": []}', "not json",
-                                  '{"nodes": [{"id": "s"}], "connections": []}', '{"nodes": [{"id": "s", "x": "a"}]}'])
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"nodes": [{"id": "s", "type": "start"}], "connections": []}',
+        "not json",
+        '{"nodes": [{"id": "s"}], "connections": []}',
+        '{"nodes": [{"id": "s", "x": "a"}]}',
+    ],
+)
 def test_loading_leaves_the_garbage_collector_on(text: str) -> None:
     """Loading pauses the cyclic collector, and resumes it whether the text loads or not."""
     assert gc.isenabled()
@@ -451,8 +554,12 @@ def test_loading_leaves_the_garbage_collector_on(text: str) -> None:
 
 def test_nodes_and_links_of_dict_subclasses_are_read_like_dicts() -> None:
     """Values that are not plain JSON dicts (built in code) take the full structural checks."""
-    wf = parse_workflow({"nodes": [OrderedDict(id="s", type="start"), OrderedDict(id=2, type="agent", data=None)],
-                         "connections": [OrderedDict(source="s", target=2)]})
+    wf = parse_workflow(
+        {
+            "nodes": [OrderedDict(id="s", type="start"), OrderedDict(id=2, type="agent", data=None)],
+            "connections": [OrderedDict(source="s", target=2)],
+        }
+    )
     assert [(n.id, type(n.data)) for n in wf.nodes] == [("s", StartData), ("2", AgentData)]
     assert wf.connections[0].key() == ("s", "output", "2", "input")
     with pytest.raises(WorkflowLoadError) as info:
@@ -462,9 +569,15 @@ def test_nodes_and_links_of_dict_subclasses_are_read_like_dicts() -> None:
 
 def test_error_location_counts_dropped_end_nodes() -> None:
     """The location names the index in the file, even after legacy end nodes were dropped."""
-    raw = {"nodes": [{"id": "e", "type": "end"}, {"id": "s", "type": "start"}, {"id": "e2", "type": "end"},
-                     {"id": "a", "type": "agent", "data": {"model": 42}}],
-           "connections": [{"source": "s", "target": "e"}, {"source": "s", "target": "a", "sourceHandle": 7}]}
+    raw = {
+        "nodes": [
+            {"id": "e", "type": "end"},
+            {"id": "s", "type": "start"},
+            {"id": "e2", "type": "end"},
+            {"id": "a", "type": "agent", "data": {"model": 42}},
+        ],
+        "connections": [{"source": "s", "target": "e"}, {"source": "s", "target": "a", "sourceHandle": 7}],
+    }
     err = load_error(json.dumps(raw))
     assert err.where == "nodes[3].data.model"
     del raw["nodes"][3]["data"]
@@ -473,10 +586,16 @@ def test_error_location_counts_dropped_end_nodes() -> None:
 
 
 def test_end_node_with_integer_id_dropped_with_text_links() -> None:
-    wf = parse_workflow({"nodes": [{"id": "s", "type": "start"}, {"id": 9, "type": "end"},
-                                   {"id": 4, "type": "if", "data": {"condition": "x"}}],
-                         "connections": [{"source": "s", "target": "9"}, {"source": "4", "target": "s",
-                                                                         "sourceHandle": "true"}]})
+    wf = parse_workflow(
+        {
+            "nodes": [
+                {"id": "s", "type": "start"},
+                {"id": 9, "type": "end"},
+                {"id": 4, "type": "if", "data": {"condition": "x"}},
+            ],
+            "connections": [{"source": "s", "target": "9"}, {"source": "4", "target": "s", "sourceHandle": "true"}],
+        }
+    )
     assert [n.id for n in wf.nodes] == ["s", "4"]
     assert [(c.source, c.target, c.sourceHandle) for c in wf.connections] == [("4", "s", "condition-0")]
 
@@ -512,15 +631,29 @@ def test_canvas_notes_and_groups_round_trip_and_stay_optional():
     """Issue 31: notes and groups are top-level fields AgentFlow ignores; kept on save, absent when unused."""
     from engine import dumps_workflow, loads_workflow
 
-    text = json.dumps({"nodes": [{"id": "s", "type": "start", "x": 0, "y": 0, "data": {}}], "connections": [],
-                       "notes": [{"id": "n1", "x": 5, "y": 6, "width": 200, "height": 90, "text": "# Hi",
-                                  "color": "pink", "extra": 1}],
-                       "groups": [{"id": "g1", "title": "Intro", "nodes": ["s", 7], "collapsed": True}]})
+    text = json.dumps(
+        {
+            "nodes": [{"id": "s", "type": "start", "x": 0, "y": 0, "data": {}}],
+            "connections": [],
+            "notes": [
+                {"id": "n1", "x": 5, "y": 6, "width": 200, "height": 90, "text": "# Hi", "color": "pink", "extra": 1}
+            ],
+            "groups": [{"id": "g1", "title": "Intro", "nodes": ["s", 7], "collapsed": True}],
+        }
+    )
     wf = loads_workflow(text)
     assert wf.notes[0].text == "# Hi" and wf.groups[0].nodes == ["s", "7"]
     again = json.loads(dumps_workflow(wf))
-    assert again["notes"][0] == {"id": "n1", "x": 5, "y": 6, "width": 200, "height": 90, "text": "# Hi",
-                                 "color": "pink", "extra": 1}
+    assert again["notes"][0] == {
+        "id": "n1",
+        "x": 5,
+        "y": 6,
+        "width": 200,
+        "height": 90,
+        "text": "# Hi",
+        "color": "pink",
+        "extra": 1,
+    }
     assert again["groups"][0]["collapsed"] is True
     from engine import validate
 

@@ -31,33 +31,49 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def template_flow(template: str = "Hello {{input}}", case: str = "upper") -> dict:
-    return {"nodes": [{"id": "s", "type": "start", "data": {"initialInput": "world"}},
-                      {"id": "t", "type": "template", "x": 300, "y": 80,
-                       "data": {"template": template, "case": case, "repeat": 1, "extraField": [1, 2]}},
-                      {"id": "a", "type": "agent", "data": {"agentName": "Echo", "model": "m"}}],
-            "connections": [{"source": "s", "target": "t"}, {"source": "t", "target": "a"}]}
+    return {
+        "nodes": [
+            {"id": "s", "type": "start", "data": {"initialInput": "world"}},
+            {
+                "id": "t",
+                "type": "template",
+                "x": 300,
+                "y": 80,
+                "data": {"template": template, "case": case, "repeat": 1, "extraField": [1, 2]},
+            },
+            {"id": "a", "type": "agent", "data": {"agentName": "Echo", "model": "m"}},
+        ],
+        "connections": [{"source": "s", "target": "t"}, {"source": "t", "target": "a"}],
+    }
 
 
 def test_builtin_kinds_are_specs_and_nothing_else_switches_on_them() -> None:
     specs = node_specs()
     assert list(specs)[:4] == ["start", "agent", "if", "approval"]
     assert all(isinstance(s, NodeSpec) for s in specs.values())
-    wf = parse_workflow({"nodes": [{"id": "i", "type": "if", "data": {"conditions": [{"value": "x"}]}}],
-                         "connections": []})
+    wf = parse_workflow(
+        {"nodes": [{"id": "i", "type": "if", "data": {"conditions": [{"value": "x"}]}}], "connections": []}
+    )
     assert engine.source_handles(wf.nodes[0]) == ["condition-0", "false"]
     assert spec_for("if").handle_label(wf.nodes[0].data, "condition-0") == "Condition 1: contains 'x'"
     # Outside legacy normalisation and the spec modules, the engine names no kind.
     for name in ("graph/model.py", "graph/validate.py", "run/scheduler.py", "store/__init__.py", "cli/__init__.py"):
         text = (ROOT / "engine" / name).read_text(encoding="utf-8")
         if name == "graph/model.py":
-            text = text.replace(text[text.index("def _normalise_legacy"):text.index("def _where")], "")
+            text = text.replace(text[text.index("def _normalise_legacy") : text.index("def _where")], "")
         for kind in ('"agent"', '"if"', '"approval"', '"start"'):
             assert kind not in text, (name, kind)
 
 
 def test_an_unknown_type_still_loads_and_is_reported() -> None:
-    wf = loads_workflow(json.dumps({"nodes": [{"id": "s", "type": "start"}, {"id": "q", "type": "nope", "data": {"k": 1}}],
-                                    "connections": [{"source": "s", "target": "q"}]}))
+    wf = loads_workflow(
+        json.dumps(
+            {
+                "nodes": [{"id": "s", "type": "start"}, {"id": "q", "type": "nope", "data": {"k": 1}}],
+                "connections": [{"source": "s", "target": "q"}],
+            }
+        )
+    )
     assert wf.nodes[1].data.model_dump() == {"k": 1}
     assert json.loads(dumps_workflow(wf))["nodes"][1] == {"id": "q", "type": "nope", "x": 0, "y": 0, "data": {"k": 1}}
     assert "unknown_node_type" in [i.code for i in validate(wf)]
@@ -90,10 +106,18 @@ def test_the_plugin_kind_runs_with_exact_events(example_plugin) -> None:
     run = Run(wf, EchoProvider(), clock=itertools.count(100).__next__, id_source=lambda: "fixed")
     assert asyncio.run(run.start()) == RunStatus.COMPLETED
     assert [(e.node_id, e.type, e.content) for e in run.events] == [
-        ("system", "run_status", "running"), ("s", "step_start", "Start"), ("s", "step_end", "done"),
-        ("t", "step_start", "Template"), ("t", "node_output", "HELLO WORLD"), ("t", "step_end", "done"),
-        ("a", "step_start", "Echo"), ("a", "start_prompt", "HELLO WORLD"),
-        ("a", "llm_response", "HELLO WORLD"), ("a", "step_end", "done"), ("system", "run_status", "completed")]
+        ("system", "run_status", "running"),
+        ("s", "step_start", "Start"),
+        ("s", "step_end", "done"),
+        ("t", "step_start", "Template"),
+        ("t", "node_output", "HELLO WORLD"),
+        ("t", "step_end", "done"),
+        ("a", "step_start", "Echo"),
+        ("a", "start_prompt", "HELLO WORLD"),
+        ("a", "llm_response", "HELLO WORLD"),
+        ("a", "step_end", "done"),
+        ("system", "run_status", "completed"),
+    ]
     assert run.run_id == "fixed"
     assert run.events[2].extra == {"status": "done", "durationMs": 1000}  # the injected clock: one tick a second
     assert run.events[4].extra == {"handle": "output"}  # node_output, logged by the run for a plug-in kind
@@ -113,10 +137,19 @@ def test_a_failing_step_has_a_failed_outcome_and_fails_the_run(example_plugin) -
 
 
 def test_outcomes_survive_snapshot_and_restore() -> None:
-    wf = parse_workflow({"nodes": [{"id": "s", "type": "start"}, {"id": "ok", "type": "approval"},
-                                   {"id": "a", "type": "agent", "data": {"model": "m"}}],
-                         "connections": [{"source": "s", "target": "ok"},
-                                         {"source": "ok", "sourceHandle": "approve", "target": "a"}]})
+    wf = parse_workflow(
+        {
+            "nodes": [
+                {"id": "s", "type": "start"},
+                {"id": "ok", "type": "approval"},
+                {"id": "a", "type": "agent", "data": {"model": "m"}},
+            ],
+            "connections": [
+                {"source": "s", "target": "ok"},
+                {"source": "ok", "sourceHandle": "approve", "target": "a"},
+            ],
+        }
+    )
     ids = iter(["run1", "c1", "c2"])
     run = Run(wf, EchoProvider(), initial_input="x", id_source=lambda: next(ids))
     assert asyncio.run(run.start()) == RunStatus.PAUSED and run.run_id == "run1"
@@ -131,17 +164,38 @@ def test_the_plugin_kind_runs_in_the_cli(example_plugin, tmp_path: Path) -> None
     path = tmp_path / "t.flow.json"
     path.write_text(json.dumps(template_flow()))
     env = {**os.environ, "NO_COLOR": "1"}
-    res = subprocess.run([sys.executable, "-m", "editor.launcher", "run", str(path), "--provider", "echo", "--jsonl"],
-                         cwd=ROOT, capture_output=True, text=True, timeout=60, env=env)
+    res = subprocess.run(
+        [sys.executable, "-m", "editor.launcher", "run", str(path), "--provider", "echo", "--jsonl"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
     assert res.returncode == 0, res.stderr
     events = [json.loads(line) for line in res.stdout.splitlines() if line.strip()]
     assert [(e["nodeId"], e["type"]) for e in events] == [
-        ("system", "run_status"), ("s", "step_start"), ("s", "step_end"), ("t", "step_start"), ("t", "node_output"),
-        ("t", "step_end"), ("a", "step_start"), ("a", "start_prompt"), ("a", "llm_response"), ("a", "step_end"),
-        ("system", "run_status")]
+        ("system", "run_status"),
+        ("s", "step_start"),
+        ("s", "step_end"),
+        ("t", "step_start"),
+        ("t", "node_output"),
+        ("t", "step_end"),
+        ("a", "step_start"),
+        ("a", "start_prompt"),
+        ("a", "llm_response"),
+        ("a", "step_end"),
+        ("system", "run_status"),
+    ]
     assert events[3]["content"] == "Template" and events[4]["content"] == "HELLO WORLD"
-    res = subprocess.run([sys.executable, "-m", "editor.launcher", "validate", str(path)], cwd=ROOT,
-                         capture_output=True, text=True, timeout=60, env=env)
+    res = subprocess.run(
+        [sys.executable, "-m", "editor.launcher", "validate", str(path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
     assert res.returncode == 0 and "0 errors" in res.stdout, res.stdout + res.stderr
 
 
@@ -149,8 +203,9 @@ def test_a_broken_plugin_is_skipped_with_a_warning(tmp_path: Path, monkeypatch, 
     info = tmp_path / "broken_nodes-1.0.dist-info"
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: broken-nodes\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text("[flowdesk.nodes]\nbroken = broken_nodes_missing:SPEC\n"
-                                           "notaspec = json:dumps\n")
+    (info / "entry_points.txt").write_text(
+        "[flowdesk.nodes]\nbroken = broken_nodes_missing:SPEC\nnotaspec = json:dumps\n"
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     with caplog.at_level(logging.WARNING, logger="flowdesk.nodes"):
         warnings = engine.load_plugins(reload=True)
@@ -187,8 +242,25 @@ def test_step_end_durations_are_the_clock_s_whatever_their_size() -> None:
 def test_a_start_cards_summary_names_the_runs_arguments() -> None:
     """The canvas card of a Start node with variables lists them (required ones starred): what
     the run console will ask for."""
-    wf = parse_workflow({"nodes": [{"id": "s", "type": "start", "data": {"initialInput": "", "variables": [
-        {"name": "topic", "required": True}, {"name": "tone", "value": "calm"}, {"name": ""}]}}], "connections": []})
+    wf = parse_workflow(
+        {
+            "nodes": [
+                {
+                    "id": "s",
+                    "type": "start",
+                    "data": {
+                        "initialInput": "",
+                        "variables": [
+                            {"name": "topic", "required": True},
+                            {"name": "tone", "value": "calm"},
+                            {"name": ""},
+                        ],
+                    },
+                }
+            ],
+            "connections": [],
+        }
+    )
     assert spec_for("start").summary(wf.nodes[0].data) == [("(run input)", False), ("topic*, tone", True)]
     plain = parse_workflow({"nodes": [{"id": "s", "type": "start", "data": {"initialInput": "Hi"}}], "connections": []})
     assert spec_for("start").summary(plain.nodes[0].data) == [("Hi", False)]

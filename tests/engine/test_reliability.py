@@ -28,9 +28,15 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def cli(*args: str, data: Path, timeout: float = 30, **kw: Any) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "editor.launcher", *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=timeout, env={**os.environ, "FLOWDESK_DATA_DIR": str(data), "PYTHONPATH": str(ROOT)},
-                          **kw)
+    return subprocess.run(
+        [sys.executable, "-m", "editor.launcher", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, "FLOWDESK_DATA_DIR": str(data), "PYTHONPATH": str(ROOT)},
+        **kw,
+    )
 
 
 def write(path: Path, value: Any) -> Path:
@@ -41,9 +47,10 @@ def write(path: Path, value: Any) -> Path:
 # ----------------------------------------------------------------------------- 1. paused + sibling
 def _paused_with_sibling():
     """start → pre → approval (pauses at once); start → slow (still running) → b."""
-    return flow([start(), agent("pre"), approval("ok"), agent("post"), agent("slow"), agent("b")],
-                [link("s", "pre"), link("pre", "ok"), link("ok", "post", "approve"), link("s", "slow"),
-                 link("slow", "b")])
+    return flow(
+        [start(), agent("pre"), approval("ok"), agent("post"), agent("slow"), agent("b")],
+        [link("s", "pre"), link("pre", "ok"), link("ok", "post", "approve"), link("s", "slow"), link("slow", "b")],
+    )
 
 
 async def test_pause_is_stored_with_its_state_while_a_sibling_still_runs(tmp_path: Path) -> None:
@@ -113,34 +120,64 @@ def test_recovery_marks_a_paused_run_without_state_interrupted(tmp_path: Path) -
 
 
 def _approval_flow_file(tmp_path: Path) -> Path:
-    return write(tmp_path / "sib.flow.json", {
-        "nodes": [start(), agent("pre", "PRE {{PREVIOUS_OUTPUT}}"), approval("ok"), agent("post", "POST"),
-                  agent("slow", "SLOW {{PREVIOUS_OUTPUT}}"), agent("b", "NEXT {{PREVIOUS_OUTPUT}}")],
-        "connections": [link("s", "pre"), link("pre", "ok"), link("ok", "post", "approve"), link("s", "slow"),
-                        link("slow", "b")]})
+    return write(
+        tmp_path / "sib.flow.json",
+        {
+            "nodes": [
+                start(),
+                agent("pre", "PRE {{PREVIOUS_OUTPUT}}"),
+                approval("ok"),
+                agent("post", "POST"),
+                agent("slow", "SLOW {{PREVIOUS_OUTPUT}}"),
+                agent("b", "NEXT {{PREVIOUS_OUTPUT}}"),
+            ],
+            "connections": [
+                link("s", "pre"),
+                link("pre", "ok"),
+                link("ok", "post", "approve"),
+                link("s", "slow"),
+                link("slow", "b"),
+            ],
+        },
+    )
 
 
 def test_cli_paused_run_killed_while_sibling_streams_resumes_in_a_new_process(tmp_path: Path) -> None:
     path = _approval_flow_file(tmp_path)
     data = tmp_path / "data"
     with FakeLLMServer() as server:
+
         def reply(rec):
             user = json.loads(rec.body)["messages"][1]["content"]
             return openai_text(f"re {user}", pieces=5, pause=0.3 if user.startswith(("SLOW", "NEXT")) else 0)
 
         server.handler = reply
-        proc = subprocess.Popen([sys.executable, "-m", "editor.launcher", "run", str(path), "--provider", "openai",
-                                 "--base-url", server.base_url, "--jsonl"], cwd=ROOT, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True,
-                                env={**os.environ, "FLOWDESK_DATA_DIR": str(data), "PYTHONPATH": str(ROOT)})
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "editor.launcher",
+                "run",
+                str(path),
+                "--provider",
+                "openai",
+                "--base-url",
+                server.base_url,
+                "--jsonl",
+            ],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "FLOWDESK_DATA_DIR": str(data), "PYTHONPATH": str(ROOT)},
+        )
         assert proc.stdout is not None
         for line in proc.stdout:
             if json.loads(line)["content"] == "paused":
                 break
         proc.kill()  # SIGKILL, the sibling still streaming
         proc.wait(10)
-        res = cli("resume", RunStore(data / "runs.db").list_runs()[0].id, "--decide", "approve", "--jsonl",
-                  data=data)
+        res = cli("resume", RunStore(data / "runs.db").list_runs()[0].id, "--decide", "approve", "--jsonl", data=data)
     assert res.returncode == 0, res.stderr
     entries = [json.loads(x) for x in res.stdout.splitlines()]
     answered = {e["nodeId"] for e in entries if e["type"] == "llm_response"}
@@ -152,8 +189,10 @@ def test_cli_paused_run_killed_while_sibling_streams_resumes_in_a_new_process(tm
 async def test_on_commit_delivers_only_committed_events(tmp_path: Path) -> None:
     store = RunStore(tmp_path / "runs.db")
     other = RunStore(tmp_path / "runs.db")
-    chain = flow([start()] + [agent(f"a{i}") for i in range(30)],
-                 [link("s", "a0")] + [link(f"a{i}", f"a{i + 1}") for i in range(29)])
+    chain = flow(
+        [start()] + [agent(f"a{i}") for i in range(30)],
+        [link("s", "a0")] + [link(f"a{i}", f"a{i + 1}") for i in range(29)],
+    )
     run = Run(chain, Recorder(delays={f"a{i}": 0.01 for i in range(30)}), keep_events=False)
     shown: list = []
     checks: list[bool] = []
@@ -180,10 +219,25 @@ def test_cli_prints_only_what_is_stored(tmp_path: Path) -> None:
     data = tmp_path / "data"
     with FakeLLMServer() as server:
         server.handler = lambda rec: openai_text("word " * 20, pieces=10, pause=0.02)
-        proc = subprocess.Popen([sys.executable, "-m", "editor.launcher", "run", str(path), "--provider", "openai",
-                                 "--base-url", server.base_url, "--jsonl"], cwd=ROOT, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True,
-                                env={**os.environ, "FLOWDESK_DATA_DIR": str(data), "PYTHONPATH": str(ROOT)})
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "editor.launcher",
+                "run",
+                str(path),
+                "--provider",
+                "openai",
+                "--base-url",
+                server.base_url,
+                "--jsonl",
+            ],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "FLOWDESK_DATA_DIR": str(data), "PYTHONPATH": str(ROOT)},
+        )
         assert proc.stdout is not None
         printed = []
         for line in proc.stdout:
@@ -193,22 +247,31 @@ def test_cli_prints_only_what_is_stored(tmp_path: Path) -> None:
                 break
         proc.wait(10)
     store = RunStore(data / "runs.db")
-    stored = {(e.to_wire()["timestamp"], e.node_id, str(e.type), e.content)
-              for e in store.iter_events(store.list_runs()[0].id)}
-    assert all((e["timestamp"], e["nodeId"], e["type"], e["content"]) in stored
-               for e in printed if e["type"] != "llm_delta")
+    stored = {
+        (e.to_wire()["timestamp"], e.node_id, str(e.type), e.content)
+        for e in store.iter_events(store.list_runs()[0].id)
+    }
+    assert all(
+        (e["timestamp"], e["nodeId"], e["type"], e["content"]) in stored for e in printed if e["type"] != "llm_delta"
+    )
 
 
 # ----------------------------------------------------------------------------- 3. bad input
-SURROGATE_DOC = ('{"nodes":[{"id":"s\\ud800","type":"start","data":{"initialInput":"hi"}}],"connections":[]}')
+SURROGATE_DOC = '{"nodes":[{"id":"s\\ud800","type":"start","data":{"initialInput":"hi"}}],"connections":[]}'
 
 
-@pytest.mark.parametrize("where, doc", [
-    ("nodes[0].id", SURROGATE_DOC),
-    ("nodes[0].type", '{"nodes":[{"id":"s","type":"st\\udfffart","data":{}}],"connections":[]}'),
-    ("connections[0].sourceHandle", '{"nodes":[{"id":"s","type":"start","data":{}}],"connections":'
-                                    '[{"source":"s","target":"s","sourceHandle":"out\\uDC80"}]}'),
-])
+@pytest.mark.parametrize(
+    "where, doc",
+    [
+        ("nodes[0].id", SURROGATE_DOC),
+        ("nodes[0].type", '{"nodes":[{"id":"s","type":"st\\udfffart","data":{}}],"connections":[]}'),
+        (
+            "connections[0].sourceHandle",
+            '{"nodes":[{"id":"s","type":"start","data":{}}],"connections":'
+            '[{"source":"s","target":"s","sourceHandle":"out\\uDC80"}]}',
+        ),
+    ],
+)
 def test_lone_surrogate_refused_at_load_with_its_place(where: str, doc: str) -> None:
     with pytest.raises(WorkflowLoadError) as info:
         loads_workflow(doc)
@@ -226,9 +289,24 @@ def test_cli_validate_and_run_refuse_a_lone_surrogate(tmp_path: Path) -> None:
 
 
 def test_cli_input_that_is_not_utf8(tmp_path: Path) -> None:
-    res = subprocess.run([sys.executable, "-m", "editor.launcher", "run", str(ROOT / "samples" / "hello.flow.json"),
-                          "--provider", "echo", "--input", os.fsdecode(b"caf\xe9")], cwd=ROOT, capture_output=True,
-                         text=True, timeout=30, env={**os.environ, "FLOWDESK_DATA_DIR": str(tmp_path)})
+    res = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "editor.launcher",
+            "run",
+            str(ROOT / "samples" / "hello.flow.json"),
+            "--provider",
+            "echo",
+            "--input",
+            os.fsdecode(b"caf\xe9"),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env={**os.environ, "FLOWDESK_DATA_DIR": str(tmp_path)},
+    )
     assert res.returncode == 2
     assert "not UTF-8" in res.stderr and "Traceback" not in res.stderr
 
@@ -237,6 +315,7 @@ async def test_surrogate_in_a_model_answer_is_stored_escaped(tmp_path: Path) -> 
     class Odd:
         async def complete(self, inv, ctx):
             from engine import LLMResult
+
             return LLMResult("bad \ud800 text", None, "m")
 
     store = RunStore(tmp_path / "runs.db")
@@ -289,9 +368,14 @@ def test_ctrl_c_early_in_run_exits_4_quietly(tmp_path: Path) -> None:
     subprocess.run([sys.executable, "-c", "pass"], check=True)
     bare = time.monotonic() - t0
     for _ in range(6):
-        proc = subprocess.Popen([sys.executable, "-m", "editor.launcher", "run", str(path), "--provider", "echo"],
-                                cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                env={**os.environ, "FLOWDESK_DATA_DIR": str(tmp_path), "PYTHONPATH": str(ROOT)})
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "editor.launcher", "run", str(path), "--provider", "echo"],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "FLOWDESK_DATA_DIR": str(tmp_path), "PYTHONPATH": str(ROOT)},
+        )
         time.sleep(rng.uniform(1.5 * bare, 0.3 + bare))
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=20)
@@ -304,8 +388,19 @@ def test_ctrl_c_early_in_run_exits_4_quietly(tmp_path: Path) -> None:
 def test_empty_answer_is_an_llm_error(tmp_path: Path, reply) -> None:
     with FakeLLMServer() as server:
         server.push(reply())
-        res = cli("run", str(ROOT / "samples" / "hello.flow.json"), "--provider", "openai", "--base-url",
-                  server.base_url, "--model", "m", "--jsonl", "--no-store", data=tmp_path)
+        res = cli(
+            "run",
+            str(ROOT / "samples" / "hello.flow.json"),
+            "--provider",
+            "openai",
+            "--base-url",
+            server.base_url,
+            "--model",
+            "m",
+            "--jsonl",
+            "--no-store",
+            data=tmp_path,
+        )
     assert res.returncode == 1, res.stderr
     entries = [json.loads(x) for x in res.stdout.splitlines()]
     kinds = [e["type"] for e in entries]
@@ -321,8 +416,12 @@ def _all_stored_text(db: Path) -> str:
 
     conn = sqlite3.connect(db)
     try:
-        return "\n".join(str(v) for table in ("runs", "events", "workflows")
-                         for row in conn.execute(f"SELECT * FROM {table}") for v in row)
+        return "\n".join(
+            str(v)
+            for table in ("runs", "events", "workflows")
+            for row in conn.execute(f"SELECT * FROM {table}")
+            for v in row
+        )
     finally:
         conn.close()
 
@@ -339,15 +438,26 @@ def test_base_url_credentials_never_shown_or_stored(tmp_path: Path) -> None:
     assert ok.returncode == 3, ok.stderr  # paused at the approval: its snapshot is stored too
     assert base64.b64decode(auth.split()[1]).decode() == f"alice:{secret}"  # sent as Basic auth
     # A server that is not there: the error names the URL, without the password.
-    dead = cli("run", str(ROOT / "samples" / "hello.flow.json"), "--provider", "openai", "--base-url",
-               f"http://alice:{secret}@127.0.0.1:9/v1", "--model", "m", "--jsonl", data=data)
+    dead = cli(
+        "run",
+        str(ROOT / "samples" / "hello.flow.json"),
+        "--provider",
+        "openai",
+        "--base-url",
+        f"http://alice:{secret}@127.0.0.1:9/v1",
+        "--model",
+        "m",
+        "--jsonl",
+        data=data,
+    )
     assert dead.returncode == 1
     assert "127.0.0.1:9" in dead.stdout + dead.stderr
     for res in (ok, dead):
         assert secret not in res.stdout + res.stderr
     assert secret not in _all_stored_text(data / "runs.db")
-    assert "alice" not in json.dumps(RunStore(data / "runs.db").snapshot_of(
-        RunStore(data / "runs.db").list_runs(status="paused")[0].id))
+    assert "alice" not in json.dumps(
+        RunStore(data / "runs.db").snapshot_of(RunStore(data / "runs.db").list_runs(status="paused")[0].id)
+    )
 
 
 def test_redact_masks_url_passwords() -> None:
@@ -376,9 +486,13 @@ def test_disk_full_run_exits_1_and_is_listed_not_fully_recorded(tmp_path: Path, 
     # An existing database first (so the run row and the WAL exist), then a run too big for the disk.
     first = cli("run", str(ROOT / "samples" / "hello.flow.json"), "--provider", "echo", data=small_disk)
     assert first.returncode == 0, first.stderr
-    big = write(tmp_path / "big.flow.json", {
-        "nodes": [start(text="x" * 150_000)] + [agent(f"a{i}") for i in range(15)],
-        "connections": [link("s", "a0")] + [link(f"a{i}", f"a{i + 1}") for i in range(14)]})
+    big = write(
+        tmp_path / "big.flow.json",
+        {
+            "nodes": [start(text="x" * 150_000)] + [agent(f"a{i}") for i in range(15)],
+            "connections": [link("s", "a0")] + [link(f"a{i}", f"a{i + 1}") for i in range(14)],
+        },
+    )
     res = cli("run", str(big), "--provider", "echo", data=small_disk)
     assert res.returncode == 1, res.stderr
     assert "not fully recorded" in res.stderr or "not in the run history" in res.stderr
@@ -398,5 +512,5 @@ def test_disk_io_error_on_a_full_disk_is_called_full(tmp_path: Path, monkeypatch
     store = RunStore(tmp_path / "runs.db")
     monkeypatch.setattr(shutil, "disk_usage", lambda p: shutil._ntuple_diskusage(10_000_000, 9_999_000, 1000))
     assert "the disk is full" in str(store._error(sqlite3.OperationalError("disk I/O error")))
-    monkeypatch.setattr(shutil, "disk_usage", lambda p: shutil._ntuple_diskusage(10 ** 10, 10 ** 9, 9 * 10 ** 9))
+    monkeypatch.setattr(shutil, "disk_usage", lambda p: shutil._ntuple_diskusage(10**10, 10**9, 9 * 10**9))
     assert "disk I/O error" in str(store._error(sqlite3.OperationalError("disk I/O error")))

@@ -41,8 +41,13 @@ def chain(n: int = 10, prompts: dict[int, str] | None = None, pinned: dict[int, 
 
 def cli_env(tmp_path: Path) -> dict[str, str]:
     """The environment of a `flowdesk` run in a test: this checkout, its own history, a test key."""
-    return {"PYTHONPATH": str(ROOT), "FLOWDESK_DATA_DIR": str(tmp_path), "OPENAI_API_KEY": "test-key",
-            "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    return {
+        "PYTHONPATH": str(ROOT),
+        "FLOWDESK_DATA_DIR": str(tmp_path),
+        "OPENAI_API_KEY": "test-key",
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(tmp_path),
+    }
 
 
 def run_recorded(store: RunStore, wf_dict: dict, base_url: Any, **kwargs) -> Run:
@@ -85,8 +90,15 @@ def test_run_from_node_9_after_its_prompt_changed_reuses_eight(server, tmp_path)
     assert [e for e in again.events if e.type == "cache_hit"][1].extra["fromRun"] == first.run_id
     # the exact sequence for a reused node and the fresh ones
     seq = [(e.node_id, e.type) for e in again.events if e.node_id in ("a8", "a9")]
-    assert seq == [("a8", "step_start"), ("a8", "cache_hit"), ("a8", "step_end"), ("a9", "step_start"),
-                   ("a9", "start_prompt"), ("a9", "llm_response"), ("a9", "step_end")]
+    assert seq == [
+        ("a8", "step_start"),
+        ("a8", "cache_hit"),
+        ("a8", "step_end"),
+        ("a9", "step_start"),
+        ("a9", "start_prompt"),
+        ("a9", "llm_response"),
+        ("a9", "step_end"),
+    ]
     assert again.outputs["a8"] == first.outputs["a8"]
     state = RunState.of(again.workflow, again.events)
     assert state.state_of("a3") == "cached" and state.details["a3"].cached_from == first.run_id
@@ -111,8 +123,13 @@ def test_a_node_whose_output_did_not_change_still_makes_its_downstream_run(serve
     first = run_recorded(store, chain(4), server.base_url)
     server.handler = lambda rec: openai_plain("same", usage=(1, 1))
     server.requests.clear()
-    again = run_recorded(store, chain(4, prompts={2: "other {{PREVIOUS_OUTPUT}}"}), server.base_url,
-                         reuse_from=first.run_id, start_at="a4")
+    again = run_recorded(
+        store,
+        chain(4, prompts={2: "other {{PREVIOUS_OUTPUT}}"}),
+        server.base_url,
+        reuse_from=first.run_id,
+        start_at="a4",
+    )
     assert kinds(again, "cache_hit") == ["s", "a1"]
     assert len(server.requests) == 3
 
@@ -131,8 +148,9 @@ def test_reuse_across_a_process_restart(server, tmp_path) -> None:
     assert store.cache_stats()["entries"] == 6  # the start node and five agents
     server.requests.clear()
     # a new process: run from a5, reusing the document's last run (the default)
-    res = subprocess.run(base + ["--from", "a5", "--jsonl"], cwd=ROOT, env=env, capture_output=True, text=True,
-                         timeout=60)
+    res = subprocess.run(
+        base + ["--from", "a5", "--jsonl"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
+    )
     assert res.returncode == 0, res.stderr
     lines = [json.loads(x) for x in res.stdout.splitlines() if x.strip()]
     assert [x["nodeId"] for x in lines if x["type"] == "cache_hit"] == ["s", "a1", "a2", "a3", "a4"]
@@ -148,13 +166,17 @@ def test_pinned_node_makes_no_request(server, tmp_path) -> None:
     assert asyncio.run(run.start()) == RunStatus.COMPLETED
     assert len(server.requests) == 2
     assert [(e.node_id, e.type) for e in run.events if e.node_id == "a2"] == [
-        ("a2", "step_start"), ("a2", "step_pinned"), ("a2", "step_end")]
+        ("a2", "step_start"),
+        ("a2", "step_pinned"),
+        ("a2", "step_end"),
+    ]
     assert run.outputs["a2"] == "PINNED"
     assert "PINNED" in server.requests[-1].json["messages"][-1]["content"]
     state = RunState.of(wf, run.events)
     assert state.state_of("a2") == "done" and state.details["a2"].pinned
     # saved in the file
     from engine import dumps_workflow
+
     assert json.loads(dumps_workflow(wf))["nodes"][2]["data"]["pinnedOutput"] == "PINNED"
 
 
@@ -172,9 +194,17 @@ def test_cache_is_bounded_least_recently_used_first_and_clearable(server, tmp_pa
 
 
 def test_edit_before_approving_sends_the_edited_text_and_keeps_both(server, tmp_path) -> None:
-    wf = parse_workflow({"nodes": [start("s", "topic"), agent("a1", "draft: {{PREVIOUS_OUTPUT}}"), approval("ok"),
-                                   agent("a2", "polish: {{PREVIOUS_OUTPUT}}")],
-                         "connections": [link("s", "a1"), link("a1", "ok"), link("ok", "a2", "approve")]})
+    wf = parse_workflow(
+        {
+            "nodes": [
+                start("s", "topic"),
+                agent("a1", "draft: {{PREVIOUS_OUTPUT}}"),
+                approval("ok"),
+                agent("a2", "polish: {{PREVIOUS_OUTPUT}}"),
+            ],
+            "connections": [link("s", "a1"), link("a1", "ok"), link("ok", "a2", "approve")],
+        }
+    )
     store = RunStore(tmp_path / "runs.db")
     run = Run(wf, make_resolver("openai", base_url=server.base_url))
     rec = RunRecorder(store, run)
@@ -190,12 +220,21 @@ def test_edit_before_approving_sends_the_edited_text_and_keeps_both(server, tmp_
     assert server.requests[-1].json["messages"][-1]["content"] == "polish: THE EDITED DRAFT"
     ev = next(e for e in run.events if e.type == "input_received")
     assert json.loads(ev.content) == {"decision": "approve", "note": "fixed a word", "edited": True}
-    assert ev.extra == {"handle": "approve", "note": "fixed a word", "edited": True, "output": "THE EDITED DRAFT",
-                        "original": original}
+    assert ev.extra == {
+        "handle": "approve",
+        "note": "fixed a word",
+        "edited": True,
+        "output": "THE EDITED DRAFT",
+        "original": original,
+    }
     # the stored record and its export keep both
     stored = RunState.of(wf, store.events(run.run_id))
-    assert stored.details["ok"].review == {"decision": "approve", "note": "fixed a word",
-                                           "output": "THE EDITED DRAFT", "original": original}
+    assert stored.details["ok"].review == {
+        "decision": "approve",
+        "note": "fixed a word",
+        "output": "THE EDITED DRAFT",
+        "original": original,
+    }
     wire = [json.loads(x) for x in store.export_jsonl(run.run_id)]
     got = next(w for w in wire if w["type"] == "input_received")
     assert got["edited"] is True and got["original"] == original and got["output"] == "THE EDITED DRAFT"
@@ -209,6 +248,7 @@ def test_flowdesk_diff_json_names_changed_nodes_and_output_differences(server, t
     second = run_recorded(store, chain(3, prompts={2: "changed {{PREVIOUS_OUTPUT}}"}), server.base_url)
     import contextlib
     import io
+
     monkeypatch.setenv("FLOWDESK_DATA_DIR", str(tmp_path))  # (restored after: the session's own folder)
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf):
@@ -235,19 +275,55 @@ def test_flowdesk_diff_json_names_changed_nodes_and_output_differences(server, t
 
 def test_resume_with_an_edited_output_from_the_cli(server, tmp_path) -> None:
     flow = tmp_path / "review.flow.json"
-    flow.write_text(json.dumps({"nodes": [start("s", "topic"), agent("a1", "draft {{PREVIOUS_OUTPUT}}"), approval("ok"),
-                                          agent("a2", "polish: {{PREVIOUS_OUTPUT}}")],
-                                "connections": [link("s", "a1"), link("a1", "ok"), link("ok", "a2", "approve")]}))
+    flow.write_text(
+        json.dumps(
+            {
+                "nodes": [
+                    start("s", "topic"),
+                    agent("a1", "draft {{PREVIOUS_OUTPUT}}"),
+                    approval("ok"),
+                    agent("a2", "polish: {{PREVIOUS_OUTPUT}}"),
+                ],
+                "connections": [link("s", "a1"), link("a1", "ok"), link("ok", "a2", "approve")],
+            }
+        )
+    )
     edited = tmp_path / "edited.txt"
     edited.write_text("hand-fixed draft")
     env = cli_env(tmp_path)
-    res = subprocess.run([sys.executable, "-m", "engine.cli", "run", str(flow), "--provider", "openai", "--base-url",
-                          server.base_url], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    res = subprocess.run(
+        [sys.executable, "-m", "engine.cli", "run", str(flow), "--provider", "openai", "--base-url", server.base_url],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert res.returncode == 3, res.stderr
     run_id = RunStore(tmp_path / "runs.db").list_runs()[0].id
-    res = subprocess.run([sys.executable, "-m", "engine.cli", "resume", run_id, "--decide", "approve", "--output",
-                          f"@{edited}", "--base-url", server.base_url, "--provider", "openai", "--jsonl"],
-                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    res = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "engine.cli",
+            "resume",
+            run_id,
+            "--decide",
+            "approve",
+            "--output",
+            f"@{edited}",
+            "--base-url",
+            server.base_url,
+            "--provider",
+            "openai",
+            "--jsonl",
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert res.returncode == 0, res.stderr
     assert server.requests[-1].json["messages"][-1]["content"] == "polish: hand-fixed draft"
     got = next(json.loads(x) for x in res.stdout.splitlines() if '"input_received"' in x)
@@ -262,16 +338,23 @@ def test_token_and_cost_totals_per_node_and_run_with_user_prices(server, tmp_pat
     assert model_prices()["gpt-4o-mini"] == (0.15, 0.6)  # the catalogue's
     # a user price, in settings.json, for the model that answers the chain's calls (the chain
     # asks for "m"; the server answers as "fake-model", and that is what is paid for)
-    (tmp_path / "cfg" / "settings.json").write_text(json.dumps(
-        {"providers": {"openai": {"models": [{"id": "fake-model", "price": {"input": 1.0, "output": 2.0}}]}}}))
+    (tmp_path / "cfg" / "settings.json").write_text(
+        json.dumps(
+            {"providers": {"openai": {"models": [{"id": "fake-model", "price": {"input": 1.0, "output": 2.0}}]}}}
+        )
+    )
     prices = model_prices()
     assert prices["fake-model"] == (1.0, 2.0)
     store = RunStore(tmp_path / "runs.db")
     first = run_recorded(store, chain(3), server.base_url)
     state = RunState.of(first.workflow, store.events(first.run_id))
     costs = run_costs(state, first.workflow, prices)
-    assert costs["nodes"]["a1"] == {"prompt": 4, "completion": 2, "model": "fake-model",
-                                    "cost": (4 * 1.0 + 2 * 2.0) / 1e6}
+    assert costs["nodes"]["a1"] == {
+        "prompt": 4,
+        "completion": 2,
+        "model": "fake-model",
+        "cost": (4 * 1.0 + 2 * 2.0) / 1e6,
+    }
     assert costs["total"]["tokens"] == 18 and costs["total"]["cost"] == pytest.approx(24 / 1e6)
     # a run from a3 reusing a1, a2: only a3's tokens are paid
     again = run_recorded(store, chain(3), server.base_url, reuse_from=first.run_id, start_at="a3")
@@ -315,8 +398,9 @@ def test_repair_patches_a_bad_model_name_and_the_rerun_from_the_node_completes(s
     repaired = apply_repair(first.workflow, proposal)
     assert first.workflow.node("a3").data.model == "bad-model"  # a copy
     server.requests.clear()
-    again = Run(repaired, make_resolver("openai", base_url=server.base_url), store=store, reuse_from=first.run_id,
-                start_at="a3")
+    again = Run(
+        repaired, make_resolver("openai", base_url=server.base_url), store=store, reuse_from=first.run_id, start_at="a3"
+    )
     rec = RunRecorder(store, again)
     assert asyncio.run(again.start()) == RunStatus.COMPLETED
     rec.close()
@@ -346,27 +430,42 @@ def test_flowdesk_repair_apply_writes_the_file_atomically(server, tmp_path) -> N
     path.write_text(json.dumps(flow))
     env = cli_env(tmp_path)
     base = [sys.executable, "-m", "engine.cli"]
-    res = subprocess.run(base + ["run", str(path), "--provider", "openai", "--base-url", server.base_url], cwd=ROOT,
-                         env=env, capture_output=True, text=True, timeout=60)
+    res = subprocess.run(
+        base + ["run", str(path), "--provider", "openai", "--base-url", server.base_url],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert res.returncode == 1
     run_id = RunStore(tmp_path / "runs.db").list_runs()[0].id
     repair = base + ["repair", run_id[:10], "--provider", "openai", "--base-url", server.base_url]
-    res = subprocess.run(repair + ["--apply"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60,
-                         input="n\n")
+    res = subprocess.run(
+        repair + ["--apply"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60, input="n\n"
+    )
     assert res.returncode == 0 and "nothing written" in res.stderr
-    assert "model: \"bad-model\" → \"good-model\"" in res.stdout
+    assert 'model: "bad-model" → "good-model"' in res.stdout
     assert json.loads(path.read_text())["nodes"][2]["data"]["model"] == "bad-model"
-    res = subprocess.run(repair + ["--apply"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60,
-                         input="y\n")
+    res = subprocess.run(
+        repair + ["--apply"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60, input="y\n"
+    )
     assert res.returncode == 0, res.stderr
     assert json.loads(path.read_text())["nodes"][2]["data"]["model"] == "good-model"
-    res = subprocess.run(base + ["run", str(path), "--provider", "openai", "--base-url", server.base_url, "--from",
-                                 "a2"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    res = subprocess.run(
+        base + ["run", str(path), "--provider", "openai", "--base-url", server.base_url, "--from", "a2"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert res.returncode == 0, res.stderr
 
 
-def test_reusing_a_run_gives_that_runs_own_outputs_when_an_unchanged_node_answered_differently(server,
-                                                                                                 tmp_path) -> None:
+def test_reusing_a_run_gives_that_runs_own_outputs_when_an_unchanged_node_answered_differently(
+    server, tmp_path
+) -> None:
     """Two full runs of one unchanged chain whose model answers differently each time: the
     execution keys are equal, but a run from a node reusing the second run gets the second
     run's outputs (what its console showed), not the first's."""
@@ -395,8 +494,10 @@ def test_outputs_recorded_by_schema_4_are_kept_with_their_keys(tmp_path) -> None
     conn = sqlite3.connect(db)
     conn.executescript(";".join(MIGRATIONS[:4]))
     conn.execute("PRAGMA user_version = 4")
-    conn.execute("INSERT INTO runs (id, workflow_name, workflow_json, status, started_at) VALUES "
-                 "('r4', 'Old', '{\"nodes\": [], \"connections\": []}', 'completed', 1700000000)")
+    conn.execute(
+        "INSERT INTO runs (id, workflow_name, workflow_json, status, started_at) VALUES "
+        "('r4', 'Old', '{\"nodes\": [], \"connections\": []}', 'completed', 1700000000)"
+    )
     conn.execute("INSERT INTO executions VALUES ('k1', 'shello', 'output', 6, 1700000001)")
     conn.execute("INSERT INTO run_executions VALUES ('r4', 'a1', 'k1')")
     conn.commit()
@@ -418,7 +519,9 @@ def test_a_node_recorded_several_times_in_a_run_is_reused_with_its_last_output(t
     store = RunStore(tmp_path / "runs.db")
     store.create_run("r1", parse(chain(1)), status="completed")
     with store._transaction() as conn:
-        store._put_executions(conn, "r1", [("a1", "k-first", "first", "output"), ("a1", "k-second", "second", "output")])
+        store._put_executions(
+            conn, "r1", [("a1", "k-first", "first", "output"), ("a1", "k-second", "second", "output")]
+        )
     with store._transaction() as conn:
         store._put_executions(conn, "r1", [("s", "k-s", "topic", "output"), ("a1", "k-third", "third", "output")])
     recorded = store.recorded_executions("r1")
@@ -429,12 +532,23 @@ def test_a_node_recorded_several_times_in_a_run_is_reused_with_its_last_output(t
 
 def looped(reviser_prompt: str = "revise: {{PREVIOUS_OUTPUT}}") -> dict:
     """start -> draft -> a loop of two rounds (the reviser its body) -> publish."""
-    return {"name": "looped",
-            "nodes": [start("s", "topic"), agent("draft", "draft: {{PREVIOUS_OUTPUT}}"),
-                      {"id": "rounds", "type": "loop", "data": {"maxIterations": 2, "until": "never said"}},
-                      agent("reviser", reviser_prompt), agent("publish", "publish: {{PREVIOUS_OUTPUT}}")],
-            "connections": [link("s", "draft"), link("draft", "rounds"), link("rounds", "reviser", "body"),
-                            link("reviser", "rounds"), link("rounds", "publish", "done")]}
+    return {
+        "name": "looped",
+        "nodes": [
+            start("s", "topic"),
+            agent("draft", "draft: {{PREVIOUS_OUTPUT}}"),
+            {"id": "rounds", "type": "loop", "data": {"maxIterations": 2, "until": "never said"}},
+            agent("reviser", reviser_prompt),
+            agent("publish", "publish: {{PREVIOUS_OUTPUT}}"),
+        ],
+        "connections": [
+            link("s", "draft"),
+            link("draft", "rounds"),
+            link("rounds", "reviser", "body"),
+            link("reviser", "rounds"),
+            link("rounds", "publish", "done"),
+        ],
+    }
 
 
 def test_a_run_from_a_node_after_a_loop_reuses_every_round(server, tmp_path) -> None:
@@ -451,12 +565,20 @@ def test_a_run_from_a_node_after_a_loop_reuses_every_round(server, tmp_path) -> 
     assert len(server.requests) == 1
     assert kinds(again, "cache_hit") == ["s", "draft", "rounds", "reviser", "rounds", "reviser", "rounds"]
     assert [e.extra["handle"] for e in again.events if e.type == "cache_hit" and e.node_id == "rounds"] == [
-        "body", "body", "done"]
+        "body",
+        "body",
+        "done",
+    ]
     assert again.outputs["publish"] == first.outputs["publish"]
     # every step is kept, in order; the node's last one is what recorded_executions gives
     steps = store.recorded_steps(first.run_id)
-    assert {node: len(recs) for node, recs in steps.items()} == {"s": 1, "draft": 1, "rounds": 3, "reviser": 2,
-                                                                 "publish": 1}
+    assert {node: len(recs) for node, recs in steps.items()} == {
+        "s": 1,
+        "draft": 1,
+        "rounds": 3,
+        "reviser": 2,
+        "publish": 1,
+    }
     assert store.recorded_executions(first.run_id)["rounds"] == steps["rounds"][-1]
 
 
@@ -468,8 +590,9 @@ def test_flowdesk_run_from_after_a_loop_pays_for_that_node_only(server, tmp_path
     res = subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
     assert res.returncode == 0, res.stderr
     assert len(server.requests) == 4
-    res = subprocess.run(args + ["--from", "publish", "--jsonl"], cwd=ROOT, env=env, capture_output=True, text=True,
-                         timeout=60)
+    res = subprocess.run(
+        args + ["--from", "publish", "--jsonl"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
+    )
     assert res.returncode == 0, res.stderr
     assert len(server.requests) == 5
     hits = [json.loads(x)["nodeId"] for x in res.stdout.splitlines() if '"cache_hit"' in x]
@@ -506,5 +629,9 @@ def test_a_loop_whose_body_gives_back_what_it_got_replays_its_rounds_in_order(tm
     again = run_recorded(store, wf_dict, EchoProvider(), reuse_from=first.run_id, start_at="publish")
     assert again.status == RunStatus.COMPLETED
     assert [e.extra["handle"] for e in again.events if e.type == "cache_hit" and e.node_id == "rounds"] == [
-        "body", "body", "body", "done"]
+        "body",
+        "body",
+        "body",
+        "done",
+    ]
     assert kinds(again, "llm_response") == ["publish"]

@@ -33,10 +33,15 @@ async def test_start_agent_sequence_exact() -> None:
     assert run.records["a"].input == "hi" and run.records["a"].output == "a(hi)"
 
 
-@pytest.mark.parametrize("usage", [{"prompt_tokens": 7, "completion_tokens": 3},
-                                   {"completion_tokens": 5},
-                                   {"prompt_tokens": 2, "completion_tokens": 1, "cached_tokens": 1},
-                                   None])
+@pytest.mark.parametrize(
+    "usage",
+    [
+        {"prompt_tokens": 7, "completion_tokens": 3},
+        {"completion_tokens": 5},
+        {"prompt_tokens": 2, "completion_tokens": 1, "cached_tokens": 1},
+        None,
+    ],
+)
 async def test_usage_reaches_the_response_event_and_the_record(usage) -> None:
     from engine.llm.base import LLMResult
 
@@ -62,8 +67,9 @@ async def test_initial_input_overrides_start_and_empty_start_is_empty_string() -
     run = Run(wf, Recorder(), initial_input="from user")
     await run.start()
     assert run.outputs["a"] == "a(from user)"
-    wf2 = parse_workflow({"nodes": [{"id": "s", "type": "start"}, agent("a", "[{{PREVIOUS_OUTPUT}}]")],
-                          "connections": [link("s", "a")]})
+    wf2 = parse_workflow(
+        {"nodes": [{"id": "s", "type": "start"}, agent("a", "[{{PREVIOUS_OUTPUT}}]")], "connections": [link("s", "a")]}
+    )
     run2 = Run(wf2, Recorder())
     await run2.start()
     assert run2.outputs["a"] == "a([])"
@@ -87,19 +93,24 @@ async def test_wire_form_fields() -> None:
     json.dumps(wire)
 
 
-@pytest.mark.parametrize("op,value,text,branch", [
-    ("contains", "refund", "I want a REFUND now", "yes"),
-    ("contains", "  Refund ", "i want a refund", "yes"),  # value trimmed and case-folded
-    ("contains", "refund", "all good", "no"),
-    ("equal", "yes", "YES", "yes"),
-    ("equal", "yes", "yes please", "no"),
-    ("equal", " Yes ", "yes", "yes"),
-    ("contains", "", "anything", "no"),  # an empty value never matches
-    ("equal", "   ", "", "no"),
-])
+@pytest.mark.parametrize(
+    "op,value,text,branch",
+    [
+        ("contains", "refund", "I want a REFUND now", "yes"),
+        ("contains", "  Refund ", "i want a refund", "yes"),  # value trimmed and case-folded
+        ("contains", "refund", "all good", "no"),
+        ("equal", "yes", "YES", "yes"),
+        ("equal", "yes", "yes please", "no"),
+        ("equal", " Yes ", "yes", "yes"),
+        ("contains", "", "anything", "no"),  # an empty value never matches
+        ("equal", "   ", "", "no"),
+    ],
+)
 async def test_if_operators(op: str, value: str, text: str, branch: str) -> None:
-    wf = flow([start(text=text), cond("c", (op, value)), agent("yes"), agent("no")],
-              [link("s", "c"), link("c", "yes", "condition-0"), link("c", "no", "false")])
+    wf = flow(
+        [start(text=text), cond("c", (op, value)), agent("yes"), agent("no")],
+        [link("s", "c"), link("c", "yes", "condition-0"), link("c", "no", "false")],
+    )
     run = Run(wf, Recorder())
     assert await run.start() == RunStatus.COMPLETED
     ran = [n for n, t in types(run) if t == "llm_response"]
@@ -112,9 +123,16 @@ async def test_if_operators(op: str, value: str, text: str, branch: str) -> None
 
 
 async def test_if_first_match_wins_and_exact_sequence() -> None:
-    wf = flow([start(text="Refund and cancel"), cond("c", ("contains", "cancel"), ("contains", "refund")),
-               agent("a0"), agent("a1"), agent("f")],
-              [link("s", "c"), link("c", "a0", "condition-0"), link("c", "a1", "condition-1"), link("c", "f", "false")])
+    wf = flow(
+        [
+            start(text="Refund and cancel"),
+            cond("c", ("contains", "cancel"), ("contains", "refund")),
+            agent("a0"),
+            agent("a1"),
+            agent("f"),
+        ],
+        [link("s", "c"), link("c", "a0", "condition-0"), link("c", "a1", "condition-1"), link("c", "f", "false")],
+    )
     run = Run(wf, Recorder())
     await run.start()
     assert seq(run) == [
@@ -131,26 +149,37 @@ async def test_if_first_match_wins_and_exact_sequence() -> None:
 
 async def test_if_passes_non_string_output_as_json() -> None:
     # An approval's decision object reaching an if node is compared as JSON text.
-    wf = flow([start(text="x"), approval("ap"), cond("c", ("contains", '"decision"')), agent("a")],
-              [link("s", "ap"), link("ap", "a", "approve")])
+    wf = flow(
+        [start(text="x"), approval("ap"), cond("c", ("contains", '"decision"')), agent("a")],
+        [link("s", "ap"), link("ap", "a", "approve")],
+    )
     run = Run(wf, Recorder())
     await run.start()
     from engine.run.scheduler import as_text
+
     assert as_text({"decision": "approve"}) == '{"decision": "approve"}'
     assert as_text(None) == ""
 
 
 async def test_legacy_condition_and_true_handle() -> None:
-    raw = {"nodes": [start(text="please REFUND"),
-                     {"id": "c", "type": "if", "data": {"condition": "refund"}}, agent("t"), agent("f")],
-           "connections": [link("s", "c"), link("c", "t", "true"), link("c", "f", "false")]}
+    raw = {
+        "nodes": [
+            start(text="please REFUND"),
+            {"id": "c", "type": "if", "data": {"condition": "refund"}},
+            agent("t"),
+            agent("f"),
+        ],
+        "connections": [link("s", "c"), link("c", "t", "true"), link("c", "f", "false")],
+    }
     wf = parse_workflow(raw)
     run = Run(wf, Recorder())
     await run.start()
     assert [n for n, t in types(run) if t == "llm_response"] == ["t"]
     # A workflow built in code (not normalised by the loader) with a `true` handle works too.
-    wf2 = flow([start(text="refund"), cond("c", ("contains", "refund")), agent("t")],
-               [link("s", "c"), link("c", "t", "condition-0")])
+    wf2 = flow(
+        [start(text="refund"), cond("c", ("contains", "refund")), agent("t")],
+        [link("s", "c"), link("c", "t", "condition-0")],
+    )
     wf2.connections[1].sourceHandle = "true"
     run2 = Run(wf2, Recorder())
     await run2.start()
@@ -180,15 +209,25 @@ async def test_fan_out_branches_overlap_in_time() -> None:
 
 async def test_approve_and_reject_paths_exact() -> None:
     def make() -> Run:
-        wf = flow([start(text="draft"), approval("ap", "Send it?"), agent("yes", "ship: {{PREVIOUS_OUTPUT}}"),
-                   agent("no", "redo: {{PREVIOUS_OUTPUT}}")],
-                  [link("s", "ap"), link("ap", "yes", "approve"), link("ap", "no", "reject")])
+        wf = flow(
+            [
+                start(text="draft"),
+                approval("ap", "Send it?"),
+                agent("yes", "ship: {{PREVIOUS_OUTPUT}}"),
+                agent("no", "redo: {{PREVIOUS_OUTPUT}}"),
+            ],
+            [link("s", "ap"), link("ap", "yes", "approve"), link("ap", "no", "reject")],
+        )
         return Run(wf, Recorder())
 
     run = make()
     assert await run.start() == RunStatus.PAUSED
     assert run.waiting_for_input and run.current_node_id == "ap" and run.pending_approval == "ap"
-    assert seq(run)[-3:] == [("ap", "step_start", "Approval"), ("ap", "wait_input", "Send it?"), (SYS, "run_status", "paused")]
+    assert seq(run)[-3:] == [
+        ("ap", "step_start", "Approval"),
+        ("ap", "wait_input", "Send it?"),
+        (SYS, "run_status", "paused"),
+    ]
     n = len(seq(run))
     assert await run.resume("approve", "fine") == RunStatus.COMPLETED
     assert seq(run)[n:] == [
@@ -211,10 +250,23 @@ async def test_approve_and_reject_paths_exact() -> None:
 
 async def test_approval_object_never_leaks_into_agent_prompt() -> None:
     # Approval -> agent with an empty user prompt, and approval -> if -> agent.
-    wf = flow([start(text="the text"), agent("w"), approval("ap"), agent("next"), cond("c", ("contains", "text")),
-               agent("after_if", "again {{PREVIOUS_OUTPUT}}")],
-              [link("s", "w"), link("w", "ap"), link("ap", "next", "approve"), link("ap", "c", "approve"),
-               link("c", "after_if", "condition-0")])
+    wf = flow(
+        [
+            start(text="the text"),
+            agent("w"),
+            approval("ap"),
+            agent("next"),
+            cond("c", ("contains", "text")),
+            agent("after_if", "again {{PREVIOUS_OUTPUT}}"),
+        ],
+        [
+            link("s", "w"),
+            link("w", "ap"),
+            link("ap", "next", "approve"),
+            link("ap", "c", "approve"),
+            link("c", "after_if", "condition-0"),
+        ],
+    )
     run = Run(wf, Recorder())
     await run.start()
     await run.resume(True)
@@ -227,8 +279,10 @@ async def test_approval_object_never_leaks_into_agent_prompt() -> None:
 async def test_decision_input_uses_last_text_output() -> None:
     # If the input that reaches an agent *is* a decision (an AgentFlow-style run restored with
     # a decision as deferred input), the last real text output is used instead.
-    wf = flow([start(text="t"), approval("ap"), agent("a", "got {{PREVIOUS_OUTPUT}}"), agent("b")],
-              [link("s", "ap"), link("ap", "b", "reject")])
+    wf = flow(
+        [start(text="t"), approval("ap"), agent("a", "got {{PREVIOUS_OUTPUT}}"), agent("b")],
+        [link("s", "ap"), link("ap", "b", "reject")],
+    )
     run = Run(wf, Recorder())
     await run.start()
     snap = run.snapshot()
@@ -241,8 +295,10 @@ async def test_decision_input_uses_last_text_output() -> None:
 
 async def test_pause_while_sibling_running_defers_then_drains() -> None:
     # s -> ap (approval) and s -> slow -> after; `after` is deferred while paused.
-    wf = flow([start(text="x"), approval("ap"), agent("slow"), agent("after"), agent("ok")],
-              [link("s", "ap"), link("s", "slow"), link("slow", "after"), link("ap", "ok", "approve")])
+    wf = flow(
+        [start(text="x"), approval("ap"), agent("slow"), agent("after"), agent("ok")],
+        [link("s", "ap"), link("s", "slow"), link("slow", "after"), link("ap", "ok", "approve")],
+    )
     rec = Recorder(delays={"slow": 0.2})
     run = Run(wf, rec)
     assert await run.start() == RunStatus.PAUSED
@@ -253,17 +309,24 @@ async def test_pause_while_sibling_running_defers_then_drains() -> None:
     n = len(seq(run))
     assert await run.resume("approve") == RunStatus.COMPLETED
     assert types(run)[n:] == [
-        ("ap", "input_received"), (SYS, "run_status"),
-        ("ok", "step_start"), ("ok", "start_prompt"), ("ok", "llm_response"),
-        ("after", "step_start"), ("after", "start_prompt"), ("after", "llm_response"),
+        ("ap", "input_received"),
+        (SYS, "run_status"),
+        ("ok", "step_start"),
+        ("ok", "start_prompt"),
+        ("ok", "llm_response"),
+        ("after", "step_start"),
+        ("after", "start_prompt"),
+        ("after", "llm_response"),
         (SYS, "run_status"),
     ]
     assert run.outputs["after"] == "after(slow(x))"
 
 
 async def test_two_approvals_in_parallel_branches_handled_in_order() -> None:
-    wf = flow([start(text="x"), approval("ap1", "first?"), approval("ap2", "second?"), agent("a1"), agent("a2")],
-              [link("s", "ap1"), link("s", "ap2"), link("ap1", "a1", "approve"), link("ap2", "a2", "reject")])
+    wf = flow(
+        [start(text="x"), approval("ap1", "first?"), approval("ap2", "second?"), agent("a1"), agent("a2")],
+        [link("s", "ap1"), link("s", "ap2"), link("ap1", "a1", "approve"), link("ap2", "a2", "reject")],
+    )
     run = Run(wf, Recorder())
     assert await run.start() == RunStatus.PAUSED
     assert run.pending_approval == "ap1" and run.queued_approvals == ["ap2"]
@@ -284,6 +347,7 @@ async def test_resume_when_not_paused_is_refused() -> None:
         await run.resume("approve")
     with pytest.raises(ValueError):
         from engine import normalise_decision
+
         normalise_decision("maybe")
 
 
@@ -317,8 +381,10 @@ async def test_cancel_a_paused_run() -> None:
 
 
 async def test_llm_error_fails_run_and_stops_other_branches() -> None:
-    wf = flow([start(), agent("bad"), agent("slow"), agent("after_slow")],
-              [link("s", "bad"), link("s", "slow"), link("slow", "after_slow")])
+    wf = flow(
+        [start(), agent("bad"), agent("slow"), agent("after_slow")],
+        [link("s", "bad"), link("s", "slow"), link("slow", "after_slow")],
+    )
     rec = Recorder(delays={"slow": 5, "bad": 0.05}, fail={"bad": "model exploded"})
     run = Run(wf, rec)
     assert await asyncio.wait_for(run.start(), 2) == RunStatus.FAILED
@@ -352,8 +418,16 @@ async def test_validation_errors_fail_before_any_step() -> None:
 
 
 async def test_snapshot_restored_in_fresh_engine_and_resumed() -> None:
-    wf = flow([start(text="x"), agent("w"), approval("ap1"), approval("ap2"), agent("a1"), agent("a2")],
-              [link("s", "w"), link("w", "ap1"), link("w", "ap2"), link("ap1", "a1", "approve"), link("ap2", "a2", "approve")])
+    wf = flow(
+        [start(text="x"), agent("w"), approval("ap1"), approval("ap2"), agent("a1"), agent("a2")],
+        [
+            link("s", "w"),
+            link("w", "ap1"),
+            link("w", "ap2"),
+            link("ap1", "a1", "approve"),
+            link("ap2", "a2", "approve"),
+        ],
+    )
     run = Run(wf, Recorder())
     await run.start()
     text = json.dumps(run.snapshot())  # must be plain JSON
@@ -367,8 +441,10 @@ async def test_snapshot_restored_in_fresh_engine_and_resumed() -> None:
 
 
 async def test_snapshot_restore_in_another_process(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    wf = flow([start(text="x"), approval("ap"), agent("a", "done: {{PREVIOUS_OUTPUT}}")],
-              [link("s", "ap"), link("ap", "a", "approve")])
+    wf = flow(
+        [start(text="x"), approval("ap"), agent("a", "done: {{PREVIOUS_OUTPUT}}")],
+        [link("s", "ap"), link("ap", "a", "approve")],
+    )
     run = Run(wf, EchoProvider())
     await run.start()
     snap = tmp_path / "snap.json"
@@ -397,8 +473,10 @@ async def test_snapshot_refused_while_steps_run() -> None:
 
 async def test_execution_loop_allowed_until_visit_limit() -> None:
     # a -> c -> a loop that exits when the text contains "a(a(a(": three turns.
-    wf = flow([start(text="go"), agent("a"), cond("c", ("contains", "a(a(a(")), agent("done")],
-              [link("s", "a"), link("a", "c"), link("c", "done", "condition-0"), link("c", "a", "false")])
+    wf = flow(
+        [start(text="go"), agent("a"), cond("c", ("contains", "a(a(a(")), agent("done")],
+        [link("s", "a"), link("a", "c"), link("c", "done", "condition-0"), link("c", "a", "false")],
+    )
     run = Run(wf, Recorder())
     assert await run.start() == RunStatus.COMPLETED
     assert run.visits["a"] == 3

@@ -32,11 +32,27 @@ WORKFLOW = {
     "name": "soak",
     "nodes": [
         {"id": "s", "type": "start", "data": {"initialInput": "go"}},
-        {"id": "pre", "type": "agent", "data": {"agentName": "Pre", "model": "m", "userPrompt": "PRE {{PREVIOUS_OUTPUT}}"}},
+        {
+            "id": "pre",
+            "type": "agent",
+            "data": {"agentName": "Pre", "model": "m", "userPrompt": "PRE {{PREVIOUS_OUTPUT}}"},
+        },
         {"id": "ok", "type": "approval", "data": {"prompt": "ship it?"}},
-        {"id": "post", "type": "agent", "data": {"agentName": "Post", "model": "m", "userPrompt": "POST {{PREVIOUS_OUTPUT}}"}},
-        {"id": "slow", "type": "agent", "data": {"agentName": "Slow", "model": "m", "userPrompt": "SLOW {{PREVIOUS_OUTPUT}}"}},
-        {"id": "next", "type": "agent", "data": {"agentName": "Next", "model": "m", "userPrompt": "NEXT {{PREVIOUS_OUTPUT}}"}},
+        {
+            "id": "post",
+            "type": "agent",
+            "data": {"agentName": "Post", "model": "m", "userPrompt": "POST {{PREVIOUS_OUTPUT}}"},
+        },
+        {
+            "id": "slow",
+            "type": "agent",
+            "data": {"agentName": "Slow", "model": "m", "userPrompt": "SLOW {{PREVIOUS_OUTPUT}}"},
+        },
+        {
+            "id": "next",
+            "type": "agent",
+            "data": {"agentName": "Next", "model": "m", "userPrompt": "NEXT {{PREVIOUS_OUTPUT}}"},
+        },
     ],
     "connections": [
         {"id": "c1", "source": "s", "target": "pre", "sourceHandle": "output", "targetHandle": "input"},
@@ -61,8 +77,14 @@ def _env(data: Path) -> dict[str, str]:
 
 
 def _spawn(args: list[str], data: Path) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-m", "editor.launcher", *args], cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=_env(data))
+    return subprocess.Popen(
+        [sys.executable, "-m", "editor.launcher", *args],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_env(data),
+    )
 
 
 def _key(entry: dict[str, Any]) -> tuple[str, str, str, str]:
@@ -103,9 +125,14 @@ def one_kill(tmp: Path, server: FakeLLMServer, delay: float) -> dict[str, Any]:
         if line.endswith("\n"):  # a line cut by the kill was not shown whole
             printed.append(json.loads(line))
     shown = [e for e in printed if e["type"] != "llm_delta"]
-    result: dict[str, Any] = {"delay": delay, "printed": len(shown), "missing": 0, "status": None,
-                              "resumed": None, "paused_shown": any(e["type"] == "run_status" and e["content"] == "paused"
-                                                                   for e in shown)}
+    result: dict[str, Any] = {
+        "delay": delay,
+        "printed": len(shown),
+        "missing": 0,
+        "status": None,
+        "resumed": None,
+        "paused_shown": any(e["type"] == "run_status" and e["content"] == "paused" for e in shown),
+    }
     if not (data / "runs.db").exists():
         result["missing"] = len(shown)
         return result
@@ -124,15 +151,29 @@ def one_kill(tmp: Path, server: FakeLLMServer, delay: float) -> dict[str, Any]:
     finally:
         store.close()
     if info.status == "paused":
-        res = subprocess.run([sys.executable, "-m", "editor.launcher", "resume", info.id, "--decide", "approve",
-                              "--jsonl"], cwd=ROOT, capture_output=True, text=True, timeout=60, env=_env(data))
+        res = subprocess.run(
+            [sys.executable, "-m", "editor.launcher", "resume", info.id, "--decide", "approve", "--jsonl"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=_env(data),
+        )
         result["resumed"] = res.returncode
         result["resume_err"] = res.stderr[-500:]
     return result
 
 
-def soak(tmp: Path, kills: int, *, seed: int | None = None, low: float = -0.1, high: float = 1.0,
-         budget: float | None = None, at_least: int = 8) -> list[dict[str, Any]]:
+def soak(
+    tmp: Path,
+    kills: int,
+    *,
+    seed: int | None = None,
+    low: float = -0.1,
+    high: float = 1.0,
+    budget: float | None = None,
+    at_least: int = 8,
+) -> list[dict[str, Any]]:
     """``kills`` kill points; with a ``budget`` (seconds), fewer once it is spent (never under ``at_least``)."""
     rng = random.Random(seed)
     t0 = time.monotonic()
@@ -156,8 +197,9 @@ def check(results: list[dict[str, Any]]) -> list[str]:
         if r["paused_shown"] and r["status"] not in ("paused", "completed"):
             problems.append(f"kill at {r['delay']:.3f}s: the pause was printed but the run is {r['status']}")
         if r["status"] == "paused" and r["resumed"] != 0:
-            problems.append(f"kill at {r['delay']:.3f}s: paused run did not resume (exit {r['resumed']}): "
-                            f"{r.get('resume_err')}")
+            problems.append(
+                f"kill at {r['delay']:.3f}s: paused run did not resume (exit {r['resumed']}): {r.get('resume_err')}"
+            )
     return problems
 
 
@@ -182,10 +224,14 @@ if __name__ == "__main__":  # pragma: no cover
         for r in res:
             by_status[str(r["status"])] = by_status.get(str(r["status"]), 0) + 1
         print(f"{n} kill points in {time.monotonic() - t0:.0f} s; statuses after recovery: {by_status}")
-        print(f"printed non-delta events: {sum(r['printed'] for r in res)}, missing from the store: "
-              f"{sum(r['missing'] for r in res)}")
-        print(f"paused at the kill: {sum(1 for r in res if r['status'] == 'paused')}, resumed to completion: "
-              f"{sum(1 for r in res if r['status'] == 'paused' and r['resumed'] == 0)}")
+        print(
+            f"printed non-delta events: {sum(r['printed'] for r in res)}, missing from the store: "
+            f"{sum(r['missing'] for r in res)}"
+        )
+        print(
+            f"paused at the kill: {sum(1 for r in res if r['status'] == 'paused')}, resumed to completion: "
+            f"{sum(1 for r in res if r['status'] == 'paused' and r['resumed'] == 0)}"
+        )
         print(f"problems: {len(probs)}")
         for p in probs:
             print("  " + p)

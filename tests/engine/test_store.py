@@ -48,6 +48,7 @@ SLOW_CLI = (
 def recorded_run(store: RunStore, wf, **run_options) -> Run:
     """Run ``wf`` on the echo provider with a recorder, to its end or first pause, committed
     (a run from a node, ``reuse_from=RUN_ID``, reuses from the same store)."""
+
     async def go() -> Run:
         run = Run(wf, EchoProvider(), store=store, **run_options)
         rec = RunRecorder(store, run)
@@ -67,8 +68,14 @@ def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def cli(*args: str, delay: float = 0.0, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-c", SLOW_CLI, *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=timeout, env={**os.environ, "ECHO_DELAY": str(delay), "PYTHONPATH": str(ROOT)})
+    return subprocess.run(
+        [sys.executable, "-c", SLOW_CLI, *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, "ECHO_DELAY": str(delay), "PYTHONPATH": str(ROOT)},
+    )
 
 
 def jsonl(text: str) -> list[dict]:
@@ -88,10 +95,25 @@ def test_sigkill_mid_run_leaves_interrupted_run_with_committed_events(data_dir: 
     flow_file = chain_file(tmp_path, 50)
     with FakeLLMServer() as server:
         server.handler = lambda _rec: openai_text("slow answer", pieces=2, pause=0.05)
-        proc = subprocess.Popen([sys.executable, "-m", "editor.launcher", "run", str(flow_file), "--provider", "openai",
-                                 "--base-url", server.base_url, "--jsonl"],
-                                cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                env={**os.environ, "PYTHONPATH": str(ROOT)})
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "editor.launcher",
+                "run",
+                str(flow_file),
+                "--provider",
+                "openai",
+                "--base-url",
+                server.base_url,
+                "--jsonl",
+            ],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+        )
         assert proc.stdout is not None
         printed: list[dict] = []
         while True:
@@ -114,7 +136,7 @@ def test_sigkill_mid_run_leaves_interrupted_run_with_committed_events(data_dir: 
     assert run["status"] == "interrupted"
     stored = jsonl(cli("show", run["id"], "--jsonl").stdout)
     assert len(stored) >= cutoff, "every event up to the last committed batch is kept"
-    assert stored == printed[:len(stored)], "stored events are exactly the emitted ones, in order"
+    assert stored == printed[: len(stored)], "stored events are exactly the emitted ones, in order"
     assert any(e["type"] == "llm_delta" for e in stored), "streamed deltas are recorded too"
 
 
@@ -127,8 +149,8 @@ def test_pause_in_one_process_and_approve_from_another(data_dir: Path) -> None:
     second = cli("resume", run_id, "--decide", "approve:looks right", "--jsonl")
     assert second.returncode == 0, second.stderr
     stored = jsonl(cli("show", run_id, "--jsonl").stdout)
-    assert stored[:len(jsonl(first.stdout))] == jsonl(first.stdout)
-    appended = stored[len(jsonl(first.stdout)):]
+    assert stored[: len(jsonl(first.stdout))] == jsonl(first.stdout)
+    appended = stored[len(jsonl(first.stdout)) :]
     assert appended == jsonl(second.stdout)
     assert appended[0]["type"] == "input_received"
     assert json.loads(appended[0]["content"]) == {"decision": "approve", "note": "looks right"}
@@ -151,9 +173,17 @@ def test_resuming_the_same_run_twice_at_once_is_refused(data_dir: Path) -> None:
 
 def test_two_concurrent_runs_lose_no_events(data_dir: Path, tmp_path: Path) -> None:
     a, b = chain_file(tmp_path, 300, "left"), chain_file(tmp_path, 300, "right")
-    procs = [subprocess.Popen([sys.executable, "-c", SLOW_CLI, "run", str(f), "--provider", "echo", "--jsonl"],
-                              cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                              env={**os.environ, "ECHO_DELAY": "0.001", "PYTHONPATH": str(ROOT)}) for f in (a, b)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", SLOW_CLI, "run", str(f), "--provider", "echo", "--jsonl"],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "ECHO_DELAY": "0.001", "PYTHONPATH": str(ROOT)},
+        )
+        for f in (a, b)
+    ]
     results = [p.communicate(timeout=120) for p in procs]
     outs = [out for out, _ in results]
     assert [p.returncode for p in procs] == [0, 0]
@@ -198,8 +228,10 @@ def test_older_schema_is_migrated(data_dir: Path) -> None:
     conn = sqlite3.connect(db)
     conn.executescript(MIGRATIONS[0])
     conn.execute("PRAGMA user_version = 1")
-    conn.execute("INSERT INTO runs (id, workflow_name, workflow_json, status, started_at) VALUES "
-                 "('old1', 'Legacy', '{\"nodes\": [], \"connections\": []}', 'completed', 1700000000)")
+    conn.execute(
+        "INSERT INTO runs (id, workflow_name, workflow_json, status, started_at) VALUES "
+        "('old1', 'Legacy', '{\"nodes\": [], \"connections\": []}', 'completed', 1700000000)"
+    )
     conn.execute("INSERT INTO events VALUES ('old1', 0, 1700000000, 'system', 'run_status', 'completed', NULL)")
     conn.commit()
     conn.close()
@@ -268,8 +300,9 @@ def test_list_filter_and_pagination(data_dir: Path) -> None:
     wf_b = flow([start()], [])
     wf_b.name = "B"
     for i in range(25):
-        store.create_run(f"r{i:02d}", wf_a if i % 2 else wf_b, status="completed" if i % 3 else "failed",
-                         started_at=1000 + i)
+        store.create_run(
+            f"r{i:02d}", wf_a if i % 2 else wf_b, status="completed" if i % 3 else "failed", started_at=1000 + i
+        )
     assert store.count_runs() == 25
     page = store.list_runs(limit=10, offset=0)
     assert [r.id for r in page] == [f"r{i:02d}" for i in range(24, 14, -1)]
@@ -316,12 +349,16 @@ def test_agentflow_record_export_and_import(data_dir: Path) -> None:
 def test_processes_opening_a_new_store_at_once_all_succeed(tmp_path: Path) -> None:
     # Switching a new database to WAL does not wait on SQLite's busy handler; the store
     # retries it, so simultaneous first opens (two `flowdesk run` at once) never fail.
-    code = ("import sys\nfrom engine.store import RunStore\nfrom engine import parse_workflow\n"
-            "s = RunStore()\ns.create_run(sys.argv[1], parse_workflow({'nodes': [], 'connections': []}))\n")
+    code = (
+        "import sys\nfrom engine.store import RunStore\nfrom engine import parse_workflow\n"
+        "s = RunStore()\ns.create_run(sys.argv[1], parse_workflow({'nodes': [], 'connections': []}))\n"
+    )
     for round_ in range(3):
         env = {**os.environ, "FLOWDESK_DATA_DIR": str(tmp_path / f"d{round_}"), "PYTHONPATH": str(ROOT)}
-        procs = [subprocess.Popen([sys.executable, "-c", code, f"r{k}"], env=env, stderr=subprocess.PIPE, text=True)
-                 for k in range(4)]
+        procs = [
+            subprocess.Popen([sys.executable, "-c", code, f"r{k}"], env=env, stderr=subprocess.PIPE, text=True)
+            for k in range(4)
+        ]
         errors = [p.communicate(timeout=60)[1] for p in procs]
         assert [p.returncode for p in procs] == [0] * 4, errors
         store = RunStore(tmp_path / f"d{round_}" / "runs.db")
@@ -336,10 +373,12 @@ def test_event_batches_of_any_size_are_stored_whole_and_in_order(data_dir: Path,
     store = RunStore()
     wf = flow([start(), agent("a")], [link("s", "a")])
     store.create_run("r1", wf)
-    events = [RunEvent(f"n{i}", "step_start", f"c{i}", timestamp=float(i), extra={"i": i} if i % 3 else None)
-              for i in range(count)]
+    events = [
+        RunEvent(f"n{i}", "step_start", f"c{i}", timestamp=float(i), extra={"i": i} if i % 3 else None)
+        for i in range(count)
+    ]
     store.append_events("r1", 0, events[: count // 2])
-    store.append_events("r1", count // 2, events[count // 2:], {"status": "completed"})
+    store.append_events("r1", count // 2, events[count // 2 :], {"status": "completed"})
     assert store.events("r1") == events
     assert store.get_run("r1").status == "completed"
 
@@ -348,8 +387,13 @@ def test_concurrent_recorders_share_one_writer_thread(data_dir: Path) -> None:
     import threading
 
     store = RunStore()
-    flows = [flow([start()] + [agent(f"a{i}") for i in range(50)],
-                  [link("s", "a0")] + [link(f"a{i}", f"a{i + 1}") for i in range(49)]) for _ in range(3)]
+    flows = [
+        flow(
+            [start()] + [agent(f"a{i}") for i in range(50)],
+            [link("s", "a0")] + [link(f"a{i}", f"a{i + 1}") for i in range(49)],
+        )
+        for _ in range(3)
+    ]
 
     async def go() -> list[Run]:
         before = set(threading.enumerate())
@@ -369,8 +413,9 @@ def test_concurrent_recorders_share_one_writer_thread(data_dir: Path) -> None:
         assert store.get_run(run.run_id).status == "completed"
 
 
-def test_writer_thread_ends_when_idle_and_a_new_recorder_starts_another(data_dir: Path,
-                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_writer_thread_ends_when_idle_and_a_new_recorder_starts_another(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(engine.store.writer, "_WRITER_IDLE_EXIT", 0.2)
     store = RunStore()
     wf = flow([start(), agent("a")], [link("s", "a")])
@@ -410,8 +455,11 @@ def test_runs_recorded_before_workflows_were_shared_keep_their_workflow(data_dir
     conn.executescript(MIGRATIONS[0] + MIGRATIONS[1])
     conn.execute("PRAGMA user_version = 2")
     legacy = json.dumps({"nodes": [{"id": "s", "type": "start", "data": {"initialInput": "old"}}], "connections": []})
-    conn.execute("INSERT INTO runs (id, workflow_name, workflow_json, status, started_at) VALUES "
-                 "('v2run', 'Old', ?, 'completed', 1700000000)", (legacy,))
+    conn.execute(
+        "INSERT INTO runs (id, workflow_name, workflow_json, status, started_at) VALUES "
+        "('v2run', 'Old', ?, 'completed', 1700000000)",
+        (legacy,),
+    )
     conn.commit()
     conn.close()
     store = RunStore()
@@ -454,11 +502,16 @@ def test_events_of_schema_5_are_kept_in_order_under_the_runs_numbers(data_dir: P
     conn.executescript(";".join(MIGRATIONS[:5]))
     conn.execute("PRAGMA user_version = 5")
     for rid, started in (("b-run", 1700000002), ("a-run", 1700000001)):
-        conn.execute("INSERT INTO runs (id, workflow_name, workflow_json, status, started_at) VALUES "
-                     "(?, 'Old', '{\"nodes\": [], \"connections\": []}', 'completed', ?)", (rid, started))
+        conn.execute(
+            "INSERT INTO runs (id, workflow_name, workflow_json, status, started_at) VALUES "
+            "(?, 'Old', '{\"nodes\": [], \"connections\": []}', 'completed', ?)",
+            (rid, started),
+        )
         for seq in range(3):
-            conn.execute("INSERT INTO events VALUES (?, ?, ?, 'n', 'step_start', ?, NULL)",
-                         (rid, seq, started + seq, f"{rid} {seq}"))
+            conn.execute(
+                "INSERT INTO events VALUES (?, ?, ?, 'n', 'step_start', ?, NULL)",
+                (rid, seq, started + seq, f"{rid} {seq}"),
+            )
     conn.commit()
     conn.close()
     store = RunStore()
@@ -484,8 +537,9 @@ def test_a_run_keeps_the_variables_it_started_with(data_dir: Path, tmp_path: Pat
     """The history shows what a run was called with: the Start node's variables overridden by
     its arguments, as they were at its start (a step's outputVar set later is not among them)."""
     store = RunStore()
-    run = recorded_run(store, load_workflow(SAMPLES / "panel.flow.json"),
-                       variables={"topic": "dark mode", "maxWords": "80"})
+    run = recorded_run(
+        store, load_workflow(SAMPLES / "panel.flow.json"), variables={"topic": "dark mode", "maxWords": "80"}
+    )
     info = store.get_run(run.run_id)
     assert info is not None and info.initial_input in (None, "")
     assert info.arguments == {"topic": "dark mode", "audience": "existing customers", "maxWords": 80}

@@ -43,11 +43,11 @@ def make_scope(**builtins) -> TemplateScope:
         "a": {"b": ["zero", "one"]},
         "results": [{"id": "result_123"}],
     }
-    base = {"PREVIOUS_OUTPUT": "prev out", "input": "prev out", "run": {"id": "run-1"},
-            "workflow": {"name": "Review"}}
+    base = {"PREVIOUS_OUTPUT": "prev out", "input": "prev out", "run": {"id": "run-1"}, "workflow": {"name": "Review"}}
     base.update(builtins)
-    return TemplateScope(variables=variables, builtins=base, secrets={"API_TOKEN": SECRET}.get,
-                 env={"HOME": "/home/ada", "EMPTY": ""})
+    return TemplateScope(
+        variables=variables, builtins=base, secrets={"API_TOKEN": SECRET}.get, env={"HOME": "/home/ada", "EMPTY": ""}
+    )
 
 
 # -- finding references ---------------------------------------------------------------------
@@ -63,12 +63,29 @@ def test_find_references_every_form_with_offsets() -> None:
         ("{{resp.items[-1]}}", "resp", ("items", -1), "braces"),
     ]
     for r in refs:
-        assert text[r.start:r.end] == r.raw
+        assert text[r.start : r.end] == r.raw
     assert [r.dotted for r in refs] == ["name", "resp.items[0].name", "a.b[1]", "resp.items[-1]"]
 
 
-@pytest.mark.parametrize("text", ["{{}}", "{{ }}", "${}", "{{1abc}}", "{{a..b}}", "{{a.}}", "{{a[x]}}", "{a}",
-                                  "$ {a}", "{{a b}}", "{{a}", "${a", "plain text", "{{a.b[0]"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "{{}}",
+        "{{ }}",
+        "${}",
+        "{{1abc}}",
+        "{{a..b}}",
+        "{{a.}}",
+        "{{a[x]}}",
+        "{a}",
+        "$ {a}",
+        "{{a b}}",
+        "{{a}",
+        "${a",
+        "plain text",
+        "{{a.b[0]",
+    ],
+)
 def test_not_references(text: str) -> None:
     assert find_references(text) == []
 
@@ -91,11 +108,18 @@ def test_first_name_and_walk() -> None:
     assert reference_first_name("${ env.HOME }") == "env"
     assert reference_first_name("resp.items[0]") == "resp"
     assert reference_first_name("") == ""
-    data = {"url": "https://x/{{host}}", "headers": [{"key": "A", "value": "${secrets.K} {{who}}"}], "n": 3,
-            "{{key}}": "keys are not templates"}
+    data = {
+        "url": "https://x/{{host}}",
+        "headers": [{"key": "A", "value": "${secrets.K} {{who}}"}],
+        "n": 3,
+        "{{key}}": "keys are not templates",
+    }
     found = [(where, r.raw) for where, r in walk_references(data)]
-    assert found == [(("url",), "{{host}}"), (("headers", 0, "value"), "${secrets.K}"),
-                     (("headers", 0, "value"), "{{who}}")]
+    assert found == [
+        (("url",), "{{host}}"),
+        (("headers", 0, "value"), "${secrets.K}"),
+        (("headers", 0, "value"), "{{who}}"),
+    ]
     unknown = [(where, r.name) for where, r in unknown_references(data, known={"host"})]
     assert unknown == [(("headers", 0, "value"), "who")]
 
@@ -103,55 +127,98 @@ def test_first_name_and_walk() -> None:
 def test_builtins_are_never_unknown() -> None:
     text = " ".join(f"{{{{{n}.x}}}}" for n in sorted(TEMPLATE_BUILTINS))
     assert unknown_references(text, known=()) == []
-    assert {"PREVIOUS_OUTPUT", "input", "iteration", "item", "APPROVAL_NOTE", "APPROVAL_DECISION", "__fanout", "run",
-            "workflow", "env", "secrets"} == TEMPLATE_BUILTINS
+    assert {
+        "PREVIOUS_OUTPUT",
+        "input",
+        "iteration",
+        "item",
+        "APPROVAL_NOTE",
+        "APPROVAL_DECISION",
+        "__fanout",
+        "run",
+        "workflow",
+        "env",
+        "secrets",
+    } == TEMPLATE_BUILTINS
 
 
 # -- resolving -----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("template", "expected"), [
-    ("Hello {{name}}!", "Hello Ada!"),
-    ("Hello ${name}!", "Hello Ada!"),
-    ("{{ name }} and ${ name }", "Ada and Ada"),
-    ("first: {{resp.items[0].name}}", "first: first"),
-    ("second: ${resp.items[1].name}", "second: second"),
-    ("last: {{resp.items[-1].name}}", "last: second"),
-    ("tag ${resp.items[0].tags[1]}", "tag y"),
-    ("${a.b[0]}/${a.b[1]}", "zero/one"),
-    ("${results[0].id}", "result_123"),
-    ("n={{count}} r={{ratio}} t={{ok}} f={{off}}", "n=3 r=0.25 t=true f=false"),
-    ("[{{nothing}}]", "[]"),
-    ("obj={{obj}}", 'obj={"a":1,"b":[1,2],"c":"é"}'),
-    ("lst={{lst}}", 'lst=[1,"two",null]'),
-    ("total {{resp.total}} of {{resp}}", 'total 2 of {"items":[{"name":"first","tags":["x","y"]},'
-                                         '{"name":"second"}],"total":2}'),
-    ("verdict: {{answer.verdict}} {{answer.scores[1]}}", "verdict: approved 5"),
-    ("{{input}} / {{PREVIOUS_OUTPUT}}", "prev out / prev out"),
-    ("run {{run.id}} of {{workflow.name}}", "run run-1 of Review"),
-    ("home={{env.HOME}} empty=[{{env.EMPTY}}]", "home=/home/ada empty=[]"),
-])
+@pytest.mark.parametrize(
+    ("template", "expected"),
+    [
+        ("Hello {{name}}!", "Hello Ada!"),
+        ("Hello ${name}!", "Hello Ada!"),
+        ("{{ name }} and ${ name }", "Ada and Ada"),
+        ("first: {{resp.items[0].name}}", "first: first"),
+        ("second: ${resp.items[1].name}", "second: second"),
+        ("last: {{resp.items[-1].name}}", "last: second"),
+        ("tag ${resp.items[0].tags[1]}", "tag y"),
+        ("${a.b[0]}/${a.b[1]}", "zero/one"),
+        ("${results[0].id}", "result_123"),
+        ("n={{count}} r={{ratio}} t={{ok}} f={{off}}", "n=3 r=0.25 t=true f=false"),
+        ("[{{nothing}}]", "[]"),
+        ("obj={{obj}}", 'obj={"a":1,"b":[1,2],"c":"é"}'),
+        ("lst={{lst}}", 'lst=[1,"two",null]'),
+        (
+            "total {{resp.total}} of {{resp}}",
+            'total 2 of {"items":[{"name":"first","tags":["x","y"]},{"name":"second"}],"total":2}',
+        ),
+        ("verdict: {{answer.verdict}} {{answer.scores[1]}}", "verdict: approved 5"),
+        ("{{input}} / {{PREVIOUS_OUTPUT}}", "prev out / prev out"),
+        ("run {{run.id}} of {{workflow.name}}", "run run-1 of Review"),
+        ("home={{env.HOME}} empty=[{{env.EMPTY}}]", "home=/home/ada empty=[]"),
+    ],
+)
 def test_resolve_in_text(template: str, expected: str) -> None:
     assert resolve_templates(template, make_scope()) == expected
 
 
-@pytest.mark.parametrize("template", [
-    "{{unknown}}", "${unknown.x}", "{{resp.missing}}", "{{resp.items[5].name}}", "{{resp.items[0].name.more}}",
-    "{{count.x}}", "{{name[0]}}", "{{env.NOPE}}", "{{env}}", "{{env.HOME.x}}", "{{secrets.NOPE}}", "{{secrets}}",
-    "{{iteration}}", "{{APPROVAL_NOTE}}", "{{__fanout}}", "{{answer.nope}}", "{{lst.x}}", "{{run.nope}}",
-])
+@pytest.mark.parametrize(
+    "template",
+    [
+        "{{unknown}}",
+        "${unknown.x}",
+        "{{resp.missing}}",
+        "{{resp.items[5].name}}",
+        "{{resp.items[0].name.more}}",
+        "{{count.x}}",
+        "{{name[0]}}",
+        "{{env.NOPE}}",
+        "{{env}}",
+        "{{env.HOME.x}}",
+        "{{secrets.NOPE}}",
+        "{{secrets}}",
+        "{{iteration}}",
+        "{{APPROVAL_NOTE}}",
+        "{{__fanout}}",
+        "{{answer.nope}}",
+        "{{lst.x}}",
+        "{{run.nope}}",
+    ],
+)
 def test_unresolved_references_stay_as_written(template: str) -> None:
     scope = make_scope()
     assert resolve_templates(template, scope) == template
     assert resolve_templates(f"a {template} b {{{{name}}}}", scope) == f"a {template} b Ada"
 
 
-@pytest.mark.parametrize(("template", "expected"), [
-    ("{{count}}", 3), ("${ratio}", 0.25), ("{{ok}}", True), ("{{off}}", False), ("{{nothing}}", None),
-    ("{{obj}}", {"a": 1, "b": [1, 2], "c": "é"}), ("${resp.items[0].tags}", ["x", "y"]),
-    ("{{ lst }}", [1, "two", None]),
-    ("{{answer.scores}}", [4, 5]), ("{{name}}", "Ada"),
-])
+@pytest.mark.parametrize(
+    ("template", "expected"),
+    [
+        ("{{count}}", 3),
+        ("${ratio}", 0.25),
+        ("{{ok}}", True),
+        ("{{off}}", False),
+        ("{{nothing}}", None),
+        ("{{obj}}", {"a": 1, "b": [1, 2], "c": "é"}),
+        ("${resp.items[0].tags}", ["x", "y"]),
+        ("{{ lst }}", [1, "two", None]),
+        ("{{answer.scores}}", [4, 5]),
+        ("{{name}}", "Ada"),
+    ],
+)
 def test_whole_field_reference_keeps_its_type(template: str, expected: object) -> None:
     assert resolve_templates(template, make_scope()) == expected
     assert type(resolve_templates(template, make_scope())) is type(expected)
@@ -166,29 +233,41 @@ def test_not_a_whole_field_when_anything_else_is_there() -> None:
 
 def test_deep_resolution_of_node_data() -> None:
     data = {
-        "method": "POST", "url": "https://api.test/users/{{resp.items[0].name}}?n=${count}",
+        "method": "POST",
+        "url": "https://api.test/users/{{resp.items[0].name}}?n=${count}",
         "headers": [{"key": "X-Who", "value": "{{name}}"}, {"key": "{{name}}", "value": "{{unknown}}"}],
         "body": {"count": "{{count}}", "obj": "${obj}", "flag": "{{ok}}", "text": "n={{count}}", "n": 7, "none": None},
-        "tuple": ("{{name}}", 1), "maxChars": 100, "{{name}}": "dict keys are field names, left alone",
+        "tuple": ("{{name}}", 1),
+        "maxChars": 100,
+        "{{name}}": "dict keys are field names, left alone",
     }
     before = json.dumps(data, default=list)
     out = resolve_templates(data, make_scope())
     assert out == {
-        "method": "POST", "url": "https://api.test/users/first?n=3",
+        "method": "POST",
+        "url": "https://api.test/users/first?n=3",
         "headers": [{"key": "X-Who", "value": "Ada"}, {"key": "Ada", "value": "{{unknown}}"}],
-        "body": {"count": 3, "obj": {"a": 1, "b": [1, 2], "c": "é"}, "flag": True, "text": "n=3", "n": 7,
-                 "none": None},
-        "tuple": ("Ada", 1), "maxChars": 100, "{{name}}": "dict keys are field names, left alone",
+        "body": {"count": 3, "obj": {"a": 1, "b": [1, 2], "c": "é"}, "flag": True, "text": "n=3", "n": 7, "none": None},
+        "tuple": ("Ada", 1),
+        "maxChars": 100,
+        "{{name}}": "dict keys are field names, left alone",
     }
     assert json.dumps(data, default=list) == before  # the input is untouched
     assert out["headers"] is not data["headers"]
 
 
 def test_builtins_shadow_variables_and_loop_and_approval_names() -> None:
-    scope = make_scope(iteration=2, APPROVAL_NOTE="tighten the intro", APPROVAL_DECISION="reject",
-                       __fanout=["a", {"b": 1}], name="builtin wins")
-    assert resolve_templates("#{{iteration}}: {{APPROVAL_DECISION}} - {{APPROVAL_NOTE}}", scope) == \
-        "#2: reject - tighten the intro"
+    scope = make_scope(
+        iteration=2,
+        APPROVAL_NOTE="tighten the intro",
+        APPROVAL_DECISION="reject",
+        __fanout=["a", {"b": 1}],
+        name="builtin wins",
+    )
+    assert (
+        resolve_templates("#{{iteration}}: {{APPROVAL_DECISION}} - {{APPROVAL_NOTE}}", scope)
+        == "#2: reject - tighten the intro"
+    )
     assert resolve_templates("{{__fanout}}", scope) == ["a", {"b": 1}]
     assert resolve_templates("all: {{__fanout}}; {{__fanout[1].b}}", scope) == 'all: ["a",{"b":1}]; 1'
     assert resolve_templates("{{name}}", scope) == "builtin wins"
@@ -200,8 +279,10 @@ def test_escape_applies_to_inserted_values_only() -> None:
     from urllib.parse import quote
 
     scope = TemplateScope(variables={"q": 'say "hi" & go', "n": 2, "obj": {"a": 1}}, secrets={"K": "a b"}.get)
-    assert resolve_templates("https://x/?q={{q}}&n={{n}}&k={{secrets.K}}", scope, escape=quote) == \
-        "https://x/?q=say%20%22hi%22%20%26%20go&n=2&k=a%20b"
+    assert (
+        resolve_templates("https://x/?q={{q}}&n={{n}}&k={{secrets.K}}", scope, escape=quote)
+        == "https://x/?q=say%20%22hi%22%20%26%20go&n=2&k=a%20b"
+    )
     as_json = resolve_templates('{"text": "{{q}}"}', scope, escape=lambda s: _json.dumps(s)[1:-1])
     assert _json.loads(as_json) == {"text": 'say "hi" & go'}
     assert resolve_templates("{{q}}", scope, escape=quote) == 'say "hi" & go'  # a whole field keeps its value
@@ -220,8 +301,9 @@ def test_scope_lookup() -> None:
 
 
 def test_env_and_secrets_are_reserved_names() -> None:
-    scope = TemplateScope(variables={"env": {"HOME": "variable"}, "secrets": {"K": "variable"}}, env={},
-                  secrets=lambda n: None)
+    scope = TemplateScope(
+        variables={"env": {"HOME": "variable"}, "secrets": {"K": "variable"}}, env={}, secrets=lambda n: None
+    )
     assert resolve_templates("{{env.HOME}} {{secrets.K}}", scope) == "{{env.HOME}} {{secrets.K}}"
 
 
@@ -230,14 +312,25 @@ def test_env_and_secrets_are_reserved_names() -> None:
 
 def test_secrets_are_sent_but_masked_for_events_and_records() -> None:
     scope = make_scope()
-    data = {"headers": [{"key": "Authorization", "value": "Bearer {{secrets.API_TOKEN}}"}],
-            "body": "${secrets.API_TOKEN}", "url": "https://x/?q={{name}}",
-            "list": ["{{secrets.API_TOKEN}}", "{{count}}"]}
+    data = {
+        "headers": [{"key": "Authorization", "value": "Bearer {{secrets.API_TOKEN}}"}],
+        "body": "${secrets.API_TOKEN}",
+        "url": "https://x/?q={{name}}",
+        "list": ["{{secrets.API_TOKEN}}", "{{count}}"],
+    }
     r = resolve_templates_masked(data, scope)
-    assert r.value == {"headers": [{"key": "Authorization", "value": f"Bearer {SECRET}"}], "body": SECRET,
-                       "url": "https://x/?q=Ada", "list": [SECRET, 3]}
-    assert r.masked == {"headers": [{"key": "Authorization", "value": f"Bearer {SECRET_MASK}"}], "body": SECRET_MASK,
-                        "url": "https://x/?q=Ada", "list": [SECRET_MASK, 3]}
+    assert r.value == {
+        "headers": [{"key": "Authorization", "value": f"Bearer {SECRET}"}],
+        "body": SECRET,
+        "url": "https://x/?q=Ada",
+        "list": [SECRET, 3],
+    }
+    assert r.masked == {
+        "headers": [{"key": "Authorization", "value": f"Bearer {SECRET_MASK}"}],
+        "body": SECRET_MASK,
+        "url": "https://x/?q=Ada",
+        "list": [SECRET_MASK, 3],
+    }
     assert SECRET not in json.dumps(r.masked)
     assert r.secrets == frozenset({SECRET})
     assert scope.secrets_used == {SECRET}
@@ -245,10 +338,12 @@ def test_secrets_are_sent_but_masked_for_events_and_records() -> None:
 
 
 def test_credential_like_environment_variables_are_masked_too() -> None:
-    scope = TemplateScope(env={"OPENAI_API_KEY": "sk-abcdef123456", "GitHub_Token": "ghp_x1", "HOME": "/h",
-                               "EMPTY_PASSWORD": ""})
-    r = resolve_templates_masked("{{env.OPENAI_API_KEY}} {{env.GitHub_Token}} {{env.HOME}} [{{env.EMPTY_PASSWORD}}]",
-                                 scope)
+    scope = TemplateScope(
+        env={"OPENAI_API_KEY": "sk-abcdef123456", "GitHub_Token": "ghp_x1", "HOME": "/h", "EMPTY_PASSWORD": ""}
+    )
+    r = resolve_templates_masked(
+        "{{env.OPENAI_API_KEY}} {{env.GitHub_Token}} {{env.HOME}} [{{env.EMPTY_PASSWORD}}]", scope
+    )
     assert r.value == "sk-abcdef123456 ghp_x1 /h []"
     assert r.masked == "•••• •••• /h []"
     assert r.secrets == frozenset({"sk-abcdef123456", "ghp_x1"}) == frozenset(scope.secrets_used)
@@ -262,9 +357,12 @@ def test_masked_is_the_value_when_no_secret_is_used() -> None:
 
 def test_mask_hides_echoed_secrets_anywhere() -> None:
     echoed = {"status": 200, "body": f'{{"auth": "Bearer {SECRET}"}}', "list": [SECRET, 5], "t": (SECRET,)}
-    assert mask_secrets(echoed, {SECRET}) == {"status": 200, "body": '{"auth": "Bearer ••••"}',
-                                              "list": ["••••", 5],
-                                      "t": ("••••",)}
+    assert mask_secrets(echoed, {SECRET}) == {
+        "status": 200,
+        "body": '{"auth": "Bearer ••••"}',
+        "list": ["••••", 5],
+        "t": ("••••",),
+    }
     assert mask_secrets("abc-long abc", ["abc", "abc-long", ""]) == "•••• ••••"
     assert mask_secrets("text", []) == "text"
 
@@ -318,14 +416,22 @@ def test_secret_values_are_not_resolved_again() -> None:
 
 
 def test_render_value() -> None:
-    assert [render_template_value(v) for v in ("s", 1, 1.5, True, None, [1, "a"], {"k": None}, (1, 2))] == \
-        ["s", "1", "1.5", "true", "", '[1,"a"]', '{"k":null}', "[1,2]"]
+    assert [render_template_value(v) for v in ("s", 1, 1.5, True, None, [1, "a"], {"k": None}, (1, 2))] == [
+        "s",
+        "1",
+        "1.5",
+        "true",
+        "",
+        '[1,"a"]',
+        '{"k":null}',
+        "[1,2]",
+    ]
 
 
 def test_completion_prefix() -> None:
     text = "Summarise {{ resp.ite"
     ctx = template_completion(text, len(text))
-    assert ctx is not None and (ctx.prefix, ctx.form, text[ctx.start:]) == ("resp.ite", "braces", "resp.ite")
+    assert ctx is not None and (ctx.prefix, ctx.form, text[ctx.start :]) == ("resp.ite", "braces", "resp.ite")
     ctx = template_completion("x ${", 4)
     assert ctx is not None and (ctx.prefix, ctx.start, ctx.form) == ("", 4, "dollar")
     assert template_completion("{{a}} done", 10) is None
@@ -360,7 +466,7 @@ def test_references_are_found_where_they_are(chunks: list[str]) -> None:
     text = "<" + "".join(chunks) + ">"  # never one whole-field reference: the result is text
     for ref in find_references(text):
         assert isinstance(ref, TemplateReference)
-        assert text[ref.start:ref.end] == ref.raw
+        assert text[ref.start : ref.end] == ref.raw
     out = resolve_templates(text, make_scope())
     assert "{{name}}" not in out and "${count}" not in out
     assert out.count("{{nope}}") == text.count("{{nope}}")

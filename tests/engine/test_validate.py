@@ -36,21 +36,28 @@ def start(node_id: str = "s", text: str = "hi") -> dict[str, Any]:
 
 
 def agent(node_id: str, *, subagents: bool = False, model: str = "gpt-4o-mini", name: str = "") -> dict[str, Any]:
-    return {"id": node_id, "type": "agent",
-            "data": {"agentName": name or node_id.upper(), "model": model,
-                     "tools": {"web_search": False, "subagents": subagents}}}
+    return {
+        "id": node_id,
+        "type": "agent",
+        "data": {
+            "agentName": name or node_id.upper(),
+            "model": model,
+            "tools": {"web_search": False, "subagents": subagents},
+        },
+    }
 
 
 def if_node(node_id: str, *values: str) -> dict[str, Any]:
-    return {"id": node_id, "type": "if",
-            "data": {"conditions": [{"operator": "contains", "value": v} for v in values]}}
+    return {"id": node_id, "type": "if", "data": {"conditions": [{"operator": "contains", "value": v} for v in values]}}
 
 
 def approval(node_id: str) -> dict[str, Any]:
     return {"id": node_id, "type": "approval", "data": {"prompt": "OK?"}}
 
 
-def link(source: str, target: str, handle: str | None = "output", target_handle: str | None = "input") -> dict[str, Any]:
+def link(
+    source: str, target: str, handle: str | None = "output", target_handle: str | None = "input"
+) -> dict[str, Any]:
     out: dict[str, Any] = {"source": source, "target": target}
     if handle is not None:
         out["sourceHandle"] = handle
@@ -140,14 +147,17 @@ def test_existing_endpoints_pass() -> None:
     assert not {"missing_source", "missing_target"} & set(codes(issues))
 
 
-@pytest.mark.parametrize(("nodes", "bad_link", "node_id"), [
-    ([start(), agent("a")], link("s", "a", "approve"), "s"),
-    ([start(), agent("a"), agent("b")], link("a", "b", "false"), "a"),
-    ([start(), if_node("i", "x"), agent("b")], link("i", "b", "condition-1"), "i"),
-    ([start(), if_node("i", "x"), agent("b")], link("i", "b", "output"), "i"),
-    ([start(), if_node("i"), agent("b")], link("i", "b", "true"), "i"),  # legacy true needs a condition
-    ([start(), approval("p"), agent("b")], link("p", "b", "output"), "p"),
-])
+@pytest.mark.parametrize(
+    ("nodes", "bad_link", "node_id"),
+    [
+        ([start(), agent("a")], link("s", "a", "approve"), "s"),
+        ([start(), agent("a"), agent("b")], link("a", "b", "false"), "a"),
+        ([start(), if_node("i", "x"), agent("b")], link("i", "b", "condition-1"), "i"),
+        ([start(), if_node("i", "x"), agent("b")], link("i", "b", "output"), "i"),
+        ([start(), if_node("i"), agent("b")], link("i", "b", "true"), "i"),  # legacy true needs a condition
+        ([start(), approval("p"), agent("b")], link("p", "b", "output"), "p"),
+    ],
+)
 def test_invalid_source_handle(nodes: list[dict[str, Any]], bad_link: dict[str, Any], node_id: str) -> None:
     links = [bad_link] if bad_link["source"] == "s" else [link("s", nodes[1]["id"]), bad_link]
     wf = flow(nodes, links)
@@ -165,9 +175,15 @@ def test_source_handle_absent_means_output() -> None:
     assert_clean(flow([start(), agent("a")], [link("s", "a", None, None)]))
 
 
-@pytest.mark.parametrize(("target", "target_handle"), [
-    (agent("a"), "output"), (if_node("a", "x"), "condition-0"), (approval("a"), "approve"), (agent("a"), "foo"),
-])
+@pytest.mark.parametrize(
+    ("target", "target_handle"),
+    [
+        (agent("a"), "output"),
+        (if_node("a", "x"), "condition-0"),
+        (approval("a"), "approve"),
+        (agent("a"), "foo"),
+    ],
+)
 def test_invalid_target_handle(target: dict[str, Any], target_handle: str) -> None:
     wf = flow([start(), target, agent("z")], [link("s", "a", "output", target_handle)])
     issue = only(validate(wf), "invalid_target_handle")
@@ -213,12 +229,15 @@ def test_subagent_target_handle_absent_is_input() -> None:
     assert_clean(flow([start(), agent("p", subagents=True), agent("c")], [link("s", "p"), sub("p", "c", None)]))
 
 
-@pytest.mark.parametrize(("nodes", "bad"), [
-    ([start(), agent("p", subagents=True), if_node("c", "x")], sub("p", "c")),
-    ([start(), agent("p", subagents=True), approval("c")], sub("p", "c")),
-    ([start(), if_node("p", "x"), agent("c")], sub("p", "c")),
-    ([start(), agent("p", subagents=True)], sub("p", "s")),
-])
+@pytest.mark.parametrize(
+    ("nodes", "bad"),
+    [
+        ([start(), agent("p", subagents=True), if_node("c", "x")], sub("p", "c")),
+        ([start(), agent("p", subagents=True), approval("c")], sub("p", "c")),
+        ([start(), if_node("p", "x"), agent("c")], sub("p", "c")),
+        ([start(), agent("p", subagents=True)], sub("p", "s")),
+    ],
+)
 def test_subagent_link_needs_agents_at_both_ends(nodes: list[dict[str, Any]], bad: dict[str, Any]) -> None:
     wf = flow(nodes, [link("s", "p"), bad])
     issue = only(validate(wf), "subagent_not_agent")
@@ -245,9 +264,16 @@ def test_subagent_self_link() -> None:
 
 
 def test_subagent_cycle_names_the_nodes() -> None:
-    wf = flow([start(), agent("p", subagents=True, name="Planner"), agent("a", subagents=True, name="Alpha"),
-               agent("b", subagents=True, name="Beta"), agent("c", subagents=True, name="Gamma")],
-              [link("s", "p"), sub("p", "a"), sub("a", "b"), sub("b", "c"), sub("c", "a")])
+    wf = flow(
+        [
+            start(),
+            agent("p", subagents=True, name="Planner"),
+            agent("a", subagents=True, name="Alpha"),
+            agent("b", subagents=True, name="Beta"),
+            agent("c", subagents=True, name="Gamma"),
+        ],
+        [link("s", "p"), sub("p", "a"), sub("a", "b"), sub("b", "c"), sub("c", "a")],
+    )
     issues = validate(wf)
     issue = only(issues, "subagent_cycle")
     assert issue.severity == ERROR
@@ -258,8 +284,10 @@ def test_subagent_cycle_names_the_nodes() -> None:
 
 
 def test_two_node_subagent_cycle() -> None:
-    wf = flow([start(), agent("x", subagents=True), agent("y", subagents=True)],
-              [link("s", "x"), sub("x", "y"), sub("y", "x")])
+    wf = flow(
+        [start(), agent("x", subagents=True), agent("y", subagents=True)],
+        [link("s", "x"), sub("x", "y"), sub("y", "x")],
+    )
     issue = only(validate(wf), "subagent_cycle")
     assert set(issue.node_ids) == {"x", "y"}
 
@@ -274,8 +302,10 @@ def test_dense_subagent_tangle_is_reported_quickly() -> None:
 
 
 def test_subagent_multiple_parents() -> None:
-    wf = flow([start(), agent("p1", subagents=True), agent("p2", subagents=True), agent("c")],
-              [link("s", "p1"), link("p1", "p2"), sub("p1", "c"), sub("p2", "c")])
+    wf = flow(
+        [start(), agent("p1", subagents=True), agent("p2", subagents=True), agent("c")],
+        [link("s", "p1"), link("p1", "p2"), sub("p1", "c"), sub("p2", "c")],
+    )
     issue = only(validate(wf), "subagent_multiple_parents")
     assert (issue.severity, issue.node_ids) == (ERROR, ("c", "p1", "p2"))
 
@@ -293,9 +323,10 @@ def test_subagent_target_with_outgoing_execution_edge() -> None:
 
 
 def test_nested_subagent_chain_is_allowed() -> None:
-    wf = flow([start(), agent("p", subagents=True), agent("c", subagents=True), agent("g", subagents=True),
-               agent("gg")],
-              [link("s", "p"), sub("p", "c"), sub("c", "g"), sub("g", "gg")])
+    wf = flow(
+        [start(), agent("p", subagents=True), agent("c", subagents=True), agent("g", subagents=True), agent("gg")],
+        [link("s", "p"), sub("p", "c"), sub("c", "g"), sub("g", "gg")],
+    )
     assert_clean(wf)
 
 
@@ -373,15 +404,18 @@ def test_unreachable_nodes_are_not_errors() -> None:
 
 def test_execution_cycle_with_exit_is_clean() -> None:
     """A retry loop: an if sends failures back to the writer and successes on."""
-    wf = flow([start(), agent("w"), if_node("i", "done"), agent("out")],
-              [link("s", "w"), link("w", "i"), link("i", "out", "condition-0"), link("i", "w", "false")])
+    wf = flow(
+        [start(), agent("w"), if_node("i", "done"), agent("out")],
+        [link("s", "w"), link("w", "i"), link("i", "out", "condition-0"), link("i", "w", "false")],
+    )
     assert_clean(wf)
 
 
 def test_execution_cycle_ending_at_an_unconnected_branch_is_clean() -> None:
     """The if's false branch is not linked: when the condition fails the loop just ends."""
-    wf = flow([start(), agent("w"), if_node("i", "again")],
-              [link("s", "w"), link("w", "i"), link("i", "w", "condition-0")])
+    wf = flow(
+        [start(), agent("w"), if_node("i", "again")], [link("s", "w"), link("w", "i"), link("i", "w", "condition-0")]
+    )
     assert_clean(wf)
 
 
@@ -391,8 +425,9 @@ def test_approval_loop_with_unconnected_reject_is_clean() -> None:
 
 
 def test_execution_cycle_with_no_way_out_warns() -> None:
-    wf = flow([start(), agent("a"), agent("b"), agent("c")],
-              [link("s", "a"), link("a", "b"), link("b", "c"), link("c", "a")])
+    wf = flow(
+        [start(), agent("a"), agent("b"), agent("c")], [link("s", "a"), link("a", "b"), link("b", "c"), link("c", "a")]
+    )
     issues = validate(wf)
     assert errors_only(issues) == []  # cycles are allowed
     issue = only(issues, "execution_cycle_no_exit")
@@ -406,14 +441,18 @@ def test_agent_self_loop_warns() -> None:
 
 def test_agent_link_out_of_a_loop_does_not_end_it() -> None:
     """An agent follows every link, so its extra link out does not stop the loop."""
-    wf = flow([start(), agent("a"), agent("b"), agent("side")],
-              [link("s", "a"), link("a", "b"), link("b", "a"), link("b", "side")])
+    wf = flow(
+        [start(), agent("a"), agent("b"), agent("side")],
+        [link("s", "a"), link("a", "b"), link("b", "a"), link("b", "side")],
+    )
     assert only(validate(wf), "execution_cycle_no_exit").node_ids == ("a", "b")
 
 
 def test_if_whose_every_branch_loops_back_warns() -> None:
-    wf = flow([start(), agent("w"), if_node("i", "x")],
-              [link("s", "w"), link("w", "i"), link("i", "w", "condition-0"), link("i", "w", "false")])
+    wf = flow(
+        [start(), agent("w"), if_node("i", "x")],
+        [link("s", "w"), link("w", "i"), link("i", "w", "condition-0"), link("i", "w", "false")],
+    )
     assert only(validate(wf), "execution_cycle_no_exit").node_ids == ("i", "w")
 
 
@@ -424,9 +463,21 @@ def test_unreachable_cycle_is_not_warned() -> None:
 
 def test_loops_linked_one_to_another_are_warned_one_by_one() -> None:
     """Three loops, the last linking into the second after it is done: each is its own component."""
-    wf = flow([start(), agent("a"), agent("b"), agent("c"), agent("d"), agent("e"), agent("f")],
-              [link("s", "a"), link("a", "b"), link("b", "a"), link("b", "c"), link("c", "d"), link("d", "c"),
-               link("b", "e"), link("e", "f"), link("f", "e"), link("e", "c")])
+    wf = flow(
+        [start(), agent("a"), agent("b"), agent("c"), agent("d"), agent("e"), agent("f")],
+        [
+            link("s", "a"),
+            link("a", "b"),
+            link("b", "a"),
+            link("b", "c"),
+            link("c", "d"),
+            link("d", "c"),
+            link("b", "e"),
+            link("e", "f"),
+            link("f", "e"),
+            link("e", "c"),
+        ],
+    )
     loops = [i.node_ids for i in validate(wf) if i.code == "execution_cycle_no_exit"]
     assert sorted(loops) == [("a", "b"), ("c", "d"), ("e", "f")]
 
@@ -461,8 +512,7 @@ def test_warnings_come_after_errors_and_serialise() -> None:
     assert severities == sorted(severities, key=lambda s: s != ERROR)
     assert {"if_no_branch", "agent_no_model"} <= set(codes(issues))
     as_json = only(issues, "if_no_branch").to_json()
-    assert as_json == {"code": "if_no_branch", "severity": "error", "nodeIds": ["i"],
-                       "message": as_json["message"]}
+    assert as_json == {"code": "if_no_branch", "severity": "error", "nodeIds": ["i"], "message": as_json["message"]}
 
 
 def test_unknown_node_type_and_duplicate_ids_are_errors() -> None:
@@ -493,11 +543,26 @@ def drag_flow() -> Workflow:
     """start -> lead(subagents) -> if -> approval -> done; lead has child 'kid'; 'free' is a loose agent;
     'root' -> 'leaf' is a subagent tree not yet used by any step."""
     return flow(
-        [start(), agent("lead", subagents=True), agent("kid", subagents=True), agent("other", subagents=True),
-         if_node("i", "x"), approval("p"), agent("done"), agent("free"), agent("root", subagents=True),
-         agent("leaf", subagents=True)],
-        [link("s", "lead"), sub("lead", "kid"), link("lead", "i"), link("i", "p", "condition-0"),
-         link("p", "done", "approve"), sub("root", "leaf")],
+        [
+            start(),
+            agent("lead", subagents=True),
+            agent("kid", subagents=True),
+            agent("other", subagents=True),
+            if_node("i", "x"),
+            approval("p"),
+            agent("done"),
+            agent("free"),
+            agent("root", subagents=True),
+            agent("leaf", subagents=True),
+        ],
+        [
+            link("s", "lead"),
+            sub("lead", "kid"),
+            link("lead", "i"),
+            link("i", "p", "condition-0"),
+            link("p", "done", "approve"),
+            sub("root", "leaf"),
+        ],
     )
 
 
@@ -505,33 +570,33 @@ ACCEPTED = [
     ("lead", "output", "free", "input"),
     ("lead", "output", "free", None),
     ("lead", None, "free", "input"),
-    ("kid", "subagent", "free", "input"),       # nested subagent chain
+    ("kid", "subagent", "free", "input"),  # nested subagent chain
     ("lead", "subagent", "free", "input"),
-    ("lead", "subagent", "root", "input"),       # a whole subagent tree under an agent
+    ("lead", "subagent", "root", "input"),  # a whole subagent tree under an agent
     ("i", "false", "done", "input"),
     ("i", "true", "free", "input"),
-    ("p", "reject", "lead", "input"),            # execution cycles are allowed
-    ("done", "output", "done", "input"),         # even a self loop
+    ("p", "reject", "lead", "input"),  # execution cycles are allowed
+    ("done", "output", "done", "input"),  # even a self loop
 ]
 
 REFUSED = [
     # (source, handle, target, target handle, words in the reason)
-    ("other", "subagent", "kid", "input", "already a subagent"),           # second parent
-    ("done", "output", "kid", "input", "subagent"),                        # execution link into a subagent
-    ("kid", "output", "done", "input", "subagent"),                        # execution link out of a subagent
-    ("lead", "output", "s", "input", "Start"),                             # into start
-    ("leaf", "subagent", "root", "input", "cycle"),                        # subagent cycle
-    ("lead", "subagent", "lead", "input", "own subagent"),                 # self link
-    ("lead", "output", "i", "input", "already connected"),                 # duplicate link
-    ("i", "true", "p", "input", "already connected"),                      # legacy twin of condition-0
-    ("lead", "subagent", "kid", "input", "already linked"),                # duplicate subagent link
-    ("lead", "approve", "free", "input", "approve"),                       # unknown source handle
-    ("i", "condition-3", "free", "input", "condition-3"),                  # unknown source handle
-    ("lead", "output", "free", "output", "output"),                        # unknown target handle
-    ("done", "subagent", "free", "input", "subagents"),                    # subagents tool off
-    ("lead", "subagent", "i", "input", "agent"),                           # subagent target not an agent
-    ("lead", "subagent", "free", "output", "input"),                       # subagent must end at input
-    ("lead", "subagent", "done", "input", "step of the flow"),             # target already in execution
+    ("other", "subagent", "kid", "input", "already a subagent"),  # second parent
+    ("done", "output", "kid", "input", "subagent"),  # execution link into a subagent
+    ("kid", "output", "done", "input", "subagent"),  # execution link out of a subagent
+    ("lead", "output", "s", "input", "Start"),  # into start
+    ("leaf", "subagent", "root", "input", "cycle"),  # subagent cycle
+    ("lead", "subagent", "lead", "input", "own subagent"),  # self link
+    ("lead", "output", "i", "input", "already connected"),  # duplicate link
+    ("i", "true", "p", "input", "already connected"),  # legacy twin of condition-0
+    ("lead", "subagent", "kid", "input", "already linked"),  # duplicate subagent link
+    ("lead", "approve", "free", "input", "approve"),  # unknown source handle
+    ("i", "condition-3", "free", "input", "condition-3"),  # unknown source handle
+    ("lead", "output", "free", "output", "output"),  # unknown target handle
+    ("done", "subagent", "free", "input", "subagents"),  # subagents tool off
+    ("lead", "subagent", "i", "input", "agent"),  # subagent target not an agent
+    ("lead", "subagent", "free", "output", "input"),  # subagent must end at input
+    ("lead", "subagent", "done", "input", "step of the flow"),  # target already in execution
     ("ghost", "output", "free", "input", "does not exist"),
     ("lead", "output", "ghost", "input", "does not exist"),
 ]
@@ -545,8 +610,9 @@ def test_check_connection_accepts(source: str, handle: str | None, target: str, 
 
 
 @pytest.mark.parametrize(("source", "handle", "target", "target_handle", "words"), REFUSED)
-def test_check_connection_refuses_with_reason(source: str, handle: str, target: str, target_handle: str,
-                                              words: str) -> None:
+def test_check_connection_refuses_with_reason(
+    source: str, handle: str, target: str, target_handle: str, words: str
+) -> None:
     result = check_connection(drag_flow(), source, handle, target, target_handle)
     assert not result.ok and not bool(result)
     assert words.lower() in result.reason.lower()
@@ -556,8 +622,9 @@ def test_check_connection_with_prebuilt_index_gives_the_same_answers() -> None:
     wf = drag_flow()
     index = GraphIndex(wf)
     for source, handle, target, target_handle, *_ in [*ACCEPTED, *REFUSED]:
-        assert check_connection(index, source, handle, target, target_handle) == \
-            check_connection(wf, source, handle, target, target_handle)
+        assert check_connection(index, source, handle, target, target_handle) == check_connection(
+            wf, source, handle, target, target_handle
+        )
 
 
 def test_accepted_connections_validate_without_new_errors() -> None:
@@ -581,8 +648,10 @@ def test_duplicate_link_warns(twice: dict[str, Any]) -> None:
 
 
 def test_graph_index_views_built_on_first_use() -> None:
-    wf = flow([start(), agent("a", subagents=True), agent("b"), agent("c")],
-              [link("s", "a"), link("a", "b"), sub("a", "c"), link("s", "b")])
+    wf = flow(
+        [start(), agent("a", subagents=True), agent("b"), agent("c")],
+        [link("s", "a"), link("a", "b"), sub("a", "c"), link("s", "b")],
+    )
     index = GraphIndex(wf)
     assert index.exec_out == {"s": ["a", "b"], "a": ["b"]}
     assert index.exec_in == {"a": ["s"], "b": ["a", "s"]}
@@ -593,9 +662,17 @@ def test_graph_index_views_built_on_first_use() -> None:
 
 def test_graph_index_exec_out_handles_normalises_legacy_true() -> None:
     """The shared adjacency by handle: (handle, handle as written, target), in file order."""
-    wf = flow([start(), if_node("i", "x", "y"), agent("a", subagents=True), agent("b"), agent("c")],
-              [link("s", "i", None), link("i", "a", "true"), link("i", "b", "condition-1"), link("i", "a", "false"),
-               sub("a", "c"), link("a", "b")])
+    wf = flow(
+        [start(), if_node("i", "x", "y"), agent("a", subagents=True), agent("b"), agent("c")],
+        [
+            link("s", "i", None),
+            link("i", "a", "true"),
+            link("i", "b", "condition-1"),
+            link("i", "a", "false"),
+            sub("a", "c"),
+            link("a", "b"),
+        ],
+    )
     assert wf.connections[1].sourceHandle == "condition-0"  # loading already renames it ...
     wf.connections[1].sourceHandle = "true"  # ... a workflow built in code may still say it
     index = GraphIndex(wf)
@@ -631,8 +708,14 @@ def test_issue_order_does_not_depend_on_the_hash_seed() -> None:
     root = Path(__file__).resolve().parents[2]
     outs = set()
     for seed in ("0", "1", "2", "3"):
-        proc = subprocess.run([sys.executable, "-c", script], cwd=root, capture_output=True, text=True, check=True,
-                              env={**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(root)})
+        proc = subprocess.run(
+            [sys.executable, "-c", script],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(root)},
+        )
         outs.add(proc.stdout)
     assert len(outs) == 1
     codes = [i["code"] for i in __import__("json").loads(outs.pop())]

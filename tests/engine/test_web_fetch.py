@@ -32,28 +32,45 @@ PAGES = Path(__file__).resolve().parents[1] / "fixtures" / "pages"
 
 def png_bytes() -> bytes:
     """A real 1x1 PNG."""
+
     def chunk(kind: bytes, data: bytes) -> bytes:
         return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
-    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0))
-            + chunk(b"IDAT", zlib.compress(b"\x00\xff\x00\x00")) + chunk(b"IEND", b""))
+
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0))
+        + chunk(b"IDAT", zlib.compress(b"\x00\xff\x00\x00"))
+        + chunk(b"IEND", b"")
+    )
 
 
 @pytest.fixture()
 def web():
     with WebServer() as server:
         for page in PAGES.glob("*.html"):
-            server.route(f"/pages/{page.name}", Answer(200, {"Content-Type": "text/html; charset=utf-8"},
-                                                       page.read_bytes()))
+            server.route(
+                f"/pages/{page.name}", Answer(200, {"Content-Type": "text/html; charset=utf-8"}, page.read_bytes())
+            )
         server.route("/notes.txt", text_answer("line one\n  <b>not html</b>\nline three\n"))
         server.route("/data.json", json_answer({"items": [1, 2], "name": "x"}))
         server.route("/logo.png", Answer(200, {"Content-Type": "image/png"}, png_bytes()))
         server.route("/paper.pdf", Answer(200, {"Content-Type": "application/pdf"}, b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n"))
         server.route("/blob", Answer(200, {}, b"\x00\x01\x02binary\x00" * 10))
-        server.route("/untyped-page", Answer(200, {}, b"<!DOCTYPE html><html><body><nav>Menu</nav>"
-                                             b"<main><p>Untyped article</p></main></body></html>"))
-        server.route("/latin1", Answer(200, {"Content-Type": "text/html"},
-                                       '<html><head><meta charset="iso-8859-1"></head><body><main><p>Café crème</p>'
-                                       "</main></body></html>".encode("latin-1")))
+        server.route(
+            "/untyped-page",
+            Answer(
+                200, {}, b"<!DOCTYPE html><html><body><nav>Menu</nav><main><p>Untyped article</p></main></body></html>"
+            ),
+        )
+        server.route(
+            "/latin1",
+            Answer(
+                200,
+                {"Content-Type": "text/html"},
+                '<html><head><meta charset="iso-8859-1"></head><body><main><p>Café crème</p>'
+                "</main></body></html>".encode("latin-1"),
+            ),
+        )
         server.route("/gone", text_answer("This page is gone", 404))
         server.route("/moved", redirect("/pages/rust-nomicon-ownership.html", 301))
         server.route("/loop-a", redirect("/loop-b"))
@@ -74,14 +91,17 @@ async def fetch(web: WebServer, path: str, **data: Any):
 
 # ---------------------------------------------------------------- real pages: article in, chrome out
 
+
 async def test_sphinx_page(web: WebServer) -> None:
     result = await fetch(web, "/pages/python-secrets.html")
     out = result.output
     assert result.kind == "html" and result.format == "markdown" and not result.truncated
     assert result.title == "secrets — Generate secure random numbers for managing secrets — Python 3.11.2 documentation"
     assert out.startswith("# `secrets` — Generate secure random numbers for managing secrets\n")
-    assert ("module is used for generating cryptographically strong random numbers suitable for managing data such "
-            "as passwords") in flat(out)
+    assert (
+        "module is used for generating cryptographically strong random numbers suitable for managing data such "
+        "as passwords"
+    ) in flat(out)
     assert "## Generating tokens" in out and "    ```pycon\n    >>> token_bytes(16)\n" in out  # in its dd
     for chrome in ("Previous topic", "Next topic", "Report a Bug", "Show Source", "Table of Contents", "¶"):
         assert chrome not in out
@@ -108,8 +128,16 @@ async def test_mdbook_page(web: WebServer) -> None:
     assert result.title == "Ownership - The Rustonomicon"
     assert out.startswith("# Ownership and Lifetimes\n\nOwnership is the breakout feature of Rust.")
     assert "```rust\n" in out
-    for chrome in ("The Rustonomicon", "Previous chapter", "Next chapter", "Toggle Table of Contents", "path_to_root",
-                   "localStorage", "mdbook", "Fonticons"):
+    for chrome in (
+        "The Rustonomicon",
+        "Previous chapter",
+        "Next chapter",
+        "Toggle Table of Contents",
+        "path_to_root",
+        "localStorage",
+        "mdbook",
+        "Fonticons",
+    ):
         assert chrome not in out
 
 
@@ -141,6 +169,7 @@ async def test_html_format_is_the_cleaned_article(web: WebServer) -> None:
 
 # ---------------------------------------------------------------- selector
 
+
 async def test_selector_picks_a_section(web: WebServer) -> None:
     out = (await fetch(web, "/pages/python-secrets.html", selector="section#generating-tokens")).output
     assert out.startswith("## Generating tokens\n")
@@ -169,6 +198,7 @@ async def test_selector_matching_nothing_and_invalid_selector(web: WebServer) ->
 
 # ---------------------------------------------------------------- content types
 
+
 async def test_plain_text_and_json_pass_through(web: WebServer) -> None:
     result = await fetch(web, "/notes.txt")
     assert result.kind == "text" and result.output == "line one\n  <b>not html</b>\nline three\n"
@@ -182,8 +212,10 @@ async def test_binary_content_is_refused_naming_its_type(web: WebServer, path: s
     with pytest.raises(UnsupportedContentError) as info:
         await fetch(web, path)
     assert info.value.content_type == content_type
-    assert str(info.value) == (f"{web.url(path)} is {content_type}, binary content that fetch does not read: "
-                               "it reads web pages (HTML) and text.")
+    assert str(info.value) == (
+        f"{web.url(path)} is {content_type}, binary content that fetch does not read: "
+        "it reads web pages (HTML) and text."
+    )
 
 
 async def test_untyped_content_is_sniffed(web: WebServer) -> None:
@@ -198,6 +230,7 @@ async def test_meta_charset_is_honoured(web: WebServer) -> None:
 
 
 # ---------------------------------------------------------------- limits and refusals
+
 
 async def test_max_chars_caps_the_output(web: WebServer) -> None:
     result = await fetch(web, "/pages/python-secrets.html", maxChars=500)
@@ -240,8 +273,10 @@ async def test_events_and_unknown_format(web: WebServer) -> None:
         seen.append((kind, data))
 
     result = await fetch_page({"url": web.url("/notes.txt")}, on_event=on_event)
-    assert seen == [("http_request", {"method": "GET", "url": web.url("/notes.txt")}),
-                    ("http_response", result.response_event())]
+    assert seen == [
+        ("http_request", {"method": "GET", "url": web.url("/notes.txt")}),
+        ("http_response", result.response_event()),
+    ]
     assert result.response_event()["bytes"] == len("line one\n  <b>not html</b>\nline three\n")
     with pytest.raises(InvalidRequestError, match="format"):
         await fetch(web, "/notes.txt", format="pdf")
@@ -249,8 +284,11 @@ async def test_events_and_unknown_format(web: WebServer) -> None:
 
 
 def test_extract_is_usable_on_its_own() -> None:
-    title, text = extract("<html><head><title>T</title><style>p{}</style></head><body><header>Site</header>"
-                          "<article><header><h1>Head</h1></header><p>Body <a href='/x'>link</a></p></article>"
-                          "<footer>Foot</footer><script>alert(1)</script></body></html>", base_url="http://h/a/")
+    title, text = extract(
+        "<html><head><title>T</title><style>p{}</style></head><body><header>Site</header>"
+        "<article><header><h1>Head</h1></header><p>Body <a href='/x'>link</a></p></article>"
+        "<footer>Foot</footer><script>alert(1)</script></body></html>",
+        base_url="http://h/a/",
+    )
     assert title == "T"
     assert text == "# Head\n\nBody [link](http://h/x)"  # the article's own header stays, the page's goes

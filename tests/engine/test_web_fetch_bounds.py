@@ -17,7 +17,7 @@ from engine.nodes.web_fetch import extract
 
 ROOT = Path(__file__).resolve().parents[2]
 
-SCRIPT = r'''
+SCRIPT = r"""
 import asyncio, gzip, json, resource, sys, time, zlib
 from engine.nodes.web_fetch import fetch_page
 from engine.errors import FlowdeskError
@@ -62,7 +62,7 @@ with WebServer() as web:
     outcome["rss_mb"] = peak_mb()
     outcome["base_mb"] = base
 print(json.dumps(outcome))
-'''
+"""
 
 
 def fetch_in_subprocess(case: str) -> dict:
@@ -95,7 +95,9 @@ def test_decompression_bomb_is_refused_early_with_little_memory(case: str) -> No
 
 
 def test_deeply_nested_content_comes_out_as_text_not_a_recursion_error() -> None:
-    html = "<html><body><main>" + "<div><span>" * 120 + "the deep words" + "</span></div>" * 120 + "</main></body></html>"
+    html = (
+        "<html><body><main>" + "<div><span>" * 120 + "the deep words" + "</span></div>" * 120 + "</main></body></html>"
+    )
     _title, text = extract(html, format="markdown")
     assert "the deep words" in text
     _title, text = extract(html, format="text")
@@ -112,12 +114,20 @@ def test_gzip_and_deflate_bodies_still_read() -> None:
     page = b"<html><body><main><h1>Hi</h1><p>compressed page</p></main></body></html>"
     raw = zlib.compressobj(6, zlib.DEFLATED, -zlib.MAX_WBITS)
     with WebServer() as web:
-        web.route("/gz", lambda _r: Answer(200, {"Content-Type": "text/html", "Content-Encoding": "gzip"},
-                                           gzip.compress(page)))
-        web.route("/zl", lambda _r: Answer(200, {"Content-Type": "text/html", "Content-Encoding": "deflate"},
-                                           zlib.compress(page)))
-        web.route("/raw", lambda _r: Answer(200, {"Content-Type": "text/html", "Content-Encoding": "deflate"},
-                                            raw.compress(page) + raw.flush()))
+        web.route(
+            "/gz",
+            lambda _r: Answer(200, {"Content-Type": "text/html", "Content-Encoding": "gzip"}, gzip.compress(page)),
+        )
+        web.route(
+            "/zl",
+            lambda _r: Answer(200, {"Content-Type": "text/html", "Content-Encoding": "deflate"}, zlib.compress(page)),
+        )
+        web.route(
+            "/raw",
+            lambda _r: Answer(
+                200, {"Content-Type": "text/html", "Content-Encoding": "deflate"}, raw.compress(page) + raw.flush()
+            ),
+        )
         for path in ("/gz", "/zl", "/raw"):
             result = asyncio.run(fetch_page({"url": web.url(path)}))
             assert "compressed page" in result.output, path

@@ -32,8 +32,15 @@ SECRET = "s3cr3t-token-value-0123456789"
 
 
 def echo(req: Request) -> Answer:
-    return json_answer({"method": req.method, "query": req.query, "contentType": req.headers.get("content-type"),
-                        "auth": req.headers.get("authorization"), "body": req.body.decode()})
+    return json_answer(
+        {
+            "method": req.method,
+            "query": req.query,
+            "contentType": req.headers.get("content-type"),
+            "auth": req.headers.get("authorization"),
+            "body": req.body.decode(),
+        }
+    )
 
 
 @pytest.fixture()
@@ -45,8 +52,10 @@ def web():
         server.route("/loop-a", redirect("/loop-b"))
         server.route("/loop-b", redirect("/loop-a"))
         server.route("/to-file", redirect("file:///etc/passwd"))
-        server.route("/huge", Answer(200, {"Content-Type": "application/octet-stream"},
-                                     chunks=(b"x" * (1024 * 1024) for _ in range(20))))
+        server.route(
+            "/huge",
+            Answer(200, {"Content-Type": "application/octet-stream"}, chunks=(b"x" * (1024 * 1024) for _ in range(20))),
+        )
         for page in PAGES.glob("*.html"):
             server.route(f"/pages/{page.name}", text_answer(page.read_bytes(), content_type="text/html; charset=utf-8"))
         server.route("/pages/image.png", Answer(200, {"Content-Type": "image/png"}, b"\x89PNG\r\n\x1a\n" + b"\0" * 64))
@@ -80,33 +89,63 @@ async def test_get_json_is_the_output_with_request_and_response_events(web: WebS
     run = await run_flow(flow({"type": "http", "data": {"url": web.url("/items")}}))
     assert run.status == "completed"
     assert run.outputs["n1"] == {"items": [{"name": "alpha"}, {"name": "beta"}]}
-    assert kinds(run, "n1") == ["step_start", "http_request", "http_response", "node_output",
-                                 "step_end"]
+    assert kinds(run, "n1") == ["step_start", "http_request", "http_response", "node_output", "step_end"]
     req, resp = [e for e in run.events if e.type in ("http_request", "http_response")]
     assert req.extra == {"method": "GET", "url": web.url("/items")}
     assert resp.extra["status"] == 200 and resp.extra["bytes"] > 0 and isinstance(resp.extra["durationMs"], int)
 
 
 async def test_post_json_body_form_body_and_text_body(web: WebServer) -> None:
-    run = await run_flow(flow({"type": "http", "data": {"method": "POST", "url": web.url("/echo"), "bodyType": "json",
-                                                        "body": {"tags": ["a", "b"], "n": 2}}}))
+    run = await run_flow(
+        flow(
+            {
+                "type": "http",
+                "data": {
+                    "method": "POST",
+                    "url": web.url("/echo"),
+                    "bodyType": "json",
+                    "body": {"tags": ["a", "b"], "n": 2},
+                },
+            }
+        )
+    )
     out = run.outputs["n1"]
     assert out["contentType"] == "application/json" and json.loads(out["body"]) == {"tags": ["a", "b"], "n": 2}
-    run = await run_flow(flow({"type": "http", "data": {"method": "POST", "url": web.url("/echo"), "bodyType": "form",
-                                                        "formData": [{"key": "q", "value": "a b"},
-                                                                     {"key": "lang", "value": "en"}]}}))
+    run = await run_flow(
+        flow(
+            {
+                "type": "http",
+                "data": {
+                    "method": "POST",
+                    "url": web.url("/echo"),
+                    "bodyType": "form",
+                    "formData": [{"key": "q", "value": "a b"}, {"key": "lang", "value": "en"}],
+                },
+            }
+        )
+    )
     out = run.outputs["n1"]
     assert out["contentType"] == "application/x-www-form-urlencoded" and out["body"] == "q=a+b&lang=en"
 
 
-async def test_query_and_headers_templated_with_a_secret_masked_everywhere(web: WebServer, monkeypatch,
-                                                                          tmp_path: Path) -> None:
+async def test_query_and_headers_templated_with_a_secret_masked_everywhere(
+    web: WebServer, monkeypatch, tmp_path: Path
+) -> None:
     monkeypatch.setenv("FLOWDESK_TEST_TOKEN", SECRET)
-    wf = flow({"type": "http", "data": {
-        "url": web.url("/echo"), "query": [{"key": "key", "value": "{{secrets.FLOWDESK_TEST_TOKEN}}"},
-                                           {"key": "q", "value": "{{env.FLOWDESK_TEST_Q}}"}],
-        "headers": [{"key": "Authorization", "value": "Bearer {{secrets.FLOWDESK_TEST_TOKEN}}"}]}},
-        {"type": "agent", "data": {"agentName": "A", "userPrompt": "{{PREVIOUS_OUTPUT}}"}})
+    wf = flow(
+        {
+            "type": "http",
+            "data": {
+                "url": web.url("/echo"),
+                "query": [
+                    {"key": "key", "value": "{{secrets.FLOWDESK_TEST_TOKEN}}"},
+                    {"key": "q", "value": "{{env.FLOWDESK_TEST_Q}}"},
+                ],
+                "headers": [{"key": "Authorization", "value": "Bearer {{secrets.FLOWDESK_TEST_TOKEN}}"}],
+            },
+        },
+        {"type": "agent", "data": {"agentName": "A", "userPrompt": "{{PREVIOUS_OUTPUT}}"}},
+    )
     monkeypatch.setenv("FLOWDESK_TEST_Q", "cats")
     store = RunStore(tmp_path / "runs.db")
     run = Run(wf, EchoProvider())
@@ -147,13 +186,25 @@ async def test_404_fails_the_step_with_fail_on_status(web: WebServer) -> None:
 
 
 async def test_404_follows_the_error_link_when_there_is_one(web: WebServer) -> None:
-    wf = parse_workflow({"nodes": [
-        {"id": "s", "type": "start", "data": {}},
-        {"id": "h", "type": "http", "data": {"url": web.url("/missing")}},
-        {"id": "ok", "type": "agent", "data": {"agentName": "OK"}},
-        {"id": "bad", "type": "agent", "data": {"agentName": "Bad", "userPrompt": "handled: {{PREVIOUS_OUTPUT}}"}}],
-        "connections": [{"source": "s", "target": "h"}, {"source": "h", "target": "ok"},
-                        {"source": "h", "target": "bad", "sourceHandle": "error"}]})
+    wf = parse_workflow(
+        {
+            "nodes": [
+                {"id": "s", "type": "start", "data": {}},
+                {"id": "h", "type": "http", "data": {"url": web.url("/missing")}},
+                {"id": "ok", "type": "agent", "data": {"agentName": "OK"}},
+                {
+                    "id": "bad",
+                    "type": "agent",
+                    "data": {"agentName": "Bad", "userPrompt": "handled: {{PREVIOUS_OUTPUT}}"},
+                },
+            ],
+            "connections": [
+                {"source": "s", "target": "h"},
+                {"source": "h", "target": "ok"},
+                {"source": "h", "target": "bad", "sourceHandle": "error"},
+            ],
+        }
+    )
     assert not [i for i in validate(wf) if i.is_error]
     run = await run_flow(wf)
     if "error" not in spec_for("http").outputs(wf.node("h").data) and not getattr(run, "_error_links", True):
@@ -192,21 +243,42 @@ async def test_a_file_url_from_a_template_is_refused_at_run_time(monkeypatch) ->
 
 
 def test_literal_credential_in_a_header_is_a_warning() -> None:
-    wf = flow({"type": "http", "data": {"url": "https://api.example.org", "headers": [
-        {"key": "Authorization", "value": "Bearer abcdefghijklmnopqrstuvwxyz0123456789"}]}})
+    wf = flow(
+        {
+            "type": "http",
+            "data": {
+                "url": "https://api.example.org",
+                "headers": [{"key": "Authorization", "value": "Bearer abcdefghijklmnopqrstuvwxyz0123456789"}],
+            },
+        }
+    )
     issues = validate(wf)
     assert [i.code for i in issues if i.code == "literal_credential"] == ["literal_credential"]
     assert all(not i.is_error for i in issues)
-    wf = flow({"type": "http", "data": {"url": "https://api.example.org", "headers": [
-        {"key": "Authorization", "value": "Bearer {{secrets.API_KEY}}"}]}})
+    wf = flow(
+        {
+            "type": "http",
+            "data": {
+                "url": "https://api.example.org",
+                "headers": [{"key": "Authorization", "value": "Bearer {{secrets.API_KEY}}"}],
+            },
+        }
+    )
     assert not [i for i in validate(wf) if i.code == "literal_credential"]
 
 
 async def test_send_test_request_runs_one_node_with_variables(web: WebServer, monkeypatch) -> None:
     monkeypatch.setenv("FLOWDESK_TEST_TOKEN", SECRET)
-    wf = flow({"type": "http", "data": {"url": web.url("/{{path}}"), "failOnStatus": True,
-                                        "headers": [{"key": "Authorization",
-                                                     "value": "Bearer {{secrets.FLOWDESK_TEST_TOKEN}}"}]}})
+    wf = flow(
+        {
+            "type": "http",
+            "data": {
+                "url": web.url("/{{path}}"),
+                "failOnStatus": True,
+                "headers": [{"key": "Authorization", "value": "Bearer {{secrets.FLOWDESK_TEST_TOKEN}}"}],
+            },
+        }
+    )
     node = wf.node("n1")
     result = await send_test_request(node, {"path": "echo"})
     assert isinstance(result, HttpResult) and result.status == 200
@@ -219,19 +291,30 @@ async def test_send_test_request_runs_one_node_with_variables(web: WebServer, mo
 
 # ------------------------------------------------------------------ fetch
 
+
 async def test_fetch_a_saved_page_as_markdown(web: WebServer) -> None:
     run = await run_flow(flow({"type": "fetch", "data": {"url": web.url("/pages/python-secrets.html")}}))
     assert run.status == "completed", run.error
     text = run.outputs["n1"]
     assert "secrets" in text and "token_hex" in text
     assert "<script" not in text and "function(" not in text
-    assert kinds(run, "n1") == ["step_start", "http_request", "http_response", "node_output",
-                                 "step_end"]
+    assert kinds(run, "n1") == ["step_start", "http_request", "http_response", "node_output", "step_end"]
 
 
 async def test_fetch_selector_and_max_chars(web: WebServer) -> None:
-    run = await run_flow(flow({"type": "fetch", "data": {"url": web.url("/pages/python-secrets.html"),
-                                                         "selector": "h1", "format": "text", "maxChars": 200}}))
+    run = await run_flow(
+        flow(
+            {
+                "type": "fetch",
+                "data": {
+                    "url": web.url("/pages/python-secrets.html"),
+                    "selector": "h1",
+                    "format": "text",
+                    "maxChars": 200,
+                },
+            }
+        )
+    )
     assert run.status == "completed", run.error
     assert len(run.outputs["n1"]) <= 200 and "secrets" in run.outputs["n1"]
 
@@ -252,9 +335,12 @@ def test_palette_lists_the_new_kinds_with_icons() -> None:
 
 # ------------------------------------------------------------------ with variables and templates
 
+
 async def test_get_json_into_output_var_then_a_path_in_a_prompt(web: WebServer) -> None:
-    wf = flow({"type": "http", "data": {"url": web.url("/items"), "outputVar": "resp"}},
-              {"type": "agent", "data": {"agentName": "A", "userPrompt": "first: {{resp.items[0].name}}"}})
+    wf = flow(
+        {"type": "http", "data": {"url": web.url("/items"), "outputVar": "resp"}},
+        {"type": "agent", "data": {"agentName": "A", "userPrompt": "first: {{resp.items[0].name}}"}},
+    )
     run = await run_flow(wf)
     assert run.status == "completed", run.error
     assert run.variables["resp"] == {"items": [{"name": "alpha"}, {"name": "beta"}]}
@@ -262,24 +348,60 @@ async def test_get_json_into_output_var_then_a_path_in_a_prompt(web: WebServer) 
 
 
 async def test_post_json_body_whose_whole_field_reference_keeps_a_list(web: WebServer) -> None:
-    wf = parse_workflow({"nodes": [
-        {"id": "s", "type": "start", "data": {"variables": [{"name": "tags", "type": "json", "value": ["x", 2]},
-                                                            {"name": "who", "value": "ann"}]}},
-        {"id": "h", "type": "http", "data": {"method": "POST", "url": web.url("/echo"), "bodyType": "json",
-                                             "body": {"tags": "{{tags}}", "who": "{{who}}", "n": "{{tags[1]}}"}}}],
-        "connections": [{"source": "s", "target": "h"}]})
+    wf = parse_workflow(
+        {
+            "nodes": [
+                {
+                    "id": "s",
+                    "type": "start",
+                    "data": {
+                        "variables": [
+                            {"name": "tags", "type": "json", "value": ["x", 2]},
+                            {"name": "who", "value": "ann"},
+                        ]
+                    },
+                },
+                {
+                    "id": "h",
+                    "type": "http",
+                    "data": {
+                        "method": "POST",
+                        "url": web.url("/echo"),
+                        "bodyType": "json",
+                        "body": {"tags": "{{tags}}", "who": "{{who}}", "n": "{{tags[1]}}"},
+                    },
+                },
+            ],
+            "connections": [{"source": "s", "target": "h"}],
+        }
+    )
     run = await run_flow(wf)
     assert run.status == "completed", run.error
     assert json.loads(run.outputs["h"]["body"]) == {"tags": ["x", 2], "who": "ann", "n": 2}
 
 
 async def test_query_and_headers_templated_from_variables(web: WebServer) -> None:
-    wf = parse_workflow({"nodes": [
-        {"id": "s", "type": "start", "data": {"variables": [{"name": "q", "value": "cats & dogs"},
-                                                            {"name": "lang", "value": "en"}]}},
-        {"id": "h", "type": "http", "data": {"url": web.url("/echo"), "query": [{"key": "q", "value": "{{q}}"}],
-                                             "headers": [{"key": "Accept-Language", "value": "{{lang}}-GB"}]}}],
-        "connections": [{"source": "s", "target": "h"}]})
+    wf = parse_workflow(
+        {
+            "nodes": [
+                {
+                    "id": "s",
+                    "type": "start",
+                    "data": {"variables": [{"name": "q", "value": "cats & dogs"}, {"name": "lang", "value": "en"}]},
+                },
+                {
+                    "id": "h",
+                    "type": "http",
+                    "data": {
+                        "url": web.url("/echo"),
+                        "query": [{"key": "q", "value": "{{q}}"}],
+                        "headers": [{"key": "Accept-Language", "value": "{{lang}}-GB"}],
+                    },
+                },
+            ],
+            "connections": [{"source": "s", "target": "h"}],
+        }
+    )
     run = await run_flow(wf, variables={"lang": "fr"})
     assert run.status == "completed", run.error
     sent = web.last("/echo")

@@ -23,15 +23,38 @@ def test_the_sample_validates_clean() -> None:
 
 def test_the_sample_fetches_a_page_calls_an_api_and_hands_both_to_an_agent(tmp_path: Path) -> None:
     with WebServer() as web:
-        web.route("/pages/python-secrets.html", text_answer((FIXTURES / "pages" / "python-secrets.html").read_bytes(),
-                                                            content_type="text/html"))
-        web.route("/api/releases.json", text_answer((FIXTURES / "api" / "releases.json").read_bytes(),
-                                                    content_type="application/json"))
-        env = {**os.environ, "FLOWDESK_DATA_DIR": str(tmp_path / "data"),
-               "FLOWDESK_CONFIG_DIR": str(tmp_path / "config")}
-        res = subprocess.run([sys.executable, "-m", "engine.cli", "run", str(SAMPLE), "--provider", "echo", "--jsonl",
-                              "--var", f"base={web.url('')}"], cwd=ROOT, env=env, capture_output=True, text=True,
-                             timeout=60)
+        web.route(
+            "/pages/python-secrets.html",
+            text_answer((FIXTURES / "pages" / "python-secrets.html").read_bytes(), content_type="text/html"),
+        )
+        web.route(
+            "/api/releases.json",
+            text_answer((FIXTURES / "api" / "releases.json").read_bytes(), content_type="application/json"),
+        )
+        env = {
+            **os.environ,
+            "FLOWDESK_DATA_DIR": str(tmp_path / "data"),
+            "FLOWDESK_CONFIG_DIR": str(tmp_path / "config"),
+        }
+        res = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "engine.cli",
+                "run",
+                str(SAMPLE),
+                "--provider",
+                "echo",
+                "--jsonl",
+                "--var",
+                f"base={web.url('')}",
+            ],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
     assert res.returncode == 0, res.stdout[-2000:] + res.stderr
     events = [json.loads(line) for line in res.stdout.splitlines() if line.startswith("{")]
     api = [e["type"] for e in events if e["nodeId"] == "api"]

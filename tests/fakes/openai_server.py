@@ -23,13 +23,35 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["FakeLLMServer", "Reply", "Recorded", "sse", "openai_text", "openai_plain", "openai_tool_calls",
-           "error_reply", "garbage_stream", "garbage_json", "openai_empty_stream", "openai_null_content",
-           "local_server_handler", "flaky_handler"]
+__all__ = [
+    "FakeLLMServer",
+    "Reply",
+    "Recorded",
+    "sse",
+    "openai_text",
+    "openai_plain",
+    "openai_tool_calls",
+    "error_reply",
+    "garbage_stream",
+    "garbage_json",
+    "openai_empty_stream",
+    "openai_null_content",
+    "local_server_handler",
+    "flaky_handler",
+]
 
-_REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found",
-            429: "Too Many Requests", 500: "Internal Server Error", 502: "Bad Gateway", 503: "Service Unavailable",
-            529: "Overloaded"}
+_REASONS = {
+    200: "OK",
+    400: "Bad Request",
+    401: "Unauthorized",
+    403: "Forbidden",
+    404: "Not Found",
+    429: "Too Many Requests",
+    500: "Internal Server Error",
+    502: "Bad Gateway",
+    503: "Service Unavailable",
+    529: "Overloaded",
+}
 
 
 @dataclass
@@ -236,59 +258,111 @@ def sse(data: Any, event: str | None = None) -> bytes:
 
 
 def _chunk(delta: dict[str, Any], finish: str | None = None, model: str = "fake-model") -> bytes:
-    return sse({"id": "chatcmpl-1", "object": "chat.completion.chunk", "model": model,
-                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+    return sse(
+        {
+            "id": "chatcmpl-1",
+            "object": "chat.completion.chunk",
+            "model": model,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        }
+    )
 
 
-def openai_text(text: str, *, pieces: int = 3, usage: tuple[int, int] | None = (11, 7), pause: float = 0.0,
-                model: str = "fake-model", finish: bool = True, done: bool = True, cut: bool = False) -> Reply:
+def openai_text(
+    text: str,
+    *,
+    pieces: int = 3,
+    usage: tuple[int, int] | None = (11, 7),
+    pause: float = 0.0,
+    model: str = "fake-model",
+    finish: bool = True,
+    done: bool = True,
+    cut: bool = False,
+) -> Reply:
     """A streamed answer in ``pieces`` deltas (``pause`` seconds apart)."""
     size = max(1, -(-len(text) // pieces))
     events: list[bytes | float] = [_chunk({"role": "assistant", "content": ""}, model=model)]
     for i in range(0, len(text), size):
         if pause and i:
             events.append(pause)
-        events.append(_chunk({"content": text[i:i + size]}, model=model))
+        events.append(_chunk({"content": text[i : i + size]}, model=model))
     if finish:
         events.append(_chunk({}, "stop", model=model))
     if usage and finish:
-        events.append(sse({"id": "chatcmpl-1", "object": "chat.completion.chunk", "model": model, "choices": [],
-                           "usage": {"prompt_tokens": usage[0], "completion_tokens": usage[1],
-                                     "total_tokens": sum(usage)}}))
+        events.append(
+            sse(
+                {
+                    "id": "chatcmpl-1",
+                    "object": "chat.completion.chunk",
+                    "model": model,
+                    "choices": [],
+                    "usage": {"prompt_tokens": usage[0], "completion_tokens": usage[1], "total_tokens": sum(usage)},
+                }
+            )
+        )
     if done and finish:
         events.append(b"data: [DONE]\n\n")
     return Reply(events=events, cut=cut)
 
 
 def openai_plain(text: str, *, usage: tuple[int, int] | None = (5, 3), model: str = "fake-model") -> Reply:
-    body: dict[str, Any] = {"id": "chatcmpl-1", "object": "chat.completion", "model": model,
-                            "choices": [{"index": 0, "finish_reason": "stop",
-                                         "message": {"role": "assistant", "content": text}}]}
+    body: dict[str, Any] = {
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "model": model,
+        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
+    }
     if usage:
         body["usage"] = {"prompt_tokens": usage[0], "completion_tokens": usage[1], "total_tokens": sum(usage)}
     return Reply(body=json.dumps(body).encode())
 
 
-def openai_tool_calls(calls: list[tuple[str, dict[str, Any]]], *, text: str = "",
-                      usage: tuple[int, int] | None = (20, 10), ids: list[str] | None = None) -> Reply:
+def openai_tool_calls(
+    calls: list[tuple[str, dict[str, Any]]],
+    *,
+    text: str = "",
+    usage: tuple[int, int] | None = (20, 10),
+    ids: list[str] | None = None,
+) -> Reply:
     """A streamed turn asking for tool calls; each call's arguments arrive in two fragments."""
     events: list[bytes | float] = [_chunk({"role": "assistant", "content": text or None})]
     for i, (name, args) in enumerate(calls):
         raw = json.dumps(args)
         cid = ids[i] if ids else f"call_fake_{i}"
-        events.append(_chunk({"tool_calls": [{"index": i, "id": cid, "type": "function",
-                                              "function": {"name": name, "arguments": raw[: len(raw) // 2]}}]}))
-        events.append(_chunk({"tool_calls": [{"index": i, "function": {"arguments": raw[len(raw) // 2:]}}]}))
+        events.append(
+            _chunk(
+                {
+                    "tool_calls": [
+                        {
+                            "index": i,
+                            "id": cid,
+                            "type": "function",
+                            "function": {"name": name, "arguments": raw[: len(raw) // 2]},
+                        }
+                    ]
+                }
+            )
+        )
+        events.append(_chunk({"tool_calls": [{"index": i, "function": {"arguments": raw[len(raw) // 2 :]}}]}))
     events.append(_chunk({}, "tool_calls"))
     if usage:
-        events.append(sse({"id": "chatcmpl-1", "object": "chat.completion.chunk", "choices": [],
-                           "usage": {"prompt_tokens": usage[0], "completion_tokens": usage[1]}}))
+        events.append(
+            sse(
+                {
+                    "id": "chatcmpl-1",
+                    "object": "chat.completion.chunk",
+                    "choices": [],
+                    "usage": {"prompt_tokens": usage[0], "completion_tokens": usage[1]},
+                }
+            )
+        )
     events.append(b"data: [DONE]\n\n")
     return Reply(events=events)
 
 
-def error_reply(status: int, message: str, *, code: str | None = None, retry_after: str | None = None,
-                anthropic: bool = False) -> Reply:
+def error_reply(
+    status: int, message: str, *, code: str | None = None, retry_after: str | None = None, anthropic: bool = False
+) -> Reply:
     if anthropic:
         body = {"type": "error", "error": {"type": code or "api_error", "message": message}}
     else:
@@ -309,8 +383,16 @@ def openai_empty_stream(*, usage: tuple[int, int] | None = (3, 0)) -> Reply:
     """A stream that carries no choice at all: ``choices: []`` (usage only), then ``[DONE]``."""
     events: list[bytes | float] = []
     if usage:
-        events.append(sse({"id": "chatcmpl-1", "object": "chat.completion.chunk", "choices": [],
-                           "usage": {"prompt_tokens": usage[0], "completion_tokens": usage[1]}}))
+        events.append(
+            sse(
+                {
+                    "id": "chatcmpl-1",
+                    "object": "chat.completion.chunk",
+                    "choices": [],
+                    "usage": {"prompt_tokens": usage[0], "completion_tokens": usage[1]},
+                }
+            )
+        )
     events.append(sse({"id": "chatcmpl-1", "object": "chat.completion.chunk", "choices": []}))
     events.append(b"data: [DONE]\n\n")
     return Reply(events=events)
@@ -318,20 +400,27 @@ def openai_empty_stream(*, usage: tuple[int, int] | None = (3, 0)) -> Reply:
 
 def openai_null_content() -> Reply:
     """A whole (not streamed) completion whose message has ``content: null`` and no tool call."""
-    body = {"id": "chatcmpl-1", "object": "chat.completion", "model": "fake-model",
-            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": None}}]}
+    body = {
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "model": "fake-model",
+        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": None}}],
+    }
     return Reply(body=json.dumps(body).encode())
 
 
-def local_server_handler(models: tuple[str, ...] = ("fake-model",), answer: str = "fake answer", *,
-                         strict: bool = False) -> Callable[[Recorded], Reply]:
+def local_server_handler(
+    models: tuple[str, ...] = ("fake-model",), answer: str = "fake answer", *, strict: bool = False
+) -> Callable[[Recorded], Reply]:
     """A handler for a server standing in for Ollama / LM Studio: ``GET /v1/models`` lists
     ``models``; every chat completion is answered with ``answer`` (streamed when asked).
     ``strict``: a model it does not list is refused as Ollama refuses it (HTTP 404)."""
 
     def handle(rec: Recorded) -> Reply:
         if rec.method == "GET" and rec.path.rstrip("/").endswith("/models"):
-            return Reply(body=json.dumps({"object": "list", "data": [{"id": m, "object": "model"} for m in models]}).encode())
+            return Reply(
+                body=json.dumps({"object": "list", "data": [{"id": m, "object": "model"} for m in models]}).encode()
+            )
         if rec.method == "POST" and rec.path.endswith("/chat/completions"):
             asked = (rec.json or {}).get("model")
             if strict and asked not in models:
@@ -342,8 +431,9 @@ def local_server_handler(models: tuple[str, ...] = ("fake-model",), answer: str 
     return handle
 
 
-def flaky_handler(failures: int, answer: str = "finally", *, status: int = 400,
-                  message: str = "fake server: flaky failure") -> Callable[[Recorded], Reply]:
+def flaky_handler(
+    failures: int, answer: str = "finally", *, status: int = 400, message: str = "fake server: flaky failure"
+) -> Callable[[Recorded], Reply]:
     """The flaky mode: the first ``failures`` chat requests fail with ``status`` (400 by default,
     which providers do not retry themselves; 429/5xx they do), every later one answers ``answer``
     (streamed when asked)."""

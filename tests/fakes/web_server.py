@@ -79,8 +79,13 @@ class WebServer:
                 parts = urlsplit(self.path)
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length) if length else b""
-                req = Request(self.command, parts.path, parse_qsl(parts.query, keep_blank_values=True),
-                              {k.lower(): v for k, v in self.headers.items()}, body)
+                req = Request(
+                    self.command,
+                    parts.path,
+                    parse_qsl(parts.query, keep_blank_values=True),
+                    {k.lower(): v for k, v in self.headers.items()},
+                    body,
+                )
                 server.requests.append(req)
                 route = server.routes.get(parts.path)
                 answer = route(req) if route else text_answer("no such route", 404)
@@ -114,8 +119,7 @@ class WebServer:
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
         self.port = self._httpd.server_address[1]
-        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,), name="web-server",
-                                        daemon=True)
+        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,), name="web-server", daemon=True)
 
     def route(self, path: str, fn: Route | Answer) -> None:
         self.routes[path] = fn if callable(fn) else (lambda _req, a=fn: a)

@@ -37,8 +37,9 @@ class Dialogs:
         monkeypatch.setattr(QMessageBox, "warning", lambda _p, _t, text, *a, **k: self.warnings.append(text))
         monkeypatch.setattr(QMessageBox, "critical", lambda _p, _t, text, *a, **k: self.warnings.append(text))
         monkeypatch.setattr(QMessageBox, "information", lambda _p, _t, text, *a, **k: self.infos.append(text))
-        monkeypatch.setattr(QMessageBox, "question", lambda _p, _t, text, *a, **k: (self.questions.append(text),
-                                                                                     self.answer)[1])
+        monkeypatch.setattr(
+            QMessageBox, "question", lambda _p, _t, text, *a, **k: (self.questions.append(text), self.answer)[1]
+        )
 
 
 @pytest.fixture()
@@ -57,12 +58,15 @@ def fill(store: RunStore, n: int) -> list[str]:
     for i in range(n):
         rid = f"run{i:04d}"
         t = BASE + 60 * i
-        store.create_run(rid, wfs[i % 3], initial_input=f"input {i}\nsecond line", status=STATUSES[i % 5],
-                         started_at=t, owner=False)
-        events = [RunEvent("system", "run_status", "running", timestamp=t),
-                  RunEvent("s", "step_start", "Start", timestamp=t + 0.1),
-                  RunEvent("a", "step_start", "a", timestamp=t + 0.2),
-                  RunEvent("a", "llm_response", f"answer {i}", timestamp=t + 1.5)][: 1 + i % 4]
+        store.create_run(
+            rid, wfs[i % 3], initial_input=f"input {i}\nsecond line", status=STATUSES[i % 5], started_at=t, owner=False
+        )
+        events = [
+            RunEvent("system", "run_status", "running", timestamp=t),
+            RunEvent("s", "step_start", "Start", timestamp=t + 0.1),
+            RunEvent("a", "step_start", "a", timestamp=t + 0.2),
+            RunEvent("a", "llm_response", f"answer {i}", timestamp=t + 1.5),
+        ][: 1 + i % 4]
         store.append_events(rid, 0, events, {"ended_at": None if STATUSES[i % 5] == "paused" else t + 2.5})
         ids.append(rid)
     return ids
@@ -94,7 +98,7 @@ def test_pages_through_250_runs_newest_first(qtbot, tmp_path: Path) -> None:
     seen = list(page_ids(panel))
     for page in range(1, 5):
         qtbot.mouseClick(panel.next_button, Qt.MouseButton.LeftButton)
-        assert page_ids(panel) == newest_first[page * 50:(page + 1) * 50]
+        assert page_ids(panel) == newest_first[page * 50 : (page + 1) * 50]
         assert panel.range_label.text() == f"{page * 50 + 1}–{(page + 1) * 50} of 250 runs"
         seen += page_ids(panel)
     assert seen == newest_first  # every run once, in order
@@ -110,7 +114,9 @@ def test_pages_through_250_runs_newest_first(qtbot, tmp_path: Path) -> None:
     first = model.index(0, 0)
     run = model.data(first, RUN_ROLE)
     assert model.data(model.index(0, COL_WORKFLOW)) == run.workflow_name
-    assert "\n" not in model.data(model.index(0, COL_INPUT)) and model.data(model.index(0, COL_INPUT)).startswith("input")
+    assert "\n" not in model.data(model.index(0, COL_INPUT)) and model.data(model.index(0, COL_INPUT)).startswith(
+        "input"
+    )
     paused_row = next(i for i, r in enumerate(model.runs) if r.status == "paused")
     assert model.data(model.index(paused_row, COL_STATUS)) == "Waiting for approval"
     assert model.data(model.index(paused_row, COL_DURATION)) == "waiting"
@@ -192,15 +198,25 @@ def test_open_emits_log_and_replay_states(qtbot, tmp_path: Path, dialogs: Dialog
     assert len(events) == info.event_count
 
     replay = RunState.of(workflow, events)
-    assert replay.node_states() == {"start": "done", "triage": "done", "route": "done", "signoff": "waiting",
-                                    "send": "idle", "revise": "idle", "general": "idle"}
-    assert replay.links == {("start", "output", "triage"), ("triage", "output", "route"),
-                            ("route", "condition-0", "signoff")}
+    assert replay.node_states() == {
+        "start": "done",
+        "triage": "done",
+        "route": "done",
+        "signoff": "waiting",
+        "send": "idle",
+        "revise": "idle",
+        "general": "idle",
+    }
+    assert replay.links == {
+        ("start", "output", "triage"),
+        ("triage", "output", "route"),
+        ("route", "condition-0", "signoff"),
+    }
 
     # double-click opens too
     rect = panel.table.visualRect(panel.model.index(0, 1))
     qtbot.mouseClick(panel.table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())  # QTest's double
-    with qtbot.waitSignal(panel.run_opened, timeout=2000):                                  # click needs a press first
+    with qtbot.waitSignal(panel.run_opened, timeout=2000):  # click needs a press first
         qtbot.mouseDClick(panel.table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
 
     with qtbot.waitSignal(panel.workflow_version_requested, timeout=2000) as blocker:
@@ -227,8 +243,10 @@ def test_delete_with_confirmation_updates_count(qtbot, tmp_path: Path, dialogs: 
     victims = page_ids(panel)[:3]
     for rid in victims:
         row = panel.model.row_of(rid)
-        panel.table.selectionModel().select(panel.model.index(row, 0), panel.table.selectionModel().SelectionFlag.Select
-                                            | panel.table.selectionModel().SelectionFlag.Rows)
+        panel.table.selectionModel().select(
+            panel.model.index(row, 0),
+            panel.table.selectionModel().SelectionFlag.Select | panel.table.selectionModel().SelectionFlag.Rows,
+        )
     assert panel.selected_run_ids() == victims
 
     dialogs.answer = QMessageBox.StandardButton.Cancel  # "Cancel" changes nothing
@@ -255,8 +273,9 @@ def test_delete_with_confirmation_updates_count(qtbot, tmp_path: Path, dialogs: 
     assert "still running" in dialogs.warnings[-1]
 
 
-def test_export_jsonl_and_agentflow_then_import(qtbot, tmp_path: Path, dialogs: Dialogs,
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_export_jsonl_and_agentflow_then_import(
+    qtbot, tmp_path: Path, dialogs: Dialogs, monkeypatch: pytest.MonkeyPatch
+) -> None:
     store = RunStore(tmp_path / "runs.db")
     fill(store, 5)
     run_id, events = record_review_run(store)
@@ -304,16 +323,19 @@ def test_export_jsonl_and_agentflow_then_import(qtbot, tmp_path: Path, dialogs: 
     assert store.count_runs() == before and len(dialogs.infos) == 2
 
 
-@pytest.mark.parametrize("content, says", [
-    (b"\x00\xff\xfe garbage", "not a text file"),
-    (b"{ not json", "not valid JSON"),
-    (b'{"nodes": []}', "not an AgentFlow run record"),
-    (b'{"logs": [1, 2]}', "not an AgentFlow run record"),
-    (b'{"logs": [], "workflow": {"nodes": "x"}}', "not an AgentFlow run record"),
-])
-def test_import_of_a_bad_file_explains_and_changes_nothing(qtbot, tmp_path: Path, dialogs: Dialogs,
-                                                           monkeypatch: pytest.MonkeyPatch, content: bytes,
-                                                           says: str) -> None:
+@pytest.mark.parametrize(
+    "content, says",
+    [
+        (b"\x00\xff\xfe garbage", "not a text file"),
+        (b"{ not json", "not valid JSON"),
+        (b'{"nodes": []}', "not an AgentFlow run record"),
+        (b'{"logs": [1, 2]}', "not an AgentFlow run record"),
+        (b'{"logs": [], "workflow": {"nodes": "x"}}', "not an AgentFlow run record"),
+    ],
+)
+def test_import_of_a_bad_file_explains_and_changes_nothing(
+    qtbot, tmp_path: Path, dialogs: Dialogs, monkeypatch: pytest.MonkeyPatch, content: bytes, says: str
+) -> None:
     store = RunStore(tmp_path / "runs.db")
     fill(store, 3)
     panel = make_panel(qtbot, store)
@@ -351,8 +373,7 @@ def test_corrupt_database_shows_unavailable_state(qtbot, tmp_path: Path, monkeyp
     assert panel.toolbar.isVisible() and "No runs yet" in panel.empty_label.text()
 
 
-def test_open_store_for_gui_recovers_interrupted_runs_and_the_message_box_does_not_block(
-        qtbot, tmp_path: Path) -> None:
+def test_open_store_for_gui_recovers_interrupted_runs_and_the_message_box_does_not_block(qtbot, tmp_path: Path) -> None:
     db = tmp_path / "runs.db"
     store = RunStore(db)
     store.create_run("orphan", flow([start()], []), status="running", owner=False)
@@ -411,7 +432,16 @@ def test_model_formatting() -> None:
     from editor.history.model import format_duration, format_started
 
     assert [format_duration(x) for x in (None, 0.0004, 0.04, 0.9996, 9.94, 42, 61, 3725, 200000)] == [
-        "", "0 ms", "40 ms", "1.0 s", "9.9 s", "42 s", "1 min 01 s", "1 h 02 min", "2 d 7 h"]
+        "",
+        "0 ms",
+        "40 ms",
+        "1.0 s",
+        "9.9 s",
+        "42 s",
+        "1 min 01 s",
+        "1 h 02 min",
+        "2 d 7 h",
+    ]
     now = 1_700_000_000.0
     assert format_started(now - 5, now).startswith("Today ")
     assert format_started(now - 86400, now).startswith("Yesterday ")
@@ -435,8 +465,9 @@ def test_events_column_hides_when_docked_narrow(qtbot, tmp_path: Path) -> None:
 def test_input_column_shows_the_arguments_of_a_run_without_an_initial_input(qtbot, tmp_path: Path) -> None:
     store = RunStore(tmp_path / "runs.db")
     wf = flow([start(text=""), agent("a")], [link("s", "a")])
-    store.create_run("args", wf, initial_input=None, started_at=BASE, owner=False,
-                     arguments={"topic": "dark mode", "rounds": 3})
+    store.create_run(
+        "args", wf, initial_input=None, started_at=BASE, owner=False, arguments={"topic": "dark mode", "rounds": 3}
+    )
     store.create_run("both", wf, initial_input="hello", started_at=BASE + 1, owner=False, arguments={"tone": "dry"})
     store.create_run("none", wf, initial_input=None, started_at=BASE + 2, owner=False)
     panel = make_panel(qtbot, store)

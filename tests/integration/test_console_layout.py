@@ -34,6 +34,7 @@ def test_the_run_console_can_take_most_of_the_window(qtbot, window, isolated):
         path.write_text((SAMPLES / "hello.flow.json").read_text(encoding="utf-8"), encoding="utf-8")
         files.append(str(path))
     from editor.window.settings import settings
+
     settings().setValue("recentFiles", files)
     window.files.show_welcome()
     default_size(qtbot, window)
@@ -96,8 +97,11 @@ def test_a_paused_run_shows_its_card_beside_six_log_entries_at_the_default_size(
         r = QRect(button.mapTo(console, button.rect().topLeft()), button.size())
         assert console.rect().contains(r)
     viewport = console.view.viewport().rect()
-    whole = [r for r in range(console.proxy.rowCount())
-             if viewport.contains(console.view.visualRect(console.proxy.index(r, 0)))]
+    whole = [
+        r
+        for r in range(console.proxy.rowCount())
+        if viewport.contains(console.view.visualRect(console.proxy.index(r, 0)))
+    ]
     assert console.proxy.rowCount() >= 6 and len(whole) >= 6, (len(whole), viewport)
 
 
@@ -108,21 +112,35 @@ def _rect(widget, ancestor) -> QRect:
 def test_the_node_tab_rows_never_overlap(qtbot, app):
     details = NodeRunDetails()
     qtbot.addWidget(details)
-    details.set_details({"nodeId": "triage", "state": "done", "duration": 1.5,
-                         "usage": {"prompt_tokens": 29, "completion_tokens": 31}, "input": "in", "output": "out"},
-                        "Triage and draft")
+    details.set_details(
+        {
+            "nodeId": "triage",
+            "state": "done",
+            "duration": 1.5,
+            "usage": {"prompt_tokens": 29, "completion_tokens": 31},
+            "input": "in",
+            "output": "out",
+        },
+        "Triage and draft",
+    )
     for size in ((380, 90), (380, 140), (380, 600)):
         details.resize(*size)
         details.show()
         qtbot.waitExposed(details)
         settle(qtbot)
         body = details.scroll.widget()
-        rows = [details.title, details.state_label, details.duration_label, details.tokens_label,
-                details.input_view, details.output_view]
+        rows = [
+            details.title,
+            details.state_label,
+            details.duration_label,
+            details.tokens_label,
+            details.input_view,
+            details.output_view,
+        ]
         rects = [_rect(w, body) for w in rows]
         for i, a in enumerate(rects):
             assert a.height() > 0
-            for b in rects[i + 1:]:
+            for b in rects[i + 1 :]:
                 assert not a.intersects(b), (size, a, b)
 
 

@@ -83,8 +83,7 @@ def test_the_approval_shows_its_input_and_its_name_once(qtbot, window):
     click_node(qtbot, window.view, window.scene, "signoff")
     assert details.input_view.toPlainText().split() == card_input.split()  # after the decision too
     # the entry header names the node once ("Approval (signoff)", not "... (signoff) (signoff)")
-    row = next(r for r in range(console.proxy.rowCount())
-               if console.visible_entries()[r].node_id == "signoff")
+    row = next(r for r in range(console.proxy.rowCount()) if console.visible_entries()[r].node_id == "signoff")
     console.view.setCurrentIndex(console.proxy.index(row, 0))
     assert console.entry_header.text().count("signoff") == 1, console.entry_header.text()
 
@@ -117,8 +116,11 @@ def test_save_as_and_exports_open_in_the_documents_folder(qtbot, window, tmp_pat
     path.write_text((SAMPLES / "hello.flow.json").read_text(encoding="utf-8"), encoding="utf-8")
     assert window.files.open_path(str(path))
     asked: list[str] = []
-    monkeypatch.setattr(QFileDialog, "getSaveFileName",
-                        staticmethod(lambda _parent, _title, where, *_a, **_k: (asked.append(where), ("", ""))[1]))
+    monkeypatch.setattr(
+        QFileDialog,
+        "getSaveFileName",
+        staticmethod(lambda _parent, _title, where, *_a, **_k: (asked.append(where), ("", ""))[1]),
+    )
     window.files.save_as()
     console = window.run_console
     console._ask_export_jsonl()
@@ -158,7 +160,9 @@ def test_every_sample_is_in_view_on_the_welcome_page_of_a_default_window(qtbot, 
 
     def all_in_view() -> bool:
         QApplication.processEvents()
-        return all(0 <= b.mapTo(viewport, b.rect().bottomLeft()).y() < viewport.height()
-                   for b in window.welcome.sample_buttons.values())
+        return all(
+            0 <= b.mapTo(viewport, b.rect().bottomLeft()).y() < viewport.height()
+            for b in window.welcome.sample_buttons.values()
+        )
 
     qtbot.waitUntil(all_in_view, timeout=2000)

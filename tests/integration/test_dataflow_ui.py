@@ -23,14 +23,22 @@ from .conftest import choose_provider, followed, press_run, states
 
 
 def _flow(nodes: list[dict[str, Any]], links: list[tuple[str, str, str]]) -> dict[str, Any]:
-    return {"name": "Data flow", "version": 1, "nodes": nodes,
-            "connections": [{"source": s, "target": t, "sourceHandle": h, "targetHandle": "input"}
-                            for s, h, t in links]}
+    return {
+        "name": "Data flow",
+        "version": 1,
+        "nodes": nodes,
+        "connections": [{"source": s, "target": t, "sourceHandle": h, "targetHandle": "input"} for s, h, t in links],
+    }
 
 
 def _agent(nid: str, x: float, y: float, prompt: str = "", **data: Any) -> dict[str, Any]:
-    return {"id": nid, "type": "agent", "x": x, "y": y,
-            "data": {"agentName": nid.capitalize(), "userPrompt": prompt, "model": "gpt-4o-mini", **data}}
+    return {
+        "id": nid,
+        "type": "agent",
+        "x": x,
+        "y": y,
+        "data": {"agentName": nid.capitalize(), "userPrompt": prompt, "model": "gpt-4o-mini", **data},
+    }
 
 
 def _open(window, tmp_path, data: dict[str, Any], name: str = "flow.flow.json"):
@@ -49,8 +57,17 @@ def _variables(window, node_id: str = "start") -> list[dict[str, Any]]:
 
 # ---------------------------------------------------------------------------- variables table
 def test_variables_table_edits_are_undoable_steps_and_saved(qtbot, window, tmp_path):
-    path = _open(window, tmp_path, _flow([{"id": "start", "type": "start", "x": 0, "y": 0, "data": {"initialInput": ""}},
-                                         _agent("writer", 320, 0, "About {{topic}}")], [("start", "output", "writer")]))
+    path = _open(
+        window,
+        tmp_path,
+        _flow(
+            [
+                {"id": "start", "type": "start", "x": 0, "y": 0, "data": {"initialInput": ""}},
+                _agent("writer", 320, 0, "About {{topic}}"),
+            ],
+            [("start", "output", "writer")],
+        ),
+    )
     window.scene.select_nodes(["start"])
     insp = window.inspector
     table = insp.page("start").variables_table
@@ -59,8 +76,9 @@ def test_variables_table_edits_are_undoable_steps_and_saved(qtbot, window, tmp_p
     steps = stack.count()
 
     qtbot.mouseClick(table.add_button, Qt.MouseButton.LeftButton)
-    assert _variables(window) == [{"name": "var1", "value": None, "description": "", "type": "string",
-                                   "required": False}]
+    assert _variables(window) == [
+        {"name": "var1", "value": None, "description": "", "type": "string", "required": False}
+    ]
     assert table.count() == 1
     name, value, kind, required, desc = table._cells(0)
     name.setFocus()
@@ -72,8 +90,13 @@ def test_variables_table_edits_are_undoable_steps_and_saved(qtbot, window, tmp_p
     required.click()
     desc.setFocus()
     qtbot.keyClicks(desc, "What to write about")
-    want = {"name": "topic", "value": "otters", "description": "What to write about", "type": "string",
-            "required": True}
+    want = {
+        "name": "topic",
+        "value": "otters",
+        "description": "What to write about",
+        "type": "string",
+        "required": True,
+    }
     assert _variables(window) == [want]
     assert stack.count() == steps + 5  # add, name, value, required, description
     # The agent's prompt now knows {{topic}}: the variable view lists it at the writer.
@@ -82,7 +105,8 @@ def test_variables_table_edits_are_undoable_steps_and_saved(qtbot, window, tmp_p
     assert names["topic"].startswith("variable (string)")
     assert "PREVIOUS_OUTPUT" in names
     assert not insp.page("agent").user.highlighter.is_unknown(
-        next(r for r in __import__("engine").find_references("{{topic}}")))
+        next(r for r in __import__("engine").find_references("{{topic}}"))
+    )
 
     stack.undo()  # description
     stack.undo()  # required
@@ -114,18 +138,33 @@ def test_variables_table_edits_are_undoable_steps_and_saved(qtbot, window, tmp_p
 
 
 def test_prompt_highlights_unknown_references_and_completes_names(qtbot, window, tmp_path):
-    _open(window, tmp_path, _flow([
-        {"id": "start", "type": "start", "x": 0, "y": 0,
-         "data": {"initialInput": "", "variables": [{"name": "topic", "value": "otters"}]}},
-        _agent("draft", 320, 0, "", outputVar="draft_text"),
-        _agent("review", 640, 0, "")], [("start", "output", "draft"), ("draft", "output", "review")]))
+    _open(
+        window,
+        tmp_path,
+        _flow(
+            [
+                {
+                    "id": "start",
+                    "type": "start",
+                    "x": 0,
+                    "y": 0,
+                    "data": {"initialInput": "", "variables": [{"name": "topic", "value": "otters"}]},
+                },
+                _agent("draft", 320, 0, "", outputVar="draft_text"),
+                _agent("review", 640, 0, ""),
+            ],
+            [("start", "output", "draft"), ("draft", "output", "review")],
+        ),
+    )
     window.scene.select_nodes(["review"])
     insp = window.inspector
     edit = insp.page("agent").user
     edit.setFocus()
     edit.setPlainText("Check {{draft_text}} on {{topic}}; {{nope}} and {{PREVIOUS_OUTPUT}}")
-    spans = {(r.start, r.length): (r.format.foreground().color().name(), r.format.underlineStyle())
-             for r in edit.document().firstBlock().layout().formats()}
+    spans = {
+        (r.start, r.length): (r.format.foreground().color().name(), r.format.underlineStyle())
+        for r in edit.document().firstBlock().layout().formats()
+    }
     text = edit.toPlainText()
     fmt = {name: spans[(text.index("{{" + name), len(name) + 4)] for name in ("draft_text", "topic", "nope")}
     assert fmt["draft_text"][0] == "#79c0ff" and fmt["topic"][0] == "#79c0ff"
@@ -161,9 +200,18 @@ def test_prompt_highlights_unknown_references_and_completes_names(qtbot, window,
 
 
 def test_policy_section_follows_the_spec(qtbot, window, tmp_path):
-    _open(window, tmp_path, _flow([{"id": "start", "type": "start", "x": 0, "y": 0, "data": {}},
-                                   _agent("a", 320, 0), {"id": "lp", "type": "loop", "x": 640, "y": 0, "data": {}}],
-                                  [("start", "output", "a")]))
+    _open(
+        window,
+        tmp_path,
+        _flow(
+            [
+                {"id": "start", "type": "start", "x": 0, "y": 0, "data": {}},
+                _agent("a", 320, 0),
+                {"id": "lp", "type": "loop", "x": 640, "y": 0, "data": {}},
+            ],
+            [("start", "output", "a")],
+        ),
+    )
     insp = window.inspector
     window.scene.select_nodes(["a"])
     assert insp.policy.isVisible()
@@ -183,12 +231,30 @@ def test_policy_section_follows_the_spec(qtbot, window, tmp_path):
 
 # ---------------------------------------------------------------------------- run form
 def test_run_form_prefills_marks_required_and_passes_values(qtbot, window, tmp_path):
-    path = _open(window, tmp_path, _flow([
-        {"id": "start", "type": "start", "x": 0, "y": 0, "data": {"initialInput": "go", "variables": [
-            {"name": "topic", "required": True, "description": "What to write about"},
-            {"name": "tone", "value": "calm"}, {"name": "words", "type": "number", "value": 50}]}},
-        _agent("writer", 320, 0, "Write {{words}} words about {{topic}} in a {{tone}} tone.")],
-        [("start", "output", "writer")]))
+    path = _open(
+        window,
+        tmp_path,
+        _flow(
+            [
+                {
+                    "id": "start",
+                    "type": "start",
+                    "x": 0,
+                    "y": 0,
+                    "data": {
+                        "initialInput": "go",
+                        "variables": [
+                            {"name": "topic", "required": True, "description": "What to write about"},
+                            {"name": "tone", "value": "calm"},
+                            {"name": "words", "type": "number", "value": 50},
+                        ],
+                    },
+                },
+                _agent("writer", 320, 0, "Write {{words}} words about {{topic}} in a {{tone}} tone."),
+            ],
+            [("start", "output", "writer")],
+        ),
+    )
     choose_provider(window, "echo")
     console = window.run_console
     form = console.arguments
@@ -224,8 +290,16 @@ def test_run_form_prefills_marks_required_and_passes_values(qtbot, window, tmp_p
 # ---------------------------------------------------------------------------- policies on the canvas
 @pytest.fixture
 def server(monkeypatch, tmp_path) -> Iterator[FakeLLMServer]:
-    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy",
-                 "https_proxy", "all_proxy"):
+    for name in (
+        "OPENAI_API_KEY",
+        "OPENAI_BASE_URL",
+        "HTTP_PROXY",
+        "HTTPS_PROXY",
+        "ALL_PROXY",
+        "http_proxy",
+        "https_proxy",
+        "all_proxy",
+    ):
         monkeypatch.delenv(name, raising=False)
     with FakeLLMServer() as s:
         yield s
@@ -233,15 +307,25 @@ def server(monkeypatch, tmp_path) -> Iterator[FakeLLMServer]:
 
 def _use_server(window, server: FakeLLMServer) -> None:
     choose_provider(window, "echo")  # a provider is chosen (no set-up dialog); the runs below use the fake server
-    fast: dict[str, Any] = {"http": HttpSettings(connectTimeout=1.0, readTimeout=20.0, maxRetries=0),
-                            "retry": RetryPolicy(max_retries=0, base_delay=0.01, max_delay=0.05)}
+    fast: dict[str, Any] = {
+        "http": HttpSettings(connectTimeout=1.0, readTimeout=20.0, maxRetries=0),
+        "retry": RetryPolicy(max_retries=0, base_delay=0.01, max_delay=0.05),
+    }
     window.run_console.set_resolver_factory(lambda: make_resolver("openai", base_url=server.base_url, **fast))
 
 
 def test_a_retry_is_shown_on_the_canvas(qtbot, window, tmp_path, server):
-    _open(window, tmp_path, _flow([{"id": "start", "type": "start", "x": 0, "y": 0, "data": {"initialInput": "hi"}},
-                                   _agent("flaky", 320, 0, errorMode="retry", maxRetries=3, retryDelayMs=400)],
-                                  [("start", "output", "flaky")]))
+    _open(
+        window,
+        tmp_path,
+        _flow(
+            [
+                {"id": "start", "type": "start", "x": 0, "y": 0, "data": {"initialInput": "hi"}},
+                _agent("flaky", 320, 0, errorMode="retry", maxRetries=3, retryDelayMs=400),
+            ],
+            [("start", "output", "flaky")],
+        ),
+    )
     _use_server(window, server)
     server.push(error_reply(500, "overloaded"), error_reply(500, "overloaded"), openai_text("fine at last"))
     console = window.run_console
@@ -266,10 +350,19 @@ def test_a_retry_is_shown_on_the_canvas(qtbot, window, tmp_path, server):
 
 
 def test_the_error_port_is_linked_and_followed(qtbot, window, tmp_path, server):
-    _open(window, tmp_path, _flow([{"id": "start", "type": "start", "x": 0, "y": 0, "data": {"initialInput": "hi"}},
-                                   _agent("flaky", 320, 0), _agent("fallback", 700, 220, "Recover: {{PREVIOUS_OUTPUT}}"),
-                                   _agent("next", 700, -60)],
-                                  [("start", "output", "flaky"), ("flaky", "output", "next")]))
+    _open(
+        window,
+        tmp_path,
+        _flow(
+            [
+                {"id": "start", "type": "start", "x": 0, "y": 0, "data": {"initialInput": "hi"}},
+                _agent("flaky", 320, 0),
+                _agent("fallback", 700, 220, "Recover: {{PREVIOUS_OUTPUT}}"),
+                _agent("next", 700, -60),
+            ],
+            [("start", "output", "flaky"), ("flaky", "output", "next")],
+        ),
+    )
     item = window.scene.node_items["flaky"]
     handles = [h for h, _p, _l in item.layout.outputs]
     assert handles == ["output", "error"]  # the error port, drawn apart below the output
@@ -298,9 +391,18 @@ def test_the_error_port_is_linked_and_followed(qtbot, window, tmp_path, server):
 
 
 def test_a_node_skipped_by_its_policy_is_shown_skipped_and_the_branch_goes_on(qtbot, window, tmp_path, server):
-    _open(window, tmp_path, _flow([{"id": "start", "type": "start", "x": 0, "y": 0, "data": {"initialInput": "hi"}},
-                                   _agent("flaky", 320, 0, errorMode="skip"), _agent("next", 640, 0, "Go on")],
-                                  [("start", "output", "flaky"), ("flaky", "output", "next")]))
+    _open(
+        window,
+        tmp_path,
+        _flow(
+            [
+                {"id": "start", "type": "start", "x": 0, "y": 0, "data": {"initialInput": "hi"}},
+                _agent("flaky", 320, 0, errorMode="skip"),
+                _agent("next", 640, 0, "Go on"),
+            ],
+            [("start", "output", "flaky"), ("flaky", "output", "next")],
+        ),
+    )
     _use_server(window, server)
     server.push(error_reply(400, "bad request"), openai_text("went on"))
     console = window.run_console

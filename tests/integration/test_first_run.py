@@ -48,8 +48,9 @@ def labels(dialog: FirstRunDialog) -> list[str]:
     return [dialog.list.item(i).text() for i in range(dialog.list.count())]
 
 
-def test_first_run_offers_the_server_and_the_key_and_runs_with_the_choice(qtbot, window, nothing_configured,
-                                                                           local_server, monkeypatch):
+def test_first_run_offers_the_server_and_the_key_and_runs_with_the_choice(
+    qtbot, window, nothing_configured, local_server, monkeypatch
+):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-firstrun-0001")
     assert window.files.open_sample(str(SAMPLES / "review.flow.json"))
     qtbot.waitUntil(lambda: window.act_run.isEnabled(), timeout=2000)
@@ -111,7 +112,6 @@ def test_cancelling_the_dialog_starts_nothing(qtbot, window, nothing_configured,
     assert window.run_console.run_id is None and not settings_path().exists()
 
 
-
 def _ollama_as_default(url: str) -> str:
     """settings.json naming ollama, at ``url``, as the default provider."""
     settings_path().parent.mkdir(parents=True, exist_ok=True)
@@ -124,8 +124,7 @@ def _down_ollama_as_default() -> str:
     return _ollama_as_default(f"http://127.0.0.1:{free_port()}/v1")
 
 
-def test_a_provider_that_does_not_answer_offers_another_and_runs_again(qtbot, window, nothing_configured,
-                                                                       local_server):
+def test_a_provider_that_does_not_answer_offers_another_and_runs_again(qtbot, window, nothing_configured, local_server):
     down = _down_ollama_as_default()
     assert window.files.open_sample(str(SAMPLES / "review.flow.json"))
     qtbot.waitUntil(lambda: window.act_run.isEnabled(), timeout=2000)
@@ -153,8 +152,7 @@ def test_a_provider_that_does_not_answer_offers_another_and_runs_again(qtbot, wi
     assert [r.path for r in local_server.requests if r.method == "POST"] == ["/v1/chat/completions"]
 
 
-def test_a_forced_provider_that_cannot_start_is_replaced_by_the_choice(qtbot, window, nothing_configured,
-                                                                         local_server):
+def test_a_forced_provider_that_cannot_start_is_replaced_by_the_choice(qtbot, window, nothing_configured, local_server):
     # Run ▸ LLM Provider forces openai, which has no key: nothing can start. The choice (echo)
     # replaces the forced provider, or the next run would fail the same way.
     from editor.window.settings import settings
@@ -177,8 +175,9 @@ def test_a_forced_provider_that_cannot_start_is_replaced_by_the_choice(qtbot, wi
     qtbot.waitUntil(lambda: states(window.scene)["signoff"] == "waiting", timeout=3000)
 
 
-def test_a_flow_run_from_the_command_bar_offers_another_provider_in_its_window(qtbot, window, nothing_configured,
-                                                                                local_server, tmp_path, qloop):
+def test_a_flow_run_from_the_command_bar_offers_another_provider_in_its_window(
+    qtbot, window, nothing_configured, local_server, tmp_path, qloop
+):
     from engine import FlowLibrary, set_default_library
 
     _down_ollama_as_default()

@@ -82,8 +82,11 @@ def test_a_finished_run_is_listed_and_opens_read_only(qtbot, window):
     qtbot.keyClick(view_win.view, Qt.Key.Key_Backspace)
     chevron = item.mapToScene(item.chevron_rect().center())
     qtbot.mouseClick(view_win.view.viewport(), Qt.MouseButton.LeftButton, pos=view_win.view.mapFromScene(chevron))
-    qtbot.mouseDClick(view_win.view.viewport(), Qt.MouseButton.LeftButton,
-                      pos=view_win.view.mapFromScene(item.mapToScene(QPointF(60, 18))))
+    qtbot.mouseDClick(
+        view_win.view.viewport(),
+        Qt.MouseButton.LeftButton,
+        pos=view_win.view.mapFromScene(item.mapToScene(QPointF(60, 18))),
+    )
     QApplication.processEvents()
     assert doc.workflow.model_dump() == before
     assert not doc.is_modified() and doc.undo_stack.count() == 0
@@ -132,8 +135,8 @@ def test_a_paused_run_from_another_process_is_resumed_from_the_panel(qtbot, wind
     assert finished.args == ["completed"]
     assert other.get_run(run_id).status == "completed"
     stored = [(e.node_id, e.type, e.content) for e in other.events(run_id)]
-    assert stored[:len(before)] == before
-    appended = stored[len(before):]
+    assert stored[: len(before)] == before
+    appended = stored[len(before) :]
     assert appended[0][:2] == ("signoff", "input_received")
     assert json.loads(appended[0][2])["decision"] == "approve"
     assert [n for n, t, _ in appended if t == "llm_response"] == ["send"]
@@ -202,9 +205,15 @@ def test_after_new_or_open_the_console_shows_no_old_run(qtbot, window, tmp_path)
     assert console.model.entries and "Failed" in console.header.status_text
 
     def empty() -> bool:
-        return (not console.model.entries and not console.visible_entries() and console.run_id is None
-                and console.approvals.active_card is None and console.header.status_text == "Ready"
-                and console.empty_label.isVisibleTo(console) and not console.header.run_id_label.text())
+        return (
+            not console.model.entries
+            and not console.visible_entries()
+            and console.run_id is None
+            and console.approvals.active_card is None
+            and console.header.status_text == "Ready"
+            and console.empty_label.isVisibleTo(console)
+            and not console.header.run_id_label.text()
+        )
 
     window.files.new_document()
     assert empty()

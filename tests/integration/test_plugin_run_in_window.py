@@ -9,11 +9,18 @@ from .conftest import choose_provider, followed, press_run, states
 
 def test_a_plugin_kind_runs_in_the_window(example_plugin, qtbot, window, tmp_path):
     path = tmp_path / "t.flow.json"
-    path.write_text(json.dumps({
-        "nodes": [{"id": "s", "type": "start", "data": {"initialInput": "world"}},
-                  {"id": "t", "type": "template", "x": 300, "data": {"template": "Hello {{input}}", "case": "upper"}},
-                  {"id": "a", "type": "agent", "x": 600, "data": {"agentName": "Echo", "model": "m"}}],
-        "connections": [{"source": "s", "target": "t"}, {"source": "t", "target": "a"}]}))
+    path.write_text(
+        json.dumps(
+            {
+                "nodes": [
+                    {"id": "s", "type": "start", "data": {"initialInput": "world"}},
+                    {"id": "t", "type": "template", "x": 300, "data": {"template": "Hello {{input}}", "case": "upper"}},
+                    {"id": "a", "type": "agent", "x": 600, "data": {"agentName": "Echo", "model": "m"}},
+                ],
+                "connections": [{"source": "s", "target": "t"}, {"source": "t", "target": "a"}],
+            }
+        )
+    )
     assert window.files.open_path(str(path), ask=False)
     choose_provider(window, "echo")
     qtbot.waitUntil(lambda: window.act_run.isEnabled(), timeout=2000)

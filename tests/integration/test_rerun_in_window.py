@@ -95,13 +95,19 @@ def test_repair_a_failed_node_one_undo_step_then_run_from_here(qtbot, window):
     from engine import parse_workflow
     from tests.engine.flows import agent, link, start
 
-    flow = {"name": "Repairable", "nodes": [start("s", "go"), agent("a1", "{{PREVIOUS_OUTPUT}}"),
-                                              agent("a2", "{{PREVIOUS_OUTPUT}}", model="bad-model")],
-            "connections": [link("s", "a1"), link("a1", "a2")]}
+    flow = {
+        "name": "Repairable",
+        "nodes": [
+            start("s", "go"),
+            agent("a1", "{{PREVIOUS_OUTPUT}}"),
+            agent("a2", "{{PREVIOUS_OUTPUT}}", model="bad-model"),
+        ],
+        "connections": [link("s", "a1"), link("a1", "a2")],
+    }
     window.run_views.open_workflow_version(parse_workflow(flow))
     model = _ScriptedModel({"model": "good-model"})
     choose_provider(window, "echo")  # a provider chosen (no set-up dialog); the test's model serves the run
-    window.run_console.set_resolver_factory(lambda: (lambda inv: model))
+    window.run_console.set_resolver_factory(lambda: lambda inv: model)
     qtbot.waitUntil(lambda: window.act_run.isEnabled(), timeout=2000)
     with qtbot.waitSignal(window.run_console.run_finished, timeout=5000) as finished:
         window.act_run.trigger()
@@ -130,8 +136,11 @@ def test_an_invalid_repair_is_refused_in_the_dialog(qtbot, window):
     from engine import parse_workflow
     from tests.engine.flows import agent, link, start
 
-    window.run_views.open_workflow_version(parse_workflow({"nodes": [start("s", "go"), agent("a1", "x", model="bad-model")],
-                                                 "connections": [link("s", "a1")]}))
+    window.run_views.open_workflow_version(
+        parse_workflow(
+            {"nodes": [start("s", "go"), agent("a1", "x", model="bad-model")], "connections": [link("s", "a1")]}
+        )
+    )
     model = _ScriptedModel({"temperature": 3})
     window.repair.repair_node("a1", provider=model)
     dialog = window.repair.repair_dialog

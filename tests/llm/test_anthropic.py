@@ -48,8 +48,7 @@ async def test_plain_answer(server, fast):
     run = _run(flow(agent("a", "A")), server, fast)
     assert await run.start() == RunStatus.COMPLETED
     response = next(e for e in run.events if e.type == "llm_response")
-    assert response.content == "Short." and response.to_wire()["usage"] == {"prompt_tokens": 4,
-                                                                           "completion_tokens": 2}
+    assert response.content == "Short." and response.to_wire()["usage"] == {"prompt_tokens": 4, "completion_tokens": 2}
 
 
 async def test_base_url_with_v1(server, fast):
@@ -75,13 +74,21 @@ async def test_tool_use_with_nested_subagents(server, fast):
         return anthropic_text(system.removeprefix("You are ").rstrip(".").lower())
 
     server.handler = handler
-    wf = flow(agent("lead", "Lead", subagents=True), agent("mid", "Mid", subagents=True), agent("leaf", "Leaf"),
-              agent("other", "Other"), links=[("lead", "mid"), ("mid", "leaf"), ("lead", "other")])
+    wf = flow(
+        agent("lead", "Lead", subagents=True),
+        agent("mid", "Mid", subagents=True),
+        agent("leaf", "Leaf"),
+        agent("other", "Other"),
+        links=[("lead", "mid"), ("mid", "leaf"), ("lead", "other")],
+    )
     run = _run(wf, server, fast)
     assert await run.start() == RunStatus.COMPLETED, run.error
     assert next(e for e in run.events if e.type == "llm_response").content == "Final: mid/leaf | other"
-    starts = {json.loads(e.to_wire()["content"])["subagentNodeId"]: json.loads(e.to_wire()["content"]) for e in run.events
-              if e.type == "subagent_call_start"}
+    starts = {
+        json.loads(e.to_wire()["content"])["subagentNodeId"]: json.loads(e.to_wire()["content"])
+        for e in run.events
+        if e.type == "subagent_call_start"
+    }
     assert starts["mid"]["depth"] == 1 and starts["other"]["depth"] == 1 and starts["leaf"]["depth"] == 2
     assert starts["leaf"]["parentCallId"] == starts["mid"]["callId"] and starts["mid"]["parentCallId"] is None
 
@@ -92,10 +99,14 @@ async def test_tool_use_with_nested_subagents(server, fast):
     assert assistant["role"] == "assistant"
     assert assistant["content"][0] == {"type": "text", "text": "Let me delegate."}
     assert [(b["type"], b["id"], b["name"], b["input"]) for b in assistant["content"][1:]] == [
-        ("tool_use", "toolu_0", mid, {"input": "dig"}), ("tool_use", "toolu_1", other, {"input": "doubt"})]
+        ("tool_use", "toolu_0", mid, {"input": "dig"}),
+        ("tool_use", "toolu_1", other, {"input": "doubt"}),
+    ]
     assert results["role"] == "user"
     assert [(b["type"], b["tool_use_id"], b["content"]) for b in results["content"]] == [
-        ("tool_result", "toolu_0", "mid/leaf"), ("tool_result", "toolu_1", "other")]
+        ("tool_result", "toolu_0", "mid/leaf"),
+        ("tool_result", "toolu_1", "other"),
+    ]
 
 
 async def test_error_event_mid_stream(server, fast):

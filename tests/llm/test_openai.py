@@ -33,8 +33,10 @@ async def test_streamed_answer_emits_deltas_then_response_with_usage(server, fas
     body = req.json
     assert body["model"] == "gpt-4o-mini"
     assert body["stream"] is True and body["stream_options"] == {"include_usage": True}
-    assert body["messages"] == [{"role": "system", "content": "You are Greeter."},
-                                {"role": "user", "content": "Question?"}]
+    assert body["messages"] == [
+        {"role": "system", "content": "You are Greeter."},
+        {"role": "user", "content": "Question?"},
+    ]
     assert "tools" not in body and "reasoning_effort" not in body
     assert "authorization" not in req.headers  # a local base URL needs no key
 
@@ -50,8 +52,12 @@ async def test_plain_json_answer(server, fast):
 
 async def test_reasoning_effort_only_for_models_that_accept_it(server, fast):
     server.push(openai_text("one"), openai_text("two"), openai_text("three"))
-    wf = flow(agent("a", "A", model="o4-mini", effort="high"), agent("b", "B", model="gpt-4o-mini"),
-              agent("c", "C", model="some-unknown-model"), chain=["a", "b", "c"])
+    wf = flow(
+        agent("a", "A", model="o4-mini", effort="high"),
+        agent("b", "B", model="gpt-4o-mini"),
+        agent("c", "C", model="some-unknown-model"),
+        chain=["a", "b", "c"],
+    )
     run = make_run(wf, server, fast)
     assert await run.start() == RunStatus.COMPLETED
     bodies = [r.json for r in server.requests]
@@ -65,23 +71,30 @@ async def test_model_override_and_node_model_as_is(server, fast):
     from engine.llm.registry import make_resolver
 
     server.push(openai_text("x"))
-    run = Run(flow(agent("a", "A", model="llama3.2:latest")),
-              make_resolver("openai", base_url=server.base_url, model="qwen2.5", **fast))
+    run = Run(
+        flow(agent("a", "A", model="llama3.2:latest")),
+        make_resolver("openai", base_url=server.base_url, model="qwen2.5", **fast),
+    )
     assert await run.start() == RunStatus.COMPLETED
     assert server.requests[0].json["model"] == "qwen2.5"
 
 
 def _nested_handler(parallel_delay: float = 0.0):
     """lead → (mid → leaf, other): each agent recognised by its system prompt."""
-    names = {"lead": tool_name_for("Mid", "mid"), "other": tool_name_for("Other", "other"),
-             "leaf": tool_name_for("Leaf", "leaf")}
+    names = {
+        "lead": tool_name_for("Mid", "mid"),
+        "other": tool_name_for("Other", "other"),
+        "leaf": tool_name_for("Leaf", "leaf"),
+    }
 
     def handler(rec):
         system, results = rec.system_prompt, rec.tool_results
         if system == "You are Lead.":
             if not results:
-                return openai_tool_calls([(names["lead"], {"input": "dig deeper"}),
-                                          (names["other"], {"input": "second opinion"})], text="Delegating.")
+                return openai_tool_calls(
+                    [(names["lead"], {"input": "dig deeper"}), (names["other"], {"input": "second opinion"})],
+                    text="Delegating.",
+                )
             return openai_text("Final: " + " | ".join(results))
         if system == "You are Mid.":
             if not results:
@@ -97,8 +110,14 @@ def _nested_handler(parallel_delay: float = 0.0):
 
 
 def _nested_flow():
-    return flow(agent("lead", "Lead", subagents=True), agent("mid", "Mid", subagents=True), agent("leaf", "Leaf"),
-                agent("other", "Other"), chain=["lead"], links=[("lead", "mid"), ("mid", "leaf"), ("lead", "other")])
+    return flow(
+        agent("lead", "Lead", subagents=True),
+        agent("mid", "Mid", subagents=True),
+        agent("leaf", "Leaf"),
+        agent("other", "Other"),
+        chain=["lead"],
+        links=[("lead", "mid"), ("mid", "leaf"), ("lead", "other")],
+    )
 
 
 async def test_nested_subagents_two_levels_deep(server, fast):
@@ -112,7 +131,11 @@ async def test_nested_subagents_two_levels_deep(server, fast):
     # usage sums the lead's two turns
     assert response.to_wire()["usage"] == {"prompt_tokens": 31, "completion_tokens": 17}
 
-    calls = [(str(e.type), e.node_id, json.loads(e.to_wire()["content"])) for e in run.events if str(e.type).startswith("subagent_")]
+    calls = [
+        (str(e.type), e.node_id, json.loads(e.to_wire()["content"]))
+        for e in run.events
+        if str(e.type).startswith("subagent_")
+    ]
     assert len(calls) == 6
     by = {(c[2]["subagentNodeId"], c[0]): c for c in calls}
     mid_start, mid_end = by[("mid", "subagent_call_start")], by[("mid", "subagent_call_end")]
@@ -121,8 +144,16 @@ async def test_nested_subagents_two_levels_deep(server, fast):
     for kind, node, payload in calls:
         assert payload["type"] == kind
         assert node == payload["parentNodeId"]
-        assert set(payload) == {"type", "parentNodeId", "subagentNodeId", "subagentName", "callId", "parentCallId",
-                                "depth", "message"}
+        assert set(payload) == {
+            "type",
+            "parentNodeId",
+            "subagentNodeId",
+            "subagentName",
+            "callId",
+            "parentCallId",
+            "depth",
+            "message",
+        }
     assert mid_start[1] == "lead" and mid_start[2]["depth"] == 1 and mid_start[2]["parentCallId"] is None
     assert mid_start[2]["message"] == "dig deeper"
     assert other_start[2]["depth"] == 1 and other_start[2]["parentCallId"] is None
@@ -148,10 +179,14 @@ async def test_nested_subagents_two_levels_deep(server, fast):
     assert "You are Mid." in mid_tool["description"] and "Leaf" in mid_tool["description"]
     assert mid_tool["parameters"]["required"] == ["input"]
     assistant, *tool_msgs = second["messages"][2:]
-    assert assistant["role"] == "assistant" and [c["id"] for c in assistant["tool_calls"]] == ["call_fake_0",
-                                                                                              "call_fake_1"]
-    assert [(m["tool_call_id"], m["content"]) for m in tool_msgs] == [("call_fake_0", "mid got leaf answer"),
-                                                                       ("call_fake_1", "other answer")]
+    assert assistant["role"] == "assistant" and [c["id"] for c in assistant["tool_calls"]] == [
+        "call_fake_0",
+        "call_fake_1",
+    ]
+    assert [(m["tool_call_id"], m["content"]) for m in tool_msgs] == [
+        ("call_fake_0", "mid got leaf answer"),
+        ("call_fake_1", "other answer"),
+    ]
     # subagent children do not stream into the console
     assert {e.node_id for e in run.events if e.type == "llm_delta"} <= {"lead"}
 
@@ -222,8 +257,12 @@ async def test_turn_limit_stops_a_tool_loop(server, fast):
 
 async def test_web_search_over_searxng(server, fast, monkeypatch):
     monkeypatch.setenv("FLOWDESK_SEARXNG_URL", server.url)
-    results = {"results": [{"title": "Flowdesk", "url": "https://example.org/f", "content": "A desktop app."},
-                           {"title": "Second", "url": "https://example.org/2", "content": "More."}]}
+    results = {
+        "results": [
+            {"title": "Flowdesk", "url": "https://example.org/f", "content": "A desktop app."},
+            {"title": "Second", "url": "https://example.org/2", "content": "More."},
+        ]
+    }
 
     def handler(rec):
         if rec.path.startswith("/search"):
@@ -300,6 +339,7 @@ async def test_provider_called_directly_streams_to_context(server, fast):
 
 async def test_exact_event_sequence_of_a_nested_call_chain(server, fast):
     """lead → mid → leaf, one call per level: the whole log, in order."""
+
     def handler(rec):
         system, results = rec.system_prompt, rec.tool_results
         if system == "You are Lead.":
@@ -313,13 +353,28 @@ async def test_exact_event_sequence_of_a_nested_call_chain(server, fast):
         return openai_text("leaf")
 
     server.handler = handler
-    wf = flow(agent("lead", "Lead", subagents=True), agent("mid", "Mid", subagents=True), agent("leaf", "Leaf"),
-              links=[("lead", "mid"), ("mid", "leaf")])
+    wf = flow(
+        agent("lead", "Lead", subagents=True),
+        agent("mid", "Mid", subagents=True),
+        agent("leaf", "Leaf"),
+        links=[("lead", "mid"), ("mid", "leaf")],
+    )
     run = make_run(wf, server, fast)
     assert await run.start() == RunStatus.COMPLETED, run.error
-    got = [(e.node_id, str(e.type), e.content if not str(e.type).startswith("subagent_") else
-            (json.loads(e.to_wire()["content"])["subagentNodeId"], json.loads(e.to_wire()["content"])["depth"], json.loads(e.to_wire()["content"])["message"]))
-           for e in run.events]
+    got = [
+        (
+            e.node_id,
+            str(e.type),
+            e.content
+            if not str(e.type).startswith("subagent_")
+            else (
+                json.loads(e.to_wire()["content"])["subagentNodeId"],
+                json.loads(e.to_wire()["content"])["depth"],
+                json.loads(e.to_wire()["content"])["message"],
+            ),
+        )
+        for e in run.events
+    ]
     assert got == [
         ("system", "run_status", "running"),
         ("start", "step_start", "Start"),

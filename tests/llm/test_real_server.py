@@ -20,9 +20,14 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.mark.skipif(not URL, reason="FLOWDESK_TEST_OPENAI_URL is not set (no real OpenAI-compatible server)")
 def test_research_sample_against_a_real_server(isolated_config):
     env = dict(os.environ, FLOWDESK_CONFIG_DIR=str(isolated_config), PYTHONPATH=str(ROOT))
-    proc = subprocess.run([sys.executable, "-m", "editor.launcher", "run", "samples/research.flow.json",
-                           "--base-url", URL, "--jsonl"], cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-m", "editor.launcher", "run", "samples/research.flow.json", "--base-url", URL, "--jsonl"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     events = [json.loads(line) for line in proc.stdout.splitlines()]
     assert events[-1]["type"] == "run_status" and events[-1]["content"] == "completed"

@@ -85,14 +85,26 @@ async def test_base_url_alone_means_openai_compatible(server, fast):
 
 
 async def test_node_provider_with_settings_override(server, fast, isolated_config):
-    (isolated_config / "settings.json").write_text(json.dumps({
-        "providers": {"ollama": {"base_url": server.base_url},
-                      "myvllm": {"kind": "openai", "base_url": server.base_url,
-                                 "models": [{"id": "big", "name": "Big", "reasoningEfforts": ["low"],
-                                             "supportsReasoningEffort": True}]}}}))
+    (isolated_config / "settings.json").write_text(
+        json.dumps(
+            {
+                "providers": {
+                    "ollama": {"base_url": server.base_url},
+                    "myvllm": {
+                        "kind": "openai",
+                        "base_url": server.base_url,
+                        "models": [
+                            {"id": "big", "name": "Big", "reasoningEfforts": ["low"], "supportsReasoningEffort": True}
+                        ],
+                    },
+                }
+            }
+        )
+    )
     server.push(openai_text("from ollama"), openai_text("from vllm"))
-    wf = flow(agent("a", "A", provider="ollama", model=""), agent("b", "B", provider="myvllm", model="big"),
-              chain=["a", "b"])
+    wf = flow(
+        agent("a", "A", provider="ollama", model=""), agent("b", "B", provider="myvllm", model="big"), chain=["a", "b"]
+    )
     run = Run(wf, make_resolver(**fast))
     assert await run.start() == RunStatus.COMPLETED, run.error
     first, second = (r.json for r in server.requests)

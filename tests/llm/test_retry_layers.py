@@ -15,16 +15,23 @@ def always_503(_rec: Recorded) -> Reply:
 
 
 def provider(server: FakeLLMServer) -> OpenAIProvider:
-    return OpenAIProvider(base_url=server.base_url, api_key="k",
-                          http=HttpSettings(connectTimeout=1, readTimeout=5, maxRetries=3, retryBaseDelay=0.01,
-                                            retryMaxDelay=0.02))
+    return OpenAIProvider(
+        base_url=server.base_url,
+        api_key="k",
+        http=HttpSettings(connectTimeout=1, readTimeout=5, maxRetries=3, retryBaseDelay=0.01, retryMaxDelay=0.02),
+    )
 
 
 def agent_flow(**policy: object) -> object:
-    return parse_workflow({"nodes": [
-        {"id": "s", "type": "start", "data": {"initialInput": "go"}},
-        {"id": "a", "type": "agent", "data": {"agentName": "A", "userPrompt": "hi", "model": "m", **policy}}],
-        "connections": [{"source": "s", "target": "a"}]})
+    return parse_workflow(
+        {
+            "nodes": [
+                {"id": "s", "type": "start", "data": {"initialInput": "go"}},
+                {"id": "a", "type": "agent", "data": {"agentName": "A", "userPrompt": "hi", "model": "m", **policy}},
+            ],
+            "connections": [{"source": "s", "target": "a"}],
+        }
+    )
 
 
 async def test_node_retry_twice_sends_at_most_three_requests() -> None:

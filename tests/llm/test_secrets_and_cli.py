@@ -27,8 +27,12 @@ def _research_handler(rec):
     system, results = rec.system_prompt, rec.tool_results
     if system.startswith("You lead a small research team"):
         if not results:
-            return openai_tool_calls([(tool_name_for("Fact finder", "facts"), {"input": "facts please"}),
-                                      (tool_name_for("Skeptic", "skeptic"), {"input": "risks please"})])
+            return openai_tool_calls(
+                [
+                    (tool_name_for("Fact finder", "facts"), {"input": "facts please"}),
+                    (tool_name_for("Skeptic", "skeptic"), {"input": "risks please"}),
+                ]
+            )
         return openai_text("Notes: " + " / ".join(results), pieces=4)
     if system.startswith("You list concrete"):
         return openai_text("- fact one\n- fact two")
@@ -39,8 +43,7 @@ def _research_handler(rec):
     return error_reply(400, "unexpected agent")
 
 
-async def test_no_key_in_workflow_events_snapshot_or_logs(server, fast, monkeypatch, caplog, tmp_path,
-                                                          isolated_config):
+async def test_no_key_in_workflow_events_snapshot_or_logs(server, fast, monkeypatch, caplog, tmp_path, isolated_config):
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     caplog.set_level(logging.DEBUG)  # httpx, httpcore and flowdesk at their chattiest
     server.handler = _research_handler
@@ -75,17 +78,24 @@ async def test_key_echoed_by_the_server_is_redacted(server, fast, monkeypatch, c
 
 
 def _cli(args: list[str], env_extra: dict[str, str], cfg: Path) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items()
-           if not k.endswith("_API_KEY") and not k.endswith("_BASE_URL") and "proxy" not in k.lower()}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.endswith("_API_KEY") and not k.endswith("_BASE_URL") and "proxy" not in k.lower()
+    }
     env.update({"FLOWDESK_CONFIG_DIR": str(cfg), "FLOWDESK_TESTING": "1", "PYTHONPATH": str(ROOT)}, **env_extra)
-    return subprocess.run([sys.executable, "-m", "editor.launcher", *args], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=30)
+    return subprocess.run(
+        [sys.executable, "-m", "editor.launcher", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=30
+    )
 
 
 def test_cli_runs_the_research_sample_against_the_fake_server(server, isolated_config):
     server.handler = _research_handler
-    proc = _cli(["run", "samples/research.flow.json", "--provider", "openai", "--base-url", server.base_url,
-                 "--jsonl"], {"OPENAI_API_KEY": SECRET}, isolated_config)
+    proc = _cli(
+        ["run", "samples/research.flow.json", "--provider", "openai", "--base-url", server.base_url, "--jsonl"],
+        {"OPENAI_API_KEY": SECRET},
+        isolated_config,
+    )
     assert proc.returncode == 0, proc.stderr
     assert SECRET not in proc.stdout and SECRET not in proc.stderr
     events = [json.loads(line) for line in proc.stdout.splitlines()]
@@ -99,8 +109,11 @@ def test_cli_runs_the_research_sample_against_the_fake_server(server, isolated_c
     assert responses["writer"]["usage"] == {"prompt_tokens": 11, "completion_tokens": 7}
     subs = [json.loads(e["content"]) for e in events if e["type"].startswith("subagent_call_")]
     assert sorted((s["type"], s["subagentNodeId"]) for s in subs) == [
-        ("subagent_call_end", "facts"), ("subagent_call_end", "skeptic"),
-        ("subagent_call_start", "facts"), ("subagent_call_start", "skeptic")]
+        ("subagent_call_end", "facts"),
+        ("subagent_call_end", "skeptic"),
+        ("subagent_call_start", "facts"),
+        ("subagent_call_start", "skeptic"),
+    ]
     assert all(s["depth"] == 1 and s["parentNodeId"] == "lead" and s["parentCallId"] is None for s in subs)
     assert all(e["timestamp"].endswith("Z") for e in events)
     # the run was recorded in the run store (and settings folder): no key in any file there
@@ -129,8 +142,17 @@ def test_cli_connection_refused_fails_with_the_url(capsys):
 
 def test_cli_failure_of_another_kind_gives_no_provider_hint(server, capsys):
     server.push(error_reply(400, "model 'nope' not found"))
-    code = cli_main(["run", str(ROOT / "samples" / "hello.flow.json"), "--provider", "openai",
-                     "--base-url", server.base_url, "--no-store"])
+    code = cli_main(
+        [
+            "run",
+            str(ROOT / "samples" / "hello.flow.json"),
+            "--provider",
+            "openai",
+            "--base-url",
+            server.base_url,
+            "--no-store",
+        ]
+    )
     assert code == 1
     err = capsys.readouterr().err
     assert "not found" in err and "could not serve the run" not in err

@@ -13,20 +13,38 @@ from tests.fakes.anthropic_server import anthropic_plain, anthropic_tool_use
 from tests.fakes.openai_server import openai_plain, openai_text
 from tests.llm.conftest import agent, make_run
 
-ROUTES = [{"label": "billing", "description": "Invoices, payments and refunds."},
-          {"label": "tech", "description": "Crashes, errors and bugs in the app."}]
-SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"},
-                                           "kind": {"type": "string", "enum": ["trip", "stay"]}},
-          "required": ["city", "days"]}
+ROUTES = [
+    {"label": "billing", "description": "Invoices, payments and refunds."},
+    {"label": "tech", "description": "Crashes, errors and bugs in the app."},
+]
+SCHEMA = {
+    "type": "object",
+    "properties": {
+        "city": {"type": "string"},
+        "days": {"type": "integer"},
+        "kind": {"type": "string", "enum": ["trip", "stay"]},
+    },
+    "required": ["city", "days"],
+}
 
 
 def router_flow(text: str = "My invoice is wrong", routes: list | None = None):
-    nodes = [{"id": "s", "type": "start", "data": {"initialInput": text}},
-             {"id": "r", "type": "router", "data": {"routes": routes or ROUTES, "model": "gpt-4o-mini"}},
-             agent("b", "Billing", user="billing: {{PREVIOUS_OUTPUT}}"), agent("t", "Tech"), agent("o", "Other")]
+    nodes = [
+        {"id": "s", "type": "start", "data": {"initialInput": text}},
+        {"id": "r", "type": "router", "data": {"routes": routes or ROUTES, "model": "gpt-4o-mini"}},
+        agent("b", "Billing", user="billing: {{PREVIOUS_OUTPUT}}"),
+        agent("t", "Tech"),
+        agent("o", "Other"),
+    ]
     links = [("s", "r", "output"), ("r", "b", "route-0"), ("r", "t", "route-1"), ("r", "o", "false")]
-    return parse_workflow({"nodes": nodes, "connections": [
-        {"source": a, "target": b, "sourceHandle": h, "targetHandle": "input"} for a, b, h in links]})
+    return parse_workflow(
+        {
+            "nodes": nodes,
+            "connections": [
+                {"source": a, "target": b, "sourceHandle": h, "targetHandle": "input"} for a, b, h in links
+            ],
+        }
+    )
 
 
 def ran(run: Run) -> list[str]:
@@ -34,8 +52,9 @@ def ran(run: Run) -> list[str]:
 
 
 async def test_router_follows_the_route_the_model_chose(server, fast):
-    server.push(openai_text(json.dumps({"label": "tech", "reason": "The app crashes."}), pieces=2),
-                openai_plain("fixed"))
+    server.push(
+        openai_text(json.dumps({"label": "tech", "reason": "The app crashes."}), pieces=2), openai_plain("fixed")
+    )
     run = make_run(router_flow("The app crashes on start"), server, fast)
     assert await run.start() == RunStatus.COMPLETED
     assert ran(run) == ["t"]
@@ -51,6 +70,7 @@ async def test_router_follows_the_route_the_model_chose(server, fast):
     # the router passes its input on; the canvas knows which route was taken
     assert run.outputs["r"] == "The app crashes on start"
     from engine import RunState
+
     state = RunState(run.workflow)
     state.apply_many(run.events)
     assert ("r", "route-1", "t") in state.links
@@ -67,9 +87,13 @@ async def test_router_unknown_label_follows_false(server, fast):
 
 
 async def test_router_on_echo_chooses_deterministically():
-    for text, expected in (("My invoice total is wrong", "b"), ("The app shows an error", "t"),
-                           ("The invoice app", "b"),  # a tie (invoice, app): the first of the two
-                           ("Bugs and crashes, errors everywhere", "t"), ("Hello there", "b")):  # none: the first
+    for text, expected in (
+        ("My invoice total is wrong", "b"),
+        ("The app shows an error", "t"),
+        ("The invoice app", "b"),  # a tie (invoice, app): the first of the two
+        ("Bugs and crashes, errors everywhere", "t"),
+        ("Hello there", "b"),
+    ):  # none: the first
         run = Run(router_flow(text), EchoProvider())
         assert await run.start() == RunStatus.COMPLETED
         assert ran(run) == [expected], text
@@ -81,10 +105,15 @@ def test_router_handles_labels_and_checks():
     spec = spec_for("router")
     assert spec.outputs(node.data) == ("route-0", "route-1", "false")
     assert spec.handle_label(node.data, "route-1") == "tech"
-    bad = parse_workflow({"nodes": [{"id": "s", "type": "start"},
-                                    {"id": "r", "type": "router", "data": {"routes": [{"label": "a"}, {"label": "A"},
-                                                                                      {"label": " "}]}}],
-                          "connections": [{"source": "s", "target": "r"}]})
+    bad = parse_workflow(
+        {
+            "nodes": [
+                {"id": "s", "type": "start"},
+                {"id": "r", "type": "router", "data": {"routes": [{"label": "a"}, {"label": "A"}, {"label": " "}]}},
+            ],
+            "connections": [{"source": "s", "target": "r"}],
+        }
+    )
     codes = {i.code for i in validate(bad) if i.severity == "error"}
     assert {"router_duplicate_label", "router_empty_label"} <= codes
 
@@ -94,8 +123,12 @@ def structured_flow(schema: dict | None = None):
     first["data"]["responseFormat"] = {"type": "json_schema", "schema": schema or SCHEMA}
     first["data"]["outputVar"] = "answer"
     nxt = agent("n", "Next", user="Go to {{answer.city}} for {{answer.days}} days")
-    return parse_workflow({"nodes": [{"id": "s", "type": "start", "data": {"initialInput": "Plan a trip"}}, first, nxt],
-                           "connections": [{"source": "s", "target": "a"}, {"source": "a", "target": "n"}]})
+    return parse_workflow(
+        {
+            "nodes": [{"id": "s", "type": "start", "data": {"initialInput": "Plan a trip"}}, first, nxt],
+            "connections": [{"source": "s", "target": "a"}, {"source": "a", "target": "n"}],
+        }
+    )
 
 
 async def test_structured_answer_valid_flows_on_as_a_value(server, fast):
@@ -111,8 +144,9 @@ async def test_structured_answer_valid_flows_on_as_a_value(server, fast):
 
 
 async def test_structured_answer_invalid_then_valid_retries_once(server, fast):
-    server.push(openai_plain("Sure! Lyon, 3 days."), openai_plain(json.dumps({"city": "Lyon", "days": 3})),
-                openai_plain("done"))
+    server.push(
+        openai_plain("Sure! Lyon, 3 days."), openai_plain(json.dumps({"city": "Lyon", "days": 3})), openai_plain("done")
+    )
     run = make_run(structured_flow(), server, fast)
     assert await run.start() == RunStatus.COMPLETED
     retries = [e for e in run.events if e.type == "structured_retry"]
@@ -161,13 +195,21 @@ def test_a_response_format_without_a_schema_is_an_error():
 def test_the_schema_subset_checks_type_properties_required_enum_items():
     from engine import SchemaError, parse_json_answer, schema_errors
 
-    schema = {"type": "object", "required": ["tags"], "additionalProperties": False,
-              "properties": {"tags": {"type": "array", "items": {"type": "string", "enum": ["a", "b"]}},
-                             "n": {"type": "number"}}}
+    schema = {
+        "type": "object",
+        "required": ["tags"],
+        "additionalProperties": False,
+        "properties": {
+            "tags": {"type": "array", "items": {"type": "string", "enum": ["a", "b"]}},
+            "n": {"type": "number"},
+        },
+    }
     assert schema_errors({"tags": ["a", "b"], "n": 1.5}, schema) == []
     assert schema_errors({"tags": ["a", "c"], "n": True, "x": 1}, schema) == [
-        "tags[1] should be one of [\"a\", \"b\"], not \"c\"", "n should be number, not true",
-        "the answer has fields the schema does not allow: x"]
+        'tags[1] should be one of ["a", "b"], not "c"',
+        "n should be number, not true",
+        "the answer has fields the schema does not allow: x",
+    ]
     assert parse_json_answer('```json\n{"tags": []}\n```', schema) == {"tags": []}
     try:
         parse_json_answer("{}", schema)

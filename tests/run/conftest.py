@@ -90,18 +90,38 @@ def console(qtbot, qloop):
 def parallel_approvals() -> Workflow:
     """start → draft → (ap1 → done1) and (ap2 → done2): both approvals are reached by parallel
     branches before anyone answers, so the second one is queued behind the first."""
-    def agent(i: str) -> dict[str, Any]:
-        return {"id": i, "type": "agent", "data": {"agentName": i.capitalize(),
-                                                   "userPrompt": f"{i}: {{{{PREVIOUS_OUTPUT}}}}", "model": "m"}}
 
-    nodes = [{"id": "s", "type": "start", "data": {"initialInput": "go"}}, agent("draft"),
-             {"id": "ap1", "type": "approval", "data": {"prompt": "Legal sign-off?"}},
-             {"id": "ap2", "type": "approval", "data": {"prompt": "Tone sign-off?"}}, agent("done1"), agent("done2")]
-    links = [("s", "draft", "output"), ("draft", "ap1", "output"), ("draft", "ap2", "output"),
-             ("ap1", "done1", "approve"), ("ap2", "done2", "approve")]
-    return parse_workflow({"name": "Two approvals", "nodes": nodes,
-                           "connections": [{"source": s, "target": t, "sourceHandle": h, "targetHandle": "input"}
-                                           for s, t, h in links]})
+    def agent(i: str) -> dict[str, Any]:
+        return {
+            "id": i,
+            "type": "agent",
+            "data": {"agentName": i.capitalize(), "userPrompt": f"{i}: {{{{PREVIOUS_OUTPUT}}}}", "model": "m"},
+        }
+
+    nodes = [
+        {"id": "s", "type": "start", "data": {"initialInput": "go"}},
+        agent("draft"),
+        {"id": "ap1", "type": "approval", "data": {"prompt": "Legal sign-off?"}},
+        {"id": "ap2", "type": "approval", "data": {"prompt": "Tone sign-off?"}},
+        agent("done1"),
+        agent("done2"),
+    ]
+    links = [
+        ("s", "draft", "output"),
+        ("draft", "ap1", "output"),
+        ("draft", "ap2", "output"),
+        ("ap1", "done1", "approve"),
+        ("ap2", "done2", "approve"),
+    ]
+    return parse_workflow(
+        {
+            "name": "Two approvals",
+            "nodes": nodes,
+            "connections": [
+                {"source": s, "target": t, "sourceHandle": h, "targetHandle": "input"} for s, t, h in links
+            ],
+        }
+    )
 
 
 def slow_echo(delay: float = 30.0):

@@ -13,8 +13,7 @@ from ..engine.test_store import recorded_run
 def _panel():
     nodes = [{"id": "s", "type": "start", "data": {"initialInput": "draft"}}]
     nodes += [{"id": f"r{i}", "type": "agent", "data": {"agentName": f"Reviewer {i}"}} for i in range(3)]
-    nodes += [{"id": "j", "type": "join", "data": {}},
-              {"id": "w", "type": "agent", "data": {"agentName": "Writer"}}]
+    nodes += [{"id": "j", "type": "join", "data": {}}, {"id": "w", "type": "agent", "data": {"agentName": "Writer"}}]
     conns = [{"source": "s", "target": f"r{i}"} for i in range(3)]
     conns += [{"source": f"r{i}", "target": "j"} for i in range(3)] + [{"source": "j", "target": "w"}]
     return parse_workflow({"nodes": nodes, "connections": conns})

@@ -71,25 +71,41 @@ def test_queued_approvals_carry_their_inputs(qtbot, bridge):
 
 
 def test_run_state_links_states_and_details_from_events():
-    wf = parse_workflow({"nodes": [
-        {"id": "s", "type": "start", "data": {"initialInput": "hi"}},
-        {"id": "c", "type": "if", "data": {"conditions": [{"operator": "contains", "value": "x"}]}},
-        {"id": "yes", "type": "agent", "data": {"agentName": "Yes"}},
-        {"id": "no", "type": "agent", "data": {"agentName": "No"}},
-        {"id": "never", "type": "agent", "data": {"agentName": "Never"}}],
-        "connections": [{"source": "s", "target": "c"}, {"source": "c", "target": "yes", "sourceHandle": "true"},
-                        {"source": "c", "target": "no", "sourceHandle": "false"}]})
+    wf = parse_workflow(
+        {
+            "nodes": [
+                {"id": "s", "type": "start", "data": {"initialInput": "hi"}},
+                {"id": "c", "type": "if", "data": {"conditions": [{"operator": "contains", "value": "x"}]}},
+                {"id": "yes", "type": "agent", "data": {"agentName": "Yes"}},
+                {"id": "no", "type": "agent", "data": {"agentName": "No"}},
+                {"id": "never", "type": "agent", "data": {"agentName": "Never"}},
+            ],
+            "connections": [
+                {"source": "s", "target": "c"},
+                {"source": "c", "target": "yes", "sourceHandle": "true"},
+                {"source": "c", "target": "no", "sourceHandle": "false"},
+            ],
+        }
+    )
     t = RunState(wf)
-    t.apply_many([
-        RunEvent("system", "run_status", "running", timestamp=1.0),
-        RunEvent("s", "step_start", "Start", timestamp=1.0),
-        RunEvent("c", "step_start", "Condition", timestamp=1.1),
-        # an AgentFlow log: no extra fields, the text says what matched (read once, as it is imported)
-        RunEvent.from_wire({"timestamp": 1.1, "nodeId": "c", "type": "logic_check",
-                            "content": "Condition 1: contains 'x' → matched"}),
-        RunEvent("yes", "step_start", "Yes", timestamp=1.2),
-        RunEvent("yes", "start_prompt", "hix", timestamp=1.2),
-    ])
+    t.apply_many(
+        [
+            RunEvent("system", "run_status", "running", timestamp=1.0),
+            RunEvent("s", "step_start", "Start", timestamp=1.0),
+            RunEvent("c", "step_start", "Condition", timestamp=1.1),
+            # an AgentFlow log: no extra fields, the text says what matched (read once, as it is imported)
+            RunEvent.from_wire(
+                {
+                    "timestamp": 1.1,
+                    "nodeId": "c",
+                    "type": "logic_check",
+                    "content": "Condition 1: contains 'x' → matched",
+                }
+            ),
+            RunEvent("yes", "step_start", "Yes", timestamp=1.2),
+            RunEvent("yes", "start_prompt", "hix", timestamp=1.2),
+        ]
+    )
     assert t.states == {"s": "done", "c": "done", "yes": "running"}
     # the legacy "true" handle is read as condition-0 (engine.graph.model normalises it on load)
     assert t.links == {("s", "output", "c"), ("c", "condition-0", "yes")}
@@ -153,14 +169,32 @@ def test_a_flow_node_names_its_subflow_relative_to_the_documents_file(qtbot, bri
     """As `flowdesk run FILE` does: `child.flow.json` next to the open document is found."""
     import json
 
-    (tmp_path / "child.flow.json").write_text(json.dumps({"name": "Child", "nodes": [
-        {"id": "s", "type": "start", "data": {"initialInput": "", "variables": [{"name": "topic"}]}},
-        {"id": "w", "type": "agent", "data": {"agentName": "W", "userPrompt": "child got: {{topic}}"}}],
-        "connections": [{"source": "s", "target": "w"}]}))
-    parent = parse_workflow({"name": "Parent", "nodes": [
-        {"id": "s", "type": "start", "data": {"initialInput": "hello"}},
-        {"id": "f", "type": "flow", "data": {"flow": "child.flow.json", "inputs": {"topic": "{{PREVIOUS_OUTPUT}}"}}}],
-        "connections": [{"source": "s", "target": "f"}]})
+    (tmp_path / "child.flow.json").write_text(
+        json.dumps(
+            {
+                "name": "Child",
+                "nodes": [
+                    {"id": "s", "type": "start", "data": {"initialInput": "", "variables": [{"name": "topic"}]}},
+                    {"id": "w", "type": "agent", "data": {"agentName": "W", "userPrompt": "child got: {{topic}}"}},
+                ],
+                "connections": [{"source": "s", "target": "w"}],
+            }
+        )
+    )
+    parent = parse_workflow(
+        {
+            "name": "Parent",
+            "nodes": [
+                {"id": "s", "type": "start", "data": {"initialInput": "hello"}},
+                {
+                    "id": "f",
+                    "type": "flow",
+                    "data": {"flow": "child.flow.json", "inputs": {"topic": "{{PREVIOUS_OUTPUT}}"}},
+                },
+            ],
+            "connections": [{"source": "s", "target": "f"}],
+        }
+    )
     (tmp_path / "parent.flow.json").write_text("{}")  # where the document lives
     with qtbot.waitSignal(bridge.run_finished, timeout=10000) as finished:
         bridge.start(parent, None, EchoProvider(), workflow_path=str(tmp_path / "parent.flow.json"))
@@ -168,8 +202,9 @@ def test_a_flow_node_names_its_subflow_relative_to_the_documents_file(qtbot, bri
     assert bridge.run.outputs["f"] == "child got: hello"
 
 
-def test_a_bridge_closed_while_its_run_is_being_stored_lets_the_store_finish_quietly(qtbot, qloop, tmp_path,
-                                                                                      monkeypatch):
+def test_a_bridge_closed_while_its_run_is_being_stored_lets_the_store_finish_quietly(
+    qtbot, qloop, tmp_path, monkeypatch
+):
     """The window closes (its bridge deleted) while the store commits the run's end on a worker
     thread: the commit completes and the run is stored; nothing touches the deleted Qt objects."""
     import time
@@ -187,9 +222,15 @@ def test_a_bridge_closed_while_its_run_is_being_stored_lets_the_store_finish_qui
     monkeypatch.setattr(RunRecorder, "settled", slow_settled)
     store = RunStore(tmp_path / "runs.db")
     b = RunBridge()
-    wf = parse_workflow({"nodes": [{"id": "s", "type": "start", "data": {"initialInput": "hi"}},
-                                   {"id": "a", "type": "agent", "data": {"agentName": "A", "model": "m"}}],
-                         "connections": [{"source": "s", "target": "a"}]})
+    wf = parse_workflow(
+        {
+            "nodes": [
+                {"id": "s", "type": "start", "data": {"initialInput": "hi"}},
+                {"id": "a", "type": "agent", "data": {"agentName": "A", "model": "m"}},
+            ],
+            "connections": [{"source": "s", "target": "a"}],
+        }
+    )
     run_id = b.start(wf, None, EchoProvider(), store)
     task = b._task
     qtbot.waitUntil(lambda: b.run is not None and b.run.status.is_final, timeout=5000)

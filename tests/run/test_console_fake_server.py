@@ -22,33 +22,56 @@ from tests.fakes.openai_server import FakeLLMServer, error_reply, openai_text, o
 @pytest.fixture
 def server(monkeypatch, tmp_path) -> Iterator[FakeLLMServer]:
     monkeypatch.setenv("FLOWDESK_CONFIG_DIR", str(tmp_path / "config"))
-    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy",
-                 "https_proxy", "all_proxy"):
+    for name in (
+        "OPENAI_API_KEY",
+        "OPENAI_BASE_URL",
+        "HTTP_PROXY",
+        "HTTPS_PROXY",
+        "ALL_PROXY",
+        "http_proxy",
+        "https_proxy",
+        "all_proxy",
+    ):
         monkeypatch.delenv(name, raising=False)
     with FakeLLMServer() as s:
         yield s
 
 
 def resolver_factory(server: FakeLLMServer):
-    fast: dict[str, Any] = {"http": HttpSettings(connectTimeout=1.0, readTimeout=20.0, maxRetries=0),
-                            "retry": RetryPolicy(max_retries=0, base_delay=0.01, max_delay=0.05)}
+    fast: dict[str, Any] = {
+        "http": HttpSettings(connectTimeout=1.0, readTimeout=20.0, maxRetries=0),
+        "retry": RetryPolicy(max_retries=0, base_delay=0.01, max_delay=0.05),
+    }
     return lambda: make_resolver("openai", base_url=server.base_url, **fast)
 
 
 def agent(node_id: str, name: str, *, subagents: bool = False) -> dict[str, Any]:
-    return {"id": node_id, "type": "agent", "data": {"agentName": name, "systemPrompt": f"You are {name}.",
-                                                     "model": "gpt-4o-mini",
-                                                     "tools": {"web_search": False, "subagents": subagents}}}
+    return {
+        "id": node_id,
+        "type": "agent",
+        "data": {
+            "agentName": name,
+            "systemPrompt": f"You are {name}.",
+            "model": "gpt-4o-mini",
+            "tools": {"web_search": False, "subagents": subagents},
+        },
+    }
 
 
 def nested_flow():
-    nodes = [{"id": "start", "type": "start", "data": {"initialInput": "Question?"}},
-             agent("lead", "Lead", subagents=True), agent("mid", "Mid", subagents=True), agent("leaf", "Leaf"),
-             agent("other", "Other")]
-    conns = [{"source": "start", "target": "lead", "sourceHandle": "output"},
-             {"source": "lead", "target": "mid", "sourceHandle": "subagent"},
-             {"source": "mid", "target": "leaf", "sourceHandle": "subagent"},
-             {"source": "lead", "target": "other", "sourceHandle": "subagent"}]
+    nodes = [
+        {"id": "start", "type": "start", "data": {"initialInput": "Question?"}},
+        agent("lead", "Lead", subagents=True),
+        agent("mid", "Mid", subagents=True),
+        agent("leaf", "Leaf"),
+        agent("other", "Other"),
+    ]
+    conns = [
+        {"source": "start", "target": "lead", "sourceHandle": "output"},
+        {"source": "lead", "target": "mid", "sourceHandle": "subagent"},
+        {"source": "mid", "target": "leaf", "sourceHandle": "subagent"},
+        {"source": "lead", "target": "other", "sourceHandle": "subagent"},
+    ]
     return parse_workflow({"name": "Nested", "nodes": nodes, "connections": conns})
 
 
@@ -56,8 +79,12 @@ def nested_handler(rec):
     system, results = rec.system_prompt, rec.tool_results
     if system == "You are Lead.":
         if not results:
-            return openai_tool_calls([(tool_name_for("Mid", "mid"), {"input": "dig deeper"}),
-                                      (tool_name_for("Other", "other"), {"input": "second opinion"})])
+            return openai_tool_calls(
+                [
+                    (tool_name_for("Mid", "mid"), {"input": "dig deeper"}),
+                    (tool_name_for("Other", "other"), {"input": "second opinion"}),
+                ]
+            )
         return openai_text("Final: " + " | ".join(results))
     if system == "You are Mid.":
         if not results:
@@ -72,9 +99,13 @@ def nested_handler(rec):
 
 def test_cancel_during_a_slow_streamed_response_closes_it_within_a_second(qtbot, console, server):
     server.push(openai_text("tick tock tick tock", pieces=4, pause=10))
-    wf = parse_workflow({"name": "Slow", "nodes": [{"id": "s", "type": "start", "data": {"initialInput": "hi"}},
-                                                   agent("a", "A")],
-                         "connections": [{"source": "s", "target": "a"}]})
+    wf = parse_workflow(
+        {
+            "name": "Slow",
+            "nodes": [{"id": "s", "type": "start", "data": {"initialInput": "hi"}}, agent("a", "A")],
+            "connections": [{"source": "s", "target": "a"}],
+        }
+    )
     console.set_workflow(wf)
     console.set_resolver_factory(resolver_factory(server))
     console.run_action.trigger()

@@ -31,12 +31,13 @@ def test_take_up_a_paused_run_and_approve_it(qtbot, console, tmp_path):
     assert finished.args == ["completed"]
     assert store.get_run(run_id).status == "completed"
     stored = [(e.node_id, e.type, e.content) for e in store.events(run_id) if e.type != "step_end"]
-    assert stored[:len(before)] == before
-    appended = stored[len(before):]
+    assert stored[: len(before)] == before
+    appended = stored[len(before) :]
     assert appended[0][:2] == ("signoff", "input_received") and json.loads(appended[0][2])["decision"] == "approve"
     assert [n for n, t, _ in appended if t == "llm_response"] == ["send"]
-    assert [(e.node_id, e.type, e.content) for e in console.visible_entries()] == [x for x in stored
-                                                                                   if x[1] != "step_end"]
+    assert [(e.node_id, e.type, e.content) for e in console.visible_entries()] == [
+        x for x in stored if x[1] != "step_end"
+    ]
 
 
 def test_cancel_a_taken_up_run_records_it_cancelled(qtbot, console, tmp_path):

@@ -71,14 +71,17 @@ def test_approve_by_click_resumes_on_the_approve_branch(qtbot, console, review):
         qtbot.mouseClick(card.approve_button, Qt.MouseButton.LeftButton)
     assert finished.args == ["completed"]
     entries = shown(console)
-    check(entries[len(PAUSED_ENTRIES):], [
-        ("signoff", "input_received", json.dumps({"decision": "approve", "note": ""})),
-        ("system", "run_status", "running"),
-        ("send", "step_start", None),
-        ("send", "start_prompt", None),
-        ("send", "llm_response", None),
-        ("system", "run_status", "completed"),
-    ])
+    check(
+        entries[len(PAUSED_ENTRIES) :],
+        [
+            ("signoff", "input_received", json.dumps({"decision": "approve", "note": ""})),
+            ("system", "run_status", "running"),
+            ("send", "step_start", None),
+            ("send", "start_prompt", None),
+            ("send", "llm_response", None),
+            ("system", "run_status", "completed"),
+        ],
+    )
     assert entries[-2][2].startswith("Final reply to send:")
     assert not console.approvals.isVisible() and console.approvals.cards == []
     states = console.bridge.node_states()
@@ -98,9 +101,10 @@ def test_reject_with_a_note_takes_the_reject_branch(qtbot, console, review):
         qtbot.mouseClick(card.reject_button, Qt.MouseButton.LeftButton)
     entries = shown(console)
     received = [e for e in entries if e[1] == "input_received"]
-    assert received == [("signoff", "input_received",
-                         json.dumps({"decision": "reject", "note": "Too generous, only promise a review"}))]
-    nodes_after = [n for n, t, _ in entries[len(PAUSED_ENTRIES):] if t == "step_start"]
+    assert received == [
+        ("signoff", "input_received", json.dumps({"decision": "reject", "note": "Too generous, only promise a review"}))
+    ]
+    nodes_after = [n for n, t, _ in entries[len(PAUSED_ENTRIES) :] if t == "step_start"]
     assert nodes_after == ["revise"]
     assert console.bridge.node_states()["send"] == "skipped"
     assert ("signoff", "reject", "revise") in console.bridge.followed_links()
@@ -129,8 +133,14 @@ def test_two_pending_approvals_answered_through_their_cards_in_order(qtbot, cons
 
     qtbot.keyClicks(first.note_edit, "one")
     qtbot.mouseClick(first.approve_button, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: len(console.approvals.cards) == 1 and console.approvals.cards[0].request.active
-                    and not console.bridge.is_busy, timeout=5000)
+    qtbot.waitUntil(
+        lambda: (
+            len(console.approvals.cards) == 1
+            and console.approvals.cards[0].request.active
+            and not console.bridge.is_busy
+        ),
+        timeout=5000,
+    )
     card = console.approvals.cards[0]
     assert card.request.node_id == "ap2"
     qtbot.keyClicks(card.note_edit, "two")
@@ -138,7 +148,10 @@ def test_two_pending_approvals_answered_through_their_cards_in_order(qtbot, cons
         qtbot.mouseClick(card.approve_button, Qt.MouseButton.LeftButton)
     assert finished.args == ["completed"]
     received = [(n, json.loads(c)) for n, t, c in shown(console) if t == "input_received"]
-    assert received == [("ap1", {"decision": "approve", "note": "one"}), ("ap2", {"decision": "approve", "note": "two"})]
+    assert received == [
+        ("ap1", {"decision": "approve", "note": "one"}),
+        ("ap2", {"decision": "approve", "note": "two"}),
+    ]
     responses = {n: c for n, t, c in shown(console) if t == "llm_response"}
     assert responses["done1"] == "done1: draft: go" and responses["done2"] == "done2: draft: go"
 
@@ -201,4 +214,5 @@ def test_exports(qtbot, console, review, tmp_path):
     assert record["workflow"]["nodes"][0]["id"] == "start"
     console.copy_final_output()
     from PySide6.QtGui import QGuiApplication
+
     assert QGuiApplication.clipboard().text() == console.final_output()

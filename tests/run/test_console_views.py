@@ -35,8 +35,10 @@ def test_streamed_text_fills_the_response_entry_live_then_the_final_answer_repla
     console.set_workflow(review)
     console.set_resolver_factory(lambda: provider)
     console.run_action.trigger()
-    qtbot.waitUntil(lambda: any(e.type == "llm_stream" and e.content == "Hello **world**"
-                                for e in console.visible_entries()), timeout=5000)
+    qtbot.waitUntil(
+        lambda: any(e.type == "llm_stream" and e.content == "Hello **world**" for e in console.visible_entries()),
+        timeout=5000,
+    )
     streaming = [e for e in console.visible_entries() if e.node_id == "triage"]
     assert [e.type for e in streaming] == ["step_start", "start_prompt", "llm_stream"]
     # nothing selected: the details pane follows the answer being streamed, rendered as Markdown
@@ -47,8 +49,9 @@ def test_streamed_text_fills_the_response_entry_live_then_the_final_answer_repla
         provider.gate.set()  # the answer has no "refund": the flow ends on the general branch
     triage = [e for e in console.visible_entries() if e.node_id == "triage"]
     assert [e.type for e in triage] == ["step_start", "start_prompt", "llm_response"]
-    assert triage[-1].content == "Hello **world**, final." and triage[-1].extra == {"usage": {"prompt_tokens": 3,
-                                                                                            "completion_tokens": 4}}
+    assert triage[-1].content == "Hello **world**, final." and triage[-1].extra == {
+        "usage": {"prompt_tokens": 3, "completion_tokens": 4}
+    }
     assert not any(e.type == "llm_delta" for e in console.visible_entries())
     assert sum(e.type == "llm_delta" and e.node_id == "triage" for e in console.all_events()) == 3
     assert console.node_details("triage")["usage"] == {"prompt_tokens": 3, "completion_tokens": 4}
@@ -190,6 +193,7 @@ def test_replay_of_a_stored_run_shows_the_same_log_and_states(qtbot, console, re
     run_id = console.run_id
 
     from editor.run.console import RunConsole
+
     other = RunConsole()
     qtbot.addWidget(other)
     with qtbot.waitSignal(other.node_states_changed) as states:
@@ -239,8 +243,12 @@ def test_a_long_log_is_a_model_and_search_waits_for_typing_to_pause(qtbot, conso
     events = [RunEvent("system", "run_status", "running")]
     for i in range(4000):
         nid = ("triage", "send", "revise")[i % 3]
-        events += [RunEvent(nid, "step_start", "x"), RunEvent(nid, "llm_delta", f"part {i} "),
-                   RunEvent(nid, "llm_delta", "more"), RunEvent(nid, "llm_response", f"answer {i}")]
+        events += [
+            RunEvent(nid, "step_start", "x"),
+            RunEvent(nid, "llm_delta", f"part {i} "),
+            RunEvent(nid, "llm_delta", "more"),
+            RunEvent(nid, "llm_response", f"answer {i}"),
+        ]
     events.append(RunEvent("system", "run_status", "completed"))
     t0 = _time.perf_counter()
     assert console.replay(review, events)
@@ -273,12 +281,16 @@ def test_a_step_entry_shows_how_and_when_the_step_ended(qtbot, console, research
     assert "✓ done in" in QGuiApplication.clipboard().text()
 
     # a failed step: its error, and the error link it went on by
-    failing = parse_workflow({
-        "nodes": [{"id": "s", "type": "start", "data": {"initialInput": "x"}},
-                  {"id": "w", "type": "fetch", "data": {"url": "http://127.0.0.1:9/nothing"}},
-                  {"id": "a", "type": "agent", "data": {"agentName": "Fallback"}}],
-        "connections": [{"source": "s", "target": "w"},
-                        {"source": "w", "target": "a", "sourceHandle": "error"}]})
+    failing = parse_workflow(
+        {
+            "nodes": [
+                {"id": "s", "type": "start", "data": {"initialInput": "x"}},
+                {"id": "w", "type": "fetch", "data": {"url": "http://127.0.0.1:9/nothing"}},
+                {"id": "a", "type": "agent", "data": {"agentName": "Fallback"}},
+            ],
+            "connections": [{"source": "s", "target": "w"}, {"source": "w", "target": "a", "sourceHandle": "error"}],
+        }
+    )
     console.set_workflow(failing)
     with qtbot.waitSignal(console.run_finished, timeout=10000):
         console.run_action.trigger()
@@ -295,9 +307,15 @@ def test_the_input_box_says_what_an_empty_box_runs_with(qtbot, console):
     from engine import parse_workflow
 
     def flow(text: str):
-        return parse_workflow({"nodes": [{"id": "s", "type": "start", "data": {"initialInput": text}},
-                                         {"id": "a", "type": "agent", "data": {}}],
-                               "connections": [{"source": "s", "target": "a"}]})
+        return parse_workflow(
+            {
+                "nodes": [
+                    {"id": "s", "type": "start", "data": {"initialInput": text}},
+                    {"id": "a", "type": "agent", "data": {}},
+                ],
+                "connections": [{"source": "s", "target": "a"}],
+            }
+        )
 
     console.set_workflow(flow(""))
     assert console.input_edit.toPlainText() == ""
@@ -312,15 +330,22 @@ def test_the_input_box_says_what_an_empty_box_runs_with(qtbot, console):
 def test_a_node_called_in_every_round_of_a_loop_shows_its_last_call_and_its_total(qtbot, console):
     from engine import parse_workflow
 
-    wf = parse_workflow({
-        "nodes": [{"id": "s", "type": "start", "data": {"initialInput": "a draft"}},
-                  {"id": "rounds", "type": "loop", "data": {"maxIterations": 3, "until": "never said"}},
-                  {"id": "reviser", "type": "agent", "data": {"agentName": "Reviser"}},
-                  {"id": "final", "type": "agent", "data": {"agentName": "Final"}}],
-        "connections": [{"source": "s", "target": "rounds"},
-                        {"source": "rounds", "target": "reviser", "sourceHandle": "body"},
-                        {"source": "reviser", "target": "rounds"},
-                        {"source": "rounds", "target": "final", "sourceHandle": "done"}]})
+    wf = parse_workflow(
+        {
+            "nodes": [
+                {"id": "s", "type": "start", "data": {"initialInput": "a draft"}},
+                {"id": "rounds", "type": "loop", "data": {"maxIterations": 3, "until": "never said"}},
+                {"id": "reviser", "type": "agent", "data": {"agentName": "Reviser"}},
+                {"id": "final", "type": "agent", "data": {"agentName": "Final"}},
+            ],
+            "connections": [
+                {"source": "s", "target": "rounds"},
+                {"source": "rounds", "target": "reviser", "sourceHandle": "body"},
+                {"source": "reviser", "target": "rounds"},
+                {"source": "rounds", "target": "final", "sourceHandle": "done"},
+            ],
+        }
+    )
     console.set_workflow(wf)
     with qtbot.waitSignal(console.run_finished, timeout=5000):
         console.run_action.trigger()
@@ -343,6 +368,8 @@ def test_the_cost_says_what_it_is_made_of(qtbot, console, research):
     assert "tokens in" in tip and "echo: $0" in tip and "No price" not in tip, tip
     from editor.run.console import cost_breakdown
 
-    costs = {"nodes": {"a": {"prompt": 5, "completion": 3, "model": "llama3.2", "cost": None}},
-             "total": {"prompt": 5, "completion": 3, "tokens": 8, "cost": None, "unpriced": ["llama3.2"]}}
+    costs = {
+        "nodes": {"a": {"prompt": 5, "completion": 3, "model": "llama3.2", "cost": None}},
+        "total": {"prompt": 5, "completion": 3, "tokens": 8, "cost": None, "unpriced": ["llama3.2"]},
+    }
     assert "No price known for llama3.2" in cost_breakdown(costs)

@@ -14,38 +14,61 @@ from tests.fakes.web_server import WebServer, json_answer, text_answer
 
 
 def parent_workflow():
-    return parse_workflow({"name": "Parent", "version": 1, "nodes": [
-        {"id": "start", "type": "start", "x": 0, "y": 0, "data": {"initialInput": "go"}},
-        {"id": "sub", "type": "flow", "x": 300, "y": 0, "data": {"flow": "flow-child", "inputs": {"topic": "x"}}},
-        {"id": "api", "type": "http", "x": 600, "y": 0, "data": {"url": "http://127.0.0.1:1/x"}},
-    ], "connections": [
-        {"source": "start", "target": "sub", "sourceHandle": "output", "targetHandle": "input"},
-        {"source": "sub", "target": "api", "sourceHandle": "output", "targetHandle": "input"}]})
+    return parse_workflow(
+        {
+            "name": "Parent",
+            "version": 1,
+            "nodes": [
+                {"id": "start", "type": "start", "x": 0, "y": 0, "data": {"initialInput": "go"}},
+                {
+                    "id": "sub",
+                    "type": "flow",
+                    "x": 300,
+                    "y": 0,
+                    "data": {"flow": "flow-child", "inputs": {"topic": "x"}},
+                },
+                {"id": "api", "type": "http", "x": 600, "y": 0, "data": {"url": "http://127.0.0.1:1/x"}},
+            ],
+            "connections": [
+                {"source": "start", "target": "sub", "sourceHandle": "output", "targetHandle": "input"},
+                {"source": "sub", "target": "api", "sourceHandle": "output", "targetHandle": "input"},
+            ],
+        }
+    )
 
 
 def child_workflow():
-    return parse_workflow({"name": "Child", "version": 1, "nodes": [
-        {"id": "start", "type": "start", "x": 0, "y": 0, "data": {"initialInput": ""}},
-        {"id": "writer", "type": "agent", "x": 300, "y": 0, "data": {"agentName": "Child writer"}}],
-        "connections": []})
+    return parse_workflow(
+        {
+            "name": "Child",
+            "version": 1,
+            "nodes": [
+                {"id": "start", "type": "start", "x": 0, "y": 0, "data": {"initialInput": ""}},
+                {"id": "writer", "type": "agent", "x": 300, "y": 0, "data": {"agentName": "Child writer"}},
+            ],
+            "connections": [],
+        }
+    )
 
 
 def events():
     t = 1000.0
     path = "sub:run-child-1"
-    out = [RunEvent("system", "run_status", "running", timestamp=t),
-           RunEvent("start", "step_start", "", timestamp=t + 1),
-           RunEvent("sub", "step_start", "", timestamp=t + 2),
-           RunEvent("start", "step_start", "", timestamp=t + 3, path=path),
-           RunEvent("writer", "step_start", "", timestamp=t + 4, path=path),
-           RunEvent("writer", "llm_delta", "Hel", timestamp=t + 5, path=path),
-           RunEvent("writer", "llm_delta", "lo", timestamp=t + 5.5, path=path),
-           RunEvent("writer", "llm_response", "Hello child", timestamp=t + 6, path=path),
-           RunEvent("sub", "node_output", "Hello child", timestamp=t + 7, extra={"handle": "output"}),
-           RunEvent("api", "step_start", "", timestamp=t + 8),
-           RunEvent("api", "http_request", "", timestamp=t + 9, extra={"method": "GET", "url": "http://127.0.0.1/x"}),
-           RunEvent("api", "http_response", "", timestamp=t + 10, extra={"status": 200, "bytes": 12, "durationMs": 3}),
-           RunEvent("system", "run_status", "completed", timestamp=t + 11)]
+    out = [
+        RunEvent("system", "run_status", "running", timestamp=t),
+        RunEvent("start", "step_start", "", timestamp=t + 1),
+        RunEvent("sub", "step_start", "", timestamp=t + 2),
+        RunEvent("start", "step_start", "", timestamp=t + 3, path=path),
+        RunEvent("writer", "step_start", "", timestamp=t + 4, path=path),
+        RunEvent("writer", "llm_delta", "Hel", timestamp=t + 5, path=path),
+        RunEvent("writer", "llm_delta", "lo", timestamp=t + 5.5, path=path),
+        RunEvent("writer", "llm_response", "Hello child", timestamp=t + 6, path=path),
+        RunEvent("sub", "node_output", "Hello child", timestamp=t + 7, extra={"handle": "output"}),
+        RunEvent("api", "step_start", "", timestamp=t + 8),
+        RunEvent("api", "http_request", "", timestamp=t + 9, extra={"method": "GET", "url": "http://127.0.0.1/x"}),
+        RunEvent("api", "http_response", "", timestamp=t + 10, extra={"status": 200, "bytes": 12, "durationMs": 3}),
+        RunEvent("system", "run_status", "completed", timestamp=t + 11),
+    ]
     return out
 
 
@@ -67,9 +90,11 @@ def test_child_entries_are_grouped_under_the_flow_node_and_collapse_with_it(cons
     nested = [r for r in got if r[3] == 1]
     # the child's entries follow the flow node's step, named from the child workflow, streamed
     # deltas folded into the final response like a top-level node's
-    assert nested == [("sub", "start", "step_start", 1, "Start"),
-                      ("sub", "writer", "step_start", 1, "Child writer"),
-                      ("sub", "writer", "llm_response", 1, "Child writer")]
+    assert nested == [
+        ("sub", "start", "step_start", 1, "Start"),
+        ("sub", "writer", "step_start", 1, "Child writer"),
+        ("sub", "writer", "llm_response", 1, "Child writer"),
+    ]
     i = got.index(("sub", "start", "step_start", 1, "Start"))
     assert got[i - 1][:3] == ("sub", "sub", "step_start")
     assert console.visible_entries()[i + 2].content == "Hello child"
@@ -95,10 +120,21 @@ def test_http_entries_and_flow_calls_are_summarised(console):
     from editor.run.log_view import summary_for
 
     evs = events() + [
-        RunEvent("agent", "flow_call_start", '{"topic": "tides"}', timestamp=2000.0,
-                 extra={"callId": "fc1", "flowId": "flow-child", "flowName": "Child", "parentNodeId": "agent"}),
-        RunEvent("agent", "flow_call_end", "Hello child", timestamp=2001.5,
-                 extra={"callId": "fc1", "flowId": "flow-child", "flowName": "Child", "parentNodeId": "agent"})]
+        RunEvent(
+            "agent",
+            "flow_call_start",
+            '{"topic": "tides"}',
+            timestamp=2000.0,
+            extra={"callId": "fc1", "flowId": "flow-child", "flowName": "Child", "parentNodeId": "agent"},
+        ),
+        RunEvent(
+            "agent",
+            "flow_call_end",
+            "Hello child",
+            timestamp=2001.5,
+            extra={"callId": "fc1", "flowId": "flow-child", "flowName": "Child", "parentNodeId": "agent"},
+        ),
+    ]
     assert console.replay(parent_workflow(), evs)
     by_type = {e.type: e for e in console.model.entries}
     assert summary_for(by_type["http_request"]) == "GET http://127.0.0.1/x"
@@ -125,8 +161,16 @@ def test_send_test_request_shows_status_headers_and_pretty_json(qtbot, qloop):
         server.route("/missing", json_answer({"error": "nope"}, status=404))
         page = HttpPage(lambda f, v, m: edits.append((f, v)), lambda w: w, lambda: {"item": 7})
         qtbot.addWidget(page)
-        page.load({"method": "GET", "url": server.url("/items/{{item}}"), "query": [{"key": "q", "value": "{{item}}"}],
-                   "headers": [{"key": "X-Trace", "value": "t-{{item}}"}], "bodyType": "none", "failOnStatus": True})
+        page.load(
+            {
+                "method": "GET",
+                "url": server.url("/items/{{item}}"),
+                "query": [{"key": "q", "value": "{{item}}"}],
+                "headers": [{"key": "X-Trace", "value": "t-{{item}}"}],
+                "bodyType": "none",
+                "failOnStatus": True,
+            }
+        )
         with qtbot.waitSignal(page.test_finished, timeout=10000) as sig:
             page.send.click()
             assert page.send.text() == "Cancel test request"  # not blocking: the window keeps running
@@ -162,25 +206,43 @@ def test_live_subflow_run_groups_entries_and_a_child_approval_is_answered_from_t
 
     folder = tmp_path / "lib"
     folder.mkdir()
-    (folder / "child.flow.json").write_text(json.dumps({
-        "id": "flow-child", "name": "Child", "version": 1, "nodes": [
-            {"id": "start", "type": "start", "x": 0, "y": 0, "data": {"initialInput": "draft"}},
-            {"id": "writer", "type": "agent", "x": 300, "y": 0, "data": {"agentName": "Child writer"}},
-            {"id": "ok", "type": "approval", "x": 600, "y": 0, "data": {"prompt": "Send the child's draft?"}},
-            {"id": "done", "type": "agent", "x": 900, "y": 0, "data": {"agentName": "Child sender"}}],
-        "connections": [
-            {"source": "start", "target": "writer", "sourceHandle": "output", "targetHandle": "input"},
-            {"source": "writer", "target": "ok", "sourceHandle": "output", "targetHandle": "input"},
-            {"source": "ok", "target": "done", "sourceHandle": "approve", "targetHandle": "input"}]}))
+    (folder / "child.flow.json").write_text(
+        json.dumps(
+            {
+                "id": "flow-child",
+                "name": "Child",
+                "version": 1,
+                "nodes": [
+                    {"id": "start", "type": "start", "x": 0, "y": 0, "data": {"initialInput": "draft"}},
+                    {"id": "writer", "type": "agent", "x": 300, "y": 0, "data": {"agentName": "Child writer"}},
+                    {"id": "ok", "type": "approval", "x": 600, "y": 0, "data": {"prompt": "Send the child's draft?"}},
+                    {"id": "done", "type": "agent", "x": 900, "y": 0, "data": {"agentName": "Child sender"}},
+                ],
+                "connections": [
+                    {"source": "start", "target": "writer", "sourceHandle": "output", "targetHandle": "input"},
+                    {"source": "writer", "target": "ok", "sourceHandle": "output", "targetHandle": "input"},
+                    {"source": "ok", "target": "done", "sourceHandle": "approve", "targetHandle": "input"},
+                ],
+            }
+        )
+    )
     set_default_library(FlowLibrary([folder], seed=False))
     try:
-        wf = parse_workflow({"name": "Parent", "version": 1, "nodes": [
-            {"id": "start", "type": "start", "x": 0, "y": 0, "data": {"initialInput": "go"}},
-            {"id": "sub", "type": "flow", "x": 300, "y": 0, "data": {"flow": "flow-child"}},
-            {"id": "after", "type": "agent", "x": 600, "y": 0, "data": {"agentName": "After"}}],
-            "connections": [
-                {"source": "start", "target": "sub", "sourceHandle": "output", "targetHandle": "input"},
-                {"source": "sub", "target": "after", "sourceHandle": "output", "targetHandle": "input"}]})
+        wf = parse_workflow(
+            {
+                "name": "Parent",
+                "version": 1,
+                "nodes": [
+                    {"id": "start", "type": "start", "x": 0, "y": 0, "data": {"initialInput": "go"}},
+                    {"id": "sub", "type": "flow", "x": 300, "y": 0, "data": {"flow": "flow-child"}},
+                    {"id": "after", "type": "agent", "x": 600, "y": 0, "data": {"agentName": "After"}},
+                ],
+                "connections": [
+                    {"source": "start", "target": "sub", "sourceHandle": "output", "targetHandle": "input"},
+                    {"source": "sub", "target": "after", "sourceHandle": "output", "targetHandle": "input"},
+                ],
+            }
+        )
         console.model.child_workflow = lambda nid: FlowLibrary([folder], seed=False).load("flow-child")
         console.set_workflow(wf, str(tmp_path / "parent.flow.json"))
         with qtbot.waitSignal(console.approvals.waiting_changed, timeout=8000):

@@ -42,8 +42,12 @@ def test_nothing_outside_the_scheduler_reads_a_runs_private_attributes() -> None
 
 def test_the_scan_finds_what_it_looks_for() -> None:
     tree = ast.parse("ctx.run._loop_step(n)\nrun._pending = None\nctx._x\nself.run._emit()\nrun.__class__\n")
-    assert [text for _line, text in _private_run_reads(tree)] == ["run._loop_step", "run._pending", "ctx._x",
-                                                                  "run._emit"]
+    assert [text for _line, text in _private_run_reads(tree)] == [
+        "run._loop_step",
+        "run._pending",
+        "ctx._x",
+        "run._emit",
+    ]
 
 
 def test_the_scheduler_names_no_kind() -> None:
@@ -81,16 +85,31 @@ class CounterSpec(NodeSpec):
 
 
 def _counting_flow() -> Any:
-    nodes = [{"id": "s", "type": "start", "data": {"initialInput": "go"}},
-             {"id": "a", "type": "agent", "data": {"agentName": "A", "userPrompt": "a {{PREVIOUS_OUTPUT}}"}},
-             {"id": "b", "type": "agent", "data": {"agentName": "B", "userPrompt": "b {{PREVIOUS_OUTPUT}}"}},
-             {"id": "ok", "type": "approval", "data": {"prompt": "third?"}},
-             {"id": "c", "type": CounterSpec.kind, "data": {}},
-             {"id": "end", "type": "agent", "data": {"agentName": "End", "userPrompt": "got {{PREVIOUS_OUTPUT}}"}}]
-    links = [("s", "a", "output"), ("s", "b", "output"), ("s", "ok", "output"), ("a", "c", "output"),
-             ("b", "c", "output"), ("ok", "c", "approve"), ("c", "end", "output")]
-    return parse_workflow({"nodes": nodes, "connections": [
-        {"source": s, "target": t, "sourceHandle": h, "targetHandle": "input"} for s, t, h in links]})
+    nodes = [
+        {"id": "s", "type": "start", "data": {"initialInput": "go"}},
+        {"id": "a", "type": "agent", "data": {"agentName": "A", "userPrompt": "a {{PREVIOUS_OUTPUT}}"}},
+        {"id": "b", "type": "agent", "data": {"agentName": "B", "userPrompt": "b {{PREVIOUS_OUTPUT}}"}},
+        {"id": "ok", "type": "approval", "data": {"prompt": "third?"}},
+        {"id": "c", "type": CounterSpec.kind, "data": {}},
+        {"id": "end", "type": "agent", "data": {"agentName": "End", "userPrompt": "got {{PREVIOUS_OUTPUT}}"}},
+    ]
+    links = [
+        ("s", "a", "output"),
+        ("s", "b", "output"),
+        ("s", "ok", "output"),
+        ("a", "c", "output"),
+        ("b", "c", "output"),
+        ("ok", "c", "approve"),
+        ("c", "end", "output"),
+    ]
+    return parse_workflow(
+        {
+            "nodes": nodes,
+            "connections": [
+                {"source": s, "target": t, "sourceHandle": h, "targetHandle": "input"} for s, t, h in links
+            ],
+        }
+    )
 
 
 async def test_a_counter_kind_keeps_its_state_across_snapshot_and_restore() -> None:

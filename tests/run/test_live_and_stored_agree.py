@@ -76,17 +76,24 @@ def test_live_and_stored_paths_agree(qtbot, qloop, tmp_path, review, research, c
     assert a.node_states() == b.node_states()
     assert a.links == b.links and a.links
     assert a.outputs == b.outputs
-    assert a.pending_approvals == b.pending_approvals == ([run.pending_approval, *run.queued_approvals]
-                                                          if run.pending_approval else [])
+    assert (
+        a.pending_approvals
+        == b.pending_approvals
+        == ([run.pending_approval, *run.queued_approvals] if run.pending_approval else [])
+    )
     assert {n: d.visits for n, d in a.details.items()} == {n: d.visits for n, d in b.details.items()}
-    assert [(c.node_id, c.state, c.input, c.output) for c, _ in a.call_tree()] == \
-        [(c.node_id, c.state, c.input, c.output) for c, _ in b.call_tree()]
+    assert [(c.node_id, c.state, c.input, c.output) for c, _ in a.call_tree()] == [
+        (c.node_id, c.state, c.input, c.output) for c, _ in b.call_tree()
+    ]
     # what the views show: the console's signals, the trace, and the stored view's canvas
     assert console.bridge.node_states() == dict(b.states)
     assert set(console.trace.calls) == set(window.console.trace.calls)
     canvas = {nid: item.run_state for nid, item in window.scene.node_items.items()}
-    assert canvas == {nid: ({"skipped": "not_reached", "cancelled": "not_reached"}.get(s, s) if s else None)
-                      for nid in canvas for s in [a.states.get(nid)]}
+    assert canvas == {
+        nid: ({"skipped": "not_reached", "cancelled": "not_reached"}.get(s, s) if s else None)
+        for nid in canvas
+        for s in [a.states.get(nid)]
+    }
     followed = {(k[0], k[1], k[2]) for k, e in window.scene.edge_items.items() if e.followed}
     assert {(s, "condition-0" if h == "true" else h, t) for s, h, t in followed} == a.links
     for nid in a.node_states():
@@ -99,8 +106,13 @@ def test_live_and_stored_paths_agree(qtbot, qloop, tmp_path, review, research, c
 
 def test_the_run_view_says_what_the_run_was_given(qtbot, tmp_path, review):
     store = RunStore(tmp_path / "runs.db")
-    store.create_run("given", review, initial_input="Hello,\nI was charged twice", owner=False,
-                     arguments={"tone": "warm", "limit": 3})
+    store.create_run(
+        "given",
+        review,
+        initial_input="Hello,\nI was charged twice",
+        owner=False,
+        arguments={"tone": "warm", "limit": 3},
+    )
     store.create_run("bare", review, owner=False)
     window = RunViewWindow("given", review, [], store.get_run("given"), store=store)
     qtbot.addWidget(window)

@@ -13,11 +13,14 @@ from tests.engine.flows import Recorder
 
 def test_every_batch_is_in_the_store_when_delivered(qtbot, qloop, tmp_path: Path) -> None:
     n = 40
-    wf = parse_workflow({"nodes": [{"id": "s", "type": "start", "data": {"initialInput": "go"}}]
-                         + [{"id": f"a{i}", "type": "agent", "data": {"agentName": f"A{i}", "model": "m"}}
-                            for i in range(n)],
-                         "connections": [{"source": "s", "target": "a0"}]
-                         + [{"source": f"a{i}", "target": f"a{i + 1}"} for i in range(n - 1)]})
+    wf = parse_workflow(
+        {
+            "nodes": [{"id": "s", "type": "start", "data": {"initialInput": "go"}}]
+            + [{"id": f"a{i}", "type": "agent", "data": {"agentName": f"A{i}", "model": "m"}} for i in range(n)],
+            "connections": [{"source": "s", "target": "a0"}]
+            + [{"source": f"a{i}", "target": f"a{i + 1}"} for i in range(n - 1)],
+        }
+    )
     store = RunStore(tmp_path / "runs.db")
     reader = RunStore(tmp_path / "runs.db")  # another connection, as a process started after a kill
     bridge = RunBridge(flush_interval_ms=10)

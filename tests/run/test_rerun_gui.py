@@ -71,8 +71,12 @@ def test_compare_view_marks_changed_nodes_and_renders_the_output_diff(qtbot, tmp
     from tests.engine.flows import agent, link, start
 
     def wf(prompt: str):
-        return parse_workflow({"nodes": [start("s", "hello world"), agent("a", prompt), agent("b", "{{PREVIOUS_OUTPUT}}")],
-                               "connections": [link("s", "a"), link("a", "b")]})
+        return parse_workflow(
+            {
+                "nodes": [start("s", "hello world"), agent("a", prompt), agent("b", "{{PREVIOUS_OUTPUT}}")],
+                "connections": [link("s", "a"), link("a", "b")],
+            }
+        )
 
     runs = []
     for prompt in ("say: {{PREVIOUS_OUTPUT}}", "shout: {{PREVIOUS_OUTPUT}}"):
@@ -108,9 +112,17 @@ def test_compare_table_says_from_cache_and_not_reached(qtbot, tmp_path):
     from engine.store import RunRecorder, RunStore
     from tests.engine.flows import agent, link, start
 
-    wf = parse_workflow({"nodes": [start("s", "hello"), agent("a", "{{PREVIOUS_OUTPUT}}"), agent("b", "{{PREVIOUS_OUTPUT}}"),
-                                   agent("c", "{{PREVIOUS_OUTPUT}}")],
-                         "connections": [link("s", "a"), link("a", "b")]})  # nothing leads to c
+    wf = parse_workflow(
+        {
+            "nodes": [
+                start("s", "hello"),
+                agent("a", "{{PREVIOUS_OUTPUT}}"),
+                agent("b", "{{PREVIOUS_OUTPUT}}"),
+                agent("c", "{{PREVIOUS_OUTPUT}}"),
+            ],
+            "connections": [link("s", "a"), link("a", "b")],
+        }
+    )  # nothing leads to c
     store = RunStore(tmp_path / "runs.db")
     runs = []
     for options in ({}, {"start_at": "b", "store": store}):
@@ -123,8 +135,10 @@ def test_compare_table_says_from_cache_and_not_reached(qtbot, tmp_path):
     store.close()
     win = CompareWindow(runs[0].run_id, wf, runs[0].events, runs[1].run_id, wf, runs[1].events)
     qtbot.addWidget(win)
-    rows = {win.table.topLevelItem(i).data(0, Qt.ItemDataRole.UserRole): win.table.topLevelItem(i)
-            for i in range(win.table.topLevelItemCount())}
+    rows = {
+        win.table.topLevelItem(i).data(0, Qt.ItemDataRole.UserRole): win.table.topLevelItem(i)
+        for i in range(win.table.topLevelItemCount())
+    }
     assert [rows["a"].text(1), rows["a"].text(2)] == ["done", "from cache"]
     assert [rows["b"].text(1), rows["b"].text(2)] == ["done", "done"]
     assert [rows["c"].text(1), rows["c"].text(2)] == ["not reached", "not reached"]

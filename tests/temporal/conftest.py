@@ -39,7 +39,6 @@ MISSING = _missing()
 needs_temporal = pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
 
 
-
 async def _ready(address: str) -> None:
     from temporalio.client import Client
 
@@ -55,10 +54,26 @@ def temporal_server():
     port = free_port()
     address = f"127.0.0.1:{port}"
     log = tempfile.TemporaryFile()
-    proc = subprocess.Popen([temporal_binary(), "server", "start-dev", "--headless", "--ip", "127.0.0.1",
-                             "--port", str(port), "--http-port", str(free_port()),
-                             "--metrics-port", str(free_port()), "--log-level", "error"],
-                            stdout=log, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(
+        [
+            temporal_binary(),
+            "server",
+            "start-dev",
+            "--headless",
+            "--ip",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--http-port",
+            str(free_port()),
+            "--metrics-port",
+            str(free_port()),
+            "--log-level",
+            "error",
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     deadline = time.monotonic() + 40
     while True:
         try:
@@ -83,10 +98,24 @@ class WorkerProcess:
 
     def __init__(self, address: str, task_queue: str, concurrency: int = 10, env: dict[str, str] | None = None) -> None:
         self.log = tempfile.NamedTemporaryFile(prefix="flowdesk-worker-", suffix=".log", delete=False)
-        self.proc = subprocess.Popen([sys.executable, "-m", "engine.cli", "worker", "--temporal", address,
-                                      "--task-queue", task_queue, "--concurrency", str(concurrency)],
-                                     cwd=ROOT, stdout=self.log, stderr=subprocess.STDOUT,
-                                     env={**os.environ, **env} if env else None)
+        self.proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "engine.cli",
+                "worker",
+                "--temporal",
+                address,
+                "--task-queue",
+                task_queue,
+                "--concurrency",
+                str(concurrency),
+            ],
+            cwd=ROOT,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, **env} if env else None,
+        )
         deadline = time.monotonic() + 30
         while b"worker ready" not in Path(self.log.name).read_bytes():
             if self.proc.poll() is not None or time.monotonic() > deadline:

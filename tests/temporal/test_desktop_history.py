@@ -20,8 +20,14 @@ pytestmark = needs_temporal
 
 
 def _cli(*args):
-    res = subprocess.run([sys.executable, "-m", "engine.cli", *args], cwd=ROOT, capture_output=True, text=True,
-                         timeout=90, env=dict(os.environ))
+    res = subprocess.run(
+        [sys.executable, "-m", "engine.cli", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=90,
+        env=dict(os.environ),
+    )
     assert res.returncode == 0, res.stderr
     return res
 
@@ -33,8 +39,18 @@ def test_remote_runs_are_listed_with_a_badge_and_open_like_local_ones(qtbot, win
 
     hello = str(SAMPLES / "hello.flow.json")
     _cli("run", hello, "--provider", "echo", "--input", "a local run")  # into this test's own run store
-    remote = _cli("run", hello, "--provider", "echo", "--input", "a remote run", "--temporal", temporal_server,
-                  "--task-queue", "shared")
+    remote = _cli(
+        "run",
+        hello,
+        "--provider",
+        "echo",
+        "--input",
+        "a remote run",
+        "--temporal",
+        temporal_server,
+        "--task-queue",
+        "shared",
+    )
     run_id = re.search(r"run ([0-9a-f]{32}) completed", remote.stderr).group(1)
 
     history = window.history
@@ -53,8 +69,10 @@ def test_remote_runs_are_listed_with_a_badge_and_open_like_local_ones(qtbot, win
     row, local_row = model.row_of(run_id), model.row_of(local_id)
     assert model.index(row, COL_WORKFLOW).data(SERVER_ROLE) == temporal_server  # the badge
     assert model.index(local_row, COL_WORKFLOW).data(SERVER_ROLE) == ""  # a local run has none
-    assert model.index(row, COL_WORKFLOW).data(Qt.ItemDataRole.AccessibleTextRole) == \
-        f"Hello (Temporal run on {temporal_server})"
+    assert (
+        model.index(row, COL_WORKFLOW).data(Qt.ItemDataRole.AccessibleTextRole)
+        == f"Hello (Temporal run on {temporal_server})"
+    )
     assert model.index(row, COL_STATUS).data() == "Completed"
     assert f"Temporal server at {temporal_server}" in model.index(row, COL_STATUS).data(Qt.ItemDataRole.ToolTipRole)
     assert model.index(row, 4).data() == "a remote run"
@@ -95,16 +113,34 @@ def test_remote_runs_are_listed_with_a_badge_and_open_like_local_ones(qtbot, win
     qtbot.waitUntil(lambda: model.row_of(run_id) < 0, timeout=5000)
 
 
-def test_a_remote_run_paused_while_the_app_was_closed_is_taken_up_from_the_history(qtbot, window, temporal_server,
-                                                                                   worker):
+def test_a_remote_run_paused_while_the_app_was_closed_is_taken_up_from_the_history(
+    qtbot, window, temporal_server, worker
+):
     """A run started elsewhere waits at its approval on the server: the history's Resume opens it
     in a window of its own with its approval card; Approve goes to the server and the run ends."""
     from editor.window.settings import settings
 
     review = str(SAMPLES / "review.flow.json")
-    res = subprocess.run([sys.executable, "-m", "engine.cli", "run", review, "--provider", "echo", "--temporal",
-                          temporal_server, "--task-queue", "shared"], cwd=ROOT, capture_output=True, text=True,
-                         timeout=90, env=dict(os.environ))
+    res = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "engine.cli",
+            "run",
+            review,
+            "--provider",
+            "echo",
+            "--temporal",
+            temporal_server,
+            "--task-queue",
+            "shared",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=90,
+        env=dict(os.environ),
+    )
     assert res.returncode == 3, res.stderr  # paused
     run_id = re.search(r"resume ([0-9a-f]{32})", res.stderr).group(1)
 

@@ -45,8 +45,9 @@ def _run_on_server(window, address):
     assert s.value("run/on") == "temporal"
 
 
-def test_review_runs_on_the_server_and_is_approved_from_the_window(qtbot, window, temporal_server, worker,
-                                                                    gui_loop_callers):
+def test_review_runs_on_the_server_and_is_approved_from_the_window(
+    qtbot, window, temporal_server, worker, gui_loop_callers
+):
     from engine import RemoteRun
 
     assert window.files.open_sample(str(SAMPLES / "review.flow.json"))
@@ -61,8 +62,11 @@ def test_review_runs_on_the_server_and_is_approved_from_the_window(qtbot, window
     qtbot.waitUntil(lambda: states(window.scene)["signoff"] == "waiting", timeout=5000)
     s = states(window.scene)
     assert (s["start"], s["triage"], s["route"], s["signoff"]) == ("done", "done", "done", "waiting")
-    assert followed(window.scene) == {("start", "output", "triage"), ("triage", "output", "route"),
-                                      ("route", "condition-0", "signoff")}
+    assert followed(window.scene) == {
+        ("start", "output", "triage"),
+        ("triage", "output", "route"),
+        ("route", "condition-0", "signoff"),
+    }
     assert "Waiting for approval" in window.windowTitle()
     assert f"Temporal {temporal_server}" in console.header.run_id_label.text()  # the remote run's badge
     card = console.approvals.active_card

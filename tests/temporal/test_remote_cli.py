@@ -26,8 +26,14 @@ _LAUNCHER = "import sys; from editor.launcher import main; sys.exit(main())"  # 
 
 
 def _cli(*args, cwd=ROOT, env=None, timeout=90):
-    return subprocess.run([sys.executable, "-m", "engine.cli", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=timeout, env={**os.environ, **env} if env else None)
+    return subprocess.run(
+        [sys.executable, "-m", "engine.cli", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, **env} if env else None,
+    )
 
 
 def _write(path: Path, nodes, links, name: str) -> Path:
@@ -40,15 +46,31 @@ def _run_id(stderr: str) -> str:
 
 
 def test_resume_temporal_with_output_applies_the_edit(temporal_server, worker, tmp_path):
-    path = _write(tmp_path / "review.flow.json",
-                  [start(text="draft"), agent("w", "write {{PREVIOUS_OUTPUT}}"), approval("ap", "ok?"),
-                   agent("after", "final: {{PREVIOUS_OUTPUT}}")],
-                  [link("s", "w"), link("w", "ap"), link("ap", "after", "approve")], "Edited review")
+    path = _write(
+        tmp_path / "review.flow.json",
+        [
+            start(text="draft"),
+            agent("w", "write {{PREVIOUS_OUTPUT}}"),
+            approval("ap", "ok?"),
+            agent("after", "final: {{PREVIOUS_OUTPUT}}"),
+        ],
+        [link("s", "w"), link("w", "ap"), link("ap", "after", "approve")],
+        "Edited review",
+    )
     first = _cli("run", str(path), "--temporal", temporal_server, "--task-queue", "shared", "--provider", "echo")
     assert first.returncode == 3, first.stderr
     run_id = _run_id(first.stderr)
-    second = _cli("resume", run_id, "--temporal", temporal_server, "--decide", "approve:tightened",
-                  "--output", "THE EDITED TEXT", "--jsonl")
+    second = _cli(
+        "resume",
+        run_id,
+        "--temporal",
+        temporal_server,
+        "--decide",
+        "approve:tightened",
+        "--output",
+        "THE EDITED TEXT",
+        "--jsonl",
+    )
     assert second.returncode == 0, second.stderr
     events = [json.loads(line) for line in second.stdout.splitlines() if line.startswith("{")]
     received = next(e for e in events if e["type"] == "input_received")
@@ -59,21 +81,53 @@ def test_resume_temporal_with_output_applies_the_edit(temporal_server, worker, t
 
 
 def _lookup_flow():
-    return parse_workflow({"name": "Weather lookup", "description": "Looks up the weather for a city.", "nodes": [
-        {"id": "s", "type": "start", "data": {"initialInput": "weather", "variables": [
-            {"name": "city", "type": "string", "required": True, "description": "Which city"}]}},
-        {"id": "a", "type": "agent", "data": {"agentName": "Inner", "userPrompt": "look up {{city}}", "model": "m",
-                                              "provider": "echo"}}],
-        "connections": [{"source": "s", "target": "a"}]})
+    return parse_workflow(
+        {
+            "name": "Weather lookup",
+            "description": "Looks up the weather for a city.",
+            "nodes": [
+                {
+                    "id": "s",
+                    "type": "start",
+                    "data": {
+                        "initialInput": "weather",
+                        "variables": [
+                            {"name": "city", "type": "string", "required": True, "description": "Which city"}
+                        ],
+                    },
+                },
+                {
+                    "id": "a",
+                    "type": "agent",
+                    "data": {"agentName": "Inner", "userPrompt": "look up {{city}}", "model": "m", "provider": "echo"},
+                },
+            ],
+            "connections": [{"source": "s", "target": "a"}],
+        }
+    )
 
 
 def _caller(flow_id: str):
-    return parse_workflow({"name": "Caller", "nodes": [
-        {"id": "s", "type": "start", "data": {"initialInput": "Paris"}},
-        {"id": "lead", "type": "agent", "data": {
-            "agentName": "Lead", "userPrompt": "{{PREVIOUS_OUTPUT}}", "model": "m", "provider": "echo",
-            "tools": {"web_search": False, "subagents": False, "flows": [flow_id]}}}],
-        "connections": [{"source": "s", "target": "lead"}]})
+    return parse_workflow(
+        {
+            "name": "Caller",
+            "nodes": [
+                {"id": "s", "type": "start", "data": {"initialInput": "Paris"}},
+                {
+                    "id": "lead",
+                    "type": "agent",
+                    "data": {
+                        "agentName": "Lead",
+                        "userPrompt": "{{PREVIOUS_OUTPUT}}",
+                        "model": "m",
+                        "provider": "echo",
+                        "tools": {"web_search": False, "subagents": False, "flows": [flow_id]},
+                    },
+                },
+            ],
+            "connections": [{"source": "s", "target": "lead"}],
+        }
+    )
 
 
 async def test_agent_with_flows_as_tools_runs_on_temporal(temporal_server, tmp_path):
@@ -108,11 +162,18 @@ async def test_agent_with_flows_as_tools_runs_on_temporal(temporal_server, tmp_p
 def test_run_temporal_resolves_a_flow_steps_relative_path_as_locally(temporal_server, worker, tmp_path):
     folder = tmp_path / "flows"
     folder.mkdir()
-    _write(folder / "child.flow.json", [start(text="inner"), agent("c", "child got {{PREVIOUS_OUTPUT}}")],
-           [link("s", "c")], "Child")
-    parent = _write(folder / "parent.flow.json",
-                    [start(text="cats"), {"id": "sub", "type": "flow", "data": {"flow": "child.flow.json"}}],
-                    [link("s", "sub")], "Parent")
+    _write(
+        folder / "child.flow.json",
+        [start(text="inner"), agent("c", "child got {{PREVIOUS_OUTPUT}}")],
+        [link("s", "c")],
+        "Child",
+    )
+    parent = _write(
+        folder / "parent.flow.json",
+        [start(text="cats"), {"id": "sub", "type": "flow", "data": {"flow": "child.flow.json"}}],
+        [link("s", "sub")],
+        "Parent",
+    )
     # Started from another folder (the project's), as a user runs a file from anywhere.
     assert _cli("validate", str(parent)).returncode == 0
     local = _cli("run", str(parent), "--provider", "echo", "--no-store")
@@ -126,8 +187,7 @@ def _interrupted(args, wait_for: str, timeout: float = 30):
     """The `flowdesk` entry point run with ``args``, sent SIGINT once stderr shows ``wait_for``."""
     tmp = Path(tempfile.gettempdir()) / f"flowdesk-sigint-{uuid.uuid4().hex}.log"
     with open(tmp, "wb") as err:
-        proc = subprocess.Popen([sys.executable, "-c", _LAUNCHER, *args], cwd=ROOT, stdout=subprocess.PIPE,
-                                stderr=err)
+        proc = subprocess.Popen([sys.executable, "-c", _LAUNCHER, *args], cwd=ROOT, stdout=subprocess.PIPE, stderr=err)
         try:
             deadline = time.monotonic() + timeout
             while wait_for not in tmp.read_text(errors="replace"):
@@ -145,11 +205,13 @@ def _interrupted(args, wait_for: str, timeout: float = 30):
 
 
 def test_ctrl_c_during_run_temporal_and_follow_stops_following_only(temporal_server, tmp_path):
-    path = _write(tmp_path / "slow.flow.json", [start(text="hi"), agent("a", "{{PREVIOUS_OUTPUT}}")],
-                  [link("s", "a")], "Waits")
+    path = _write(
+        tmp_path / "slow.flow.json", [start(text="hi"), agent("a", "{{PREVIOUS_OUTPUT}}")], [link("s", "a")], "Waits"
+    )
     # No worker on this queue: the run waits on the server, and goes on waiting after Ctrl+C.
-    code, _out, err = _interrupted(["run", str(path), "--temporal", temporal_server, "--task-queue", "nobody",
-                                    "--provider", "echo"], "submitted")
+    code, _out, err = _interrupted(
+        ["run", str(path), "--temporal", temporal_server, "--task-queue", "nobody", "--provider", "echo"], "submitted"
+    )
     assert code == 4, err
     assert "Traceback" not in err and "flowdesk: cancelled" not in err
     run_id = _run_id(err)
@@ -165,20 +227,31 @@ def test_ctrl_c_during_run_temporal_and_follow_stops_following_only(temporal_ser
 
 
 def test_run_on_a_task_queue_without_worker_says_so(temporal_server, tmp_path):
-    path = _write(tmp_path / "w.flow.json", [start(text="hi"), agent("a", "{{PREVIOUS_OUTPUT}}")],
-                  [link("s", "a")], "No worker")
-    code, _out, err = _interrupted(["run", str(path), "--temporal", temporal_server, "--task-queue", "empty-queue",
-                                    "--provider", "echo"], "no worker is polling task queue empty-queue")
+    path = _write(
+        tmp_path / "w.flow.json", [start(text="hi"), agent("a", "{{PREVIOUS_OUTPUT}}")], [link("s", "a")], "No worker"
+    )
+    code, _out, err = _interrupted(
+        ["run", str(path), "--temporal", temporal_server, "--task-queue", "empty-queue", "--provider", "echo"],
+        "no worker is polling task queue empty-queue",
+    )
     assert code == 4
     assert f"flowdesk worker --temporal {temporal_server} --task-queue empty-queue" in err
     _cli("cancel", _run_id(err), "--temporal", temporal_server)
 
 
 def test_runs_temporal_shows_tokens_and_cost_newest_first(temporal_server, worker, tmp_path):
-    paused = _write(tmp_path / "p.flow.json", [start(text="first"), approval("ap"), agent("x")],
-                    [link("s", "ap"), link("ap", "x", "approve")], "Open one")
-    done = _write(tmp_path / "d.flow.json", [start(text="second run"), agent("a", "{{PREVIOUS_OUTPUT}} twice")],
-                  [link("s", "a")], "Spent one")
+    paused = _write(
+        tmp_path / "p.flow.json",
+        [start(text="first"), approval("ap"), agent("x")],
+        [link("s", "ap"), link("ap", "x", "approve")],
+        "Open one",
+    )
+    done = _write(
+        tmp_path / "d.flow.json",
+        [start(text="second run"), agent("a", "{{PREVIOUS_OUTPUT}} twice")],
+        [link("s", "a")],
+        "Spent one",
+    )
     first = _cli("run", str(paused), "--temporal", temporal_server, "--task-queue", "shared")
     assert first.returncode == 3, first.stderr  # left open (paused): the server lists open runs first
     second = _cli("run", str(done), "--temporal", temporal_server, "--task-queue", "shared", "--provider", "echo")

@@ -27,8 +27,16 @@ _DURATION_TEXT = re.compile(r" · \d+ ms$")  # http_response's content: "HTTP 20
 
 def _comparable(events):
     """Events without timestamps and durations (also in the text of ``http_response``), the random part of subagent call ids masked."""
-    return [(e.node_id, e.type, _DURATION_TEXT.sub(" · * ms", e.content), _DURATION.sub('"durationMs": *', _CALL_ID.sub("call_*", e.extra_json or "")),
-             e.path) for e in events]
+    return [
+        (
+            e.node_id,
+            e.type,
+            _DURATION_TEXT.sub(" · * ms", e.content),
+            _DURATION.sub('"durationMs": *', _CALL_ID.sub("call_*", e.extra_json or "")),
+            e.path,
+        )
+        for e in events
+    ]
 
 
 async def _local(wf, decisions, *, variables=None, path=None):
@@ -43,8 +51,15 @@ async def _remote(address, wf, decisions, *, task_queue="shared", meta=None, opt
     from engine.temporal.client import answer, connect, follow, submit
 
     client = await connect(address)
-    handle = await submit(client, wf, meta=meta or {"provider": "echo"}, task_queue=task_queue, options=options,
-                          variables=variables, path=path)
+    handle = await submit(
+        client,
+        wf,
+        meta=meta or {"provider": "echo"},
+        task_queue=task_queue,
+        options=options,
+        variables=variables,
+        path=path,
+    )
     events = []
     state = await follow(client, handle.id, events.append)
     while state.status == "paused":
@@ -58,7 +73,9 @@ def _history_text(history) -> str:
     import base64
 
     text = history.to_json()
-    decoded = [base64.b64decode(m).decode("utf-8", "replace") for m in re.findall(r'"data":\s*"([A-Za-z0-9+/=]+)"', text)]
+    decoded = [
+        base64.b64decode(m).decode("utf-8", "replace") for m in re.findall(r'"data":\s*"([A-Za-z0-9+/=]+)"', text)
+    ]
     return text + "\n".join(decoded)
 
 
@@ -83,10 +100,14 @@ def _sample_variables(path):
     from tests.fakes.web_server import WebServer, text_answer
 
     with WebServer() as web:
-        web.route("/pages/python-secrets.html", text_answer((FIXTURES / "pages" / "python-secrets.html").read_bytes(),
-                                                            content_type="text/html"))
-        web.route("/api/releases.json", text_answer((FIXTURES / "api" / "releases.json").read_bytes(),
-                                                    content_type="application/json"))
+        web.route(
+            "/pages/python-secrets.html",
+            text_answer((FIXTURES / "pages" / "python-secrets.html").read_bytes(), content_type="text/html"),
+        )
+        web.route(
+            "/api/releases.json",
+            text_answer((FIXTURES / "api" / "releases.json").read_bytes(), content_type="application/json"),
+        )
         yield {"base": web.url("")}
 
 
@@ -95,15 +116,20 @@ async def test_samples_run_remotely_with_the_same_events(temporal_server, worker
     wf = load_workflow(path)
     with _sample_variables(path) as variables:
         local, local_status = await _local(wf, ["approve", "approve", "approve"], variables=variables)
-        remote, remote_status = await _remote(temporal_server, wf, ["approve", "approve", "approve"],
-                                              variables=variables)
+        remote, remote_status = await _remote(
+            temporal_server, wf, ["approve", "approve", "approve"], variables=variables
+        )
     assert remote_status == str(local_status) == "completed"
     _same_events(remote, local)
     if "panel" not in path.name:  # one branch at a time: the very same sequence
         assert _comparable(remote) == _comparable(local)
     if "web-brief" in path.name:
-        assert [e.type for e in remote if e.node_id == "api"][:4] == ["step_start", "http_request", "http_response",
-                                                                      "node_output"]
+        assert [e.type for e in remote if e.node_id == "api"][:4] == [
+            "step_start",
+            "http_request",
+            "http_response",
+            "node_output",
+        ]
 
 
 def _parallel_approvals():
@@ -111,10 +137,27 @@ def _parallel_approvals():
     (its successor deferred while the run is paused), ending in a subagent call."""
     from tests.engine.flows import agent, approval, flow, link, start
 
-    return flow([start(), approval("ap1", "first?"), approval("ap2", "second?"), agent("w", "work on {{PREVIOUS_OUTPUT}}"),
-                 agent("after1"), agent("after2"), agent("boss", subagents=True), agent("helper", name="Helper")],
-                [link("s", "ap1"), link("s", "ap2"), link("s", "w"), link("ap1", "after1", "approve"),
-                 link("ap2", "after2", "reject"), link("w", "boss"), link("boss", "helper", "subagent")])
+    return flow(
+        [
+            start(),
+            approval("ap1", "first?"),
+            approval("ap2", "second?"),
+            agent("w", "work on {{PREVIOUS_OUTPUT}}"),
+            agent("after1"),
+            agent("after2"),
+            agent("boss", subagents=True),
+            agent("helper", name="Helper"),
+        ],
+        [
+            link("s", "ap1"),
+            link("s", "ap2"),
+            link("s", "w"),
+            link("ap1", "after1", "approve"),
+            link("ap2", "after2", "reject"),
+            link("w", "boss"),
+            link("boss", "helper", "subagent"),
+        ],
+    )
 
 
 async def test_queued_approvals_and_deferred_branches_as_locally(temporal_server, worker):
@@ -128,8 +171,9 @@ async def test_queued_approvals_and_deferred_branches_as_locally(temporal_server
 
 
 def _cli(*args, timeout=60):
-    return subprocess.run([sys.executable, "-m", "engine.cli", *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "engine.cli", *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout
+    )
 
 
 def test_paused_run_is_approved_from_another_process(temporal_server, worker):
@@ -146,16 +190,32 @@ def test_paused_run_is_approved_from_another_process(temporal_server, worker):
     again = _cli("resume", run_id, "--temporal", temporal_server, "--decide", "approve")
     assert again.returncode == 2 and "not waiting for input (status completed)" in again.stderr
     listed = _cli("runs", "--temporal", temporal_server, "--json")
-    assert any(r["id"] == run_id and r["status"] == "completed" and r["workflowName"] == "Support reply review"
-               for r in json.loads(listed.stdout)["runs"])
+    assert any(
+        r["id"] == run_id and r["status"] == "completed" and r["workflowName"] == "Support reply review"
+        for r in json.loads(listed.stdout)["runs"]
+    )
 
 
 def _one_agent(policy):
-    return parse_workflow({"name": "Slow", "nodes": [
-        {"id": "s", "type": "start", "data": {"initialInput": "hi"}},
-        {"id": "a", "type": "agent", "data": {"agentName": "Writer", "userPrompt": "{{PREVIOUS_OUTPUT}}",
-                                              "model": "fake-model", **policy}}],
-        "connections": [{"id": "c", "source": "s", "target": "a", "sourceHandle": "output"}]})
+    return parse_workflow(
+        {
+            "name": "Slow",
+            "nodes": [
+                {"id": "s", "type": "start", "data": {"initialInput": "hi"}},
+                {
+                    "id": "a",
+                    "type": "agent",
+                    "data": {
+                        "agentName": "Writer",
+                        "userPrompt": "{{PREVIOUS_OUTPUT}}",
+                        "model": "fake-model",
+                        **policy,
+                    },
+                },
+            ],
+            "connections": [{"id": "c", "source": "s", "target": "a", "sourceHandle": "output"}],
+        }
+    )
 
 
 async def test_worker_killed_mid_call_then_a_new_worker_completes_the_run(temporal_server):
@@ -171,8 +231,9 @@ async def test_worker_killed_mid_call_then_a_new_worker_completes_the_run(tempor
             await local.start()
         first = WorkerProcess(temporal_server, "kill")
         try:
-            task = asyncio.ensure_future(_remote(temporal_server, wf, [], task_queue="kill", meta=meta,
-                                                 options={"heartbeatMs": 1500}))
+            task = asyncio.ensure_future(
+                _remote(temporal_server, wf, [], task_queue="kill", meta=meta, options={"heartbeatMs": 1500})
+            )
             await asyncio.to_thread(fake.wait_for_requests, 1, 20)
             first.kill()
         finally:
@@ -219,17 +280,38 @@ async def test_flow_steps_run_as_child_workflows_with_the_same_events(temporal_s
     parent's log, its approval pauses the parent and is answered there, its result flows on."""
     from tests.engine.flows import agent, approval, link, start
 
-    _write(tmp_path / "child.flow.json",
-           [{"id": "s", "type": "start", "data": {"initialInput": "", "variables": [
-               {"name": "topic", "value": "", "type": "string", "required": True}]}},
-            agent("draft", "draft about {{topic}}"), approval("check", "ok to go on?"), agent("polish")],
-           [link("s", "draft"), link("draft", "check"), link("check", "polish", "approve")], "Child")
-    parent_path = _write(tmp_path / "parent.flow.json",
-                         [start(text="cats"), {"id": "sub", "type": "flow",
-                                               "data": {"flow": "child.flow.json",
-                                                        "inputs": {"topic": "{{PREVIOUS_OUTPUT}}"}}},
-                          agent("after", "result: {{PREVIOUS_OUTPUT}}")],
-                         [link("s", "sub"), link("sub", "after")], "Parent")
+    _write(
+        tmp_path / "child.flow.json",
+        [
+            {
+                "id": "s",
+                "type": "start",
+                "data": {
+                    "initialInput": "",
+                    "variables": [{"name": "topic", "value": "", "type": "string", "required": True}],
+                },
+            },
+            agent("draft", "draft about {{topic}}"),
+            approval("check", "ok to go on?"),
+            agent("polish"),
+        ],
+        [link("s", "draft"), link("draft", "check"), link("check", "polish", "approve")],
+        "Child",
+    )
+    parent_path = _write(
+        tmp_path / "parent.flow.json",
+        [
+            start(text="cats"),
+            {
+                "id": "sub",
+                "type": "flow",
+                "data": {"flow": "child.flow.json", "inputs": {"topic": "{{PREVIOUS_OUTPUT}}"}},
+            },
+            agent("after", "result: {{PREVIOUS_OUTPUT}}"),
+        ],
+        [link("s", "sub"), link("sub", "after")],
+        "Parent",
+    )
     wf = load_workflow(parent_path)
     local, local_status = await _local(wf, ["approve"], path=str(parent_path))
     remote, remote_status = await _remote(temporal_server, wf, ["approve"], path=str(parent_path))
@@ -253,13 +335,33 @@ async def test_http_step_policy_and_secrets_from_the_worker(temporal_server, mon
     from engine.temporal.client import connect
     from tests.fakes.web_server import WebServer, json_answer, text_answer
 
-    wf = parse_workflow({"name": "Api", "nodes": [
-        {"id": "s", "type": "start", "data": {"initialInput": "go", "variables": [
-            {"name": "base", "value": "", "type": "string", "required": True}]}},
-        {"id": "api", "type": "http", "data": {
-            "url": "{{base}}/api", "headers": [{"key": "Authorization", "value": "Bearer {{secrets.FD_TEST_TOKEN}}"}],
-            "errorMode": "retry", "maxRetries": 2, "retryDelayMs": 50}}],
-        "connections": [{"source": "s", "target": "api", "sourceHandle": "output"}]})
+    wf = parse_workflow(
+        {
+            "name": "Api",
+            "nodes": [
+                {
+                    "id": "s",
+                    "type": "start",
+                    "data": {
+                        "initialInput": "go",
+                        "variables": [{"name": "base", "value": "", "type": "string", "required": True}],
+                    },
+                },
+                {
+                    "id": "api",
+                    "type": "http",
+                    "data": {
+                        "url": "{{base}}/api",
+                        "headers": [{"key": "Authorization", "value": "Bearer {{secrets.FD_TEST_TOKEN}}"}],
+                        "errorMode": "retry",
+                        "maxRetries": 2,
+                        "retryDelayMs": 50,
+                    },
+                },
+            ],
+            "connections": [{"source": "s", "target": "api", "sourceHandle": "output"}],
+        }
+    )
     token = "tok-9f8e7d6c5b4a"
     with WebServer() as web:
         answers = iter([text_answer(b"busy", status=503), json_answer({"ok": True, "b": 1, "a": 2})] * 2)
@@ -298,12 +400,20 @@ async def test_plugin_kinds_run_on_a_worker_that_has_them(temporal_server, examp
     point found at the worker's start), with the same events as locally."""
     from tests.conftest import PLUGINS_DIR
 
-    wf = parse_workflow({"name": "Plugged", "nodes": [
-        {"id": "s", "type": "start", "data": {"initialInput": "hi there"}},
-        {"id": "t", "type": "template", "data": {"template": "<< {{input}} >>", "case": "upper", "repeat": 2}},
-        {"id": "a", "type": "agent", "data": {"agentName": "Echo", "userPrompt": "{{PREVIOUS_OUTPUT}}"}}],
-        "connections": [{"source": "s", "target": "t", "sourceHandle": "output"},
-                        {"source": "t", "target": "a", "sourceHandle": "output"}]})
+    wf = parse_workflow(
+        {
+            "name": "Plugged",
+            "nodes": [
+                {"id": "s", "type": "start", "data": {"initialInput": "hi there"}},
+                {"id": "t", "type": "template", "data": {"template": "<< {{input}} >>", "case": "upper", "repeat": 2}},
+                {"id": "a", "type": "agent", "data": {"agentName": "Echo", "userPrompt": "{{PREVIOUS_OUTPUT}}"}},
+            ],
+            "connections": [
+                {"source": "s", "target": "t", "sourceHandle": "output"},
+                {"source": "t", "target": "a", "sourceHandle": "output"},
+            ],
+        }
+    )
     local, local_status = await _local(wf, [])
     w = WorkerProcess(temporal_server, "plugins", env={"PYTHONPATH": str(PLUGINS_DIR)})
     try:
@@ -320,13 +430,31 @@ async def test_http_step_timeout_from_its_policy_closes_the_request_on_the_worke
     timeout), and the worker's request is closed when the step is given up."""
     from tests.fakes.web_server import Answer, WebServer
 
-    wf = parse_workflow({"name": "Slow api", "nodes": [
-        {"id": "s", "type": "start", "data": {"initialInput": "go", "variables": [
-            {"name": "base", "value": "", "type": "string", "required": True}]}},
-        {"id": "api", "type": "http", "data": {"url": "{{base}}/slow", "timeoutMs": 800, "errorMode": "skip"}},
-        {"id": "a", "type": "agent", "data": {"agentName": "After", "userPrompt": "after: {{PREVIOUS_OUTPUT}}"}}],
-        "connections": [{"source": "s", "target": "api", "sourceHandle": "output"},
-                        {"source": "api", "target": "a", "sourceHandle": "output"}]})
+    wf = parse_workflow(
+        {
+            "name": "Slow api",
+            "nodes": [
+                {
+                    "id": "s",
+                    "type": "start",
+                    "data": {
+                        "initialInput": "go",
+                        "variables": [{"name": "base", "value": "", "type": "string", "required": True}],
+                    },
+                },
+                {"id": "api", "type": "http", "data": {"url": "{{base}}/slow", "timeoutMs": 800, "errorMode": "skip"}},
+                {
+                    "id": "a",
+                    "type": "agent",
+                    "data": {"agentName": "After", "userPrompt": "after: {{PREVIOUS_OUTPUT}}"},
+                },
+            ],
+            "connections": [
+                {"source": "s", "target": "api", "sourceHandle": "output"},
+                {"source": "api", "target": "a", "sourceHandle": "output"},
+            ],
+        }
+    )
     with WebServer() as web:
         web.route("/slow", lambda req: Answer(200, {"Content-Type": "text/plain"}, chunks=[b"x"] * 120, pause=0.5))
         variables = {"base": web.url("")}
@@ -351,17 +479,38 @@ async def test_action_steps_run_the_workers_library_flow(temporal_server, tmp_pa
     monkeypatch.setenv("FLOWDESK_DATA_DIR", str(tmp_path / "data"))
     set_default_library(None)
     (tmp_path / "data" / "library").mkdir(parents=True)
-    _write(tmp_path / "data" / "library" / "summarize.flow.json",
-           [{"id": "s", "type": "start", "data": {"initialInput": "", "variables": [
-               {"name": "text", "value": "", "type": "string", "required": True}]}},
-            agent("sum", "summarize: {{text}}")], [link("s", "sum")], "Summarize")
+    _write(
+        tmp_path / "data" / "library" / "summarize.flow.json",
+        [
+            {
+                "id": "s",
+                "type": "start",
+                "data": {
+                    "initialInput": "",
+                    "variables": [{"name": "text", "value": "", "type": "string", "required": True}],
+                },
+            },
+            agent("sum", "summarize: {{text}}"),
+        ],
+        [link("s", "sum")],
+        "Summarize",
+    )
 
     def parent(action):
-        return parse_workflow({"name": "Acting", "nodes": [
-            {"id": "s", "type": "start", "data": {"initialInput": "a long text"}},
-            {"id": "act", "type": "action", "data": {"schema": "docs", "action": action,
-                                                     "parameters": {"text": "{{PREVIOUS_OUTPUT}}"}}}],
-            "connections": [{"source": "s", "target": "act", "sourceHandle": "output"}]})
+        return parse_workflow(
+            {
+                "name": "Acting",
+                "nodes": [
+                    {"id": "s", "type": "start", "data": {"initialInput": "a long text"}},
+                    {
+                        "id": "act",
+                        "type": "action",
+                        "data": {"schema": "docs", "action": action, "parameters": {"text": "{{PREVIOUS_OUTPUT}}"}},
+                    },
+                ],
+                "connections": [{"source": "s", "target": "act", "sourceHandle": "output"}],
+            }
+        )
 
     w = WorkerProcess(temporal_server, "actions")
     try:
@@ -374,8 +523,9 @@ async def test_action_steps_run_the_workers_library_flow(temporal_server, tmp_pa
             shape = [(n, t, c, x, "act:*" if p else "") for n, t, c, x, p in _comparable(remote)]
             assert shape == [(n, t, c, x, "act:*" if p else "") for n, t, c, x, p in _comparable(run.events)]
             if expected == "completed":
-                assert ("sum", "llm_response", "summarize: a long text") in [(e.node_id, e.type, e.content)
-                                                                             for e in remote]
+                assert ("sum", "llm_response", "summarize: a long text") in [
+                    (e.node_id, e.type, e.content) for e in remote
+                ]
             else:  # refused by the worker's validation, as locally
                 assert remote[0].type == "error" and "no flow for the action 'Translate'" in remote[0].content
     finally:
@@ -389,11 +539,24 @@ async def test_an_agents_secret_is_refused_remotely_and_never_reaches_the_histor
     secret is resolved by the worker, see above), and nothing on the server holds the value."""
     from engine.temporal.client import connect
 
-    wf = parse_workflow({"name": "AgentSecret", "nodes": [
-        {"id": "s", "type": "start", "data": {"initialInput": "hi"}},
-        {"id": "a", "type": "agent", "data": {"agentName": "A", "model": "m",
-                                               "userPrompt": "key={{secrets.FD_TEST_AGENT_KEY}} {{PREVIOUS_OUTPUT}}"}}],
-        "connections": [{"source": "s", "target": "a", "sourceHandle": "output"}]})
+    wf = parse_workflow(
+        {
+            "name": "AgentSecret",
+            "nodes": [
+                {"id": "s", "type": "start", "data": {"initialInput": "hi"}},
+                {
+                    "id": "a",
+                    "type": "agent",
+                    "data": {
+                        "agentName": "A",
+                        "model": "m",
+                        "userPrompt": "key={{secrets.FD_TEST_AGENT_KEY}} {{PREVIOUS_OUTPUT}}",
+                    },
+                },
+            ],
+            "connections": [{"source": "s", "target": "a", "sourceHandle": "output"}],
+        }
+    )
     key = "agentkey-5a4b3c2d1e"
     monkeypatch.setenv("FD_TEST_AGENT_KEY", key)  # (the client's environment too: nothing may carry it)
     w = WorkerProcess(temporal_server, "agent-secrets", env={"FD_TEST_AGENT_KEY": key})

@@ -74,7 +74,9 @@ class EdgeItem(QGraphicsItem):
             self._arrow = QPolygonF()
         else:
             # The tip stops at the port's rim so the port circle does not hide it.
-            self._arrow = QPolygonF([QPointF(b.x() - 16, b.y() - 5), QPointF(b.x() - 7, b.y()), QPointF(b.x() - 16, b.y() + 5)])
+            self._arrow = QPolygonF(
+                [QPointF(b.x() - 16, b.y() - 5), QPointF(b.x() - 7, b.y()), QPointF(b.x() - 16, b.y() + 5)]
+            )
         self._rect = self._path.controlPointRect().adjusted(-8, -8, 8, 8)
 
     def set_followed(self, followed: bool) -> None:
@@ -98,8 +100,13 @@ class EdgeItem(QGraphicsItem):
 
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
         selected = self.isSelected()
-        color = SELECT if selected else RUN_LINK if self.followed and not self.error_link else (
-            ERROR_LINK if self.error_link else EDGE_SUB if self.subagent else EDGE)
+        color = (
+            SELECT
+            if selected
+            else RUN_LINK
+            if self.followed and not self.error_link
+            else (ERROR_LINK if self.error_link else EDGE_SUB if self.subagent else EDGE)
+        )
         lod = QStyleOptionGraphicsItem.levelOfDetailFromTransform(painter.worldTransform())
         if lod < 0.35 and not selected:
             # Zoomed far out: a thin cosmetic line without antialiasing is the raster engine's fast path.

@@ -40,8 +40,11 @@ class GroupItem(QGraphicsItem):
         self.size = QRectF(0, 0, COLLAPSED_W, COLLAPSED_H).size()
         self.drag_from: QPointF | None = None  # the frame's position when a drag began
         self.members_from: dict[str, tuple[float, float]] | None = None  # the members' then (the scene's)
-        self.setFlags(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable | QGraphicsItem.GraphicsItemFlag.ItemIsMovable
-                      | QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges)
+        self.setFlags(
+            QGraphicsItem.GraphicsItemFlag.ItemIsSelectable
+            | QGraphicsItem.GraphicsItemFlag.ItemIsMovable
+            | QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges
+        )
         self.setZValue(5 if self.collapsed else -2)
 
     def set_group(self, group: Any) -> None:
@@ -49,8 +52,10 @@ class GroupItem(QGraphicsItem):
         if bool(group.collapsed) != self.collapsed:
             self.collapsed = bool(group.collapsed)
             self.setZValue(5 if self.collapsed else -2)
-        self.setToolTip(f"{self.title}: {self.count} node{'s' * (self.count != 1)}"
-                        + (" (double-click to expand)" if self.collapsed else " (drag the title bar to move them)"))
+        self.setToolTip(
+            f"{self.title}: {self.count} node{'s' * (self.count != 1)}"
+            + (" (double-click to expand)" if self.collapsed else " (drag the title bar to move them)")
+        )
         self.update()
 
     def set_frame(self, members: tuple[float, float, float, float] | None, count: int) -> None:
@@ -109,12 +114,18 @@ class GroupItem(QGraphicsItem):
                 painter.setFont(font("title"))
                 painter.setPen(pen(NODE_TEXT.name()))
                 w = rect.width() - 32
-                painter.drawText(QRectF(18, 6, w, 24), Qt.AlignmentFlag.AlignVCenter,
-                                 metrics("title").elidedText(self.title, Qt.TextElideMode.ElideRight, w))
+                painter.drawText(
+                    QRectF(18, 6, w, 24),
+                    Qt.AlignmentFlag.AlignVCenter,
+                    metrics("title").elidedText(self.title, Qt.TextElideMode.ElideRight, w),
+                )
                 painter.setFont(font("small"))
                 painter.setPen(pen(NODE_MUTED.name()))
-                painter.drawText(QRectF(18, 30, w, 20), Qt.AlignmentFlag.AlignVCenter,
-                                 f"group of {self.count} node{'s' * (self.count != 1)} (collapsed)")
+                painter.drawText(
+                    QRectF(18, 30, w, 20),
+                    Qt.AlignmentFlag.AlignVCenter,
+                    f"group of {self.count} node{'s' * (self.count != 1)} (collapsed)",
+                )
             return
         painter.setPen(border)
         painter.setBrush(QBrush(_FILL))
@@ -130,8 +141,11 @@ class GroupItem(QGraphicsItem):
             painter.setFont(font("title"))
             painter.setPen(pen(NODE_TEXT.name()))
             w = rect.width() - 24
-            painter.drawText(QRectF(12, 0, w, GROUP_HEADER), Qt.AlignmentFlag.AlignVCenter,
-                             metrics("title").elidedText(self.title, Qt.TextElideMode.ElideRight, w))
+            painter.drawText(
+                QRectF(12, 0, w, GROUP_HEADER),
+                Qt.AlignmentFlag.AlignVCenter,
+                metrics("title").elidedText(self.title, Qt.TextElideMode.ElideRight, w),
+            )
 
     def mousePressEvent(self, event: QGraphicsSceneMouseEvent) -> None:
         scene = self.scene()

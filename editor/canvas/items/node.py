@@ -126,8 +126,11 @@ class NodeItem(QGraphicsItem):
         self.output_text = ""
         self._preview_lines: list[str] = []
         self._update_rect()
-        self.setFlags(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable | QGraphicsItem.GraphicsItemFlag.ItemIsMovable
-                      | QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges)
+        self.setFlags(
+            QGraphicsItem.GraphicsItemFlag.ItemIsSelectable
+            | QGraphicsItem.GraphicsItemFlag.ItemIsMovable
+            | QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges
+        )
         self.setAcceptHoverEvents(True)
         self.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
         self.setPos(node.x, node.y)
@@ -153,8 +156,9 @@ class NodeItem(QGraphicsItem):
         # Room for ports on the sides and the badge, which grows when zoomed out.
         # Room for ports on the sides, the badge (which grows when zoomed out) and a run halo.
         # The top leaves room for a run badge, which also grows when zoomed out (up to 2 x 15 px).
-        self._rect = QRectF(-16, -36, lay.width + 2 * BADGE_R + 20,
-                            lay.height + 36 + max(2 * BADGE_R + 2, self._preview_height() + 4))
+        self._rect = QRectF(
+            -16, -36, lay.width + 2 * BADGE_R + 20, lay.height + 36 + max(2 * BADGE_R + 2, self._preview_height() + 4)
+        )
 
     def _preview_height(self) -> float:
         if not self.run_stats and not self._preview_lines:
@@ -164,8 +168,9 @@ class NodeItem(QGraphicsItem):
     def _elide_preview(self) -> None:
         fm = metrics("small")
         width = self.layout.width - 12
-        self._preview_lines = [fm.elidedText(line, Qt.TextElideMode.ElideRight, width)
-                               for line in self.output_text.splitlines()]
+        self._preview_lines = [
+            fm.elidedText(line, Qt.TextElideMode.ElideRight, width) for line in self.output_text.splitlines()
+        ]
 
     def set_output_preview(self, stats: str, text: str) -> None:
         """After a run: the step's duration and tokens, and its output's first lines ("": none)."""
@@ -342,8 +347,9 @@ class NodeItem(QGraphicsItem):
                 painter.setBrush(QBrush(glow))
                 painter.drawRoundedRect(outline, CORNER + gap, CORNER + gap)
             painter.setBrush(Qt.BrushStyle.NoBrush)
-            painter.setPen(pen(halo.name(QColor.NameFormat.HexArgb), width,
-                               self.run_state in ("queued", "retrying", "cached")))
+            painter.setPen(
+                pen(halo.name(QColor.NameFormat.HexArgb), width, self.run_state in ("queued", "retrying", "cached"))
+            )
             painter.drawRoundedRect(outline, CORNER + gap, CORNER + gap)
         painter.setPen(Qt.PenStyle.NoPen)
         painter.setBrush(QBrush(NODE_BG))
@@ -365,8 +371,13 @@ class NodeItem(QGraphicsItem):
         # Ports
         port_color = QColor("#c9d1d9")
         if lay.input_pos is not None:
-            paint_port(painter, lay.input_pos, TARGET_OK if self.target_state == "ok" else port_color,
-                       "input" in self.connected, self.target_state == "ok")
+            paint_port(
+                painter,
+                lay.input_pos,
+                TARGET_OK if self.target_state == "ok" else port_color,
+                "input" in self.connected,
+                self.target_state == "ok",
+            )
         for h, p, _ in lay.outputs:
             c = KIND_COLOR["subagent"] if h == "subagent" else ERROR_PORT if h == ERROR_HANDLE else port_color
             if h in self.taken:
@@ -414,8 +425,11 @@ class NodeItem(QGraphicsItem):
             painter.drawRoundedRect(box, 4, 4)
             painter.setPen(pen(NODE_MUTED.name()))
             for i, line in enumerate(self._preview_lines):
-                painter.drawText(QRectF(6, y + 3 + i * _PREVIEW_LINE_H, lay.width - 12, _PREVIEW_LINE_H),
-                                 Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft, line)
+                painter.drawText(
+                    QRectF(6, y + 3 + i * _PREVIEW_LINE_H, lay.width - 12, _PREVIEW_LINE_H),
+                    Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft,
+                    line,
+                )
 
     def _paint_pin(self, painter: QPainter, lay: NodeLayout) -> None:
         """A pin mark on the bottom-right corner, the pin icon the inspector shows too: the
@@ -425,6 +439,7 @@ class NodeItem(QGraphicsItem):
         painter.setBrush(QBrush(NODE_BG))
         painter.drawEllipse(c, 10.0, 10.0)
         pin_icon().paint(painter, QRectF(c.x() - 7.0, c.y() - 7.0, 14.0, 14.0).toRect())
+
     def _paint_run_badge(self, painter: QPainter, scale: float = 1.0) -> None:
         """A pill above the title, left of the validation badge: "attempt 2 of 4", "iteration 3";
         ``scale`` keeps it readable when zoomed out (it grows up from the title's top edge)."""
@@ -439,7 +454,9 @@ class NodeItem(QGraphicsItem):
         painter.drawRoundedRect(r, 7.5, 7.5)
         painter.setFont(font("badge"))
         painter.setPen(pen("#ffffff"))
-        painter.drawText(r, Qt.AlignmentFlag.AlignCenter, fm.elidedText(self.run_badge, Qt.TextElideMode.ElideRight, w - 10))
+        painter.drawText(
+            r, Qt.AlignmentFlag.AlignCenter, fm.elidedText(self.run_badge, Qt.TextElideMode.ElideRight, w - 10)
+        )
         painter.restore()
 
     def _paint_run_mark(self, painter: QPainter, lay: NodeLayout, color: QColor, scale: float = 1.0) -> None:
@@ -487,13 +504,20 @@ class NodeItem(QGraphicsItem):
             # paints thousands of these.
             fm = metrics(role)
             below = lay.height - TITLE_H  # the body under the title bar, if the text fits there
-            rect = (QRectF(8, TITLE_H, lay.width - 16, below) if below >= fm.height()
-                    else QRectF(8, 0, lay.width - 16, lay.height))
+            rect = (
+                QRectF(8, TITLE_H, lay.width - 16, below)
+                if below >= fm.height()
+                else QRectF(8, 0, lay.width - 16, lay.height)
+            )
             text = QStaticText(fm.elidedText(lay.title, Qt.TextElideMode.ElideRight, rect.width()))
             text.prepare(font=font(role))
             size = text.size()
-            cached = self._far_title = (lay, role, text, QPointF(rect.center().x() - size.width() / 2,
-                                                                 rect.center().y() - size.height() / 2))
+            cached = self._far_title = (
+                lay,
+                role,
+                text,
+                QPointF(rect.center().x() - size.width() / 2, rect.center().y() - size.height() / 2),
+            )
         painter.setFont(font(role))
         painter.setPen(pen(NODE_TEXT.name()))
         painter.drawStaticText(cached[3], cached[2])
@@ -532,8 +556,11 @@ class NodeItem(QGraphicsItem):
         painter.setPen(pen(NODE_TEXT.name()))
         right = 36
         text_w = lay.width - 34 - right
-        painter.drawText(QRectF(32, 0, text_w, TITLE_H), Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft,
-                         metrics(role).elidedText(lay.title, Qt.TextElideMode.ElideRight, text_w))
+        painter.drawText(
+            QRectF(32, 0, text_w, TITLE_H),
+            Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft,
+            metrics(role).elidedText(lay.title, Qt.TextElideMode.ElideRight, text_w),
+        )
         if lay.collapsed:
             return
         if compact:
@@ -545,22 +572,30 @@ class NodeItem(QGraphicsItem):
             plain = [line for line in lay.lines if not line[1]]
             for text, _muted in (plain or lay.lines)[-1:]:
                 painter.setPen(pen(NODE_TEXT.name()))
-                painter.drawText(QRectF(12, y, lay.width - 24, LINE_H * len(lay.lines) + 4), Qt.AlignmentFlag.AlignVCenter,
-                                 fm.elidedText(text, Qt.TextElideMode.ElideRight, lay.width - 24))
+                painter.drawText(
+                    QRectF(12, y, lay.width - 24, LINE_H * len(lay.lines) + 4),
+                    Qt.AlignmentFlag.AlignVCenter,
+                    fm.elidedText(text, Qt.TextElideMode.ElideRight, lay.width - 24),
+                )
             painter.setPen(pen(NODE_MUTED.name()))
             for h, p, label in lay.outputs:
                 if h != "subagent" and len(lay.outputs) > 1:
-                    painter.drawText(QRectF(12, p.y() - ROW_H / 2 - 2, lay.width - 26, ROW_H + 4),
-                                     Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight,
-                                     fm.elidedText(label, Qt.TextElideMode.ElideRight, lay.width - 40))
+                    painter.drawText(
+                        QRectF(12, p.y() - ROW_H / 2 - 2, lay.width - 26, ROW_H + 4),
+                        Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight,
+                        fm.elidedText(label, Qt.TextElideMode.ElideRight, lay.width - 40),
+                    )
             return
         painter.setFont(font("body"))
         fm = metrics("body")
         y = TITLE_H + PAD
         for text, muted in lay.lines:
             painter.setPen(pen((NODE_MUTED if muted else NODE_TEXT).name()))
-            painter.drawText(QRectF(12, y, lay.width - 24, LINE_H), Qt.AlignmentFlag.AlignVCenter,
-                             fm.elidedText(text, Qt.TextElideMode.ElideRight, lay.width - 24))
+            painter.drawText(
+                QRectF(12, y, lay.width - 24, LINE_H),
+                Qt.AlignmentFlag.AlignVCenter,
+                fm.elidedText(text, Qt.TextElideMode.ElideRight, lay.width - 24),
+            )
             y += LINE_H
         painter.setFont(font("small"))
         sm = metrics("small")
@@ -570,12 +605,15 @@ class NodeItem(QGraphicsItem):
                 painter.drawText(QRectF(0, p.y() - 22, lay.width, 16), Qt.AlignmentFlag.AlignCenter, label)
             else:
                 taken = h in self.taken and len(lay.outputs) > 1
-                painter.setPen(pen(TAKEN_PORT.name() if taken else _ERROR_TEXT if h == ERROR_HANDLE
-                                   else NODE_MUTED.name()))
+                painter.setPen(
+                    pen(TAKEN_PORT.name() if taken else _ERROR_TEXT if h == ERROR_HANDLE else NODE_MUTED.name())
+                )
                 text = f"\u2713 {label}" if taken else label  # the branch the run took
-                painter.drawText(QRectF(12, p.y() - ROW_H / 2, lay.width - 26, ROW_H),
-                                 Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight,
-                                 sm.elidedText(text, Qt.TextElideMode.ElideMiddle, lay.width - 40))
+                painter.drawText(
+                    QRectF(12, p.y() - ROW_H / 2, lay.width - 26, ROW_H),
+                    Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight,
+                    sm.elidedText(text, Qt.TextElideMode.ElideMiddle, lay.width - 40),
+                )
 
 
 _PIN_ICON: list[QIcon] = []

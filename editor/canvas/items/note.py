@@ -26,8 +26,13 @@ from ..style import SELECT, font, pen
 __all__ = ["NoteItem", "NoteEditor", "NOTE_FILL", "GRIP"]
 
 #: A note's colour name (the file's ``color``) -> its fill; another name is shown as yellow.
-NOTE_FILL = {"yellow": QColor("#f5e08a"), "blue": QColor("#9cc7f2"), "green": QColor("#a8dba0"),
-             "pink": QColor("#f2a9c6"), "grey": QColor("#c8ccd4")}
+NOTE_FILL = {
+    "yellow": QColor("#f5e08a"),
+    "blue": QColor("#9cc7f2"),
+    "green": QColor("#a8dba0"),
+    "pink": QColor("#f2a9c6"),
+    "grey": QColor("#c8ccd4"),
+}
 _INK = QColor("#22252b")
 GRIP = 14.0  # the resize grip's side, at the bottom-right corner
 _MIN_W, _MIN_H = 60.0, 40.0

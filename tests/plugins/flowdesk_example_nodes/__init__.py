@@ -16,11 +16,15 @@ from engine import NodeData, NodeError, NodeSpec, as_text
 
 
 class TemplateData(NodeData):
-    template: str = Field("{{input}}", title="Template",
-                          description="The text to produce; {{input}} is replaced by the previous output.",
-                          json_schema_extra={"multiline": True})
-    case: Literal["keep", "upper", "lower"] = Field("keep", title="Letter case",
-                                                   description="Change the letter case of the result.")
+    template: str = Field(
+        "{{input}}",
+        title="Template",
+        description="The text to produce; {{input}} is replaced by the previous output.",
+        json_schema_extra={"multiline": True},
+    )
+    case: Literal["keep", "upper", "lower"] = Field(
+        "keep", title="Letter case", description="Change the letter case of the result."
+    )
     repeat: int = Field(1, ge=1, le=10, title="Repeat", description="How many times the text is repeated.")
     strip: bool = Field(True, title="Trim spaces", description="Remove spaces at both ends of the result.")
 
