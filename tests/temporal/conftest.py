@@ -12,6 +12,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -47,10 +48,9 @@ async def _ready(address: str) -> None:
         pass
 
 
-@pytest.fixture(scope="module")
-def temporal_server():
-    if MISSING is not None:
-        pytest.skip(MISSING)
+def _start_dev_server() -> tuple[subprocess.Popen | None, str, Any]:
+    """A dev server on free ports, and its address; None for the process when it exited at once
+    (a port picked free was taken before the server bound it: the caller tries new ones)."""
     port = free_port()
     address = f"127.0.0.1:{port}"
     log = tempfile.TemporaryFile()
@@ -78,13 +78,25 @@ def temporal_server():
     while True:
         try:
             asyncio.run(asyncio.wait_for(_ready(address), 5))
-            break
+            return proc, address, log
         except Exception:
             if proc.poll() is not None or time.monotonic() > deadline:
                 proc.kill()
-                log.seek(0)
-                pytest.fail(f"the Temporal dev server did not start: {log.read()[-2000:]!r}")
+                return None, address, log
             time.sleep(0.3)
+
+
+@pytest.fixture(scope="module")
+def temporal_server():
+    if MISSING is not None:
+        pytest.skip(MISSING)
+    for _attempt in range(3):  # ports picked free can be taken by another process meanwhile
+        proc, address, log = _start_dev_server()
+        if proc is not None:
+            break
+    else:
+        log.seek(0)
+        pytest.fail(f"the Temporal dev server did not start: {log.read()[-2000:]!r}")
     yield address
     proc.terminate()
     try:
