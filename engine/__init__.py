@@ -175,7 +175,6 @@ if TYPE_CHECKING:
         PaletteEntry,
         PauseRequest,
         PolicyData,
-        RunContext,
         load_plugins,
         node_specs,
         palette_entries,
@@ -214,6 +213,7 @@ if TYPE_CHECKING:
         fetch_page,
     )
     from engine.resources import flowdesk_version, read_resource_text, resource_path, sample_paths
+    from engine.run.context import RunContext
     from engine.run.costs import format_cost, model_prices, run_costs, stored_run_costs, usage_cost
     from engine.run.diff import diff_runs, diff_states, diff_workflows, run_usage, word_diff
     from engine.run.events import (
@@ -322,7 +322,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "PaletteEntry": ("nodes", "PaletteEntry"),
     "PauseRequest": ("nodes", "PauseRequest"),
     "PolicyData": ("nodes", "PolicyData"),
-    "RunContext": ("nodes", "RunContext"),
+    "RunContext": ("run.context", "RunContext"),
     "load_plugins": ("nodes", "load_plugins"),
     "node_specs": ("nodes", "node_specs"),
     "palette_entries": ("nodes", "palette_entries"),

@@ -231,7 +231,7 @@ class Printer:
         if self.jsonl:
             text = "".join([wire_line(ev) + "\n" for ev in events])
             for ev in events:
-                if ev[1] == "llm_error":  # (a provider that could not serve: see engine.cli.run._execute)
+                if ev[1] == "llm_error":  # (a provider that could not serve: see _execute in engine/cli/run.py)
                     self._unreduced.append(ev)
         else:
             text = self._lines(events)

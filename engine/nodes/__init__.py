@@ -42,7 +42,6 @@ from engine.nodes.base import (
     PaletteEntry,
     PauseRequest,
     PolicyData,
-    RunContext,
     as_text,
     fill_prompt,
 )
@@ -54,7 +53,6 @@ __all__ = [
     "NodeOutcome",
     "PauseRequest",
     "PaletteEntry",
-    "RunContext",
     "spec_for",
     "node_specs",
     "register_node_spec",

@@ -22,13 +22,12 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from engine.errors import FlowdeskError
 from engine.graph.templates import TemplateScope, resolve_json_text, resolve_templates_masked
-from engine.run.context import BRANCH, WAITING, BranchFrame, RunContext  # noqa: F401  (re-exported for the kinds)
 
 if TYPE_CHECKING:  # pragma: no cover
     from engine.graph.model import Node
@@ -37,7 +36,6 @@ __all__ = [
     "NodeData",
     "PolicyData",
     "NodeSpec",
-    "RunContext",
     "PauseRequest",
     "NodeError",
     "NodeOutcome",
@@ -50,7 +48,6 @@ __all__ = [
     "DEFAULT_RETRY_DELAY_MS",
     "ERROR_HANDLE",
     "BranchFrame",
-    "BRANCH",
     "resolve_for_step",
     "json_text_body",
 ]
@@ -182,6 +179,29 @@ COMMON_HANDLE_LABELS = {
     "body": "Body",
     "done": "Done",
 }
+
+
+class BranchFrame(NamedTuple):
+    """What a branch carries besides its value (per branch: one asyncio task's context).
+
+    ``decision``/``note``: of the approval this branch passed most recently (None before any);
+    ``loops``: the ids of the loops whose body the branch is in, innermost last; ``fanout``:
+    the last join's list on this branch (None before any).
+    """
+
+    decision: str | None = None
+    note: str | None = None
+    loops: tuple[str, ...] = ()
+    fanout: Any = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"decision": self.decision, "note": self.note, "loops": list(self.loops), "fanout": self.fanout}
+
+    @classmethod
+    def from_json(cls, data: Any) -> BranchFrame | None:
+        if not isinstance(data, dict):
+            return None
+        return cls(data.get("decision"), data.get("note"), tuple(data.get("loops") or ()), data.get("fanout"))
 
 
 class NodeSpec:

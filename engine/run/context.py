@@ -90,9 +90,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from engine.graph.templates import TemplateScope, mask_secrets, resolve_templates_masked
+from engine.nodes.base import BranchFrame
 
 if TYPE_CHECKING:  # pragma: no cover
     from engine.graph.index import GraphIndex
@@ -102,29 +103,6 @@ __all__ = ["RunContext", "BranchFrame", "BRANCH", "WAITING"]
 
 Clock = Callable[[], float]
 IdSource = Callable[[], str]
-
-
-class BranchFrame(NamedTuple):
-    """What a branch carries besides its value (per branch: one asyncio task's context).
-
-    ``decision``/``note``: of the approval this branch passed most recently (None before any);
-    ``loops``: the ids of the loops whose body the branch is in, innermost last; ``fanout``:
-    the last join's list on this branch (None before any).
-    """
-
-    decision: str | None = None
-    note: str | None = None
-    loops: tuple[str, ...] = ()
-    fanout: Any = None
-
-    def to_json(self) -> dict[str, Any]:
-        return {"decision": self.decision, "note": self.note, "loops": list(self.loops), "fanout": self.fanout}
-
-    @classmethod
-    def from_json(cls, data: Any) -> BranchFrame | None:
-        if not isinstance(data, dict):
-            return None
-        return cls(data.get("decision"), data.get("note"), tuple(data.get("loops") or ()), data.get("fanout"))
 
 
 #: The current branch's frame (None: nothing passed yet). Each branch task runs in its own copy
