@@ -138,15 +138,20 @@ class AgentPage(QWidget):
         if structured:
             self.schema.load(fmt.get("schema"))
 
+    def _edited_data(self) -> dict[str, Any] | None:
+        """The shown node's data to edit, or None while a node is being loaded or none is shown."""
+        host = self.host
+        if host.loading or host.node_id is None:
+            return None
+        node = host.doc.node(host.node_id)
+        return None if node is None else node.data.model_dump()
+
     def _structured_toggled(self, on: bool) -> None:
         self.schema.setVisible(on)
         host = self.host
-        if host.loading or host.node_id is None:
+        data = self._edited_data()
+        if data is None:
             return
-        node = host.doc.node(host.node_id)
-        if node is None:
-            return
-        data = node.data.model_dump()
         if on:
             data["responseFormat"] = {"type": "json_schema", "schema": json.loads(json.dumps(DEFAULT_SCHEMA))}
         else:
@@ -156,12 +161,9 @@ class AgentPage(QWidget):
 
     def _schema_edited(self, schema: dict[str, Any], merge: str | None) -> None:
         host = self.host
-        if host.loading or host.node_id is None:
+        data = self._edited_data()
+        if data is None:
             return
-        node = host.doc.node(host.node_id)
-        if node is None:
-            return
-        data = node.data.model_dump()
         fmt = data.get("responseFormat")
         data["responseFormat"] = {**(fmt if isinstance(fmt, dict) else {}), "type": "json_schema", "schema": schema}
         if merge is None:
