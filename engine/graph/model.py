@@ -40,6 +40,7 @@ from engine.errors import FlowdeskError
 from engine.files import atomic_write_text
 from engine.graph.formats import detect_flow_format, format_label
 from engine.graph.inputs import huge_integer_at, lone_surrogate_at, may_hold_surrogates, not_a_regular_file
+from engine.graph.permissions import Permissions
 
 # A node's data class is found through the registry, which names the kinds without importing them.
 from engine.nodes import BUILTIN_KINDS, SPECS, spec_for
@@ -251,6 +252,12 @@ class Workflow(_Loose):
     #: only; AgentFlow ignores unknown top-level fields, so the file still opens there.
     notes: list[CanvasNote] | None = Field(default=None, exclude_if=is_none)
     groups: list[CanvasGroup] | None = Field(default=None, exclude_if=is_none)
+    #: What the steps may reach (engine.graph.permissions); absent: the kinds' defaults.
+    permissions: Permissions | None = Field(default=None, exclude_if=is_none)
+
+    @field_serializer("permissions")
+    def _permissions_out(self, v: Permissions | None) -> Any:
+        return None if v is None else v.model_dump(exclude_none=True)
 
     FORMAT_VERSION: ClassVar[int] = 1
     #: Its :class:`~engine.graph.index.GraphIndex`, kept by ``GraphIndex.of`` (never saved).
