@@ -90,6 +90,7 @@ BUILTINS: dict[str, str] = {
     "fetch": "engine.nodes.web:FETCH_SPEC",
     "flow": "engine.nodes.flow:FLOW_SPEC",
     "action": "engine.nodes.flow:ACTION_SPEC",
+    "code": "engine.nodes.code:SPEC",
     "script": "engine.nodes.script:SPEC",
 }
 BUILTIN_KINDS = tuple(BUILTINS)
