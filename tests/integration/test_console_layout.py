@@ -4,7 +4,6 @@ the Node tab's rows and the Subagents table's columns are not drawn over or cut.
 
 from __future__ import annotations
 
-import pytest
 from PySide6.QtCore import QRect, Qt
 from PySide6.QtWidgets import QApplication, QDockWidget
 
