@@ -4,7 +4,8 @@ Formats (see docs/design.md, "Reusable flows: library, triggers, import"):
 
 * ``anythingllm`` — an AnythingLLM agent flow: ``{name, description, active, steps: [{type,
   config}]}`` with blocks ``start`` (``variables``), ``apiCall``, ``llmInstruction``,
-  ``webScraping``; ``${…}`` references; ``responseVariable``/``resultVariable``; ``directOutput``.
+  ``webScraping``, ``code`` (JavaScript: a ``code`` node); ``${…}`` references;
+  ``responseVariable``/``resultVariable``; ``directOutput``.
 * ``typeagent-steps`` — a TypeAgent step recipe: ``{name, description, parameters, steps: [{id,
   schemaName, actionName, parameters}], grammarPatterns}`` with ``${param}``, ``${id.text}`` and
   ``${id.data.path}`` references.
@@ -275,12 +276,12 @@ def _import_anythingllm(raw: Mapping[str, Any], path: Any) -> ImportResult:
                 item.update({k: v for k, v in var.items() if k not in item and k not in ("value",)})
                 variables.append(item)
             start_extra = {k: v for k, v in config.items() if k != "variables"}
-        elif kind not in ("apiCall", "llmInstruction", "webScraping"):
+        elif kind not in _ANYTHINGLLM_BLOCKS:
             what = f"a '{kind}' block" if isinstance(kind, str) else "a block without a type"
-            hint = " (Flowdesk does not run code blocks)" if kind == "code" else ""
-            raise b.refuse(f"{what} at steps[{i}] cannot be imported{hint}; nothing was imported")
+            raise b.refuse(f"{what} at steps[{i}] cannot be imported; nothing was imported")
     _start_node(b, variables, start_extra)
     ended_at: int | None = None
+    defined = [v["name"] for v in variables]  # the flow variables so far: a code block sees them all
     for i, step in enumerate(steps):
         kind = step.get("type")
         if kind == "start":
@@ -317,11 +318,16 @@ def _import_anythingllm(raw: Mapping[str, Any], path: Any) -> ImportResult:
                 "tools": {"web_search": False, "subagents": False},
             }
             kind_out = "agent"
+        elif kind == "code":
+            data = _anythingllm_code(b, i, config, defined)
+            kind_out = "code"
         else:  # webScraping
             data = {"url": config.pop("url", "") or "", "format": "markdown"}
             kind_out = "fetch"
         if out_var:
             data["outputVar"] = out_var
+            if out_var not in defined:
+                defined.append(out_var)
         data.update({k: v for k, v in config.items() if k not in data})  # directOutput and the rest, kept
         linked = ended_at is None
         b.add(kind_out, data, linked=linked)
@@ -344,6 +350,25 @@ def _import_anythingllm(raw: Mapping[str, Any], path: Any) -> ImportResult:
         used={"name", "description", "steps"},
     )
     return ImportResult("anythingllm", wf, b.warnings)
+
+
+_ANYTHINGLLM_BLOCKS = ("apiCall", "llmInstruction", "webScraping", "code")
+
+
+def _anythingllm_code(b: _Builder, i: int, config: dict[str, Any], defined: list[str]) -> dict[str, Any]:
+    """A ``code`` block as a ``code`` node (docs/design.md, "Contract details"): JavaScript whose
+    ``inputs`` bind every flow variable defined before the block (``{name: "{{name}}"}``), as
+    AnythingLLM hands its code the whole variable map. ``config`` loses the keys used here."""
+    language = str(config.pop("language", "") or "javascript").strip().lower()
+    if language not in ("javascript", "js"):
+        b.warn(
+            f"steps[{i}] (code) says its language is '{language}'; AnythingLLM runs JavaScript, so it is kept as such"
+        )
+    return {
+        "language": "javascript",
+        "code": str(config.pop("code", "") or ""),
+        "inputs": {name: "{{" + name + "}}" for name in defined},
+    }
 
 
 # ------------------------------------------------------------------------------- TypeAgent
@@ -586,9 +611,31 @@ def load_any_workflow(path: str | os.PathLike[str]) -> tuple[Workflow, ImportRes
 
 
 # ------------------------------------------------------------------------------- export
+_WHOLE_REF = re.compile(r"^\s*(?:\{\{\s*([A-Za-z_$][\w$]*)\s*\}\}|\$\{\s*([A-Za-z_$][\w$]*)\s*\})\s*$")
+
+
+def _code_block_config(label: str, d: dict[str, Any]) -> dict[str, Any]:
+    """A ``code`` node as an AnythingLLM ``code`` block's config. The block runs JavaScript and
+    sees the flow variables by their own names, so each input must bind a variable of its name."""
+    language = str(d.get("language") or "python")
+    if language != "javascript":
+        raise ExportRefused(
+            f"Cannot export to an AnythingLLM agent flow: {label} is {language} code; AnythingLLM code "
+            "blocks run JavaScript."
+        )
+    for name, template in (d.get("inputs") or {}).items():
+        m = _WHOLE_REF.match(template) if isinstance(template, str) else None
+        if m is None or (m.group(1) or m.group(2)) != name:
+            raise ExportRefused(
+                f"Cannot export to an AnythingLLM agent flow: {label}'s input '{name}' is not the flow "
+                f"variable {{{{{name}}}}}; an AnythingLLM code block sees only the flow's variables by name."
+            )
+    return {"language": "javascript", "code": d.get("code") or ""}
+
+
 def export_anythingllm(workflow: Workflow, warnings: list[str] | None = None) -> dict[str, Any]:
     """The workflow as an AnythingLLM agent flow. It must be a chain from start through http,
-    agent and fetch nodes only (one link out of each); anything else raises :class:`ExportRefused`.
+    agent, fetch and JavaScript code nodes only (one link out of each); anything else raises :class:`ExportRefused`.
     ``warnings``, when given, receives a sentence for each literal credential copied into the
     export (a header, a query parameter or the URL of an ``http`` node)."""
 
@@ -711,11 +758,16 @@ def export_anythingllm(workflow: Workflow, warnings: list[str] | None = None) ->
             if out_var:
                 config["resultVariable"] = out_var
             step = {"type": "webScraping", "config": config}
+        elif node.type == "code":
+            config = _code_block_config(label(node), d)
+            if out_var:
+                config["resultVariable"] = out_var
+            step = {"type": "code", "config": config}
         else:
             raise ExportRefused(
                 f"Cannot export to an AnythingLLM agent flow: {label(node)} is a '{node.type}' node; "
-                "the format has only start variables, API calls (http), LLM instructions (agent) "
-                "and web scraping (fetch)."
+                "the format has only start variables, API calls (http), LLM instructions (agent), "
+                "web scraping (fetch) and JavaScript code blocks (code)."
             )
         if d.get("directOutput"):
             step["config"]["directOutput"] = True
