@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QSpinBox, QWidget
+from PySide6.QtWidgets import QComboBox, QLabel, QPushButton, QSpinBox, QWidget
 
 from .code_edit import LANGUAGE_LABELS, CodeEdit, failed_line
 from .core_pages import form_page, hint_label
@@ -77,20 +77,16 @@ class CodePage(QWidget):
         self.inputs.table.setToolTip("Each name is a variable of the code; its value is a template ({{name}}, text)")
         self.inputs.rows_edited.connect(self._inputs_edited)
         form.addRow("Inputs", self.inputs)
-        limits = QWidget()
-        row = QHBoxLayout(limits)
-        row.setContentsMargins(0, 0, 0, 0)
         self.timeout = self._spin(1, 3_600_000, " ms", 1000)
         self.timeout.setObjectName("codeTimeout")
         self.timeout.valueChanged.connect(lambda v: host.edit_field("timeoutMs", v, True))
         self.memory = self._spin(16, 65_536, " MB", 64)
         self.memory.setObjectName("codeMemory")
         self.memory.valueChanged.connect(lambda v: host.edit_field("memoryMb", v, True))
-        row.addWidget(QLabel("Time"))
-        row.addWidget(self.timeout, 1)
-        row.addWidget(QLabel("Memory"))
-        row.addWidget(self.memory, 1)
-        form.addRow("Limits", limits)
+        self.timeout.setToolTip("The step is stopped after this long and fails with 'timed out'")
+        self.memory.setToolTip("The sandbox's memory limit; going over it fails the step ('memory')")
+        form.addRow("Time limit", self.timeout)
+        form.addRow("Memory limit", self.memory)
         self.run_button = QPushButton("Run this node…")
         self.run_button.setObjectName("runThisNode")
         self.run_button.setToolTip("Run only this node with sample inputs (nothing is saved)")
@@ -103,6 +99,7 @@ class CodePage(QWidget):
         spin.setSuffix(suffix)
         spin.setSingleStep(step)
         spin.setGroupSeparatorShown(True)
+        spin.setKeyboardTracking(False)  # one edit when the number is typed, not one per digit
         self.host.watch(spin)
         return spin
 

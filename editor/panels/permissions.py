@@ -80,6 +80,9 @@ class EntryList(QWidget):
         self.list.setToolTip(tip + ". Double-click an entry to edit it.")
         self.list.itemChanged.connect(self._item_changed)
         lay.addWidget(self.list)
+        self.empty = QLabel("None granted.")
+        self.empty.setObjectName("hint")
+        lay.addWidget(self.empty)
         row = QHBoxLayout()
         row.setContentsMargins(0, 0, 0, 0)
         self.new = QLineEdit()
@@ -116,6 +119,9 @@ class EntryList(QWidget):
         self._fit()
 
     def _fit(self) -> None:
+        """As tall as its entries (at most 5 rows); an empty list says "None granted." instead."""
+        self.list.setVisible(self.list.count() > 0)
+        self.empty.setVisible(self.list.count() == 0)
         rows = max(1, min(5, self.list.count()))
         self.list.setFixedHeight(rows * (self.list.fontMetrics().height() + 8) + 2 * self.list.frameWidth() + 2)
 

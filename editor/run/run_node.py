@@ -39,7 +39,7 @@ from ..screen_fit import fit_resize
 from .log_model import LogModel
 from .log_view import LogDelegate
 
-__all__ = ["RunNodeDialog", "one_node_workflow", "sample_value", "sample_fields"]
+__all__ = ["RunNodeDialog", "one_node_workflow", "sample_value", "sample_fields", "start_defaults"]
 
 _CODE_KINDS = ("code",)
 
@@ -61,6 +61,13 @@ def sample_fields(node: Any) -> list[str]:
     if node.type in _CODE_KINDS:
         return [str(k) for k in (getattr(node.data, "inputs", None) or {})]
     return []
+
+
+def start_defaults(workflow: Workflow) -> dict[str, Any]:
+    """The Start variables' default values, by name (the first samples the dialog offers)."""
+    start = workflow.start_node()
+    rows = start.data.model_dump(mode="json").get("variables") if start is not None else None
+    return {r["name"]: r.get("value") for r in rows or [] if isinstance(r, dict) and r.get("name")}
 
 
 def one_node_workflow(workflow: Workflow, node_id: str, samples: dict[str, str], previous: str = "") -> Workflow:
@@ -130,8 +137,18 @@ class RunNodeDialog(QDialog):
         names = sample_fields(self.node) if self.node is not None else []
         if self.node is not None and self.node.type in _CODE_KINDS:
             inputs = getattr(self.node.data, "inputs", None) or {}
+            defaults = start_defaults(workflow)
             for name in names:
                 edit = _small_edit(f"the value of {name} (its template: {inputs.get(name)!s})")
+                template = inputs.get(name)
+                ref = (
+                    template.strip()[2:-2].strip()
+                    if isinstance(template, str) and template.strip().startswith("{{")
+                    else ""
+                )
+                if template == "{{" + ref + "}}" and ref in defaults:  # a Start variable's default to begin with
+                    value = defaults[ref]
+                    edit.setPlainText(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False))
                 self.fields[name] = edit
                 form.addRow(name, edit)
             if not names:
@@ -161,7 +178,7 @@ class RunNodeDialog(QDialog):
         self.output.setObjectName("runNodeOutput")
         self.output.setReadOnly(True)
         self.output.setPlaceholderText("The node's output shows here.")
-        self.output.setMaximumHeight(140)
+        self.output.setMaximumHeight(110)
         lay.addWidget(self.output)
         self.log = LogModel(self)
         self.log.set_workflow(workflow)
