@@ -7,13 +7,16 @@ from __future__ import annotations
 import json
 import shutil
 
+import pytest
 from PySide6.QtWidgets import QApplication
 
 from editor.panels.code_edit import CodeEdit, failed_line
 from editor.panels.code_pages import CodePage, ScriptPage
 from editor.run.log_model import LogModel
 from editor.run.log_view import code_log_fields, summary_for
+from editor.window.settings import settings
 from engine import RunEvent, RunState
+from tests.run.conftest import qloop  # noqa: F401  (asyncio on the Qt loop for the run)
 
 from .conftest import SAMPLES
 
@@ -186,3 +189,37 @@ def test_console_shows_code_log_lines_stderr_apart_and_api_calls(qapp):
     assert summary_for(end) == "← queryLLM: A summary"
     assert denied.label == "Denied" and "evil.com" in summary_for(denied)
     assert out.label == "Print"
+
+
+@pytest.mark.usefixtures("qloop")
+def test_a_failed_run_marks_the_code_nodes_line_from_the_console_run_state(window, qtbot, tmp_path):
+    """F5 on a flow whose code fails: the code page reads the node's error from the console's run
+    state. On main the sandbox is missing (no line named); with the `code` branch the error is
+    `line 2: NameError…` and line 2 is marked."""
+    settings().setValue("run/provider", "echo")
+    path = tmp_path / "broken.flow.json"
+    path.write_text(
+        json.dumps(
+            {
+                "nodes": [
+                    {"id": "start", "type": "start", "data": {}},
+                    {"id": "c", "type": "code", "data": {"language": "python", "code": "x = 1\ny = missing + x\ny"}},
+                ],
+                "connections": [{"source": "start", "target": "c", "sourceHandle": "output", "targetHandle": "input"}],
+            }
+        )
+    )
+    assert window.files.open_path(str(path), ask=False)
+    window.scene.select_nodes(["c"])
+    with qtbot.waitSignal(window.run_console.run_finished, timeout=20000):
+        window.act_run.trigger()
+    qtbot.waitUntil(lambda: window.inspector.run_error("c") is not None, timeout=5000)
+    window.inspector_tabs.setCurrentWidget(window.inspector)
+    window.inspector.show_node("c")
+    page = window.inspector.stack.currentWidget()
+    assert isinstance(page, CodePage)
+    error = window.inspector.run_error("c")
+    assert page.failure.isVisible() and error in page.failure.text()
+    if failed_line(error) is not None:
+        assert page.editor.marked_line == 2
+    settings().setValue("run/provider", "")
