@@ -32,7 +32,19 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from engine import FlowdeskError, Run, RunEvent, RunState, Workflow, new_id, parse_workflow, workflow_to_dict
+from engine import (
+    FlowdeskError,
+    Run,
+    RunEvent,
+    RunState,
+    Workflow,
+    errors_only,
+    new_id,
+    parse_workflow,
+    spec_for,
+    validate,
+    workflow_to_dict,
+)
 
 from ..panels.code_edit import CodeEdit, failed_line
 from ..screen_fit import fit_resize
@@ -88,9 +100,17 @@ def one_node_workflow(workflow: Workflow, node_id: str, samples: dict[str, str],
         variables = doc_start.data.model_dump(mode="json").get("variables")
         if variables:  # the node's {{name}} templates resolve to their defaults; none is required here
             start_data["variables"] = [{**v, "required": False} for v in variables if isinstance(v, dict)]
-    start_id = new_id("start", {node_id})
-    whole["nodes"] = [{"id": start_id, "type": "start", "x": 0, "y": 0, "data": start_data}, node]
-    whole["connections"] = [{"source": start_id, "target": node_id, "sourceHandle": "output", "targetHandle": "input"}]
+    spec = spec_for(str(node.get("type")))
+    if spec is not None and spec.entry:  # a Start node runs on its own, the sample as its input
+        if previous:
+            data["initialInput"] = previous
+        whole["nodes"], whole["connections"] = [node], []
+    else:
+        start_id = new_id("start", {node_id})
+        whole["nodes"] = [{"id": start_id, "type": "start", "x": 0, "y": 0, "data": start_data}, node]
+        whole["connections"] = [
+            {"source": start_id, "target": node_id, "sourceHandle": "output", "targetHandle": "input"}
+        ]
     for key in ("notes", "groups", "tests"):
         whole.pop(key, None)
     return parse_workflow(whole)
@@ -194,6 +214,15 @@ class RunNodeDialog(QDialog):
         fit_resize(self, 640, 640)
 
     # ------------------------------------------------------------------ running
+    def node_errors(self) -> list[str]:
+        """The validator's errors about this node, in the document's own graph (a script using a
+        blocked identifier, say): they refuse the run here as they refuse a whole run."""
+        try:
+            issues = errors_only(validate(self.workflow, path=self.path))
+        except Exception as err:  # noqa: BLE001 - a validator that cannot finish must not crash the dialog
+            return [f"the workflow could not be checked: {err}"]
+        return [i.message for i in issues if self.node_id in i.node_ids]
+
     def samples(self) -> dict[str, str]:
         return {name: edit.toPlainText() for name, edit in self.fields.items()}
 
@@ -206,10 +235,16 @@ class RunNodeDialog(QDialog):
         if self.code is not None:
             self.code.mark_line(None)
         previous = self.previous.toPlainText() if self.previous is not None else ""
+        problems = self.node_errors()
+        if problems:
+            self._show_status("failed", f"Cannot run this node: {problems[0]}")
+            return None
         try:
             workflow = one_node_workflow(self.workflow, self.node_id, self.samples(), previous)
             resolver = self._resolver_factory()
-            self.run = Run(workflow, resolver, on_event=self._event, path=self.path)
+            # Not validated as a workflow: cut from its graph, a node breaks rules it keeps in the
+            # document (a Start alone "is not connected", an approval has no branch linked).
+            self.run = Run(workflow, resolver, on_event=self._event, path=self.path, check=False)
         except (FlowdeskError, KeyError, ValueError) as err:
             self._show_status("failed", f"Cannot run this node: {err}")
             return None
@@ -230,7 +265,10 @@ class RunNodeDialog(QDialog):
         self.run_button.setEnabled(True)
         self.state = RunState.of(workflow, run.events or [])
         error = self.state.errors.get(self.node_id) or (run.error if status != "completed" else None)
-        if status == "completed" and self.node_id in run.outputs:
+        if status == "paused":  # an approval (or a tool call waiting for one): nothing more runs here
+            run.cancel("Run this node stops at a pause.")
+            self._show_status("paused", "⏸ The node waits for a decision: answer it in a full run.")
+        elif status == "completed" and self.node_id in run.outputs:
             value = run.outputs[self.node_id]
             self.output.setPlainText(
                 value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, indent=2)

@@ -8,6 +8,7 @@ import json
 import shutil
 
 import pytest
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
 from editor.panels.code_edit import CodeEdit, failed_line
@@ -223,3 +224,17 @@ def test_a_failed_run_marks_the_code_nodes_line_from_the_console_run_state(windo
     if failed_line(error) is not None:
         assert page.editor.marked_line == 2
     settings().setValue("run/provider", "")
+
+
+def test_ctrl_z_in_the_code_editor_undoes_the_document(window, qtbot, tmp_path):
+    _path, page = _open_code_sample(window, tmp_path)
+    doc = window.document
+    before = doc.workflow.model_dump()
+    page.editor.setFocus()
+    page.editor.moveCursor(page.editor.textCursor().MoveOperation.End)
+    qtbot.keyClicks(page.editor, " # total")
+    assert doc.node("totals").data.code.endswith(" # total")
+    qtbot.keyClick(page.editor, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert doc.workflow.model_dump() == before and not page.editor.toPlainText().endswith("# total")
+    qtbot.keyClick(page.editor, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
+    assert page.editor.toPlainText().endswith(" # total")

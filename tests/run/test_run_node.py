@@ -167,3 +167,50 @@ def test_a_failing_code_node_marks_its_line(code_runs, qtbot, qloop) -> None:
     assert _run(qtbot, dialog) == "failed"
     assert dialog.code is not None and dialog.code.marked_line == 3
     assert dialog.status.text().startswith("✗ Line 3 failed")
+
+
+def test_a_start_node_runs_alone_and_an_approval_stops_at_its_pause(qtbot, qloop) -> None:
+    wf = parse_workflow(
+        {
+            "nodes": [
+                {"id": "start", "type": "start", "data": {"initialInput": "default"}},
+                {"id": "ok", "type": "approval", "data": {"prompt": "Send it?"}},
+                {"id": "after", "type": "agent", "data": {"userPrompt": "never"}},
+            ],
+            "connections": [
+                {"source": "start", "target": "ok"},
+                {"source": "ok", "target": "after", "sourceHandle": "approve"},
+            ],
+        }
+    )
+    one = one_node_workflow(wf, "start", {}, "typed")
+    assert [n.id for n in one.nodes] == ["start"] and one.nodes[0].data.initialInput == "typed"
+    dialog = RunNodeDialog(wf, "start", lambda: make_resolver("echo"))
+    qtbot.addWidget(dialog)
+    dialog.previous.setPlainText("typed")
+    assert _run(qtbot, dialog) == "completed" and dialog.output.toPlainText() == "typed"
+    approval = RunNodeDialog(wf, "ok", lambda: make_resolver("echo"))
+    qtbot.addWidget(approval)
+    assert _run(qtbot, approval) == "paused"
+    assert approval.status.text().startswith("⏸") and approval.run.status == "cancelled"
+
+
+def test_a_node_the_validator_refuses_is_not_run(qtbot, qloop) -> None:
+    """The document's own validation errors about the node refuse it here too (a script that
+    cannot run, or, with the code branch, one using a blocked identifier)."""
+    wf = parse_workflow(
+        {
+            "nodes": [
+                {"id": "start", "type": "start", "data": {}},
+                {"id": "s", "type": "script", "data": {"language": "typescript", "script": "eval('1')"}},
+            ],
+            "connections": [{"source": "start", "target": "s"}],
+        }
+    )
+    dialog = RunNodeDialog(wf, "s", lambda: make_resolver("echo"))
+    qtbot.addWidget(dialog)
+    problems = dialog.node_errors()
+    if not problems:
+        pytest.skip("this engine runs the script kind and does not refuse this script")
+    assert dialog.start() is None and dialog.run is None
+    assert dialog.status.text().startswith("Cannot run this node: ") and problems[0] in dialog.status.text()
