@@ -304,8 +304,10 @@ class RunController(QObject):
         (:meth:`~editor.canvas.projected_scene.ProjectedScene.show_run`)."""
         if not self.run_on_canvas():
             self.scene.clear_run_states()
+            self.inspector.set_run_errors({})
         else:
             self.scene.show_run(self.console.run_state, self.console.run_badges())
+            self.inspector.set_run_errors(self.console.run_state.errors)  # a code page marks its failing line
         self.update_node_run_details()
 
     def run_on_canvas(self) -> bool:
