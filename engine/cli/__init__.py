@@ -52,6 +52,7 @@ COMMANDS = (
     "worker",
     "follow",
     "cancel",
+    "eval",
 )
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_PAUSED, EXIT_CANCELLED = 0, 1, 2, 3, 4
@@ -70,6 +71,7 @@ _HANDLERS = {
     "flows": ("flows", "cmd_flows"),
     "do": ("flows", "cmd_do"),
     "repair": ("flows", "cmd_repair"),
+    "eval": ("eval", "cmd_eval"),
 }
 
 
