@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from engine.evals.report import failure_line as eval_failure_line
     from engine.evals.runner import CaseResult as EvalCaseResult
     from engine.evals.runner import EvalResult, run_eval
+    from engine.evals.runner import case_from_run as eval_case_from_run
     from engine.flows.dispatch import (
         FlowChoice,
         NoFlowMatches,
@@ -513,6 +514,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "EvalResult": ("evals.runner", "EvalResult"),
     "EvalCaseResult": ("evals.runner", "CaseResult"),
     "run_eval": ("evals.runner", "run_eval"),
+    "eval_case_from_run": ("evals.runner", "case_from_run"),
     "eval_failure_line": ("evals.report", "failure_line"),
 }
 
@@ -810,6 +812,7 @@ __all__ = sorted(
         "EvalResult",
         "EvalCaseResult",
         "run_eval",
+        "eval_case_from_run",
         "eval_failure_line",
     ]
 )

@@ -180,6 +180,7 @@ PUBLIC = [
     "diff_workflows",
     "dumps_workflow",
     "errors_only",
+    "eval_case_from_run",
     "eval_cases_file",
     "eval_failure_line",
     "execution_key",

@@ -24,11 +24,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.evals.cases import EvalCase
+from engine.evals.cases import EvalCase, Expectation
 from engine.evals.expect import Failure, Observed, ask_judge, check
 from engine.evals.history import EvalHistory, EvalRecord
 from engine.graph.index import GraphIndex
 from engine.graph.model import Workflow
+from engine.graph.variables import VariableError, run_variables
 from engine.llm.registry import make_resolver
 from engine.run.costs import readable_prices, run_costs
 from engine.run.events import RunStatus
@@ -36,7 +37,7 @@ from engine.run.scheduler import Run
 from engine.run.state import RunState
 from engine.store import RunRecorder, RunStore, StoreError
 
-__all__ = ["CaseResult", "EvalResult", "run_eval", "compare_to_baseline"]
+__all__ = ["CaseResult", "EvalResult", "run_eval", "compare_to_baseline", "case_from_run"]
 
 
 @dataclass
@@ -423,3 +424,26 @@ async def run_eval(
     if history is not None:
         history.finish(eval_id, ended_at=ended, cases=len(out.cases), passed=out.passed)
     return out
+
+
+def case_from_run(store: RunStore, run_id: str, *, kind: str = "equals", name: str | None = None) -> EvalCase:
+    """A case made from a stored run: its input, the variables it was given that differ from the
+    workflow's defaults, and its output as an ``equals`` (or ``contains``) expectation to edit.
+    ValueError when the run is not in ``store`` or gave no output."""
+    info = store.get_run(run_id)
+    if info is None:
+        raise ValueError(f"there is no run '{run_id}' in the run history")
+    workflow = store.workflow_of(run_id)
+    state = RunState.of(workflow, store.events(run_id))
+    output = _run_output(None, state, workflow)
+    if output is None:
+        raise ValueError(f"run {run_id[:8]} gave no output to expect")
+    try:
+        defaults = run_variables(workflow, {})
+    except VariableError:
+        defaults = {}
+    given = {k: v for k, v in (info.arguments or {}).items() if defaults.get(k) != v}
+    text = output if isinstance(output, str) else str(output)
+    first = (info.initial_input or "").strip()
+    label = name or (first.splitlines()[0][:40] if first else f"run {run_id[:8]}")
+    return EvalCase(label, info.initial_input, given, [Expectation(kind, text)])
