@@ -91,10 +91,10 @@ def word_diff_html(expected: str, actual: str) -> str:
             continue
         if i2 > i1:
             out.append(
-                f'<span style="background:#ffd7d7;text-decoration:line-through">{html.escape(" ".join(a[i1:i2]))}</span>'
+                f'<span style="background:#ffd7d7;color:#5c0000;text-decoration:line-through">{html.escape(" ".join(a[i1:i2]))}</span>'
             )
         if j2 > j1:
-            out.append(f'<span style="background:#d4f7d4">{html.escape(" ".join(b[j1:j2]))}</span>')
+            out.append(f'<span style="background:#d4f7d4;color:#003300">{html.escape(" ".join(b[j1:j2]))}</span>')
     return " ".join(out)
 
 
@@ -104,7 +104,8 @@ class PassRateChart(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.points: list[float] = []
-        self.setMinimumHeight(90)
+        self.setMinimumHeight(80)
+        self.setMinimumWidth(160)
         self._pen = QPen(QColor("#1565c0"), 2)
         self._grid = QPen(QColor(128, 128, 128, 70), 1)
         self._font = QFont(self.font())
@@ -120,10 +121,12 @@ class PassRateChart(QWidget):
         p.setFont(self._font)
         left, top, right, bottom = 36.0, 8.0, 10.0, 18.0
         area = QRectF(left, top, max(10.0, self.width() - left - right), max(10.0, self.height() - top - bottom))
-        p.setPen(self._grid)
+        text = self.palette().text().color()
         for frac, label in ((0.0, "0%"), (0.5, "50%"), (1.0, "100%")):
             y = area.bottom() - frac * area.height()
+            p.setPen(self._grid)
             p.drawLine(QPointF(area.left(), y), QPointF(area.right(), y))
+            p.setPen(text)
             p.drawText(
                 QRectF(0, y - 8, left - 4, 16), Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, label
             )
@@ -227,6 +230,7 @@ class TestsPanel(QWidget):
         self.running: set[str] = set()
         self.task: asyncio.Future | None = None
         self.error_text = ""
+        self._history_for: str | None = ""  # the document whose last eval the badges show
         self._build()
         for signal in (document.meta_changed, document.workflow_reset, document.path_changed):
             signal.connect(self.reload)
@@ -264,27 +268,33 @@ class TestsPanel(QWidget):
         self.table.verticalHeader().hide()
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
-        self.table.setColumnWidth(1, 150)
-        self.table.setColumnWidth(2, 220)
+        header.setStretchLastSection(True)
+        self.table.setColumnWidth(1, 120)
+        self.table.setColumnWidth(2, 160)
+        self.table.setColumnWidth(3, 160)
+        self.table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.table.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.table.itemSelectionChanged.connect(self.show_details)
         self.table.doubleClicked.connect(lambda _i: self.edit_selected())
         self.details = QTextBrowser()
         self.details.setOpenLinks(False)
         self.chart = PassRateChart()
         self.source_label = QLabel()
-        self.source_label.setStyleSheet("color: palette(mid)")
-        right = QWidget()
-        rl = QVBoxLayout(right)
-        rl.setContentsMargins(0, 0, 0, 0)
-        rl.addWidget(self.details, 3)
-        rl.addWidget(QLabel("Pass rate over the evals of this workflow"))
-        rl.addWidget(self.chart, 1)
+        self.source_label.setContentsMargins(6, 2, 6, 2)
+        history = QWidget()
+        hl = QVBoxLayout(history)
+        hl.setContentsMargins(4, 0, 0, 0)
+        self.history_label = QLabel("Pass rate of this workflow's evals")
+        hl.addWidget(self.history_label)
+        hl.addWidget(self.chart, 1)
         split = QSplitter(Qt.Orientation.Horizontal)
         split.addWidget(self.table)
-        split.addWidget(right)
-        split.setStretchFactor(0, 3)
-        split.setStretchFactor(1, 2)
+        split.addWidget(self.details)
+        split.addWidget(history)
+        split.setStretchFactor(0, 5)
+        split.setStretchFactor(1, 4)
+        split.setStretchFactor(2, 2)
+        split.setSizes([500, 400, 200])
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(self.bar)
@@ -413,6 +423,7 @@ class TestsPanel(QWidget):
 
     # ------------------------------------------------------------------ showing
     def reload(self, *_args: Any) -> None:
+        self.refresh_history()
         cases = self.cases()
         selected = self._selected_row()
         self.table.setRowCount(len(cases))
@@ -426,6 +437,7 @@ class TestsPanel(QWidget):
             values = [self._badge(case.name), case.name, (case.input or "").replace("\n", " ")[:80], expects]
             for col, value in enumerate(values):
                 item = QTableWidgetItem(value)
+                item.setToolTip(value if col else "")
                 if col == 0:
                     item.setTextAlignment(Qt.AlignmentFlag.AlignCenter)
                     color = {"PASS": PASS_COLOR, "FAIL": FAIL_COLOR}.get(value, RUN_COLOR)
@@ -439,7 +451,6 @@ class TestsPanel(QWidget):
         where = self.cases_path.name if self.cases_path is not None else "the workflow's tests list"
         self.source_label.setText(self.error_text or f"{len(cases)} case{'s' if len(cases) != 1 else ''} in {where}")
         self._refresh_summary()
-        self.refresh_history()
         self.show_details()
 
     def _badge(self, name: str) -> str:
@@ -485,6 +496,7 @@ class TestsPanel(QWidget):
             f"<span style='color:{(PASS_COLOR if result.passed else FAIL_COLOR).name()}'><b>"
             f"{'PASS' if result.passed else 'FAIL'}</b></span> · {result.duration_ms} ms · {result.tokens} tokens"
             + (f" (+{result.judge_tokens} judge)" if result.judge_tokens else "")
+            + (f" · {result.cache_hits} reused" if result.cache_hits else "")
             + "</p>"
         ]
         for f in result.failures:
@@ -501,14 +513,26 @@ class TestsPanel(QWidget):
         self.details.setHtml("".join(parts))
 
     def refresh_history(self) -> None:
-        if self.store is None or not self.document.path:
-            self.chart.set_history([])
-            return
-        try:
-            records = EvalHistory(self.store).list(workflow_path=str(Path(self.document.path).resolve()))
-        except StoreError:
-            records = []
+        """The chart of the workflow's evals; for a workflow just opened, the badges of its last eval."""
+        path = str(Path(self.document.path).resolve()) if self.document.path else None
+        records: list[EvalRecord] = []
+        history = None
+        if self.store is not None and path is not None:
+            try:
+                history = EvalHistory(self.store)
+                records = history.list(workflow_path=path)
+            except StoreError:
+                records = []
         self.chart.set_history(records)
+        if path != self._history_for:
+            self._history_for = path
+            self.results = {}
+            if history is not None and records and not self.running:
+                try:
+                    last = history.results(records[0].id)
+                except StoreError:
+                    last = []
+                self.results = {str(r.get("name")): EvalCaseResult.from_json(r) for r in last}
 
     # ------------------------------------------------------------------ running
     def run_all(self) -> asyncio.Future | None:

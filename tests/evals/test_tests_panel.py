@@ -99,6 +99,11 @@ def test_run_all_shows_badges_the_failing_diff_and_the_history(qtbot, flow, stor
     panel.open_selected_run()
     assert opened == [result.cases[1].run_id]
     assert store.get_run(opened[0]) is not None
+    # saved and reopened later: the badges of the last eval come back from the eval history
+    doc.save()
+    _doc2, again = make_panel(qtbot, flow, store)
+    assert [again.table.item(r, 0).text() for r in range(2)] == ["PASS", "FAIL"]
+    assert again.chart.points == [0.5]
 
 
 def test_cases_in_a_tests_jsonl_are_saved_beside_the_flow(qtbot, flow, store) -> None:
