@@ -51,6 +51,8 @@ class Observed:
     node_tokens: dict[str, int] = field(default_factory=dict)
     cost: float = 0.0
     node_cost: dict[str, float] = field(default_factory=dict)
+    spent_tokens: int = 0
+    spent_cost: float = 0.0
 
     def has_node(self, node: str | None) -> bool:
         return node is None or node in self.outputs

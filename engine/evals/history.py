@@ -158,17 +158,24 @@ class EvalHistory:
             )
         return [self._record(r) for r in rows]
 
-    def last_runs(self, workflow_path: str) -> dict[str, str]:
-        """``{case name: run id}`` of the last eval of a workflow: the runs whose recorded
-        outputs a new eval reuses (a case's newest run, over the last evals that ran it)."""
+    def last_results(self, workflow_path: str) -> dict[str, dict[str, Any]]:
+        """``{case name: its result}`` of the workflow's last evals (a case's newest that made a
+        run): whose runs' recorded outputs a new eval reuses, and whose figures it takes for them."""
         rows = self._rows(
-            "SELECT c.name, c.run_id FROM eval_cases c JOIN evals e ON e.id = c.eval_id "
+            "SELECT c.name, c.result FROM eval_cases c JOIN evals e ON e.id = c.eval_id "
             "WHERE e.workflow_path = ? AND c.run_id IS NOT NULL ORDER BY e.started_at DESC, c.n LIMIT 5000",
             (workflow_path,),
         )
-        out: dict[str, str] = {}
-        for name, run_id in rows:
-            out.setdefault(name, run_id)
+        out: dict[str, dict[str, Any]] = {}
+        for name, text in rows:
+            if name in out:
+                continue
+            try:
+                result = json.loads(text)
+            except ValueError:
+                continue
+            if isinstance(result, dict) and result.get("runId"):
+                out[name] = result
         return out
 
     def delete(self, eval_id: str) -> None:

@@ -46,7 +46,8 @@ def format_table(result: EvalResult) -> str:
     case; the pass rate; and, with a baseline, the cases that got worse or better."""
     rows = [("CASE", "RESULT", "DURATION", "TOKENS", "COST")]
     for c in result.cases:
-        tokens = str(c.tokens) + (f" (+{c.judge_tokens} judge)" if c.judge_tokens else "")
+        tokens = str(c.tokens) + (f" ({c.spent_tokens} spent)" if c.spent_tokens != c.tokens else "")
+        tokens += f" (+{c.judge_tokens} judge)" if c.judge_tokens else ""
         rows.append(
             (
                 _short(c.name, 40),

@@ -58,6 +58,11 @@ class CaseResult:
     judges: list[dict[str, Any]] = field(default_factory=list)
     cache_hits: int = 0
     unpriced: list[str] = field(default_factory=list)
+    #: What this run itself spent (``tokens``/``cost`` count reused outputs as they were made).
+    spent_tokens: int = 0
+    spent_cost: float = 0.0
+    #: Per node: ``{tokens, cost, ms}`` as graded (a reused output's as recorded when it was made).
+    nodes: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -72,6 +77,9 @@ class CaseResult:
             "output": self.output,
             "judgeTokens": self.judge_tokens,
             "cacheHits": self.cache_hits,
+            "spentTokens": self.spent_tokens,
+            "spentCost": round(self.spent_cost, 8),
+            "nodes": self.nodes,
         }
         if self.error:
             out["error"] = self.error
@@ -103,6 +111,9 @@ class CaseResult:
             judge_tokens=int(obj.get("judgeTokens") or 0),
             judges=list(obj.get("judges") or []),
             cache_hits=int(obj.get("cacheHits") or 0),
+            spent_tokens=int(obj.get("spentTokens") or 0),
+            spent_cost=float(obj.get("spentCost") or 0.0),
+            nodes=dict(obj.get("nodes") or {}),
         )
 
 
@@ -175,8 +186,20 @@ def _run_output(run: Any, state: RunState, workflow: Workflow) -> Any:
     return state.final_output
 
 
-def observe(run: Any, workflow: Workflow, events: Sequence[Any], seconds: float, model: str | None) -> Observed:
-    """What a finished run gave, as expectations read it (from its events, through the reducer)."""
+def observe(
+    run: Any,
+    workflow: Workflow,
+    events: Sequence[Any],
+    seconds: float,
+    model: str | None,
+    previous: Mapping[str, Any] | None = None,
+) -> Observed:
+    """What a finished run gave, as expectations read it (from its events, through the reducer).
+
+    A node whose output was reused from ``previous`` (the case's result in the last eval) counts
+    the tokens, cost and time recorded when that output was made, so ``maxTokens``, ``maxCost``
+    and ``maxLatencyMs`` grade the same outputs the same way whether or not they were reused;
+    ``spent_tokens``/``spent_cost`` are what this run itself spent."""
     state = RunState.of(workflow, events)
     costs = run_costs(state, workflow, readable_prices(), model_override=model)
     outputs: dict[str, Any] = dict(state.outputs)
@@ -186,18 +209,31 @@ def observe(run: Any, workflow: Workflow, events: Sequence[Any], seconds: float,
     node_tokens = {nid: c["prompt"] + c["completion"] for nid, c in costs["nodes"].items()}
     node_cost = {nid: (c["cost"] or 0.0) for nid, c in costs["nodes"].items()}
     node_ms = {nid: d.duration * 1000 for nid, d in state.details.items() if d.duration is not None}
+    spent_tokens, spent_cost = costs["total"]["tokens"], costs["total"]["cost"] or 0.0
+    tokens, cost, ms = spent_tokens, spent_cost, seconds * 1000
+    made = (previous or {}).get("nodes") or {}
+    source = (previous or {}).get("runId")
+    for nid, d in state.details.items():
+        figures = made.get(nid) if d.cached_from and d.cached_from == source else None
+        if not isinstance(figures, Mapping):
+            continue
+        t, c, m = (float(figures.get(k) or 0) for k in ("tokens", "cost", "ms"))
+        node_tokens[nid], node_cost[nid], node_ms[nid] = int(t), c, m
+        tokens, cost, ms = tokens + int(t), cost + c, ms + m
     status = str(getattr(run.status, "value", run.status))
     return Observed(
         output=_run_output(run, state, workflow),
         outputs=outputs,
         status=status,
         error=getattr(run, "error", None) or state.error,
-        duration_ms=seconds * 1000,
+        duration_ms=ms,
         node_ms=node_ms,
-        tokens=costs["total"]["tokens"],
+        tokens=tokens,
         node_tokens=node_tokens,
-        cost=costs["total"]["cost"] or 0.0,
+        cost=cost,
         node_cost=node_cost,
+        spent_tokens=spent_tokens,
+        spent_cost=spent_cost,
     )
 
 
@@ -218,7 +254,7 @@ class _Eval:
         model: str | None,
         base_url: str | None,
         run_factory: Callable[..., Any] | None,
-        reuse: Mapping[str, str],
+        reuse: Mapping[str, Mapping[str, Any]],
         max_visits: int,
         on_case_started: Callable[[int, EvalCase], None] | None,
         on_case_done: Callable[[int, CaseResult], None] | None,
@@ -265,7 +301,7 @@ class _Eval:
                 path=self.path,
                 max_visits=self.max_visits,
             )
-        previous = self.reuse.get(case.name)
+        previous = (self.reuse.get(case.name) or {}).get("runId")
         reuse_from = None
         if previous and self.store is not None:
             recorded = self.store.recorded_steps(previous)
@@ -304,10 +340,15 @@ class _Eval:
             if recorder is not None:
                 recorder.settled()
                 recorder.close()
-        obs = observe(run, self.workflow, events, seconds, self.model)
+        obs = observe(run, self.workflow, events, seconds, self.model, self.reuse.get(case.name))
         result = CaseResult(case.name, True, run_id=run.run_id)
         result.duration_ms = int(obs.duration_ms)
         result.tokens, result.cost = obs.tokens, obs.cost
+        result.spent_tokens, result.spent_cost = obs.spent_tokens, obs.spent_cost
+        result.nodes = {
+            nid: {"tokens": obs.node_tokens.get(nid, 0), "cost": obs.node_cost.get(nid, 0.0), "ms": round(ms)}
+            for nid, ms in obs.node_ms.items()
+        }
         result.status, result.error = obs.status, obs.error
         result.output = "" if obs.output is None else str(obs.output if isinstance(obs.output, str) else obs.output)
         result.cache_hits = sum(1 for e in events if getattr(e, "type", None) == "cache_hit")
@@ -389,7 +430,7 @@ async def run_eval(
         base = history.get(baseline)
         if base is None:
             raise ValueError(f"there is no eval '{baseline}' in the run history")
-    previous = history.last_runs(path) if (history is not None and path and reuse and run_factory is None) else {}
+    previous = history.last_results(path) if (history is not None and path and reuse and run_factory is None) else {}
     eval_id = eval_id or str(uuid.uuid4())
     started = time.time()
     name = workflow.display_name() if hasattr(workflow, "display_name") else (workflow.name or "")

@@ -141,6 +141,8 @@ def test_a_second_eval_after_editing_the_last_node_makes_one_request_per_case(se
     second = evaluate(store, flow("rewritten: {{PREVIOUS_OUTPUT}}"), CASES, server.base_url)
     assert len(server.requests) == len(CASES)  # exactly one model request per case: the last node's
     assert all(c.cache_hits == 2 for c in second.cases)  # start and a1 reused
+    # tokens count reused outputs as they were made; spent tokens only the last node's call
+    assert [(c.tokens, c.spent_tokens) for c in second.cases] == [(12, 6)] * len(CASES)
     assert [c.name for c in second.cases if not c.passed] == ["bye"]  # "final: " is gone
     history = EvalHistory(store)
     listed = history.list(workflow_path="/flows/chain.flow.json")
@@ -148,6 +150,18 @@ def test_a_second_eval_after_editing_the_last_node_makes_one_request_per_case(se
     assert listed[0].passed == 2 and listed[1].passed == 3
     run_ids = {c.run_id for c in second.cases}
     assert all(store.get_run(r) is not None for r in run_ids)  # each case a stored run
+    # nothing changed: nothing is asked, and maxTokens still grades the outputs' real tokens
+    server.requests.clear()
+    capped = [
+        dict(c, expect=[{"type": "maxTokens", "value": 10}, {"node": "a1", "type": "maxTokens", "value": 6}])
+        for c in CASES
+    ]
+    third = evaluate(store, flow("rewritten: {{PREVIOUS_OUTPUT}}"), capped, server.base_url)
+    assert server.requests == []
+    assert [c.spent_tokens for c in third.cases] == [0] * len(CASES)
+    assert [[f.to_json() for f in c.failures] for c in third.cases] == [
+        [{"type": "maxTokens", "expected": 10, "actual": 12}]
+    ] * len(CASES)
 
 
 def test_cli_baseline_names_the_regression_junit_and_exit_codes(server, tmp_path) -> None:
