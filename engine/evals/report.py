@@ -68,7 +68,8 @@ def format_table(result: EvalResult) -> str:
             lines.append(f"    ✗ {failure_line(f)}")
     total = len(result.cases)
     lines.append("")
-    lines.append(f"{result.passed}/{total} passed ({result.pass_rate * 100:.0f}%)  eval {result.eval_id}")
+    kept = "" if result.recorded else " (not recorded)"
+    lines.append(f"{result.passed}/{total} passed ({result.pass_rate * 100:.0f}%)  eval {result.eval_id}{kept}")
     hits = sum(c.cache_hits for c in result.cases)
     if hits:
         lines.append(f"{hits} recorded node output{'s' if hits != 1 else ''} reused from the last eval")

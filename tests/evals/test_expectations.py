@@ -176,3 +176,12 @@ def test_expect_option_forms() -> None:
     assert parse_expect_option('{"type": "regex", "value": "a+"}').value == "a+"
     with pytest.raises(CaseError):
         parse_expect_option("maxCost:cheap")
+
+
+def test_json_schema_without_the_jsonschema_package_uses_the_engines_checker(monkeypatch) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "jsonschema", None)  # import jsonschema -> ImportError
+    assert check(Expectation("jsonSchema", SCHEMA), OBS) is None
+    failure = check(Expectation("jsonSchema", {"type": "object", "required": ["city"]}), OBS)
+    assert failure is not None and "city" in failure.actual
