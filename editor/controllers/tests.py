@@ -53,4 +53,15 @@ def install_tests_dock(window: Any) -> tuple[TestsPanel, QDockWidget]:
     add_contains = QAction("Add Run as Test Case (Output Contains)", history)
     add_contains.triggered.connect(lambda _checked=False: add_selected("contains"))
     history.extra_actions = [add_equals, add_contains]
+    # View ▸ Tests, after the other docks (the menus are built before this dock)
+    toggle = dock.toggleViewAction()
+    toggle.triggered.connect(lambda on: dock.raise_() if on else None)
+    for item in window.menuBar().actions():
+        menu = item.menu()
+        if menu is not None and item.text().replace("&", "") == "View":
+            before = getattr(window, "act_max_console", None)
+            if before is not None and before in menu.actions():
+                menu.insertAction(before, toggle)
+            else:
+                menu.addAction(toggle)
     return panel, dock

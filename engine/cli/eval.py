@@ -13,6 +13,7 @@ import argparse
 import asyncio
 import json
 import os
+import signal
 import sys
 from pathlib import Path
 from typing import Any, TextIO
@@ -196,6 +197,12 @@ def cmd_eval(args: argparse.Namespace) -> int:
             return EXIT_USAGE
     progress = _Progress(len(cases), sys.stderr)
     progress.draw()
+    try:
+        # Python's own Ctrl+C during the eval (not the launcher's quick exit): asyncio.run then
+        # cancels the cases' runs, and their recorders write what they have before the exit.
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    except ValueError:  # not the main thread
+        pass
     try:
         result = asyncio.run(
             run_eval(

@@ -331,7 +331,11 @@ class _Eval:
                 recorder = None
         began = time.monotonic()
         try:
-            status = await run.start()
+            try:
+                status = await run.start()
+            except asyncio.CancelledError:  # the eval was stopped (Ctrl+C): the run ends cancelled
+                run.cancel("The eval was cancelled.")
+                raise
             if status == RunStatus.PAUSED:
                 run.cancel("An eval answers no approvals: the case's run was stopped at its approval.")
                 await run.wait()
