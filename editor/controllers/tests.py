@@ -25,7 +25,9 @@ def run_options() -> dict[str, Any]:
 
 def install_tests_dock(window: Any) -> tuple[TestsPanel, QDockWidget]:
     """Add the Tests dock to ``window`` (tabbed with the run history) and wire it."""
-    panel = TestsPanel(window.document, window.store, run_options=run_options)
+    panel = TestsPanel(
+        window.document, window.store, run_options=run_options, shown_run=lambda: window.run_console.run_id
+    )
     dock = QDockWidget("Tests", window)
     dock.setObjectName("testsDock")
     dock.setWidget(panel)

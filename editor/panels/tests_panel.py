@@ -12,25 +12,20 @@ expected and actual, and the chart paints the workflow's eval history (pass rate
 from __future__ import annotations
 
 import asyncio
-import difflib
 import html
 import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QPointF, QRectF, Qt, Signal
-from PySide6.QtGui import QColor, QFont, QPainter, QPainterPath, QPen, QUndoCommand
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QUndoCommand
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QDialog,
-    QDialogButtonBox,
-    QFormLayout,
     QHBoxLayout,
     QHeaderView,
     QLabel,
-    QLineEdit,
-    QPlainTextEdit,
     QSplitter,
     QTableWidget,
     QTableWidgetItem,
@@ -50,16 +45,15 @@ from engine import (
     eval_case_from_run,
     eval_cases_file,
     eval_failure_line,
-    parse_eval_case,
     read_test_cases,
     run_eval,
     workflow_test_cases,
     write_test_cases,
 )
 
-__all__ = ["TestsPanel", "PassRateChart", "CaseDialog", "SetTestsCommand", "word_diff_html"]
+from .tests_widgets import FAIL_COLOR, PASS_COLOR, RUN_COLOR, CaseDialog, PassRateChart, word_diff_html
 
-PASS_COLOR, FAIL_COLOR, RUN_COLOR = QColor("#2e7d32"), QColor("#c62828"), QColor("#8d6e00")
+__all__ = ["TestsPanel", "SetTestsCommand"]
 
 
 class SetTestsCommand(QUndoCommand):
@@ -81,130 +75,6 @@ class SetTestsCommand(QUndoCommand):
         self._apply(self.before)
 
 
-def word_diff_html(expected: str, actual: str) -> str:
-    """Expected and actual, word by word: removed words struck in red, added ones in green."""
-    a, b = expected.split(" "), actual.split(" ")
-    out = []
-    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
-        if op == "equal":
-            out.append(html.escape(" ".join(a[i1:i2])))
-            continue
-        if i2 > i1:
-            out.append(
-                f'<span style="background:#ffd7d7;color:#5c0000;text-decoration:line-through">{html.escape(" ".join(a[i1:i2]))}</span>'
-            )
-        if j2 > j1:
-            out.append(f'<span style="background:#d4f7d4;color:#003300">{html.escape(" ".join(b[j1:j2]))}</span>')
-    return " ".join(out)
-
-
-class PassRateChart(QWidget):
-    """The pass rate of a workflow's evals over time, oldest left: a line with a dot an eval."""
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.points: list[float] = []
-        self.setMinimumHeight(80)
-        self.setMinimumWidth(160)
-        self._pen = QPen(QColor("#1565c0"), 2)
-        self._grid = QPen(QColor(128, 128, 128, 70), 1)
-        self._font = QFont(self.font())
-        self._font.setPointSizeF(max(7.0, self._font.pointSizeF() * 0.85))
-
-    def set_history(self, records: list[EvalRecord]) -> None:
-        self.points = [r.pass_rate for r in reversed(records)]  # the store lists newest first
-        self.update()
-
-    def paintEvent(self, _event: Any) -> None:
-        p = QPainter(self)
-        p.setRenderHint(QPainter.RenderHint.Antialiasing)
-        p.setFont(self._font)
-        left, top, right, bottom = 36.0, 8.0, 10.0, 18.0
-        area = QRectF(left, top, max(10.0, self.width() - left - right), max(10.0, self.height() - top - bottom))
-        text = self.palette().text().color()
-        for frac, label in ((0.0, "0%"), (0.5, "50%"), (1.0, "100%")):
-            y = area.bottom() - frac * area.height()
-            p.setPen(self._grid)
-            p.drawLine(QPointF(area.left(), y), QPointF(area.right(), y))
-            p.setPen(text)
-            p.drawText(
-                QRectF(0, y - 8, left - 4, 16), Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, label
-            )
-        if not self.points:
-            p.drawText(area, Qt.AlignmentFlag.AlignCenter, "No evals yet: Run All records one")
-            return
-        n = len(self.points)
-        step = area.width() / (n - 1) if n > 1 else 0.0
-        pts = [
-            QPointF(area.left() + (i * step if n > 1 else area.width() / 2), area.bottom() - v * area.height())
-            for i, v in enumerate(self.points)
-        ]
-        path = QPainterPath(pts[0])
-        for pt in pts[1:]:
-            path.lineTo(pt)
-        p.setPen(self._pen)
-        p.drawPath(path)
-        for pt, v in zip(pts, self.points):
-            p.setBrush(PASS_COLOR if v >= 1.0 else FAIL_COLOR)
-            p.setPen(Qt.PenStyle.NoPen)
-            p.drawEllipse(pt, 3.5, 3.5)
-        p.setPen(self.palette().text().color())
-        p.drawText(
-            QRectF(area.left(), area.bottom() + 2, area.width(), bottom - 2),
-            Qt.AlignmentFlag.AlignRight,
-            f"last: {self.points[-1] * 100:.0f}% of {n} eval{'s' if n != 1 else ''}",
-        )
-
-
-class CaseDialog(QDialog):
-    """Edit one case: name, input, variables (JSON) and expectations (JSON list)."""
-
-    def __init__(self, case: dict[str, Any], parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setWindowTitle("Test Case")
-        self.name = QLineEdit(str(case.get("name", "")))
-        self.input = QPlainTextEdit(case.get("input") or "")
-        self.vars = QPlainTextEdit(json.dumps(case.get("vars") or {}, ensure_ascii=False, indent=1))
-        self.expect = QPlainTextEdit(json.dumps(case.get("expect") or [], ensure_ascii=False, indent=1))
-        for edit, lines in ((self.input, 3), (self.vars, 3), (self.expect, 8)):
-            edit.setFixedHeight(edit.fontMetrics().lineSpacing() * lines + 12)
-        self.error = QLabel()
-        self.error.setStyleSheet("color: #c62828")
-        self.error.setWordWrap(True)
-        form = QFormLayout()
-        form.addRow("Name", self.name)
-        form.addRow("Input", self.input)
-        form.addRow("Variables", self.vars)
-        form.addRow("Expectations", self.expect)
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
-        buttons.accepted.connect(self._accept)
-        buttons.rejected.connect(self.reject)
-        layout = QVBoxLayout(self)
-        layout.addLayout(form)
-        layout.addWidget(self.error)
-        layout.addWidget(buttons)
-        self.resize(520, 420)
-        self.result_case: dict[str, Any] | None = None
-
-    def case_json(self) -> dict[str, Any]:
-        """The case as edited (EvalCaseError naming what is wrong)."""
-        try:
-            variables = json.loads(self.vars.toPlainText() or "{}")
-            expect = json.loads(self.expect.toPlainText() or "[]")
-        except ValueError as err:
-            raise EvalCaseError(f"not valid JSON: {err}") from None
-        obj = {"name": self.name.text(), "input": self.input.toPlainText() or None, "vars": variables, "expect": expect}
-        return parse_eval_case(obj, "this case").to_json()
-
-    def _accept(self) -> None:
-        try:
-            self.result_case = self.case_json()
-        except EvalCaseError as err:
-            self.error.setText(str(err))
-            return
-        self.accept()
-
-
 class TestsPanel(QWidget):
     """The Tests dock (see the module's doc)."""
 
@@ -219,12 +89,14 @@ class TestsPanel(QWidget):
         store: Any = None,
         *,
         run_options: Callable[[], dict[str, Any]] | None = None,
+        shown_run: Callable[[], str | None] | None = None,
         edit_case: Callable[[dict[str, Any]], dict[str, Any] | None] | None = None,
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
         self.document, self.store = document, store
         self.run_options = run_options or (lambda: {})
+        self.shown_run = shown_run or (lambda: None)  # the run the console shows, to add as a case
         self.edit_case = edit_case or self._edit_in_dialog
         self.results: dict[str, EvalCaseResult] = {}
         self.running: set[str] = set()
@@ -257,6 +129,9 @@ class TestsPanel(QWidget):
         self.run_all_button = self._button("▶ Run All", self.run_all, "Run every case and grade it (an eval)")
         self.run_one_button = self._button("Run Selected", self.run_selected, "Run the selected case")
         self.open_button = self._button("Open Run", self.open_selected_run, "Open the selected case's last run")
+        self.from_run_button = self._button(
+            "Add Shown Run", self.add_shown_run, "Add the run the console shows as a case (its output expected)"
+        )
         self.bar.addStretch(1)
         self.summary = QLabel()
         self.bar.addWidget(self.summary)
@@ -385,6 +260,10 @@ class TestsPanel(QWidget):
             self.details.setPlainText(f"This run cannot become a case: {err}")
             return False
         return self.add_case(case.to_json())
+
+    def add_shown_run(self) -> bool:
+        run_id = self.shown_run()
+        return self.add_run_as_case(run_id) if run_id else False
 
     def edit_selected(self) -> None:
         row = self._selected_row()

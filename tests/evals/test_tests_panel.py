@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from editor.editing import WorkflowDocument
-from editor.panels.tests_panel import TestsPanel, word_diff_html
+from editor.panels.tests_panel import TestsPanel
+from editor.panels.tests_widgets import CaseDialog, word_diff_html
 from engine import Run, RunRecorder, RunStore, load_workflow, make_resolver
 from tests.run.conftest import qloop  # noqa: F401  (asyncio on the Qt loop)
 
@@ -68,6 +69,10 @@ def test_a_run_becomes_a_case_as_one_undoable_edit(qtbot, flow, store, recorded_
     assert "tests" not in json.loads(doc.to_json())
     doc.undo_stack.redo()
     assert doc.workflow.model_extra["tests"] == [case] and panel.table.rowCount() == 1
+    # the run the console shows, added the same way (its name made unique)
+    panel.shown_run = lambda: recorded_run
+    assert panel.add_shown_run()
+    assert [c["name"] for c in doc.workflow.model_extra["tests"]] == [case["name"], case["name"] + " (2)"]
 
 
 def test_run_all_shows_badges_the_failing_diff_and_the_history(qtbot, flow, store, recorded_run, qloop) -> None:
@@ -124,3 +129,23 @@ def test_cases_in_a_tests_jsonl_are_saved_beside_the_flow(qtbot, flow, store) ->
 def test_word_diff_marks_removed_and_added_words() -> None:
     out = word_diff_html("we are sorry", "we are glad")
     assert "line-through" in out and "sorry" in out and "glad" in out
+
+
+def test_the_case_dialog_refuses_a_bad_expectation_and_says_why(qtbot) -> None:
+    dialog = CaseDialog({"name": "a", "input": "hi", "expect": [{"type": "contains", "value": "hi"}]})
+    qtbot.addWidget(dialog)
+    dialog.expect.setPlainText('[{"type": "startsWith", "value": "x"}]')
+    dialog._accept()
+    assert dialog.result_case is None and "not an expectation type" in dialog.error.text()
+    dialog.expect.setPlainText("[{oops")
+    dialog._accept()
+    assert "not valid JSON" in dialog.error.text()
+    dialog.expect.setPlainText('[{"type": "maxTokens", "value": 50}]')
+    dialog.vars.setPlainText('{"tone": "calm"}')
+    dialog._accept()
+    assert dialog.result_case == {
+        "name": "a",
+        "input": "hi",
+        "vars": {"tone": "calm"},
+        "expect": [{"type": "maxTokens", "value": 50}],
+    }
