@@ -103,6 +103,7 @@ class TestsPanel(QWidget):
         self.task: asyncio.Future | None = None
         self.error_text = ""
         self._history_for: str | None = ""  # the document whose last eval the badges show
+        self._history: EvalHistory | None = None  # made on first use (it may create its tables)
         self._build()
         for signal in (document.meta_changed, document.workflow_reset, document.path_changed):
             signal.connect(self.reload)
@@ -391,27 +392,28 @@ class TestsPanel(QWidget):
             parts.append(f"<p style='font-family:monospace'>{html.escape(result.output[:2000])}</p>")
         self.details.setHtml("".join(parts))
 
-    def refresh_history(self) -> None:
-        """The chart of the workflow's evals; for a workflow just opened, the badges of its last eval."""
+    def refresh_history(self, force: bool = False) -> None:
+        """The chart of the workflow's evals, read when the document's file changes or ``force``
+        (an eval ended); for a workflow just opened, the badges of its last eval too."""
         path = str(Path(self.document.path).resolve()) if self.document.path else None
+        opened = path != self._history_for
+        if not (opened or force):
+            return
+        self._history_for = path
         records: list[EvalRecord] = []
-        history = None
-        if self.store is not None and path is not None:
-            try:
-                history = EvalHistory(self.store)
-                records = history.list(workflow_path=path)
-            except StoreError:
-                records = []
-        self.chart.set_history(records)
-        if path != self._history_for:
-            self._history_for = path
+        try:
+            if self.store is not None and path is not None:
+                if self._history is None:
+                    self._history = EvalHistory(self.store)
+                records = self._history.list(workflow_path=path)
+                if opened and records and not self.running:
+                    last = self._history.results(records[0].id)
+                    self.results = {str(r.get("name")): EvalCaseResult.from_json(r) for r in last}
+        except StoreError:
+            records = []
+        if opened and not records:
             self.results = {}
-            if history is not None and records and not self.running:
-                try:
-                    last = history.results(records[0].id)
-                except StoreError:
-                    last = []
-                self.results = {str(r.get("name")): EvalCaseResult.from_json(r) for r in last}
+        self.chart.set_history(records)
 
     # ------------------------------------------------------------------ running
     def run_all(self) -> asyncio.Future | None:
@@ -460,6 +462,7 @@ class TestsPanel(QWidget):
                 self.details.setPlainText(f"The eval could not run: {err}")
                 return
             self.running.clear()
+            self.refresh_history(force=True)
             self.reload()
             self.eval_finished.emit(outcome)
 

@@ -31,6 +31,7 @@ from engine.graph.index import GraphIndex
 from engine.graph.model import Workflow
 from engine.graph.variables import VariableError, run_variables
 from engine.llm.registry import make_resolver
+from engine.nodes.base import as_text
 from engine.run.costs import readable_prices, run_costs
 from engine.run.events import RunStatus
 from engine.run.scheduler import Run
@@ -354,7 +355,7 @@ class _Eval:
             for nid, ms in obs.node_ms.items()
         }
         result.status, result.error = obs.status, obs.error
-        result.output = "" if obs.output is None else str(obs.output if isinstance(obs.output, str) else obs.output)
+        result.output = "" if obs.output is None else as_text(obs.output)
         result.cache_hits = sum(1 for e in events if getattr(e, "type", None) == "cache_hit")
         if obs.status != RunStatus.COMPLETED.value:
             paused = status == RunStatus.PAUSED or "approval" in (obs.error or "")
@@ -362,6 +363,8 @@ class _Eval:
             result.failures.append(Failure("run", "completed", f"{obs.status}: {why}"))
         for exp in case.expect:
             if exp.type == "judge":
+                if obs.status != RunStatus.COMPLETED.value:
+                    continue  # the case failed already: the judge is not paid to grade an unfinished run
                 if not obs.has_node(exp.node):
                     result.failures.append(
                         Failure("judge", exp.rubric, f"node '{exp.node}' gave no output in this run", exp.node)
@@ -488,7 +491,8 @@ def case_from_run(store: RunStore, run_id: str, *, kind: str = "equals", name: s
     except VariableError:
         defaults = {}
     given = {k: v for k, v in (info.arguments or {}).items() if defaults.get(k) != v}
-    text = output if isinstance(output, str) else str(output)
+    # a structured output is expected equal as the value it is; text otherwise
+    value = output if kind == "equals" and not isinstance(output, str) else as_text(output)
     first = (info.initial_input or "").strip()
     label = name or (first.splitlines()[0][:40] if first else f"run {run_id[:8]}")
-    return EvalCase(label, info.initial_input, given, [Expectation(kind, text)])
+    return EvalCase(label, info.initial_input, given, [Expectation(kind, value)])
