@@ -66,7 +66,7 @@ class PassRateChart(QWidget):
         p = QPainter(self)
         p.setRenderHint(QPainter.RenderHint.Antialiasing)
         p.setFont(self._font)
-        left, top, right, bottom = 36.0, 8.0, 10.0, 18.0
+        left, top, right, bottom = 36.0, 8.0, 14.0, 18.0  # room for the dots at the ends
         area = QRectF(left, top, max(10.0, self.width() - left - right), max(10.0, self.height() - top - bottom))
         text = self.palette().text().color()
         for frac, label in ((0.0, "0%"), (0.5, "50%"), (1.0, "100%")):
