@@ -22,6 +22,22 @@ from engine.errors import FlowdeskError
 if TYPE_CHECKING:
     from engine.cli import COMMANDS as CLI_COMMANDS
     from engine.cli import main as cli_main
+
+    # evaluations (issue 37)
+    from engine.evals.cases import EXPECT_TYPES, EvalCase
+    from engine.evals.cases import CaseError as EvalCaseError
+    from engine.evals.cases import Expectation as EvalExpectation
+    from engine.evals.cases import cases_file_for as eval_cases_file
+    from engine.evals.cases import parse_case as parse_eval_case
+    from engine.evals.cases import read_cases_file as read_test_cases
+    from engine.evals.cases import workflow_cases as workflow_test_cases
+    from engine.evals.cases import write_cases_file as write_test_cases
+    from engine.evals.expect import Failure as EvalFailure
+    from engine.evals.history import EvalHistory, EvalRecord
+    from engine.evals.report import failure_line as eval_failure_line
+    from engine.evals.runner import CaseResult as EvalCaseResult
+    from engine.evals.runner import EvalResult, run_eval
+    from engine.evals.runner import case_from_run as eval_case_from_run
     from engine.flows.dispatch import (
         FlowChoice,
         NoFlowMatches,
@@ -486,6 +502,24 @@ _LAZY: dict[str, tuple[str, str]] = {
     # scale-out on Temporal (the 'temporal' extra; importable without it)
     "RemoteRun": ("temporal.remote", "RemoteRun"),
     "TemporalUnavailable": ("temporal", "TemporalUnavailable"),
+    # evaluations (issue 37)
+    "EvalCase": ("evals.cases", "EvalCase"),
+    "EvalExpectation": ("evals.cases", "Expectation"),
+    "EvalCaseError": ("evals.cases", "CaseError"),
+    "EXPECT_TYPES": ("evals.cases", "EXPECT_TYPES"),
+    "parse_eval_case": ("evals.cases", "parse_case"),
+    "workflow_test_cases": ("evals.cases", "workflow_cases"),
+    "read_test_cases": ("evals.cases", "read_cases_file"),
+    "write_test_cases": ("evals.cases", "write_cases_file"),
+    "eval_cases_file": ("evals.cases", "cases_file_for"),
+    "EvalFailure": ("evals.expect", "Failure"),
+    "EvalHistory": ("evals.history", "EvalHistory"),
+    "EvalRecord": ("evals.history", "EvalRecord"),
+    "EvalResult": ("evals.runner", "EvalResult"),
+    "EvalCaseResult": ("evals.runner", "CaseResult"),
+    "run_eval": ("evals.runner", "run_eval"),
+    "eval_case_from_run": ("evals.runner", "case_from_run"),
+    "eval_failure_line": ("evals.report", "failure_line"),
 }
 
 
@@ -769,5 +803,23 @@ __all__ = sorted(
         # runs on a Temporal server (loaded on first use)
         "RemoteRun",
         "TemporalUnavailable",
+        # evaluations (loaded on first use)
+        "EvalCase",
+        "EvalExpectation",
+        "EvalCaseError",
+        "EXPECT_TYPES",
+        "parse_eval_case",
+        "workflow_test_cases",
+        "read_test_cases",
+        "write_test_cases",
+        "eval_cases_file",
+        "EvalFailure",
+        "EvalHistory",
+        "EvalRecord",
+        "EvalResult",
+        "EvalCaseResult",
+        "run_eval",
+        "eval_case_from_run",
+        "eval_failure_line",
     ]
 )
