@@ -69,7 +69,7 @@ from typing import Any
 
 from engine.code.deno_harness import HARNESS
 from engine.code.errors import EXTRA_HINT, CodeError, CodeMemoryError, CodeTimeout, CodeUnavailable
-from engine.graph.permissions import Access, PermissionDenied
+from engine.graph.permissions import Access, PermissionDenied, host_and_port
 from engine.nodes.base import NodeError
 from engine.paths import data_dir
 
@@ -132,7 +132,7 @@ def deno_flags(access: Access | None, memory_mb: int, channel: str) -> list[str]
     return flags
 
 
-_DENO_REFUSAL = re.compile(r'Requires (\w+) access to "?([^",]+)"?', re.I)
+_DENO_REFUSAL = re.compile(r'Requires (\w+) access(?: to "?([^",]+)"?)?', re.I)
 
 
 def _refusal(message: str) -> NodeError | None:
@@ -140,9 +140,11 @@ def _refusal(message: str) -> NodeError | None:
     found = _DENO_REFUSAL.search(message)
     if not found:
         return None
-    kind, target = found.group(1).lower(), found.group(2)
+    kind, target = found.group(1).lower(), found.group(2) or ""
     if kind == "net":
-        return PermissionDenied(f"network access to {target}", "network")
+        host, port = host_and_port(target)
+        shown = f"{host}:{port}" if port not in (None, 80, 443) else host
+        return PermissionDenied(f"network access to {shown or target!r}", "network")
     if kind == "read":
         return PermissionDenied(f"file access to {target!r}", "files")
     what = {"write": f"writing {target!r}", "run": f"running the program {target!r}", "env": "environment variables"}
