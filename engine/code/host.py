@@ -214,7 +214,7 @@ class StepHost:
         async def query_llm(prompt: Any = "", options: Any = None) -> Any:
             opts = options if isinstance(options, dict) else {}
             parse = bool(opts.get("parseJson"))
-            text = await self.llm(prompt, opts.get("input"), False, opts.get("model"))
+            text = await self.llm(prompt, opts.get("input"))  # (a recipe's model hint is not ours to use)
             if not parse:
                 return {"text": text, "data": text}
             try:

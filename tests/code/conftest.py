@@ -80,6 +80,7 @@ def library(tmp_path: Path) -> FlowLibrary:
     for name, fid, prompt, variables in (
         ("createPlaylist", "shout", "Playlist {{name}}: {{songs}}", ["name", "songs"]),
         ("upper", "upper", "UP {{text}}", ["text"]),
+        ("createList", "makelist", "List {{listName}}: {{items}}", ["listName", "items"]),
     ):
         doc = {
             "id": fid,
