@@ -120,3 +120,23 @@ def test_secrets_in_inputs_are_masked_in_logs_and_output(monkeypatch) -> None:
     r = run(wf)
     assert r.status == "completed", r.error
     assert "s3cr3t-value" not in str([e.content for e in r.events]) + str(r.outputs)
+
+
+def test_cancelling_the_run_stops_the_worker() -> None:
+    import asyncio
+
+    from engine import EchoProvider, Run
+
+    async def scenario() -> tuple[set[int], set[int]]:
+        before = children_of_tests()
+        r = Run(workflow(code_node("while True:\n    pass", timeoutMs=60000)), EchoProvider())
+        task = asyncio.create_task(r.start())
+        await asyncio.sleep(1.0)
+        during = children_of_tests() - before
+        r.cancel()
+        await task
+        await asyncio.sleep(0.2)
+        return during, children_of_tests() - before
+
+    during, after = asyncio.run(scenario())
+    assert during and not after
