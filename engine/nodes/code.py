@@ -23,7 +23,7 @@ from pydantic import Field, field_validator
 
 from engine.code.deno import deno_available, run_deno
 from engine.code.errors import EXTRA_HINT, CodeError
-from engine.code.host import StepHost, flow_access
+from engine.code.host import StepHost, flow_access, network_warning
 from engine.code.monty import flows_called, monty_available, python_problems, run_python
 from engine.graph.permissions import permissions_of
 from engine.nodes.base import NodeData, NodeError, NodeSpec, PolicyData, resolve_for_step
@@ -128,6 +128,8 @@ class CodeSpec(NodeSpec):
             flows = flows_called(data.code)
         else:
             flows = re.findall(r"""callAction\(\s*["'][^"']*["']\s*,\s*["']([^"']+)["']""", data.code)
+        if not python:
+            network_warning(checks, node, data.code)
         workflow = getattr(checks, "workflow", None)
         if flows and permissions_of(workflow) is not None:
             access = flow_access(_Holder(workflow))

@@ -28,7 +28,7 @@ from pydantic import field_validator
 from engine.code.blocked import blocked_identifiers
 from engine.code.deno import deno_available, run_deno
 from engine.code.errors import EXTRA_HINT, CodeError
-from engine.code.host import StepHost
+from engine.code.host import StepHost, network_warning
 from engine.code.pwsh import pwsh_binary, run_pwsh
 from engine.nodes.base import NodeData, NodeError, NodeSpec, PolicyData
 
@@ -153,6 +153,7 @@ class ScriptSpec(NodeSpec):
                 )
             if not deno_available():
                 checks.warning("code_extra_missing", f"{label} cannot run here: Deno is missing; {EXTRA_HINT}.")
+            network_warning(checks, node, data.script)
         elif language == "powershell":
             if pwsh_binary() is None:
                 checks.error(

@@ -70,3 +70,11 @@ def test_validate_warns_about_unreachable_hosts_and_flows() -> None:
     assert ("permission_flow", "c") in issues
     open_wf = workflow(http("https://api.example.com/v1"), fetch("https://docs.example.org/page"))
     assert not [i for i in validate(open_wf) if i.code.startswith("permission_")]
+
+
+def test_validate_warns_about_literal_hosts_code_cannot_reach() -> None:
+    code = "const r = await fetch(`https://api.example.com/v1/${id}`);\nreturn 1;"
+    closed = [i for i in validate(workflow(code_node(code, "javascript"))) if i.code == "permission_network"]
+    assert closed and "api.example.com" in closed[0].message and "no permissions" in closed[0].message
+    granted = workflow(code_node(code, "javascript"), permissions={"network": ["api.example.com"]})
+    assert not [i for i in validate(granted) if i.code == "permission_network"]
