@@ -122,7 +122,7 @@ def deno_flags(access: Access | None, memory_mb: int, channel: str) -> list[str]
         if hosts is None:
             flags.append("--allow-net")
         elif hosts:
-            flags.append("--allow-net=" + ",".join(hosts))
+            flags.append("--allow-net=" + ",".join(_deno_hosts(hosts)))
         if access.open:
             flags.append("--allow-read")
         else:
@@ -130,6 +130,22 @@ def deno_flags(access: Access | None, memory_mb: int, channel: str) -> list[str]
             if folders:
                 flags.append("--allow-read=" + ",".join(folders))
     return flags
+
+
+def _deno_hosts(entries: Sequence[str]) -> list[str]:
+    """``permissions.network`` entries as ``--allow-net`` takes them: ``host`` or ``host:port``
+    (a URL's scheme and path dropped; a port only when the entry names one)."""
+    out = []
+    for entry in entries:
+        host, port = host_and_port(entry)
+        if not host:
+            continue
+        named_port = ":" in entry.split("://")[-1].split("/")[0]
+        host = f"[{host}]" if ":" in host else host  # an IPv6 address
+        item = f"{host}:{port}" if named_port and port is not None else host
+        if item not in out:
+            out.append(item)
+    return out
 
 
 _DENO_REFUSAL = re.compile(r'Requires (\w+) access(?: to "?([^",]+)"?)?', re.I)

@@ -150,3 +150,11 @@ def test_powershell_without_pwsh_is_a_validation_error(monkeypatch) -> None:
     assert missing and missing[0].is_error and "pwsh" in missing[0].message
     r = run(wf)
     assert r.status == "failed" and "pwsh" in r.error
+
+
+def test_scriptflow_sandbox_policy_drops_blocked_and_network_cmdlets() -> None:
+    from engine.code.pwsh import allowed_cmdlets
+
+    sandbox = {"allowedCmdlets": ["Get-ChildItem", "Invoke-Expression", "Invoke-WebRequest", "Start-Process"]}
+    assert allowed_cmdlets(sandbox) == ["Get-ChildItem"]
+    assert allowed_cmdlets({**sandbox, "networkAccess": True}) == ["Get-ChildItem", "Invoke-WebRequest"]
