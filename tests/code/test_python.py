@@ -69,8 +69,8 @@ def test_timeout_stops_an_infinite_loop() -> None:
 @pytest.mark.parametrize(
     ("code", "expected"),
     [
-        ("open('/etc/passwd').read()", "PermissionError"),
-        ("import os\nopen('/tmp/flowdesk-code-test.txt', 'w').write('x')", "PermissionError"),
+        ("open('/etc/passwd').read()", "permission_denied: file access to '/etc/passwd'"),
+        ("import os\nopen('/tmp/flowdesk-code-test.txt', 'w').write('x')", "permission_denied: file access"),
         ("import os\nos.getenv('HOME')", "not supported"),
         ("import subprocess\nsubprocess.run(['ls'])", "No module named 'subprocess'"),
         ("import socket\nsocket.socket()", "No module named 'socket'"),
@@ -140,3 +140,15 @@ def test_cancelling_the_run_stops_the_worker() -> None:
 
     during, after = asyncio.run(scenario())
     assert during and not after
+
+
+def test_a_permitted_folder_is_readable_and_nothing_else(tmp_path) -> None:
+    (tmp_path / "data.txt").write_text("inside")
+    code = f"open({str(tmp_path / 'data.txt')!r}).read()"
+    r = run(workflow(code_node(code), permissions={"files": [str(tmp_path)]}))
+    assert r.status == "completed" and r.outputs["c"] == "inside"
+    write = f"open({str(tmp_path / 'new.txt')!r}, 'w').write('x')"
+    r = run(workflow(code_node(write), permissions={"files": [str(tmp_path)]}))
+    assert r.status == "failed" and r.error.startswith("permission_denied: file access") and "(line 1)" in r.error
+    assert not (tmp_path / "new.txt").exists()
+    assert extra(events(r, "permission_denied")[0])["field"] == "files"
