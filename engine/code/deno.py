@@ -360,7 +360,8 @@ async def run_deno(
             _kill(proc)
             with contextlib.suppress(asyncio.TimeoutError, ProcessLookupError):
                 await asyncio.wait_for(exited, 5)
-            await asyncio.sleep(0)
+            # what the process printed last is still in the pipes: read it to the end
+            await asyncio.wait(workers[1:3], timeout=1.0)
             for task in (*workers, *session.tasks):
                 task.cancel()
             await asyncio.gather(*workers, *session.tasks, return_exceptions=True)

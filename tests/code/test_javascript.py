@@ -221,3 +221,10 @@ def test_validation_of_javascript_code() -> None:
     assert "code_empty" in codes
     names = [i for i in validate(workflow(code_node("return 1", "javascript", inputs={"my-name": 1})))]
     assert any(i.code == "code_input_name" for i in names)
+
+
+def test_every_line_printed_before_returning_is_logged() -> None:
+    logs: list[str] = []
+    source = "async function execute(api) { for (let i = 0; i < 300; i++) console.log('line', i); return 1; }"
+    assert asyncio.run(run_deno(source, on_log=lambda stream, text: logs.append(text), typescript=False)) == 1
+    assert len(logs) == 300 and logs[-1] == "line 299"
