@@ -48,7 +48,9 @@ protocol does not use stdout: the harness (engine/code/deno_harness.py) opens th
 revokes its own write permission before the user's code is even imported, so a script that
 prints protocol-looking lines only produces log text. Deno always runs with ``--no-remote
 --no-npm --no-config --no-lock`` (else ``import("npm:…")`` downloads from the registry even
-without net permission) and a ``DENO_DIR`` in Flowdesk's data folder.
+without net permission) and a ``DENO_DIR`` in Flowdesk's data folder. The RSS watchdog reads
+``/proc`` and the backstop uses ``prlimit``: both are Linux's; elsewhere V8's heap limit and the
+deadline remain, and Windows (no FIFOs) is refused with a message for now.
 """
 
 from __future__ import annotations
@@ -59,7 +61,6 @@ import inspect
 import json
 import os
 import re
-import resource
 import shutil
 import signal
 import tempfile
@@ -72,6 +73,11 @@ from engine.code.errors import EXTRA_HINT, CodeError, CodeMemoryError, CodeTimeo
 from engine.graph.permissions import Access, PermissionDenied, host_and_port
 from engine.nodes.base import NodeError
 from engine.paths import data_dir
+
+try:  # POSIX only: the address-space backstop
+    import resource
+except ImportError:  # pragma: no cover - Windows
+    resource = None  # type: ignore[assignment]
 
 __all__ = ["run_deno", "deno_binary", "deno_available", "deno_flags", "RSS_SLACK_MB"]
 
@@ -290,6 +296,8 @@ async def run_deno(
     binary = deno_binary()
     if binary is None:
         raise CodeUnavailable(f"JavaScript and TypeScript run in Deno, which is not installed: {EXTRA_HINT}.")
+    if not hasattr(os, "mkfifo"):  # pragma: no cover - Windows
+        raise CodeUnavailable("JavaScript and TypeScript steps need a POSIX system (Linux or macOS) for now.")
     if not re.fullmatch(r"[A-Za-z_$][\w$]*", entry):
         raise NodeError(f"the entry {entry!r} is not a JavaScript function name")
     methods = dict(api_methods or {})
@@ -326,9 +334,10 @@ async def run_deno(
             start_new_session=True,
         )
         session.proc = proc
-        with contextlib.suppress(OSError, ValueError):
-            limit = (int(memory_mb) + DATA_SLACK_MB) << 20
-            resource.prlimit(proc.pid, resource.RLIMIT_DATA, (limit, limit))
+        if resource is not None and hasattr(resource, "prlimit"):  # Linux
+            with contextlib.suppress(OSError, ValueError):
+                limit = (int(memory_mb) + DATA_SLACK_MB) << 20
+                resource.prlimit(proc.pid, resource.RLIMIT_DATA, (limit, limit))
         channel_reader = asyncio.StreamReader(limit=1 << 28)
         transport, _ = await loop.connect_read_pipe(
             lambda: asyncio.StreamReaderProtocol(channel_reader), os.fdopen(read_fd, "rb", buffering=0)
@@ -393,7 +402,7 @@ def _kill(proc: asyncio.subprocess.Process) -> None:
         return
     try:  # the whole group; Popen.kill would reap it behind asyncio's child watcher
         os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
+    except (ProcessLookupError, PermissionError, AttributeError):
         with contextlib.suppress(ProcessLookupError):
             proc.kill()
 
