@@ -26,7 +26,7 @@ from engine.code.errors import EXTRA_HINT, CodeError
 from engine.code.host import StepHost, flow_access, network_warning
 from engine.code.monty import flows_called, monty_available, python_problems, run_python
 from engine.graph.permissions import PermissionDenied, permissions_of
-from engine.nodes.base import NodeData, NodeError, NodeSpec, PolicyData, resolve_for_step
+from engine.nodes.base import NodeData, NodeError, NodeSpec, PolicyData, is_none, resolve_for_step
 
 __all__ = ["CodeData", "CodeSpec", "LANGUAGES", "js_source", "SPEC"]
 
@@ -48,15 +48,15 @@ class CodeData(PolicyData):
     inputs: dict[str, Any] = Field(default_factory=dict)
     timeoutMs: int = DEFAULT_TIMEOUT_MS
     memoryMb: int = DEFAULT_MEMORY_MB
-    provider: str | None = None
-    model: str = ""
+    provider: str | None = Field(default=None, exclude_if=is_none)
+    model: str | None = Field(default=None, exclude_if=is_none)
 
     @field_validator("language", mode="before")
     @classmethod
     def _language(cls, v: Any) -> Any:
         return "python" if v in (None, "") else (v.lower() if isinstance(v, str) else v)
 
-    @field_validator("code", "model", mode="before")
+    @field_validator("code", mode="before")
     @classmethod
     def _none_is_empty(cls, v: Any) -> Any:
         return "" if v is None else v

@@ -23,7 +23,7 @@ import math
 import re
 from typing import Any
 
-from pydantic import field_validator
+from pydantic import Field, field_validator
 
 from engine.code.blocked import blocked_identifiers
 from engine.code.deno import deno_available, run_deno
@@ -31,7 +31,7 @@ from engine.code.errors import EXTRA_HINT, CodeError
 from engine.code.host import StepHost, network_warning
 from engine.code.pwsh import pwsh_binary, run_pwsh
 from engine.graph.permissions import PermissionDenied
-from engine.nodes.base import NodeData, NodeError, NodeSpec, PolicyData
+from engine.nodes.base import NodeData, NodeError, NodeSpec, PolicyData, is_none
 
 __all__ = ["ScriptData", "ScriptSpec", "DEFAULT_TIMEOUT_MS", "wrap_result", "js_string", "SPEC"]
 
@@ -44,11 +44,11 @@ _EXECUTE = re.compile(r"\bfunction\s+execute\s*\(|\b(?:const|let|var)\s+execute\
 class ScriptData(PolicyData):
     language: str = ""
     script: str = ""
-    memoryMb: int | None = None
-    provider: str | None = None
-    model: str = ""
+    memoryMb: int | None = Field(default=None, exclude_if=is_none)
+    provider: str | None = Field(default=None, exclude_if=is_none)
+    model: str | None = Field(default=None, exclude_if=is_none)
 
-    @field_validator("language", "script", "model", mode="before")
+    @field_validator("language", "script", mode="before")
     @classmethod
     def _none_is_empty(cls, v: Any) -> Any:
         return "" if v is None else v
