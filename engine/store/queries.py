@@ -283,6 +283,13 @@ class RunQueries(Database):
         ).fetchone()
         return 0 if row[0] is None else row[0] + 1
 
+    def attachment(self, run_id: str, attachment_id: str) -> tuple[str, bytes] | None:
+        """A file a run's event names (``extra.attachment.id``: a screenshot): ``(mime, bytes)``."""
+        row = self._exec(
+            "SELECT mime, data FROM attachments WHERE run_id = ? AND id = ?", (run_id, attachment_id)
+        ).fetchone()
+        return (row[0], bytes(row[1])) if row else None
+
     def events(self, run_id: str, *, offset: int = 0, limit: int = -1) -> list[RunEvent]:
         rows = self._exec(
             "SELECT timestamp, node_id, type, content, extra FROM events "
