@@ -24,6 +24,7 @@ import os
 import weakref
 from collections.abc import AsyncIterator
 from typing import Any
+from urllib.parse import urljoin
 
 from engine.browser import INSTALL_CHROMIUM, browser_problem, find_chromium, show_browser
 from engine.browser.scope import Guard
@@ -184,16 +185,35 @@ async def _shielded(coro: Any) -> None:
 def _request_guard(guard: Guard) -> Any:
     async def handle(route: Any, request: Any) -> None:
         try:
-            frame = request.frame
-            main = frame.parent_frame is None
+            main = request.frame.parent_frame is None
         except Exception:  # a service worker's request has no frame
             main = False
-        if guard.request(request.url, navigation=request.is_navigation_request() and main):
-            await route.fallback()
-        else:
+        navigation = request.is_navigation_request() and main
+        if not guard.request(request.url, navigation=navigation):
             await route.abort("blockedbyclient")
+        elif request.is_navigation_request():
+            # Chromium follows a redirect without asking the route again: a document is fetched
+            # here without following redirects, and a redirect's target checked before it is sent.
+            await _follow_checked(route, request, guard, navigation)
+        else:
+            await route.fallback()
 
     return handle
+
+
+async def _follow_checked(route: Any, request: Any, guard: Guard, navigation: bool) -> None:
+    try:
+        response = await route.fetch(max_redirects=0)
+    except Exception:
+        await route.abort("failed")
+        return
+    location = response.headers.get("location")
+    if 300 <= response.status < 400 and location:
+        target = urljoin(request.url, location)
+        if not guard.request(target, navigation=navigation):
+            await route.abort("blockedbyclient")
+            return
+    await route.fulfill(response=response)
 
 
 def _socket_guard(guard: Guard) -> Any:

@@ -51,3 +51,16 @@ def chromium_processes() -> list[int]:
                 break
             p, seen = parents.get(p, 0), seen + 1
     return out
+
+
+def settled_chromium(wait: float = 3.0) -> list[int]:
+    """:func:`chromium_processes` once they are gone, or after ``wait`` seconds (processes of a
+    closed browser take a moment to be reaped)."""
+    import time
+
+    end = time.monotonic() + wait
+    procs = chromium_processes()
+    while procs and time.monotonic() < end:
+        time.sleep(0.05)
+        procs = chromium_processes()
+    return procs
