@@ -520,7 +520,8 @@ def _import_typeagent_script(raw: Mapping[str, Any], path: Any) -> ImportResult:
         flavour = "TaskFlow"
     data["recipeKind"] = flavour
     b.add("script", data)
-    b.warn(f"the {data['language']} script is kept verbatim in a script node, which cannot run in Flowdesk")
+    runner = "pwsh (when installed)" if flavour == "ScriptFlow" else "Deno (the `code` extra)"
+    b.warn(f"the {data['language']} script is kept verbatim in a script node, which runs it with {runner}")
     name = raw.get("actionName") or raw.get("name")
     wf = b.workflow(
         raw,
