@@ -20,7 +20,7 @@ from typing import Any
 
 from engine.nodes.base import NodeError
 
-__all__ = ["BLOCKED_IDENTIFIERS", "script_problems", "webflow_result", "SCRIPT_HOST_MISSING"]
+__all__ = ["BLOCKED_IDENTIFIERS", "script_problems", "webflow_result"]
 
 #: The seed's blocked identifiers (scriptValidator.mts).
 BLOCKED_IDENTIFIERS = (
@@ -47,10 +47,6 @@ BLOCKED_IDENTIFIERS = (
     "Deno",
 )
 
-SCRIPT_HOST_MISSING = (
-    "WebFlow scripts need the code extra's Deno host, which this build does not have yet: "
-    "use steps instead, or install a Flowdesk with the 'code' extra (pip install 'flowdesk[code]')"
-)
 
 _SIGNATURE = re.compile(r"async\s+function\s+execute\s*\(\s*browser\s*(?::[^,)]*)?,\s*params\s*(?::[^)]*)?\)")
 _BLOCKED = re.compile(r"(?<![\w$.])(" + "|".join(map(re.escape, BLOCKED_IDENTIFIERS)) + r")(?![\w$])")

@@ -22,14 +22,17 @@ from typing import Any
 from pydantic import Field, field_validator
 
 from engine.browser import browser_problem
-from engine.browser.api import DEFAULT_TIMEOUT_MS, WebFlowBrowser
+from engine.browser.api import API_METHODS, DEFAULT_TIMEOUT_MS, WebFlowBrowser
 from engine.browser.host import host_for_loop
 from engine.browser.scope import Guard, Scope, scope_problems
-from engine.browser.steps import STEP_ACTIONS, run_steps, step_problems
-from engine.browser.webscript import SCRIPT_HOST_MISSING, script_problems
+from engine.browser.steps import run_steps, step_problems
+from engine.browser.webscript import script_problems, webflow_result
+from engine.code.deno import deno_available, run_deno
+from engine.code.errors import EXTRA_HINT
 from engine.graph.permissions import access_for
 from engine.llm.base import AgentInvocation, LLMError, LLMResult, NoToolsContext
 from engine.nodes.base import NodeData, NodeError, NodeSpec, PolicyData, is_none, resolve_for_step
+from engine.run.events import EventType
 
 __all__ = ["BrowserData", "BrowserSpec", "SPEC", "BROWSER_ACTION", "BROWSER_SCREENSHOT", "BROWSER_BLOCKED"]
 
@@ -37,9 +40,9 @@ BROWSER_ACTION = "browser_action"
 BROWSER_SCREENSHOT = "browser_screenshot"
 BROWSER_BLOCKED = "browser_blocked"
 
-#: How the runner of WebFlow scripts is found: set by the module that bridges scripts to the code
-#: extra's Deno host (``engine.browser.scripted``), None while there is none.
-SCRIPT_RUNNER: dict[str, Any] = {"run": None}
+#: A WebFlow script's time limit when the node sets none (the seed's default).
+SCRIPT_TIMEOUT_MS = 180_000
+SCRIPT_MEMORY_MB = 256
 
 
 class BrowserData(PolicyData):
@@ -117,6 +120,8 @@ class BrowserSpec(NodeSpec):
         if d.script.strip():
             for code, message in script_problems(d.script):
                 checks.error(code, f"{where}: {message}.")
+            if not deno_available():
+                checks.error("script_host_missing", f"{where}: WebFlow scripts run in Deno; {EXTRA_HINT}.")
         for message in scope_problems(d.scope):
             checks.error("browser_scope_invalid", f"{where}: {message}.")
         problem = browser_problem()
@@ -129,9 +134,11 @@ class BrowserSpec(NodeSpec):
             raise NodeError(f"{self.describe(node)}: {problem[1]}")
         data, secrets = resolve_for_step(ctx, node, value)
         script = str(data.get("script") or "")
-        runner = SCRIPT_RUNNER["run"]
-        if script.strip() and runner is None:
-            raise NodeError(f"{self.describe(node)}: {SCRIPT_HOST_MISSING}")
+        if script.strip():
+            if not deno_available():
+                raise NodeError(f"{self.describe(node)}: WebFlow scripts run in Deno; {EXTRA_HINT}")
+            for code, message in script_problems(script):
+                raise NodeError(f"{code}: {message}")
         steps = data.get("steps") or []
         if not script.strip():
             problems = step_problems(steps)
@@ -152,12 +159,41 @@ class BrowserSpec(NodeSpec):
             )
             try:
                 if script.strip():
-                    output = await runner(ctx, node, browser, script, data.get("params") or {})
+                    output = await _run_script(ctx, node, browser, script, data, session)
                 else:
                     output = await run_steps(browser, steps)
             finally:
                 session.blocked(guard)
         return ctx.mask(output, secrets) if secrets else output, "output"
+
+
+async def _run_script(
+    ctx: Any, node: Any, browser: WebFlowBrowser, script: str, data: dict[str, Any], session: _Session
+) -> Any:
+    """Run a WebFlow script in the code extra's Deno host: ``execute(browser, params)`` with every
+    method of the seed's browser API bridged to ``browser``; the Deno process itself reaches
+    nothing (no network, no files): all it does goes through the bridge and so the guard."""
+    params = data.get("params") or {}
+    if not params:  # a script of an imported WebFlow reads the flow's variables
+        params = dict(getattr(ctx, "variables", None) or {})
+    timeout = getattr(node.data, "timeoutMs", None) or SCRIPT_TIMEOUT_MS
+    try:
+        value = await run_deno(
+            script,
+            entry="execute",
+            arguments=[params],
+            api_methods={name: getattr(browser, name) for name in API_METHODS},
+            access=None,
+            timeout_ms=int(timeout),
+            memory_mb=SCRIPT_MEMORY_MB,
+            on_log=session.log,
+            typescript=True,
+        )
+    except NodeError:
+        browser.guard.raise_if_denied()  # a navigation refused says so, whatever the script made of it
+        raise
+    browser.guard.raise_if_denied()
+    return webflow_result(value)
 
 
 class _Session:
@@ -196,6 +232,10 @@ class _Session:
         }
         self.ctx.emit(self.node.id, BROWSER_SCREENSHOT, f"screenshot · {url} · {size // 1024} KB", extra)
 
+    def log(self, stream: str, text: str) -> None:
+        text = self._mask(text)
+        self.ctx.emit(self.node.id, EventType.CODE_LOG, text, {"stream": stream, "text": text})
+
     def blocked(self, guard: Guard) -> None:
         for url, reason in guard.blocked[self.reported :]:
             url = self._mask(url)
@@ -226,4 +266,3 @@ class _Session:
 
 
 SPEC = BrowserSpec()
-STEP_ACTION_NAMES = STEP_ACTIONS
