@@ -116,6 +116,9 @@ class Guard:
         """Raise the refusal of a navigation to ``url`` (before it is sent)."""
         err = self.refusal(url)
         if err is not None:
+            self.blocked.append((url, str(err).split(":", 1)[0]))
+            if self.navigation_denied is None:  # a script that catches it still fails the step
+                self.navigation_denied = err
             raise err
 
     def request(self, url: str, *, navigation: bool) -> bool:
