@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QWidget
 
+from .browser_page import BrowserPage
 from .core_pages import AgentPage, ApprovalPage, ConditionPage, StartPage
 from .inspector_host import InspectorPage, PageFactory, PageHost
 from .kind_pages import ActionPage, FlowPage
@@ -71,5 +72,6 @@ for _kind, _factory in (
     ("http", _http_page),
     ("flow", _flow_page),
     ("action", _action_page),
+    ("browser", BrowserPage),
 ):
     register_inspector_page(_kind, _factory)
