@@ -149,6 +149,7 @@ class RunConsole(QWidget):
         self.trace, self.node_panel, self.timeline = side.trace, side.node_panel, side.timeline
         self.entry_header, self.entry_view = self.entry_pane.header, self.entry_pane.view
         self.copy_entry_button = self.entry_pane.copy_button
+        self.entry_pane.attachment_source = self._attachment
         self.addAction(self.approvals.approve_action)
         self.addAction(self.approvals.reject_action)
         self.copy_entry_button.clicked.connect(self.copy_current_entry)
@@ -199,6 +200,11 @@ class RunConsole(QWidget):
     def set_resolver_factory(self, factory: Callable[[], Any]) -> None:
         """``factory()`` is called at each Run and returns a provider or a resolver (AgentInvocation -> provider)."""
         self._resolver_factory = factory
+
+    def _attachment(self, attachment_id: str) -> bytes | None:
+        """A stored attachment (a screenshot) of the run shown."""
+        found = self.store.attachment(self.run_id, attachment_id) if self.store and self.run_id else None
+        return found[1] if found else None
 
     def set_store(self, store: RunStore | None) -> None:
         """Runs started from now on are recorded in ``store`` (None: not recorded)."""
