@@ -482,6 +482,9 @@ _LAZY: dict[str, tuple[str, str]] = {
     # scale-out on Temporal (the 'temporal' extra; importable without it)
     "RemoteRun": ("temporal.remote", "RemoteRun"),
     "TemporalUnavailable": ("temporal", "TemporalUnavailable"),
+    # the browser kind's "Show browser" (headed) switch
+    "set_show_browser": ("browser", "set_show_browser"),
+    "show_browser": ("browser", "show_browser"),
 }
 
 
@@ -762,5 +765,7 @@ __all__ = sorted(
         # runs on a Temporal server (loaded on first use)
         "RemoteRun",
         "TemporalUnavailable",
+        "set_show_browser",
+        "show_browser",
     ]
 )

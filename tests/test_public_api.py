@@ -130,6 +130,8 @@ PUBLIC = [
     "TemplateReference",
     "TemplateScope",
     "TemporalUnavailable",
+    "set_show_browser",
+    "show_browser",
     "Timeline",
     "TriggerCaptureKind",
     "TriggerMatch",
