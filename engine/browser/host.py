@@ -94,22 +94,18 @@ class BrowserHost:
         problem = browser_problem()
         if problem is not None:
             raise NodeError(problem[1])
-        from playwright.async_api import async_playwright
-
-        executable = find_chromium()
-        pw = await async_playwright().start()
+        # The start runs to its end even when the step is cancelled meanwhile (a timeout, the
+        # run cancelled): Chromium is then closed at once, rather than left running unowned.
+        starting = asyncio.ensure_future(_start(headed))
         try:
-            browser = await pw.chromium.launch(
-                executable_path=executable, headless=not headed, args=list(LAUNCH_ARGS), handle_sigint=False
-            )
-        except Exception as err:
-            await pw.stop()
-            first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-            raise NodeError(
-                f"the browser ({executable}) could not start: {first}. Is it a working Chromium? "
-                f"Install one with '{INSTALL_CHROMIUM}' or set FLOWDESK_CHROMIUM."
-            ) from None
-        self._pw, self._browser, self._headed = pw, browser, headed
+            self._pw, self._browser = await asyncio.shield(starting)
+        except asyncio.CancelledError:
+            with contextlib.suppress(Exception, asyncio.CancelledError):
+                pw, browser = await asyncio.wait_for(asyncio.shield(starting), 60)
+                await browser.close()
+                await pw.stop()
+            raise
+        self._headed = headed
 
     async def _close_now(self) -> None:
         browser, pw = self._browser, self._pw
@@ -167,6 +163,26 @@ class BrowserHost:
             self._users -= 1
             if self._users == 0:
                 await _shielded(self._release())
+
+
+async def _start(headed: bool) -> tuple[Any, Any]:
+    """Playwright's driver and a Chromium from it (the ``browser`` extra is imported here)."""
+    from playwright.async_api import async_playwright
+
+    executable = find_chromium()
+    pw = await async_playwright().start()
+    try:
+        browser = await pw.chromium.launch(
+            executable_path=executable, headless=not headed, args=list(LAUNCH_ARGS), handle_sigint=False
+        )
+    except Exception as err:
+        await pw.stop()
+        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise NodeError(
+            f"the browser ({executable}) could not start: {first}. Is it a working Chromium? "
+            f"Install one with '{INSTALL_CHROMIUM}' or set FLOWDESK_CHROMIUM."
+        ) from None
+    return pw, browser
 
 
 async def _shielded(coro: Any) -> None:
