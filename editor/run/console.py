@@ -300,8 +300,20 @@ class RunConsole(QWidget):
         self.log_pane.select_node(node_id)
 
     def node_details(self, node_id: str) -> dict[str, Any]:
-        """The node's last input, output, duration (s), tokens, error and state in the shown run."""
-        return self.shown.node_details(node_id)
+        """The node's last input, output, duration (s), tokens, error and state in the shown run;
+        for a browser step, its last screenshot (``screenshot``: PNG bytes)."""
+        details = self.shown.node_details(node_id)
+        shot = self._last_screenshot(node_id)
+        if shot is not None and details:
+            details = {**details, "screenshot": shot}
+        return details
+
+    def _last_screenshot(self, node_id: str) -> bytes | None:
+        for entry in reversed(self.model.entries):
+            if entry.type == "browser_screenshot" and entry.node_id == node_id:
+                attachment = (entry.extra or {}).get("attachment") or {}
+                return self.entry_pane.picture(attachment) if isinstance(attachment, dict) else None
+        return None
 
     def open_paused_run(self, run_id: str) -> bool:
         """Show a paused run from the store (``set_store``) with its approval cards, ready to be

@@ -115,9 +115,8 @@ class EntryPane(QWidget):
         else:
             bar.setValue(min(keep, bar.maximum()) if same else 0)
 
-    def _show_image(self, fields: dict) -> bool:
-        """A screenshot's picture: the event's own bytes (a live run), else the stored attachment."""
-        attachment = fields.get("attachment") if isinstance(fields.get("attachment"), dict) else {}
+    def picture(self, attachment: dict) -> bytes | None:
+        """An attachment's bytes: the event's own (a live run), else the stored ones."""
         png: bytes | None = None
         data = attachment.get("data")
         if isinstance(data, str):
@@ -130,6 +129,12 @@ class EntryPane(QWidget):
                 png = self.attachment_source(str(attachment["id"]))
             except Exception:  # an unreadable store: the text is shown instead
                 png = None
+        return png
+
+    def _show_image(self, fields: dict) -> bool:
+        """A screenshot's picture in the pane (False: none to show)."""
+        attachment = fields.get("attachment") if isinstance(fields.get("attachment"), dict) else {}
+        png = self.picture(attachment)
         image = QImage.fromData(png) if png else QImage()
         if image.isNull():
             return False
