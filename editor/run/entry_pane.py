@@ -80,7 +80,7 @@ class EntryPane(QWidget):
         if entry.ended is not None:
             meta.append(f"streamed for {format_duration(entry.ended - entry.timestamp)}")
         if entry.type not in SUBAGENT_CALL_TYPES:
-            shown = {k: v for k, v in fields.items() if k not in ("usage", "attachment")}
+            shown = {k: v for k, v in fields.items() if k not in ("usage", "attachment") and v not in ("", None)}
             if shown:
                 meta.append(", ".join(f"{k}: {v}" for k, v in shown.items()))
         # the node's id only where its name does not already carry it ("Approval (signoff)")

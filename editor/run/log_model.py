@@ -79,6 +79,9 @@ TYPE_LABELS: dict[str, str] = {
     "flow_call_error": "Flow ✗",
     "http_request": "Request",
     "http_response": "Response",
+    "browser_action": "Browser",
+    "browser_screenshot": "Screenshot",
+    "browser_blocked": "Blocked",
 }
 FLOW_CALL_TYPES = frozenset({"flow_call_start", "flow_call_end", "flow_call_error"})
 
@@ -92,6 +95,7 @@ TYPE_GROUPS: dict[str, tuple[str, ...]] = {
     "Subagent calls": (EventType.SUBAGENT_CALL_START, EventType.SUBAGENT_CALL_END, EventType.SUBAGENT_CALL_ERROR),
     "Flow calls": tuple(sorted(FLOW_CALL_TYPES)),
     "HTTP": ("http_request", "http_response"),
+    "Browser": ("browser_action", "browser_screenshot", "browser_blocked"),
     "Errors": (EventType.LLM_ERROR, EventType.ERROR, "step_retry", "step_skipped"),
     "Run status": (EventType.RUN_STATUS,),
 }

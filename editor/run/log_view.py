@@ -50,6 +50,9 @@ TYPE_COLOURS: dict[str, str] = {
     "flow_call_error": "#dc2626",
     "http_request": "#0369a1",
     "http_response": "#0369a1",
+    "browser_action": "#1f883d",
+    "browser_screenshot": "#1f883d",
+    "browser_blocked": "#b45309",
 }
 INDENT = 18  # pixels per nesting level of a subflow's entries
 
