@@ -95,7 +95,6 @@ TYPE_GROUPS: dict[str, tuple[str, ...]] = {
     "Subagent calls": (EventType.SUBAGENT_CALL_START, EventType.SUBAGENT_CALL_END, EventType.SUBAGENT_CALL_ERROR),
     "Flow calls": tuple(sorted(FLOW_CALL_TYPES)),
     "HTTP": ("http_request", "http_response"),
-    "Browser": ("browser_action", "browser_screenshot", "browser_blocked"),
     "Errors": (EventType.LLM_ERROR, EventType.ERROR, "step_retry", "step_skipped"),
     "Run status": (EventType.RUN_STATUS,),
 }
