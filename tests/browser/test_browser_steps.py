@@ -253,3 +253,37 @@ def test_a_missing_playwright_is_a_validation_error_with_the_extra(monkeypatch) 
         i for i in validate(flow([{"action": "goto", "value": "https://a.b"}])) if i.code == "browser_extra_missing"
     ]
     assert issues and "pip install 'flowdesk[browser]'" in issues[0].message
+
+
+def test_a_browser_step_is_recorded_and_reused_by_a_run_from_a_later_node(site: Site, tmp_path: Path) -> None:
+    store = RunStore(tmp_path / "runs.db")
+    wf = parse_workflow(
+        {
+            "nodes": [
+                {"id": "s", "type": "start", "data": {}},
+                {
+                    "id": "b",
+                    "type": "browser",
+                    "data": {"steps": [{"action": "goto", "value": site.url("/table")}, {"action": "extractTable"}]},
+                },
+                {"id": "a", "type": "agent", "data": {"userPrompt": "{{PREVIOUS_OUTPUT}}", "model": "m"}},
+            ],
+            "connections": [{"source": "s", "target": "b"}, {"source": "b", "target": "a"}],
+        }
+    )
+
+    async def go(**options: Any) -> Run:
+        run = Run(wf, EchoProvider(), store=store, **options)
+        rec = RunRecorder(store, run)
+        await run.start()
+        rec.settled()
+        rec.close()
+        return run
+
+    first = asyncio.run(go())
+    assert str(first.status) == "completed"
+    asked = len(site.requests)
+    again = asyncio.run(go(reuse_from=first.run_id, start_at="a"))
+    assert str(again.status) == "completed"
+    assert [e.node_id for e in again.events if e.type == "cache_hit"] == ["s", "b"]
+    assert again.outputs["b"] == first.outputs["b"] and len(site.requests) == asked  # no browser this time
