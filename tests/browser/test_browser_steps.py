@@ -287,3 +287,27 @@ def test_a_browser_step_is_recorded_and_reused_by_a_run_from_a_later_node(site: 
     assert str(again.status) == "completed"
     assert [e.node_id for e in again.events if e.type == "cache_hit"] == ["s", "b"]
     assert again.outputs["b"] == first.outputs["b"] and len(site.requests) == asked  # no browser this time
+
+
+async def test_steps_running_at_once_share_one_browser_process(site: Site) -> None:
+    def node(i: str) -> dict[str, Any]:
+        steps = [{"action": "goto", "value": site.url("/slow?s=1.5")}, {"action": "extractText"}]
+        return {"id": i, "type": "browser", "data": {"steps": steps}}
+
+    wf = parse_workflow(
+        {
+            "nodes": [{"id": "s", "type": "start", "data": {}}, node("b1"), node("b2")],
+            "connections": [{"source": "s", "target": "b1"}, {"source": "s", "target": "b2"}],
+        }
+    )
+    run = Run(wf, EchoProvider())
+    task = asyncio.ensure_future(run.start())
+    for _ in range(200):
+        await asyncio.sleep(0.05)
+        if sum(p.startswith("/slow") for p in site.requests) == 2:
+            break
+    mains = [p for p in chromium_processes() if "--type=" not in Path(f"/proc/{p}/cmdline").read_text(errors="replace")]
+    assert len(mains) == 1  # one browser, a context each
+    await asyncio.wait_for(task, 20)
+    assert run.outputs["b1"] == "slow" and run.outputs["b2"] == "slow"
+    assert settled_chromium() == []
