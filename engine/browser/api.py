@@ -176,6 +176,10 @@ class WebFlowBrowser:
 
     def _absolute(self, url: str) -> str:
         url = str(url or "").strip()
+        if re.match(r"^[\w.-]+:\d+(/|$)", url):  # "localhost:3000/x": a host and port
+            url = "http://" + url
+        elif url and ":" not in url.split("/")[0] and not url.startswith(("/", ".", "#", "?")):
+            url = "https://" + url  # "example.com/page": a host, as a browser's address bar reads it
         current = self.page.url
         if current and current.startswith(("http://", "https://")):
             return urljoin(current, url)

@@ -71,7 +71,7 @@ def scope_problems(raw: Any) -> list[str]:
     """What is wrong with a step's ``scope`` (empty: nothing), for validation."""
     if raw is None:
         return []
-    if not isinstance(raw, dict):
+    if not isinstance(raw, dict) or "invalid" in raw:
         return ["scope must be an object {type, domains}"]
     kind = raw.get("type", "global")
     if kind not in ("site", "global"):

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from engine import EchoProvider, Run, parse_workflow, validate
+from engine import EchoProvider, Run, WorkflowLoadError, parse_workflow, validate
 from engine.browser.scope import Scope
 from engine.store import RunRecorder, RunStore
 from tests.browser.conftest import chromium_processes, settled_chromium
@@ -214,6 +215,9 @@ def test_a_screenshot_is_stored_in_the_run_store_and_the_event_keeps_its_id(site
     assert "data" not in attachment and attachment["size"] > 100
     mime, png = store.attachment(run.run_id, attachment["id"])
     assert mime == "image/png" and png[:4] == b"\x89PNG" and len(png) == attachment["size"]
+    exported = [json.loads(line) for line in store.export_jsonl(run.run_id)]
+    shot = next(e for e in exported if e["type"] == "browser_screenshot")
+    assert base64.b64decode(shot["attachment"]["data"]) == png  # an export carries the picture
     store.delete_run(run.run_id)
     assert store.attachment(run.run_id, attachment["id"]) is None
 
@@ -311,3 +315,27 @@ async def test_steps_running_at_once_share_one_browser_process(site: Site) -> No
     await asyncio.wait_for(task, 20)
     assert run.outputs["b1"] == "slow" and run.outputs["b2"] == "slow"
     assert settled_chromium() == []
+
+
+async def test_a_goto_without_a_scheme_reads_host_and_port_as_an_address(site: Site) -> None:
+    run = await run_flow(
+        flow([{"action": "goto", "value": f"127.0.0.1:{site.port}/table"}, {"action": "extractTable"}])
+    )
+    assert str(run.status) == "completed", error_text(run)
+    assert run.outputs["b"][0] == {"Name": "Ada", "Age": "36"}
+
+
+def test_bad_input_in_a_browser_node_is_a_validation_message_not_a_crash() -> None:
+    for data in ({"steps": "goto"}, {"steps": [1, None]}, {"scope": 5, "steps": []}, {"script": 7}, {"params": []}):
+        raw = {
+            "nodes": [{"id": "s", "type": "start", "data": {}}, {"id": "b", "type": "browser", "data": data}],
+            "connections": [{"source": "s", "target": "b"}],
+        }
+        try:
+            wf = parse_workflow(raw)
+        except WorkflowLoadError as err:  # refused on load, with where it is
+            assert "nodes[1].data" in str(err)
+            continue
+        issues = [i for i in validate(wf) if i.node_ids == ("b",) or "b" in i.node_ids]
+        assert issues, data
+        assert all("Traceback" not in i.message and "object at 0x" not in i.message for i in issues)
