@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import asdict
+from types import SimpleNamespace
 from typing import Any
 
 from temporalio import activity
@@ -229,6 +230,8 @@ class StepContext:
         self.variables: dict[str, Any] = dict(request.get("variables") or {})
         self._builtins: dict[str, Any] = dict(request.get("builtins") or {})
         self.last_text_output: str = request.get("lastText") or ""
+        # The workflow's permissions (kinds read ``ctx.workflow.permissions``: access_for)
+        self.workflow = SimpleNamespace(permissions=request.get("permissions"))
 
     def emit(self, node_id: str, type: str, content: str = "", extra: dict[str, Any] | None = None) -> None:
 
