@@ -301,13 +301,16 @@ class WebFlowBrowser:
         ms = self._ms(_timeout)
 
         async def go() -> None:
-            try:
-                await self.page.select_option(cssSelector, value=str(value), timeout=ms)
-            except Exception as err:
-                if type(err).__name__ == "TimeoutError" and await self.page.locator(cssSelector).count():
-                    await self.page.select_option(cssSelector, label=str(value), timeout=ms)  # by its label
-                else:
-                    raise
+            field = self.page.locator(cssSelector).first
+            await field.wait_for(state="attached", timeout=ms)
+            options = await field.evaluate(
+                "(e) => Array.from(e.options || []).map((o) => [o.value, (o.label || o.text || '').trim()])"
+            )
+            wanted = str(value)
+            if not any(wanted in (v, label) for v, label in options):  # fail now, not at the timeout
+                shown = ", ".join(label or v for v, label in options[:20]) or "none"
+                raise NodeError(f"browser {_action} '{cssSelector}': no option '{wanted}' (options: {shown})")
+            await field.select_option(wanted, timeout=ms)  # by value or by label
 
         await self._run(_action, cssSelector, go(), timeout_ms=ms)
 

@@ -339,3 +339,21 @@ def test_bad_input_in_a_browser_node_is_a_validation_message_not_a_crash() -> No
         issues = [i for i in validate(wf) if i.node_ids == ("b",) or "b" in i.node_ids]
         assert issues, data
         assert all("Traceback" not in i.message and "object at 0x" not in i.message for i in issues)
+
+
+async def test_selecting_an_option_that_is_not_there_fails_at_once_naming_the_options(site: Site) -> None:
+    wf = flow(
+        [{"action": "goto", "value": site.url("/login")}, {"action": "select", "selector": "#role", "value": "boss"}]
+    )
+    run = await run_flow(wf)
+    assert str(run.status) == "failed"
+    assert "no option 'boss'" in error_text(run) and "Reader, Administrator" in error_text(run)
+    select_by_label = flow(
+        [
+            {"action": "goto", "value": site.url("/login")},
+            {"action": "select", "selector": "#role", "value": "Administrator"},
+            {"action": "click", "selector": "#go"},
+            {"action": "extractText", "selector": "#role"},
+        ]
+    )
+    assert (await run_flow(select_by_label)).outputs["b"] == "admin"
