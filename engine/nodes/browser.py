@@ -133,12 +133,14 @@ class BrowserSpec(NodeSpec):
         if problem is not None:
             raise NodeError(f"{self.describe(node)}: {problem[1]}")
         data, secrets = resolve_for_step(ctx, node, value)
-        script = str(data.get("script") or "")
+        # A script is code, not a template: its `${…}` are JavaScript's (its params are resolved)
+        script = str(getattr(node.data, "script", "") or "")
         if script.strip():
             if not deno_available():
                 raise NodeError(f"{self.describe(node)}: WebFlow scripts run in Deno; {EXTRA_HINT}")
-            for code, message in script_problems(script):
-                raise NodeError(f"{code}: {message}")
+            problems = script_problems(script)
+            if problems:
+                raise NodeError(f"{problems[0][0]}: {problems[0][1]}")
         steps = data.get("steps") or []
         if not script.strip():
             problems = step_problems(steps)
@@ -203,7 +205,6 @@ class _Session:
         self.ctx = ctx
         self.node = node
         self.secrets = secrets
-        self.shots = 0
         self.reported = 0
 
     def _mask(self, text: str) -> str:
@@ -216,7 +217,6 @@ class _Session:
         self.ctx.emit(self.node.id, BROWSER_ACTION, shown, fields)
 
     def screenshot(self, png: bytes, url: str, selector: str) -> None:
-        self.shots += 1
         attachment_id = f"{self.node.id}-{self.ctx.new_id()[:12]}"
         url = self._mask(url)
         size = len(png)

@@ -195,3 +195,12 @@ async def test_an_imported_webflow_definition_runs(site: Site, tmp_path: Path) -
     assert str(run.status) == "completed", error_text(run)
     output = run.outputs[[n.id for n in wf.nodes if n.type == "browser"][0]]
     assert output["success"] is True and "Welcome grace" in output["message"] and "admin" in output["message"]
+
+
+@needs_deno
+async def test_a_scripts_template_literals_are_javascripts_not_flowdesk_templates(site: Site) -> None:
+    script = "async function execute(browser, params) { const user = 'js'; return `${user}-${params.user}`; }"
+    wf = script_flow(script, params={"user": "{{user}}"})
+    run = Run(wf, None, variables={"user": "flow"})
+    await run.start()
+    assert run.outputs["b"]["data"] == "js-flow"
