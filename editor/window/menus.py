@@ -250,9 +250,9 @@ def build_menus(w: MainWindow) -> None:
     w.act_show_browser = r.addAction("Show &Browser")
     w.act_show_browser.setObjectName("showBrowser")
     w.act_show_browser.setCheckable(True)
-    w.act_show_browser.setChecked(show_browser())
     w.act_show_browser.setToolTip("Run browser steps in a visible browser window instead of headless")
-    w.act_show_browser.toggled.connect(set_show_browser)
+    w.act_show_browser.toggled.connect(_show_browser_toggled)
+    w.act_show_browser.setChecked(show_browser() or settings().value("run/showBrowser", False, type=bool))
     r.addSeparator()
     r.addAction(w.history_dock.toggleViewAction())
     w.act_compare = action(
@@ -287,6 +287,12 @@ def build_menus(w: MainWindow) -> None:
         tb.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonIconOnly)
     w.addToolBar(tb)
     w.toolbar = tb
+
+
+def _show_browser_toggled(on: bool) -> None:
+    """Run ▸ Show Browser: kept between sessions, applied to the browsers started from now on."""
+    set_show_browser(on)
+    settings().setValue("run/showBrowser", on)
 
 
 def build_status_bar(w: MainWindow) -> None:
