@@ -357,3 +357,19 @@ async def test_selecting_an_option_that_is_not_there_fails_at_once_naming_the_op
         ]
     )
     assert (await run_flow(select_by_label)).outputs["b"] == "admin"
+
+
+async def test_press_on_a_field_submits_its_form(site: Site) -> None:
+    wf = flow(
+        [
+            {"action": "goto", "value": site.url("/login")},
+            {"action": "type", "selector": "#user", "value": "linus"},
+            {"action": "press", "selector": "#user", "value": "Enter"},
+            {"action": "waitFor", "selector": "#hello"},
+            {"action": "extractText", "selector": "#hello"},
+        ]
+    )
+    run = await run_flow(wf)
+    assert run.outputs["b"] == "Welcome linus"
+    press = [e.extra for e in run.events if e.type == "browser_action" and e.extra["action"] == "press"]
+    assert press[0]["selector"] == "#user"
