@@ -23,6 +23,7 @@ from .controllers.help import HelpController
 from .controllers.library import LibraryController
 from .controllers.providers import ProvidersController, resolver_factory
 from .controllers.repair import RepairController
+from .controllers.run_node import RunNodeController
 from .controllers.run_views import RunViewsController
 from .controllers.runs import RunActions, RunController
 from .controllers.session import DocumentSession
@@ -130,6 +131,7 @@ class MainWindow(QMainWindow):
             self, self.document, self.run_console, resolver_factory, self.runs.run_from_node, status
         )
         self.help = HelpController(self, self.store)
+        self.run_node = RunNodeController(self, self.document, self.inspector, resolver_factory)
 
         self.welcome = WelcomePage(self.files)
         self.central.insertWidget(0, self.welcome)

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
         ask_model_for_flow,
         match_sentence,
         parse_routing_answer,
+        permission_summary,
         routable_flows,
         routing_schema,
     )
@@ -86,6 +87,7 @@ if TYPE_CHECKING:
         source_handles,
         workflow_to_dict,
     )
+    from engine.graph.permissions import Permissions
     from engine.graph.templates import (
         SECRET_MASK,
         TEMPLATE_BUILTINS,
@@ -460,6 +462,8 @@ _LAZY: dict[str, tuple[str, str]] = {
     "parse_routing_answer": ("flows.dispatch", "parse_routing_answer"),
     "routable_flows": ("flows.dispatch", "routable_flows"),
     "routing_schema": ("flows.dispatch", "routing_schema"),
+    "permission_summary": ("flows.dispatch", "permission_summary"),
+    "Permissions": ("graph.permissions", "Permissions"),
     "FlowLibrary": ("flows.library", "FlowLibrary"),
     "FlowParameter": ("flows.library", "FlowParameter"),
     "LibraryError": ("flows.library", "LibraryError"),
@@ -737,6 +741,9 @@ __all__ = sorted(
         "parse_routing_answer",
         "routable_flows",
         "routing_schema",
+        # what a flow's steps may reach (docs/design.md, "Acting": permissions)
+        "Permissions",
+        "permission_summary",
         # the flow library
         "FlowLibrary",
         "LibraryFlow",

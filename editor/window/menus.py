@@ -316,6 +316,9 @@ def context_menu(w: MainWindow, pos: QPointF, node_id: str | None) -> None:
         run_only.triggered.connect(lambda _=False, n=node_id: w.runs.run_from_node(n, only=True))
         for a in (run_from, run_only):
             a.setEnabled(w.act_run.isEnabled())
+        run_sample = menu.addAction("Run This Node with Sample Inputs…")
+        run_sample.setToolTip("Run only this node, on values you type, in memory (nothing is saved)")
+        run_sample.triggered.connect(lambda _=False, n=node_id: w.run_node.open(n))
         item = w.scene.node_items.get(node_id)
         if item is not None and item.run_state == "failed":
             repair = menu.addAction("Repair…")

@@ -48,7 +48,9 @@ protocol does not use stdout: the harness (engine/code/deno_harness.py) opens th
 revokes its own write permission before the user's code is even imported, so a script that
 prints protocol-looking lines only produces log text. Deno always runs with ``--no-remote
 --no-npm --no-config --no-lock`` (else ``import("npm:…")`` downloads from the registry even
-without net permission) and a ``DENO_DIR`` in Flowdesk's data folder.
+without net permission) and a ``DENO_DIR`` in Flowdesk's data folder. The RSS watchdog reads
+``/proc`` and the backstop uses ``prlimit``: both are Linux's; elsewhere V8's heap limit and the
+deadline remain, and Windows (no FIFOs) is refused with a message for now.
 """
 
 from __future__ import annotations
@@ -59,7 +61,6 @@ import inspect
 import json
 import os
 import re
-import resource
 import shutil
 import signal
 import tempfile
@@ -69,9 +70,14 @@ from typing import Any
 
 from engine.code.deno_harness import HARNESS
 from engine.code.errors import EXTRA_HINT, CodeError, CodeMemoryError, CodeTimeout, CodeUnavailable
-from engine.graph.permissions import Access, PermissionDenied
+from engine.graph.permissions import Access, PermissionDenied, host_and_port
 from engine.nodes.base import NodeError
 from engine.paths import data_dir
+
+try:  # POSIX only: the address-space backstop
+    import resource
+except ImportError:  # pragma: no cover - Windows
+    resource = None  # type: ignore[assignment]
 
 __all__ = ["run_deno", "deno_binary", "deno_available", "deno_flags", "RSS_SLACK_MB"]
 
@@ -122,7 +128,7 @@ def deno_flags(access: Access | None, memory_mb: int, channel: str) -> list[str]
         if hosts is None:
             flags.append("--allow-net")
         elif hosts:
-            flags.append("--allow-net=" + ",".join(hosts))
+            flags.append("--allow-net=" + ",".join(_deno_hosts(hosts)))
         if access.open:
             flags.append("--allow-read")
         else:
@@ -132,7 +138,23 @@ def deno_flags(access: Access | None, memory_mb: int, channel: str) -> list[str]
     return flags
 
 
-_DENO_REFUSAL = re.compile(r'Requires (\w+) access to "?([^",]+)"?', re.I)
+def _deno_hosts(entries: Sequence[str]) -> list[str]:
+    """``permissions.network`` entries as ``--allow-net`` takes them: ``host`` or ``host:port``
+    (a URL's scheme and path dropped; a port only when the entry names one)."""
+    out = []
+    for entry in entries:
+        host, port = host_and_port(entry)
+        if not host:
+            continue
+        named_port = ":" in entry.split("://")[-1].split("/")[0]
+        host = f"[{host}]" if ":" in host else host  # an IPv6 address
+        item = f"{host}:{port}" if named_port and port is not None else host
+        if item not in out:
+            out.append(item)
+    return out
+
+
+_DENO_REFUSAL = re.compile(r'Requires (\w+) access(?: to "?([^",]+)"?)?', re.I)
 
 
 def _refusal(message: str) -> NodeError | None:
@@ -140,9 +162,11 @@ def _refusal(message: str) -> NodeError | None:
     found = _DENO_REFUSAL.search(message)
     if not found:
         return None
-    kind, target = found.group(1).lower(), found.group(2)
+    kind, target = found.group(1).lower(), found.group(2) or ""
     if kind == "net":
-        return PermissionDenied(f"network access to {target}", "network")
+        host, port = host_and_port(target)
+        shown = f"{host}:{port}" if port not in (None, 80, 443) else host
+        return PermissionDenied(f"network access to {shown or target!r}", "network")
     if kind == "read":
         return PermissionDenied(f"file access to {target!r}", "files")
     what = {"write": f"writing {target!r}", "run": f"running the program {target!r}", "env": "environment variables"}
@@ -272,6 +296,8 @@ async def run_deno(
     binary = deno_binary()
     if binary is None:
         raise CodeUnavailable(f"JavaScript and TypeScript run in Deno, which is not installed: {EXTRA_HINT}.")
+    if not hasattr(os, "mkfifo"):  # pragma: no cover - Windows
+        raise CodeUnavailable("JavaScript and TypeScript steps need a POSIX system (Linux or macOS) for now.")
     if not re.fullmatch(r"[A-Za-z_$][\w$]*", entry):
         raise NodeError(f"the entry {entry!r} is not a JavaScript function name")
     methods = dict(api_methods or {})
@@ -308,9 +334,10 @@ async def run_deno(
             start_new_session=True,
         )
         session.proc = proc
-        with contextlib.suppress(OSError, ValueError):
-            limit = (int(memory_mb) + DATA_SLACK_MB) << 20
-            resource.prlimit(proc.pid, resource.RLIMIT_DATA, (limit, limit))
+        if resource is not None and hasattr(resource, "prlimit"):  # Linux
+            with contextlib.suppress(OSError, ValueError):
+                limit = (int(memory_mb) + DATA_SLACK_MB) << 20
+                resource.prlimit(proc.pid, resource.RLIMIT_DATA, (limit, limit))
         channel_reader = asyncio.StreamReader(limit=1 << 28)
         transport, _ = await loop.connect_read_pipe(
             lambda: asyncio.StreamReaderProtocol(channel_reader), os.fdopen(read_fd, "rb", buffering=0)
@@ -342,7 +369,8 @@ async def run_deno(
             _kill(proc)
             with contextlib.suppress(asyncio.TimeoutError, ProcessLookupError):
                 await asyncio.wait_for(exited, 5)
-            await asyncio.sleep(0)
+            # what the process printed last is still in the pipes: read it to the end
+            await asyncio.wait(workers[1:3], timeout=1.0)
             for task in (*workers, *session.tasks):
                 task.cancel()
             await asyncio.gather(*workers, *session.tasks, return_exceptions=True)
@@ -374,7 +402,7 @@ def _kill(proc: asyncio.subprocess.Process) -> None:
         return
     try:  # the whole group; Popen.kill would reap it behind asyncio's child watcher
         os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
+    except (ProcessLookupError, PermissionError, AttributeError):
         with contextlib.suppress(ProcessLookupError):
             proc.kill()
 

@@ -37,7 +37,7 @@ from engine.nodes.http_request import WebRequestError, own_client
 from engine.nodes.web_fetch import fetch_page
 from engine.run.events import EventType, RunStatus
 
-__all__ = ["StepHost", "sandbox_access", "flow_access"]
+__all__ = ["StepHost", "sandbox_access", "flow_access", "unreachable_hosts", "network_warning"]
 
 
 def _base(ctx: Any) -> Path | None:
@@ -53,6 +53,19 @@ def sandbox_access(ctx: Any) -> Access:
 def flow_access(ctx: Any) -> Access:
     """Which library flows a step may run (any without ``permissions``, as the ``flow`` kind)."""
     return access_for(getattr(ctx, "workflow", None), open_by_default=True, base=_base(ctx))
+
+
+_LITERAL_URL = re.compile(r"""https?://([A-Za-z0-9.-]+(?::\d+)?)""")
+
+
+def unreachable_hosts(source: str, access: Access) -> list[str]:
+    """The hosts of the literal ``http(s)://`` URLs in code that ``access`` does not grant (for
+    validation's ``permission_network`` warning)."""
+    out: list[str] = []
+    for host in _LITERAL_URL.findall(source or ""):
+        if host not in out and not access.allows_network(f"http://{host}"):
+            out.append(host)
+    return out
 
 
 def _json_answer(text: str) -> Any:
@@ -71,6 +84,28 @@ def _json_answer(text: str) -> Any:
             except ValueError:
                 continue
     raise ValueError("the model's answer is not JSON")
+
+
+def network_warning(checks: Any, node: Any, source: str) -> None:
+    """``permission_network`` (a warning) for each literal host in ``source`` a sandbox of this
+    workflow could not reach (none without ``permissions``)."""
+    access = sandbox_access(_Holder(getattr(checks, "workflow", None)))
+    hosts = unreachable_hosts(source, access)
+    if hosts:
+        where = "the workflow has no permissions" if access.permissions is None else "permissions.network does not list"
+        checks.warning(
+            "permission_network",
+            f"{checks.label(node)} requests {', '.join(hosts)}, but {where} "
+            + ("(a sandbox reaches no network without them)." if access.permissions is None else "it."),
+        )
+
+
+class _Holder:
+    """A stand-in context holding only a workflow (validation has no run)."""
+
+    def __init__(self, workflow: Any) -> None:
+        self.workflow = workflow
+        self.path = None
 
 
 class StepHost:
@@ -214,7 +249,7 @@ class StepHost:
         async def query_llm(prompt: Any = "", options: Any = None) -> Any:
             opts = options if isinstance(options, dict) else {}
             parse = bool(opts.get("parseJson"))
-            text = await self.llm(prompt, opts.get("input"), False, opts.get("model"))
+            text = await self.llm(prompt, opts.get("input"))  # (a recipe's model hint is not ours to use)
             if not parse:
                 return {"text": text, "data": text}
             try:

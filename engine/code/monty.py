@@ -22,10 +22,15 @@ import ast
 import asyncio
 import json
 import math
-from collections.abc import Callable, Mapping
+import os
+import re
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from engine.code.errors import EXTRA_HINT, CodeError, CodeMemoryError, CodeTimeout, CodeUnavailable
+from engine.graph.permissions import PermissionDenied
+from engine.nodes.base import NodeError
 
 __all__ = ["run_python", "monty_available", "python_problems", "HOST_FUNCTIONS", "RECURSION_LIMIT"]
 
@@ -126,8 +131,11 @@ async def run_python(
     timeout_ms: int = 30_000,
     memory_mb: int = 256,
     on_log: LogSink | None = None,
+    folders: Sequence[str | os.PathLike[str]] = (),
 ) -> Any:
-    """Run ``code`` in a fresh monty worker (see the module docstring); returns its last value."""
+    """Run ``code`` in a fresh monty worker (see the module docstring); returns its last value.
+    ``folders`` (the workflow's ``permissions.files``) are mounted read-only at their own paths;
+    any other file access fails ``permission_denied``."""
     try:
         import pydantic_monty as pm  # the `code` extra
     except ImportError:
@@ -149,6 +157,7 @@ async def run_python(
         for line in lines:
             on_log(stream, line)
 
+    mounts = [pm.MountDir(host_path=f, virtual_path=str(f), mode="read-only") for f in _disjoint(folders)]
     try:
         async with pm.AsyncMonty(min_processes=1, max_processes=1, request_timeout=seconds + 5) as pool:
             async with pool.checkout(script_name="code.py", limits=limits, print_flush_interval=0) as session:
@@ -158,6 +167,7 @@ async def run_python(
                         inputs=dict(inputs or {}),
                         external_lookup=dict(host_functions or {}),
                         print_callback=printed,
+                        mount=mounts or None,
                     ),
                     seconds,
                 )
@@ -174,13 +184,33 @@ async def run_python(
     except pm.MontyError as err:
         raise CodeError(str(err)) from None
     finally:
+        for mount in mounts:
+            mount.close()
         if pending and on_log is not None:
             on_log("stdout", pending)
     return _plain(value)
 
 
-def _runtime_error(err: Any, timeout_ms: int, memory_mb: int) -> CodeError:
+def _disjoint(folders: Sequence[str | os.PathLike[str]]) -> list[Path]:
+    """The existing folders, none inside another (monty refuses overlapping mounts)."""
+    found = sorted({Path(f) for f in folders if Path(f).is_dir()}, key=lambda p: len(p.parts))
+    out: list[Path] = []
+    for folder in found:
+        if not any(folder == kept or kept in folder.parents for kept in out):
+            out.append(folder)
+    return out
+
+
+_DENIED_PATH = re.compile(r"PermissionError: (?:\[Errno \d+\] )?(?:Permission denied|Read-only file system): ('.*')")
+
+
+def _runtime_error(err: Any, timeout_ms: int, memory_mb: int) -> NodeError:
     message, line = _message(err), _line(err)
+    denied = _DENIED_PATH.match(message)
+    if denied:  # a file outside permissions.files (monty sees no other file)
+        refusal = PermissionDenied(f"file access to {denied.group(1)}", "files")
+        refusal.args = (f"{refusal} (line {line})" if line else str(refusal),)
+        return refusal
     try:
         inner = err.exception()
     except Exception:

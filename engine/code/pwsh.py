@@ -131,7 +131,10 @@ async def run_pwsh(
         finally:
             if proc.returncode is None:
                 with contextlib.suppress(ProcessLookupError):
-                    os.killpg(proc.pid, signal.SIGKILL)
+                    if hasattr(os, "killpg"):
+                        os.killpg(proc.pid, signal.SIGKILL)
+                    else:  # pragma: no cover - Windows
+                        proc.kill()
                 with contextlib.suppress(ProcessLookupError):
                     await proc.wait()
         result: Any = None

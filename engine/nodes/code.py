@@ -23,9 +23,9 @@ from pydantic import Field, field_validator
 
 from engine.code.deno import deno_available, run_deno
 from engine.code.errors import EXTRA_HINT, CodeError
-from engine.code.host import StepHost, flow_access
+from engine.code.host import StepHost, flow_access, network_warning
 from engine.code.monty import flows_called, monty_available, python_problems, run_python
-from engine.graph.permissions import permissions_of
+from engine.graph.permissions import PermissionDenied, permissions_of
 from engine.nodes.base import NodeData, NodeError, NodeSpec, PolicyData, resolve_for_step
 
 __all__ = ["CodeData", "CodeSpec", "LANGUAGES", "js_source", "SPEC"]
@@ -128,6 +128,8 @@ class CodeSpec(NodeSpec):
             flows = flows_called(data.code)
         else:
             flows = re.findall(r"""callAction\(\s*["'][^"']*["']\s*,\s*["']([^"']+)["']""", data.code)
+        if not python:
+            network_warning(checks, node, data.code)
         workflow = getattr(checks, "workflow", None)
         if flows and permissions_of(workflow) is not None:
             access = flow_access(_Holder(workflow))
@@ -156,6 +158,7 @@ class CodeSpec(NodeSpec):
                     timeout_ms=timeout,
                     memory_mb=memory,
                     on_log=host.log,
+                    folders=host.access.folders(),
                 )
             elif data.language in ("javascript", "typescript"):
                 output = await run_deno(
@@ -173,6 +176,10 @@ class CodeSpec(NodeSpec):
                 raise NodeError(
                     f"{self.describe(node)}: the language '{data.language}' is not one of {', '.join(LANGUAGES)}."
                 )
+        except PermissionDenied as err:  # refused by the sandbox itself (a file, a host)
+            if host.denied is None:
+                host.deny(err)
+            raise
         except CodeError as err:
             if host.denied is not None:
                 raise host.denied from None

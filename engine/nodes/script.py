@@ -28,8 +28,9 @@ from pydantic import field_validator
 from engine.code.blocked import blocked_identifiers
 from engine.code.deno import deno_available, run_deno
 from engine.code.errors import EXTRA_HINT, CodeError
-from engine.code.host import StepHost
+from engine.code.host import StepHost, network_warning
 from engine.code.pwsh import pwsh_binary, run_pwsh
+from engine.graph.permissions import PermissionDenied
 from engine.nodes.base import NodeData, NodeError, NodeSpec, PolicyData
 
 __all__ = ["ScriptData", "ScriptSpec", "DEFAULT_TIMEOUT_MS", "wrap_result", "js_string", "SPEC"]
@@ -153,6 +154,7 @@ class ScriptSpec(NodeSpec):
                 )
             if not deno_available():
                 checks.warning("code_extra_missing", f"{label} cannot run here: Deno is missing; {EXTRA_HINT}.")
+            network_warning(checks, node, data.script)
         elif language == "powershell":
             if pwsh_binary() is None:
                 checks.error(
@@ -200,6 +202,10 @@ class ScriptSpec(NodeSpec):
                 return result, "output"
             else:
                 raise NodeError(f"{self.describe(node)}: '{data.language or '(none)'}' scripts cannot run.")
+        except PermissionDenied as err:  # refused by the sandbox itself (a file, a host)
+            if host.denied is None:
+                host.deny(err)
+            raise
         except CodeError:
             if host.denied is not None:
                 raise host.denied from None

@@ -140,11 +140,6 @@ def _activity_error(err: ActivityError, ctx: Any) -> BaseException:
     return NodeError(f"the step could not be completed on a worker: {cause or err}")
 
 
-def _permissions_json(wf: Any) -> dict[str, Any] | None:
-    permissions = getattr(wf, "permissions", None)
-    return permissions.model_dump(mode="json", exclude_none=True) if permissions is not None else None
-
-
 class _ActivityStep:
     """A working kind's spec as a remote run's steps see it: ``execute`` is the step activity
     (everything else is the kind's own spec)."""
@@ -168,9 +163,10 @@ class _ActivityStep:
             "initialInput": ctx.initial_input,
             "lastText": ctx.last_text_output,
             "meta": ctx.meta,
-            # what the step may reach (engine/graph/permissions.py), bounded on the worker too
-            "permissions": _permissions_json(ctx.workflow),
         }
+        permissions = getattr(ctx.workflow, "permissions", None)
+        if permissions is not None:  # what the step may reach (code, script, http, fetch)
+            request["permissions"] = permissions.model_dump(mode="json", exclude_none=True)
         try:
             answer = await workflow.execute_activity(
                 STEP_ACTIVITY, request, **step_options(node.data, owner.heartbeat_ms)
