@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QWidget
 
-from .code_pages import CodePage, ScriptPage
 from .browser_page import BrowserPage
+from .code_pages import CodePage, ScriptPage
 from .core_pages import AgentPage, ApprovalPage, ConditionPage, StartPage
 from .inspector_host import InspectorPage, PageFactory, PageHost
 from .kind_pages import ActionPage, FlowPage
