@@ -138,9 +138,9 @@ class BrowserSpec(NodeSpec):
         if script.strip():
             if not deno_available():
                 raise NodeError(f"{self.describe(node)}: WebFlow scripts run in Deno; {EXTRA_HINT}")
-            problems = script_problems(script)
-            if problems:
-                raise NodeError(f"{problems[0][0]}: {problems[0][1]}")
+            refused = script_problems(script)
+            if refused:
+                raise NodeError(f"{refused[0][0]}: {refused[0][1]}")
         steps = data.get("steps") or []
         if not script.strip():
             problems = step_problems(steps)
