@@ -520,6 +520,9 @@ _LAZY: dict[str, tuple[str, str]] = {
     "run_eval": ("evals.runner", "run_eval"),
     "eval_case_from_run": ("evals.runner", "case_from_run"),
     "eval_failure_line": ("evals.report", "failure_line"),
+    # the browser kind's "Show browser" (headed) switch
+    "set_show_browser": ("browser", "set_show_browser"),
+    "show_browser": ("browser", "show_browser"),
 }
 
 
@@ -821,5 +824,7 @@ __all__ = sorted(
         "run_eval",
         "eval_case_from_run",
         "eval_failure_line",
+        "set_show_browser",
+        "show_browser",
     ]
 )

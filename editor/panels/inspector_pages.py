@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QWidget
 
+from .browser_page import BrowserPage
 from .code_pages import CodePage, ScriptPage
 from .core_pages import AgentPage, ApprovalPage, ConditionPage, StartPage
 from .inspector_host import InspectorPage, PageFactory, PageHost
@@ -75,5 +76,6 @@ for _kind, _factory in (
     ("action", _action_page),
     ("code", CodePage),
     ("script", ScriptPage),
+    ("browser", BrowserPage),
 ):
     register_inspector_page(_kind, _factory)

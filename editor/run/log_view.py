@@ -59,6 +59,9 @@ TYPE_COLOURS: dict[str, str] = {
     "api_call_end": "#7c3aed",
     "permission_denied": "#dc2626",
     "script_blocked": "#dc2626",
+    "browser_action": "#1f883d",
+    "browser_screenshot": "#1f883d",
+    "browser_blocked": "#b45309",
 }
 INDENT = 18  # pixels per nesting level of a subflow's entries
 

@@ -12,7 +12,7 @@ from PySide6.QtCore import QPointF, Qt
 from PySide6.QtGui import QAction, QIcon, QKeySequence
 from PySide6.QtWidgets import QInputDialog, QLabel, QMenu, QSizePolicy, QToolBar, QWidget
 
-from engine import NOTE_COLORS
+from engine import NOTE_COLORS, set_show_browser, show_browser
 
 from ..document import PALETTE_KINDS
 from ..panels.palette import DESCRIPTIONS, entry_icon, note_icon
@@ -246,6 +246,13 @@ def build_menus(w: MainWindow) -> None:
     r.addAction("Provider &Settings…", w.providers.open_provider_settings)
     w.run_on_menu = r.addMenu("Run &On")  # this computer, or a Temporal server (window/run_on.py)
     w.run_on_menu.aboutToShow.connect(lambda: w.providers.fill_run_on_menu(w.run_on_menu))
+    # Browser steps run headed (a real window) while this is on: for seeing what a flow does
+    w.act_show_browser = r.addAction("Show &Browser")
+    w.act_show_browser.setObjectName("showBrowser")
+    w.act_show_browser.setCheckable(True)
+    w.act_show_browser.setToolTip("Run browser steps in a visible browser window instead of headless")
+    w.act_show_browser.toggled.connect(_show_browser_toggled)
+    w.act_show_browser.setChecked(show_browser() or settings().value("run/showBrowser", False, type=bool))
     r.addSeparator()
     r.addAction(w.history_dock.toggleViewAction())
     w.act_compare = action(
@@ -280,6 +287,12 @@ def build_menus(w: MainWindow) -> None:
         tb.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonIconOnly)
     w.addToolBar(tb)
     w.toolbar = tb
+
+
+def _show_browser_toggled(on: bool) -> None:
+    """Run ▸ Show Browser: kept between sessions, applied to the browsers started from now on."""
+    set_show_browser(on)
+    settings().setValue("run/showBrowser", on)
 
 
 def build_status_bar(w: MainWindow) -> None:

@@ -36,6 +36,7 @@ from urllib.parse import parse_qsl, quote, urlsplit, urlunsplit
 
 from engine.flows.export import EXPORT_FORMATS, ExportRefused, export_anythingllm
 from engine.flows.grammar import TriggerPatternError, compile_trigger
+from engine.flows.webflow import WEBFLOW_FIELDS, webflow_node_data, webflow_parameters
 from engine.graph.formats import FLOW_FORMATS, detect_flow_format, format_label
 from engine.graph.model import (
     Workflow,
@@ -552,10 +553,28 @@ def _import_typeagent_script(raw: Mapping[str, Any], path: Any) -> ImportResult:
     return ImportResult("typeagent-script", wf, b.warnings)
 
 
+def _import_webflow(raw: Mapping[str, Any], path: Any) -> ImportResult:
+    b = _Builder("webflow", path)
+    variables = _typeagent_variables(b, webflow_parameters(dict(raw)))
+    _start_node(b, variables)
+    b.add("browser", webflow_node_data(dict(raw), b.warn))
+    triggers = _patterns(b, raw.get("grammarPatterns"))
+    wf = b.workflow(
+        raw,
+        name=raw.get("name"),
+        description=raw.get("description"),
+        variables=variables,
+        triggers=triggers,
+        used=WEBFLOW_FIELDS,
+    )
+    return ImportResult("webflow", wf, b.warnings)
+
+
 _IMPORTERS = {
     "anythingllm": _import_anythingllm,
     "typeagent-steps": _import_typeagent_steps,
     "typeagent-script": _import_typeagent_script,
+    "webflow": _import_webflow,
 }
 
 
