@@ -80,6 +80,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="run from this node: upstream nodes reuse the outputs recorded in an earlier run",
     )
     r.add_argument("--reuse", metavar="RUN_ID", help="the earlier run to reuse (default: the file's last run)")
+    r.add_argument(
+        "--json", action="store_true", help="print the run's result as one JSON object when it ends (log on stderr)"
+    )
+    r.add_argument("--repair", action="store_true", help="when the run fails, ask the model to repair the failed node")
+    r.add_argument("--yes", action="store_true", help="with --repair: apply the repair without asking")
+    r.add_argument(
+        "--repair-attempts", type=int, default=1, metavar="N", help="with --repair: how many repairs to try (1)"
+    )
     d = sub.add_parser("do", help="run the library flow a sentence asks for (trigger phrases first, else the model)")
     d.add_argument("text", metavar="TEXT")
     d.add_argument("--yes", action="store_true", help="run without asking for confirmation")

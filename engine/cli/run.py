@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import signal
 import sys
@@ -21,7 +22,7 @@ from engine.cli.runs import find_run, open_store
 from engine.graph.inputs import has_surrogates
 from engine.graph.model import WorkflowLoadError
 from engine.graph.validate import validate
-from engine.graph.variables import VariableError, parse_var_argument, run_variables
+from engine.graph.variables import VariableError, json_safe, parse_var_argument, run_variables
 from engine.llm.config import settings_path, split_url_credentials
 from engine.llm.discovery import default_provider_problem, describe, needs_default_provider, survey
 from engine.llm.registry import NoProviderConfigured, ProviderConfigError, make_resolver, provider_models
@@ -29,7 +30,7 @@ from engine.run.events import RunStatus
 from engine.run.scheduler import Run
 from engine.store import RunRecorder, StoreError
 
-__all__ = ["cmd_run", "cmd_resume", "run_loaded", "run_arguments", "stored_base_url"]
+__all__ = ["cmd_run", "cmd_resume", "run_loaded", "run_arguments", "stored_base_url", "run_result"]
 
 
 def run_arguments(wf: Any, var_texts: list[str], given: dict[str, Any] | None = None) -> dict[str, Any] | None:
@@ -279,7 +280,9 @@ def run_loaded(wf: Any, args: argparse.Namespace, path: str, given: dict[str, An
     except ProviderConfigError as err:
         print_err(str(err))
         return EXIT_USAGE
-    printer = Printer(sys.stdout, wf, args.jsonl)
+    as_json = bool(getattr(args, "json", False))
+    # With --json, stdout holds only the result object; the run's log goes to stderr.
+    printer = Printer(sys.stderr if as_json else sys.stdout, wf, args.jsonl and not as_json)
     # Kept for a resume in another process; credentials in the base URL are not (see stored_base_url).
     meta = {
         k: v
@@ -316,7 +319,36 @@ def run_loaded(wf: Any, args: argparse.Namespace, path: str, given: dict[str, An
         store=store,
         delta_interval=FRAME,
     )  # streamed text in frames of FRAME seconds at most
-    return _execute(run, store, list(args.decide), printer, workflow_path=os.path.abspath(path))
+    code = _execute(run, store, list(args.decide), printer, workflow_path=os.path.abspath(path))
+    if as_json and code != EXIT_OUTPUT_CLOSED:
+        sys.stdout.write(json.dumps(run_result(run, printer.state), ensure_ascii=False, indent=2) + "\n")
+        sys.stdout.flush()
+    return code
+
+
+def run_result(run: Any, state: Any) -> dict[str, Any]:
+    """``flowdesk run --json``: ``{runId, status, output, vars, results: [{nodeId, status,
+    durationMs, output}]}`` (seed 001's run result), nodes in the order they ran."""
+    outcomes = run.outcomes
+    results = []
+    for node_id in outcomes:
+        details = state.details.get(node_id)
+        duration = details.duration if details is not None else None
+        results.append(
+            {
+                "nodeId": node_id,
+                "status": str(outcomes[node_id]),
+                "durationMs": None if duration is None else round(duration * 1000),
+                "output": json_safe({"o": run.outputs.get(node_id)})["o"],
+            }
+        )
+    return {
+        "runId": run.run_id,
+        "status": str(run.status),
+        "output": json_safe({"o": run.result})["o"],
+        "vars": json_safe(run.variables or {}),
+        "results": results,
+    }
 
 
 def _reuse_source(args: argparse.Namespace, wf: Any, store: Any) -> dict[str, Any] | None:
