@@ -8,6 +8,8 @@ import argparse
 import asyncio
 import json
 import sys
+import time
+from typing import Any
 
 from engine.cli import EXIT_CANCELLED, EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from engine.cli.printer import print_err
@@ -79,7 +81,7 @@ def cmd_do(args: argparse.Namespace) -> int:
     except LibraryError as err:
         print_err(str(err))
         return EXIT_USAGE
-    return run_loaded(wf, args, str(choice.flow.path), choice.arguments)
+    return run_loaded(wf, args, str(choice.flow.path), choice.arguments, library)
 
 
 def cmd_repair(args: argparse.Namespace) -> int:
@@ -157,32 +159,73 @@ def cmd_repair(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _when(ts: Any) -> str:
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(ts)) if isinstance(ts, (int, float)) else "never"
+
+
+def _flow_action(args: argparse.Namespace, library: FlowLibrary) -> int:
+    """``flows show|enable|disable|delete ID`` (delete asks nothing; an unknown id exits 2)."""
+    if not args.flow_id:
+        print_err(f"flows {args.action} needs the flow's ID (see: flowdesk flows)")
+        return EXIT_USAGE
+    entry = library.get(args.flow_id)
+    if entry is None:
+        print_err(f"there is no flow '{args.flow_id}' in the library (see: flowdesk flows)")
+        return EXIT_USAGE
+    try:
+        if args.action == "delete":
+            library.delete(entry.id)
+            print_err(f"deleted: {entry.name} [{entry.id}] ({entry.path})")
+        elif args.action in ("enable", "disable"):
+            library.set_enabled(entry.id, args.action == "enable")
+            print_err(f"{entry.name} [{entry.id}] is {'on' if args.action == 'enable' else 'off'}")
+        elif args.json:
+            print(json.dumps(entry.to_json(), ensure_ascii=False, indent=2))
+        else:
+            _print_flow(entry)
+            u = entry.usage
+            print(f"    runs: {u.get('runs', 0)}, last run: {_when(u.get('lastRun'))}, created: {_when(u.get('created'))}")
+            for t in entry.learned:
+                print(f"    learned trigger: {t}")
+    except LibraryError as err:
+        print_err(str(err))
+        return EXIT_USAGE
+    return EXIT_OK
+
+
+def _print_flow(f: Any) -> None:
+    state = "" if f.enabled else "  (off)"
+    print(f"{f.name}  [{f.id}]{state}")
+    if f.description:
+        print(f"    {' '.join(f.description.split())}")
+    if f.parameters:
+        params = ", ".join(f"{p.name}: {p.type}{'' if p.required else '?'}" for p in f.parameters)
+        print(f"    parameters: {params}")
+    for t in f.triggers:
+        print(f"    trigger: {t}{'  (learned)' if t in f.learned else ''}")
+    print(f"    {f.path}")
+
+
 def cmd_flows(args: argparse.Namespace) -> int:
-    flows = default_library().flows()
+    library = FlowLibrary(args.library, seed=False) if getattr(args, "library", None) else default_library()
+    if args.action != "list":
+        return _flow_action(args, library)
+    flows = library.flows()
     if args.json:
         print(
             json.dumps(
-                {"folders": [str(f) for f in default_library().folders], "flows": [f.to_json() for f in flows]},
+                {"folders": [str(f) for f in library.folders], "flows": [f.to_json() for f in flows]},
                 ensure_ascii=False,
                 indent=2,
             )
         )
         return EXIT_OK
     if not flows:
-        print(f"The flow library is empty ({default_library().primary}).")
+        print(f"The flow library is empty ({library.primary}).")
         return EXIT_OK
     for f in flows:
         if f.error:
             print(f"! {f.path}: {f.error}")
             continue
-        state = "" if f.enabled else "  (off)"
-        print(f"{f.name}  [{f.id}]{state}")
-        if f.description:
-            print(f"    {' '.join(f.description.split())}")
-        if f.parameters:
-            params = ", ".join(f"{p.name}: {p.type}{'' if p.required else '?'}" for p in f.parameters)
-            print(f"    parameters: {params}")
-        for t in f.triggers:
-            print(f"    trigger: {t}")
-        print(f"    {f.path}")
+        _print_flow(f)
     return EXIT_OK

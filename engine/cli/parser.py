@@ -136,8 +136,16 @@ def build_parser() -> argparse.ArgumentParser:
     sh = sub.add_parser("show", help="print a recorded run's log")
     sh.add_argument("run_id")
     sh.add_argument("--jsonl", action="store_true", help="print the log as JSON lines (wire form)")
-    fl = sub.add_parser("flows", help="list the flow library (reusable flows, their parameters and triggers)")
+    fl = sub.add_parser(
+        "flows",
+        help="list the flow library (reusable flows, their parameters and triggers); show, enable, disable or delete one",
+    )
+    fl.add_argument("action", nargs="?", choices=["list", "show", "enable", "disable", "delete"], default="list")
+    fl.add_argument("flow_id", nargs="?", metavar="ID", help="the flow (its id, name or file stem)")
     fl.add_argument("--json", action="store_true", help="print the flows as JSON")
+    fl.add_argument(
+        "--library", action="append", metavar="FOLDER", help="use this folder as the library instead of the user's"
+    )
     df = sub.add_parser("diff", help="compare two runs: workflow changes and, node by node, output, status, time")
     df.add_argument("run_a")
     df.add_argument("run_b")

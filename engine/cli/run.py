@@ -19,6 +19,8 @@ from engine.cli import EXIT_CANCELLED, EXIT_FAILED, EXIT_OK, EXIT_OUTPUT_CLOSED,
 from engine.cli.files import load_any
 from engine.cli.printer import FRAME, Printer, print_err
 from engine.cli.runs import find_run, open_store
+from engine.errors import FlowdeskError
+from engine.flows.library import default_library
 from engine.graph.inputs import has_surrogates
 from engine.graph.model import WorkflowLoadError
 from engine.graph.validate import validate
@@ -255,8 +257,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     return run_loaded(wf, args, args.file)
 
 
-def run_loaded(wf: Any, args: argparse.Namespace, path: str, given: dict[str, Any] | None = None) -> int:
-    """``flowdesk run`` from a loaded workflow (``given``: run variables, from ``do``)."""
+def run_loaded(
+    wf: Any, args: argparse.Namespace, path: str, given: dict[str, Any] | None = None, library: Any = None
+) -> int:
+    """``flowdesk run`` from a loaded workflow (``given``: run variables, from ``do``; ``library``:
+    where a library flow's run is counted, default the user's)."""
     if args.max_visits < 1:
         print_err("--max-visits must be at least 1")
         return EXIT_USAGE
@@ -320,10 +325,22 @@ def run_loaded(wf: Any, args: argparse.Namespace, path: str, given: dict[str, An
         delta_interval=FRAME,
     )  # streamed text in frames of FRAME seconds at most
     code = _execute(run, store, list(args.decide), printer, workflow_path=os.path.abspath(path))
+    _count_use(library, path)
     if as_json and code != EXIT_OUTPUT_CLOSED:
         sys.stdout.write(json.dumps(run_result(run, printer.state), ensure_ascii=False, indent=2) + "\n")
         sys.stdout.flush()
     return code
+
+
+def _count_use(library: Any, path: str) -> None:
+    """A run of a library flow counts in the library's usage (runs, last run)."""
+    try:
+        lib = library if library is not None else default_library()
+        entry = lib.entry_for_path(path)
+        if entry is not None:
+            lib.record_run(entry.id)
+    except (OSError, FlowdeskError):
+        pass
 
 
 def run_result(run: Any, state: Any) -> dict[str, Any]:

@@ -15,6 +15,12 @@ A file that cannot be read is listed with ``error`` set (never raised); ``get`` 
 ``load`` skip such entries. Scans are cached per file (size and modification time), so
 asking for the flows again (validation does, on every edit) costs one ``stat`` per file.
 
+Usage: the library's index (``index.json`` in the first folder, not in the flow files) keeps,
+per flow id, ``usage: {runs, lastRun, created}`` (:meth:`FlowLibrary.record_run`, counted by
+``flowdesk run``/``do`` and the desktop when they run a library flow); ``LibraryFlow.usage``
+holds it and :meth:`FlowLibrary.by_use` sorts by it. A flow first seen that was imported from
+an AnythingLLM flow with ``active: false`` is turned off then (it lands disabled).
+
 Flow references (the ``flow`` node's ``flow``, an agent's ``tools.flows``, the ``action``
 node's name) are resolved by :meth:`FlowLibrary.resolve`: a library id, else a path
 (relative to the referring file), else a flow's name (``action`` binds by name).
@@ -22,16 +28,19 @@ node's name) are resolved by :meth:`FlowLibrary.resolve`: a library id, else a p
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import threading
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from engine.errors import FlowdeskError
-from engine.graph.model import Workflow, WorkflowLoadError, load_workflow, new_id, save_workflow
+from engine.flows.grammar import trigger_text
+from engine.graph.model import Workflow, WorkflowLoadError, atomic_write_text, load_workflow, new_id, save_workflow
 from engine.graph.model import load_workflow as _load
 from engine.llm.config import Settings, load_settings, save_settings
 from engine.paths import data_dir
@@ -50,6 +59,7 @@ __all__ = [
 ]
 
 FLOW_SUFFIX = ".flow.json"
+INDEX_NAME = "index.json"  # the library's index (usage), in its first folder
 
 
 class LibraryError(FlowdeskError):
@@ -93,9 +103,13 @@ class LibraryFlow:
     description: str = ""
     parameters: list[FlowParameter] = field(default_factory=list)
     triggers: list[str] = field(default_factory=list)
+    #: the triggers stored as learned (``{"pattern", "learned": true}``), a subset of ``triggers``
+    learned: list[str] = field(default_factory=list)
     enabled: bool = True
     can_pause: bool = False  # it holds an approval (directly or through flows it runs)
     error: str | None = None  # why the file could not be read
+    #: ``{runs, lastRun, created}`` from the library's index (lastRun/created: epoch seconds or None)
+    usage: dict[str, Any] = field(default_factory=dict)
 
     @property
     def folder(self) -> Path:
@@ -116,7 +130,9 @@ class LibraryFlow:
             "description": self.description,
             "parameters": [p.to_json() for p in self.parameters],
             "triggers": list(self.triggers),
+            "learned": list(self.learned),
             "enabled": self.enabled,
+            "usage": dict(self.usage),
             "canPause": self.can_pause,
             "path": str(self.path),
         }
@@ -153,13 +169,29 @@ def flow_parameters(workflow: Workflow) -> list[FlowParameter]:
     return out
 
 
-def _triggers(workflow: Workflow) -> list[str]:
+def _raw_triggers(workflow: Workflow) -> list[Any]:
     raw = (
         (workflow.model_extra or {}).get("triggers")
         if getattr(workflow, "triggers", None) is None
         else workflow.triggers
     )
-    return [t for t in raw or () if isinstance(t, str)]
+    return list(raw) if isinstance(raw, list) else []
+
+
+def _triggers(workflow: Workflow) -> list[str]:
+    return [p for p in (trigger_text(t) for t in _raw_triggers(workflow)) if p is not None]
+
+
+def _learned(workflow: Workflow) -> list[str]:
+    return [t["pattern"] for t in _raw_triggers(workflow) if isinstance(t, dict) and t.get("learned") and trigger_text(t)]
+
+
+def _lands_disabled(workflow: Workflow) -> bool:
+    """An AnythingLLM flow imported with ``active: false`` (seed 004): off when first seen."""
+    meta = (workflow.model_extra or {}).get("imported")
+    if not isinstance(meta, dict) or not isinstance(meta.get("metadata"), dict):
+        return False
+    return meta.get("format") == "anythingllm" and meta["metadata"].get("active") is False
 
 
 _PAUSING_KINDS = ("approval",)
@@ -295,6 +327,80 @@ class FlowLibrary:
         return out
 
     def _scan_folders(self) -> list[LibraryFlow]:
+        out = self._scan_files()
+        index = self._read_index()
+        usage = index.setdefault("flows", {})
+        fresh = [f for f in out if not f.error and f.id not in usage]
+        if fresh:
+            off = [f.id for f in fresh if self._imported_off(f)]
+            for f in fresh:
+                usage[f.id] = {"runs": 0, "lastRun": None, "created": _created(f.path)}
+            self._write_index(index)
+            if off:
+                settings = self._settings()
+                settings.library.disabled.extend(i for i in off if i not in settings.library.disabled)
+                self._save_settings(settings)
+                for f in out:
+                    if f.id in off:
+                        f.enabled = False
+        for f in out:
+            f.usage = dict(usage.get(f.id) or {})
+        return out
+
+    def _imported_off(self, entry: LibraryFlow) -> bool:
+        wf = self._cache.get(entry.path, (None, None, None))[2]
+        return wf is not None and _lands_disabled(wf)
+
+    # ------------------------------------------------------------------ the index (usage)
+    @property
+    def index_path(self) -> Path:
+        return self.primary / INDEX_NAME
+
+    def _read_index(self) -> dict[str, Any]:
+        try:
+            data = json.loads(self.index_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {"flows": {}}
+        if not isinstance(data, dict) or not isinstance(data.get("flows"), dict):
+            return {"flows": {}}
+        return data
+
+    def _write_index(self, index: dict[str, Any]) -> None:
+        try:
+            self.primary.mkdir(parents=True, exist_ok=True)
+            atomic_write_text(self.index_path, json.dumps(index, ensure_ascii=False, indent=1))
+        except OSError:
+            pass  # a read-only library: usage is not kept, nothing else is lost
+
+    def record_run(self, flow_id: str, when: float | None = None) -> None:
+        """Count one run of library flow ``flow_id`` in the index (``runs`` + 1, ``lastRun``)."""
+        with self._lock:
+            index = self._read_index()
+            entry = index["flows"].setdefault(flow_id, {"runs": 0, "lastRun": None, "created": None})
+            entry["runs"] = int(entry.get("runs") or 0) + 1
+            entry["lastRun"] = time.time() if when is None else when
+            self._write_index(index)
+
+    def entry_for_path(self, path: str | os.PathLike[str]) -> LibraryFlow | None:
+        """The library flow whose file is ``path`` (None when the file is not in the library)."""
+        try:
+            target = Path(path).resolve()
+        except OSError:
+            return None
+        for f in self._scan():
+            try:
+                if not f.error and f.path.resolve() == target:
+                    return f
+            except OSError:
+                continue
+        return None
+
+    def by_use(self) -> list[LibraryFlow]:
+        """The flows, most run first (then most recently run, then library order)."""
+        flows = self.flows()
+        return sorted(flows, key=lambda f: (-int(f.usage.get("runs") or 0), -(f.usage.get("lastRun") or 0)))
+
+    def _scan_files(self) -> list[LibraryFlow]:
         disabled = set(self._settings().library.disabled)
         out: list[LibraryFlow] = []
         seen_ids: set[str] = set()
@@ -341,6 +447,7 @@ class FlowLibrary:
             description=wf.description or "",
             parameters=flow_parameters(wf),
             triggers=_triggers(wf),
+            learned=_learned(wf),
         )
         self._cache[path] = (key, entry, wf)
         return LibraryFlow(**_fields(entry))
@@ -451,6 +558,10 @@ class FlowLibrary:
         except OSError as err:
             raise LibraryError(f"{entry.path} could not be removed: {err.strerror or err}") from None
         self._cache.pop(entry.path, None)
+        with self._lock:
+            index = self._read_index()
+            if index["flows"].pop(entry.id, None) is not None:
+                self._write_index(index)
 
     def set_enabled(self, flow_id: str, enabled: bool) -> None:
         """Turn a flow on or off (kept in the settings' ``library.disabled``)."""
@@ -489,6 +600,14 @@ class FlowLibrary:
             made.append(target)
         self._save_settings(settings)
         return made
+
+
+def _created(path: Path) -> float | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return getattr(st, "st_birthtime", None) or st.st_mtime
 
 
 def _fields(entry: LibraryFlow) -> dict[str, Any]:
