@@ -81,7 +81,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     r.add_argument("--reuse", metavar="RUN_ID", help="the earlier run to reuse (default: the file's last run)")
     r.add_argument(
-        "--json", action="store_true", help="print the run's result as one JSON object when it ends (log on stderr)"
+        "--json",
+        dest="run_json",
+        action="store_true",
+        help="print the run's result as one JSON object when it ends (the log goes to stderr)",
     )
     r.add_argument("--repair", action="store_true", help="when the run fails, ask the model to repair the failed node")
     r.add_argument("--yes", action="store_true", help="with --repair: apply the repair without asking")
@@ -92,7 +95,10 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("text", metavar="TEXT")
     d.add_argument("--yes", action="store_true", help="run without asking for confirmation")
     d.add_argument("--dry-run", action="store_true", help="print the flow and its arguments; run nothing")
-    d.add_argument("--json", action="store_true", help="print the choice as JSON")
+    d.add_argument("--json", action="store_true", help="print the choice as JSON (and how it matched)")
+    d.add_argument(
+        "--no-learn", action="store_true", help="do not keep a model-routed sentence as a learned trigger of the flow"
+    )
     d.add_argument(
         "--library",
         action="append",

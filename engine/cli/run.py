@@ -258,7 +258,12 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def run_loaded(
-    wf: Any, args: argparse.Namespace, path: str, given: dict[str, Any] | None = None, library: Any = None
+    wf: Any,
+    args: argparse.Namespace,
+    path: str,
+    given: dict[str, Any] | None = None,
+    library: Any = None,
+    keep: dict[str, Any] | None = None,
 ) -> int:
     """``flowdesk run`` from a loaded workflow (``given``: run variables, from ``do``; ``library``:
     where a library flow's run is counted, default the user's)."""
@@ -285,7 +290,7 @@ def run_loaded(
     except ProviderConfigError as err:
         print_err(str(err))
         return EXIT_USAGE
-    as_json = bool(getattr(args, "json", False))
+    as_json = bool(getattr(args, "run_json", False))
     # With --json, stdout holds only the result object; the run's log goes to stderr.
     printer = Printer(sys.stderr if as_json else sys.stdout, wf, args.jsonl and not as_json)
     # Kept for a resume in another process; credentials in the base URL are not (see stored_base_url).
@@ -324,6 +329,8 @@ def run_loaded(
         store=store,
         delta_interval=FRAME,
     )  # streamed text in frames of FRAME seconds at most
+    if keep is not None:  # the caller reads the run once it ends (`do`'s "and then")
+        keep["run"] = run
     code = _execute(run, store, list(args.decide), printer, workflow_path=os.path.abspath(path))
     _count_use(library, path)
     if as_json and code != EXIT_OUTPUT_CLOSED:

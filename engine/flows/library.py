@@ -183,7 +183,9 @@ def _triggers(workflow: Workflow) -> list[str]:
 
 
 def _learned(workflow: Workflow) -> list[str]:
-    return [t["pattern"] for t in _raw_triggers(workflow) if isinstance(t, dict) and t.get("learned") and trigger_text(t)]
+    return [
+        t["pattern"] for t in _raw_triggers(workflow) if isinstance(t, dict) and t.get("learned") and trigger_text(t)
+    ]
 
 
 def _lands_disabled(workflow: Workflow) -> bool:

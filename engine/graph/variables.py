@@ -30,7 +30,15 @@ from typing import Any
 
 from engine.errors import FlowdeskError
 
-__all__ = ["VariableError", "coerce_variable", "run_variables", "parse_var_argument", "declared_variables", "rule_problem", "json_safe"]
+__all__ = [
+    "VariableError",
+    "coerce_variable",
+    "run_variables",
+    "parse_var_argument",
+    "declared_variables",
+    "rule_problem",
+    "json_safe",
+]
 
 _TRUE = {"true", "yes", "y", "1", "on"}
 _FALSE = {"false", "no", "n", "0", "off"}
@@ -171,7 +179,10 @@ def rule_problem(var: Any, value: Any) -> tuple[str, str] | None:
         except re.error as err:
             return "pattern", f"The variable '{name}' has a pattern that is not a regular expression ({err})."
         if not ok:
-            return "pattern", f"The variable '{name}' must match the pattern {pattern} (pattern); got '{_shown(value)}'."
+            return (
+                "pattern",
+                f"The variable '{name}' must match the pattern {pattern} (pattern); got '{_shown(value)}'.",
+            )
     allowed = getattr(var, "enum", None)
     if allowed:
         if value not in allowed and _shown(value) not in [_shown(a) for a in allowed]:

@@ -55,8 +55,7 @@ from engine.errors import FlowdeskError
 from engine.flows.library import default_library
 from engine.graph.index import GraphIndex
 from engine.graph.model import Node, Workflow
-from engine.graph.variables import VariableError  # noqa: F401  (raised by Run())
-from engine.graph.variables import json_safe
+from engine.graph.variables import VariableError, json_safe  # noqa: F401  (VariableError: raised by Run())
 from engine.llm.base import AgentInvocation, LLMProvider
 from engine.nodes import SPECS, NodeError, NodeOutcome, PauseRequest, spec_for
 from engine.nodes.approval import normalise_decision

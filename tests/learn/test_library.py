@@ -70,7 +70,10 @@ def test_anythingllm_inactive_import_lands_disabled(tmp_path) -> None:
     raw = {
         "name": "Sleeper",
         "active": False,
-        "steps": [{"type": "start", "config": {"variables": []}}, {"type": "llmInstruction", "config": {"instruction": "hi"}}],
+        "steps": [
+            {"type": "start", "config": {"variables": []}},
+            {"type": "llmInstruction", "config": {"instruction": "hi"}},
+        ],
     }
     wf = parse_workflow(import_flow(raw).workflow)
     library = FlowLibrary([tmp_path / "lib"])
@@ -91,7 +94,9 @@ def test_typeagent_patterns_keep_isalias_and_examples(tmp_path) -> None:
             {"pattern": "hi $(who:wildcard)", "isAlias": True},
             "hello $(who:wildcard)",
         ],
-        "steps": [{"id": "t", "schemaName": "utility", "actionName": "llmTransform", "parameters": {"prompt": "hi ${who}"}}],
+        "steps": [
+            {"id": "t", "schemaName": "utility", "actionName": "llmTransform", "parameters": {"prompt": "hi ${who}"}}
+        ],
     }
     result = import_flow(raw)
     assert result.workflow["triggers"] == [
