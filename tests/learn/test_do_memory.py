@@ -106,11 +106,8 @@ def test_nothing_matches_suggests_and_exits_2(cli, lib, server) -> None:
     res = cli("do", "translate the forecast", "--json", "--library", str(lib), *base(server))
     assert res.code == 2
     out = json.loads(res.out)
-    assert (
-        out["flow"] is None
-        and [s["id"] for s in out["suggestions"]][:2] == ["translate", "weather"]
-        or [s["id"] for s in out["suggestions"]][:2] == ["weather", "translate"]
-    )
+    assert out["flow"] is None
+    assert {s["id"] for s in out["suggestions"]} == {"translate", "weather"}
     assert "step_start" not in res.out
 
 
