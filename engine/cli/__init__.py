@@ -1,4 +1,4 @@
-"""Flowdesk's headless command line: ``validate``, ``run``, ``resume``, ``runs``, ``show``, ``diff``, ``repair``, ``flows``, ``import``, ``export``, ``do``.
+"""Flowdesk's headless command line: ``validate``, ``run``, ``resume``, ``runs``, ``show``, ``diff``, ``repair``, ``flows``, ``import``, ``export``, ``do``, ``learn``.
 
 Exit codes (a contract other tools rely on):
   validate: 0 no errors, 1 errors, 2 the file cannot be read as a workflow.
@@ -9,6 +9,8 @@ Exit codes (a contract other tools rely on):
   import, export: 0 written, 2 the file cannot be read or converted (the reason printed).
   do: as run once a flow runs; 0 with --dry-run; 2 no flow matches (nor a usable model answer);
       4 not confirmed (no --yes, and no "y" on a terminal).
+  learn: 0 written; 1 the model's proposal or the learned flow's validation failed; 2 the run
+      cannot be learned (not completed, no tool calls) or the file exists (no --force).
 ``validate`` and ``run`` also accept the flow files ``import`` reads (AnythingLLM agent flows,
 TypeAgent recipes): they are converted on load, with a note on stderr naming the format.
 ``run FILE --from NODE [--reuse RUN_ID]`` reuses the outputs recorded in an earlier run (default:
@@ -49,6 +51,7 @@ COMMANDS = (
     "import",
     "export",
     "do",
+    "learn",
     "worker",
     "follow",
     "cancel",
@@ -70,6 +73,7 @@ _HANDLERS = {
     "flows": ("flows", "cmd_flows"),
     "do": ("flows", "cmd_do"),
     "repair": ("flows", "cmd_repair"),
+    "learn": ("learn", "cmd_learn"),
 }
 
 

@@ -165,6 +165,16 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--model")
     rp.add_argument("--base-url")
     rp.add_argument("--json", action="store_true", help="print the proposal as JSON")
+    le = sub.add_parser("learn", help="save a completed run whose agent called tools as a reusable flow")
+    le.add_argument("run_id", metavar="RUN_ID")
+    le.add_argument("-o", "--output", metavar="FILE", help="write the flow here (default: a new file in the library)")
+    le.add_argument("--name", help="the flow's name (default: the agent's name, learned)")
+    le.add_argument("--no-model", action="store_true", help="ask no model: keep every argument as written")
+    le.add_argument("--force", action="store_true", help="replace FILE if it exists")
+    le.add_argument("--provider")
+    le.add_argument("--model")
+    le.add_argument("--base-url")
+    le.add_argument("--json", action="store_true", help="print what was written as JSON")
     # Scale-out (issue 19): `worker`, `follow`, `cancel` and --temporal on run/resume/runs.
     temporal_arguments(sub)
     return p
