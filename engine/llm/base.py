@@ -52,7 +52,7 @@ class LLMError(FlowdeskError):
         self.status = status
 
 
-class DirectOutput(Exception):  # noqa: N818 (a signal, not an error)
+class DirectOutput(FlowdeskError):  # noqa: N818 (a signal, not an error)
     """A tool's result that is the agent's answer (a flow with ``directOutput: true``): the tool
     loop stops and the model takes no further turn (seed 004's ``directOutput``)."""
 
