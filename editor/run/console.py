@@ -235,6 +235,11 @@ class RunConsole(QWidget):
             if isinstance(err, ProviderConfigError) and self.offers_provider_choice:
                 self.header.offer_provider_choice({"message": str(err)})
             return None
+        if self.arguments.problems:  # a value the engine would refuse: said now, nothing started
+            name, problem = next(iter(self.arguments.problems.items()))
+            self._on_error(f"Cannot start the run: {problem}")
+            self.arguments.fields[name].setFocus()
+            return None
         text = self.input_edit.toPlainText()
         initial = text if text.strip() else None
         variables = self.arguments.values()
