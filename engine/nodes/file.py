@@ -33,7 +33,9 @@ FORMATS = ("text", "json", "csv", "pdf")
 
 
 class FileData(PolicyData):
-    path: str = Field(default="", description="The file to read (templates allowed).")
+    path: str = Field(
+        default="", description="The file to read (templates allowed).", json_schema_extra={"filePicker": True}
+    )
     format: Literal["text", "json", "csv", "pdf"] = "text"
     maxChars: int = Field(default=0, title="Max characters", description="Cut text longer than this (0: no limit).")
 
