@@ -86,6 +86,11 @@ def test_run_json_prints_the_result_and_the_record_keeps_the_vars(cli, tmp_path)
     finally:
         store.close()
     assert state.vars == {"x": "red", "answer": "got red"}
+    store = RunStore()
+    try:
+        assert store.final_variables(out["runId"]) == {"x": "red", "answer": "got red"}
+    finally:
+        store.close()
 
 
 def test_a_bad_pattern_is_a_validation_error(cli, tmp_path) -> None:
