@@ -37,7 +37,7 @@ def _same(captured: Any, given: Any, kind: str) -> bool:
             return float(str(captured).replace(",", "")) == float(given)
         except (TypeError, ValueError):
             return False
-    return str(captured) == str(given)
+    return str(captured).casefold() == str(given).casefold()  # the sentence's own spelling is kept
 
 
 def generalise(sentence: str, arguments: dict[str, Any], flow: LibraryFlow) -> str | None:
