@@ -148,6 +148,8 @@ def cmd_do(args: argparse.Namespace) -> int:
     router = _Router(args, flows)
     whole = match_sentence(text, flows)
     parts = [text] if whole else split_requests(text)
+    if len(parts) < 2:  # one request ("… then" at its end is not a second one)
+        parts = [text]
     choices: list[Any] = []
     for part in parts:
         choice, reason = (whole[0], "") if whole else router.route(part)

@@ -264,8 +264,8 @@ def _templated(value: Any, variables: list[dict[str, Any]]) -> Any:
     for var in variables:
         if value == var["from"]:
             return "{{" + var["name"] + "}}"
-    for var in sorted(variables, key=lambda v: -len(v["from"])):
-        value = value.replace(var["from"], "{{" + var["name"] + "}}")
+    for var in sorted(variables, key=lambda v: -len(v["from"])):  # whole words only: "3" is not in "2023"
+        value = re.sub(rf"(?<!\w){re.escape(var['from'])}(?!\w)", "{{" + var["name"] + "}}", value)
     return value
 
 
