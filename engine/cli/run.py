@@ -334,6 +334,8 @@ def run_loaded(
     )  # streamed text in frames of FRAME seconds at most
     code = _execute(run, store, list(args.decide), printer, workflow_path=os.path.abspath(path))
     attempts = max(0, int(getattr(args, "repair_attempts", 1) or 0)) if getattr(args, "repair", False) else 0
+    if code == EXIT_FAILED and attempts and store is None:
+        print_err("--repair needs the run history to run again from the failed node (not with --no-store)")
     while code == EXIT_FAILED and attempts > 0 and store is not None:
         attempts -= 1
         repaired = _repair(wf, printer.state, args, path, resolver)

@@ -28,11 +28,9 @@ node's name) are resolved by :meth:`FlowLibrary.resolve`: a library id, else a p
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import threading
-import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,7 +38,8 @@ from typing import Any
 
 from engine.errors import FlowdeskError
 from engine.flows.grammar import trigger_text
-from engine.graph.model import Workflow, WorkflowLoadError, atomic_write_text, load_workflow, new_id, save_workflow
+from engine.flows.usage import UsageIndex, lands_disabled
+from engine.graph.model import Workflow, WorkflowLoadError, load_workflow, new_id, save_workflow
 from engine.graph.model import load_workflow as _load
 from engine.llm.config import Settings, load_settings, save_settings
 from engine.paths import data_dir
@@ -59,7 +58,6 @@ __all__ = [
 ]
 
 FLOW_SUFFIX = ".flow.json"
-INDEX_NAME = "index.json"  # the library's index (usage), in its first folder
 
 
 class LibraryError(FlowdeskError):
@@ -188,14 +186,6 @@ def _learned(workflow: Workflow) -> list[str]:
     ]
 
 
-def _lands_disabled(workflow: Workflow) -> bool:
-    """An AnythingLLM flow imported with ``active: false`` (seed 004): off when first seen."""
-    meta = (workflow.model_extra or {}).get("imported")
-    if not isinstance(meta, dict) or not isinstance(meta.get("metadata"), dict):
-        return False
-    return meta.get("format") == "anythingllm" and meta["metadata"].get("active") is False
-
-
 _PAUSING_KINDS = ("approval",)
 
 
@@ -258,6 +248,7 @@ class FlowLibrary:
         self._folders = [Path(f) for f in folders] if folders is not None else None
         self._cache: dict[Path, tuple[tuple[int, int], LibraryFlow, Workflow | None]] = {}
         self._lock = threading.Lock()
+        self._usage = UsageIndex(lambda: self.primary)
         if seed if seed is not None else not self._explicit:
             try:
                 self.seed_samples()
@@ -330,58 +321,30 @@ class FlowLibrary:
 
     def _scan_folders(self) -> list[LibraryFlow]:
         out = self._scan_files()
-        index = self._read_index()
-        usage = index.setdefault("flows", {})
-        fresh = [f for f in out if not f.error and f.id not in usage]
-        if fresh:
-            off = [f.id for f in fresh if self._imported_off(f)]
-            for f in fresh:
-                usage[f.id] = {"runs": 0, "lastRun": None, "created": _created(f.path)}
-            self._write_index(index)
-            if off:
-                settings = self._settings()
-                settings.library.disabled.extend(i for i in off if i not in settings.library.disabled)
-                self._save_settings(settings)
-                for f in out:
-                    if f.id in off:
-                        f.enabled = False
+        usage, fresh = self._usage.usage((f.id, f.path) for f in out if not f.error)
+        off = [f.id for f in out if f.id in fresh and self._imported_off(f)]
+        if off:  # imported with active: false: it lands disabled
+            settings = self._settings()
+            settings.library.disabled.extend(i for i in off if i not in settings.library.disabled)
+            self._save_settings(settings)
         for f in out:
             f.usage = dict(usage.get(f.id) or {})
+            if f.id in off:
+                f.enabled = False
         return out
 
     def _imported_off(self, entry: LibraryFlow) -> bool:
         wf = self._cache.get(entry.path, (None, None, None))[2]
-        return wf is not None and _lands_disabled(wf)
+        return wf is not None and lands_disabled(wf)
 
-    # ------------------------------------------------------------------ the index (usage)
+    # ------------------------------------------------------------------ usage (engine/flows/usage.py)
     @property
     def index_path(self) -> Path:
-        return self.primary / INDEX_NAME
-
-    def _read_index(self) -> dict[str, Any]:
-        try:
-            data = json.loads(self.index_path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return {"flows": {}}
-        if not isinstance(data, dict) or not isinstance(data.get("flows"), dict):
-            return {"flows": {}}
-        return data
-
-    def _write_index(self, index: dict[str, Any]) -> None:
-        try:
-            self.primary.mkdir(parents=True, exist_ok=True)
-            atomic_write_text(self.index_path, json.dumps(index, ensure_ascii=False, indent=1))
-        except OSError:
-            pass  # a read-only library: usage is not kept, nothing else is lost
+        return self._usage.path
 
     def record_run(self, flow_id: str, when: float | None = None) -> None:
-        """Count one run of library flow ``flow_id`` in the index (``runs`` + 1, ``lastRun``)."""
-        with self._lock:
-            index = self._read_index()
-            entry = index["flows"].setdefault(flow_id, {"runs": 0, "lastRun": None, "created": None})
-            entry["runs"] = int(entry.get("runs") or 0) + 1
-            entry["lastRun"] = time.time() if when is None else when
-            self._write_index(index)
+        """Count one run of library flow ``flow_id`` in the library's index."""
+        self._usage.record_run(flow_id, when)
 
     def entry_for_path(self, path: str | os.PathLike[str]) -> LibraryFlow | None:
         """The library flow whose file is ``path`` (None when the file is not in the library)."""
@@ -560,10 +523,7 @@ class FlowLibrary:
         except OSError as err:
             raise LibraryError(f"{entry.path} could not be removed: {err.strerror or err}") from None
         self._cache.pop(entry.path, None)
-        with self._lock:
-            index = self._read_index()
-            if index["flows"].pop(entry.id, None) is not None:
-                self._write_index(index)
+        self._usage.forget(entry.id)
 
     def set_enabled(self, flow_id: str, enabled: bool) -> None:
         """Turn a flow on or off (kept in the settings' ``library.disabled``)."""
@@ -602,14 +562,6 @@ class FlowLibrary:
             made.append(target)
         self._save_settings(settings)
         return made
-
-
-def _created(path: Path) -> float | None:
-    try:
-        st = path.stat()
-    except OSError:
-        return None
-    return getattr(st, "st_birthtime", None) or st.st_mtime
 
 
 def _fields(entry: LibraryFlow) -> dict[str, Any]:
