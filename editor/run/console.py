@@ -298,6 +298,8 @@ class RunConsole(QWidget):
         self.header.set_run_id(None)
         self.header.set_elapsed(None)
         self.header.set_running(False)
+        self.header.repair_button.setVisible(False)
+        self.header.learn_button.setVisible(False)
         self._set_status_label("pending")
         self.approvals.set_requests([])
         self.node_states_changed.emit({})
@@ -455,6 +457,11 @@ class RunConsole(QWidget):
         self.node_states_changed.emit(dict(state.states))
         self.links_followed.emit(frozenset(state.links))
         self._update_actions()
+        # a stored run may be saved as a flow; Repair… is for the document's own last run
+        self.header.repair_button.setVisible(False)
+        self.header.learn_button.setVisible(
+            str(state.status) == "completed" and self.store is not None and self.called_tools()
+        )
         return True
 
     def set_type_groups(self, groups: Iterable[str] | None) -> None:

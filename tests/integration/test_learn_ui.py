@@ -198,3 +198,37 @@ def test_repair_from_the_console_then_run_from_here(qtbot, window, tmp_path, ser
     assert finished.args == ["completed"]
     assert states(window.scene)["prep"] == "cached" and states(window.scene)["use"] == "done"
     assert counts["prep"] == 1  # upstream reused
+
+
+def test_a_stored_run_shown_from_the_history_offers_save_as_flow(qtbot, window, tmp_path, server) -> None:
+    hotels = tool_name_for("Hotels", "hotels")
+    server.handler = lambda rec: (
+        openai_text("Hotel Azul")
+        if rec.system_prompt == "You are Hotels."
+        else openai_tool_calls([(hotels, {"input": "hotels in Lisbon"})])
+        if "tools" in rec.json and not rec.tool_results
+        else openai_text("Stay at Hotel Azul.")
+    )
+    _open(
+        window,
+        tmp_path,
+        _flow(
+            [
+                {"id": "start", "type": "start", "x": 0, "y": 0, "data": {"initialInput": "Find hotels in Lisbon"}},
+                _agent("plan", 320, 0, "", tools={"web_search": False, "subagents": True}),
+                _agent("hotels", 320, 200, "{{PREVIOUS_OUTPUT}}", agentName="Hotels", systemPrompt="You are Hotels."),
+            ],
+            [("start", "output", "plan"), ("plan", "subagent", "hotels")],
+        ),
+    )
+    _use_server(window, server)
+    console = window.run_console
+    with qtbot.waitSignal(console.run_finished, timeout=10000):
+        console.start_run()
+    run_id = console.run_id
+    console.clear()
+    assert not console.header.learn_button.isVisible()
+    wf = window.store.workflow_of(run_id)
+    qtbot.waitUntil(lambda: len(list(window.store.iter_events(run_id))) > 5, timeout=5000)
+    assert console.replay(wf, window.store.iter_events(run_id), run_id=run_id, status="completed")
+    assert console.header.learn_button.isVisible() and not console.header.repair_button.isVisible()
