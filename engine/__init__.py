@@ -70,6 +70,7 @@ if TYPE_CHECKING:
         import_flow,
         load_any_workflow,
     )
+    from engine.flows.learn import LearnError, learn_from_run
     from engine.flows.library import (
         FlowLibrary,
         FlowParameter,
@@ -81,6 +82,10 @@ if TYPE_CHECKING:
         set_default_library,
         workflow_can_pause,
     )
+    from engine.flows.memory import generalise as generalise_trigger
+    from engine.flows.memory import remember as remember_trigger
+    from engine.flows.memory import split_requests
+    from engine.flows.memory import suggestions as flow_suggestions
     from engine.flows.repair import RepairError, RepairProposal, apply_repair, failed_node, parse_repair, propose_repair
     from engine.graph.model import (
         NODE_TYPES,
@@ -133,7 +138,7 @@ if TYPE_CHECKING:
         trigger_issues,
         validate,
     )
-    from engine.graph.variables import VariableError, coerce_variable, parse_var_argument, run_variables
+    from engine.graph.variables import VariableError, coerce_variable, parse_var_argument, rule_problem, run_variables
     from engine.llm import (
         AgentInvocation,
         EchoProvider,
@@ -202,6 +207,7 @@ if TYPE_CHECKING:
     )
     from engine.nodes.agent import AgentData, AgentTools
     from engine.nodes.approval import ApprovalData
+    from engine.nodes.file import FileData
     from engine.nodes.flow import ActionData, FlowData, new_flow_for_action
     from engine.nodes.http_request import (
         HttpRequestSpec,
@@ -523,6 +529,15 @@ _LAZY: dict[str, tuple[str, str]] = {
     # the browser kind's "Show browser" (headed) switch
     "set_show_browser": ("browser", "set_show_browser"),
     "show_browser": ("browser", "show_browser"),
+    # learning and routing
+    "LearnError": ("flows.learn", "LearnError"),
+    "learn_from_run": ("flows.learn", "learn_from_run"),
+    "generalise_trigger": ("flows.memory", "generalise"),
+    "remember_trigger": ("flows.memory", "remember"),
+    "split_requests": ("flows.memory", "split_requests"),
+    "flow_suggestions": ("flows.memory", "suggestions"),
+    "rule_problem": ("graph.variables", "rule_problem"),
+    "FileData": ("nodes.file", "FileData"),
 }
 
 
@@ -826,5 +841,14 @@ __all__ = sorted(
         "eval_failure_line",
         "set_show_browser",
         "show_browser",
+        # learning and routing: save a run as a flow, routing memory, variable rules, the file kind
+        "LearnError",
+        "learn_from_run",
+        "generalise_trigger",
+        "remember_trigger",
+        "split_requests",
+        "flow_suggestions",
+        "rule_problem",
+        "FileData",
     ]
 )

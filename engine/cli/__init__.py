@@ -1,4 +1,4 @@
-"""Flowdesk's headless command line: ``validate``, ``run``, ``resume``, ``runs``, ``show``, ``diff``, ``repair``, ``flows``, ``import``, ``export``, ``do``.
+"""Flowdesk's headless command line: ``validate``, ``run``, ``resume``, ``runs``, ``show``, ``diff``, ``repair``, ``flows``, ``import``, ``export``, ``do``, ``learn``.
 
 Exit codes (a contract other tools rely on):
   validate: 0 no errors, 1 errors, 2 the file cannot be read as a workflow.
@@ -11,6 +11,8 @@ Exit codes (a contract other tools rely on):
         file error (no cases, a bad case line), 4 cancelled (docs/evals.md).
   do: as run once a flow runs; 0 with --dry-run; 2 no flow matches (nor a usable model answer);
       4 not confirmed (no --yes, and no "y" on a terminal).
+  learn: 0 written; 1 the model's proposal or the learned flow's validation failed; 2 the run
+      cannot be learned (not completed, no tool calls) or the file exists (no --force).
 ``validate`` and ``run`` also accept the flow files ``import`` reads (AnythingLLM agent flows,
 TypeAgent recipes): they are converted on load, with a note on stderr naming the format.
 ``run FILE --from NODE [--reuse RUN_ID]`` reuses the outputs recorded in an earlier run (default:
@@ -51,6 +53,7 @@ COMMANDS = (
     "import",
     "export",
     "do",
+    "learn",
     "worker",
     "follow",
     "cancel",
@@ -74,6 +77,7 @@ _HANDLERS = {
     "do": ("flows", "cmd_do"),
     "repair": ("flows", "cmd_repair"),
     "eval": ("eval", "cmd_eval"),
+    "learn": ("learn", "cmd_learn"),
 }
 
 

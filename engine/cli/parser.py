@@ -80,11 +80,25 @@ def build_parser() -> argparse.ArgumentParser:
         help="run from this node: upstream nodes reuse the outputs recorded in an earlier run",
     )
     r.add_argument("--reuse", metavar="RUN_ID", help="the earlier run to reuse (default: the file's last run)")
+    r.add_argument(
+        "--json",
+        dest="run_json",
+        action="store_true",
+        help="print the run's result as one JSON object when it ends (the log goes to stderr)",
+    )
+    r.add_argument("--repair", action="store_true", help="when the run fails, ask the model to repair the failed node")
+    r.add_argument("--yes", action="store_true", help="with --repair: apply the repair without asking")
+    r.add_argument(
+        "--repair-attempts", type=int, default=1, metavar="N", help="with --repair: how many repairs to try (1)"
+    )
     d = sub.add_parser("do", help="run the library flow a sentence asks for (trigger phrases first, else the model)")
     d.add_argument("text", metavar="TEXT")
     d.add_argument("--yes", action="store_true", help="run without asking for confirmation")
     d.add_argument("--dry-run", action="store_true", help="print the flow and its arguments; run nothing")
-    d.add_argument("--json", action="store_true", help="print the choice as JSON")
+    d.add_argument("--json", action="store_true", help="print the choice as JSON (and how it matched)")
+    d.add_argument(
+        "--no-learn", action="store_true", help="do not keep a model-routed sentence as a learned trigger of the flow"
+    )
     d.add_argument(
         "--library",
         action="append",
@@ -128,8 +142,16 @@ def build_parser() -> argparse.ArgumentParser:
     sh = sub.add_parser("show", help="print a recorded run's log")
     sh.add_argument("run_id")
     sh.add_argument("--jsonl", action="store_true", help="print the log as JSON lines (wire form)")
-    fl = sub.add_parser("flows", help="list the flow library (reusable flows, their parameters and triggers)")
+    fl = sub.add_parser(
+        "flows",
+        help="list the flow library (reusable flows, their parameters and triggers); show, enable, disable or delete one",
+    )
+    fl.add_argument("action", nargs="?", choices=["list", "show", "enable", "disable", "delete"], default="list")
+    fl.add_argument("flow_id", nargs="?", metavar="ID", help="the flow (its id, name or file stem)")
     fl.add_argument("--json", action="store_true", help="print the flows as JSON")
+    fl.add_argument(
+        "--library", action="append", metavar="FOLDER", help="use this folder as the library instead of the user's"
+    )
     df = sub.add_parser("diff", help="compare two runs: workflow changes and, node by node, output, status, time")
     df.add_argument("run_a")
     df.add_argument("run_b")
@@ -143,6 +165,16 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--model")
     rp.add_argument("--base-url")
     rp.add_argument("--json", action="store_true", help="print the proposal as JSON")
+    le = sub.add_parser("learn", help="save a completed run whose agent called tools as a reusable flow")
+    le.add_argument("run_id", metavar="RUN_ID")
+    le.add_argument("-o", "--output", metavar="FILE", help="write the flow here (default: a new file in the library)")
+    le.add_argument("--name", help="the flow's name (default: the agent's name, learned)")
+    le.add_argument("--no-model", action="store_true", help="ask no model: keep every argument as written")
+    le.add_argument("--force", action="store_true", help="replace FILE if it exists")
+    le.add_argument("--provider")
+    le.add_argument("--model")
+    le.add_argument("--base-url")
+    le.add_argument("--json", action="store_true", help="print what was written as JSON")
     # Scale-out (issue 19): `worker`, `follow`, `cancel` and --temporal on run/resume/runs.
     temporal_arguments(sub)
     _eval_parser(sub)

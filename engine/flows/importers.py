@@ -34,8 +34,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlsplit, urlunsplit
 
+from engine.errors import FlowdeskError
 from engine.flows.export import EXPORT_FORMATS, ExportRefused, export_anythingllm
-from engine.flows.grammar import TriggerPatternError, compile_trigger
+from engine.flows.grammar import TriggerPatternError, compile_trigger, trigger_text
 from engine.flows.webflow import WEBFLOW_FIELDS, webflow_node_data, webflow_parameters
 from engine.graph.formats import FLOW_FORMATS, detect_flow_format, format_label
 from engine.graph.model import (
@@ -136,7 +137,7 @@ class _Builder:
         name: Any,
         description: Any,
         variables: list[dict[str, Any]],
-        triggers: list[str],
+        triggers: list[Any],
         used: set[str],
     ) -> dict[str, Any]:
         wf: dict[str, Any] = {}
@@ -159,8 +160,9 @@ class _Builder:
         self._check_triggers(triggers)
         return wf
 
-    def _check_triggers(self, triggers: list[str]) -> None:
-        for pattern in triggers:
+    def _check_triggers(self, triggers: list[Any]) -> None:
+        for item in triggers:
+            pattern = trigger_text(item) or ""
             try:
                 compile_trigger(pattern)
             except TriggerPatternError as err:
@@ -403,13 +405,20 @@ def _typeagent_variables(b: _Builder, params: Any) -> list[dict[str, Any]]:
     return out
 
 
-def _patterns(b: _Builder, raw: Any) -> list[str]:
-    out = []
+def _patterns(b: _Builder, raw: Any) -> list[Any]:
+    """TypeAgent's grammar patterns as triggers: a plain pattern as text; one with ``isAlias``
+    or ``examples`` (seed 000's ``GrammarPattern``) as an object keeping them."""
+    out: list[Any] = []
     for j, item in enumerate(raw or []):
         if isinstance(item, str):
             out.append(item)
         elif isinstance(item, dict) and isinstance(item.get("pattern"), str):
-            out.append(item["pattern"])
+            kept = {"pattern": item["pattern"]}
+            if isinstance(item.get("isAlias"), bool):
+                kept["isAlias"] = item["isAlias"]
+            if isinstance(item.get("examples"), list):
+                kept["examples"] = [e for e in item["examples"] if isinstance(e, str)]
+            out.append(kept if len(kept) > 1 else item["pattern"])
         else:
             b.warn(f"grammarPatterns[{j}] is neither a pattern nor {{pattern}}; kept in the metadata only")
     return out
@@ -549,7 +558,7 @@ def _import_typeagent_script(raw: Mapping[str, Any], path: Any) -> ImportResult:
         triggers=_patterns(b, raw.get("grammarPatterns")),
         used={"name", "actionName", "description", "parameters", "script"},
     )
-    # grammarPatterns stays in the metadata: ScriptFlow's isAlias/examples are not triggers' business
+    # grammarPatterns also stays in the metadata as written; the triggers keep isAlias/examples
     return ImportResult("typeagent-script", wf, b.warnings)
 
 

@@ -26,7 +26,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from engine.flows.grammar import TriggerPatternError, compile_trigger
+from engine.flows.grammar import TriggerPatternError, compile_trigger, trigger_text
 from engine.graph.index import GraphIndex
 from engine.graph.model import LEGACY_HANDLES, Node, Workflow, current_handle, gc_paused, source_handles
 from engine.graph.templates import TEMPLATE_BUILTINS, find_references
@@ -269,8 +269,9 @@ def trigger_issues(workflow: Workflow) -> list[Issue]:
         return [Issue("trigger_invalid", Severity.ERROR, (), "The workflow's triggers must be a list of patterns.")]
 
     out = []
-    for i, pattern in enumerate(raw):
-        if not isinstance(pattern, str):
+    for i, item in enumerate(raw):
+        pattern = trigger_text(item)
+        if pattern is None:
             out.append(Issue("trigger_invalid", Severity.ERROR, (), f"Trigger {i + 1} is not a pattern (text)."))
             continue
         try:

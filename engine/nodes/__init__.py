@@ -93,6 +93,7 @@ BUILTINS: dict[str, str] = {
     "code": "engine.nodes.code:SPEC",
     "script": "engine.nodes.script:SPEC",
     "browser": "engine.nodes.browser:SPEC",
+    "file": "engine.nodes.file:SPEC",
 }
 BUILTIN_KINDS = tuple(BUILTINS)
 

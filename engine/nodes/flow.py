@@ -32,7 +32,7 @@ from engine.errors import FlowdeskError
 from engine.flows.library import default_library, known_flow_name
 from engine.graph.model import Connection, Node, Workflow
 from engine.graph.permissions import PermissionDenied, access_for
-from engine.llm.base import LLMError
+from engine.llm.base import DirectOutput, LLMError
 from engine.nodes.base import NodeData, NodeError, NodeSpec, PauseRequest, PolicyData, as_text, resolve_for_step
 from engine.run.events import EventType, RunStatus
 
@@ -442,6 +442,8 @@ async def call_flow(ctx: Any, parent: Any, tool: Any, arguments: dict[str, Any])
         raise LLMError(str(err)) from err
     text = as_text(child.result)
     log(EventType.FLOW_CALL_END, text)
+    if (workflow.model_extra or {}).get("directOutput") is True:
+        raise DirectOutput(text)  # seed 004: the flow's output is the agent's answer
     return text
 
 

@@ -300,6 +300,22 @@ class RunQueries(Database):
         ).fetchall()
         return [RunEvent.from_stored(n, t, c, ts, x) for ts, n, t, c, x in rows]
 
+    def final_variables(self, run_id: str) -> dict[str, Any] | None:
+        """The variables a run ended with (its ending ``run_status`` event's ``vars``), None
+        when it has not ended or had none. One indexed read: the history asks on hover."""
+        row = self._exec(
+            "SELECT extra FROM events WHERE run_num = (SELECT num FROM runs WHERE id = ?) "
+            "AND type = 'run_status' AND extra LIKE '%\"vars\"%' ORDER BY seq DESC LIMIT 1",
+            (run_id,),
+        ).fetchone()
+        if not row or not row[0]:
+            return None
+        try:
+            found = json.loads(row[0]).get("vars")
+        except (ValueError, AttributeError):
+            return None
+        return mask_url_passwords(found) if isinstance(found, dict) else None
+
     def iter_events(self, run_id: str, batch: int = 2000) -> Iterator[RunEvent]:
         offset = 0
         while True:

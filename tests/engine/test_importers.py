@@ -261,7 +261,12 @@ def test_powershell_script_recipe_kept_verbatim_and_needs_pwsh() -> None:
     assert script["language"] == "powershell" and script["script"] == doc["script"]["body"]
     assert script["expectedOutputFormat"] == "table"
     assert wf["name"] == "listFiles"
-    assert wf["triggers"] == ["list (the)? files in $(path:wildcard)", "(show | list) $(filter:word) files"]
+    # the patterns, with TypeAgent's isAlias/examples kept where the recipe has them
+    assert [t["pattern"] if isinstance(t, dict) else t for t in wf["triggers"]] == [
+        "list (the)? files in $(path:wildcard)",
+        "(show | list) $(filter:word) files",
+    ]
+    assert wf["triggers"][0]["examples"] == ["list the files in my downloads", "list files in c:\\temp"]
     assert wf["imported"]["metadata"]["sandbox"] == doc["sandbox"]
     assert wf["imported"]["metadata"]["displayName"] == "List files"
     v = start_vars(wf)
