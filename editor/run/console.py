@@ -211,6 +211,7 @@ class RunConsole(QWidget):
         """A stored attachment (a screenshot) of the run shown."""
         found = self.store.attachment(self.run_id, attachment_id) if self.store and self.run_id else None
         return found[1] if found else None
+
     def current_resolver(self) -> Any:
         """What the console's runs use to reach a model (the factory set last), for the requests
         that go with a run: Repair…, Save as flow…."""

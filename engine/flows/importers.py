@@ -34,7 +34,6 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlsplit, urlunsplit
 
-from engine.errors import FlowdeskError
 from engine.flows.export import EXPORT_FORMATS, ExportRefused, export_anythingllm
 from engine.flows.grammar import TriggerPatternError, compile_trigger, trigger_text
 from engine.flows.webflow import WEBFLOW_FIELDS, webflow_node_data, webflow_parameters

@@ -207,6 +207,8 @@ def test_a_flow_the_model_picks_shows_what_it_may_reach_before_it_runs(qtbot, ql
     assert "This flow may reach: network api.example.com; files ~/data" in bar.hint.text()
     kind, text = bar.items()[0]
     assert kind == "model" and "may reach: network api.example.com; files ~/data" in text
+
+
 def test_a_confirmed_model_pick_is_learned_and_no_match_suggests(qtbot, qloop, library, monkeypatch):  # noqa: F811
     """Routing memory in the bar: Enter on the model's pick keeps the sentence as a learned
     trigger, so the next sentence of that shape is a trigger match (no model request); when the
