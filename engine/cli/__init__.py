@@ -15,6 +15,8 @@ TypeAgent recipes): they are converted on load, with a note on stderr naming the
 the document's last run) for every node upstream of NODE whose execution key still matches.
 ``run`` records every event in the run store (unless ``--no-store``); a run paused with
 no decision left prints its id and the ``flowdesk resume`` command that continues it.
+``serve`` and ``mcp serve`` serve the library's flows (HTTP API and webhooks; MCP tools) until
+stopped; they exit 2 before listening when refused (a missing extra, no token off loopback).
 ``--jsonl`` prints each log entry as one JSON line in wire form, in emission order, as
 it happens; human-facing messages then go to stderr. This package imports no Qt.
 
@@ -52,6 +54,8 @@ COMMANDS = (
     "worker",
     "follow",
     "cancel",
+    "serve",
+    "mcp",
 )
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_PAUSED, EXIT_CANCELLED = 0, 1, 2, 3, 4
@@ -70,6 +74,8 @@ _HANDLERS = {
     "flows": ("flows", "cmd_flows"),
     "do": ("flows", "cmd_do"),
     "repair": ("flows", "cmd_repair"),
+    "serve": ("serve", "cmd_serve"),
+    "mcp": ("serve", "cmd_mcp"),
 }
 
 

@@ -145,4 +145,39 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--json", action="store_true", help="print the proposal as JSON")
     # Scale-out (issue 19): `worker`, `follow`, `cancel` and --temporal on run/resume/runs.
     temporal_arguments(sub)
+    _serving_commands(sub)
     return p
+
+
+def _serving_commands(sub: Any) -> None:
+    """``serve`` (the HTTP API) and ``mcp serve`` (library flows as MCP tools): engine/cli/serve.py."""
+    sv = sub.add_parser("serve", help="serve the library's flows over HTTP: an API, webhooks, run events")
+    sv.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    sv.add_argument("--port", type=int, default=8377, help="port to listen on (default 8377; 0: any free port)")
+    sv.add_argument("--token", help="require Authorization: Bearer TOKEN (or set FLOWDESK_TOKEN)")
+    _serving_options(sv)
+    sv.add_argument("--max-body-bytes", type=int, default=1024 * 1024, help="largest request body (default 1 MiB)")
+    sv.add_argument(
+        "--cors-origin", action="append", metavar="ORIGIN", help="allow browser calls from this origin (repeatable)"
+    )
+    sv.add_argument("--max-visits", type=int, default=25, help="how often one node may run in a run (loop guard)")
+    mc = sub.add_parser("mcp", help="MCP: serve the library's flows as tools to MCP clients")
+    mcs = mc.add_subparsers(dest="mcp_command", metavar="SUBCOMMAND")
+    ms = mcs.add_parser("serve", help="serve the enabled library flows as MCP tools (stdio, or --http)")
+    ms.add_argument(
+        "--http", metavar="HOST:PORT", help="serve Streamable HTTP at http://HOST:PORT/mcp instead of stdio"
+    )
+    ms.add_argument("--token", help="with --http: require Authorization: Bearer TOKEN (or set FLOWDESK_TOKEN)")
+    _serving_options(ms)
+
+
+def _serving_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--library",
+        action="append",
+        metavar="DIR",
+        help="serve the flows of this folder instead of the user's library (repeatable)",
+    )
+    p.add_argument("--provider", help="LLM provider for every agent (for example: echo, openai, anthropic, local)")
+    p.add_argument("--model", help="model for every agent, overriding the nodes' models")
+    p.add_argument("--base-url", help="base URL of an OpenAI-compatible server")
