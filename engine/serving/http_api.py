@@ -30,6 +30,7 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, ConfigDict, Field
 
+from engine.errors import FlowdeskError
 from engine.resources import flowdesk_version
 from engine.serving.auth import SIGNATURE_HEADER, signature_ok, token_ok, webhook_secret
 from engine.serving.service import POLL_SECONDS, RunService, ServiceError
@@ -141,7 +142,7 @@ class _BodyLimit:
                 await _send_json(send, 413, {"detail": f"The request body is larger than {self.limit} bytes."})
 
 
-class _TooLarge(Exception):  # noqa: N818 - internal signal, never leaves this module
+class _TooLarge(FlowdeskError):  # noqa: N818 - an internal signal, answered 413 by _BodyLimit
     pass
 
 
