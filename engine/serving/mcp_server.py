@@ -163,9 +163,19 @@ class FlowToolServer:
         initial = arguments.pop("input", None) if "input" not in declared else None
         try:
             run_id = await self.service.start(tool.flow.id, input=initial, variables=arguments)
-            return _result(await self.service.wait(run_id))
         except ServiceError as err:
             return _error(f"{tool.name}: {err}")
+        return await self._outcome(run_id)
+
+    async def _outcome(self, run_id: str) -> types.CallToolResult:
+        """The run's result once it pauses or ends; a call the client cancels cancels its run."""
+        try:
+            return _result(await self.service.wait(run_id))
+        except asyncio.CancelledError:
+            self.service.abandon(run_id, "The MCP client cancelled the tool call.")
+            raise
+        except ServiceError as err:
+            return _error(str(err))
 
     @staticmethod
     def _invalid(schema: dict[str, Any], arguments: dict[str, Any]) -> str | None:
@@ -175,9 +185,9 @@ class FlowToolServer:
     async def _resume(self, arguments: dict[str, Any]) -> types.CallToolResult:
         try:
             run_id = await self.service.decide(arguments["runId"], arguments["decision"], arguments.get("note"))
-            return _result(await self.service.wait(run_id))
         except ServiceError as err:
             return _error(f"{RESUME_TOOL}: {err}")
+        return await self._outcome(run_id)
 
     # ------------------------------------------------------------------ the list changed
     async def tools_changed(self) -> None:

@@ -345,21 +345,32 @@ class RunService:
 
     # ------------------------------------------------------------------ answering, cancelling
     async def decide(self, run_id: str, decision: Any, note: str | None = None, *, output: Any = None) -> str:
-        """Answer a paused run's approval, wherever it paused; the run goes on in the background."""
+        """Answer a paused run's approval, wherever it paused; the run goes on in the background.
+        A decision the approval does not take is refused (422) before the run is claimed."""
         self._loop = asyncio.get_running_loop()
-        try:
-            normalise_decision(decision, note)
-        except ValueError as err:
-            raise ServiceError(422, str(err)) from None
-        run, recorder = self._take_up(run_id)
+        await self._settling(run_id)
+
+        def check(run: Run) -> None:
+            try:
+                normalise_decision(decision, note)
+            except ValueError as err:
+                raise ServiceError(422, str(err)) from None
+
+        run, recorder = self._take_up(run_id, check)
         self._drive(run, recorder, run.resume(decision, note, output=output), run.workflow.display_name())
         return run.run_id
 
-    def _take_up(self, run_id: str) -> tuple[Run, RunRecorder | None]:
-        """Claim a paused run in the store and restore it from its snapshot (409 when it is not
-        paused, or another process is resuming it)."""
+    async def _settling(self, run_id: str) -> None:
+        """A run of this process that has just paused is let go of (stored) before it is answered."""
         live = self._live.get(run_id)
-        if live is not None and live.run.status is not RunStatus.PAUSED:
+        if live is not None and live.run.status is RunStatus.PAUSED:
+            await asyncio.shield(live.task)
+
+    def _take_up(self, run_id: str, check: Callable[[Run], None] | None = None) -> tuple[Run, RunRecorder | None]:
+        """Restore a paused run from its stored snapshot, ``check`` it, then claim it in the store
+        (409 when it is not paused, or another process is resuming it)."""
+        live = self._live.get(run_id)
+        if live is not None:
             raise ServiceError(409, f"Run {run_id} is {live.run.status}, not waiting for a decision.")
         info = self._info(run_id)
         if info.status != "paused":
@@ -375,21 +386,23 @@ class RunService:
                 else make_resolver(meta.get("provider"), model=meta.get("model"), base_url=meta.get("baseUrl"))
             )
             wf = self.store.workflow_of(info.id)
-            self.store.claim_for_resume(info.id)
+            run = Run.restore(snap, resolver, workflow=wf, check=False, library=self.library)
         except ProviderConfigError as err:
             raise ServiceError(422, str(err)) from None
+        except (StoreError, WorkflowLoadError, ValueError, KeyError, TypeError) as err:
+            raise ServiceError(409, f"Run {info.id} cannot be restored from its saved state: {err}") from None
+        if check is not None:
+            check(run)
+        try:
+            self.store.claim_for_resume(info.id)
         except StoreError as err:
             raise ServiceError(409, str(err)) from None
-        try:
-            run = Run.restore(snap, resolver, workflow=wf, check=False, library=self.library)
-        except (ValueError, KeyError, TypeError) as err:
-            self.store.update_run(info.id, status="paused", waiting=1)
-            raise ServiceError(409, f"Run {info.id} cannot be restored from its saved state: {err}") from None
         return run, self._recorder(run, new=False)
 
     async def cancel(self, run_id: str) -> str:
         """Cancel a run driven here, or a paused one (claimed in the store first)."""
         self._loop = asyncio.get_running_loop()
+        await self._settling(run_id)
         live = self._live.get(run_id)
         if live is not None:
             live.run.cancel("Cancelled over the API.")
@@ -405,6 +418,13 @@ class RunService:
         run.cancel("Cancelled over the API.")
         self._drive(run, recorder, run.wait(), run.workflow.display_name())
         return info.id
+
+    def abandon(self, run_id: str, reason: str) -> None:
+        """Cancel a run still running here, now (synchronous: its caller is being cancelled); a
+        paused one stays paused in the store."""
+        live = self._live.get(run_id)
+        if live is not None and live.run.status is RunStatus.RUNNING:
+            live.run.cancel(reason)
 
     # ------------------------------------------------------------------ following events
     def _wake(self, run_id: str) -> None:
