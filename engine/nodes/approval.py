@@ -233,7 +233,7 @@ def normalise_decision(decision: Any, note: str | None = None, *, options: Any =
         elif word is None and low in _REJECT:
             word = "reject"
     if word is None:
-        choices = ", ".join(f"'{c}'" for c in ("approve", "reject", *options))
+        choices = ", ".join(f"'{c}'" for c in dict.fromkeys(("approve", "reject", *options)))
         raise ValueError(f"a decision must be one of {choices}, not {decision!r}")
     answer: dict[str, Any] = {"decision": word, "note": "" if note is None else str(note)}
     if timed_out:
