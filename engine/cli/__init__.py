@@ -7,6 +7,7 @@ Exit codes (a contract other tools rely on):
             (``| head``: nothing more is written, the run is cancelled, no traceback).
   runs, show, diff: 0, or 2 when the run history cannot be read or the run does not exist.
   import, export: 0 written, 2 the file cannot be read or converted (the reason printed).
+  inbox: 0 (nothing waiting included), 2 when the run history cannot be read.
   do: as run once a flow runs; 0 with --dry-run; 2 no flow matches (nor a usable model answer);
       4 not confirmed (no --yes, and no "y" on a terminal).
 ``validate`` and ``run`` also accept the flow files ``import`` reads (AnythingLLM agent flows,
@@ -56,6 +57,7 @@ COMMANDS = (
     "cancel",
     "serve",
     "mcp",
+    "inbox",
 )
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_PAUSED, EXIT_CANCELLED = 0, 1, 2, 3, 4
@@ -76,6 +78,7 @@ _HANDLERS = {
     "repair": ("flows", "cmd_repair"),
     "serve": ("serve", "cmd_serve"),
     "mcp": ("serve", "cmd_mcp"),
+    "inbox": ("inbox", "cmd_inbox"),
 }
 
 

@@ -15,10 +15,16 @@ __all__ = ["build_parser"]
 
 
 def _decision(text: str) -> tuple[str, str]:
+    """``approve``, ``reject`` or an approval's option label, optionally followed by ``:NOTE``
+    (whether the approval takes the label is checked when it is answered)."""
     word, _, note = text.partition(":")
-    word = word.strip().lower()
-    if word not in ("approve", "reject"):
-        raise argparse.ArgumentTypeError(f"'{text}' is not approve or reject (optionally followed by :NOTE)")
+    word = word.strip()
+    if not word:
+        raise argparse.ArgumentTypeError(
+            f"'{text}' names no decision: approve, reject or an option's label (optionally followed by :NOTE)"
+        )
+    if word.lower() in ("approve", "reject"):
+        word = word.lower()
     return word, note
 
 
@@ -36,7 +42,7 @@ def _run_options(r: argparse.ArgumentParser) -> None:
         action="append",
         type=_decision,
         default=[],
-        metavar="approve|reject[:NOTE]",
+        metavar="approve|reject|LABEL[:NOTE]",
         help="answer the next approval; repeat for later ones, applied in order",
     )
     r.add_argument("--jsonl", action="store_true", help="print each log entry as a JSON line as it happens")
@@ -99,7 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         type=_decision,
         default=[],
-        metavar="approve|reject[:NOTE]",
+        metavar="approve|reject|LABEL[:NOTE]",
         required=True,
         help="answer the pending approval; repeat for later ones",
     )
@@ -143,6 +149,15 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--model")
     rp.add_argument("--base-url")
     rp.add_argument("--json", action="store_true", help="print the proposal as JSON")
+    ib = sub.add_parser("inbox", help="list every run waiting for a decision, oldest first (local and on Temporal)")
+    ib.add_argument("--json", action="store_true", help="print the waiting runs as JSON")
+    ib.add_argument(
+        "--temporal",
+        dest="inbox_temporal",
+        metavar="HOST:PORT",
+        help="also list the runs paused on this Temporal server (default: $FLOWDESK_TEMPORAL, if set)",
+    )
+    ib.add_argument("--namespace", default="default", help="Temporal namespace (default default)")
     # Scale-out (issue 19): `worker`, `follow`, `cancel` and --temporal on run/resume/runs.
     temporal_arguments(sub)
     _serving_commands(sub)
