@@ -25,11 +25,12 @@ from engine.cli import EXIT_OK, EXIT_USAGE
 from engine.cli.printer import print_err
 from engine.cli.runs import open_store
 from engine.flows.library import FlowLibrary, default_library
+from engine.flows.schedules import ScheduleRunner
 from engine.llm.registry import ProviderConfigError
 from engine.serving.auth import is_loopback, split_host_port
 from engine.serving.service import RunService
 
-__all__ = ["cmd_serve", "cmd_mcp", "background_jobs", "TOKEN_ENV"]
+__all__ = ["cmd_serve", "cmd_mcp", "background_jobs", "run_schedules", "expire_approvals", "TOKEN_ENV"]
 
 TOKEN_ENV = "FLOWDESK_TOKEN"
 DEFAULT_PORT = 8377
@@ -103,8 +104,23 @@ def _bind(host: str, port: int) -> socket.socket | None:
 
 def background_jobs(service: RunService) -> list[Callable[[RunService], Awaitable[None]]]:
     """The work ``flowdesk serve`` runs beside its API (each a coroutine function of the service,
-    started with the app and cancelled when it stops). The schedule runner goes here."""
-    return []
+    started with the app and cancelled when it stops): the library's schedules, and the
+    approvals whose deadline passes. Add here what else must run while the server does."""
+    return [run_schedules, expire_approvals]
+
+
+async def run_schedules(service: RunService) -> None:
+    """Start the library's scheduled flows on time (engine/flows/schedules.py), recorded as any run."""
+
+    async def start(schedule: Any) -> None:
+        await service.start(schedule.flow_id)
+
+    await ScheduleRunner(service.library, start).run()
+
+
+async def expire_approvals(service: RunService) -> None:
+    """Paused runs past their approval's deadline take its ``onTimeout`` (RunService.expire_due)."""
+    await service.expire_forever()
 
 
 def cmd_serve(args: argparse.Namespace) -> int:

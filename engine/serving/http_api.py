@@ -88,10 +88,11 @@ class RunOut(BaseModel):
     flow: str = ""
     error: str | None = None
     prompt: str | None = Field(None, description="the approval's prompt while the run waits")
+    options: list[str] = Field(default_factory=list, description="decisions it takes besides approve and reject")
 
 
 class Decision(_In):
-    decision: str = Field(description="approve or reject")
+    decision: str = Field(description="approve, reject, or one of the approval's options")
     note: str | None = Field(None, description="what the next steps see as {{APPROVAL_NOTE}}")
     output: Any = Field(None, description="the reviewed output, edited: what flows on from the approval")
 

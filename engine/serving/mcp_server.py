@@ -206,6 +206,7 @@ class FlowToolServer:
 async def _with_watch(server: FlowToolServer, main: Callable[[], Awaitable[None]]) -> None:
     async with anyio.create_task_group() as tg:
         tg.start_soon(server.watch)
+        tg.start_soon(server.service.expire_forever)
         try:
             await main()
         finally:

@@ -22,12 +22,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from engine.errors import FlowdeskError
+from engine.flows.inbox import local_items
 from engine.flows.library import FlowLibrary, LibraryFlow
 from engine.graph.index import GraphIndex
 from engine.graph.model import Workflow, WorkflowLoadError
@@ -81,6 +83,7 @@ class RunView:
     flow: str = ""
     error: str | None = None
     prompt: str | None = None
+    options: list[str] | None = None  # the decisions it takes besides approve and reject
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -93,6 +96,7 @@ class RunView:
             "flow": self.flow,
             "error": self.error,
             "prompt": self.prompt,
+            "options": list(self.options or ()),
         }
 
 
@@ -278,6 +282,7 @@ class RunService:
                 live.flow,
                 run.error,
                 run.waiting_prompt() if run.waiting_for_input else None,
+                [d for d in run.decisions() if d not in ("approve", "reject")] if run.waiting_for_input else None,
             )
         info = self._info(run_id)
         snap = self.store.snapshot_of(info.id) if info.status == "paused" else None
@@ -287,9 +292,9 @@ class RunService:
             output, variables = self._finished[info.id]
         else:
             output, variables = self._stored_output(info.id), info.arguments or {}
-        prompt = None
+        prompt, options = None, None
         if info.waiting and info.current_node:
-            prompt = self._prompt(info.id, info.current_node)
+            prompt, options = self._prompt(info.id, info.current_node)
         return RunView(
             info.id,
             info.status,
@@ -300,6 +305,7 @@ class RunService:
             info.workflow_name,
             info.error,
             prompt,
+            options,
         )
 
     def _info(self, run_id: str) -> Any:
@@ -327,15 +333,16 @@ class RunService:
         ]
         return max(ends, key=lambda e: e[0])[1] if ends else state.final_output
 
-    def _prompt(self, run_id: str, node_id: str) -> str | None:
-        """The prompt of the approval a stored run waits at (its ``wait_input`` event)."""
+    def _prompt(self, run_id: str, node_id: str) -> tuple[str | None, list[str] | None]:
+        """The prompt and options of the approval a stored run waits at (its ``wait_input``)."""
         try:
-            for ev in reversed(self.store.events(run_id, offset=max(0, self.store.next_seq(run_id) - 200))):
-                if ev.type == "wait_input" and ev.node_id == node_id:
-                    return ev.content
+            asked = self.store.last_event_of(run_id, "wait_input")
         except StoreError:
-            pass
-        return None
+            return None, None
+        if asked is None or asked.node_id != node_id:
+            return None, None
+        options = (asked.extra or {}).get("options") if asked.extra_json else None
+        return asked.content, [str(o) for o in options] if isinstance(options, list) else None
 
     def list_runs(self, *, flow: str | None = None, status: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
         try:
@@ -348,11 +355,15 @@ class RunService:
         """Answer a paused run's approval, wherever it paused; the run goes on in the background.
         A decision the approval does not take is refused (422) before the run is claimed."""
         self._loop = asyncio.get_running_loop()
+        if not isinstance(decision, str) or not decision.strip():
+            raise ServiceError(422, "a decision must be 'approve', 'reject' or one of the approval's options")
         await self._settling(run_id)
 
         def check(run: Run) -> None:
+            if run.overdue():  # past its deadline: the resume takes the approval's onTimeout
+                return
             try:
-                normalise_decision(decision, note)
+                normalise_decision(decision, note, options=run.decisions())
             except ValueError as err:
                 raise ServiceError(422, str(err)) from None
 
@@ -418,6 +429,41 @@ class RunService:
         run.cancel("Cancelled over the API.")
         self._drive(run, recorder, run.wait(), run.workflow.display_name())
         return info.id
+
+    async def expire_due(self) -> list[str]:
+        """Paused runs whose approval's deadline has passed take its ``onTimeout`` decision and go
+        on here: those paused by this server (let go of at the pause) and those whose process is
+        gone; a live process that paused a run waits for its deadline itself. Their ids."""
+        self._loop = asyncio.get_running_loop()
+        now = time.time()
+        try:
+            items = await asyncio.to_thread(local_items, self.store)
+        except StoreError as err:
+            log.warning("paused runs could not be read: %s", err)
+            return []
+        done = []
+        for item in items:
+            if item.deadline is None or item.deadline > now or item.run_id in self._live:
+                continue
+            if await asyncio.to_thread(self.store.owner_alive, item.run_id):
+                continue
+            try:
+                run, recorder = self._take_up(item.run_id)
+            except ServiceError as err:  # answered or claimed meanwhile
+                log.info("run %s did not time out here: %s", item.run_id, err)
+                continue
+            self._drive(run, recorder, run.expire(), run.workflow.display_name())
+            done.append(item.run_id)
+        return done
+
+    async def expire_forever(self, interval: float = 1.0) -> None:
+        """:meth:`expire_due` every ``interval`` seconds, until cancelled (a server's background job)."""
+        while True:
+            try:
+                await self.expire_due()
+            except Exception:  # one bad run must not stop the others from timing out later
+                log.exception("approval timeouts could not be taken")
+            await asyncio.sleep(interval)
 
     def abandon(self, run_id: str, reason: str) -> None:
         """Cancel a run still running here, now (synchronous: its caller is being cancelled); a

@@ -112,6 +112,7 @@ def test_a_run_started_over_http_completes_with_its_output_and_vars(api: Served)
             "flow": "Greet",
             "error": None,
             "prompt": None,
+            "options": [],
         }
         listed = c.get("/runs", params={"limit": 200}).json()
     assert run_id in [row["id"] for row in listed]
@@ -127,8 +128,9 @@ def test_bad_input_is_refused_naming_what_is_wrong(api: Served) -> None:
         assert c.get("/runs/no-such-run").status_code == 404
         assert c.get("/runs/no-such-run/events").status_code == 404
         assert c.post("/flows/greet/runs", json={"bogus": 1}).status_code == 422
-        bad_decision = c.post("/runs/no-such-run/decision", json={"decision": "maybe"})
-        assert bad_decision.status_code == 422 and "approve" in bad_decision.json()["detail"]
+        assert c.post("/runs/no-such-run/decision", json={"decision": "approve"}).status_code == 404
+        empty = c.post("/runs/no-such-run/decision", json={"decision": " "})
+        assert empty.status_code == 422 and "approve" in empty.json()["detail"]
 
 
 def test_the_openapi_document_names_every_route(api: Served) -> None:
