@@ -25,7 +25,8 @@ One module a command group, loaded only when one of its commands runs (so ``--ve
 ``validate`` start fast): :mod:`~engine.cli.files` (validate, import, export),
 :mod:`~engine.cli.run` (run, resume), :mod:`~engine.cli.runs` (runs, show, diff),
 :mod:`~engine.cli.flows` (flows, do, repair), :mod:`engine.temporal.cli` (worker, follow,
-cancel, ``--temporal``); all of them print through :mod:`~engine.cli.printer`.
+cancel, ``--temporal``), :mod:`~engine.cli.serve` (serve, mcp serve); all of them print through
+:mod:`~engine.cli.printer`.
 """
 
 from __future__ import annotations

@@ -7,8 +7,9 @@ Routes (docs/serving.md; the OpenAPI page at ``/docs``, its document at ``/opena
 
 Who may call: with a token set, every route but the documentation needs ``Authorization:
 Bearer TOKEN``; a webhook of a flow with a secret is signed instead (``X-Flowdesk-Signature:
-sha256=<hex HMAC-SHA256 of the body>``; :mod:`engine.serving.auth`). Request bodies are limited
-to ``max_body`` bytes (413 beyond). CORS is off unless origins are given.
+sha256=<hex HMAC-SHA256 of the body>``; :mod:`engine.serving.auth`). Without a token (loopback
+only) a request must name a loopback host (DNS rebinding). Request bodies are limited to
+``max_body`` bytes (413 beyond). CORS is off unless origins are given.
 
 SSE: each event is ``id: <seq>`` and ``data: <the event in the --jsonl wire form>``; a client
 that reconnects with ``Last-Event-ID: <seq>`` gets what follows that event. The stream ends
@@ -32,7 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from engine.errors import FlowdeskError
 from engine.resources import flowdesk_version
-from engine.serving.auth import SIGNATURE_HEADER, signature_ok, token_ok, webhook_secret
+from engine.serving.auth import SIGNATURE_HEADER, is_loopback, signature_ok, token_ok, webhook_secret
 from engine.serving.service import POLL_SECONDS, RunService, ServiceError
 
 __all__ = ["create_app", "MAX_BODY", "KEEPALIVE_SECONDS"]
@@ -141,6 +142,24 @@ class _BodyLimit:
         except _TooLarge:
             if not started:
                 await _send_json(send, 413, {"detail": f"The request body is larger than {self.limit} bytes."})
+
+
+class _LocalHostsOnly:
+    """Without a token, answer only requests addressed to a loopback name (``Host: 127.0.0.1``,
+    ``localhost``, ``[::1]``): a web page cannot reach the open loopback API through a DNS name
+    rebound to 127.0.0.1 (421 otherwise)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            host = next((v.decode("latin-1") for k, v in scope.get("headers", ()) if k == b"host"), "")
+            name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
+            if not is_loopback(name):
+                await _send_json(send, 421, {"detail": f"This server answers only local names, not '{host}'."})
+                return
+        await self.app(scope, receive, send)
 
 
 class _TooLarge(FlowdeskError):  # noqa: N818 - an internal signal, answered 413 by _BodyLimit
@@ -353,6 +372,8 @@ def create_app(
             allow_methods=["GET", "POST"],
             allow_headers=["Authorization", "Content-Type", "Last-Event-ID", SIGNATURE_HEADER],
         )
+    if token is None:
+        asgi = _LocalHostsOnly(asgi)
     return _BodyLimit(asgi, max_body)
 
 

@@ -323,6 +323,13 @@ def test_with_a_token_every_route_but_the_documentation_needs_it(guarded: Served
     assert too_big.status_code == 413
 
 
+def test_without_a_token_only_local_host_names_are_answered(api: Served) -> None:
+    with client(api) as c:
+        rebound = c.get("/flows", headers={"Host": "evil.example:8377"})
+        assert rebound.status_code == 421 and "evil.example" in rebound.json()["detail"]
+        assert c.get("/flows", headers={"Host": "localhost"}).status_code == 200
+
+
 def test_listening_off_loopback_without_a_token_is_refused(served_dirs: tuple[Path, Path]) -> None:
     library, data = served_dirs
     env = env_for(data)
