@@ -129,6 +129,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     token = _token(args)
     if _refuse_open_bind(args.host, token, "--host 127.0.0.1"):
         return EXIT_USAGE
+    if not 0 <= args.port <= 65535:
+        print_err(f"--port {args.port} is not a port number (0-65535; 0: any free port)")
+        return EXIT_USAGE
     if args.max_body_bytes < 1:
         print_err("--max-body-bytes must be at least 1")
         return EXIT_USAGE
