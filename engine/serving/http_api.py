@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Annotated, Any
@@ -37,6 +38,8 @@ from engine.serving.auth import SIGNATURE_HEADER, is_loopback, signature_ok, tok
 from engine.serving.service import POLL_SECONDS, RunService, ServiceError
 
 __all__ = ["create_app", "MAX_BODY", "KEEPALIVE_SECONDS"]
+
+log = logging.getLogger(__name__)
 
 MAX_BODY = 1024 * 1024  # bytes a request body may have (413 beyond)
 KEEPALIVE_SECONDS = 15.0  # a comment line this often on a quiet event stream
@@ -224,6 +227,11 @@ def create_app(
     async def _refused(_request: Request, err: ServiceError) -> JSONResponse:
         headers = {"WWW-Authenticate": 'Bearer realm="flowdesk"'} if err.status == 401 else None
         return JSONResponse({"detail": str(err)}, status_code=err.status, headers=headers)
+
+    @app.exception_handler(Exception)
+    async def _unexpected(_request: Request, err: Exception) -> JSONResponse:
+        log.exception("request failed")
+        return JSONResponse({"detail": f"The server failed on this request ({type(err).__name__}); see its log."}, 500)
 
     @app.get("/flows", response_model=list[FlowOut], dependencies=guarded, tags=["flows"])
     async def list_flows() -> list[FlowOut]:
