@@ -162,15 +162,6 @@ class RunService:
             raise ServiceError(422, f"The flow '{flow.id}' cannot be read: {err}") from None
 
     # ------------------------------------------------------------------ starting
-    def check_arguments(self, flow_id: str, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
-        """The run's variables for ``arguments``, checked against the flow's Start variables as
-        ``--var`` is (a value that does not coerce, a required one missing: 422 naming it)."""
-        wf = self._workflow(self.flow(flow_id))
-        try:
-            return run_variables(wf, arguments)
-        except VariableError as err:
-            raise ServiceError(422, str(err)) from None
-
     async def start(self, flow_id: str, *, input: str | None = None, variables: Mapping[str, Any] | None = None) -> str:
         """Start a run of library flow ``flow_id``; its id. The run goes on in the background
         (:meth:`wait` waits for it to pause or end)."""
@@ -208,7 +199,7 @@ class RunService:
             store=self.store,
         )
         recorder = self._recorder(run, new=True, workflow_path=str(flow.path))
-        self._drive(run, recorder, run.start(), flow.id)
+        self._drive(run, recorder, run.start(), wf.display_name())
         return run.run_id
 
     def _recorder(self, run: Run, *, new: bool, workflow_path: str | None = None) -> RunRecorder | None:
