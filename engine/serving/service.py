@@ -447,11 +447,17 @@ class RunService:
             done.append(item.run_id)
         return done
 
-    async def expire_forever(self, interval: float = 1.0) -> None:
-        """:meth:`expire_due` every ``interval`` seconds, until cancelled (a server's background job)."""
+    async def expire_forever(self, interval: float = 1.0, recover_every: int = 5) -> None:
+        """:meth:`expire_due` every ``interval`` seconds until cancelled (a server's background
+        job); every ``recover_every`` rounds, runs left ``running`` by a process that died are
+        marked ``interrupted`` (``RunStore.recover``), so their event streams end."""
+        rounds = 0
         while True:
             try:
                 await self.expire_due()
+                rounds += 1
+                if rounds % recover_every == 0:
+                    await asyncio.to_thread(self.store.recover)
             except Exception:  # one bad run must not stop the others from timing out later
                 log.exception("approval timeouts could not be taken")
             await asyncio.sleep(interval)

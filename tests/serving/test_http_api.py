@@ -18,7 +18,9 @@ from typing import Any
 
 import pytest
 
+from engine.graph.model import load_workflow
 from engine.serving.auth import signature_of
+from engine.store import RunStore
 from tests.serving.conftest import HOOK_SECRET, ROOT, Served, env_for, served
 
 pytest.importorskip("fastapi", reason="flowdesk serve needs the 'serve' extra (FastAPI): pip install -e '.[serve]'")
@@ -345,3 +347,18 @@ def test_listening_off_loopback_without_a_token_is_refused(served_dirs: tuple[Pa
     assert res.returncode == 2
     assert "refusing to listen on 0.0.0.0 without a token" in res.stderr
     assert "Traceback" not in res.stderr
+
+
+def test_a_run_whose_process_died_is_marked_interrupted_and_its_stream_ends(
+    api: Served, served_dirs: tuple[Path, Path]
+) -> None:
+    library, data = served_dirs
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    store = RunStore(data / "runs.db")
+    store.create_run("died-midway-0001", load_workflow(library / "greet.flow.json"), status="running")
+    store.update_run("died-midway-0001", owner_pid=int(gone.stdout))
+    with client(api) as c:
+        started = time.monotonic()
+        assert sse(c, "died-midway-0001") == []  # the stream ends once the run is found interrupted
+        assert time.monotonic() - started < 20
+        assert c.get("/runs/died-midway-0001").json()["status"] == "interrupted"
