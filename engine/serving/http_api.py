@@ -95,6 +95,24 @@ class RunOut(BaseModel):
     options: list[str] = Field(default_factory=list, description="decisions it takes besides approve and reject")
 
 
+class RunSummary(BaseModel):
+    """A recorded run, as ``flowdesk runs --json`` lists it."""
+
+    model_config = ConfigDict(extra="allow")
+    id: str
+    workflowName: str
+    workflowPath: str | None = None
+    initialInput: str | None = None
+    status: str
+    startedAt: str
+    endedAt: str | None = None
+    durationSeconds: float | None = None
+    currentNodeId: str | None = None
+    waitingForInput: bool = False
+    error: str | None = None
+    arguments: dict[str, Any] | None = None
+
+
 class Decision(_In):
     decision: str = Field(description="approve, reject, or one of the approval's options")
     note: str | None = Field(None, description="what the next steps see as {{APPROVAL_NOTE}}")
@@ -272,14 +290,15 @@ def create_app(
         run_id = await service.start(flow_id, input=body.input, variables=body.vars)
         return RunStarted(runId=run_id)
 
-    @app.get("/runs", dependencies=guarded, tags=["runs"])
+    @app.get("/runs", response_model=list[RunSummary], dependencies=guarded, tags=["runs"])
     async def list_runs(
         flow: str | None = Query(None, description="only runs of the flow with this name"),
         status: str | None = Query(None, description="only runs with this status"),
         limit: int = Query(50, ge=1, le=1000),
-    ) -> list[dict[str, Any]]:
+    ) -> list[RunSummary]:
         """Recorded runs, newest first (every run of the history, whoever started it)."""
-        return await asyncio.to_thread(service.list_runs, flow=flow, status=status, limit=limit)
+        rows = await asyncio.to_thread(service.list_runs, flow=flow, status=status, limit=limit)
+        return [RunSummary(**row) for row in rows]
 
     @app.get("/runs/{run_id}", response_model=RunOut, dependencies=guarded, responses=_ERRORS, tags=["runs"])
     async def get_run(run_id: str) -> RunOut:
