@@ -43,7 +43,7 @@ def guarded(served_dirs: tuple[Path, Path]) -> Iterator[Served]:
     """The same library and history served with a token, and a small body limit."""
     library, data = served_dirs
     args = ["serve", "--port", "0", "--library", str(library), "--provider", "echo", "--token", TOKEN]
-    args += ["--max-body-bytes", "4096"]
+    args += ["--max-body-bytes", "4096", "--cors-origin", "http://app.example"]
     with served(args, data, FLOWDESK_TEST_HOOK_SECRET=HOOK_SECRET) as server:
         yield server
 
@@ -330,6 +330,19 @@ def test_without_a_token_only_local_host_names_are_answered(api: Served) -> None
         rebound = c.get("/flows", headers={"Host": "evil.example:8377"})
         assert rebound.status_code == 421 and "evil.example" in rebound.json()["detail"]
         assert c.get("/flows", headers={"Host": "localhost"}).status_code == 200
+
+
+def test_cors_is_off_unless_an_origin_is_given(api: Served, guarded: Served) -> None:
+    preflight = {"Origin": "http://app.example", "Access-Control-Request-Method": "POST"}
+    with client(api) as c:
+        r = c.options("/flows/greet/runs", headers=preflight)
+        assert "access-control-allow-origin" not in r.headers
+        assert "access-control-allow-origin" not in c.get("/flows", headers={"Origin": "http://app.example"}).headers
+    with client(guarded) as c:
+        r = c.options("/flows/greet/runs", headers={**preflight, "Access-Control-Request-Headers": "authorization"})
+        assert r.headers.get("access-control-allow-origin") == "http://app.example"
+        other = c.options("/flows/greet/runs", headers={**preflight, "Origin": "http://evil.example"})
+        assert "access-control-allow-origin" not in other.headers
 
 
 def test_listening_off_loopback_without_a_token_is_refused(served_dirs: tuple[Path, Path]) -> None:
