@@ -46,6 +46,8 @@ __all__ = ["FlowToolServer", "serve_stdio", "serve_http"]
 
 log = logging.getLogger(__name__)
 
+_MAX_CONNECTIONS = 256  # handshake-era connections told of list changes
+
 
 def _text(view: RunView) -> str:
     out = view.output
@@ -125,7 +127,10 @@ class FlowToolServer:
             return
         session = ctx.session
         connection = getattr(session, "_connection", session)
-        self._connections[id(connection)] = session
+        self._connections.pop(id(connection), None)
+        self._connections[id(connection)] = session  # (most recent last)
+        while len(self._connections) > _MAX_CONNECTIONS:  # clients long gone are forgotten first
+            self._connections.pop(next(iter(self._connections)))
 
     async def _list_tools(self, ctx: Any, _params: Any) -> types.ListToolsResult:
         self._seen(ctx)
