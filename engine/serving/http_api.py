@@ -303,7 +303,7 @@ def create_app(
     @app.get("/runs/{run_id}", response_model=RunOut, dependencies=guarded, responses=_ERRORS, tags=["runs"])
     async def get_run(run_id: str) -> RunOut:
         """A run's status, output, variables and the approval it waits at."""
-        return RunOut(**(await asyncio.to_thread(service.view, run_id)).to_json())
+        return RunOut(**(await service.get(run_id)).to_json())
 
     @app.get(
         "/runs/{run_id}/events",
@@ -319,7 +319,7 @@ def create_app(
     ) -> StreamingResponse:
         """The run's log as Server-Sent Events, from the start or after ``Last-Event-ID``; ends after
         the run's terminal status, stays open while it is paused."""
-        view = await asyncio.to_thread(service.view, run_id)  # 404 before the stream starts
+        view = await service.get(run_id)  # 404 before the stream starts
         start = after if after is not None else -1
         if last_event_id is not None:
             try:

@@ -256,7 +256,13 @@ class RunService:
         live = self._live.get(run_id)
         if live is not None:
             await asyncio.shield(live.task)
-        return self.view(run_id)
+        return await self.get(run_id)
+
+    async def get(self, run_id: str) -> RunView:
+        """:meth:`view` from the event loop: a live run is read here, a stored one on a thread."""
+        if run_id in self._live:
+            return self.view(run_id)
+        return await asyncio.to_thread(self.view, run_id)
 
     def view(self, run_id: str) -> RunView:
         """The run now (``GET /runs/{id}``); 404 when the store has no such run."""
@@ -478,8 +484,8 @@ class RunService:
         """The run's events after sequence number ``after``, as ``(seq, event)``, read from the
         store as they are committed; ``None`` now and then while nothing comes (a keep-alive
         tick). Ends once the run has ended and every event is read; stays while it is paused."""
-        info = self._info(run_id)
-        run_id = info.id
+        if run_id not in self._live:  # (a run just started here may have no stored row yet)
+            run_id = (await asyncio.to_thread(self._info, run_id)).id
         wake = asyncio.Event()
         self._wakers.setdefault(run_id, set()).add(wake)
         try:
