@@ -23,9 +23,11 @@ from .controllers.help import HelpController
 from .controllers.library import LibraryController
 from .controllers.providers import ProvidersController, resolver_factory
 from .controllers.repair import RepairController
+from .controllers.run_node import RunNodeController
 from .controllers.run_views import RunViewsController
 from .controllers.runs import RunActions, RunController
 from .controllers.session import DocumentSession
+from .controllers.tests import install_tests_dock
 from .controllers.validation import ValidationController
 from .editing import WorkflowDocument
 from .history.panel import HistoryPanel, open_store_for_gui
@@ -130,6 +132,7 @@ class MainWindow(QMainWindow):
             self, self.document, self.run_console, resolver_factory, self.runs.run_from_node, status
         )
         self.help = HelpController(self, self.store)
+        self.run_node = RunNodeController(self, self.document, self.inspector, resolver_factory)
 
         self.welcome = WelcomePage(self.files)
         self.central.insertWidget(0, self.welcome)
@@ -154,6 +157,7 @@ class MainWindow(QMainWindow):
             resolver_factory,
             status,
         )
+        self.tests_panel, self.tests_dock = install_tests_dock(self)  # evals (issue 37)
         self._wire()
         # The document and the canvas are deleted after the controllers that listen to them: a
         # QObject's children go in the order they were added, and a scene clearing its items

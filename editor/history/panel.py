@@ -597,6 +597,8 @@ class HistoryPanel(RunActions, RunTransfer, QWidget):
         menu.addSeparator()
         menu.addAction(self.delete_action)
         menu.addSeparator()
+        for action in getattr(self, "extra_actions", ()):  # other docks' actions on a run (Tests: add as case)
+            menu.addAction(action)
         menu.addAction(self.refresh_action)
         menu.popup(self.table.viewport().mapToGlobal(pos))
 

@@ -149,6 +149,7 @@ class RunConsole(QWidget):
         self.trace, self.node_panel, self.timeline = side.trace, side.node_panel, side.timeline
         self.entry_header, self.entry_view = self.entry_pane.header, self.entry_pane.view
         self.copy_entry_button = self.entry_pane.copy_button
+        self.entry_pane.attachment_source = self._attachment
         self.addAction(self.approvals.approve_action)
         self.addAction(self.approvals.reject_action)
         self.copy_entry_button.clicked.connect(self.copy_current_entry)
@@ -199,6 +200,11 @@ class RunConsole(QWidget):
     def set_resolver_factory(self, factory: Callable[[], Any]) -> None:
         """``factory()`` is called at each Run and returns a provider or a resolver (AgentInvocation -> provider)."""
         self._resolver_factory = factory
+
+    def _attachment(self, attachment_id: str) -> bytes | None:
+        """A stored attachment (a screenshot) of the run shown."""
+        found = self.store.attachment(self.run_id, attachment_id) if self.store and self.run_id else None
+        return found[1] if found else None
 
     def set_store(self, store: RunStore | None) -> None:
         """Runs started from now on are recorded in ``store`` (None: not recorded)."""
@@ -294,8 +300,20 @@ class RunConsole(QWidget):
         self.log_pane.select_node(node_id)
 
     def node_details(self, node_id: str) -> dict[str, Any]:
-        """The node's last input, output, duration (s), tokens, error and state in the shown run."""
-        return self.shown.node_details(node_id)
+        """The node's last input, output, duration (s), tokens, error and state in the shown run;
+        for a browser step, its last screenshot (``screenshot``: PNG bytes)."""
+        details = self.shown.node_details(node_id)
+        shot = self._last_screenshot(node_id)
+        if shot is not None and details:
+            details = {**details, "screenshot": shot}
+        return details
+
+    def _last_screenshot(self, node_id: str) -> bytes | None:
+        for entry in reversed(self.model.entries):
+            if entry.type == "browser_screenshot" and entry.node_id == node_id:
+                attachment = (entry.extra or {}).get("attachment") or {}
+                return self.entry_pane.picture(attachment) if isinstance(attachment, dict) else None
+        return None
 
     def open_paused_run(self, run_id: str) -> bool:
         """Show a paused run from the store (``set_store``) with its approval cards, ready to be

@@ -30,11 +30,14 @@ from PySide6.QtWidgets import (
 
 from engine import (
     FlowChoice,
+    FlowdeskError,
     NoFlowMatches,
     apply_arguments,
     ask_model_for_flow,
     default_library,
+    load_workflow,
     match_sentence,
+    permission_summary,
     routable_flows,
 )
 
@@ -72,6 +75,7 @@ class CommandBar(QDialog):
         self._resolver_factory = resolver_factory
         self._flows: list[Any] = []
         self._model_choice: FlowChoice | None = None
+        self.model_reach = ""  # what the model's pick may reach (its permissions), said before it runs
         self._model_task: asyncio.Task | None = None
         lay = QVBoxLayout(self)
         lay.setContentsMargins(_MARGIN, _MARGIN, _MARGIN, _MARGIN)
@@ -156,7 +160,8 @@ class CommandBar(QDialog):
             return
         if self._model_choice is not None:
             c = self._model_choice
-            self._add("model", f"▶ {c.flow.name} — suggested by the model", _arguments_text(c.arguments), c)
+            detail = _arguments_text(c.arguments) + f" · may reach: {self.model_reach}"
+            self._add("model", f"▶ {c.flow.name} — suggested by the model", detail, c)
         for choice in match_sentence(text, self._flows):
             self._add(
                 "trigger",
@@ -247,7 +252,11 @@ class CommandBar(QDialog):
                 self.hint.setText(f"No flow matches: the model could not be asked: {err}")
                 return
             self._model_choice = choice
-            self.hint.setText("The model suggests a flow: Enter runs it · Alt+Enter opens it")
+            self.model_reach = flow_reach(choice.flow.path)
+            self.hint.setText(
+                f"The model suggests {choice.flow.name}. This flow may reach: {self.model_reach}. "
+                "Enter runs it · Alt+Enter opens it"
+            )
             self._refresh()
 
         self._model_task = asyncio.ensure_future(ask())
@@ -261,6 +270,14 @@ class _WrappingHint(QLabel):
     def setText(self, text: str) -> None:  # noqa: N802 - Qt API
         super().setText(text)
         self.changed.emit()
+
+
+def flow_reach(path: Any) -> str:
+    """What the flow at ``path`` may reach, in words (``engine.permission_summary``)."""
+    try:
+        return permission_summary(load_workflow(path))
+    except (FlowdeskError, OSError) as err:
+        return f"unknown (the flow cannot be read: {err})"
 
 
 def recent_commands() -> list[str]:
@@ -297,6 +314,7 @@ class CommandRunWindow(QMainWindow):
         banner = QLabel(
             f"<b>{escape(choice.flow.name)}</b> — {escape(_arguments_text(choice.arguments))}"
             + (f" · trigger <code>{escape(choice.pattern)}</code>" if choice.pattern else "")
+            + f"<br>May reach: {escape(permission_summary(workflow))}"
         )
         banner.setObjectName("runBanner")
         # wrapped: a long trigger pattern on one line made the window wider than the screen

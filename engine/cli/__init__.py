@@ -8,6 +8,8 @@ Exit codes (a contract other tools rely on):
   runs, show, diff: 0, or 2 when the run history cannot be read or the run does not exist.
   import, export: 0 written, 2 the file cannot be read or converted (the reason printed).
   inbox: 0 (nothing waiting included), 2 when the run history cannot be read.
+  eval: 0 every case passed, 1 a case failed (or the workflow does not validate), 2 usage or
+        file error (no cases, a bad case line), 4 cancelled (docs/evals.md).
   do: as run once a flow runs; 0 with --dry-run; 2 no flow matches (nor a usable model answer);
       4 not confirmed (no --yes, and no "y" on a terminal).
 ``validate`` and ``run`` also accept the flow files ``import`` reads (AnythingLLM agent flows,
@@ -59,6 +61,7 @@ COMMANDS = (
     "serve",
     "mcp",
     "inbox",
+    "eval",
 )
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_PAUSED, EXIT_CANCELLED = 0, 1, 2, 3, 4
@@ -80,6 +83,7 @@ _HANDLERS = {
     "serve": ("serve", "cmd_serve"),
     "mcp": ("serve", "cmd_mcp"),
     "inbox": ("inbox", "cmd_inbox"),
+    "eval": ("eval", "cmd_eval"),
 }
 
 

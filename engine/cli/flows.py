@@ -13,7 +13,13 @@ from engine.cli import EXIT_CANCELLED, EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from engine.cli.printer import print_err
 from engine.cli.run import run_loaded
 from engine.cli.runs import find_run
-from engine.flows.dispatch import NoFlowMatches, ask_model_for_flow, match_sentence, routable_flows
+from engine.flows.dispatch import (
+    NoFlowMatches,
+    ask_model_for_flow,
+    match_sentence,
+    permission_summary,
+    routable_flows,
+)
 from engine.flows.library import FlowLibrary, LibraryError, default_library
 from engine.flows.repair import RepairError, apply_repair, failed_node, propose_repair
 from engine.graph.inputs import has_surrogates
@@ -53,14 +59,23 @@ def cmd_do(args: argparse.Namespace) -> int:
         except (ProviderConfigError, LLMError) as err:
             print_err(f"no flow matches: the model could not be asked: {err}")
             return EXIT_USAGE
+    try:  # read before the confirmation: it says what the flow may reach
+        wf = library.load_path(choice.flow.path)
+    except LibraryError as err:
+        print_err(str(err))
+        return EXIT_USAGE
+    reach = permission_summary(wf)
     out = sys.stderr if args.jsonl else sys.stdout  # with --jsonl, stdout holds only the log's JSON lines
     if args.json:
-        out.write(json.dumps(choice.to_json(), ensure_ascii=False, indent=2) + "\n")
+        shown = {**choice.to_json(), "mayReach": reach, "permissions": wf.model_dump(mode="json").get("permissions")}
+        out.write(json.dumps(shown, ensure_ascii=False, indent=2) + "\n")
     else:
         how = f'trigger "{choice.pattern}"' if choice.source == "trigger" else "chosen by the model"
         lines = [f"flow: {choice.flow.name} ({choice.flow.id}) · {how}"]
         lines += [f"  {name} = {json.dumps(value, ensure_ascii=False)}" for name, value in choice.arguments.items()]
-        out.write("\n".join(lines + ([] if choice.arguments else ["  (no arguments)"])) + "\n")
+        lines += [] if choice.arguments else ["  (no arguments)"]
+        lines.append(f"This flow may reach: {reach}")
+        out.write("\n".join(lines) + "\n")
     out.flush()
     if args.dry_run:
         return EXIT_OK
@@ -74,11 +89,6 @@ def cmd_do(args: argparse.Namespace) -> int:
         if answer.strip().lower() not in ("y", "yes"):
             print_err("not run: not confirmed (pass --yes to run without asking)")
             return EXIT_CANCELLED
-    try:
-        wf = library.load_path(choice.flow.path)
-    except LibraryError as err:
-        print_err(str(err))
-        return EXIT_USAGE
     return run_loaded(wf, args, str(choice.flow.path), choice.arguments)
 
 

@@ -161,6 +161,7 @@ def build_parser() -> argparse.ArgumentParser:
     # Scale-out (issue 19): `worker`, `follow`, `cancel` and --temporal on run/resume/runs.
     temporal_arguments(sub)
     _serving_commands(sub)
+    _eval_parser(sub)
     return p
 
 
@@ -196,3 +197,30 @@ def _serving_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--provider", help="LLM provider for every agent (for example: echo, openai, anthropic, local)")
     p.add_argument("--model", help="model for every agent, overriding the nodes' models")
     p.add_argument("--base-url", help="base URL of an OpenAI-compatible server")
+
+
+def _eval_parser(sub: Any) -> None:
+    """``flowdesk eval`` (issue 37, docs/evals.md)."""
+    ev = sub.add_parser("eval", help="run a workflow's test cases and grade their outputs")
+    ev.add_argument("file")
+    ev.add_argument("--cases", metavar="F", help="the cases: a .jsonl file, or a .csv dataset of inputs")
+    ev.add_argument(
+        "--expect",
+        action="append",
+        default=[],
+        metavar="[NODE.]TYPE:VALUE",
+        help="an expectation for every case (repeatable; for a CSV dataset's rows), or its JSON",
+    )
+    ev.add_argument("--concurrency", type=int, default=4, help="cases run at once (default 4)")
+    ev.add_argument("--provider", help="LLM provider for every agent and the judge (as for run)")
+    ev.add_argument("--model", help="model for every agent and the judge, overriding the nodes' models")
+    ev.add_argument("--base-url", help="base URL of an OpenAI-compatible server")
+    ev.add_argument("--baseline", metavar="EVAL_ID", help="compare with this earlier eval: what got worse or better")
+    ev.add_argument("--junit", metavar="OUT", help="write the results as JUnit XML to OUT")
+    ev.add_argument("--json", action="store_true", help="print the results as JSON")
+    ev.add_argument("--max-visits", type=int, default=25, help="how often one node may run in a run (loop guard)")
+    ev.add_argument("--no-store", action="store_true", help="record neither the runs nor the eval")
+    # Its own destination: `main` sends a command whose args have `temporal` to the remote group.
+    ev.add_argument("--temporal", dest="eval_temporal", metavar="HOST:PORT", help="run the cases on a Temporal server")
+    ev.add_argument("--namespace", default="default", help="Temporal namespace (default default)")
+    ev.add_argument("--task-queue", default="flowdesk", help="Temporal task queue of the workers (default flowdesk)")

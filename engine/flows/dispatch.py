@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, StrictBool, StrictFloat, StrictInt, 
 
 from engine.errors import FlowdeskError
 from engine.flows.grammar import TriggerPatternError, all_trigger_matches, compile_trigger
+from engine.graph.permissions import permissions_of
 from engine.llm.base import AgentInvocation, NoToolsContext
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -39,6 +40,7 @@ __all__ = [
     "ask_model_for_flow",
     "routable_flows",
     "apply_arguments",
+    "permission_summary",
     "ROUTER_NODE",
 ]
 
@@ -263,3 +265,47 @@ def apply_arguments(workflow: Any, arguments: dict[str, Any]) -> Any:
     data["variables"] = rows
     start.data = type(start.data).model_validate(data)
     return copy
+
+
+# The kinds that, in a workflow WITHOUT ``permissions``, reach what they name (docs/design.md,
+# "Contract details": http, fetch, flow, browser and MCP behave as if allowed; code and scripts
+# reach nothing). Only read to say so in words before a flow runs; access is decided by
+# engine.graph.permissions.
+_OPEN_WITHOUT_PERMISSIONS = {
+    "http": "network",
+    "fetch": "network",
+    "browser": "network",
+    "mcp": "tools",
+    "flow": "flows",
+    "action": "flows",
+}
+
+
+def permission_summary(workflow: Any) -> str:
+    """What a flow's steps may reach, in words, for the confirmation before it runs (``flowdesk
+    do``, the command bar): ``network api.example.com; files ~/data`` from its ``permissions``,
+    ``no network, no files`` when they grant nothing (or when the flow declares none and holds no
+    step that reaches out by default, e.g. code only), and, for a flow without ``permissions``
+    whose http/fetch/browser/MCP/flow steps are unbounded, which of those it has."""
+    perms = permissions_of(workflow)
+    if perms is None:
+        kinds = {_OPEN_WITHOUT_PERMISSIONS[n.type] for n in workflow.nodes if n.type in _OPEN_WITHOUT_PERMISSIONS}
+        reach = [r for r in _OPEN_WORDS if r in kinds]
+        if not reach:
+            return "no network, no files"
+        return "any " + ", any ".join(_OPEN_WORDS[r] for r in reach) + " its steps name (the flow sets no permissions)"
+    network, files = perms.network or [], perms.files or []
+    parts = [
+        ("any network host" if "*" in network else "network " + ", ".join(network)) if network else "no network",
+        ("files " + ", ".join(files)) if files else "no files",
+    ]
+    if perms.flows:
+        parts.append("any flow" if "*" in perms.flows else "flows " + ", ".join(perms.flows))
+    if perms.tools:
+        parts.append("any tool" if "*" in perms.tools else "tools " + ", ".join(perms.tools))
+    if not network and not files:
+        return ", ".join(parts[:2]) + "".join("; " + p for p in parts[2:])
+    return "; ".join(parts)
+
+
+_OPEN_WORDS = {"network": "network host", "flows": "flow", "tools": "MCP tool"}

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -487,6 +488,9 @@ class FlowLibrary:
                 wf.id = "sample-" + sample.name[: -len(FLOW_SUFFIX)]
             save_workflow(wf, target)
             made.append(target)
+            cases = sample.with_name(sample.name[: -len(FLOW_SUFFIX)] + ".tests.jsonl")
+            if cases.is_file():  # its test cases (Tests panel, `flowdesk eval`) go along
+                shutil.copyfile(cases, folder / cases.name)
         self._save_settings(settings)
         return made
 

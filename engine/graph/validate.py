@@ -113,7 +113,7 @@ def handle_label(node: Node | None, handle: str) -> str:
 class _Checks:
     """What a spec's ``check(node, checks)`` reports to: ``error``/``warning`` for the node at hand."""
 
-    __slots__ = ("index", "web_search_available", "_add", "node", "library", "path", "workflow_id")
+    __slots__ = ("index", "web_search_available", "_add", "node", "library", "path", "workflow_id", "workflow")
 
     def __init__(
         self,
@@ -133,6 +133,8 @@ class _Checks:
         self.library = library
         self.path = path
         self.workflow_id = workflow_id
+        # The workflow being checked (its ``permissions``: what its steps may reach).
+        self.workflow: Workflow | None = None
 
     def label(self, node: Node) -> str:
         return _label(node)
@@ -321,6 +323,7 @@ def _validate(workflow: Workflow, web_search_available: bool | None, library=Non
     choices: set[str] = set()  # nodes that follow one of their outputs (if, approval)
     content: list[Issue] = []
     checks = _Checks(index, web_search_available, content.append, library, path, getattr(workflow, "id", None))
+    checks.workflow = workflow
     specs = SPECS
     for nid, n in nodes.items():
         kind = n.type

@@ -5,6 +5,7 @@ this thread's connection (see :mod:`engine.store.connection`).
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 from collections.abc import Iterable, Iterator
@@ -283,6 +284,13 @@ class RunQueries(Database):
         ).fetchone()
         return 0 if row[0] is None else row[0] + 1
 
+    def attachment(self, run_id: str, attachment_id: str) -> tuple[str, bytes] | None:
+        """A file a run's event names (``extra.attachment.id``: a screenshot): ``(mime, bytes)``."""
+        row = self._exec(
+            "SELECT mime, data FROM attachments WHERE run_id = ? AND id = ?", (run_id, attachment_id)
+        ).fetchone()
+        return (row[0], bytes(row[1])) if row else None
+
     def events(self, run_id: str, *, offset: int = 0, limit: int = -1) -> list[RunEvent]:
         rows = self._exec(
             "SELECT timestamp, node_id, type, content, extra FROM events "
@@ -312,5 +320,14 @@ class RunQueries(Database):
         return RunEvent.from_stored(row[1], row[2], row[3], row[0], row[4]) if row else None
 
     def export_jsonl(self, run_id: str) -> Iterator[str]:
+        """The run's events as JSON lines; an event naming an attachment (a screenshot) carries
+        its bytes again (``attachment.data``, base64), so the export stands on its own."""
         for e in self.iter_events(run_id):
+            extra = e.extra if '"attachment"' in (e.extra_json or "") else None
+            attachment = extra.get("attachment") if isinstance(extra, dict) else None
+            if isinstance(attachment, dict) and "data" not in attachment and attachment.get("id"):
+                found = self.attachment(run_id, str(attachment["id"]))
+                if found is not None:
+                    attachment["data"] = base64.b64encode(found[1]).decode("ascii")
+                    e = RunEvent(e.node_id, e.type, e.content, timestamp=e.timestamp, extra=extra, path=e.path)
             yield e.to_json()

@@ -187,3 +187,23 @@ def test_the_announcement_sample_runs_from_a_sentence_in_a_window_that_fits(wind
         assert "at most 80 words about the new sync feature for beta testers" in run_window.console.final_output()
         assert run_window.minimumSizeHint().width() <= 900 and run_window.width() <= 900
         run_window.close()
+
+
+def test_a_flow_the_model_picks_shows_what_it_may_reach_before_it_runs(qtbot, qloop, tmp_path):  # noqa: F811
+    from editor.window.command_bar import CommandBar
+    from engine import make_resolver
+    from tests.fakes.openai_server import FakeLLMServer, openai_plain
+
+    fetcher = _flow("fetcher", "Fetch a page", [{"name": "url", "type": "string"}], [], "{{url}}")
+    fetcher["permissions"] = {"network": ["api.example.com"], "files": ["~/data"]}
+    with FakeLLMServer() as server, _library_of(tmp_path / "lib", {"fetcher.flow.json": fetcher}):
+        server.push(openai_plain(json.dumps({"flow": "fetcher", "arguments": {"url": "https://api.example.com"}})))
+        bar = CommandBar(resolver_factory=lambda: make_resolver("openai", model="fake-model", base_url=server.base_url))
+        qtbot.addWidget(bar)
+        bar.popup()
+        bar.edit.setText("grab that page for me")
+        bar.ask_model("grab that page for me")
+        qtbot.waitUntil(lambda: "may reach" in bar.hint.text(), timeout=5000)
+    assert "This flow may reach: network api.example.com; files ~/data" in bar.hint.text()
+    kind, text = bar.items()[0]
+    assert kind == "model" and "may reach: network api.example.com; files ~/data" in text
