@@ -368,7 +368,12 @@ def create_app(
         """Start a flow from a webhook: the JSON body's top-level keys become its variables. A flow
         with a webhook secret needs the signature header; any other needs the bearer token (when one
         is set)."""
-        flow = service.flow(flow_id)
+        try:
+            flow = service.flow(flow_id)
+        except ServiceError:
+            if token is not None:
+                authorised(credentials)  # an unknown flow is named only to a caller with the token
+            raise
         body = await request.body()
         wf = await asyncio.to_thread(service.library.load_path, flow.path)
         name, secret = webhook_secret(wf)

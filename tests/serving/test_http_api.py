@@ -311,6 +311,7 @@ def test_with_a_token_every_route_but_the_documentation_needs_it(guarded: Served
             assert r.status_code == 401, (method, path, r.text)
             assert r.headers.get("www-authenticate", "").lower().startswith("bearer")
         assert anonymous.get("/flows", headers={"Authorization": "Bearer wrong"}).status_code == 401
+        assert anonymous.post("/hooks/no-such-flow", json={}).status_code == 401
         assert anonymous.get("/openapi.json").status_code == 200
         body = json.dumps({"event": "signed, no token"}).encode()
         signed = anonymous.post(
