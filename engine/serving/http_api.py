@@ -278,7 +278,6 @@ def create_app(
     @app.post(
         "/flows/{flow_id}/runs",
         response_model=RunStarted,
-        status_code=202,
         dependencies=guarded,
         responses=_ERRORS,
         tags=["runs"],
@@ -335,7 +334,6 @@ def create_app(
     @app.post(
         "/runs/{run_id}/decision",
         response_model=RunStarted,
-        status_code=202,
         dependencies=guarded,
         responses=_ERRORS,
         tags=["runs"],
@@ -347,7 +345,6 @@ def create_app(
     @app.post(
         "/runs/{run_id}/cancel",
         response_model=RunStarted,
-        status_code=202,
         dependencies=guarded,
         responses=_ERRORS,
         tags=["runs"],
@@ -356,7 +353,7 @@ def create_app(
         """Cancel a run running here, or a paused one."""
         return RunStarted(runId=await service.cancel(run_id))
 
-    @app.post("/hooks/{flow_id}", response_model=RunStarted, status_code=202, responses=_ERRORS, tags=["webhooks"])
+    @app.post("/hooks/{flow_id}", response_model=RunStarted, responses=_ERRORS, tags=["webhooks"])
     async def webhook(
         flow_id: str,
         request: Request,

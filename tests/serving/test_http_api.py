@@ -101,7 +101,7 @@ def test_flows_lists_the_library_with_parameters(api: Served) -> None:
 def test_a_run_started_over_http_completes_with_its_output_and_vars(api: Served) -> None:
     with client(api) as c:
         r = c.post("/flows/greet/runs", json={"vars": {"who": "Ann", "times": "3"}})
-        assert r.status_code == 202, r.text
+        assert r.status_code == 200, r.text
         run_id = r.json()["runId"]
         body = wait_for(c, run_id, "completed")
         assert body == {
@@ -195,7 +195,7 @@ def test_a_paused_run_keeps_its_stream_open_and_is_answered_over_http(api: Serve
                         break
             assert any(ev["type"] == "wait_input" for ev in seen)
             answer = c.post(f"/runs/{run_id}/decision", json={"decision": "approve", "note": "ship it"})
-            assert answer.status_code == 202, answer.text
+            assert answer.status_code == 200, answer.text
             rest = [json.loads(line[6:]) for line in lines if line.startswith("data: ")]  # until the stream ends
         assert rest[-1]["content"] == "completed"
         assert any(ev["type"] == "input_received" for ev in rest)
@@ -207,7 +207,7 @@ def test_a_rejection_with_a_note_follows_the_reject_branch(api: Served) -> None:
     with client(api) as c:
         run_id = c.post("/flows/review/runs", json={}).json()["runId"]
         wait_for(c, run_id, "paused")
-        assert c.post(f"/runs/{run_id}/decision", json={"decision": "reject", "note": "too long"}).status_code == 202
+        assert c.post(f"/runs/{run_id}/decision", json={"decision": "reject", "note": "too long"}).status_code == 200
         done = wait_for(c, run_id, "completed")
         assert done["output"] == "Rejected with note [too long]"
         again = c.post(f"/runs/{run_id}/decision", json={"decision": "approve"})
@@ -218,7 +218,7 @@ def test_cancel_a_paused_run(api: Served) -> None:
     with client(api) as c:
         run_id = c.post("/flows/review/runs", json={}).json()["runId"]
         wait_for(c, run_id, "paused")
-        assert c.post(f"/runs/{run_id}/cancel").status_code == 202
+        assert c.post(f"/runs/{run_id}/cancel").status_code == 200
         assert wait_for(c, run_id, "cancelled")["status"] == "cancelled"
         assert c.post(f"/runs/{run_id}/cancel").status_code == 409
 
@@ -246,7 +246,7 @@ def test_a_run_paused_by_another_process_is_answered_here_and_the_other_way_roun
         )
         run_id = cli_run["id"]
         assert c.get(f"/runs/{run_id}").json()["waitingForInput"] is True
-        assert c.post(f"/runs/{run_id}/decision", json={"decision": "approve", "note": "from http"}).status_code == 202
+        assert c.post(f"/runs/{run_id}/decision", json={"decision": "approve", "note": "from http"}).status_code == 200
         assert wait_for(c, run_id, "completed")["output"].startswith("Sent with note [from http]")
         # paused over HTTP, answered by `flowdesk resume` in another process
         served_run = c.post("/flows/review/runs", json={"vars": {"topic": "maps"}}).json()["runId"]
@@ -273,7 +273,7 @@ def test_a_signed_webhook_starts_its_flow_and_an_unsigned_one_is_refused(api: Se
         wrong = c.post("/hooks/signed", content=body, headers={"X-Flowdesk-Signature": signature_of("nope", body)})
         assert wrong.status_code == 401
         good = c.post("/hooks/signed", content=body, headers={"X-Flowdesk-Signature": signature_of(HOOK_SECRET, body)})
-        assert good.status_code == 202, good.text
+        assert good.status_code == 200, good.text
         done = wait_for(c, good.json()["runId"], "completed")
         assert done["output"] == "Got push" and done["vars"] == {"event": "push"}
         # the body's keys are checked as Start variables are; a body that is not an object is refused
@@ -291,7 +291,7 @@ def test_a_signed_webhook_starts_its_flow_and_an_unsigned_one_is_refused(api: Se
         )
         # a flow without a secret: its webhook is open on loopback without a token
         plain = c.post("/hooks/greet", json={"who": "Hook"})
-        assert plain.status_code == 202
+        assert plain.status_code == 200
         assert wait_for(c, plain.json()["runId"], "completed")["output"] == "Hello Hook x1"
 
 
@@ -317,7 +317,7 @@ def test_with_a_token_every_route_but_the_documentation_needs_it(guarded: Served
         signed = anonymous.post(
             "/hooks/signed", content=body, headers={"X-Flowdesk-Signature": signature_of(HOOK_SECRET, body)}
         )
-        assert signed.status_code == 202
+        assert signed.status_code == 200
     with client(guarded, TOKEN) as c:
         assert c.get("/flows").status_code == 200
         run_id = c.post("/hooks/greet", json={"who": "Token"}).json()["runId"]
