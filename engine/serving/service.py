@@ -200,6 +200,9 @@ class RunService:
         )
         recorder = self._recorder(run, new=True, workflow_path=str(flow.path))
         self._drive(run, recorder, run.start(), wf.display_name())
+        await asyncio.sleep(0)  # the run starts; its row is then written before its id is given out,
+        if recorder is not None:  # so GET /runs lists it at once
+            await asyncio.to_thread(recorder.flush)
         return run.run_id
 
     def _recorder(self, run: Run, *, new: bool, workflow_path: str | None = None) -> RunRecorder | None:

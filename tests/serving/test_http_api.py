@@ -103,6 +103,7 @@ def test_a_run_started_over_http_completes_with_its_output_and_vars(api: Served)
         r = c.post("/flows/greet/runs", json={"vars": {"who": "Ann", "times": "3"}})
         assert r.status_code == 200, r.text
         run_id = r.json()["runId"]
+        assert run_id in [row["id"] for row in c.get("/runs").json()]  # listed at once
         body = wait_for(c, run_id, "completed")
         assert body == {
             "runId": run_id,
