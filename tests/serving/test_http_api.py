@@ -201,7 +201,21 @@ def test_a_paused_run_keeps_its_stream_open_and_is_answered_over_http(api: Serve
         assert rest[-1]["content"] == "completed"
         assert any(ev["type"] == "input_received" for ev in rest)
         done = wait_for(c, run_id, "completed")
+        assert seen + rest == [ev for _, ev in sse(c, run_id)]
     assert done["output"] == "Sent with note [ship it]: Draft about kites"
+
+
+def test_a_client_that_drops_while_paused_resumes_by_last_event_id(api: Served) -> None:
+    with client(api) as c:
+        run_id = c.post("/flows/review/runs", json={}).json()["runId"]
+        wait_for(c, run_id, "paused")
+        before = sse(c, run_id, limit=3)  # then the client drops the connection
+        last = before[-1][0]
+        assert c.post(f"/runs/{run_id}/decision", json={"decision": "approve"}).status_code == 200
+        after = sse(c, run_id, last=last)  # reconnected: from the next event to the end of the run
+        whole = sse(c, run_id)
+    assert before + after == whole and after[0][0] == last + 1
+    assert whole[-1][1]["content"] == "completed"
 
 
 def test_a_rejection_with_a_note_follows_the_reject_branch(api: Served) -> None:
