@@ -7,6 +7,7 @@ Exit codes (a contract other tools rely on):
             (``| head``: nothing more is written, the run is cancelled, no traceback).
   runs, show, diff: 0, or 2 when the run history cannot be read or the run does not exist.
   import, export: 0 written, 2 the file cannot be read or converted (the reason printed).
+  inbox: 0 (nothing waiting included), 2 when the run history cannot be read.
   eval: 0 every case passed, 1 a case failed (or the workflow does not validate), 2 usage or
         file error (no cases, a bad case line), 4 cancelled (docs/evals.md).
   do: as run once a flow runs; 0 with --dry-run; 2 no flow matches (nor a usable model answer);
@@ -19,6 +20,8 @@ TypeAgent recipes): they are converted on load, with a note on stderr naming the
 the document's last run) for every node upstream of NODE whose execution key still matches.
 ``run`` records every event in the run store (unless ``--no-store``); a run paused with
 no decision left prints its id and the ``flowdesk resume`` command that continues it.
+``serve`` and ``mcp serve`` serve the library's flows (HTTP API and webhooks; MCP tools) until
+stopped; they exit 2 before listening when refused (a missing extra, no token off loopback).
 ``--jsonl`` prints each log entry as one JSON line in wire form, in emission order, as
 it happens; human-facing messages then go to stderr. This package imports no Qt.
 
@@ -26,7 +29,8 @@ One module a command group, loaded only when one of its commands runs (so ``--ve
 ``validate`` start fast): :mod:`~engine.cli.files` (validate, import, export),
 :mod:`~engine.cli.run` (run, resume), :mod:`~engine.cli.runs` (runs, show, diff),
 :mod:`~engine.cli.flows` (flows, do, repair), :mod:`engine.temporal.cli` (worker, follow,
-cancel, ``--temporal``); all of them print through :mod:`~engine.cli.printer`.
+cancel, ``--temporal``), :mod:`~engine.cli.serve` (serve, mcp serve); all of them print through
+:mod:`~engine.cli.printer`.
 """
 
 from __future__ import annotations
@@ -57,6 +61,9 @@ COMMANDS = (
     "worker",
     "follow",
     "cancel",
+    "serve",
+    "mcp",
+    "inbox",
     "eval",
 )
 
@@ -76,6 +83,9 @@ _HANDLERS = {
     "flows": ("flows", "cmd_flows"),
     "do": ("flows", "cmd_do"),
     "repair": ("flows", "cmd_repair"),
+    "serve": ("serve", "cmd_serve"),
+    "mcp": ("serve", "cmd_mcp"),
+    "inbox": ("inbox", "cmd_inbox"),
     "eval": ("eval", "cmd_eval"),
     "learn": ("learn", "cmd_learn"),
 }

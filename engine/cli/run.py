@@ -11,8 +11,10 @@ import json
 import os
 import signal
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import datetime
 from typing import Any
 
 from engine.cli import EXIT_CANCELLED, EXIT_FAILED, EXIT_OK, EXIT_OUTPUT_CLOSED, EXIT_PAUSED, EXIT_USAGE
@@ -31,8 +33,8 @@ from engine.llm.base import AgentInvocation, LLMError
 from engine.llm.config import settings_path, split_url_credentials
 from engine.llm.discovery import default_provider_problem, describe, needs_default_provider, survey
 from engine.llm.registry import NoProviderConfigured, ProviderConfigError, make_resolver, provider_models
-from engine.run.events import RunStatus
-from engine.run.scheduler import Run
+from engine.run.events import RunStatus, format_duration
+from engine.run.scheduler import Run, normalise_decision
 from engine.store import RunRecorder, StoreError
 
 __all__ = ["cmd_run", "cmd_resume", "run_loaded", "run_arguments", "stored_base_url", "run_result"]
@@ -113,28 +115,44 @@ async def _drive(
         loop.add_signal_handler(signal.SIGTERM, run.cancel)
     except (NotImplementedError, RuntimeError):  # not on the main thread / not supported
         pass
-    if resume_first:
-        word, note = decisions.pop(0)
-        status = await run.resume(word, note, output=first_output)
-    else:
-        status = await run.start()
-    if recorder:
-        recorder.settled()
-    while status == RunStatus.PAUSED:
-        if output is not None and output.closed:
-            return EXIT_OUTPUT_CLOSED
-        if not decisions:
-            node = run.pending_approval
-            print_err(f"run {run.run_id} is paused at approval '{node}' waiting for a decision")
-            if recorder:
-                print_err(f"continue it with: flowdesk resume {run.run_id} --decide approve   (or reject:NOTE)")
-            else:
-                print_err("pass --decide approve|reject[:NOTE] to answer it")
-            return EXIT_PAUSED
-        word, note = decisions.pop(0)
-        status = await run.resume(word, note)
+    try:
+        if resume_first:
+            word, note = decisions.pop(0)
+            status = await _answer(run, word, note, first_output)
+        else:
+            status = await run.start()
         if recorder:
             recorder.settled()
+        while status == RunStatus.PAUSED:
+            if output is not None and output.closed:
+                return EXIT_OUTPUT_CLOSED
+            if not decisions:
+                timeout = run.pause_timeout()
+                if timeout is not None:  # the approval times out: wait for its deadline here
+                    if await _wait_deadline(run, timeout, recorder):
+                        return EXIT_PAUSED  # answered by another process meanwhile: it goes on there
+                    status = await run.expire() if run.status == RunStatus.PAUSED else await run.wait()
+                    if recorder:
+                        recorder.settled()
+                    continue
+                node = run.pending_approval
+                print_err(f"run {run.run_id} is paused at approval '{node}' waiting for a decision")
+                if recorder:
+                    print_err(
+                        f"continue it with: flowdesk resume {run.run_id} --decide {_choices(run)}   (or reject:NOTE)"
+                    )
+                else:
+                    print_err(f"pass --decide {_choices(run)}[:NOTE] to answer it")
+                return EXIT_PAUSED
+            word, note = decisions.pop(0)
+            status = await _answer(run, word, note, None)
+            if recorder:
+                recorder.settled()
+    except ValueError as err:  # a decision the approval does not take: the run stays paused
+        print_err(str(err))
+        if recorder:
+            print_err(f"the run is paused; continue it with: flowdesk resume {run.run_id} --decide {_choices(run)}")
+        return EXIT_USAGE
     if output is not None and output.closed:  # `| head`: the reader left; say nothing more
         return EXIT_OUTPUT_CLOSED
     # Every ended run names itself (README: "its id is printed when it ends"): the id is what
@@ -152,6 +170,52 @@ async def _drive(
             f"its log: flowdesk show {run.run_id[:8]}; a fix proposed by the model: flowdesk repair {run.run_id[:8]}"
         )
     return EXIT_FAILED
+
+
+def _choices(run: Any) -> str:
+    return "|".join(run.decisions())
+
+
+async def _answer(run: Any, word: str, note: str, output: Any) -> RunStatus:
+    """Resume with a decision, unless the approval's deadline has passed: it then takes its
+    ``onTimeout`` decision (said so) and ``word`` is not used."""
+    timeout = run.pause_timeout() if hasattr(run, "pause_timeout") else None
+    if timeout is not None and run.overdue():
+        when = datetime.fromtimestamp(timeout[0]).strftime("%Y-%m-%d %H:%M:%S")
+        print_err(
+            f"the approval '{run.pending_approval}' timed out at {when}: it takes '{timeout[1]}' "
+            f"(the decision '{word}' is not used)"
+        )
+        return await run.expire()
+    return await run.resume(word, note, output=output)
+
+
+async def _wait_deadline(run: Any, timeout: tuple[float, str], recorder: Any) -> bool:
+    """Wait until the pending approval's deadline (said once); True when another process
+    answered the run meanwhile (it is no longer paused in the run history)."""
+    deadline, decision = timeout
+    when = datetime.fromtimestamp(deadline).strftime("%H:%M:%S")
+    left = max(0.0, deadline - time.time())
+    print_err(
+        f"run {run.run_id} is paused at approval '{run.pending_approval}' until {when} "
+        f"(in {format_duration(left)}); then it takes '{decision}'"
+        + (f". Answer it meanwhile with: flowdesk resume {run.run_id} --decide {_choices(run)}" if recorder else "")
+    )
+    store = recorder.store if recorder else None
+    while run.status == RunStatus.PAUSED:
+        left = deadline - time.time()
+        if left <= 0:
+            return False
+        await asyncio.sleep(min(1.0, left))
+        if store is not None:
+            try:
+                info = store.get_run(run.run_id)
+            except StoreError:
+                continue
+            if info is not None and info.status != "paused":
+                print_err(f"run {run.run_id} was answered by another process; it goes on there")
+                return True
+    return False
 
 
 def _execute(
@@ -492,7 +556,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
         if output is None:
             return EXIT_USAGE
         if not args.decide:
-            print_err("--output goes with --decide approve|reject (the decision it comes with)")
+            print_err("--output goes with --decide approve|reject|LABEL (the decision it comes with)")
             return EXIT_USAGE
     found = find_run(args.run_id)
     if found is None:
@@ -516,14 +580,23 @@ def cmd_resume(args: argparse.Namespace) -> int:
             base_url=args.base_url or meta.get("baseUrl"),
         )
         wf = store.workflow_of(info.id)
+        run = Run.restore(snap, resolver, workflow=wf, check=False, delta_interval=FRAME) if snap else None
+        if run is not None and run.status == RunStatus.PAUSED and not run.overdue():
+            word, note = args.decide[0]
+            normalise_decision(word, note, options=run.decisions())  # refused before the run is claimed
         store.claim_for_resume(info.id)
     except (ProviderConfigError, StoreError) as err:
+        print_err(str(err))
+        return EXIT_USAGE
+    except ValueError as err:  # a decision the approval does not take
         print_err(str(err))
         return EXIT_USAGE
     printer = Printer(sys.stdout, wf, args.jsonl)
     if not args.jsonl:  # the summary counts what happened before the pause too
         printer.state.apply_many(store.iter_events(info.id))
-    run = Run.restore(snap, resolver, workflow=wf, check=False, delta_interval=FRAME)
+    if run is None:  # (claimed: it was paused, and a paused run without a snapshot was refused above)
+        print_err(f"run {info.id} has no saved state; it cannot be resumed")
+        return EXIT_USAGE
     return _execute(run, store, list(args.decide), printer, resume_first=True, first_output=output)
 
 

@@ -196,6 +196,8 @@ def decision_fields(answer: dict[str, Any]) -> dict[str, Any]:
     one, and for an output the reviewer edited ``edited``, ``output`` (what flows on) and ``original``."""
     note = answer.get("note")
     fields = {"handle": answer.get("decision"), "note": note} if note else {"handle": answer.get("decision")}
+    if answer.get("timedOut"):
+        fields["timedOut"] = True
     if answer.get("edited"):
         fields["edited"] = True
         fields["output"] = answer.get("output")
@@ -209,7 +211,7 @@ def _decision_fields(content: str) -> dict[str, Any] | None:
         answer = json.loads(content)
     except (TypeError, ValueError):
         return None
-    if not isinstance(answer, dict) or answer.get("decision") not in ("approve", "reject"):
+    if not isinstance(answer, dict) or not isinstance(answer.get("decision"), str):
         return None
     return decision_fields(answer)
 

@@ -325,6 +325,16 @@ class RunQueries(Database):
                 return
             offset += batch
 
+    def last_event_of(self, run_id: str, type: str) -> RunEvent | None:
+        """The run's latest event of ``type`` (None when it has none): the inbox reads a paused
+        run's ``wait_input`` (its prompt, options and deadline) without reading its whole log."""
+        row = self._exec(
+            "SELECT timestamp, node_id, type, content, extra FROM events "
+            "WHERE run_num = (SELECT num FROM runs WHERE id = ?) AND type = ? ORDER BY seq DESC LIMIT 1",
+            (run_id, type),
+        ).fetchone()
+        return RunEvent.from_stored(row[1], row[2], row[3], row[0], row[4]) if row else None
+
     def export_jsonl(self, run_id: str) -> Iterator[str]:
         """The run's events as JSON lines; an event naming an attachment (a screenshot) carries
         its bytes again (``attachment.data``, base64), so the export stands on its own."""
