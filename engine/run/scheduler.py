@@ -55,6 +55,7 @@ from engine.errors import FlowdeskError
 from engine.flows.library import default_library
 from engine.graph.index import GraphIndex
 from engine.graph.model import Node, Workflow
+from engine.graph.templates import mask_url_passwords
 from engine.graph.variables import VariableError, json_safe  # noqa: F401  (VariableError: raised by Run())
 from engine.llm.base import AgentInvocation, LLMProvider
 from engine.nodes import SPECS, NodeError, NodeOutcome, PauseRequest, spec_for
@@ -365,7 +366,8 @@ class Run(EventSource):
             self.waiting_for_input = False
         extra: dict[str, Any] | None = {"detail": detail} if detail else None
         if self._ended and self.variables:  # the final variables, kept in the run record (seed 001's `vars`)
-            extra = {**(extra or {}), "vars": json_safe(self.variables)}
+            # URL passwords masked, as the run's stored arguments are (a --var URL=… password)
+            extra = {**(extra or {}), "vars": mask_url_passwords(json_safe(self.variables))}
         ev = self._emit(SYSTEM_NODE, EventType.RUN_STATUS, str(status), extra)
         for cb in list(self._status_listeners):
             cb(ev)
