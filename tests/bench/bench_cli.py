@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import json
 import os
 import resource
 import statistics
@@ -38,11 +39,21 @@ from engine import EchoProvider, Run, make_resolver, validate
 from engine.cli.files import load_any
 from engine.cli.printer import FRAME, Printer
 from tests.bench.bench_engine import chain_workflow
-from tests.bench.bench_tokens import chain_file
 from tests.bench.common import parse_args, report
 
 ROOT = Path(__file__).resolve().parents[2]
 SMALL, BIG = 2_000, 10_000
+
+
+def chain_file(folder: str, n: int) -> str:
+    """A chain of ``n`` agents after a start, as a workflow file in ``folder``."""
+    nodes: list[dict[str, Any]] = [{"id": "s", "type": "start", "data": {"initialInput": "x"}}]
+    nodes += [{"id": f"a{i}", "type": "agent", "data": {"agentName": f"Agent {i}", "model": "m"}} for i in range(n)]
+    conns = [{"source": "s", "target": "a0"}] + [{"source": f"a{i}", "target": f"a{i + 1}"} for i in range(n - 1)]
+    path = os.path.join(folder, f"chain{n}.flow.json")
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump({"name": f"chain {n}", "nodes": nodes, "connections": conns}, f)
+    return path
 
 
 def _children_cpu() -> float:
