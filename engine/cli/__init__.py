@@ -35,6 +35,7 @@ cancel, ``--temporal``), :mod:`~engine.cli.serve` (serve, mcp serve); all of the
 
 from __future__ import annotations
 
+import gc
 import sys
 from collections.abc import Sequence
 from importlib import import_module
@@ -126,3 +127,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             return EXIT_OK
     parser.print_help()
     return EXIT_USAGE
+
+
+def before_exit() -> None:
+    """The command has returned and the process exits now (the entry points call this; a
+    process that goes on, such as a test calling :func:`main`, does not): what is still alive
+    is frozen out of the cyclic GC, so the interpreter's last collection neither walks it nor
+    frees it object by object, and the OS takes the memory back at once. A loaded workflow and
+    its index refer to each other, so only that collection would free them: at 10,000 nodes
+    it was some 8 µs a node of ``flowdesk run``, and 70 ms of any command's exit."""
+    gc.freeze()
