@@ -92,6 +92,7 @@ BUILTINS: dict[str, str] = {
     "action": "engine.nodes.flow:ACTION_SPEC",
     "code": "engine.nodes.code:SPEC",
     "script": "engine.nodes.script:SPEC",
+    "mcp": "engine.nodes.mcp:SPEC",
 }
 BUILTIN_KINDS = tuple(BUILTINS)
 

@@ -182,6 +182,14 @@ class NestedFlowKind(NodeSpec):
         held = ctx.state(node.id)
         return held.child.waiting_prompt() if held is not None else self.pause_prompt(node.data)
 
+    def pause_extra(self, ctx: Any, node: Any) -> Any:
+        held = ctx.state(node.id)
+        return held.child.waiting_extra() if held is not None else None
+
+    def answer_problem(self, ctx: Any, node: Any, answer: dict[str, Any]) -> str | None:
+        held = ctx.state(node.id)
+        return held.child.answer_problem(answer) if held is not None else super().answer_problem(ctx, node, answer)
+
     def cancelled(self, ctx: Any, node_id: str, state: Any, reason: str) -> None:
         ctx.drop_state(node_id)
         state.child.cancel(reason)
@@ -372,7 +380,7 @@ async def run_subflow(ctx: Any, node: Any, ref: str, field: str, by_name: bool, 
             ctx.drop_state(node.id)
         raise
     if status == RunStatus.PAUSED:
-        return PauseRequest(child.waiting_prompt())
+        return PauseRequest(child.waiting_prompt(), child.waiting_extra())
     ctx.drop_state(node.id)
     if status == RunStatus.COMPLETED:
         return child.result, "output"
