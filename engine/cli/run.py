@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import signal
 import sys
@@ -97,6 +98,7 @@ async def _drive(
     resume_first: bool,
     first_output: str | None = None,
     output: _Output | None = None,
+    first_arguments: Any = None,
 ) -> int:
     """Start (or resume) a run and answer its approvals in order; returns the exit code."""
     loop = asyncio.get_running_loop()
@@ -109,7 +111,7 @@ async def _drive(
         pass
     if resume_first:
         word, note = decisions.pop(0)
-        status = await run.resume(word, note, output=first_output)
+        status = await run.resume(word, note, output=first_output, arguments=first_arguments)
     else:
         status = await run.start()
     if recorder:
@@ -119,7 +121,16 @@ async def _drive(
             return EXIT_OUTPUT_CLOSED
         if not decisions:
             node = run.pending_approval
-            print_err(f"run {run.run_id} is paused at approval '{node}' waiting for a decision")
+            extra = getattr(run, "waiting_extra", lambda: None)() or {}
+            if extra.get("kind") == "tool_call":
+                tool = f"{extra['server']}/{extra.get('tool')}" if extra.get("server") else extra.get("tool")
+                print_err(
+                    f"run {run.run_id} is paused at '{node}': its call of '{tool}' with "
+                    f"{json.dumps(extra.get('arguments'), ensure_ascii=False)} waits for approval "
+                    "(--arguments JSON on resume calls it with other arguments)"
+                )
+            else:
+                print_err(f"run {run.run_id} is paused at approval '{node}' waiting for a decision")
             if recorder:
                 print_err(f"continue it with: flowdesk resume {run.run_id} --decide approve   (or reject:NOTE)")
             else:
@@ -157,6 +168,7 @@ def _execute(
     workflow_path: str | None = None,
     resume_first: bool = False,
     first_output: str | None = None,
+    first_arguments: Any = None,
 ) -> int:
     recorder = None
     output = _Output(printer, run)
@@ -172,7 +184,15 @@ def _execute(
     try:
         with _sigint_kept():
             code = asyncio.run(
-                _drive(run, decisions, recorder, resume_first=resume_first, first_output=first_output, output=output)
+                _drive(
+                    run,
+                    decisions,
+                    recorder,
+                    resume_first=resume_first,
+                    first_output=first_output,
+                    output=output,
+                    first_arguments=first_arguments,
+                )
             )
     except KeyboardInterrupt:
         code = EXIT_CANCELLED
@@ -357,6 +377,11 @@ def cmd_resume(args: argparse.Namespace) -> int:
         if not args.decide:
             print_err("--output goes with --decide approve|reject (the decision it comes with)")
             return EXIT_USAGE
+    arguments = None
+    if getattr(args, "arguments", None) is not None:
+        arguments = _json_object_arg(args.arguments, "--arguments")
+        if arguments is None:
+            return EXIT_USAGE
     found = find_run(args.run_id)
     if found is None:
         return EXIT_USAGE
@@ -379,6 +404,15 @@ def cmd_resume(args: argparse.Namespace) -> int:
             base_url=args.base_url or meta.get("baseUrl"),
         )
         wf = store.workflow_of(info.id)
+        if snap is None:
+            store.claim_for_resume(info.id)  # (refused: the run is not paused)
+        run = Run.restore(snap, resolver, workflow=wf, check=False, delta_interval=FRAME)
+        if arguments is not None:  # refused before the run is claimed: it stays paused as it was
+            word, note = args.decide[0]
+            problem = run.answer_problem({"decision": word, "note": note, "arguments": arguments})
+            if problem:
+                print_err(f"--arguments: {problem}")
+                return EXIT_USAGE
         store.claim_for_resume(info.id)
     except (ProviderConfigError, StoreError) as err:
         print_err(str(err))
@@ -386,8 +420,25 @@ def cmd_resume(args: argparse.Namespace) -> int:
     printer = Printer(sys.stdout, wf, args.jsonl)
     if not args.jsonl:  # the summary counts what happened before the pause too
         printer.state.apply_many(store.iter_events(info.id))
-    run = Run.restore(snap, resolver, workflow=wf, check=False, delta_interval=FRAME)
-    return _execute(run, store, list(args.decide), printer, resume_first=True, first_output=output)
+    return _execute(
+        run, store, list(args.decide), printer, resume_first=True, first_output=output, first_arguments=arguments
+    )
+
+
+def _json_object_arg(value: str, option: str) -> dict[str, Any] | None:
+    """A JSON object given as text or @FILE (None, with the reason printed, when it is not one)."""
+    text = _text_arg(value, option)
+    if text is None:
+        return None
+    try:
+        parsed = json.loads(text)
+    except ValueError as err:
+        print_err(f"{option}: not valid JSON ({err})")
+        return None
+    if not isinstance(parsed, dict):
+        print_err(f"{option}: must be a JSON object of argument names and values")
+        return None
+    return parsed
 
 
 def _text_arg(value: str, option: str) -> str | None:
