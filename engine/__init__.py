@@ -241,6 +241,13 @@ if TYPE_CHECKING:
         data_dir,
         run_from_agentflow_record,
     )
+    from engine.mcp.calls import check_arguments as check_tool_arguments
+    from engine.mcp.config import McpError, McpServerConfig
+    from engine.mcp.config import remove_server as remove_mcp_server
+    from engine.mcp.config import save_server as save_mcp_server
+    from engine.mcp.config import settings_servers as mcp_servers
+    from engine.mcp.pool import list_server_tools as list_mcp_tools
+    from engine.mcp.results import ToolInfo as McpToolInfo
     from engine.temporal import TemporalUnavailable
     from engine.temporal.remote import RemoteRun
 
@@ -482,6 +489,15 @@ _LAZY: dict[str, tuple[str, str]] = {
     # scale-out on Temporal (the 'temporal' extra; importable without it)
     "RemoteRun": ("temporal.remote", "RemoteRun"),
     "TemporalUnavailable": ("temporal", "TemporalUnavailable"),
+    # MCP servers as tool sources (the 'mcp' extra connects; declaring needs nothing)
+    "McpError": ("mcp.config", "McpError"),
+    "McpServerConfig": ("mcp.config", "McpServerConfig"),
+    "McpToolInfo": ("mcp.results", "ToolInfo"),
+    "mcp_servers": ("mcp.config", "settings_servers"),
+    "save_mcp_server": ("mcp.config", "save_server"),
+    "remove_mcp_server": ("mcp.config", "remove_server"),
+    "list_mcp_tools": ("mcp.pool", "list_server_tools"),
+    "check_tool_arguments": ("mcp.calls", "check_arguments"),
 }
 
 
@@ -698,6 +714,15 @@ __all__ = sorted(
         "fetch_page",
         "looks_like_literal_credential",
         "mask_url",
+        # MCP servers as tool sources
+        "McpError",
+        "McpServerConfig",
+        "McpToolInfo",
+        "mcp_servers",
+        "save_mcp_server",
+        "remove_mcp_server",
+        "list_mcp_tools",
+        "check_tool_arguments",
         "WebRequestError",
         "InvalidRequestError",
         "UrlNotAllowedError",

@@ -25,6 +25,7 @@ from ..resources import icon_path
 from .conditions import ConditionRow
 from .inspector_host import PageHost
 from .kind_pages import FlowToolsList
+from .mcp_pages import McpToolPicker
 from .prompt_edit import PromptEdit, prompt_with_insert, title_label
 from .schema_editor import DEFAULT_SCHEMA, SchemaEditor
 from .variables import VariablesTable
@@ -100,6 +101,9 @@ class AgentPage(QWidget):
         self.flows = FlowToolsList(lambda: list(host.library_flows()))
         self.flows.edited.connect(lambda ids: host.edit_field("tools.flows", ids, False))
         tl.addWidget(self.flows)
+        self.mcp = McpToolPicker(lambda: host.doc.workflow)
+        self.mcp.edited.connect(lambda entries: host.edit_field("tools.mcp", entries, False))
+        tl.addWidget(self.mcp)
         form.addRow("Tools", tools)
         self.structured = QCheckBox("Answer with JSON fields")
         self.structured.setObjectName("structuredAnswer")
@@ -131,6 +135,7 @@ class AgentPage(QWidget):
         self.web.setChecked(bool(tools.get("web_search")))
         self.subs.setChecked(bool(tools.get("subagents")))
         self.flows.load(tools.get("flows"))
+        self.mcp.load(tools.get("mcp"))
         fmt = data.get("responseFormat")
         structured = isinstance(fmt, dict) and fmt.get("type") == "json_schema"
         self.structured.setChecked(structured)

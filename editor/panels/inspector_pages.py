@@ -20,6 +20,7 @@ from PySide6.QtWidgets import QWidget
 from .core_pages import AgentPage, ApprovalPage, ConditionPage, StartPage
 from .inspector_host import InspectorPage, PageFactory, PageHost
 from .kind_pages import ActionPage, FlowPage
+from .mcp_pages import McpPage
 from .routes import RouterPage
 from .web_pages import HttpPage, start_variables
 
@@ -71,5 +72,6 @@ for _kind, _factory in (
     ("http", _http_page),
     ("flow", _flow_page),
     ("action", _action_page),
+    ("mcp", McpPage),
 ):
     register_inspector_page(_kind, _factory)

@@ -357,9 +357,7 @@ def kept_conversation(
     return kept
 
 
-def resumed_turn(
-    kept: Any, kind: str, messages: list[dict[str, Any]], usage: dict[str, int]
-) -> Turn | None:
+def resumed_turn(kept: Any, kind: str, messages: list[dict[str, Any]], usage: dict[str, int]) -> Turn | None:
     """The turn a kept conversation (:func:`kept_conversation`) waits at, with its messages added to
     ``messages`` and its tokens to ``usage``; None when there is none, or it is another
     provider's (the step then asks the model afresh)."""
@@ -495,7 +493,9 @@ class HttpChatProvider(ABC):
                 try:
                     results = await run_tool_calls(turn.calls, tools, ctx)
                 except ToolApprovalPending as pause:
-                    pause.conversation = kept_conversation(self.kind, messages[first:], turn, usage, self._own_secrets())
+                    pause.conversation = kept_conversation(
+                        self.kind, messages[first:], turn, usage, self._own_secrets()
+                    )
                     raise
                 self._append_round(messages, turn, results)
         raise LLMError(

@@ -153,7 +153,9 @@ class McpToolSpec:
 
     @property
     def tool_description(self) -> str:
-        text = " ".join((self.description or "").split()) or f"The tool '{self.tool}' of the MCP server '{self.server}'."
+        text = (
+            " ".join((self.description or "").split()) or f"The tool '{self.tool}' of the MCP server '{self.server}'."
+        )
         return text[:1000]
 
 

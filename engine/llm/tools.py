@@ -30,6 +30,7 @@ from typing import Any
 
 import httpx
 
+from engine.errors import FlowdeskError
 from engine.llm.base import (
     AgentInvocation,
     FlowToolSpec,
@@ -86,7 +87,7 @@ class Tool:
     server: str | None = None  # an MCP tool's server
 
 
-class ToolApprovalPending(Exception):
+class ToolApprovalPending(FlowdeskError):
     """A turn's call waits for a person's decision (not a failure: the agent's step pauses).
 
     ``call``, ``tool`` and ``arguments`` (parsed) say what waits; ``conversation`` is set by a
@@ -166,7 +167,9 @@ def _mcp_tool(spec: McpToolSpec, ctx: ProviderContext) -> Tool:
     async def run(args: dict[str, Any]) -> str:
         return await ctx.call_mcp(spec, args)
 
-    return Tool(spec.tool_name, spec.tool_description, spec.parameters, run, spec.approve, "mcp", spec.tool, spec.server)
+    return Tool(
+        spec.tool_name, spec.tool_description, spec.parameters, run, spec.approve, "mcp", spec.tool, spec.server
+    )
 
 
 def build_tools(inv: AgentInvocation, ctx: ProviderContext, search: WebSearch | None) -> dict[str, Tool]:
@@ -290,23 +293,25 @@ async def each_tool_once(
     labels: list[str] = []
     if subagents:
         for spec in inv.subagents:
-            calls.append(ToolCall(f"tool_{len(calls)}", spec.tool_name, json.dumps({"input": text}, ensure_ascii=False)))
+            calls.append(
+                ToolCall(f"tool_{len(calls)}", spec.tool_name, json.dumps({"input": text}, ensure_ascii=False))
+            )
             labels.append(spec.name or spec.node_id)
     if flows:
         for flow in inv.flows or ():
             args = flow_tool_arguments(flow, text)
             calls.append(ToolCall(f"tool_{len(calls)}", flow.tool_name, json.dumps(args, ensure_ascii=False)))
             labels.append(flow.name)
-    for spec in inv.mcp_tools or ():
-        args = example_for_schema(spec.parameters or {"type": "object"}, text)
+    for tool in inv.mcp_tools or ():
+        args = example_for_schema(tool.parameters or {"type": "object"}, text)
         calls.append(
             ToolCall(
                 f"tool_{len(calls)}",
-                spec.tool_name,
+                tool.tool_name,
                 json.dumps(args if isinstance(args, dict) else {}, ensure_ascii=False),
             )
         )
-        labels.append(f"{spec.server}/{spec.tool}")
+        labels.append(f"{tool.server}/{tool.tool}")
     if not calls:
         return []
     results = await run_tool_calls(calls, tools, ctx)

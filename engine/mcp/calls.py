@@ -157,7 +157,12 @@ async def call_tool_logged(
     value = mask_secrets(outcome.value, hidden) if hidden else outcome.value
     if outcome.is_error:
         raise failed(str(value) or f"The tool '{server}/{tool}' reported an error.")
-    ctx.emit(node_id, _END, str(mask_secrets(outcome.text, hidden)) if hidden else outcome.text, extra={**base, "result": value})
+    ctx.emit(
+        node_id,
+        _END,
+        str(mask_secrets(outcome.text, hidden)) if hidden else outcome.text,
+        extra={**base, "result": value},
+    )
     return outcome
 
 

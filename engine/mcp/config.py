@@ -111,7 +111,9 @@ class McpServerConfig(BaseModel):
 def parse_server(name: str, raw: Any) -> McpServerConfig:
     """A server's declaration read; :class:`McpError` naming it when it is not one."""
     if not isinstance(raw, dict):
-        raise McpError(f"The MCP server '{name}' is not declared as an object ({{command, args, env}} or {{url, headers}}).")
+        raise McpError(
+            f"The MCP server '{name}' is not declared as an object ({{command, args, env}} or {{url, headers}})."
+        )
     try:
         return McpServerConfig.model_validate(raw)
     except ValidationError as err:
@@ -178,8 +180,14 @@ def save_server(name: str, server: McpServerConfig | dict[str, Any]) -> None:
     servers = dict(mcp.get("servers") or {})
     servers[name] = cfg.as_json()
     mcp["servers"] = servers
-    setattr(settings, "mcp", mcp)
+    _set_mcp(settings, mcp)
     save_settings(settings)
+
+
+def _set_mcp(settings: Any, mcp: dict[str, Any]) -> None:
+    """The settings' ``mcp`` section (an extra field: the provider settings' model knows it not)."""
+    if settings.model_extra is not None:
+        settings.model_extra["mcp"] = mcp
 
 
 def remove_server(name: str) -> bool:
@@ -191,7 +199,7 @@ def remove_server(name: str) -> bool:
         return False
     del servers[name]
     mcp["servers"] = servers
-    setattr(settings, "mcp", mcp)
+    _set_mcp(settings, mcp)
     save_settings(settings)
     return True
 

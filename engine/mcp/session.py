@@ -83,7 +83,7 @@ class Connection:
         self._task = asyncio.get_running_loop().create_task(self._own(), name=f"mcp:{self.name}")
         try:
             await asyncio.wait_for(self._ready.wait(), self.timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             await self.aclose()
             raise McpError(
                 f"The MCP server '{self.name}' did not answer within {self.timeout:g} s "
@@ -99,7 +99,7 @@ class Connection:
         if task is not None and not task.done():
             try:
                 await asyncio.wait_for(asyncio.shield(task), 10.0)
-            except (asyncio.TimeoutError, Exception):  # noqa: BLE001 - closing goes on
+            except (TimeoutError, Exception):  # noqa: BLE001 - closing goes on
                 task.cancel()
                 with contextlib.suppress(BaseException):
                     await task
@@ -137,7 +137,7 @@ class Connection:
     async def _request(self, aw: Any, what: str) -> Any:
         try:
             return await asyncio.wait_for(aw, self.timeout * 2)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             raise McpError(
                 f"The MCP server '{self.name}' did not answer within {self.timeout * 2:g} s when asked to {what}."
             ) from None

@@ -36,8 +36,8 @@ from engine.llm.base import (
     ProviderUnavailable,
     SubagentSpec,
 )
-from engine.llm.tools import ToolApprovalPending
 from engine.llm.structured import SchemaError, openai_response_format, parse_json_answer, schema_instructions, schema_of
+from engine.llm.tools import ToolApprovalPending
 from engine.mcp.calls import call_for_model, check_arguments, mcp_tools_of, tool_entries
 from engine.mcp.config import McpError, servers_for
 from engine.nodes.base import (
@@ -539,7 +539,9 @@ class AgentSpec(NodeSpec):
             _check_mcp_tools(node, checks, data.tools.mcp)
         approve = getattr(data, "approve", None)
         if approve is not None and approve not in APPROVE_MODES:
-            checks.error("agent_bad_approve", f"{checks.label(node)}: approve must be \"always\" or \"ask\", not {approve!r}.")
+            checks.error(
+                "agent_bad_approve", f'{checks.label(node)}: approve must be "always" or "ask", not {approve!r}.'
+            )
         if data.responseFormat is not None and schema_of(data.responseFormat) is None:
             checks.error(
                 "agent_bad_response_format",
@@ -594,7 +596,7 @@ class AgentSpec(NodeSpec):
     def cancelled(self, ctx: Any, node_id: str, state: Any, reason: str) -> None:
         ctx.drop_state(node_id)
 
-    async def execute(self, ctx: Any, node: Any, value: Any) -> tuple[Any, str]:
+    async def execute(self, ctx: Any, node: Any, value: Any) -> tuple[Any, str] | PauseRequest:
         """One LLM call; on failure an ``llm_error`` event and :class:`NodeError`.
 
         The hot path of ``bench_engine`` (a step of the 100-agent chain): its two events are
@@ -843,7 +845,7 @@ def _check_mcp_tools(node: Any, checks: Any, raw: Any) -> None:
     if len(entries) != len(raw):
         checks.error(
             "agent_bad_mcp_tools",
-            f"{checks.label(node)}: each tools.mcp entry needs a server ({{server, tools: [names] | \"*\"}}).",
+            f'{checks.label(node)}: each tools.mcp entry needs a server ({{server, tools: [names] | "*"}}).',
         )
     for entry in entries:
         if entry["server"] not in known:

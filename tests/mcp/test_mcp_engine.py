@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 
 from engine.llm.echo import EchoProvider
-from engine.mcp.pool import McpPool, list_server_tools
 from engine.mcp.config import McpServerConfig
+from engine.mcp.pool import McpPool, list_server_tools
 from engine.run.events import RunStatus
 from engine.run.scheduler import Run
 

@@ -7,10 +7,10 @@ import json
 
 import pytest
 
+from engine.llm._http import RetryPolicy
 from engine.llm.config import HttpSettings
 from engine.llm.echo import EchoProvider
 from engine.llm.registry import make_resolver
-from engine.llm._http import RetryPolicy
 from engine.run.events import RunStatus
 from engine.run.scheduler import Run, RunStateError
 from tests.fakes.openai_server import FakeLLMServer, openai_text, openai_tool_calls
