@@ -154,15 +154,13 @@ async def call_tool_logged(
     except Exception as err:  # an SDK surprise: still a clear step error naming the server
         raise failed(f"The call of '{server}/{tool}' failed: {err}") from None
     hidden = set(secrets) | pool.secrets
-    value = mask_secrets(outcome.value, hidden) if hidden else outcome.value
+    if hidden:  # a server that echoes a secret it was given: never shown, logged or passed on
+        outcome = ToolOutcome(
+            mask_secrets(outcome.value, hidden), str(mask_secrets(outcome.text, hidden)), outcome.is_error
+        )
     if outcome.is_error:
-        raise failed(str(value) or f"The tool '{server}/{tool}' reported an error.")
-    ctx.emit(
-        node_id,
-        _END,
-        str(mask_secrets(outcome.text, hidden)) if hidden else outcome.text,
-        extra={**base, "result": value},
-    )
+        raise failed(str(outcome.value) or f"The tool '{server}/{tool}' reported an error.")
+    ctx.emit(node_id, _END, outcome.text, extra={**base, "result": outcome.value})
     return outcome
 
 

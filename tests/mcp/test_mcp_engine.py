@@ -138,3 +138,44 @@ async def test_the_pool_reuses_one_connection(pid_file):
     finally:
         await pool.aclose()
     assert await asyncio.to_thread(wait_gone, pids(pid_file)[0])
+
+
+async def test_permissions_bound_the_tools(pid_file):
+    from engine.graph.validate import validate  # noqa: F401  (the workflow stays valid)
+
+    denied = workflow(
+        mcp_node("m", "calc", "add", {"a": 1, "b": 2}),
+        servers={"calc": stdio_server()},
+        permissions={"tools": ["calc/echo"]},
+    )
+    run = Run(denied, EchoProvider(), delta_interval=0)
+    assert await run.start() == RunStatus.FAILED
+    assert run.error.startswith("permission_denied:") and "calc/add" in run.error
+    agent_denied = workflow(
+        agent("a", [{"server": "calc", "tools": ["add"]}]),
+        servers={"calc": stdio_server()},
+        permissions={"tools": ["other/*"]},
+    )
+    run = Run(agent_denied, EchoProvider(), delta_interval=0)
+    assert await run.start() == RunStatus.FAILED
+    assert run.error.startswith("permission_denied:")
+    allowed = workflow(
+        agent("a", [{"server": "calc", "tools": "*"}]),
+        servers={"calc": stdio_server(pid_file)},
+        permissions={"tools": ["calc/echo"]},
+    )
+    run = Run(allowed, EchoProvider(), delta_interval=0)
+    assert await run.start() == RunStatus.COMPLETED, run.error
+    assert [x["tool"] for t, x in tool_events(run) if t == "tool_call_start"] == ["echo"]  # "*" offers only the granted
+
+
+async def test_a_secret_in_env_reaches_the_server_but_no_event(monkeypatch):
+    monkeypatch.setenv("MCP_TEST_SECRET", "s3cr3t-value-42")
+    wf = workflow(
+        mcp_node("m", "calc", "env", {"name": "TOKEN"}),
+        servers={"calc": stdio_server(TOKEN="{{secrets.MCP_TEST_SECRET}}")},
+    )
+    run = Run(wf, EchoProvider(), delta_interval=0)
+    assert await run.start() == RunStatus.COMPLETED, run.error
+    assert run.outputs["m"] == {"result": "••••"}
+    assert not any("s3cr3t-value-42" in (e.content + (e.extra_json or "")) for e in run.events)
