@@ -42,7 +42,8 @@ __all__ = [
 log = logging.getLogger("flowdesk.mcp")
 
 MCP_EXTRA_MESSAGE = (
-    "MCP needs the 'mcp' extra, which is not installed: pip install 'flowdesk[mcp]' (the official MCP SDK)."
+    "MCP needs the 'mcp' extra (the official MCP SDK), which is not installed: pip install 'flowdesk[mcp]' "
+    "(or, in a checkout, pip install -e '.[mcp]')."
 )
 
 
