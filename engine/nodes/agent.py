@@ -38,8 +38,9 @@ from engine.llm.base import (
 )
 from engine.llm.structured import SchemaError, openai_response_format, parse_json_answer, schema_instructions, schema_of
 from engine.llm.tools import ToolApprovalPending
-from engine.mcp.calls import call_for_model, check_arguments, mcp_tools_of, tool_entries
-from engine.mcp.config import McpError, servers_for
+from engine.mcp.calls import call_for_model, check_arguments, mcp_tools_of
+from engine.mcp.config import McpError
+from engine.nodes.agent_tools import ToolPause, approve_mode, check_mcp_tools, flow_refs, pause_for
 from engine.nodes.base import (
     ERROR_HANDLE,
     NodeData,
@@ -367,24 +368,6 @@ def flow_tools_of(ctx: Any, node: Any) -> list[FlowToolSpec]:
     return out
 
 
-def flow_refs(refs: Any) -> list[tuple[str, str]]:
-    """``tools.flows`` as ``(library reference, approve)`` pairs: an entry is an id, or
-    ``{flow (or id), approve}``."""
-    out = []
-    for ref in refs or ():
-        if isinstance(ref, dict):
-            target = ref.get("flow") or ref.get("id")
-            if target:
-                out.append((str(target), _approve(ref.get("approve"))))
-        elif ref is not None and str(ref):
-            out.append((str(ref), "always"))
-    return out
-
-
-def _approve(value: Any) -> str:
-    return "ask" if isinstance(value, str) and value.strip().lower() == "ask" else "always"
-
-
 def subagents_of(ctx: Any, node_id: str, depth: int = 0) -> list[SubagentSpec]:
     """The agents linked below ``node_id`` as tools (cached per run)."""
     cache = ctx.memo.get("agent.subagents")
@@ -411,7 +394,7 @@ def subagents_of(ctx: Any, node_id: str, depth: int = 0) -> list[SubagentSpec]:
                     tools={"web_search": d.tools.web_search, "subagents": d.tools.subagents},
                     provider=d.provider,
                     children=subagents_of(ctx, child_id, depth + 1) if d.tools.subagents else [],
-                    approve=_approve(getattr(d, "approve", None)),
+                    approve=approve_mode(getattr(d, "approve", None)),
                 )
             )
     cache[node_id] = specs
@@ -536,7 +519,7 @@ class AgentSpec(NodeSpec):
         if data.tools.flows:
             _check_flow_tools(node, checks, data.tools.flows)
         if data.tools.mcp:
-            _check_mcp_tools(node, checks, data.tools.mcp)
+            check_mcp_tools(node, checks, data.tools.mcp)
         approve = getattr(data, "approve", None)
         if approve is not None and approve not in APPROVE_MODES:
             checks.error(
@@ -686,7 +669,7 @@ class AgentSpec(NodeSpec):
             raise
         except ToolApprovalPending as pause:  # a call waits for a person: the step pauses here
             call.flush()
-            return _pause_for(ctx, node_id, name, pause, call)
+            return pause_for(ctx, node_id, name, pause, call)
         except LLMError as err:
             message = str(err)
             if isinstance(err, (ProviderUnavailable, ProviderConfigError)):
@@ -761,99 +744,6 @@ async def _structured_answer(
     except SchemaError as err:
         raise LLMError(f"the answer did not match the response schema, twice: {err}") from None
     return LLMResult(second.text, usage or None, second.model), parsed
-
-
-class ToolPause:
-    """An agent step paused before a tool call (its node's state while the run waits): the
-    conversation kept by the provider (None for a provider without one: echo, local, which make
-    the same calls again), the decisions given so far by call id, and the call that waits
-    (``pending``: ``{callId, tool, kind, server, arguments, schema}``; None once answered)."""
-
-    __slots__ = ("conversation", "decisions", "pending", "prompt")
-
-    def __init__(
-        self,
-        conversation: dict[str, Any] | None,
-        decisions: dict[str, dict[str, Any]],
-        pending: dict[str, Any] | None,
-        prompt: str = "",
-    ) -> None:
-        self.conversation = conversation
-        self.decisions = decisions
-        self.pending = pending
-        self.prompt = prompt
-
-    def extra(self) -> dict[str, Any] | None:
-        """The ``wait_input`` event's fields: ``{kind: "tool_call", tool, server?, arguments, ...}``."""
-        p = self.pending
-        if p is None:
-            return None
-        extra: dict[str, Any] = {"kind": "tool_call", "tool": p.get("tool"), "arguments": p.get("arguments")}
-        if p.get("server"):
-            extra["server"] = p["server"]
-        extra.update({"toolKind": p.get("kind"), "callId": p.get("callId"), "schema": p.get("schema")})
-        return extra
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "conversation": self.conversation,
-            "decisions": self.decisions,
-            "pending": self.pending,
-            "prompt": self.prompt,
-        }
-
-    @classmethod
-    def from_json(cls, data: Any) -> ToolPause:
-        data = data if isinstance(data, dict) else {}
-        return cls(
-            data.get("conversation"), dict(data.get("decisions") or {}), data.get("pending"), data.get("prompt") or ""
-        )
-
-
-def _pause_for(ctx: Any, node_id: str, name: str, pause: ToolApprovalPending, call: ProviderCall) -> PauseRequest:
-    """The pause of an agent step whose model called a tool that asks for approval."""
-    tool = pause.tool
-    label = tool.label or tool.name
-    shown = f"{tool.server}/{label}" if tool.server else label
-    what = {"subagent": "the subagent", "flow": "the flow", "mcp": "the tool"}.get(tool.kind, "the tool")
-    arguments = ctx.mask(pause.arguments, call.secrets) if call.secrets else pause.arguments
-    held = ToolPause(
-        pause.conversation,
-        dict(call.tool_decisions or {}),
-        {
-            "callId": pause.call.id,
-            "tool": label,
-            "kind": tool.kind,
-            "server": tool.server,
-            "arguments": arguments,
-            "schema": tool.parameters,
-        },
-        f"{name} wants to call {what} '{shown}'. Approve the call?",
-    )
-    ctx.set_state(node_id, held)
-    return PauseRequest(held.prompt, held.extra())
-
-
-def _check_mcp_tools(node: Any, checks: Any, raw: Any) -> None:
-    """Each server an agent's ``tools.mcp`` names is declared (settings or ``mcpServers``)."""
-    try:
-        workflow = checks.index.workflow
-    except (AttributeError, ReferenceError):
-        workflow = None
-    known = servers_for(workflow)
-    entries = tool_entries(raw)
-    if len(entries) != len(raw):
-        checks.error(
-            "agent_bad_mcp_tools",
-            f'{checks.label(node)}: each tools.mcp entry needs a server ({{server, tools: [names] | "*"}}).',
-        )
-    for entry in entries:
-        if entry["server"] not in known:
-            checks.error(
-                "mcp_server_unknown",
-                f"{checks.label(node)} uses the MCP server '{entry['server']}', which is declared neither in "
-                "the settings (mcp.servers) nor in the workflow's mcpServers.",
-            )
 
 
 def _provider_problem(provider: Any, model: str | None = None) -> dict[str, Any]:
