@@ -160,3 +160,61 @@ async def test_a_flow_tool_may_ask_too(tmp_path):
     assert extra["kind"] == "tool_call" and extra["tool"] == "greet" and "server" not in extra
     assert await run.resume("reject", "not now") == RunStatus.COMPLETED
     assert "The user declined this call. Note: not now" in run.outputs["a"]
+
+
+async def test_an_agent_calls_a_tool_over_streamable_http(llm, http_server):
+    wf = workflow(
+        agent("a", [{"server": "web", "tools": "*"}]),
+        servers={"web": {"url": http_server, "headers": {"X-Test": "yes"}}},
+    )
+    llm.push(openai_tool_calls([("echo", {"text": "over http"})]), openai_text("Done."))
+    run = _run(wf, llm)
+    assert await run.start() == RunStatus.COMPLETED, run.error
+    offered = {t["function"]["name"] for t in llm.requests[0].json["tools"]}
+    assert {"echo", "add", "fail", "die", "slow", "env"} <= offered
+    assert json.loads(_tool_messages(llm.requests[1])[0]["content"]) == {"result": "echo: over http"}
+
+
+async def test_a_server_dying_mid_call_goes_back_to_the_model(llm):
+    wf = workflow(agent("a", [{"server": "calc", "tools": ["die", "echo"]}]), servers={"calc": stdio_server()})
+    llm.push(
+        openai_tool_calls([("die", {})]),
+        openai_tool_calls([("echo", {"text": "still here"})]),
+        openai_text("Recovered."),
+    )
+    run = _run(wf, llm)
+    assert await run.start() == RunStatus.COMPLETED, run.error
+    first = _tool_messages(llm.requests[1])[0]["content"]
+    assert first.startswith("Error:") and "'calc'" in first
+    assert json.loads(_tool_messages(llm.requests[2])[-1]["content"]) == {"result": "echo: still here"}
+    kinds = [(t, x["tool"]) for t, x in tool_events(run)]
+    assert kinds == [
+        ("tool_call_start", "die"),
+        ("tool_call_error", "die"),
+        ("tool_call_start", "echo"),
+        ("tool_call_end", "echo"),
+    ]
+
+
+async def test_a_tool_call_in_a_nested_flow_is_answered_from_the_parent(tmp_path):
+    from engine.flows.library import FlowLibrary
+
+    lib_dir = tmp_path / "lib"
+    lib_dir.mkdir()
+    inner = workflow(
+        agent("a", [{"server": "calc", "tools": ["echo"], "approve": "ask"}]),
+        servers={"calc": stdio_server()},
+        id="inner",
+    )
+    (lib_dir / "inner.flow.json").write_text(inner.model_dump_json())
+    outer = workflow({"id": "f", "type": "flow", "x": 0, "y": 0, "data": {"flow": "inner", "inputs": {}}}, servers={})
+    run = Run(outer, EchoProvider(), delta_interval=0, library=FlowLibrary([lib_dir]))
+    assert await run.start() == RunStatus.PAUSED, run.error
+    assert run.pending_approval == "f"
+    assert run.waiting_extra()["tool"] == "echo"
+    with pytest.raises(RunStateError, match="input schema"):
+        await run.resume("approve", arguments={"text": 1})
+    snap = json.loads(json.dumps(run.snapshot()))
+    again = Run.restore(snap, EchoProvider(), delta_interval=0, library=FlowLibrary([lib_dir]))
+    assert await again.resume("approve", arguments={"text": "nested"}) == RunStatus.COMPLETED, again.error
+    assert '[calc/echo] {"result": "echo: nested"}' in again.outputs["f"]
