@@ -55,6 +55,8 @@ __all__ = [
     "declined_text",
     "each_tool_once",
     "has_asking_tools",
+    "pending_to_json",
+    "pending_from_json",
 ]
 
 log = logging.getLogger("flowdesk.llm")
@@ -316,3 +318,43 @@ async def each_tool_once(
         return []
     results = await run_tool_calls(calls, tools, ctx)
     return list(zip(labels, results, strict=True))
+
+
+def pending_to_json(pause: ToolApprovalPending) -> dict[str, Any]:
+    """A waiting call as JSON (a Temporal worker hands it back to the workflow, which pauses)."""
+    t = pause.tool
+    return {
+        "call": {"id": pause.call.id, "name": pause.call.name, "arguments": pause.call.arguments},
+        "tool": {
+            "name": t.name,
+            "description": t.description,
+            "parameters": t.parameters,
+            "kind": t.kind,
+            "label": t.label,
+            "server": t.server,
+        },
+        "arguments": pause.arguments,
+        "conversation": pause.conversation,
+    }
+
+
+def pending_from_json(data: dict[str, Any]) -> ToolApprovalPending:
+    """:func:`pending_to_json` read back (its tool cannot be run: it only says what waits)."""
+
+    async def not_here(_args: dict[str, Any]) -> str:  # pragma: no cover - never called
+        raise LLMError("this tool call is answered where the run pauses")
+
+    c, t = data["call"], data["tool"]
+    tool = Tool(
+        t["name"],
+        t.get("description", ""),
+        t.get("parameters") or {},
+        not_here,
+        "ask",
+        t.get("kind", "function"),
+        t.get("label", ""),
+        t.get("server"),
+    )
+    pause = ToolApprovalPending(ToolCall(c["id"], c["name"], c["arguments"]), tool, data.get("arguments") or {})
+    pause.conversation = data.get("conversation")
+    return pause

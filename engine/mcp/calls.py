@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from typing import Any
 
 from engine.graph.permissions import PermissionDenied, access_for
@@ -60,6 +61,11 @@ async def mcp_tools_of(ctx: Any, node: Any, raw: Any) -> list[McpToolSpec]:
     entries = tool_entries(raw)
     if not entries:
         return []
+    if _in_temporal_workflow():
+        raise McpError(
+            "MCP tools cannot be offered in a run on a Temporal server yet (the step would reach the "
+            "servers from the workflow itself): run this flow on this computer."
+        )
     pool = pool_for(ctx)
     access = access_for(ctx.workflow, open_by_default=True)
     specs: list[McpToolSpec] = []
@@ -82,6 +88,15 @@ async def mcp_tools_of(ctx: Any, node: Any, raw: Any) -> list[McpToolSpec]:
             taken.add(fname)
             specs.append(McpToolSpec(server, info.name, info.description, info.input_schema, entry["approve"], fname))
     return specs
+
+
+def _in_temporal_workflow() -> bool:
+    """Whether this code runs inside a Temporal workflow (only when temporalio is loaded already)."""
+    module = sys.modules.get("temporalio.workflow")
+    try:
+        return bool(module is not None and module.in_workflow())
+    except Exception:  # an older SDK without in_workflow: not known, so not refused
+        return False
 
 
 def check_arguments(schema: dict[str, Any] | None, arguments: Any) -> str | None:

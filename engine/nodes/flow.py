@@ -184,11 +184,13 @@ class NestedFlowKind(NodeSpec):
 
     def pause_extra(self, ctx: Any, node: Any) -> Any:
         held = ctx.state(node.id)
-        return held.child.waiting_extra() if held is not None else None
+        ask = getattr(held.child, "waiting_extra", None) if held is not None else None  # (a Temporal child: none)
+        return ask() if ask is not None else None
 
     def answer_problem(self, ctx: Any, node: Any, answer: dict[str, Any]) -> str | None:
         held = ctx.state(node.id)
-        return held.child.answer_problem(answer) if held is not None else super().answer_problem(ctx, node, answer)
+        check = getattr(held.child, "answer_problem", None) if held is not None else None
+        return check(answer) if check is not None else super().answer_problem(ctx, node, answer)
 
     def cancelled(self, ctx: Any, node_id: str, state: Any, reason: str) -> None:
         ctx.drop_state(node_id)

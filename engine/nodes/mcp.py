@@ -90,6 +90,10 @@ class McpSpec(NodeSpec):
         arguments = data.get("arguments") or {}
         if not isinstance(arguments, dict):
             raise NodeError(f"{self.describe(node)}: 'arguments' must be an object of argument names and values.")
+        if getattr(ctx, "memo", None) is None:  # a Temporal worker's step context: no run to share connections
+            raise NodeError(
+                f"{self.describe(node)}: MCP steps cannot run on a Temporal worker yet; run this flow here."
+            )
         try:
             outcome = await call_tool_logged(ctx, node.id, server, tool, arguments, secrets=frozenset(secrets))
         except McpError as err:

@@ -287,7 +287,9 @@ class RemoteRun:
         self.status = RunStatus.RUNNING
         return await self._follow()
 
-    async def resume(self, decision: Any, note: str | None = None, output: Any = None) -> RunStatus:
+    async def resume(
+        self, decision: Any, note: str | None = None, output: Any = None, arguments: Any = None
+    ) -> RunStatus:
         """Answer the pending approval on the server and follow the run until it pauses or ends."""
         answer = normalise_decision(decision, note)
         if self.status != RunStatus.PAUSED or self._pending is None:
@@ -298,7 +300,13 @@ class RemoteRun:
             pending = self._pending
             await self._on_server(
                 lambda client: send_answer(
-                    client, self.run_id, answer["decision"], answer["note"], node_id=pending, output=output
+                    client,
+                    self.run_id,
+                    answer["decision"],
+                    answer["note"],
+                    node_id=pending,
+                    output=output,
+                    arguments=arguments,
                 )
             )
         except Exception as err:  # refused by the workflow (answered elsewhere meanwhile), or unreachable
