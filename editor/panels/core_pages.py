@@ -99,7 +99,8 @@ class AgentPage(QWidget):
         tl.addWidget(self.web)
         tl.addWidget(self.subs)
         self.flows = FlowToolsList(lambda: list(host.library_flows()))
-        self.flows.edited.connect(lambda ids: host.edit_field("tools.flows", ids, False))
+        self._flow_asks: set[str] = set()  # flows whose calls ask for approval ({flow, approve: "ask"})
+        self.flows.edited.connect(self._flows_edited)
         tl.addWidget(self.flows)
         self.mcp = McpToolPicker(lambda: host.doc.workflow)
         self.mcp.edited.connect(lambda entries: host.edit_field("tools.mcp", entries, False))
@@ -120,6 +121,11 @@ class AgentPage(QWidget):
     def heading(self, node: Any) -> str:
         return f"{'Subagent' if _is_subagent(self.host) else 'Agent'} · {node.id}"
 
+    def _flows_edited(self, ids: Any) -> None:
+        """The flows ticked; one that asked for approval keeps asking (``{flow, approve}``)."""
+        entries = [{"flow": i, "approve": "ask"} if i in self._flow_asks else i for i in ids or ()]
+        self.host.edit_field("tools.flows", entries or None, False)
+
     def load(self, data: dict[str, Any]) -> None:
         self.title.setText("Subagent" if _is_subagent(self.host) else "Agent")
         if self.name.text() != data["agentName"]:
@@ -134,7 +140,11 @@ class AgentPage(QWidget):
         tools = data.get("tools") or {}
         self.web.setChecked(bool(tools.get("web_search")))
         self.subs.setChecked(bool(tools.get("subagents")))
-        self.flows.load(tools.get("flows"))
+        refs = tools.get("flows") or []
+        self._flow_asks = {
+            str(r.get("flow") or r.get("id")) for r in refs if isinstance(r, dict) and r.get("approve") == "ask"
+        }
+        self.flows.load([str(r.get("flow") or r.get("id") or "") if isinstance(r, dict) else r for r in refs] or None)
         self.mcp.load(tools.get("mcp"))
         fmt = data.get("responseFormat")
         structured = isinstance(fmt, dict) and fmt.get("type") == "json_schema"

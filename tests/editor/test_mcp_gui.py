@@ -174,3 +174,30 @@ def test_the_approval_card_rejects_a_tool_call_with_a_note(qtbot):
     card.note_edit.setText("not that one")
     qtbot.mouseClick(card.reject_button, Qt.MouseButton.LeftButton)
     assert decisions == [("agent", "reject", "not that one")]
+
+
+def test_a_flow_tool_that_asks_keeps_asking_when_the_list_is_edited(qtbot):
+    wf = parse_workflow(
+        {
+            "nodes": [
+                {"id": "start", "type": "start", "x": 0, "y": 0, "data": {}},
+                {
+                    "id": "a",
+                    "type": "agent",
+                    "x": 0,
+                    "y": 0,
+                    "data": {"agentName": "A", "tools": {"flows": [{"flow": "greet", "approve": "ask"}]}},
+                },
+            ],
+            "connections": [],
+        }
+    )
+    doc = WorkflowDocument(wf, None)
+    insp = InspectorPanel(doc)
+    qtbot.addWidget(insp)
+    insp.show_node("a")
+    page = insp.stack.currentWidget()
+    shown = [page.flows.list.item(i).text() for i in range(page.flows.list.count())]
+    assert shown == ["greet (not in the library)"]
+    page._flows_edited(["greet", "other"])
+    assert doc.node("a").data.tools.flows == [{"flow": "greet", "approve": "ask"}, "other"]
