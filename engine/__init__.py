@@ -164,6 +164,13 @@ if TYPE_CHECKING:
         provider_models,
     )
     from engine.llm.structured import SchemaError, parse_json_answer, schema_errors
+    from engine.mcp.calls import check_arguments as check_tool_arguments
+    from engine.mcp.config import McpError, McpServerConfig
+    from engine.mcp.config import remove_server as remove_mcp_server
+    from engine.mcp.config import save_server as save_mcp_server
+    from engine.mcp.config import settings_servers as mcp_servers
+    from engine.mcp.pool import list_server_tools as list_mcp_tools
+    from engine.mcp.results import ToolInfo as McpToolInfo
     from engine.nodes import (
         DEFAULT_MAX_RETRIES,
         DEFAULT_RETRY_DELAY_MS,
@@ -241,13 +248,6 @@ if TYPE_CHECKING:
         data_dir,
         run_from_agentflow_record,
     )
-    from engine.mcp.calls import check_arguments as check_tool_arguments
-    from engine.mcp.config import McpError, McpServerConfig
-    from engine.mcp.config import remove_server as remove_mcp_server
-    from engine.mcp.config import save_server as save_mcp_server
-    from engine.mcp.config import settings_servers as mcp_servers
-    from engine.mcp.pool import list_server_tools as list_mcp_tools
-    from engine.mcp.results import ToolInfo as McpToolInfo
     from engine.temporal import TemporalUnavailable
     from engine.temporal.remote import RemoteRun
 

@@ -95,7 +95,7 @@ def pause_for(ctx: Any, node_id: str, name: str, pause: ToolApprovalPending, cal
     what = {"subagent": "the subagent", "flow": "the flow", "mcp": "the tool"}.get(tool.kind, "the tool")
     arguments = ctx.mask(pause.arguments, call.secrets) if call.secrets else pause.arguments
     held = ToolPause(
-        pause.conversation,
+        ctx.mask(pause.conversation, call.secrets) if call.secrets else pause.conversation,  # (kept in snapshots)
         dict(call.tool_decisions or {}),
         {
             "callId": pause.call.id,
