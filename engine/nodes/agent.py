@@ -330,6 +330,13 @@ async def call_subagent(ctx: Any, parent: ProviderCall, child: SubagentSpec, arg
     )
     call = ProviderCall(ctx, child.node_id, depth, call_id, secrets)
     try:
+        # A subagent's own MCP tools (a run's context only: a worker's host shares no connections).
+        raw_mcp = getattr(node.data.tools, "mcp", None) if node is not None else None
+        if raw_mcp and getattr(ctx, "memo", None) is not None:
+            try:
+                inv.mcp_tools = await mcp_tools_of(ctx, node, raw_mcp)
+            except McpError as err:
+                raise LLMError(f"the subagent '{name}' cannot use its MCP tools: {err}") from None
         provider = ctx.resolve(inv)
         result = await provider.complete(inv, call)
     except asyncio.CancelledError:

@@ -179,3 +179,27 @@ async def test_a_secret_in_env_reaches_the_server_but_no_event(monkeypatch):
     assert await run.start() == RunStatus.COMPLETED, run.error
     assert run.outputs["m"] == {"result": "••••"}
     assert not any("s3cr3t-value-42" in (e.content + (e.extra_json or "")) for e in run.events)
+
+
+async def test_a_subagent_uses_its_own_mcp_tools():
+    from engine.graph.model import parse_workflow
+
+    wf = parse_workflow(
+        {
+            "mcpServers": {"calc": stdio_server()},
+            "nodes": [
+                {"id": "start", "type": "start", "x": 0, "y": 0, "data": {"initialInput": "hi"}},
+                agent("p", [], tools={"web_search": False, "subagents": True}, name="Lead"),
+                agent("k", [{"server": "calc", "tools": ["echo"]}], name="Helper"),
+            ],
+            "connections": [
+                {"source": "start", "target": "p", "sourceHandle": "output", "targetHandle": "input"},
+                {"source": "p", "target": "k", "sourceHandle": "subagent", "targetHandle": "input"},
+            ],
+        }
+    )
+    run = Run(wf, EchoProvider(), delta_interval=0)
+    assert await run.start() == RunStatus.COMPLETED, run.error
+    assert '[Helper] hi\n\n[calc/echo] {"result": "echo: hi"}' in run.outputs["p"]
+    (start,) = [x for t, x in tool_events(run) if t == "tool_call_start"]
+    assert start["depth"] == 2 and start["parentCallId"]
