@@ -7,7 +7,11 @@ step shows when it started, how and when it ended, and where the rest of it is.
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+import base64
+from collections.abc import Callable
+
+from PySide6.QtCore import Qt, QUrl
+from PySide6.QtGui import QImage, QTextDocument
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QTextBrowser, QToolButton, QVBoxLayout, QWidget
 
 from engine import SUBAGENT_CALL_TYPES, SUBAGENT_FIELDS, EventType, format_duration
@@ -45,6 +49,9 @@ class EntryPane(QWidget):
         el.addWidget(self.view, 1)
         self.kind: str | None = None
         self.entry: LogEntry | None = None
+        #: Reads a stored attachment's bytes by its id (a screenshot of a run read from the store,
+        #: whose event keeps only the id): set by the console; None: only live events show one.
+        self.attachment_source: Callable[[str], bytes | None] | None = None
 
     def copy_text(self) -> str:
         """What Copy puts on the clipboard: the entry's content; for a step, its summary as shown."""
@@ -73,7 +80,7 @@ class EntryPane(QWidget):
         if entry.ended is not None:
             meta.append(f"streamed for {format_duration(entry.ended - entry.timestamp)}")
         if entry.type not in SUBAGENT_CALL_TYPES:
-            shown = {k: v for k, v in fields.items() if k != "usage"}
+            shown = {k: v for k, v in fields.items() if k not in ("usage", "attachment") and v not in ("", None)}
             if shown:
                 meta.append(", ".join(f"{k}: {v}" for k, v in shown.items()))
         # the node's id only where its name does not already carry it ("Approval (signoff)")
@@ -99,12 +106,43 @@ class EntryPane(QWidget):
             call = {"type": entry.type, **{k: fields.get(k) for k in SUBAGENT_FIELDS}, "message": entry.content}
             self.view.setHtml(highlight_json(call))
             self.kind = "json"
+        elif entry.type == "browser_screenshot":
+            self.kind = "image" if self._show_image(fields) else render_content(self.view, "text", entry.content)
         else:
             self.kind = render_content(self.view, entry.type, entry.content)
         if entry.type == STREAMING:
             bar.setValue(bar.maximum())  # follow the text as it streams
         else:
             bar.setValue(min(keep, bar.maximum()) if same else 0)
+
+    def picture(self, attachment: dict) -> bytes | None:
+        """An attachment's bytes: the event's own (a live run), else the stored ones."""
+        png: bytes | None = None
+        data = attachment.get("data")
+        if isinstance(data, str):
+            try:
+                png = base64.b64decode(data)
+            except ValueError:
+                png = None
+        if png is None and self.attachment_source is not None and attachment.get("id"):
+            try:
+                png = self.attachment_source(str(attachment["id"]))
+            except Exception:  # an unreadable store: the text is shown instead
+                png = None
+        return png
+
+    def _show_image(self, fields: dict) -> bool:
+        """A screenshot's picture in the pane (False: none to show)."""
+        attachment = fields.get("attachment") if isinstance(fields.get("attachment"), dict) else {}
+        png = self.picture(attachment)
+        image = QImage.fromData(png) if png else QImage()
+        if image.isNull():
+            return False
+        url = QUrl(f"flowdesk-shot:{attachment.get('id') or 'live'}")
+        self.view.document().addResource(QTextDocument.ResourceType.ImageResource, url, image)
+        width = min(image.width(), max(200, self.view.viewport().width() - 24))
+        self.view.setHtml(f"<img src='{url.toString()}' width='{width}'>")
+        return True
 
 
 def step_html(entry: LogEntry) -> str:

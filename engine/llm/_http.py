@@ -35,6 +35,7 @@ from engine.graph.templates import SECRET_MASK
 from engine.llm.base import (
     NODE_RETRIES_ONLY,
     AgentInvocation,
+    DirectOutput,
     LLMError,
     LLMResult,
     ModelNotFound,
@@ -497,6 +498,8 @@ class HttpChatProvider(ABC):
                         self.kind, messages[first:], turn, usage, self._own_secrets()
                     )
                     raise
+                except DirectOutput as direct:  # a flow's output is the answer: no further model turn
+                    return LLMResult(text=direct.text, usage=usage or None, model=turn.model or model)
                 self._append_round(messages, turn, results)
         raise LLMError(
             f"The model kept calling tools for {self.max_turns} turns without giving an answer; "

@@ -21,7 +21,14 @@ from __future__ import annotations
 import asyncio
 import json
 
-from engine.llm.base import AgentInvocation, LLMError, LLMResult, ProviderContext, flow_tool_arguments
+from engine.llm.base import (
+    AgentInvocation,
+    DirectOutput,
+    LLMError,
+    LLMResult,
+    ProviderContext,
+    flow_tool_arguments,
+)
 from engine.llm.structured import example_for_schema, schema_of
 from engine.llm.tools import each_tool_once, has_asking_tools
 
@@ -45,7 +52,10 @@ class EchoProvider:
                 answer, {"prompt_tokens": len(text) // 4 + 1, "completion_tokens": len(answer) // 4 + 1}, "echo"
             )
         if has_asking_tools(invocation):  # one turn of every tool, so that the asking ones wait
-            done = await each_tool_once(invocation, ctx, text)
+            try:
+                done = await each_tool_once(invocation, ctx, text)
+            except DirectOutput as direct:  # a flow's output is the answer
+                return LLMResult(direct.text, None, "echo")
             text = text + "".join(f"\n\n[{label}] {result}" for label, result in done)
             return self._answer(invocation, text)
         if invocation.subagents:
@@ -61,7 +71,10 @@ class EchoProvider:
                 except LLMError as err:
                     return f"Error: {err}"
 
-            results = await asyncio.gather(*(call(f) for f in invocation.flows))
+            try:
+                results = await asyncio.gather(*(call(f) for f in invocation.flows))
+            except DirectOutput as direct:  # a flow's output is the answer
+                return LLMResult(direct.text, None, "echo")
             text = text + "".join(f"\n\n[{flow.name}] {result}" for flow, result in zip(invocation.flows, results))
         if invocation.mcp_tools:
             done = await each_tool_once(invocation, ctx, invocation.user_content, subagents=False, flows=False)

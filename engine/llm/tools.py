@@ -33,6 +33,7 @@ import httpx
 from engine.errors import FlowdeskError
 from engine.llm.base import (
     AgentInvocation,
+    DirectOutput,
     FlowToolSpec,
     LLMError,
     McpToolSpec,
@@ -223,6 +224,8 @@ async def _run_one(call: ToolCall, tools: dict[str, Tool]) -> str:
         return f"Error: there is no tool named '{call.name}'. Available: {', '.join(tools) or 'none'}."
     try:
         return await tool.run(_parse_arguments(call.arguments))
+    except DirectOutput:  # the answer itself: the caller's loop ends
+        raise
     except LLMError as err:
         return f"Error: {err}"
     except Exception as err:  # a tool bug must not end the conversation

@@ -378,6 +378,16 @@ class NodeSpec:
             return "only a tool call's approval takes arguments"
         return None
 
+    def decisions(self, ctx: Any, node: Node) -> tuple[str, ...]:
+        """The decisions a run paused at this node takes (``resume``): approve and reject, and an
+        approval's option labels."""
+        return ("approve", "reject")
+
+    def pause_deadline(self, ctx: Any, node: Node, since: float) -> tuple[float, str] | None:
+        """When a pause at this node, asked at ``since`` (the run's clock), times out and the
+        decision it then takes: ``(deadline, decision)``; None: it waits for ever."""
+        return None
+
     def cancelled(self, ctx: Any, node_id: str, state: Any, reason: str) -> None:
         """The run was cancelled (``reason``) while this node held ``state`` (a nested run to cancel)."""
 

@@ -26,9 +26,9 @@ from typing import Any
 from engine.run import snapshot as snapshot_format
 from engine.run.context import BRANCH, BranchFrame
 from engine.run.events import _encode as _encode_extra
-from engine.run.events import decision_fields
+from engine.run.events import decision_fields, format_timestamp
 
-__all__ = ["Pauses", "Deferred", "edited", "received", "hand_over"]
+__all__ = ["Pauses", "Deferred", "edited", "received", "hand_over", "pause_fields"]
 
 #: Deferred work: (node id, input, where it came from, the branch's frame).
 Deferred = tuple[str, Any, "str | None", "BranchFrame | None"]
@@ -37,7 +37,7 @@ Deferred = tuple[str, Any, "str | None", "BranchFrame | None"]
 class Pauses:
     """The pending approval, the queue of approvals behind it and the deferred work of one run."""
 
-    __slots__ = ("pending", "frame", "since", "queue", "queue_frames", "deferred")
+    __slots__ = ("pending", "frame", "since", "queue", "queue_frames", "deferred", "deadline", "on_timeout")
 
     def __init__(self) -> None:
         self.pending: tuple[str, Any] | None = None  # (node id, the value under review)
@@ -46,6 +46,10 @@ class Pauses:
         self.queue: deque[tuple[str, Any]] = deque()
         self.queue_frames: deque[BranchFrame | None] = deque()
         self.deferred: list[Deferred] = []
+        # The pending pause's deadline (the run's clock) and the decision it then takes; None:
+        # it waits for ever. Written in the snapshot (``pending``), so it survives a restart.
+        self.deadline: float | None = None
+        self.on_timeout: str | None = None
 
     # ---------------------------------------------------------------- the pending approval
     def ask(self, node_id: str, value: Any, frame: BranchFrame | None, now: float) -> None:
@@ -53,6 +57,11 @@ class Pauses:
         self.pending = (node_id, value)
         self.frame = frame
         self.since = now
+        self.deadline = self.on_timeout = None
+
+    def set_deadline(self, deadline: float, decision: str) -> None:
+        """The pending pause times out at ``deadline`` and then takes ``decision``."""
+        self.deadline, self.on_timeout = deadline, decision
 
     def take(self) -> tuple[str, Any, BranchFrame | None, float | None]:
         """The pending approval, answered: (node id, value under review, its frame, when the
@@ -60,6 +69,7 @@ class Pauses:
         assert self.pending is not None
         (node_id, value), frame, since = self.pending, self.frame, self.since
         self.pending = self.frame = self.since = None
+        self.deadline = self.on_timeout = None
         return node_id, value, frame, since
 
     def amend(self, value: Any) -> None:
@@ -86,6 +96,7 @@ class Pauses:
     def clear(self) -> None:
         """Forget everything (the run was cancelled)."""
         self.pending = None
+        self.deadline = self.on_timeout = None
         self.queue.clear()
         self.queue_frames.clear()
         self.deferred.clear()
@@ -103,10 +114,16 @@ class Pauses:
         """``pending``, ``approvalQueue`` and ``deferred`` of a snapshot (``deferred``: this run's
         deferred work, with a checkpoint's branches in flight added)."""
         pending = self.pending
+        item: dict[str, Any] | None = None
+        if pending:
+            item = snapshot_format.with_frame({"nodeId": pending[0], "input": pending[1]}, self.frame)
+            if self.since is not None:  # since when it waits (the inbox's age)
+                item["since"] = self.since
+            if self.deadline is not None:  # when it times out, and what it then decides
+                item["deadline"] = self.deadline
+                item["onTimeout"] = self.on_timeout
         return {
-            "pending": snapshot_format.with_frame({"nodeId": pending[0], "input": pending[1]}, self.frame)
-            if pending
-            else None,
+            "pending": item,
             "approvalQueue": snapshot_format.queue_items(self.queue, self.queue_frames),
             "deferred": snapshot_format.deferred_items(deferred, gathers),
         }
@@ -115,6 +132,12 @@ class Pauses:
     def from_json(cls, snapshot: dict[str, Any]) -> Pauses:
         pauses = cls()
         pauses.pending, pauses.frame = snapshot_format.read_pending(snapshot)
+        held = snapshot.get("pending") if pauses.pending is not None else None
+        if isinstance(held, dict):
+            since, deadline = held.get("since"), held.get("deadline")
+            pauses.since = float(since) if isinstance(since, (int, float)) else None
+            if isinstance(deadline, (int, float)) and isinstance(held.get("onTimeout"), str):
+                pauses.set_deadline(float(deadline), held["onTimeout"])
         pauses.queue, pauses.queue_frames = snapshot_format.read_queue(snapshot)
         pauses.deferred = snapshot_format.read_deferred(snapshot)
         return pauses
@@ -135,7 +158,7 @@ def edited(answer: dict[str, Any], arrived: Any, output: Any) -> tuple[dict[str,
 
 def received(answer: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     """The ``input_received`` event's content (decision, note, edited as JSON) and typed fields."""
-    content = {k: answer[k] for k in ("decision", "note", "edited") if k in answer}
+    content = {k: answer[k] for k in ("decision", "note", "edited", "timedOut") if k in answer}
     return _encode_extra(content), decision_fields(answer)
 
 
@@ -161,3 +184,17 @@ def hand_over(
         return spec.answered(ctx, node, arrived, flowing, answer, now, waited)
     finally:
         BRANCH.reset(token)
+
+
+def pause_fields(decisions: tuple[str, ...], timeout: tuple[float, str] | None) -> dict[str, Any] | None:
+    """The typed fields of a ``wait_input`` event beyond its prompt: ``options`` (the labels
+    besides approve/reject) and, for a pause that times out, ``deadline`` (ISO 8601) and
+    ``onTimeout``; None when there are neither (a plain approval's event stays as it was)."""
+    fields: dict[str, Any] = {}
+    options = [d for d in decisions if d not in ("approve", "reject")]
+    if options:
+        fields["options"] = options
+    if timeout is not None:
+        fields["deadline"] = format_timestamp(timeout[0])
+        fields["onTimeout"] = timeout[1]
+    return fields or None

@@ -55,7 +55,8 @@ from engine.errors import FlowdeskError
 from engine.flows.library import default_library
 from engine.graph.index import GraphIndex
 from engine.graph.model import Node, Workflow
-from engine.graph.variables import VariableError  # noqa: F401  (raised by Run())
+from engine.graph.templates import mask_url_passwords
+from engine.graph.variables import VariableError, json_safe  # noqa: F401  (VariableError: raised by Run())
 from engine.llm.base import AgentInvocation, LLMProvider
 from engine.nodes import SPECS, NodeError, NodeOutcome, PauseRequest, spec_for
 from engine.nodes.approval import normalise_decision
@@ -363,7 +364,11 @@ class Run(EventSource):
         if self._ended:
             self.ended_at = self._clock()
             self.waiting_for_input = False
-        ev = self._emit(SYSTEM_NODE, EventType.RUN_STATUS, str(status), {"detail": detail} if detail else None)
+        extra: dict[str, Any] | None = {"detail": detail} if detail else None
+        if self._ended and self.variables:  # the final variables, kept in the run record (seed 001's `vars`)
+            # URL passwords masked, as the run's stored arguments are (a --var URL=… password)
+            extra = {**(extra or {}), "vars": mask_url_passwords(json_safe(self.variables))}
+        ev = self._emit(SYSTEM_NODE, EventType.RUN_STATUS, str(status), extra)
         for cb in list(self._status_listeners):
             cb(ev)
 
@@ -421,17 +426,20 @@ class Run(EventSource):
         self._branches.on_loop()
         lock = self._branches.lock
         assert lock is not None
-        answer: dict[str, Any] = normalise_decision(decision, note)
-        if arguments is None and isinstance(decision, dict) and "arguments" in decision:
-            arguments = decision["arguments"]  # (a nested run's answer, handed on whole)
-        if arguments is not None:
-            answer["arguments"] = arguments
         async with lock:
             setup.freeze_older()
             try:
                 await self._branches.wait_idle()
                 if self.status != RunStatus.PAUSED or self._pauses.pending is None:
                     raise RunStateError(f"this run is not waiting for input (status {self.status})")
+                if self.overdue():  # its deadline passed (in a process that ended, say): it takes onTimeout
+                    decision, note, output = {"decision": self._pauses.on_timeout, "timedOut": True}, None, None
+                    arguments = None
+                answer: dict[str, Any] = normalise_decision(decision, note, options=self.decisions())
+                if arguments is None and isinstance(decision, dict) and "arguments" in decision:
+                    arguments = decision["arguments"]  # (a nested run's answer, handed on whole)
+                if arguments is not None:
+                    answer["arguments"] = arguments
                 problem = self.answer_problem(answer)
                 if problem:
                     raise RunStateError(f"the answer is refused: {problem}")
@@ -467,6 +475,42 @@ class Run(EventSource):
                 return self.status
             finally:
                 setup.thaw()
+
+    async def expire(self) -> RunStatus:
+        """Take the pending approval's ``onTimeout`` decision if its deadline has passed (logged
+        as ``input_received`` with ``timedOut: true``), and continue as ``resume`` does; nothing
+        happens when the run is not paused or the deadline is still to come. Whoever holds a
+        paused run calls it at the deadline (``pause_timeout``); a run restored after its
+        deadline takes the decision on its next ``resume`` anyway."""
+        if self.status != RunStatus.PAUSED or not self.overdue():
+            return self.status
+        return await self.resume({"decision": self._pauses.on_timeout, "timedOut": True})
+
+    def overdue(self, now: float | None = None) -> bool:
+        """Whether the pending approval's deadline has passed (at ``now``, default the run's clock)."""
+        deadline = self._pauses.deadline
+        return deadline is not None and self._pauses.pending is not None and (now or self._clock()) >= deadline
+
+    def pause_timeout(self) -> tuple[float, str] | None:
+        """``(deadline, decision)`` of the pending approval (the run's clock; the decision it takes
+        then), or None when nothing waits or it waits for ever."""
+        pauses = self._pauses
+        if pauses.pending is None or pauses.deadline is None or pauses.on_timeout is None:
+            return None
+        return pauses.deadline, pauses.on_timeout
+
+    @property
+    def waiting_since(self) -> float | None:
+        """When the run paused at its pending approval (the run's clock; None when not paused)."""
+        return self._pauses.since if self._pauses.pending is not None else None
+
+    def decisions(self) -> tuple[str, ...]:
+        """The decisions the pending approval takes: approve, reject and its options (a flow
+        step's: its nested run's)."""
+        pending = self._pauses.pending
+        node = self._nodes.get(pending[0]) if pending is not None else None
+        spec = self._spec_of(node)
+        return spec.decisions(self._ctx, node) if spec is not None else ("approve", "reject")
 
     def amend_pending(self, value: Any) -> None:
         """Replace the output under review at the pending approval (what goes on when it is
@@ -537,15 +581,22 @@ class Run(EventSource):
     def _pause_at(
         self, node_id: str, value: Any, prompt: str | None = None, frame: Any = False, extra: Any = None
     ) -> None:
-        self._pauses.ask(node_id, value, BRANCH.get() if frame is False else frame, self._clock())
+        now = self._clock()
+        self._pauses.ask(node_id, value, BRANCH.get() if frame is False else frame, now)
         self.waiting_for_input = True
         self.current_node_id = node_id
+        node = self._nodes[node_id]
+        spec = self._spec_of(node)
         if prompt is None:  # a queued approval, asked now
-            node = self._nodes[node_id]
-            spec = self._spec_of(node)
             prompt = spec.waiting_prompt(self._ctx, node) if spec is not None else ""
             extra = spec.pause_extra(self._ctx, node) if spec is not None else None
-        self._emit(node_id, EventType.WAIT_INPUT, prompt or _ASK, extra)
+        timeout = spec.pause_deadline(self._ctx, node, now) if spec is not None else None
+        if timeout is not None:
+            self._pauses.set_deadline(*timeout)
+        fields = answers.pause_fields(self.decisions(), timeout)
+        if extra:  # (a tool call's: {kind: "tool_call", tool, server?, arguments, ...})
+            fields = {**(fields or {}), **extra}
+        self._emit(node_id, EventType.WAIT_INPUT, prompt or _ASK, fields)
         self._set_status(RunStatus.PAUSED)
 
     # ------------------------------------------------------------------ branches

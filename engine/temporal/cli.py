@@ -23,6 +23,8 @@ from engine.cli import EXIT_CANCELLED, EXIT_FAILED, EXIT_OK, EXIT_PAUSED, EXIT_U
 from engine.cli.files import load_any
 from engine.cli.printer import RUNS_HEADER, Printer, print_err, runs_line
 from engine.cli.run import _json_object_arg, _text_arg, run_arguments, stored_base_url
+from engine.flows.library import default_library
+from engine.flows.schedules import ScheduleError
 from engine.graph.inputs import has_surrogates
 from engine.graph.model import WorkflowLoadError
 from engine.graph.validate import validate
@@ -108,6 +110,24 @@ async def _warn_without_worker(client: Any, args: argparse.Namespace, run_id: st
     )
 
 
+async def _sync_schedules(client: Any, args: argparse.Namespace) -> None:
+    """The library's scheduled flows become Temporal Schedules (engine/temporal/schedules.py)."""
+    from engine.temporal.schedules import sync_schedules
+
+    try:
+        done = await sync_schedules(client, default_library(), task_queue=args.task_queue)
+    except ScheduleError as err:  # no croniter: the library's schedules cannot be read here
+        print_err(f"schedules not set up on the server: {err}")
+        return
+    for flow_id, message in done["errors"].items():
+        print_err(f"schedule of flow {flow_id} not set up on the server: {message}")
+    made = len(done["created"]) + len(done["updated"])
+    if made or done["deleted"]:
+        print_err(
+            f"schedules on the server: {made} flow{'s' if made != 1 else ''} scheduled, {len(done['deleted'])} removed"
+        )
+
+
 async def _worker(args: argparse.Namespace) -> int:
     from engine.temporal.worker import run_worker
 
@@ -116,7 +136,8 @@ async def _worker(args: argparse.Namespace) -> int:
         return 2
     from engine.temporal.client import connect
 
-    await connect(args.temporal, args.namespace)  # a clear message when the server is not there
+    client = await connect(args.temporal, args.namespace)  # a clear message when the server is not there
+    await _sync_schedules(client, args)
 
     def ready() -> None:
         print_err(

@@ -7,6 +7,7 @@ import asyncio
 
 from PySide6.QtCore import Qt
 
+from editor.run.log_model import TYPE_GROUPS
 from engine import AgentInvocation, LLMResult, ProviderContext, RunEvent
 from engine.store import RunStore
 
@@ -106,7 +107,7 @@ def test_filters_by_node_type_and_text_and_collapse(qtbot, console, review):
 
     console.set_type_groups(["Condition checks", "Approvals"])
     assert _entries(console) == [("route", "logic_check"), ("signoff", "wait_input")]
-    assert console.type_button.text() == "Types: 2 of 10"
+    assert console.type_button.text() == f"Types: 2 of {len(TYPE_GROUPS)}"
     console.set_type_groups(None)
 
     qtbot.keyClicks(console.search_edit, "REFUND REPLY")
