@@ -195,12 +195,14 @@ class NestedFlowKind(NodeSpec):
 
     def decisions(self, ctx: Any, node: Any) -> tuple[str, ...]:
         held = ctx.state(node.id)
-        return held.child.decisions() if held is not None else super().decisions(ctx, node)
+        ask = getattr(held.child, "decisions", None) if held is not None else None  # (a Temporal child: none)
+        return ask() if ask is not None else super().decisions(ctx, node)
 
     def pause_deadline(self, ctx: Any, node: Any, since: float) -> tuple[float, str] | None:
         """The nested run's own deadline (its approval times out, the parent with it)."""
         held = ctx.state(node.id)
-        return held.child.pause_timeout() if held is not None else None
+        ask = getattr(held.child, "pause_timeout", None) if held is not None else None
+        return ask() if ask is not None else None
 
     def cancelled(self, ctx: Any, node_id: str, state: Any, reason: str) -> None:
         ctx.drop_state(node_id)
