@@ -187,6 +187,13 @@ if TYPE_CHECKING:
         provider_models,
     )
     from engine.llm.structured import SchemaError, parse_json_answer, schema_errors
+    from engine.mcp.calls import check_arguments as check_tool_arguments
+    from engine.mcp.config import McpError, McpServerConfig
+    from engine.mcp.config import remove_server as remove_mcp_server
+    from engine.mcp.config import save_server as save_mcp_server
+    from engine.mcp.config import settings_servers as mcp_servers
+    from engine.mcp.pool import list_server_tools as list_mcp_tools
+    from engine.mcp.results import ToolInfo as McpToolInfo
     from engine.nodes import (
         DEFAULT_MAX_RETRIES,
         DEFAULT_RETRY_DELAY_MS,
@@ -538,6 +545,15 @@ _LAZY: dict[str, tuple[str, str]] = {
     "flow_suggestions": ("flows.memory", "suggestions"),
     "rule_problem": ("graph.variables", "rule_problem"),
     "FileData": ("nodes.file", "FileData"),
+    # MCP servers as tool sources (the 'mcp' extra connects; declaring needs nothing)
+    "McpError": ("mcp.config", "McpError"),
+    "McpServerConfig": ("mcp.config", "McpServerConfig"),
+    "McpToolInfo": ("mcp.results", "ToolInfo"),
+    "mcp_servers": ("mcp.config", "settings_servers"),
+    "save_mcp_server": ("mcp.config", "save_server"),
+    "remove_mcp_server": ("mcp.config", "remove_server"),
+    "list_mcp_tools": ("mcp.pool", "list_server_tools"),
+    "check_tool_arguments": ("mcp.calls", "check_arguments"),
 }
 
 
@@ -754,6 +770,15 @@ __all__ = sorted(
         "fetch_page",
         "looks_like_literal_credential",
         "mask_url",
+        # MCP servers as tool sources
+        "McpError",
+        "McpServerConfig",
+        "McpToolInfo",
+        "mcp_servers",
+        "save_mcp_server",
+        "remove_mcp_server",
+        "list_mcp_tools",
+        "check_tool_arguments",
         "WebRequestError",
         "InvalidRequestError",
         "UrlNotAllowedError",

@@ -129,6 +129,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="TEXT|@FILE",
         help="the reviewed output, edited: what flows on from the approval (@FILE reads a file)",
     )
+    rs.add_argument(
+        "--arguments",
+        metavar="JSON|@FILE",
+        help="at a tool call's approval: the arguments to call it with instead (a JSON object, checked "
+        "against the tool's schema)",
+    )
     rs.add_argument("--provider")
     rs.add_argument("--model")
     rs.add_argument("--base-url")

@@ -105,6 +105,7 @@ async def _drive(
     resume_first: bool,
     first_output: str | None = None,
     output: _Output | None = None,
+    first_arguments: Any = None,
 ) -> int:
     """Start (or resume) a run and answer its approvals in order; returns the exit code."""
     loop = asyncio.get_running_loop()
@@ -118,7 +119,7 @@ async def _drive(
     try:
         if resume_first:
             word, note = decisions.pop(0)
-            status = await _answer(run, word, note, first_output)
+            status = await _answer(run, word, note, first_output, first_arguments)
         else:
             status = await run.start()
         if recorder:
@@ -136,7 +137,16 @@ async def _drive(
                         recorder.settled()
                     continue
                 node = run.pending_approval
-                print_err(f"run {run.run_id} is paused at approval '{node}' waiting for a decision")
+                extra = getattr(run, "waiting_extra", lambda: None)() or {}
+                if extra.get("kind") == "tool_call":
+                    tool = f"{extra['server']}/{extra.get('tool')}" if extra.get("server") else extra.get("tool")
+                    print_err(
+                        f"run {run.run_id} is paused at '{node}': its call of '{tool}' with "
+                        f"{json.dumps(extra.get('arguments'), ensure_ascii=False)} waits for approval "
+                        "(--arguments JSON on resume calls it with other arguments)"
+                    )
+                else:
+                    print_err(f"run {run.run_id} is paused at approval '{node}' waiting for a decision")
                 if recorder:
                     print_err(
                         f"continue it with: flowdesk resume {run.run_id} --decide {_choices(run)}   (or reject:NOTE)"
@@ -176,7 +186,7 @@ def _choices(run: Any) -> str:
     return "|".join(run.decisions())
 
 
-async def _answer(run: Any, word: str, note: str, output: Any) -> RunStatus:
+async def _answer(run: Any, word: str, note: str, output: Any, arguments: Any = None) -> RunStatus:
     """Resume with a decision, unless the approval's deadline has passed: it then takes its
     ``onTimeout`` decision (said so) and ``word`` is not used."""
     timeout = run.pause_timeout() if hasattr(run, "pause_timeout") else None
@@ -187,6 +197,8 @@ async def _answer(run: Any, word: str, note: str, output: Any) -> RunStatus:
             f"(the decision '{word}' is not used)"
         )
         return await run.expire()
+    if arguments is not None:  # a tool call's arguments, edited
+        return await run.resume(word, note, output=output, arguments=arguments)
     return await run.resume(word, note, output=output)
 
 
@@ -227,6 +239,7 @@ def _execute(
     workflow_path: str | None = None,
     resume_first: bool = False,
     first_output: str | None = None,
+    first_arguments: Any = None,
 ) -> int:
     recorder = None
     output = _Output(printer, run)
@@ -242,7 +255,15 @@ def _execute(
     try:
         with _sigint_kept():
             code = asyncio.run(
-                _drive(run, decisions, recorder, resume_first=resume_first, first_output=first_output, output=output)
+                _drive(
+                    run,
+                    decisions,
+                    recorder,
+                    resume_first=resume_first,
+                    first_output=first_output,
+                    output=output,
+                    first_arguments=first_arguments,
+                )
             )
     except KeyboardInterrupt:
         code = EXIT_CANCELLED
@@ -558,6 +579,11 @@ def cmd_resume(args: argparse.Namespace) -> int:
         if not args.decide:
             print_err("--output goes with --decide approve|reject|LABEL (the decision it comes with)")
             return EXIT_USAGE
+    arguments = None
+    if getattr(args, "arguments", None) is not None:
+        arguments = _json_object_arg(args.arguments, "--arguments")
+        if arguments is None:
+            return EXIT_USAGE
     found = find_run(args.run_id)
     if found is None:
         return EXIT_USAGE
@@ -584,6 +610,11 @@ def cmd_resume(args: argparse.Namespace) -> int:
         if run is not None and run.status == RunStatus.PAUSED and not run.overdue():
             word, note = args.decide[0]
             normalise_decision(word, note, options=run.decisions())  # refused before the run is claimed
+            if arguments is not None:  # checked against the tool's schema, also before the claim
+                problem = run.answer_problem({"decision": word, "note": note, "arguments": arguments})
+                if problem:
+                    print_err(f"--arguments: {problem}")
+                    return EXIT_USAGE
         store.claim_for_resume(info.id)
     except (ProviderConfigError, StoreError) as err:
         print_err(str(err))
@@ -597,7 +628,25 @@ def cmd_resume(args: argparse.Namespace) -> int:
     if run is None:  # (claimed: it was paused, and a paused run without a snapshot was refused above)
         print_err(f"run {info.id} has no saved state; it cannot be resumed")
         return EXIT_USAGE
-    return _execute(run, store, list(args.decide), printer, resume_first=True, first_output=output)
+    return _execute(
+        run, store, list(args.decide), printer, resume_first=True, first_output=output, first_arguments=arguments
+    )
+
+
+def _json_object_arg(value: str, option: str) -> dict[str, Any] | None:
+    """A JSON object given as text or @FILE (None, with the reason printed, when it is not one)."""
+    text = _text_arg(value, option)
+    if text is None:
+        return None
+    try:
+        parsed = json.loads(text)
+    except ValueError as err:
+        print_err(f"{option}: not valid JSON ({err})")
+        return None
+    if not isinstance(parsed, dict):
+        print_err(f"{option}: must be a JSON object of argument names and values")
+        return None
+    return parsed
 
 
 def _text_arg(value: str, option: str) -> str | None:

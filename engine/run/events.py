@@ -46,6 +46,7 @@ __all__ = [
     "SUBAGENT_FIELDS",
     "FLOW_CALL_TYPES",
     "FLOW_CALL_FIELDS",
+    "TOOL_CALL_TYPES",
     "decision_fields",
     "format_duration",
     "format_timestamp",
@@ -107,6 +108,10 @@ class EventType(StrEnum):
     API_CALL_START = "api_call_start"  # extra {method, args} (secrets masked): a script's api call
     API_CALL_END = "api_call_end"  # extra {method, args, error?}
     PERMISSION_DENIED = "permission_denied"  # extra {what, field}: a step reached outside its permissions
+    # MCP tools (docs/design.md, "Acting"): extra {tool, server, callId, arguments, result | error}
+    TOOL_CALL_START = "tool_call_start"
+    TOOL_CALL_END = "tool_call_end"
+    TOOL_CALL_ERROR = "tool_call_error"
 
 
 SUBAGENT_CALL_TYPES = frozenset(
@@ -114,6 +119,9 @@ SUBAGENT_CALL_TYPES = frozenset(
 )
 FLOW_CALL_TYPES = frozenset(
     {EventType.FLOW_CALL_START.value, EventType.FLOW_CALL_END.value, EventType.FLOW_CALL_ERROR.value}
+)
+TOOL_CALL_TYPES = frozenset(
+    {EventType.TOOL_CALL_START.value, EventType.TOOL_CALL_END.value, EventType.TOOL_CALL_ERROR.value}
 )
 # The structured fields of a flow_call_* event (content: the arguments as JSON, the result or the error).
 FLOW_CALL_FIELDS = ("parentNodeId", "flowId", "flowName", "callId", "parentCallId", "depth")

@@ -406,17 +406,22 @@ class Run(EventSource):
                     self._spawn(start.id, None)
                     await self._branches.wait_idle()
                 self._settle()
+                await self._ctx.rest()  # (shared resources of the steps: MCP connections)
                 return self.status
             finally:
                 setup.thaw()
 
-    async def resume(self, decision: Any, note: str | None = None, *, output: Any = None) -> RunStatus:
+    async def resume(
+        self, decision: Any, note: str | None = None, *, output: Any = None, arguments: Any = None
+    ) -> RunStatus:
         """Answer the pending approval and continue until the run is paused again or ended.
 
         ``output``: the reviewer's edit of the output under review; when given (and different),
         it is what flows on, and ``input_received`` records ``edited: true`` with the original.
         The node's kind takes the answer (``NodeSpec.answered``): it goes on along a handle, or
         its step is taken again (a flow step hands the answer to its nested run).
+        ``arguments``: at a tool call's approval, the arguments the call is made with (checked
+        against the tool's schema: :class:`RunStateError` when they do not fit, the run still paused).
         """
         self._branches.on_loop()
         lock = self._branches.lock
@@ -429,7 +434,15 @@ class Run(EventSource):
                     raise RunStateError(f"this run is not waiting for input (status {self.status})")
                 if self.overdue():  # its deadline passed (in a process that ended, say): it takes onTimeout
                     decision, note, output = {"decision": self._pauses.on_timeout, "timedOut": True}, None, None
+                    arguments = None
                 answer: dict[str, Any] = normalise_decision(decision, note, options=self.decisions())
+                if arguments is None and isinstance(decision, dict) and "arguments" in decision:
+                    arguments = decision["arguments"]  # (a nested run's answer, handed on whole)
+                if arguments is not None:
+                    answer["arguments"] = arguments
+                problem = self.answer_problem(answer)
+                if problem:
+                    raise RunStateError(f"the answer is refused: {problem}")
                 node_id, arrived, frame, since = self._pauses.take()
                 self.waiting_for_input = False
                 self.current_node_id = None
@@ -458,6 +471,7 @@ class Run(EventSource):
                         self._spawn(target, value, src, fr)
                     await self._branches.wait_idle()
                 self._settle()
+                await self._ctx.rest()
                 return self.status
             finally:
                 setup.thaw()
@@ -564,7 +578,9 @@ class Run(EventSource):
             current = None
         self._branches.cancel(current, self._branch_ended)
 
-    def _pause_at(self, node_id: str, value: Any, prompt: str | None = None, frame: Any = False) -> None:
+    def _pause_at(
+        self, node_id: str, value: Any, prompt: str | None = None, frame: Any = False, extra: Any = None
+    ) -> None:
         now = self._clock()
         self._pauses.ask(node_id, value, BRANCH.get() if frame is False else frame, now)
         self.waiting_for_input = True
@@ -572,11 +588,15 @@ class Run(EventSource):
         node = self._nodes[node_id]
         spec = self._spec_of(node)
         if prompt is None:  # a queued approval, asked now
-            prompt = spec.pause_prompt(node.data) if spec is not None else ""
+            prompt = spec.waiting_prompt(self._ctx, node) if spec is not None else ""
+            extra = spec.pause_extra(self._ctx, node) if spec is not None else None
         timeout = spec.pause_deadline(self._ctx, node, now) if spec is not None else None
         if timeout is not None:
             self._pauses.set_deadline(*timeout)
-        self._emit(node_id, EventType.WAIT_INPUT, prompt or _ASK, answers.pause_fields(self.decisions(), timeout))
+        fields = answers.pause_fields(self.decisions(), timeout)
+        if extra:  # (a tool call's: {kind: "tool_call", tool, server?, arguments, ...})
+            fields = {**(fields or {}), **extra}
+        self._emit(node_id, EventType.WAIT_INPUT, prompt or _ASK, fields)
         self._set_status(RunStatus.PAUSED)
 
     # ------------------------------------------------------------------ branches
@@ -672,7 +692,7 @@ class Run(EventSource):
                             "Another approval is pending; this one will be asked next.",
                         )
                     else:
-                        self._pause_at(node_id, value, result.prompt)
+                        self._pause_at(node_id, value, result.prompt, False, result.extra)
                     return
                 output, handle = result
                 if status == "done":
@@ -793,6 +813,21 @@ class Run(EventSource):
         node = self._nodes.get(pending[0]) if pending is not None else None
         spec = self._spec_of(node)
         return (spec.waiting_prompt(self._ctx, node) if spec is not None else "") or _ASK
+
+    def waiting_extra(self) -> dict[str, Any] | None:
+        """The pending pause's ``wait_input`` fields besides its prompt (a tool call's: ``{kind:
+        "tool_call", tool, server?, arguments, ...}``; None for a plain approval, or none pending)."""
+        pending = self._pauses.pending
+        node = self._nodes.get(pending[0]) if pending is not None else None
+        spec = self._spec_of(node)
+        return spec.pause_extra(self._ctx, node) if spec is not None else None
+
+    def answer_problem(self, answer: dict[str, Any]) -> str | None:
+        """Why ``answer`` cannot answer the pending pause (None: it can; its kind decides)."""
+        pending = self._pauses.pending
+        node = self._nodes.get(pending[0]) if pending is not None else None
+        spec = self._spec_of(node)
+        return spec.answer_problem(self._ctx, node, answer) if spec is not None else None
 
     # ------------------------------------------------------------------ snapshot
     @property

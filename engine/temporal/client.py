@@ -152,10 +152,20 @@ async def definition(client: Client, run_id: str) -> Workflow:
 
 
 async def answer(
-    client: Client, run_id: str, decision: str, note: str = "", *, node_id: str | None = None, output: Any = None
+    client: Client,
+    run_id: str,
+    decision: str,
+    note: str = "",
+    *,
+    node_id: str | None = None,
+    output: Any = None,
+    arguments: Any = None,
 ) -> None:
     handle = client.get_workflow_handle(run_id)
-    await handle.execute_update("approve", {"nodeId": node_id, "decision": decision, "note": note, "output": output})
+    update = {"nodeId": node_id, "decision": decision, "note": note, "output": output}
+    if arguments is not None:  # a tool call's edited arguments
+        update["arguments"] = arguments
+    await handle.execute_update("approve", update)
 
 
 async def cancel(client: Client, run_id: str) -> None:

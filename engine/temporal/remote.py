@@ -288,7 +288,9 @@ class RemoteRun:
         self.status = RunStatus.RUNNING
         return await self._follow()
 
-    async def resume(self, decision: Any, note: str | None = None, output: Any = None) -> RunStatus:
+    async def resume(
+        self, decision: Any, note: str | None = None, output: Any = None, arguments: Any = None
+    ) -> RunStatus:
         """Answer the pending approval on the server and follow the run until it pauses or ends."""
         node = self.workflow.node(self._pending or "") if self._pending else None
         answer = normalise_decision(decision, note, options=option_labels(node.data) if node is not None else ())
@@ -300,7 +302,13 @@ class RemoteRun:
             pending = self._pending
             await self._on_server(
                 lambda client: send_answer(
-                    client, self.run_id, answer["decision"], answer["note"], node_id=pending, output=output
+                    client,
+                    self.run_id,
+                    answer["decision"],
+                    answer["note"],
+                    node_id=pending,
+                    output=output,
+                    arguments=arguments,
                 )
             )
         except Exception as err:  # refused by the workflow (answered elsewhere meanwhile), or unreachable

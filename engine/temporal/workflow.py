@@ -47,6 +47,7 @@ with workflow.unsafe.imports_passed_through():
     from engine.graph.templates import find_references
     from engine.graph.variables import run_variables
     from engine.llm.base import LLMError, LLMResult
+    from engine.llm.tools import pending_from_json
     from engine.nodes import NodeError, PauseRequest, spec_for
     from engine.nodes.base import resolve_for_step
     from engine.nodes.flow import Subflow, describe
@@ -356,6 +357,9 @@ class _ActivityProvider:
             "runPath": run.run_path,
             "maxVisits": run.max_visits,
             "builtins": {k: v for k, v in scope.builtins.items() if k not in ("PREVIOUS_OUTPUT", "input")},
+            # approving tool calls: the decisions so far and the conversation kept at the pause
+            "toolDecisions": getattr(ctx, "tool_decisions", None),
+            "resumedConversation": getattr(ctx, "resumed_conversation", None),
         }
         try:
             answer = await workflow.execute_activity(AGENT_ACTIVITY, request, **options)
@@ -367,6 +371,8 @@ class _ActivityProvider:
         _log(run.context, answer.get("events"))
         if answer.get("cancelled"):  # given up (timeoutMs, the run cancelled): as locally
             raise asyncio.CancelledError()
+        if answer.get("pause"):  # a tool call waits for approval: the agent step pauses, as locally
+            raise pending_from_json(answer["pause"])
         return LLMResult(answer["text"], answer.get("usage"), answer.get("model"))
 
 
@@ -517,7 +523,12 @@ class FlowdeskRunWorkflow:
                     status = await run.resume(answer)
                     continue
                 # The reviewer's edited output goes on, recorded as an edit (``edited: true``), as locally.
-                status = await run.resume(answer["decision"], answer.get("note") or "", output=answer.get("output"))
+                status = await run.resume(
+                    answer["decision"],
+                    answer.get("note") or "",
+                    output=answer.get("output"),
+                    arguments=answer.get("arguments"),
+                )
         except asyncio.CancelledError:
             run.cancel("Cancelled on the Temporal server.")
             await run.wait()
@@ -550,6 +561,10 @@ class FlowdeskRunWorkflow:
         node_id = answer.get("nodeId")
         if node_id and node_id != run.pending_approval:
             raise ValueError(f"the run is waiting at approval '{run.pending_approval}', not '{node_id}'")
+        if answer.get("arguments") is not None:  # a tool call's edited arguments: checked as locally
+            problem = run.answer_problem({"decision": answer["decision"], "arguments": answer["arguments"]})
+            if problem:
+                raise ValueError(f"the answer is refused: {problem}")
 
     @workflow.query(name="events")
     def events_after(self, after: int = 0) -> dict[str, Any]:
