@@ -271,3 +271,120 @@ def test_case_vars_and_input(fd, llm, home):
     path = write(home / "work" / "support.flow.json", flow)
     result = evaluate(fd, llm, path, code=0)
     assert result["passRate"] == 1
+
+
+# ----------------------------------------------------------------------------- deeper probes
+def test_judge_failure_keeps_its_reason_and_an_odd_answer_fails(fd, llm, home):
+    tests = [
+        case("judged-bad", "hi", e("judge", rubric="BAD: French only")),
+        case("judged-odd", "hi", e("judge", rubric="an unclear rubric")),
+    ]
+    path = write(home / "work" / "support.flow.json", workflow(tests))
+    result = evaluate(fd, llm, path, code=1)
+    cases = by_name(result)
+    bad = cases["judged-bad"]["failures"][0]
+    assert bad["type"] == "judge"
+    assert "does not fit" in json.dumps(bad), "the judge's one-line reason is kept"
+    odd = cases["judged-odd"]
+    assert odd["passed"] is False and "neither" in json.dumps(odd["failures"])
+
+
+def test_a_failing_run_fails_its_case(fd, llm, home):
+    flow = workflow([case("boom", "hi", e("contains", "x"))])
+    flow["nodes"][2]["data"]["model"] = "gpt-4o-mini"
+    flow["nodes"].append(
+        {"id": "crash", "type": "code", "x": 900, "y": 0, "data": {"language": "python", "code": "1 / 0", "inputs": {}}}
+    )
+    flow["connections"].append(link("polish", "crash"))
+    path = write(home / "work" / "support.flow.json", flow)
+    result = evaluate(fd, llm, path, code=1)
+    got = by_name(result)["boom"]
+    assert got["passed"] is False and got["failures"], got
+
+
+def test_equals_with_a_json_value(fd, llm, home):
+    tests = [
+        case("json-equal", "JSON please", e("equals", {"name": "Ada", "n": 2})),
+        case("json-differs", "JSON please", e("equals", {"name": "Ada", "n": 3})),
+    ]
+    path = write(home / "work" / "support.flow.json", workflow(tests))
+    cases = by_name(evaluate(fd, llm, path, code=1))
+    assert cases["json-equal"]["passed"] is True
+    assert cases["json-differs"]["passed"] is False
+
+
+def test_tests_list_and_jsonl_both_read(fd, llm, home):
+    path = write(home / "work" / "support.flow.json", workflow([case("listed", "a", e("contains", "draft of a"))]))
+    (home / "work" / "support.tests.jsonl").write_text(
+        "# a comment\n\n" + json.dumps(case("from-file", "b", e("contains", "draft of b"))) + "\n"
+    )
+    result = evaluate(fd, llm, path, code=0)
+    assert sorted(by_name(result)) == ["from-file", "listed"]
+
+
+def test_bad_jsonl_line_is_named(fd, llm, home):
+    path = write(home / "work" / "support.flow.json", workflow())
+    (home / "work" / "support.tests.jsonl").write_text(
+        json.dumps(case("ok", "a", e("contains", "a"))) + "\n{not json\n"
+    )
+    done = fd("eval", str(path), *model_args(llm))
+    assert done.code == 2, done
+    assert "2" in done.err + done.out and "Traceback" not in done.err
+
+
+def test_csv_cases_with_expect(fd, llm, home):
+    path = write(home / "work" / "support.flow.json", workflow())
+    data = home / "work" / "inputs.csv"
+    data.write_text("name,input\nfirst,alpha\nsecond,beta\n")
+    done = fd("eval", str(path), "--cases", str(data), "--expect", "contains:Polished", "--json", *model_args(llm))
+    assert done.code == 0, done
+    result = json.loads(done.out)
+    assert sorted(by_name(result)) == ["first", "second"]
+
+
+def test_reused_nodes_are_graded_as_they_were_made(fd, llm, home):
+    tests = [case("budget", "hi", e("maxTokens", 36)), case("tight", "hi", e("maxTokens", 35))]
+    path = write(home / "work" / "support.flow.json", workflow(tests))
+    evaluate(fd, llm, path, code=1)
+    write(path, workflow(tests, polish=POLISH + " Kindly."))
+    second = by_name(evaluate(fd, llm, path, code=1))
+    assert second["budget"]["passed"] is True and second["tight"]["passed"] is False
+    assert second["budget"]["tokens"] == 36
+
+
+def test_a_changed_case_input_runs_both_nodes(fd, llm, home):
+    tests = [case("c", "one", e("contains", "Polished"))]
+    path = write(home / "work" / "support.flow.json", workflow(tests))
+    evaluate(fd, llm, path, code=0)
+    write(path, workflow([case("c", "two", e("contains", "Polished"))]))
+    before = len(chats(llm))
+    evaluate(fd, llm, path, code=0)
+    assert len(chats(llm)) - before == 2
+
+
+def test_baseline_by_prefix_and_unknown_baseline(fd, llm, home):
+    path = write(home / "work" / "support.flow.json", workflow([case("c", "hi", e("contains", "Polished"))]))
+    first = evaluate(fd, llm, path, code=0)
+    again = evaluate(fd, llm, path, "--baseline", first["evalId"][:8], code=0)
+    assert again["regressed"] == [] and again["improved"] == []
+    done = fd("eval", str(path), "--baseline", "zzzz-no-such-eval", *model_args(llm))
+    assert done.code == 2, done
+
+
+def test_concurrency_one(fd, llm, home):
+    tests = [case(f"c{i}", f"q{i}", e("contains", "Polished")) for i in range(3)]
+    path = write(home / "work" / "support.flow.json", workflow(tests))
+    done = fd("eval", str(path), "--concurrency", "1", "--json", *model_args(llm))
+    assert done.code == 0, done
+    times = sorted((r.started, r.ended or r.started) for r in chats(llm))
+    assert all(a[1] <= b[0] + 0.05 for a, b in zip(times, times[1:])), "one request at a time"
+    done = fd("eval", str(path), "--concurrency", "0", *model_args(llm))
+    assert done.code == 2, done
+
+
+def test_duplicate_case_names_are_refused(fd, llm, home):
+    tests = [case("same", "a", e("contains", "a")), case("same", "b", e("contains", "b"))]
+    path = write(home / "work" / "support.flow.json", workflow(tests))
+    done = fd("eval", str(path), *model_args(llm))
+    assert done.code == 2, done
+    assert "same" in done.out + done.err

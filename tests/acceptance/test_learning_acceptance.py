@@ -18,6 +18,7 @@ from tests.acceptance.conftest import (
     answer,
     chats,
     code_flow,
+    code_node,
     link,
     model_args,
     start,
@@ -649,3 +650,190 @@ def test_file_binary_fails(fd, home, files):
     done = fd("run", str(file_flow(home, "data/blob.bin")), "--json", "--provider", "echo")
     assert done.code == 1, done
     assert "Traceback" not in done.err
+
+
+# ----------------------------------------------------------------------------- deeper probes
+def test_learn_parallel_calls_fan_out_and_join(fd, server, home, library):
+    """Two calls in one model turn: the learned flow makes both, with no planning request."""
+
+    def model(rec: Recorded) -> Reply:
+        body = rec.json or {}
+        if is_proposal_request(rec):
+            return answer(rec, json.dumps({"variables": [], "triggers": [], "reasons": "fixed cities"}))
+        if body.get("tools") and not rec.tool_results:
+            name = body["tools"][0]["function"]["name"]
+            return openai_tool_calls([(name, {"city": "Paris"}), (name, {"city": "Oslo"})])
+        return answer(rec, "Answer: " + " / ".join(sorted(rec.tool_results)))
+
+    server.handler = model
+    path = write(home / "work" / "two.flow.json", helper_agent("Weather in Paris and Oslo?", flows=["weather"]))
+    done = fd("run", str(path), "--json", *model_args(server))
+    assert done.code == 0, done
+    out = home / "work" / "two-learned.flow.json"
+    done = fd("learn", done.json()["runId"], "-o", str(out), *model_args(server))
+    assert done.code == 0, done
+    data = json.loads(out.read_text())
+    assert any(n["type"] == "join" for n in data["nodes"]), "parallel calls become a fan-out and a join"
+    before = len(chats(server))
+    done = fd("run", str(out), "--json", *model_args(server))
+    assert done.code == 0, done
+    got = outputs(done.json())
+    assert "Sunny in Paris" in got and "Sunny in Oslo" in got
+    new = chats(server)[before:]
+    assert all(not (r.json or {}).get("tools") for r in new) and len(new) <= 1
+
+
+def test_learn_name_option(fd, server, home, library):
+    run_id = agent_run(fd, server, home)
+    out = home / "work" / "named.flow.json"
+    done = fd("learn", run_id, "-o", str(out), "--no-model", "--name", "Paris weather")
+    assert done.code == 0, done
+    assert json.loads(out.read_text())["name"] == "Paris weather"
+
+
+def test_learn_unknown_run_is_refused(fd, home):
+    out = home / "work" / "x.flow.json"
+    done = fd("learn", "0000000000", "-o", str(out), "--no-model")
+    assert done.code == 2, done
+    assert not out.exists()
+    assert "Traceback" not in done.err
+
+
+def test_routing_memory_not_stored_when_it_cannot_bind_the_same_arguments(fd, server, routes):
+    """The model's argument (3) is not in the sentence ("three"): no pattern binds days=3."""
+    server.handler = router(FORECAST)
+    done = fd(
+        "do", "how will the sky look in Lisbon over three days", "--library", str(routes), "--yes", *model_args(server)
+    )
+    assert done.code == 0, done
+    triggers = json.loads((routes / "forecast.flow.json").read_text()).get("triggers", [])
+    for t in triggers:
+        if isinstance(t, dict) and t.get("learned"):
+            # If one was stored, it must give back the same arguments for the same sentence.
+            check = fd(
+                "do", "how will the sky look in Lisbon over three days", "--library", str(routes), "--dry-run", "--json"
+            )
+            assert check.code == 0, check
+            assert check.json()["arguments"] == FORECAST["arguments"], t
+
+
+def test_do_semicolon_and_then_split(fd, server, routes):
+    for sentence in ("greet Bob; shout it", "greet Bob then shout it"):
+        done = fd("do", sentence, "--library", str(routes), "--yes", *model_args(server))
+        assert done.code == 0, (sentence, done)
+        assert "HELLO BOB" in done.out + done.err, sentence
+    assert chats(server) == []
+
+
+def test_do_refuses_a_capture_that_breaks_a_rule(fd, server, home):
+    folder = home / "strict"
+    write(
+        folder / "greet.flow.json",
+        code_flow(
+            "greet",
+            "'Hello ' + name",
+            [{"name": "name", "type": "string", "required": True, "value": "", "enum": ["Alice", "Bob"]}],
+            triggers=["greet $(name:word)"],
+        ),
+    )
+    done = fd("do", "greet Carol", "--library", str(folder), "--yes", *model_args(server))
+    assert done.code == 2, done
+    text = done.out + done.err
+    assert "name" in text and "enum" in text and "Hello Carol" not in text
+
+
+def test_rules_apply_to_a_subflows_inputs(fd, home):
+    """A subflow's inputs are its run's arguments: a value breaking its rule is refused."""
+    write(
+        home / "work" / "child.flow.json",
+        code_flow("child", "str(count)", [{"name": "count", "type": "number", "value": 1, "min": 1, "max": 5}]),
+    )
+    parent = {
+        "name": "Parent",
+        "nodes": [
+            start(),
+            {
+                "id": "sub",
+                "type": "flow",
+                "x": 250,
+                "y": 0,
+                "data": {"flow": "child.flow.json", "inputs": {"count": "9"}},
+            },
+        ],
+        "connections": [link("start", "sub")],
+    }
+    path = write(home / "work" / "parent.flow.json", parent)
+    done = fd("run", str(path), "--json", "--provider", "echo")
+    assert done.code == 1, done
+    assert json.loads(done.out)["output"] != "9"
+    text = done.out + done.err
+    assert "count" in text and "max" in text
+
+
+def test_enum_on_a_number_compares_the_coerced_value(fd, home):
+    flow = code_flow("n", "str(n)", [{"name": "n", "type": "number", "value": 1, "enum": [1, 2, 3]}])
+    path = write(home / "work" / "n.flow.json", flow)
+    done = fd("run", str(path), "--var", "n=2", "--json", "--provider", "echo")
+    assert done.code == 0, done
+    done = fd("run", str(path), "--var", "n=4", "--provider", "echo")
+    assert done.code == 2, done
+    assert "enum" in done.out + done.err
+
+
+def test_path_must_exist_is_relative_to_the_working_directory(fd, home):
+    elsewhere = home / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "only-here.txt").write_text("x")
+    (home / "work" / "only-there.txt").write_text("x")
+    flow = code_flow("p", "src", [{"name": "src", "type": "string", "value": "", "pathMustExist": True}])
+    path = write(home / "work" / "p.flow.json", flow)
+    done = fd("run", str(path), "--var", "src=only-here.txt", "--json", "--provider", "echo", cwd=elsewhere)
+    assert done.code == 0, done
+    done = fd("run", str(path), "--var", "src=only-there.txt", "--provider", "echo", cwd=elsewhere)
+    assert done.code == 2, done
+    assert "src" in done.out + done.err and "pathMustExist" in done.out + done.err
+
+
+def test_default_value_breaking_a_rule_is_refused(fd, home):
+    flow = code_flow("d", "code", [{"name": "code", "type": "string", "value": "toolong", "pattern": "[a-z]{3}"}])
+    path = write(home / "work" / "d.flow.json", flow)
+    done = fd("run", str(path), "--provider", "echo")
+    assert done.code == 2, done
+    assert "code" in done.out + done.err and "pattern" in done.out + done.err
+
+
+def test_file_kind_probes(fd, home, files):
+    # No permissions at all: no file is reachable.
+    flow = json.loads(file_flow(home, "data/note.txt").read_text())
+    del flow["permissions"]
+    path = write(home / "work" / "noperm.flow.json", flow)
+    done = fd("run", str(path), "--json", "--provider", "echo")
+    assert done.code == 1, done
+    assert "Hello from a file" not in done.out
+    # Climbing out of the granted folder is refused.
+    done = fd("run", str(file_flow(home, "data/../secret.txt")), "--json", "--provider", "echo")
+    assert done.code == 1, done
+    assert "permission_denied" in done.out + done.err
+    # A link inside the folder that points outside is refused too.
+    (files / "link.txt").symlink_to(home / "work" / "secret.txt")
+    done = fd("run", str(file_flow(home, "data/link.txt")), "--json", "--provider", "echo")
+    assert done.code == 1, done
+    assert "outside" not in str(json.loads(done.out).get("output") or "")
+
+
+def test_file_path_template_and_structured_output(fd, home, files):
+    flow = json.loads(file_flow(home, "data/{{name}}.json", "json").read_text())
+    flow["nodes"][0]["data"]["variables"] = [{"name": "name", "type": "string", "value": "conf"}]
+    flow["nodes"].append(code_node("use", "str(second)", {"second": "{{content.a[1]}}"}))
+    flow["connections"].append(link("read", "use"))
+    path = write(home / "work" / "tpl.flow.json", flow)
+    done = fd("run", str(path), "--json", "--provider", "echo")
+    assert done.code == 0, done
+    assert done.json()["output"] == "2"
+    assert done.json()["vars"]["content"] == {"a": [1, 2], "b": "x"}
+
+
+def test_file_csv_quoted_fields(fd, home, files):
+    (files / "q.csv").write_text('name,note\n"Lovelace, Ada","said ""hi"""\n', encoding="utf-8")
+    rows = read_output(fd, file_flow(home, "data/q.csv", "csv"))
+    assert rows == [{"name": "Lovelace, Ada", "note": 'said "hi"'}]
