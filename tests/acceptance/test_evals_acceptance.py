@@ -388,3 +388,43 @@ def test_duplicate_case_names_are_refused(fd, llm, home):
     done = fd("eval", str(path), *model_args(llm))
     assert done.code == 2, done
     assert "same" in done.out + done.err
+
+
+def test_judge_tokens_are_apart_from_the_runs(fd, llm, home):
+    tests = [case("both", "hi", e("judge", rubric="GOOD: polished"), e("maxTokens", 36))]
+    path = write(home / "work" / "support.flow.json", workflow(tests))
+    got = by_name(evaluate(fd, llm, path, code=0))["both"]
+    assert got["passed"] is True
+    assert got["tokens"] == 36, "the judge's tokens are not the run's"
+
+
+def test_a_workflow_that_does_not_validate_fails_the_eval(fd, llm, home):
+    flow = workflow([case("c", "hi", e("contains", "x"))])
+    flow["connections"].append(
+        {"source": "draft", "target": "ghost", "sourceHandle": "output", "targetHandle": "input"}
+    )
+    path = write(home / "work" / "support.flow.json", flow)
+    done = fd("eval", str(path), *model_args(llm))
+    assert done.code == 1, done
+    assert chats(llm) == []
+
+
+def test_a_case_var_breaking_a_rule_is_refused(fd, llm, home):
+    flow = workflow([{"name": "bad-var", "input": "hi", "vars": {"tone": "shouty"}, "expect": [e("contains", "x")]}])
+    flow["nodes"][0]["data"]["variables"] = [
+        {"name": "tone", "type": "string", "value": "plain", "enum": ["plain", "formal"]}
+    ]
+    path = write(home / "work" / "support.flow.json", flow)
+    done = fd("eval", str(path), "--json", *model_args(llm))
+    assert done.code in (1, 2), done
+    assert chats(llm) == [], "refused before anything runs"
+    assert "tone" in done.out + done.err
+
+
+def test_junit_all_passing(fd, llm, home):
+    path = write(home / "work" / "support.flow.json", workflow([case("a", "hi", e("contains", "Polished"))]))
+    out = home / "work" / "ok.xml"
+    assert fd("eval", str(path), *model_args(llm), "--junit", str(out)).code == 0
+    suite = ET.parse(out).getroot()
+    suite = suite if suite.tag == "testsuite" else suite.find("testsuite")
+    assert int(suite.get("tests")) == 1 and int(suite.get("failures")) == 0

@@ -837,3 +837,39 @@ def test_file_csv_quoted_fields(fd, home, files):
     (files / "q.csv").write_text('name,note\n"Lovelace, Ada","said ""hi"""\n', encoding="utf-8")
     rows = read_output(fd, file_flow(home, "data/q.csv", "csv"))
     assert rows == [{"name": "Lovelace, Ada", "note": 'said "hi"'}]
+
+
+def test_do_chain_with_a_model_routed_part_asks_once(fd, server, routes):
+    server.handler = router(FORECAST)
+    sentence = "greet Bob and then how will the sky look in Lisbon over 3 days"
+    done = fd("do", sentence, "--library", str(routes), *model_args(server), typed="y\n")
+    assert done.code == 0, done
+    text = done.out + done.err
+    assert "Hello Bob" in text and "Forecast for Lisbon over 3 days" in text
+    assert len(chats(server)) == 1
+
+
+def test_do_json_when_it_runs_is_still_json_first(fd, server, routes):
+    done = fd("do", "greet Alice", "--library", str(routes), "--yes", "--json", *model_args(server))
+    assert done.code == 0, done
+    assert done.json()["flow"] == "greet"
+
+
+def test_run_json_of_a_paused_run(fd, home):
+    flow = {
+        "name": "Wait",
+        "nodes": [
+            start(initial="x"),
+            {"id": "ok", "type": "approval", "x": 250, "y": 0, "data": {"prompt": "ok?"}},
+            code_node("after", "'done'", {}),
+        ],
+        "connections": [link("start", "ok"), link("ok", "after", "approve")],
+    }
+    path = write(home / "work" / "wait.flow.json", flow)
+    done = fd("run", str(path), "--json", "--provider", "echo")
+    assert done.code == 3, done
+    result = json.loads(done.out)
+    assert result["status"] == "paused" and result["runId"]
+    done = fd("run", str(path), "--json", "--provider", "echo", "--decide", "approve")
+    assert done.code == 0, done
+    assert json.loads(done.out)["output"] == "done"
