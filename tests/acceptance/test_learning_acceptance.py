@@ -849,10 +849,16 @@ def test_do_chain_with_a_model_routed_part_asks_once(fd, server, routes):
     assert len(chats(server)) == 1
 
 
-def test_do_json_when_it_runs_is_still_json_first(fd, server, routes):
+def test_do_json_when_it_runs_prints_only_the_choice_on_stdout(fd, server, routes):
+    """Regression: the run's log followed the JSON on stdout, so `do --json | jq` failed."""
     done = fd("do", "greet Alice", "--library", str(routes), "--yes", "--json", *model_args(server))
     assert done.code == 0, done
-    assert done.json()["flow"] == "greet"
+    assert json.loads(done.out)["flow"] == "greet"
+    assert "Hello Alice" in done.err, "the log goes to stderr, as with run --json"
+    chained = fd("do", "greet Bob and then shout it", "--library", str(routes), "--yes", "--json")
+    assert chained.code == 0, chained
+    json.loads(chained.out)
+    assert "HELLO BOB" in chained.err
 
 
 def test_run_json_of_a_paused_run(fd, home):
