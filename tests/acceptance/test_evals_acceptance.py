@@ -428,3 +428,32 @@ def test_junit_all_passing(fd, llm, home):
     suite = ET.parse(out).getroot()
     suite = suite if suite.tag == "testsuite" else suite.find("testsuite")
     assert int(suite.get("tests")) == 1 and int(suite.get("failures")) == 0
+
+
+def test_contains_is_case_sensitive_and_regex_takes_flags(fd, llm, home):
+    tests = [
+        case("lower", "hi", e("contains", "polished")),
+        case("flagged", "hi", e("regex", "(?i)^polished")),
+    ]
+    path = write(home / "work" / "support.flow.json", workflow(tests))
+    cases = by_name(evaluate(fd, llm, path, code=1))
+    assert cases["lower"]["passed"] is False and cases["flagged"]["passed"] is True
+
+
+def test_a_new_case_is_neither_regressed_nor_improved(fd, llm, home):
+    path = write(home / "work" / "support.flow.json", workflow([case("old", "hi", e("contains", "Polished"))]))
+    first = evaluate(fd, llm, path, code=0)
+    write(path, workflow([case("old", "hi", e("contains", "Polished")), case("new", "hi", e("contains", "Nope"))]))
+    second = evaluate(fd, llm, path, "--baseline", first["evalId"], code=1)
+    assert second["regressed"] == [] and second["improved"] == []
+
+
+def test_reused_slow_node_still_counts_its_latency(fd, llm, home):
+    tests = [case("slow", "SLOW hi", e("maxLatencyMs", 300))]
+    path = write(home / "work" / "support.flow.json", workflow(tests))
+    assert by_name(evaluate(fd, llm, path, code=1))["slow"]["passed"] is False
+    write(path, workflow(tests, polish=POLISH + " Kindly."))
+    before = len(chats(llm))
+    again = by_name(evaluate(fd, llm, path, code=1))["slow"]
+    assert len(chats(llm)) - before == 1
+    assert again["passed"] is False and again["durationMs"] >= 300

@@ -879,3 +879,38 @@ def test_run_json_of_a_paused_run(fd, home):
     done = fd("run", str(path), "--json", "--provider", "echo", "--decide", "approve")
     assert done.code == 0, done
     assert json.loads(done.out)["output"] == "done"
+
+
+@pytest.mark.parametrize(("value", "ok"), [("cat", True), ("dog", True), ("catfish", False), ("hotdog", False)])
+def test_pattern_with_alternatives_matches_the_whole_value(fd, home, value, ok):
+    flow = code_flow("pet", "pet", [{"name": "pet", "type": "string", "value": "cat", "pattern": "cat|dog"}])
+    path = write(home / "work" / "pet.flow.json", flow)
+    done = fd("run", str(path), "--var", f"pet={value}", "--provider", "echo")
+    assert done.code == (0 if ok else 2), done
+
+
+def test_deleted_library_flow_leaves_the_index_and_stays_deleted(fd, home):
+    listed = fd("flows", "--json").json()["flows"]
+    victim = listed[0]
+    done = fd("flows", "delete", victim["id"])
+    assert done.code == 0, done
+    assert not Path(victim["path"]).exists()
+    index = home / "data" / "library" / "index.json"
+    if index.exists():
+        assert f'"{victim["id"]}"' not in index.read_text()
+    again = [f["id"] for f in fd("flows", "--json").json()["flows"]]
+    assert victim["id"] not in again
+
+
+def test_file_csv_with_a_byte_order_mark(fd, home, files):
+    (files / "excel.csv").write_bytes("name,age\r\nAda,36\r\n".encode("utf-8-sig"))
+    rows = read_output(fd, file_flow(home, "data/excel.csv", "csv"))
+    assert rows == [{"name": "Ada", "age": "36"}]
+
+
+def test_file_path_is_relative_to_the_workflow_not_the_shell(fd, home, files):
+    elsewhere = home / "elsewhere"
+    elsewhere.mkdir()
+    done = fd("run", str(file_flow(home, "data/note.txt")), "--json", "--provider", "echo", cwd=elsewhere)
+    assert done.code == 0, done
+    assert done.json()["output"].startswith("Hello from a file.")
