@@ -914,3 +914,59 @@ def test_file_path_is_relative_to_the_workflow_not_the_shell(fd, home, files):
     done = fd("run", str(file_flow(home, "data/note.txt")), "--json", "--provider", "echo", cwd=elsewhere)
     assert done.code == 0, done
     assert done.json()["output"].startswith("Hello from a file.")
+
+
+def test_final_variables_are_kept_in_the_run_record(fd, home):
+    (home / "work" / "here.txt").write_text("x")
+    path = write(home / "work" / "rules.flow.json", rules_flow())
+    done = fd("run", str(path), "--json", "--provider", "echo")
+    assert done.code == 0, done
+    result = json.loads(done.out)
+    store = engine.RunStore(home / "data" / "runs.db")
+    try:
+        assert store.final_variables(result["runId"]) == result["vars"]
+    finally:
+        store.close()
+
+
+def test_learn_a_failed_run_is_refused(fd, server, home, library):
+    def model(rec: Recorded) -> Reply:
+        body = rec.json or {}
+        if body.get("tools") and not rec.tool_results:
+            return openai_tool_calls([(body["tools"][0]["function"]["name"], {"city": "Paris"})])
+        return Reply(status=400, body=b'{"error": {"message": "no"}}')
+
+    server.handler = model
+    path = write(home / "work" / "helper.flow.json", helper_agent(flows=["weather"]))
+    done = fd("run", str(path), "--json", *model_args(server))
+    assert done.code == 1, done
+    out = home / "work" / "failed.flow.json"
+    done = fd("learn", json.loads(done.out)["runId"], "-o", str(out), "--no-model")
+    assert done.code == 2, done
+    assert not out.exists()
+
+
+def test_learn_with_a_garbled_proposal_writes_nothing(fd, server, home, library):
+    run_id = agent_run(fd, server, home)
+    server.handler = lambda rec: answer(rec, "I think city is a variable, probably.")
+    out = home / "work" / "garbled.flow.json"
+    done = fd("learn", run_id, "-o", str(out), *model_args(server))
+    assert done.code == 1, done
+    assert not out.exists()
+    assert "Traceback" not in done.err
+
+
+def test_learn_drops_a_trigger_capturing_no_variable(fd, server, home, library):
+    run_id = agent_run(fd, server, home)
+    proposal = {
+        "variables": [{"name": "city", "type": "string", "description": "the city", "from": "Paris"}],
+        "triggers": ["weather in $(city:wildcard)", "weather for $(country:wildcard)", "broken (pattern"],
+        "reasons": "r",
+    }
+    server.handler = lambda rec: answer(rec, json.dumps(proposal))
+    out = home / "work" / "dropped.flow.json"
+    done = fd("learn", run_id, "-o", str(out), *model_args(server))
+    assert done.code == 0, done
+    patterns = [t if isinstance(t, str) else t["pattern"] for t in json.loads(out.read_text()).get("triggers", [])]
+    assert patterns == ["weather in $(city:wildcard)"]
+    assert fd("validate", str(out)).code == 0
