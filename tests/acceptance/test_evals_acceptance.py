@@ -457,3 +457,31 @@ def test_reused_slow_node_still_counts_its_latency(fd, llm, home):
     again = by_name(evaluate(fd, llm, path, code=1))["slow"]
     assert len(chats(llm)) - before == 1
     assert again["passed"] is False and again["durationMs"] >= 300
+
+
+def test_cases_run_concurrently_by_default(fd, llm, home):
+    tests = [case(f"c{i}", f"SLOW {i}", e("contains", "Polished")) for i in range(4)]
+    path = write(home / "work" / "support.flow.json", workflow(tests))
+    done = fd("eval", str(path), "--json", "--junit", str(home / "work" / "r.xml"), *model_args(llm))
+    assert done.code == 0, done
+    drafts = [r for r in chats(llm) if system_of(r).startswith(DRAFT)]
+    assert len(drafts) == 4
+    first_end = min(r.ended or r.started for r in drafts)
+    assert sum(1 for r in drafts if r.started < first_end) >= 2, "several cases at once"
+    assert (home / "work" / "r.xml").exists() and json.loads(done.out)["passRate"] == 1
+
+
+def test_csv_variables_and_tests_expect(fd, llm, home):
+    flow = workflow()
+    flow["nodes"][0]["data"]["variables"] = [{"name": "tone", "type": "string", "value": "plain"}]
+    flow["nodes"][1]["data"]["userPrompt"] = "Draft: {{PREVIOUS_OUTPUT}} in a {{tone}} tone"
+    flow["testsExpect"] = [{"type": "contains", "value": "tone"}]
+    path = write(home / "work" / "support.flow.json", flow)
+    data = home / "work" / "rows.csv"
+    data.write_text("name,input,tone\nr1,hello,formal\nr2,bye,warm\n")
+    done = fd("eval", str(path), "--cases", str(data), "--expect", "contains:formal", "--json", *model_args(llm))
+    result = json.loads(done.out)
+    cases = by_name(result)
+    assert cases["r1"]["passed"] is True
+    assert cases["r2"]["passed"] is False, "--expect applies to every row"
+    assert done.code == 1

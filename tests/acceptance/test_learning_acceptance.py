@@ -970,3 +970,66 @@ def test_learn_drops_a_trigger_capturing_no_variable(fd, server, home, library):
     patterns = [t if isinstance(t, str) else t["pattern"] for t in json.loads(out.read_text()).get("triggers", [])]
     assert patterns == ["weather in $(city:wildcard)"]
     assert fd("validate", str(out)).code == 0
+
+
+@pytest.fixture
+def music(home: Path) -> Path:
+    folder = home / "music"
+    one = [{"name": "song", "type": "string", "required": True, "value": ""}]
+    two = one + [{"name": "artist", "type": "string", "value": ""}]
+    write(folder / "a-play.flow.json", code_flow("play", "song", one, triggers=["play $(song:wildcard)"]))
+    write(
+        folder / "b-play-by.flow.json",
+        code_flow(
+            "playby", "song + '/' + artist", two, triggers=["play $(song:wildcard) by $(artist:wildcard) (please)?"]
+        ),
+    )
+    vol = [{"name": "level", "type": "number", "value": 1}]
+    write(
+        folder / "c-volume.flow.json",
+        code_flow("volume", "str(level)", vol, triggers=["(set|turn) volume to $(level:number)"]),
+    )
+    return folder
+
+
+@pytest.mark.parametrize(
+    ("sentence", "flow", "arguments"),
+    [
+        ("Play Hello by Adele!", "playby", {"song": "Hello", "artist": "Adele"}),
+        ("play a by b by c", "playby", {"song": "a", "artist": "b by c"}),
+        ("play hello by adele please", "playby", {"song": "hello", "artist": "adele"}),
+        ("play something nice", "play", {"song": "something nice"}),
+        ("Turn volume to 7.", "volume", {"level": 7}),
+    ],
+)
+def test_trigger_grammar_and_the_fewest_wildcard_words(fd, server, music, sentence, flow, arguments):
+    done = fd("do", sentence, "--library", str(music), "--dry-run", "--json", *model_args(server))
+    assert done.code == 0, done
+    choice = done.json()
+    assert choice["flow"] == flow and choice["match"]["by"] == "trigger"
+    assert choice["arguments"] == arguments
+    assert chats(server) == []
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "how will the sky look in Lisbon over 3 days :(",
+        "sky in Lisbon over 3 days (or so",
+        "sky in Lisbon | over 3 days",
+        "sky in Lisbon over 3 days? $(maybe)",
+    ],
+)
+def test_a_learned_sentence_with_grammar_characters_keeps_the_flow_valid(fd, server, routes, sentence):
+    server.handler = router(FORECAST)
+    done = fd("do", sentence, "--library", str(routes), "--yes", *model_args(server))
+    assert done.code == 0, done
+    path = routes / "forecast.flow.json"
+    checked = fd("validate", str(path))
+    assert checked.code == 0, checked
+    again = fd("do", sentence, "--library", str(routes), "--dry-run", "--json", *model_args(server))
+    assert again.code == 0, again
+    assert again.json()["arguments"] == FORECAST["arguments"]
+    learned = [t for t in json.loads(path.read_text()).get("triggers", []) if isinstance(t, dict)]
+    if learned:  # stored: it must answer the same sentence with no model request
+        assert again.json()["match"]["by"] == "trigger"
