@@ -379,8 +379,10 @@ def run_loaded(
         print_err(str(err))
         return EXIT_USAGE
     as_json = bool(getattr(args, "run_json", False))
-    # With --json, stdout holds only the result object; the run's log goes to stderr.
-    printer = Printer(sys.stderr if as_json else sys.stdout, wf, args.jsonl and not as_json)
+    # With --json, stdout holds only the result object; the run's log goes to stderr (so does
+    # the log of a flow run by `do --json`: stdout holds only its choice).
+    log_out = sys.stderr if as_json or getattr(args, "log_to_stderr", False) else sys.stdout
+    printer = Printer(log_out, wf, args.jsonl and not as_json)
     # Kept for a resume in another process; credentials in the base URL are not (see stored_base_url).
     meta = {
         k: v
@@ -428,7 +430,7 @@ def run_loaded(
             break
         wf, node_id = repaired
         reuse = store.recorded_steps(run.run_id) or {}
-        printer = Printer(sys.stderr if as_json else sys.stdout, wf, args.jsonl and not as_json)
+        printer = Printer(log_out, wf, args.jsonl and not as_json)
         run = Run(
             wf,
             resolver,
