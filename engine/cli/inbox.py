@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import os
 import time
@@ -38,6 +39,9 @@ def cmd_inbox(args: argparse.Namespace) -> int:
     except StoreError as err:
         print_err(str(err))
         return EXIT_USAGE
+    finally:
+        if server:  # a Temporal client (threads of its own) let go while the interpreter is whole
+            gc.collect()
     now = time.time()
     if args.json:
         print(json.dumps([i.to_json(now) for i in items], ensure_ascii=False, indent=2))
