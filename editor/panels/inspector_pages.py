@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QWidget
 
-from .core_pages import AgentPage, ApprovalPage, ConditionPage, StartPage
+from .approval_page import ApprovalPage
+from .core_pages import AgentPage, ConditionPage, StartPage
 from .inspector_host import InspectorPage, PageFactory, PageHost
 from .kind_pages import ActionPage, FlowPage
 from .routes import RouterPage

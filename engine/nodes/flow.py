@@ -183,13 +183,14 @@ class NestedFlowKind(NodeSpec):
         return held.child.waiting_prompt() if held is not None else self.pause_prompt(node.data)
 
     def decisions(self, ctx: Any, node: Any) -> tuple[str, ...]:
-        held = ctx.state(node.id)
-        return held.child.decisions() if held is not None else super().decisions(ctx, node)
+        ask = getattr(getattr(ctx.state(node.id), "child", None), "decisions", None)
+        return ask() if callable(ask) else super().decisions(ctx, node)
 
     def pause_deadline(self, ctx: Any, node: Any, since: float) -> tuple[float, str] | None:
-        """The nested run's own deadline (its approval times out, the parent with it)."""
-        held = ctx.state(node.id)
-        return held.child.pause_timeout() if held is not None else None
+        """The nested run's own deadline (its approval times out, the parent with it). A durable
+        engine's child (a Temporal child workflow) has none here."""
+        ask = getattr(getattr(ctx.state(node.id), "child", None), "pause_timeout", None)
+        return ask() if callable(ask) else None
 
     def cancelled(self, ctx: Any, node_id: str, state: Any, reason: str) -> None:
         ctx.drop_state(node_id)
