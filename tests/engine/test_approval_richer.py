@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from engine import Run, RunStore, parse_workflow, spec_for, validate
+from engine import Run, RunState, RunStore, parse_workflow, spec_for, validate
 from engine.flows.inbox import answer_stored, expire_overdue, local_items
 from engine.llm.echo import EchoProvider
 
@@ -103,6 +103,9 @@ def test_options_are_handles_and_a_label_is_a_decision() -> None:
     assert responses(run) == {"later": "later Later next week"}
     asked = next(e for e in run.events if e.type == "wait_input")
     assert asked.extra == {"options": ["Later", "Escalate"]}
+    state = RunState(wf)
+    state.apply_many(run.events)
+    assert ("ask", "Later", "later") in state.links  # the option's link is drawn as followed
 
 
 def test_option_rules() -> None:
