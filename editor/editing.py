@@ -14,7 +14,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject
 
-from engine import Connection, ConnectionCheck, Workflow, check_connection, loads_workflow, new_id
+from engine import Connection, ConnectionCheck, Permissions, Workflow, check_connection, loads_workflow, new_id
 
 from .commands import (
     AddAnnotationCommand,
@@ -372,6 +372,17 @@ class WorkflowDocument(WorkflowModel):
             return
         merge = ("meta", ("triggers",), self._merge_epoch)
         self.undo_stack.push(SetMetaCommand(self, {"triggers": current}, {"triggers": after_value}, merge))
+
+    def set_permissions(self, value: dict[str, Any] | None) -> None:
+        """The workflow's ``permissions`` (None removes the field: the kinds' defaults apply; a
+        dict, even an empty one, bounds every step by it). One undo step per call."""
+        current = getattr(self._workflow, "permissions", None)
+        after = None if value is None else Permissions.model_validate(value)
+        if current == after:
+            return
+        self.end_merge()  # a list edit is a step of its own
+        merge = ("meta", ("permissions",), self._merge_epoch)
+        self.undo_stack.push(SetMetaCommand(self, {"permissions": current}, {"permissions": after}, merge))
 
     # ------------------------------------------------------------------ clipboard
     def paste_json(

@@ -21,13 +21,16 @@ from .controllers.editing import EditController
 from .controllers.files import FilesController
 from .controllers.help import HelpController
 from .controllers.inbox import InboxController
+from .controllers.learn import LearnController
 from .controllers.library import LibraryController
 from .controllers.providers import ProvidersController, resolver_factory
 from .controllers.repair import RepairController
+from .controllers.run_node import RunNodeController
 from .controllers.run_views import RunViewsController
 from .controllers.runs import RunActions, RunController
 from .controllers.schedules import SchedulesController
 from .controllers.session import DocumentSession
+from .controllers.tests import install_tests_dock
 from .controllers.validation import ValidationController
 from .editing import WorkflowDocument
 from .history.panel import HistoryPanel, open_store_for_gui
@@ -130,9 +133,10 @@ class MainWindow(QMainWindow):
             self, self.store, resolver_factory, self.files.open_path, self.providers.choose_provider, status
         )
         self.repair = RepairController(
-            self, self.document, self.run_console, resolver_factory, self.runs.run_from_node, status
+            self, self.document, self.run_console, self.run_console.current_resolver, self.runs.run_from_node, status
         )
         self.help = HelpController(self, self.store)
+        self.run_node = RunNodeController(self, self.document, self.inspector, resolver_factory)
 
         self.welcome = WelcomePage(self.files)
         self.central.insertWidget(0, self.welcome)
@@ -157,6 +161,12 @@ class MainWindow(QMainWindow):
             resolver_factory,
             status,
         )
+        self.tests_panel, self.tests_dock = install_tests_dock(self)  # evals (issue 37)
+        self.learn = LearnController(
+            self, self.store, self.run_console.current_resolver, self.run_views.open_workflow_version, status
+        )
+        self.run_console.repair_requested.connect(self.repair.repair_node)
+        self.run_console.save_as_flow_requested.connect(self.learn.save_run_as_flow)
         # The Inbox (every run waiting for a decision, answerable here) and schedules (issue 38).
         self.inbox = InboxController(
             self,

@@ -22,6 +22,22 @@ from engine.errors import FlowdeskError
 if TYPE_CHECKING:
     from engine.cli import COMMANDS as CLI_COMMANDS
     from engine.cli import main as cli_main
+
+    # evaluations (issue 37)
+    from engine.evals.cases import EXPECT_TYPES, EvalCase
+    from engine.evals.cases import CaseError as EvalCaseError
+    from engine.evals.cases import Expectation as EvalExpectation
+    from engine.evals.cases import cases_file_for as eval_cases_file
+    from engine.evals.cases import parse_case as parse_eval_case
+    from engine.evals.cases import read_cases_file as read_test_cases
+    from engine.evals.cases import workflow_cases as workflow_test_cases
+    from engine.evals.cases import write_cases_file as write_test_cases
+    from engine.evals.expect import Failure as EvalFailure
+    from engine.evals.history import EvalHistory, EvalRecord
+    from engine.evals.report import failure_line as eval_failure_line
+    from engine.evals.runner import CaseResult as EvalCaseResult
+    from engine.evals.runner import EvalResult, run_eval
+    from engine.evals.runner import case_from_run as eval_case_from_run
     from engine.flows.dispatch import (
         FlowChoice,
         NoFlowMatches,
@@ -29,6 +45,7 @@ if TYPE_CHECKING:
         ask_model_for_flow,
         match_sentence,
         parse_routing_answer,
+        permission_summary,
         routable_flows,
         routing_schema,
     )
@@ -55,6 +72,7 @@ if TYPE_CHECKING:
     )
     from engine.flows.inbox import InboxItem, answer_stored, expire_overdue, inbox_items
     from engine.flows.inbox import local_items as local_inbox_items
+    from engine.flows.learn import LearnError, learn_from_run
     from engine.flows.library import (
         FlowLibrary,
         FlowParameter,
@@ -66,6 +84,10 @@ if TYPE_CHECKING:
         set_default_library,
         workflow_can_pause,
     )
+    from engine.flows.memory import generalise as generalise_trigger
+    from engine.flows.memory import remember as remember_trigger
+    from engine.flows.memory import split_requests
+    from engine.flows.memory import suggestions as flow_suggestions
     from engine.flows.repair import RepairError, RepairProposal, apply_repair, failed_node, parse_repair, propose_repair
     from engine.flows.schedules import Schedule, ScheduleError, ScheduleRunner, flow_schedules, next_fire
     from engine.graph.model import (
@@ -89,6 +111,7 @@ if TYPE_CHECKING:
         source_handles,
         workflow_to_dict,
     )
+    from engine.graph.permissions import Permissions
     from engine.graph.templates import (
         SECRET_MASK,
         TEMPLATE_BUILTINS,
@@ -118,7 +141,7 @@ if TYPE_CHECKING:
         trigger_issues,
         validate,
     )
-    from engine.graph.variables import VariableError, coerce_variable, parse_var_argument, run_variables
+    from engine.graph.variables import VariableError, coerce_variable, parse_var_argument, rule_problem, run_variables
     from engine.llm import (
         AgentInvocation,
         EchoProvider,
@@ -187,6 +210,7 @@ if TYPE_CHECKING:
     )
     from engine.nodes.agent import AgentData, AgentTools
     from engine.nodes.approval import ApprovalData, option_labels
+    from engine.nodes.file import FileData
     from engine.nodes.flow import ActionData, FlowData, new_flow_for_action
     from engine.nodes.http_request import (
         HttpRequestSpec,
@@ -463,6 +487,8 @@ _LAZY: dict[str, tuple[str, str]] = {
     "parse_routing_answer": ("flows.dispatch", "parse_routing_answer"),
     "routable_flows": ("flows.dispatch", "routable_flows"),
     "routing_schema": ("flows.dispatch", "routing_schema"),
+    "permission_summary": ("flows.dispatch", "permission_summary"),
+    "Permissions": ("graph.permissions", "Permissions"),
     "FlowLibrary": ("flows.library", "FlowLibrary"),
     "FlowParameter": ("flows.library", "FlowParameter"),
     "LibraryError": ("flows.library", "LibraryError"),
@@ -485,6 +511,36 @@ _LAZY: dict[str, tuple[str, str]] = {
     # scale-out on Temporal (the 'temporal' extra; importable without it)
     "RemoteRun": ("temporal.remote", "RemoteRun"),
     "TemporalUnavailable": ("temporal", "TemporalUnavailable"),
+    # evaluations (issue 37)
+    "EvalCase": ("evals.cases", "EvalCase"),
+    "EvalExpectation": ("evals.cases", "Expectation"),
+    "EvalCaseError": ("evals.cases", "CaseError"),
+    "EXPECT_TYPES": ("evals.cases", "EXPECT_TYPES"),
+    "parse_eval_case": ("evals.cases", "parse_case"),
+    "workflow_test_cases": ("evals.cases", "workflow_cases"),
+    "read_test_cases": ("evals.cases", "read_cases_file"),
+    "write_test_cases": ("evals.cases", "write_cases_file"),
+    "eval_cases_file": ("evals.cases", "cases_file_for"),
+    "EvalFailure": ("evals.expect", "Failure"),
+    "EvalHistory": ("evals.history", "EvalHistory"),
+    "EvalRecord": ("evals.history", "EvalRecord"),
+    "EvalResult": ("evals.runner", "EvalResult"),
+    "EvalCaseResult": ("evals.runner", "CaseResult"),
+    "run_eval": ("evals.runner", "run_eval"),
+    "eval_case_from_run": ("evals.runner", "case_from_run"),
+    "eval_failure_line": ("evals.report", "failure_line"),
+    # the browser kind's "Show browser" (headed) switch
+    "set_show_browser": ("browser", "set_show_browser"),
+    "show_browser": ("browser", "show_browser"),
+    # learning and routing
+    "LearnError": ("flows.learn", "LearnError"),
+    "learn_from_run": ("flows.learn", "learn_from_run"),
+    "generalise_trigger": ("flows.memory", "generalise"),
+    "remember_trigger": ("flows.memory", "remember"),
+    "split_requests": ("flows.memory", "split_requests"),
+    "flow_suggestions": ("flows.memory", "suggestions"),
+    "rule_problem": ("graph.variables", "rule_problem"),
+    "FileData": ("nodes.file", "FileData"),
     # approvals that time out or offer options, the inbox, schedules (issue 38)
     "InboxItem": ("flows.inbox", "InboxItem"),
     "inbox_items": ("flows.inbox", "inbox_items"),
@@ -749,6 +805,9 @@ __all__ = sorted(
         "parse_routing_answer",
         "routable_flows",
         "routing_schema",
+        # what a flow's steps may reach (docs/design.md, "Acting": permissions)
+        "Permissions",
+        "permission_summary",
         # the flow library
         # approvals that time out or offer options, the inbox, schedules (issue 38)
         "InboxItem",
@@ -789,5 +848,34 @@ __all__ = sorted(
         # runs on a Temporal server (loaded on first use)
         "RemoteRun",
         "TemporalUnavailable",
+        # evaluations (loaded on first use)
+        "EvalCase",
+        "EvalExpectation",
+        "EvalCaseError",
+        "EXPECT_TYPES",
+        "parse_eval_case",
+        "workflow_test_cases",
+        "read_test_cases",
+        "write_test_cases",
+        "eval_cases_file",
+        "EvalFailure",
+        "EvalHistory",
+        "EvalRecord",
+        "EvalResult",
+        "EvalCaseResult",
+        "run_eval",
+        "eval_case_from_run",
+        "eval_failure_line",
+        "set_show_browser",
+        "show_browser",
+        # learning and routing: save a run as a flow, routing memory, variable rules, the file kind
+        "LearnError",
+        "learn_from_run",
+        "generalise_trigger",
+        "remember_trigger",
+        "split_requests",
+        "flow_suggestions",
+        "rule_problem",
+        "FileData",
     ]
 )

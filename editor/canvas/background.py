@@ -1,8 +1,8 @@
 """What the canvas scene paints behind its items: the dot grid, and for a big document the
 overview (cards as rectangles, links as straight lines) and the links to cards with no item.
 
-Drawn from the exposed rectangle only, with a few batched calls per paint: the grid's dots
-in two ``drawPoints`` calls, the overview from geometry made once per change of the model
+Drawn from the exposed rectangle only, with a few batched calls per paint: the grid as one
+fill with a cached tile (:class:`_GridTile`, made again only when the zoom changes), the overview from geometry made once per change of the model
 (:class:`~editor.canvas.projection.Overview`). Level of detail follows the painter's scale:
 a coarser grid below 0.6, none below 0.15.
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
-from PySide6.QtGui import QColor, QPainter, QPen
+from PySide6.QtGui import QBrush, QColor, QImage, QPainter, QPen, QTransform
 
 from .projection import Overview
 from .routing import ObstacleGrid
@@ -24,31 +24,66 @@ EDGE_OVERVIEW = QColor("#5c6373")  # links in the overview of a big document
 OVERVIEW_LINKS = 40_000  # more cards than this in view: the overview leaves the links out (a grey fog)
 
 
+class _GridTile:
+    """The dot grid as a tiled brush: one small pixmap of 5 x 5 grid cells, drawn once per zoom
+    level, filled over the exposed rectangle in one call (no per-frame loop over dots)."""
+
+    __slots__ = ("key", "brush")
+
+    def __init__(self) -> None:
+        self.key: tuple[float, float, float] | None = None
+        self.brush = QBrush()
+
+    def brush_for(self, step: float, lod: float, dpr: float) -> QBrush:
+        key = (step, round(lod, 4), dpr)
+        if key != self.key:
+            self.key = key
+            self.brush = self._make(step, lod, dpr)
+        return self.brush
+
+    @staticmethod
+    def _make(step: float, lod: float, dpr: float) -> QBrush:
+        span = step * 5  # scene units the tile covers, each way
+        px = max(5, round(span * lod * dpr))  # device pixels (whole: the tiles must not drift)
+        image = QImage(px, px, QImage.Format.Format_ARGB32_Premultiplied)
+        image.fill(Qt.GlobalColor.transparent)
+        painter = QPainter(image)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        scale = px / span  # device pixels per scene unit in the tile
+        size = max(1.5, 1.5 / max(lod, 0.01)) * scale  # as the dots were drawn in scene units
+        coarse = step > GRID
+        for row in range(5):
+            for col in range(5):
+                major = coarse or (row == 0 and col == 0)
+                painter.setPen(QPen(GRID_DOT_MAJOR if major else GRID_DOT, size))
+                painter.drawPoint(QPointF(col * step * scale, row * step * scale))
+        # The dots at the tile's far edges belong to the next tile: draw their halves here too.
+        for row in range(6):
+            for col in range(6):
+                if row < 5 and col < 5:
+                    continue
+                major = coarse or (row % 5 == 0 and col % 5 == 0)
+                painter.setPen(QPen(GRID_DOT_MAJOR if major else GRID_DOT, size))
+                painter.drawPoint(QPointF(col * step * scale, row * step * scale))
+        painter.end()
+        brush = QBrush(image)
+        brush.setTransform(QTransform.fromScale(1 / scale, 1 / scale))
+        return brush
+
+
+_TILE = _GridTile()
+
+
 def draw_grid(painter: QPainter, rect: QRectF) -> None:
-    """Dots every ``GRID`` (every fifth one brighter); every fifth dot only when zoomed out."""
+    """Dots every ``GRID`` (every fifth one brighter); every fifth dot only when zoomed out;
+    none below 0.15. One textured fill, aligned with the scene's origin."""
     lod = painter.worldTransform().m11()
-    step = GRID if lod >= 0.6 else GRID * 5
     if lod < 0.15:
         return
-    left = int(rect.left() // step) * step
-    top = int(rect.top() // step) * step
-    points_minor = []
-    points_major = []
-    y = top
-    while y < rect.bottom():
-        x = left
-        major_row = round(y / GRID) % 5 == 0
-        while x < rect.right():
-            (points_major if major_row and round(x / GRID) % 5 == 0 else points_minor).append(QPointF(x, y))
-            x += step
-        y += step
-    size = max(1.5, 1.5 / max(lod, 0.01))
-    p = QPen(GRID_DOT, size)
-    painter.setPen(p)
-    painter.drawPoints(points_minor)
-    p.setColor(GRID_DOT_MAJOR)
-    painter.setPen(p)
-    painter.drawPoints(points_major)
+    step = GRID if lod >= 0.6 else GRID * 5
+    device = painter.device()
+    dpr = device.devicePixelRatioF() if device is not None else 1.0
+    painter.fillRect(rect, _TILE.brush_for(step, lod, dpr))
 
 
 def draw_overview(painter: QPainter, rect: QRectF, geom: Overview, bounds: QRectF, cards: int) -> None:

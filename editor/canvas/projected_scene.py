@@ -38,6 +38,7 @@ from .items.group import GroupItem
 from .items.node import NodeItem
 from .items.note import NoteItem
 from .lazy_items import LazyItems
+from .link_batch import LINK_BATCH_LOD, LinkBatch
 from .projection import Overview, Projection, count_link, shown_as_subagent
 from .routing import ObstacleGrid, route
 from .run_overlay import RunOverlay, canvas_states, output_previews
@@ -78,6 +79,8 @@ class ProjectedScene(QGraphicsScene):
         self._overview_geom: tuple[Overview | None, int, int] = (None, -1, -1)
         self._bounds_cache: tuple[int, QRectF] | None = None
         self._batch_move = False  # a document move in progress: links are routed once at the end
+        self.links_batched = False  # zoomed far out: link items hidden, painted merged (link_batch)
+        self._link_batch = LinkBatch()
         # Cards by model position, for routing links around them (kept in step with the items).
         self.obstacles = ObstacleGrid()
         self.snap_to_grid = False
@@ -370,6 +373,8 @@ class ProjectedScene(QGraphicsScene):
         if src is None or tgt is None:
             return  # a link to a missing node (invalid file): validation reports it
         edge = EdgeItem(key, key[1] == "subagent")
+        if self.links_batched:
+            edge.setVisible(False)
         if self.run.links:
             edge.set_followed(self.run.followed(key))
         dict.__setitem__(self.edge_items, key, edge)
@@ -745,6 +750,19 @@ class ProjectedScene(QGraphicsScene):
                 self.edge_items.has,
             )
         draw_grid(painter, rect)
+        if self.links_batched:
+            self._link_batch.draw(painter, self.edge_items.values(), len(self.edge_items))
+
+    def set_link_detail(self, zoom: float) -> None:
+        """Below :data:`LINK_BATCH_LOD` the links are painted merged by the scene (their items
+        hidden: a fitted big graph would otherwise make a Python call per link per frame)."""
+        batched = zoom < LINK_BATCH_LOD
+        if batched == self.links_batched:
+            return
+        self.links_batched = batched
+        for edge in self.edge_items.values():
+            edge.setVisible(not batched)
+        self.update()
 
     def overview_geometry(self) -> Overview:
         """The overview's cards and links (lazy mode), made again only after the model changed."""

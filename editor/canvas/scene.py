@@ -185,6 +185,7 @@ class CanvasScene(ProjectedScene):
         """The view's scale: handles keep a hit area of ``PORT_HIT_PX`` screen pixels when zoomed
         out (the drawn dot does not grow), up to ``PORT_HIT_MAX`` model units."""
         self.port_hit_radius = min(max(PORT_HIT_R, PORT_HIT_PX / max(zoom, 0.01)), PORT_HIT_MAX)
+        self.set_link_detail(zoom)
 
     def port_at(self, pos: QPointF) -> PortHit | None:
         r = self.port_hit_radius

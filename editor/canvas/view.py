@@ -47,10 +47,10 @@ class Minimap(QWidget):
         self.setFixedSize(200, 130)
         self.setCursor(Qt.CursorShape.PointingHandCursor)
         self.setToolTip("Minimap: click to move the view")
-        self._rects: list[tuple[QRectF, QColor]] = []
         self._bounds = QRectF()
-        self._image: QImage | None = None  # a big document's nodes, drawn once per refresh
+        self._image: QImage | None = None  # the cards, drawn once per refresh (not per paint)
         self.nodes_bounds = QRectF()  # the nodes' own bounds, no margin
+        self.card_count = 0  # cards in the image (a small document's; a big one's come from its grid)
         self._timer = QTimer(self, singleShot=True, interval=120)
         self._timer.timeout.connect(self.refresh)
 
@@ -63,7 +63,6 @@ class Minimap(QWidget):
         bounds = QRectF()
         self._image = None
         if scene.lazy:  # a big document: from the scene's grid, painted once into an image
-            self._rects = []
             self.nodes_bounds = scene.items_bounds()
             self._bounds = self.nodes_bounds.adjusted(-60, -60, 60, 60)
             self._image = self._render_big(scene)
@@ -74,11 +73,27 @@ class Minimap(QWidget):
             r = node_rect(node, scene._is_sub(node))
             bounds = bounds.united(r)
             rects.append((r, KIND_COLOR["subagent" if scene._is_sub(node) else node.type]))
-        self._rects = rects
         self.nodes_bounds = bounds
         self._bounds = bounds.adjusted(-60, -60, 60, 60)
+        self.card_count = len(rects)
+        self._image = self._render(rects)
         self.update()
         self.view.update_minimap_visibility()
+
+    def _render(self, rects: list[tuple[QRectF, QColor]]) -> QImage:
+        """The cards, scaled into an image once per refresh (at twice the widget's size, so it
+        stays sharp): a paint then draws one image, not a rectangle per card."""
+        b = self._bounds
+        w, h = 2 * self.width(), 2 * self.height()
+        s = min(w / max(b.width(), 1), h / max(b.height(), 1))
+        img = QImage(max(1, int(b.width() * s)), max(1, int(b.height() * s)), QImage.Format.Format_ARGB32_Premultiplied)
+        img.fill(Qt.GlobalColor.transparent)
+        p = QPainter(img)
+        for r, c in rects:
+            x, y = (r.left() - b.left()) * s, (r.top() - b.top()) * s
+            p.fillRect(QRectF(x, y, max(r.width() * s, 4), max(r.height() * s, 4)), c)
+        p.end()
+        return img
 
     def _render_big(self, scene) -> QImage:
         """The cards of a big document, scaled into an image once per refresh (from the scene's
@@ -116,8 +131,6 @@ class Minimap(QWidget):
         if self._image is not None:
             b = self._bounds
             p.drawImage(QRectF(b.left() * s + ox, b.top() * s + oy, b.width() * s, b.height() * s), self._image)
-        for r, c in self._rects:
-            p.fillRect(QRectF(r.left() * s + ox, r.top() * s + oy, max(r.width() * s, 2), max(r.height() * s, 2)), c)
         v = self.view.visible_scene_rect()
         p.setPen(QPen(QColor("#ffb454"), 1.5))
         p.setBrush(QColor(255, 180, 84, 14))

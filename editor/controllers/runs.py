@@ -89,6 +89,9 @@ class RunController(QObject):
         # (the console's height before it grew for an approval card, as resizeDocks takes it, and
         # the height it grew to)
         self._approval_room: tuple[int, int] | None = None
+        # The console's height once Run gave it room: an approval card's own minimum height can
+        # grow the dock before the card asks for more, and deciding goes back to this height.
+        self._console_at_run: int | None = None
         details.pin_requested.connect(self.pin_output)
         details.unpin_requested.connect(self.unpin_output)
         console.set_store(store)
@@ -163,6 +166,8 @@ class RunController(QObject):
         want = min(460, int(self._frame.height() * CONSOLE_SHARE))
         if dock.height() < want and not dock.isFloating():
             self._frame.resizeDocks([dock], [want], Qt.Orientation.Vertical)
+        self._console_at_run = None
+        QTimer.singleShot(0, self, self._note_console_height)
         # The console runs a deep copy: edits made during the run do not reach it.
         workflow = self.document.workflow
         rerun, self._run_from = self._run_from, None
@@ -245,7 +250,10 @@ class RunController(QObject):
         want = min(dock.height() + lack, limit)
         if want <= dock.height():
             return
-        back_to = self._approval_room[0] if self._approval_room else dock.height()
+        if self._approval_room:
+            back_to = self._approval_room[0]
+        else:
+            back_to = min(dock.height(), self._console_at_run or dock.height())
         self._frame.resizeDocks([dock], [want], Qt.Orientation.Vertical)
 
         def grown() -> None:
@@ -257,12 +265,36 @@ class RunController(QObject):
 
         QTimer.singleShot(0, self, grown)
 
+    def _give_back_room(self, room: tuple[int, int], tries: int = 4) -> None:
+        """Back to the height the console had before the card grew it (``room``: that height as
+        resizeDocks takes it, and the height it grew to), unless the user resized it meanwhile.
+        The decided card, and a run header that is still busy, keep a minimum height for a
+        moment after the decision: the dock is asked again, a few times, until it got there."""
+        dock = self.console_dock
+        if self._approval_room is not None or dock.isFloating() or not dock.isVisible():
+            return
+        before = dock.height()
+        self._frame.resizeDocks([dock], [room[0]], Qt.Orientation.Vertical)
+        if tries > 1:
+            QTimer.singleShot(60, self, lambda: self._retry_give_back(room, before, tries - 1))
+
+    def _retry_give_back(self, room: tuple[int, int], asked_at: int, tries: int) -> None:
+        dock = self.console_dock
+        target = room[0] - (room[1] - asked_at) if asked_at == room[1] else room[0]
+        if dock.height() > target and dock.height() != asked_at:  # moved, but not all the way
+            self._give_back_room((room[0], dock.height()), tries)
+
+    def _note_console_height(self) -> None:
+        if self.console_dock.isVisible() and not self.console_dock.isFloating():
+            self._console_at_run = self.console_dock.height()
+
     def _on_waiting_changed(self, waiting: bool) -> None:
         room = self._approval_room
         if room is not None and not waiting:  # decided: the console goes back, unless the user resized it
             self._approval_room = None
+            # Once the decided card has left the layout: until then its minimum height holds the dock.
             if self.console_dock.height() == room[1]:
-                self._frame.resizeDocks([self.console_dock], [room[0]], Qt.Orientation.Vertical)
+                QTimer.singleShot(0, self, lambda: self._give_back_room(room))
         self.waiting_for_input = waiting
         self.title_changed.emit()
         self.update_run_action()
@@ -272,8 +304,10 @@ class RunController(QObject):
         (:meth:`~editor.canvas.projected_scene.ProjectedScene.show_run`)."""
         if not self.run_on_canvas():
             self.scene.clear_run_states()
+            self.inspector.set_run_errors({})
         else:
             self.scene.show_run(self.console.run_state, self.console.run_badges())
+            self.inspector.set_run_errors(self.console.run_state.errors)  # a code page marks its failing line
         self.update_node_run_details()
 
     def run_on_canvas(self) -> bool:

@@ -140,6 +140,7 @@ class HistoryPanel(RunActions, RunTransfer, QWidget):
     ) -> None:
         """Use this store (None: show the unavailable state with ``reason``)."""
         self._store = store
+        self.model.final_vars = store.final_variables if store is not None else None
         if store is not None:
             self._store_path = store.path
         elif path is not None:
@@ -597,6 +598,8 @@ class HistoryPanel(RunActions, RunTransfer, QWidget):
         menu.addSeparator()
         menu.addAction(self.delete_action)
         menu.addSeparator()
+        for action in getattr(self, "extra_actions", ()):  # other docks' actions on a run (Tests: add as case)
+            menu.addAction(action)
         menu.addAction(self.refresh_action)
         menu.popup(self.table.viewport().mapToGlobal(pos))
 

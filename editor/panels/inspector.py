@@ -14,6 +14,7 @@ Pages are made on first use, one per kind.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
@@ -36,6 +37,7 @@ from ..editing import WorkflowDocument
 from .core_pages import form_page, hint_label
 from .data_form import DataForm
 from .inspector_pages import page_factory
+from .permissions import PermissionsEditor
 from .prompt_edit import PREVIOUS_OUTPUT, TEMPLATE_RE, PromptEdit, TemplateHighlighter, title_label
 from .triggers import TriggersEditor
 from .variables import POLICY_FIELDS, AvailableNames, PolicySection, available_names, has_fields
@@ -79,6 +81,7 @@ class InspectorPanel(QWidget):
 
     status_message = Signal(str)
     open_flow_requested = Signal(str)  # a flow node's "Open this flow": its ``flow`` reference
+    run_node_requested = Signal(str)  # a page's "Run this node…": the node id
 
     def __init__(self, document: WorkflowDocument, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -89,6 +92,7 @@ class InspectorPanel(QWidget):
         self._focus_out = _FocusOut(document)
         self._last_prompt: PromptEdit | None = None
         self._issues: list[Any] = []
+        self._run_errors: dict[str, str] = {}  # node id -> its error in the run shown (set by the window)
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
         self.header = QLabel()
@@ -148,6 +152,26 @@ class InspectorPanel(QWidget):
     def open_flow(self, ref: str) -> None:
         self.open_flow_requested.emit(ref)
 
+    def request_run_node(self, node_id: str) -> None:
+        self.run_node_requested.emit(node_id)
+
+    def run_errors(self) -> dict[str, str]:
+        return dict(self._run_errors)
+
+    def run_error(self, node_id: str) -> str | None:
+        """The error of ``node_id`` in the run shown on the canvas (the run state's), if it failed."""
+        return self._run_errors.get(node_id)
+
+    def set_run_errors(self, errors: dict[str, str]) -> None:
+        """The failed nodes of the run shown (``RunState.errors``); the page shown marks its own."""
+        errors = dict(errors)
+        if errors == self._run_errors:
+            return
+        changed = self.node_id is not None and errors.get(self.node_id) != self._run_errors.get(self.node_id)
+        self._run_errors = errors
+        if changed:
+            self._load()
+
     # (the names the window and older callers use)
     _set = edit_field
     _watch = watch
@@ -197,6 +221,12 @@ class InspectorPanel(QWidget):
         self.watch(self.wf_triggers.edit)
         self.wf_triggers.patterns_edited.connect(lambda p: None if self.loading else self.doc.set_triggers(p))
         form.addRow("Trigger phrases", self.wf_triggers)
+        self.wf_permissions = PermissionsEditor(lambda: os.path.dirname(self.doc.path or ""))
+        self.wf_permissions.permissions_edited.connect(
+            lambda value: None if self.loading else self.doc.set_permissions(value)
+        )
+        form.addRow(title_label("Permissions"))
+        form.addRow(self.wf_permissions)
         form.addRow(
             hint_label("Select a node to edit it. Drag node types from the palette; drag from a handle to link.")
         )
@@ -279,6 +309,11 @@ class InspectorPanel(QWidget):
         self.policy.setVisible(shows_policy)
         if shows_policy:
             self.policy.load(node.data)
+            # a page that edits the timeout itself (the code page's limits): not shown twice
+            owned = getattr(self.pages.get(kind), "owns_fields", ())
+            policy_form = self.policy.layout()
+            if isinstance(policy_form, QFormLayout):
+                policy_form.setRowVisible(self.policy.timeout, "timeoutMs" not in owned)
         names = self._names_here() if node is not None else []
         self.available.setVisible(node is not None)
         self.available.set_names(names)
@@ -384,6 +419,8 @@ class InspectorPanel(QWidget):
         if triggers is None:
             triggers = (wf.model_extra or {}).get("triggers")
         self.wf_triggers.set_patterns(list(triggers) if isinstance(triggers, list) else [])
+        perms = getattr(wf, "permissions", None)
+        self.wf_permissions.load(perms.model_dump(exclude_none=True) if perms is not None else None)
         self.stack.setCurrentWidget(self.pages["workflow"])
 
     def _form_for(self, spec: NodeSpec) -> DataForm:

@@ -9,7 +9,8 @@ plain data (:class:`~editor.panels.inspector_host.InspectorPage`).
 
 :func:`register_inspector_page` adds (or replaces) a kind's page; the built-in ones are
 registered here: the core kinds (:mod:`.core_pages`), ``http`` (:mod:`.web_pages`), ``flow``
-and ``action`` (:mod:`.kind_pages`), ``router`` (:mod:`.routes`). Whatever the page, the inspector adds the data-flow
+and ``action`` (:mod:`.kind_pages`), ``router`` (:mod:`.routes`), ``code`` and ``script``
+(:mod:`.code_pages`). Whatever the page, the inspector adds the data-flow
 sections of the kind (output variable, step policy, the names available) below it.
 """
 
@@ -18,6 +19,8 @@ from __future__ import annotations
 from PySide6.QtWidgets import QWidget
 
 from .approval_page import ApprovalPage
+from .browser_page import BrowserPage
+from .code_pages import CodePage, ScriptPage
 from .core_pages import AgentPage, ConditionPage, StartPage
 from .inspector_host import InspectorPage, PageFactory, PageHost
 from .kind_pages import ActionPage, FlowPage
@@ -72,5 +75,8 @@ for _kind, _factory in (
     ("http", _http_page),
     ("flow", _flow_page),
     ("action", _action_page),
+    ("code", CodePage),
+    ("script", ScriptPage),
+    ("browser", BrowserPage),
 ):
     register_inspector_page(_kind, _factory)

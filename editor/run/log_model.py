@@ -79,6 +79,15 @@ TYPE_LABELS: dict[str, str] = {
     "flow_call_error": "Flow ✗",
     "http_request": "Request",
     "http_response": "Response",
+    # acting: code, scripts, permissions (docs/design.md, "Acting")
+    "code_log": "Print",
+    "api_call_start": "API →",
+    "api_call_end": "API ←",
+    "permission_denied": "Denied",
+    "script_blocked": "Blocked",
+    "browser_action": "Browser",
+    "browser_screenshot": "Screenshot",
+    "browser_blocked": "Blocked",
 }
 FLOW_CALL_TYPES = frozenset({"flow_call_start", "flow_call_end", "flow_call_error"})
 
@@ -92,7 +101,15 @@ TYPE_GROUPS: dict[str, tuple[str, ...]] = {
     "Subagent calls": (EventType.SUBAGENT_CALL_START, EventType.SUBAGENT_CALL_END, EventType.SUBAGENT_CALL_ERROR),
     "Flow calls": tuple(sorted(FLOW_CALL_TYPES)),
     "HTTP": ("http_request", "http_response"),
-    "Errors": (EventType.LLM_ERROR, EventType.ERROR, "step_retry", "step_skipped"),
+    "Code output": ("code_log", "api_call_start", "api_call_end"),
+    "Errors": (
+        EventType.LLM_ERROR,
+        EventType.ERROR,
+        "step_retry",
+        "step_skipped",
+        "permission_denied",
+        "script_blocked",
+    ),
     "Run status": (EventType.RUN_STATUS,),
 }
 

@@ -7,19 +7,30 @@ and message; an approval's decision), never by parsing their content.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QEvent, QModelIndex, QPersistentModelIndex, QRect, QSize, Qt
-from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QMouseEvent, QPainter, QPen
-from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem
+from PySide6.QtGui import QAccessible, QBrush, QColor, QFont, QFontMetrics, QMouseEvent, QPainter, QPen
+from PySide6.QtWidgets import QListView, QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
 from engine import SUBAGENT_CALL_TYPES, SYSTEM_NODE, EventType, format_duration
 
 from .details import format_usage
 from .log_model import FLOW_CALL_TYPES, STREAMING, EntryRole, LogEntry, format_time
 
-__all__ = ["LogDelegate", "TYPE_COLOURS", "summary_for", "subagent_line", "flow_call_line"]
+__all__ = [
+    "LogDelegate",
+    "LogListView",
+    "TYPE_COLOURS",
+    "summary_for",
+    "subagent_line",
+    "flow_call_line",
+    "code_log_fields",
+]
+
+STDERR = "code_log:stderr"  # the colour key of a code_log line written to stderr
 
 # The entries that report a model call's tokens (shown on their row's right)
 _ANSWER_TYPES = frozenset({EventType.LLM_RESPONSE.value, EventType.SUBAGENT_CALL_END.value})
@@ -50,8 +61,45 @@ TYPE_COLOURS: dict[str, str] = {
     "flow_call_error": "#dc2626",
     "http_request": "#0369a1",
     "http_response": "#0369a1",
+    "code_log": "#0f766e",
+    STDERR: "#ea580c",  # a code_log line on stderr (its own chip colour)
+    "api_call_start": "#7c3aed",
+    "api_call_end": "#7c3aed",
+    "permission_denied": "#dc2626",
+    "script_blocked": "#dc2626",
+    "browser_action": "#1f883d",
+    "browser_screenshot": "#1f883d",
+    "browser_blocked": "#b45309",
 }
 INDENT = 18  # pixels per nesting level of a subflow's entries
+
+
+class LogListView(QListView):
+    """The log's list: a row whose data changed is repainted alone.
+
+    A streamed answer changes one row (its text, its "streaming… N chars") for every piece
+    that arrives; QListView's own ``dataChanged`` repaints the whole viewport for it (every
+    visible row through the delegate: most of the console's time per token). The rows all
+    have one height (``uniformItemSizes``), so only that row's rectangle needs painting."""
+
+    def dataChanged(  # noqa: N802 (Qt override)
+        self,
+        top_left: QModelIndex | QPersistentModelIndex,
+        bottom_right: QModelIndex | QPersistentModelIndex,
+        roles: Any = (),
+    ) -> None:
+        if (
+            top_left == bottom_right
+            and top_left.isValid()
+            and self.uniformItemSizes()
+            and not QAccessible.isActive()  # (a screen reader is told of the change by Qt's own)
+            and not self.isPersistentEditorOpen(top_left)
+        ):
+            rect = self.visualRect(top_left)
+            if rect.intersects(self.viewport().rect()):
+                self.viewport().update(rect)
+            return
+        super().dataChanged(top_left, bottom_right, roles)
 
 
 class LogDelegate(QStyledItemDelegate):
@@ -127,7 +175,13 @@ class LogDelegate(QStyledItemDelegate):
             painter.fillRect(QRect(r.left() + 3, r.top(), indent - 6, r.height()), QColor(147, 51, 234, 22))
             painter.fillRect(QRect(r.left() + indent - 5, r.top(), 2, r.height()), QColor(147, 51, 234, 110))
             r = QRect(r.left() + indent, r.top(), r.width() - indent, r.height())
-        colour = self._colours.get(entry.type, self._default)
+        kind = entry.type
+        label = entry.label.upper()
+        if kind == "code_log":  # stdout and stderr lines told apart by chip and colour
+            stream = code_log_fields(entry)[0]
+            label = stream.upper()
+            kind = STDERR if stream == "stderr" else kind
+        colour = self._colours.get(kind, self._default)
         painter.fillRect(QRect(r.left(), r.top() + 2, 3, r.height() - 4), colour)
         text_colour = pal.highlightedText().color() if selected else pal.text().color()
         if pal.text().color().lightness() > 140:  # light text: a dark theme, so lighter type colours
@@ -148,10 +202,9 @@ class LogDelegate(QStyledItemDelegate):
         painter.drawText(QRect(x, y1, self.time_w + 2, fh), Qt.AlignmentFlag.AlignVCenter, format_time(entry.timestamp))
         x += self.time_w + 10
         # type chip
-        label = entry.label.upper()
         chip = QRect(x, y1, self.chip_w, fh)
         painter.setPen(Qt.PenStyle.NoPen)
-        painter.setBrush(QBrush(self._chip_bg.get(entry.type, QColor(71, 85, 105, 34))))
+        painter.setBrush(QBrush(self._chip_bg.get(kind, QColor(71, 85, 105, 34))))
         painter.drawRoundedRect(chip, 4, 4)
         painter.setFont(self.chip)
         painter.setPen(QPen(colour if not selected else text_colour))
@@ -186,8 +239,10 @@ class LogDelegate(QStyledItemDelegate):
         painter.setFont(self.font)
         summary = summary_for(entry)
         painter.setPen(text_colour if entry.type not in (EventType.STEP_START, EventType.RUN_STATUS) else dim)
-        if entry.type in (EventType.LLM_ERROR, EventType.ERROR, EventType.SUBAGENT_CALL_ERROR) and not selected:
+        if kind in _ERROR_LINES and not selected:
             painter.setPen(colour)
+        if entry.type == "code_log":  # program output reads as such
+            painter.setFont(self.mono)
         w = max(0, r.right() - 6 - x2)
         painter.drawText(
             QRect(x2, y2, w, fh),
@@ -237,6 +292,10 @@ def summary_for(entry: LogEntry) -> str:
     if kind == "http_response" and entry.extra and "status" in entry.extra:
         x = entry.extra
         return f"{x.get('status')} · {x.get('bytes', '?')} bytes · {x.get('durationMs', '?')} ms"
+    if kind == "code_log":
+        return code_log_fields(entry)[1].rstrip("\n") or "(empty line)"
+    if kind in ("api_call_start", "api_call_end") and entry.extra:
+        return _api_call_line(kind, entry.extra, entry.content)
     if kind == EventType.INPUT_RECEIVED:
         fields = entry.extra or {}
         if fields.get("handle"):
@@ -247,6 +306,48 @@ def summary_for(entry: LogEntry) -> str:
                 + (f" — note: {note}" if note else "")
             )
     return entry.summary() or "(empty)"
+
+
+_ERROR_LINES = frozenset(
+    {
+        EventType.LLM_ERROR.value,
+        EventType.ERROR.value,
+        EventType.SUBAGENT_CALL_ERROR.value,
+        STDERR,
+        "permission_denied",
+        "script_blocked",
+    }
+)
+
+
+def code_log_fields(entry: LogEntry) -> tuple[str, str]:
+    """(stream, text) of a ``code_log`` entry: its typed fields ``{stream, text}``, else its content
+    as the text of stdout."""
+    extra = entry.extra or {}
+    stream = str(extra.get("stream") or "stdout").lower()
+    text = extra.get("text")
+    return stream, str(entry.content if text is None else text)
+
+
+def _api_call_line(kind: str, fields: dict[str, Any], content: str) -> str:
+    """``→ queryLLM("…")`` / ``← queryLLM: …`` for a script's API call (``{method, args}``)."""
+    method = fields.get("method") or "?"
+    if kind == "api_call_start":
+        args = fields.get("args")
+        shown = ", ".join(_short(a) for a in args) if isinstance(args, list) else _short(args) if args else ""
+        return f"→ {method}({shown})"
+    result = fields.get("error") or fields.get("result") or fields.get("text") or content
+    return f"← {method}: {' '.join(str(result or '').split())}" if result else f"← {method}"
+
+
+def _short(value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    text = " ".join(text.split())
+    return (
+        json.dumps(text[:60] + "…" if len(text) > 60 else text, ensure_ascii=False)
+        if isinstance(value, str)
+        else text[:60]
+    )
 
 
 def _ms(value: Any) -> str:

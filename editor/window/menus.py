@@ -12,7 +12,7 @@ from PySide6.QtCore import QPointF, Qt
 from PySide6.QtGui import QAction, QIcon, QKeySequence
 from PySide6.QtWidgets import QInputDialog, QLabel, QMenu, QSizePolicy, QToolBar, QWidget
 
-from engine import NOTE_COLORS
+from engine import NOTE_COLORS, set_show_browser, show_browser
 
 from ..document import PALETTE_KINDS
 from ..panels.palette import DESCRIPTIONS, entry_icon, note_icon
@@ -247,6 +247,13 @@ def build_menus(w: MainWindow) -> None:
     r.addAction("Provider &Settings…", w.providers.open_provider_settings)
     w.run_on_menu = r.addMenu("Run &On")  # this computer, or a Temporal server (window/run_on.py)
     w.run_on_menu.aboutToShow.connect(lambda: w.providers.fill_run_on_menu(w.run_on_menu))
+    # Browser steps run headed (a real window) while this is on: for seeing what a flow does
+    w.act_show_browser = r.addAction("Show &Browser")
+    w.act_show_browser.setObjectName("showBrowser")
+    w.act_show_browser.setCheckable(True)
+    w.act_show_browser.setToolTip("Run browser steps in a visible browser window instead of headless")
+    w.act_show_browser.toggled.connect(_show_browser_toggled)
+    w.act_show_browser.setChecked(show_browser() or settings().value("run/showBrowser", False, type=bool))
     r.addSeparator()
     r.addAction(w.history_dock.toggleViewAction())
     w.act_compare = action(
@@ -283,6 +290,12 @@ def build_menus(w: MainWindow) -> None:
     w.toolbar = tb
 
 
+def _show_browser_toggled(on: bool) -> None:
+    """Run ▸ Show Browser: kept between sessions, applied to the browsers started from now on."""
+    set_show_browser(on)
+    settings().setValue("run/showBrowser", on)
+
+
 def build_status_bar(w: MainWindow) -> None:
     sb = w.statusBar()
     w.validation_label.setObjectName("validationLabel")  # made with the window: validation shows its summary there
@@ -304,6 +317,9 @@ def context_menu(w: MainWindow, pos: QPointF, node_id: str | None) -> None:
         run_only.triggered.connect(lambda _=False, n=node_id: w.runs.run_from_node(n, only=True))
         for a in (run_from, run_only):
             a.setEnabled(w.act_run.isEnabled())
+        run_sample = menu.addAction("Run This Node with Sample Inputs…")
+        run_sample.setToolTip("Run only this node, on values you type, in memory (nothing is saved)")
+        run_sample.triggered.connect(lambda _=False, n=node_id: w.run_node.open(n))
         item = w.scene.node_items.get(node_id)
         if item is not None and item.run_state == "failed":
             repair = menu.addAction("Repair…")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import signal
 import sys
@@ -20,10 +21,15 @@ from engine.cli import EXIT_CANCELLED, EXIT_FAILED, EXIT_OK, EXIT_OUTPUT_CLOSED,
 from engine.cli.files import load_any
 from engine.cli.printer import FRAME, Printer, print_err
 from engine.cli.runs import find_run, open_store
+from engine.errors import FlowdeskError
+from engine.flows.library import default_library
+from engine.flows.repair import RepairError, apply_repair, failed_node, propose_repair
+from engine.graph.formats import detect_flow_format
 from engine.graph.inputs import has_surrogates
-from engine.graph.model import WorkflowLoadError
+from engine.graph.model import WorkflowLoadError, atomic_write_text, dumps_workflow
 from engine.graph.validate import validate
-from engine.graph.variables import VariableError, parse_var_argument, run_variables
+from engine.graph.variables import VariableError, json_safe, parse_var_argument, run_variables
+from engine.llm.base import AgentInvocation, LLMError
 from engine.llm.config import settings_path, split_url_credentials
 from engine.llm.discovery import default_provider_problem, describe, needs_default_provider, survey
 from engine.llm.registry import NoProviderConfigured, ProviderConfigError, make_resolver, provider_models
@@ -31,7 +37,7 @@ from engine.run.events import RunStatus, format_duration
 from engine.run.scheduler import Run, normalise_decision
 from engine.store import RunRecorder, StoreError
 
-__all__ = ["cmd_run", "cmd_resume", "run_loaded", "run_arguments", "stored_base_url"]
+__all__ = ["cmd_run", "cmd_resume", "run_loaded", "run_arguments", "stored_base_url", "run_result"]
 
 
 def run_arguments(wf: Any, var_texts: list[str], given: dict[str, Any] | None = None) -> dict[str, Any] | None:
@@ -318,8 +324,16 @@ def cmd_run(args: argparse.Namespace) -> int:
     return run_loaded(wf, args, args.file)
 
 
-def run_loaded(wf: Any, args: argparse.Namespace, path: str, given: dict[str, Any] | None = None) -> int:
-    """``flowdesk run`` from a loaded workflow (``given``: run variables, from ``do``)."""
+def run_loaded(
+    wf: Any,
+    args: argparse.Namespace,
+    path: str,
+    given: dict[str, Any] | None = None,
+    library: Any = None,
+    keep: dict[str, Any] | None = None,
+) -> int:
+    """``flowdesk run`` from a loaded workflow (``given``: run variables, from ``do``; ``library``:
+    where a library flow's run is counted, default the user's)."""
     if args.max_visits < 1:
         print_err("--max-visits must be at least 1")
         return EXIT_USAGE
@@ -343,7 +357,9 @@ def run_loaded(wf: Any, args: argparse.Namespace, path: str, given: dict[str, An
     except ProviderConfigError as err:
         print_err(str(err))
         return EXIT_USAGE
-    printer = Printer(sys.stdout, wf, args.jsonl)
+    as_json = bool(getattr(args, "run_json", False))
+    # With --json, stdout holds only the result object; the run's log goes to stderr.
+    printer = Printer(sys.stderr if as_json else sys.stdout, wf, args.jsonl and not as_json)
     # Kept for a resume in another process; credentials in the base URL are not (see stored_base_url).
     meta = {
         k: v
@@ -380,7 +396,128 @@ def run_loaded(wf: Any, args: argparse.Namespace, path: str, given: dict[str, An
         store=store,
         delta_interval=FRAME,
     )  # streamed text in frames of FRAME seconds at most
-    return _execute(run, store, list(args.decide), printer, workflow_path=os.path.abspath(path))
+    code = _execute(run, store, list(args.decide), printer, workflow_path=os.path.abspath(path))
+    attempts = max(0, int(getattr(args, "repair_attempts", 1) or 0)) if getattr(args, "repair", False) else 0
+    if code == EXIT_FAILED and attempts and store is None:
+        print_err("--repair needs the run history to run again from the failed node (not with --no-store)")
+    while code == EXIT_FAILED and attempts > 0 and store is not None:
+        attempts -= 1
+        repaired = _repair(wf, printer.state, args, path, resolver)
+        if repaired is None:
+            break
+        wf, node_id = repaired
+        reuse = store.recorded_steps(run.run_id) or {}
+        printer = Printer(sys.stderr if as_json else sys.stdout, wf, args.jsonl and not as_json)
+        run = Run(
+            wf,
+            resolver,
+            initial_input=args.input,
+            max_visits=args.max_visits,
+            check=False,
+            meta=meta,
+            keep_events=False,
+            variables=arguments,
+            path=os.path.abspath(path),
+            reuse_from=reuse,
+            start_at=node_id,
+            store=store,
+            delta_interval=FRAME,
+        )
+        print_err(f"running again from '{node_id}', reusing what ran before it")
+        code = _execute(run, store, list(args.decide), printer, workflow_path=os.path.abspath(path))
+    if keep is not None:  # the caller reads the run once it ends (`do`'s "and then")
+        keep["run"] = run
+    _count_use(library, path)
+    if as_json and code != EXIT_OUTPUT_CLOSED:
+        sys.stdout.write(json.dumps(run_result(run, printer.state), ensure_ascii=False, indent=2) + "\n")
+        sys.stdout.flush()
+    return code
+
+
+def _repair(wf: Any, state: Any, args: argparse.Namespace, path: str, resolver: Any) -> tuple[Any, str] | None:
+    """``run --repair``: the model's patch of the failed node, shown, confirmed (unless
+    ``--yes``) and written to the file; ``(patched workflow, node id)``, or None (said why)."""
+    failed = failed_node(state)
+    if failed is None:
+        return None
+    node_id, input_text, error = failed
+    try:
+        provider = resolver(AgentInvocation(node_id, "Repair", "", "", args.model or "", "low", {}, []))
+        proposal = asyncio.run(propose_repair(provider, wf, node_id, input_text, error, model=args.model or ""))
+    except (ProviderConfigError, LLMError) as err:
+        print_err(f"the repair request failed: {err}")
+        return None
+    except RepairError as err:
+        print_err(f"the proposed repair was refused: {err}")
+        return None
+    print_err(f"repair of '{node_id}': {proposal.reason}")
+    for name, before, after in proposal.changes:
+        print_err(f"  {name}: {json.dumps(before, ensure_ascii=False)} → {json.dumps(after, ensure_ascii=False)}")
+    if not getattr(args, "yes", False):
+        sys.stderr.write("apply it and run again from the node? [y/N] ")
+        sys.stderr.flush()
+        answer = sys.stdin.readline().strip().lower() if sys.stdin is not None else ""
+        if answer not in ("y", "yes"):
+            print_err("not applied")
+            return None
+    try:
+        patched = apply_repair(wf, proposal)
+    except RepairError as err:
+        print_err(f"the repair could not be applied: {err}")
+        return None
+    if path.endswith(".json") and os.path.isfile(path) and detect_flow_format(_read_json(path)) == "flowdesk":
+        try:
+            atomic_write_text(path, dumps_workflow(patched))
+            print_err(f"written: {path}")
+        except OSError as err:
+            print_err(f"warning: the repaired workflow could not be written to {path}: {err.strerror or err}")
+    else:
+        print_err(f"note: {path} is not a Flowdesk workflow file; the repair is used for this run only")
+    return patched, node_id
+
+
+def _read_json(path: str) -> Any:
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def _count_use(library: Any, path: str) -> None:
+    """A run of a library flow counts in the library's usage (runs, last run)."""
+    try:
+        lib = library if library is not None else default_library()
+        entry = lib.entry_for_path(path)
+        if entry is not None:
+            lib.record_run(entry.id)
+    except (OSError, FlowdeskError):
+        pass
+
+
+def run_result(run: Any, state: Any) -> dict[str, Any]:
+    """``flowdesk run --json``: ``{runId, status, output, vars, results: [{nodeId, status,
+    durationMs, output}]}`` (seed 001's run result), nodes in the order they ran."""
+    outcomes = run.outcomes
+    results = []
+    for node_id in outcomes:
+        details = state.details.get(node_id)
+        duration = details.duration if details is not None else None
+        results.append(
+            {
+                "nodeId": node_id,
+                "status": str(outcomes[node_id]),
+                "durationMs": None if duration is None else round(duration * 1000),
+                "output": json_safe({"o": run.outputs.get(node_id)})["o"],
+            }
+        )
+    return {
+        "runId": run.run_id,
+        "status": str(run.status),
+        "output": json_safe({"o": run.result})["o"],
+        "vars": json_safe(run.variables or {}),
+        "results": results,
+    }
 
 
 def _reuse_source(args: argparse.Namespace, wf: Any, store: Any) -> dict[str, Any] | None:

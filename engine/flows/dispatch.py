@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, StrictBool, StrictFloat, StrictInt, 
 
 from engine.errors import FlowdeskError
 from engine.flows.grammar import TriggerPatternError, all_trigger_matches, compile_trigger
+from engine.graph.permissions import permissions_of
 from engine.llm.base import AgentInvocation, NoToolsContext
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -39,6 +40,7 @@ __all__ = [
     "ask_model_for_flow",
     "routable_flows",
     "apply_arguments",
+    "permission_summary",
     "ROUTER_NODE",
 ]
 
@@ -46,7 +48,8 @@ ROUTER_NODE = "router"
 _SYSTEM = (
     "You route a user's request to one saved flow of their library. Answer with one JSON object only: "
     '{"flow": <a flow id from the list, or null when none fits>, "arguments": {<the chosen flow\'s '
-    "parameters, with values of the declared types>}}. Use only ids and parameter names that are listed."
+    'parameters, with values of the declared types>}, "reason": <one short sentence: why this flow>}. '
+    "Use only ids and parameter names that are listed."
 )
 
 
@@ -65,18 +68,30 @@ class FlowChoice:
     pattern: str = ""
     wildcard_words: int = 0
     spans: dict[str, tuple[int, int]] = field(default_factory=dict)
+    reason: str = ""  # the model's reason for its choice
+    learned: str = ""  # the trigger this choice was remembered as (routing memory), if any
+
+    def match_json(self) -> dict[str, Any]:
+        """How the sentence matched: ``{by: "trigger", pattern, captures}`` or ``{by: "model", reason}``."""
+        if self.source == "trigger":
+            learned = self.pattern in self.flow.learned
+            return {"by": "trigger", "pattern": self.pattern, "captures": dict(self.arguments), "learned": learned}
+        return {"by": "model", "reason": self.reason or "the model chose this flow"}
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "flow": self.flow.id,
             "name": self.flow.name,
             "arguments": self.arguments,
+            "match": self.match_json(),
             "source": self.source,
             "path": str(self.flow.path),
         }
         if self.source == "trigger":
             out["pattern"] = self.pattern
             out["wildcardWords"] = self.wildcard_words
+        if self.learned:
+            out["learned"] = self.learned
         return out
 
 
@@ -144,6 +159,7 @@ def routing_schema(flows: list[LibraryFlow]) -> dict[str, Any]:
                 "description": "the id of the flow to run, or null when none fits",
             },
             "arguments": {"anyOf": [_param_schema(f) for f in flows] or [{"type": "object"}]},
+            "reason": {"type": "string", "description": "why this flow fits, in one short sentence"},
         },
         "required": ["flow", "arguments"],
         "additionalProperties": False,
@@ -178,6 +194,7 @@ def parse_routing_answer(text: str, flows: list[LibraryFlow]) -> FlowChoice:
         model_config = ConfigDict(extra="forbid")
         flow: StrictStr | None
         arguments: dict[str, Any] = {}
+        reason: StrictStr | None = None
 
     try:
         answer = Answer.model_validate_json(_json_text(text))
@@ -198,7 +215,7 @@ def parse_routing_answer(text: str, flows: list[LibraryFlow]) -> FlowChoice:
             f"no flow matches: the model's arguments for '{flow.id}' are wrong ({where}: {first.get('msg')})"
         ) from None
     values = {k: v for k, v in args.model_dump().items() if k in answer.arguments}
-    return FlowChoice(flow, values, "model")
+    return FlowChoice(flow, values, "model", reason=answer.reason or "")
 
 
 async def ask_model_for_flow(sentence: str, flows: list[LibraryFlow], resolver: Any, *, model: str = "") -> FlowChoice:
@@ -263,3 +280,47 @@ def apply_arguments(workflow: Any, arguments: dict[str, Any]) -> Any:
     data["variables"] = rows
     start.data = type(start.data).model_validate(data)
     return copy
+
+
+# The kinds that, in a workflow WITHOUT ``permissions``, reach what they name (docs/design.md,
+# "Contract details": http, fetch, flow, browser and MCP behave as if allowed; code and scripts
+# reach nothing). Only read to say so in words before a flow runs; access is decided by
+# engine.graph.permissions.
+_OPEN_WITHOUT_PERMISSIONS = {
+    "http": "network",
+    "fetch": "network",
+    "browser": "network",
+    "mcp": "tools",
+    "flow": "flows",
+    "action": "flows",
+}
+
+
+def permission_summary(workflow: Any) -> str:
+    """What a flow's steps may reach, in words, for the confirmation before it runs (``flowdesk
+    do``, the command bar): ``network api.example.com; files ~/data`` from its ``permissions``,
+    ``no network, no files`` when they grant nothing (or when the flow declares none and holds no
+    step that reaches out by default, e.g. code only), and, for a flow without ``permissions``
+    whose http/fetch/browser/MCP/flow steps are unbounded, which of those it has."""
+    perms = permissions_of(workflow)
+    if perms is None:
+        kinds = {_OPEN_WITHOUT_PERMISSIONS[n.type] for n in workflow.nodes if n.type in _OPEN_WITHOUT_PERMISSIONS}
+        reach = [r for r in _OPEN_WORDS if r in kinds]
+        if not reach:
+            return "no network, no files"
+        return "any " + ", any ".join(_OPEN_WORDS[r] for r in reach) + " its steps name (the flow sets no permissions)"
+    network, files = perms.network or [], perms.files or []
+    parts = [
+        ("any network host" if "*" in network else "network " + ", ".join(network)) if network else "no network",
+        ("files " + ", ".join(files)) if files else "no files",
+    ]
+    if perms.flows:
+        parts.append("any flow" if "*" in perms.flows else "flows " + ", ".join(perms.flows))
+    if perms.tools:
+        parts.append("any tool" if "*" in perms.tools else "tools " + ", ".join(perms.tools))
+    if not network and not files:
+        return ", ".join(parts[:2]) + "".join("; " + p for p in parts[2:])
+    return "; ".join(parts)
+
+
+_OPEN_WORDS = {"network": "network host", "flows": "flow", "tools": "MCP tool"}

@@ -4,7 +4,8 @@ Formats (see docs/design.md, "Reusable flows: library, triggers, import"):
 
 * ``anythingllm`` — an AnythingLLM agent flow: ``{name, description, active, steps: [{type,
   config}]}`` with blocks ``start`` (``variables``), ``apiCall``, ``llmInstruction``,
-  ``webScraping``; ``${…}`` references; ``responseVariable``/``resultVariable``; ``directOutput``.
+  ``webScraping``, ``code`` (JavaScript: a ``code`` node); ``${…}`` references;
+  ``responseVariable``/``resultVariable``; ``directOutput``.
 * ``typeagent-steps`` — a TypeAgent step recipe: ``{name, description, parameters, steps: [{id,
   schemaName, actionName, parameters}], grammarPatterns}`` with ``${param}``, ``${id.text}`` and
   ``${id.data.path}`` references.
@@ -18,7 +19,8 @@ Formats (see docs/design.md, "Reusable flows: library, triggers, import"):
 ``imported`` field so nothing is lost; :class:`ImportRefused` (a :class:`WorkflowLoadError`)
 names the format and what cannot be represented. :func:`load_any_workflow` reads a file of any
 of these formats (Flowdesk files go through :func:`engine.graph.model.load_workflow` unchanged).
-:func:`export_anythingllm` writes a chain workflow back as an AnythingLLM agent flow.
+:func:`export_anythingllm` (in :mod:`engine.flows.export`, named here too) writes a chain
+workflow back as an AnythingLLM agent flow.
 """
 
 from __future__ import annotations
@@ -32,8 +34,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlsplit, urlunsplit
 
-from engine.errors import FlowdeskError
-from engine.flows.grammar import TriggerPatternError, compile_trigger
+from engine.flows.export import EXPORT_FORMATS, ExportRefused, export_anythingllm
+from engine.flows.grammar import TriggerPatternError, compile_trigger, trigger_text
+from engine.flows.webflow import WEBFLOW_FIELDS, webflow_node_data, webflow_parameters
 from engine.graph.formats import FLOW_FORMATS, detect_flow_format, format_label
 from engine.graph.model import (
     Workflow,
@@ -43,11 +46,8 @@ from engine.graph.model import (
     parse_workflow,
     workflow_to_dict,
 )
-from engine.nodes import spec_for
-from engine.nodes.agent import DEFAULT_SYSTEM_PROMPT
 from engine.nodes.credentials import (
     URL_PASSWORD,
-    literal_credentials,
     looks_like_literal_credential,
     url_credential_params,
 )
@@ -65,8 +65,6 @@ __all__ = [
     "EXPORT_FORMATS",
 ]
 
-EXPORT_FORMATS = ("anythingllm",)
-
 _X0, _Y0, _DX, _Y_UNLINKED = 80, 120, 320, 360
 
 
@@ -76,10 +74,6 @@ class ImportRefused(WorkflowLoadError):
     def __init__(self, message: str, *, fmt: str, path: str | os.PathLike[str] | None = None):
         self.format = fmt
         super().__init__(message, path=path)
-
-
-class ExportRefused(FlowdeskError):
-    """A workflow that the target format cannot express; the message says which node and why."""
 
 
 @dataclass
@@ -142,7 +136,7 @@ class _Builder:
         name: Any,
         description: Any,
         variables: list[dict[str, Any]],
-        triggers: list[str],
+        triggers: list[Any],
         used: set[str],
     ) -> dict[str, Any]:
         wf: dict[str, Any] = {}
@@ -165,8 +159,9 @@ class _Builder:
         self._check_triggers(triggers)
         return wf
 
-    def _check_triggers(self, triggers: list[str]) -> None:
-        for pattern in triggers:
+    def _check_triggers(self, triggers: list[Any]) -> None:
+        for item in triggers:
+            pattern = trigger_text(item) or ""
             try:
                 compile_trigger(pattern)
             except TriggerPatternError as err:
@@ -275,12 +270,12 @@ def _import_anythingllm(raw: Mapping[str, Any], path: Any) -> ImportResult:
                 item.update({k: v for k, v in var.items() if k not in item and k not in ("value",)})
                 variables.append(item)
             start_extra = {k: v for k, v in config.items() if k != "variables"}
-        elif kind not in ("apiCall", "llmInstruction", "webScraping"):
+        elif kind not in _ANYTHINGLLM_BLOCKS:
             what = f"a '{kind}' block" if isinstance(kind, str) else "a block without a type"
-            hint = " (Flowdesk does not run code blocks)" if kind == "code" else ""
-            raise b.refuse(f"{what} at steps[{i}] cannot be imported{hint}; nothing was imported")
+            raise b.refuse(f"{what} at steps[{i}] cannot be imported; nothing was imported")
     _start_node(b, variables, start_extra)
     ended_at: int | None = None
+    defined = [v["name"] for v in variables]  # the flow variables so far: a code block sees them all
     for i, step in enumerate(steps):
         kind = step.get("type")
         if kind == "start":
@@ -317,11 +312,16 @@ def _import_anythingllm(raw: Mapping[str, Any], path: Any) -> ImportResult:
                 "tools": {"web_search": False, "subagents": False},
             }
             kind_out = "agent"
+        elif kind == "code":
+            data = _anythingllm_code(b, i, config, defined)
+            kind_out = "code"
         else:  # webScraping
             data = {"url": config.pop("url", "") or "", "format": "markdown"}
             kind_out = "fetch"
         if out_var:
             data["outputVar"] = out_var
+            if out_var not in defined:
+                defined.append(out_var)
         data.update({k: v for k, v in config.items() if k not in data})  # directOutput and the rest, kept
         linked = ended_at is None
         b.add(kind_out, data, linked=linked)
@@ -344,6 +344,25 @@ def _import_anythingllm(raw: Mapping[str, Any], path: Any) -> ImportResult:
         used={"name", "description", "steps"},
     )
     return ImportResult("anythingllm", wf, b.warnings)
+
+
+_ANYTHINGLLM_BLOCKS = ("apiCall", "llmInstruction", "webScraping", "code")
+
+
+def _anythingllm_code(b: _Builder, i: int, config: dict[str, Any], defined: list[str]) -> dict[str, Any]:
+    """A ``code`` block as a ``code`` node (docs/design.md, "Contract details"): JavaScript whose
+    ``inputs`` bind every flow variable defined before the block (``{name: "{{name}}"}``), as
+    AnythingLLM hands its code the whole variable map. ``config`` loses the keys used here."""
+    language = str(config.pop("language", "") or "javascript").strip().lower()
+    if language not in ("javascript", "js"):
+        b.warn(
+            f"steps[{i}] (code) says its language is '{language}'; AnythingLLM runs JavaScript, so it is kept as such"
+        )
+    return {
+        "language": "javascript",
+        "code": str(config.pop("code", "") or ""),
+        "inputs": {name: "{{" + name + "}}" for name in defined},
+    }
 
 
 # ------------------------------------------------------------------------------- TypeAgent
@@ -385,13 +404,20 @@ def _typeagent_variables(b: _Builder, params: Any) -> list[dict[str, Any]]:
     return out
 
 
-def _patterns(b: _Builder, raw: Any) -> list[str]:
-    out = []
+def _patterns(b: _Builder, raw: Any) -> list[Any]:
+    """TypeAgent's grammar patterns as triggers: a plain pattern as text; one with ``isAlias``
+    or ``examples`` (seed 000's ``GrammarPattern``) as an object keeping them."""
+    out: list[Any] = []
     for j, item in enumerate(raw or []):
         if isinstance(item, str):
             out.append(item)
         elif isinstance(item, dict) and isinstance(item.get("pattern"), str):
-            out.append(item["pattern"])
+            kept = {"pattern": item["pattern"]}
+            if isinstance(item.get("isAlias"), bool):
+                kept["isAlias"] = item["isAlias"]
+            if isinstance(item.get("examples"), list):
+                kept["examples"] = [e for e in item["examples"] if isinstance(e, str)]
+            out.append(kept if len(kept) > 1 else item["pattern"])
         else:
             b.warn(f"grammarPatterns[{j}] is neither a pattern nor {{pattern}}; kept in the metadata only")
     return out
@@ -520,7 +546,8 @@ def _import_typeagent_script(raw: Mapping[str, Any], path: Any) -> ImportResult:
         flavour = "TaskFlow"
     data["recipeKind"] = flavour
     b.add("script", data)
-    b.warn(f"the {data['language']} script is kept verbatim in a script node, which cannot run in Flowdesk")
+    runner = "pwsh (when installed)" if flavour == "ScriptFlow" else "Deno (the `code` extra)"
+    b.warn(f"the {data['language']} script is kept verbatim in a script node, which runs it with {runner}")
     name = raw.get("actionName") or raw.get("name")
     wf = b.workflow(
         raw,
@@ -530,14 +557,32 @@ def _import_typeagent_script(raw: Mapping[str, Any], path: Any) -> ImportResult:
         triggers=_patterns(b, raw.get("grammarPatterns")),
         used={"name", "actionName", "description", "parameters", "script"},
     )
-    # grammarPatterns stays in the metadata: ScriptFlow's isAlias/examples are not triggers' business
+    # grammarPatterns also stays in the metadata as written; the triggers keep isAlias/examples
     return ImportResult("typeagent-script", wf, b.warnings)
+
+
+def _import_webflow(raw: Mapping[str, Any], path: Any) -> ImportResult:
+    b = _Builder("webflow", path)
+    variables = _typeagent_variables(b, webflow_parameters(dict(raw)))
+    _start_node(b, variables)
+    b.add("browser", webflow_node_data(dict(raw), b.warn))
+    triggers = _patterns(b, raw.get("grammarPatterns"))
+    wf = b.workflow(
+        raw,
+        name=raw.get("name"),
+        description=raw.get("description"),
+        variables=variables,
+        triggers=triggers,
+        used=WEBFLOW_FIELDS,
+    )
+    return ImportResult("webflow", wf, b.warnings)
 
 
 _IMPORTERS = {
     "anythingllm": _import_anythingllm,
     "typeagent-steps": _import_typeagent_steps,
     "typeagent-script": _import_typeagent_script,
+    "webflow": _import_webflow,
 }
 
 
@@ -583,160 +628,3 @@ def load_any_workflow(path: str | os.PathLike[str]) -> tuple[Workflow, ImportRes
         return loads_workflow(head, path=p), None
     result = import_flow(raw, path=p)
     return parse_workflow(result.workflow, path=p), result
-
-
-# ------------------------------------------------------------------------------- export
-def export_anythingllm(workflow: Workflow, warnings: list[str] | None = None) -> dict[str, Any]:
-    """The workflow as an AnythingLLM agent flow. It must be a chain from start through http,
-    agent and fetch nodes only (one link out of each); anything else raises :class:`ExportRefused`.
-    ``warnings``, when given, receives a sentence for each literal credential copied into the
-    export (a header, a query parameter or the URL of an ``http`` node)."""
-
-    def label(n: Any) -> str:
-        spec = spec_for(n.type)
-        return spec.describe(n) if spec is not None else f"'{n.id}'"
-
-    start = workflow.start_node()
-    if start is None:
-        raise ExportRefused("Cannot export to an AnythingLLM agent flow: the workflow has no start node.")
-    nodes = workflow.node_map()
-    out_links: dict[str, list[Any]] = {}
-    in_count: dict[str, int] = {}
-    for c in workflow.connections:
-        out_links.setdefault(c.source, []).append(c)
-        in_count[c.target] = in_count.get(c.target, 0) + 1
-    start_vars = getattr(start.data, "variables", None)
-    if start_vars is None:
-        start_vars = (start.data.model_extra or {}).get("variables") or []
-    variables = []
-    for v in start_vars:
-        v = v if isinstance(v, dict) else v.model_dump(mode="json")
-        value = v.get("value")
-        item = {
-            "name": v.get("name"),
-            "value": "" if value is None else (value if isinstance(value, str) else json.dumps(value)),
-        }
-        if v.get("description"):
-            item["description"] = v["description"]
-        variables.append(item)
-    steps: list[dict[str, Any]] = [{"type": "start", "config": {"variables": variables}}]
-    seen = {start.id}
-    current = start
-    previous_var: str | None = None
-    while True:
-        links = out_links.get(current.id, [])
-        if not links:
-            break
-        if len(links) > 1:
-            raise ExportRefused(
-                f"Cannot export to an AnythingLLM agent flow: {label(current)} has "
-                f"{len(links)} outgoing links; the format has only a chain of blocks."
-            )
-        link = links[0]
-        if link.sourceHandle not in (None, "output"):
-            raise ExportRefused(
-                f"Cannot export to an AnythingLLM agent flow: the link from {label(current)} leaves "
-                f"from its '{link.sourceHandle}' handle; the format has only a chain of blocks."
-            )
-        node = nodes.get(link.target)
-        if node is None:
-            break
-        if node.id in seen:
-            raise ExportRefused(
-                f"Cannot export to an AnythingLLM agent flow: {label(node)} is reached twice (a "
-                "loop); the format has only a chain of blocks."
-            )
-        if in_count.get(node.id, 0) > 1:
-            raise ExportRefused(
-                f"Cannot export to an AnythingLLM agent flow: {label(node)} has several incoming "
-                "links; the format has only a chain of blocks."
-            )
-        seen.add(node.id)
-        d = node.data.model_dump(mode="json", exclude_none=True)
-        out_var = d.get("outputVar") or None
-        if node.type == "http":
-            if warnings is not None:
-                warnings.extend(
-                    f"{label(node)}: {where} holds a credential typed in, copied into the export as it "
-                    "is; write {{secrets.NAME}} instead"
-                    for where in literal_credentials(d)
-                )
-            config: dict[str, Any] = {"url": d.get("url", ""), "method": str(d.get("method") or "GET").upper()}
-            if d.get("query"):
-                raise ExportRefused(
-                    f"Cannot export to an AnythingLLM agent flow: {label(node)} has query rows; put them in its URL."
-                )
-            for key in ("headers", "bodyType", "body", "formData"):
-                if d.get(key) not in (None, "", []):
-                    config[key] = d[key]
-            if isinstance(config.get("body"), (dict, list)):
-                config["body"] = json.dumps(config["body"], ensure_ascii=False)
-            if out_var:
-                config["responseVariable"] = out_var
-            step: dict[str, Any] = {"type": "apiCall", "config": config}
-        elif node.type == "agent":
-            tools = d.get("tools") or {}
-            if tools.get("web_search") or tools.get("subagents") or tools.get("flows"):
-                raise ExportRefused(
-                    f"Cannot export to an AnythingLLM agent flow: {label(node)} uses tools; an "
-                    "llmInstruction block has none."
-                )
-            prompt = d.get("userPrompt") or ""
-            if not prompt or "PREVIOUS_OUTPUT" in prompt or re.search(r"(\{\{|\$\{)\s*input\b", prompt):
-                if previous_var is None:
-                    raise ExportRefused(
-                        f"Cannot export to an AnythingLLM agent flow: {label(node)} uses the previous "
-                        "output, which the format has no name for; give the previous node an output "
-                        "variable (outputVar)."
-                    )
-                prompt = (
-                    re.sub(
-                        r"\{\{\s*(PREVIOUS_OUTPUT|input)\s*\}\}|\$\{\s*(PREVIOUS_OUTPUT|input)\s*\}",
-                        "${" + previous_var + "}",
-                        prompt,
-                    )
-                    if prompt
-                    else "${" + previous_var + "}"
-                )
-            system = d.get("systemPrompt") or ""
-
-            if system and system != DEFAULT_SYSTEM_PROMPT:
-                prompt = f"{system}\n\n{prompt}"
-            config = {"instruction": prompt}
-            if out_var:
-                config["resultVariable"] = out_var
-            step = {"type": "llmInstruction", "config": config}
-        elif node.type == "fetch":
-            config = {"url": d.get("url", "")}
-            if out_var:
-                config["resultVariable"] = out_var
-            step = {"type": "webScraping", "config": config}
-        else:
-            raise ExportRefused(
-                f"Cannot export to an AnythingLLM agent flow: {label(node)} is a '{node.type}' node; "
-                "the format has only start variables, API calls (http), LLM instructions (agent) "
-                "and web scraping (fetch)."
-            )
-        if d.get("directOutput"):
-            step["config"]["directOutput"] = True
-        steps.append(step)
-        previous_var = out_var
-        current = node
-    reachable_others = [n for n in workflow.nodes if n.id not in seen]
-    if reachable_others:
-        raise ExportRefused(
-            f"Cannot export to an AnythingLLM agent flow: {label(reachable_others[0])} is not in the "
-            "chain from start; the format has only a chain of blocks."
-        )
-    out: dict[str, Any] = {"name": workflow.name or "Untitled workflow"}
-    if workflow.description:
-        out["description"] = workflow.description
-    meta = (workflow.model_extra or {}).get("imported")
-    active = (
-        meta.get("metadata", {}).get("active")
-        if isinstance(meta, dict) and isinstance(meta.get("metadata"), dict)
-        else None
-    )
-    out["active"] = True if active is None else active
-    out["steps"] = steps
-    return out

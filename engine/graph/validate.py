@@ -26,7 +26,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from engine.flows.grammar import TriggerPatternError, compile_trigger
+from engine.flows.grammar import TriggerPatternError, compile_trigger, trigger_text
 from engine.graph.index import GraphIndex
 from engine.graph.model import LEGACY_HANDLES, Node, Workflow, current_handle, gc_paused, source_handles
 from engine.graph.templates import TEMPLATE_BUILTINS, find_references
@@ -113,7 +113,7 @@ def handle_label(node: Node | None, handle: str) -> str:
 class _Checks:
     """What a spec's ``check(node, checks)`` reports to: ``error``/``warning`` for the node at hand."""
 
-    __slots__ = ("index", "web_search_available", "_add", "node", "library", "path", "workflow_id")
+    __slots__ = ("index", "web_search_available", "_add", "node", "library", "path", "workflow_id", "workflow")
 
     def __init__(
         self,
@@ -133,6 +133,8 @@ class _Checks:
         self.library = library
         self.path = path
         self.workflow_id = workflow_id
+        # The workflow being checked (its ``permissions``: what its steps may reach).
+        self.workflow: Workflow | None = None
 
     def label(self, node: Node) -> str:
         return _label(node)
@@ -267,8 +269,9 @@ def trigger_issues(workflow: Workflow) -> list[Issue]:
         return [Issue("trigger_invalid", Severity.ERROR, (), "The workflow's triggers must be a list of patterns.")]
 
     out = []
-    for i, pattern in enumerate(raw):
-        if not isinstance(pattern, str):
+    for i, item in enumerate(raw):
+        pattern = trigger_text(item)
+        if pattern is None:
             out.append(Issue("trigger_invalid", Severity.ERROR, (), f"Trigger {i + 1} is not a pattern (text)."))
             continue
         try:
@@ -321,6 +324,7 @@ def _validate(workflow: Workflow, web_search_available: bool | None, library=Non
     choices: set[str] = set()  # nodes that follow one of their outputs (if, approval)
     content: list[Issue] = []
     checks = _Checks(index, web_search_available, content.append, library, path, getattr(workflow, "id", None))
+    checks.workflow = workflow
     specs = SPECS
     for nid, n in nodes.items():
         kind = n.type

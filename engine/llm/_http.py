@@ -35,6 +35,7 @@ from engine.graph.templates import SECRET_MASK
 from engine.llm.base import (
     NODE_RETRIES_ONLY,
     AgentInvocation,
+    DirectOutput,
     LLMError,
     LLMResult,
     ModelNotFound,
@@ -445,7 +446,10 @@ class HttpChatProvider(ABC):
                             f"The server at {self.base_url} sent an empty answer (no text and no tool call)."
                         )
                     return LLMResult(text=turn.text, usage=usage or None, model=turn.model or model)
-                results = await run_tool_calls(turn.calls, tools)
+                try:
+                    results = await run_tool_calls(turn.calls, tools)
+                except DirectOutput as direct:  # a flow's output is the answer: no further model turn
+                    return LLMResult(text=direct.text, usage=usage or None, model=turn.model or model)
                 self._append_round(messages, turn, results)
         raise LLMError(
             f"The model kept calling tools for {self.max_turns} turns without giving an answer; "

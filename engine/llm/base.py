@@ -24,6 +24,7 @@ from typing import Any, Protocol, runtime_checkable
 from engine.errors import FlowdeskError
 
 __all__ = [
+    "DirectOutput",
     "NODE_RETRIES_ONLY",
     "AgentInvocation",
     "SubagentSpec",
@@ -49,6 +50,15 @@ class LLMError(FlowdeskError):
         super().__init__(message)
         self.retryable = retryable
         self.status = status
+
+
+class DirectOutput(FlowdeskError):  # noqa: N818 (a signal, not an error)
+    """A tool's result that is the agent's answer (a flow with ``directOutput: true``): the tool
+    loop stops and the model takes no further turn (seed 004's ``directOutput``)."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__("direct output")
+        self.text = text
 
 
 class ProviderUnavailable(LLMError):

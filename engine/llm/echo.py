@@ -18,7 +18,14 @@ from __future__ import annotations
 import asyncio
 import json
 
-from engine.llm.base import AgentInvocation, LLMError, LLMResult, ProviderContext, flow_tool_arguments
+from engine.llm.base import (
+    AgentInvocation,
+    DirectOutput,
+    LLMError,
+    LLMResult,
+    ProviderContext,
+    flow_tool_arguments,
+)
 from engine.llm.structured import example_for_schema, schema_of
 
 __all__ = ["EchoProvider"]
@@ -53,7 +60,10 @@ class EchoProvider:
                 except LLMError as err:
                     return f"Error: {err}"
 
-            results = await asyncio.gather(*(call(f) for f in invocation.flows))
+            try:
+                results = await asyncio.gather(*(call(f) for f in invocation.flows))
+            except DirectOutput as direct:  # a flow's output is the answer
+                return LLMResult(direct.text, None, "echo")
             text = text + "".join(f"\n\n[{flow.name}] {result}" for flow, result in zip(invocation.flows, results))
         # Token counts estimated as characters / 4 (the usual rule of thumb); cheap on purpose,
         # since echo also serves as the "instant provider" of the engine benchmarks. The model

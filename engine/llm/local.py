@@ -38,6 +38,7 @@ from typing import Any
 
 from engine.llm.base import (
     AgentInvocation,
+    DirectOutput,
     LLMError,
     LLMResult,
     ProviderConfigError,
@@ -202,7 +203,10 @@ class LocalProvider:
                 except LLMError as err:
                     return f"Error: {err}"
 
-            results = await asyncio.gather(*(run_flow(f) for f in invocation.flows))
+            try:
+                results = await asyncio.gather(*(run_flow(f) for f in invocation.flows))
+            except DirectOutput as direct:  # a flow's output is the answer: the model is not asked
+                return LLMResult(direct.text, None, "local")
             user = user + "".join(
                 f"\n\nResult of the flow {flow.name}:\n{result}"
                 for flow, result in zip(invocation.flows, results, strict=True)

@@ -22,7 +22,15 @@ from typing import Any
 
 import httpx
 
-from engine.llm.base import AgentInvocation, FlowToolSpec, LLMError, ProviderContext, SubagentSpec, tool_schema
+from engine.llm.base import (
+    AgentInvocation,
+    DirectOutput,
+    FlowToolSpec,
+    LLMError,
+    ProviderContext,
+    SubagentSpec,
+    tool_schema,
+)
 
 __all__ = ["Tool", "ToolCall", "WebSearch", "build_tools", "run_tool_calls", "WEB_SEARCH_TOOL"]
 
@@ -149,6 +157,8 @@ async def _run_one(call: ToolCall, tools: dict[str, Tool]) -> str:
         return f"Error: there is no tool named '{call.name}'. Available: {', '.join(tools) or 'none'}."
     try:
         return await tool.run(_parse_arguments(call.arguments))
+    except DirectOutput:  # the answer itself: the caller's loop ends
+        raise
     except LLMError as err:
         return f"Error: {err}"
     except Exception as err:  # a tool bug must not end the conversation

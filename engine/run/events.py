@@ -102,6 +102,11 @@ class EventType(StrEnum):
     # Conditions, routing and structured answers (docs/design.md)
     ROUTE_CHOICE = "route_choice"  # extra {label, reason, handle}: the route a router's model chose
     STRUCTURED_RETRY = "structured_retry"  # extra {attempt, error}: a structured answer asked again
+    # Code and scripts (docs/design.md, "Acting")
+    CODE_LOG = "code_log"  # extra {stream: stdout|stderr, text}: a line a code/script step printed
+    API_CALL_START = "api_call_start"  # extra {method, args} (secrets masked): a script's api call
+    API_CALL_END = "api_call_end"  # extra {method, args, error?}
+    PERMISSION_DENIED = "permission_denied"  # extra {what, field}: a step reached outside its permissions
 
 
 SUBAGENT_CALL_TYPES = frozenset(

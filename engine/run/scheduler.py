@@ -55,7 +55,8 @@ from engine.errors import FlowdeskError
 from engine.flows.library import default_library
 from engine.graph.index import GraphIndex
 from engine.graph.model import Node, Workflow
-from engine.graph.variables import VariableError  # noqa: F401  (raised by Run())
+from engine.graph.templates import mask_url_passwords
+from engine.graph.variables import VariableError, json_safe  # noqa: F401  (VariableError: raised by Run())
 from engine.llm.base import AgentInvocation, LLMProvider
 from engine.nodes import SPECS, NodeError, NodeOutcome, PauseRequest, spec_for
 from engine.nodes.approval import normalise_decision
@@ -363,7 +364,11 @@ class Run(EventSource):
         if self._ended:
             self.ended_at = self._clock()
             self.waiting_for_input = False
-        ev = self._emit(SYSTEM_NODE, EventType.RUN_STATUS, str(status), {"detail": detail} if detail else None)
+        extra: dict[str, Any] | None = {"detail": detail} if detail else None
+        if self._ended and self.variables:  # the final variables, kept in the run record (seed 001's `vars`)
+            # URL passwords masked, as the run's stored arguments are (a --var URL=… password)
+            extra = {**(extra or {}), "vars": mask_url_passwords(json_safe(self.variables))}
+        ev = self._emit(SYSTEM_NODE, EventType.RUN_STATUS, str(status), extra)
         for cb in list(self._status_listeners):
             cb(ev)
 

@@ -244,6 +244,8 @@ class RunState:
     call_roots: list[str] = field(default_factory=list)
     children: dict[str, RunState] = field(default_factory=dict)
     provider_problem: dict[str, Any] | None = None
+    #: The run's final variables (its ending ``run_status`` event's ``vars``), None before it ends.
+    vars: dict[str, Any] | None = None
     states_dirty: bool = False
     links_dirty: bool = False
 
@@ -279,6 +281,7 @@ class RunState:
         self._checked = set()
         self.status = RunStatus.PENDING
         self.final_output = self.error = None
+        self.vars = None
         self.started_at = self.ended_at = None
         self._kinds, self._out, self._in, self._sub_links = {}, {}, {}, set()
         if workflow is not None:
@@ -720,6 +723,9 @@ class RunState:
             return
         self.ended_at = ev.timestamp
         detail = (ev.extra or {}).get("detail") if ev.extra_json else None
+        final_vars = (ev.extra or {}).get("vars") if ev.extra_json else None
+        if isinstance(final_vars, dict):
+            self.vars = final_vars
         if status != RunStatus.COMPLETED:
             self.error = detail if isinstance(detail, str) else self.error
         self.pending_approvals.clear()

@@ -213,6 +213,16 @@ async def _heartbeating(coro: Any) -> Any:
         raise
 
 
+class _Bounds:
+    """The workflow's ``permissions`` sent with a step (engine.graph.permissions reads them)."""
+
+    nodes: tuple[Any, ...] = ()
+    name = ""
+
+    def __init__(self, permissions: Any) -> None:
+        self.permissions = permissions
+
+
 class StepContext:
     """What a step's ``execute`` gets on a worker (see :class:`engine.RunContext`); records events."""
 
@@ -229,6 +239,8 @@ class StepContext:
         self.variables: dict[str, Any] = dict(request.get("variables") or {})
         self._builtins: dict[str, Any] = dict(request.get("builtins") or {})
         self.last_text_output: str = request.get("lastText") or ""
+        # The run's workflow as far as a step sees it here: its permissions (no graph).
+        self.workflow = _Bounds(request.get("permissions"))
 
     def emit(self, node_id: str, type: str, content: str = "", extra: dict[str, Any] | None = None) -> None:
 

@@ -165,6 +165,9 @@ class _ActivityStep:
             "lastText": ctx.last_text_output,
             "meta": ctx.meta,
         }
+        permissions = getattr(ctx.workflow, "permissions", None)
+        if permissions is not None:  # what the step may reach (code, script, http, fetch)
+            request["permissions"] = permissions.model_dump(mode="json", exclude_none=True)
         try:
             answer = await workflow.execute_activity(
                 STEP_ACTIVITY, request, **step_options(node.data, owner.heartbeat_ms)

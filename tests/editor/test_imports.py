@@ -33,9 +33,15 @@ def test_open_foreign_file_as_new_unsaved_document(window, tmp_path, dialogs):
 
 
 def test_open_refused_import_names_format_and_block(window, dialogs):
-    assert not window.files.open_path(str(FIX / "anythingllm_with_code.json"), ask=False)
+    assert not window.files.open_path(str(FIX / "anythingllm_unknown_block.json"), ask=False)
     ((kind, title, text),) = dialogs.of("critical")
-    assert "AnythingLLM agent flow" in text and "'code' block at steps[2]" in text
+    assert "AnythingLLM agent flow" in text and "'slackMessage' block at steps[2]" in text
+
+
+def test_open_anythingllm_code_block_as_a_code_node(window, dialogs):
+    assert window.files.open_path(str(FIX / "anythingllm_with_code.json"), ask=False)
+    kinds = [n.type for n in window.document.workflow.nodes]
+    assert kinds == ["start", "http", "code", "agent"] and not dialogs.of("critical")
 
 
 def test_open_script_recipe_shows_the_cannot_run_error(window, dialogs):

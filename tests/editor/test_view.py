@@ -113,7 +113,7 @@ def test_minimap_and_quick_add(window, qtbot, tmp_path):
     mm = window.view.minimap
     assert mm.isVisible()
     mm.refresh()
-    assert len(mm._rects) == 7
+    assert mm.card_count == 7
     qtbot.mouseClick(mm, Qt.MouseButton.LeftButton, pos=QPoint(5, 5))
     window.edit.add_node_at("if", QPointF(0, 700))
     assert window.document.workflow.nodes[-1].type == "if"

@@ -127,12 +127,53 @@ def test_anythingllm_direct_output_ends_the_chain() -> None:
     assert "2 later blocks" in result.warnings[0]
 
 
-def test_anythingllm_code_block_refuses_naming_block_and_index(tmp_path: Path) -> None:
+def test_anythingllm_unknown_block_refuses_naming_block_and_index(tmp_path: Path) -> None:
     with pytest.raises(ImportRefused) as err:
-        import_flow(raw("anythingllm_with_code.json"))
+        import_flow(raw("anythingllm_unknown_block.json"))
     text = str(err.value)
-    assert "AnythingLLM agent flow" in text and "'code' block" in text and "steps[2]" in text
+    assert "AnythingLLM agent flow" in text and "'slackMessage' block" in text and "steps[2]" in text
     assert err.value.format == "anythingllm"
+
+
+def test_anythingllm_code_block_imports_as_a_javascript_code_node() -> None:
+    result = import_flow(raw("anythingllm_with_code.json"))
+    wf = result.workflow
+    assert chain(wf) == ["start", "http", "code", "agent"]
+    code = data_of(wf, "code")
+    assert code["language"] == "javascript"
+    assert code["code"] == "return leads.map(l => ({...l, score: l.visits * 2}));"
+    # every flow variable defined before the block: the start's, then the apiCall's result
+    assert code["inputs"] == {"crmUrl": "{{crmUrl}}", "leads": "{{leads}}"}
+    assert code["outputVar"] == "scored" and "resultVariable" not in code
+    assert result.warnings == []
+    loaded = parse_workflow(wf)
+    assert not [i for i in validate(loaded) if i.severity == "error" and i.code != "script_cannot_run"]
+
+
+def test_anythingllm_code_block_round_trip() -> None:
+    doc = raw("anythingllm_with_code.json")
+    out = export_anythingllm(parse_workflow(import_flow(doc).workflow))
+    assert [s["type"] for s in out["steps"]] == ["start", "apiCall", "code", "llmInstruction"]
+    assert out["steps"][2:] == doc["steps"][2:]  # the code block (and what reads its result) as written
+    assert out["steps"][1]["config"]["responseVariable"] == "leads"
+    assert out["active"] is False and out["name"] == doc["name"]
+
+
+def test_export_refuses_code_anythingllm_cannot_run() -> None:
+    def one_code(data: dict) -> object:
+        return parse_workflow(
+            {
+                "nodes": [{"id": "s", "type": "start", "data": {}}, {"id": "c", "type": "code", "data": data}],
+                "connections": [{"source": "s", "target": "c"}],
+            }
+        )
+
+    with pytest.raises(ExportRefused, match="python code; AnythingLLM code blocks run JavaScript"):
+        export_anythingllm(one_code({"language": "python", "code": "1"}))
+    with pytest.raises(ExportRefused, match="input 'rows' is not the flow variable"):
+        export_anythingllm(one_code({"language": "javascript", "code": "return rows", "inputs": {"rows": "{{x}}"}}))
+    ok = export_anythingllm(one_code({"language": "javascript", "code": "return 1", "inputs": {"x": "${x}"}}))
+    assert ok["steps"][1] == {"type": "code", "config": {"language": "javascript", "code": "return 1"}}
 
 
 def test_anythingllm_literal_credential_is_not_written() -> None:
@@ -211,7 +252,7 @@ def test_step_output_names_avoid_parameter_names() -> None:
 
 
 # ------------------------------------------------------------------------------- TypeAgent script recipes
-def test_powershell_script_recipe_kept_verbatim_and_cannot_run() -> None:
+def test_powershell_script_recipe_kept_verbatim_and_needs_pwsh() -> None:
     doc = raw("typeagent_list_files.recipe.json")
     result = import_flow(doc)
     wf = result.workflow
@@ -220,15 +261,20 @@ def test_powershell_script_recipe_kept_verbatim_and_cannot_run() -> None:
     assert script["language"] == "powershell" and script["script"] == doc["script"]["body"]
     assert script["expectedOutputFormat"] == "table"
     assert wf["name"] == "listFiles"
-    assert wf["triggers"] == ["list (the)? files in $(path:wildcard)", "(show | list) $(filter:word) files"]
+    # the patterns, with TypeAgent's isAlias/examples kept where the recipe has them
+    assert [t["pattern"] if isinstance(t, dict) else t for t in wf["triggers"]] == [
+        "list (the)? files in $(path:wildcard)",
+        "(show | list) $(filter:word) files",
+    ]
+    assert wf["triggers"][0]["examples"] == ["list the files in my downloads", "list files in c:\\temp"]
     assert wf["imported"]["metadata"]["sandbox"] == doc["sandbox"]
     assert wf["imported"]["metadata"]["displayName"] == "List files"
     v = start_vars(wf)
     assert v["path"]["type"] == "string" and v["path"]["originalType"] == "path" and v["limit"]["value"] == 20
     issues = validate(parse_workflow(wf))
     errors = [i for i in issues if i.is_error]
-    assert [i.code for i in errors] == ["script_cannot_run"]
-    assert "cannot run" in errors[0].message and "powershell" in errors[0].message
+    assert [i.code for i in errors] == ["script_interpreter_missing"]  # (no pwsh on this machine)
+    assert "pwsh" in errors[0].message and "PowerShell" in errors[0].message
 
 
 def test_taskflow_script_recipe() -> None:
@@ -268,8 +314,10 @@ def test_cli_import_writes_a_flowdesk_file_and_leaves_the_original(tmp_path: Pat
     wf = load_workflow(out)
     assert [n.type for n in wf.nodes] == ["start", "http", "agent", "fetch"]
     assert src.read_bytes() == before
+    r = _cli("import", str(FIX / "anythingllm_unknown_block.json"), cwd=tmp_path)
+    assert r.returncode == 2 and "'slackMessage' block at steps[2]" in r.stderr and "AnythingLLM agent flow" in r.stderr
     r = _cli("import", str(FIX / "anythingllm_with_code.json"), cwd=tmp_path)
-    assert r.returncode == 2 and "'code' block at steps[2]" in r.stderr and "AnythingLLM agent flow" in r.stderr
+    assert r.returncode == 0 and json.loads(r.stdout)["nodes"][2]["type"] == "code"
     r = _cli("import", str(FIX / "typeagent_top_songs.recipe.json"), cwd=tmp_path)
     assert r.returncode == 0 and json.loads(r.stdout)["nodes"][1]["type"] == "script"
 
@@ -277,8 +325,8 @@ def test_cli_import_writes_a_flowdesk_file_and_leaves_the_original(tmp_path: Pat
 def test_cli_validate_accepts_foreign_files(tmp_path: Path) -> None:
     r = _cli("validate", str(FIX / "typeagent_list_files.recipe.json"), cwd=tmp_path)
     assert r.returncode == 1
-    assert "TypeAgent script recipe; converted" in r.stderr and "script_cannot_run" in r.stdout
-    r = _cli("validate", "--json", str(FIX / "anythingllm_with_code.json"), cwd=tmp_path)
+    assert "TypeAgent script recipe; converted" in r.stderr and "script_interpreter_missing" in r.stdout
+    r = _cli("validate", "--json", str(FIX / "anythingllm_unknown_block.json"), cwd=tmp_path)
     assert r.returncode == 2 and "steps[2]" in json.loads(r.stdout)["error"]
 
 

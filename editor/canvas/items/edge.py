@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 
 from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QBrush, QPainter, QPainterPath, QPainterPathStroker, QPolygonF
+from PySide6.QtGui import QBrush, QColor, QPainter, QPainterPath, QPainterPathStroker, QPolygonF
 from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem, QWidget
 
 from ..routing import CORNER_R
@@ -49,6 +49,10 @@ def rounded_polyline(points: list[tuple[float, float]], radius: float = CORNER_R
 
 
 class EdgeItem(QGraphicsItem):
+    #: Goes up whenever any link's path or colour changes (the scene's merged far-out paths,
+    #: :mod:`..link_batch`, are made again then).
+    generation = 0
+
     def __init__(self, key: tuple[str, str, str, str], subagent: bool) -> None:
         super().__init__()
         self.key = key
@@ -78,10 +82,12 @@ class EdgeItem(QGraphicsItem):
                 [QPointF(b.x() - 16, b.y() - 5), QPointF(b.x() - 7, b.y()), QPointF(b.x() - 16, b.y() + 5)]
             )
         self._rect = self._path.controlPointRect().adjusted(-8, -8, 8, 8)
+        EdgeItem.generation += 1
 
     def set_followed(self, followed: bool) -> None:
         if followed != self.followed:
             self.followed = followed
+            EdgeItem.generation += 1
             self.setZValue(-0.5 if followed else -1.0)
             self.update()
 
@@ -98,15 +104,16 @@ class EdgeItem(QGraphicsItem):
     def path(self) -> QPainterPath:
         return self._path
 
+    def color(self) -> QColor:
+        if self.isSelected():
+            return SELECT
+        if self.followed and not self.error_link:
+            return RUN_LINK
+        return ERROR_LINK if self.error_link else EDGE_SUB if self.subagent else EDGE
+
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
         selected = self.isSelected()
-        color = (
-            SELECT
-            if selected
-            else RUN_LINK
-            if self.followed and not self.error_link
-            else (ERROR_LINK if self.error_link else EDGE_SUB if self.subagent else EDGE)
-        )
+        color = self.color()
         lod = QStyleOptionGraphicsItem.levelOfDetailFromTransform(painter.worldTransform())
         if lod < 0.35 and not selected:
             # Zoomed far out: a thin cosmetic line without antialiasing is the raster engine's fast path.
