@@ -70,6 +70,8 @@ if TYPE_CHECKING:
         import_flow,
         load_any_workflow,
     )
+    from engine.flows.inbox import InboxItem, answer_stored, expire_overdue, inbox_items
+    from engine.flows.inbox import local_items as local_inbox_items
     from engine.flows.learn import LearnError, learn_from_run
     from engine.flows.library import (
         FlowLibrary,
@@ -87,6 +89,7 @@ if TYPE_CHECKING:
     from engine.flows.memory import split_requests
     from engine.flows.memory import suggestions as flow_suggestions
     from engine.flows.repair import RepairError, RepairProposal, apply_repair, failed_node, parse_repair, propose_repair
+    from engine.flows.schedules import Schedule, ScheduleError, ScheduleRunner, flow_schedules, next_fire
     from engine.graph.model import (
         NODE_TYPES,
         NOTE_COLORS,
@@ -213,7 +216,7 @@ if TYPE_CHECKING:
         unregister_node_spec,
     )
     from engine.nodes.agent import AgentData, AgentTools
-    from engine.nodes.approval import ApprovalData
+    from engine.nodes.approval import ApprovalData, option_labels
     from engine.nodes.file import FileData
     from engine.nodes.flow import ActionData, FlowData, new_flow_for_action
     from engine.nodes.http_request import (
@@ -554,6 +557,18 @@ _LAZY: dict[str, tuple[str, str]] = {
     "remove_mcp_server": ("mcp.config", "remove_server"),
     "list_mcp_tools": ("mcp.pool", "list_server_tools"),
     "check_tool_arguments": ("mcp.calls", "check_arguments"),
+    # approvals that time out or offer options, the inbox, schedules (issue 38)
+    "InboxItem": ("flows.inbox", "InboxItem"),
+    "inbox_items": ("flows.inbox", "inbox_items"),
+    "local_inbox_items": ("flows.inbox", "local_items"),
+    "answer_stored": ("flows.inbox", "answer_stored"),
+    "expire_overdue": ("flows.inbox", "expire_overdue"),
+    "Schedule": ("flows.schedules", "Schedule"),
+    "ScheduleRunner": ("flows.schedules", "ScheduleRunner"),
+    "ScheduleError": ("flows.schedules", "ScheduleError"),
+    "flow_schedules": ("flows.schedules", "flow_schedules"),
+    "next_fire": ("flows.schedules", "next_fire"),
+    "option_labels": ("nodes.approval", "option_labels"),
 }
 
 
@@ -819,6 +834,18 @@ __all__ = sorted(
         "Permissions",
         "permission_summary",
         # the flow library
+        # approvals that time out or offer options, the inbox, schedules (issue 38)
+        "InboxItem",
+        "inbox_items",
+        "local_inbox_items",
+        "answer_stored",
+        "expire_overdue",
+        "Schedule",
+        "ScheduleRunner",
+        "ScheduleError",
+        "flow_schedules",
+        "next_fire",
+        "option_labels",
         "FlowLibrary",
         "LibraryFlow",
         "FlowParameter",

@@ -1,4 +1,5 @@
-"""Inspector pages of the core kinds: ``agent``, ``start``, ``if`` (conditions) and ``approval``.
+"""Inspector pages of the core kinds: ``agent``, ``start`` and ``if`` (conditions); ``approval``'s
+is in :mod:`.approval_page`.
 
 Each page is made for a :class:`~editor.panels.inspector_pages.PageHost` (the inspector),
 shows a node's data given as plain data (``load(node.data.model_dump())``) and writes every
@@ -30,7 +31,7 @@ from .prompt_edit import PromptEdit, prompt_with_insert, title_label
 from .schema_editor import DEFAULT_SCHEMA, SchemaEditor
 from .variables import VariablesTable
 
-__all__ = ["AgentPage", "StartPage", "ConditionPage", "ApprovalPage", "form_page", "hint_label"]
+__all__ = ["AgentPage", "StartPage", "ConditionPage", "form_page", "hint_label"]
 
 
 def form_page(page: QWidget) -> QFormLayout:
@@ -334,21 +335,3 @@ class ConditionPage(QWidget):
         row.remove_requested.connect(lambda: self.remove_condition(i))
         self.rows_layout.addWidget(row)
         return row
-
-
-class ApprovalPage(QWidget):
-    """An approval: the message shown to whoever approves or rejects."""
-
-    def __init__(self, host: PageHost) -> None:
-        super().__init__()
-        form = form_page(self)
-        self.prompt = PromptEdit("The message shown to the approver")
-        host.bind_text(self.prompt, "prompt")
-        form.addRow(title_label("Approval"))
-        form.addRow("Message to the approver", self.prompt)
-        form.addRow(
-            hint_label("The run pauses here until someone approves or rejects; each decision follows its branch.")
-        )
-
-    def load(self, data: dict[str, Any]) -> None:
-        self.prompt.set_text_keep_cursor(data["prompt"])

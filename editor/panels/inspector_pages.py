@@ -18,9 +18,10 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QWidget
 
+from .approval_page import ApprovalPage
 from .browser_page import BrowserPage
 from .code_pages import CodePage, ScriptPage
-from .core_pages import AgentPage, ApprovalPage, ConditionPage, StartPage
+from .core_pages import AgentPage, ConditionPage, StartPage
 from .inspector_host import InspectorPage, PageFactory, PageHost
 from .kind_pages import ActionPage, FlowPage
 from .mcp_pages import McpPage

@@ -4,6 +4,8 @@ Invariants
 * The panel shows exactly the requests it was last given (``set_requests``); the first is
   the *active* card (Approve / Reject enabled, note field editable), the others wait,
   showing their prompt and the output they will review.
+* An approval's options are buttons beside Approve / Reject (the decision is the label); one
+  that times out says when and what it then takes.
 * A decision is a request, not an action: the panel emits ``decision_requested(node_id,
   decision, note)`` and disables its buttons until it is given new requests, so a
   double click cannot answer twice.
@@ -23,6 +25,7 @@ Invariants
 from __future__ import annotations
 
 import json
+from datetime import datetime
 
 from PySide6.QtCore import QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
@@ -79,7 +82,7 @@ class _FitBrowser(QTextBrowser):
 class ApprovalCard(QFrame):
     """One approval: prompt, the output under review (Markdown), a note, Approve / Reject."""
 
-    decision_requested = Signal(str, str, str)  # node_id, "approve"|"reject", note
+    decision_requested = Signal(str, str, str)  # node_id, "approve"|"reject"|an option's label, note
 
     def __init__(self, request: ApprovalRequest, position: int, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -126,11 +129,27 @@ class ApprovalCard(QFrame):
         for b in (self.approve_button, self.reject_button):
             b.setEnabled(request.active)
             head.addWidget(b)
+        # An approval's options: one more button each, beside Approve and Reject (its own branch).
+        self.option_buttons: list[QPushButton] = []
+        for label in request.options:
+            b = QPushButton(label)
+            b.setObjectName("optionButton")
+            b.setProperty("decision", label)
+            b.setToolTip(f"Continue on the '{label}' branch")
+            b.setEnabled(request.active)
+            b.clicked.connect(lambda _=False, label=label: self.decide(label))
+            head.addWidget(b)
+            self.option_buttons.append(b)
         if not request.active:  # a waiting card shows what it will ask, not controls it cannot use yet
             head.addStretch(1)
-            for w in (self.note_edit, self.approve_button, self.reject_button):
+            for w in (self.note_edit, self.approve_button, self.reject_button, *self.option_buttons):
                 w.setVisible(False)
         lay.addLayout(head)
+        self.deadline_label = QLabel(self._deadline_text())
+        self.deadline_label.setObjectName("approvalDeadline")
+        self.deadline_label.setStyleSheet("color: #d97706")
+        self.deadline_label.setVisible(request.deadline is not None)
+        lay.addWidget(self.deadline_label)
 
         self.prompt_label = QLabel(request.prompt)
         self.prompt_label.setWordWrap(True)
@@ -235,6 +254,15 @@ class ApprovalCard(QFrame):
         value = json.loads(self.arguments_edit.toPlainText() or "{}")
         return value if value != self._original_arguments else None
 
+    def _deadline_text(self) -> str:
+        """ "Times out at 14:05:10: reject" for an approval that times out ("" otherwise)."""
+        r = self.request
+        if r.deadline is None:
+            return ""
+        at = datetime.fromtimestamp(r.deadline)
+        shown = at.strftime("%H:%M:%S" if at.date() == datetime.now().date() else "%Y-%m-%d %H:%M")
+        return f"Times out at {shown}: then it takes '{r.on_timeout}'"
+
     @property
     def edited_output(self) -> str | None:
         """The reviewer's edit of the output (None when not edited)."""
@@ -269,6 +297,8 @@ class ApprovalCard(QFrame):
             return
         self.approve_button.setEnabled(False)
         self.reject_button.setEnabled(False)
+        for b in self.option_buttons:
+            b.setEnabled(False)
         self.decision_requested.emit(self.request.node_id, decision, self.note_edit.text())
 
 
@@ -312,11 +342,16 @@ class ApprovalsPanel(QWidget):
         return self.cards[0] if self.cards and self.cards[0].request.active else None
 
     def set_requests(self, requests: list[ApprovalRequest]) -> None:
-        key = tuple((r.node_id, r.input_text, r.active, json.dumps(r.tool_call, default=str)) for r in requests)
+        key = tuple(
+            (r.node_id, r.input_text, r.active, json.dumps(r.tool_call, default=str), r.options, r.deadline)
+            for r in requests
+        )
         if key == self._key:
             if self.active_card is not None:  # same requests: re-enable after a refused decision
                 self.active_card.approve_button.setEnabled(True)
                 self.active_card.reject_button.setEnabled(True)
+                for b in self.active_card.option_buttons:
+                    b.setEnabled(True)
             return
         was_waiting = bool(self._key)
         self._key = key

@@ -232,6 +232,7 @@ def build_menus(w: MainWindow) -> None:
     v.addActions([w.act_layout, w.act_collapse, w.act_snap, w.act_minimap, w.act_outputs])
     v.addSeparator()
     docks = [w.palette_dock, w.inspector_dock, w.problems_dock, w.run_console_dock, w.history_dock, w.library_dock]
+    docks.append(w.inbox_dock)
     for dock in docks:
         v.addAction(dock.toggleViewAction())
         # Shown from the menu, a dock comes to the front of the tabs it shares (the library

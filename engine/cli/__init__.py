@@ -1,4 +1,4 @@
-"""Flowdesk's headless command line: ``validate``, ``run``, ``resume``, ``runs``, ``show``, ``diff``, ``repair``, ``flows``, ``import``, ``export``, ``do``, ``learn``.
+"""Flowdesk's headless command line: ``validate``, ``run``, ``resume``, ``runs``, ``show``, ``diff``, ``repair``, ``flows``, ``import``, ``export``, ``do``, ``learn``, ``inbox``.
 
 Exit codes (a contract other tools rely on):
   validate: 0 no errors, 1 errors, 2 the file cannot be read as a workflow.

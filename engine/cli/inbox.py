@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import os
 import time
@@ -38,6 +39,9 @@ def cmd_inbox(args: argparse.Namespace) -> int:
     except StoreError as err:
         print_err(str(err))
         return EXIT_USAGE
+    finally:
+        if server:  # a Temporal client (threads of its own) let go while the interpreter is whole
+            gc.collect()
     now = time.time()
     if args.json:
         print(json.dumps([i.to_json(now) for i in items], ensure_ascii=False, indent=2))
@@ -45,7 +49,7 @@ def cmd_inbox(args: argparse.Namespace) -> int:
     if not items:
         print("Nothing is waiting for a decision.")
         return EXIT_OK
-    print(f"{'WAITING':>10}  {'RUN':<12} {'FLOW':<24} {'NODE':<14} PROMPT")
+    print(f"{'WAITING':>12}  {'RUN':<12} {'FLOW':<24} {'NODE':<14} PROMPT")
     for item in items:
         print(_line(item, now))
     print(
@@ -79,6 +83,6 @@ def _line(item: InboxItem, now: float) -> str:
     extra = f"  ({'; '.join(more)})" if more else ""
     flow = item.flow if len(item.flow) <= 24 else item.flow[:23] + "…"
     return (
-        f"{format_duration(item.age(now)):>10}  {item.run_id[:12]:<12} {flow:<24} {item.node_id[:14]:<14} "
+        f"{format_duration(item.age(now)):>12}  {item.run_id[:12]:<12} {flow:<24} {item.node_id[:14]:<14} "
         f"{prompt}{extra}{where}"
     )

@@ -194,15 +194,14 @@ class NestedFlowKind(NodeSpec):
         return check(answer) if check is not None else super().answer_problem(ctx, node, answer)
 
     def decisions(self, ctx: Any, node: Any) -> tuple[str, ...]:
-        held = ctx.state(node.id)
-        ask = getattr(held.child, "decisions", None) if held is not None else None  # (a Temporal child: none)
-        return ask() if ask is not None else super().decisions(ctx, node)
+        ask = getattr(getattr(ctx.state(node.id), "child", None), "decisions", None)
+        return ask() if callable(ask) else super().decisions(ctx, node)
 
     def pause_deadline(self, ctx: Any, node: Any, since: float) -> tuple[float, str] | None:
-        """The nested run's own deadline (its approval times out, the parent with it)."""
-        held = ctx.state(node.id)
-        ask = getattr(held.child, "pause_timeout", None) if held is not None else None
-        return ask() if ask is not None else None
+        """The nested run's own deadline (its approval times out, the parent with it). A durable
+        engine's child (a Temporal child workflow) has none here."""
+        ask = getattr(getattr(ctx.state(node.id), "child", None), "pause_timeout", None)
+        return ask() if callable(ask) else None
 
     def cancelled(self, ctx: Any, node_id: str, state: Any, reason: str) -> None:
         ctx.drop_state(node_id)

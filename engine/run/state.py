@@ -15,7 +15,7 @@ Feed events in order with :meth:`RunState.apply` (or :meth:`RunState.apply_many`
   workflow has it (a missing handle is ``"output"``). A node that ends offers its target(s) on
   the handle its event names (``llm_response`` → ``output``; ``logic_check``'s
   ``conditionIndex``/``matched`` → ``condition-<i>``/``false``; ``input_received``'s
-  ``handle`` → ``approve``/``reject``); the target's next ``step_start`` takes the oldest
+  ``handle`` → ``approve``/``reject``/an option's label); the target's next ``step_start`` takes the oldest
   offer. Offers made while the run was paused count only once their target really starts.
   A subagent call marks its ``subagent`` link followed.
 * ``details``: per node the last input, output, start/end, duration, token usage, error and
@@ -600,7 +600,7 @@ class RunState:
                     "output": extra.get("output"),
                     "original": extra.get("original"),
                 }
-            if handle in ("approve", "reject"):
+            if isinstance(handle, str):  # approve, reject or an option's label
                 self._offer(nid, handle)
         elif t == _CALL_START or t == _CALL_END or t == _CALL_ERROR:
             self._on_call(ev)

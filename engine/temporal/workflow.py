@@ -49,6 +49,7 @@ with workflow.unsafe.imports_passed_through():
     from engine.llm.base import LLMError, LLMResult
     from engine.llm.tools import pending_from_json
     from engine.nodes import NodeError, PauseRequest, spec_for
+    from engine.nodes.approval import normalise_decision
     from engine.nodes.base import resolve_for_step
     from engine.nodes.flow import Subflow, describe
     from engine.run.costs import run_costs
@@ -552,8 +553,10 @@ class FlowdeskRunWorkflow:
     def _check_answer(self, answer: dict[str, Any]) -> None:
         run = self.run
         decisions = run.decisions() if run is not None else ("approve", "reject")
-        if not isinstance(answer, dict) or answer.get("decision") not in decisions:
-            raise ValueError(f"an answer is {{nodeId, decision: {'|'.join(decisions)}, note, output}}")
+        try:  # approve, reject or an option's label (any case), as a local resume takes it
+            normalise_decision(answer.get("decision") if isinstance(answer, dict) else None, options=decisions)
+        except ValueError:
+            raise ValueError(f"an answer is {{nodeId, decision: {'|'.join(decisions)}, note, output}}") from None
         if self.parent is not None:
             raise ValueError(f"this run is a flow step of run {self.parent['workflowId']}: answer that run")
         if run is None or run.status != RunStatus.PAUSED or run.pending_approval is None or self.answers:

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from engine import Run, RunStore, parse_workflow, spec_for, validate
+from engine import Run, RunState, RunStore, parse_workflow, spec_for, validate
 from engine.flows.inbox import answer_stored, expire_overdue, local_items
 from engine.llm.echo import EchoProvider
 
@@ -103,6 +103,9 @@ def test_options_are_handles_and_a_label_is_a_decision() -> None:
     assert responses(run) == {"later": "later Later next week"}
     asked = next(e for e in run.events if e.type == "wait_input")
     assert asked.extra == {"options": ["Later", "Escalate"]}
+    state = RunState(wf)
+    state.apply_many(run.events)
+    assert ("ask", "Later", "later") in state.links  # the option's link is drawn as followed
 
 
 def test_option_rules() -> None:
@@ -269,3 +272,34 @@ def test_inbox_answers_and_lists_oldest_first(tmp_path: Path, data_dir: Path) ->
         asyncio.run(answer_stored(store, ids[0], "Never"))
     assert store.get_run(ids[0]).status == "paused"  # refused before it was claimed
     assert asyncio.run(expire_overdue(store)) == []  # nothing times out here
+
+
+def test_an_approval_inside_a_flow_step_times_out_with_its_parent(tmp_path: Path) -> None:
+    child = approval_flow(options=["Later"], timeout_ms=200, on_timeout="Later")
+    (tmp_path / "child.flow.json").write_text(json.dumps(child))
+    parent = parse_workflow(
+        {
+            "name": "Parent",
+            "nodes": [
+                {"id": "s", "type": "start", "x": 0, "y": 0, "data": {"initialInput": "go"}},
+                {"id": "sub", "type": "flow", "x": 200, "y": 0, "data": {"flow": "child.flow.json"}},
+            ],
+            "connections": [{"source": "s", "target": "sub", "sourceHandle": "output", "targetHandle": "input"}],
+        }
+    )
+
+    async def go() -> Run:
+        now = [50.0]
+        run = Run(parent, EchoProvider(), clock=lambda: now[0], path=str(tmp_path / "parent.flow.json"))
+        assert await run.start() == "paused"
+        assert run.decisions() == ("approve", "reject", "Later")
+        assert run.pause_timeout() == (50.2, "Later")
+        snap = json.loads(json.dumps(run.snapshot()))
+        later = Run.restore(snap, EchoProvider(), clock=lambda: 51.0, path=str(tmp_path / "parent.flow.json"))
+        assert await later.expire() == "completed"
+        return later
+
+    run = asyncio.run(go())
+    received = [json.loads(e.content) for e in run.events if e.type == "input_received"]
+    assert {"decision": "Later", "note": "", "timedOut": True} in received
+    assert run.outputs["sub"] == "later Later "
