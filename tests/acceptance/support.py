@@ -164,8 +164,8 @@ def result_of(doc: dict[str, Any], node_id: str) -> dict[str, Any]:
 
 
 class PageServer:
-    """A small web site on 127.0.0.1, port 0: `pages` maps a path to (content type, body)
-    or to a function of the query string; every request is remembered (host, path) so a
+    """A small web site on 127.0.0.1, port 0: `pages` maps a path to (content type, body),
+    ("redirect", location) or a function of the query string giving one; every request is remembered (host, path) so a
     test can prove a request was never sent."""
 
     def __init__(self, pages: dict[str, Any]):
@@ -185,6 +185,12 @@ class PageServer:
                     self.end_headers()
                     return
                 ctype, body = page
+                if ctype == "redirect":  # ("redirect", location)
+                    self.send_response(302)
+                    self.send_header("Location", body)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
                 data = body.encode() if isinstance(body, str) else body
                 self.send_response(200)
                 self.send_header("Content-Type", ctype)

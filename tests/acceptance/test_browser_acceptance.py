@@ -256,6 +256,15 @@ def test_goto_outside_scope_fails_outside_scope_naming_the_url(home, site):
     assert not outside_requests(site), "the navigation was sent"
 
 
+def test_redirect_outside_scope_fails_outside_scope_before_it_is_followed(home, site):
+    site.pages["/hop"] = ("redirect", f"http://localhost:{site.port}/elsewhere")
+    res = home.run(home.write("hop.flow.json", scoped([step("goto", value=site.base + "/hop")])))
+    assert res.rc == 1, res.combined
+    assert "outside_scope" in res.text_of("b")
+    assert "/hop" in site.paths()
+    assert not outside_requests(site), "the redirect was followed out of the scope"
+
+
 def test_link_click_outside_scope_fails_outside_scope(home, site):
     steps = [step("goto", value=site.base + "/outlink"), step("click", "#out"), step("waitFor", value="1000")]
     res = home.run(home.write("click.flow.json", scoped(steps)))

@@ -16,6 +16,7 @@ from tests.acceptance.support import (
     Home,
     PageServer,
     chain,
+    cli,
     link,
     payload,
     result_of,
@@ -65,6 +66,14 @@ def test_python_inputs_last_expression_and_output_var(home):
     assert doc["vars"]["res"] == 42
     assert result_of(doc, "d")["output"] == 43
     assert doc["output"] == 43
+
+
+@needs_python
+def test_python_is_the_default_language(home):
+    node = {"id": "c", "type": "code", "data": {"code": "x = [1, 2, 3]\nsum(x) * 7"}}
+    res, doc = home.run_json(home.write("py.flow.json", chain("py", [start_node(), node])))
+    assert res.rc == 0, res.combined
+    assert result_of(doc, "c")["output"] == 42
 
 
 @needs_python
@@ -611,3 +620,17 @@ def test_anythingllm_code_block_imports_as_javascript_code_node_and_runs(home):
     res, doc = home.run_json(out, "--var", "who=Alan")
     assert res.rc == 0, res.combined
     assert doc["vars"]["message"] == "Hi, Alan!"
+
+
+def test_anythingllm_code_block_exports_back(home):
+    src = home.write("greeting.json", anythingllm_flow())
+    imported = home.root / "greeting.flow.json"
+    assert home.import_(src, imported).rc == 0
+    out = home.root / "back.json"
+    res = cli("export", str(imported), "--to", "anythingllm", "-o", str(out), env=home.env, cwd=home.root)
+    assert res.rc == 0, res.combined
+    steps = json.loads(out.read_text())["steps"]
+    blocks = [b for b in steps if b["type"] == "code"]
+    assert len(blocks) == 1
+    assert blocks[0]["config"]["code"] == anythingllm_flow()["steps"][1]["config"]["code"]
+    assert blocks[0]["config"].get("resultVariable") == "message"
