@@ -8,12 +8,16 @@ import importlib.util
 import json
 import os
 import shutil
+import signal
+import subprocess
 import time
+from pathlib import Path
 from urllib.parse import parse_qs
 
 import pytest
 
 from tests.acceptance.support import (
+    FLOWDESK,
     Home,
     PageServer,
     chain,
@@ -445,3 +449,78 @@ def test_webflow_script_with_blocked_identifier_is_refused(home):
     assert res.rc == 1, res.combined
     assert "script_blocked" in res.combined
     assert "window" in res.combined and "line 3" in res.combined
+
+
+# ---------------------------------------------------------------- no Chromium left behind
+
+
+def _chromium_wrapper(home: Home) -> Path:
+    """A FLOWDESK_CHROMIUM that records its process id and becomes the real Chromium (exec
+    keeps the id), so the test knows exactly which browser processes were this run's."""
+    pids = home.root / "chromium.pids"
+    wrapper = home.root / "chromium-wrapper.sh"
+    wrapper.write_text(f'#!/bin/sh\necho $$ >> "{pids}"\nexec "{_chromium()}" "$@"\n')
+    wrapper.chmod(0o755)
+    home.env["FLOWDESK_CHROMIUM"] = str(wrapper)
+    return pids
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _wait_gone(pids: list[int], seconds: float = 10) -> list[int]:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        left = [p for p in pids if _alive(p)]
+        if not left:
+            return []
+        time.sleep(0.2)
+    return [p for p in pids if _alive(p)]
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="needs /proc to see processes")
+def test_no_chromium_left_after_a_failed_step(home, site):
+    pids_file = _chromium_wrapper(home)
+    target = f"http://localhost:{site.port}/elsewhere"
+    res = home.run(
+        home.write("out.flow.json", scoped([step("goto", value=site.base + "/table"), step("goto", value=target)]))
+    )
+    assert res.rc == 1, res.combined
+    pids = [int(p) for p in pids_file.read_text().split()]
+    assert pids, "the browser was not started through FLOWDESK_CHROMIUM"
+    assert not _wait_gone(pids), "Chromium outlived the run"
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="needs /proc to see processes")
+def test_cancel_mid_step_ends_cancelled_and_leaves_no_chromium(home, site):
+    pids_file = _chromium_wrapper(home)
+    steps = [step("goto", value=site.base + "/table"), step("waitFor", "#never-there", timeoutMs=60000)]
+    path = home.write("cancel.flow.json", chain("cancel", [start_node(), browser(steps=steps)]))
+    proc = subprocess.Popen(
+        [FLOWDESK, "run", str(path), "--provider", "echo", "--jsonl"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=home.env,
+        cwd=home.root,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        for line in proc.stdout:
+            if '"browser_action"' in line or time.monotonic() > deadline:
+                break
+        time.sleep(1.0)  # inside the waitFor now
+        proc.send_signal(signal.SIGINT)
+        rc = proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert rc == 4, f"exit {rc}: {proc.stderr.read()}"
+    pids = [int(p) for p in pids_file.read_text().split()]
+    assert pids
+    assert not _wait_gone(pids), "Chromium outlived the cancelled run"

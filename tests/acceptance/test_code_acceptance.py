@@ -382,6 +382,53 @@ def test_failure_takes_the_error_handle(home, language):
     assert out.startswith("handled: ") and "kaput" in out
 
 
+# ---------------------------------------------------------------- step policies and run from here
+
+
+@needs_deno
+def test_error_mode_skip_goes_on_with_null(home):
+    wf = chain(
+        "skip",
+        [
+            start_node(),
+            code("c", "const a = 1;\nthrow new Error('x');", "javascript", errorMode="skip"),
+            code("d", "return 'after ' + JSON.stringify(input);", "javascript", inputs={"input": "{{input}}"}),
+        ],
+    )
+    res = home.run(home.write("skip.flow.json", wf))
+    assert res.rc == 0, res.combined
+    assert res.of_type("step_skipped", "c")
+    assert [payload(e).get("status") for e in res.of_type("step_end", "c")] == ["skipped"]
+    res, doc = home.run_json(home.write("skip.flow.json", wf))
+    assert result_of(doc, "d")["output"] == "after null"
+
+
+@needs_python
+def test_run_from_here_reuses_a_code_step(home):
+    wf = chain(
+        "from", [start_node(), code("c1", "print('ran c1')\n21"), code("c2", "v * 2", inputs={"v": "{{input}}"})]
+    )
+    path = home.write("from.flow.json", wf)
+    assert home.run(path).rc == 0
+    res = home.run(path, "--from", "c2")
+    assert res.rc == 0, res.combined
+    assert res.of_type("cache_hit", "c1")
+    assert not res.of_type("code_log", "c1"), "c1 ran again"
+    assert not res.of_type("cache_hit", "c2")
+
+
+@needs_deno
+def test_javascript_remote_import_is_not_fetched(home):
+    wf = chain(
+        "npm",
+        [start_node(), code("c", "const m = await import('npm:left-pad');\nreturn 1;", "javascript", timeoutMs=20000)],
+    )
+    t0 = time.monotonic()
+    res = home.run(home.write("npm.flow.json", wf), timeout=90)
+    assert res.rc == 1, res.combined
+    assert time.monotonic() - t0 < 60
+
+
 # ---------------------------------------------------------------- TaskFlow scripts
 
 
@@ -506,6 +553,25 @@ def test_taskflow_web_fetch_bounded_by_permissions(home):
         assert res.rc == 0, res.combined
         assert "Song one by Someone" in doc["output"]["message"]
         assert "/chart" in server.paths()
+
+
+@needs_deno
+def test_taskflow_api_results_have_text_data_and_error(home):
+    script = (
+        "async function execute(api, params) {\n"
+        '  const r = await api.callAction("x", "noSuchFlow", {});\n'
+        '  const q = await api.queryLLM("Answer", {input: "[1,2]", parseJson: true});\n'
+        "  return { success: true, data: { r, q } };\n}"
+    )
+    res = home.run(home.write("r.recipe.json", taskflow(script, [])))
+    assert res.rc == 0, res.combined
+    methods = [payload(e).get("method") for e in res.of_type("api_call_end")]
+    assert methods == ["callAction", "queryLLM"]
+    res, doc = home.run_json(home.write("r.recipe.json", taskflow(script, [])))
+    data = doc["output"]["data"]
+    assert {"text", "data"} <= set(data["r"]) and data["r"].get("error"), data["r"]
+    assert "noSuchFlow" in data["r"]["error"]
+    assert {"text", "data"} <= set(data["q"]) and not data["q"].get("error"), data["q"]
 
 
 BLOCKED_SCRIPT = """async function execute(api, params) {
