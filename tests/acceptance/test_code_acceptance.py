@@ -281,10 +281,10 @@ def fetch_code(url: str) -> dict:
 
 
 @needs_deno
-def test_network_to_listed_host_is_reachable(home, site):
-    wf = chain(
-        "net", [start_node(), fetch_code(site.base + "/data")], permissions={"network": [f"127.0.0.1:{site.port}"]}
-    )
+@pytest.mark.parametrize("entry", ["127.0.0.1:{port}", "127.0.0.1", "*"], ids=["host-port", "host", "any"])
+def test_network_to_listed_host_is_reachable(home, site, entry):
+    permissions = {"network": [entry.format(port=site.port)]}
+    wf = chain("net", [start_node(), fetch_code(site.base + "/data")], permissions=permissions)
     res, doc = home.run_json(home.write("net.flow.json", wf))
     assert res.rc == 0, res.combined
     assert result_of(doc, "c")["output"] == {"ok": True, "n": 7}
@@ -302,6 +302,35 @@ def test_network_to_unlisted_host_is_permission_denied(home, site, permissions):
     assert "permission_denied" in text
     assert "127.0.0.1" in text
     assert "/data" not in site.paths(), "the request was sent"
+
+
+@needs_deno
+@pytest.mark.parametrize(
+    "src",
+    [
+        "return Deno.env.get('FLOWDESK_ACCEPTANCE_SECRET');",
+        "const out = await new Deno.Command('id').output();\nreturn new TextDecoder().decode(out.stdout);",
+        "await Deno.writeTextFile('{root}/written-by-code.txt', 'x');\nreturn 1;",
+    ],
+    ids=["env", "subprocess", "file-write"],
+)
+def test_javascript_without_permissions_reaches_no_env_process_or_file(home, src):
+    home.env["FLOWDESK_ACCEPTANCE_SECRET"] = "env-secret-value-42"
+    wf = chain("sandbox", [start_node(), code("c", src.replace("{root}", str(home.root)), "javascript")])
+    res = home.run(home.write("sandbox.flow.json", wf))
+    assert res.rc == 1, res.combined
+    assert "env-secret-value-42" not in res.stdout
+    assert not (home.root / "written-by-code.txt").exists()
+
+
+@needs_python
+@pytest.mark.parametrize(
+    "src", ["import os\nos.listdir('/')", "import subprocess\nsubprocess.run(['id'])"], ids=["os", "subprocess"]
+)
+def test_python_imports_beyond_the_sandbox_fail(home, src):
+    res = home.run(home.write("py.flow.json", chain("py", [start_node(), code("c", src)])))
+    assert res.rc == 1, res.combined
+    assert "Traceback (most recent call last)" not in res.stderr
 
 
 @needs_deno
