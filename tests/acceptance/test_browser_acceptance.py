@@ -399,6 +399,68 @@ def test_webflow_script_in_a_browser_node(home, site):
     assert out["data"]["url"].startswith(site.base + "/welcome")
 
 
+EVERY_METHOD_SCRIPT = """async function execute(browser, params) {
+  const seen = {};
+  const log = async (name, fn) => { try { seen[name] = await fn(); } catch (e) { seen[name] = "THREW " + e.message; } };
+  await log("navigateTo", () => browser.navigateTo(params.base + "/table"));
+  await log("awaitPageLoad", () => browser.awaitPageLoad(5000));
+  await log("followLink", () => browser.followLink("#more"));
+  await log("urlAfterFollow", () => browser.getCurrentUrl());
+  await log("goBack", () => browser.goBack());
+  await log("urlAfterBack", () => browser.getCurrentUrl());
+  await log("navigateForm", () => browser.navigateTo(params.base + "/form"));
+  await log("enterText", () => browser.enterText("#user", "A"));
+  await log("clearAndType", () => browser.clearAndType("#user", "Ada"));
+  await log("selectOption", () => browser.selectOption("#color", "g"));
+  await log("click", () => browser.click("#agree"));
+  await log("pressKey", () => browser.pressKey("Tab"));
+  await log("captureScreenshot", async () => typeof (await browser.captureScreenshot()));
+  await log("awaitPageInteraction", () => browser.awaitPageInteraction(300));
+  await log("clickAndWait", () => browser.clickAndWait("#go", 5000));
+  await log("urlAfterSubmit", () => browser.getCurrentUrl());
+  await log("pageText", () => browser.getPageText());
+  await log("extractComponent", () => browser.extractComponent({ typeName: "Greeting", schema: "{ text: string }" }, "the welcome line"));
+  await log("checkPageState", () => browser.checkPageState("the user is signed in"));
+  await log("queryContent", () => browser.queryContent("Who signed in?"));
+  await log("navigateForm2", () => browser.navigateTo(params.base + "/form"));
+  await log("click2", () => browser.click("#user"));
+  await log("enterTextOnPage", () => browser.enterTextOnPage("Zed", true));
+  await log("waitForNavigation", () => browser.waitForNavigation(3000));
+  await log("awaitPageLoad2", () => browser.awaitPageLoad(3000));
+  await log("text2", () => browser.getPageText());
+  await log("urlAfterEnter", () => browser.getCurrentUrl());
+  return { success: true, data: seen };
+}"""
+
+SEED_METHODS = (
+    "navigateTo goBack waitForNavigation awaitPageLoad awaitPageInteraction getCurrentUrl getPageText "
+    "captureScreenshot click clickAndWait followLink enterText enterTextOnPage clearAndType pressKey "
+    "selectOption extractComponent checkPageState queryContent"
+).split()
+
+
+@needs_deno
+def test_webflow_script_has_every_method_of_the_seed_api(home, site):
+    site.pages["/more"] = ("text/html", "<p id='m'>more</p>")
+    for method in SEED_METHODS:
+        assert f"browser.{method}(" in EVERY_METHOD_SCRIPT
+    wf = chain("every", [start_node([var("base")]), browser(script=EVERY_METHOD_SCRIPT)])
+    res, doc = home.run_json(home.write("every.flow.json", wf), "--var", f"base={site.base}")
+    assert res.rc == 0, res.combined
+    seen = result_of(doc, "b")["output"]["data"]
+    for name, value in seen.items():
+        # The model-backed methods may refuse the echo model's answer; none may be missing.
+        assert not (isinstance(value, str) and "not a function" in value), (name, value)
+        if name not in ("extractComponent", "checkPageState", "queryContent"):
+            assert not (isinstance(value, str) and value.startswith("THREW")), (name, value)
+    assert seen["urlAfterFollow"] == site.base + "/more"
+    assert seen["urlAfterBack"] == site.base + "/table"
+    assert seen["urlAfterSubmit"].startswith(site.base + "/welcome")
+    assert seen["pageText"].strip() == "Welcome Ada (g, on)"
+    assert seen["captureScreenshot"] == "string"
+    assert "Zed" in seen["text2"]
+
+
 def test_webflow_definition_imports_as_one_browser_node(home):
     src = home.write("signInAs.json", webflow_definition())
     out = home.root / "signInAs.flow.json"
