@@ -233,6 +233,31 @@ def test_js_ts_error_names_the_line_of_the_nodes_own_code(home, language):
     assert "line 3" in text
 
 
+@pytest.mark.skipif(not (HAVE_MONTY and HAVE_DENO), reason="the code extra is not installed")
+@pytest.mark.parametrize(
+    "language,src,line",
+    [
+        ("python", "x = 1\ny = (\nz = 3", 2),
+        ("javascript", "const a = 1;\nconst = ;\nreturn a;", 2),
+        ("typescript", "const a: number = 1;\nlet b: = 2;\nreturn a;", 2),
+        ("javascript", "const a = 1;\n\nfunction f() {\n  return undefinedThing.x;\n}\nreturn f();", 4),
+    ],
+    ids=["python-syntax", "js-syntax", "ts-syntax", "js-nested-call"],
+)
+def test_syntax_and_nested_errors_name_the_line(home, language, src, line):
+    res = home.run(home.write("c.flow.json", chain("c", [start_node(), code("c", src, language)])))
+    assert res.rc == 1, res.combined
+    assert f"line {line}" in res.text_of("c")
+
+
+@needs_deno
+def test_taskflow_script_error_names_the_line_of_the_script(home):
+    script = 'async function execute(api, params) {\n  const a = 1;\n  throw new Error("boom three");\n}'
+    res = home.run(home.write("r.recipe.json", taskflow(script, [])))
+    assert res.rc == 1, res.combined
+    assert "line 3" in res.text_of() and "boom three" in res.text_of()
+
+
 @needs_deno
 def test_javascript_result_that_is_not_json_fails(home):
     wf = chain("js", [start_node(), code("c", "const o = {};\no.self = o;\nreturn o;", "javascript")])
