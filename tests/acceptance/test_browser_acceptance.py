@@ -426,6 +426,10 @@ EVERY_METHOD_SCRIPT = """async function execute(browser, params) {
   await log("click2", () => browser.click("#user"));
   await log("enterTextOnPage", () => browser.enterTextOnPage("Zed", true));
   await log("waitForNavigation", () => browser.waitForNavigation(3000));
+  // The submit's navigation may not have begun yet: wait for the new page, at most 10 s.
+  for (let i = 0; i < 100 && !(await browser.getCurrentUrl()).includes("Zed"); i++) {
+    await browser.awaitPageInteraction(100);
+  }
   await log("awaitPageLoad2", () => browser.awaitPageLoad(3000));
   await log("text2", () => browser.getPageText());
   await log("urlAfterEnter", () => browser.getCurrentUrl());
@@ -459,6 +463,28 @@ def test_webflow_script_has_every_method_of_the_seed_api(home, site):
     assert seen["pageText"].strip() == "Welcome Ada (g, on)"
     assert seen["captureScreenshot"] == "string"
     assert "Zed" in seen["text2"]
+
+
+@needs_deno
+def test_webflow_script_waits_for_a_slow_navigation(home, site):
+    def slow_welcome(query):
+        time.sleep(1.0)
+        return welcome(query)
+
+    site.pages["/welcome"] = slow_welcome
+    script = """async function execute(browser, params) {
+  await browser.navigateTo(params.base + "/form");
+  await browser.enterText("#user", "Ada");
+  await browser.click("#go");
+  await browser.waitForNavigation(10000);
+  return { success: true, data: { url: await browser.getCurrentUrl(), text: await browser.getPageText() } };
+}"""
+    wf = chain("nav", [start_node([var("base")]), browser(script=script)])
+    res, doc = home.run_json(home.write("nav.flow.json", wf), "--var", f"base={site.base}")
+    assert res.rc == 0, res.combined
+    data = result_of(doc, "b")["output"]["data"]
+    assert data["url"].startswith(site.base + "/welcome")
+    assert "Welcome Ada" in data["text"]
 
 
 def test_webflow_definition_imports_as_one_browser_node(home):
