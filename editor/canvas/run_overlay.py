@@ -117,7 +117,7 @@ class RunOverlay:
         self.badges = dict(badges or {})
         taken: dict[str, set[str]] = {}
         for source, handle, _target in self.links:
-            taken.setdefault(source, set()).add("condition-0" if handle == "true" else handle)
+            taken.setdefault(source, set()).add(handle)  # (loading named an if's legacy ``true`` condition-0)
         self.taken = {nid: frozenset(hs) for nid, hs in taken.items()}
         self.previews = dict(previews or {})
 
@@ -138,6 +138,4 @@ class RunOverlay:
 
     def followed(self, key: tuple[str, str, str, str]) -> bool:
         """Whether the run followed the link ``key`` (source, handle, target, target handle)."""
-        source, handle, target = key[0], key[1], key[2]
-        legacy = "condition-0" if handle == "true" else handle
-        return (source, handle, target) in self.links or (source, legacy, target) in self.links
+        return (key[0], key[1], key[2]) in self.links
