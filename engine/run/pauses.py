@@ -11,24 +11,35 @@ the pending approval (``resume``) is made here: :func:`edited` takes the reviewe
 output under review, :func:`received` is what ``input_received`` records, and :func:`hand_over`
 gives the answer to the node's kind in the frame the pause was asked in.
 
+:class:`Pausing` is the pause / settle / resume sequence built on those: a step asking to pause
+(the run pauses, or the approval is queued behind the pending one), the run settling when no
+branch is in flight (the next queued approval is asked, else the run completes), and an answer
+handed to the paused node's kind with what goes on spawned, then deferred work drained. It
+changes the run through what the scheduler hands it (emit, set the status, spawn a branch,
+release gathering nodes, end the event streams) and the run's public fields.
+
 Invariants: ``pending`` is None exactly when no approval is asked; ``queue_frames`` has one
-frame per queued approval (None for none); nothing here runs a step or emits an event: the
-scheduler (engine/run/scheduler.py) does, and reads these fields directly on its rare paths
-(a pause while paused, an edge while paused).
+frame per queued approval (None for none); nothing here runs a step: the scheduler
+(engine/run/scheduler.py) does, and reads these fields directly on its rare paths (an edge
+followed while paused is deferred).
 """
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 from engine.run import snapshot as snapshot_format
 from engine.run.context import BRANCH, BranchFrame
+from engine.run.events import EventType, RunStatus, decision_fields
 from engine.run.events import _encode as _encode_extra
-from engine.run.events import decision_fields
 
-__all__ = ["Pauses", "Deferred", "edited", "received", "hand_over"]
+__all__ = ["Pauses", "Pausing", "Deferred", "edited", "received", "hand_over", "ASK"]
+
+#: What a paused run asks when its node's kind says nothing more.
+ASK = "Approve or reject to continue."
+_EMPTY_FRAME = BranchFrame()
 
 #: Deferred work: (node id, input, where it came from, the branch's frame).
 Deferred = tuple[str, Any, "str | None", "BranchFrame | None"]
@@ -111,17 +122,134 @@ class Pauses:
             "deferred": snapshot_format.deferred_items(deferred, gathers),
         }
 
+    def read(self, snapshot: dict[str, Any]) -> None:
+        """Take ``pending``, ``approvalQueue`` and ``deferred`` back from ``snapshot``."""
+        self.pending, self.frame = snapshot_format.read_pending(snapshot)
+        self.queue, self.queue_frames = snapshot_format.read_queue(snapshot)
+        self.deferred = snapshot_format.read_deferred(snapshot)
+
     @classmethod
     def from_json(cls, snapshot: dict[str, Any]) -> Pauses:
         pauses = cls()
-        pauses.pending, pauses.frame = snapshot_format.read_pending(snapshot)
-        pauses.queue, pauses.queue_frames = snapshot_format.read_queue(snapshot)
-        pauses.deferred = snapshot_format.read_deferred(snapshot)
+        pauses.read(snapshot)
         return pauses
 
 
+class Pausing(Pauses):
+    """The pause / settle / resume sequence of one run (see the module docstring).
+
+    ``run``: the run whose public fields change (status, waiting_for_input, current_node_id,
+    visits, last_text_output); ``kinds``: its :class:`~engine.run.kinds.KindStates`; ``ctx``: its
+    context (the graph, the clock); the rest are the scheduler's own operations, handed in
+    (``spawn(node_id, value, src, frame)``).
+    """
+
+    __slots__ = (
+        "_run",
+        "_kinds",
+        "_ctx",
+        "_emit",
+        "_set_status",
+        "_spawn",
+        "_release",
+        "_end",
+    )
+
+    def __init__(
+        self,
+        run: Any,
+        kinds: Any,
+        ctx: Any,
+        *,
+        emit: Callable[..., Any],
+        set_status: Callable[..., None],
+        spawn: Callable[..., None],
+        release_held: Callable[[], None],
+        end_streams: Callable[[], None],
+    ) -> None:
+        Pauses.__init__(self)
+        self._run, self._kinds, self._ctx = run, kinds, ctx
+        self._emit, self._set_status, self._spawn = emit, set_status, spawn
+        self._release, self._end = release_held, end_streams
+
+    def pause_at(self, node_id: str, value: Any, prompt: str | None = None, frame: Any = False) -> None:
+        """Pause the run on ``node_id`` reviewing ``value`` (``frame`` False: the current branch's;
+        ``prompt`` None: a queued approval, asked now with its kind's prompt)."""
+        self.ask(node_id, value, BRANCH.get() if frame is False else frame, self._ctx.now())
+        run = self._run
+        run.waiting_for_input = True
+        run.current_node_id = node_id
+        if prompt is None:
+            node = self._ctx.node(node_id)
+            spec = self._kinds.spec_of(node)
+            prompt = spec.pause_prompt(node.data) if spec is not None else ""
+        self._emit(node_id, EventType.WAIT_INPUT, prompt or ASK)
+        self._set_status(RunStatus.PAUSED)
+
+    def step_paused(self, node_id: str, value: Any, prompt: str) -> None:
+        """A step asked to pause (``PauseRequest``): the run pauses on it, or, already paused,
+        queues it behind the pending approval."""
+        if self._run.status == RunStatus.PAUSED:
+            self.enqueue(node_id, value, BRANCH.get())
+            self._emit(node_id, EventType.APPROVAL_QUEUED, "Another approval is pending; this one will be asked next.")
+        else:
+            self.pause_at(node_id, value, prompt)
+
+    def settle(self) -> None:
+        """No branch is in flight: a running run pauses at the next queued approval or completes."""
+        run = self._run
+        if run.status == RunStatus.RUNNING:
+            queued = self.next_queued()
+            if queued is not None:
+                node_id, value, frame = queued
+                self.pause_at(node_id, value, None, frame)
+            else:
+                run.current_node_id = None
+                self._set_status(RunStatus.COMPLETED)
+        self._end()
+
+    def answer(self, answer: dict[str, Any], output: Any) -> None:
+        """Answer the pending approval (``output``: the reviewer's edit, if any): the kind takes it
+        (``NodeSpec.answered``) and what goes on is spawned, or the step is taken again."""
+        run = self._run
+        node_id, arrived, frame, since = self.take()
+        run.waiting_for_input = False
+        run.current_node_id = None
+        answer, flowing = edited(answer, arrived, output)
+        if flowing is not arrived and flowing.__class__ is str:
+            run.last_text_output = flowing
+        self._emit(node_id, EventType.INPUT_RECEIVED, *received(answer))
+        node = self._ctx.node(node_id)
+        goes_on = hand_over(
+            self._ctx, self._kinds.spec_of(node), node, arrived, flowing, answer, frame, since, self._ctx.now()
+        )
+        self._set_status(RunStatus.RUNNING)
+        if goes_on is None:  # the step is taken again; its visit is not counted twice
+            run.visits[node_id] = max(0, run.visits.get(node_id, 1) - 1)
+            self._spawn(node_id, arrived, None, frame or _EMPTY_FRAME)
+            return
+        value, handle, frame = goes_on
+        for h, target in self._ctx.links_out(node_id):
+            if h == handle:
+                self._spawn(target, value, node_id, frame)
+        self._release()
+
+    async def drain(self, wait_idle: Callable[[], Awaitable[Any]]) -> None:
+        """Run the work deferred while the run was paused, until none is left or the run pauses
+        (or ends) again."""
+        await wait_idle()
+        while self._run.status == RunStatus.RUNNING and self.deferred:
+            for target, value, src, frame in self.take_deferred():
+                self._spawn(target, value, src, frame)
+            await wait_idle()
+
+    def waiting_prompt(self) -> str:
+        """What the run waits for: its pending pause's prompt (a flow step's: its nested run's)."""
+        pending = self.pending
+        return (self._kinds.waiting_prompt(self._ctx, pending[0]) if pending is not None else "") or ASK
+
+
 # -------------------------------------------------------------------- an answer to the pending approval
-_EMPTY_FRAME = BranchFrame()
 
 
 def edited(answer: dict[str, Any], arrived: Any, output: Any) -> tuple[dict[str, Any], Any]:
