@@ -42,6 +42,8 @@ pending approval, the queue behind it, deferred work, and the pause / settle / r
 format and its parts), ``emitter`` (where events go), ``records``; the graph's adjacency is the
 workflow's ``GraphIndex`` (engine/graph/index.py). Those are reached only on rare paths (a
 pause, a join's arrival, a snapshot): a plain step reads nothing but this object's slots.
+This file is over 600 lines for that one concern: the walk and the run state it changes stay
+together, so a step reads no attribute of another object.
 """
 
 from __future__ import annotations
