@@ -73,8 +73,8 @@ from engine.run.events import _encode as _encode_extra
 from engine.run.kinds import KindStates
 from engine.run.pauses import Pausing
 from engine.run.policies import attempts, failed
-from engine.run.records import NodeRecord, OutcomeView, RecordView
-from engine.run.rerun import StepHook, any_pinned_node
+from engine.run.records import NodeRecord, RecordView, StepLog
+from engine.run.rerun import any_pinned_node
 from engine.run.setup import RunFields
 
 __all__ = [
@@ -146,16 +146,13 @@ class Run(RunFields):
         "_specs",
         "_nodes",
         "_out",
-        "_any_pinned",
         "_kinds",
         "_gathering",
-        "_outcomes",
-        "_records",
+        "_log",
         "_pauses",
         "_branches",
         "_at",
         "_ctx",
-        "_hook",
     )
 
     def __init__(
@@ -213,17 +210,13 @@ class Run(RunFields):
         # index (built once, kept on the workflow: engine/graph/index.py).
         index = GraphIndex.of(workflow)
         self._nodes, self._out = index.nodes, index.steps_out
-        self._any_pinned = any_pinned = any_pinned_node(workflow)
         # Each node's state as its kind keeps it, and the nodes holding arrivals (engine/run/kinds.py);
         # ``_gathering`` is the latter, read each time a branch ends.
         self._kinds = KindStates(self._specs, self._nodes)
         self._gathering = self._kinds.gathering
 
-        # How each node's last step ended (see ``outcomes``): a step that ended otherwise than
-        # done is recorded here; done is a node with an output and no such entry (so the hot
-        # path of a step writes nothing more than its output).
-        self._outcomes: dict[str, NodeOutcome] = {}
-        self._records: dict[str, tuple] = {}  # (plain tuples, untracked by the GC: see ``records``)
+        # How each node's last step ended, what each agent step did, the step hook (records.py)
+        self._log = StepLog(any_pinned_node(workflow))
         # The live branch tasks (engine/run/branches.py), and where each is while it waits: the
         # walk writes ``_at`` (the same dict as ``_branches.at``) on its hot path.
         self._branches = Branches(self._branch)
@@ -236,13 +229,13 @@ class Run(RunFields):
             now=clock,
             new_id=id_source,
             resolve=setup.resolver(provider),
-            records=self._records,
+            records=self._log.records,
             index=index,
             states=self._kinds.states,
             live=self._live_nodes,
             library=self._library,
-            recorded=self._step_recorded,
-            outcome=self._set_outcome,
+            recorded=self._log.step_recorded,
+            outcome=self._log.set_outcome,
             fail=self._fail,
         )
         # The pending approval, the approvals queued behind it, deferred work, and the pause /
@@ -260,8 +253,13 @@ class Run(RunFields):
         self._update_sinks()
         # Pinned outputs, a run from a node and recorded executions (engine/run/rerun.py); None for
         # a plain run. A recorder asks for recordings with ``record_executions``.
-        self._hook, self.reused_from = setup.step_hook(
-            self._ctx, self._nodes, start_at=start_at, reuse_from=reuse_from, store=store, any_pinned=any_pinned
+        self._log.hook, self.reused_from = setup.step_hook(
+            self._ctx,
+            self._nodes,
+            start_at=start_at,
+            reuse_from=reuse_from,
+            store=store,
+            any_pinned=self._log.any_pinned,
         )
 
     @property
@@ -274,19 +272,17 @@ class Run(RunFields):
         (a reused one included); the run store's recorder keeps them for later runs from a node.
         ``key`` is the step's part of its execution key (``engine.run.rerun``: ``i`` + a digest); the
         store makes the full key again from the run's workflow when a later run reuses it."""
-        if self._hook is None:
-            self._hook = StepHook(self._ctx, any_pinned=self._any_pinned)
-        self._hook.recorders.append(callback)
+        self._log.record_executions(self._ctx, callback)
 
     @property
     def records(self) -> Mapping[str, NodeRecord]:
         """What each agent node did the last time it ran, by node id."""
-        return RecordView(self._records, self.outcomes)
+        return RecordView(self._log.records, self.outcomes)
 
     @property
     def outcomes(self) -> Mapping[str, NodeOutcome]:
         """How each node's last step ended (done, failed, cancelled; skipped with later policies), by node id."""
-        return OutcomeView(self._outcomes, self.outputs)
+        return self._log.outcome_view(self.outputs)
 
     # ------------------------------------------------------------------ events (the rest: EventSource)
     def _routes_changed(self) -> None:
@@ -343,21 +339,10 @@ class Run(RunFields):
                 if self.status != RunStatus.PENDING:
                     raise RunStateError(f"this run has already started (status {self.status})")
                 self.started_at = self._clock()
-                if self.check:
-                    errors = setup.workflow_errors(self.workflow, self.library, self.path)
-                    if errors:
-                        self.status = RunStatus.RUNNING
-                        for issue in errors:
-                            self._emit(
-                                issue.node_ids[0] if issue.node_ids else SYSTEM_NODE,
-                                EventType.ERROR,
-                                issue.message,
-                                {"code": issue.code},
-                            )
-                        self.error = f"The workflow has {len(errors)} error(s): {errors[0].message}"
-                        self._set_status(RunStatus.FAILED, self.error)
-                        self._end_streams()
-                        return self.status
+                if self.check and (errors := setup.workflow_errors(self.workflow, self.library, self.path)):
+                    setup.refuse(self, errors, self._emit, self._set_status)  # (the workflow has errors)
+                    self._end_streams()
+                    return self.status
                 start = self.workflow.start_node()
                 self._set_status(RunStatus.RUNNING)
                 if start is None:
@@ -462,7 +447,8 @@ class Run(RunFields):
         task = own[0]
         specs = self._specs
         emit = self._emit
-        outcomes = self._outcomes
+        log = self._log
+        outcomes = log.outcomes
         clock = self._clock
         path_item = self._path_item
         steps = 0
@@ -499,7 +485,7 @@ class Run(RunFields):
                 reused = False
                 result: Any  # (output, handle), a PauseRequest, or None once failed and handled
                 try:
-                    hook = self._hook
+                    hook = log.hook
                     # pinned? a reusable recorded execution? (engine/run/rerun.py) else it runs, and is recorded
                     reused = (
                         hook is not None and hook.supplies and (result := hook.before(spec, node, value)) is not None
@@ -584,7 +570,7 @@ class Run(RunFields):
     def _refuse_step(self, node: Node, over_limit: bool) -> None:
         """Fail the run at ``node``: reached more times than the visit limit, or of no known kind."""
         if over_limit:
-            self._outcomes[node.id] = NodeOutcome.FAILED
+            self._log.outcomes[node.id] = NodeOutcome.FAILED
             self._fail(
                 node.id,
                 f"'{node.title}' was reached more than {self.max_visits} times in this run; stopping "
@@ -595,13 +581,6 @@ class Run(RunFields):
             self._fail(node.id, f"Node '{node.id}' has an unknown type '{node.type}'.")
 
     # ------------------------------------------------------------------ what the context offers
-    def _set_outcome(self, node_id: str, outcome: NodeOutcome) -> None:
-        self._outcomes[node_id] = outcome
-
-    def _step_recorded(self, node: Node, value: Any, output: Any, handle: Any) -> None:
-        if self._hook is not None:
-            self._hook.after(node, value, output, handle)
-
     def _live_nodes(self) -> set[str]:
         """Where work is in flight or waiting: what can still arrive somewhere."""
         return self._branches.nodes() | self._pauses.nodes()
@@ -689,7 +668,7 @@ class Run(RunFields):
             pauses=self._pauses.to_json(deferred, self._kinds.gathers),
             kind_states=self._kinds.to_json(),
             visits=visits,
-            outcomes=OutcomeView(self._outcomes, self.outputs).texts(),
+            outcomes=self._log.outcome_view(self.outputs).texts(),
             include_workflow=include_workflow,
         )
 
@@ -715,6 +694,6 @@ class Run(RunFields):
         snapshot_format.read_run(run, snapshot)  # (the public fields: status, outputs, visits, ...)
         run._ended = run.status in _FINAL
         run._pauses.read(snapshot)
-        run._outcomes = snapshot_format.read_outcomes(snapshot)
+        run._log.outcomes = snapshot_format.read_outcomes(snapshot)
         run._kinds.read(snapshot, run._ctx)  # (each kind reads its states back: nested runs too)
         return run

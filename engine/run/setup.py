@@ -4,9 +4,10 @@ docs/design.md, "Run model (runtime semantics)". ``Run.__init__`` (engine/run/sc
 keeps on the run the slots its branch walk reads on every step (nodes, links, clock, the kinds'
 specs) and calls these for the rest: :class:`RunFields` is the run's public fields (settings
 from its arguments, where it stands) and its events, :func:`resolver` turns a provider into a
-function of the agent call, :func:`step_hook` checks ``start_at`` and makes the hook of a run from a node or with
-pinned or reused outputs (engine/run/rerun.py), :func:`workflow_errors` is the check made when
-a run starts. :func:`freeze_older` and :func:`thaw` bracket ``start``/``resume``.
+function of the agent call, :func:`step_hook` checks ``start_at`` and makes the hook of a run
+from a node or with pinned or reused outputs (engine/run/rerun.py), :func:`workflow_errors` is
+the check made when a run starts and :func:`refuse` fails a run that does not pass it.
+:func:`freeze_older` and :func:`thaw` bracket ``start``/``resume``.
 
 Invariants: nothing here reads or writes the scheduler's private state; a plain run (nothing
 pinned, reused or started from a node) gets no step hook, so its steps do not ask one.
@@ -23,11 +24,11 @@ from engine.graph.validate import Issue, errors_only, validate
 from engine.graph.variables import run_variables
 from engine.llm.base import AgentInvocation, LLMProvider
 from engine.run.emitter import EventCallback, EventSource
-from engine.run.events import RunStatus
+from engine.run.events import SYSTEM_NODE, EventType, RunStatus
 from engine.run.rerun import StepHook, reuse_map
 from engine.store import RunStore
 
-__all__ = ["RunFields", "resolver", "step_hook", "workflow_errors", "freeze_older", "thaw"]
+__all__ = ["RunFields", "resolver", "step_hook", "workflow_errors", "refuse", "freeze_older", "thaw"]
 
 
 class RunFields(EventSource):
@@ -153,6 +154,16 @@ def step_hook(
 def workflow_errors(workflow: Workflow, library: Any, path: str | None) -> list[Issue]:
     """What refuses the run when it starts (a run made with ``check=True``)."""
     return errors_only(validate(workflow, library=library, path=path))
+
+
+def refuse(run: Any, errors: list[Issue], emit: Callable[..., Any], set_status: Callable[..., None]) -> None:
+    """Fail ``run`` before its first step: its workflow has ``errors`` (one ``error`` event each,
+    at the first node concerned, then the status ``failed`` naming the first)."""
+    run.status = RunStatus.RUNNING
+    for issue in errors:
+        emit(issue.node_ids[0] if issue.node_ids else SYSTEM_NODE, EventType.ERROR, issue.message, {"code": issue.code})
+    run.error = f"The workflow has {len(errors)} error(s): {errors[0].message}"
+    set_status(RunStatus.FAILED, run.error)
 
 
 _frozen_runs = 0
