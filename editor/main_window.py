@@ -20,6 +20,7 @@ from .controllers.command_bar import CommandBarController
 from .controllers.editing import EditController
 from .controllers.files import FilesController
 from .controllers.help import HelpController
+from .controllers.learn import LearnController
 from .controllers.library import LibraryController
 from .controllers.providers import ProvidersController, resolver_factory
 from .controllers.repair import RepairController
@@ -129,7 +130,7 @@ class MainWindow(QMainWindow):
             self, self.store, resolver_factory, self.files.open_path, self.providers.choose_provider, status
         )
         self.repair = RepairController(
-            self, self.document, self.run_console, resolver_factory, self.runs.run_from_node, status
+            self, self.document, self.run_console, self.run_console.current_resolver, self.runs.run_from_node, status
         )
         self.help = HelpController(self, self.store)
         self.run_node = RunNodeController(self, self.document, self.inspector, resolver_factory)
@@ -158,6 +159,11 @@ class MainWindow(QMainWindow):
             status,
         )
         self.tests_panel, self.tests_dock = install_tests_dock(self)  # evals (issue 37)
+        self.learn = LearnController(
+            self, self.store, self.run_console.current_resolver, self.run_views.open_workflow_version, status
+        )
+        self.run_console.repair_requested.connect(self.repair.repair_node)
+        self.run_console.save_as_flow_requested.connect(self.learn.save_run_as_flow)
         self._wire()
         # The document and the canvas are deleted after the controllers that listen to them: a
         # QObject's children go in the order they were added, and a scene clearing its items

@@ -70,6 +70,7 @@ if TYPE_CHECKING:
         import_flow,
         load_any_workflow,
     )
+    from engine.flows.learn import LearnError, learn_from_run
     from engine.flows.library import (
         FlowLibrary,
         FlowParameter,
@@ -81,6 +82,10 @@ if TYPE_CHECKING:
         set_default_library,
         workflow_can_pause,
     )
+    from engine.flows.memory import generalise as generalise_trigger
+    from engine.flows.memory import remember as remember_trigger
+    from engine.flows.memory import split_requests
+    from engine.flows.memory import suggestions as flow_suggestions
     from engine.flows.repair import RepairError, RepairProposal, apply_repair, failed_node, parse_repair, propose_repair
     from engine.graph.model import (
         NODE_TYPES,
@@ -133,7 +138,7 @@ if TYPE_CHECKING:
         trigger_issues,
         validate,
     )
-    from engine.graph.variables import VariableError, coerce_variable, parse_var_argument, run_variables
+    from engine.graph.variables import VariableError, coerce_variable, parse_var_argument, rule_problem, run_variables
     from engine.llm import (
         AgentInvocation,
         EchoProvider,
@@ -182,6 +187,13 @@ if TYPE_CHECKING:
         provider_models,
     )
     from engine.llm.structured import SchemaError, parse_json_answer, schema_errors
+    from engine.mcp.calls import check_arguments as check_tool_arguments
+    from engine.mcp.config import McpError, McpServerConfig
+    from engine.mcp.config import remove_server as remove_mcp_server
+    from engine.mcp.config import save_server as save_mcp_server
+    from engine.mcp.config import settings_servers as mcp_servers
+    from engine.mcp.pool import list_server_tools as list_mcp_tools
+    from engine.mcp.results import ToolInfo as McpToolInfo
     from engine.nodes import (
         DEFAULT_MAX_RETRIES,
         DEFAULT_RETRY_DELAY_MS,
@@ -202,6 +214,7 @@ if TYPE_CHECKING:
     )
     from engine.nodes.agent import AgentData, AgentTools
     from engine.nodes.approval import ApprovalData
+    from engine.nodes.file import FileData
     from engine.nodes.flow import ActionData, FlowData, new_flow_for_action
     from engine.nodes.http_request import (
         HttpRequestSpec,
@@ -520,6 +533,27 @@ _LAZY: dict[str, tuple[str, str]] = {
     "run_eval": ("evals.runner", "run_eval"),
     "eval_case_from_run": ("evals.runner", "case_from_run"),
     "eval_failure_line": ("evals.report", "failure_line"),
+    # the browser kind's "Show browser" (headed) switch
+    "set_show_browser": ("browser", "set_show_browser"),
+    "show_browser": ("browser", "show_browser"),
+    # learning and routing
+    "LearnError": ("flows.learn", "LearnError"),
+    "learn_from_run": ("flows.learn", "learn_from_run"),
+    "generalise_trigger": ("flows.memory", "generalise"),
+    "remember_trigger": ("flows.memory", "remember"),
+    "split_requests": ("flows.memory", "split_requests"),
+    "flow_suggestions": ("flows.memory", "suggestions"),
+    "rule_problem": ("graph.variables", "rule_problem"),
+    "FileData": ("nodes.file", "FileData"),
+    # MCP servers as tool sources (the 'mcp' extra connects; declaring needs nothing)
+    "McpError": ("mcp.config", "McpError"),
+    "McpServerConfig": ("mcp.config", "McpServerConfig"),
+    "McpToolInfo": ("mcp.results", "ToolInfo"),
+    "mcp_servers": ("mcp.config", "settings_servers"),
+    "save_mcp_server": ("mcp.config", "save_server"),
+    "remove_mcp_server": ("mcp.config", "remove_server"),
+    "list_mcp_tools": ("mcp.pool", "list_server_tools"),
+    "check_tool_arguments": ("mcp.calls", "check_arguments"),
 }
 
 
@@ -736,6 +770,15 @@ __all__ = sorted(
         "fetch_page",
         "looks_like_literal_credential",
         "mask_url",
+        # MCP servers as tool sources
+        "McpError",
+        "McpServerConfig",
+        "McpToolInfo",
+        "mcp_servers",
+        "save_mcp_server",
+        "remove_mcp_server",
+        "list_mcp_tools",
+        "check_tool_arguments",
         "WebRequestError",
         "InvalidRequestError",
         "UrlNotAllowedError",
@@ -821,5 +864,16 @@ __all__ = sorted(
         "run_eval",
         "eval_case_from_run",
         "eval_failure_line",
+        "set_show_browser",
+        "show_browser",
+        # learning and routing: save a run as a flow, routing memory, variable rules, the file kind
+        "LearnError",
+        "learn_from_run",
+        "generalise_trigger",
+        "remember_trigger",
+        "split_requests",
+        "flow_suggestions",
+        "rule_problem",
+        "FileData",
     ]
 )

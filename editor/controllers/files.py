@@ -22,14 +22,17 @@ from PySide6.QtCore import QObject, QPointF, QTimer, Signal
 from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QWidget
 
 from engine import (
+    EvalCaseError,
     ExportRefused,
     Node,
     Workflow,
     WorkflowLoadError,
     atomic_write_text,
+    eval_cases_file,
     export_anythingllm,
     load_any_workflow,
     load_workflow,
+    read_test_cases,
     sample_paths,
 )
 
@@ -101,6 +104,18 @@ def recent_files() -> list[str]:
     if isinstance(value, str):
         value = [value] if value else []
     return [str(v) for v in (value or [])]
+
+
+def with_sample_cases(workflow: Workflow, path: str) -> None:
+    """A sample opens as an untitled copy, away from the ``NAME.tests.jsonl`` beside it: its test
+    cases come along in the copy's ``tests`` list (kept by Save As), unless it has its own."""
+    beside = eval_cases_file(path)
+    if getattr(workflow, "tests", None) or not beside.is_file():
+        return
+    try:
+        workflow.tests = [case.to_json() for case in read_test_cases(beside)]
+    except EvalCaseError:
+        pass  # the Tests panel says what is wrong with a case when the user looks there
 
 
 class FilesController(QObject):
@@ -312,6 +327,7 @@ class FilesController(QObject):
         """Replace the document by what an open read (its issues and canvas made ahead when given).
         A shipped sample opens as an untitled copy, whichever way it was opened."""
         if opened.imported is None and is_sample(path):
+            with_sample_cases(opened.workflow, path)
             self.replace_document(opened.workflow, None, opened)
             self._status(f"Opened a copy of the sample {Path(path).name}; Save As to keep it.", 5000)
         elif opened.imported is not None:
@@ -357,6 +373,7 @@ class FilesController(QObject):
         except WorkflowLoadError as err:
             QMessageBox.critical(self._parent, "Cannot open sample", str(err))
             return False
+        with_sample_cases(workflow, path)
         self.replace_document(workflow, None)
         self._status(f"Opened a copy of the sample {Path(path).name}; Save As to keep it.", 5000)
         return True

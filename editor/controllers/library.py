@@ -70,6 +70,19 @@ class LibraryController(QObject):
         scene.node_activated.connect(self._open_subflow_node)
         problems.quick_fixes = dict(QUICK_FIXES)
         problems.quick_fix_requested.connect(self.apply_quick_fix)
+        console.run_started.connect(lambda _run_id: self.count_run())
+
+    def count_run(self) -> None:
+        """A run of a library flow's file counts in the library's usage (the dock sorts by it)."""
+        path = self.document.path
+        if not path:
+            return
+        try:
+            entry = self.library.entry_for_path(path)
+            if entry is not None:
+                self.library.record_run(entry.id)
+        except (OSError, FlowdeskError):
+            pass
 
     @property
     def library(self) -> FlowLibrary:

@@ -11,6 +11,7 @@ Invariants: row ``i`` is ``runs[i]``; :data:`RUN_ROLE` gives the RunInfo and
 
 from __future__ import annotations
 
+import json
 import time
 from datetime import datetime
 from typing import Any
@@ -101,6 +102,8 @@ class RunHistoryModel(QAbstractTableModel):
         self._costs: dict[str, tuple[int, float | None]] = {}  # run id -> (tokens, cost)
         self._bold = QFont()
         self._bold.setBold(True)
+        #: run id -> the variables it ended with (the store's final_variables), asked on hover
+        self.final_vars: Any = None
 
     # ---------------------------------------------------------------- content
     def set_page(
@@ -117,6 +120,18 @@ class RunHistoryModel(QAbstractTableModel):
             if r.id in self._counts:
                 r.event_count = self._counts[r.id]
         self.endResetModel()
+
+    def _final_vars(self, run: RunInfo) -> str:
+        """The run's final variables as ``a=…, b=…`` ("" when not known)."""
+        if self.final_vars is None or run.status not in ("completed", "failed", "cancelled"):
+            return ""
+        try:
+            found = self.final_vars(run.id) or {}
+        except Exception:  # a store that cannot answer: the tooltip goes without
+            return ""
+        return ", ".join(
+            f"{k}={v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)}" for k, v in found.items()
+        )
 
     @property
     def runs(self) -> list[RunInfo]:
@@ -238,6 +253,9 @@ class RunHistoryModel(QAbstractTableModel):
             text = run.initial_input or "(no initial input)"
             if run.arguments:
                 text = f"{text}\nArguments: {run.arguments_text}"
+            ended = self._final_vars(run)
+            if ended:
+                text = f"{text}\nVariables at the end: {ended}"
             return text if len(text) <= MAX_TOOLTIP_CHARS else text[:MAX_TOOLTIP_CHARS] + "…"
         if col == COL_WORKFLOW:
             return f"{run.workflow_name}\n{run.workflow_path}" if run.workflow_path else run.workflow_name

@@ -140,6 +140,7 @@ class HistoryPanel(RunActions, RunTransfer, QWidget):
     ) -> None:
         """Use this store (None: show the unavailable state with ``reason``)."""
         self._store = store
+        self.model.final_vars = store.final_variables if store is not None else None
         if store is not None:
             self._store_path = store.path
         elif path is not None:

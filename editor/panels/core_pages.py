@@ -25,6 +25,7 @@ from ..resources import icon_path
 from .conditions import ConditionRow
 from .inspector_host import PageHost
 from .kind_pages import FlowToolsList
+from .mcp_pages import McpToolPicker
 from .prompt_edit import PromptEdit, prompt_with_insert, title_label
 from .schema_editor import DEFAULT_SCHEMA, SchemaEditor
 from .variables import VariablesTable
@@ -98,8 +99,12 @@ class AgentPage(QWidget):
         tl.addWidget(self.web)
         tl.addWidget(self.subs)
         self.flows = FlowToolsList(lambda: list(host.library_flows()))
-        self.flows.edited.connect(lambda ids: host.edit_field("tools.flows", ids, False))
+        self._flow_asks: set[str] = set()  # flows whose calls ask for approval ({flow, approve: "ask"})
+        self.flows.edited.connect(self._flows_edited)
         tl.addWidget(self.flows)
+        self.mcp = McpToolPicker(lambda: host.doc.workflow)
+        self.mcp.edited.connect(lambda entries: host.edit_field("tools.mcp", entries, False))
+        tl.addWidget(self.mcp)
         form.addRow("Tools", tools)
         self.structured = QCheckBox("Answer with JSON fields")
         self.structured.setObjectName("structuredAnswer")
@@ -116,6 +121,11 @@ class AgentPage(QWidget):
     def heading(self, node: Any) -> str:
         return f"{'Subagent' if _is_subagent(self.host) else 'Agent'} · {node.id}"
 
+    def _flows_edited(self, ids: Any) -> None:
+        """The flows ticked; one that asked for approval keeps asking (``{flow, approve}``)."""
+        entries = [{"flow": i, "approve": "ask"} if i in self._flow_asks else i for i in ids or ()]
+        self.host.edit_field("tools.flows", entries or None, False)
+
     def load(self, data: dict[str, Any]) -> None:
         self.title.setText("Subagent" if _is_subagent(self.host) else "Agent")
         if self.name.text() != data["agentName"]:
@@ -130,7 +140,12 @@ class AgentPage(QWidget):
         tools = data.get("tools") or {}
         self.web.setChecked(bool(tools.get("web_search")))
         self.subs.setChecked(bool(tools.get("subagents")))
-        self.flows.load(tools.get("flows"))
+        refs = tools.get("flows") or []
+        self._flow_asks = {
+            str(r.get("flow") or r.get("id")) for r in refs if isinstance(r, dict) and r.get("approve") == "ask"
+        }
+        self.flows.load([str(r.get("flow") or r.get("id") or "") if isinstance(r, dict) else r for r in refs] or None)
+        self.mcp.load(tools.get("mcp"))
         fmt = data.get("responseFormat")
         structured = isinstance(fmt, dict) and fmt.get("type") == "json_schema"
         self.structured.setChecked(structured)

@@ -6,7 +6,8 @@ labelled with the field's ``title`` and explained by its ``description``:
 * ``bool`` -> check box; ``Literal[...]`` or an ``Enum`` -> combo box;
 * ``int`` / ``float`` -> spin box (bounds from ``ge``/``le``/``gt``/``lt``);
 * ``str`` -> line edit, or a multi-line prompt editor when the field says
-  ``json_schema_extra={"multiline": True}``;
+  ``json_schema_extra={"multiline": True}``, or a line edit with a "Browse…" file picker when it
+  says ``json_schema_extra={"filePicker": True}`` (the file kind's ``path``);
 * anything else (lists, objects) -> a line of JSON, applied when it parses and validates.
 
 The form never writes to the model: it emits ``edited(field, value, merge)`` and the
@@ -23,7 +24,19 @@ import typing
 from typing import Any, Literal
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QLabel, QLineEdit, QSpinBox, QWidget
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDoubleSpinBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QSpinBox,
+    QToolButton,
+    QWidget,
+)
 
 from engine import NodeData
 
@@ -69,6 +82,31 @@ def _humanise(name: str) -> str:
 def _multiline(field: Any) -> bool:
     extra = field.json_schema_extra
     return isinstance(extra, dict) and bool(extra.get("multiline"))
+
+
+def _file_picker(field: Any) -> bool:
+    extra = field.json_schema_extra
+    return isinstance(extra, dict) and bool(extra.get("filePicker"))
+
+
+class FilePathEdit(QWidget):
+    """A path typed, or chosen with "Browse…" (a template such as ``{{folder}}/a.csv`` may be typed)."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        row = QHBoxLayout(self)
+        row.setContentsMargins(0, 0, 0, 0)
+        self.line_edit = QLineEdit()
+        self.browse = QToolButton()
+        self.browse.setText("Browse…")
+        self.browse.setObjectName("browseFile")
+        self.browse.setToolTip("Choose the file (it must be inside the workflow's permitted folders)")
+        row.addWidget(self.line_edit, 1)
+        row.addWidget(self.browse)
+
+    def choose(self) -> str:
+        path, _filter = QFileDialog.getOpenFileName(self, "Choose a file", self.line_edit.text())
+        return path
 
 
 class DataForm(QWidget):
@@ -157,6 +195,21 @@ class DataForm(QWidget):
             self._setters[name] = lambda v, w=w, is_int=is_int: w.setValue(int(v or 0) if is_int else float(v or 0))
             return w
         if annotation is str:
+            if _file_picker(field):
+                picker = FilePathEdit()
+                picker.line_edit.textEdited.connect(lambda t: self._emit(name, t, True))
+
+                def browse(picker: FilePathEdit = picker) -> None:
+                    chosen = picker.choose()
+                    if chosen:
+                        picker.line_edit.setText(chosen)
+                        self._emit(name, chosen, False)
+
+                picker.browse.clicked.connect(lambda _checked=False, p=picker: browse(p))
+                self._setters[name] = lambda v, w=picker.line_edit: (
+                    w.setText("" if v is None else str(v)) if w.text() != (v or "") else None
+                )
+                return picker
             if _multiline(field):
                 w = prompt_edit(field.description or "")
                 w.textChanged.connect(lambda w=w: self._emit(name, w.toPlainText(), True))

@@ -6,6 +6,9 @@ description, parameter names, triggers, file name). The check box of a flow turn
 off in the library (settings' ``library.disabled``). Folders: the data folder's ``library/``
 (always, first) plus the folders added here (settings' ``library.folders``).
 
+Flows are listed most used first (``FlowLibrary.by_use``: runs kept in the library's index,
+then the last run, then library order), each used one saying how often and when it last ran.
+
 What needs the window (opening a file, saving the current document) goes out as signals:
 ``open_requested(path)`` and ``save_requested()``. ``refresh()`` re-reads the library (cheap:
 the library caches per file); the window calls it after a save and when the panel is shown.
@@ -13,6 +16,7 @@ the library caches per file); the window calls it after a save and when the pane
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -57,7 +61,21 @@ def flow_summary(flow: LibraryFlow) -> str:
         meta.append("“" + flow.triggers[0] + "”" + (f" +{len(flow.triggers) - 1}" if len(flow.triggers) > 1 else ""))
     if meta:
         lines.append("   ".join(meta))
+    usage = _usage_text(flow)
+    if usage:
+        lines.append(usage)
     return "\n".join(lines)
+
+
+def _usage_text(flow: LibraryFlow) -> str:
+    """ "▶ 3 runs · last 2026-11-26 14:02" for a flow that has run (from the library's index)."""
+    usage = getattr(flow, "usage", None) or {}
+    runs = int(usage.get("runs") or 0)
+    if runs <= 0:
+        return ""
+    last = usage.get("lastRun")
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(last)) if isinstance(last, (int, float)) else ""
+    return f"▶ {runs} run{'s' if runs != 1 else ''}" + (f" · last {when}" if when else "")
 
 
 def matches(flow: LibraryFlow, text: str) -> bool:
@@ -159,7 +177,7 @@ class LibraryPanel(QWidget):
     # ------------------------------------------------------------------ listing
     def flows(self) -> list[LibraryFlow]:
         try:
-            return self.library.flows()
+            return self.library.by_use()  # most used first
         except (OSError, FlowdeskError):
             return []
 

@@ -413,7 +413,10 @@ class TestsPanel(QWidget):
             records = []
         if opened and not records:
             self.results = {}
-        self.chart.set_history(records)
+        if path is None:  # an untitled document: its evals are kept by the file it is saved as
+            self.chart.set_history([], "Save the workflow to keep a history of its evals")
+        else:
+            self.chart.set_history(records)
 
     # ------------------------------------------------------------------ running
     def run_all(self) -> asyncio.Future | None:

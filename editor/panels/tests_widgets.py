@@ -58,8 +58,9 @@ class PassRateChart(QWidget):
         self._font = QFont(self.font())
         self._font.setPointSizeF(max(7.0, self._font.pointSizeF() * 0.85))
 
-    def set_history(self, records: list[EvalRecord]) -> None:
+    def set_history(self, records: list[EvalRecord], empty_text: str = "No evals yet: Run All records one") -> None:
         self.points = [r.pass_rate for r in reversed(records)]  # the store lists newest first
+        self.empty_text = empty_text
         self.update()
 
     def paintEvent(self, _event: Any) -> None:
@@ -78,7 +79,8 @@ class PassRateChart(QWidget):
                 QRectF(0, y - 8, left - 4, 16), Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, label
             )
         if not self.points:
-            p.drawText(area, Qt.AlignmentFlag.AlignCenter, "No evals yet: Run All records one")
+            text = getattr(self, "empty_text", "No evals yet: Run All records one")
+            p.drawText(area, Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap, text)
             return
         n = len(self.points)
         step = area.width() / (n - 1) if n > 1 else 0.0

@@ -14,9 +14,15 @@ Invariants
   text (None when untouched); the console sends it with the decision, so it is what flows on.
 * Keyboard: Ctrl+Return approves, Ctrl+Shift+Return rejects the active card (the
   shortcuts live on the panel's parent console, so they work wherever focus is in it).
+* A tool call waiting for approval (``request.tool_call``) shows the tool (and its MCP server)
+  and its arguments as editable JSON, checked as typed against the tool's input schema
+  (``engine.check_tool_arguments``): Approve is enabled only while they are a valid object.
+  ``edited_arguments`` is the edit (None when untouched); the console sends it with the decision.
 """
 
 from __future__ import annotations
+
+import json
 
 from PySide6.QtCore import QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
@@ -35,7 +41,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from engine import word_diff
+from engine import check_tool_arguments, word_diff
 
 from .bridge import ApprovalRequest
 
@@ -177,6 +183,57 @@ class ApprovalCard(QFrame):
         self.revert_button.clicked.connect(lambda: self.editor.setPlainText(self.request.input_text))
         self.approve_button.clicked.connect(lambda: self.decide("approve"))
         self.reject_button.clicked.connect(lambda: self.decide("reject"))
+        self.arguments_edit: QPlainTextEdit | None = None
+        if request.tool_call:
+            self._tool_call_part(lay, request.tool_call)
+
+    # ---------------------------------------------------------------- a tool call's arguments
+    def _tool_call_part(self, lay: QVBoxLayout, call: dict) -> None:
+        """The tool and its arguments (editable JSON) instead of an output to review."""
+        tool = str(call.get("tool") or "")
+        shown = f"{call['server']}/{tool}" if call.get("server") else tool
+        self.tool_label = QLabel(f"Tool: <b>{_esc(shown)}</b>")
+        self.tool_label.setObjectName("approvalTool")
+        lay.insertWidget(lay.indexOf(self.review), self.tool_label)
+        for w in (self.review, self._tools):
+            w.setVisible(False)
+        self._original_arguments = call.get("arguments") if isinstance(call.get("arguments"), dict) else {}
+        self.arguments_edit = QPlainTextEdit(json.dumps(self._original_arguments, indent=2, ensure_ascii=False), self)
+        self.arguments_edit.setObjectName("approvalArguments")
+        self.arguments_edit.setFixedHeight(110)
+        self.arguments_edit.setReadOnly(not self.request.active)
+        lay.addWidget(self.arguments_edit)
+        self.arguments_error = QLabel("")
+        self.arguments_error.setObjectName("approvalArgumentsError")
+        self.arguments_error.setStyleSheet("color: #dc2626")
+        self.arguments_error.setWordWrap(True)
+        lay.addWidget(self.arguments_error)
+        self.arguments_edit.textChanged.connect(self._arguments_changed)
+
+    def arguments_problem(self) -> str | None:
+        """Why the arguments as typed cannot be sent (None: they can)."""
+        if self.arguments_edit is None:
+            return None
+        try:
+            value = json.loads(self.arguments_edit.toPlainText() or "{}")
+        except ValueError as err:
+            return f"Not valid JSON: {err}"
+        schema = (self.request.tool_call or {}).get("schema")
+        return check_tool_arguments(schema if isinstance(schema, dict) else None, value)
+
+    def _arguments_changed(self) -> None:
+        problem = self.arguments_problem()
+        self.arguments_error.setText(problem or "")
+        if self.request.active:
+            self.approve_button.setEnabled(problem is None)
+
+    @property
+    def edited_arguments(self) -> dict | None:
+        """The arguments as edited (None when untouched or not a tool call)."""
+        if self.arguments_edit is None or self.arguments_problem() is not None:
+            return None
+        value = json.loads(self.arguments_edit.toPlainText() or "{}")
+        return value if value != self._original_arguments else None
 
     @property
     def edited_output(self) -> str | None:
@@ -206,7 +263,9 @@ class ApprovalCard(QFrame):
             self.changes.setHtml(diff_html(self.request.input_text, self.editor.toPlainText()))
 
     def decide(self, decision: str) -> None:
-        if not self.request.active or not self.approve_button.isEnabled():
+        if not self.request.active or not self.reject_button.isEnabled():
+            return
+        if decision == "approve" and (not self.approve_button.isEnabled() or self.arguments_problem()):
             return
         self.approve_button.setEnabled(False)
         self.reject_button.setEnabled(False)
@@ -253,7 +312,7 @@ class ApprovalsPanel(QWidget):
         return self.cards[0] if self.cards and self.cards[0].request.active else None
 
     def set_requests(self, requests: list[ApprovalRequest]) -> None:
-        key = tuple((r.node_id, r.input_text, r.active) for r in requests)
+        key = tuple((r.node_id, r.input_text, r.active, json.dumps(r.tool_call, default=str)) for r in requests)
         if key == self._key:
             if self.active_card is not None:  # same requests: re-enable after a refused decision
                 self.active_card.approve_button.setEnabled(True)
@@ -294,6 +353,13 @@ class ApprovalsPanel(QWidget):
         for card in self.cards:
             if card.request.node_id == node_id:
                 return card.edited_output
+        return None
+
+    def edited_arguments(self, node_id: str) -> dict | None:
+        """The edited arguments of the tool call card for ``node_id`` (None when not edited)."""
+        for card in self.cards:
+            if card.request.node_id == node_id:
+                return card.edited_arguments
         return None
 
     def decide_active(self, decision: str) -> None:

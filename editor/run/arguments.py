@@ -2,9 +2,11 @@
 
 Fields are pre-filled with the variable's default (or the value last used for this document,
 kept in the GUI settings under the document's path); a required variable's label carries a
-``*``. The form checks nothing itself: the values go to ``Run(..., variables=...)`` as typed
-and the engine coerces them to the declared types or refuses the run with a message naming
-the variable, which the console shows.
+``*``. A variable with ``enum`` is a drop-down of its values. As the user types, each value is
+checked as the engine will check it (its type, then its rules: ``pattern``, ``enum``,
+``min``/``max``, ``pathMustExist``): a field breaking one is marked and says why in its tooltip,
+and :attr:`RunArguments.validity_changed` tells the console whether the run may start. The
+engine checks again when the run starts (a value given elsewhere is refused the same way).
 """
 
 from __future__ import annotations
@@ -12,8 +14,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QCheckBox, QGridLayout, QLabel, QLineEdit, QToolButton, QWidget
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QCheckBox, QComboBox, QGridLayout, QLabel, QLineEdit, QToolButton, QWidget
+
+from engine import Variable, coerce_variable, rule_problem
 
 from ..window.settings import settings
 
@@ -50,6 +54,10 @@ def _checked(value: Any) -> bool:
     return _text(value).strip().lower() in ("true", "1", "yes", "on")
 
 
+def _field_text(field: Any) -> str:
+    return field.currentText() if isinstance(field, QComboBox) else field.text()
+
+
 def _settings() -> Any:
     return settings()
 
@@ -79,8 +87,32 @@ def _key(path: str) -> str:
     return path.replace("\\", "|").replace("/", "|")
 
 
+_INVALID_STYLE = "border: 1px solid #d1242f; border-radius: 3px"
+
+
+def value_problem(declared: dict[str, Any], text: str) -> str | None:
+    """Why the text typed for ``declared`` would refuse the run (its type, a required value,
+    a rule), or None when it is fine. An empty field means the default: that is checked."""
+    try:
+        var = Variable.model_validate(declared)
+    except ValueError:
+        return None
+    raw: Any = text if text != "" else var.value
+    try:
+        value = coerce_variable(raw, var.type)
+    except ValueError as err:
+        return f"{var.name} ({var.type}): {err}"
+    if value is None or value == "":
+        return f"{var.name} is required" if var.required else None
+    broken = rule_problem(var, value)
+    return broken[1] if broken is not None else None
+
+
 class RunArguments(QWidget):
     """Label and field per declared variable; hidden when the workflow declares none."""
+
+    #: True when every field holds an acceptable value (the console enables Run on it)
+    validity_changed = Signal(bool)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -89,7 +121,9 @@ class RunArguments(QWidget):
         self.grid.setContentsMargins(0, 0, 0, 0)
         self.grid.setHorizontalSpacing(6)
         self.grid.setVerticalSpacing(4)
-        self.fields: dict[str, QLineEdit | QCheckBox] = {}
+        self.fields: dict[str, QLineEdit | QCheckBox | QComboBox] = {}
+        self.problems: dict[str, str] = {}  # variable -> why its value would refuse the run
+        self._valid = True
         self.labels: dict[str, QLabel] = {}
         self._declared: list[dict[str, Any]] = []
         self._signature: Any = None
@@ -103,7 +137,14 @@ class RunArguments(QWidget):
         """Build the fields for ``declared`` (rebuilt only when the declarations change; typed
         values are kept for the variables that stay)."""
         signature = [
-            (v.get("name"), v.get("type"), bool(v.get("required")), _text(v.get("value")), v.get("description"))
+            (
+                v.get("name"),
+                v.get("type"),
+                bool(v.get("required")),
+                _text(v.get("value")),
+                v.get("description"),
+                _text({k: v.get(k) for k in ("pattern", "enum", "min", "max", "pathMustExist")}),
+            )
             for v in declared
         ]
         if signature == self._signature:
@@ -130,14 +171,24 @@ class RunArguments(QWidget):
             if required:
                 label.setStyleSheet("font-weight: bold")
             start = typed.get(name, remembered.get(name, _text(v.get("value"))))
+            field: QLineEdit | QCheckBox | QComboBox
             if kind == "boolean":
-                field: QLineEdit | QCheckBox = QCheckBox()
+                field = QCheckBox()
                 field.setChecked(_checked(start))
+            elif isinstance(v.get("enum"), list) and v["enum"]:
+                field = QComboBox()  # enum: a drop-down of the allowed values ("" = the default)
+                if not required or v.get("value") not in (None, ""):
+                    field.addItem("")
+                field.addItems([_text(e) for e in v["enum"]])
+                at = field.findText(start)
+                field.setCurrentIndex(max(0, at))
+                field.currentTextChanged.connect(lambda _t, n=name: self._check(n))
             else:
                 field = QLineEdit(start)
                 field.setCursorPosition(0)  # a long default shows its start
                 field.setPlaceholderText(("required " if required else "") + kind)
                 field.setClearButtonEnabled(True)
+                field.textChanged.connect(lambda _t, n=name: self._check(n))
             field.setObjectName(f"arg-{name}")
             field.setToolTip(tip.strip())
             label.setBuddy(field)
@@ -151,12 +202,47 @@ class RunArguments(QWidget):
             for c in range(_COLUMNS):
                 self.grid.setColumnStretch(c * 2 + 1, 1)
         self.setVisible(bool(self._declared))
+        self.problems.clear()
+        for name in self.fields:
+            self._check(name, announce=False)
+        self._announce()
+
+    def _check(self, name: str, announce: bool = True) -> None:
+        """Check one field as the engine will (marked, with the reason in its tooltip)."""
+        field = self.fields.get(name)
+        declared = next((v for v in self._declared if str(v["name"]).strip() == name), None)
+        if field is None or declared is None or isinstance(field, QCheckBox):
+            return
+        problem = value_problem(declared, _field_text(field))
+        tip = (declared.get("description") or "").strip()
+        if problem:
+            self.problems[name] = problem
+            field.setStyleSheet(_INVALID_STYLE)
+            field.setToolTip(problem + (f"\n\n{tip}" if tip else ""))
+        else:
+            self.problems.pop(name, None)
+            field.setStyleSheet("")
+            field.setToolTip(tip)
+        if announce:
+            self._announce()
+
+    def _announce(self) -> None:
+        valid = not self.problems
+        if valid != self._valid:
+            self._valid = valid
+            self.validity_changed.emit(valid)
+
+    @property
+    def valid(self) -> bool:
+        return not self.problems
 
     def reset_to_defaults(self) -> None:
         for v in self._declared:
             field = self.fields.get(str(v["name"]).strip())
             if isinstance(field, QCheckBox):
                 field.setChecked(_checked(v.get("value")))
+            elif isinstance(field, QComboBox):
+                field.setCurrentIndex(max(0, field.findText(_text(v.get("value")))))
             elif field is not None:
                 field.setText(_text(v.get("value")))
 
@@ -167,6 +253,8 @@ class RunArguments(QWidget):
             field = self.fields.get(name)
             if isinstance(field, QCheckBox):
                 field.setChecked(_checked(value))
+            elif isinstance(field, QComboBox):
+                field.setCurrentIndex(max(0, field.findText(_text(value))))
             elif field is not None:
                 field.setText(_text(value))
                 field.setCursorPosition(0)
@@ -178,7 +266,7 @@ class RunArguments(QWidget):
         """Name -> text typed (an empty field means "not given": the variable keeps its default)."""
         out: dict[str, str] = {}
         for name, field in self.fields.items():
-            text = ("true" if field.isChecked() else "false") if isinstance(field, QCheckBox) else field.text()
+            text = ("true" if field.isChecked() else "false") if isinstance(field, QCheckBox) else _field_text(field)
             if include_empty or text != "":
                 out[name] = text
         return out

@@ -85,6 +85,8 @@ class ApprovalRequest:
     prompt: str
     input_text: str  # the output under review
     active: bool
+    #: A tool call waiting for approval: ``{kind: "tool_call", tool, server?, arguments, schema, ...}``.
+    tool_call: dict | None = None
 
 
 class RunBridge(QObject):
@@ -159,8 +161,16 @@ class RunBridge(QObject):
                 or self._wait_prompts.get(node_id)
                 or "Approve or reject to continue."
             )
+            call = None
+            if i == 0:
+                extra = getattr(run, "waiting_extra", lambda: None)()
+                if isinstance(extra, dict) and extra.get("kind") == "tool_call":
+                    call = extra
+                    prompt = run.waiting_prompt() or prompt
             out.append(
-                ApprovalRequest(node_id, node.title if node is not None else node_id, prompt, as_text(value), i == 0)
+                ApprovalRequest(
+                    node_id, node.title if node is not None else node_id, prompt, as_text(value), i == 0, call
+                )
             )
         return out
 
@@ -279,7 +289,7 @@ class RunBridge(QObject):
             return False
         return True
 
-    def resume(self, decision: str, note: str = "", output: str | None = None) -> None:
+    def resume(self, decision: str, note: str = "", output: str | None = None, arguments: Any = None) -> None:
         """Answer the active approval with ``decision`` ("approve" or "reject") and ``note``;
         ``output``: the reviewer's edit of the output under review (what flows on)."""
         run = self.run
@@ -295,14 +305,23 @@ class RunBridge(QObject):
         # A decision that comes while the pause is still being stored (the approval is shown
         # once its events are committed) follows that, rather than being refused.
         previous = self._task if self.is_busy else None
-        self._task = asyncio.ensure_future(self._drive(run, self._resume_after(previous, run, decision, note, output)))
+        self._task = asyncio.ensure_future(
+            self._drive(run, self._resume_after(previous, run, decision, note, output, arguments))
+        )
 
     @staticmethod
     async def _resume_after(
-        previous: asyncio.Task | None, run: Run, decision: str, note: str, output: str | None = None
+        previous: asyncio.Task | None,
+        run: Run,
+        decision: str,
+        note: str,
+        output: str | None = None,
+        arguments: Any = None,
     ) -> RunStatus:
         if previous is not None:
             await asyncio.wait({previous})
+        if arguments is not None:  # (a tool call's edited arguments)
+            return await run.resume(decision, note, output=output, arguments=arguments)
         return await run.resume(decision, note, output=output)
 
     def cancel(self) -> None:

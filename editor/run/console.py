@@ -88,6 +88,10 @@ class RunConsole(QWidget):
     # The approval card is cut: the console would need this many pixels more to show it whole
     # (a short window); the window may give them (up to a share of its height).
     approval_room_wanted = Signal(int)
+    # Learning and routing: Repair… on the node a run failed at; Save as flow… on a completed
+    # run whose agent called tools (the window's controllers do them).
+    repair_requested = Signal(str)  # node id
+    save_as_flow_requested = Signal(str)  # run id
 
     def __init__(self, parent: QWidget | None = None, *, bridge: RunBridge | None = None) -> None:
         super().__init__(parent)
@@ -149,6 +153,7 @@ class RunConsole(QWidget):
         self.trace, self.node_panel, self.timeline = side.trace, side.node_panel, side.timeline
         self.entry_header, self.entry_view = self.entry_pane.header, self.entry_pane.view
         self.copy_entry_button = self.entry_pane.copy_button
+        self.entry_pane.attachment_source = self._attachment
         self.addAction(self.approvals.approve_action)
         self.addAction(self.approvals.reject_action)
         self.copy_entry_button.clicked.connect(self.copy_current_entry)
@@ -174,6 +179,8 @@ class RunConsole(QWidget):
         b.links_followed.connect(self.links_followed)
         b.error_occurred.connect(self._on_error)
         self.header.provider_choice_requested.connect(self.provider_choice_requested)
+        self.header.repair_requested.connect(self._request_repair)
+        self.header.save_as_flow_requested.connect(self._request_save_as_flow)
         self.approvals.decision_requested.connect(self._on_decision)
         self.approvals.waiting_changed.connect(self.waiting_for_input_changed)
         self.view.clicked.connect(self._on_entry_clicked)
@@ -199,6 +206,16 @@ class RunConsole(QWidget):
     def set_resolver_factory(self, factory: Callable[[], Any]) -> None:
         """``factory()`` is called at each Run and returns a provider or a resolver (AgentInvocation -> provider)."""
         self._resolver_factory = factory
+
+    def _attachment(self, attachment_id: str) -> bytes | None:
+        """A stored attachment (a screenshot) of the run shown."""
+        found = self.store.attachment(self.run_id, attachment_id) if self.store and self.run_id else None
+        return found[1] if found else None
+
+    def current_resolver(self) -> Any:
+        """What the console's runs use to reach a model (the factory set last), for the requests
+        that go with a run: Repair…, Save as flow…."""
+        return self._resolver_factory()
 
     def set_store(self, store: RunStore | None) -> None:
         """Runs started from now on are recorded in ``store`` (None: not recorded)."""
@@ -234,6 +251,11 @@ class RunConsole(QWidget):
             self._on_error(f"Cannot start the run: {err}")
             if isinstance(err, ProviderConfigError) and self.offers_provider_choice:
                 self.header.offer_provider_choice({"message": str(err)})
+            return None
+        if self.arguments.problems:  # a value the engine would refuse: said now, nothing started
+            name, problem = next(iter(self.arguments.problems.items()))
+            self._on_error(f"Cannot start the run: {problem}")
+            self.arguments.fields[name].setFocus()
             return None
         text = self.input_edit.toPlainText()
         initial = text if text.strip() else None
@@ -282,6 +304,8 @@ class RunConsole(QWidget):
         self.header.set_run_id(None)
         self.header.set_elapsed(None)
         self.header.set_running(False)
+        self.header.repair_button.setVisible(False)
+        self.header.learn_button.setVisible(False)
         self._set_status_label("pending")
         self.approvals.set_requests([])
         self.node_states_changed.emit({})
@@ -294,8 +318,20 @@ class RunConsole(QWidget):
         self.log_pane.select_node(node_id)
 
     def node_details(self, node_id: str) -> dict[str, Any]:
-        """The node's last input, output, duration (s), tokens, error and state in the shown run."""
-        return self.shown.node_details(node_id)
+        """The node's last input, output, duration (s), tokens, error and state in the shown run;
+        for a browser step, its last screenshot (``screenshot``: PNG bytes)."""
+        details = self.shown.node_details(node_id)
+        shot = self._last_screenshot(node_id)
+        if shot is not None and details:
+            details = {**details, "screenshot": shot}
+        return details
+
+    def _last_screenshot(self, node_id: str) -> bytes | None:
+        for entry in reversed(self.model.entries):
+            if entry.type == "browser_screenshot" and entry.node_id == node_id:
+                attachment = (entry.extra or {}).get("attachment") or {}
+                return self.entry_pane.picture(attachment) if isinstance(attachment, dict) else None
+        return None
 
     def open_paused_run(self, run_id: str) -> bool:
         """Show a paused run from the store (``set_store``) with its approval cards, ready to be
@@ -439,6 +475,11 @@ class RunConsole(QWidget):
         self.node_states_changed.emit(dict(state.states))
         self.links_followed.emit(frozenset(state.links))
         self._update_actions()
+        # a stored run may be saved as a flow; Repair… is for the document's own last run
+        self.header.repair_button.setVisible(False)
+        self.header.learn_button.setVisible(
+            str(state.status) == "completed" and self.store is not None and self.called_tools()
+        )
         return True
 
     def set_type_groups(self, groups: Iterable[str] | None) -> None:
@@ -561,6 +602,8 @@ class RunConsole(QWidget):
         self.header.start_clock()
         self._set_status_label("running")
         self.header.offer_provider_choice(None)
+        self.header.repair_button.setVisible(False)
+        self.header.learn_button.setVisible(False)
         self.header.set_running(True, self.bridge.initial_input)
         self._update_actions()
         self.run_started.emit(run_id)
@@ -579,7 +622,34 @@ class RunConsole(QWidget):
         self._update_actions()
         self._refresh_approvals()
         self._refresh_node_panel()
+        self._offer_followups(status)
         self.run_finished.emit(status)
+
+    # -------------------------------------------------------------- what may follow a run
+    _CALL_STARTS = ("subagent_call_start", "flow_call_start", "tool_call_start")
+
+    def failed_node_id(self) -> str | None:
+        """The node the shown run failed at (None when none failed)."""
+        return next((nid for nid, s in self._state().states.items() if s == "failed"), None)
+
+    def called_tools(self) -> bool:
+        """Whether an agent of the shown run called a tool (a subagent, a flow, an MCP tool)."""
+        return any(e.type in self._CALL_STARTS and not e.path for e in self.model.raw_events)
+
+    def _offer_followups(self, status: str) -> None:
+        """Repair… when the run failed at a node; Save as flow… when it completed with tool calls."""
+        failed = status == "failed" and self.failed_node_id() is not None and self.workflow is not None
+        self.header.repair_button.setVisible(failed)
+        self.header.learn_button.setVisible(status == "completed" and self.store is not None and self.called_tools())
+
+    def _request_repair(self) -> None:
+        node_id = self.failed_node_id()
+        if node_id is not None:
+            self.repair_requested.emit(node_id)
+
+    def _request_save_as_flow(self) -> None:
+        if self.run_id:
+            self.save_as_flow_requested.emit(self.run_id)
 
     def _on_status(self, status: str) -> None:
         if not self.shown.shows_bridge():
@@ -628,7 +698,11 @@ class RunConsole(QWidget):
             self._refresh_approvals()
             return
         try:
-            self.bridge.resume(decision, note, output=self.approvals.edited_output(node_id))
+            arguments = self.approvals.edited_arguments(node_id)
+            if arguments is not None:  # a tool call's arguments, edited
+                self.bridge.resume(decision, note, output=self.approvals.edited_output(node_id), arguments=arguments)
+            else:
+                self.bridge.resume(decision, note, output=self.approvals.edited_output(node_id))
         except RunStateError as err:
             self._on_error(str(err))
             self._refresh_approvals()

@@ -16,7 +16,7 @@ from html import escape
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QIcon
+from PySide6.QtGui import QIcon, QImage, QPixmap
 from PySide6.QtWidgets import (
     QFormLayout,
     QFrame,
@@ -199,6 +199,15 @@ class NodeRunDetails(QWidget):
         self.output_view.setObjectName("nodeOutput")
         self.output_view.setMinimumHeight(64)
         lay.addWidget(self.output_view, 2)
+        # A browser step's last screenshot, as a picture (scaled to the pane's width)
+        self.screenshot_title = QLabel("<b>Screenshot</b>")
+        self.screenshot = QLabel()
+        self.screenshot.setObjectName("nodeScreenshot")
+        self.screenshot.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        lay.addWidget(self.screenshot_title)
+        lay.addWidget(self.screenshot)
+        self.screenshot_title.setVisible(False)
+        self.screenshot.setVisible(False)
         self.details: dict[str, Any] | None = None
 
     def set_pin(self, node_id: str | None, pinned: Any = None) -> None:
@@ -239,6 +248,7 @@ class NodeRunDetails(QWidget):
         self.details = details
         if self._pin_node is not None:
             self._update_pin()
+        self._show_screenshot((details or {}).get("screenshot"))
         if not details:
             self.title.setText("Select a node to see what it did in the run.")
             for w in (self.state_label, self.duration_label, self.tokens_label):
@@ -262,6 +272,19 @@ class NodeRunDetails(QWidget):
         output = details.get("output") or ""
         as_md = output and parse_json_container(output) is None
         render_content(self.output_view, str(EventType.LLM_RESPONSE) if as_md else "text", output)
+
+    def _show_screenshot(self, png: Any) -> None:
+        image = QImage.fromData(png) if isinstance(png, (bytes, bytearray)) and png else QImage()
+        shown = not image.isNull()
+        if shown:
+            width = max(120, min(image.width(), self.scroll.viewport().width() - 16))
+            self.screenshot.setPixmap(
+                QPixmap.fromImage(image).scaledToWidth(width, Qt.TransformationMode.SmoothTransformation)
+            )
+        else:
+            self.screenshot.clear()
+        self.screenshot_title.setVisible(shown)
+        self.screenshot.setVisible(shown)
 
 
 def preview_line(text: str, limit: int = 80) -> str:

@@ -3,11 +3,21 @@
 Content is shown as its type asks (markdown answers, highlighted JSON, plain text); a
 subagent call shows its typed fields and message as the JSON object the wire form has; a
 step shows when it started, how and when it ended, and where the rest of it is.
+
+An answer being streamed is rendered again as it grows, at most every
+:data:`STREAM_REFRESH` seconds (the last piece always shown): rendering its whole text as
+Markdown for every piece (twice per piece: the console shows the latest answer and the entry
+that changed) took the window's time from painting the log's rows.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+import base64
+import time
+from collections.abc import Callable
+
+from PySide6.QtCore import Qt, QTimer, QUrl
+from PySide6.QtGui import QImage, QTextDocument
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QTextBrowser, QToolButton, QVBoxLayout, QWidget
 
 from engine import SUBAGENT_CALL_TYPES, SUBAGENT_FIELDS, EventType, format_duration
@@ -16,8 +26,9 @@ from .details import format_usage, highlight_json, render_content
 from .log_model import STREAMING, LogEntry, format_time
 from .log_view import TYPE_COLOURS, end_line
 
-__all__ = ["EntryPane"]
+__all__ = ["EntryPane", "STREAM_REFRESH"]
 
+STREAM_REFRESH = 0.05  # seconds between two renderings of a streamed answer's growing text
 _PROMPT = "Select an entry to see it in full."
 
 
@@ -45,6 +56,13 @@ class EntryPane(QWidget):
         el.addWidget(self.view, 1)
         self.kind: str | None = None
         self.entry: LogEntry | None = None
+        #: Reads a stored attachment's bytes by its id (a screenshot of a run read from the store,
+        #: whose event keeps only the id): set by the console; None: only live events show one.
+        self.attachment_source: Callable[[str], bytes | None] | None = None
+        self._rendered = 0.0  # when the shown entry was last rendered (time.monotonic)
+        self._later = QTimer(self)  # the streamed text that came since, rendered when it fires
+        self._later.setSingleShot(True)
+        self._later.timeout.connect(lambda: self.show_entry(self.entry))
 
     def copy_text(self) -> str:
         """What Copy puts on the clipboard: the entry's content; for a step, its summary as shown."""
@@ -59,6 +77,14 @@ class EntryPane(QWidget):
         self.view.clear()
 
     def show_entry(self, entry: LogEntry | None) -> None:
+        if entry is not None and entry is self.entry and entry.type == STREAMING:
+            wait = self._rendered + STREAM_REFRESH - time.monotonic()
+            if wait > 0:  # the same answer grew again within the interval: shown when it ends
+                if not self._later.isActive():
+                    self._later.start(max(1, round(wait * 1000)))
+                return
+        self._later.stop()
+        self._rendered = time.monotonic()
         if entry is None:
             self.clear()
             return
@@ -73,7 +99,7 @@ class EntryPane(QWidget):
         if entry.ended is not None:
             meta.append(f"streamed for {format_duration(entry.ended - entry.timestamp)}")
         if entry.type not in SUBAGENT_CALL_TYPES:
-            shown = {k: v for k, v in fields.items() if k != "usage"}
+            shown = {k: v for k, v in fields.items() if k not in ("usage", "attachment") and v not in ("", None)}
             if shown:
                 meta.append(", ".join(f"{k}: {v}" for k, v in shown.items()))
         # the node's id only where its name does not already carry it ("Approval (signoff)")
@@ -99,12 +125,43 @@ class EntryPane(QWidget):
             call = {"type": entry.type, **{k: fields.get(k) for k in SUBAGENT_FIELDS}, "message": entry.content}
             self.view.setHtml(highlight_json(call))
             self.kind = "json"
+        elif entry.type == "browser_screenshot":
+            self.kind = "image" if self._show_image(fields) else render_content(self.view, "text", entry.content)
         else:
             self.kind = render_content(self.view, entry.type, entry.content)
         if entry.type == STREAMING:
             bar.setValue(bar.maximum())  # follow the text as it streams
         else:
             bar.setValue(min(keep, bar.maximum()) if same else 0)
+
+    def picture(self, attachment: dict) -> bytes | None:
+        """An attachment's bytes: the event's own (a live run), else the stored ones."""
+        png: bytes | None = None
+        data = attachment.get("data")
+        if isinstance(data, str):
+            try:
+                png = base64.b64decode(data)
+            except ValueError:
+                png = None
+        if png is None and self.attachment_source is not None and attachment.get("id"):
+            try:
+                png = self.attachment_source(str(attachment["id"]))
+            except Exception:  # an unreadable store: the text is shown instead
+                png = None
+        return png
+
+    def _show_image(self, fields: dict) -> bool:
+        """A screenshot's picture in the pane (False: none to show)."""
+        attachment = fields.get("attachment") if isinstance(fields.get("attachment"), dict) else {}
+        png = self.picture(attachment)
+        image = QImage.fromData(png) if png else QImage()
+        if image.isNull():
+            return False
+        url = QUrl(f"flowdesk-shot:{attachment.get('id') or 'live'}")
+        self.view.document().addResource(QTextDocument.ResourceType.ImageResource, url, image)
+        width = min(image.width(), max(200, self.view.viewport().width() - 24))
+        self.view.setHtml(f"<img src='{url.toString()}' width='{width}'>")
+        return True
 
 
 def step_html(entry: LogEntry) -> str:

@@ -107,6 +107,8 @@ class RunHeader(QWidget):
 
     #: "Choose provider…" was clicked (shown when the run's model provider could not serve).
     provider_choice_requested = Signal()
+    repair_requested = Signal()  # "Repair…" beside a run that failed at a node
+    save_as_flow_requested = Signal()  # "Save as flow…" beside a completed run whose agent called tools
 
     def __init__(
         self, run_action: QAction, cancel_action: QAction, export_actions: list[QAction], parent: QWidget | None = None
@@ -210,6 +212,17 @@ class RunHeader(QWidget):
         # what the run's provider could not do (RunState.provider_problem's keys), while the button shows
         self.provider_problem: dict[str, Any] | None = None
         meta.addWidget(self.provider_button)
+        # Learning and routing: what can follow a run, one click away (the console decides when).
+        self.repair_button = _status_button("repairFailedNode", "Repair…", self.repair_requested)
+        self.repair_button.setToolTip(
+            "Ask the model for a fix of the failed node, shown as a diff before it is applied"
+        )
+        meta.addWidget(self.repair_button)
+        self.learn_button = _status_button("saveAsFlow", "Save as flow…", self.save_as_flow_requested)
+        self.learn_button.setToolTip(
+            "Turn this run's tool calls into a reusable flow that makes them again without the planning model turn"
+        )
+        meta.addWidget(self.learn_button)
         meta.addStretch(1)
         status_col.addWidget(self.status_label)
         status_col.addLayout(meta)

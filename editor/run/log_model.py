@@ -85,6 +85,9 @@ TYPE_LABELS: dict[str, str] = {
     "api_call_end": "API ←",
     "permission_denied": "Denied",
     "script_blocked": "Blocked",
+    "browser_action": "Browser",
+    "browser_screenshot": "Screenshot",
+    "browser_blocked": "Blocked",
 }
 FLOW_CALL_TYPES = frozenset({"flow_call_start", "flow_call_end", "flow_call_error"})
 

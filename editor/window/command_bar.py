@@ -7,6 +7,11 @@ order), then the library's flows whose name or description holds the typed words
 Enter runs the chosen flow in its own run window (a run console of its own); Alt+Enter opens
 the flow's file in the editor. With nothing typed, the recent commands are listed (they are
 remembered in the GUI settings); choosing one puts it back in the box.
+
+Routing memory: running the model's pick (Enter is the confirmation) keeps the sentence as a
+learned trigger of that flow, so the next sentence of that shape matches with no model request
+(``learn_routes``; the engine checks the pattern binds the same arguments). When the model finds
+no flow, up to three "did you mean" flows are listed.
 """
 
 from __future__ import annotations
@@ -35,9 +40,12 @@ from engine import (
     apply_arguments,
     ask_model_for_flow,
     default_library,
+    flow_suggestions,
+    generalise_trigger,
     load_workflow,
     match_sentence,
     permission_summary,
+    remember_trigger,
     routable_flows,
 )
 
@@ -76,6 +84,10 @@ class CommandBar(QDialog):
         self._flows: list[Any] = []
         self._model_choice: FlowChoice | None = None
         self.model_reach = ""  # what the model's pick may reach (its permissions), said before it runs
+        self._model_sentence = ""  # what the model's choice answers
+        self._suggested: list[Any] = []  # "did you mean" flows, when the model found none
+        self.learn_routes = True  # keep a confirmed model pick as a learned trigger
+        self.last_learned = ""  # the pattern learned last (shown in the hint)
         self._model_task: asyncio.Task | None = None
         lay = QVBoxLayout(self)
         lay.setContentsMargins(_MARGIN, _MARGIN, _MARGIN, _MARGIN)
@@ -119,6 +131,7 @@ class CommandBar(QDialog):
             geo = parent.geometry()
             self.move(geo.x() + (geo.width() - self.width()) // 2, geo.y() + 90)
         self._model_choice = None
+        self._suggested = []
         self._refresh()
         self.show()
         self.raise_()
@@ -162,6 +175,8 @@ class CommandBar(QDialog):
             c = self._model_choice
             detail = _arguments_text(c.arguments) + f" · may reach: {self.model_reach}"
             self._add("model", f"▶ {c.flow.name} — suggested by the model", detail, c)
+        for flow in self._suggested:
+            self._add("flow", f"Did you mean {flow.name}?", flow.description or flow.id, flow)
         for choice in match_sentence(text, self._flows):
             self._add(
                 "trigger",
@@ -224,11 +239,25 @@ class CommandBar(QDialog):
         else:
             return
         remember_command(self.edit.text().strip())
+        if kind == "model" and not open_it and self.learn_routes:
+            self._learn(self._model_sentence or self.edit.text().strip(), choice)
         self.hide()
         if open_it:
             self.open_requested.emit(str(choice.flow.path))
         else:
             self.run_requested.emit(choice)
+
+    def _learn(self, sentence: str, choice: FlowChoice) -> None:
+        """Routing memory: the confirmed model pick kept as a learned trigger of its flow."""
+        pattern = generalise_trigger(sentence, choice.arguments, choice.flow)
+        if pattern is None:
+            return
+        try:
+            if remember_trigger(self.library(), choice.flow, pattern):
+                self.last_learned = pattern
+                choice.learned = pattern
+        except FlowdeskError:
+            pass  # a read-only library: the pick still runs, it is just not remembered
 
     def ask_model(self, sentence: str) -> None:
         """One routed request; its answer becomes the first item (Enter confirms and runs it)."""
@@ -246,12 +275,17 @@ class CommandBar(QDialog):
                 choice = await ask_model_for_flow(sentence, self._flows, resolver)
             except NoFlowMatches as err:
                 text = str(err)
+                self._suggested = flow_suggestions(sentence, self._flows)
+                if self._suggested:
+                    text += " (did you mean one of the flows listed?)"
+                    self._refresh()
                 self.hint.setText(text[:1].upper() + text[1:])  # (not capitalize(): it lowercases the rest)
                 return
             except Exception as err:  # provider errors: said, nothing runs
                 self.hint.setText(f"No flow matches: the model could not be asked: {err}")
                 return
             self._model_choice = choice
+            self._model_sentence = sentence
             self.model_reach = flow_reach(choice.flow.path)
             self.hint.setText(
                 f"The model suggests {choice.flow.name}. This flow may reach: {self.model_reach}. "

@@ -6,13 +6,16 @@ its concern (:mod:`editor.controllers`), which the window builds before its menu
 
 from __future__ import annotations
 
+from typing import Any
+
 from PySide6.QtCore import QPointF, Qt
 from PySide6.QtGui import QAction, QIcon, QKeySequence
 from PySide6.QtWidgets import QInputDialog, QLabel, QMainWindow, QMenu, QSizePolicy, QToolBar, QWidget
 
-from engine import NOTE_COLORS
+from engine import NOTE_COLORS, set_show_browser, show_browser
 
 from ..document import PALETTE_KINDS
+from ..panels.mcp_pages import McpServersDialog
 from ..panels.palette import DESCRIPTIONS, entry_icon, note_icon
 from ..resources import icon_path
 from .settings import settings
@@ -243,8 +246,16 @@ def build_menus(w: MainWindow) -> None:
     w.provider_menu = r.addMenu("LLM &Provider")
     w.provider_menu.aboutToShow.connect(lambda: w.providers.fill_provider_menu(w.provider_menu))
     r.addAction("Provider &Settings…", w.providers.open_provider_settings)
+    r.addAction("&MCP Servers…", lambda: _open_mcp_servers(w))
     w.run_on_menu = r.addMenu("Run &On")  # this computer, or a Temporal server (window/run_on.py)
     w.run_on_menu.aboutToShow.connect(lambda: w.providers.fill_run_on_menu(w.run_on_menu))
+    # Browser steps run headed (a real window) while this is on: for seeing what a flow does
+    w.act_show_browser = r.addAction("Show &Browser")
+    w.act_show_browser.setObjectName("showBrowser")
+    w.act_show_browser.setCheckable(True)
+    w.act_show_browser.setToolTip("Run browser steps in a visible browser window instead of headless")
+    w.act_show_browser.toggled.connect(_show_browser_toggled)
+    w.act_show_browser.setChecked(show_browser() or settings().value("run/showBrowser", False, type=bool))
     r.addSeparator()
     r.addAction(w.history_dock.toggleViewAction())
     w.act_compare = action(
@@ -279,6 +290,12 @@ def build_menus(w: MainWindow) -> None:
         tb.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonIconOnly)
     w.addToolBar(tb)
     w.toolbar = tb
+
+
+def _show_browser_toggled(on: bool) -> None:
+    """Run ▸ Show Browser: kept between sessions, applied to the browsers started from now on."""
+    set_show_browser(on)
+    settings().setValue("run/showBrowser", on)
 
 
 def build_status_bar(w: MainWindow) -> None:
@@ -382,3 +399,11 @@ def build_help_menu(w: MainWindow) -> None:
     h.addAction(w.act_shortcuts)
     h.addSeparator()
     w.act_about = h.addAction("&About Flowdesk", w.help.show_about)
+
+
+def _open_mcp_servers(w: Any) -> None:
+    """Run ▸ MCP Servers…: add, test and remove the servers of the settings; validation sees the change."""
+    McpServersDialog(w).exec()
+    validation = getattr(w, "validation", None)
+    if validation is not None:
+        validation.run_validation()

@@ -48,7 +48,8 @@ ROUTER_NODE = "router"
 _SYSTEM = (
     "You route a user's request to one saved flow of their library. Answer with one JSON object only: "
     '{"flow": <a flow id from the list, or null when none fits>, "arguments": {<the chosen flow\'s '
-    "parameters, with values of the declared types>}}. Use only ids and parameter names that are listed."
+    'parameters, with values of the declared types>}, "reason": <one short sentence: why this flow>}. '
+    "Use only ids and parameter names that are listed."
 )
 
 
@@ -67,18 +68,30 @@ class FlowChoice:
     pattern: str = ""
     wildcard_words: int = 0
     spans: dict[str, tuple[int, int]] = field(default_factory=dict)
+    reason: str = ""  # the model's reason for its choice
+    learned: str = ""  # the trigger this choice was remembered as (routing memory), if any
+
+    def match_json(self) -> dict[str, Any]:
+        """How the sentence matched: ``{by: "trigger", pattern, captures}`` or ``{by: "model", reason}``."""
+        if self.source == "trigger":
+            learned = self.pattern in self.flow.learned
+            return {"by": "trigger", "pattern": self.pattern, "captures": dict(self.arguments), "learned": learned}
+        return {"by": "model", "reason": self.reason or "the model chose this flow"}
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "flow": self.flow.id,
             "name": self.flow.name,
             "arguments": self.arguments,
+            "match": self.match_json(),
             "source": self.source,
             "path": str(self.flow.path),
         }
         if self.source == "trigger":
             out["pattern"] = self.pattern
             out["wildcardWords"] = self.wildcard_words
+        if self.learned:
+            out["learned"] = self.learned
         return out
 
 
@@ -146,6 +159,7 @@ def routing_schema(flows: list[LibraryFlow]) -> dict[str, Any]:
                 "description": "the id of the flow to run, or null when none fits",
             },
             "arguments": {"anyOf": [_param_schema(f) for f in flows] or [{"type": "object"}]},
+            "reason": {"type": "string", "description": "why this flow fits, in one short sentence"},
         },
         "required": ["flow", "arguments"],
         "additionalProperties": False,
@@ -180,6 +194,7 @@ def parse_routing_answer(text: str, flows: list[LibraryFlow]) -> FlowChoice:
         model_config = ConfigDict(extra="forbid")
         flow: StrictStr | None
         arguments: dict[str, Any] = {}
+        reason: StrictStr | None = None
 
     try:
         answer = Answer.model_validate_json(_json_text(text))
@@ -200,7 +215,7 @@ def parse_routing_answer(text: str, flows: list[LibraryFlow]) -> FlowChoice:
             f"no flow matches: the model's arguments for '{flow.id}' are wrong ({where}: {first.get('msg')})"
         ) from None
     values = {k: v for k, v in args.model_dump().items() if k in answer.arguments}
-    return FlowChoice(flow, values, "model")
+    return FlowChoice(flow, values, "model", reason=answer.reason or "")
 
 
 async def ask_model_for_flow(sentence: str, flows: list[LibraryFlow], resolver: Any, *, model: str = "") -> FlowChoice:

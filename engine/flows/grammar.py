@@ -56,6 +56,7 @@ __all__ = [
     "all_trigger_matches",
     "generate_trigger_example",
     "trigger_words",
+    "trigger_text",
 ]
 
 TriggerCaptureKind = Literal["wildcard", "word", "number"]
@@ -89,6 +90,17 @@ class TriggerPatternError(FlowdeskError, ValueError):
         self.reason = reason
         shown = pattern if len(pattern) <= 120 else pattern[:117] + "..."
         super().__init__(f'{reason} at position {position} in pattern "{shown}"')
+
+
+def trigger_text(item: object) -> str | None:
+    """The pattern of one entry of a workflow's ``triggers``: a string, or an object with a
+    ``pattern`` (learned triggers ``{"pattern", "learned": true}``, TypeAgent patterns with
+    ``isAlias``/``examples``); None for anything else."""
+    if isinstance(item, str):
+        return item
+    if isinstance(item, dict) and isinstance(item.get("pattern"), str):
+        return item["pattern"]
+    return None
 
 
 def _strip_nonword(text: str) -> str:

@@ -35,7 +35,8 @@ from typing import Any
 from urllib.parse import parse_qsl, quote, urlsplit, urlunsplit
 
 from engine.flows.export import EXPORT_FORMATS, ExportRefused, export_anythingllm
-from engine.flows.grammar import TriggerPatternError, compile_trigger
+from engine.flows.grammar import TriggerPatternError, compile_trigger, trigger_text
+from engine.flows.webflow import WEBFLOW_FIELDS, webflow_node_data, webflow_parameters
 from engine.graph.formats import FLOW_FORMATS, detect_flow_format, format_label
 from engine.graph.model import (
     Workflow,
@@ -135,7 +136,7 @@ class _Builder:
         name: Any,
         description: Any,
         variables: list[dict[str, Any]],
-        triggers: list[str],
+        triggers: list[Any],
         used: set[str],
     ) -> dict[str, Any]:
         wf: dict[str, Any] = {}
@@ -158,8 +159,9 @@ class _Builder:
         self._check_triggers(triggers)
         return wf
 
-    def _check_triggers(self, triggers: list[str]) -> None:
-        for pattern in triggers:
+    def _check_triggers(self, triggers: list[Any]) -> None:
+        for item in triggers:
+            pattern = trigger_text(item) or ""
             try:
                 compile_trigger(pattern)
             except TriggerPatternError as err:
@@ -402,13 +404,20 @@ def _typeagent_variables(b: _Builder, params: Any) -> list[dict[str, Any]]:
     return out
 
 
-def _patterns(b: _Builder, raw: Any) -> list[str]:
-    out = []
+def _patterns(b: _Builder, raw: Any) -> list[Any]:
+    """TypeAgent's grammar patterns as triggers: a plain pattern as text; one with ``isAlias``
+    or ``examples`` (seed 000's ``GrammarPattern``) as an object keeping them."""
+    out: list[Any] = []
     for j, item in enumerate(raw or []):
         if isinstance(item, str):
             out.append(item)
         elif isinstance(item, dict) and isinstance(item.get("pattern"), str):
-            out.append(item["pattern"])
+            kept = {"pattern": item["pattern"]}
+            if isinstance(item.get("isAlias"), bool):
+                kept["isAlias"] = item["isAlias"]
+            if isinstance(item.get("examples"), list):
+                kept["examples"] = [e for e in item["examples"] if isinstance(e, str)]
+            out.append(kept if len(kept) > 1 else item["pattern"])
         else:
             b.warn(f"grammarPatterns[{j}] is neither a pattern nor {{pattern}}; kept in the metadata only")
     return out
@@ -537,7 +546,8 @@ def _import_typeagent_script(raw: Mapping[str, Any], path: Any) -> ImportResult:
         flavour = "TaskFlow"
     data["recipeKind"] = flavour
     b.add("script", data)
-    b.warn(f"the {data['language']} script is kept verbatim in a script node, which cannot run in Flowdesk")
+    runner = "pwsh (when installed)" if flavour == "ScriptFlow" else "Deno (the `code` extra)"
+    b.warn(f"the {data['language']} script is kept verbatim in a script node, which runs it with {runner}")
     name = raw.get("actionName") or raw.get("name")
     wf = b.workflow(
         raw,
@@ -547,14 +557,32 @@ def _import_typeagent_script(raw: Mapping[str, Any], path: Any) -> ImportResult:
         triggers=_patterns(b, raw.get("grammarPatterns")),
         used={"name", "actionName", "description", "parameters", "script"},
     )
-    # grammarPatterns stays in the metadata: ScriptFlow's isAlias/examples are not triggers' business
+    # grammarPatterns also stays in the metadata as written; the triggers keep isAlias/examples
     return ImportResult("typeagent-script", wf, b.warnings)
+
+
+def _import_webflow(raw: Mapping[str, Any], path: Any) -> ImportResult:
+    b = _Builder("webflow", path)
+    variables = _typeagent_variables(b, webflow_parameters(dict(raw)))
+    _start_node(b, variables)
+    b.add("browser", webflow_node_data(dict(raw), b.warn))
+    triggers = _patterns(b, raw.get("grammarPatterns"))
+    wf = b.workflow(
+        raw,
+        name=raw.get("name"),
+        description=raw.get("description"),
+        variables=variables,
+        triggers=triggers,
+        used=WEBFLOW_FIELDS,
+    )
+    return ImportResult("webflow", wf, b.warnings)
 
 
 _IMPORTERS = {
     "anythingllm": _import_anythingllm,
     "typeagent-steps": _import_typeagent_steps,
     "typeagent-script": _import_typeagent_script,
+    "webflow": _import_webflow,
 }
 
 

@@ -15,6 +15,12 @@ A file that cannot be read is listed with ``error`` set (never raised); ``get`` 
 ``load`` skip such entries. Scans are cached per file (size and modification time), so
 asking for the flows again (validation does, on every edit) costs one ``stat`` per file.
 
+Usage: the library's index (``index.json`` in the first folder, not in the flow files) keeps,
+per flow id, ``usage: {runs, lastRun, created}`` (:meth:`FlowLibrary.record_run`, counted by
+``flowdesk run``/``do`` and the desktop when they run a library flow); ``LibraryFlow.usage``
+holds it and :meth:`FlowLibrary.by_use` sorts by it. A flow first seen that was imported from
+an AnythingLLM flow with ``active: false`` is turned off then (it lands disabled).
+
 Flow references (the ``flow`` node's ``flow``, an agent's ``tools.flows``, the ``action``
 node's name) are resolved by :meth:`FlowLibrary.resolve`: a library id, else a path
 (relative to the referring file), else a flow's name (``action`` binds by name).
@@ -24,6 +30,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -31,6 +38,8 @@ from pathlib import Path
 from typing import Any
 
 from engine.errors import FlowdeskError
+from engine.flows.grammar import trigger_text
+from engine.flows.usage import UsageIndex, lands_disabled
 from engine.graph.model import Workflow, WorkflowLoadError, load_workflow, new_id, save_workflow
 from engine.graph.model import load_workflow as _load
 from engine.llm.config import Settings, load_settings, save_settings
@@ -93,9 +102,13 @@ class LibraryFlow:
     description: str = ""
     parameters: list[FlowParameter] = field(default_factory=list)
     triggers: list[str] = field(default_factory=list)
+    #: the triggers stored as learned (``{"pattern", "learned": true}``), a subset of ``triggers``
+    learned: list[str] = field(default_factory=list)
     enabled: bool = True
     can_pause: bool = False  # it holds an approval (directly or through flows it runs)
     error: str | None = None  # why the file could not be read
+    #: ``{runs, lastRun, created}`` from the library's index (lastRun/created: epoch seconds or None)
+    usage: dict[str, Any] = field(default_factory=dict)
 
     @property
     def folder(self) -> Path:
@@ -116,7 +129,9 @@ class LibraryFlow:
             "description": self.description,
             "parameters": [p.to_json() for p in self.parameters],
             "triggers": list(self.triggers),
+            "learned": list(self.learned),
             "enabled": self.enabled,
+            "usage": dict(self.usage),
             "canPause": self.can_pause,
             "path": str(self.path),
         }
@@ -153,16 +168,37 @@ def flow_parameters(workflow: Workflow) -> list[FlowParameter]:
     return out
 
 
-def _triggers(workflow: Workflow) -> list[str]:
+def _raw_triggers(workflow: Workflow) -> list[Any]:
     raw = (
         (workflow.model_extra or {}).get("triggers")
         if getattr(workflow, "triggers", None) is None
         else workflow.triggers
     )
-    return [t for t in raw or () if isinstance(t, str)]
+    return list(raw) if isinstance(raw, list) else []
+
+
+def _triggers(workflow: Workflow) -> list[str]:
+    return [p for p in (trigger_text(t) for t in _raw_triggers(workflow)) if p is not None]
+
+
+def _learned(workflow: Workflow) -> list[str]:
+    return [
+        t["pattern"] for t in _raw_triggers(workflow) if isinstance(t, dict) and t.get("learned") and trigger_text(t)
+    ]
 
 
 _PAUSING_KINDS = ("approval",)
+
+
+def _asks_before_tools(node: Any) -> bool:
+    """An agent one of whose tools asks for approval before a call (docs/design.md, "Approving
+    tool calls"): an MCP entry or a flow entry with ``approve: "ask"``, or a subagent's own."""
+    data = node.data
+    if str(getattr(data, "approve", "") or "").lower() == "ask":
+        return True
+    tools = getattr(data, "tools", None)
+    entries = [*(getattr(tools, "mcp", None) or ()), *(getattr(tools, "flows", None) or ())]
+    return any(isinstance(e, dict) and str(e.get("approve") or "").lower() == "ask" for e in entries)
 
 
 def workflow_can_pause(
@@ -172,11 +208,12 @@ def workflow_can_pause(
     base: str | os.PathLike[str] | None = None,
     _seen: set[str] | None = None,
 ) -> bool:
-    """Whether a run of ``workflow`` can wait for a person: it has an approval node, or a
-    ``flow``/``action`` node runs a flow that can (looked up in ``library``)."""
+    """Whether a run of ``workflow`` can wait for a person: it has an approval node, an agent
+    with a tool that asks before each call (``approve: "ask"``), or a ``flow``/``action`` node
+    runs a flow that can (looked up in ``library``)."""
     seen = _seen if _seen is not None else set()
     for node in workflow.nodes:
-        if node.type in _PAUSING_KINDS:
+        if node.type in _PAUSING_KINDS or _asks_before_tools(node):
             return True
     if library is None:
         return False
@@ -224,6 +261,7 @@ class FlowLibrary:
         self._folders = [Path(f) for f in folders] if folders is not None else None
         self._cache: dict[Path, tuple[tuple[int, int], LibraryFlow, Workflow | None]] = {}
         self._lock = threading.Lock()
+        self._usage = UsageIndex(lambda: self.primary)
         if seed if seed is not None else not self._explicit:
             try:
                 self.seed_samples()
@@ -295,6 +333,52 @@ class FlowLibrary:
         return out
 
     def _scan_folders(self) -> list[LibraryFlow]:
+        out = self._scan_files()
+        usage, fresh = self._usage.usage((f.id, f.path) for f in out if not f.error)
+        off = [f.id for f in out if f.id in fresh and self._imported_off(f)]
+        if off:  # imported with active: false: it lands disabled
+            settings = self._settings()
+            settings.library.disabled.extend(i for i in off if i not in settings.library.disabled)
+            self._save_settings(settings)
+        for f in out:
+            f.usage = dict(usage.get(f.id) or {})
+            if f.id in off:
+                f.enabled = False
+        return out
+
+    def _imported_off(self, entry: LibraryFlow) -> bool:
+        wf = self._cache.get(entry.path, (None, None, None))[2]
+        return wf is not None and lands_disabled(wf)
+
+    # ------------------------------------------------------------------ usage (engine/flows/usage.py)
+    @property
+    def index_path(self) -> Path:
+        return self._usage.path
+
+    def record_run(self, flow_id: str, when: float | None = None) -> None:
+        """Count one run of library flow ``flow_id`` in the library's index."""
+        self._usage.record_run(flow_id, when)
+
+    def entry_for_path(self, path: str | os.PathLike[str]) -> LibraryFlow | None:
+        """The library flow whose file is ``path`` (None when the file is not in the library)."""
+        try:
+            target = Path(path).resolve()
+        except OSError:
+            return None
+        for f in self._scan():
+            try:
+                if not f.error and f.path.resolve() == target:
+                    return f
+            except OSError:
+                continue
+        return None
+
+    def by_use(self) -> list[LibraryFlow]:
+        """The flows, most run first (then most recently run, then library order)."""
+        flows = self.flows()
+        return sorted(flows, key=lambda f: (-int(f.usage.get("runs") or 0), -(f.usage.get("lastRun") or 0)))
+
+    def _scan_files(self) -> list[LibraryFlow]:
         disabled = set(self._settings().library.disabled)
         out: list[LibraryFlow] = []
         seen_ids: set[str] = set()
@@ -341,6 +425,7 @@ class FlowLibrary:
             description=wf.description or "",
             parameters=flow_parameters(wf),
             triggers=_triggers(wf),
+            learned=_learned(wf),
         )
         self._cache[path] = (key, entry, wf)
         return LibraryFlow(**_fields(entry))
@@ -451,6 +536,7 @@ class FlowLibrary:
         except OSError as err:
             raise LibraryError(f"{entry.path} could not be removed: {err.strerror or err}") from None
         self._cache.pop(entry.path, None)
+        self._usage.forget(entry.id)
 
     def set_enabled(self, flow_id: str, enabled: bool) -> None:
         """Turn a flow on or off (kept in the settings' ``library.disabled``)."""
@@ -487,6 +573,9 @@ class FlowLibrary:
                 wf.id = "sample-" + sample.name[: -len(FLOW_SUFFIX)]
             save_workflow(wf, target)
             made.append(target)
+            cases = sample.with_name(sample.name[: -len(FLOW_SUFFIX)] + ".tests.jsonl")
+            if cases.is_file():  # its test cases (Tests panel, `flowdesk eval`) go along
+                shutil.copyfile(cases, folder / cases.name)
         self._save_settings(settings)
         return made
 

@@ -14,6 +14,7 @@ FLOW_FORMATS = {
     "anythingllm": "AnythingLLM agent flow",
     "typeagent-steps": "TypeAgent step recipe",
     "typeagent-script": "TypeAgent script recipe",
+    "webflow": "TypeAgent WebFlow definition",
     "flowdesk": "Flowdesk workflow",
 }
 _ANYTHINGLLM_BLOCKS = ("start", "apiCall", "llmInstruction", "webScraping", "code", "website", "file")
@@ -41,6 +42,8 @@ def detect_flow_format(raw: Any) -> str | None:
     elif isinstance(steps, list):
         return "anythingllm"
     script = raw.get("script")
+    if isinstance(script, str) and isinstance(raw.get("scope"), dict):
+        return "webflow"
     if (isinstance(script, str) or (isinstance(script, dict) and "body" in script)) and (
         "grammarPatterns" in raw or "parameters" in raw or "actionName" in raw
     ):

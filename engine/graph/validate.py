@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from engine.flows.grammar import TriggerPatternError, compile_trigger
+from engine.flows.grammar import TriggerPatternError, compile_trigger, trigger_text
 from engine.graph.cycles import Components, check_exec_cycles
 from engine.graph.dataflow_checks import check_data_flow
 from engine.graph.index import GraphIndex
@@ -61,7 +61,7 @@ def handle_label(node: Node | None, handle: str) -> str:
 class _Checks:
     """What a spec's ``check(node, checks)`` reports to: ``error``/``warning`` for the node at hand."""
 
-    __slots__ = ("index", "web_search_available", "_add", "node", "library", "path", "workflow_id")
+    __slots__ = ("index", "web_search_available", "_add", "node", "library", "path", "workflow_id", "workflow")
 
     def __init__(
         self,
@@ -81,6 +81,8 @@ class _Checks:
         self.library = library
         self.path = path
         self.workflow_id = workflow_id
+        # The workflow being checked (its ``permissions``: what its steps may reach).
+        self.workflow: Workflow | None = None
 
     def label(self, node: Node) -> str:
         return node_label(node)
@@ -218,8 +220,9 @@ def trigger_issues(workflow: Workflow) -> list[Issue]:
         return [Issue("trigger_invalid", Severity.ERROR, (), "The workflow's triggers must be a list of patterns.")]
 
     out = []
-    for i, pattern in enumerate(raw):
-        if not isinstance(pattern, str):
+    for i, item in enumerate(raw):
+        pattern = trigger_text(item)
+        if pattern is None:
             out.append(Issue("trigger_invalid", Severity.ERROR, (), f"Trigger {i + 1} is not a pattern (text)."))
             continue
         try:
@@ -272,6 +275,7 @@ def _validate(workflow: Workflow, web_search_available: bool | None, library=Non
     choices: set[str] = set()  # nodes that follow one of their outputs (if, approval)
     content: list[Issue] = []
     checks = _Checks(index, web_search_available, content.append, library, path, getattr(workflow, "id", None))
+    checks.workflow = workflow
     specs = SPECS
     for nid, n in nodes.items():
         kind = n.type

@@ -10,19 +10,35 @@ exits 2). Names no Start variable declares are kept as given (strings from the C
 
 * :func:`coerce_variable` ``(value, type) -> value`` (raises ``ValueError``);
 * :func:`run_variables` ``(workflow, arguments) -> dict`` (raises :class:`VariableError`);
-* :func:`parse_var_argument` ``("NAME=VALUE") -> (name, value)`` for the CLI.
+* :func:`parse_var_argument` ``("NAME=VALUE") -> (name, value)`` for the CLI;
+* :func:`rule_problem` ``(variable, value) -> (field, message) | None``: the rules a value must
+  keep (``pattern`` a regular expression the whole value matches, ``enum`` the allowed values,
+  ``min``/``max`` inclusive bounds of a number, ``pathMustExist`` a file or folder that exists,
+  a relative path resolved from the current working directory). The run form checks them as
+  the user types; :func:`run_variables` refuses a run that breaks one, naming the variable and
+  the rule's field (:attr:`VariableError.rule`).
 """
 
 from __future__ import annotations
 
 import json
 import math
+import os
+import re
 from collections.abc import Mapping
 from typing import Any
 
 from engine.errors import FlowdeskError
 
-__all__ = ["VariableError", "coerce_variable", "run_variables", "parse_var_argument", "declared_variables"]
+__all__ = [
+    "VariableError",
+    "coerce_variable",
+    "run_variables",
+    "parse_var_argument",
+    "declared_variables",
+    "rule_problem",
+    "json_safe",
+]
 
 _TRUE = {"true", "yes", "y", "1", "on"}
 _FALSE = {"false", "no", "n", "0", "off"}
@@ -31,8 +47,9 @@ _FALSE = {"false", "no", "n", "0", "off"}
 class VariableError(FlowdeskError, ValueError):
     """A run refused before it starts because of a variable; ``name`` is the variable."""
 
-    def __init__(self, name: str, message: str) -> None:
+    def __init__(self, name: str, message: str, rule: str | None = None) -> None:
         self.name = name
+        self.rule = rule  # the rule's field (pattern, enum, min, max, pathMustExist) when one was broken
         super().__init__(message)
 
 
@@ -129,10 +146,70 @@ def run_variables(workflow: Any, arguments: Mapping[str, Any] | None = None) -> 
                 f"The variable '{name}' is required and has no value "
                 f"(give it with --var {name}=VALUE or a default on the Start node).",
             )
+        if not _empty(value):
+            broken = rule_problem(var, value)
+            if broken is not None:
+                raise VariableError(name, broken[1], broken[0])
         result[name] = value
     for name, value in arguments.items():  # undeclared arguments are kept as given
         result[name] = value
     return result
+
+
+def json_safe(variables: Mapping[str, Any]) -> dict[str, Any]:
+    """The variable map as plain JSON values (what is not JSON becomes its text), for a run record."""
+    try:
+        return json.loads(json.dumps(dict(variables), ensure_ascii=False, default=str))
+    except (TypeError, ValueError):
+        return {str(k): str(v) for k, v in variables.items()}
+
+
+def _shown(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def rule_problem(var: Any, value: Any) -> tuple[str, str] | None:
+    """The first rule of ``var`` that the (coerced, non-empty) ``value`` breaks, as ``(field,
+    message)``; None when it keeps them all. A malformed ``pattern`` is itself a problem."""
+    name = getattr(var, "name", "")
+    pattern = getattr(var, "pattern", None)
+    if pattern:
+        try:
+            ok = re.fullmatch(pattern, _shown(value)) is not None
+        except re.error as err:
+            return "pattern", f"The variable '{name}' has a pattern that is not a regular expression ({err})."
+        if not ok:
+            return (
+                "pattern",
+                f"The variable '{name}' must match the pattern {pattern} (pattern); got '{_shown(value)}'.",
+            )
+    allowed = getattr(var, "enum", None)
+    if allowed:
+        if value not in allowed and _shown(value) not in [_shown(a) for a in allowed]:
+            listed = ", ".join(_shown(a) for a in allowed)
+            return "enum", f"The variable '{name}' must be one of: {listed} (enum); got '{_shown(value)}'."
+    low, high = getattr(var, "min", None), getattr(var, "max", None)
+    if low is not None or high is not None:
+        number = value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+        if number is None:
+            try:
+                number = float(_shown(value))
+            except ValueError:
+                field = "min" if low is not None else "max"
+                return field, f"The variable '{name}' must be a number ({field}); got '{_shown(value)}'."
+        if low is not None and number < low:
+            return "min", f"The variable '{name}' must be at least {_shown(low)} (min); got {_shown(value)}."
+        if high is not None and number > high:
+            return "max", f"The variable '{name}' must be at most {_shown(high)} (max); got {_shown(value)}."
+    if getattr(var, "pathMustExist", None):
+        path = os.path.expanduser(_shown(value))
+        if not os.path.exists(os.path.abspath(path)):
+            return (
+                "pathMustExist",
+                f"The variable '{name}' must name an existing file (pathMustExist); "
+                f"'{_shown(value)}' does not exist (from {os.getcwd()}).",
+            )
+    return None
 
 
 def parse_var_argument(text: str) -> tuple[str, str]:

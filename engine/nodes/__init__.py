@@ -92,6 +92,9 @@ BUILTINS: dict[str, str] = {
     "action": "engine.nodes.flow:ACTION_SPEC",
     "code": "engine.nodes.code:SPEC",
     "script": "engine.nodes.script:SPEC",
+    "browser": "engine.nodes.browser:SPEC",
+    "file": "engine.nodes.file:SPEC",
+    "mcp": "engine.nodes.mcp:SPEC",
 }
 BUILTIN_KINDS = tuple(BUILTINS)
 

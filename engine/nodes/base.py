@@ -157,10 +157,12 @@ class PauseRequest:
     then follows the output handle named by the decision with the value that arrived.
     """
 
-    __slots__ = ("prompt",)
+    __slots__ = ("prompt", "extra")
 
-    def __init__(self, prompt: str = "") -> None:
+    def __init__(self, prompt: str = "", extra: dict[str, Any] | None = None) -> None:
         self.prompt = prompt
+        #: Fields of the ``wait_input`` event beside the prompt (a tool call's: ``{kind: "tool_call", ...}``).
+        self.extra = extra
 
 
 class PaletteEntry:
@@ -376,6 +378,26 @@ class NodeSpec:
     def waiting_prompt(self, ctx: Any, node: NodeLike) -> str:
         """What a run paused at this node asks."""
         return self.pause_prompt(node.data)
+
+    def pause_extra(self, ctx: Any, node: NodeLike) -> dict[str, Any] | None:
+        """The ``wait_input`` fields of a pause at this node besides its prompt (None: none)."""
+        return None
+
+    def answer_problem(self, ctx: Any, node: NodeLike, answer: dict[str, Any]) -> str | None:
+        """Why ``answer`` cannot answer this node's pause (None: it can); the run stays paused."""
+        if "arguments" in answer:
+            return "only a tool call's approval takes arguments"
+        return None
+
+    def decisions(self, ctx: Any, node: NodeLike) -> tuple[str, ...]:
+        """The decisions a run paused at this node takes (``resume``): approve and reject, and an
+        approval's option labels."""
+        return ("approve", "reject")
+
+    def pause_deadline(self, ctx: Any, node: NodeLike, since: float) -> tuple[float, str] | None:
+        """When a pause at this node, asked at ``since`` (the run's clock), times out and the
+        decision it then takes: ``(deadline, decision)``; None: it waits for ever."""
+        return None
 
     def cancelled(self, ctx: Any, node_id: str, state: Any, reason: str) -> None:
         """The run was cancelled (``reason``) while this node held ``state`` (a nested run to cancel)."""

@@ -31,7 +31,8 @@ from pydantic import ConfigDict, Field, field_validator
 from engine.errors import FlowdeskError
 from engine.flows.library import default_library, known_flow_name
 from engine.graph.model import Connection, Node, Workflow
-from engine.llm.base import LLMError
+from engine.graph.permissions import PermissionDenied, access_for
+from engine.llm.base import DirectOutput, LLMError
 from engine.nodes.base import NodeData, NodeError, NodeSpec, PauseRequest, PolicyData, as_text, resolve_for_step
 from engine.run.events import EventType, RunStatus
 
@@ -182,6 +183,27 @@ class NestedFlowKind(NodeSpec):
         held = ctx.state(node.id)
         return held.child.waiting_prompt() if held is not None else self.pause_prompt(node.data)
 
+    def pause_extra(self, ctx: Any, node: Any) -> Any:
+        held = ctx.state(node.id)
+        ask = getattr(held.child, "waiting_extra", None) if held is not None else None  # (a Temporal child: none)
+        return ask() if ask is not None else None
+
+    def answer_problem(self, ctx: Any, node: Any, answer: dict[str, Any]) -> str | None:
+        held = ctx.state(node.id)
+        check = getattr(held.child, "answer_problem", None) if held is not None else None
+        return check(answer) if check is not None else super().answer_problem(ctx, node, answer)
+
+    def decisions(self, ctx: Any, node: Any) -> tuple[str, ...]:
+        held = ctx.state(node.id)
+        ask = getattr(held.child, "decisions", None) if held is not None else None  # (a Temporal child: none)
+        return ask() if ask is not None else super().decisions(ctx, node)
+
+    def pause_deadline(self, ctx: Any, node: Any, since: float) -> tuple[float, str] | None:
+        """The nested run's own deadline (its approval times out, the parent with it)."""
+        held = ctx.state(node.id)
+        ask = getattr(held.child, "pause_timeout", None) if held is not None else None
+        return ask() if ask is not None else None
+
     def cancelled(self, ctx: Any, node_id: str, state: Any, reason: str) -> None:
         ctx.drop_state(node_id)
         state.child.cancel(reason)
@@ -329,6 +351,17 @@ def describe(node: Any) -> str:
     return spec.describe(node)
 
 
+def check_flow_permission(ctx: Any, node: Any, ref: str, entry: Any) -> None:
+    """A workflow that declares ``permissions`` runs only the flows ``permissions.flows`` lists
+    (by the reference written, the flow's id or its name); else ``permission_denied``."""
+    access = access_for(getattr(ctx, "workflow", None), open_by_default=True)
+    if any(access.allows_flow(name) for name in {ref, entry.id, entry.name}):
+        return
+    err = PermissionDenied(f"the flow {entry.id!r}", "flows")
+    ctx.emit(node.id, "permission_denied", str(err), {"what": err.what, "field": err.field})
+    raise err
+
+
 async def run_subflow(ctx: Any, node: Any, ref: str, field: str, by_name: bool, value: Any = None) -> Any:
     """A ``flow``/``action`` step: run the library flow ``ref`` nested, with the node's ``field``
     (``inputs``/``parameters``, templates resolved) as its variables.
@@ -352,6 +385,7 @@ async def run_subflow(ctx: Any, node: Any, ref: str, field: str, by_name: bool, 
             if entry is None:
                 what = f"no flow for the action '{ref}'" if by_name else f"the flow '{ref}' is not in the library"
                 raise NodeError(f"{describe(node)} cannot run: {what}.")
+            check_flow_permission(ctx, node, ref, entry)
             try:
                 workflow = library.load_path(entry.path)
             except FlowdeskError as err:
@@ -372,7 +406,7 @@ async def run_subflow(ctx: Any, node: Any, ref: str, field: str, by_name: bool, 
             ctx.drop_state(node.id)
         raise
     if status == RunStatus.PAUSED:
-        return PauseRequest(child.waiting_prompt())
+        return PauseRequest(child.waiting_prompt(), child.waiting_extra())
     ctx.drop_state(node.id)
     if status == RunStatus.COMPLETED:
         return child.result, "output"
@@ -429,6 +463,8 @@ async def call_flow(ctx: Any, parent: Any, tool: Any, arguments: dict[str, Any])
         raise LLMError(str(err)) from err
     text = as_text(child.result)
     log(EventType.FLOW_CALL_END, text)
+    if (workflow.model_extra or {}).get("directOutput") is True:
+        raise DirectOutput(text)  # seed 004: the flow's output is the agent's answer
     return text
 
 

@@ -384,16 +384,21 @@ async def exchange(
     max_bytes: int = MAX_RESPONSE_BYTES,
     max_redirects: int = MAX_REDIRECTS,
     check_head: HeadCheck | None = None,
+    check_target: Callable[[str], None] | None = None,
 ) -> RawResponse:
     """Send ``request``, follow redirects (checked, capped, loops refused) and read the body
     with the size cap. ``check_head`` may refuse a final response from its status line and
-    headers before its body is read (``fetch`` refuses binary content that way)."""
+    headers before its body is read (``fetch`` refuses binary content that way).
+    ``check_target(url)`` is asked before each request, redirects included, and raises to
+    refuse it (the workflow's ``permissions.network``)."""
     secrets = list(secrets)
     started = time.perf_counter()
     visited = {_visit_key(request)}
     chain: list[str] = []
     while True:
         shown = mask_url(str(request.url), secrets)
+        if check_target is not None:
+            check_target(str(request.url))
         try:
             response = await client.send(request, stream=True, follow_redirects=False)
         except httpx.UnsupportedProtocol:
@@ -657,6 +662,7 @@ async def send_request(
     timeout: float | None = None,
     max_bytes: int = MAX_RESPONSE_BYTES,
     on_event: EventSink | None = None,
+    check_target: Callable[[str], None] | None = None,
 ) -> HttpResult:
     """Send one ``http`` node request and return its :class:`HttpResult`.
 
@@ -679,7 +685,7 @@ async def send_request(
         await emit(on_event, "http_request", request_event_data(spec.method, str(request.url), secrets))
         try:
             async with asyncio.timeout(timeout):
-                raw = await exchange(http, request, secrets=secrets, max_bytes=max_bytes)
+                raw = await exchange(http, request, secrets=secrets, max_bytes=max_bytes, check_target=check_target)
         except TimeoutError:
             shown = mask_url(str(request.url), secrets)
             raise RequestFailedError(f"Timed out after {timeout:g} s waiting for {shown}.", url=shown) from None

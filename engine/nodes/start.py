@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 from pydantic import Field, field_validator
@@ -27,6 +28,13 @@ class Variable(_Loose):
     description: str = ""
     type: Literal["string", "number", "boolean", "json"] = "string"
     required: bool = False
+    # Rules a given value must keep (docs/flows.md, "Variables"); absent ones are left out of the
+    # file. Checked by engine.graph.variables.check_rules before a run starts.
+    pattern: str | None = Field(default=None, exclude_if=lambda v: v is None)
+    enum: list[Any] | None = Field(default=None, exclude_if=lambda v: v is None)
+    min: int | float | None = Field(default=None, exclude_if=lambda v: v is None)
+    max: int | float | None = Field(default=None, exclude_if=lambda v: v is None)
+    pathMustExist: bool | None = Field(default=None, exclude_if=lambda v: v is None)
 
     @field_validator("name", "description", mode="before")
     @classmethod
@@ -108,6 +116,18 @@ class StartSpec(NodeSpec):
 
     def new_data(self) -> dict[str, Any]:
         return {"initialInput": ""}
+
+    def check(self, node: Any, checks: Any) -> None:
+        """A variable's ``pattern`` must be a regular expression (a run would be refused anyway)."""
+        for var in getattr(node.data, "variables", None) or ():
+            if var.pattern:
+                try:
+                    re.compile(var.pattern)
+                except re.error as err:
+                    checks.error(
+                        "variable_rule_invalid",
+                        f"The variable '{var.name}' has a pattern that is not a regular expression ({err}).",
+                    )
 
     async def execute(self, ctx: Any, node: Any, value: Any) -> tuple[Any, str]:
         given = ctx.initial_input

@@ -24,6 +24,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
+from engine.graph.permissions import PermissionDenied, access_for
 from engine.graph.templates import TemplateScope, mask_secrets, resolve_templates_masked
 from engine.llm.base import ProviderConfigError
 from engine.llm.config import WebRequestSettings, load_settings
@@ -127,6 +128,19 @@ def _check_url(node: Any, checks: Any, kind: str, what: str) -> None:
         )
 
 
+def _check_permission(node: Any, checks: Any) -> None:
+    """``permission_network`` (a warning): a literal URL whose host the workflow's declared
+    ``permissions.network`` does not list, so the step would fail ``permission_denied``."""
+    url = node.data.url.strip()
+    access = access_for(getattr(checks, "workflow", None), open_by_default=True)
+    if access.open or not url or "{{" in url or "${" in url or access.allows_network(url):
+        return
+    checks.warning(
+        "permission_network",
+        f"{checks.label(node)} requests {url[:80]}, whose host the workflow's permissions.network does not list.",
+    )
+
+
 # --------------------------------------------------------------------------- running
 
 
@@ -165,6 +179,24 @@ def _emitter(ctx: Any, node_id: str, secrets: list[str]):
             )
 
     return on_event
+
+
+def network_check(ctx: Any, node: Any) -> Any:
+    """The check each request of a step makes (redirects included) when the workflow declares
+    ``permissions``: a host outside ``permissions.network`` fails the step ``permission_denied``
+    (logged as such on the node). None when the workflow declares none (anything goes)."""
+    access = access_for(getattr(ctx, "workflow", None), open_by_default=True)
+    if access.open:
+        return None
+
+    def check(url: str) -> None:
+        try:
+            access.check_network(url)
+        except PermissionDenied as err:
+            ctx.emit(node.id, "permission_denied", str(err), {"what": err.what, "field": err.field})
+            raise
+
+    return check
 
 
 def _masked_output(value: Any, secrets: list[str]) -> Any:
@@ -225,6 +257,7 @@ class HttpSpec(NodeSpec):
     def check(self, node: Any, checks: Any) -> None:
         d = node.data
         _check_url(node, checks, "http", "URLs can be requested")
+        _check_permission(node, checks)
         for where in literal_credentials(d.model_dump(mode="json")):
             checks.warning(
                 "literal_credential",
@@ -237,7 +270,11 @@ class HttpSpec(NodeSpec):
         deadline = request_deadline(node)
         try:
             result = await send_request(
-                data, secrets=secrets, timeout=deadline, on_event=_emitter(ctx, node.id, secrets)
+                data,
+                secrets=secrets,
+                timeout=deadline,
+                on_event=_emitter(ctx, node.id, secrets),
+                check_target=network_check(ctx, node),
             )
         except (HttpStatusError, WebRequestError) as err:
             raise _failure(self.describe(node), err, deadline) from None
@@ -274,6 +311,7 @@ class FetchSpec(NodeSpec):
     def check(self, node: Any, checks: Any) -> None:
         d = node.data
         _check_url(node, checks, "fetch", "pages can be fetched")
+        _check_permission(node, checks)
         if d.maxChars < 1:
             checks.error("fetch_bad_max_chars", f"{checks.label(node)}: maxChars must be at least 1.")
 
@@ -284,7 +322,13 @@ class FetchSpec(NodeSpec):
         data, secrets = resolve_for_step(ctx, node, value)
         deadline = request_deadline(node)
         try:
-            result = await fetch_page(data, secrets=secrets, timeout=deadline, on_event=_emitter(ctx, node.id, secrets))
+            result = await fetch_page(
+                data,
+                secrets=secrets,
+                timeout=deadline,
+                on_event=_emitter(ctx, node.id, secrets),
+                check_target=network_check(ctx, node),
+            )
         except WebRequestError as err:
             raise _failure(self.describe(node), err, deadline) from None
         return _masked_output(result.output, secrets), "output"

@@ -30,7 +30,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import urljoin
@@ -518,6 +518,7 @@ async def fetch_page(
     timeout: float | None = None,
     max_bytes: int = MAX_RESPONSE_BYTES,
     on_event: EventSink | None = None,
+    check_target: Callable[[str], None] | None = None,
 ) -> FetchResult:
     """GET the page and return it in ``spec.format``; see the module docstring for the rules.
 
@@ -558,6 +559,7 @@ async def fetch_page(
                     max_bytes=max_bytes,
                     max_redirects=MAX_REDIRECTS,
                     check_head=check_head,
+                    check_target=check_target,
                 )
         except TimeoutError:
             raise RequestFailedError(f"Timed out after {timeout:g} s waiting for {shown}.", url=shown) from None

@@ -58,7 +58,8 @@ from engine.errors import FlowdeskError
 from engine.flows.library import default_library
 from engine.graph.index import GraphIndex
 from engine.graph.model import Node, Workflow
-from engine.graph.variables import VariableError  # noqa: F401  (raised by Run())
+from engine.graph.templates import mask_url_passwords
+from engine.graph.variables import VariableError, json_safe  # noqa: F401  (VariableError: raised by Run())
 from engine.llm.base import AgentInvocation, LLMProvider
 from engine.nodes import SPECS, NodeError, NodeOutcome, PauseRequest, spec_for
 from engine.nodes.approval import normalise_decision
@@ -144,6 +145,7 @@ class Run(RunFields):
         "_clock",
         "_id_source",
         "_specs",
+        "_resolve",
         "_nodes",
         "_out",
         "_kinds",
@@ -217,6 +219,7 @@ class Run(RunFields):
 
         # How each node's last step ended, what each agent step did, the step hook (records.py)
         self._log = StepLog(any_pinned_node(workflow))
+        self._resolve = setup.resolver(provider)  # the provider of each agent call
         # The live branch tasks (engine/run/branches.py), and where each is while it waits: the
         # walk writes ``_at`` (the same dict as ``_branches.at``) on its hot path.
         self._branches = Branches(self._branch)
@@ -228,7 +231,7 @@ class Run(RunFields):
             relay=self._relay,
             now=clock,
             new_id=id_source,
-            resolve=setup.resolver(provider),
+            resolve=self._resolve,
             records=self._log.records,
             index=index,
             states=self._kinds.states,
@@ -324,7 +327,11 @@ class Run(RunFields):
         if self._ended:
             self.ended_at = self._clock()
             self.waiting_for_input = False
-        ev = self._emit(SYSTEM_NODE, EventType.RUN_STATUS, str(status), {"detail": detail} if detail else None)
+        extra: dict[str, Any] | None = {"detail": detail} if detail else None
+        if self._ended and self.variables:  # the final variables, kept in the run record (seed 001's `vars`)
+            # URL passwords masked, as the run's stored arguments are (a --var URL=… password)
+            extra = {**(extra or {}), "vars": mask_url_passwords(json_safe(self.variables))}
+        ev = self._emit(SYSTEM_NODE, EventType.RUN_STATUS, str(status), extra)
         for cb in list(self._status_listeners):
             cb(ev)
 
@@ -351,34 +358,71 @@ class Run(RunFields):
                     self._spawn(start.id, None)
                     await self._branches.wait_idle()
                 self._pauses.settle()
+                await self._ctx.rest()  # (shared resources of the steps: MCP connections)
                 return self.status
             finally:
                 setup.thaw()
 
-    async def resume(self, decision: Any, note: str | None = None, *, output: Any = None) -> RunStatus:
+    async def resume(
+        self, decision: Any, note: str | None = None, *, output: Any = None, arguments: Any = None
+    ) -> RunStatus:
         """Answer the pending approval and continue until the run is paused again or ended.
 
         ``output``: the reviewer's edit of the output under review; when given (and different),
         it is what flows on, and ``input_received`` records ``edited: true`` with the original.
         The node's kind takes the answer (``NodeSpec.answered``): it goes on along a handle, or
         its step is taken again (a flow step hands the answer to its nested run).
+        ``arguments``: at a tool call's approval, the arguments the call is made with (checked
+        against the tool's schema: :class:`RunStateError` when they do not fit, the run still paused).
         """
         self._branches.on_loop()
         lock = self._branches.lock
         assert lock is not None
-        answer: dict[str, Any] = normalise_decision(decision, note)
         async with lock:
             setup.freeze_older()
             try:
                 await self._branches.wait_idle()
                 if self.status != RunStatus.PAUSED or self._pauses.pending is None:
                     raise RunStateError(f"this run is not waiting for input (status {self.status})")
+                answer, output, problem = self._pauses.prepare(decision, note, output, arguments)
+                if problem:
+                    raise RunStateError(f"the answer is refused: {problem}")
                 self._pauses.answer(answer, output)
                 await self._pauses.drain(self._branches.wait_idle)
                 self._pauses.settle()
+                await self._ctx.rest()
                 return self.status
             finally:
                 setup.thaw()
+
+    async def expire(self) -> RunStatus:
+        """Take the pending approval's ``onTimeout`` decision if its deadline has passed (logged
+        as ``input_received`` with ``timedOut: true``), and continue as ``resume`` does; nothing
+        happens when the run is not paused or the deadline is still to come. Whoever holds a
+        paused run calls it at the deadline (``pause_timeout``); a run restored after its
+        deadline takes the decision on its next ``resume`` anyway."""
+        if self.status != RunStatus.PAUSED or not self.overdue():
+            return self.status
+        return await self.resume({"decision": self._pauses.on_timeout, "timedOut": True})
+
+    def overdue(self, now: float | None = None) -> bool:
+        """Whether the pending approval's deadline has passed (at ``now``, default the run's clock)."""
+        return self._pauses.overdue(now)
+
+    def pause_timeout(self) -> tuple[float, str] | None:
+        """``(deadline, decision)`` of the pending approval (the run's clock; the decision it takes
+        then), or None when nothing waits or it waits for ever."""
+        return self._pauses.pause_timeout()
+
+    @property
+    def waiting_since(self) -> float | None:
+        """When the run paused at its pending approval (the run's clock; None when not paused)."""
+        return self._pauses.since if self._pauses.pending is not None else None
+
+    def decisions(self) -> tuple[str, ...]:
+        """The decisions the pending approval takes: approve, reject and its options (a flow
+        step's: its nested run's)."""
+        return self._pauses.decisions()
 
     def amend_pending(self, value: Any) -> None:
         """Replace the output under review at the pending approval (what goes on when it is
@@ -508,7 +552,7 @@ class Run(RunFields):
                 if result is None:
                     return
                 if result.__class__ is PauseRequest:  # the run pauses (or queues it behind the pending one)
-                    self._pauses.step_paused(node_id, value, result.prompt)
+                    self._pauses.step_paused(node_id, value, result.prompt, result.extra)
                     return
                 output, handle = result
                 if status == "done":
@@ -604,6 +648,15 @@ class Run(RunFields):
     def waiting_prompt(self) -> str:
         """What the run waits for: its pending pause's prompt (a flow step's: its nested run's, however deep)."""
         return self._pauses.waiting_prompt()
+
+    def waiting_extra(self) -> dict[str, Any] | None:
+        """The pending pause's ``wait_input`` fields besides its prompt (a tool call's: ``{kind:
+        "tool_call", tool, server?, arguments, ...}``; None for a plain approval, or none pending)."""
+        return self._pauses.waiting_extra()
+
+    def answer_problem(self, answer: dict[str, Any]) -> str | None:
+        """Why ``answer`` cannot answer the pending pause (None: it can; its kind decides)."""
+        return self._pauses.answer_problem(answer)
 
     # ------------------------------------------------------------------ snapshot
     @property

@@ -5,14 +5,14 @@ this thread's connection (see :mod:`engine.store.connection`).
 
 from __future__ import annotations
 
+import base64
 import json
-import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from engine.graph.model import Workflow, parse_workflow
-from engine.graph.templates import SECRET_MASK
+from engine.graph.templates import mask_url_passwords
 from engine.run.events import RunEvent, format_timestamp
 from engine.store.connection import Database
 from engine.store.errors import StoreError
@@ -84,31 +84,6 @@ class RunInfo:
             "fullyRecorded": self.fully_recorded,
             "arguments": self.arguments,
         }
-
-
-_URL_AUTHORITY = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://)([^/?#\s]*)")
-
-
-def _mask_authority(m: re.Match[str]) -> str:
-    authority = m.group(2)
-    userinfo, at, hostport = authority.rpartition("@")
-    user, colon, password = userinfo.partition(":")
-    if not at or not colon or not password or password == SECRET_MASK:
-        return m.group(0)
-    return f"{m.group(1)}{user}:{SECRET_MASK}@{hostport}"
-
-
-def mask_url_passwords(value: Any) -> Any:
-    """``value`` (text, or lists and objects of it) with the password of every URL in it masked:
-    ``https://me:pw@host/`` → ``https://me:••••@host/``, as the run's events show it. A run's
-    arguments are stored and shown so (a ``--var URL=…`` password is not the store's to keep)."""
-    if isinstance(value, str):
-        return _URL_AUTHORITY.sub(_mask_authority, value) if "://" in value else value
-    if isinstance(value, dict):
-        return {k: mask_url_passwords(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [mask_url_passwords(v) for v in value]
-    return value
 
 
 class RunQueries(Database):
@@ -283,6 +258,13 @@ class RunQueries(Database):
         ).fetchone()
         return 0 if row[0] is None else row[0] + 1
 
+    def attachment(self, run_id: str, attachment_id: str) -> tuple[str, bytes] | None:
+        """A file a run's event names (``extra.attachment.id``: a screenshot): ``(mime, bytes)``."""
+        row = self._exec(
+            "SELECT mime, data FROM attachments WHERE run_id = ? AND id = ?", (run_id, attachment_id)
+        ).fetchone()
+        return (row[0], bytes(row[1])) if row else None
+
     def events(self, run_id: str, *, offset: int = 0, limit: int = -1) -> list[RunEvent]:
         rows = self._exec(
             "SELECT timestamp, node_id, type, content, extra FROM events "
@@ -291,6 +273,22 @@ class RunQueries(Database):
             (run_id, limit, offset),
         ).fetchall()
         return [RunEvent.from_stored(n, t, c, ts, x) for ts, n, t, c, x in rows]
+
+    def final_variables(self, run_id: str) -> dict[str, Any] | None:
+        """The variables a run ended with (its ending ``run_status`` event's ``vars``), None
+        when it has not ended or had none. One indexed read: the history asks on hover."""
+        row = self._exec(
+            "SELECT extra FROM events WHERE run_num = (SELECT num FROM runs WHERE id = ?) "
+            "AND type = 'run_status' AND extra LIKE '%\"vars\"%' ORDER BY seq DESC LIMIT 1",
+            (run_id,),
+        ).fetchone()
+        if not row or not row[0]:
+            return None
+        try:
+            found = json.loads(row[0]).get("vars")
+        except (ValueError, AttributeError):
+            return None
+        return mask_url_passwords(found) if isinstance(found, dict) else None
 
     def iter_events(self, run_id: str, batch: int = 2000) -> Iterator[RunEvent]:
         offset = 0
@@ -301,6 +299,25 @@ class RunQueries(Database):
                 return
             offset += batch
 
+    def last_event_of(self, run_id: str, type: str) -> RunEvent | None:
+        """The run's latest event of ``type`` (None when it has none): the inbox reads a paused
+        run's ``wait_input`` (its prompt, options and deadline) without reading its whole log."""
+        row = self._exec(
+            "SELECT timestamp, node_id, type, content, extra FROM events "
+            "WHERE run_num = (SELECT num FROM runs WHERE id = ?) AND type = ? ORDER BY seq DESC LIMIT 1",
+            (run_id, type),
+        ).fetchone()
+        return RunEvent.from_stored(row[1], row[2], row[3], row[0], row[4]) if row else None
+
     def export_jsonl(self, run_id: str) -> Iterator[str]:
+        """The run's events as JSON lines; an event naming an attachment (a screenshot) carries
+        its bytes again (``attachment.data``, base64), so the export stands on its own."""
         for e in self.iter_events(run_id):
+            extra = e.extra if '"attachment"' in (e.extra_json or "") else None
+            attachment = extra.get("attachment") if isinstance(extra, dict) else None
+            if isinstance(attachment, dict) and "data" not in attachment and attachment.get("id"):
+                found = self.attachment(run_id, str(attachment["id"]))
+                if found is not None:
+                    attachment["data"] = base64.b64encode(found[1]).decode("ascii")
+                    e = RunEvent(e.node_id, e.type, e.content, timestamp=e.timestamp, extra=extra, path=e.path)
             yield e.to_json()

@@ -6,6 +6,7 @@ reading queries (:mod:`engine.store.queries`) and the recorded outputs
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import os
@@ -32,6 +33,29 @@ INTERRUPTED = "interrupted"
 # (timestamp, node id, type, content, extra JSON)
 _event_type = itemgetter(1)
 _EVENT_COLUMNS = tuple(map(itemgetter, (3, 0, 1, 2, 4)))
+# Events that may carry a file (``extra.attachment.data``, base64): the bytes go to the
+# attachments table, the stored event keeps ``attachment`` without ``data``.
+ATTACHING_TYPES = frozenset({"browser_screenshot"})
+
+
+def _put_attachments(conn: sqlite3.Connection, run_id: str, events: list[RunEvent]) -> list[RunEvent]:
+    out = []
+    for ev in events:
+        extra = ev.extra if ev.type in ATTACHING_TYPES else None
+        attachment = extra.get("attachment") if isinstance(extra, dict) else None
+        if isinstance(attachment, dict) and isinstance(attachment.get("data"), str):
+            data = attachment.pop("data")
+            try:
+                blob = base64.b64decode(data, validate=True)
+            except ValueError:
+                blob = b""
+            conn.execute(
+                "INSERT OR REPLACE INTO attachments VALUES (?, ?, ?, ?)",
+                (run_id, str(attachment.get("id") or ""), str(attachment.get("mime") or ""), blob),
+            )
+            ev = RunEvent(ev.node_id, ev.type, ev.content, timestamp=ev.timestamp, extra=extra, path=ev.path)
+        out.append(ev)
+    return out
 
 
 def _arguments_json(arguments: Mapping[str, Any] | None) -> str | None:
@@ -157,6 +181,15 @@ class RunStore(RecordedOutputs):
                 )
             raise StoreError(f"Run {run_id} is {info.status}, not paused; only a paused run can be resumed.")
 
+    def owner_alive(self, run_id: str) -> bool:
+        """Whether the process that owns the run (started, paused or last resumed it) is a live
+        process of this computer other than this one (one on another computer counts as gone:
+        nothing here can tell). A paused run's owner may still hold it (waiting for its deadline)."""
+        row = self._exec("SELECT owner_pid, owner_host FROM runs WHERE id = ?", (run_id,)).fetchone()
+        if not row or row[0] is None or row[1] != socket.gethostname() or row[0] == os.getpid():
+            return False
+        return _pid_alive(int(row[0]))
+
     def recover(self) -> list[str]:
         """Mark runs left ``running`` by a process that no longer exists as ``interrupted``."""
         host = socket.gethostname()
@@ -199,6 +232,7 @@ class RunStore(RecordedOutputs):
             conn.execute("DELETE FROM events WHERE run_num = (SELECT num FROM runs WHERE id = ?)", (run_id,))
             cids = [r[0] for r in conn.execute("SELECT cid FROM run_outputs WHERE run_id = ?", (run_id,))]
             conn.execute("DELETE FROM run_outputs WHERE run_id = ?", (run_id,))
+            conn.execute("DELETE FROM attachments WHERE run_id = ?", (run_id,))
             self._drop_orphans(conn, cids)
             conn.execute("DELETE FROM runs WHERE id = ?", (run_id,))
             if row and row[0]:  # the workflow goes with its last run
@@ -224,6 +258,8 @@ class RunStore(RecordedOutputs):
             if new_run is not None:
                 self._insert_run(conn, new_run, run_fields)
                 run_fields = None
+            if events and not ATTACHING_TYPES.isdisjoint(map(_event_type, events)):
+                events = _put_attachments(conn, run_id, events)
             if events:
                 if _WIRE_TYPES.isdisjoint(map(_event_type, events)) and max(map(len, events)) == 5:
                     # the usual batch: each column taken as it is (no Python call, no tuple per event)

@@ -4,14 +4,15 @@ any older file up to :data:`SCHEMA_VERSION` (applied by :meth:`Database._migrate
 
 Tables: ``runs`` (one row a run, numbered in order by ``num``), ``events`` (keyed by the run's
 number and a gapless sequence), ``workflows`` (a workflow's JSON once, by hash), ``outputs`` and
-``run_outputs`` (recorded node executions, an output once by content).
+``run_outputs`` (recorded node executions, an output once by content), ``attachments``
+(files a run's events name, such as screenshots).
 """
 
 from __future__ import annotations
 
 __all__ = ["SCHEMA_VERSION", "MIGRATIONS"]
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 
 # Each entry upgrades the schema from version i to i + 1.
 MIGRATIONS: list[str] = [
@@ -121,6 +122,12 @@ MIGRATIONS: list[str] = [
     # as a JSON object: the history shows what a run was called with
     """
     ALTER TABLE runs ADD COLUMN arguments TEXT
+    """,
+    # 8 -> 9: files a run produced that its events name but do not carry (a browser step's
+    # screenshots): the bytes once, by run and attachment id; the event keeps the id and size
+    """
+    CREATE TABLE attachments (run_id TEXT NOT NULL, id TEXT NOT NULL, mime TEXT NOT NULL, data BLOB NOT NULL,
+                              PRIMARY KEY (run_id, id))
     """,
 ]
 assert len(MIGRATIONS) == SCHEMA_VERSION

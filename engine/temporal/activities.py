@@ -38,8 +38,9 @@ from engine.errors import FlowdeskError
 from engine.flows.library import default_library
 from engine.graph.model import Node, workflow_to_dict
 from engine.graph.templates import TemplateScope, mask_secrets, resolve_templates_masked
-from engine.llm.base import AgentInvocation, FlowToolSpec, LLMError, LLMResult, SubagentSpec
+from engine.llm.base import AgentInvocation, FlowToolSpec, LLMError, LLMResult, McpToolSpec, SubagentSpec
 from engine.llm.registry import make_resolver
+from engine.llm.tools import ToolApprovalPending, pending_to_json
 from engine.nodes import NodeError, PauseRequest, spec_for
 from engine.nodes.agent import ProviderCall
 from engine.run.events import _encode
@@ -67,6 +68,7 @@ def invocation_from_json(d: dict[str, Any]) -> AgentInvocation:
             **d,
             "subagents": [_subagent(c) for c in d.get("subagents") or ()],
             "flows": [FlowToolSpec(**f) for f in d.get("flows") or ()],
+            "mcp_tools": [McpToolSpec(**m) for m in d.get("mcp_tools") or ()],
         }
     )
 
@@ -165,6 +167,9 @@ async def agent_call(request: dict[str, Any]) -> dict[str, Any]:
         raise ApplicationError(str(err), [], type="LLMError", non_retryable=True) from None
     host = _CallHost(resolve, request)
     call = ProviderCall(host, inv.node_id, 0, None)
+    # A step taken again after a tool call's approval: the decisions and the kept conversation.
+    call.tool_decisions = dict(request.get("toolDecisions") or {})
+    call.resumed_conversation = request.get("resumedConversation")
     task = asyncio.ensure_future(resolve(inv).complete(inv, call))
     try:
         while True:
@@ -183,6 +188,9 @@ async def agent_call(request: dict[str, Any]) -> dict[str, Any]:
             pass
         call.flush()
         return _cancelled(host.events)
+    except ToolApprovalPending as pause:  # a call waits for a person: the workflow pauses the step
+        call.flush()
+        return {"pause": pending_to_json(pause), "events": host.events}
     except LLMError as err:
         call.flush()
         raise ApplicationError(str(err), host.events, type="LLMError", non_retryable=True) from None
@@ -213,6 +221,16 @@ async def _heartbeating(coro: Any) -> Any:
         raise
 
 
+class _Bounds:
+    """The workflow's ``permissions`` sent with a step (engine.graph.permissions reads them)."""
+
+    nodes: tuple[Any, ...] = ()
+    name = ""
+
+    def __init__(self, permissions: Any) -> None:
+        self.permissions = permissions
+
+
 class StepContext:
     """What a step's ``execute`` gets on a worker (see :class:`engine.RunContext`); records events."""
 
@@ -229,6 +247,8 @@ class StepContext:
         self.variables: dict[str, Any] = dict(request.get("variables") or {})
         self._builtins: dict[str, Any] = dict(request.get("builtins") or {})
         self.last_text_output: str = request.get("lastText") or ""
+        # The run's workflow as far as a step sees it here: its permissions (no graph).
+        self.workflow = _Bounds(request.get("permissions"))
 
     def emit(self, node_id: str, type: str, content: str = "", extra: dict[str, Any] | None = None) -> None:
 

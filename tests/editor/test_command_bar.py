@@ -207,3 +207,41 @@ def test_a_flow_the_model_picks_shows_what_it_may_reach_before_it_runs(qtbot, ql
     assert "This flow may reach: network api.example.com; files ~/data" in bar.hint.text()
     kind, text = bar.items()[0]
     assert kind == "model" and "may reach: network api.example.com; files ~/data" in text
+
+
+def test_a_confirmed_model_pick_is_learned_and_no_match_suggests(qtbot, qloop, library, monkeypatch):  # noqa: F811
+    """Routing memory in the bar: Enter on the model's pick keeps the sentence as a learned
+    trigger, so the next sentence of that shape is a trigger match (no model request); when the
+    model finds no flow, "did you mean" flows are listed."""
+    from editor.window.command_bar import CommandBar
+    from engine.llm.registry import make_resolver
+    from tests.fakes.openai_server import FakeLLMServer, openai_plain
+
+    for name in ("OPENAI_API_KEY", "HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    with FakeLLMServer() as server:
+        bar = CommandBar(
+            None, library=library, resolver_factory=lambda: make_resolver("openai", base_url=server.base_url)
+        )
+        qtbot.addWidget(bar)
+        bar.popup()
+        server.push(openai_plain(json.dumps({"flow": "weather", "arguments": {"city": "Oslo"}})))
+        bar.edit.setText("is it raining in Oslo")
+        bar.ask_model("is it raining in Oslo")
+        qtbot.waitUntil(lambda: bar.items() and bar.items()[0][0] == "model", timeout=5000)
+        with qtbot.waitSignal(bar.run_requested) as picked:
+            bar.activate(bar.list.item(0), open_it=False)
+        assert picked.args[0].flow.id == "weather"
+        assert bar.last_learned == "is it raining in $(city:wildcard)"
+        saved = json.loads((library.folders[0] / "weather.flow.json").read_text())
+        assert {"pattern": "is it raining in $(city:wildcard)", "learned": True} in saved["triggers"]
+        bar.popup()
+        bar.edit.setText("is it raining in Rio de Janeiro")
+        kinds = bar.items()
+        assert kinds[0][0] == "trigger" and "Rio de Janeiro" in kinds[0][1]
+        assert len(server.requests) == 1
+        server.push(openai_plain(json.dumps({"flow": None, "arguments": {}})))
+        bar.edit.setText("tell me the weather forecast")
+        bar.ask_model("tell me the weather forecast")
+        qtbot.waitUntil(lambda: any(t.startswith("Did you mean") for _k, t in bar.items()), timeout=5000)
+        assert "Did you mean Weather report?" in [t.split("\n")[0] for _k, t in bar.items()]

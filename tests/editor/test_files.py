@@ -181,3 +181,15 @@ def test_add_node_snaps_to_the_grid_when_snap_is_on(window):
     (nid,) = window.scene.selected_node_ids()
     node = window.document.node(nid)
     assert (node.x, node.y) == (GRID * 3, GRID * 5)
+
+
+def test_a_sample_opened_as_a_copy_keeps_the_test_cases_beside_it(window):
+    # The evals sample keeps its cases in evals.tests.jsonl; the untitled copy has no file to
+    # look beside, so the cases come along in its `tests` list (Save As keeps them).
+    from engine import sample_paths
+
+    sample = next(p for p in sample_paths() if p.name == "evals.flow.json")
+    assert window.files.open_path(str(sample), ask=False)
+    assert window.document.path is None
+    assert len(window.document.workflow.tests) == 5
+    assert window.tests_panel.table.rowCount() == 5

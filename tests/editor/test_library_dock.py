@@ -329,3 +329,21 @@ def test_showing_the_library_from_the_view_menu_brings_it_in_front_of_the_palett
     window.palette_dock.toggleViewAction().trigger()
     QApplication.processEvents()
     qtbot.waitUntil(lambda: not window.palette_dock.visibleRegion().isEmpty())
+
+
+def test_the_dock_lists_flows_by_use_with_their_usage(qtbot, tmp_path):
+    from editor.panels.library import LibraryPanel
+    from engine import FlowLibrary
+
+    folder = tmp_path / "bylib"
+    lib_flow(folder, "alpha", "Alpha", fid="flow-alpha")
+    lib_flow(folder, "beta", "Beta", fid="flow-beta")
+    library = FlowLibrary([folder], seed=False)
+    library.record_run("flow-beta")
+    library.record_run("flow-beta")
+    panel = LibraryPanel(library=library)
+    qtbot.addWidget(panel)
+    panel.refresh()
+    texts = [panel.list.item(i).text() for i in range(panel.list.count())]
+    assert [t.splitlines()[0] for t in texts] == ["Beta", "Alpha"]
+    assert "▶ 2 runs · last " in texts[0] and "▶" not in texts[1]

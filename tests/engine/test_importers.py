@@ -252,7 +252,7 @@ def test_step_output_names_avoid_parameter_names() -> None:
 
 
 # ------------------------------------------------------------------------------- TypeAgent script recipes
-def test_powershell_script_recipe_kept_verbatim_and_cannot_run() -> None:
+def test_powershell_script_recipe_kept_verbatim_and_needs_pwsh() -> None:
     doc = raw("typeagent_list_files.recipe.json")
     result = import_flow(doc)
     wf = result.workflow
@@ -261,15 +261,20 @@ def test_powershell_script_recipe_kept_verbatim_and_cannot_run() -> None:
     assert script["language"] == "powershell" and script["script"] == doc["script"]["body"]
     assert script["expectedOutputFormat"] == "table"
     assert wf["name"] == "listFiles"
-    assert wf["triggers"] == ["list (the)? files in $(path:wildcard)", "(show | list) $(filter:word) files"]
+    # the patterns, with TypeAgent's isAlias/examples kept where the recipe has them
+    assert [t["pattern"] if isinstance(t, dict) else t for t in wf["triggers"]] == [
+        "list (the)? files in $(path:wildcard)",
+        "(show | list) $(filter:word) files",
+    ]
+    assert wf["triggers"][0]["examples"] == ["list the files in my downloads", "list files in c:\\temp"]
     assert wf["imported"]["metadata"]["sandbox"] == doc["sandbox"]
     assert wf["imported"]["metadata"]["displayName"] == "List files"
     v = start_vars(wf)
     assert v["path"]["type"] == "string" and v["path"]["originalType"] == "path" and v["limit"]["value"] == 20
     issues = validate(parse_workflow(wf))
     errors = [i for i in issues if i.is_error]
-    assert [i.code for i in errors] == ["script_cannot_run"]
-    assert "cannot run" in errors[0].message and "powershell" in errors[0].message
+    assert [i.code for i in errors] == ["script_interpreter_missing"]  # (no pwsh on this machine)
+    assert "pwsh" in errors[0].message and "PowerShell" in errors[0].message
 
 
 def test_taskflow_script_recipe() -> None:
@@ -320,7 +325,7 @@ def test_cli_import_writes_a_flowdesk_file_and_leaves_the_original(tmp_path: Pat
 def test_cli_validate_accepts_foreign_files(tmp_path: Path) -> None:
     r = _cli("validate", str(FIX / "typeagent_list_files.recipe.json"), cwd=tmp_path)
     assert r.returncode == 1
-    assert "TypeAgent script recipe; converted" in r.stderr and "script_cannot_run" in r.stdout
+    assert "TypeAgent script recipe; converted" in r.stderr and "script_interpreter_missing" in r.stdout
     r = _cli("validate", "--json", str(FIX / "anythingllm_unknown_block.json"), cwd=tmp_path)
     assert r.returncode == 2 and "steps[2]" in json.loads(r.stdout)["error"]
 

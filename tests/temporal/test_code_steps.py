@@ -1,0 +1,89 @@
+"""A ``code`` step on Temporal is an activity like any working step: it runs on the worker
+(which needs the ``code`` extra) with the same events as locally, and the workflow's
+``permissions`` travel with it."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine import parse_workflow
+from engine.code.deno import deno_available
+from engine.code.monty import monty_available
+from tests.fakes.web_server import WebServer, text_answer
+
+from .conftest import needs_temporal
+from .test_remote_runs import _comparable, _local, _remote
+
+pytestmark = [
+    needs_temporal,
+    pytest.mark.skipif(
+        not (monty_available() and deno_available()), reason="the `code` extra is not installed: no monty or Deno"
+    ),
+]
+
+
+def _code_flow(permissions=None):
+    doc = {
+        "name": "Code",
+        "nodes": [
+            {
+                "id": "s",
+                "type": "start",
+                "data": {"initialInput": "go", "variables": [{"name": "base", "type": "string", "value": ""}]},
+            },
+            {
+                "id": "py",
+                "type": "code",
+                "data": {"code": "print('n is', n)\nn * 2", "inputs": {"n": 21}, "outputVar": "doubled"},
+            },
+            {
+                "id": "js",
+                "type": "code",
+                "data": {
+                    "language": "typescript",
+                    "code": "console.log('got', doubled);\nreturn { twice: doubled + 0, host: inputs.host };",
+                    "inputs": {"doubled": "{{doubled}}", "host": "example.org"},
+                },
+            },
+            {
+                "id": "net",
+                "type": "code",
+                "data": {
+                    "language": "javascript",
+                    "code": "const r = await fetch(`${base}/hi`);\nreturn await r.text();",
+                    "inputs": {"base": "{{base}}"},
+                },
+            },
+            {
+                "id": "bad",
+                "type": "code",
+                "data": {"language": "javascript", "code": "await fetch('http://example.org/');"},
+            },
+        ],
+        "connections": [
+            {"source": "s", "target": "py", "sourceHandle": "output"},
+            {"source": "py", "target": "js", "sourceHandle": "output"},
+            {"source": "js", "target": "net", "sourceHandle": "output"},
+            {"source": "net", "target": "bad", "sourceHandle": "output"},
+        ],
+    }
+    if permissions is not None:
+        doc["permissions"] = permissions
+    return parse_workflow(doc)
+
+
+async def test_code_steps_run_on_a_worker_with_the_same_events(temporal_server, worker):
+    with WebServer() as web:
+        web.route("/hi", text_answer("hello"))
+        host = web.url("/").split("://")[1].rstrip("/")
+        wf = _code_flow({"network": [host]})
+        variables = {"base": web.url("")}
+        local, local_status = await _local(wf, [], variables=variables)
+        remote, remote_status = await _remote(temporal_server, wf, [], variables=variables)
+    assert str(local_status) == remote_status == "failed"  # the last step reaches an unlisted host
+    assert _comparable(remote) == _comparable(local)
+    texts = [e.content for e in remote if e.type == "code_log"]
+    assert texts == ["n is 21", "got 42"]
+    assert ("net", "node_output") in [(e.node_id, e.type) for e in remote]  # the permitted host answered
+    denied = [e for e in remote if e.type == "error" and e.node_id == "bad"]
+    assert denied and "permission_denied: network access to 'example.org'" in denied[0].content
