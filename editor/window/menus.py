@@ -6,11 +6,11 @@ its concern (:mod:`editor.controllers`), which the window builds before its menu
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from PySide6.QtCore import QPointF, Qt
 from PySide6.QtGui import QAction, QIcon, QKeySequence
-from PySide6.QtWidgets import QInputDialog, QLabel, QMenu, QSizePolicy, QToolBar, QWidget
+from PySide6.QtWidgets import QInputDialog, QLabel, QMainWindow, QMenu, QSizePolicy, QToolBar, QWidget
 
 from engine import NOTE_COLORS, set_show_browser, show_browser
 
@@ -21,8 +21,9 @@ from ..resources import icon_path
 from .settings import settings
 from .welcome import sample_list
 
-if TYPE_CHECKING:
-    from ..main_window import MainWindow
+# The window these functions build into (editor.main_window.MainWindow), typed as the Qt class it
+# is: the window imports this module, which does not import the window back.
+MainWindow = QMainWindow
 
 
 def action(
