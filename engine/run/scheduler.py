@@ -331,9 +331,25 @@ class Run(RunFields):
         if self._ended and self.variables:  # the final variables, kept in the run record (seed 001's `vars`)
             # URL passwords masked, as the run's stored arguments are (a --var URL=… password)
             extra = {**(extra or {}), "vars": mask_url_passwords(json_safe(self.variables))}
-        ev = self._emit(SYSTEM_NODE, EventType.RUN_STATUS, str(status), extra)
+        ev = _tuple_new(
+            RunEvent,
+            (
+                SYSTEM_NODE,
+                EventType.RUN_STATUS.value,
+                str(status),
+                self._clock(),
+                _encode_extra(extra) if extra else None,
+            )
+            + self._path_item,
+        )
+        # The status listeners first (the run store queues the run's new status and, for a pause,
+        # its state), then the event's sinks: a commit of the store's writer thread never holds a
+        # pause or an end without the state that goes with it, so a process killed as soon as
+        # "paused" is printed leaves a resumable run.
         for cb in list(self._status_listeners):
             cb(ev)
+        for sink in self._sinks:
+            sink(ev)
 
     async def start(self) -> RunStatus:
         """Run from the start node until the run is paused or ended."""
