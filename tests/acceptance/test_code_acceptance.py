@@ -109,16 +109,11 @@ def test_python_error_names_the_line(home):
     [
         "{1, 2}",
         "b'xy'",
-        pytest.param(
-            "def f():\n    return 1\nf",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="product bug: a function value (also a lambda, range, iterator) comes back from "
-                "monty as its repr string and the step succeeds with '<function 'f' at 0xc>'",
-            ),
-        ),
+        "def f():\n    return 1\nf",
+        "range(3)",
+        "[len, 1]",
     ],
-    ids=["set", "bytes", "function"],
+    ids=["set", "bytes", "function", "range", "builtin in a list"],
 )
 def test_python_result_that_is_not_json_fails(home, src):
     wf = chain("py", [start_node(), code("c", src)])
