@@ -213,7 +213,8 @@ class RunBridge(QObject):
         if self.is_busy or not run.overdue():  # an operation still settling, or a clock a little behind
             self._timeout_handle = asyncio.get_event_loop().call_later(0.2, self._time_out, run)
             return
-        if not self._claim_stored(run):
+        taken_from_store = self._claim is not None
+        if not self._claim_stored(run) or (not taken_from_store and not self._claim_own(run)):
             return
         self._task = asyncio.ensure_future(self._drive(run, run.expire()))
 
@@ -333,6 +334,21 @@ class RunBridge(QObject):
             return False
         return True
 
+    def _claim_own(self, run: Run) -> bool:
+        """A run started here and paused is in the run history too, where another process (the
+        HTTP API, an inbox, ``flowdesk resume``) may have answered it meanwhile: claim it there
+        before going on, so two processes never continue one run. Not while the pause is still
+        being stored (nobody else can have answered it yet)."""
+        recorder = self._recorder
+        if recorder is None or self.is_busy:
+            return True
+        try:
+            recorder.store.claim_for_resume(run.run_id)
+        except StoreError as err:
+            self.error_occurred.emit(f"{err} It was answered elsewhere: open it from Run history to see how it went.")
+            return False
+        return True
+
     def resume(self, decision: str, note: str = "", output: str | None = None, arguments: Any = None) -> None:
         """Answer the active approval with ``decision`` ("approve" or "reject") and ``note``;
         ``output``: the reviewer's edit of the output under review (what flows on)."""
@@ -344,7 +360,8 @@ class RunBridge(QObject):
             or run.pending_approval is None
         ):
             raise RunStateError("no approval is waiting for a decision")
-        if not self._claim_stored(run):
+        taken_from_store = self._claim is not None  # claimed by _claim_stored; else maybe started here
+        if not self._claim_stored(run) or (not taken_from_store and not self._claim_own(run)):
             raise RunStateError("this run could not be taken up from the run history (see the message above)")
         # A decision that comes while the pause is still being stored (the approval is shown
         # once its events are committed) follows that, rather than being refused.

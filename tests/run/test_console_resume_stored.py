@@ -57,3 +57,23 @@ def test_a_run_that_is_not_paused_is_refused_with_a_reason(qtbot, console, tmp_p
     assert not console.open_paused_run(run_id)
     assert "not a paused run" in console.header.status_text
     assert not console.bridge.is_active
+
+
+def test_a_run_started_here_and_answered_elsewhere_is_not_continued_twice(qtbot, console, review, tmp_path):
+    # The window's own paused run is in the run history too, where another process (the HTTP
+    # API, an inbox, `flowdesk resume`) may answer it; the window's copy must not go on then.
+    from engine.store import RunStore
+
+    store = RunStore(tmp_path / "runs.db")
+    console.set_store(store)
+    console.set_workflow(review)
+    with qtbot.waitSignal(console.waiting_for_input_changed, timeout=5000):
+        console.start_run()
+    qtbot.waitUntil(lambda: not console.bridge.is_busy, timeout=5000)
+    run_id = console.run_id
+    RunStore(tmp_path / "runs.db").claim_for_resume(run_id)  # answered from elsewhere
+    with qtbot.waitSignal(console.bridge.error_occurred, timeout=2000) as said:
+        console.approvals.decide_active("approve")
+    assert "answered elsewhere" in said.args[0]
+    assert store.get_run(run_id).status == "running"  # the other process's, untouched here
+    assert [e for e in store.events(run_id) if e.type == "input_received"] == []
