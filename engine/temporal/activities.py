@@ -154,6 +154,13 @@ class _CallHost:
         return self._nodes.get(node_id)
 
 
+def _heartbeat() -> None:
+    """Heartbeat a remote step (a local activity, a short step, has no heartbeats: its workflow
+    task stands for it, and a lost worker loses that task and the step with it)."""
+    if not activity.info().is_local:
+        activity.heartbeat()
+
+
 @activity.defn(name=AGENT_ACTIVITY)
 async def agent_call(request: dict[str, Any]) -> dict[str, Any]:
     """One model call: ``{text, usage, model, events}``; a model failure is a non-retryable
@@ -171,7 +178,7 @@ async def agent_call(request: dict[str, Any]) -> dict[str, Any]:
             done, _ = await asyncio.wait({task}, timeout=HEARTBEAT_EVERY)
             if done:
                 break
-            activity.heartbeat()
+            _heartbeat()
         result = task.result()
         if not isinstance(result, LLMResult):
             raise LLMError(f"the provider returned {type(result).__name__}, not an answer")
@@ -203,7 +210,7 @@ async def _heartbeating(coro: Any) -> Any:
             done, _ = await asyncio.wait({task}, timeout=HEARTBEAT_EVERY)
             if done:
                 return task.result()
-            activity.heartbeat()
+            _heartbeat()
     except asyncio.CancelledError:
         task.cancel()
         try:

@@ -40,6 +40,7 @@ from temporalio import workflow
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError, ChildWorkflowError
 from temporalio.exceptions import CancelledError as TemporalCancelledError
+from temporalio.exceptions import TimeoutError as TimeoutError_
 
 with workflow.unsafe.imports_passed_through():
     from engine.errors import FlowdeskError
@@ -57,13 +58,14 @@ with workflow.unsafe.imports_passed_through():
     from engine.temporal import AGENT_ACTIVITY, FLOW_ACTIVITY, STEP_ACTIVITY, WORKFLOW_TYPE
     from engine.temporal.activities import invocation_to_json
 
-__all__ = ["FlowdeskRunWorkflow", "PAGE", "step_options"]
+__all__ = ["FlowdeskRunWorkflow", "PAGE", "step_options", "local_step_options", "SHORT_STEP_MS"]
 
 PAGE = 2000
 DEFAULT_HEARTBEAT_MS = 20_000
 DEFAULT_TIMEOUT_MS = 3_600_000
 TIMEOUT_GRACE_MS = 30_000
 DEFAULT_ATTEMPTS = 3  # a lost worker's step is tried again on another one
+SHORT_STEP_MS = 5_000  # a step whose node's timeoutMs is at most this runs as a local activity
 
 
 def _field(data: Any, name: str) -> Any:
@@ -118,6 +120,45 @@ def step_options(data: Any, heartbeat_ms: int) -> dict[str, Any]:
     }
 
 
+def local_step_options(data: Any, short_step_ms: int = SHORT_STEP_MS, every: bool = False) -> dict[str, Any] | None:
+    """The local activity options for a short step, or None for a step that is not short.
+
+    A short step (its node's ``timeoutMs`` at most the run's ``shortStepMs``, or any step of a
+    run whose options say ``localSteps``) runs in the worker that runs the workflow task, inside
+    that task: no activity task on the server, and the next steps' bookkeeping in the same task.
+    The attempt is bounded by the node's ``timeoutMs`` itself (a local activity's own timer: the
+    workflow's durable timer cannot fire while the task is open); it is tried once, as the node's
+    policy retries it (``errorMode: retry``) as in a local run. A worker lost mid-step loses the
+    workflow task with it, and the next worker replays the run and runs the step again.
+    """
+    timeout_ms = _field(data, "timeoutMs")
+    timeout = int(timeout_ms) if isinstance(timeout_ms, (int, float)) and timeout_ms > 0 else None
+    if timeout is None:
+        if not every:
+            return None
+        timeout = DEFAULT_TIMEOUT_MS
+    elif timeout > short_step_ms:
+        return None
+    return {
+        "start_to_close_timeout": timedelta(milliseconds=timeout),
+        "retry_policy": RetryPolicy(maximum_attempts=1),
+        "cancellation_type": workflow.ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+    }
+
+
+async def _execute(owner: FlowdeskRunWorkflow, name: str, request: dict[str, Any], data: Any) -> Any:
+    """Run one step's activity: a local activity for a short step, else a (remote) activity."""
+    local = local_step_options(data, owner.short_step_ms, owner.local_steps)
+    if local is None:
+        return await workflow.execute_activity(name, request, **step_options(data, owner.heartbeat_ms))
+    try:
+        return await workflow.execute_local_activity(name, request, **local)
+    except ActivityError as err:
+        if isinstance(err.cause, TimeoutError_):  # its timeoutMs passed: as the scheduler's own timer says
+            raise TimeoutError() from None
+        raise
+
+
 def _log(ctx: Any, rows: Any) -> None:
     """Log the events an activity made: its own (``[node, type, content, extraJson]``) and those of
     a nested run it ran (a flow called as a tool: ``[..., timestamp, runPath]``), as a local run logs them."""
@@ -168,9 +209,7 @@ class _ActivityStep:
         if permissions is not None:  # what the step may reach (code, script, http, fetch)
             request["permissions"] = permissions.model_dump(mode="json", exclude_none=True)
         try:
-            answer = await workflow.execute_activity(
-                STEP_ACTIVITY, request, **step_options(node.data, owner.heartbeat_ms)
-            )
+            answer = await _execute(owner, STEP_ACTIVITY, request, node.data)
         except ActivityError as err:
             raise _activity_error(err, ctx) from None
         for node_id, kind, content, extra_json in answer.get("events") or ():
@@ -344,7 +383,6 @@ class _ActivityProvider:
                 "send to a model: the prompt would be kept in the server's history. Use the secret in "
                 "an http step (the worker resolves those), or run this flow on this computer."
             )
-        options = step_options(node.data if node is not None else None, owner.heartbeat_ms)
         run = owner.started
         scope = run.context.scope(None, None)  # this branch's built-ins, for the subagents' templates
         request = {
@@ -358,7 +396,9 @@ class _ActivityProvider:
             "builtins": {k: v for k, v in scope.builtins.items() if k not in ("PREVIOUS_OUTPUT", "input")},
         }
         try:
-            answer = await workflow.execute_activity(AGENT_ACTIVITY, request, **options)
+            answer = await _execute(owner, AGENT_ACTIVITY, request, node.data if node is not None else None)
+        except TimeoutError:  # a short step's local activity ran out of its timeoutMs
+            raise LLMError(f"the model call timed out after {_field(getattr(node, 'data', None), 'timeoutMs')} ms") from None
         except ActivityError as err:
             failure = _activity_error(err, run.context)
             if isinstance(failure, NodeError):  # not a model's answer: the worker was lost for good
@@ -378,6 +418,8 @@ class FlowdeskRunWorkflow:
         self.run: Run | None = None  # made by run(); see started
         self.nodes: dict[str, Any] = {}
         self.heartbeat_ms = DEFAULT_HEARTBEAT_MS
+        self.short_step_ms = SHORT_STEP_MS
+        self.local_steps = False
         self.options: dict[str, Any] = {}
         self.definition: dict[str, Any] | None = None
         self.children: dict[str, _ChildFlow] = {}  # flow steps' child workflows, by node id
@@ -466,6 +508,9 @@ class FlowdeskRunWorkflow:
         self.state = RunState(wf)
         options = self.options = dict(request.get("options") or {})
         self.heartbeat_ms = int(options.get("heartbeatMs") or DEFAULT_HEARTBEAT_MS)
+        short = options.get("shortStepMs")
+        self.short_step_ms = int(short) if isinstance(short, (int, float)) and short >= 0 else SHORT_STEP_MS
+        self.local_steps = bool(options.get("localSteps"))
         self.parent = request.get("parent")
         provider = _ActivityProvider(self)
         try:
