@@ -6,9 +6,10 @@ import asyncio
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from temporalio.api.enums.v1 import TaskQueueType
+from temporalio.api.common.v1 import WorkflowExecution
+from temporalio.api.enums.v1 import EventType, TaskQueueType
 from temporalio.api.taskqueue.v1 import TaskQueue
-from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
+from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest, GetWorkflowExecutionHistoryRequest
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
 from temporalio.service import RPCError
 
@@ -33,6 +34,17 @@ __all__ = [
 
 POLL_EVERY = 0.2
 FINAL = ("completed", "failed", "cancelled")
+# History events after which a run's own events may have changed: its events are made only in
+# workflow tasks, and a closed run makes no more.
+_PROGRESS = {
+    EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED,
+    EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED,
+    EventType.EVENT_TYPE_WORKFLOW_EXECUTION_FAILED,
+    EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CANCELED,
+    EventType.EVENT_TYPE_WORKFLOW_EXECUTION_TERMINATED,
+    EventType.EVENT_TYPE_WORKFLOW_EXECUTION_TIMED_OUT,
+    EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW,
+}
 
 
 async def connect(address: str, namespace: str = DEFAULT_NAMESPACE) -> Client:
@@ -101,6 +113,38 @@ async def _query(handle: WorkflowHandle, after: int) -> dict[str, Any]:
     return await handle.query("events", after)
 
 
+class _Progress:
+    """Wakes a follower when a quiet run may have new events: a long poll of the run's history
+    (``wait_new_event``, answered by the server alone; the run's events are made only in
+    workflow tasks, so a completed task is when to query again). A run waiting on a long step
+    thus costs its workers no queries (each query goes through a worker), and its next events
+    are seen as soon as the task that made them completes."""
+
+    def __init__(self, client: Client, run_id: str) -> None:
+        self._client = client
+        self._execution = WorkflowExecution(workflow_id=run_id)
+        self._token = b""
+        self.closed = False
+
+    async def wait(self, seen: int) -> None:
+        """Until a workflow task after history event ``seen`` (the one that made the events last
+        read) completes, or the run closes."""
+        while not self.closed:
+            answer = await self._client.workflow_service.get_workflow_execution_history(
+                GetWorkflowExecutionHistoryRequest(
+                    namespace=self._client.namespace,
+                    execution=self._execution,
+                    next_page_token=self._token,
+                    wait_new_event=True,
+                    skip_archival=True,
+                )
+            )
+            self._token = answer.next_page_token
+            self.closed = not self._token
+            if any(e.event_type in _PROGRESS and e.event_id > seen + 1 for e in answer.history.events):
+                return
+
+
 async def follow(
     client: Client | None,
     run_id: str,
@@ -120,6 +164,9 @@ async def follow(
         handle = client.get_workflow_handle(run_id)
     state = state or RemoteRun(run_id)
     state.next = after
+    # While events come, a query every POLL_EVERY (one answer takes many events); while the run
+    # is quiet, a long poll of its history (a client's runs; another handle is polled).
+    progress = _Progress(client, run_id) if settle and client is not None else None
     while True:
         try:
             page = await _query(handle, state.next)
@@ -137,7 +184,13 @@ async def follow(
             return state
         if state.status in FINAL or (state.status == "paused" and not page.get("answering")):
             return state
-        await asyncio.sleep(POLL_EVERY)
+        if progress is None or page["events"] or progress.closed:
+            await asyncio.sleep(POLL_EVERY)
+            continue
+        try:
+            await progress.wait(int(page.get("historyLength") or 0))
+        except RPCError:  # the history cannot be read: poll
+            progress = None
 
 
 async def definition(client: Client, run_id: str) -> Workflow:

@@ -414,6 +414,7 @@ class _ActivityProvider:
 class FlowdeskRunWorkflow:
     def __init__(self) -> None:
         self.events: list[list[Any]] = []
+        self.history_length = 0  # the server's history as the task that made the last event saw it
         self.answers: deque[dict[str, Any]] = deque()
         self.run: Run | None = None  # made by run(); see started
         self.nodes: dict[str, Any] = {}
@@ -431,6 +432,7 @@ class FlowdeskRunWorkflow:
     def _record(self, ev: Any) -> None:
         row = [ev.node_id, ev.type, ev.content, ev.timestamp, ev.extra_json, ev.path]
         self.events.append(row)
+        self.history_length = workflow.info().get_current_history_length()
         if self.state is not None:
             self.state.apply(ev)
         if self.parent is not None:
@@ -595,6 +597,7 @@ class FlowdeskRunWorkflow:
             "pendingInput": run.pending_input() if run else None,
             "queuedInputs": [[n, v] for n, v in run.queued_approval_inputs()] if run else [],
             "answering": bool(self.answers),
+            "historyLength": self.history_length,  # where a follower's long poll of the history starts
         }
 
     @workflow.query(name="definition")
