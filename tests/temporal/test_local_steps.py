@@ -4,6 +4,7 @@ local activity must keep of a remote step (a worker killed mid-step, cancel, tim
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 
 from engine import EchoProvider, Run, make_resolver, parse_workflow
@@ -151,3 +152,32 @@ async def test_cancel_mid_local_step_closes_the_request(temporal_server, worker)
     assert [(e.node_id, e.type) for e in events][-1] == ("system", "run_status")
     assert events[-1].content == "cancelled"
     assert not {"llm_response", "llm_error", "error"} & {e.type for e in events}
+
+
+def test_run_local_steps_on_the_command_line_with_an_approval(temporal_server, worker, tmp_path):
+    from temporalio.api.enums.v1 import EventType
+
+    from tests.engine.flows import agent, approval, link, start
+
+    from .test_remote_cli import _cli, _run_id, _write
+
+    path = _write(
+        tmp_path / "review.flow.json",
+        [
+            start(text="draft"),
+            agent("w", "write {{PREVIOUS_OUTPUT}}"),
+            approval("ap"),
+            agent("after", "final: {{PREVIOUS_OUTPUT}}"),
+        ],
+        [link("s", "w"), link("w", "ap"), link("ap", "after", "approve")],
+        "Local review",
+    )
+    args = ("run", str(path), "--temporal", temporal_server, "--task-queue", "shared", "--provider", "echo")
+    done = _cli(*args, "--local-steps", "--decide", "approve", "--jsonl")
+    assert done.returncode == 0, done.stderr
+    events = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    answer = next(e for e in events if e["type"] == "llm_response" and e["nodeId"] == "after")
+    assert answer["content"] == "final: write draft"
+    types = asyncio.run(_types(temporal_server, _run_id(done.stderr)))
+    assert types.count(EventType.EVENT_TYPE_MARKER_RECORDED) == 2
+    assert EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED not in types
