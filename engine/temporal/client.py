@@ -29,6 +29,7 @@ __all__ = [
     "list_runs",
     "event_from_row",
     "RemoteRun",
+    "ProgressWatch",
     "task_queue_has_worker",
 ]
 
@@ -113,26 +114,25 @@ async def _query(handle: WorkflowHandle, after: int) -> dict[str, Any]:
     return await handle.query("events", after)
 
 
-class _Progress:
+class ProgressWatch:
     """Wakes a follower when a quiet run may have new events: a long poll of the run's history
     (``wait_new_event``, answered by the server alone; the run's events are made only in
     workflow tasks, so a completed task is when to query again). A run waiting on a long step
     thus costs its workers no queries (each query goes through a worker), and its next events
     are seen as soon as the task that made them completes."""
 
-    def __init__(self, client: Client, run_id: str) -> None:
-        self._client = client
+    def __init__(self, run_id: str) -> None:
         self._execution = WorkflowExecution(workflow_id=run_id)
         self._token = b""
         self.closed = False
 
-    async def wait(self, seen: int) -> None:
+    async def wait(self, client: Client, seen: int) -> bool:
         """Until a workflow task after history event ``seen`` (the one that made the events last
-        read) completes, or the run closes."""
+        read) completes (True), or the run closes (False: there is no more to wait for)."""
         while not self.closed:
-            answer = await self._client.workflow_service.get_workflow_execution_history(
+            answer = await client.workflow_service.get_workflow_execution_history(
                 GetWorkflowExecutionHistoryRequest(
-                    namespace=self._client.namespace,
+                    namespace=client.namespace,
                     execution=self._execution,
                     next_page_token=self._token,
                     wait_new_event=True,
@@ -142,7 +142,8 @@ class _Progress:
             self._token = answer.next_page_token
             self.closed = not self._token
             if any(e.event_type in _PROGRESS and e.event_id > seen + 1 for e in answer.history.events):
-                return
+                return True
+        return False
 
 
 async def follow(
@@ -157,16 +158,21 @@ async def follow(
 ) -> RemoteRun:
     """Pass the run's events after ``after`` to ``on_event`` as they come, until it pauses or ends
     (``settle=False``: until the events so far are passed). ``handle``: what to query instead of
-    ``client``'s handle of the run (anything with ``async query(name, after)``)."""
+    ``client``'s handle of the run (anything with ``async query(name, after)``, and
+    ``async wait_progress(seen)`` to wait as :class:`ProgressWatch` does; else it is polled)."""
+    progress: Any = None  # (seen) -> when to query again
     if handle is None:
         if client is None:
             raise ValueError("follow() needs a client or a handle")
         handle = client.get_workflow_handle(run_id)
+        watch = ProgressWatch(run_id)
+        progress = lambda seen: watch.wait(client, seen)  # noqa: E731
+    else:
+        progress = getattr(handle, "wait_progress", None)
     state = state or RemoteRun(run_id)
     state.next = after
     # While events come, a query every POLL_EVERY (one answer takes many events); while the run
-    # is quiet, a long poll of its history (a client's runs; another handle is polled).
-    progress = _Progress(client, run_id) if settle and client is not None else None
+    # is quiet, a long poll of its history.
     while True:
         try:
             page = await _query(handle, state.next)
@@ -184,11 +190,12 @@ async def follow(
             return state
         if state.status in FINAL or (state.status == "paused" and not page.get("answering")):
             return state
-        if progress is None or page["events"] or progress.closed:
+        if progress is None or page["events"]:
             await asyncio.sleep(POLL_EVERY)
             continue
         try:
-            await progress.wait(int(page.get("historyLength") or 0))
+            if await progress(int(page.get("historyLength") or 0)) is False:  # closed: poll
+                progress = None
         except RPCError:  # the history cannot be read: poll
             progress = None
 

@@ -8,6 +8,10 @@ model call as the :data:`AGENT_ACTIVITY` activity with the node's step policy (`
 retry policy for a lost worker or a timed-out attempt; a model's own error is not retried by
 Temporal: the node's policy handles it as in a local run).
 
+A short step (its node's ``timeoutMs`` at most the run's ``shortStepMs``, 5 s by default, or
+every step of a run with ``localSteps``) runs as a local activity instead, inside the workflow
+task (:mod:`engine.temporal.steps`).
+
 Every other working step (a kind whose spec ``works`` and does not go ``through_run``: ``http``,
 ``fetch``, plug-in kinds) runs whole as the :data:`STEP_ACTIVITY` activity with the same options
 (the registry says which: :class:`_RemoteSpecs`); its templates, secrets included, are resolved
@@ -37,7 +41,6 @@ from datetime import timedelta
 from typing import Any
 
 from temporalio import workflow
-from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError, ChildWorkflowError
 from temporalio.exceptions import CancelledError as TemporalCancelledError
 from temporalio.exceptions import TimeoutError as TimeoutError_
@@ -57,23 +60,11 @@ with workflow.unsafe.imports_passed_through():
     from engine.run.state import RunState
     from engine.temporal import AGENT_ACTIVITY, FLOW_ACTIVITY, STEP_ACTIVITY, WORKFLOW_TYPE
     from engine.temporal.activities import invocation_to_json
+    from engine.temporal.steps import DEFAULT_HEARTBEAT_MS, SHORT_STEP_MS, field, local_step_options, step_options
 
-__all__ = ["FlowdeskRunWorkflow", "PAGE", "step_options", "local_step_options", "SHORT_STEP_MS"]
+__all__ = ["FlowdeskRunWorkflow", "PAGE"]
 
 PAGE = 2000
-DEFAULT_HEARTBEAT_MS = 20_000
-DEFAULT_TIMEOUT_MS = 3_600_000
-TIMEOUT_GRACE_MS = 30_000
-DEFAULT_ATTEMPTS = 3  # a lost worker's step is tried again on another one
-SHORT_STEP_MS = 5_000  # a step whose node's timeoutMs is at most this runs as a local activity
-
-
-def _field(data: Any, name: str) -> Any:
-    value = getattr(data, name, None)
-    if value is None:
-        extra = getattr(data, "model_extra", None) or {}
-        value = extra.get(name)
-    return value
 
 
 def _uses_secrets(node: Any) -> bool:
@@ -89,68 +80,14 @@ def _uses_secrets(node: Any) -> bool:
     )
 
 
-def step_options(data: Any, heartbeat_ms: int) -> dict[str, Any]:
-    """The activity options for one step from the node's policy fields (defaults otherwise)."""
-    timeout_ms = _field(data, "timeoutMs")
-    mode = _field(data, "errorMode")
-    retries = _field(data, "maxRetries")
-    delay_ms = _field(data, "retryDelayMs")
-    attempts = DEFAULT_ATTEMPTS
-    if mode == "retry":
-        attempts = 1 + (int(retries) if isinstance(retries, (int, float)) and retries >= 0 else 3)
-    delay = int(delay_ms) if isinstance(delay_ms, (int, float)) and delay_ms > 0 else 1000
-    # The node's timeoutMs is enforced by the scheduler itself (a durable timer here), which
-    # cancels the activity, as in a local run; the server's start-to-close timeout is that plus
-    # a grace period, for a worker that cannot even hear the cancellation.
-    timeout = (
-        int(timeout_ms) + TIMEOUT_GRACE_MS
-        if isinstance(timeout_ms, (int, float)) and timeout_ms > 0
-        else DEFAULT_TIMEOUT_MS
-    )
-    return {
-        "start_to_close_timeout": timedelta(milliseconds=timeout),
-        "heartbeat_timeout": timedelta(milliseconds=heartbeat_ms),
-        "retry_policy": RetryPolicy(
-            initial_interval=timedelta(milliseconds=delay),
-            backoff_coefficient=2.0,
-            maximum_attempts=attempts,
-            non_retryable_error_types=["LLMError"],
-        ),
-        "cancellation_type": workflow.ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-    }
-
-
-def local_step_options(data: Any, short_step_ms: int = SHORT_STEP_MS, every: bool = False) -> dict[str, Any] | None:
-    """The local activity options for a short step, or None for a step that is not short.
-
-    A short step (its node's ``timeoutMs`` at most the run's ``shortStepMs``, or any step of a
-    run whose options say ``localSteps``) runs in the worker that runs the workflow task, inside
-    that task: no activity task on the server, and the next steps' bookkeeping in the same task.
-    The attempt is bounded by the node's ``timeoutMs`` itself (a local activity's own timer: the
-    workflow's durable timer cannot fire while the task is open); it is tried once, as the node's
-    policy retries it (``errorMode: retry``) as in a local run. A worker lost mid-step loses the
-    workflow task with it, and the next worker replays the run and runs the step again.
-    """
-    timeout_ms = _field(data, "timeoutMs")
-    timeout = int(timeout_ms) if isinstance(timeout_ms, (int, float)) and timeout_ms > 0 else None
-    if timeout is None:
-        if not every:
-            return None
-        timeout = DEFAULT_TIMEOUT_MS
-    elif timeout > short_step_ms:
-        return None
-    return {
-        "start_to_close_timeout": timedelta(milliseconds=timeout),
-        "retry_policy": RetryPolicy(maximum_attempts=1),
-        "cancellation_type": workflow.ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-    }
-
-
 async def _execute(owner: FlowdeskRunWorkflow, name: str, request: dict[str, Any], data: Any) -> Any:
     """Run one step's activity: a local activity for a short step, else a (remote) activity."""
     local = local_step_options(data, owner.short_step_ms, owner.local_steps)
     if local is None:
         return await workflow.execute_activity(name, request, **step_options(data, owner.heartbeat_ms))
+    timeout_ms = field(data, "timeoutMs")
+    if isinstance(timeout_ms, (int, float)) and timeout_ms > 0:
+        request = {**request, "deadlineMs": int(timeout_ms)}
     try:
         return await workflow.execute_local_activity(name, request, **local)
     except ActivityError as err:
@@ -214,6 +151,8 @@ class _ActivityStep:
             raise _activity_error(err, ctx) from None
         for node_id, kind, content, extra_json in answer.get("events") or ():
             ctx.emit(node_id, kind, content, extra_json=extra_json)
+        if answer.get("timedOut"):  # a short step's timeoutMs ran out on the worker: as the timer says
+            raise TimeoutError()
         if answer.get("cancelled"):  # given up (timeoutMs, the run cancelled): as locally
             raise asyncio.CancelledError()
         if "pause" in answer:
@@ -366,6 +305,14 @@ def _subagent_ids(inv: Any) -> list[str]:
     return found
 
 
+def _timed_out(node: Any) -> LLMError:
+    """A short agent step's call given up at its ``timeoutMs`` (on the worker): the message a local
+    run's policy gives (the agent logs it as the call's ``llm_error`` too)."""
+    spec = spec_for(node.type) if node is not None else None
+    what = spec.describe(node) if spec is not None else "The step"
+    return LLMError(f"{what} timed out after {field(node.data if node is not None else None, 'timeoutMs')} ms")
+
+
 class _ActivityProvider:
     """The provider every agent step of a remote run gets: the call is an activity."""
 
@@ -398,13 +345,15 @@ class _ActivityProvider:
         try:
             answer = await _execute(owner, AGENT_ACTIVITY, request, node.data if node is not None else None)
         except TimeoutError:  # a short step's local activity ran out of its timeoutMs
-            raise LLMError(f"the model call timed out after {_field(getattr(node, 'data', None), 'timeoutMs')} ms") from None
+            raise _timed_out(node) from None
         except ActivityError as err:
             failure = _activity_error(err, run.context)
             if isinstance(failure, NodeError):  # not a model's answer: the worker was lost for good
                 failure = LLMError(str(failure))
             raise failure from None
         _log(run.context, answer.get("events"))
+        if answer.get("timedOut"):
+            raise _timed_out(node)
         if answer.get("cancelled"):  # given up (timeoutMs, the run cancelled): as locally
             raise asyncio.CancelledError()
         return LLMResult(answer["text"], answer.get("usage"), answer.get("model"))

@@ -8,7 +8,7 @@ import json
 import time
 
 from engine import EchoProvider, Run, make_resolver, parse_workflow
-from engine.temporal.workflow import SHORT_STEP_MS, local_step_options, step_options
+from engine.temporal.steps import SHORT_STEP_MS, local_step_options, step_options
 from tests.fakes.openai_server import FakeLLMServer, Reply, openai_text
 
 from .conftest import WorkerProcess, needs_temporal
@@ -42,7 +42,9 @@ def test_which_steps_are_short():
     assert local_step_options(D()) is None  # no timeoutMs: an activity with heartbeats
     assert local_step_options(D(timeoutMs=SHORT_STEP_MS + 1)) is None
     short = local_step_options(D(timeoutMs=800))
-    assert short is not None and short["start_to_close_timeout"].total_seconds() == 0.8
+    assert (
+        short is not None and short["start_to_close_timeout"].total_seconds() == 2.8
+    )  # the worker gives it up at 0.8 s
     assert short["retry_policy"].maximum_attempts == 1  # the node's own policy retries, as locally
     assert local_step_options(D(timeoutMs=800), short_step_ms=0) is None  # the run turned them off
     assert local_step_options(D(), every=True) is not None  # the run's localSteps
