@@ -216,7 +216,7 @@ def _deadline(request: dict[str, Any]) -> float | None:
     return time.monotonic() + ms / 1000 if isinstance(ms, (int, float)) and ms > 0 else None
 
 
-class _TimedOut(Exception):
+class _TimedOut(FlowdeskError):
     """A short step's ``timeoutMs`` ran out on the worker (see :func:`_timed_out`)."""
 
 
