@@ -65,6 +65,7 @@ with workflow.unsafe.imports_passed_through():
 __all__ = ["FlowdeskRunWorkflow", "PAGE"]
 
 PAGE = 2000
+LOCAL_STEPS_PATCH = "flowdesk-local-steps"
 
 
 def _uses_secrets(node: Any) -> bool:
@@ -83,7 +84,9 @@ def _uses_secrets(node: Any) -> bool:
 async def _execute(owner: FlowdeskRunWorkflow, name: str, request: dict[str, Any], data: Any) -> Any:
     """Run one step's activity: a local activity for a short step, else a (remote) activity."""
     local = local_step_options(data, owner.short_step_ms, owner.local_steps)
-    if local is None:
+    # A run started before workers had local steps ran its short steps as activities: replayed
+    # here, it keeps them (Temporal's patch marker, once per run that has a short step).
+    if local is None or not workflow.patched(LOCAL_STEPS_PATCH):
         return await workflow.execute_activity(name, request, **step_options(data, owner.heartbeat_ms))
     timeout_ms = field(data, "timeoutMs")
     if isinstance(timeout_ms, (int, float)) and timeout_ms > 0:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from pathlib import Path
 
 from engine import EchoProvider, Run, make_resolver, parse_workflow
 from engine.temporal.steps import SHORT_STEP_MS, local_step_options, step_options
@@ -79,7 +80,7 @@ async def test_local_steps_give_the_local_events_in_one_workflow_task(temporal_s
         markers = types.count(EventType.EVENT_TYPE_MARKER_RECORDED)
         tasks = types.count(EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED)
         if short:  # no activity task on the server; the chain's steps share the workflow task
-            assert (scheduled, markers) == (0, 5) and tasks <= 2, types
+            assert (scheduled, markers) == (0, 5 + 1) and tasks <= 2, types  # (+ the patch marker)
         else:
             assert (scheduled, markers) == (5, 0) and tasks == 6, types
 
@@ -181,5 +182,30 @@ def test_run_local_steps_on_the_command_line_with_an_approval(temporal_server, w
     answer = next(e for e in events if e["type"] == "llm_response" and e["nodeId"] == "after")
     assert answer["content"] == "final: write draft"
     types = asyncio.run(_types(temporal_server, _run_id(done.stderr)))
-    assert types.count(EventType.EVENT_TYPE_MARKER_RECORDED) == 2
+    assert types.count(EventType.EVENT_TYPE_MARKER_RECORDED) == 2 + 1  # the steps' and the patch's
     assert EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED not in types
+
+
+async def test_a_run_from_before_local_steps_replays_with_its_activities():
+    """A run whose short steps were activities (a worker from before local steps made this
+    history: a 3-agent echo chain with timeoutMs 1000) replays on this worker without a
+    nondeterminism error: the patch marker keeps its steps activities."""
+    from temporalio.client import WorkflowHistory
+    from temporalio.worker import Replayer
+    from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
+
+    from engine.temporal.converter import DATA_CONVERTER
+    from engine.temporal.worker import PASSTHROUGH
+    from engine.temporal.workflow import FlowdeskRunWorkflow
+
+    text = (Path(__file__).parent / "data" / "short-steps-as-activities.history.json").read_text(encoding="utf-8")
+    history = WorkflowHistory.from_json("old-run", text)
+    replayer = Replayer(
+        workflows=[FlowdeskRunWorkflow],
+        data_converter=DATA_CONVERTER,
+        workflow_runner=SandboxedWorkflowRunner(
+            restrictions=SandboxRestrictions.default.with_passthrough_modules(*PASSTHROUGH)
+        ),
+    )
+    result = await replayer.replay_workflow(history, raise_on_replay_failure=False)
+    assert result.replay_failure is None
