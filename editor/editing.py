@@ -310,6 +310,38 @@ class WorkflowDocument(WorkflowModel):
         self.edit_node_data(node_id, data)
         self.undo_stack.endMacro()
 
+    def set_labelled_branches(
+        self, node_id: str, field: str, labels: list[str], renames: dict[str, str], text: str
+    ) -> None:
+        """Replace the list ``field`` whose labels are output handles themselves (an approval's
+        ``options``) in one undo step: a link leaving from a renamed label follows it
+        (``renames``: old label -> new), one leaving from a label no longer listed goes."""
+        node = self._nodes.get(node_id)
+        if node is None:
+            return
+        self.undo_stack.beginMacro(text)
+        doomed: list[ConnKey] = []
+        kept = set(labels)
+        for i, c in enumerate(list(self._workflow.connections)):
+            if c.source != node_id or c.handle in ("approve", "reject"):
+                continue
+            old_labels = getattr(node.data, field, None) or []
+            if c.handle not in old_labels:
+                continue
+            new = renames.get(c.handle, c.handle)
+            if new not in kept:
+                doomed.append(c.key())
+            elif new != c.handle:
+                before = c.model_dump()
+                self.undo_stack.push(
+                    ReplaceConnectionCommand(self, i, before, {**before, "sourceHandle": new}, "Rename branch")
+                )
+        self.delete((), doomed)
+        data = node.data.model_dump()
+        data[field] = labels
+        self.edit_node_data(node_id, data)
+        self.undo_stack.endMacro()
+
     def set_collapsed(self, node_ids: Iterable[str], collapsed: bool) -> None:
         ids = [n for n in node_ids if n in self._nodes and bool(self._nodes[n].data.collapsed) != collapsed]
         if not ids:

@@ -64,3 +64,20 @@ def describe_issue(issue: Issue, workflow: Workflow | None, labels: dict[str, st
             end = "." if body.endswith(".") else ""
             message = f"{body.removesuffix('.')} ({shown}){end}"
     return message
+
+
+def issue_tooltips(issues: list[Issue], workflow: Workflow | None) -> dict[str, tuple[str | None, str]]:
+    """Each node's issues as its card shows them: node id -> (the worst severity, "error" or
+    "warning"; the tooltip, one "Error: ..." or "Warning: ..." line per issue)."""
+    per_node: dict[str, list[Issue]] = {}
+    for issue in issues:
+        for nid in issue.node_ids:
+            per_node.setdefault(nid, []).append(issue)
+    labels = node_labels(workflow) if per_node else {}
+    return {
+        nid: (
+            "error" if any(i.is_error for i in mine) else "warning",
+            "\n".join(f"{'Error' if i.is_error else 'Warning'}: {describe_issue(i, workflow, labels)}" for i in mine),
+        )
+        for nid, mine in per_node.items()
+    }

@@ -65,7 +65,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     cli = import_module("engine.cli")
     if args and (args[0] in cli.COMMANDS or args[0] in ("-h", "--help", "--version")):
         try:
-            return cli.main(args)
+            code = cli.main(args)
+            if argv is None:  # the flowdesk process itself: it exits now
+                cli.before_exit()
+            return code
         except KeyboardInterrupt:  # in the instant after a run's own handling ended: as cancelled
             os.write(2, b"flowdesk: cancelled\n")
             return EXIT_CANCELLED

@@ -20,6 +20,7 @@ from .controllers.command_bar import CommandBarController
 from .controllers.editing import EditController
 from .controllers.files import FilesController
 from .controllers.help import HelpController
+from .controllers.inbox import InboxController
 from .controllers.learn import LearnController
 from .controllers.library import LibraryController
 from .controllers.providers import ProvidersController, resolver_factory
@@ -27,11 +28,13 @@ from .controllers.repair import RepairController
 from .controllers.run_node import RunNodeController
 from .controllers.run_views import RunViewsController
 from .controllers.runs import RunActions, RunController
+from .controllers.schedules import SchedulesController
 from .controllers.session import DocumentSession
 from .controllers.tests import install_tests_dock
 from .controllers.validation import ValidationController
 from .editing import WorkflowDocument
 from .history.panel import HistoryPanel, open_store_for_gui
+from .panels.inbox import InboxPanel
 from .panels.inspector import InspectorPanel
 from .panels.library import LibraryPanel
 from .panels.palette import PalettePanel
@@ -164,6 +167,17 @@ class MainWindow(QMainWindow):
         )
         self.run_console.repair_requested.connect(self.repair.repair_node)
         self.run_console.save_as_flow_requested.connect(self.learn.save_run_as_flow)
+        # The Inbox (every run waiting for a decision, answerable here) and schedules (issue 38).
+        self.inbox = InboxController(
+            self,
+            self.inbox_panel,
+            self.inbox_dock,
+            self.store,
+            self._run_bridges,
+            self._open_inbox_run,
+            status,
+        )
+        self.schedules = SchedulesController(self, self.library_panel, self.store, resolver_factory, status)
         self._wire()
         # The document and the canvas are deleted after the controllers that listen to them: a
         # QObject's children go in the order they were added, and a scene clearing its items
@@ -236,6 +250,10 @@ class MainWindow(QMainWindow):
         self.tabifyDockWidget(self.palette_dock, self.library_dock)
         self.palette_dock.raise_()
         self.library_dock.hide()
+        self.inbox_panel = InboxPanel()
+        self.inbox_dock = self._dock("Inbox", "inboxDock", self.inbox_panel, Qt.DockWidgetArea.BottomDockWidgetArea)
+        self.tabifyDockWidget(self.history_dock, self.inbox_dock)
+        self.problems_dock.raise_()
         self._default_dock_sizes()
 
     def _wire(self) -> None:
@@ -269,6 +287,21 @@ class MainWindow(QMainWindow):
         self.palette.node_requested.connect(edit.add_node_at_centre)
         self.problems.nodes_requested.connect(edit.show_nodes)
         scene.selectionChanged.connect(self.runs.sync_console_selection)
+
+    def _run_bridges(self) -> list:
+        """The run bridges of this window: its console's and its run windows' (the Inbox answers
+        a run live in one of them through it)."""
+        return [self.run_console.bridge, *(w.console.bridge for w in self.run_views.run_windows if w.live)]
+
+    def _open_inbox_run(self, item) -> None:
+        """Show a waiting run of the Inbox: a local one as the history's Resume does, a remote one in its window."""
+        if item.where == "temporal":
+            self.run_views.resume_remote_run(item.run_id, item.server or "", "default")
+        elif self.run_console.bridge.run_id == item.run_id:
+            self.run_console_dock.show()
+            self.run_console_dock.raise_()
+        else:
+            self.run_views.resume_stored_run(item.run_id)
 
     def _dock(self, title: str, name: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
         dock = QDockWidget(title, self)
@@ -388,6 +421,7 @@ class MainWindow(QMainWindow):
         if self.run_console.bridge.status != "paused":
             self.run_console.cancel_run()  # a running run stops with the window (its events are kept)
         self.run_views.close_all()
+        self.schedules.stop()
         self.set_console_maximised(False)  # the layout saved is the normal one
         save_window(self, self.act_snap, self.act_minimap, self.document.path)
         self.files.autosaver.clear()

@@ -70,6 +70,8 @@ if TYPE_CHECKING:
         import_flow,
         load_any_workflow,
     )
+    from engine.flows.inbox import InboxItem, answer_stored, expire_overdue, inbox_items
+    from engine.flows.inbox import local_items as local_inbox_items
     from engine.flows.learn import LearnError, learn_from_run
     from engine.flows.library import (
         FlowLibrary,
@@ -87,6 +89,7 @@ if TYPE_CHECKING:
     from engine.flows.memory import split_requests
     from engine.flows.memory import suggestions as flow_suggestions
     from engine.flows.repair import RepairError, RepairProposal, apply_repair, failed_node, parse_repair, propose_repair
+    from engine.flows.schedules import Schedule, ScheduleError, ScheduleRunner, flow_schedules, next_fire
     from engine.graph.model import (
         NODE_TYPES,
         NOTE_COLORS,
@@ -187,6 +190,13 @@ if TYPE_CHECKING:
         provider_models,
     )
     from engine.llm.structured import SchemaError, parse_json_answer, schema_errors
+    from engine.mcp.calls import check_arguments as check_tool_arguments
+    from engine.mcp.config import McpError, McpServerConfig
+    from engine.mcp.config import remove_server as remove_mcp_server
+    from engine.mcp.config import save_server as save_mcp_server
+    from engine.mcp.config import settings_servers as mcp_servers
+    from engine.mcp.pool import list_server_tools as list_mcp_tools
+    from engine.mcp.results import ToolInfo as McpToolInfo
     from engine.nodes import (
         DEFAULT_MAX_RETRIES,
         DEFAULT_RETRY_DELAY_MS,
@@ -206,7 +216,7 @@ if TYPE_CHECKING:
         unregister_node_spec,
     )
     from engine.nodes.agent import AgentData, AgentTools
-    from engine.nodes.approval import ApprovalData
+    from engine.nodes.approval import ApprovalData, option_labels
     from engine.nodes.file import FileData
     from engine.nodes.flow import ActionData, FlowData, new_flow_for_action
     from engine.nodes.http_request import (
@@ -538,6 +548,27 @@ _LAZY: dict[str, tuple[str, str]] = {
     "flow_suggestions": ("flows.memory", "suggestions"),
     "rule_problem": ("graph.variables", "rule_problem"),
     "FileData": ("nodes.file", "FileData"),
+    # MCP servers as tool sources (the 'mcp' extra connects; declaring needs nothing)
+    "McpError": ("mcp.config", "McpError"),
+    "McpServerConfig": ("mcp.config", "McpServerConfig"),
+    "McpToolInfo": ("mcp.results", "ToolInfo"),
+    "mcp_servers": ("mcp.config", "settings_servers"),
+    "save_mcp_server": ("mcp.config", "save_server"),
+    "remove_mcp_server": ("mcp.config", "remove_server"),
+    "list_mcp_tools": ("mcp.pool", "list_server_tools"),
+    "check_tool_arguments": ("mcp.calls", "check_arguments"),
+    # approvals that time out or offer options, the inbox, schedules (issue 38)
+    "InboxItem": ("flows.inbox", "InboxItem"),
+    "inbox_items": ("flows.inbox", "inbox_items"),
+    "local_inbox_items": ("flows.inbox", "local_items"),
+    "answer_stored": ("flows.inbox", "answer_stored"),
+    "expire_overdue": ("flows.inbox", "expire_overdue"),
+    "Schedule": ("flows.schedules", "Schedule"),
+    "ScheduleRunner": ("flows.schedules", "ScheduleRunner"),
+    "ScheduleError": ("flows.schedules", "ScheduleError"),
+    "flow_schedules": ("flows.schedules", "flow_schedules"),
+    "next_fire": ("flows.schedules", "next_fire"),
+    "option_labels": ("nodes.approval", "option_labels"),
 }
 
 
@@ -754,6 +785,15 @@ __all__ = sorted(
         "fetch_page",
         "looks_like_literal_credential",
         "mask_url",
+        # MCP servers as tool sources
+        "McpError",
+        "McpServerConfig",
+        "McpToolInfo",
+        "mcp_servers",
+        "save_mcp_server",
+        "remove_mcp_server",
+        "list_mcp_tools",
+        "check_tool_arguments",
         "WebRequestError",
         "InvalidRequestError",
         "UrlNotAllowedError",
@@ -794,6 +834,18 @@ __all__ = sorted(
         "Permissions",
         "permission_summary",
         # the flow library
+        # approvals that time out or offer options, the inbox, schedules (issue 38)
+        "InboxItem",
+        "inbox_items",
+        "local_inbox_items",
+        "answer_stored",
+        "expire_overdue",
+        "Schedule",
+        "ScheduleRunner",
+        "ScheduleError",
+        "flow_schedules",
+        "next_fire",
+        "option_labels",
         "FlowLibrary",
         "LibraryFlow",
         "FlowParameter",

@@ -16,7 +16,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 from PySide6.QtCore import QPointF, Qt
 from PySide6.QtWidgets import QApplication, QGraphicsSceneMouseEvent, QToolTip
@@ -28,7 +28,25 @@ from .items.edge import DragEdgeItem
 if TYPE_CHECKING:
     from ..document import ConnKey
     from .items.node import NodeItem
-    from .scene import CanvasScene
+
+
+class CanvasScene(Protocol):
+    """What the gestures use of the canvas scene (``scene.CanvasScene`` is the one): a protocol,
+    so that this module, which the scene imports, does not import the scene back."""
+
+    document: Any
+    node_items: dict[str, NodeItem]
+    edge_items: dict[Any, Any]
+    node_edges: dict[str, Any]
+    link_drag: LinkDrag | None
+    status_message: Any  # (Qt signals)
+    link_refused: Any
+    link_dropped_on_canvas: Any
+
+    def addItem(self, item: Any) -> None: ...
+    def removeItem(self, item: Any) -> None: ...
+    def node_item_at(self, pos: QPointF) -> NodeItem | None: ...
+    def port_at(self, pos: QPointF) -> Any: ...
 
 
 class LinkDrag:

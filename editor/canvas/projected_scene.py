@@ -14,13 +14,13 @@ is painted from the grid as a level-of-detail overview (rectangles and straight 
 for any node or link of the model (``node_items[id]``, ``.get(id)``, ``id in node_items``,
 see :mod:`.lazy_items`); iterating them walks only the items made so far, and state pushed
 in by the window (issues, run states, find hits) is kept by the scene and given to an item
-when it is made. A run shows through :meth:`ProjectedScene.show_run` (see :mod:`.run_overlay`).
+when it is made. A run shows through :meth:`ProjectedScene.show_run` (see :mod:`.run_overlay`);
+sticky notes and groups are kept by the scene's :class:`~.annotation_layer.AnnotationLayer`.
 """
 
 from __future__ import annotations
 
 import logging
-import math
 from collections import defaultdict
 
 from PySide6.QtCore import QPointF, QRectF, Qt, QTimer
@@ -31,12 +31,11 @@ from engine import Issue, Node, RunState
 
 from ..document import ConnKey
 from ..editing import WorkflowDocument
-from ..issue_text import describe_issue, node_labels
+from ..issue_text import issue_tooltips
+from .annotation_layer import AnnotationLayer
 from .background import draw_grid, draw_loose_links, draw_overview
 from .items.edge import EdgeItem
-from .items.group import GroupItem
 from .items.node import NodeItem
-from .items.note import NoteItem
 from .lazy_items import LazyItems
 from .link_batch import LINK_BATCH_LOD, LinkBatch
 from .projection import Overview, Projection, count_link, shown_as_subagent
@@ -87,14 +86,12 @@ class ProjectedScene(QGraphicsScene):
         self.run = RunOverlay()  # the run shown (display only, see show_run)
         # Canvas annotations: sticky notes and groups, by id; each node's groups, and the
         # members of collapsed groups (hidden behind their group's card) -> that group.
-        self.note_items: dict[str, NoteItem] = {}
-        self.group_items: dict[str, GroupItem] = {}
-        self._node_groups: dict[str, set[str]] = defaultdict(set)
-        self._hidden: dict[str, str] = {}
-        self._pulse_phase = 0.0
+        self.annotations = AnnotationLayer(self, self._update_edges)
+        self.note_items = self.annotations.note_items  # (the same dicts, kept by the layer)
+        self.group_items = self.annotations.group_items
         self._pulse_timer = QTimer(self)
         self._pulse_timer.setInterval(60)
-        self._pulse_timer.timeout.connect(self._advance_pulse)
+        self._pulse_timer.timeout.connect(lambda: self.run.pulse(self.node_items))
         self.setItemIndexMethod(QGraphicsScene.ItemIndexMethod.BspTreeIndex)
         self.setBackgroundBrush(CANVAS_BG)
         document.workflow_reset.connect(self.rebuild)
@@ -105,9 +102,9 @@ class ProjectedScene(QGraphicsScene):
         document.connection_replaced.connect(self._on_connection_replaced)
         document.nodes_moved.connect(self._on_nodes_moved)
         document.node_data_changed.connect(self._on_node_data_changed)
-        document.annotation_added.connect(self._on_annotation_added)
-        document.annotation_removed.connect(self._on_annotation_removed)
-        document.annotation_changed.connect(self._on_annotation_changed)
+        document.annotation_added.connect(self.annotations.added)
+        document.annotation_removed.connect(self.annotations.removed)
+        document.annotation_changed.connect(self.annotations.changed)
         self.rebuild()
 
     # ------------------------------------------------------------------ projection
@@ -129,8 +126,7 @@ class ProjectedScene(QGraphicsScene):
             dict.clear(self.edge_items)
             self.node_edges.clear()
             self._issues, self._found = {}, set()
-            self.note_items, self.group_items = {}, {}
-            self._index_groups()
+            self.annotations.clear()
             self._all_selected = False
             self._overview_geom = (None, -1, -1)
             self._bounds_cache = None
@@ -148,11 +144,11 @@ class ProjectedScene(QGraphicsScene):
                 if plan.bounds is not None:
                     x0, y0, x1, y1 = plan.bounds
                     self._bounds_cache = (self.obstacles.version, QRectF(x0, y0, x1 - x0, y1 - y0))
-                self._add_annotation_items()
+                self.annotations.add_items()
             else:
                 for node in wf.nodes:
                     self._add_node_item(node)
-                self._add_annotation_items()
+                self.annotations.add_items()
                 for c in wf.connections:
                     self._add_edge_item(c.key())
                 for nid, item in self.node_items.items():
@@ -298,7 +294,7 @@ class ProjectedScene(QGraphicsScene):
         if self.run.states:  # a node back from undo during or after a run shows its run state again
             self.run.apply(node.id, item)
         dict.__setitem__(self.node_items, node.id, item)
-        if node.id in self._hidden:
+        if node.id in self.annotations.hidden:
             item.setVisible(False)
         self.addItem(item)
         self._place_obstacle(item)
@@ -311,24 +307,7 @@ class ProjectedScene(QGraphicsScene):
         self.obstacles.set(item.node_id, (x, y, x + item.layout.width, y + item.layout.height))
 
     def _route_edge(self, key: ConnKey, edge: EdgeItem) -> None:
-        hidden_src, hidden_tgt = self._hidden.get(key[0]), self._hidden.get(key[2])
-        if hidden_src is not None or hidden_tgt is not None:
-            # An end inside a collapsed group: the link ends on the group's card, or, inside
-            # one group, is not drawn.
-            edge.setVisible(hidden_src != hidden_tgt)
-            if hidden_src == hidden_tgt:
-                return
-            a = (
-                self.group_items[hidden_src].port_scene_pos(True)
-                if hidden_src in self.group_items
-                else self.node_items.peek(key[0]).port_scene_pos(key[1])
-            )
-            b = (
-                self.group_items[hidden_tgt].port_scene_pos(False)
-                if hidden_tgt in self.group_items
-                else self.node_items.peek(key[2]).port_scene_pos(key[3])
-            )
-            edge.set_ends(a, b, None)
+        if self.annotations.route_hidden(key, edge):  # an end inside a collapsed group
             return
         if not edge.isVisible():
             edge.setVisible(True)
@@ -411,8 +390,8 @@ class ProjectedScene(QGraphicsScene):
             self._place_obstacle(item)
         if not self._building and not self._batch_move:
             self._update_edges(item.node_id)
-            if item.node_id in self._node_groups:
-                self._place_groups_of([item.node_id])
+            if item.node_id in self.annotations.node_groups:
+                self.annotations.place_groups_of([item.node_id])
 
     def _on_node_added(self, node_id: str) -> None:
         node = self.document.node(node_id)
@@ -421,7 +400,7 @@ class ProjectedScene(QGraphicsScene):
             item.set_connected(self._connected_handles(node_id))
             self._grow_scene_rect(item.sceneBoundingRect())
             self._reroute(self._links_across([node_id]))
-            self._place_groups_of([node_id])
+            self.annotations.place_groups_of([node_id])
 
     def _on_node_removed(self, node_id: str) -> None:
         item = self.node_items.pop(node_id, None)
@@ -434,7 +413,7 @@ class ProjectedScene(QGraphicsScene):
         if item is not None:
             self._item_removed(item)
             self.removeItem(item)
-        self._place_groups_of([node_id])
+        self.annotations.place_groups_of([node_id])
 
     def _remove_edge_item(self, key: ConnKey) -> None:
         edge = self.edge_items.pop(key, None)
@@ -495,7 +474,7 @@ class ProjectedScene(QGraphicsScene):
         if self.lazy:
             self.update()
             self._grow_scene_rect(self.items_bounds())
-        self._place_groups_of(ids)
+        self.annotations.place_groups_of(ids)
         keys = {k for nid in ids for k in self.node_edges.get(nid, ())}
         # Links that now pass under a moved card, found before any link changes (each change
         # would make the scene index the items again).
@@ -505,133 +484,12 @@ class ProjectedScene(QGraphicsScene):
 
     def _on_node_data_changed(self, node_id: str) -> None:
         self._refresh_node(node_id)
-        self._place_groups_of([node_id])
+        self.annotations.place_groups_of([node_id])
         self._reroute(self._links_across([node_id]))  # a card that grew (expanded) may now cover links
         for key in self.node_edges.get(node_id, ()):
             edge = self.edge_items.peek(key)
             if edge is not None:
                 edge.setToolTip(f"{self.node_title(key[0])} → {self.node_title(key[2])}")
-
-    # ------------------------------------------------------------------ notes and groups
-    def _index_groups(self) -> None:
-        """Each node's groups, and which nodes collapsed groups hide (from the document)."""
-        self._node_groups = defaultdict(set)
-        self._hidden = {}
-        for g in self.document.annotations("group"):
-            for nid in g.nodes:
-                self._node_groups[nid].add(g.id)
-                if g.collapsed:
-                    self._hidden.setdefault(nid, g.id)
-
-    def _add_annotation_items(self) -> None:
-        for note in self.document.annotations("note"):
-            self._add_note_item(note)
-        for group in self.document.annotations("group"):
-            self._add_group_item(group)
-
-    def _add_note_item(self, note) -> None:
-        item = NoteItem(note)
-        self.note_items[note.id] = item
-        self.addItem(item)
-
-    def _add_group_item(self, group) -> None:
-        item = GroupItem(group)
-        self.group_items[group.id] = item
-        self.addItem(item)
-        self._place_group(group.id)
-        item.set_group(group)
-
-    def _place_group(self, group_id: str) -> None:
-        group, item = self.document.annotation("group", group_id), self.group_items.get(group_id)
-        if group is None or item is None:
-            return
-        rects = [r for r in (self.obstacles.rects.get(nid) for nid in group.nodes) if r is not None]
-        bounds = None
-        if rects:
-            bounds = (
-                min(r[0] for r in rects),
-                min(r[1] for r in rects),
-                max(r[2] for r in rects),
-                max(r[3] for r in rects),
-            )
-        item.set_frame(bounds, len(rects))
-
-    def _place_groups_of(self, node_ids) -> None:
-        """Fit the frames of the groups of ``node_ids`` (after they moved, grew or went)."""
-        if not self._node_groups:
-            return
-        gids = {gid for nid in node_ids for gid in self._node_groups.get(nid, ())}
-        for gid in gids:
-            self._place_group(gid)
-            if self.group_items.get(gid) is not None and self.group_items[gid].collapsed:
-                self._update_edges_of_group(gid)
-
-    def _update_edges_of_group(self, group_id: str) -> None:
-        group = self.document.annotation("group", group_id)
-        if group is not None:
-            for nid in group.nodes:
-                self._update_edges(nid)
-
-    def _regroup(self, touched: set[str]) -> None:
-        """Groups changed: show or hide the nodes ``touched`` and route their links again."""
-        self._index_groups()
-        for nid in touched:
-            item = self.node_items.peek(nid)
-            if item is not None:
-                hide = nid in self._hidden
-                if hide and item.isSelected():
-                    item.setSelected(False)
-                item.setVisible(not hide)
-        for gid in list(self.group_items):
-            self._place_group(gid)
-        for nid in touched:
-            self._update_edges(nid)
-
-    def _on_annotation_added(self, kind: str, ann_id: str) -> None:
-        ann = self.document.annotation(kind, ann_id)
-        if ann is None:
-            return
-        if kind == "note":
-            self._add_note_item(ann)
-            return
-        self._index_groups()
-        self._add_group_item(ann)
-        self._regroup(set(ann.nodes))
-
-    def _on_annotation_removed(self, kind: str, ann_id: str) -> None:
-        items = self.note_items if kind == "note" else self.group_items
-        item = items.pop(ann_id, None)
-        if item is not None:
-            self.removeItem(item)
-        if kind == "group":
-            touched = {nid for nid, gids in self._node_groups.items() if ann_id in gids}
-            self._regroup(touched)
-
-    def _on_annotation_changed(self, kind: str, ann_id: str) -> None:
-        ann = self.document.annotation(kind, ann_id)
-        if ann is None:
-            return
-        if kind == "note":
-            item = self.note_items.get(ann_id)
-            if item is not None:
-                item.set_note(ann)
-            return
-        before = {nid for nid, gids in self._node_groups.items() if ann_id in gids}
-        item = self.group_items.get(ann_id)
-        if item is not None:
-            item.set_group(ann)
-        self._regroup(before | set(ann.nodes))
-
-    def group_item_at(self, pos: QPointF) -> GroupItem | None:
-        for item in self.items(
-            QRectF(pos.x() - 2, pos.y() - 2, 4, 4),
-            Qt.ItemSelectionMode.IntersectsItemShape,
-            Qt.SortOrder.DescendingOrder,
-            QTransform(),
-        ):
-            if isinstance(item, GroupItem):
-                return item
-        return None
 
     def _grow_scene_rect(self, rect: QRectF) -> None:
         if not self.sceneRect().contains(rect):
@@ -639,19 +497,7 @@ class ProjectedScene(QGraphicsScene):
 
     # ------------------------------------------------------------------ state pushed in by the window
     def set_issues(self, issues: list[Issue]) -> None:
-        per_node: dict[str, list[Issue]] = defaultdict(list)
-        for issue in issues:
-            for nid in issue.node_ids:
-                per_node[nid].append(issue)
-        wf = self.document.workflow
-        labels = node_labels(wf) if per_node else {}
-        kept: dict[str, tuple[str | None, str]] = {}
-        for nid, mine in per_node.items():
-            severity = "error" if any(i.is_error for i in mine) else "warning"
-            kept[nid] = (
-                severity,
-                "\n".join(f"{'Error' if i.is_error else 'Warning'}: {describe_issue(i, wf, labels)}" for i in mine),
-            )
+        kept = issue_tooltips(issues, self.document.workflow)
         self._issues = kept  # for items made later (a big document)
         for nid, item in self.node_items.items():
             item.set_issues(*kept.get(nid, (None, "")))
@@ -680,13 +526,9 @@ class ProjectedScene(QGraphicsScene):
         and the links it followed, ``(source, sourceHandle, target)``. :meth:`show_run` makes
         them from a :class:`engine.RunState`. Run state is never part of the document and
         never undoable."""
-        run = self.run
-        run.set(states, links, tips, badges, previews)
-        for nid, item in self.node_items.items():
-            run.apply(nid, item)
-        for key, edge in self.edge_items.items():
-            edge.set_followed(run.followed(key))
-        if run.running:
+        self.run.set(states, links, tips, badges, previews)
+        self.run.show_on(self.node_items, self.edge_items)
+        if self.run.running:
             if not self._pulse_timer.isActive():
                 self._pulse_timer.start()
         else:
@@ -702,15 +544,6 @@ class ProjectedScene(QGraphicsScene):
         self.run.show_outputs = on
         for nid, item in self.node_items.items():
             self.run.apply(nid, item)
-
-    def _advance_pulse(self) -> None:
-        self._pulse_phase = (self._pulse_phase + 0.12) % (2 * math.pi)
-        value = 0.5 + 0.5 * math.sin(self._pulse_phase)
-        for nid, state in self.run.states.items():
-            if state == "running":
-                item = self.node_items.peek(nid)
-                if item is not None:
-                    item.set_pulse(value)
 
     def set_snap(self, on: bool) -> None:
         self.snap_to_grid = on

@@ -18,6 +18,7 @@ its error becomes the card's tooltip, as a failed node's does.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from typing import Any
 
@@ -102,6 +103,7 @@ class RunOverlay:
         #: node id -> (duration and tokens, the last output's first lines): see output_previews
         self.previews: dict[str, tuple[str, str]] = {}
         self.show_outputs = True  # the outputs' lines under the cards (the View menu's toggle)
+        self.pulse_phase = 0.0  # the running cards' pulse (see pulse)
 
     def set(
         self,
@@ -117,7 +119,7 @@ class RunOverlay:
         self.badges = dict(badges or {})
         taken: dict[str, set[str]] = {}
         for source, handle, _target in self.links:
-            taken.setdefault(source, set()).add("condition-0" if handle == "true" else handle)
+            taken.setdefault(source, set()).add(handle)  # (loading named an if's legacy ``true`` condition-0)
         self.taken = {nid: frozenset(hs) for nid, hs in taken.items()}
         self.previews = dict(previews or {})
 
@@ -138,6 +140,21 @@ class RunOverlay:
 
     def followed(self, key: tuple[str, str, str, str]) -> bool:
         """Whether the run followed the link ``key`` (source, handle, target, target handle)."""
-        source, handle, target = key[0], key[1], key[2]
-        legacy = "condition-0" if handle == "true" else handle
-        return (source, handle, target) in self.links or (source, legacy, target) in self.links
+        return (key[0], key[1], key[2]) in self.links
+
+    def show_on(self, node_items: Any, edge_items: Any) -> None:
+        """Show the run on the items made so far (cards made later get it through ``apply``)."""
+        for nid, item in node_items.items():
+            self.apply(nid, item)
+        for key, edge in edge_items.items():
+            edge.set_followed(self.followed(key))
+
+    def pulse(self, node_items: Any) -> None:
+        """One step of the running cards' pulse (the scene's timer calls it while a run runs)."""
+        self.pulse_phase = (self.pulse_phase + 0.12) % (2 * math.pi)
+        value = 0.5 + 0.5 * math.sin(self.pulse_phase)
+        for nid, state in self.states.items():
+            if state == "running":
+                item = node_items.peek(nid)
+                if item is not None:
+                    item.set_pulse(value)

@@ -154,7 +154,7 @@ class CanvasScene(ProjectedScene):
             if node_item is not None:
                 node_item.setPos(x + d.x(), y + d.y())
         if item.collapsed:
-            self._update_edges_of_group(item.group_id)
+            self.annotations.update_edges_of_group(item.group_id)
 
     def group_drag_ended(self, item: GroupItem, delta: QPointF) -> None:
         """The drag of a group ended: its nodes move by ``delta`` in one undo step."""
@@ -162,7 +162,7 @@ class CanvasScene(ProjectedScene):
         if delta.x() or delta.y():
             self.document.move_group(item.group_id, delta.x(), delta.y())
         elif before:  # back where it was: nothing to record
-            self._place_group(item.group_id)
+            self.annotations.place_group(item.group_id)
 
     def selected_conn_keys(self) -> list[ConnKey]:
         return [it.key for it in self.selectedItems() if isinstance(it, EdgeItem)]

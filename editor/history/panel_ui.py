@@ -9,7 +9,7 @@ its slots; what they do is the panel's.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from PySide6.QtCore import QSize, Qt
 from PySide6.QtGui import QAction, QKeySequence, QPalette
@@ -44,15 +44,14 @@ from .model import (
     STATUS_LABELS,
 )
 
-if TYPE_CHECKING:
-    from .panel import HistoryPanel
-
 __all__ = ["setup_ui", "STATUS_FILTERS"]
 
 STATUS_FILTERS = ("paused", "running", "completed", "failed", "cancelled", "interrupted")
 
 
-def setup_ui(self: HistoryPanel) -> None:
+def setup_ui(self: QWidget) -> None:
+    """Make the widgets and actions of ``self``, the :class:`~editor.history.panel.HistoryPanel`
+    (typed as the QWidget it is: this module, which the panel imports, does not import it back)."""
     lay = QVBoxLayout(self)
     lay.setContentsMargins(6, 6, 6, 6)
     lay.setSpacing(6)
@@ -230,7 +229,7 @@ def setup_ui(self: HistoryPanel) -> None:
     lay.addWidget(self._message)
 
 
-def _make_actions(self: HistoryPanel) -> None:
+def _make_actions(self: QWidget) -> None:
     st = self.style()
 
     def act(text: str, slot: Any, tip: str, keys: tuple = (), icon: QStyle.StandardPixmap | None = None) -> QAction:

@@ -1,4 +1,5 @@
-"""Inspector pages of the core kinds: ``agent``, ``start``, ``if`` (conditions) and ``approval``.
+"""Inspector pages of the core kinds: ``agent``, ``start`` and ``if`` (conditions); ``approval``'s
+is in :mod:`.approval_page`.
 
 Each page is made for a :class:`~editor.panels.inspector_pages.PageHost` (the inspector),
 shows a node's data given as plain data (``load(node.data.model_dump())``) and writes every
@@ -25,11 +26,12 @@ from ..resources import icon_path
 from .conditions import ConditionRow
 from .inspector_host import PageHost
 from .kind_pages import FlowToolsList
+from .mcp_pages import McpToolPicker
 from .prompt_edit import PromptEdit, prompt_with_insert, title_label
 from .schema_editor import DEFAULT_SCHEMA, SchemaEditor
 from .variables import VariablesTable
 
-__all__ = ["AgentPage", "StartPage", "ConditionPage", "ApprovalPage", "form_page", "hint_label"]
+__all__ = ["AgentPage", "StartPage", "ConditionPage", "form_page", "hint_label"]
 
 
 def form_page(page: QWidget) -> QFormLayout:
@@ -98,8 +100,12 @@ class AgentPage(QWidget):
         tl.addWidget(self.web)
         tl.addWidget(self.subs)
         self.flows = FlowToolsList(lambda: list(host.library_flows()))
-        self.flows.edited.connect(lambda ids: host.edit_field("tools.flows", ids, False))
+        self._flow_asks: set[str] = set()  # flows whose calls ask for approval ({flow, approve: "ask"})
+        self.flows.edited.connect(self._flows_edited)
         tl.addWidget(self.flows)
+        self.mcp = McpToolPicker(lambda: host.doc.workflow)
+        self.mcp.edited.connect(lambda entries: host.edit_field("tools.mcp", entries, False))
+        tl.addWidget(self.mcp)
         form.addRow("Tools", tools)
         self.structured = QCheckBox("Answer with JSON fields")
         self.structured.setObjectName("structuredAnswer")
@@ -116,6 +122,11 @@ class AgentPage(QWidget):
     def heading(self, node: Any) -> str:
         return f"{'Subagent' if _is_subagent(self.host) else 'Agent'} · {node.id}"
 
+    def _flows_edited(self, ids: Any) -> None:
+        """The flows ticked; one that asked for approval keeps asking (``{flow, approve}``)."""
+        entries = [{"flow": i, "approve": "ask"} if i in self._flow_asks else i for i in ids or ()]
+        self.host.edit_field("tools.flows", entries or None, False)
+
     def load(self, data: dict[str, Any]) -> None:
         self.title.setText("Subagent" if _is_subagent(self.host) else "Agent")
         if self.name.text() != data["agentName"]:
@@ -130,7 +141,12 @@ class AgentPage(QWidget):
         tools = data.get("tools") or {}
         self.web.setChecked(bool(tools.get("web_search")))
         self.subs.setChecked(bool(tools.get("subagents")))
-        self.flows.load(tools.get("flows"))
+        refs = tools.get("flows") or []
+        self._flow_asks = {
+            str(r.get("flow") or r.get("id")) for r in refs if isinstance(r, dict) and r.get("approve") == "ask"
+        }
+        self.flows.load([str(r.get("flow") or r.get("id") or "") if isinstance(r, dict) else r for r in refs] or None)
+        self.mcp.load(tools.get("mcp"))
         fmt = data.get("responseFormat")
         structured = isinstance(fmt, dict) and fmt.get("type") == "json_schema"
         self.structured.setChecked(structured)
@@ -319,21 +335,3 @@ class ConditionPage(QWidget):
         row.remove_requested.connect(lambda: self.remove_condition(i))
         self.rows_layout.addWidget(row)
         return row
-
-
-class ApprovalPage(QWidget):
-    """An approval: the message shown to whoever approves or rejects."""
-
-    def __init__(self, host: PageHost) -> None:
-        super().__init__()
-        form = form_page(self)
-        self.prompt = PromptEdit("The message shown to the approver")
-        host.bind_text(self.prompt, "prompt")
-        form.addRow(title_label("Approval"))
-        form.addRow("Message to the approver", self.prompt)
-        form.addRow(
-            hint_label("The run pauses here until someone approves or rejects; each decision follows its branch.")
-        )
-
-    def load(self, data: dict[str, Any]) -> None:
-        self.prompt.set_text_keep_cursor(data["prompt"])

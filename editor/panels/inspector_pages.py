@@ -18,11 +18,13 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QWidget
 
+from .approval_page import ApprovalPage
 from .browser_page import BrowserPage
 from .code_pages import CodePage, ScriptPage
-from .core_pages import AgentPage, ApprovalPage, ConditionPage, StartPage
+from .core_pages import AgentPage, ConditionPage, StartPage
 from .inspector_host import InspectorPage, PageFactory, PageHost
 from .kind_pages import ActionPage, FlowPage
+from .mcp_pages import McpPage
 from .routes import RouterPage
 from .web_pages import HttpPage, start_variables
 
@@ -77,5 +79,6 @@ for _kind, _factory in (
     ("code", CodePage),
     ("script", ScriptPage),
     ("browser", BrowserPage),
+    ("mcp", McpPage),
 ):
     register_inspector_page(_kind, _factory)

@@ -17,6 +17,7 @@ the library caches per file); the window calls it after a save and when the pane
 from __future__ import annotations
 
 import time
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -109,6 +110,7 @@ class LibraryPanel(QWidget):
         self.setMinimumWidth(290)  # room for the search field and a flow's lines (only while the dock is shown)
         self._library = library
         self._loading = False
+        self.next_runs: dict[str, Any] = {}  # scheduled flows' next runs, by flow id (set_next_runs)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
         lay.setSpacing(4)
@@ -181,6 +183,23 @@ class LibraryPanel(QWidget):
         except (OSError, FlowdeskError):
             return []
 
+    def set_next_runs(self, next_runs: dict[str, Any]) -> None:
+        """Each scheduled flow's next run (epoch seconds), or why its schedule cannot run (text),
+        by flow id: shown under the flow (the schedules controller keeps it up to date)."""
+        if next_runs != self.next_runs:
+            self.next_runs = dict(next_runs)
+            self.refresh()
+
+    def _schedule_line(self, flow: LibraryFlow) -> str:
+        when = self.next_runs.get(flow.id)
+        if when is None:
+            return ""
+        if isinstance(when, str):
+            return f"\n⏰ schedule not running: {when}"
+        at = datetime.fromtimestamp(when)
+        shown = at.strftime("%H:%M" if at.date() == datetime.now().date() else "%a %d %b %H:%M")
+        return f"\n⏰ next run {shown}"
+
     def refresh(self) -> None:
         current = self.selected_flow()
         keep = current.path if current is not None else None
@@ -188,7 +207,7 @@ class LibraryPanel(QWidget):
         try:
             self.list.clear()
             for flow in self.flows():
-                item = QListWidgetItem(flow_summary(flow))
+                item = QListWidgetItem(flow_summary(flow) + self._schedule_line(flow))
                 item.setData(FlowRole, flow)
                 item.setToolTip(self._tooltip(flow))
                 flags = item.flags() | Qt.ItemFlag.ItemIsUserCheckable

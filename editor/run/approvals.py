@@ -4,6 +4,8 @@ Invariants
 * The panel shows exactly the requests it was last given (``set_requests``); the first is
   the *active* card (Approve / Reject enabled, note field editable), the others wait,
   showing their prompt and the output they will review.
+* An approval's options are buttons beside Approve / Reject (the decision is the label); one
+  that times out says when and what it then takes.
 * A decision is a request, not an action: the panel emits ``decision_requested(node_id,
   decision, note)`` and disables its buttons until it is given new requests, so a
   double click cannot answer twice.
@@ -14,9 +16,16 @@ Invariants
   text (None when untouched); the console sends it with the decision, so it is what flows on.
 * Keyboard: Ctrl+Return approves, Ctrl+Shift+Return rejects the active card (the
   shortcuts live on the panel's parent console, so they work wherever focus is in it).
+* A tool call waiting for approval (``request.tool_call``) shows the tool (and its MCP server)
+  and its arguments as editable JSON, checked as typed against the tool's input schema
+  (``engine.check_tool_arguments``): Approve is enabled only while they are a valid object.
+  ``edited_arguments`` is the edit (None when untouched); the console sends it with the decision.
 """
 
 from __future__ import annotations
+
+import json
+from datetime import datetime
 
 from PySide6.QtCore import QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
@@ -35,7 +44,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from engine import word_diff
+from engine import check_tool_arguments, word_diff
 
 from .bridge import ApprovalRequest
 
@@ -73,7 +82,7 @@ class _FitBrowser(QTextBrowser):
 class ApprovalCard(QFrame):
     """One approval: prompt, the output under review (Markdown), a note, Approve / Reject."""
 
-    decision_requested = Signal(str, str, str)  # node_id, "approve"|"reject", note
+    decision_requested = Signal(str, str, str)  # node_id, "approve"|"reject"|an option's label, note
 
     def __init__(self, request: ApprovalRequest, position: int, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -120,11 +129,27 @@ class ApprovalCard(QFrame):
         for b in (self.approve_button, self.reject_button):
             b.setEnabled(request.active)
             head.addWidget(b)
+        # An approval's options: one more button each, beside Approve and Reject (its own branch).
+        self.option_buttons: list[QPushButton] = []
+        for label in request.options:
+            b = QPushButton(label)
+            b.setObjectName("optionButton")
+            b.setProperty("decision", label)
+            b.setToolTip(f"Continue on the '{label}' branch")
+            b.setEnabled(request.active)
+            b.clicked.connect(lambda _=False, label=label: self.decide(label))
+            head.addWidget(b)
+            self.option_buttons.append(b)
         if not request.active:  # a waiting card shows what it will ask, not controls it cannot use yet
             head.addStretch(1)
-            for w in (self.note_edit, self.approve_button, self.reject_button):
+            for w in (self.note_edit, self.approve_button, self.reject_button, *self.option_buttons):
                 w.setVisible(False)
         lay.addLayout(head)
+        self.deadline_label = QLabel(self._deadline_text())
+        self.deadline_label.setObjectName("approvalDeadline")
+        self.deadline_label.setStyleSheet("color: #d97706")
+        self.deadline_label.setVisible(request.deadline is not None)
+        lay.addWidget(self.deadline_label)
 
         self.prompt_label = QLabel(request.prompt)
         self.prompt_label.setWordWrap(True)
@@ -177,6 +202,66 @@ class ApprovalCard(QFrame):
         self.revert_button.clicked.connect(lambda: self.editor.setPlainText(self.request.input_text))
         self.approve_button.clicked.connect(lambda: self.decide("approve"))
         self.reject_button.clicked.connect(lambda: self.decide("reject"))
+        self.arguments_edit: QPlainTextEdit | None = None
+        if request.tool_call:
+            self._tool_call_part(lay, request.tool_call)
+
+    # ---------------------------------------------------------------- a tool call's arguments
+    def _tool_call_part(self, lay: QVBoxLayout, call: dict) -> None:
+        """The tool and its arguments (editable JSON) instead of an output to review."""
+        tool = str(call.get("tool") or "")
+        shown = f"{call['server']}/{tool}" if call.get("server") else tool
+        self.tool_label = QLabel(f"Tool: <b>{_esc(shown)}</b>")
+        self.tool_label.setObjectName("approvalTool")
+        lay.insertWidget(lay.indexOf(self.review), self.tool_label)
+        for w in (self.review, self._tools):
+            w.setVisible(False)
+        self._original_arguments = call.get("arguments") if isinstance(call.get("arguments"), dict) else {}
+        self.arguments_edit = QPlainTextEdit(json.dumps(self._original_arguments, indent=2, ensure_ascii=False), self)
+        self.arguments_edit.setObjectName("approvalArguments")
+        self.arguments_edit.setFixedHeight(110)
+        self.arguments_edit.setReadOnly(not self.request.active)
+        lay.addWidget(self.arguments_edit)
+        self.arguments_error = QLabel("")
+        self.arguments_error.setObjectName("approvalArgumentsError")
+        self.arguments_error.setStyleSheet("color: #dc2626")
+        self.arguments_error.setWordWrap(True)
+        lay.addWidget(self.arguments_error)
+        self.arguments_edit.textChanged.connect(self._arguments_changed)
+
+    def arguments_problem(self) -> str | None:
+        """Why the arguments as typed cannot be sent (None: they can)."""
+        if self.arguments_edit is None:
+            return None
+        try:
+            value = json.loads(self.arguments_edit.toPlainText() or "{}")
+        except ValueError as err:
+            return f"Not valid JSON: {err}"
+        schema = (self.request.tool_call or {}).get("schema")
+        return check_tool_arguments(schema if isinstance(schema, dict) else None, value)
+
+    def _arguments_changed(self) -> None:
+        problem = self.arguments_problem()
+        self.arguments_error.setText(problem or "")
+        if self.request.active:
+            self.approve_button.setEnabled(problem is None)
+
+    @property
+    def edited_arguments(self) -> dict | None:
+        """The arguments as edited (None when untouched or not a tool call)."""
+        if self.arguments_edit is None or self.arguments_problem() is not None:
+            return None
+        value = json.loads(self.arguments_edit.toPlainText() or "{}")
+        return value if value != self._original_arguments else None
+
+    def _deadline_text(self) -> str:
+        """ "Times out at 14:05:10: reject" for an approval that times out ("" otherwise)."""
+        r = self.request
+        if r.deadline is None:
+            return ""
+        at = datetime.fromtimestamp(r.deadline)
+        shown = at.strftime("%H:%M:%S" if at.date() == datetime.now().date() else "%Y-%m-%d %H:%M")
+        return f"Times out at {shown}: then it takes '{r.on_timeout}'"
 
     @property
     def edited_output(self) -> str | None:
@@ -206,10 +291,14 @@ class ApprovalCard(QFrame):
             self.changes.setHtml(diff_html(self.request.input_text, self.editor.toPlainText()))
 
     def decide(self, decision: str) -> None:
-        if not self.request.active or not self.approve_button.isEnabled():
+        if not self.request.active or not self.reject_button.isEnabled():
+            return
+        if decision == "approve" and (not self.approve_button.isEnabled() or self.arguments_problem()):
             return
         self.approve_button.setEnabled(False)
         self.reject_button.setEnabled(False)
+        for b in self.option_buttons:
+            b.setEnabled(False)
         self.decision_requested.emit(self.request.node_id, decision, self.note_edit.text())
 
 
@@ -253,11 +342,16 @@ class ApprovalsPanel(QWidget):
         return self.cards[0] if self.cards and self.cards[0].request.active else None
 
     def set_requests(self, requests: list[ApprovalRequest]) -> None:
-        key = tuple((r.node_id, r.input_text, r.active) for r in requests)
+        key = tuple(
+            (r.node_id, r.input_text, r.active, json.dumps(r.tool_call, default=str), r.options, r.deadline)
+            for r in requests
+        )
         if key == self._key:
             if self.active_card is not None:  # same requests: re-enable after a refused decision
                 self.active_card.approve_button.setEnabled(True)
                 self.active_card.reject_button.setEnabled(True)
+                for b in self.active_card.option_buttons:
+                    b.setEnabled(True)
             return
         was_waiting = bool(self._key)
         self._key = key
@@ -294,6 +388,13 @@ class ApprovalsPanel(QWidget):
         for card in self.cards:
             if card.request.node_id == node_id:
                 return card.edited_output
+        return None
+
+    def edited_arguments(self, node_id: str) -> dict | None:
+        """The edited arguments of the tool call card for ``node_id`` (None when not edited)."""
+        for card in self.cards:
+            if card.request.node_id == node_id:
+                return card.edited_arguments
         return None
 
     def decide_active(self, decision: str) -> None:

@@ -47,6 +47,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -67,6 +68,7 @@ from engine import (
     Workflow,
     as_text,
     make_resolver,
+    option_labels,
 )
 
 __all__ = ["RunBridge", "ApprovalRequest"]
@@ -85,6 +87,11 @@ class ApprovalRequest:
     prompt: str
     input_text: str  # the output under review
     active: bool
+    #: A tool call waiting for approval: ``{kind: "tool_call", tool, server?, arguments, schema, ...}``.
+    tool_call: dict | None = None
+    options: tuple[str, ...] = ()  # decisions besides approve/reject (an approval's option labels)
+    deadline: float | None = None  # when the approval takes on_timeout (epoch seconds; active card only)
+    on_timeout: str | None = None
 
 
 class RunBridge(QObject):
@@ -112,6 +119,7 @@ class RunBridge(QObject):
         self.run_factory: Any = Run
         self.run_state = RunState()
         self._wait_prompts: dict[str, str] = {}  # node id -> the prompt of its last wait_input (subflows)
+        self._timeout_handle: asyncio.TimerHandle | None = None  # the pending approval's deadline
         self._recorder: RunRecorder | None = None
         self._buffer: list[RunEvent] = []
         self._armed = False
@@ -159,10 +167,55 @@ class RunBridge(QObject):
                 or self._wait_prompts.get(node_id)
                 or "Approve or reject to continue."
             )
+            call = None
+            if i == 0:
+                extra = getattr(run, "waiting_extra", lambda: None)()
+                if isinstance(extra, dict) and extra.get("kind") == "tool_call":
+                    call = extra
+                    prompt = run.waiting_prompt() or prompt
+            timeout = run.pause_timeout() if i == 0 and hasattr(run, "pause_timeout") else None
+            if i == 0 and hasattr(run, "decisions"):
+                options = tuple(d for d in run.decisions() if d not in ("approve", "reject"))
+            else:
+                options = tuple(option_labels(node.data)) if node is not None and node.type == "approval" else ()
             out.append(
-                ApprovalRequest(node_id, node.title if node is not None else node_id, prompt, as_text(value), i == 0)
+                ApprovalRequest(
+                    node_id,
+                    node.title if node is not None else node_id,
+                    prompt,
+                    as_text(value),
+                    i == 0,
+                    tool_call=call,
+                    options=options,
+                    deadline=timeout[0] if timeout else None,
+                    on_timeout=timeout[1] if timeout else None,
+                )
             )
         return out
+
+    # ------------------------------------------------------------------ approvals that time out
+    def _arm_timeout(self, run: Any) -> None:
+        """At the pending approval's deadline the run takes its onTimeout decision (docs/design.md:
+        the run takes it; a run taken up after its deadline takes it at once)."""
+        if self._timeout_handle is not None:
+            self._timeout_handle.cancel()
+            self._timeout_handle = None
+        timeout = run.pause_timeout() if hasattr(run, "pause_timeout") else None  # (a remote run: the server's timer)
+        if timeout is None or run.status != RunStatus.PAUSED:
+            return
+        delay = max(0.0, timeout[0] - time.time())
+        self._timeout_handle = asyncio.get_event_loop().call_later(delay, self._time_out, run)
+
+    def _time_out(self, run: Any) -> None:
+        self._timeout_handle = None
+        if run is not self.run or run.status != RunStatus.PAUSED or not shiboken6.isValid(self):
+            return
+        if self.is_busy or not run.overdue():  # an operation still settling, or a clock a little behind
+            self._timeout_handle = asyncio.get_event_loop().call_later(0.2, self._time_out, run)
+            return
+        if not self._claim_stored(run):
+            return
+        self._task = asyncio.ensure_future(self._drive(run, run.expire()))
 
     # ------------------------------------------------------------------ requests
     def start(
@@ -264,6 +317,7 @@ class RunBridge(QObject):
         self.links_followed.emit(frozenset(self.run_state.links))
         self.status_changed.emit(str(run.status))
         self.approvals_changed.emit()
+        self._arm_timeout(run)
         return run
 
     def _claim_stored(self, run: Run) -> bool:
@@ -279,7 +333,7 @@ class RunBridge(QObject):
             return False
         return True
 
-    def resume(self, decision: str, note: str = "", output: str | None = None) -> None:
+    def resume(self, decision: str, note: str = "", output: str | None = None, arguments: Any = None) -> None:
         """Answer the active approval with ``decision`` ("approve" or "reject") and ``note``;
         ``output``: the reviewer's edit of the output under review (what flows on)."""
         run = self.run
@@ -295,14 +349,23 @@ class RunBridge(QObject):
         # A decision that comes while the pause is still being stored (the approval is shown
         # once its events are committed) follows that, rather than being refused.
         previous = self._task if self.is_busy else None
-        self._task = asyncio.ensure_future(self._drive(run, self._resume_after(previous, run, decision, note, output)))
+        self._task = asyncio.ensure_future(
+            self._drive(run, self._resume_after(previous, run, decision, note, output, arguments))
+        )
 
     @staticmethod
     async def _resume_after(
-        previous: asyncio.Task | None, run: Run, decision: str, note: str, output: str | None = None
+        previous: asyncio.Task | None,
+        run: Run,
+        decision: str,
+        note: str,
+        output: str | None = None,
+        arguments: Any = None,
     ) -> RunStatus:
         if previous is not None:
             await asyncio.wait({previous})
+        if arguments is not None:  # (a tool call's edited arguments)
+            return await run.resume(decision, note, output=output, arguments=arguments)
         return await run.resume(decision, note, output=output)
 
     def cancel(self) -> None:
@@ -429,6 +492,8 @@ class RunBridge(QObject):
                 return
         self.flush()
         self.approvals_changed.emit()
+        if run.status == RunStatus.PAUSED:
+            self._arm_timeout(run)
         if run.status.is_final and not self._finished_emitted:
             self._finished_emitted = True
             run.remove_listener(self._on_event)

@@ -698,7 +698,11 @@ class RunConsole(QWidget):
             self._refresh_approvals()
             return
         try:
-            self.bridge.resume(decision, note, output=self.approvals.edited_output(node_id))
+            arguments = self.approvals.edited_arguments(node_id)
+            if arguments is not None:  # a tool call's arguments, edited
+                self.bridge.resume(decision, note, output=self.approvals.edited_output(node_id), arguments=arguments)
+            else:
+                self.bridge.resume(decision, note, output=self.approvals.edited_output(node_id))
         except RunStateError as err:
             self._on_error(str(err))
             self._refresh_approvals()

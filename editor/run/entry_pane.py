@@ -3,14 +3,20 @@
 Content is shown as its type asks (markdown answers, highlighted JSON, plain text); a
 subagent call shows its typed fields and message as the JSON object the wire form has; a
 step shows when it started, how and when it ended, and where the rest of it is.
+
+An answer being streamed is rendered again as it grows, at most every
+:data:`STREAM_REFRESH` seconds (the last piece always shown): rendering its whole text as
+Markdown for every piece (twice per piece: the console shows the latest answer and the entry
+that changed) took the window's time from painting the log's rows.
 """
 
 from __future__ import annotations
 
 import base64
+import time
 from collections.abc import Callable
 
-from PySide6.QtCore import Qt, QUrl
+from PySide6.QtCore import Qt, QTimer, QUrl
 from PySide6.QtGui import QImage, QTextDocument
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QTextBrowser, QToolButton, QVBoxLayout, QWidget
 
@@ -20,8 +26,9 @@ from .details import format_usage, highlight_json, render_content
 from .log_model import STREAMING, LogEntry, format_time
 from .log_view import TYPE_COLOURS, end_line
 
-__all__ = ["EntryPane"]
+__all__ = ["EntryPane", "STREAM_REFRESH"]
 
+STREAM_REFRESH = 0.05  # seconds between two renderings of a streamed answer's growing text
 _PROMPT = "Select an entry to see it in full."
 
 
@@ -52,6 +59,10 @@ class EntryPane(QWidget):
         #: Reads a stored attachment's bytes by its id (a screenshot of a run read from the store,
         #: whose event keeps only the id): set by the console; None: only live events show one.
         self.attachment_source: Callable[[str], bytes | None] | None = None
+        self._rendered = 0.0  # when the shown entry was last rendered (time.monotonic)
+        self._later = QTimer(self)  # the streamed text that came since, rendered when it fires
+        self._later.setSingleShot(True)
+        self._later.timeout.connect(lambda: self.show_entry(self.entry))
 
     def copy_text(self) -> str:
         """What Copy puts on the clipboard: the entry's content; for a step, its summary as shown."""
@@ -66,6 +77,14 @@ class EntryPane(QWidget):
         self.view.clear()
 
     def show_entry(self, entry: LogEntry | None) -> None:
+        if entry is not None and entry is self.entry and entry.type == STREAMING:
+            wait = self._rendered + STREAM_REFRESH - time.monotonic()
+            if wait > 0:  # the same answer grew again within the interval: shown when it ends
+                if not self._later.isActive():
+                    self._later.start(max(1, round(wait * 1000)))
+                return
+        self._later.stop()
+        self._rendered = time.monotonic()
         if entry is None:
             self.clear()
             return

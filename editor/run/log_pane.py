@@ -2,12 +2,14 @@
 
 Concept: the entries of :class:`~editor.run.log_model.LogModel` pass through a
 :class:`~editor.run.log_model.LogFilterProxy` (node, type groups, text, collapsed steps) into
-a ``QListView`` painted by :class:`~editor.run.log_view.LogDelegate`. The pane owns the
-filter widgets and the view; the console owns the model and the proxy and says what to show.
+a list view (:class:`~editor.run.log_view.LogListView`) painted by
+:class:`~editor.run.log_view.LogDelegate`. The pane owns the filter widgets and the view; the
+console owns the model and the proxy and says what to show.
 
 Invariants
 * The view has uniform row heights and paints through its delegate: 20,000 entries cost
-  what is visible, not what is stored.
+  what is visible, not what is stored; a row that changed (a streamed answer growing) is
+  repainted alone.
 * The node filter is one string-list model filled in one call (a big workflow has 100k
   nodes), from a :class:`~editor.run.log_model.NodeNames` made once per workflow.
 * The list follows the tail while a run is live, unless the user scrolled up; it follows
@@ -27,7 +29,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
-    QListView,
     QMenu,
     QToolButton,
     QVBoxLayout,
@@ -37,7 +38,7 @@ from PySide6.QtWidgets import (
 from engine import SYSTEM_NODE, EventType
 
 from .log_model import TYPE_GROUPS, EntryRole, LogEntry, LogFilterProxy, LogModel, NodeNames
-from .log_view import LogDelegate
+from .log_view import LogDelegate, LogListView
 
 __all__ = ["LogPane", "LONG_LOG"]
 
@@ -97,7 +98,7 @@ class LogPane(QWidget):
         filters.addWidget(self.search_edit, 1)
         filters.addWidget(self.collapse_button)
         ll.addLayout(filters)
-        self.view = QListView()
+        self.view = LogListView()
         self.view.setObjectName("runLog")
         self.view.setModel(self.proxy)
         self.view.setUniformItemSizes(True)

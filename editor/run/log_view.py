@@ -12,15 +12,23 @@ from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QEvent, QModelIndex, QPersistentModelIndex, QRect, QSize, Qt
-from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QMouseEvent, QPainter, QPen
-from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem
+from PySide6.QtGui import QAccessible, QBrush, QColor, QFont, QFontMetrics, QMouseEvent, QPainter, QPen
+from PySide6.QtWidgets import QListView, QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
 from engine import SUBAGENT_CALL_TYPES, SYSTEM_NODE, EventType, format_duration
 
 from .details import format_usage
 from .log_model import FLOW_CALL_TYPES, STREAMING, EntryRole, LogEntry, format_time
 
-__all__ = ["LogDelegate", "TYPE_COLOURS", "summary_for", "subagent_line", "flow_call_line", "code_log_fields"]
+__all__ = [
+    "LogDelegate",
+    "LogListView",
+    "TYPE_COLOURS",
+    "summary_for",
+    "subagent_line",
+    "flow_call_line",
+    "code_log_fields",
+]
 
 STDERR = "code_log:stderr"  # the colour key of a code_log line written to stderr
 
@@ -64,6 +72,34 @@ TYPE_COLOURS: dict[str, str] = {
     "browser_blocked": "#b45309",
 }
 INDENT = 18  # pixels per nesting level of a subflow's entries
+
+
+class LogListView(QListView):
+    """The log's list: a row whose data changed is repainted alone.
+
+    A streamed answer changes one row (its text, its "streaming… N chars") for every piece
+    that arrives; QListView's own ``dataChanged`` repaints the whole viewport for it (every
+    visible row through the delegate: most of the console's time per token). The rows all
+    have one height (``uniformItemSizes``), so only that row's rectangle needs painting."""
+
+    def dataChanged(  # noqa: N802 (Qt override)
+        self,
+        top_left: QModelIndex | QPersistentModelIndex,
+        bottom_right: QModelIndex | QPersistentModelIndex,
+        roles: Any = (),
+    ) -> None:
+        if (
+            top_left == bottom_right
+            and top_left.isValid()
+            and self.uniformItemSizes()
+            and not QAccessible.isActive()  # (a screen reader is told of the change by Qt's own)
+            and not self.isPersistentEditorOpen(top_left)
+        ):
+            rect = self.visualRect(top_left)
+            if rect.intersects(self.viewport().rect()):
+                self.viewport().update(rect)
+            return
+        super().dataChanged(top_left, bottom_right, roles)
 
 
 class LogDelegate(QStyledItemDelegate):

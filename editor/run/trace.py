@@ -13,7 +13,8 @@ Concepts and invariants
 * Flows called as an agent's tools (``flow_call_start``/``_end``/``_error``) are shown next to
   the subagent calls, under the same step (or the subagent call that made them, by
   ``parentCallId``), read from their events' typed fields (``callId``, ``flowId``,
-  ``flowName``; ``content`` the arguments, the result or the error).
+  ``flowName``; ``content`` the arguments, the result or the error). MCP tools
+  (``tool_call_*``: ``tool``, ``server``, ``callId``) are shown the same way.
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ from .details import format_usage
 __all__ = ["SubagentTrace", "FLOW_CALL_TYPES"]
 
 FLOW_CALL_TYPES = frozenset({"flow_call_start", "flow_call_end", "flow_call_error"})
+# MCP tools called by a model or an mcp step (fields tool, server, callId): shown as flow calls are.
+TOOL_CALL_TYPES = frozenset({"tool_call_start", "tool_call_end", "tool_call_error"})
 
 _STATUS_COLOURS = {"running": QColor("#2563eb"), "done": QColor("#15803d"), "failed": QColor("#b91c1c")}
 CallRole = Qt.ItemDataRole.UserRole + 1
@@ -130,7 +133,7 @@ class SubagentTrace(QWidget):
         """Show the calls ``events`` touched, as ``state`` (fed with them already) has them."""
         touched: dict[str, None] = {}
         for ev in events:
-            if ev.type in FLOW_CALL_TYPES:
+            if ev.type in FLOW_CALL_TYPES or ev.type in TOOL_CALL_TYPES:
                 self._flow_call(ev)
                 continue
             if ev.type in SUBAGENT_CALL_TYPES and ev.extra_json:
@@ -144,14 +147,19 @@ class SubagentTrace(QWidget):
 
     def _flow_call(self, ev: RunEvent) -> None:
         x = ev.extra or {}
+        tool = ev.type in TOOL_CALL_TYPES
         call_id = str(x.get("callId") or f"{ev.node_id}:{x.get('flowId', '')}")
         call = self.flow_calls.get(call_id)
         item = self._items.get(call_id)
         if call is None or item is None:
-            name = str(x.get("flowName") or x.get("flowId") or "flow")
+            if tool:
+                name = f"{x.get('server') or '?'}/{x.get('tool') or 'tool'}"
+            else:
+                name = str(x.get("flowName") or x.get("flowId") or "flow")
             call = self.flow_calls[call_id] = {
+                "kind": "tool" if tool else "flow",
                 "name": name,
-                "flowId": x.get("flowId"),
+                "flowId": x.get("server") if tool else x.get("flowId"),
                 "state": "running",
                 "input": "",
                 "output": "",
@@ -162,16 +170,19 @@ class SubagentTrace(QWidget):
             parent_item = (self._items.get(parent_call) if isinstance(parent_call, str) else None) or self._step_item(
                 str(x.get("parentNodeId") or ev.node_id)
             )
-            item = QTreeWidgetItem([f"⇢ flow {name}", "", "", "", ""])
+            item = QTreeWidgetItem([f"⇢ {call['kind']} {name}", "", "", "", ""])
             item.setData(0, CallRole, call_id)
-            item.setToolTip(0, f"Library flow {name} ({x.get('flowId', '?')}) called as a tool · call {call_id}")
+            if tool:
+                item.setToolTip(0, f"MCP tool {name} · call {call_id}")
+            else:
+                item.setToolTip(0, f"Library flow {name} ({x.get('flowId', '?')}) called as a tool · call {call_id}")
             parent_item.addChild(item)
             parent_item.setExpanded(True)
             self._items[call_id] = item
-        if ev.type == "flow_call_start":
+        if ev.type.endswith("_start"):
             call["input"], call["started"] = ev.content, ev.timestamp
         else:
-            call["state"] = "done" if ev.type == "flow_call_end" else "failed"
+            call["state"] = "done" if ev.type.endswith("_end") else "failed"
             call["output"], call["ended"] = ev.content, ev.timestamp
         item.setText(1, call["state"])
         item.setForeground(1, _STATUS_COLOURS.get(call["state"], QColor("#6b7280")))
@@ -235,7 +246,8 @@ class SubagentTrace(QWidget):
         if flow is not None:
             failed = flow["state"] == "failed"
             self.detail.setMarkdown(
-                f"### Flow {flow['name']}\n\n`{flow.get('flowId') or ''}` · {flow['state']}\n\n"
+                f"### {'Tool' if flow.get('kind') == 'tool' else 'Flow'} {flow['name']}\n\n"
+                f"`{flow.get('flowId') or ''}` · {flow['state']}\n\n"
                 f"**Arguments**\n\n{_quote(flow['input'])}\n\n**{'Error' if failed else 'Result'}**"
                 f"\n\n{_quote(flow['output'] or '(none yet)')}\n"
             )

@@ -6,22 +6,24 @@ its concern (:mod:`editor.controllers`), which the window builds before its menu
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any
 
 from PySide6.QtCore import QPointF, Qt
 from PySide6.QtGui import QAction, QIcon, QKeySequence
-from PySide6.QtWidgets import QInputDialog, QLabel, QMenu, QSizePolicy, QToolBar, QWidget
+from PySide6.QtWidgets import QInputDialog, QLabel, QMainWindow, QMenu, QSizePolicy, QToolBar, QWidget
 
 from engine import NOTE_COLORS, set_show_browser, show_browser
 
 from ..document import PALETTE_KINDS
+from ..panels.mcp_pages import McpServersDialog
 from ..panels.palette import DESCRIPTIONS, entry_icon, note_icon
 from ..resources import icon_path
 from .settings import settings
 from .welcome import sample_list
 
-if TYPE_CHECKING:
-    from ..main_window import MainWindow
+# The window these functions build into (editor.main_window.MainWindow), typed as the Qt class it
+# is: the window imports this module, which does not import the window back.
+MainWindow = QMainWindow
 
 
 def action(
@@ -231,6 +233,7 @@ def build_menus(w: MainWindow) -> None:
     v.addActions([w.act_layout, w.act_collapse, w.act_snap, w.act_minimap, w.act_outputs])
     v.addSeparator()
     docks = [w.palette_dock, w.inspector_dock, w.problems_dock, w.run_console_dock, w.history_dock, w.library_dock]
+    docks.append(w.inbox_dock)
     for dock in docks:
         v.addAction(dock.toggleViewAction())
         # Shown from the menu, a dock comes to the front of the tabs it shares (the library
@@ -244,6 +247,7 @@ def build_menus(w: MainWindow) -> None:
     w.provider_menu = r.addMenu("LLM &Provider")
     w.provider_menu.aboutToShow.connect(lambda: w.providers.fill_provider_menu(w.provider_menu))
     r.addAction("Provider &Settings…", w.providers.open_provider_settings)
+    r.addAction("&MCP Servers…", lambda: _open_mcp_servers(w))
     w.run_on_menu = r.addMenu("Run &On")  # this computer, or a Temporal server (window/run_on.py)
     w.run_on_menu.aboutToShow.connect(lambda: w.providers.fill_run_on_menu(w.run_on_menu))
     # Browser steps run headed (a real window) while this is on: for seeing what a flow does
@@ -396,3 +400,11 @@ def build_help_menu(w: MainWindow) -> None:
     h.addAction(w.act_shortcuts)
     h.addSeparator()
     w.act_about = h.addAction("&About Flowdesk", w.help.show_about)
+
+
+def _open_mcp_servers(w: Any) -> None:
+    """Run ▸ MCP Servers…: add, test and remove the servers of the settings; validation sees the change."""
+    McpServersDialog(w).exec()
+    validation = getattr(w, "validation", None)
+    if validation is not None:
+        validation.run_validation()

@@ -25,7 +25,7 @@ GUI_SETTINGS_FILE = "gui.ini"
 
 # Bumped whenever the set of docks changes, so a layout saved by an older version (which
 # Qt would apply to the new docks, squashing them) is ignored instead of restored.
-DOCK_LAYOUT_VERSION = 3  # 3: the Tests dock
+DOCK_LAYOUT_VERSION = 4  # 3: the Tests dock; 4: the Inbox dock
 
 
 def settings_file() -> Path:

@@ -8,7 +8,17 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QIcon
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QScrollArea, QSizePolicy, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QFrame,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QScrollArea,
+    QSizePolicy,
+    QVBoxLayout,
+    QWidget,
+)
 
 from engine import WorkflowLoadError, load_workflow
 
@@ -17,7 +27,7 @@ from ..resources import icon_path, samples
 if TYPE_CHECKING:
     from ..controllers.files import FilesController
 
-SAMPLE_TEXT_WIDTH = 500  # px of a sample button's description line
+SAMPLE_TEXT_WIDTH = 330  # px of a sample button's description line (two cards a row)
 
 
 @lru_cache(maxsize=1)
@@ -71,7 +81,7 @@ class WelcomePage(QWidget):
         outer.addStretch(1)
         box = QWidget()
         box.setObjectName("welcomeBox")
-        box.setMaximumWidth(560)
+        box.setMaximumWidth(760)
         lay = QVBoxLayout(box)
         lay.setSpacing(10)
         title = QLabel("Flowdesk")
@@ -95,12 +105,12 @@ class WelcomePage(QWidget):
         head.setObjectName("sectionTitle")
         lay.addWidget(head)
         self.sample_buttons: dict[str, QPushButton] = {}
-        # The samples closer together than the page's sections: all five fit the default
-        # window beside the bottom panels (the last one was cut off).
-        cards = QVBoxLayout()
+        # The samples two a row, closer together than the page's sections: all of them fit the
+        # default window beside the bottom panels (in one column the sixth was cut off).
+        cards = QGridLayout()
         cards.setSpacing(5)
         lay.addLayout(cards)
-        for path, title, desc in sample_list():
+        for i, (path, title, desc) in enumerate(sample_list()):
             name = path.name.removesuffix(".flow.json")
             # name, then the description on a line of its own, cut at a word with "…"
             b = QPushButton(QIcon(icon_path("sample")), title)
@@ -116,7 +126,7 @@ class WelcomePage(QWidget):
             )
             b.clicked.connect(lambda _=False, p=str(path): files.open_sample(p))
             self.sample_buttons[name] = b
-            cards.addWidget(b)
+            cards.addWidget(b, i // 2, i % 2)
         self.recent_head = QLabel("Recent")
         self.recent_head.setObjectName("sectionTitle")
         lay.addSpacing(8)

@@ -150,9 +150,7 @@ class BrowserHost:
             self._idle = None
         try:
             browser = await self._ensure()
-            context = await browser.new_context(
-                service_workers="block", viewport={"width": viewport[0], "height": viewport[1]}, accept_downloads=False
-            )
+            context = await _new_context(browser, viewport)
             try:
                 await context.route("**/*", _request_guard(guard))
                 await context.route_web_socket("**/*", _socket_guard(guard))
@@ -196,6 +194,28 @@ async def _shielded(coro: Any) -> None:
         raise
     except Exception as err:  # a browser that died while closing: nothing left to close
         log.debug("browser cleanup: %s", err)
+
+
+async def _new_context(browser: Any, viewport: tuple[int, int]) -> Any:
+    """A context that may reach local addresses as an ordinary browser does.
+
+    Navigations are fulfilled from the route (to check redirects), so Chromium gives the
+    document no address space of its own, counts it as public, and its Local Network Access
+    check refuses every request it makes to another loopback or private origin (the image or
+    API of a local site on another port: never sent). The permission is granted here; what a
+    step may reach is the guard's business (scope and ``permissions.network``, every request).
+    A Chromium too old to know the permission has no such check: the context is made without it.
+    """
+    options: dict[str, Any] = {
+        "service_workers": "block",
+        "viewport": {"width": viewport[0], "height": viewport[1]},
+        "accept_downloads": False,
+    }
+    try:
+        return await browser.new_context(permissions=["local-network-access"], **options)
+    except Exception as err:  # playwright's Error: an unknown permission for this Chromium
+        log.debug("local-network-access not granted: %s", err)
+        return await browser.new_context(**options)
 
 
 def _request_guard(guard: Guard) -> Any:

@@ -1,4 +1,4 @@
-"""Flowdesk's headless command line: ``validate``, ``run``, ``resume``, ``runs``, ``show``, ``diff``, ``repair``, ``flows``, ``import``, ``export``, ``do``, ``learn``.
+"""Flowdesk's headless command line: ``validate``, ``run``, ``resume``, ``runs``, ``show``, ``diff``, ``repair``, ``flows``, ``import``, ``export``, ``do``, ``learn``, ``inbox``.
 
 Exit codes (a contract other tools rely on):
   validate: 0 no errors, 1 errors, 2 the file cannot be read as a workflow.
@@ -7,6 +7,7 @@ Exit codes (a contract other tools rely on):
             (``| head``: nothing more is written, the run is cancelled, no traceback).
   runs, show, diff: 0, or 2 when the run history cannot be read or the run does not exist.
   import, export: 0 written, 2 the file cannot be read or converted (the reason printed).
+  inbox: 0 (nothing waiting included), 2 when the run history cannot be read.
   eval: 0 every case passed, 1 a case failed (or the workflow does not validate), 2 usage or
         file error (no cases, a bad case line), 4 cancelled (docs/evals.md).
   do: as run once a flow runs; 0 with --dry-run; 2 no flow matches (nor a usable model answer);
@@ -19,6 +20,8 @@ TypeAgent recipes): they are converted on load, with a note on stderr naming the
 the document's last run) for every node upstream of NODE whose execution key still matches.
 ``run`` records every event in the run store (unless ``--no-store``); a run paused with
 no decision left prints its id and the ``flowdesk resume`` command that continues it.
+``serve`` and ``mcp serve`` serve the library's flows (HTTP API and webhooks; MCP tools) until
+stopped; they exit 2 before listening when refused (a missing extra, no token off loopback).
 ``--jsonl`` prints each log entry as one JSON line in wire form, in emission order, as
 it happens; human-facing messages then go to stderr. This package imports no Qt.
 
@@ -26,11 +29,13 @@ One module a command group, loaded only when one of its commands runs (so ``--ve
 ``validate`` start fast): :mod:`~engine.cli.files` (validate, import, export),
 :mod:`~engine.cli.run` (run, resume), :mod:`~engine.cli.runs` (runs, show, diff),
 :mod:`~engine.cli.flows` (flows, do, repair), :mod:`engine.temporal.cli` (worker, follow,
-cancel, ``--temporal``); all of them print through :mod:`~engine.cli.printer`.
+cancel, ``--temporal``), :mod:`~engine.cli.serve` (serve, mcp serve); all of them print through
+:mod:`~engine.cli.printer`.
 """
 
 from __future__ import annotations
 
+import gc
 import sys
 from collections.abc import Sequence
 from importlib import import_module
@@ -57,6 +62,9 @@ COMMANDS = (
     "worker",
     "follow",
     "cancel",
+    "serve",
+    "mcp",
+    "inbox",
     "eval",
 )
 
@@ -76,6 +84,9 @@ _HANDLERS = {
     "flows": ("flows", "cmd_flows"),
     "do": ("flows", "cmd_do"),
     "repair": ("flows", "cmd_repair"),
+    "serve": ("serve", "cmd_serve"),
+    "mcp": ("serve", "cmd_mcp"),
+    "inbox": ("inbox", "cmd_inbox"),
     "eval": ("eval", "cmd_eval"),
     "learn": ("learn", "cmd_learn"),
 }
@@ -116,3 +127,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             return EXIT_OK
     parser.print_help()
     return EXIT_USAGE
+
+
+def before_exit() -> None:
+    """The command has returned and the process exits now (the entry points call this; a
+    process that goes on, such as a test calling :func:`main`, does not): what is still alive
+    is frozen out of the cyclic GC, so the interpreter's last collection neither walks it nor
+    frees it object by object, and the OS takes the memory back at once. A loaded workflow and
+    its index refer to each other, so only that collection would free them: at 10,000 nodes
+    it was some 8 µs a node of ``flowdesk run``, and 70 ms of any command's exit."""
+    gc.freeze()

@@ -2,7 +2,9 @@
 
 import sys
 
-from engine.cli import main
+from engine.cli import before_exit, main
 
 if __name__ == "__main__":
-    sys.exit(main())
+    code = main()
+    before_exit()
+    sys.exit(code)

@@ -187,7 +187,8 @@ def cmd_do(args: argparse.Namespace) -> int:
             if choice.source == "model":
                 _learn(library, part, choice)
     code = EXIT_OK
-    run_args = args
+    # With --json, stdout holds only the choice printed above: the runs' logs go to stderr.
+    run_args = argparse.Namespace(**{**vars(args), "log_to_stderr": bool(args.json)})
     for i, ((_part, choice), wf) in enumerate(zip(choices, workflows, strict=True)):
         keep: dict[str, Any] = {}
         code = run_loaded(wf, run_args, str(choice.flow.path), choice.arguments, library, keep)
@@ -196,7 +197,7 @@ def cmd_do(args: argparse.Namespace) -> int:
         run = keep.get("run")
         output = run.result if run is not None else None
         # the next flow's run input: its Start node's output, {{PREVIOUS_OUTPUT}} after it
-        run_args = argparse.Namespace(**{**vars(args), "input": as_text(output) if output is not None else ""})
+        run_args = argparse.Namespace(**{**vars(run_args), "input": as_text(output) if output is not None else ""})
     return code
 
 

@@ -15,10 +15,16 @@ __all__ = ["build_parser"]
 
 
 def _decision(text: str) -> tuple[str, str]:
+    """``approve``, ``reject`` or an approval's option label, optionally followed by ``:NOTE``
+    (whether the approval takes the label is checked when it is answered)."""
     word, _, note = text.partition(":")
-    word = word.strip().lower()
-    if word not in ("approve", "reject"):
-        raise argparse.ArgumentTypeError(f"'{text}' is not approve or reject (optionally followed by :NOTE)")
+    word = word.strip()
+    if not word:
+        raise argparse.ArgumentTypeError(
+            f"'{text}' names no decision: approve, reject or an option's label (optionally followed by :NOTE)"
+        )
+    if word.lower() in ("approve", "reject"):
+        word = word.lower()
     return word, note
 
 
@@ -36,7 +42,7 @@ def _run_options(r: argparse.ArgumentParser) -> None:
         action="append",
         type=_decision,
         default=[],
-        metavar="approve|reject[:NOTE]",
+        metavar="approve|reject|LABEL[:NOTE]",
         help="answer the next approval; repeat for later ones, applied in order",
     )
     r.add_argument("--jsonl", action="store_true", help="print each log entry as a JSON line as it happens")
@@ -113,7 +119,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         type=_decision,
         default=[],
-        metavar="approve|reject[:NOTE]",
+        metavar="approve|reject|LABEL[:NOTE]",
         required=True,
         help="answer the pending approval; repeat for later ones",
     )
@@ -122,6 +128,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--output",
         metavar="TEXT|@FILE",
         help="the reviewed output, edited: what flows on from the approval (@FILE reads a file)",
+    )
+    rs.add_argument(
+        "--arguments",
+        metavar="JSON|@FILE",
+        help="at a tool call's approval: the arguments to call it with instead (a JSON object, checked "
+        "against the tool's schema)",
     )
     rs.add_argument("--provider")
     rs.add_argument("--model")
@@ -175,10 +187,54 @@ def build_parser() -> argparse.ArgumentParser:
     le.add_argument("--model")
     le.add_argument("--base-url")
     le.add_argument("--json", action="store_true", help="print what was written as JSON")
+    ib = sub.add_parser("inbox", help="list every run waiting for a decision, oldest first (local and on Temporal)")
+    ib.add_argument("--json", action="store_true", help="print the waiting runs as JSON")
+    ib.add_argument(
+        "--temporal",
+        dest="inbox_temporal",
+        metavar="HOST:PORT",
+        help="also list the runs paused on this Temporal server (default: $FLOWDESK_TEMPORAL, if set)",
+    )
+    ib.add_argument("--namespace", default="default", help="Temporal namespace (default default)")
     # Scale-out (issue 19): `worker`, `follow`, `cancel` and --temporal on run/resume/runs.
     temporal_arguments(sub)
+    _serving_commands(sub)
     _eval_parser(sub)
     return p
+
+
+def _serving_commands(sub: Any) -> None:
+    """``serve`` (the HTTP API) and ``mcp serve`` (library flows as MCP tools): engine/cli/serve.py."""
+    sv = sub.add_parser("serve", help="serve the library's flows over HTTP: an API, webhooks, run events")
+    sv.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    sv.add_argument("--port", type=int, default=8377, help="port to listen on (default 8377; 0: any free port)")
+    sv.add_argument("--token", help="require Authorization: Bearer TOKEN (or set FLOWDESK_TOKEN)")
+    _serving_options(sv)
+    sv.add_argument("--max-body-bytes", type=int, default=1024 * 1024, help="largest request body (default 1 MiB)")
+    sv.add_argument(
+        "--cors-origin", action="append", metavar="ORIGIN", help="allow browser calls from this origin (repeatable)"
+    )
+    sv.add_argument("--max-visits", type=int, default=25, help="how often one node may run in a run (loop guard)")
+    mc = sub.add_parser("mcp", help="MCP: serve the library's flows as tools to MCP clients")
+    mcs = mc.add_subparsers(dest="mcp_command", metavar="SUBCOMMAND")
+    ms = mcs.add_parser("serve", help="serve the enabled library flows as MCP tools (stdio, or --http)")
+    ms.add_argument(
+        "--http", metavar="HOST:PORT", help="serve Streamable HTTP at http://HOST:PORT/mcp instead of stdio"
+    )
+    ms.add_argument("--token", help="with --http: require Authorization: Bearer TOKEN (or set FLOWDESK_TOKEN)")
+    _serving_options(ms)
+
+
+def _serving_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--library",
+        action="append",
+        metavar="DIR",
+        help="serve the flows of this folder instead of the user's library (repeatable)",
+    )
+    p.add_argument("--provider", help="LLM provider for every agent (for example: echo, openai, anthropic, local)")
+    p.add_argument("--model", help="model for every agent, overriding the nodes' models")
+    p.add_argument("--base-url", help="base URL of an OpenAI-compatible server")
 
 
 def _eval_parser(sub: Any) -> None:

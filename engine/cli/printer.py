@@ -9,8 +9,11 @@ the events the store has committed (the recorder's ``on_commit`` count), and rig
 the streamed text (``llm_delta``) that follows, since its step's start is committed; a delta
 held behind an event not committed yet asks the store to commit now. Deltas are printed on the
 next turn of the event loop, the other events of a run not recorded within ``FRAME`` seconds.
-Readable output applies the run-state reducer in batches, when a summary (or ``state``) is
-asked for, not per event.
+``--jsonl`` lines are made for the whole batch at once (:func:`wire_text`) and never touch the
+run-state reducer (no summary is printed). Readable output keeps, of what it printed, only the
+events that can change what its summary shows (not streamed text, prompts, or the end of a
+step that finished) and feeds them to the reducer in batches, when a summary (or ``state``)
+is asked for.
 """
 
 from __future__ import annotations
@@ -30,17 +33,24 @@ from engine.run.costs import format_cost, readable_prices, run_costs
 from engine.run.events import SUBAGENT_CALL_TYPES, RunEvent, format_duration, format_timestamp
 from engine.run.state import RunState
 
-__all__ = ["Printer", "print_err", "RUNS_HEADER", "runs_line", "wire_line", "FRAME"]
+__all__ = ["Printer", "print_err", "RUNS_HEADER", "runs_line", "wire_line", "wire_text", "FRAME"]
 
 FRAME = 0.016  # seconds an event of a run not recorded may wait to be printed with the next ones
 _HELD_MAX = 2048  # events gathered before they are printed at once (a run that does not let the loop turn)
 _REDUCE_EVERY = 4096  # events kept for the reducer before it is fed (bounds the memory of a long run)
 _DELTA = "llm_delta"
 _ENDS = frozenset({"paused", "completed", "failed", "cancelled"})
+# Events that change nothing the summary shows (node states, approvals, tokens): not fed to the reducer.
+_UNSEEN = frozenset({"start_prompt", "http_request", "http_response", "route_choice", "structured_retry"})
 # Keys of the wire form before (and after) an event's own fields: an event whose fields name one
 # of them is encoded by RunEvent.to_json itself (the field replaces the key in place).
 _WIRE_KEY = re.compile(r'"(?:timestamp|nodeId|type|content|path)"')
 _second: list[Any] = [None, ""]  # the last whole second stamped, and its text
+_MILLIS = [f".{ms:03d}Z" for ms in range(1000)]
+_QUOTED: dict[str, str] = {}  # node ids and kinds as JSON strings (they repeat: four events a step)
+_TAILS: dict[str, str | None] = {}  # an event's extra text -> what it adds to the line (None: the long way)
+_KEEP = 4096  # entries kept in each of those (a run with many distinct ids or extras starts them over)
+_STEP_DONE = '{"status": "done"'  # a step_end of a step that finished (not printed readably)
 
 
 def _stamp(ts: float) -> str:
@@ -59,32 +69,87 @@ def _stamp(ts: float) -> str:
     if _second[0] != second:
         _second[1] = datetime.fromtimestamp(second, tz=UTC).isoformat(timespec="seconds")[:19]
         _second[0] = second
-    return f"{_second[1]}.{us // 1000:03d}Z"
+    return _second[1] + _MILLIS[us // 1000]
+
+
+def _quoted(text: str) -> str:
+    quoted = _QUOTED.get(text)
+    if quoted is None:
+        if len(_QUOTED) >= _KEEP:
+            _QUOTED.clear()
+        quoted = _QUOTED[text] = _quote(text)
+    return quoted
+
+
+def _tail(extra: str) -> str | None:
+    """The members of an event's extra text laid into its wire line (``, "usage": {...}``), or
+    None when the line must be made by ``RunEvent.to_json`` (a field that collides with a wire
+    key). The same texts come again and again (a finished step's ``step_end``), so the verdict
+    is kept."""
+    tail = _TAILS.get(extra, "?")
+    if tail == "?":
+        if extra[0] != "{" or _WIRE_KEY.search(extra):
+            tail = None
+        else:
+            tail = ", " + extra[1:-1] if len(extra) > 2 else ""
+        if len(_TAILS) >= _KEEP:
+            _TAILS.clear()
+        _TAILS[extra] = tail
+    return tail
 
 
 def wire_line(ev: RunEvent) -> str:
-    """``ev.to_json()``, the same text, without decoding and encoding its fields again.
+    """``ev.to_json()``, the same text (see :func:`wire_text`)."""
+    return wire_text([ev])[:-1]
 
-    The CLI's hot loop with ``--jsonl`` (``tests/bench/bench_tokens.py``, the 10,000-agent
-    chain): ``to_wire`` decodes each event's extra JSON into a dict and ``json.dumps`` encodes
-    it back (30,000 ``json.loads`` in that chain). An event's extra text is made by the
-    engine's own encoder with ``json.dumps``'s separators, so its members are laid in as
-    they are; the wire keys are quoted like ``json.dumps(..., ensure_ascii=False)`` quotes.
-    Subagent calls (their content is rewritten) and fields that collide with a wire key go
-    the long way."""
-    kind = ev[1]
-    extra = ev[4]
-    if kind in SUBAGENT_CALL_TYPES or (extra and (extra[0] != "{" or _WIRE_KEY.search(extra))):
-        return ev.to_json()
-    line = (
-        f'{{"timestamp": "{_stamp(ev[3])}", "nodeId": {_quote(ev[0])}, "type": {_quote(kind)}, '
-        f'"content": {_quote(ev[2])}'
-    )
-    if extra and len(extra) > 2 and extra[0] == "{":
-        line += ", " + extra[1:-1]
-    if len(ev) > 5:
-        line += f', "path": {_quote(ev[5])}'
-    return line + "}"
+
+def wire_text(events: list[RunEvent]) -> str:
+    """``ev.to_json() + "\\n"`` for each event, joined: the text of ``--jsonl`` for a batch, made
+    without decoding and encoding the events' fields again.
+
+    The CLI's hot loop with ``--jsonl`` (``tests/bench/bench_cli.py``, the 10,000-agent chain):
+    ``to_wire`` decodes each event's extra JSON into a dict and ``json.dumps`` encodes it back.
+    An event's extra text is made by the engine's own encoder with ``json.dumps``'s
+    separators, so its members are laid in as they are; the wire keys are quoted like
+    ``json.dumps(..., ensure_ascii=False)`` quotes, node ids and kinds once each. Subagent
+    calls (their content is rewritten) and fields that collide with a wire key go the long way."""
+    lines: list[str] = []
+    append = lines.append
+    quoted = _QUOTED
+    tails = _TAILS
+    calls = SUBAGENT_CALL_TYPES
+    millis = _MILLIS
+    modf = math.modf
+    second, second_text = _second
+    for ev in events:
+        kind = ev[1]
+        extra = ev[4]
+        if extra:
+            tail = tails.get(extra, "?")
+            if tail == "?":
+                tail = _tail(extra)
+            if tail is None or kind in calls:
+                append(ev.to_json() + "\n")
+                continue
+        elif kind in calls:
+            append(ev.to_json() + "\n")
+            continue
+        else:
+            tail = ""
+        node = ev[0]
+        qn = quoted.get(node) or _quoted(node)
+        qk = quoted.get(kind) or _quoted(kind)
+        if len(ev) > 5:
+            tail += f', "path": {_quote(ev[5])}'
+        frac, whole = modf(ev[3])  # the timestamp, as _stamp makes it
+        us = round(frac * 1e6)
+        if 0 <= us < 1_000_000 and whole == second:
+            stamp = second_text + millis[us // 1000]
+        else:
+            stamp = _stamp(ev[3])
+            second, second_text = _second
+        append(f'{{"timestamp": "{stamp}", "nodeId": {qn}, "type": {qk}, "content": {_quote(ev[2])}{tail}}}\n')
+    return "".join(lines)
 
 
 # ------------------------------------------------------------------------------- output
@@ -120,8 +185,8 @@ class Printer:
         self.titles = {n.id: n.title for n in workflow.nodes}
         self.workflow = workflow
         self.jsonl = jsonl
-        self._state = RunState(workflow)
-        self._unreduced: list[RunEvent] = []  # printed, not yet fed to the reducer
+        self._state: RunState | None = None  # made when first asked for (--jsonl seldom needs it)
+        self._unreduced: list[RunEvent] = []  # printed events that matter to the summary, not yet fed to the reducer
         self.colour = not jsonl and out.isatty() and os.environ.get("NO_COLOR") is None
         # A followed run: its events not printed yet, in order (appended on the event loop).
         self._held: list[RunEvent] = []
@@ -137,10 +202,13 @@ class Printer:
     @property
     def state(self) -> RunState:
         """The run state of what was printed (the reducer fed with what it has not seen yet)."""
+        state = self._state
+        if state is None:  # (with --jsonl no summary is printed: the state only tells a provider's problem)
+            state = self._state = RunState(None if self.jsonl else self.workflow)
         if self._unreduced:
-            self._state.apply_many(self._unreduced)
+            state.apply_many(self._unreduced)
             self._unreduced.clear()
-        return self._state
+        return state
 
     # ------------------------------------------------------------------ a live run
     def follow(self, run: Any, recorder: Any = None) -> None:
@@ -229,7 +297,7 @@ class Printer:
     def write(self, events: list[RunEvent]) -> None:
         """Encode ``events`` (and a summary after a pause or an end) and write them with one write."""
         if self.jsonl:
-            text = "".join([wire_line(ev) + "\n" for ev in events])
+            text = wire_text(events)
             for ev in events:
                 if ev[1] == "llm_error":  # (a provider that could not serve: see _execute in engine/cli/run.py)
                     self._unreduced.append(ev)
@@ -249,9 +317,11 @@ class Printer:
         out: list[str] = []
         keep = self._unreduced
         for ev in events:
-            if ev[1] == _DELTA:
+            kind = ev[1]
+            if kind == _DELTA:
                 continue
-            keep.append(ev)
+            if kind not in _UNSEEN and not (kind == "step_end" and ev[4] and ev[4].startswith(_STEP_DONE)):
+                keep.append(ev)  # (the reducer keeps no state the summary reads from a prompt or a finished step's end)
             line = self._line(ev)
             if line is not None:
                 out.append(line)
@@ -280,6 +350,8 @@ class Printer:
             f = ev.extra or {}
             content = f"iteration {f.get('iteration')}: " + ("until matched, done" if f.get("matched") else "go on")
         elif kind == "step_end":
+            if ev[4] and ev[4].startswith(_STEP_DONE):
+                return None  # a finished step says so in its own events
             f = ev.extra or {}
             if f.get("status") == "done":
                 return None  # a finished step says so in its own events; only a skip or a failure is printed
@@ -289,7 +361,7 @@ class Printer:
                 f", following '{f['handle']}': {content}" if f.get("handle") else ""
             )
         who = self.titles.get(ev.node_id, ev.node_id)
-        stamp = format_timestamp(ev.timestamp)[11:23]
+        stamp = _stamp(ev.timestamp)[11:23]
         text = content.replace("\n", "\n" + " " * 16) if content else ""
         line = f"{stamp}  {who} · {kind}" + (
             f"\n{' ' * 16}{text}" if text and kind not in ("step_start", "run_status") else f"  {text}"

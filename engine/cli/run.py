@@ -11,8 +11,10 @@ import json
 import os
 import signal
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import datetime
 from typing import Any
 
 from engine.cli import EXIT_CANCELLED, EXIT_FAILED, EXIT_OK, EXIT_OUTPUT_CLOSED, EXIT_PAUSED, EXIT_USAGE
@@ -31,8 +33,8 @@ from engine.llm.base import AgentInvocation, LLMError
 from engine.llm.config import settings_path, split_url_credentials
 from engine.llm.discovery import default_provider_problem, describe, needs_default_provider, survey
 from engine.llm.registry import NoProviderConfigured, ProviderConfigError, make_resolver, provider_models
-from engine.run.events import RunStatus
-from engine.run.scheduler import Run
+from engine.run.events import RunStatus, format_duration
+from engine.run.scheduler import Run, normalise_decision
 from engine.store import RunRecorder, StoreError
 
 __all__ = ["cmd_run", "cmd_resume", "run_loaded", "run_arguments", "stored_base_url", "run_result"]
@@ -103,6 +105,7 @@ async def _drive(
     resume_first: bool,
     first_output: str | None = None,
     output: _Output | None = None,
+    first_arguments: Any = None,
 ) -> int:
     """Start (or resume) a run and answer its approvals in order; returns the exit code."""
     loop = asyncio.get_running_loop()
@@ -113,28 +116,53 @@ async def _drive(
         loop.add_signal_handler(signal.SIGTERM, run.cancel)
     except (NotImplementedError, RuntimeError):  # not on the main thread / not supported
         pass
-    if resume_first:
-        word, note = decisions.pop(0)
-        status = await run.resume(word, note, output=first_output)
-    else:
-        status = await run.start()
-    if recorder:
-        recorder.settled()
-    while status == RunStatus.PAUSED:
-        if output is not None and output.closed:
-            return EXIT_OUTPUT_CLOSED
-        if not decisions:
-            node = run.pending_approval
-            print_err(f"run {run.run_id} is paused at approval '{node}' waiting for a decision")
-            if recorder:
-                print_err(f"continue it with: flowdesk resume {run.run_id} --decide approve   (or reject:NOTE)")
-            else:
-                print_err("pass --decide approve|reject[:NOTE] to answer it")
-            return EXIT_PAUSED
-        word, note = decisions.pop(0)
-        status = await run.resume(word, note)
+    try:
+        if resume_first:
+            word, note = decisions.pop(0)
+            status = await _answer(run, word, note, first_output, first_arguments)
+        else:
+            status = await run.start()
         if recorder:
             recorder.settled()
+        while status == RunStatus.PAUSED:
+            if output is not None and output.closed:
+                return EXIT_OUTPUT_CLOSED
+            if not decisions:
+                timeout = run.pause_timeout()
+                if timeout is not None:  # the approval times out: wait for its deadline here
+                    if await _wait_deadline(run, timeout, recorder):
+                        return EXIT_PAUSED  # answered by another process meanwhile: it goes on there
+                    status = await run.expire() if run.status == RunStatus.PAUSED else await run.wait()
+                    if recorder:
+                        recorder.settled()
+                    continue
+                node = run.pending_approval
+                extra = getattr(run, "waiting_extra", lambda: None)() or {}
+                if extra.get("kind") == "tool_call":
+                    tool = f"{extra['server']}/{extra.get('tool')}" if extra.get("server") else extra.get("tool")
+                    print_err(
+                        f"run {run.run_id} is paused at '{node}': its call of '{tool}' with "
+                        f"{json.dumps(extra.get('arguments'), ensure_ascii=False)} waits for approval "
+                        "(--arguments JSON on resume calls it with other arguments)"
+                    )
+                else:
+                    print_err(f"run {run.run_id} is paused at approval '{node}' waiting for a decision")
+                if recorder:
+                    print_err(
+                        f"continue it with: flowdesk resume {run.run_id} --decide {_choices(run)}   (or reject:NOTE)"
+                    )
+                else:
+                    print_err(f"pass --decide {_choices(run)}[:NOTE] to answer it")
+                return EXIT_PAUSED
+            word, note = decisions.pop(0)
+            status = await _answer(run, word, note, None)
+            if recorder:
+                recorder.settled()
+    except ValueError as err:  # a decision the approval does not take: the run stays paused
+        print_err(str(err))
+        if recorder:
+            print_err(f"the run is paused; continue it with: flowdesk resume {run.run_id} --decide {_choices(run)}")
+        return EXIT_USAGE
     if output is not None and output.closed:  # `| head`: the reader left; say nothing more
         return EXIT_OUTPUT_CLOSED
     # Every ended run names itself (README: "its id is printed when it ends"): the id is what
@@ -154,6 +182,54 @@ async def _drive(
     return EXIT_FAILED
 
 
+def _choices(run: Any) -> str:
+    return "|".join(run.decisions())
+
+
+async def _answer(run: Any, word: str, note: str, output: Any, arguments: Any = None) -> RunStatus:
+    """Resume with a decision, unless the approval's deadline has passed: it then takes its
+    ``onTimeout`` decision (said so) and ``word`` is not used."""
+    timeout = run.pause_timeout() if hasattr(run, "pause_timeout") else None
+    if timeout is not None and run.overdue():
+        when = datetime.fromtimestamp(timeout[0]).strftime("%Y-%m-%d %H:%M:%S")
+        print_err(
+            f"the approval '{run.pending_approval}' timed out at {when}: it takes '{timeout[1]}' "
+            f"(the decision '{word}' is not used)"
+        )
+        return await run.expire()
+    if arguments is not None:  # a tool call's arguments, edited
+        return await run.resume(word, note, output=output, arguments=arguments)
+    return await run.resume(word, note, output=output)
+
+
+async def _wait_deadline(run: Any, timeout: tuple[float, str], recorder: Any) -> bool:
+    """Wait until the pending approval's deadline (said once); True when another process
+    answered the run meanwhile (it is no longer paused in the run history)."""
+    deadline, decision = timeout
+    when = datetime.fromtimestamp(deadline).strftime("%H:%M:%S")
+    left = max(0.0, deadline - time.time())
+    print_err(
+        f"run {run.run_id} is paused at approval '{run.pending_approval}' until {when} "
+        f"(in {format_duration(left)}); then it takes '{decision}'"
+        + (f". Answer it meanwhile with: flowdesk resume {run.run_id} --decide {_choices(run)}" if recorder else "")
+    )
+    store = recorder.store if recorder else None
+    while run.status == RunStatus.PAUSED:
+        left = deadline - time.time()
+        if left <= 0:
+            return False
+        await asyncio.sleep(min(1.0, left))
+        if store is not None:
+            try:
+                info = store.get_run(run.run_id)
+            except StoreError:
+                continue
+            if info is not None and info.status != "paused":
+                print_err(f"run {run.run_id} was answered by another process; it goes on there")
+                return True
+    return False
+
+
 def _execute(
     run: Any,
     store: Any,
@@ -163,6 +239,7 @@ def _execute(
     workflow_path: str | None = None,
     resume_first: bool = False,
     first_output: str | None = None,
+    first_arguments: Any = None,
 ) -> int:
     recorder = None
     output = _Output(printer, run)
@@ -178,7 +255,15 @@ def _execute(
     try:
         with _sigint_kept():
             code = asyncio.run(
-                _drive(run, decisions, recorder, resume_first=resume_first, first_output=first_output, output=output)
+                _drive(
+                    run,
+                    decisions,
+                    recorder,
+                    resume_first=resume_first,
+                    first_output=first_output,
+                    output=output,
+                    first_arguments=first_arguments,
+                )
             )
     except KeyboardInterrupt:
         code = EXIT_CANCELLED
@@ -294,8 +379,10 @@ def run_loaded(
         print_err(str(err))
         return EXIT_USAGE
     as_json = bool(getattr(args, "run_json", False))
-    # With --json, stdout holds only the result object; the run's log goes to stderr.
-    printer = Printer(sys.stderr if as_json else sys.stdout, wf, args.jsonl and not as_json)
+    # With --json, stdout holds only the result object; the run's log goes to stderr (so does
+    # the log of a flow run by `do --json`: stdout holds only its choice).
+    log_out = sys.stderr if as_json or getattr(args, "log_to_stderr", False) else sys.stdout
+    printer = Printer(log_out, wf, args.jsonl and not as_json)
     # Kept for a resume in another process; credentials in the base URL are not (see stored_base_url).
     meta = {
         k: v
@@ -343,7 +430,7 @@ def run_loaded(
             break
         wf, node_id = repaired
         reuse = store.recorded_steps(run.run_id) or {}
-        printer = Printer(sys.stderr if as_json else sys.stdout, wf, args.jsonl and not as_json)
+        printer = Printer(log_out, wf, args.jsonl and not as_json)
         run = Run(
             wf,
             resolver,
@@ -492,7 +579,12 @@ def cmd_resume(args: argparse.Namespace) -> int:
         if output is None:
             return EXIT_USAGE
         if not args.decide:
-            print_err("--output goes with --decide approve|reject (the decision it comes with)")
+            print_err("--output goes with --decide approve|reject|LABEL (the decision it comes with)")
+            return EXIT_USAGE
+    arguments = None
+    if getattr(args, "arguments", None) is not None:
+        arguments = _json_object_arg(args.arguments, "--arguments")
+        if arguments is None:
             return EXIT_USAGE
     found = find_run(args.run_id)
     if found is None:
@@ -516,15 +608,47 @@ def cmd_resume(args: argparse.Namespace) -> int:
             base_url=args.base_url or meta.get("baseUrl"),
         )
         wf = store.workflow_of(info.id)
+        run = Run.restore(snap, resolver, workflow=wf, check=False, delta_interval=FRAME) if snap else None
+        if run is not None and run.status == RunStatus.PAUSED and not run.overdue():
+            word, note = args.decide[0]
+            normalise_decision(word, note, options=run.decisions())  # refused before the run is claimed
+            if arguments is not None:  # checked against the tool's schema, also before the claim
+                problem = run.answer_problem({"decision": word, "note": note, "arguments": arguments})
+                if problem:
+                    print_err(f"--arguments: {problem}")
+                    return EXIT_USAGE
         store.claim_for_resume(info.id)
     except (ProviderConfigError, StoreError) as err:
+        print_err(str(err))
+        return EXIT_USAGE
+    except ValueError as err:  # a decision the approval does not take
         print_err(str(err))
         return EXIT_USAGE
     printer = Printer(sys.stdout, wf, args.jsonl)
     if not args.jsonl:  # the summary counts what happened before the pause too
         printer.state.apply_many(store.iter_events(info.id))
-    run = Run.restore(snap, resolver, workflow=wf, check=False, delta_interval=FRAME)
-    return _execute(run, store, list(args.decide), printer, resume_first=True, first_output=output)
+    if run is None:  # (claimed: it was paused, and a paused run without a snapshot was refused above)
+        print_err(f"run {info.id} has no saved state; it cannot be resumed")
+        return EXIT_USAGE
+    return _execute(
+        run, store, list(args.decide), printer, resume_first=True, first_output=output, first_arguments=arguments
+    )
+
+
+def _json_object_arg(value: str, option: str) -> dict[str, Any] | None:
+    """A JSON object given as text or @FILE (None, with the reason printed, when it is not one)."""
+    text = _text_arg(value, option)
+    if text is None:
+        return None
+    try:
+        parsed = json.loads(text)
+    except ValueError as err:
+        print_err(f"{option}: not valid JSON ({err})")
+        return None
+    if not isinstance(parsed, dict):
+        print_err(f"{option}: must be a JSON object of argument names and values")
+        return None
+    return parsed
 
 
 def _text_arg(value: str, option: str) -> str | None:

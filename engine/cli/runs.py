@@ -5,12 +5,15 @@ log) and ``diff`` (two runs compared); and finding a run by id or prefix for the
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import sys
 from typing import Any
 
 from engine.cli import EXIT_OK, EXIT_USAGE
 from engine.cli.printer import RUNS_HEADER, Printer, print_err, runs_line
+from engine.errors import FlowdeskError
+from engine.flows.inbox import expire_overdue
 from engine.run.costs import format_cost, stored_run_costs
 from engine.run.diff import diff_runs, format_diff
 from engine.store import RunStore, StoreError
@@ -79,6 +82,10 @@ def cmd_runs(args: argparse.Namespace) -> int:
     store = open_store(required=True)
     if store is None:
         return EXIT_USAGE
+    try:  # paused runs whose approval timed out take their onTimeout decision when listed
+        asyncio.run(expire_overdue(store))
+    except (StoreError, FlowdeskError) as err:
+        print_err(f"warning: {err}")
     try:
         total = store.count_runs(workflow=args.workflow, status=args.status)
         runs = store.list_runs(workflow=args.workflow, status=args.status, limit=args.limit, offset=args.offset)

@@ -163,7 +163,7 @@ async def run_python(
             async with pool.checkout(script_name="code.py", limits=limits, print_flush_interval=0) as session:
                 value = await asyncio.wait_for(
                     session.feed_run(
-                        code,
+                        _checked(code),
                         inputs=dict(inputs or {}),
                         external_lookup=dict(host_functions or {}),
                         print_callback=printed,
@@ -188,7 +188,53 @@ async def run_python(
             mount.close()
         if pending and on_log is not None:
             on_log("stdout", pending)
+    if isinstance(value, dict) and list(value) == [_NOT_PLAIN]:
+        raise CodeError(f"the value of the last expression is not JSON-serialisable: a {value[_NOT_PLAIN]}")
     return _plain(value)
+
+
+_VALUE = "__flowdesk_value__"
+_NOT_PLAIN = "__flowdesk_not_plain__"
+# Appended after the snippet (so its line numbers stay the snippet's own): monty hands a function,
+# a range or an iterator back as its text, which the host cannot tell from a real string, so
+# the last value is checked inside the sandbox and a value that is not plain JSON comes back
+# as a marker naming its type.
+_CHECK = f"""
+def __flowdesk_plain__(v):
+    if v is None or isinstance(v, (str, int, float, bool)):
+        return ""
+    if isinstance(v, (list, tuple)):
+        for item in v:
+            bad = __flowdesk_plain__(item)
+            if bad:
+                return bad
+        return ""
+    if isinstance(v, dict):
+        for key in v:
+            bad = __flowdesk_plain__(key) or __flowdesk_plain__(v[key])
+            if bad:
+                return bad
+        return ""
+    return type(v).__name__
+{_VALUE} if not __flowdesk_plain__({_VALUE}) else {{"{_NOT_PLAIN}": __flowdesk_plain__({_VALUE})}}
+"""
+
+
+def _checked(code: str) -> str:
+    """``code`` with its last expression kept in ``__flowdesk_value__`` and checked (see _CHECK);
+    unchanged when it does not end with an expression or does not parse (monty says why)."""
+    try:
+        body = ast.parse(code).body
+    except (SyntaxError, ValueError):
+        return code
+    if not body or not isinstance(body[-1], ast.Expr):
+        return code
+    last = body[-1]
+    lines = code.split("\n")
+    row = lines[last.lineno - 1]
+    at = len(row.encode("utf-8")[: last.col_offset].decode("utf-8", "ignore"))  # col_offset counts UTF-8 bytes
+    lines[last.lineno - 1] = f"{row[:at]}{_VALUE} = {row[at:]}"
+    return "\n".join(lines).rstrip() + "\n" + _CHECK
 
 
 def _disjoint(folders: Sequence[str | os.PathLike[str]]) -> list[Path]:

@@ -190,6 +190,17 @@ def _learned(workflow: Workflow) -> list[str]:
 _PAUSING_KINDS = ("approval",)
 
 
+def _asks_before_tools(node: Any) -> bool:
+    """An agent one of whose tools asks for approval before a call (docs/design.md, "Approving
+    tool calls"): an MCP entry or a flow entry with ``approve: "ask"``, or a subagent's own."""
+    data = node.data
+    if str(getattr(data, "approve", "") or "").lower() == "ask":
+        return True
+    tools = getattr(data, "tools", None)
+    entries = [*(getattr(tools, "mcp", None) or ()), *(getattr(tools, "flows", None) or ())]
+    return any(isinstance(e, dict) and str(e.get("approve") or "").lower() == "ask" for e in entries)
+
+
 def workflow_can_pause(
     workflow: Workflow,
     library: FlowLibrary | None = None,
@@ -197,11 +208,12 @@ def workflow_can_pause(
     base: str | os.PathLike[str] | None = None,
     _seen: set[str] | None = None,
 ) -> bool:
-    """Whether a run of ``workflow`` can wait for a person: it has an approval node, or a
-    ``flow``/``action`` node runs a flow that can (looked up in ``library``)."""
+    """Whether a run of ``workflow`` can wait for a person: it has an approval node, an agent
+    with a tool that asks before each call (``approve: "ask"``), or a ``flow``/``action`` node
+    runs a flow that can (looked up in ``library``)."""
     seen = _seen if _seen is not None else set()
     for node in workflow.nodes:
-        if node.type in _PAUSING_KINDS:
+        if node.type in _PAUSING_KINDS or _asks_before_tools(node):
             return True
     if library is None:
         return False

@@ -52,6 +52,7 @@ __all__ = [
     "TemplateCompletion",
     "TEMPLATE_BUILTINS",
     "SECRET_MASK",
+    "mask_url_passwords",
     "find_references",
     "walk_references",
     "reference_first_name",
@@ -580,3 +581,28 @@ def template_completion(text: str, cursor: int) -> TemplateCompletion | None:
     if m is None:
         return None
     return TemplateCompletion(m.start("path"), m.group("path"), "dollar" if before[m.start()] == "$" else "braces")
+
+
+_URL_AUTHORITY = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://)([^/?#\s]*)")
+
+
+def _mask_authority(m: re.Match[str]) -> str:
+    authority = m.group(2)
+    userinfo, at, hostport = authority.rpartition("@")
+    user, colon, password = userinfo.partition(":")
+    if not at or not colon or not password or password == SECRET_MASK:
+        return m.group(0)
+    return f"{m.group(1)}{user}:{SECRET_MASK}@{hostport}"
+
+
+def mask_url_passwords(value: Any) -> Any:
+    """``value`` (text, or lists and objects of it) with the password of every URL in it masked:
+    ``https://me:pw@host/`` → ``https://me:••••@host/``, as the run's events show it. A run's
+    arguments are stored and shown so (a ``--var URL=…`` password is not the store's to keep)."""
+    if isinstance(value, str):
+        return _URL_AUTHORITY.sub(_mask_authority, value) if "://" in value else value
+    if isinstance(value, dict):
+        return {k: mask_url_passwords(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [mask_url_passwords(v) for v in value]
+    return value

@@ -13,96 +13,44 @@ Rules (docs/design.md, "Validation"):
   no self-link, no cycle, at most one parent, the target takes part in no execution edge;
 * start has an outgoing execution edge and something is reachable from it;
 * a reachable if has a condition or false branch; a reachable approval has approve or reject.
+
+What an issue is lives in ``engine.graph.issues``; the data-flow (reference) checks in
+``engine.graph.dataflow_checks``; execution cycles in ``engine.graph.cycles``.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
-from enum import StrEnum
-from functools import lru_cache
-from typing import Any
-
-from pydantic import BaseModel
 
 from engine.flows.grammar import TriggerPatternError, compile_trigger, trigger_text
+from engine.graph.cycles import Components, check_exec_cycles
+from engine.graph.dataflow_checks import check_data_flow
 from engine.graph.index import GraphIndex
-from engine.graph.model import LEGACY_HANDLES, Node, Workflow, current_handle, gc_paused, source_handles
-from engine.graph.templates import TEMPLATE_BUILTINS, find_references
-from engine.nodes import COMMON_HANDLE_LABELS, SPECS, NodeSpec, spec_for
+from engine.graph.issues import (
+    ConnectionCheck,
+    Issue,
+    Severity,
+    errors_only,
+    node_label,
+    spec_of,
+    subagents_on,
+    tool_capable,
+)
+from engine.graph.model import LEGACY_HANDLES, Node, Workflow, current_handle, gc_paused
+from engine.nodes import COMMON_HANDLE_LABELS, SPECS, spec_for
 
 __all__ = ["Issue", "Severity", "GraphIndex", "ConnectionCheck", "validate", "check_connection", "errors_only"]
 
 
-class Severity(StrEnum):
-    ERROR = "error"
-    WARNING = "warning"
-
-
-@dataclass(frozen=True, slots=True)
-class Issue:
-    code: str
-    severity: Severity
-    node_ids: tuple[str, ...]
-    message: str
-    connection_index: int | None = None
-
-    @property
-    def is_error(self) -> bool:
-        return self.severity == Severity.ERROR
-
-    def to_json(self) -> dict:
-        out: dict[str, Any] = {
-            "code": self.code,
-            "severity": str(self.severity),
-            "nodeIds": list(self.node_ids),
-            "message": self.message,
-        }
-        if self.connection_index is not None:
-            out["connectionIndex"] = self.connection_index
-        return out
-
-
-@dataclass(frozen=True, slots=True)
-class ConnectionCheck:
-    ok: bool
-    reason: str = ""
-
-    def __bool__(self) -> bool:
-        return self.ok
-
-
-def _spec(node: Node) -> NodeSpec | None:
-    return SPECS.get(node.type) or spec_for(node.type)
-
-
-def _label(node: Node | None, node_id: str = "") -> str:
-    if node is None:
-        return f"'{node_id}'"
-    spec = _spec(node)
-    return spec.describe(node) if spec is not None else f"'{node.title}'"
-
-
 def _valid_source_handle(node: Node, handle: str) -> bool:
     """Whether ``node`` has the output ``handle`` (the kind's spec answers; unknown kinds have none)."""
-    spec = _spec(node)
+    spec = spec_of(node)
     return spec is not None and spec.has_output(node.data, handle)
-
-
-def _subagents_on(node: Node) -> bool:
-    spec = _spec(node)
-    return spec is not None and spec.subagents_on(node.data)
-
-
-def _tool_capable(node: Node) -> bool:
-    spec = _spec(node)
-    return spec is not None and spec.tool_capable
 
 
 def handle_label(node: Node | None, handle: str) -> str:
     if node is not None:
-        spec = _spec(node)
+        spec = spec_of(node)
         if spec is not None:
             return spec.handle_label(node.data, handle)
         if handle.startswith("condition-"):
@@ -137,7 +85,7 @@ class _Checks:
         self.workflow: Workflow | None = None
 
     def label(self, node: Node) -> str:
-        return _label(node)
+        return node_label(node)
 
     def error(self, code: str, message: str, node_ids: tuple[str, ...] | None = None) -> None:
         self._add(Issue(code, Severity.ERROR, node_ids or (self.node.id,), message))  # type: ignore[union-attr]
@@ -166,10 +114,10 @@ def check_connection(
     if not _valid_source_handle(src, current_handle(sh)):  # (a handle given in code may use a legacy name)
         return ConnectionCheck(False, f"{src.title} has no '{sh}' output.")
     if sh == "subagent":
-        if not _tool_capable(src) or not _tool_capable(tgt):
+        if not tool_capable(src) or not tool_capable(tgt):
             return ConnectionCheck(False, "Subagent links connect an agent to another agent.")
-        if not _subagents_on(src):
-            return ConnectionCheck(False, f"{_label(src)} does not have subagents turned on.")
+        if not subagents_on(src):
+            return ConnectionCheck(False, f"{node_label(src)} does not have subagents turned on.")
         if th != "input":
             return ConnectionCheck(False, "A subagent link must end at the agent's input.")
         if source == target:
@@ -178,36 +126,39 @@ def check_connection(
         if parents and source not in parents:
             other = index.nodes.get(parents[0])
             return ConnectionCheck(
-                False, f"{_label(tgt)} is already a subagent of {_label(other, parents[0])}; a subagent has one parent."
+                False,
+                f"{node_label(tgt)} is already a subagent of {node_label(other, parents[0])}; a subagent has one parent.",
             )
         if source in parents:
             return ConnectionCheck(False, "These agents are already linked.")
         if index.in_execution(target):
             return ConnectionCheck(
-                False, f"{_label(tgt)} is a step of the flow; a subagent takes part in no execution link."
+                False, f"{node_label(tgt)} is a step of the flow; a subagent takes part in no execution link."
             )
         if index.sub_reaches(target, source):
             return ConnectionCheck(
-                False, f"This link would make a subagent cycle ({_label(src)} is already below {_label(tgt)})."
+                False, f"This link would make a subagent cycle ({node_label(src)} is already below {node_label(tgt)})."
             )
         return ConnectionCheck(True)
     # execution link
-    tspec = _spec(tgt)
+    tspec = spec_of(tgt)
     if tspec is None:
-        return ConnectionCheck(False, f"{_label(tgt)} is of unknown type '{tgt.type}' and takes no input.")
+        return ConnectionCheck(False, f"{node_label(tgt)} is of unknown type '{tgt.type}' and takes no input.")
     if not tspec.inputs:
-        return ConnectionCheck(False, tspec.no_input_message or f"{_label(tgt)} has no input.")
+        return ConnectionCheck(False, tspec.no_input_message or f"{node_label(tgt)} has no input.")
     if th not in tspec.inputs:
-        return ConnectionCheck(False, f"{_label(tgt)} has no '{th}' input.")
+        return ConnectionCheck(False, f"{node_label(tgt)} has no '{th}' input.")
     if index.sub_parents.get(target):
         parent = index.nodes.get(index.sub_parents[target][0])
         return ConnectionCheck(
             False,
-            f"{_label(tgt)} is a subagent of {_label(parent, index.sub_parents[target][0])}; "
+            f"{node_label(tgt)} is a subagent of {node_label(parent, index.sub_parents[target][0])}; "
             "subagents are called as tools, not run as steps.",
         )
     if index.sub_parents.get(source):
-        return ConnectionCheck(False, f"{_label(src)} is a subagent; subagents are called as tools, not run as steps.")
+        return ConnectionCheck(
+            False, f"{node_label(src)} is a subagent; subagents are called as tools, not run as steps."
+        )
     sh = current_handle(sh)
     if (source, sh, target, th) in index.keys or any(
         (source, old, target, th) in index.keys for old, new in LEGACY_HANDLES.items() if new == sh
@@ -217,7 +168,7 @@ def check_connection(
 
 
 def _is_entry(node: Node) -> bool:
-    spec = _spec(node)
+    spec = spec_of(node)
     return spec is not None and spec.entry
 
 
@@ -346,7 +297,7 @@ def _validate(workflow: Workflow, web_search_available: bool | None, library=Non
                 spec.check(n, checks)
             except Exception as err:  # a plug-in's rule must not break validation
                 content.append(
-                    Issue("node_check_failed", W, (nid,), f"The rules of {_label(n)} could not be checked: {err!r}")
+                    Issue("node_check_failed", W, (nid,), f"The rules of {node_label(n)} could not be checked: {err!r}")
                 )
 
     if not starts:
@@ -376,7 +327,7 @@ def _validate(workflow: Workflow, web_search_available: bool | None, library=Non
                         "duplicate_connection",
                         W,
                         (source, target),
-                        f"{_label(nodes[source])} and {_label(nodes[target])} are linked twice the same way.",
+                        f"{node_label(nodes[source])} and {node_label(nodes[target])} are linked twice the same way.",
                         i,
                     )
                 )
@@ -433,7 +384,7 @@ def _validate(workflow: Workflow, web_search_available: bool | None, library=Non
                     "invalid_source_handle",
                     E,
                     (source,),
-                    f"A link leaves {_label(src)} from '{sh}', which that node does not have.",
+                    f"A link leaves {node_label(src)} from '{sh}', which that node does not have.",
                     i,
                 )
             )
@@ -444,7 +395,7 @@ def _validate(workflow: Workflow, web_search_available: bool | None, library=Non
                     "invalid_target_handle",
                     E,
                     (target,),
-                    f"A link enters {_label(tgt)} at '{th}', which that node does not have.",
+                    f"A link enters {node_label(tgt)} at '{th}', which that node does not have.",
                     i,
                 )
             )
@@ -460,7 +411,7 @@ def _validate(workflow: Workflow, web_search_available: bool | None, library=Non
                     "subagent_multiple_parents",
                     E,
                     (target, *dict.fromkeys(real)),
-                    f"{_label(nodes[target])} is a subagent of {len(set(real))} agents; a subagent has one parent.",
+                    f"{node_label(nodes[target])} is a subagent of {len(set(real))} agents; a subagent has one parent.",
                 )
             )
         if index.in_execution(target):
@@ -469,7 +420,7 @@ def _validate(workflow: Workflow, web_search_available: bool | None, library=Non
                     "subagent_in_execution",
                     E,
                     (target,),
-                    f"{_label(nodes[target])} is a subagent but also has execution links; subagents are called "
+                    f"{node_label(nodes[target])} is a subagent but also has execution links; subagents are called "
                     "as tools, not run as steps.",
                 )
             )
@@ -493,7 +444,7 @@ def _validate(workflow: Workflow, web_search_available: bool | None, library=Non
             add(Issue("subagent_cycle", E, tuple(cycle), f"Subagent links form a cycle: {names}."))
 
     # Reachability from start
-    components = _Components(index)  # the execution cycles', for the data-flow checks
+    components = Components(index)  # the execution cycles', for the data-flow checks
     if len(starts) == 1:
         start = starts[0]
         if not index.exec_out.get(start.id):
@@ -510,9 +461,9 @@ def _validate(workflow: Workflow, web_search_available: bool | None, library=Non
         # In file order (not the reachable set's, which changes with the hash seed per process).
         for nid in [nid for nid in nodes if nid in choices and nid not in branched and nid in reachable]:
             n = nodes[nid]
-            code, message = _spec(n).no_branch  # type: ignore[union-attr]
-            add(Issue(code, E, (nid,), message.format(label=_label(n))))
-        components = _Components(index, _check_exec_cycles(index, reachable, choice_links, add), reachable)
+            code, message = spec_of(n).no_branch  # type: ignore[union-attr]
+            add(Issue(code, E, (nid,), message.format(label=node_label(n))))
+        components = Components(index, check_exec_cycles(index, reachable, choice_links, add), reachable)
         unreachable = [
             nid
             for nid, n in nodes.items()
@@ -529,7 +480,7 @@ def _validate(workflow: Workflow, web_search_available: bool | None, library=Non
                 )
             )
 
-    _check_data_flow(index, content.append, components)
+    check_data_flow(index, content.append, components)
     # A kind's own rule may say what a graph rule said already (a loop with no branch at all:
     # "no Body branch" from both): each problem is listed, and counted, once.
     said = {(i.code, i.node_ids) for i in issues}
@@ -538,355 +489,28 @@ def _validate(workflow: Workflow, web_search_available: bool | None, library=Non
     return issues
 
 
-@lru_cache(maxsize=4096)
-def _references(text: str) -> tuple[Any, ...]:
-    """The template references in ``text``, by text: node data repeats the same few prompts
-    ("{{PREVIOUS_OUTPUT}}") across thousands of nodes, validated after every edit."""
-    return tuple(find_references(text))
-
-
-#: Nesting depth after which the walk of node data goes on with an explicit stack (pasted
-#: JSON can be nested deeper than the interpreter's recursion limit).
-_DEEP = 100
-
-
-def _strings_into(value: Any, where: tuple[Any, ...], out: list, depth: int, tag: Any) -> None:
-    """Append ``(tag, field path, text)`` to ``out`` for every string in ``value`` (node data:
-    models read through their ``__dict__``, cheaper than dumping each node's data on every
-    validation; dicts, lists, tuples) that may hold a reference, a ``{{`` or a ``${``.
-
-    Order (the order of the warnings): a container's members last to first (a model's
-    fields, then its extra fields), each member's own strings before the next member's.
-    Past ``_DEEP`` levels the walk goes on with an explicit stack, in the same order."""
-    if isinstance(value, BaseModel):
-        fields = value.__dict__
-        extra = value.__pydantic_extra__
-        if extra:
-            fields = {**fields, **extra}
-        members: Iterable[tuple[Any, Any]] = reversed(fields.items())
-    elif isinstance(value, dict):
-        members = reversed(value.items())
-    elif isinstance(value, (list, tuple)):
-        members = zip(range(len(value) - 1, -1, -1), reversed(value))
-    else:
-        return
-    for k, x in members:
-        if x is None:
-            continue
-        cls = x.__class__
-        if cls is str:
-            # C-level tests: most strings hold no brace at all
-            if "{" in x and ("{{" in x or "${" in x):
-                out.append((tag, (*where, k), x))
-        elif cls is bool or cls is int or cls is float:
-            continue
-        elif isinstance(x, str):
-            if "{{" in x or "${" in x:
-                out.append((tag, (*where, k), x))
-        elif depth < _DEEP:
-            _strings_into(x, (*where, k), out, depth + 1, tag)
-        else:
-            _strings_deep(x, (*where, k), out, tag)
-
-
-def _strings_deep(value: Any, where: tuple[Any, ...], out: list, tag: Any) -> None:
-    """:func:`_strings_into` with an explicit stack instead of recursion (same order)."""
-    stack: list[tuple[tuple[Any, ...], Any]] = [(where, value)]
-    while stack:
-        where, v = stack.pop()
-        if isinstance(v, str):
-            if "{{" in v or "${" in v:
-                out.append((tag, where, v))
-            continue
-        if isinstance(v, BaseModel):
-            fields = v.__dict__
-            extra = v.__pydantic_extra__
-            if extra:
-                fields = {**fields, **extra}
-            stack.extend(((*where, k), x) for k, x in fields.items() if x is not None and x.__class__ is not bool)
-        elif isinstance(v, dict):
-            stack.extend(((*where, k), x) for k, x in v.items())
-        elif isinstance(v, (list, tuple)):
-            stack.extend(((*where, i), x) for i, x in enumerate(v))
-
-
-@lru_cache(maxsize=256)
-def _class_has_variables(cls: type) -> bool:
-    """Whether a data class answers ``variables`` itself (a property, say), asked once per class."""
-    return hasattr(cls, "variables")
-
-
-def _check_data_flow(index: GraphIndex, add, components: _Components) -> None:
-    """Data-flow warnings (docs/design.md, "Data flow", "More node kinds"): a reference to a name that
-    is neither a declared variable, an ``outputVar`` nor a built-in; a node other than a join or a
-    loop that several branches lead into; a loop body that never returns to its loop.
-
-    One pass over the nodes reads each node's data once (names declared, strings that may hold
-    references, loops); the cycle components come from the pass that found the execution cycles."""
-    W = Severity.WARNING
-    nodes = index.nodes
-    known: set[str] = set(TEMPLATE_BUILTINS)
-    found: list[tuple[str, tuple[Any, ...], str]] = []  # (node id, field path, text that may hold references)
-    add_found = found.append
-    loops: list[tuple[str, Node]] = []
-    has_variables = _class_has_variables
-    plain_classes: set[type] = set()  # data classes with no ``variables`` of their own
-    for nid, n in nodes.items():
-        data = n.data
-        output_var = data.outputVar
-        if output_var:
-            known.add(output_var)
-        fields = data.__dict__
-        extra = data.__pydantic_extra__
-        # getattr(data, "variables", None) without pydantic's slow miss path on the many data
-        # classes that have no such field
-        declared = fields.get("variables")
-        if declared is None:
-            if extra:
-                declared = extra.get("variables")
-            if declared is None:
-                cls = data.__class__
-                if cls not in plain_classes:
-                    if has_variables(cls):
-                        declared = getattr(data, "variables", None)
-                    else:
-                        plain_classes.add(cls)
-        if declared:
-            for var in declared:
-                name = getattr(var, "name", "")
-                if name:
-                    known.add(name)
-        # The data's own fields, read as _strings_into reads them (inlined: this runs for
-        # every node; strings with no "{" cost one C-level test); nested values go through it.
-        if extra:
-            fields = {**fields, **extra}
-        for k, x in reversed(fields.items()):
-            if x is None:
-                continue
-            cls = x.__class__
-            if cls is str:
-                if "{" in x and ("{{" in x or "${" in x):
-                    add_found((nid, (k,), x))
-            elif cls is bool or cls is int or cls is float:
-                continue
-            elif isinstance(x, str):
-                if "{{" in x or "${" in x:
-                    add_found((nid, (k,), x))
-            else:
-                _strings_into(x, (k,), found, 1, nid)
-        if n.type == "loop":
-            loops.append((nid, n))
-    unknown_in: dict[str, tuple[Any, ...]] = {}  # text -> its references to unknown names, first of each name
-    for nid, where, text in found:
-        unknown = unknown_in.get(text)
-        if unknown is None:
-            said: set[str] = set()
-            picked = []
-            for ref in _references(text):
-                if ref.name in known or ref.name in said:
-                    continue
-                said.add(ref.name)
-                picked.append(ref)
-            unknown = unknown_in[text] = tuple(picked)
-        for ref in unknown:
-            field_name = ".".join(str(w) for w in where) or "data"
-            add(
-                Issue(
-                    "unknown_reference",
-                    W,
-                    (nid,),
-                    f"{_label(nodes[nid])} refers to '{ref.raw}' in {field_name}, but nothing is named "
-                    f"'{ref.name}' (not a Start variable, an output variable or a built-in); it stays as written.",
-                )
-            )
-    comps: dict[str, int] | None = None  # the cycles' components, made when first needed
-    specs = SPECS
-    for nid, sources in index.exec_in.items():
-        if len(sources) < 2:
-            continue
-        # links coming back round a cycle through this node are later arrivals, not a fan-in
-        # (a source linking into this node and reachable from it: the two share a cycle;
-        # reachability per fan-in node, walked each time, made validation quadratic).
-        # Asked first: on a graph with cycles it rules out most nodes before their kind is read.
-        if comps is None:
-            comps = components.comps
-        comp = comps.get(nid)
-        if comp is None:
-            fan_in = list(dict.fromkeys(sources))
-        else:
-            fan_in = [s for s in dict.fromkeys(sources) if comps.get(s) != comp]
-        if len(fan_in) < 2:
-            continue
-        fan_node = nodes.get(nid)
-        if fan_node is None:
-            continue
-        kind = fan_node.type
-        spec = specs.get(kind) or spec_for(kind)
-        if spec is None or spec.gathers or kind == "loop":
-            continue
-        add(
-            Issue(
-                "fan_in_without_join",
-                W,
-                (nid, *fan_in),
-                f"{_label(fan_node)} has {len(fan_in)} incoming branches and runs once per arrival; put a Join "
-                "before it to run it once with all their outputs.",
-            )
-        )
-    for nid, n in loops:
-        body = [t for h, _raw, t in index.exec_out_handles.get(nid, ()) if h == "body"]
-        if body and not any(t == nid or components.same(nid, t) for t in body):
-            add(
-                Issue(
-                    "loop_body_no_return",
-                    W,
-                    (nid,),
-                    f"{_label(n)}: its Body branch never leads back to the loop, so it runs only once.",
-                )
-            )
-
-
-class _Components:
-    """Node -> the number of its strongly connected component along execution links, for the
-    nodes :func:`_strong_components` leaves after the acyclic peel; the nodes of one cycle
-    share a number. Made on first use, from the components the execution-cycle check found
-    among the nodes reachable from Start (``found``, with ``reachable``) and one more pass
-    over the other nodes only: a cycle lies wholly inside or wholly outside what is reachable
-    (everything a reachable node links to is reachable), so the two together are the
-    components of the whole graph."""
-
-    __slots__ = ("_index", "_found", "_reachable", "_comps")
-
-    def __init__(
-        self, index: GraphIndex, found: list[list[str]] | None = None, reachable: set[str] | None = None
-    ) -> None:
-        self._index = index
-        self._found = found
-        self._reachable = reachable
-        self._comps: dict[str, int] | None = None
-
-    @property
-    def comps(self) -> dict[str, int]:
-        comps = self._comps
-        if comps is None:
-            index = self._index
-            comps = self._comps = {}
-            groups: Iterable[list[str]]
-            if self._found is None or self._reachable is None:
-                groups = _strong_components(index, index.nodes)
-            else:
-                reachable = self._reachable
-                rest = [nid for nid in index.nodes if nid not in reachable]
-                groups = self._found if not rest else (*self._found, *_strong_components(index, rest))
-            for i, members in enumerate(groups):
-                for member in members:
-                    comps[member] = i
-        return comps
-
-    def same(self, a: str, b: str) -> bool:
-        """Whether ``b`` is reachable from ``a`` and back: one strongly connected component."""
-        comps = self.comps
-        ca = comps.get(a)
-        return ca is not None and ca == comps.get(b)
-
-
-def _strong_components(index: GraphIndex, among: Iterable[str]) -> Iterator[list[str]]:
-    """The strongly connected components of the execution links between the nodes ``among``,
-    once the acyclic part is peeled off; roots are taken in file order, so the components and
-    their members come in the same order whatever the hash seed of the process."""
-    out = index.exec_out
-    # Peel off the acyclic part first (Kahn): a node no remaining node links to is on no
-    # cycle. On the usual acyclic flow this settles everything in one cheap pass.
-    indegree = dict.fromkeys(among, 0)
-    for nid in indegree:
-        for nxt in out.get(nid, ()):
-            if nxt in indegree:
-                indegree[nxt] += 1
-    ready = [nid for nid, d in indegree.items() if d == 0]
-    while ready:
-        nid = ready.pop()
-        del indegree[nid]
-        for nxt in out.get(nid, ()):
-            if nxt in indegree:
-                left = indegree[nxt] - 1
-                indegree[nxt] = left
-                if not left:
-                    ready.append(nxt)
-    if not indegree:
-        return
-    rest = indegree  # what is left: nodes on a cycle or downstream of one
-    # Iterative Tarjan on what is left (networkx would need a copy of the subgraph); the
-    # node being visited, its link iterator and its low link are locals, and only the
-    # frames of its ancestors are on ``work``.
-    # A node whose component is done gets a number above every other, so a link to it never
-    # lowers a low link: that stands in for an "on the stack" set.
-    finished = len(rest)
-    number: dict[str, int] = {}
-    stack: list[str] = []
-    counter = 0
-    for root in [nid for nid in index.nodes if nid in rest]:
-        if root in number:
-            continue
-        number[root] = low = counter
-        counter += 1
-        stack.append(root)
-        node = root
-        it = iter(out.get(root, ()))
-        work: list[tuple[str, Iterator[str], int]] = []
-        while True:
-            for nxt in it:
-                seen = number.get(nxt)
-                if seen is None:
-                    if nxt in rest:  # descend
-                        work.append((node, it, low))
-                        node = nxt
-                        it = iter(out.get(nxt, ()))
-                        number[nxt] = low = counter
-                        counter += 1
-                        stack.append(nxt)
-                        break
-                elif seen < low:
-                    low = seen
-            else:  # every link of node followed
-                if low == number[node]:
-                    comp = []
-                    while True:
-                        w = stack.pop()
-                        number[w] = finished
-                        comp.append(w)
-                        if w == node:
-                            break
-                    yield comp
-                if not work:
-                    break
-                child_low = low
-                node, it, low = work.pop()
-                if child_low < low:
-                    low = child_low
-
-
 def _check_subagent_link(
     source: str, target: str, th: str, src: Node, tgt: Node, index: GraphIndex, i: int, add
 ) -> None:
     E = Severity.ERROR
-    if not _tool_capable(src) or not _tool_capable(tgt):
+    if not tool_capable(src) or not tool_capable(tgt):
         add(
             Issue(
                 "subagent_not_agent",
                 E,
                 (source, target),
-                f"A subagent link joins {_label(src)} to {_label(tgt)}; both ends must be agents.",
+                f"A subagent link joins {node_label(src)} to {node_label(tgt)}; both ends must be agents.",
                 i,
             )
         )
         return
-    if not _subagents_on(src):
+    if not subagents_on(src):
         add(
             Issue(
                 "subagent_tools_off",
                 E,
                 (source,),
-                f"{_label(src)} has a subagent link but its subagents tool is off.",
+                f"{node_label(src)} has a subagent link but its subagents tool is off.",
                 i,
             )
         )
@@ -896,58 +520,9 @@ def _check_subagent_link(
                 "subagent_target_handle",
                 E,
                 (target,),
-                f"A subagent link enters {_label(tgt)} at '{th}'; it must end at the input.",
+                f"A subagent link enters {node_label(tgt)} at '{th}'; it must end at the input.",
                 i,
             )
         )
     if source == target:
-        add(Issue("subagent_self_link", E, (source,), f"{_label(src)} is linked as its own subagent.", i))
-
-
-def _check_exec_cycles(
-    index: GraphIndex, reachable: set[str], choice_links: dict[str, list[tuple[str, str]]], add
-) -> list[list[str]]:
-    """Warn about execution cycles (reachable from start) that no link leaves. Returns the
-    components found (the data-flow checks reuse them)."""
-    found = []
-    for comp in _strong_components(index, reachable):
-        found.append(comp)
-        _maybe_warn_cycle(comp, index, choice_links, add)
-    return found
-
-
-def _maybe_warn_cycle(comp: list[str], index: GraphIndex, choice_links: dict[str, list[tuple[str, str]]], add) -> None:
-    """Warn when a loop can never end by itself.
-
-    An agent follows all of its links, so an agent's link out of the loop does not end it
-    (the loop goes on beside the branch that left). Only a choice ends a loop: an if or
-    approval in it with some branch (handle) that does not lead back into the loop, either
-    because it leads elsewhere or because nothing is linked to it (the branch just ends).
-    """
-    if len(comp) == 1 and comp[0] not in index.exec_out.get(comp[0], ()):
-        return  # not a cycle
-    members = set(comp)
-    for nid in comp:
-        node = index.nodes[nid]
-        spec = _spec(node)
-        if spec is None or not spec.chooses:
-            continue
-        loops_back: set[str] = set()
-        for handle, target in choice_links.get(nid, ()):
-            if target in members:
-                loops_back.add(handle)
-        if any(h not in loops_back for h in source_handles(node)):
-            return
-    names = " → ".join(index.nodes[n].title for n in comp[:6]) + (" …" if len(comp) > 6 else "")
-    add(
-        Issue(
-            "execution_cycle_no_exit",
-            Severity.WARNING,
-            tuple(sorted(comp)),
-            f"These steps form a loop with no way out: {names}. The run stops at the visit limit.",
-        )
-    )
-
-
-def errors_only(issues: Iterable[Issue]) -> list[Issue]:
-    return [i for i in issues if i.severity == Severity.ERROR]
+        add(Issue("subagent_self_link", E, (source,), f"{node_label(src)} is linked as its own subagent.", i))

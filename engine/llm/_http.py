@@ -44,7 +44,7 @@ from engine.llm.base import (
     ProviderUnavailable,
 )
 from engine.llm.config import HttpSettings, is_local_url, redact, split_url_credentials
-from engine.llm.tools import Tool, ToolCall, WebSearch, build_tools, run_tool_calls
+from engine.llm.tools import Tool, ToolApprovalPending, ToolCall, WebSearch, build_tools, run_tool_calls
 
 CONNECT_RETRIES = 2
 
@@ -333,6 +333,45 @@ class Turn:
     raw: Any = None  # provider-specific data needed to replay the turn (Anthropic content blocks)
 
 
+def kept_conversation(
+    kind: str, tail: list[dict[str, Any]], turn: Turn, usage: dict[str, int], secrets: list[str]
+) -> dict[str, Any]:
+    """A conversation paused at a tool call's approval, as JSON (kept in the run's snapshot): the
+    messages after the first ones (those are made again from the agent's prompt, which may hold
+    secrets), the turn whose calls wait, and the tokens used so far. The provider's own secrets
+    are masked (a server may have echoed one)."""
+    raw = json.loads(json.dumps(turn.raw)) if turn.raw is not None else None
+    kept = {
+        "provider": kind,
+        "messages": tail,
+        "turn": {
+            "text": turn.text,
+            "calls": [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in turn.calls],
+            "usage": turn.usage,
+            "model": turn.model,
+            "raw": raw,
+        },
+        "usage": dict(usage),
+    }
+    if secrets:
+        kept = json.loads(mask_known(json.dumps(kept, ensure_ascii=False), secrets))
+    return kept
+
+
+def resumed_turn(kept: Any, kind: str, messages: list[dict[str, Any]], usage: dict[str, int]) -> Turn | None:
+    """The turn a kept conversation (:func:`kept_conversation`) waits at, with its messages added to
+    ``messages`` and its tokens to ``usage``; None when there is none, or it is another
+    provider's (the step then asks the model afresh)."""
+    if not isinstance(kept, dict) or kept.get("provider") != kind or not isinstance(kept.get("turn"), dict):
+        return None
+    messages.extend(kept.get("messages") or [])
+    for k, v in (kept.get("usage") or {}).items():
+        usage[k] = usage.get(k, 0) + int(v)
+    t = kept["turn"]
+    calls = [ToolCall(str(c["id"]), str(c["name"]), str(c["arguments"])) for c in t.get("calls") or ()]
+    return Turn(t.get("text") or "", calls, t.get("usage"), t.get("model"), t.get("raw"))
+
+
 class HttpChatProvider(ABC):
     """The tool loop over HTTP: ask, run the requested tools concurrently, answer them, repeat.
 
@@ -436,10 +475,16 @@ class HttpChatProvider(ABC):
             search = WebSearch(self.searxng_url, client) if invocation.tools.get("web_search") else None
             tools = build_tools(invocation, ctx, search)
             messages = self._initial_messages(invocation)
+            first = len(messages)
+            # A step taken again after a tool call's approval goes on from the kept conversation.
+            waiting = resumed_turn(getattr(ctx, "resumed_conversation", None), self.kind, messages, usage)
             for _ in range(self.max_turns):
-                turn = await self._turn(client, model, invocation, messages, tools, ctx)
-                for k, v in (turn.usage or {}).items():
-                    usage[k] = usage.get(k, 0) + int(v)
+                if waiting is not None:
+                    turn, waiting = waiting, None
+                else:
+                    turn = await self._turn(client, model, invocation, messages, tools, ctx)
+                    for k, v in (turn.usage or {}).items():
+                        usage[k] = usage.get(k, 0) + int(v)
                 if not turn.calls:
                     if not turn.text:  # `choices: []` then [DONE], or `content: null`: no answer at all
                         raise LLMError(
@@ -447,7 +492,12 @@ class HttpChatProvider(ABC):
                         )
                     return LLMResult(text=turn.text, usage=usage or None, model=turn.model or model)
                 try:
-                    results = await run_tool_calls(turn.calls, tools)
+                    results = await run_tool_calls(turn.calls, tools, ctx)
+                except ToolApprovalPending as pause:
+                    pause.conversation = kept_conversation(
+                        self.kind, messages[first:], turn, usage, self._own_secrets()
+                    )
+                    raise
                 except DirectOutput as direct:  # a flow's output is the answer: no further model turn
                     return LLMResult(text=direct.text, usage=usage or None, model=turn.model or model)
                 self._append_round(messages, turn, results)

@@ -40,7 +40,13 @@ __all__ = [
     "FlowToolSpec",
     "flow_tool_arguments",
     "NoToolsContext",
+    "McpToolSpec",
+    "APPROVE_MODES",
 ]
+
+#: ``approve`` of a tool in an agent's tool list: ``always`` (no question, the default) or
+#: ``ask`` (the run pauses before the call: docs/design.md, "Approving tool calls").
+APPROVE_MODES = ("always", "ask")
 
 
 class LLMError(FlowdeskError):
@@ -98,6 +104,7 @@ class SubagentSpec:
     tools: dict[str, bool]
     provider: str | None
     children: list[SubagentSpec] = field(default_factory=list)
+    approve: str = "always"  # "ask": a call waits for a person (the child's data ``approve``)
 
     @property
     def tool_name(self) -> str:
@@ -121,6 +128,7 @@ class FlowToolSpec:
     name: str
     description: str
     parameters: dict[str, Any]
+    approve: str = "always"  # "ask": a call waits for a person
 
     @property
     def tool_name(self) -> str:
@@ -130,6 +138,47 @@ class FlowToolSpec:
     def tool_description(self) -> str:
         text = " ".join((self.description or "").split()) or f"Runs the flow '{self.name}'."
         return f"Run the Flowdesk flow '{self.name}': {text}"[:1000]
+
+
+@dataclass(slots=True)
+class McpToolSpec:
+    """A tool of an MCP server offered to a model (an agent's ``tools.mcp``).
+
+    ``tool`` is the tool's own name on ``server``; ``parameters`` its input schema as the server
+    lists it; ``name`` the function name the model sees (the tool's own name when it is a valid
+    function name not taken by another offered tool, else ``server_tool``). Calling it goes
+    through ``ctx.call_mcp(spec, arguments)``, which logs ``tool_call_*``.
+    """
+
+    server: str
+    tool: str
+    description: str
+    parameters: dict[str, Any]
+    approve: str = "always"
+    name: str = ""
+
+    @property
+    def tool_name(self) -> str:
+        return self.name or mcp_function_name(self.server, self.tool)
+
+    @property
+    def tool_description(self) -> str:
+        text = (
+            " ".join((self.description or "").split()) or f"The tool '{self.tool}' of the MCP server '{self.server}'."
+        )
+        return text[:1000]
+
+
+_FUNCTION_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+
+
+def mcp_function_name(server: str, tool: str, taken: set[str] | None = None) -> str:
+    """The function name a model sees for ``tool`` of ``server``: the tool's own name when it is a
+    valid function name and not in ``taken``, else ``server_tool`` made valid."""
+    if _FUNCTION_NAME.match(tool) and (taken is None or tool not in taken):
+        return tool
+    base = _TOOL_CHARS.sub("_", f"{server}_{tool}").strip("_") or "tool"
+    return base[:64]
 
 
 def flow_tool_arguments(spec: FlowToolSpec, text: str) -> dict[str, Any]:
@@ -154,6 +203,7 @@ class AgentInvocation:
     provider: str | None = None
     depth: int = 0  # 0 for a workflow step, n for a subagent n levels down
     flows: list[FlowToolSpec] = field(default_factory=list)  # library flows offered as tools
+    mcp_tools: list[McpToolSpec] = field(default_factory=list)  # MCP servers' tools offered (tools.mcp)
     #: A structured answer wanted (OpenAI's ``response_format``, e.g. ``{"type": "json_schema", ...}``);
     #: sent by providers that support it (OpenAI-compatible servers), ignored by the others.
     response_format: dict[str, Any] | None = None
@@ -184,6 +234,9 @@ class ProviderContext(Protocol):
     async def call_flow(self, flow: FlowToolSpec, arguments: dict[str, Any]) -> str:
         """Run a library flow with ``arguments`` as its variables; its result as text (LLMError on failure)."""
 
+    async def call_mcp(self, tool: McpToolSpec, arguments: dict[str, Any]) -> str:
+        """Call an MCP server's tool; its result as text for the model (an error result too)."""
+
 
 @runtime_checkable
 class LLMProvider(Protocol):
@@ -211,6 +264,9 @@ class NoToolsContext:
 
     async def call_flow(self, flow: FlowToolSpec, arguments: dict[str, Any]) -> str:  # pragma: no cover - none
         raise LLMError(f"{self.node_id}: no flows are offered")
+
+    async def call_mcp(self, tool: McpToolSpec, arguments: dict[str, Any]) -> str:  # pragma: no cover - none
+        raise LLMError(f"{self.node_id}: no MCP tools are offered")
 
 
 _TOOL_CHARS = re.compile(r"[^a-zA-Z0-9_]+")

@@ -3,7 +3,10 @@
 It answers with the user content. When the agent has subagents it calls each of
 them (concurrently) with the same content and appends their answers, so a flow with
 subagents exercises the whole subagent path offline. Library flows offered as tools are
-called the same way (each string parameter given the content; :func:`flow_tool_arguments`). ``delay`` (seconds) makes it
+called the same way (each string parameter given the content; :func:`flow_tool_arguments`), and so
+are MCP tools (arguments built from the tool's schema with the content for strings). When a tool
+asks for approval, every tool is called in one turn through
+:func:`engine.llm.tools.each_tool_once`, so the call waits for its decision. ``delay`` (seconds) makes it
 slow, for tests and demos of concurrency and cancellation.
 
 A structured answer asked (``response_format`` with a JSON schema: an agent's
@@ -27,6 +30,7 @@ from engine.llm.base import (
     flow_tool_arguments,
 )
 from engine.llm.structured import example_for_schema, schema_of
+from engine.llm.tools import each_tool_once, has_asking_tools
 
 __all__ = ["EchoProvider"]
 
@@ -47,6 +51,13 @@ class EchoProvider:
             return LLMResult(
                 answer, {"prompt_tokens": len(text) // 4 + 1, "completion_tokens": len(answer) // 4 + 1}, "echo"
             )
+        if has_asking_tools(invocation):  # one turn of every tool, so that the asking ones wait
+            try:
+                done = await each_tool_once(invocation, ctx, text)
+            except DirectOutput as direct:  # a flow's output is the answer
+                return LLMResult(direct.text, None, "echo")
+            text = text + "".join(f"\n\n[{label}] {result}" for label, result in done)
+            return self._answer(invocation, text)
         if invocation.subagents:
             answers = await asyncio.gather(*(ctx.call_subagent(child, text) for child in invocation.subagents))
             text = text + "".join(
@@ -65,6 +76,13 @@ class EchoProvider:
             except DirectOutput as direct:  # a flow's output is the answer
                 return LLMResult(direct.text, None, "echo")
             text = text + "".join(f"\n\n[{flow.name}] {result}" for flow, result in zip(invocation.flows, results))
+        if invocation.mcp_tools:
+            done = await each_tool_once(invocation, ctx, invocation.user_content, subagents=False, flows=False)
+            text = text + "".join(f"\n\n[{label}] {result}" for label, result in done)
+        return self._answer(invocation, text)
+
+    @staticmethod
+    def _answer(invocation: AgentInvocation, text: str) -> LLMResult:
         # Token counts estimated as characters / 4 (the usual rule of thumb); cheap on purpose,
         # since echo also serves as the "instant provider" of the engine benchmarks. The model
         # that answered is echo, whatever the node names (a dry run costs nothing).

@@ -47,6 +47,7 @@ from engine.llm.base import (
     flow_tool_arguments,
 )
 from engine.llm.structured import schema_of
+from engine.llm.tools import each_tool_once, has_asking_tools
 
 __all__ = [
     "LocalProvider",
@@ -188,14 +189,18 @@ class LocalProvider:
             self._warned.add(invocation.node_id)
             log.warning("the local model has no tool calling; agent '%s' answers without web search", invocation.name)
         user = invocation.user_content
-        if invocation.subagents:
+        asking = has_asking_tools(invocation)
+        if asking:  # every tool in one turn, so that the asking ones wait
+            done = await each_tool_once(invocation, ctx, user)
+            user = user + "".join(f"\n\nResult of {label}:\n{result}" for label, result in done)
+        elif invocation.subagents:
             answers = await asyncio.gather(*(self._delegate(ctx, child, user) for child in invocation.subagents))
             notes = "\n\n".join(
                 f"Answer from {child.name or child.node_id}:\n{answer}"
                 for child, answer in zip(invocation.subagents, answers, strict=True)
             )
             user = f"{user}\n\n{notes}"
-        if invocation.flows:  # flows offered as tools: each run once on the input, like subagents
+        if invocation.flows and not asking:  # flows offered as tools: each run once on the input, like subagents
 
             async def run_flow(flow):
                 try:
@@ -211,6 +216,9 @@ class LocalProvider:
                 f"\n\nResult of the flow {flow.name}:\n{result}"
                 for flow, result in zip(invocation.flows, results, strict=True)
             )
+        if invocation.mcp_tools and not asking:
+            done = await each_tool_once(invocation, ctx, invocation.user_content, subagents=False, flows=False)
+            user = user + "".join(f"\n\nResult of the tool {label}:\n{result}" for label, result in done)
         request = {
             "messages": [{"role": "system", "content": invocation.system_prompt}, {"role": "user", "content": user}],
             "max_tokens": self.max_tokens,

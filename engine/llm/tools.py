@@ -1,4 +1,4 @@
-"""Function tools offered to a model: subagents and ``web_search``.
+"""Function tools offered to a model: subagents, library flows, MCP tools and ``web_search``.
 
 Invariants
 * Each subagent child of an agent is one tool named ``spec.tool_name`` whose schema is
@@ -9,6 +9,14 @@ Invariants
 * A tool never crashes the loop: a failing call answers ``"Error: ..."`` so the model
   can react. Cancellation is not a failure and propagates.
 * Without a search backend, ``web_search`` answers a message saying so.
+* Approving tool calls (docs/design.md, "Approving tool calls"): a tool whose ``approve`` is
+  ``ask`` is called only once a person decided. Before any call of a turn runs, each asking
+  call is looked up in the context's ``tool_decisions`` (call id -> answer); the first with no
+  answer stops the turn with :class:`ToolApprovalPending` (nothing of the turn has run, so the
+  turn is replayed as a whole once answered). An approved call runs with the arguments the
+  person gave, when given; a rejected one answers the model ``DECLINED`` plus the note. A
+  context that cannot pause (``tool_decisions`` None: a subagent's own loop) answers the model
+  that the call needs an approval it cannot get there.
 """
 
 from __future__ import annotations
@@ -22,17 +30,35 @@ from typing import Any
 
 import httpx
 
+from engine.errors import FlowdeskError
 from engine.llm.base import (
     AgentInvocation,
     DirectOutput,
     FlowToolSpec,
     LLMError,
+    McpToolSpec,
     ProviderContext,
     SubagentSpec,
+    flow_tool_arguments,
     tool_schema,
 )
+from engine.llm.structured import example_for_schema
 
-__all__ = ["Tool", "ToolCall", "WebSearch", "build_tools", "run_tool_calls", "WEB_SEARCH_TOOL"]
+__all__ = [
+    "Tool",
+    "ToolCall",
+    "WebSearch",
+    "build_tools",
+    "run_tool_calls",
+    "WEB_SEARCH_TOOL",
+    "ToolApprovalPending",
+    "DECLINED",
+    "declined_text",
+    "each_tool_once",
+    "has_asking_tools",
+    "pending_to_json",
+    "pending_from_json",
+]
 
 log = logging.getLogger("flowdesk.llm")
 
@@ -43,12 +69,41 @@ NO_SEARCH_BACKEND = (
 )
 
 
+DECLINED = "The user declined this call."
+
+
+def declined_text(note: str | None) -> str:
+    """What a model gets as the result of a call a person rejected."""
+    note = (note or "").strip()
+    return f"{DECLINED} Note: {note}" if note else DECLINED
+
+
 @dataclass(slots=True)
 class Tool:
     name: str
     description: str
     parameters: dict[str, Any]
     run: Callable[[dict[str, Any]], Awaitable[str]]
+    approve: str = "always"
+    kind: str = "function"  # subagent, flow, mcp, web_search
+    label: str = ""  # the tool's own name (an MCP tool's, a flow's, a subagent's)
+    server: str | None = None  # an MCP tool's server
+
+
+class ToolApprovalPending(FlowdeskError):
+    """A turn's call waits for a person's decision (not a failure: the agent's step pauses).
+
+    ``call``, ``tool`` and ``arguments`` (parsed) say what waits; ``conversation`` is set by a
+    provider with a conversation to keep (the messages so far and the turn, as JSON) so that
+    the step, taken again once answered, goes on from there instead of asking the model again.
+    """
+
+    def __init__(self, call: ToolCall, tool: Tool, arguments: dict[str, Any]) -> None:
+        super().__init__(f"the call of '{tool.label or tool.name}' waits for approval")
+        self.call = call
+        self.tool = tool
+        self.arguments = arguments
+        self.conversation: dict[str, Any] | None = None
 
 
 @dataclass(slots=True)
@@ -101,14 +156,23 @@ def _subagent_tool(spec: SubagentSpec, ctx: ProviderContext) -> Tool:
             value = strings[0] if len(strings) == 1 else json.dumps(args, ensure_ascii=False)
         return await ctx.call_subagent(spec, value)
 
-    return Tool(spec.tool_name, spec.description, tool_schema(spec), run)
+    return Tool(spec.tool_name, spec.description, tool_schema(spec), run, spec.approve, "subagent", spec.name)
 
 
 def _flow_tool(spec: FlowToolSpec, ctx: ProviderContext) -> Tool:
     async def run(args: dict[str, Any]) -> str:
         return await ctx.call_flow(spec, args)
 
-    return Tool(spec.tool_name, spec.tool_description, spec.parameters, run)
+    return Tool(spec.tool_name, spec.tool_description, spec.parameters, run, spec.approve, "flow", spec.flow_id)
+
+
+def _mcp_tool(spec: McpToolSpec, ctx: ProviderContext) -> Tool:
+    async def run(args: dict[str, Any]) -> str:
+        return await ctx.call_mcp(spec, args)
+
+    return Tool(
+        spec.tool_name, spec.tool_description, spec.parameters, run, spec.approve, "mcp", spec.tool, spec.server
+    )
 
 
 def build_tools(inv: AgentInvocation, ctx: ProviderContext, search: WebSearch | None) -> dict[str, Tool]:
@@ -119,6 +183,9 @@ def build_tools(inv: AgentInvocation, ctx: ProviderContext, search: WebSearch | 
         tools[tool.name] = tool
     for flow in getattr(inv, "flows", None) or ():
         tool = _flow_tool(flow, ctx)
+        tools[tool.name] = tool
+    for spec in getattr(inv, "mcp_tools", None) or ():
+        tool = _mcp_tool(spec, ctx)
         tools[tool.name] = tool
     if search is not None:
 
@@ -166,6 +233,131 @@ async def _run_one(call: ToolCall, tools: dict[str, Tool]) -> str:
         return f"Error: {type(err).__name__}: {err}"
 
 
-async def run_tool_calls(calls: list[ToolCall], tools: dict[str, Tool]) -> list[str]:
-    """Run one turn's tool calls concurrently; their results in call order."""
-    return list(await asyncio.gather(*(_run_one(c, tools) for c in calls)))
+async def _decided(call: ToolCall, tools: dict[str, Tool], answer: dict[str, Any] | None, can_ask: bool) -> str:
+    """A call whose tool asks for approval: its result once decided (or why it cannot be asked)."""
+    if answer is None:
+        name = tools[call.name].label or call.name
+        assert not can_ask
+        return (
+            f"Error: calling '{name}' needs a person's approval, which cannot be asked here "
+            "(only a workflow step's own tool calls can wait for one)."
+        )
+    if answer.get("decision") != "approve":
+        return declined_text(answer.get("note"))
+    arguments = answer.get("arguments")
+    if isinstance(arguments, dict):
+        call = ToolCall(call.id, call.name, json.dumps(arguments, ensure_ascii=False))
+    return await _run_one(call, tools)
+
+
+async def run_tool_calls(calls: list[ToolCall], tools: dict[str, Tool], ctx: Any = None) -> list[str]:
+    """Run one turn's tool calls concurrently; their results in call order.
+
+    Calls of tools that ask for approval are checked first (see the module's docstring): one
+    with no decision yet raises :class:`ToolApprovalPending` before anything of the turn runs."""
+    decisions = getattr(ctx, "tool_decisions", None) if ctx is not None else None
+    asking: dict[int, dict[str, Any] | None] = {}
+    for i, call in enumerate(calls):
+        tool = tools.get(call.name)
+        if tool is None or tool.approve != "ask":
+            continue
+        answer = decisions.get(call.id) if decisions is not None else None
+        if answer is None and decisions is not None:
+            raise ToolApprovalPending(call, tool, _parse_arguments(call.arguments))
+        asking[i] = answer
+    if not asking:
+        return list(await asyncio.gather(*(_run_one(c, tools) for c in calls)))
+    return list(
+        await asyncio.gather(
+            *(
+                _decided(c, tools, asking[i], decisions is not None) if i in asking else _run_one(c, tools)
+                for i, c in enumerate(calls)
+            )
+        )
+    )
+
+
+def has_asking_tools(inv: AgentInvocation) -> bool:
+    """Whether a tool offered to the agent asks for approval before a call."""
+    if not (inv.subagents or inv.flows or inv.mcp_tools):  # (every echo step asks: kept cheap)
+        return False
+    specs: list[Any] = [*inv.subagents, *(inv.flows or ()), *(inv.mcp_tools or ())]
+    return any(getattr(s, "approve", "always") == "ask" for s in specs)
+
+
+async def each_tool_once(
+    inv: AgentInvocation, ctx: ProviderContext, text: str, *, subagents: bool = True, flows: bool = True
+) -> list[tuple[str, str]]:
+    """Providers without function calling (echo, local) call each offered tool once with the
+    agent's input: a subagent with ``text``, a flow with ``text`` for its string parameters, an
+    MCP tool with arguments built from its schema and ``text``. One turn through
+    :func:`run_tool_calls` (so approvals apply); ``(label, result)`` in that order. The call
+    ids are fixed (``tool_<n>``): the same turn made again after a pause finds its decisions."""
+    tools = build_tools(inv, ctx, None)
+    calls: list[ToolCall] = []
+    labels: list[str] = []
+    if subagents:
+        for spec in inv.subagents:
+            calls.append(
+                ToolCall(f"tool_{len(calls)}", spec.tool_name, json.dumps({"input": text}, ensure_ascii=False))
+            )
+            labels.append(spec.name or spec.node_id)
+    if flows:
+        for flow in inv.flows or ():
+            args = flow_tool_arguments(flow, text)
+            calls.append(ToolCall(f"tool_{len(calls)}", flow.tool_name, json.dumps(args, ensure_ascii=False)))
+            labels.append(flow.name)
+    for tool in inv.mcp_tools or ():
+        args = example_for_schema(tool.parameters or {"type": "object"}, text)
+        calls.append(
+            ToolCall(
+                f"tool_{len(calls)}",
+                tool.tool_name,
+                json.dumps(args if isinstance(args, dict) else {}, ensure_ascii=False),
+            )
+        )
+        labels.append(f"{tool.server}/{tool.tool}")
+    if not calls:
+        return []
+    results = await run_tool_calls(calls, tools, ctx)
+    return list(zip(labels, results, strict=True))
+
+
+def pending_to_json(pause: ToolApprovalPending) -> dict[str, Any]:
+    """A waiting call as JSON (a Temporal worker hands it back to the workflow, which pauses)."""
+    t = pause.tool
+    return {
+        "call": {"id": pause.call.id, "name": pause.call.name, "arguments": pause.call.arguments},
+        "tool": {
+            "name": t.name,
+            "description": t.description,
+            "parameters": t.parameters,
+            "kind": t.kind,
+            "label": t.label,
+            "server": t.server,
+        },
+        "arguments": pause.arguments,
+        "conversation": pause.conversation,
+    }
+
+
+def pending_from_json(data: dict[str, Any]) -> ToolApprovalPending:
+    """:func:`pending_to_json` read back (its tool cannot be run: it only says what waits)."""
+
+    async def not_here(_args: dict[str, Any]) -> str:  # pragma: no cover - never called
+        raise LLMError("this tool call is answered where the run pauses")
+
+    c, t = data["call"], data["tool"]
+    tool = Tool(
+        t["name"],
+        t.get("description", ""),
+        t.get("parameters") or {},
+        not_here,
+        "ask",
+        t.get("kind", "function"),
+        t.get("label", ""),
+        t.get("server"),
+    )
+    pause = ToolApprovalPending(ToolCall(c["id"], c["name"], c["arguments"]), tool, data.get("arguments") or {})
+    pause.conversation = data.get("conversation")
+    return pause

@@ -94,6 +94,7 @@ BUILTINS: dict[str, str] = {
     "script": "engine.nodes.script:SPEC",
     "browser": "engine.nodes.browser:SPEC",
     "file": "engine.nodes.file:SPEC",
+    "mcp": "engine.nodes.mcp:SPEC",
 }
 BUILTIN_KINDS = tuple(BUILTINS)
 

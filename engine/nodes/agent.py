@@ -1,4 +1,15 @@
-"""The ``agent`` node: calls an LLM with its prompts; linked agents are offered to it as tools."""
+"""The ``agent`` node: calls an LLM with its prompts; linked agents, library flows and MCP tools
+are offered to it as tools.
+
+Approving tool calls (docs/design.md, "Approving tool calls"): a tool with ``approve: "ask"``
+(an MCP entry's ``approve``, a ``tools.flows`` entry ``{flow, approve}``, a subagent's own
+``approve``) makes the provider stop before the call (``ToolApprovalPending``). The step then
+returns a :class:`PauseRequest` whose ``wait_input`` says ``{kind: "tool_call", tool, server?,
+arguments, callId, schema}``, and keeps :class:`ToolPause` as the node's state (snapshotted under
+``toolCalls``: the conversation so far, the decisions given, the call that waits). The answer
+(``answered``) is added to the decisions and the step is taken again: the provider goes on
+from the kept conversation, so a run paused here resumes in a new process as any pause does.
+"""
 
 from __future__ import annotations
 
@@ -14,22 +25,29 @@ from pydantic import Field, field_validator
 from engine.flows.library import default_library, workflow_can_pause
 from engine.graph.templates import find_references, mask_secrets
 from engine.llm.base import (
+    APPROVE_MODES,
     AgentInvocation,
     FlowToolSpec,
     LLMError,
     LLMResult,
+    McpToolSpec,
     ModelNotFound,
     ProviderConfigError,
     ProviderUnavailable,
     SubagentSpec,
 )
 from engine.llm.structured import SchemaError, openai_response_format, parse_json_answer, schema_instructions, schema_of
+from engine.llm.tools import ToolApprovalPending
+from engine.mcp.calls import call_for_model, check_arguments, mcp_tools_of
+from engine.mcp.config import McpError
+from engine.nodes.agent_tools import ToolPause, approve_mode, check_mcp_tools, flow_refs, pause_for
 from engine.nodes.base import (
     ERROR_HANDLE,
     NodeData,
     NodeError,
     NodeSpec,
     PaletteEntry,
+    PauseRequest,
     PolicyData,
     _Loose,
     as_text,
@@ -57,8 +75,10 @@ _SUBAGENT_CALL_ERROR = EventType.SUBAGENT_CALL_ERROR.value
 class AgentTools(_Loose):
     web_search: bool = False
     subagents: bool = False
-    #: Library flows offered to the model as tools (library ids); absent = none.
-    flows: list[str] | None = Field(default=None, exclude_if=is_none)
+    #: Library flows offered to the model as tools (library ids, or ``{flow, approve}``); absent = none.
+    flows: list[Any] | None = Field(default=None, exclude_if=is_none)
+    #: MCP servers' tools offered to the model: ``[{server, tools: [names] | "*", approve?}]``.
+    mcp: list[Any] | None = Field(default=None, exclude_if=is_none)
 
 
 class AgentData(PolicyData):
@@ -170,7 +190,19 @@ class ProviderCall:
     ``ctx``: the run's :class:`~engine.run.context.RunContext` (or a worker's stand-in with
     ``emit``, ``delta_interval``, ``next_call_id``, ``resolve``, ``node``, ``resolve_data``)."""
 
-    __slots__ = ("ctx", "node_id", "depth", "call_id", "_buf", "_last_flush", "secrets", "_held", "_timer")
+    __slots__ = (
+        "ctx",
+        "node_id",
+        "depth",
+        "call_id",
+        "_buf",
+        "_last_flush",
+        "secrets",
+        "_held",
+        "_timer",
+        "tool_decisions",
+        "resumed_conversation",
+    )
 
     def __init__(
         self, ctx: Any, node_id: str, depth: int, call_id: str | None, secrets: frozenset[str] = frozenset()
@@ -190,6 +222,10 @@ class ProviderCall:
         # after the last piece is passed on by this timer, so a stream that goes quiet never
         # holds text back. Set only while text waits in _buf (every end of a step flushes it).
         self._timer: asyncio.TimerHandle | None = None
+        # Approving tool calls: the decisions given so far by call id (a step's own loop; None
+        # in a subagent's, which cannot pause) and the conversation kept at the pause.
+        self.tool_decisions: dict[str, dict[str, Any]] | None = {} if depth == 0 else None
+        self.resumed_conversation: dict[str, Any] | None = None
 
     def delta(self, text: str) -> None:
         if self.depth or not text:
@@ -245,6 +281,9 @@ class ProviderCall:
     async def call_flow(self, flow: FlowToolSpec, arguments: dict[str, Any]) -> str:
         return await call_flow(self.ctx, self, flow, arguments)
 
+    async def call_mcp(self, tool: McpToolSpec, arguments: dict[str, Any]) -> str:
+        return await call_for_model(self.ctx, self, tool, arguments)
+
 
 async def call_subagent(ctx: Any, parent: ProviderCall, child: SubagentSpec, argument: str) -> str:
     """An agent linked below ``parent``'s agent, called by its model as a tool: one model call,
@@ -291,6 +330,13 @@ async def call_subagent(ctx: Any, parent: ProviderCall, child: SubagentSpec, arg
     )
     call = ProviderCall(ctx, child.node_id, depth, call_id, secrets)
     try:
+        # A subagent's own MCP tools (a run's context only: a worker's host shares no connections).
+        raw_mcp = getattr(node.data.tools, "mcp", None) if node is not None else None
+        if raw_mcp and getattr(ctx, "memo", None) is not None:
+            try:
+                inv.mcp_tools = await mcp_tools_of(ctx, node, raw_mcp)
+            except McpError as err:
+                raise LLMError(f"the subagent '{name}' cannot use its MCP tools: {err}") from None
         provider = ctx.resolve(inv)
         result = await provider.complete(inv, call)
     except asyncio.CancelledError:
@@ -322,10 +368,10 @@ def flow_tools_of(ctx: Any, node: Any) -> list[FlowToolSpec]:
         return []
     library = ctx.library()
     out = []
-    for ref in refs:
-        entry = library.resolve(str(ref), base=ctx.path, by_name=False)
+    for ref, approve in flow_refs(refs):
+        entry = library.resolve(ref, base=ctx.path, by_name=False)
         if entry is not None:
-            out.append(FlowToolSpec(entry.id, entry.name, entry.description, entry.parameters_schema()))
+            out.append(FlowToolSpec(entry.id, entry.name, entry.description, entry.parameters_schema(), approve))
     return out
 
 
@@ -355,6 +401,7 @@ def subagents_of(ctx: Any, node_id: str, depth: int = 0) -> list[SubagentSpec]:
                     tools={"web_search": d.tools.web_search, "subagents": d.tools.subagents},
                     provider=d.provider,
                     children=subagents_of(ctx, child_id, depth + 1) if d.tools.subagents else [],
+                    approve=approve_mode(getattr(d, "approve", None)),
                 )
             )
     cache[node_id] = specs
@@ -365,8 +412,8 @@ def _check_flow_tools(node: Any, checks: Any, flows: list[str]) -> None:
     """Each flow an agent offers as a tool exists in the library and cannot wait for an approval."""
     library = getattr(checks, "library", None) or default_library()
     base = getattr(checks, "path", None)
-    for ref in flows:
-        entry = library.resolve(str(ref), base=base, by_name=False)
+    for ref, _approve_mode in flow_refs(flows):
+        entry = library.resolve(ref, base=base, by_name=False)
         if entry is None:
             checks.error(
                 "flow_tool_missing",
@@ -478,6 +525,13 @@ class AgentSpec(NodeSpec):
             checks.warning("subagents_unused", f"{checks.label(node)} has subagents turned on but none linked.")
         if data.tools.flows:
             _check_flow_tools(node, checks, data.tools.flows)
+        if data.tools.mcp:
+            check_mcp_tools(node, checks, data.tools.mcp)
+        approve = getattr(data, "approve", None)
+        if approve is not None and approve not in APPROVE_MODES:
+            checks.error(
+                "agent_bad_approve", f'{checks.label(node)}: approve must be "always" or "ask", not {approve!r}.'
+            )
         if data.responseFormat is not None and schema_of(data.responseFormat) is None:
             checks.error(
                 "agent_bad_response_format",
@@ -491,7 +545,48 @@ class AgentSpec(NodeSpec):
                 "(set FLOWDESK_SEARXNG_URL or the search URL in settings).",
             )
 
-    async def execute(self, ctx: Any, node: Any, value: Any) -> tuple[Any, str]:
+    # ---------------------------------------------------------------- a tool call waiting for approval
+    state_key = "toolCalls"
+
+    def state_to_json(self, state: Any) -> Any:
+        return state.to_json()
+
+    def state_from_json(self, ctx: Any, data: Any) -> Any:
+        return ToolPause.from_json(data)
+
+    def waiting_prompt(self, ctx: Any, node: Any) -> str:
+        held = ctx.state(node.id)
+        return held.prompt if isinstance(held, ToolPause) else self.pause_prompt(node.data)
+
+    def pause_extra(self, ctx: Any, node: Any) -> dict[str, Any] | None:
+        held = ctx.state(node.id)
+        return held.extra() if isinstance(held, ToolPause) else None
+
+    def answer_problem(self, ctx: Any, node: Any, answer: dict[str, Any]) -> str | None:
+        held = ctx.state(node.id)
+        if "arguments" not in answer:
+            return None
+        if not isinstance(held, ToolPause) or held.pending is None:
+            return "only a tool call's approval takes arguments"
+        problem = check_arguments(held.pending.get("schema"), answer["arguments"])
+        return f"the arguments do not fit the tool's input schema: {problem}" if problem else None
+
+    def answered(
+        self, ctx: Any, node: Any, arrived: Any, flowing: Any, answer: dict[str, Any], now: float, waited_ms: int
+    ) -> None:
+        held = ctx.state(node.id)
+        if isinstance(held, ToolPause) and held.pending is not None:
+            decision = {"decision": answer.get("decision"), "note": answer.get("note", "")}
+            if answer.get("decision") == "approve" and isinstance(answer.get("arguments"), dict):
+                decision["arguments"] = answer["arguments"]
+            held.decisions[str(held.pending["callId"])] = decision
+            held.pending = None
+        return None  # the step is taken again: the provider goes on from the kept conversation
+
+    def cancelled(self, ctx: Any, node_id: str, state: Any, reason: str) -> None:
+        ctx.drop_state(node_id)
+
+    async def execute(self, ctx: Any, node: Any, value: Any) -> tuple[Any, str] | PauseRequest:
         """One LLM call; on failure an ``llm_error`` event and :class:`NodeError`.
 
         The hot path of ``bench_engine`` (a step of the 100-agent chain): its two events are
@@ -536,6 +631,15 @@ class AgentSpec(NodeSpec):
         )
         if t["flows"]:
             inv.flows = flow_tools_of(ctx, node)
+        if t["mcp"]:
+            try:
+                inv.mcp_tools = await mcp_tools_of(ctx, node, t["mcp"])
+            except McpError as err:
+                message = ctx.mask(str(err), secrets) if secrets else str(err)
+                ctx.emit(node_id, _LLM_ERROR, message)
+                raise NodeError(f"Agent '{name}' cannot use its MCP tools: {message}") from None
+        # A step taken again after a tool call's approval (its kept conversation and decisions).
+        held = ctx.state(node_id) if (subagents or t["flows"] or t["mcp"]) else None
         schema = schema_of(fields["responseFormat"]) if fields["responseFormat"] else None
         parsed: Any = None
         if schema is not None:
@@ -552,6 +656,10 @@ class AgentSpec(NodeSpec):
         for sink in ctx.sinks:
             sink(ev)
         call = ProviderCall(ctx, node_id, 0, None, secrets)
+        if held is not None:
+            ctx.drop_state(node_id)
+            call.tool_decisions = held.decisions
+            call.resumed_conversation = held.conversation
         provider = None
         problem: dict[str, Any] | None = None
         try:
@@ -566,6 +674,9 @@ class AgentSpec(NodeSpec):
             call.flush()
             records[node_id] = (shown, None, started, clock(), None, "cancelled")
             raise
+        except ToolApprovalPending as pause:  # a call waits for a person: the step pauses here
+            call.flush()
+            return pause_for(ctx, node_id, name, pause, call)
         except LLMError as err:
             message = str(err)
             if isinstance(err, (ProviderUnavailable, ProviderConfigError)):

@@ -22,15 +22,12 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, NamedTuple
+from typing import Any, ClassVar, Literal, NamedTuple, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from engine.errors import FlowdeskError
 from engine.graph.templates import TemplateScope, resolve_json_text, resolve_templates_masked
-
-if TYPE_CHECKING:  # pragma: no cover
-    from engine.graph.model import Node
 
 __all__ = [
     "NodeData",
@@ -51,6 +48,20 @@ __all__ = [
     "resolve_for_step",
     "json_text_body",
 ]
+
+
+class NodeLike(Protocol):
+    """What a spec reads of a node (``engine.graph.model.Node`` is one): typed here as a
+    protocol so that this module, which ``model`` imports, does not import ``model`` back."""
+
+    id: str
+    type: str
+
+    @property
+    def data(self) -> Any: ...
+
+    @property
+    def title(self) -> str: ...
 
 
 def is_none(value: Any) -> bool:
@@ -146,10 +157,12 @@ class PauseRequest:
     then follows the output handle named by the decision with the value that arrived.
     """
 
-    __slots__ = ("prompt",)
+    __slots__ = ("prompt", "extra")
 
-    def __init__(self, prompt: str = "") -> None:
+    def __init__(self, prompt: str = "", extra: dict[str, Any] | None = None) -> None:
         self.prompt = prompt
+        #: Fields of the ``wait_input`` event beside the prompt (a tool call's: ``{kind: "tool_call", ...}``).
+        self.extra = extra
 
 
 class PaletteEntry:
@@ -286,7 +299,7 @@ class NodeSpec:
         """The node's title on the canvas and in messages."""
         return self.label or self.kind
 
-    def describe(self, node: Node) -> str:
+    def describe(self, node: NodeLike) -> str:
         """How messages name a node of this kind (quoted title)."""
         return f"'{self.title(node.data)}'"
 
@@ -308,7 +321,7 @@ class NodeSpec:
         return self.data_model().model_dump(mode="json", exclude_none=True)
 
     # ---------------------------------------------------------------- rules and running
-    def check(self, node: Node, checks: Any) -> None:
+    def check(self, node: NodeLike, checks: Any) -> None:
         """Add this node's own issues: ``checks.error(code, message)`` / ``checks.warning(...)``."""
 
     def pause_prompt(self, data: NodeData) -> str:
@@ -316,11 +329,11 @@ class NodeSpec:
         return "Approve or reject to continue."
 
     async def execute(
-        self, ctx: Any, node: Node, value: Any
+        self, ctx: Any, node: NodeLike, value: Any
     ) -> tuple[Any, str | tuple[str, ...] | None] | PauseRequest:
         raise NodeError(f"Nodes of type '{self.kind}' cannot run.")
 
-    def replayed(self, ctx: Any, node: Node, handle: Any) -> None:
+    def replayed(self, ctx: Any, node: NodeLike, handle: Any) -> None:
         """A step of this node was not run but reused from an earlier run (``cache_hit``, with
         ``handle``): a kind whose steps change the run's own state (a loop's iteration) does
         that here. Most kinds have nothing to do."""
@@ -341,7 +354,7 @@ class NodeSpec:
         """A node's state read back from a snapshot (``ctx``: the restored run's context)."""
         return data
 
-    def arrive(self, ctx: Any, node: Node, src: str | None, value: Any) -> Any:
+    def arrive(self, ctx: Any, node: NodeLike, src: str | None, value: Any) -> Any:
         """For a kind that ``gathers``: an arrival from ``src``; the value the step gets when the
         node fires now, else ``ctx.WAITING`` (the branch ends; ``release`` may fire it later)."""
         return value
@@ -352,7 +365,7 @@ class NodeSpec:
         return None
 
     def answered(
-        self, ctx: Any, node: Node, arrived: Any, flowing: Any, answer: dict[str, Any], now: float, waited_ms: int
+        self, ctx: Any, node: NodeLike, arrived: Any, flowing: Any, answer: dict[str, Any], now: float, waited_ms: int
     ) -> tuple[Any, str, BranchFrame | None] | None:
         """The answer to this node's pause (:class:`PauseRequest`): ``(output, handle, frame)`` to go
         on along ``handle`` in ``frame``, or None to take the step again (the kind has kept the
@@ -362,9 +375,29 @@ class NodeSpec:
         step again."""
         return None
 
-    def waiting_prompt(self, ctx: Any, node: Node) -> str:
+    def waiting_prompt(self, ctx: Any, node: NodeLike) -> str:
         """What a run paused at this node asks."""
         return self.pause_prompt(node.data)
+
+    def pause_extra(self, ctx: Any, node: NodeLike) -> dict[str, Any] | None:
+        """The ``wait_input`` fields of a pause at this node besides its prompt (None: none)."""
+        return None
+
+    def answer_problem(self, ctx: Any, node: NodeLike, answer: dict[str, Any]) -> str | None:
+        """Why ``answer`` cannot answer this node's pause (None: it can); the run stays paused."""
+        if "arguments" in answer:
+            return "only a tool call's approval takes arguments"
+        return None
+
+    def decisions(self, ctx: Any, node: NodeLike) -> tuple[str, ...]:
+        """The decisions a run paused at this node takes (``resume``): approve and reject, and an
+        approval's option labels."""
+        return ("approve", "reject")
+
+    def pause_deadline(self, ctx: Any, node: NodeLike, since: float) -> tuple[float, str] | None:
+        """When a pause at this node, asked at ``since`` (the run's clock), times out and the
+        decision it then takes: ``(deadline, decision)``; None: it waits for ever."""
+        return None
 
     def cancelled(self, ctx: Any, node_id: str, state: Any, reason: str) -> None:
         """The run was cancelled (``reason``) while this node held ``state`` (a nested run to cancel)."""

@@ -183,6 +183,26 @@ class NestedFlowKind(NodeSpec):
         held = ctx.state(node.id)
         return held.child.waiting_prompt() if held is not None else self.pause_prompt(node.data)
 
+    def pause_extra(self, ctx: Any, node: Any) -> Any:
+        held = ctx.state(node.id)
+        ask = getattr(held.child, "waiting_extra", None) if held is not None else None  # (a Temporal child: none)
+        return ask() if ask is not None else None
+
+    def answer_problem(self, ctx: Any, node: Any, answer: dict[str, Any]) -> str | None:
+        held = ctx.state(node.id)
+        check = getattr(held.child, "answer_problem", None) if held is not None else None
+        return check(answer) if check is not None else super().answer_problem(ctx, node, answer)
+
+    def decisions(self, ctx: Any, node: Any) -> tuple[str, ...]:
+        ask = getattr(getattr(ctx.state(node.id), "child", None), "decisions", None)
+        return ask() if callable(ask) else super().decisions(ctx, node)
+
+    def pause_deadline(self, ctx: Any, node: Any, since: float) -> tuple[float, str] | None:
+        """The nested run's own deadline (its approval times out, the parent with it). A durable
+        engine's child (a Temporal child workflow) has none here."""
+        ask = getattr(getattr(ctx.state(node.id), "child", None), "pause_timeout", None)
+        return ask() if callable(ask) else None
+
     def cancelled(self, ctx: Any, node_id: str, state: Any, reason: str) -> None:
         ctx.drop_state(node_id)
         state.child.cancel(reason)
@@ -385,7 +405,7 @@ async def run_subflow(ctx: Any, node: Any, ref: str, field: str, by_name: bool, 
             ctx.drop_state(node.id)
         raise
     if status == RunStatus.PAUSED:
-        return PauseRequest(child.waiting_prompt())
+        return PauseRequest(child.waiting_prompt(), child.waiting_extra())
     ctx.drop_state(node.id)
     if status == RunStatus.COMPLETED:
         return child.result, "output"

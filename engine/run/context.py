@@ -77,6 +77,9 @@ Steps and nested runs
                      ``output`` (a step that ends otherwise than by returning, an approval).
   ``set_outcome(node_id, outcome)`` how the node's step ended (``Run.outcomes``).
   ``fail(node_id, message)`` fail the run (an ``error`` event, every branch cancelled).
+  ``at_rest(key, closer)`` call ``await closer()`` once the run comes to rest (paused or ended:
+                    ``start``/``resume`` return), then forget it: resources a run's steps share
+                    (MCP connections) are kept while it runs and closed there. One per ``key``.
   ``WAITING``        what ``NodeSpec.arrive`` returns to keep waiting for more arrivals.
   Pausing: ``execute`` returns a :class:`~engine.PauseRequest`; the answer comes back through
   the kind's ``answered``.
@@ -88,6 +91,7 @@ raises :class:`~engine.NodeError` and the policy decides.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
@@ -153,6 +157,7 @@ class RunContext:
         "_outcome",
         "_fail",
         "_calls",
+        "_closers",
     )
 
     def __init__(
@@ -200,6 +205,7 @@ class RunContext:
         self._outcome = outcome
         self._fail = fail
         self._calls = 0
+        self._closers: dict[str, Callable[[], Any]] | None = None
 
     # ---------------------------------------------------------------- the run
     @property
@@ -368,3 +374,18 @@ class RunContext:
 
     def fail(self, node_id: str, message: str) -> None:
         self._fail(node_id, message)
+
+    # ---------------------------------------------------------------- shared resources
+    def at_rest(self, key: str, closer: Callable[[], Any]) -> None:
+        if self._closers is None:
+            self._closers = {}
+        self._closers[key] = closer
+
+    async def rest(self) -> None:
+        """The run came to rest: each ``at_rest`` closer awaited once (a failing one is logged)."""
+        closers, self._closers = self._closers, None
+        for key, closer in (closers or {}).items():
+            try:
+                await closer()
+            except Exception:  # closing goes on; the process's end frees the rest
+                logging.getLogger("flowdesk.run").warning("closing %s failed", key, exc_info=True)

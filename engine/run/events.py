@@ -46,6 +46,7 @@ __all__ = [
     "SUBAGENT_FIELDS",
     "FLOW_CALL_TYPES",
     "FLOW_CALL_FIELDS",
+    "TOOL_CALL_TYPES",
     "decision_fields",
     "format_duration",
     "format_timestamp",
@@ -107,6 +108,10 @@ class EventType(StrEnum):
     API_CALL_START = "api_call_start"  # extra {method, args} (secrets masked): a script's api call
     API_CALL_END = "api_call_end"  # extra {method, args, error?}
     PERMISSION_DENIED = "permission_denied"  # extra {what, field}: a step reached outside its permissions
+    # MCP tools (docs/design.md, "Acting"): extra {tool, server, callId, arguments, result | error}
+    TOOL_CALL_START = "tool_call_start"
+    TOOL_CALL_END = "tool_call_end"
+    TOOL_CALL_ERROR = "tool_call_error"
 
 
 SUBAGENT_CALL_TYPES = frozenset(
@@ -114,6 +119,9 @@ SUBAGENT_CALL_TYPES = frozenset(
 )
 FLOW_CALL_TYPES = frozenset(
     {EventType.FLOW_CALL_START.value, EventType.FLOW_CALL_END.value, EventType.FLOW_CALL_ERROR.value}
+)
+TOOL_CALL_TYPES = frozenset(
+    {EventType.TOOL_CALL_START.value, EventType.TOOL_CALL_END.value, EventType.TOOL_CALL_ERROR.value}
 )
 # The structured fields of a flow_call_* event (content: the arguments as JSON, the result or the error).
 FLOW_CALL_FIELDS = ("parentNodeId", "flowId", "flowName", "callId", "parentCallId", "depth")
@@ -196,6 +204,8 @@ def decision_fields(answer: dict[str, Any]) -> dict[str, Any]:
     one, and for an output the reviewer edited ``edited``, ``output`` (what flows on) and ``original``."""
     note = answer.get("note")
     fields = {"handle": answer.get("decision"), "note": note} if note else {"handle": answer.get("decision")}
+    if answer.get("timedOut"):
+        fields["timedOut"] = True
     if answer.get("edited"):
         fields["edited"] = True
         fields["output"] = answer.get("output")
@@ -209,7 +219,7 @@ def _decision_fields(content: str) -> dict[str, Any] | None:
         answer = json.loads(content)
     except (TypeError, ValueError):
         return None
-    if not isinstance(answer, dict) or answer.get("decision") not in ("approve", "reject"):
+    if not isinstance(answer, dict) or not isinstance(answer.get("decision"), str):
         return None
     return decision_fields(answer)
 

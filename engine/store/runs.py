@@ -181,6 +181,15 @@ class RunStore(RecordedOutputs):
                 )
             raise StoreError(f"Run {run_id} is {info.status}, not paused; only a paused run can be resumed.")
 
+    def owner_alive(self, run_id: str) -> bool:
+        """Whether the process that owns the run (started, paused or last resumed it) is a live
+        process of this computer other than this one (one on another computer counts as gone:
+        nothing here can tell). A paused run's owner may still hold it (waiting for its deadline)."""
+        row = self._exec("SELECT owner_pid, owner_host FROM runs WHERE id = ?", (run_id,)).fetchone()
+        if not row or row[0] is None or row[1] != socket.gethostname() or row[0] == os.getpid():
+            return False
+        return _pid_alive(int(row[0]))
+
     def recover(self) -> list[str]:
         """Mark runs left ``running`` by a process that no longer exists as ``interrupted``."""
         host = socket.gethostname()

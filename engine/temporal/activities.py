@@ -42,8 +42,9 @@ from engine.errors import FlowdeskError
 from engine.flows.library import default_library
 from engine.graph.model import Node, workflow_to_dict
 from engine.graph.templates import TemplateScope, mask_secrets, resolve_templates_masked
-from engine.llm.base import AgentInvocation, FlowToolSpec, LLMError, LLMResult, SubagentSpec
+from engine.llm.base import AgentInvocation, FlowToolSpec, LLMError, LLMResult, McpToolSpec, SubagentSpec
 from engine.llm.registry import make_resolver
+from engine.llm.tools import ToolApprovalPending, pending_to_json
 from engine.nodes import NodeError, PauseRequest, spec_for
 from engine.nodes.agent import ProviderCall
 from engine.run.events import _encode
@@ -71,6 +72,7 @@ def invocation_from_json(d: dict[str, Any]) -> AgentInvocation:
             **d,
             "subagents": [_subagent(c) for c in d.get("subagents") or ()],
             "flows": [FlowToolSpec(**f) for f in d.get("flows") or ()],
+            "mcp_tools": [McpToolSpec(**m) for m in d.get("mcp_tools") or ()],
         }
     )
 
@@ -176,6 +178,9 @@ async def agent_call(request: dict[str, Any]) -> dict[str, Any]:
         raise ApplicationError(str(err), [], type="LLMError", non_retryable=True) from None
     host = _CallHost(resolve, request)
     call = ProviderCall(host, inv.node_id, 0, None)
+    # A step taken again after a tool call's approval: the decisions and the kept conversation.
+    call.tool_decisions = dict(request.get("toolDecisions") or {})
+    call.resumed_conversation = request.get("resumedConversation")
     task = asyncio.ensure_future(resolve(inv).complete(inv, call))
     deadline = _deadline(request)
     try:
@@ -198,6 +203,9 @@ async def agent_call(request: dict[str, Any]) -> dict[str, Any]:
             pass
         call.flush()
         return _cancelled(host.events)
+    except ToolApprovalPending as pause:  # a call waits for a person: the workflow pauses the step
+        call.flush()
+        return {"pause": pending_to_json(pause), "events": host.events}
     except LLMError as err:
         call.flush()
         raise ApplicationError(str(err), host.events, type="LLMError", non_retryable=True) from None

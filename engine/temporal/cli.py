@@ -22,7 +22,9 @@ from typing import Any
 from engine.cli import EXIT_CANCELLED, EXIT_FAILED, EXIT_OK, EXIT_PAUSED, EXIT_USAGE
 from engine.cli.files import load_any
 from engine.cli.printer import RUNS_HEADER, Printer, print_err, runs_line
-from engine.cli.run import _text_arg, run_arguments, stored_base_url
+from engine.cli.run import _json_object_arg, _text_arg, run_arguments, stored_base_url
+from engine.flows.library import default_library
+from engine.flows.schedules import ScheduleError
 from engine.graph.inputs import has_surrogates
 from engine.graph.model import WorkflowLoadError
 from engine.graph.validate import validate
@@ -108,6 +110,24 @@ async def _warn_without_worker(client: Any, args: argparse.Namespace, run_id: st
     )
 
 
+async def _sync_schedules(client: Any, args: argparse.Namespace) -> None:
+    """The library's scheduled flows become Temporal Schedules (engine/temporal/schedules.py)."""
+    from engine.temporal.schedules import sync_schedules
+
+    try:
+        done = await sync_schedules(client, default_library(), task_queue=args.task_queue)
+    except ScheduleError as err:  # no croniter: the library's schedules cannot be read here
+        print_err(f"schedules not set up on the server: {err}")
+        return
+    for flow_id, message in done["errors"].items():
+        print_err(f"schedule of flow {flow_id} not set up on the server: {message}")
+    made = len(done["created"]) + len(done["updated"])
+    if made or done["deleted"]:
+        print_err(
+            f"schedules on the server: {made} flow{'s' if made != 1 else ''} scheduled, {len(done['deleted'])} removed"
+        )
+
+
 async def _worker(args: argparse.Namespace) -> int:
     from engine.temporal.worker import run_worker
 
@@ -116,7 +136,8 @@ async def _worker(args: argparse.Namespace) -> int:
         return 2
     from engine.temporal.client import connect
 
-    await connect(args.temporal, args.namespace)  # a clear message when the server is not there
+    client = await connect(args.temporal, args.namespace)  # a clear message when the server is not there
+    await _sync_schedules(client, args)
 
     def ready() -> None:
         print_err(
@@ -149,6 +170,7 @@ async def _drive(
     decisions: list[tuple[str, str]],
     after: int = 0,
     first_output: str | None = None,
+    first_arguments: Any = None,
 ) -> int:
     """Follow the run, answering its approvals with ``decisions`` in order (the first with the
     reviewer's edited output ``first_output``, when given); the exit code."""
@@ -164,7 +186,15 @@ async def _drive(
             return EXIT_PAUSED
         word, note = decisions.pop(0)
         output, first_output = first_output, None
-        await answer(client, run_id, word, note, node_id=state.pending, output=output)
+        arguments, first_arguments = first_arguments, None
+        try:
+            await answer(client, run_id, word, note, node_id=state.pending, output=output, arguments=arguments)
+        except Exception as err:  # refused by the workflow (arguments that do not fit the tool's schema)
+            if arguments is None:
+                raise
+            cause = getattr(err, "cause", None)  # the workflow validator's reason
+            print_err(f"--arguments: {getattr(cause, 'message', None) or getattr(err, 'message', None) or err}")
+            return EXIT_USAGE
         state = await follow(client, run_id, printer, after=state.next, state=state)
     if state.status == "completed":
         print_err(f"run {run_id} completed (its log: flowdesk follow {run_id} {_where(args)})")
@@ -242,6 +272,11 @@ async def _resume(args: argparse.Namespace) -> int:
         output = _text_arg(args.output, "--output")
         if output is None:
             return EXIT_USAGE
+    arguments = None
+    if getattr(args, "arguments", None) is not None:  # a tool call's arguments, as a local resume takes them
+        arguments = _json_object_arg(args.arguments, "--arguments")
+        if arguments is None:
+            return EXIT_USAGE
     client = await connect(args.temporal, args.namespace)
     async with _watching(client, args, args.run_id):
         wf = await definition(client, args.run_id)
@@ -250,7 +285,16 @@ async def _resume(args: argparse.Namespace) -> int:
     if state.status != "paused":
         print_err(f"run {args.run_id} is not waiting for input (status {state.status})")
         return EXIT_USAGE
-    return await _drive(args, client, args.run_id, printer, list(args.decide), after=state.next, first_output=output)
+    return await _drive(
+        args,
+        client,
+        args.run_id,
+        printer,
+        list(args.decide),
+        after=state.next,
+        first_output=output,
+        first_arguments=arguments,
+    )
 
 
 async def _follow(args: argparse.Namespace) -> int:

@@ -31,6 +31,7 @@ __all__ = [
     "RemoteRun",
     "ProgressWatch",
     "task_queue_has_worker",
+    "paused_runs",
 ]
 
 POLL_EVERY = 0.2
@@ -211,10 +212,20 @@ async def definition(client: Client, run_id: str) -> Workflow:
 
 
 async def answer(
-    client: Client, run_id: str, decision: str, note: str = "", *, node_id: str | None = None, output: Any = None
+    client: Client,
+    run_id: str,
+    decision: str,
+    note: str = "",
+    *,
+    node_id: str | None = None,
+    output: Any = None,
+    arguments: Any = None,
 ) -> None:
     handle = client.get_workflow_handle(run_id)
-    await handle.execute_update("approve", {"nodeId": node_id, "decision": decision, "note": note, "output": output})
+    update = {"nodeId": node_id, "decision": decision, "note": note, "output": output}
+    if arguments is not None:  # a tool call's edited arguments
+        update["arguments"] = arguments
+    await handle.execute_update("approve", update)
 
 
 async def cancel(client: Client, run_id: str) -> None:
@@ -276,6 +287,34 @@ async def list_runs(client: Client, *, limit: int = 20) -> list[dict[str, Any]]:
         )
     found.sort(key=lambda r: r["startedAt"], reverse=True)
     return found[:limit]
+
+
+async def paused_runs(client: Client) -> list[dict[str, Any]]:
+    """The runs waiting for a decision on the server (open runs whose memo says ``paused``), with
+    what the memo keeps of the wait: ``pending`` (the node), ``prompt``, ``waitingSince``,
+    ``options``, ``deadline``, ``onTimeout`` (runs of older workers have only ``pending``)."""
+    found = []
+    query = f"WorkflowType = '{WORKFLOW_TYPE}' AND ExecutionStatus = 'Running'"
+    async for ex in client.list_workflows(query, limit=LIST_SCAN):
+        if ex.parent_id:  # a flow step's nested run: its parent waits (and is answered) for it
+            continue
+        memo = await ex.memo()
+        if memo.get("status") != "paused":
+            continue
+        found.append(
+            {
+                "id": ex.id,
+                "workflowName": memo.get("workflowName", ""),
+                "pending": memo.get("pending"),
+                "prompt": memo.get("prompt", ""),
+                "waitingSince": memo.get("waitingSince"),
+                "options": memo.get("options") or [],
+                "deadline": memo.get("deadline"),
+                "onTimeout": memo.get("onTimeout"),
+                "startedAt": ex.start_time.timestamp(),
+            }
+        )
+    return found
 
 
 async def task_queue_has_worker(client: Client, task_queue: str) -> bool:

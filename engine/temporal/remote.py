@@ -23,6 +23,7 @@ from typing import Any
 
 from engine.graph.model import Workflow
 from engine.graph.variables import run_variables
+from engine.nodes.approval import option_labels
 from engine.run.events import RunEvent, RunStatus
 from engine.run.scheduler import RunStateError, normalise_decision, uuid_ids
 from engine.temporal import DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE, require_temporal, split_address
@@ -287,9 +288,12 @@ class RemoteRun:
         self.status = RunStatus.RUNNING
         return await self._follow()
 
-    async def resume(self, decision: Any, note: str | None = None, output: Any = None) -> RunStatus:
+    async def resume(
+        self, decision: Any, note: str | None = None, output: Any = None, arguments: Any = None
+    ) -> RunStatus:
         """Answer the pending approval on the server and follow the run until it pauses or ends."""
-        answer = normalise_decision(decision, note)
+        node = self.workflow.node(self._pending or "") if self._pending else None
+        answer = normalise_decision(decision, note, options=option_labels(node.data) if node is not None else ())
         if self.status != RunStatus.PAUSED or self._pending is None:
             raise RunStateError(f"this run is not waiting for input (status {self.status})")
         from engine.temporal.client import answer as send_answer
@@ -298,7 +302,13 @@ class RemoteRun:
             pending = self._pending
             await self._on_server(
                 lambda client: send_answer(
-                    client, self.run_id, answer["decision"], answer["note"], node_id=pending, output=output
+                    client,
+                    self.run_id,
+                    answer["decision"],
+                    answer["note"],
+                    node_id=pending,
+                    output=output,
+                    arguments=arguments,
                 )
             )
         except Exception as err:  # refused by the workflow (answered elsewhere meanwhile), or unreachable

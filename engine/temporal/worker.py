@@ -37,6 +37,13 @@ PASSTHROUGH = (
     "platformdirs",
     "selectolax",
     "markdownify",
+    # jsonschema (the mcp extra) checks a tool call's edited arguments when an answer comes in
+    "jsonschema",
+    "jsonschema_specifications",
+    "referencing",
+    "rpds",
+    "attr",
+    "attrs",
 )
 
 

@@ -51,11 +51,13 @@ with workflow.unsafe.imports_passed_through():
     from engine.graph.templates import find_references
     from engine.graph.variables import run_variables
     from engine.llm.base import LLMError, LLMResult
+    from engine.llm.tools import pending_from_json
     from engine.nodes import NodeError, PauseRequest, spec_for
+    from engine.nodes.approval import normalise_decision
     from engine.nodes.base import resolve_for_step
     from engine.nodes.flow import Subflow, describe
     from engine.run.costs import run_costs
-    from engine.run.events import RunEvent, RunStatus
+    from engine.run.events import RunEvent, RunStatus, format_timestamp
     from engine.run.scheduler import Run
     from engine.run.state import RunState
     from engine.temporal import AGENT_ACTIVITY, FLOW_ACTIVITY, STEP_ACTIVITY, WORKFLOW_TYPE
@@ -344,6 +346,9 @@ class _ActivityProvider:
             "runPath": run.run_path,
             "maxVisits": run.max_visits,
             "builtins": {k: v for k, v in scope.builtins.items() if k not in ("PREVIOUS_OUTPUT", "input")},
+            # approving tool calls: the decisions so far and the conversation kept at the pause
+            "toolDecisions": getattr(ctx, "tool_decisions", None),
+            "resumedConversation": getattr(ctx, "resumed_conversation", None),
         }
         try:
             answer = await _execute(owner, AGENT_ACTIVITY, request, node.data if node is not None else None)
@@ -359,6 +364,8 @@ class _ActivityProvider:
             raise _timed_out(node)
         if answer.get("cancelled"):  # given up (timeoutMs, the run cancelled): as locally
             raise asyncio.CancelledError()
+        if answer.get("pause"):  # a tool call waits for approval: the agent step pauses, as locally
+            raise pending_from_json(answer["pause"])
         return LLMResult(answer["text"], answer.get("usage"), answer.get("model"))
 
 
@@ -396,6 +403,13 @@ class FlowdeskRunWorkflow:
         model]}``; priced by the client from its catalogue, as the local history prices runs)."""
         run = self.started
         memo: dict[str, Any] = {"status": str(run.status), "pending": run.pending_approval}
+        if run.pending_approval is not None:  # what the inbox lists (engine/flows/inbox.py)
+            since, timeout = run.waiting_since, run.pause_timeout()
+            memo["prompt"] = self._prompt()
+            memo["waitingSince"] = format_timestamp(since) if since is not None else None
+            memo["options"] = [d for d in run.decisions() if d not in ("approve", "reject")]
+            memo["deadline"] = format_timestamp(timeout[0]) if timeout is not None else None
+            memo["onTimeout"] = timeout[1] if timeout is not None else None
         if self.state is not None:
             spent = run_costs(self.state, prices={})["nodes"]
             memo["usage"] = {nid: [n["prompt"], n["completion"], n["model"]] for nid, n in spent.items()}
@@ -494,13 +508,27 @@ class FlowdeskRunWorkflow:
             while status == RunStatus.PAUSED:
                 self._memo()
                 await self._reported(self._prompt())
-                await workflow.wait_condition(lambda: bool(self.answers))
+                timeout = run.pause_timeout() if self.parent is None else None
+                if timeout is not None:  # an approval that times out: a durable timer, then onTimeout
+                    left = max(0.0, timeout[0] - workflow.now().timestamp())
+                    try:
+                        await workflow.wait_condition(lambda: bool(self.answers), timeout=timedelta(seconds=left))
+                    except TimeoutError:
+                        status = await run.expire()
+                        continue
+                else:
+                    await workflow.wait_condition(lambda: bool(self.answers))
                 answer = self.answers.popleft()
                 if self.parent is not None:  # the parent's answer, as a local nested run takes it
                     status = await run.resume(answer)
                     continue
                 # The reviewer's edited output goes on, recorded as an edit (``edited: true``), as locally.
-                status = await run.resume(answer["decision"], answer.get("note") or "", output=answer.get("output"))
+                status = await run.resume(
+                    answer["decision"],
+                    answer.get("note") or "",
+                    output=answer.get("output"),
+                    arguments=answer.get("arguments"),
+                )
         except asyncio.CancelledError:
             run.cancel("Cancelled on the Temporal server.")
             await run.wait()
@@ -523,8 +551,11 @@ class FlowdeskRunWorkflow:
     @approve.validator
     def _check_answer(self, answer: dict[str, Any]) -> None:
         run = self.run
-        if not isinstance(answer, dict) or answer.get("decision") not in ("approve", "reject"):
-            raise ValueError("an answer is {nodeId, decision: approve|reject, note, output}")
+        decisions = run.decisions() if run is not None else ("approve", "reject")
+        try:  # approve, reject or an option's label (any case), as a local resume takes it
+            normalise_decision(answer.get("decision") if isinstance(answer, dict) else None, options=decisions)
+        except ValueError:
+            raise ValueError(f"an answer is {{nodeId, decision: {'|'.join(decisions)}, note, output}}") from None
         if self.parent is not None:
             raise ValueError(f"this run is a flow step of run {self.parent['workflowId']}: answer that run")
         if run is None or run.status != RunStatus.PAUSED or run.pending_approval is None or self.answers:
@@ -532,6 +563,10 @@ class FlowdeskRunWorkflow:
         node_id = answer.get("nodeId")
         if node_id and node_id != run.pending_approval:
             raise ValueError(f"the run is waiting at approval '{run.pending_approval}', not '{node_id}'")
+        if answer.get("arguments") is not None:  # a tool call's edited arguments: checked as locally
+            problem = run.answer_problem({"decision": answer["decision"], "arguments": answer["arguments"]})
+            if problem:
+                raise ValueError(f"the answer is refused: {problem}")
 
     @workflow.query(name="events")
     def events_after(self, after: int = 0) -> dict[str, Any]:

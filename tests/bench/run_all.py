@@ -17,7 +17,15 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-BENCHES = ["bench_engine", "bench_validate", "bench_startup", "bench_canvas", "bench_console", "bench_rerun"]
+BENCHES = [
+    "bench_engine",
+    "bench_validate",
+    "bench_startup",
+    "bench_canvas",
+    "bench_console",
+    "bench_rerun",
+    "bench_cli",
+]
 
 
 def main() -> int:
@@ -37,7 +45,7 @@ def main() -> int:
         cmd = [sys.executable, "-m", f"tests.bench.{name}"]
         if args.json:
             cmd.append("--json")
-        if args.quick and name in ("bench_engine", "bench_validate", "bench_startup"):
+        if args.quick and name in ("bench_engine", "bench_validate", "bench_startup", "bench_cli"):
             cmd.append("--quick")
         proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
         if proc.returncode != 0:

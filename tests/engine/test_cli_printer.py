@@ -9,13 +9,13 @@ import io
 import json
 from typing import Any
 
-from engine import Run, RunEvent
-from engine.cli.printer import Printer, wire_line
+from engine import EchoProvider, Run, RunEvent, RunState
+from engine.cli.printer import Printer, wire_line, wire_text
 from engine.llm.config import HttpSettings
 from engine.llm.openai import OpenAIProvider
 from tests.fakes.openai_server import FakeLLMServer, Reply, _chunk
 
-from .flows import agent, flow, link, start
+from .flows import agent, approval, cond, flow, link, start
 
 
 def test_wire_line_is_to_json() -> None:
@@ -158,3 +158,37 @@ def test_the_stamp_of_a_line_is_format_timestamp() -> None:
     cases += [0.0, 1e-7, 86_399.9999996, -1.5, 253_402_300_799.0] + [base + i * 0.0137 for i in range(2000)]
     for ts in cases:
         assert _stamp(ts) == format_timestamp(ts), ts
+
+
+def test_a_batch_of_wire_lines_is_to_json_at_any_time() -> None:
+    """wire_text (the batch) makes each event's timestamp inline: the same text as to_json's."""
+    base = 1_764_170_000
+    stamps = [base + k + f for k in range(3) for f in (0.0, 0.0005, 0.9994999, 0.9995, 0.9999995, 0.99999999)]
+    stamps += [0.0, -1.5, 86_399.9999996] + [base + i * 0.0137 for i in range(500)]
+    events = [
+        RunEvent(f"n{i % 7}", "step_end", "", timestamp=ts, extra_json='{"status": "done", "durationMs": 0}')
+        for i, ts in enumerate(stamps)
+    ]
+    assert wire_text(events) == "".join(ev.to_json() + "\n" for ev in events)
+
+
+async def test_the_summary_is_the_reducers_without_feeding_it_every_event() -> None:
+    """The readable printer feeds the reducer only the events that can change what the summary
+    shows (not prompts, nor a finished step's end): the summary is the one of every event."""
+    wf = flow(
+        [start(), agent("a"), cond("c", ("contains", "hello")), agent("b"), agent("x"), approval("p")],
+        [link("s", "a"), link("a", "c"), link("c", "b", "condition-0"), link("c", "x", "false"), link("b", "p")],
+    )
+    out = io.StringIO()
+    printer = Printer(out, wf, jsonl=False)
+    run = Run(wf, EchoProvider(), keep_events=True, check=False)
+    printer.follow(run)
+    await run.start()
+    printer.finish()
+    full = RunState.of(wf, run.events or [])
+    assert printer.state.node_states() == full.node_states()
+    assert printer.state.pending_approvals == full.pending_approvals == ["p"]
+    assert "nodes: 4 done · 1 waiting · 1 idle · approvals waiting: Approval" in out.getvalue()
+    jsonl = Printer(io.StringIO(), wf, jsonl=True)
+    jsonl.write(list(run.events or []))
+    assert jsonl._state is None  # --jsonl prints no summary: no reducer, no index of the workflow

@@ -11,17 +11,14 @@ from __future__ import annotations
 import textwrap
 
 from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QBrush, QColor, QIcon, QPainter, QPainterPath, QPolygonF, QStaticText
+from PySide6.QtGui import QBrush, QColor, QIcon, QPainter, QPainterPath, QStaticText
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsSceneHoverEvent, QStyleOptionGraphicsItem, QWidget
 
 from engine import Node
 
 from ...resources import icon_path
 from ..style import (
-    BADGE_JOIN,
-    BADGE_LOOP,
     BADGE_R,
-    BADGE_RETRY,
     CORNER,
     ERROR,
     ERROR_HANDLE,
@@ -52,48 +49,19 @@ from ..style import (
     node_layout,
     pen,
 )
+from .node_marks import (
+    PREVIEW_GAP,
+    PREVIEW_LINE_H,
+    STATS_H,
+    STROKED_GLYPHS,
+    kind_glyph,
+    paint_preview,
+    paint_run_badge,
+    paint_run_mark,
+)
 from .port import PortHit, hit, paint_port
 
 _ERROR_TEXT = "#ff9b94"  # the error port's label (readable on the node body)
-
-# The run's preview under a card: its stats pill, then the output's lines in a box.
-_PREVIEW_GAP = 6.0
-_STATS_H = 18.0
-_PREVIEW_LINE_H = 15.0
-_STATS_BG = QColor("#39404d")
-_PREVIEW_BG = QColor("#1d2027")
-
-# Glyphs drawn with a stroke rather than a fill.
-_STROKED_GLYPHS = {"approval"}
-
-
-def _icon_path(icon: str, cx: float, cy: float) -> QPainterPath:
-    """A small glyph for a kind's icon name, drawn as a path (no font dependency)."""
-    kind = icon
-    p = QPainterPath()
-    if kind == "start":
-        p.addPolygon(QPolygonF([QPointF(cx - 4, cy - 6), QPointF(cx + 6, cy), QPointF(cx - 4, cy + 6)]))
-        p.closeSubpath()
-    elif kind == "if":
-        p.addPolygon(QPolygonF([QPointF(cx, cy - 7), QPointF(cx + 7, cy), QPointF(cx, cy + 7), QPointF(cx - 7, cy)]))
-        p.closeSubpath()
-    elif kind == "approval":
-        p.moveTo(cx - 6, cy)
-        p.lineTo(cx - 2, cy + 5)
-        p.lineTo(cx + 6, cy - 5)
-    elif kind == "subagent":
-        p.addEllipse(QPointF(cx, cy - 3), 3.2, 3.2)
-        p.addEllipse(QPointF(cx - 5, cy + 4), 2.6, 2.6)
-        p.addEllipse(QPointF(cx + 5, cy + 4), 2.6, 2.6)
-    elif kind != "agent":  # an icon name without a glyph (a plug-in kind): a rounded square
-        p.addRoundedRect(QRectF(cx - 6, cy - 6, 12, 12), 3, 3)
-    else:  # agent: a four-pointed spark
-        p.moveTo(cx, cy - 7)
-        p.quadTo(cx + 1.5, cy - 1.5, cx + 7, cy)
-        p.quadTo(cx + 1.5, cy + 1.5, cx, cy + 7)
-        p.quadTo(cx - 1.5, cy + 1.5, cx - 7, cy)
-        p.quadTo(cx - 1.5, cy - 1.5, cx, cy - 7)
-    return p
 
 
 class NodeItem(QGraphicsItem):
@@ -163,7 +131,7 @@ class NodeItem(QGraphicsItem):
     def _preview_height(self) -> float:
         if not self.run_stats and not self._preview_lines:
             return 0.0
-        return _PREVIEW_GAP + (_STATS_H if self.run_stats else 0.0) + _PREVIEW_LINE_H * len(self._preview_lines) + 6
+        return PREVIEW_GAP + (STATS_H if self.run_stats else 0.0) + PREVIEW_LINE_H * len(self._preview_lines) + 6
 
     def _elide_preview(self) -> None:
         fm = metrics("small")
@@ -384,13 +352,19 @@ class NodeItem(QGraphicsItem):
                 c = TAKEN_PORT
             paint_port(painter, p, c, h in self.connected or h in self.taken, h in self.taken)
         if self.run_badge and lod >= 0.2:
-            self._paint_run_badge(painter, min(max(0.8 / max(lod, 0.01), 1.0), 2.0))
+            paint_run_badge(
+                painter,
+                self.layout.width,
+                self.run_badge,
+                self.run_badge_kind,
+                min(max(0.8 / max(lod, 0.01), 1.0), 2.0),
+            )
         if self.pinned and lod >= 0.2:
             self._paint_pin(painter, lay)
         if (self.run_stats or self._preview_lines) and lod >= 0.4 and not self.dimmed:
-            self._paint_preview(painter, lay)
+            paint_preview(painter, lay, self.run_stats, self._preview_lines)
         if ring is not None and self.run_state in ("done", "failed", "waiting", "cached") and lod >= 0.2:
-            self._paint_run_mark(painter, lay, ring, min(max(0.8 / max(lod, 0.01), 1.0), 2.0))
+            paint_run_mark(painter, self.run_state, ring, min(max(0.8 / max(lod, 0.01), 1.0), 2.0))
         # Validation badge
         if self.issue_severity:
             b = self.badge_rect()
@@ -406,31 +380,6 @@ class NodeItem(QGraphicsItem):
                 painter.drawText(b, Qt.AlignmentFlag.AlignCenter, "!")
         painter.setOpacity(1.0)
 
-    def _paint_preview(self, painter: QPainter, lay: NodeLayout) -> None:
-        """Under the card: a pill with the duration and tokens, then the output's first lines."""
-        y = lay.height + _PREVIEW_GAP
-        painter.setFont(font("small"))
-        if self.run_stats:
-            w = min(metrics("small").horizontalAdvance(self.run_stats) + 14, lay.width)
-            painter.setPen(Qt.PenStyle.NoPen)
-            painter.setBrush(QBrush(_STATS_BG))
-            painter.drawRoundedRect(QRectF(0, y, w, _STATS_H - 2), 7, 7)
-            painter.setPen(pen(NODE_TEXT.name()))
-            painter.drawText(QRectF(0, y, w, _STATS_H - 2), Qt.AlignmentFlag.AlignCenter, self.run_stats)
-            y += _STATS_H
-        if self._preview_lines:
-            box = QRectF(0, y, lay.width, _PREVIEW_LINE_H * len(self._preview_lines) + 6)
-            painter.setPen(pen(NODE_BORDER.name(), 1.0))
-            painter.setBrush(QBrush(_PREVIEW_BG))
-            painter.drawRoundedRect(box, 4, 4)
-            painter.setPen(pen(NODE_MUTED.name()))
-            for i, line in enumerate(self._preview_lines):
-                painter.drawText(
-                    QRectF(6, y + 3 + i * _PREVIEW_LINE_H, lay.width - 12, _PREVIEW_LINE_H),
-                    Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft,
-                    line,
-                )
-
     def _paint_pin(self, painter: QPainter, lay: NodeLayout) -> None:
         """A pin mark on the bottom-right corner, the pin icon the inspector shows too: the
         node's output is pinned (it does not run)."""
@@ -439,60 +388,6 @@ class NodeItem(QGraphicsItem):
         painter.setBrush(QBrush(NODE_BG))
         painter.drawEllipse(c, 10.0, 10.0)
         pin_icon().paint(painter, QRectF(c.x() - 7.0, c.y() - 7.0, 14.0, 14.0).toRect())
-
-    def _paint_run_badge(self, painter: QPainter, scale: float = 1.0) -> None:
-        """A pill above the title, left of the validation badge: "attempt 2 of 4", "iteration 3";
-        ``scale`` keeps it readable when zoomed out (it grows up from the title's top edge)."""
-        fm = metrics("badge")
-        w = min(fm.horizontalAdvance(self.run_badge) + 14, (self.layout.width - 40) / scale)
-        painter.save()
-        painter.translate(14, -3)
-        painter.scale(scale, scale)
-        r = QRectF(0, -15, w, 15)
-        painter.setPen(pen(NODE_BG.name(), 1.5))
-        painter.setBrush(QBrush({"loop": BADGE_LOOP, "join": BADGE_JOIN}.get(self.run_badge_kind, BADGE_RETRY)))
-        painter.drawRoundedRect(r, 7.5, 7.5)
-        painter.setFont(font("badge"))
-        painter.setPen(pen("#ffffff"))
-        painter.drawText(
-            r, Qt.AlignmentFlag.AlignCenter, fm.elidedText(self.run_badge, Qt.TextElideMode.ElideRight, w - 10)
-        )
-        painter.restore()
-
-    def _paint_run_mark(self, painter: QPainter, lay: NodeLayout, color: QColor, scale: float = 1.0) -> None:
-        """A disc on the top-left corner (the validation badge has the top-right one):
-        check (done), cross (failed), pause (waiting); ``scale`` grows it when zoomed out."""
-        c = QPointF(1.0, 1.0)
-        painter.save()
-        painter.translate(c)
-        painter.scale(scale, scale)
-        painter.translate(-c)
-        painter.setPen(pen(NODE_BG.name(), 1.5))
-        painter.setBrush(QBrush(color))
-        painter.drawEllipse(c, 7.5, 7.5)
-        mark = QPainterPath()
-        if self.run_state == "done":
-            mark.moveTo(c.x() - 3.5, c.y())
-            mark.lineTo(c.x() - 1, c.y() + 2.8)
-            mark.lineTo(c.x() + 3.8, c.y() - 2.8)
-        elif self.run_state == "cached":  # a stack: a recorded output taken from the store
-            for dy in (-2.5, 0.0, 2.5):
-                mark.moveTo(c.x() - 3.5, c.y() + dy)
-                mark.lineTo(c.x() + 3.5, c.y() + dy)
-        elif self.run_state == "failed":
-            mark.moveTo(c.x() - 3, c.y() - 3)
-            mark.lineTo(c.x() + 3, c.y() + 3)
-            mark.moveTo(c.x() + 3, c.y() - 3)
-            mark.lineTo(c.x() - 3, c.y() + 3)
-        else:
-            mark.moveTo(c.x() - 2, c.y() - 3.5)
-            mark.lineTo(c.x() - 2, c.y() + 3.5)
-            mark.moveTo(c.x() + 2, c.y() - 3.5)
-            mark.lineTo(c.x() + 2, c.y() + 3.5)
-        painter.setBrush(Qt.BrushStyle.NoBrush)
-        painter.setPen(pen("#ffffff", 1.8))
-        painter.drawPath(mark)
-        painter.restore()
 
     def _paint_far_title(self, painter: QPainter, lay: NodeLayout, lod: float) -> None:
         """Zoomed far out (20-40 %: a run's whole graph beside the console), the title alone,
@@ -525,9 +420,9 @@ class NodeItem(QGraphicsItem):
     def _paint_text(self, painter: QPainter, lay: NodeLayout) -> None:
         painter.setPen(Qt.PenStyle.NoPen)
         painter.setBrush(QBrush(QColor(255, 255, 255, 235)))
-        glyph = _icon_path(lay.icon, 18, TITLE_H / 2)
+        glyph = kind_glyph(lay.icon, 18, TITLE_H / 2)
         painter.drawPath(glyph)
-        if lay.icon in _STROKED_GLYPHS:  # the check mark is a stroke, not a fill
+        if lay.icon in STROKED_GLYPHS:  # the check mark is a stroke, not a fill
             painter.setBrush(Qt.BrushStyle.NoBrush)
             painter.setPen(pen("#ffffff", 2.2))
             painter.drawPath(glyph)
