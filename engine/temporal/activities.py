@@ -19,6 +19,10 @@ too, inside the same activity, through the engine's own subagent path (so their
 ``subagent_call_*`` events have the usual fields); every event the call makes (streamed text,
 subagent calls) is returned with the answer and logged by the workflow in order.
 
+A short step runs as a local activity (inside the workflow task, see
+:mod:`engine.temporal.steps`): it does not heartbeat, and its ``timeoutMs`` (``deadlineMs``) is
+kept here: the step is cancelled and what it logged goes back with ``timedOut``.
+
 While the call lasts the activity heartbeats, so a worker that dies is noticed within the
 heartbeat timeout and the step is retried elsewhere; a cancelled step (the run was cancelled)
 cancels the call's task, which closes its HTTP request.
@@ -156,6 +160,13 @@ class _CallHost:
         return self._nodes.get(node_id)
 
 
+def _heartbeat() -> None:
+    """Heartbeat a remote step (a local activity, a short step, has no heartbeats: its workflow
+    task stands for it, and a lost worker loses that task and the step with it)."""
+    if not activity.info().is_local:
+        activity.heartbeat()
+
+
 @activity.defn(name=AGENT_ACTIVITY)
 async def agent_call(request: dict[str, Any]) -> dict[str, Any]:
     """One model call: ``{text, usage, model, events}``; a model failure is a non-retryable
@@ -171,12 +182,16 @@ async def agent_call(request: dict[str, Any]) -> dict[str, Any]:
     call.tool_decisions = dict(request.get("toolDecisions") or {})
     call.resumed_conversation = request.get("resumedConversation")
     task = asyncio.ensure_future(resolve(inv).complete(inv, call))
+    deadline = _deadline(request)
     try:
         while True:
-            done, _ = await asyncio.wait({task}, timeout=HEARTBEAT_EVERY)
+            wait = HEARTBEAT_EVERY if deadline is None else max(0.0, min(HEARTBEAT_EVERY, deadline - time.monotonic()))
+            done, _ = await asyncio.wait({task}, timeout=wait)
             if done:
                 break
-            activity.heartbeat()
+            if deadline is not None and time.monotonic() >= deadline:
+                return await _timed_out(task, host.events, call.flush)
+            _heartbeat()
         result = task.result()
         if not isinstance(result, LLMResult):
             raise LLMError(f"the provider returned {type(result).__name__}, not an answer")
@@ -203,15 +218,44 @@ async def agent_call(request: dict[str, Any]) -> dict[str, Any]:
     return {"text": result.text, "usage": result.usage, "model": result.model, "events": host.events}
 
 
-async def _heartbeating(coro: Any) -> Any:
-    """Await ``coro`` while heartbeating; a cancelled activity cancels it (closing its requests)."""
+def _deadline(request: dict[str, Any]) -> float | None:
+    """When a short step's ``timeoutMs`` (sent as ``deadlineMs``) runs out, on this clock."""
+    ms = request.get("deadlineMs")
+    return time.monotonic() + ms / 1000 if isinstance(ms, (int, float)) and ms > 0 else None
+
+
+class _TimedOut(FlowdeskError):
+    """A short step's ``timeoutMs`` ran out on the worker (see :func:`_timed_out`)."""
+
+
+async def _timed_out(task: Any, events: list[list[Any]], flush: Any = None) -> dict[str, Any]:
+    """A short step (a local activity) given up at its ``timeoutMs``: cancelled here, on the
+    worker, so what it logged until then goes back with the answer ``timedOut`` (the workflow's
+    own timer cannot fire while its task is open), as a local run's log keeps it."""
+    task.cancel()
+    try:
+        await task
+    except BaseException:
+        pass
+    if flush is not None:
+        flush()
+    return {"timedOut": True, "events": events}
+
+
+async def _heartbeating(coro: Any, deadline: float | None = None) -> Any:
+    """Await ``coro`` while heartbeating; a cancelled activity cancels it (closing its requests).
+    At ``deadline`` it is cancelled and :class:`_TimedOut` raised."""
     task = asyncio.ensure_future(coro)
     try:
         while True:
-            done, _ = await asyncio.wait({task}, timeout=HEARTBEAT_EVERY)
+            wait = HEARTBEAT_EVERY if deadline is None else max(0.0, min(HEARTBEAT_EVERY, deadline - time.monotonic()))
+            done, _ = await asyncio.wait({task}, timeout=wait)
             if done:
                 return task.result()
-            activity.heartbeat()
+            if deadline is not None and time.monotonic() >= deadline:
+                await _timed_out(task, [])
+                raise _TimedOut()
+            _heartbeat()
     except asyncio.CancelledError:
         task.cancel()
         try:
@@ -297,7 +341,9 @@ async def run_step(request: dict[str, Any]) -> dict[str, Any]:
         )
     ctx = StepContext(request, lambda inv: _resolver(request.get("meta") or {})(inv))
     try:
-        result = await _heartbeating(spec.execute(ctx, node, request.get("value")))
+        result = await _heartbeating(spec.execute(ctx, node, request.get("value")), _deadline(request))
+    except _TimedOut:
+        return {"timedOut": True, "events": ctx.events}
     except NodeError as err:
         raise _step_error(str(err), ctx.events) from None
     except asyncio.CancelledError:

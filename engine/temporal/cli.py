@@ -206,10 +206,13 @@ async def _drive(
     return EXIT_FAILED
 
 
-def _options() -> dict[str, Any]:
+def _options(args: argparse.Namespace | None = None) -> dict[str, Any]:
     # How soon a lost worker's step is retried (tests and demos shorten it).
     ms = os.environ.get("FLOWDESK_TEMPORAL_HEARTBEAT_MS", "")
-    return {"heartbeatMs": int(ms)} if ms.isdigit() else {}
+    options: dict[str, Any] = {"heartbeatMs": int(ms)} if ms.isdigit() else {}
+    if getattr(args, "local_steps", False):  # every step a local activity (docs/temporal.md)
+        options["localSteps"] = True
+    return options
 
 
 async def _run(args: argparse.Namespace) -> int:
@@ -252,7 +255,7 @@ async def _run(args: argparse.Namespace) -> int:
         max_visits=args.max_visits,
         meta=meta,
         task_queue=args.task_queue,
-        options=_options(),
+        options=_options(args),
         variables=arguments,
         path=os.path.abspath(args.file),
     )

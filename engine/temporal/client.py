@@ -6,9 +6,10 @@ import asyncio
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from temporalio.api.enums.v1 import TaskQueueType
+from temporalio.api.common.v1 import WorkflowExecution
+from temporalio.api.enums.v1 import EventType, TaskQueueType
 from temporalio.api.taskqueue.v1 import TaskQueue
-from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
+from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest, GetWorkflowExecutionHistoryRequest
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
 from temporalio.service import RPCError
 
@@ -28,12 +29,24 @@ __all__ = [
     "list_runs",
     "event_from_row",
     "RemoteRun",
+    "ProgressWatch",
     "task_queue_has_worker",
     "paused_runs",
 ]
 
 POLL_EVERY = 0.2
 FINAL = ("completed", "failed", "cancelled")
+# History events after which a run's own events may have changed: its events are made only in
+# workflow tasks, and a closed run makes no more.
+_PROGRESS = {
+    EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED,
+    EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED,
+    EventType.EVENT_TYPE_WORKFLOW_EXECUTION_FAILED,
+    EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CANCELED,
+    EventType.EVENT_TYPE_WORKFLOW_EXECUTION_TERMINATED,
+    EventType.EVENT_TYPE_WORKFLOW_EXECUTION_TIMED_OUT,
+    EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW,
+}
 
 
 async def connect(address: str, namespace: str = DEFAULT_NAMESPACE) -> Client:
@@ -102,6 +115,38 @@ async def _query(handle: WorkflowHandle, after: int) -> dict[str, Any]:
     return await handle.query("events", after)
 
 
+class ProgressWatch:
+    """Wakes a follower when a quiet run may have new events: a long poll of the run's history
+    (``wait_new_event``, answered by the server alone; the run's events are made only in
+    workflow tasks, so a completed task is when to query again). A run waiting on a long step
+    thus costs its workers no queries (each query goes through a worker), and its next events
+    are seen as soon as the task that made them completes."""
+
+    def __init__(self, run_id: str) -> None:
+        self._execution = WorkflowExecution(workflow_id=run_id)
+        self._token = b""
+        self.closed = False
+
+    async def wait(self, client: Client, seen: int) -> bool:
+        """Until a workflow task after history event ``seen`` (the one that made the events last
+        read) completes (True), or the run closes (False: there is no more to wait for)."""
+        while not self.closed:
+            answer = await client.workflow_service.get_workflow_execution_history(
+                GetWorkflowExecutionHistoryRequest(
+                    namespace=client.namespace,
+                    execution=self._execution,
+                    next_page_token=self._token,
+                    wait_new_event=True,
+                    skip_archival=True,
+                )
+            )
+            self._token = answer.next_page_token
+            self.closed = not self._token
+            if any(e.event_type in _PROGRESS and e.event_id > seen + 1 for e in answer.history.events):
+                return True
+        return False
+
+
 async def follow(
     client: Client | None,
     run_id: str,
@@ -114,13 +159,21 @@ async def follow(
 ) -> RemoteRun:
     """Pass the run's events after ``after`` to ``on_event`` as they come, until it pauses or ends
     (``settle=False``: until the events so far are passed). ``handle``: what to query instead of
-    ``client``'s handle of the run (anything with ``async query(name, after)``)."""
+    ``client``'s handle of the run (anything with ``async query(name, after)``, and
+    ``async wait_progress(seen)`` to wait as :class:`ProgressWatch` does; else it is polled)."""
+    progress: Any = None  # (seen) -> when to query again
     if handle is None:
         if client is None:
             raise ValueError("follow() needs a client or a handle")
         handle = client.get_workflow_handle(run_id)
+        watch = ProgressWatch(run_id)
+        progress = lambda seen: watch.wait(client, seen)  # noqa: E731
+    else:
+        progress = getattr(handle, "wait_progress", None)
     state = state or RemoteRun(run_id)
     state.next = after
+    # While events come, a query every POLL_EVERY (one answer takes many events); while the run
+    # is quiet, a long poll of its history.
     while True:
         try:
             page = await _query(handle, state.next)
@@ -138,7 +191,14 @@ async def follow(
             return state
         if state.status in FINAL or (state.status == "paused" and not page.get("answering")):
             return state
-        await asyncio.sleep(POLL_EVERY)
+        if progress is None or page["events"]:
+            await asyncio.sleep(POLL_EVERY)
+            continue
+        try:
+            if await progress(int(page.get("historyLength") or 0)) is False:  # closed: poll
+                progress = None
+        except RPCError:  # the history cannot be read: poll
+            progress = None
 
 
 async def definition(client: Client, run_id: str) -> Workflow:

@@ -37,6 +37,12 @@ def add_arguments(sub: Any) -> None:
     """Add the remote commands and options to ``flowdesk``'s sub-parsers."""
     for name in ("run", "resume", "runs"):
         _server_options(sub.choices[name])
+    sub.choices["run"].add_argument(
+        "--local-steps",
+        action="store_true",
+        help="with --temporal: run every step as a local activity, inside the workflow task (fast "
+        "short steps; a cancel is heard within the task's heartbeat, ~8 s)",
+    )
     w = sub.add_parser("worker", help="run Flowdesk runs of a Temporal server (the 'temporal' extra)")
     _server_options(w, required=True)
     w.add_argument("--concurrency", type=int, default=10, help="model calls this worker runs at once (default 10)")

@@ -350,7 +350,17 @@ class _ServerHandle:
 
     def __init__(self, run: RemoteRun) -> None:
         self.run = run
+        self._progress: Any = None
 
     async def query(self, name: str, *args: Any) -> Any:
         remote = self.run
         return await remote._on_server(lambda client: client.get_workflow_handle(remote.run_id).query(name, *args))
+
+    async def wait_progress(self, seen: int) -> bool:
+        """Until the run may have new events (a long poll of its history, on the server thread)."""
+        from engine.temporal.client import ProgressWatch
+
+        if self._progress is None:
+            self._progress = ProgressWatch(self.run.run_id)
+        progress = self._progress
+        return await self.run._on_server(lambda client: progress.wait(client, seen))

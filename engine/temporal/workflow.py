@@ -8,6 +8,10 @@ model call as the :data:`AGENT_ACTIVITY` activity with the node's step policy (`
 retry policy for a lost worker or a timed-out attempt; a model's own error is not retried by
 Temporal: the node's policy handles it as in a local run).
 
+A short step (its node's ``timeoutMs`` at most the run's ``shortStepMs``, 5 s by default, or
+every step of a run with ``localSteps``) runs as a local activity instead, inside the workflow
+task (:mod:`engine.temporal.steps`).
+
 Every other working step (a kind whose spec ``works`` and does not go ``through_run``: ``http``,
 ``fetch``, plug-in kinds) runs whole as the :data:`STEP_ACTIVITY` activity with the same options
 (the registry says which: :class:`_RemoteSpecs`); its templates, secrets included, are resolved
@@ -37,9 +41,9 @@ from datetime import timedelta
 from typing import Any
 
 from temporalio import workflow
-from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError, ChildWorkflowError
 from temporalio.exceptions import CancelledError as TemporalCancelledError
+from temporalio.exceptions import TimeoutError as TimeoutError_
 
 with workflow.unsafe.imports_passed_through():
     from engine.errors import FlowdeskError
@@ -58,22 +62,12 @@ with workflow.unsafe.imports_passed_through():
     from engine.run.state import RunState
     from engine.temporal import AGENT_ACTIVITY, FLOW_ACTIVITY, STEP_ACTIVITY, WORKFLOW_TYPE
     from engine.temporal.activities import invocation_to_json
+    from engine.temporal.steps import DEFAULT_HEARTBEAT_MS, SHORT_STEP_MS, field, local_step_options, step_options
 
-__all__ = ["FlowdeskRunWorkflow", "PAGE", "step_options"]
+__all__ = ["FlowdeskRunWorkflow", "PAGE"]
 
 PAGE = 2000
-DEFAULT_HEARTBEAT_MS = 20_000
-DEFAULT_TIMEOUT_MS = 3_600_000
-TIMEOUT_GRACE_MS = 30_000
-DEFAULT_ATTEMPTS = 3  # a lost worker's step is tried again on another one
-
-
-def _field(data: Any, name: str) -> Any:
-    value = getattr(data, name, None)
-    if value is None:
-        extra = getattr(data, "model_extra", None) or {}
-        value = extra.get(name)
-    return value
+LOCAL_STEPS_PATCH = "flowdesk-local-steps"
 
 
 def _uses_secrets(node: Any) -> bool:
@@ -89,35 +83,22 @@ def _uses_secrets(node: Any) -> bool:
     )
 
 
-def step_options(data: Any, heartbeat_ms: int) -> dict[str, Any]:
-    """The activity options for one step from the node's policy fields (defaults otherwise)."""
-    timeout_ms = _field(data, "timeoutMs")
-    mode = _field(data, "errorMode")
-    retries = _field(data, "maxRetries")
-    delay_ms = _field(data, "retryDelayMs")
-    attempts = DEFAULT_ATTEMPTS
-    if mode == "retry":
-        attempts = 1 + (int(retries) if isinstance(retries, (int, float)) and retries >= 0 else 3)
-    delay = int(delay_ms) if isinstance(delay_ms, (int, float)) and delay_ms > 0 else 1000
-    # The node's timeoutMs is enforced by the scheduler itself (a durable timer here), which
-    # cancels the activity, as in a local run; the server's start-to-close timeout is that plus
-    # a grace period, for a worker that cannot even hear the cancellation.
-    timeout = (
-        int(timeout_ms) + TIMEOUT_GRACE_MS
-        if isinstance(timeout_ms, (int, float)) and timeout_ms > 0
-        else DEFAULT_TIMEOUT_MS
-    )
-    return {
-        "start_to_close_timeout": timedelta(milliseconds=timeout),
-        "heartbeat_timeout": timedelta(milliseconds=heartbeat_ms),
-        "retry_policy": RetryPolicy(
-            initial_interval=timedelta(milliseconds=delay),
-            backoff_coefficient=2.0,
-            maximum_attempts=attempts,
-            non_retryable_error_types=["LLMError"],
-        ),
-        "cancellation_type": workflow.ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-    }
+async def _execute(owner: FlowdeskRunWorkflow, name: str, request: dict[str, Any], data: Any) -> Any:
+    """Run one step's activity: a local activity for a short step, else a (remote) activity."""
+    local = local_step_options(data, owner.short_step_ms, owner.local_steps)
+    # A run started before workers had local steps ran its short steps as activities: replayed
+    # here, it keeps them (Temporal's patch marker, once per run that has a short step).
+    if local is None or not workflow.patched(LOCAL_STEPS_PATCH):
+        return await workflow.execute_activity(name, request, **step_options(data, owner.heartbeat_ms))
+    timeout_ms = field(data, "timeoutMs")
+    if isinstance(timeout_ms, (int, float)) and timeout_ms > 0:
+        request = {**request, "deadlineMs": int(timeout_ms)}
+    try:
+        return await workflow.execute_local_activity(name, request, **local)
+    except ActivityError as err:
+        if isinstance(err.cause, TimeoutError_):  # its timeoutMs passed: as the scheduler's own timer says
+            raise TimeoutError() from None
+        raise
 
 
 def _log(ctx: Any, rows: Any) -> None:
@@ -170,13 +151,13 @@ class _ActivityStep:
         if permissions is not None:  # what the step may reach (code, script, http, fetch)
             request["permissions"] = permissions.model_dump(mode="json", exclude_none=True)
         try:
-            answer = await workflow.execute_activity(
-                STEP_ACTIVITY, request, **step_options(node.data, owner.heartbeat_ms)
-            )
+            answer = await _execute(owner, STEP_ACTIVITY, request, node.data)
         except ActivityError as err:
             raise _activity_error(err, ctx) from None
         for node_id, kind, content, extra_json in answer.get("events") or ():
             ctx.emit(node_id, kind, content, extra_json=extra_json)
+        if answer.get("timedOut"):  # a short step's timeoutMs ran out on the worker: as the timer says
+            raise TimeoutError()
         if answer.get("cancelled"):  # given up (timeoutMs, the run cancelled): as locally
             raise asyncio.CancelledError()
         if "pause" in answer:
@@ -329,6 +310,14 @@ def _subagent_ids(inv: Any) -> list[str]:
     return found
 
 
+def _timed_out(node: Any) -> LLMError:
+    """A short agent step's call given up at its ``timeoutMs`` (on the worker): the message a local
+    run's policy gives (the agent logs it as the call's ``llm_error`` too)."""
+    spec = spec_for(node.type) if node is not None else None
+    what = spec.describe(node) if spec is not None else "The step"
+    return LLMError(f"{what} timed out after {field(node.data if node is not None else None, 'timeoutMs')} ms")
+
+
 class _ActivityProvider:
     """The provider every agent step of a remote run gets: the call is an activity."""
 
@@ -346,7 +335,6 @@ class _ActivityProvider:
                 "send to a model: the prompt would be kept in the server's history. Use the secret in "
                 "an http step (the worker resolves those), or run this flow on this computer."
             )
-        options = step_options(node.data if node is not None else None, owner.heartbeat_ms)
         run = owner.started
         scope = run.context.scope(None, None)  # this branch's built-ins, for the subagents' templates
         request = {
@@ -363,13 +351,17 @@ class _ActivityProvider:
             "resumedConversation": getattr(ctx, "resumed_conversation", None),
         }
         try:
-            answer = await workflow.execute_activity(AGENT_ACTIVITY, request, **options)
+            answer = await _execute(owner, AGENT_ACTIVITY, request, node.data if node is not None else None)
+        except TimeoutError:  # a short step's local activity ran out of its timeoutMs
+            raise _timed_out(node) from None
         except ActivityError as err:
             failure = _activity_error(err, run.context)
             if isinstance(failure, NodeError):  # not a model's answer: the worker was lost for good
                 failure = LLMError(str(failure))
             raise failure from None
         _log(run.context, answer.get("events"))
+        if answer.get("timedOut"):
+            raise _timed_out(node)
         if answer.get("cancelled"):  # given up (timeoutMs, the run cancelled): as locally
             raise asyncio.CancelledError()
         if answer.get("pause"):  # a tool call waits for approval: the agent step pauses, as locally
@@ -381,10 +373,13 @@ class _ActivityProvider:
 class FlowdeskRunWorkflow:
     def __init__(self) -> None:
         self.events: list[list[Any]] = []
+        self.history_length = 0  # the server's history as the task that made the last event saw it
         self.answers: deque[dict[str, Any]] = deque()
         self.run: Run | None = None  # made by run(); see started
         self.nodes: dict[str, Any] = {}
         self.heartbeat_ms = DEFAULT_HEARTBEAT_MS
+        self.short_step_ms = SHORT_STEP_MS
+        self.local_steps = False
         self.options: dict[str, Any] = {}
         self.definition: dict[str, Any] | None = None
         self.children: dict[str, _ChildFlow] = {}  # flow steps' child workflows, by node id
@@ -396,6 +391,7 @@ class FlowdeskRunWorkflow:
     def _record(self, ev: Any) -> None:
         row = [ev.node_id, ev.type, ev.content, ev.timestamp, ev.extra_json, ev.path]
         self.events.append(row)
+        self.history_length = workflow.info().get_current_history_length()
         if self.state is not None:
             self.state.apply(ev)
         if self.parent is not None:
@@ -480,6 +476,9 @@ class FlowdeskRunWorkflow:
         self.state = RunState(wf)
         options = self.options = dict(request.get("options") or {})
         self.heartbeat_ms = int(options.get("heartbeatMs") or DEFAULT_HEARTBEAT_MS)
+        short = options.get("shortStepMs")
+        self.short_step_ms = int(short) if isinstance(short, (int, float)) and short >= 0 else SHORT_STEP_MS
+        self.local_steps = bool(options.get("localSteps"))
         self.parent = request.get("parent")
         provider = _ActivityProvider(self)
         try:
@@ -585,6 +584,7 @@ class FlowdeskRunWorkflow:
             "pendingInput": run.pending_input() if run else None,
             "queuedInputs": [[n, v] for n, v in run.queued_approval_inputs()] if run else [],
             "answering": bool(self.answers),
+            "historyLength": self.history_length,  # where a follower's long poll of the history starts
         }
 
     @workflow.query(name="definition")

@@ -1,0 +1,93 @@
+"""The options a remote run's step activity gets: an activity with heartbeats and retries
+(:func:`step_options`), or, for a short step, a local activity run inside the workflow task
+(:func:`local_step_options`; the trade-off is in docs/temporal.md)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+
+__all__ = [
+    "step_options",
+    "local_step_options",
+    "field",
+    "DEFAULT_HEARTBEAT_MS",
+    "SHORT_STEP_MS",
+]
+
+DEFAULT_HEARTBEAT_MS = 20_000
+DEFAULT_TIMEOUT_MS = 3_600_000
+TIMEOUT_GRACE_MS = 30_000
+DEFAULT_ATTEMPTS = 3  # a lost worker's step is tried again on another one
+SHORT_STEP_MS = 5_000  # a step whose node's timeoutMs is at most this runs as a local activity
+LOCAL_GRACE_MS = 2_000  # a local step's own timeout after its timeoutMs (the worker gives it up first)
+
+
+def field(data: Any, name: str) -> Any:
+    value = getattr(data, name, None)
+    if value is None:
+        extra = getattr(data, "model_extra", None) or {}
+        value = extra.get(name)
+    return value
+
+
+def step_options(data: Any, heartbeat_ms: int) -> dict[str, Any]:
+    """The activity options for one step from the node's policy fields (defaults otherwise)."""
+    timeout_ms = field(data, "timeoutMs")
+    mode = field(data, "errorMode")
+    retries = field(data, "maxRetries")
+    delay_ms = field(data, "retryDelayMs")
+    attempts = DEFAULT_ATTEMPTS
+    if mode == "retry":
+        attempts = 1 + (int(retries) if isinstance(retries, (int, float)) and retries >= 0 else 3)
+    delay = int(delay_ms) if isinstance(delay_ms, (int, float)) and delay_ms > 0 else 1000
+    # The node's timeoutMs is enforced by the scheduler itself (a durable timer here), which
+    # cancels the activity, as in a local run; the server's start-to-close timeout is that plus
+    # a grace period, for a worker that cannot even hear the cancellation.
+    timeout = (
+        int(timeout_ms) + TIMEOUT_GRACE_MS
+        if isinstance(timeout_ms, (int, float)) and timeout_ms > 0
+        else DEFAULT_TIMEOUT_MS
+    )
+    return {
+        "start_to_close_timeout": timedelta(milliseconds=timeout),
+        "heartbeat_timeout": timedelta(milliseconds=heartbeat_ms),
+        "retry_policy": RetryPolicy(
+            initial_interval=timedelta(milliseconds=delay),
+            backoff_coefficient=2.0,
+            maximum_attempts=attempts,
+            non_retryable_error_types=["LLMError"],
+        ),
+        "cancellation_type": workflow.ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+    }
+
+
+def local_step_options(data: Any, short_step_ms: int = SHORT_STEP_MS, every: bool = False) -> dict[str, Any] | None:
+    """The local activity options for a short step, or None for a step that is not short.
+
+    A short step (its node's ``timeoutMs`` at most the run's ``shortStepMs``, or any step of a
+    run whose options say ``localSteps``) runs in the worker that runs the workflow task, inside
+    that task: no activity task on the server, and the next steps' bookkeeping in the same task.
+    The attempt is bounded by the node's ``timeoutMs`` on the worker (sent as ``deadlineMs``: the
+    workflow's durable timer cannot fire while the task is open; the step is cancelled there and
+    what it logged comes back with ``timedOut``), the local activity's own timeout a little later
+    for a worker that hangs; it is tried once, as the node's policy retries it (``errorMode:
+    retry``) as in a local run. A worker lost mid-step loses the workflow task with it, and the
+    next worker replays the run and runs the step again.
+    """
+    timeout_ms = field(data, "timeoutMs")
+    timeout = int(timeout_ms) if isinstance(timeout_ms, (int, float)) and timeout_ms > 0 else None
+    if timeout is None:
+        if not every:
+            return None
+        timeout = DEFAULT_TIMEOUT_MS
+    elif timeout > short_step_ms:
+        return None
+    return {
+        "start_to_close_timeout": timedelta(milliseconds=timeout + LOCAL_GRACE_MS),
+        "retry_policy": RetryPolicy(maximum_attempts=1),
+        "cancellation_type": workflow.ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+    }
