@@ -203,7 +203,14 @@ def test_ask_pauses_then_resume_with_edited_arguments(world: Home) -> None:
     assert not res.of_type("tool_call_end")
     run_id = run_id_in(res.combined)
     resumed = cli(
-        "resume", run_id, "--decide", "approve", "--arguments", '{"text": "edited"}', "--jsonl", env=world.env,
+        "resume",
+        run_id,
+        "--decide",
+        "approve",
+        "--arguments",
+        '{"text": "edited"}',
+        "--jsonl",
+        env=world.env,
         cwd=world.root,
     )
     assert resumed.rc == 0, resumed.combined
