@@ -322,3 +322,29 @@ def test_mcp_serve_pause_then_flowdesk_resume(mcp_session: dict[str, Any], world
     assert "resume" in paused and "Publish the draft?" in paused
     resumed = mcp_session["resumed"]
     assert "decided approve" in text_of(resumed), text_of(resumed)
+
+
+def test_edited_arguments_that_do_not_fit_the_schema_leave_the_run_paused(world: Home) -> None:
+    res = world.run(ask_flow(world, "ask-bad-args"))
+    assert res.rc == 3, res.combined
+    run_id = run_id_in(res.combined)
+    bad = cli("resume", run_id, "--decide", "approve", "--arguments", '{"text": 5}', "--jsonl", env=world.env)
+    assert bad.rc != 0, bad.combined
+    assert not bad.of_type("tool_call_end")
+    assert "Traceback" not in bad.combined
+    good = cli("resume", run_id, "--decide", "approve", "--jsonl", env=world.env, cwd=world.root)
+    assert good.rc == 0, good.combined
+    assert "ORIGINAL TEXT!" in json.dumps([payload(e) for e in good.of_type("tool_call_end")])
+
+
+def test_mcp_kind_error_result_fails_the_step_naming_the_server(world: Home) -> None:
+    flow = chain(
+        "mcp-broken",
+        [start_node(initial="x"), mcp_node("bad", "broken", {"text": "oops"})],
+        mcpServers=servers(world),
+    )
+    res = world.run(world.write("mcp-broken.flow.json", flow))
+    assert res.rc == 1, res.combined
+    text = res.text_of("bad")
+    assert "kit" in text and "kit is broken: oops" in text
+    assert "Traceback" not in res.combined

@@ -290,3 +290,44 @@ def test_inbox_json_lists_a_waiting_run(world: Home) -> None:
         assert key in row, (key, row)
     assert row["nodeId"] == "gate" and row["prompt"] == "Ship the draft?" and row["where"] == "local"
     assert isinstance(row["ageS"], (int, float)) and row["ageS"] >= 0
+
+
+def test_sse_stays_open_while_paused_and_resumes_from_last_event_id(api: httpx.Client) -> None:
+    run_id = start(api, "review")
+    wait_for(api, run_id, {"paused", "waiting"})
+    seen: list[dict[str, Any]] = []
+    ids: list[str] = []
+    outcome: dict[str, bool] = {}
+
+    def follow() -> None:
+        with api.stream("GET", f"/runs/{run_id}/events", timeout=30) as resp:
+            for line in resp.iter_lines():
+                if line.startswith("id:"):
+                    ids.append(line[3:].strip())
+                elif line.startswith("data:"):
+                    seen.append(json.loads(line[5:].strip()))
+        outcome["ended"] = True
+
+    reader = threading.Thread(target=follow, daemon=True)
+    reader.start()
+    time.sleep(1.5)
+    assert reader.is_alive(), "the stream of a paused run ended"
+    assert any(e["type"] == "wait_input" for e in seen), seen
+    resp = api.post(f"/runs/{run_id}/decision", json={"decision": "approve", "note": "later on"})
+    assert resp.status_code == 200, resp.text
+    reader.join(30)
+    assert outcome.get("ended"), "the stream did not end after the run completed"
+    assert any(e["type"] == "input_received" for e in seen)
+    assert ids and len(ids) == len(seen)
+    # Reconnecting after event N gives exactly the events after it.
+    cut = len(seen) // 2
+    with api.stream("GET", f"/runs/{run_id}/events", headers={"Last-Event-ID": ids[cut]}, timeout=20) as again:
+        rest = [json.loads(line[5:].strip()) for line in again.iter_lines() if line.startswith("data:")]
+    assert rest == seen[cut + 1 :]
+
+
+def test_start_unknown_flow_is_404_and_bad_body_is_refused(api: httpx.Client) -> None:
+    resp = api.post("/flows/no-such-flow/runs", json={})
+    assert resp.status_code == 404 and "no-such-flow" in resp.json()["detail"]
+    bad = api.post("/flows/greet/runs", content=b"{not json", headers={"content-type": "application/json"})
+    assert bad.status_code == 422, bad.text
