@@ -331,3 +331,17 @@ def test_start_unknown_flow_is_404_and_bad_body_is_refused(api: httpx.Client) ->
     assert resp.status_code == 404 and "no-such-flow" in resp.json()["detail"]
     bad = api.post("/flows/greet/runs", content=b"{not json", headers={"content-type": "application/json"})
     assert bad.status_code == 422, bad.text
+
+
+def test_a_wrong_decision_is_refused_and_the_run_stays_paused(api: httpx.Client) -> None:
+    run_id = start(api, "review")
+    wait_for(api, run_id, {"paused", "waiting"})
+    bad = api.post(f"/runs/{run_id}/decision", json={"decision": "maybe"})
+    assert bad.status_code in (409, 422), bad.text
+    assert "maybe" in bad.json()["detail"]
+    assert api.get(f"/runs/{run_id}").json()["waitingForInput"]
+    edited = api.post(f"/runs/{run_id}/decision", json={"decision": "approve", "note": "n1", "output": "edited draft"})
+    assert edited.status_code == 200, edited.text
+    assert wait_for(api, run_id, {"completed", "failed"})["output"] == "note was n1"
+    late = api.post(f"/runs/{run_id}/decision", json={"decision": "approve"})
+    assert late.status_code == 409, late.text
