@@ -331,6 +331,10 @@ def test_start_unknown_flow_is_404_and_bad_body_is_refused(api: httpx.Client) ->
     assert resp.status_code == 404 and "no-such-flow" in resp.json()["detail"]
     bad = api.post("/flows/greet/runs", content=b"{not json", headers={"content-type": "application/json"})
     assert bad.status_code == 422, bad.text
+    # Every refusal is {"detail": "a sentence"} (docs/serving.md), a malformed body included.
+    assert isinstance(bad.json()["detail"], str), bad.text
+    wrong = api.post("/flows/greet/runs", json={"vars": "x"})
+    assert wrong.status_code == 422 and "'vars'" in wrong.json()["detail"], wrong.text
 
 
 def test_a_wrong_decision_is_refused_and_the_run_stays_paused(api: httpx.Client) -> None:
