@@ -10,7 +10,9 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -286,6 +288,8 @@ async def drive_mcp_serve(world: Home) -> dict[str, Any]:
         seen["gate"] = await client.call_tool("gate", {})
         match = re.search(r"[0-9a-f]{8,}", text_of(seen["gate"]))
         seen["gate_run"] = match.group(0) if match else None
+        world.add_library_flow("fresh", {**chain("fresh", [start_node(initial="new")]), "description": "Added later."})
+        seen["relisted"] = {t.name for t in (await client.list_tools()).tools}
         if seen["gate_run"]:
             seen["resumed"] = await client.call_tool(
                 "flowdesk_resume", {"runId": seen["gate_run"], "decision": "approve", "note": "fine"}
@@ -348,3 +352,53 @@ def test_mcp_kind_error_result_fails_the_step_naming_the_server(world: Home) -> 
     text = res.text_of("bad")
     assert "kit" in text and "kit is broken: oops" in text
     assert "Traceback" not in res.combined
+
+
+def test_mcp_serve_sees_a_library_change_in_the_next_listing(mcp_session: dict[str, Any]) -> None:
+    assert "fresh" not in mcp_session["tools"]
+    assert "fresh" in mcp_session["relisted"]
+
+
+def test_mcp_serve_over_http_requires_the_token(world: Home) -> None:
+    import socket
+
+    import httpx
+    from mcp.client.client import Client
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    proc = subprocess.Popen(
+        [FLOWDESK, "mcp", "serve", "--http", f"127.0.0.1:{port}", "--token", "tok-123", "--provider", "echo"],
+        env=world.env,
+        cwd=world.root,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}/mcp"
+    try:
+        deadline = time.monotonic() + 30
+        refused = None
+        while time.monotonic() < deadline:
+            try:
+                refused = httpx.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, timeout=5)
+                break
+            except httpx.TransportError:
+                time.sleep(0.3)
+        assert refused is not None and refused.status_code == 401, refused
+
+        async def listing() -> set[str]:
+            import httpx2
+
+            auth = httpx2.AsyncClient(headers={"Authorization": "Bearer tok-123"})
+            from mcp.client.streamable_http import streamable_http_client
+
+            async with auth, Client(streamable_http_client(url, http_client=auth)) as client:
+                return {t.name for t in (await client.list_tools()).tools}
+
+        names = asyncio.run(asyncio.wait_for(listing(), 60))
+        assert {"greet", "flowdesk_resume"} <= names
+    finally:
+        proc.terminate()
+        proc.wait(15)

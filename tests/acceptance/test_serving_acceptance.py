@@ -349,3 +349,58 @@ def test_a_wrong_decision_is_refused_and_the_run_stays_paused(api: httpx.Client)
     assert wait_for(api, run_id, {"completed", "failed"})["output"] == "note was n1"
     late = api.post(f"/runs/{run_id}/decision", json={"decision": "approve"})
     assert late.status_code == 409, late.text
+
+
+def test_approval_option_chosen_over_http(api: httpx.Client, world: Home) -> None:
+    flow = chain(
+        "later-api",
+        [
+            start_node(initial="x"),
+            {"id": "gate", "type": "approval", "data": {"prompt": "Now?", "options": ["Later"]}},
+            code("later", "'chose ' + d", {"d": "{{APPROVAL_DECISION}}"}),
+        ],
+    )
+    flow["connections"] = [link("start", "gate"), link("gate", "later", "Later")]
+    world.add_library_flow("later-api", flow)
+    run_id = start(api, "later-api")
+    wait_for(api, run_id, {"paused", "waiting"})
+    resp = api.post(f"/runs/{run_id}/decision", json={"decision": "Later"})
+    assert resp.status_code == 200, resp.text
+    assert wait_for(api, run_id, {"completed", "failed"})["output"] == "chose Later"
+
+
+def test_a_timeout_left_by_a_killed_process_is_taken_by_serve(api: httpx.Client, world: Home) -> None:
+    flow = chain(
+        "orphan",
+        [
+            start_node(initial="x"),
+            {"id": "gate", "type": "approval", "data": {"prompt": "Soon?", "timeoutMs": 2500, "onTimeout": "approve"}},
+            code("after", "'went ' + d", {"d": "{{APPROVAL_DECISION}}"}),
+        ],
+    )
+    flow["connections"] = [link("start", "gate"), link("gate", "after", "approve")]
+    path = world.write("orphan.flow.json", flow)
+    proc = subprocess.Popen(
+        [FLOWDESK, "run", str(path), "--provider", "echo", "--jsonl"],
+        env=world.env,
+        cwd=world.root,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            if '"run_status"' in line and '"paused"' in line:
+                break  # the run says it is paused: from here the pause must survive the process
+        proc.kill()  # kill -9 while it waits for the deadline
+        proc.wait(10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    runs = api.get("/runs", params={"flow": "orphan", "limit": 1}).json()
+    assert runs, "the paused run is not in the history"
+    run_id = runs[0].get("runId") or runs[0].get("id")
+    doc = wait_for(api, run_id, {"completed", "failed"}, seconds=30)
+    assert doc["output"] == "went approve", doc
