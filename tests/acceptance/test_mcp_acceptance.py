@@ -52,6 +52,14 @@ def broken(text: str) -> str:
     raise ToolError("kit is broken: " + text)
 
 
+@server.tool(structured_output=False)
+def die(text: str) -> str:
+    """Ends the server's process in the middle of the call."""
+    import os
+
+    os._exit(3)
+
+
 if __name__ == "__main__":
     server.run()
 '''
@@ -402,3 +410,16 @@ def test_mcp_serve_over_http_requires_the_token(world: Home) -> None:
     finally:
         proc.terminate()
         proc.wait(15)
+
+
+def test_a_server_that_dies_mid_call_is_a_tool_error_and_the_run_goes_on(world: Home) -> None:
+    flow = chain(
+        "agent-dies",
+        [start_node(initial="x"), agent("helper", [{"server": "kit", "tools": ["die"]}])],
+        mcpServers=servers(world),
+    )
+    res = world.run(world.write("dies.flow.json", flow), timeout=90)
+    assert res.rc == 0, res.combined
+    errors = [payload(e) for e in res.of_type("tool_call_error", "helper")]
+    assert len(errors) == 1 and errors[0]["tool"] == "die", res.combined
+    assert "Traceback" not in res.combined

@@ -96,6 +96,8 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Home:
     home = Home(tmp_path_factory.mktemp("serve-acc"))
     home.add_library_flow("greet", greet_flow())
     home.add_library_flow("review", review_flow())
+    home.add_library_flow("signed", {**greet_flow(), "webhook": {"secret": "ACC_HOOK_SECRET"}})
+    home.env["ACC_HOOK_SECRET"] = "hook-secret-value"
     return home
 
 
@@ -404,3 +406,83 @@ def test_a_timeout_left_by_a_killed_process_is_taken_by_serve(api: httpx.Client,
     run_id = runs[0].get("runId") or runs[0].get("id")
     doc = wait_for(api, run_id, {"completed", "failed"}, seconds=30)
     assert doc["output"] == "went approve", doc
+
+
+SLOW_SERVER = """
+import os
+import time
+
+from mcp.server.mcpserver import MCPServer
+
+server = MCPServer("acc-slow")
+
+
+@server.tool(structured_output=False)
+def linger(pid_file: str) -> str:
+    # Notes its process id, then takes a long time.
+    with open(pid_file, "w") as f:
+        f.write(str(os.getpid()))
+    time.sleep(60)
+    return "done"
+
+
+if __name__ == "__main__":
+    server.run()
+"""
+
+
+def test_cancel_a_running_mcp_call_closes_its_server(api: httpx.Client, world: Home) -> None:
+    pytest.importorskip("mcp", reason="the `mcp` extra is not installed (pip install -e '.[mcp]')")
+    import os
+    import sys
+
+    script = world.root / "slow_server.py"
+    script.write_text(SLOW_SERVER, encoding="utf-8")
+    pid_file = world.root / "slow.pid"
+    flow = chain(
+        "linger",
+        [
+            start_node(),
+            {
+                "id": "wait",
+                "type": "mcp",
+                "data": {"server": "slow", "tool": "linger", "arguments": {"pid_file": str(pid_file)}},
+            },
+        ],
+        mcpServers={"slow": {"command": sys.executable, "args": [str(script)], "env": {}}},
+    )
+    world.add_library_flow("linger", flow)
+    run_id = start(api, "linger")
+    deadline = time.monotonic() + 30
+    while not (pid_file.exists() and pid_file.read_text()) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert pid_file.exists(), api.get(f"/runs/{run_id}").json()
+    pid = int(pid_file.read_text())
+    resp = api.post(f"/runs/{run_id}/cancel")
+    assert resp.status_code == 200, resp.text
+    assert wait_for(api, run_id, {"cancelled"}, seconds=15)["status"] == "cancelled"
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.2)
+    else:
+        os.kill(pid, 9)
+        raise AssertionError("the MCP server of a cancelled run is still running")
+
+
+def test_a_signed_webhook_needs_a_valid_signature(api: httpx.Client) -> None:
+    import hashlib
+    import hmac
+
+    body = json.dumps({"name": "Sig"}).encode()
+    good = "sha256=" + hmac.new(b"hook-secret-value", body, hashlib.sha256).hexdigest()
+    headers = {"content-type": "application/json"}
+    assert api.post("/hooks/signed", content=body, headers=headers).status_code == 401
+    wrong = {**headers, "X-Flowdesk-Signature": "sha256=" + "0" * 64}
+    assert api.post("/hooks/signed", content=body, headers=wrong).status_code == 401
+    ok = api.post("/hooks/signed", content=body, headers={**headers, "X-Flowdesk-Signature": good})
+    assert ok.status_code == 200, ok.text
+    assert wait_for(api, ok.json()["runId"], {"completed", "failed"})["output"] == "Hello Sig"
