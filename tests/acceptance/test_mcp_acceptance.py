@@ -423,3 +423,26 @@ def test_a_server_that_dies_mid_call_is_a_tool_error_and_the_run_goes_on(world: 
     errors = [payload(e) for e in res.of_type("tool_call_error", "helper")]
     assert len(errors) == 1 and errors[0]["tool"] == "die", res.combined
     assert "Traceback" not in res.combined
+
+
+def test_permissions_tools_bound_what_an_agent_is_offered(world: Home) -> None:
+    star = chain(
+        "agent-star",
+        [start_node(initial="calm"), agent("helper", [{"server": "kit", "tools": "*"}])],
+        mcpServers=servers(world),
+        permissions={"tools": ["kit/shout"]},
+    )
+    res = world.run(world.write("star.flow.json", star))
+    assert res.rc == 0, res.combined
+    called = {payload(e)["tool"] for e in res.of_type("tool_call_start")}
+    assert called == {"shout"}, res.combined
+    listed = chain(
+        "agent-listed",
+        [start_node(initial="calm"), agent("helper", [{"server": "kit", "tools": ["add"]}])],
+        mcpServers=servers(world),
+        permissions={"tools": ["kit/shout"]},
+    )
+    refused = world.run(world.write("listed.flow.json", listed))
+    assert refused.rc == 1, refused.combined
+    assert "permission_denied" in refused.text_of("helper") and "add" in refused.text_of("helper")
+    assert not refused.of_type("tool_call_end")
