@@ -129,11 +129,9 @@ def test_mcp_kind_text_output_and_tool_events(world: Home) -> None:
         [start_node(initial="hello"), mcp_node("loud", "shout", {"text": "{{input}} there"})],
         mcpServers=servers(world),
     )
-    path = world.write("shout.flow.json", flow)
-    res, doc = world.run_json(path)
-    assert res.rc == 0, res.combined
-    assert doc["output"] == "HELLO THERE!"
-    events = world.run(path)
+    events = world.run(world.write("shout.flow.json", flow))
+    assert events.rc == 0, events.combined
+    assert [e["content"] for e in events.of_type("node_output", "loud")] == ["HELLO THERE!"]
     starts = events.of_type("tool_call_start")
     assert starts, events.combined
     start = payload(starts[0])
