@@ -27,6 +27,7 @@ from contextlib import asynccontextmanager
 from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, Header, Query, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse, StreamingResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
@@ -43,6 +44,19 @@ log = logging.getLogger(__name__)
 
 MAX_BODY = 1024 * 1024  # bytes a request body may have (413 beyond)
 KEEPALIVE_SECONDS = 15.0  # a comment line this often on a quiet event stream
+
+
+def validation_message(errors: Any) -> str:
+    """FastAPI's list of pydantic errors as the one sentence every other refusal gives
+    (``{"detail": "..."}``), naming the field of the body that is wrong."""
+    parts = []
+    for error in errors or ():
+        loc = [str(p) for p in error.get("loc", ()) if p != "body"]
+        where = "the body" if not loc or error.get("type") == "json_invalid" else "'" + ".".join(loc) + "'"
+        parts.append(f"{where}: {error.get('msg', 'invalid')}")
+    return "The request is not valid: " + ("; ".join(parts) or "unreadable body") + "."
+
+
 PUBLIC_PATHS = frozenset({"/docs", "/docs/oauth2-redirect", "/openapi.json", "/redoc"})
 
 Background = Callable[[RunService], Awaitable[None]]
@@ -245,6 +259,10 @@ def create_app(
     async def _refused(_request: Request, err: ServiceError) -> JSONResponse:
         headers = {"WWW-Authenticate": 'Bearer realm="flowdesk"'} if err.status == 401 else None
         return JSONResponse({"detail": str(err)}, status_code=err.status, headers=headers)
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(_request: Request, err: RequestValidationError) -> JSONResponse:
+        return JSONResponse({"detail": validation_message(err.errors())}, status_code=422)
 
     @app.exception_handler(Exception)
     async def _unexpected(_request: Request, err: Exception) -> JSONResponse:
