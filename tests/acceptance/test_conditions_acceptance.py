@@ -23,7 +23,7 @@ import pytest
 
 from tests.acceptance.conftest import answer, chats
 from tests.acceptance.support import CliResult, Home, chain, cli, link, payload, start_node
-from tests.fakes.openai_server import FakeLLMServer
+from tests.fakes.openai_server import FakeLLMServer, free_port
 
 # ----------------------------------------------------------------------------- helpers
 
@@ -422,6 +422,10 @@ def test_structured_invalid_then_valid_retries_once(tmp_path: Path, llm: FakeLLM
     assert len(plans) == 2, f"one retry expected, got {len(plans)} planner requests"
     # the retry carries something the first request did not (the error, the bad answer)
     assert json.dumps(plans[1].json["messages"]) != json.dumps(plans[0].json["messages"])
+    if bad == '{"city": "Paris"}':  # the error sent back names the missing field
+        first = json.dumps(plans[0].json["messages"])
+        added = [m for m in plans[1].json["messages"] if m.get("role") != "system" and json.dumps(m) not in first]
+        assert "days" in json.dumps(added), added
     user = "\n".join(
         m.get("content") or "" for m in writer_requests(llm)[0].json["messages"] if m.get("role") == "user"
     )
@@ -474,7 +478,12 @@ def test_structured_echo_output_feeds_a_path_condition(tmp_path: Path) -> None:
 # ----------------------------------------------------------------------------- loop over
 
 
-def loop_flow(items: list[str], body_extra: list[dict[str, Any]] | None = None, **loop_data: Any) -> dict[str, Any]:
+def loop_flow(
+    items: Any,
+    body_extra: list[dict[str, Any]] | None = None,
+    prompt: str = "item={{item}} #{{iteration}}",
+    **loop_data: Any,
+) -> dict[str, Any]:
     """Start (variable `rows`) -> loop over {{rows}} -> body -> back; done -> `finish`."""
     nodes = [
         start_node(variables=[{"name": "rows", "value": items, "type": "json", "description": "rows"}], initial="go"),
@@ -494,7 +503,7 @@ def loop_flow(items: list[str], body_extra: list[dict[str, Any]] | None = None, 
         "data": {
             "agentName": "Body",
             "systemPrompt": "s",
-            "userPrompt": "item={{item}} #{{iteration}}",
+            "userPrompt": prompt,
             "model": "m",
             "tools": {"web_search": False, "subagents": False},
         },
@@ -572,3 +581,52 @@ def test_loop_over_pause_in_a_round_resumes_in_new_processes(tmp_path: Path) -> 
     assert finish_list(last) == ["item=a #1", "item=b #2", "item=c #3"]
     statuses = [e.get("content") for e in last.of_type("run_status")]
     assert statuses and statuses[-1] == "completed", statuses
+
+
+def test_loop_over_items_may_be_objects(tmp_path: Path) -> None:
+    home = Home(tmp_path)
+    rows = [{"name": "Ann", "age": 30}, {"name": "Bob", "age": 41}, {"name": "Cy", "age": 52}]
+    res, doc = home.run_json(home.write("w.flow.json", loop_flow(rows, prompt="{{item.name}} is {{item.age}}")))
+    assert res.rc == 0, res.combined
+    assert doc["vars"].get("collected") == ["Ann is 30", "Bob is 41", "Cy is 52"], doc["vars"]
+
+
+def test_loop_over_an_empty_list_follows_done_at_once(tmp_path: Path) -> None:
+    home = Home(tmp_path)
+    res = home.run(home.write("w.flow.json", loop_flow([])))
+    assert res.rc == 0, res.combined
+    assert ran(res, "body") == 0, res.combined
+    assert finish_list(res) == []
+
+
+# ----------------------------------------------------------------------------- non-text outputs
+
+
+def test_if_reads_null_as_empty_and_structured_output_as_json(tmp_path: Path) -> None:
+    """A skipped step's null output is "" (isEmpty matches, `equal ""` never does); a structured
+    output is tested as its JSON text."""
+    home = Home(tmp_path)
+    broken = {
+        "id": "fetcher",
+        "type": "http",
+        "x": 200,
+        "y": 0,
+        "data": {"method": "GET", "url": f"http://127.0.0.1:{free_port()}/x", "errorMode": "skip"},
+    }
+    plan = structured_flow()["nodes"][1]
+    checks = {
+        "if_null": [cond("equal", ""), cond("contains", "null"), cond("isEmpty")],
+        "if_json": [cond("contains", "zzz"), cond("contains", '"days"')],
+    }
+    nodes = [start_node(initial="Trip"), broken, plan]
+    links = [link("start", "fetcher"), link("start", "plan"), link("fetcher", "if_null"), link("plan", "if_json")]
+    for node_id, conditions in checks.items():
+        nodes.append({"id": node_id, "type": "if", "x": 400, "y": 0, "data": {"conditions": conditions}})
+        for handle in handles_of(conditions, None):
+            nodes.append(marker(f"m_{node_id}_{handle}"))
+            links.append(link(node_id, f"m_{node_id}_{handle}", handle))
+    res = home.run(home.write("n.flow.json", {"name": "n", "version": 1, "nodes": nodes, "connections": links}))
+    assert res.rc == 0, res.combined
+    assert res.of_type("step_skipped", "fetcher"), res.combined
+    took = {n: [h for h in handles_of(c, None) if ran(res, f"m_{n}_{h}")] for n, c in checks.items()}
+    assert took == {"if_null": ["condition-2"], "if_json": ["condition-1"]}, took
