@@ -72,6 +72,7 @@ CASES: dict[str, list[tuple[str, str, Any, list[str] | None, str]]] = {
         ("s_none", TEXT, [cond("startsWith", "shipped")], None, "false"),
         ("x_trim", TEXT, [cond("endsWith", "order"), cond("endsWith", "TO PARIS")], None, "condition-1"),
         ("x_none", TEXT, [cond("endsWith", "shipped")], None, "false"),
+        ("s_empty", TEXT, [cond("startsWith", ""), cond("endsWith", "  ")], None, "false"),
     ],
     "regex": [
         ("r_ci", TEXT, [cond("regex", r"^\d+$"), cond("regex", r"#\d+\s+SHIPPED")], None, "condition-1"),
@@ -88,6 +89,7 @@ CASES: dict[str, list[tuple[str, str, Any, list[str] | None, str]]] = {
         ("g_strict", NUMBER, [cond("gt", "42"), cond("lt", "42"), cond("lt", "42.5")], None, "condition-2"),
         ("g_text", TEXT, [cond("gt", "1"), cond("lt", "1000000")], None, "false"),
         ("g_blank", BLANK, [cond("lt", "1"), cond("gt", "-1")], None, "false"),
+        ("g_padded", NUMBER, [cond("gt", " 41.5 "), cond("lt", "50")], None, "condition-0"),
     ],
     "path": [
         ("p_equal", JSONTEXT, [cond("equal", "ok", ".status")], None, "condition-0"),
@@ -107,6 +109,8 @@ CASES: dict[str, list[tuple[str, str, Any, list[str] | None, str]]] = {
             "condition-1",
         ),
         ("p_lt_none", JSONTEXT, [cond("lt", "10", ".items[0].price")], None, "false"),
+        ("p_missing", JSONTEXT, [cond("isEmpty", path=".nothing[3]")], None, "condition-0"),
+        ("p_list", JSONTEXT, [cond("contains", "widget", ".items")], None, "condition-0"),
     ],
 }
 
@@ -630,3 +634,12 @@ def test_if_reads_null_as_empty_and_structured_output_as_json(tmp_path: Path) ->
     assert res.of_type("step_skipped", "fetcher"), res.combined
     took = {n: [h for h in handles_of(c, None) if ran(res, f"m_{n}_{h}")] for n, c in checks.items()}
     assert took == {"if_null": ["condition-2"], "if_json": ["condition-1"]}, took
+
+
+def test_loop_over_reads_json_text_of_a_list(tmp_path: Path) -> None:
+    home = Home(tmp_path)
+    doc = loop_flow([])
+    doc["nodes"][0]["data"]["variables"] = [{"name": "rows", "value": "", "type": "string", "description": "rows"}]
+    res, out = home.run_json(home.write("w.flow.json", doc), "--var", 'rows=["x", "y", "z"]')
+    assert res.rc == 0, res.combined
+    assert out["vars"].get("collected") == ["item=x #1", "item=y #2", "item=z #3"], out["vars"]
