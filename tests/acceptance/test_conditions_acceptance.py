@@ -643,3 +643,28 @@ def test_loop_over_reads_json_text_of_a_list(tmp_path: Path) -> None:
     res, out = home.run_json(home.write("w.flow.json", doc), "--var", 'rows=["x", "y", "z"]')
     assert res.rc == 0, res.combined
     assert out["vars"].get("collected") == ["item=x #1", "item=y #2", "item=z #3"], out["vars"]
+
+
+def test_condition_values_are_templates(tmp_path: Path) -> None:
+    """Templates are resolved in every string of a node's data when it runs: a condition's
+    value may name a variable (a text one, and a number one for `gt`)."""
+    home = Home(tmp_path)
+    variables = [
+        {"name": "word", "value": "paris", "type": "string", "description": "w"},
+        {"name": "limit", "value": 40, "type": "number", "description": "l"},
+    ]
+    problems = []
+    for name, initial, conditions in [
+        ("text", "  Order #42 shipped to Paris  ", [cond("endsWith", "{{word}}"), cond("contains", "order")]),
+        ("number", "42", [cond("gt", "{{limit}}"), cond("contains", "4")]),
+    ]:
+        nodes = [start_node(variables=variables, initial=initial)]
+        nodes += [{"id": "check", "type": "if", "x": 300, "y": 0, "data": {"conditions": conditions}}]
+        nodes += [marker("first"), marker("second"), marker("neither")]
+        links = [link("start", "check"), link("check", "first", "condition-0")]
+        links += [link("check", "second", "condition-1"), link("check", "neither", "false")]
+        res = home.run(home.write(f"{name}.flow.json", {"name": name, "nodes": nodes, "connections": links}))
+        took = [n for n in ("first", "second", "neither") if ran(res, n)]
+        if res.rc != 0 or took != ["first"]:
+            problems.append(f"{name}: exit {res.rc}, followed {took}: {res.stderr.strip()[-300:]}")
+    assert not problems, "\n".join(problems)
