@@ -8,6 +8,10 @@ the original text case-insensitively (Python syntax); ``isEmpty`` matches blank 
 ``lt`` parse the text and the value as numbers (a value that is not a number never matches).
 With ``path`` (``.key[0]`` steps) a condition looks into the previous output as JSON and tests
 the value found there instead of the whole text (a missing step finds nothing: empty text).
+
+A condition's ``value`` and ``path`` are templates like any string of a node's data
+(``gt {{limit}}``): resolved when the step runs, so the validator checks a regex or a number
+only when it is written out, not when it comes from a reference.
 """
 
 from __future__ import annotations
@@ -19,7 +23,8 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
-from engine.nodes.base import NodeData, NodeSpec, _Loose, as_text, is_none
+from engine.graph.templates import find_references, mask_secrets
+from engine.nodes.base import NodeData, NodeSpec, _Loose, as_text, is_none, resolve_for_step
 
 _LOGIC_CHECK = "logic_check"
 
@@ -203,8 +208,10 @@ def condition_problem(cond: Condition) -> tuple[str, str] | None:
     """Why ``cond`` can never work as written, as ``(code, message)``: a bad path
     (``condition_bad_path``), a bad regex (``condition_bad_regex``), a value that is not a number
     for gt/lt (``condition_not_a_number``); None when it can."""
-    if cond.path and parse_path(cond.path) is None:
+    if cond.path and not find_references(cond.path) and parse_path(cond.path) is None:
         return "condition_bad_path", f"the path '{cond.path}' is not a path like .key[0].name"
+    if find_references(cond.value):  # known only when the step runs
+        return None
     if cond.operator == "regex" and cond.value.strip():
         try:
             re.compile(cond.value.strip())
@@ -272,18 +279,44 @@ class IfSpec(NodeSpec):
 
     async def execute(self, ctx: Any, node: Any, value: Any) -> tuple[Any, str]:
         emit = ctx.emit
-        for i, cond in enumerate(node.data.conditions):
+        conditions, secrets = _resolved_conditions(ctx, node, value)
+        for i, cond in enumerate(conditions):
             matched = condition_matches(cond, value)
+            said = f"Condition {i + 1}: {describe_condition(cond)} → {'matched' if matched else 'no match'}"
             emit(
                 node.id,
                 _LOGIC_CHECK,
-                f"Condition {i + 1}: {describe_condition(cond)} → {'matched' if matched else 'no match'}",
+                mask_secrets(said, secrets) if secrets else said,
                 {"conditionIndex": i, "matched": matched},
             )
             if matched:
                 return value, f"condition-{i}"
         emit(node.id, _LOGIC_CHECK, "No condition matched → Else branch", {"conditionIndex": None, "matched": False})
         return value, "false"
+
+
+def _resolved_conditions(ctx: Any, node: Any, value: Any) -> tuple[list[Condition], list[str]]:
+    """The node's conditions with templates in their value and path resolved for this step,
+    and the secrets that went into them (masked in ``logic_check``). Conditions without a
+    reference are used as they are (AgentFlow's files never resolve anything)."""
+    conditions = list(node.data.conditions)
+    if not any(find_references(c.value) or (c.path and find_references(c.path)) for c in conditions):
+        return conditions, []
+    data, secrets = resolve_for_step(ctx, node, value)
+    resolved = data.get("conditions")
+    if not isinstance(resolved, list) or len(resolved) != len(conditions):
+        return conditions, secrets
+    out = []
+    for original, raw in zip(conditions, resolved, strict=True):
+        try:
+            fields = dict(raw)
+            for key in ("value", "path"):
+                if fields.get(key) is not None and not isinstance(fields[key], (str, int, float, bool)):
+                    fields[key] = as_text(fields[key])
+            out.append(Condition.model_validate(fields))
+        except (TypeError, ValueError):
+            out.append(original)
+    return out, secrets
 
 
 SPEC = IfSpec()
