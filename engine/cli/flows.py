@@ -159,7 +159,10 @@ def cmd_do(args: argparse.Namespace) -> int:
     library = FlowLibrary(args.library, seed=False) if args.library else default_library()
     flows = routable_flows(library)
     router = _Router(args, flows)
-    whole = match_sentence(text, flows)
+    skipped: list[str] = []
+    whole = match_sentence(text, flows, skipped)
+    for message in skipped:  # a malformed pattern in one flow does not stop the others
+        print_err(f"warning: {message}")
     parts = [text] if whole else split_requests(text)
     if len(parts) < 2:  # one request ("… then" at its end is not a second one)
         parts = [text]

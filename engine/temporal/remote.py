@@ -234,7 +234,8 @@ class RemoteRun:
         return list(self._queued)
 
     # ------------------------------------------------------------------ operations
-    async def _on_server(self, work: Callable[[Any], Awaitable[Any]]) -> Any:
+    async def on_server(self, work: Callable[[Any], Awaitable[Any]]) -> Any:
+        """Run ``work(client)`` on the thread that talks to this run's server."""
         return await _on_server(self.address, self.namespace, work)
 
     async def _follow_state(self, settle: bool = True) -> Any:
@@ -267,7 +268,7 @@ class RemoteRun:
         from engine.temporal.client import submit
 
         try:
-            await self._on_server(
+            await self.on_server(
                 lambda client: submit(
                     client,
                     self.workflow,
@@ -300,7 +301,7 @@ class RemoteRun:
 
         try:
             pending = self._pending
-            await self._on_server(
+            await self.on_server(
                 lambda client: send_answer(
                     client,
                     self.run_id,
@@ -326,7 +327,7 @@ class RemoteRun:
         from engine.temporal.client import cancel as send_cancel
 
         async def go() -> None:
-            await self._on_server(lambda client: send_cancel(client, self.run_id))
+            await self.on_server(lambda client: send_cancel(client, self.run_id))
 
         self._cancel_task = asyncio.ensure_future(go())
 
@@ -354,7 +355,7 @@ class _ServerHandle:
 
     async def query(self, name: str, *args: Any) -> Any:
         remote = self.run
-        return await remote._on_server(lambda client: client.get_workflow_handle(remote.run_id).query(name, *args))
+        return await remote.on_server(lambda client: client.get_workflow_handle(remote.run_id).query(name, *args))
 
     async def wait_progress(self, seen: int) -> bool:
         """Until the run may have new events (a long poll of its history, on the server thread)."""
@@ -363,4 +364,4 @@ class _ServerHandle:
         if self._progress is None:
             self._progress = ProgressWatch(self.run.run_id)
         progress = self._progress
-        return await self.run._on_server(lambda client: progress.wait(client, seen))
+        return await self.run.on_server(lambda client: progress.wait(client, seen))

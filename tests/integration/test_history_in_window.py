@@ -63,7 +63,7 @@ def test_a_finished_run_is_listed_and_opens_read_only(qtbot, window):
     assert followed(view_win.scene) == live_links
     assert [(e.node_id, e.type, e.content) for e in view_win.console.visible_entries()] == live_log
     assert not view_win.console.run_button.isVisible() and not view_win.console.input_edit.isVisible()
-    qtbot.waitUntil(lambda: len(view_win.view.minimap._rects) == len(doc_nodes(view_win)), timeout=2000)
+    qtbot.waitUntil(lambda: view_win.view.minimap.card_count == len(doc_nodes(view_win)), timeout=2000)
     assert not view_win.view.acceptDrops()
 
     # Read-only: a drag on a node does not move it, Delete and a chevron click do nothing.
