@@ -16,6 +16,7 @@ import json
 import os
 import signal
 import sys
+import threading
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -49,7 +50,7 @@ def dispatch(args: argparse.Namespace) -> int:
         # Python's own Ctrl+C (KeyboardInterrupt), in place of the launcher's early "cancelled" exit:
         # Ctrl+C here stops following only, and says how to follow or cancel the run that goes on.
         try:
-            signal.signal(signal.SIGINT, signal.default_int_handler)
+            signal.signal(signal.SIGINT, lambda signum, frame: _interrupted(args))
         except ValueError:  # not the main thread
             pass
     handler = {"worker": _worker, "run": _run, "resume": _resume, "runs": _runs, "follow": _follow, "cancel": _cancel}[
@@ -78,6 +79,29 @@ def dispatch(args: argparse.Namespace) -> int:
 def _where(args: argparse.Namespace) -> str:
     extra = "" if args.namespace == DEFAULT_NAMESPACE else f" --namespace {args.namespace}"
     return f"--temporal {args.temporal}{extra}"
+
+
+STOP_GRACE = 3.0  # seconds Ctrl+C waits for the SDK's calls in flight before the process ends anyway
+
+
+def _interrupted(args: argparse.Namespace) -> None:
+    """Ctrl+C: a KeyboardInterrupt, as Python's own handler raises, plus a deadline. A call to the
+    server in flight (a query waiting for a worker that is not there) is not cut short by
+    cancelling its task, and asyncio.run waits for it: past ``STOP_GRACE`` the process ends
+    with what a clean stop would have said."""
+
+    def stop_now() -> None:
+        run_id = getattr(args, "_run_id", None)
+        if run_id:
+            _detached(args, run_id)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(EXIT_CANCELLED)
+
+    timer = threading.Timer(STOP_GRACE, stop_now)
+    timer.daemon = True
+    timer.start()
+    raise KeyboardInterrupt
 
 
 def _detached(args: argparse.Namespace, run_id: str) -> None:
