@@ -33,6 +33,7 @@ from engine.llm.base import AgentInvocation, LLMError
 from engine.llm.config import settings_path, split_url_credentials
 from engine.llm.discovery import default_provider_problem, describe, needs_default_provider, survey
 from engine.llm.registry import NoProviderConfigured, ProviderConfigError, make_resolver, provider_models
+from engine.nodes.approval import option_labels
 from engine.run.events import RunStatus, format_duration
 from engine.run.scheduler import Run, normalise_decision
 from engine.store import RunRecorder, StoreError
@@ -345,6 +346,17 @@ def cmd_run(args: argparse.Namespace) -> int:
     return run_loaded(wf, args, args.file)
 
 
+def _unknown_decisions(wf: Any, decisions: list[tuple[str, str]]) -> list[str]:
+    """The ``--decide`` words that cannot be an answer in ``wf``: anything but approve/reject when
+    no approval offers options (a typo would otherwise wait, unused, for an approval that never
+    asks). With options, the approval reached says which it takes (and the run stays paused);
+    a workflow that runs other flows may pause in theirs: not checked."""
+    for node in wf.nodes:
+        if node.type in ("flow", "action") or (node.type == "approval" and option_labels(node.data)):
+            return []
+    return [word for word, _note in decisions if word.lower() not in ("approve", "reject")]
+
+
 def run_loaded(
     wf: Any,
     args: argparse.Namespace,
@@ -403,6 +415,13 @@ def run_loaded(
             return EXIT_USAGE
     elif reuse_id:
         print_err("--reuse goes with --from NODE (the node to run from)")
+        return EXIT_USAGE
+    unknown = _unknown_decisions(wf, list(args.decide))
+    if unknown:
+        print_err(
+            f"--decide {unknown[0]}: this workflow's approvals take approve or reject "
+            "(an approval's own options add more)"
+        )
         return EXIT_USAGE
     run = Run(
         wf,
