@@ -18,86 +18,24 @@ import json
 import re
 from typing import Any
 
+from engine.code.blocked import BLOCKED_IDENTIFIERS, blocked_identifiers, strip_literals
 from engine.nodes.base import NodeError
 
 __all__ = ["BLOCKED_IDENTIFIERS", "script_problems", "webflow_result"]
 
-#: The seed's blocked identifiers (scriptValidator.mts).
-BLOCKED_IDENTIFIERS = (
-    "eval",
-    "Function",
-    "require",
-    "import",
-    "fetch",
-    "XMLHttpRequest",
-    "WebSocket",
-    "window",
-    "document",
-    "globalThis",
-    "self",
-    "setTimeout",
-    "setInterval",
-    "clearTimeout",
-    "clearInterval",
-    "chrome",
-    "process",
-    "Buffer",
-    "__dirname",
-    "__filename",
-    "Deno",
-)
-
-
 _SIGNATURE = re.compile(r"async\s+function\s+execute\s*\(\s*browser\s*(?::[^,)]*)?,\s*params\s*(?::[^)]*)?\)")
-_BLOCKED = re.compile(r"(?<![\w$.])(" + "|".join(map(re.escape, BLOCKED_IDENTIFIERS)) + r")(?![\w$])")
 _DYNAMIC = (re.compile(r"\bnew\s+Function\s*\("), re.compile(r"(?<![\w$.])import\s*\("))
-
-
-def _strip(source: str) -> str:
-    """``source`` with comments and string literals blanked (newlines kept, so lines still count)."""
-    out: list[str] = []
-    i, n = 0, len(source)
-    while i < n:
-        c = source[i]
-        two = source[i : i + 2]
-        if two == "//":
-            j = source.find("\n", i)
-            j = n if j < 0 else j
-            out.append(" " * (j - i))
-            i = j
-        elif two == "/*":
-            j = source.find("*/", i + 2)
-            j = n if j < 0 else j + 2
-            out.append(re.sub(r"[^\n]", " ", source[i:j]))
-            i = j
-        elif c in "'\"`":
-            j = i + 1
-            while j < n and source[j] != c and (c == "`" or source[j] != "\n"):
-                j += 2 if source[j] == "\\" else 1
-            out.append(c + re.sub(r"[^\n]", " ", source[i + 1 : j]) + (source[j] if j < n else ""))
-            i = j + 1
-        else:
-            out.append(c)
-            i += 1
-    return "".join(out)
 
 
 def script_problems(script: str) -> list[tuple[str, str]]:
     """The seed's validation of a WebFlow script: ``(code, message)`` pairs, empty when it passes."""
     if not script.strip():
         return [("script_empty", "the WebFlow script is empty")]
-    code = _strip(script)
-    problems: list[tuple[str, str]] = []
-    seen: set[str] = set()
-    for m in _BLOCKED.finditer(code):
-        name = m.group(1)
-        if name in seen:
-            continue
-        seen.add(name)
-        line = code.count("\n", 0, m.start()) + 1
-        problems.append(
-            ("script_blocked", f"the script uses '{name}' (line {line}), which WebFlow scripts may not use")
-        )
+    code = strip_literals(script)
+    problems: list[tuple[str, str]] = [
+        ("script_blocked", f"the script uses '{name}' (line {line}), which WebFlow scripts may not use")
+        for name, line in blocked_identifiers(script)
+    ]
     for pattern in _DYNAMIC:
         found = pattern.search(code)
         if found and not problems:
