@@ -605,9 +605,9 @@ class RunState:
         elif t == _CALL_START or t == _CALL_END or t == _CALL_ERROR:
             self._on_call(ev)
         elif t in _FLOW_CALLS:
-            self._on_flow_call(ev)
+            self._on_listed_call(ev, _FLOW_START, _FLOW_END, "flow")
         elif t in _TOOL_CALLS:
-            self._on_tool_call(ev)
+            self._on_listed_call(ev, _TOOL_START, _TOOL_END, "tool")
         elif t == _CACHE_HIT or t == _STEP_PINNED:  # not run: a recorded or pinned output flows on
             d = self._detail(nid)
             extra = ev.extra or {}
@@ -634,61 +634,44 @@ class RunState:
                 if isinstance(handle, str):
                     self._offer(nid, handle)
 
-    def _on_flow_call(self, ev: RunEvent) -> None:
-        """A library flow called by a model as a tool: kept in ``calls`` (kind "flow") beside subagent calls."""
+    def _on_listed_call(self, ev: RunEvent, start: str, end: str, kind: str) -> None:
+        """A call a model (or an ``mcp`` step) made, kept in ``calls`` beside subagent calls: a
+        library flow (kind "flow": ``target`` the flow id) or an MCP tool (kind "tool": ``node_id``
+        the calling node, ``target`` the server, ``name`` the tool, ``input`` the arguments as JSON)."""
         fields = ev.extra or {}
         call_id = fields.get("callId")
         if not isinstance(call_id, str):
             return
         t, message = ev.type, ev.content
         call = self.calls.get(call_id)
-        if t == _FLOW_START:
+        if t == start:
             parent_call = fields.get("parentCallId")
             depth = fields.get("depth")
+            if kind == "flow":
+                owner = str(fields.get("parentNodeId") or ev.node_id)
+                target, name = (
+                    str(fields.get("flowId") or ""),
+                    str(fields.get("flowName") or fields.get("flowId") or "flow"),
+                )
+                given = message
+            else:
+                owner = ev.node_id
+                target, name = str(fields.get("server") or ""), str(fields.get("tool") or "tool")
+                given = json.dumps(fields.get("arguments"), ensure_ascii=False)
             call = self.calls[call_id] = SubagentCall(
                 call_id,
                 parent_call if isinstance(parent_call, str) else None,
-                str(fields.get("parentNodeId") or ev.node_id),
-                str(fields.get("flowId") or ""),
-                str(fields.get("flowName") or fields.get("flowId") or "flow"),
+                owner,
+                target,
+                name,
                 depth if isinstance(depth, int) else 1,
-                input=message,
+                input=given,
                 started=ev.timestamp,
-                kind="flow",
+                kind=kind,
             )
             up = self.calls.get(call.parent_call_id) if call.parent_call_id else None
             (up.children if up is not None else self.call_roots).append(call_id)
-        elif call is not None and t == _FLOW_END:
-            call.output, call.ended, call.state = message, ev.timestamp, DONE
-        elif call is not None:
-            call.error, call.ended, call.state = message, ev.timestamp, FAILED
-
-    def _on_tool_call(self, ev: RunEvent) -> None:
-        """An MCP tool called by a model or an ``mcp`` step: kept in ``calls`` (kind "tool"; ``node_id``
-        is the server, ``name`` the tool, ``input`` the arguments as JSON)."""
-        fields = ev.extra or {}
-        call_id = fields.get("callId")
-        if not isinstance(call_id, str):
-            return
-        t, message = ev.type, ev.content
-        call = self.calls.get(call_id)
-        if t == _TOOL_START:
-            parent_call = fields.get("parentCallId")
-            depth = fields.get("depth")
-            call = self.calls[call_id] = SubagentCall(
-                call_id,
-                parent_call if isinstance(parent_call, str) else None,
-                ev.node_id,
-                str(fields.get("server") or ""),
-                str(fields.get("tool") or "tool"),
-                depth if isinstance(depth, int) else 1,
-                input=json.dumps(fields.get("arguments"), ensure_ascii=False),
-                started=ev.timestamp,
-                kind="tool",
-            )
-            up = self.calls.get(call.parent_call_id) if call.parent_call_id else None
-            (up.children if up is not None else self.call_roots).append(call_id)
-        elif call is not None and t == _TOOL_END:
+        elif call is not None and t == end:
             call.output, call.ended, call.state = message, ev.timestamp, DONE
         elif call is not None:
             call.error, call.ended, call.state = message, ev.timestamp, FAILED
