@@ -128,8 +128,8 @@ class RunBridge(QObject):
         self._committed = 0
         self._delivered = 0
         self._gated = False
-        self._settling = False  # a paused run's state is being stored (a decision may already come)
         self._task: asyncio.Task | None = None
+        self._decision_queued = False  # a decision waits for the operation that paused to finish
         self._finished_emitted = True
         self._claim: RunStore | None = None  # a paused run taken from this store, not yet claimed
         self._timer = QTimer(self)
@@ -353,25 +353,24 @@ class RunBridge(QObject):
         """Answer the active approval with ``decision`` ("approve" or "reject") and ``note``;
         ``output``: the reviewer's edit of the output under review (what flows on)."""
         run = self.run
-        if (
-            run is None
-            or (self.is_busy and not self._settling)
-            or run.status != RunStatus.PAUSED
-            or run.pending_approval is None
-        ):
+        if run is None or run.status != RunStatus.PAUSED or run.pending_approval is None:
             raise RunStateError("no approval is waiting for a decision")
+        if self._decision_queued:
+            raise RunStateError("a decision on this approval is already being carried out")
         taken_from_store = self._claim is not None  # claimed by _claim_stored; else maybe started here
         if not self._claim_stored(run) or (not taken_from_store and not self._claim_own(run)):
             raise RunStateError("this run could not be taken up from the run history (see the message above)")
-        # A decision that comes while the pause is still being stored (the approval is shown
-        # once its events are committed) follows that, rather than being refused.
+        # A decision that comes while the operation that paused is still finishing (the approval
+        # is shown once its events are committed, before start() returns and the pause is
+        # stored) follows that operation, rather than being refused.
         previous = self._task if self.is_busy else None
+        self._decision_queued = True
         self._task = asyncio.ensure_future(
             self._drive(run, self._resume_after(previous, run, decision, note, output, arguments))
         )
 
-    @staticmethod
     async def _resume_after(
+        self,
         previous: asyncio.Task | None,
         run: Run,
         decision: str,
@@ -379,8 +378,11 @@ class RunBridge(QObject):
         output: str | None = None,
         arguments: Any = None,
     ) -> RunStatus:
-        if previous is not None:
-            await asyncio.wait({previous})
+        try:
+            if previous is not None:
+                await asyncio.wait({previous})
+        finally:
+            self._decision_queued = False
         if arguments is not None:  # (a tool call's edited arguments)
             return await run.resume(decision, note, output=output, arguments=arguments)
         return await run.resume(decision, note, output=output)
@@ -481,17 +483,14 @@ class RunBridge(QObject):
 
         The store's commit waits on its writer thread, so it is awaited in a worker thread:
         the window keeps painting even when the disk is slow. The operation stays "busy"
-        meanwhile, so no resume can overlap it."""
+        meanwhile: a decision that comes now waits for it (see resume)."""
         recorder = self._recorder
         if recorder is not None:
-            self._settling = not run.status.is_final
             try:
                 await asyncio.to_thread(recorder.settled)
             except Exception as err:  # StoreError, or a snapshot raced by a cancel: the run goes on
                 log.error("run %s: not recorded: %s", run.run_id, err)
                 self.error_occurred.emit(str(err))
-            finally:
-                self._settling = False
             if not shiboken6.isValid(self):
                 # The window (this bridge with it) closed while the store committed: the record
                 # is finished, and nothing is left to show.
