@@ -7,7 +7,7 @@ import os
 import threading
 
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QThread
 
 from ..editor.conftest import app, dialogs, isolated  # noqa: F401 - fixtures
 from ..integration.conftest import SAMPLES, choose_provider, followed, press_run, states, window  # noqa: F401
@@ -24,7 +24,10 @@ def gui_loop_callers(qloop, monkeypatch):
     original = qloop.call_soon_threadsafe
 
     def recording(callback, *args, **kwargs):
-        callers.add(threading.current_thread().name)
+        # qasync's own executor threads (asyncio.to_thread on the GUI loop) are QThreads, which
+        # Python names "Dummy-N" like any foreign thread: tell them apart by their class.
+        worker = type(QThread.currentThread()).__name__ == "_QThreadWorker"
+        callers.add("qasync-executor" if worker else threading.current_thread().name)
         return original(callback, *args, **kwargs)
 
     monkeypatch.setattr(qloop, "call_soon_threadsafe", recording)
@@ -83,4 +86,8 @@ def test_review_runs_on_the_server_and_is_approved_from_the_window(
     assert window.store is None or window.store.get_run(console.run_id) is None
     # The Temporal SDK's own (Rust) threads never reach the GUI's loop, nor Qt through it: every
     # server call is made on Flowdesk's server thread, whose results alone come back here.
-    assert "flowdesk-temporal" in gui_loop_callers and gui_loop_callers <= {"flowdesk-temporal", "MainThread"}
+    assert "flowdesk-temporal" in gui_loop_callers and gui_loop_callers <= {
+        "flowdesk-temporal",
+        "MainThread",
+        "qasync-executor",
+    }
