@@ -110,9 +110,11 @@ class RunOut(BaseModel):
 
 
 class RunSummary(BaseModel):
-    """A recorded run, as ``flowdesk runs --json`` lists it."""
+    """A recorded run, as ``flowdesk runs --json`` lists it, with ``runId`` (the same as ``id``)
+    as every other endpoint names a run."""
 
     model_config = ConfigDict(extra="allow")
+    runId: str
     id: str
     workflowName: str
     workflowPath: str | None = None
@@ -315,7 +317,7 @@ def create_app(
     ) -> list[RunSummary]:
         """Recorded runs, newest first (every run of the history, whoever started it)."""
         rows = await asyncio.to_thread(service.list_runs, flow=flow, status=status, limit=limit)
-        return [RunSummary(**row) for row in rows]
+        return [RunSummary(runId=row["id"], **row) for row in rows]
 
     @app.get("/runs/{run_id}", response_model=RunOut, dependencies=guarded, responses=_ERRORS, tags=["runs"])
     async def get_run(run_id: str) -> RunOut:

@@ -103,7 +103,9 @@ def test_a_run_started_over_http_completes_with_its_output_and_vars(api: Served)
         r = c.post("/flows/greet/runs", json={"vars": {"who": "Ann", "times": "3"}})
         assert r.status_code == 200, r.text
         run_id = r.json()["runId"]
-        assert run_id in [row["id"] for row in c.get("/runs").json()]  # listed at once
+        listed_now = c.get("/runs").json()
+        assert run_id in [row["id"] for row in listed_now]  # listed at once
+        assert all(row["runId"] == row["id"] for row in listed_now)  # named as every endpoint names a run
         body = wait_for(c, run_id, "completed")
         assert body == {
             "runId": run_id,
