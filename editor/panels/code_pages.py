@@ -16,6 +16,7 @@ from typing import Any
 from PySide6.QtWidgets import QComboBox, QLabel, QPushButton, QSpinBox, QWidget
 
 from .code_edit import LANGUAGE_LABELS, CodeEdit, failed_line
+from .code_window import CodeWindow
 from .core_pages import form_page, hint_label
 from .inspector_host import PageHost
 from .kv_table import KeyValueTable
@@ -66,6 +67,9 @@ class CodePage(QWidget):
         host.watch(self.editor)
         self.editor.textChanged.connect(self._code_typed)
         form.addRow("Code", self.editor)
+        self.larger_button = _larger_button("Edit in a larger window…", "Edit the code in a window of its own")
+        self.larger_button.clicked.connect(self.open_larger)
+        form.addRow(self.larger_button)
         self.failure = QLabel()
         self.failure.setObjectName("codeFailure")
         self.failure.setWordWrap(True)
@@ -149,10 +153,41 @@ class CodePage(QWidget):
             return
         self.host.edit_field("inputs", inputs, False)
 
+    def open_larger(self) -> CodeWindow:
+        """The code in a larger window; Apply makes it the node's code (one undo step)."""
+        window = CodeWindow(
+            _window_title(self.host, "Code"),
+            self.editor.toPlainText(),
+            str(self.language.currentData() or "python"),
+            marked_line=self.editor.marked_line,
+            parent=self.window(),
+        )
+        window.accepted.connect(lambda: self._apply_larger(window.text()))
+        window.open()
+        return window
+
+    def _apply_larger(self, text: str) -> None:
+        if text != self.editor.toPlainText():
+            self.host.edit_field("code", text, False)
+            self.editor.set_text_keep_cursor(text)
+
     def _run_requested(self) -> None:
         request = getattr(self.host, "request_run_node", None)
         if request is not None and self.host.node_id is not None:
             request(self.host.node_id)
+
+
+def _larger_button(text: str, tip: str) -> QPushButton:
+    button = QPushButton(text)
+    button.setObjectName("codeLarger")
+    button.setToolTip(tip)
+    return button
+
+
+def _window_title(host: PageHost, what: str) -> str:
+    node = host.doc.node(host.node_id or "") if host.node_id else None
+    label = str(getattr(node.data, "label", "") or "") if node is not None else ""
+    return f"{what} — {label}" if label else what
 
 
 def _json(value: Any) -> str:
@@ -176,6 +211,9 @@ class ScriptPage(QWidget):
         self.editor = CodeEdit()
         self.editor.setReadOnly(True)
         form.addRow("Script", self.editor)
+        self.larger_button = _larger_button("View in a larger window…", "Read the script in a window of its own")
+        self.larger_button.clicked.connect(self.open_larger)
+        form.addRow(self.larger_button)
         self.failure = QLabel()
         self.failure.setWordWrap(True)
         self.failure.setStyleSheet("color: #f85149;")
@@ -194,3 +232,16 @@ class ScriptPage(QWidget):
         self.editor.mark_line(line)
         self.failure.setVisible(bool(error))
         self.failure.setText(f"The last run failed: {error}" if error else "")
+
+    def open_larger(self) -> CodeWindow:
+        """The script in a larger window, read-only."""
+        window = CodeWindow(
+            _window_title(self.host, "Script"),
+            self.editor.toPlainText(),
+            self.editor.highlighter.language,
+            read_only=True,
+            marked_line=self.editor.marked_line,
+            parent=self.window(),
+        )
+        window.open()
+        return window

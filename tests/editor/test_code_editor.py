@@ -238,3 +238,35 @@ def test_ctrl_z_in_the_code_editor_undoes_the_document(window, qtbot, tmp_path):
     assert doc.workflow.model_dump() == before and not page.editor.toPlainText().endswith("# total")
     qtbot.keyClick(page.editor, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
     assert page.editor.toPlainText().endswith(" # total")
+
+
+def test_code_opens_in_a_larger_window_and_apply_is_one_undo_step(window, tmp_path):
+    _path, page = _open_code_sample(window, tmp_path)
+    doc = window.document
+    before = doc.node("totals").data.code
+    larger = page.open_larger()
+    assert larger.isVisible() and larger.editor.toPlainText() == before
+    assert larger.width() > page.editor.width() and larger.editor.highlighter.language == "python"
+    larger.editor.setPlainText(before + "\n# checked by hand")
+    larger.reject()  # Cancel: the node stays as it was
+    assert doc.node("totals").data.code == before
+    larger = page.open_larger()
+    larger.editor.setPlainText(before + "\n# checked by hand")
+    larger.buttons.button(larger.buttons.StandardButton.Apply).click()
+    assert not larger.isVisible()
+    assert doc.node("totals").data.code.endswith("# checked by hand")
+    assert page.editor.toPlainText().endswith("# checked by hand")
+    doc.undo_stack.undo()  # one step
+    assert doc.node("totals").data.code == before and page.editor.toPlainText() == before
+
+
+def test_a_script_opens_in_a_larger_window_read_only(window):
+    assert window.files.open_path(str(FIX / "typeagent_list_files.recipe.json"), ask=False)
+    script = next(n for n in window.document.workflow.nodes if n.type == "script")
+    window.inspector.show_node(script.id)
+    page = window.inspector.stack.currentWidget()
+    larger = page.open_larger()
+    assert larger.editor.isReadOnly() and larger.editor.toPlainText() == script.data.script
+    assert larger.editor.highlighter.language == "powershell"
+    larger.reject()
+    assert window.document.node(script.id).data.script == script.data.script
