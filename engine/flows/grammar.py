@@ -33,6 +33,9 @@ Matching semantics (deterministic)
 A pattern compiles to a small NFA whose states are tried in priority order; a failed
 ``(state, position)`` is remembered, so matching costs at most states × words steps, whatever
 the sentence (no exponential backtracking), and it never recurses.
+
+Parsing a pattern (tokeniser, parser, syntax tree) is :mod:`engine.flows.grammar_syntax`; this
+module compiles the tree to the NFA, matches sentences and reads the captures' text.
 """
 
 from __future__ import annotations
@@ -42,9 +45,21 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Literal, TypeVar
+from typing import TypeVar
 
-from engine.errors import FlowdeskError
+from engine.flows.grammar_syntax import (
+    Alt,
+    Cap,
+    Lit,
+    Node,
+    Opt,
+    Seq,
+    TriggerCaptureKind,
+    TriggerPatternError,
+    collect_captures,
+    normalise_word,
+    parse_pattern,
+)
 
 __all__ = [
     "TriggerPatternError",
@@ -59,16 +74,6 @@ __all__ = [
     "trigger_text",
 ]
 
-TriggerCaptureKind = Literal["wildcard", "word", "number"]
-_KINDS: dict[str, TriggerCaptureKind] = {
-    "wildcard": "wildcard",
-    "string": "wildcard",
-    "word": "word",
-    "number": "number",
-}
-_CAPTURE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
-_WORD_CHAR = re.compile(r"\w")
-_MAX_DEPTH = 50  # groups inside one another; deeper is refused (parsing and matching recurse on groups)
 # A capture keeps its text as written but for what ends a sentence or clause after it, ``¿¡``
 # before it, and the quotes or brackets around it (_capture_text).
 _SENTENCE_END = frozenset(".?!,;:\u2026\u3002\uff01\uff1f")
@@ -81,17 +86,6 @@ _NUMBER = re.compile(r"[^\w+\-.]*(?P<n>[+-]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?
 K = TypeVar("K")
 
 
-class TriggerPatternError(FlowdeskError, ValueError):
-    """A malformed pattern; names the pattern and the (0-based) character position."""
-
-    def __init__(self, pattern: str, position: int, reason: str) -> None:
-        self.pattern = pattern
-        self.position = position
-        self.reason = reason
-        shown = pattern if len(pattern) <= 120 else pattern[:117] + "..."
-        super().__init__(f'{reason} at position {position} in pattern "{shown}"')
-
-
 def trigger_text(item: object) -> str | None:
     """The pattern of one entry of a workflow's ``triggers``: a string, or an object with a
     ``pattern`` (learned triggers ``{"pattern", "learned": true}``, TypeAgent patterns with
@@ -101,21 +95,6 @@ def trigger_text(item: object) -> str | None:
     if isinstance(item, dict) and isinstance(item.get("pattern"), str):
         return item["pattern"]
     return None
-
-
-def _strip_nonword(text: str) -> str:
-    """``text`` without the non-word characters at its two ends, in linear time (the regex
-    ``^\\W+|\\W+$`` is quadratic on a long run of punctuation followed by a word)."""
-    first = _WORD_CHAR.search(text)
-    if first is None:
-        return ""
-    last = _WORD_CHAR.search(text[::-1])
-    assert last is not None
-    return text[first.start() : len(text) - last.start()]
-
-
-def _norm(word: str) -> str:
-    return _strip_nonword(word.replace("\u2019", "'")).casefold()
 
 
 def _unpaired(text: str, ch: str) -> bool:
@@ -169,218 +148,6 @@ def _capture_text(text: str) -> str:
     return text.strip()
 
 
-# -- pattern syntax tree ------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class _Lit:
-    word: str  # normalised
-
-
-@dataclass(frozen=True, slots=True)
-class _Cap:
-    name: str
-    kind: TriggerCaptureKind
-
-
-@dataclass(frozen=True, slots=True)
-class _Seq:
-    items: tuple[_Node, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class _Alt:
-    branches: tuple[_Seq, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class _Opt:
-    inner: _Node
-
-
-_Node = _Lit | _Cap | _Seq | _Alt | _Opt
-
-
-# -- tokeniser and parser -----------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class _Tok:
-    kind: Literal["word", "cap", "(", ")", "|", "?"]
-    pos: int
-    text: str = ""
-    name: str = ""
-    cap: TriggerCaptureKind = "wildcard"
-
-
-def _tokenise(pattern: str) -> list[_Tok]:
-    toks: list[_Tok] = []
-    i, n = 0, len(pattern)
-    depth = 0
-    while i < n:
-        c = pattern[i]
-        if c.isspace():
-            i += 1
-        elif c in "()|?":
-            if c == "(":
-                depth += 1
-                if depth > _MAX_DEPTH:
-                    raise TriggerPatternError(
-                        pattern, i, f"pattern too deeply nested (more than {_MAX_DEPTH} groups inside one another)"
-                    )
-            elif c == ")":
-                depth = max(0, depth - 1)
-            toks.append(_Tok(c, i))  # type: ignore[arg-type]
-            i += 1
-        elif c == "$" and pattern.startswith("$(", i):
-            close = pattern.find(")", i + 2)
-            inner_open = pattern.find("(", i + 2)
-            if close < 0 or 0 <= inner_open < close:
-                raise TriggerPatternError(pattern, i, 'unclosed capture "$("')
-            body = pattern[i + 2 : close]
-            name, _, kind = body.partition(":")
-            name, kind = name.strip(), kind.strip()
-            if not name:
-                raise TriggerPatternError(pattern, i, "capture without a name")
-            if not _CAPTURE_NAME.match(name):
-                raise TriggerPatternError(pattern, i + 2, f'invalid capture name "{name}" (letters, digits and _)')
-            if ":" in body and kind not in _KINDS:
-                where = i + 2 + body.index(":") + 1
-                raise TriggerPatternError(
-                    pattern, where, f'unknown capture type "{kind}" (expected wildcard, word or number)'
-                )
-            toks.append(_Tok("cap", i, body, name, _KINDS[kind] if kind else "wildcard"))
-            i = close + 1
-        else:
-            start = i
-            while i < n and not pattern[i].isspace() and pattern[i] not in "()|" and not pattern.startswith("$(", i):
-                i += 1
-            toks.append(_Tok("word", start, pattern[start:i]))
-    return toks
-
-
-class _Parser:
-    def __init__(self, pattern: str) -> None:
-        self.pattern = pattern
-        self.toks = _tokenise(pattern)
-        self.i = 0
-        self._positions: dict[int, int] = {}  # id(capture node) -> its position, for errors
-
-    def error(self, pos: int, reason: str) -> TriggerPatternError:
-        return TriggerPatternError(self.pattern, pos, reason)
-
-    def peek(self) -> _Tok | None:
-        return self.toks[self.i] if self.i < len(self.toks) else None
-
-    def parse(self) -> _Node:
-        if not self.toks:
-            raise self.error(0, "empty pattern")
-        node = self.alternation(top=True)
-        tok = self.peek()
-        if tok is not None:  # only a stray ")" stops the top level
-            raise self.error(tok.pos, 'unmatched ")"')
-        if not _has_words(node):
-            raise self.error(0, "the pattern has no words")
-        _check_names(node, self)
-        return node
-
-    def alternation(self, top: bool, open_pos: int = 0) -> _Node:
-        branches = [self.sequence()]
-        bar_positions: list[int] = []
-        while (tok := self.peek()) is not None and tok.kind == "|":
-            bar_positions.append(tok.pos)
-            self.i += 1
-            branches.append(self.sequence())
-        for k, branch in enumerate(branches):
-            if not branch.items:
-                if len(branches) == 1:
-                    raise self.error(open_pos, "empty pattern" if top else "empty group")
-                pos = bar_positions[k - 1] if k else bar_positions[0]
-                raise self.error(pos, "empty alternative")
-        return branches[0] if len(branches) == 1 else _Alt(tuple(branches))
-
-    def sequence(self) -> _Seq:
-        items: list[_Node] = []
-        while (tok := self.peek()) is not None and tok.kind not in ("|", ")"):
-            self.i += 1
-            node: _Node | None
-            if tok.kind == "word":
-                word = _norm(tok.text)
-                node = _Lit(word) if word else None
-            elif tok.kind == "cap":
-                node = _Cap(tok.name, tok.cap)
-                self._positions[id(node)] = tok.pos
-            elif tok.kind == "(":
-                inner = self.alternation(top=False, open_pos=tok.pos)
-                close = self.peek()
-                if close is None or close.kind != ")":
-                    raise self.error(tok.pos, 'unclosed "("')
-                self.i += 1
-                if not _has_words(inner):
-                    raise self.error(tok.pos, "a group needs at least one word or capture")
-                node = inner
-            else:  # "?"
-                raise self.error(tok.pos, '"?" must follow a group or a capture, as in "(word)?"')
-            nxt = self.peek()
-            if nxt is not None and nxt.kind == "?":
-                if tok.kind == "word":
-                    raise self.error(nxt.pos, '"?" must follow a group or a capture, as in "(word)?"')
-                self.i += 1
-                node = _Opt(node) if node is not None else None
-            if node is not None:
-                items.append(node)
-        return _Seq(tuple(items))
-
-
-def _has_words(node: _Node) -> bool:
-    if isinstance(node, (_Lit, _Cap)):
-        return True
-    if isinstance(node, _Seq):
-        return any(_has_words(n) for n in node.items)
-    if isinstance(node, _Alt):
-        return any(_has_words(b) for b in node.branches)
-    return _has_words(node.inner)
-
-
-def _check_names(node: _Node, parser: _Parser) -> frozenset[str]:
-    """The capture names a match can bind; a name bound twice in one match is an error."""
-    if isinstance(node, _Lit):
-        return frozenset()
-    if isinstance(node, _Cap):
-        return frozenset({node.name})
-    if isinstance(node, _Opt):
-        return _check_names(node.inner, parser)
-    if isinstance(node, _Alt):
-        names: frozenset[str] = frozenset()
-        for b in node.branches:
-            names |= _check_names(b, parser)
-        return names
-    seen: set[str] = set()
-    for item in node.items:
-        names = _check_names(item, parser)
-        twice = names & seen
-        if twice:
-            name = sorted(twice)[0]
-            raise parser.error(_first_capture_pos(item, name, parser), f'capture "{name}" appears twice')
-        seen |= names
-    return frozenset(seen)
-
-
-def _first_capture_pos(node: _Node, name: str, parser: _Parser) -> int:
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, _Cap) and n.name == name:
-            return parser._positions.get(id(n), 0)
-        if isinstance(n, _Seq):
-            stack.extend(reversed(n.items))
-        elif isinstance(n, _Alt):
-            stack.extend(reversed(n.branches))
-        elif isinstance(n, _Opt):
-            stack.append(n.inner)
-    return 0
-
-
 # -- the NFA --------------------------------------------------------------------------------------
 
 # state kinds
@@ -403,17 +170,17 @@ class _Builder:
         self.states.append(_State(kind, arg, nexts or [], cap))
         return len(self.states) - 1
 
-    def build(self, node: _Node, nxt: int) -> int:
+    def build(self, node: Node, nxt: int) -> int:
         """The entry state of ``node`` followed by state ``nxt`` (built right to left)."""
-        if isinstance(node, _Lit):
+        if isinstance(node, Lit):
             return self.add(_LIT, node.word, [nxt])
-        if isinstance(node, _Seq):
+        if isinstance(node, Seq):
             for item in reversed(node.items):
                 nxt = self.build(item, nxt)
             return nxt
-        if isinstance(node, _Alt):
+        if isinstance(node, Alt):
             return self.add(_EPS, "", [self.build(b, nxt) for b in node.branches])
-        if isinstance(node, _Opt):
+        if isinstance(node, Opt):
             return self.add(_EPS, "", [self.build(node.inner, nxt), nxt])  # take it when it can
         close = self.add(_CLOSE, node.name, [nxt], node.kind)
         if node.kind == "wildcard":
@@ -438,7 +205,7 @@ def _words(sentence: str) -> list[_Word]:
     out = []
     for m in _WORD.finditer(sentence):
         raw = m.group(0)
-        norm = _norm(raw)
+        norm = normalise_word(raw)
         if norm:
             out.append(_Word(raw, norm, m.start(), m.end()))
     return out
@@ -484,7 +251,7 @@ class TriggerPattern:
     #: every capture the pattern can bind, in the order written (a name captured with different
     #: kinds in different alternatives shows its first kind here; its match holds the right type)
     captures: dict[str, TriggerCaptureKind]
-    _tree: _Node = field(repr=False)
+    _tree: Node = field(repr=False)
     _states: tuple[_State, ...] = field(repr=False)
     _start: int = field(repr=False)
 
@@ -581,27 +348,13 @@ def compile_trigger(text: str) -> TriggerPattern:
     """Parse and compile a trigger pattern; raises :class:`TriggerPatternError` when malformed.
 
     Compiled patterns are cached by text (they are immutable)."""
-    parser = _Parser(text)
-    tree = parser.parse()
+    tree = parse_pattern(text)
     builder = _Builder()
     accept = builder.add(_ACCEPT)
     start = builder.build(tree, accept)
     captures: dict[str, TriggerCaptureKind] = {}
-    _collect_captures(tree, captures)
+    collect_captures(tree, captures)
     return TriggerPattern(text, captures, tree, tuple(builder.states), start)
-
-
-def _collect_captures(node: _Node, out: dict[str, TriggerCaptureKind]) -> None:
-    if isinstance(node, _Cap):
-        out.setdefault(node.name, node.kind)
-    elif isinstance(node, _Seq):
-        for n in node.items:
-            _collect_captures(n, out)
-    elif isinstance(node, _Alt):
-        for b in node.branches:
-            _collect_captures(b, out)
-    elif isinstance(node, _Opt):
-        _collect_captures(node.inner, out)
 
 
 def all_trigger_matches(sentence: str, candidates: Iterable[tuple[K, TriggerPattern]]) -> list[tuple[K, TriggerMatch]]:
@@ -633,15 +386,15 @@ def generate_trigger_example(
     out: list[str] = []
     values = values or {}
 
-    def walk(node: _Node) -> None:
-        if isinstance(node, _Lit):
+    def walk(node: Node) -> None:
+        if isinstance(node, Lit):
             out.append(node.word)
-        elif isinstance(node, _Cap):
+        elif isinstance(node, Cap):
             out.append(str(values.get(node.name, 3 if node.kind == "number" else node.name)))
-        elif isinstance(node, _Seq):
+        elif isinstance(node, Seq):
             for item in node.items:
                 walk(item)
-        elif isinstance(node, _Alt):
+        elif isinstance(node, Alt):
             walk(rng.choice(node.branches) if rng else node.branches[0])
         elif rng is None or rng.random() < 0.5:
             walk(node.inner)

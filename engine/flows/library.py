@@ -24,6 +24,9 @@ an AnythingLLM flow with ``active: false`` is turned off then (it lands disabled
 Flow references (the ``flow`` node's ``flow``, an agent's ``tools.flows``, the ``action``
 node's name) are resolved by :meth:`FlowLibrary.resolve`: a library id, else a path
 (relative to the referring file), else a flow's name (``action`` binds by name).
+
+What a library entry holds and how it is read from a workflow (parameters, triggers, whether
+it can pause) is :mod:`engine.flows.library_entries`; its names are importable from here.
 """
 
 from __future__ import annotations
@@ -33,12 +36,20 @@ import re
 import shutil
 import threading
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from engine.errors import FlowdeskError
-from engine.flows.grammar import trigger_text
+from engine.flows.library_entries import (
+    FLOW_SUFFIX,
+    FlowParameter,
+    LibraryError,
+    LibraryFlow,
+    flow_parameters,
+    flow_triggers,
+    learned_triggers,
+    workflow_can_pause,
+)
 from engine.flows.usage import UsageIndex, lands_disabled
 from engine.graph.model import Workflow, WorkflowLoadError, load_workflow, new_id, save_workflow
 from engine.graph.model import load_workflow as _load
@@ -58,189 +69,10 @@ __all__ = [
     "FLOW_SUFFIX",
 ]
 
-FLOW_SUFFIX = ".flow.json"
-
-
-class LibraryError(FlowdeskError):
-    """A library operation failed (a flow not found, a file that cannot be written); the message names it."""
-
-
-@dataclass(frozen=True, slots=True)
-class FlowParameter:
-    """One parameter of a library flow: a Start variable (``type``: string, number, boolean, json)."""
-
-    name: str
-    type: str = "string"
-    description: str = ""
-    required: bool = False
-    value: Any = None  # the default
-
-    def json_schema(self) -> dict[str, Any]:
-        kind = {"number": "number", "boolean": "boolean", "json": None}.get(self.type, "string")
-        schema: dict[str, Any] = {"type": kind} if kind else {}
-        if self.description:
-            schema["description"] = self.description
-        return schema
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "type": self.type,
-            "description": self.description,
-            "required": self.required,
-            "value": self.value,
-        }
-
-
-@dataclass(slots=True)
-class LibraryFlow:
-    """One flow of the library (read from its file)."""
-
-    id: str
-    name: str
-    path: Path
-    description: str = ""
-    parameters: list[FlowParameter] = field(default_factory=list)
-    triggers: list[str] = field(default_factory=list)
-    #: the triggers stored as learned (``{"pattern", "learned": true}``), a subset of ``triggers``
-    learned: list[str] = field(default_factory=list)
-    enabled: bool = True
-    can_pause: bool = False  # it holds an approval (directly or through flows it runs)
-    error: str | None = None  # why the file could not be read
-    #: ``{runs, lastRun, created}`` from the library's index (lastRun/created: epoch seconds or None)
-    usage: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def folder(self) -> Path:
-        return self.path.parent
-
-    def parameters_schema(self) -> dict[str, Any]:
-        """The JSON schema of the flow's parameters (a tool's ``parameters``)."""
-        return {
-            "type": "object",
-            "properties": {p.name: p.json_schema() for p in self.parameters},
-            "required": [p.name for p in self.parameters if p.required],
-        }
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "id": self.id,
-            "name": self.name,
-            "description": self.description,
-            "parameters": [p.to_json() for p in self.parameters],
-            "triggers": list(self.triggers),
-            "learned": list(self.learned),
-            "enabled": self.enabled,
-            "usage": dict(self.usage),
-            "canPause": self.can_pause,
-            "path": str(self.path),
-        }
-        if self.error:
-            out["error"] = self.error
-        return out
-
 
 def library_dir() -> Path:
     """The user data folder's ``library/`` (``$FLOWDESK_DATA_DIR/library`` in tests)."""
     return data_dir() / "library"
-
-
-def flow_parameters(workflow: Workflow) -> list[FlowParameter]:
-    """The Start node's ``variables`` as parameters (entries without a name are skipped)."""
-    start = workflow.start_node()
-    if start is None:
-        return []
-    raw = getattr(start.data, "variables", None)
-    if raw is None and start.data.model_extra:
-        raw = start.data.model_extra.get("variables")
-    out: list[FlowParameter] = []
-    for v in raw or ():
-        if hasattr(v, "model_dump"):
-            v = v.model_dump()
-        if not isinstance(v, dict) or not isinstance(v.get("name"), str) or not v["name"].strip():
-            continue
-        kind = v.get("type") if v.get("type") in ("string", "number", "boolean", "json") else "string"
-        out.append(
-            FlowParameter(
-                v["name"].strip(), str(kind), str(v.get("description") or ""), bool(v.get("required")), v.get("value")
-            )
-        )
-    return out
-
-
-def _raw_triggers(workflow: Workflow) -> list[Any]:
-    raw = (
-        (workflow.model_extra or {}).get("triggers")
-        if getattr(workflow, "triggers", None) is None
-        else workflow.triggers
-    )
-    return list(raw) if isinstance(raw, list) else []
-
-
-def _triggers(workflow: Workflow) -> list[str]:
-    return [p for p in (trigger_text(t) for t in _raw_triggers(workflow)) if p is not None]
-
-
-def _learned(workflow: Workflow) -> list[str]:
-    return [
-        t["pattern"] for t in _raw_triggers(workflow) if isinstance(t, dict) and t.get("learned") and trigger_text(t)
-    ]
-
-
-_PAUSING_KINDS = ("approval",)
-
-
-def _asks_before_tools(node: Any) -> bool:
-    """An agent one of whose tools asks for approval before a call (docs/design.md, "Approving
-    tool calls"): an MCP entry or a flow entry with ``approve: "ask"``, or a subagent's own."""
-    data = node.data
-    if str(getattr(data, "approve", "") or "").lower() == "ask":
-        return True
-    tools = getattr(data, "tools", None)
-    entries = [*(getattr(tools, "mcp", None) or ()), *(getattr(tools, "flows", None) or ())]
-    return any(isinstance(e, dict) and str(e.get("approve") or "").lower() == "ask" for e in entries)
-
-
-def workflow_can_pause(
-    workflow: Workflow,
-    library: FlowLibrary | None = None,
-    *,
-    base: str | os.PathLike[str] | None = None,
-    _seen: set[str] | None = None,
-) -> bool:
-    """Whether a run of ``workflow`` can wait for a person: it has an approval node, an agent
-    with a tool that asks before each call (``approve: "ask"``), or a ``flow``/``action`` node
-    runs a flow that can (looked up in ``library``)."""
-    seen = _seen if _seen is not None else set()
-    for node in workflow.nodes:
-        if node.type in _PAUSING_KINDS or _asks_before_tools(node):
-            return True
-    if library is None:
-        return False
-    for node in workflow.nodes:
-        ref = _node_flow_ref(node)
-        if not ref:
-            continue
-        entry = library.resolve(ref, base=base, by_name=node.type == "action")
-        if entry is None or entry.error or str(entry.path) in seen:
-            continue
-        seen.add(str(entry.path))
-        try:
-            child = library.load_path(entry.path)
-        except LibraryError:
-            continue
-        if workflow_can_pause(child, library, base=entry.path, _seen=seen):
-            return True
-    return False
-
-
-def _node_flow_ref(node: Any) -> str:
-    """The flow a ``flow`` node names (``flow``), or an ``action`` node's action name."""
-    if node.type == "flow":
-        return str(getattr(node.data, "flow", "") or "").strip()
-    if node.type == "action":
-        return str(getattr(node.data, "action", "") or "").strip()
-    return ""
 
 
 _SLUG = re.compile(r"[^a-z0-9]+")
@@ -424,8 +256,8 @@ class FlowLibrary:
             path=path,
             description=wf.description or "",
             parameters=flow_parameters(wf),
-            triggers=_triggers(wf),
-            learned=_learned(wf),
+            triggers=flow_triggers(wf),
+            learned=learned_triggers(wf),
         )
         self._cache[path] = (key, entry, wf)
         return LibraryFlow(**_fields(entry))
