@@ -107,14 +107,15 @@ class AgentPage(QWidget):
         # approve: "ask" on the ticked flows (``{flow, approve}``; partly checked when only some ask)
         self.flow_ask = QCheckBox("Ask me before each call of a ticked flow")
         self.flow_ask.setObjectName("flowToolsAsk")
-        self.flow_ask.setToolTip(
+        self._flow_ask_tip = (
             "The run pauses before the model calls one of these flows; you see the arguments, may "
             "edit them, and approve or reject the call (approve: ask)."
         )
+        self.flow_ask.setToolTip(self._flow_ask_tip)
         self.flow_ask.clicked.connect(self._flow_ask_clicked)
         tl.addWidget(self.flow_ask)
         # A subagent's own approve: its parent's model asks before calling it.
-        self.subagent_ask = QCheckBox("Ask me before the parent agent calls this subagent")
+        self.subagent_ask = QCheckBox("Ask me before each call of this subagent")
         self.subagent_ask.setObjectName("subagentAsk")
         self.subagent_ask.setToolTip(
             "The run pauses before a call of this subagent; you see its input, may edit it, and "
@@ -156,6 +157,8 @@ class AgentPage(QWidget):
         state = Qt.CheckState.PartiallyChecked if some else Qt.CheckState.Checked if asking else Qt.CheckState.Unchecked
         self.flow_ask.setCheckState(state)
         self.flow_ask.setEnabled(bool(self._flow_ids))
+        tip = self._flow_ask_tip
+        self.flow_ask.setToolTip(f"{tip}\nOnly these ask now: {', '.join(asking)}." if some else tip)
 
     def _flow_ask_clicked(self, _checked: bool) -> None:
         """Every ticked flow asks (a partly checked box becomes checked), or none does."""
