@@ -203,3 +203,63 @@ def test_run_and_resume_with_arguments_from_the_command_line(temporal_server, wo
     )
     assert good.returncode == 0, good.stderr
     assert '[calc/echo] {"result": "echo: from the CLI"}' in good.stdout
+
+
+async def test_a_subagents_own_mcp_tools_run_on_the_worker(temporal_server, worker):
+    wf = parse_workflow(
+        {
+            "name": "Subagent with MCP tools",
+            "mcpServers": {"calc": stdio_server()},
+            "nodes": [
+                {"id": "s", "type": "start", "data": {"initialInput": "hello"}},
+                {"id": "p", "type": "agent", "data": {"agentName": "Lead", "tools": {"subagents": True}}},
+                {
+                    "id": "k",
+                    "type": "agent",
+                    "data": {"agentName": "Helper", "tools": {"mcp": [{"server": "calc", "tools": ["echo"]}]}},
+                },
+            ],
+            "connections": [
+                {"source": "s", "target": "p", "sourceHandle": "output"},
+                {"source": "p", "target": "k", "sourceHandle": "subagent", "targetHandle": "input"},
+            ],
+        }
+    )
+    events, state = await _remote(temporal_server, wf)
+    assert state.status == "completed", state.error
+    (end,) = [e for e in events if e.type == "tool_call_end"]
+    assert _extra(end)["result"] == {"result": "echo: hello"} and end.node_id == "k"
+    (response,) = [e for e in events if e.type == "llm_response" and e.node_id == "p"]
+    assert "echo: hello" in response.content
+
+
+async def test_cancelling_the_run_ends_the_server_in_the_middle_of_a_call(temporal_server, worker, tmp_path):
+    import asyncio
+
+    from engine.temporal.client import cancel, connect, follow, submit
+
+    pid_file = tmp_path / "pids"
+    wf = parse_workflow(
+        {
+            "name": "Slow MCP step",
+            "mcpServers": {"calc": stdio_server(pid_file)},
+            "nodes": [
+                {"id": "s", "type": "start", "data": {"initialInput": "hello"}},
+                {"id": "m", "type": "mcp", "data": {"server": "calc", "tool": "slow", "arguments": {"seconds": 60}}},
+            ],
+            "connections": [{"source": "s", "target": "m", "sourceHandle": "output"}],
+        }
+    )
+    client = await connect(temporal_server)
+    handle = await submit(client, wf, meta={"provider": "echo"}, task_queue="shared")
+    for _ in range(200):  # the worker started the server and the call is in flight
+        if pids(pid_file):
+            break
+        await asyncio.sleep(0.1)
+    (pid,) = pids(pid_file)
+    await asyncio.sleep(1.0)
+    await cancel(client, handle.id)
+    events = []
+    state = await asyncio.wait_for(follow(client, handle.id, events.append), 30)
+    assert state.status == "cancelled"
+    assert await asyncio.to_thread(wait_gone, pid, 10)  # the worker closed the connection
