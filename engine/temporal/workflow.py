@@ -62,7 +62,14 @@ with workflow.unsafe.imports_passed_through():
     from engine.run.state import RunState
     from engine.temporal import AGENT_ACTIVITY, FLOW_ACTIVITY, STEP_ACTIVITY, WORKFLOW_TYPE
     from engine.temporal.activities import invocation_to_json
-    from engine.temporal.steps import DEFAULT_HEARTBEAT_MS, SHORT_STEP_MS, field, local_step_options, step_options
+    from engine.temporal.steps import (
+        DEFAULT_HEARTBEAT_MS,
+        SHORT_STEP_MS,
+        field,
+        local_step_options,
+        reach_of,
+        step_options,
+    )
 
 __all__ = ["FlowdeskRunWorkflow", "PAGE"]
 
@@ -148,7 +155,7 @@ class _ActivityStep:
             "meta": ctx.meta,
         }
         # What the step may reach (code, script, http, fetch, mcp) and the MCP servers it may use.
-        request.update({k: v for k, v in _mcp_request(ctx.workflow, None).items() if k != "mcpTools"})
+        request.update({k: v for k, v in reach_of(ctx.workflow, None).items() if k != "mcpTools"})
         try:
             answer = await _execute(owner, STEP_ACTIVITY, request, node.data)
         except ActivityError as err:
@@ -317,24 +324,6 @@ def _timed_out(node: Any) -> LLMError:
     return LLMError(f"{what} timed out after {field(node.data if node is not None else None, 'timeoutMs')} ms")
 
 
-def _mcp_request(wf: Any, node: Any) -> dict[str, Any]:
-    """What a worker needs to offer and call MCP tools for an agent step (and its subagents):
-    the node's ``tools.mcp`` (the worker lists the tools), the workflow's ``mcpServers`` (as
-    written: their secrets are resolved on the worker) and its ``permissions``."""
-    out: dict[str, Any] = {}
-    tools = getattr(getattr(getattr(node, "data", None), "tools", None), "mcp", None)
-    if tools:
-        out["mcpTools"] = tools
-    extra = getattr(wf, "model_extra", None) or {}
-    servers = getattr(wf, "mcpServers", None) or extra.get("mcpServers")
-    if servers:
-        out["mcpServers"] = servers
-    permissions = getattr(wf, "permissions", None)
-    if permissions is not None:
-        out["permissions"] = permissions.model_dump(mode="json", exclude_none=True)
-    return out
-
-
 class _ActivityProvider:
     """The provider every agent step of a remote run gets: the call is an activity."""
 
@@ -366,7 +355,7 @@ class _ActivityProvider:
             # approving tool calls: the decisions so far and the conversation kept at the pause
             "toolDecisions": getattr(ctx, "tool_decisions", None),
             "resumedConversation": getattr(ctx, "resumed_conversation", None),
-            **_mcp_request(run.context.workflow, node),
+            **reach_of(run.context.workflow, node),
         }
         try:
             answer = await _execute(owner, AGENT_ACTIVITY, request, node.data if node is not None else None)
