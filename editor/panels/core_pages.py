@@ -101,8 +101,28 @@ class AgentPage(QWidget):
         tl.addWidget(self.subs)
         self.flows = FlowToolsList(lambda: list(host.library_flows()))
         self._flow_asks: set[str] = set()  # flows whose calls ask for approval ({flow, approve: "ask"})
+        self._flow_ids: list[str] = []  # the flows ticked
         self.flows.edited.connect(self._flows_edited)
         tl.addWidget(self.flows)
+        # approve: "ask" on the ticked flows (``{flow, approve}``; partly checked when only some ask)
+        self.flow_ask = QCheckBox("Ask me before each call of a ticked flow")
+        self.flow_ask.setObjectName("flowToolsAsk")
+        self._flow_ask_tip = (
+            "The run pauses before the model calls one of these flows; you see the arguments, may "
+            "edit them, and approve or reject the call (approve: ask)."
+        )
+        self.flow_ask.setToolTip(self._flow_ask_tip)
+        self.flow_ask.clicked.connect(self._flow_ask_clicked)
+        tl.addWidget(self.flow_ask)
+        # A subagent's own approve: its parent's model asks before calling it.
+        self.subagent_ask = QCheckBox("Ask me before each call of this subagent")
+        self.subagent_ask.setObjectName("subagentAsk")
+        self.subagent_ask.setToolTip(
+            "The run pauses before a call of this subagent; you see its input, may edit it, and "
+            "approve or reject the call (approve: ask)."
+        )
+        self.subagent_ask.toggled.connect(self._subagent_ask_toggled)
+        tl.addWidget(self.subagent_ask)
         self.mcp = McpToolPicker(lambda: host.doc.workflow)
         self.mcp.edited.connect(lambda entries: host.edit_field("tools.mcp", entries, False))
         tl.addWidget(self.mcp)
@@ -124,8 +144,40 @@ class AgentPage(QWidget):
 
     def _flows_edited(self, ids: Any) -> None:
         """The flows ticked; one that asked for approval keeps asking (``{flow, approve}``)."""
-        entries = [{"flow": i, "approve": "ask"} if i in self._flow_asks else i for i in ids or ()]
+        self._flow_ids = [str(i) for i in ids or ()]
+        self._show_flow_asks()  # a flow ticked now does not ask: the box says when only some do
+        entries = [{"flow": i, "approve": "ask"} if i in self._flow_asks else i for i in self._flow_ids]
         self.host.edit_field("tools.flows", entries or None, False)
+
+    def _show_flow_asks(self) -> None:
+        """The flows' ask box: checked when every ticked flow asks, partly when some do."""
+        asking = [i for i in self._flow_ids if i in self._flow_asks]
+        some = bool(asking) and len(asking) < len(self._flow_ids)
+        self.flow_ask.setTristate(some)
+        state = Qt.CheckState.PartiallyChecked if some else Qt.CheckState.Checked if asking else Qt.CheckState.Unchecked
+        self.flow_ask.setCheckState(state)
+        self.flow_ask.setEnabled(bool(self._flow_ids))
+        tip = self._flow_ask_tip
+        self.flow_ask.setToolTip(f"{tip}\nOnly these ask now: {', '.join(asking)}." if some else tip)
+
+    def _flow_ask_clicked(self, _checked: bool) -> None:
+        """Every ticked flow asks (a partly checked box becomes checked), or none does."""
+        on = self.flow_ask.checkState() != Qt.CheckState.Unchecked
+        self.flow_ask.setTristate(False)
+        self.flow_ask.setChecked(on)
+        self._flow_asks = set(self._flow_ids) if on else set()
+        self._flows_edited(self._flow_ids)
+
+    def _subagent_ask_toggled(self, on: bool) -> None:
+        data = self._edited_data()
+        if data is None or (data.get("approve") == "ask") == on:
+            return
+        if on:
+            data["approve"] = "ask"
+        else:
+            data.pop("approve", None)  # "always" is the default: the file is as it was
+        self.host.doc.end_merge()
+        self.host.doc.edit_node_data(self.host.node_id, data, None)
 
     def load(self, data: dict[str, Any]) -> None:
         self.title.setText("Subagent" if _is_subagent(self.host) else "Agent")
@@ -145,7 +197,11 @@ class AgentPage(QWidget):
         self._flow_asks = {
             str(r.get("flow") or r.get("id")) for r in refs if isinstance(r, dict) and r.get("approve") == "ask"
         }
-        self.flows.load([str(r.get("flow") or r.get("id") or "") if isinstance(r, dict) else r for r in refs] or None)
+        self._flow_ids = [str(r.get("flow") or r.get("id") or "") if isinstance(r, dict) else str(r) for r in refs]
+        self.flows.load(self._flow_ids or None)
+        self._show_flow_asks()
+        self.subagent_ask.setVisible(_is_subagent(self.host))
+        self.subagent_ask.setChecked(str(data.get("approve") or "").strip().lower() == "ask")
         self.mcp.load(tools.get("mcp"))
         fmt = data.get("responseFormat")
         structured = isinstance(fmt, dict) and fmt.get("type") == "json_schema"

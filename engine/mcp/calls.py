@@ -62,10 +62,9 @@ async def mcp_tools_of(ctx: Any, node: Any, raw: Any) -> list[McpToolSpec]:
     if not entries:
         return []
     if _in_temporal_workflow():
-        raise McpError(
-            "MCP tools cannot be offered in a run on a Temporal server yet (the step would reach the "
-            "servers from the workflow itself): run this flow on this computer."
-        )
+        # A run on a Temporal server: the step's model call is an activity, and the worker that
+        # runs it lists and calls the tools (engine/temporal/activities.py); a workflow does no I/O.
+        return []
     pool = pool_for(ctx)
     access = access_for(ctx.workflow, open_by_default=True)
     specs: list[McpToolSpec] = []

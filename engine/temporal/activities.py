@@ -31,6 +31,7 @@ cancels the call's task, which closes its HTTP request.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from dataclasses import asdict
 from typing import Any
@@ -41,15 +42,20 @@ from temporalio.exceptions import ApplicationError
 from engine.errors import FlowdeskError
 from engine.flows.library import default_library
 from engine.graph.model import Node, workflow_to_dict
+from engine.graph.permissions import PermissionDenied
 from engine.graph.templates import TemplateScope, mask_secrets, resolve_templates_masked
 from engine.llm.base import AgentInvocation, FlowToolSpec, LLMError, LLMResult, McpToolSpec, SubagentSpec
 from engine.llm.registry import make_resolver
 from engine.llm.tools import ToolApprovalPending, pending_to_json
+from engine.mcp.calls import mcp_tools_of
+from engine.mcp.config import McpError
 from engine.nodes import NodeError, PauseRequest, spec_for
 from engine.nodes.agent import ProviderCall
 from engine.run.events import _encode
 from engine.run.scheduler import Run, uuid_ids
 from engine.temporal import AGENT_ACTIVITY, FLOW_ACTIVITY, STEP_ACTIVITY
+
+_log = logging.getLogger("flowdesk.temporal")
 
 __all__ = ["agent_call", "run_step", "find_flow", "invocation_to_json", "invocation_from_json", "HEARTBEAT_EVERY"]
 
@@ -110,6 +116,12 @@ class _CallHost:
         self.resolve_data = self._step.resolve_data
         self.scope = self._step.scope
         self.mask = self._step.mask
+        # MCP tools (the step's and its subagents'): the workflow's servers and permissions, and
+        # the connections this activity opens (engine/mcp/pool.py keeps them in ``memo``).
+        self.workflow = self._step.workflow
+        self.memo = self._step.memo
+        self.at_rest = self._step.at_rest
+        self.rest = self._step.rest
         self.path: str | None = request.get("path")
         self._run_path: str = request.get("runPath") or ""
         self._max_visits = int(request.get("maxVisits") or 25)
@@ -177,11 +189,18 @@ async def agent_call(request: dict[str, Any]) -> dict[str, Any]:
     except LLMError as err:
         raise ApplicationError(str(err), [], type="LLMError", non_retryable=True) from None
     host = _CallHost(resolve, request)
+    try:
+        return await _agent_call(request, inv, resolve, host)
+    finally:
+        await host.rest()  # the MCP connections the call opened (a stdio server's process ends)
+
+
+async def _agent_call(request: dict[str, Any], inv: AgentInvocation, resolve: Any, host: _CallHost) -> dict[str, Any]:
     call = ProviderCall(host, inv.node_id, 0, None)
     # A step taken again after a tool call's approval: the decisions and the kept conversation.
     call.tool_decisions = dict(request.get("toolDecisions") or {})
     call.resumed_conversation = request.get("resumedConversation")
-    task = asyncio.ensure_future(resolve(inv).complete(inv, call))
+    task = asyncio.ensure_future(_complete(host, inv, call, resolve, request.get("mcpTools")))
     deadline = _deadline(request)
     try:
         while True:
@@ -216,6 +235,23 @@ async def agent_call(request: dict[str, Any]) -> dict[str, Any]:
         ) from None
     call.flush()
     return {"text": result.text, "usage": result.usage, "model": result.model, "events": host.events}
+
+
+async def _complete(host: _CallHost, inv: AgentInvocation, call: ProviderCall, resolve: Any, mcp: Any) -> Any:
+    """The provider's answer, the step's MCP tools (``mcp``: its ``tools.mcp``) offered first.
+
+    The workflow sends the node's ``tools.mcp`` only (a workflow does no I/O): the worker lists
+    the tools and calls them itself, as a local run does, connecting to the servers the
+    workflow's ``mcpServers`` and this worker's settings declare (their ``{{secrets.NAME}}``
+    from this worker's environment or keyring) within the workflow's ``permissions``. A server
+    that cannot be reached, or a tool not granted, fails the step (as a model error: the node's
+    policy decides)."""
+    if mcp:
+        try:
+            inv.mcp_tools = await mcp_tools_of(host, host.node(inv.node_id), mcp)
+        except (McpError, PermissionDenied) as err:
+            raise LLMError(f"cannot use its MCP tools: {err}") from None
+    return await resolve(inv).complete(inv, call)
 
 
 def _deadline(request: dict[str, Any]) -> float | None:
@@ -266,13 +302,15 @@ async def _heartbeating(coro: Any, deadline: float | None = None) -> Any:
 
 
 class _Bounds:
-    """The workflow's ``permissions`` sent with a step (engine.graph.permissions reads them)."""
+    """The workflow's ``permissions`` and ``mcpServers`` sent with a step (engine.graph.permissions
+    and engine.mcp.config read them)."""
 
     nodes: tuple[Any, ...] = ()
     name = ""
 
-    def __init__(self, permissions: Any) -> None:
+    def __init__(self, permissions: Any, mcp_servers: Any = None) -> None:
         self.permissions = permissions
+        self.mcpServers = mcp_servers
 
 
 class StepContext:
@@ -291,8 +329,29 @@ class StepContext:
         self.variables: dict[str, Any] = dict(request.get("variables") or {})
         self._builtins: dict[str, Any] = dict(request.get("builtins") or {})
         self.last_text_output: str = request.get("lastText") or ""
-        # The run's workflow as far as a step sees it here: its permissions (no graph).
-        self.workflow = _Bounds(request.get("permissions"))
+        # The run's workflow as far as a step sees it here: its permissions and MCP servers (no graph).
+        self.workflow = _Bounds(request.get("permissions"), request.get("mcpServers"))
+        # Shared resources (a run's ``memo``/``at_rest``): what this activity opens (MCP
+        # connections) lives as long as it and is closed by :meth:`rest` when it ends.
+        self.memo: dict[str, Any] = {}
+        self._closers: dict[str, Any] = {}
+        self._calls = 0
+
+    def at_rest(self, key: str, closer: Any) -> None:
+        self._closers[key] = closer
+
+    async def rest(self) -> None:
+        """Close what the step opened (each ``at_rest`` closer once; a failing one is logged)."""
+        closers, self._closers = self._closers, {}
+        for key, closer in closers.items():
+            try:
+                await closer()
+            except Exception:  # the worker goes on; the connection's process is ended with it
+                _log.warning("closing %s failed", key, exc_info=True)
+
+    def next_call_id(self) -> str:
+        self._calls += 1
+        return f"call_{self._calls}_{self.new_id()[:8]}"
 
     def emit(self, node_id: str, type: str, content: str = "", extra: dict[str, Any] | None = None) -> None:
 
@@ -340,6 +399,13 @@ async def run_step(request: dict[str, Any]) -> dict[str, Any]:
             [],
         )
     ctx = StepContext(request, lambda inv: _resolver(request.get("meta") or {})(inv))
+    try:
+        return await _run_step(request, node, spec, ctx)
+    finally:
+        await ctx.rest()  # what the step opened (an mcp step's connection)
+
+
+async def _run_step(request: dict[str, Any], node: Node, spec: Any, ctx: StepContext) -> dict[str, Any]:
     try:
         result = await _heartbeating(spec.execute(ctx, node, request.get("value")), _deadline(request))
     except _TimedOut:

@@ -1,6 +1,7 @@
 """The options a remote run's step activity gets: an activity with heartbeats and retries
 (:func:`step_options`), or, for a short step, a local activity run inside the workflow task
-(:func:`local_step_options`; the trade-off is in docs/temporal.md)."""
+(:func:`local_step_options`; the trade-off is in docs/temporal.md), and what a step sent to a
+worker may reach (:func:`reach_of`: its permissions and MCP servers)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ __all__ = [
     "step_options",
     "local_step_options",
     "field",
+    "reach_of",
     "DEFAULT_HEARTBEAT_MS",
     "SHORT_STEP_MS",
 ]
@@ -91,3 +93,21 @@ def local_step_options(data: Any, short_step_ms: int = SHORT_STEP_MS, every: boo
         "retry_policy": RetryPolicy(maximum_attempts=1),
         "cancellation_type": workflow.ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
     }
+
+
+def reach_of(wf: Any, node: Any) -> dict[str, Any]:
+    """What a step sent to a worker may reach: the workflow's ``permissions`` and ``mcpServers``
+    (as written: their secrets are resolved on the worker) and, for an agent step (``node``), its
+    ``tools.mcp`` (the worker lists and calls those tools; a workflow does no I/O)."""
+    out: dict[str, Any] = {}
+    tools = getattr(getattr(getattr(node, "data", None), "tools", None), "mcp", None)
+    if tools:
+        out["mcpTools"] = tools
+    extra = getattr(wf, "model_extra", None) or {}
+    servers = getattr(wf, "mcpServers", None) or extra.get("mcpServers")
+    if servers:
+        out["mcpServers"] = servers
+    permissions = getattr(wf, "permissions", None)
+    if permissions is not None:
+        out["permissions"] = permissions.model_dump(mode="json", exclude_none=True)
+    return out

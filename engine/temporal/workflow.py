@@ -62,7 +62,14 @@ with workflow.unsafe.imports_passed_through():
     from engine.run.state import RunState
     from engine.temporal import AGENT_ACTIVITY, FLOW_ACTIVITY, STEP_ACTIVITY, WORKFLOW_TYPE
     from engine.temporal.activities import invocation_to_json
-    from engine.temporal.steps import DEFAULT_HEARTBEAT_MS, SHORT_STEP_MS, field, local_step_options, step_options
+    from engine.temporal.steps import (
+        DEFAULT_HEARTBEAT_MS,
+        SHORT_STEP_MS,
+        field,
+        local_step_options,
+        reach_of,
+        step_options,
+    )
 
 __all__ = ["FlowdeskRunWorkflow", "PAGE"]
 
@@ -147,9 +154,8 @@ class _ActivityStep:
             "lastText": ctx.last_text_output,
             "meta": ctx.meta,
         }
-        permissions = getattr(ctx.workflow, "permissions", None)
-        if permissions is not None:  # what the step may reach (code, script, http, fetch)
-            request["permissions"] = permissions.model_dump(mode="json", exclude_none=True)
+        # What the step may reach (code, script, http, fetch, mcp) and the MCP servers it may use.
+        request.update({k: v for k, v in reach_of(ctx.workflow, None).items() if k != "mcpTools"})
         try:
             answer = await _execute(owner, STEP_ACTIVITY, request, node.data)
         except ActivityError as err:
@@ -349,6 +355,7 @@ class _ActivityProvider:
             # approving tool calls: the decisions so far and the conversation kept at the pause
             "toolDecisions": getattr(ctx, "tool_decisions", None),
             "resumedConversation": getattr(ctx, "resumed_conversation", None),
+            **reach_of(run.context.workflow, node),
         }
         try:
             answer = await _execute(owner, AGENT_ACTIVITY, request, node.data if node is not None else None)

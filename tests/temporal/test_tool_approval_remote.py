@@ -120,28 +120,3 @@ def test_resume_with_arguments_from_another_process(temporal_server, worker, tmp
     )
     assert good.returncode == 0, good.stderr
     assert "[Helper] edited" in good.stdout
-
-
-async def test_mcp_tools_say_they_run_on_this_computer_only(temporal_server, worker):
-    from engine.temporal.client import connect, follow, submit
-
-    wf = parse_workflow(
-        {
-            "name": "MCP remotely",
-            "mcpServers": {"calc": {"command": "python", "args": ["-c", "pass"]}},
-            "nodes": [
-                {"id": "s", "type": "start", "data": {"initialInput": "hi"}},
-                {
-                    "id": "a",
-                    "type": "agent",
-                    "data": {"agentName": "A", "tools": {"mcp": [{"server": "calc", "tools": "*"}]}},
-                },
-            ],
-            "connections": [{"source": "s", "target": "a", "sourceHandle": "output"}],
-        }
-    )
-    client = await connect(temporal_server)
-    handle = await submit(client, wf, meta={"provider": "echo"}, task_queue="shared")
-    state = await follow(client, handle.id, lambda e: None)
-    assert state.status == "failed"
-    assert "Temporal server" in state.error and "on this computer" in state.error
