@@ -9,6 +9,7 @@ scan, saving and seeding are :mod:`engine.flows.library`'s, which re-exports the
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,11 +50,24 @@ class FlowParameter:
     required: bool = False
     value: Any = None  # the default
 
+    @property
+    def has_default(self) -> bool:
+        return self.value is not None and self.value != ""
+
+    @property
+    def must_be_given(self) -> bool:
+        """Required and without a default: a caller (a model, an MCP client) must give it. A
+        required variable with a default takes the default, as a run does."""
+        return self.required and not self.has_default
+
     def json_schema(self) -> dict[str, Any]:
         kind = {"number": "number", "boolean": "boolean", "json": None}.get(self.type, "string")
         schema: dict[str, Any] = {"type": kind} if kind else {}
-        if self.description:
-            schema["description"] = self.description
+        # The default is said in words: strict structured-output schemas refuse "default".
+        default = f"Default: {json.dumps(self.value, ensure_ascii=False)}." if self.has_default else ""
+        description = " ".join(part for part in (self.description.strip(), default) if part)
+        if description:
+            schema["description"] = description
         return schema
 
     def to_json(self) -> dict[str, Any]:
@@ -93,7 +107,7 @@ class LibraryFlow:
         return {
             "type": "object",
             "properties": {p.name: p.json_schema() for p in self.parameters},
-            "required": [p.name for p in self.parameters if p.required],
+            "required": [p.name for p in self.parameters if p.must_be_given],
         }
 
     def to_json(self) -> dict[str, Any]:

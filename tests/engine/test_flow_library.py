@@ -121,7 +121,7 @@ def test_flows_lists_name_description_parameters_triggers_and_path(tmp_path: Pat
     ]
     assert f.parameters_schema() == {
         "type": "object",
-        "properties": {"topic": {"type": "string"}, "count": {"type": "number"}},
+        "properties": {"topic": {"type": "string"}, "count": {"type": "number", "description": "Default: 1."}},
         "required": ["topic"],
     }
     assert lib.get(f.id) == lib.get("child") == lib.get("CHILD")
@@ -455,3 +455,22 @@ def test_a_flow_nodes_card_names_the_flow_once_a_library_has_listed_it(tmp_path:
     assert spec_for("flow").summary(unknown.data)[0] == ("not-in-any-library", False)
     empty = parent_flow("").node("f")
     assert spec_for("flow").summary(empty.data)[0] == ("(no flow chosen)", False)
+
+
+def test_a_required_parameter_with_a_default_need_not_be_given() -> None:
+    from engine.flows.library import FlowParameter, LibraryFlow
+
+    flow = LibraryFlow(
+        "f",
+        "F",
+        Path("f.flow.json"),
+        parameters=[
+            FlowParameter("topic", required=True),
+            FlowParameter("tone", required=True, value="friendly", description="How it sounds."),
+            FlowParameter("count", "number", required=True, value=0),
+        ],
+    )
+    schema = flow.parameters_schema()
+    assert schema["required"] == ["topic"]  # as a run: a required variable with a default takes it
+    assert schema["properties"]["tone"] == {"type": "string", "description": 'How it sounds. Default: "friendly".'}
+    assert schema["properties"]["count"] == {"type": "number", "description": "Default: 0."}

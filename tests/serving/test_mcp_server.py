@@ -65,7 +65,7 @@ def test_stdio_list_call_pause_resume_and_a_library_change(served_dirs: tuple[Pa
             greet = tools["greet"]
             assert greet.description == "Greets someone by name."
             assert greet.input_schema["properties"]["who"] == {"type": "string", "description": "who to greet"}
-            assert greet.input_schema["properties"]["times"] == {"type": "number"}
+            assert greet.input_schema["properties"]["times"] == {"type": "number", "description": "Default: 1."}
             assert greet.input_schema["required"] == ["who"]
             assert "flowdesk_resume" in tools["review"].description
 
