@@ -299,7 +299,7 @@ class Printer:
         if self.jsonl:
             text = wire_text(events)
             for ev in events:
-                if ev[1] == "llm_error":  # (a provider that could not serve: see _execute in engine/cli/run.py)
+                if ev[1] == "llm_error":  # (a provider that could not serve: see execute in engine/cli/execute.py)
                     self._unreduced.append(ev)
         else:
             text = self._lines(events)
