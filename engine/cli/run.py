@@ -101,8 +101,7 @@ def run_loaded(
     arguments = run_arguments(wf, args.var, given)
     if arguments is None:
         return EXIT_USAGE
-    issues = validate(wf, path=os.path.abspath(path))
-    errors = [i for i in issues if i.is_error]
+    errors = validate(wf, path=os.path.abspath(path), warnings=False)  # (a run prints no warnings)
     if errors:
         for i in errors:
             print_err(f"error: {i.message} ({i.code})")
