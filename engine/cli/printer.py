@@ -40,6 +40,7 @@ FRAME = 0.016  # seconds an event of a run not recorded may wait to be printed w
 _HELD_MAX = 2048  # events gathered before they are printed at once (a run that does not let the loop turn)
 _REDUCE_EVERY = 4096  # events kept for the reducer before it is fed (bounds the memory of a long run)
 _DELTA = "llm_delta"
+_ERROR_LINE = '"type": "llm_error"'  # in a batch's --jsonl text when one of its events is an llm_error
 _URGENT = frozenset({_DELTA, "run_status"})  # events a followed run's printer acts on at once (see _arrange)
 _ENDS = frozenset({"paused", "completed", "failed", "cancelled"})
 # Events that change nothing the summary shows (node states, approvals, tokens): not fed to the reducer.
@@ -320,9 +321,10 @@ class Printer:
         """Encode ``events`` (and a summary after a pause or an end) and write them with one write."""
         if self.jsonl:
             text = wire_text(events)
-            for ev in events:
-                if ev[1] == "llm_error":  # (a provider that could not serve: see execute in engine/cli/execute.py)
-                    self._unreduced.append(ev)
+            if _ERROR_LINE in text:  # (one search of the batch's text, not a test an event)
+                for ev in events:
+                    if ev[1] == "llm_error":  # (a provider that could not serve: see execute in engine/cli/execute.py)
+                        self._unreduced.append(ev)
         else:
             text = self._lines(events)
         if self.broken or not text:

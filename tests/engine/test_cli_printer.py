@@ -194,3 +194,23 @@ async def test_the_summary_is_the_reducers_without_feeding_it_every_event() -> N
     jsonl = Printer(io.StringIO(), wf, jsonl=True)
     jsonl.write(list(run.events or []))
     assert jsonl._state is None  # --jsonl prints no summary: no reducer, no index of the workflow
+
+
+def test_jsonl_keeps_a_provider_problem_for_the_way_out() -> None:
+    """With --jsonl the printer feeds the reducer only llm_error events (found by one search of
+    the batch's text): the command still says what to do when the provider could not serve."""
+    wf = flow([start(), agent("a")], [link("s", "a")])
+    printer = Printer(io.StringIO(), wf, jsonl=True)
+    quoted = RunEvent("a", "llm_response", 'he said "type": "llm_error"')  # the text alone finds nothing
+    problem = RunEvent(
+        "a", "llm_error", "cannot reach it", extra={"providerUnavailable": True, "provider": "ollama", "model": "m"}
+    )
+    printer.write([RunEvent("s", "step_start", "Start"), quoted])
+    assert printer.state.provider_problem is None
+    printer.write([RunEvent("a", "step_start", "a"), problem, RunEvent("a", "step_end", "failed")])
+    assert printer.state.provider_problem == {
+        "node": "a",
+        "message": "cannot reach it",
+        "provider": "ollama",
+        "model": "m",
+    }
