@@ -27,7 +27,7 @@ it happens; human-facing messages then go to stderr. This package imports no Qt.
 
 One module a command group, loaded only when one of its commands runs (so ``--version`` and
 ``validate`` start fast): :mod:`~engine.cli.files` (validate, import, export),
-:mod:`~engine.cli.run` (run, resume), :mod:`~engine.cli.runs` (runs, show, diff),
+:mod:`~engine.cli.run` (run, resume; driven by :mod:`~engine.cli.execute`), :mod:`~engine.cli.runs` (runs, show, diff),
 :mod:`~engine.cli.flows` (flows, do, repair), :mod:`engine.temporal.cli` (worker, follow,
 cancel, ``--temporal``), :mod:`~engine.cli.serve` (serve, mcp serve); all of them print through
 :mod:`~engine.cli.printer`.

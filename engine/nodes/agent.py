@@ -527,7 +527,10 @@ class AgentSpec(NodeSpec):
             _check_flow_tools(node, checks, data.tools.flows)
         if data.tools.mcp:
             check_mcp_tools(node, checks, data.tools.mcp)
-        approve = getattr(data, "approve", None)
+        # getattr(data, "approve", None) without pydantic's slow miss path (a Python __getattr__ an agent)
+        approve = data.__dict__.get("approve")
+        if approve is None and data.__pydantic_extra__:
+            approve = data.__pydantic_extra__.get("approve")
         if approve is not None and approve not in APPROVE_MODES:
             checks.error(
                 "agent_bad_approve", f'{checks.label(node)}: approve must be "always" or "ask", not {approve!r}.'

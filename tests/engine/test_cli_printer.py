@@ -165,6 +165,8 @@ def test_a_batch_of_wire_lines_is_to_json_at_any_time() -> None:
     base = 1_764_170_000
     stamps = [base + k + f for k in range(3) for f in (0.0, 0.0005, 0.9994999, 0.9995, 0.9999995, 0.99999999)]
     stamps += [0.0, -1.5, 86_399.9999996] + [base + i * 0.0137 for i in range(500)]
+    # just before the second of the line before (a clock stepped back): the same second's text or the one before
+    stamps += [base + 5.0 + d for d in (0.0, -1e-7, -4e-7, -5e-7, -6e-7, 0.0, -1e-3, 1e-7, 0.9999996, 1.0)]
     events = [
         RunEvent(f"n{i % 7}", "step_end", "", timestamp=ts, extra_json='{"status": "done", "durationMs": 0}')
         for i, ts in enumerate(stamps)
@@ -192,3 +194,23 @@ async def test_the_summary_is_the_reducers_without_feeding_it_every_event() -> N
     jsonl = Printer(io.StringIO(), wf, jsonl=True)
     jsonl.write(list(run.events or []))
     assert jsonl._state is None  # --jsonl prints no summary: no reducer, no index of the workflow
+
+
+def test_jsonl_keeps_a_provider_problem_for_the_way_out() -> None:
+    """With --jsonl the printer feeds the reducer only llm_error events (found by one search of
+    the batch's text): the command still says what to do when the provider could not serve."""
+    wf = flow([start(), agent("a")], [link("s", "a")])
+    printer = Printer(io.StringIO(), wf, jsonl=True)
+    quoted = RunEvent("a", "llm_response", 'he said "type": "llm_error"')  # the text alone finds nothing
+    problem = RunEvent(
+        "a", "llm_error", "cannot reach it", extra={"providerUnavailable": True, "provider": "ollama", "model": "m"}
+    )
+    printer.write([RunEvent("s", "step_start", "Start"), quoted])
+    assert printer.state.provider_problem is None
+    printer.write([RunEvent("a", "step_start", "a"), problem, RunEvent("a", "step_end", "failed")])
+    assert printer.state.provider_problem == {
+        "node": "a",
+        "message": "cannot reach it",
+        "provider": "ollama",
+        "model": "m",
+    }
