@@ -19,10 +19,11 @@ no usable store it shows "Run history unavailable: <reason>" instead of the tabl
 application keeps working. Deleting skips runs that are still running (their recorder would
 lose its row). Files are written with :func:`engine.atomic_write_text`.
 
-The panel's parts: the list, filters and paging (here), its widgets and actions
-(``panel_ui``), what it does with a run
-(``actions``), export and import (``transfer``), the status pill (``badge``) and opening
-the store at start-up (``store_open``).
+The panel's parts: the list and paging (here), its widgets and actions (``panel_ui``), the
+filter row (``filters``), the table with its keys, context menu and selection
+(``runs_table``), what it does with a run (``actions``), comparing two runs (``comparing``),
+export and import (``transfer``), the status pill (``badge``) and opening the store at
+start-up (``store_open``).
 """
 
 from __future__ import annotations
@@ -32,37 +33,15 @@ import os
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import (
-    QEvent,
-    QItemSelection,
-    QItemSelectionModel,
-    QModelIndex,
-    QObject,
-    QPoint,
-    Qt,
-    QTimer,
-    QUrl,
-    Signal,
-    Slot,
-)
-from PySide6.QtGui import QDesktopServices, QFontMetrics, QKeyEvent, QPalette
-from PySide6.QtWidgets import QMenu, QWidget
+from PySide6.QtCore import QTimer, QUrl, Signal, Slot
+from PySide6.QtGui import QAction, QDesktopServices, QPalette
+from PySide6.QtWidgets import QWidget
 
-from engine import RunInfo, RunStore, StoreError, WorkflowLoadError, data_dir, stored_run_costs
+from engine import RunInfo, RunStore, StoreError, data_dir, stored_run_costs
 
 from .actions import RunActions, warn
-from .compare import CompareWindow
-from .model import (
-    COL_COST,
-    COL_DURATION,
-    COL_EVENTS,
-    COL_STARTED,
-    COL_STATUS,
-    COL_WORKFLOW,
-    REMOTE_BADGE,
-    RUN_ROLE,
-    RunHistoryModel,
-)
+from .comparing import RunComparer
+from .model import RUN_ROLE, RunHistoryModel
 from .panel_ui import STATUS_FILTERS, setup_ui
 from .remote import RemoteRuns
 from .store_open import open_store_for_gui
@@ -114,6 +93,7 @@ class HistoryPanel(RunActions, RunTransfer, QWidget):
         self._remote: Any = None  # RemoteRuns of the configured Temporal server, if any
         self._remote_rows: list[RunInfo] = []
         self._remote_note = ""
+        self._comparer = RunComparer(self, self.is_remote)
         setup_ui(self)
         self._message_timer = QTimer(self, singleShot=True, interval=8000)
         self._message_timer.timeout.connect(lambda: self._message.setVisible(False))
@@ -206,24 +186,15 @@ class HistoryPanel(RunActions, RunTransfer, QWidget):
 
     @property
     def workflow_filter(self) -> str | None:
-        return self.workflow_combo.currentData()
+        return self.filter_bar.workflow
 
     @property
     def status_filter(self) -> str | None:
-        return self.status_combo.currentData()
+        return self.filter_bar.status
 
     def set_filters(self, *, workflow: str | None = None, status: str | None = None) -> None:
         """Show only the runs of ``workflow`` and/or with ``status`` (None: all); back to the first page."""
-        for combo, value in ((self.workflow_combo, workflow), (self.status_combo, status)):
-            i = combo.findData(value)
-            if i < 0 and combo is self.workflow_combo and value is not None:
-                combo.blockSignals(True)
-                combo.addItem(value, value)
-                combo.blockSignals(False)
-                i = combo.count() - 1
-            combo.blockSignals(True)
-            combo.setCurrentIndex(max(i, 0))
-            combo.blockSignals(False)
+        self.filter_bar.set(workflow=workflow, status=status)
         self._filters_changed()
 
     def _filters_changed(self, *_: Any) -> None:
@@ -312,13 +283,8 @@ class HistoryPanel(RunActions, RunTransfer, QWidget):
     def _remote_listed(self, rows: list) -> None:
         self._remote_rows = list(rows)
         self._remote_note = ""
-        if rows and not getattr(self, "_badge_room", False):  # room for the badge before the name
-            self._badge_room = True
-            header = self.table.horizontalHeader()
-            header.resizeSection(
-                COL_WORKFLOW,
-                header.sectionSize(COL_WORKFLOW) + self.table.fontMetrics().horizontalAdvance(REMOTE_BADGE) + 24,
-            )
+        if rows:  # room for the badge before the name
+            self.runs_table.make_badge_room()
         self._reload(keep_selection=True)
 
     def _remote_unavailable(self, why: str) -> None:
@@ -344,8 +310,7 @@ class HistoryPanel(RunActions, RunTransfer, QWidget):
             self._show_unavailable(self._reason or "no run history was opened.")
             return
         selected = self.selected_run_ids() if keep_selection else []
-        current = self.table.currentIndex()
-        current_id = self.model.data(current, RUN_ROLE).id if current.isValid() and keep_selection else None
+        current_id = self.runs_table.current_run_id() if keep_selection else None
         wf, status = self.workflow_filter, self.status_filter
         try:
             names = store.workflow_names()
@@ -368,7 +333,7 @@ class HistoryPanel(RunActions, RunTransfer, QWidget):
             return
         for w in (self.filter_bar, self.toolbar, self.pager):
             w.setVisible(True)
-        self._fill_workflows(names, wf)
+        self.filter_bar.fill_workflows(names, wf)
         self._total = total
         self._paused_total = paused
         self.model.set_page(runs, counts, costs)
@@ -389,7 +354,7 @@ class HistoryPanel(RunActions, RunTransfer, QWidget):
             self.paused_banner.setVisible(True)
         else:
             self.paused_banner.setVisible(False)
-        self._restore_selection(selected, current_id)
+        self.runs_table.restore_selection(selected, current_id)
         self._update_actions()
         self._schedule_poll(runs)
 
@@ -397,38 +362,6 @@ class HistoryPanel(RunActions, RunTransfer, QWidget):
         # The palette's link blue is unreadable on the purple banner of a dark theme.
         dark = self.palette().color(QPalette.ColorRole.Window).lightness() < 128
         return "#cdb8ff" if dark else "#5a2fc2"
-
-    def _fill_workflows(self, names: list[str], current: str | None) -> None:
-        combo = self.workflow_combo
-        have = [combo.itemData(i) for i in range(1, combo.count())]
-        if have == names:
-            return
-        combo.blockSignals(True)
-        combo.clear()
-        combo.addItem("All workflows", None)
-        for n in names:
-            if n:  # an empty name cannot be filtered on (the store treats "" as "all")
-                combo.addItem(n, n)
-        i = combo.findData(current) if current is not None else 0
-        if i < 0:  # the filter's workflow has no runs left: keep it chosen, it simply lists none
-            combo.addItem(current, current)
-            i = combo.count() - 1
-        combo.setCurrentIndex(i)
-        combo.blockSignals(False)
-
-    def _restore_selection(self, run_ids: list[str], current_id: str | None) -> None:
-        sel = self.table.selectionModel()
-        sel.clearSelection()
-        selection = QItemSelection()
-        for rid in run_ids:
-            row = self.model.row_of(rid)
-            if row >= 0:
-                selection.select(self.model.index(row, 0), self.model.index(row, self.model.columnCount() - 1))
-        if not selection.isEmpty():
-            sel.select(selection, QItemSelectionModel.SelectionFlag.ClearAndSelect)
-        row = self.model.row_of(current_id) if current_id else -1
-        if row >= 0:
-            sel.setCurrentIndex(self.model.index(row, 0), QItemSelectionModel.SelectionFlag.NoUpdate)
 
     def _schedule_poll(self, runs: list[RunInfo]) -> None:
         # Runs of another process (the CLI) change state on their own: follow them while shown.
@@ -457,96 +390,37 @@ class HistoryPanel(RunActions, RunTransfer, QWidget):
             models_of = self._models_of = {}
         return stored_run_costs(store, [r.id for r in runs], models_of=models_of)
 
-    # ================================================================ compare
+    # ================================================================ compare (comparing.py)
+    @property
+    def compare_windows(self) -> list[Any]:
+        """The compare windows opened (those closed are dropped when the next one opens)."""
+        return self._comparer.windows
+
     def previous_run_of(self, run_id: str) -> str | None:
         """The run of the same workflow started just before ``run_id`` (None when it is the first)."""
-        store = self._store
-        info = store.get_run(run_id) if store is not None else None
-        if info is None:
-            return None
-        older = [
-            r
-            for r in store.list_runs(workflow=info.workflow_name, limit=200)
-            if (r.started_at, r.id) < (info.started_at, info.id)
-        ]
-        return older[0].id if older else None
+        return self._comparer.previous_run_of(self._store, run_id)
 
     def compare_runs(self, run_a: str | None = None, run_b: str | None = None) -> Any:
         """Open the compare view of two runs (default: the two selected, oldest first, or the
         selected one and the run before it). Returns the window (None when it cannot)."""
-
-        store = self._store
-        if store is None:
-            return None
-        if run_a is None or run_b is None:
-            runs = sorted(self.selected_runs(), key=lambda r: (r.started_at, r.id))
-            if len(runs) == 2:
-                run_a, run_b = runs[0].id, runs[1].id
-            elif len(runs) == 1:
-                run_b = runs[0].id
-                run_a = self.previous_run_of(run_b)
-                if run_a is None:
-                    warn(
-                        self,
-                        "Compare runs",
-                        "This is the first run of its workflow: there is no previous run to "
-                        "compare it with. Select two runs to compare them.",
-                    )
-                    return None
-            else:
-                return None
-        try:
-            wa, wb = store.workflow_of(run_a), store.workflow_of(run_b)
-            ea, eb = store.events(run_a), store.events(run_b)
-        except (StoreError, WorkflowLoadError, ValueError) as err:
-            warn(self, "Compare runs", f"The runs cannot be read: {err}")
-            return None
-        win = CompareWindow(run_a, wa, ea, run_b, wb, eb)
-        self.compare_windows = [w for w in getattr(self, "compare_windows", []) if w.isVisible()] + [win]
-        win.show()
-        return win
+        return self._comparer.compare(self._store, self.selected_runs(), run_a, run_b)
 
     def compare_from_menu(self) -> Any:
         """Run ▸ Compare Runs: the selected runs (two, or one and the run before it); with none
         selected, the newest local run listed and the run before it."""
-        runs = self.selected_runs()
-        if len(runs) in (1, 2) and not any(self.is_remote(r) for r in runs):
-            return self.compare_runs()
-        newest = next(
-            (
-                r
-                for r in (self.model.run_at(i) for i in range(self.model.rowCount()))
-                if r is not None and not self.is_remote(r)
-            ),
-            None,
-        )
-        previous = self.previous_run_of(newest.id) if newest is not None else None
-        if newest is None or previous is None:
-            warn(
-                self,
-                "Compare runs",
-                "There are not two runs to compare yet: run the workflow twice, or select "
-                "two runs in Run history (View ▸ Run history) and choose Compare.",
-            )
-            return None
-        return self.compare_runs(previous, newest.id)
+        listed = [self.model.run_at(i) for i in range(self.model.rowCount())]
+        return self._comparer.from_menu(self._store, self.selected_runs(), listed)
 
-    # ================================================================ selection
+    # ================================================================ selection (runs_table.py)
     def selected_runs(self) -> list[RunInfo]:
-        rows = sorted({i.row() for i in self.table.selectionModel().selectedRows()})
-        return [r for r in (self.model.run_at(i) for i in rows) if r is not None]
+        return self.runs_table.selected_runs()
 
     def selected_run_ids(self) -> list[str]:
         return [r.id for r in self.selected_runs()]
 
     def select_run(self, run_id: str) -> bool:
         """Select the run if it is on the current page."""
-        row = self.model.row_of(run_id)
-        if row < 0:
-            return False
-        self.table.selectRow(row)
-        self.table.setCurrentIndex(self.model.index(row, 0))
-        return True
+        return self.runs_table.select_run(run_id)
 
     def _one(self, run_id: str | None) -> str | None:
         if run_id:
@@ -581,45 +455,25 @@ class HistoryPanel(RunActions, RunTransfer, QWidget):
         self.prev_action.setEnabled(ok and self._offset > 0)
         self.next_action.setEnabled(ok and self._offset + self.page_size < self._total)
 
-    def _context_menu(self, pos: QPoint) -> None:
-        index = self.table.indexAt(pos)
-        if index.isValid() and not self.table.selectionModel().isRowSelected(index.row(), QModelIndex()):
-            self.table.selectRow(index.row())
-        menu = QMenu(self)
-        menu.addAction(self.open_action)
-        menu.addAction(self.open_version_action)
-        menu.addAction(self.run_again_action)
-        menu.addAction(self.resume_action)
-        menu.addAction(self.compare_action)
-        menu.addSeparator()
-        menu.addAction(self.export_jsonl_action)
-        menu.addAction(self.export_agentflow_action)
-        menu.addAction(self.import_action)
-        menu.addSeparator()
-        menu.addAction(self.delete_action)
-        menu.addSeparator()
-        for action in getattr(self, "extra_actions", ()):  # other docks' actions on a run (Tests: add as case)
-            menu.addAction(action)
-        menu.addAction(self.refresh_action)
-        menu.popup(self.table.viewport().mapToGlobal(pos))
-
-    def _size_columns(self) -> None:
-        table = self.table
-        fm = table.fontMetrics()
-        bold = table.font()
-        bold.setBold(True)
-        # the status pill: 6 px in, 8 px padding each side, and a few pixels to spare
-        widths = {
-            COL_STATUS: QFontMetrics(bold).horizontalAdvance("Waiting for approval") + 36,
-            COL_WORKFLOW: fm.horizontalAdvance("Support reply review") + 12,
-            COL_STARTED: fm.horizontalAdvance("0000-00-00 00:00") + 16,
-            COL_DURATION: fm.horizontalAdvance("00 min 00 s") + 16,
-            COL_EVENTS: fm.horizontalAdvance("Events") + 24,
-            COL_COST: fm.horizontalAdvance("12,345 · $0.0000") + 16,
-        }
-        header = table.horizontalHeader()
-        for col, w in widths.items():
-            header.resizeSection(col, w)
+    def _menu_actions(self) -> list[QAction | None]:
+        """The table's context menu (None: a separator), with other docks' actions on a run
+        (``extra_actions``: Tests' "add as case")."""
+        return [
+            self.open_action,
+            self.open_version_action,
+            self.run_again_action,
+            self.resume_action,
+            self.compare_action,
+            None,
+            self.export_jsonl_action,
+            self.export_agentflow_action,
+            self.import_action,
+            None,
+            self.delete_action,
+            None,
+            *getattr(self, "extra_actions", ()),
+            self.refresh_action,
+        ]
 
     def showEvent(self, event: Any) -> None:
         super().showEvent(event)
@@ -627,29 +481,7 @@ class HistoryPanel(RunActions, RunTransfer, QWidget):
             # The application style sheet sets the font size when the panel is polished, after
             # it was built: measured before, "Waiting for approval" was elided in its pill.
             self._columns_sized = True
-            self._size_columns()
-
-    def eventFilter(self, obj: QObject, event: QEvent) -> bool:
-        # When the window is not active the actions' shortcuts do not fire; the table's own
-        # keys still must (Enter would otherwise only emit `activated`).
-        if obj is self.table.viewport() and event.type() == QEvent.Type.Resize:
-            width = self.table.width()
-            for col, minimum in self._wide_columns.items():
-                self.table.setColumnHidden(col, width < minimum)
-        if obj is self.table and event.type() == QEvent.Type.KeyPress and isinstance(event, QKeyEvent):
-            key = event.key()
-            if key in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and event.modifiers() in (
-                Qt.KeyboardModifier.NoModifier,
-                Qt.KeyboardModifier.KeypadModifier,
-            ):
-                if self.open_action.isEnabled():
-                    self.open_run()
-                return True
-            if key == Qt.Key.Key_Delete and event.modifiers() == Qt.KeyboardModifier.NoModifier:
-                if self.delete_action.isEnabled():
-                    self.delete_runs()
-                return True
-        return super().eventFilter(obj, event)
+            self.runs_table.size_columns()
 
     # ================================================================ messages
     def show_message(self, text: str) -> None:

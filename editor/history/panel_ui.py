@@ -1,10 +1,11 @@
 """The run history panel's widgets and actions, made once (what a Qt Designer form would hold).
 
-:func:`setup_ui` lays out the filter row, the toolbar with its Export menu, the banner of
-runs waiting for approval, the runs table (or the empty or "unavailable" page in its place),
-the pager and the message line, and makes the panel's actions with their shortcuts. It sets
-them as attributes of the :class:`~editor.history.panel.HistoryPanel` and connects them to
-its slots; what they do is the panel's.
+:func:`setup_ui` lays out the filter row (:class:`~editor.history.filters.HistoryFilterBar`),
+the toolbar with its Export menu, the banner of runs waiting for approval, the runs table
+(:class:`~editor.history.runs_table.RunsTable`; or the empty or "unavailable" page in its
+place), the pager and the message line, and makes the panel's actions with their shortcuts.
+It sets them as attributes of the :class:`~editor.history.panel.HistoryPanel` and connects
+them to its slots; what they do is the panel's.
 """
 
 from __future__ import annotations
@@ -14,39 +15,23 @@ from typing import Any
 from PySide6.QtCore import QSize, Qt
 from PySide6.QtGui import QAction, QKeySequence, QPalette
 from PySide6.QtWidgets import (
-    QAbstractItemView,
-    QComboBox,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QMenu,
     QPushButton,
     QSizePolicy,
     QStackedWidget,
     QStyle,
-    QTableView,
     QToolBar,
     QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
-from .badge import RemoteBadgeDelegate, StatusBadgeDelegate
-from .model import (
-    COL_COST,
-    COL_DURATION,
-    COL_EVENTS,
-    COL_INPUT,
-    COL_STARTED,
-    COL_STATUS,
-    COL_WORKFLOW,
-    RUN_ROLE,
-    STATUS_LABELS,
-)
+from .filters import STATUS_FILTERS, HistoryFilterBar
+from .runs_table import RunsTable
 
 __all__ = ["setup_ui", "STATUS_FILTERS"]
-
-STATUS_FILTERS = ("paused", "running", "completed", "failed", "cancelled", "interrupted")
 
 
 def setup_ui(self: QWidget) -> None:
@@ -57,31 +42,10 @@ def setup_ui(self: QWidget) -> None:
     lay.setSpacing(6)
 
     # filters
-    self.filter_bar = QWidget(self)
-    row = QHBoxLayout(self.filter_bar)
-    row.setContentsMargins(0, 0, 0, 0)
-    row.setSpacing(6)
-    self.workflow_combo = QComboBox(self)
-    self.workflow_combo.setObjectName("workflowFilter")
-    self.workflow_combo.setToolTip("Show the runs of one workflow")
-    self.workflow_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
-    self.workflow_combo.setMinimumContentsLength(14)
-    self.workflow_combo.addItem("All workflows", None)
-    self.status_combo = QComboBox(self)
-    self.status_combo.setObjectName("statusFilter")
-    self.status_combo.setToolTip("Show the runs with one status")
-    self.status_combo.addItem("All statuses", None)
-    for s in STATUS_FILTERS:
-        self.status_combo.addItem(STATUS_LABELS[s], s)
-    row.addWidget(QLabel("Workflow:", self))
-    row.addWidget(self.workflow_combo)
-    row.addSpacing(8)
-    row.addWidget(QLabel("Status:", self))
-    row.addWidget(self.status_combo)
-    row.addStretch(1)
+    self.filter_bar = HistoryFilterBar(self)
+    self.workflow_combo, self.status_combo = self.filter_bar.workflow_combo, self.filter_bar.status_combo
     lay.addWidget(self.filter_bar)
-    self.workflow_combo.currentIndexChanged.connect(self._filters_changed)
-    self.status_combo.currentIndexChanged.connect(self._filters_changed)
+    self.filter_bar.changed.connect(self._filters_changed)
 
     # actions
     _make_actions(self)
@@ -127,39 +91,16 @@ def setup_ui(self: QWidget) -> None:
 
     # table / empty / unavailable
     self.stack = QStackedWidget(self)
-    self.table = QTableView(self)
-    self.table.setObjectName("runsTable")
-    self.table.setModel(self.model)
-    self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-    self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
-    self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-    self.table.setAlternatingRowColors(True)
-    self.table.setWordWrap(False)
-    self.table.setShowGrid(False)
-    self.table.setTextElideMode(Qt.TextElideMode.ElideRight)
-    self.table.setSortingEnabled(False)
-    self.table.verticalHeader().setVisible(False)
-    self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
-    self.table.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 12)
-    self.table.setHorizontalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
-    self.table.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
-    self.table.customContextMenuRequested.connect(self._context_menu)
-    self.table.doubleClicked.connect(lambda index: self.open_run(self.model.data(index, RUN_ROLE).id))
-    self.table.installEventFilter(self)
-    self._badges = StatusBadgeDelegate(self.table)
-    self.table.setItemDelegateForColumn(COL_STATUS, self._badges)
-    self._remote_badges = RemoteBadgeDelegate(self.table)
-    self.table.setItemDelegateForColumn(COL_WORKFLOW, self._remote_badges)
-    header = self.table.horizontalHeader()
-    header.setHighlightSections(False)
-    header.setStretchLastSection(False)
-    for col in (COL_STATUS, COL_WORKFLOW, COL_STARTED, COL_DURATION, COL_EVENTS, COL_COST):
-        header.setSectionResizeMode(col, QHeaderView.ResizeMode.Interactive)
-    self._size_columns()
-    header.setSectionResizeMode(COL_INPUT, QHeaderView.ResizeMode.Stretch)
-    header.setMinimumSectionSize(40)
-    self._wide_columns = {COL_EVENTS: 760, COL_COST: 900}  # hidden when the table is narrower (docked at the side)
-    self.table.viewport().installEventFilter(self)
+    self.runs_table = RunsTable(
+        self,
+        self.model,
+        open_action=self.open_action,
+        delete_action=self.delete_action,
+        open_run=lambda *run_id: self.open_run(*run_id),
+        delete_runs=lambda: self.delete_runs(),
+        menu_actions=self._menu_actions,
+    )
+    self.table = self.runs_table.view
     self.table.selectionModel().selectionChanged.connect(self._update_actions)
     self.stack.addWidget(self.table)
 

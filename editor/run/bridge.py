@@ -9,7 +9,7 @@ Invariants
   to a buffer (and arms a timer). Views receive events in order, in batches, through
   ``events_batched`` at most every :attr:`flush_interval_ms` (16 ms: a frame; streamed
   text alone, already gathered in frames by the run, on the next turn of the loop), at most
-  :attr:`max_batch` at a time (a larger backlog follows on the next turns of the loop),
+  ``max_batch`` at a time (a larger backlog follows on the next turns of the loop),
   and all at once when a run settles (paused or ended), so a settled run is fully shown.
 * What the run did is derived by the engine's one reducer, :attr:`run_state`
   (:class:`engine.RunState`), fed in each flush before any signal; widgets read it (and
@@ -40,20 +40,22 @@ Invariants
   collector outside the loop ("async generator ignored GeneratorExit"). ``start()``
   installs the running loop's hooks when none are set, as ``BaseEventLoop.run_forever``
   does, so such generators are closed on the loop.
+
+Its parts live in their own modules: the buffer, its flush timer and the store gate
+(``delivery``), the deadline of an approval that times out (``deadline``), what the
+approval cards show (``approval_requests``) and the loop's async-generator hooks
+(``loop_hooks``). This module owns the run and its signals.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import sys
-import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import shiboken6
-from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtCore import QObject, Signal
 
 from engine import (
     FlowdeskError,
@@ -68,30 +70,18 @@ from engine import (
     Workflow,
     as_text,
     make_resolver,
-    option_labels,
 )
+
+from .approval_requests import ApprovalRequest, approval_requests
+from .deadline import ApprovalDeadline
+from .delivery import EventDelivery
+from .loop_hooks import ensure_asyncgen_hooks
 
 __all__ = ["RunBridge", "ApprovalRequest"]
 
 log = logging.getLogger(__name__)
 
 _APPROVAL_EVENTS = frozenset({"wait_input", "approval_queued", "input_received"})
-
-
-@dataclass(frozen=True, slots=True)
-class ApprovalRequest:
-    """One approval waiting for a decision: the first in ``approvals()`` is the active one."""
-
-    node_id: str
-    title: str
-    prompt: str
-    input_text: str  # the output under review
-    active: bool
-    #: A tool call waiting for approval: ``{kind: "tool_call", tool, server?, arguments, schema, ...}``.
-    tool_call: dict | None = None
-    options: tuple[str, ...] = ()  # decisions besides approve/reject (an approval's option labels)
-    deadline: float | None = None  # when the approval takes on_timeout (epoch seconds; active card only)
-    on_timeout: str | None = None
 
 
 class RunBridge(QObject):
@@ -110,8 +100,10 @@ class RunBridge(QObject):
         self, parent: QObject | None = None, *, flush_interval_ms: int = 16, delta_interval: float = 0.016
     ) -> None:
         super().__init__(parent)
-        self.flush_interval_ms = flush_interval_ms
-        self.max_batch = 5000  # events per timed flush; the rest follows on the next turn of the loop
+        # The buffer of events, its flush timer and the store gate (see delivery.py).
+        self._delivery = EventDelivery(self._deliver, self, flush_interval_ms=flush_interval_ms)
+        # What the engine calls as it emits (the run's listener): it only buffers.
+        self._on_event = self._delivery.on_event
         self.delta_interval = delta_interval
         self.run: Run | None = None
         # What start() makes: the local Run, or a drop-in such as engine.RemoteRun (a run on a
@@ -119,23 +111,33 @@ class RunBridge(QObject):
         self.run_factory: Any = Run
         self.run_state = RunState()
         self._wait_prompts: dict[str, str] = {}  # node id -> the prompt of its last wait_input (subflows)
-        self._timeout_handle: asyncio.TimerHandle | None = None  # the pending approval's deadline
-        self._recorder: RunRecorder | None = None
-        self._buffer: list[RunEvent] = []
-        self._armed = False
-        # Delivery waits for the store: events committed (counted on the writer thread) and
-        # delivered, since the recorder was made; _gated while a recorder records this run.
-        self._committed = 0
-        self._delivered = 0
-        self._gated = False
+        self._deadline = ApprovalDeadline(self._time_out)  # of the pending approval, if it times out
         self._task: asyncio.Task | None = None
         self._decision_queued = False  # a decision waits for the operation that paused to finish
         self._finished_emitted = True
         self._claim: RunStore | None = None  # a paused run taken from this store, not yet claimed
-        self._timer = QTimer(self)
-        self._timer.setSingleShot(True)
-        self._timer.setInterval(flush_interval_ms)
-        self._timer.timeout.connect(self._flush_some)
+
+    # ------------------------------------------------------------------ delivery (delivery.py)
+    @property
+    def flush_interval_ms(self) -> int:
+        return self._delivery.flush_interval_ms
+
+    @property
+    def _recorder(self) -> RunRecorder | None:
+        """The recorder of the run followed (its commits gate delivery), if it is recorded."""
+        return self._delivery.recorder
+
+    @_recorder.setter
+    def _recorder(self, recorder: RunRecorder | None) -> None:
+        self._delivery.recorder = recorder
+
+    @property
+    def _gated(self) -> bool:
+        return self._delivery.gated
+
+    @_gated.setter
+    def _gated(self, gated: bool) -> None:
+        self._delivery.gated = gated
 
     # ------------------------------------------------------------------ state
     @property
@@ -154,69 +156,20 @@ class RunBridge(QObject):
 
     def approvals(self) -> list[ApprovalRequest]:
         """The pending approval (active) then the queued ones, in the order they will be asked."""
-        run = self.run
-        if run is None or run.pending_approval is None:
-            return []
-        items = [(run.pending_approval, run.pending_input())]
-        items += run.queued_approval_inputs()
-        out = []
-        for i, (node_id, value) in enumerate(items):
-            node = run.workflow.node(node_id)
-            prompt = (
-                (getattr(node.data, "prompt", "") if node is not None else "")
-                or self._wait_prompts.get(node_id)
-                or "Approve or reject to continue."
-            )
-            call = None
-            if i == 0:
-                extra = getattr(run, "waiting_extra", lambda: None)()
-                if isinstance(extra, dict) and extra.get("kind") == "tool_call":
-                    call = extra
-                    prompt = run.waiting_prompt() or prompt
-            timeout = run.pause_timeout() if i == 0 and hasattr(run, "pause_timeout") else None
-            if i == 0 and hasattr(run, "decisions"):
-                options = tuple(d for d in run.decisions() if d not in ("approve", "reject"))
-            else:
-                options = tuple(option_labels(node.data)) if node is not None and node.type == "approval" else ()
-            out.append(
-                ApprovalRequest(
-                    node_id,
-                    node.title if node is not None else node_id,
-                    prompt,
-                    as_text(value),
-                    i == 0,
-                    tool_call=call,
-                    options=options,
-                    deadline=timeout[0] if timeout else None,
-                    on_timeout=timeout[1] if timeout else None,
-                )
-            )
-        return out
+        return approval_requests(self.run, self._wait_prompts)
 
     # ------------------------------------------------------------------ approvals that time out
-    def _arm_timeout(self, run: Any) -> None:
-        """At the pending approval's deadline the run takes its onTimeout decision (docs/design.md:
-        the run takes it; a run taken up after its deadline takes it at once)."""
-        if self._timeout_handle is not None:
-            self._timeout_handle.cancel()
-            self._timeout_handle = None
-        timeout = run.pause_timeout() if hasattr(run, "pause_timeout") else None  # (a remote run: the server's timer)
-        if timeout is None or run.status != RunStatus.PAUSED:
-            return
-        delay = max(0.0, timeout[0] - time.time())
-        self._timeout_handle = asyncio.get_event_loop().call_later(delay, self._time_out, run)
-
-    def _time_out(self, run: Any) -> None:
-        self._timeout_handle = None
+    def _time_out(self, run: Any) -> bool:
+        """The pending approval's deadline (see deadline.py): the run takes its onTimeout
+        decision. False: not yet (an operation still settling, or a clock a little behind)."""
         if run is not self.run or run.status != RunStatus.PAUSED or not shiboken6.isValid(self):
-            return
-        if self.is_busy or not run.overdue():  # an operation still settling, or a clock a little behind
-            self._timeout_handle = asyncio.get_event_loop().call_later(0.2, self._time_out, run)
-            return
+            return True
+        if self.is_busy or not run.overdue():
+            return False
         taken_from_store = self._claim is not None
-        if not self._claim_stored(run) or (not taken_from_store and not self._claim_own(run)):
-            return
-        self._task = asyncio.ensure_future(self._drive(run, run.expire()))
+        if self._claim_stored(run) and (taken_from_store or self._claim_own(run)):
+            self._task = asyncio.ensure_future(self._drive(run, run.expire()))
+        return True
 
     # ------------------------------------------------------------------ requests
     def start(
@@ -256,8 +209,7 @@ class RunBridge(QObject):
                 raise
             raise RunStateError(str(err)) from None
         self.run = run
-        self._buffer.clear()
-        self._gated = False
+        self._delivery.reset()
         self.run_state.reset(wf, initial_input)
         self._finished_emitted = False
         self._claim = None
@@ -304,8 +256,7 @@ class RunBridge(QObject):
         ``claim``: the store to claim it in before it continues (a stored paused run)."""
         ensure_asyncgen_hooks(asyncio.get_event_loop())
         self.run = run
-        self._buffer.clear()
-        self._gated = False
+        self._delivery.reset()
         self.run_state.reset(workflow, run.initial_input)
         self.run_state.apply_many(events)
         self.run_state.states_dirty = self.run_state.links_dirty = False
@@ -318,7 +269,7 @@ class RunBridge(QObject):
         self.links_followed.emit(frozenset(self.run_state.links))
         self.status_changed.emit(str(run.status))
         self.approvals_changed.emit()
-        self._arm_timeout(run)
+        self._deadline.arm(run)
         return run
 
     def _claim_stored(self, run: Run) -> bool:
@@ -419,11 +370,8 @@ class RunBridge(QObject):
                 recorder.close()
             except Exception as err:  # StoreError: the pause was committed at settled()
                 log.error("run %s: %s", run.run_id, err)
-        self._recorder = None
+        self._delivery.release()
         self._claim = None
-        self._buffer.clear()
-        self._gated = False
-        self._committed = self._delivered = 0
         self._finished_emitted = True
         self.run = None
         self.run_state.reset()
@@ -433,29 +381,17 @@ class RunBridge(QObject):
         return True
 
     def _new_recorder(self, store: RunStore, run: Run, **kwargs: Any) -> RunRecorder:
-        self._committed = self._delivered = 0
+        """Record ``run`` in ``store``; from now on an event is shown once it is committed."""
+        self._delivery.committed = self._delivery.delivered = 0  # before the recorder commits
         recorder = RunRecorder(store, run, on_commit=self._committed_batch, **kwargs)
-        self._gated = True
+        self._delivery.gate(recorder)
         return recorder
 
     def _committed_batch(self, events: list[RunEvent], recorded: bool) -> None:
         # On the store's writer thread (or the one closing it): only a count, read by flush().
-        # Events that could not be written are released too (the error is reported).
-        self._committed += len(events)
-
-    def _ungate(self) -> None:
-        """The recorder is closed (or failed): whatever is buffered is shown."""
-        self._gated = False
+        self._delivery.committed_batch(events, recorded)
 
     # ------------------------------------------------------------------ engine side
-    def _on_event(self, ev: RunEvent) -> None:
-        self._buffer.append(ev)
-        if not self._armed:
-            self._armed = True
-            # Streamed text comes already gathered in frames (the run's delta_interval): it is
-            # shown on the next turn of the loop rather than a frame later again.
-            self._timer.start(0 if ev.type == "llm_delta" else self.flush_interval_ms)
-
     async def _drive(self, run: Run, operation: Any) -> None:
         recorder = self._recorder
         try:
@@ -509,7 +445,7 @@ class RunBridge(QObject):
         self.flush()
         self.approvals_changed.emit()
         if run.status == RunStatus.PAUSED:
-            self._arm_timeout(run)
+            self._deadline.arm(run)
         if run.status.is_final and not self._finished_emitted:
             self._finished_emitted = True
             run.remove_listener(self._on_event)
@@ -517,7 +453,7 @@ class RunBridge(QObject):
                 await asyncio.to_thread(recorder.close)
                 if not shiboken6.isValid(self):
                     return
-                self._ungate()
+                self._delivery.ungate()
                 if recorder.error is not None:
                     self.error_occurred.emit(str(recorder.error))
                 if self._recorder is recorder:
@@ -526,52 +462,12 @@ class RunBridge(QObject):
             self.run_finished.emit(str(run.status))
 
     # ------------------------------------------------------------------ flushing
-    def _flush_some(self) -> None:
-        # A huge backlog is delivered in slices, with the event loop turning in between, so
-        # one flush never freezes the window for long.
-        self.flush(self.max_batch)
-        if self._buffer and not self._armed:
-            self._armed = True
-            # Waiting for the store's next commit, or a backlog sliced: the next turn of the loop.
-            self._timer.start(self.flush_interval_ms if self._ready() == 0 else 0)
-
-    def _ready(self) -> int | None:
-        """How many buffered events may be delivered (None: all): the committed ones, and the
-        streamed text right after them (deltas delivered before their commit make the count
-        of committed ones fall below the delivered ones for a while)."""
-        recorder = self._recorder
-        if not self._gated or (
-            recorder is not None and recorder.error is not None
-        ):  # a failing store holds nothing back
-            return None
-        buffer = self._buffer
-        ready = min(len(buffer), max(0, self._committed - self._delivered))
-        while ready < len(buffer) and buffer[ready].type == "llm_delta":
-            ready += 1
-        return ready
-
     def flush(self, limit: int | None = None) -> None:
         """Deliver the buffered events now (at most ``limit`` of them; all when None)."""
-        self._timer.stop()
-        self._armed = False
-        if not self._buffer:
-            return
-        ready = self._ready()
-        if ready is not None:
-            limit = ready if limit is None else min(limit, ready)
-            recorder = self._recorder
-            if recorder is not None and ready < len(self._buffer) and self._buffer[-1].type == "llm_delta":
-                recorder.commit_soon()  # streamed text waits behind an event not committed yet
-            if limit == 0:
-                if not self._armed:  # the writer commits within its interval: look again then
-                    self._armed = True
-                    self._timer.start(self.flush_interval_ms)
-                return
-        if limit is not None and len(self._buffer) > limit:
-            batch, self._buffer = self._buffer[:limit], self._buffer[limit:]
-        else:
-            batch, self._buffer = self._buffer, []
-        self._delivered += len(batch)
+        self._delivery.flush(limit)
+
+    def _deliver(self, batch: list[RunEvent]) -> None:
+        """Feed ``batch`` to the run state, then emit what changed (in the order the docstring says)."""
         state = self.run_state
         before = state.status
         approvals = False
@@ -583,10 +479,8 @@ class RunBridge(QObject):
                 apply(ev)
                 if not approvals and t in _APPROVAL_EVENTS:
                     approvals = True
-                if t == "wait_input" and not ev.path:
-                    self._wait_prompts[ev.node_id] = (
-                        ev.content
-                    )  # a subflow's approval: its prompt, asked at the flow node
+                if t == "wait_input" and not ev.path:  # a subflow's approval: its prompt, asked at the flow node
+                    self._wait_prompts[ev.node_id] = ev.content
         self.events_batched.emit(batch)
         if state.status != before:
             self.status_changed.emit(str(state.status))
@@ -651,16 +545,6 @@ class RunBridge(QObject):
         if run is not None and run.pending_approval == node_id:
             details["input"] = as_text(run.pending_input())
         return details
-
-
-def ensure_asyncgen_hooks(loop: asyncio.AbstractEventLoop) -> None:
-    """Let ``loop`` finalise async generators (qasync does not install the hooks itself)."""
-    hooks = sys.get_asyncgen_hooks()
-    if hooks.finalizer is None and hasattr(loop, "_asyncgen_finalizer_hook"):
-        sys.set_asyncgen_hooks(
-            firstiter=loop._asyncgen_firstiter_hook,  # type: ignore[attr-defined]
-            finalizer=loop._asyncgen_finalizer_hook,
-        )  # type: ignore[attr-defined]
 
 
 def default_resolver_factory() -> Callable[..., Any]:

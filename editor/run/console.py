@@ -6,8 +6,11 @@ A standalone widget that the main window puts in its "Run console" dock. It owns
 Its parts live in their own modules: the header row with the input, the clock and the cost
 (``header``), the log's filters and list (``log_pane``), painting (``log_view``) and model
 (``log_model``), the side with approvals and the Entry / Calls / Node / Timeline tabs
-(``side_pane``), and the Export menu (``export_menu``, writing through ``exports``). This
-module wires them to the bridge and to the run shown.
+(``side_pane``), and the Export menu (``export_menu``, writing through ``exports``). Small
+controllers keep their parts in step with the run shown: the approval cards
+(``approval_area``), the log and the tabs following it (``shown_views``), the models a run used
+and the badges (``models_used``), and the header with Repair… / Save as flow…
+(``header_control``). This module wires them to the bridge and to the run shown.
 
 Public API (for the main window; everything else is private): ``set_workflow``,
 ``set_resolver_factory``, ``set_store``, ``set_run_factory``; ``run_action`` (F5) and
@@ -35,12 +38,10 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QModelIndex, Qt, QTimer, Signal
-from PySide6.QtGui import QGuiApplication
+from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtWidgets import QSplitter, QVBoxLayout, QWidget
 
 from engine import (
-    SYSTEM_NODE,
     FlowdeskError,
     ProviderConfigError,
     Run,
@@ -52,20 +53,21 @@ from engine import (
     Workflow,
 )
 
-from ..window.settings import settings
+from .approval_area import ApprovalArea
 from .arguments import RunArguments, declared_variables, remember_arguments, remembered_arguments
 from .bridge import RunBridge, default_resolver_factory
 from .export_menu import ExportMenu
 from .header import LONG_INPUT, RunHeader, cost_breakdown, run_actions
-from .log_model import EntryRole, LogEntry, LogFilterProxy, LogModel, NodeNames
+from .header_control import RunHeaderControl
+from .log_model import LogEntry, LogFilterProxy, LogModel, NodeNames
 from .log_pane import LogPane
 from .log_view import TYPE_COLOURS, LogDelegate
+from .models_used import LOCAL_NOTICE_KEY, ModelsUsed
 from .shown_run import ShownRun
+from .shown_views import ShownViews
 from .side_pane import RunSidePane
 
-LOCAL_NOTICE_KEY = "notices/localModelTiny"  # the embedded model's "it is tiny" was said
-
-__all__ = ["RunConsole", "LogDelegate", "TYPE_COLOURS", "LONG_INPUT", "cost_breakdown"]
+__all__ = ["RunConsole", "LogDelegate", "TYPE_COLOURS", "LONG_INPUT", "cost_breakdown", "LOCAL_NOTICE_KEY"]
 
 log = logging.getLogger(__name__)
 
@@ -80,7 +82,6 @@ class RunConsole(QWidget):
     run_started = Signal(str)
     run_finished = Signal(str)
     waiting_for_input_changed = Signal(bool)
-    model_used = Signal(str, str, str)  # (node id, provider, model): an agent call's resolved provider
     run_badges_changed = Signal(dict)  # {node_id: (text, "retry"|"loop")}: retries and loop iterations
     # The run's model provider could not serve (the header's "Choose provider…"): the window
     # offers the providers this computer has, then runs again.
@@ -100,12 +101,7 @@ class RunConsole(QWidget):
         if self.bridge.parent() is None:
             self.bridge.setParent(self)
         self.workflow: Workflow | None = None
-        self.models_used: dict[str, tuple[str, str]] = {}  # node id -> (provider, model) of the live run
-        self._model_badges: dict[str, tuple[str, str]] = {}
-        self.model_used.connect(self._on_model_used)
-        self._prepared_names: NodeNames | None = None  # see use_names
         self.workflow_path: str | None = None
-        self._names_shown: dict[str, str] | None = None  # the node names the log and filter show
         self.store: RunStore | None = None
         self._resolver_factory: Callable[[], Any] = default_resolver_factory
         self.shown = ShownRun(self.bridge)  # which run is shown (live or replayed), and what it did
@@ -121,7 +117,7 @@ class RunConsole(QWidget):
         self._build_ui()
         self._connect()
         self._update_actions()
-        self._set_status_label("pending")
+        self.header.set_status("pending")
 
     # ================================================================== construction
     def _build_ui(self) -> None:
@@ -156,8 +152,12 @@ class RunConsole(QWidget):
         self.entry_pane.attachment_source = self._attachment
         self.addAction(self.approvals.approve_action)
         self.addAction(self.approvals.reject_action)
-        self.copy_entry_button.clicked.connect(self.copy_current_entry)
-        self.timeline.node_clicked.connect(self._timeline_clicked)
+        # the controllers that keep the header's, the cards' and the tabs' parts in step
+        self.models_used = ModelsUsed(h, self.shown, self)
+        self.model_used = self.models_used.model_used  # (node id, provider, model) of an agent call
+        self.approval_area = ApprovalArea(side, self.bridge, self.shown, self._on_error, self)
+        self.views = ShownViews(side, pane, self.shown, self.node_activated.emit, self)
+        self.header_control = RunHeaderControl(h, self.bridge, self.shown, self.model, self)
         self.splitter = split = QSplitter(Qt.Orientation.Horizontal)
         split.addWidget(pane)
         split.addWidget(side)
@@ -173,20 +173,18 @@ class RunConsole(QWidget):
         b.status_changed.connect(self._on_status)
         b.run_started.connect(self._on_run_started)
         b.run_finished.connect(self._on_run_finished)
-        b.approvals_changed.connect(self._refresh_approvals)
+        b.approvals_changed.connect(self.approval_area.refresh)
         b.node_states_changed.connect(self.node_states_changed)
-        b.node_states_changed.connect(lambda _s: self._refresh_node_panel())
+        b.node_states_changed.connect(lambda _s: self.views.refresh_node_panel())
         b.links_followed.connect(self.links_followed)
         b.error_occurred.connect(self._on_error)
         self.header.provider_choice_requested.connect(self.provider_choice_requested)
-        self.header.repair_requested.connect(self._request_repair)
-        self.header.save_as_flow_requested.connect(self._request_save_as_flow)
-        self.approvals.decision_requested.connect(self._on_decision)
+        self.header_control.repair_requested.connect(self.repair_requested)
+        self.header_control.save_as_flow_requested.connect(self.save_as_flow_requested)
+        self.models_used.badges_changed.connect(self.run_badges_changed)
+        self.approval_area.room_wanted.connect(self.approval_room_wanted)
+        self.approvals.decision_requested.connect(self.approval_area.decide)
         self.approvals.waiting_changed.connect(self.waiting_for_input_changed)
-        self.view.clicked.connect(self._on_entry_clicked)
-        self.view.activated.connect(self._on_entry_clicked)
-        self.view.selectionModel().currentChanged.connect(self._on_current_changed)
-        self.model.dataChanged.connect(self._on_model_data_changed)
 
     # ================================================================== public API
     def set_workflow(self, workflow: Workflow | None, path: str | None = None) -> None:
@@ -198,10 +196,10 @@ class RunConsole(QWidget):
         self.header.show_start_text(default, default != self._default_input)
         self._default_input = default
         if not self.bridge.is_active and not self.shown.is_replay and not self.model.entries:
-            self._set_names(workflow)
+            self.views.set_names(workflow)
         self.arguments.set_variables(declared_variables(workflow), remembered_arguments(self.workflow_path))
         self._update_actions()
-        self._prepared_names = None  # later calls follow edits: names are made again
+        self.views.prepared_names = None  # later calls follow edits: names are made again
 
     def set_resolver_factory(self, factory: Callable[[], Any]) -> None:
         """``factory()`` is called at each Run and returns a provider or a resolver (AgentInvocation -> provider)."""
@@ -246,7 +244,7 @@ class RunConsole(QWidget):
             self._on_error("Open a workflow to run it.")
             return None
         try:
-            resolver = self._tracking(self._resolver_factory())
+            resolver = self.models_used.tracking(self._resolver_factory())
         except Exception as err:  # ProviderConfigError and friends: say why, start nothing
             self._on_error(f"Cannot start the run: {err}")
             if isinstance(err, ProviderConfigError) and self.offers_provider_choice:
@@ -301,12 +299,7 @@ class RunConsole(QWidget):
         self.header.reset_clock()
         self._reset_views(self.workflow if workflow is ... else workflow, timeline=workflow is ...)
         self.empty_label.setVisible(True)
-        self.header.set_run_id(None)
-        self.header.set_elapsed(None)
-        self.header.set_running(False)
-        self.header.repair_button.setVisible(False)
-        self.header.learn_button.setVisible(False)
-        self._set_status_label("pending")
+        self.header_control.cleared()
         self.approvals.set_requests([])
         self.node_states_changed.emit({})
         self.links_followed.emit(frozenset())
@@ -314,24 +307,12 @@ class RunConsole(QWidget):
 
     def show_node(self, node_id: str) -> None:
         """Scroll to (and select) the entries of ``node_id`` — its latest step — and show its run details."""
-        self._show_node_details(node_id)
-        self.log_pane.select_node(node_id)
+        self.views.show_node(node_id)
 
     def node_details(self, node_id: str) -> dict[str, Any]:
         """The node's last input, output, duration (s), tokens, error and state in the shown run;
         for a browser step, its last screenshot (``screenshot``: PNG bytes)."""
-        details = self.shown.node_details(node_id)
-        shot = self._last_screenshot(node_id)
-        if shot is not None and details:
-            details = {**details, "screenshot": shot}
-        return details
-
-    def _last_screenshot(self, node_id: str) -> bytes | None:
-        for entry in reversed(self.model.entries):
-            if entry.type == "browser_screenshot" and entry.node_id == node_id:
-                attachment = (entry.extra or {}).get("attachment") or {}
-                return self.entry_pane.picture(attachment) if isinstance(attachment, dict) else None
-        return None
+        return self.views.node_details(node_id)
 
     def open_paused_run(self, run_id: str) -> bool:
         """Show a paused run from the store (``set_store``) with its approval cards, ready to be
@@ -377,66 +358,12 @@ class RunConsole(QWidget):
 
     def _show_taken_up(self, events: list[RunEvent], initial: str | None) -> None:
         """A paused run taken up: its log so far, and its input shown collapsed."""
-        self.model.add_events(events)
-        self.trace.add_events(events, self.bridge.run_state)
-        self._set_status_label("paused")
-        self.input_edit.setPlainText(initial or "")
-        self.header.set_running(True, initial or "")
+        self.views.add_events(events, self.bridge.run_state, timeline=False)
+        self.header_control.taken_up(initial)
 
     def run_badges(self) -> dict[str, tuple[str, str]]:
-        """Badges of the shown run: node id -> ("attempt 2 of 4", "retry"), ("iteration 3", "loop"), ("1 of 3 in", "join");
-        an agent running without one of those shows the provider and model answering it
-        ("local · smollm2…", "model")."""
-        badges = dict(self.shown.badges)
-        if self.models_used and self.bridge.is_active:
-            states = self.run_state.states
-            for nid, (provider, model) in self.models_used.items():
-                if nid not in badges and states.get(nid) == "running":
-                    badges[nid] = (f"{provider} · {model}" if model else provider, "model")
-        return badges
-
-    def _update_badges(self) -> None:
-        changed = self.shown.update_badges()
-        if self.models_used:  # an agent's model badge goes when it stops running
-            badges = self.run_badges()
-            model_badges = {k: v for k, v in badges.items() if v[1] == "model"}
-            changed = changed or model_badges != self._model_badges
-            self._model_badges = model_badges
-        if changed:
-            self.run_badges_changed.emit(self.run_badges())
-
-    def _tracking(self, resolver: Callable[[Any], Any]) -> Callable[[Any], Any]:
-        """``resolver``, noting which provider and model each agent call actually gets (the
-        header names them; the agent's card shows them while it runs). A single provider given
-        instead of a resolver (as ``Run`` accepts) answers every call."""
-        if hasattr(resolver, "complete"):
-            single = resolver
-            resolver = lambda _inv: single  # noqa: E731
-
-        def resolve(invocation: Any) -> Any:
-            provider = resolver(invocation)
-            name = str(getattr(provider, "provider_id", None) or getattr(provider, "name", "") or "")
-            inner = getattr(provider, "inner", provider)
-            model = (
-                (getattr(provider, "model", None) if provider is not inner else None)
-                or getattr(inner, "model_id", None)
-                or getattr(invocation, "model", "")
-                or ""
-            )
-            self.model_used.emit(str(getattr(invocation, "node_id", "")), name, str(model))
-            return provider
-
-        return resolve
-
-    def _on_model_used(self, node_id: str, provider: str, model: str) -> None:
-        if self.models_used.get(node_id) == (provider, model):
-            return
-        self.models_used[node_id] = (provider, model)
-        self.header.add_model(provider, model)
-        if provider == "local" and not settings().value(LOCAL_NOTICE_KEY, False, type=bool):
-            settings().setValue(LOCAL_NOTICE_KEY, True)  # said once (on the first run that uses it)
-            self.header.show_local_notice()
-        self.run_badges_changed.emit(self.run_badges())
+        """Badges of the shown run: node id -> (text, "retry"|"loop"|"join"|"model") (see models_used)."""
+        return self.models_used.badges()
 
     def node_errors(self) -> dict[str, str]:
         """The error of every failed node in the shown run, and of every node its policy skipped
@@ -458,28 +385,14 @@ class RunConsole(QWidget):
         events = list(events)
         self._reset_views(workflow)
         state = self.shown.replay(workflow, events, run_id, status)
-        self.header.set_run_id(run_id)
-        self.model.add_events(events)
-        self.trace.add_events(events, state)
         self.timeline.canvas.live = False
-        self.timeline.add_events(events)
-        self._update_cost()
-        self._update_badges()
-        self.header.reset_clock()
-        t0 = state.started_at or (events[0].timestamp if events else None)
-        t1 = state.ended_at or (events[-1].timestamp if events else None)
-        self.header.set_elapsed(t1 - t0 if t0 and t1 else None)
-        self._set_status_label(str(state.status), state.error)
-        self.header.set_running(False)
+        self.views.add_events(events, state)
+        self.header_control.replayed(state, events, run_id, self.workflow, learn=self.store is not None)
+        self.models_used.update()
         self.approvals.set_requests([])
         self.node_states_changed.emit(dict(state.states))
         self.links_followed.emit(frozenset(state.links))
         self._update_actions()
-        # a stored run may be saved as a flow; Repair… is for the document's own last run
-        self.header.repair_button.setVisible(False)
-        self.header.learn_button.setVisible(
-            str(state.status) == "completed" and self.store is not None and self.called_tools()
-        )
         return True
 
     def set_type_groups(self, groups: Iterable[str] | None) -> None:
@@ -520,8 +433,7 @@ class RunConsole(QWidget):
         return self.log_pane.current_entry()
 
     def copy_current_entry(self) -> None:
-        if self.current_entry() is not None:
-            QGuiApplication.clipboard().setText(self.entry_pane.copy_text())
+        self.views.copy_current_entry()
 
     def visible_entries(self) -> list[LogEntry]:
         """The entries the view shows, in order (after filters)."""
@@ -540,46 +452,13 @@ class RunConsole(QWidget):
     def use_names(self, table: NodeNames) -> None:
         """The names of the workflow about to be shown, made ahead (an open of a big file makes
         them on a worker thread); used for that workflow until it is set (:meth:`set_workflow`)."""
-        self._prepared_names = table
-
-    def _set_names(self, workflow: Workflow | None) -> None:
-        table = self._prepared_names
-        if table is None or table.workflow is not workflow:
-            table = NodeNames.of(workflow)
-        names = table.names
-        if names and names == self._names_shown:
-            return  # the same nodes and names (set on every validation; a big file has 100k of them)
-        self._names_shown = names
-        self.model.set_workflow(workflow, names)
-        self.trace.set_node_names(names)
-        self.log_pane.set_names(table)
-
-    def _timeline_clicked(self, node_id: str) -> None:
-        """A bar of the timeline: that node's log entries and details, and the node on the canvas."""
-        self.show_node(node_id)
-        self.tabs.setCurrentWidget(self.timeline)
-        self.node_activated.emit(node_id)
+        self.views.use_names(table)
 
     def _reset_views(self, workflow: Workflow | None, timeline: bool = True) -> None:
-        # No timeline for a document that has not run (a run resets it with its workflow).
-        self.timeline.reset(workflow if timeline else None, live=True)
         self.header.set_cost(0, None)
         self.header.offer_provider_choice(None)
-        self.header.clear_models()
-        self.models_used = {}
-        self._names_shown = None
-        self.shown.badges = {}
-        self.run_badges_changed.emit({})
-        self.model.clear()
-        self.trace.clear()
-        self._set_names(workflow)
-        self.entry_pane.clear()
-        self.node_panel.set_details(None)
-        self.log_pane.follow_tail = True
-        self.empty_label.setVisible(False)
-        # Each run starts with every type shown: a filter left from an earlier run hid its
-        # Step entries without a word.
-        self.set_type_groups(None)
+        self.models_used.reset()
+        self.views.reset(workflow, timeline)
 
     def _update_actions(self) -> None:
         active = self.bridge.is_active
@@ -588,9 +467,6 @@ class RunConsole(QWidget):
         self.arguments.setEnabled(not active)  # a live run keeps the arguments it started with
         self.exports.update(bool(self.model.raw_events), self._state().final_output is not None)
 
-    def _set_status_label(self, status: str, detail: str | None = None) -> None:
-        self.header.set_status(status, detail)
-
     def _on_error(self, message: str) -> None:
         self.header.show_error(message)
 
@@ -598,13 +474,7 @@ class RunConsole(QWidget):
     def _on_run_started(self, run_id: str) -> None:
         self.shown.detached = None
         self.shown.run_id = run_id
-        self.header.set_run_id(run_id, getattr(self.bridge.run, "address", None))  # a remote run: its server
-        self.header.start_clock()
-        self._set_status_label("running")
-        self.header.offer_provider_choice(None)
-        self.header.repair_button.setVisible(False)
-        self.header.learn_button.setVisible(False)
-        self.header.set_running(True, self.bridge.initial_input)
+        self.header_control.started(run_id)
         self._update_actions()
         self.run_started.emit(run_id)
 
@@ -613,51 +483,27 @@ class RunConsole(QWidget):
             self._update_actions()
             self.run_finished.emit(status)
             return
-        self.header.stop_clock()
-        self._set_status_label(status, self.bridge.error)
-        self.header.offer_provider_choice(
-            self._state().provider_problem if status == "failed" and self.offers_provider_choice else None
-        )
-        self.header.set_running(False)
+        offer = status == "failed" and self.offers_provider_choice
+        self.header_control.finished(status, self._state().provider_problem if offer else None)
         self._update_actions()
-        self._refresh_approvals()
-        self._refresh_node_panel()
-        self._offer_followups(status)
+        self.approval_area.refresh()
+        self.views.refresh_node_panel()
+        self.header_control.offer_followups(status, repair=self.workflow is not None, learn=self.store is not None)
         self.run_finished.emit(status)
 
     # -------------------------------------------------------------- what may follow a run
-    _CALL_STARTS = ("subagent_call_start", "flow_call_start", "tool_call_start")
-
     def failed_node_id(self) -> str | None:
         """The node the shown run failed at (None when none failed)."""
-        return next((nid for nid, s in self._state().states.items() if s == "failed"), None)
+        return self.header_control.failed_node_id()
 
     def called_tools(self) -> bool:
         """Whether an agent of the shown run called a tool (a subagent, a flow, an MCP tool)."""
-        return any(e.type in self._CALL_STARTS and not e.path for e in self.model.raw_events)
-
-    def _offer_followups(self, status: str) -> None:
-        """Repair… when the run failed at a node; Save as flow… when it completed with tool calls."""
-        failed = status == "failed" and self.failed_node_id() is not None and self.workflow is not None
-        self.header.repair_button.setVisible(failed)
-        self.header.learn_button.setVisible(status == "completed" and self.store is not None and self.called_tools())
-
-    def _request_repair(self) -> None:
-        node_id = self.failed_node_id()
-        if node_id is not None:
-            self.repair_requested.emit(node_id)
-
-    def _request_save_as_flow(self) -> None:
-        if self.run_id:
-            self.save_as_flow_requested.emit(self.run_id)
+        return self.header_control.called_tools()
 
     def _on_status(self, status: str) -> None:
         if not self.shown.shows_bridge():
             return
-        if status in ("completed", "failed", "cancelled"):
-            self._set_status_label(status, self.bridge.error)
-        else:
-            self._set_status_label(status)
+        self.header_control.status(status)
         self.status_changed.emit(status)
 
     def _update_cost(self) -> None:
@@ -666,84 +512,26 @@ class RunConsole(QWidget):
     def _on_events(self, batch: list[RunEvent]) -> None:
         if not self.shown.shows_bridge():
             return
-        self.model.add_events(batch)
-        self.timeline.add_events(batch)
+        self.views.add_events(batch, self.bridge.run_state)
         if any(e.type in ("llm_response", "cache_hit") for e in batch):
             self._update_cost()
-        self.trace.add_events(batch, self.bridge.run_state)
-        self._update_badges()
+        self.models_used.update()
         self._update_actions()
-        if not self.view.currentIndex().isValid() and self.model.latest_response is not None:
-            self._show_entry(self.model.latest_response)  # nothing selected: follow the latest answer
-
-    def _refresh_approvals(self) -> None:
-        before = len(self.approvals.cards)
-        live = not self.shown.is_replay and self.shown.shows_bridge()
-        self.approvals.set_requests(self.bridge.approvals() if live else [])
-        if self.approvals.cards and len(self.approvals.cards) != before:
-            QTimer.singleShot(0, self, lambda: self._size_approvals(bool(self.approvals.cards)))
-
-    def _size_approvals(self, waiting: bool, ask_room: bool = True) -> None:
-        lack = self.vsplit.fit_approvals() if waiting else 0
-        if ask_room and lack > 0:  # a short window: the card is cut (see approval_room_wanted)
-            self.approval_room_wanted.emit(lack)
+        self.views.follow_latest()  # nothing selected: follow the latest answer
 
     def fit_approvals(self) -> None:
         """Share the split between the approval cards and the tabs again (after the console
         was given more room); asks for no more."""
-        self._size_approvals(bool(self.approvals.cards), ask_room=False)
-
-    def _on_decision(self, node_id: str, decision: str, note: str) -> None:
-        if self.bridge.pending_approval != node_id:
-            self._refresh_approvals()
-            return
-        try:
-            arguments = self.approvals.edited_arguments(node_id)
-            if arguments is not None:  # a tool call's arguments, edited
-                self.bridge.resume(decision, note, output=self.approvals.edited_output(node_id), arguments=arguments)
-            else:
-                self.bridge.resume(decision, note, output=self.approvals.edited_output(node_id))
-        except RunStateError as err:
-            self._on_error(str(err))
-            self._refresh_approvals()
+        self.approval_area.fit()
 
     # -------------------------------------------------------------- view
     def _on_entry_clicked(self, index: QModelIndex) -> None:
-        entry: LogEntry | None = index.data(EntryRole)
-        if entry is not None and entry.group != SYSTEM_NODE:
-            self.node_activated.emit(entry.group)  # a subflow's entry: its flow node
-
-    def _on_current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
-        entry: LogEntry | None = current.data(EntryRole) if current.isValid() else None
-        self._show_entry(entry)
-        if entry is not None and entry.group != SYSTEM_NODE:
-            self._show_node_details(entry.group)
-        if entry is not None and entry.type.startswith("subagent_call"):
-            call_id = (entry.extra or {}).get("callId")
-            if isinstance(call_id, str):
-                self.trace.select_call(call_id)
-
-    def _on_model_data_changed(self, top: QModelIndex, bottom: QModelIndex, *_args: Any) -> None:
-        entry = self.current_entry() or self.model.latest_response
-        if entry is not None and top.row() <= entry.row <= bottom.row():
-            self._show_entry(entry)
-
-    def _show_entry(self, entry: LogEntry | None) -> None:
-        self.entry_pane.show_entry(entry)
+        self.views.entry_clicked(index)
 
     @property
     def entry_kind(self) -> str | None:
         """How the shown entry was rendered: markdown, json or text."""
         return self.entry_pane.kind
-
-    def _show_node_details(self, node_id: str) -> None:
-        name = self.model.node_name(node_id)
-        self.node_panel.set_details(self.node_details(node_id), name)
-
-    def _refresh_node_panel(self) -> None:
-        d = self.node_panel.details
-        if d and d.get("nodeId"):
-            self._show_node_details(d["nodeId"])
 
     def node_filter_id(self) -> str | None:
         """The node the log is filtered to (None: all nodes)."""
