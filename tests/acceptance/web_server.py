@@ -6,6 +6,7 @@ what was sent, or that nothing was. Routes:
 - ``/echo/...`` answers ``{"ok": true, "path": ...}`` as JSON (POST bodies are recorded);
 - ``/drip`` answers 200 with a long Content-Length and then one byte every half second, for a
   minute or until the client goes away (a server that never finishes);
+- ``/mirror`` answers with the Authorization header and URL it received (a leaky API);
 - ``/page`` a small HTML page;
 - ``/hop?to=URL`` a 302 to URL.
 """
@@ -50,6 +51,9 @@ class RecordingServer:
                 )
                 if parts.path.startswith("/echo"):
                     self._send(200, "application/json", json.dumps({"ok": True, "path": parts.path}).encode())
+                elif parts.path == "/mirror":  # says back what it was sent: a leaky API
+                    said = {"authorization": self.headers.get("Authorization", ""), "url": self.path}
+                    self._send(200, "application/json", json.dumps(said).encode())
                 elif parts.path == "/page":
                     html = "<html><body><nav>menu</nav><h1>Title</h1><p>Hello page.</p></body></html>"
                     self._send(200, "text/html; charset=utf-8", html.encode())
