@@ -228,3 +228,75 @@ def test_default_request_deadline_setting_is_documented():
     root = Path(__file__).resolve().parents[2]
     text = (root / "README.md").read_text() + "".join(p.read_text() for p in (root / "docs").glob("*.md"))
     assert "webRequests" in text, "the default whole-request deadline's setting is not in README.md or docs/"
+
+
+# --------------------------------------------------------------------------- hostile servers
+@pytest.fixture(scope="module")
+def hostile_run(site: RecordingServer, tmp_path_factory: pytest.TempPathFactory) -> tuple[CliResult, float]:
+    """Servers that misbehave, each met by its own branch (skipped on failure, so every branch
+    reports), and a node retried twice against a server that always answers 500."""
+    home = Home(tmp_path_factory.mktemp("hostile"))
+    base = site.base
+    nodes = [
+        http("to_data", f"{base}/hop?to=data:text/plain,hello", method="GET", errorMode="skip"),
+        http("no_location", f"{base}/no-location", method="GET", errorMode="skip"),
+        http(
+            "unicode_header",
+            f"{base}/echo/unicode",
+            method="GET",
+            headers=[{"key": "X-Note", "value": "héllo ✓"}],
+            errorMode="skip",
+        ),
+        http("deep_json", f"{base}/deep-json", method="GET", errorMode="skip"),
+        fetch("deep_html", f"{base}/deep-html", errorMode="skip"),
+        http("retried", f"{base}/status500", method="GET", errorMode="retry", maxRetries=2, retryDelayMs=50),
+        {
+            "id": "recovered",
+            "type": "agent",
+            "data": {"agentName": "Recovered", "userPrompt": "recovered: {{input}}", "model": "echo"},
+        },
+    ]
+    doc = fan_out("Hostile", nodes)
+    doc["connections"] = [c for c in doc["connections"] if c["target"] != "recovered"]
+    doc["connections"].append(
+        {"source": "retried", "target": "recovered", "sourceHandle": "error", "targetHandle": "input"}
+    )
+    began = time.monotonic()
+    res = home.run(home.write("hostile.flow.json", doc), timeout=120)
+    return res, time.monotonic() - began
+
+
+def python_repr_in(text: str) -> list[str]:
+    """Raw Python exception reprs a user should never read."""
+    names = ("InvalidURL(", "UnicodeEncodeError(", "RecursionError", "Traceback", "KeyError(", "TypeError(")
+    return [n for n in names if n in text]
+
+
+def test_hostile_servers_end_the_run_quickly_without_a_traceback(hostile_run):
+    res, took = hostile_run
+    assert res.rc == 0, res.combined[-3000:]
+    assert "Traceback" not in res.combined
+    assert took < 60, f"{took:.0f} s"
+
+
+@pytest.mark.parametrize("node", ["to_data", "no_location", "unicode_header", "deep_json", "deep_html"])
+def test_hostile_server_is_reported_in_a_sentence_not_a_python_repr(hostile_run, node):
+    res, _ = hostile_run
+    said = step_errors(res, node)
+    assert said, f"nothing said about {node}"
+    assert not python_repr_in(said), said
+
+
+def test_redirect_without_location_is_not_reported_as_a_cut_connection(hostile_run):
+    res, _ = hostile_run
+    said = step_errors(res, "no_location")
+    assert "cut" not in said.lower(), said
+    assert "location" in said.lower() or "redirect" in said.lower() or "302" in said, said
+
+
+def test_node_retried_twice_sends_at_most_three_requests(hostile_run, site):
+    res, _ = hostile_run
+    retries = [payload(e) for e in res.of_type("step_retry", "retried")]
+    assert len(retries) == 2, retries
+    assert len(site.at("/status500")) == 3, f"{len(site.at('/status500'))} requests for 2 retries"
+    assert res.of_type("llm_response", "recovered"), "the error branch did not run"

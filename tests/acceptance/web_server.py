@@ -7,6 +7,8 @@ what was sent, or that nothing was. Routes:
 - ``/drip`` answers 200 with a long Content-Length and then one byte every half second, for a
   minute or until the client goes away (a server that never finishes);
 - ``/mirror`` answers with the Authorization header and URL it received (a leaky API);
+- ``/no-location`` a 302 without a Location; ``/status500`` always a 500;
+- ``/deep-json`` a JSON list nested 200,000 deep; ``/deep-html`` 100,000 nested divs;
 - ``/page`` a small HTML page;
 - ``/hop?to=URL`` a 302 to URL.
 """
@@ -54,6 +56,17 @@ class RecordingServer:
                 elif parts.path == "/mirror":  # says back what it was sent: a leaky API
                     said = {"authorization": self.headers.get("Authorization", ""), "url": self.path}
                     self._send(200, "application/json", json.dumps(said).encode())
+                elif parts.path == "/no-location":  # a redirect that says not where
+                    self.send_response(302)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                elif parts.path == "/status500":
+                    self._send(500, "text/plain", b"broken today")
+                elif parts.path == "/deep-json":
+                    self._send(200, "application/json", b"[" * 200_000 + b"]" * 200_000)
+                elif parts.path == "/deep-html":
+                    html = b"<html><body>" + b"<div>" * 100_000 + b"deep text" + b"</div>" * 100_000 + b"</body></html>"
+                    self._send(200, "text/html", html)
                 elif parts.path == "/page":
                     html = "<html><body><nav>menu</nav><h1>Title</h1><p>Hello page.</p></body></html>"
                     self._send(200, "text/html; charset=utf-8", html.encode())
