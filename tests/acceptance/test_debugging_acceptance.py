@@ -278,3 +278,51 @@ def test_no_file_of_the_data_folder_holds_a_secret_api_key_or_url_password(leaky
             data = file.read_bytes()
             found += [f"{file.name}: {s}" for s in (SECRET, API_KEY, URL_PASSWORD) if s.encode() in data]
     assert not found, found
+
+
+# --------------------------------------------------------------------------- output closed
+def piped_into_head(home: Home, nodes: list[dict[str, Any]]) -> tuple[subprocess.CompletedProcess, float]:
+    """`flowdesk run FILE --no-store | head -5`: flowdesk's own exit status and how long it took."""
+    path = home.write("long.flow.json", chain("Long", [start_node(initial="go"), *nodes]))
+    began = time.monotonic()
+    res = subprocess.run(
+        ["bash", "-c", f'"{FLOWDESK}" run "{path}" --provider echo --no-store | head -5; exit ${{PIPESTATUS[0]}}'],
+        env=home.env,
+        cwd=home.root,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert "Traceback" not in res.stderr and "BrokenPipeError" not in res.stderr, res.stderr
+    assert len(res.stdout.splitlines()) == 5
+    return res, time.monotonic() - began
+
+
+def big_agents() -> list[dict[str, Any]]:
+    """Twelve echo agents printing ~480 kB in all: more than a pipe holds, so the command meets
+    the pipe's closed end while it still has output to write."""
+    return [
+        {"id": f"a{i}", "type": "agent", "data": {"agentName": f"A{i}", "userPrompt": f"step {i} " + "word " * 4000}}
+        for i in range(12)
+    ]
+
+
+@pytest.mark.xfail(
+    reason="finding: `flowdesk run FILE --no-store | head -5` on a run printing ~480 kB exits 0 and says"
+    " 'completed' (the rest of its output silently dropped); README's exit codes promise 141 'output closed'",
+    strict=True,
+)
+def test_run_piped_into_head_exits_141(tmp_path):
+    res, _took = piped_into_head(Home(tmp_path), big_agents())
+    assert res.returncode == 141, f"exit {res.returncode}\n{res.stderr}"
+
+
+@pytest.mark.xfail(
+    reason="finding: after `| head -5` has gone, a run whose next step waits on a slow server goes on until"
+    " that step's timeoutMs (9 s here; 20 s likewise) instead of stopping (README: 'the run stops, quietly')",
+    strict=True,
+)
+def test_run_piped_into_head_stops_once_its_output_is_closed(site, tmp_path):
+    slow = http("slow", f"{site.base}/drip", timeoutMs=9000)
+    res, took = piped_into_head(Home(tmp_path), [*big_agents(), slow])
+    assert took < 7, f"the run went on for {took:.0f} s after its output was closed (exit {res.returncode})"
