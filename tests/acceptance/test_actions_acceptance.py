@@ -114,8 +114,7 @@ def test_json_object_body_references_keep_their_types(body_run, site):
 def test_json_text_body_carrying_a_model_answer_with_quotes_and_newlines_is_valid(body_run, site):
     _home, res = body_run
     assert res.rc == 0, res.combined
-    answers = [payload(e) | {"c": e.get("content")} for e in res.of_type("llm_response", "writer")]
-    assert answers, res.combined
+    assert res.of_type("llm_response", "writer"), res.combined
     (seen,) = site.at("/echo/model")
     body = seen.json()
     assert body["n"] == 3
@@ -213,7 +212,7 @@ def test_timeout_ms_cuts_off_a_server_dripping_one_byte_at_a_time(drip_run, node
 def test_default_whole_request_deadline_cuts_off_a_dripping_server(drip_run, node):
     res, took = drip_run
     said = step_errors(res, node)
-    assert '"status": "skipped"' in said or "step_skipped" in said or "skipped" in said, res.combined
+    assert [e for e in res.of_type("step_end", node) if payload(e).get("status") == "skipped"], said
     assert "deadline" in said.lower() or "timed out" in said.lower(), said
     assert took < 40, f"the run took {took:.0f} s"
 

@@ -137,7 +137,8 @@ def test_resume_temporal_with_output_sends_the_edit_to_the_next_step(edited):
 
 
 # --------------------------------------------------------------------------- item 17
-def test_agent_with_library_flows_as_tools_completes_on_temporal(remote, home):
+@pytest.fixture(scope="module")
+def tools_run(remote: str, home: Home) -> CliResult:
     lookup = chain(
         "Weather lookup",
         [start_node([var("city", "", "string", required=True)], initial="weather"), agent("inner", "look up {{city}}")],
@@ -145,12 +146,26 @@ def test_agent_with_library_flows_as_tools_completes_on_temporal(remote, home):
     )
     home.add_library_flow("lookup", lookup)
     caller = chain("Caller", [start_node(initial="Paris"), agent("lead", "{{PREVIOUS_OUTPUT}}", flows=["lookup"])])
-    res = on(remote, home, "run", str(home.write("caller.flow.json", caller)), "--provider", "echo", "--jsonl")
+    return on(remote, home, "run", str(home.write("caller.flow.json", caller)), "--provider", "echo", "--jsonl")
+
+
+def test_agent_with_library_flows_as_tools_completes_on_temporal(tools_run):
+    res = tools_run
     assert "has no attribute" not in res.combined, res.combined
-    assert res.rc == 0, res.combined
     kinds = [e.get("type") for e in events(res)]
     assert "flow_call_start" in kinds and "flow_call_end" in kinds and "flow_call_error" not in kinds, kinds
-    assert "look up" in res.stdout, "the called flow's own step did not run"
+    assert "look up Paris" in res.stdout, "the called flow's own step did not run"
+    assert events(res)[-1].get("type") == "run_status" and events(res)[-1].get("content") == "completed"
+
+
+@pytest.mark.xfail(
+    reason="finding (intermittent, ~1 run in 10): `flowdesk run --temporal` of an agent calling a library flow"
+    " prints 'completed' and then dies at interpreter exit: SIGSEGV (exit -11), or SIGABRT with 'Fatal Python"
+    " error: PyGILState_Release: thread state ... must be current when releasing / runtime state: finalizing'",
+    strict=False,
+)
+def test_run_temporal_of_an_agent_calling_flows_exits_0(tools_run):
+    assert tools_run.rc == 0, tools_run.combined[-1500:]
 
 
 # --------------------------------------------------------------------------- item 18
@@ -250,3 +265,23 @@ def test_remote_run_goes_on_after_ctrl_c_and_can_be_cancelled(interrupted):
     assert "running" in row_text, row_text
     cancelled = interrupted["cancel"]
     assert cancelled.rc == 0, cancelled.combined
+
+
+# --------------------------------------------------------------------------- item 20
+def test_runs_temporal_lists_newest_first_with_tokens(remote, home, edited, interrupted):
+    res = on(remote, home, "runs", "--json")
+    assert res.rc == 0, res.combined
+    listed = json.loads(res.stdout)["runs"]
+    assert len(listed) >= 3, listed
+    started = [r["startedAt"] for r in listed]
+    assert started == sorted(started, reverse=True), [(r["workflowName"], r["status"]) for r in listed]
+    review = next(r for r in listed if r["workflowName"] == "Edited review")
+    assert review["tokens"] > 0, review
+
+
+def test_show_of_a_remote_run_id_points_to_follow_temporal(home, edited):
+    first, _ = edited
+    run_id = RUN_ID.findall(first.stderr + first.stdout)[0]
+    res = cli("show", run_id, env=home.env, cwd=home.root)
+    assert res.rc == 2, res.combined
+    assert f"flowdesk follow {run_id}" in res.stderr and "--temporal" in res.stderr, res.stderr
