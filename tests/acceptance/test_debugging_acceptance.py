@@ -326,3 +326,25 @@ def test_run_piped_into_head_stops_once_its_output_is_closed(site, tmp_path):
     slow = http("slow", f"{site.base}/drip", timeoutMs=9000)
     res, took = piped_into_head(Home(tmp_path), [*big_agents(), slow])
     assert took < 7, f"the run went on for {took:.0f} s after its output was closed (exit {res.returncode})"
+
+
+# --------------------------------------------------------------------------- Ctrl+C early
+@pytest.mark.parametrize("delay", [0.4, 0.8])
+def test_ctrl_c_soon_after_start_cancels_with_exit_4_and_no_traceback(tmp_path, delay):
+    """Ctrl+C once Python itself has started (earlier, it is the interpreter's own start-up)."""
+    home = Home(tmp_path)
+    path = home.write("long.flow.json", chain("Long", [start_node(initial="go"), *big_agents()]))
+    proc = subprocess.Popen(
+        [FLOWDESK, "run", str(path), "--provider", "echo", "--no-store"],
+        env=home.env,
+        cwd=home.root,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(delay)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err, err[-1500:]
+    assert proc.returncode in (0, 4), f"exit {proc.returncode}\n{err[-1500:]}"

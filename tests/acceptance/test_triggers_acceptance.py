@@ -161,3 +161,13 @@ def test_sentence_of_only_punctuation_ends_quickly_with_nothing_matched(library)
     assert res.rc == 2, res.combined[-2000:]
     assert took < 15, f"{took:.1f} s"
     assert chosen(res)["flow"] is None
+
+
+def test_nothing_matched_exits_2_and_suggests_up_to_three_near_flows(library):
+    res, _ = do(library, "folder contents in a folder please", "--dry-run")
+    no_crash(res)
+    assert res.rc == 2, res.combined
+    doc = chosen(res)
+    ids = [s["id"] for s in doc.get("suggestions", [])]
+    assert doc["flow"] is None and "files" in ids and len(ids) <= 3, doc
+    assert "did you mean" in res.stderr.lower(), res.stderr
