@@ -14,6 +14,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs
 
 import pytest
 
@@ -82,6 +83,18 @@ def body_run(site: RecordingServer, tmp_path_factory: pytest.TempPathFactory) ->
                 },
             },
             http("modelbody", f"{base}/echo/model", body='{"summary": "{{PREVIOUS_OUTPUT}}", "n": "{{count}}"}'),
+            {
+                "id": "formbody",
+                "type": "http",
+                "data": {
+                    "method": "POST",
+                    "url": f"{base}/echo/form",
+                    "bodyType": "form",
+                    "formData": [{"key": "said", "value": "{{answer}}"}, {"key": "n", "value": "{{count}}"}],
+                    "query": [{"key": "q", "value": "a b&c"}],
+                },
+            },
+            http("unchecked", f"{base}/status500", method="GET", failOnStatus=False, outputVar="unchecked"),
         ],
     )
     path = home.write("bodies.flow.json", doc)
@@ -119,6 +132,20 @@ def test_json_text_body_carrying_a_model_answer_with_quotes_and_newlines_is_vali
     body = seen.json()
     assert body["n"] == 3
     assert '"quoted"' in body["summary"] and "\n" in body["summary"], body
+
+
+def test_form_body_and_query_rows_are_encoded(body_run, site):
+    (seen,) = site.at("/echo/form")
+    assert parse_qs(seen.body.decode()) == {"said": [ANSWER], "n": ["3"]}, seen.body
+    assert parse_qs(seen.query) == {"q": ["a b&c"]}, seen.query
+
+
+def test_fail_on_status_off_gives_status_reason_and_body(body_run):
+    _home, res = body_run
+    outputs = [e for e in res.events if e.get("nodeId") == "unchecked" and e.get("type") == "node_output"]
+    assert outputs, [e.get("type") for e in res.events if e.get("nodeId") == "unchecked"]
+    out = payload(outputs[-1]) or json.loads(outputs[-1]["content"])
+    assert out.get("status") == 500 and out.get("body") == "broken today" and out.get("reason"), out
 
 
 # --------------------------------------------------------------------------- permissions

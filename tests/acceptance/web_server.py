@@ -31,6 +31,7 @@ class Seen:
     host: str
     headers: dict[str, str]
     body: bytes
+    query: str = ""
 
     def json(self) -> Any:
         return json.loads(self.body.decode("utf-8"))
@@ -49,7 +50,14 @@ class RecordingServer:
                 body = self.rfile.read(length) if length else b""
                 parts = urlsplit(self.path)
                 owner.seen.append(
-                    Seen(self.command, parts.path, self.headers.get("Host", ""), dict(self.headers.items()), body)
+                    Seen(
+                        self.command,
+                        parts.path,
+                        self.headers.get("Host", ""),
+                        dict(self.headers.items()),
+                        body,
+                        parts.query,
+                    )
                 )
                 if parts.path.startswith("/echo"):
                     self._send(200, "application/json", json.dumps({"ok": True, "path": parts.path}).encode())
