@@ -239,3 +239,55 @@ def test_nodes_with_react_flow_position_keep_their_places(home):
     nodes = {n["id"]: n for n in json.loads(out.read_text())["nodes"]}
     assert (nodes["s"]["x"], nodes["s"]["y"]) == (100, 50), nodes["s"]
     assert (nodes["a"]["x"], nodes["a"]["y"]) == (420, 310), nodes["a"]
+
+
+# --------------------------------------------------------------------------- round trip, library
+def test_export_to_anythingllm_and_import_back_keeps_the_chain(home):
+    doc = chain(
+        "Round trip",
+        [
+            start_node(),
+            {
+                "id": "call",
+                "type": "http",
+                "data": {"method": "POST", "url": "https://api.example.com/x", "bodyType": "json", "body": "{}"},
+            },
+            {"id": "page", "type": "fetch", "data": {"url": "https://example.com/page", "outputVar": "page"}},
+            {"id": "sum", "type": "agent", "data": {"agentName": "Sum", "userPrompt": "summarise {{page}}"}},
+        ],
+    )
+    path = home.write("round.flow.json", doc)
+    exported = home.root / "round.anythingllm.json"
+    res = cli("export", str(path), "--to", "anythingllm", "-o", str(exported), env=home.env, cwd=home.root)
+    assert res.rc == 0, res.combined
+    types = [s["type"] for s in json.loads(exported.read_text())["steps"]]
+    assert types == ["start", "apiCall", "webScraping", "llmInstruction"], types
+    back = home.root / "round.back.flow.json"
+    again = home.import_(exported, back)
+    assert again.rc == 0, again.combined
+    nodes = json.loads(back.read_text())["nodes"]
+    assert [n["type"] for n in nodes] == ["start", "http", "fetch", "agent"], nodes
+    assert nodes[1]["data"]["url"] == "https://api.example.com/x"
+
+
+def test_export_of_a_workflow_anythingllm_cannot_hold_is_refused_naming_the_node(home):
+    doc = chain("Branchy", [start_node(), {"id": "gate", "type": "approval", "data": {"prompt": "ok?"}}])
+    path = home.write("branchy.flow.json", doc)
+    res = cli("export", str(path), "--to", "anythingllm", env=home.env, cwd=home.root)
+    no_traceback(res)
+    assert res.rc == 2 and "approval" in res.stderr.lower(), res.combined
+
+
+def test_inactive_anythingllm_flow_imported_into_the_library_lands_disabled(home):
+    doc = anythingllm({"type": "llmInstruction", "config": {"instruction": "hi", "resultVariable": "x"}})
+    doc["active"] = False
+    src = home.write("inactive.json", doc)
+    res = home.import_(src, home.library / "inactive.flow.json")
+    assert res.rc == 0, res.combined
+    listed = cli("flows", "--json", env=home.env, cwd=home.root)
+    assert listed.rc == 0, listed.combined
+    flows = json.loads(listed.stdout)
+    flows = flows.get("flows", flows) if isinstance(flows, dict) else flows
+    mine = [f for f in flows if "inactive" in json.dumps(f)]
+    assert mine, flows
+    assert mine[0].get("enabled") is False, mine[0]
