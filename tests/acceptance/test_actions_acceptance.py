@@ -68,7 +68,16 @@ def body_run(site: RecordingServer, tmp_path_factory: pytest.TempPathFactory) ->
     doc = chain(
         "Bodies",
         [
-            start_node([var("tags", ["x"], "json"), var("answer", "", "string"), var("count", 0, "number")]),
+            start_node(
+                [
+                    var("tags", ["x"], "json"),
+                    var("answer", "", "string"),
+                    var("count", 0, "number"),
+                    var("flag", True, "boolean"),
+                    var("raw", "[1, 2]", "string"),
+                    var("empty", None, "json"),
+                ]
+            ),
             http("listbody", f"{base}/echo/list", body='{"tags": "{{tags}}", "n": 2}'),
             http("quoted", f"{base}/echo/quoted", body='{"text": "{{answer}}", "wrapped": "said: {{answer}}"}'),
             http("objbody", f"{base}/echo/object", body={"tags": "{{tags}}", "count": "{{count}}", "t": "{{answer}}"}),
@@ -95,6 +104,10 @@ def body_run(site: RecordingServer, tmp_path_factory: pytest.TempPathFactory) ->
                 },
             },
             http("unchecked", f"{base}/status500", method="GET", failOnStatus=False, outputVar="unchecked"),
+            http("bare", f"{base}/echo/bare", body='{"n": {{count}}, "tags": {{tags}}, "flag": {{flag}}}'),
+            http(
+                "stringy", f"{base}/echo/stringy", body='{"raw": "{{raw}}", "missing": "{{nope}}", "none": "{{empty}}"}'
+            ),
         ],
     )
     path = home.write("bodies.flow.json", doc)
@@ -132,6 +145,16 @@ def test_json_text_body_carrying_a_model_answer_with_quotes_and_newlines_is_vali
     body = seen.json()
     assert body["n"] == 3
     assert '"quoted"' in body["summary"] and "\n" in body["summary"], body
+
+
+def test_json_text_body_bare_references_insert_numbers_lists_and_booleans(body_run, site):
+    (seen,) = site.at("/echo/bare")
+    assert seen.json() == {"n": 3, "tags": ["red", "green", 'a "quoted" tag'], "flag": True}
+
+
+def test_json_text_body_whole_reference_to_a_string_stays_a_string_and_unknown_stays_as_written(body_run, site):
+    (seen,) = site.at("/echo/stringy")
+    assert seen.json() == {"raw": "[1, 2]", "missing": "{{nope}}", "none": None}
 
 
 def test_form_body_and_query_rows_are_encoded(body_run, site):
