@@ -55,6 +55,10 @@ def library(tmp_path_factory: pytest.TempPathFactory) -> Home:
     home.add_library_flow("greet", echo_flow("greet", ["(greet|hello) $(who:word)( please)?"], ["who"]))
     home.add_library_flow("pay", echo_flow("pay", ["pay $(amount:word) to $(who:wildcard)"], ["amount", "who"]))
     home.add_library_flow("count", echo_flow("count", ["count to $(n:number)"], ["n"]))
+    home.add_library_flow("play", echo_flow("play", ["play $(song:wildcard)"], ["song"]))
+    home.add_library_flow(
+        "playby", echo_flow("playby", ["play $(song:wildcard) by $(artist:wildcard)"], ["song", "artist"])
+    )
     home.add_library_flow("long", echo_flow("long", [" ".join(LONG_WORDS) + " $(rest:wildcard)"], ["rest"]))
     home.add_library_flow("deep", echo_flow("deep", ["(" * 400 + "dig deeper" + ")" * 400], []))
     return home
@@ -90,7 +94,11 @@ def test_wildcard_capture_keeps_the_leading_slash_of_a_path_and_the_run_gets_it(
 @pytest.fixture(scope="module")
 def compound(library: Home) -> tuple[CliResult, list[dict[str, Any]]]:
     """One `do` of four requests joined by "and then", ";" and "then": each part's match."""
-    res, _ = do(library, "Greet @alice! and then pay $100 to @bob; HELLO @carol please then count to 42.", "--dry-run")
+    res, _ = do(
+        library,
+        "Greet @alice! and then pay $100 to @bob; HELLO @carol please then count to 42; play hey jude by the beatles",
+        "--dry-run",
+    )
     no_crash(res)
     assert res.rc == 0, res.combined
     first = chosen(res)
@@ -111,6 +119,12 @@ def test_alternative_and_optional_group_match_and_case_is_ignored(compound):
     _res, parts = compound
     assert parts[2]["flow"] == "greet" and parts[2]["arguments"] == {"who": "@carol"}, parts[2]
     assert parts[2]["match"]["pattern"] == "(greet|hello) $(who:word)( please)?"
+
+
+def test_match_with_the_fewest_wildcard_words_wins(compound):
+    _res, parts = compound
+    assert parts[4]["flow"] == "playby", parts[4]
+    assert parts[4]["arguments"] == {"song": "hey jude", "artist": "the beatles"}, parts[4]
 
 
 def test_number_capture_binds_a_number(compound):
@@ -134,7 +148,7 @@ def test_run_of_a_flow_with_a_deeply_nested_trigger_does_not_crash(library):
 
 def test_a_deeply_nested_trigger_in_the_library_does_not_break_do_for_other_flows(compound):
     res, parts = compound
-    assert len(parts) == 4, res.stdout
+    assert len(parts) == 5, res.stdout
     assert "deep" in res.stderr, "the skipped trigger is not named: " + res.stderr
 
 
