@@ -233,6 +233,7 @@ def leaky(site: RecordingServer, tmp_path_factory: pytest.TempPathFactory) -> It
                 outputVar="said",
             ),
             http("withpw", "{{url}}"),
+            http("inquery", f"{site.base}/echo/query?key={{{{secrets.SECRET_TOKEN}}}}"),
             {
                 "id": "chat",
                 "type": "agent",
@@ -275,6 +276,7 @@ def test_secret_template_reaches_the_server_but_is_never_printed(leaky, site):
     res: CliResult = leaky["run"]
     assert res.rc == 0, res.combined
     assert any(SECRET in s.headers.get("Authorization", "") for s in site.at("/mirror")), "the token was not sent"
+    assert any(SECRET in s.query for s in site.at("/echo/query")), "the token was not sent in the query"
     assert SECRET not in res.combined, "the secret echoed by the API was printed"
 
 

@@ -30,6 +30,7 @@ pytestmark = needs_temporal
 
 RUN_ID = re.compile(r"\b[0-9a-f]{32}\b")
 QUEUE = "accept30"
+WORKER_TOKEN = "tok-WORKER-77c1d2"  # known to the worker only
 
 
 def agent(node_id: str, prompt: str, **tools: Any) -> dict[str, Any]:
@@ -56,7 +57,11 @@ def remote(temporal_server: str, home: Home) -> Iterator[str]:  # noqa: F811 - t
     worker = WorkerProcess(
         temporal_server,
         QUEUE,
-        env={"FLOWDESK_DATA_DIR": str(home.data), "FLOWDESK_CONFIG_DIR": str(home.root / "config")},
+        env={
+            "FLOWDESK_DATA_DIR": str(home.data),
+            "FLOWDESK_CONFIG_DIR": str(home.root / "config"),
+            "WORKER_TOKEN": WORKER_TOKEN,
+        },
     )
     yield temporal_server
     worker.stop()
@@ -265,6 +270,35 @@ def test_remote_run_goes_on_after_ctrl_c_and_can_be_cancelled(interrupted):
     assert "running" in row_text, row_text
     cancelled = interrupted["cancel"]
     assert cancelled.rc == 0, cancelled.combined
+
+
+# --------------------------------------------------------------------------- secrets on a worker
+def test_secret_is_resolved_on_the_worker_and_never_printed(remote, home):
+    with RecordingServer() as site:
+        doc = chain(
+            "Token on worker",
+            [
+                start_node(),
+                {
+                    "id": "api",
+                    "type": "http",
+                    "data": {
+                        "method": "GET",
+                        "url": f"{site.base}/mirror",
+                        "headers": [{"key": "Authorization", "value": "Bearer {{secrets.WORKER_TOKEN}}"}],
+                    },
+                },
+            ],
+        )
+        res = on(remote, home, "run", str(home.write("token.flow.json", doc)), "--provider", "echo", "--jsonl")
+        sent = [s.headers.get("Authorization", "") for s in site.at("/mirror")]
+    assert res.rc == 0, res.combined
+    assert sent == [f"Bearer {WORKER_TOKEN}"], sent
+    assert WORKER_TOKEN not in res.combined, "the token echoed by the API was printed"
+    run_id = RUN_ID.findall(res.stderr)[0]
+    followed = on(remote, home, "follow", run_id, "--jsonl")
+    assert followed.rc == 0 and "mirror" in followed.stdout, followed.combined
+    assert WORKER_TOKEN not in followed.combined
 
 
 # --------------------------------------------------------------------------- item 20
