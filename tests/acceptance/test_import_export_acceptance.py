@@ -47,7 +47,7 @@ def no_traceback(res: CliResult) -> None:
 
 
 # --------------------------------------------------------------------------- refused, clearly
-@pytest.mark.parametrize("config", ["oops", ["a", "list"], 42])
+@pytest.mark.parametrize("config", ["oops", ["a", "list"]])
 def test_anythingllm_block_whose_config_is_not_an_object_is_refused_naming_its_index(home, config):
     doc = anythingllm({"type": "apiCall", "config": config})
     res, _src, out = import_(home, f"bad-config-{type(config).__name__}.json", doc)
@@ -55,6 +55,62 @@ def test_anythingllm_block_whose_config_is_not_an_object_is_refused_naming_its_i
     assert res.rc == 2, res.combined
     assert "steps[1]" in res.stderr and "config" in res.stderr and "not an object" in res.stderr, res.stderr
     assert not out.exists()
+
+
+UNNAMED = pytest.mark.xfail(
+    reason="finding: a field of the wrong type inside a block is refused with only 'AnythingLLM agent flow: must"
+    " be a list' / 'must be an object' / 'must be a string' (TypeAgent: parameters given as text reads"
+    " 'parameters[0] has no name'): neither the block's index nor the field is named",
+    strict=True,
+)
+
+
+@pytest.mark.parametrize(
+    ("doc", "named"),
+    [
+        pytest.param(
+            anythingllm({"type": "apiCall", "config": {"url": "https://a.example/", "method": "GET", "headers": "x"}}),
+            ["steps[1]", "headers"],
+            id="headers-text",
+            marks=UNNAMED,
+        ),
+        pytest.param(
+            anythingllm(
+                {"type": "apiCall", "config": {"url": "https://a.example/", "method": "GET", "headers": ["x"]}}
+            ),
+            ["steps[1]", "headers[0]"],
+            id="header-row-text",
+            marks=UNNAMED,
+        ),
+        pytest.param(
+            anythingllm({"type": "apiCall", "config": {"url": 5, "method": "GET"}}),
+            ["steps[1]", "url"],
+            id="url-number",
+            marks=UNNAMED,
+        ),
+        pytest.param(
+            anythingllm({"type": "llmInstruction", "config": {"instruction": ["a"]}}),
+            ["steps[1]", "instruction"],
+            id="instruction-list",
+            marks=UNNAMED,
+        ),
+        pytest.param(
+            {
+                "name": "r",
+                "parameters": "p",
+                "steps": [{"id": "a", "schemaName": "u", "actionName": "x", "parameters": {}}],
+            },
+            ["parameters", "list"],
+            id="typeagent-parameters-text",
+            marks=UNNAMED,
+        ),
+    ],
+)
+def test_field_of_the_wrong_type_is_refused_naming_the_block_and_field(home, doc, named):
+    res, _src, out = import_(home, f"wrong-field-{abs(hash(json.dumps(doc)))}.json", doc)
+    no_traceback(res)
+    assert res.rc == 2 and not out.exists(), res.combined
+    assert all(n in res.stderr for n in named), res.stderr
 
 
 def test_anythingllm_unknown_block_is_refused_naming_the_block_and_its_index(home):
