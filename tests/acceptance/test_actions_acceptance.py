@@ -298,7 +298,7 @@ def hostile_run(site: RecordingServer, tmp_path_factory: pytest.TempPathFactory)
         ),
         http("deep_json", f"{base}/deep-json", method="GET", errorMode="skip"),
         fetch("deep_html", f"{base}/deep-html", errorMode="skip"),
-        http("retried", f"{base}/status500", method="GET", errorMode="retry", maxRetries=2, retryDelayMs=50),
+        http("retried", f"{base}/status500/retried", method="GET", errorMode="retry", maxRetries=2, retryDelayMs=50),
         {
             "id": "recovered",
             "type": "agent",
@@ -347,5 +347,5 @@ def test_node_retried_twice_sends_at_most_three_requests(hostile_run, site):
     res, _ = hostile_run
     retries = [payload(e) for e in res.of_type("step_retry", "retried")]
     assert len(retries) == 2, retries
-    assert len(site.at("/status500")) == 3, f"{len(site.at('/status500'))} requests for 2 retries"
+    assert len(site.at("/status500/retried")) == 3, f"{len(site.at('/status500/retried'))} requests for 2 retries"
     assert res.of_type("llm_response", "recovered"), "the error branch did not run"

@@ -7,7 +7,7 @@ what was sent, or that nothing was. Routes:
 - ``/drip`` answers 200 with a long Content-Length and then one byte every half second, for a
   minute or until the client goes away (a server that never finishes);
 - ``/mirror`` answers with the Authorization header and URL it received (a leaky API);
-- ``/no-location`` a 302 without a Location; ``/status500`` always a 500;
+- ``/no-location`` a 302 without a Location; ``/status500...`` always a 500;
 - ``/deep-json`` a JSON list nested 200,000 deep; ``/deep-html`` 100,000 nested divs;
 - ``/page`` a small HTML page;
 - ``/hop?to=URL`` a 302 to URL.
@@ -68,7 +68,7 @@ class RecordingServer:
                     self.send_response(302)
                     self.send_header("Content-Length", "0")
                     self.end_headers()
-                elif parts.path == "/status500":
+                elif parts.path.startswith("/status500"):
                     self._send(500, "text/plain", b"broken today")
                 elif parts.path == "/deep-json":
                     self._send(200, "application/json", b"[" * 200_000 + b"]" * 200_000)
