@@ -67,7 +67,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             code = cli.main(args)
             if argv is None:  # the flowdesk process itself: it exits now
-                cli.before_exit()
+                cli.before_exit(code)
             return code
         except KeyboardInterrupt:  # in the instant after a run's own handling ended: as cancelled
             os.write(2, b"flowdesk: cancelled\n")

@@ -6,5 +6,5 @@ from engine.cli import before_exit, main
 
 if __name__ == "__main__":
     code = main()
-    before_exit()
+    before_exit(code)
     sys.exit(code)

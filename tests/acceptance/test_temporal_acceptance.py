@@ -163,12 +163,6 @@ def test_agent_with_library_flows_as_tools_completes_on_temporal(tools_run):
     assert events(res)[-1].get("type") == "run_status" and events(res)[-1].get("content") == "completed"
 
 
-@pytest.mark.xfail(
-    reason="finding (intermittent, ~1 run in 10): `flowdesk run --temporal` of an agent calling a library flow"
-    " prints 'completed' and then dies at interpreter exit: SIGSEGV (exit -11), or SIGABRT with 'Fatal Python"
-    " error: PyGILState_Release: thread state ... must be current when releasing / runtime state: finalizing'",
-    strict=False,
-)
 def test_run_temporal_of_an_agent_calling_flows_exits_0(tools_run):
     assert tools_run.rc == 0, tools_run.combined[-1500:]
 
