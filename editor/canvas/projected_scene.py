@@ -41,7 +41,7 @@ from .link_batch import LINK_BATCH_LOD, LinkBatch
 from .projection import Overview, Projection, count_link, shown_as_subagent
 from .routing import ObstacleGrid, route
 from .run_overlay import RunOverlay, canvas_states, output_previews
-from .style import CANVAS_BG, node_rect, node_title
+from .style import CANVAS_BG, node_layout, node_rect, node_title
 
 __all__ = ["ProjectedScene"]
 
@@ -269,10 +269,22 @@ class ProjectedScene(QGraphicsScene):
                 bounds = QRectF(x0, y0, x1 - x0, y1 - y0)
                 self._bounds_cache = (grid.version, bounds)
                 return QRectF(bounds)
-        rect = QRectF()
+        rects = self.model_rects()
+        if not rects:
+            return QRectF(0, 0, 800, 600)
+        x0, y0 = min(r[0] for r in rects), min(r[1] for r in rects)
+        return QRectF(x0, y0, max(r[2] for r in rects) - x0, max(r[3] for r in rects) - y0)
+
+    def model_rects(self) -> list[tuple[float, float, float, float, str]]:
+        """Every card's (x0, y0, x1, y1, look) at its model position: sized from its item's
+        layout (laid out once, when the item was made), or laid out here when it has none."""
+        out = []
+        peek = self.node_items.peek
         for node in self.document.workflow.nodes:
-            rect = rect.united(node_rect(node, self._is_sub(node)))
-        return rect if not rect.isNull() else QRectF(0, 0, 800, 600)
+            item = peek(node.id)
+            lay = item.layout if item is not None else node_layout(node, self._is_sub(node))
+            out.append((node.x, node.y, node.x + lay.width, node.y + lay.height, lay.kind))
+        return out
 
     def _is_sub(self, node: Node) -> bool:
         return shown_as_subagent(node, self._sub_parents, self._exec_links)
@@ -569,10 +581,11 @@ class ProjectedScene(QGraphicsScene):
         """A card's item is gone (its node was removed); a gesture holding it lets go of it."""
 
     def drawBackground(self, painter: QPainter, rect: QRectF) -> None:
-        painter.fillRect(rect, CANVAS_BG)
         if self.lazy and self.overview:
+            painter.fillRect(rect, CANVAS_BG)
             draw_overview(painter, rect, self.overview_geometry(), self.items_bounds(), len(self.obstacles.rects))
             return
+        draw_grid(painter, rect)  # (opaque: the background's colour too)
         if self.lazy:
             draw_loose_links(
                 painter,
@@ -582,7 +595,6 @@ class ProjectedScene(QGraphicsScene):
                 lambda nid: self._links.get(nid, ()),
                 self.edge_items.has,
             )
-        draw_grid(painter, rect)
         if self.links_batched:
             self._link_batch.draw(painter, self.edge_items.values(), len(self.edge_items))
 
