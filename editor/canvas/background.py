@@ -16,7 +16,7 @@ from PySide6.QtGui import QBrush, QColor, QImage, QPainter, QPen, QTransform
 
 from .projection import Overview
 from .routing import ObstacleGrid
-from .style import GRID, GRID_DOT, GRID_DOT_MAJOR, KIND_COLOR
+from .style import CANVAS_BG, GRID, GRID_DOT, GRID_DOT_MAJOR, KIND_COLOR
 
 __all__ = ["draw_grid", "draw_overview", "draw_loose_links", "EDGE_OVERVIEW", "OVERVIEW_LINKS"]
 
@@ -45,8 +45,10 @@ class _GridTile:
     def _make(step: float, lod: float, dpr: float) -> QBrush:
         span = step * 5  # scene units the tile covers, each way
         px = max(5, round(span * lod * dpr))  # device pixels (whole: the tiles must not drift)
-        image = QImage(px, px, QImage.Format.Format_ARGB32_Premultiplied)
-        image.fill(Qt.GlobalColor.transparent)
+        # Opaque, the canvas's colour under the dots: the fill is then a copy of the tile, not a
+        # blend over a first fill of the background (two passes over every pixel of a frame).
+        image = QImage(px, px, QImage.Format.Format_RGB32)
+        image.fill(CANVAS_BG)
         painter = QPainter(image)
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         scale = px / span  # device pixels per scene unit in the tile
@@ -75,10 +77,12 @@ _TILE = _GridTile()
 
 
 def draw_grid(painter: QPainter, rect: QRectF) -> None:
-    """Dots every ``GRID`` (every fifth one brighter); every fifth dot only when zoomed out;
-    none below 0.15. One textured fill, aligned with the scene's origin."""
+    """The canvas's background: dots every ``GRID`` (every fifth one brighter) on
+    ``CANVAS_BG``; every fifth dot only when zoomed out; none below 0.15. One opaque textured
+    fill, aligned with the scene's origin (a plain fill when there are no dots)."""
     lod = painter.worldTransform().m11()
     if lod < 0.15:
+        painter.fillRect(rect, CANVAS_BG)
         return
     step = GRID if lod >= 0.6 else GRID * 5
     device = painter.device()

@@ -14,7 +14,8 @@ is painted from the grid as a level-of-detail overview (rectangles and straight 
 for any node or link of the model (``node_items[id]``, ``.get(id)``, ``id in node_items``,
 see :mod:`.lazy_items`); iterating them walks only the items made so far, and state pushed
 in by the window (issues, run states, find hits) is kept by the scene and given to an item
-when it is made. A run shows through :meth:`ProjectedScene.show_run` (see :mod:`.run_overlay`);
+when it is made. A run shows through :meth:`ProjectedScene.show_run` (see :mod:`.shown_state`, which holds
+what the window pushes in for display: issues, find hits, a run);
 sticky notes and groups are kept by the scene's :class:`~.annotation_layer.AnnotationLayer`.
 """
 
@@ -23,15 +24,14 @@ from __future__ import annotations
 import logging
 from collections import defaultdict
 
-from PySide6.QtCore import QPointF, QRectF, Qt, QTimer
+from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QPainter, QTransform
 from PySide6.QtWidgets import QGraphicsScene
 
-from engine import Issue, Node, RunState
+from engine import Node
 
 from ..document import ConnKey
 from ..editing import WorkflowDocument
-from ..issue_text import issue_tooltips
 from .annotation_layer import AnnotationLayer
 from .background import draw_grid, draw_loose_links, draw_overview
 from .items.edge import EdgeItem
@@ -40,15 +40,16 @@ from .lazy_items import LazyItems
 from .link_batch import LINK_BATCH_LOD, LinkBatch
 from .projection import Overview, Projection, count_link, shown_as_subagent
 from .routing import ObstacleGrid, route
-from .run_overlay import RunOverlay, canvas_states, output_previews
-from .style import CANVAS_BG, node_rect, node_title
+from .run_overlay import RunOverlay
+from .shown_state import ShownState
+from .style import CANVAS_BG, node_layout, node_rect, node_title
 
 __all__ = ["ProjectedScene"]
 
 log = logging.getLogger(__name__)
 
 
-class ProjectedScene(QGraphicsScene):
+class ProjectedScene(ShownState, QGraphicsScene):
     """The document's cards and links as items, kept in step with its signals."""
 
     LAZY_NODES = 2500  # above this many nodes, items are made only for what is in view
@@ -89,9 +90,7 @@ class ProjectedScene(QGraphicsScene):
         self.annotations = AnnotationLayer(self, self._update_edges)
         self.note_items = self.annotations.note_items  # (the same dicts, kept by the layer)
         self.group_items = self.annotations.group_items
-        self._pulse_timer = QTimer(self)
-        self._pulse_timer.setInterval(60)
-        self._pulse_timer.timeout.connect(lambda: self.run.pulse(self.node_items))
+        self._pulse_timer = self.pulse_timer()  # a running card's halo pulses
         self.setItemIndexMethod(QGraphicsScene.ItemIndexMethod.BspTreeIndex)
         self.setBackgroundBrush(CANVAS_BG)
         document.workflow_reset.connect(self.rebuild)
@@ -241,12 +240,6 @@ class ProjectedScene(QGraphicsScene):
     def _prepare_item(self, item: NodeItem) -> None:
         """Hook for a scene that changes what items can do (a read-only run view)."""
 
-    def set_found_nodes(self, ids: set[str]) -> None:
-        """Find hits: highlighted now, and on items made later."""
-        self._found = set(ids)
-        for nid, item in self.node_items.items():
-            item.set_found(nid in self._found)
-
     def node_title(self, node_id: str) -> str:
         """A node's title as the canvas shows it, with no item needed."""
         item = self.node_items.peek(node_id)
@@ -269,10 +262,22 @@ class ProjectedScene(QGraphicsScene):
                 bounds = QRectF(x0, y0, x1 - x0, y1 - y0)
                 self._bounds_cache = (grid.version, bounds)
                 return QRectF(bounds)
-        rect = QRectF()
+        rects = self.model_rects()
+        if not rects:
+            return QRectF(0, 0, 800, 600)
+        x0, y0 = min(r[0] for r in rects), min(r[1] for r in rects)
+        return QRectF(x0, y0, max(r[2] for r in rects) - x0, max(r[3] for r in rects) - y0)
+
+    def model_rects(self) -> list[tuple[float, float, float, float, str]]:
+        """Every card's (x0, y0, x1, y1, look) at its model position: sized from its item's
+        layout (laid out once, when the item was made), or laid out here when it has none."""
+        out = []
+        peek = self.node_items.peek
         for node in self.document.workflow.nodes:
-            rect = rect.united(node_rect(node, self._is_sub(node)))
-        return rect if not rect.isNull() else QRectF(0, 0, 800, 600)
+            item = peek(node.id)
+            lay = item.layout if item is not None else node_layout(node, self._is_sub(node))
+            out.append((node.x, node.y, node.x + lay.width, node.y + lay.height, lay.kind))
+        return out
 
     def _is_sub(self, node: Node) -> bool:
         return shown_as_subagent(node, self._sub_parents, self._exec_links)
@@ -495,56 +500,6 @@ class ProjectedScene(QGraphicsScene):
         if not self.sceneRect().contains(rect):
             self.setSceneRect(self.sceneRect().united(rect.adjusted(-6000, -6000, 6000, 6000)))
 
-    # ------------------------------------------------------------------ state pushed in by the window
-    def set_issues(self, issues: list[Issue]) -> None:
-        kept = issue_tooltips(issues, self.document.workflow)
-        self._issues = kept  # for items made later (a big document)
-        for nid, item in self.node_items.items():
-            item.set_issues(*kept.get(nid, (None, "")))
-
-    # ------------------------------------------------------------------ run state (display only)
-    def show_run(self, state: RunState | None, badges: dict[str, tuple[str, str]] | None = None) -> None:
-        """Show what a run did, as the engine's reducer has it (None: no run): each node's
-        state word (see :func:`~editor.canvas.run_overlay.canvas_states`), the links it
-        followed, the errors as tooltips and ``badges`` (node id -> (text, kind))."""
-        if state is None:
-            self.clear_run_states()
-            return
-        words, tips = canvas_states(state)
-        self.set_run_states(words, set(state.links), tips, badges, output_previews(state))
-
-    def set_run_states(
-        self,
-        states: dict[str, str],
-        links: set[tuple[str, str, str]] | None = None,
-        tips: dict[str, str] | None = None,
-        badges: dict[str, tuple[str, str]] | None = None,
-        previews: dict[str, tuple[str, str]] | None = None,
-    ) -> None:
-        """Show a run on the canvas: node states (words of
-        :data:`~editor.canvas.run_overlay.CANVAS_STATES`; nodes not in it are shown normally)
-        and the links it followed, ``(source, sourceHandle, target)``. :meth:`show_run` makes
-        them from a :class:`engine.RunState`. Run state is never part of the document and
-        never undoable."""
-        self.run.set(states, links, tips, badges, previews)
-        self.run.show_on(self.node_items, self.edge_items)
-        if self.run.running:
-            if not self._pulse_timer.isActive():
-                self._pulse_timer.start()
-        else:
-            self._pulse_timer.stop()
-
-    def clear_run_states(self) -> None:
-        self.set_run_states({}, set())
-
-    def set_show_outputs(self, on: bool) -> None:
-        """Show (or not) each node's last output under its card (the duration and tokens stay)."""
-        if on == self.run.show_outputs:
-            return
-        self.run.show_outputs = on
-        for nid, item in self.node_items.items():
-            self.run.apply(nid, item)
-
     def set_snap(self, on: bool) -> None:
         self.snap_to_grid = on
         for item in self.node_items.values():
@@ -569,10 +524,11 @@ class ProjectedScene(QGraphicsScene):
         """A card's item is gone (its node was removed); a gesture holding it lets go of it."""
 
     def drawBackground(self, painter: QPainter, rect: QRectF) -> None:
-        painter.fillRect(rect, CANVAS_BG)
         if self.lazy and self.overview:
+            painter.fillRect(rect, CANVAS_BG)
             draw_overview(painter, rect, self.overview_geometry(), self.items_bounds(), len(self.obstacles.rects))
             return
+        draw_grid(painter, rect)  # (opaque: the background's colour too)
         if self.lazy:
             draw_loose_links(
                 painter,
@@ -582,7 +538,6 @@ class ProjectedScene(QGraphicsScene):
                 lambda nid: self._links.get(nid, ()),
                 self.edge_items.has,
             )
-        draw_grid(painter, rect)
         if self.links_batched:
             self._link_batch.draw(painter, self.edge_items.values(), len(self.edge_items))
 

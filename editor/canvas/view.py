@@ -49,6 +49,7 @@ class Minimap(QWidget):
         self.setToolTip("Minimap: click to move the view")
         self._bounds = QRectF()
         self._image: QImage | None = None  # the cards, drawn once per refresh (not per paint)
+        self._scaled: tuple[tuple, QImage] | None = None  # ... and scaled to the widget (see _cards)
         self.nodes_bounds = QRectF()  # the nodes' own bounds, no margin
         self.card_count = 0  # cards in the image (a small document's; a big one's come from its grid)
         self._timer = QTimer(self, singleShot=True, interval=120)
@@ -59,8 +60,6 @@ class Minimap(QWidget):
 
     def refresh(self) -> None:
         scene = self.view.canvas_scene
-        rects = []
-        bounds = QRectF()
         self._image = None
         if scene.lazy:  # a big document: from the scene's grid, painted once into an image
             self.nodes_bounds = scene.items_bounds()
@@ -69,10 +68,12 @@ class Minimap(QWidget):
             self.update()
             self.view.update_minimap_visibility()
             return
-        for node in scene.document.workflow.nodes:
-            r = node_rect(node, scene._is_sub(node))
-            bounds = bounds.united(r)
-            rects.append((r, KIND_COLOR["subagent" if scene._is_sub(node) else node.type]))
+        model = scene.model_rects()  # (sized from the items' layouts: no card is laid out again)
+        rects = [(QRectF(x0, y0, x1 - x0, y1 - y0), KIND_COLOR[kind]) for x0, y0, x1, y1, kind in model]
+        bounds = QRectF()
+        if model:
+            x0, y0 = min(r[0] for r in model), min(r[1] for r in model)
+            bounds = QRectF(x0, y0, max(r[2] for r in model) - x0, max(r[3] for r in model) - y0)
         self.nodes_bounds = bounds
         self._bounds = bounds.adjusted(-60, -60, 60, 60)
         self.card_count = len(rects)
@@ -121,6 +122,22 @@ class Minimap(QWidget):
         oy = 4 + (self.height() - 8 - b.height() * s) / 2 - b.top() * s
         return s, ox, oy
 
+    def _cards(self, s: float, ox: float, oy: float) -> QImage | None:
+        """The cards scaled to where this paint puts them, kept while that does not change (a
+        pan within the graph's bounds): a paint then copies them, it does not scale them."""
+        if self._image is None:
+            return None
+        key = (self._image.cacheKey(), s, ox, oy)
+        if self._scaled is None or self._scaled[0] != key:
+            b = self._bounds
+            img = QImage(self.size(), QImage.Format.Format_ARGB32_Premultiplied)
+            img.fill(Qt.GlobalColor.transparent)
+            p = QPainter(img)
+            p.drawImage(QRectF(b.left() * s + ox, b.top() * s + oy, b.width() * s, b.height() * s), self._image)
+            p.end()
+            self._scaled = (key, img)
+        return self._scaled[1]
+
     def paintEvent(self, event: QPaintEvent) -> None:
         p = QPainter(self)
         p.fillRect(self.rect(), QColor(20, 23, 29, 225))
@@ -128,9 +145,9 @@ class Minimap(QWidget):
         p.drawRect(self.rect().adjusted(0, 0, -1, -1))
         s, ox, oy = self._transform()
         p.setPen(Qt.PenStyle.NoPen)
-        if self._image is not None:
-            b = self._bounds
-            p.drawImage(QRectF(b.left() * s + ox, b.top() * s + oy, b.width() * s, b.height() * s), self._image)
+        cards = self._cards(s, ox, oy)
+        if cards is not None:
+            p.drawImage(0, 0, cards)
         v = self.view.visible_scene_rect()
         p.setPen(QPen(QColor("#ffb454"), 1.5))
         p.setBrush(QColor(255, 180, 84, 14))

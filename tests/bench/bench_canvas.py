@@ -3,14 +3,18 @@
     python -m tests.bench.bench_canvas [--nodes N] [--links M] [--frames K] [--json]
 
 Prints the time to load the document and build the scene, the time to the first full
-paint of a fitted view, the average frame time while panning and while dragging one
+paint of a fitted view, the median frame time while panning and while dragging one
 node (each frame = move + synchronous repaint of the viewport), and auto-layout of the
-whole graph (every link routed again) with the repaint after it.
+whole graph (every link routed again) with the repaint after it; then the same for our
+canvas alone at ``--big`` nodes (10,000: its slowest frame is the figure there).
 
 The floor: the same cards and links as plain ``QGraphicsRectItem`` / ``QGraphicsSimpleTextItem`` /
 ``QGraphicsPathItem`` items in a bare ``QGraphicsScene`` and ``QGraphicsView`` (same size and
-render hints), built, painted, panned and dragged the same way in the same process. The
-ratios (ours / floor) are what the targets are stated in. A script, not a timed test.
+render hints), built, painted, panned and dragged the same way in the same process, its
+frames taken in alternation with ours (one of each in turn): measured one after the other
+on a loaded shared machine, the two sides' frames differed by more than their code did.
+Frames are given in wall-clock time and in the process's CPU time. The ratios (ours / floor)
+are what the targets are stated in. A script, not a timed test.
 """
 
 from __future__ import annotations
@@ -81,182 +85,222 @@ def generate(n_nodes: int = 2000, n_links: int = 3000, seed: int = 7):
     return Workflow.model_validate({"name": "bench", "version": 1, "nodes": nodes, "connections": links})
 
 
-def floor(wf, frames: int) -> dict[str, float]:
-    """The plain-QGraphicsScene floor for ``wf``: load, first paint, pan and drag frames."""
-    from PySide6.QtCore import QPointF, QRectF
-    from PySide6.QtGui import QBrush, QColor, QPainter, QPainterPath, QPen
-    from PySide6.QtWidgets import (
-        QApplication,
-        QGraphicsPathItem,
-        QGraphicsRectItem,
-        QGraphicsScene,
-        QGraphicsSimpleTextItem,
-        QGraphicsView,
-    )
-
-    app = QApplication.instance() or QApplication([])
-    t0 = time.perf_counter()
-    scene = QGraphicsScene()
-    scene.setBackgroundBrush(QColor("#16191f"))
-    rects = {}
-    items = {}
-    pen, brush = QPen(QColor("#3a3f4b"), 1), QBrush(QColor("#222630"))
-    for node in wf.nodes:
-        r = QRectF(node.x, node.y, 232, 96)
-        item = QGraphicsRectItem(r)
-        item.setPen(pen)
-        item.setBrush(brush)
-        label = QGraphicsSimpleTextItem(getattr(node.data, "agentName", "") or node.type, item)
-        label.setPos(r.left() + 10, r.top() + 8)
-        scene.addItem(item)
-        rects[node.id] = r
-        items[node.id] = item
-    link_pen = QPen(QColor("#5c6373"), 2)
-    for c in wf.connections:
-        a, b = rects[c.source], rects[c.target]
-        start, end = QPointF(a.right(), a.center().y()), QPointF(b.left(), b.center().y())
-        path = QPainterPath(start)
-        dx = max(40.0, (end.x() - start.x()) / 2)
-        path.cubicTo(start + QPointF(dx, 0), end - QPointF(dx, 0), end)
-        link = QGraphicsPathItem(path)
-        link.setPen(link_pen)
-        scene.addItem(link)
-    view = QGraphicsView(scene)
-    view.setRenderHints(QPainter.RenderHint.Antialiasing | QPainter.RenderHint.TextAntialiasing)
-    view.resize(1600, 1000)
-    view.show()
-    app.processEvents()
-    view.fitInView(scene.itemsBoundingRect())
+def _frame(view, move) -> tuple[float, float]:
+    """One frame: ``move()``, then a synchronous repaint of the viewport; (wall s, CPU s)."""
+    w0, c0 = time.perf_counter(), time.process_time()
+    move()
     view.viewport().repaint()
-    t2 = time.perf_counter()
-    pan_all_times = []
-    for i in range(max(5, frames // 4)):
-        f0 = time.perf_counter()
-        view.horizontalScrollBar().setValue(view.horizontalScrollBar().value() + (8 if i % 2 else -8))
-        view.viewport().repaint()
-        pan_all_times.append(time.perf_counter() - f0)
-    view.resetTransform()
-    view.centerOn(scene.itemsBoundingRect().center())
-    view.viewport().repaint()
-    pan_times = []
-    for _i in range(frames):
-        f0 = time.perf_counter()
-        view.horizontalScrollBar().setValue(view.horizontalScrollBar().value() + 12)
-        view.viewport().repaint()
-        pan_times.append(time.perf_counter() - f0)
-    item = max(items.values(), key=lambda it: len(scene.collidingItems(it)))
-    view.centerOn(item)
-    view.viewport().repaint()
-    drag_times = []
-    origin = item.pos()
-    for i in range(frames):
-        f0 = time.perf_counter()
-        item.setPos(origin + QPointF(i * 3.0, i * 2.0))
-        view.viewport().repaint()
-        drag_times.append(time.perf_counter() - f0)
-    view.close()
-    view.deleteLater()
-    scene.deleteLater()
-    app.processEvents()
-    return {
-        "load_to_first_paint_ms": (t2 - t0) * 1000,
-        "pan_frame_ms": statistics.mean(pan_times) * 1000,
-        "pan_all_visible_frame_ms": statistics.mean(pan_all_times) * 1000,
-        "drag_frame_ms": statistics.mean(drag_times) * 1000,
-    }
+    return time.perf_counter() - w0, time.process_time() - c0
 
 
-def run(n_nodes: int, n_links: int, frames: int) -> dict[str, float]:
+def _scroll(view, dx: int):
+    return lambda: view.horizontalScrollBar().setValue(view.horizontalScrollBar().value() + dx)
+
+
+class _Floor:
+    """The plain-QGraphicsScene floor for ``wf``: rectangles, labels and curves, nothing else."""
+
+    def __init__(self, wf) -> None:
+        from PySide6.QtCore import QPointF, QRectF
+        from PySide6.QtGui import QBrush, QColor, QPainter, QPainterPath, QPen
+        from PySide6.QtWidgets import (
+            QApplication,
+            QGraphicsPathItem,
+            QGraphicsRectItem,
+            QGraphicsScene,
+            QGraphicsSimpleTextItem,
+            QGraphicsView,
+        )
+
+        app = QApplication.instance()
+        t0, c0 = time.perf_counter(), time.process_time()
+        scene = self.scene = QGraphicsScene()
+        scene.setBackgroundBrush(QColor("#16191f"))
+        rects = {}
+        self.items = []
+        pen, brush = QPen(QColor("#3a3f4b"), 1), QBrush(QColor("#222630"))
+        for node in wf.nodes:
+            r = QRectF(node.x, node.y, 232, 96)
+            item = QGraphicsRectItem(r)
+            item.setPen(pen)
+            item.setBrush(brush)
+            label = QGraphicsSimpleTextItem(getattr(node.data, "agentName", "") or node.type, item)
+            label.setPos(r.left() + 10, r.top() + 8)
+            scene.addItem(item)
+            rects[node.id] = r
+            self.items.append(item)
+        link_pen = QPen(QColor("#5c6373"), 2)
+        for c in wf.connections:
+            a, b = rects[c.source], rects[c.target]
+            start, end = QPointF(a.right(), a.center().y()), QPointF(b.left(), b.center().y())
+            path = QPainterPath(start)
+            dx = max(40.0, (end.x() - start.x()) / 2)
+            path.cubicTo(start + QPointF(dx, 0), end - QPointF(dx, 0), end)
+            link = QGraphicsPathItem(path)
+            link.setPen(link_pen)
+            scene.addItem(link)
+        view = self.view = QGraphicsView(scene)
+        view.setRenderHints(QPainter.RenderHint.Antialiasing | QPainter.RenderHint.TextAntialiasing)
+        view.resize(1600, 1000)
+        view.show()
+        app.processEvents()
+        view.fitInView(scene.itemsBoundingRect())
+        view.viewport().repaint()
+        self.load_s, self.load_cpu_s = time.perf_counter() - t0, time.process_time() - c0
+
+    def fit(self) -> None:
+        self.view.fitInView(self.scene.itemsBoundingRect())
+
+    def one_to_one(self) -> None:
+        self.view.resetTransform()
+        self.view.centerOn(self.scene.itemsBoundingRect().center())
+
+    def drag_target(self):
+        item = max(self.items, key=lambda it: len(self.scene.collidingItems(it)))
+        self.view.centerOn(item)
+        return item
+
+
+class _Ours:
+    """Flowdesk's canvas for ``wf``: the document, its scene and view, loaded to a fitted first paint."""
+
+    def __init__(self, wf) -> None:
+        from PySide6.QtWidgets import QApplication
+
+        from editor.canvas.scene import CanvasScene
+        from editor.canvas.view import CanvasView
+        from editor.editing import WorkflowDocument
+
+        app = QApplication.instance()
+        t0, c0 = time.perf_counter(), time.process_time()
+        self.doc = WorkflowDocument(wf)
+        scene = self.scene = CanvasScene(self.doc)
+        view = self.view = CanvasView(scene)
+        view.resize(1600, 1000)
+        view.show()
+        app.processEvents()
+        t1 = time.perf_counter()
+        view.fit_all()
+        view.viewport().repaint()
+        t2 = time.perf_counter()
+        self.build_s, self.paint_s, self.load_s = t1 - t0, t2 - t1, t2 - t0
+        self.load_cpu_s = time.process_time() - c0
+
+    def fit(self) -> None:
+        self.view.fit_all()
+
+    def one_to_one(self) -> None:
+        self.view.set_zoom(1.0, self.scene.items_bounds().center())
+
+    def drag_target(self):
+        degree = {nid: len(keys) for nid, keys in self.scene.node_edges.items()}
+        self.links = max(degree.values())
+        item = self.scene.node_items[max(degree, key=degree.get)]
+        self.view.set_zoom(1.0, item.sceneBoundingRect().center())
+        return item
+
+
+def _phases(sides, frames: int) -> dict[str, list[list[tuple[float, float]]]]:
+    """Pan all in view, pan at 1:1 and drag one card at 1:1, each side's frames taken in
+    alternation (one frame of each in turn), so a load that comes and goes on a shared machine
+    weighs on both alike. Per phase, per side: [(wall s, CPU s), ...]."""
     from PySide6.QtCore import QPointF
+
+    out: dict[str, list[list[tuple[float, float]]]] = {}
+    for side in sides:
+        side.fit()
+        side.view.viewport().repaint()
+    out["all"] = [[] for _ in sides]
+    for i in range(max(5, frames // 4)):
+        for k, side in enumerate(sides):
+            out["all"][k].append(_frame(side.view, _scroll(side.view, 8 if i % 2 else -8)))
+    for side in sides:
+        side.one_to_one()
+        side.view.viewport().repaint()
+    out["pan"] = [[] for _ in sides]
+    for _i in range(frames):
+        for k, side in enumerate(sides):
+            out["pan"][k].append(_frame(side.view, _scroll(side.view, 12)))
+    drags = []
+    for side in sides:
+        item = side.drag_target()
+        side.view.viewport().repaint()
+        drags.append((item, item.pos()))
+    out["drag"] = [[] for _ in sides]
+    for i in range(frames):
+        for k, side in enumerate(sides):
+            item, origin = drags[k]
+            out["drag"][k].append(
+                _frame(side.view, lambda it=item, o=origin, i=i: it.setPos(o + QPointF(i * 3.0, i * 2.0)))
+            )
+    return out
+
+
+def _ms(frames: list[tuple[float, float]], which: int = 0) -> float:
+    return statistics.median(f[which] for f in frames) * 1000
+
+
+def run(n_nodes: int, n_links: int, frames: int, with_floor: bool = True) -> dict[str, float]:
+    """Ours and (``with_floor``) the floor for a generated graph. Frames are medians, of
+    wall-clock time and of the process's CPU time; ratios are ours / floor."""
     from PySide6.QtWidgets import QApplication
 
     app = QApplication.instance() or QApplication([])
     from editor.app import configure_app
 
     configure_app(app)
-    from editor.canvas.scene import CanvasScene
-    from editor.canvas.view import CanvasView
-    from editor.editing import WorkflowDocument
     from editor.layout import auto_layout
 
     wf = generate(n_nodes, n_links)
-    t0 = time.perf_counter()
-    doc = WorkflowDocument(wf)
-    scene = CanvasScene(doc)
-    view = CanvasView(scene)
-    view.resize(1600, 1000)
-    view.show()
-    app.processEvents()
-    t1 = time.perf_counter()
-    view.fit_all()
-    view.viewport().repaint()
-    t2 = time.perf_counter()
-
-    # Pan at 100 % zoom across the middle of the graph.
-    view.set_zoom(1.0, scene.items_bounds().center())
-    view.viewport().repaint()
-    pan_times = []
-    for _i in range(frames):
-        f0 = time.perf_counter()
-        view.horizontalScrollBar().setValue(view.horizontalScrollBar().value() + 12)
-        view.viewport().repaint()
-        pan_times.append(time.perf_counter() - f0)
-
-    # Pan while zoomed out to see the whole graph (the worst case: everything visible).
-    view.fit_all()
-    view.viewport().repaint()
-    pan_all_times = []
-    for i in range(max(5, frames // 4)):
-        f0 = time.perf_counter()
-        view.horizontalScrollBar().setValue(view.horizontalScrollBar().value() + (8 if i % 2 else -8))
-        view.viewport().repaint()
-        pan_all_times.append(time.perf_counter() - f0)
-
-    # Drag one well-connected node at 100 %.
-    degree = {nid: len(keys) for nid, keys in scene.node_edges.items()}
-    nid = max(degree, key=degree.get)
-    item = scene.node_items[nid]
-    view.set_zoom(1.0, item.sceneBoundingRect().center())
-    view.viewport().repaint()
-    drag_times = []
-    origin = item.pos()
-    for i in range(frames):
-        f0 = time.perf_counter()
-        item.setPos(origin + QPointF(i * 3.0, i * 2.0))
-        view.viewport().repaint()
-        drag_times.append(time.perf_counter() - f0)
-
+    base = _Floor(wf) if with_floor else None
+    ours = _Ours(wf)
+    sides = [ours] if base is None else [ours, base]
+    phases = _phases(sides, frames)
     # Auto-layout of the whole graph (model positions, then every link routed once).
     t3 = time.perf_counter()
-    auto_layout(doc)
-    view.fit_all()
-    view.viewport().repaint()
+    auto_layout(ours.doc)
+    ours.view.fit_all()
+    ours.view.viewport().repaint()
     layout_ms = (time.perf_counter() - t3) * 1000
-    frame_max = max(pan_times + drag_times + pan_all_times) * 1000
-    view.close()
-    view.deleteLater()
-    app.processEvents()
-    base = floor(wf, frames)
-    return {
+    mine = [f for ph in phases.values() for f in ph[0]]
+    result: dict[str, float] = {
         "nodes": n_nodes,
         "links": n_links,
-        "load_ms": (t1 - t0) * 1000,
-        "first_paint_ms": (t2 - t1) * 1000,
-        "load_to_first_paint_ms": (t2 - t0) * 1000,
-        "pan_frame_ms": statistics.mean(pan_times) * 1000,
-        "pan_all_visible_frame_ms": statistics.mean(pan_all_times) * 1000,
-        "drag_frame_ms": statistics.mean(drag_times) * 1000,
-        "dragged_node_links": degree[nid],
+        "load_ms": ours.build_s * 1000,
+        "first_paint_ms": ours.paint_s * 1000,
+        "load_to_first_paint_ms": ours.load_s * 1000,
+        "load_to_first_paint_cpu_ms": ours.load_cpu_s * 1000,
+        "pan_frame_ms": _ms(phases["pan"][0]),
+        "pan_all_visible_frame_ms": _ms(phases["all"][0]),
+        "drag_frame_ms": _ms(phases["drag"][0]),
+        "pan_frame_cpu_ms": _ms(phases["pan"][0], 1),
+        "drag_frame_cpu_ms": _ms(phases["drag"][0], 1),
+        "dragged_node_links": ours.links,
         "auto_layout_ms": layout_ms,
-        "frame_max_ms": frame_max,
-        "floor_load_to_first_paint_ms": base["load_to_first_paint_ms"],
-        "floor_pan_frame_ms": base["pan_frame_ms"],
-        "floor_drag_frame_ms": base["drag_frame_ms"],
-        "floor_pan_all_visible_frame_ms": base["pan_all_visible_frame_ms"],
-        "pan_ratio": statistics.mean(pan_times) * 1000 / base["pan_frame_ms"],
-        "drag_ratio": statistics.mean(drag_times) * 1000 / base["drag_frame_ms"],
-        "load_ratio": (t2 - t0) * 1000 / base["load_to_first_paint_ms"],
+        "frame_max_ms": max(f[0] for f in mine) * 1000,
+        "frame_max_cpu_ms": max(f[1] for f in mine) * 1000,
     }
+    for side in sides:
+        side.view.close()
+        side.view.deleteLater()
+    app.processEvents()
+    if base is not None:
+        result |= {
+            "floor_load_to_first_paint_ms": base.load_s * 1000,
+            "floor_load_to_first_paint_cpu_ms": base.load_cpu_s * 1000,
+            "floor_pan_frame_ms": _ms(phases["pan"][1]),
+            "floor_drag_frame_ms": _ms(phases["drag"][1]),
+            "floor_pan_all_visible_frame_ms": _ms(phases["all"][1]),
+            "floor_pan_frame_cpu_ms": _ms(phases["pan"][1], 1),
+            "floor_drag_frame_cpu_ms": _ms(phases["drag"][1], 1),
+            "pan_ratio": result["pan_frame_ms"] / _ms(phases["pan"][1]),
+            "drag_ratio": result["drag_frame_ms"] / _ms(phases["drag"][1]),
+            "pan_cpu_ratio": result["pan_frame_cpu_ms"] / _ms(phases["pan"][1], 1),
+            "drag_cpu_ratio": result["drag_frame_cpu_ms"] / _ms(phases["drag"][1], 1),
+            "load_ratio": ours.load_s / base.load_s,
+            "load_cpu_ratio": ours.load_cpu_s / base.load_cpu_s,
+        }
+    return result
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -264,31 +308,57 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--nodes", type=int, default=2000)
     p.add_argument("--links", type=int, default=3000)
     p.add_argument("--frames", type=int, default=60)
+    p.add_argument("--big", type=int, default=10000, help="then our canvas alone at this many nodes (0: not)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     args = p.parse_args(argv)
+    warm(args.frames)
     result = run(args.nodes, args.links, args.frames)
+    big = run(args.big, args.big * 3 // 2, args.frames, with_floor=False) if args.big else None
+    if big is not None:
+        result |= {f"big_{k}": v for k, v in big.items() if not k.startswith("floor")}
     if args.json:
         print(json.dumps({k: round(v, 2) if isinstance(v, float) else v for k, v in result.items()}))
-    else:
-        print(f"graph:               {result['nodes']} nodes, {result['links']} links")
-        print(f"load (doc + scene):  {result['load_ms']:.0f} ms")
-        print(f"first paint (fit):   {result['first_paint_ms']:.0f} ms")
-        print(f"load to first paint: {result['load_to_first_paint_ms']:.0f} ms")
-        print(f"pan frame @100%:     {result['pan_frame_ms']:.1f} ms")
-        print(f"pan frame, all seen: {result['pan_all_visible_frame_ms']:.1f} ms")
-        print(f"node drag frame:     {result['drag_frame_ms']:.1f} ms ({result['dragged_node_links']} links follow)")
-        print(f"auto-layout + paint: {result['auto_layout_ms']:.0f} ms")
-        print(f"slowest frame:       {result['frame_max_ms']:.1f} ms")
+        return 0
+    print(f"graph:               {result['nodes']} nodes, {result['links']} links")
+    print(f"load (doc + scene):  {result['load_ms']:.0f} ms")
+    print(f"first paint (fit):   {result['first_paint_ms']:.0f} ms")
+    print(
+        f"load to first paint: {result['load_to_first_paint_ms']:.0f} ms (CPU {result['load_to_first_paint_cpu_ms']:.0f})"
+    )
+    print(f"pan frame @100%:     {result['pan_frame_ms']:.1f} ms (CPU {result['pan_frame_cpu_ms']:.1f})")
+    print(f"pan frame, all seen: {result['pan_all_visible_frame_ms']:.1f} ms")
+    print(
+        f"node drag frame:     {result['drag_frame_ms']:.1f} ms (CPU {result['drag_frame_cpu_ms']:.1f}; "
+        f"{result['dragged_node_links']} links follow)"
+    )
+    print(f"auto-layout + paint: {result['auto_layout_ms']:.0f} ms")
+    print(f"slowest frame:       {result['frame_max_ms']:.1f} ms (CPU {result['frame_max_cpu_ms']:.1f})")
+    print(
+        f"plain-scene floor:   load to first paint {result['floor_load_to_first_paint_ms']:.0f} ms "
+        f"(CPU {result['floor_load_to_first_paint_cpu_ms']:.0f}), "
+        f"pan {result['floor_pan_frame_ms']:.1f} ms (CPU {result['floor_pan_frame_cpu_ms']:.1f}), "
+        f"all seen {result['floor_pan_all_visible_frame_ms']:.1f} ms, "
+        f"drag {result['floor_drag_frame_ms']:.1f} ms (CPU {result['floor_drag_frame_cpu_ms']:.1f})"
+    )
+    print(
+        f"ratios to the floor: pan {result['pan_ratio']:.2f}x (CPU {result['pan_cpu_ratio']:.2f}x), "
+        f"drag {result['drag_ratio']:.2f}x (CPU {result['drag_cpu_ratio']:.2f}x), "
+        f"load to first paint {result['load_ratio']:.2f}x (CPU {result['load_cpu_ratio']:.2f}x) (targets: 2x, 2x, 3x)"
+    )
+    if big is not None:
         print(
-            f"plain-scene floor:   load to first paint {result['floor_load_to_first_paint_ms']:.0f} ms, "
-            f"pan {result['floor_pan_frame_ms']:.1f} ms, all seen {result['floor_pan_all_visible_frame_ms']:.1f} ms, "
-            f"drag {result['floor_drag_frame_ms']:.1f} ms"
-        )
-        print(
-            f"ratios to the floor: pan {result['pan_ratio']:.2f}x, drag {result['drag_ratio']:.2f}x, "
-            f"load to first paint {result['load_ratio']:.2f}x (targets: 2x, 2x, 3x)"
+            f"{big['nodes']} nodes, {big['links']} links: load to first paint {big['load_to_first_paint_ms']:.0f} ms; "
+            f"frames pan {big['pan_frame_ms']:.1f} / all seen {big['pan_all_visible_frame_ms']:.1f} / "
+            f"drag {big['drag_frame_ms']:.1f} ms; slowest {big['frame_max_ms']:.1f} ms "
+            f"(CPU {big['frame_max_cpu_ms']:.1f}; target: every frame <= 16 ms)"
         )
     return 0
+
+
+def warm(frames: int) -> None:
+    """A small graph through both sides first: neither pays the process's first paint (fonts,
+    glyph caches) in its figures."""
+    run(20, 30, 2)
 
 
 if __name__ == "__main__":

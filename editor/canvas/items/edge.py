@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 
 from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QBrush, QColor, QPainter, QPainterPath, QPainterPathStroker, QPolygonF
+from PySide6.QtGui import QBrush, QColor, QPainter, QPainterPath, QPainterPathStroker, QPen, QPolygonF
 from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem, QWidget
 
 from ..routing import CORNER_R
@@ -62,6 +62,8 @@ class EdgeItem(QGraphicsItem):
         self._shape: QPainterPath | None = None
         self._rect = QRectF()
         self._arrow = QPolygonF()
+        self._has_arrow = False
+        self._style: tuple[bool, bool, QPen, QPen, QBrush] | None = None  # see _look
         self.followed = False  # the last run went along this link (display only)
         self.routed = False  # drawn around cards (see set_ends)
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable, True)
@@ -81,6 +83,7 @@ class EdgeItem(QGraphicsItem):
             self._arrow = QPolygonF(
                 [QPointF(b.x() - 16, b.y() - 5), QPointF(b.x() - 7, b.y()), QPointF(b.x() - 16, b.y() + 5)]
             )
+        self._has_arrow = not self._arrow.isEmpty()
         self._rect = self._path.controlPointRect().adjusted(-8, -8, 8, 8)
         EdgeItem.generation += 1
 
@@ -111,25 +114,34 @@ class EdgeItem(QGraphicsItem):
             return RUN_LINK
         return ERROR_LINK if self.error_link else EDGE_SUB if self.subagent else EDGE
 
+    def _look(self, selected: bool) -> tuple[bool, bool, QPen, QPen, QBrush]:
+        """(selected, followed, near pen, far pen, arrow brush): made again only when the
+        selection or the run's mark changed, not at every paint (a pan repaints every link)."""
+        look = self._style
+        if look is None or look[0] != selected or look[1] != self.followed:
+            color = self.color()
+            width = 3.2 if selected or self.followed else 2.0
+            near = pen(color.name(), width, self.subagent or (self.error_link and not self.followed))
+            look = self._style = (selected, self.followed, near, pen(color.name(), 0.0), QBrush(color))
+        return look
+
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
         selected = self.isSelected()
-        color = self.color()
-        lod = QStyleOptionGraphicsItem.levelOfDetailFromTransform(painter.worldTransform())
-        if lod < 0.35 and not selected:
+        look = self._look(selected)
+        if painter.worldTransform().m11() < 0.35 and not selected:
             # Zoomed far out: a thin cosmetic line without antialiasing is the raster engine's fast path.
             painter.setRenderHint(QPainter.RenderHint.Antialiasing, False)
             painter.setBrush(Qt.BrushStyle.NoBrush)
-            painter.setPen(pen(color.name(), 0.0))
+            painter.setPen(look[3])
             painter.drawPath(self._path)
             return
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)  # the view does not save painter state
-        width = 3.2 if selected or self.followed else 2.0
-        painter.setPen(pen(color.name(), width, self.subagent or (self.error_link and not self.followed)))
+        painter.setPen(look[2])
         painter.setBrush(Qt.BrushStyle.NoBrush)
         painter.drawPath(self._path)
-        if not self._arrow.isEmpty():
+        if self._has_arrow:
             painter.setPen(Qt.PenStyle.NoPen)
-            painter.setBrush(QBrush(color))
+            painter.setBrush(look[4])
             painter.drawPolygon(self._arrow)
 
 
