@@ -10,7 +10,9 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import select
 import signal
+import stat
 import sys
 import time
 from collections.abc import Iterator
@@ -47,6 +49,32 @@ class _Output:
     def committed(self, events: list[Any], recorded: bool) -> None:
         self.printer.committed(events, recorded)
 
+    def reader_left(self) -> bool:
+        """Whether the reader of a piped stdout has gone (poll reports POLLERR on a pipe whose read
+        end is closed). Asked as well as the printer's BrokenPipeError: a big write that the
+        reader's leaving cuts short returns the part written, and Python reports no error."""
+        if self.closed:
+            return True
+        try:
+            fd = sys.stdout.fileno()
+            if not stat.S_ISFIFO(os.fstat(fd).st_mode):
+                return False
+            poller = select.poll()
+            poller.register(fd, select.POLLOUT)
+            gone = any(events & (select.POLLERR | select.POLLHUP) for _fd, events in poller.poll(0))
+        except (OSError, ValueError, AttributeError):  # no real stdout: nothing to tell
+            return False
+        if gone:
+            self.printer.broken = True
+            self._reader_gone()
+        return gone
+
+    async def watch_reader(self, every: float = 0.25) -> None:
+        """While the run runs, look whether the reader has gone: a run waiting on a slow step
+        writes nothing, so the printer alone would not notice ``| head`` leaving."""
+        while not self.reader_left():
+            await asyncio.sleep(every)
+
     def _reader_gone(self) -> None:
         try:
             devnull = os.open(os.devnull, os.O_WRONLY)
@@ -74,13 +102,31 @@ async def _drive(
 ) -> int:
     """Start (or resume) a run and answer its approvals in order; returns the exit code."""
     loop = asyncio.get_running_loop()
+    watching = None
     if output is not None:
         output.loop = loop
+        watching = loop.create_task(output.watch_reader())
     try:
         loop.add_signal_handler(signal.SIGINT, run.cancel)
         loop.add_signal_handler(signal.SIGTERM, run.cancel)
     except (NotImplementedError, RuntimeError):  # not on the main thread / not supported
         pass
+    try:
+        return await _answer_in_order(run, decisions, recorder, resume_first, first_output, output, first_arguments)
+    finally:
+        if watching is not None:
+            watching.cancel()
+
+
+async def _answer_in_order(
+    run: Any,
+    decisions: list[tuple[str, str]],
+    recorder: Any,
+    resume_first: bool,
+    first_output: str | None,
+    output: _Output | None,
+    first_arguments: Any,
+) -> int:
     try:
         if resume_first:
             word, note = decisions.pop(0)
@@ -90,7 +136,7 @@ async def _drive(
         if recorder:
             recorder.settled()
         while status == RunStatus.PAUSED:
-            if output is not None and output.closed:
+            if output is not None and output.reader_left():
                 return EXIT_OUTPUT_CLOSED
             if not decisions:
                 timeout = run.pause_timeout()
@@ -128,7 +174,7 @@ async def _drive(
         if recorder:
             print_err(f"the run is paused; continue it with: flowdesk resume {run.run_id} --decide {_choices(run)}")
         return EXIT_USAGE
-    if output is not None and output.closed:  # `| head`: the reader left; say nothing more
+    if output is not None and output.reader_left():  # `| head`: the reader left; say nothing more
         return EXIT_OUTPUT_CLOSED
     # Every ended run names itself (README: "its id is printed when it ends"): the id is what
     # `show` and `repair` take.
@@ -237,6 +283,8 @@ def execute(
             if recorder:
                 recorder.close()
         printer.finish()
+    if code != EXIT_USAGE and output.reader_left():  # the reader left (`| head`), even as the run ended
+        return EXIT_OUTPUT_CLOSED
     problem = printer.state.provider_problem
     if code == EXIT_FAILED and problem is not None:  # the way out, rather than only the error
         who = f"provider '{problem['provider']}'" if problem.get("provider") else "the model provider"
