@@ -34,6 +34,7 @@ from engine.llm.registry import NoProviderConfigured, ProviderConfigError, make_
 from engine.nodes.approval import option_labels
 from engine.run.events import RunStatus
 from engine.run.scheduler import Run, normalise_decision
+from engine.run.state import RunState
 from engine.store import StoreError
 
 __all__ = ["cmd_run", "cmd_resume", "run_loaded", "run_arguments", "stored_base_url", "run_result"]
@@ -171,7 +172,7 @@ def run_loaded(
         print_err("--repair needs the run history to run again from the failed node (not with --no-store)")
     while code == EXIT_FAILED and attempts > 0 and store is not None:
         attempts -= 1
-        repaired = _repair(wf, printer.state, args, path, resolver)
+        repaired = _repair(wf, _failed_state(printer, store, run.run_id), args, path, resolver)
         if repaired is None:
             break
         wf, node_id = repaired
@@ -201,6 +202,16 @@ def run_loaded(
         sys.stdout.write(json.dumps(run_result(run, printer.state), ensure_ascii=False, indent=2) + "\n")
         sys.stdout.flush()
     return code
+
+
+def _failed_state(printer: Printer, store: Any, run_id: str) -> Any:
+    """The failed run's state: the printer's, which reduces what it prints, unless it printed
+    wire lines (``--jsonl`` reduces nothing): then the run's recorded events."""
+    if not printer.jsonl:
+        return printer.state
+    state = RunState(printer.workflow)
+    state.apply_many(list(store.iter_events(run_id)))
+    return state
 
 
 def _repair(wf: Any, state: Any, args: argparse.Namespace, path: str, resolver: Any) -> tuple[Any, str] | None:

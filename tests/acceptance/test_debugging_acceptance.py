@@ -161,12 +161,6 @@ def test_run_with_repair_yes_patches_the_failed_node_and_runs_again_from_it(fail
     check_repaired_and_ran_again(*failed["one_shot"]["plain"])
 
 
-@pytest.mark.xfail(
-    reason="finding: `flowdesk run FILE --repair --yes --jsonl` ignores --repair: the run fails (exit 1), no"
-    " repair is asked of the model, nothing is said; without --jsonl (or with --json) the same command repairs"
-    " and runs again",
-    strict=True,
-)
 def test_run_with_repair_yes_and_jsonl_still_repairs(failed):
     check_repaired_and_ran_again(*failed["one_shot"]["jsonl"])
 
