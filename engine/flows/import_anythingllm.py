@@ -14,23 +14,10 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlsplit, urlunsplit
 
-from engine.flows.import_common import ImportBuilder, ImportResult, start_node
+from engine.flows.import_common import ImportBuilder, ImportResult, json_kind, start_node
 from engine.nodes.credentials import URL_PASSWORD, looks_like_literal_credential, url_credential_params
 
 __all__ = ["import_anythingllm"]
-
-
-def _json_kind(value: Any) -> str:
-    """What a JSON value is, in words (for a refusal): ``a list``, ``text``, ``a number``…"""
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, str):
-        return "text"
-    if isinstance(value, bool):
-        return "true/false"
-    if isinstance(value, (int, float)):
-        return "a number"
-    return "null" if value is None else "an object"
 
 
 def _credential_safe_headers(b: ImportBuilder, where: str, headers: Any) -> Any:
@@ -92,13 +79,13 @@ def import_anythingllm(raw: Mapping[str, Any], path: Any) -> ImportResult:
         kind = step.get("type")
         config = step.get("config")
         if config is not None and not isinstance(config, dict):
-            raise b.refuse(f"steps[{i}].config is not an object (found {_json_kind(config)}); nothing was imported")
+            raise b.refuse(f"steps[{i}].config is not an object (found {json_kind(config)}); nothing was imported")
         if kind == "start":
             config = config or {}
             if not isinstance(config.get("variables") or [], list):
                 raise b.refuse(
                     f"steps[{i}].config.variables is not a list (found "
-                    f"{_json_kind(config.get('variables'))}); nothing was imported"
+                    f"{json_kind(config.get('variables'))}); nothing was imported"
                 )
             for j, var in enumerate(config.get("variables") or []):
                 if not isinstance(var, dict) or not isinstance(var.get("name"), str) or not var["name"]:
@@ -115,6 +102,8 @@ def import_anythingllm(raw: Mapping[str, Any], path: Any) -> ImportResult:
         elif kind not in _ANYTHINGLLM_BLOCKS:
             what = f"a '{kind}' block" if isinstance(kind, str) else "a block without a type"
             raise b.refuse(f"{what} at steps[{i}] cannot be imported; nothing was imported")
+        else:
+            _check_fields(b, i, kind, config or {})
     start_node(b, variables, start_extra)
     ended_at: int | None = None
     defined = [v["name"] for v in variables]  # the flow variables so far: a code block sees them all
@@ -189,6 +178,41 @@ def import_anythingllm(raw: Mapping[str, Any], path: Any) -> ImportResult:
 
 
 _ANYTHINGLLM_BLOCKS = ("apiCall", "llmInstruction", "webScraping", "code")
+
+# The fields of each block read as text, and what else they may be (None: nothing else).
+_TEXT_FIELDS: dict[str, tuple[str, ...]] = {
+    "apiCall": ("url", "method", "bodyType"),
+    "llmInstruction": ("instruction",),
+    "webScraping": ("url",),
+    "code": ("code", "language"),
+}
+
+
+def _check_fields(b: ImportBuilder, i: int, kind: str, config: Mapping[str, Any]) -> None:
+    """Refuse a block whose field has the wrong type, naming the block and the field (rather than
+    the converted node's field, which the user never wrote)."""
+    where = f"steps[{i}] ({kind}): config"
+    for name in _TEXT_FIELDS[kind]:
+        value = config.get(name)
+        if value is not None and not isinstance(value, str):
+            raise b.refuse(f"{where}.{name} must be text (found {json_kind(value)}); nothing was imported")
+    if kind != "apiCall":
+        return
+    headers = config.get("headers")
+    if headers is not None and not isinstance(headers, (list, Mapping)):
+        raise b.refuse(
+            f"{where}.headers must be a list of {{key, value}} rows (found {json_kind(headers)}); nothing was imported"
+        )
+    for j, row in enumerate(headers if isinstance(headers, list) else ()):
+        if not isinstance(row, Mapping):
+            raise b.refuse(
+                f"{where}.headers[{j}] must be a {{key, value}} row (found {json_kind(row)}); nothing was imported"
+            )
+    form = config.get("formData")
+    if form is not None and not isinstance(form, list):
+        raise b.refuse(
+            f"{where}.formData must be a list of {{key, value}} rows (found {json_kind(form)}); nothing was imported"
+        )
 
 
 def _anythingllm_code(b: ImportBuilder, i: int, config: dict[str, Any], defined: list[str]) -> dict[str, Any]:

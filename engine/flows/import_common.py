@@ -19,7 +19,7 @@ from engine.flows.grammar import TriggerPatternError, compile_trigger, trigger_t
 from engine.graph.formats import FLOW_FORMATS, format_label
 from engine.graph.model import WorkflowLoadError
 
-__all__ = ["ImportRefused", "ImportResult", "ImportBuilder", "start_node"]
+__all__ = ["ImportRefused", "ImportResult", "ImportBuilder", "json_kind", "start_node"]
 
 _X0, _Y0, _DX, _Y_UNLINKED = 80, 120, 320, 360
 
@@ -132,3 +132,16 @@ def start_node(b: ImportBuilder, variables: list[dict[str, Any]], extra: Mapping
     if extra:
         data.update(extra)
     return b.add("start", data)
+
+
+def json_kind(value: Any) -> str:
+    """What a JSON value is, in words (for a refusal): ``a list``, ``text``, ``a number``…"""
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, str):
+        return "text"
+    if isinstance(value, bool):
+        return "true/false"
+    if isinstance(value, (int, float)):
+        return "a number"
+    return "null" if value is None else "an object"

@@ -15,7 +15,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from engine.flows.import_common import ImportBuilder, ImportResult, start_node
+from engine.flows.import_common import ImportBuilder, ImportResult, json_kind, start_node
 
 __all__ = ["import_typeagent_steps", "import_typeagent_script", "typeagent_variables", "typeagent_patterns"]
 
@@ -36,9 +36,16 @@ def typeagent_variables(b: ImportBuilder, params: Any) -> list[dict[str, Any]]:
     """TypeAgent parameters (a list, or WebFlow's name → parameter map) as Start variables."""
     if isinstance(params, dict):
         params = [{"name": k, **(v if isinstance(v, dict) else {})} for k, v in params.items()]
+    if params is not None and not isinstance(params, list):
+        raise b.refuse(
+            f"parameters must be a list of parameters or a name → parameter object (found {json_kind(params)}); "
+            "nothing was imported"
+        )
     out: list[dict[str, Any]] = []
     for j, p in enumerate(params or []):
-        if not isinstance(p, dict) or not isinstance(p.get("name"), str) or not p["name"]:
+        if not isinstance(p, dict):
+            raise b.refuse(f"parameters[{j}] must be an object with a name; nothing was imported")
+        if not isinstance(p.get("name"), str) or not p["name"]:
             raise b.refuse(f"parameters[{j}] has no name")
         declared = str(p.get("type") or "string")
         kind = _TA_TYPES.get(declared)

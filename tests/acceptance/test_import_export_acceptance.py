@@ -57,14 +57,6 @@ def test_anythingllm_block_whose_config_is_not_an_object_is_refused_naming_its_i
     assert not out.exists()
 
 
-UNNAMED = pytest.mark.xfail(
-    reason="finding: a field of the wrong type inside a block is refused with only 'AnythingLLM agent flow: must"
-    " be a list' / 'must be an object' / 'must be a string' (TypeAgent: parameters given as text reads"
-    " 'parameters[0] has no name'): neither the block's index nor the field is named",
-    strict=True,
-)
-
-
 @pytest.mark.parametrize(
     ("doc", "named"),
     [
@@ -72,7 +64,6 @@ UNNAMED = pytest.mark.xfail(
             anythingllm({"type": "apiCall", "config": {"url": "https://a.example/", "method": "GET", "headers": "x"}}),
             ["steps[1]", "headers"],
             id="headers-text",
-            marks=UNNAMED,
         ),
         pytest.param(
             anythingllm(
@@ -80,19 +71,16 @@ UNNAMED = pytest.mark.xfail(
             ),
             ["steps[1]", "headers[0]"],
             id="header-row-text",
-            marks=UNNAMED,
         ),
         pytest.param(
             anythingllm({"type": "apiCall", "config": {"url": 5, "method": "GET"}}),
             ["steps[1]", "url"],
             id="url-number",
-            marks=UNNAMED,
         ),
         pytest.param(
             anythingllm({"type": "llmInstruction", "config": {"instruction": ["a"]}}),
             ["steps[1]", "instruction"],
             id="instruction-list",
-            marks=UNNAMED,
         ),
         pytest.param(
             {
@@ -102,7 +90,6 @@ UNNAMED = pytest.mark.xfail(
             },
             ["parameters", "list"],
             id="typeagent-parameters-text",
-            marks=UNNAMED,
         ),
     ],
 )
