@@ -121,6 +121,9 @@ def _describe(err: httpx.HTTPError, shown: str, secrets: Iterable[str]) -> Reque
     return RequestFailedError(f"HTTP error talking to {shown}: {detail}", url=shown)
 
 
+_AS_SET = httpx.Auth()  # no authentication step: the request's own headers are sent as they are
+
+
 async def exchange(
     client: httpx.AsyncClient,
     request: httpx.Request,
@@ -145,7 +148,10 @@ async def exchange(
         if check_target is not None:
             check_target(str(request.url))
         try:
-            response = await client.send(request, stream=True, follow_redirects=False)
+            # An Authorization header the node sets wins over the URL's user:password, which httpx
+            # would otherwise turn into Basic auth over it.
+            auth = _AS_SET if "authorization" in request.headers else httpx.USE_CLIENT_DEFAULT
+            response = await client.send(request, stream=True, follow_redirects=False, auth=auth)
         except httpx.UnsupportedProtocol:
             raise UrlNotAllowedError(f"Only http and https URLs are allowed ({shown}).", url=shown) from None
         except httpx.InvalidURL:  # httpx builds the next hop in send(): a Location of data:… fails there

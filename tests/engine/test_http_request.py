@@ -399,3 +399,11 @@ def test_credential_header_names_make_shorter_values_count() -> None:
     uuid = "123e4567-e89b-12d3-a456-426614174000"
     assert not looks_like_literal_credential(uuid, "Idempotency-Key") and not looks_like_literal_credential(uuid)
     assert looks_like_literal_credential(uuid, "X-API-Key")
+
+
+async def test_the_nodes_authorization_header_wins_over_the_urls_user_and_password(web: WebServer) -> None:
+    with_user = web.url("/echo").replace("http://", "http://ann:pw@")
+    await send_request({"url": with_user, "headers": [{"key": "Authorization", "value": "Bearer t0ken"}]})
+    assert web.last("/echo").headers.get("authorization") == "Bearer t0ken"
+    await send_request({"url": with_user})  # without one, the URL's user:password is Basic auth
+    assert web.last("/echo").headers.get("authorization", "").startswith("Basic ")
