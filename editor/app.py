@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QApplication
 from editor.main_window import MainWindow
 from editor.resources import style_sheet
 from editor.startup_check import startup_problem
+from editor.wheel_guard import install_wheel_guard
 from engine import close_local_models
 
 log = logging.getLogger(__name__)
@@ -45,6 +46,7 @@ def configure_app(app) -> None:
     app.setPalette(palette)
     # Node items use DeviceCoordinateCache; the 10 MB default overflows at 2,000 nodes.
     QPixmapCache.setCacheLimit(256 * 1024)
+    install_wheel_guard(app)  # the wheel scrolls forms; it changes no field it passes over
 
 
 def create_window(argv: Sequence[str] = ()):
