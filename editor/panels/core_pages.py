@@ -157,6 +157,7 @@ class AgentPage(QWidget):
         state = Qt.CheckState.PartiallyChecked if some else Qt.CheckState.Checked if asking else Qt.CheckState.Unchecked
         self.flow_ask.setCheckState(state)
         self.flow_ask.setEnabled(bool(self._flow_ids))
+        self.flow_ask.setVisible(bool(self._flow_ids))  # nothing to ask about before a flow is ticked
         tip = self._flow_ask_tip
         self.flow_ask.setToolTip(f"{tip}\nOnly these ask now: {', '.join(asking)}." if some else tip)
 

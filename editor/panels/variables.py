@@ -62,6 +62,7 @@ BUILTIN_HELP: dict[str, str] = {
     "PREVIOUS_OUTPUT": "the output that arrived at this node",
     "input": "the output that arrived at this node",
     "iteration": "the innermost loop's iteration, from 1",
+    "item": "the current item of a loop over a list (its over field)",
     "APPROVAL_NOTE": "the note of the approval this branch passed most recently",
     "APPROVAL_DECISION": "approve or reject, of that approval",
     "__fanout": "the last join's list",
@@ -162,6 +163,7 @@ class VariablesTable(QWidget):
         lay.addWidget(self.table)
         self.empty = QLabel("No variables: add one to give the run arguments.")
         self.empty.setObjectName("hint")
+        self.empty.setWordWrap(True)  # a narrow pane wraps it (unwrapped it widened the Start page)
         lay.addWidget(self.empty)
         buttons = QHBoxLayout()
         self.add_button = QToolButton()
@@ -462,11 +464,16 @@ class AvailableNames(QWidget):
         lay.setSpacing(2)
         # Both reference forms work the same (an imported TypeAgent step keeps its ${…}): the
         # title says so on its own line (a line more would push the page past the pane's height).
-        title = QLabel("Variables here: {{name}} or ${name} (both work)")
+        title = QLabel("Variables here")
         title.setObjectName("inspectorTitle")
         title.setToolTip("Use a name as {{name}} or ${name} in any field: both work the same")
         title.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)  # never widens the pane
         lay.addWidget(title)
+        # The title alone fits a narrow pane; the two forms are said below it (cut off there before).
+        forms = QLabel("Write {{name}} or ${name}: both work.")
+        forms.setStyleSheet("color: #8b949e;")
+        forms.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        lay.addWidget(forms)
         self.list = QListWidget()
         self.list.setObjectName("availableNames")
         self.list.setToolTip(

@@ -38,7 +38,7 @@ def test_the_flow_tools_ask_box_sets_approve_on_every_ticked_flow(qtbot):
         "connections": [],
     }
     doc, _insp, page = _page(qtbot, wf, "a")
-    assert page.flow_ask.isEnabled()
+    assert page.flow_ask.isEnabled() and page.flow_ask.isVisibleTo(page)
     assert page.flow_ask.checkState() == Qt.CheckState.PartiallyChecked  # only some ask
     _click(qtbot, page.flow_ask)
     assert page.flow_ask.checkState() == Qt.CheckState.Checked
@@ -59,6 +59,7 @@ def test_the_flow_tools_ask_box_is_off_without_flows(qtbot):
     wf = {"nodes": [_agent("a", tools={})], "connections": []}
     _doc, _insp, page = _page(qtbot, wf, "a")
     assert not page.flow_ask.isEnabled() and page.flow_ask.checkState() == Qt.CheckState.Unchecked
+    assert not page.flow_ask.isVisibleTo(page)  # shown once a flow is ticked
 
 
 def test_a_subagent_page_sets_its_own_approve(qtbot):
