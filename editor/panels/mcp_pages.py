@@ -210,8 +210,10 @@ class McpServersDialog(QDialog):
         http = self.transport.currentData() == "http"
         for w in (self.command, self.args, self.env):
             w.setEnabled(not http)
+            self._form.setRowVisible(w, not http)  # only the fields of the chosen way are shown
         for w in (self.url, self.headers):
             w.setEnabled(http)
+            self._form.setRowVisible(w, http)
 
     def new_server(self) -> None:
         self.list.clearSelection()

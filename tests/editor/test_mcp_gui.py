@@ -33,7 +33,10 @@ def test_the_servers_dialog_adds_tests_and_removes_a_server(qtbot):
     qtbot.addWidget(dialog)
     dialog.new_server()
     dialog.name.setText("calc")
+    dialog.transport.setCurrentIndex(dialog.transport.findData("http"))
+    assert dialog.url.isVisibleTo(dialog) and not dialog.command.isVisibleTo(dialog)  # only that way's fields
     dialog.transport.setCurrentIndex(0)
+    assert dialog.command.isVisibleTo(dialog) and not dialog.headers.isVisibleTo(dialog)
     dialog.command.setText(sys.executable)
     dialog.args.setText(SCRIPT)
     dialog.env.setPlainText("TOKEN={{secrets.CALC_TOKEN}}")
