@@ -325,6 +325,21 @@ def test_lazy_names_are_the_private_modules_objects() -> None:
     assert engine.cli_main is cli.main and engine.CLI_COMMANDS == cli.COMMANDS
 
 
+def test_the_typed_imports_agree_with_the_lazy_table() -> None:
+    """engine/__init__.py names every public name twice: in the imports under ``TYPE_CHECKING``
+    (for type checkers and readers) and in the table ``__getattr__`` reads; they must agree."""
+    path = REPO / "engine" / "__init__.py"
+    tree = parse_source(path.read_text(encoding="utf-8"), str(path))
+    typed: dict[str, tuple[str, str]] = {}
+    for node in tree.body:
+        if isinstance(node, ast.If) and getattr(node.test, "id", None) == "TYPE_CHECKING":
+            for stmt in node.body:
+                assert isinstance(stmt, ast.ImportFrom) and stmt.module, ast.dump(stmt)
+                for alias in stmt.names:
+                    typed[alias.asname or alias.name] = (stmt.module.removeprefix("engine."), alias.name)
+    assert typed == engine._LAZY
+
+
 def test_one_error_root_keeping_the_builtin_bases() -> None:
     root = engine.FlowdeskError
     for err, builtin in [

@@ -12,7 +12,7 @@ replaces a link to change it, and node ids never change). Node *data* is not ind
 
 Handles: loading renames the legacy ``true`` handle of an if node to ``condition-0``, so
 readers of the index never translate it. The views by handle name a link's handle under its
-current name (:func:`engine.graph.model.current_handle`: the same rule, for a workflow whose
+current name (:func:`engine.graph.legacy.current_handle`: the same rule, for a workflow whose
 links were set in code) and keep the handle as written beside it.
 """
 
@@ -24,7 +24,8 @@ from collections.abc import Iterable
 from functools import cached_property
 from operator import is_
 
-from engine.graph.model import Connection, Node, Workflow, current_handle, gc_paused
+from engine.graph.legacy import current_handle
+from engine.graph.model import Connection, Node, Workflow, gc_paused
 
 __all__ = ["GraphIndex"]
 
@@ -144,7 +145,7 @@ class GraphIndex:
     def exec_out_handles(self) -> dict[str, tuple[tuple[str, str, str], ...]]:
         """``(handle, handle as written, target)`` of the execution links leaving each node, in
         file order. The two differ only for a legacy handle set in code after loading (loading
-        renames them: :data:`engine.graph.model.LEGACY_HANDLES`).
+        renames them: :data:`engine.graph.legacy.LEGACY_HANDLES`).
 
         Tuples of strings, which the cyclic GC does not track, so keeping it costs nothing.
         """

@@ -1,12 +1,15 @@
 """Workflow model: nodes, connections and their per-type data, plus load/save.
 
+The canvas's notes and groups are in :mod:`engine.graph.canvas` (importable from here too),
+the legacy normalisation that loading applies in :mod:`engine.graph.legacy`.
+
 The on-disk format is AgentFlow's ``{nodes, connections}`` JSON, optionally with
 ``name``, ``description`` and ``version``. Invariants:
 
 * Unknown fields (on the workflow, a node, a node's data or a connection) are kept
   and written back on save (``extra="allow"`` everywhere).
 * Node ids read from a file are kept as they are.
-* Legacy shapes are normalised on load (see :func:`normalise_legacy`).
+* Legacy shapes are normalised on load (:mod:`engine.graph.legacy`).
 * Anything that is not a workflow graph raises :class:`WorkflowLoadError` whose
   message says what is wrong and where (``nodes[3].type missing``); never another
   exception, never a silently empty workflow.
@@ -38,8 +41,10 @@ from pydantic import (
 
 from engine.errors import FlowdeskError
 from engine.files import atomic_write_text
+from engine.graph.canvas import NOTE_COLORS, CanvasGroup, CanvasNote
 from engine.graph.formats import detect_flow_format, format_label
 from engine.graph.inputs import huge_integer_at, lone_surrogate_at, may_hold_surrogates, not_a_regular_file
+from engine.graph.legacy import normalise_with_origins
 from engine.graph.permissions import Permissions
 
 # A node's data class is found through the registry, which names the kinds without importing them.
@@ -182,62 +187,6 @@ class Connection(_Loose):
         return (self.source, self.sourceHandle or "output", self.target, self.targetHandle or "input")
 
 
-#: The colours a sticky note can take (the file holds the name; the editor maps it to a colour).
-NOTE_COLORS = ("yellow", "blue", "green", "pink", "grey")
-
-
-class CanvasNote(_Loose):
-    """A sticky note on the canvas (display only: a run never reads it; AgentFlow ignores it).
-
-    ``text`` is Markdown; ``x``, ``y``, ``width``, ``height`` its frame in canvas units;
-    ``color`` one of :data:`NOTE_COLORS` (another name is kept and shown as yellow).
-    """
-
-    id: str
-    x: float = Field(default=0.0, allow_inf_nan=False)
-    y: float = Field(default=0.0, allow_inf_nan=False)
-    width: float = Field(default=220.0, allow_inf_nan=False, gt=0)
-    height: float = Field(default=140.0, allow_inf_nan=False, gt=0)
-    text: str = ""
-    color: str = "yellow"
-
-    @field_serializer("x", "y", "width", "height")
-    def _num_out(self, v: float) -> float | int:
-        return int(v) if isinstance(v, float) and v.is_integer() else v
-
-    @field_validator("id", mode="before")
-    @classmethod
-    def _id(cls, v: Any) -> Any:
-        return str(v) if isinstance(v, int) and not isinstance(v, bool) else v
-
-
-class CanvasGroup(_Loose):
-    """A titled frame around nodes (display only; AgentFlow ignores it).
-
-    The frame has no position of its own: it is drawn around its ``nodes`` (ids; an id that
-    names no node is ignored), so moving the nodes moves the frame. ``collapsed``: the
-    members are shown as one card with the group's title.
-    """
-
-    id: str
-    title: str = "Group"
-    nodes: list[str] = Field(default_factory=list)
-    collapsed: bool | None = Field(default=None, exclude_if=is_none)
-    color: str | None = Field(default=None, exclude_if=is_none)
-
-    @field_validator("id", mode="before")
-    @classmethod
-    def _id(cls, v: Any) -> Any:
-        return str(v) if isinstance(v, int) and not isinstance(v, bool) else v
-
-    @field_validator("nodes", mode="before")
-    @classmethod
-    def _node_ids(cls, v: Any) -> Any:
-        if isinstance(v, list):
-            return [str(i) if isinstance(i, int) and not isinstance(i, bool) else i for i in v]
-        return v
-
-
 class Workflow(_Loose):
     #: Stable id in the flow library (made on first save there; kept on load and save).
     id: str | None = Field(default=None, exclude_if=is_none)
@@ -303,81 +252,12 @@ def accepts_input(node: Node) -> bool:
 # Loading
 
 
-#: Legacy source handle names and what loading renames them to (an if node's ``true`` is its
-#: first condition). The one statement of the rule: loading applies it, and the graph index and
-#: ``check_connection`` read a handle given in code through :func:`current_handle`.
-LEGACY_HANDLES = {"true": "condition-0"}
-
-
-def current_handle(handle: str) -> str:
-    """``handle`` under its current name (``true`` -> ``condition-0``; others unchanged)."""
-    return LEGACY_HANDLES.get(handle, handle) if handle.__class__ is str else handle
-
-
 def new_id(prefix: str = "node", taken: set[str] | dict[str, Any] | None = None) -> str:
     """A fresh id in AgentFlow's style that is not in ``taken``."""
     while True:
         candidate = f"{prefix}_{uuid.uuid4().hex[:12]}"
         if not taken or candidate not in taken:
             return candidate
-
-
-def normalise_legacy(raw: dict[str, Any]) -> dict[str, Any]:
-    """Apply the legacy normalisation (docs/design.md, "Legacy normalisation") (see :func:`_normalise_legacy`)."""
-    return _normalise_legacy(raw)[0]
-
-
-def _normalise_legacy(raw: dict[str, Any]) -> tuple[dict[str, Any], list[int], list[int]]:
-    """Apply the legacy normalisation (docs/design.md, "Legacy normalisation") to a raw (already structurally checked) dict.
-
-    * node type ``input`` -> ``approval``;
-    * ``end`` nodes dropped with their connections;
-    * ``if.data.condition`` (string) -> ``conditions: [{operator: contains, value}]`` when
-      ``conditions`` is absent or empty (the legacy key is removed);
-    * source handle ``true`` on an if node -> ``condition-0``;
-    * React Flow's ``position: {x, y}`` -> ``x``/``y`` when the node has neither.
-
-    Also returns, for each kept node and connection, its index in the file, so that error
-    locations name the file's ``nodes[3]`` even when end nodes before it were dropped.
-    Ids are compared as text (an id written 5 and a link to "5" name the same node).
-    """
-    nodes = []
-    node_origin: list[int] = []
-    dropped: set[str] = set()
-    if_ids: set[str] = set()
-    for i, node in enumerate(raw["nodes"]):
-        kind = node.get("type")
-        if kind == "end":
-            dropped.add(str(node.get("id")))
-            continue
-        node_origin.append(i)
-        if "x" not in node and "y" not in node and isinstance(node.get("position"), dict):
-            node = _from_position(node)
-        if kind == "input":
-            node = {**node, "type": "approval"}
-        elif kind == "if":
-            if_ids.add(str(node.get("id")))
-            data = node.get("data")
-            if isinstance(data, dict) and "condition" in data:
-                data = dict(data)
-                legacy = data.pop("condition")
-                if not data.get("conditions") and isinstance(legacy, (str, int, float)) and str(legacy).strip():
-                    data["conditions"] = [{"operator": "contains", "value": str(legacy)}]
-                elif not data.get("conditions"):
-                    data.setdefault("conditions", [])
-                node = {**node, "data": data}
-        nodes.append(node)
-    connections = []
-    conn_origin: list[int] = []
-    for i, conn in enumerate(raw["connections"]):
-        if dropped and (str(conn.get("source")) in dropped or str(conn.get("target")) in dropped):
-            continue
-        handle = conn.get("sourceHandle")
-        if isinstance(handle, str) and handle in LEGACY_HANDLES and str(conn.get("source")) in if_ids:
-            conn = {**conn, "sourceHandle": LEGACY_HANDLES[handle]}
-        connections.append(conn)
-        conn_origin.append(i)
-    return {**raw, "nodes": nodes, "connections": connections}, node_origin, conn_origin
 
 
 def _where(loc: tuple[Any, ...]) -> str:
@@ -467,20 +347,6 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _from_position(node: dict[str, Any]) -> dict[str, Any]:
-    """React Flow's ``position: {x, y}`` (Flowise, Langflow, many generators) as the node's ``x``/``y``.
-
-    Read only when the node has neither ``x`` nor ``y``; the ``position`` key is dropped, so a save
-    writes ``x``/``y`` once. A coordinate that is not a number is left for the usual check to name.
-    """
-    position = node["position"]
-    node = {k: v for k, v in node.items() if k != "position"}
-    for axis in ("x", "y"):
-        if axis in position:
-            node[axis] = position[axis]
-    return node
-
-
 def parse_workflow(raw: Any, *, path: str | os.PathLike[str] | None = None) -> Workflow:
     """Turn a decoded JSON value into a :class:`Workflow` or raise :class:`WorkflowLoadError`."""
     if not isinstance(raw, dict):
@@ -546,7 +412,7 @@ def parse_workflow(raw: Any, *, path: str | os.PathLike[str] | None = None) -> W
                 raise WorkflowLoadError("missing", where=f"connections[{i}].{key}", path=path)
             if not _is_id(conn[key]):
                 raise WorkflowLoadError("must be a string", where=f"connections[{i}].{key}", path=path)
-    raw, node_origin, conn_origin = _normalise_legacy(raw)
+    raw, node_origin, conn_origin = normalise_with_origins(raw)
     try:
         with gc_paused():
             return Workflow.model_validate(raw)

@@ -3,6 +3,8 @@
 One module answers for the runtime (what a node's data becomes when it runs), the
 validator (which references name nothing) and the editor's highlighter (where the
 references are, what is being typed for completion).
+Where a secret's value comes from and how secrets are masked is in
+:mod:`engine.graph.secret_values` (its names are importable from here too).
 
 Concepts and invariants
 * A *reference* is ``{{path}}`` or ``${path}``; whitespace inside the braces is allowed.
@@ -43,7 +45,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Literal
 
-from engine.keys import keyring_lookup
+from engine.graph.secret_values import SECRET_MASK, mask_secrets, mask_url_passwords, secret_lookup
 
 __all__ = [
     "TemplateReference",
@@ -67,8 +69,6 @@ __all__ = [
 ]
 
 log = logging.getLogger("flowdesk.templates")
-
-SECRET_MASK = "••••"
 
 #: First names the runtime provides; the validator never calls them unknown.
 TEMPLATE_BUILTINS: frozenset[str] = frozenset(
@@ -212,19 +212,6 @@ def unknown_references(value: Any, known: Iterable[str]) -> list[tuple[tuple[Ste
     and ``outputVar`` names) nor a built-in: the validator's "unknown reference" warnings."""
     names = set(known) | TEMPLATE_BUILTINS
     return [(where, ref) for where, ref in walk_references(value) if ref.name not in names]
-
-
-def secret_lookup(name: str) -> str | None:
-    """A secret by name: the environment variable ``name``, else the OS keyring (service
-    ``flowdesk``, user ``name``, the convention of the providers' API keys), else None.
-
-    The value is never logged; a keyring failure means "no secret".
-    """
-    value = os.environ.get(name, "")
-    if value.strip():
-        return value
-
-    return keyring_lookup(name)
 
 
 @dataclass(slots=True)
@@ -536,31 +523,6 @@ def resolve_json_text(text: str, scope: TemplateScope) -> ResolvedTemplate:
     return ResolvedTemplate("".join(real), "".join(shown), frozenset(found))
 
 
-def mask_secrets(value: Any, secrets: Iterable[str]) -> Any:
-    """``value`` (deep over str/dict/list/tuple) with each occurrence of the given secret
-    values replaced by ``••••``: for text produced after resolution (a response, an error
-    message) that might echo a secret. Longer secrets are replaced first."""
-    ordered = sorted({s for s in secrets if s}, key=len, reverse=True)
-    if not ordered:
-        return value
-    return _mask(value, ordered)
-
-
-def _mask(value: Any, secrets: list[str]) -> Any:
-    if isinstance(value, str):
-        for s in secrets:
-            if s in value:
-                value = value.replace(s, SECRET_MASK)
-        return value
-    if isinstance(value, Mapping):
-        return {k: _mask(v, secrets) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_mask(v, secrets) for v in value]
-    if isinstance(value, tuple):
-        return tuple(_mask(v, secrets) for v in value)
-    return value
-
-
 @dataclass(frozen=True, slots=True)
 class TemplateCompletion:
     """An unfinished reference before the cursor: the path typed so far starts at ``start``."""
@@ -581,28 +543,3 @@ def template_completion(text: str, cursor: int) -> TemplateCompletion | None:
     if m is None:
         return None
     return TemplateCompletion(m.start("path"), m.group("path"), "dollar" if before[m.start()] == "$" else "braces")
-
-
-_URL_AUTHORITY = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://)([^/?#\s]*)")
-
-
-def _mask_authority(m: re.Match[str]) -> str:
-    authority = m.group(2)
-    userinfo, at, hostport = authority.rpartition("@")
-    user, colon, password = userinfo.partition(":")
-    if not at or not colon or not password or password == SECRET_MASK:
-        return m.group(0)
-    return f"{m.group(1)}{user}:{SECRET_MASK}@{hostport}"
-
-
-def mask_url_passwords(value: Any) -> Any:
-    """``value`` (text, or lists and objects of it) with the password of every URL in it masked:
-    ``https://me:pw@host/`` → ``https://me:••••@host/``, as the run's events show it. A run's
-    arguments are stored and shown so (a ``--var URL=…`` password is not the store's to keep)."""
-    if isinstance(value, str):
-        return _URL_AUTHORITY.sub(_mask_authority, value) if "://" in value else value
-    if isinstance(value, dict):
-        return {k: mask_url_passwords(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [mask_url_passwords(v) for v in value]
-    return value

@@ -36,7 +36,8 @@ from engine.graph.issues import (
     subagents_on,
     tool_capable,
 )
-from engine.graph.model import LEGACY_HANDLES, Node, Workflow, current_handle, gc_paused
+from engine.graph.legacy import LEGACY_HANDLES, current_handle
+from engine.graph.model import Node, Workflow, gc_paused
 from engine.nodes import COMMON_HANDLE_LABELS, SPECS, spec_for
 
 __all__ = ["Issue", "Severity", "GraphIndex", "ConnectionCheck", "validate", "check_connection", "errors_only"]

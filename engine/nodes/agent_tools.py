@@ -1,90 +1,42 @@
-"""An agent's tools beyond its subagents: how they are declared and a call waiting for approval.
+"""An agent's tools beyond its subagents: the checks that read the library and the MCP settings,
+the answer to a tool call waiting for approval, and the pause that makes it wait.
 
-* ``tools.flows`` entries (:func:`flow_refs`: an id, or ``{flow, approve}``) and ``tools.mcp``
-  entries (checked by :func:`check_mcp_tools`: each server declared);
-* ``approve`` (:func:`approve_mode`): ``"ask"`` or ``"always"`` (anything else);
-* :class:`ToolPause`, the agent node's state while a call waits for a person (docs/design.md,
-  "Approving tool calls"), and :func:`pause_for`, the step's pause made from the provider's
-  :class:`~engine.llm.tools.ToolApprovalPending`.
+* :func:`check_flow_tools`: each ``tools.flows`` entry is in the library and cannot pause;
+* :func:`check_mcp_tools`: each server ``tools.mcp`` names is declared (settings or ``mcpServers``);
+* :func:`arguments_problem`: what is wrong with the arguments an approval gives a call;
+* :func:`pause_for`: the step's pause made from the provider's
+  :class:`~engine.llm.tools.ToolApprovalPending` (docs/design.md, "Approving tool calls").
 
-The agent kind (engine/nodes/agent.py) uses these; they hold no run state of their own.
+How the tools are declared (:func:`~engine.nodes.agent.flow_refs`,
+:func:`~engine.nodes.agent.approve_mode`) and the node's state while a call waits
+(:class:`~engine.nodes.agent.ToolPause`) are part of the kind's declaration in
+engine/nodes/agent.py, which loads this module by name only for a node that offers such tools
+(or a run that waits on one): validating a workflow without them never reads the library or
+the MCP configuration. Nothing here holds run state of its own.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from engine.llm.tools import ToolApprovalPending
-from engine.mcp.calls import tool_entries
+from engine.flows.library import default_library, workflow_can_pause
+from engine.mcp.calls import check_arguments, tool_entries
 from engine.mcp.config import servers_for
+from engine.nodes.agent import ToolPause, approve_mode, flow_refs
 from engine.nodes.base import PauseRequest
 
-__all__ = ["ToolPause", "pause_for", "check_mcp_tools", "flow_refs", "approve_mode"]
+if TYPE_CHECKING:
+    from engine.llm.tools import ToolApprovalPending
 
-
-def flow_refs(refs: Any) -> list[tuple[str, str]]:
-    """``tools.flows`` as ``(library reference, approve)`` pairs: an entry is an id, or
-    ``{flow (or id), approve}``."""
-    out = []
-    for ref in refs or ():
-        if isinstance(ref, dict):
-            target = ref.get("flow") or ref.get("id")
-            if target:
-                out.append((str(target), approve_mode(ref.get("approve"))))
-        elif ref is not None and str(ref):
-            out.append((str(ref), "always"))
-    return out
-
-
-def approve_mode(value: Any) -> str:
-    return "ask" if isinstance(value, str) and value.strip().lower() == "ask" else "always"
-
-
-class ToolPause:
-    """An agent step paused before a tool call (its node's state while the run waits): the
-    conversation kept by the provider (None for a provider without one: echo, local, which make
-    the same calls again), the decisions given so far by call id, and the call that waits
-    (``pending``: ``{callId, tool, kind, server, arguments, schema}``; None once answered)."""
-
-    __slots__ = ("conversation", "decisions", "pending", "prompt")
-
-    def __init__(
-        self,
-        conversation: dict[str, Any] | None,
-        decisions: dict[str, dict[str, Any]],
-        pending: dict[str, Any] | None,
-        prompt: str = "",
-    ) -> None:
-        self.conversation = conversation
-        self.decisions = decisions
-        self.pending = pending
-        self.prompt = prompt
-
-    def extra(self) -> dict[str, Any] | None:
-        """The ``wait_input`` event's fields: ``{kind: "tool_call", tool, server?, arguments, ...}``."""
-        p = self.pending
-        if p is None:
-            return None
-        extra: dict[str, Any] = {"kind": "tool_call", "tool": p.get("tool"), "arguments": p.get("arguments")}
-        if p.get("server"):
-            extra["server"] = p["server"]
-        extra.update({"toolKind": p.get("kind"), "callId": p.get("callId"), "schema": p.get("schema")})
-        return extra
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "conversation": self.conversation,
-            "decisions": self.decisions,
-            "pending": self.pending,
-            "prompt": self.prompt,
-        }
-
-    @classmethod
-    def from_json(cls, data: Any) -> ToolPause:
-        data = data if isinstance(data, dict) else {}
-        return cls(
-            data.get("conversation"), dict(data.get("decisions") or {}), data.get("pending"), data.get("prompt") or ""
-        )
+__all__ = [
+    "ToolPause",
+    "pause_for",
+    "check_flow_tools",
+    "check_mcp_tools",
+    "arguments_problem",
+    "flow_refs",
+    "approve_mode",
+]
 
 
 def pause_for(ctx: Any, node_id: str, name: str, pause: ToolApprovalPending, call: Any) -> PauseRequest:
@@ -111,6 +63,40 @@ def pause_for(ctx: Any, node_id: str, name: str, pause: ToolApprovalPending, cal
     return PauseRequest(held.prompt, held.extra())
 
 
+def check_flow_tools(node: Any, checks: Any, flows: list[str]) -> None:
+    """Each flow an agent offers as a tool exists in the library and cannot wait for an approval."""
+    library = getattr(checks, "library", None) or default_library()
+    base = getattr(checks, "path", None)
+    for ref, _approve_mode in flow_refs(flows):
+        entry = library.resolve(ref, base=base, by_name=False)
+        if entry is None:
+            checks.error(
+                "flow_tool_missing",
+                f"{checks.label(node)} offers the flow '{ref}' as a tool, but it is not in the library.",
+            )
+            continue
+        own = getattr(checks, "workflow_id", None)
+        if own and entry.id == own:
+            checks.error(
+                "flow_recursive",
+                f"{checks.label(node)} offers the flow it is part of ('{entry.name}') as a "
+                "tool; a flow cannot run itself.",
+            )
+            continue
+        try:
+            pauses = workflow_can_pause(
+                library.load_path(entry.path), library, base=entry.path, _seen={str(entry.path)}
+            )
+        except Exception:
+            pauses = False
+        if pauses:
+            checks.error(
+                "flow_tool_pauses",
+                f"{checks.label(node)} cannot offer the flow '{entry.name}' as a tool: it "
+                "can wait for an approval, and a tool call cannot pause.",
+            )
+
+
 def check_mcp_tools(node: Any, checks: Any, raw: Any) -> None:
     """Each server an agent's ``tools.mcp`` names is declared (settings or ``mcpServers``)."""
     try:
@@ -131,3 +117,10 @@ def check_mcp_tools(node: Any, checks: Any, raw: Any) -> None:
                 f"{checks.label(node)} uses the MCP server '{entry['server']}', which is declared neither in "
                 "the settings (mcp.servers) nor in the workflow's mcpServers.",
             )
+
+
+def arguments_problem(schema: dict[str, Any] | None, arguments: Any) -> str | None:
+    """Why the arguments an approval gives a waiting tool call do not fit the tool's input
+    ``schema`` (the answer is refused with it); None when they fit."""
+    problem = check_arguments(schema, arguments)
+    return f"the arguments do not fit the tool's input schema: {problem}" if problem else None

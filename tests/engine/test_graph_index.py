@@ -98,3 +98,23 @@ def test_the_model_loads_a_kind_only_when_a_node_of_it_is_read() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split("\n")
     assert out[:2] == ["[]", "['engine.nodes.start']"]
+
+
+def test_validating_and_exporting_an_agent_load_none_of_the_run_layer() -> None:
+    """The agent kind's declaration (engine/nodes/agent.py) is all that loading, validating
+    and exporting an agent node need: its step (agent_step.py), the providers' tool loop and
+    HTTP client, MCP and the flow library stay unloaded until a run or a tool check needs them."""
+    code = (
+        "import sys\n"
+        "from engine import export_anythingllm, parse_workflow, validate\n"
+        "wf = parse_workflow({'nodes': [{'id': 's', 'type': 'start'},\n"
+        "                               {'id': 'a', 'type': 'agent', 'data': {'model': 'm', 'userPrompt': 'hi'}}],\n"
+        "                     'connections': [{'source': 's', 'target': 'a'}]})\n"
+        "assert validate(wf) == [], validate(wf)\n"
+        "export_anythingllm(wf)\n"
+        "run_layer = ('asyncio', 'httpx', 'engine.nodes.agent_step', 'engine.nodes.agent_tools',\n"
+        "             'engine.flows.library', 'engine.mcp.calls', 'engine.llm.tools', 'engine.run.events')\n"
+        "print(sorted(m for m in run_layer if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
