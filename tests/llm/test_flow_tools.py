@@ -104,7 +104,10 @@ async def test_the_model_calls_a_flow_with_arguments_and_gets_its_result(server,
     assert "Looks up the weather for a city." in tool["function"]["description"]
     assert tool["function"]["parameters"] == {
         "type": "object",
-        "properties": {"city": {"type": "string", "description": "Which city"}, "days": {"type": "number"}},
+        "properties": {
+            "city": {"type": "string", "description": "Which city"},
+            "days": {"type": "number", "description": "Default: 1."},
+        },
         "required": ["city"],
     }
     response = next(e for e in run.events if e.type == "llm_response" and not e.path)
