@@ -13,14 +13,22 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from engine.errors import FlowdeskError
 from engine.flows.grammar import trigger_text
 from engine.graph.model import Workflow
 
-if TYPE_CHECKING:
-    from engine.flows.library import FlowLibrary
+
+class FlowLookup(Protocol):
+    """What :func:`workflow_can_pause` needs of a library (a :class:`engine.flows.library.FlowLibrary`)."""
+
+    def resolve(
+        self, ref: str, *, base: str | os.PathLike[str] | None = None, by_name: bool = True
+    ) -> LibraryFlow | None: ...
+
+    def load_path(self, path: str | os.PathLike[str]) -> Workflow: ...
+
 
 __all__ = [
     "FLOW_SUFFIX",
@@ -186,7 +194,7 @@ def _asks_before_tools(node: Any) -> bool:
 
 def workflow_can_pause(
     workflow: Workflow,
-    library: FlowLibrary | None = None,
+    library: FlowLookup | None = None,
     *,
     base: str | os.PathLike[str] | None = None,
     _seen: set[str] | None = None,

@@ -20,23 +20,13 @@ from __future__ import annotations
 
 from importlib import import_module
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import Field, field_validator
 
 from engine.llm.base import APPROVE_MODES
 from engine.llm.structured import schema_of
 from engine.nodes.base import ERROR_HANDLE, NodeData, NodeSpec, PaletteEntry, PauseRequest, PolicyData, _Loose, is_none
-
-if TYPE_CHECKING:  # the step's names, read through __getattr__ below
-    from engine.nodes.agent_step import (  # noqa: F401
-        ProviderCall,
-        call_subagent,
-        flow_tools_of,
-        resolved_prompt,
-        subagents_of,
-        templated,
-    )
 
 __all__ = [
     "DEFAULT_SYSTEM_PROMPT",

@@ -8,12 +8,9 @@ re-export them.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any
 
 from engine.errors import FlowdeskError
-
-if TYPE_CHECKING:
-    from engine.nodes.http_request import HttpResult
 
 __all__ = [
     "WebRequestError",
@@ -75,7 +72,7 @@ class HttpStatusError(WebRequestError):
         url: str | None = None,
         status: int = 0,
         excerpt: str = "",
-        result: HttpResult | None = None,
+        result: Any = None,  # the engine.nodes.http_request.HttpResult (not imported: that imports this)
     ) -> None:
         super().__init__(message, url=url)
         self.status = status

@@ -50,7 +50,7 @@ from engine.llm.tools import ToolApprovalPending, pending_to_json
 from engine.mcp.calls import mcp_tools_of
 from engine.mcp.config import McpError
 from engine.nodes import NodeError, PauseRequest, spec_for
-from engine.nodes.agent import ProviderCall
+from engine.nodes.agent_step import ProviderCall
 from engine.run.events import _encode
 from engine.run.scheduler import Run, uuid_ids
 from engine.temporal import AGENT_ACTIVITY, FLOW_ACTIVITY, STEP_ACTIVITY
