@@ -20,6 +20,8 @@ from importlib import resources
 from importlib.abc import Traversable
 from pathlib import Path
 
+from engine.version import flowdesk_version  # (re-exported: its home before engine.version)
+
 __all__ = [
     "RESOURCES_PACKAGE",
     "SAMPLES_PACKAGE",
@@ -83,13 +85,3 @@ def sample_paths() -> list[Path]:
     """The sample workflows (``*.flow.json``) shipped with Flowdesk, sorted by name."""
     folder = _samples_dir()
     return sorted(folder.glob("*.flow.json")) if folder is not None else []
-
-
-def flowdesk_version() -> str:
-    """The installed package's version (``flowdesk --version``, Help ▸ About)."""
-    from importlib import metadata
-
-    try:
-        return metadata.version("flowdesk")
-    except metadata.PackageNotFoundError:  # a checkout that was never installed
-        return "(not installed)"

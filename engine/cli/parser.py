@@ -8,8 +8,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from engine.resources import flowdesk_version
 from engine.temporal.options import add_arguments as temporal_arguments
+from engine.version import flowdesk_version
 
 __all__ = ["build_parser"]
 
@@ -62,9 +62,6 @@ class _VersionAction(argparse.Action):
         )
 
     def __call__(self, parser: argparse.ArgumentParser, *_args: Any) -> None:
-        # Imported here, as a command group is: engine.resources loads importlib.resources and
-        # tempfile, which only --version needs of all the commands parsed here.
-
         print(f"flowdesk {flowdesk_version()}")
         parser.exit()
 
