@@ -278,6 +278,7 @@ class Run(RunFields, StepRecords, Approvals, Snapshots):
             ctx.event_tail = self._path_item
 
     def _set_status(self, status: RunStatus, detail: str = "") -> None:
+        """The run is now ``status`` (``detail``: why, for an end); its ``run_status`` event goes out."""
         self.status = status
         self._ended = status in _FINAL
         if self._ended:
