@@ -6,8 +6,9 @@ deferred work are a :class:`~engine.run.pauses.Pausing` the scheduler owns (``Ru
 what a pause asks (its prompt, decisions, deadline) is its node's kind's. :class:`Approvals` is
 the part of :class:`~engine.Run` that answers a caller's questions about them (the CLI's
 ``--decide``, the inbox, the console's approval bar, a durable engine) and takes a pause's
-timeout decision. It is a base class of ``Run`` with no state of its own: it reads the one
-attribute named in its annotations, and answers through ``Run.resume``.
+timeout decision. It is a base class of ``Run`` with no state of its own: it reads the
+attributes named in its annotations (the run's ``Pausing`` above all), and answers through
+``Run.resume``.
 
 Invariants: nothing here changes the run but :meth:`Approvals.amend_pending` (the value under
 review) and :meth:`Approvals.expire` (which answers through ``resume``); every answer is None
