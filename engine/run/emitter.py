@@ -24,6 +24,7 @@ __all__ = ["EventSource", "EventCallback", "status_event"]
 
 EventCallback = Callable[[RunEvent], None]
 _tuple_new = tuple.__new__
+_RUN_STATUS = EventType.RUN_STATUS.value
 
 
 class EventSource:
@@ -165,11 +166,17 @@ class EventSource:
             q.put_nowait(None)
 
 
-def status_event(status: RunStatus, detail: str, final_vars: dict[str, Any] | None, ts: float, path: str) -> RunEvent:
+def status_event(
+    status: RunStatus, detail: str, final_vars: dict[str, Any] | None, ts: float, path_item: tuple[str, ...]
+) -> RunEvent:
     """The ``run_status`` event of a run now ``status`` (``detail``: why, for an end;
     ``final_vars``: an ended run's variables, kept in its run record (seed 001's ``vars``), URL
-    passwords masked as the run's stored arguments are (a ``--var URL=…`` password))."""
+    passwords masked as the run's stored arguments are (a ``--var URL=…`` password);
+    ``path_item``: ``EventSource._path_item``)."""
     extra: dict[str, Any] | None = {"detail": detail} if detail else None
     if final_vars:
         extra = {**(extra or {}), "vars": mask_url_passwords(json_safe(final_vars))}
-    return RunEvent(SYSTEM_NODE, EventType.RUN_STATUS.value, str(status), timestamp=ts, extra=extra, path=path)
+    # (built inline, as RunEvent.__new__ would: twice each time a run starts or resumes)
+    return _tuple_new(
+        RunEvent, (SYSTEM_NODE, _RUN_STATUS, str(status), ts, _encode_extra(extra) if extra else None) + path_item
+    )

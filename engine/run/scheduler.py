@@ -285,7 +285,7 @@ class Run(RunFields, StepRecords, Approvals, Snapshots):
             self.ended_at = self._clock()
             self.waiting_for_input = False
         final_vars = self.variables if self._ended else None
-        self._publish_status(status_event(status, detail, final_vars, self._clock(), self._run_path))
+        self._publish_status(status_event(status, detail, final_vars, self._clock(), self._path_item))
 
     async def start(self) -> RunStatus:
         """Run from the start node until the run is paused or ended."""
