@@ -1,11 +1,12 @@
 """Where a run's events go: its log, its listeners, its status listeners and its streams.
 
-:class:`EventSource` is the part of :class:`~engine.Run` that publishes events; the scheduler
-makes them (``Run._emit``, built inline on the hot path) and hands each to ``_sinks``, one tuple
+:class:`EventSource` is the part of :class:`~engine.Run` that makes and publishes events: it
+makes them (``_emit``, built inline: it runs on the hot path) and hands each to ``_sinks``, one tuple
 made again whenever a listener or a stream comes or goes (so an event's dispatch is one loop,
 and a listener added or removed while an event is dispatched takes effect from the next one).
 A nested run's events carry its run path (``RunEvent.path``): ``_path_item`` is that sixth item
-of the event tuple, or nothing for a top-level run.
+of the event tuple, or nothing for a top-level run. A ``run_status`` event (:func:`status_event`)
+goes to the status listeners before the sinks (:meth:`EventSource._publish_status`).
 """
 
 from __future__ import annotations
@@ -14,19 +15,34 @@ import asyncio
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from engine.run.events import RunEvent
+from engine.graph.templates import mask_url_passwords
+from engine.graph.variables import json_safe
+from engine.run.events import SYSTEM_NODE, EventType, RunEvent, RunStatus
+from engine.run.events import _encode as _encode_extra
 
-__all__ = ["EventSource", "EventCallback"]
+__all__ = ["EventSource", "EventCallback", "status_event"]
 
 EventCallback = Callable[[RunEvent], None]
+_tuple_new = tuple.__new__
+_RUN_STATUS = EventType.RUN_STATUS.value
 
 
 class EventSource:
     """The event side of a run: log, listeners, status listeners, streams, run path."""
 
-    __slots__ = ("_events", "_listeners", "_status_listeners", "_streams", "_sinks", "_run_path", "_path_item")
+    __slots__ = (
+        "_events",
+        "_listeners",
+        "_status_listeners",
+        "_streams",
+        "_sinks",
+        "_run_path",
+        "_path_item",
+        "_clock",
+    )
 
-    def __init__(self, keep_events: bool, on_event: EventCallback | None) -> None:
+    def __init__(self, keep_events: bool, on_event: EventCallback | None, clock: Callable[[], float]) -> None:
+        self._clock = clock  # (the run's: what its events are stamped with)
         self._events: list[RunEvent] | None = [] if keep_events else None
         self._listeners: list[EventCallback] = [on_event] if on_event else []
         self._status_listeners: list[EventCallback] = []
@@ -88,6 +104,43 @@ class EventSource:
         except ValueError:
             pass
 
+    def _publish_status(self, ev: RunEvent) -> None:
+        """Hand a ``run_status`` event out: the status listeners first (the run store queues the
+        run's new status and, for a pause, its state), then the event's sinks. A commit of the
+        store's writer thread therefore never holds a pause or an end without the state that goes
+        with it, so a process killed as soon as "paused" is printed leaves a resumable run."""
+        for cb in list(self._status_listeners):
+            cb(ev)
+        for sink in self._sinks:
+            sink(ev)
+
+    def _emit(
+        self,
+        node_id: str,
+        type: str,
+        content: str = "",
+        extra: dict[str, Any] | None = None,
+        ts: float | None = None,
+        extra_json: str | None = None,
+    ) -> RunEvent:
+        """Make an event of this run (stamped with its clock, ``_clock``, unless ``ts`` is given)
+        and hand it to the sinks."""
+        # RunEvent's fields built inline (as RunEvent.__new__ would): this runs 3 times a step.
+        ev = _tuple_new(
+            RunEvent,
+            (
+                node_id,
+                type if type.__class__ is str else str(type),
+                content,
+                ts or self._clock(),
+                _encode_extra(extra) if extra else extra_json,
+            )
+            + self._path_item,
+        )
+        for sink in self._sinks:
+            sink(ev)
+        return ev
+
     def _relay(self, ev: RunEvent) -> None:
         """An event of a nested run (it carries its run path), logged in this run's log as it is."""
         for sink in self._sinks:
@@ -111,3 +164,19 @@ class EventSource:
     def _end_streams(self) -> None:
         for q in self._streams:
             q.put_nowait(None)
+
+
+def status_event(
+    status: RunStatus, detail: str, final_vars: dict[str, Any] | None, ts: float, path_item: tuple[str, ...]
+) -> RunEvent:
+    """The ``run_status`` event of a run now ``status`` (``detail``: why, for an end;
+    ``final_vars``: an ended run's variables, kept in its run record (seed 001's ``vars``), URL
+    passwords masked as the run's stored arguments are (a ``--var URL=…`` password);
+    ``path_item``: ``EventSource._path_item``)."""
+    extra: dict[str, Any] | None = {"detail": detail} if detail else None
+    if final_vars:
+        extra = {**(extra or {}), "vars": mask_url_passwords(json_safe(final_vars))}
+    # (built inline, as RunEvent.__new__ would: twice each time a run starts or resumes)
+    return _tuple_new(
+        RunEvent, (SYSTEM_NODE, _RUN_STATUS, str(status), ts, _encode_extra(extra) if extra else None) + path_item
+    )

@@ -6,7 +6,10 @@ it ended otherwise than done (``outcomes``), what each agent step did (``records
 tuples, which the cyclic GC does not track), and the run's step hook (pinned outputs, reused
 and recorded executions: engine/run/rerun.py; None for a plain run, whose steps ask nothing).
 The scheduler's walk writes ``outcomes`` and reads ``hook`` directly; kinds reach the rest
-through ``RunContext`` (``set_outcome``, ``step_recorded``, ``records``)."""
+through ``RunContext`` (``set_outcome``, ``step_recorded``, ``records``). :class:`StepRecords`
+is the part of ``Run`` that shows a run's step log to its readers (``records``, ``outcomes``,
+``record_executions``): a base class with no state of its own, reading the attributes named in
+its annotations."""
 
 from __future__ import annotations
 
@@ -17,7 +20,7 @@ from typing import Any, NamedTuple
 from engine.nodes.base import NodeOutcome
 from engine.run.rerun import StepHook
 
-__all__ = ["NodeRecord", "OutcomeView", "RecordView", "StepLog"]
+__all__ = ["NodeRecord", "OutcomeView", "RecordView", "StepLog", "StepRecords"]
 
 _DONE_TEXT = str(NodeOutcome.DONE)
 
@@ -132,3 +135,31 @@ class StepLog:
 
     def outcome_view(self, outputs: dict[str, Any]) -> OutcomeView:
         return OutcomeView(self.outcomes, outputs)
+
+
+class StepRecords:
+    """A run's step log as its readers see it (see the module docstring)."""
+
+    __slots__ = ()
+
+    # What this reads of the run (its slots and fields are made by Run and RunFields).
+    _log: StepLog
+    _ctx: Any  # (its RunContext)
+    outputs: dict[str, Any]
+
+    def record_executions(self, callback: Callable[[str, str, Any, Any], None]) -> None:
+        """Call ``callback(node_id, key, output, handle)`` for each step that ends with an output
+        (a reused one included); the run store's recorder keeps them for later runs from a node.
+        ``key`` is the step's part of its execution key (``engine.run.rerun``: ``i`` + a digest); the
+        store makes the full key again from the run's workflow when a later run reuses it."""
+        self._log.record_executions(self._ctx, callback)
+
+    @property
+    def records(self) -> Mapping[str, NodeRecord]:
+        """What each agent node did the last time it ran, by node id."""
+        return RecordView(self._log.records, self.outcomes)
+
+    @property
+    def outcomes(self) -> Mapping[str, NodeOutcome]:
+        """How each node's last step ended (done, failed, cancelled; skipped with later policies), by node id."""
+        return self._log.outcome_view(self.outputs)

@@ -28,22 +28,26 @@ Concepts and invariants
 * A paused run's whole state is a JSON value (``snapshot()``): the kinds' states go under
   their ``state_key``; ``Run.restore()`` makes a run that another process can resume.
 
-This module and ``engine.nodes.agent`` are the engine's hot path (``tests/bench/bench_engine``):
-events built inline as tuples and fields read through ``__dict__`` stay here, each with what
-it saves; everywhere else events are emitted through ``RunContext.emit``.
+This module (with ``EventSource._emit``, engine/run/emitter.py) and ``engine.nodes.agent`` are
+the engine's hot path (``tests/bench/bench_engine``): events built inline as tuples and fields
+read through ``__dict__`` stay here, each with what it saves; everywhere else events are
+emitted through ``RunContext.emit``.
 
 What stays here is the branch walk (``_branch``) with the slots it reads on every step, and the
 operations that change the run's status in the order the walk and the event sequences expect:
-starting, failing, cancelling. What is not that lives beside it: ``setup`` (``RunFields``, the
-run's public fields and settings; the provider resolver, the step hook, the GC pause), ``kinds``
-(each node's kind state, nested runs included, and the nodes holding arrivals), ``pauses`` (the
-pending approval, the queue behind it, deferred work, and the pause / settle / resume sequence),
-``context`` (what kinds may do), ``branches`` (the live tasks), ``policies``, ``snapshot`` (the
-format and its parts), ``emitter`` (where events go), ``records``; the graph's adjacency is the
-workflow's ``GraphIndex`` (engine/graph/index.py). Those are reached only on rare paths (a
+starting, resuming, failing, cancelling. What is not that lives beside it: ``setup``
+(``RunFields``, the run's public fields and settings; the provider resolver, the step hook, the
+GC pause), ``emitter`` (``EventSource``: events made, and where they go), ``kinds`` (each node's
+kind state, nested runs included, and the nodes holding arrivals), ``pauses`` (the pending
+approval, the queue behind it, deferred work, and the pause / settle / resume sequence),
+``approvals`` (``Approvals``: what callers ask of the pending approval), ``checkpoint``
+(``Snapshots``: snapshot, checkpoint, restore), ``snapshot`` (the format and its parts),
+``records`` (``StepLog`` and its views, ``StepRecords``), ``context`` (what kinds may do),
+``branches`` (the live tasks), ``policies``; the graph's adjacency is the workflow's
+``GraphIndex`` (engine/graph/index.py). ``Run`` is ``RunFields`` plus those base classes
+(``StepRecords``, ``Approvals``, ``Snapshots``: no state of their own, each reading the few
+attributes its annotations name) plus the walk. The objects are reached only on rare paths (a
 pause, a join's arrival, a snapshot): a plain step reads nothing but this object's slots.
-This file is over 600 lines for that one concern: the walk and the run state it changes stay
-together, so a step reads no attribute of another object.
 """
 
 from __future__ import annotations
@@ -54,29 +58,28 @@ import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from engine.errors import FlowdeskError
 from engine.flows.library import default_library
 from engine.graph.index import GraphIndex
 from engine.graph.model import Node, Workflow
-from engine.graph.templates import mask_url_passwords
-from engine.graph.variables import VariableError, json_safe  # noqa: F401  (VariableError: raised by Run())
+from engine.graph.variables import VariableError  # noqa: F401  (raised by Run())
 from engine.llm.base import AgentInvocation, LLMProvider
 from engine.nodes import SPECS, NodeError, NodeOutcome, PauseRequest, spec_for
 from engine.nodes.approval import normalise_decision
 from engine.nodes.base import as_text
 from engine.run import setup
 from engine.run import snapshot as snapshot_format
+from engine.run.approvals import Approvals
 from engine.run.branches import Branches
-from engine.run.context import BRANCH, WAITING, BranchFrame, RunContext
-from engine.run.emitter import EventCallback
+from engine.run.checkpoint import Snapshots
+from engine.run.context import BRANCH, WAITING, RunContext
+from engine.run.emitter import EventCallback, status_event
 from engine.run.events import SYSTEM_NODE, EventType, RunEvent, RunStatus
-from engine.run.events import _encode as _encode_extra
 from engine.run.kinds import KindStates
 from engine.run.pauses import Pausing
 from engine.run.policies import attempts, failed
-from engine.run.records import NodeRecord, RecordView, StepLog
+from engine.run.records import NodeRecord, StepLog, StepRecords
 from engine.run.rerun import any_pinned_node
-from engine.run.setup import RunFields
+from engine.run.setup import DEFAULT_MAX_VISITS, RunFields, RunStateError
 
 __all__ = [
     "Run",
@@ -91,7 +94,6 @@ __all__ = [
     "as_text",
 ]
 
-DEFAULT_MAX_VISITS = 25
 SNAPSHOT_FORMAT = snapshot_format.SNAPSHOT_FORMAT
 _tuple_new = tuple.__new__
 # Event types as plain strings for the hot path (RunEvent stores plain str).
@@ -123,11 +125,7 @@ def _handles(handle: Any) -> dict[str, Any]:
     return {"handle": handle} if handle is None or handle.__class__ is str else {"handles": list(handle)}
 
 
-class RunStateError(FlowdeskError, RuntimeError):
-    """An operation that the run's current state does not allow (resume a run that is not paused, ...)."""
-
-
-class Run(RunFields):
+class Run(RunFields, StepRecords, Approvals, Snapshots):
     """One execution of a workflow.
 
     A run from a node (docs/design.md, "Re-running, editing, comparing"): ``start_at`` names the node that, with
@@ -142,7 +140,6 @@ class Run(RunFields):
     __slots__ = (
         "__weakref__",
         "_ended",
-        "_clock",
         "_id_source",
         "_specs",
         "_resolve",
@@ -183,8 +180,8 @@ class Run(RunFields):
         specs: Mapping[str, Any] | None = None,
     ) -> None:
         # The scheduler reads time and makes ids only through these two (a durable engine
-        # replaying the run injects its own); all other I/O happens in the nodes' execute.
-        self._clock = clock
+        # replaying the run injects its own; the clock is EventSource's, which stamps events
+        # with it); all other I/O happens in the nodes' execute.
         self._id_source = id_source
         self._specs: Mapping[str, Any] = SPECS if specs is None else specs
         # the public fields, variables (a bad one refuses the run: VariableError) and events
@@ -205,6 +202,7 @@ class Run(RunFields):
             path=path,
             run_path=run_path,
             start_at=start_at,
+            clock=clock,
         )
         self._ended = False  # status.is_final, kept as a plain bool for the hot path
         # The nodes by id (a repeated id's first node counts; validation reports it) and the
@@ -270,24 +268,7 @@ class Run(RunFields):
         """What this run's kinds (and an adapter driving it) may read and do."""
         return self._ctx
 
-    def record_executions(self, callback: Callable[[str, str, Any, Any], None]) -> None:
-        """Call ``callback(node_id, key, output, handle)`` for each step that ends with an output
-        (a reused one included); the run store's recorder keeps them for later runs from a node.
-        ``key`` is the step's part of its execution key (``engine.run.rerun``: ``i`` + a digest); the
-        store makes the full key again from the run's workflow when a later run reuses it."""
-        self._log.record_executions(self._ctx, callback)
-
-    @property
-    def records(self) -> Mapping[str, NodeRecord]:
-        """What each agent node did the last time it ran, by node id."""
-        return RecordView(self._log.records, self.outcomes)
-
-    @property
-    def outcomes(self) -> Mapping[str, NodeOutcome]:
-        """How each node's last step ended (done, failed, cancelled; skipped with later policies), by node id."""
-        return self._log.outcome_view(self.outputs)
-
-    # ------------------------------------------------------------------ events (the rest: EventSource)
+    # ------------------------------------------------------------------ events (the rest: EventSource, emitter.py)
     def _routes_changed(self) -> None:
         # (the agent step publishes its events itself: see RunContext.sinks); the routes are set
         # up before the context exists, which takes them when it is made
@@ -296,60 +277,15 @@ class Run(RunFields):
             ctx.sinks = self._sinks
             ctx.event_tail = self._path_item
 
-    def _emit(
-        self,
-        node_id: str,
-        type: str,
-        content: str = "",
-        extra: dict[str, Any] | None = None,
-        ts: float | None = None,
-        extra_json: str | None = None,
-    ) -> RunEvent:
-        # RunEvent's fields built inline (as RunEvent.__new__ would): this runs 3 times a step.
-        ev = _tuple_new(
-            RunEvent,
-            (
-                node_id,
-                type if type.__class__ is str else str(type),
-                content,
-                ts or self._clock(),
-                _encode_extra(extra) if extra else extra_json,
-            )
-            + self._path_item,
-        )
-        for sink in self._sinks:
-            sink(ev)
-        return ev
-
     def _set_status(self, status: RunStatus, detail: str = "") -> None:
+        """The run is now ``status`` (``detail``: why, for an end); its ``run_status`` event goes out."""
         self.status = status
         self._ended = status in _FINAL
         if self._ended:
             self.ended_at = self._clock()
             self.waiting_for_input = False
-        extra: dict[str, Any] | None = {"detail": detail} if detail else None
-        if self._ended and self.variables:  # the final variables, kept in the run record (seed 001's `vars`)
-            # URL passwords masked, as the run's stored arguments are (a --var URL=… password)
-            extra = {**(extra or {}), "vars": mask_url_passwords(json_safe(self.variables))}
-        ev = _tuple_new(
-            RunEvent,
-            (
-                SYSTEM_NODE,
-                EventType.RUN_STATUS.value,
-                str(status),
-                self._clock(),
-                _encode_extra(extra) if extra else None,
-            )
-            + self._path_item,
-        )
-        # The status listeners first (the run store queues the run's new status and, for a pause,
-        # its state), then the event's sinks: a commit of the store's writer thread never holds a
-        # pause or an end without the state that goes with it, so a process killed as soon as
-        # "paused" is printed leaves a resumable run.
-        for cb in list(self._status_listeners):
-            cb(ev)
-        for sink in self._sinks:
-            sink(ev)
+        final_vars = self.variables if self._ended else None
+        self._publish_status(status_event(status, detail, final_vars, self._clock(), self._path_item))
 
     async def start(self) -> RunStatus:
         """Run from the start node until the run is paused or ended."""
@@ -410,40 +346,6 @@ class Run(RunFields):
                 return self.status
             finally:
                 setup.thaw()
-
-    async def expire(self) -> RunStatus:
-        """Take the pending approval's ``onTimeout`` decision if its deadline has passed (logged
-        as ``input_received`` with ``timedOut: true``), and continue as ``resume`` does; nothing
-        happens when the run is not paused or the deadline is still to come. Whoever holds a
-        paused run calls it at the deadline (``pause_timeout``); a run restored after its
-        deadline takes the decision on its next ``resume`` anyway."""
-        if self.status != RunStatus.PAUSED or not self.overdue():
-            return self.status
-        return await self.resume({"decision": self._pauses.on_timeout, "timedOut": True})
-
-    def overdue(self, now: float | None = None) -> bool:
-        """Whether the pending approval's deadline has passed (at ``now``, default the run's clock)."""
-        return self._pauses.overdue(now)
-
-    def pause_timeout(self) -> tuple[float, str] | None:
-        """``(deadline, decision)`` of the pending approval (the run's clock; the decision it takes
-        then), or None when nothing waits or it waits for ever."""
-        return self._pauses.pause_timeout()
-
-    @property
-    def waiting_since(self) -> float | None:
-        """When the run paused at its pending approval (the run's clock; None when not paused)."""
-        return self._pauses.since if self._pauses.pending is not None else None
-
-    def decisions(self) -> tuple[str, ...]:
-        """The decisions the pending approval takes: approve, reject and its options (a flow
-        step's: its nested run's)."""
-        return self._pauses.decisions()
-
-    def amend_pending(self, value: Any) -> None:
-        """Replace the output under review at the pending approval (what goes on when it is
-        answered), without recording an edit (a durable engine's reviewer edit)."""
-        self._pauses.amend(value)
 
     def cancel(self, reason: str = "Cancelled by the user.") -> None:
         """Stop the run now: every branch task is cancelled (open HTTP requests close)."""
@@ -660,109 +562,3 @@ class Run(RunFields):
         if self.library is None:  # (the user's library: read only when a flow runs)
             self.library = default_library()
         return self.library
-
-    def waiting_prompt(self) -> str:
-        """What the run waits for: its pending pause's prompt (a flow step's: its nested run's, however deep)."""
-        return self._pauses.waiting_prompt()
-
-    def waiting_extra(self) -> dict[str, Any] | None:
-        """The pending pause's ``wait_input`` fields besides its prompt (a tool call's: ``{kind:
-        "tool_call", tool, server?, arguments, ...}``; None for a plain approval, or none pending)."""
-        return self._pauses.waiting_extra()
-
-    def answer_problem(self, answer: dict[str, Any]) -> str | None:
-        """Why ``answer`` cannot answer the pending pause (None: it can; its kind decides)."""
-        return self._pauses.answer_problem(answer)
-
-    # ------------------------------------------------------------------ snapshot
-    @property
-    def pending_approval(self) -> str | None:
-        pending = self._pauses.pending
-        return pending[0] if pending else None
-
-    @property
-    def queued_approvals(self) -> list[str]:
-        return [n for n, _ in self._pauses.queue]
-
-    def pending_input(self) -> Any:
-        """The output under review at the pending approval (None when not paused)."""
-        pending = self._pauses.pending
-        return pending[1] if pending else None
-
-    def queued_approval_inputs(self) -> list[tuple[str, Any]]:
-        """The approvals queued behind the pending one, in the order they will be asked, each with
-        the output it will review (a copy: changing it changes nothing in the run)."""
-        return list(self._pauses.queue)
-
-    def snapshot(self, *, include_workflow: bool = True) -> dict[str, Any]:
-        """The run's whole state as a JSON value. Only while no branch is in flight."""
-        if self._at:
-            raise RunStateError("a snapshot is taken when the run is paused or ended, not while steps are running")
-        return self._state(include_workflow, self._pauses.deferred, self.visits)
-
-    def checkpoint(self) -> dict[str, Any] | None:
-        """A paused run's snapshot taken while sibling branches may still be running (None when
-        the run is not paused).
-
-        Each branch in flight is kept as deferred work at the node it is on, its visit
-        uncounted: resumed from this snapshot (in another process, after this one was killed),
-        that step runs again and the rest of the branch follows. Call it on the event loop
-        between steps (from a listener of the ``paused`` event, or a callback scheduled from
-        one); the task that is emitting, if it is a branch, is on its way out of an approval.
-        """
-        if self.status != RunStatus.PAUSED:
-            return None
-        return self._state(
-            False,
-            *snapshot_format.in_flight_as_deferred(self._pauses.deferred, self.visits, self._branches.in_flight()),
-        )
-
-    def nested_state(self) -> dict[str, Any]:
-        """This run's snapshot as a nested run's (a flow step's state): workflow included, and a
-        checkpoint when siblings are in flight."""
-        if not self._at:
-            return self.snapshot(include_workflow=True)
-        state = self.checkpoint() or self._state(False, self._pauses.deferred, self.visits)
-        state["workflow"] = snapshot_format.workflow_json(self.workflow)
-        return state
-
-    def _state(
-        self,
-        include_workflow: bool,
-        deferred: list[tuple[str, Any, str | None, BranchFrame | None]],
-        visits: dict[str, int],
-    ) -> dict[str, Any]:
-        return snapshot_format.write(
-            self,
-            pauses=self._pauses.to_json(deferred, self._kinds.gathers),
-            kind_states=self._kinds.to_json(),
-            visits=visits,
-            outcomes=self._log.outcome_view(self.outputs).texts(),
-            include_workflow=include_workflow,
-        )
-
-    @classmethod
-    def restore(
-        cls,
-        snapshot: dict[str, Any],
-        provider: LLMProvider | Callable[[AgentInvocation], LLMProvider],
-        *,
-        workflow: Workflow | None = None,
-        **kwargs: Any,
-    ) -> Run:
-        """A run in the state ``snapshot`` describes (a paused run can then be resumed)."""
-        workflow, kwargs = snapshot_format.restore_args(snapshot, workflow, kwargs, DEFAULT_MAX_VISITS)
-        run = cls(
-            workflow,
-            provider,
-            run_id=snapshot["runId"],
-            initial_input=snapshot.get("initialInput"),
-            _restoring=True,
-            **kwargs,
-        )
-        snapshot_format.read_run(run, snapshot)  # (the public fields: status, outputs, visits, ...)
-        run._ended = run.status in _FINAL
-        run._pauses.read(snapshot)
-        run._log.outcomes = snapshot_format.read_outcomes(snapshot)
-        run._kinds.read(snapshot, run._ctx)  # (each kind reads its states back: nested runs too)
-        return run

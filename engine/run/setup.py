@@ -7,7 +7,8 @@ from its arguments, where it stands) and its events, :func:`resolver` turns a pr
 function of the agent call, :func:`step_hook` checks ``start_at`` and makes the hook of a run
 from a node or with pinned or reused outputs (engine/run/rerun.py), :func:`workflow_errors` is
 the check made when a run starts and :func:`refuse` fails a run that does not pass it.
-:func:`freeze_older` and :func:`thaw` bracket ``start``/``resume``.
+:func:`freeze_older` and :func:`thaw` bracket ``start``/``resume``. :class:`RunStateError` is
+what an operation the run's status does not allow raises (resume a run that is not paused).
 
 Invariants: nothing here reads or writes the scheduler's private state; a plain run (nothing
 pinned, reused or started from a node) gets no step hook, so its steps do not ask one.
@@ -19,6 +20,7 @@ import gc
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from engine.errors import FlowdeskError
 from engine.graph.model import Workflow
 from engine.graph.validate import Issue, errors_only, validate
 from engine.graph.variables import run_variables
@@ -28,7 +30,24 @@ from engine.run.events import SYSTEM_NODE, EventType, RunStatus
 from engine.run.rerun import StepHook, reuse_map
 from engine.store import RunStore
 
-__all__ = ["RunFields", "resolver", "step_hook", "workflow_errors", "refuse", "freeze_older", "thaw"]
+__all__ = [
+    "RunFields",
+    "RunStateError",
+    "DEFAULT_MAX_VISITS",
+    "resolver",
+    "step_hook",
+    "workflow_errors",
+    "refuse",
+    "freeze_older",
+    "thaw",
+]
+
+#: How many times a run takes one node's step before it fails (an execution loop cannot run for ever).
+DEFAULT_MAX_VISITS = 25
+
+
+class RunStateError(FlowdeskError, RuntimeError):
+    """An operation that the run's current state does not allow (resume a run that is not paused, ...)."""
 
 
 class RunFields(EventSource):
@@ -87,8 +106,9 @@ class RunFields(EventSource):
         path: str | None,
         run_path: str,
         start_at: str | None,
+        clock: Callable[[], float],
     ) -> None:
-        EventSource.__init__(self, keep_events, on_event)
+        EventSource.__init__(self, keep_events, on_event, clock)
         self.workflow = workflow
         # The run's variable map (docs/design.md, "Data flow: variables and templates"): Start's
         # variables overridden by the arguments, coerced; a bad or missing value refuses the run

@@ -10,8 +10,8 @@ frame (``BranchFrame``) is written only when it holds something. Snapshots writt
 versions (``joins``, ``loops``, ``subflows``) read back the same way: those are the built-in
 kinds' keys. A *checkpoint* (``Run.checkpoint``) is a snapshot taken while sibling branches are
 in flight: each is written as deferred work at its node, its visit uncounted
-(:func:`in_flight_as_deferred`). ``Run`` keeps thin ``snapshot``/``checkpoint``/``restore``
-methods that hand their parts to these functions.
+(:func:`in_flight_as_deferred`). ``Run``'s ``snapshot``/``checkpoint``/``restore``
+(``Snapshots``, engine/run/checkpoint.py) hand their parts to these functions.
 """
 
 from __future__ import annotations

@@ -36,6 +36,10 @@ Events whose run path differs from this state's go to a nested :class:`RunState`
 ``children`` (nested runs never collide). ``llm_delta`` (the hot path of a stream) changes
 nothing and costs one comparison. ``states_dirty``/``links_dirty`` are set when states or
 links change, for a view that repaints only then (it clears them).
+
+Beside it: the state words and :class:`NodeDetails` (engine/run/node_details.py), the call
+tree and :class:`SubagentCall` (engine/run/call_log.py), what reached a node (engine/run/passed.py);
+their names are importable from here.
 """
 
 from __future__ import annotations
@@ -50,7 +54,25 @@ from typing import Any
 from engine.graph.index import GraphIndex
 from engine.graph.model import Workflow
 from engine.nodes import SPECS, spec_for
+from engine.run.call_log import SubagentCall, call_tree, hang, on_listed_call
 from engine.run.events import SYSTEM_NODE, EventType, RunEvent, RunStatus
+from engine.run.node_details import (
+    CACHED,
+    CANCELLED,
+    DONE,
+    FAILED,
+    IDLE,
+    NODE_STATES,
+    QUEUED,
+    RETRYING,
+    RUNNING,
+    SKIPPED,
+    WAITING,
+    Link,
+    NodeDetails,
+    count_usage,
+)
+from engine.run.passed import Passed
 
 __all__ = [
     "RunState",
@@ -69,24 +91,6 @@ __all__ = [
     "RETRYING",
     "CACHED",
 ]
-
-IDLE, RUNNING, DONE, FAILED, WAITING, QUEUED, CANCELLED, SKIPPED, RETRYING, CACHED = (
-    "idle",
-    "running",
-    "done",
-    "failed",
-    "waiting",
-    "queued",
-    "cancelled",
-    "skipped",
-    "retrying",
-    "cached",
-)
-# retrying: a working node between attempts (``details[n].attempt`` of ``.max_attempts``)
-# cached: a run from a node reused the node's recorded output (``cache_hit``); not run again.
-NODE_STATES = (IDLE, RUNNING, DONE, FAILED, WAITING, QUEUED, CANCELLED, SKIPPED, RETRYING, CACHED)
-
-Link = tuple[str, str, str]  # (source, sourceHandle as written, target)
 
 _DELTA = EventType.LLM_DELTA.value
 _STATUS = EventType.RUN_STATUS.value
@@ -116,116 +120,6 @@ _STEP_RETRY = EventType.STEP_RETRY.value
 _STEP_SKIPPED = EventType.STEP_SKIPPED.value
 _LOOP_CHECK = EventType.LOOP_CHECK.value
 _JOIN_WAIT = EventType.JOIN_WAIT.value
-
-
-@dataclass(slots=True)
-class NodeDetails:
-    node_id: str
-    input: str | None = None
-    output: str | None = None
-    started: float | None = None
-    ended: float | None = None
-    usage: dict[str, int] | None = None
-    #: The model that answered its last call (its ``llm_response``'s ``model``), when the provider said.
-    model: str | None = None
-    #: Every token its calls used in this run: each of its responses (a node in a loop answers
-    #: once an iteration) and each call made to it as a subagent. What totals and costs count.
-    total_usage: dict[str, int] | None = None
-    error: str | None = None
-    visits: int = 0
-    cached_from: str | None = None  # the run whose recorded output was reused (cache_hit)
-    pinned: bool = False  # the node's pinned output flowed on (step_pinned)
-    # An approval whose reviewer edited the output: {decision, note, output, original}
-    review: dict[str, Any] | None = None
-    #: Step policies: the attempt running now (2 after the first ``step_retry``) of how many; 0: no retry.
-    attempt: int = 0
-    max_attempts: int = 0
-    #: The step's last ``step_end``: ``done``, ``skipped`` or ``failed`` (None before one).
-    outcome: str | None = None
-    #: A loop: the iteration its body is on (from 1); a join: arrivals so far and expected.
-    iteration: int = 0
-    #: A loop walking a list (``over``): how many items it has (``loop_check``'s ``total``); 0: not known.
-    total: int = 0
-    delivered: int = 0
-    expected: int = 0
-
-    @property
-    def duration(self) -> float | None:
-        if self.started is None or self.ended is None:
-            return None
-        return max(0.0, self.ended - self.started)
-
-    @property
-    def tokens(self) -> int | None:
-        """Total tokens the node's last response reported (None when it reported none)."""
-        if not self.usage:
-            return None
-        total = self.usage.get("total_tokens")
-        if isinstance(total, int):
-            return total
-        return sum(v for k, v in self.usage.items() if isinstance(v, int) and k.endswith("_tokens")) or None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "nodeId": self.node_id,
-            "input": self.input,
-            "output": self.output,
-            "started": self.started,
-            "ended": self.ended,
-            "duration": self.duration,
-            "usage": self.usage,
-            "totalUsage": self.total_usage,
-            "model": self.model,
-            "error": self.error,
-            "visits": self.visits,
-            "attempt": self.attempt,
-            "maxAttempts": self.max_attempts,
-            "outcome": self.outcome,
-            "iteration": self.iteration,
-            "cachedFrom": self.cached_from,
-            "pinned": self.pinned,
-            "review": self.review,
-        }
-
-
-@dataclass(slots=True)
-class SubagentCall:
-    """One subagent call: who called whom, with what, and how it ended."""
-
-    call_id: str
-    parent_call_id: str | None
-    parent_node_id: str
-    node_id: str
-    name: str
-    depth: int
-    input: str = ""
-    output: str | None = None
-    error: str | None = None
-    state: str = RUNNING  # running, done or failed
-    started: float | None = None
-    ended: float | None = None
-    children: list[str] = field(default_factory=list)  # call ids, in start order
-    usage: dict[str, int] | None = None  # the tokens the call reported (its subagent_call_end's)
-    #: "subagent", or "flow" for a library flow called as a tool (``node_id`` is then the flow's id,
-    #: ``name`` its name, ``input`` the arguments as JSON; its events are in ``RunState.children``),
-    #: or "tool" for an MCP tool (``node_id``: its server, ``name``: the tool).
-    kind: str = "subagent"
-
-    @property
-    def duration(self) -> float | None:
-        if self.started is None or self.ended is None:
-            return None
-        return max(0.0, self.ended - self.started)
-
-
-def _count_usage(d: NodeDetails, usage: dict[str, Any] | None) -> None:
-    """Add a response's token counts to the node's total for the run."""
-    if not usage:
-        return
-    total = d.total_usage = dict(d.total_usage or {})
-    for k, v in usage.items():
-        if isinstance(v, int) and not isinstance(v, bool) and k.endswith("_tokens"):
-            total[k] = total.get(k, 0) + v
 
 
 @dataclass
@@ -351,57 +245,13 @@ class RunState:
     def passed_input(self, node_id: str) -> str | None:
         """What reached ``node_id`` along the links the run followed: the output of the step that
         reached it last (looking through conditions and approvals, which pass their input on);
-        for a join, its branches' outputs as a JSON list, in link order. None when unknown."""
-        if self._kinds.get(node_id) == "join":
-            values = [
-                v for v in (self._passed_by(src, {node_id}) for src in self._followed_into(node_id)) if v is not None
-            ]
-            return json.dumps(values, ensure_ascii=False) if values else None
-        return self._reached(node_id, {node_id})
-
-    def _followed_into(self, node_id: str) -> list[str]:
-        """The sources of the followed links into ``node_id``, in the workflow's link order."""
-        links = self.links
-        return list(dict.fromkeys(link[0] for link in self._in.get(node_id, ()) if link in links))
-
-    def _reached(self, node_id: str, seen: set[str]) -> str | None:
-        sources = [s for s in self._followed_into(node_id) if s not in seen]
-        if not sources:
-            return None
-        if len(sources) > 1:  # a loop's entry and its body's return: the one that ended last before it started
-            details = self.details
-            started = details[node_id].started if node_id in details else None
-
-            def ended(src: str) -> float:
-                e = details[src].ended if src in details else None
-                return -1.0 if e is None or (started is not None and e > started) else e
-
-            sources.sort(key=ended, reverse=True)
-        seen.add(node_id)
-        return self._passed_by(sources[0], seen)
-
-    def _passed_by(self, src: str, seen: set[str]) -> str | None:
-        """What ``src`` passed on: its output; a condition's or an approval's own input (an approval
-        whose reviewer edited the output: that output)."""
-        d = self.details.get(src)
-        kind = self._kinds.get(src)
-        if kind == "approval":
-            if d is not None and d.review and isinstance(d.review.get("output"), str):
-                return d.review["output"]
-        elif kind != "if" or (d is not None and d.output):
-            return d.output if d is not None else None
-        return (d.input if d is not None and d.input is not None else None) or self._reached(src, seen)
+        for a join, its branches' outputs as a JSON list, in link order. None when unknown
+        (engine/run/passed.py)."""
+        return Passed(self._kinds, self._in, self.links, self.details).input_of(node_id)
 
     def call_tree(self) -> list[tuple[SubagentCall, int]]:
         """Every subagent call in tree order (depth-first, calls in start order), with its level."""
-        out: list[tuple[SubagentCall, int]] = []
-        stack = [(cid, 0) for cid in reversed(self.call_roots)]
-        while stack:
-            cid, level = stack.pop()
-            call = self.calls[cid]
-            out.append((call, level))
-            stack.extend((c, level + 1) for c in reversed(call.children))
-        return out
+        return call_tree(self.calls, self.call_roots)
 
     # ------------------------------------------------------------------ feeding
     def apply_many(self, events: Iterable[RunEvent]) -> None:
@@ -479,7 +329,7 @@ class RunState:
             d.usage = usage if isinstance(usage, dict) else None
             model = extra.get("model")
             d.model = model if isinstance(model, str) and model else None
-            _count_usage(d, d.usage)
+            count_usage(d, d.usage)
             self.final_output = ev.content
             self._set(nid, DONE)
             self._offer(nid, "output")
@@ -605,9 +455,9 @@ class RunState:
         elif t == _CALL_START or t == _CALL_END or t == _CALL_ERROR:
             self._on_call(ev)
         elif t in _FLOW_CALLS:
-            self._on_listed_call(ev, _FLOW_START, _FLOW_END, "flow")
+            on_listed_call(self.calls, self.call_roots, ev, _FLOW_START, _FLOW_END, "flow")
         elif t in _TOOL_CALLS:
-            self._on_listed_call(ev, _TOOL_START, _TOOL_END, "tool")
+            on_listed_call(self.calls, self.call_roots, ev, _TOOL_START, _TOOL_END, "tool")
         elif t == _CACHE_HIT or t == _STEP_PINNED:  # not run: a recorded or pinned output flows on
             d = self._detail(nid)
             extra = ev.extra or {}
@@ -633,48 +483,6 @@ class RunState:
             for handle in handles:
                 if isinstance(handle, str):
                     self._offer(nid, handle)
-
-    def _on_listed_call(self, ev: RunEvent, start: str, end: str, kind: str) -> None:
-        """A call a model (or an ``mcp`` step) made, kept in ``calls`` beside subagent calls: a
-        library flow (kind "flow": ``target`` the flow id) or an MCP tool (kind "tool": ``node_id``
-        the calling node, ``target`` the server, ``name`` the tool, ``input`` the arguments as JSON)."""
-        fields = ev.extra or {}
-        call_id = fields.get("callId")
-        if not isinstance(call_id, str):
-            return
-        t, message = ev.type, ev.content
-        call = self.calls.get(call_id)
-        if t == start:
-            parent_call = fields.get("parentCallId")
-            depth = fields.get("depth")
-            if kind == "flow":
-                owner = str(fields.get("parentNodeId") or ev.node_id)
-                target, name = (
-                    str(fields.get("flowId") or ""),
-                    str(fields.get("flowName") or fields.get("flowId") or "flow"),
-                )
-                given = message
-            else:
-                owner = ev.node_id
-                target, name = str(fields.get("server") or ""), str(fields.get("tool") or "tool")
-                given = json.dumps(fields.get("arguments"), ensure_ascii=False)
-            call = self.calls[call_id] = SubagentCall(
-                call_id,
-                parent_call if isinstance(parent_call, str) else None,
-                owner,
-                target,
-                name,
-                depth if isinstance(depth, int) else 1,
-                input=given,
-                started=ev.timestamp,
-                kind=kind,
-            )
-            up = self.calls.get(call.parent_call_id) if call.parent_call_id else None
-            (up.children if up is not None else self.call_roots).append(call_id)
-        elif call is not None and t == end:
-            call.output, call.ended, call.state = message, ev.timestamp, DONE
-        elif call is not None:
-            call.error, call.ended, call.state = message, ev.timestamp, FAILED
 
     def _on_call(self, ev: RunEvent) -> None:
         fields = ev.extra or {}
@@ -706,8 +514,7 @@ class RunState:
                     input=message,
                     started=ev.timestamp,
                 )
-                up = self.calls.get(call.parent_call_id) if call.parent_call_id else None
-                (up.children if up is not None else self.call_roots).append(call_id)
+                hang(self.calls, self.call_roots, call)
                 # calls logged before their parent call hang under the step until it shows up
                 for orphan in [c for c in self.call_roots if self.calls[c].parent_call_id == call_id]:
                     self.call_roots.remove(orphan)
@@ -717,7 +524,7 @@ class RunState:
             usage, model = fields.get("usage"), fields.get("model")
             if isinstance(usage, dict):  # the call's tokens (a call logged before they were: none)
                 d.usage = usage
-                _count_usage(d, usage)
+                count_usage(d, usage)
             if isinstance(model, str) and model:
                 d.model = model
             self._set(child, DONE)
