@@ -118,7 +118,7 @@ class RunRecorder:
 
     def _on_event(self, ev: RunEvent) -> None:
         # Called on the event loop: only queue work, never touch the disk here.
-        if ev.type == EventType.RUN_STATUS:  # its fields queued first (see Run._set_status)
+        if ev.type == EventType.RUN_STATUS:  # its fields queued first (see _publish_status in engine/run/emitter.py)
             self._on_status(ev)
             self._events.append(ev)
         elif self.run.status is RunStatus.PAUSED:
