@@ -24,10 +24,16 @@ def gui_loop_callers(qloop, monkeypatch):
     original = qloop.call_soon_threadsafe
 
     def recording(callback, *args, **kwargs):
-        # qasync's own executor threads (asyncio.to_thread on the GUI loop) are QThreads, which
-        # Python names "Dummy-N" like any foreign thread: tell them apart by their class.
-        worker = type(QThread.currentThread()).__name__ == "_QThreadWorker"
-        callers.add("qasync-executor" if worker else threading.current_thread().name)
+        # An executor's result (asyncio.to_thread on the GUI loop: qasync's worker QThreads,
+        # which Python names "Dummy-N" like any foreign thread) comes back through asyncio's
+        # own future-chaining callback: told apart by that (or the worker's class).
+        name = threading.current_thread().name
+        if name.startswith("Dummy-"):
+            handed = getattr(callback, "__qualname__", "") or repr(callback)
+            worker = type(QThread.currentThread()).__name__ == "_QThreadWorker"
+            executor = handed.startswith("_chain_future.") or handed == "_set_state"
+            name = "executor-result" if worker or executor else f"{name} handing {handed}"
+        callers.add(name)
         return original(callback, *args, **kwargs)
 
     monkeypatch.setattr(qloop, "call_soon_threadsafe", recording)
@@ -89,5 +95,5 @@ def test_review_runs_on_the_server_and_is_approved_from_the_window(
     assert "flowdesk-temporal" in gui_loop_callers and gui_loop_callers <= {
         "flowdesk-temporal",
         "MainThread",
-        "qasync-executor",
+        "executor-result",
     }
