@@ -29,6 +29,7 @@ from engine.nodes.approval import normalise_decision
 from engine.run.events import RunStatus, format_timestamp, parse_timestamp
 from engine.run.scheduler import Run
 from engine.store import RunRecorder, RunStore, StoreError
+from engine.temporal.remote import on_temporal_server
 
 __all__ = [
     "InboxItem",
@@ -136,11 +137,13 @@ def _flow_id(store: RunStore, run_id: str, wf: dict[str, Any] | None) -> str | N
 async def temporal_items(address: str, namespace: str = "default") -> list[InboxItem]:
     """The runs paused on a Temporal server, oldest wait first. Raises ``TemporalUnavailable``
     when the extra is missing or the server cannot be reached."""
-    from engine.temporal.client import connect, paused_runs  # (the temporal extra)
+    from engine.temporal.client import paused_runs  # (the temporal extra)
 
-    client = await connect(address, namespace)
+    # On the process's Temporal thread, with its one client per server: asked from the desktop's
+    # loop, a client made here would have the SDK's threads call back into the window's loop.
+    rows = await on_temporal_server(address, paused_runs, namespace)
     out = []
-    for row in await paused_runs(client):
+    for row in rows:
         since = row.get("waitingSince")
         out.append(
             InboxItem(

@@ -28,7 +28,7 @@ from engine.run.events import RunEvent, RunStatus
 from engine.run.scheduler import RunStateError, normalise_decision, uuid_ids
 from engine.temporal import DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE, require_temporal, split_address
 
-__all__ = ["RemoteRun"]
+__all__ = ["RemoteRun", "on_temporal_server"]
 
 
 class _ServerThread:
@@ -117,6 +117,14 @@ _server = _ServerThread()
 
 async def _on_server(address: str, namespace: str, work: Callable[[Any], Awaitable[Any]]) -> Any:
     return await _server.run(address, namespace, work)
+
+
+async def on_temporal_server(
+    address: str, work: Callable[[Any], Awaitable[Any]], namespace: str = DEFAULT_NAMESPACE
+) -> Any:
+    """``await work(client)`` on the thread that talks to the server at ``address`` (HOST:PORT):
+    whoever asks from a window's loop (the Inbox) never has the SDK's threads call it back."""
+    return await _on_server(split_address(address), namespace, work)
 
 
 class RemoteRun:
