@@ -359,6 +359,7 @@ def test_one_error_root_keeping_the_builtin_bases() -> None:
 # a module that needs one is skipped, with the reason, where the extra is not installed.
 OPTIONAL_EXTRAS = {"temporalio": "temporal", "xllamacpp": "local"}
 OPTIONAL_EXTRAS.update({"fastapi": "serve", "uvicorn": "serve", "mcp": "mcp", "mcp_types": "mcp", "jsonschema": "mcp"})
+OPTIONAL_EXTRAS["httpx2"] = "mcp"  # the MCP SDK's HTTP client
 
 
 def _engine_modules() -> list[str]:

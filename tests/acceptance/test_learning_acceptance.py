@@ -6,6 +6,7 @@ the fake OpenAI-compatible server plays the model and counts what was asked of i
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,12 @@ from tests.acceptance.conftest import (
     write,
 )
 from tests.fakes.openai_server import FakeLLMServer, Recorded, Reply, openai_tool_calls
+
+# The flows of this suite compute in Python code steps: without the code extra they cannot run.
+pytestmark = pytest.mark.skipif(
+    importlib.util.find_spec("pydantic_monty") is None,
+    reason="the code extra (pydantic-monty) is not installed: pip install -e '.[code]'",
+)
 
 QUESTION = "What is the weather in Paris?"
 PROPOSAL = {

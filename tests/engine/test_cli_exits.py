@@ -163,7 +163,7 @@ def _start_up_time() -> float:
             [sys.executable, "-c", "import editor"], cwd=ROOT, check=True, env={**os.environ, "PYTHONPATH": str(ROOT)}
         )
         times.append(time.monotonic() - t0)
-    return sorted(times)[1]
+    return max(times)  # the slowest of three: a busy moment (parallel tests) must not cut it short
 
 
 def _interrupt_run_after(tmp_path: Path, delay: float) -> subprocess.Popen[str]:
@@ -184,7 +184,8 @@ def _interrupt_run_after(tmp_path: Path, delay: float) -> subprocess.Popen[str]:
 def test_ctrl_c_in_the_first_tenth_of_a_second_of_run_exits_4_without_a_traceback(
     tmp_path: Path, delay_ms: int
 ) -> None:
-    ours = max(1.5 * _start_up_time(), _start_up_time() + 0.03)  # from the first line of ours on
+    start_up = _start_up_time()
+    ours = max(2 * start_up, start_up + 0.05)  # from the first line of ours on
     for _ in range(3):
         proc = _interrupt_run_after(tmp_path, ours + delay_ms / 1000)
         out, err = proc.communicate(timeout=30)

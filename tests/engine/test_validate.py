@@ -6,6 +6,7 @@ through), runs ``validate`` and asserts the issue's ``code``, ``severity`` and `
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 from typing import Any
 
@@ -528,7 +529,10 @@ def test_unknown_node_type_and_duplicate_ids_are_errors() -> None:
 
 @pytest.mark.parametrize("sample", sorted(SAMPLES.glob("*.flow.json")), ids=lambda p: p.name)
 def test_samples_validate_clean(sample: Path) -> None:
-    assert validate(load_workflow(sample)) == []
+    issues = validate(load_workflow(sample))
+    if importlib.util.find_spec("pydantic_monty") is None:  # said of the code sample without the extra
+        issues = [i for i in issues if i.code != "code_extra_missing"]
+    assert issues == []
 
 
 def test_there_are_samples() -> None:
