@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +54,17 @@ def extra(e: Any) -> dict[str, Any]:
 
 def process_gone(pid: int) -> bool:
     return not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text().lower()
+
+
+def children_left(before: set[int], within: float = 3.0) -> set[int]:
+    """The children beyond ``before`` still alive after ``within`` seconds at most: a worker the
+    step killed as it ended may take a moment to be gone on a busy machine (seen under xdist)."""
+    deadline = time.monotonic() + within
+    while True:
+        left = children_of_tests() - before
+        if not left or time.monotonic() > deadline:
+            return left
+        time.sleep(0.05)
 
 
 def children_of_tests() -> set[int]:

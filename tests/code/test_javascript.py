@@ -12,7 +12,7 @@ import pytest
 
 from engine import validate
 from engine.code.deno import run_deno
-from tests.code.conftest import children_of_tests, code_node, events, extra, needs_deno, run, workflow
+from tests.code.conftest import children_left, children_of_tests, code_node, events, extra, needs_deno, run, workflow
 
 pytestmark = needs_deno
 
@@ -92,7 +92,7 @@ def test_timeout_kills_the_process() -> None:
     before = children_of_tests()
     r = run(workflow(code_node("while (true) {}", "javascript", timeoutMs=1500)))
     assert r.status == "failed" and "timed out" in r.error
-    assert children_of_tests() <= before
+    assert not children_left(before)
 
 
 ATTACKS = [
@@ -117,7 +117,7 @@ def test_attacks_are_refused_and_the_process_is_gone(name: str, code: str, expec
     r = run(workflow(code_node(code, "javascript", timeoutMs=3000, memoryMb=128)))
     assert r.status == "failed", name
     assert expected in r.error, r.error
-    assert children_of_tests() <= before
+    assert not children_left(before)
     assert not Path("/tmp/flowdesk-attack.txt").exists()
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from engine import validate
-from tests.code.conftest import children_of_tests, code_node, events, extra, needs_monty, run, workflow
+from tests.code.conftest import children_left, children_of_tests, code_node, events, extra, needs_monty, run, workflow
 
 pytestmark = needs_monty
 
@@ -63,7 +63,7 @@ def test_timeout_stops_an_infinite_loop() -> None:
     before = children_of_tests()
     r = run(workflow(code_node("while True:\n    pass", timeoutMs=800)))
     assert r.status == "failed" and "timed out" in r.error
-    assert children_of_tests() <= before
+    assert not children_left(before)
 
 
 @pytest.mark.parametrize(
@@ -84,7 +84,7 @@ def test_attacks_are_refused_and_the_worker_is_gone(code: str, expected: str) ->
     r = run(workflow(code_node(code, memoryMb=64)))
     assert r.status == "failed"
     assert expected in r.error and "line " in r.error
-    assert children_of_tests() <= before
+    assert not children_left(before)
 
 
 def test_unsupported_constructs_fail_at_validation_and_when_run() -> None:

@@ -14,7 +14,7 @@ import pytest
 from engine import apply_arguments, import_flow, parse_workflow, validate
 from engine.code.blocked import blocked_identifiers
 from engine.nodes.script import js_string, wrap_result
-from tests.code.conftest import children_of_tests, events, extra, needs_deno, run
+from tests.code.conftest import children_left, children_of_tests, events, extra, needs_deno, run
 from tests.fakes.web_server import WebServer, json_answer, text_answer
 
 RECIPES = Path(__file__).parent / "recipes"
@@ -123,7 +123,7 @@ def test_eval_is_refused_before_running(library) -> None:
     r = run(wf, library=library)
     assert r.status == "failed" and "eval" in r.error
     assert not events(r, "step_start") or all(e.node_id != "n2" for e in events(r, "step_start"))
-    assert children_of_tests() <= before
+    assert not children_left(before)
 
 
 def test_blocked_identifiers_skip_strings_comments_and_properties() -> None:
