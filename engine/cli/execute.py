@@ -41,6 +41,7 @@ class _Output:
         self.run = run
         self.loop: asyncio.AbstractEventLoop | None = None  # set once the run's loop runs
         printer.on_broken = self._reader_gone
+        self._pipe = _pipe_poller()  # None unless stdout is a pipe (only a pipe's reader can leave)
 
     @property
     def closed(self) -> bool:
@@ -50,19 +51,16 @@ class _Output:
         self.printer.committed(events, recorded)
 
     def reader_left(self) -> bool:
-        """Whether the reader of a piped stdout has gone (poll reports POLLERR on a pipe whose read
-        end is closed). Asked as well as the printer's BrokenPipeError: a big write that the
-        reader's leaving cuts short returns the part written, and Python reports no error."""
+        """Whether the reader of a piped stdout has gone. Asked as well as the printer's
+        BrokenPipeError: a big write that the reader's leaving cuts short returns the part
+        written, and Python reports no error."""
         if self.closed:
             return True
+        if self._pipe is None:
+            return False
         try:
-            fd = sys.stdout.fileno()
-            if not stat.S_ISFIFO(os.fstat(fd).st_mode):
-                return False
-            poller = select.poll()
-            poller.register(fd, select.POLLOUT)
-            gone = any(events & (select.POLLERR | select.POLLHUP) for _fd, events in poller.poll(0))
-        except (OSError, ValueError, AttributeError):  # no real stdout: nothing to tell
+            gone = any(events & (select.POLLERR | select.POLLHUP) for _fd, events in self._pipe.poll(0))
+        except (OSError, ValueError):
             return False
         if gone:
             self.printer.broken = True
@@ -72,7 +70,7 @@ class _Output:
     async def watch_reader(self, every: float = 0.25) -> None:
         """While the run runs, look whether the reader has gone: a run waiting on a slow step
         writes nothing, so the printer alone would not notice ``| head`` leaving."""
-        while not self.reader_left():
+        while self._pipe is not None and not self.reader_left():
             await asyncio.sleep(every)
 
     def _reader_gone(self) -> None:
@@ -88,6 +86,20 @@ class _Output:
                 loop.call_soon_threadsafe(self.run.cancel, "The output was closed: nobody reads the run any more.")
             except RuntimeError:  # the loop has just closed: the run is over anyway
                 pass
+
+
+def _pipe_poller() -> select.poll | None:
+    """A poll object watching stdout, when stdout is a pipe (poll reports POLLERR on a pipe whose
+    read end is closed); None otherwise."""
+    try:
+        fd = sys.stdout.fileno()
+        if not stat.S_ISFIFO(os.fstat(fd).st_mode):
+            return None
+        poller = select.poll()
+        poller.register(fd, select.POLLOUT)
+    except (OSError, ValueError, AttributeError):  # no real stdout: nothing to watch
+        return None
+    return poller
 
 
 async def _drive(
