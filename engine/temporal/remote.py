@@ -206,7 +206,7 @@ class RemoteRun:
         steps' child runs are left out: they show in their parent's log)."""
         from engine.temporal.client import list_runs
 
-        return await _on_server(split_address(address), namespace, lambda client: list_runs(client, limit=limit))
+        return await on_temporal_server(address, lambda client: list_runs(client, limit=limit), namespace)
 
     # ------------------------------------------------------------------ listeners
     def add_listener(self, callback: Callable[[RunEvent], None]) -> None:
