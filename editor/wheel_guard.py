@@ -41,7 +41,7 @@ class WheelGuard(QObject):
 def _scroll_area_of(widget: QWidget) -> QAbstractScrollArea | None:
     parent = widget.parentWidget()
     while parent is not None:
-        if isinstance(parent, QAbstractScrollArea) and not isinstance(parent, QComboBox):
+        if isinstance(parent, QAbstractScrollArea):
             return parent
         parent = parent.parentWidget()
     return None

@@ -18,6 +18,7 @@ from typing import Any, Protocol
 from engine.errors import FlowdeskError
 from engine.flows.grammar import trigger_text
 from engine.graph.model import Workflow
+from engine.graph.variables import has_no_value
 
 
 class FlowLookup(Protocol):
@@ -60,7 +61,7 @@ class FlowParameter:
 
     @property
     def has_default(self) -> bool:
-        return self.value is not None and self.value != ""
+        return not has_no_value(self.value)
 
     @property
     def must_be_given(self) -> bool:

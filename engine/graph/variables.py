@@ -38,6 +38,7 @@ __all__ = [
     "declared_variables",
     "rule_problem",
     "json_safe",
+    "has_no_value",
 ]
 
 _TRUE = {"true", "yes", "y", "1", "on"}
@@ -53,7 +54,8 @@ class VariableError(FlowdeskError, ValueError):
         super().__init__(message)
 
 
-def _empty(value: Any) -> bool:
+def has_no_value(value: Any) -> bool:
+    """None or "": what a required variable may not be (a default that is one does not count)."""
     return value is None or (isinstance(value, str) and value == "")
 
 
@@ -140,13 +142,13 @@ def run_variables(workflow: Any, arguments: Mapping[str, Any] | None = None) -> 
         except ValueError as err:
             where = "the value given" if given else "its default value"
             raise VariableError(name, f"The variable '{name}' ({var.type}) cannot take {where}: {err}.") from None
-        if var.required and _empty(value):
+        if var.required and has_no_value(value):
             raise VariableError(
                 name,
                 f"The variable '{name}' is required and has no value "
                 f"(give it with --var {name}=VALUE or a default on the Start node).",
             )
-        if not _empty(value):
+        if not has_no_value(value):
             broken = rule_problem(var, value)
             if broken is not None:
                 raise VariableError(name, broken[1], broken[0])
