@@ -54,6 +54,7 @@ class _Progress:
         self.total, self.stream = total, stream
         self.done = self.failed = 0
         self.on = total > 0 and stream.isatty()
+        self.drawn = 0  # the length of the line last drawn, which clear() blanks
 
     def draw(self) -> None:
         if not self.on:
@@ -61,7 +62,9 @@ class _Progress:
         width = 24
         filled = width * self.done // self.total
         failed = f"  {self.failed} failed" if self.failed else ""
-        self.stream.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} cases{failed}  ")
+        line = f"[{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} cases{failed}  "
+        self.drawn = max(self.drawn, len(line))
+        self.stream.write("\r" + line)
         self.stream.flush()
 
     def case_done(self, _index: int, result: CaseResult) -> None:
@@ -71,7 +74,7 @@ class _Progress:
 
     def clear(self) -> None:
         if self.on:
-            self.stream.write("\r" + " " * 60 + "\r")
+            self.stream.write("\r" + " " * self.drawn + "\r")
             self.stream.flush()
 
 

@@ -53,6 +53,13 @@ class Observed:
     node_cost: dict[str, float] = field(default_factory=dict)
     spent_tokens: int = 0
     spent_cost: float = 0.0
+    #: Nodes whose model has no known price: ``{node id: model}`` (counted 0, shown as unknown).
+    node_unpriced: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def unpriced(self) -> list[str]:
+        """The models with no price among the run's calls (its cost is then not known)."""
+        return sorted(set(self.node_unpriced.values()))
 
     def has_node(self, node: str | None) -> bool:
         return node is None or node in self.outputs
@@ -157,7 +164,7 @@ def check(exp: Expectation, obs: Observed) -> Failure | None:
     if kind == "maxTokens":
         tokens = obs.tokens if node is None else obs.node_tokens.get(node, 0)
         return None if tokens <= exp.value else Failure(kind, exp.value, tokens, node)
-    if kind == "maxCost":
+    if kind == "maxCost":  # a model with no known price counts 0 (a local server costs nothing)
         cost = obs.cost if node is None else obs.node_cost.get(node, 0.0)
         return None if cost <= exp.value else Failure(kind, exp.value, round(cost, 6), node)
     raise ValueError(f"check() does not grade '{kind}' expectations")

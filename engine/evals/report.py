@@ -13,8 +13,9 @@ from engine.evals.expect import Failure
 from engine.evals.runner import CaseResult, EvalResult
 from engine.files import atomic_write_text
 from engine.run.costs import format_cost
+from engine.run.events import format_duration
 
-__all__ = ["format_table", "failure_line", "junit_xml", "write_junit"]
+__all__ = ["format_table", "failure_line", "quoted", "junit_xml", "write_junit"]
 
 _CUT = 70
 
@@ -23,6 +24,12 @@ def _short(value: Any, limit: int = _CUT) -> str:
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def quoted(value: Any, limit: int = _CUT) -> str:
+    """``value`` cut short between single quotes, as written (not a Python repr: a regex's
+    backslashes stay single, a quote inside stays as it is)."""
+    return f"'{_short(value, limit)}'"
 
 
 def failure_line(f: Failure) -> str:
@@ -34,11 +41,11 @@ def failure_line(f: Failure) -> str:
         return f"run did not complete: {_short(f.actual, 120)}"
     if f.type == "judge":
         return f"judge{where} '{_short(f.expected, 50)}': {_short(f.actual, 100)}"
-    return f"{f.type}{where} {_short(f.expected, 40)!r}: got {_short(f.actual)!r}"
+    return f"{f.type}{where} {quoted(f.expected, 40)}: got {quoted(f.actual)}"
 
 
 def _duration(ms: int) -> str:
-    return f"{ms} ms" if ms < 1000 else f"{ms / 1000:.1f} s"
+    return format_duration(ms / 1000)
 
 
 def format_table(result: EvalResult) -> str:
@@ -73,8 +80,11 @@ def format_table(result: EvalResult) -> str:
     hits = sum(c.cache_hits for c in result.cases)
     if hits:
         lines.append(f"{hits} recorded node output{'s' if hits != 1 else ''} reused from the last eval")
+    unpriced = sorted({m for c in result.cases for m in c.unpriced})
+    if unpriced:  # "—" in the COST column: say why
+        lines.append(f"no price known for {', '.join(unpriced)}: their calls are counted at $0")
     if result.baseline_id is not None:
-        lines.append(f"against eval {result.baseline_id[:12]}:")
+        lines.append(f"against eval {result.baseline_id[:8]}:")
         lines.append("  regressed: " + (", ".join(result.regressed) if result.regressed else "none"))
         lines.append("  improved:  " + (", ".join(result.improved) if result.improved else "none"))
     return "\n".join(lines) + "\n"

@@ -115,6 +115,7 @@ class CaseResult:
             spent_tokens=int(obj.get("spentTokens") or 0),
             spent_cost=float(obj.get("spentCost") or 0.0),
             nodes=dict(obj.get("nodes") or {}),
+            unpriced=[str(m) for m in obj.get("unpriced") or []],
         )
 
 
@@ -210,6 +211,7 @@ def observe(
     node_tokens = {nid: c["prompt"] + c["completion"] for nid, c in costs["nodes"].items()}
     node_cost = {nid: (c["cost"] or 0.0) for nid, c in costs["nodes"].items()}
     node_ms = {nid: d.duration * 1000 for nid, d in state.details.items() if d.duration is not None}
+    node_unpriced = {nid: c["model"] or "(default model)" for nid, c in costs["nodes"].items() if c["cost"] is None}
     spent_tokens, spent_cost = costs["total"]["tokens"], costs["total"]["cost"] or 0.0
     tokens, cost, ms = spent_tokens, spent_cost, seconds * 1000
     made = (previous or {}).get("nodes") or {}
@@ -220,6 +222,8 @@ def observe(
             continue
         t, c, m = (float(figures.get(k) or 0) for k in ("tokens", "cost", "ms"))
         node_tokens[nid], node_cost[nid], node_ms[nid] = int(t), c, m
+        if figures.get("unpriced"):
+            node_unpriced[nid] = str(figures["unpriced"])
         tokens, cost, ms = tokens + int(t), cost + c, ms + m
     status = str(getattr(run.status, "value", run.status))
     return Observed(
@@ -235,6 +239,7 @@ def observe(
         node_cost=node_cost,
         spent_tokens=spent_tokens,
         spent_cost=spent_cost,
+        node_unpriced=node_unpriced,
     )
 
 
@@ -354,6 +359,10 @@ class _Eval:
             nid: {"tokens": obs.node_tokens.get(nid, 0), "cost": obs.node_cost.get(nid, 0.0), "ms": round(ms)}
             for nid, ms in obs.node_ms.items()
         }
+        for nid, unpriced_model in obs.node_unpriced.items():  # kept, so a reused output's cost stays unknown
+            result.nodes.setdefault(nid, {"tokens": obs.node_tokens.get(nid, 0), "cost": 0.0, "ms": 0})
+            result.nodes[nid]["unpriced"] = unpriced_model
+        result.unpriced = obs.unpriced
         result.status, result.error = obs.status, obs.error
         result.output = "" if obs.output is None else as_text(obs.output)
         result.cache_hits = sum(1 for e in events if getattr(e, "type", None) == "cache_hit")

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import pty
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -15,6 +17,7 @@ import pytest
 
 from engine import RunStore, parse_workflow
 from engine.evals import EvalHistory, parse_case, run_eval
+from engine.evals.report import format_table
 from tests.fakes.openai_server import FakeLLMServer, Recorded, openai_plain
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -241,3 +244,62 @@ def test_echo_sample_passes_four_of_five_offline(tmp_path) -> None:
     doc = json.loads(done.stdout)
     assert doc["passRate"] == 0.8
     assert [c["name"] for c in doc["cases"] if not c["passed"]] == ["apology"]
+
+
+def test_a_model_with_no_price_shows_no_cost_rather_than_dollar_zero(server, tmp_path) -> None:
+    """``fake-model`` has no price: the table shows no cost ("—", as the history does) and the
+    JSON names the model, on the first eval and on one that reuses the recorded outputs."""
+    store = RunStore(tmp_path / "runs.db")
+    capped = [{"name": "cheap", "input": "hi", "expect": [{"type": "maxCost", "value": 0.5}]}]
+    for _ in range(2):
+        result = evaluate(store, flow(), capped, server.base_url)
+        (case,) = result.cases
+        assert case.passed and case.unpriced == ["fake-model"]  # counted 0, as docs/evals.md says
+        assert result.to_json()["cases"][0]["unpriced"] == ["fake-model"]
+    assert case.cache_hits == 3  # the second eval asked nothing: the unknown price was kept
+    table = format_table(result)
+    assert "—" in table and "no price known for fake-model" in table
+
+
+def test_the_progress_bar_is_drawn_on_a_terminal_and_cleared(tmp_path) -> None:
+    """On a terminal (a real pty as stderr) the bar counts the cases, then is blanked before the table."""
+    primary, secondary = pty.openpty()
+    try:
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "engine.cli",
+                "eval",
+                str(ROOT / "samples" / "evals.flow.json"),
+                "--provider",
+                "echo",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=secondary,
+            text=True,
+            env=cli_env(tmp_path),
+            cwd=tmp_path,
+            timeout=120,
+        )
+        os.close(secondary)
+        secondary = -1
+        drawn = b""
+        while True:
+            try:
+                chunk = os.read(primary, 4096)
+            except OSError:  # the pty's other end is closed: all was read
+                break
+            if not chunk:
+                break
+            drawn += chunk
+    finally:
+        os.close(primary)
+        if secondary != -1:
+            os.close(secondary)
+    text = drawn.decode()
+    assert done.returncode == 1
+    assert "0/5 cases" in text and "5/5 cases  1 failed" in text
+    last = text.rsplit("\r", 2)
+    assert last[-1] == "" and last[-2].strip() == ""  # the bar's line blanked
+    assert "cases" not in done.stdout and "4/5 passed" in done.stdout  # the table alone on stdout

@@ -19,6 +19,7 @@ from engine.evals import (
     read_cases_file,
     write_cases_file,
 )
+from engine.evals.report import failure_line
 
 OBS = Observed(
     output='{"answer": "Paris", "score": 3}',
@@ -185,3 +186,16 @@ def test_json_schema_without_the_jsonschema_package_uses_the_engines_checker(mon
     assert check(Expectation("jsonSchema", SCHEMA), OBS) is None
     failure = check(Expectation("jsonSchema", {"type": "object", "required": ["city"]}), OBS)
     assert failure is not None and "city" in failure.actual
+
+
+def test_max_cost_counts_a_model_with_no_price_as_free() -> None:
+    """As docs/evals.md says: a local server's model (Ollama's have no price) costs nothing."""
+    obs = Observed(output="x", outputs={"draft": "x"}, cost=0.0, node_unpriced={"draft": "llama3.2"})
+    assert obs.unpriced == ["llama3.2"]
+    assert check(Expectation("maxCost", 0.0), obs) is None
+    assert check(Expectation("maxCost", 0.0, node="draft"), obs) is None
+
+
+def test_a_failure_line_quotes_values_as_written_not_as_python_reprs() -> None:
+    line = failure_line(check(Expectation("regex", r"order \d+"), Observed(output="it's order x")))
+    assert line == r"""regex 'order \d+': got 'it's order x'"""
