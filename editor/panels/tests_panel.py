@@ -45,6 +45,8 @@ from engine import (
     eval_case_from_run,
     eval_cases_file,
     eval_failure_line,
+    format_cost,
+    format_duration,
     read_test_cases,
     run_eval,
     workflow_test_cases,
@@ -146,7 +148,7 @@ class TestsPanel(QWidget):
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
         header.setStretchLastSection(True)
         self.table.setColumnWidth(1, 120)
-        self.table.setColumnWidth(2, 160)
+        self.table.setColumnWidth(2, 140)
         self.table.setColumnWidth(3, 160)
         self.table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.table.setTextElideMode(Qt.TextElideMode.ElideRight)
@@ -170,7 +172,7 @@ class TestsPanel(QWidget):
         split.setStretchFactor(0, 5)
         split.setStretchFactor(1, 4)
         split.setStretchFactor(2, 2)
-        split.setSizes([500, 400, 200])
+        split.setSizes([560, 330, 200])  # the table first: its Expectations column was cut to a word
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(self.bar)
@@ -311,7 +313,7 @@ class TestsPanel(QWidget):
             expects = ", ".join(
                 (f"{e.node}." if e.node else "")
                 + e.type
-                + (f" {e.expected_text()[:30]!r}" if e.type != "judge" else "")
+                + (f" '{e.expected_text()[:30]}'" if e.type != "judge" else "")
                 for e in case.expect
             )
             values = [self._badge(case.name), case.name, (case.input or "").replace("\n", " ")[:80], expects]
@@ -341,11 +343,10 @@ class TestsPanel(QWidget):
 
     def _refresh_summary(self) -> None:
         done = [r for r in self.results.values()]
-        if done:
-            passed = sum(1 for r in done if r.passed)
-            self.summary.setText(f"{passed}/{len(done)} passed")
-        else:
-            self.summary.setText("")
+        text = f"{sum(1 for r in done if r.passed)}/{len(done)} passed" if done else ""
+        if self.running:  # while an eval runs: how many cases are still to come
+            text = (text + " · " if text else "") + f"{len(self.running)} running…"
+        self.summary.setText(text)
         busy = bool(self.running)
         self.run_all_button.setEnabled(not busy)
         self.run_one_button.setEnabled(not busy)
@@ -369,27 +370,36 @@ class TestsPanel(QWidget):
             self.details.setHtml("<p>Select a case to see its last result.</p>" if self.table.rowCount() else "")
             return
         if result is None:
-            self.details.setHtml(f"<p><b>{html.escape(name)}</b>: not run yet. Run it to see its result.</p>")
+            state = "running…" if name in self.running else "not run yet. Run it to see its result."
+            self.details.setHtml(f"<p><b>{html.escape(name)}</b>: {state}</p>")
             return
+        # a cost that is not known (a model with no price) reads "—", not "$0"
+        cost = format_cost(result.cost) if result.cost or not result.unpriced else "—"
         parts = [
             f"<p><b>{html.escape(name)}</b>: "
             f"<span style='color:{(PASS_COLOR if result.passed else FAIL_COLOR).name()}'><b>"
-            f"{'PASS' if result.passed else 'FAIL'}</b></span> · {result.duration_ms} ms · {result.tokens} tokens"
+            f"{'PASS' if result.passed else 'FAIL'}</b></span> · {format_duration(result.duration_ms / 1000)}"
+            f" · {result.tokens} tokens"
             + (f" (+{result.judge_tokens} judge)" if result.judge_tokens else "")
+            + f" · {cost}"
             + (f" · {result.cache_hits} reused" if result.cache_hits else "")
             + "</p>"
         ]
+        diffed = False
         for f in result.failures:
             parts.append(f"<p>✗ {html.escape(eval_failure_line(f))}</p>")
             if f.type in ("equals", "contains", "notContains", "regex") and isinstance(f.expected, str):
+                diffed = True
                 parts.append(
                     "<p style='font-family:monospace'>"
                     f"<b>expected</b> vs <b>actual</b>:<br>{word_diff_html(f.expected, str(f.actual))}</p>"
                 )
         for j in result.judges:
             parts.append(f"<p>judge: {'PASS' if j.get('passed') else 'FAIL'} — {html.escape(str(j.get('reason')))}</p>")
-        if result.output and result.passed:
-            parts.append(f"<p style='font-family:monospace'>{html.escape(result.output[:2000])}</p>")
+        if result.output and not diffed:  # the output, unless a diff above shows it already
+            parts.append(
+                f"<p><b>output</b>:</p><p style='font-family:monospace'>{html.escape(result.output[:2000])}</p>"
+            )
         self.details.setHtml("".join(parts))
 
     def refresh_history(self, force: bool = False) -> None:
@@ -417,6 +427,8 @@ class TestsPanel(QWidget):
             self.chart.set_history([], "Save the workflow to keep a history of its evals")
         else:
             self.chart.set_history(records)
+        count = f" ({len(records)})" if records else ""
+        self.history_label.setText(f"Pass rate of this workflow's evals{count}")
 
     # ------------------------------------------------------------------ running
     def run_all(self) -> asyncio.Future | None:

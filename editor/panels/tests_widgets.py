@@ -6,6 +6,7 @@ from __future__ import annotations
 import difflib
 import html
 import json
+from datetime import datetime
 from typing import Any
 
 from PySide6.QtCore import QPointF, QRectF, Qt
@@ -17,6 +18,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QPlainTextEdit,
+    QToolTip,
     QVBoxLayout,
     QWidget,
 )
@@ -46,29 +48,70 @@ def word_diff_html(expected: str, actual: str) -> str:
 
 
 class PassRateChart(QWidget):
-    """The pass rate of a workflow's evals over time, oldest left: a line with a dot an eval."""
+    """The pass rate of a workflow's evals over time, oldest left: a line with a dot an eval, the
+    first and last eval's dates beneath it, and each dot's date and count in its tooltip."""
+
+    _MARGINS = (36.0, 8.0, 14.0, 18.0)  # left, top, right, bottom: room for labels and end dots
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.points: list[float] = []
+        self.records: list[EvalRecord] = []  # oldest first, as the points
+        self.empty_text = "No evals yet: Run All records one"
         self.setMinimumHeight(80)
         self.setMinimumWidth(160)
+        self.setMouseTracking(True)  # the tooltip follows the dot under the pointer
         self._pen = QPen(QColor("#1565c0"), 2)
         self._grid = QPen(QColor(128, 128, 128, 70), 1)
         self._font = QFont(self.font())
         self._font.setPointSizeF(max(7.0, self._font.pointSizeF() * 0.85))
 
     def set_history(self, records: list[EvalRecord], empty_text: str = "No evals yet: Run All records one") -> None:
-        self.points = [r.pass_rate for r in reversed(records)]  # the store lists newest first
+        self.records = list(reversed(records))  # the store lists newest first
+        self.points = [r.pass_rate for r in self.records]
         self.empty_text = empty_text
         self.update()
+
+    def _area(self) -> QRectF:
+        left, top, right, bottom = self._MARGINS
+        return QRectF(left, top, max(10.0, self.width() - left - right), max(10.0, self.height() - top - bottom))
+
+    def _dots(self, area: QRectF) -> list[QPointF]:
+        n = len(self.points)
+        step = area.width() / (n - 1) if n > 1 else 0.0
+        return [
+            QPointF(area.left() + (i * step if n > 1 else area.width() / 2), area.bottom() - v * area.height())
+            for i, v in enumerate(self.points)
+        ]
+
+    @staticmethod
+    def when(record: EvalRecord, *, short: bool = False) -> str:
+        """When an eval started, as the chart labels it (local time)."""
+        moment = datetime.fromtimestamp(record.started_at)
+        return moment.strftime("%d %b %H:%M" if short else "%Y-%m-%d %H:%M")
+
+    def tip_at(self, pos: QPointF) -> str:
+        """The tooltip of the dot nearest ``pos`` (horizontally), "" when there is none."""
+        dots = self._dots(self._area())
+        if not dots:
+            return ""
+        i = min(range(len(dots)), key=lambda k: abs(dots[k].x() - pos.x()))
+        r = self.records[i]
+        return f"{self.when(r)}: {r.passed}/{r.cases} passed ({r.pass_rate * 100:.0f}%)"
+
+    def mouseMoveEvent(self, event: Any) -> None:
+        tip = self.tip_at(event.position())
+        if tip:
+            QToolTip.showText(event.globalPosition().toPoint(), tip, self)
+        else:
+            QToolTip.hideText()
 
     def paintEvent(self, _event: Any) -> None:
         p = QPainter(self)
         p.setRenderHint(QPainter.RenderHint.Antialiasing)
         p.setFont(self._font)
-        left, top, right, bottom = 36.0, 8.0, 14.0, 18.0  # room for the dots at the ends
-        area = QRectF(left, top, max(10.0, self.width() - left - right), max(10.0, self.height() - top - bottom))
+        left, _top, _right, bottom = self._MARGINS
+        area = self._area()
         text = self.palette().text().color()
         for frac, label in ((0.0, "0%"), (0.5, "50%"), (1.0, "100%")):
             y = area.bottom() - frac * area.height()
@@ -79,15 +122,9 @@ class PassRateChart(QWidget):
                 QRectF(0, y - 8, left - 4, 16), Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, label
             )
         if not self.points:
-            text = getattr(self, "empty_text", "No evals yet: Run All records one")
-            p.drawText(area, Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap, text)
+            p.drawText(area, Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap, self.empty_text)
             return
-        n = len(self.points)
-        step = area.width() / (n - 1) if n > 1 else 0.0
-        pts = [
-            QPointF(area.left() + (i * step if n > 1 else area.width() / 2), area.bottom() - v * area.height())
-            for i, v in enumerate(self.points)
-        ]
+        pts = self._dots(area)
         path = QPainterPath(pts[0])
         for pt in pts[1:]:
             path.lineTo(pt)
@@ -97,12 +134,18 @@ class PassRateChart(QWidget):
             p.setBrush(PASS_COLOR if v >= 1.0 else FAIL_COLOR)
             p.setPen(Qt.PenStyle.NoPen)
             p.drawEllipse(pt, 3.5, 3.5)
-        p.setPen(self.palette().text().color())
-        p.drawText(
-            QRectF(area.left(), area.bottom() + 2, area.width(), bottom - 2),
-            Qt.AlignmentFlag.AlignRight,
-            f"last: {self.points[-1] * 100:.0f}% of {n} eval{'s' if n != 1 else ''}",
-        )
+        p.setPen(text)
+        n = len(self.points)
+        labels = QRectF(area.left(), area.bottom() + 2, area.width(), bottom - 2)
+        first, last = self.records[0], self.records[-1]
+        same_day = datetime.fromtimestamp(first.started_at).date() == datetime.fromtimestamp(last.started_at).date()
+        last_when = datetime.fromtimestamp(last.started_at).strftime("%H:%M") if same_day and n > 1 else None
+        right = f"{last_when or self.when(last, short=True)}: {self.points[-1] * 100:.0f}%"
+        left_text = self.when(first, short=True) if n > 1 else ""
+        metrics = p.fontMetrics()
+        if left_text and metrics.horizontalAdvance(left_text + right) + 12 <= area.width():
+            p.drawText(labels, Qt.AlignmentFlag.AlignLeft, left_text)  # when the line begins
+        p.drawText(labels, Qt.AlignmentFlag.AlignRight, right)
 
 
 class CaseDialog(QDialog):

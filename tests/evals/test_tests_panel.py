@@ -6,14 +6,16 @@ from __future__ import annotations
 import asyncio
 import json
 import shutil
+from datetime import datetime
 from pathlib import Path
 
 import pytest
+from PySide6.QtCore import QPointF
 
 from editor.editing import WorkflowDocument
 from editor.panels.tests_panel import TestsPanel
-from editor.panels.tests_widgets import CaseDialog, word_diff_html
-from engine import Run, RunRecorder, RunStore, load_workflow, make_resolver
+from editor.panels.tests_widgets import CaseDialog, PassRateChart, word_diff_html
+from engine import EvalRecord, Run, RunRecorder, RunStore, load_workflow, make_resolver
 from tests.run.conftest import qloop  # noqa: F401  (asyncio on the Qt loop)
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
@@ -149,3 +151,39 @@ def test_the_case_dialog_refuses_a_bad_expectation_and_says_why(qtbot) -> None:
         "vars": {"tone": "calm"},
         "expect": [{"type": "maxTokens", "value": 50}],
     }
+
+
+def test_the_panel_says_what_is_running_and_shows_a_failing_cases_output(qtbot, flow, store, qloop) -> None:
+    doc, panel = make_panel(qtbot, flow, store)
+    panel.add_case({"name": "quick", "input": "hi", "expect": [{"type": "maxLatencyMs", "value": 0}]})
+    panel.add_case({"name": "fine", "input": "ok", "expect": [{"type": "contains", "value": "ok"}]})
+    with qtbot.waitSignal(panel.eval_finished, timeout=20000):
+        panel.select_case("fine")
+        panel.run_all()
+        assert panel.summary.text() == "2 running…"
+        assert panel.details.toPlainText() == "fine: running…"
+    assert panel.summary.text() == "1/2 passed"
+    panel.select_case("quick")
+    text = panel.details.toPlainText()
+    assert "maxLatencyMs 0: got" in text
+    assert "output:" in text and "Polish this reply: Draft a friendly reply to: hi" in text  # no diff shows it
+    assert "tokens · $0" in text  # echo costs nothing, and says so
+    assert panel.history_label.text() == "Pass rate of this workflow's evals (1)"
+
+
+def test_the_chart_names_when_each_eval_ran(qtbot) -> None:
+    chart = PassRateChart()
+    qtbot.addWidget(chart)
+    chart.resize(300, 120)
+    chart.show()
+    t0 = datetime(2026, 3, 1, 9, 30).timestamp()
+    records = [  # newest first, as the history lists them
+        EvalRecord("b", "/f.flow.json", "f", t0 + 86400, t0 + 86401, 5, 4),
+        EvalRecord("a", "/f.flow.json", "f", t0, t0 + 1, 5, 5),
+    ]
+    chart.set_history(records)
+    assert chart.points == [1.0, 0.8]
+    area = chart._area()
+    assert chart.tip_at(QPointF(area.left(), 10)) == "2026-03-01 09:30: 5/5 passed (100%)"
+    assert chart.tip_at(QPointF(area.right(), 10)) == "2026-03-02 09:30: 4/5 passed (80%)"
+    chart.grab()  # paints the labels without error
