@@ -149,6 +149,11 @@ def cmd_eval(args: argparse.Namespace) -> int:
         )
         print_err(where)
         return EXIT_USAGE
+    if not any(case.expect for case in cases):  # every case would pass once its run completes
+        print_err(
+            "note: no case has an expectation, so a case passes when its run completes "
+            "(give --expect TYPE:VALUE, or expectations in the cases)"
+        )
     for case in cases:
         try:
             run_variables(wf, case.vars)

@@ -303,3 +303,16 @@ def test_the_progress_bar_is_drawn_on_a_terminal_and_cleared(tmp_path) -> None:
     last = text.rsplit("\r", 2)
     assert last[-1] == "" and last[-2].strip() == ""  # the bar's line blanked
     assert "cases" not in done.stdout and "4/5 passed" in done.stdout  # the table alone on stdout
+
+
+def test_a_dataset_with_no_expectations_says_so(tmp_path) -> None:
+    """A CSV of inputs given no --expect grades nothing but the runs completing: the user is told."""
+    path = write_flow(tmp_path, flow(), [])
+    (tmp_path / "rows.csv").write_text("name,input\nfirst,hello\n", encoding="utf-8")
+    done = flowdesk(tmp_path, "eval", str(path), "--provider", "echo", "--cases", "rows.csv")
+    assert done.returncode == 0, done.stderr
+    assert "no case has an expectation" in done.stderr and "--expect" in done.stderr
+    given = flowdesk(
+        tmp_path, "eval", str(path), "--provider", "echo", "--cases", "rows.csv", "--expect", "contains:hello"
+    )
+    assert given.returncode == 0 and "no case has an expectation" not in given.stderr
