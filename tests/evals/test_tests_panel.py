@@ -187,3 +187,18 @@ def test_the_chart_names_when_each_eval_ran(qtbot) -> None:
     assert chart.tip_at(QPointF(area.left(), 10)) == "2026-03-01 09:30: 5/5 passed (100%)"
     assert chart.tip_at(QPointF(area.right(), 10)) == "2026-03-02 09:30: 4/5 passed (80%)"
     chart.grab()  # paints the labels without error
+
+
+def test_editing_a_case_is_one_undoable_step_and_keeps_names_unique(qtbot, flow, store) -> None:
+    doc, panel = make_panel(qtbot, flow, store)
+    panel.add_case({"name": "a", "input": "hi", "expect": [{"type": "contains", "value": "hi"}]})
+    panel.add_case({"name": "b", "input": "yo", "expect": [{"type": "contains", "value": "yo"}]})
+    panel.edit_case = lambda case: dict(case, name="a", expect=[{"type": "regex", "value": r"y\w"}])
+    panel.select_case("b")
+    panel.edit_selected()
+    tests = doc.workflow.model_extra["tests"]
+    assert [c["name"] for c in tests] == ["a", "a (2)"]  # not two cases of one name
+    assert tests[1]["expect"] == [{"type": "regex", "value": r"y\w"}]
+    assert panel.table.item(1, 3).text() == r"regex 'y\w'"  # as written, not a Python repr
+    doc.undo_stack.undo()
+    assert [c["name"] for c in doc.workflow.model_extra["tests"]] == ["a", "b"]
