@@ -104,6 +104,7 @@ class TestsPanel(QWidget):
         self.running: set[str] = set()
         self.task: asyncio.Future | None = None
         self.error_text = ""
+        self.eval_error = ""  # why the last eval could not run, shown until the next one starts
         self._history_for: str | None = ""  # the document whose last eval the badges show
         self._history: EvalHistory | None = None  # made on first use (it may create its tables)
         self._build()
@@ -159,6 +160,7 @@ class TestsPanel(QWidget):
         self.chart = PassRateChart()
         self.source_label = QLabel()
         self.source_label.setContentsMargins(6, 2, 6, 2)
+        self.source_label.setWordWrap(True)  # a long reason wraps, it does not widen the dock
         history = QWidget()
         hl = QVBoxLayout(history)
         hl.setContentsMargins(4, 0, 0, 0)
@@ -331,7 +333,9 @@ class TestsPanel(QWidget):
         if 0 <= selected < len(cases):
             self.table.selectRow(selected)
         where = self.cases_path.name if self.cases_path is not None else "the workflow's tests list"
-        self.source_label.setText(self.error_text or f"{len(cases)} case{'s' if len(cases) != 1 else ''} in {where}")
+        counted = f"{len(cases)} case{'s' if len(cases) != 1 else ''} in {where}"
+        self.source_label.setText(self.error_text or (f"{counted} · {self.eval_error}" if self.eval_error else counted))
+        self.source_label.setStyleSheet(f"color: {FAIL_COLOR.name()}" if self.error_text or self.eval_error else "")
         self._refresh_summary()
         self.show_details()
 
@@ -447,6 +451,7 @@ class TestsPanel(QWidget):
         if not cases or self.running:
             return None
         self.running = {c.name for c in cases}
+        self.eval_error = ""
         for c in cases:
             self.results.pop(c.name, None)
         self.reload()
@@ -473,8 +478,9 @@ class TestsPanel(QWidget):
                 )
             except Exception as err:  # a provider that cannot be built, a store that fails
                 self.running.clear()
+                self.eval_error = f"The eval could not run: {err}"
                 self.reload()
-                self.details.setPlainText(f"The eval could not run: {err}")
+                self.details.setPlainText(self.eval_error)
                 return
             self.running.clear()
             self.refresh_history(force=True)

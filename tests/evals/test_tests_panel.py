@@ -202,3 +202,16 @@ def test_editing_a_case_is_one_undoable_step_and_keeps_names_unique(qtbot, flow,
     assert panel.table.item(1, 3).text() == r"regex 'y\w'"  # as written, not a Python repr
     doc.undo_stack.undo()
     assert [c["name"] for c in doc.workflow.model_extra["tests"]] == ["a", "b"]
+
+
+def test_an_eval_that_cannot_run_keeps_saying_why(qtbot, flow, store, qloop) -> None:
+    doc, panel = make_panel(qtbot, flow, store)
+    panel.run_options = lambda: {"provider": "no-such-provider"}
+    panel.add_case({"name": "a", "input": "hi", "expect": [{"type": "contains", "value": "hi"}]})
+    task = panel.run_all()
+    qtbot.waitUntil(task.done, timeout=10000)
+    assert "The eval could not run" in panel.details.toPlainText()
+    assert "no-such-provider" in panel.details.toPlainText()
+    panel.select_case("a")  # the details now show the case; the reason stays beneath the table
+    assert "The eval could not run" in panel.source_label.text() and not panel.running
+    assert panel.run_all_button.isEnabled()
