@@ -76,6 +76,11 @@ class BrowserPage(QWidget):
         self.table = QTableWidget(0, len(_COLUMNS))
         self.table.setObjectName("browserSteps")
         self.table.setHorizontalHeaderLabels(["Action", "Selector", "Value", "ms"])
+        self.table.horizontalHeaderItem(1).setToolTip("The element's CSS selector, e.g. #user or form button")
+        self.table.horizontalHeaderItem(2).setToolTip(
+            "goto: the URL · type: the text · select: the option · press: the key · "
+            "extractAttribute: the attribute · waitFor: a load state or ms · screenshot: full"
+        )
         self.table.horizontalHeaderItem(3).setToolTip("This step's timeout in milliseconds (empty: 30,000)")
         self.table.verticalHeader().setVisible(False)
         header = self.table.horizontalHeader()
@@ -163,6 +168,7 @@ class BrowserPage(QWidget):
                     text = _cell_text(step, key)
                     if item.text() != text:
                         item.setText(text)
+                        item.setToolTip(text)  # the narrow inspector cuts a URL or a selector short
             if steps and not (0 <= current < len(steps)):
                 self.table.setCurrentCell(0, 1)
             scope = data.get("scope") if isinstance(data.get("scope"), dict) else {}

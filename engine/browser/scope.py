@@ -14,6 +14,7 @@ and the step goes on (docs/nodes.md).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -88,14 +89,22 @@ class Guard:
     """Answers "may this step's browser load URL?" and keeps what it refused.
 
     ``navigation_denied`` holds the first main-frame navigation refused (the step fails on it);
-    ``blocked`` every refused request, in order (``(url, reason)``).
+    ``blocked`` every refused request, in order (``(url, reason)``), each also told to
+    ``on_block`` as it is refused (so the run's log shows it where it happened).
     """
 
-    def __init__(self, scope: Scope, access: Access) -> None:
+    def __init__(self, scope: Scope, access: Access, on_block: Callable[[str, str], None] | None = None) -> None:
         self.scope = scope
         self.access = access
+        self.on_block = on_block
         self.navigation_denied: NodeError | None = None
         self.blocked: list[tuple[str, str]] = []
+
+    def _refused(self, url: str, err: NodeError) -> None:
+        reason = str(err).split(":", 1)[0]
+        self.blocked.append((url, reason))
+        if self.on_block is not None:
+            self.on_block(url, reason)
 
     def refusal(self, url: str) -> NodeError | None:
         """Why ``url`` may not be loaded (an error to raise for a navigation), None when it may."""
@@ -116,7 +125,7 @@ class Guard:
         """Raise the refusal of a navigation to ``url`` (before it is sent)."""
         err = self.refusal(url)
         if err is not None:
-            self.blocked.append((url, str(err).split(":", 1)[0]))
+            self._refused(url, err)
             if self.navigation_denied is None:  # a script that catches it still fails the step
                 self.navigation_denied = err
             raise err
@@ -127,7 +136,7 @@ class Guard:
         err = self.refusal(url)
         if err is None:
             return True
-        self.blocked.append((url, str(err).split(":", 1)[0]))
+        self._refused(url, err)
         if navigation and self.navigation_denied is None:
             self.navigation_denied = err
         return False

@@ -44,7 +44,7 @@ from engine.flows.import_typeagent import (
     typeagent_patterns,
     typeagent_variables,
 )
-from engine.flows.webflow import WEBFLOW_FIELDS, webflow_node_data, webflow_parameters
+from engine.flows.webflow import WEBFLOW_FIELDS, webflow_node_data, webflow_parameters, webflow_script_file
 from engine.graph.formats import FLOW_FORMATS, detect_flow_format, format_label
 from engine.graph.model import (
     Workflow,
@@ -70,6 +70,22 @@ __all__ = [
 
 
 def _import_webflow(raw: Mapping[str, Any], path: Any) -> ImportResult:
+    if not isinstance(raw.get("script"), str):
+        found = webflow_script_file(path, raw.get("name"))
+        if found is None:
+            name = raw.get("name") if isinstance(raw.get("name"), str) else Path(path or "flow").stem
+            raise ImportRefused(
+                f"{format_label('webflow')}: its script is not in the file, and no {name}.js was found next "
+                "to it or in a 'scripts' folder above it (TypeAgent keeps it in browser/webflows/scripts/)",
+                fmt="webflow",
+                path=path,
+            )
+        try:
+            raw = {**raw, "script": found.read_text(encoding="utf-8")}
+        except (OSError, UnicodeDecodeError) as err:
+            raise ImportRefused(
+                f"{format_label('webflow')}: its script {found} could not be read ({err})", fmt="webflow", path=path
+            ) from None
     b = ImportBuilder("webflow", path)
     variables = typeagent_variables(b, webflow_parameters(dict(raw)))
     start_node(b, variables)
@@ -101,7 +117,7 @@ def import_flow(raw: Any, *, path: str | os.PathLike[str] | None = None) -> Impo
     if fmt is None:
         raise WorkflowLoadError(
             "not a workflow graph (no 'nodes' list), and not a flow file Flowdesk can import "
-            "(AnythingLLM agent flow, TypeAgent step or script recipe)",
+            "(AnythingLLM agent flow, TypeAgent step or script recipe, TypeAgent WebFlow definition)",
             where="nodes",
             path=path,
         )

@@ -6,15 +6,17 @@ source}`` becomes a workflow with one ``browser`` node running the script, its p
 Start node's variables (``valueOptions`` → ``enum``) handed to the script as ``params``, and its
 grammar patterns the workflow's triggers. :mod:`engine.flows.importers` builds the workflow
 around what this module makes of the definition (detection: a ``script`` text with a ``scope``
-object).
+object; or, as TypeAgent stores definitions, a ``scope`` and ``parameters`` with the script in a
+``.js`` file of its own: :func:`webflow_script_file` finds it).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
-__all__ = ["is_webflow", "webflow_parameters", "webflow_node_data", "WEBFLOW_FIELDS"]
+__all__ = ["is_webflow", "webflow_parameters", "webflow_node_data", "webflow_script_file", "WEBFLOW_FIELDS"]
 
 #: The definition's fields the workflow represents (the others stay in its import metadata).
 WEBFLOW_FIELDS = {"name", "description", "parameters", "script", "grammarPatterns", "scope"}
@@ -57,3 +59,21 @@ def webflow_node_data(raw: dict[str, Any], warn: Callable[[str], None]) -> dict[
     if params:
         data["params"] = {name: "{{" + name + "}}" for name in params if isinstance(name, str)}
     return data
+
+
+def webflow_script_file(path: Any, name: Any) -> Path | None:
+    """The script of a definition stored without it, as TypeAgent stores them (``flows/global/N.json``
+    or ``flows/sites/DOMAIN/N.json``, the body in ``scripts/N.js`` of the folder above ``flows``):
+    ``N.js`` next to the file, else in a ``scripts`` folder of the file's folder or one of the
+    three above it. ``N`` is the file's stem, else the definition's ``name``; None when not found."""
+    if path is None:
+        return None
+    here = Path(path).parent
+    stems = [Path(path).stem] + ([name] if isinstance(name, str) and name and "/" not in name else [])
+    folders = [here] + [d / "scripts" for d in [here, *list(here.parents)[:3]]]
+    for folder in folders:
+        for stem in stems:
+            candidate = folder / f"{stem}.js"
+            if candidate.is_file():
+                return candidate
+    return None

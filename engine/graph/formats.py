@@ -44,6 +44,13 @@ def detect_flow_format(raw: Any) -> str | None:
     script = raw.get("script")
     if isinstance(script, str) and isinstance(raw.get("scope"), dict):
         return "webflow"
+    if (
+        script is None
+        and isinstance(raw.get("scope"), dict)
+        and isinstance(raw.get("parameters"), dict)
+        and ("grammarPatterns" in raw or "source" in raw)
+    ):
+        return "webflow"  # as TypeAgent stores one: the script in a .js file of its own
     if (isinstance(script, str) or (isinstance(script, dict) and "body" in script)) and (
         "grammarPatterns" in raw or "parameters" in raw or "actionName" in raw
     ):

@@ -147,8 +147,8 @@ class BrowserSpec(NodeSpec):
             if problems:
                 raise NodeError(f"{self.describe(node)}: {problems[0]}")
         workflow = getattr(ctx, "workflow", None)
-        guard = Guard(Scope.of(data.get("scope")), access_for(workflow, open_by_default=True))
         session = _Session(ctx, node, secrets)
+        guard = Guard(Scope.of(data.get("scope")), access_for(workflow, open_by_default=True), session.blocked)
         async with host_for_loop().context(guard) as context:
             page = await context.new_page()
             browser = WebFlowBrowser(
@@ -159,13 +159,10 @@ class BrowserSpec(NodeSpec):
                 ask_model=session.ask_model,
                 timeout_ms=DEFAULT_TIMEOUT_MS,
             )
-            try:
-                if script.strip():
-                    output = await _run_script(ctx, node, browser, script, data, session)
-                else:
-                    output = await run_steps(browser, steps)
-            finally:
-                session.blocked(guard)
+            if script.strip():
+                output = await _run_script(ctx, node, browser, script, data, session)
+            else:
+                output = await run_steps(browser, steps)
         return ctx.mask(output, secrets) if secrets else output, "output"
 
 
@@ -205,7 +202,6 @@ class _Session:
         self.ctx = ctx
         self.node = node
         self.secrets = secrets
-        self.reported = 0
 
     def _mask(self, text: str) -> str:
         return self.ctx.mask(text, self.secrets) if self.secrets else text
@@ -236,11 +232,10 @@ class _Session:
         text = self._mask(text)
         self.ctx.emit(self.node.id, EventType.CODE_LOG, text, {"stream": stream, "text": text})
 
-    def blocked(self, guard: Guard) -> None:
-        for url, reason in guard.blocked[self.reported :]:
-            url = self._mask(url)
-            self.ctx.emit(self.node.id, BROWSER_BLOCKED, f"blocked ({reason}): {url}", {"url": url, "reason": reason})
-        self.reported = len(guard.blocked)
+    def blocked(self, url: str, reason: str) -> None:
+        """A request refused by the guard, logged as it is refused (before the step goes on)."""
+        url = self._mask(url)
+        self.ctx.emit(self.node.id, BROWSER_BLOCKED, f"blocked ({reason}): {url}", {"url": url, "reason": reason})
 
     async def ask_model(self, system: str, user: str) -> str:
         data = self.node.data

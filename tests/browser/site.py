@@ -4,11 +4,16 @@ records every request it gets (so a test can tell a blocked request was never se
 Pages: ``/login`` (a form posting to ``/welcome``), ``/table`` (a table with ``th`` headers) and
 ``/plain-table`` (headers in the first row), ``/js`` (content added by a script, late), ``/redirect``
 (302 to ``/table``), ``/redirect-out`` (302 to another host), ``/out`` (a link and an image out of
-scope, and a button that fetches from another host), ``/slow`` (answers after a delay).
+scope, and a button that fetches from another host), ``/slow`` (answers after a delay),
+``/socket?to=WS_URL`` (a page opening a WebSocket, ``#ws`` says what came of it), ``/ws`` (a
+WebSocket that says "hello"), ``/sw`` (a page registering the service worker ``/sw.js``).
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import json
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -33,7 +38,26 @@ PAGES = {
 setTimeout(() => { const p = document.createElement('p'); p.id = 'late'; p.textContent = 'Rendered by script';
 document.body.appendChild(p); document.getElementById('root').textContent = 'ready'; }, 300);
 </script></body></html>""",
+    "/sw": """<html><body><p id="sw">idle</p><script>
+const out = document.getElementById('sw');
+if (!navigator.serviceWorker) { out.textContent = 'unavailable'; }
+else {
+  navigator.serviceWorker.register('/sw.js')
+    .then(() => navigator.serviceWorker.getRegistrations())
+    .then((all) => { out.textContent = all.length ? 'registered' : 'not registered'; },
+          () => { out.textContent = 'refused'; });
 }
+</script></body></html>""",
+}
+
+SOCKET_PAGE = """<html><body><p id="ws">idle</p><script>
+const out = document.getElementById('ws');
+const ws = new WebSocket(%s);
+ws.onmessage = (e) => { out.textContent = 'got ' + e.data; };
+ws.onclose = (e) => { if (out.textContent === 'idle') out.textContent = 'closed ' + e.code; };
+</script></body></html>"""
+
+_WS_GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 
 
 class Site:
@@ -73,6 +97,17 @@ class Site:
                         "document.getElementById('done').textContent='sent'\">fetch</button>"
                         "<p id='done'>idle</p></body></html>"
                     )
+                if path == "/ws" and self.headers.get("Upgrade", "").lower() == "websocket":
+                    return self._socket()
+                if path == "/socket":
+                    to = query.get("to", [""])[0]
+                    return self._page(SOCKET_PAGE % json.dumps(to))
+                if path == "/sw.js":
+                    self.send_response(200)
+                    self.send_header("Content-Type", "text/javascript")
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return None
                 if path == "/img.png":
                     self.send_response(200)
                     self.send_header("Content-Type", "image/png")
@@ -92,6 +127,21 @@ class Site:
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)
+
+            def _socket(self) -> None:
+                """A WebSocket handshake, one text frame ("hello"), then the connection held a moment."""
+                key = self.headers.get("Sec-WebSocket-Key", "")
+                accept = base64.b64encode(hashlib.sha1((key + _WS_GUID).encode()).digest()).decode()
+                self.protocol_version = "HTTP/1.1"  # a browser wants "HTTP/1.1 101"
+                self.send_response(101, "Switching Protocols")
+                self.send_header("Upgrade", "websocket")
+                self.send_header("Connection", "Upgrade")
+                self.send_header("Sec-WebSocket-Accept", accept)
+                self.end_headers()
+                self.wfile.write(bytes([0x81, 5]) + b"hello")
+                self.wfile.flush()
+                time.sleep(1)
+                self.close_connection = True
 
             def _redirect(self, where: str) -> None:
                 self.send_response(302)

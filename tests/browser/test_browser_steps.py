@@ -148,6 +148,12 @@ async def test_a_sub_resource_and_a_fetch_out_of_scope_are_blocked_without_faili
     blocked = [e.extra["url"] for e in events(run, "browser_blocked")]
     assert any(u.endswith("/pixel.png") for u in blocked) and any(u.endswith("/api") for u in blocked)
     assert site.outside.requests == []  # never sent
+    # each is logged when it is refused (an action is logged when it ends): the image during the
+    # goto, the fetch during the click, not all at the step's end
+    order = [
+        e.extra.get("action") or e.extra["url"].rsplit("/", 1)[-1] for e in run.events if e.type.startswith("browser_")
+    ]
+    assert order.index("pixel.png") < order.index("goto") < order.index("api") < order.index("waitFor")
 
 
 async def test_the_workflows_network_permissions_bound_the_browser_too(site: Site) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from engine import Run, parse_workflow, validate
+from engine import Run, WorkflowLoadError, parse_workflow, validate
 from engine.browser.webscript import script_problems, webflow_result
 from engine.code.deno import deno_available
 from engine.flows.importers import load_any_workflow
@@ -204,3 +204,28 @@ async def test_a_scripts_template_literals_are_javascripts_not_flowdesk_template
     run = Run(wf, None, variables={"user": "flow"})
     await run.start()
     assert run.outputs["b"]["data"] == "js-flow"
+
+
+@pytest.mark.no_browser
+def test_a_definition_stored_as_typeagent_stores_it_imports_with_its_script_file(tmp_path: Path) -> None:
+    """TypeAgent keeps a definition without its script (flows/sites/DOMAIN/N.json) and the script
+    in scripts/N.js: the import finds it; without it, a message naming the file it looked for."""
+    with Site() as site:
+        definition = seed_definition(site)
+    script = definition.pop("script")
+    flows = tmp_path / "browser" / "webflows" / "flows" / "sites" / "127_0_0_1"
+    flows.mkdir(parents=True)
+    (tmp_path / "browser" / "webflows" / "scripts").mkdir()
+    (tmp_path / "browser" / "webflows" / "scripts" / "logIntoSite.js").write_text(script)
+    path = flows / "logIntoSite.json"
+    path.write_text(json.dumps(definition))
+    wf, result = load_any_workflow(path)
+    assert result is not None and result.format == "webflow"
+    assert [n.data.script for n in wf.nodes if n.type == "browser"] == [script]
+    absent = {"browser_missing", "browser_extra_missing", "script_host_missing"}  # this machine's, not the file's
+    assert not [i for i in validate(wf) if i.severity == "error" and i.code not in absent]
+    alone = tmp_path / "alone" / "logIntoSite.json"
+    alone.parent.mkdir()
+    alone.write_text(json.dumps(definition))
+    with pytest.raises(WorkflowLoadError, match=r"WebFlow definition: its script is not in the file.*logIntoSite\.js"):
+        load_any_workflow(alone)

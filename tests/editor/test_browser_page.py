@@ -52,6 +52,9 @@ def test_the_table_shows_the_steps(qtbot) -> None:
     assert isinstance(combo, QComboBox) and combo.currentText() == "goto"
     assert page.table.item(0, 2).text() == "https://example.com"
     assert page.table.item(1, 1).text() == "h1"
+    # what the narrow column cuts short is read in full on hover
+    assert page.table.item(0, 2).toolTip() == "https://example.com"
+    assert "selector" in page.table.horizontalHeaderItem(1).toolTip()
 
 
 def test_add_edit_reorder_remove_each_one_undo_step(qtbot) -> None:
