@@ -223,3 +223,13 @@ def test_fit_all_shows_the_sticky_notes_too(window, tmp_path):
     seen = window.view.mapToScene(window.view.viewport().rect()).boundingRect()
     assert seen.contains(QRectF(1400, 900, 220, 140))
     assert seen.contains(scene.items_bounds())
+
+
+def test_a_structured_answer_is_previewed_as_its_fields(window, tmp_path):
+    """Under its card, a JSON object output shows a field a line (not one line of braces)."""
+    doc, scene = _three(tmp_path, window)
+    answer = json.dumps({"topic": "refund", "items": ["lamp", "chair"], "count": 2, "extra": True})
+    scene.show_run(_state(answer, 0.5, 20))
+    assert scene.node_items["a"].output_text == 'topic: refund\nitems: ["lamp", "chair"]\ncount: 2'
+    scene.show_run(_state("{not json", 0.5, 20))  # text that only looks like it: as it is
+    assert scene.node_items["a"].output_text == "{not json"
