@@ -18,8 +18,10 @@ its error becomes the card's tooltip, as a failed node's does.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterable
+from functools import lru_cache
 from typing import Any
 
 from engine import NODE_STATES, RunState
@@ -32,10 +34,12 @@ __all__ = [
     "output_previews",
     "RunOverlay",
     "PREVIEW_LINES",
+    "preview_text",
 ]
 
 PREVIEW_LINES = 3  # an output's first lines shown under its card
 _PREVIEW_CHARS = 400  # at most this much of an output is read for them (outputs can be megabytes)
+_JSON_PREVIEW_CHARS = 20_000  # a JSON object up to this long is shown as its fields
 
 NOT_REACHED = "not_reached"
 _FOLDED = ("cancelled", "skipped")  # engine words the canvas may show as not reached
@@ -82,13 +86,28 @@ def output_previews(state: RunState) -> dict[str, tuple[str, str]]:
             parts.append(_duration(duration))
         if tokens:
             parts.append(f"{tokens:,} tokens")
-        text = ""
-        if output is not None:
-            head = str(output)[:_PREVIEW_CHARS]
-            lines = [line.rstrip() for line in head.splitlines() if line.strip()]
-            text = "\n".join(lines[:PREVIEW_LINES])
-        out[nid] = (" · ".join(parts), text)
+        out[nid] = (" · ".join(parts), preview_text(str(output)) if output is not None else "")
     return out
+
+
+@lru_cache(maxsize=4096)
+def preview_text(output: str) -> str:
+    """An output's first :data:`PREVIEW_LINES` lines. A JSON object (a structured answer) is shown
+    as its fields, ``name: value`` a line, rather than as one line of braces. Cached: the same
+    outputs are previewed again at every refresh of a run."""
+    if output.startswith("{") and len(output) <= _JSON_PREVIEW_CHARS:
+        try:
+            value = json.loads(output)
+        except ValueError:
+            value = None
+        if isinstance(value, dict) and value:
+            return "\n".join(
+                f"{k}: {v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)}"[:_PREVIEW_CHARS]
+                for k, v in list(value.items())[:PREVIEW_LINES]
+            )
+    head = output[:_PREVIEW_CHARS]
+    lines = [line.rstrip() for line in head.splitlines() if line.strip()]
+    return "\n".join(lines[:PREVIEW_LINES])
 
 
 class RunOverlay:

@@ -31,6 +31,8 @@ from PySide6.QtWidgets import QApplication, QFrame, QGraphicsView, QWidget
 
 from engine import loads_workflow
 
+from .items.group import GroupItem
+from .items.note import NoteItem
 from .scene import CanvasScene
 from .style import GRID, KIND_COLOR, TITLE_H, node_rect, node_size
 
@@ -354,8 +356,16 @@ class CanvasView(QGraphicsView):
         return self.mapToScene(self.viewport().rect()).boundingRect()
 
     def fit_all(self) -> None:
-        self.fit_rect(self.canvas_scene.items_bounds())
+        self.fit_rect(self.graph_bounds())
         self.fitted = True
+
+    def graph_bounds(self) -> QRectF:
+        """What "fit the whole graph" shows: every card and every sticky note (from the model)."""
+        document = self.canvas_scene.document
+        rect = self.canvas_scene.items_bounds() if document.workflow.nodes else QRectF()
+        for note in document.annotations("note"):
+            rect = rect.united(QRectF(note.x, note.y, note.width, note.height))
+        return rect if not rect.isNull() else self.canvas_scene.items_bounds()
 
     def fit_rect(self, rect: QRectF) -> None:
         if rect.isNull():
@@ -518,8 +528,12 @@ class CanvasView(QGraphicsView):
         self.update_minimap_visibility()  # back after a drag, clear of what was dropped
 
     def contextMenuEvent(self, event) -> None:
-        # Background right clicks are handled as pan-or-menu above; nodes get the scene's menu.
-        if self.canvas_scene.node_item_at(self.mapToScene(event.pos())) is not None:
+        # Background right clicks are handled as pan-or-menu above; nodes, sticky notes and group
+        # frames get the scene's menu (a note's or a group's: colour, collapse, run from here...).
+        scene_pos = self.mapToScene(event.pos())
+        if self.canvas_scene.node_item_at(scene_pos) is not None or isinstance(
+            self.itemAt(event.pos()), (NoteItem, GroupItem)
+        ):
             super().contextMenuEvent(event)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:

@@ -2,7 +2,8 @@
 
 A router (DESIGN.md "Conditions, routing and structured answers") lets a model pick the branch:
 route ``i`` owns the output handle ``route-<i>``, and ``false`` is taken when the model's choice
-is none of the labels. The page reads and writes the node's data as plain data, so it works
+is none of the labels. The page also sets that model (empty: the provider's default) and extra
+instructions for it (``systemPrompt``). The page reads and writes the node's data as plain data, so it works
 the same on a node whose kind the engine does not register (yet): nothing here asks the kind.
 
 Editing a cell is one document edit (typing merges into one undo step, per cell); adding,
@@ -15,9 +16,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QComboBox,
     QHBoxLayout,
     QHeaderView,
     QLabel,
@@ -28,10 +31,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from engine import model_choices
+
 from ..resources import icon_path
 from .core_pages import form_page, hint_label
 from .inspector_host import PageHost
-from .prompt_edit import title_label
+from .prompt_edit import PromptEdit, title_label
 
 __all__ = ["RouterPage", "ROUTE_PREFIX"]
 
@@ -103,6 +108,24 @@ class RouterPage(QWidget):
         self.problem.setStyleSheet("color: #c0392b;")
         form.addRow(self.problem)
         self.table.currentCellChanged.connect(lambda *_a: self._enable_buttons())
+        # The model that chooses, like an agent's (empty: the provider's default), and what it
+        # is told beyond the routes (the router's systemPrompt).
+        self.model = QComboBox()
+        self.model.setObjectName("routerModel")
+        self.model.setEditable(True)
+        self.model.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
+        self.model.lineEdit().setPlaceholderText("Provider default")
+        for model_id, label, _prov in model_choices():
+            self.model.addItem(model_id, model_id)
+            self.model.setItemData(self.model.count() - 1, label, Qt.ItemDataRole.ToolTipRole)
+        host.watch(self.model)
+        self.model.editTextChanged.connect(self._model_edited)
+        form.addRow("Model", self.model)
+        self.instructions = PromptEdit("Optional: what else the model should weigh when it chooses")
+        self.instructions.setObjectName("routerInstructions")
+        self.instructions.setMaximumHeight(110)
+        host.bind_text(self.instructions, "systemPrompt")
+        form.addRow("Extra instructions", self.instructions)
 
     def heading(self, node: Any) -> str:
         return f"Router · {node.id}"
@@ -130,6 +153,10 @@ class RouterPage(QWidget):
             self._filling = False
         self._show_problems(routes)
         self._enable_buttons()
+        model = str(data.get("model") or "")
+        if self.model.currentText() != model:
+            self.model.setEditText(model)
+        self.instructions.set_text_keep_cursor(str(data.get("systemPrompt") or ""))
 
     def _show_problems(self, routes: list[dict[str, Any]]) -> None:
         labels = [r["label"].strip() for r in routes]
@@ -153,6 +180,10 @@ class RouterPage(QWidget):
         self.remove.setEnabled(0 <= i < n)
 
     # ------------------------------------------------------------------ editing
+    def _model_edited(self, text: str) -> None:
+        if not (self._filling or self.host.loading):
+            self.host.edit_field("model", text, True)
+
     def _routes(self) -> list[dict[str, Any]]:
         node = self.host.doc.node(self.host.node_id or "")
         return _routes_of(node.data.model_dump()) if node is not None else []

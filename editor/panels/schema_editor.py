@@ -6,7 +6,8 @@ the schema two ways, kept in step:
 
 * **Fields**: the simple case, an object of named fields, each with a type (string, number,
   integer, boolean, array, object), required or not, and a description. A schema that says
-  more than that (nested properties, enums, ...) is shown read-only there, edited as text.
+  more than that (nested properties, enums, ...) is shown read-only there (its top-level
+  fields, their types in words: ``array of string``), edited as text.
 * **JSON Schema**: the schema as text, checked as it is typed; its problem is shown in words
   (line and column for a JSON syntax error) and nothing is written until it is valid.
 
@@ -38,7 +39,15 @@ from PySide6.QtWidgets import (
 
 from ..resources import icon_path
 
-__all__ = ["FIELD_TYPES", "SchemaEditor", "fields_to_schema", "schema_to_fields", "schema_problem", "DEFAULT_SCHEMA"]
+__all__ = [
+    "FIELD_TYPES",
+    "SchemaEditor",
+    "fields_to_schema",
+    "schema_to_fields",
+    "schema_problem",
+    "schema_summary",
+    "DEFAULT_SCHEMA",
+]
 
 FIELD_TYPES = ("string", "number", "integer", "boolean", "array", "object")
 _JSON_TYPES = frozenset(FIELD_TYPES) | {"null"}
@@ -73,7 +82,8 @@ def fields_to_schema(fields: list[dict[str, Any]], base: dict[str, Any] | None =
             schema[key] = base[key]
     schema["properties"] = props
     schema["required"] = required
-    schema["additionalProperties"] = base.get("additionalProperties", False) if base else False
+    if base is None or "additionalProperties" in base:  # a schema written as text keeps its choice
+        schema["additionalProperties"] = base.get("additionalProperties", False) if base else False
     return schema
 
 
@@ -98,6 +108,38 @@ def schema_to_fields(schema: Any) -> list[dict[str, Any]] | None:
             }
         )
     return fields
+
+
+def _type_words(prop: Any) -> str:
+    """A field's type in words, for the read-only table: ``array of string``, ``one of a, b``."""
+    if not isinstance(prop, dict):
+        return "any"
+    if isinstance(prop.get("enum"), list):
+        shown = ", ".join(str(v) for v in prop["enum"][:4])
+        return f"one of {shown}" + (", …" if len(prop["enum"]) > 4 else "")
+    kind = prop.get("type")
+    words = " or ".join(str(k) for k in kind) if isinstance(kind, list) else str(kind or "any")
+    items = prop.get("items")
+    if kind == "array" and isinstance(items, dict):
+        return f"array of {_type_words(items)}"
+    return words
+
+
+def schema_summary(schema: Any) -> list[dict[str, Any]]:
+    """The top-level fields of any object schema, their types in words (:func:`_type_words`):
+    what the table shows, read-only, of a schema it cannot edit."""
+    if not isinstance(schema, dict) or not isinstance(schema.get("properties"), dict):
+        return []
+    required = schema.get("required") if isinstance(schema.get("required"), list) else []
+    return [
+        {
+            "name": str(name),
+            "type": _type_words(prop),
+            "required": name in required,
+            "description": str(prop.get("description") or "") if isinstance(prop, dict) else "",
+        }
+        for name, prop in schema["properties"].items()
+    ]
 
 
 def _type_problem(where: str, node: dict[str, Any]) -> str:
@@ -170,6 +212,9 @@ class SchemaEditor(QWidget):
         self.table.setHorizontalHeaderLabels(["Field", "Type", "Required", "Description"])
         self.table.verticalHeader().setVisible(False)
         header = self.table.horizontalHeader()
+        # left-aligned so a narrow inspector cuts a header's end, never both of its sides
+        header.setDefaultAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+        header.setMinimumSectionSize(24)
         for c, mode in enumerate(
             (
                 QHeaderView.ResizeMode.ResizeToContents,
@@ -250,7 +295,12 @@ class SchemaEditor(QWidget):
         self.add_button.setEnabled(simple)
         self.remove_button.setEnabled(simple)
         self.table_note.setVisible(not simple)
-        fields = fields or []
+        if fields is None:  # shown read-only: its top-level fields, their types in words
+            summary = schema_summary(schema)
+            self.table.setRowCount(len(summary))
+            for i, f in enumerate(summary):
+                self._set_row(i, f, editable=False)
+            return
         shown = self._table_fields()
         named = [f for f in shown if f["name"].strip()]
         if named == fields and len(shown) == len(fields) + 1 and not shown[-1]["name"].strip():
@@ -259,29 +309,39 @@ class SchemaEditor(QWidget):
         for i, f in enumerate(fields):
             self._set_row(i, f)
 
-    def _set_row(self, i: int, f: dict[str, Any]) -> None:
-        name = self.table.item(i, 0) or QTableWidgetItem()
+    def _set_row(self, i: int, f: dict[str, Any], editable: bool = True) -> None:
+        name = self._cell(i, 0)
         if name.text() != f["name"]:
             name.setText(f["name"])
-        self.table.setItem(i, 0, name)
-        combo = self.table.cellWidget(i, 1)
-        if not isinstance(combo, QComboBox):
-            combo = QComboBox()
-            combo.addItems(list(FIELD_TYPES))
-            combo.currentTextChanged.connect(lambda _t: self._table_edited())
-            self.table.setCellWidget(i, 1, combo)
-        if combo.currentText() != f["type"]:
-            combo.setCurrentText(f["type"])
-        req = self.table.item(i, 2) or QTableWidgetItem()
+        if not editable:  # a schema the table cannot edit: the type in words, no picker
+            self.table.removeCellWidget(i, 1)
+            self.table.setItem(i, 1, QTableWidgetItem(f["type"]))
+        else:
+            self.table.takeItem(i, 1)
+            combo = self.table.cellWidget(i, 1)
+            if not isinstance(combo, QComboBox):
+                combo = QComboBox()
+                combo.addItems(list(FIELD_TYPES))
+                combo.currentTextChanged.connect(lambda _t: self._table_edited())
+                self.table.setCellWidget(i, 1, combo)
+            if combo.currentText() != f["type"]:
+                combo.setCurrentText(f["type"])
+        req = self._cell(i, 2)
         req.setFlags(Qt.ItemFlag.ItemIsUserCheckable | Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable)
         state = Qt.CheckState.Checked if f["required"] else Qt.CheckState.Unchecked
         if req.checkState() != state:
             req.setCheckState(state)
-        self.table.setItem(i, 2, req)
-        desc = self.table.item(i, 3) or QTableWidgetItem()
+        desc = self._cell(i, 3)
         if desc.text() != f["description"]:
             desc.setText(f["description"])
-        self.table.setItem(i, 3, desc)
+
+    def _cell(self, row: int, column: int) -> QTableWidgetItem:
+        """The item of a cell, made when it has none (an item is never set twice: Qt warns)."""
+        item = self.table.item(row, column)
+        if item is None:
+            item = QTableWidgetItem()
+            self.table.setItem(row, column, item)
+        return item
 
     def show_problem(self, text: str) -> None:
         self.problem.setText(text)

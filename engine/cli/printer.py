@@ -372,7 +372,10 @@ class Printer:
             content = f"skipped: {content}"
         elif kind == "loop_check":
             f = ev.extra or {}
-            content = f"iteration {f.get('iteration')}: " + ("until matched, done" if f.get("matched") else "go on")
+            if isinstance(f.get("total"), int):  # a loop over a list: the round that came back
+                content = f"item {f.get('iteration')} of {f['total']} done"
+            else:
+                content = f"iteration {f.get('iteration')}: " + ("until matched, done" if f.get("matched") else "go on")
         elif kind == "step_end":
             if ev[4] and ev[4].startswith(_STEP_DONE):
                 return None  # a finished step says so in its own events

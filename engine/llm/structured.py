@@ -186,23 +186,42 @@ def choose_enum(schema: dict[str, Any], text: str) -> Any:
     """Echo's deterministic pick among an enum's values: the value sharing the most words (of three
     letters or more, common ones left out, a plural ``s`` ignored) with ``text``, counting the words of the value and of
     its description (:func:`enum_descriptions`); the first value on a tie or when none shares any."""
+    return _pick_enum(schema, text)[0]
+
+
+def _pick_enum(schema: dict[str, Any], text: str) -> tuple[Any, list[str]]:
+    """:func:`choose_enum`'s value and the words it shares with ``text`` (sorted; none: a default)."""
     enum = list(schema.get("enum") or ())
     if not enum:
-        return None
+        return None, []
     seen = _words(text)
     described = enum_descriptions(schema)
-    best, best_score = enum[0], 0
+    best, shared = enum[0], set[str]()
     for value in enum:
-        score = len(seen & (_words(str(value)) | _words(described.get(str(value), ""))))
-        if score > best_score:
-            best, best_score = value, score
-    return best
+        common = seen & (_words(str(value)) | _words(described.get(str(value), "")))
+        if len(common) > len(shared):
+            best, shared = value, common
+    return best, sorted(shared)
+
+
+def _echo_reason(props: dict[str, Any], text: str) -> str | None:
+    """Why echo chose as it did, for an object with an enum field and a string ``reason`` (a
+    router's answer): the words the choice shares with the input, or that none did."""
+    enum_field = next((sub for sub in props.values() if isinstance(sub, dict) and sub.get("enum")), None)
+    reason = props.get("reason")
+    if enum_field is None or not isinstance(reason, dict) or reason.get("type", "string") != "string":
+        return None
+    value, shared = _pick_enum(enum_field, text)
+    if not shared:
+        return f"echo: no choice shares a word with the input, so the first one ({value})"
+    return "echo: the input shares " + ", ".join(f"'{w}'" for w in shared[:5]) + f" with {value}"
 
 
 def example_for_schema(schema: Any, text: str) -> Any:
     """A value matching ``schema`` built from ``text`` (the echo provider's structured answer):
     strings are ``text``, an enum's value chosen by :func:`choose_enum`, numbers 0, booleans
-    false, arrays empty (one item when ``minItems``), objects every property."""
+    false, arrays empty (one item when ``minItems``), objects every property; an object with an
+    enum field and a string ``reason`` (a router's answer) says in ``reason`` why that value."""
     if not isinstance(schema, dict):
         return text
     if isinstance(schema.get("enum"), list) and schema["enum"]:
@@ -213,7 +232,11 @@ def example_for_schema(schema: Any, text: str) -> Any:
     if kind == "object" or (kind is None and isinstance(schema.get("properties"), dict)):
         raw = schema.get("properties")
         props: dict[str, Any] = raw if isinstance(raw, dict) else {}
-        return {name: example_for_schema(sub, text) for name, sub in props.items()}
+        value = {name: example_for_schema(sub, text) for name, sub in props.items()}
+        why = _echo_reason(props, text)
+        if why is not None:
+            value["reason"] = why
+        return value
     if kind == "array":
         return [example_for_schema(schema.get("items"), text)] if schema.get("minItems") else []
     if kind in ("number", "integer"):

@@ -222,8 +222,10 @@ class RouterSpec(NodeSpec):
             "reason": reason,
             "handle": handle,
         }
-        if result.usage:
+        if result.usage:  # counted in the node's and the run's tokens and cost, like a response's
             extra["usage"] = result.usage
+        if result.model:
+            extra["model"] = result.model
         shown = extra["label"] if index is not None else f"'{label[:80]}' is none of the routes → None of them"
         ctx.emit(node.id, ROUTE_CHOICE, f"{shown}: {reason}" if reason else shown, extra)
         return value, handle

@@ -120,6 +120,7 @@ _STEP_RETRY = EventType.STEP_RETRY.value
 _STEP_SKIPPED = EventType.STEP_SKIPPED.value
 _LOOP_CHECK = EventType.LOOP_CHECK.value
 _JOIN_WAIT = EventType.JOIN_WAIT.value
+_ROUTE_CHOICE = EventType.ROUTE_CHOICE.value
 
 
 @dataclass
@@ -383,6 +384,14 @@ class RunState:
             if isinstance(total, int) and not isinstance(total, bool):
                 d.total = total
             self._checked.add(nid)
+        elif t == _ROUTE_CHOICE:  # a router's model request: its tokens count like a response's
+            extra = ev.extra or {}
+            d = self._detail(nid)
+            usage, model = extra.get("usage"), extra.get("model")
+            d.usage = usage if isinstance(usage, dict) else None
+            count_usage(d, d.usage)
+            if isinstance(model, str) and model:
+                d.model = model
         elif t == _JOIN_WAIT:
             extra = ev.extra or {}
             d = self._detail(nid)

@@ -21,11 +21,13 @@ __all__ = ["RunInfo", "RunQueries", "NOT_FULLY_RECORDED", "mask_url_passwords"]
 
 NOT_FULLY_RECORDED = "Not fully recorded"
 
-# The events that report a model call's tokens and model: a node's responses, and the calls made
-# to a subagent (stored under the calling node: the subagent is named in the call's content).
-_ANSWERS = "e.type IN ('llm_response', 'subagent_call_end') AND e.extra IS NOT NULL"
+# The events that report a model call's tokens and model: a node's responses, a router's choice,
+# and the calls made to a subagent (stored under the calling node: the subagent is named in the
+# call's content).
+_ANSWERS = "e.type IN ('llm_response', 'route_choice', 'subagent_call_end') AND e.extra IS NOT NULL"
 _ANSWERING_NODE = (
-    "CASE WHEN e.type = 'llm_response' THEN e.node_id ELSE json_extract(e.content, '$.subagentNodeId') END AS nid"
+    "CASE WHEN e.type IN ('llm_response', 'route_choice') THEN e.node_id "
+    "ELSE json_extract(e.content, '$.subagentNodeId') END AS nid"
 )
 
 

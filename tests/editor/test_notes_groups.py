@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import json
 
-from PySide6.QtCore import QPointF, Qt
+from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
 from engine import NodeDetails, RunState, loads_workflow
@@ -181,3 +182,54 @@ def test_typing_in_a_note_keeps_spaces_and_a_click_elsewhere_ends_it(window, qtb
     qtbot.mouseClick(window.view.viewport(), Qt.MouseButton.LeftButton, pos=window.view.mapFromScene(QPointF(450, 250)))
     assert scene.note_editor is None
     assert doc.annotation("note", note.id).text == "a "
+
+
+def _right_click(view, scene_pos: QPointF) -> None:
+    """A right click as the window system sends it: press, release, then the context menu event."""
+    from PySide6.QtGui import QContextMenuEvent
+
+    vp = view.viewport()
+    pos = view.mapFromScene(scene_pos)
+    QTest.mousePress(vp, Qt.MouseButton.RightButton, Qt.KeyboardModifier.NoModifier, pos)
+    QTest.mouseRelease(vp, Qt.MouseButton.RightButton, Qt.KeyboardModifier.NoModifier, pos)
+    QApplication.sendEvent(vp, QContextMenuEvent(QContextMenuEvent.Reason.Mouse, pos, vp.mapToGlobal(pos)))
+
+
+def test_a_right_click_on_a_group_frame_or_a_note_opens_its_menu(window, qtbot, tmp_path):
+    """The group's menu (collapse, run from its first node...) and the note's (colour...) are
+    reached with the mouse: the view hands the right click on a frame or a note to the scene."""
+    doc, scene = _three(tmp_path, window)
+    gid = doc.group_nodes(["a", "b"])
+    frame = scene.group_items[gid].sceneBoundingRect()
+    with qtbot.waitSignal(scene.annotation_menu_requested, timeout=2000) as got:
+        _right_click(window.view, QPointF(frame.center().x(), frame.top() + 8))  # its title bar
+    assert got.args[1:] == ["group", gid]
+    menu = QApplication.activePopupWidget()
+    assert menu is not None and "Run from Here" in [a.text() for a in menu.actions()]
+    menu.close()
+    nid = doc.add_note(0, 400, "hello", "yellow")
+    with qtbot.waitSignal(scene.annotation_menu_requested, timeout=2000) as got:
+        _right_click(window.view, QPointF(60, 450))
+    assert got.args[1:] == ["note", nid]
+    menu = QApplication.activePopupWidget()
+    assert menu is not None and "Delete Note" in [a.text() for a in menu.actions()]
+    menu.close()
+
+
+def test_fit_all_shows_the_sticky_notes_too(window, tmp_path):
+    doc, scene = _three(tmp_path, window)
+    doc.add_note(1400, 900, "far away", "pink")
+    window.view.fit_all()
+    seen = window.view.mapToScene(window.view.viewport().rect()).boundingRect()
+    assert seen.contains(QRectF(1400, 900, 220, 140))
+    assert seen.contains(scene.items_bounds())
+
+
+def test_a_structured_answer_is_previewed_as_its_fields(window, tmp_path):
+    """Under its card, a JSON object output shows a field a line (not one line of braces)."""
+    doc, scene = _three(tmp_path, window)
+    answer = json.dumps({"topic": "refund", "items": ["lamp", "chair"], "count": 2, "extra": True})
+    scene.show_run(_state(answer, 0.5, 20))
+    assert scene.node_items["a"].output_text == 'topic: refund\nitems: ["lamp", "chair"]\ncount: 2'
+    scene.show_run(_state("{not json", 0.5, 20))  # text that only looks like it: as it is
+    assert scene.node_items["a"].output_text == "{not json"

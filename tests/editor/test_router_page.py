@@ -161,3 +161,25 @@ def test_the_canvas_marks_the_branch_a_run_took(qtbot):
     assert scene.edge_items[("check", "condition-1", "x", "input")].followed
     scene.clear_run_states()
     assert scene.node_items["check"].taken == frozenset()
+
+
+def test_the_model_and_extra_instructions_are_set_on_the_page(qtbot):
+    """The router's model request: its model (empty: the provider's default) and what the model
+    is told beyond the routes (systemPrompt); typing is one undo step each."""
+    doc, insp, page = _panel(qtbot)
+    assert page.model.currentText() == "" and page.model.lineEdit().placeholderText() == "Provider default"
+    page.model.setFocus()
+    page.model.lineEdit().selectAll()
+    qtbot.keyClicks(page.model.lineEdit(), "gpt-4o-mini")
+    assert doc.node("pick").data.model == "gpt-4o-mini"
+    page.instructions.setFocus()
+    qtbot.keyClicks(page.instructions, "Prefer tech when unsure.")
+    assert doc.node("pick").data.systemPrompt == "Prefer tech when unsure."
+    doc.undo_stack.undo()
+    assert doc.node("pick").data.systemPrompt == ""
+    doc.undo_stack.undo()
+    assert doc.node("pick").data.model == ""
+    insp.show_node("start")
+    doc.undo_stack.redo()
+    insp.show_node("pick")
+    assert page.model.currentText() == "gpt-4o-mini"

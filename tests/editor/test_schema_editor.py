@@ -128,11 +128,38 @@ def test_raw_schema_is_checked_as_typed_and_typing_is_one_step(qtbot):
     assert not editor.problem.isVisible()
     assert _fmt(doc)["schema"]["properties"]["tags"] == {"type": "array", "items": {"type": "string"}}
     assert not editor.table.isEnabled() and not editor.table_note.isHidden()  # beyond the table
+    # ...shown read-only: its fields, their types in words (no type picker)
+    assert editor.table.rowCount() == 1 and editor.table.item(0, 0).text() == "tags"
+    assert editor.table.item(0, 1).text() == "array of string" and editor.table.cellWidget(0, 1) is None
     qtbot.keyClicks(editor.raw, " ")  # still the same schema: no new step
     assert doc.undo_stack.count() == 2  # on, then the typing
     doc.undo_stack.undo()
     assert _fmt(doc) == before
     assert editor.table.isEnabled() and editor.table.item(0, 0).text() == "answer"
+    assert isinstance(editor.table.cellWidget(0, 1), QComboBox)  # editable again: a type picker
+
+
+def test_table_and_raw_round_trip(qtbot):
+    """Fields typed in the table read back from the raw text, and a raw edit the table can show
+    comes back to the table as editable rows, the same schema both ways."""
+    doc, _insp, page = _panel(qtbot)
+    page.structured.setChecked(True)
+    editor = page.schema
+    editor.add_field()
+    editor.table.item(1, 0).setText("count")
+    editor.table.cellWidget(1, 1).setCurrentText("integer")
+    written = _fmt(doc)["schema"]
+    assert schema_problem(editor.raw.toPlainText()) == (written, "")
+    assert written["properties"] == {"answer": {"type": "string"}, "count": {"type": "integer"}}
+    editor.tabs.setCurrentIndex(1)
+    editor.raw.setFocus()
+    editor.raw.selectAll()
+    simple = '{"type": "object", "properties": {"city": {"type": "string", "description": "where"}}, "required": []}'
+    qtbot.keyClicks(editor.raw, simple)
+    assert editor.table.isEnabled() and editor.table.rowCount() == 1
+    assert [editor.table.item(0, c).text() for c in (0, 3)] == ["city", "where"]
+    assert editor.table.item(0, 2).checkState() == Qt.CheckState.Unchecked
+    assert fields_to_schema(schema_to_fields(_fmt(doc)["schema"]), _fmt(doc)["schema"]) == _fmt(doc)["schema"]
 
 
 def test_a_json_answer_shows_as_json():

@@ -184,3 +184,34 @@ def test_a_flow_nodes_nested_run_counts_for_that_node(tmp_path):
     assert run_usage(RunState.of(wf, run.events))["total"] == every_call
     assert sum(p + c for p, c in store.usage_by_node([run.run_id])[run.run_id].values()) == every_call
     store.close()
+
+
+def test_a_routers_model_request_counts_in_tokens_and_costs(tmp_path):
+    """A router makes one model request: its tokens and model (on its route_choice) count in the
+    node's details, the run's totals and the history, like an agent's response."""
+    wf = parse_workflow(
+        {
+            "nodes": [
+                {"id": "s", "type": "start", "data": {"initialInput": "my invoice is wrong"}},
+                {"id": "r", "type": "router", "data": {"routes": [{"label": "billing"}, {"label": "tech"}]}},
+                {"id": "a", "type": "agent", "data": {"agentName": "A"}},
+            ],
+            "connections": [{"source": "s", "target": "r"}, {"source": "r", "target": "a", "sourceHandle": "route-0"}],
+        }
+    )
+    store = RunStore(tmp_path / "runs.db")
+    run = recorded_run(store, wf)
+    choice = next(e for e in run.events if e.type == "route_choice")
+    assert choice.extra["model"] == "echo" and choice.extra["usage"]["prompt_tokens"] > 0
+    router_tokens = choice.extra["usage"]["prompt_tokens"] + choice.extra["usage"]["completion_tokens"]
+    state = RunState.of(wf, run.events)
+    assert state.details["r"].tokens == router_tokens and state.details["r"].model == "echo"
+    every_call = sum(
+        e.extra["usage"]["prompt_tokens"] + e.extra["usage"]["completion_tokens"]
+        for e in run.events
+        if e.type in ("llm_response", "route_choice")
+    )
+    assert run_costs(state, wf, PRICES)["total"]["tokens"] == every_call
+    assert sum(store.usage_by_node([run.run_id])[run.run_id]["r"]) == router_tokens
+    assert store.answers_by_node([run.run_id])[run.run_id]["r"][2] == "echo"
+    store.close()

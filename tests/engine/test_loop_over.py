@@ -4,6 +4,7 @@ what came back; a pause inside a round resumed from a snapshot in a new process.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
@@ -11,6 +12,7 @@ import sys
 from pathlib import Path
 
 from engine import EchoProvider, Run, RunState, RunStatus, validate
+from engine.cli.printer import Printer
 
 from .flows import Recorder, agent, approval, flow, link, start
 
@@ -106,3 +108,17 @@ def test_the_loop_file_keeps_over_only_when_set() -> None:
     assert wf.node("L").model_dump(mode="json", exclude_none=True)["data"]["over"] == "{{rows}}"
     plain = flow([start(), {"id": "L", "type": "loop", "data": {"maxIterations": 2}}], [link("s", "L")])
     assert "over" not in plain.node("L").model_dump(mode="json", exclude_none=True)["data"]
+
+
+async def test_the_cli_log_says_which_item_came_back() -> None:
+    """``flowdesk run``'s log line of a walk's loop_check names the item and the list's length
+    (not "go on" on the last round, when the loop is in fact done)."""
+    wf = walk_flow()
+    out = io.StringIO()
+    printer = Printer(out, wf, jsonl=False)
+    run = Run(wf, EchoProvider(), variables={"rows": ["a", "b", "c"]}, keep_events=True)
+    printer.follow(run)
+    assert await run.start() == RunStatus.COMPLETED
+    printer.finish()
+    text = out.getvalue()
+    assert "item 1 of 3 done" in text and "item 3 of 3 done" in text and "go on" not in text

@@ -11,7 +11,7 @@ import asyncio
 
 import pytest
 
-from engine import RunStatus
+from engine import RunStatus, parse_workflow
 from engine.llm import ProviderConfigError
 from engine.llm import local as local_mod
 from engine.llm.registry import default_provider, make_resolver
@@ -228,3 +228,51 @@ async def test_local_model_error_is_an_llm_error(fake_llama, monkeypatch):
     assert (
         next(e for e in run.events if e.type == "llm_error").content == "The local model failed: failed to load model"
     )
+
+
+def _router_flow():
+    return parse_workflow(
+        {
+            "nodes": [
+                {"id": "s", "type": "start", "data": {"initialInput": "My invoice total is wrong"}},
+                {
+                    "id": "r",
+                    "type": "router",
+                    "data": {"routes": [{"label": "billing", "description": "money"}, {"label": "tech"}]},
+                },
+                {"id": "b", "type": "agent", "data": {"agentName": "Billing"}},
+                {"id": "t", "type": "agent", "data": {"agentName": "Tech"}},
+            ],
+            "connections": [
+                {"source": "s", "target": "r"},
+                {"source": "r", "target": "b", "sourceHandle": "route-0"},
+                {"source": "r", "target": "t", "sourceHandle": "route-1"},
+            ],
+        }
+    )
+
+
+async def test_local_asks_for_a_structured_answer_under_the_schemas_grammar(fake_llama):
+    """A router (a structured answer) on the embedded model: llama.cpp gets the JSON schema as
+    ``response_format`` (it makes the grammar the tokens follow) and greedy sampling."""
+    from engine import Run
+
+    fake_llama.words = ['{"label": "billing", ', '"reason": "money"}']
+    run = Run(_router_flow(), make_resolver("local"), delta_interval=0.0)
+    assert await run.start() == RunStatus.COMPLETED, run.error
+    request = fake_llama.requests[0]
+    schema = request["response_format"]["json_schema"]["schema"]
+    assert request["response_format"]["type"] == "json_schema" and request["temperature"] == 0.0
+    assert schema["properties"]["label"]["enum"] == ["billing", "tech"]
+    choice = next(e for e in run.events if e.type == "route_choice")
+    assert choice.extra["label"] == "billing" and choice.extra["handle"] == "route-0"
+
+
+@needs_local
+async def test_the_real_local_model_routes_to_one_of_the_labels():
+    from engine import Run
+
+    run = Run(_router_flow(), make_resolver("local"), delta_interval=0.0)
+    assert await asyncio.wait_for(run.start(), 120) == RunStatus.COMPLETED, run.error
+    choice = next(e for e in run.events if e.type == "route_choice")
+    assert choice.extra["handle"] in ("route-0", "route-1")  # the grammar allows only the labels

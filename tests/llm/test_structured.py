@@ -97,6 +97,13 @@ async def test_router_on_echo_chooses_deterministically():
         run = Run(router_flow(text), EchoProvider())
         assert await run.start() == RunStatus.COMPLETED
         assert ran(run) == [expected], text
+    # the reason says why, in one short line (not the input again)
+    choice = [e for e in run.events if e.type == "route_choice"][0]
+    assert choice.extra["reason"] == "echo: no choice shares a word with the input, so the first one (billing)"
+    run = Run(router_flow("The app shows an error"), EchoProvider())
+    await run.start()
+    choice = [e for e in run.events if e.type == "route_choice"][0]
+    assert choice.extra["reason"] == "echo: the input shares 'app', 'error' with tech"
 
 
 def test_router_handles_labels_and_checks():
