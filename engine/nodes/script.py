@@ -126,6 +126,7 @@ class ScriptSpec(NodeSpec):
     category = "Imported"
     in_palette = False
     works = True
+    verbatim = ("script",)
 
     def title(self, data: NodeData) -> str:
         language = getattr(data, "language", "")
