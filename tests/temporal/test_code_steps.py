@@ -87,3 +87,18 @@ async def test_code_steps_run_on_a_worker_with_the_same_events(temporal_server, 
     assert ("net", "node_output") in [(e.node_id, e.type) for e in remote]  # the permitted host answered
     denied = [e for e in remote if e.type == "error" and e.node_id == "bad"]
     assert denied and "permission_denied: network access to 'example.org'" in denied[0].content
+    assert await _step_activities(temporal_server, "Code") == 4  # each code step: one activity
+
+
+async def _step_activities(address, name):
+    """How many step activities the server scheduled for the run of the workflow ``name``."""
+    from temporalio.api.enums.v1 import EventType
+
+    from engine.temporal.activities import STEP_ACTIVITY
+    from engine.temporal.client import connect, list_runs
+
+    client = await connect(address)
+    run_id = next(r["id"] for r in await list_runs(client, limit=50) if r["workflowName"] == name)
+    history = await client.get_workflow_handle(run_id).fetch_history()
+    scheduled = [e for e in history.events if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED]
+    return sum(e.activity_task_scheduled_event_attributes.activity_type.name == STEP_ACTIVITY for e in scheduled)
