@@ -164,7 +164,7 @@ def test_a_failing_code_node_marks_its_line(code_runs, qtbot, qloop) -> None:
     qtbot.addWidget(dialog)
     assert _run(qtbot, dialog) == "failed"
     assert dialog.code is not None and dialog.code.marked_line == 3
-    assert dialog.status.text().startswith("✗ Line 3 failed")
+    assert dialog.status.text() == "✗ Line 3 failed: NameError: name 'missing' is not defined"
 
 
 def test_a_start_node_runs_alone_and_an_approval_stops_at_its_pause(qtbot, qloop) -> None:
@@ -212,3 +212,30 @@ def test_a_node_the_validator_refuses_is_not_run(qtbot, qloop) -> None:
     assert "script_blocked" in {i.code for i in validate(wf) if "s" in i.node_ids}
     assert dialog.start() is None and dialog.run is None
     assert dialog.status.text().startswith("Cannot run this node: ") and problems[0] in dialog.status.text()
+
+
+def test_a_literal_input_is_the_first_sample_shown_as_json(code_runs, qtbot, qloop) -> None:
+    """An input written as a value (not a template) fills its field as JSON, never a Python repr,
+    so "Run" works straight away."""
+    orders = [{"item": "pen", "qty": 3, "price": 2.0}]
+    wf = parse_workflow(
+        {
+            "nodes": [
+                {"id": "s", "type": "start", "data": {}},
+                {
+                    "id": "c",
+                    "type": "code",
+                    "data": {"code": "sum(o['qty'] for o in orders)", "inputs": {"orders": orders, "who": "{{who}}"}},
+                },
+            ],
+            "connections": [{"source": "s", "target": "c"}],
+        }
+    )
+    dialog = RunNodeDialog(wf, "c", lambda: make_resolver("echo"))
+    qtbot.addWidget(dialog)
+    field = dialog.fields["orders"]
+    assert json.loads(field.toPlainText()) == orders
+    assert "'item'" not in field.placeholderText() and '"item": "pen"' in field.placeholderText()
+    assert dialog.fields["who"].toPlainText() == ""  # a template: nothing to begin with
+    assert _run(qtbot, dialog) == "completed"
+    assert dialog.output.toPlainText() == "3"
