@@ -11,9 +11,12 @@ from typing import Any
 
 import pytest
 
-from engine import apply_arguments, import_flow, parse_workflow, validate
+from engine import Run, apply_arguments, import_flow, parse_workflow, validate
 from engine.flows.library import FlowLibrary
+from engine.llm.config import HttpSettings
+from engine.llm.openai import OpenAIProvider
 from tests.code.conftest import events, extra, needs_deno, run
+from tests.fakes.openai_server import FakeLLMServer, openai_text
 from tests.fakes.web_server import WebServer, json_answer, text_answer
 
 pytestmark = needs_deno
@@ -125,6 +128,26 @@ def test_create_top_songs_playlist_runs_to_its_own_check(actions, web) -> None:
     assert r.status == "failed" and r.error == "the script failed: Could not extract songs from the chart page"
     assert methods(r) == ["webFetch", "queryLLM"]
     assert any(req.path == "/genre-chart/jazz/tracks/2025/" for req in web.requests)
+
+
+async def test_create_top_songs_playlist_with_a_model_that_answers_json(actions, web) -> None:
+    """The same recipe with a (fake) model that answers the JSON asked for: the playlist action
+    runs with the songs the model read from the page."""
+    songs = [{"trackName": "So What", "artist": "Miles Davis"}]
+    with FakeLLMServer() as llm:
+        llm.push(openai_text(json.dumps(songs)), openai_text("Playlist made"))
+        provider = OpenAIProvider(
+            base_url=llm.base_url, api_key="k", http=HttpSettings(maxRetries=0), default_model="fake-model"
+        )
+        r = Run(sample("createTopSongsPlaylist", web, genre="jazz", quantity=1), provider, library=actions)
+        await r.start()
+        asked = json.dumps(llm.requests[0].json["messages"])
+    assert str(r.status) == "completed", r.error
+    assert r.outputs["n2"] == {"success": True, "message": "Playlist made", "data": "Playlist made"}
+    assert methods(r) == ["webFetch", "queryLLM", "callAction"]
+    assert "So What - Miles Davis" in asked  # the page's text went to the model as the input
+    call = extra(events(r, "api_call_start")[2])["args"]
+    assert call == ["player", "createPlaylist", {"name": "Top 1 jazz \u2013 this month", "songs": songs}]
 
 
 def test_without_permissions_a_sample_reaches_no_page(actions, web) -> None:
