@@ -64,6 +64,15 @@ def failed_line(error: str | None) -> int | None:
     return int(m.group(1)) if m else None
 
 
+def failure_text(error: str | None) -> str:
+    """``Line 3 failed: NameError: …`` from a step's ``line 3: NameError: …`` (the line said once)."""
+    line = failed_line(error)
+    if line is None:
+        return f"Failed: {error}" if error else "Failed"
+    rest = re.sub(rf"^line {line}:\s*", "", error or "", count=1, flags=re.IGNORECASE)
+    return f"Line {line} failed: {rest}"
+
+
 def _lexer(language: str) -> Lexer | None:
     try:
         return get_lexer_by_name(language or "text", stripnl=False, stripall=False, ensurenl=False)

@@ -15,7 +15,7 @@ from typing import Any
 
 from PySide6.QtWidgets import QComboBox, QLabel, QPushButton, QSpinBox, QWidget
 
-from .code_edit import LANGUAGE_LABELS, CodeEdit, failed_line
+from .code_edit import LANGUAGE_LABELS, CodeEdit, failed_line, failure_text
 from .code_window import CodeWindow
 from .core_pages import form_page, hint_label
 from .inspector_host import PageHost
@@ -131,8 +131,8 @@ class CodePage(QWidget):
         line, error = _error_line(self.host)
         self.editor.mark_line(line)
         self.failure.setVisible(bool(error))
-        where = f"Line {line} failed" if line is not None else "Failed"
-        self.failure.setText(f"{where} in the last run: {error}" if error else "")
+        where, _, rest = failure_text(error).partition(": ")
+        self.failure.setText(f"{where} in the last run: {rest}" if error else "")
 
     # ------------------------------------------------------------------ edits
     def _language_picked(self, _index: int) -> None:

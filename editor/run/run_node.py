@@ -46,7 +46,7 @@ from engine import (
     workflow_to_dict,
 )
 
-from ..panels.code_edit import CodeEdit, failed_line
+from ..panels.code_edit import CodeEdit, failed_line, failure_text
 from ..screen_fit import fit_resize
 from .log_model import LogModel
 from .log_view import LogDelegate
@@ -66,6 +66,13 @@ def sample_value(text: str) -> Any:
         return json.loads(stripped)
     except ValueError:
         return text
+
+
+def _as_text(value: Any) -> str:
+    """A value as the dialog shows it: text as it is, anything else as JSON (not a Python repr)."""
+    if isinstance(value, str):
+        return value
+    return "" if value is None else json.dumps(value, ensure_ascii=False)
 
 
 def sample_fields(node: Any) -> list[str]:
@@ -159,16 +166,17 @@ class RunNodeDialog(QDialog):
             inputs = getattr(self.node.data, "inputs", None) or {}
             defaults = start_defaults(workflow)
             for name in names:
-                edit = _small_edit(f"the value of {name} (its template: {inputs.get(name)!s})")
                 template = inputs.get(name)
+                edit = _small_edit(f"the value of {name} (its template: {_as_text(template)})")
                 ref = (
                     template.strip()[2:-2].strip()
                     if isinstance(template, str) and template.strip().startswith("{{")
                     else ""
                 )
                 if template == "{{" + ref + "}}" and ref in defaults:  # a Start variable's default to begin with
-                    value = defaults[ref]
-                    edit.setPlainText(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False))
+                    edit.setPlainText(_as_text(defaults[ref]))
+                elif not (isinstance(template, str) and ("{{" in template or "${" in template)):
+                    edit.setPlainText(_as_text(template))  # a literal value: the sample to begin with
                 self.fields[name] = edit
                 form.addRow(name, edit)
             if not names:
@@ -278,8 +286,7 @@ class RunNodeDialog(QDialog):
             line = failed_line(error)
             if self.code is not None:
                 self.code.mark_line(line)
-            where = f"Line {line} failed" if line is not None else "Failed"
-            self._show_status("failed", f"✗ {where}: {error or status}")
+            self._show_status("failed", f"✗ {failure_text(error or str(status))}")
         self.finished_run.emit(status, self.state)
 
     def _show_status(self, state: str, text: str) -> None:

@@ -27,7 +27,10 @@ from typing import Any
 
 from engine.code.errors import CodeError, CodeTimeout
 
-__all__ = ["pwsh_binary", "run_pwsh", "ALWAYS_BLOCKED", "NETWORK_CMDLETS"]
+__all__ = ["pwsh_binary", "run_pwsh", "ALWAYS_BLOCKED", "NETWORK_CMDLETS", "PWSH_HINT"]
+
+#: How to get ``pwsh``, said wherever its absence stops a script.
+PWSH_HINT = "install PowerShell 7 (https://aka.ms/powershell) to run it"
 
 #: Never permitted, whatever the recipe's sandbox lists (seed 000).
 ALWAYS_BLOCKED = (
@@ -105,7 +108,9 @@ async def run_pwsh(
 ) -> Any:
     binary = pwsh_binary()
     if binary is None:
-        raise CodeError("script_interpreter_missing: PowerShell scripts need pwsh, which is not installed")
+        raise CodeError(
+            f"script_interpreter_missing: PowerShell scripts need pwsh, which is not installed; {PWSH_HINT}"
+        )
     folder = Path(tempfile.mkdtemp(prefix="flowdesk-pwsh-"))
     try:
         (folder / "script.ps1").write_text(body, encoding="utf-8")

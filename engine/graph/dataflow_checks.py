@@ -148,8 +148,10 @@ def check_data_flow(index: GraphIndex, add, components: Components) -> None:
         # every node; strings with no "{" cost one C-level test); nested values go through it.
         if extra:
             fields = {**fields, **extra}
+        spec = SPECS.get(n.type)  # fields holding code run as written (NodeSpec.verbatim) hold no references
+        verbatim = spec.verbatim if spec is not None else ()
         for k, x in reversed(fields.items()):
-            if x is None:
+            if x is None or k in verbatim:
                 continue
             cls = x.__class__
             if cls is str:

@@ -267,6 +267,9 @@ class NodeSpec:
     #: For ``chooses`` kinds: the error when a reachable node has no branch linked (code, message
     #: with ``{label}``).
     no_branch: ClassVar[tuple[str, str]] = ("no_branch", "{label} has no branch connected.")
+    #: Data fields holding source code that runs as written (a JavaScript `${x}` is the code's
+    #: own template literal): validation reads no template references in them.
+    verbatim: ClassVar[tuple[str, ...]] = ()
     #: Set by the registry when the spec is registered (read on validation's hot path):
     #: whether ``check`` is overridden, ``plain_output()``, and whether ``input`` is an input.
     has_check: bool = False

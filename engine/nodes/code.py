@@ -89,6 +89,7 @@ class CodeSpec(NodeSpec):
     color = "#8250df"
     category = "Steps"
     works = True
+    verbatim = ("code",)
 
     def title(self, data: NodeData) -> str:
         language = getattr(data, "language", "python") or "python"

@@ -29,7 +29,7 @@ from engine.code.blocked import blocked_identifiers
 from engine.code.deno import deno_available, run_deno
 from engine.code.errors import EXTRA_HINT, CodeError
 from engine.code.host import StepHost, network_warning
-from engine.code.pwsh import pwsh_binary, run_pwsh
+from engine.code.pwsh import PWSH_HINT, pwsh_binary, run_pwsh
 from engine.graph.permissions import PermissionDenied
 from engine.nodes.base import NodeData, NodeError, NodeSpec, PolicyData, is_none
 
@@ -126,6 +126,7 @@ class ScriptSpec(NodeSpec):
     category = "Imported"
     in_palette = False
     works = True
+    verbatim = ("script",)
 
     def title(self, data: NodeData) -> str:
         language = getattr(data, "language", "")
@@ -159,7 +160,8 @@ class ScriptSpec(NodeSpec):
             if pwsh_binary() is None:
                 checks.error(
                     "script_interpreter_missing",
-                    f"{label}: PowerShell scripts run with pwsh, which is not installed (not found on PATH).",
+                    f"{label}: PowerShell scripts run with pwsh, which is not installed (not found on PATH); "
+                    f"{PWSH_HINT}.",
                 )
         else:
             checks.error(

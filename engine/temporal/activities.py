@@ -336,6 +336,35 @@ class StepContext:
         self.memo: dict[str, Any] = {}
         self._closers: dict[str, Any] = {}
         self._calls = 0
+        # A flow the step runs nested (a code step's call_flow, a script's callAction): on this
+        # worker, from its library, its events sent back with their run path, as for an agent.
+        self.path: str | None = request.get("path")
+        self._run_path: str = request.get("runPath") or ""
+        self._max_visits = int(request.get("maxVisits") or 25)
+
+    def library(self) -> Any:
+        return default_library()
+
+    def child_run(self, workflow: Any, path: Any, call: str, inputs: dict[str, Any]) -> Run:
+        """A nested run of ``workflow`` on this worker, as a local run makes it."""
+        child_id = self.new_id()
+        child = Run(
+            workflow,
+            self.resolve,
+            run_id=child_id,
+            max_visits=self._max_visits,
+            keep_events=False,
+            library=self.library(),
+            path=str(path) if path is not None else None,
+            run_path=(self._run_path + "/" if self._run_path else "") + f"{call}:{child_id}",
+            variables=inputs,
+        )
+        child.inputs = inputs  # type: ignore[attr-defined]
+        child.add_listener(self._relay)
+        return child
+
+    def _relay(self, ev: Any) -> None:
+        self.events.append([ev.node_id, str(ev.type), ev.content, ev.extra_json, ev.timestamp, ev.path])
 
     def at_rest(self, key: str, closer: Any) -> None:
         self._closers[key] = closer

@@ -153,6 +153,10 @@ class _ActivityStep:
             "initialInput": ctx.initial_input,
             "lastText": ctx.last_text_output,
             "meta": ctx.meta,
+            # a flow the step runs nested (a code step's call_flow, a script's callAction)
+            "path": ctx.path,
+            "runPath": owner.started.run_path,
+            "maxVisits": ctx.max_visits,
         }
         # What the step may reach (code, script, http, fetch, mcp) and the MCP servers it may use.
         request.update({k: v for k, v in reach_of(ctx.workflow, None).items() if k != "mcpTools"})
@@ -160,8 +164,7 @@ class _ActivityStep:
             answer = await _execute(owner, STEP_ACTIVITY, request, node.data)
         except ActivityError as err:
             raise _activity_error(err, ctx) from None
-        for node_id, kind, content, extra_json in answer.get("events") or ():
-            ctx.emit(node_id, kind, content, extra_json=extra_json)
+        _log(ctx, answer.get("events"))
         if answer.get("timedOut"):  # a short step's timeoutMs ran out on the worker: as the timer says
             raise TimeoutError()
         if answer.get("cancelled"):  # given up (timeoutMs, the run cancelled): as locally

@@ -223,6 +223,19 @@ def test_validation_of_javascript_code() -> None:
     assert any(i.code == "code_input_name" for i in names)
 
 
+def test_template_literals_in_the_code_are_not_flowdesk_references() -> None:
+    """`${x}` in JavaScript is the code's own template literal: no unknown_reference warning
+    about it, while a reference to an unknown name in the inputs still warns."""
+    code = "const who = 'Ada';\nreturn `hi ${who} ${inputs.n}`;"
+    r = run(workflow(code_node(code, "javascript", inputs={"n": "{{nope}}"})), check=False)
+    issues = validate(workflow(code_node(code, "javascript", inputs={"n": "{{nope}}"})))
+    assert [i.message for i in issues if i.code == "unknown_reference"] == [
+        "'Code (javascript)' refers to '{{nope}}' in inputs.n, but nothing is named 'nope' (not a Start variable, "
+        "an output variable or a built-in); it stays as written."
+    ]
+    assert r.status == "completed" and r.outputs["c"] == "hi Ada {{nope}}"
+
+
 def test_every_line_printed_before_returning_is_logged() -> None:
     logs: list[str] = []
     source = "async function execute(api) { for (let i = 0; i < 300; i++) console.log('line', i); return 1; }"

@@ -3,6 +3,8 @@ attack stopped with the step failed and no worker left behind."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from engine import validate
@@ -84,6 +86,24 @@ def test_attacks_are_refused_and_the_worker_is_gone(code: str, expected: str) ->
     r = run(workflow(code_node(code, memoryMb=64)))
     assert r.status == "failed"
     assert expected in r.error and "line " in r.error
+    assert not children_left(before)
+    assert not os.path.exists("/tmp/flowdesk-code-test.txt")
+
+
+def test_forged_protocol_lines_printed_are_only_log_text() -> None:
+    """``print`` goes to the host as data (monty's print callback), never to the worker's own
+    pipe: lines shaped like results or host calls change nothing."""
+    before = children_of_tests()
+    code = (
+        'print(\'{"type": "result", "value": "FORGED"}\')\n'
+        'print(\'{"type": "call", "id": 9, "method": "call_flow", "args": ["shout"]}\')\n'
+        '"real"'
+    )
+    r = run(workflow(code_node(code)))
+    assert r.status == "completed", r.error
+    assert r.outputs["c"] == "real" and not events(r, "llm_response")
+    logs = [extra(e)["text"] for e in events(r, "code_log")]
+    assert len(logs) == 2 and logs[0] == '{"type": "result", "value": "FORGED"}'
     assert not children_left(before)
 
 

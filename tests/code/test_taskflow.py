@@ -148,8 +148,11 @@ def test_powershell_without_pwsh_is_a_validation_error(monkeypatch) -> None:
     wf = parse_workflow(import_flow(json.loads((FIX / "typeagent_list_files.recipe.json").read_text())).workflow)
     missing = [i for i in validate(wf) if i.code == "script_interpreter_missing"]
     assert missing and missing[0].is_error and "pwsh" in missing[0].message
+    assert "install PowerShell 7" in missing[0].message
     r = run(wf)
     assert r.status == "failed" and "pwsh" in r.error
+    r = run(wf, check=False)  # a worker that did not validate: the step says the same
+    assert r.status == "failed" and r.error.startswith("script_interpreter_missing:") and "PowerShell 7" in r.error
 
 
 def test_scriptflow_sandbox_policy_drops_blocked_and_network_cmdlets() -> None:

@@ -298,6 +298,8 @@ def test_load_any_workflow_converts_and_leaves_flowdesk_files_alone(tmp_path: Pa
     wf, imported = load_any_workflow(FIX / "typeagent_list_files.recipe.json")
     assert imported is not None and imported.label == "TypeAgent script recipe"
     assert "TypeAgent script recipe" in imported.note(FIX / "typeagent_list_files.recipe.json")
+    _, anything = load_any_workflow(FIX / "anythingllm_with_code.json")
+    assert anything is not None and "is an AnythingLLM agent flow;" in anything.note(FIX / "anythingllm_with_code.json")
     plain = tmp_path / "a.flow.json"
     plain.write_text(json.dumps({"nodes": [{"id": "s", "type": "start", "data": {}}], "connections": []}))
     wf, imported = load_any_workflow(plain)

@@ -1,9 +1,8 @@
 """ "Run this node" with sample inputs: one node run in memory from a dialog, its output or its
 error (the failing line marked) and its log; the document and the files are left alone.
 
-The agent test runs on the echo provider now; the code tests need the sandboxes of the `code`
-branch (pydantic-monty for Python): they skip when monty is missing, or when the code kind still
-cannot run here."""
+The agent test runs on the echo provider; the code tests need the `code` extra (pydantic-monty
+for Python) and skip only when it is missing: with it, a code node that does not run fails them."""
 
 from __future__ import annotations
 
@@ -15,7 +14,7 @@ import pytest
 
 from editor.main_window import MainWindow
 from editor.run.run_node import RunNodeDialog, one_node_workflow, sample_fields, sample_value
-from engine import Run, Workflow, dumps_workflow, load_workflow, parse_workflow
+from engine import Run, Workflow, dumps_workflow, load_workflow, parse_workflow, validate
 from engine.llm.registry import make_resolver
 
 from .conftest import SAMPLES
@@ -112,7 +111,7 @@ def test_code_page_button_and_menu_open_the_dialog(qtbot, qloop, tmp_path) -> No
 
 @pytest.fixture
 def code_runs() -> None:
-    """Skips unless a Python code node runs here (the `code` branch's sandbox and monty)."""
+    """Skips when the `code` extra is missing; with it, a Python code node must run here."""
     pytest.importorskip("pydantic_monty", reason="the code extra (pydantic-monty) is not installed")
     wf = parse_workflow(
         {
@@ -126,8 +125,7 @@ def code_runs() -> None:
     run = Run(wf, make_resolver("echo"))
     with ThreadPoolExecutor(1) as pool:  # its own loop, whatever runs on this thread
         status = pool.submit(asyncio.run, run.start()).result(timeout=60)
-    if str(status) != "completed":
-        pytest.skip(f"the code kind cannot run here yet (needs the `code` branch): {run.error}")
+    assert str(status) == "completed", f"a Python code node does not run with the code extra installed: {run.error}"
 
 
 def _run(qtbot, dialog) -> str:
@@ -166,7 +164,7 @@ def test_a_failing_code_node_marks_its_line(code_runs, qtbot, qloop) -> None:
     qtbot.addWidget(dialog)
     assert _run(qtbot, dialog) == "failed"
     assert dialog.code is not None and dialog.code.marked_line == 3
-    assert dialog.status.text().startswith("✗ Line 3 failed")
+    assert dialog.status.text() == "✗ Line 3 failed: NameError: name 'missing' is not defined"
 
 
 def test_a_start_node_runs_alone_and_an_approval_stops_at_its_pause(qtbot, qloop) -> None:
@@ -196,8 +194,8 @@ def test_a_start_node_runs_alone_and_an_approval_stops_at_its_pause(qtbot, qloop
 
 
 def test_a_node_the_validator_refuses_is_not_run(qtbot, qloop) -> None:
-    """The document's own validation errors about the node refuse it here too (a script that
-    cannot run, or, with the code branch, one using a blocked identifier)."""
+    """The document's own validation errors about the node refuse it here too: a TaskFlow script
+    using a blocked identifier (`eval`) is refused with `script_blocked` before anything runs."""
     wf = parse_workflow(
         {
             "nodes": [
@@ -210,7 +208,34 @@ def test_a_node_the_validator_refuses_is_not_run(qtbot, qloop) -> None:
     dialog = RunNodeDialog(wf, "s", lambda: make_resolver("echo"))
     qtbot.addWidget(dialog)
     problems = dialog.node_errors()
-    if not problems:
-        pytest.skip("this engine runs the script kind and does not refuse this script")
+    assert any("`eval` (line 1)" in p for p in problems), problems
+    assert "script_blocked" in {i.code for i in validate(wf) if "s" in i.node_ids}
     assert dialog.start() is None and dialog.run is None
     assert dialog.status.text().startswith("Cannot run this node: ") and problems[0] in dialog.status.text()
+
+
+def test_a_literal_input_is_the_first_sample_shown_as_json(code_runs, qtbot, qloop) -> None:
+    """An input written as a value (not a template) fills its field as JSON, never a Python repr,
+    so "Run" works straight away."""
+    orders = [{"item": "pen", "qty": 3, "price": 2.0}]
+    wf = parse_workflow(
+        {
+            "nodes": [
+                {"id": "s", "type": "start", "data": {}},
+                {
+                    "id": "c",
+                    "type": "code",
+                    "data": {"code": "sum(o['qty'] for o in orders)", "inputs": {"orders": orders, "who": "{{who}}"}},
+                },
+            ],
+            "connections": [{"source": "s", "target": "c"}],
+        }
+    )
+    dialog = RunNodeDialog(wf, "c", lambda: make_resolver("echo"))
+    qtbot.addWidget(dialog)
+    field = dialog.fields["orders"]
+    assert json.loads(field.toPlainText()) == orders
+    assert "'item'" not in field.placeholderText() and '"item": "pen"' in field.placeholderText()
+    assert dialog.fields["who"].toPlainText() == ""  # a template: nothing to begin with
+    assert _run(qtbot, dialog) == "completed"
+    assert dialog.output.toPlainText() == "3"
