@@ -102,6 +102,8 @@ def test_nothing_matches_suggests_and_exits_2(cli, lib, server) -> None:
     res = cli("do", "what is the forecast for tomorrow", "--yes", "--library", str(lib), *base(server))
     assert res.code == 2, res
     assert "did you mean" in res.err and "Weather report [weather]" in res.err
+    assert res.err.count("Weather report [weather]") == 1, res  # each suggestion once, with what it does
+    assert "Weather report [weather]: Tells the weather forecast for a city" in res.err
     server.push(openai_plain(json.dumps({"flow": None, "arguments": {}})))
     res = cli("do", "translate the forecast", "--json", "--library", str(lib), *base(server))
     assert res.code == 2
