@@ -74,6 +74,7 @@ def _no_match(args: argparse.Namespace, text: str, reason: str, flows: list[Any]
         print_err("did you mean:")
         for f in near:
             example = f.triggers[0] if f.triggers else " ".join(f.description.split())
+            example = example if len(example) <= 100 else example[:99].rstrip() + "…"
             print_err(f"  {f.name} [{f.id}]" + (f": {example}" if example else ""))
     if args.json:
         print(

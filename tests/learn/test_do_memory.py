@@ -137,3 +137,15 @@ def test_split_and_suggestions(lib) -> None:
     flows = FlowLibrary([lib], seed=False).flows()
     assert [f.id for f in suggestions("forecast please", flows)] == ["weather"]
     assert suggestions("zzz", flows) == []
+
+
+def test_a_long_description_is_cut_in_the_suggestions(cli, tmp_path, server) -> None:
+    folder = tmp_path / "long"
+    folder.mkdir()
+    long = flow("essay", "Essay writer", "Writes an essay " + "about many things " * 20, [], "essay")
+    (folder / "essay.flow.json").write_text(json.dumps(long))
+    server.push(openai_plain(json.dumps({"flow": None, "arguments": {}})))
+    res = cli("do", "an essay on owls", "--library", str(folder), *base(server))
+    assert res.code == 2, res
+    (line,) = [x for x in res.err.splitlines() if "Essay writer [essay]" in x]
+    assert line.endswith("…") and len(line) < 160, line
