@@ -93,7 +93,7 @@ class LearnController(QObject):
         if proposal.reasons:
             lines.append("<br><b>Why</b>:")
             lines += [f"• {r}" for r in proposal.reasons]
-        box = QMessageBox(QMessageBox.Icon.Information, "Saved as flow", "<br>".join(lines), parent=self._parent)
+        box = QMessageBox(QMessageBox.Icon.Information, "Learned a flow", "<br>".join(lines), parent=self._parent)
         box.setObjectName("learnedFlowReasons")
         box.setModal(False)
         self.reasons_box = box

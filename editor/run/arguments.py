@@ -113,6 +113,8 @@ class RunArguments(QWidget):
 
     #: True when every field holds an acceptable value (the console enables Run on it)
     validity_changed = Signal(bool)
+    #: a field was checked again (:attr:`problems` may say something else now)
+    problems_changed = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -227,6 +229,7 @@ class RunArguments(QWidget):
             self._announce()
 
     def _announce(self) -> None:
+        self.problems_changed.emit()
         valid = not self.problems
         if valid != self._valid:
             self._valid = valid

@@ -137,6 +137,9 @@ class RunConsole(QWidget):
         root.addWidget(h.local_notice)  # the whole width under the header (the status column is narrow)
         self.arguments = RunArguments(self)  # the run's variables (hidden when the Start node declares none)
         root.addWidget(self.arguments)
+        self._form_refusal = ""  # "Cannot start the run: …" said about a field, kept up to date as it is edited
+        self._before_refusal = ("", "")  # the status it replaced
+        self.arguments.problems_changed.connect(self._follow_form_refusal)
 
         # --- the log (filters and list) beside approvals above the entry tabs; the console
         # keeps names for their parts
@@ -252,7 +255,10 @@ class RunConsole(QWidget):
             return None
         if self.arguments.problems:  # a value the engine would refuse: said now, nothing started
             name, problem = next(iter(self.arguments.problems.items()))
-            self._on_error(f"Cannot start the run: {problem}")
+            if not self._form_refusal or self.header.status_text != self._form_refusal:
+                self._before_refusal = self.header.status_shown  # put back once the form is fine
+            self._form_refusal = f"Cannot start the run: {problem}"
+            self._on_error(self._form_refusal)
             self.arguments.fields[name].setFocus()
             return None
         text = self.input_edit.toPlainText()
@@ -469,6 +475,24 @@ class RunConsole(QWidget):
 
     def _on_error(self, message: str) -> None:
         self.header.show_error(message)
+
+    def _follow_form_refusal(self) -> None:
+        """After Run was refused for a field's value, the message follows the form as the user
+        types: the first problem left, or, once every field is acceptable, the status it replaced
+        (never a stale refusal beside a form that is now fine)."""
+        if not self._form_refusal or self.header.status_text != self._form_refusal or self.bridge.is_active:
+            self._form_refusal = ""
+            return
+        if self.arguments.problems:
+            self._form_refusal = f"Cannot start the run: {next(iter(self.arguments.problems.values()))}"
+            self._on_error(self._form_refusal)
+        else:
+            self._form_refusal = ""
+            text, colour = self._before_refusal
+            if text:
+                self.header.show_status(text, colour)
+            else:
+                self.header.set_status("pending")
 
     # -------------------------------------------------------------- bridge signals
     def _on_run_started(self, run_id: str) -> None:

@@ -291,6 +291,14 @@ class RunHeader(QWidget):
         """The whole status text (the label may show it elided)."""
         return self._status_text
 
+    @property
+    def status_shown(self) -> tuple[str, str]:
+        """The status text and its colour, to be put back with :meth:`show_status`."""
+        return self._status_text, self._status_colour
+
+    def show_status(self, text: str, colour: str) -> None:
+        self._set_status_text(text, colour)
+
     def _set_status_text(self, text: str, colour: str) -> None:
         self._status_text, self._status_colour = text, colour
         self.status_label.setStyleSheet(f"color: {colour}; font-weight: bold")

@@ -70,10 +70,11 @@ def _no_match(args: argparse.Namespace, text: str, reason: str, flows: list[Any]
     """Nothing matched ``text``: the reason and up to three "did you mean" flows; exit 2."""
     near = suggestions(text, flows)
     print_err(reason)
-    if near:
-        print_err("did you mean: " + "; ".join(f"{f.name} [{f.id}]" for f in near))
+    if near:  # each flow once, with a phrase that runs it (else what it does)
+        print_err("did you mean:")
         for f in near:
-            example = f.triggers[0] if f.triggers else f.description
+            example = f.triggers[0] if f.triggers else " ".join(f.description.split())
+            example = example if len(example) <= 100 else example[:99].rstrip() + "…"
             print_err(f"  {f.name} [{f.id}]" + (f": {example}" if example else ""))
     if args.json:
         print(
@@ -307,8 +308,6 @@ def _flow_action(args: argparse.Namespace, library: FlowLibrary) -> int:
             print(
                 f"    runs: {u.get('runs', 0)}, last run: {_when(u.get('lastRun'))}, created: {_when(u.get('created'))}"
             )
-            for t in entry.learned:
-                print(f"    learned trigger: {t}")
     except LibraryError as err:
         print_err(str(err))
         return EXIT_USAGE

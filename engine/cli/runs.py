@@ -163,6 +163,10 @@ def cmd_show(args: argparse.Namespace) -> int:
             printer(ev)
         if info.status not in ("paused", "completed", "failed", "cancelled"):  # no final status in the log
             print(printer.summary())
+        ended = store.final_variables(info.id) if info.status in ("completed", "failed", "cancelled") else None
+        if ended:  # the variables the run ended with, kept in its record (as the history's tooltip shows them)
+            shown = (f"{k}={v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)}" for k, v in ended.items())
+            print(f"variables at the end: {', '.join(shown)}")
     except StoreError as err:
         print_err(str(err))
         return EXIT_USAGE

@@ -47,7 +47,7 @@ class ImportResult:
     def note(self, path: str | os.PathLike[str] | None = None) -> str:
         """One line for a status bar or stderr: what was converted from what."""
         name = Path(path).name if path else "the file"
-        article = "an" if self.label[:1] in "AEIOU" else "a"
+        article = "an" if self.label[:1].lower() in "aeiou" else "a"
         text = f"{name} is {article} {self.label}; converted to a Flowdesk workflow"
         if self.warnings:
             text += f" ({len(self.warnings)} warning{'s' if len(self.warnings) != 1 else ''})"

@@ -59,16 +59,27 @@ def has_no_value(value: Any) -> bool:
     return value is None or (isinstance(value, str) and value == "")
 
 
+def _quoted(value: Any) -> str:
+    """A value as the user wrote it, for a message: text in quotes, anything else as JSON
+    (``true``, ``{"a": 1}``), never a Python repr."""
+    if isinstance(value, str):
+        return f"'{value}'"
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return str(value)
+
+
 def coerce_variable(value: Any, type_: str) -> Any:
     """``value`` as the declared ``type_``; None (or "" for a non-string) stays None. Raises ValueError."""
     if value is None:
         return None
     if type_ == "number":
         if isinstance(value, bool):
-            raise ValueError(f"{value!r} is not a number")
+            raise ValueError(f"{_quoted(value)} is not a number")
         if isinstance(value, (int, float)):
             if isinstance(value, float) and not math.isfinite(value):
-                raise ValueError(f"{value!r} is not a finite number")
+                raise ValueError(f"{_quoted(value)} is not a finite number")
             return value
         if isinstance(value, str):
             text = value.strip()
@@ -99,7 +110,7 @@ def coerce_variable(value: Any, type_: str) -> Any:
                 return True
             if text in _FALSE:
                 return False
-        raise ValueError(f"{value!r} is not true or false")
+        raise ValueError(f"{_quoted(value)} is not true or false")
     if type_ == "json":
         if isinstance(value, str):
             if not value.strip():

@@ -76,10 +76,20 @@ def test_the_console_refuses_a_run_the_form_marks(qtbot, window, tmp_path) -> No
     console.arguments.fields["code"].setText("abcd")
     assert console.start_run() is None and not console.bridge.is_active
     assert "code" in console.header.status_text and "pattern" in console.header.status_text
+    console.arguments.fields["code"].setText("ab")  # the refusal follows the field as it is edited
+    assert console.header.status_text.startswith("Cannot start the run") and "got 'ab'" in console.header.status_text
+    console.arguments.fields["code"].setText("XYZ")
+    assert console.header.status_text == "Ready"  # what it said before: not a stale refusal beside a fine form
+    console.arguments.fields["code"].setText("lower")
+    assert console.header.status_text == "Ready"  # typing alone says nothing until Run is pressed again
     console.arguments.fields["code"].setText("XYZ")
     with qtbot.waitSignal(console.run_finished, timeout=10000) as finished:
         console.start_run()
     assert finished.args == ["completed"]
+    console.arguments.fields["code"].setText("bad")  # after a run: its status comes back once fixed
+    assert console.start_run() is None
+    console.arguments.fields["code"].setText("QRS")
+    assert console.header.status_text == "● Completed"
 
 
 # ---------------------------------------------------------------------------- Save as flow…

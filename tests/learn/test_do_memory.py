@@ -102,6 +102,8 @@ def test_nothing_matches_suggests_and_exits_2(cli, lib, server) -> None:
     res = cli("do", "what is the forecast for tomorrow", "--yes", "--library", str(lib), *base(server))
     assert res.code == 2, res
     assert "did you mean" in res.err and "Weather report [weather]" in res.err
+    assert res.err.count("Weather report [weather]") == 1, res  # each suggestion once, with what it does
+    assert "Weather report [weather]: Tells the weather forecast for a city" in res.err
     server.push(openai_plain(json.dumps({"flow": None, "arguments": {}})))
     res = cli("do", "translate the forecast", "--json", "--library", str(lib), *base(server))
     assert res.code == 2
@@ -135,3 +137,15 @@ def test_split_and_suggestions(lib) -> None:
     flows = FlowLibrary([lib], seed=False).flows()
     assert [f.id for f in suggestions("forecast please", flows)] == ["weather"]
     assert suggestions("zzz", flows) == []
+
+
+def test_a_long_description_is_cut_in_the_suggestions(cli, tmp_path, server) -> None:
+    folder = tmp_path / "long"
+    folder.mkdir()
+    long = flow("essay", "Essay writer", "Writes an essay " + "about many things " * 20, [], "essay")
+    (folder / "essay.flow.json").write_text(json.dumps(long))
+    server.push(openai_plain(json.dumps({"flow": None, "arguments": {}})))
+    res = cli("do", "an essay on owls", "--library", str(folder), *base(server))
+    assert res.code == 2, res
+    (line,) = [x for x in res.err.splitlines() if "Essay writer [essay]" in x]
+    assert line.endswith("…") and len(line) < 160, line

@@ -53,6 +53,16 @@ def test_flows_show_enable_disable_delete(cli, tmp_path) -> None:
     assert cli("flows", "enable", "--library", str(lib)).code == 2
 
 
+def test_flows_show_lists_a_learned_trigger_once_marked_learned(cli, tmp_path) -> None:
+    flow = hello()
+    flow["triggers"] = [*flow["triggers"], {"pattern": "greet $(who:wildcard)", "learned": True}]
+    lib = make_lib(tmp_path, flow)
+    res = cli("flows", "show", "hello", "--library", str(lib))
+    assert res.code == 0, res
+    assert res.out.count("greet $(who:wildcard)") == 1, res
+    assert "trigger: greet $(who:wildcard)  (learned)" in res.out
+
+
 def test_usage_is_counted_in_the_index_not_the_file(cli, tmp_path) -> None:
     lib = make_lib(tmp_path, hello(), hello("Other", "other"))
     before = (lib / "hello.flow.json").read_text()
@@ -75,7 +85,9 @@ def test_anythingllm_inactive_import_lands_disabled(tmp_path) -> None:
             {"type": "llmInstruction", "config": {"instruction": "hi"}},
         ],
     }
-    wf = parse_workflow(import_flow(raw).workflow)
+    imported = import_flow(raw)
+    assert imported.note("sleeper.json").startswith("sleeper.json is an AnythingLLM agent flow;")
+    wf = parse_workflow(imported.workflow)
     library = FlowLibrary([tmp_path / "lib"])
     entry = library.save(wf)
     (listed,) = library.flows()

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from engine import RunState, RunStore
+from engine.graph.variables import coerce_variable
 
 
 def flow(tmp_path: Path, **rules) -> Path:
@@ -91,6 +92,18 @@ def test_run_json_prints_the_result_and_the_record_keeps_the_vars(cli, tmp_path)
         assert store.final_variables(out["runId"]) == {"x": "red", "answer": "got red"}
     finally:
         store.close()
+    shown = cli("show", out["runId"][:8])  # the history on the command line says them too
+    assert shown.code == 0 and "variables at the end: x=red, answer=got red" in shown.out, shown
+
+
+@pytest.mark.parametrize(
+    ("value", "kind", "said"),
+    [(True, "number", "true is not a number"), ({"a": 1}, "boolean", '{"a": 1} is not true or false')],
+)
+def test_a_value_of_the_wrong_type_is_named_as_written_not_as_python(value, kind, said) -> None:
+    with pytest.raises(ValueError) as err:
+        coerce_variable(value, kind)
+    assert str(err.value) == said
 
 
 def test_a_bad_pattern_is_a_validation_error(cli, tmp_path) -> None:
