@@ -157,7 +157,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     server = uvicorn.Server(config)
     port = sock.getsockname()[1]
     shown = f"[{args.host}]" if ":" in args.host else args.host
-    auth = "a bearer token is required" if token else "no token (loopback only)"
+    auth = "a bearer token is required" if token else "no token: loopback only"
     print_err(f"serving on http://{shown}:{port} ({auth}; API documentation: http://{shown}:{port}/docs)")
     sys.stderr.flush()
     try:

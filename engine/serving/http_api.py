@@ -253,7 +253,7 @@ def create_app(
             return
         given = f"Bearer {credentials.credentials}" if credentials is not None else None
         if not token_ok(given, token):
-            raise ServiceError(401, "A bearer token is required (Authorization: Bearer TOKEN).")
+            raise ServiceError(401, "A valid bearer token is required (Authorization: Bearer TOKEN).")
 
     guarded = [Depends(authorised)]
 
@@ -306,7 +306,7 @@ def create_app(
         """Start a run of a library flow; it goes on in the background (follow it with GET /runs/{id}
         or its events)."""
         body = body or StartRun()
-        run_id = await service.start(flow_id, input=body.input, variables=body.vars)
+        run_id = await service.start(flow_id, input=body.input, variables=body.vars, given_as="a key of 'vars'")
         return RunStarted(runId=run_id)
 
     @app.get("/runs", response_model=list[RunSummary], dependencies=guarded, tags=["runs"])
@@ -411,7 +411,7 @@ def create_app(
             raise ServiceError(422, "The webhook body is not JSON.") from None
         if not isinstance(data, dict):
             raise ServiceError(422, "The webhook body must be a JSON object (its keys become the flow's variables).")
-        return RunStarted(runId=await service.start(flow.id, variables=data))
+        return RunStarted(runId=await service.start(flow.id, variables=data, given_as="a key of the JSON body"))
 
     asgi: Any = app
     if cors_origins:
