@@ -47,7 +47,7 @@ def test_a_due_flow_starts_and_the_dock_shows_its_next_run(qtbot, qloop, tmp_pat
     )
     controller.stop()  # the test drives the runner with its own clock
     controller.show_next_runs()
-    assert "⏰ next run" in panel.list.item(0).text()
+    assert "◷ next run" in panel.list.item(0).text()
     now = [T0]
     controller.runner.now = lambda: now[0]
     started: list[tuple[str, str]] = []
