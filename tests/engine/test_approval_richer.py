@@ -205,7 +205,8 @@ def _start_paused_run(path: Path, env: dict[str, str]) -> tuple[subprocess.Popen
 
 def test_timeout_across_kill_and_inbox(tmp_path: Path, data_dir: Path) -> None:
     path = tmp_path / "k.flow.json"
-    path.write_text(json.dumps(approval_flow(timeout_ms=6000, on_timeout="reject")))
+    # 15 s: room for two `flowdesk inbox` on a loaded machine before the deadline
+    path.write_text(json.dumps(approval_flow(timeout_ms=15000, on_timeout="reject")))
     proc, run_id = _start_paused_run(path, {})
     try:
         res = flowdesk("inbox", "--json")
