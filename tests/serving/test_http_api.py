@@ -151,13 +151,13 @@ def test_the_openapi_document_names_every_route(api: Served) -> None:
     paths = doc["paths"]
     assert {
         "/flows",
-        "/flows/{flow_id}/runs",
+        "/flows/{id}/runs",
         "/runs",
-        "/runs/{run_id}",
-        "/runs/{run_id}/events",
-        "/runs/{run_id}/decision",
-        "/runs/{run_id}/cancel",
-        "/hooks/{flow_id}",
+        "/runs/{id}",
+        "/runs/{id}/events",
+        "/runs/{id}/decision",
+        "/runs/{id}/cancel",
+        "/hooks/{flowId}",
     } <= set(paths)
     run_schema = doc["components"]["schemas"]["RunOut"]["properties"]
     assert {"runId", "status", "output", "vars", "waitingForInput", "currentNodeId"} <= set(run_schema)
