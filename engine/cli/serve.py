@@ -113,7 +113,7 @@ async def run_schedules(service: RunService) -> None:
     """Start the library's scheduled flows on time (engine/flows/schedules.py), recorded as any run."""
 
     async def start(schedule: Any) -> None:
-        await service.start(schedule.flow_id)
+        await service.start(schedule.flow_id, given_as=None)  # a schedule gives no variables
 
     await ScheduleRunner(service.library, start).run()
 

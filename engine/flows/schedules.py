@@ -312,6 +312,8 @@ class ScheduleRunner:
                 result = self.start_run(s)
                 if inspect.isawaitable(result):
                     await result
+            except FlowdeskError as err:  # refused (a required variable without a default, ...): said plainly
+                log.warning("the scheduled flow '%s' could not start: %s", s.name, err)
             except Exception:  # one flow's failure to start does not stop the others
                 log.exception("the scheduled flow %s could not start", s.flow_id)
         self._skip_missed(at)

@@ -168,11 +168,12 @@ class RunService:
         *,
         input: str | None = None,
         variables: Mapping[str, Any] | None = None,
-        given_as: str = "a variable of the request",
+        given_as: str | None = "a variable of the request",
     ) -> str:
         """Start a run of library flow ``flow_id``; its id. The run goes on in the background
         (:meth:`wait` waits for it to pause or end). ``given_as`` says how this caller gives a
-        variable (a missing required one is refused naming it, not the command line's ``--var``)."""
+        variable (a missing required one is refused naming it, not the command line's ``--var``;
+        None: the caller cannot give one, as a schedule)."""
         self._loop = asyncio.get_running_loop()
         flow = self.flow(flow_id)
         wf = self._workflow(flow)
@@ -180,7 +181,11 @@ class RunService:
         try:
             run_variables(wf, arguments)
         except VariableError as err:
-            raise ServiceError(422, str(err).replace(f"with --var {err.name}=VALUE", f"as {given_as}")) from None
+            hint = f"with --var {err.name}=VALUE"
+            shown = (
+                str(err).replace(hint + " or a", "a") if given_as is None else str(err).replace(hint, f"as {given_as}")
+            )
+            raise ServiceError(422, shown) from None
         errors = [i for i in validate(wf, library=self.library, path=str(flow.path)) if i.is_error]
         if errors:
             listed = "; ".join(f"{i.message} ({i.code})" for i in errors[:5])
