@@ -171,6 +171,8 @@ class InboxController(QObject):
             self.tray.show()
         if self.tray is not None:
             self.tray.showMessage(title, message, QSystemTrayIcon.MessageIcon.Information, 8000)
+        else:  # no system tray (some Linux desktops): the status bar says it instead
+            self._status(f"{title} — {message}", 8000)
         self.notified.emit(title, message)
 
     def _show_dock(self) -> None:
@@ -208,7 +210,9 @@ class InboxController(QObject):
     async def _answer_elsewhere(self, item: InboxItem, decision: str, note: str) -> None:
         try:
             if item.where == "temporal":
-                run = await RemoteRun.fetch(item.run_id, address=item.server or "", namespace="default")
+                server = self._temporal()
+                namespace = server[1] if server is not None else "default"
+                run = await RemoteRun.fetch(item.run_id, address=item.server or "", namespace=namespace)
                 status = await run.resume(decision, note)
             else:
                 if self.store is None:

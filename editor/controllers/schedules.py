@@ -76,6 +76,7 @@ class SchedulesController(QObject):
     def show_next_runs(self) -> None:
         try:
             nexts: dict[str, Any] = dict(self.runner.next_runs())
+            nexts.update(self.runner.problems())  # a bad cron: why, under the flow
         except ScheduleError as err:  # no croniter
             nexts = {s.flow_id: str(err) for s in self._scheduled()}
         except (OSError, FlowdeskError):

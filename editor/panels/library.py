@@ -195,10 +195,10 @@ class LibraryPanel(QWidget):
         if when is None:
             return ""
         if isinstance(when, str):
-            return f"\n⏰ schedule not running: {when}"
+            return f"\n◷ schedule not running: {when}"
         at = datetime.fromtimestamp(when)
         shown = at.strftime("%H:%M" if at.date() == datetime.now().date() else "%a %d %b %H:%M")
-        return f"\n⏰ next run {shown}"
+        return f"\n◷ next run {shown}"
 
     def refresh(self) -> None:
         current = self.selected_flow()

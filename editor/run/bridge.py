@@ -116,6 +116,7 @@ class RunBridge(QObject):
         self._decision_queued = False  # a decision waits for the operation that paused to finish
         self._finished_emitted = True
         self._claim: RunStore | None = None  # a paused run taken from this store, not yet claimed
+        self._claim_problem = ""  # why the last claim in the store failed (said by resume)
 
     # ------------------------------------------------------------------ delivery (delivery.py)
     @property
@@ -281,7 +282,8 @@ class RunBridge(QObject):
             store.claim_for_resume(run.run_id)
             self._recorder = self._new_recorder(store, run, new=False)
         except StoreError as err:
-            self.error_occurred.emit(str(err))
+            self._claim_problem = str(err)
+            self.error_occurred.emit(self._claim_problem)
             return False
         return True
 
@@ -296,7 +298,8 @@ class RunBridge(QObject):
         try:
             recorder.store.claim_for_resume(run.run_id)
         except StoreError as err:
-            self.error_occurred.emit(f"{err} It was answered elsewhere: open it from Run history to see how it went.")
+            self._claim_problem = f"{err} It was answered elsewhere: open it from Run history to see how it went."
+            self.error_occurred.emit(self._claim_problem)
             return False
         return True
 
@@ -309,8 +312,10 @@ class RunBridge(QObject):
         if self._decision_queued:
             raise RunStateError("a decision on this approval is already being carried out")
         taken_from_store = self._claim is not None  # claimed by _claim_stored; else maybe started here
+        self._claim_problem = ""
         if not self._claim_stored(run) or (not taken_from_store and not self._claim_own(run)):
-            raise RunStateError("this run could not be taken up from the run history (see the message above)")
+            # the reason itself: the caller shows this message last, over the signal's
+            raise RunStateError(self._claim_problem or "this run could not be taken up from the run history")
         # A decision that comes while the operation that paused is still finishing (the approval
         # is shown once its events are committed, before start() returns and the pause is
         # stored) follows that operation, rather than being refused.

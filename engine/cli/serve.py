@@ -113,7 +113,7 @@ async def run_schedules(service: RunService) -> None:
     """Start the library's scheduled flows on time (engine/flows/schedules.py), recorded as any run."""
 
     async def start(schedule: Any) -> None:
-        await service.start(schedule.flow_id)
+        await service.start(schedule.flow_id, given_as=None)  # a schedule gives no variables
 
     await ScheduleRunner(service.library, start).run()
 
@@ -157,7 +157,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     server = uvicorn.Server(config)
     port = sock.getsockname()[1]
     shown = f"[{args.host}]" if ":" in args.host else args.host
-    auth = "a bearer token is required" if token else "no token (loopback only)"
+    auth = "a bearer token is required" if token else "no token: loopback only"
     print_err(f"serving on http://{shown}:{port} ({auth}; API documentation: http://{shown}:{port}/docs)")
     sys.stderr.flush()
     try:

@@ -109,7 +109,7 @@ def _iter(cron: str, at: float) -> Any:
         # a naive local datetime: cron fields are read in local time
         return croniter(text, datetime.fromtimestamp(at))
     except (ValueError, KeyError, TypeError) as err:
-        raise ScheduleError(f"the schedule '{text}' is not a cron expression ({err})") from None
+        raise ScheduleError(f"the schedule '{text}' is not a cron expression ({str(err).rstrip('.')})") from None
 
 
 def next_fire(cron: str, after: float) -> float:
@@ -264,17 +264,28 @@ class ScheduleRunner:
                 continue
         return out
 
+    def problems(self) -> dict[str, str]:
+        """Why each scheduled flow left out of :meth:`next_runs` cannot start on its own, by flow id."""
+        out = {}
+        for s in self.schedules():
+            problem = check_cron(s.cron)
+            if problem is not None:
+                out[s.flow_id] = problem
+        return out
+
     def due(self, now: float | None = None) -> list[tuple[Schedule, float]]:
         """The schedules to start now, each with the fire time it is for (nothing is claimed)."""
         at = self.now() if now is None else now
         started = self.started_at if self.started_at is not None else at
         state = self.state.read()
         out = []
-        self.errors = {}
+        said, self.errors = self.errors, {}
         for s in self.schedules():
             try:
                 fire = previous_fire(s.cron, at)
             except ScheduleError as err:
+                if s.flow_id not in said:  # said once (serve's log), not at every look
+                    log.warning("the flow '%s' will not start on its own: %s", s.name, err)
                 self.errors[s.flow_id] = str(err)
                 continue
             last = state.get(s.flow_id, started - GRACE_S)
@@ -301,6 +312,8 @@ class ScheduleRunner:
                 result = self.start_run(s)
                 if inspect.isawaitable(result):
                     await result
+            except FlowdeskError as err:  # refused (a required variable without a default, ...): said plainly
+                log.warning("the scheduled flow '%s' could not start: %s", s.name, err)
             except Exception:  # one flow's failure to start does not stop the others
                 log.exception("the scheduled flow %s could not start", s.flow_id)
         self._skip_missed(at)

@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from engine.flows.grammar import TriggerPatternError, compile_trigger, trigger_text
+from engine.flows.schedules import check_cron, schedule_of
 from engine.graph.cycles import Components, check_exec_cycles
 from engine.graph.dataflow_checks import check_data_flow
 from engine.graph.index import GraphIndex
@@ -208,6 +209,18 @@ def _subagent_cycle(children: dict[str, list[str]], nodes: dict[str, Node]) -> b
                     del indegree[child]
                     ready.append(child)
     return bool(indegree)
+
+
+def schedule_issues(workflow: Workflow) -> list[Issue]:
+    """A warning when the flow's ``schedule`` cannot be used (not a cron expression, or croniter
+    missing): the flow still runs by hand, but would silently never start on its own."""
+    found = schedule_of(workflow)
+    problem = check_cron(found[0]) if found is not None else None
+    if problem is None:
+        return []
+    return [
+        Issue("schedule_invalid", Severity.WARNING, (), f"This flow will not start on its own: {problem.rstrip('.')}.")
+    ]
 
 
 def trigger_issues(workflow: Workflow) -> list[Issue]:
@@ -491,6 +504,7 @@ def _validate(
 
     if warnings:
         check_data_flow(index, content.append, components)
+        content.extend(schedule_issues(workflow))
     # A kind's own rule may say what a graph rule said already (a loop with no branch at all:
     # "no Body branch" from both): each problem is listed, and counted, once.
     said = {(i.code, i.node_ids) for i in issues}

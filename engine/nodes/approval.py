@@ -174,7 +174,9 @@ class ApprovalSpec(NodeSpec):
                 )
         ms = getattr(data, "timeoutMs", None)
         if ms is not None and (not isinstance(ms, int) or ms < 0):
-            checks.error("approval_bad_timeout", f"{label}: timeoutMs must be a whole number of milliseconds.")
+            checks.error(
+                "approval_bad_timeout", f"{label}: timeoutMs must be a whole number of milliseconds, 0 or more."
+            )
         word = getattr(data, "onTimeout", None)
         if word:
             try:

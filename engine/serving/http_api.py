@@ -26,7 +26,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Annotated, Any
 
-from fastapi import Depends, FastAPI, Header, Query, Request
+from fastapi import Depends, FastAPI, Header, Path, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse, StreamingResponse
@@ -62,6 +62,10 @@ PUBLIC_PATHS = frozenset({"/docs", "/docs/oauth2-redirect", "/openapi.json", "/r
 Background = Callable[[RunService], Awaitable[None]]
 _bearer = HTTPBearer(auto_error=False, description="the token given to flowdesk serve --token")
 Credentials = Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
+# The paths' parameters are named as DESIGN.md and docs/serving.md name them ({id}, {flowId}).
+FlowPathId = Annotated[str, Path(alias="id", description="a library flow's id (GET /flows)")]
+RunPathId = Annotated[str, Path(alias="id", description="a run's id (runId)")]
+HookPathId = Annotated[str, Path(alias="flowId", description="the id of the library flow the webhook starts")]
 
 
 # ---------------------------------------------------------------------- models
@@ -253,7 +257,7 @@ def create_app(
             return
         given = f"Bearer {credentials.credentials}" if credentials is not None else None
         if not token_ok(given, token):
-            raise ServiceError(401, "A bearer token is required (Authorization: Bearer TOKEN).")
+            raise ServiceError(401, "A valid bearer token is required (Authorization: Bearer TOKEN).")
 
     guarded = [Depends(authorised)]
 
@@ -296,17 +300,17 @@ def create_app(
         return out
 
     @app.post(
-        "/flows/{flow_id}/runs",
+        "/flows/{id}/runs",
         response_model=RunStarted,
         dependencies=guarded,
         responses=_ERRORS,
         tags=["runs"],
     )
-    async def start_run(flow_id: str, body: StartRun | None = None) -> RunStarted:
+    async def start_run(flow_id: FlowPathId, body: StartRun | None = None) -> RunStarted:
         """Start a run of a library flow; it goes on in the background (follow it with GET /runs/{id}
         or its events)."""
         body = body or StartRun()
-        run_id = await service.start(flow_id, input=body.input, variables=body.vars)
+        run_id = await service.start(flow_id, input=body.input, variables=body.vars, given_as="a key of 'vars'")
         return RunStarted(runId=run_id)
 
     @app.get("/runs", response_model=list[RunSummary], dependencies=guarded, tags=["runs"])
@@ -319,20 +323,20 @@ def create_app(
         rows = await asyncio.to_thread(service.list_runs, flow=flow, status=status, limit=limit)
         return [RunSummary(runId=row["id"], **row) for row in rows]
 
-    @app.get("/runs/{run_id}", response_model=RunOut, dependencies=guarded, responses=_ERRORS, tags=["runs"])
-    async def get_run(run_id: str) -> RunOut:
+    @app.get("/runs/{id}", response_model=RunOut, dependencies=guarded, responses=_ERRORS, tags=["runs"])
+    async def get_run(run_id: RunPathId) -> RunOut:
         """A run's status, output, variables and the approval it waits at."""
         return RunOut(**(await service.get(run_id)).to_json())
 
     @app.get(
-        "/runs/{run_id}/events",
+        "/runs/{id}/events",
         dependencies=guarded,
         responses={200: {"content": {"text/event-stream": {}}}, **_ERRORS},
         response_class=StreamingResponse,
         tags=["runs"],
     )
     async def run_events(
-        run_id: str,
+        run_id: RunPathId,
         last_event_id: str | None = Header(None, alias="Last-Event-ID"),
         after: int | None = Query(None, description="start after this event number (as Last-Event-ID)"),
     ) -> StreamingResponse:
@@ -352,30 +356,30 @@ def create_app(
         )
 
     @app.post(
-        "/runs/{run_id}/decision",
+        "/runs/{id}/decision",
         response_model=RunStarted,
         dependencies=guarded,
         responses=_ERRORS,
         tags=["runs"],
     )
-    async def decide(run_id: str, body: Decision) -> RunStarted:
+    async def decide(run_id: RunPathId, body: Decision) -> RunStarted:
         """Answer the approval a paused run waits at (paused here, in the desktop or by `flowdesk run`)."""
         return RunStarted(runId=await service.decide(run_id, body.decision, body.note, output=body.output))
 
     @app.post(
-        "/runs/{run_id}/cancel",
+        "/runs/{id}/cancel",
         response_model=RunStarted,
         dependencies=guarded,
         responses=_ERRORS,
         tags=["runs"],
     )
-    async def cancel(run_id: str) -> RunStarted:
+    async def cancel(run_id: RunPathId) -> RunStarted:
         """Cancel a run running here, or a paused one."""
         return RunStarted(runId=await service.cancel(run_id))
 
-    @app.post("/hooks/{flow_id}", response_model=RunStarted, responses=_ERRORS, tags=["webhooks"])
+    @app.post("/hooks/{flowId}", response_model=RunStarted, responses=_ERRORS, tags=["webhooks"])
     async def webhook(
-        flow_id: str,
+        flow_id: HookPathId,
         request: Request,
         credentials: Credentials,
         signature: str | None = Header(
@@ -411,7 +415,7 @@ def create_app(
             raise ServiceError(422, "The webhook body is not JSON.") from None
         if not isinstance(data, dict):
             raise ServiceError(422, "The webhook body must be a JSON object (its keys become the flow's variables).")
-        return RunStarted(runId=await service.start(flow.id, variables=data))
+        return RunStarted(runId=await service.start(flow.id, variables=data, given_as="a key of the JSON body"))
 
     asgi: Any = app
     if cors_origins:

@@ -167,7 +167,9 @@ class FlowToolServer:
         declared = {p.name for p in tool.flow.parameters}
         initial = arguments.pop("input", None) if "input" not in declared else None
         try:
-            run_id = await self.service.start(tool.flow.id, input=initial, variables=arguments)
+            run_id = await self.service.start(
+                tool.flow.id, input=initial, variables=arguments, given_as="an argument of the tool"
+            )
         except ServiceError as err:
             return _error(f"{tool.name}: {err}")
         return await self._outcome(run_id)

@@ -162,9 +162,18 @@ class RunService:
             raise ServiceError(422, f"The flow '{flow.id}' cannot be read: {err}") from None
 
     # ------------------------------------------------------------------ starting
-    async def start(self, flow_id: str, *, input: str | None = None, variables: Mapping[str, Any] | None = None) -> str:
+    async def start(
+        self,
+        flow_id: str,
+        *,
+        input: str | None = None,
+        variables: Mapping[str, Any] | None = None,
+        given_as: str | None = "a variable of the request",
+    ) -> str:
         """Start a run of library flow ``flow_id``; its id. The run goes on in the background
-        (:meth:`wait` waits for it to pause or end)."""
+        (:meth:`wait` waits for it to pause or end). ``given_as`` says how this caller gives a
+        variable (a missing required one is refused naming it, not the command line's ``--var``;
+        None: the caller cannot give one, as a schedule)."""
         self._loop = asyncio.get_running_loop()
         flow = self.flow(flow_id)
         wf = self._workflow(flow)
@@ -172,7 +181,11 @@ class RunService:
         try:
             run_variables(wf, arguments)
         except VariableError as err:
-            raise ServiceError(422, str(err)) from None
+            hint = f"with --var {err.name}=VALUE"
+            shown = (
+                str(err).replace(hint + " or a", "a") if given_as is None else str(err).replace(hint, f"as {given_as}")
+            )
+            raise ServiceError(422, shown) from None
         errors = [i for i in validate(wf, library=self.library, path=str(flow.path)) if i.is_error]
         if errors:
             listed = "; ".join(f"{i.message} ({i.code})" for i in errors[:5])
@@ -346,7 +359,9 @@ class RunService:
 
     def list_runs(self, *, flow: str | None = None, status: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
         try:
-            return [i.to_json() for i in self.store.list_runs(workflow=flow, status=status, limit=limit)]
+            runs = self.store.list_runs(workflow=flow, status=status, limit=limit)
+            counts = self.store.event_counts(r.id for r in runs)  # to_json leaves it 0: one query per page
+            return [{**r.to_json(), "eventCount": counts.get(r.id, 0)} for r in runs]
         except StoreError as err:
             raise ServiceError(503, f"The run history cannot be read: {err}") from None
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -22,6 +23,7 @@ from engine.temporal.converter import DATA_CONVERTER
 
 __all__ = [
     "connect",
+    "connect_reason",
     "submit",
     "follow",
     "answer",
@@ -54,8 +56,19 @@ async def connect(address: str, namespace: str = DEFAULT_NAMESPACE) -> Client:
         return await Client.connect(address, namespace=namespace, data_converter=DATA_CONVERTER)
     except Exception as err:  # the SDK raises RuntimeError for a refused connection
         raise TemporalUnavailable(
-            f"cannot reach the Temporal server at {address} (namespace {namespace}): {err}"
+            f"cannot reach the Temporal server at {address} (namespace {namespace}): {connect_reason(err)}"
         ) from None
+
+
+_REASON = re.compile(r'\b(?:message|error): "([^"]+)"')
+
+
+def connect_reason(err: BaseException) -> str:
+    """The reason inside the SDK's connection error ("Connection refused"), not the Rust
+    ``tonic::transport::Error(...)`` text it is wrapped in; the whole text when none is found."""
+    text = str(err)
+    found = _REASON.findall(text)
+    return found[-1] if found else text
 
 
 def event_from_row(row: list[Any]) -> RunEvent:

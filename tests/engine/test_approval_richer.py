@@ -120,6 +120,9 @@ def test_option_rules() -> None:
         "approval_bad_on_timeout",
     } <= errors
     assert {"approval_option_colon", "approval_on_timeout_unused"} <= warnings
+    negative = validate(parse_workflow(approval_flow(timeout_ms=-5, on_timeout="approve")))
+    bad = [i for i in negative if i.code == "approval_bad_timeout"]
+    assert len(bad) == 1 and bad[0].message.endswith("timeoutMs must be a whole number of milliseconds, 0 or more.")
     # a plain approval stays as AgentFlow writes it: no new fields on save
     plain = parse_workflow(approval_flow(options=None))
     assert plain.node("ask").data.model_dump(mode="json", exclude_none=True) == {"prompt": "Ship it?"}
@@ -205,7 +208,8 @@ def _start_paused_run(path: Path, env: dict[str, str]) -> tuple[subprocess.Popen
 
 def test_timeout_across_kill_and_inbox(tmp_path: Path, data_dir: Path) -> None:
     path = tmp_path / "k.flow.json"
-    path.write_text(json.dumps(approval_flow(timeout_ms=6000, on_timeout="reject")))
+    # 15 s: room for two `flowdesk inbox` on a loaded machine before the deadline
+    path.write_text(json.dumps(approval_flow(timeout_ms=15000, on_timeout="reject")))
     proc, run_id = _start_paused_run(path, {})
     try:
         res = flowdesk("inbox", "--json")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from datetime import datetime
 from pathlib import Path
 
@@ -21,6 +22,8 @@ from engine.flows.schedules import (  # noqa: E402
     flow_schedules,
     next_fire,
 )
+from engine.graph.issues import Severity  # noqa: E402
+from engine.graph.validate import validate  # noqa: E402
 
 # 2027-01-15 10:00:17, local time: 17 s past a minute and past the hour
 T0 = datetime(2027, 1, 15, 10, 0, 17).timestamp()
@@ -66,6 +69,25 @@ def test_the_library_s_schedules(library: FlowLibrary) -> None:
         "daily": ("30 9 * * *", False),
         "broken": ("not a cron", False),
     }
+
+
+def test_a_bad_schedule_is_said_once_in_the_log_by_the_runner_and_by_validation(
+    library: FlowLibrary, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    runner = ScheduleRunner(library, lambda s: None, now=lambda: T0, state=ScheduleState(tmp_path / "s.json"))
+    assert list(runner.problems()) == ["broken"] and "not a cron expression" in runner.problems()["broken"]
+    with caplog.at_level(logging.WARNING, logger="engine.flows.schedules"):
+        for _ in range(3):
+            asyncio.run(runner.tick())
+    said = [r.getMessage() for r in caplog.records if "will not start on its own" in r.getMessage()]
+    assert len(said) == 1 and "'Broken'" in said[0] and "'not a cron'" in said[0]
+    issues = validate(library.load_path(library.folders[0] / "broken.flow.json"))
+    bad = [i for i in issues if i.code == "schedule_invalid"]
+    assert len(bad) == 1 and bad[0].severity == Severity.WARNING
+    assert bad[0].message.startswith("This flow will not start on its own: the schedule 'not a cron' is not a")
+    assert not bad[0].message.endswith("..")
+    good = validate(library.load_path(library.folders[0] / "minutely.flow.json"))
+    assert [i for i in good if i.code == "schedule_invalid"] == []
 
 
 def test_a_minutely_schedule_fires_once_a_minute(library: FlowLibrary, tmp_path: Path) -> None:

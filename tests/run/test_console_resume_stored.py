@@ -75,5 +75,7 @@ def test_a_run_started_here_and_answered_elsewhere_is_not_continued_twice(qtbot,
     with qtbot.waitSignal(console.bridge.error_occurred, timeout=2000) as said:
         console.approvals.decide_active("approve")
     assert "answered elsewhere" in said.args[0]
+    # what the console shows last is that reason, not a pointer to "the message above"
+    assert "answered elsewhere" in console.header.status_text and "message above" not in console.header.status_text
     assert store.get_run(run_id).status == "running"  # the other process's, untouched here
     assert [e for e in store.events(run_id) if e.type == "input_received"] == []

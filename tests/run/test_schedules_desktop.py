@@ -36,6 +36,9 @@ def test_a_due_flow_starts_and_the_dock_shows_its_next_run(qtbot, qloop, tmp_pat
         "connections": [{"source": "s", "target": "a", "sourceHandle": "output", "targetHandle": "input"}],
     }
     (folder / "tick.flow.json").write_text(json.dumps(flow))
+    (folder / "typo.flow.json").write_text(
+        json.dumps({**flow, "id": "typo", "name": "Typo", "schedule": "every minute"})
+    )
     panel = LibraryPanel(FlowLibrary([folder], seed=False))
     frame = QMainWindow()
     qtbot.addWidget(frame)
@@ -47,7 +50,9 @@ def test_a_due_flow_starts_and_the_dock_shows_its_next_run(qtbot, qloop, tmp_pat
     )
     controller.stop()  # the test drives the runner with its own clock
     controller.show_next_runs()
-    assert "⏰ next run" in panel.list.item(0).text()
+    shown = {panel.list.item(i).text().split("\n")[0]: panel.list.item(i).text() for i in range(panel.list.count())}
+    assert "◷ next run" in shown["Tick"]
+    assert "◷ schedule not running: the schedule 'every minute' is not a cron expression" in shown["Typo"]
     now = [T0]
     controller.runner.now = lambda: now[0]
     started: list[tuple[str, str]] = []

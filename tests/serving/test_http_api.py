@@ -98,7 +98,9 @@ def test_flows_lists_the_library_with_parameters(api: Served) -> None:
     assert flows["review"]["canPause"] is True and flows["signed"]["signedWebhook"] is True
 
 
-def test_a_run_started_over_http_completes_with_its_output_and_vars(api: Served) -> None:
+def test_a_run_started_over_http_completes_with_its_output_and_vars(
+    api: Served, served_dirs: tuple[Path, Path]
+) -> None:
     with client(api) as c:
         r = c.post("/flows/greet/runs", json={"vars": {"who": "Ann", "times": "3"}})
         assert r.status_code == 200, r.text
@@ -121,12 +123,15 @@ def test_a_run_started_over_http_completes_with_its_output_and_vars(api: Served)
         }
         listed = c.get("/runs", params={"limit": 200}).json()
     assert run_id in [row["id"] for row in listed]
+    row = next(row for row in listed if row["id"] == run_id)
+    assert row["eventCount"] == len(RunStore(served_dirs[1] / "runs.db").events(run_id)) > 0  # counted, not 0
 
 
 def test_bad_input_is_refused_naming_what_is_wrong(api: Served) -> None:
     with client(api) as c:
         missing = c.post("/flows/greet/runs", json={"vars": {"times": 2}})
         assert missing.status_code == 422 and "'who' is required" in missing.json()["detail"]
+        assert "as a key of 'vars'" in missing.json()["detail"] and "--var" not in missing.json()["detail"]
         not_a_number = c.post("/flows/greet/runs", json={"vars": {"who": "A", "times": "many"}})
         assert not_a_number.status_code == 422 and "'times'" in not_a_number.json()["detail"]
         assert c.post("/flows/nope/runs", json={}).status_code == 404
@@ -146,13 +151,13 @@ def test_the_openapi_document_names_every_route(api: Served) -> None:
     paths = doc["paths"]
     assert {
         "/flows",
-        "/flows/{flow_id}/runs",
+        "/flows/{id}/runs",
         "/runs",
-        "/runs/{run_id}",
-        "/runs/{run_id}/events",
-        "/runs/{run_id}/decision",
-        "/runs/{run_id}/cancel",
-        "/hooks/{flow_id}",
+        "/runs/{id}",
+        "/runs/{id}/events",
+        "/runs/{id}/decision",
+        "/runs/{id}/cancel",
+        "/hooks/{flowId}",
     } <= set(paths)
     run_schema = doc["components"]["schemas"]["RunOut"]["properties"]
     assert {"runId", "status", "output", "vars", "waitingForInput", "currentNodeId"} <= set(run_schema)
@@ -299,6 +304,7 @@ def test_a_signed_webhook_starts_its_flow_and_an_unsigned_one_is_refused(api: Se
             "/hooks/signed", content=empty, headers={"X-Flowdesk-Signature": signature_of(HOOK_SECRET, empty)}
         )
         assert refused.status_code == 422 and "'event' is required" in refused.json()["detail"]
+        assert "as a key of the JSON body" in refused.json()["detail"]  # not the command line's --var
         listed = b"[1, 2]"
         assert (
             c.post(

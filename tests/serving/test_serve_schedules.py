@@ -128,3 +128,28 @@ def test_an_approval_times_out_under_serve_even_when_paused_by_a_process_that_en
             proc.kill()
             proc.wait()
         assert wait_for(c, cli_run, "completed", timeout=20)["output"] == "approved []"
+
+
+def test_a_scheduled_flow_that_cannot_start_is_said_plainly(tmp_path: Path) -> None:
+    """A scheduled flow with a required variable and no default: serve says why, once a fire,
+    in a sentence (no traceback), and a cron that is not one is said once."""
+    library, data = tmp_path / "library", tmp_path / "data"
+    library.mkdir()
+    data.mkdir()
+    needy = {
+        **TICK,
+        "id": "needy",
+        "name": "Needy",
+        "nodes": [_start([{"name": "who", "type": "string", "required": True}]), _agent("beat", "hi {{who}}")],
+    }
+    write_flow(library, needy)
+    write_flow(library, {**TICK, "id": "typo", "name": "Typo", "schedule": "every minute"})
+    with served(["serve", "--port", "0", "--library", str(library), "--provider", "echo"], data) as server:
+        time.sleep(5)  # two or three fire times of the two-second cron
+        log = server.stop()
+    assert "Traceback" not in log
+    assert (
+        "the scheduled flow 'Needy' could not start: The variable 'who' is required and has no value "
+        "(give it a default on the Start node)." in log
+    )
+    assert log.count("the flow 'Typo' will not start on its own: the schedule 'every minute'") == 1
