@@ -22,8 +22,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from engine.flows.cron import check_cron, schedule_of
 from engine.flows.grammar import TriggerPatternError, compile_trigger, trigger_text
-from engine.flows.schedules import check_cron, schedule_of
 from engine.graph.cycles import Components, check_exec_cycles
 from engine.graph.dataflow_checks import check_data_flow
 from engine.graph.index import GraphIndex
