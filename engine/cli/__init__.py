@@ -130,6 +130,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     return EXIT_USAGE
 
 
+#: Extensions whose own threads may call back while the interpreter finalizes.
+_NATIVE_THREADS = ("temporalio.bridge", "pydantic_monty")
+
+
 def before_exit(code: int | None = None) -> None:
     """The command has returned and the process exits now (the entry points call this; a
     process that goes on, such as a test calling :func:`main`, does not): what is still alive
@@ -141,9 +145,15 @@ def before_exit(code: int | None = None) -> None:
     A command that talked to a Temporal server (``code`` given) ends here, without the
     interpreter's finalization: the SDK's core has threads of its own, and one calling back
     while the interpreter finalizes crashed the process after its last line (SIGSEGV, or
-    "PyGILState_Release … finalizing": 2 of 20 ``run --temporal`` in an acceptance probe)."""
+    "PyGILState_Release … finalizing": 2 of 20 ``run --temporal`` in an acceptance probe).
+    So does a command that ran Python code steps: pydantic-monty's worker pool (Rust, with
+    threads of its own) aborted the process after its last line (SIGABRT, about 1 ``flowdesk
+    eval`` in 10 with a failing code step)."""
     gc.freeze()
-    if code is not None and "temporalio.bridge" in sys.modules:
+    if code is not None and any(name in sys.modules for name in _NATIVE_THREADS):
+        logging = sys.modules.get("logging")
+        if logging is not None:  # what its handlers hold (a server's log file)
+            logging.shutdown()
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()
