@@ -16,8 +16,8 @@ import base64
 import json
 import re
 import time
-from collections.abc import Awaitable, Callable
-from typing import Any
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, Protocol
 from urllib.parse import urljoin
 
 from engine.browser.scope import Guard
@@ -54,8 +54,15 @@ API_METHODS = (
 
 OnAction = Callable[[str, str, str, int, dict[str, Any]], None]
 OnScreenshot = Callable[[bytes, str, str], None]
-#: A picture of the page for the model, taken only when asked: ``(bytes, media type)`` or None.
-PageImage = Callable[[], Awaitable[tuple[bytes, str] | None]]
+
+
+class PageImage(Protocol):
+    """A picture of the page for the model, taken only when called: ``(bytes, media type)`` or
+    None; form fields holding one of ``hide`` (the step's secrets) shown empty."""
+
+    def __call__(self, hide: Sequence[str] = ()) -> Awaitable[tuple[bytes, str] | None]: ...
+
+
 #: ``ask_model(system, user, page_image)``: the answer's text. It calls ``page_image`` only when
 #: the node's model reads images (taking a picture costs time; text-only models need none).
 AskModel = Callable[[str, str, PageImage], Awaitable[str]]
@@ -400,8 +407,8 @@ class WebFlowBrowser:
         started = time.perf_counter()
         shown: dict[str, Any] = {}
 
-        async def page_image() -> tuple[bytes, str] | None:
-            shot = await page_image_for_model(self.page, timeout_ms=min(self.timeout_ms, 10_000))
+        async def page_image(hide: Sequence[str] = ()) -> tuple[bytes, str] | None:
+            shot = await page_image_for_model(self.page, hide=hide, timeout_ms=min(self.timeout_ms, 10_000))
             if shot is not None:  # the action's event says a picture went, not the picture
                 shown["image"] = {"mime": shot[1], "size": len(shot[0])}
             return shot

@@ -241,8 +241,10 @@ class _Session:
     async def ask_model(self, system: str, user: str, page_image: PageImage | None = None) -> str:
         """The node's model's answer about the page; a picture of it goes along (a data URL in
         the invocation's ``images``) only when the provider sends images to that model. The
-        picture reaches the model only: no event or output holds it."""
+        picture reaches the model only: no event or output holds it. The step's secrets are
+        masked in the text and shown as empty fields in the picture."""
         data = self.node.data
+        user = self._mask(user)
         inv = AgentInvocation(
             self.node.id,
             "Browser",
@@ -257,7 +259,7 @@ class _Session:
         try:
             provider = self.ctx.resolve(inv)
             if page_image is not None and provider_accepts_images(provider, inv.model):
-                shot = await page_image()
+                shot = await page_image(self.secrets)
                 if shot is not None:
                     inv.images = [image_data_url(*shot)]
             result = await provider.complete(inv, NoToolsContext(self.node.id))

@@ -127,3 +127,44 @@ async def test_a_picture_too_large_is_made_smaller() -> None:
         assert tiny is not None and tiny[1] == "image/jpeg" and len(tiny[0]) <= 60_000
         assert await page_image_for_model(page, limit=10) is None  # nothing fits: no picture
     assert settled_chromium() == []
+
+
+SECRET = "tok-5ecret-4711-value"
+
+
+@needs_deno
+async def test_the_steps_secrets_stay_out_of_the_models_request(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SITE_TOKEN", SECRET)
+    script = """async function execute(browser, params) {
+  await browser.navigateTo(params.url);
+  await browser.enterText('#user', params.token);
+  return await browser.checkPageState('the user box holds ' + params.token);
+}"""
+    with Site() as site, FakeLLMServer() as llm:
+        llm.push(openai_text('{"matched": true, "explanation": "it does"}'))
+        wf = script_flow(script, params={"url": site.url("/login"), "token": "{{secrets.SITE_TOKEN}}"}, model="gpt-4o")
+        run = Run(wf, provider(llm))
+        await run.start()
+    assert str(run.status) == "completed", [e.content for e in run.events if e.type == "error"]
+    [recorded] = llm.requests
+    body = recorded.body.decode()
+    assert SECRET not in body and "the user box holds ••••" in body
+    assert any(p["type"] == "image_url" for p in user_content(recorded))
+
+
+async def test_fields_holding_a_secret_are_shown_empty_and_put_back() -> None:
+    form = "<html><body><input id='a' value='{}' style='color: red'><textarea id='t'>{}</textarea></body></html>"
+    guard = Guard(Scope.of(None), access_for(None, open_by_default=True))
+    async with host_for_loop().context(guard) as context:
+        page = await context.new_page()
+        await page.set_content(form.format("", ""))
+        empty = await page_image_for_model(page)
+        await page.set_content(form.format(SECRET, "note " + SECRET))
+        shown = await page_image_for_model(page)
+        hidden = await page_image_for_model(page, hide=[SECRET])
+        assert empty is not None and shown is not None and hidden is not None
+        assert hidden[0] == empty[0] != shown[0]  # the picture of the empty form, to the pixel
+        assert await page.input_value("#a") == SECRET  # the page is as it was
+        assert await page.evaluate("document.getElementById('a').getAttribute('style')") == "color: red;"
+        assert await page.evaluate("document.querySelectorAll('[data-flowdesk-hidden]').length") == 0
+    assert settled_chromium() == []
