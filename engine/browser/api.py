@@ -6,7 +6,8 @@ of a browser node run through the same methods (:mod:`engine.browser.steps`). Ea
 checked against the step's :class:`~engine.browser.scope.Guard` (a navigation before it is sent,
 everything the page loads as it is requested) and reported through ``on_action`` (the node logs
 ``browser_action``); ``extractComponent``, ``checkPageState`` and ``queryContent`` ask the node's
-model about the page's text through ``ask_model``.
+model about the page's text through ``ask_model``, with a picture of the viewport when that model
+reads images (:mod:`engine.browser.shots`; the action's event notes its size, not the picture).
 """
 
 from __future__ import annotations
@@ -15,11 +16,12 @@ import base64
 import json
 import re
 import time
-from collections.abc import Awaitable, Callable
-from typing import Any
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, Protocol
 from urllib.parse import urljoin
 
 from engine.browser.scope import Guard
+from engine.browser.shots import page_image_for_model
 from engine.nodes.base import NodeError
 
 __all__ = ["WebFlowBrowser", "API_METHODS", "DEFAULT_TIMEOUT_MS", "PAGE_TEXT_LIMIT"]
@@ -52,7 +54,18 @@ API_METHODS = (
 
 OnAction = Callable[[str, str, str, int, dict[str, Any]], None]
 OnScreenshot = Callable[[bytes, str, str], None]
-AskModel = Callable[[str, str], Awaitable[str]]
+
+
+class PageImage(Protocol):
+    """A picture of the page for the model, taken only when called: ``(bytes, media type)`` or
+    None; form fields holding one of ``hide`` (the step's secrets) shown empty."""
+
+    def __call__(self, hide: Sequence[str] = ()) -> Awaitable[tuple[bytes, str] | None]: ...
+
+
+#: ``ask_model(system, user, page_image)``: the answer's text. It calls ``page_image`` only when
+#: the node's model reads images (taking a picture costs time; text-only models need none).
+AskModel = Callable[[str, str, PageImage], Awaitable[str]]
 
 _TABLE_JS = """(el) => {
   const table = el.tagName === 'TABLE' ? el : el.querySelector('table');
@@ -392,12 +405,20 @@ class WebFlowBrowser:
         if self.ask_model is None:
             raise NodeError(f"browser {method}: this step has no model to ask")
         started = time.perf_counter()
-        answer = await self.ask_model(system, user)
+        shown: dict[str, Any] = {}
+
+        async def page_image(hide: Sequence[str] = ()) -> tuple[bytes, str] | None:
+            shot = await page_image_for_model(self.page, hide=hide, timeout_ms=min(self.timeout_ms, 10_000))
+            if shot is not None:  # the action's event says a picture went, not the picture
+                shown["image"] = {"mime": shot[1], "size": len(shot[0])}
+            return shot
+
+        answer = await self.ask_model(system, user, page_image)
         try:
             value = parse_json_answer(answer)
         except ValueError:
             raise NodeError(f"browser {method}: the model's answer is not JSON: {answer[:200]!r}") from None
-        self.on_action(method, "", self.page.url, round((time.perf_counter() - started) * 1000), {})
+        self.on_action(method, "", self.page.url, round((time.perf_counter() - started) * 1000), shown)
         return value
 
     async def extractComponent(self, componentDef: Any, userRequest: str | None = None) -> Any:

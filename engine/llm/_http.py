@@ -45,6 +45,7 @@ from engine.llm.base import (
 )
 from engine.llm.config import HttpSettings, is_local_url, redact, split_url_credentials
 from engine.llm.tools import Tool, ToolApprovalPending, ToolCall, WebSearch, build_tools, run_tool_calls
+from engine.llm.vision import model_accepts_images
 
 CONNECT_RETRIES = 2
 
@@ -394,6 +395,7 @@ class HttpChatProvider(ABC):
         retry: RetryPolicy | None = None,
         searxng_url: str | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
+        supports_images: bool | None = None,
     ) -> None:
         # user:password@ in the URL is sent as Basic auth and kept out of the URL (and so out
         # of every message that names it).
@@ -408,9 +410,19 @@ class HttpChatProvider(ABC):
         self.max_turns = max(1, self.http.maxTurns)
         self.searxng_url = searxng_url
         self._transport = transport
+        self.supports_images = supports_images  # the provider's ``supportsImages`` (engine.llm.vision)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(provider_id={self.provider_id!r}, base_url={self.base_url!r})"
+
+    def accepts_images(self, model: str) -> bool:
+        """Whether ``model`` (empty: the default model) is sent the invocation's images."""
+        model = model.strip() or self.default_model
+        return model_accepts_images(model, self.models.get(model), self.supports_images)
+
+    def _images_for(self, inv: AgentInvocation) -> list[str]:
+        """The invocation's images when its model takes them, else none (the text goes alone)."""
+        return list(inv.images) if inv.images and self.accepts_images(inv.model) else []
 
     # -- subclass hooks
     @abstractmethod

@@ -9,6 +9,8 @@ Invariants
 * A stream without ``message_stop`` is an error (cut stream); an ``error`` event or data
   that is not JSON is reported as such.
 * Usage is reported as ``prompt_tokens``/``completion_tokens`` like every provider.
+* An invocation's images go before the user's text as ``image`` blocks (base64 from a data URL,
+  or an http(s) URL) when the model accepts images (engine.llm.vision); otherwise the text alone.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from engine.llm.base import AgentInvocation, LLMError, ProviderContext
 from engine.llm.config import redact
 from engine.llm.structured import schema_of
 from engine.llm.tools import Tool, ToolCall
+from engine.llm.vision import split_data_url
 
 __all__ = ["AnthropicProvider", "ANTHROPIC_VERSION"]
 
@@ -39,6 +42,16 @@ ANTHROPIC_VERSION = "2023-06-01"
 #: The tool a structured answer is asked through: its input schema is the wanted schema and the
 #: model is made to call it; the call's input is the answer (never run as a tool).
 ANSWER_TOOL = "structured_answer"
+
+
+def _image_block(url: str) -> dict[str, Any] | None:
+    """An ``image`` content block for an image data URL (or an http(s) URL); None for anything else."""
+    parts = split_data_url(url)
+    if parts is not None:
+        return {"type": "image", "source": {"type": "base64", "media_type": parts[0], "data": parts[1]}}
+    if isinstance(url, str) and url.startswith(("https://", "http://")):
+        return {"type": "image", "source": {"type": "url", "url": url}}
+    return None
 
 
 class AnthropicProvider(HttpChatProvider):
@@ -57,7 +70,11 @@ class AnthropicProvider(HttpChatProvider):
         return headers
 
     def _initial_messages(self, inv: AgentInvocation) -> list[dict[str, Any]]:
-        return [{"role": "user", "content": inv.user_content}]
+        blocks = [_image_block(url) for url in self._images_for(inv)]
+        if not any(blocks):
+            return [{"role": "user", "content": inv.user_content}]
+        # Anthropic reads images best before the text that asks about them.
+        return [{"role": "user", "content": [b for b in blocks if b] + [{"type": "text", "text": inv.user_content}]}]
 
     async def _turn(
         self,

@@ -207,6 +207,10 @@ class AgentInvocation:
     #: A structured answer wanted (OpenAI's ``response_format``, e.g. ``{"type": "json_schema", ...}``);
     #: sent by providers that support it (OpenAI-compatible servers), ignored by the others.
     response_format: dict[str, Any] | None = None
+    #: Images for the model to look at with ``user_content`` (data URLs, ``data:image/png;base64,…``:
+    #: strings, so an invocation stays JSON). Sent by providers whose model accepts images
+    #: (engine.llm.vision); the others get the text alone.
+    images: list[str] = field(default_factory=list)
 
 
 #: Set by the step policy while a node with its own retry policy (``errorMode: retry``) runs:

@@ -67,6 +67,8 @@ class ModelInfo(BaseModel):
     name: str = ""
     reasoningEfforts: list[str] = Field(default_factory=list)
     supportsReasoningEffort: bool = False
+    #: Whether the model reads images; None: decided by its name (engine.llm.vision).
+    supportsImages: bool | None = None
 
 
 class ProviderInfo(BaseModel):
@@ -79,6 +81,9 @@ class ProviderInfo(BaseModel):
     base_url_env: str | None = None
     api_key_env: str | None = None
     models: list[ModelInfo] = Field(default_factory=list)
+    #: Whether this provider's models read images, for those whose entry does not say
+    #: (a vision server added in settings.json); None: each model's name decides.
+    supportsImages: bool | None = None
 
     def model(self, model_id: str) -> ModelInfo | None:
         return next((m for m in self.models if m.id == model_id), None)

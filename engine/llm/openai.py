@@ -10,6 +10,8 @@ Invariants
 * A stream that ends without ``[DONE]`` or a ``finish_reason`` is an error (cut stream),
   as is data that is not a chat completion (malformed).
 * The API key goes into the ``Authorization`` header only.
+* An invocation's images go with the user's text as ``image_url`` parts when the model accepts
+  images (engine.llm.vision); otherwise the text is sent alone.
 """
 
 from __future__ import annotations
@@ -55,7 +57,13 @@ class OpenAIProvider(HttpChatProvider):
         return headers
 
     def _initial_messages(self, inv: AgentInvocation) -> list[dict[str, Any]]:
-        return [{"role": "system", "content": inv.system_prompt}, {"role": "user", "content": inv.user_content}]
+        images = self._images_for(inv)
+        content: Any = inv.user_content
+        if images:  # the text, then each image as an image_url part (a data URL)
+            content = [{"type": "text", "text": inv.user_content}] + [
+                {"type": "image_url", "image_url": {"url": url}} for url in images
+            ]
+        return [{"role": "system", "content": inv.system_prompt}, {"role": "user", "content": content}]
 
     def _payload(
         self, model: str, inv: AgentInvocation, messages: list[dict[str, Any]], tools: dict[str, Tool]

@@ -52,6 +52,7 @@ from engine.llm.config import (
 )
 from engine.llm.echo import EchoProvider
 from engine.llm.openai import OpenAIProvider
+from engine.llm.vision import provider_accepts_images
 
 __all__ = [
     "ProviderConfigError",
@@ -75,6 +76,10 @@ class _ModelOverride:
 
     async def complete(self, invocation: AgentInvocation, ctx: ProviderContext) -> LLMResult:
         return await self.inner.complete(dataclasses.replace(invocation, model=self.model), ctx)
+
+    def accepts_images(self, model: str) -> bool:
+        """Whether the model every call is sent to (not the node's) takes images."""
+        return provider_accepts_images(self.inner, self.model)
 
 
 # Providers built in code rather than from the catalogue, checked first (tests and embedders
@@ -154,6 +159,7 @@ def build_provider(name: str, *, base_url: str | None = None, **kwargs: object) 
         default_model=info.default_model,
         http=settings.http,
         searxng_url=searxng_url(settings),
+        supports_images=info.supportsImages,
     )
     common.update(kwargs)
     if info.kind == "anthropic":

@@ -4,7 +4,7 @@ Data (docs/nodes.md, "browser"): either ``steps`` (``[{action, selector?, value?
 see :mod:`engine.browser.steps`) or ``script`` (a WebFlow script, ``async function
 execute(browser, params)``, with ``params``: ``{name: template}``), ``scope`` (``{type: "site" |
 "global", domains}``), ``model``/``provider`` (asked by ``extractComponent``, ``checkPageState``
-and ``queryContent``), and the step policy. Templates in every step are resolved like any data.
+and ``queryContent``, with a picture of the page when the model reads images), and the step policy. Templates in every step are resolved like any data.
 
 Each action logs ``browser_action`` (``{action, selector, url, durationMs}``); a screenshot logs
 ``browser_screenshot`` whose ``attachment`` (``{id, mime, size, data}``, data in base64) the run
@@ -22,7 +22,7 @@ from typing import Any
 from pydantic import Field, field_validator
 
 from engine.browser import browser_problem
-from engine.browser.api import API_METHODS, DEFAULT_TIMEOUT_MS, WebFlowBrowser
+from engine.browser.api import API_METHODS, DEFAULT_TIMEOUT_MS, PageImage, WebFlowBrowser
 from engine.browser.host import host_for_loop
 from engine.browser.scope import Guard, Scope, scope_problems
 from engine.browser.steps import run_steps, step_problems
@@ -31,6 +31,7 @@ from engine.code.deno import deno_available, run_deno
 from engine.code.errors import EXTRA_HINT
 from engine.graph.permissions import access_for
 from engine.llm.base import AgentInvocation, LLMError, LLMResult, NoToolsContext
+from engine.llm.vision import image_data_url, provider_accepts_images
 from engine.nodes.base import NodeData, NodeError, NodeSpec, PolicyData, is_none, resolve_for_step
 from engine.run.events import EventType
 
@@ -237,8 +238,13 @@ class _Session:
         url = self._mask(url)
         self.ctx.emit(self.node.id, BROWSER_BLOCKED, f"blocked ({reason}): {url}", {"url": url, "reason": reason})
 
-    async def ask_model(self, system: str, user: str) -> str:
+    async def ask_model(self, system: str, user: str, page_image: PageImage | None = None) -> str:
+        """The node's model's answer about the page; a picture of it goes along (a data URL in
+        the invocation's ``images``) only when the provider sends images to that model. The
+        picture reaches the model only: no event or output holds it. The step's secrets are
+        masked in the text and shown as empty fields in the picture."""
         data = self.node.data
+        user = self._mask(user)
         inv = AgentInvocation(
             self.node.id,
             "Browser",
@@ -252,6 +258,10 @@ class _Session:
         )
         try:
             provider = self.ctx.resolve(inv)
+            if page_image is not None and provider_accepts_images(provider, inv.model):
+                shot = await page_image(self.secrets)
+                if shot is not None:
+                    inv.images = [image_data_url(*shot)]
             result = await provider.complete(inv, NoToolsContext(self.node.id))
         except LLMError as err:
             raise NodeError(f"Browser '{self.node.id}': the model could not answer: {err}") from None
