@@ -33,11 +33,13 @@ from engine import Node
 from ..document import ConnKey
 from ..editing import WorkflowDocument
 from .annotation_layer import AnnotationLayer
-from .background import draw_grid, draw_loose_links, draw_overview
+from .background import draw_grid, draw_loose_links
 from .items.edge import EdgeItem
 from .items.node import NodeItem
 from .lazy_items import LazyItems
 from .link_batch import LINK_BATCH_LOD, LinkBatch
+from .overview_cache import OverviewCache
+from .pending_routes import DEFER_LINKS, PendingRoutes
 from .projection import Overview, Projection, count_link, shown_as_subagent
 from .routing import ObstacleGrid, route
 from .run_overlay import RunOverlay
@@ -81,6 +83,10 @@ class ProjectedScene(ShownState, QGraphicsScene):
         self._batch_move = False  # a document move in progress: links are routed once at the end
         self.links_batched = False  # zoomed far out: link items hidden, painted merged (link_batch)
         self._link_batch = LinkBatch()
+        self._overview_image = OverviewCache()  # the overview drawn once per zoom and model change
+        # A document with many links shows them as curves first, routed after the first paint.
+        self.pending_routes = PendingRoutes(self, self._route_pending)
+        self._defer_routes = False
         # Cards by model position, for routing links around them (kept in step with the items).
         self.obstacles = ObstacleGrid()
         self.snap_to_grid = False
@@ -128,6 +134,8 @@ class ProjectedScene(ShownState, QGraphicsScene):
             self.annotations.clear()
             self._all_selected = False
             self._overview_geom = (None, -1, -1)
+            self._overview_image.clear()
+            self.pending_routes.clear()
             self._bounds_cache = None
             wf = self.document.workflow
             if plan is None or plan.workflow is not wf:
@@ -148,12 +156,14 @@ class ProjectedScene(ShownState, QGraphicsScene):
                 for node in wf.nodes:
                     self._add_node_item(node)
                 self.annotations.add_items()
+                self._defer_routes = len(wf.connections) > DEFER_LINKS
                 for c in wf.connections:
                     self._add_edge_item(c.key())
                 for nid, item in self.node_items.items():
                     item.set_connected(self._connected_handles(nid))
         finally:
             self._building = False
+            self._defer_routes = False
         self.setSceneRect(self.items_bounds().adjusted(-6000, -6000, 6000, 6000))
 
     # ------------------------------------------------------------------ lazy projection (big documents)
@@ -318,12 +328,22 @@ class ProjectedScene(ShownState, QGraphicsScene):
             edge.setVisible(True)
         a = self.node_items.peek(key[0]).port_scene_pos(key[1])
         b = self.node_items.peek(key[2]).port_scene_pos(key[3])
+        if self._defer_routes:  # a big document's load: its curve now, its route after the first paint
+            self.pending_routes.add(key)
+            edge.set_ends(a, b, None)
+            return
+        self.pending_routes.discard(key)
         try:
             bends = route((a.x(), a.y()), (b.x(), b.y()), edge.subagent, self.obstacles, (key[0], key[2]))
         except Exception:  # never let geometry take the canvas down (this runs inside Qt callbacks)
             log.exception("routing the link %s failed; drawing it as a curve", key)
             bends = None
         edge.set_ends(a, b, bends)
+
+    def _route_pending(self, key: ConnKey) -> None:
+        edge = self.edge_items.peek(key)
+        if edge is not None:
+            self._route_edge(key, edge)
 
     def _links_across(self, ids: list[str]) -> set[ConnKey]:
         """Links that run under the cards ``ids`` without ending there (from the scene's index)."""
@@ -422,6 +442,7 @@ class ProjectedScene(ShownState, QGraphicsScene):
 
     def _remove_edge_item(self, key: ConnKey) -> None:
         edge = self.edge_items.pop(key, None)
+        self.pending_routes.discard(key)
         if edge is not None:
             self.removeItem(edge)
         for nid in (key[0], key[2]):
@@ -524,9 +545,13 @@ class ProjectedScene(ShownState, QGraphicsScene):
         """A card's item is gone (its node was removed); a gesture holding it lets go of it."""
 
     def drawBackground(self, painter: QPainter, rect: QRectF) -> None:
+        if len(self.pending_routes):
+            self.pending_routes.painted()
         if self.lazy and self.overview:
             painter.fillRect(rect, CANVAS_BG)
-            draw_overview(painter, rect, self.overview_geometry(), self.items_bounds(), len(self.obstacles.rects))
+            self._overview_image.draw(
+                painter, rect, self.overview_geometry(), self.items_bounds(), len(self.obstacles.rects)
+            )
             return
         draw_grid(painter, rect)  # (opaque: the background's colour too)
         if self.lazy:

@@ -62,6 +62,8 @@ from .node_marks import (
 from .port import PortHit, hit, paint_port
 
 _ERROR_TEXT = "#ff9b94"  # the error port's label (readable on the node body)
+_POSITION_CHANGE = QGraphicsItem.GraphicsItemChange.ItemPositionChange
+_POSITION_CHANGED = QGraphicsItem.GraphicsItemChange.ItemPositionHasChanged
 
 
 class NodeItem(QGraphicsItem):
@@ -245,16 +247,19 @@ class NodeItem(QGraphicsItem):
         return p
 
     def itemChange(self, change: QGraphicsItem.GraphicsItemChange, value):
-        if change == QGraphicsItem.GraphicsItemChange.ItemPositionChange:
+        # Qt calls this about ten times as a card is made (flags, position, tooltip, scene):
+        # the enum members are module constants and the changes it does not handle return
+        # ``value`` as the base class does, without a round trip through it.
+        if change is _POSITION_CHANGE:
             # Whole pixels (or the grid) so saved files hold tidy coordinates.
             if self.snap:
                 return QPointF(round(value.x() / GRID) * GRID, round(value.y() / GRID) * GRID)
             return QPointF(round(value.x()), round(value.y()))
-        if change == QGraphicsItem.GraphicsItemChange.ItemPositionHasChanged:
+        if change is _POSITION_CHANGED:
             scene = self.scene()
             if scene is not None and hasattr(scene, "node_item_moved"):
                 scene.node_item_moved(self)
-        return super().itemChange(change, value)
+        return value
 
     def hoverMoveEvent(self, event: QGraphicsSceneHoverEvent) -> None:
         # The tooltip depends on what is under the pointer: a handle, the badge, or the body.
