@@ -5,8 +5,10 @@ else which orthogonal path is) is the largest part of building a scene for a doc
 thousands of links: about a third of a 2,000-card, 3,000-link load. A document that big is
 shown first with every link as its curve (what a link clear of other cards keeps anyway), and
 its links are routed in slices of ``SLICE_S`` on the event loop once the scene has been
-painted, so the window shows the document sooner and stays responsive while the routes come
-in. A link that is routed for another reason meanwhile (its card moved) leaves the queue;
+painted, so the window shows the document sooner and stays responsive meanwhile; the routes
+are given to the links together, in one repaint (a repaint of a fitted 2,000-card view per
+slice cost more than the routing). A link that is routed for another reason meanwhile (its
+card moved) leaves the queue;
 :meth:`PendingRoutes.finish` routes the rest at once (a test, a benchmark that needs them).
 """
 
@@ -26,51 +28,74 @@ ConnKey = tuple[str, str, str, str]
 
 
 class PendingRoutes:
-    """The links still drawn as their curve, in the order they are routed."""
+    """The links still drawn as their curve: routes are found in slices (pure geometry, the
+    items untouched, so nothing is repainted meanwhile) and given to the items all at once
+    when the last is found, in one repaint. A card that moved meanwhile (the cards' version
+    changed) sends the routes found so far back to be found again."""
 
-    def __init__(self, owner: QObject, route_one: Callable[[ConnKey], None]) -> None:
-        self._keys: dict[ConnKey, None] = {}  # (an ordered set)
-        self._route_one = route_one
+    def __init__(
+        self,
+        owner: QObject,
+        find: Callable[[ConnKey], object | None],
+        apply: Callable[[ConnKey, object], None],
+        version: Callable[[], int],
+    ) -> None:
+        self._keys: dict[ConnKey, None] = {}  # to find, in order (an ordered set)
+        self._found: dict[ConnKey, object] = {}  # found, not yet given to the items
+        self._find, self._apply, self._version_of = find, apply, version
+        self._version = -1  # the cards' version the routes in _found were found against
         self._timer = QTimer(owner)
         self._timer.setSingleShot(True)
         self._timer.setInterval(0)
         self._timer.timeout.connect(self._slice)
 
     def __len__(self) -> int:
-        return len(self._keys)
+        return len(self._keys) + len(self._found)
 
     def __contains__(self, key: object) -> bool:
-        return key in self._keys
+        return key in self._keys or key in self._found
 
     def add(self, key: ConnKey) -> None:
         self._keys[key] = None
 
     def discard(self, key: ConnKey) -> None:
         self._keys.pop(key, None)
+        self._found.pop(key, None)
 
     def clear(self) -> None:
         self._keys.clear()
+        self._found.clear()
         self._timer.stop()
 
     def painted(self) -> None:
-        """The scene was painted: route what is left on the next turns of the event loop."""
-        if self._keys and not self._timer.isActive():
+        """The scene was painted: find the routes on the next turns of the event loop."""
+        if len(self) and not self._timer.isActive():
             self._timer.start()
 
     def finish(self) -> None:
         """Route every link still waiting, now."""
         self._timer.stop()
-        while self._keys:
-            self._next()
-
-    def _next(self) -> None:
-        key = next(iter(self._keys))
-        del self._keys[key]
-        self._route_one(key)
+        self._run(None)
 
     def _slice(self) -> None:
-        end = time.perf_counter() + SLICE_S
-        while self._keys and time.perf_counter() < end:
-            self._next()
-        if self._keys:
+        self._run(time.perf_counter() + SLICE_S)
+        if len(self):
             self._timer.start()
+
+    def _run(self, end: float | None) -> None:
+        version = self._version_of()
+        if version != self._version:  # cards moved: what was found may cross them now
+            self._keys = dict.fromkeys(list(self._found) + list(self._keys))
+            self._found.clear()
+            self._version = version
+        keys, found = self._keys, self._found
+        while keys and (end is None or time.perf_counter() < end):
+            key = next(iter(keys))
+            del keys[key]
+            route = self._find(key)
+            if route is not None:
+                found[key] = route
+        if not keys:
+            self._found = {}
+            for key, route in found.items():
+                self._apply(key, route)

@@ -85,7 +85,9 @@ class ProjectedScene(ShownState, QGraphicsScene):
         self._link_batch = LinkBatch()
         self._overview_image = OverviewCache()  # the overview drawn once per zoom and model change
         # A document with many links shows them as curves first, routed after the first paint.
-        self.pending_routes = PendingRoutes(self, self._route_pending)
+        self.pending_routes = PendingRoutes(
+            self, self._route_pending, self._apply_route, lambda: self.obstacles.version
+        )
         self._defer_routes = False
         # Cards by model position, for routing links around them (kept in step with the items).
         self.obstacles = ObstacleGrid()
@@ -322,28 +324,45 @@ class ProjectedScene(ShownState, QGraphicsScene):
         self.obstacles.set(item.node_id, (x, y, x + item.layout.width, y + item.layout.height))
 
     def _route_edge(self, key: ConnKey, edge: EdgeItem) -> None:
+        if not self._defer_routes:
+            self.pending_routes.discard(key)  # routed now: it no longer waits
         if self.annotations.route_hidden(key, edge):  # an end inside a collapsed group
             return
         if not edge.isVisible():
             edge.setVisible(True)
-        a = self.node_items.peek(key[0]).port_scene_pos(key[1])
-        b = self.node_items.peek(key[2]).port_scene_pos(key[3])
+        a, b = self._ends(key)
         if self._defer_routes:  # a big document's load: its curve now, its route after the first paint
             self.pending_routes.add(key)
             edge.set_ends(a, b, None)
             return
-        self.pending_routes.discard(key)
+        edge.set_ends(a, b, self._bends(key, edge, a, b))
+
+    def _ends(self, key: ConnKey) -> tuple[QPointF, QPointF]:
+        return (
+            self.node_items.peek(key[0]).port_scene_pos(key[1]),
+            self.node_items.peek(key[2]).port_scene_pos(key[3]),
+        )
+
+    def _bends(self, key: ConnKey, edge: EdgeItem, a: QPointF, b: QPointF) -> list[tuple[float, float]] | None:
         try:
-            bends = route((a.x(), a.y()), (b.x(), b.y()), edge.subagent, self.obstacles, (key[0], key[2]))
+            return route((a.x(), a.y()), (b.x(), b.y()), edge.subagent, self.obstacles, (key[0], key[2]))
         except Exception:  # never let geometry take the canvas down (this runs inside Qt callbacks)
             log.exception("routing the link %s failed; drawing it as a curve", key)
-            bends = None
-        edge.set_ends(a, b, bends)
+            return None
 
-    def _route_pending(self, key: ConnKey) -> None:
+    def _route_pending(self, key: ConnKey) -> tuple | None:
+        """A waiting link's route, found without touching its item (see :mod:`.pending_routes`)."""
+        edge = self.edge_items.peek(key)
+        hidden = self.annotations.hidden  # (an end in a collapsed group: drawn to the group's card)
+        if edge is None or key[0] in hidden or key[2] in hidden:
+            return None
+        a, b = self._ends(key)
+        return a, b, self._bends(key, edge, a, b)
+
+    def _apply_route(self, key: ConnKey, found: tuple) -> None:
         edge = self.edge_items.peek(key)
         if edge is not None:
-            self._route_edge(key, edge)
+            edge.set_ends(*found)
 
     def _links_across(self, ids: list[str]) -> set[ConnKey]:
         """Links that run under the cards ``ids`` without ending there (from the scene's index)."""

@@ -62,6 +62,8 @@ from .node_marks import (
 from .port import PortHit, hit, paint_port
 
 _ERROR_TEXT = "#ff9b94"  # the error port's label (readable on the node body)
+_PORT_COLOR = QColor("#c9d1d9")
+PORT_LOD = 0.12  # zoomed out further, cards are drawn without their handles (under 2 px across)
 _POSITION_CHANGE = QGraphicsItem.GraphicsItemChange.ItemPositionChange
 _POSITION_CHANGED = QGraphicsItem.GraphicsItemChange.ItemPositionHasChanged
 
@@ -336,9 +338,10 @@ class NodeItem(QGraphicsItem):
             self._paint_text(painter, lay)
         elif lod >= 0.2:
             self._paint_far_title(painter, lay, lod)
-        # Ports
-        port_color = QColor("#c9d1d9")
-        if lay.input_pos is not None:
+        # Ports (below PORT_LOD a handle is a speck of a pixel or less: a fitted 2,000-card
+        # graph paints 6,000 of them into the cards' caches on its first frame)
+        port_color = _PORT_COLOR
+        if lay.input_pos is not None and lod >= PORT_LOD:
             paint_port(
                 painter,
                 lay.input_pos,
@@ -346,7 +349,7 @@ class NodeItem(QGraphicsItem):
                 "input" in self.connected,
                 self.target_state == "ok",
             )
-        for h, p, _ in lay.outputs:
+        for h, p, _ in lay.outputs if lod >= PORT_LOD else ():
             c = KIND_COLOR["subagent"] if h == "subagent" else ERROR_PORT if h == ERROR_HANDLE else port_color
             if h in self.taken:
                 c = TAKEN_PORT
