@@ -22,6 +22,7 @@ sticky notes and groups are kept by the scene's :class:`~.annotation_layer.Annot
 from __future__ import annotations
 
 import logging
+import time
 from collections import defaultdict
 
 from PySide6.QtCore import QPointF, QRectF, Qt
@@ -64,6 +65,7 @@ class ProjectedScene(ShownState, QGraphicsScene):
         self.edge_items: LazyItems = LazyItems(self._make_edge_item)
         self.lazy = False  # a big document: items only for what is in view (see the module doc)
         self.overview = False  # zoomed out over a big document: cards painted from the grid
+        self.realize_left = 0  # cards in the view's margin still without an item (see realize_rect)
         self._links: dict[str, set[ConnKey]] = defaultdict(set)  # every link of each node (lazy mode)
         self._issues: dict[str, tuple[str | None, str]] = {}
         self._found: set[str] = set()
@@ -216,9 +218,14 @@ class ProjectedScene(ShownState, QGraphicsScene):
                 item.set_connected(self._connected_handles(node_id))
         return item
 
-    def realize_rect(self, rect: QRectF) -> bool:
+    def realize_rect(self, rect: QRectF, visible: QRectF | None = None, budget_s: float | None = None) -> bool:
         """Make the items of the cards in ``rect`` (and their links), unless more than
-        ``REALIZE_CAP`` cards are there: then the overview paints them. True when items were made."""
+        ``REALIZE_CAP`` cards are there: then the overview paints them. True when items were made.
+
+        With ``budget_s`` (a frame while scrolling), the cards in ``visible`` are made at once
+        and the others in ``rect`` (the margin around the view) only for that long; what is
+        left is counted in ``realize_left`` for the view to make on its next turns."""
+        self.realize_left = 0
         if not self.lazy:
             return False
         r = (rect.left(), rect.top(), rect.right(), rect.bottom())
@@ -231,13 +238,28 @@ class ProjectedScene(ShownState, QGraphicsScene):
         was = self.overview
         self.overview = False
         made = [nid for nid in hits if not self.node_items.has(nid)]
-        for nid in made:  # cards first, then the links between cards with items
-            self._make_node_item(nid, links=False)
-        for nid in made:
-            self._make_links(nid)
+        if budget_s is not None and visible is not None and made:
+            vx0, vy0, vx1, vy1 = visible.left(), visible.top(), visible.right(), visible.bottom()
+            now = [n for n in made if (c := hits[n])[0] < vx1 and c[2] > vx0 and c[1] < vy1 and c[3] > vy0]
+            self._make_cards(now)
+            end = time.perf_counter() + budget_s
+            later = [n for n in made if not self.node_items.has(n)]
+            for i, nid in enumerate(later):
+                if time.perf_counter() > end:
+                    self.realize_left = len(later) - i
+                    break
+                self._make_cards([nid])
+        else:
+            self._make_cards(made)
         if was or made:
             self.update()
         return bool(made)
+
+    def _make_cards(self, ids: list[str]) -> None:
+        for nid in ids:  # cards first, then the links between cards with items
+            self._make_node_item(nid, links=False)
+        for nid in ids:
+            self._make_links(nid)
 
     def _apply_kept_state(self, item: NodeItem) -> None:
         nid = item.node_id

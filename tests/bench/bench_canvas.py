@@ -86,6 +86,9 @@ def generate(n_nodes: int = 2000, n_links: int = 3000, seed: int = 7):
     return Workflow.model_validate({"name": "bench", "version": 1, "nodes": nodes, "connections": links})
 
 
+LOAD_PAIRS = 3  # loads of the 2,000-node graph, floor and ours in turn
+
+
 def _frame(view, move) -> tuple[float, float]:
     """One frame: ``move()``, then a synchronous repaint of the viewport; (wall s, CPU s)."""
     w0, c0 = time.perf_counter(), time.process_time()
@@ -259,8 +262,20 @@ def run(n_nodes: int, n_links: int, frames: int, with_floor: bool = True) -> dic
     from editor.layout import auto_layout
 
     wf = generate(n_nodes, n_links)
-    base = _Floor(wf) if with_floor else None
-    ours = _Ours(wf)
+    # Loads in alternation, floor then ours, ``LOAD_PAIRS`` times (a load is one figure, not a
+    # median of frames: one pair on a loaded shared machine gave 2.2-3.3x from run to run);
+    # the ratio is the median of the pairs', the last pair goes on to the frames.
+    pairs: list[tuple[float, float]] = []
+    for i in range(LOAD_PAIRS if with_floor else 1):
+        base = _Floor(wf) if with_floor else None
+        ours = _Ours(wf)
+        if base is not None:
+            pairs.append((ours.load_s / base.load_s, ours.load_cpu_s / base.load_cpu_s))
+        if i < (LOAD_PAIRS if with_floor else 1) - 1:
+            for side in (base, ours):
+                side.view.close()
+                side.view.deleteLater()
+            QApplication.processEvents()
     sides = [ours] if base is None else [ours, base]
     phases = _phases(sides, frames)
     # Auto-layout of the whole graph (model positions, then every link routed once).
@@ -306,8 +321,10 @@ def run(n_nodes: int, n_links: int, frames: int, with_floor: bool = True) -> dic
             "drag_ratio": result["drag_frame_ms"] / _ms(phases["drag"][1]),
             "pan_cpu_ratio": result["pan_frame_cpu_ms"] / _ms(phases["pan"][1], 1),
             "drag_cpu_ratio": result["drag_frame_cpu_ms"] / _ms(phases["drag"][1], 1),
-            "load_ratio": ours.load_s / base.load_s,
-            "load_cpu_ratio": ours.load_cpu_s / base.load_cpu_s,
+            "load_ratio": statistics.median(p[0] for p in pairs),
+            "load_cpu_ratio": statistics.median(p[1] for p in pairs),
+            "load_ratio_max": max(p[0] for p in pairs),
+            "load_cpu_ratio_max": max(p[1] for p in pairs),
         }
     return result
 
@@ -355,7 +372,8 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"ratios to the floor: pan {result['pan_ratio']:.2f}x (CPU {result['pan_cpu_ratio']:.2f}x), "
         f"drag {result['drag_ratio']:.2f}x (CPU {result['drag_cpu_ratio']:.2f}x), "
-        f"load to first paint {result['load_ratio']:.2f}x (CPU {result['load_cpu_ratio']:.2f}x) (targets: 2x, 2x, 3x)"
+        f"load to first paint {result['load_ratio']:.2f}x (CPU {result['load_cpu_ratio']:.2f}x; "
+        f"median of {LOAD_PAIRS}, worst {result['load_ratio_max']:.2f}x) (targets: 2x, 2x, 3x)"
     )
     if big is not None:
         print(
