@@ -64,6 +64,12 @@ from .port import PortHit, hit, paint_port
 _ERROR_TEXT = "#ff9b94"  # the error port's label (readable on the node body)
 _PORT_COLOR = QColor("#c9d1d9")
 PORT_LOD = 0.12  # zoomed out further, cards are drawn without their handles (under 2 px across)
+_NODE_FLAGS = (  # (made once: a big document makes thousands of cards)
+    QGraphicsItem.GraphicsItemFlag.ItemIsSelectable
+    | QGraphicsItem.GraphicsItemFlag.ItemIsMovable
+    | QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges
+)
+_DEVICE_CACHE = QGraphicsItem.CacheMode.DeviceCoordinateCache
 _POSITION_CHANGE = QGraphicsItem.GraphicsItemChange.ItemPositionChange
 _POSITION_CHANGED = QGraphicsItem.GraphicsItemChange.ItemPositionHasChanged
 
@@ -98,13 +104,9 @@ class NodeItem(QGraphicsItem):
         self.output_text = ""
         self._preview_lines: list[str] = []
         self._update_rect()
-        self.setFlags(
-            QGraphicsItem.GraphicsItemFlag.ItemIsSelectable
-            | QGraphicsItem.GraphicsItemFlag.ItemIsMovable
-            | QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges
-        )
+        self.setFlags(_NODE_FLAGS)
         self.setAcceptHoverEvents(True)
-        self.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+        self.setCacheMode(_DEVICE_CACHE)
         self.setPos(node.x, node.y)
         self.setToolTip(self._body_tooltip())
 
