@@ -39,10 +39,12 @@ class PendingRoutes:
         find: Callable[[ConnKey], object | None],
         apply: Callable[[ConnKey, object], None],
         version: Callable[[], int],
+        done: Callable[[], None] = lambda: None,
     ) -> None:
         self._keys: dict[ConnKey, None] = {}  # to find, in order (an ordered set)
         self._found: dict[ConnKey, object] = {}  # found, not yet given to the items
         self._find, self._apply, self._version_of = find, apply, version
+        self._done = done  # the routes were given (a scene repaints: its far-out links are drawn merged)
         self._version = -1  # the cards' version the routes in _found were found against
         self._timer = QTimer(owner)
         self._timer.setSingleShot(True)
@@ -99,3 +101,5 @@ class PendingRoutes:
             self._found = {}
             for key, route in found.items():
                 self._apply(key, route)
+            if found:
+                self._done()

@@ -88,7 +88,7 @@ class ProjectedScene(ShownState, QGraphicsScene):
         self._overview_image = OverviewCache()  # the overview drawn once per zoom and model change
         # A document with many links shows them as curves first, routed after the first paint.
         self.pending_routes = PendingRoutes(
-            self, self._route_pending, self._apply_route, lambda: self.obstacles.version
+            self, self._route_pending, self._apply_route, lambda: self.obstacles.version, self.update
         )
         self._defer_routes = False
         # Cards by model position, for routing links around them (kept in step with the items).
