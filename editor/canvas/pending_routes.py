@@ -17,9 +17,13 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from PySide6.QtCore import QObject, QTimer
+from PySide6.QtCore import QObject, Qt, QTimer
+from PySide6.QtGui import QColor, QPainter, QPainterPath, QPen
 
-__all__ = ["PendingRoutes", "DEFER_LINKS"]
+from .items.edge import bezier
+from .style import EDGE, EDGE_SUB, ERROR_HANDLE, ERROR_LINK, pen
+
+__all__ = ["PendingRoutes", "UnmadeCurves", "DEFER_LINKS"]
 
 DEFER_LINKS = 500  # a document with more links than this shows them as curves until routed
 SLICE_S = 0.04  # routing time per turn of the event loop (the window answers in between)
@@ -46,6 +50,7 @@ class PendingRoutes:
         self._find, self._apply, self._version_of = find, apply, version
         self._done = done  # the routes were given (a scene repaints: its far-out links are drawn merged)
         self._version = -1  # the cards' version the routes in _found were found against
+        self.generation = 0  # goes up when the queue is cleared (a new document)
         self._timer = QTimer(owner)
         self._timer.setSingleShot(True)
         self._timer.setInterval(0)
@@ -57,6 +62,9 @@ class PendingRoutes:
     def __contains__(self, key: object) -> bool:
         return key in self._keys or key in self._found
 
+    def waiting(self) -> list[ConnKey]:
+        return [*self._found, *self._keys]
+
     def add(self, key: ConnKey) -> None:
         self._keys[key] = None
 
@@ -65,6 +73,7 @@ class PendingRoutes:
         self._found.pop(key, None)
 
     def clear(self) -> None:
+        self.generation += 1
         self._keys.clear()
         self._found.clear()
         self._timer.stop()
@@ -103,3 +112,53 @@ class PendingRoutes:
                 self._apply(key, route)
             if found:
                 self._done()
+
+
+class UnmadeCurves:
+    """The links of a big document that have no item yet (their items are made after the
+    first paint), drawn by the scene as their curves, merged by colour: far out as the hairlines
+    the links' own items draw there, nearer as their stroke (without the arrow, for the moment
+    until the item is made). Made again only when ``key`` changes (the scene's cards or links)."""
+
+    __slots__ = ("_key", "_paths")
+
+    def __init__(self) -> None:
+        self._key: tuple | None = None
+        self._paths: list[tuple[QColor, bool, QPainterPath]] = []
+
+    def draw(
+        self,
+        painter: QPainter,
+        key: tuple,
+        ends: Callable[[ConnKey], tuple | None],
+        keys: Callable[[], list[ConnKey]],
+        far: bool,
+    ) -> None:
+        if key != self._key:
+            self._paths = _merged(keys(), ends)
+            self._key = key
+        aa = painter.testRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, not far)
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        for color, dashed, path in self._paths:
+            painter.setPen(QPen(color, 0) if far else pen(color.name(), 2.0, dashed))
+            painter.drawPath(path)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, aa)
+
+
+def _merged(keys, ends: Callable[[ConnKey], tuple | None]) -> list[tuple[QColor, bool, QPainterPath]]:
+    """Each link's curve (as :class:`~.items.edge.EdgeItem` draws it before it is routed),
+    merged into one path per look: plain, subagent (dashed), error (dashed)."""
+    looks: dict[str, tuple[QColor, bool, QPainterPath]] = {}
+    for key in keys:
+        found = ends(key)
+        if found is None:
+            continue
+        sub = key[1] == "subagent"
+        name = "error" if key[1] == ERROR_HANDLE else "sub" if sub else "plain"
+        look = looks.get(name)
+        if look is None:
+            color = ERROR_LINK if name == "error" else EDGE_SUB if sub else EDGE
+            look = looks[name] = (color, name != "plain", QPainterPath())
+        look[2].addPath(bezier(found[0], found[1], sub))
+    return list(looks.values())

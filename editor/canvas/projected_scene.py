@@ -40,7 +40,7 @@ from .items.node import NodeItem
 from .lazy_items import LazyItems
 from .link_batch import LINK_BATCH_LOD, LinkBatch
 from .overview_cache import OverviewCache
-from .pending_routes import DEFER_LINKS, PendingRoutes
+from .pending_routes import DEFER_LINKS, PendingRoutes, UnmadeCurves
 from .projection import Overview, Projection, count_link, shown_as_subagent
 from .routing import ObstacleGrid, route
 from .run_overlay import RunOverlay
@@ -90,7 +90,8 @@ class ProjectedScene(ShownState, QGraphicsScene):
         self.pending_routes = PendingRoutes(
             self, self._route_pending, self._apply_route, lambda: self.obstacles.version, self.update
         )
-        self._defer_routes = False
+        self._curve_only = False  # links made now keep their curve (their route is found later)
+        self._unmade = UnmadeCurves()  # ... and those not made yet, drawn by the scene
         # Cards by model position, for routing links around them (kept in step with the items).
         self.obstacles = ObstacleGrid()
         self.snap_to_grid = False
@@ -160,14 +161,18 @@ class ProjectedScene(ShownState, QGraphicsScene):
                 for node in wf.nodes:
                     self._add_node_item(node)
                 self.annotations.add_items()
-                self._defer_routes = len(wf.connections) > DEFER_LINKS
-                for c in wf.connections:
-                    self._add_edge_item(c.key())
+                if len(wf.connections) > DEFER_LINKS:
+                    # Many links: none is made before the first paint (the scene draws their
+                    # curves from the cards); they are made and routed after it, in slices.
+                    for c in wf.connections:
+                        self.pending_routes.add(c.key())
+                else:
+                    for c in wf.connections:
+                        self._add_edge_item(c.key())
                 for nid, item in self.node_items.items():
                     item.set_connected(self._connected_handles(nid))
         finally:
             self._building = False
-            self._defer_routes = False
         self.setSceneRect(self.items_bounds().adjusted(-6000, -6000, 6000, 6000))
 
     # ------------------------------------------------------------------ lazy projection (big documents)
@@ -203,6 +208,10 @@ class ProjectedScene(ShownState, QGraphicsScene):
                 self._add_edge_item(key)
 
     def _make_edge_item(self, key) -> EdgeItem | None:
+        if not self.lazy and not self._building and isinstance(key, tuple) and key in self.pending_routes:
+            # a link of a big document not made yet (see pending_routes): made now, with its curve
+            self._add_edge_item(key, route=False)
+            return self.edge_items.peek(key)
         if not self.lazy or self._building or not isinstance(key, tuple) or key not in self._links.get(key[0], ()):
             return None
         self._add_edge_item(key)
@@ -346,15 +355,14 @@ class ProjectedScene(ShownState, QGraphicsScene):
         self.obstacles.set(item.node_id, (x, y, x + item.layout.width, y + item.layout.height))
 
     def _route_edge(self, key: ConnKey, edge: EdgeItem) -> None:
-        if not self._defer_routes:
+        if not self._curve_only:
             self.pending_routes.discard(key)  # routed now: it no longer waits
         if self.annotations.route_hidden(key, edge):  # an end inside a collapsed group
             return
-        if not edge.isVisible():
+        if not edge.isVisible() and not (self._curve_only and self.links_batched):
             edge.setVisible(True)
         a, b = self._ends(key)
-        if self._defer_routes:  # a big document's load: its curve now, its route after the first paint
-            self.pending_routes.add(key)
+        if self._curve_only:  # made while its route waits (see pending_routes): its curve for now
             edge.set_ends(a, b, None)
             return
         edge.set_ends(a, b, self._bends(key, edge, a, b))
@@ -373,8 +381,12 @@ class ProjectedScene(ShownState, QGraphicsScene):
             return None
 
     def _route_pending(self, key: ConnKey) -> tuple | None:
-        """A waiting link's route, found without touching its item (see :mod:`.pending_routes`)."""
+        """A waiting link's route, found without touching its item (made first, with its curve,
+        when it has none yet; see :mod:`.pending_routes`)."""
         edge = self.edge_items.peek(key)
+        if edge is None:
+            self._add_edge_item(key, route=False)
+            edge = self.edge_items.peek(key)
         hidden = self.annotations.hidden  # (an end in a collapsed group: drawn to the group's card)
         if edge is None or key[0] in hidden or key[2] in hidden:
             return None
@@ -413,7 +425,7 @@ class ProjectedScene(ShownState, QGraphicsScene):
             if edge is not None:
                 self._route_edge(key, edge)
 
-    def _add_edge_item(self, key: ConnKey) -> None:
+    def _add_edge_item(self, key: ConnKey, route: bool = True) -> None:
         src, tgt = self._ensure_node_item(key[0]), self._ensure_node_item(key[2])
         if src is None or tgt is None:
             return  # a link to a missing node (invalid file): validation reports it
@@ -425,7 +437,11 @@ class ProjectedScene(ShownState, QGraphicsScene):
         dict.__setitem__(self.edge_items, key, edge)
         self.node_edges[key[0]].add(key)
         self.node_edges[key[2]].add(key)
-        self._route_edge(key, edge)
+        self._curve_only = not route
+        try:
+            self._route_edge(key, edge)
+        finally:
+            self._curve_only = False
         edge.setToolTip(
             f"{src.layout.title} → {tgt.layout.title}" + (" (subagent)" if key[1] == "subagent" else f" ({key[1]})")
         )
@@ -586,7 +602,8 @@ class ProjectedScene(ShownState, QGraphicsScene):
         """A card's item is gone (its node was removed); a gesture holding it lets go of it."""
 
     def drawBackground(self, painter: QPainter, rect: QRectF) -> None:
-        if len(self.pending_routes):
+        waiting = bool(len(self.pending_routes))
+        if waiting:
             self.pending_routes.painted()
         if self.lazy and self.overview:
             painter.fillRect(rect, CANVAS_BG)
@@ -604,8 +621,24 @@ class ProjectedScene(ShownState, QGraphicsScene):
                 lambda nid: self._links.get(nid, ()),
                 self.edge_items.has,
             )
+        if waiting:
+            self._unmade.draw(
+                painter,
+                (self.pending_routes.generation, self.obstacles.version, self._links_version),
+                self._unmade_ends,
+                self.pending_routes.waiting,
+                self.links_batched,
+            )
         if self.links_batched:
             self._link_batch.draw(painter, self.edge_items.values(), len(self.edge_items))
+
+    def _unmade_ends(self, key: ConnKey) -> tuple[QPointF, QPointF] | None:
+        """Where a link with no item yet is drawn from and to (None: it has an item, or a card is missing)."""
+        if self.edge_items.has(key) or key[0] in self.annotations.hidden or key[2] in self.annotations.hidden:
+            return None
+        if self.node_items.peek(key[0]) is None or self.node_items.peek(key[2]) is None:
+            return None
+        return self._ends(key)
 
     def set_link_detail(self, zoom: float) -> None:
         """Below :data:`LINK_BATCH_LOD` the links are painted merged by the scene (their items
