@@ -1,15 +1,15 @@
-"""Links drawn as their curve first and routed around cards after the first paint.
+"""A big document's links: made and routed around cards after the first paint.
 
-Routing a link (:func:`~editor.canvas.routing.route`: is its curve clear of every other card,
-else which orthogonal path is) is the largest part of building a scene for a document with
-thousands of links: about a third of a 2,000-card, 3,000-link load. A document that big is
-shown first with every link as its curve (what a link clear of other cards keeps anyway), and
-its links are routed in slices of ``SLICE_S`` on the event loop once the scene has been
-painted, so the window shows the document sooner and stays responsive meanwhile; the routes
-are given to the links together, in one repaint (a repaint of a fitted 2,000-card view per
-slice cost more than the routing). A link that is routed for another reason meanwhile (its
-card moved) leaves the queue;
-:meth:`PendingRoutes.finish` routes the rest at once (a test, a benchmark that needs them).
+Making 3,000 link items and routing them (:func:`~editor.canvas.routing.route`: is the curve
+clear of every other card, else which orthogonal path is) was two thirds of loading a
+2,000-card, 3,000-link document, and a fitted first paint draws those links as merged
+hairlines anyway. A document with more than ``DEFER_LINKS`` links is shown first with no
+link item: the scene draws each link's curve from the cards (:class:`UnmadeCurves`, one path
+per look). Once it has been painted, :class:`PendingRoutes` makes the items (with their
+curves) and finds their routes in slices of ``SLICE_S`` on the event loop (pure geometry, so
+nothing is repainted meanwhile), then gives the routes to the links together, in one repaint.
+A link looked up meanwhile (``edge_items[key]``) is made at once; one routed for another
+reason (its card moved) leaves the queue; :meth:`PendingRoutes.finish` does the rest at once.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from .style import EDGE, EDGE_SUB, ERROR_HANDLE, ERROR_LINK, pen
 
 __all__ = ["PendingRoutes", "UnmadeCurves", "DEFER_LINKS"]
 
-DEFER_LINKS = 500  # a document with more links than this shows them as curves until routed
+DEFER_LINKS = 1000  # a document with more links than this makes them after its first paint
 SLICE_S = 0.04  # routing time per turn of the event loop (the window answers in between)
 
 ConnKey = tuple[str, str, str, str]
