@@ -33,23 +33,26 @@ from engine import Node
 from ..document import ConnKey
 from ..editing import WorkflowDocument
 from .annotation_layer import AnnotationLayer
-from .background import draw_grid, draw_loose_links, draw_overview
+from .background import draw_grid, draw_loose_links
 from .items.edge import EdgeItem
 from .items.node import NodeItem
 from .lazy_items import LazyItems
+from .lazy_projection import LazyProjection
 from .link_batch import LINK_BATCH_LOD, LinkBatch
+from .overview_cache import OverviewCache
+from .pending_routes import DEFER_LINKS, PendingRoutes, UnmadeCurves
 from .projection import Overview, Projection, count_link, shown_as_subagent
 from .routing import ObstacleGrid, route
 from .run_overlay import RunOverlay
 from .shown_state import ShownState
-from .style import CANVAS_BG, node_layout, node_rect, node_title
+from .style import CANVAS_BG, node_layout, node_title
 
 __all__ = ["ProjectedScene"]
 
 log = logging.getLogger(__name__)
 
 
-class ProjectedScene(ShownState, QGraphicsScene):
+class ProjectedScene(ShownState, LazyProjection, QGraphicsScene):
     """The document's cards and links as items, kept in step with its signals."""
 
     LAZY_NODES = 2500  # above this many nodes, items are made only for what is in view
@@ -62,6 +65,7 @@ class ProjectedScene(ShownState, QGraphicsScene):
         self.edge_items: LazyItems = LazyItems(self._make_edge_item)
         self.lazy = False  # a big document: items only for what is in view (see the module doc)
         self.overview = False  # zoomed out over a big document: cards painted from the grid
+        self.realize_left = 0  # cards in the view's margin still without an item (see realize_rect)
         self._links: dict[str, set[ConnKey]] = defaultdict(set)  # every link of each node (lazy mode)
         self._issues: dict[str, tuple[str | None, str]] = {}
         self._found: set[str] = set()
@@ -81,6 +85,13 @@ class ProjectedScene(ShownState, QGraphicsScene):
         self._batch_move = False  # a document move in progress: links are routed once at the end
         self.links_batched = False  # zoomed far out: link items hidden, painted merged (link_batch)
         self._link_batch = LinkBatch()
+        self._overview_image = OverviewCache()  # the overview drawn once per zoom and model change
+        # A document with many links shows them as curves first, routed after the first paint.
+        self.pending_routes = PendingRoutes(
+            self, self._route_pending, self._apply_route, lambda: self.obstacles.version, self.update
+        )
+        self._curve_only = False  # links made now keep their curve (their route is found later)
+        self._unmade = UnmadeCurves()  # ... and those not made yet, drawn by the scene
         # Cards by model position, for routing links around them (kept in step with the items).
         self.obstacles = ObstacleGrid()
         self.snap_to_grid = False
@@ -128,6 +139,8 @@ class ProjectedScene(ShownState, QGraphicsScene):
             self.annotations.clear()
             self._all_selected = False
             self._overview_geom = (None, -1, -1)
+            self._overview_image.clear()
+            self.pending_routes.clear()
             self._bounds_cache = None
             wf = self.document.workflow
             if plan is None or plan.workflow is not wf:
@@ -148,97 +161,19 @@ class ProjectedScene(ShownState, QGraphicsScene):
                 for node in wf.nodes:
                     self._add_node_item(node)
                 self.annotations.add_items()
-                for c in wf.connections:
-                    self._add_edge_item(c.key())
+                if len(wf.connections) > DEFER_LINKS:
+                    # Many links: none is made before the first paint (the scene draws their
+                    # curves from the cards); they are made and routed after it, in slices.
+                    for c in wf.connections:
+                        self.pending_routes.add(c.key())
+                else:
+                    for c in wf.connections:
+                        self._add_edge_item(c.key())
                 for nid, item in self.node_items.items():
                     item.set_connected(self._connected_handles(nid))
         finally:
             self._building = False
         self.setSceneRect(self.items_bounds().adjusted(-6000, -6000, 6000, 6000))
-
-    # ------------------------------------------------------------------ lazy projection (big documents)
-    def _model_rect(self, node: Node) -> tuple[float, float, float, float]:
-        """A card's rectangle without laying it out: its kind's size (the first card of each
-        kind, look and fold is measured); the exact one replaces it when the item is made."""
-        sub = self._is_sub(node)
-        key = (node.type, sub, bool(node.data.collapsed))
-        size = self._sizes.get(key)
-        if size is None:
-            r = node_rect(node, sub)
-            size = self._sizes[key] = (r.width(), r.height())
-        return node.x, node.y, node.x + size[0], node.y + size[1]
-
-    def _make_node_item(self, node_id, links: bool = True) -> NodeItem | None:
-        """``node_items[id]`` for a node with no item yet: make it (lazy mode), with its links
-        to cards that have items (the others are drawn from the model, see drawBackground)."""
-        if not isinstance(node_id, str) or not self.lazy or self._building:
-            return None
-        node = self.document.node(node_id)
-        if node is None:
-            return None
-        item = self._add_node_item(node)
-        item.set_connected(self._connected_handles(node_id))
-        if links:
-            self._make_links(node_id)
-        return item
-
-    def _make_links(self, node_id: str) -> None:
-        has = self.node_items.has
-        for key in list(self._links.get(node_id, ())):
-            if not self.edge_items.has(key) and has(key[0]) and has(key[2]):
-                self._add_edge_item(key)
-
-    def _make_edge_item(self, key) -> EdgeItem | None:
-        if not self.lazy or self._building or not isinstance(key, tuple) or key not in self._links.get(key[0], ()):
-            return None
-        self._add_edge_item(key)
-        return self.edge_items.peek(key)
-
-    def _ensure_node_item(self, node_id: str) -> NodeItem | None:
-        """The item of ``node_id``, made (without its other links) when missing in lazy mode."""
-        item = self.node_items.peek(node_id)
-        if item is None and self.lazy:
-            node = self.document.node(node_id)
-            if node is not None:
-                item = self._add_node_item(node)
-                item.set_connected(self._connected_handles(node_id))
-        return item
-
-    def realize_rect(self, rect: QRectF) -> bool:
-        """Make the items of the cards in ``rect`` (and their links), unless more than
-        ``REALIZE_CAP`` cards are there: then the overview paints them. True when items were made."""
-        if not self.lazy:
-            return False
-        r = (rect.left(), rect.top(), rect.right(), rect.bottom())
-        hits = self.obstacles.query(r, limit=self.REALIZE_CAP)
-        if hits is None:
-            if not self.overview:
-                self.overview = True
-                self.update()
-            return False
-        was = self.overview
-        self.overview = False
-        made = [nid for nid in hits if not self.node_items.has(nid)]
-        for nid in made:  # cards first, then the links between cards with items
-            self._make_node_item(nid, links=False)
-        for nid in made:
-            self._make_links(nid)
-        if was or made:
-            self.update()
-        return bool(made)
-
-    def _apply_kept_state(self, item: NodeItem) -> None:
-        nid = item.node_id
-        if nid in self._issues:
-            item.set_issues(*self._issues[nid])
-        if nid in self._found:
-            item.set_found(True)
-        if self._all_selected:
-            item.setSelected(True)
-        self._prepare_item(item)
-
-    def _prepare_item(self, item: NodeItem) -> None:
-        """Hook for a scene that changes what items can do (a read-only run view)."""
 
     def node_title(self, node_id: str) -> str:
         """A node's title as the canvas shows it, with no item needed."""
@@ -312,18 +247,48 @@ class ProjectedScene(ShownState, QGraphicsScene):
         self.obstacles.set(item.node_id, (x, y, x + item.layout.width, y + item.layout.height))
 
     def _route_edge(self, key: ConnKey, edge: EdgeItem) -> None:
+        if not self._curve_only:
+            self.pending_routes.discard(key)  # routed now: it no longer waits
         if self.annotations.route_hidden(key, edge):  # an end inside a collapsed group
             return
-        if not edge.isVisible():
+        if not edge.isVisible() and not (self._curve_only and self.links_batched):
             edge.setVisible(True)
-        a = self.node_items.peek(key[0]).port_scene_pos(key[1])
-        b = self.node_items.peek(key[2]).port_scene_pos(key[3])
+        a, b = self._ends(key)
+        if self._curve_only:  # made while its route waits (see pending_routes): its curve for now
+            edge.set_ends(a, b, None)
+            return
+        edge.set_ends(a, b, self._bends(key, edge, a, b))
+
+    def _ends(self, key: ConnKey) -> tuple[QPointF, QPointF]:
+        return (
+            self.node_items.peek(key[0]).port_scene_pos(key[1]),
+            self.node_items.peek(key[2]).port_scene_pos(key[3]),
+        )
+
+    def _bends(self, key: ConnKey, edge: EdgeItem, a: QPointF, b: QPointF) -> list[tuple[float, float]] | None:
         try:
-            bends = route((a.x(), a.y()), (b.x(), b.y()), edge.subagent, self.obstacles, (key[0], key[2]))
+            return route((a.x(), a.y()), (b.x(), b.y()), edge.subagent, self.obstacles, (key[0], key[2]))
         except Exception:  # never let geometry take the canvas down (this runs inside Qt callbacks)
             log.exception("routing the link %s failed; drawing it as a curve", key)
-            bends = None
-        edge.set_ends(a, b, bends)
+            return None
+
+    def _route_pending(self, key: ConnKey) -> tuple | None:
+        """A waiting link's route, found without touching its item (made first, with its curve,
+        when it has none yet; see :mod:`.pending_routes`)."""
+        edge = self.edge_items.peek(key)
+        if edge is None:
+            self._add_edge_item(key, route=False)
+            edge = self.edge_items.peek(key)
+        hidden = self.annotations.hidden  # (an end in a collapsed group: drawn to the group's card)
+        if edge is None or key[0] in hidden or key[2] in hidden:
+            return None
+        a, b = self._ends(key)
+        return a, b, self._bends(key, edge, a, b)
+
+    def _apply_route(self, key: ConnKey, found: tuple) -> None:
+        edge = self.edge_items.peek(key)
+        if edge is not None:
+            edge.set_ends(*found)
 
     def _links_across(self, ids: list[str]) -> set[ConnKey]:
         """Links that run under the cards ``ids`` without ending there (from the scene's index)."""
@@ -352,7 +317,7 @@ class ProjectedScene(ShownState, QGraphicsScene):
             if edge is not None:
                 self._route_edge(key, edge)
 
-    def _add_edge_item(self, key: ConnKey) -> None:
+    def _add_edge_item(self, key: ConnKey, route: bool = True) -> None:
         src, tgt = self._ensure_node_item(key[0]), self._ensure_node_item(key[2])
         if src is None or tgt is None:
             return  # a link to a missing node (invalid file): validation reports it
@@ -364,7 +329,11 @@ class ProjectedScene(ShownState, QGraphicsScene):
         dict.__setitem__(self.edge_items, key, edge)
         self.node_edges[key[0]].add(key)
         self.node_edges[key[2]].add(key)
-        self._route_edge(key, edge)
+        self._curve_only = not route
+        try:
+            self._route_edge(key, edge)
+        finally:
+            self._curve_only = False
         edge.setToolTip(
             f"{src.layout.title} → {tgt.layout.title}" + (" (subagent)" if key[1] == "subagent" else f" ({key[1]})")
         )
@@ -422,6 +391,7 @@ class ProjectedScene(ShownState, QGraphicsScene):
 
     def _remove_edge_item(self, key: ConnKey) -> None:
         edge = self.edge_items.pop(key, None)
+        self.pending_routes.discard(key)
         if edge is not None:
             self.removeItem(edge)
         for nid in (key[0], key[2]):
@@ -524,9 +494,14 @@ class ProjectedScene(ShownState, QGraphicsScene):
         """A card's item is gone (its node was removed); a gesture holding it lets go of it."""
 
     def drawBackground(self, painter: QPainter, rect: QRectF) -> None:
+        waiting = bool(len(self.pending_routes))
+        if waiting:
+            self.pending_routes.painted()
         if self.lazy and self.overview:
             painter.fillRect(rect, CANVAS_BG)
-            draw_overview(painter, rect, self.overview_geometry(), self.items_bounds(), len(self.obstacles.rects))
+            self._overview_image.draw(
+                painter, rect, self.overview_geometry(), self.items_bounds(), len(self.obstacles.rects)
+            )
             return
         draw_grid(painter, rect)  # (opaque: the background's colour too)
         if self.lazy:
@@ -538,8 +513,24 @@ class ProjectedScene(ShownState, QGraphicsScene):
                 lambda nid: self._links.get(nid, ()),
                 self.edge_items.has,
             )
+        if waiting:
+            self._unmade.draw(
+                painter,
+                (self.pending_routes.generation, self.obstacles.version, self._links_version),
+                self._unmade_ends,
+                self.pending_routes.waiting,
+                self.links_batched,
+            )
         if self.links_batched:
             self._link_batch.draw(painter, self.edge_items.values(), len(self.edge_items))
+
+    def _unmade_ends(self, key: ConnKey) -> tuple[QPointF, QPointF] | None:
+        """Where a link with no item yet is drawn from and to (None: it has an item, or a card is missing)."""
+        if self.edge_items.has(key) or key[0] in self.annotations.hidden or key[2] in self.annotations.hidden:
+            return None
+        if self.node_items.peek(key[0]) is None or self.node_items.peek(key[2]) is None:
+            return None
+        return self._ends(key)
 
     def set_link_detail(self, zoom: float) -> None:
         """Below :data:`LINK_BATCH_LOD` the links are painted merged by the scene (their items

@@ -37,6 +37,7 @@ from .scene import CanvasScene
 from .style import GRID, KIND_COLOR, TITLE_H, node_rect, node_size
 
 NODE_MIME = "application/x-flowdesk-node"
+REALIZE_BUDGET_S = 0.003  # per frame of a pan, for making the items of cards just outside the view
 MIN_ZOOM, MAX_ZOOM = 0.005, 3.0  # far enough out to frame a 100k-node file (drawn as an overview)
 
 
@@ -225,16 +226,25 @@ class CanvasView(QGraphicsView):
         # as the view moves, and after edits (a node moved into view, an undo).
         self._realize_timer = QTimer(self, singleShot=True, interval=0)
         self._realize_timer.timeout.connect(self.realize_visible)
+        self._realize_more = QTimer(self, singleShot=True, interval=0)  # the margin, a budget at a time
+        self._realize_more.timeout.connect(self._realize_next)
         scene.document.changed.connect(self._realize_timer.start)
 
-    def realize_visible(self) -> None:
-        """Make the items of the cards in view (plus a margin) of a big document."""
+    def realize_visible(self, budget_s: float | None = None) -> None:
+        """Make the items of the cards in view (plus a margin) of a big document. With
+        ``budget_s`` (a scroll), the cards in the margin get that long; the rest are made on
+        the next turns of the event loop, a budget at a time."""
         scene = self.canvas_scene
         if not shiboken6.isValid(scene) or not scene.lazy or self.viewport().rect().isEmpty():
             return
         r = self.visible_scene_rect()
         m = max(r.width(), r.height()) * 0.25
-        scene.realize_rect(r.adjusted(-m, -m, m, m))
+        scene.realize_rect(r.adjusted(-m, -m, m, m), r, budget_s)
+        if scene.realize_left:
+            self._realize_more.start()
+
+    def _realize_next(self) -> None:
+        self.realize_visible(REALIZE_BUDGET_S)
 
     # ------------------------------------------------------------------ zoom and framing
     def zoom(self) -> float:
@@ -436,7 +446,7 @@ class CanvasView(QGraphicsView):
 
     def scrollContentsBy(self, dx: int, dy: int) -> None:
         super().scrollContentsBy(dx, dy)
-        self.realize_visible()
+        self.realize_visible(REALIZE_BUDGET_S)  # (a frame of a pan: the margin can wait)
         self.minimap.update()
         self.update_minimap_visibility()
 

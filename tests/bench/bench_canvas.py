@@ -3,7 +3,8 @@
     python -m tests.bench.bench_canvas [--nodes N] [--links M] [--frames K] [--json]
 
 Prints the time to load the document and build the scene, the time to the first full
-paint of a fitted view, the median frame time while panning and while dragging one
+paint of a fitted view, then to idle (what the first paint left for later done: a big
+document's links routed on the event loop), the median frame time while panning and while dragging one
 node (each frame = move + synchronous repaint of the viewport), and auto-layout of the
 whole graph (every link routed again) with the repaint after it; then the same for our
 canvas alone at ``--big`` nodes (10,000: its slowest frame is the figure there).
@@ -83,6 +84,9 @@ def generate(n_nodes: int = 2000, n_links: int = 3000, seed: int = 7):
         seen.add(key)
         links.append({"source": f"n{s}", "target": f"n{t}", "sourceHandle": sh, "targetHandle": "input"})
     return Workflow.model_validate({"name": "bench", "version": 1, "nodes": nodes, "connections": links})
+
+
+LOAD_PAIRS = 3  # loads of the 2,000-node graph, floor and ours in turn
 
 
 def _frame(view, move) -> tuple[float, float]:
@@ -185,6 +189,12 @@ class _Ours:
         t2 = time.perf_counter()
         self.build_s, self.paint_s, self.load_s = t1 - t0, t2 - t1, t2 - t0
         self.load_cpu_s = time.process_time() - c0
+        # Then what the first paint left for later (a big document's links routed in slices
+        # on the event loop): the frames below are taken on the finished canvas.
+        while len(getattr(scene, "pending_routes", ())):  # (none on commits before it)
+            app.processEvents()
+        self.idle_s = time.perf_counter() - t0
+        self.idle_cpu_s = time.process_time() - c0
 
     def fit(self) -> None:
         self.view.fit_all()
@@ -252,8 +262,20 @@ def run(n_nodes: int, n_links: int, frames: int, with_floor: bool = True) -> dic
     from editor.layout import auto_layout
 
     wf = generate(n_nodes, n_links)
-    base = _Floor(wf) if with_floor else None
-    ours = _Ours(wf)
+    # Loads in alternation, floor then ours, ``LOAD_PAIRS`` times (a load is one figure, not a
+    # median of frames: one pair on a loaded shared machine gave 2.2-3.3x from run to run);
+    # the ratio is the median of the pairs', the last pair goes on to the frames.
+    pairs: list[tuple[float, float]] = []
+    for i in range(LOAD_PAIRS if with_floor else 1):
+        base = _Floor(wf) if with_floor else None
+        ours = _Ours(wf)
+        if base is not None:
+            pairs.append((ours.load_s / base.load_s, ours.load_cpu_s / base.load_cpu_s))
+        if i < (LOAD_PAIRS if with_floor else 1) - 1:
+            for side in (base, ours):
+                side.view.close()
+                side.view.deleteLater()
+            QApplication.processEvents()
     sides = [ours] if base is None else [ours, base]
     phases = _phases(sides, frames)
     # Auto-layout of the whole graph (model positions, then every link routed once).
@@ -270,6 +292,8 @@ def run(n_nodes: int, n_links: int, frames: int, with_floor: bool = True) -> dic
         "first_paint_ms": ours.paint_s * 1000,
         "load_to_first_paint_ms": ours.load_s * 1000,
         "load_to_first_paint_cpu_ms": ours.load_cpu_s * 1000,
+        "load_to_idle_ms": ours.idle_s * 1000,
+        "load_to_idle_cpu_ms": ours.idle_cpu_s * 1000,
         "pan_frame_ms": _ms(phases["pan"][0]),
         "pan_all_visible_frame_ms": _ms(phases["all"][0]),
         "drag_frame_ms": _ms(phases["drag"][0]),
@@ -297,8 +321,10 @@ def run(n_nodes: int, n_links: int, frames: int, with_floor: bool = True) -> dic
             "drag_ratio": result["drag_frame_ms"] / _ms(phases["drag"][1]),
             "pan_cpu_ratio": result["pan_frame_cpu_ms"] / _ms(phases["pan"][1], 1),
             "drag_cpu_ratio": result["drag_frame_cpu_ms"] / _ms(phases["drag"][1], 1),
-            "load_ratio": ours.load_s / base.load_s,
-            "load_cpu_ratio": ours.load_cpu_s / base.load_cpu_s,
+            "load_ratio": statistics.median(p[0] for p in pairs),
+            "load_cpu_ratio": statistics.median(p[1] for p in pairs),
+            "load_ratio_max": max(p[0] for p in pairs),
+            "load_cpu_ratio_max": max(p[1] for p in pairs),
         }
     return result
 
@@ -325,6 +351,9 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"load to first paint: {result['load_to_first_paint_ms']:.0f} ms (CPU {result['load_to_first_paint_cpu_ms']:.0f})"
     )
+    print(
+        f"load to idle:        {result['load_to_idle_ms']:.0f} ms (CPU {result['load_to_idle_cpu_ms']:.0f}; links routed)"
+    )
     print(f"pan frame @100%:     {result['pan_frame_ms']:.1f} ms (CPU {result['pan_frame_cpu_ms']:.1f})")
     print(f"pan frame, all seen: {result['pan_all_visible_frame_ms']:.1f} ms")
     print(
@@ -343,7 +372,8 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"ratios to the floor: pan {result['pan_ratio']:.2f}x (CPU {result['pan_cpu_ratio']:.2f}x), "
         f"drag {result['drag_ratio']:.2f}x (CPU {result['drag_cpu_ratio']:.2f}x), "
-        f"load to first paint {result['load_ratio']:.2f}x (CPU {result['load_cpu_ratio']:.2f}x) (targets: 2x, 2x, 3x)"
+        f"load to first paint {result['load_ratio']:.2f}x (CPU {result['load_cpu_ratio']:.2f}x; "
+        f"median of {LOAD_PAIRS}, worst {result['load_ratio_max']:.2f}x) (targets: 2x, 2x, 3x)"
     )
     if big is not None:
         print(

@@ -48,6 +48,9 @@ def rounded_polyline(points: list[tuple[float, float]], radius: float = CORNER_R
     return path
 
 
+_SELECTABLE = QGraphicsItem.GraphicsItemFlag.ItemIsSelectable
+
+
 class EdgeItem(QGraphicsItem):
     #: Goes up whenever any link's path or colour changes (the scene's merged far-out paths,
     #: :mod:`..link_batch`, are made again then).
@@ -66,9 +69,8 @@ class EdgeItem(QGraphicsItem):
         self._style: tuple[bool, bool, QPen, QPen, QBrush] | None = None  # see _look
         self.followed = False  # the last run went along this link (display only)
         self.routed = False  # drawn around cards (see set_ends)
-        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable, True)
-        self.setZValue(-1.0)
-        self.setAcceptHoverEvents(False)
+        self.setFlags(_SELECTABLE)
+        self.setZValue(-1.0)  # (hover events: off, the default)
 
     def set_ends(self, a: QPointF, b: QPointF, bends: list[tuple[float, float]] | None = None) -> None:
         """Ends moved: the default curve, or the routed polyline ``bends`` (from ``a`` to ``b``)."""

@@ -62,6 +62,16 @@ from .node_marks import (
 from .port import PortHit, hit, paint_port
 
 _ERROR_TEXT = "#ff9b94"  # the error port's label (readable on the node body)
+_PORT_COLOR = QColor("#c9d1d9")
+PORT_LOD = 0.12  # zoomed out further, cards are drawn without their handles (under 2 px across)
+_NODE_FLAGS = (  # (made once: a big document makes thousands of cards)
+    QGraphicsItem.GraphicsItemFlag.ItemIsSelectable
+    | QGraphicsItem.GraphicsItemFlag.ItemIsMovable
+    | QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges
+)
+_DEVICE_CACHE = QGraphicsItem.CacheMode.DeviceCoordinateCache
+_POSITION_CHANGE = QGraphicsItem.GraphicsItemChange.ItemPositionChange
+_POSITION_CHANGED = QGraphicsItem.GraphicsItemChange.ItemPositionHasChanged
 
 
 class NodeItem(QGraphicsItem):
@@ -94,13 +104,9 @@ class NodeItem(QGraphicsItem):
         self.output_text = ""
         self._preview_lines: list[str] = []
         self._update_rect()
-        self.setFlags(
-            QGraphicsItem.GraphicsItemFlag.ItemIsSelectable
-            | QGraphicsItem.GraphicsItemFlag.ItemIsMovable
-            | QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges
-        )
+        self.setFlags(_NODE_FLAGS)
         self.setAcceptHoverEvents(True)
-        self.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+        self.setCacheMode(_DEVICE_CACHE)
         self.setPos(node.x, node.y)
         self.setToolTip(self._body_tooltip())
 
@@ -245,16 +251,19 @@ class NodeItem(QGraphicsItem):
         return p
 
     def itemChange(self, change: QGraphicsItem.GraphicsItemChange, value):
-        if change == QGraphicsItem.GraphicsItemChange.ItemPositionChange:
+        # Qt calls this about ten times as a card is made (flags, position, tooltip, scene):
+        # the enum members are module constants and the changes it does not handle return
+        # ``value`` as the base class does, without a round trip through it.
+        if change is _POSITION_CHANGE:
             # Whole pixels (or the grid) so saved files hold tidy coordinates.
             if self.snap:
                 return QPointF(round(value.x() / GRID) * GRID, round(value.y() / GRID) * GRID)
             return QPointF(round(value.x()), round(value.y()))
-        if change == QGraphicsItem.GraphicsItemChange.ItemPositionHasChanged:
+        if change is _POSITION_CHANGED:
             scene = self.scene()
             if scene is not None and hasattr(scene, "node_item_moved"):
                 scene.node_item_moved(self)
-        return super().itemChange(change, value)
+        return value
 
     def hoverMoveEvent(self, event: QGraphicsSceneHoverEvent) -> None:
         # The tooltip depends on what is under the pointer: a handle, the badge, or the body.
@@ -331,9 +340,10 @@ class NodeItem(QGraphicsItem):
             self._paint_text(painter, lay)
         elif lod >= 0.2:
             self._paint_far_title(painter, lay, lod)
-        # Ports
-        port_color = QColor("#c9d1d9")
-        if lay.input_pos is not None:
+        # Ports (below PORT_LOD a handle is a speck of a pixel or less: a fitted 2,000-card
+        # graph paints 6,000 of them into the cards' caches on its first frame)
+        port_color = _PORT_COLOR
+        if lay.input_pos is not None and lod >= PORT_LOD:
             paint_port(
                 painter,
                 lay.input_pos,
@@ -341,7 +351,7 @@ class NodeItem(QGraphicsItem):
                 "input" in self.connected,
                 self.target_state == "ok",
             )
-        for h, p, _ in lay.outputs:
+        for h, p, _ in lay.outputs if lod >= PORT_LOD else ():
             c = KIND_COLOR["subagent"] if h == "subagent" else ERROR_PORT if h == ERROR_HANDLE else port_color
             if h in self.taken:
                 c = TAKEN_PORT
