@@ -75,6 +75,7 @@ __all__ = ["FlowdeskRunWorkflow", "PAGE"]
 
 PAGE = 2000
 LOCAL_STEPS_PATCH = "flowdesk-local-steps"
+QUICK_STEPS_PATCH = "flowdesk-quick-steps"
 
 
 def _uses_secrets(node: Any) -> bool:
@@ -90,12 +91,35 @@ def _uses_secrets(node: Any) -> bool:
     )
 
 
-async def _execute(owner: FlowdeskRunWorkflow, name: str, request: dict[str, Any], data: Any) -> Any:
-    """Run one step's activity: a local activity for a short step, else a (remote) activity."""
-    local = local_step_options(data, owner.short_step_ms, owner.local_steps)
+def _is_quick(owner: FlowdeskRunWorkflow, inv: Any) -> bool:
+    """Whether an agent call is quick by nature: answered by the offline ``echo`` provider (the
+    run's forced provider, or the node's own with no subagents) with no tools that reach out
+    (web search, library flows, MCP servers). Decided from the run's input alone, so every
+    worker replays it the same way."""
+    forced = (owner.started.meta or {}).get("provider")
+    provider = forced or inv.provider
+    if provider != "echo" or (not forced and inv.subagents):
+        return False
+    return not (any((inv.tools or {}).values()) or inv.flows or inv.mcp_tools)
+
+
+async def _execute(
+    owner: FlowdeskRunWorkflow, name: str, request: dict[str, Any], data: Any, quick: bool = False
+) -> Any:
+    """Run one step's activity: a local activity for a short step (or one ``quick`` by nature,
+    unless the run said ``localSteps: false``), else a (remote) activity."""
+    every = owner.local_steps is True
+    local = None if owner.local_steps is False else local_step_options(data, owner.short_step_ms, every)
+    if local is None and quick and owner.local_steps is None:
+        # Quick by nature (an echo agent, a library lookup) and a local step by default. A run
+        # whose worker did not do this yet keeps such steps activities when replayed here.
+        if workflow.patched(QUICK_STEPS_PATCH):
+            local = local_step_options(data, owner.short_step_ms, every=True)
     # A run started before workers had local steps ran its short steps as activities: replayed
     # here, it keeps them (Temporal's patch marker, once per run that has a short step).
-    if local is None or not workflow.patched(LOCAL_STEPS_PATCH):
+    elif local is not None and not workflow.patched(LOCAL_STEPS_PATCH):
+        local = None
+    if local is None:
         return await workflow.execute_activity(name, request, **step_options(data, owner.heartbeat_ms))
     timeout_ms = field(data, "timeoutMs")
     if isinstance(timeout_ms, (int, float)) and timeout_ms > 0:
@@ -231,11 +255,16 @@ class _ChildFlowStep:
                 child.paused = None
                 await child.handle.signal("answer", answer)
             else:
-                found = await workflow.execute_activity(
-                    FLOW_ACTIVITY,
-                    {"ref": ref, "base": ctx.path, "byName": by_name},
-                    start_to_close_timeout=timedelta(seconds=60),
-                )
+                lookup = {"ref": ref, "base": ctx.path, "byName": by_name}
+                if owner.local_steps is not False and workflow.patched(QUICK_STEPS_PATCH):
+                    # a lookup in the worker's library: quick by nature, a local activity
+                    found = await workflow.execute_local_activity(
+                        FLOW_ACTIVITY, lookup, start_to_close_timeout=timedelta(seconds=60)
+                    )
+                else:
+                    found = await workflow.execute_activity(
+                        FLOW_ACTIVITY, lookup, start_to_close_timeout=timedelta(seconds=60)
+                    )
                 if found.get("missing"):
                     what = f"no flow for the action '{ref}'" if by_name else f"the flow '{ref}' is not in the library"
                     raise NodeError(f"{describe(node)} cannot run: {what}.")
@@ -358,7 +387,9 @@ class _ActivityProvider:
             **reach_of(run.context.workflow, node),
         }
         try:
-            answer = await _execute(owner, AGENT_ACTIVITY, request, node.data if node is not None else None)
+            answer = await _execute(
+                owner, AGENT_ACTIVITY, request, node.data if node is not None else None, _is_quick(owner, inv)
+            )
         except TimeoutError:  # a short step's local activity ran out of its timeoutMs
             raise _timed_out(node) from None
         except ActivityError as err:
@@ -386,7 +417,7 @@ class FlowdeskRunWorkflow:
         self.nodes: dict[str, Any] = {}
         self.heartbeat_ms = DEFAULT_HEARTBEAT_MS
         self.short_step_ms = SHORT_STEP_MS
-        self.local_steps = False
+        self.local_steps: bool | None = None  # the run's localSteps option (None: the default)
         self.options: dict[str, Any] = {}
         self.definition: dict[str, Any] | None = None
         self.children: dict[str, _ChildFlow] = {}  # flow steps' child workflows, by node id
@@ -485,7 +516,8 @@ class FlowdeskRunWorkflow:
         self.heartbeat_ms = int(options.get("heartbeatMs") or DEFAULT_HEARTBEAT_MS)
         short = options.get("shortStepMs")
         self.short_step_ms = int(short) if isinstance(short, (int, float)) and short >= 0 else SHORT_STEP_MS
-        self.local_steps = bool(options.get("localSteps"))
+        local = options.get("localSteps")  # True: every step local; False: none; absent: the default
+        self.local_steps = local if isinstance(local, bool) else None
         self.parent = request.get("parent")
         provider = _ActivityProvider(self)
         try:
