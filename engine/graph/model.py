@@ -95,8 +95,9 @@ class WorkflowLoadError(FlowdeskError, ValueError):
         super().__init__(text)
 
 
-#: A built-in kind's data validator, by kind, once a node of it was read (:meth:`Node._typed_data`).
-_BUILTIN_DATA: dict[str, Any] = {}
+#: A registered kind's data validator, by its spec, once a node of it was read (:meth:`Node._typed_data`;
+#: keyed by the spec, so a kind registered again with ``replace=True`` gets its own).
+_DATA_VALIDATORS: dict[Any, Any] = {}
 
 
 class Node(_Loose):
@@ -131,11 +132,11 @@ class Node(_Loose):
         # A field validator (not a model one) so errors inside data keep their location
         # (``nodes[0].data.model``); ``type`` is declared before ``data``, so it is known here.
         node_type = info.data.get("type")
-        if data.__class__ is dict:  # the usual node of a file, of a built-in kind: one lookup
-            validate = _BUILTIN_DATA.get(node_type)  # type: ignore[arg-type]
+        spec = SPECS.get(node_type) if isinstance(node_type, str) else None
+        if data.__class__ is dict:  # the usual node of a file, of a registered kind: two lookups
+            validate = _DATA_VALIDATORS.get(spec)
             if validate is not None:
                 return validate(data)
-        spec = SPECS.get(node_type) if isinstance(node_type, str) else None
         if spec is None and isinstance(node_type, str):
             spec = spec_for(node_type)  # not built in: a plug-in kind (loaded on first need) or unknown
         kind = spec.data_model if spec is not None else NodeData
@@ -145,8 +146,8 @@ class Node(_Loose):
             # The class's validator itself: model_validate's Python wrapper around it cost about
             # 1 µs a node, a fifth of the whole data validation, on a 10,000-node file.
             validate = kind.__pydantic_validator__.validate_python
-            if spec is not None and node_type in BUILTIN_KINDS:
-                _BUILTIN_DATA[node_type] = validate  # a built-in kind's data class never changes
+            if spec is not None:
+                _DATA_VALIDATORS[spec] = validate
             return validate(data)
         if isinstance(data, NodeData) and not isinstance(data, kind):
             # Data of another type's class (a node built in code): re-read it as this type's data.
