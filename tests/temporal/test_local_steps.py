@@ -279,3 +279,17 @@ async def test_a_run_from_before_local_steps_replays_with_its_activities():
     )
     result = await replayer.replay_workflow(history, raise_on_replay_failure=False)
     assert result.replay_failure is None
+
+
+def test_local_steps_on_the_command_line_are_every_none_or_the_default():
+    from engine.cli.parser import build_parser
+    from engine.temporal.cli import _options
+
+    parser = build_parser()
+    for given, options in (
+        ([], {}),
+        (["--local-steps"], {"localSteps": True}),
+        (["--no-local-steps"], {"localSteps": False}),
+    ):
+        args = parser.parse_args(["run", "x.flow.json", "--temporal", "127.0.0.1:7233", *given])
+        assert {k: v for k, v in _options(args).items() if k == "localSteps"} == options
