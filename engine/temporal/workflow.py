@@ -43,7 +43,6 @@ from typing import Any
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError, ChildWorkflowError
 from temporalio.exceptions import CancelledError as TemporalCancelledError
-from temporalio.exceptions import TimeoutError as TimeoutError_
 
 with workflow.unsafe.imports_passed_through():
     from engine.errors import FlowdeskError
@@ -64,18 +63,17 @@ with workflow.unsafe.imports_passed_through():
     from engine.temporal.activities import invocation_to_json
     from engine.temporal.steps import (
         DEFAULT_HEARTBEAT_MS,
+        QUICK_STEPS_PATCH,
         SHORT_STEP_MS,
+        execute_step,
         field,
-        local_step_options,
+        is_quick,
         reach_of,
-        step_options,
     )
 
 __all__ = ["FlowdeskRunWorkflow", "PAGE"]
 
 PAGE = 2000
-LOCAL_STEPS_PATCH = "flowdesk-local-steps"
-QUICK_STEPS_PATCH = "flowdesk-quick-steps"
 
 
 def _uses_secrets(node: Any) -> bool:
@@ -89,47 +87,6 @@ def _uses_secrets(node: Any) -> bool:
         for f in ("userPrompt", "systemPrompt", "agentName", "model")
         for ref in find_references(str(getattr(data, f, "") or ""))
     )
-
-
-def _is_quick(owner: FlowdeskRunWorkflow, inv: Any) -> bool:
-    """Whether an agent call is quick by nature: answered by the offline ``echo`` provider (the
-    run's forced provider, or the node's own with no subagents) with no tools that reach out
-    (web search, library flows, MCP servers). Decided from the run's input alone, so every
-    worker replays it the same way."""
-    forced = (owner.started.meta or {}).get("provider")
-    provider = forced or inv.provider
-    if provider != "echo" or (not forced and inv.subagents):
-        return False
-    return not (any((inv.tools or {}).values()) or inv.flows or inv.mcp_tools)
-
-
-async def _execute(
-    owner: FlowdeskRunWorkflow, name: str, request: dict[str, Any], data: Any, quick: bool = False
-) -> Any:
-    """Run one step's activity: a local activity for a short step (or one ``quick`` by nature,
-    unless the run said ``localSteps: false``), else a (remote) activity."""
-    every = owner.local_steps is True
-    local = None if owner.local_steps is False else local_step_options(data, owner.short_step_ms, every)
-    if local is None and quick and owner.local_steps is None:
-        # Quick by nature (an echo agent, a library lookup) and a local step by default. A run
-        # whose worker did not do this yet keeps such steps activities when replayed here.
-        if workflow.patched(QUICK_STEPS_PATCH):
-            local = local_step_options(data, owner.short_step_ms, every=True)
-    # A run started before workers had local steps ran its short steps as activities: replayed
-    # here, it keeps them (Temporal's patch marker, once per run that has a short step).
-    elif local is not None and not workflow.patched(LOCAL_STEPS_PATCH):
-        local = None
-    if local is None:
-        return await workflow.execute_activity(name, request, **step_options(data, owner.heartbeat_ms))
-    timeout_ms = field(data, "timeoutMs")
-    if isinstance(timeout_ms, (int, float)) and timeout_ms > 0:
-        request = {**request, "deadlineMs": int(timeout_ms)}
-    try:
-        return await workflow.execute_local_activity(name, request, **local)
-    except ActivityError as err:
-        if isinstance(err.cause, TimeoutError_):  # its timeoutMs passed: as the scheduler's own timer says
-            raise TimeoutError() from None
-        raise
 
 
 def _log(ctx: Any, rows: Any) -> None:
@@ -181,7 +138,7 @@ class _ActivityStep:
         # What the step may reach (code, script, http, fetch, mcp) and the MCP servers it may use.
         request.update({k: v for k, v in reach_of(ctx.workflow, None).items() if k != "mcpTools"})
         try:
-            answer = await _execute(owner, STEP_ACTIVITY, request, node.data)
+            answer = await execute_step(owner, STEP_ACTIVITY, request, node.data)
         except ActivityError as err:
             raise _activity_error(err, ctx) from None
         for node_id, kind, content, extra_json in answer.get("events") or ():
@@ -387,8 +344,8 @@ class _ActivityProvider:
             **reach_of(run.context.workflow, node),
         }
         try:
-            answer = await _execute(
-                owner, AGENT_ACTIVITY, request, node.data if node is not None else None, _is_quick(owner, inv)
+            answer = await execute_step(
+                owner, AGENT_ACTIVITY, request, node.data if node is not None else None, is_quick(owner, inv)
             )
         except TimeoutError:  # a short step's local activity ran out of its timeoutMs
             raise _timed_out(node) from None

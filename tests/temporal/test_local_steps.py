@@ -229,7 +229,7 @@ def test_which_agent_calls_are_quick_by_nature():
     from types import SimpleNamespace
 
     from engine.llm.base import AgentInvocation
-    from engine.temporal.workflow import _is_quick
+    from engine.temporal.steps import is_quick as _is_quick
 
     def owner(provider=None):
         return SimpleNamespace(started=SimpleNamespace(meta={"provider": provider} if provider else {}))
