@@ -95,8 +95,16 @@ class WorkflowLoadError(FlowdeskError, ValueError):
         super().__init__(text)
 
 
+#: A registered kind's data validator, by its spec, once a node of it was read (:meth:`Node._typed_data`;
+#: keyed by the spec, so a kind registered again with ``replace=True`` gets its own).
+_DATA_VALIDATORS: dict[Any, Any] = {}
+
+
 class Node(_Loose):
-    id: str
+    # Numeric ids are accepted (some generators write them) and kept as their text; an empty id
+    # is refused. Both in the schema, so pydantic-core does them without a call into Python per
+    # node (a file's other ids, floats and booleans, are refused before: ``parse_workflow``).
+    id: str = Field(coerce_numbers_to_str=True, min_length=1)
     type: str
     x: float = Field(default=0.0, allow_inf_nan=False)
     y: float = Field(default=0.0, allow_inf_nan=False)
@@ -113,16 +121,6 @@ class Node(_Loose):
             return v
         return int(v) if v.is_integer() else v
 
-    @field_validator("id", mode="before")
-    @classmethod
-    def _id(cls, v: Any) -> Any:
-        # Numeric ids are accepted (some generators write them); kept as their text.
-        if isinstance(v, int) and not isinstance(v, bool):
-            return str(v)
-        if isinstance(v, str) and not v:
-            raise ValueError("must not be empty")
-        return v
-
     @field_validator("x", "y", mode="before")
     @classmethod
     def _coord(cls, v: Any) -> Any:
@@ -135,6 +133,10 @@ class Node(_Loose):
         # (``nodes[0].data.model``); ``type`` is declared before ``data``, so it is known here.
         node_type = info.data.get("type")
         spec = SPECS.get(node_type) if isinstance(node_type, str) else None
+        if data.__class__ is dict:  # the usual node of a file, of a registered kind: two lookups
+            validate = _DATA_VALIDATORS.get(spec)
+            if validate is not None:
+                return validate(data)
         if spec is None and isinstance(node_type, str):
             spec = spec_for(node_type)  # not built in: a plug-in kind (loaded on first need) or unknown
         kind = spec.data_model if spec is not None else NodeData
@@ -143,7 +145,10 @@ class Node(_Loose):
         if isinstance(data, dict):
             # The class's validator itself: model_validate's Python wrapper around it cost about
             # 1 µs a node, a fifth of the whole data validation, on a 10,000-node file.
-            return kind.__pydantic_validator__.validate_python(data)
+            validate = kind.__pydantic_validator__.validate_python
+            if spec is not None:
+                _DATA_VALIDATORS[spec] = validate
+            return validate(data)
         if isinstance(data, NodeData) and not isinstance(data, kind):
             # Data of another type's class (a node built in code): re-read it as this type's data.
             return kind.model_validate(data.model_dump())
@@ -162,17 +167,11 @@ class Node(_Loose):
 
 
 class Connection(_Loose):
-    source: str
-    target: str
+    # Numeric ids are kept as their text, as a node's (in the schema: no Python call per link).
+    source: str = Field(coerce_numbers_to_str=True)
+    target: str = Field(coerce_numbers_to_str=True)
     sourceHandle: str | None = Field(default=None, exclude_if=is_none)
     targetHandle: str | None = Field(default=None, exclude_if=is_none)
-
-    @field_validator("source", "target", mode="before")
-    @classmethod
-    def _ids(cls, v: Any) -> Any:
-        if isinstance(v, int) and not isinstance(v, bool):
-            return str(v)
-        return v
 
     @property
     def is_subagent(self) -> bool:
@@ -275,6 +274,7 @@ def _where(loc: tuple[Any, ...]) -> str:
 _MESSAGES = {
     "missing": "missing",
     "string_type": "must be a string",
+    "string_too_short": "must not be empty",  # (a node's id: the one string with a minimum length)
     "float_parsing": "must be a number",
     "float_type": "must be a number",
     "int_parsing": "must be a whole number",

@@ -234,8 +234,9 @@ def _options(args: argparse.Namespace | None = None) -> dict[str, Any]:
     # How soon a lost worker's step is retried (tests and demos shorten it).
     ms = os.environ.get("FLOWDESK_TEMPORAL_HEARTBEAT_MS", "")
     options: dict[str, Any] = {"heartbeatMs": int(ms)} if ms.isdigit() else {}
-    if getattr(args, "local_steps", False):  # every step a local activity (docs/temporal.md)
-        options["localSteps"] = True
+    local = getattr(args, "local_steps", None)
+    if isinstance(local, bool):  # every step a local activity, or none (docs/temporal.md)
+        options["localSteps"] = local
     return options
 
 

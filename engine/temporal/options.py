@@ -39,9 +39,11 @@ def add_arguments(sub: Any) -> None:
         _server_options(sub.choices[name])
     sub.choices["run"].add_argument(
         "--local-steps",
-        action="store_true",
+        action=argparse.BooleanOptionalAction,
+        default=None,
         help="with --temporal: run every step as a local activity, inside the workflow task (fast "
-        "short steps; a cancel is heard within the task's heartbeat, ~8 s)",
+        "short steps; a cancel is heard within the task's heartbeat, ~8 s); --no-local-steps: every "
+        "step an activity. Default: steps quick by nature (echo agents, short timeoutMs) are local",
     )
     w = sub.add_parser("worker", help="run Flowdesk runs of a Temporal server (the 'temporal' extra)")
     _server_options(w, required=True)

@@ -1,7 +1,8 @@
 """The options a remote run's step activity gets: an activity with heartbeats and retries
 (:func:`step_options`), or, for a short step, a local activity run inside the workflow task
-(:func:`local_step_options`; the trade-off is in docs/temporal.md), and what a step sent to a
-worker may reach (:func:`reach_of`: its permissions and MCP servers)."""
+(:func:`local_step_options`; the trade-off is in docs/temporal.md), which of the two a step
+runs as (:func:`execute_step`, with :func:`is_quick` for an agent call quick by nature), and what
+a step sent to a worker may reach (:func:`reach_of`: its permissions and MCP servers)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,14 @@ from typing import Any
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError
+from temporalio.exceptions import TimeoutError as TimeoutError_
 
 __all__ = [
+    "execute_step",
+    "is_quick",
+    "LOCAL_STEPS_PATCH",
+    "QUICK_STEPS_PATCH",
     "step_options",
     "local_step_options",
     "field",
@@ -111,3 +118,46 @@ def reach_of(wf: Any, node: Any) -> dict[str, Any]:
     if permissions is not None:
         out["permissions"] = permissions.model_dump(mode="json", exclude_none=True)
     return out
+
+
+LOCAL_STEPS_PATCH = "flowdesk-local-steps"
+QUICK_STEPS_PATCH = "flowdesk-quick-steps"
+
+
+def is_quick(owner: Any, inv: Any) -> bool:
+    """Whether an agent call is quick by nature: answered by the offline ``echo`` provider (the
+    run's forced provider, or the node's own with no subagents) with no tools that reach out
+    (web search, library flows, MCP servers). Decided from the run's input alone, so every
+    worker replays it the same way."""
+    forced = (owner.started.meta or {}).get("provider")
+    provider = forced or inv.provider
+    if provider != "echo" or (not forced and inv.subagents):
+        return False
+    return not (any((inv.tools or {}).values()) or inv.flows or inv.mcp_tools)
+
+
+async def execute_step(owner: Any, name: str, request: dict[str, Any], data: Any, quick: bool = False) -> Any:
+    """Run one step's activity: a local activity for a short step (or one ``quick`` by nature,
+    unless the run said ``localSteps: false``), else a (remote) activity."""
+    every = owner.local_steps is True
+    local = None if owner.local_steps is False else local_step_options(data, owner.short_step_ms, every)
+    if local is None and quick and owner.local_steps is None:
+        # Quick by nature (an echo agent, a library lookup) and a local step by default. A run
+        # whose worker did not do this yet keeps such steps activities when replayed here.
+        if workflow.patched(QUICK_STEPS_PATCH):
+            local = local_step_options(data, owner.short_step_ms, every=True)
+    # A run started before workers had local steps ran its short steps as activities: replayed
+    # here, it keeps them (Temporal's patch marker, once per run that has a short step).
+    elif local is not None and not workflow.patched(LOCAL_STEPS_PATCH):
+        local = None
+    if local is None:
+        return await workflow.execute_activity(name, request, **step_options(data, owner.heartbeat_ms))
+    timeout_ms = field(data, "timeoutMs")
+    if isinstance(timeout_ms, (int, float)) and timeout_ms > 0:
+        request = {**request, "deadlineMs": int(timeout_ms)}
+    try:
+        return await workflow.execute_local_activity(name, request, **local)
+    except ActivityError as err:
+        if isinstance(err.cause, TimeoutError_):  # its timeoutMs passed: as the scheduler's own timer says
+            raise TimeoutError() from None
+        raise

@@ -43,7 +43,6 @@ from typing import Any
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError, ChildWorkflowError
 from temporalio.exceptions import CancelledError as TemporalCancelledError
-from temporalio.exceptions import TimeoutError as TimeoutError_
 
 with workflow.unsafe.imports_passed_through():
     from engine.errors import FlowdeskError
@@ -64,17 +63,17 @@ with workflow.unsafe.imports_passed_through():
     from engine.temporal.activities import invocation_to_json
     from engine.temporal.steps import (
         DEFAULT_HEARTBEAT_MS,
+        QUICK_STEPS_PATCH,
         SHORT_STEP_MS,
+        execute_step,
         field,
-        local_step_options,
+        is_quick,
         reach_of,
-        step_options,
     )
 
 __all__ = ["FlowdeskRunWorkflow", "PAGE"]
 
 PAGE = 2000
-LOCAL_STEPS_PATCH = "flowdesk-local-steps"
 
 
 def _uses_secrets(node: Any) -> bool:
@@ -88,24 +87,6 @@ def _uses_secrets(node: Any) -> bool:
         for f in ("userPrompt", "systemPrompt", "agentName", "model")
         for ref in find_references(str(getattr(data, f, "") or ""))
     )
-
-
-async def _execute(owner: FlowdeskRunWorkflow, name: str, request: dict[str, Any], data: Any) -> Any:
-    """Run one step's activity: a local activity for a short step, else a (remote) activity."""
-    local = local_step_options(data, owner.short_step_ms, owner.local_steps)
-    # A run started before workers had local steps ran its short steps as activities: replayed
-    # here, it keeps them (Temporal's patch marker, once per run that has a short step).
-    if local is None or not workflow.patched(LOCAL_STEPS_PATCH):
-        return await workflow.execute_activity(name, request, **step_options(data, owner.heartbeat_ms))
-    timeout_ms = field(data, "timeoutMs")
-    if isinstance(timeout_ms, (int, float)) and timeout_ms > 0:
-        request = {**request, "deadlineMs": int(timeout_ms)}
-    try:
-        return await workflow.execute_local_activity(name, request, **local)
-    except ActivityError as err:
-        if isinstance(err.cause, TimeoutError_):  # its timeoutMs passed: as the scheduler's own timer says
-            raise TimeoutError() from None
-        raise
 
 
 def _log(ctx: Any, rows: Any) -> None:
@@ -161,7 +142,7 @@ class _ActivityStep:
         # What the step may reach (code, script, http, fetch, mcp) and the MCP servers it may use.
         request.update({k: v for k, v in reach_of(ctx.workflow, None).items() if k != "mcpTools"})
         try:
-            answer = await _execute(owner, STEP_ACTIVITY, request, node.data)
+            answer = await execute_step(owner, STEP_ACTIVITY, request, node.data)
         except ActivityError as err:
             raise _activity_error(err, ctx) from None
         _log(ctx, answer.get("events"))
@@ -234,11 +215,16 @@ class _ChildFlowStep:
                 child.paused = None
                 await child.handle.signal("answer", answer)
             else:
-                found = await workflow.execute_activity(
-                    FLOW_ACTIVITY,
-                    {"ref": ref, "base": ctx.path, "byName": by_name},
-                    start_to_close_timeout=timedelta(seconds=60),
-                )
+                lookup = {"ref": ref, "base": ctx.path, "byName": by_name}
+                if owner.local_steps is not False and workflow.patched(QUICK_STEPS_PATCH):
+                    # a lookup in the worker's library: quick by nature, a local activity
+                    found = await workflow.execute_local_activity(
+                        FLOW_ACTIVITY, lookup, start_to_close_timeout=timedelta(seconds=60)
+                    )
+                else:
+                    found = await workflow.execute_activity(
+                        FLOW_ACTIVITY, lookup, start_to_close_timeout=timedelta(seconds=60)
+                    )
                 if found.get("missing"):
                     what = f"no flow for the action '{ref}'" if by_name else f"the flow '{ref}' is not in the library"
                     raise NodeError(f"{describe(node)} cannot run: {what}.")
@@ -361,7 +347,9 @@ class _ActivityProvider:
             **reach_of(run.context.workflow, node),
         }
         try:
-            answer = await _execute(owner, AGENT_ACTIVITY, request, node.data if node is not None else None)
+            answer = await execute_step(
+                owner, AGENT_ACTIVITY, request, node.data if node is not None else None, is_quick(owner, inv)
+            )
         except TimeoutError:  # a short step's local activity ran out of its timeoutMs
             raise _timed_out(node) from None
         except ActivityError as err:
@@ -389,7 +377,7 @@ class FlowdeskRunWorkflow:
         self.nodes: dict[str, Any] = {}
         self.heartbeat_ms = DEFAULT_HEARTBEAT_MS
         self.short_step_ms = SHORT_STEP_MS
-        self.local_steps = False
+        self.local_steps: bool | None = None  # the run's localSteps option (None: the default)
         self.options: dict[str, Any] = {}
         self.definition: dict[str, Any] | None = None
         self.children: dict[str, _ChildFlow] = {}  # flow steps' child workflows, by node id
@@ -488,7 +476,8 @@ class FlowdeskRunWorkflow:
         self.heartbeat_ms = int(options.get("heartbeatMs") or DEFAULT_HEARTBEAT_MS)
         short = options.get("shortStepMs")
         self.short_step_ms = int(short) if isinstance(short, (int, float)) and short >= 0 else SHORT_STEP_MS
-        self.local_steps = bool(options.get("localSteps"))
+        local = options.get("localSteps")  # True: every step local; False: none; absent: the default
+        self.local_steps = local if isinstance(local, bool) else None
         self.parent = request.get("parent")
         provider = _ActivityProvider(self)
         try:

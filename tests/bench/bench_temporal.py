@@ -3,11 +3,13 @@
     python -m tests.bench.bench_temporal [--json] [--quick]
 
 Needs the ``temporal`` extra; starts ``temporal server start-dev --headless`` (SQLite in
-memory) on a free port and ``flowdesk worker`` subprocesses. A 10-agent echo chain, run two
+memory) on a free port and ``flowdesk worker`` subprocesses. A 10-agent echo chain, run three
 ways, alternated round by round on the same server and worker (medians of the rounds, and
 their ratio; the machine's load average is printed with them):
 
-* ``activities``: the default, each agent step an activity (a task on the server);
+* ``activities``: the run's ``localSteps: false`` (``run --temporal --no-local-steps``; the
+  default before quick steps), each agent step an activity (a task on the server);
+* ``default``: no option: an echo agent is quick by nature, so a local activity;
 * ``local steps``: the run's ``localSteps`` option (``run --temporal --local-steps``), each
   step a local activity inside the workflow task.
 
@@ -55,7 +57,7 @@ def chain(n: int = NODES):
     return parse_workflow({"name": "Chain", "nodes": nodes, "connections": links})
 
 
-MODES = {"activities": {}, "local steps": {"localSteps": True}}
+MODES = {"activities": {"localSteps": False}, "default": {}, "local steps": {"localSteps": True}}
 
 
 async def _one(client, wf, queue, options):
@@ -189,8 +191,10 @@ def main() -> None:
                         "p95_ms": _median(got, "p95_ms"),
                     }
                 )
-            base, fast = (b["runs_per_s"] for b in batches[-2:])
-            batches[-2]["x_activities"], batches[-1]["x_activities"] = 1.0, round(fast / base, 2) if base else None
+            group = batches[-len(MODES) :]
+            for b in group:  # how many times the runs per second of steps as activities
+                base = group[0]["runs_per_s"]
+                b["x_activities"] = round(b["runs_per_s"] / base, 2) if base else None
         for r in rows:  # how many times faster than steps as activities
             r["x_activities"] = round(rows[0]["run_ms"] / r["run_ms"], 2)
     finally:

@@ -76,7 +76,9 @@ async def test_local_steps_give_the_local_events_in_one_workflow_task(temporal_s
     local = Run(wf, EchoProvider())
     await local.start()
     client = await connect(temporal_server)
-    for options, short in (({"localSteps": True}, True), ({}, False)):
+    # localSteps: every step local; by default an echo agent is quick by nature, so local too;
+    # localSteps false (--no-local-steps): every step an activity
+    for options, short in (({"localSteps": True}, True), ({}, True), ({"localSteps": False}, False)):
         handle = await submit(client, wf, meta={"provider": "echo"}, task_queue="shared", options=options)
         events = []
         state = await follow(client, handle.id, events.append)
@@ -193,6 +195,67 @@ def test_run_local_steps_on_the_command_line_with_an_approval(temporal_server, w
     assert EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED not in types
 
 
+def _replayer():
+    from temporalio.worker import Replayer
+    from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
+
+    from engine.temporal.converter import DATA_CONVERTER
+    from engine.temporal.worker import PASSTHROUGH
+    from engine.temporal.workflow import FlowdeskRunWorkflow
+
+    return Replayer(
+        workflows=[FlowdeskRunWorkflow],
+        data_converter=DATA_CONVERTER,
+        workflow_runner=SandboxedWorkflowRunner(
+            restrictions=SandboxRestrictions.default.with_passthrough_modules(*PASSTHROUGH)
+        ),
+    )
+
+
+async def test_a_run_from_before_quick_steps_replays_with_its_activities():
+    """A run whose echo agents were activities by default (a worker from before quick steps made
+    this history: a 3-agent echo chain, no timeoutMs, default options) replays on this worker
+    without a nondeterminism error: the quick-steps patch marker keeps its steps activities."""
+    from temporalio.client import WorkflowHistory
+
+    text = (Path(__file__).parent / "data" / "echo-steps-as-activities.history.json").read_text(encoding="utf-8")
+    result = await _replayer().replay_workflow(
+        WorkflowHistory.from_json("old-echo-run", text), raise_on_replay_failure=False
+    )
+    assert result.replay_failure is None
+
+
+def test_which_agent_calls_are_quick_by_nature():
+    from types import SimpleNamespace
+
+    from engine.llm.base import AgentInvocation
+    from engine.temporal.steps import is_quick as _is_quick
+
+    def owner(provider=None):
+        return SimpleNamespace(started=SimpleNamespace(meta={"provider": provider} if provider else {}))
+
+    def inv(**kw):
+        base = dict(
+            node_id="a",
+            name="A",
+            system_prompt="",
+            user_content="hi",
+            model="m",
+            reasoning_effort="",
+            tools={"web_search": False, "subagents": False},
+            subagents=[],
+        )
+        return AgentInvocation(**{**base, **kw})
+
+    assert _is_quick(owner("echo"), inv())  # the run's provider is the offline echo
+    assert _is_quick(owner(), inv(provider="echo"))  # the node's own
+    assert not _is_quick(owner("openai"), inv(provider="echo"))  # the run's forced provider wins
+    assert not _is_quick(owner(), inv())  # the worker's default provider: not known here
+    assert not _is_quick(owner("echo"), inv(tools={"web_search": True}))  # a tool that reaches out
+    assert not _is_quick(owner("echo"), inv(flows=[object()]))
+    assert not _is_quick(owner(), inv(provider="echo", subagents=[object()]))  # theirs may differ
+
+
 async def test_a_run_from_before_local_steps_replays_with_its_activities():
     """A run whose short steps were activities (a worker from before local steps made this
     history: a 3-agent echo chain with timeoutMs 1000) replays on this worker without a
@@ -216,3 +279,17 @@ async def test_a_run_from_before_local_steps_replays_with_its_activities():
     )
     result = await replayer.replay_workflow(history, raise_on_replay_failure=False)
     assert result.replay_failure is None
+
+
+def test_local_steps_on_the_command_line_are_every_none_or_the_default():
+    from engine.cli.parser import build_parser
+    from engine.temporal.cli import _options
+
+    parser = build_parser()
+    for given, options in (
+        ([], {}),
+        (["--local-steps"], {"localSteps": True}),
+        (["--no-local-steps"], {"localSteps": False}),
+    ):
+        args = parser.parse_args(["run", "x.flow.json", "--temporal", "127.0.0.1:7233", *given])
+        assert {k: v for k, v in _options(args).items() if k == "localSteps"} == options
