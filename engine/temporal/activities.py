@@ -91,7 +91,48 @@ def _resolver(meta: dict[str, Any]) -> Any:
     return resolver
 
 
-class _CallHost:
+class _NestedRuns:
+    """A flow a step runs nested on this worker (a flow called as a tool, a code step's
+    ``call_flow``, a script's ``callAction``): from the worker's library, as a local run makes
+    it, its events recorded to return with their run path
+    (``[node, type, content, extraJson, ts, path]``). Needs ``resolve``, ``new_id``,
+    ``events``, ``_run_path`` and ``_max_visits``; ``_child_options`` adds Run options."""
+
+    resolve: Any
+    new_id: Any
+    events: list[list[Any]]
+    _run_path: str
+    _max_visits: int
+
+    def library(self) -> Any:
+        return default_library()
+
+    def _child_options(self) -> dict[str, Any]:
+        return {}
+
+    def child_run(self, workflow: Any, path: Any, call: str, inputs: dict[str, Any]) -> Run:
+        child_id = self.new_id()
+        child = Run(
+            workflow,
+            self.resolve,
+            run_id=child_id,
+            max_visits=self._max_visits,
+            keep_events=False,
+            library=self.library(),
+            path=str(path) if path is not None else None,
+            run_path=(self._run_path + "/" if self._run_path else "") + f"{call}:{child_id}",
+            variables=inputs,
+            **self._child_options(),
+        )
+        child.inputs = inputs  # type: ignore[attr-defined]
+        child.add_listener(self._relay)
+        return child
+
+    def _relay(self, ev: Any) -> None:
+        self.events.append([ev.node_id, str(ev.type), ev.content, ev.extra_json, ev.timestamp, ev.path])
+
+
+class _CallHost(_NestedRuns):
     """What a provider call needs of a run, as a worker has it: the part of a
     :class:`~engine.run.context.RunContext` that a model call, its subagent calls and the flows
     it calls as tools use (``emit``, ``delta_interval``, ``next_call_id``, ``resolve``, ``node``,
@@ -126,31 +167,8 @@ class _CallHost:
         self._run_path: str = request.get("runPath") or ""
         self._max_visits = int(request.get("maxVisits") or 25)
 
-    def library(self) -> Any:
-        return default_library()
-
-    def child_run(self, workflow: Any, path: Any, call: str, inputs: dict[str, Any]) -> Run:
-        """A nested run of ``workflow`` on this worker (a flow called as a tool), as a local run makes it."""
-        child_id = self.new_id()
-        run_path = (self._run_path + "/" if self._run_path else "") + f"{call}:{child_id}"
-        child = Run(
-            workflow,
-            self.resolve,
-            run_id=child_id,
-            max_visits=self._max_visits,
-            keep_events=False,
-            delta_interval=self.delta_interval,
-            library=self.library(),
-            path=str(path) if path is not None else None,
-            run_path=run_path,
-            variables=inputs,
-        )
-        child.inputs = inputs  # type: ignore[attr-defined]
-        child.add_listener(self._relay)
-        return child
-
-    def _relay(self, ev: Any) -> None:
-        self.events.append([ev.node_id, str(ev.type), ev.content, ev.extra_json, ev.timestamp, ev.path])
+    def _child_options(self) -> dict[str, Any]:
+        return {"delta_interval": self.delta_interval}
 
     def emit(
         self,
@@ -313,7 +331,7 @@ class _Bounds:
         self.mcpServers = mcp_servers
 
 
-class StepContext:
+class StepContext(_NestedRuns):
     """What a step's ``execute`` gets on a worker (see :class:`engine.RunContext`); records events."""
 
     run = None
@@ -341,30 +359,6 @@ class StepContext:
         self.path: str | None = request.get("path")
         self._run_path: str = request.get("runPath") or ""
         self._max_visits = int(request.get("maxVisits") or 25)
-
-    def library(self) -> Any:
-        return default_library()
-
-    def child_run(self, workflow: Any, path: Any, call: str, inputs: dict[str, Any]) -> Run:
-        """A nested run of ``workflow`` on this worker, as a local run makes it."""
-        child_id = self.new_id()
-        child = Run(
-            workflow,
-            self.resolve,
-            run_id=child_id,
-            max_visits=self._max_visits,
-            keep_events=False,
-            library=self.library(),
-            path=str(path) if path is not None else None,
-            run_path=(self._run_path + "/" if self._run_path else "") + f"{call}:{child_id}",
-            variables=inputs,
-        )
-        child.inputs = inputs  # type: ignore[attr-defined]
-        child.add_listener(self._relay)
-        return child
-
-    def _relay(self, ev: Any) -> None:
-        self.events.append([ev.node_id, str(ev.type), ev.content, ev.extra_json, ev.timestamp, ev.path])
 
     def at_rest(self, key: str, closer: Any) -> None:
         self._closers[key] = closer
