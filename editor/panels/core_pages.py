@@ -55,6 +55,20 @@ def _is_subagent(host: PageHost) -> bool:
     return node is not None and is_subagent_node(node, host.doc.graph_index())
 
 
+def model_combo(host: PageHost) -> QComboBox:
+    """The model a step asks (an agent's, a router's): the catalogue's models to pick from, any
+    other typed in, empty for the provider's default."""
+    combo = QComboBox()
+    combo.setEditable(True)
+    combo.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
+    combo.lineEdit().setPlaceholderText("Provider default")
+    for model_id, label, _prov in model_choices():
+        combo.addItem(model_id, model_id)
+        combo.setItemData(combo.count() - 1, label, Qt.ItemDataRole.ToolTipRole)
+    host.watch(combo)
+    return combo
+
+
 class AgentPage(QWidget):
     """An agent (or a subagent: an agent another one calls as a tool)."""
 
@@ -69,14 +83,7 @@ class AgentPage(QWidget):
         host.bind_text(self.system, "systemPrompt")
         self.user = PromptEdit("Empty: the previous output is sent as is")
         host.bind_text(self.user, "userPrompt")
-        self.model = QComboBox()
-        self.model.setEditable(True)
-        self.model.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
-        self.model.lineEdit().setPlaceholderText("Provider default")
-        for model_id, label, _prov in model_choices():
-            self.model.addItem(model_id, model_id)
-            self.model.setItemData(self.model.count() - 1, label, Qt.ItemDataRole.ToolTipRole)
-        host.watch(self.model)
+        self.model = model_combo(host)
         self.model.editTextChanged.connect(self._model_edited)
         self.effort = QComboBox()
         self.effort.setEditable(True)

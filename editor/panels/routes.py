@@ -16,11 +16,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Qt
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QComboBox,
     QHBoxLayout,
     QHeaderView,
     QLabel,
@@ -31,10 +29,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from engine import model_choices
-
 from ..resources import icon_path
-from .core_pages import form_page, hint_label
+from .core_pages import form_page, hint_label, model_combo
 from .inspector_host import PageHost
 from .prompt_edit import PromptEdit, title_label
 
@@ -110,15 +106,8 @@ class RouterPage(QWidget):
         self.table.currentCellChanged.connect(lambda *_a: self._enable_buttons())
         # The model that chooses, like an agent's (empty: the provider's default), and what it
         # is told beyond the routes (the router's systemPrompt).
-        self.model = QComboBox()
+        self.model = model_combo(host)
         self.model.setObjectName("routerModel")
-        self.model.setEditable(True)
-        self.model.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
-        self.model.lineEdit().setPlaceholderText("Provider default")
-        for model_id, label, _prov in model_choices():
-            self.model.addItem(model_id, model_id)
-            self.model.setItemData(self.model.count() - 1, label, Qt.ItemDataRole.ToolTipRole)
-        host.watch(self.model)
         self.model.editTextChanged.connect(self._model_edited)
         form.addRow("Model", self.model)
         self.instructions = PromptEdit("Optional: what else the model should weigh when it chooses")
