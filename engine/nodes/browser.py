@@ -33,6 +33,7 @@ from engine.graph.permissions import access_for
 from engine.llm.base import AgentInvocation, LLMError, LLMResult, NoToolsContext
 from engine.llm.vision import image_data_url, provider_accepts_images
 from engine.nodes.base import NodeData, NodeError, NodeSpec, PolicyData, is_none, resolve_for_step
+from engine.nodes.http_masking import mask_url
 from engine.run.events import EventType
 
 __all__ = ["BrowserData", "BrowserSpec", "SPEC", "BROWSER_ACTION", "BROWSER_SCREENSHOT", "BROWSER_BLOCKED"]
@@ -207,15 +208,21 @@ class _Session:
     def _mask(self, text: str) -> str:
         return self.ctx.mask(text, self.secrets) if self.secrets else text
 
+    def _url(self, url: str) -> str:
+        """A page's address fit for the run record: secrets masked, and, as for http steps, a
+        userinfo password and credential-named query values (a login form sent with GET puts
+        ``password=…`` in the address) masked even when no secret names them."""
+        return mask_url(self._mask(url))
+
     def action(self, action: str, selector: str, url: str, duration_ms: int, extra: dict[str, Any]) -> None:
-        url, selector = self._mask(url), self._mask(selector)
+        url, selector = self._url(url), self._mask(selector)
         fields = {"action": action, "selector": selector, "url": url, "durationMs": duration_ms, **extra}
         shown = f"{action} {selector}".strip() + f" · {url} · {duration_ms} ms"
         self.ctx.emit(self.node.id, BROWSER_ACTION, shown, fields)
 
     def screenshot(self, png: bytes, url: str, selector: str) -> None:
         attachment_id = f"{self.node.id}-{self.ctx.new_id()[:12]}"
-        url = self._mask(url)
+        url = self._url(url)
         size = len(png)
         extra = {
             "url": url,
@@ -235,7 +242,7 @@ class _Session:
 
     def blocked(self, url: str, reason: str) -> None:
         """A request refused by the guard, logged as it is refused (before the step goes on)."""
-        url = self._mask(url)
+        url = self._url(url)
         self.ctx.emit(self.node.id, BROWSER_BLOCKED, f"blocked ({reason}): {url}", {"url": url, "reason": reason})
 
     async def ask_model(self, system: str, user: str, page_image: PageImage | None = None) -> str:
