@@ -87,6 +87,7 @@ class BrowserSpec(NodeSpec):
     color = "#1f883d"
     category = "Steps"
     works = True
+    verbatim = ("script",)  # a WebFlow script runs as written: its `${…}` are JavaScript's
 
     def new_data(self) -> dict[str, Any]:
         return {

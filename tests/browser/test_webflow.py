@@ -229,3 +229,21 @@ def test_a_definition_stored_as_typeagent_stores_it_imports_with_its_script_file
     alone.write_text(json.dumps(definition))
     with pytest.raises(WorkflowLoadError, match=r"WebFlow definition: its script is not in the file.*logIntoSite\.js"):
         load_any_workflow(alone)
+
+
+def test_a_scripts_template_literals_are_javascripts_not_references() -> None:
+    """A WebFlow script runs as written (as a code node's source): ``${params.page}`` in it is
+    a JavaScript template literal, so validation warns of no unknown reference."""
+    script = (
+        "async function execute(browser, params) {\n  await browser.navigateTo(`http://127.0.0.1:1/${params.page}`);\n}"
+    )
+    wf = parse_workflow(
+        {
+            "nodes": [
+                {"id": "s", "type": "start", "data": {}},
+                {"id": "b", "type": "browser", "data": {"script": script, "scope": {"type": "global"}}},
+            ],
+            "connections": [{"source": "s", "target": "b"}],
+        }
+    )
+    assert [i.code for i in validate(wf) if i.code == "unknown_reference"] == []
