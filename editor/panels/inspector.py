@@ -316,6 +316,8 @@ class InspectorPanel(QWidget):
                 policy_form.setRowVisible(self.policy.timeout, "timeoutMs" not in owned)
         names = self._names_here() if node is not None else []
         self.available.setVisible(node is not None)
+        spec = spec_for(kind) if node is not None else None
+        self.available.set_verbatim(spec.verbatim if spec is not None else ())
         self.available.set_names(names)
         known = frozenset(n for n, _ in names) if node is not None else None
         for edit in self._prompt_edits():

@@ -470,7 +470,8 @@ class AvailableNames(QWidget):
         title.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)  # never widens the pane
         lay.addWidget(title)
         # The title alone fits a narrow pane; the two forms are said below it (cut off there before).
-        forms = QLabel("Write {{name}} or ${name}: both work.")
+        forms = self.forms = QLabel(self.FORMS)
+        forms.setWordWrap(True)
         forms.setStyleSheet("color: #8b949e;")
         forms.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         lay.addWidget(forms)
@@ -485,6 +486,16 @@ class AvailableNames(QWidget):
         self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.list.setTextElideMode(Qt.TextElideMode.ElideRight)
         lay.addWidget(self.list)
+
+    FORMS = "Write {{name}} or ${name}: both work."
+    #: A kind whose source runs as written (code, scripts): templates work in its other fields only.
+    FORMS_VERBATIM = "Write {{name}} or ${name} in fields other than the {fields}, which runs as written."
+
+    def set_verbatim(self, fields: tuple[str, ...]) -> None:
+        """Say where templates work on this node's page: not in ``fields`` (its source code)."""
+        text = self.FORMS_VERBATIM.replace("{fields}", " and ".join(fields)) if fields else self.FORMS
+        if self.forms.text() != text:
+            self.forms.setText(text)
 
     def set_names(self, names: list[tuple[str, str]]) -> None:
         if [(n, w) for n, w in names] == getattr(self, "_names", None):

@@ -272,3 +272,16 @@ def test_a_script_opens_in_a_larger_window_read_only(window):
     assert larger.editor.highlighter.language == "powershell"
     larger.reject()
     assert window.document.node(script.id).data.script == script.data.script
+
+
+def test_variables_here_says_the_code_runs_as_written(window, tmp_path):
+    """Templates work in a code node's inputs, not in its source: the hint under "Variables
+    here" says so on a code page, and says both forms work on other pages."""
+    from editor.panels.variables import AvailableNames
+
+    _path, _page = _open_code_sample(window, tmp_path)
+    names = window.inspector.findChild(AvailableNames)
+    assert "other than the code, which runs as written" in names.forms.text()
+    other = next(n.id for n in window.document.workflow.nodes if n.type != "code")
+    window.inspector.show_node(other)
+    assert names.forms.text() == AvailableNames.FORMS
