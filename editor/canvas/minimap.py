@@ -73,14 +73,21 @@ class Minimap(QWidget):
         self.update()
         self.view.update_minimap_visibility()
 
-    def _render(self, rects: list[tuple[QRectF, QColor]]) -> QImage:
-        """The cards, scaled into an image once per refresh (at twice the widget's size, so it
-        stays sharp): a paint then draws one image, not a rectangle per card."""
+    def _blank(self) -> tuple[QImage, float]:
+        """A transparent image of the graph's bounds at twice the widget's size (so it stays
+        sharp), and the scale from scene to image."""
         b = self._bounds
         w, h = 2 * self.width(), 2 * self.height()
         s = min(w / max(b.width(), 1), h / max(b.height(), 1))
         img = QImage(max(1, int(b.width() * s)), max(1, int(b.height() * s)), QImage.Format.Format_ARGB32_Premultiplied)
         img.fill(Qt.GlobalColor.transparent)
+        return img, s
+
+    def _render(self, rects: list[tuple[QRectF, QColor]]) -> QImage:
+        """The cards, scaled into an image once per refresh: a paint then draws one image, not
+        a rectangle per card."""
+        b = self._bounds
+        img, s = self._blank()
         p = QPainter(img)
         for r, c in rects:
             x, y = (r.left() - b.left()) * s, (r.top() - b.top()) * s
@@ -92,10 +99,7 @@ class Minimap(QWidget):
         """The cards of a big document, scaled into an image once per refresh (from the scene's
         overview geometry: a few batched calls; a cosmetic outline keeps a tiny card visible)."""
         b = self._bounds
-        w, h = 2 * self.width(), 2 * self.height()
-        s = min(w / max(b.width(), 1), h / max(b.height(), 1))
-        img = QImage(max(1, int(b.width() * s)), max(1, int(b.height() * s)), QImage.Format.Format_ARGB32_Premultiplied)
-        img.fill(Qt.GlobalColor.transparent)
+        img, s = self._blank()
         p = QPainter(img)
         p.scale(s, s)
         p.translate(-b.left(), -b.top())
