@@ -8,6 +8,7 @@ import os
 import pytest
 
 from engine.browser import browser_problem
+from tests.browser.site import Site
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -64,3 +65,16 @@ def settled_chromium(wait: float = 3.0) -> list[int]:
         time.sleep(0.05)
         procs = chromium_processes()
     return procs
+
+
+def error_text(run) -> str:
+    """A run's error events, as one line (what a failed assertion shows)."""
+    return " ".join(e.content for e in run.events if e.type == "error")
+
+
+@pytest.fixture
+def site():
+    """Two sites on 127.0.0.1: ``site`` and, as ``site.outside``, another origin its pages link to."""
+    with Site() as other, Site(other_host=f"http://localhost:{other.port}") as main:
+        main.outside = other
+        yield main

@@ -6,10 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
 from engine import EchoProvider, Run, parse_workflow
-from tests.browser.conftest import settled_chromium
+from tests.browser.conftest import error_text, settled_chromium
 from tests.browser.site import Site
 
 
@@ -29,17 +27,6 @@ async def run_flow(wf: Any) -> Run:
     run = Run(wf, EchoProvider())
     await run.start()
     return run
-
-
-def error_text(run: Run) -> str:
-    return " ".join(e.content for e in run.events if e.type == "error")
-
-
-@pytest.fixture
-def site():
-    with Site() as other, Site(other_host=f"http://localhost:{other.port}") as main:
-        main.outside = other
-        yield main
 
 
 def socket_steps(page: str) -> list[dict[str, Any]]:

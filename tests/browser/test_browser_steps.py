@@ -15,7 +15,7 @@ import pytest
 from engine import EchoProvider, Run, WorkflowLoadError, parse_workflow, validate
 from engine.browser.scope import Scope
 from engine.store import RunRecorder, RunStore
-from tests.browser.conftest import chromium_processes, settled_chromium
+from tests.browser.conftest import chromium_processes, error_text, settled_chromium
 from tests.browser.site import Site
 
 
@@ -40,17 +40,6 @@ async def run_flow(wf: Any, **options: Any) -> Run:
 
 def events(run: Run, kind: str) -> list[Any]:
     return [e for e in run.events if e.type == kind]
-
-
-def error_text(run: Run) -> str:
-    return " ".join(e.content for e in run.events if e.type == "error")
-
-
-@pytest.fixture
-def site():
-    with Site() as other, Site(other_host=f"http://localhost:{other.port}") as main:
-        main.outside = other
-        yield main
 
 
 async def test_every_action_and_the_output_is_the_extracts_in_order(site: Site) -> None:

@@ -16,7 +16,7 @@ from engine.flows.importers import load_any_workflow
 from engine.llm.config import HttpSettings
 from engine.llm.openai import OpenAIProvider
 from engine.nodes.base import NodeError
-from tests.browser.conftest import settled_chromium
+from tests.browser.conftest import error_text, settled_chromium
 from tests.browser.site import Site
 from tests.fakes.openai_server import FakeLLMServer, openai_text
 
@@ -51,17 +51,6 @@ def script_flow(script: str, **data: Any) -> Any:
 
 def provider(server: FakeLLMServer) -> OpenAIProvider:
     return OpenAIProvider(base_url=server.base_url, api_key="k", http=HttpSettings(maxRetries=0))
-
-
-def error_text(run: Run) -> str:
-    return " ".join(e.content for e in run.events if e.type == "error")
-
-
-@pytest.fixture
-def site():
-    with Site() as other, Site(other_host=f"http://localhost:{other.port}") as main:
-        main.outside = other
-        yield main
 
 
 @needs_deno
