@@ -44,32 +44,31 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError, ChildWorkflowError
 from temporalio.exceptions import CancelledError as TemporalCancelledError
 
-with workflow.unsafe.imports_passed_through():
-    from engine.errors import FlowdeskError
-    from engine.graph.model import parse_workflow
-    from engine.graph.templates import find_references
-    from engine.graph.variables import run_variables
-    from engine.llm.base import LLMError, LLMResult
-    from engine.llm.tools import pending_from_json
-    from engine.nodes import NodeError, PauseRequest, spec_for
-    from engine.nodes.approval import normalise_decision
-    from engine.nodes.base import resolve_for_step
-    from engine.nodes.flow import Subflow, describe
-    from engine.run.costs import run_costs
-    from engine.run.events import RunEvent, RunStatus, format_timestamp
-    from engine.run.scheduler import Run
-    from engine.run.state import RunState
-    from engine.temporal import AGENT_ACTIVITY, FLOW_ACTIVITY, STEP_ACTIVITY, WORKFLOW_TYPE
-    from engine.temporal.activities import invocation_to_json
-    from engine.temporal.steps import (
-        DEFAULT_HEARTBEAT_MS,
-        QUICK_STEPS_PATCH,
-        SHORT_STEP_MS,
-        execute_step,
-        field,
-        is_quick,
-        reach_of,
-    )
+from engine.errors import FlowdeskError
+from engine.graph.model import parse_workflow
+from engine.graph.templates import find_references
+from engine.graph.variables import run_variables
+from engine.llm.base import LLMError, LLMResult
+from engine.llm.tools import pending_from_json
+from engine.nodes import NodeError, PauseRequest, spec_for
+from engine.nodes.approval import normalise_decision
+from engine.nodes.base import resolve_for_step
+from engine.nodes.flow import Subflow, describe
+from engine.run.costs import run_costs
+from engine.run.events import RunEvent, RunStatus, format_timestamp
+from engine.run.scheduler import Run
+from engine.run.state import RunState
+from engine.temporal import AGENT_ACTIVITY, FLOW_ACTIVITY, STEP_ACTIVITY, WORKFLOW_TYPE
+from engine.temporal.activities import invocation_to_json
+from engine.temporal.steps import (
+    DEFAULT_HEARTBEAT_MS,
+    QUICK_STEPS_PATCH,
+    SHORT_STEP_MS,
+    execute_step,
+    field,
+    is_quick,
+    reach_of,
+)
 
 __all__ = ["FlowdeskRunWorkflow", "PAGE"]
 

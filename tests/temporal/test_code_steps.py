@@ -79,7 +79,7 @@ async def test_code_steps_run_on_a_worker_with_the_same_events(temporal_server, 
         wf = _code_flow({"network": [host]})
         variables = {"base": web.url("")}
         local, local_status = await _local(wf, [], variables=variables)
-        remote, remote_status = await _remote(temporal_server, wf, [], variables=variables)
+        remote, remote_status = await _remote(temporal_server, wf, [], variables=variables, replay=True)
     assert str(local_status) == remote_status == "failed"  # the last step reaches an unlisted host
     assert _comparable(remote) == _comparable(local)
     texts = [e.content for e in remote if e.type == "code_log"]

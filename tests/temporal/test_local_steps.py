@@ -94,13 +94,30 @@ async def test_local_steps_give_the_local_events_in_one_workflow_task(temporal_s
             assert (scheduled, markers) == (5, 0) and tasks == 6, types
 
 
+async def test_a_replay_catches_a_workflow_that_decides_differently(temporal_server, worker, monkeypatch):
+    """The worker runs the workflow without Temporal's sandbox, so what guards determinism is the
+    replay of real histories (``_remote(..., replay=True)`` in these tests): it must have teeth.
+    A run whose echo steps were local activities, replayed by code that would make them
+    activities, fails the replay."""
+    from engine.temporal.client import connect, submit
+
+    client = await connect(temporal_server)
+    handle = await submit(client, _chain(3), meta={"provider": "echo"}, task_queue="shared")
+    assert (await handle.result())["status"] == "completed"
+    history = await handle.fetch_history()
+    assert (await _replayer().replay_workflow(history, raise_on_replay_failure=False)).replay_failure is None
+    monkeypatch.setattr("engine.temporal.workflow.is_quick", lambda *args, **kwargs: False)
+    result = await _replayer().replay_workflow(history, raise_on_replay_failure=False)
+    assert result.replay_failure is not None and "nondetermin" in str(result.replay_failure).lower()
+
+
 async def test_a_short_timeout_makes_a_step_local_and_its_timeout_is_kept(temporal_server, worker):
     wf = _one_agent({"timeoutMs": 1000, "errorMode": "retry", "maxRetries": 1, "retryDelayMs": 100})
     with FakeLLMServer() as fake:
         fake.handler = lambda rec: Reply(delay=20) if len(fake.requests) == 1 else openai_text("Hello there", pieces=1)
         meta = {"provider": "openai", "baseUrl": fake.base_url}
         started = time.monotonic()
-        events, status = await asyncio.wait_for(_remote(temporal_server, wf, [], meta=meta), 60)
+        events, status = await asyncio.wait_for(_remote(temporal_server, wf, [], meta=meta, replay=True), 60)
         assert status == "completed"
         assert time.monotonic() - started < 15  # the first attempt was given up after its 1 s
         assert await asyncio.to_thread(fake.requests[0].disconnected.wait, 10)
@@ -196,20 +213,9 @@ def test_run_local_steps_on_the_command_line_with_an_approval(temporal_server, w
 
 
 def _replayer():
-    from temporalio.worker import Replayer
-    from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
+    from .test_remote_runs import replayer
 
-    from engine.temporal.converter import DATA_CONVERTER
-    from engine.temporal.worker import PASSTHROUGH
-    from engine.temporal.workflow import FlowdeskRunWorkflow
-
-    return Replayer(
-        workflows=[FlowdeskRunWorkflow],
-        data_converter=DATA_CONVERTER,
-        workflow_runner=SandboxedWorkflowRunner(
-            restrictions=SandboxRestrictions.default.with_passthrough_modules(*PASSTHROUGH)
-        ),
-    )
+    return replayer()
 
 
 async def test_a_run_from_before_quick_steps_replays_with_its_activities():
@@ -261,23 +267,10 @@ async def test_a_run_from_before_local_steps_replays_with_its_activities():
     history: a 3-agent echo chain with timeoutMs 1000) replays on this worker without a
     nondeterminism error: the patch marker keeps its steps activities."""
     from temporalio.client import WorkflowHistory
-    from temporalio.worker import Replayer
-    from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
-
-    from engine.temporal.converter import DATA_CONVERTER
-    from engine.temporal.worker import PASSTHROUGH
-    from engine.temporal.workflow import FlowdeskRunWorkflow
 
     text = (Path(__file__).parent / "data" / "short-steps-as-activities.history.json").read_text(encoding="utf-8")
     history = WorkflowHistory.from_json("old-run", text)
-    replayer = Replayer(
-        workflows=[FlowdeskRunWorkflow],
-        data_converter=DATA_CONVERTER,
-        workflow_runner=SandboxedWorkflowRunner(
-            restrictions=SandboxRestrictions.default.with_passthrough_modules(*PASSTHROUGH)
-        ),
-    )
-    result = await replayer.replay_workflow(history, raise_on_replay_failure=False)
+    result = await _replayer().replay_workflow(history, raise_on_replay_failure=False)
     assert result.replay_failure is None
 
 

@@ -47,7 +47,22 @@ async def _local(wf, decisions, *, variables=None, path=None):
     return run.events, status
 
 
-async def _remote(address, wf, decisions, *, task_queue="shared", meta=None, options=None, variables=None, path=None):
+def replayer():
+    """A replayer of ``FlowdeskRun`` histories that runs the workflow as the worker does."""
+    from temporalio.worker import Replayer
+
+    from engine.temporal.converter import DATA_CONVERTER
+    from engine.temporal.worker import workflow_runner
+    from engine.temporal.workflow import FlowdeskRunWorkflow
+
+    return Replayer(workflows=[FlowdeskRunWorkflow], data_converter=DATA_CONVERTER, workflow_runner=workflow_runner())
+
+
+async def _remote(
+    address, wf, decisions, *, task_queue="shared", meta=None, options=None, variables=None, path=None, replay=False
+):
+    """The run's events and status on the worker; with ``replay``, its finished history is then
+    replayed with the worker's code (a step that is not deterministic fails the replay)."""
     from engine.temporal.client import answer, connect, follow, submit
 
     client = await connect(address)
@@ -65,6 +80,10 @@ async def _remote(address, wf, decisions, *, task_queue="shared", meta=None, opt
     while state.status == "paused":
         await answer(client, handle.id, decisions.pop(0), node_id=state.pending)
         state = await follow(client, handle.id, events.append, after=state.next, state=state)
+    if replay:
+        history = await handle.fetch_history()
+        result = await replayer().replay_workflow(history, raise_on_replay_failure=False)
+        assert result.replay_failure is None, result.replay_failure
     return events, state.status
 
 
@@ -117,7 +136,7 @@ async def test_samples_run_remotely_with_the_same_events(temporal_server, worker
     with _sample_variables(path) as variables:
         local, local_status = await _local(wf, ["approve", "approve", "approve"], variables=variables)
         remote, remote_status = await _remote(
-            temporal_server, wf, ["approve", "approve", "approve"], variables=variables
+            temporal_server, wf, ["approve", "approve", "approve"], variables=variables, replay=True
         )
     assert remote_status == str(local_status) == "completed"
     _same_events(remote, local)
@@ -163,7 +182,7 @@ def _parallel_approvals():
 async def test_queued_approvals_and_deferred_branches_as_locally(temporal_server, worker):
     wf = _parallel_approvals()
     local, local_status = await _local(wf, ["approve", "reject"])
-    remote, remote_status = await _remote(temporal_server, wf, ["approve", "reject"])
+    remote, remote_status = await _remote(temporal_server, wf, ["approve", "reject"], replay=True)
     assert remote_status == str(local_status) == "completed"
     kinds = [e.type for e in remote]
     assert "approval_queued" in kinds and kinds.count("wait_input") == 2 and "subagent_call_end" in kinds
@@ -314,7 +333,7 @@ async def test_flow_steps_run_as_child_workflows_with_the_same_events(temporal_s
     )
     wf = load_workflow(parent_path)
     local, local_status = await _local(wf, ["approve"], path=str(parent_path))
-    remote, remote_status = await _remote(temporal_server, wf, ["approve"], path=str(parent_path))
+    remote, remote_status = await _remote(temporal_server, wf, ["approve"], path=str(parent_path), replay=True)
     assert remote_status == str(local_status) == "completed"
     # The child run's id (in the run path) is the server's: compare the paths' shape.
     path_of = re.compile(r"^sub:[0-9a-f]{32}$")
