@@ -15,6 +15,11 @@
 The two are measured in alternation (CLI, engine, CLI, engine, ...) and the medians of
 each compared, so a slow spell of the machine weighs on both. Target: the CLI <= 20 µs per
 extra node on a quiet machine, where the engine pays about 5: a ratio of about 4.
+``Task µs/node`` is the machine's yardstick, measured in the same alternation: one bare
+``asyncio`` Task awaited per node (``bench_engine``'s floor); ``cli in Tasks`` is the CLI's
+slope in those units, comparable between machines whose speed differs. (Where the target
+was set, the engine paid ~5 µs a node; its chain costs 1.3-1.5 Tasks a node on any machine
+here, so a Task cost ~3.5 µs there and 20 µs was ~5.5 Tasks: an estimate, not a target.)
 ``phases`` says where the CLI's time goes, in this process (CPU time per extra node):
 loading the file, validating it, the run with the printer writing ``--jsonl`` lines to
 /dev/null, and that run's printing alone (the run with the printer minus without).
@@ -85,9 +90,29 @@ def engine_once(wf: Any) -> tuple[float, float]:
     return wall, cpu
 
 
+async def _noop() -> None:
+    return None
+
+
+def task_once(n: int) -> tuple[float, float]:
+    """Wall and CPU seconds of ``n`` bare asyncio Tasks awaited one after the other: the floor
+    ``bench_engine`` compares the engine's chain with, measured here as the machine's yardstick."""
+
+    async def tasks() -> None:
+        loop = asyncio.get_running_loop()
+        for _ in range(n):
+            await loop.create_task(_noop())
+
+    gc.collect()
+    t0, c0 = time.perf_counter(), time.process_time()
+    asyncio.run(tasks())
+    return time.perf_counter() - t0, time.process_time() - c0
+
+
 def slopes(repeat: int) -> list[dict[str, Any]]:
     cli: dict[int, list[tuple[float, float]]] = {SMALL: [], BIG: []}
     eng: dict[int, list[tuple[float, float]]] = {SMALL: [], BIG: []}
+    task: dict[int, list[tuple[float, float]]] = {SMALL: [], BIG: []}
     workflows = {n: chain_workflow(n) for n in cli}
     with tempfile.TemporaryDirectory() as tmp:
         files = {n: chain_file(tmp, n) for n in cli}
@@ -97,6 +122,7 @@ def slopes(repeat: int) -> list[dict[str, Any]]:
             for n in (SMALL, BIG):
                 cli[n].append(cli_once(files[n], tmp))
                 eng[n].append(engine_once(workflows[n]))
+                task[n].append(task_once(n))
     rows = []
     for i, what in enumerate(("wall", "cpu")):
 
@@ -105,7 +131,7 @@ def slopes(repeat: int) -> list[dict[str, Any]]:
             big = statistics.median(t[i] for t in times[BIG])
             return (big - small) / (BIG - SMALL) * 1e6
 
-        c, e = per_node(cli), per_node(eng)
+        c, e, t = per_node(cli), per_node(eng), per_node(task)
         rows.append(
             {
                 "time": what,
@@ -114,6 +140,8 @@ def slopes(repeat: int) -> list[dict[str, Any]]:
                 "cli µs/extra node": c,
                 "engine µs/extra node": e,
                 "ratio cli/engine": c / e if e > 0 else None,
+                "Task µs/node": t,
+                "cli in Tasks": c / t if t > 0 else None,
             }
         )
     return rows
