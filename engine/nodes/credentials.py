@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-__all__ = ["looks_like_literal_credential", "literal_credentials", "url_credential_params"]
+__all__ = ["is_credential_name", "looks_like_literal_credential", "literal_credentials", "url_credential_params"]
 
 _TEMPLATE = re.compile(r"\{\{.*?\}\}|\$\{[^}]*\}", re.S)
 _CREDENTIAL_HEADERS = {
@@ -53,6 +53,16 @@ _CREDENTIAL_PARAMS = {
     "refresh_token",
 }
 _CREDENTIAL_NAME = re.compile(r"api[_-]?key|token|secret|passw|credential", re.I)
+
+
+def is_credential_name(name: str) -> bool:
+    """Whether a header, query parameter or form field's ``name`` says it carries a credential
+    (``Authorization``, ``api_key``, ``refresh_token``, ``client_secret``, ``sig``…): the one
+    rule for warning of a literal one and for masking its value in what a request shows."""
+    key = name.strip().lower()
+    return key in _CREDENTIAL_HEADERS or key in _CREDENTIAL_PARAMS or bool(_CREDENTIAL_NAME.search(key))
+
+
 _UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 _HEX = re.compile(r"^[0-9a-fA-F]{32,}$")
 _B64 = re.compile(r"^[A-Za-z0-9+/_.=-]{32,}$")
@@ -81,9 +91,7 @@ def looks_like_literal_credential(value: Any, name: str | None = None) -> bool:
         token = m.group(1)
         basic = m.group(0).lower().startswith(("basic", "digest"))
         return len(token) >= 16 or (len(token) >= 4 and (basic or bool(re.search(r"[\d_+/=-]", token))))
-    key = (name or "").strip().lower()
-    credential_name = key in _CREDENTIAL_HEADERS or key in _CREDENTIAL_PARAMS or bool(_CREDENTIAL_NAME.search(key))
-    if credential_name and len(text) >= 4:
+    if is_credential_name(name or "") and len(text) >= 4:
         return True
     if _UUID.match(text):  # request ids and idempotency keys; a UUID key in X-API-Key is caught above
         return False

@@ -1,8 +1,9 @@
 """Masking for what a web request shows: URLs, messages and body excerpts without secrets.
 
 A secret (raw or percent-encoded) becomes :data:`SECRET_MASK`; a URL's userinfo password and the
-values of credential-named query parameters (``api_key``, ``token``, ``sig``…) are masked even
-when they are not in the secret set. Used for the ``http_request`` event, error messages and
+values of credential-named query parameters (``api_key``, ``refresh_token``, ``sig``…: the names
+validation warns of, :func:`engine.nodes.credentials.is_credential_name`) are masked even when
+they are not in the secret set. Used for the ``http_request`` event, error messages and
 the excerpt of a failing response's body; the response itself is never masked here.
 """
 
@@ -13,25 +14,11 @@ from typing import Any
 from urllib.parse import quote, quote_plus, unquote_plus, urlsplit, urlunsplit
 
 from engine.graph.templates import SECRET_MASK
+from engine.nodes.credentials import is_credential_name
 
 __all__ = ["mask_text", "mask_url", "request_event_data", "body_excerpt", "EXCERPT_CHARS", "SECRET_MASK"]
 
 EXCERPT_CHARS = 200
-# Query parameters whose value is a credential whatever the secret set says.
-_SENSITIVE_PARAMS = {
-    "key",
-    "apikey",
-    "api_key",
-    "api-key",
-    "token",
-    "access_token",
-    "auth",
-    "password",
-    "secret",
-    "client_secret",
-    "sig",
-    "signature",
-}
 
 
 def _secret_forms(secrets: Iterable[str]) -> list[str]:
@@ -72,7 +59,7 @@ def mask_url(url: str, secrets: Iterable[str] = ()) -> str:
 
 def _mask_param(pair: str) -> str:
     key, sep, value = pair.partition("=")
-    if sep and value and unquote_plus(key).strip().lower() in _SENSITIVE_PARAMS:
+    if sep and value and is_credential_name(unquote_plus(key)):
         return f"{key}={SECRET_MASK}"
     return pair
 

@@ -365,6 +365,20 @@ def test_request_event_data_and_mask_url() -> None:
 
 
 @pytest.mark.parametrize(
+    "name", ["refresh_token", "auth_token", "private_token", "passwd", "X-Api-Key", "session_token"]
+)
+def test_every_parameter_validation_calls_a_credential_is_masked_in_the_url_shown(name) -> None:
+    """What validation warns of as a credential in a URL, the request's event never shows: one
+    rule for both (``refresh_token`` and ``passwd`` were warned of but shown in clear)."""
+    from engine.nodes.credentials import url_credential_params
+
+    url = f"https://api.example/x?{name}=abcdef123456&page=2"
+    assert url_credential_params(url) == [name]
+    assert mask_url(url) == f"https://api.example/x?{name}={SECRET_MASK}&page=2"
+    assert mask_url("https://api.example/search?q=token%20limits") == "https://api.example/search?q=token%20limits"
+
+
+@pytest.mark.parametrize(
     "value, expected",
     [
         ("Bearer abcdefghijklmnopqrstuvwx0123", True),
