@@ -189,4 +189,4 @@ def test_on_a_short_window_a_paused_run_gets_room_to_read_the_card_and_gives_it_
     qtbot.waitUntil(lambda: not console.bridge.is_busy, timeout=3000)
     with qtbot.waitSignal(console.run_finished, timeout=5000):
         qtbot.mouseClick(card.approve_button, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: abs(dock.height() - at_run) <= 30, timeout=2000)
+    qtbot.waitUntil(lambda: abs(dock.height() - at_run) <= 30, timeout=5000)
