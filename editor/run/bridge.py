@@ -79,7 +79,7 @@ from engine import (
 from .approval_requests import ApprovalRequest, approval_requests
 from .deadline import ApprovalDeadline
 from .delivery import EventDelivery
-from .elsewhere import StoreWatch, drop_waiting
+from .elsewhere import AnsweredElsewhere, StoreWatch
 from .loop_hooks import ensure_asyncgen_hooks
 
 __all__ = ["RunBridge", "ApprovalRequest"]
@@ -89,7 +89,7 @@ log = logging.getLogger(__name__)
 _APPROVAL_EVENTS = frozenset({"wait_input", "approval_queued", "input_received"})
 
 
-class RunBridge(QObject):
+class RunBridge(AnsweredElsewhere, QObject):
     """Starts, resumes and cancels one run at a time and turns its events into signals."""
 
     events_batched = Signal(list)  # list[RunEvent], in emission order
@@ -400,34 +400,6 @@ class RunBridge(QObject):
         self.node_states_changed.emit({})
         self.links_followed.emit(frozenset())
         return True
-
-    def _watch_store(self, run: Any) -> None:
-        """Watch the paused ``run`` in the store it is recorded in (or was taken up from)."""
-        store = self._recorder.store if self._recorder is not None else self._claim
-        if store is not None and run.status == RunStatus.PAUSED:
-            self._watch.watch(store, run.run_id)
-
-    def _let_go_elsewhere(self, text: str) -> None:
-        """The paused run went on in another process (``text`` says how): let go of it, never to
-        continue it here (the store is the other's now); its log stays, nothing waits here."""
-        run, recorder = self.run, self._recorder
-        if run is None or run.run_id != self._watch.run_id or run.status != RunStatus.PAUSED or self.is_busy:
-            return
-        self._deadline.disarm()
-        run.remove_listener(self._on_event)
-        try:
-            if recorder is not None:
-                recorder.close()  # nothing is left to write: the pause was committed
-        except Exception as err:  # StoreError
-            log.error("run %s: %s", run.run_id, err)
-        self._delivery.release()
-        self._claim = None
-        self._finished_emitted = True
-        self.run = None
-        drop_waiting(self.run_state)  # what the run did here stays; its waiting approvals go
-        self.approvals_changed.emit()
-        self.node_states_changed.emit(dict(self.run_state.states))
-        self.answered_elsewhere.emit(text)
 
     def _new_recorder(self, store: RunStore, run: Run, **kwargs: Any) -> RunRecorder:
         """Record ``run`` in ``store``; from now on an event is shown once it is committed."""

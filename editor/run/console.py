@@ -527,7 +527,8 @@ class RunConsole(QWidget):
 
     def _on_answered_elsewhere(self, text: str) -> None:
         if self.shown.shows_bridge() and not self.shown.is_replay:
-            self.header_control.answered_elsewhere()
+            if not self.bridge.is_active:  # let go of (a run on a Temporal server is followed on)
+                self.header_control.answered_elsewhere()
             self.elsewhere_notice.show_for(self.shown.run_id, text)
         self._update_actions()
         self.answered_elsewhere.emit(text)
