@@ -76,6 +76,19 @@ class RunViewsController(QObject):
         history.run_again_requested.connect(self.run_workflow_version_again)
         history.resume_requested.connect(self.resume_stored_run)
         history.remote_resume_requested.connect(self.resume_remote_run)
+        console.elsewhere_notice.set_offers_open(True)
+        console.elsewhere_notice.open_requested.connect(self.show_in_history)
+
+    def show_in_history(self, run_id: str) -> None:
+        """The console's *Open in Run history* (its run was answered elsewhere): the run selected
+        in the history and opened read-only, as the store has it now."""
+        dock = self.history.parentWidget()
+        if isinstance(dock, QDockWidget):
+            dock.show()
+            dock.raise_()
+        self.history.refresh()
+        self.history.select_run(run_id)
+        self.history.open_run(run_id)
 
     def close_all(self) -> None:
         for win in list(self.run_windows):

@@ -104,6 +104,7 @@ class RunController(QObject):
         console.run_finished.connect(self._run_finished)
         console.status_changed.connect(self._run_status_changed)
         console.approval_room_wanted.connect(self._room_for_approval)
+        console.answered_elsewhere.connect(self._run_answered_elsewhere)
         console.offers_provider_choice = True
         validation.checked.connect(self.update_run_action)
 
@@ -354,6 +355,13 @@ class RunController(QObject):
             # comes with the first events, by when it normally is (the panel then keeps
             # polling while its page shows a running run).
             self.history.refresh()
+
+    def _run_answered_elsewhere(self, _text: str) -> None:
+        """The paused run went on in another process: the console let it go (and says so)."""
+        self.update_run_action()
+        self.history.refresh()
+        self.title_changed.emit()
+        self._status("The run's approval was answered elsewhere: see the run console.", 6000)
 
     def _run_finished(self, status: str) -> None:
         self.update_run_action()

@@ -33,6 +33,9 @@ Invariants
   do not reach it.
 * A paused run taken up from the store (``open_paused``) is claimed there only when a
   decision or a cancel comes, so merely looking at it never steals it from another process.
+* While a recorded (or taken up) run waits here, idle, the store is watched every second:
+  once another process claimed it (or it ended, or went), the run is let go of, never continued
+  here (``answered_elsewhere(text)``): no approval is offered any more; a new run can start.
 * The store's waits (commit after a pause or the end, closing the recorder) happen in a
   worker thread; the engine itself never leaves the event loop's thread.
 * qasync's ``run_forever`` does not install asyncio's async-generator hooks, so a
@@ -44,7 +47,8 @@ Invariants
 Its parts live in their own modules: the buffer, its flush timer and the store gate
 (``delivery``), the deadline of an approval that times out (``deadline``), what the
 approval cards show (``approval_requests``) and the loop's async-generator hooks
-(``loop_hooks``). This module owns the run and its signals.
+(``loop_hooks``) and noticing a run answered in another process (``elsewhere``). This module
+owns the run and its signals.
 """
 
 from __future__ import annotations
@@ -75,6 +79,7 @@ from engine import (
 from .approval_requests import ApprovalRequest, approval_requests
 from .deadline import ApprovalDeadline
 from .delivery import EventDelivery
+from .elsewhere import AnsweredElsewhere, StoreWatch
 from .loop_hooks import ensure_asyncgen_hooks
 
 __all__ = ["RunBridge", "ApprovalRequest"]
@@ -84,7 +89,7 @@ log = logging.getLogger(__name__)
 _APPROVAL_EVENTS = frozenset({"wait_input", "approval_queued", "input_received"})
 
 
-class RunBridge(QObject):
+class RunBridge(AnsweredElsewhere, QObject):
     """Starts, resumes and cancels one run at a time and turns its events into signals."""
 
     events_batched = Signal(list)  # list[RunEvent], in emission order
@@ -95,6 +100,7 @@ class RunBridge(QObject):
     node_states_changed = Signal(dict)  # {node_id: "running"|"done"|"failed"|"waiting"|"queued"|"skipped"|"cancelled"}
     links_followed = Signal(object)  # frozenset[(source, sourceHandle, target)]
     error_occurred = Signal(str)  # a problem outside the run (cannot start, store failure)
+    answered_elsewhere = Signal(str)  # the paused run went on in another process: let go of (what happened)
 
     def __init__(
         self, parent: QObject | None = None, *, flush_interval_ms: int = 16, delta_interval: float = 0.016
@@ -117,6 +123,8 @@ class RunBridge(QObject):
         self._finished_emitted = True
         self._claim: RunStore | None = None  # a paused run taken from this store, not yet claimed
         self._claim_problem = ""  # why the last claim in the store failed (said by resume)
+        self._watch = StoreWatch(lambda: self.is_busy, self)  # of the paused run, in the store
+        self._watch.moved_on.connect(self._let_go_elsewhere)
 
     # ------------------------------------------------------------------ delivery (delivery.py)
     @property
@@ -168,6 +176,7 @@ class RunBridge(QObject):
         if self.is_busy or not run.overdue():
             return False
         taken_from_store = self._claim is not None
+        self._watch.stop()
         if self._claim_stored(run) and (taken_from_store or self._claim_own(run)):
             self._task = asyncio.ensure_future(self._drive(run, run.expire()))
         return True
@@ -209,6 +218,7 @@ class RunBridge(QObject):
             if isinstance(err, FlowdeskError):
                 raise
             raise RunStateError(str(err)) from None
+        self._watch.stop()
         self.run = run
         self._delivery.reset()
         self.run_state.reset(wf, initial_input)
@@ -271,6 +281,7 @@ class RunBridge(QObject):
         self.status_changed.emit(str(run.status))
         self.approvals_changed.emit()
         self._deadline.arm(run)
+        self._watch_store(run)
         return run
 
     def _claim_stored(self, run: Run) -> bool:
@@ -284,6 +295,7 @@ class RunBridge(QObject):
         except StoreError as err:
             self._claim_problem = str(err)
             self.error_occurred.emit(self._claim_problem)
+            self._watch.watch(store, run.run_id)  # it is not paused there: let go of it next
             return False
         return True
 
@@ -300,6 +312,7 @@ class RunBridge(QObject):
         except StoreError as err:
             self._claim_problem = f"{err} It was answered elsewhere: open it from Run history to see how it went."
             self.error_occurred.emit(self._claim_problem)
+            self._watch.watch(recorder.store, run.run_id)  # it is not paused there: let go of it next
             return False
         return True
 
@@ -313,6 +326,7 @@ class RunBridge(QObject):
             raise RunStateError("a decision on this approval is already being carried out")
         taken_from_store = self._claim is not None  # claimed by _claim_stored; else maybe started here
         self._claim_problem = ""
+        self._watch.stop()  # the claim below says whether another process was first
         if not self._claim_stored(run) or (not taken_from_store and not self._claim_own(run)):
             # the reason itself: the caller shows this message last, over the signal's
             raise RunStateError(self._claim_problem or "this run could not be taken up from the run history")
@@ -348,6 +362,7 @@ class RunBridge(QObject):
         run = self.run
         if run is None or run.status.is_final:
             return
+        self._watch.stop()
         if self._claim is not None:
             self._claim_stored(run)  # so the store learns that the run was cancelled
         run.cancel()
@@ -370,6 +385,7 @@ class RunBridge(QObject):
         if recorder is None and claim is None:
             return False
         run.remove_listener(self._on_event)
+        self._watch.stop()
         if recorder is not None and not storing:
             try:
                 recorder.close()
@@ -451,6 +467,7 @@ class RunBridge(QObject):
         self.approvals_changed.emit()
         if run.status == RunStatus.PAUSED:
             self._deadline.arm(run)
+            self._watch_store(run)
         if run.status.is_final and not self._finished_emitted:
             self._finished_emitted = True
             run.remove_listener(self._on_event)

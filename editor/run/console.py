@@ -56,6 +56,7 @@ from engine import (
 from .approval_area import ApprovalArea
 from .arguments import RunArguments, declared_variables, remember_arguments, remembered_arguments
 from .bridge import RunBridge, default_resolver_factory
+from .elsewhere import ElsewhereNotice
 from .export_menu import ExportMenu
 from .header import LONG_INPUT, RunHeader, cost_breakdown, run_actions
 from .header_control import RunHeaderControl
@@ -93,6 +94,9 @@ class RunConsole(QWidget):
     # run whose agent called tools (the window's controllers do them).
     repair_requested = Signal(str)  # node id
     save_as_flow_requested = Signal(str)  # run id
+    # The paused run shown was answered in another process and let go of (what happened, said
+    # in ``elsewhere_notice``, whose *Open in Run history* the window may offer).
+    answered_elsewhere = Signal(str)
 
     def __init__(self, parent: QWidget | None = None, *, bridge: RunBridge | None = None) -> None:
         super().__init__(parent)
@@ -135,6 +139,8 @@ class RunConsole(QWidget):
         self.export_button = h.export_button
         root.addWidget(h)
         root.addWidget(h.local_notice)  # the whole width under the header (the status column is narrow)
+        self.elsewhere_notice = ElsewhereNotice(self)  # the run shown was answered in another process
+        root.addWidget(self.elsewhere_notice)
         self.arguments = RunArguments(self)  # the run's variables (hidden when the Start node declares none)
         root.addWidget(self.arguments)
         self._form_refusal = ""  # "Cannot start the run: …" said about a field, kept up to date as it is edited
@@ -181,6 +187,7 @@ class RunConsole(QWidget):
         b.node_states_changed.connect(lambda _s: self.views.refresh_node_panel())
         b.links_followed.connect(self.links_followed)
         b.error_occurred.connect(self._on_error)
+        b.answered_elsewhere.connect(self._on_answered_elsewhere)
         self.header.provider_choice_requested.connect(self.provider_choice_requested)
         self.header_control.repair_requested.connect(self.repair_requested)
         self.header_control.save_as_flow_requested.connect(self.save_as_flow_requested)
@@ -306,6 +313,7 @@ class RunConsole(QWidget):
         self._reset_views(self.workflow if workflow is ... else workflow, timeline=workflow is ...)
         self.empty_label.setVisible(True)
         self.header_control.cleared()
+        self.elsewhere_notice.hide()
         self.approvals.set_requests([])
         self.node_states_changed.emit({})
         self.links_followed.emit(frozenset())
@@ -394,6 +402,7 @@ class RunConsole(QWidget):
         self.timeline.canvas.live = False
         self.views.add_events(events, state)
         self.header_control.replayed(state, events, run_id, self.workflow, learn=self.store is not None)
+        self.elsewhere_notice.hide()
         self.models_used.update()
         self.approvals.set_requests([])
         self.node_states_changed.emit(dict(state.states))
@@ -499,6 +508,7 @@ class RunConsole(QWidget):
         self.shown.detached = None
         self.shown.run_id = run_id
         self.header_control.started(run_id)
+        self.elsewhere_notice.hide()
         self._update_actions()
         self.run_started.emit(run_id)
 
@@ -514,6 +524,14 @@ class RunConsole(QWidget):
         self.views.refresh_node_panel()
         self.header_control.offer_followups(status, repair=self.workflow is not None, learn=self.store is not None)
         self.run_finished.emit(status)
+
+    def _on_answered_elsewhere(self, text: str) -> None:
+        if self.shown.shows_bridge() and not self.shown.is_replay:
+            if not self.bridge.is_active:  # let go of (a run on a Temporal server is followed on)
+                self.header_control.answered_elsewhere()
+            self.elsewhere_notice.show_for(self.shown.run_id, text)
+        self._update_actions()
+        self.answered_elsewhere.emit(text)
 
     # -------------------------------------------------------------- what may follow a run
     def failed_node_id(self) -> str | None:

@@ -40,6 +40,12 @@ class ApprovalDeadline:
             return
         self._call_later(max(0.0, timeout[0] - time.time()), run)
 
+    def disarm(self) -> None:
+        """Follow no approval any more (the run went on elsewhere)."""
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+
     def _call_later(self, delay: float, run: Any) -> None:
         self._handle = asyncio.get_event_loop().call_later(delay, self._due, run)
 

@@ -71,6 +71,14 @@ class RunHeaderControl(QObject):
         h.offer_provider_choice(provider_problem)
         h.set_running(False)
 
+    def answered_elsewhere(self) -> None:
+        """The paused run was answered in another process and let go of (the console's notice
+        says how): no longer live here."""
+        h = self._header
+        h.stop_clock()
+        h.show_status("⇄ Answered elsewhere", "#60a5fa")
+        h.set_running(False)
+
     def cleared(self) -> None:
         """No run shown."""
         h = self._header

@@ -22,7 +22,8 @@ Concepts and invariants
 Where things are
 * :mod:`~engine.store.schema`: the tables and their migrations.
 * :mod:`~engine.store.connection`: one connection a thread, transactions, errors named.
-* :mod:`~engine.store.queries`: reading runs and events (:class:`RunInfo`).
+* :mod:`~engine.store.queries`: reading runs and events (:class:`RunInfo`), who holds a run
+  (:class:`RunHolder`).
 * :mod:`~engine.store.outputs`: recorded node executions and their size limit.
 * :mod:`~engine.store.runs`: :class:`RunStore`, the runs' rows and their writes.
 * :mod:`~engine.store.writer`: the batched INSERTs and the one writer thread (the hot path).
@@ -34,7 +35,7 @@ Where things are
 from engine.paths import data_dir
 from engine.store.agentflow import agentflow_record, run_from_agentflow_record
 from engine.store.errors import AlreadyImported, StoreError
-from engine.store.queries import RunInfo
+from engine.store.queries import RunHolder, RunInfo
 from engine.store.recorder import RunRecorder
 from engine.store.runs import RunStore
 from engine.store.schema import MIGRATIONS, SCHEMA_VERSION
@@ -43,6 +44,7 @@ __all__ = [
     "RunStore",
     "RunRecorder",
     "RunInfo",
+    "RunHolder",
     "StoreError",
     "AlreadyImported",
     "data_dir",

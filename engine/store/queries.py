@@ -17,7 +17,7 @@ from engine.run.events import RunEvent, format_timestamp
 from engine.store.connection import Database
 from engine.store.errors import StoreError
 
-__all__ = ["RunInfo", "RunQueries", "NOT_FULLY_RECORDED", "mask_url_passwords"]
+__all__ = ["RunInfo", "RunHolder", "RunQueries", "NOT_FULLY_RECORDED", "mask_url_passwords"]
 
 NOT_FULLY_RECORDED = "Not fully recorded"
 
@@ -88,6 +88,26 @@ class RunInfo:
         }
 
 
+@dataclass(frozen=True, slots=True)
+class RunHolder:
+    """Who holds a run now and how far it got (:meth:`RunQueries.holder_of`): what a window
+    showing the run paused at an approval watches, to notice that another process (``flowdesk
+    resume``, the HTTP API, an inbox) claimed it, or that it ended, and stop offering a decision."""
+
+    status: str
+    owner_pid: int | None
+    owner_host: str | None
+    #: how many events are stored (the next event's number): it grows as the holder goes on
+    events: int
+
+    @property
+    def owner(self) -> str:
+        """The owning process in words: ``process 4242 on myhost`` (``an unknown process``)."""
+        if self.owner_pid is None:
+            return "an unknown process"
+        return f"process {self.owner_pid}" + (f" on {self.owner_host}" if self.owner_host else "")
+
+
 class RunQueries(Database):
     """The run database's reading side."""
 
@@ -130,6 +150,19 @@ class RunQueries(Database):
             (run_id,),
         ).fetchone()
         return self._info(row) if row else None
+
+    def holder_of(self, run_id: str) -> RunHolder | None:
+        """The run's status, owning process and number of stored events, in one indexed read
+        (cheap enough to ask every second while a window shows the run paused); None when
+        there is no such run (deleted)."""
+        row = self._exec(
+            "SELECT status, owner_pid, owner_host, (SELECT MAX(seq) FROM events e WHERE e.run_num = runs.num) "
+            "FROM runs WHERE id = ?",
+            (run_id,),
+        ).fetchone()
+        if row is None:
+            return None
+        return RunHolder(row[0], row[1], row[2], 0 if row[3] is None else row[3] + 1)
 
     def find_run(self, prefix: str) -> RunInfo | None:
         """A run by its id or a unique prefix of it (as shown in lists)."""

@@ -79,3 +79,21 @@ def test_a_run_started_here_and_answered_elsewhere_is_not_continued_twice(qtbot,
     assert "answered elsewhere" in console.header.status_text and "message above" not in console.header.status_text
     assert store.get_run(run_id).status == "running"  # the other process's, untouched here
     assert [e for e in store.events(run_id) if e.type == "input_received"] == []
+
+
+def test_a_taken_up_run_answered_elsewhere_meanwhile_is_let_go_of(qtbot, console, tmp_path):
+    # Taken up from the history (its owner gone), then answered by another process before a
+    # decision came here: the console notices by itself, and never claims or continues it.
+    store, run_id = paused_by_the_cli(tmp_path / "data")
+    console.set_store(store)
+    assert console.open_paused_run(run_id)
+    from engine.store import RunStore
+
+    RunStore(tmp_path / "data" / "runs.db").claim_for_resume(run_id)
+    with qtbot.waitSignal(console.answered_elsewhere, timeout=3000) as said:
+        pass
+    assert "answered elsewhere" in said.args[0] and "goes on there" in said.args[0]
+    assert console.approvals.cards == [] and not console.bridge.is_active
+    assert console.elsewhere_notice.isVisible() and not console.elsewhere_notice.open_button.isVisible()
+    assert store.get_run(run_id).status == "running"  # the other process's, untouched here
+    assert [e for e in store.events(run_id) if e.type == "input_received"] == []
