@@ -134,11 +134,19 @@ def declared_variables(workflow: Any) -> list[Any]:
     return list(getattr(start.data, "variables", None) or ())
 
 
-def run_variables(workflow: Any, arguments: Mapping[str, Any] | None = None) -> dict[str, Any]:
+#: How a variable is given on the command line, as a missing required one's message says it.
+GIVE_WITH_VAR = "with --var {name}=VALUE"
+
+
+def run_variables(
+    workflow: Any, arguments: Mapping[str, Any] | None = None, *, give: str | None = GIVE_WITH_VAR
+) -> dict[str, Any]:
     """The run's variable map at its start: defaults, overridden by ``arguments``, coerced.
 
     Raises :class:`VariableError` naming the first variable that does not coerce or is
-    required and has no value.
+    required and has no value. ``give`` says, for that message, how the caller gives a
+    variable (``{name}`` stands for the variable's name; None: the caller cannot give one,
+    as a schedule, so only a default can help).
     """
     arguments = dict(arguments or {})
     result: dict[str, Any] = {}
@@ -154,11 +162,10 @@ def run_variables(workflow: Any, arguments: Mapping[str, Any] | None = None) -> 
             where = "the value given" if given else "its default value"
             raise VariableError(name, f"The variable '{name}' ({var.type}) cannot take {where}: {err}.") from None
         if var.required and has_no_value(value):
-            raise VariableError(
-                name,
-                f"The variable '{name}' is required and has no value "
-                f"(give it with --var {name}=VALUE or a default on the Start node).",
-            )
+            how = "a default on the Start node"
+            if give is not None:
+                how = f"{give.replace('{name}', name)} or {how}"
+            raise VariableError(name, f"The variable '{name}' is required and has no value (give it {how}).")
         if not has_no_value(value):
             broken = rule_problem(var, value)
             if broken is not None:

@@ -179,13 +179,9 @@ class RunService:
         wf = self._workflow(flow)
         arguments = dict(variables or {})
         try:
-            run_variables(wf, arguments)
+            run_variables(wf, arguments, give=None if given_as is None else f"as {given_as}")
         except VariableError as err:
-            hint = f"with --var {err.name}=VALUE"
-            shown = (
-                str(err).replace(hint + " or a", "a") if given_as is None else str(err).replace(hint, f"as {given_as}")
-            )
-            raise ServiceError(422, shown) from None
+            raise ServiceError(422, str(err)) from None
         errors = [i for i in validate(wf, library=self.library, path=str(flow.path)) if i.is_error]
         if errors:
             listed = "; ".join(f"{i.message} ({i.code})" for i in errors[:5])

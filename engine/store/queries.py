@@ -111,10 +111,6 @@ class RunHolder:
 class RunQueries(Database):
     """The run database's reading side."""
 
-    def _owner(self, run_id: str) -> str:
-        row = self._exec("SELECT owner_pid, owner_host FROM runs WHERE id = ?", (run_id,)).fetchone()
-        return f"{row[0]} on {row[1]}" if row else "?"
-
     _INFO_COLS = (
         "id, workflow_name, workflow_path, initial_input, status, started_at, ended_at, current_node, "
         "waiting, error, arguments"

@@ -175,9 +175,11 @@ class RunStore(RecordedOutputs):
             if info is None:
                 raise StoreError(f"There is no run '{run_id}' in the run history.")
             if info.status == "running":
+                holder = self.holder_of(run_id)
                 raise StoreError(
-                    f"Run {run_id} is already running or being resumed (by process "
-                    f"{self._owner(run_id)}); it cannot be resumed twice at once."
+                    f"Run {run_id} is already running or being resumed (by "
+                    f"{holder.owner if holder is not None else 'an unknown process'}); "
+                    "it cannot be resumed twice at once."
                 )
             raise StoreError(f"Run {run_id} is {info.status}, not paused; only a paused run can be resumed.")
 
